@@ -1,0 +1,1 @@
+"""The user-facing layer: entry points and validated configuration."""

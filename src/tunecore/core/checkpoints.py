@@ -1,0 +1,108 @@
+"""When a trial checkpoints, which checkpoint it restores from, and which
+persistent checkpoints it keeps.
+
+Retention invariant (checked by the stateful tests): after any sequence of
+saves, `history.persistent` is exactly the best `num_to_keep` persistent
+checkpoints ever taken, by score, plus the newest one; every other one was
+returned for deletion exactly once. It holds by induction because the best
+k of (best k of S, plus the old newest, plus c) is the best k of S with c.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+from tunecore.core.results import (
+    DONE,
+    SHOULD_CHECKPOINT,
+    TRAINING_ITERATION,
+    flatten,
+    is_number,
+)
+from tunecore.model import (
+    CheckpointHistory,
+    CheckpointPolicy,
+    CheckpointRef,
+    CheckpointStorage,
+    JsonValue,
+    ScoreOrder,
+    TrialState,
+    TrialStatus,
+)
+
+
+def should_checkpoint(policy: CheckpointPolicy, last_result: Mapping[str, JsonValue]) -> bool:
+    """Due at the end when `at_end` is set, every `frequency` iterations, and
+    whenever the trainable flagged a fresh checkpoint of its own."""
+    if last_result.get(DONE) is True and policy.at_end:
+        return True
+    if last_result.get(SHOULD_CHECKPOINT) is True:
+        return True
+    iteration = last_result.get(TRAINING_ITERATION, 0)
+    return bool(policy.frequency) and is_number(iteration) and iteration % policy.frequency == 0  # type: ignore[operator]
+
+
+def newest_persistent(history: CheckpointHistory) -> CheckpointRef | None:
+    return history.persistent[-1] if history.persistent else None
+
+
+def current_checkpoint(trial: TrialState) -> CheckpointRef | None:
+    """The checkpoint a (re)start restores from: the newest one; only the
+    newest PERSISTENT one for a trial in ERROR (memory checkpoints do not
+    outlive their worker); the spec's restore path when there is none."""
+    history = trial.checkpoints
+    if trial.status is not TrialStatus.ERROR and history.memory_is_newest:
+        checkpoint = history.memory
+    else:
+        checkpoint = newest_persistent(history)
+    if checkpoint is None and trial.spec.restore_path is not None:
+        return CheckpointRef(storage=CheckpointStorage.PERSISTENT, path=trial.spec.restore_path)
+    return checkpoint
+
+
+def score_key(checkpoint: CheckpointRef, policy: CheckpointPolicy) -> tuple[bool, float]:
+    """Greater is better. A checkpoint whose result lacks the score attribute
+    (or holds NaN or a non-number there) ranks below every scored one."""
+    value = flatten(checkpoint.metrics).get(policy.score_attribute)
+    if not is_number(value) or math.isnan(value):  # type: ignore[arg-type]
+        return (False, 0.0)
+    score = float(value)  # type: ignore[arg-type]
+    return (True, score if policy.score_order is ScoreOrder.MAX else -score)
+
+
+def record_checkpoint(
+    history: CheckpointHistory, checkpoint: CheckpointRef, policy: CheckpointPolicy
+) -> tuple[CheckpointHistory, tuple[CheckpointRef, ...]]:
+    """Track a finished save; return the new history and the persistent
+    checkpoints retention dropped (to be deleted by the shell).
+
+    A MEMORY checkpoint replaces the previous one. A PERSISTENT one joins the
+    retained set, which is then cut back to the best `num_to_keep` (ties go
+    to the newer) plus the newest. A save to a path already held replaces
+    that entry instead of dropping it, so no directory is deleted under a
+    checkpoint still in use.
+    """
+    if checkpoint.storage is CheckpointStorage.MEMORY:
+        return (
+            CheckpointHistory(
+                persistent=history.persistent, memory=checkpoint, memory_is_newest=True
+            ),
+            (),
+        )
+    candidates = (*(c for c in history.persistent if c.path != checkpoint.path), checkpoint)
+    keep = policy.num_to_keep
+    kept: tuple[CheckpointRef, ...]
+    dropped: tuple[CheckpointRef, ...]
+    if keep is None or len(candidates) <= keep:
+        kept, dropped = candidates, ()
+    else:
+        ranked = sorted(
+            range(len(candidates)),
+            key=lambda i: (score_key(candidates[i], policy), i),
+            reverse=True,
+        )
+        keep_indexes = {*ranked[:keep], len(candidates) - 1}
+        kept = tuple(c for i, c in enumerate(candidates) if i in keep_indexes)
+        dropped = tuple(c for i, c in enumerate(candidates) if i not in keep_indexes)
+    return CheckpointHistory(persistent=kept, memory=history.memory), dropped

@@ -1,0 +1,362 @@
+"""The lifecycle of one trial: `apply(trial, event)` and its transition table.
+
+Rules this module lives by:
+
+- Everything that decides a trial's next status lives here. Which events a
+  status accepts, and the statuses they can lead to, are data
+  (`TRANSITIONS`), printable with `format_transitions()` and drawn in
+  docs/architecture.md from the same table.
+- `apply` never mutates its arguments and never raises on a bad event: an
+  event the table does not list for the trial's status, or one that breaks a
+  rule the table cannot express (a checkpoint nobody asked for), comes back
+  as a `Rejection` and the caller keeps the old state.
+- TERMINATED and ERROR are absorbing: no event leaves them. A TERMINATED
+  trial still accepts the checkpoint it asked for on the way out.
+- A failure is counted exactly once, when `TrialFailed` is applied; the
+  recovery check uses the count before it (so `max_failures=N` allows N
+  restarts, and -1 allows them forever).
+- A trial's worker answers in order, so saves complete in the order they
+  were requested (`saving_to` is a FIFO the shell must honour).
+
+The finer-grained functions (`start`, `record_result`, `decide`, `fail`, ...)
+are public because the experiment step composes them with a scheduler's
+decision; `apply` on a `ResultReported` uses the trial's own rules only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import NamedTuple, TypeVar, cast
+
+import msgspec
+
+from tunecore.core.checkpoints import current_checkpoint, record_checkpoint, should_checkpoint
+from tunecore.core.naming import error_entry
+from tunecore.core.results import DONE, analyse, annotate, flatten
+from tunecore.core.stopping import StopCriterionError, check_stop
+from tunecore.model import (
+    Applied,
+    CheckpointHistory,
+    CheckpointSaved,
+    CheckpointStorage,
+    Command,
+    ContinueTrial,
+    Decision,
+    DeleteCheckpoint,
+    JsonDict,
+    Location,
+    PauseRequested,
+    PauseTrial,
+    Rejection,
+    ResourcesUpdateRequested,
+    ResultReported,
+    SaveCheckpoint,
+    StartRequested,
+    StartTrial,
+    StopRequested,
+    StopTrial,
+    TrialEvent,
+    TrialFailed,
+    TrialRestored,
+    TrialSpec,
+    TrialStarted,
+    TrialState,
+    TrialStatus,
+)
+
+Outcome = Applied | Rejection
+
+PENDING = TrialStatus.PENDING
+RUNNING = TrialStatus.RUNNING
+PAUSED = TrialStatus.PAUSED
+TERMINATED = TrialStatus.TERMINATED
+ERROR = TrialStatus.ERROR
+
+
+class Rule(NamedTuple):
+    """One row of the table: the statuses an event can lead to, and why."""
+
+    targets: tuple[TrialStatus, ...]
+    summary: str
+
+
+TRANSITIONS: Mapping[tuple[TrialStatus, type[TrialEvent]], Rule] = {
+    (PENDING, StartRequested): Rule((RUNNING,), "start, restoring the current checkpoint"),
+    (PENDING, StopRequested): Rule((TERMINATED,), "stop before it ever ran"),
+    (PENDING, ResourcesUpdateRequested): Rule((PENDING,), "ask for other resources"),
+    (RUNNING, TrialStarted): Rule((RUNNING,), "the worker is up: record where"),
+    (RUNNING, ResultReported): Rule(
+        (RUNNING, TERMINATED, PENDING, ERROR),
+        "record; stop on `done` or a criterion; checkpoint when due; "
+        "an unevaluable criterion is a failure",
+    ),
+    (RUNNING, CheckpointSaved): Rule((RUNNING,), "track the save; drop what retention cuts"),
+    (RUNNING, TrialRestored): Rule((RUNNING,), "restore done: its result is the last one"),
+    (RUNNING, TrialFailed): Rule((PENDING, ERROR), "count it; retry while should_recover"),
+    (RUNNING, PauseRequested): Rule((PAUSED,), "save to memory, release the worker"),
+    (RUNNING, StopRequested): Rule((TERMINATED,), "stop; checkpoint first when at_end"),
+    (PAUSED, StartRequested): Rule((RUNNING,), "resume from the current checkpoint"),
+    (PAUSED, CheckpointSaved): Rule((PAUSED,), "the memory save taken on pausing"),
+    (PAUSED, TrialFailed): Rule((PENDING, ERROR), "the save taken on pausing failed"),
+    (PAUSED, StopRequested): Rule((TERMINATED,), "stop while paused"),
+    (PAUSED, ResourcesUpdateRequested): Rule((PAUSED,), "ask for other resources"),
+    (TERMINATED, CheckpointSaved): Rule((TERMINATED,), "the save taken on the way out"),
+}
+
+
+def new_trial(spec: TrialSpec) -> TrialState:
+    """A trial is born PENDING, with nothing recorded."""
+    return TrialState(spec=spec)
+
+
+def reset_after_crash(trial: TrialState) -> TrialState:
+    """The trial as it resumes from a persisted state after the driver died:
+    RUNNING becomes PENDING; saves and restores in flight and the memory
+    checkpoint died with the workers, so a restart uses the newest persistent
+    checkpoint."""
+    status = PENDING if trial.status is RUNNING else trial.status
+    return msgspec.structs.replace(
+        trial,
+        status=status,
+        saving_to=(),
+        restoring_from=None,
+        checkpoints=CheckpointHistory(persistent=trial.checkpoints.persistent),
+    )
+
+
+def should_recover(trial: TrialState) -> bool:
+    """Retry while fewer than `max_failures` failures were counted, forever
+    when it is negative. True even without a checkpoint: the trial then
+    starts over from scratch."""
+    max_failures = trial.spec.max_failures
+    return max_failures < 0 or trial.num_failures < max_failures
+
+
+def start(trial: TrialState, at: float) -> Applied:
+    """PENDING or PAUSED -> RUNNING, restoring the current checkpoint if any.
+    `start_time` is set by the first start only."""
+    restore_from = current_checkpoint(trial)
+    started = msgspec.structs.replace(
+        trial,
+        status=RUNNING,
+        start_time=at if trial.start_time is None else trial.start_time,
+        restoring_from=restore_from,
+    )
+    return Applied(started, (StartTrial(trial_id=trial.trial_id, restore_from=restore_from),))
+
+
+def record_result(trial: TrialState, result: JsonDict, at: float, *, terminate: bool) -> TrialState:
+    """Make `result` the last result (annotated with trial id, `done` and the
+    experiment tag), fold it into the metric analysis and take the worker
+    location it reports (`hostname` or `node_ip`, and `pid`)."""
+    recorded = annotate(
+        result,
+        trial_id=trial.trial_id,
+        done=terminate,
+        experiment_tag=trial.spec.experiment_tag,
+    )
+    hostname = recorded.get("hostname", recorded.get("node_ip"))
+    pid = recorded.get("pid")
+    location = trial.location
+    if isinstance(hostname, str) or isinstance(pid, int):
+        location = Location(
+            hostname=hostname if isinstance(hostname, str) else location.hostname,
+            pid=pid if isinstance(pid, int) and not isinstance(pid, bool) else location.pid,
+        )
+    return msgspec.structs.replace(
+        trial,
+        last_result=recorded,
+        last_update_time=at,
+        metric_analysis=analyse(trial.metric_analysis, flatten(recorded)),
+        location=location,
+    )
+
+
+def _with_save(
+    trial: TrialState, storage: CheckpointStorage, commands: list[Command]
+) -> TrialState:
+    commands.append(SaveCheckpoint(trial_id=trial.trial_id, storage=storage))
+    return msgspec.structs.replace(trial, saving_to=(*trial.saving_to, storage))
+
+
+def decide(trial: TrialState, decision: Decision) -> Applied:
+    """Carry out a decision on a RUNNING trial whose result was just
+    recorded: CONTINUE (checkpointing first when due), PAUSE (memory
+    checkpoint, release the worker) or STOP (checkpointing first when due)."""
+    commands: list[Command] = []
+    trial_id = trial.trial_id
+    if decision is Decision.PAUSE:
+        paused = _with_save(trial, CheckpointStorage.MEMORY, commands)
+        commands.append(PauseTrial(trial_id=trial_id))
+        return Applied(msgspec.structs.replace(paused, status=PAUSED), tuple(commands))
+    if should_checkpoint(trial.spec.checkpoint_policy, trial.last_result):
+        trial = _with_save(trial, CheckpointStorage.PERSISTENT, commands)
+    if decision is Decision.CONTINUE:
+        commands.append(ContinueTrial(trial_id=trial_id))
+        return Applied(trial, tuple(commands))
+    commands.append(StopTrial(trial_id=trial_id))
+    return Applied(msgspec.structs.replace(trial, status=TERMINATED), tuple(commands))
+
+
+def fail(trial: TrialState, error: str, at: float) -> Applied:
+    """Count the failure and stop the worker, writing the error entry; the
+    trial goes back to PENDING while `should_recover` held before this
+    failure, else to ERROR. The memory checkpoint is dropped: the worker
+    that held it is gone, so a retry restores the newest persistent one."""
+    recover = should_recover(trial)
+    failures = trial.num_failures + 1
+    failed = msgspec.structs.replace(
+        trial,
+        status=PENDING if recover else ERROR,
+        num_failures=failures,
+        error_message=error,
+        saving_to=(),
+        restoring_from=None,
+        checkpoints=CheckpointHistory(persistent=trial.checkpoints.persistent),
+    )
+    entry = error_entry(failures, at, error)
+    return Applied(failed, (StopTrial(trial_id=trial.trial_id, error=entry),))
+
+
+def own_decision(trial: TrialState, result: JsonDict) -> Decision | StopCriterionError:
+    """What the trial's own rules say about a result: STOP on `done` or a
+    reached criterion, else CONTINUE."""
+    verdict = check_stop(trial.spec.stopping_criterion, flatten(result))
+    if isinstance(verdict, StopCriterionError):
+        return verdict
+    return Decision.STOP if verdict else Decision.CONTINUE
+
+
+def _on_start_requested(trial: TrialState, event: StartRequested) -> Outcome:
+    if trial.saving_to:
+        return _reject(trial, event, "its checkpoint save is still in flight")
+    return start(trial, event.at)
+
+
+def _on_trial_started(trial: TrialState, event: TrialStarted) -> Outcome:
+    return Applied(msgspec.structs.replace(trial, location=event.location))
+
+
+def _on_result(trial: TrialState, event: ResultReported) -> Outcome:
+    decision = own_decision(trial, event.result)
+    if isinstance(decision, StopCriterionError):
+        return fail(trial, decision.message, event.at)
+    recorded = record_result(trial, event.result, event.at, terminate=decision is Decision.STOP)
+    return decide(recorded, decision)
+
+
+def _on_checkpoint_saved(trial: TrialState, event: CheckpointSaved) -> Outcome:
+    storage = event.checkpoint.storage
+    if not trial.saving_to:
+        return _reject(trial, event, "no checkpoint save was requested")
+    if trial.saving_to[0] is not storage:
+        return _reject(
+            trial, event, f"the next save in flight is {trial.saving_to[0]}, not {storage}"
+        )
+    history, dropped = record_checkpoint(
+        trial.checkpoints, event.checkpoint, trial.spec.checkpoint_policy
+    )
+    saved = msgspec.structs.replace(trial, checkpoints=history, saving_to=trial.saving_to[1:])
+    deletions = tuple(DeleteCheckpoint(trial_id=trial.trial_id, checkpoint=c) for c in dropped)
+    return Applied(saved, deletions)
+
+
+def _on_restored(trial: TrialState, event: TrialRestored) -> Outcome:
+    if trial.restoring_from is None:
+        return _reject(trial, event, "the trial is not restoring a checkpoint")
+    metrics = trial.restoring_from.metrics
+    restored = msgspec.structs.replace(
+        trial,
+        restoring_from=None,
+        last_result=metrics if metrics else trial.last_result,
+    )
+    return Applied(restored)
+
+
+def _on_failed(trial: TrialState, event: TrialFailed) -> Outcome:
+    if trial.status is PAUSED and not trial.saving_to:
+        return _reject(trial, event, "a paused trial without a save in flight has no worker")
+    return fail(trial, event.error, event.at)
+
+
+def _on_pause_requested(trial: TrialState, _event: PauseRequested) -> Outcome:
+    return decide(trial, Decision.PAUSE)
+
+
+def _on_stop_requested(trial: TrialState, _event: StopRequested) -> Outcome:
+    commands: list[Command] = []
+    if trial.status is RUNNING and trial.last_result:
+        trial = msgspec.structs.replace(trial, last_result={**trial.last_result, DONE: True})
+        if trial.spec.checkpoint_policy.at_end:
+            trial = _with_save(trial, CheckpointStorage.PERSISTENT, commands)
+    commands.append(StopTrial(trial_id=trial.trial_id))
+    return Applied(msgspec.structs.replace(trial, status=TERMINATED), tuple(commands))
+
+
+def _on_resources_update(trial: TrialState, event: ResourcesUpdateRequested) -> Outcome:
+    spec = msgspec.structs.replace(trial.spec, resources=event.resources)
+    return Applied(msgspec.structs.replace(trial, spec=spec))
+
+
+_E = TypeVar("_E", bound=TrialEvent)
+_Handler = Callable[[TrialState, TrialEvent], Outcome]
+
+
+def _handler(event_type: type[_E], handle: Callable[[TrialState, _E], Outcome]) -> _Handler:
+    """Erase the event type for the dispatch dict; `apply` only calls a
+    handler with an event of the type it is registered under."""
+    del event_type
+    return cast(_Handler, handle)
+
+
+_HANDLERS: Mapping[type[TrialEvent], _Handler] = {
+    StartRequested: _handler(StartRequested, _on_start_requested),
+    TrialStarted: _handler(TrialStarted, _on_trial_started),
+    ResultReported: _handler(ResultReported, _on_result),
+    CheckpointSaved: _handler(CheckpointSaved, _on_checkpoint_saved),
+    TrialRestored: _handler(TrialRestored, _on_restored),
+    TrialFailed: _handler(TrialFailed, _on_failed),
+    PauseRequested: _handler(PauseRequested, _on_pause_requested),
+    StopRequested: _handler(StopRequested, _on_stop_requested),
+    ResourcesUpdateRequested: _handler(ResourcesUpdateRequested, _on_resources_update),
+}
+
+
+def _reject(trial: TrialState, event: TrialEvent, reason: str) -> Rejection:
+    return Rejection(
+        trial_id=trial.trial_id, event=type(event).__name__, status=trial.status, reason=reason
+    )
+
+
+def accepted_events(status: TrialStatus) -> tuple[str, ...]:
+    """The names of the events a trial in `status` accepts."""
+    return tuple(event.__name__ for (s, event) in TRANSITIONS if s is status)
+
+
+def apply(trial: TrialState, event: TrialEvent) -> Outcome:
+    """The trial after `event`, with the commands for the shell; or a
+    `Rejection` (and the trial unchanged) when the event is illegal."""
+    if event.trial_id != trial.trial_id:
+        return _reject(trial, event, f"the event is for trial {event.trial_id}")
+    event_type = type(event)
+    if (trial.status, event_type) not in TRANSITIONS:
+        if event_type is ResourcesUpdateRequested and trial.status is RUNNING:
+            return _reject(trial, event, "cannot update resources while the trial is running")
+        accepted = ", ".join(accepted_events(trial.status)) or "nothing: the status is final"
+        return _reject(trial, event, f"a {trial.status} trial accepts {accepted}")
+    return _HANDLERS[event_type](trial, event)
+
+
+def format_transitions() -> str:
+    """The transition table as aligned text: status, event, targets, summary."""
+    rows = [
+        (status.value, event.__name__, " | ".join(t.value for t in rule.targets), rule.summary)
+        for (status, event), rule in TRANSITIONS.items()
+    ]
+    header = ("status", "event", "next status", "what happens")
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(3)]
+    lines = [
+        f"{r[0]:<{widths[0]}}  {r[1]:<{widths[1]}}  {r[2]:<{widths[2]}}  {r[3]}"
+        for r in [header, *rows]
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,35 @@
+"""How trials are named in logs and directories, and how failures are
+written to error.txt. Pure formatting: the shell only writes the text."""
+
+from __future__ import annotations
+
+import datetime
+
+from tunecore.model import TrialSpec
+
+
+def trial_name(spec: TrialSpec, *, include_trial_id: bool = True) -> str:
+    """The custom name if one was given; else the trainable name, the `env`
+    config value if any (the API stores classes by their name), and the
+    trial id, joined by '_' with every '/' replaced so it can name a file."""
+    if spec.custom_name:
+        return spec.custom_name
+    identifier = spec.trainable_name
+    if "env" in spec.config:
+        identifier = f"{identifier}_{spec.config['env']}"
+    if include_trial_id:
+        identifier = f"{identifier}_{spec.trial_id}"
+    return identifier.replace("/", "_")
+
+
+def date_string(at: float) -> str:
+    """An event timestamp as `YYYY-MM-DD_HH-MM-SS` in UTC (never local time:
+    the same event must format the same on every machine)."""
+    moment = datetime.datetime.fromtimestamp(at, tz=datetime.UTC)
+    return moment.strftime("%Y-%m-%d_%H-%M-%S")
+
+
+def error_entry(failure_number: int, at: float, error: str) -> str:
+    """One entry of error.txt: a header with the failure count and time,
+    then the error text."""
+    return f"Failure # {failure_number} (occurred at {date_string(at)})\n{error}\n"

@@ -1,0 +1,78 @@
+"""Bookkeeping on reported results: flattening, the fields every recorded
+result carries, and the running statistics of each numeric metric."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from tunecore.model import JsonDict, JsonValue, MetricStats
+
+TRAINING_ITERATION = "training_iteration"
+DONE = "done"
+TRIAL_ID = "trial_id"
+EXPERIMENT_TAG = "experiment_tag"
+SHOULD_CHECKPOINT = "should_checkpoint"
+
+
+def flatten(result: Mapping[str, JsonValue], separator: str = "/") -> JsonDict:
+    """Nested dicts become '/'-joined keys (`{"a": {"b": 1}}` -> `{"a/b": 1}`);
+    lists and scalars are left as they are. Stopping criteria, scores and
+    metric analysis all address metrics by these flat names."""
+    if not any(isinstance(value, dict) for value in result.values()):
+        return dict(result)
+    flat: JsonDict = {}
+    for key, value in result.items():
+        if isinstance(value, dict):
+            for sub_key, sub_value in flatten(value, separator).items():
+                flat[f"{key}{separator}{sub_key}"] = sub_value
+        else:
+            flat[key] = value
+    return flat
+
+
+def annotate(
+    result: Mapping[str, JsonValue], *, trial_id: str, done: bool, experiment_tag: str
+) -> JsonDict:
+    """The result as recorded: with `trial_id`, `done` and (when the trial has
+    one) `experiment_tag`, so every line of result.json stands on its own."""
+    annotated = dict(result)
+    annotated[TRIAL_ID] = trial_id
+    annotated[DONE] = done
+    if experiment_tag:
+        annotated[EXPERIMENT_TAG] = experiment_tag
+    return annotated
+
+
+def is_number(value: object) -> bool:
+    """Real numbers only: a boolean is a flag, not a metric."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def analyse(
+    analysis: Mapping[str, MetricStats], flat_result: Mapping[str, JsonValue]
+) -> dict[str, MetricStats]:
+    """Fold one flattened result into the per-metric max/min/avg/last.
+
+    `avg` is the running mean over training iterations the way the seed
+    computes it: with `step = training_iteration or 1`,
+    `avg' = (value + (step - 1) * avg) / step`. It equals the arithmetic mean
+    when every iteration reports once, and weights by iteration otherwise.
+    """
+    step_value = flat_result.get(TRAINING_ITERATION)
+    step = float(step_value) if is_number(step_value) and step_value else 1.0  # type: ignore[arg-type]
+    updated = dict(analysis)
+    for metric, value in flat_result.items():
+        if not is_number(value):
+            continue
+        number = float(value)  # type: ignore[arg-type]
+        previous = analysis.get(metric)
+        if previous is None:
+            updated[metric] = MetricStats(number, number, number, number)
+        else:
+            updated[metric] = MetricStats(
+                max(number, previous.max),
+                min(number, previous.min),
+                (number + (step - 1.0) * previous.avg) / step,
+                number,
+            )
+    return updated

@@ -1,0 +1,90 @@
+"""The data layer: frozen msgspec structs and enums, nothing that does I/O.
+
+Every value here serializes with msgspec alone (msgpack for the event log and
+snapshots, JSON for people), so nothing tunecore persists is a pickle and
+decoding a payload can only ever build these declared types.
+"""
+
+from tunecore.model.checkpoint import (
+    CheckpointHistory,
+    CheckpointPolicy,
+    CheckpointRef,
+    CheckpointStorage,
+    ScoreOrder,
+)
+from tunecore.model.commands import (
+    Command,
+    ContinueTrial,
+    DeleteCheckpoint,
+    ExperimentDone,
+    PauseTrial,
+    ResetTrial,
+    SaveCheckpoint,
+    StartTrial,
+    StopTrial,
+)
+from tunecore.model.decision import Decision
+from tunecore.model.errors import InvalidFieldError
+from tunecore.model.events import (
+    CheckpointSaved,
+    PauseRequested,
+    ResourcesUpdateRequested,
+    ResultReported,
+    StartRequested,
+    StopRequested,
+    TrialEvent,
+    TrialFailed,
+    TrialRestored,
+    TrialStarted,
+)
+from tunecore.model.json import JsonDict, JsonValue
+from tunecore.model.outcome import Applied, Rejection
+from tunecore.model.resources import Resources
+from tunecore.model.trial import (
+    ExportFormat,
+    Location,
+    MetricStats,
+    TrialSpec,
+    TrialState,
+    TrialStatus,
+)
+
+__all__ = [
+    "Applied",
+    "CheckpointHistory",
+    "CheckpointPolicy",
+    "CheckpointRef",
+    "CheckpointSaved",
+    "CheckpointStorage",
+    "Command",
+    "ContinueTrial",
+    "Decision",
+    "DeleteCheckpoint",
+    "ExperimentDone",
+    "ExportFormat",
+    "InvalidFieldError",
+    "JsonDict",
+    "JsonValue",
+    "Location",
+    "MetricStats",
+    "PauseRequested",
+    "PauseTrial",
+    "Rejection",
+    "ResetTrial",
+    "Resources",
+    "ResourcesUpdateRequested",
+    "ResultReported",
+    "SaveCheckpoint",
+    "ScoreOrder",
+    "StartRequested",
+    "StartTrial",
+    "StopRequested",
+    "StopTrial",
+    "TrialEvent",
+    "TrialFailed",
+    "TrialRestored",
+    "TrialSpec",
+    "TrialStarted",
+    "TrialState",
+    "TrialStatus",
+]

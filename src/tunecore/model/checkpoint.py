@@ -1,0 +1,80 @@
+"""Checkpoints as data: where one lives, and the policy that says when to take
+and how many to keep."""
+
+from __future__ import annotations
+
+import enum
+
+import msgspec
+
+from tunecore.model.errors import InvalidFieldError, require_bool, require_int, require_name
+from tunecore.model.json import JsonDict
+
+
+class CheckpointStorage(enum.StrEnum):
+    """MEMORY checkpoints live in the object store and die with the cluster;
+    PERSISTENT ones are directories on disk and survive a crash."""
+
+    MEMORY = "memory"
+    PERSISTENT = "persistent"
+
+
+class ScoreOrder(enum.StrEnum):
+    """Whether a higher (MAX) or a lower (MIN) score is the better checkpoint."""
+
+    MAX = "max"
+    MIN = "min"
+
+
+class CheckpointRef(msgspec.Struct, frozen=True, kw_only=True):
+    """A checkpoint that exists: its storage, its location (a directory for
+    PERSISTENT, an object-store key for MEMORY), the training iteration it was
+    taken at and the metrics of the result it belongs to (used for scoring)."""
+
+    storage: CheckpointStorage
+    path: str
+    training_iteration: int = 0
+    metrics: JsonDict = {}
+
+
+class CheckpointPolicy(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """When to checkpoint and which persistent checkpoints to keep.
+
+    - `frequency`: every N training iterations (0: never by count);
+    - `at_end`: once more when the trial terminates;
+    - `num_to_keep`: keep the best N persistent checkpoints by
+      `score_attribute` in `score_order` (None: keep all). The newest one is
+      kept besides them while it is the restore point.
+    """
+
+    frequency: int = 0
+    at_end: bool = False
+    num_to_keep: int | None = None
+    score_attribute: str = "training_iteration"
+    score_order: ScoreOrder = ScoreOrder.MAX
+
+    def __post_init__(self) -> None:
+        require_int("CheckpointPolicy.frequency", self.frequency, minimum=0)
+        require_bool("CheckpointPolicy.at_end", self.at_end)
+        if self.num_to_keep is not None:
+            require_int("CheckpointPolicy.num_to_keep", self.num_to_keep, minimum=1)
+        require_name("CheckpointPolicy.score_attribute", self.score_attribute)
+        if self.score_order not in tuple(ScoreOrder):
+            raise InvalidFieldError(
+                "CheckpointPolicy.score_order", self.score_order, "'max' or 'min'"
+            )
+
+
+class CheckpointHistory(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """The checkpoints a trial still holds.
+
+    `persistent` is ordered oldest first and holds exactly the best
+    `num_to_keep` persistent checkpoints ever taken plus the newest one; every
+    other one was handed to the shell for deletion. Only the newest MEMORY
+    checkpoint is kept. `memory_is_newest` records arrival order between the
+    two kinds, which no other field can tell.
+    """
+
+    persistent: tuple[CheckpointRef, ...] = ()
+    memory: CheckpointRef | None = None
+    memory_is_newest: bool = False

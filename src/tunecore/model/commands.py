@@ -1,0 +1,80 @@
+"""Commands: what the shell must do next, in the imperative.
+
+The core only ever returns these; the shell carries them out and reports
+back with events. Tagged like events so a command stream can be logged and
+compared byte for byte.
+"""
+
+from __future__ import annotations
+
+from typing import TypeAlias
+
+import msgspec
+
+from tunecore.model.checkpoint import CheckpointRef, CheckpointStorage
+from tunecore.model.json import JsonDict
+
+
+class StartTrial(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+    """Start the trial's worker, restoring `restore_from` first when set."""
+
+    trial_id: str
+    restore_from: CheckpointRef | None = None
+
+
+class ContinueTrial(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+    """Let a RUNNING trial produce its next result."""
+
+    trial_id: str
+
+
+class SaveCheckpoint(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+    """Ask the worker for a checkpoint; it comes back as `CheckpointSaved`."""
+
+    trial_id: str
+    storage: CheckpointStorage
+
+
+class PauseTrial(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+    """Release the trial's worker; it resumes later from its memory checkpoint."""
+
+    trial_id: str
+
+
+class StopTrial(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+    """Release the trial's worker for good. `error`, when set, is the entry to
+    append to the trial's error.txt."""
+
+    trial_id: str
+    error: str | None = None
+
+
+class DeleteCheckpoint(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+    """Retention dropped this persistent checkpoint: remove it from storage."""
+
+    trial_id: str
+    checkpoint: CheckpointRef
+
+
+class ResetTrial(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+    """Reuse the trial's worker with a new config (e.g. after a PBT exploit)."""
+
+    trial_id: str
+    config: JsonDict
+    experiment_tag: str
+
+
+class ExperimentDone(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+    """Every trial has finished and the searcher has nothing more to suggest."""
+
+
+Command: TypeAlias = (
+    StartTrial
+    | ContinueTrial
+    | SaveCheckpoint
+    | PauseTrial
+    | StopTrial
+    | DeleteCheckpoint
+    | ResetTrial
+    | ExperimentDone
+)

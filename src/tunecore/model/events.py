@@ -1,0 +1,82 @@
+"""Events: past-tense facts and requests that drive the core.
+
+Each carries every non-deterministic input it depends on (its timestamp
+`at`, the result, the error text, the worker location), so applying the same
+events always gives the same state. They are a tagged union: the type name
+is written into the encoded record and decoding picks the class by it.
+"""
+
+from __future__ import annotations
+
+from typing import TypeAlias
+
+import msgspec
+
+from tunecore.model.checkpoint import CheckpointRef
+from tunecore.model.json import JsonDict
+from tunecore.model.resources import Resources
+from tunecore.model.trial import Location
+
+
+class _TrialEventBase(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+    trial_id: str
+    at: float
+
+
+class StartRequested(_TrialEventBase, frozen=True, kw_only=True, tag=True):
+    """Resources were found: start (or resume) the trial."""
+
+
+class TrialStarted(_TrialEventBase, frozen=True, kw_only=True, tag=True):
+    """The worker for a RUNNING trial is up, at `location`."""
+
+    location: Location = Location()
+
+
+class ResultReported(_TrialEventBase, frozen=True, kw_only=True, tag=True):
+    """The trainable reported one result."""
+
+    result: JsonDict
+
+
+class CheckpointSaved(_TrialEventBase, frozen=True, kw_only=True, tag=True):
+    """A requested save finished."""
+
+    checkpoint: CheckpointRef
+
+
+class TrialRestored(_TrialEventBase, frozen=True, kw_only=True, tag=True):
+    """The worker finished restoring the checkpoint it was started from."""
+
+
+class TrialFailed(_TrialEventBase, frozen=True, kw_only=True, tag=True):
+    """The trainable raised, or its worker died; `error` is the traceback."""
+
+    error: str
+
+
+class PauseRequested(_TrialEventBase, frozen=True, kw_only=True, tag=True):
+    """Pause a RUNNING trial, keeping an in-memory checkpoint to resume from."""
+
+
+class StopRequested(_TrialEventBase, frozen=True, kw_only=True, tag=True):
+    """Stop the trial for good."""
+
+
+class ResourcesUpdateRequested(_TrialEventBase, frozen=True, kw_only=True, tag=True):
+    """Change what a PENDING or PAUSED trial asks for."""
+
+    resources: Resources
+
+
+TrialEvent: TypeAlias = (
+    StartRequested
+    | TrialStarted
+    | ResultReported
+    | CheckpointSaved
+    | TrialRestored
+    | TrialFailed
+    | PauseRequested
+    | StopRequested
+    | ResourcesUpdateRequested
+)

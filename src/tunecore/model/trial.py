@@ -1,0 +1,145 @@
+"""One trial: what was fixed when it was created (`TrialSpec`) and where it
+stands now (`TrialState`)."""
+
+from __future__ import annotations
+
+import enum
+
+import msgspec
+
+from tunecore.model.checkpoint import (
+    CheckpointHistory,
+    CheckpointPolicy,
+    CheckpointRef,
+    CheckpointStorage,
+)
+from tunecore.model.errors import InvalidFieldError, require_int, require_name
+from tunecore.model.json import JsonDict
+from tunecore.model.resources import Resources
+
+
+class TrialStatus(enum.StrEnum):
+    """PENDING waits for resources; RUNNING holds them; PAUSED gave them back
+    meaning to resume; TERMINATED and ERROR are final."""
+
+    PENDING = "PENDING"
+    RUNNING = "RUNNING"
+    PAUSED = "PAUSED"
+    TERMINATED = "TERMINATED"
+    ERROR = "ERROR"
+
+    @property
+    def is_finished(self) -> bool:
+        return self in (TrialStatus.TERMINATED, TrialStatus.ERROR)
+
+
+class ExportFormat(enum.StrEnum):
+    """Formats a trainable may export its model in at the end of a trial."""
+
+    CHECKPOINT = "checkpoint"
+    MODEL = "model"
+    H5 = "h5"
+
+
+class Location(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """The host and process a trial runs in, as last reported."""
+
+    hostname: str | None = None
+    pid: int | None = None
+
+    def describe(self, local_hostname: str | None = None) -> str:
+        """`pid=N` on the driver's own host, `host:pid` elsewhere, `` if unknown."""
+        if self.pid is None:
+            return ""
+        if self.hostname is None or self.hostname == local_hostname:
+            return f"pid={self.pid}"
+        return f"{self.hostname}:{self.pid}"
+
+
+class MetricStats(msgspec.Struct, frozen=True, array_like=True):
+    """Running statistics of one numeric metric over a trial's results."""
+
+    max: float
+    min: float
+    avg: float
+    last: float
+
+
+class TrialSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """Everything fixed when a trial is created.
+
+    The trainable is referenced by its registered name or import path, never
+    by a pickled object, so a persisted spec can be loaded without running
+    code. `stopping_criterion` maps '/'-joined metric names to thresholds; a
+    trial stops once any metric reaches (>=) its threshold.
+    """
+
+    trial_id: str
+    trainable_name: str
+    config: JsonDict = {}
+    evaluated_params: JsonDict = {}
+    experiment_tag: str = ""
+    resources: Resources = Resources()
+    stopping_criterion: dict[str, float] = {}
+    checkpoint_policy: CheckpointPolicy = CheckpointPolicy()
+    max_failures: int = 0
+    export_formats: tuple[ExportFormat, ...] = ()
+    restore_path: str | None = None
+    custom_name: str | None = None
+
+    def __post_init__(self) -> None:
+        require_name("TrialSpec.trial_id", self.trial_id)
+        require_name("TrialSpec.trainable_name", self.trainable_name)
+        require_int("TrialSpec.max_failures", self.max_failures, minimum=-1)
+        criteria: dict[str, object] = dict(self.stopping_criterion)
+        for metric, threshold in criteria.items():
+            field = f"TrialSpec.stopping_criterion[{metric!r}]"
+            if isinstance(threshold, dict):
+                raise InvalidFieldError(
+                    field,
+                    threshold,
+                    "a number; nested criteria are flattened, so write the key "
+                    f"'/'-joined, e.g. '{metric}/{next(iter(threshold), 'key')}'",
+                )
+            if not isinstance(threshold, int | float) or isinstance(threshold, bool):
+                raise InvalidFieldError(field, threshold, "a number")
+
+
+class TrialState(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """Where one trial stands. Only `tunecore.core` computes new ones.
+
+    `saving_to` lists the saves in flight, oldest first (a worker answers
+    them in order), and `restoring_from` is set while the worker restores a
+    checkpoint; `last_update_time` and
+    `start_time` are event timestamps (seconds since the epoch), never a
+    clock read.
+    """
+
+    spec: TrialSpec
+    status: TrialStatus = TrialStatus.PENDING
+    start_time: float | None = None
+    last_result: JsonDict = {}
+    last_update_time: float | None = None
+    metric_analysis: dict[str, MetricStats] = {}
+    checkpoints: CheckpointHistory = CheckpointHistory()
+    num_failures: int = 0
+    error_message: str | None = None
+    location: Location = Location()
+    saving_to: tuple[CheckpointStorage, ...] = ()
+    restoring_from: CheckpointRef | None = None
+
+    @property
+    def trial_id(self) -> str:
+        return self.spec.trial_id
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status.is_finished
+
+    @property
+    def is_saving(self) -> bool:
+        return bool(self.saving_to)
+
+    @property
+    def is_restoring(self) -> bool:
+        return self.restoring_from is not None

@@ -15,7 +15,6 @@ from tunecore.core.lifecycle import (
     should_recover,
 )
 from tunecore.core.naming import trial_name
-from tunecore.core.specs import parse_export_formats
 
 __all__ = [
     "TRANSITIONS",
@@ -23,7 +22,6 @@ __all__ = [
     "current_checkpoint",
     "format_transitions",
     "new_trial",
-    "parse_export_formats",
     "reset_after_crash",
     "should_checkpoint",
     "should_recover",

@@ -57,6 +57,9 @@ def analyse(
     computes it: with `step = training_iteration or 1`,
     `avg' = (value + (step - 1) * avg) / step`. It equals the arithmetic mean
     when every iteration reports once, and weights by iteration otherwise.
+    It is evaluated as the convex combination `avg * (step-1)/step +
+    value/step`, which cannot overflow to infinity for finite inputs the way
+    the seed's sum can (two metrics near 1e308 gave `inf`).
     """
     step_value = flat_result.get(TRAINING_ITERATION)
     step = float(step_value) if is_number(step_value) and step_value else 1.0  # type: ignore[arg-type]
@@ -72,7 +75,7 @@ def analyse(
             updated[metric] = MetricStats(
                 max(number, previous.max),
                 min(number, previous.min),
-                (number + (step - 1.0) * previous.avg) / step,
+                previous.avg * ((step - 1.0) / step) + number / step,
                 number,
             )
     return updated

@@ -47,6 +47,7 @@ from tunecore.model.trial import (
     TrialSpec,
     TrialState,
     TrialStatus,
+    parse_export_formats,
 )
 
 __all__ = [
@@ -87,4 +88,5 @@ __all__ = [
     "TrialStarted",
     "TrialState",
     "TrialStatus",
+    "parse_export_formats",
 ]

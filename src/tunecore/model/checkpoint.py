@@ -7,7 +7,7 @@ import enum
 
 import msgspec
 
-from tunecore.model.errors import InvalidFieldError, require_bool, require_int, require_name
+from tunecore.model.errors import coerce_enum, require_bool, require_int, require_name
 from tunecore.model.json import JsonDict
 
 
@@ -36,6 +36,9 @@ class CheckpointRef(msgspec.Struct, frozen=True, kw_only=True):
     training_iteration: int = 0
     metrics: JsonDict = {}
 
+    def __post_init__(self) -> None:
+        coerce_enum(self, "storage", CheckpointStorage)
+
 
 class CheckpointPolicy(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """When to checkpoint and which persistent checkpoints to keep.
@@ -59,10 +62,7 @@ class CheckpointPolicy(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=
         if self.num_to_keep is not None:
             require_int("CheckpointPolicy.num_to_keep", self.num_to_keep, minimum=1)
         require_name("CheckpointPolicy.score_attribute", self.score_attribute)
-        if self.score_order not in tuple(ScoreOrder):
-            raise InvalidFieldError(
-                "CheckpointPolicy.score_order", self.score_order, "'max' or 'min'"
-            )
+        coerce_enum(self, "score_order", ScoreOrder)
 
 
 class CheckpointHistory(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import enum
+from typing import TypeVar
+
+import msgspec
+
+_Enum = TypeVar("_Enum", bound=enum.Enum)
+
 
 class InvalidFieldError(ValueError):
     """A field holds a value it may not hold.
@@ -42,3 +49,20 @@ def require_name(field: str, value: object) -> None:
 def require_bool(field: str, value: object) -> None:
     if not isinstance(value, bool):
         raise InvalidFieldError(field, value, "a boolean")
+
+
+def coerce_enum(owner: msgspec.Struct, attribute: str, kind: type[_Enum]) -> None:
+    """Store `owner.attribute` as a member of `kind`, accepting its plain value.
+
+    Users write `score_order="min"`; the core compares members by identity.
+    Coercing once, on construction, keeps both true (decoding already yields
+    members, so this is a no-op there).
+    """
+    value = getattr(owner, attribute)
+    try:
+        member = kind(value)
+    except ValueError:
+        accepted = ", ".join(repr(m.value) for m in kind)
+        field = f"{type(owner).__name__}.{attribute}"
+        raise InvalidFieldError(field, value, f"one of {accepted}") from None
+    msgspec.structs.force_setattr(owner, attribute, member)

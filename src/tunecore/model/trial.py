@@ -4,6 +4,7 @@ stands now (`TrialState`)."""
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 
 import msgspec
 
@@ -39,6 +40,19 @@ class ExportFormat(enum.StrEnum):
     CHECKPOINT = "checkpoint"
     MODEL = "model"
     H5 = "h5"
+
+
+def parse_export_formats(formats: Iterable[object]) -> tuple[ExportFormat, ...]:
+    """Case and surrounding spaces do not matter (`" H5 "` is `h5`); an
+    unknown format is an error naming it and the accepted ones."""
+    accepted = ", ".join(f.value for f in ExportFormat)
+    parsed = []
+    for raw in formats:
+        name = raw.strip().lower() if isinstance(raw, str) else ""
+        if name not in ExportFormat._value2member_map_:
+            raise InvalidFieldError("export_formats", raw, f"one of {accepted}")
+        parsed.append(ExportFormat(name))
+    return tuple(parsed)
 
 
 class Location(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -91,6 +105,8 @@ class TrialSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
         require_name("TrialSpec.trial_id", self.trial_id)
         require_name("TrialSpec.trainable_name", self.trainable_name)
         require_int("TrialSpec.max_failures", self.max_failures, minimum=-1)
+        formats = parse_export_formats(self.export_formats)
+        msgspec.structs.force_setattr(self, "export_formats", formats)
         criteria: dict[str, object] = dict(self.stopping_criterion)
         for metric, threshold in criteria.items():
             field = f"TrialSpec.stopping_criterion[{metric!r}]"

@@ -16,8 +16,8 @@ from tunecore.model import (
     JsonDict,
     JsonValue,
     Location,
+    Mode,
     Resources,
-    ScoreOrder,
     TrialSpec,
 )
 
@@ -59,7 +59,7 @@ policies = st.builds(
     at_end=st.booleans(),
     num_to_keep=st.none() | st.integers(1, 3),
     score_attribute=st.sampled_from(["score", "training_iteration"]),
-    score_order=st.sampled_from(ScoreOrder),
+    score_order=st.sampled_from(Mode),
 )
 checkpoint_refs = st.builds(
     CheckpointRef,

@@ -20,10 +20,10 @@ from tunecore.model import (
     Command,
     DeleteCheckpoint,
     JsonDict,
+    Mode,
     Rejection,
     ResultReported,
     SaveCheckpoint,
-    ScoreOrder,
     StartRequested,
     StartTrial,
     StopTrial,
@@ -60,7 +60,7 @@ def _play(out: list[str]) -> TrialState:
         experiment_tag="0_lr=0.01",
         stopping_criterion={"training_iteration": 6},
         checkpoint_policy=CheckpointPolicy(
-            frequency=2, num_to_keep=1, score_attribute="loss", score_order=ScoreOrder.MIN
+            frequency=2, num_to_keep=1, score_attribute="loss", score_order=Mode.MIN
         ),
         max_failures=1,
     )

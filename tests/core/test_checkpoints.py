@@ -20,7 +20,7 @@ from tunecore.model import (
     CheckpointPolicy,
     CheckpointRef,
     CheckpointStorage,
-    ScoreOrder,
+    Mode,
     TrialSpec,
     TrialState,
     TrialStatus,
@@ -159,7 +159,7 @@ def test_without_num_to_keep_every_persistent_checkpoint_is_kept() -> None:
 
 
 def test_keep_one_by_max_score() -> None:
-    policy = CheckpointPolicy(num_to_keep=1, score_attribute="score", score_order=ScoreOrder.MAX)
+    policy = CheckpointPolicy(num_to_keep=1, score_attribute="score", score_order=Mode.MAX)
     c1, c2, c3, c4 = (
         persistent("/c1", score=5.0),
         persistent("/c2", score=3.0),
@@ -176,7 +176,7 @@ def test_keep_one_by_max_score() -> None:
 
 
 def test_keep_two_by_min_score() -> None:
-    policy = CheckpointPolicy(num_to_keep=2, score_attribute="loss", score_order=ScoreOrder.MIN)
+    policy = CheckpointPolicy(num_to_keep=2, score_attribute="loss", score_order=Mode.MIN)
     c1, c2, c3, c4, c5 = (
         persistent("/c1", loss=0.5),
         persistent("/c2", loss=0.3),
@@ -225,8 +225,8 @@ def test_a_tie_with_an_older_best_goes_to_the_newest() -> None:
     assert steps[2] == (CheckpointHistory(persistent=(c3,)), (c1, c2))
 
 
-@pytest.mark.parametrize("order", list(ScoreOrder))
-def test_checkpoints_without_the_score_attribute_rank_lowest(order: ScoreOrder) -> None:
+@pytest.mark.parametrize("order", list(Mode))
+def test_checkpoints_without_the_score_attribute_rank_lowest(order: Mode) -> None:
     policy = CheckpointPolicy(num_to_keep=1, score_attribute="score", score_order=order)
     unscored, scored = persistent("/c1", other=1.0), persistent("/c2", score=100.0)
     assert save_all(policy, [unscored, scored])[1] == (
@@ -305,7 +305,7 @@ def test_a_plain_string_score_order_that_is_accepted_is_honoured() -> None:
         persistent("/high", score=9.0),
         persistent("/newest", score=5.0),
     )
-    assert policy.score_order is ScoreOrder.MAX
+    assert policy.score_order is Mode.MAX
     history = CheckpointHistory()
     dropped: list[CheckpointRef] = []
     for checkpoint in (low, high, newest):

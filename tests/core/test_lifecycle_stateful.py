@@ -33,11 +33,11 @@ from tunecore.model import (
     CheckpointStorage,
     DeleteCheckpoint,
     JsonDict,
+    Mode,
     PauseRequested,
     Rejection,
     ResourcesUpdateRequested,
     ResultReported,
-    ScoreOrder,
     StartRequested,
     StopRequested,
     TrialEvent,
@@ -58,7 +58,7 @@ def expected_score(checkpoint: CheckpointRef, policy: CheckpointPolicy) -> tuple
     value = checkpoint.metrics.get(policy.score_attribute)
     if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
         return (0, 0.0)
-    return (1, float(value) if policy.score_order is ScoreOrder.MAX else -float(value))
+    return (1, float(value) if policy.score_order is Mode.MAX else -float(value))
 
 
 def expected_retained(
@@ -93,7 +93,7 @@ machine_specs = st.builds(
         at_end=st.booleans(),
         num_to_keep=st.none() | st.integers(1, 3),
         score_attribute=st.just("score"),
-        score_order=st.sampled_from(ScoreOrder),
+        score_order=st.sampled_from(Mode),
     ),
 )
 

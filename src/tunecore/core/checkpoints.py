@@ -26,7 +26,7 @@ from tunecore.model import (
     CheckpointRef,
     CheckpointStorage,
     JsonValue,
-    ScoreOrder,
+    Mode,
     TrialState,
     TrialStatus,
 )
@@ -68,7 +68,7 @@ def score_key(checkpoint: CheckpointRef, policy: CheckpointPolicy) -> tuple[bool
     if not is_number(value) or math.isnan(value):  # type: ignore[arg-type]
         return (False, 0.0)
     score = float(value)  # type: ignore[arg-type]
-    return (True, score if policy.score_order is ScoreOrder.MAX else -score)
+    return (True, score if policy.score_order is Mode.MAX else -score)
 
 
 def record_checkpoint(

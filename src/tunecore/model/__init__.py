@@ -10,7 +10,6 @@ from tunecore.model.checkpoint import (
     CheckpointPolicy,
     CheckpointRef,
     CheckpointStorage,
-    ScoreOrder,
 )
 from tunecore.model.commands import (
     Command,
@@ -38,6 +37,7 @@ from tunecore.model.events import (
     TrialStarted,
 )
 from tunecore.model.json import JsonDict, JsonValue
+from tunecore.model.objective import Mode
 from tunecore.model.outcome import Applied, Rejection
 from tunecore.model.resources import Resources
 from tunecore.model.trial import (
@@ -68,6 +68,7 @@ __all__ = [
     "JsonValue",
     "Location",
     "MetricStats",
+    "Mode",
     "PauseRequested",
     "PauseTrial",
     "Rejection",
@@ -76,7 +77,6 @@ __all__ = [
     "ResourcesUpdateRequested",
     "ResultReported",
     "SaveCheckpoint",
-    "ScoreOrder",
     "StartRequested",
     "StartTrial",
     "StopRequested",

@@ -9,6 +9,7 @@ import msgspec
 
 from tunecore.model.errors import coerce_enum, require_bool, require_int, require_name
 from tunecore.model.json import JsonDict
+from tunecore.model.objective import Mode
 
 
 class CheckpointStorage(enum.StrEnum):
@@ -17,13 +18,6 @@ class CheckpointStorage(enum.StrEnum):
 
     MEMORY = "memory"
     PERSISTENT = "persistent"
-
-
-class ScoreOrder(enum.StrEnum):
-    """Whether a higher (MAX) or a lower (MIN) score is the better checkpoint."""
-
-    MAX = "max"
-    MIN = "min"
 
 
 class CheckpointRef(msgspec.Struct, frozen=True, kw_only=True):
@@ -54,7 +48,7 @@ class CheckpointPolicy(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=
     at_end: bool = False
     num_to_keep: int | None = None
     score_attribute: str = "training_iteration"
-    score_order: ScoreOrder = ScoreOrder.MAX
+    score_order: Mode = Mode.MAX
 
     def __post_init__(self) -> None:
         require_int("CheckpointPolicy.frequency", self.frequency, minimum=0)
@@ -62,7 +56,7 @@ class CheckpointPolicy(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=
         if self.num_to_keep is not None:
             require_int("CheckpointPolicy.num_to_keep", self.num_to_keep, minimum=1)
         require_name("CheckpointPolicy.score_attribute", self.score_attribute)
-        coerce_enum(self, "score_order", ScoreOrder)
+        coerce_enum(self, "score_order", Mode)
 
 
 class CheckpointHistory(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

@@ -1,0 +1,108 @@
+"""The protocol every trial scheduler follows, and the verdicts it returns.
+
+A scheduler is a frozen msgspec struct holding both its configuration and
+its progress (rungs, brackets, recorded results, its `Rng`). Every hook
+returns a new scheduler instead of mutating, so the experiment state that
+holds it can be logged, snapshotted and replayed; on resume a scheduler
+continues exactly where it was.
+
+Hooks receive `TrialState`s and plain (flattened) results, never the
+experiment, so a scheduler can be tested alone: build trials with
+`tunecore.core.new_trial`, feed results, assert verdicts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Protocol, Self
+
+import msgspec
+
+from tunecore.model import CheckpointRef, Decision, InvalidFieldError, JsonDict, Mode, TrialState
+
+
+class Exploit(msgspec.Struct, frozen=True, kw_only=True):
+    """PBT's verdict for a lagging trial: continue from `restore_from` (the
+    donor's checkpoint) with `config` (the donor's, perturbed)."""
+
+    donor_id: str
+    config: JsonDict
+    experiment_tag: str
+    restore_from: CheckpointRef
+
+
+class Verdict(msgspec.Struct, frozen=True, kw_only=True):
+    """A scheduler's answer to one result.
+
+    `checkpoint` asks for a persistent save before continuing (PBT keeps its
+    top trials checkpointed so they can be cloned); `exploit`, only with
+    CONTINUE, replaces the trial's config and state with a donor's.
+    """
+
+    decision: Decision
+    checkpoint: bool = False
+    exploit: Exploit | None = None
+
+
+CONTINUE = Verdict(decision=Decision.CONTINUE)
+PAUSE = Verdict(decision=Decision.PAUSE)
+STOP = Verdict(decision=Decision.STOP)
+
+Fits = Callable[[TrialState], bool]
+"""Whether a trial's resources fit what the cluster has free right now."""
+
+
+class TrialScheduler(Protocol):
+    """Decides, for each result, whether a trial continues, pauses or stops,
+    and which waiting trial runs next."""
+
+    def with_objective(self, metric: str | None, mode: Mode | None) -> Self:
+        """Take the experiment's metric and mode where this scheduler has
+        none. Raise `InvalidFieldError` if it needs them and neither has."""
+        ...
+
+    def on_trial_add(self, trial: TrialState) -> Self: ...
+
+    def on_trial_result(
+        self, trial: TrialState, result: JsonDict, trials: Mapping[str, TrialState]
+    ) -> tuple[Self, Verdict]:
+        """`result` is flattened ('/'-joined keys). `trials` is every trial
+        in the experiment by id (a persistent map: passing it costs nothing;
+        iterating it costs O(n), so only schedulers that need the whole
+        population, such as PBT and the median rule, should)."""
+        ...
+
+    def on_trial_complete(self, trial: TrialState, result: JsonDict) -> Self:
+        """The trial terminated normally; `result` is its last (flattened)."""
+        ...
+
+    def on_trial_error(self, trial: TrialState) -> Self: ...
+
+    def on_trial_remove(self, trial: TrialState) -> Self:
+        """The trial was stopped while PENDING or PAUSED."""
+        ...
+
+    def choose_trial_to_run(
+        self, pending: Sequence[TrialState], paused: Sequence[TrialState], fits: Fits
+    ) -> str | None:
+        """The id of the trial to start or resume next, or None. `pending`
+        and `paused` are in the order the trials were added."""
+        ...
+
+    def debug_string(self) -> str: ...
+
+
+def require_objective(owner: str, metric: str | None, mode: Mode | None) -> tuple[str, Mode]:
+    """The metric and mode a scheduler or searcher cannot work without."""
+    if metric is None:
+        raise InvalidFieldError(
+            f"{owner}.metric", metric, "a metric name (set it here or in TuneConfig)"
+        )
+    if mode is None:
+        raise InvalidFieldError(f"{owner}.mode", mode, "'min' or 'max' (here or in TuneConfig)")
+    return metric, Mode(mode)
+
+
+def signed(value: float, mode: Mode) -> float:
+    """A score where greater is always better."""
+    return value if mode is Mode.MAX else -value

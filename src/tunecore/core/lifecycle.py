@@ -37,6 +37,7 @@ from tunecore.core.stopping import StopCriterionError, check_stop
 from tunecore.model import (
     Applied,
     CheckpointHistory,
+    CheckpointRef,
     CheckpointSaved,
     CheckpointStorage,
     Command,
@@ -48,6 +49,7 @@ from tunecore.model import (
     PauseRequested,
     PauseTrial,
     Rejection,
+    ResetTrial,
     ResourcesUpdateRequested,
     ResultReported,
     SaveCheckpoint,
@@ -179,17 +181,18 @@ def _with_save(
     return msgspec.structs.replace(trial, saving_to=(*trial.saving_to, storage))
 
 
-def decide(trial: TrialState, decision: Decision) -> Applied:
+def decide(trial: TrialState, decision: Decision, *, checkpoint: bool = False) -> Applied:
     """Carry out a decision on a RUNNING trial whose result was just
-    recorded: CONTINUE (checkpointing first when due), PAUSE (memory
-    checkpoint, release the worker) or STOP (checkpointing first when due)."""
+    recorded: CONTINUE (checkpointing first when due, or when `checkpoint`
+    asks), PAUSE (memory checkpoint, release the worker) or STOP
+    (checkpointing first when due)."""
     commands: list[Command] = []
     trial_id = trial.trial_id
     if decision is Decision.PAUSE:
         paused = _with_save(trial, CheckpointStorage.MEMORY, commands)
         commands.append(PauseTrial(trial_id=trial_id))
         return Applied(msgspec.structs.replace(paused, status=PAUSED), tuple(commands))
-    if should_checkpoint(trial.spec.checkpoint_policy, trial.last_result):
+    if checkpoint or should_checkpoint(trial.spec.checkpoint_policy, trial.last_result):
         trial = _with_save(trial, CheckpointStorage.PERSISTENT, commands)
     if decision is Decision.CONTINUE:
         commands.append(ContinueTrial(trial_id=trial_id))
@@ -198,12 +201,29 @@ def decide(trial: TrialState, decision: Decision) -> Applied:
     return Applied(msgspec.structs.replace(trial, status=TERMINATED), tuple(commands))
 
 
-def fail(trial: TrialState, error: str, at: float) -> Applied:
+def exploit(
+    trial: TrialState, config: JsonDict, experiment_tag: str, restore_from: CheckpointRef
+) -> Applied:
+    """PBT's exploit on a RUNNING trial: it takes `config` and continues from
+    another trial's checkpoint, keeping its own id, history and failures."""
+    spec = msgspec.structs.replace(trial.spec, config=config, experiment_tag=experiment_tag)
+    reset = msgspec.structs.replace(trial, spec=spec, restoring_from=restore_from)
+    command = ResetTrial(
+        trial_id=trial.trial_id,
+        config=config,
+        experiment_tag=experiment_tag,
+        restore_from=restore_from,
+    )
+    return Applied(reset, (command,))
+
+
+def fail(trial: TrialState, error: str, at: float, *, recoverable: bool = True) -> Applied:
     """Count the failure and stop the worker, writing the error entry; the
     trial goes back to PENDING while `should_recover` held before this
-    failure, else to ERROR. The memory checkpoint is dropped: the worker
-    that held it is gone, so a retry restores the newest persistent one."""
-    recover = should_recover(trial)
+    failure (and the failure is `recoverable`), else to ERROR. The memory
+    checkpoint is dropped: the worker that held it is gone, so a retry
+    restores the newest persistent one."""
+    recover = recoverable and should_recover(trial)
     failures = trial.num_failures + 1
     failed = msgspec.structs.replace(
         trial,
@@ -333,9 +353,9 @@ def accepted_events(status: TrialStatus) -> tuple[str, ...]:
     return tuple(event.__name__ for (s, event) in TRANSITIONS if s is status)
 
 
-def apply(trial: TrialState, event: TrialEvent) -> Outcome:
-    """The trial after `event`, with the commands for the shell; or a
-    `Rejection` (and the trial unchanged) when the event is illegal."""
+def check(trial: TrialState, event: TrialEvent) -> Rejection | None:
+    """The rejection `apply` would give because the table does not allow
+    `event` in the trial's status (or it is for another trial), else None."""
     if event.trial_id != trial.trial_id:
         return _reject(trial, event, f"the event is for trial {event.trial_id}")
     event_type = type(event)
@@ -344,7 +364,16 @@ def apply(trial: TrialState, event: TrialEvent) -> Outcome:
             return _reject(trial, event, "cannot update resources while the trial is running")
         accepted = ", ".join(accepted_events(trial.status)) or "nothing: the status is final"
         return _reject(trial, event, f"a {trial.status} trial accepts {accepted}")
-    return _HANDLERS[event_type](trial, event)
+    return None
+
+
+def apply(trial: TrialState, event: TrialEvent) -> Outcome:
+    """The trial after `event`, with the commands for the shell; or a
+    `Rejection` (and the trial unchanged) when the event is illegal."""
+    rejection = check(trial, event)
+    if rejection is not None:
+        return rejection
+    return _HANDLERS[type(event)](trial, event)
 
 
 def format_transitions() -> str:

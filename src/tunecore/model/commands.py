@@ -57,15 +57,23 @@ class DeleteCheckpoint(msgspec.Struct, frozen=True, kw_only=True, tag=True):
 
 
 class ResetTrial(msgspec.Struct, frozen=True, kw_only=True, tag=True):
-    """Reuse the trial's worker with a new config (e.g. after a PBT exploit)."""
+    """Give the running trial a new config and restore it from `restore_from`
+    (PBT's exploit: another trial's checkpoint). The shell reuses the worker
+    when the trainable can reset its config, else restarts it. It must copy
+    the checkpoint before any later DeleteCheckpoint could remove it."""
 
     trial_id: str
     config: JsonDict
     experiment_tag: str
+    restore_from: CheckpointRef | None = None
 
 
 class ExperimentDone(msgspec.Struct, frozen=True, kw_only=True, tag=True):
-    """Every trial has finished and the searcher has nothing more to suggest."""
+    """The experiment is over: every trial finished and nothing more will be
+    suggested, or it was stopped. `error` says why when it ended badly (a
+    `fail_fast` failure, a dead end such as paused trials nothing can resume)."""
+
+    error: str | None = None
 
 
 Command: TypeAlias = (

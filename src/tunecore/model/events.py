@@ -69,6 +69,35 @@ class ResourcesUpdateRequested(_TrialEventBase, frozen=True, kw_only=True, tag=T
     resources: Resources
 
 
+class ClusterResourcesChanged(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+    """The cluster's total resources, as the shell measured them."""
+
+    at: float
+    total: Resources
+
+
+class TrialRequested(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+    """Add a trial with this config from outside the searcher (the CLI's
+    `add`, or a user's own search loop)."""
+
+    at: float
+    config: JsonDict
+    experiment_tag: str = ""
+
+
+class Tick(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+    """Time passed without anything else happening; lets time limits fire."""
+
+    at: float
+
+
+class ExperimentStopRequested(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+    """Stop every trial and end the experiment (Ctrl-C, a user's stop)."""
+
+    at: float
+    reason: str = "stop requested"
+
+
 TrialEvent: TypeAlias = (
     StartRequested
     | TrialStarted
@@ -79,4 +108,8 @@ TrialEvent: TypeAlias = (
     | PauseRequested
     | StopRequested
     | ResourcesUpdateRequested
+)
+
+ExperimentEvent: TypeAlias = (
+    TrialEvent | ClusterResourcesChanged | TrialRequested | Tick | ExperimentStopRequested
 )

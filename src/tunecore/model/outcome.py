@@ -17,12 +17,15 @@ class Applied(msgspec.Struct, frozen=True):
 
 
 class Rejection(msgspec.Struct, frozen=True, kw_only=True):
-    """The event was illegal in the trial's status; the trial is unchanged."""
+    """The event was illegal; nothing changed. For an event about one trial,
+    `trial_id` and its `status` say which and where it stood."""
 
-    trial_id: str
     event: str
-    status: TrialStatus
     reason: str
+    trial_id: str | None = None
+    status: TrialStatus | None = None
 
     def __str__(self) -> str:
+        if self.trial_id is None:
+            return f"{self.event} rejected: {self.reason}"
         return f"{self.event} rejected for trial {self.trial_id} ({self.status}): {self.reason}"

@@ -1,0 +1,99 @@
+"""The state of a whole experiment, and the configuration fixed at its start.
+
+Invariants the step function keeps (and the stateful tests check):
+- `trials` holds every trial ever created, by id; `index` its creation order.
+- `pending` and `paused` list the PENDING and PAUSED trials in creation
+  order; `running` counts RUNNING ones and `used` is the sum of their
+  resources, never more than `total`.
+- `finished` counts TERMINATED and ERROR trials; `saves` counts the
+  checkpoint saves in flight across all trials.
+- `done` is final: a done experiment rejects every event.
+
+Per-trial collections are persistent maps (`immutables.Map`, a HAMT), so an
+event costs O(log n) in the number of trials, never a copy of them.
+"""
+
+from __future__ import annotations
+
+import immutables
+import msgspec
+
+from tunecore.core.resources import nothing
+from tunecore.core.schedulers.base import TrialScheduler
+from tunecore.core.search.base import Searcher
+from tunecore.model import (
+    CheckpointPolicy,
+    InvalidFieldError,
+    Mode,
+    Resources,
+    TrialState,
+)
+from tunecore.model.errors import coerce_enum, require_bool, require_int, require_name
+
+
+class ExperimentConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """What every trial of the experiment shares, and its global limits.
+
+    `max_pending_trials` bounds how many trials wait for resources at once
+    (the searcher is asked for more only below it). `time_budget_s` and
+    `max_trials` stop the whole experiment (the experiment-wide stopper);
+    time comes from event timestamps.
+    """
+
+    trainable_name: str
+    metric: str | None = None
+    mode: Mode | None = None
+    stopping_criterion: dict[str, float] = {}
+    checkpoint_policy: CheckpointPolicy = CheckpointPolicy()
+    resources_per_trial: Resources = Resources()
+    max_failures: int = 0
+    fail_fast: bool = False
+    max_pending_trials: int = 16
+    time_budget_s: float | None = None
+    max_trials: int | None = None
+    trial_id_prefix: str = "trial"
+
+    def __post_init__(self) -> None:
+        require_name("ExperimentConfig.trainable_name", self.trainable_name)
+        if self.mode is not None:
+            coerce_enum(self, "mode", Mode)
+        require_int("ExperimentConfig.max_failures", self.max_failures, minimum=-1)
+        require_bool("ExperimentConfig.fail_fast", self.fail_fast)
+        require_int("ExperimentConfig.max_pending_trials", self.max_pending_trials, minimum=1)
+        if self.max_trials is not None:
+            require_int("ExperimentConfig.max_trials", self.max_trials, minimum=0)
+        budget: object = self.time_budget_s
+        if budget is not None and (
+            isinstance(budget, bool) or not isinstance(budget, int | float) or not budget > 0
+        ):
+            raise InvalidFieldError(
+                "ExperimentConfig.time_budget_s", budget, "a number of seconds > 0"
+            )
+        require_name("ExperimentConfig.trial_id_prefix", self.trial_id_prefix)
+        if "/" in self.trial_id_prefix:
+            raise InvalidFieldError(
+                "ExperimentConfig.trial_id_prefix", self.trial_id_prefix, "a name without '/'"
+            )
+
+
+class ExperimentState(msgspec.Struct, frozen=True, kw_only=True):
+    """Everything `step` needs; see the module docstring for the invariants."""
+
+    config: ExperimentConfig
+    scheduler: TrialScheduler
+    searcher: Searcher | None
+    trials: immutables.Map[str, TrialState] = immutables.Map()
+    index: immutables.Map[str, int] = immutables.Map()
+    created: int = 0
+    pending: tuple[str, ...] = ()
+    paused: tuple[str, ...] = ()
+    running: int = 0
+    finished: int = 0
+    saves: int = 0
+    total: Resources | None = None
+    used: Resources = nothing()
+    started_at: float | None = None
+    now: float = 0.0
+    stopping: str | None = None
+    done: bool = False
+    error: str | None = None

@@ -1,0 +1,528 @@
+"""`step(state, event)`: the one entry point the shell calls.
+
+Rules this module lives by:
+
+- `step` is pure: the same state and event always give the same new state
+  and the same commands, and neither argument is mutated. Inside, one event
+  is handled by a `_Step`, a private working copy that is discarded or turned
+  into the new state at the end; nothing outside it is touched.
+- Trial status changes go through `tunecore.core.lifecycle` only, and every
+  one of them through `_Step.put`, which keeps the queues, the resource
+  accounting and the counters of `ExperimentState` true.
+- An illegal event returns a `Rejection` and the old state stays current.
+- Order of work for an event: apply it to its trial (with the scheduler and
+  the searcher told), then ask the searcher for new trials while fewer than
+  `max_pending_trials` wait, then start waiting trials the scheduler picks
+  while they fit, then check for the end and for dead ends. The last three
+  only run when something schedulable changed, so a result that lets its
+  trial continue costs a few map updates.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Iterator, Sequence
+from typing import overload
+
+import immutables
+import msgspec
+
+from tunecore.core import lifecycle, resources
+from tunecore.core.experiment.state import ExperimentConfig, ExperimentState
+from tunecore.core.results import flatten, is_number
+from tunecore.core.schedulers.base import STOP, TrialScheduler, Verdict
+from tunecore.core.schedulers.fifo import FIFOScheduler
+from tunecore.core.search.base import Searcher
+from tunecore.core.stopping import StopCriterionError, check_stop
+from tunecore.model import (
+    Applied,
+    CheckpointSaved,
+    ClusterResourcesChanged,
+    Command,
+    ContinueTrial,
+    Decision,
+    ExperimentDone,
+    ExperimentEvent,
+    ExperimentStopRequested,
+    JsonDict,
+    PauseRequested,
+    Rejection,
+    Resources,
+    ResourcesUpdateRequested,
+    ResultReported,
+    StartRequested,
+    StopRequested,
+    Tick,
+    TrialFailed,
+    TrialRequested,
+    TrialRestored,
+    TrialSpec,
+    TrialStarted,
+    TrialState,
+    TrialStatus,
+)
+
+Stepped = tuple[ExperimentState, tuple[Command, ...]]
+
+PENDING = TrialStatus.PENDING
+RUNNING = TrialStatus.RUNNING
+PAUSED = TrialStatus.PAUSED
+
+# Keys the trainable wrapper fills in on its own; a result holding nothing
+# else (such as the final `done` of a function that returned) is exempt from
+# strict metric checking, as in Ray Tune.
+AUTOFILLED = frozenset(
+    {
+        "done",
+        "training_iteration",
+        "time_this_iter_s",
+        "time_total_s",
+        "time_since_restore",
+        "iterations_since_restore",
+        "timestamp",
+        "date",
+        "pid",
+        "hostname",
+        "node_ip",
+        "trial_id",
+        "experiment_tag",
+        "should_checkpoint",
+    }
+)
+
+
+def new_experiment(
+    config: ExperimentConfig,
+    scheduler: TrialScheduler | None = None,
+    searcher: Searcher | None = None,
+) -> ExperimentState:
+    """A fresh experiment; the scheduler and the searcher take the
+    experiment's metric and mode where they have none (and raise a clear
+    error if they need one and neither has it)."""
+    chosen = scheduler if scheduler is not None else FIFOScheduler()
+    return ExperimentState(
+        config=config,
+        scheduler=chosen.with_objective(config.metric, config.mode),
+        searcher=None if searcher is None else searcher.with_objective(config.metric, config.mode),
+    )
+
+
+def step(state: ExperimentState, event: ExperimentEvent) -> Stepped | Rejection:
+    """The experiment after `event` and the commands for the shell, or a
+    `Rejection` when the event is illegal (the state is then unchanged)."""
+    if state.done:
+        return Rejection(event=type(event).__name__, reason="the experiment is over")
+    work = _Step(state, event.at)
+    rejection = work.handle(event)
+    if rejection is not None:
+        return rejection
+    work.settle()
+    return work.finish()
+
+
+class _TrialsView(Sequence[TrialState]):
+    """The trials behind a tuple of ids, looked up only when read: handing
+    the scheduler the pending and paused queues costs nothing."""
+
+    def __init__(self, ids: tuple[str, ...], trials: immutables.Map[str, TrialState]) -> None:
+        self._ids = ids
+        self._trials = trials
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    @overload
+    def __getitem__(self, index: int) -> TrialState: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[TrialState]: ...
+    def __getitem__(self, index: int | slice) -> TrialState | Sequence[TrialState]:
+        if isinstance(index, slice):
+            return [self._trials[i] for i in self._ids[index]]
+        return self._trials[self._ids[index]]
+
+    def __iter__(self) -> Iterator[TrialState]:
+        trials = self._trials
+        return (trials[i] for i in self._ids)
+
+
+class _Step:
+    """The working copy for one event. Private to `step`; see the module
+    docstring for why mutation here keeps `step` pure."""
+
+    def __init__(self, state: ExperimentState, at: float) -> None:
+        self.state = state
+        self.config = state.config
+        self.at = at
+        self.trials = state.trials
+        self.index = state.index
+        self.created = state.created
+        self.pending = state.pending
+        self.paused = state.paused
+        self.running = state.running
+        self.finished = state.finished
+        self.saves = state.saves
+        self.total = state.total
+        self.used = state.used
+        self.scheduler = state.scheduler
+        self.searcher = state.searcher
+        self.stopping = state.stopping
+        self.done = False
+        self.error = state.error
+        self.commands: list[Command] = []
+        self.changed = False
+
+    # -- events -----------------------------------------------------------
+
+    def handle(self, event: ExperimentEvent) -> Rejection | None:
+        if isinstance(event, ClusterResourcesChanged):
+            self.total = event.total
+            self.changed = True
+            self._fail_unschedulable(self.pending)
+            return None
+        if isinstance(event, TrialRequested):
+            if self.stopping is not None:
+                return _reject(event, f"the experiment is stopping ({self.stopping})")
+            self._add_trial(event.config, {}, event.experiment_tag)
+            return None
+        if isinstance(event, Tick):
+            self.changed = True
+            return None
+        if isinstance(event, ExperimentStopRequested):
+            self._stop_experiment(event.reason, error=None)
+            return None
+        trial = self.trials.get(event.trial_id)
+        if trial is None:
+            return _reject(event, f"there is no trial {event.trial_id!r}")
+        if isinstance(event, ResultReported):
+            return self._on_result(trial, event)
+        outcome = lifecycle.apply(trial, event)
+        if isinstance(outcome, Rejection):
+            return outcome
+        self._apply(trial, outcome)
+        self._tell_policies(trial, outcome.state, event)
+        return None
+
+    def _tell_policies(
+        self,
+        before: TrialState,
+        after: TrialState,
+        event: TrialStarted
+        | CheckpointSaved
+        | TrialRestored
+        | TrialFailed
+        | PauseRequested
+        | StopRequested
+        | StartRequested
+        | ResourcesUpdateRequested,
+    ) -> None:
+        """The scheduler and the searcher hear about trials that end."""
+        if isinstance(event, StopRequested):
+            self._on_stopped(before, after)
+        elif isinstance(event, TrialFailed) and after.status is TrialStatus.ERROR:
+            self._on_errored(after)
+        elif isinstance(event, ResourcesUpdateRequested) and after.status is PENDING:
+            self._fail_unschedulable((after.trial_id,))
+
+    def _on_stopped(self, before: TrialState, after: TrialState) -> None:
+        trial_id = after.trial_id
+        if before.status is RUNNING:
+            last = flatten(after.last_result)
+            self.scheduler = self.scheduler.on_trial_complete(after, last)
+            if self.searcher is not None:
+                self.searcher = self.searcher.on_trial_complete(trial_id, last, error=False)
+        else:
+            self.scheduler = self.scheduler.on_trial_remove(after)
+            if self.searcher is not None:
+                self.searcher = self.searcher.on_trial_complete(trial_id, None, error=False)
+
+    def _on_errored(self, trial: TrialState) -> None:
+        self.scheduler = self.scheduler.on_trial_error(trial)
+        if self.searcher is not None:
+            self.searcher = self.searcher.on_trial_complete(trial.trial_id, None, error=True)
+        if self.config.fail_fast and self.stopping is None:
+            message = f"fail_fast: trial {trial.trial_id} failed: {trial.error_message}"
+            self._stop_experiment(message, error=message)
+
+    def _on_result(self, trial: TrialState, event: ResultReported) -> Rejection | None:
+        rejection = lifecycle.check(trial, event)
+        if rejection is not None:
+            return rejection
+        result = event.result
+        flat = flatten(result)
+        problem = self._result_problem(trial, flat)
+        if problem is not None:
+            self._fail(trial, problem)
+            return None
+        stopped = check_stop(trial.spec.stopping_criterion, flat)
+        if isinstance(stopped, StopCriterionError):
+            self._fail(trial, stopped.message)
+            return None
+        verdict: Verdict
+        if stopped:
+            verdict = STOP
+        else:
+            self.scheduler, verdict = self.scheduler.on_trial_result(trial, flat, self.trials)
+            if self.searcher is not None:
+                self.searcher = self.searcher.on_trial_result(trial.trial_id, flat)
+        terminate = verdict.decision is Decision.STOP
+        if terminate:
+            self.scheduler = self.scheduler.on_trial_complete(trial, flat)
+            if self.searcher is not None:
+                self.searcher = self.searcher.on_trial_complete(trial.trial_id, flat, error=False)
+        recorded = lifecycle.record_result(trial, result, event.at, terminate=terminate)
+        exploit = verdict.exploit
+        if exploit is not None and not terminate:
+            reset = lifecycle.exploit(
+                recorded, exploit.config, exploit.experiment_tag, exploit.restore_from
+            )
+            cont = ContinueTrial(trial_id=trial.trial_id)
+            self._apply(trial, Applied(reset.state, (*reset.commands, cont)))
+        else:
+            self._apply(
+                trial, lifecycle.decide(recorded, verdict.decision, checkpoint=verdict.checkpoint)
+            )
+        return None
+
+    def _result_problem(self, trial: TrialState, flat: JsonDict) -> str | None:
+        """Strict metric checking: with a metric configured, a result that
+        reports anything of its own must include it (as a number)."""
+        metric = self.config.metric
+        if metric is None or (metric in flat and is_number(flat[metric])):
+            return None
+        if all(key in AUTOFILLED for key in flat):
+            return None
+        if metric in flat:
+            return (
+                f"Trial {trial.trial_id} reported {metric}={flat[metric]!r}; it must be a number."
+            )
+        keys = ", ".join(sorted(flat))
+        return (
+            f"Trial {trial.trial_id} returned a result without the metric {metric!r} "
+            f"that the experiment optimises; keys present: {keys}. "
+            "Include it in every report."
+        )
+
+    # -- transitions ------------------------------------------------------
+
+    def _apply(self, before: TrialState, outcome: Applied) -> None:
+        self.put(before, outcome.state)
+        self.commands.extend(outcome.commands)
+
+    def _fail(self, trial: TrialState, error: str, *, recoverable: bool = True) -> None:
+        failed = lifecycle.fail(trial, error, self.at, recoverable=recoverable)
+        self._apply(trial, failed)
+        if failed.state.status is TrialStatus.ERROR:
+            self._on_errored(failed.state)
+
+    def put(self, before: TrialState, after: TrialState) -> None:
+        """Store `after` and keep queues, resources and counters in step."""
+        trial_id = after.trial_id
+        self.trials = self.trials.set(trial_id, after)
+        self.saves += len(after.saving_to) - len(before.saving_to)
+        old, new = before.status, after.status
+        if old is new:
+            return
+        self.changed = True
+        if old is PENDING:
+            self.pending = _without(self.pending, trial_id)
+        elif old is PAUSED:
+            self.paused = _without(self.paused, trial_id)
+        elif old is RUNNING:
+            self.running -= 1
+            self.used = resources.subtract(self.used, before.spec.resources)
+        if new is PENDING:
+            self.pending = self._inserted(self.pending, trial_id)
+        elif new is PAUSED:
+            self.paused = self._inserted(self.paused, trial_id)
+        elif new is RUNNING:
+            self.running += 1
+            self.used = resources.add(self.used, after.spec.resources)
+        else:
+            self.finished += 1
+
+    def _inserted(self, queue: tuple[str, ...], trial_id: str) -> tuple[str, ...]:
+        order = self.index
+        position = bisect.bisect(queue, order[trial_id], key=order.__getitem__)
+        return (*queue[:position], trial_id, *queue[position:])
+
+    def _add_trial(self, config: JsonDict, evaluated: JsonDict, tag: str) -> None:
+        number = self.created
+        settings = self.config
+        spec = TrialSpec(
+            trial_id=_trial_id(settings, number),
+            trainable_name=settings.trainable_name,
+            config=config,
+            evaluated_params=evaluated,
+            experiment_tag=tag or str(number),
+            resources=settings.resources_per_trial,
+            stopping_criterion=settings.stopping_criterion,
+            checkpoint_policy=settings.checkpoint_policy,
+            max_failures=settings.max_failures,
+        )
+        trial = lifecycle.new_trial(spec)
+        self.created += 1
+        self.index = self.index.set(spec.trial_id, number)
+        self.trials = self.trials.set(spec.trial_id, trial)
+        self.pending = (*self.pending, spec.trial_id)
+        self.scheduler = self.scheduler.on_trial_add(trial)
+        self.changed = True
+        self._fail_unschedulable((spec.trial_id,))
+
+    def _fail_unschedulable(self, trial_ids: Sequence[str]) -> None:
+        """A waiting trial that asks for more than the whole cluster has can
+        never start: it ends in ERROR with a message naming both, and the
+        rest of the experiment goes on."""
+        total = self.total
+        if total is None:
+            return
+        for trial_id in tuple(trial_ids):
+            trial = self.trials[trial_id]
+            if trial.status is PENDING and not resources.fits(trial.spec.resources, total):
+                message = resources.insufficient_message(trial.spec.resources, total)
+                self._fail(trial, message, recoverable=False)
+
+    def _stop_experiment(self, reason: str, *, error: str | None) -> None:
+        """Stop every unfinished trial; the experiment ends when the last
+        saves are in."""
+        self.stopping = reason
+        if error is not None and self.error is None:
+            self.error = error
+        self.changed = True
+        for trial in list(self.trials.values()):
+            if trial.is_finished:
+                continue
+            current = self.trials[trial.trial_id]
+            outcome = lifecycle.apply(current, StopRequested(trial_id=trial.trial_id, at=self.at))
+            if isinstance(outcome, Applied):
+                self._apply(current, outcome)
+                self._on_stopped(current, outcome.state)
+
+    # -- after the event ----------------------------------------------------
+
+    def settle(self) -> None:
+        """Enforce the time budget, pull new trials, start what fits, and end
+        the experiment when nothing is left."""
+        budget = self.config.time_budget_s
+        started = self.state.started_at if self.state.started_at is not None else self.at
+        if budget is not None and self.stopping is None and self.at - started >= budget:
+            self._stop_experiment(f"the time budget of {budget:g} s is used up", error=None)
+        if not self.changed:
+            return
+        self._pull_from_searcher()
+        self._start_what_fits()
+        self._check_end()
+
+    def _searcher_exhausted(self) -> bool:
+        limit = self.config.max_trials
+        return (
+            self.stopping is not None
+            or self.searcher is None
+            or self.searcher.is_finished
+            or (limit is not None and self.created >= limit)
+        )
+
+    def _pull_from_searcher(self) -> None:
+        while not self._searcher_exhausted() and len(self.pending) < self.config.max_pending_trials:
+            assert self.searcher is not None  # _searcher_exhausted checked it
+            self.searcher, suggestion = self.searcher.suggest(_trial_id(self.config, self.created))
+            if suggestion is None:
+                return
+            self._add_trial(
+                suggestion.config, suggestion.evaluated_params, suggestion.experiment_tag
+            )
+
+    def _start_what_fits(self) -> None:
+        total = self.total
+        if total is None or self.stopping is not None:
+            return
+        while self.pending or self.paused:
+            free = resources.subtract(total, self.used)
+            chosen = self.scheduler.choose_trial_to_run(
+                _TrialsView(self.pending, self.trials),
+                _TrialsView(self.paused, self.trials),
+                _fits_in(free),
+            )
+            if chosen is None:
+                return
+            trial = self.trials[chosen]
+            outcome = lifecycle.apply(trial, StartRequested(trial_id=chosen, at=self.at))
+            if isinstance(outcome, Rejection):
+                return  # the scheduler chose a trial that cannot start yet
+            self._apply(trial, outcome)
+
+    def _check_end(self) -> None:
+        if self.running or self.saves:
+            return
+        if self.finished == self.created:
+            if self._searcher_exhausted():
+                self._end()
+            elif self.total is not None and self.stopping is None:
+                self._dead_end(
+                    "The searcher suggested no trial while none is running or waiting, "
+                    "so the experiment cannot go on."
+                )
+            return
+        if self.total is None or self.stopping is not None:
+            return
+        if self.paused and not self.pending:
+            self._dead_end(
+                "There are paused trials, but no pending trials and nothing running: "
+                f"the scheduler resumed none of {', '.join(self.paused)}."
+            )
+        elif self.pending or self.paused:
+            self._dead_end(
+                "Trials are waiting but the scheduler starts none of them while nothing is running."
+            )
+
+    def _dead_end(self, message: str) -> None:
+        self._stop_experiment(message, error=message)
+        if not self.running and not self.saves:
+            self._end()
+
+    def _end(self) -> None:
+        self.done = True
+        self.commands.append(ExperimentDone(error=self.error))
+
+    def finish(self) -> Stepped:
+        state = self.state
+        new_state = msgspec.structs.replace(
+            state,
+            trials=self.trials,
+            index=self.index,
+            created=self.created,
+            pending=self.pending,
+            paused=self.paused,
+            running=self.running,
+            finished=self.finished,
+            saves=self.saves,
+            total=self.total,
+            used=self.used,
+            scheduler=self.scheduler,
+            searcher=self.searcher,
+            started_at=state.started_at if state.started_at is not None else self.at,
+            now=self.at,
+            stopping=self.stopping,
+            done=self.done,
+            error=self.error,
+        )
+        return new_state, tuple(self.commands)
+
+
+def _fits_in(free: Resources) -> Callable[[TrialState], bool]:
+    def fits(trial: TrialState) -> bool:
+        return not trial.saving_to and resources.fits(trial.spec.resources, free)
+
+    return fits
+
+
+def _trial_id(config: ExperimentConfig, number: int) -> str:
+    return f"{config.trial_id_prefix}_{number:05d}"
+
+
+def _without(queue: tuple[str, ...], trial_id: str) -> tuple[str, ...]:
+    position = queue.index(trial_id)
+    return queue[:position] + queue[position + 1 :]
+
+
+def _reject(event: ExperimentEvent, reason: str) -> Rejection:
+    return Rejection(event=type(event).__name__, reason=reason)

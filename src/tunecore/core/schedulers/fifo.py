@@ -1,0 +1,59 @@
+"""First in, first out: every trial runs to its own stopping criteria."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Self
+
+import msgspec
+
+from tunecore.core.schedulers.base import CONTINUE, Fits, Verdict
+from tunecore.model import JsonDict, Mode, TrialState
+
+
+class FIFOScheduler(msgspec.Struct, frozen=True, tag=True):
+    """Never pauses or stops a trial; starts waiting trials in the order they
+    were added, new ones before paused ones (as Ray Tune's FIFOScheduler).
+    It has no state, so every hook returns the scheduler itself."""
+
+    def with_objective(self, metric: str | None, mode: Mode | None) -> Self:
+        return self
+
+    def on_trial_add(self, trial: TrialState) -> Self:
+        return self
+
+    def on_trial_result(
+        self, trial: TrialState, result: JsonDict, trials: Mapping[str, TrialState]
+    ) -> tuple[Self, Verdict]:
+        return self, CONTINUE
+
+    def on_trial_complete(self, trial: TrialState, result: JsonDict) -> Self:
+        return self
+
+    def on_trial_error(self, trial: TrialState) -> Self:
+        return self
+
+    def on_trial_remove(self, trial: TrialState) -> Self:
+        return self
+
+    def choose_trial_to_run(
+        self, pending: Sequence[TrialState], paused: Sequence[TrialState], fits: Fits
+    ) -> str | None:
+        return first_fitting(pending, paused, fits)
+
+    def debug_string(self) -> str:
+        return "Using FIFO scheduling algorithm."
+
+
+def first_fitting(
+    pending: Sequence[TrialState], paused: Sequence[TrialState], fits: Fits
+) -> str | None:
+    """The first pending trial that fits, else the first paused one: the
+    FIFO order most schedulers use to fill free slots."""
+    for trial in pending:
+        if fits(trial):
+            return trial.trial_id
+    for trial in paused:
+        if fits(trial):
+            return trial.trial_id
+    return None

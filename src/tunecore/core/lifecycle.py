@@ -45,6 +45,7 @@ from tunecore.model import (
     Decision,
     DeleteCheckpoint,
     JsonDict,
+    JsonValue,
     Location,
     PauseRequested,
     PauseTrial,
@@ -147,10 +148,19 @@ def start(trial: TrialState, at: float) -> Applied:
     return Applied(started, (StartTrial(trial_id=trial.trial_id, restore_from=restore_from),))
 
 
-def record_result(trial: TrialState, result: JsonDict, at: float, *, terminate: bool) -> TrialState:
+def record_result(
+    trial: TrialState,
+    result: JsonDict,
+    at: float,
+    *,
+    terminate: bool,
+    flat: Mapping[str, JsonValue] | None = None,
+) -> TrialState:
     """Make `result` the last result (annotated with trial id, `done` and the
     experiment tag), fold it into the metric analysis and take the worker
-    location it reports (`hostname` or `node_ip`, and `pid`)."""
+    location it reports (`hostname` or `node_ip`, and `pid`). `flat` is the
+    result flattened, when the caller has it already (the annotations are
+    never numbers, so analysing the plain result gives the same stats)."""
     recorded = annotate(
         result,
         trial_id=trial.trial_id,
@@ -169,7 +179,7 @@ def record_result(trial: TrialState, result: JsonDict, at: float, *, terminate: 
         trial,
         last_result=recorded,
         last_update_time=at,
-        metric_analysis=analyse(trial.metric_analysis, flatten(recorded)),
+        metric_analysis=analyse(trial.metric_analysis, flatten(result) if flat is None else flat),
         location=location,
     )
 

@@ -17,9 +17,13 @@ SHOULD_CHECKPOINT = "should_checkpoint"
 def flatten(result: Mapping[str, JsonValue], separator: str = "/") -> JsonDict:
     """Nested dicts become '/'-joined keys (`{"a": {"b": 1}}` -> `{"a/b": 1}`);
     lists and scalars are left as they are. Stopping criteria, scores and
-    metric analysis all address metrics by these flat names."""
-    if not any(isinstance(value, dict) for value in result.values()):
-        return dict(result)
+    metric analysis all address metrics by these flat names. A result that
+    is already flat is returned as it is (read it, never mutate it)."""
+    for value in result.values():
+        if isinstance(value, dict):
+            break
+    else:
+        return result if isinstance(result, dict) else dict(result)
     flat: JsonDict = {}
     for key, value in result.items():
         if isinstance(value, dict):
@@ -44,8 +48,13 @@ def annotate(
 
 
 def is_number(value: object) -> bool:
-    """Real numbers only: a boolean is a flag, not a metric."""
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    """Real numbers only: a boolean is a flag, not a metric. (The exact-type
+    test first: it is the common case and this runs for every metric of
+    every result.)"""
+    kind = type(value)
+    if kind is float or kind is int:
+        return True
+    return isinstance(value, int | float) and kind is not bool
 
 
 def analyse(
@@ -63,9 +72,11 @@ def analyse(
     """
     step_value = flat_result.get(TRAINING_ITERATION)
     step = float(step_value) if is_number(step_value) and step_value else 1.0  # type: ignore[arg-type]
+    keep, add = (step - 1.0) / step, 1.0 / step
     updated = dict(analysis)
     for metric, value in flat_result.items():
-        if not is_number(value):
+        kind = type(value)
+        if not (kind is float or kind is int or is_number(value)):
             continue
         number = float(value)  # type: ignore[arg-type]
         previous = analysis.get(metric)
@@ -75,7 +86,7 @@ def analyse(
             updated[metric] = MetricStats(
                 max(number, previous.max),
                 min(number, previous.min),
-                previous.avg * ((step - 1.0) / step) + number / step,
+                previous.avg * keep + number * add,
                 number,
             )
     return updated

@@ -120,34 +120,98 @@ def step(state: ExperimentState, event: ExperimentEvent) -> Stepped | Rejection:
     return work.finish()
 
 
-class _TrialsView(Sequence[TrialState]):
-    """The trials behind a tuple of ids, looked up only when read: handing
-    the scheduler the pending and paused queues costs nothing."""
+class _Queue:
+    """A waiting queue (trial ids in creation order) during one step.
 
-    def __init__(self, ids: tuple[str, ...], trials: immutables.Map[str, TrialState]) -> None:
-        self._ids = ids
+    Removals only mark ids as gone and insertions copy the ids once per step,
+    so starting k trials from a queue of p costs O(p + k), not O(p * k).
+    `freeze` gives the tuple the new state keeps.
+    """
+
+    def __init__(self, ids: tuple[str, ...]) -> None:
+        self._frozen = ids
+        self._ids: list[str] | None = None
+        self._gone: set[str] = set()
+
+    def __bool__(self) -> bool:
+        return len(self) > 0
+
+    def __len__(self) -> int:
+        ids = self._frozen if self._ids is None else self._ids
+        return len(ids) - len(self._gone)
+
+    def ids(self) -> Iterator[str]:
+        ids = self._frozen if self._ids is None else self._ids
+        gone = self._gone
+        return (i for i in ids if i not in gone) if gone else iter(ids)
+
+    def remove(self, trial_id: str) -> None:
+        self._gone.add(trial_id)
+
+    def insert(self, trial_id: str, order: immutables.Map[str, int]) -> None:
+        if trial_id in self._gone:
+            self._gone.discard(trial_id)
+            return
+        if self._ids is None:
+            self._ids = list(self._frozen)
+        bisect.insort(self._ids, trial_id, key=order.__getitem__)
+
+    def freeze(self) -> tuple[str, ...]:
+        if self._ids is None and not self._gone:
+            return self._frozen
+        return tuple(self.ids())
+
+
+class _TrialsView(Sequence[TrialState]):
+    """The trials of a queue, looked up only when read: handing the
+    scheduler the pending and paused queues costs nothing."""
+
+    def __init__(self, queue: _Queue, trials: immutables.Map[str, TrialState]) -> None:
+        self._queue = queue
         self._trials = trials
 
     def __len__(self) -> int:
-        return len(self._ids)
+        return len(self._queue)
 
     @overload
     def __getitem__(self, index: int) -> TrialState: ...
     @overload
     def __getitem__(self, index: slice) -> Sequence[TrialState]: ...
     def __getitem__(self, index: int | slice) -> TrialState | Sequence[TrialState]:
-        if isinstance(index, slice):
-            return [self._trials[i] for i in self._ids[index]]
-        return self._trials[self._ids[index]]
+        trials = list(self)
+        return trials[index]
 
     def __iter__(self) -> Iterator[TrialState]:
         trials = self._trials
-        return (trials[i] for i in self._ids)
+        return (trials[i] for i in self._queue.ids())
 
 
 class _Step:
     """The working copy for one event. Private to `step`; see the module
     docstring for why mutation here keeps `step` pure."""
+
+    __slots__ = (
+        "at",
+        "changed",
+        "commands",
+        "config",
+        "created",
+        "done",
+        "error",
+        "finished",
+        "index",
+        "paused",
+        "pending",
+        "running",
+        "saves",
+        "scheduler",
+        "searcher",
+        "state",
+        "stopping",
+        "total",
+        "trials",
+        "used",
+    )
 
     def __init__(self, state: ExperimentState, at: float) -> None:
         self.state = state
@@ -156,8 +220,8 @@ class _Step:
         self.trials = state.trials
         self.index = state.index
         self.created = state.created
-        self.pending = state.pending
-        self.paused = state.paused
+        self.pending = _Queue(state.pending)
+        self.paused = _Queue(state.paused)
         self.running = state.running
         self.finished = state.finished
         self.saves = state.saves
@@ -174,10 +238,15 @@ class _Step:
     # -- events -----------------------------------------------------------
 
     def handle(self, event: ExperimentEvent) -> Rejection | None:
+        if isinstance(event, ResultReported):
+            result_trial = self.trials.get(event.trial_id)
+            if result_trial is None:
+                return _reject(event, f"there is no trial {event.trial_id!r}")
+            return self._on_result(result_trial, event)
         if isinstance(event, ClusterResourcesChanged):
             self.total = event.total
             self.changed = True
-            self._fail_unschedulable(self.pending)
+            self._fail_unschedulable(tuple(self.pending.ids()))
             return None
         if isinstance(event, TrialRequested):
             if self.stopping is not None:
@@ -193,8 +262,6 @@ class _Step:
         trial = self.trials.get(event.trial_id)
         if trial is None:
             return _reject(event, f"there is no trial {event.trial_id!r}")
-        if isinstance(event, ResultReported):
-            return self._on_result(trial, event)
         outcome = lifecycle.apply(trial, event)
         if isinstance(outcome, Rejection):
             return outcome
@@ -269,7 +336,7 @@ class _Step:
             self.scheduler = self.scheduler.on_trial_complete(trial, flat)
             if self.searcher is not None:
                 self.searcher = self.searcher.on_trial_complete(trial.trial_id, flat, error=False)
-        recorded = lifecycle.record_result(trial, result, event.at, terminate=terminate)
+        recorded = lifecycle.record_result(trial, result, event.at, terminate=terminate, flat=flat)
         exploit = verdict.exploit
         if exploit is not None and not terminate:
             reset = lifecycle.exploit(
@@ -324,26 +391,21 @@ class _Step:
             return
         self.changed = True
         if old is PENDING:
-            self.pending = _without(self.pending, trial_id)
+            self.pending.remove(trial_id)
         elif old is PAUSED:
-            self.paused = _without(self.paused, trial_id)
+            self.paused.remove(trial_id)
         elif old is RUNNING:
             self.running -= 1
             self.used = resources.subtract(self.used, before.spec.resources)
         if new is PENDING:
-            self.pending = self._inserted(self.pending, trial_id)
+            self.pending.insert(trial_id, self.index)
         elif new is PAUSED:
-            self.paused = self._inserted(self.paused, trial_id)
+            self.paused.insert(trial_id, self.index)
         elif new is RUNNING:
             self.running += 1
             self.used = resources.add(self.used, after.spec.resources)
         else:
             self.finished += 1
-
-    def _inserted(self, queue: tuple[str, ...], trial_id: str) -> tuple[str, ...]:
-        order = self.index
-        position = bisect.bisect(queue, order[trial_id], key=order.__getitem__)
-        return (*queue[:position], trial_id, *queue[position:])
 
     def _add_trial(self, config: JsonDict, evaluated: JsonDict, tag: str) -> None:
         number = self.created
@@ -363,7 +425,7 @@ class _Step:
         self.created += 1
         self.index = self.index.set(spec.trial_id, number)
         self.trials = self.trials.set(spec.trial_id, trial)
-        self.pending = (*self.pending, spec.trial_id)
+        self.pending.insert(spec.trial_id, self.index)
         self.scheduler = self.scheduler.on_trial_add(trial)
         self.changed = True
         self._fail_unschedulable((spec.trial_id,))
@@ -454,6 +516,8 @@ class _Step:
         if self.running or self.saves:
             return
         if self.finished == self.created:
+            if self.searcher is None and self.created == 0 and self.stopping is None:
+                return  # trials come only by TrialRequested: wait for the first
             if self._searcher_exhausted():
                 self._end()
             elif self.total is not None and self.stopping is None:
@@ -467,7 +531,7 @@ class _Step:
         if self.paused and not self.pending:
             self._dead_end(
                 "There are paused trials, but no pending trials and nothing running: "
-                f"the scheduler resumed none of {', '.join(self.paused)}."
+                f"the scheduler resumed none of {', '.join(self.paused.ids())}."
             )
         elif self.pending or self.paused:
             self._dead_end(
@@ -484,28 +548,33 @@ class _Step:
         self.commands.append(ExperimentDone(error=self.error))
 
     def finish(self) -> Stepped:
+        """The new state. A result that only let its trial continue changes
+        the trial and the policies, so only what changed is replaced."""
         state = self.state
-        new_state = msgspec.structs.replace(
-            state,
-            trials=self.trials,
-            index=self.index,
-            created=self.created,
-            pending=self.pending,
-            paused=self.paused,
-            running=self.running,
-            finished=self.finished,
-            saves=self.saves,
-            total=self.total,
-            used=self.used,
-            scheduler=self.scheduler,
-            searcher=self.searcher,
-            started_at=state.started_at if state.started_at is not None else self.at,
-            now=self.at,
-            stopping=self.stopping,
-            done=self.done,
-            error=self.error,
-        )
-        return new_state, tuple(self.commands)
+        changes: dict[str, object] = {
+            "trials": self.trials,
+            "scheduler": self.scheduler,
+            "searcher": self.searcher,
+            "saves": self.saves,
+            "now": self.at,
+        }
+        if state.started_at is None:
+            changes["started_at"] = self.at
+        if self.changed or self.stopping is not state.stopping or self.total is not state.total:
+            changes.update(
+                index=self.index,
+                created=self.created,
+                pending=self.pending.freeze(),
+                paused=self.paused.freeze(),
+                running=self.running,
+                finished=self.finished,
+                total=self.total,
+                used=self.used,
+                stopping=self.stopping,
+                done=self.done,
+                error=self.error,
+            )
+        return msgspec.structs.replace(state, **changes), tuple(self.commands)
 
 
 def _fits_in(free: Resources) -> Callable[[TrialState], bool]:
@@ -517,11 +586,6 @@ def _fits_in(free: Resources) -> Callable[[TrialState], bool]:
 
 def _trial_id(config: ExperimentConfig, number: int) -> str:
     return f"{config.trial_id_prefix}_{number:05d}"
-
-
-def _without(queue: tuple[str, ...], trial_id: str) -> tuple[str, ...]:
-    position = queue.index(trial_id)
-    return queue[:position] + queue[position + 1 :]
 
 
 def _reject(event: ExperimentEvent, reason: str) -> Rejection:

@@ -1,0 +1,1 @@
+"""tunecore's benchmarks. Run them all with `nox -s bench` (or `./dev bench`)."""

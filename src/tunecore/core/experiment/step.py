@@ -385,7 +385,11 @@ class _Step:
         """Store `after` and keep queues, resources and counters in step."""
         trial_id = after.trial_id
         self.trials = self.trials.set(trial_id, after)
-        self.saves += len(after.saving_to) - len(before.saving_to)
+        saves = len(after.saving_to) - len(before.saving_to)
+        if saves:
+            # A save in flight holds back a resume and the experiment's end.
+            self.saves += saves
+            self.changed = True
         old, new = before.status, after.status
         if old is new:
             return
@@ -450,11 +454,13 @@ class _Step:
         if error is not None and self.error is None:
             self.error = error
         self.changed = True
-        for trial in list(self.trials.values()):
-            if trial.is_finished:
+        # Creation order, never the map's: its order follows string hashes,
+        # which differ between processes, and replay must give equal commands.
+        for trial_id in sorted(self.trials.keys(), key=self.index.__getitem__):
+            current = self.trials[trial_id]
+            if current.is_finished:
                 continue
-            current = self.trials[trial.trial_id]
-            outcome = lifecycle.apply(current, StopRequested(trial_id=trial.trial_id, at=self.at))
+            outcome = lifecycle.apply(current, StopRequested(trial_id=trial_id, at=self.at))
             if isinstance(outcome, Applied):
                 self._apply(current, outcome)
                 self._on_stopped(current, outcome.state)
@@ -471,7 +477,8 @@ class _Step:
         if not self.changed:
             return
         self._pull_from_searcher()
-        self._start_what_fits()
+        while self._start_what_fits():
+            self._pull_from_searcher()  # refill the waiting queue the starts drained
         self._check_end()
 
     def _searcher_exhausted(self) -> bool:
@@ -493,10 +500,13 @@ class _Step:
                 suggestion.config, suggestion.evaluated_params, suggestion.experiment_tag
             )
 
-    def _start_what_fits(self) -> None:
+    def _start_what_fits(self) -> bool:
+        """Start waiting trials the scheduler picks while they fit; whether
+        any started."""
         total = self.total
         if total is None or self.stopping is not None:
-            return
+            return False
+        started = False
         while self.pending or self.paused:
             free = resources.subtract(total, self.used)
             chosen = self.scheduler.choose_trial_to_run(
@@ -505,12 +515,14 @@ class _Step:
                 _fits_in(free),
             )
             if chosen is None:
-                return
+                break
             trial = self.trials[chosen]
             outcome = lifecycle.apply(trial, StartRequested(trial_id=chosen, at=self.at))
             if isinstance(outcome, Rejection):
-                return  # the scheduler chose a trial that cannot start yet
+                break  # the scheduler chose a trial that cannot start yet
             self._apply(trial, outcome)
+            started = True
+        return started
 
     def _check_end(self) -> None:
         if self.running or self.saves:

@@ -1,0 +1,323 @@
+"""Whole experiments driven by random but legal event streams.
+
+The machine plays the shell: it answers the saves the core asks for,
+reports results and failures for running trials, restores, and sends the
+requests a user may send. After every step the invariants check the
+bookkeeping against the trials themselves and every command against the
+status of its trial. At the end the same events are replayed from scratch
+(determinism), and the experiment is driven to its end (liveness).
+"""
+
+from __future__ import annotations
+
+import msgspec
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+
+from tests.core.experiment.policies import ListSearcher, ScriptedScheduler
+from tunecore.core import resources
+from tunecore.core.experiment import ExperimentConfig, ExperimentState, new_experiment, step
+from tunecore.core.schedulers.base import CONTINUE, PAUSE, STOP, Verdict
+from tunecore.core.schedulers.fifo import FIFOScheduler
+from tunecore.model import (
+    CheckpointPolicy,
+    CheckpointRef,
+    CheckpointSaved,
+    ClusterResourcesChanged,
+    Command,
+    ContinueTrial,
+    DeleteCheckpoint,
+    ExperimentDone,
+    ExperimentEvent,
+    ExperimentStopRequested,
+    PauseRequested,
+    PauseTrial,
+    Rejection,
+    ResetTrial,
+    Resources,
+    ResultReported,
+    SaveCheckpoint,
+    StartTrial,
+    StopRequested,
+    StopTrial,
+    Tick,
+    TrialFailed,
+    TrialRequested,
+    TrialRestored,
+    TrialState,
+    TrialStatus,
+)
+from tunecore.model.codec import from_msgpack, to_msgpack
+
+verdict_scripts = st.lists(st.sampled_from([CONTINUE, CONTINUE, CONTINUE, PAUSE, STOP]), max_size=4)
+
+configs = st.builds(
+    ExperimentConfig,
+    trainable_name=st.just("train"),
+    stopping_criterion=st.sampled_from(
+        [{}, {"training_iteration": 3.0}, {"training_iteration": 6.0}]
+    ),
+    checkpoint_policy=st.builds(
+        CheckpointPolicy,
+        frequency=st.integers(0, 2),
+        at_end=st.booleans(),
+        num_to_keep=st.none() | st.integers(1, 2),
+    ),
+    resources_per_trial=st.sampled_from([Resources(cpu=1), Resources(cpu=0.5), Resources(cpu=2)]),
+    max_failures=st.integers(-1, 2),
+    fail_fast=st.integers(0, 5).map(lambda n: n == 0),
+    max_pending_trials=st.integers(1, 4),
+)
+
+
+def iteration_of(trial: TrialState) -> int:
+    value = trial.last_result.get("training_iteration", 0)
+    return value if isinstance(value, int) else 0
+
+
+class ExperimentMachine(RuleBasedStateMachine):
+    state: ExperimentState
+    initial: ExperimentState
+    events: list[ExperimentEvent]
+    commands: list[tuple[Command, ...]]
+    clock: float
+    paths: int
+
+    @initialize(
+        config=configs,
+        trials=st.integers(1, 6),
+        scripted=st.booleans(),
+        scripts=st.lists(verdict_scripts, min_size=6, max_size=6),
+        cpus=st.sampled_from([1.0, 2.0, 3.0]),
+    )
+    def create(
+        self,
+        config: ExperimentConfig,
+        trials: int,
+        scripted: bool,
+        scripts: list[list[Verdict]],
+        cpus: float,
+    ) -> None:
+        searcher = ListSearcher(configs=tuple({"n": n} for n in range(trials)))
+        scheduler = (
+            ScriptedScheduler(verdicts={f"trial_{n:05d}": s for n, s in enumerate(scripts)})
+            if scripted
+            else FIFOScheduler()
+        )
+        self.state = new_experiment(config, scheduler, searcher)
+        self.initial = self.state
+        self.events = []
+        self.commands = []
+        self.clock = 0.0
+        self.paths = 0
+        self.feed(ClusterResourcesChanged(at=0.0, total=Resources(cpu=cpus)))
+
+    # -- feeding ------------------------------------------------------------
+
+    def feed(self, event: ExperimentEvent) -> None:
+        outcome = step(self.state, event)
+        if isinstance(outcome, Rejection):
+            assert step(self.state, event) == outcome
+            return
+        before = self.state
+        self.state, commands = outcome
+        self.events.append(event)
+        self.commands.append(commands)
+        check_commands(before, self.state, commands)
+
+    def now(self) -> float:
+        self.clock += 1.0
+        return self.clock
+
+    def ids(self, status: TrialStatus) -> list[str]:
+        return sorted(t for t, trial in self.state.trials.items() if trial.status is status)
+
+    def saving(self) -> list[str]:
+        return sorted(t for t, trial in self.state.trials.items() if trial.saving_to)
+
+    def answer_save(self, trial_id: str) -> None:
+        trial = self.state.trials[trial_id]
+        self.paths += 1
+        checkpoint = CheckpointRef(
+            storage=trial.saving_to[0],
+            path=f"ckpt_{self.paths}",
+            training_iteration=iteration_of(trial),
+            metrics=trial.last_result,
+        )
+        self.feed(CheckpointSaved(trial_id=trial_id, at=self.now(), checkpoint=checkpoint))
+
+    # -- rules ----------------------------------------------------------------
+
+    @precondition(lambda self: bool(self.ids(TrialStatus.RUNNING)))
+    @rule(data=st.data(), loss=st.floats(0, 1), done=st.integers(0, 7).map(lambda n: n == 0))
+    def report(self, data: st.DataObject, loss: float, done: bool) -> None:
+        trial_id = data.draw(st.sampled_from(self.ids(TrialStatus.RUNNING)))
+        iteration = iteration_of(self.state.trials[trial_id]) + 1
+        result = {"training_iteration": iteration, "loss": loss, "done": done}
+        self.feed(ResultReported(trial_id=trial_id, at=self.now(), result=result))
+
+    @precondition(lambda self: bool(self.saving()))
+    @rule(data=st.data())
+    def save_done(self, data: st.DataObject) -> None:
+        self.answer_save(data.draw(st.sampled_from(self.saving())))
+
+    @precondition(lambda self: bool(self.ids(TrialStatus.RUNNING)))
+    @rule(data=st.data())
+    def worker_dies(self, data: st.DataObject) -> None:
+        trial_id = data.draw(st.sampled_from(self.ids(TrialStatus.RUNNING)))
+        self.feed(TrialFailed(trial_id=trial_id, at=self.now(), error="worker died"))
+
+    @precondition(
+        lambda self: any(t.restoring_from is not None for t in self.state.trials.values())
+    )
+    @rule(data=st.data())
+    def restore_done(self, data: st.DataObject) -> None:
+        restoring = sorted(t for t, x in self.state.trials.items() if x.restoring_from is not None)
+        trial_id = data.draw(st.sampled_from(restoring))
+        self.feed(TrialRestored(trial_id=trial_id, at=self.now()))
+
+    @precondition(lambda self: bool(self.state.trials))
+    @rule(data=st.data(), pause=st.booleans())
+    def user_request(self, data: st.DataObject, pause: bool) -> None:
+        trial_id = data.draw(st.sampled_from(sorted(self.state.trials.keys())))
+        event = PauseRequested if pause else StopRequested
+        self.feed(event(trial_id=trial_id, at=self.now()))
+
+    @rule(seconds=st.floats(0, 5))
+    def tick(self, seconds: float) -> None:
+        self.clock += seconds
+        self.feed(Tick(at=self.now()))
+
+    @rule(n=st.integers(0, 100))
+    def request_trial(self, n: int) -> None:
+        self.feed(TrialRequested(at=self.now(), config={"requested": n}))
+
+    @rule(extra=st.sampled_from([0.5, 1.0, 2.0]))
+    def cluster_grows(self, extra: float) -> None:
+        total = self.state.total
+        assert total is not None
+        grown = Resources(cpu=total.cpu + extra)
+        self.feed(ClusterResourcesChanged(at=self.now(), total=grown))
+
+    @rule(now=st.integers(0, 9).map(lambda n: n == 0))
+    def user_stops_everything(self, now: bool) -> None:
+        if now:
+            self.feed(ExperimentStopRequested(at=self.now(), reason="user"))
+
+    # -- invariants ---------------------------------------------------------
+
+    @invariant()
+    def bookkeeping_matches_the_trials(self) -> None:
+        state = self.state
+        trials = state.trials
+        order = state.index
+
+        def in_order(status: TrialStatus) -> tuple[str, ...]:
+            ids = [t for t, x in trials.items() if x.status is status]
+            return tuple(sorted(ids, key=order.__getitem__))
+
+        assert state.pending == in_order(TrialStatus.PENDING)
+        assert state.paused == in_order(TrialStatus.PAUSED)
+        assert state.running == len(in_order(TrialStatus.RUNNING))
+        assert state.finished == sum(1 for x in trials.values() if x.is_finished)
+        assert state.saves == sum(len(x.saving_to) for x in trials.values())
+        assert state.created == len(trials) == len(order)
+
+    @invariant()
+    def resources_are_never_oversubscribed(self) -> None:
+        state = self.state
+        used = resources.nothing()
+        for trial in state.trials.values():
+            if trial.status is TrialStatus.RUNNING:
+                used = resources.add(used, trial.spec.resources)
+        assert used == state.used
+        assert state.total is not None
+        assert resources.fits(state.used, state.total), (state.used, state.total)
+
+    @invariant()
+    def trials_round_trip_through_msgpack(self) -> None:
+        for trial in self.state.trials.values():
+            assert from_msgpack(to_msgpack(trial), TrialState) == trial
+
+    def teardown(self) -> None:
+        if not hasattr(self, "state"):
+            return
+        self.replay_gives_the_same_commands()
+        self.drive_to_the_end()
+
+    def replay_gives_the_same_commands(self) -> None:
+        state = self.initial
+        for event, expected in zip(self.events, self.commands, strict=True):
+            outcome = step(state, event)
+            assert not isinstance(outcome, Rejection)
+            state, commands = outcome
+            assert commands == expected
+        assert dict(state.trials) == dict(self.state.trials)
+
+    def drive_to_the_end(self) -> None:
+        """A healthy shell and trials that finish: every trial must end."""
+        for _ in range(500):
+            if self.state.done:
+                break
+            if self.saving():
+                self.answer_save(self.saving()[0])
+            elif self.ids(TrialStatus.RUNNING):
+                trial_id = self.ids(TrialStatus.RUNNING)[0]
+                result = {"training_iteration": 99, "loss": 0.0, "done": True}
+                self.feed(ResultReported(trial_id=trial_id, at=self.now(), result=result))
+            else:
+                self.feed(ClusterResourcesChanged(at=self.now(), total=Resources(cpu=8)))
+                if not self.state.done and not self.ids(TrialStatus.RUNNING):
+                    self.feed(ExperimentStopRequested(at=self.now(), reason="drain"))
+        assert self.state.done, self.state
+        assert all(t.is_finished for t in self.state.trials.values())
+        assert self.commands[-1][-1] == ExperimentDone(error=self.state.error)
+
+
+def check_commands(
+    before: ExperimentState, after: ExperimentState, commands: tuple[Command, ...]
+) -> None:
+    """Every command is legal for the status its trial ends the step in."""
+    for position, command in enumerate(commands):
+        if isinstance(command, ExperimentDone):
+            assert position == len(commands) - 1
+            assert after.done
+            continue
+        trial = after.trials[command.trial_id]
+        status = trial.status
+        if isinstance(command, StartTrial | ContinueTrial | ResetTrial):
+            assert status is TrialStatus.RUNNING, (command, trial)
+        elif isinstance(command, PauseTrial):
+            assert status in (TrialStatus.PAUSED, TrialStatus.TERMINATED), (command, trial)
+        elif isinstance(command, StopTrial):
+            assert status is not TrialStatus.PAUSED or command.error is None, (command, trial)
+        elif isinstance(command, SaveCheckpoint):
+            was = before.trials.get(command.trial_id)
+            assert was is not None
+            assert len(trial.saving_to) > 0 or trial.is_finished, (command, trial)
+        elif isinstance(command, DeleteCheckpoint):
+            assert command.checkpoint not in trial.checkpoints.persistent
+    if after.total is not None:
+        started = any(isinstance(c, StartTrial) for c in commands)
+        if started:
+            assert resources.fits(after.used, after.total), (after.used, after.total)
+
+
+ExperimentMachine.TestCase.settings = settings(
+    max_examples=120,
+    stateful_step_count=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+test_experiments = ExperimentMachine.TestCase
+
+
+def test_states_decode_to_the_same_trials() -> None:
+    """A trial's msgpack bytes are stable: encode, decode, encode again."""
+    state = new_experiment(ExperimentConfig(trainable_name="t"), searcher=ListSearcher(({},)))
+    outcome = step(state, ClusterResourcesChanged(at=0.0, total=Resources(cpu=1)))
+    assert not isinstance(outcome, Rejection)
+    trial = outcome[0].trials["trial_00000"]
+    packed = to_msgpack(trial)
+    assert to_msgpack(msgspec.msgpack.decode(packed, type=TrialState)) == packed

@@ -31,6 +31,7 @@ from tunecore.model import (
     ExperimentDone,
     ExperimentEvent,
     ExperimentStopRequested,
+    JsonDict,
     PauseRequested,
     PauseTrial,
     Rejection,
@@ -154,7 +155,7 @@ class ExperimentMachine(RuleBasedStateMachine):
     def report(self, data: st.DataObject, loss: float, done: bool) -> None:
         trial_id = data.draw(st.sampled_from(self.ids(TrialStatus.RUNNING)))
         iteration = iteration_of(self.state.trials[trial_id]) + 1
-        result = {"training_iteration": iteration, "loss": loss, "done": done}
+        result: JsonDict = {"training_iteration": iteration, "loss": loss, "done": done}
         self.feed(ResultReported(trial_id=trial_id, at=self.now(), result=result))
 
     @precondition(lambda self: bool(self.saving()))
@@ -255,20 +256,23 @@ class ExperimentMachine(RuleBasedStateMachine):
             assert commands == expected
         assert dict(state.trials) == dict(self.state.trials)
 
+    def is_done(self) -> bool:
+        return self.state.done
+
     def drive_to_the_end(self) -> None:
         """A healthy shell and trials that finish: every trial must end."""
         for _ in range(500):
-            if self.state.done:
+            if self.is_done():
                 break
             if self.saving():
                 self.answer_save(self.saving()[0])
             elif self.ids(TrialStatus.RUNNING):
                 trial_id = self.ids(TrialStatus.RUNNING)[0]
-                result = {"training_iteration": 99, "loss": 0.0, "done": True}
+                result: JsonDict = {"training_iteration": 99, "loss": 0.0, "done": True}
                 self.feed(ResultReported(trial_id=trial_id, at=self.now(), result=result))
             else:
                 self.feed(ClusterResourcesChanged(at=self.now(), total=Resources(cpu=8)))
-                if not self.state.done and not self.ids(TrialStatus.RUNNING):
+                if not self.is_done() and not self.ids(TrialStatus.RUNNING):
                     self.feed(ExperimentStopRequested(at=self.now(), reason="drain"))
         assert self.state.done, self.state
         assert all(t.is_finished for t in self.state.trials.values())

@@ -167,20 +167,25 @@ def record_result(
         done=terminate,
         experiment_tag=trial.spec.experiment_tag,
     )
-    hostname = recorded.get("hostname", recorded.get("node_ip"))
-    pid = recorded.get("pid")
     location = trial.location
-    if isinstance(hostname, str) or isinstance(pid, int):
-        location = Location(
-            hostname=hostname if isinstance(hostname, str) else location.hostname,
-            pid=pid if isinstance(pid, int) and not isinstance(pid, bool) else location.pid,
-        )
+    if "hostname" in result or "node_ip" in result or "pid" in result:
+        location = _reported_location(recorded, location)
     return msgspec.structs.replace(
         trial,
         last_result=recorded,
         last_update_time=at,
         metric_analysis=analyse(trial.metric_analysis, flatten(result) if flat is None else flat),
         location=location,
+    )
+
+
+def _reported_location(result: JsonDict, known: Location) -> Location:
+    """The worker location a result reports, keeping what it leaves out."""
+    hostname = result.get("hostname", result.get("node_ip"))
+    pid = result.get("pid")
+    return Location(
+        hostname=hostname if isinstance(hostname, str) else known.hostname,
+        pid=pid if isinstance(pid, int) and not isinstance(pid, bool) else known.pid,
     )
 
 
@@ -196,13 +201,16 @@ def decide(trial: TrialState, decision: Decision, *, checkpoint: bool = False) -
     recorded: CONTINUE (checkpointing first when due, or when `checkpoint`
     asks), PAUSE (memory checkpoint, release the worker) or STOP
     (checkpointing first when due)."""
-    commands: list[Command] = []
     trial_id = trial.trial_id
+    due = checkpoint or should_checkpoint(trial.spec.checkpoint_policy, trial.last_result)
+    if decision is Decision.CONTINUE and not due:
+        return Applied(trial, (ContinueTrial(trial_id=trial_id),))  # the common case
+    commands: list[Command] = []
     if decision is Decision.PAUSE:
         paused = _with_save(trial, CheckpointStorage.MEMORY, commands)
         commands.append(PauseTrial(trial_id=trial_id))
         return Applied(msgspec.structs.replace(paused, status=PAUSED), tuple(commands))
-    if checkpoint or should_checkpoint(trial.spec.checkpoint_policy, trial.last_result):
+    if due:
         trial = _with_save(trial, CheckpointStorage.PERSISTENT, commands)
     if decision is Decision.CONTINUE:
         commands.append(ContinueTrial(trial_id=trial_id))

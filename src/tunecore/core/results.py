@@ -39,12 +39,9 @@ def annotate(
 ) -> JsonDict:
     """The result as recorded: with `trial_id`, `done` and (when the trial has
     one) `experiment_tag`, so every line of result.json stands on its own."""
-    annotated = dict(result)
-    annotated[TRIAL_ID] = trial_id
-    annotated[DONE] = done
     if experiment_tag:
-        annotated[EXPERIMENT_TAG] = experiment_tag
-    return annotated
+        return {**result, TRIAL_ID: trial_id, DONE: done, EXPERIMENT_TAG: experiment_tag}
+    return {**result, TRIAL_ID: trial_id, DONE: done}
 
 
 def is_number(value: object) -> bool:
@@ -74,18 +71,24 @@ def analyse(
     step = float(step_value) if is_number(step_value) and step_value else 1.0  # type: ignore[arg-type]
     keep, add = (step - 1.0) / step, 1.0 / step
     updated = dict(analysis)
+    previous_of = analysis.get
     for metric, value in flat_result.items():
         kind = type(value)
-        if not (kind is float or kind is int or is_number(value)):
+        if kind is float:
+            number: float = value  # type: ignore[assignment]
+        elif kind is int or is_number(value):
+            number = float(value)  # type: ignore[arg-type]
+        else:
             continue
-        number = float(value)  # type: ignore[arg-type]
-        previous = analysis.get(metric)
+        previous = previous_of(metric)
         if previous is None:
             updated[metric] = MetricStats(number, number, number, number)
         else:
+            # Same results as max(number, hi) and min(number, lo), NaN included.
+            hi, lo = previous.max, previous.min
             updated[metric] = MetricStats(
-                max(number, previous.max),
-                min(number, previous.min),
+                hi if hi > number else number,
+                lo if lo < number else number,
                 previous.avg * keep + number * add,
                 number,
             )

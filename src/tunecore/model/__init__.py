@@ -3,6 +3,12 @@
 Every value here serializes with msgspec alone (msgpack for the event log and
 snapshots, JSON for people), so nothing tunecore persists is a pickle and
 decoding a payload can only ever build these declared types.
+
+The structs made on every event (`TrialState`, `MetricStats`, `Applied`,
+`ContinueTrial`, and the experiment state) are declared `gc=False`. They
+are immutable trees of plain data and never refer back to an owner, so they
+can never be part of a reference cycle, and leaving them out of the cyclic
+garbage collector's tracking is about 5 % of the cost of a result event.
 """
 
 from tunecore.model.checkpoint import (

@@ -22,7 +22,7 @@ class StartTrial(msgspec.Struct, frozen=True, kw_only=True, tag=True):
     restore_from: CheckpointRef | None = None
 
 
-class ContinueTrial(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+class ContinueTrial(msgspec.Struct, frozen=True, kw_only=True, tag=True, gc=False):
     """Let a RUNNING trial produce its next result."""
 
     trial_id: str

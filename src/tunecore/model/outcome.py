@@ -9,7 +9,7 @@ from tunecore.model.commands import Command
 from tunecore.model.trial import TrialState, TrialStatus
 
 
-class Applied(msgspec.Struct, frozen=True):
+class Applied(msgspec.Struct, frozen=True, gc=False):
     """The event was legal: `state` replaces the old one, `commands` go to the shell."""
 
     state: TrialState

@@ -70,7 +70,7 @@ class Location(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
         return f"{self.hostname}:{self.pid}"
 
 
-class MetricStats(msgspec.Struct, frozen=True, array_like=True):
+class MetricStats(msgspec.Struct, frozen=True, array_like=True, gc=False):
     """Running statistics of one numeric metric over a trial's results."""
 
     max: float
@@ -121,7 +121,7 @@ class TrialSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
                 raise InvalidFieldError(field, threshold, "a number")
 
 
-class TrialState(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+class TrialState(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, gc=False):
     """Where one trial stands. Only `tunecore.core` computes new ones.
 
     `saving_to` lists the saves in flight, oldest first (a worker answers

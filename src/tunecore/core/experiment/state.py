@@ -76,7 +76,7 @@ class ExperimentConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=
             )
 
 
-class ExperimentState(msgspec.Struct, frozen=True, kw_only=True):
+class ExperimentState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """Everything `step` needs; see the module docstring for the invariants."""
 
     config: ExperimentConfig

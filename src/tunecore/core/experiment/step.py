@@ -186,15 +186,12 @@ class _TrialsView(Sequence[TrialState]):
         return (trials[i] for i in self._queue.ids())
 
 
-class _Step:
-    """The working copy for one event. Private to `step`; see the module
-    docstring for why mutation here keeps `step` pure."""
+class _Books:
+    """The experiment's bookkeeping during one step: queues, counters,
+    resources, the end. Built on first use: a result that lets its trial
+    continue never needs it."""
 
     __slots__ = (
-        "at",
-        "changed",
-        "commands",
-        "config",
         "created",
         "done",
         "error",
@@ -203,14 +200,40 @@ class _Step:
         "paused",
         "pending",
         "running",
+        "stopping",
+        "total",
+        "used",
+    )
+
+    def __init__(self, state: ExperimentState) -> None:
+        self.index = state.index
+        self.created = state.created
+        self.pending = _Queue(state.pending)
+        self.paused = _Queue(state.paused)
+        self.running = state.running
+        self.finished = state.finished
+        self.total = state.total
+        self.used = state.used
+        self.stopping = state.stopping
+        self.done = False
+        self.error = state.error
+
+
+class _Step:
+    """The working copy for one event. Private to `step`; see the module
+    docstring for why mutation here keeps `step` pure."""
+
+    __slots__ = (
+        "_books",
+        "at",
+        "changed",
+        "commands",
+        "config",
         "saves",
         "scheduler",
         "searcher",
         "state",
-        "stopping",
-        "total",
         "trials",
-        "used",
     )
 
     def __init__(self, state: ExperimentState, at: float) -> None:
@@ -218,22 +241,18 @@ class _Step:
         self.config = state.config
         self.at = at
         self.trials = state.trials
-        self.index = state.index
-        self.created = state.created
-        self.pending = _Queue(state.pending)
-        self.paused = _Queue(state.paused)
-        self.running = state.running
-        self.finished = state.finished
         self.saves = state.saves
-        self.total = state.total
-        self.used = state.used
         self.scheduler = state.scheduler
         self.searcher = state.searcher
-        self.stopping = state.stopping
-        self.done = False
-        self.error = state.error
         self.commands: list[Command] = []
         self.changed = False
+        self._books: _Books | None = None
+
+    @property
+    def books(self) -> _Books:
+        if self._books is None:
+            self._books = _Books(self.state)
+        return self._books
 
     # -- events -----------------------------------------------------------
 
@@ -244,13 +263,13 @@ class _Step:
                 return _reject(event, f"there is no trial {event.trial_id!r}")
             return self._on_result(result_trial, event)
         if isinstance(event, ClusterResourcesChanged):
-            self.total = event.total
+            self.books.total = event.total
             self.changed = True
-            self._fail_unschedulable(tuple(self.pending.ids()))
+            self._fail_unschedulable(tuple(self.books.pending.ids()))
             return None
         if isinstance(event, TrialRequested):
-            if self.stopping is not None:
-                return _reject(event, f"the experiment is stopping ({self.stopping})")
+            if self.books.stopping is not None:
+                return _reject(event, f"the experiment is stopping ({self.books.stopping})")
             self._add_trial(event.config, {}, event.experiment_tag)
             return None
         if isinstance(event, Tick):
@@ -306,14 +325,13 @@ class _Step:
         self.scheduler = self.scheduler.on_trial_error(trial)
         if self.searcher is not None:
             self.searcher = self.searcher.on_trial_complete(trial.trial_id, None, error=True)
-        if self.config.fail_fast and self.stopping is None:
+        if self.config.fail_fast and self.books.stopping is None:
             message = f"fail_fast: trial {trial.trial_id} failed: {trial.error_message}"
             self._stop_experiment(message, error=message)
 
     def _on_result(self, trial: TrialState, event: ResultReported) -> Rejection | None:
-        rejection = lifecycle.check(trial, event)
-        if rejection is not None:
-            return rejection
+        if trial.status is not RUNNING:  # only a running trial reports
+            return lifecycle.check(trial, event)
         result = event.result
         flat = flatten(result)
         problem = self._result_problem(trial, flat)
@@ -395,24 +413,24 @@ class _Step:
             return
         self.changed = True
         if old is PENDING:
-            self.pending.remove(trial_id)
+            self.books.pending.remove(trial_id)
         elif old is PAUSED:
-            self.paused.remove(trial_id)
+            self.books.paused.remove(trial_id)
         elif old is RUNNING:
-            self.running -= 1
-            self.used = resources.subtract(self.used, before.spec.resources)
+            self.books.running -= 1
+            self.books.used = resources.subtract(self.books.used, before.spec.resources)
         if new is PENDING:
-            self.pending.insert(trial_id, self.index)
+            self.books.pending.insert(trial_id, self.books.index)
         elif new is PAUSED:
-            self.paused.insert(trial_id, self.index)
+            self.books.paused.insert(trial_id, self.books.index)
         elif new is RUNNING:
-            self.running += 1
-            self.used = resources.add(self.used, after.spec.resources)
+            self.books.running += 1
+            self.books.used = resources.add(self.books.used, after.spec.resources)
         else:
-            self.finished += 1
+            self.books.finished += 1
 
     def _add_trial(self, config: JsonDict, evaluated: JsonDict, tag: str) -> None:
-        number = self.created
+        number = self.books.created
         settings = self.config
         spec = TrialSpec(
             trial_id=_trial_id(settings, number),
@@ -426,10 +444,10 @@ class _Step:
             max_failures=settings.max_failures,
         )
         trial = lifecycle.new_trial(spec)
-        self.created += 1
-        self.index = self.index.set(spec.trial_id, number)
+        self.books.created += 1
+        self.books.index = self.books.index.set(spec.trial_id, number)
         self.trials = self.trials.set(spec.trial_id, trial)
-        self.pending.insert(spec.trial_id, self.index)
+        self.books.pending.insert(spec.trial_id, self.books.index)
         self.scheduler = self.scheduler.on_trial_add(trial)
         self.changed = True
         self._fail_unschedulable((spec.trial_id,))
@@ -438,7 +456,7 @@ class _Step:
         """A waiting trial that asks for more than the whole cluster has can
         never start: it ends in ERROR with a message naming both, and the
         rest of the experiment goes on."""
-        total = self.total
+        total = self.books.total
         if total is None:
             return
         for trial_id in tuple(trial_ids):
@@ -450,13 +468,13 @@ class _Step:
     def _stop_experiment(self, reason: str, *, error: str | None) -> None:
         """Stop every unfinished trial; the experiment ends when the last
         saves are in."""
-        self.stopping = reason
-        if error is not None and self.error is None:
-            self.error = error
+        self.books.stopping = reason
+        if error is not None and self.books.error is None:
+            self.books.error = error
         self.changed = True
         # Creation order, never the map's: its order follows string hashes,
         # which differ between processes, and replay must give equal commands.
-        for trial_id in sorted(self.trials.keys(), key=self.index.__getitem__):
+        for trial_id in sorted(self.trials.keys(), key=self.books.index.__getitem__):
             current = self.trials[trial_id]
             if current.is_finished:
                 continue
@@ -472,7 +490,7 @@ class _Step:
         the experiment when nothing is left."""
         budget = self.config.time_budget_s
         started = self.state.started_at if self.state.started_at is not None else self.at
-        if budget is not None and self.stopping is None and self.at - started >= budget:
+        if budget is not None and self.at - started >= budget and self.books.stopping is None:
             self._stop_experiment(f"the time budget of {budget:g} s is used up", error=None)
         if not self.changed:
             return
@@ -484,16 +502,21 @@ class _Step:
     def _searcher_exhausted(self) -> bool:
         limit = self.config.max_trials
         return (
-            self.stopping is not None
+            self.books.stopping is not None
             or self.searcher is None
             or self.searcher.is_finished
-            or (limit is not None and self.created >= limit)
+            or (limit is not None and self.books.created >= limit)
         )
 
     def _pull_from_searcher(self) -> None:
-        while not self._searcher_exhausted() and len(self.pending) < self.config.max_pending_trials:
+        while (
+            not self._searcher_exhausted()
+            and len(self.books.pending) < self.config.max_pending_trials
+        ):
             assert self.searcher is not None  # _searcher_exhausted checked it
-            self.searcher, suggestion = self.searcher.suggest(_trial_id(self.config, self.created))
+            self.searcher, suggestion = self.searcher.suggest(
+                _trial_id(self.config, self.books.created)
+            )
             if suggestion is None:
                 return
             self._add_trial(
@@ -503,15 +526,15 @@ class _Step:
     def _start_what_fits(self) -> bool:
         """Start waiting trials the scheduler picks while they fit; whether
         any started."""
-        total = self.total
-        if total is None or self.stopping is not None:
+        total = self.books.total
+        if total is None or self.books.stopping is not None:
             return False
         started = False
-        while self.pending or self.paused:
-            free = resources.subtract(total, self.used)
+        while self.books.pending or self.books.paused:
+            free = resources.subtract(total, self.books.used)
             chosen = self.scheduler.choose_trial_to_run(
-                _TrialsView(self.pending, self.trials),
-                _TrialsView(self.paused, self.trials),
+                _TrialsView(self.books.pending, self.trials),
+                _TrialsView(self.books.paused, self.trials),
                 _fits_in(free),
             )
             if chosen is None:
@@ -525,68 +548,77 @@ class _Step:
         return started
 
     def _check_end(self) -> None:
-        if self.running or self.saves:
+        if self.books.running or self.saves:
             return
-        if self.finished == self.created:
-            if self.searcher is None and self.created == 0 and self.stopping is None:
+        if self.books.finished == self.books.created:
+            if self.searcher is None and self.books.created == 0 and self.books.stopping is None:
                 return  # trials come only by TrialRequested: wait for the first
             if self._searcher_exhausted():
                 self._end()
-            elif self.total is not None and self.stopping is None:
+            elif self.books.total is not None and self.books.stopping is None:
                 self._dead_end(
                     "The searcher suggested no trial while none is running or waiting, "
                     "so the experiment cannot go on."
                 )
             return
-        if self.total is None or self.stopping is not None:
+        if self.books.total is None or self.books.stopping is not None:
             return
-        if self.paused and not self.pending:
+        if self.books.paused and not self.books.pending:
             self._dead_end(
                 "There are paused trials, but no pending trials and nothing running: "
-                f"the scheduler resumed none of {', '.join(self.paused.ids())}."
+                f"the scheduler resumed none of {', '.join(self.books.paused.ids())}."
             )
-        elif self.pending or self.paused:
+        elif self.books.pending or self.books.paused:
             self._dead_end(
                 "Trials are waiting but the scheduler starts none of them while nothing is running."
             )
 
     def _dead_end(self, message: str) -> None:
         self._stop_experiment(message, error=message)
-        if not self.running and not self.saves:
+        if not self.books.running and not self.saves:
             self._end()
 
     def _end(self) -> None:
-        self.done = True
-        self.commands.append(ExperimentDone(error=self.error))
+        self.books.done = True
+        self.commands.append(ExperimentDone(error=self.books.error))
 
     def finish(self) -> Stepped:
         """The new state. A result that only let its trial continue changes
-        the trial and the policies, so only what changed is replaced."""
+        the trial and the policies, so only those fields are replaced."""
         state = self.state
-        changes: dict[str, object] = {
-            "trials": self.trials,
-            "scheduler": self.scheduler,
-            "searcher": self.searcher,
-            "saves": self.saves,
-            "now": self.at,
-        }
-        if state.started_at is None:
-            changes["started_at"] = self.at
-        if self.changed or self.stopping is not state.stopping or self.total is not state.total:
-            changes.update(
-                index=self.index,
-                created=self.created,
-                pending=self.pending.freeze(),
-                paused=self.paused.freeze(),
-                running=self.running,
-                finished=self.finished,
-                total=self.total,
-                used=self.used,
-                stopping=self.stopping,
-                done=self.done,
-                error=self.error,
+        books = self._books
+        if books is None and state.started_at is not None:
+            new_state = msgspec.structs.replace(
+                state,
+                trials=self.trials,
+                scheduler=self.scheduler,
+                searcher=self.searcher,
+                saves=self.saves,
+                now=self.at,
             )
-        return msgspec.structs.replace(state, **changes), tuple(self.commands)
+            return new_state, tuple(self.commands)
+        books = self.books
+        new_state = msgspec.structs.replace(
+            state,
+            trials=self.trials,
+            index=books.index,
+            created=books.created,
+            pending=books.pending.freeze(),
+            paused=books.paused.freeze(),
+            running=books.running,
+            finished=books.finished,
+            saves=self.saves,
+            total=books.total,
+            used=books.used,
+            scheduler=self.scheduler,
+            searcher=self.searcher,
+            started_at=state.started_at if state.started_at is not None else self.at,
+            now=self.at,
+            stopping=books.stopping,
+            done=books.done,
+            error=books.error,
+        )
+        return new_state, tuple(self.commands)
 
 
 def _fits_in(free: Resources) -> Callable[[TrialState], bool]:

@@ -1,0 +1,100 @@
+"""Hyperparameter search: domains, variant generation and searcher wrappers.
+
+Everything here is pure data and pure functions: a searcher is a frozen
+struct whose progress (cursor, live trials, `Rng`) is part of its value.
+"""
+
+from tunecore.core.search.base import Searcher, Suggestion
+from tunecore.core.search.domains import (
+    Choice,
+    Domain,
+    GridSearch,
+    LogUniform,
+    QLogUniform,
+    QRandInt,
+    QUniform,
+    RandInt,
+    RandN,
+    SampleFrom,
+    SamplingDomain,
+    Uniform,
+    choice,
+    grid_search,
+    loguniform,
+    qloguniform,
+    qrandint,
+    quniform,
+    randint,
+    randn,
+    sample_from,
+    uniform,
+)
+from tunecore.core.search.generator import UNBOUNDED, BasicVariantGenerator
+from tunecore.core.search.limiter import ConcurrencyLimiter, HeldCompletion
+from tunecore.core.search.repeater import TRIAL_INDEX, Repeater, TrialGroup
+from tunecore.core.search.variants import (
+    Parameter,
+    ParamSpace,
+    Variant,
+    evaluated_params,
+    experiment_tag,
+    format_path,
+    format_vars,
+    parse_space,
+    resolve,
+)
+from tunecore.core.search.view import (
+    ConfigValue,
+    ConfigView,
+    ListView,
+    Path,
+    UnresolvedValueError,
+)
+
+__all__ = [
+    "TRIAL_INDEX",
+    "UNBOUNDED",
+    "BasicVariantGenerator",
+    "Choice",
+    "ConcurrencyLimiter",
+    "ConfigValue",
+    "ConfigView",
+    "Domain",
+    "GridSearch",
+    "HeldCompletion",
+    "ListView",
+    "LogUniform",
+    "ParamSpace",
+    "Parameter",
+    "Path",
+    "QLogUniform",
+    "QRandInt",
+    "QUniform",
+    "RandInt",
+    "RandN",
+    "Repeater",
+    "SampleFrom",
+    "SamplingDomain",
+    "Searcher",
+    "Suggestion",
+    "TrialGroup",
+    "Uniform",
+    "UnresolvedValueError",
+    "Variant",
+    "choice",
+    "evaluated_params",
+    "experiment_tag",
+    "format_path",
+    "format_vars",
+    "grid_search",
+    "loguniform",
+    "parse_space",
+    "qloguniform",
+    "qrandint",
+    "quniform",
+    "randint",
+    "randn",
+    "resolve",
+    "sample_from",
+    "uniform",
+]

@@ -1,0 +1,544 @@
+"""Search-space domains: where each hyperparameter's value comes from.
+
+Invariants
+- A domain is a frozen msgspec struct, tagged so that a whole space
+  serializes, and validated on construction (and therefore on decoding): a
+  domain that exists can be sampled. Numeric bounds are stored as the type
+  the domain samples (floats for float domains), so a decoded domain equals
+  the one that was encoded and samples the same values.
+- Sampling is pure: `sample(rng)` returns the advanced generator with the
+  value, and the same generator state always gives the same value.
+- Every sampled value lies in its domain (`is_valid` says so). Floating-point
+  steps that can overshoot a bound by an ulp (exp of a log, k * q) are
+  clamped to [low, high].
+- Values are JSON. Choice categories and grid values are plain JSON, copied
+  on the way in and on the way out, so no config shares a list with the
+  space or with another config. Domains cannot nest inside them (Ray
+  resolves such nested domains; here they are rejected with an error).
+- Everything except `SampleFrom` encodes with msgspec. `SampleFrom` holds a
+  Python callable, which msgspec cannot encode: persisting a space that uses
+  it needs the function's import path (kept in `import_path` when the
+  function has one; lambdas and closures have none). Teaching the codec to
+  write and resolve that path is separate work.
+
+Semantics follow Ray Tune's `tune.search.sample`, with these documented
+choices:
+- uniform(low, high) draws from [low, high); low > high is rejected (Ray
+  does not check). loguniform is log-uniform in [low, high]; `base` is kept
+  for Ray's signature but, as in Ray (which deprecated it), does not change
+  the distribution, which is the same in every base.
+- quniform / qloguniform draw like Ray: the continuous value on the lattice
+  bounds [k_lo * q, k_hi * q], rounded to the nearest multiple of q (so both
+  bounds are reachable, each with half the weight of an inner point). As in
+  Ray, low and high must be multiples of q.
+- randint(low, high) is uniform on the integers of [low, high): high is
+  exclusive and low < high is required, as in Ray/numpy.
+- qrandint(low, high, q) is uniform on the multiples of q in [low, high],
+  both ends inclusive. Ray documents exactly this but draws
+  round(randint(lo, hi) / q) * q, which gives its end points less weight
+  and, for q == 1, never returns high; we implement the documented intent.
+- randn(mean, sd) accepts sd == 0 (a constant); Ray asserts sd > 0.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Callable, Sequence
+from typing import TypeAlias, overload
+
+import msgspec
+
+import tunecore.core.rng as draw
+from tunecore.core.rng import Rng
+from tunecore.core.search.view import ConfigView
+from tunecore.model import InvalidFieldError, JsonValue
+
+_force = msgspec.structs.force_setattr
+
+
+# -- validation helpers ---------------------------------------------------------------------------
+
+
+def _number(where: str, name: str, value: object) -> float:
+    """A finite real number as a float (booleans are flags, not numbers)."""
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    if not ok or not math.isfinite(value):  # type: ignore[arg-type]
+        raise InvalidFieldError(f"{where}.{name}", value, "a finite number")
+    return float(value)  # type: ignore[arg-type]
+
+
+def _integer(where: str, name: str, value: object) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise InvalidFieldError(f"{where}.{name}", value, "an integer")
+    return value
+
+
+def _on_lattice(where: str, name: str, value: float, q: float) -> int:
+    """The k with value == k * q (up to rounding), as Ray requires of bounds."""
+    ratio = value / q
+    if not math.isclose(ratio, round(ratio)):
+        raise InvalidFieldError(f"{where}.{name}", value, f"a multiple of q={q!r}")
+    return round(ratio)
+
+
+def plain_json(where: str, value: object) -> JsonValue:
+    """A deep copy of `value` as plain JSON: tuples become lists; anything
+    else (a search domain, a set, an object) is an error naming where it is."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, list | tuple):
+        return [plain_json(f"{where}[{i}]", item) for i, item in enumerate(value)]
+    if isinstance(value, dict):
+        copied: dict[str, JsonValue] = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise InvalidFieldError(f"{where}[{key!r}]", key, "a string key")
+            copied[key] = plain_json(f"{where}[{key!r}]", item)
+        return copied
+    if isinstance(value, DOMAIN_TYPES):
+        raise InvalidFieldError(
+            where, value, "a plain JSON value: search domains do not nest inside choices or grids"
+        )
+    raise InvalidFieldError(where, value, "a JSON value (None, bool, int, float, str, list, dict)")
+
+
+def copy_json(value: JsonValue) -> JsonValue:
+    """A deep copy of a value already known to be plain JSON."""
+    if isinstance(value, list):
+        return [copy_json(item) for item in value]
+    if isinstance(value, dict):
+        return {key: copy_json(item) for key, item in value.items()}
+    return value
+
+
+def _clamp(value: float, low: float, high: float) -> float:
+    return min(max(value, low), high)
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _is_multiple(value: float, q: float) -> bool:
+    ratio = value / q
+    return math.isclose(ratio, round(ratio), rel_tol=1e-9, abs_tol=1e-9)
+
+
+# -- sampling domains ------------------------------------------------------------------------------
+
+
+class Uniform(msgspec.Struct, frozen=True, tag=True):
+    """A float drawn uniformly from [low, high)."""
+
+    low: float
+    high: float
+
+    def __post_init__(self) -> None:
+        self.check("Uniform")
+
+    def check(self, where: str) -> None:
+        """Validate (naming fields as `where.low` ...) and store floats."""
+        low = _number(where, "low", self.low)
+        high = _number(where, "high", self.high)
+        if low > high:
+            raise InvalidFieldError(f"{where}.high", self.high, f"a number >= low={low!r}")
+        _force(self, "low", low)
+        _force(self, "high", high)
+
+    def sample(self, rng: Rng) -> tuple[Rng, JsonValue]:
+        rng, value = draw.uniform(rng, self.low, self.high)
+        return rng, _clamp(value, self.low, self.high)
+
+    def is_valid(self, value: JsonValue) -> bool:
+        return _is_number(value) and self.low <= value <= self.high  # type: ignore[operator]
+
+
+class QUniform(msgspec.Struct, frozen=True, tag=True):
+    """A float drawn uniformly from [low, high] and rounded to a multiple of q."""
+
+    low: float
+    high: float
+    q: float
+
+    def __post_init__(self) -> None:
+        self.check("QUniform")
+
+    def check(self, where: str) -> None:
+        low = _number(where, "low", self.low)
+        high = _number(where, "high", self.high)
+        q = _number(where, "q", self.q)
+        if q <= 0:
+            raise InvalidFieldError(f"{where}.q", self.q, "a number > 0")
+        if low > high:
+            raise InvalidFieldError(f"{where}.high", self.high, f"a number >= low={low!r}")
+        _on_lattice(where, "low", low, q)
+        _on_lattice(where, "high", high, q)
+        _force(self, "low", low)
+        _force(self, "high", high)
+        _force(self, "q", q)
+
+    def sample(self, rng: Rng) -> tuple[Rng, JsonValue]:
+        k_low = round(self.low / self.q)
+        k_high = round(self.high / self.q)
+        rng, position = draw.uniform(rng, float(k_low), float(k_high))
+        return rng, _clamp(round(position) * self.q, self.low, self.high)
+
+    def is_valid(self, value: JsonValue) -> bool:
+        if not _is_number(value):
+            return False
+        number = float(value)  # type: ignore[arg-type]
+        return self.low <= number <= self.high and _is_multiple(number, self.q)
+
+
+class LogUniform(msgspec.Struct, frozen=True, tag=True):
+    """A float whose logarithm is uniform: every order of magnitude in
+    [low, high] is equally likely. `base` does not change the distribution."""
+
+    low: float
+    high: float
+    base: float = 10.0
+
+    def __post_init__(self) -> None:
+        self.check("LogUniform")
+
+    def check(self, where: str) -> None:
+        low, high = _log_bounds(where, self.low, self.high)
+        base = _log_base(where, self.base)
+        _force(self, "low", low)
+        _force(self, "high", high)
+        _force(self, "base", base)
+
+    def sample(self, rng: Rng) -> tuple[Rng, JsonValue]:
+        rng, exponent = draw.uniform(rng, math.log(self.low), math.log(self.high))
+        return rng, _clamp(math.exp(exponent), self.low, self.high)
+
+    def is_valid(self, value: JsonValue) -> bool:
+        return _is_number(value) and self.low <= value <= self.high  # type: ignore[operator]
+
+
+class QLogUniform(msgspec.Struct, frozen=True, tag=True):
+    """A log-uniform float rounded to a multiple of q, within [low, high]."""
+
+    low: float
+    high: float
+    q: float
+    base: float = 10.0
+
+    def __post_init__(self) -> None:
+        self.check("QLogUniform")
+
+    def check(self, where: str) -> None:
+        low, high = _log_bounds(where, self.low, self.high)
+        q = _number(where, "q", self.q)
+        if q <= 0:
+            raise InvalidFieldError(f"{where}.q", self.q, "a number > 0")
+        _on_lattice(where, "low", low, q)
+        _on_lattice(where, "high", high, q)
+        base = _log_base(where, self.base)
+        _force(self, "low", low)
+        _force(self, "high", high)
+        _force(self, "q", q)
+        _force(self, "base", base)
+
+    def sample(self, rng: Rng) -> tuple[Rng, JsonValue]:
+        lattice_low = round(self.low / self.q) * self.q
+        lattice_high = round(self.high / self.q) * self.q
+        rng, exponent = draw.uniform(rng, math.log(lattice_low), math.log(lattice_high))
+        value = round(math.exp(exponent) / self.q) * self.q
+        return rng, _clamp(value, self.low, self.high)
+
+    def is_valid(self, value: JsonValue) -> bool:
+        if not _is_number(value):
+            return False
+        number = float(value)  # type: ignore[arg-type]
+        return self.low <= number <= self.high and _is_multiple(number, self.q)
+
+
+def _log_bounds(where: str, low_value: object, high_value: object) -> tuple[float, float]:
+    low = _number(where, "low", low_value)
+    high = _number(where, "high", high_value)
+    if low <= 0:
+        raise InvalidFieldError(f"{where}.low", low_value, "a number > 0 (its log is taken)")
+    if high <= 0:
+        raise InvalidFieldError(f"{where}.high", high_value, "a number > 0 (its log is taken)")
+    if low > high:
+        raise InvalidFieldError(f"{where}.high", high_value, f"a number >= low={low!r}")
+    return low, high
+
+
+def _log_base(where: str, value: object) -> float:
+    base = _number(where, "base", value)
+    if base <= 0 or base == 1:
+        raise InvalidFieldError(f"{where}.base", value, "a number > 0 other than 1")
+    return base
+
+
+class RandInt(msgspec.Struct, frozen=True, tag=True):
+    """An integer drawn uniformly from [low, high): high is exclusive."""
+
+    low: int
+    high: int
+
+    def __post_init__(self) -> None:
+        self.check("RandInt")
+
+    def check(self, where: str) -> None:
+        low = _integer(where, "low", self.low)
+        high = _integer(where, "high", self.high)
+        if low >= high:
+            raise InvalidFieldError(
+                f"{where}.high", high, f"an integer > low={low} (high is exclusive)"
+            )
+
+    def sample(self, rng: Rng) -> tuple[Rng, JsonValue]:
+        rng, offset = draw.integer_below(rng, self.high - self.low)
+        return rng, self.low + offset
+
+    def is_valid(self, value: JsonValue) -> bool:
+        return (
+            isinstance(value, int) and not isinstance(value, bool) and self.low <= value < self.high
+        )
+
+
+class QRandInt(msgspec.Struct, frozen=True, tag=True):
+    """A multiple of q drawn uniformly from [low, high], both ends inclusive."""
+
+    low: int
+    high: int
+    q: int = 1
+
+    def __post_init__(self) -> None:
+        self.check("QRandInt")
+
+    def check(self, where: str) -> None:
+        low = _integer(where, "low", self.low)
+        high = _integer(where, "high", self.high)
+        q = _integer(where, "q", self.q)
+        if q < 1:
+            raise InvalidFieldError(f"{where}.q", q, "an integer >= 1")
+        if low > high:
+            raise InvalidFieldError(f"{where}.high", high, f"an integer >= low={low}")
+        if -(-low // q) > high // q:
+            raise InvalidFieldError(
+                f"{where}.high", high, f"a bound that leaves a multiple of q={q} in [{low}, high]"
+            )
+
+    def sample(self, rng: Rng) -> tuple[Rng, JsonValue]:
+        k_low = -(-self.low // self.q)
+        k_high = self.high // self.q
+        rng, offset = draw.integer_below(rng, k_high - k_low + 1)
+        return rng, (k_low + offset) * self.q
+
+    def is_valid(self, value: JsonValue) -> bool:
+        return (
+            isinstance(value, int)
+            and not isinstance(value, bool)
+            and self.low <= value <= self.high
+            and value % self.q == 0
+        )
+
+
+class Choice(msgspec.Struct, frozen=True, tag=True):
+    """One of `categories`, each equally likely."""
+
+    categories: list[JsonValue]
+
+    def __post_init__(self) -> None:
+        self.check("Choice")
+
+    def check(self, where: str) -> None:
+        _force(self, "categories", _non_empty(where, "categories", self.categories))
+
+    def sample(self, rng: Rng) -> tuple[Rng, JsonValue]:
+        rng, index = draw.integer_below(rng, len(self.categories))
+        return rng, copy_json(self.categories[index])
+
+    def is_valid(self, value: JsonValue) -> bool:
+        return any(_same(value, category) for category in self.categories)
+
+
+class RandN(msgspec.Struct, frozen=True, tag=True):
+    """A float drawn from the normal distribution N(mean, sd^2)."""
+
+    mean: float = 0.0
+    sd: float = 1.0
+
+    def __post_init__(self) -> None:
+        self.check("RandN")
+
+    def check(self, where: str) -> None:
+        mean = _number(where, "mean", self.mean)
+        sd = _number(where, "sd", self.sd)
+        if sd < 0:
+            raise InvalidFieldError(f"{where}.sd", self.sd, "a number >= 0")
+        _force(self, "mean", mean)
+        _force(self, "sd", sd)
+
+    def sample(self, rng: Rng) -> tuple[Rng, JsonValue]:
+        return draw.normal(rng, self.mean, self.sd)
+
+    def is_valid(self, value: JsonValue) -> bool:
+        return _is_number(value)
+
+
+# -- grid and functions ----------------------------------------------------------------------------
+
+
+class GridSearch(msgspec.Struct, frozen=True, tag=True):
+    """Every one of `values`, in order: the generator crosses all grids."""
+
+    values: list[JsonValue]
+
+    def __post_init__(self) -> None:
+        self.check("GridSearch")
+
+    def check(self, where: str) -> None:
+        _force(self, "values", _non_empty(where, "values", self.values))
+
+    def is_valid(self, value: JsonValue) -> bool:
+        return any(_same(value, item) for item in self.values)
+
+
+class SampleFrom(msgspec.Struct, frozen=True, tag=True):
+    """A value computed from the rest of the config by a Python function.
+
+    The function takes the partly resolved config (a `ConfigView`: `cfg["lr"]`,
+    `cfg.lr` and Ray's `spec.config.lr` all work) or no argument, and returns
+    a JSON value. It is resolved after grid and random values; it must be
+    deterministic (draw no randomness of its own), or replay breaks.
+
+    `func` is typed `object` because msgspec cannot describe a callable; the
+    struct therefore does not encode. `import_path` ("module:qualname") is
+    derived here for the codec that will persist it; it is empty for lambdas
+    and nested functions, which cannot be persisted at all. `takes_config`
+    is derived from the signature.
+    """
+
+    func: object
+    import_path: str = ""
+    takes_config: bool = True
+
+    def __post_init__(self) -> None:
+        self.check("SampleFrom")
+
+    def check(self, where: str) -> None:
+        func = self.func
+        if not callable(func):
+            raise InvalidFieldError(f"{where}.func", func, "a callable")
+        try:
+            signature = inspect.signature(func)
+        except (TypeError, ValueError):
+            takes_config = True
+        else:
+            takes_config = _binds(signature, 1)
+            if not takes_config and not _binds(signature, 0):
+                raise InvalidFieldError(
+                    f"{where}.func", func, "a function of one argument (the config) or none"
+                )
+        module = getattr(func, "__module__", None)
+        qualname = getattr(func, "__qualname__", None)
+        path = ""
+        if isinstance(module, str) and isinstance(qualname, str) and "<" not in qualname:
+            path = f"{module}:{qualname}"
+        _force(self, "takes_config", takes_config)
+        _force(self, "import_path", path)
+
+    def call(self, config: ConfigView) -> object:
+        """Run the function on the partly resolved config (may raise
+        `UnresolvedValueError`, which the resolver handles)."""
+        func = self.func
+        assert callable(func)
+        return func(config) if self.takes_config else func()
+
+
+def _binds(signature: inspect.Signature, count: int) -> bool:
+    try:
+        signature.bind(*([None] * count))
+    except TypeError:
+        return False
+    return True
+
+
+def _non_empty(where: str, name: str, value: object) -> list[JsonValue]:
+    if not isinstance(value, list | tuple) or not value:
+        raise InvalidFieldError(f"{where}.{name}", value, "a non-empty list")
+    copied = plain_json(f"{where}.{name}", value)
+    assert isinstance(copied, list)
+    return copied
+
+
+def _same(value: JsonValue, other: JsonValue) -> bool:
+    """Equality that tells True from 1 (a config value keeps its type)."""
+    return type(value) is type(other) and value == other
+
+
+SamplingDomain: TypeAlias = (
+    Uniform | QUniform | LogUniform | QLogUniform | RandInt | QRandInt | Choice | RandN
+)
+"""Domains drawn with the generator's `Rng`."""
+
+Domain: TypeAlias = SamplingDomain | GridSearch | SampleFrom
+"""Everything that may stand for a value in a param space."""
+
+SAMPLING_TYPES = (Uniform, QUniform, LogUniform, QLogUniform, RandInt, QRandInt, Choice, RandN)
+DOMAIN_TYPES = (*SAMPLING_TYPES, GridSearch, SampleFrom)
+
+
+# -- Ray's constructor functions -------------------------------------------------------------------
+
+
+def uniform(lower: float, upper: float) -> Uniform:
+    """A float uniformly in [lower, upper)."""
+    return Uniform(lower, upper)
+
+
+def quniform(lower: float, upper: float, q: float) -> QUniform:
+    """A float uniformly in [lower, upper], rounded to a multiple of q
+    (rounding makes upper reachable). lower and upper must be multiples of q."""
+    return QUniform(lower, upper, q)
+
+
+def loguniform(lower: float, upper: float, base: float = 10) -> LogUniform:
+    """A float log-uniformly in [lower, upper] (both > 0)."""
+    return LogUniform(lower, upper, base)
+
+
+def qloguniform(lower: float, upper: float, q: float, base: float = 10) -> QLogUniform:
+    """A log-uniform float rounded to a multiple of q, within [lower, upper]."""
+    return QLogUniform(lower, upper, q, base)
+
+
+def randint(lower: int, upper: int) -> RandInt:
+    """An integer uniformly in [lower, upper): upper is exclusive."""
+    return RandInt(lower, upper)
+
+
+def qrandint(lower: int, upper: int, q: int = 1) -> QRandInt:
+    """A multiple of q uniformly in [lower, upper]: upper is inclusive."""
+    return QRandInt(lower, upper, q)
+
+
+def choice(categories: Sequence[JsonValue]) -> Choice:
+    """One of the categories, uniformly."""
+    return Choice(list(categories))
+
+
+def grid_search(values: Sequence[JsonValue]) -> GridSearch:
+    """Every value, crossed with every other grid in the space."""
+    return GridSearch(list(values))
+
+
+def randn(mean: float = 0.0, sd: float = 1.0) -> RandN:
+    """A float from the normal distribution with this mean and standard deviation."""
+    return RandN(mean, sd)
+
+
+@overload
+def sample_from(func: Callable[[ConfigView], object]) -> SampleFrom: ...
+@overload
+def sample_from(func: Callable[[], object]) -> SampleFrom: ...
+def sample_from(func: Callable[[ConfigView], object] | Callable[[], object]) -> SampleFrom:
+    """A value computed from the partly resolved config, e.g.
+    `sample_from(lambda spec: spec.config.lr * 2)`."""
+    return SampleFrom(func)

@@ -1,0 +1,104 @@
+"""Ray's ConcurrencyLimiter: at most `max_concurrent` suggested trials live.
+
+Invariants
+- `live` holds the ids of trials this limiter suggested that have not
+  completed, in suggestion order; `len(live) <= max_concurrent` always, and
+  `suggest` returns None (without asking the wrapped searcher) while it is
+  full.
+- Only trials in `live` reach the wrapped searcher: results and completions
+  of other ids are ignored, as in Ray.
+- With `batch=True` completions are held back (`held`) and handed to the
+  wrapped searcher together, and only then do the trials leave `live`: a
+  new batch starts when every trial of the current one has completed. (Ray
+  releases a batch when `max_concurrent` completions are held; we also
+  release it when fewer trials were ever started, so the tail of a finished
+  search is not stuck forever.)
+
+The wrapped searcher is any `Searcher`; the struct is generic in its type.
+msgspec encodes any struct inside, but decodes only a parametrised type:
+`from_msgpack(data, ConcurrencyLimiter[BasicVariantGenerator])`. A bare
+`ConcurrencyLimiter` cannot be decoded, since a protocol names no concrete
+type to build.
+"""
+
+from __future__ import annotations
+
+from typing import Generic, Self, TypeVar
+
+import msgspec
+
+from tunecore.core.search.base import Searcher, Suggestion
+from tunecore.model import InvalidFieldError, JsonDict, Mode
+from tunecore.model.errors import require_bool, require_int
+
+S = TypeVar("S", bound=Searcher)
+
+
+class HeldCompletion(msgspec.Struct, frozen=True, array_like=True):
+    """A completion a batching limiter has not yet passed on."""
+
+    trial_id: str
+    result: JsonDict | None
+    error: bool
+
+
+class ConcurrencyLimiter(msgspec.Struct, Generic[S], frozen=True, tag=True):
+    """Wraps `searcher` so that at most `max_concurrent` of its trials run."""
+
+    searcher: S
+    max_concurrent: int
+    batch: bool = False
+    live: tuple[str, ...] = ()
+    held: tuple[HeldCompletion, ...] = ()
+
+    def __post_init__(self) -> None:
+        require_int("ConcurrencyLimiter.max_concurrent", self.max_concurrent, minimum=1)
+        require_bool("ConcurrencyLimiter.batch", self.batch)
+        if len(self.live) > self.max_concurrent:
+            raise InvalidFieldError(
+                "ConcurrencyLimiter.live", self.live, f"at most {self.max_concurrent} trial ids"
+            )
+
+    @property
+    def is_finished(self) -> bool:
+        return self.searcher.is_finished
+
+    def with_objective(self, metric: str | None, mode: Mode | None) -> Self:
+        return msgspec.structs.replace(self, searcher=self.searcher.with_objective(metric, mode))
+
+    def suggest(self, trial_id: str) -> tuple[Self, Suggestion | None]:
+        if len(self.live) >= self.max_concurrent:
+            return self, None
+        searcher, suggestion = self.searcher.suggest(trial_id)
+        if suggestion is None:
+            return msgspec.structs.replace(self, searcher=searcher), None
+        live = (*self.live, trial_id)
+        return msgspec.structs.replace(self, searcher=searcher, live=live), suggestion
+
+    def on_trial_result(self, trial_id: str, result: JsonDict) -> Self:
+        if trial_id not in self.live or any(h.trial_id == trial_id for h in self.held):
+            return self
+        return msgspec.structs.replace(
+            self, searcher=self.searcher.on_trial_result(trial_id, result)
+        )
+
+    def on_trial_complete(
+        self, trial_id: str, result: JsonDict | None = None, *, error: bool = False
+    ) -> Self:
+        if trial_id not in self.live:
+            return self
+        if not self.batch:
+            searcher = self.searcher.on_trial_complete(trial_id, result, error=error)
+            live = tuple(live_id for live_id in self.live if live_id != trial_id)
+            return msgspec.structs.replace(self, searcher=searcher, live=live)
+        if any(h.trial_id == trial_id for h in self.held):
+            return self
+        held = (*self.held, HeldCompletion(trial_id, result, error))
+        if len(held) < len(self.live):
+            return msgspec.structs.replace(self, held=held)
+        searcher = self.searcher
+        for completion in held:
+            searcher = searcher.on_trial_complete(
+                completion.trial_id, completion.result, error=completion.error
+            )
+        return msgspec.structs.replace(self, searcher=searcher, live=(), held=())

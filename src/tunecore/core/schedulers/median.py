@@ -1,0 +1,242 @@
+"""The median stopping rule, as Ray Tune implements it.
+
+Theory of operation (Golovin et al. 2017, "Google Vizier", section 3.2.2):
+a trial that, by time `t`, has not reached the median of what the other
+trials had reached on average by `t` is unlikely to end up best, so it can
+give its resources back. Concretely, on a result at time `t`:
+
+1. before `grace_period` every trial continues;
+2. the reference population is every OTHER trial whose latest recorded time
+   is at least `t` (finished and stopped trials included: their history is
+   still evidence);
+3. each of them contributes its running mean of the metric over its results
+   with `grace_period <= time <= t`;
+4. with fewer than `min_samples_required` contributions the rule cannot
+   judge: the trial continues, or yields (PAUSE) when others are waiting and
+   it has run more than `min_time_slice` since it last yielded;
+5. otherwise the trial's best value so far (all its results, the grace
+   period included) is compared with the median of those means; strictly
+   worse means STOP (`hard_stop`) or PAUSE, and the trial is never judged
+   again (later results, after a resume, get CONTINUE: Ray's FIFO fallback).
+
+Invariants:
+
+- `results[id]` holds, in arrival order, every (time, value) a trial
+  reported with both attributes numeric and not NaN, except results arriving
+  after the rule stopped or paused it (the rule no longer looks at them).
+- `stopped` only grows, in the order the rule gave up on trials; a trial in
+  it gets CONTINUE forever.
+- `last_pause[id]` is the time of the trial's latest yield (step 4); it only
+  changes when the rule answers that PAUSE.
+- Decisions depend on these fields and the hooks' arguments only, so a rule
+  decoded from msgpack continues exactly as the live one would.
+
+Deviations from Ray (python/ray/tune/schedulers/median_stopping_rule.py),
+each because Ray's behaviour there is an accident rather than a rule:
+
+- A reference trial with no result inside `[grace_period, t]` (it jumped
+  over the window) has no running mean at `t`; Ray averages an empty list
+  (NaN), which makes the median NaN and stops the trial being judged. Here
+  such a trial neither contributes nor counts towards `min_samples_required`.
+- A result whose time or metric is not a number, or is NaN, is ignored
+  (CONTINUE, not recorded), as Ray ignores results missing either key.
+- `on_trial_complete` does not record the final result twice when the
+  experiment already passed it to `on_trial_result` (same time and value as
+  the latest recorded sample).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from typing import Self
+
+import msgspec
+
+from tunecore.core.results import is_number
+from tunecore.core.schedulers.base import (
+    CONTINUE,
+    PAUSE,
+    STOP,
+    Fits,
+    Verdict,
+    require_objective,
+    signed,
+)
+from tunecore.model import JsonDict, Mode, TrialState, TrialStatus
+from tunecore.model.errors import (
+    coerce_enum,
+    require_bool,
+    require_finite_non_negative,
+    require_int,
+    require_name,
+)
+
+_OWNER = "MedianStoppingRule"
+_WAITING = (TrialStatus.PENDING, TrialStatus.PAUSED)
+
+
+class Sample(msgspec.Struct, frozen=True, array_like=True):
+    """One recorded result: the trial's time and its metric value."""
+
+    time: float
+    value: float
+
+
+class MedianStoppingRule(msgspec.Struct, frozen=True, kw_only=True):
+    """Stops (or pauses) trials whose best result is worse than the median of
+    the other trials' running means at the same time.
+
+    Configuration: `time_attr` names the monotonically increasing progress
+    measure, `metric`/`mode` the objective (None until `with_objective`),
+    `grace_period` the time before which no trial is judged,
+    `min_samples_required` how many other trials a median needs,
+    `min_time_slice` how long a trial runs between yields while the rule
+    cannot judge it, `hard_stop` whether a judged trial stops or pauses.
+    State: see the module docstring.
+    """
+
+    time_attr: str = "time_total_s"
+    metric: str | None = None
+    mode: Mode | None = None
+    grace_period: float = 60.0
+    min_samples_required: int = 3
+    min_time_slice: float = 0
+    hard_stop: bool = True
+    results: dict[str, tuple[Sample, ...]] = {}
+    last_pause: dict[str, float] = {}
+    stopped: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        require_name(f"{_OWNER}.time_attr", self.time_attr)
+        if self.metric is not None:
+            require_name(f"{_OWNER}.metric", self.metric)
+        if self.mode is not None:
+            coerce_enum(self, "mode", Mode)
+        require_finite_non_negative(f"{_OWNER}.grace_period", self.grace_period)
+        require_int(f"{_OWNER}.min_samples_required", self.min_samples_required, minimum=1)
+        require_finite_non_negative(f"{_OWNER}.min_time_slice", self.min_time_slice)
+        require_bool(f"{_OWNER}.hard_stop", self.hard_stop)
+
+    def with_objective(self, metric: str | None, mode: Mode | None) -> Self:
+        """Fill in the experiment's metric and mode where none was given;
+        the rule cannot rank results without both."""
+        metric, mode = require_objective(
+            _OWNER,
+            self.metric if self.metric is not None else metric,
+            self.mode if self.mode is not None else mode,
+        )
+        return msgspec.structs.replace(self, metric=metric, mode=mode)
+
+    def on_trial_add(self, trial: TrialState) -> Self:
+        """Nothing to record yet; fail now, as Ray does, rather than at the
+        first result when the objective is missing."""
+        del trial
+        require_objective(_OWNER, self.metric, self.mode)
+        return self
+
+    def on_trial_result(
+        self, trial: TrialState, result: JsonDict, trials: Mapping[str, TrialState]
+    ) -> tuple[Self, Verdict]:
+        """Record the result, then judge the trial (steps 1-5 above)."""
+        metric, mode = require_objective(_OWNER, self.metric, self.mode)
+        sample = _sample(result, self.time_attr, metric)
+        trial_id = trial.trial_id
+        if sample is None or trial_id in self.stopped:
+            return self, CONTINUE
+        history = (*self.results.get(trial_id, ()), sample)
+        rule = msgspec.structs.replace(self, results={**self.results, trial_id: history})
+        now = sample.time
+        if now < self.grace_period:
+            return rule, CONTINUE
+        means = rule.reference_means(trial_id, now)
+        if len(means) < self.min_samples_required:
+            if rule._should_yield(trial_id, now, trials):
+                last_pause = {**rule.last_pause, trial_id: now}
+                return msgspec.structs.replace(rule, last_pause=last_pause), PAUSE
+            return rule, CONTINUE
+        best = max(signed(s.value, mode) for s in history)
+        if best < signed(statistics.median(means), mode):
+            rule = msgspec.structs.replace(rule, stopped=(*rule.stopped, trial_id))
+            return rule, STOP if self.hard_stop else PAUSE
+        return rule, CONTINUE
+
+    def on_trial_complete(self, trial: TrialState, result: JsonDict) -> Self:
+        """A finished trial's history keeps counting in other trials'
+        medians, so its last result is recorded too."""
+        metric, _ = require_objective(_OWNER, self.metric, self.mode)
+        sample = _sample(result, self.time_attr, metric)
+        history = self.results.get(trial.trial_id, ())
+        if sample is None or (history and history[-1] == sample):
+            return self
+        return msgspec.structs.replace(
+            self, results={**self.results, trial.trial_id: (*history, sample)}
+        )
+
+    def on_trial_error(self, trial: TrialState) -> Self:
+        """What an errored trial reported stays evidence, as in Ray."""
+        del trial
+        return self
+
+    def on_trial_remove(self, trial: TrialState) -> Self:
+        del trial
+        return self
+
+    def choose_trial_to_run(
+        self, pending: Sequence[TrialState], paused: Sequence[TrialState], fits: Fits
+    ) -> str | None:
+        """FIFO: new trials before paused ones, each in the order added."""
+        return _first_fitting(pending, paused, fits)
+
+    def debug_string(self) -> str:
+        return f"Using MedianStoppingRule: num_stopped={len(self.stopped)}."
+
+    def reference_means(self, trial_id: str, now: float) -> list[float]:
+        """The running means at `now` of the other trials that reached it,
+        in the order the trials first reported (steps 2 and 3)."""
+        means = []
+        for other_id, samples in self.results.items():
+            if other_id == trial_id or samples[-1].time < now:
+                continue
+            mean = running_mean(samples, self.grace_period, now)
+            if mean is not None:
+                means.append(mean)
+        return means
+
+    def _should_yield(self, trial_id: str, now: float, trials: Mapping[str, TrialState]) -> bool:
+        """Ray's `_on_insufficient_samples`: give the resources to a waiting
+        trial, at most once per `min_time_slice` of this trial's time."""
+        last = self.last_pause.get(trial_id, -math.inf)
+        if now - last <= self.min_time_slice:
+            return False
+        return any(t.status in _WAITING for t in trials.values() if t.trial_id != trial_id)
+
+
+def running_mean(samples: Sequence[Sample], grace_period: float, now: float) -> float | None:
+    """The mean value over the samples with `grace_period <= time <= now`,
+    or None when there are none."""
+    values = [s.value for s in samples if grace_period <= s.time <= now]
+    if not values:
+        return None
+    return math.fsum(values) / len(values)
+
+
+def _sample(result: JsonDict, time_attr: str, metric: str) -> Sample | None:
+    time = result.get(time_attr)
+    value = result.get(metric)
+    if not (is_number(time) and is_number(value)):
+        return None
+    sample = Sample(time=float(time), value=float(value))  # type: ignore[arg-type]
+    if math.isnan(sample.time) or math.isnan(sample.value):
+        return None
+    return sample
+
+
+def _first_fitting(
+    pending: Sequence[TrialState], paused: Sequence[TrialState], fits: Fits
+) -> str | None:
+    for trial in (*pending, *paused):
+        if fits(trial):
+            return trial.trial_id
+    return None

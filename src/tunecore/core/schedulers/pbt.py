@@ -1,0 +1,488 @@
+"""Population Based Training (Jaderberg et al. 2017), asynchronous, as Ray
+Tune implements it.
+
+Theory of operation: every trial trains on its own; each time one has run
+`perturbation_interval` (in `time_attr` units, and is past
+`burn_in_period`) since its last perturbation, it is ranked against the
+population by the score each member had at its own last perturbation
+("truncation selection"). If it is in the top `quantile_fraction` it saves a
+persistent checkpoint so others can clone it (`Verdict.checkpoint`); if it
+is in the bottom `quantile_fraction` it takes the weights of a top trial
+chosen uniformly at random (its newest persistent checkpoint) and that
+trial's hyperparameters, perturbed by `explore` (`Verdict.exploit`). The
+exploited trial also takes over the donor's last perturbation time, since
+restoring the donor's checkpoint rewinds or advances its clock to the
+donor's.
+
+Invariants:
+
+- `members[id]` exists for every trial added (or first seen), in the order
+  they arrived; `last_score` is the signed score (greater is better) at the
+  member's last perturbation, None before its first one.
+- Ranking sees only members with a score that are not finished; the lower
+  and upper quantiles are disjoint, each `k` members, where
+  `k = ceil(n * quantile_fraction)` cut down to `floor(n / 2)`, and empty
+  when `n <= 1` or `k == 0`.
+- An exploit is only ever returned for a lower-quantile trial, names an
+  upper-quantile donor, and restores from a PERSISTENT checkpoint the donor
+  holds; its config is the donor's config (as PBT last knew it) with every
+  mutated value either resampled from its space, scaled by one of
+  `perturbation_factors` (ints stay ints), or moved to a neighbouring
+  category.
+- All randomness is drawn from `rng` (seeded by `seed` on first use), in a
+  fixed order, so the same seed and the same events give the same decisions,
+  also after a msgpack round trip.
+
+Mutation specs are data, never callables: a list of categories, a search
+domain (a msgspec struct with `sample(rng)`), or a dict nesting either.
+Nested dicts are stored flattened to '/'-joined paths, the convention
+results and stopping criteria use, so a config key containing '/' cannot be
+mutated. To decode a scheduler holding domains, name their types:
+`from_msgpack(data, PopulationBasedTraining[SamplingDomain])` with the union
+from `tunecore.core.search.domains`; one holding only category lists decodes
+as plain `PopulationBasedTraining`.
+
+Deviations from Ray (python/ray/tune/schedulers/pbt.py, async mode):
+
+- The donor's checkpoint is its newest persistent one. Ray clones the
+  checkpoint it requested at the donor's own last perturbation, and skips
+  the exploit when the donor was not in the upper quantile then; here any
+  persistent checkpoint of a current top trial is good enough, which also
+  survives a driver restart.
+- Verdicts always CONTINUE: Ray also pauses a perturbed trial when others
+  wait and picks the next trial by least training time; here choosing is
+  FIFO like every other scheduler, and waiting trials get resources when a
+  running one ends or is paused elsewhere.
+- `quantile_fraction == 0` disables checkpointing too (Ray's `trials[-0:]`
+  puts every trial in the upper quantile and checkpoints all of them).
+- A missing or non-numeric (or NaN) time or metric gives CONTINUE, as Ray
+  with `require_attrs=False`; Ray's default raises.
+- Ray fills mutated keys missing from a new trial's config on
+  `on_trial_add`; our hooks cannot change a config, so a missing value is
+  resampled when the trial is first explored. Likewise a value that cannot
+  be perturbed (a non-number under a domain) is resampled where Ray raises.
+- The perturbed tag lists mutated leaves (`momentum=0.9000`), not Ray's
+  top-level keys with a whole nested dict as value.
+- No `custom_explore_fn`, `log_config` or synchronous mode.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Generic, Protocol, Self, TypeAlias, TypeVar, runtime_checkable
+
+import msgspec
+
+from tunecore.core.checkpoints import newest_persistent
+from tunecore.core.results import is_number
+from tunecore.core.rng import Rng, integer_below, random_float, seeded
+from tunecore.core.schedulers.base import (
+    CONTINUE,
+    Exploit,
+    Fits,
+    Verdict,
+    require_objective,
+    signed,
+)
+from tunecore.model import Decision, InvalidFieldError, JsonDict, JsonValue, Mode, TrialState
+from tunecore.model.errors import (
+    coerce_enum,
+    require_finite_non_negative,
+    require_int,
+    require_name,
+)
+
+_OWNER = "PopulationBasedTraining"
+_MUTATIONS = f"{_OWNER}.hyperparam_mutations"
+
+
+@runtime_checkable
+class Samplable(Protocol):
+    """A search domain PBT can resample from (the structs of
+    `tunecore.core.search.domains` are)."""
+
+    def sample(self, rng: Rng) -> tuple[Rng, JsonValue]: ...
+
+
+if TYPE_CHECKING:
+    from typing_extensions import TypeVar as _TypeVarWithDefault
+
+    MutationSpec: TypeAlias = (
+        list[JsonValue] | tuple[JsonValue, ...] | Samplable | Mapping[str, "MutationSpec"]
+    )
+    D_co = _TypeVarWithDefault("D_co", bound=Samplable, default=Samplable, covariant=True)
+else:
+    # At run time the parameter only tells msgspec which domain structs to
+    # decode; unparametrized it is Any, and a domain decoded as a plain dict
+    # is rejected by `__post_init__` with a message saying so.
+    MutationSpec = object
+    D_co = TypeVar("D_co", covariant=True)
+
+FlatMutations: TypeAlias = dict[str, list[JsonValue] | Samplable]
+"""Mutation specs by '/'-joined config path, categories as lists."""
+
+
+class PopulationMember(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """What PBT remembers of one trial: the tag it was created with (perturbed
+    tags are built from it, not chained), the config it last handed it, and
+    its last perturbation."""
+
+    original_tag: str = ""
+    config: JsonDict = {}
+    last_perturbation_time: float = 0.0
+    last_score: float | None = None
+    finished: bool = False
+
+
+class PopulationBasedTraining(msgspec.Struct, Generic[D_co], frozen=True, kw_only=True):
+    """Asynchronous PBT: exploit the top quantile, explore around it.
+
+    Configuration first (see the module docstring), then state: `members` by
+    trial id, `rng` (None until the first draw, then the generator after the
+    last one) and the two counters `debug_string` reports.
+    """
+
+    time_attr: str = "time_total_s"
+    metric: str | None = None
+    mode: Mode | None = None
+    perturbation_interval: float = 60.0
+    burn_in_period: float = 0.0
+    if TYPE_CHECKING:
+        hyperparam_mutations: Mapping[str, MutationSpec] = {}
+    else:
+        hyperparam_mutations: dict[str, list[JsonValue] | D_co] = {}
+    quantile_fraction: float = 0.25
+    resample_probability: float = 0.25
+    perturbation_factors: tuple[float, ...] = (1.2, 0.8)
+    seed: int = 0
+    members: dict[str, PopulationMember] = {}
+    rng: Rng | None = None
+    num_checkpoints: int = 0
+    num_perturbations: int = 0
+
+    def __post_init__(self) -> None:
+        require_name(f"{_OWNER}.time_attr", self.time_attr)
+        if self.metric is not None:
+            require_name(f"{_OWNER}.metric", self.metric)
+        if self.mode is not None:
+            coerce_enum(self, "mode", Mode)
+        interval = self.perturbation_interval
+        require_finite_non_negative(f"{_OWNER}.perturbation_interval", interval)
+        if interval == 0:
+            raise InvalidFieldError(f"{_OWNER}.perturbation_interval", interval, "a number > 0")
+        require_finite_non_negative(f"{_OWNER}.burn_in_period", self.burn_in_period)
+        msgspec.structs.force_setattr(
+            self, "hyperparam_mutations", flatten_mutations(self.hyperparam_mutations)
+        )
+        _require_fraction("quantile_fraction", self.quantile_fraction, 0.5)
+        _require_fraction("resample_probability", self.resample_probability, 1.0)
+        factors: object = self.perturbation_factors
+        if not isinstance(factors, tuple | list) or not factors:
+            raise InvalidFieldError(
+                f"{_OWNER}.perturbation_factors", factors, "a non-empty tuple of numbers"
+            )
+        for factor in factors:
+            if not is_number(factor) or not math.isfinite(factor):
+                raise InvalidFieldError(
+                    f"{_OWNER}.perturbation_factors", factors, "finite numbers only"
+                )
+        msgspec.structs.force_setattr(self, "perturbation_factors", tuple(factors))
+        require_int(f"{_OWNER}.seed", self.seed)
+
+    def with_objective(self, metric: str | None, mode: Mode | None) -> Self:
+        """Fill in the experiment's metric and mode where none was given;
+        PBT cannot rank trials without both."""
+        metric, mode = require_objective(
+            _OWNER,
+            self.metric if self.metric is not None else metric,
+            self.mode if self.mode is not None else mode,
+        )
+        return msgspec.structs.replace(self, metric=metric, mode=mode)
+
+    def on_trial_add(self, trial: TrialState) -> Self:
+        """Remember the trial's tag and config; fail now, as Ray does, when
+        the objective is missing."""
+        require_objective(_OWNER, self.metric, self.mode)
+        members = {**self.members, trial.trial_id: _new_member(trial)}
+        return msgspec.structs.replace(self, members=members)
+
+    def on_trial_result(
+        self, trial: TrialState, result: JsonDict, trials: Mapping[str, TrialState]
+    ) -> tuple[Self, Verdict]:
+        """Perturb the trial when its interval is up: checkpoint it in the
+        upper quantile, exploit a donor in the lower one."""
+        metric, mode = require_objective(_OWNER, self.metric, self.mode)
+        time = result.get(self.time_attr)
+        value = result.get(metric)
+        if not (_is_finite(time) and _is_finite(value)):
+            return self, CONTINUE
+        now = float(time)  # type: ignore[arg-type]
+        trial_id = trial.trial_id
+        member = self.members.get(trial_id)
+        if member is None:
+            member = _new_member(trial)
+        if now < self.burn_in_period:
+            return self, CONTINUE
+        if now - member.last_perturbation_time < self.perturbation_interval:
+            return self, CONTINUE
+        member = msgspec.structs.replace(
+            member,
+            last_score=signed(float(value), mode),  # type: ignore[arg-type]
+            last_perturbation_time=now,
+        )
+        members = {**self.members, trial_id: member}
+        scored = [
+            (member_id, m.last_score)
+            for member_id, m in members.items()
+            if m.last_score is not None and _is_live(member_id, m, trial_id, trials)
+        ]
+        lower, upper = quantiles(scored, self.quantile_fraction)
+        if trial_id in upper:
+            pbt = msgspec.structs.replace(
+                self, members=members, num_checkpoints=self.num_checkpoints + 1
+            )
+            return pbt, Verdict(decision=Decision.CONTINUE, checkpoint=True)
+        if trial_id not in lower:
+            return msgspec.structs.replace(self, members=members), CONTINUE
+        rng, index = integer_below(self._rng(), len(upper))
+        donor_id = upper[index]
+        donor = trials.get(donor_id)
+        checkpoint = None if donor is None else newest_persistent(donor.checkpoints)
+        if checkpoint is None:
+            return msgspec.structs.replace(self, members=members, rng=rng), CONTINUE
+        donor_member = members[donor_id]
+        rng, config = explore(
+            donor_member.config,
+            self.hyperparam_mutations,
+            rng,
+            resample_probability=self.resample_probability,
+            perturbation_factors=self.perturbation_factors,
+        )
+        tag = perturbed_tag(member.original_tag, config, self.hyperparam_mutations)
+        members[trial_id] = msgspec.structs.replace(
+            member, config=config, last_perturbation_time=donor_member.last_perturbation_time
+        )
+        pbt = msgspec.structs.replace(
+            self, members=members, rng=rng, num_perturbations=self.num_perturbations + 1
+        )
+        exploit = Exploit(
+            donor_id=donor_id, config=config, experiment_tag=tag, restore_from=checkpoint
+        )
+        return pbt, Verdict(decision=Decision.CONTINUE, exploit=exploit)
+
+    def on_trial_complete(self, trial: TrialState, result: JsonDict) -> Self:
+        del result
+        return self._finish(trial)
+
+    def on_trial_error(self, trial: TrialState) -> Self:
+        return self._finish(trial)
+
+    def on_trial_remove(self, trial: TrialState) -> Self:
+        return self._finish(trial)
+
+    def choose_trial_to_run(
+        self, pending: Sequence[TrialState], paused: Sequence[TrialState], fits: Fits
+    ) -> str | None:
+        """FIFO: new trials before paused ones, each in the order added."""
+        for trial in (*pending, *paused):
+            if fits(trial):
+                return trial.trial_id
+        return None
+
+    def debug_string(self) -> str:
+        return (
+            f"PopulationBasedTraining: {self.num_checkpoints} checkpoints, "
+            f"{self.num_perturbations} perturbs"
+        )
+
+    def _rng(self) -> Rng:
+        return self.rng if self.rng is not None else seeded(self.seed)
+
+    def _finish(self, trial: TrialState) -> Self:
+        """A finished trial leaves the ranking (Ray skips finished trials)."""
+        member = self.members.get(trial.trial_id)
+        if member is None:
+            member = _new_member(trial)
+        finished = msgspec.structs.replace(member, finished=True)
+        return msgspec.structs.replace(self, members={**self.members, trial.trial_id: finished})
+
+
+def quantiles(
+    scores: Sequence[tuple[str, float]], fraction: float
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The (lower, upper) quantiles of `scores` (id, greater-is-better score):
+    `k = ceil(n * fraction)` trials each, at most `floor(n / 2)` so the two
+    never overlap; none when `n <= 1`. Ties keep the order of `scores`."""
+    ranked = [trial_id for trial_id, _ in sorted(scores, key=lambda item: item[1])]
+    count = len(ranked)
+    if count <= 1:
+        return (), ()
+    size = math.ceil(count * fraction)
+    if size > count / 2:
+        size = count // 2
+    if size == 0:
+        return (), ()
+    return tuple(ranked[:size]), tuple(ranked[-size:])
+
+
+def flatten_mutations(mutations: Mapping[str, MutationSpec]) -> FlatMutations:
+    """Mutation specs by '/'-joined path, validated: categories become
+    non-empty lists, domains must be msgspec structs with `sample`, nested
+    dicts are flattened. Idempotent on its own output."""
+    given: object = mutations
+    if not isinstance(given, Mapping):
+        raise InvalidFieldError(_MUTATIONS, given, "a dict of mutation specs")
+    flat: FlatMutations = {}
+    _flatten_into(flat, "", given)
+    if not flat:
+        raise InvalidFieldError(_MUTATIONS, mutations, "at least one hyperparameter to mutate")
+    return flat
+
+
+def _flatten_into(flat: FlatMutations, prefix: str, mutations: Mapping[object, object]) -> None:
+    """Checks each value at run time: callers may be untyped, and decoded
+    data may hold a domain msgspec could not build (a plain dict)."""
+    for key, spec in mutations.items():
+        if not isinstance(key, str) or not key:
+            raise InvalidFieldError(f"{_MUTATIONS} key", key, "a non-empty string")
+        path = f"{prefix}/{key}" if prefix else key
+        field = f"{_MUTATIONS}[{path!r}]"
+        if isinstance(spec, Mapping):
+            if not spec:
+                raise InvalidFieldError(field, spec, "a non-empty dict of nested mutations")
+            _flatten_into(flat, path, spec)
+            continue
+        if path in flat:
+            raise InvalidFieldError(field, spec, "one spec per path (given nested and '/'-joined)")
+        if isinstance(spec, list | tuple):
+            if not spec:
+                raise InvalidFieldError(field, spec, "a non-empty list of categories")
+            flat[path] = list(spec)
+        elif isinstance(spec, Samplable) and isinstance(spec, msgspec.Struct):
+            flat[path] = spec
+        else:
+            raise InvalidFieldError(
+                field,
+                spec,
+                "a list of categories, a search domain (a msgspec struct with "
+                "sample(rng)) or a dict of those; not a callable, which is not data. "
+                "When decoding, name the domain types: PopulationBasedTraining[Domain]",
+            )
+
+
+def explore(
+    config: Mapping[str, JsonValue],
+    mutations: Mapping[str, MutationSpec],
+    rng: Rng,
+    *,
+    resample_probability: float,
+    perturbation_factors: Sequence[float],
+) -> tuple[Rng, JsonDict]:
+    """A copy of `config` with every mutated value perturbed, and the
+    generator after the draws.
+
+    Per path, in the order of `mutations`, one uniform draw decides
+    resampling (`< resample_probability`). Categories: resample uniformly
+    (also when the value is not among them), else move one index left or
+    right (equal odds), clipped at the ends. Domains: resample with
+    `sample(rng)` (also when the value is missing or not a number), else
+    multiply by a uniformly chosen factor; an int value stays an int
+    (truncated, as Ray's `int()`).
+    """
+    explored: JsonDict = copy.deepcopy(dict(config))
+    for path, spec in flatten_mutations(mutations).items():
+        keys = path.split("/")
+        found, value = _lookup(config, keys)
+        rng, draw = random_float(rng)
+        resample = draw < resample_probability
+        new: JsonValue
+        if isinstance(spec, list):
+            if resample or not found or value not in spec:
+                rng, index = integer_below(rng, len(spec))
+            else:
+                rng, step = integer_below(rng, 2)
+                index = min(max(spec.index(value) + (1 if step else -1), 0), len(spec) - 1)
+            new = copy.deepcopy(spec[index])
+        else:
+            if resample or not found or not is_number(value):
+                rng, new = spec.sample(rng)
+            else:
+                rng, index = integer_below(rng, len(perturbation_factors))
+                new = value * perturbation_factors[index]  # type: ignore[operator]
+            if isinstance(value, int) and not isinstance(value, bool) and _is_finite(new):
+                new = int(new)  # type: ignore[arg-type]
+        _assign(explored, keys, new)
+    return rng, explored
+
+
+def perturbed_tag(
+    original_tag: str, config: Mapping[str, JsonValue], mutations: Mapping[str, MutationSpec]
+) -> str:
+    """Ray's `{original_tag}@perturbed[{key=value,...}]`, mutated leaves by
+    path order, floats to 4 decimals, other values reduced to
+    `[a-zA-Z0-9_-]` so the tag can name a directory."""
+    paths = sorted(tuple(path.split("/")) for path in flatten_mutations(mutations))
+    pairs = (
+        f"{_clean_value(keys[-1])}={_clean_value(_lookup(config, list(keys))[1])}" for keys in paths
+    )
+    return f"{original_tag}@perturbed[{','.join(pairs)}]"
+
+
+_UNSAFE = re.compile(r"[^a-zA-Z0-9_-]+")
+
+
+def _clean_value(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    return _UNSAFE.sub("_", str(value)).strip("_")
+
+
+def _lookup(config: Mapping[str, JsonValue], keys: Sequence[str]) -> tuple[bool, JsonValue]:
+    node: JsonValue = dict(config)
+    for key in keys:
+        if not isinstance(node, dict) or key not in node:
+            return False, None
+        node = node[key]
+    return True, node
+
+
+def _assign(config: JsonDict, keys: Sequence[str], value: JsonValue) -> None:
+    """Set a nested value in place, creating (or replacing non-dict)
+    intermediate levels; `config` is already a private deep copy."""
+    node = config
+    for key in keys[:-1]:
+        child = node.get(key)
+        if not isinstance(child, dict):
+            child = {}
+            node[key] = child
+        node = child
+    node[keys[-1]] = value
+
+
+def _new_member(trial: TrialState) -> PopulationMember:
+    return PopulationMember(original_tag=trial.spec.experiment_tag, config=trial.spec.config)
+
+
+def _is_live(
+    member_id: str, member: PopulationMember, reporting_id: str, trials: Mapping[str, TrialState]
+) -> bool:
+    """The reporting trial is running; any other must still be listed by the
+    experiment and not finished, by its status or by our own record."""
+    if member_id == reporting_id:
+        return True
+    if member.finished:
+        return False
+    other = trials.get(member_id)
+    return other is not None and not other.is_finished
+
+
+def _is_finite(value: object) -> bool:
+    return is_number(value) and math.isfinite(value)  # type: ignore[arg-type]
+
+
+def _require_fraction(name: str, value: object, high: float) -> None:
+    if not is_number(value) or not 0 <= value <= high:  # type: ignore[operator]
+        raise InvalidFieldError(f"{_OWNER}.{name}", value, f"a number between 0 and {high}")

@@ -66,3 +66,23 @@ def coerce_enum(owner: msgspec.Struct, attribute: str, kind: type[_Enum]) -> Non
         field = f"{type(owner).__name__}.{attribute}"
         raise InvalidFieldError(field, value, f"one of {accepted}") from None
     msgspec.structs.force_setattr(owner, attribute, member)
+
+
+def float_valued(values: dict[str, float]) -> dict[str, float]:
+    """The dict with int values as floats (see `floats_as_decoded`)."""
+    if all(type(v) is float for v in values.values()):
+        return values
+    return {k: float(v) if type(v) is int else v for k, v in values.items()}
+
+
+def floats_as_decoded(owner: msgspec.Struct, *attributes: str) -> None:
+    """Store int values of float fields as floats.
+
+    Decoding always yields floats for a float field, while construction keeps
+    the int a caller passed (`Resources(cpu=1)`). Both must encode to the
+    same bytes, or a replayed state differs from the live one byte for byte.
+    """
+    for attribute in attributes:
+        value = getattr(owner, attribute)
+        if type(value) is int:
+            msgspec.structs.force_setattr(owner, attribute, float(value))

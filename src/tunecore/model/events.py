@@ -13,14 +13,23 @@ from typing import TypeAlias
 import msgspec
 
 from tunecore.model.checkpoint import CheckpointRef
+from tunecore.model.errors import floats_as_decoded
 from tunecore.model.json import JsonDict
 from tunecore.model.resources import Resources
 from tunecore.model.trial import Location
 
 
-class _TrialEventBase(msgspec.Struct, frozen=True, kw_only=True, tag=True):
-    trial_id: str
+class _EventBase(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+    """`at` is when it happened, in seconds since the epoch."""
+
     at: float
+
+    def __post_init__(self) -> None:
+        floats_as_decoded(self, "at")
+
+
+class _TrialEventBase(_EventBase, frozen=True, kw_only=True, tag=True):
+    trial_id: str
 
 
 class StartRequested(_TrialEventBase, frozen=True, kw_only=True, tag=True):
@@ -69,32 +78,27 @@ class ResourcesUpdateRequested(_TrialEventBase, frozen=True, kw_only=True, tag=T
     resources: Resources
 
 
-class ClusterResourcesChanged(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+class ClusterResourcesChanged(_EventBase, frozen=True, kw_only=True, tag=True):
     """The cluster's total resources, as the shell measured them."""
 
-    at: float
     total: Resources
 
 
-class TrialRequested(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+class TrialRequested(_EventBase, frozen=True, kw_only=True, tag=True):
     """Add a trial with this config from outside the searcher (the CLI's
     `add`, or a user's own search loop)."""
 
-    at: float
     config: JsonDict
     experiment_tag: str = ""
 
 
-class Tick(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+class Tick(_EventBase, frozen=True, kw_only=True, tag=True):
     """Time passed without anything else happening; lets time limits fire."""
 
-    at: float
 
-
-class ExperimentStopRequested(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+class ExperimentStopRequested(_EventBase, frozen=True, kw_only=True, tag=True):
     """Stop every trial and end the experiment (Ctrl-C, a user's stop)."""
 
-    at: float
     reason: str = "stop requested"
 
 

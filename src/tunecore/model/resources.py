@@ -6,6 +6,8 @@ import msgspec
 
 from tunecore.model.errors import (
     InvalidFieldError,
+    float_valued,
+    floats_as_decoded,
     require_finite_non_negative,
     require_name,
 )
@@ -32,6 +34,8 @@ class Resources(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
         for name, amount in custom.items():
             require_name("Resources.custom (a resource name)", name)
             require_finite_non_negative(f"Resources.custom[{name!r}]", amount)
+        floats_as_decoded(self, "cpu", "gpu")
+        msgspec.structs.force_setattr(self, "custom", float_valued(self.custom))
 
     def summary(self) -> str:
         """A short human form such as `2 CPUs, 1 GPUs, 1 accelerator_x`."""

@@ -14,7 +14,7 @@ from tunecore.model.checkpoint import (
     CheckpointRef,
     CheckpointStorage,
 )
-from tunecore.model.errors import InvalidFieldError, require_int, require_name
+from tunecore.model.errors import InvalidFieldError, float_valued, require_int, require_name
 from tunecore.model.json import JsonDict
 from tunecore.model.resources import Resources
 
@@ -119,6 +119,9 @@ class TrialSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
                 )
             if not isinstance(threshold, int | float) or isinstance(threshold, bool):
                 raise InvalidFieldError(field, threshold, "a number")
+        msgspec.structs.force_setattr(
+            self, "stopping_criterion", float_valued(self.stopping_criterion)
+        )
 
 
 class TrialState(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, gc=False):

@@ -28,7 +28,14 @@ from tunecore.model import (
     Resources,
     TrialState,
 )
-from tunecore.model.errors import coerce_enum, require_bool, require_int, require_name
+from tunecore.model.errors import (
+    coerce_enum,
+    float_valued,
+    floats_as_decoded,
+    require_bool,
+    require_int,
+    require_name,
+)
 
 
 class ExperimentConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -69,6 +76,10 @@ class ExperimentConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=
             raise InvalidFieldError(
                 "ExperimentConfig.time_budget_s", budget, "a number of seconds > 0"
             )
+        floats_as_decoded(self, "time_budget_s")
+        msgspec.structs.force_setattr(
+            self, "stopping_criterion", float_valued(self.stopping_criterion)
+        )
         require_name("ExperimentConfig.trial_id_prefix", self.trial_id_prefix)
         if "/" in self.trial_id_prefix:
             raise InvalidFieldError(

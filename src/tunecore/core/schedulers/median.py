@@ -84,7 +84,7 @@ class Sample(msgspec.Struct, frozen=True, array_like=True):
     value: float
 
 
-class MedianStoppingRule(msgspec.Struct, frozen=True, kw_only=True):
+class MedianStoppingRule(msgspec.Struct, frozen=True, kw_only=True, tag=True):
     """Stops (or pauses) trials whose best result is worse than the median of
     the other trials' running means at the same time.
 

@@ -137,7 +137,7 @@ class PopulationMember(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=
     finished: bool = False
 
 
-class PopulationBasedTraining(msgspec.Struct, Generic[D_co], frozen=True, kw_only=True):
+class PopulationBasedTraining(msgspec.Struct, Generic[D_co], frozen=True, kw_only=True, tag=True):
     """Asynchronous PBT: exploit the top quantile, explore around it.
 
     Configuration first (see the module docstring), then state: `members` by

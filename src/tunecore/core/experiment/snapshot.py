@@ -1,0 +1,141 @@
+"""A whole experiment as msgpack bytes, and back.
+
+`ExperimentState` keeps its trials in persistent maps, which msgspec does
+not encode, and derived bookkeeping (queues, counters, resources in use)
+that must never disagree with the trials. A snapshot stores only the facts,
+the trials in creation order, the configuration, the policies and the
+experiment-level fields, and `from_snapshot` derives the rest, so a decoded
+state is consistent by construction.
+
+The snapshot is generic in its policy types because decoding needs concrete
+classes: `BuiltinScheduler` and `BuiltinSearcher` cover everything tunecore
+ships; a user's own policy is decoded by naming its type,
+`decode_state(data, ExperimentSnapshot[MyScheduler, MySearcher])`.
+"""
+
+from __future__ import annotations
+
+from typing import Generic, TypeAlias, TypeVar
+
+import immutables
+import msgspec
+
+from tunecore.core import resources
+from tunecore.core.experiment.state import ExperimentConfig, ExperimentState
+from tunecore.core.schedulers.fifo import FIFOScheduler
+from tunecore.core.schedulers.median import MedianStoppingRule
+from tunecore.core.schedulers.pbt import PopulationBasedTraining
+from tunecore.core.search.domains import SamplingDomain
+from tunecore.core.search.generator import BasicVariantGenerator
+from tunecore.core.search.limiter import ConcurrencyLimiter
+from tunecore.core.search.repeater import Repeater
+from tunecore.model import Resources, TrialState, TrialStatus
+from tunecore.model.codec import from_msgpack, to_msgpack
+
+SNAPSHOT_FORMAT = 1
+
+BuiltinScheduler: TypeAlias = (
+    FIFOScheduler | MedianStoppingRule | PopulationBasedTraining[SamplingDomain]
+)
+_Searchable: TypeAlias = BasicVariantGenerator | Repeater[BasicVariantGenerator]
+BuiltinSearcher: TypeAlias = _Searchable | ConcurrencyLimiter[_Searchable]
+
+S = TypeVar("S")
+R = TypeVar("R")
+
+
+class ExperimentSnapshot(msgspec.Struct, Generic[S, R], frozen=True, kw_only=True):
+    """The facts of an experiment; see the module docstring."""
+
+    format: int
+    config: ExperimentConfig
+    scheduler: S
+    searcher: R | None
+    trials: list[TrialState]
+    total: Resources | None
+    started_at: float | None
+    now: float
+    stopping: str | None
+    done: bool
+    error: str | None
+
+
+def to_snapshot(state: ExperimentState) -> ExperimentSnapshot[object, object]:
+    ordered = sorted(state.trials.values(), key=lambda t: state.index[t.trial_id])
+    return ExperimentSnapshot(
+        format=SNAPSHOT_FORMAT,
+        config=state.config,
+        scheduler=state.scheduler,
+        searcher=state.searcher,
+        trials=ordered,
+        total=state.total,
+        started_at=state.started_at,
+        now=state.now,
+        stopping=state.stopping,
+        done=state.done,
+        error=state.error,
+    )
+
+
+def from_snapshot(snapshot: ExperimentSnapshot[S, R]) -> ExperimentState:
+    """The experiment, with every derived field recomputed from the trials."""
+    trials: immutables.Map[str, TrialState] = immutables.Map()
+    index: immutables.Map[str, int] = immutables.Map()
+    pending: list[str] = []
+    paused: list[str] = []
+    running = finished = saves = 0
+    used = resources.nothing()
+    for number, trial in enumerate(snapshot.trials):
+        trial_id = trial.trial_id
+        trials = trials.set(trial_id, trial)
+        index = index.set(trial_id, number)
+        saves += len(trial.saving_to)
+        if trial.status is TrialStatus.PENDING:
+            pending.append(trial_id)
+        elif trial.status is TrialStatus.PAUSED:
+            paused.append(trial_id)
+        elif trial.status is TrialStatus.RUNNING:
+            running += 1
+            used = resources.add(used, trial.spec.resources)
+        else:
+            finished += 1
+    return ExperimentState(
+        config=snapshot.config,
+        scheduler=snapshot.scheduler,  # type: ignore[arg-type]
+        searcher=snapshot.searcher,  # type: ignore[arg-type]
+        trials=trials,
+        index=index,
+        created=len(snapshot.trials),
+        pending=tuple(pending),
+        paused=tuple(paused),
+        running=running,
+        finished=finished,
+        saves=saves,
+        total=snapshot.total,
+        used=used,
+        started_at=snapshot.started_at,
+        now=snapshot.now,
+        stopping=snapshot.stopping,
+        done=snapshot.done,
+        error=snapshot.error,
+    )
+
+
+def encode_state(state: ExperimentState) -> bytes:
+    return to_msgpack(to_snapshot(state))
+
+
+def decode_state(
+    data: bytes,
+    kind: type[ExperimentSnapshot[S, R]] = ExperimentSnapshot[  # type: ignore[assignment]
+        BuiltinScheduler, BuiltinSearcher
+    ],
+) -> ExperimentState:
+    """Decode a snapshot; a snapshot written by a newer tunecore is refused."""
+    snapshot = from_msgpack(data, kind)
+    if snapshot.format > SNAPSHOT_FORMAT:
+        raise ValueError(
+            f"this experiment snapshot has format {snapshot.format}, newer than the "
+            f"{SNAPSHOT_FORMAT} this tunecore reads; upgrade tunecore to load it"
+        )
+    return from_snapshot(snapshot)

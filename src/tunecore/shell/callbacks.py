@@ -1,0 +1,319 @@
+"""User hooks into the experiment loop, and the loggers built on them.
+
+The hooks are the ones Ray Tune users know (`on_trial_result`, ...), with
+typed arguments: `iteration` counts loop steps, `trials` is every trial of
+the experiment in creation order and `trial` the one the hook is about, all
+as immutable `TrialState` values (a callback reads state, it cannot change
+it: only events do that).
+
+A callback is user code and runs inside the loop, so `CallbackList` keeps
+its failures from ever ending the experiment: it logs the exception with the
+callback's class and the hook's name, once per (callback, hook, exception
+type), so a broken `on_step_end` does not write a traceback every step, and
+goes on with the next callback.
+
+Results flagged `result_duplicate` are the function trainable's final repeat
+of its last result (it reports it again with `done=True` when the function
+returns, so that the trial can end on it). The file loggers skip them: the
+values are already on disk, and writing them again would show a phantom
+extra iteration in every plot.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Protocol, cast
+
+from tunecore.core.results import TRAINING_ITERATION, flatten, is_number
+from tunecore.model import CheckpointRef, JsonValue, TrialState
+from tunecore.shell.storage import ExperimentStorage
+
+logger = logging.getLogger(__name__)
+
+RESULT_DUPLICATE = "result_duplicate"
+"""Result key set (to True) on the function trainable's final repeat of its
+last result."""
+
+TENSORBOARD_TAG_PREFIX = "ray/tune/"
+"""Scalar tags start with this, as in Ray Tune, so existing TensorBoard
+views and comparisons with Ray runs keep working."""
+
+
+def is_duplicate(result: Mapping[str, JsonValue]) -> bool:
+    """Whether `result` is the repeat described in the module docstring."""
+    return result.get(RESULT_DUPLICATE) is True
+
+
+class Callback:
+    """Base class: every hook does nothing, override the ones you need."""
+
+    def on_step_begin(self, iteration: int, trials: Sequence[TrialState]) -> None:
+        """Before the loop handles its next event."""
+
+    def on_step_end(self, iteration: int, trials: Sequence[TrialState]) -> None:
+        """After the loop handled an event and carried out its commands."""
+
+    def on_trial_start(
+        self, iteration: int, trials: Sequence[TrialState], trial: TrialState
+    ) -> None:
+        """A trial's worker was started (also on a restart after a failure)."""
+
+    def on_trial_restore(
+        self, iteration: int, trials: Sequence[TrialState], trial: TrialState
+    ) -> None:
+        """A trial finished restoring from a checkpoint."""
+
+    def on_trial_save(
+        self, iteration: int, trials: Sequence[TrialState], trial: TrialState
+    ) -> None:
+        """A trial finished saving a checkpoint."""
+
+    def on_trial_result(
+        self,
+        iteration: int,
+        trials: Sequence[TrialState],
+        trial: TrialState,
+        result: Mapping[str, JsonValue],
+    ) -> None:
+        """A trial reported a result."""
+
+    def on_trial_complete(
+        self, iteration: int, trials: Sequence[TrialState], trial: TrialState
+    ) -> None:
+        """A trial ended without error (TERMINATED)."""
+
+    def on_trial_error(
+        self, iteration: int, trials: Sequence[TrialState], trial: TrialState
+    ) -> None:
+        """A trial failed (whether or not it will be retried)."""
+
+    def on_checkpoint(
+        self,
+        iteration: int,
+        trials: Sequence[TrialState],
+        trial: TrialState,
+        checkpoint: CheckpointRef,
+    ) -> None:
+        """A checkpoint of a trial now exists."""
+
+    def on_experiment_end(self, trials: Sequence[TrialState]) -> None:
+        """The experiment is over; release what the callback holds."""
+
+
+class CallbackList(Callback):
+    """Calls every callback in order; a callback that raises is reported
+    (once per callback, hook and exception type) and skipped, never fatal."""
+
+    def __init__(self, callbacks: Iterable[Callback] = ()) -> None:
+        self.callbacks: list[Callback] = list(callbacks)
+        self._reported: set[tuple[int, str, type[BaseException]]] = set()
+
+    def _each(self, hook: str, call: Callable[[Callback], None]) -> None:
+        for position, callback in enumerate(self.callbacks):
+            try:
+                call(callback)
+            except Exception as error:
+                key = (position, hook, type(error))
+                if key in self._reported:
+                    logger.debug(
+                        "Callback %s raised %s in %s again",
+                        type(callback).__qualname__,
+                        type(error).__name__,
+                        hook,
+                    )
+                    continue
+                self._reported.add(key)
+                logger.exception(
+                    "Callback %s raised in %s; the experiment goes on without it for this "
+                    "call (further %s errors from this hook are not shown again).",
+                    type(callback).__qualname__,
+                    hook,
+                    type(error).__name__,
+                )
+
+    def on_step_begin(self, iteration: int, trials: Sequence[TrialState]) -> None:
+        self._each("on_step_begin", lambda c: c.on_step_begin(iteration, trials))
+
+    def on_step_end(self, iteration: int, trials: Sequence[TrialState]) -> None:
+        self._each("on_step_end", lambda c: c.on_step_end(iteration, trials))
+
+    def on_trial_start(
+        self, iteration: int, trials: Sequence[TrialState], trial: TrialState
+    ) -> None:
+        self._each("on_trial_start", lambda c: c.on_trial_start(iteration, trials, trial))
+
+    def on_trial_restore(
+        self, iteration: int, trials: Sequence[TrialState], trial: TrialState
+    ) -> None:
+        self._each("on_trial_restore", lambda c: c.on_trial_restore(iteration, trials, trial))
+
+    def on_trial_save(
+        self, iteration: int, trials: Sequence[TrialState], trial: TrialState
+    ) -> None:
+        self._each("on_trial_save", lambda c: c.on_trial_save(iteration, trials, trial))
+
+    def on_trial_result(
+        self,
+        iteration: int,
+        trials: Sequence[TrialState],
+        trial: TrialState,
+        result: Mapping[str, JsonValue],
+    ) -> None:
+        self._each("on_trial_result", lambda c: c.on_trial_result(iteration, trials, trial, result))
+
+    def on_trial_complete(
+        self, iteration: int, trials: Sequence[TrialState], trial: TrialState
+    ) -> None:
+        self._each("on_trial_complete", lambda c: c.on_trial_complete(iteration, trials, trial))
+
+    def on_trial_error(
+        self, iteration: int, trials: Sequence[TrialState], trial: TrialState
+    ) -> None:
+        self._each("on_trial_error", lambda c: c.on_trial_error(iteration, trials, trial))
+
+    def on_checkpoint(
+        self,
+        iteration: int,
+        trials: Sequence[TrialState],
+        trial: TrialState,
+        checkpoint: CheckpointRef,
+    ) -> None:
+        self._each("on_checkpoint", lambda c: c.on_checkpoint(iteration, trials, trial, checkpoint))
+
+    def on_experiment_end(self, trials: Sequence[TrialState]) -> None:
+        self._each("on_experiment_end", lambda c: c.on_experiment_end(trials))
+
+
+TrialDirOf = Callable[[TrialState], Path]
+"""Where a trial's files go. The loop passes one that applies the user's
+`trial_dirname_creator`; the default is `storage.trial_dir(trial.spec)`."""
+
+
+class _TrialFilesCallback(Callback):
+    """What the file loggers share: the storage and a trial's directory."""
+
+    def __init__(self, storage: ExperimentStorage, dir_of: TrialDirOf | None = None) -> None:
+        self.storage = storage
+        self.dir_of: TrialDirOf = dir_of if dir_of is not None else _default_dir_of(storage)
+
+
+def _default_dir_of(storage: ExperimentStorage) -> TrialDirOf:
+    def dir_of(trial: TrialState) -> Path:
+        return storage.trial_dir(trial.spec)
+
+    return dir_of
+
+
+class JsonLoggerCallback(_TrialFilesCallback):
+    """One result.json line per result. (params.json is the loop's: it
+    belongs to the trial's storage, and changes when PBT resets a config.)"""
+
+    def on_trial_result(
+        self,
+        iteration: int,
+        trials: Sequence[TrialState],
+        trial: TrialState,
+        result: Mapping[str, JsonValue],
+    ) -> None:
+        if not is_duplicate(result):
+            self.storage.append_json_result(self.dir_of(trial), result)
+
+
+class CSVLoggerCallback(_TrialFilesCallback):
+    """One progress.csv row per result (header policy: see storage)."""
+
+    def on_trial_result(
+        self,
+        iteration: int,
+        trials: Sequence[TrialState],
+        trial: TrialState,
+        result: Mapping[str, JsonValue],
+    ) -> None:
+        if not is_duplicate(result):
+            self.storage.append_csv_result(self.dir_of(trial), result)
+
+
+class _ScalarWriter(Protocol):
+    """The part of `tensorboardX.SummaryWriter` this module uses."""
+
+    def add_scalar(self, tag: str, scalar_value: float, global_step: int | None = None) -> None:
+        """Record one scalar."""
+
+    def flush(self) -> None:
+        """Write pending events to disk."""
+
+    def close(self) -> None:
+        """Flush and release the event file."""
+
+
+class TensorBoardCallback(_TrialFilesCallback):
+    """Numeric results as TensorBoard scalars, one event file per trial in
+    its directory, stepped by `training_iteration`.
+
+    tensorboardX is optional and imported only here, when one is made: a
+    missing install is an `ImportError` saying how to get it, raised where
+    the user asked for TensorBoard rather than at the first result.
+    """
+
+    def __init__(self, storage: ExperimentStorage, dir_of: TrialDirOf | None = None) -> None:
+        super().__init__(storage, dir_of)
+        try:
+            module = importlib.import_module("tensorboardX")
+        except ImportError as error:
+            raise ImportError(
+                "TensorBoardCallback needs the tensorboardX package, which is not "
+                "installed: pip install tensorboardX"
+            ) from error
+        self._writer_class = cast(Callable[..., _ScalarWriter], module.SummaryWriter)
+        self._writers: dict[str, _ScalarWriter] = {}
+
+    def _writer(self, trial: TrialState) -> _ScalarWriter:
+        writer = self._writers.get(trial.trial_id)
+        if writer is None:
+            writer = self._writer_class(logdir=str(self.dir_of(trial)), flush_secs=30)
+            self._writers[trial.trial_id] = writer
+        return writer
+
+    def on_trial_result(
+        self,
+        iteration: int,
+        trials: Sequence[TrialState],
+        trial: TrialState,
+        result: Mapping[str, JsonValue],
+    ) -> None:
+        if is_duplicate(result):
+            return
+        raw_step = result.get(TRAINING_ITERATION)
+        step = raw_step if isinstance(raw_step, int) and not isinstance(raw_step, bool) else None
+        writer = self._writer(trial)
+        for key, value in flatten(result).items():
+            if key == TRAINING_ITERATION or not is_number(value):
+                continue
+            number = float(cast(float, value))
+            if math.isfinite(number):
+                writer.add_scalar(TENSORBOARD_TAG_PREFIX + key, number, global_step=step)
+        writer.flush()
+
+    def _close(self, trial: TrialState) -> None:
+        writer = self._writers.pop(trial.trial_id, None)
+        if writer is not None:
+            writer.close()
+
+    def on_trial_complete(
+        self, iteration: int, trials: Sequence[TrialState], trial: TrialState
+    ) -> None:
+        self._close(trial)
+
+    def on_trial_error(
+        self, iteration: int, trials: Sequence[TrialState], trial: TrialState
+    ) -> None:
+        self._close(trial)
+
+    def on_experiment_end(self, trials: Sequence[TrialState]) -> None:
+        for writer in self._writers.values():
+            writer.close()
+        self._writers.clear()

@@ -1,0 +1,528 @@
+"""What the user sees while an experiment runs, and after it.
+
+Three renderings of one `ExperimentState`, all pure functions of it (no
+clock, no I/O), so tests compare them to hand-computed text:
+
+- `status_lines`: the seed's `debug_string` as lines (the plain-text form,
+  for logs and CI);
+- `render_table`: the same information as a `rich.table.Table`;
+- `final_summary`: counts, the best trial and the errored ones, at the end.
+
+`ProgressReporter` prints them: a live table in a terminal, plain text
+otherwise, nothing when quiet. It reads time only from the `now` it is given
+(or the clock it was built with), so tests never sleep.
+
+Which rows are shown. At most `max_rows` trials are listed, shared fairly
+between statuses the way the seed does it: one row per status in turn
+(statuses in name order) while any status still has trials without a row.
+Within a status trials are in natural order of their experiment tag ("2_x"
+before "10_x"), then creation order. A status with more trials than rows
+shows the first and the last ones with "... N not shown" between. The seed
+shows `rows // 2` at each end, which wastes a row when `rows` is odd and,
+for `rows == 1`, prints every trial (its `trials[-0:]` is the whole list);
+here the head gets the odd row, so exactly `rows` trials are shown.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import socket
+import sys
+import time
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from types import TracebackType
+
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+from tunecore.core.experiment import ExperimentState
+from tunecore.core.naming import trial_name
+from tunecore.core.results import flatten, is_number
+from tunecore.model import JsonValue, Mode, Resources, TrialState, TrialStatus
+from tunecore.shell.storage import to_json_value
+
+MAX_CONFIG_CHARS = 300
+"""A config longer than this is cut in the status header (the final summary
+shows it whole)."""
+
+MAX_PARAM_COLUMNS = 5
+"""Config parameters shown as table columns; more would not fit a terminal."""
+
+_DIGITS = re.compile(r"([0-9]+)")
+
+
+# -- selecting and ordering rows ---------------------------------------------
+
+
+def natural_key(tag: str) -> tuple[tuple[int, str], ...]:
+    """Sort key reading digit runs as numbers ("10_x" after "9_x"),
+    case-insensitive elsewhere. `re.split` with a group alternates text and
+    digits, so parts are tagged by position and never compare str with int."""
+    parts = _DIGITS.split(tag)
+    return tuple(
+        (int(part), "") if position % 2 else (-1, part.lower())
+        for position, part in enumerate(parts)
+    )
+
+
+def trials_in_order(state: ExperimentState) -> list[TrialState]:
+    """Every trial, in creation order."""
+    index = state.index
+    return sorted(state.trials.values(), key=lambda t: index.get(t.trial_id, 0))
+
+
+def _by_status(state: ExperimentState) -> dict[TrialStatus, list[TrialState]]:
+    groups: dict[TrialStatus, list[TrialState]] = {}
+    for trial in trials_in_order(state):
+        groups.setdefault(trial.status, []).append(trial)
+    # sorted() is stable, so creation order breaks ties between equal tags.
+    return {
+        status: sorted(groups[status], key=lambda t: natural_key(t.spec.experiment_tag))
+        for status in sorted(groups, key=lambda s: s.value)
+    }
+
+
+def fair_limits(counts: dict[TrialStatus, int], max_rows: int) -> dict[TrialStatus, int]:
+    """Rows per status: one each in turn (in `counts`' order) while the
+    budget lasts and a status still has trials without a row (the seed's
+    loop)."""
+    limits = dict.fromkeys(counts, 0)
+    budget = max(max_rows, 0)
+    while budget > 0:
+        before = budget
+        for status, count in counts.items():
+            if budget > 0 and limits[status] < count:
+                limits[status] += 1
+                budget -= 1
+        if budget == before:
+            break
+    return limits
+
+
+class _Shown:
+    """The rows of one status: the trials shown, and where the gap goes."""
+
+    def __init__(self, trials: Sequence[TrialState], limit: int) -> None:
+        if len(trials) <= limit:
+            self.head, self.hidden, self.tail = list(trials), 0, []
+        else:
+            head = (limit + 1) // 2
+            tail = limit - head
+            self.head = list(trials[:head])
+            self.tail = list(trials[len(trials) - tail :]) if tail else []
+            self.hidden = len(trials) - limit
+
+
+def _select(state: ExperimentState, max_rows: int) -> dict[TrialStatus, _Shown]:
+    groups = _by_status(state)
+    limits = fair_limits({s: len(t) for s, t in groups.items()}, max_rows)
+    return {status: _Shown(trials, limits[status]) for status, trials in groups.items()}
+
+
+# -- formatting ------------------------------------------------------------------
+
+
+def _number(value: JsonValue) -> str:
+    if isinstance(value, float):
+        return f"{value:.5g}"
+    return str(value)
+
+
+def _cell(value: JsonValue) -> str:
+    return "" if value is None else _number(value)
+
+
+def _flat_value(trial: TrialState, key: str) -> JsonValue:
+    return flatten(trial.last_result).get(key)
+
+
+def _json_text(value: object, limit: int | None = None) -> str:
+    text = json.dumps(to_json_value(value), sort_keys=True, allow_nan=False)
+    if limit is not None and len(text) > limit:
+        return text[: limit - 3] + "..."
+    return text
+
+
+def best_trial(state: ExperimentState, metric: str | None, mode: Mode | None) -> TrialState | None:
+    """The trial whose last reported `metric` is best (finite numbers only;
+    the earliest created wins a tie), or None without metric and mode."""
+    if metric is None or mode is None:
+        return None
+    best: TrialState | None = None
+    best_value = 0.0
+    for trial in trials_in_order(state):
+        value = _metric_value(trial, metric)
+        if value is None:
+            continue
+        better = value > best_value if mode is Mode.MAX else value < best_value
+        if best is None or better:
+            best, best_value = trial, value
+    return best
+
+
+def _metric_value(trial: TrialState, metric: str) -> float | None:
+    stats = trial.metric_analysis.get(metric)
+    if stats is not None and math.isfinite(stats.last):
+        return stats.last
+    value = _flat_value(trial, metric)
+    if is_number(value) and math.isfinite(float(value)):  # type: ignore[arg-type]
+        return float(value)  # type: ignore[arg-type]
+    return None
+
+
+def _counts(state: ExperimentState) -> str:
+    counts: dict[str, int] = {}
+    for trial in state.trials.values():
+        counts[trial.status.value] = counts.get(trial.status.value, 0) + 1
+    return ", ".join(f"{counts[name]} {name}" for name in sorted(counts))
+
+
+def _number_of_trials(state: ExperimentState) -> str:
+    """`n/max_trials` when the experiment has a limit, else `n`: an unknown
+    total is not printed as if it were known."""
+    limit = state.config.max_trials
+    total = f"/{limit}" if limit is not None else ""
+    counts = f" ({_counts(state)})" if state.trials else ""
+    return f"Number of trials: {len(state.trials)}{total}{counts}"
+
+
+def _resources_line(used: Resources, total: Resources | None) -> str:
+    if total is None:
+        return f"Resources requested: {used.summary()} (cluster size not known yet)"
+    parts = [f"{used.cpu:g}/{total.cpu:g} CPUs", f"{used.gpu:g}/{total.gpu:g} GPUs"]
+    for name in sorted(set(total.custom) | set(used.custom)):
+        parts.append(f"{used.custom.get(name, 0.0):g}/{total.custom.get(name, 0.0):g} {name}")
+    return "Resources requested: " + ", ".join(parts)
+
+
+def _best_line(state: ExperimentState, metric: str | None, mode: Mode | None) -> str | None:
+    if metric is None or mode is None:
+        return None
+    best = best_trial(state, metric, mode)
+    if best is None:
+        return f"Current best trial: none has reported {metric} yet"
+    value = _metric_value(best, metric)
+    return (
+        f"Current best trial: {trial_name(best.spec)} with {metric}={_number(value)} "
+        f"and parameters={_json_text(best.spec.config, MAX_CONFIG_CHARS)}"
+    )
+
+
+def header_lines(
+    state: ExperimentState,
+    *,
+    metric: str | None,
+    mode: Mode | None,
+    experiment_dir: str | None = None,
+) -> list[str]:
+    """Counts, resources, the scheduler, the best result and the log dir."""
+    lines = [
+        "== Status ==",
+        _number_of_trials(state),
+        _resources_line(state.used, state.total),
+        state.scheduler.debug_string(),
+    ]
+    best = _best_line(state, metric, mode)
+    if best is not None:
+        lines.append(best)
+    if state.stopping is not None:
+        lines.append(f"Stopping: {state.stopping}")
+    if experiment_dir is not None:
+        lines.append(f"Result logdir: {experiment_dir}")
+    return lines
+
+
+def progress_string(trial: TrialState, metric: str | None = None) -> str:
+    """One trial's row: status, resources, location, iterations, time and the
+    metric, leaving out what is not known yet."""
+    pieces = [trial.status.value, f"[{trial.spec.resources.summary()}]"]
+    location = trial.location.describe(None)
+    if location:
+        pieces.append(location)
+    iteration = _flat_value(trial, "training_iteration")
+    if iteration is not None:
+        pieces.append(f"{_number(iteration)} iter")
+    seconds = _flat_value(trial, "time_total_s")
+    if is_number(seconds):
+        pieces.append(f"{float(seconds):.1f} s")  # type: ignore[arg-type]
+    if metric is not None:
+        value = _flat_value(trial, metric)
+        if value is not None:
+            pieces.append(f"{metric}={_number(value)}")
+    if trial.num_failures:
+        pieces.append(f"{trial.num_failures} failures")
+    return ", ".join(pieces)
+
+
+def status_lines(
+    state: ExperimentState,
+    *,
+    metric: str | None,
+    mode: Mode | None,
+    max_rows: int = 20,
+    experiment_dir: str | None = None,
+) -> list[str]:
+    """The status as text lines: the header, then per status (in name order)
+    its trials, at most `max_rows` in all (module docstring)."""
+    lines = header_lines(state, metric=metric, mode=mode, experiment_dir=experiment_dir)
+    for status, shown in _select(state, max_rows).items():
+        lines.append(f"{status.value} trials:")
+        lines.extend(f" - {trial_name(t.spec)}:\t{progress_string(t, metric)}" for t in shown.head)
+        if shown.hidden:
+            lines.append(f" ... {shown.hidden} not shown")
+        lines.extend(f" - {trial_name(t.spec)}:\t{progress_string(t, metric)}" for t in shown.tail)
+    return lines
+
+
+# -- the table -------------------------------------------------------------------
+
+
+def _param_columns(trials: Iterable[TrialState]) -> tuple[bool, list[str]]:
+    """The parameter columns: the searcher's evaluated params when any trial
+    has them (they are what varies), else the config's keys; flattened,
+    in order of first appearance, at most `MAX_PARAM_COLUMNS`."""
+    listed = list(trials)
+    evaluated = any(t.spec.evaluated_params for t in listed)
+    keys: dict[str, None] = {}
+    for trial in listed:
+        source = trial.spec.evaluated_params if evaluated else trial.spec.config
+        keys.update(dict.fromkeys(flatten(source)))
+    return evaluated, list(keys)[:MAX_PARAM_COLUMNS]
+
+
+def _param_cell(trial: TrialState, key: str, evaluated: bool) -> str:
+    source = trial.spec.evaluated_params if evaluated else trial.spec.config
+    value = flatten(source).get(key)
+    if value is None:
+        return ""
+    if isinstance(value, list | dict):
+        return _json_text(value, 40)
+    return _number(value)
+
+
+def render_table(
+    state: ExperimentState,
+    *,
+    metric: str | None,
+    mode: Mode | None,
+    max_rows: int = 20,
+    experiment_dir: str | None = None,
+    local_hostname: str | None = None,
+) -> Table:
+    """The status as a table: the header lines as its title, one row per
+    shown trial (the same rows as `status_lines`) and a row per gap."""
+    selected = _select(state, max_rows)
+    shown = [t for rows in selected.values() for t in (*rows.head, *rows.tail)]
+    evaluated, params = _param_columns(shown)
+    title = "\n".join(header_lines(state, metric=metric, mode=mode, experiment_dir=experiment_dir))
+    table = Table(title=title, title_justify="left")
+    for column in ("Trial name", "Status", "Location", *params, "Iter", "Total time (s)"):
+        table.add_column(column)
+    if metric is not None:
+        table.add_column(metric)
+
+    def row(trial: TrialState) -> list[str]:
+        seconds = _flat_value(trial, "time_total_s")
+        cells = [
+            trial_name(trial.spec),
+            trial.status.value,
+            trial.location.describe(local_hostname),
+            *(_param_cell(trial, key, evaluated) for key in params),
+            _cell(_flat_value(trial, "training_iteration")),
+            f"{float(seconds):.1f}" if is_number(seconds) else "",  # type: ignore[arg-type]
+        ]
+        if metric is not None:
+            cells.append(_cell(_flat_value(trial, metric)))
+        return cells
+
+    for status, rows in selected.items():
+        for trial in rows.head:
+            table.add_row(*row(trial))
+        if rows.hidden:
+            table.add_row(f"... {rows.hidden} not shown", status.value)
+        for trial in rows.tail:
+            table.add_row(*row(trial))
+    return table
+
+
+# -- the end -------------------------------------------------------------------
+
+
+def _last_line(text: str, limit: int = 200) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    last = lines[-1] if lines else ""
+    return last if len(last) <= limit else last[: limit - 3] + "..."
+
+
+def final_summary(
+    state: ExperimentState,
+    metric: str | None,
+    mode: Mode | None,
+    *,
+    error_file_of: Callable[[TrialState], Path] | None = None,
+) -> str:
+    """The experiment's outcome: counts, the best trial with its whole
+    config, and each errored trial with its last error line and where the
+    full traceback is (`error_file_of`, when the caller knows the trial
+    directories)."""
+    lines = [f"Experiment finished: {len(state.trials)} trials ({_counts(state) or 'none'})"]
+    if state.error is not None:
+        lines.append(f"The experiment ended with an error: {state.error}")
+    elif state.stopping is not None:
+        lines.append(f"The experiment stopped: {state.stopping}")
+    if metric is not None and mode is not None:
+        best = best_trial(state, metric, mode)
+        if best is None:
+            lines.append(f"Best trial: none (no trial reported {metric})")
+        else:
+            value = _metric_value(best, metric)
+            lines.append(f"Best trial: {trial_name(best.spec)} with {metric}={_number(value)}")
+            lines.append(f"Best config: {_json_text(best.spec.config)}")
+    errored = [t for t in trials_in_order(state) if t.status is TrialStatus.ERROR]
+    if errored:
+        lines.append(f"Errored trials ({len(errored)}):")
+        for trial in errored:
+            where = (
+                str(error_file_of(trial))
+                if error_file_of is not None
+                else "error.txt in the trial's directory"
+            )
+            reason = _last_line(trial.error_message or "")
+            failures = f"{trial.num_failures} failure{'s' if trial.num_failures != 1 else ''}"
+            lines.append(f" - {trial_name(trial.spec)}: {failures}, {reason}; see {where}")
+    return "\n".join(lines)
+
+
+# -- the reporter -----------------------------------------------------------------
+
+
+class ProgressReporter:
+    """Prints the status while the experiment runs.
+
+    - `verbose=0`: prints nothing, ever;
+    - a terminal: a live table, redrawn at most every `refresh_s` seconds;
+    - anything else (CI, a pipe, a file): the `status_lines` text, at most
+      every `plain_refresh_s` seconds (a log gains a whole status each
+      time, so it is printed less often than a live table is redrawn).
+
+    Time comes from `update`'s `now` argument or else the `clock` given
+    (monotonic seconds), never from sleeping.
+    """
+
+    def __init__(
+        self,
+        *,
+        metric: str | None = None,
+        mode: Mode | None = None,
+        verbose: int = 1,
+        console: Console | None = None,
+        refresh_s: float = 1.0,
+        plain_refresh_s: float = 5.0,
+        max_rows: int = 20,
+        experiment_dir: str | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        local_hostname: str | None = None,
+    ) -> None:
+        self.metric = metric
+        self.mode = mode
+        self.verbose = verbose
+        self.console = console if console is not None else Console(file=sys.stdout)
+        self.refresh_s = refresh_s
+        self.plain_refresh_s = plain_refresh_s
+        self.max_rows = max_rows
+        self.experiment_dir = experiment_dir
+        self.clock = clock
+        self.local_hostname = local_hostname if local_hostname is not None else socket.gethostname()
+        self._live: Live | None = None
+        self._last: float | None = None
+        self.shown = 0  # times the status was printed or redrawn
+
+    @property
+    def live(self) -> bool:
+        """Whether output goes to a terminal as a live table."""
+        return self.console.is_terminal
+
+    def update(
+        self, state: ExperimentState, now: float | None = None, *, force: bool = False
+    ) -> None:
+        """Show `state` if the refresh interval has passed since the last
+        time it was shown (or `force`). Fits the loop's `on_state` hook."""
+        if self.verbose <= 0:
+            return
+        moment = self.clock() if now is None else now
+        interval = self.refresh_s if self.live else self.plain_refresh_s
+        if not force and self._last is not None and moment - self._last < interval:
+            return
+        self._last = moment
+        self.shown += 1
+        if self.live:
+            table = self._table(state)
+            if self._live is None:
+                self._live = Live(table, console=self.console, auto_refresh=False)
+                self._live.start()
+            self._live.update(table, refresh=True)
+        else:
+            self._print_plain("\n".join(self._lines(state)))
+
+    def finish(
+        self,
+        state: ExperimentState,
+        *,
+        error_file_of: Callable[[TrialState], Path] | None = None,
+    ) -> None:
+        """Show the final status, stop the live display and print the
+        summary."""
+        if self.verbose <= 0:
+            return
+        self.close(state)
+        summary = final_summary(state, self.metric, self.mode, error_file_of=error_file_of)
+        self._print_plain(summary)
+
+    def close(self, state: ExperimentState | None = None) -> None:
+        """Show `state` one last time if given (whatever the interval), then
+        stop the live display, leaving its last frame on screen."""
+        if state is not None:
+            self.update(state, now=self._last, force=True)
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+
+    def __enter__(self) -> ProgressReporter:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _lines(self, state: ExperimentState) -> list[str]:
+        return status_lines(
+            state,
+            metric=self.metric,
+            mode=self.mode,
+            max_rows=self.max_rows,
+            experiment_dir=self.experiment_dir,
+        )
+
+    def _table(self, state: ExperimentState) -> Table:
+        return render_table(
+            state,
+            metric=self.metric,
+            mode=self.mode,
+            max_rows=self.max_rows,
+            experiment_dir=self.experiment_dir,
+            local_hostname=self.local_hostname,
+        )
+
+    def _print_plain(self, text: str) -> None:
+        # A Text object: user strings (configs, errors) may hold "[...]",
+        # which rich would otherwise read as markup.
+        self.console.print(Text(text), soft_wrap=True, highlight=False)

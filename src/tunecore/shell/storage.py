@@ -1,0 +1,388 @@
+"""Where an experiment's files live, and how each one is written.
+
+Layout (one directory per experiment, one per trial inside it)::
+
+    <root>/<experiment name>/
+        <trial dir>/params.json          the trial's config
+        <trial dir>/result.json          one JSON object per line, per result
+        <trial dir>/progress.csv         the flattened results as a table
+        <trial dir>/error.txt            one entry per failure
+        <trial dir>/checkpoint_000042/   a persistent checkpoint
+
+Rules this module lives by:
+
+- Every name that ends up on disk goes through `safe_name`: configs, tags,
+  custom names and user `trial_dirname_creator` output are user data, and a
+  tag such as `../../etc` or a NUL byte must never reach a path. A name is
+  made of `[A-Za-z0-9._=,+-]` only (anything else becomes `_`), never starts
+  with a dot, never holds `..`, never ends in a dot, is never empty and is at
+  most `MAX_NAME_LENGTH` characters. When it has to be cut, the trial id is
+  kept (appended if the cut removed it), so trial directories stay unique.
+- A trial's directory is a pure function of its spec (and the optional user
+  dirname): the same trial gets the same directory on every call, in every
+  process, so a resumed experiment appends to the files it wrote before.
+- Paths that come from state (checkpoint paths to delete) are checked to lie
+  inside this experiment's directory before anything is removed.
+- Nothing is pickled. Values JSON cannot hold are written as described in
+  `to_json_value`.
+
+JSON policy. Ray writes `NaN` and `Infinity` into result.json, which is not
+JSON: strict parsers (and `jq`) reject the whole line. tunecore writes only
+valid JSON: a non-finite float becomes `null` in result.json and params.json.
+progress.csv, which has no types, keeps the value as Python spells it
+(`nan`, `inf`, `-inf`, which pandas and `float()` read back), so the
+information is still on disk.
+
+CSV policy. The header of progress.csv is the first result's flattened keys
+('/'-joined). When a later result brings a key the header lacks, the file is
+rewritten (atomically, via a temporary file) with the union header: the old
+columns in their order, new ones appended, empty cells where a row has no
+value. Keys only grow, so this happens at most once per distinct new key set,
+and every reader (`csv.DictReader`, pandas) always sees one consistent table.
+
+Every append opens, writes one line and closes the file, so each line is on
+disk (flushed) as soon as the call returns, no file handle outlives the call
+(10 000 trials never exhaust file descriptors), and a resumed process appends
+to the files as they are. The class is meant for the shell's one loop thread;
+it does no locking.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import logging
+import math
+import os
+import re
+import shutil
+import tempfile
+import unicodedata
+from collections.abc import Mapping
+from pathlib import Path
+
+from tunecore.core.naming import trial_name
+from tunecore.core.results import flatten
+from tunecore.model import JsonValue, TrialSpec
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_ROOT = "~/tunecore_results"
+"""Where the API puts experiments unless told otherwise (`ExperimentStorage`
+itself takes its root as given)."""
+
+MAX_NAME_LENGTH = 100
+"""Longest file or directory name written; well under the 255 bytes most file
+systems allow, leaving room for the `checkpoint_000000` and temp-file names
+next to it."""
+
+PARAMS_FILE = "params.json"
+RESULT_FILE = "result.json"
+PROGRESS_FILE = "progress.csv"
+ERROR_FILE = "error.txt"
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._=,+\-]")
+_DOTS = re.compile(r"\.{2,}")
+_WINDOWS_RESERVED = frozenset(
+    {"CON", "PRN", "AUX", "NUL"}
+    | {f"COM{n}" for n in range(1, 10)}
+    | {f"LPT{n}" for n in range(1, 10)}
+)
+
+
+def safe_name(raw: str, *, keep: str = "", fallback: str = "trial") -> str:
+    """`raw` as a name that is safe as one path component (see the module
+    docstring for the rules). `keep` (a trial id) must survive truncation so
+    cut names stay unique; `fallback` names what would otherwise be empty."""
+    name = _sanitise(raw)
+    kept = _sanitise(keep)
+    if not name:
+        name = kept or _sanitise(fallback) or "trial"
+    if len(name) > MAX_NAME_LENGTH:
+        cut = name[:MAX_NAME_LENGTH]
+        if kept and kept not in cut:
+            suffix = "_" + kept[: MAX_NAME_LENGTH // 2]
+            cut = name[: MAX_NAME_LENGTH - len(suffix)] + suffix
+        name = cut.rstrip(".") or "trial"
+    if name.split(".")[0].upper() in _WINDOWS_RESERVED:
+        name = ("_" + name)[:MAX_NAME_LENGTH]
+    return name
+
+
+def _sanitise(raw: str) -> str:
+    # NFKD splits accented letters into a base letter and a combining mark,
+    # so "é" keeps its "e"; what is left outside the safe set becomes "_".
+    decomposed = unicodedata.normalize("NFKD", raw)
+    folded = "".join(c for c in decomposed if not unicodedata.combining(c))
+    name = _UNSAFE.sub("_", folded).strip(".")
+    return _DOTS.sub("_", name)
+
+
+def to_json_value(value: object) -> JsonValue:
+    """`value` as plain JSON data, so that writing it can never fail and
+    never produce invalid JSON.
+
+    - dicts keep their keys as strings (`str(key)` for other keys; a later
+      key that stringifies the same overwrites the earlier one);
+    - lists, tuples, sets and frozensets become lists;
+    - NaN and +-infinity become `null` (see the module docstring);
+    - anything else JSON has no type for (a class, a function, a numpy
+      scalar) becomes the string `repr(value)`, which says what it was.
+    """
+    if value is None or isinstance(value, bool | str):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value) if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {_json_key(k): to_json_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [to_json_value(item) for item in value]
+    return repr(value)
+
+
+def _json_key(key: object) -> str:
+    return key if isinstance(key, str) else str(key)
+
+
+def _csv_cell(value: JsonValue) -> str:
+    """One CSV cell: strings as they are, lists as JSON text, None empty,
+    numbers as Python prints them (so NaN stays `nan`)."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list | dict):
+        return json.dumps(to_json_value(value), allow_nan=False)
+    return str(value)
+
+
+class ExperimentStorage:
+    """The directory of one experiment and the files in it.
+
+    `root` is taken as given (`~` is expanded; the API decides the default,
+    `DEFAULT_ROOT`); `name` is made safe like every other name, so the
+    experiment directory is always directly inside `root`.
+    """
+
+    def __init__(self, root: str | Path, name: str) -> None:
+        self.root = Path(root).expanduser().resolve()
+        self.path = self.root / safe_name(name, fallback="experiment")
+        self.path.mkdir(parents=True, exist_ok=True)
+        self._csv_headers: dict[Path, list[str]] = {}
+        self._dir_owners: dict[str, str] = {}
+        self._warned: set[tuple[str, str]] = set()
+        self._given_names: dict[str, str] = {}
+
+    @property
+    def experiment_dir(self) -> Path:
+        """The experiment's directory (`root/<safe name>`)."""
+        return self.path
+
+    # -- trial directories ----------------------------------------------------
+
+    def trial_dirname(self, spec: TrialSpec, dirname: str | None = None) -> str:
+        """The safe directory name of a trial: `dirname` (from a user's
+        `trial_dirname_creator`) if given; else the one it was last given in
+        this process, so code that only has the spec (the file loggers)
+        finds the directory the loop chose; else
+        `{trial name without id}_{trial id}_{experiment tag}`."""
+        if dirname is None:
+            given = self._given_names.get(spec.trial_id)
+            if given is not None:
+                return given
+            base = trial_name(spec, include_trial_id=False)
+            dirname = f"{base}_{spec.trial_id}"
+            if spec.experiment_tag:
+                dirname = f"{dirname}_{spec.experiment_tag}"
+        return safe_name(dirname, keep=spec.trial_id, fallback=spec.trial_id)
+
+    def trial_dir(self, spec: TrialSpec, dirname: str | None = None) -> Path:
+        """The trial's directory, created if missing. Stable: it depends on
+        the spec and `dirname` only (a user dirname is remembered for later
+        calls without one; after a resume the loop passes it again).
+
+        A user dirname shared by two trials would mix their files; as in
+        Ray, the creator must return unique names. A clash is logged (once
+        per name and trial) rather than silently patched, since patching would make the
+        directory depend on the order trials were seen in."""
+        name = self.trial_dirname(spec, dirname)
+        if dirname is not None:
+            self._given_names[spec.trial_id] = name
+        owner = self._dir_owners.setdefault(name, spec.trial_id)
+        if owner != spec.trial_id and (name, spec.trial_id) not in self._warned:
+            self._warned.add((name, spec.trial_id))
+            logger.warning(
+                "Trials %s and %s share the directory name %r; their files will mix. "
+                "Make trial_dirname_creator return a unique name per trial.",
+                owner,
+                spec.trial_id,
+                name,
+            )
+        path = self.path / name
+        path.mkdir(exist_ok=True)
+        return path
+
+    # -- files ------------------------------------------------------------------
+
+    def write_params(self, trial_dir: Path, config: Mapping[str, object]) -> Path:
+        """Write params.json atomically (a reader never sees half a file and a
+        crash leaves the old one), with the fallbacks of `to_json_value`."""
+        text = json.dumps(to_json_value(config), indent=2, sort_keys=True, allow_nan=False)
+        path = trial_dir / PARAMS_FILE
+        _write_atomic(path, text + "\n")
+        return path
+
+    def append_result(self, trial_dir: Path, result: Mapping[str, JsonValue]) -> None:
+        """Record one result in both result.json and progress.csv."""
+        self.append_json_result(trial_dir, result)
+        self.append_csv_result(trial_dir, result)
+
+    def append_json_result(self, trial_dir: Path, result: Mapping[str, JsonValue]) -> Path:
+        """One line of result.json: the result as it was reported (nested),
+        always valid JSON (non-finite floats as null)."""
+        line = json.dumps(to_json_value(result), allow_nan=False)
+        path = trial_dir / RESULT_FILE
+        with path.open("a", encoding="utf-8") as file:
+            file.write(line + "\n")
+        return path
+
+    def append_csv_result(self, trial_dir: Path, result: Mapping[str, JsonValue]) -> Path:
+        """One row of progress.csv over the flattened result; a new key
+        rewrites the file with the union header (module docstring)."""
+        row = {key: _csv_cell(value) for key, value in flatten(result).items()}
+        path = trial_dir / PROGRESS_FILE
+        header = self._csv_header(path)
+        if header is None:
+            header = list(row)
+            with path.open("w", encoding="utf-8", newline="") as file:
+                writer = csv.DictWriter(file, fieldnames=header)
+                writer.writeheader()
+                writer.writerow(row)
+        elif any(key not in header for key in row):
+            known = set(header)
+            header = header + [key for key in row if key not in known]
+            self._rewrite_csv(path, header, row)
+        else:
+            with path.open("a", encoding="utf-8", newline="") as file:
+                csv.DictWriter(file, fieldnames=header, restval="").writerow(row)
+        self._csv_headers[path] = header
+        return path
+
+    def _csv_header(self, path: Path) -> list[str] | None:
+        """The header of progress.csv: cached, or read from the file a
+        previous process wrote (a resumed experiment keeps appending)."""
+        cached = self._csv_headers.get(path)
+        if cached is not None:
+            return cached
+        try:
+            with path.open(encoding="utf-8", newline="") as file:
+                first = next(csv.reader(file), None)
+        except FileNotFoundError:
+            return None
+        return first if first else None
+
+    def _rewrite_csv(self, path: Path, header: list[str], row: Mapping[str, str]) -> None:
+        with path.open(encoding="utf-8", newline="") as file:
+            rows = list(csv.DictReader(file))
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=header, restval="", extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+        writer.writerow(row)
+        _write_atomic(path, buffer.getvalue())
+
+    def append_error(self, trial_dir: Path, entry: str) -> Path:
+        """Append one error.txt entry verbatim (`tunecore.core.naming.error_entry`
+        formats it; the shell only writes)."""
+        path = trial_dir / ERROR_FILE
+        with path.open("a", encoding="utf-8") as file:
+            file.write(entry)
+        return path
+
+    # -- checkpoints --------------------------------------------------------------
+
+    def checkpoint_dir(self, trial_dir: Path, iteration: int) -> Path:
+        """An empty `checkpoint_{iteration:06d}` directory in `trial_dir`. A
+        save at an iteration that already has one (a retry, a re-save)
+        starts from empty, so no stale file of the old save survives."""
+        given: object = iteration  # callers outside mypy's view may pass anything
+        if isinstance(given, bool) or not isinstance(given, int) or given < 0:
+            raise ValueError(f"checkpoint iteration must be an int >= 0, got {iteration!r}")
+        path = Path(trial_dir) / f"checkpoint_{iteration:06d}"
+        if not self._inside(path, min_depth=2):
+            raise ValueError(
+                f"trial_dir {str(trial_dir)!r} is not inside the experiment directory "
+                f"{str(self.path)!r}"
+            )
+        if path.is_symlink() or path.is_file():
+            path.unlink()
+        elif path.is_dir():
+            _empty_directory(path)
+        path.mkdir(exist_ok=True)
+        return path
+
+    def delete_checkpoint(self, path: str | Path) -> bool:
+        """Remove a checkpoint (directory or file) that lies inside a trial
+        directory of this experiment; whether anything was removed.
+
+        The path comes from state (a log, a snapshot), so it is not trusted:
+        a relative path, one outside the experiment directory (also after
+        resolving symlinks), the experiment directory or a trial directory
+        itself are refused with a warning and left alone. A path that is
+        already gone is fine (deleting is idempotent on replay)."""
+        candidate = Path(path)
+        if not candidate.is_absolute() or not self._inside(candidate, min_depth=2):
+            logger.warning(
+                "Refusing to delete checkpoint %r: it is not inside a trial directory of "
+                "the experiment directory %s.",
+                str(path),
+                self.path,
+            )
+            return False
+        if candidate.is_symlink() or candidate.is_file():
+            candidate.unlink()
+            return True
+        if candidate.is_dir():
+            shutil.rmtree(candidate)
+            return True
+        return False
+
+    def _inside(self, path: Path, *, min_depth: int = 1) -> bool:
+        """Whether `path` lies at least `min_depth` levels below the
+        experiment directory, both as written (`..` resolved) and with
+        symlinks followed."""
+        lexical = Path(os.path.normpath(path.absolute()))
+        resolved = path.resolve()
+        for candidate in (lexical, resolved):
+            try:
+                relative = candidate.relative_to(self.path)
+            except ValueError:
+                return False
+            if len(relative.parts) < min_depth:
+                return False
+        return True
+
+
+def _empty_directory(path: Path) -> None:
+    """Remove everything in `path` without following symlinks out of it."""
+    for child in path.iterdir():
+        if child.is_symlink() or not child.is_dir():
+            child.unlink()
+        else:
+            shutil.rmtree(child)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Write `text` to a temporary file beside `path`, then rename it over
+    `path` (atomic on POSIX and Windows)."""
+    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8", newline="") as file:
+            file.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,337 @@
+"""Callbacks: a failing one is never fatal and reported once; the file
+loggers write through the storage and skip duplicate results."""
+
+from __future__ import annotations
+
+import csv
+import importlib
+import json
+import logging
+import struct
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import pytest
+
+from tunecore.core.experiment import ExperimentConfig, ExperimentState, new_experiment, step
+from tunecore.model import (
+    CheckpointRef,
+    CheckpointStorage,
+    ClusterResourcesChanged,
+    ExperimentEvent,
+    JsonValue,
+    Rejection,
+    Resources,
+    ResultReported,
+    TrialRequested,
+    TrialState,
+)
+from tunecore.shell.callbacks import (
+    Callback,
+    CallbackList,
+    CSVLoggerCallback,
+    JsonLoggerCallback,
+    TensorBoardCallback,
+)
+from tunecore.shell.storage import ExperimentStorage
+
+
+def feed(state: ExperimentState, *events: ExperimentEvent) -> ExperimentState:
+    for event in events:
+        outcome = step(state, event)
+        assert not isinstance(outcome, Rejection), outcome
+        state = outcome[0]
+    return state
+
+
+def running_trials(count: int = 2) -> list[TrialState]:
+    """`count` RUNNING trials, each with one result, made by the real core."""
+    state = new_experiment(ExperimentConfig(trainable_name="train"))
+    state = feed(state, ClusterResourcesChanged(at=1.0, total=Resources(cpu=count)))
+    for number in range(count):
+        state = feed(state, TrialRequested(at=2.0, config={"x": number}))
+    for trial_id in list(state.trials.keys()):
+        state = feed(
+            state,
+            ResultReported(
+                at=3.0, trial_id=trial_id, result={"training_iteration": 1, "loss": 0.5}
+            ),
+        )
+    return sorted(state.trials.values(), key=lambda t: t.trial_id)
+
+
+class Recorder(Callback):
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def on_step_begin(self, iteration: int, trials: Sequence[TrialState]) -> None:
+        self.calls.append(f"step_begin {iteration}")
+
+    def on_trial_result(
+        self,
+        iteration: int,
+        trials: Sequence[TrialState],
+        trial: TrialState,
+        result: Mapping[str, JsonValue],
+    ) -> None:
+        self.calls.append(f"result {trial.trial_id}")
+
+    def on_experiment_end(self, trials: Sequence[TrialState]) -> None:
+        self.calls.append("end")
+
+
+class Broken(Callback):
+    def on_step_begin(self, iteration: int, trials: Sequence[TrialState]) -> None:
+        raise ValueError(f"broken at {iteration}")
+
+    def on_trial_result(
+        self,
+        iteration: int,
+        trials: Sequence[TrialState],
+        trial: TrialState,
+        result: Mapping[str, JsonValue],
+    ) -> None:
+        if result.get("kind") == "key":
+            raise KeyError("missing")
+        raise ValueError("bad result")
+
+
+def test_the_base_callback_does_nothing() -> None:
+    trials = running_trials(1)
+    trial = trials[0]
+    callback = Callback()
+    callback.on_step_begin(0, trials)
+    callback.on_step_end(0, trials)
+    callback.on_trial_start(0, trials, trial)
+    callback.on_trial_restore(0, trials, trial)
+    callback.on_trial_save(0, trials, trial)
+    callback.on_trial_result(0, trials, trial, {})
+    callback.on_trial_complete(0, trials, trial)
+    callback.on_trial_error(0, trials, trial)
+    ref = CheckpointRef(storage=CheckpointStorage.MEMORY, path="k")
+    callback.on_checkpoint(0, trials, trial, ref)
+    callback.on_experiment_end(trials)
+
+
+def test_a_raising_callback_is_reported_once_and_the_others_still_run(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    trials = running_trials(1)
+    before, after = Recorder(), Recorder()
+    callbacks = CallbackList([before, Broken(), after])
+    with caplog.at_level(logging.INFO, logger="tunecore.shell.callbacks"):
+        for iteration in range(5):
+            callbacks.on_step_begin(iteration, trials)
+        callbacks.on_trial_result(5, trials, trials[0], {"kind": "value"})
+        callbacks.on_trial_result(6, trials, trials[0], {"kind": "value"})
+        callbacks.on_trial_result(7, trials, trials[0], {"kind": "key"})
+        callbacks.on_experiment_end(trials)
+    expected = [
+        *(f"step_begin {n}" for n in range(5)),
+        *(f"result {trials[0].trial_id}" for _ in range(3)),
+        "end",
+    ]
+    assert before.calls == expected
+    assert after.calls == expected
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    # once per (callback, hook, exception type): step_begin/ValueError,
+    # trial_result/ValueError, trial_result/KeyError
+    assert len(errors) == 3
+    assert all("Broken" in r.getMessage() for r in errors)
+    assert [r.getMessage().split(" raised in ")[1].split(";")[0] for r in errors] == [
+        "on_step_begin",
+        "on_trial_result",
+        "on_trial_result",
+    ]
+    assert all(r.exc_info is not None for r in errors)
+
+
+def test_keyboard_interrupt_is_not_swallowed() -> None:
+    class Interrupting(Callback):
+        def on_step_end(self, iteration: int, trials: Sequence[TrialState]) -> None:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        CallbackList([Interrupting()]).on_step_end(0, [])
+
+
+def test_callback_list_forwards_every_hook() -> None:
+    seen: list[str] = []
+
+    class All(Callback):
+        def on_step_begin(self, iteration: int, trials: Sequence[TrialState]) -> None:
+            seen.append("step_begin")
+
+        def on_step_end(self, iteration: int, trials: Sequence[TrialState]) -> None:
+            seen.append("step_end")
+
+        def on_trial_start(
+            self, iteration: int, trials: Sequence[TrialState], trial: TrialState
+        ) -> None:
+            seen.append("start")
+
+        def on_trial_restore(
+            self, iteration: int, trials: Sequence[TrialState], trial: TrialState
+        ) -> None:
+            seen.append("restore")
+
+        def on_trial_save(
+            self, iteration: int, trials: Sequence[TrialState], trial: TrialState
+        ) -> None:
+            seen.append("save")
+
+        def on_trial_result(
+            self,
+            iteration: int,
+            trials: Sequence[TrialState],
+            trial: TrialState,
+            result: Mapping[str, JsonValue],
+        ) -> None:
+            seen.append("result")
+
+        def on_trial_complete(
+            self, iteration: int, trials: Sequence[TrialState], trial: TrialState
+        ) -> None:
+            seen.append("complete")
+
+        def on_trial_error(
+            self, iteration: int, trials: Sequence[TrialState], trial: TrialState
+        ) -> None:
+            seen.append("error")
+
+        def on_checkpoint(
+            self,
+            iteration: int,
+            trials: Sequence[TrialState],
+            trial: TrialState,
+            checkpoint: CheckpointRef,
+        ) -> None:
+            seen.append("checkpoint")
+
+        def on_experiment_end(self, trials: Sequence[TrialState]) -> None:
+            seen.append("end")
+
+    trials = running_trials(1)
+    trial = trials[0]
+    callbacks = CallbackList([All()])
+    callbacks.on_step_begin(0, trials)
+    callbacks.on_step_end(0, trials)
+    callbacks.on_trial_start(0, trials, trial)
+    callbacks.on_trial_restore(0, trials, trial)
+    callbacks.on_trial_save(0, trials, trial)
+    callbacks.on_trial_result(0, trials, trial, {})
+    callbacks.on_trial_complete(0, trials, trial)
+    callbacks.on_trial_error(0, trials, trial)
+    callbacks.on_checkpoint(
+        0, trials, trial, CheckpointRef(storage=CheckpointStorage.PERSISTENT, path="/x")
+    )
+    callbacks.on_experiment_end(trials)
+    assert seen == [
+        "step_begin",
+        "step_end",
+        "start",
+        "restore",
+        "save",
+        "result",
+        "complete",
+        "error",
+        "checkpoint",
+        "end",
+    ]
+
+
+# -- file loggers -------------------------------------------------------------------
+
+
+def test_json_and_csv_loggers_write_results_and_skip_duplicates(tmp_path: Path) -> None:
+    storage = ExperimentStorage(tmp_path, "exp")
+    trials = running_trials(2)
+    first, second = trials
+    callbacks = CallbackList([JsonLoggerCallback(storage), CSVLoggerCallback(storage)])
+    callbacks.on_trial_start(0, trials, first)
+    results: list[dict[str, JsonValue]] = [
+        {"training_iteration": 1, "loss": 0.5},
+        {"training_iteration": 2, "loss": 0.25, "extra": {"a": 1}},
+        {"training_iteration": 2, "loss": 0.25, "done": True, "result_duplicate": True},
+    ]
+    for result in results:
+        callbacks.on_trial_result(1, trials, first, result)
+    callbacks.on_trial_result(1, trials, second, {"training_iteration": 1, "loss": 9.0})
+
+    first_dir = storage.trial_dir(first.spec)
+    lines = (first_dir / "result.json").read_text().splitlines()
+    assert [json.loads(line) for line in lines] == results[:2]
+    with (first_dir / "progress.csv").open(newline="") as file:
+        rows = list(csv.DictReader(file))
+    assert rows == [
+        {"training_iteration": "1", "loss": "0.5", "extra/a": ""},
+        {"training_iteration": "2", "loss": "0.25", "extra/a": "1"},
+    ]
+    second_lines = (storage.trial_dir(second.spec) / "result.json").read_text().splitlines()
+    assert [json.loads(line) for line in second_lines] == [{"training_iteration": 1, "loss": 9.0}]
+
+
+def test_file_loggers_use_the_directory_they_are_given(tmp_path: Path) -> None:
+    storage = ExperimentStorage(tmp_path, "exp")
+    trials = running_trials(1)
+
+    def dir_of(trial: TrialState) -> Path:
+        return storage.trial_dir(trial.spec, dirname=f"custom_{trial.trial_id}")
+
+    JsonLoggerCallback(storage, dir_of).on_trial_result(0, trials, trials[0], {"a": 1})
+    assert (storage.path / "custom_trial_00000" / "result.json").is_file()
+
+
+# -- TensorBoard -----------------------------------------------------------------------
+
+
+def test_tensorboard_callback_says_how_to_install_tensorboardx(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "tensorboardX", None)  # makes the import fail
+    storage = ExperimentStorage(tmp_path, "exp")
+    with pytest.raises(ImportError, match="pip install tensorboardX"):
+        TensorBoardCallback(storage)
+
+
+def test_tensorboard_callback_writes_event_files(tmp_path: Path) -> None:
+    pytest.importorskip("tensorboardX")
+    storage = ExperimentStorage(tmp_path, "exp")
+    trials = running_trials(1)
+    trial = trials[0]
+    callback = TensorBoardCallback(storage)
+    for iteration in (1, 2):
+        result: dict[str, JsonValue] = {
+            "training_iteration": iteration,
+            "loss": 1.0 / iteration,
+            "info": {"lr": 0.1},
+            "name": "text is skipped",
+        }
+        callback.on_trial_result(iteration, trials, trial, result)
+    callback.on_trial_complete(3, trials, trial)
+    callback.on_experiment_end(trials)
+    events = list(storage.trial_dir(trial.spec).glob("events.out.tfevents.*"))
+    assert len(events) == 1
+    assert read_scalars(events[0]) == [
+        ("ray/tune/loss", 1, 1.0),
+        ("ray/tune/info/lr", 1, pytest.approx(0.1)),
+        ("ray/tune/loss", 2, 0.5),
+        ("ray/tune/info/lr", 2, pytest.approx(0.1)),
+    ]
+
+
+def read_scalars(path: Path) -> list[tuple[str, int, object]]:
+    """The scalars of an event file: TFRecords of (length, crc, Event, crc)."""
+    event_pb2 = importlib.import_module("tensorboardX.proto.event_pb2")
+    data = path.read_bytes()
+    scalars: list[tuple[str, int, object]] = []
+    position = 0
+    while position < len(data):
+        (length,) = struct.unpack("<Q", data[position : position + 8])
+        position += 12
+        event = event_pb2.Event()
+        event.ParseFromString(data[position : position + length])
+        position += length + 4
+        scalars.extend((v.tag, event.step, v.simple_value) for v in event.summary.value)
+    return scalars

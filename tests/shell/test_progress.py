@@ -1,0 +1,374 @@
+"""Progress output: the seed's status text (fair row limit, natural order,
+best result), the rich table, the final summary and the reporter."""
+
+from __future__ import annotations
+
+import io
+import math
+from pathlib import Path
+
+import msgspec
+import pytest
+from rich.console import Console
+
+from tunecore.core.experiment import ExperimentConfig, ExperimentState, new_experiment, step
+from tunecore.model import (
+    ClusterResourcesChanged,
+    ExperimentEvent,
+    JsonValue,
+    Mode,
+    Rejection,
+    Resources,
+    ResultReported,
+    StopRequested,
+    TrialFailed,
+    TrialRequested,
+    TrialStatus,
+)
+from tunecore.shell.progress import (
+    ProgressReporter,
+    best_trial,
+    fair_limits,
+    final_summary,
+    natural_key,
+    render_table,
+    status_lines,
+)
+
+CPU = "[1 CPUs, 0 GPUs]"
+
+
+class Run:
+    """An experiment driven through the real core, one event at a time."""
+
+    def __init__(self, **settings: object) -> None:
+        config = msgspec.structs.replace(ExperimentConfig(trainable_name="train"), **settings)
+        self.state: ExperimentState = new_experiment(config)
+        self.clock = 100.0
+
+    def feed(self, event: ExperimentEvent) -> None:
+        outcome = step(self.state, event)
+        assert not isinstance(outcome, Rejection), outcome
+        self.state = outcome[0]
+
+    def tick(self) -> float:
+        self.clock += 1.0
+        return self.clock
+
+    def cluster(self, cpu: float) -> None:
+        self.feed(ClusterResourcesChanged(at=self.tick(), total=Resources(cpu=cpu)))
+
+    def add(self, count: int = 1, tag: str = "", **config: JsonValue) -> None:
+        for _ in range(count):
+            self.feed(TrialRequested(at=self.tick(), config=dict(config), experiment_tag=tag))
+
+    def result(self, trial_id: str, **result: JsonValue) -> None:
+        self.feed(ResultReported(at=self.tick(), trial_id=trial_id, result=dict(result)))
+
+    def fail(self, trial_id: str, error: str) -> None:
+        self.feed(TrialFailed(at=self.tick(), trial_id=trial_id, error=error))
+
+    def stop(self, trial_id: str) -> None:
+        self.feed(StopRequested(at=self.tick(), trial_id=trial_id))
+
+
+def tid(number: int) -> str:
+    return f"trial_{number:05d}"
+
+
+def name(number: int) -> str:
+    return f"train_{tid(number)}"
+
+
+def crowded() -> ExperimentState:
+    """30 RUNNING (tags 1..30), 3 PENDING (31..33), 1 ERROR (0)."""
+    run = Run()
+    run.cluster(cpu=30)
+    run.add(31)  # tags default to the creation number: "0" ... "30"
+    run.fail(tid(0), "Traceback:\nValueError: boom")  # trial 30 takes its CPU
+    run.add(3)
+    statuses = [t.status for t in run.state.trials.values()]
+    assert statuses.count(TrialStatus.RUNNING) == 30
+    assert statuses.count(TrialStatus.PENDING) == 3
+    assert statuses.count(TrialStatus.ERROR) == 1
+    return run.state
+
+
+# -- row selection --------------------------------------------------------------
+
+
+def test_fair_limits_hand_computed() -> None:
+    run, pend, err = TrialStatus.RUNNING, TrialStatus.PENDING, TrialStatus.ERROR
+    # rounds: (E,P,R) (P,R) (P,R) then R alone: 1 + 3 + 16 = 20
+    assert fair_limits({err: 1, pend: 3, run: 30}, 20) == {err: 1, pend: 3, run: 16}
+    # rounds: (E,P,R) (P,R) and the last row to the first in turn, P
+    assert fair_limits({err: 1, pend: 10, run: 10}, 6) == {err: 1, pend: 3, run: 2}
+    assert fair_limits({pend: 2, run: 2}, 20) == {pend: 2, run: 2}
+    assert fair_limits({pend: 5, run: 5}, 0) == {pend: 0, run: 0}
+
+
+def test_status_lines_share_rows_fairly_and_hide_the_middle() -> None:
+    lines = status_lines(crowded(), metric=None, mode=None, max_rows=20)
+    running = [f" - {name(n)}:\tRUNNING, {CPU}" for n in range(1, 31)]
+    assert lines == [
+        "== Status ==",
+        "Number of trials: 34 (1 ERROR, 3 PENDING, 30 RUNNING)",
+        "Resources requested: 30/30 CPUs, 0/0 GPUs",
+        "Using FIFO scheduling algorithm.",
+        "ERROR trials:",
+        f" - {name(0)}:\tERROR, {CPU}, 1 failures",
+        "PENDING trials:",
+        *(f" - {name(n)}:\tPENDING, {CPU}" for n in (31, 32, 33)),
+        "RUNNING trials:",
+        *running[:8],
+        " ... 14 not shown",
+        *running[-8:],
+    ]
+    shown = [line for line in lines if line.startswith(" - ")]
+    assert len(shown) == 20
+
+
+def test_an_odd_row_budget_is_used_whole() -> None:
+    lines = status_lines(crowded(), metric=None, mode=None, max_rows=5)
+    # rounds: (E,P,R) (P,R): ERROR 1, PENDING 2 of 3, RUNNING 2 of 30
+    body = lines[lines.index("ERROR trials:") :]
+    assert body == [
+        "ERROR trials:",
+        f" - {name(0)}:\tERROR, {CPU}, 1 failures",
+        "PENDING trials:",
+        f" - {name(31)}:\tPENDING, {CPU}",
+        " ... 1 not shown",
+        f" - {name(33)}:\tPENDING, {CPU}",
+        "RUNNING trials:",
+        f" - {name(1)}:\tRUNNING, {CPU}",
+        " ... 28 not shown",
+        f" - {name(30)}:\tRUNNING, {CPU}",
+    ]
+    one = status_lines(crowded(), metric=None, mode=None, max_rows=1)
+    # one row: ERROR takes it; the seed would have printed all 30 RUNNING here
+    assert one[one.index("ERROR trials:") :] == [
+        "ERROR trials:",
+        f" - {name(0)}:\tERROR, {CPU}, 1 failures",
+        "PENDING trials:",
+        " ... 3 not shown",
+        "RUNNING trials:",
+        " ... 30 not shown",
+    ]
+
+
+def test_trials_are_in_natural_order_of_their_tags() -> None:
+    assert natural_key("10_a") > natural_key("9_b")
+    assert natural_key("a10") > natural_key("A9")
+    assert sorted(["10_x", "9_x", "1_x", "x", "2"], key=natural_key) == [
+        "1_x",
+        "2",
+        "9_x",
+        "10_x",
+        "x",
+    ]
+    run = Run()
+    run.cluster(cpu=3)
+    for tag in ("10_lr=0.1", "9_lr=0.2", "1_lr=0.3"):
+        run.add(tag=tag)
+    lines = status_lines(run.state, metric=None, mode=None)
+    rows = lines[lines.index("RUNNING trials:") + 1 :]
+    assert rows == [f" - {name(n)}:\tRUNNING, {CPU}" for n in (2, 1, 0)]
+
+
+# -- header and best result -----------------------------------------------------
+
+
+def test_header_counts_resources_and_the_trial_limit() -> None:
+    run = Run(max_trials=8)
+    run.cluster(cpu=4)
+    run.add(8)
+    run.stop(tid(0))
+    run.stop(tid(1))
+    lines = status_lines(run.state, metric=None, mode=None, experiment_dir="/r/exp")
+    assert lines[:5] == [
+        "== Status ==",
+        "Number of trials: 8/8 (2 PENDING, 4 RUNNING, 2 TERMINATED)",
+        "Resources requested: 4/4 CPUs, 0/0 GPUs",
+        "Using FIFO scheduling algorithm.",
+        "Result logdir: /r/exp",
+    ]
+
+
+def scored() -> ExperimentState:
+    run = Run(metric="loss", mode=Mode.MIN)
+    run.cluster(cpu=4)
+    for x in range(4):
+        run.add(x=x)
+    run.result(tid(0), training_iteration=1, loss=0.5, time_total_s=1.25)
+    run.result(tid(1), training_iteration=1, loss=0.2, time_total_s=2.0)
+    run.result(tid(2), training_iteration=3, loss=0.9, time_total_s=3.0)
+    run.result(tid(3), training_iteration=1, loss=math.nan)
+    return run.state
+
+
+@pytest.mark.parametrize(("mode", "best", "value"), [(Mode.MIN, 1, "0.2"), (Mode.MAX, 2, "0.9")])
+def test_the_best_result_for_min_and_max(mode: Mode, best: int, value: str) -> None:
+    state = scored()
+    chosen = best_trial(state, "loss", mode)
+    assert chosen is not None
+    assert chosen.trial_id == tid(best)
+    lines = status_lines(state, metric="loss", mode=mode)
+    assert lines[4] == (
+        f'Current best trial: {name(best)} with loss={value} and parameters={{"x": {best}}}'
+    )
+    assert f" - {name(2)}:\tRUNNING, {CPU}, 3 iter, 3.0 s, loss=0.9" in lines
+
+
+def test_no_best_line_without_a_metric_and_a_note_before_any_result() -> None:
+    assert not any("best" in line for line in status_lines(scored(), metric=None, mode=None))
+    run = Run(metric="loss", mode=Mode.MAX)
+    run.cluster(cpu=1)
+    run.add()
+    lines = status_lines(run.state, metric="loss", mode=Mode.MAX)
+    assert "Current best trial: none has reported loss yet" in lines
+
+
+# -- table ----------------------------------------------------------------------------
+
+
+def test_render_table_has_the_same_rows_and_the_param_columns() -> None:
+    table = render_table(scored(), metric="loss", mode=Mode.MIN, max_rows=3)
+    headers = [str(column.header) for column in table.columns]
+    assert headers == ["Trial name", "Status", "Location", "x", "Iter", "Total time (s)", "loss"]
+    assert table.row_count == 4  # 3 trials and the "... 1 not shown" row
+    names = list(table.columns[0].cells)
+    assert names == [name(0), name(1), "... 1 not shown", name(3)]
+    assert list(table.columns[6].cells) == ["0.5", "0.2", "", "nan"]
+    assert list(table.columns[5].cells) == ["1.2", "2.0", "", ""]
+    console = Console(file=io.StringIO(), width=200)
+    console.print(table)
+    text = console.file.getvalue()  # type: ignore[attr-defined]
+    assert "Current best trial: train_trial_00001 with loss=0.2" in text
+
+
+# -- final summary ---------------------------------------------------------------------
+
+
+def test_final_summary_lists_counts_best_config_and_errors() -> None:
+    run = Run(metric="acc", mode=Mode.MAX)
+    run.cluster(cpu=3)
+    run.add(lr=0.1, layers=[64, 32])
+    run.add(lr=0.2)
+    run.add(lr=0.3)
+    run.result(tid(0), training_iteration=1, acc=0.7)
+    run.result(tid(1), training_iteration=1, acc=0.9)
+    run.stop(tid(0))
+    run.stop(tid(1))
+    run.fail(tid(2), "Traceback (most recent call last):\n  ...\nRuntimeError: out of memory\n")
+
+    def error_file(trial: object) -> Path:
+        return Path("/results/exp/dir") / "error.txt"
+
+    summary = final_summary(run.state, "acc", Mode.MAX, error_file_of=error_file)
+    assert summary.splitlines() == [
+        "Experiment finished: 3 trials (1 ERROR, 2 TERMINATED)",
+        f"Best trial: {name(1)} with acc=0.9",
+        'Best config: {"lr": 0.2}',
+        "Errored trials (1):",
+        f" - {name(2)}: 1 failure, RuntimeError: out of memory; see /results/exp/dir/error.txt",
+    ]
+    plain = final_summary(run.state, None, None)
+    assert "see error.txt in the trial's directory" in plain
+    assert "Best" not in plain
+
+
+# -- reporter ---------------------------------------------------------------------------
+
+
+def console(*, terminal: bool) -> tuple[Console, io.StringIO]:
+    buffer = io.StringIO()
+    return Console(file=buffer, force_terminal=terminal, width=200), buffer
+
+
+def test_quiet_mode_prints_nothing() -> None:
+    out, buffer = console(terminal=True)
+    reporter = ProgressReporter(verbose=0, console=out, metric="loss", mode=Mode.MIN)
+    reporter.update(scored(), now=0.0)
+    reporter.close(scored())
+    reporter.finish(scored())
+    assert reporter.shown == 0
+    assert buffer.getvalue() == ""
+
+
+def test_without_a_terminal_the_status_is_printed_as_text_at_most_every_interval() -> None:
+    out, buffer = console(terminal=False)
+    reporter = ProgressReporter(
+        console=out, metric="loss", mode=Mode.MIN, plain_refresh_s=5.0, experiment_dir="/r"
+    )
+    state = scored()
+    shown = []
+    for now, force in ((10.0, False), (14.9, False), (15.0, False), (15.1, True)):
+        reporter.update(state, now=now, force=force)
+        shown.append(reporter.shown)
+    assert shown == [1, 1, 2, 3]
+    text = buffer.getvalue()
+    assert text.count("== Status ==") == 3
+    assert "\x1b[" not in text  # no terminal control codes in a log
+    expected = "\n".join(status_lines(state, metric="loss", mode=Mode.MIN, experiment_dir="/r"))
+    assert text.startswith(expected.expandtabs(8) + "\n")  # rich expands tabs
+
+
+def test_the_reporter_reads_its_clock_when_not_given_now() -> None:
+    times = iter([0.0, 0.5, 6.0])
+    out, _ = console(terminal=False)
+    reporter = ProgressReporter(console=out, clock=lambda: next(times))
+    state = scored()
+    shown = []
+    for _ in range(3):
+        reporter.update(state)
+        shown.append(reporter.shown)
+    assert shown == [1, 1, 2]
+
+
+def test_in_a_terminal_a_live_table_is_refreshed_at_most_every_second() -> None:
+    out, buffer = console(terminal=True)
+    state = scored()
+    with ProgressReporter(console=out, metric="loss", mode=Mode.MIN, local_hostname="h") as rep:
+        assert rep.live
+        rep.update(state, now=0.0)
+        drawn = len(buffer.getvalue())
+        rep.update(state, now=0.5)
+        assert (rep.shown, len(buffer.getvalue())) == (1, drawn)  # too soon: not redrawn
+        rep.update(state, now=1.0)
+        assert rep.shown == 2
+        assert len(buffer.getvalue()) > drawn
+    text = buffer.getvalue()
+    assert "Trial name" in text
+    assert name(1) in text
+
+
+def test_finish_shows_the_final_status_and_the_summary() -> None:
+    out, buffer = console(terminal=False)
+    reporter = ProgressReporter(console=out, metric="loss", mode=Mode.MIN)
+    state = scored()
+    reporter.update(state, now=0.0)
+    reporter.finish(state)
+    text = buffer.getvalue()
+    assert text.count("== Status ==") == 2
+    assert text.rstrip().endswith(final_summary(state, "loss", Mode.MIN))
+
+
+def test_an_empty_experiment_and_a_tiny_table() -> None:
+    run = Run()
+    assert status_lines(run.state, metric=None, mode=None)[:3] == [
+        "== Status ==",
+        "Number of trials: 0",
+        "Resources requested: 0 CPUs, 0 GPUs (cluster size not known yet)",
+    ]
+    table = render_table(crowded(), metric=None, mode=None, max_rows=1)
+    assert list(table.columns[0].cells) == [name(0), "... 3 not shown", "... 30 not shown"]
+    assert list(table.columns[1].cells) == ["ERROR", "PENDING", "RUNNING"]
+
+
+def test_close_with_a_state_shows_it_once_more() -> None:
+    out, buffer = console(terminal=False)
+    reporter = ProgressReporter(console=out)
+    reporter.update(scored(), now=0.0)
+    reporter.close(scored())
+    assert reporter.shown == 2
+    assert buffer.getvalue().count("== Status ==") == 2

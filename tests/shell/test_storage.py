@@ -1,0 +1,370 @@
+"""Experiment storage: safe names, stable directories and the files written."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import re
+from pathlib import Path
+
+import pytest
+
+from tunecore.core.naming import error_entry
+from tunecore.model import JsonValue, TrialSpec
+from tunecore.shell.storage import (
+    MAX_NAME_LENGTH,
+    ExperimentStorage,
+    safe_name,
+    to_json_value,
+)
+
+SAFE = re.compile(r"[A-Za-z0-9._=,+\-]+")
+
+
+def spec(
+    trial_id: str = "trial_00000",
+    tag: str = "0",
+    config: dict[str, JsonValue] | None = None,
+    custom_name: str | None = None,
+) -> TrialSpec:
+    return TrialSpec(
+        trial_id=trial_id,
+        trainable_name="train",
+        config=dict(config or {}),
+        experiment_tag=tag,
+        custom_name=custom_name,
+    )
+
+
+@pytest.fixture
+def storage(tmp_path: Path) -> ExperimentStorage:
+    return ExperimentStorage(tmp_path / "results", "exp")
+
+
+def assert_safe(name: str) -> None:
+    assert SAFE.fullmatch(name), name
+    assert ".." not in name
+    assert not name.startswith(".")
+    assert not name.endswith(".")
+    assert 0 < len(name) <= MAX_NAME_LENGTH
+
+
+# -- names ----------------------------------------------------------------------
+
+HOSTILE = [
+    "../../etc",
+    "/",
+    "/etc/passwd",
+    "..",
+    ".",
+    "...hidden",
+    "a\x00b",
+    "tab\there\nnewline\r\x1b[31m",
+    "x" * 10_000,
+    "学习率=0.1",
+    "café ñ",
+    "",
+    " leading space",
+    "C:\\Windows\\System32",
+    "con",
+    "name.",
+]
+
+
+@pytest.mark.parametrize("raw", HOSTILE)
+def test_safe_name_is_always_one_safe_component(raw: str) -> None:
+    assert_safe(safe_name(raw, keep="trial_00007"))
+
+
+def test_safe_name_examples() -> None:
+    assert safe_name("../../etc") == "___etc"
+    assert safe_name("a/b\\c") == "a_b_c"
+    assert safe_name("a\x00b") == "a_b"
+    assert safe_name("café") == "cafe"
+    assert safe_name("", fallback="trial_00003") == "trial_00003"
+    assert safe_name("...") == "trial"
+    assert safe_name("0_lr=0.01,momentum=0.9") == "0_lr=0.01,momentum=0.9"
+    assert safe_name("con") == "_con"
+
+
+def test_a_cut_name_keeps_the_trial_id() -> None:
+    name = safe_name("y" * 10_000, keep="trial_00042")
+    assert len(name) == MAX_NAME_LENGTH
+    assert name.endswith("_trial_00042")
+
+
+@pytest.mark.parametrize("tag", HOSTILE)
+def test_trial_dirs_from_hostile_tags_stay_inside_the_experiment(
+    storage: ExperimentStorage, tag: str
+) -> None:
+    path = storage.trial_dir(spec(tag=tag, config={"env": tag}))
+    assert path.parent == storage.path
+    assert path.is_dir()
+    assert_safe(path.name)
+    assert "trial_00000" in path.name
+
+
+@pytest.mark.parametrize("dirname", HOSTILE)
+def test_user_dirnames_are_sanitised_too(storage: ExperimentStorage, dirname: str) -> None:
+    path = storage.trial_dir(spec(), dirname=dirname)
+    assert path.parent == storage.path
+    assert_safe(path.name)
+
+
+def test_a_hostile_custom_name_is_sanitised(storage: ExperimentStorage) -> None:
+    path = storage.trial_dir(spec(custom_name="../../" + "z" * 500))
+    assert path.parent == storage.path
+    assert_safe(path.name)
+
+
+def test_a_hostile_experiment_name_stays_inside_the_root(tmp_path: Path) -> None:
+    storage = ExperimentStorage(tmp_path, "../../escape")
+    assert storage.path.parent == tmp_path.resolve()
+    assert_safe(storage.path.name)
+
+
+def test_default_trial_dir_name(storage: ExperimentStorage) -> None:
+    path = storage.trial_dir(spec(trial_id="trial_00003", tag="3_lr=0.1"))
+    assert path.name == "train_trial_00003_3_lr=0.1"
+    with_env = storage.trial_dir(spec(tag="0", config={"env": "CartPole/v1"}))
+    assert with_env.name == "train_CartPole_v1_trial_00000_0"
+
+
+def test_long_tags_are_cut_but_trials_stay_apart(storage: ExperimentStorage) -> None:
+    long_tag = "0_" + "p=1," * 200
+    first = storage.trial_dir(spec(trial_id="trial_00000", tag=long_tag))
+    second = storage.trial_dir(spec(trial_id="trial_00001", tag=long_tag))
+    assert first != second
+    assert len(first.name) <= MAX_NAME_LENGTH
+
+
+def test_trial_dirs_are_stable_across_calls_and_processes(tmp_path: Path) -> None:
+    trial = spec(tag="5_x=1")
+    first = ExperimentStorage(tmp_path, "exp").trial_dir(trial)
+    again = ExperimentStorage(tmp_path, "exp").trial_dir(trial)  # a resumed process
+    assert first == again
+    assert first == ExperimentStorage(tmp_path, "exp").trial_dir(trial)
+
+
+# -- params.json ------------------------------------------------------------------
+
+
+def test_params_json_round_trips_with_fallbacks(storage: ExperimentStorage) -> None:
+    trial_dir = storage.trial_dir(spec())
+    config: dict[str, object] = {
+        "lr": 0.1,
+        "layers": (64, 32),
+        "nested": {"a": {"b": True}, 3: "int key"},
+        "fn": len,
+        "bad": math.nan,
+    }
+    path = storage.write_params(trial_dir, config)
+    assert path == trial_dir / "params.json"
+    written = json.loads(path.read_text())
+    assert written == {
+        "lr": 0.1,
+        "layers": [64, 32],
+        "nested": {"a": {"b": True}, "3": "int key"},
+        "fn": repr(len),
+        "bad": None,
+    }
+    storage.write_params(trial_dir, {"lr": 0.2})
+    assert json.loads(path.read_text()) == {"lr": 0.2}
+    assert [p.name for p in trial_dir.iterdir()] == ["params.json"]  # no temp file left
+
+
+def test_to_json_value_turns_non_finite_floats_into_null() -> None:
+    assert to_json_value({"a": [math.inf, -math.inf, math.nan, 1.5]}) == {
+        "a": [None, None, None, 1.5]
+    }
+
+
+# -- result.json and progress.csv --------------------------------------------------
+
+
+def test_result_json_lines_parse_back(storage: ExperimentStorage) -> None:
+    trial_dir = storage.trial_dir(spec())
+    storage.append_result(trial_dir, {"training_iteration": 1, "loss": 0.5, "info": {"lr": 0.1}})
+    storage.append_result(trial_dir, {"training_iteration": 2, "loss": math.nan})
+    lines = (trial_dir / "result.json").read_text().splitlines()
+    parsed = [json.loads(line) for line in lines]  # json.loads rejects NaN only if asked;
+    assert "NaN" not in lines[1]  # so check the text too: strictly valid JSON
+    assert parsed == [
+        {"training_iteration": 1, "loss": 0.5, "info": {"lr": 0.1}},
+        {"training_iteration": 2, "loss": None},
+    ]
+
+
+def read_csv(path: Path) -> tuple[list[str], list[dict[str, str]]]:
+    with path.open(newline="") as file:
+        reader = csv.DictReader(file)
+        rows = list(reader)
+        return list(reader.fieldnames or []), rows
+
+
+def test_progress_csv_is_flattened(storage: ExperimentStorage) -> None:
+    trial_dir = storage.trial_dir(spec())
+    storage.append_result(trial_dir, {"training_iteration": 1, "info": {"lr": 0.1, "n": [1, 2]}})
+    header, rows = read_csv(trial_dir / "progress.csv")
+    assert header == ["training_iteration", "info/lr", "info/n"]
+    assert rows == [{"training_iteration": "1", "info/lr": "0.1", "info/n": "[1, 2]"}]
+
+
+def test_a_new_key_later_rewrites_progress_csv_with_the_union_header(
+    storage: ExperimentStorage,
+) -> None:
+    trial_dir = storage.trial_dir(spec())
+    storage.append_result(trial_dir, {"training_iteration": 1, "loss": 0.5})
+    storage.append_result(trial_dir, {"training_iteration": 2, "loss": 0.4, "acc": 0.9})
+    storage.append_result(trial_dir, {"training_iteration": 3, "acc": 0.95, "note": 'a,"b"\nc'})
+    storage.append_result(trial_dir, {"training_iteration": 4, "loss": math.inf})
+    header, rows = read_csv(trial_dir / "progress.csv")
+    assert header == ["training_iteration", "loss", "acc", "note"]
+    assert rows == [
+        {"training_iteration": "1", "loss": "0.5", "acc": "", "note": ""},
+        {"training_iteration": "2", "loss": "0.4", "acc": "0.9", "note": ""},
+        {"training_iteration": "3", "loss": "", "acc": "0.95", "note": 'a,"b"\nc'},
+        {"training_iteration": "4", "loss": "inf", "acc": "", "note": ""},
+    ]
+    assert float(rows[3]["loss"]) == math.inf
+    assert [p.name for p in sorted(trial_dir.iterdir())] == ["progress.csv", "result.json"]
+
+
+def test_a_resumed_process_keeps_appending_under_the_old_header(tmp_path: Path) -> None:
+    trial = spec()
+    first = ExperimentStorage(tmp_path, "exp")
+    first.append_csv_result(first.trial_dir(trial), {"a": 1, "b": 2})
+    second = ExperimentStorage(tmp_path, "exp")
+    second.append_csv_result(second.trial_dir(trial), {"b": 3, "a": 4})
+    second.append_csv_result(second.trial_dir(trial), {"c": 5})
+    header, rows = read_csv(second.trial_dir(trial) / "progress.csv")
+    assert header == ["a", "b", "c"]
+    assert rows == [
+        {"a": "1", "b": "2", "c": ""},
+        {"a": "4", "b": "3", "c": ""},
+        {"a": "", "b": "", "c": "5"},
+    ]
+
+
+# -- error.txt ---------------------------------------------------------------------
+
+
+def test_error_txt_holds_the_entries_verbatim(storage: ExperimentStorage) -> None:
+    trial_dir = storage.trial_dir(spec())
+    first = error_entry(1, 0.0, "Traceback (most recent call last):\nValueError: boom")
+    second = error_entry(2, 86_400.5, "RuntimeError: again")
+    storage.append_error(trial_dir, first)
+    path = storage.append_error(trial_dir, second)
+    assert path == trial_dir / "error.txt"
+    assert path.read_text() == (
+        "Failure # 1 (occurred at 1970-01-01_00-00-00)\n"
+        "Traceback (most recent call last):\nValueError: boom\n"
+        "Failure # 2 (occurred at 1970-01-02_00-00-00)\n"
+        "RuntimeError: again\n"
+    )
+
+
+# -- checkpoints --------------------------------------------------------------------
+
+
+def test_checkpoint_dirs_are_named_by_iteration_and_start_empty(
+    storage: ExperimentStorage,
+) -> None:
+    trial_dir = storage.trial_dir(spec())
+    path = storage.checkpoint_dir(trial_dir, 42)
+    assert path == trial_dir / "checkpoint_000042"
+    assert path.is_dir()
+    assert list(path.iterdir()) == []
+    (path / "model.bin").write_bytes(b"old")
+    (path / "sub").mkdir()
+    (path / "sub" / "x").write_text("old")
+    again = storage.checkpoint_dir(trial_dir, 42)
+    assert again == path
+    assert list(path.iterdir()) == []
+
+
+def test_re_creating_a_checkpoint_dir_does_not_follow_symlinks_out(
+    storage: ExperimentStorage, tmp_path: Path
+) -> None:
+    outside = tmp_path / "precious"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("keep")
+    trial_dir = storage.trial_dir(spec())
+    path = storage.checkpoint_dir(trial_dir, 1)
+    (path / "link").symlink_to(outside, target_is_directory=True)
+    storage.checkpoint_dir(trial_dir, 1)
+    assert (outside / "keep.txt").read_text() == "keep"
+    assert list(path.iterdir()) == []
+
+
+def test_checkpoint_dir_rejects_bad_iterations_and_foreign_dirs(
+    storage: ExperimentStorage, tmp_path: Path
+) -> None:
+    trial_dir = storage.trial_dir(spec())
+    with pytest.raises(ValueError, match="iteration"):
+        storage.checkpoint_dir(trial_dir, -1)
+    with pytest.raises(ValueError, match="not inside the experiment directory"):
+        storage.checkpoint_dir(tmp_path, 1)
+
+
+def test_delete_checkpoint_removes_a_checkpoint_inside(storage: ExperimentStorage) -> None:
+    trial_dir = storage.trial_dir(spec())
+    path = storage.checkpoint_dir(trial_dir, 3)
+    (path / "state").write_text("x")
+    assert storage.delete_checkpoint(str(path)) is True
+    assert not path.exists()
+    assert trial_dir.is_dir()
+    assert storage.delete_checkpoint(str(path)) is False  # already gone: fine
+
+
+def test_delete_checkpoint_refuses_paths_outside_the_experiment(
+    storage: ExperimentStorage, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "f").write_text("keep")
+    trial_dir = storage.trial_dir(spec())
+    link = trial_dir / "checkpoint_000009"
+    link.symlink_to(outside, target_is_directory=True)
+    refused = [
+        outside,
+        trial_dir / ".." / ".." / "outside",
+        storage.path,
+        trial_dir,  # a trial's own directory is not a checkpoint
+        link,  # inside as written, outside once resolved
+        Path("relative/checkpoint_000001"),
+        Path("/"),
+    ]
+    for path in refused:
+        assert storage.delete_checkpoint(path) is False, path
+    assert (outside / "f").read_text() == "keep"
+    assert trial_dir.is_dir()
+    assert "Refusing to delete checkpoint" in caplog.text
+
+
+def test_the_root_is_expanded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    storage = ExperimentStorage("~/tunecore_results", "exp")
+    assert storage.path == tmp_path.resolve() / "tunecore_results" / "exp"
+    assert storage.path.is_dir()
+
+
+def test_a_shared_user_dirname_is_reported_once(
+    storage: ExperimentStorage, caplog: pytest.LogCaptureFixture
+) -> None:
+    for _ in range(3):
+        storage.trial_dir(spec(trial_id="trial_00000"), dirname="same")
+        storage.trial_dir(spec(trial_id="trial_00001"), dirname="same")
+    warnings = [r for r in caplog.records if "share the directory name" in r.getMessage()]
+    assert len(warnings) == 1
+
+
+def test_a_user_dirname_is_remembered_for_callers_that_only_have_the_spec(
+    storage: ExperimentStorage,
+) -> None:
+    trial = spec(trial_id="trial_00004")
+    chosen = storage.trial_dir(trial, dirname="my run/4")
+    assert chosen.name == "my_run_4"
+    assert storage.trial_dir(trial) == chosen
+    assert storage.experiment_dir == storage.path

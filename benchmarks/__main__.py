@@ -4,15 +4,21 @@ from __future__ import annotations
 
 import platform
 import sys
+from collections.abc import Callable
 
 from benchmarks import step_throughput
+from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.core.schedulers.fifo import FIFOScheduler
 
 
 def main(argv: list[str]) -> int:
     quick = "--quick" in argv
     print(f"Python {platform.python_version()} on {platform.machine()}, {platform.node()}\n")
-    print(step_throughput.run({"FIFO": FIFOScheduler}, quick=quick))
+    schedulers: dict[str, Callable[[], TrialScheduler]] = {
+        "FIFO": FIFOScheduler,
+        "ASHA": step_throughput.never_stopping_asha,
+    }
+    print(step_throughput.run(schedulers, quick=quick))
     return 0
 
 

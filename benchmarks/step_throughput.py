@@ -20,6 +20,7 @@ from functools import partial
 import msgspec
 
 from tunecore.core.experiment import ExperimentConfig, ExperimentState, new_experiment, step
+from tunecore.core.schedulers.asha import ASHAScheduler
 from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.core.schedulers.fifo import FIFOScheduler
 from tunecore.model import (
@@ -55,6 +56,13 @@ def running_experiment(
         state = stepped[0]
     assert state.running == keep
     return state
+
+
+def never_stopping_asha() -> ASHAScheduler:
+    """ASHA doing all its work (rungs at 1, 4, 16, ... iterations, cutoffs
+    computed at each) but stopping nobody: every trial reports the same loss,
+    and a score equal to the cutoff continues. So every event stays legal."""
+    return ASHAScheduler(metric="loss", mode=Mode.MIN, max_t=10**9, grace_period=1)
 
 
 def result_events(state: ExperimentState, count: int) -> list[ResultReported]:

@@ -22,7 +22,9 @@ import msgspec
 
 from tunecore.core import resources
 from tunecore.core.experiment.state import ExperimentConfig, ExperimentState
+from tunecore.core.schedulers.asha import ASHAScheduler
 from tunecore.core.schedulers.fifo import FIFOScheduler
+from tunecore.core.schedulers.hyperband import HyperBandScheduler
 from tunecore.core.schedulers.median import MedianStoppingRule
 from tunecore.core.schedulers.pbt import PopulationBasedTraining
 from tunecore.core.search.domains import SamplingDomain
@@ -35,7 +37,11 @@ from tunecore.model.codec import from_msgpack, to_msgpack
 SNAPSHOT_FORMAT = 1
 
 BuiltinScheduler: TypeAlias = (
-    FIFOScheduler | MedianStoppingRule | PopulationBasedTraining[SamplingDomain]
+    FIFOScheduler
+    | ASHAScheduler
+    | HyperBandScheduler
+    | MedianStoppingRule
+    | PopulationBasedTraining[SamplingDomain]
 )
 _Searchable: TypeAlias = BasicVariantGenerator | Repeater[BasicVariantGenerator]
 BuiltinSearcher: TypeAlias = _Searchable | ConcurrencyLimiter[_Searchable]

@@ -103,6 +103,22 @@ def require_objective(owner: str, metric: str | None, mode: Mode | None) -> tupl
     return metric, Mode(mode)
 
 
+def resolve_objective(
+    owner: str,
+    own: tuple[str | None, Mode | None],
+    experiment: tuple[str | None, Mode | None],
+) -> tuple[str, Mode]:
+    """A policy's metric and mode: its own where set, else the experiment's;
+    a clear error if either is still missing."""
+    own_metric, own_mode = own
+    metric, mode = experiment
+    return require_objective(
+        owner,
+        own_metric if own_metric is not None else metric,
+        own_mode if own_mode is not None else mode,
+    )
+
+
 def signed(value: float, mode: Mode) -> float:
     """A score where greater is always better."""
     return value if mode is Mode.MAX else -value

@@ -62,6 +62,7 @@ from tunecore.core.schedulers.base import (
     Fits,
     Verdict,
     require_objective,
+    resolve_objective,
     signed,
 )
 from tunecore.model import JsonDict, Mode, TrialState, TrialStatus
@@ -122,11 +123,7 @@ class MedianStoppingRule(msgspec.Struct, frozen=True, kw_only=True, tag=True):
     def with_objective(self, metric: str | None, mode: Mode | None) -> Self:
         """Fill in the experiment's metric and mode where none was given;
         the rule cannot rank results without both."""
-        metric, mode = require_objective(
-            _OWNER,
-            self.metric if self.metric is not None else metric,
-            self.mode if self.mode is not None else mode,
-        )
+        metric, mode = resolve_objective(_OWNER, (self.metric, self.mode), (metric, mode))
         return msgspec.structs.replace(self, metric=metric, mode=mode)
 
     def on_trial_add(self, trial: TrialState) -> Self:

@@ -1,0 +1,25 @@
+"""Trial schedulers, under the names Ray Tune users know.
+
+Each is a pure policy (a frozen struct whose hooks return a new one); see
+`tunecore.core.schedulers` for the protocol they share.
+"""
+
+from tunecore.core.schedulers.asha import ASHAScheduler
+from tunecore.core.schedulers.base import TrialScheduler
+from tunecore.core.schedulers.fifo import FIFOScheduler
+from tunecore.core.schedulers.hyperband import HyperBandScheduler
+from tunecore.core.schedulers.median import MedianStoppingRule
+from tunecore.core.schedulers.pbt import PopulationBasedTraining
+
+AsyncHyperBandScheduler = ASHAScheduler
+"""Ray Tune's other name for ASHA."""
+
+__all__ = [
+    "ASHAScheduler",
+    "AsyncHyperBandScheduler",
+    "FIFOScheduler",
+    "HyperBandScheduler",
+    "MedianStoppingRule",
+    "PopulationBasedTraining",
+    "TrialScheduler",
+]

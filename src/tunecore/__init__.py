@@ -1,11 +1,16 @@
 """tunecore: a typed trial-execution engine for hyperparameter tuning.
 
-The search-space functions are here under the names Ray Tune users know;
-schedulers are in `tunecore.schedulers`, searchers in `tunecore.search`.
+Everything a user needs is here under the names Ray Tune users know:
+`Tuner`, `TuneConfig`, `RunConfig`, `report`, `get_checkpoint`,
+`Checkpoint`, `Trainable`, the search-space functions. Schedulers are in
+`tunecore.schedulers`, searchers in `tunecore.search`.
 The pure core (`tunecore.core`) and its data (`tunecore.model`) can be used
 on their own: they need no Ray and no clock.
 """
 
+from tunecore.api.config import CheckpointConfig, FailureConfig, RunConfig, TuneConfig
+from tunecore.api.results import Result, ResultGrid
+from tunecore.api.tuner import Tuner, run
 from tunecore.core.search.domains import (
     choice,
     grid_search,
@@ -18,12 +23,33 @@ from tunecore.core.search.domains import (
     sample_from,
     uniform,
 )
+from tunecore.shell.trainable import (
+    Checkpoint,
+    Trainable,
+    checkpoint_dir,
+    get_checkpoint,
+    get_context,
+    register_trainable,
+    report,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Checkpoint",
+    "CheckpointConfig",
+    "FailureConfig",
+    "Result",
+    "ResultGrid",
+    "RunConfig",
+    "Trainable",
+    "TuneConfig",
+    "Tuner",
     "__version__",
+    "checkpoint_dir",
     "choice",
+    "get_checkpoint",
+    "get_context",
     "grid_search",
     "loguniform",
     "qloguniform",
@@ -31,6 +57,9 @@ __all__ = [
     "quniform",
     "randint",
     "randn",
+    "register_trainable",
+    "report",
+    "run",
     "sample_from",
     "uniform",
 ]

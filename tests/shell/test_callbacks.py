@@ -253,7 +253,7 @@ def test_json_and_csv_loggers_write_results_and_skip_duplicates(tmp_path: Path) 
     results: list[dict[str, JsonValue]] = [
         {"training_iteration": 1, "loss": 0.5},
         {"training_iteration": 2, "loss": 0.25, "extra": {"a": 1}},
-        {"training_iteration": 2, "loss": 0.25, "done": True, "result_duplicate": True},
+        {"training_iteration": 2, "loss": 0.25, "done": True, "__duplicate__": True},
     ]
     for result in results:
         callbacks.on_trial_result(1, trials, first, result)

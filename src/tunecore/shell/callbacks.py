@@ -12,7 +12,7 @@ callback's class and the hook's name, once per (callback, hook, exception
 type), so a broken `on_step_end` does not write a traceback every step, and
 goes on with the next callback.
 
-Results flagged `result_duplicate` are the function trainable's final repeat
+Results flagged `__duplicate__` (`RESULT_DUPLICATE`) are the function trainable's final repeat
 of its last result (it reports it again with `done=True` when the function
 returns, so that the trial can end on it). The file loggers skip them: the
 values are already on disk, and writing them again would show a phantom
@@ -31,10 +31,10 @@ from typing import Protocol, cast
 from tunecore.core.results import TRAINING_ITERATION, flatten, is_number
 from tunecore.model import CheckpointRef, JsonValue, TrialState
 from tunecore.shell.storage import ExperimentStorage
+from tunecore.shell.trainable.function import RESULT_DUPLICATE
 
 logger = logging.getLogger(__name__)
 
-RESULT_DUPLICATE = "result_duplicate"
 """Result key set (to True) on the function trainable's final repeat of its
 last result."""
 

@@ -87,6 +87,7 @@ AUTOFILLED = frozenset(
         "trial_id",
         "experiment_tag",
         "should_checkpoint",
+        "__duplicate__",
     }
 )
 

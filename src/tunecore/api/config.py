@@ -1,0 +1,114 @@
+"""What users pass in, validated by pydantic, in the names Ray Tune users know.
+
+A wrong type or value fails at construction with pydantic's message, which
+names the field and the value (`num_samples: Input should be greater than or
+equal to -1 [input_value=-3]`). These models only carry settings; turning
+them into the core's `ExperimentConfig` is `tunecore.api.tuner`'s job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from tunecore.model import TrialState
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+
+
+class CheckpointConfig(BaseModel):
+    """When trials checkpoint and which checkpoints they keep."""
+
+    model_config = _FROZEN
+
+    num_to_keep: Annotated[int, Field(ge=1)] | None = None
+    checkpoint_score_attribute: str = "training_iteration"
+    checkpoint_score_order: Literal["max", "min"] = "max"
+    checkpoint_frequency: Annotated[int, Field(ge=0)] = 0
+    checkpoint_at_end: bool = False
+
+
+class FailureConfig(BaseModel):
+    """How failures are handled: `max_failures` retries per trial (-1:
+    forever), and `fail_fast` ends the whole experiment on the first error."""
+
+    model_config = _FROZEN
+
+    max_failures: Annotated[int, Field(ge=-1)] = 0
+    fail_fast: bool = False
+
+
+class RunConfig(BaseModel):
+    """Where and how the experiment runs."""
+
+    model_config = _FROZEN
+
+    name: str | None = None
+    storage_path: str | None = None
+    stop: dict[str, float] | None = None
+    checkpoint_config: CheckpointConfig = CheckpointConfig()
+    failure_config: FailureConfig = FailureConfig()
+    callbacks: list[Any] = []
+    verbose: Annotated[int, Field(ge=0, le=3)] = 1
+    log_to_file: bool | str | tuple[str, str] = False
+    address: str | None = None
+    executor: Literal["ray", "in_process"] = "ray"
+
+    @field_validator("stop", mode="before")
+    @classmethod
+    def _flat_stop(cls, stop: object) -> object:
+        """Criteria are flattened: say so, rather than "not a number"."""
+        if isinstance(stop, dict):
+            for metric, threshold in stop.items():
+                if isinstance(threshold, dict):
+                    example = next(iter(threshold), "key")
+                    raise ValueError(
+                        f"stop[{metric!r}]={threshold!r} is nested; criteria are flattened, "
+                        f"so join the keys with '/', e.g. stop={{'{metric}/{example}': ...}}"
+                    )
+        return stop
+
+    @field_validator("name")
+    @classmethod
+    def _safe_name(cls, name: str | None) -> str | None:
+        if name is not None and (not name.strip() or "/" in name or name in (".", "..")):
+            raise ValueError(f"name={name!r} must be a non-empty directory name without '/'")
+        return name
+
+
+class TuneConfig(BaseModel):
+    """What to optimise and how to search."""
+
+    model_config = _FROZEN
+
+    metric: str | None = None
+    mode: Literal["min", "max"] | None = None
+    num_samples: Annotated[int, Field(ge=-1)] = 1
+    scheduler: Any = None
+    search_alg: Any = None
+    max_concurrent_trials: Annotated[int, Field(ge=1)] | None = None
+    seed: int | None = None
+    time_budget_s: Annotated[float, Field(gt=0)] | None = None
+    reuse_actors: bool = True
+    resources_per_trial: dict[str, float] = {"cpu": 1.0}
+    trial_name_creator: Callable[[TrialState], str] | None = None
+    trial_dirname_creator: Callable[[TrialState], str] | None = None
+    chdir_to_trial_dir: bool = False
+    max_pending_trials: Annotated[int, Field(ge=1)] | None = None
+
+    @field_validator("num_samples")
+    @classmethod
+    def _not_zero(cls, num_samples: int) -> int:
+        if num_samples == 0:
+            raise ValueError("num_samples=0 would run nothing; use a positive number or -1")
+        return num_samples
+
+    @field_validator("resources_per_trial")
+    @classmethod
+    def _known_resources(cls, resources: dict[str, float]) -> dict[str, float]:
+        for name, amount in resources.items():
+            if amount < 0:
+                raise ValueError(f"resources_per_trial[{name!r}]={amount!r} must be >= 0")
+        return resources

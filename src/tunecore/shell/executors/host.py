@@ -1,0 +1,92 @@
+"""The object that lives in a worker (a Ray actor, or a thread of the
+in-process executor) and runs trials there, one at a time.
+
+A host outlives its trials: when a trial ends, the executor may hand the
+same host the next trial with the same resources (`assign`), which is what
+makes reusing a Ray actor cheap. The host builds a fresh worker trainable
+for each trial; `reset` instead asks the current one to take a new config in
+place (PBT), falling back to a fresh one when the trainable cannot.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+from collections.abc import Callable
+from typing import TextIO
+
+from tunecore.model import JsonDict
+from tunecore.shell.trainable.worker import TrialContext, WorkerTrainable
+
+TrainableFactory = Callable[[JsonDict, TrialContext], WorkerTrainable]
+
+
+class TrialHost:
+    """Runs the operations the executor sends, for the trial assigned."""
+
+    def __init__(self, factory: TrainableFactory) -> None:
+        self._factory = factory
+        self._trainable: WorkerTrainable | None = None
+        self._opened: list[tuple[str, TextIO, TextIO]] = []
+
+    def location(self) -> tuple[str, int]:
+        return socket.gethostname(), os.getpid()
+
+    def assign(self, config: JsonDict, context: TrialContext) -> tuple[str, int]:
+        """Start hosting a trial (ending the previous one, if any)."""
+        self.release()
+        os.makedirs(context.trial_dir, exist_ok=True)
+        self._redirect(context)
+        if context.chdir:
+            os.chdir(context.trial_dir)
+        self._trainable = self._factory(config, context)
+        return self.location()
+
+    def _redirect(self, context: TrialContext) -> None:
+        """Send the process's output to the trial's files (`log_to_file`)."""
+        for name, stream in (("stdout_file", "stdout"), ("stderr_file", "stderr")):
+            filename = getattr(context, name)
+            if filename is None:
+                continue
+            target = open(os.path.join(context.trial_dir, filename), "a", buffering=1)  # noqa: SIM115
+            previous = getattr(sys, stream)
+            setattr(sys, stream, target)
+            self._opened.append((stream, previous, target))
+
+    def reset(self, config: JsonDict, context: TrialContext) -> bool:
+        """A new config for the current trial, in place when supported."""
+        if self._trainable is not None and self._trainable.reset(config, context):
+            return True
+        self.assign(config, context)
+        return False
+
+    def train(self) -> JsonDict:
+        return self._current().train()
+
+    def save(self, checkpoint_dir: str) -> str:
+        return self._current().save(checkpoint_dir)
+
+    def save_to_bytes(self) -> bytes:
+        return self._current().save_to_bytes()
+
+    def restore(self, path: str) -> None:
+        self._current().restore(path)
+
+    def restore_from_bytes(self, data: bytes) -> None:
+        self._current().restore_from_bytes(data)
+
+    def release(self) -> None:
+        """End the current trial; the host stays usable for the next."""
+        trainable, self._trainable = self._trainable, None
+        if trainable is not None:
+            trainable.stop()
+        while self._opened:
+            stream, previous, target = self._opened.pop()
+            setattr(sys, stream, previous)
+            target.close()
+
+    def _current(self) -> WorkerTrainable:
+        if self._trainable is None:
+            raise RuntimeError("no trial is assigned to this worker")
+        return self._trainable

@@ -1,0 +1,208 @@
+"""The in-process executor: the same semantics as `RayExecutor`, in threads.
+
+Every trial gets a worker thread that runs its operations one after the
+other (so per-trial order holds by construction) and posts each completion
+to one queue the loop reads. No Ray, no processes: breakpoints work inside
+trainables, and tests run fast. Resources are whatever the caller says the
+"cluster" has; nothing enforces them but the core's accounting.
+"""
+
+from __future__ import annotations
+
+import itertools
+import queue
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from concurrent.futures import Future
+
+from tunecore.model import CheckpointRef, CheckpointStorage, ExperimentEvent, JsonDict, Resources
+from tunecore.shell.executors.base import (
+    Operation,
+    OrderedOperations,
+    Pending,
+    completion_event,
+    failure_event,
+)
+from tunecore.shell.executors.host import TrainableFactory, TrialHost
+from tunecore.shell.trainable.worker import TrialContext
+
+_Work = Callable[[TrialHost], object]
+
+
+class _Worker:
+    """A thread with a host, running submitted work in order."""
+
+    def __init__(
+        self, host: TrialHost, done: queue.SimpleQueue[tuple[str, Future[object]]]
+    ) -> None:
+        self.host = host
+        self.trial_id = ""
+        self._inbox: queue.SimpleQueue[tuple[_Work, Future[object]] | None] = queue.SimpleQueue()
+        self._done = done
+        self._thread = threading.Thread(target=self._run, name="tunecore-worker", daemon=True)
+        self._thread.start()
+
+    def submit(self, work: _Work) -> Future[object]:
+        future: Future[object] = Future()
+        self._inbox.put((work, future))
+        return future
+
+    def _run(self) -> None:
+        while (item := self._inbox.get()) is not None:
+            work, future = item
+            try:
+                future.set_result(work(self.host))
+            except BaseException as error:
+                future.set_exception(RuntimeError(traceback.format_exc()))
+                del error
+            self._done.put((self.trial_id, future))
+
+    def close(self) -> None:
+        self._inbox.put(None)
+
+
+class InProcessExecutor:
+    """See the module docstring."""
+
+    def __init__(self, factory: TrainableFactory, *, resources: Resources) -> None:
+        self._factory = factory
+        self._total = resources
+        self._ops: OrderedOperations[Future[object]] = OrderedOperations()
+        self._done: queue.SimpleQueue[tuple[str, Future[object]]] = queue.SimpleQueue()
+        self._workers: dict[str, _Worker] = {}
+        self._idle: list[_Worker] = []
+        self._releasing: set[str] = set()
+        self._memory: dict[str, bytes] = {}
+        self._memory_keys = itertools.count()
+
+    def cluster_resources(self) -> Resources:
+        return self._total
+
+    def _issue(self, trial_id: str, operation: Operation, work: _Work, **details: object) -> None:
+        worker = self._workers[trial_id]
+        self._ops.push(trial_id, Pending(operation, worker.submit(work), **details))  # type: ignore[arg-type]
+
+    def start(
+        self,
+        trial_id: str,
+        resources: Resources,
+        config: JsonDict,
+        context: TrialContext,
+        restore: CheckpointRef | None,
+    ) -> None:
+        worker = self._idle.pop() if self._idle else _Worker(TrialHost(self._factory), self._done)
+        worker.trial_id = trial_id
+        self._workers[trial_id] = worker
+        self._releasing.discard(trial_id)
+        self._issue(trial_id, Operation.ASSIGN, lambda h: h.assign(config, context))
+        if restore is not None:
+            self._restore(trial_id, restore)
+        self.train(trial_id)
+
+    def _restore(self, trial_id: str, checkpoint: CheckpointRef) -> None:
+        if checkpoint.storage is CheckpointStorage.MEMORY:
+            data = self._memory[checkpoint.path]
+            self._issue(trial_id, Operation.RESTORE, lambda h: h.restore_from_bytes(data))
+        else:
+            path = checkpoint.path
+            self._issue(trial_id, Operation.RESTORE, lambda h: h.restore(path))
+
+    def train(self, trial_id: str) -> None:
+        self._issue(trial_id, Operation.TRAIN, lambda h: h.train())
+
+    def save(self, trial_id: str, checkpoint_dir: str, iteration: int, metrics: JsonDict) -> None:
+        self._issue(
+            trial_id,
+            Operation.SAVE,
+            lambda h: h.save(checkpoint_dir),
+            iteration=iteration,
+            metrics=metrics,
+        )
+
+    def save_to_memory(self, trial_id: str, iteration: int, metrics: JsonDict) -> None:
+        key = f"memory://{trial_id}/{next(self._memory_keys)}"
+        self._issue(
+            trial_id,
+            Operation.SAVE_TO_MEMORY,
+            lambda h: h.save_to_bytes(),
+            iteration=iteration,
+            metrics=metrics,
+            memory_key=key,
+        )
+
+    def reset(
+        self, trial_id: str, config: JsonDict, context: TrialContext, restore: CheckpointRef | None
+    ) -> None:
+        self._issue(trial_id, Operation.RESET, lambda h: h.reset(config, context))
+        if restore is not None:
+            self._restore(trial_id, restore)
+
+    def release(self, trial_id: str) -> None:
+        if trial_id not in self._workers:
+            return
+        if self._ops.busy(trial_id):
+            self._releasing.add(trial_id)
+        else:
+            self._free(trial_id, reusable=True)
+
+    def _free(self, trial_id: str, *, reusable: bool) -> None:
+        self._releasing.discard(trial_id)
+        worker = self._workers.pop(trial_id, None)
+        if worker is None:
+            return
+        worker.submit(lambda h: h.release())
+        if reusable:
+            self._idle.append(worker)
+        else:
+            worker.close()
+
+    def forget(self, checkpoint: CheckpointRef) -> None:
+        self._memory.pop(checkpoint.path, None)
+
+    def next_events(self, timeout: float) -> list[ExperimentEvent]:
+        deadline = time.monotonic() + timeout
+        while self._ops:
+            events: list[ExperimentEvent] = []
+            ready = [trial_id for trial_id, p in self._ops.heads() if p.handle.done()]
+            while ready:
+                for trial_id in ready:
+                    event = self._complete(trial_id)
+                    if event is not None:
+                        events.append(event)
+                ready = [trial_id for trial_id, p in self._ops.heads() if p.handle.done()]
+            if events:
+                return events
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            try:
+                self._done.get(timeout=remaining)  # wakes us when any work finishes
+            except queue.Empty:
+                break
+        return []
+
+    def _complete(self, trial_id: str) -> ExperimentEvent | None:
+        pending = self._ops.pop(trial_id)
+        error = pending.handle.exception()
+        if error is not None:
+            self._ops.drop(trial_id)
+            self._free(trial_id, reusable=False)
+            return failure_event(trial_id, str(error))
+        value = pending.handle.result()
+        if pending.operation is Operation.SAVE_TO_MEMORY:
+            assert isinstance(value, bytes)
+            self._memory[pending.memory_key] = value
+        if trial_id in self._releasing and not self._ops.busy(trial_id):
+            self._free(trial_id, reusable=True)
+        return completion_event(trial_id, pending, value, time.time())
+
+    def shutdown(self) -> None:
+        for worker in [*self._workers.values(), *self._idle]:
+            worker.submit(lambda h: h.release())
+            worker.close()
+        self._workers.clear()
+        self._idle.clear()
+        self._memory.clear()
+        self._ops = OrderedOperations()

@@ -1,0 +1,249 @@
+"""The imperative shell's loop: events in, `step`, commands out.
+
+    while the experiment is not done:
+        events = executor.next_events()   (or a Tick when nothing happened)
+        for each event: state, commands = step(state, event)
+                        carry out the commands (executor, storage, callbacks)
+
+Nothing else changes the experiment's state. This module decides nothing a
+pure function could: it only translates commands into calls (start an actor,
+make a checkpoint directory, append to error.txt) and completions into
+events. A rejected event (a result that raced with a stop, say) is logged
+and skipped; a callback that raises is reported and skipped. On Ctrl-C the
+experiment is stopped through the core like any stop, and every worker is
+ended on the way out.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from tunecore.core.experiment import ExperimentState, step
+from tunecore.core.naming import trial_name
+from tunecore.model import (
+    CheckpointRef,
+    CheckpointSaved,
+    CheckpointStorage,
+    ClusterResourcesChanged,
+    Command,
+    ContinueTrial,
+    DeleteCheckpoint,
+    ExperimentDone,
+    ExperimentEvent,
+    ExperimentStopRequested,
+    PauseTrial,
+    Rejection,
+    ResetTrial,
+    ResultReported,
+    SaveCheckpoint,
+    StartTrial,
+    StopTrial,
+    Tick,
+    TrialState,
+    TrialStatus,
+)
+from tunecore.shell.callbacks import CallbackList
+from tunecore.shell.executors.base import Executor
+from tunecore.shell.storage import ExperimentStorage
+from tunecore.shell.trainable.worker import TrialContext
+
+logger = logging.getLogger(__name__)
+
+EventObserver = Callable[[ExperimentEvent], None]
+
+
+class ExperimentLoop:
+    """Runs one experiment to its end. See the module docstring."""
+
+    def __init__(
+        self,
+        state: ExperimentState,
+        executor: Executor,
+        storage: ExperimentStorage,
+        callbacks: CallbackList,
+        *,
+        on_state: Callable[[ExperimentState], None] | None = None,
+        on_event: EventObserver | None = None,
+        trial_dirname: Callable[[TrialState], str] | None = None,
+        output_files: tuple[str, str] | None = None,
+        chdir: bool = False,
+        clock: Callable[[], float] = time.time,
+        poll_seconds: float = 1.0,
+    ) -> None:
+        self.state = state
+        self._executor = executor
+        self._storage = storage
+        self._callbacks = callbacks
+        self._on_state = on_state
+        self._on_event = on_event
+        self._trial_dirname = trial_dirname
+        self._output_files = output_files
+        self._chdir = chdir
+        self._clock = clock
+        self._poll = poll_seconds
+        self._dirs: dict[str, Path] = {}
+        self._iteration = 0
+        self._exploits = 0
+
+    # -- running ------------------------------------------------------------
+
+    def run(self) -> ExperimentState:
+        """Drive the experiment until `ExperimentDone`; return the final state."""
+        try:
+            total = self._executor.cluster_resources()
+            self._feed([ClusterResourcesChanged(at=self._clock(), total=total)])
+            while not self.state.done:
+                try:
+                    events = self._executor.next_events(self._poll)
+                    self._feed(events or [Tick(at=self._clock())])
+                except KeyboardInterrupt:
+                    logger.warning("Interrupted: stopping every trial (Ctrl-C again to abort)")
+                    reason = "interrupted by the user (Ctrl-C)"
+                    self._feed([ExperimentStopRequested(at=self._clock(), reason=reason)])
+                    self._drain_after_interrupt()
+        finally:
+            self._executor.shutdown()
+            self._callbacks.on_experiment_end(self._trials())
+        return self.state
+
+    def _drain_after_interrupt(self) -> None:
+        """After a stop, let the last saves land (briefly), then end."""
+        deadline = self._clock() + 10.0
+        while not self.state.done and self._clock() < deadline:
+            self._feed(self._executor.next_events(0.5) or [Tick(at=self._clock())])
+
+    def _feed(self, events: Sequence[ExperimentEvent]) -> None:
+        for event in events:
+            if self._on_event is not None:
+                self._on_event(event)
+            outcome = step(self.state, event)
+            if isinstance(outcome, Rejection):
+                logger.debug("Skipped: %s", outcome)
+                continue
+            self.state, commands = outcome
+            self._iteration += 1
+            self._observe(event)
+            for command in commands:
+                self._carry_out(command)
+        if self._on_state is not None:
+            self._on_state(self.state)
+
+    def _observe(self, event: ExperimentEvent) -> None:
+        """Tell the callbacks what an accepted event did."""
+        if isinstance(event, ResultReported):
+            trial = self.state.trials[event.trial_id]
+            self._callbacks.on_trial_result(
+                self._iteration, self._trials(), trial, trial.last_result
+            )
+        elif isinstance(event, CheckpointSaved):
+            trial = self.state.trials[event.trial_id]
+            self._callbacks.on_checkpoint(self._iteration, self._trials(), trial, event.checkpoint)
+
+    # -- commands -------------------------------------------------------------
+
+    def _carry_out(self, command: Command) -> None:
+        if isinstance(command, ExperimentDone):
+            if command.error:
+                logger.error("The experiment ended early: %s", command.error)
+            return
+        trial = self.state.trials[command.trial_id]
+        trial_id = trial.trial_id
+        if isinstance(command, StartTrial):
+            context = self._context(trial)
+            self._storage.write_params(Path(context.trial_dir), trial.spec.config)
+            self._callbacks.on_trial_start(self._iteration, self._trials(), trial)
+            self._executor.start(
+                trial_id, trial.spec.resources, trial.spec.config, context, command.restore_from
+            )
+        elif isinstance(command, ContinueTrial):
+            self._executor.train(trial_id)
+        elif isinstance(command, SaveCheckpoint):
+            self._save(trial, command.storage)
+        elif isinstance(command, PauseTrial):
+            self._executor.release(trial_id)
+        elif isinstance(command, StopTrial):
+            self._stop(trial, command.error)
+        elif isinstance(command, DeleteCheckpoint):
+            self._delete(command.checkpoint)
+        elif isinstance(command, ResetTrial):
+            self._reset(trial, command)
+
+    def _save(self, trial: TrialState, storage: CheckpointStorage) -> None:
+        iteration = _iteration_of(trial)
+        if storage is CheckpointStorage.MEMORY:
+            self._executor.save_to_memory(trial.trial_id, iteration, trial.last_result)
+            return
+        directory = self._storage.checkpoint_dir(self._dir(trial), iteration)
+        self._executor.save(trial.trial_id, str(directory), iteration, trial.last_result)
+
+    def _stop(self, trial: TrialState, error: str | None) -> None:
+        if error is not None:
+            self._storage.append_error(self._dir(trial), error)
+        self._executor.release(trial.trial_id)
+        if trial.status is TrialStatus.ERROR:
+            self._callbacks.on_trial_error(self._iteration, self._trials(), trial)
+        elif trial.status is TrialStatus.TERMINATED:
+            self._callbacks.on_trial_complete(self._iteration, self._trials(), trial)
+
+    def _delete(self, checkpoint: CheckpointRef) -> None:
+        if checkpoint.storage is CheckpointStorage.MEMORY:
+            self._executor.forget(checkpoint)
+        else:
+            self._storage.delete_checkpoint(Path(checkpoint.path))
+
+    def _reset(self, trial: TrialState, command: ResetTrial) -> None:
+        """PBT's exploit. The donor's checkpoint is copied into this trial's
+        directory first, synchronously: a later DeleteCheckpoint of the donor
+        must not pull it away while this trial's worker restores it."""
+        restore = command.restore_from
+        if restore is not None and restore.storage is CheckpointStorage.PERSISTENT:
+            self._exploits += 1
+            copy = self._dir(trial) / f"exploit_{self._exploits:06d}"
+            shutil.copytree(restore.path, copy, dirs_exist_ok=True)
+            restore = CheckpointRef(
+                storage=CheckpointStorage.PERSISTENT,
+                path=str(copy),
+                training_iteration=restore.training_iteration,
+                metrics=restore.metrics,
+            )
+        self._storage.write_params(self._dir(trial), command.config)
+        self._executor.reset(trial.trial_id, command.config, self._context(trial), restore)
+
+    # -- helpers ----------------------------------------------------------------
+
+    def _dir(self, trial: TrialState) -> Path:
+        known = self._dirs.get(trial.trial_id)
+        if known is None:
+            dirname = self._trial_dirname(trial) if self._trial_dirname is not None else None
+            known = self._storage.trial_dir(trial.spec, dirname)
+            self._dirs[trial.trial_id] = known
+        return known
+
+    def trial_dir(self, trial_id: str) -> Path:
+        """Where a trial of this experiment writes (created on first use)."""
+        return self._dir(self.state.trials[trial_id])
+
+    def _context(self, trial: TrialState) -> TrialContext:
+        stdout, stderr = self._output_files or (None, None)
+        return TrialContext(
+            trial_id=trial.trial_id,
+            trial_name=trial_name(trial.spec),
+            trial_dir=str(self._dir(trial)),
+            experiment_dir=str(self._storage.experiment_dir),
+            stdout_file=stdout,
+            stderr_file=stderr,
+            chdir=self._chdir,
+        )
+
+    def _trials(self) -> list[TrialState]:
+        state = self.state
+        return sorted(state.trials.values(), key=lambda t: state.index[t.trial_id])
+
+
+def _iteration_of(trial: TrialState) -> int:
+    value = trial.last_result.get("training_iteration", 0)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0

@@ -1,0 +1,243 @@
+"""The class API: `Trainable`, as Ray users know it, and `ClassTrainable`,
+which drives a subclass of it as a `WorkerTrainable`.
+
+    class MyTrainable(Trainable):
+        def setup(self, config):
+            self.model = build(config)
+
+        def step(self):
+            return {"loss": self.model.fit_one_epoch()}
+
+        def save_checkpoint(self, checkpoint_dir):
+            self.model.save(os.path.join(checkpoint_dir, "model"))
+            # None: the directory itself is the checkpoint.
+
+        def load_checkpoint(self, checkpoint):
+            self.model.load(os.path.join(checkpoint, "model"))
+
+`save_checkpoint(checkpoint_dir)` may return None (the directory holds the
+state), the path of a file or directory inside `checkpoint_dir`, or a dict
+of JSON values (written to `checkpoint_state.json` in the directory: state
+is never pickled, so a checkpoint from elsewhere can never run code when
+loaded). `load_checkpoint` then receives, respectively, the directory, that
+path, or the dict. A directory tunecore did not save (no
+`.tunecore_checkpoint.json`) is handed over as it is.
+
+Memory checkpoints (`save_to_bytes`/`restore_from_bytes`) pass through a
+temporary directory that is deleted as soon as `save_checkpoint` or
+`load_checkpoint` returns, so `load_checkpoint` must read all it needs.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import tempfile
+import time
+from collections.abc import Mapping
+
+import msgspec
+
+from tunecore.model import JsonDict
+from tunecore.shell.trainable.checkpoint_files import (
+    STATE_FILE,
+    CheckpointMeta,
+    pack_checkpoint,
+    read_meta,
+    unpack_checkpoint,
+    write_meta,
+)
+from tunecore.shell.trainable.results import ResultClock, plain_json_dict
+from tunecore.shell.trainable.worker import TrialContext
+
+
+class Trainable:
+    """Subclass it and override `step` (and `setup`, and the checkpoint
+    methods to support pausing, PBT and recovery). Override `setup`, not
+    `__init__`: tunecore constructs the class itself.
+
+    Built directly (`MyTrainable({"lr": 0.1})`, handy in a unit test)
+    without a context, it gets a fresh temporary directory as its trial
+    directory."""
+
+    def __init__(
+        self, config: Mapping[str, object] | None = None, *, context: TrialContext | None = None
+    ) -> None:
+        if context is None:
+            directory = tempfile.mkdtemp(prefix="tunecore_trainable_")
+            context = TrialContext(
+                trial_id="default",
+                trial_name="default",
+                trial_dir=directory,
+                experiment_dir=directory,
+            )
+        self._context = context
+        self._iteration = 0
+        self.config: JsonDict = plain_json_dict("the config", config or {})
+        self.setup(copy.deepcopy(self.config))
+
+    # -- what subclasses override -------------------------------------------------------------
+
+    def setup(self, config: JsonDict) -> None:
+        """Build what training needs from `config` (a copy of `self.config`)."""
+
+    def step(self) -> Mapping[str, object]:
+        """One training iteration; returns its metrics as a dict of JSON values."""
+        raise NotImplementedError(f"{type(self).__name__} must implement step()")
+
+    def save_checkpoint(self, checkpoint_dir: str) -> str | Mapping[str, object] | None:
+        """Write the state into `checkpoint_dir` (see the module doc for what to return)."""
+        raise NotImplementedError(
+            f"{type(self).__name__} cannot be checkpointed: it does not implement save_checkpoint()"
+        )
+
+    def load_checkpoint(self, checkpoint: str | JsonDict) -> None:
+        """Take back the state `save_checkpoint` saved."""
+        raise NotImplementedError(
+            f"{type(self).__name__} cannot be restored: it does not implement load_checkpoint()"
+        )
+
+    def reset_config(self, new_config: JsonDict) -> bool:
+        """Take `new_config` in place, for a new trial, and return True; False
+        (the default) means it cannot, and a new instance is built instead."""
+        return False
+
+    def cleanup(self) -> None:
+        """Release what `setup` acquired; called once, when the trial stops."""
+
+    # -- what tunecore maintains --------------------------------------------------------------
+
+    @property
+    def trial_id(self) -> str:
+        return self._context.trial_id
+
+    @property
+    def trial_name(self) -> str:
+        return self._context.trial_name
+
+    @property
+    def trial_dir(self) -> str:
+        return self._context.trial_dir
+
+    @property
+    def logdir(self) -> str:
+        """Ray's name for `trial_dir`."""
+        return self._context.trial_dir
+
+    @property
+    def iteration(self) -> int:
+        """Training iterations completed (0 while the first `step` runs);
+        continues from a restored checkpoint's count."""
+        return self._iteration
+
+    @property
+    def training_iteration(self) -> int:
+        """Ray's other name for `iteration`."""
+        return self._iteration
+
+    def _reset(self, config: JsonDict, context: TrialContext) -> bool:
+        """Become the trainable of another trial, if `reset_config` agrees.
+        On False the instance is in between and must be discarded."""
+        self.config = plain_json_dict("the config", config)
+        self._context = context
+        self._iteration = 0
+        return bool(self.reset_config(copy.deepcopy(config)))
+
+
+class ClassTrainable:
+    """A `WorkerTrainable` driving an instance of a `Trainable` subclass."""
+
+    def __init__(self, cls: type[Trainable], config: JsonDict, context: TrialContext) -> None:
+        candidate: object = cls  # checked at run time too: callers may be untyped
+        if not (isinstance(candidate, type) and issubclass(candidate, Trainable)):
+            raise TypeError(f"{cls!r} is not a subclass of tunecore's Trainable")
+        self._name = cls.__qualname__
+        self._clock = ResultClock()
+        self._trainable = cls(config, context=context)
+
+    def train(self) -> JsonDict:
+        started = time.monotonic()
+        returned = self._trainable.step()
+        measured = time.monotonic() - started
+        result = self._clock.fill(plain_json_dict(f"{self._name}.step()", returned), measured)
+        self._trainable._iteration = self._clock.iteration
+        return result
+
+    def save(self, checkpoint_dir: str) -> str:
+        self._save_into(checkpoint_dir)
+        return checkpoint_dir
+
+    def save_to_bytes(self) -> bytes:
+        with tempfile.TemporaryDirectory(prefix="tunecore_checkpoint_") as directory:
+            return pack_checkpoint(directory, self._save_into(directory))
+
+    def restore(self, path: str) -> None:
+        meta = read_meta(path)
+        self._clock.restored(meta)
+        self._trainable._iteration = self._clock.iteration
+        self._trainable.load_checkpoint(self._saved_state(path, meta))
+
+    def restore_from_bytes(self, data: bytes) -> None:
+        with tempfile.TemporaryDirectory(prefix="tunecore_checkpoint_") as directory:
+            unpack_checkpoint(data, directory)
+            self.restore(directory)
+
+    def reset(self, config: JsonDict, context: TrialContext) -> bool:
+        if not self._trainable._reset(config, context):
+            return False
+        self._clock = ResultClock()
+        return True
+
+    def stop(self) -> None:
+        self._trainable.cleanup()
+
+    # -- checkpoints --------------------------------------------------------------------------
+
+    def _save_into(self, directory: str) -> CheckpointMeta:
+        os.makedirs(directory, exist_ok=True)
+        returned = self._trainable.save_checkpoint(directory)
+        where = f"{self._name}.save_checkpoint()"
+        meta = self._clock.meta()
+        if isinstance(returned, Mapping):
+            state = plain_json_dict(where, returned)
+            with open(os.path.join(directory, STATE_FILE), "w", encoding="utf-8") as file:
+                json.dump(state, file)
+            meta = msgspec.structs.replace(meta, saved_as="dict")
+        elif isinstance(returned, str):
+            relative = os.path.relpath(os.path.abspath(returned), os.path.abspath(directory))
+            if _escapes(relative) or not os.path.exists(returned):
+                raise ValueError(
+                    f"{where} returned {returned!r}, which is not an existing path inside the "
+                    f"checkpoint directory {directory!r}; return a path inside it, a dict or None"
+                )
+            if relative != os.curdir:
+                meta = msgspec.structs.replace(meta, saved_as="file", file=relative)
+        elif returned is not None:
+            raise TypeError(
+                f"{where} returned a value of type {type(returned).__name__}; return None, "
+                "a path inside the checkpoint directory, or a dict of JSON values"
+            )
+        write_meta(directory, meta)
+        return meta
+
+    def _saved_state(self, path: str, meta: CheckpointMeta | None) -> str | JsonDict:
+        """What `load_checkpoint` gets for the checkpoint in `path`."""
+        if meta is None or meta.saved_as == "directory":
+            return path
+        if meta.saved_as == "file":
+            if _escapes(os.path.normpath(meta.file)):
+                raise ValueError(
+                    f"the checkpoint in {path!r} names a file outside it: {meta.file!r}"
+                )
+            return os.path.join(path, meta.file)
+        with open(os.path.join(path, STATE_FILE), encoding="utf-8") as file:
+            state = json.load(file)
+        return plain_json_dict(f"the state in {path!r}", state)
+
+
+def _escapes(relative: str) -> bool:
+    """Whether a relative path leads out of its directory."""
+    return (
+        os.path.isabs(relative) or relative == os.pardir or relative.startswith(os.pardir + os.sep)
+    )

@@ -1,0 +1,351 @@
+"""`FunctionTrainable`: a user's training function as a `WorkerTrainable`.
+
+The function runs in a daemon thread of its own (the seed's _RunnerThread)
+and talks to this object through a `TrialSession` (see `session.py`): the
+first `train()` starts the thread, every later one releases the function
+from the report it is parked in; both then wait for the function's next
+message. So between calls the function is always parked in a `report()`
+or has ended, and `save()`, `stop()` and the rest never race with it.
+
+How a run ends, as `train()` sees it:
+
+- a report: the result, with the automatic fields (`results.py`) and
+  `should_checkpoint: True` when it carried a checkpoint;
+- the function returned, or raised StopIteration: one final result, the
+  last result again with `done: True` and `RESULT_DUPLICATE` ("__duplicate__",
+  Ray's key) set to True. It repeats a result already returned, so the shell
+  must not log it a second time; it exists so the driver learns the trial
+  is done. A function that ends without ever reporting is an error, unless
+  it was restored from a checkpoint: then it was simply already done
+  (its loop starts past its end), and the final result carries the
+  restored counts;
+- the function raised: `TrainableError` with the traceback text.
+
+Checkpoints are directories the function reported (`report(...,
+checkpoint=...)` or the legacy `checkpoint_dir()` block); `save()` copies the
+latest one, with its iteration in `.tunecore_checkpoint.json`, or writes a
+null checkpoint when there is none (see `checkpoint_files.py`). Restoring
+takes effect at the next start of the function: `restore()` ends a running
+function, and `get_checkpoint()` (or the legacy `checkpoint_dir` argument)
+gives the next run the restored directory. Directories tunecore makes for
+the function (from `checkpoint_dir()` blocks and from `restore_from_bytes`)
+live in `<trial_dir>/worker_checkpoints/` and are deleted by `stop()` and
+`reset()`; a checkpoint directory the user made is never deleted.
+"""
+
+from __future__ import annotations
+
+import copy
+import enum
+import functools
+import inspect
+import logging
+import os
+import shutil
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from tunecore.core.results import DONE, SHOULD_CHECKPOINT
+from tunecore.model import JsonDict
+from tunecore.shell.trainable.checkpoint import Checkpoint
+from tunecore.shell.trainable.checkpoint_files import (
+    CheckpointMeta,
+    is_null,
+    make_temporary_dir,
+    pack_checkpoint,
+    read_meta,
+    unpack_checkpoint,
+    write_checkpoint,
+)
+from tunecore.shell.trainable.errors import TrainableError
+from tunecore.shell.trainable.results import ResultClock
+from tunecore.shell.trainable.session import (
+    Ended,
+    Message,
+    Raised,
+    Reported,
+    StatusReporter,
+    TrialSession,
+)
+from tunecore.shell.trainable.worker import TrialContext
+
+logger = logging.getLogger(__name__)
+
+RESULT_DUPLICATE = "__duplicate__"
+"""Set (to True) on the final result of a function that returned without
+reporting `done`; the result repeats the last one, so do not log it again."""
+
+SCRATCH_DIR = "worker_checkpoints"
+
+# How long stop() waits for the function to unwind from its report.
+_STOP_JOIN_TIMEOUT_S = 5.0
+# How often train() checks that the function's thread is still alive while
+# it waits (the wait itself ends as soon as a message arrives).
+_LIVENESS_POLL_S = 1.0
+
+
+class FunctionForm(enum.Enum):
+    """The signatures a training function may have (the seed's wrap_function)."""
+
+    CONFIG = "fn(config)"
+    REPORTER = "fn(config, reporter)"
+    CHECKPOINT_DIR = "fn(config, checkpoint_dir=None)"
+
+
+def function_form(fn: object) -> FunctionForm:
+    """Which accepted signature `fn` has, or a ValueError naming its
+    parameters and the accepted forms.
+
+    `config` is passed positionally (any name will do); `reporter` and
+    `checkpoint_dir` by keyword, so they must have exactly those names.
+    A function taking both is refused: it could not tell which API it is."""
+    name = _describe(fn)
+    if inspect.isclass(fn) or not callable(fn):
+        raise TypeError(f"{name} is not a training function (a class must subclass Trainable)")
+    if inspect.isgeneratorfunction(fn) or inspect.iscoroutinefunction(fn):
+        raise ValueError(
+            f"{name} is a generator or coroutine function; a training function is a plain "
+            "function that calls report(...) for each result"
+        )
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"cannot read the parameters of {name}: {exc}") from exc
+    parameters = signature.parameters
+    both = {"reporter", "checkpoint_dir"} <= parameters.keys()
+    if not both and "checkpoint_dir" in parameters and _binds(signature, checkpoint_dir=None):
+        return FunctionForm.CHECKPOINT_DIR
+    if not both and "reporter" in parameters and _binds(signature, reporter=None):
+        return FunctionForm.REPORTER
+    if _binds(signature):
+        return FunctionForm.CONFIG
+    found = ", ".join(parameters) or "none"
+    accepted = ", ".join(form.value for form in FunctionForm)
+    raise ValueError(
+        f"{name} has the parameters ({found}); a training function must have one of the "
+        f"forms {accepted} (the second parameter named exactly 'reporter' or "
+        "'checkpoint_dir', not both)"
+    )
+
+
+def _binds(signature: inspect.Signature, **keywords: object) -> bool:
+    try:
+        signature.bind({}, **keywords)
+    except TypeError:
+        return False
+    return True
+
+
+def _describe(fn: object) -> str:
+    qualname = getattr(fn, "__qualname__", None)
+    return f"the function {qualname!r}" if isinstance(qualname, str) else repr(fn)
+
+
+@dataclass(frozen=True, slots=True)
+class _Latest:
+    """The checkpoint `save()` would save: the last one the function
+    reported, or the one it was restored from, with its counts."""
+
+    checkpoint: Checkpoint
+    meta: CheckpointMeta
+
+
+@dataclass(slots=True)
+class _Run:
+    session: TrialSession
+    thread: threading.Thread
+    ended: bool = False
+
+
+class FunctionTrainable:
+    """A `WorkerTrainable` running `fn` (see the module doc)."""
+
+    def __init__(self, fn: Callable[..., object], config: JsonDict, context: TrialContext) -> None:
+        self._form = function_form(fn)
+        self._fn = fn
+        self._begin(config, context)
+
+    def _begin(self, config: JsonDict, context: TrialContext) -> None:
+        """The state of a trainable that has not run for this trial yet."""
+        self._config = config
+        self._context = context
+        self._clock = ResultClock()
+        self._run: _Run | None = None
+        self._restore_from: Checkpoint | None = None
+        self._latest: _Latest | None = None
+        # The last result of the current run (None until it reports).
+        self._last_result: JsonDict | None = None
+        self._stopped = False
+
+    # -- WorkerTrainable ----------------------------------------------------------------------
+
+    def train(self) -> JsonDict:
+        """Start or resume the function and return its next result."""
+        if self._stopped:
+            raise RuntimeError(f"trial {self._context.trial_id}: the trainable was stopped")
+        run = self._run
+        if run is None:
+            run = self._run = self._start()
+        elif run.ended:
+            raise RuntimeError(
+                f"trial {self._context.trial_id}: the function has ended; restore or reset "
+                "the trainable before training it again"
+            )
+        else:
+            run.session.resume()
+        message = self._next_message(run)
+        if isinstance(message, Reported):
+            return self._on_reported(message)
+        run.ended = True
+        if isinstance(message, Ended):
+            return self._final_result(message)
+        if isinstance(message, Raised):
+            raise TrainableError(
+                f"Trial {self._context.trial_id} raised an exception. "
+                f"Traceback:\n{message.traceback}"
+            )
+        raise TrainableError(f"Trial {self._context.trial_id}: the function unwound unasked")
+
+    def save(self, checkpoint_dir: str) -> str:
+        """Copy the latest checkpoint into `checkpoint_dir` (a null checkpoint
+        if the function never reported one); returns `checkpoint_dir`."""
+        write_checkpoint(checkpoint_dir, *self._what_to_save())
+        return checkpoint_dir
+
+    def save_to_bytes(self) -> bytes:
+        return pack_checkpoint(*self._what_to_save())
+
+    def restore(self, path: str) -> None:
+        """The next start of the function resumes from the checkpoint in
+        `path` (a running function is ended first); a null checkpoint means
+        starting fresh."""
+        self._end_run()
+        self._clock.restored(read_meta(path))
+        if is_null(path):
+            self._restore_from = self._latest = None
+        else:
+            checkpoint = Checkpoint.from_directory(path)
+            self._restore_from = checkpoint
+            self._latest = _Latest(checkpoint, self._clock.meta())
+        self._last_result = None
+
+    def restore_from_bytes(self, data: bytes) -> None:
+        """Unpack into a temporary checkpoint directory and restore from it."""
+        temporary = make_temporary_dir(self._scratch_dir())
+        try:
+            unpack_checkpoint(data, temporary)
+        except BaseException:
+            shutil.rmtree(temporary, ignore_errors=True)
+            raise
+        self.restore(temporary)
+
+    def reset(self, config: JsonDict, context: TrialContext) -> bool:
+        """End the current run; the next `train()` starts the function afresh
+        for the new trial (this is what lets an actor be reused)."""
+        self._release()
+        self._begin(config, context)
+        return True
+
+    def stop(self) -> None:
+        """Unwind the function from its report and delete what tunecore made."""
+        self._release()
+        self._stopped = True
+
+    # -- the run ------------------------------------------------------------------------------
+
+    def _start(self) -> _Run:
+        session = TrialSession(
+            self._context, restore_from=self._restore_from, scratch_dir=self._scratch_dir()
+        )
+        thread = threading.Thread(
+            target=session.run,
+            args=(self._entrypoint(session),),
+            name=f"tunecore-trial-{self._context.trial_id}",
+            daemon=True,
+        )
+        thread.start()
+        return _Run(session, thread)
+
+    def _entrypoint(self, session: TrialSession) -> Callable[[], object]:
+        # Each run gets its own copy: the function may mutate its config,
+        # and the in-process executor shares the driver's objects.
+        config = copy.deepcopy(self._config)
+        if self._form is FunctionForm.REPORTER:
+            return functools.partial(self._fn, config, reporter=StatusReporter(session))
+        if self._form is FunctionForm.CHECKPOINT_DIR:
+            restore_from = session.restore_from
+            path = None if restore_from is None else restore_from.path
+            return functools.partial(self._fn, config, checkpoint_dir=path)
+        return functools.partial(self._fn, config)
+
+    def _next_message(self, run: _Run) -> Message:
+        while (message := run.session.next_message(_LIVENESS_POLL_S)) is None:
+            if not run.thread.is_alive():
+                # Every run posts its end before its thread finishes (the
+                # session's invariant), so look once more before giving up.
+                message = run.session.next_message(0)
+                if message is None:
+                    run.ended = True
+                    raise TrainableError(
+                        f"Trial {self._context.trial_id}: the function's thread ended "
+                        "without a word (a bug in tunecore)"
+                    )
+                return message
+        return message
+
+    def _on_reported(self, message: Reported) -> JsonDict:
+        result = self._clock.fill(message.metrics, message.measured_s)
+        self._keep_checkpoint(result, message.checkpoint)
+        self._last_result = dict(result)
+        return result
+
+    def _final_result(self, message: Ended) -> JsonDict:
+        if self._last_result is None and self._restore_from is None:
+            raise TrainableError(
+                f"Trial {self._context.trial_id}: {_describe(self._fn)} ran until completion "
+                "without reporting results or raising an exception; call report(...) for "
+                "each result"
+            )
+        final = dict(self._last_result) if self._last_result is not None else self._clock.fields()
+        final.pop(SHOULD_CHECKPOINT, None)
+        self._keep_checkpoint(final, message.checkpoint)
+        final[DONE] = True
+        final[RESULT_DUPLICATE] = True
+        return final
+
+    def _keep_checkpoint(self, result: JsonDict, checkpoint: Checkpoint | None) -> None:
+        """A checkpoint that came with `result` becomes the one to save, at
+        the counts of `result`, and the result asks the driver to save it."""
+        if checkpoint is not None:
+            self._latest = _Latest(checkpoint, self._clock.meta())
+            result[SHOULD_CHECKPOINT] = True
+
+    def _what_to_save(self) -> tuple[str | None, CheckpointMeta]:
+        """The directory to save (None: a null checkpoint) and its metadata."""
+        latest = self._latest
+        if latest is None:
+            return None, CheckpointMeta()
+        return latest.checkpoint.path, latest.meta
+
+    def _end_run(self) -> None:
+        """Stop the running function, if any, and wait (briefly) for its thread."""
+        run, self._run = self._run, None
+        if run is None or not run.thread.is_alive():
+            return
+        run.session.request_stop()
+        run.thread.join(_STOP_JOIN_TIMEOUT_S)
+        if run.thread.is_alive():
+            logger.warning(
+                "Trial %s: the function did not return within %.0f s of being stopped; "
+                "its daemon thread is left running",
+                self._context.trial_id,
+                _STOP_JOIN_TIMEOUT_S,
+            )
+
+    def _release(self) -> None:
+        self._end_run()
+        shutil.rmtree(self._scratch_dir(), ignore_errors=True)
+
+    def _scratch_dir(self) -> str:
+        return os.path.join(self._context.trial_dir, SCRATCH_DIR)

@@ -1,0 +1,168 @@
+"""How persisted state names user code, and how a name becomes code again.
+
+Nothing tunecore persists is a pickle, so the event log refers to a
+trainable by a string, which `resolve_trainable` turns back into the
+function or class:
+
+- an import path `"package.module:qualname"`, preferred because it works in
+  any process that can import the module (a resumed experiment, a Ray
+  worker) without any set-up;
+- otherwise a name registered with `register_trainable` in this process.
+  Code defined in `__main__`, inside a function, or as a lambda or a
+  `functools.partial` has no import path another process could use; the
+  script that defines it registers it again when it runs again.
+
+`trainable_name(obj)` picks the import path when importing it gives back
+`obj` itself, and else the name `obj` is registered under; an object not
+registered yet is registered automatically under its qualified name (with
+`_2`, `_3`, ... appended if another object holds that name), so a script
+that passes the same objects in the same order gets the same names on every
+run. The registry is process-local and guarded by a lock, since the
+in-process executor runs trials in threads.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import threading
+from collections.abc import Callable
+from typing import TypeAlias
+
+from tunecore.model import JsonDict
+from tunecore.model.errors import InvalidFieldError, require_name
+from tunecore.shell.trainable.classapi import ClassTrainable, Trainable
+from tunecore.shell.trainable.function import FunctionTrainable, function_form
+from tunecore.shell.trainable.worker import TrialContext, WorkerTrainable
+
+TrainableTarget: TypeAlias = type[Trainable] | Callable[..., object]
+
+_ACCEPTED = (
+    "a function fn(config), fn(config, reporter) or fn(config, checkpoint_dir=None), "
+    "or a subclass of tunecore's Trainable"
+)
+
+_lock = threading.Lock()
+_registry: dict[str, TrainableTarget] = {}
+
+
+def register_trainable(name: str, target: TrainableTarget) -> None:
+    """Make `target` resolvable as `name` in this process (replacing what
+    was registered under `name` before, as Ray does)."""
+    require_name("register_trainable(name)", name)
+    if ":" in name:
+        raise InvalidFieldError(
+            "register_trainable(name)", name, "a name without ':' (a ':' marks an import path)"
+        )
+    validate_trainable(target)
+    with _lock:
+        _registry[name] = target
+
+
+def resolve_trainable(name_or_path: str) -> TrainableTarget:
+    """The trainable registered as `name_or_path`, or imported from it when it
+    is an import path `"package.module:qualname"`."""
+    require_name("resolve_trainable(name_or_path)", name_or_path)
+    with _lock:
+        registered = _registry.get(name_or_path)
+        if registered is not None:
+            return registered
+        known = ", ".join(sorted(_registry)) or "none"
+    if ":" not in name_or_path:
+        raise ValueError(
+            f"unknown trainable {name_or_path!r}: it is not a registered name (registered: "
+            f"{known}) and not an import path 'package.module:function'"
+        )
+    return validate_trainable(_import(name_or_path), where=name_or_path)
+
+
+def trainable_name(target: TrainableTarget) -> str:
+    """The name persisted state uses for `target` (see the module doc)."""
+    validate_trainable(target)
+    path = _import_path(target)
+    if path is not None:
+        return path
+    base = getattr(target, "__qualname__", None) or type(target).__name__
+    with _lock:
+        for name, registered in _registry.items():
+            if registered is target:
+                return name
+        name, suffix = base, 1
+        while name in _registry:
+            suffix += 1
+            name = f"{base}_{suffix}"
+        _registry[name] = target
+        return name
+
+
+def validate_trainable(target: object, *, where: str | None = None) -> TrainableTarget:
+    """`target` if it is an accepted function or a Trainable subclass, else
+    an error saying what it is and what is accepted."""
+    label = where or repr(target)
+    if isinstance(target, type):
+        if not issubclass(target, Trainable):
+            raise TypeError(
+                f"{label} is a class but not a subclass of Trainable; expected {_ACCEPTED}"
+            )
+        return target
+    if not callable(target):
+        raise TypeError(f"{label} is of type {type(target).__name__}; expected {_ACCEPTED}")
+    function_form(target)
+    return target
+
+
+def make_worker_trainable(
+    target: TrainableTarget | str, config: JsonDict, context: TrialContext
+) -> WorkerTrainable:
+    """The worker trainable for `target` (an object, a registered name or an
+    import path): a ClassTrainable for a Trainable subclass, else a
+    FunctionTrainable."""
+    resolved = resolve_trainable(target) if isinstance(target, str) else target
+    if isinstance(resolved, type) and issubclass(resolved, Trainable):
+        return ClassTrainable(resolved, config, context)
+    return FunctionTrainable(resolved, config, context)
+
+
+def _import(path: str) -> object:
+    module_name, _, qualname = path.partition(":")
+    if not module_name or not qualname:
+        raise ValueError(f"the import path {path!r} must be 'package.module:qualname'")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name == module_name or module_name.startswith(f"{exc.name}."):
+            raise ValueError(
+                f"the import path {path!r} names the module {module_name!r}, "
+                f"which cannot be found ({exc})"
+            ) from exc
+        raise ValueError(f"importing the module {module_name!r} of {path!r} failed: {exc}") from exc
+    except ImportError as exc:
+        raise ValueError(f"importing the module {module_name!r} of {path!r} failed: {exc}") from exc
+    found: object = module
+    for attribute in qualname.split("."):
+        try:
+            found = getattr(found, attribute)
+        except AttributeError:
+            raise ValueError(
+                f"the import path {path!r}: the module {module_name!r} has no {qualname!r}"
+            ) from None
+    return found
+
+
+def _import_path(target: object) -> str | None:
+    """`"module:qualname"` if that leads back to `target` in this process.
+
+    Only modules already imported are looked at (`target` was defined in
+    one), so naming never runs import-time code; `__main__` is excluded
+    because it is another module in every other process."""
+    module_name = getattr(target, "__module__", None)
+    qualname = getattr(target, "__qualname__", None)
+    if not isinstance(module_name, str) or not isinstance(qualname, str):
+        return None
+    module = sys.modules.get(module_name)
+    if module is None or module_name == "__main__" or "<" in qualname:
+        return None
+    found: object = module
+    for attribute in qualname.split("."):
+        found = getattr(found, attribute, None)
+    return f"{module_name}:{qualname}" if found is target else None

@@ -1,0 +1,146 @@
+"""Results as a worker trainable returns them: the user's metrics made plain
+JSON, and the fields tunecore fills in.
+
+Both APIs fill the same fields, with Ray's rules:
+
+- kept when the user set them: `time_this_iter_s` (else measured: the time
+  the function ran since it was resumed after its previous report, or the
+  duration of `step()`) and `done` (else False);
+- always set by tunecore (a user value is replaced): `training_iteration`
+  (1, 2, ... continuing from a restored checkpoint's iteration),
+  `time_total_s` (the sum of `time_this_iter_s`, also continued),
+  `iterations_since_restore`, `time_since_restore`, `timestamp` (whole
+  seconds since the epoch), `pid` and `hostname`.
+
+Metrics are checked when they are reported, so a value that could not be
+logged fails at the user's own line, with its key in the message.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import socket
+import time
+from collections.abc import Mapping
+
+from tunecore.core.results import DONE, TRAINING_ITERATION
+from tunecore.model import JsonDict, JsonValue
+from tunecore.shell.trainable.checkpoint_files import CheckpointMeta
+
+TIME_THIS_ITER_S = "time_this_iter_s"
+TIME_TOTAL_S = "time_total_s"
+TIME_SINCE_RESTORE = "time_since_restore"
+ITERATIONS_SINCE_RESTORE = "iterations_since_restore"
+TIMESTAMP = "timestamp"
+PID = "pid"
+HOSTNAME = "hostname"
+
+_HOSTNAME = socket.gethostname()
+_SCALARS = (bool, int, float, str, type(None))
+
+
+def plain_json_dict(where: str, value: object) -> JsonDict:
+    """A plain-JSON deep copy of a user's result (or config, or checkpoint dict).
+
+    Keys must be strings; values JSON values, where tuples become lists and
+    scalars with an `.item()` method (NumPy and PyTorch scalars, which users
+    report all the time) become the Python number they hold. Anything else
+    is a TypeError naming the key, the type and what is accepted."""
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{where} must be a dict with string keys, got {type(value).__name__}")
+    return _json_dict(where, value)
+
+
+def _json_dict(where: str, mapping: Mapping[object, object]) -> JsonDict:
+    copied: JsonDict = {}
+    for key, value in mapping.items():
+        if not isinstance(key, str):
+            raise TypeError(
+                f"{where}: the key {key!r} is of type {type(key).__name__}; keys are strings"
+            )
+        copied[key] = _json_value(f"{where}[{key!r}]", value)
+    return copied
+
+
+def _json_value(where: str, value: object) -> JsonValue:
+    if type(value) in _SCALARS:
+        return value  # type: ignore[return-value]
+    if isinstance(value, Mapping):
+        return _json_dict(where, value)
+    if isinstance(value, list | tuple):
+        return [_json_value(f"{where}[{i}]", item) for i, item in enumerate(value)]
+    # Subclasses of the scalars (numpy.float64 is a float) become the plain type.
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, str):
+        return str(value)
+    item = getattr(value, "item", None)
+    if callable(item):
+        plain = item()
+        if type(plain) in _SCALARS:
+            return plain  # type: ignore[no-any-return]
+    raise TypeError(
+        f"{where} is of type {type(value).__name__} ({value!r:.60}); report JSON values: "
+        "None, bool, int, float, str, lists and dicts of them (or NumPy-style scalars)"
+    )
+
+
+class ResultClock:
+    """The running counts behind the automatic fields of one trainable.
+
+    Not thread-safe: only the executor's thread, calling the trainable one
+    call at a time, touches it."""
+
+    def __init__(self) -> None:
+        self.iteration = 0
+        self.time_total_s = 0.0
+        self._since_restore = 0
+        self._time_since_restore = 0.0
+
+    def fill(self, metrics: JsonDict, measured_s: float) -> JsonDict:
+        """Count one result and complete `metrics` (in place; returned)."""
+        seconds = metrics.setdefault(TIME_THIS_ITER_S, measured_s)
+        if (
+            not isinstance(seconds, int | float)
+            or isinstance(seconds, bool)
+            or not math.isfinite(seconds)
+        ):
+            raise TypeError(
+                f"the result's {TIME_THIS_ITER_S}={seconds!r} must be a finite number of seconds"
+            )
+        self.iteration += 1
+        self._since_restore += 1
+        self.time_total_s += seconds
+        self._time_since_restore += seconds
+        metrics.setdefault(DONE, False)
+        metrics.update(self.fields())
+        return metrics
+
+    def fields(self) -> JsonDict:
+        """The fields as they stand, without counting a result (for the
+        final result of a function that ended without reporting again)."""
+        return {
+            TRAINING_ITERATION: self.iteration,
+            TIME_TOTAL_S: self.time_total_s,
+            ITERATIONS_SINCE_RESTORE: self._since_restore,
+            TIME_SINCE_RESTORE: self._time_since_restore,
+            TIMESTAMP: int(time.time()),
+            PID: os.getpid(),
+            HOSTNAME: _HOSTNAME,
+        }
+
+    def meta(self) -> CheckpointMeta:
+        """What a checkpoint of the current state records about it."""
+        return CheckpointMeta(training_iteration=self.iteration, time_total_s=self.time_total_s)
+
+    def restored(self, meta: CheckpointMeta | None) -> None:
+        """Continue from a checkpoint's counts; with no metadata (a directory
+        tunecore did not save) the totals stay as they are."""
+        if meta is not None:
+            self.iteration = meta.training_iteration
+            self.time_total_s = meta.time_total_s
+        self._since_restore = 0
+        self._time_since_restore = 0.0

@@ -1,0 +1,271 @@
+"""What a user's training function calls while tunecore runs it.
+
+    def train(config):
+        start = 0
+        if (checkpoint := get_checkpoint()) is not None:
+            start = load(checkpoint.path)
+        for step in range(start, 100):
+            ...
+            report({"loss": loss}, checkpoint=Checkpoint.from_directory(saved))
+
+The function runs in a thread of its own (see `function.py`). Each run of
+it has one `TrialSession`, bound to that thread through a context variable,
+so `report()` and friends find the trial they belong to, and many trials
+can run in one process (the in-process executor) without sharing one.
+Called anywhere else, they raise a RuntimeError.
+
+The handshake, as in the seed's StatusReporter: `report()` puts the result
+on the session's queue and then blocks on a semaphore until the driver asks
+for the next result (`train()` releases it). So the function never runs
+ahead of the driver: between two `train()` calls it is parked inside a
+`report()`, and a pause or a stop lands exactly there. A stop releases the
+semaphore with the stop flag set; `report()` then raises `_StopRequested`,
+a BaseException (so a user's `except Exception:` cannot swallow it), which
+unwinds the function, running its `finally` blocks, and is not an error.
+
+Invariant: every run of a function posts exactly one end message after its
+last `Reported` (`Ended`, `Raised` or `Unwound`), whatever happens, so the
+driver never waits for a thread that is gone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import logging
+import os
+import queue
+import shutil
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import TypeAlias
+
+from tunecore.model import JsonDict
+from tunecore.model.errors import require_int
+from tunecore.shell.trainable.checkpoint import Checkpoint
+from tunecore.shell.trainable.results import plain_json_dict
+from tunecore.shell.trainable.worker import TrialContext
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Reported:
+    """The function reported `metrics`, with a new checkpoint if it made one.
+    `measured_s` is how long it ran since it last resumed (or started)."""
+
+    metrics: JsonDict
+    checkpoint: Checkpoint | None
+    measured_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class Ended:
+    """The function returned (or raised StopIteration). `checkpoint` is one
+    made with `checkpoint_dir()` after the last report, if any."""
+
+    checkpoint: Checkpoint | None
+
+
+@dataclass(frozen=True, slots=True)
+class Raised:
+    """The function raised; `traceback` is the formatted traceback."""
+
+    traceback: str
+
+
+@dataclass(frozen=True, slots=True)
+class Unwound:
+    """The function ended because it was asked to stop."""
+
+
+Message: TypeAlias = Reported | Ended | Raised | Unwound
+
+
+class _StopRequested(BaseException):
+    """Raised inside the user's function by `report()` once the trainable was
+    stopped; it only unwinds the function and is never reported as an error."""
+
+
+_CURRENT: contextvars.ContextVar[TrialSession | None] = contextvars.ContextVar(
+    "tunecore_trial_session", default=None
+)
+
+
+class TrialSession:
+    """One run of a user function: its trial, the checkpoint it starts from,
+    and the channel to the driver (a queue of messages one way, a semaphore
+    the other). The function's thread calls `run` and, through the module
+    functions, `report`; the driver calls `next_message`, `resume` and
+    `request_stop`."""
+
+    def __init__(
+        self, context: TrialContext, *, restore_from: Checkpoint | None, scratch_dir: str
+    ) -> None:
+        self.context = context
+        self.restore_from = restore_from
+        self._scratch_dir = scratch_dir
+        self._messages: queue.SimpleQueue[Message] = queue.SimpleQueue()
+        self._continue = threading.Semaphore(0)
+        self._stop = threading.Event()
+        self._resumed_at = time.monotonic()
+        # A checkpoint made with checkpoint_dir() and not reported yet.
+        self._pending: Checkpoint | None = None
+        # The last directory checkpoint_dir() made (tunecore's to delete).
+        self._made: str | None = None
+
+    # -- the function's thread ----------------------------------------------------------------
+
+    def run(self, call: Callable[[], object]) -> None:
+        """Run the function bound to this session, then post how it ended."""
+        token = _CURRENT.set(self)
+        self._resumed_at = time.monotonic()
+        try:
+            call()
+        except _StopRequested:
+            self._messages.put(Unwound())
+        except StopIteration:
+            self._messages.put(Ended(self._take_pending()))
+        except BaseException:
+            text = traceback.format_exc()
+            if self._stop.is_set():
+                logger.warning("Trial %s raised while stopping:\n%s", self.context.trial_id, text)
+                self._messages.put(Unwound())
+            else:
+                self._messages.put(Raised(text))
+        else:
+            self._messages.put(Ended(self._take_pending()))
+        finally:
+            _CURRENT.reset(token)
+
+    def report(self, metrics: Mapping[str, object], checkpoint: Checkpoint | None) -> None:
+        """Hand one result to the driver and wait until it wants the next."""
+        self._raise_if_stopping()
+        measured = time.monotonic() - self._resumed_at
+        result = plain_json_dict("report(metrics)", metrics)
+        if checkpoint is not None and not isinstance(checkpoint, Checkpoint):
+            raise TypeError(
+                f"report(checkpoint=...) takes a Checkpoint (Checkpoint.from_directory(path)), "
+                f"got {type(checkpoint).__name__}"
+            )
+        if checkpoint is None:
+            checkpoint = self._pending
+        self._pending = None
+        self._messages.put(Reported(result, checkpoint, measured))
+        self._continue.acquire()
+        self._raise_if_stopping()
+        self._resumed_at = time.monotonic()
+
+    def new_checkpoint_dir(self, step: int) -> str:
+        """An empty directory for the checkpoint of `step`, inside the trial."""
+        require_int("checkpoint_dir(step)", step, minimum=0)
+        path = os.path.join(self._scratch_dir, f"checkpoint_{step:06d}")
+        shutil.rmtree(path, ignore_errors=True)
+        os.makedirs(path)
+        return path
+
+    def mark_checkpoint(self, path: str) -> None:
+        """`path` (made by `new_checkpoint_dir`) goes with the next report.
+
+        The directory it supersedes is deleted: the driver had its chance to
+        save it while the function was parked at the report that carried it,
+        and keeping every step's copy would fill the disk on long runs."""
+        if self._made is not None and self._made != path:
+            shutil.rmtree(self._made, ignore_errors=True)
+        self._made = path
+        self._pending = Checkpoint.from_directory(path)
+
+    def _take_pending(self) -> Checkpoint | None:
+        pending, self._pending = self._pending, None
+        return pending
+
+    def _raise_if_stopping(self) -> None:
+        if self._stop.is_set():
+            raise _StopRequested
+
+    # -- the driver's thread ------------------------------------------------------------------
+
+    def next_message(self, timeout: float) -> Message | None:
+        """The function's next message, or None if none came within `timeout`."""
+        try:
+            return self._messages.get(timeout=timeout)
+        except queue.Empty:
+            return None
+
+    def resume(self) -> None:
+        """Let the function continue from the report it is parked in."""
+        self._continue.release()
+
+    def request_stop(self) -> None:
+        """Make the function's current (or next) report raise `_StopRequested`."""
+        self._stop.set()
+        self._continue.release()
+
+
+class StatusReporter:
+    """The `reporter` handed to a legacy `fn(config, reporter)`:
+    `reporter(loss=0.1)` is `report({"loss": 0.1})`."""
+
+    def __init__(self, session: TrialSession) -> None:
+        self._session = session
+
+    def __call__(self, **metrics: object) -> None:
+        self._session.report(metrics, None)
+
+    @property
+    def trial_id(self) -> str:
+        return self._session.context.trial_id
+
+    @property
+    def trial_name(self) -> str:
+        return self._session.context.trial_name
+
+    @property
+    def logdir(self) -> str:
+        return self._session.context.trial_dir
+
+
+def report(metrics: Mapping[str, object], *, checkpoint: Checkpoint | None = None) -> None:
+    """Report one result, with the checkpoint it belongs to if there is one,
+    and wait until tunecore asks for the next (it may never: the trial can
+    be paused or stopped here). The metrics must be plain JSON values."""
+    _current("report").report(metrics, checkpoint)
+
+
+def get_checkpoint() -> Checkpoint | None:
+    """The checkpoint this run should resume from, or None to start fresh."""
+    return _current("get_checkpoint").restore_from
+
+
+def get_context() -> TrialContext:
+    """The trial this function runs for: its id, name and directories."""
+    return _current("get_context").context
+
+
+@contextlib.contextmanager
+def checkpoint_dir(step: int) -> Iterator[str]:
+    """Ray's old `tune.checkpoint_dir`: a fresh directory inside the trial to
+    write the checkpoint of `step` into; on leaving the block (without an
+    error) it becomes the checkpoint of the next report.
+
+        with checkpoint_dir(step) as path:
+            save(model, os.path.join(path, "model"))
+        report({"loss": loss})
+    """
+    session = _current("checkpoint_dir")
+    path = session.new_checkpoint_dir(step)
+    yield path
+    session.mark_checkpoint(path)
+
+
+def _current(call: str) -> TrialSession:
+    session = _CURRENT.get()
+    if session is None:
+        raise RuntimeError(
+            f"{call}() must be called inside a function run by tunecore, from the thread "
+            "tunecore runs it in; it was called outside any trial"
+        )
+    return session

@@ -1,0 +1,74 @@
+"""What an executor drives inside a worker: one `WorkerTrainable` per trial.
+
+The executor (a Ray actor, or a thread of the in-process executor) builds a
+worker trainable from the user's function or class and then calls, one at a
+time and never concurrently:
+
+- `train()`: run until the trainable produces its next result, and return
+  it with the fields tunecore fills in (`training_iteration`,
+  `time_this_iter_s`, `time_total_s`, `timestamp`, `pid`, `hostname`,
+  `done` when it ended, `should_checkpoint` when it reported a checkpoint);
+- `save(checkpoint_dir)`: write a persistent checkpoint into that (empty,
+  existing) directory and return the path to restore from;
+- `save_to_bytes()`: a memory checkpoint, as bytes (pause/resume);
+- `restore(path)` and `restore_from_bytes(data)`;
+- `reset(config, context)`: take a new config in place, True if supported;
+- `stop()`: end it and release what it holds.
+
+Errors raised by the user's code propagate out of these calls with their
+traceback; the executor turns them into `TrialFailed` events. (A function
+trainable's user code runs in another thread: its errors arrive as a
+`TrainableError` whose message holds that thread's formatted traceback.)
+
+`restore`/`restore_from_bytes` are called before the first `train()` of a
+restored trial. A function that returns without reporting `done` ends with
+one more result: its last result again, with `done: True` and
+`"__duplicate__": True` (`RESULT_DUPLICATE` in `tunecore.shell.trainable`).
+It only tells the driver the trial is done; the shell must not log it a
+second time.
+
+Implementations: `FunctionTrainable` and `ClassTrainable`, built with
+`make_worker_trainable` (see `tunecore.shell.trainable`).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import msgspec
+
+from tunecore.model import JsonDict
+
+
+class TrialContext(msgspec.Struct, frozen=True, kw_only=True):
+    """Where a trial runs: its id and name, and the directories it may write.
+
+    `stdout_file`/`stderr_file` (names inside the trial dir) capture the
+    trainable's output when set, and `chdir` runs it inside its trial dir;
+    both change the whole worker process, so the host applies them (they
+    suit the Ray executor, where a worker process hosts one trial).
+    """
+
+    trial_id: str
+    trial_name: str
+    trial_dir: str
+    experiment_dir: str
+    stdout_file: str | None = None
+    stderr_file: str | None = None
+    chdir: bool = False
+
+
+class WorkerTrainable(Protocol):
+    def train(self) -> JsonDict: ...
+
+    def save(self, checkpoint_dir: str) -> str: ...
+
+    def save_to_bytes(self) -> bytes: ...
+
+    def restore(self, path: str) -> None: ...
+
+    def restore_from_bytes(self, data: bytes) -> None: ...
+
+    def reset(self, config: JsonDict, context: TrialContext) -> bool: ...
+
+    def stop(self) -> None: ...

@@ -1,0 +1,59 @@
+"""The automatic result fields and the checks on reported values."""
+
+from __future__ import annotations
+
+import pytest
+
+from tunecore.model import JsonDict
+from tunecore.shell.trainable.checkpoint_files import CheckpointMeta
+from tunecore.shell.trainable.results import ResultClock, plain_json_dict
+
+
+def test_plain_json_dict_copies_deeply() -> None:
+    nested: dict[str, object] = {"a": {"b": [1, (2, 3)]}}
+    copied = plain_json_dict("result", nested)
+    assert copied == {"a": {"b": [1, [2, 3]]}}
+    inner = copied["a"]
+    assert isinstance(inner, dict)
+    assert isinstance(inner["b"], list)
+    inner["b"].append(4)
+    assert nested == {"a": {"b": [1, (2, 3)]}}
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ([1], "result must be a dict with string keys, got list"),
+        ({1: 2}, "result: the key 1 is of type int; keys are strings"),
+        ({"a": {"b": {1, 2}}}, "result['a']['b'] is of type set"),
+        ({"a": [object()]}, "result['a'][0] is of type object"),
+    ],
+)
+def test_plain_json_dict_names_what_is_wrong(value: object, message: str) -> None:
+    with pytest.raises(TypeError) as refused:
+        plain_json_dict("result", value)
+    assert message in str(refused.value)
+
+
+def test_the_clock_counts_and_continues_after_a_restore() -> None:
+    clock = ResultClock()
+    first = clock.fill({"x": 1}, 0.5)
+    assert first["training_iteration"] == 1
+    assert (first["time_this_iter_s"], first["time_total_s"]) == (0.5, 0.5)
+    assert first["done"] is False
+
+    clock.restored(CheckpointMeta(training_iteration=10, time_total_s=20.0))
+    after: JsonDict = clock.fill({"done": True}, 1.0)
+    assert after["training_iteration"] == 11
+    assert after["time_total_s"] == 21.0
+    assert (after["iterations_since_restore"], after["time_since_restore"]) == (1, 1.0)
+    assert after["done"] is True
+
+    clock.restored(None)  # a checkpoint of unknown iteration: the totals stay
+    assert clock.fill({}, 1.0)["training_iteration"] == 12
+
+
+@pytest.mark.parametrize("seconds", ["1", True, float("nan")])
+def test_a_bad_time_this_iter_s_is_refused(seconds: object) -> None:
+    with pytest.raises(TypeError, match=r"time_this_iter_s=.* must be a finite number"):
+        ResultClock().fill({"time_this_iter_s": seconds}, 1.0)  # type: ignore[dict-item]

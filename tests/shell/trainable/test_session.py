@@ -1,0 +1,116 @@
+"""The user-facing session calls: they belong to the thread tunecore runs a
+function in, and refuse to work anywhere else."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.shell.trainable.conftest import MakeFunction
+from tunecore.model import JsonDict
+from tunecore.shell.trainable import (
+    Checkpoint,
+    TrainableError,
+    TrialContext,
+    checkpoint_dir,
+    get_checkpoint,
+    get_context,
+    report,
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "call"),
+    [
+        ("report", lambda: report({"x": 1})),
+        ("get_checkpoint", get_checkpoint),
+        ("get_context", get_context),
+        ("checkpoint_dir", lambda: checkpoint_dir(1).__enter__()),
+    ],
+)
+def test_session_calls_outside_a_trial_are_refused(name: str, call: Callable[[], object]) -> None:
+    with pytest.raises(RuntimeError) as refused:
+        call()
+    assert str(refused.value) == (
+        f"{name}() must be called inside a function run by tunecore, from the thread "
+        "tunecore runs it in; it was called outside any trial"
+    )
+
+
+def test_a_thread_the_function_starts_is_outside_the_trial(make_function: MakeFunction) -> None:
+    errors: list[str] = []
+
+    def fn(config: JsonDict) -> None:
+        helper = threading.Thread(target=lambda: _record(errors, lambda: report({"x": 1})))
+        helper.start()
+        helper.join()
+        report({"errors": len(errors)})
+
+    assert make_function(fn).train()["errors"] == 1
+    assert "must be called inside a function run by tunecore" in errors[0]
+
+
+def _record(errors: list[str], call: Callable[[], object]) -> None:
+    try:
+        call()
+    except RuntimeError as exc:
+        errors.append(str(exc))
+
+
+def test_get_context_names_the_trial(make_function: MakeFunction) -> None:
+    seen: list[TrialContext] = []
+
+    def fn(config: JsonDict) -> None:
+        seen.append(get_context())
+        report({})
+
+    trainable = make_function(fn, trial_id="trial_7")
+    trainable.train()
+    (context,) = seen
+    assert (context.trial_id, context.trial_name) == ("trial_7", "trial_7_name")
+    assert Path(context.trial_dir).name == "trial_7"
+
+
+def test_sessions_of_two_trials_in_one_process_stay_apart(make_function: MakeFunction) -> None:
+    def fn(config: JsonDict) -> None:
+        while True:
+            report({"trial": get_context().trial_id, "x": config["x"]})
+
+    first = make_function(fn, {"x": 1}, trial_id="a")
+    second = make_function(fn, {"x": 2}, trial_id="b")
+    for _ in range(3):
+        one, two = first.train(), second.train()
+        assert (one["trial"], one["x"], two["trial"], two["x"]) == ("a", 1, "b", 2)
+
+
+def test_report_refuses_a_checkpoint_that_is_not_a_checkpoint(
+    make_function: MakeFunction, tmp_path: Path
+) -> None:
+    def fn(config: JsonDict) -> None:
+        report({"x": 1}, checkpoint=str(tmp_path))  # type: ignore[arg-type]
+
+    with pytest.raises(TrainableError, match=r"takes a Checkpoint \(Checkpoint.from_directory"):
+        make_function(fn).train()
+
+
+def test_checkpoint_dir_refuses_a_negative_step(make_function: MakeFunction) -> None:
+    def fn(config: JsonDict) -> None:
+        with checkpoint_dir(-1):
+            pass
+
+    with pytest.raises(TrainableError, match=r"checkpoint_dir\(step\)=-1 is invalid"):
+        make_function(fn).train()
+
+
+def test_a_checkpoint_is_a_frozen_absolute_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "c").mkdir()
+    monkeypatch.chdir(tmp_path)
+    checkpoint = Checkpoint.from_directory("c")
+    assert checkpoint.path == str(tmp_path / "c")
+    with pytest.raises(AttributeError):
+        checkpoint.path = "elsewhere"  # type: ignore[misc]

@@ -82,6 +82,7 @@ class RayExecutor:
         self._resources: dict[str, ResourcesKey] = {}
         self._idle: dict[ResourcesKey, list[Any]] = {}
         self._releasing: set[str] = set()
+        self._unplaced: set[str] = set()  # trials whose new actor is not up yet
         self._memory: dict[str, ray.ObjectRef[Any]] = {}
         self._memory_keys = itertools.count()
 
@@ -124,16 +125,17 @@ class RayExecutor:
         key = _key(resources)
         self._resources[trial_id] = key
         self._releasing.discard(trial_id)
-        self._actors[trial_id] = self._actor_for(key, resources)
+        self._actors[trial_id] = self._actor_for(trial_id, key, resources)
         self._issue(trial_id, Operation.ASSIGN, lambda a: a.assign.remote(config, context))
         if restore is not None:
             self._restore(trial_id, restore)
         self.train(trial_id)
 
-    def _actor_for(self, key: ResourcesKey, resources: Resources) -> Any:
+    def _actor_for(self, trial_id: str, key: ResourcesKey, resources: Resources) -> Any:
         idle = self._idle.get(key)
         if idle:
             return idle.pop()
+        self._unplaced.add(trial_id)
         for others in self._idle.values():  # make room: idle actors hold resources
             for actor in others:
                 ray.kill(actor)
@@ -193,11 +195,12 @@ class RayExecutor:
 
     def _free(self, trial_id: str, *, reusable: bool) -> None:
         self._releasing.discard(trial_id)
+        self._unplaced.discard(trial_id)
         actor = self._actors.pop(trial_id, None)
         key = self._resources.pop(trial_id, None)
         if actor is None or key is None:
             return
-        if reusable and self._reuse:
+        if reusable and self._reuse and not self._unplaced:
             actor.release.remote()
             self._idle.setdefault(key, []).append(actor)
         else:
@@ -236,6 +239,8 @@ class RayExecutor:
             self._ops.drop(trial_id)
             self._free(trial_id, reusable=False)
             return failure_event(trial_id, _describe(error))
+        if pending.operation is Operation.ASSIGN:
+            self._unplaced.discard(trial_id)
         if pending.operation is Operation.SAVE_TO_MEMORY:
             # Keep the object, not the bytes: a resume hands the ref to the
             # next actor, which reads it from the object store.

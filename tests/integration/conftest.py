@@ -1,0 +1,22 @@
+"""One local Ray for the whole session, with 2 CPUs (the machine's size)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import cloudpickle
+import pytest
+
+from tests.integration import trainables
+
+
+@pytest.fixture(scope="session")
+def ray_cluster() -> Iterator[None]:
+    import ray  # noqa: PLC0415 - only the integration tests need Ray
+
+    # Ray workers do not have the tests on their path: ship the test
+    # trainables by value, as a user's script in __main__ would be.
+    cloudpickle.register_pickle_by_value(trainables)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()

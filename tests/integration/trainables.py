@@ -1,0 +1,83 @@
+"""Trainables for the integration tests. Shipped to Ray workers by value."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import tunecore
+from tunecore.model import JsonDict
+
+
+def count_to(config: dict[str, int]) -> None:
+    """Reports `loss = 1/i` for i = 1..config["steps"], then returns."""
+    for i in range(1, config["steps"] + 1):
+        tunecore.report({"loss": 1.0 / i, "x": config.get("x", 0)})
+
+
+def checkpointing(config: dict[str, int]) -> None:
+    """Counts to `steps`, checkpointing its counter at every report and
+    resuming from the checkpoint it is given."""
+    start = 0
+    restored = tunecore.get_checkpoint()
+    if restored is not None:
+        with restored.as_directory() as directory:
+            start = json.loads((Path(directory) / "state.json").read_text())["count"]
+    context = tunecore.get_context()
+    for count in range(start + 1, config["steps"] + 1):
+        report_with_checkpoint(Path(context.trial_dir), count, start)
+
+
+def report_with_checkpoint(trial_dir: Path, count: int, start: int) -> None:
+    """Save `count` in a new directory and report it as the checkpoint."""
+    saved = trial_dir / "user_checkpoints" / f"c{count}"
+    saved.mkdir(parents=True, exist_ok=True)
+    (saved / "state.json").write_text(json.dumps({"count": count}))
+    tunecore.report(
+        {"count": count, "resumed_from": start},
+        checkpoint=tunecore.Checkpoint.from_directory(str(saved)),
+    )
+
+
+def dies_once_at(config: dict[str, int]) -> None:
+    """Like `checkpointing`, but the worker process dies (os._exit) the
+    first `config["deaths"]` times it reaches count `config["die_at"]`."""
+    context = tunecore.get_context()
+    deaths_file = Path(context.trial_dir) / "deaths"
+    start = 0
+    restored = tunecore.get_checkpoint()
+    if restored is not None:
+        with restored.as_directory() as directory:
+            start = json.loads((Path(directory) / "state.json").read_text())["count"]
+    for count in range(start + 1, config["steps"] + 1):
+        deaths = int(deaths_file.read_text()) if deaths_file.exists() else 0
+        if count == config["die_at"] and deaths < config["deaths"]:
+            deaths_file.write_text(str(deaths + 1))
+            os._exit(1)
+        report_with_checkpoint(Path(context.trial_dir), count, start)
+
+
+def raises(config: dict[str, int]) -> None:
+    tunecore.report({"loss": 1.0})
+    raise ValueError(f"bad value {config['x']}")
+
+
+class Counter(tunecore.Trainable):
+    """The class API: counts up, checkpoints its counter as a dict."""
+
+    def setup(self, config: JsonDict) -> None:
+        self.count = 0
+
+    def step(self) -> JsonDict:
+        self.count += 1
+        return {"count": self.count, "done": self.count >= 4}
+
+    def save_checkpoint(self, checkpoint_dir: str) -> dict[str, int]:
+        return {"count": self.count}
+
+    def load_checkpoint(self, checkpoint: str | JsonDict) -> None:
+        assert isinstance(checkpoint, dict)
+        count = checkpoint["count"]
+        assert isinstance(count, int)
+        self.count = count

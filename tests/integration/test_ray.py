@@ -195,7 +195,9 @@ def test_ctrl_c_stops_the_experiment_and_leaves_no_actor_behind(tmp_path: Path) 
     results = tuner.fit()
     assert results.experiment_error is None
     assert {r.status for r in results} == {TrialStatus.TERMINATED}
-    assert all(r.metrics["training_iteration"] != 1000 for r in results)
+    # Nobody ran to the end; trials still waiting at Ctrl-C never reported.
+    assert all(r.metrics.get("training_iteration") != 1000 for r in results)
+    assert any(r.metrics for r in results)
     # Killed actors give their CPUs back: wait for Ray to notice, bounded.
     deadline = time.monotonic() + 30
     while free_cpus(ray) < 2.0 and time.monotonic() < deadline:

@@ -97,6 +97,12 @@ class TuneConfig(BaseModel):
     trial_dirname_creator: Callable[[TrialState], str] | None = None
     chdir_to_trial_dir: bool = False
     max_pending_trials: Annotated[int, Field(ge=1)] | None = None
+    result_buffer_length: Annotated[int, Field(ge=1)] = 1
+    """Opt-in (Ray executor): a worker produces up to this many results per
+    round trip. Faster for trainables that report very often, but the core's
+    decisions land up to N-1 results late: results a trial produced past a
+    stop are dropped, a pause or a frequency checkpoint captures the state a
+    few results on. Checkpointed results and the end are never batched over."""
 
     @field_validator("num_samples")
     @classmethod

@@ -153,7 +153,12 @@ class Tuner:
             return InProcessExecutor(factory, resources=Resources(cpu=cpus))
         from tunecore.shell.executors.ray import RayExecutor  # noqa: PLC0415 - Ray loads slowly
 
-        return RayExecutor(factory, address=run.address, reuse_actors=self._tune.reuse_actors)
+        return RayExecutor(
+            factory,
+            address=run.address,
+            reuse_actors=self._tune.reuse_actors,
+            result_buffer_length=self._tune.result_buffer_length,
+        )
 
 
 def run(

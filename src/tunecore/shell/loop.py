@@ -21,6 +21,7 @@ import shutil
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import overload
 
 from tunecore.core.experiment import ExperimentState, step
 from tunecore.core.naming import trial_name
@@ -86,6 +87,8 @@ class ExperimentLoop:
         self._clock = clock
         self._poll = poll_seconds
         self._dirs: dict[str, Path] = {}
+        self._trials_of: ExperimentState | None = None
+        self._trials_cache: Sequence[TrialState] = ()
         self._iteration = 0
         self._exploits = 0
 
@@ -108,6 +111,7 @@ class ExperimentLoop:
         finally:
             self._executor.shutdown()
             self._callbacks.on_experiment_end(self._trials())
+            self._storage.close()
         return self.state
 
     def _drain_after_interrupt(self) -> None:
@@ -239,9 +243,37 @@ class ExperimentLoop:
             chdir=self._chdir,
         )
 
-    def _trials(self) -> list[TrialState]:
-        state = self.state
-        return sorted(state.trials.values(), key=lambda t: state.index[t.trial_id])
+    def _trials(self) -> Sequence[TrialState]:
+        """Every trial in creation order, for the callbacks: sorted only if a
+        callback reads it, and once per state."""
+        if self._trials_of is not self.state:
+            self._trials_of = self.state
+            self._trials_cache = _CreationOrder(self.state)
+        return self._trials_cache
+
+
+class _CreationOrder(Sequence[TrialState]):
+    """The trials of a state in creation order, sorted on first read."""
+
+    def __init__(self, state: ExperimentState) -> None:
+        self._state = state
+        self._sorted: list[TrialState] | None = None
+
+    def _items(self) -> list[TrialState]:
+        if self._sorted is None:
+            state = self._state
+            self._sorted = sorted(state.trials.values(), key=lambda t: state.index[t.trial_id])
+        return self._sorted
+
+    def __len__(self) -> int:
+        return len(self._state.trials)
+
+    @overload
+    def __getitem__(self, index: int) -> TrialState: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[TrialState]: ...
+    def __getitem__(self, index: int | slice) -> TrialState | Sequence[TrialState]:
+        return self._items()[index]
 
 
 def _iteration_of(trial: TrialState) -> int:

@@ -61,6 +61,7 @@ import tempfile
 import unicodedata
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TextIO
 
 from tunecore.core.naming import trial_name
 from tunecore.core.results import flatten
@@ -175,6 +176,13 @@ class ExperimentStorage:
         self._dir_owners: dict[str, str] = {}
         self._warned: set[tuple[str, str]] = set()
         self._given_names: dict[str, str] = {}
+        # The directory each trial got, for calls that only have its spec.
+        self._known_dirs: dict[tuple[str, str], Path] = {}
+        self._appender = _Appender()
+
+    def close(self) -> None:
+        """Close the result files kept open for appending."""
+        self._appender.close()
 
     @property
     def experiment_dir(self) -> Path:
@@ -208,6 +216,10 @@ class ExperimentStorage:
         Ray, the creator must return unique names. A clash is logged (once
         per name and trial) rather than silently patched, since patching would make the
         directory depend on the order trials were seen in."""
+        if dirname is None:
+            remembered = self._known_dirs.get((spec.trial_id, ""))
+            if remembered is not None:
+                return remembered  # made already: no renaming, no mkdir per result
         name = self.trial_dirname(spec, dirname)
         if dirname is not None:
             self._given_names[spec.trial_id] = name
@@ -223,6 +235,7 @@ class ExperimentStorage:
             )
         path = self.path / name
         path.mkdir(exist_ok=True)
+        self._known_dirs[(spec.trial_id, "")] = path
         return path
 
     # -- files ------------------------------------------------------------------
@@ -243,10 +256,9 @@ class ExperimentStorage:
     def append_json_result(self, trial_dir: Path, result: Mapping[str, JsonValue]) -> Path:
         """One line of result.json: the result as it was reported (nested),
         always valid JSON (non-finite floats as null)."""
-        line = json.dumps(to_json_value(result), allow_nan=False)
+        line = json.dumps(to_json_value(result), allow_nan=False) + "\n"
         path = trial_dir / RESULT_FILE
-        with path.open("a", encoding="utf-8") as file:
-            file.write(line + "\n")
+        self._appender.append(path, line)
         return path
 
     def append_csv_result(self, trial_dir: Path, result: Mapping[str, JsonValue]) -> Path:
@@ -257,6 +269,7 @@ class ExperimentStorage:
         header = self._csv_header(path)
         if header is None:
             header = list(row)
+            self._appender.forget(path)
             with path.open("w", encoding="utf-8", newline="") as file:
                 writer = csv.DictWriter(file, fieldnames=header)
                 writer.writeheader()
@@ -266,8 +279,9 @@ class ExperimentStorage:
             header = header + [key for key in row if key not in known]
             self._rewrite_csv(path, header, row)
         else:
-            with path.open("a", encoding="utf-8", newline="") as file:
-                csv.DictWriter(file, fieldnames=header, restval="").writerow(row)
+            line = io.StringIO()
+            csv.DictWriter(line, fieldnames=header, restval="").writerow(row)
+            self._appender.append(path, line.getvalue())
         self._csv_headers[path] = header
         return path
 
@@ -285,6 +299,7 @@ class ExperimentStorage:
         return first if first else None
 
     def _rewrite_csv(self, path: Path, header: list[str], row: Mapping[str, str]) -> None:
+        self._appender.forget(path)
         with path.open(encoding="utf-8", newline="") as file:
             rows = list(csv.DictReader(file))
         buffer = io.StringIO()
@@ -386,3 +401,37 @@ def _write_atomic(path: Path, text: str) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+class _Appender:
+    """Result files kept open for appending, each line flushed to the OS as
+    it is written (so nothing recorded is lost if the driver dies), at most
+    `limit` at a time (least recently used closed first) so thousands of
+    trials never exhaust file descriptors. Reopening for every line cost
+    more than the step that produced the result."""
+
+    def __init__(self, limit: int = 128) -> None:
+        self._limit = limit
+        self._open: dict[Path, TextIO] = {}
+
+    def append(self, path: Path, text: str) -> None:
+        handle = self._open.pop(path, None)
+        if handle is None:
+            if len(self._open) >= self._limit:
+                oldest = next(iter(self._open))
+                self._open.pop(oldest).close()
+            handle = path.open("a", encoding="utf-8", newline="")
+        self._open[path] = handle  # most recently used last
+        handle.write(text)
+        handle.flush()
+
+    def forget(self, path: Path) -> None:
+        """Close `path` before it is rewritten in place."""
+        handle = self._open.pop(path, None)
+        if handle is not None:
+            handle.close()
+
+    def close(self) -> None:
+        for handle in self._open.values():
+            handle.close()
+        self._open.clear()

@@ -39,6 +39,7 @@ class Operation(enum.Enum):
     RESET = "reset"
     RESTORE = "restore"
     TRAIN = "train"
+    TRAIN_MANY = "train_many"
     SAVE = "save"
     SAVE_TO_MEMORY = "save_to_memory"
 

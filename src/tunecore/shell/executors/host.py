@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import socket
 import sys
+import traceback
 from collections.abc import Callable
 from typing import TextIO
 
@@ -20,6 +21,8 @@ from tunecore.model import JsonDict
 from tunecore.shell.trainable.worker import TrialContext, WorkerTrainable
 
 TrainableFactory = Callable[[JsonDict, TrialContext], WorkerTrainable]
+
+_BATCH_ENDS = ("done", "should_checkpoint", "__duplicate__")
 
 
 class TrialHost:
@@ -63,6 +66,26 @@ class TrialHost:
 
     def train(self) -> JsonDict:
         return self._current().train()
+
+    def train_many(self, limit: int) -> tuple[list[JsonDict], str | None]:
+        """Up to `limit` results in one call (the opt-in result buffer), and
+        the error that ended the batch early, if any.
+
+        A batch ends at `done`, at a result that carries a checkpoint (its
+        save must see that state) and at a function's final repeat, so none
+        of those lands late. The results produced before an error are kept.
+        """
+        results: list[JsonDict] = []
+        trainable = self._current()
+        while len(results) < limit:
+            try:
+                result = trainable.train()
+            except Exception:  # the trial's failure, reported after its results
+                return results, traceback.format_exc()
+            results.append(result)
+            if any(result.get(flag) is True for flag in _BATCH_ENDS):
+                break
+        return results, None
 
     def save(self, checkpoint_dir: str) -> str:
         return self._current().save(checkpoint_dir)

@@ -26,7 +26,14 @@ from typing import Any
 import ray
 from ray.exceptions import RayActorError, RayError
 
-from tunecore.model import CheckpointRef, CheckpointStorage, ExperimentEvent, JsonDict, Resources
+from tunecore.model import (
+    CheckpointRef,
+    CheckpointStorage,
+    ExperimentEvent,
+    JsonDict,
+    Resources,
+    ResultReported,
+)
 from tunecore.shell.executors.base import (
     Operation,
     OrderedOperations,
@@ -73,10 +80,13 @@ class RayExecutor:
         *,
         address: str | None = None,
         reuse_actors: bool = True,
+        result_buffer_length: int = 1,
     ) -> None:
         ensure_ray(address)
         self._factory = factory
         self._reuse = reuse_actors
+        self._buffer = result_buffer_length
+        self._credits: dict[str, int] = {}  # results a batch delivered ahead
         self._ops: OrderedOperations[ray.ObjectRef[Any]] = OrderedOperations()
         self._actors: dict[str, Any] = {}
         self._resources: dict[str, ResourcesKey] = {}
@@ -156,7 +166,18 @@ class RayExecutor:
             self._issue(trial_id, Operation.RESTORE, lambda a: a.restore.remote(path))
 
     def train(self, trial_id: str) -> None:
-        self._issue(trial_id, Operation.TRAIN, lambda a: a.train.remote())
+        """With a result buffer, one call produces up to N results; the
+        ContinueTrial commands for the results already produced are absorbed
+        here instead of reaching the worker."""
+        if self._buffer == 1:
+            self._issue(trial_id, Operation.TRAIN, lambda a: a.train.remote())
+            return
+        credits = self._credits.get(trial_id, 0)
+        if credits > 0:
+            self._credits[trial_id] = credits - 1
+            return
+        limit = self._buffer
+        self._issue(trial_id, Operation.TRAIN_MANY, lambda a: a.train_many.remote(limit))
 
     def save(self, trial_id: str, checkpoint_dir: str, iteration: int, metrics: JsonDict) -> None:
         self._issue(
@@ -196,6 +217,7 @@ class RayExecutor:
     def _free(self, trial_id: str, *, reusable: bool) -> None:
         self._releasing.discard(trial_id)
         self._unplaced.discard(trial_id)
+        self._credits.pop(trial_id, None)
         actor = self._actors.pop(trial_id, None)
         key = self._resources.pop(trial_id, None)
         if actor is None or key is None:
@@ -212,42 +234,55 @@ class RayExecutor:
     # -- completions ------------------------------------------------------------
 
     def next_events(self, timeout: float) -> list[ExperimentEvent]:
+        """The completions of the operations that are ready. One `ray.wait`
+        per call: a second, non-blocking one to gather more costs as much
+        driver CPU as the loop turn it would save."""
         heads = {pending.handle: trial_id for trial_id, pending in self._ops.heads()}
         if not heads:
             return []
         ready, _ = ray.wait(list(heads), num_returns=1, timeout=timeout)
-        if not ready:
-            return []
         events: list[ExperimentEvent] = []
-        while ready:
-            for handle in ready:
-                event = self._complete(heads[handle])
-                if event is not None:
-                    events.append(event)
-            # Collect whatever else is ready now, heads that moved up included.
-            heads = {pending.handle: trial_id for trial_id, pending in self._ops.heads()}
-            if not heads:
-                break
-            ready, _ = ray.wait(list(heads), num_returns=len(heads), timeout=0)
+        for handle in ready:
+            events.extend(self._complete(heads[handle]))
         return events
 
-    def _complete(self, trial_id: str) -> ExperimentEvent | None:
+    def _complete(self, trial_id: str) -> list[ExperimentEvent]:
         pending = self._ops.pop(trial_id)
         try:
             value = ray.get(pending.handle)
         except RayError as error:  # the user's exception, or the actor died
-            self._ops.drop(trial_id)
-            self._free(trial_id, reusable=False)
-            return failure_event(trial_id, _describe(error))
+            return [self._fail(trial_id, _describe(error))]
         if pending.operation is Operation.ASSIGN:
             self._unplaced.discard(trial_id)
         if pending.operation is Operation.SAVE_TO_MEMORY:
             # Keep the object, not the bytes: a resume hands the ref to the
             # next actor, which reads it from the object store.
             self._memory[pending.memory_key] = pending.handle
+        if pending.operation is Operation.TRAIN_MANY:
+            return self._batch(trial_id, value)
         if trial_id in self._releasing and not self._ops.busy(trial_id):
             self._free(trial_id, reusable=True)
-        return completion_event(trial_id, pending, value, time.time())
+        event = completion_event(trial_id, pending, value, time.time())
+        return [] if event is None else [event]
+
+    def _batch(self, trial_id: str, value: object) -> list[ExperimentEvent]:
+        """The results of one buffered call, in order, then its error."""
+        assert isinstance(value, tuple)  # TrialHost.train_many's (results, error)
+        results: list[JsonDict] = value[0]
+        error: str | None = value[1]
+        now = time.time()
+        events: list[ExperimentEvent] = [
+            ResultReported(trial_id=trial_id, at=now, result=result) for result in results
+        ]
+        self._credits[trial_id] = max(len(results) - 1, 0)
+        if error is not None:
+            events.append(self._fail(trial_id, error))
+        return events
+
+    def _fail(self, trial_id: str, error: str) -> ExperimentEvent:
+        self._ops.drop(trial_id)
+        self._free(trial_id, reusable=False)
+        return failure_event(trial_id, error)
 
     def shutdown(self) -> None:
         for actor in list(self._actors.values()):

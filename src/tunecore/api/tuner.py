@@ -28,7 +28,7 @@ from tunecore.shell.executors.base import Executor
 from tunecore.shell.executors.host import TrainableFactory
 from tunecore.shell.executors.inprocess import InProcessExecutor
 from tunecore.shell.loop import ExperimentLoop
-from tunecore.shell.progress import ProgressReporter, final_summary
+from tunecore.shell.progress import ProgressReporter, final_summary, spec_name
 from tunecore.shell.storage import ExperimentStorage
 from tunecore.shell.trainable import make_worker_trainable, resolve_trainable, trainable_name
 
@@ -66,11 +66,13 @@ class Tuner:
         callbacks = CallbackList(
             [JsonLoggerCallback(storage), CSVLoggerCallback(storage), *run.callbacks]
         )
+        name_of = tune.trial_name_creator or spec_name
         reporter = ProgressReporter(
             metric=tune.metric,
             mode=_mode(tune.mode),
             verbose=run.verbose,
             experiment_dir=str(storage.experiment_dir),
+            name_of=name_of,
         )
         loop = ExperimentLoop(
             state,
@@ -79,13 +81,14 @@ class Tuner:
             callbacks,
             on_state=reporter.update,
             trial_dirname=tune.trial_dirname_creator,
+            trial_name_of=tune.trial_name_creator,
             output_files=_output_files(run.log_to_file),
             chdir=tune.chdir_to_trial_dir,
         )
         final = loop.run()
         reporter.close(final)
         if run.verbose:
-            print(final_summary(final, metric=tune.metric, mode=_mode(tune.mode)))
+            print(final_summary(final, metric=tune.metric, mode=_mode(tune.mode), name_of=name_of))
         ordered = sorted(final.trials.values(), key=lambda t: final.index[t.trial_id])
         return ResultGrid(
             ordered,

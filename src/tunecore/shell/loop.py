@@ -70,6 +70,7 @@ class ExperimentLoop:
         on_state: Callable[[ExperimentState], None] | None = None,
         on_event: EventObserver | None = None,
         trial_dirname: Callable[[TrialState], str] | None = None,
+        trial_name_of: Callable[[TrialState], str] | None = None,
         output_files: tuple[str, str] | None = None,
         chdir: bool = False,
         clock: Callable[[], float] = time.time,
@@ -82,6 +83,7 @@ class ExperimentLoop:
         self._on_state = on_state
         self._on_event = on_event
         self._trial_dirname = trial_dirname
+        self._trial_name_of = trial_name_of
         self._output_files = output_files
         self._chdir = chdir
         self._clock = clock
@@ -235,7 +237,11 @@ class ExperimentLoop:
         stdout, stderr = self._output_files or (None, None)
         return TrialContext(
             trial_id=trial.trial_id,
-            trial_name=trial_name(trial.spec),
+            trial_name=(
+                self._trial_name_of(trial)
+                if self._trial_name_of is not None
+                else trial_name(trial.spec)
+            ),
             trial_dir=str(self._dir(trial)),
             experiment_dir=str(self._storage.experiment_dir),
             stdout_file=stdout,

@@ -59,6 +59,15 @@ _DIGITS = re.compile(r"([0-9]+)")
 # -- selecting and ordering rows ---------------------------------------------
 
 
+NameOf = Callable[[TrialState], str]
+"""How a trial is named on screen: `TuneConfig.trial_name_creator`, or
+`spec_name` (the spec's own name) by default."""
+
+
+def spec_name(trial: TrialState) -> str:
+    return trial_name(trial.spec)
+
+
 def natural_key(tag: str) -> tuple[tuple[int, str], ...]:
     """Sort key reading digit runs as numbers ("10_x" after "9_x"),
     case-insensitive elsewhere. `re.split` with a group alternates text and
@@ -200,7 +209,9 @@ def _resources_line(used: Resources, total: Resources | None) -> str:
     return "Resources requested: " + ", ".join(parts)
 
 
-def _best_line(state: ExperimentState, metric: str | None, mode: Mode | None) -> str | None:
+def _best_line(
+    state: ExperimentState, metric: str | None, mode: Mode | None, name_of: NameOf
+) -> str | None:
     if metric is None or mode is None:
         return None
     best = best_trial(state, metric, mode)
@@ -208,7 +219,7 @@ def _best_line(state: ExperimentState, metric: str | None, mode: Mode | None) ->
         return f"Current best trial: none has reported {metric} yet"
     value = _metric_value(best, metric)
     return (
-        f"Current best trial: {trial_name(best.spec)} with {metric}={_number(value)} "
+        f"Current best trial: {name_of(best)} with {metric}={_number(value)} "
         f"and parameters={_json_text(best.spec.config, MAX_CONFIG_CHARS)}"
     )
 
@@ -219,6 +230,7 @@ def header_lines(
     metric: str | None,
     mode: Mode | None,
     experiment_dir: str | None = None,
+    name_of: NameOf = spec_name,
 ) -> list[str]:
     """Counts, resources, the scheduler, the best result and the log dir."""
     lines = [
@@ -227,7 +239,7 @@ def header_lines(
         _resources_line(state.used, state.total),
         state.scheduler.debug_string(),
     ]
-    best = _best_line(state, metric, mode)
+    best = _best_line(state, metric, mode, name_of)
     if best is not None:
         lines.append(best)
     if state.stopping is not None:
@@ -266,16 +278,19 @@ def status_lines(
     mode: Mode | None,
     max_rows: int = 20,
     experiment_dir: str | None = None,
+    name_of: NameOf = spec_name,
 ) -> list[str]:
     """The status as text lines: the header, then per status (in name order)
     its trials, at most `max_rows` in all (module docstring)."""
-    lines = header_lines(state, metric=metric, mode=mode, experiment_dir=experiment_dir)
+    lines = header_lines(
+        state, metric=metric, mode=mode, experiment_dir=experiment_dir, name_of=name_of
+    )
     for status, shown in _select(state, max_rows).items():
         lines.append(f"{status.value} trials:")
-        lines.extend(f" - {trial_name(t.spec)}:\t{progress_string(t, metric)}" for t in shown.head)
+        lines.extend(f" - {name_of(t)}:\t{progress_string(t, metric)}" for t in shown.head)
         if shown.hidden:
             lines.append(f" ... {shown.hidden} not shown")
-        lines.extend(f" - {trial_name(t.spec)}:\t{progress_string(t, metric)}" for t in shown.tail)
+        lines.extend(f" - {name_of(t)}:\t{progress_string(t, metric)}" for t in shown.tail)
     return lines
 
 
@@ -313,13 +328,17 @@ def render_table(
     max_rows: int = 20,
     experiment_dir: str | None = None,
     local_hostname: str | None = None,
+    name_of: NameOf = spec_name,
 ) -> Table:
     """The status as a table: the header lines as its title, one row per
     shown trial (the same rows as `status_lines`) and a row per gap."""
     selected = _select(state, max_rows)
     shown = [t for rows in selected.values() for t in (*rows.head, *rows.tail)]
     evaluated, params = _param_columns(shown)
-    title = "\n".join(header_lines(state, metric=metric, mode=mode, experiment_dir=experiment_dir))
+    header = header_lines(
+        state, metric=metric, mode=mode, experiment_dir=experiment_dir, name_of=name_of
+    )
+    title = "\n".join(header)
     table = Table(title=title, title_justify="left")
     for column in ("Trial name", "Status", "Location", *params, "Iter", "Total time (s)"):
         table.add_column(column)
@@ -329,7 +348,7 @@ def render_table(
     def row(trial: TrialState) -> list[str]:
         seconds = _flat_value(trial, "time_total_s")
         cells = [
-            trial_name(trial.spec),
+            name_of(trial),
             trial.status.value,
             trial.location.describe(local_hostname),
             *(_param_cell(trial, key, evaluated) for key in params),
@@ -365,6 +384,7 @@ def final_summary(
     mode: Mode | None,
     *,
     error_file_of: Callable[[TrialState], Path] | None = None,
+    name_of: NameOf = spec_name,
 ) -> str:
     """The experiment's outcome: counts, the best trial with its whole
     config, and each errored trial with its last error line and where the
@@ -381,7 +401,7 @@ def final_summary(
             lines.append(f"Best trial: none (no trial reported {metric})")
         else:
             value = _metric_value(best, metric)
-            lines.append(f"Best trial: {trial_name(best.spec)} with {metric}={_number(value)}")
+            lines.append(f"Best trial: {name_of(best)} with {metric}={_number(value)}")
             lines.append(f"Best config: {_json_text(best.spec.config)}")
     errored = [t for t in trials_in_order(state) if t.status is TrialStatus.ERROR]
     if errored:
@@ -394,7 +414,7 @@ def final_summary(
             )
             reason = _last_line(trial.error_message or "")
             failures = f"{trial.num_failures} failure{'s' if trial.num_failures != 1 else ''}"
-            lines.append(f" - {trial_name(trial.spec)}: {failures}, {reason}; see {where}")
+            lines.append(f" - {name_of(trial)}: {failures}, {reason}; see {where}")
     return "\n".join(lines)
 
 
@@ -427,6 +447,7 @@ class ProgressReporter:
         experiment_dir: str | None = None,
         clock: Callable[[], float] = time.monotonic,
         local_hostname: str | None = None,
+        name_of: NameOf = spec_name,
     ) -> None:
         self.metric = metric
         self.mode = mode
@@ -437,6 +458,7 @@ class ProgressReporter:
         self.max_rows = max_rows
         self.experiment_dir = experiment_dir
         self.clock = clock
+        self.name_of = name_of
         self.local_hostname = local_hostname if local_hostname is not None else socket.gethostname()
         self._live: Live | None = None
         self._last: float | None = None
@@ -510,6 +532,7 @@ class ProgressReporter:
             mode=self.mode,
             max_rows=self.max_rows,
             experiment_dir=self.experiment_dir,
+            name_of=self.name_of,
         )
 
     def _table(self, state: ExperimentState) -> Table:
@@ -520,6 +543,7 @@ class ProgressReporter:
             max_rows=self.max_rows,
             experiment_dir=self.experiment_dir,
             local_hostname=self.local_hostname,
+            name_of=self.name_of,
         )
 
     def _print_plain(self, text: str) -> None:

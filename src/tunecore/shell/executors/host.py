@@ -32,6 +32,7 @@ class TrialHost:
         self._factory = factory
         self._trainable: WorkerTrainable | None = None
         self._opened: list[tuple[str, TextIO, TextIO]] = []
+        self._previous_dir: str | None = None
 
     def location(self) -> tuple[str, int]:
         return socket.gethostname(), os.getpid()
@@ -42,6 +43,7 @@ class TrialHost:
         os.makedirs(context.trial_dir, exist_ok=True)
         self._redirect(context)
         if context.chdir:
+            self._previous_dir = os.getcwd()
             os.chdir(context.trial_dir)
         self._trainable = self._factory(config, context)
         return self.location()
@@ -108,6 +110,9 @@ class TrialHost:
             stream, previous, target = self._opened.pop()
             setattr(sys, stream, previous)
             target.close()
+        if self._previous_dir is not None:  # a reused worker starts where it began
+            os.chdir(self._previous_dir)
+            self._previous_dir = None
 
     def _current(self) -> WorkerTrainable:
         if self._trainable is None:

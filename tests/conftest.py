@@ -1,4 +1,5 @@
-"""One local Ray for the whole session, with 2 CPUs (the machine's size)."""
+"""One local Ray for the whole session, with 2 CPUs (the machine's size),
+started by the first test that asks for it."""
 
 from __future__ import annotations
 

@@ -1,0 +1,158 @@
+"""The public API, run end to end on the in-process executor (no Ray)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pydantic
+import pytest
+
+import tunecore
+from tunecore import (
+    CheckpointConfig,
+    FailureConfig,
+    ResultGrid,
+    RunConfig,
+    TuneConfig,
+    Tuner,
+)
+from tunecore.model import TrialState, TrialStatus
+from tunecore.shell.callbacks import Callback
+
+
+def fit(trainable: object, tmp_path: Path, space: dict[str, object], **tune: object) -> ResultGrid:
+    run_keys = {"stop", "callbacks", "log_to_file", "failure_config", "checkpoint_config"}
+    run = RunConfig(
+        name="api",
+        storage_path=str(tmp_path),
+        verbose=0,
+        executor="in_process",
+        **{k: v for k, v in tune.items() if k in run_keys},  # type: ignore[arg-type]
+    )
+    config = TuneConfig(**{k: v for k, v in tune.items() if k not in run_keys})  # type: ignore[arg-type]
+    return Tuner(trainable, param_space=space, tune_config=config, run_config=run).fit()  # type: ignore[arg-type]
+
+
+def reports_context(config: dict[str, object]) -> None:
+    context = tunecore.get_context()
+    print("hello from", context.trial_id)
+    tunecore.report(
+        {"name": context.trial_name, "cwd": os.getcwd(), "score": float(str(config["x"]))}
+    )
+
+
+# -- validation --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("build", "field", "value"),
+    [
+        (lambda: TuneConfig(num_samples=0), "num_samples", "0"),
+        (lambda: TuneConfig(mode="up"), "mode", "'up'"),  # type: ignore[arg-type]
+        (lambda: TuneConfig(max_concurrent_trials=0), "max_concurrent_trials", "0"),
+        (lambda: FailureConfig(max_failures=-2), "max_failures", "-2"),
+        (lambda: CheckpointConfig(num_to_keep=0), "num_to_keep", "0"),
+        (lambda: RunConfig(verbose=7), "verbose", "7"),
+        (lambda: RunConfig(name="a/b"), "name", "'a/b'"),
+    ],
+)
+def test_bad_settings_name_the_field_and_the_value(build: object, field: str, value: str) -> None:
+    with pytest.raises(pydantic.ValidationError) as caught:
+        build()  # type: ignore[operator]
+    message = str(caught.value)
+    assert field in message
+    assert value in message
+
+
+def test_a_nested_stopping_criterion_is_refused_with_the_flat_spelling() -> None:
+    with pytest.raises(pydantic.ValidationError, match=r"join the keys with '/'.*'val/loss'"):
+        RunConfig(stop={"val": {"loss": 0.1}})  # type: ignore[dict-item]
+
+
+# -- options ---------------------------------------------------------------------
+
+
+def test_name_and_dirname_creators_shape_what_users_see(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def name(trial: TrialState) -> str:
+        return f"custom-{trial.spec.config['x']}"
+
+    def dirname(trial: TrialState) -> str:
+        return f"dir-{trial.spec.config['x']}"
+
+    results = fit(
+        reports_context,
+        tmp_path,
+        {"x": tunecore.grid_search([1, 2])},
+        trial_name_creator=name,
+        trial_dirname_creator=dirname,
+        metric="score",
+        mode="max",
+    )
+    assert sorted(str(r.metrics["name"]) for r in results) == ["custom-1", "custom-2"]
+    assert sorted(r.path.name for r in results) == ["dir-1", "dir-2"]
+    assert all((r.path / "result.json").exists() for r in results)
+
+
+def test_log_to_file_captures_output_and_chdir_runs_in_the_trial_dir(tmp_path: Path) -> None:
+    start = os.getcwd()
+    results = fit(
+        reports_context,
+        tmp_path,
+        {"x": 1},
+        log_to_file=True,
+        chdir_to_trial_dir=True,
+    )
+    (result,) = results
+    assert result.metrics["cwd"] == str(result.path)
+    assert os.getcwd() == start  # the worker gave the directory back
+    assert (result.path / "stdout").read_text().startswith(f"hello from {result.trial_id}")
+
+
+class Exploding(Callback):
+    def on_trial_result(self, *args: object) -> None:
+        raise RuntimeError("a broken callback")
+
+
+def test_a_callback_that_raises_does_not_stop_the_experiment(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    results = fit(reports_context, tmp_path, {"x": 3}, callbacks=[Exploding()])
+    assert [r.status for r in results] == [TrialStatus.TERMINATED]
+    assert "a broken callback" in caplog.text
+
+
+def test_results_pick_the_best_and_make_a_dataframe(tmp_path: Path) -> None:
+    results = fit(
+        reports_context,
+        tmp_path,
+        {"x": tunecore.grid_search([3, 1, 2])},
+        metric="score",
+        mode="max",
+    )
+    assert results.get_best_result().config == {"x": 3}
+    assert results.get_best_result(mode="min").config == {"x": 1}
+    frame = results.get_dataframe()
+    assert sorted(frame["config/x"]) == [1, 2, 3]
+    assert set(frame["score"]) == {1.0, 2.0, 3.0}
+    with pytest.raises(ValueError, match="no trial reported a number for metric 'nope'"):
+        results.get_best_result(metric="nope", mode="max")
+
+
+@pytest.mark.usefixtures("ray_cluster")
+def test_run_is_the_short_form_on_ray(tmp_path: Path) -> None:
+    results = tunecore.run(
+        reports_context,
+        config={"x": tunecore.grid_search([5, 6])},
+        metric="score",
+        mode="max",
+        storage_path=str(tmp_path),
+        verbose=0,
+        name="short",
+    )
+    assert results.get_best_result().config == {"x": 6}
+    params = json.loads((results.get_best_result().path / "params.json").read_text())
+    assert params == {"x": 6}

@@ -18,12 +18,19 @@ from tunecore import (
     TuneConfig,
     Tuner,
 )
-from tunecore.model import TrialState, TrialStatus
+from tunecore.model import JsonDict, TrialState, TrialStatus
 from tunecore.shell.callbacks import Callback
 
 
 def fit(trainable: object, tmp_path: Path, space: dict[str, object], **tune: object) -> ResultGrid:
-    run_keys = {"stop", "callbacks", "log_to_file", "failure_config", "checkpoint_config"}
+    run_keys = {
+        "stop",
+        "callbacks",
+        "log_to_file",
+        "failure_config",
+        "checkpoint_config",
+        "export_formats",
+    }
     run = RunConfig(
         name="api",
         storage_path=str(tmp_path),
@@ -56,6 +63,7 @@ def reports_context(config: dict[str, object]) -> None:
         (lambda: CheckpointConfig(num_to_keep=0), "num_to_keep", "0"),
         (lambda: RunConfig(verbose=7), "verbose", "7"),
         (lambda: RunConfig(name="a/b"), "name", "'a/b'"),
+        (lambda: RunConfig(export_formats=["onnx"]), "export_formats", "'onnx'"),
     ],
 )
 def test_bad_settings_name_the_field_and_the_value(build: object, field: str, value: str) -> None:
@@ -156,3 +164,29 @@ def test_run_is_the_short_form_on_ray(tmp_path: Path) -> None:
     assert results.get_best_result().config == {"x": 6}
     params = json.loads((results.get_best_result().path / "params.json").read_text())
     assert params == {"x": 6}
+
+
+class Exporter(tunecore.Trainable):
+    def setup(self, config: JsonDict) -> None:
+        self.weights = 0
+
+    def step(self) -> JsonDict:
+        self.weights += 1
+        return {"done": self.weights >= 2}
+
+    def save_checkpoint(self, checkpoint_dir: str) -> dict[str, int]:
+        return {"weights": self.weights}
+
+    def export_model(self, export_formats: list[str], export_dir: str) -> dict[str, str]:
+        path = Path(export_dir) / "model.txt"
+        path.write_text(f"weights={self.weights}")
+        return {"model": str(path)}
+
+
+def test_export_formats_are_written_when_a_trial_ends(tmp_path: Path) -> None:
+    results = fit(Exporter, tmp_path, {}, export_formats=[" Model ", "checkpoint"])
+    (result,) = results
+    export = result.path / "export"
+    assert (export / "model.txt").read_text() == "weights=2"
+    state = json.loads((export / "checkpoint" / "checkpoint_state.json").read_text())
+    assert state == {"weights": 2}

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from tunecore.model import TrialState
+from tunecore.model import TrialState, parse_export_formats
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
 
@@ -55,6 +55,9 @@ class RunConfig(BaseModel):
     log_to_file: bool | str | tuple[str, str] = False
     address: str | None = None
     executor: Literal["ray", "in_process"] = "ray"
+    export_formats: list[str] = []
+    """Formats to export each trial's model in when it ends normally
+    (`checkpoint`, `model`, `h5`), into `<trial dir>/export/`."""
 
     @field_validator("stop", mode="before")
     @classmethod
@@ -69,6 +72,11 @@ class RunConfig(BaseModel):
                         f"so join the keys with '/', e.g. stop={{'{metric}/{example}': ...}}"
                     )
         return stop
+
+    @field_validator("export_formats")
+    @classmethod
+    def _known_formats(cls, formats: list[str]) -> list[str]:
+        return [f.value for f in parse_export_formats(formats)]
 
     @field_validator("name")
     @classmethod

@@ -22,7 +22,7 @@ from tunecore.core.experiment import ExperimentConfig, new_experiment
 from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.core.search import BasicVariantGenerator, ConcurrencyLimiter, Searcher
 from tunecore.core.search.generator import UNBOUNDED
-from tunecore.model import CheckpointPolicy, Mode, Resources
+from tunecore.model import CheckpointPolicy, ExportFormat, Mode, Resources
 from tunecore.shell.callbacks import CallbackList, CSVLoggerCallback, JsonLoggerCallback
 from tunecore.shell.executors.base import Executor
 from tunecore.shell.executors.host import TrainableFactory
@@ -126,6 +126,7 @@ class Tuner:
             max_pending_trials=tune.max_pending_trials or 16,
             time_budget_s=tune.time_budget_s,
             trial_id_prefix=secrets.token_hex(3)[:5],
+            export_formats=tuple(ExportFormat(f) for f in run.export_formats),
         )
 
     def _scheduler(self) -> TrialScheduler | None:

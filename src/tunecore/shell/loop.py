@@ -110,6 +110,7 @@ class ExperimentLoop:
                     reason = "interrupted by the user (Ctrl-C)"
                     self._feed([ExperimentStopRequested(at=self._clock(), reason=reason)])
                     self._drain_after_interrupt()
+            self._executor.drain(timeout=60.0)  # exports and releases still running
         finally:
             self._executor.shutdown()
             self._callbacks.on_experiment_end(self._trials())
@@ -189,6 +190,10 @@ class ExperimentLoop:
     def _stop(self, trial: TrialState, error: str | None) -> None:
         if error is not None:
             self._storage.append_error(self._dir(trial), error)
+        formats = trial.spec.export_formats
+        if formats and trial.status is TrialStatus.TERMINATED and trial.location.pid is not None:
+            export_dir = self._dir(trial) / "export"
+            self._executor.export(trial.trial_id, [f.value for f in formats], str(export_dir))
         self._executor.release(trial.trial_id)
         if trial.status is TrialStatus.ERROR:
             self._callbacks.on_trial_error(self._iteration, self._trials(), trial)

@@ -23,10 +23,12 @@ from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.core.search.base import Searcher
 from tunecore.model import (
     CheckpointPolicy,
+    ExportFormat,
     InvalidFieldError,
     Mode,
     Resources,
     TrialState,
+    parse_export_formats,
 )
 from tunecore.model.errors import (
     coerce_enum,
@@ -59,6 +61,7 @@ class ExperimentConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=
     time_budget_s: float | None = None
     max_trials: int | None = None
     trial_id_prefix: str = "trial"
+    export_formats: tuple[ExportFormat, ...] = ()
 
     def __post_init__(self) -> None:
         require_name("ExperimentConfig.trainable_name", self.trainable_name)
@@ -81,6 +84,9 @@ class ExperimentConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=
             self, "stopping_criterion", float_valued(self.stopping_criterion)
         )
         require_name("ExperimentConfig.trial_id_prefix", self.trial_id_prefix)
+        msgspec.structs.force_setattr(
+            self, "export_formats", parse_export_formats(self.export_formats)
+        )
         if "/" in self.trial_id_prefix:
             raise InvalidFieldError(
                 "ExperimentConfig.trial_id_prefix", self.trial_id_prefix, "a name without '/'"

@@ -443,6 +443,7 @@ class _Step:
             stopping_criterion=settings.stopping_criterion,
             checkpoint_policy=settings.checkpoint_policy,
             max_failures=settings.max_failures,
+            export_formats=settings.export_formats,
         )
         trial = lifecycle.new_trial(spec)
         self.books.created += 1

@@ -42,6 +42,7 @@ class Operation(enum.Enum):
     TRAIN_MANY = "train_many"
     SAVE = "save"
     SAVE_TO_MEMORY = "save_to_memory"
+    EXPORT = "export"
 
 
 H = TypeVar("H")
@@ -158,6 +159,10 @@ class Executor(Protocol):
         self, trial_id: str, config: JsonDict, context: TrialContext, restore: CheckpointRef | None
     ) -> None: ...
 
+    def export(self, trial_id: str, formats: list[str], export_dir: str) -> None:
+        """Export the trial's model (`export_formats`) before it is released."""
+        ...
+
     def release(self, trial_id: str) -> None:
         """The trial is done with its worker (paused or stopped): once its
         pending operations complete, the worker is freed for reuse."""
@@ -169,6 +174,12 @@ class Executor(Protocol):
 
     def next_events(self, timeout: float) -> list[ExperimentEvent]:
         """Completions so far, waiting up to `timeout` seconds for one."""
+        ...
+
+    def drain(self, timeout: float) -> None:
+        """Wait (at most `timeout` seconds) for the operations still running,
+        such as exports after the last trial ended, dropping their events:
+        the experiment is over."""
         ...
 
     def shutdown(self) -> None:

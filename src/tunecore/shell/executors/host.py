@@ -98,6 +98,9 @@ class TrialHost:
     def restore(self, path: str) -> None:
         self._current().restore(path)
 
+    def export(self, formats: list[str], export_dir: str) -> dict[str, str]:
+        return self._current().export(formats, export_dir)
+
     def restore_from_bytes(self, data: bytes) -> None:
         self._current().restore_from_bytes(data)
 

@@ -139,6 +139,9 @@ class InProcessExecutor:
         if restore is not None:
             self._restore(trial_id, restore)
 
+    def export(self, trial_id: str, formats: list[str], export_dir: str) -> None:
+        self._issue(trial_id, Operation.EXPORT, lambda h: h.export(formats, export_dir))
+
     def release(self, trial_id: str) -> None:
         if trial_id not in self._workers:
             return
@@ -197,6 +200,11 @@ class InProcessExecutor:
         if trial_id in self._releasing and not self._ops.busy(trial_id):
             self._free(trial_id, reusable=True)
         return completion_event(trial_id, pending, value, time.time())
+
+    def drain(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while self._ops and (left := deadline - time.monotonic()) > 0:
+            self.next_events(left)
 
     def shutdown(self) -> None:
         for worker in [*self._workers.values(), *self._idle]:

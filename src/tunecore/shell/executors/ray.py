@@ -206,6 +206,9 @@ class RayExecutor:
         if restore is not None:
             self._restore(trial_id, restore)
 
+    def export(self, trial_id: str, formats: list[str], export_dir: str) -> None:
+        self._issue(trial_id, Operation.EXPORT, lambda a: a.export.remote(formats, export_dir))
+
     def release(self, trial_id: str) -> None:
         if trial_id not in self._actors:
             return
@@ -283,6 +286,11 @@ class RayExecutor:
         self._ops.drop(trial_id)
         self._free(trial_id, reusable=False)
         return failure_event(trial_id, error)
+
+    def drain(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while self._ops and (left := deadline - time.monotonic()) > 0:
+            self.next_events(left)
 
     def shutdown(self) -> None:
         for actor in list(self._actors.values()):

@@ -39,7 +39,7 @@ from collections.abc import Mapping
 
 import msgspec
 
-from tunecore.model import JsonDict
+from tunecore.model import ExportFormat, JsonDict
 from tunecore.shell.trainable.checkpoint_files import (
     STATE_FILE,
     CheckpointMeta,
@@ -48,6 +48,7 @@ from tunecore.shell.trainable.checkpoint_files import (
     unpack_checkpoint,
     write_meta,
 )
+from tunecore.shell.trainable.exports import export_checkpoint
 from tunecore.shell.trainable.results import ResultClock, plain_json_dict
 from tunecore.shell.trainable.worker import TrialContext
 
@@ -105,6 +106,12 @@ class Trainable:
 
     def cleanup(self) -> None:
         """Release what `setup` acquired; called once, when the trial stops."""
+
+    def export_model(self, export_formats: list[str], export_dir: str) -> dict[str, str]:
+        """Write the model in each of `export_formats` it supports (`model`,
+        `h5`, ...) into `export_dir`; return format -> path. By default
+        nothing but `checkpoint`, which tunecore handles itself."""
+        return {}
 
     # -- what tunecore maintains --------------------------------------------------------------
 
@@ -171,6 +178,14 @@ class ClassTrainable:
     def save_to_bytes(self) -> bytes:
         with tempfile.TemporaryDirectory(prefix="tunecore_checkpoint_") as directory:
             return pack_checkpoint(directory, self._save_into(directory))
+
+    def export(self, formats: list[str], export_dir: str) -> dict[str, str]:
+        exported = export_checkpoint(self, formats, export_dir)
+        others = [f for f in formats if f != ExportFormat.CHECKPOINT]
+        if others:
+            written: dict[str, str] = self._trainable.export_model(others, export_dir)
+            exported.update(written)
+        return exported
 
     def restore(self, path: str) -> None:
         meta = read_meta(path)

@@ -59,6 +59,7 @@ from tunecore.shell.trainable.checkpoint_files import (
     write_checkpoint,
 )
 from tunecore.shell.trainable.errors import TrainableError
+from tunecore.shell.trainable.exports import export_checkpoint
 from tunecore.shell.trainable.results import ResultClock
 from tunecore.shell.trainable.session import (
     Ended,
@@ -215,6 +216,10 @@ class FunctionTrainable:
 
     def save_to_bytes(self) -> bytes:
         return pack_checkpoint(*self._what_to_save())
+
+    def export(self, formats: list[str], export_dir: str) -> dict[str, str]:
+        """A function's only exportable form is its latest checkpoint."""
+        return export_checkpoint(self, formats, export_dir)
 
     def restore(self, path: str) -> None:
         """The next start of the function resumes from the checkpoint in

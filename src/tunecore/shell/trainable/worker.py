@@ -13,6 +13,8 @@ time and never concurrently:
 - `save_to_bytes()`: a memory checkpoint, as bytes (pause/resume);
 - `restore(path)` and `restore_from_bytes(data)`;
 - `reset(config, context)`: take a new config in place, True if supported;
+- `export(formats, export_dir)`: at a normal end, the model in the
+  requested export formats (`checkpoint` is a checkpoint copy);
 - `stop()`: end it and release what it holds.
 
 Errors raised by the user's code propagate out of these calls with their
@@ -70,5 +72,10 @@ class WorkerTrainable(Protocol):
     def restore_from_bytes(self, data: bytes) -> None: ...
 
     def reset(self, config: JsonDict, context: TrialContext) -> bool: ...
+
+    def export(self, formats: list[str], export_dir: str) -> dict[str, str]:
+        """Export the model in each format it supports into `export_dir`;
+        returns format -> path for those it wrote."""
+        ...
 
     def stop(self) -> None: ...

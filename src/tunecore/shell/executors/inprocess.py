@@ -29,6 +29,7 @@ from tunecore.shell.executors.host import TrainableFactory, TrialHost
 from tunecore.shell.trainable.worker import TrialContext
 
 _Work = Callable[[TrialHost], object]
+_SHUTDOWN_JOIN_S = 10.0  # a trainable stuck in user code must not hang the exit
 
 
 class _Worker:
@@ -61,6 +62,11 @@ class _Worker:
 
     def close(self) -> None:
         self._inbox.put(None)
+
+    def join(self, timeout: float) -> None:
+        """Wait for the work already submitted (a release gives back the
+        process's directory and output streams) to finish."""
+        self._thread.join(timeout)
 
 
 class InProcessExecutor:
@@ -207,9 +213,12 @@ class InProcessExecutor:
             self.next_events(left)
 
     def shutdown(self) -> None:
-        for worker in [*self._workers.values(), *self._idle]:
+        workers = [*self._workers.values(), *self._idle]
+        for worker in workers:
             worker.submit(lambda h: h.release())
             worker.close()
+        for worker in workers:
+            worker.join(_SHUTDOWN_JOIN_S)
         self._workers.clear()
         self._idle.clear()
         self._memory.clear()

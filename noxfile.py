@@ -36,7 +36,20 @@ def lint(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Benchmarks; ratios are measured side by side in one run."""
     session.install("-e", ".[bench]")
+    # Ray Tune only here, pinned to the Ray tunecore runs on, so both
+    # frameworks share one Ray in the side-by-side comparison.
+    ray_version = session.run("python", "-c", "import ray; print(ray.__version__)", silent=True)
+    assert isinstance(ray_version, str)
+    session.install(f"ray[tune]=={ray_version.strip()}")
     session.run("python", "-m", "benchmarks", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def examples(session: nox.Session) -> None:
+    """Every example end to end on a local Ray (scikit-learn for asha_sklearn)."""
+    session.install("-e", ".[examples]")
+    for example in ("quickstart.py", "asha_sklearn.py", "pbt.py"):
+        session.run("python", f"examples/{example}", *session.posargs)
 
 
 @nox.session(python=PYTHON)

@@ -1,4 +1,11 @@
-"""Run every benchmark and print Markdown tables (`python -m benchmarks [--quick]`)."""
+"""Run every benchmark and print Markdown tables.
+
+    python -m benchmarks [--quick] [--skip-ray-tune]
+
+First the pure core's throughput, then tunecore against Ray Tune on real
+Ray (`benchmarks.vs_ray_tune`; it needs `ray[tune]`, which `nox -s bench`
+installs). The exit code is 1 when a comparison run failed its checks.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +13,7 @@ import platform
 import sys
 from collections.abc import Callable
 
-from benchmarks import step_throughput
+from benchmarks import step_throughput, vs_ray_tune
 from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.core.schedulers.fifo import FIFOScheduler
 
@@ -18,8 +25,12 @@ def main(argv: list[str]) -> int:
         "FIFO": FIFOScheduler,
         "ASHA": step_throughput.never_stopping_asha,
     }
-    print(step_throughput.run(schedulers, quick=quick))
-    return 0
+    print(step_throughput.run(schedulers, quick=quick), flush=True)
+    if "--skip-ray-tune" in argv:
+        return 0
+    table, ok = vs_ray_tune.run(quick=quick)
+    print("\n" + table)
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -1,0 +1,534 @@
+"""tunecore against Ray Tune, side by side in one run, on the same workloads.
+
+(a) many trials of a function that reports once, 1 CPU each: the cost of
+    starting and ending a trial;
+(b) 4 trials reporting thousands of results as fast as they can: the cost of
+    one result, with tunecore's default handshake (one report, one round
+    trip) and, when TuneConfig has it, with its opt-in result buffer;
+(c) 100 trials x 50 iterations under ASHA: a realistic mix of both.
+
+Each (framework, workload) runs in its own subprocess: a fresh interpreter
+that imports its framework, starts a fresh local Ray with `ray.init(num_cpus=2)`
+and runs one experiment. Imports and `ray.init` are *not* timed (they are
+identical for both frameworks, and `ray.init` is reported separately); the
+clock runs from just before the `Tuner` is built to just after `fit()`
+returns. The child also reports its peak RSS (`ru_maxrss` of the driver
+process alone: Ray's own processes and the workers are other processes) and
+what the experiment produced, and the parent checks that every trial ran and
+every result arrived, so no row can pass by doing nothing. The child prints
+one line `BENCH_RESULT {json}` on stdout among whatever the framework prints.
+
+Both frameworks run with their defaults except where the workload says
+otherwise: in particular tunecore reuses actors across trials by default and
+Ray Tune does not (`--ray-tune-reuse-actors` turns it on for Ray Tune too),
+and each writes its default result logs (JSON and CSV for both; Ray Tune
+also TensorBoard files when tensorboardX is installed, as ray[tune] does).
+
+The trainables are defined here and the child runs as `python -m
+benchmarks.vs_ray_tune`, so they live in `__main__` and both frameworks ship
+them to the workers by value (Ray workers do not have `benchmarks` on their
+path).
+
+Run with `python -m benchmarks.vs_ray_tune [--quick] [--only a,b,c]`; Ray Tune
+must be installed (`pip install "ray[tune]==<the installed ray's version>"`,
+which `nox -s bench` does).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+MARKER = "BENCH_RESULT "
+RAY_TUNE = "ray_tune"
+TUNECORE = "tunecore"
+WORKLOADS = ("a", "b", "c")
+BUFFER_LENGTH = 32  # tunecore's opt-in result buffer in row (b, buffered)
+NUM_CPUS = 2
+CHILD_TIMEOUT_S = 3600.0
+
+Report = Callable[[dict[str, float]], None]
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """How big each workload is (full run, or `--quick` smoke run)."""
+
+    trials_a: int
+    trials_b: int
+    results_b: int
+    trials_c: int
+    iterations_c: int
+
+    @classmethod
+    def of(cls, quick: bool) -> Sizes:
+        if quick:
+            return cls(trials_a=20, trials_b=4, results_b=200, trials_c=10, iterations_c=10)
+        return cls(trials_a=200, trials_b=4, results_b=2_000, trials_c=100, iterations_c=50)
+
+
+# -- the trainables: one logic per workload, a thin wrapper per framework ----------------------
+
+
+def report_once(config: Mapping[str, Any], report: Report) -> None:
+    """(a): one result, then return."""
+    report({"score": float(config["x"])})
+
+
+def report_many(config: Mapping[str, Any], report: Report) -> None:
+    """(b): `config["results"]` results, as fast as the framework takes them."""
+    for i in range(int(config["results"])):
+        report({"i": float(i)})
+
+
+def asha_objective(config: Mapping[str, Any], report: Report) -> None:
+    """(c): a loss that falls with training, lowest for some configs; the
+    same for every run (no randomness), so both frameworks see the same
+    curves. Configs are shuffled (k * 37 mod 100) so the good ones do not
+    all come first."""
+    k = int(config["k"])
+    floor = (k * 37 % 100) / 100.0
+    for step in range(1, int(config["iterations"]) + 1):
+        report({"loss": floor + 1.0 / step})
+
+
+def ray_tune_report(metrics: dict[str, float]) -> None:
+    from ray import tune  # noqa: PLC0415 - only Ray Tune's workers import Ray Tune
+
+    tune.report(metrics)
+
+
+def tunecore_report(metrics: dict[str, float]) -> None:
+    import tunecore  # noqa: PLC0415 - the same lookup as Ray Tune's side
+
+    tunecore.report(metrics)
+
+
+def ray_tune_a(config: dict[str, Any]) -> None:
+    report_once(config, ray_tune_report)
+
+
+def ray_tune_b(config: dict[str, Any]) -> None:
+    report_many(config, ray_tune_report)
+
+
+def ray_tune_c(config: dict[str, Any]) -> None:
+    asha_objective(config, ray_tune_report)
+
+
+def tunecore_a(config: dict[str, Any]) -> None:
+    report_once(config, tunecore_report)
+
+
+def tunecore_b(config: dict[str, Any]) -> None:
+    report_many(config, tunecore_report)
+
+
+def tunecore_c(config: dict[str, Any]) -> None:
+    asha_objective(config, tunecore_report)
+
+
+# -- the child: one experiment in a fresh interpreter ------------------------------------------
+
+
+@dataclass(frozen=True)
+class Plan:
+    """One workload as both frameworks run it: trainable config, samples,
+    and the ASHA settings (c) uses."""
+
+    num_samples: int
+    space: dict[str, Any]  # constants; the search-space entry is added per framework
+    asha: bool
+
+
+def plan(workload: str, sizes: Sizes) -> Plan:
+    if workload == "a":
+        return Plan(num_samples=sizes.trials_a, space={}, asha=False)
+    if workload == "b":
+        return Plan(num_samples=sizes.trials_b, space={"results": sizes.results_b}, asha=False)
+    return Plan(num_samples=1, space={"iterations": sizes.iterations_c}, asha=True)
+
+
+def iterations_of(metrics: Mapping[str, Any]) -> int:
+    value = metrics.get("training_iteration")
+    return int(value) if isinstance(value, int | float) else 0
+
+
+def run_ray_tune(
+    workload: str, sizes: Sizes, storage: str, reuse_actors: bool
+) -> tuple[float, list[int], int]:
+    """(seconds, iterations of each trial, errors) for Ray Tune."""
+    from ray import tune  # noqa: PLC0415 - Ray Tune is only installed in the bench session
+    from ray.tune.schedulers import ASHAScheduler  # noqa: PLC0415
+
+    work = plan(workload, sizes)
+    fn = {"a": ray_tune_a, "b": ray_tune_b, "c": ray_tune_c}[workload]
+    space: dict[str, Any] = dict(work.space)
+    if workload == "a":
+        space["x"] = tune.uniform(0.0, 1.0)
+    if workload == "c":
+        space["k"] = tune.grid_search(list(range(sizes.trials_c)))
+    start = time.perf_counter()
+    tuner = tune.Tuner(
+        fn,
+        param_space=space,
+        tune_config=tune.TuneConfig(
+            num_samples=work.num_samples,
+            metric="loss" if work.asha else None,
+            mode="min" if work.asha else None,
+            # Ray Tune's AsyncHyperBandScheduler, which tunecore's mirrors.
+            scheduler=ASHAScheduler(max_t=sizes.iterations_c, grace_period=1, reduction_factor=4)
+            if work.asha
+            else None,
+            reuse_actors=reuse_actors,
+        ),
+        run_config=tune.RunConfig(storage_path=storage, verbose=0),
+    )
+    grid = tuner.fit()
+    seconds = time.perf_counter() - start
+    results = [grid[i] for i in range(len(grid))]
+    return seconds, [iterations_of(r.metrics or {}) for r in results], grid.num_errors
+
+
+def run_tunecore(
+    workload: str, sizes: Sizes, storage: str, buffer: int | None
+) -> tuple[float, list[int], int]:
+    """(seconds, iterations of each trial, errors) for tunecore."""
+    import tunecore  # noqa: PLC0415 - imported before the clock, like Ray Tune
+    from tunecore.schedulers import ASHAScheduler  # noqa: PLC0415
+
+    work = plan(workload, sizes)
+    fn = {"a": tunecore_a, "b": tunecore_b, "c": tunecore_c}[workload]
+    space: dict[str, Any] = dict(work.space)
+    if workload == "a":
+        space["x"] = tunecore.uniform(0.0, 1.0)
+    if workload == "c":
+        space["k"] = tunecore.grid_search(list(range(sizes.trials_c)))
+    options: dict[str, Any] = {} if buffer is None else {"result_buffer_length": buffer}
+    start = time.perf_counter()
+    tuner = tunecore.Tuner(
+        fn,
+        param_space=space,
+        tune_config=tunecore.TuneConfig(
+            num_samples=work.num_samples,
+            metric="loss" if work.asha else None,
+            mode="min" if work.asha else None,
+            scheduler=ASHAScheduler(max_t=sizes.iterations_c, grace_period=1, reduction_factor=4)
+            if work.asha
+            else None,
+            **options,
+        ),
+        run_config=tunecore.RunConfig(storage_path=storage, verbose=0),
+    )
+    grid = tuner.fit()
+    seconds = time.perf_counter() - start
+    return seconds, [iterations_of(r.metrics) for r in grid], grid.num_errors
+
+
+def buffer_unavailable() -> str | None:
+    """Why tunecore cannot run the buffered row, or None if it can."""
+    from tunecore import TuneConfig  # noqa: PLC0415
+
+    if "result_buffer_length" not in TuneConfig.model_fields:
+        return "TuneConfig has no result_buffer_length option yet"
+    return None
+
+
+def rss_mb() -> float:
+    """The driver's peak RSS so far in MB (Linux reports ru_maxrss in KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def child(framework: str, workload: str, quick: bool, buffer: int | None, reuse: bool) -> None:
+    """Run one experiment and print its measurements as one JSON line."""
+    sizes = Sizes.of(quick)
+    out: dict[str, Any] = {"framework": framework, "workload": workload, "buffer": buffer}
+    if framework == TUNECORE and buffer is not None and (why := buffer_unavailable()):
+        print(MARKER + json.dumps({**out, "unavailable": why}), flush=True)
+        return
+    try:  # imports before the clock and before ray.init, for both frameworks
+        if framework == RAY_TUNE:
+            import ray.tune  # noqa: PLC0415
+        else:
+            import tunecore.shell.executors.ray  # noqa: F401, PLC0415
+    except ImportError as error:
+        print(MARKER + json.dumps({**out, "unavailable": f"cannot import: {error}"}), flush=True)
+        return
+    import ray  # noqa: PLC0415
+
+    started = time.perf_counter()
+    ray.init(num_cpus=NUM_CPUS, include_dashboard=False)
+    out["ray_init_s"] = time.perf_counter() - started
+    out["rss_before_mb"] = rss_mb()
+    with tempfile.TemporaryDirectory(prefix=f"bench-{framework}-{workload}-") as storage:
+        if framework == RAY_TUNE:
+            seconds, iterations, errors = run_ray_tune(workload, sizes, storage, reuse)
+        else:
+            seconds, iterations, errors = run_tunecore(workload, sizes, storage, buffer)
+        out["peak_rss_mb"] = rss_mb()
+        ray.shutdown()
+    out.update(seconds=seconds, iterations=iterations, errors=errors)
+    print(MARKER + json.dumps(out), flush=True)
+
+
+# -- the parent: run the children side by side, check them, print the table -------------------
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One child's outcome: its measurements, or why it has none."""
+
+    data: dict[str, Any]
+    problem: str | None = None  # a failure: the run or its check
+    unavailable: str | None = None  # the row cannot run here (not a failure)
+
+    @property
+    def seconds(self) -> float:
+        return float(self.data["seconds"])
+
+    @property
+    def rss(self) -> float:
+        return float(self.data["peak_rss_mb"])
+
+
+def spawn(framework: str, workload: str, quick: bool, buffer: int | None, reuse: bool) -> Measured:
+    """Run one child and parse its JSON line."""
+    command = [sys.executable, "-m", "benchmarks.vs_ray_tune", "--child", framework, workload]
+    command += ["--quick"] if quick else []
+    command += ["--buffer", str(buffer)] if buffer is not None else []
+    command += ["--ray-tune-reuse-actors"] if reuse else []
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    try:
+        done = subprocess.run(
+            command,
+            capture_output=True,
+            text=True,
+            cwd=root,
+            env=env,
+            timeout=CHILD_TIMEOUT_S,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return Measured({}, problem=f"timed out after {CHILD_TIMEOUT_S:.0f} s")
+    lines = [line for line in done.stdout.splitlines() if line.startswith(MARKER)]
+    if done.returncode != 0 or not lines:
+        tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-15:])
+        return Measured({}, problem=f"exit code {done.returncode}:\n{tail}")
+    data: dict[str, Any] = json.loads(lines[-1][len(MARKER) :])
+    if "unavailable" in data:
+        return Measured(data, unavailable=str(data["unavailable"]))
+    return Measured(data, problem=check(workload, Sizes.of(quick), data))
+
+
+def check(workload: str, sizes: Sizes, data: Mapping[str, Any]) -> str | None:
+    """What is wrong with a run that claims to have finished, if anything."""
+    iterations: list[int] = data["iterations"]
+    expected = {"a": sizes.trials_a, "b": sizes.trials_b, "c": sizes.trials_c}[workload]
+    if data["errors"]:
+        return f"{data['errors']} trials failed"
+    if len(iterations) != expected:
+        return f"{len(iterations)} trials, expected {expected}"
+    if workload == "a" and iterations != [1] * expected:
+        return f"expected one result per trial, got {sorted(set(iterations))}"
+    if workload == "b" and iterations != [sizes.results_b] * expected:
+        return f"expected {sizes.results_b} results per trial, got {iterations}"
+    if workload == "c":
+        if min(iterations) < 1 or max(iterations) != sizes.iterations_c:
+            return f"iterations out of range 1..{sizes.iterations_c}: {sorted(set(iterations))}"
+        if all(n == sizes.iterations_c for n in iterations):
+            return "ASHA stopped no trial early"
+    return None
+
+
+@dataclass(frozen=True)
+class Row:
+    label: str
+    workload: str
+    target: float  # the speed-up the issue asks for
+    ray_tune: Measured
+    tunecore: Measured
+
+
+def machine_line() -> str:
+    ray_version = importlib.metadata.version("ray")
+    return (
+        f"{os.cpu_count()} cores ({NUM_CPUS} given to Ray), Python "
+        f"{platform.python_version()}, Ray {ray_version}, tunecore "
+        f"{importlib.metadata.version('tunecore')}, {platform.machine()} {platform.node()}"
+    )
+
+
+def run(
+    quick: bool = False, only: Sequence[str] = WORKLOADS, ray_tune_reuse_actors: bool = False
+) -> tuple[str, bool]:
+    """Run the comparison; (the Markdown report, whether every run passed its checks)."""
+    sizes = Sizes.of(quick)
+    labels = {
+        "a": f"(a) {sizes.trials_a} trials x 1 report, 1 CPU each",
+        "b": f"(b) {sizes.trials_b} trials x {sizes.results_b:,} results",
+        "c": f"(c) {sizes.trials_c} trials x {sizes.iterations_c} iterations, ASHA",
+    }
+    targets = {"a": 20.0, "b": 2.5, "c": 10.0}
+    rows: list[Row] = []
+    reuse = ray_tune_reuse_actors
+    missing: Measured | None = None  # Ray Tune is not installed: say so once, run the rest
+    for workload in WORKLOADS:
+        if workload not in only:
+            continue
+        progress(f"{labels[workload]}: Ray Tune ...")
+        ray_tune = missing or spawn(RAY_TUNE, workload, quick, None, reuse)
+        if ray_tune.unavailable is not None:
+            missing = ray_tune
+        progress(f"{labels[workload]}: tunecore ...")
+        tunecore = spawn(TUNECORE, workload, quick, None, reuse)
+        rows.append(Row(labels[workload], workload, targets[workload], ray_tune, tunecore))
+        if workload == "b":
+            progress(f"{labels[workload]}: tunecore, result buffer {BUFFER_LENGTH} ...")
+            buffered = spawn(TUNECORE, workload, quick, BUFFER_LENGTH, reuse)
+            label = f"{labels[workload]}, tunecore result buffer {BUFFER_LENGTH}"
+            rows.append(Row(label, workload, 10.0, ray_tune, buffered))
+    return report(rows, sizes, quick, reuse)
+
+
+def progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def report(rows: Sequence[Row], sizes: Sizes, quick: bool, reuse: bool) -> tuple[str, bool]:
+    title = "### tunecore against Ray Tune, side by side" + (" (--quick)" if quick else "")
+    lines = [
+        title,
+        "",
+        machine_line(),
+        "",
+        "| workload | Ray Tune s | tunecore s | speed-up | target | "
+        "Ray Tune peak RSS MB | tunecore peak RSS MB |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    notes: list[str] = []
+    ok = True
+    for row in rows:
+        cells = [row.label]
+        for measured in (row.ray_tune, row.tunecore):
+            if measured.unavailable is None and measured.problem is not None:
+                ok = False
+        ray_cell = _seconds(row.ray_tune)
+        core_cell = _seconds(row.tunecore)
+        if _usable(row.ray_tune) and _usable(row.tunecore):
+            ratio = row.ray_tune.seconds / row.tunecore.seconds
+            verdict = "met" if ratio >= row.target else "NOT met"
+            speed = f"{ratio:.1f}x"
+            memory = "<=" if row.tunecore.rss <= row.ray_tune.rss else "ABOVE"
+            notes.append(
+                f"- {row.label}: speed-up {ratio:.1f}x, target {row.target:g}x {verdict}; "
+                f"tunecore peak RSS {memory} Ray Tune's"
+            )
+        else:
+            speed = "-"
+        cells += [ray_cell, core_cell, speed, f">= {row.target:g}x"]
+        cells += [_rss(row.ray_tune), _rss(row.tunecore)]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", *notes, ""]
+    lines += details(rows, sizes)
+    lines += [
+        "",
+        "Time runs from building the Tuner to the return of fit(); imports and",
+        f"ray.init(num_cpus={NUM_CPUS}) are excluded for both and listed above. Each run is",
+        "a fresh interpreter and a fresh Ray; Ray Tune and tunecore alternate per workload.",
+        "Peak RSS is the driver process's ru_maxrss (Ray's processes and workers excluded).",
+        "Ray Tune reuse_actors="
+        + ("True (--ray-tune-reuse-actors)" if reuse else "False (its default)")
+        + "; tunecore reuse_actors=True (its default).",
+    ]
+    problems = [
+        f"- {row.label}, {name}: {measured.problem}"
+        for row in rows
+        for name, measured in ((RAY_TUNE, row.ray_tune), (TUNECORE, row.tunecore))
+        if measured.problem is not None
+    ]
+    if problems:
+        lines += ["", "Failures:", "", *dict.fromkeys(problems)]
+    return "\n".join(lines), ok
+
+
+def details(rows: Sequence[Row], sizes: Sizes) -> list[str]:
+    """Per-run facts: what was produced, results/s, early stops, Ray init."""
+    lines = [
+        "| run | trials | results | results/s | stopped early | ray.init s | RSS before fit MB |"
+    ]
+    lines.append("|---|---:|---:|---:|---:|---:|---:|")
+    seen: set[int] = set()
+    for row in rows:
+        for name, measured in (("Ray Tune", row.ray_tune), ("tunecore", row.tunecore)):
+            if id(measured) in seen or not _usable(measured):
+                continue
+            seen.add(id(measured))
+            data = measured.data
+            iterations: list[int] = data["iterations"]
+            total = sum(iterations)
+            early = sum(1 for n in iterations if n < sizes.iterations_c)
+            buffer = data.get("buffer")
+            label = f"{row.label.split(')')[0]}) {name}" + (f", buffer {buffer}" if buffer else "")
+            lines.append(
+                f"| {label} | {len(iterations)} | {total:,} | {total / measured.seconds:,.0f} "
+                f"| {early if row.workload == 'c' else '-'} | {data['ray_init_s']:.2f} "
+                f"| {data['rss_before_mb']:.0f} |"
+            )
+    return lines
+
+
+def _usable(measured: Measured) -> bool:
+    return measured.problem is None and measured.unavailable is None
+
+
+def _seconds(measured: Measured) -> str:
+    if measured.unavailable is not None:
+        return f"unavailable ({measured.unavailable})"
+    if measured.problem is not None:
+        return "FAILED"
+    return f"{measured.seconds:.2f}"
+
+
+def _rss(measured: Measured) -> str:
+    return f"{measured.rss:.0f}" if _usable(measured) else "-"
+
+
+def main(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.vs_ray_tune", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="small workloads, a smoke run")
+    parser.add_argument("--only", default=",".join(WORKLOADS), help="workloads, e.g. a,c")
+    parser.add_argument(
+        "--ray-tune-reuse-actors", action="store_true", help="Ray Tune reuses actors too"
+    )
+    parser.add_argument(
+        "--child", nargs=2, metavar=("FRAMEWORK", "WORKLOAD"), help=argparse.SUPPRESS
+    )
+    parser.add_argument("--buffer", type=int, default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child is not None:
+        framework, workload = args.child
+        child(framework, workload, args.quick, args.buffer, args.ray_tune_reuse_actors)
+        return 0
+    only = [w.strip() for w in args.only.split(",") if w.strip()]
+    unknown = sorted(set(only) - set(WORKLOADS))
+    if unknown:
+        parser.error(f"--only: unknown workloads {unknown}; choose from {', '.join(WORKLOADS)}")
+    table, ok = run(args.quick, only, args.ray_tune_reuse_actors)
+    print(table)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,1 @@
+# Local stub: scikit-learn ships no types. Only what examples/asha_sklearn.py uses.

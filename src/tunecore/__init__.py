@@ -8,6 +8,7 @@ The pure core (`tunecore.core`) and its data (`tunecore.model`) can be used
 on their own: they need no Ray and no clock.
 """
 
+from tunecore._version import __version__
 from tunecore.api.config import CheckpointConfig, FailureConfig, RunConfig, TuneConfig
 from tunecore.api.results import Result, ResultGrid
 from tunecore.api.tuner import Tuner, run
@@ -32,8 +33,6 @@ from tunecore.shell.trainable import (
     register_trainable,
     report,
 )
-
-__version__ = "0.1.0"
 
 __all__ = [
     "Checkpoint",

@@ -55,6 +55,10 @@ class RunConfig(BaseModel):
     log_to_file: bool | str | tuple[str, str] = False
     address: str | None = None
     executor: Literal["ray", "in_process"] = "ray"
+    fsync_interval_ms: Annotated[int, Field(ge=0)] = 1000
+    """How often the event log is synced to disk: every record with 0, else
+    at most every N ms. Each record reaches the OS before it is applied
+    either way, so this only matters if the machine, not the driver, dies."""
     export_formats: list[str] = []
     """Formats to export each trial's model in when it ends normally
     (`checkpoint`, `model`, `h5`), into `<trial dir>/export/`."""

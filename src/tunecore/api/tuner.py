@@ -2,8 +2,14 @@
 
 This module only assembles: it turns the validated configs into the core's
 `ExperimentConfig`, a searcher and a scheduler, picks the executor, the
-storage, the callbacks and the progress output, and hands them to the
-shell's loop. Every decision during the run is the core's.
+storage, the event log, the callbacks and the progress output, and hands
+them to the shell's loop. Every decision during the run is the core's.
+
+`Tuner.restore(path)` assembles the same from the experiment's event log:
+the state is rebuilt from the log (the newest snapshot, then the events
+after it), an `ExperimentResumed` event is logged and applied, the trials'
+result files are put back in line with the log, and the loop goes on
+appending to the same log.
 """
 
 from __future__ import annotations
@@ -12,23 +18,39 @@ import datetime
 import functools
 import os
 import secrets
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Literal
 
+import msgspec
+
+from tunecore._version import __version__
 from tunecore.api.config import CheckpointConfig, FailureConfig, RunConfig, TuneConfig
 from tunecore.api.results import ResultGrid
-from tunecore.core.experiment import ExperimentConfig, new_experiment
+from tunecore.core.experiment import ExperimentConfig, ExperimentState, new_experiment
+from tunecore.core.experiment.snapshot import encode_state
 from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.core.search import BasicVariantGenerator, ConcurrencyLimiter, Searcher
 from tunecore.core.search.generator import UNBOUNDED
-from tunecore.model import CheckpointPolicy, ExportFormat, Mode, Resources
+from tunecore.model import CheckpointPolicy, ExperimentResumed, ExportFormat, Mode, Resources
 from tunecore.shell.callbacks import CallbackList, CSVLoggerCallback, JsonLoggerCallback
+from tunecore.shell.eventlog import (
+    LOG_FORMAT,
+    EventLogWriter,
+    LogError,
+    LogHeader,
+    RunSettings,
+    read_log,
+)
 from tunecore.shell.executors.base import Executor
 from tunecore.shell.executors.host import TrainableFactory
 from tunecore.shell.executors.inprocess import InProcessExecutor
+from tunecore.shell.journal import Journal, SnapshotStore
 from tunecore.shell.loop import ExperimentLoop
 from tunecore.shell.progress import ProgressReporter, final_summary, spec_name
+from tunecore.shell.replay import rebuild
+from tunecore.shell.resume import repair_result_files
 from tunecore.shell.storage import ExperimentStorage
 from tunecore.shell.trainable import make_worker_trainable, resolve_trainable, trainable_name
 
@@ -55,13 +77,72 @@ class Tuner:
         self._space = dict(param_space or {})
         self._tune = tune_config or TuneConfig()
         self._run = run_config or RunConfig()
+        self._resume: ExperimentResumed | None = None
+
+    @classmethod
+    def restore(
+        cls,
+        path: str | os.PathLike[str],
+        trainable: Trainable | None = None,
+        *,
+        resume_unfinished: bool = True,
+        resume_errored: bool = False,
+        restart_errored: bool = False,
+        callbacks: list[object] | None = None,
+        trial_name_creator: Callable[..., str] | None = None,
+        trial_dirname_creator: Callable[..., str] | None = None,
+    ) -> Tuner:
+        """A Tuner that continues the experiment in `path` (after a crash, a
+        Ctrl-C, or to retry its errors) when `fit()` is called.
+
+        `trainable` defaults to what the log names (an import path or a name
+        registered in this process). Trials that were running restart from
+        their newest persistent checkpoint under the same id; finished ones
+        do not run again; the scheduler and the searcher go on from their
+        logged state. `resume_unfinished=False` ends unfinished trials
+        instead; `resume_errored` retries errored trials from their newest
+        checkpoint, `restart_errored` from scratch. Callbacks and name
+        creators are code, which the log does not hold: pass them again.
+        """
+        experiment_dir = Path(path).expanduser().resolve()
+        header = read_log(experiment_dir).header
+        settings = header.settings
+        target = trainable if trainable is not None else header.trainable
+        tuner = cls(
+            target,
+            tune_config=TuneConfig(
+                reuse_actors=settings.reuse_actors,
+                result_buffer_length=settings.result_buffer_length,
+                chdir_to_trial_dir=settings.chdir_to_trial_dir,
+                trial_name_creator=trial_name_creator,
+                trial_dirname_creator=trial_dirname_creator,
+            ),
+            run_config=RunConfig(
+                name=experiment_dir.name,
+                storage_path=str(experiment_dir.parent),
+                callbacks=list(callbacks or []),
+                verbose=settings.verbose,
+                log_to_file=settings.output_files or False,
+                address=settings.address,
+                executor="in_process" if settings.executor == "in_process" else "ray",
+                fsync_interval_ms=settings.fsync_interval_ms,
+            ),
+        )
+        tuner._name = header.trainable
+        tuner._resume = ExperimentResumed(
+            at=0.0,
+            resume_unfinished=resume_unfinished,
+            resume_errored=resume_errored,
+            restart_errored=restart_errored,
+        )
+        return tuner
 
     def fit(self) -> ResultGrid:
         """Run the experiment to its end (or Ctrl-C) and return its results."""
         tune, run = self._tune, self._run
         name = run.name or f"{_short(self._name)}_{datetime.datetime.now():%Y-%m-%d_%H-%M-%S}"
         storage = ExperimentStorage(os.path.expanduser(run.storage_path or DEFAULT_STORAGE), name)
-        state = new_experiment(self._experiment_config(), self._scheduler(), self._searcher())
+        state, journal = self._open_log(storage.experiment_dir)
         executor = self._executor()
         callbacks = CallbackList(
             [JsonLoggerCallback(storage), CSVLoggerCallback(storage), *run.callbacks]
@@ -84,7 +165,12 @@ class Tuner:
             trial_name_of=tune.trial_name_creator,
             output_files=_output_files(run.log_to_file),
             chdir=tune.chdir_to_trial_dir,
+            journal=journal,
         )
+        if self._resume is not None:
+            resumed = msgspec.structs.replace(self._resume, at=time.time())
+            loop.feed([resumed])
+            repair_result_files(storage, loop.state, tune.trial_dirname_creator)
         final = loop.run()
         reporter.close(final)
         if run.verbose:
@@ -100,6 +186,48 @@ class Tuner:
         )
 
     # -- assembling ---------------------------------------------------------
+
+    def _open_log(self, experiment_dir: Path) -> tuple[ExperimentState, Journal]:
+        """The starting state and the journal: a new log, or the state the
+        existing log rebuilds, with the journal appending to it."""
+        snapshots = SnapshotStore(experiment_dir)
+        if self._resume is not None:
+            contents = read_log(experiment_dir)
+            rebuilt = rebuild(contents, experiment_dir)
+            writer = EventLogWriter.reopen(contents, self._run.fsync_interval_ms)
+            journal = Journal(writer, snapshots, records=rebuilt.records, digest=rebuilt.digest)
+            return rebuilt.state, journal
+        state = new_experiment(self._experiment_config(), self._scheduler(), self._searcher())
+        header = LogHeader(
+            format=LOG_FORMAT,
+            tunecore_version=__version__,
+            name=experiment_dir.name,
+            trainable=self._name,
+            settings=self._settings(),
+            initial_state=encode_state(state),
+        )
+        try:
+            writer = EventLogWriter.create(experiment_dir, header)
+        except FileExistsError:
+            raise LogError(
+                f"{experiment_dir} already holds an experiment. Continue it with "
+                f"Tuner.restore({str(experiment_dir)!r}) (or `tunecore resume`), or give "
+                "this one another RunConfig(name=...)."
+            ) from None
+        return state, Journal(writer, snapshots)
+
+    def _settings(self) -> RunSettings:
+        run, tune = self._run, self._tune
+        return RunSettings(
+            executor=run.executor,
+            address=run.address,
+            reuse_actors=tune.reuse_actors,
+            result_buffer_length=tune.result_buffer_length,
+            output_files=_output_files(run.log_to_file),
+            chdir_to_trial_dir=tune.chdir_to_trial_dir,
+            verbose=run.verbose,
+            fsync_interval_ms=run.fsync_interval_ms,
+        )
 
     def _experiment_config(self) -> ExperimentConfig:
         tune, run = self._tune, self._run

@@ -127,6 +127,13 @@ def reset_after_crash(trial: TrialState) -> TrialState:
     )
 
 
+def retry_errored(trial: TrialState) -> TrialState:
+    """An ERROR trial made PENDING again (a resume with `resume_errored`):
+    it restarts from its newest persistent checkpoint, with its failures
+    still counted."""
+    return msgspec.structs.replace(reset_after_crash(trial), status=PENDING, restoring_from=None)
+
+
 def should_recover(trial: TrialState) -> bool:
     """Retry while fewer than `max_failures` failures were counted, forever
     when it is negative. True even without a checkpoint: the trial then

@@ -102,6 +102,18 @@ class ExperimentStopRequested(_EventBase, frozen=True, kw_only=True, tag=True):
     reason: str = "stop requested"
 
 
+class ExperimentResumed(_EventBase, frozen=True, kw_only=True, tag=True):
+    """The driver restarted after a crash or a stop and goes on from the
+    replayed state. RUNNING trials wait again (their workers are gone);
+    `resume_unfinished=False` ends unfinished trials instead;
+    `resume_errored` retries trials in ERROR from their newest persistent
+    checkpoint, `restart_errored` from scratch."""
+
+    resume_unfinished: bool = True
+    resume_errored: bool = False
+    restart_errored: bool = False
+
+
 TrialEvent: TypeAlias = (
     StartRequested
     | TrialStarted
@@ -115,5 +127,10 @@ TrialEvent: TypeAlias = (
 )
 
 ExperimentEvent: TypeAlias = (
-    TrialEvent | ClusterResourcesChanged | TrialRequested | Tick | ExperimentStopRequested
+    TrialEvent
+    | ClusterResourcesChanged
+    | TrialRequested
+    | Tick
+    | ExperimentStopRequested
+    | ExperimentResumed
 )

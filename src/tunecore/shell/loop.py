@@ -5,7 +5,10 @@
         for each event: state, commands = step(state, event)
                         carry out the commands (executor, storage, callbacks)
 
-Nothing else changes the experiment's state. This module decides nothing a
+Nothing else changes the experiment's state. With a `Journal`, every event
+is logged before `step` sees it (rejected ones too: replay must meet the
+same rejections) and the state is snapshotted now and then; see
+`tunecore.shell.journal`. This module decides nothing a
 pure function could: it only translates commands into calls (start an actor,
 make a checkpoint directory, append to error.txt) and completions into
 events. A rejected event (a result that raced with a stop, say) is logged
@@ -49,6 +52,7 @@ from tunecore.model import (
 )
 from tunecore.shell.callbacks import CallbackList
 from tunecore.shell.executors.base import Executor
+from tunecore.shell.journal import Journal
 from tunecore.shell.storage import ExperimentStorage
 from tunecore.shell.trainable.worker import TrialContext
 
@@ -75,6 +79,7 @@ class ExperimentLoop:
         chdir: bool = False,
         clock: Callable[[], float] = time.time,
         poll_seconds: float = 1.0,
+        journal: Journal | None = None,
     ) -> None:
         self.state = state
         self._executor = executor
@@ -88,6 +93,7 @@ class ExperimentLoop:
         self._chdir = chdir
         self._clock = clock
         self._poll = poll_seconds
+        self._journal = journal
         self._dirs: dict[str, Path] = {}
         self._trials_of: ExperimentState | None = None
         self._trials_cache: Sequence[TrialState] = ()
@@ -100,18 +106,20 @@ class ExperimentLoop:
         """Drive the experiment until `ExperimentDone`; return the final state."""
         try:
             total = self._executor.cluster_resources()
-            self._feed([ClusterResourcesChanged(at=self._clock(), total=total)])
+            self.feed([ClusterResourcesChanged(at=self._clock(), total=total)])
             while not self.state.done:
                 try:
                     events = self._executor.next_events(self._poll)
-                    self._feed(events or [Tick(at=self._clock())])
+                    self.feed(events or [Tick(at=self._clock())])
                 except KeyboardInterrupt:
                     logger.warning("Interrupted: stopping every trial (Ctrl-C again to abort)")
                     reason = "interrupted by the user (Ctrl-C)"
-                    self._feed([ExperimentStopRequested(at=self._clock(), reason=reason)])
+                    self.feed([ExperimentStopRequested(at=self._clock(), reason=reason)])
                     self._drain_after_interrupt()
             self._executor.drain(timeout=60.0)  # exports and releases still running
         finally:
+            if self._journal is not None:
+                self._journal.close(self.state)
             self._executor.shutdown()
             self._callbacks.on_experiment_end(self._trials())
             self._storage.close()
@@ -121,21 +129,33 @@ class ExperimentLoop:
         """After a stop, let the last saves land (briefly), then end."""
         deadline = self._clock() + 10.0
         while not self.state.done and self._clock() < deadline:
-            self._feed(self._executor.next_events(0.5) or [Tick(at=self._clock())])
+            self.feed(self._executor.next_events(0.5) or [Tick(at=self._clock())])
 
-    def _feed(self, events: Sequence[ExperimentEvent]) -> None:
+    def feed(self, events: Sequence[ExperimentEvent]) -> None:
+        """Apply `events` one by one (logged first), carrying out what each
+        one's commands say. `run` feeds what the executors report; a resume
+        feeds its `ExperimentResumed` here before running."""
+        journal = self._journal
         for event in events:
             if self._on_event is not None:
                 self._on_event(event)
+            if journal is not None:
+                journal.record(event)
             outcome = step(self.state, event)
             if isinstance(outcome, Rejection):
                 logger.debug("Skipped: %s", outcome)
+                if journal is not None:
+                    journal.applied(())
                 continue
             self.state, commands = outcome
+            if journal is not None:
+                journal.applied(commands)
             self._iteration += 1
             self._observe(event)
             for command in commands:
                 self._carry_out(command)
+        if journal is not None:
+            journal.maybe_snapshot(self.state)
         if self._on_state is not None:
             self._on_state(self.state)
 

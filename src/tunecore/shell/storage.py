@@ -59,7 +59,7 @@ import re
 import shutil
 import tempfile
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
 
@@ -308,6 +308,34 @@ class ExperimentStorage:
         writer.writerows(rows)
         writer.writerow(row)
         _write_atomic(path, buffer.getvalue())
+
+    def read_results(self, trial_dir: Path) -> list[dict[str, JsonValue]]:
+        """The results result.json holds, in order; a line a crash cut short
+        (not valid JSON, or not an object) is left out."""
+        path = trial_dir / RESULT_FILE
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except FileNotFoundError:
+            return []
+        rows: list[dict[str, JsonValue]] = []
+        for line in lines:
+            try:
+                row = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(row, dict):
+                rows.append(row)
+        return rows
+
+    def rewrite_results(self, trial_dir: Path, rows: Sequence[Mapping[str, JsonValue]]) -> None:
+        """Make result.json and progress.csv hold exactly `rows` (a resume
+        puts them back in line with the event log)."""
+        for name in (RESULT_FILE, PROGRESS_FILE):
+            self._appender.forget(trial_dir / name)
+            self._csv_headers.pop(trial_dir / name, None)
+            (trial_dir / name).unlink(missing_ok=True)
+        for row in rows:
+            self.append_result(trial_dir, row)
 
     def append_error(self, trial_dir: Path, entry: str) -> Path:
         """Append one error.txt entry verbatim (`tunecore.core.naming.error_entry`

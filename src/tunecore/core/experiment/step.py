@@ -43,6 +43,7 @@ from tunecore.model import (
     Decision,
     ExperimentDone,
     ExperimentEvent,
+    ExperimentResumed,
     ExperimentStopRequested,
     JsonDict,
     PauseRequested,
@@ -111,7 +112,7 @@ def new_experiment(
 def step(state: ExperimentState, event: ExperimentEvent) -> Stepped | Rejection:
     """The experiment after `event` and the commands for the shell, or a
     `Rejection` when the event is illegal (the state is then unchanged)."""
-    if state.done:
+    if state.done and not isinstance(event, ExperimentResumed):
         return Rejection(event=type(event).__name__, reason="the experiment is over")
     work = _Step(state, event.at)
     rejection = work.handle(event)
@@ -230,6 +231,7 @@ class _Step:
         "changed",
         "commands",
         "config",
+        "resumed",
         "saves",
         "scheduler",
         "searcher",
@@ -247,6 +249,7 @@ class _Step:
         self.searcher = state.searcher
         self.commands: list[Command] = []
         self.changed = False
+        self.resumed = False
         self._books: _Books | None = None
 
     @property
@@ -278,6 +281,9 @@ class _Step:
             return None
         if isinstance(event, ExperimentStopRequested):
             self._stop_experiment(event.reason, error=None)
+            return None
+        if isinstance(event, ExperimentResumed):
+            self._resume(event)
             return None
         trial = self.trials.get(event.trial_id)
         if trial is None:
@@ -388,6 +394,29 @@ class _Step:
             "Include it in every report."
         )
 
+    def _resume(self, event: ExperimentResumed) -> None:
+        """A new driver goes on from the replayed state. Workers, saves in
+        flight and memory checkpoints died with the old one; the cluster is
+        measured again before anything starts; a stop or an end from before
+        is lifted (the end is decided again once the trials are settled),
+        and the time budget counts only the time the experiment ran."""
+        books = self.books
+        books.total = None
+        books.stopping = None
+        books.error = None
+        self.changed = True
+        self.resumed = True
+        for trial_id in sorted(self.trials.keys(), key=books.index.__getitem__):
+            before = self.trials[trial_id]
+            after = _resumed(before, event)
+            if after is before:
+                continue
+            self.put(before, after)
+            if after.status is TrialStatus.TERMINATED:
+                self.scheduler = self.scheduler.on_trial_remove(after)
+            elif before.status is TrialStatus.ERROR:
+                self.scheduler = self.scheduler.on_trial_add(after)
+
     # -- transitions ------------------------------------------------------
 
     def _apply(self, before: TrialState, outcome: Applied) -> None:
@@ -420,6 +449,8 @@ class _Step:
         elif old is RUNNING:
             self.books.running -= 1
             self.books.used = resources.subtract(self.books.used, before.spec.resources)
+        else:  # a finished trial comes back only on resume
+            self.books.finished -= 1
         if new is PENDING:
             self.books.pending.insert(trial_id, self.books.index)
         elif new is PAUSED:
@@ -491,7 +522,7 @@ class _Step:
         """Enforce the time budget, pull new trials, start what fits, and end
         the experiment when nothing is left."""
         budget = self.config.time_budget_s
-        started = self.state.started_at if self.state.started_at is not None else self.at
+        started = self._started_at()
         if budget is not None and self.at - started >= budget and self.books.stopping is None:
             self._stop_experiment(f"the time budget of {budget:g} s is used up", error=None)
         if not self.changed:
@@ -614,13 +645,40 @@ class _Step:
             used=books.used,
             scheduler=self.scheduler,
             searcher=self.searcher,
-            started_at=state.started_at if state.started_at is not None else self.at,
+            started_at=self._started_at(),
             now=self.at,
             stopping=books.stopping,
             done=books.done,
             error=books.error,
         )
         return new_state, tuple(self.commands)
+
+    def _started_at(self) -> float:
+        """When the experiment started, for the time budget; a resume moves
+        it on by the time the experiment was down."""
+        started = self.state.started_at
+        if started is None:
+            return self.at
+        if self.resumed:
+            return started + max(0.0, self.at - self.state.now)
+        return started
+
+
+def _resumed(trial: TrialState, event: ExperimentResumed) -> TrialState:
+    """One trial after a resume: see `ExperimentResumed`."""
+    status = trial.status
+    if status is TrialStatus.ERROR:
+        if event.restart_errored:
+            return lifecycle.new_trial(trial.spec)
+        if event.resume_errored:
+            return lifecycle.retry_errored(trial)
+        return trial
+    if status is TrialStatus.TERMINATED:
+        return trial
+    reset = lifecycle.reset_after_crash(trial)
+    if not event.resume_unfinished:
+        return msgspec.structs.replace(reset, status=TrialStatus.TERMINATED)
+    return reset
 
 
 def _fits_in(free: Resources) -> Callable[[TrialState], bool]:

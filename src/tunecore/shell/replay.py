@@ -1,0 +1,112 @@
+"""Rebuild an experiment from its event log, without Ray and without
+running any user code.
+
+`replay` starts from the state in the log's header and feeds every event to
+`step`, exactly as the live loop did, so it returns the same final state
+and the same command stream. With `verify` it checks each snapshot it passes
+(the live state and command digest at that point) and raises
+`ReplayMismatchError` naming the first record where they differ.
+`rebuild` is the fast path a resume takes: the newest usable snapshot, then
+only the events after it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tunecore.core.experiment import ExperimentState, step
+from tunecore.core.experiment.snapshot import decode_state, encode_state
+from tunecore.model import Command, ExperimentEvent, Rejection
+from tunecore.shell.eventlog import LogContents, LogError, LogHeader, TornTail, read_log
+from tunecore.shell.journal import EMPTY_DIGEST, SnapshotStore, chain_digest
+
+
+class ReplayMismatchError(LogError):
+    """Replay disagrees with what the live run recorded."""
+
+
+@dataclass
+class Replayed:
+    """The outcome of a replay: the state after the last event, and the
+    commands `step` returned, each with the number of its event (1-based)."""
+
+    header: LogHeader
+    state: ExperimentState
+    records: int
+    digest: bytes
+    commands: list[tuple[int, Command]] = field(default_factory=list)
+    rejected: int = 0
+    snapshots_verified: int = 0
+    torn: TornTail | None = None
+
+
+def replay(
+    experiment_dir: str | Path,
+    *,
+    verify: bool = True,
+    keep_commands: bool = True,
+    truncate: bool = False,
+    quiet: bool = False,
+) -> Replayed:
+    """Every event from the first; see the module docstring."""
+    contents = read_log(experiment_dir, truncate=truncate, quiet=quiet)
+    snapshots = SnapshotStore(experiment_dir)
+    checkpoints = set(snapshots.available()) if verify else set()
+    replayed = Replayed(
+        header=contents.header,
+        state=decode_state(contents.header.initial_state),
+        records=0,
+        digest=EMPTY_DIGEST,
+        torn=contents.torn,
+    )
+    for event in contents.events:
+        _advance(replayed, event, keep_commands)
+        if replayed.records in checkpoints:
+            _verify(replayed, snapshots, contents.path)
+    return replayed
+
+
+def rebuild(contents: LogContents, experiment_dir: str | Path) -> Replayed:
+    """The state after every event of `contents`, from the newest usable
+    snapshot on (commands are not kept)."""
+    snapshot = SnapshotStore(experiment_dir).latest(at_most=len(contents.events))
+    if snapshot is None:
+        state, records, digest = decode_state(contents.header.initial_state), 0, EMPTY_DIGEST
+    else:
+        state, records, digest = decode_state(snapshot.state), snapshot.records, snapshot.digest
+    replayed = Replayed(
+        header=contents.header, state=state, records=records, digest=digest, torn=contents.torn
+    )
+    for event in contents.events[records:]:
+        _advance(replayed, event, keep_commands=False)
+    return replayed
+
+
+def _advance(replayed: Replayed, event: ExperimentEvent, keep_commands: bool) -> None:
+    outcome = step(replayed.state, event)
+    replayed.records += 1
+    if isinstance(outcome, Rejection):
+        replayed.rejected += 1
+        return
+    replayed.state, commands = outcome
+    replayed.digest = chain_digest(replayed.digest, replayed.records, commands)
+    if keep_commands:
+        replayed.commands.extend((replayed.records, c) for c in commands)
+
+
+def _verify(replayed: Replayed, snapshots: SnapshotStore, path: Path) -> None:
+    snapshot = snapshots.load(replayed.records)
+    if snapshot is None:
+        return
+    if snapshot.digest != replayed.digest:
+        raise ReplayMismatchError(
+            f"{path}: after record {replayed.records} the replayed commands differ from "
+            "the live run's (command digest mismatch)"
+        )
+    if snapshot.state != encode_state(replayed.state):
+        raise ReplayMismatchError(
+            f"{path}: after record {replayed.records} the replayed state differs from "
+            "the live run's snapshot"
+        )
+    replayed.snapshots_verified += 1

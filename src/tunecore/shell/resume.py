@@ -1,0 +1,75 @@
+"""Putting a trial's result files back in line with the event log when an
+experiment resumes.
+
+The loop writes a result to result.json and progress.csv right after `step`
+accepted it, and the event was logged before that, so after a crash a
+trial's files hold every logged result, or all but the last one, and maybe
+half a line. A trial that will run again restarts from its newest
+persistent checkpoint and reports the results after it once more. So, for
+each trial that reported anything:
+
+- one that will run again keeps the rows up to and including the last one
+  at its checkpoint's `training_iteration` (none without a checkpoint): the
+  rest it reports again;
+- a finished one keeps every row, and gets back its last result if the
+  crash came between logging it and writing it.
+
+Either way no result is lost and none is written twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from tunecore.core.checkpoints import current_checkpoint
+from tunecore.core.experiment import ExperimentState
+from tunecore.model import JsonValue, TrialState
+from tunecore.shell.callbacks import is_duplicate
+from tunecore.shell.storage import ExperimentStorage, to_json_value
+
+Row = dict[str, JsonValue]
+
+
+def repair_result_files(
+    storage: ExperimentStorage,
+    state: ExperimentState,
+    dirname_of: Callable[[TrialState], str] | None = None,
+) -> int:
+    """Repair the files of every trial that has a directory (see the module
+    docstring); returns how many trials' files changed. `dirname_of` is the
+    user's `trial_dirname_creator`, if the experiment had one."""
+    changed = 0
+    for trial in sorted(state.trials.values(), key=lambda t: state.index[t.trial_id]):
+        name = storage.trial_dirname(trial.spec, None if dirname_of is None else dirname_of(trial))
+        directory = storage.experiment_dir / name
+        if not directory.is_dir():
+            continue
+        rows = storage.read_results(directory)
+        kept = rows_to_keep(trial, rows)
+        if kept != rows:
+            storage.rewrite_results(directory, kept)
+            changed += 1
+    return changed
+
+
+def rows_to_keep(trial: TrialState, rows: list[Row]) -> list[Row]:
+    """The rows of `trial`'s result.json that stay; see the module docstring."""
+    if not trial.is_finished:
+        checkpoint = current_checkpoint(trial)
+        upto = 0 if checkpoint is None else checkpoint.training_iteration
+        last = max(
+            (i for i, row in enumerate(rows) if row.get("training_iteration") == upto),
+            default=-1,
+        )
+        return rows[: last + 1]
+    final = trial.last_result
+    if is_duplicate(final) or (rows and rows[-1] == _as_row(final)):
+        return rows
+    return [*rows, _as_row(final)]
+
+
+def _as_row(result: Row) -> Row:
+    """A result as result.json stores it (JSON's own value types)."""
+    value = to_json_value(result)
+    assert isinstance(value, dict)
+    return value

@@ -89,7 +89,12 @@ class Callback:
     def on_trial_error(
         self, iteration: int, trials: Sequence[TrialState], trial: TrialState
     ) -> None:
-        """A trial failed (whether or not it will be retried)."""
+        """A trial failed for good: it is in ERROR (no retry left)."""
+
+    def on_trial_recover(
+        self, iteration: int, trials: Sequence[TrialState], trial: TrialState
+    ) -> None:
+        """A trial failed and will be retried (it waits to start again)."""
 
     def on_checkpoint(
         self,
@@ -174,6 +179,11 @@ class CallbackList(Callback):
         self, iteration: int, trials: Sequence[TrialState], trial: TrialState
     ) -> None:
         self._each("on_trial_error", lambda c: c.on_trial_error(iteration, trials, trial))
+
+    def on_trial_recover(
+        self, iteration: int, trials: Sequence[TrialState], trial: TrialState
+    ) -> None:
+        self._each("on_trial_recover", lambda c: c.on_trial_recover(iteration, trials, trial))
 
     def on_checkpoint(
         self,

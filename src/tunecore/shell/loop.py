@@ -47,6 +47,8 @@ from tunecore.model import (
     StartTrial,
     StopTrial,
     Tick,
+    TrialFailed,
+    TrialRestored,
     TrialState,
     TrialStatus,
 )
@@ -99,6 +101,7 @@ class ExperimentLoop:
         self._trials_cache: Sequence[TrialState] = ()
         self._iteration = 0
         self._exploits = 0
+        self._hosted: set[str] = set()  # trials that have a worker now
 
     # -- running ------------------------------------------------------------
 
@@ -110,12 +113,15 @@ class ExperimentLoop:
             while not self.state.done:
                 try:
                     events = self._executor.next_events(self._poll)
+                    self._callbacks.on_step_begin(self._iteration, self._trials())
                     self.feed(events or [Tick(at=self._clock())])
+                    self._callbacks.on_step_end(self._iteration, self._trials())
                 except KeyboardInterrupt:
                     logger.warning("Interrupted: stopping every trial (Ctrl-C again to abort)")
                     reason = "interrupted by the user (Ctrl-C)"
                     self.feed([ExperimentStopRequested(at=self._clock(), reason=reason)])
                     self._drain_after_interrupt()
+                    break
             self._executor.drain(timeout=60.0)  # exports and releases still running
         finally:
             if self._journal is not None:
@@ -126,10 +132,14 @@ class ExperimentLoop:
         return self.state
 
     def _drain_after_interrupt(self) -> None:
-        """After a stop, let the last saves land (briefly), then end."""
+        """After a stop, let the last saves land for up to 10 s, then end
+        (a second Ctrl-C ends at once). What did not land is lost with the
+        workers; everything recorded is in the event log."""
         deadline = self._clock() + 10.0
         while not self.state.done and self._clock() < deadline:
             self.feed(self._executor.next_events(0.5) or [Tick(at=self._clock())])
+        if not self.state.done:
+            logger.warning("Gave up waiting for the last saves after Ctrl-C")
 
     def feed(self, events: Sequence[ExperimentEvent]) -> None:
         """Apply `events` one by one (logged first), carrying out what each
@@ -168,7 +178,15 @@ class ExperimentLoop:
             )
         elif isinstance(event, CheckpointSaved):
             trial = self.state.trials[event.trial_id]
+            self._callbacks.on_trial_save(self._iteration, self._trials(), trial)
             self._callbacks.on_checkpoint(self._iteration, self._trials(), trial, event.checkpoint)
+        elif isinstance(event, TrialRestored):
+            trial = self.state.trials[event.trial_id]
+            self._callbacks.on_trial_restore(self._iteration, self._trials(), trial)
+        elif isinstance(event, TrialFailed):
+            trial = self.state.trials[event.trial_id]
+            if trial.status is TrialStatus.PENDING:  # it will be retried
+                self._callbacks.on_trial_recover(self._iteration, self._trials(), trial)
 
     # -- commands -------------------------------------------------------------
 
@@ -183,6 +201,7 @@ class ExperimentLoop:
             context = self._context(trial)
             self._storage.write_params(Path(context.trial_dir), trial.spec.config)
             self._callbacks.on_trial_start(self._iteration, self._trials(), trial)
+            self._hosted.add(trial_id)
             self._executor.start(
                 trial_id, trial.spec.resources, trial.spec.config, context, command.restore_from
             )
@@ -191,6 +210,7 @@ class ExperimentLoop:
         elif isinstance(command, SaveCheckpoint):
             self._save(trial, command.storage)
         elif isinstance(command, PauseTrial):
+            self._hosted.discard(trial_id)
             self._executor.release(trial_id)
         elif isinstance(command, StopTrial):
             self._stop(trial, command.error)
@@ -211,7 +231,9 @@ class ExperimentLoop:
         if error is not None:
             self._storage.append_error(self._dir(trial), error)
         formats = trial.spec.export_formats
-        if formats and trial.status is TrialStatus.TERMINATED and trial.location.pid is not None:
+        hosted = trial.trial_id in self._hosted
+        self._hosted.discard(trial.trial_id)
+        if formats and trial.status is TrialStatus.TERMINATED and hosted:
             export_dir = self._dir(trial) / "export"
             self._executor.export(trial.trial_id, [f.value for f in formats], str(export_dir))
         self._executor.release(trial.trial_id)

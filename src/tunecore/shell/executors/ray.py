@@ -262,11 +262,14 @@ class RayExecutor:
             # next actor, which reads it from the object store.
             self._memory[pending.memory_key] = pending.handle
         if pending.operation is Operation.TRAIN_MANY:
-            return self._batch(trial_id, value)
+            events = self._batch(trial_id, value)
+        else:
+            event = completion_event(trial_id, pending, value, time.time())
+            events = [] if event is None else [event]
+        # A trial released while this was in flight gives its actor back now.
         if trial_id in self._releasing and not self._ops.busy(trial_id):
             self._free(trial_id, reusable=True)
-        event = completion_event(trial_id, pending, value, time.time())
-        return [] if event is None else [event]
+        return events
 
     def _batch(self, trial_id: str, value: object) -> list[ExperimentEvent]:
         """The results of one buffered call, in order, then its error."""

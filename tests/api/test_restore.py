@@ -1,0 +1,282 @@
+"""Resuming an experiment from its event log (`Tuner.restore`), end to end
+on the in-process executor. A `Crash` raised from a callback stands for the
+driver dying mid-run (the chaos test SIGKILLs a real one on Ray)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+import tunecore
+from tunecore import CheckpointConfig, FailureConfig, ResultGrid, RunConfig, TuneConfig, Tuner
+from tunecore.model import JsonValue, TrialState, TrialStatus
+from tunecore.schedulers import ASHAScheduler
+from tunecore.shell.callbacks import Callback
+from tunecore.shell.eventlog import LogError, read_log
+from tunecore.shell.replay import replay
+from tunecore.shell.resume import rows_to_keep
+
+ITERATIONS = 8
+
+
+class Crash(BaseException):
+    """Not an Exception: callbacks' errors are contained, this one is not."""
+
+
+class CrashAfter(Callback):
+    def __init__(self, results: int) -> None:
+        self.left = results
+
+    def on_trial_result(
+        self,
+        iteration: int,
+        trials: object,
+        trial: TrialState,
+        result: Mapping[str, JsonValue],
+    ) -> None:
+        self.left -= 1
+        if self.left == 0:
+            raise Crash
+
+
+def counting(config: dict[str, float]) -> None:
+    """Resumes from its checkpoint; the loss depends only on config and step."""
+    start = 0
+    checkpoint = tunecore.get_checkpoint()
+    if checkpoint is not None:
+        with checkpoint.as_directory() as directory:
+            start = int(Path(directory, "step").read_text())
+    for step in range(start + 1, ITERATIONS + 1):
+        if Path(str(config.get("fail_unless", "")) or os.devnull).name == "missing":
+            raise RuntimeError("the marker is missing")
+        with tempfile.TemporaryDirectory() as directory:
+            Path(directory, "step").write_text(str(step))
+            tunecore.report(
+                {"loss": config["x"] + 1.0 / step},
+                checkpoint=tunecore.Checkpoint.from_directory(directory),
+            )
+
+
+def failing_until_marker(config: dict[str, str]) -> None:
+    start = 0
+    checkpoint = tunecore.get_checkpoint()
+    if checkpoint is not None:
+        with checkpoint.as_directory() as directory:
+            start = int(Path(directory, "step").read_text())
+    for step in range(start + 1, 5):
+        if step == 3 and not Path(config["marker"]).exists():
+            raise RuntimeError("the marker is missing")
+        with tempfile.TemporaryDirectory() as directory:
+            Path(directory, "step").write_text(str(step))
+            tunecore.report(
+                {"loss": float(step), "started_at": start},
+                checkpoint=tunecore.Checkpoint.from_directory(directory),
+            )
+
+
+def experiment(tmp_path: Path, callbacks: list[Callback]) -> Tuner:
+    return Tuner(
+        counting,
+        param_space={"x": tunecore.uniform(0.0, 1.0)},
+        tune_config=TuneConfig(
+            metric="loss",
+            mode="min",
+            num_samples=6,
+            seed=7,
+            max_concurrent_trials=1,  # one order of events, so runs compare exactly
+            scheduler=ASHAScheduler(max_t=ITERATIONS, grace_period=2, reduction_factor=2),
+        ),
+        run_config=RunConfig(
+            name="exp",
+            storage_path=str(tmp_path),
+            verbose=0,
+            executor="in_process",
+            callbacks=callbacks,
+        ),
+    )
+
+
+def iterations(result_file: Path) -> list[int]:
+    return [json.loads(line)["training_iteration"] for line in result_file.read_text().splitlines()]
+
+
+def summary(results: ResultGrid) -> list[tuple[str, object, object, str]]:
+    return sorted(
+        (r.trial_id.split("_")[1], r.config["x"], r.metrics["training_iteration"], r.status.value)
+        for r in results
+    )
+
+
+def test_a_crashed_experiment_resumes_as_if_it_never_stopped(tmp_path: Path) -> None:
+    baseline = experiment(tmp_path / "baseline", []).fit()
+    with pytest.raises(Crash):
+        experiment(tmp_path / "crashed", [CrashAfter(results=11)]).fit()
+    directory = tmp_path / "crashed" / "exp"
+    before = replay(directory).state
+    running = [t.trial_id for t in before.trials.values() if t.status is TrialStatus.RUNNING]
+    assert running  # it died mid-trial
+
+    resumed = Tuner.restore(directory).fit()
+
+    # Same trials (ids, configs from the searcher's saved state), same ASHA
+    # decisions, same ends as the run that never stopped.
+    assert summary(resumed) == summary(baseline)
+    assert {r.trial_id for r in resumed} >= set(before.trials.keys())
+    for result in resumed:
+        rows = iterations(result.path / "result.json")
+        assert rows == list(range(1, len(rows) + 1)), result.trial_id  # no gap, no repeat
+        assert rows[-1] == result.metrics["training_iteration"]
+        csv_rows = (result.path / "progress.csv").read_text().splitlines()
+        assert len(csv_rows) == len(rows) + 1  # the header
+    final = replay(directory)  # the whole log, crash and resume included, replays
+    assert final.state.done
+    assert final.snapshots_verified >= 1
+
+
+def test_resume_works_from_the_log_alone(tmp_path: Path) -> None:
+    with pytest.raises(Crash):
+        experiment(tmp_path, [CrashAfter(results=5)]).fit()
+    directory = tmp_path / "exp"
+    shutil.rmtree(directory / "snapshots")
+    results = Tuner.restore(directory).fit()
+    assert all(r.status is TrialStatus.TERMINATED for r in results)
+    assert len(results) == 6
+
+
+def test_a_finished_experiment_resumed_runs_nothing_again(tmp_path: Path) -> None:
+    first = experiment(tmp_path, []).fit()
+    directory = tmp_path / "exp"
+    files = {r.trial_id: (r.path / "result.json").read_text() for r in first}
+    again = Tuner.restore(directory).fit()
+    assert summary(again) == summary(first)
+    assert {r.trial_id: (r.path / "result.json").read_text() for r in again} == files
+
+
+def test_resume_unfinished_false_ends_the_unfinished_trials(tmp_path: Path) -> None:
+    with pytest.raises(Crash):
+        experiment(tmp_path, [CrashAfter(results=5)]).fit()
+    directory = tmp_path / "exp"
+    waiting = {
+        t.trial_id
+        for t in replay(directory).state.trials.values()
+        if t.status in (TrialStatus.RUNNING, TrialStatus.PENDING)
+    }
+    results = Tuner.restore(directory, resume_unfinished=False).fit()
+    ended = {r.trial_id: r for r in results}
+    for trial_id in waiting:
+        assert ended[trial_id].status is TrialStatus.TERMINATED
+
+
+def errored_experiment(tmp_path: Path) -> tuple[Path, Path]:
+    marker = tmp_path / "marker"
+    Tuner(
+        failing_until_marker,
+        param_space={"marker": str(marker)},
+        tune_config=TuneConfig(metric="loss", mode="min"),
+        run_config=RunConfig(
+            name="err",
+            storage_path=str(tmp_path),
+            verbose=0,
+            executor="in_process",
+            failure_config=FailureConfig(max_failures=0),
+            checkpoint_config=CheckpointConfig(num_to_keep=2),
+        ),
+    ).fit()
+    marker.touch()
+    return tmp_path / "err", marker
+
+
+def test_resume_errored_retries_from_the_newest_checkpoint(tmp_path: Path) -> None:
+    directory, _ = errored_experiment(tmp_path)
+    (result,) = Tuner.restore(directory).fit()
+    assert result.status is TrialStatus.ERROR  # errored trials stay so by default
+    (result,) = Tuner.restore(directory, resume_errored=True).fit()
+    assert result.status is TrialStatus.TERMINATED
+    rows = [json.loads(line) for line in (result.path / "result.json").read_text().splitlines()]
+    assert [r["training_iteration"] for r in rows] == [1, 2, 3, 4]
+    assert [r["started_at"] for r in rows] == [0, 0, 2, 2]  # from the checkpoint at 2
+
+
+def test_restart_errored_starts_over(tmp_path: Path) -> None:
+    directory, _ = errored_experiment(tmp_path)
+    (result,) = Tuner.restore(directory, restart_errored=True).fit()
+    assert result.status is TrialStatus.TERMINATED
+    rows = [json.loads(line) for line in (result.path / "result.json").read_text().splitlines()]
+    assert [r["training_iteration"] for r in rows] == [1, 2, 3, 4]
+    assert [r["started_at"] for r in rows] == [0, 0, 0, 0]
+
+
+def test_a_second_fit_into_the_same_directory_is_refused(tmp_path: Path) -> None:
+    experiment(tmp_path, []).fit()
+    with pytest.raises(LogError, match=r"already holds an experiment.*Tuner.restore"):
+        experiment(tmp_path, []).fit()
+
+
+def test_restore_of_something_that_is_no_experiment_says_so(tmp_path: Path) -> None:
+    with pytest.raises(LogError, match="not a tunecore experiment directory"):
+        Tuner.restore(tmp_path)
+
+
+# -- which result rows a resume keeps ------------------------------------------------------
+
+
+def rows(*iterations_: int) -> list[dict[str, JsonValue]]:
+    return [{"training_iteration": i, "loss": 1.0 / i} for i in iterations_]
+
+
+def trial_with(status: TrialStatus, checkpoint_at: int | None, last: int) -> TrialState:
+    from tunecore.core import new_trial  # noqa: PLC0415
+    from tunecore.model import (  # noqa: PLC0415
+        CheckpointHistory,
+        CheckpointRef,
+        CheckpointStorage,
+        TrialSpec,
+    )
+
+    trial = new_trial(TrialSpec(trial_id="t_00000", trainable_name="f", config={}))
+    history = (
+        CheckpointHistory()
+        if checkpoint_at is None
+        else CheckpointHistory(
+            persistent=(
+                CheckpointRef(
+                    storage=CheckpointStorage.PERSISTENT,
+                    path="/c",
+                    training_iteration=checkpoint_at,
+                ),
+            )
+        )
+    )
+    import msgspec  # noqa: PLC0415
+
+    return msgspec.structs.replace(
+        trial, status=status, checkpoints=history, last_result=rows(last)[0]
+    )
+
+
+def test_a_trial_that_runs_again_keeps_the_rows_up_to_its_checkpoint() -> None:
+    trial = trial_with(TrialStatus.PENDING, checkpoint_at=3, last=5)
+    assert rows_to_keep(trial, rows(1, 2, 3, 4, 5)) == rows(1, 2, 3)
+    # after an earlier failure, iteration 3 came twice: the later one counts
+    assert rows_to_keep(trial, rows(1, 2, 3, 2, 3, 4)) == rows(1, 2, 3, 2, 3)
+    no_checkpoint = trial_with(TrialStatus.PENDING, checkpoint_at=None, last=2)
+    assert rows_to_keep(no_checkpoint, rows(1, 2)) == []
+
+
+def test_a_finished_trial_gets_back_a_last_row_the_crash_left_unwritten() -> None:
+    trial = trial_with(TrialStatus.TERMINATED, checkpoint_at=3, last=5)
+    assert rows_to_keep(trial, rows(1, 2, 3, 4)) == rows(1, 2, 3, 4, 5)
+    assert rows_to_keep(trial, rows(1, 2, 3, 4, 5)) == rows(1, 2, 3, 4, 5)
+
+
+def test_the_log_names_the_experiment_and_the_code_by_reference(tmp_path: Path) -> None:
+    experiment(tmp_path, []).fit()
+    header = read_log(tmp_path / "exp").header
+    assert header.trainable == "tests.api.test_restore:counting"
+    assert header.settings.executor == "in_process"

@@ -1,0 +1,227 @@
+"""The event log: framing, damage, versions, durability, snapshots, replay."""
+
+from __future__ import annotations
+
+import logging
+import struct
+from pathlib import Path
+
+import pytest
+
+from tunecore.core.experiment import ExperimentConfig, new_experiment
+from tunecore.core.experiment.snapshot import encode_state
+from tunecore.core.search import BasicVariantGenerator
+from tunecore.model import (
+    ClusterResourcesChanged,
+    ExperimentEvent,
+    Resources,
+    ResultReported,
+    Tick,
+)
+from tunecore.shell.eventlog import (
+    LOG_FORMAT,
+    MAGIC,
+    CorruptLogError,
+    EventLogWriter,
+    LogError,
+    LogHeader,
+    RunSettings,
+    log_path,
+    read_log,
+)
+from tunecore.shell.journal import EMPTY_DIGEST, Journal, SnapshotStore, chain_digest
+from tunecore.shell.replay import ReplayMismatchError, replay
+
+_FRAME = struct.Struct("<II")
+
+
+def header(fsync_interval_ms: int = 1000) -> LogHeader:
+    state = new_experiment(
+        ExperimentConfig(trainable_name="tests:train", trial_id_prefix="t"),
+        searcher=BasicVariantGenerator({"x": 1}, num_samples=2),
+    )
+    return LogHeader(
+        format=LOG_FORMAT,
+        tunecore_version="test",
+        name="exp",
+        trainable="tests:train",
+        settings=RunSettings(fsync_interval_ms=fsync_interval_ms),
+        initial_state=encode_state(state),
+    )
+
+
+EVENTS: list[ExperimentEvent] = [
+    ClusterResourcesChanged(at=1.0, total=Resources(cpu=1)),
+    ResultReported(trial_id="t_00000", at=2.0, result={"training_iteration": 1, "loss": 0.5}),
+    Tick(at=3.0),
+]
+
+
+def write(directory: Path, events: list[ExperimentEvent] = EVENTS) -> list[int]:
+    """Write a log; the byte offset where each event's record starts."""
+    writer = EventLogWriter.create(directory, header())
+    offsets = []
+    for event in events:
+        offsets.append(log_path(directory).stat().st_size)
+        writer.append(event)
+    writer.close()
+    return offsets
+
+
+def test_a_log_reads_back_exactly(tmp_path: Path) -> None:
+    write(tmp_path)
+    contents = read_log(tmp_path)
+    assert contents.header == header()
+    assert contents.events == EVENTS
+    assert contents.torn is None
+    assert contents.end == log_path(tmp_path).stat().st_size
+
+
+def test_a_torn_last_record_is_dropped_with_a_warning_naming_its_offset(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    offsets = write(tmp_path)
+    path = log_path(tmp_path)
+    size = path.stat().st_size
+    with path.open("r+b") as handle:
+        handle.truncate(size - 3)  # the last write was cut short
+    with caplog.at_level(logging.WARNING):
+        contents = read_log(tmp_path)
+    assert contents.events == EVENTS[:-1]
+    assert contents.torn is not None
+    assert contents.torn.offset == offsets[-1]
+    assert f"offset {offsets[-1]}" in caplog.text
+
+
+def test_a_torn_frame_header_is_dropped_too(tmp_path: Path) -> None:
+    write(tmp_path)
+    with log_path(tmp_path).open("ab") as handle:
+        handle.write(b"\x05\x00")  # two bytes of the next frame's length
+    assert read_log(tmp_path).events == EVENTS
+
+
+def test_a_corrupt_record_before_the_end_is_an_error_naming_offset_and_number(
+    tmp_path: Path,
+) -> None:
+    offsets = write(tmp_path)
+    path = log_path(tmp_path)
+    data = bytearray(path.read_bytes())
+    data[offsets[1] + _FRAME.size + 2] ^= 0xFF  # inside event 2's payload
+    path.write_bytes(bytes(data))
+    with pytest.raises(CorruptLogError) as caught:
+        read_log(tmp_path)
+    assert caught.value.offset == offsets[1]
+    assert caught.value.record == 2  # record 0 is the header
+    assert f"offset {offsets[1]}" in str(caught.value)
+    assert "truncate=True" in str(caught.value)
+
+
+def test_truncate_cuts_a_corrupt_log_at_the_bad_record_and_appending_goes_on(
+    tmp_path: Path,
+) -> None:
+    offsets = write(tmp_path)
+    path = log_path(tmp_path)
+    data = bytearray(path.read_bytes())
+    data[offsets[1] + _FRAME.size + 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+    contents = read_log(tmp_path, truncate=True)
+    assert contents.events == EVENTS[:1]
+    assert path.stat().st_size == offsets[1]
+    writer = EventLogWriter.reopen(read_log(tmp_path), fsync_interval_ms=0)
+    writer.append(EVENTS[2])
+    writer.close()
+    assert read_log(tmp_path).events == [EVENTS[0], EVENTS[2]]
+
+
+def test_reopening_cuts_a_torn_tail_before_appending(tmp_path: Path) -> None:
+    write(tmp_path)
+    with log_path(tmp_path).open("ab") as handle:
+        handle.write(_FRAME.pack(100, 0) + b"partial")
+    writer = EventLogWriter.reopen(read_log(tmp_path), fsync_interval_ms=0)
+    writer.append(Tick(at=9.0))
+    writer.close()
+    assert read_log(tmp_path).events == [*EVENTS, Tick(at=9.0)]
+
+
+def test_a_newer_format_is_refused_before_any_record_is_decoded(tmp_path: Path) -> None:
+    write(tmp_path)
+    path = log_path(tmp_path)
+    data = bytearray(path.read_bytes())
+    struct.pack_into("<I", data, len(MAGIC), LOG_FORMAT + 1)
+    path.write_bytes(bytes(data))
+    with pytest.raises(LogError, match=rf"newer tunecore \(event log format {LOG_FORMAT + 1}"):
+        read_log(tmp_path)
+
+
+def test_a_missing_or_foreign_log_gets_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(LogError, match="is not a tunecore experiment directory"):
+        read_log(tmp_path)
+    log_path(tmp_path).write_bytes(b"just some text file\n")
+    with pytest.raises(LogError, match="is not a tunecore event log"):
+        read_log(tmp_path)
+
+
+def test_a_log_is_never_overwritten(tmp_path: Path) -> None:
+    write(tmp_path)
+    with pytest.raises(FileExistsError):
+        EventLogWriter.create(tmp_path, header())
+
+
+def test_records_reach_the_file_as_they_are_appended(tmp_path: Path) -> None:
+    """Each record is handed to the OS at once (no user-space buffer): a
+    reader sees it before the writer syncs or closes."""
+    writer = EventLogWriter.create(tmp_path, header(fsync_interval_ms=60_000))
+    writer.append(EVENTS[0])
+    assert read_log(tmp_path).events == EVENTS[:1]
+    writer.close()
+
+
+def test_snapshots_keep_the_newest_and_survive_damage(tmp_path: Path) -> None:
+    store = SnapshotStore(tmp_path)
+    for records in (3, 7, 12):
+        store.write(records, EMPTY_DIGEST, f"state {records}".encode())
+    assert store.available() == [7, 12]
+    newest = store.directory / "snapshot_000000000012.msgpack"
+    newest.write_bytes(newest.read_bytes()[:-1] + b"X")
+    latest = store.latest(at_most=100)
+    assert latest is not None
+    assert latest.records == 7  # the damaged one is skipped
+    assert store.latest(at_most=5) is None
+
+
+def test_the_command_digest_is_a_chain() -> None:
+    from tunecore.model import ContinueTrial  # noqa: PLC0415
+
+    one = chain_digest(EMPTY_DIGEST, 1, [ContinueTrial(trial_id="a")])
+    assert chain_digest(one, 2, []) == one  # no commands, no change
+    assert chain_digest(one, 2, [ContinueTrial(trial_id="a")]) != one
+    assert chain_digest(EMPTY_DIGEST, 1, [ContinueTrial(trial_id="b")]) != one
+
+
+def test_replay_notices_a_snapshot_the_log_does_not_lead_to(tmp_path: Path) -> None:
+    write(tmp_path)
+    contents = read_log(tmp_path)
+    replayed = replay(tmp_path)
+    assert replayed.records == len(contents.events)
+    SnapshotStore(tmp_path).write(replayed.records, b"\x01" * 16, b"not the state")
+    with pytest.raises(ReplayMismatchError, match=f"after record {replayed.records}"):
+        replay(tmp_path)
+    SnapshotStore(tmp_path).write(replayed.records, replayed.digest, b"not the state")
+    with pytest.raises(ReplayMismatchError, match="state differs"):
+        replay(tmp_path)
+
+
+def test_the_journal_snapshots_within_its_budget(tmp_path: Path) -> None:
+    """The first snapshot waits for min_interval_s, the next for at least
+    cost/budget; close always leaves one at the end."""
+    writer = EventLogWriter.create(tmp_path, header())
+    journal = Journal(writer, SnapshotStore(tmp_path), min_interval_s=3600.0)
+    state = replay(tmp_path).state
+    for event in EVENTS:
+        journal.record(event)
+        journal.applied(())
+        journal.maybe_snapshot(state)
+    assert SnapshotStore(tmp_path).available() == []
+    journal.close(state)
+    assert SnapshotStore(tmp_path).available() == [len(EVENTS)]
+    assert journal.snapshot_seconds > 0

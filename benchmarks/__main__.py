@@ -13,7 +13,7 @@ import platform
 import sys
 from collections.abc import Callable
 
-from benchmarks import step_throughput, vs_ray_tune
+from benchmarks import simulate_asha, step_throughput, vs_ray_tune
 from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.core.schedulers.fifo import FIFOScheduler
 
@@ -26,6 +26,7 @@ def main(argv: list[str]) -> int:
         "ASHA": step_throughput.never_stopping_asha,
     }
     print(step_throughput.run(schedulers, quick=quick), flush=True)
+    print("\n" + simulate_asha.run(trials=1_000 if quick else 10_000), flush=True)
     if "--skip-ray-tune" in argv:
         return 0
     table, ok = vs_ray_tune.run(quick=quick)

@@ -11,6 +11,7 @@ on their own: they need no Ray and no clock.
 from tunecore._version import __version__
 from tunecore.api.config import CheckpointConfig, FailureConfig, RunConfig, TuneConfig
 from tunecore.api.results import Result, ResultGrid
+from tunecore.api.simulate import simulate
 from tunecore.api.tuner import Tuner, run
 from tunecore.core.search.domains import (
     choice,
@@ -24,6 +25,7 @@ from tunecore.core.search.domains import (
     sample_from,
     uniform,
 )
+from tunecore.shell.replay import replay
 from tunecore.shell.trainable import (
     Checkpoint,
     Trainable,
@@ -57,8 +59,10 @@ __all__ = [
     "randint",
     "randn",
     "register_trainable",
+    "replay",
     "report",
     "run",
     "sample_from",
+    "simulate",
     "uniform",
 ]

@@ -34,9 +34,10 @@ from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.core.search import BasicVariantGenerator, ConcurrencyLimiter, Searcher
 from tunecore.core.search.generator import UNBOUNDED
 from tunecore.model import CheckpointPolicy, ExperimentResumed, ExportFormat, Mode, Resources
-from tunecore.shell.callbacks import CallbackList, CSVLoggerCallback, JsonLoggerCallback
+from tunecore.shell.callbacks import Callback, CallbackList, CSVLoggerCallback, JsonLoggerCallback
 from tunecore.shell.eventlog import (
     LOG_FORMAT,
+    SIMULATED,
     EventLogWriter,
     LogError,
     LogHeader,
@@ -107,6 +108,11 @@ class Tuner:
         experiment_dir = Path(path).expanduser().resolve()
         header = read_log(experiment_dir).header
         settings = header.settings
+        if settings.executor == SIMULATED:
+            raise LogError(
+                f"{experiment_dir} is a simulated experiment: replay it "
+                "(tunecore.replay), or run tunecore.simulate again with the same seed"
+            )
         target = trainable if trainable is not None else header.trainable
         tuner = cls(
             target,
@@ -144,9 +150,8 @@ class Tuner:
         storage = ExperimentStorage(os.path.expanduser(run.storage_path or DEFAULT_STORAGE), name)
         state, journal = self._open_log(storage.experiment_dir)
         executor = self._executor()
-        callbacks = CallbackList(
-            [JsonLoggerCallback(storage), CSVLoggerCallback(storage), *run.callbacks]
-        )
+        clock = self._clock()
+        callbacks = CallbackList([*self._result_writers(storage), *run.callbacks])
         name_of = tune.trial_name_creator or spec_name
         reporter = ProgressReporter(
             metric=tune.metric,
@@ -166,9 +171,10 @@ class Tuner:
             output_files=_output_files(run.log_to_file),
             chdir=tune.chdir_to_trial_dir,
             journal=journal,
+            clock=clock,
         )
         if self._resume is not None:
-            resumed = msgspec.structs.replace(self._resume, at=time.time())
+            resumed = msgspec.structs.replace(self._resume, at=clock())
             loop.feed([resumed])
             repair_result_files(storage, loop.state, tune.trial_dirname_creator)
         final = loop.run()
@@ -253,9 +259,20 @@ class Tuner:
             fail_fast=failures.fail_fast,
             max_pending_trials=tune.max_pending_trials or 16,
             time_budget_s=tune.time_budget_s,
-            trial_id_prefix=secrets.token_hex(3)[:5],
+            trial_id_prefix=self._trial_id_prefix(),
             export_formats=tuple(ExportFormat(f) for f in run.export_formats),
         )
+
+    def _trial_id_prefix(self) -> str:
+        return secrets.token_hex(3)[:5]
+
+    def _clock(self) -> Callable[[], float]:
+        """Where event timestamps come from."""
+        return time.time
+
+    def _result_writers(self, storage: ExperimentStorage) -> list[Callback]:
+        """The callbacks that write each trial's result.json and progress.csv."""
+        return [JsonLoggerCallback(storage), CSVLoggerCallback(storage)]
 
     def _scheduler(self) -> TrialScheduler | None:
         scheduler: TrialScheduler | None = self._tune.scheduler

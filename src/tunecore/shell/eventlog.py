@@ -50,6 +50,7 @@ LOG_FORMAT = 1
 _PREAMBLE = struct.Struct("<16sI")
 _FRAME = struct.Struct("<II")
 MAX_RECORD_BYTES = 1 << 30  # a length beyond this is damage, not a record
+SIMULATED = "simulated"  # RunSettings.executor of a `tunecore.simulate` run
 
 
 class RunSettings(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

@@ -47,6 +47,7 @@ from tunecore.shell.eventlog import (
 from tunecore.shell.executors.base import Executor
 from tunecore.shell.executors.host import TrainableFactory
 from tunecore.shell.executors.inprocess import InProcessExecutor
+from tunecore.shell.inbox import Inbox
 from tunecore.shell.journal import Journal, SnapshotStore
 from tunecore.shell.loop import ExperimentLoop
 from tunecore.shell.progress import ProgressReporter, final_summary, spec_name
@@ -171,6 +172,7 @@ class Tuner:
             output_files=_output_files(run.log_to_file),
             chdir=tune.chdir_to_trial_dir,
             journal=journal,
+            inbox=Inbox(storage.experiment_dir),
             clock=clock,
         )
         if self._resume is not None:

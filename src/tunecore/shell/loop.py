@@ -20,6 +20,7 @@ ended on the way out.
 from __future__ import annotations
 
 import logging
+import math
 import shutil
 import time
 from collections.abc import Callable, Sequence
@@ -54,11 +55,16 @@ from tunecore.model import (
 )
 from tunecore.shell.callbacks import CallbackList
 from tunecore.shell.executors.base import Executor
+from tunecore.shell.inbox import Inbox
 from tunecore.shell.journal import Journal
 from tunecore.shell.storage import ExperimentStorage
 from tunecore.shell.trainable.worker import TrialContext
 
 logger = logging.getLogger(__name__)
+
+INBOX_INTERVAL_S = 0.5
+"""The inbox (`tunecore stop`/`add`) is read at most this often, so a fast
+loop does not list a directory per event."""
 
 EventObserver = Callable[[ExperimentEvent], None]
 
@@ -82,6 +88,7 @@ class ExperimentLoop:
         clock: Callable[[], float] = time.time,
         poll_seconds: float = 1.0,
         journal: Journal | None = None,
+        inbox: Inbox | None = None,
     ) -> None:
         self.state = state
         self._executor = executor
@@ -96,6 +103,8 @@ class ExperimentLoop:
         self._clock = clock
         self._poll = poll_seconds
         self._journal = journal
+        self._inbox = inbox
+        self._inbox_read = -math.inf
         self._dirs: dict[str, Path] = {}
         self._trials_of: ExperimentState | None = None
         self._trials_cache: Sequence[TrialState] = ()
@@ -113,6 +122,7 @@ class ExperimentLoop:
             while not self.state.done:
                 try:
                     events = self._executor.next_events(self._poll)
+                    events = [*self._requests(), *events]
                     self._callbacks.on_step_begin(self._iteration, self._trials())
                     self.feed(events or [Tick(at=self._clock())])
                     self._callbacks.on_step_end(self._iteration, self._trials())
@@ -130,6 +140,14 @@ class ExperimentLoop:
             self._callbacks.on_experiment_end(self._trials())
             self._storage.close()
         return self.state
+
+    def _requests(self) -> list[ExperimentEvent]:
+        """What was posted to the inbox, at most every `INBOX_INTERVAL_S`."""
+        now = time.monotonic()
+        if self._inbox is None or now - self._inbox_read < INBOX_INTERVAL_S:
+            return []
+        self._inbox_read = now
+        return self._inbox.take(self._clock())
 
     def _drain_after_interrupt(self) -> None:
         """After a stop, let the last saves land for up to 10 s, then end

@@ -29,7 +29,7 @@ from tunecore._version import __version__
 from tunecore.api.config import CheckpointConfig, FailureConfig, RunConfig, TuneConfig
 from tunecore.api.results import ResultGrid
 from tunecore.core.experiment import ExperimentConfig, ExperimentState, new_experiment
-from tunecore.core.experiment.snapshot import encode_state
+from tunecore.core.experiment.snapshot import decode_state, encode_state
 from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.core.search import BasicVariantGenerator, ConcurrencyLimiter, Searcher
 from tunecore.core.search.generator import UNBOUNDED
@@ -205,15 +205,17 @@ class Tuner:
             writer = EventLogWriter.reopen(contents, self._run.fsync_interval_ms)
             journal = Journal(writer, snapshots, records=rebuilt.records, digest=rebuilt.digest)
             return rebuilt.state, journal
-        state = new_experiment(self._experiment_config(), self._scheduler(), self._searcher())
+        built = new_experiment(self._experiment_config(), self._scheduler(), self._searcher())
+        initial = encode_state(built)
         header = LogHeader(
             format=LOG_FORMAT,
             tunecore_version=__version__,
             name=experiment_dir.name,
             trainable=self._name,
             settings=self._settings(),
-            initial_state=encode_state(state),
+            initial_state=initial,
         )
+        state = _as_replay_starts(built, initial)
         try:
             writer = EventLogWriter.create(experiment_dir, header)
         except FileExistsError:
@@ -335,6 +337,17 @@ def run(
         run_config=RunConfig(name=name, storage_path=storage_path, stop=stop, verbose=verbose),
     )
     return tuner.fit()
+
+
+def _as_replay_starts(built: ExperimentState, encoded: bytes) -> ExperimentState:
+    """The state replay will start from: `built` decoded from its log
+    header. A policy given an int where it keeps a float (`grace_period=2`)
+    decodes to the float, and must run as it will replay. A user's own
+    policy type, which the built-in decoder does not know, runs as built."""
+    try:
+        return decode_state(encoded)
+    except msgspec.ValidationError:
+        return built
 
 
 def _output_files(log_to_file: bool | str | tuple[str, str]) -> tuple[str, str] | None:

@@ -1,0 +1,204 @@
+"""Replay rebuilds exactly what the live run computed: the final state as
+identical msgpack bytes, and the commands one for one, for random
+experiments under the simulated and the in-process executors."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from unittest import mock
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tunecore
+from tunecore import CheckpointConfig, FailureConfig, RunConfig, TuneConfig, Tuner
+from tunecore.core.experiment import ExperimentState, step
+from tunecore.core.experiment.snapshot import encode_state
+from tunecore.core.schedulers.base import TrialScheduler
+from tunecore.model import Command, ExperimentEvent, JsonDict, Rejection, Resources
+from tunecore.schedulers import (
+    ASHAScheduler,
+    FIFOScheduler,
+    HyperBandScheduler,
+    MedianStoppingRule,
+    PopulationBasedTraining,
+)
+from tunecore.shell import loop as loop_module
+from tunecore.shell.eventlog import LogError
+
+Live = list[tuple[int, Command]]
+
+
+@contextlib.contextmanager
+def recording() -> Iterator[Live]:
+    """Every command the live loop's `step` returns, numbered by event."""
+    recorded: Live = []
+    count = 0
+
+    def recording_step(
+        state: ExperimentState, event: ExperimentEvent
+    ) -> tuple[ExperimentState, tuple[Command, ...]] | Rejection:
+        nonlocal count
+        count += 1
+        outcome = step(state, event)
+        if not isinstance(outcome, Rejection):
+            recorded.extend((count, command) for command in outcome[1])
+        return outcome
+
+    with mock.patch.object(loop_module, "step", recording_step):
+        yield recorded
+
+
+def scheduler_for(name: str, seed: int) -> TrialScheduler:
+    if name == "asha":
+        return ASHAScheduler(max_t=12, grace_period=2, reduction_factor=3)
+    if name == "asha_promotion":
+        return ASHAScheduler(max_t=12, grace_period=2, reduction_factor=3, variant="promotion")
+    if name == "hyperband":
+        return HyperBandScheduler(max_t=12, reduction_factor=3)
+    if name == "median":
+        return MedianStoppingRule(grace_period=2, min_samples_required=2)
+    if name == "pbt":
+        return PopulationBasedTraining(
+            perturbation_interval=3,
+            hyperparam_mutations={"a": tunecore.uniform(0.0, 1.0)},
+            seed=seed,
+        )
+    return FIFOScheduler()
+
+
+SCHEDULERS = st.sampled_from(["fifo", "asha", "asha_promotion", "hyperband", "median", "pbt"])
+
+
+def curve(config: JsonDict, iteration: int) -> tuple[JsonDict, float]:
+    a, b = config["a"], config["b"]
+    assert isinstance(a, float)
+    assert isinstance(b, float)
+    return {"loss": a + b / iteration}, 0.5 + a
+
+
+def assert_replay_matches(directory: Path, final_bytes: bytes, live: Live) -> None:
+    replayed = tunecore.replay(directory)
+    assert encode_state(replayed.state) == final_bytes
+    assert replayed.commands == live
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    scheduler=SCHEDULERS,
+    trials=st.integers(1, 12),
+    cpus=st.integers(1, 4),
+    seed=st.integers(0, 2**16),
+    checkpoint_frequency=st.integers(0, 3),
+)
+def test_replay_of_a_simulated_run_equals_the_live_run(
+    scheduler: str,
+    trials: int,
+    cpus: int,
+    seed: int,
+    checkpoint_frequency: int,
+) -> None:
+    with tempfile.TemporaryDirectory() as root, recording() as live:
+        results = tunecore.simulate(
+            curve,
+            param_space={"a": tunecore.uniform(0.0, 1.0), "b": tunecore.uniform(0.0, 3.0)},
+            tune_config=TuneConfig(
+                metric="loss",
+                mode="min",
+                num_samples=trials,
+                seed=seed,
+                scheduler=scheduler_for(scheduler, seed),
+            ),
+            run_config=RunConfig(
+                name="sim",
+                storage_path=root,
+                verbose=0,
+                checkpoint_config=CheckpointConfig(checkpoint_frequency=checkpoint_frequency),
+            ),
+            cluster=Resources(cpu=cpus),
+            max_iterations=12,
+        )
+        directory = results.experiment_path
+        final = tunecore.replay(directory, keep_commands=False).state
+        assert final.done
+        assert_replay_matches(directory, encode_state(final), live)
+
+
+def test_the_same_seed_writes_the_same_log_bytes(tmp_path: Path) -> None:
+    def digest(root: Path, seed: int) -> str:
+        results = tunecore.simulate(
+            curve,
+            param_space={"a": tunecore.uniform(0.0, 1.0), "b": tunecore.uniform(0.0, 3.0)},
+            tune_config=TuneConfig(
+                metric="loss",
+                mode="min",
+                num_samples=20,
+                seed=seed,
+                scheduler=scheduler_for("asha", 0),
+            ),
+            run_config=RunConfig(name="sim", storage_path=str(root), verbose=0),
+            cluster=Resources(cpu=3),
+            max_iterations=12,
+        )
+        data = (results.experiment_path / "events.log").read_bytes()
+        return hashlib.sha256(data).hexdigest()
+
+    first = digest(tmp_path / "one", 5)
+    assert digest(tmp_path / "two", 5) == first
+    assert digest(tmp_path / "three", 6) != first
+
+
+def flaky(config: dict[str, float]) -> None:
+    """Reports a few results, and fails once half-way for some configs."""
+    for step_ in range(1, 7):
+        if step_ == 4 and config["a"] < 0.3 and tunecore.get_checkpoint() is None:
+            raise RuntimeError("a failure the trial recovers from")
+        tunecore.report({"loss": config["a"] + 1.0 / step_})
+
+
+@settings(max_examples=6, deadline=None)
+@given(scheduler=SCHEDULERS, trials=st.integers(1, 6), seed=st.integers(0, 2**16))
+def test_replay_of_an_in_process_run_equals_the_live_run(
+    scheduler: str, trials: int, seed: int
+) -> None:
+    """Threads decide the order results arrive in; the log records that
+    order, so replay still gives the live state and commands exactly."""
+    with tempfile.TemporaryDirectory() as root, recording() as live:
+        results = Tuner(
+            flaky,
+            param_space={"a": tunecore.uniform(0.0, 1.0)},
+            tune_config=TuneConfig(
+                metric="loss",
+                mode="min",
+                num_samples=trials,
+                seed=seed,
+                scheduler=scheduler_for(scheduler, seed),
+            ),
+            run_config=RunConfig(
+                name="live",
+                storage_path=root,
+                verbose=0,
+                executor="in_process",
+                failure_config=FailureConfig(max_failures=1),
+            ),
+        ).fit()
+        directory = results.experiment_path
+        final = tunecore.replay(directory, keep_commands=False).state
+        assert final.done
+        assert_replay_matches(directory, encode_state(final), live)
+
+
+def test_a_simulated_experiment_cannot_be_resumed_as_a_real_one(tmp_path: Path) -> None:
+    results = tunecore.simulate(
+        curve,
+        param_space={"a": 0.5, "b": 1.0},
+        run_config=RunConfig(name="sim", storage_path=str(tmp_path), verbose=0),
+        max_iterations=3,
+    )
+    with pytest.raises(LogError, match="simulated experiment"):
+        Tuner.restore(results.experiment_path)

@@ -1,24 +1,71 @@
 """The `tunecore` command line.
 
-`tunecore demo` plays one trial's life through the pure core (start,
-results, checkpoints with retention, a failure and its recovery, the stop)
-and prints every event with the status and the commands that came back.
-`tunecore transitions` prints the lifecycle's transition table.
+    tunecore run MODULE:FUNCTION --param-space FILE [options]   start an experiment
+    tunecore resume DIR [options]       continue one (after a crash or Ctrl-C)
+    tunecore replay DIR [--truncate]    rebuild it from its event log, verified
+    tunecore status DIR                 its status table, read-only
+    tunecore stop DIR TRIAL_ID          ask the running experiment to stop a trial
+    tunecore add DIR --config JSON      ask the running experiment to add a trial
+    tunecore demo                       one trial's life through the pure core
+    tunecore transitions                the trial lifecycle's transition table
+
+`run` and `resume` go through `Tuner` and `Tuner.restore`; `replay` and
+`status` read the event log (`tunecore.shell.replay`) and print it with the
+live run's renderer (`tunecore.shell.progress`); `stop` and `add` post to
+the experiment's inbox (`tunecore.shell.inbox`), which the running loop reads
+within about a second and logs like any other event.
+
+Exit codes:
+    0    done: the experiment finished with no errored trial, or the command succeeded
+    1    run/resume: the experiment ended with an error or with errored trials
+    2    usage or input error (bad arguments or parameter space, a missing or
+         foreign directory, an unknown trial)
+    3    replay: the replayed run disagrees with the log's snapshots
+    4    the event log is corrupt (`tunecore replay DIR --truncate` cuts it)
+    130  interrupted (Ctrl-C)
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
+import os
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+import tomllib
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from types import FrameType
+from typing import Any, NoReturn
 
+from tunecore.api.config import FailureConfig, RunConfig, TuneConfig
+from tunecore.api.results import ResultGrid
+from tunecore.api.tuner import Tuner
 from tunecore.core import apply, format_transitions, new_trial
+from tunecore.core.experiment import ExperimentState
+from tunecore.core.schedulers.base import TrialScheduler
+from tunecore.core.search.domains import (
+    SAMPLING_TYPES,
+    choice,
+    grid_search,
+    loguniform,
+    plain_json,
+    qloguniform,
+    qrandint,
+    quniform,
+    randint,
+    randn,
+    uniform,
+)
 from tunecore.model import (
     CheckpointPolicy,
     CheckpointRef,
     CheckpointSaved,
     Command,
     DeleteCheckpoint,
+    InvalidFieldError,
     JsonDict,
     Mode,
     Rejection,
@@ -32,7 +79,18 @@ from tunecore.model import (
     TrialRestored,
     TrialSpec,
     TrialState,
+    TrialStatus,
 )
+from tunecore.schedulers import (
+    ASHAScheduler,
+    HyperBandScheduler,
+    MedianStoppingRule,
+    PopulationBasedTraining,
+)
+from tunecore.shell.eventlog import LOG_FILE, CorruptLogError, LogError, log_path
+from tunecore.shell.inbox import AddTrialRequest, Inbox, Request, StopTrialRequest
+from tunecore.shell.progress import ProgressReporter, spec_name, trials_in_order
+from tunecore.shell.replay import ReplayMismatchError, replay
 
 DEMO_START = 1_700_000_000.0
 
@@ -127,17 +185,670 @@ def run_demo() -> str:
     return "\n".join(out)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="tunecore", description=__doc__.splitlines()[0])
-    commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("demo", help="play one trial's life through the pure core")
-    commands.add_parser("transitions", help="print the trial lifecycle's transition table")
-    args = parser.parse_args(argv)
-    if args.command == "demo":
-        print(run_demo())
+# -- errors and exit codes ------------------------------------------------------
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_MISMATCH = 3
+EXIT_CORRUPT = 4
+EXIT_INTERRUPTED = 130
+
+EXIT_CODES = "Exit codes:" + (__doc__ or "").partition("Exit codes:")[2]
+"""The module docstring's table, for `--help` (`python -OO` drops docstrings)."""
+
+
+class CliError(Exception):
+    """A problem with what the user asked for: printed without a traceback,
+    and the process exits with `code`."""
+
+    def __init__(self, message: str, code: int = EXIT_USAGE) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _log_error(error: LogError) -> CliError:
+    """An unusable event log as a message and an exit code (see the module
+    docstring)."""
+    if isinstance(error, ReplayMismatchError):
+        return CliError(str(error), EXIT_MISMATCH)
+    if isinstance(error, CorruptLogError):
+        hint = (
+            f"To cut the log there, keeping the records before it: "
+            f"tunecore replay {error.path.parent} --truncate"
+        )
+        return CliError(f"{error}\n{hint}", EXIT_CORRUPT)
+    return CliError(str(error))
+
+
+def _experiment_dir(given: str) -> Path:
+    """`given` if it holds an experiment, else an error saying what it is."""
+    path = Path(given).expanduser()
+    if not path.exists():
+        raise CliError(f"{path} does not exist")
+    if not path.is_dir():
+        raise CliError(f"{path} is not a directory")
+    if not log_path(path).is_file():
+        raise CliError(f"{path} is not a tunecore experiment directory (no {LOG_FILE})")
+    return path
+
+
+# -- the parameter space file -----------------------------------------------------
+
+PARAM_SPACE_HELP = """\
+The parameter space file (--param-space) is TOML (.toml) or JSON (.json).
+Each key is a parameter; a value is a constant, a list (a constant too), a
+nested table (nested parameters), or a table with exactly one of these keys,
+which makes it a search domain (the tunecore function of the same name):
+
+    {"uniform": [low, high]}          float in [low, high)
+    {"quniform": [low, high, q]}      float in [low, high], a multiple of q
+    {"loguniform": [low, high]}       float, log-uniform in [low, high]
+    {"qloguniform": [low, high, q]}   the same, a multiple of q
+    {"randint": [low, high]}          integer in [low, high): high is excluded
+    {"qrandint": [low, high, q]}      multiple of q in [low, high]: both included
+    {"randn": [mean, sd]}             float from the normal distribution
+    {"choice": [value, ...]}          one of the values, each equally likely
+    {"grid_search": [value, ...]}     every value (grids are crossed; each
+                                      point is sampled --num-samples times)
+
+For example, space.toml:
+
+    lr = {loguniform = [1e-4, 1e-1]}
+    batch = {choice = [32, 64, 128]}
+    optimizer = {grid_search = ["sgd", "adam"]}
+    epochs = 10
+    [model]
+    width = {randint = [16, 257]}
+
+--scheduler pbt mutates the parameters given as a domain other than
+grid_search. A constant table whose only key is one of the names above
+would be read as a domain: no such table can be a constant.
+"""
+
+_DomainMaker = Callable[..., object]
+_DOMAINS: dict[str, tuple[_DomainMaker, str, bool]] = {
+    # name: (constructor, its arguments, whether the list is spread into them)
+    "uniform": (uniform, "[low, high]", True),
+    "quniform": (quniform, "[low, high, q]", True),
+    "loguniform": (loguniform, "[low, high]", True),
+    "qloguniform": (qloguniform, "[low, high, q]", True),
+    "randint": (randint, "[low, high]", True),
+    "qrandint": (qrandint, "[low, high, q]", True),
+    "randn": (randn, "[mean, sd]", True),
+    "choice": (choice, "[value, ...]", False),
+    "grid_search": (grid_search, "[value, ...]", False),
+}
+
+
+def load_param_space(file: str) -> dict[str, object]:
+    """The search space in `file` (see `PARAM_SPACE_HELP`), with its domains
+    built; a `CliError` naming the file, the parameter and the value if
+    anything in it is wrong."""
+    path = Path(file).expanduser()
+    suffix = path.suffix.lower()
+    if suffix not in (".toml", ".json"):
+        raise CliError(f"{path}: a parameter space file must end in .toml or .json")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise CliError(f"{path}: cannot read the parameter space ({error.strerror})") from None
+    try:
+        data: object = tomllib.loads(text) if suffix == ".toml" else json.loads(text)
+    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as error:
+        raise CliError(f"{path}: not valid {suffix[1:].upper()}: {error}") from None
+    if not isinstance(data, dict):
+        raise CliError(f"{path}: the parameter space must be a table/object of parameters")
+    return {key: _parameter(path, key, value) for key, value in data.items()}
+
+
+def _parameter(file: Path, name: str, value: object) -> object:
+    """One parameter: a domain, a nested table of parameters, or a constant."""
+    if isinstance(value, dict):
+        if len(value) == 1:
+            ((key, arguments),) = value.items()
+            if key in _DOMAINS:
+                return _domain(file, name, key, arguments)
+        return {key: _parameter(file, f"{name}.{key}", item) for key, item in value.items()}
+    try:
+        return plain_json(name, value)
+    except InvalidFieldError as error:
+        raise _bad_parameter(file, name, value, error.expected) from None
+
+
+def _domain(file: Path, name: str, kind: str, arguments: object) -> object:
+    make, usage, spread = _DOMAINS[kind]
+    given = {kind: arguments}
+    if not isinstance(arguments, list):
+        raise _bad_parameter(file, name, given, f"{kind} takes a list {usage}")
+    try:
+        return make(*arguments) if spread else make(arguments)
+    except TypeError:
+        raise _bad_parameter(file, name, given, f"{kind} takes {usage}") from None
+    except InvalidFieldError as error:
+        raise _bad_parameter(file, name, given, str(error)) from None
+
+
+def _bad_parameter(file: Path, name: str, value: object, why: str) -> CliError:
+    shown = json.dumps(value, default=repr)
+    return CliError(f"{file}: parameter {name!r} = {shown} is invalid: {why}")
+
+
+def _sampled(space: dict[str, object]) -> dict[str, object]:
+    """The parameters given as a sampling domain (PBT's mutations), nested
+    as in the space."""
+    found: dict[str, object] = {}
+    for key, value in space.items():
+        if isinstance(value, SAMPLING_TYPES):
+            found[key] = value
+        elif isinstance(value, dict) and (inner := _sampled(value)):
+            found[key] = inner
+    return found
+
+
+# -- run and resume ---------------------------------------------------------------
+
+SCHEDULERS: dict[str, Callable[..., TrialScheduler] | None] = {
+    "fifo": None,  # the core's default
+    "asha": ASHAScheduler,
+    "hyperband": HyperBandScheduler,
+    "median": MedianStoppingRule,
+    "pbt": PopulationBasedTraining,
+}
+
+
+def _scheduler(args: argparse.Namespace, space: dict[str, object]) -> TrialScheduler | None:
+    """The scheduler `--scheduler` names with the options given for it (the
+    others keep the scheduler's defaults), checked against the objective."""
+    name: str = args.scheduler
+    options: dict[str, Any] = {}
+    for option, dest, applies_to in (
+        ("--time-attr", "time_attr", ("asha", "hyperband", "median", "pbt")),
+        ("--max-t", "max_t", ("asha", "hyperband")),
+        ("--perturbation-interval", "perturbation_interval", ("pbt",)),
+    ):
+        value = getattr(args, dest)
+        if value is None:
+            continue
+        if name not in applies_to:
+            raise CliError(f"{option} applies to --scheduler {' or '.join(applies_to)} only")
+        options[dest] = value
+    make = SCHEDULERS[name]
+    if make is None:
+        return None
+    if args.seed is not None and name in ("asha", "pbt"):
+        options["seed"] = args.seed
+    if name == "pbt":
+        options["hyperparam_mutations"] = _sampled(space)
+        if not options["hyperparam_mutations"]:
+            raise CliError(
+                "--scheduler pbt mutates the parameters given as a domain such as "
+                '{"loguniform": [...]}; the parameter space has none'
+            )
+    try:
+        scheduler = make(**options)
+        scheduler.with_objective(args.metric, _mode(args.mode))  # needs --metric/--mode?
+    except InvalidFieldError as error:
+        raise CliError(f"--scheduler {name}: {error}") from None
+    return scheduler
+
+
+def _mode(mode: str | None) -> Mode | None:
+    return None if mode is None else Mode(mode)
+
+
+def _run(args: argparse.Namespace) -> int:
+    space = load_param_space(args.param_space) if args.param_space else {}
+    scheduler = _scheduler(args, space)
+    resources = {"cpu": args.cpus_per_trial, "gpu": args.gpus_per_trial}
+    _import_from_cwd()
+    try:
+        tuner = Tuner(
+            args.trainable,
+            param_space=space,
+            tune_config=TuneConfig(
+                metric=args.metric,
+                mode=args.mode,
+                num_samples=args.num_samples,
+                scheduler=scheduler,
+                seed=args.seed,
+                resources_per_trial=resources,
+            ),
+            run_config=RunConfig(
+                name=args.name,
+                storage_path=args.storage_path,
+                stop=dict(args.stop) or None,
+                failure_config=FailureConfig(max_failures=args.max_failures),
+                verbose=args.verbose,
+                address=args.address,
+                executor=args.executor,
+            ),
+        )
+    except (ValueError, TypeError) as error:  # pydantic's ValidationError is a ValueError
+        raise CliError(str(error)) from None
+    return _fit(tuner)
+
+
+def _resume(args: argparse.Namespace) -> int:
+    directory = _experiment_dir(args.dir)
+    _import_from_cwd()
+    try:
+        tuner = Tuner.restore(
+            directory,
+            args.trainable,
+            resume_unfinished=args.resume_unfinished,
+            resume_errored=args.resume_errored,
+            restart_errored=args.restart_errored,
+        )
+    except (ValueError, TypeError) as error:
+        raise CliError(str(error)) from None
+    return _fit(tuner)
+
+
+def _fit(tuner: Tuner) -> int:
+    """Run the experiment; its outcome as an exit code."""
+    with _noticing_interrupts() as interrupted:
+        results = tuner.fit()
+    print(f"Experiment directory: {results.experiment_path}")
+    if interrupted:
+        print(f"Interrupted. Continue it with: tunecore resume {results.experiment_path}")
+        return EXIT_INTERRUPTED
+    return EXIT_FAILED if _failed(results) else EXIT_OK
+
+
+def _failed(results: ResultGrid) -> bool:
+    """Ray's `tune.run` raises for errored trials; the CLI exits with 1."""
+    return results.experiment_error is not None or results.num_errors > 0
+
+
+@contextlib.contextmanager
+def _noticing_interrupts() -> Iterator[list[bool]]:
+    """Remember whether Ctrl-C was pressed. The loop turns the
+    KeyboardInterrupt into a stop through the core and `fit()` returns
+    normally, so the exit code (130) has to be learned here. Only Python's
+    default handler in the main thread is wrapped; elsewhere nothing changes."""
+    seen: list[bool] = []
+    default = signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    if not default or threading.current_thread() is not threading.main_thread():
+        yield seen
+        return
+
+    def interrupted(_signum: int, _frame: FrameType | None) -> NoReturn:
+        seen.append(True)
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, interrupted)
+    try:
+        yield seen
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def _import_from_cwd() -> None:
+    """Import `MODULE:FUNCTION` from the current directory first, as
+    `python -m` would (a console script's sys.path starts at its bin/)."""
+    cwd = os.getcwd()
+    if "" not in sys.path and cwd not in sys.path:
+        sys.path.insert(0, cwd)
+
+
+# -- reading the log ---------------------------------------------------------------
+
+
+def _show(state: ExperimentState, directory: Path) -> None:
+    """The status as the live run shows it: a table in a terminal, the
+    plain-text lines otherwise."""
+    config = state.config
+    ProgressReporter(metric=config.metric, mode=config.mode, experiment_dir=str(directory)).close(
+        state
+    )
+
+
+def _replay(args: argparse.Namespace) -> int:
+    directory = _experiment_dir(args.dir)
+    try:
+        replayed = replay(directory, keep_commands=False, quiet=True)
+    except CorruptLogError as error:
+        if not args.truncate:
+            raise
+        replayed = replay(directory, keep_commands=False, quiet=True, truncate=True)
+        print(
+            f"Cut {error.path} at byte offset {error.offset}: record {error.record} was "
+            "damaged, and it and every record after it are gone"
+        )
+    _show(replayed.state, directory)
+    print(
+        f"Replayed {replayed.records} events: {replayed.snapshots_verified} snapshots "
+        f"verified, {replayed.rejected} events rejected (as in the live run)"
+    )
+    if replayed.torn is not None:
+        print(
+            f"Left out an incomplete last record at byte offset {replayed.torn.offset} "
+            f"({replayed.torn.size} bytes): its writer stopped mid-record"
+        )
+    return EXIT_OK
+
+
+def _status(args: argparse.Namespace) -> int:
+    directory = _experiment_dir(args.dir)
+    replayed = replay(directory, verify=False, keep_commands=False, quiet=True)
+    _show(replayed.state, directory)
+    if replayed.state.done:
+        print(f"{replayed.records} events; the experiment has ended.")
     else:
-        print(format_transitions())
-    return 0
+        print(
+            f"{replayed.records} events; the experiment has not ended: it is running, or "
+            f"its driver stopped (continue it with: tunecore resume {directory})"
+        )
+    return EXIT_OK
+
+
+# -- requests to a running experiment ----------------------------------------------
+
+
+def _open_experiment(directory: Path) -> ExperimentState:
+    """The experiment's state from its log; an error if it has ended, since
+    nothing would read a request then."""
+    state = replay(directory, verify=False, keep_commands=False, quiet=True).state
+    if state.done:
+        raise CliError(
+            f"the experiment in {directory} has ended, so nothing reads requests any more "
+            f"(if it was stopped early: tunecore resume {directory}, then send it again)"
+        )
+    return state
+
+
+def _find_trial(state: ExperimentState, given: str) -> TrialState:
+    """The trial whose id, or whose name in the status table, is `given`."""
+    trial = state.trials.get(given)
+    if trial is not None:
+        return trial
+    trials = trials_in_order(state)
+    for candidate in trials:
+        if spec_name(candidate) == given:
+            return candidate
+    if not trials:
+        raise CliError(f"there is no trial {given!r}: the experiment has no trials yet")
+    known = ", ".join(t.trial_id for t in trials[:5])
+    more = f" and {len(trials) - 5} more" if len(trials) > 5 else ""
+    raise CliError(f"there is no trial {given!r}; the experiment's trials: {known}{more}")
+
+
+def _post(directory: Path, request: Request, what: str) -> int:
+    path = Inbox(directory).post(request)
+    print(
+        f"Queued {what} ({path}). The running experiment takes it within about a second; "
+        f"tunecore status {directory} shows the effect."
+    )
+    return EXIT_OK
+
+
+def _stop(args: argparse.Namespace) -> int:
+    directory = _experiment_dir(args.dir)
+    trial = _find_trial(_open_experiment(directory), args.trial)
+    if trial.status in (TrialStatus.TERMINATED, TrialStatus.ERROR):
+        print(f"Trial {trial.trial_id} has already ended ({trial.status.value}): nothing to stop.")
+        return EXIT_OK
+    return _post(directory, StopTrialRequest(trial_id=trial.trial_id), f"stop {trial.trial_id}")
+
+
+def _add(args: argparse.Namespace) -> int:
+    directory = _experiment_dir(args.dir)
+    config = _config_object(args.config)
+    _open_experiment(directory)
+    request = AddTrialRequest(config=config, experiment_tag=args.tag)
+    return _post(directory, request, f"a trial with config {json.dumps(config)}")
+
+
+def _config_object(text: str) -> JsonDict:
+    def no_constant(name: str) -> NoReturn:
+        raise CliError(f"--config: {name} is not a JSON number")
+
+    try:
+        config: object = json.loads(text, parse_constant=no_constant)
+    except json.JSONDecodeError as error:
+        raise CliError(f"--config is not valid JSON: {error}") from None
+    if not isinstance(config, dict):
+        raise CliError(f"--config must be a JSON object such as '{{\"lr\": 0.01}}', not {text}")
+    return config
+
+
+def _demo(_args: argparse.Namespace) -> int:
+    print(run_demo())
+    return EXIT_OK
+
+
+def _transitions(_args: argparse.Namespace) -> int:
+    print(format_transitions())
+    return EXIT_OK
+
+
+# -- arguments -----------------------------------------------------------------------
+
+
+def _stop_criterion(text: str) -> tuple[str, float]:
+    key, equals, value = text.partition("=")
+    try:
+        if not key or not equals:
+            raise ValueError
+        return key, float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not KEY=NUMBER (e.g. training_iteration=100)"
+        ) from None
+
+
+def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    run = commands.add_parser(
+        "run",
+        help="start an experiment",
+        description="Tune MODULE:FUNCTION (a training function or a Trainable class,\n"
+        "imported with the current directory on the path) over the parameter space in FILE.",
+        epilog=PARAM_SPACE_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument("trainable", metavar="MODULE:FUNCTION")
+    run.add_argument("--param-space", metavar="FILE", help="TOML or JSON (format below)")
+    run.add_argument("--metric", help="the result key to optimise")
+    run.add_argument("--mode", choices=("min", "max"), help="minimise or maximise --metric")
+    run.add_argument(
+        "--num-samples",
+        type=int,
+        default=1,
+        metavar="N",
+        help="samples of the space (per grid point); -1: until stopped (default 1)",
+    )
+    run.add_argument(
+        "--scheduler",
+        choices=list(SCHEDULERS),
+        default="fifo",
+        help="trial scheduler (default fifo); asha, hyperband, median and pbt need "
+        "--metric and --mode",
+    )
+    run.add_argument(
+        "--time-attr",
+        metavar="KEY",
+        help="the result key schedulers measure progress in (default: the "
+        "scheduler's own, training_iteration or time_total_s)",
+    )
+    run.add_argument(
+        "--max-t", type=float, metavar="T", help="asha/hyperband: the most --time-attr a trial gets"
+    )
+    run.add_argument(
+        "--perturbation-interval",
+        type=float,
+        metavar="T",
+        help="pbt: how much --time-attr between exploits (default 60)",
+    )
+    run.add_argument(
+        "--stop",
+        type=_stop_criterion,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="stop a trial once its result KEY reaches VALUE (repeatable)",
+    )
+    run.add_argument(
+        "--name", help="the experiment's directory name (default: FUNCTION and the date)"
+    )
+    run.add_argument(
+        "--storage-path",
+        metavar="PATH",
+        help="where experiment directories go (default ~/tunecore_results)",
+    )
+    run.add_argument(
+        "--max-failures",
+        type=int,
+        default=0,
+        metavar="N",
+        help="retries per failing trial; -1: forever (default 0)",
+    )
+    run.add_argument(
+        "--seed", type=int, metavar="S", help="seed of the search (and of asha's and pbt's draws)"
+    )
+    run.add_argument(
+        "--executor",
+        choices=("ray", "in_process"),
+        default="ray",
+        help="ray actors (default), or threads in this process for debugging",
+    )
+    run.add_argument(
+        "--address",
+        metavar="ADDR",
+        help="the Ray cluster to connect to (default: start a local Ray)",
+    )
+    run.add_argument("--cpus-per-trial", type=float, default=1.0, metavar="C", help="default 1")
+    run.add_argument("--gpus-per-trial", type=float, default=0.0, metavar="G", help="default 0")
+    run.add_argument(
+        "--verbose",
+        type=int,
+        default=1,
+        choices=range(4),
+        metavar="V",
+        help="0: silent; 1 (default) to 3: the status while it runs, a summary at the end",
+    )
+    run.set_defaults(handler=_run)
+
+
+def _add_resume(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    resume = commands.add_parser(
+        "resume",
+        help="continue an experiment (after a crash or Ctrl-C)",
+        description="Continue the experiment in DIR from its event log: finished trials do "
+        "not run again, unfinished ones restart from their newest checkpoint.",
+    )
+    resume.add_argument("dir", metavar="DIR")
+    resume.add_argument(
+        "--resume-errored",
+        action="store_true",
+        help="retry errored trials from their newest checkpoint",
+    )
+    resume.add_argument(
+        "--restart-errored", action="store_true", help="retry errored trials from scratch"
+    )
+    resume.add_argument(
+        "--no-resume-unfinished",
+        dest="resume_unfinished",
+        action="store_false",
+        help="end unfinished trials instead of resuming",
+    )
+    resume.add_argument(
+        "--trainable",
+        metavar="MODULE:FUNCTION",
+        help="the code to run (default: what the log names)",
+    )
+    resume.set_defaults(handler=_resume)
+
+
+def _parser() -> argparse.ArgumentParser:
+    raw = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(
+        prog="tunecore",
+        description="tunecore: run, inspect and steer hyperparameter tuning experiments.",
+        epilog=EXIT_CODES,
+        formatter_class=raw,
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    _add_run(commands)
+
+    _add_resume(commands)
+
+    replay_ = commands.add_parser(
+        "replay",
+        help="rebuild an experiment from its event log and verify it",
+        description="Replay every event of DIR's log through the core, check the result "
+        "against the snapshots the live run wrote, and print the status. Exit 3 if they "
+        "disagree, 4 if the log is corrupt.",
+    )
+    replay_.add_argument("dir", metavar="DIR")
+    replay_.add_argument(
+        "--truncate",
+        action="store_true",
+        help="cut a corrupt log at its first damaged record (the records "
+        "after it are lost) instead of failing",
+    )
+    replay_.set_defaults(handler=_replay)
+
+    status = commands.add_parser(
+        "status",
+        help="print an experiment's status (read-only; fine while it runs)",
+        description="Print the status of the experiment in DIR from its event log, running "
+        "or finished. Nothing is written.",
+    )
+    status.add_argument("dir", metavar="DIR")
+    status.set_defaults(handler=_status)
+
+    stop = commands.add_parser(
+        "stop",
+        help="ask a running experiment to stop one trial",
+        description="Queue a request for the experiment running in DIR to stop a trial for "
+        "good. TRIAL_ID is the trial's id or its name in the status table.",
+    )
+    stop.add_argument("dir", metavar="DIR")
+    stop.add_argument("trial", metavar="TRIAL_ID")
+    stop.set_defaults(handler=_stop)
+
+    add = commands.add_parser(
+        "add",
+        help="ask a running experiment to add a trial",
+        description="Queue a request for the experiment running in DIR to add a trial with "
+        "this config, besides the ones its searcher suggests.",
+    )
+    add.add_argument("dir", metavar="DIR")
+    add.add_argument(
+        "--config",
+        required=True,
+        metavar="JSON",
+        help="the trial's config, a JSON object, e.g. '{\"lr\": 0.01}'",
+    )
+    add.add_argument("--tag", default="", help="the trial's experiment tag (default: none)")
+    add.set_defaults(handler=_add)
+
+    demo = commands.add_parser("demo", help="play one trial's life through the pure core")
+    demo.set_defaults(handler=_demo)
+    transitions = commands.add_parser(
+        "transitions", help="print the trial lifecycle's transition table"
+    )
+    transitions.set_defaults(handler=_transitions)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; its exit code (see the module docstring)."""
+    args = _parser().parse_args(argv)
+    handler: Callable[[argparse.Namespace], int] = args.handler
+    try:
+        try:
+            return handler(args)
+        except LogError as error:
+            raise _log_error(error) from None
+    except CliError as error:
+        print(f"tunecore {args.command}: error: {error}", file=sys.stderr)
+        return error.code
+    except KeyboardInterrupt:
+        print(f"tunecore {args.command}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -1,0 +1,477 @@
+"""The `tunecore` command line, run in-process (`main([...])`) on the
+in-process executor. The trainables below are importable as
+`tests.test_cli:<name>`, which is how the CLI names them."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import signal
+import struct
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import tunecore
+from tunecore.cli import main
+from tunecore.model import (
+    ExperimentEvent,
+    ResultReported,
+    StartRequested,
+    StopRequested,
+    TrialRequested,
+    TrialStatus,
+)
+from tunecore.shell.eventlog import read_log
+from tunecore.shell.inbox import AddTrialRequest, Inbox, StopTrialRequest
+from tunecore.shell.journal import SnapshotStore
+from tunecore.shell.replay import replay
+
+WAIT_S = 20.0
+"""The most any handshake below waits; they normally take well under a second."""
+
+ITERATIONS = 3
+
+
+# -- trainables -------------------------------------------------------------------------
+
+
+def quadratic(config: dict[str, object]) -> None:
+    x = float(str(config.get("x", 0.0)))
+    for step in range(1, ITERATIONS + 1):
+        tunecore.report({"loss": (x - 0.5) ** 2 + 1.0 / step})
+
+
+def broken(config: dict[str, object]) -> None:
+    raise RuntimeError("this trainable always fails")
+
+
+class Handshake:
+    """Between a test and the `waits_for_a_request` trial it runs."""
+
+    def __init__(self) -> None:
+        self.running = threading.Event()  # set by the trial after its first result
+        self.posted = threading.Event()  # set by the test after the CLI posted
+        self.trial_id = ""
+        self.inbox = Path()
+
+
+HANDSHAKE = Handshake()
+
+
+def waits_for_a_request(config: dict[str, object]) -> None:
+    """One result, then (bounded) until the test posted a request and the
+    loop took it (its file is gone: the loop applies what it took before it
+    reads the next result), then four more results. A trial `add`ed by the
+    test (config `added`) reports once and ends."""
+    tunecore.report({"step": 1})
+    if config.get("added"):
+        return
+    HANDSHAKE.trial_id = tunecore.get_context().trial_id
+    HANDSHAKE.running.set()
+    assert HANDSHAKE.posted.wait(WAIT_S)
+    deadline = time.monotonic() + WAIT_S
+    while any(HANDSHAKE.inbox.glob("*.json")) and time.monotonic() < deadline:
+        time.sleep(0.01)  # polling the inbox directory, with a deadline
+    for step in range(2, 6):
+        tunecore.report({"step": step})
+
+
+def interrupts(config: dict[str, object]) -> None:
+    """Presses Ctrl-C (SIGINT to this process) after its first result."""
+    tunecore.report({"step": 1})
+    signal.raise_signal(signal.SIGINT)
+    tunecore.report({"step": 2})
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+
+def run(tmp_path: Path, trainable: str, *options: str, name: str = "exp") -> int:
+    return main(
+        [
+            "run",
+            f"tests.test_cli:{trainable}",
+            "--executor",
+            "in_process",
+            "--storage-path",
+            str(tmp_path),
+            "--name",
+            name,
+            "--verbose",
+            "0",
+            *options,
+        ]
+    )
+
+
+def events(directory: Path) -> list[ExperimentEvent]:
+    return read_log(directory, quiet=True).events
+
+
+def record_offsets(directory: Path) -> list[int]:
+    """The byte offset of every record of the event log (0 is the header)."""
+    data = (directory / "events.log").read_bytes()
+    offsets, offset = [], 20  # after the preamble: 16 bytes of magic, the format (u32)
+    while offset < len(data):
+        offsets.append(offset)
+        (length,) = struct.unpack_from("<I", data, offset)
+        offset += 8 + length
+    return offsets
+
+
+@pytest.fixture
+def finished(tmp_path: Path) -> Path:
+    """A finished experiment: 2 trials of `quadratic`."""
+    space = tmp_path / "space.json"
+    space.write_text(json.dumps({"x": {"grid_search": [0.25, 0.75]}}))
+    code = run(tmp_path, "quadratic", "--param-space", str(space), "--metric", "loss")
+    assert code == 0
+    return tmp_path / "exp"
+
+
+@pytest.fixture
+def unfinished(finished: Path) -> Path:
+    """The same experiment as if its driver died after the first trial's
+    first result: the log is cut just after it, and the snapshots go (a
+    live run never snapshots ahead of its log; the log alone is enough)."""
+    log = read_log(finished)
+    first = next(i for i, e in enumerate(log.events) if isinstance(e, ResultReported))
+    cut = record_offsets(finished)[first + 2]  # record 0 is the header
+    with (finished / "events.log").open("r+b") as handle:
+        handle.truncate(cut)
+    for snapshot in SnapshotStore(finished).directory.iterdir():
+        snapshot.unlink()
+    return finished
+
+
+@pytest.fixture
+def handshake(tmp_path: Path) -> Iterator[Handshake]:
+    global HANDSHAKE  # noqa: PLW0603 - the trainable reads it by name
+    HANDSHAKE = Handshake()
+    HANDSHAKE.inbox = tmp_path / "exp" / "inbox"
+    yield HANDSHAKE
+    HANDSHAKE.posted.set()  # never leave a trial waiting
+
+
+# -- run ------------------------------------------------------------------------------------
+
+
+def test_run_with_a_toml_space_samples_every_parameter(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    space = tmp_path / "space.toml"
+    space.write_text(
+        "x = {uniform = [0, 1]}\n"
+        'optimizer = {grid_search = ["sgd", "adam"]}\n'
+        "epochs = 3\n"
+        "[model]\n"
+        "width = {randint = [1, 4]}\n"
+    )
+    code = run(
+        tmp_path,
+        "quadratic",
+        "--param-space",
+        str(space),
+        "--num-samples",
+        "2",
+        "--stop",
+        "training_iteration=2",
+        "--seed",
+        "7",
+    )
+    assert code == 0
+    directory = tmp_path / "exp"
+    assert f"Experiment directory: {directory}" in capsys.readouterr().out
+    trials = list(replay(directory).state.trials.values())
+    assert len(trials) == 4
+    assert sorted(str(t.spec.config["optimizer"]) for t in trials) == ["adam", "adam", "sgd", "sgd"]
+    for trial in trials:
+        config = trial.spec.config
+        assert 0 <= float(str(config["x"])) < 1
+        assert config["epochs"] == 3
+        assert config["model"] in ({"width": 1}, {"width": 2}, {"width": 3})
+        assert trial.status is TrialStatus.TERMINATED
+        assert trial.last_result["training_iteration"] == 2  # --stop
+
+
+def test_run_with_a_json_space_under_asha(tmp_path: Path) -> None:
+    space = tmp_path / "space.json"
+    space.write_text(json.dumps({"x": {"loguniform": [0.01, 1]}, "depth": {"choice": [1, 2]}}))
+    options = ["--metric", "loss", "--mode", "min", "--scheduler", "asha", "--max-t", "3"]
+    code = run(tmp_path, "quadratic", "--param-space", str(space), "--num-samples", "3", *options)
+    assert code == 0
+    state = replay(tmp_path / "exp").state
+    assert type(state.scheduler).__name__ == "ASHAScheduler"
+    assert len(state.trials) == 3
+    assert all(t.spec.config["depth"] in (1, 2) for t in state.trials.values())
+
+
+def test_errored_trials_exit_with_1(tmp_path: Path) -> None:
+    assert run(tmp_path, "broken") == 1
+
+
+@pytest.mark.parametrize(
+    ("file", "text", "expected"),
+    [
+        ("space.toml", "x = {uniform = [1, 0]}", r"parameter 'x' = \{\"uniform\": \[1, 0\]\}"),
+        ("space.toml", 'x = {uniform = "a"}', r"'x' .* uniform takes a list \[low, high\]"),
+        ("space.toml", "x = {randint = [1]}", r"'x' = \{\"randint\": \[1\]\} .* \[low, high\]"),
+        ("space.toml", "[model]\nlr = {loguniform = [0, 1]}", r"parameter 'model.lr'"),
+        ("space.toml", "when = 1979-05-27", r"parameter 'when' = .*1979.* a JSON value"),
+        ("space.toml", "x = ", r"not valid TOML"),
+        ("space.json", '{"x": {"choice": []}}', r"parameter 'x' = \{\"choice\": \[\]\}"),
+        ("space.json", "[1, 2]", r"must be a table/object of parameters"),
+        ("space.yaml", "x: 1", r"must end in .toml or .json"),
+    ],
+)
+def test_a_bad_param_space_names_the_parameter_and_exits_with_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], file: str, text: str, expected: str
+) -> None:
+    space = tmp_path / file
+    space.write_text(text)
+    assert run(tmp_path, "quadratic", "--param-space", str(space)) == 2
+    error = capsys.readouterr().err
+    assert error.startswith(f"tunecore run: error: {space}")
+    assert re.search(expected, error), error
+    assert not (tmp_path / "exp").exists()  # nothing was started
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        (["--scheduler", "asha"], "--scheduler asha: ASHAScheduler.metric=None is invalid"),
+        (["--max-t", "9"], "--max-t applies to --scheduler asha or hyperband only"),
+        (
+            ["--scheduler", "pbt", "--metric", "loss", "--mode", "min"],
+            "the parameter space has none",
+        ),
+        (["--stop", "loss"], "'loss' is not KEY=NUMBER"),
+    ],
+)
+def test_bad_scheduler_options_are_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], options: list[str], expected: str
+) -> None:
+    try:
+        code = run(tmp_path, "quadratic", *options)
+    except SystemExit as exit_:  # argparse's own usage errors
+        code = int(str(exit_.code))
+    assert code == 2
+    assert expected in capsys.readouterr().err
+
+
+def test_an_unknown_trainable_exits_with_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(tmp_path, "no_such_function") == 2
+    assert "has no 'no_such_function'" in capsys.readouterr().err
+
+
+def test_ctrl_c_exits_with_130_and_says_how_to_resume(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(tmp_path, "interrupts") == 130
+    assert f"tunecore resume {tmp_path / 'exp'}" in capsys.readouterr().out
+
+
+# -- replay and status ------------------------------------------------------------------
+
+
+def test_replay_prints_the_status_and_what_it_verified(
+    finished: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["replay", str(finished)]) == 0
+    out = capsys.readouterr().out
+    assert "== Status ==" in out
+    assert "Number of trials: 2 (2 TERMINATED)" in out
+    assert "TERMINATED trials:" in out
+    assert f"Replayed {len(events(finished))} events: 1 snapshots verified" in out
+
+
+def test_status_reads_a_finished_and_an_unfinished_experiment(
+    finished: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["status", str(finished)]) == 0
+    out = capsys.readouterr().out
+    assert "TERMINATED trials:" in out
+    assert "the experiment has ended" in out
+
+
+def test_status_of_a_running_experiment_with_a_torn_tail_writes_nothing(
+    unfinished: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = unfinished / "events.log"
+    with log.open("ab") as handle:
+        handle.write(b"\x40\x00\x00\x00torn")  # a record the writer is still writing
+    before = log.read_bytes()
+    assert main(["status", str(unfinished)]) == 0
+    out = capsys.readouterr().out
+    assert "RUNNING trials:" in out
+    assert "the experiment has not ended" in out
+    assert log.read_bytes() == before
+
+
+@pytest.mark.parametrize("command", ["replay", "status", "resume", "stop", "add"])
+def test_a_missing_or_foreign_directory_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    extra = {"stop": ["some_trial"], "add": ["--config", "{}"]}.get(command, [])
+    missing = tmp_path / "nowhere"
+    assert main([command, str(missing), *extra]) == 2
+    assert f"error: {missing} does not exist" in capsys.readouterr().err
+    assert main([command, str(tmp_path), *extra]) == 2
+    expected = f"error: {tmp_path} is not a tunecore experiment directory (no events.log)"
+    assert expected in capsys.readouterr().err
+    (tmp_path / "events.log").write_text("not ours")
+    assert main([command, str(tmp_path), *extra]) == 2
+    assert "is not a tunecore event log" in capsys.readouterr().err
+
+
+def test_a_corrupt_log_exits_with_4_naming_the_offset_and_truncate_cuts_it(
+    finished: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    offsets = record_offsets(finished)
+    damaged = offsets[len(offsets) // 2]
+    log = finished / "events.log"
+    data = bytearray(log.read_bytes())
+    data[damaged + 10] ^= 0xFF  # inside the record's payload
+    log.write_bytes(bytes(data))
+
+    assert main(["replay", str(finished)]) == 4
+    error = capsys.readouterr().err
+    assert f"at byte offset {damaged} is corrupt (checksum mismatch)" in error
+    assert f"tunecore replay {finished} --truncate" in error
+    assert main(["status", str(finished)]) == 4  # read-only: it never cuts
+
+    assert main(["replay", str(finished), "--truncate"]) == 0
+    assert f"Cut {log} at byte offset {damaged}" in capsys.readouterr().out
+    assert log.stat().st_size == damaged
+    assert main(["replay", str(finished)]) == 0
+
+
+def test_a_replay_that_disagrees_with_a_snapshot_exits_with_3(
+    finished: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = SnapshotStore(finished)
+    (records,) = store.available()
+    snapshot = store.load(records)
+    assert snapshot is not None
+    store.write(records, bytes(len(snapshot.digest)), snapshot.state)
+    assert main(["replay", str(finished)]) == 3
+    assert "command digest mismatch" in capsys.readouterr().err
+
+
+# -- resume -----------------------------------------------------------------------------
+
+
+def test_resuming_a_finished_experiment_runs_nothing_again(finished: Path) -> None:
+    ran = [e for e in events(finished) if isinstance(e, ResultReported | StartRequested)]
+    assert main(["resume", str(finished)]) == 0
+    assert [e for e in events(finished) if isinstance(e, ResultReported | StartRequested)] == ran
+
+
+def test_resuming_an_unfinished_experiment_finishes_it(unfinished: Path) -> None:
+    assert main(["resume", str(unfinished)]) == 0
+    state = replay(unfinished).state
+    assert state.done
+    assert all(t.status is TrialStatus.TERMINATED for t in state.trials.values())
+
+
+# -- stop and add -----------------------------------------------------------------------
+
+
+def test_the_inbox_turns_posted_requests_into_events_in_order(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    inbox = Inbox(tmp_path)
+    inbox.post(StopTrialRequest(trial_id="t_00001"))
+    inbox.post(AddTrialRequest(config={"lr": 0.1}, experiment_tag="extra"))
+    junk = inbox.directory / "00000000000000000000-1-000000.json"
+    junk.write_text('{"type": "StopTrialRequest"}')  # no trial id
+    with caplog.at_level(logging.WARNING):
+        taken = inbox.take(at=12.5)
+    assert taken == [
+        StopRequested(trial_id="t_00001", at=12.5),
+        TrialRequested(config={"lr": 0.1}, experiment_tag="extra", at=12.5),
+    ]
+    assert f"{junk}: skipped a request that cannot be read" in caplog.text
+    assert list(inbox.directory.iterdir()) == []
+    assert inbox.take(at=13.0) == []
+
+
+def test_stop_and_add_check_the_experiment_first(
+    unfinished: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = replay(unfinished, verify=False).state
+    trial_ids = sorted(state.trials)
+    assert main(["stop", str(unfinished), "nope"]) == 2
+    assert f"there is no trial 'nope'; the experiment's trials: {', '.join(trial_ids)}" in (
+        capsys.readouterr().err
+    )
+    assert main(["add", str(unfinished), "--config", "[1]"]) == 2
+    assert "--config must be a JSON object" in capsys.readouterr().err
+    assert main(["add", str(unfinished), "--config", '{"x": NaN}']) == 2
+    assert "NaN is not a JSON number" in capsys.readouterr().err
+    assert not (unfinished / "inbox").exists()
+
+
+def test_stop_and_add_refuse_an_experiment_that_has_ended(
+    finished: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    trial_id = next(iter(replay(finished).state.trials))
+    assert main(["stop", str(finished), trial_id]) == 2
+    assert "has ended, so nothing reads requests any more" in capsys.readouterr().err
+    assert not (finished / "inbox").exists()
+
+
+def test_stop_reaches_a_running_trial(
+    tmp_path: Path, handshake: Handshake, capsys: pytest.CaptureFixture[str]
+) -> None:
+    codes: list[int] = []
+    driver = threading.Thread(target=lambda: codes.append(run(tmp_path, "waits_for_a_request")))
+    driver.start()
+    try:
+        assert handshake.running.wait(WAIT_S)
+        directory = tmp_path / "exp"
+        assert main(["stop", str(directory), handshake.trial_id]) == 0
+        assert f"Queued stop {handshake.trial_id}" in capsys.readouterr().out
+    finally:
+        handshake.posted.set()
+        driver.join(WAIT_S)
+    assert codes == [0]
+    trial = replay(directory).state.trials[handshake.trial_id]
+    assert trial.status is TrialStatus.TERMINATED
+    assert trial.last_result["step"] == 1  # it would have gone on to 5
+    stops = [e for e in events(directory) if isinstance(e, StopRequested)]
+    assert [e.trial_id for e in stops] == [handshake.trial_id]
+
+
+def test_add_reaches_a_running_experiment(
+    tmp_path: Path, handshake: Handshake, capsys: pytest.CaptureFixture[str]
+) -> None:
+    codes: list[int] = []
+    driver = threading.Thread(target=lambda: codes.append(run(tmp_path, "waits_for_a_request")))
+    driver.start()
+    try:
+        assert handshake.running.wait(WAIT_S)
+        directory = tmp_path / "exp"
+        config = '{"added": true, "lr": 0.5}'
+        assert main(["add", str(directory), "--config", config, "--tag", "extra"]) == 0
+        assert "Queued a trial with config" in capsys.readouterr().out
+    finally:
+        handshake.posted.set()
+        driver.join(WAIT_S)
+    assert codes == [0]
+    trials = replay(directory).state.trials.values()
+    (added,) = [t for t in trials if t.spec.config.get("added")]
+    assert added.spec.config == {"added": True, "lr": 0.5}
+    assert added.status is TrialStatus.TERMINATED
+    assert added.last_result["step"] == 1  # it ran
+    requested = [e for e in events(directory) if isinstance(e, TrialRequested)]
+    assert [e.config for e in requested] == [{"added": True, "lr": 0.5}]
+    first = next(t for t in trials if not t.spec.config.get("added"))
+    assert first.last_result["step"] == 5

@@ -225,3 +225,15 @@ def test_the_journal_snapshots_within_its_budget(tmp_path: Path) -> None:
     journal.close(state)
     assert SnapshotStore(tmp_path).available() == [len(EVENTS)]
     assert journal.snapshot_seconds > 0
+
+
+def test_truncating_a_log_discards_the_snapshots_past_the_cut(tmp_path: Path) -> None:
+    offsets = write(tmp_path)
+    SnapshotStore(tmp_path).write(len(EVENTS), EMPTY_DIGEST, b"stale")
+    path = log_path(tmp_path)
+    data = bytearray(path.read_bytes())
+    data[offsets[1] + _FRAME.size + 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+    replayed = replay(tmp_path, truncate=True)
+    assert replayed.records == 1
+    assert SnapshotStore(tmp_path).available() == []

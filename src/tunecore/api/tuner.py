@@ -201,6 +201,7 @@ class Tuner:
         snapshots = SnapshotStore(experiment_dir)
         if self._resume is not None:
             contents = read_log(experiment_dir)
+            snapshots.discard_after(len(contents.events))
             rebuilt = rebuild(contents, experiment_dir)
             writer = EventLogWriter.reopen(contents, self._run.fsync_interval_ms)
             journal = Journal(writer, snapshots, records=rebuilt.records, digest=rebuilt.digest)

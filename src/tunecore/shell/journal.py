@@ -88,6 +88,14 @@ class SnapshotStore:
         for old in self.available()[:-KEEP_SNAPSHOTS]:
             self._path(old).unlink(missing_ok=True)
 
+    def discard_after(self, records: int) -> None:
+        """Remove snapshots of more events than the log holds: a log cut at
+        a corrupt record (or a torn tail) makes them stale, and the events a
+        resume appends would be checked against them."""
+        for stale in self.available():
+            if stale > records:
+                self._path(stale).unlink(missing_ok=True)
+
     def load(self, records: int) -> SnapshotFile | None:
         """The snapshot after `records` events, or None (with a warning) if
         it is missing or damaged: a snapshot only saves time, the log alone

@@ -52,6 +52,8 @@ def replay(
     """Every event from the first; see the module docstring."""
     contents = read_log(experiment_dir, truncate=truncate, quiet=quiet)
     snapshots = SnapshotStore(experiment_dir)
+    if truncate:
+        snapshots.discard_after(len(contents.events))
     checkpoints = set(snapshots.available()) if verify else set()
     replayed = Replayed(
         header=contents.header,

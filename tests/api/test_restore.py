@@ -149,6 +149,48 @@ def test_resume_works_from_the_log_alone(tmp_path: Path) -> None:
     assert len(results) == 6
 
 
+def test_a_save_in_flight_when_the_driver_died_does_not_hold_back_the_end(
+    tmp_path: Path,
+) -> None:
+    """The trial stops at iteration 3 and its last checkpoint is being
+    taken when the driver dies: the save died with it, and the resumed
+    experiment must end (it used to wait for that save forever)."""
+    tuner = Tuner(
+        counting,
+        param_space={"x": 0.5},
+        run_config=RunConfig(
+            name="exp",
+            storage_path=str(tmp_path),
+            verbose=0,
+            executor="in_process",
+            stop={"training_iteration": 3},
+            checkpoint_config=CheckpointConfig(checkpoint_at_end=True),
+            callbacks=[CrashAfter(results=3)],
+        ),
+    )
+    with pytest.raises(Crash):
+        tuner.fit()
+    directory = tmp_path / "exp"
+    crashed = replay(directory).state
+    assert crashed.saves == 1  # the stop's save was in flight
+    (result,) = Tuner.restore(directory).fit()
+    assert result.status is TrialStatus.TERMINATED
+    assert iterations(result.path / "result.json") == [1, 2, 3]
+    assert replay(directory).state.done
+
+
+def test_a_progress_csv_a_row_short_is_repaired(tmp_path: Path) -> None:
+    """A crash between a result's result.json line and its progress.csv row
+    leaves the CSV short; the resume rewrites it from result.json."""
+    first = experiment(tmp_path, []).fit()
+    short = next(r for r in first if r.metrics["training_iteration"] == ITERATIONS)
+    progress = short.path / "progress.csv"
+    progress.write_text("".join(progress.read_text().splitlines(keepends=True)[:-1]))
+    (again,) = [r for r in Tuner.restore(tmp_path / "exp").fit() if r.trial_id == short.trial_id]
+    assert len(progress.read_text().splitlines()) == ITERATIONS + 1  # the header
+    assert iterations(again.path / "result.json") == list(range(1, ITERATIONS + 1))
+
+
 def test_a_finished_experiment_resumed_runs_nothing_again(tmp_path: Path) -> None:
     first = experiment(tmp_path, []).fit()
     directory = tmp_path / "exp"

@@ -368,3 +368,32 @@ def test_a_user_dirname_is_remembered_for_callers_that_only_have_the_spec(
     assert chosen.name == "my_run_4"
     assert storage.trial_dir(trial) == chosen
     assert storage.experiment_dir == storage.path
+
+
+def test_rewriting_results_gives_the_files_appending_them_gave(tmp_path: Path) -> None:
+    """A resume's rewrite must leave exactly what the live appends wrote,
+    header growth and nesting included; and a trial left with no rows
+    loses both files."""
+    rows: list[dict[str, JsonValue]] = [
+        {"training_iteration": 1, "loss": 0.5},
+        {"training_iteration": 2, "loss": 0.25, "extra": {"a": 1}},
+        {"training_iteration": 3, "loss": float("nan"), "note": 'x,"y"'},
+    ]
+    appended, rewritten = ExperimentStorage(tmp_path, "a"), ExperimentStorage(tmp_path, "b")
+    one = appended.trial_dir(spec())
+    two = rewritten.trial_dir(spec())
+    for row in rows:
+        appended.append_result(one, row)
+    rewritten.append_result(two, {"training_iteration": 9, "stale": True})
+    rewritten.rewrite_results(two, rows)
+    appended.close()
+    for name in ("result.json", "progress.csv"):
+        assert (two / name).read_text() == (one / name).read_text()
+    assert rewritten.progress_rows(two) == 3
+    assert rewritten.read_results(two) == appended.read_results(one)
+    rewritten.append_result(two, {"training_iteration": 4, "loss": 0.1})  # appends go on
+    assert rewritten.progress_rows(two) == 4
+    rewritten.rewrite_results(two, [])
+    assert not (two / "result.json").exists()
+    assert not (two / "progress.csv").exists()
+    rewritten.close()

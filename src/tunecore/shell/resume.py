@@ -14,7 +14,11 @@ each trial that reported anything:
 - a finished one keeps every row, and gets back its last result if the
   crash came between logging it and writing it.
 
-Either way no result is lost and none is written twice.
+Either way no result is lost and none is written twice. progress.csv is
+rewritten from the same rows whenever its count disagrees (a crash can
+come between the two files' appends), and each file is replaced
+atomically, so a crash during the repair leaves something the next resume
+repairs again.
 """
 
 from __future__ import annotations
@@ -46,7 +50,7 @@ def repair_result_files(
             continue
         rows = storage.read_results(directory)
         kept = rows_to_keep(trial, rows)
-        if kept != rows:
+        if kept != rows or storage.progress_rows(directory) != len(kept):
             storage.rewrite_results(directory, kept)
             changed += 1
     return changed

@@ -144,6 +144,16 @@ def to_json_value(value: object) -> JsonValue:
     return repr(value)
 
 
+def _json_line(result: Mapping[str, JsonValue]) -> str:
+    """One line of result.json: always valid JSON (non-finite floats as null)."""
+    return json.dumps(to_json_value(result), allow_nan=False) + "\n"
+
+
+def _csv_row(result: Mapping[str, JsonValue]) -> dict[str, str]:
+    """One progress.csv row: the flattened result's cells."""
+    return {key: _csv_cell(value) for key, value in flatten(result).items()}
+
+
 def _json_key(key: object) -> str:
     return key if isinstance(key, str) else str(key)
 
@@ -256,15 +266,14 @@ class ExperimentStorage:
     def append_json_result(self, trial_dir: Path, result: Mapping[str, JsonValue]) -> Path:
         """One line of result.json: the result as it was reported (nested),
         always valid JSON (non-finite floats as null)."""
-        line = json.dumps(to_json_value(result), allow_nan=False) + "\n"
         path = trial_dir / RESULT_FILE
-        self._appender.append(path, line)
+        self._appender.append(path, _json_line(result))
         return path
 
     def append_csv_result(self, trial_dir: Path, result: Mapping[str, JsonValue]) -> Path:
         """One row of progress.csv over the flattened result; a new key
         rewrites the file with the union header (module docstring)."""
-        row = {key: _csv_cell(value) for key, value in flatten(result).items()}
+        row = _csv_row(result)
         path = trial_dir / PROGRESS_FILE
         header = self._csv_header(path)
         if header is None:
@@ -327,15 +336,41 @@ class ExperimentStorage:
                 rows.append(row)
         return rows
 
+    def progress_rows(self, trial_dir: Path) -> int:
+        """How many result rows progress.csv holds (0 without the file)."""
+        try:
+            with (trial_dir / PROGRESS_FILE).open(encoding="utf-8", newline="") as file:
+                return max(sum(1 for _ in csv.reader(file)) - 1, 0)
+        except FileNotFoundError:
+            return 0
+
     def rewrite_results(self, trial_dir: Path, rows: Sequence[Mapping[str, JsonValue]]) -> None:
         """Make result.json and progress.csv hold exactly `rows` (a resume
-        puts them back in line with the event log)."""
-        for name in (RESULT_FILE, PROGRESS_FILE):
-            self._appender.forget(trial_dir / name)
-            self._csv_headers.pop(trial_dir / name, None)
-            (trial_dir / name).unlink(missing_ok=True)
-        for row in rows:
-            self.append_result(trial_dir, row)
+        puts them back in line with the event log). Each file is replaced
+        atomically: a crash during the rewrite leaves the old file or the
+        new one, never part of either, so the next resume can repair it."""
+        header: list[str] = []
+        cells: list[dict[str, str]] = []
+        for result in rows:
+            row = _csv_row(result)
+            header.extend(key for key in row if key not in header)
+            cells.append(row)
+        table = io.StringIO()
+        if rows:
+            writer = csv.DictWriter(table, fieldnames=header, restval="")
+            writer.writeheader()
+            writer.writerows(cells)
+        texts = {RESULT_FILE: "".join(_json_line(r) for r in rows), PROGRESS_FILE: table.getvalue()}
+        for name, text in texts.items():
+            path = trial_dir / name
+            self._appender.forget(path)
+            self._csv_headers.pop(path, None)
+            if text:
+                _write_atomic(path, text)
+            else:
+                path.unlink(missing_ok=True)
+        if rows:
+            self._csv_headers[trial_dir / PROGRESS_FILE] = header
 
     def append_error(self, trial_dir: Path, entry: str) -> Path:
         """Append one error.txt entry verbatim (`tunecore.core.naming.error_entry`

@@ -409,13 +409,12 @@ class _Step:
         for trial_id in sorted(self.trials.keys(), key=books.index.__getitem__):
             before = self.trials[trial_id]
             after = _resumed(before, event)
-            if after is before:
-                continue
             self.put(before, after)
-            if after.status is TrialStatus.TERMINATED:
+            if before.is_finished:
+                if not after.is_finished:  # an errored trial runs again
+                    self.scheduler = self.scheduler.on_trial_add(after)
+            elif after.is_finished:  # resume_unfinished=False
                 self.scheduler = self.scheduler.on_trial_remove(after)
-            elif before.status is TrialStatus.ERROR:
-                self.scheduler = self.scheduler.on_trial_add(after)
 
     # -- transitions ------------------------------------------------------
 
@@ -672,10 +671,11 @@ def _resumed(trial: TrialState, event: ExperimentResumed) -> TrialState:
             return lifecycle.new_trial(trial.spec)
         if event.resume_errored:
             return lifecycle.retry_errored(trial)
-        return trial
-    if status is TrialStatus.TERMINATED:
-        return trial
+    # Saves in flight died with the old driver, a finished trial's too (the
+    # save taken as it stopped): left in place, they would hold back the end.
     reset = lifecycle.reset_after_crash(trial)
+    if status is TrialStatus.ERROR or status is TrialStatus.TERMINATED:
+        return reset
     if not event.resume_unfinished:
         return msgspec.structs.replace(reset, status=TrialStatus.TERMINATED)
     return reset

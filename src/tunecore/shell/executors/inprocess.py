@@ -9,6 +9,7 @@ trainables, and tests run fast. Resources are whatever the caller says the
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import queue
 import threading
@@ -172,6 +173,12 @@ class InProcessExecutor:
 
     def next_events(self, timeout: float) -> list[ExperimentEvent]:
         deadline = time.monotonic() + timeout
+        if not self._ops:
+            # Nothing can complete: wait out the poll (a worker finishing a
+            # release may end it early), or the loop spins logging Ticks.
+            with contextlib.suppress(queue.Empty):
+                self._done.get(timeout=timeout)
+            return []
         while self._ops:
             events: list[ExperimentEvent] = []
             ready = [trial_id for trial_id, p in self._ops.heads() if p.handle.done()]

@@ -242,6 +242,9 @@ class RayExecutor:
         driver CPU as the loop turn it would save."""
         heads = {pending.handle: trial_id for trial_id, pending in self._ops.heads()}
         if not heads:
+            # Nothing can complete: wait out the poll, as a wait on futures
+            # would, or the loop spins logging a Tick per turn.
+            time.sleep(timeout)
             return []
         ready, _ = ray.wait(list(heads), num_returns=1, timeout=timeout)
         events: list[ExperimentEvent] = []

@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import time
@@ -26,6 +27,8 @@ from typing import Any
 import ray
 from ray.exceptions import RayActorError, RayError
 
+from tunecore.core.resources import add as resources_add
+from tunecore.core.resources import fits
 from tunecore.model import (
     CheckpointRef,
     CheckpointStorage,
@@ -92,7 +95,12 @@ class RayExecutor:
         self._resources: dict[str, ResourcesKey] = {}
         self._idle: dict[ResourcesKey, list[Any]] = {}
         self._releasing: set[str] = set()
-        self._unplaced: set[str] = set()  # trials whose new actor is not up yet
+        # New actors that may wait for resources live actors still hold (a
+        # paused trial finishing its save): while one waits, a released
+        # actor is ended, not kept idle, or the two could wait forever.
+        self._starved: set[str] = set()
+        self._asks: dict[str, Resources] = {}  # what each live actor holds
+        self._total: Resources | None = None
         self._memory: dict[str, ray.ObjectRef[Any]] = {}
         self._memory_keys = itertools.count()
 
@@ -133,9 +141,10 @@ class RayExecutor:
         restore: CheckpointRef | None,
     ) -> None:
         key = _key(resources)
-        self._resources[trial_id] = key
         self._releasing.discard(trial_id)
         self._actors[trial_id] = self._actor_for(trial_id, key, resources)
+        self._resources[trial_id] = key
+        self._asks[trial_id] = resources
         self._issue(trial_id, Operation.ASSIGN, lambda a: a.assign.remote(config, context))
         if restore is not None:
             self._restore(trial_id, restore)
@@ -145,11 +154,15 @@ class RayExecutor:
         idle = self._idle.get(key)
         if idle:
             return idle.pop()
-        self._unplaced.add(trial_id)
         for others in self._idle.values():  # make room: idle actors hold resources
             for actor in others:
                 ray.kill(actor)
             others.clear()
+        held = functools.reduce(resources_add, self._asks.values(), resources)
+        if self._total is None:
+            self._total = self.cluster_resources()
+        if not fits(held, self._total):
+            self._starved.add(trial_id)
         return _RemoteHost.options(
             num_cpus=resources.cpu,
             num_gpus=resources.gpu,
@@ -219,13 +232,14 @@ class RayExecutor:
 
     def _free(self, trial_id: str, *, reusable: bool) -> None:
         self._releasing.discard(trial_id)
-        self._unplaced.discard(trial_id)
+        self._starved.discard(trial_id)
         self._credits.pop(trial_id, None)
+        self._asks.pop(trial_id, None)
         actor = self._actors.pop(trial_id, None)
         key = self._resources.pop(trial_id, None)
         if actor is None or key is None:
             return
-        if reusable and self._reuse and not self._unplaced:
+        if reusable and self._reuse and not self._starved:
             actor.release.remote()
             self._idle.setdefault(key, []).append(actor)
         else:
@@ -259,7 +273,7 @@ class RayExecutor:
         except RayError as error:  # the user's exception, or the actor died
             return [self._fail(trial_id, _describe(error))]
         if pending.operation is Operation.ASSIGN:
-            self._unplaced.discard(trial_id)
+            self._starved.discard(trial_id)
         if pending.operation is Operation.SAVE_TO_MEMORY:
             # Keep the object, not the bytes: a resume hands the ref to the
             # next actor, which reads it from the object store.

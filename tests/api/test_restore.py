@@ -11,12 +11,16 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+import msgspec
 import pytest
 
 import tunecore
 from tunecore import CheckpointConfig, FailureConfig, ResultGrid, RunConfig, TuneConfig, Tuner
-from tunecore.model import JsonValue, TrialState, TrialStatus
-from tunecore.schedulers import ASHAScheduler
+from tunecore.core.experiment.snapshot import ExperimentSnapshot
+from tunecore.core.schedulers.base import CONTINUE, PAUSE, Verdict
+from tunecore.core.search import BasicVariantGenerator
+from tunecore.model import JsonDict, JsonValue, TrialState, TrialStatus
+from tunecore.schedulers import ASHAScheduler, FIFOScheduler
 from tunecore.shell.callbacks import Callback
 from tunecore.shell.eventlog import LogError, read_log
 from tunecore.shell.replay import replay
@@ -322,3 +326,44 @@ def test_the_log_names_the_experiment_and_the_code_by_reference(tmp_path: Path) 
     header = read_log(tmp_path / "exp").header
     assert header.trainable == "tests.api.test_restore:counting"
     assert header.settings.executor == "in_process"
+
+
+class EveryOtherPause(FIFOScheduler, frozen=True, tag=True):
+    """A user's own scheduler: pauses each trial once, at its second result."""
+
+    paused: tuple[str, ...] = ()
+
+    def on_trial_result(
+        self, trial: TrialState, result: JsonDict, trials: Mapping[str, TrialState]
+    ) -> tuple[EveryOtherPause, Verdict]:
+        if trial.trial_id in self.paused or result.get("training_iteration") != 2:
+            return self, CONTINUE
+        return msgspec.structs.replace(self, paused=(*self.paused, trial.trial_id)), PAUSE
+
+
+def test_a_users_own_scheduler_is_replayed_and_resumed_given_its_type(tmp_path: Path) -> None:
+    tuner = Tuner(
+        counting,
+        param_space={"x": tunecore.grid_search([0.1, 0.2])},
+        tune_config=TuneConfig(scheduler=EveryOtherPause()),
+        run_config=RunConfig(
+            name="exp",
+            storage_path=str(tmp_path),
+            verbose=0,
+            executor="in_process",
+            callbacks=[CrashAfter(results=5)],
+        ),
+    )
+    with pytest.raises(Crash):
+        tuner.fit()
+    directory = tmp_path / "exp"
+    with pytest.raises(LogError, match=r"kind=ExperimentSnapshot\[MyScheduler, MySearcher\]"):
+        replay(directory)
+    kind = ExperimentSnapshot[EveryOtherPause, BasicVariantGenerator]
+    crashed = replay(directory, kind=kind).state
+    assert isinstance(crashed.scheduler, EveryOtherPause)
+    assert crashed.scheduler.paused  # its own state came back
+    results = Tuner.restore(directory, snapshot_kind=kind).fit()
+    assert [r.status for r in results] == [TrialStatus.TERMINATED] * 2
+    for result in results:
+        assert iterations(result.path / "result.json") == list(range(1, ITERATIONS + 1))

@@ -51,7 +51,7 @@ from tunecore.shell.inbox import Inbox
 from tunecore.shell.journal import Journal, SnapshotStore
 from tunecore.shell.loop import ExperimentLoop
 from tunecore.shell.progress import ProgressReporter, final_summary, spec_name
-from tunecore.shell.replay import rebuild
+from tunecore.shell.replay import BUILTIN, SnapshotKind, rebuild
 from tunecore.shell.resume import repair_result_files
 from tunecore.shell.storage import ExperimentStorage
 from tunecore.shell.trainable import make_worker_trainable, resolve_trainable, trainable_name
@@ -80,6 +80,7 @@ class Tuner:
         self._tune = tune_config or TuneConfig()
         self._run = run_config or RunConfig()
         self._resume: ExperimentResumed | None = None
+        self._snapshot_kind: SnapshotKind = BUILTIN
 
     @classmethod
     def restore(
@@ -93,6 +94,7 @@ class Tuner:
         callbacks: list[object] | None = None,
         trial_name_creator: Callable[..., str] | None = None,
         trial_dirname_creator: Callable[..., str] | None = None,
+        snapshot_kind: SnapshotKind = BUILTIN,
     ) -> Tuner:
         """A Tuner that continues the experiment in `path` (after a crash, a
         Ctrl-C, or to retry its errors) when `fit()` is called.
@@ -103,8 +105,10 @@ class Tuner:
         do not run again; the scheduler and the searcher go on from their
         logged state. `resume_unfinished=False` ends unfinished trials
         instead; `resume_errored` retries errored trials from their newest
-        checkpoint, `restart_errored` from scratch. Callbacks and name
-        creators are code, which the log does not hold: pass them again.
+        checkpoint, `restart_errored` from scratch. Callbacks, name creators
+        and the types of your own scheduler or searcher (`snapshot_kind=
+        ExperimentSnapshot[MyScheduler, MySearcher]`) are code, which the
+        log does not hold: pass them again.
         """
         experiment_dir = Path(path).expanduser().resolve()
         header = read_log(experiment_dir).header
@@ -136,6 +140,7 @@ class Tuner:
             ),
         )
         tuner._name = header.trainable
+        tuner._snapshot_kind = snapshot_kind
         tuner._resume = ExperimentResumed(
             at=0.0,
             resume_unfinished=resume_unfinished,
@@ -202,7 +207,7 @@ class Tuner:
         if self._resume is not None:
             contents = read_log(experiment_dir)
             snapshots.discard_after(len(contents.events))
-            rebuilt = rebuild(contents, experiment_dir)
+            rebuilt = rebuild(contents, experiment_dir, self._snapshot_kind)
             writer = EventLogWriter.reopen(contents, self._run.fsync_interval_ms)
             journal = Journal(writer, snapshots, records=rebuilt.records, digest=rebuilt.digest)
             return rebuilt.state, journal

@@ -8,18 +8,35 @@ and the same command stream. With `verify` it checks each snapshot it passes
 `ReplayMismatchError` naming the first record where they differ.
 `rebuild` is the fast path a resume takes: the newest usable snapshot, then
 only the events after it.
+
+States decode with the built-in schedulers and searchers; an experiment run
+with a policy type of the user's own passes `kind`,
+`ExperimentSnapshot[MyScheduler, MySearcher]` (the types are code, which
+the log names but never holds).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+import msgspec
 
 from tunecore.core.experiment import ExperimentState, step
-from tunecore.core.experiment.snapshot import decode_state, encode_state
+from tunecore.core.experiment.snapshot import (
+    BuiltinScheduler,
+    BuiltinSearcher,
+    ExperimentSnapshot,
+    decode_state,
+    encode_state,
+)
 from tunecore.model import Command, ExperimentEvent, Rejection
 from tunecore.shell.eventlog import LogContents, LogError, LogHeader, TornTail, read_log
 from tunecore.shell.journal import EMPTY_DIGEST, SnapshotStore, chain_digest
+
+SnapshotKind = type[ExperimentSnapshot[Any, Any]]
+BUILTIN: SnapshotKind = ExperimentSnapshot[BuiltinScheduler, BuiltinSearcher]
 
 
 class ReplayMismatchError(LogError):
@@ -48,6 +65,7 @@ def replay(
     keep_commands: bool = True,
     truncate: bool = False,
     quiet: bool = False,
+    kind: SnapshotKind = BUILTIN,
 ) -> Replayed:
     """Every event from the first; see the module docstring."""
     contents = read_log(experiment_dir, truncate=truncate, quiet=quiet)
@@ -57,7 +75,7 @@ def replay(
     checkpoints = set(snapshots.available()) if verify else set()
     replayed = Replayed(
         header=contents.header,
-        state=decode_state(contents.header.initial_state),
+        state=_decode(contents.header.initial_state, kind),
         records=0,
         digest=EMPTY_DIGEST,
         torn=contents.torn,
@@ -69,20 +87,37 @@ def replay(
     return replayed
 
 
-def rebuild(contents: LogContents, experiment_dir: str | Path) -> Replayed:
+def rebuild(
+    contents: LogContents, experiment_dir: str | Path, kind: SnapshotKind = BUILTIN
+) -> Replayed:
     """The state after every event of `contents`, from the newest usable
     snapshot on (commands are not kept)."""
     snapshot = SnapshotStore(experiment_dir).latest(at_most=len(contents.events))
     if snapshot is None:
-        state, records, digest = decode_state(contents.header.initial_state), 0, EMPTY_DIGEST
+        state, records, digest = _decode(contents.header.initial_state, kind), 0, EMPTY_DIGEST
     else:
-        state, records, digest = decode_state(snapshot.state), snapshot.records, snapshot.digest
+        state, records, digest = (
+            _decode(snapshot.state, kind),
+            snapshot.records,
+            snapshot.digest,
+        )
     replayed = Replayed(
         header=contents.header, state=state, records=records, digest=digest, torn=contents.torn
     )
     for event in contents.events[records:]:
         _advance(replayed, event, keep_commands=False)
     return replayed
+
+
+def _decode(data: bytes, kind: SnapshotKind) -> ExperimentState:
+    try:
+        return decode_state(data, kind)
+    except msgspec.ValidationError as error:
+        raise LogError(
+            f"cannot decode the experiment's state ({error}). If it ran with a scheduler or "
+            "searcher type of your own, pass its types: "
+            "kind=ExperimentSnapshot[MyScheduler, MySearcher]"
+        ) from error
 
 
 def _advance(replayed: Replayed, event: ExperimentEvent, keep_commands: bool) -> None:

@@ -367,3 +367,25 @@ def test_a_users_own_scheduler_is_replayed_and_resumed_given_its_type(tmp_path: 
     assert [r.status for r in results] == [TrialStatus.TERMINATED] * 2
     for result in results:
         assert iterations(result.path / "result.json") == list(range(1, ITERATIONS + 1))
+
+
+def test_a_moved_experiment_resumes_from_its_new_place(tmp_path: Path) -> None:
+    """The log records checkpoints by their path inside the experiment
+    directory, so a copy elsewhere (another disk, another machine) resumes."""
+    with pytest.raises(Crash):
+        experiment(tmp_path / "here", [CrashAfter(results=11)]).fit()
+    crashed = replay(tmp_path / "here" / "exp").state
+    paths = [c.path for t in crashed.trials.values() for c in t.checkpoints.persistent]
+    assert paths
+    assert not any(Path(p).is_absolute() for p in paths)
+    moved = tmp_path / "there" / "exp"
+    moved.parent.mkdir()
+    (tmp_path / "here" / "exp").rename(moved)
+    results = Tuner.restore(moved).fit()
+    assert all(r.status is TrialStatus.TERMINATED for r in results)
+    for result in results:
+        assert result.path.is_relative_to(moved)
+        assert result.checkpoint is not None
+        assert Path(result.checkpoint.path).is_relative_to(moved)
+        rows = iterations(result.path / "result.json")
+        assert rows == list(range(1, len(rows) + 1))

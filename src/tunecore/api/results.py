@@ -45,7 +45,7 @@ class ResultGrid(Sequence[Result]):
         experiment_path: Path,
         error: str | None = None,
     ) -> None:
-        self._results = [_result(t, dirs[t.trial_id]) for t in trials]
+        self._results = [_result(t, dirs[t.trial_id], experiment_path) for t in trials]
         self._metric = metric
         self._mode = mode
         self.experiment_path = experiment_path
@@ -130,14 +130,20 @@ def _score(result: Result, metric: str, mode: str, scope: str) -> float | None:
     return None if math.isnan(number) else number
 
 
-def _result(trial: TrialState, path: Path) -> Result:
+def _result(trial: TrialState, path: Path, experiment_path: Path) -> Result:
+    """A trial's result; checkpoint paths in the state are relative to the
+    experiment directory (absolute in logs from before that)."""
     checkpoint = newest_persistent(trial.checkpoints)
     return Result(
         trial_id=trial.trial_id,
         metrics=trial.last_result,
         config=trial.spec.config,
         path=path,
-        checkpoint=None if checkpoint is None else Checkpoint.from_directory(checkpoint.path),
+        checkpoint=(
+            None
+            if checkpoint is None
+            else Checkpoint.from_directory(str(experiment_path / checkpoint.path))
+        ),
         error=trial.error_message if trial.status is TrialStatus.ERROR else None,
         status=trial.status,
         metric_analysis=trial.metric_analysis,

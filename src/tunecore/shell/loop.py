@@ -27,6 +27,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import overload
 
+import msgspec
+
 from tunecore.core.experiment import ExperimentState, step
 from tunecore.core.naming import trial_name
 from tunecore.model import (
@@ -165,6 +167,9 @@ class ExperimentLoop:
         feeds its `ExperimentResumed` here before running."""
         journal = self._journal
         for event in events:
+            if isinstance(event, CheckpointSaved):
+                portable = self._storage.portable(event.checkpoint)
+                event = msgspec.structs.replace(event, checkpoint=portable)  # noqa: PLW2901
             if self._on_event is not None:
                 self._on_event(event)
             if journal is not None:
@@ -197,7 +202,8 @@ class ExperimentLoop:
         elif isinstance(event, CheckpointSaved):
             trial = self.state.trials[event.trial_id]
             self._callbacks.on_trial_save(self._iteration, self._trials(), trial)
-            self._callbacks.on_checkpoint(self._iteration, self._trials(), trial, event.checkpoint)
+            located = self._storage.located(event.checkpoint)
+            self._callbacks.on_checkpoint(self._iteration, self._trials(), trial, located)
         elif isinstance(event, TrialRestored):
             trial = self.state.trials[event.trial_id]
             self._callbacks.on_trial_restore(self._iteration, self._trials(), trial)
@@ -221,7 +227,13 @@ class ExperimentLoop:
             self._callbacks.on_trial_start(self._iteration, self._trials(), trial)
             self._hosted.add(trial_id)
             self._executor.start(
-                trial_id, trial.spec.resources, trial.spec.config, context, command.restore_from
+                trial_id,
+                trial.spec.resources,
+                trial.spec.config,
+                context,
+                None
+                if command.restore_from is None
+                else self._storage.located(command.restore_from),
             )
         elif isinstance(command, ContinueTrial):
             self._executor.train(trial_id)
@@ -233,7 +245,7 @@ class ExperimentLoop:
         elif isinstance(command, StopTrial):
             self._stop(trial, command.error)
         elif isinstance(command, DeleteCheckpoint):
-            self._delete(command.checkpoint)
+            self._delete(self._storage.located(command.checkpoint))
         elif isinstance(command, ResetTrial):
             self._reset(trial, command)
 
@@ -270,7 +282,9 @@ class ExperimentLoop:
         """PBT's exploit. The donor's checkpoint is copied into this trial's
         directory first, synchronously: a later DeleteCheckpoint of the donor
         must not pull it away while this trial's worker restores it."""
-        restore = command.restore_from
+        restore = (
+            None if command.restore_from is None else self._storage.located(command.restore_from)
+        )
         if restore is not None and restore.storage is CheckpointStorage.PERSISTENT:
             self._exploits += 1
             copy = self._dir(trial) / f"exploit_{self._exploits:06d}"

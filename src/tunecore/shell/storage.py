@@ -63,9 +63,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
 
+import msgspec
+
 from tunecore.core.naming import trial_name
 from tunecore.core.results import flatten
-from tunecore.model import JsonValue, TrialSpec
+from tunecore.model import CheckpointRef, CheckpointStorage, JsonValue, TrialSpec
 
 logger = logging.getLogger(__name__)
 
@@ -198,6 +200,26 @@ class ExperimentStorage:
     def experiment_dir(self) -> Path:
         """The experiment's directory (`root/<safe name>`)."""
         return self.path
+
+    # -- checkpoint paths in the log -------------------------------------------
+
+    def portable(self, checkpoint: CheckpointRef) -> CheckpointRef:
+        """`checkpoint` as the event log records it: a persistent one inside
+        the experiment directory by its path relative to it, so the
+        directory can be moved (or copied to another machine) and resumed."""
+        if checkpoint.storage is not CheckpointStorage.PERSISTENT:
+            return checkpoint
+        path = Path(checkpoint.path)
+        if not path.is_absolute() or not path.is_relative_to(self.path):
+            return checkpoint
+        return msgspec.structs.replace(checkpoint, path=str(path.relative_to(self.path)))
+
+    def located(self, checkpoint: CheckpointRef) -> CheckpointRef:
+        """`checkpoint` with the path workers and users can open (logs written
+        before paths were relative hold absolute ones, which stay as they are)."""
+        if checkpoint.storage is not CheckpointStorage.PERSISTENT:
+            return checkpoint
+        return msgspec.structs.replace(checkpoint, path=str(self.path / checkpoint.path))
 
     # -- trial directories ----------------------------------------------------
 

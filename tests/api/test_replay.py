@@ -202,3 +202,35 @@ def test_a_simulated_experiment_cannot_be_resumed_as_a_real_one(tmp_path: Path) 
     )
     with pytest.raises(LogError, match="simulated experiment"):
         Tuner.restore(results.experiment_path)
+
+
+def fails_at_3_when_a_is_small(config: JsonDict, iteration: int) -> tuple[JsonDict, float]:
+    a = config["a"]
+    assert isinstance(a, float)
+    if iteration == 3 and a < 0.5:
+        raise ValueError(f"a={a} is too small at iteration 3")
+    return {"loss": a + 1.0 / iteration}, 1.0
+
+
+def test_a_simulated_trainable_that_raises_fails_its_trial_only(tmp_path: Path) -> None:
+    results = tunecore.simulate(
+        fails_at_3_when_a_is_small,
+        param_space={"a": tunecore.grid_search([0.25, 0.75])},
+        tune_config=TuneConfig(metric="loss", mode="min"),
+        run_config=RunConfig(
+            name="sim",
+            storage_path=str(tmp_path),
+            verbose=0,
+            failure_config=FailureConfig(max_failures=1),
+        ),
+        max_iterations=5,
+    )
+    by_a = {r.config["a"]: r for r in results}
+    failed, fine = by_a[0.25], by_a[0.75]
+    assert failed.status.value == "ERROR"
+    assert failed.error is not None
+    assert "a=0.25 is too small at iteration 3" in failed.error
+    assert fine.status.value == "TERMINATED"
+    assert fine.metrics["training_iteration"] == 5
+    events = tunecore.replay(results.experiment_path).state.trials
+    assert events[failed.trial_id].num_failures == 2  # retried once, then ERROR

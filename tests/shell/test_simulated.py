@@ -10,6 +10,7 @@ scheduler.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +41,7 @@ from tunecore.model import (
     Rejection,
     Resources,
     ResultReported,
+    TrialFailed,
     TrialRestored,
     TrialStarted,
     TrialStatus,
@@ -291,10 +293,19 @@ def test_a_pause_and_resume_continues_from_the_memory_checkpoint(tmp_path: Path)
     assert list(tmp_path.iterdir()) == []  # nothing on disk
 
 
-def test_negative_seconds_are_refused_naming_the_trial_and_iteration(tmp_path: Path) -> None:
+def test_negative_seconds_fail_the_trial_naming_the_trial_and_iteration(tmp_path: Path) -> None:
+    """A trainable's bad output is its trial's failure, as an exception
+    from a real trainable is: the experiment goes on."""
     executor = SimulatedExecutor(lambda config, i: ({"loss": 0.0}, -1.0), resources=Resources())
-    with pytest.raises(InvalidFieldError, match=r"trial t's iteration 1=-1\.0"):
-        executor.start("t", Resources(), {}, context("t", tmp_path), None)
+    executor.start("t", Resources(), {}, context("t", tmp_path), None)
+    events = []
+    while batch := executor.next_events(0.0):
+        events.extend(batch)
+    assert [type(e).__name__ for e in events] == ["TrialStarted", "TrialFailed"]
+    failed = events[-1]
+    assert isinstance(failed, TrialFailed)
+    assert re.search(r"trial t's iteration 1=-1\.0", failed.error)
+    assert failed.at == executor.now()
     with pytest.raises(InvalidFieldError, match=r"SimulatedExecutor\.max_iterations=0"):
         SimulatedExecutor(lambda config, i: ({}, 0.0), resources=Resources(), max_iterations=0)
 

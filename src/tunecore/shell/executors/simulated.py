@@ -56,11 +56,19 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from tunecore.core.results import DONE
-from tunecore.model import CheckpointRef, CheckpointStorage, ExperimentEvent, JsonDict, Resources
+from tunecore.model import (
+    CheckpointRef,
+    CheckpointStorage,
+    ExperimentEvent,
+    JsonDict,
+    Resources,
+    TrialFailed,
+)
 from tunecore.model.errors import require_finite_non_negative, require_int
 from tunecore.shell.executors.base import (
     Operation,
@@ -100,6 +108,13 @@ class _Worker:
 
 
 @dataclass(frozen=True)
+class _Failed:
+    """What a training step that raised completes with: the traceback."""
+
+    error: str
+
+
+@dataclass(frozen=True)
 class _Due:
     """What an operation completes with, and its issue number (to check
     that the heap and the trial's FIFO agree)."""
@@ -136,6 +151,7 @@ class SimulatedExecutor:
         self._ops: OrderedOperations[_Due] = OrderedOperations()
         self._due: list[tuple[float, int, str]] = []
         self._sequence = itertools.count()
+        self._dropped: set[int] = set()
         self._ready_at: dict[str, float] = {}
         self._workers: dict[str, _Worker] = {}
         self._idle: list[int] = []
@@ -208,13 +224,17 @@ class SimulatedExecutor:
         when its seconds have passed."""
         worker = self._workers[trial_id]
         iteration = worker.clock.iteration + 1
-        metrics, seconds = self._trainable(worker.config, iteration)
-        require_finite_non_negative(
-            f"the seconds of trial {trial_id}'s iteration {iteration}", seconds
-        )
-        result = plain_json_dict(
-            f"the metrics of trial {trial_id}'s iteration {iteration}", metrics
-        )
+        try:
+            metrics, seconds = self._trainable(worker.config, iteration)
+            require_finite_non_negative(
+                f"the seconds of trial {trial_id}'s iteration {iteration}", seconds
+            )
+            result = plain_json_dict(
+                f"the metrics of trial {trial_id}'s iteration {iteration}", metrics
+            )
+        except Exception:  # the trial's failure, as on a real worker
+            self._issue(trial_id, Operation.TRAIN, 0.0, _Failed(traceback.format_exc()))
+            return
         result[TIME_THIS_ITER_S] = float(seconds)
         if self._max_iterations is not None and iteration >= self._max_iterations:
             result[DONE] = True
@@ -303,11 +323,19 @@ class SimulatedExecutor:
         return []
 
     def _complete(self, trial_id: str, sequence: int) -> ExperimentEvent | None:
+        if sequence in self._dropped:  # issued after a failure; its worker is gone
+            self._dropped.discard(sequence)
+            return None
         pending = self._ops.pop(trial_id)
         assert pending.handle.sequence == sequence, "a trial's operations completed out of order"
+        value = pending.handle.value
+        if isinstance(value, _Failed):
+            self._dropped.update(p.handle.sequence for p in self._ops.drop(trial_id))
+            self._free(trial_id)
+            return TrialFailed(trial_id=trial_id, at=self._now, error=value.error)
         if trial_id in self._releasing and not self._ops.busy(trial_id):
             self._free(trial_id)
-        return completion_event(trial_id, pending, pending.handle.value, self._now)
+        return completion_event(trial_id, pending, value, self._now)
 
     def drain(self, timeout: float) -> None:
         """The experiment is over: what is still pending (exports) is dropped."""

@@ -22,7 +22,9 @@ durations
 completion due at the earliest time, moves the clock there and turns them
 into events with `completion_event`, so they have the shape real executors'
 events have. Completions without an event (reset, export) are consumed
-silently and the next time is tried.
+silently and the next time is tried. A trainable that raises (or returns
+bad seconds or metrics) completes its step at once with a `TrialFailed`
+carrying the traceback; its worker is freed, as a real one's would be.
 
 Invariants:
 

@@ -321,6 +321,14 @@ def test_a_finished_trial_gets_back_a_last_row_the_crash_left_unwritten() -> Non
     assert rows_to_keep(trial, rows(1, 2, 3, 4, 5)) == rows(1, 2, 3, 4, 5)
 
 
+def test_a_stopped_trials_last_row_is_not_written_twice() -> None:
+    """A stop marks the last result `done` after its row was written."""
+    trial = trial_with(TrialStatus.TERMINATED, checkpoint_at=3, last=5)
+    stopped = msgspec.structs.replace(trial, last_result={**trial.last_result, "done": True})
+    written = [{**row, "done": False} for row in rows(1, 2, 3, 4, 5)]
+    assert rows_to_keep(stopped, written) == written
+
+
 def test_the_log_names_the_experiment_and_the_code_by_reference(tmp_path: Path) -> None:
     experiment(tmp_path, []).fit()
     header = read_log(tmp_path / "exp").header

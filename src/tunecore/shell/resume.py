@@ -27,6 +27,7 @@ from collections.abc import Callable
 
 from tunecore.core.checkpoints import current_checkpoint
 from tunecore.core.experiment import ExperimentState
+from tunecore.core.results import DONE
 from tunecore.model import JsonValue, TrialState
 from tunecore.shell.callbacks import is_duplicate
 from tunecore.shell.storage import ExperimentStorage, to_json_value
@@ -67,9 +68,19 @@ def rows_to_keep(trial: TrialState, rows: list[Row]) -> list[Row]:
         )
         return rows[: last + 1]
     final = trial.last_result
-    if is_duplicate(final) or (rows and rows[-1] == _as_row(final)):
+    if is_duplicate(final) or (rows and _same_result(rows[-1], _as_row(final))):
         return rows
     return [*rows, _as_row(final)]
+
+
+def _same_result(written: Row, final: Row) -> bool:
+    """Whether `written` is the row of `final`. A stop marks the last result
+    `done` after its row was written, so `done` may differ."""
+    return _without_done(written) == _without_done(final)
+
+
+def _without_done(row: Row) -> Row:
+    return {key: value for key, value in row.items() if key != DONE}
 
 
 def _as_row(result: Row) -> Row:

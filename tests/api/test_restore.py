@@ -321,6 +321,12 @@ def test_a_finished_trial_gets_back_a_last_row_the_crash_left_unwritten() -> Non
     assert rows_to_keep(trial, rows(1, 2, 3, 4, 5)) == rows(1, 2, 3, 4, 5)
 
 
+def test_a_trial_stopped_before_it_reported_gets_no_row() -> None:
+    trial = trial_with(TrialStatus.TERMINATED, checkpoint_at=None, last=1)
+    never_reported = msgspec.structs.replace(trial, last_result={})
+    assert rows_to_keep(never_reported, []) == []
+
+
 def test_a_stopped_trials_last_row_is_not_written_twice() -> None:
     """A stop marks the last result `done` after its row was written."""
     trial = trial_with(TrialStatus.TERMINATED, checkpoint_at=3, last=5)

@@ -12,7 +12,8 @@ each trial that reported anything:
   at its checkpoint's `training_iteration` (none without a checkpoint): the
   rest it reports again;
 - a finished one keeps every row, and gets back its last result if the
-  crash came between logging it and writing it.
+  crash came between logging it and writing it (a trial stopped before it
+  reported anything has no result to get back).
 
 Either way no result is lost and none is written twice. progress.csv is
 rewritten from the same rows whenever its count disagrees (a crash can
@@ -68,7 +69,7 @@ def rows_to_keep(trial: TrialState, rows: list[Row]) -> list[Row]:
         )
         return rows[: last + 1]
     final = trial.last_result
-    if is_duplicate(final) or (rows and _same_result(rows[-1], _as_row(final))):
+    if not final or is_duplicate(final) or (rows and _same_result(rows[-1], _as_row(final))):
         return rows
     return [*rows, _as_row(final)]
 

@@ -420,12 +420,7 @@ def kill_drive(
             record.killed = time.monotonic()
             os.killpg(process.pid, signal.SIGKILL)
     finally:
-        if process.poll() is None:  # an error above: never leave a driver running
-            os.killpg(process.pid, signal.SIGKILL)
-        record.returncode = process.wait(timeout=60)
-        record.ended = time.monotonic()
-        reap_session(record)
-        record.gcs_address = gcs_address(record.log)
+        end_drive(process, record)  # an error above: never leave a driver running
     return record
 
 
@@ -434,15 +429,21 @@ def finish_drive(
 ) -> DriveRecord:
     """Wait for a driver to end by itself (bounded), then reap its session."""
     try:
-        record.returncode = process.wait(timeout=timeout)
+        process.wait(timeout=timeout)
     finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            record.returncode = process.wait(timeout=60)
-        record.ended = time.monotonic()
-        reap_session(record)
-        record.gcs_address = gcs_address(record.log)
+        end_drive(process, record)
     return record
+
+
+def end_drive(process: subprocess.Popen[bytes], record: DriveRecord) -> None:
+    """Make sure the driver is gone (SIGKILL to its group if it still runs),
+    record how it ended, and reap what its session left behind."""
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGKILL)
+    record.returncode = process.wait(timeout=60)
+    record.ended = time.monotonic()
+    reap_session(record)
+    record.gcs_address = gcs_address(record.log)
 
 
 def gcs_address(log: Path) -> str | None:

@@ -4,6 +4,7 @@ in-process executor. The trainables below are importable as
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import re
@@ -428,21 +429,29 @@ def test_stop_and_add_refuse_an_experiment_that_has_ended(
     assert not (finished / "inbox").exists()
 
 
-def test_stop_reaches_a_running_trial(
-    tmp_path: Path, handshake: Handshake, capsys: pytest.CaptureFixture[str]
-) -> None:
+@contextlib.contextmanager
+def running_experiment(tmp_path: Path, handshake: Handshake) -> Iterator[Path]:
+    """An experiment running in a thread, its first trial waiting (bounded)
+    for the test's request; the directory, while it runs. On leaving, the
+    trial is let go and the run must end cleanly."""
     codes: list[int] = []
     driver = threading.Thread(target=lambda: codes.append(run(tmp_path, "waits_for_a_request")))
     driver.start()
     try:
         assert handshake.running.wait(WAIT_S)
-        directory = tmp_path / "exp"
-        assert main(["stop", str(directory), handshake.trial_id]) == 0
-        assert f"Queued stop {handshake.trial_id}" in capsys.readouterr().out
+        yield tmp_path / "exp"
     finally:
         handshake.posted.set()
         driver.join(WAIT_S)
     assert codes == [0]
+
+
+def test_stop_reaches_a_running_trial(
+    tmp_path: Path, handshake: Handshake, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with running_experiment(tmp_path, handshake) as directory:
+        assert main(["stop", str(directory), handshake.trial_id]) == 0
+        assert f"Queued stop {handshake.trial_id}" in capsys.readouterr().out
     trial = replay(directory).state.trials[handshake.trial_id]
     assert trial.status is TrialStatus.TERMINATED
     assert trial.last_result["step"] == 1  # it would have gone on to 5
@@ -453,19 +462,10 @@ def test_stop_reaches_a_running_trial(
 def test_add_reaches_a_running_experiment(
     tmp_path: Path, handshake: Handshake, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    codes: list[int] = []
-    driver = threading.Thread(target=lambda: codes.append(run(tmp_path, "waits_for_a_request")))
-    driver.start()
-    try:
-        assert handshake.running.wait(WAIT_S)
-        directory = tmp_path / "exp"
+    with running_experiment(tmp_path, handshake) as directory:
         config = '{"added": true, "lr": 0.5}'
         assert main(["add", str(directory), "--config", config, "--tag", "extra"]) == 0
         assert "Queued a trial with config" in capsys.readouterr().out
-    finally:
-        handshake.posted.set()
-        driver.join(WAIT_S)
-    assert codes == [0]
     trials = replay(directory).state.trials.values()
     (added,) = [t for t in trials if t.spec.config.get("added")]
     assert added.spec.config == {"added": True, "lr": 0.5}

@@ -8,6 +8,7 @@ import contextlib
 import hashlib
 import tempfile
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from unittest import mock
 
@@ -31,13 +32,20 @@ from tunecore.schedulers import (
 from tunecore.shell import loop as loop_module
 from tunecore.shell.eventlog import LogError
 
-Live = list[tuple[int, Command]]
+
+@dataclass
+class Live:
+    """What the live loop's `step` computed: every command, numbered by the
+    event it answered, and the state after the last accepted event."""
+
+    commands: list[tuple[int, Command]] = field(default_factory=list)
+    state: ExperimentState | None = None
 
 
 @contextlib.contextmanager
 def recording() -> Iterator[Live]:
-    """Every command the live loop's `step` returns, numbered by event."""
-    recorded: Live = []
+    """Record what the live loop's `step` returns (see `Live`)."""
+    live = Live()
     count = 0
 
     def recording_step(
@@ -47,11 +55,12 @@ def recording() -> Iterator[Live]:
         count += 1
         outcome = step(state, event)
         if not isinstance(outcome, Rejection):
-            recorded.extend((count, command) for command in outcome[1])
+            live.state = outcome[0]
+            live.commands.extend((count, command) for command in outcome[1])
         return outcome
 
     with mock.patch.object(loop_module, "step", recording_step):
-        yield recorded
+        yield live
 
 
 def scheduler_for(name: str, seed: int) -> TrialScheduler:
@@ -82,10 +91,46 @@ def curve(config: JsonDict, iteration: int) -> tuple[JsonDict, float]:
     return {"loss": a + b / iteration}, 0.5 + a
 
 
-def assert_replay_matches(directory: Path, final_bytes: bytes, live: Live) -> None:
+def assert_replay_matches(directory: Path, live: Live) -> None:
+    """The log replays to the live run's final state, byte for byte, and to
+    its commands, one for one."""
     replayed = tunecore.replay(directory)
-    assert encode_state(replayed.state) == final_bytes
-    assert replayed.commands == live
+    assert live.state is not None
+    assert live.state.done
+    assert encode_state(replayed.state) == encode_state(live.state)
+    assert replayed.commands == live.commands
+
+
+def simulate_curves(
+    root: str | Path,
+    *,
+    trials: int,
+    seed: int,
+    scheduler: str,
+    cpus: int,
+    checkpoint_frequency: int = 0,
+) -> Path:
+    """A simulated experiment of `curve`; its directory."""
+    results = tunecore.simulate(
+        curve,
+        param_space={"a": tunecore.uniform(0.0, 1.0), "b": tunecore.uniform(0.0, 3.0)},
+        tune_config=TuneConfig(
+            metric="loss",
+            mode="min",
+            num_samples=trials,
+            seed=seed,
+            scheduler=scheduler_for(scheduler, seed),
+        ),
+        run_config=RunConfig(
+            name="sim",
+            storage_path=str(root),
+            verbose=0,
+            checkpoint_config=CheckpointConfig(checkpoint_frequency=checkpoint_frequency),
+        ),
+        cluster=Resources(cpu=cpus),
+        max_iterations=12,
+    )
+    return results.experiment_path
 
 
 @settings(max_examples=15, deadline=None)
@@ -104,49 +149,21 @@ def test_replay_of_a_simulated_run_equals_the_live_run(
     checkpoint_frequency: int,
 ) -> None:
     with tempfile.TemporaryDirectory() as root, recording() as live:
-        results = tunecore.simulate(
-            curve,
-            param_space={"a": tunecore.uniform(0.0, 1.0), "b": tunecore.uniform(0.0, 3.0)},
-            tune_config=TuneConfig(
-                metric="loss",
-                mode="min",
-                num_samples=trials,
-                seed=seed,
-                scheduler=scheduler_for(scheduler, seed),
-            ),
-            run_config=RunConfig(
-                name="sim",
-                storage_path=root,
-                verbose=0,
-                checkpoint_config=CheckpointConfig(checkpoint_frequency=checkpoint_frequency),
-            ),
-            cluster=Resources(cpu=cpus),
-            max_iterations=12,
+        directory = simulate_curves(
+            root,
+            trials=trials,
+            seed=seed,
+            scheduler=scheduler,
+            cpus=cpus,
+            checkpoint_frequency=checkpoint_frequency,
         )
-        directory = results.experiment_path
-        final = tunecore.replay(directory, keep_commands=False).state
-        assert final.done
-        assert_replay_matches(directory, encode_state(final), live)
+        assert_replay_matches(directory, live)
 
 
 def test_the_same_seed_writes_the_same_log_bytes(tmp_path: Path) -> None:
     def digest(root: Path, seed: int) -> str:
-        results = tunecore.simulate(
-            curve,
-            param_space={"a": tunecore.uniform(0.0, 1.0), "b": tunecore.uniform(0.0, 3.0)},
-            tune_config=TuneConfig(
-                metric="loss",
-                mode="min",
-                num_samples=20,
-                seed=seed,
-                scheduler=scheduler_for("asha", 0),
-            ),
-            run_config=RunConfig(name="sim", storage_path=str(root), verbose=0),
-            cluster=Resources(cpu=3),
-            max_iterations=12,
-        )
-        data = (results.experiment_path / "events.log").read_bytes()
-        return hashlib.sha256(data).hexdigest()
+        directory = simulate_curves(root, trials=20, seed=seed, scheduler="asha", cpus=3)
+        return hashlib.sha256((directory / "events.log").read_bytes()).hexdigest()
 
     first = digest(tmp_path / "one", 5)
     assert digest(tmp_path / "two", 5) == first
@@ -187,10 +204,7 @@ def test_replay_of_an_in_process_run_equals_the_live_run(
                 failure_config=FailureConfig(max_failures=1),
             ),
         ).fit()
-        directory = results.experiment_path
-        final = tunecore.replay(directory, keep_commands=False).state
-        assert final.done
-        assert_replay_matches(directory, encode_state(final), live)
+        assert_replay_matches(results.experiment_path, live)
 
 
 def test_a_simulated_experiment_cannot_be_resumed_as_a_real_one(tmp_path: Path) -> None:

@@ -5,7 +5,6 @@ driver dying mid-run (the chaos test SIGKILLs a real one on Ray)."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import tempfile
 from collections.abc import Mapping
@@ -49,39 +48,35 @@ class CrashAfter(Callback):
             raise Crash
 
 
+def checkpointed_step() -> int:
+    """The step the trial's checkpoint holds: 0 without one."""
+    checkpoint = tunecore.get_checkpoint()
+    if checkpoint is None:
+        return 0
+    with checkpoint.as_directory() as directory:
+        return int(Path(directory, "step").read_text())
+
+
+def report_step(metrics: dict[str, float], step: int) -> None:
+    """Report `metrics` with a checkpoint of `step`."""
+    with tempfile.TemporaryDirectory() as directory:
+        Path(directory, "step").write_text(str(step))
+        tunecore.report(metrics, checkpoint=tunecore.Checkpoint.from_directory(directory))
+
+
 def counting(config: dict[str, float]) -> None:
     """Resumes from its checkpoint; the loss depends only on config and step."""
-    start = 0
-    checkpoint = tunecore.get_checkpoint()
-    if checkpoint is not None:
-        with checkpoint.as_directory() as directory:
-            start = int(Path(directory, "step").read_text())
-    for step in range(start + 1, ITERATIONS + 1):
-        if Path(str(config.get("fail_unless", "")) or os.devnull).name == "missing":
-            raise RuntimeError("the marker is missing")
-        with tempfile.TemporaryDirectory() as directory:
-            Path(directory, "step").write_text(str(step))
-            tunecore.report(
-                {"loss": config["x"] + 1.0 / step},
-                checkpoint=tunecore.Checkpoint.from_directory(directory),
-            )
+    for step in range(checkpointed_step() + 1, ITERATIONS + 1):
+        report_step({"loss": config["x"] + 1.0 / step}, step)
 
 
 def failing_until_marker(config: dict[str, str]) -> None:
-    start = 0
-    checkpoint = tunecore.get_checkpoint()
-    if checkpoint is not None:
-        with checkpoint.as_directory() as directory:
-            start = int(Path(directory, "step").read_text())
+    """Fails at step 3 while the marker file is missing."""
+    start = checkpointed_step()
     for step in range(start + 1, 5):
         if step == 3 and not Path(config["marker"]).exists():
             raise RuntimeError("the marker is missing")
-        with tempfile.TemporaryDirectory() as directory:
-            Path(directory, "step").write_text(str(step))
-            tunecore.report(
-                {"loss": float(step), "started_at": start},
-                checkpoint=tunecore.Checkpoint.from_directory(directory),
-            )
+        report_step({"loss": float(step), "started_at": start}, step)
 
 
 def experiment(tmp_path: Path, callbacks: list[Callback]) -> Tuner:

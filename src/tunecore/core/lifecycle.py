@@ -131,7 +131,7 @@ def retry_errored(trial: TrialState) -> TrialState:
     """An ERROR trial made PENDING again (a resume with `resume_errored`):
     it restarts from its newest persistent checkpoint, with its failures
     still counted."""
-    return msgspec.structs.replace(reset_after_crash(trial), status=PENDING, restoring_from=None)
+    return msgspec.structs.replace(reset_after_crash(trial), status=PENDING)
 
 
 def should_recover(trial: TrialState) -> bool:

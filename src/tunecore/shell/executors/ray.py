@@ -92,7 +92,6 @@ class RayExecutor:
         self._credits: dict[str, int] = {}  # results a batch delivered ahead
         self._ops: OrderedOperations[ray.ObjectRef[Any]] = OrderedOperations()
         self._actors: dict[str, Any] = {}
-        self._resources: dict[str, ResourcesKey] = {}
         self._idle: dict[ResourcesKey, list[Any]] = {}
         self._releasing: set[str] = set()
         # New actors that may wait for resources live actors still hold (a
@@ -140,18 +139,16 @@ class RayExecutor:
         context: TrialContext,
         restore: CheckpointRef | None,
     ) -> None:
-        key = _key(resources)
         self._releasing.discard(trial_id)
-        self._actors[trial_id] = self._actor_for(trial_id, key, resources)
-        self._resources[trial_id] = key
+        self._actors[trial_id] = self._actor_for(trial_id, resources)
         self._asks[trial_id] = resources
         self._issue(trial_id, Operation.ASSIGN, lambda a: a.assign.remote(config, context))
         if restore is not None:
             self._restore(trial_id, restore)
         self.train(trial_id)
 
-    def _actor_for(self, trial_id: str, key: ResourcesKey, resources: Resources) -> Any:
-        idle = self._idle.get(key)
+    def _actor_for(self, trial_id: str, resources: Resources) -> Any:
+        idle = self._idle.get(_key(resources))
         if idle:
             return idle.pop()
         for others in self._idle.values():  # make room: idle actors hold resources
@@ -234,14 +231,13 @@ class RayExecutor:
         self._releasing.discard(trial_id)
         self._starved.discard(trial_id)
         self._credits.pop(trial_id, None)
-        self._asks.pop(trial_id, None)
+        asked = self._asks.pop(trial_id, None)
         actor = self._actors.pop(trial_id, None)
-        key = self._resources.pop(trial_id, None)
-        if actor is None or key is None:
+        if actor is None or asked is None:
             return
         if reusable and self._reuse and not self._starved:
             actor.release.remote()
-            self._idle.setdefault(key, []).append(actor)
+            self._idle.setdefault(_key(asked), []).append(actor)
         else:
             ray.kill(actor)
 

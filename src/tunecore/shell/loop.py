@@ -231,9 +231,7 @@ class ExperimentLoop:
                 trial.spec.resources,
                 trial.spec.config,
                 context,
-                None
-                if command.restore_from is None
-                else self._storage.located(command.restore_from),
+                self._located(command.restore_from),
             )
         elif isinstance(command, ContinueTrial):
             self._executor.train(trial_id)
@@ -282,9 +280,7 @@ class ExperimentLoop:
         """PBT's exploit. The donor's checkpoint is copied into this trial's
         directory first, synchronously: a later DeleteCheckpoint of the donor
         must not pull it away while this trial's worker restores it."""
-        restore = (
-            None if command.restore_from is None else self._storage.located(command.restore_from)
-        )
+        restore = self._located(command.restore_from)
         if restore is not None and restore.storage is CheckpointStorage.PERSISTENT:
             self._exploits += 1
             copy = self._dir(trial) / f"exploit_{self._exploits:06d}"
@@ -299,6 +295,10 @@ class ExperimentLoop:
         self._executor.reset(trial.trial_id, command.config, self._context(trial), restore)
 
     # -- helpers ----------------------------------------------------------------
+
+    def _located(self, checkpoint: CheckpointRef | None) -> CheckpointRef | None:
+        """A checkpoint to restore, at the path a worker can open."""
+        return None if checkpoint is None else self._storage.located(checkpoint)
 
     def _dir(self, trial: TrialState) -> Path:
         known = self._dirs.get(trial.trial_id)

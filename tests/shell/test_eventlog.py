@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import struct
+import zlib
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,7 @@ from tunecore.shell.eventlog import (
     LogHeader,
     RunSettings,
     log_path,
+    read_header,
     read_log,
 )
 from tunecore.shell.journal import EMPTY_DIGEST, Journal, SnapshotStore, chain_digest
@@ -237,3 +239,32 @@ def test_truncating_a_log_discards_the_snapshots_past_the_cut(tmp_path: Path) ->
     replayed = replay(tmp_path, truncate=True)
     assert replayed.records == 1
     assert SnapshotStore(tmp_path).available() == []
+
+
+def test_the_header_reads_alone_even_when_later_records_are_damaged(tmp_path: Path) -> None:
+    offsets = write(tmp_path)
+    path = log_path(tmp_path)
+    data = bytearray(path.read_bytes())
+    data[offsets[1] + _FRAME.size + 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+    assert read_header(tmp_path) == header()
+    with pytest.raises(LogError, match="is not a tunecore experiment directory"):
+        read_header(tmp_path / "missing")
+
+
+def test_an_undecodable_record_is_cut_with_the_same_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A record whose checksum holds but whose bytes are no event."""
+    offsets = write(tmp_path)
+    path = log_path(tmp_path)
+    data = path.read_bytes()
+    junk = b"\\xc1 not msgpack"
+    frame = _FRAME.pack(len(junk), zlib.crc32(junk)) + junk
+    path.write_bytes(data[: offsets[1]] + frame + data[offsets[1] :])
+    with pytest.raises(CorruptLogError, match="undecodable"):
+        read_log(tmp_path)
+    with caplog.at_level(logging.WARNING):
+        contents = read_log(tmp_path, truncate=True)
+    assert contents.events == EVENTS[:1]
+    assert f"truncating at byte offset {offsets[1]} (record 2)" in caplog.text

@@ -42,6 +42,7 @@ from tunecore.shell.eventlog import (
     LogError,
     LogHeader,
     RunSettings,
+    read_header,
     read_log,
 )
 from tunecore.shell.executors.base import Executor
@@ -111,7 +112,7 @@ class Tuner:
         log does not hold: pass them again.
         """
         experiment_dir = Path(path).expanduser().resolve()
-        header = read_log(experiment_dir).header
+        header = read_header(experiment_dir)
         settings = header.settings
         if settings.executor == SIMULATED:
             raise LogError(

@@ -36,6 +36,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import msgspec
 
@@ -135,13 +136,8 @@ def read_log(
     record (on disk). `quiet` logs a torn tail at debug level (a reader of
     a log still being written sees one often)."""
     path = log_path(experiment_dir)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise LogError(
-            f"{path} does not exist: {Path(experiment_dir)} is not a tunecore experiment "
-            "directory (or its experiment never started)"
-        ) from None
+    with _open(path) as file:
+        data = file.read()
     _check_preamble(path, data)
     header: LogHeader | None = None
     events: list[ExperimentEvent] = []
@@ -163,30 +159,65 @@ def read_log(
                 offset = start
                 break
             if truncate:
-                logger.warning("%s: truncating at byte offset %d (record %d)", path, start, number)
-                with path.open("r+b") as handle:
-                    handle.truncate(start)
-                offset = start
+                offset = _cut(path, start, number)
                 break
             raise CorruptLogError(path, start, number, problem)
-        try:
-            if number == 0:
-                header = from_msgpack(payload, LogHeader)
-            else:
+        if number == 0:
+            header = _decode_header(path, start, payload)
+        else:
+            try:
                 events.append(from_msgpack(payload, ExperimentEvent))  # type: ignore[arg-type]
-        except msgspec.DecodeError as error:
-            if truncate and number > 0:
-                with path.open("r+b") as handle:
-                    handle.truncate(start)
-                offset = start
-                break
-            raise CorruptLogError(path, start, number, f"undecodable: {error}") from error
+            except msgspec.DecodeError as error:
+                if truncate:
+                    offset = _cut(path, start, number)
+                    break
+                raise CorruptLogError(path, start, number, f"undecodable: {error}") from error
         offset = start + _FRAME.size + len(payload)
     if header is None:
         raise LogError(f"{path} has no header record: the experiment never started writing it")
     if header.format > LOG_FORMAT:  # the preamble said so too; a header can't disagree
         raise LogError(_newer(path, header.format))
     return LogContents(path=path, header=header, events=events, end=offset, torn=torn)
+
+
+def read_header(experiment_dir: str | Path) -> LogHeader:
+    """Only record 0, reading only its bytes: what `Tuner.restore` needs
+    before the run reads (and checks) the whole log."""
+    path = log_path(experiment_dir)
+    with _open(path) as file:
+        data = file.read(_PREAMBLE.size + _FRAME.size)
+        _check_preamble(path, data)
+        data += file.read(_claimed(data, _PREAMBLE.size))
+    for _, start, payload, problem in _frames(data, _PREAMBLE.size):
+        if problem is not None:
+            raise CorruptLogError(path, start, 0, problem)
+        return _decode_header(path, start, payload)
+    raise LogError(f"{path} has no header record: the experiment never started writing it")
+
+
+def _open(path: Path) -> BinaryIO:
+    try:
+        return path.open("rb")
+    except FileNotFoundError:
+        raise LogError(
+            f"{path} does not exist: {path.parent} is not a tunecore experiment "
+            "directory (or its experiment never started)"
+        ) from None
+
+
+def _decode_header(path: Path, start: int, payload: bytes) -> LogHeader:
+    try:
+        return from_msgpack(payload, LogHeader)
+    except msgspec.DecodeError as error:
+        raise CorruptLogError(path, start, 0, f"undecodable: {error}") from error
+
+
+def _cut(path: Path, start: int, number: int) -> int:
+    """Truncate a corrupt log before its record `number`; the new end."""
+    logger.warning("%s: truncating at byte offset %d (record %d)", path, start, number)
+    with path.open("r+b") as handle:
+        handle.truncate(start)
+    return start
 
 
 def _claimed(data: bytes, start: int) -> int:

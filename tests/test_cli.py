@@ -89,6 +89,18 @@ def interrupts(config: dict[str, object]) -> None:
     tunecore.report({"step": 2})
 
 
+INTERRUPTED_ONCE: list[bool] = []
+
+
+def interrupts_once(config: dict[str, object]) -> None:
+    """Presses Ctrl-C after its first result the first time it runs only."""
+    for step in range(1, 4):
+        tunecore.report({"step": step})
+        if not INTERRUPTED_ONCE:
+            INTERRUPTED_ONCE.append(True)
+            signal.raise_signal(signal.SIGINT)
+
+
 # -- helpers -------------------------------------------------------------------------------
 
 
@@ -277,6 +289,21 @@ def test_ctrl_c_exits_with_130_and_says_how_to_resume(
 ) -> None:
     assert run(tmp_path, "interrupts") == 130
     assert f"tunecore resume {tmp_path / 'exp'}" in capsys.readouterr().out
+
+
+def test_resume_after_ctrl_c_runs_the_interrupted_trials_to_their_end(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    INTERRUPTED_ONCE.clear()
+    assert run(tmp_path, "interrupts_once", "--num-samples", "2") == 130
+    interrupted = replay(tmp_path / "exp").state
+    assert not any(t.status is TrialStatus.TERMINATED for t in interrupted.trials.values())
+    assert main(["resume", str(tmp_path / "exp")]) == 0
+    resumed = replay(tmp_path / "exp").state
+    assert len(resumed.trials) == 2
+    for trial in resumed.trials.values():
+        assert trial.status is TrialStatus.TERMINATED
+        assert trial.last_result["step"] == 3
 
 
 # -- replay and status ------------------------------------------------------------------

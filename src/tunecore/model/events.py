@@ -97,9 +97,20 @@ class Tick(_EventBase, frozen=True, kw_only=True, tag=True):
 
 
 class ExperimentStopRequested(_EventBase, frozen=True, kw_only=True, tag=True):
-    """Stop every trial and end the experiment (Ctrl-C, a user's stop)."""
+    """Stop every trial for good and end the experiment (a user's stop, a
+    stopper's `stop_all`). Stopped trials are TERMINATED: a resume does not
+    run them again."""
 
     reason: str = "stop requested"
+
+
+class ExperimentInterrupted(_EventBase, frozen=True, kw_only=True, tag=True):
+    """The driver is going away (Ctrl-C) and the experiment ends now, but
+    nothing is finished by it: running trials wait again (PENDING, as after
+    a crash), paused and pending ones stay as they are, and saves in flight
+    are dropped. `Tuner.restore` / `tunecore resume` runs them on."""
+
+    reason: str = "interrupted"
 
 
 class ExperimentResumed(_EventBase, frozen=True, kw_only=True, tag=True):
@@ -132,5 +143,6 @@ ExperimentEvent: TypeAlias = (
     | TrialRequested
     | Tick
     | ExperimentStopRequested
+    | ExperimentInterrupted
     | ExperimentResumed
 )

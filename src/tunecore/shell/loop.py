@@ -13,8 +13,9 @@ pure function could: it only translates commands into calls (start an actor,
 make a checkpoint directory, append to error.txt) and completions into
 events. A rejected event (a result that raced with a stop, say) is logged
 and skipped; a callback that raises is reported and skipped. On Ctrl-C the
-experiment is stopped through the core like any stop, and every worker is
-ended on the way out.
+core is told the experiment was interrupted (`ExperimentInterrupted`: it
+ends at once, no trial is finished by it, so a resume runs them on), and
+every worker is ended on the way out.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from tunecore.model import (
     DeleteCheckpoint,
     ExperimentDone,
     ExperimentEvent,
-    ExperimentStopRequested,
+    ExperimentInterrupted,
     PauseTrial,
     Rejection,
     ResetTrial,
@@ -129,12 +130,15 @@ class ExperimentLoop:
                     self.feed(events or [Tick(at=self._clock())])
                     self._callbacks.on_step_end(self._iteration, self._trials())
                 except KeyboardInterrupt:
-                    logger.warning("Interrupted: stopping every trial (Ctrl-C again to abort)")
+                    logger.warning(
+                        "Interrupted: ending the workers; unfinished trials resume "
+                        "with Tuner.restore (or `tunecore resume`)"
+                    )
                     reason = "interrupted by the user (Ctrl-C)"
-                    self.feed([ExperimentStopRequested(at=self._clock(), reason=reason)])
-                    self._drain_after_interrupt()
+                    self.feed([ExperimentInterrupted(at=self._clock(), reason=reason)])
                     break
-            self._executor.drain(timeout=60.0)  # exports and releases still running
+            else:
+                self._executor.drain(timeout=60.0)  # exports and releases still running
         finally:
             if self._journal is not None:
                 self._journal.close(self.state)
@@ -150,16 +154,6 @@ class ExperimentLoop:
             return []
         self._inbox_read = now
         return self._inbox.take(self._clock())
-
-    def _drain_after_interrupt(self) -> None:
-        """After a stop, let the last saves land for up to 10 s, then end
-        (a second Ctrl-C ends at once). What did not land is lost with the
-        workers; everything recorded is in the event log."""
-        deadline = self._clock() + 10.0
-        while not self.state.done and self._clock() < deadline:
-            self.feed(self._executor.next_events(0.5) or [Tick(at=self._clock())])
-        if not self.state.done:
-            logger.warning("Gave up waiting for the last saves after Ctrl-C")
 
     def feed(self, events: Sequence[ExperimentEvent]) -> None:
         """Apply `events` one by one (logged first), carrying out what each

@@ -20,6 +20,8 @@ from tunecore.model import (
     Decision,
     ExperimentDone,
     ExperimentEvent,
+    ExperimentInterrupted,
+    ExperimentResumed,
     ExperimentStopRequested,
     Mode,
     PauseTrial,
@@ -405,10 +407,32 @@ def test_the_time_budget_stops_the_experiment_on_a_tick() -> None:
 def test_an_experiment_stop_request_ends_it_cleanly() -> None:
     run = Run(config(), searcher=searcher(2))
     run.cluster(cpu=1)
-    commands = run.feed(ExperimentStopRequested(at=run.tick(), reason="Ctrl-C"))
+    commands = run.feed(ExperimentStopRequested(at=run.tick(), reason="stop"))
     assert commands[-1] == ExperimentDone()
     assert run.state.done
     assert set(run.statuses().values()) == {TrialStatus.TERMINATED}
+
+
+def test_an_interrupt_ends_the_experiment_but_finishes_no_trial() -> None:
+    policy = CheckpointPolicy(at_end=True)
+    run = Run(config(checkpoint_policy=policy), searcher=searcher(3))
+    run.cluster(cpu=2)
+    run.result(T0, i=1)
+    commands = run.feed(ExperimentInterrupted(at=run.tick(), reason="Ctrl-C"))
+    assert commands == (ExperimentDone(),)
+    assert run.state.done
+    assert run.statuses() == {
+        T0: TrialStatus.PENDING,
+        T1: TrialStatus.PENDING,
+        T2: TrialStatus.PENDING,
+    }
+    assert run.state.running == 0
+    assert run.state.saves == 0
+    # A resume runs them on, from where they were.
+    run.feed(ExperimentResumed(at=run.tick()))
+    run.cluster(cpu=2)
+    assert run.status(T0) is TrialStatus.RUNNING
+    assert run.state.trials[T0].last_result["i"] == 1
 
 
 def test_an_experiment_without_a_searcher_waits_for_requests() -> None:

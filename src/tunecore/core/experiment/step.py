@@ -43,6 +43,7 @@ from tunecore.model import (
     Decision,
     ExperimentDone,
     ExperimentEvent,
+    ExperimentInterrupted,
     ExperimentResumed,
     ExperimentStopRequested,
     JsonDict,
@@ -282,6 +283,9 @@ class _Step:
         if isinstance(event, ExperimentStopRequested):
             self._stop_experiment(event.reason, error=None)
             return None
+        if isinstance(event, ExperimentInterrupted):
+            self._interrupt(event.reason)
+            return None
         if isinstance(event, ExperimentResumed):
             self._resume(event)
             return None
@@ -514,6 +518,19 @@ class _Step:
             if isinstance(outcome, Applied):
                 self._apply(current, outcome)
                 self._on_stopped(current, outcome.state)
+
+    def _interrupt(self, reason: str) -> None:
+        """End the experiment at once without finishing any trial: they
+        stand as a crash would leave them after `reset_after_crash`, so a
+        resume runs them on. The policies are not told: for them the
+        experiment merely paused."""
+        self.books.stopping = reason
+        self.changed = True
+        for trial_id in sorted(self.trials.keys(), key=self.books.index.__getitem__):
+            current = self.trials[trial_id]
+            if not current.is_finished or current.saving_to:
+                self.put(current, lifecycle.reset_after_crash(current))
+        self._end()
 
     # -- after the event ----------------------------------------------------
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime
 import functools
+import itertools
 import os
 import secrets
 import time
@@ -54,7 +55,7 @@ from tunecore.shell.loop import ExperimentLoop
 from tunecore.shell.progress import ProgressReporter, final_summary, spec_name
 from tunecore.shell.replay import BUILTIN, SnapshotKind, rebuild
 from tunecore.shell.resume import repair_result_files
-from tunecore.shell.storage import ExperimentStorage
+from tunecore.shell.storage import ExperimentStorage, safe_name
 from tunecore.shell.trainable import make_worker_trainable, resolve_trainable, trainable_name
 
 DEFAULT_STORAGE = "~/tunecore_results"
@@ -153,8 +154,9 @@ class Tuner:
     def fit(self) -> ResultGrid:
         """Run the experiment to its end (or Ctrl-C) and return its results."""
         tune, run = self._tune, self._run
-        name = run.name or f"{_short(self._name)}_{datetime.datetime.now():%Y-%m-%d_%H-%M-%S}"
-        storage = ExperimentStorage(os.path.expanduser(run.storage_path or DEFAULT_STORAGE), name)
+        root = Path(os.path.expanduser(run.storage_path or DEFAULT_STORAGE))
+        name = run.name or _claim_default_name(root, _short(self._name))
+        storage = ExperimentStorage(root, name)
         state, journal = self._open_log(storage.experiment_dir)
         executor = self._executor()
         clock = self._clock()
@@ -344,6 +346,23 @@ def run(
         run_config=RunConfig(name=name, storage_path=storage_path, stop=stop, verbose=verbose),
     )
     return tuner.fit()
+
+
+def _claim_default_name(root: Path, trainable: str) -> str:
+    """Ray's default experiment name, `<trainable>_<date>_<time>`, made
+    unique: the directory is created here, atomically, so two `fit()`
+    calls in the same second (in one process or two) get `..._2`, `..._3`
+    instead of colliding on one event log."""
+    stamp = f"{trainable}_{datetime.datetime.now():%Y-%m-%d_%H-%M-%S}"
+    root.mkdir(parents=True, exist_ok=True)
+    for number in itertools.count(1):
+        name = stamp if number == 1 else f"{stamp}_{number}"
+        try:
+            (root / safe_name(name, fallback="experiment")).mkdir()
+        except FileExistsError:
+            continue
+        return name
+    raise AssertionError("unreachable: itertools.count never ends")
 
 
 def _as_replay_starts(built: ExperimentState, encoded: bytes) -> ExperimentState:

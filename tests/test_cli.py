@@ -238,6 +238,12 @@ def test_errored_trials_exit_with_1(tmp_path: Path) -> None:
         ("space.toml", "when = 1979-05-27", r"parameter 'when' = .*1979.* a JSON value"),
         ("space.toml", "x = ", r"not valid TOML"),
         ("space.json", '{"x": {"choice": []}}', r"parameter 'x' = \{\"choice\": \[\]\}"),
+        (
+            "space.toml",
+            "lr = {loguniforn = [1e-4, 1e-1]}",
+            r"parameter 'lr' = \{\"loguniforn\": .* did you mean 'loguniform'\?",
+        ),
+        ("space.json", '{"m": {"b": {"choise": [1, 2]}}}', r"'m.b' .* did you mean 'choice'\?"),
         ("space.json", "[1, 2]", r"must be a table/object of parameters"),
         ("space.yaml", "x: 1", r"must end in .toml or .json"),
     ],
@@ -275,6 +281,26 @@ def test_bad_scheduler_options_are_named(
         code = int(str(exit_.code))
     assert code == 2
     assert expected in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        (["--num-samples", "0"], "--num-samples=0 would run nothing"),
+        (["--max-failures", "-5"], "--max-failures=-5 is invalid: Input should be greater"),
+        (["--cpus-per-trial", "-1"], "--cpus-per-trial=-1.0 must be >= 0"),
+        (["--gpus-per-trial", "-2"], "--gpus-per-trial=-2.0 must be >= 0"),
+    ],
+)
+def test_a_bad_flag_value_is_named_by_its_flag(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], options: list[str], expected: str
+) -> None:
+    assert run(tmp_path, "quadratic", *options) == 2
+    error = capsys.readouterr().err
+    assert f"tunecore run: error: {expected}" in error
+    for pydantic_words in ("validation error", "pydantic", "TuneConfig", "num_samples"):
+        assert pydantic_words not in error
+    assert not (tmp_path / "exp").exists()
 
 
 def test_an_unknown_trainable_exits_with_2(

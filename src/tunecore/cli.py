@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import json
 import os
 import signal
@@ -39,6 +40,8 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import FrameType
 from typing import Any, NoReturn
+
+import pydantic
 
 from tunecore.api.config import FailureConfig, RunConfig, TuneConfig
 from tunecore.api.results import ResultGrid
@@ -263,7 +266,9 @@ For example, space.toml:
 
 --scheduler pbt mutates the parameters given as a domain other than
 grid_search. A constant table whose only key is one of the names above
-would be read as a domain: no such table can be a constant.
+would be read as a domain: no such table can be a constant; nor can one
+whose only key is close to such a name ({loguniforn = [...]} is an error
+asking "did you mean 'loguniform'?", not a constant).
 """
 
 _DomainMaker = Callable[..., object]
@@ -309,11 +314,27 @@ def _parameter(file: Path, name: str, value: object) -> object:
             ((key, arguments),) = value.items()
             if key in _DOMAINS:
                 return _domain(file, name, key, arguments)
+            _refuse_misspelled_domain(file, name, key, arguments)
         return {key: _parameter(file, f"{name}.{key}", item) for key, item in value.items()}
     try:
         return plain_json(name, value)
     except InvalidFieldError as error:
         raise _bad_parameter(file, name, value, error.expected) from None
+
+
+def _refuse_misspelled_domain(file: Path, name: str, key: str, arguments: object) -> None:
+    """A one-key table whose key is close to a domain name is a typo, not a
+    constant: `{loguniforn = [...]}` silently fixed at a table would tune
+    nothing. (A real nested constant with such a key is renamed, which is
+    cheaper than a search that never searched.)"""
+    close = difflib.get_close_matches(key.lower(), list(_DOMAINS), n=1, cutoff=0.75)
+    if close:
+        raise _bad_parameter(
+            file,
+            name,
+            {key: arguments},
+            f"{key!r} is not a domain; did you mean {close[0]!r}? (domains: {', '.join(_DOMAINS)})",
+        )
 
 
 def _domain(file: Path, name: str, kind: str, arguments: object) -> object:
@@ -424,9 +445,38 @@ def _run(args: argparse.Namespace) -> int:
                 executor=args.executor,
             ),
         )
-    except (ValueError, TypeError) as error:  # pydantic's ValidationError is a ValueError
+    except pydantic.ValidationError as error:
+        raise _flag_error(error) from None
+    except (ValueError, TypeError) as error:
         raise CliError(str(error)) from None
     return _fit(tuner)
+
+
+_RESOURCE_FLAGS = {
+    "resources_per_trial['cpu']": "--cpus-per-trial",
+    "resources_per_trial['gpu']": "--gpus-per-trial",
+}
+"""The config fields `run` fills from flags of another name. Every other
+field it fills has the flag's name: `num_samples` is `--num-samples`."""
+
+
+def _flag_error(error: pydantic.ValidationError) -> CliError:
+    """pydantic's report (model names, field names, a documentation URL) as
+    the flags the user typed: `--num-samples=0 would run nothing; ...`."""
+    lines = []
+    for problem in error.errors():
+        field = str(problem["loc"][0]) if problem["loc"] else ""
+        message = str(problem["msg"]).removeprefix("Value error, ")
+        named = {f"{field}=": f"--{field.replace('_', '-')}="}
+        named.update({f"{key}=": f"{flag}=" for key, flag in _RESOURCE_FLAGS.items()})
+        for written, flag in named.items():
+            if written in message:
+                lines.append(message.replace(written, flag))
+                break
+        else:
+            flag = f"--{field.replace('_', '-')}"
+            lines.append(f"{flag}={problem.get('input')!r} is invalid: {message}")
+    return CliError("\n".join(lines))
 
 
 def _resume(args: argparse.Namespace) -> int:

@@ -56,7 +56,29 @@ def test_a_missing_metric_in_an_empty_result_is_an_error() -> None:
     assert "'accuracy'" in verdict.message
 
 
-@pytest.mark.parametrize("value", ["high", None, True, [1.0]], ids=repr)
+@pytest.mark.parametrize(
+    ("criteria", "result", "expected"),
+    [
+        ({"done": True}, {"done": False}, False),
+        ({"converged": True}, {"converged": False}, False),
+        ({"converged": True}, {"converged": True}, True),
+        ({"converged": False}, {"converged": False}, True),
+        ({"accuracy": True}, {"accuracy": 0.5}, False),
+        ({"accuracy": True}, {"accuracy": 1}, True),
+        ({"accuracy": 0.5}, {"accuracy": True}, True),
+        ({"accuracy": 2.0}, {"accuracy": True}, False),
+    ],
+    ids=repr,
+)
+def test_booleans_compare_as_ray_compares_them(
+    criteria: dict[str, float | bool], result: JsonDict, expected: bool
+) -> None:
+    """Ray Tune evaluates `result[metric] >= threshold` in Python, where a
+    boolean is 0 or 1."""
+    assert check_stop(criteria, result) is expected
+
+
+@pytest.mark.parametrize("value", ["high", None, [1.0]], ids=repr)
 def test_a_non_numeric_value_is_an_error(value: object) -> None:
     result: JsonDict = {"accuracy": value}  # type: ignore[dict-item]
     verdict = check_stop({"accuracy": 0.9}, result)

@@ -6,8 +6,12 @@ from collections.abc import Mapping
 
 import msgspec
 
-from tunecore.core.results import DONE, is_number
+from tunecore.core.results import DONE
 from tunecore.model import JsonValue
+
+Threshold = float | bool
+"""A criterion's threshold. Booleans compare as numbers, as they do in Ray
+Tune's `result[metric] >= threshold` (`{"done": True}`, `{"converged": True}`)."""
 
 
 class StopCriterionError(msgspec.Struct, frozen=True):
@@ -18,11 +22,12 @@ class StopCriterionError(msgspec.Struct, frozen=True):
 
 
 def check_stop(
-    criteria: Mapping[str, float], flat_result: Mapping[str, JsonValue]
+    criteria: Mapping[str, Threshold], flat_result: Mapping[str, JsonValue]
 ) -> bool | StopCriterionError:
     """True when the result says `done` or any metric reached (>=) its
-    threshold. A criterion on a metric the result lacks, or holds a
-    non-number in, is an error naming the metric and the keys present."""
+    threshold, booleans counting as 0 and 1. A criterion on a metric the
+    result lacks, or holds something else than a number or a boolean in, is
+    an error naming the metric and the keys present."""
     if flat_result.get(DONE) is True:
         return True
     for metric, threshold in criteria.items():
@@ -33,10 +38,11 @@ def check_stop(
                 f"keys present: {present}"
             )
         value = flat_result[metric]
-        if not is_number(value):
+        if not isinstance(value, int | float):  # bool is an int
             return StopCriterionError(
-                f"Stopping criterion {metric!r} needs a number, the result holds {value!r}"
+                f"Stopping criterion {metric!r} needs a number or a boolean, "
+                f"the result holds {value!r}"
             )
-        if value >= threshold:  # type: ignore[operator]
+        if value >= threshold:
             return True
     return False

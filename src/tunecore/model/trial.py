@@ -84,8 +84,9 @@ class TrialSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 
     The trainable is referenced by its registered name or import path, never
     by a pickled object, so a persisted spec can be loaded without running
-    code. `stopping_criterion` maps '/'-joined metric names to thresholds; a
-    trial stops once any metric reaches (>=) its threshold.
+    code. `stopping_criterion` maps '/'-joined metric names to thresholds
+    (numbers or booleans, which compare as 0 and 1); a trial stops once any
+    metric reaches (>=) its threshold.
     """
 
     trial_id: str
@@ -94,7 +95,7 @@ class TrialSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     evaluated_params: JsonDict = {}
     experiment_tag: str = ""
     resources: Resources = Resources()
-    stopping_criterion: dict[str, float] = {}
+    stopping_criterion: dict[str, float | bool] = {}
     checkpoint_policy: CheckpointPolicy = CheckpointPolicy()
     max_failures: int = 0
     export_formats: tuple[ExportFormat, ...] = ()
@@ -117,8 +118,8 @@ class TrialSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
                     "a number; nested criteria are flattened, so write the key "
                     f"'/'-joined, e.g. '{metric}/{next(iter(threshold), 'key')}'",
                 )
-            if not isinstance(threshold, int | float) or isinstance(threshold, bool):
-                raise InvalidFieldError(field, threshold, "a number")
+            if not isinstance(threshold, int | float):  # a bool is an int
+                raise InvalidFieldError(field, threshold, "a number or a boolean")
         msgspec.structs.force_setattr(
             self, "stopping_criterion", float_valued(self.stopping_criterion)
         )

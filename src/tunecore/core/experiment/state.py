@@ -52,7 +52,7 @@ class ExperimentConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=
     trainable_name: str
     metric: str | None = None
     mode: Mode | None = None
-    stopping_criterion: dict[str, float] = {}
+    stopping_criterion: dict[str, float | bool] = {}
     checkpoint_policy: CheckpointPolicy = CheckpointPolicy()
     resources_per_trial: Resources = Resources()
     max_failures: int = 0

@@ -1,4 +1,4 @@
-"""Searchers, under the names Ray Tune users know."""
+"""Searchers, and the search-space functions, under the names Ray Tune users know."""
 
 from tunecore.core.search import (
     BasicVariantGenerator,
@@ -6,6 +6,38 @@ from tunecore.core.search import (
     Repeater,
     Searcher,
     Suggestion,
+    choice,
+    grid_search,
+    lograndint,
+    loguniform,
+    qlograndint,
+    qloguniform,
+    qrandint,
+    qrandn,
+    quniform,
+    randint,
+    randn,
+    sample_from,
+    uniform,
 )
 
-__all__ = ["BasicVariantGenerator", "ConcurrencyLimiter", "Repeater", "Searcher", "Suggestion"]
+__all__ = [
+    "BasicVariantGenerator",
+    "ConcurrencyLimiter",
+    "Repeater",
+    "Searcher",
+    "Suggestion",
+    "choice",
+    "grid_search",
+    "lograndint",
+    "loguniform",
+    "qlograndint",
+    "qloguniform",
+    "qrandint",
+    "qrandn",
+    "quniform",
+    "randint",
+    "randn",
+    "sample_from",
+    "uniform",
+]

@@ -18,9 +18,12 @@ from tunecore.core.search import (
     Choice,
     Domain,
     GridSearch,
+    LogRandInt,
     LogUniform,
+    QLogRandInt,
     QLogUniform,
     QRandInt,
+    QRandN,
     QUniform,
     RandInt,
     RandN,
@@ -118,6 +121,12 @@ def within(domain: Domain, value: JsonValue) -> bool:
         return type(value) is int and domain.low <= value < domain.high
     if isinstance(domain, QRandInt):
         return type(value) is int and domain.low <= value <= domain.high and value % domain.q == 0
+    if isinstance(domain, LogRandInt):
+        return type(value) is int and domain.low <= value < domain.high
+    if isinstance(domain, QLogRandInt):
+        return type(value) is int and domain.low <= value <= domain.high and value % domain.q == 0
+    if isinstance(domain, QRandN):
+        return is_float and _multiple(value, domain.q)  # type: ignore[arg-type]
     if isinstance(domain, RandN):
         return is_float and math.isfinite(value)  # type: ignore[arg-type]
     if isinstance(domain, Choice):
@@ -180,12 +189,39 @@ def qrandints(draw: st.DrawFn) -> QRandInt:
     return QRandInt(low, first + draw(st.integers(0, 100)), q)
 
 
+@st.composite
+def lograndints(draw: st.DrawFn) -> LogRandInt:
+    low = draw(st.integers(1, 1000))
+    return LogRandInt(low, low + draw(st.integers(1, 10**6)))
+
+
+@st.composite
+def qlograndints(draw: st.DrawFn) -> QLogRandInt:
+    q = draw(st.integers(1, 10))
+    low = draw(st.integers(1, 100))
+    first = -(-low // q) * q
+    return QLogRandInt(low, first + draw(st.integers(0, 1000)), q)
+
+
+qrandns = st.builds(
+    QRandN, st.floats(-100, 100), st.floats(0, 100), st.sampled_from([0.01, 0.5, 1.0, 3.0])
+)
 choices = st.lists(scalars, min_size=1, max_size=4).map(Choice)
 randns = st.builds(RandN, st.floats(-100, 100), st.floats(0, 100))
 grids = st.lists(scalars, min_size=1, max_size=3).map(GridSearch)
 
 sampling_domains: st.SearchStrategy[SamplingDomain] = st.one_of(
-    uniforms(), quniforms(), loguniforms(), qloguniforms(), randints(), qrandints(), choices, randns
+    uniforms(),
+    quniforms(),
+    loguniforms(),
+    qloguniforms(),
+    randints(),
+    qrandints(),
+    lograndints(),
+    qlograndints(),
+    choices,
+    randns,
+    qrandns,
 )
 
 names = st.sampled_from(["lr", "momentum", "batch", "layers", "opt", "a", "b"])

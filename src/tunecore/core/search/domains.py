@@ -38,6 +38,13 @@ choices:
   round(randint(lo, hi) / q) * q, which gives its end points less weight
   and, for q == 1, never returns high; we implement the documented intent.
 - randn(mean, sd) accepts sd == 0 (a constant); Ray asserts sd > 0.
+  qrandn(mean, sd, q) rounds a normal draw to the nearest multiple of q.
+- lograndint(low, high) is log-uniform on the integers of [low, high): the
+  floor of a log-uniform float, so high is exclusive, as in Ray (low >= 1).
+- qlograndint(low, high, q) is the multiple of q nearest a log-uniform draw
+  between the multiples of q that bound [low, high], both ends inclusive, as
+  Ray documents (Ray's q == 1 falls back to lograndint and excludes high;
+  like qrandint, we implement the documented bound for every q).
 """
 
 from __future__ import annotations
@@ -382,6 +389,112 @@ class RandN(msgspec.Struct, frozen=True, tag=True):
         return _is_number(value)
 
 
+class QRandN(msgspec.Struct, frozen=True, tag=True):
+    """A normal draw N(mean, sd^2) rounded to the nearest multiple of q."""
+
+    mean: float
+    sd: float
+    q: float
+
+    def __post_init__(self) -> None:
+        self.check("QRandN")
+
+    def check(self, where: str) -> None:
+        mean = _number(where, "mean", self.mean)
+        sd = _number(where, "sd", self.sd)
+        q = _number(where, "q", self.q)
+        if sd < 0:
+            raise InvalidFieldError(f"{where}.sd", self.sd, "a number >= 0")
+        if q <= 0:
+            raise InvalidFieldError(f"{where}.q", self.q, "a number > 0")
+        _force(self, "mean", mean)
+        _force(self, "sd", sd)
+        _force(self, "q", q)
+
+    def sample(self, rng: Rng) -> tuple[Rng, JsonValue]:
+        rng, value = draw.normal(rng, self.mean, self.sd)
+        return rng, float(round(value / self.q) * self.q)
+
+    def is_valid(self, value: JsonValue) -> bool:
+        return _is_number(value) and _is_multiple(float(value), self.q)  # type: ignore[arg-type]
+
+
+class LogRandInt(msgspec.Struct, frozen=True, tag=True):
+    """An integer in [low, high) whose logarithm is about uniform: the floor
+    of a log-uniform float, as Ray draws it. High is exclusive."""
+
+    low: int
+    high: int
+    base: float = 10.0
+
+    def __post_init__(self) -> None:
+        self.check("LogRandInt")
+
+    def check(self, where: str) -> None:
+        low = _integer(where, "low", self.low)
+        high = _integer(where, "high", self.high)
+        if low < 1:
+            raise InvalidFieldError(f"{where}.low", low, "an integer >= 1 (its log is taken)")
+        if low >= high:
+            raise InvalidFieldError(
+                f"{where}.high", high, f"an integer > low={low} (high is exclusive)"
+            )
+        _force(self, "base", _log_base(where, self.base))
+
+    def sample(self, rng: Rng) -> tuple[Rng, JsonValue]:
+        rng, exponent = draw.uniform(rng, math.log(self.low), math.log(self.high))
+        return rng, min(max(math.floor(math.exp(exponent)), self.low), self.high - 1)
+
+    def is_valid(self, value: JsonValue) -> bool:
+        return (
+            isinstance(value, int) and not isinstance(value, bool) and self.low <= value < self.high
+        )
+
+
+class QLogRandInt(msgspec.Struct, frozen=True, tag=True):
+    """A multiple of q in [low, high] (both inclusive) drawn log-uniformly:
+    a log-uniform float between the multiples of q that bound the range,
+    rounded to the nearest multiple."""
+
+    low: int
+    high: int
+    q: int
+    base: float = 10.0
+
+    def __post_init__(self) -> None:
+        self.check("QLogRandInt")
+
+    def check(self, where: str) -> None:
+        low = _integer(where, "low", self.low)
+        high = _integer(where, "high", self.high)
+        q = _integer(where, "q", self.q)
+        if low < 1:
+            raise InvalidFieldError(f"{where}.low", low, "an integer >= 1 (its log is taken)")
+        if q < 1:
+            raise InvalidFieldError(f"{where}.q", q, "an integer >= 1")
+        if low > high:
+            raise InvalidFieldError(f"{where}.high", high, f"an integer >= low={low}")
+        if -(-low // q) > high // q:
+            raise InvalidFieldError(
+                f"{where}.high", high, f"a bound that leaves a multiple of q={q} in [{low}, high]"
+            )
+        _force(self, "base", _log_base(where, self.base))
+
+    def sample(self, rng: Rng) -> tuple[Rng, JsonValue]:
+        k_low = -(-self.low // self.q)
+        k_high = self.high // self.q
+        rng, exponent = draw.uniform(rng, math.log(k_low), math.log(k_high))
+        return rng, min(max(round(math.exp(exponent)), k_low), k_high) * self.q
+
+    def is_valid(self, value: JsonValue) -> bool:
+        return (
+            isinstance(value, int)
+            and not isinstance(value, bool)
+            and self.low <= value <= self.high
+            and value % self.q == 0
+        )
+
+
 # -- grid and functions ----------------------------------------------------------------------------
 
 
@@ -474,14 +587,36 @@ def _same(value: JsonValue, other: JsonValue) -> bool:
 
 
 SamplingDomain: TypeAlias = (
-    Uniform | QUniform | LogUniform | QLogUniform | RandInt | QRandInt | Choice | RandN
+    Uniform
+    | QUniform
+    | LogUniform
+    | QLogUniform
+    | RandInt
+    | QRandInt
+    | LogRandInt
+    | QLogRandInt
+    | Choice
+    | RandN
+    | QRandN
 )
 """Domains drawn with the generator's `Rng`."""
 
 Domain: TypeAlias = SamplingDomain | GridSearch | SampleFrom
 """Everything that may stand for a value in a param space."""
 
-SAMPLING_TYPES = (Uniform, QUniform, LogUniform, QLogUniform, RandInt, QRandInt, Choice, RandN)
+SAMPLING_TYPES = (
+    Uniform,
+    QUniform,
+    LogUniform,
+    QLogUniform,
+    RandInt,
+    QRandInt,
+    LogRandInt,
+    QLogRandInt,
+    Choice,
+    RandN,
+    QRandN,
+)
 DOMAIN_TYPES = (*SAMPLING_TYPES, GridSearch, SampleFrom)
 
 
@@ -519,6 +654,16 @@ def qrandint(lower: int, upper: int, q: int = 1) -> QRandInt:
     return QRandInt(lower, upper, q)
 
 
+def lograndint(lower: int, upper: int, base: float = 10) -> LogRandInt:
+    """An integer log-uniformly in [lower, upper): upper is exclusive."""
+    return LogRandInt(lower, upper, base)
+
+
+def qlograndint(lower: int, upper: int, q: int, base: float = 10) -> QLogRandInt:
+    """A multiple of q log-uniformly in [lower, upper]: upper is inclusive."""
+    return QLogRandInt(lower, upper, q, base)
+
+
 def choice(categories: Sequence[JsonValue]) -> Choice:
     """One of the categories, uniformly."""
     return Choice(list(categories))
@@ -532,6 +677,11 @@ def grid_search(values: Sequence[JsonValue]) -> GridSearch:
 def randn(mean: float = 0.0, sd: float = 1.0) -> RandN:
     """A float from the normal distribution with this mean and standard deviation."""
     return RandN(mean, sd)
+
+
+def qrandn(mean: float, sd: float, q: float) -> QRandN:
+    """A normal draw with this mean and standard deviation, rounded to a multiple of q."""
+    return QRandN(mean, sd, q)
 
 
 @overload

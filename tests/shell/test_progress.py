@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import io
 import math
+import re
 from pathlib import Path
 
 import msgspec
 import pytest
+from rich.cells import cell_len
 from rich.console import Console
 
 from tunecore.core.experiment import ExperimentConfig, ExperimentState, new_experiment, step
@@ -244,6 +246,78 @@ def test_render_table_has_the_same_rows_and_the_param_columns() -> None:
     console.print(table)
     text = console.file.getvalue()  # type: ignore[attr-defined]
     assert "Current best trial: train_trial_00001 with loss=0.2" in text
+
+
+def typical() -> ExperimentState:
+    """Twelve trials named as Ray names them (`trainable_0a1b2_00001`), five
+    parameters, every status, results from another host."""
+    run = Run(trainable_name="trainable", trial_id_prefix="0a1b2", metric="mean_accuracy")
+    run.cluster(cpu=8)
+    for number in range(12):
+        run.add(
+            tag=f"{number}_learning_rate={number}",
+            learning_rate=0.000123456 * (number + 1),
+            batch_size=32 * (number + 1),
+            momentum=0.9,
+            optimizer="adam",
+            weight_decay=1e-5,
+        )
+    for number in range(6):
+        run.result(
+            f"0a1b2_{number:05d}",
+            training_iteration=100 + number,
+            time_total_s=1234.5678 * (number + 1),
+            mean_accuracy=0.123456789 * (number + 1),
+            hostname="ip-10-0-0-12",
+            pid=12345 + number,
+        )
+    run.stop("0a1b2_00001")
+    run.fail("0a1b2_00002", "ValueError: boom")
+    return run.state
+
+
+def drawn(state: ExperimentState, width: int) -> list[str]:
+    """The lines a terminal `width` cells wide shows of the live table."""
+    buffer = io.StringIO()
+    out = Console(file=buffer, force_terminal=True, color_system=None, width=width)
+    with ProgressReporter(console=out, metric="mean_accuracy", mode=Mode.MAX) as reporter:
+        reporter.update(state, now=0.0)
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", buffer.getvalue())
+    last_frame = text.replace("\r", "\n").rpartition("== Status ==")[2]
+    return [line for line in last_frame.splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("width", [80, 120, 200])
+def test_the_live_table_fits_the_terminal_and_never_cuts_a_name(width: int) -> None:
+    lines = drawn(typical(), width)
+    assert all(cell_len(line) <= width for line in lines), "\n".join(lines)
+    assert not any("…" in line for line in lines), "\n".join(lines)  # nothing cut
+    rows = [line for line in lines if line.startswith("│ trainable_0a1b2_")]
+    assert len(rows) == 12
+    for row in rows:  # every name whole, in its own cell
+        assert re.match(r"│ trainable_0a1b2_000[01][0-9] +│", row), row
+    header = next(line for line in lines if "Trial name" in line)
+    assert "Status" in header
+    assert "mean_accuracy" in header
+
+
+def test_narrow_terminals_drop_the_least_useful_columns_first() -> None:
+    headers = {
+        width: next(line for line in drawn(typical(), width) if "Trial name" in line)
+        for width in (80, 120, 200)
+    }
+    wide = ["Location", "learning_rate", "batch_size", "weight_decay", "Iter", "Total time"]
+    assert all(column in headers[200] for column in wide)
+    assert "Location" not in headers[120]
+    assert "learning_rate" in headers[120]
+    assert "Location" not in headers[80]
+    assert "weight_decay" not in headers[80]  # parameters go from the last one
+
+
+def test_a_table_without_a_width_keeps_every_column() -> None:
+    table = render_table(typical(), metric="mean_accuracy", mode=Mode.MAX)
+    assert len(table.columns) == 3 + 5 + 3
+    assert table.columns[0].no_wrap
 
 
 # -- final summary ---------------------------------------------------------------------

@@ -35,7 +35,8 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
 
-from rich.console import Console
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.live import Live
 from rich.table import Table
 from rich.text import Text
@@ -320,6 +321,41 @@ def _param_cell(trial: TrialState, key: str, evaluated: bool) -> str:
     return _number(value)
 
 
+class _Column:
+    """One table column before it is laid out: its cells, and how early it
+    goes when the terminal is too narrow (lower `drop` goes first)."""
+
+    def __init__(self, header: str, drop: int) -> None:
+        self.header = header
+        self.drop = drop
+        self.cells: list[str] = []
+
+    @property
+    def width(self) -> int:
+        """Its width in the table: the widest cell or header, the padding on
+        both sides and one separator."""
+        return max(cell_len(text) for text in (self.header, *self.cells)) + 3
+
+
+NEVER_DROPPED = 1_000
+"""The trial name's rank: it is never dropped, nor cut when it fits."""
+
+
+def _fit(columns: list[_Column], width: int | None) -> list[_Column]:
+    """The columns that fit `width` cells uncut (the table's edge is one
+    more): the lowest-ranked ones are dropped first, the trial name never."""
+    if width is None:
+        return columns
+    kept = list(columns)
+    by_rank = sorted(kept, key=lambda c: c.drop)
+    while by_rank and sum(c.width for c in kept) + 1 > width:
+        dropped = by_rank.pop(0)
+        if dropped.drop >= NEVER_DROPPED:
+            break
+        kept.remove(dropped)
+    return kept
+
+
 def render_table(
     state: ExperimentState,
     *,
@@ -329,44 +365,82 @@ def render_table(
     experiment_dir: str | None = None,
     local_hostname: str | None = None,
     name_of: NameOf = spec_name,
+    width: int | None = None,
 ) -> Table:
     """The status as a table: the header lines as its title, one row per
-    shown trial (the same rows as `status_lines`) and a row per gap."""
+    shown trial (the same rows as `status_lines`) and a row per gap.
+
+    Given a `width` (a terminal's), columns are dropped until the rest fit
+    it uncut, least useful first: the location, the parameters after the
+    first (from the last), the time, the iteration, the first parameter,
+    the metric, the status. The trial name is never dropped; at 80 columns
+    names as long as `trainable_0a1b2_00001` stay whole."""
     selected = _select(state, max_rows)
     shown = [t for rows in selected.values() for t in (*rows.head, *rows.tail)]
     evaluated, params = _param_columns(shown)
-    header = header_lines(
-        state, metric=metric, mode=mode, experiment_dir=experiment_dir, name_of=name_of
-    )
-    title = "\n".join(header)
-    table = Table(title=title, title_justify="left")
-    for column in ("Trial name", "Status", "Location", *params, "Iter", "Total time (s)"):
-        table.add_column(column)
-    if metric is not None:
-        table.add_column(metric)
+    name = _Column("Trial name", NEVER_DROPPED)
+    status_column = _Column("Status", 90)
+    location = _Column("Location", 0)
+    param_columns = [
+        _Column(key, 50 if position == 0 else 20 - position) for position, key in enumerate(params)
+    ]
+    iteration = _Column("Iter", 40)
+    seconds = _Column("Total time (s)", 30)
+    metric_column = [_Column(metric, 80)] if metric is not None else []
+    columns = [name, status_column, location, *param_columns, iteration, seconds, *metric_column]
 
-    def row(trial: TrialState) -> list[str]:
-        seconds = _flat_value(trial, "time_total_s")
-        cells = [
-            name_of(trial),
-            trial.status.value,
-            trial.location.describe(local_hostname),
-            *(_param_cell(trial, key, evaluated) for key in params),
-            _cell(_flat_value(trial, "training_iteration")),
-            f"{float(seconds):.1f}" if is_number(seconds) else "",  # type: ignore[arg-type]
-        ]
+    def add(trial: TrialState) -> None:
+        total = _flat_value(trial, "time_total_s")
+        name.cells.append(name_of(trial))
+        status_column.cells.append(trial.status.value)
+        location.cells.append(trial.location.describe(local_hostname))
+        for key, column in zip(params, param_columns, strict=True):
+            column.cells.append(_param_cell(trial, key, evaluated))
+        iteration.cells.append(_cell(_flat_value(trial, "training_iteration")))
+        seconds.cells.append(f"{float(total):.1f}" if is_number(total) else "")  # type: ignore[arg-type]
         if metric is not None:
-            cells.append(_cell(_flat_value(trial, metric)))
-        return cells
+            metric_column[0].cells.append(_cell(_flat_value(trial, metric)))
+
+    def gap(hidden: int, status: TrialStatus) -> None:
+        for column in columns:
+            column.cells.append("")
+        name.cells[-1] = f"... {hidden} not shown"
+        status_column.cells[-1] = status.value
 
     for status, rows in selected.items():
         for trial in rows.head:
-            table.add_row(*row(trial))
+            add(trial)
         if rows.hidden:
-            table.add_row(f"... {rows.hidden} not shown", status.value)
+            gap(rows.hidden, status)
         for trial in rows.tail:
-            table.add_row(*row(trial))
+            add(trial)
+    kept = _fit(columns, width)
+    header = header_lines(
+        state, metric=metric, mode=mode, experiment_dir=experiment_dir, name_of=name_of
+    )
+    table = Table(title="\n".join(header), title_justify="left")
+    for column in kept:
+        table.add_column(column.header, no_wrap=True, overflow="fold")
+    for row in zip(*(column.cells for column in kept), strict=True):
+        table.add_row(*row)
     return table
+
+
+class LiveStatus:
+    """The status as a rich renderable that lays itself out for the width
+    it is given when drawn (a terminal resized mid-run included): the
+    header lines above a `render_table` that fits that width."""
+
+    def __init__(self, table: Callable[[int], Table]) -> None:
+        self._table = table
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        table = self._table(options.max_width)
+        # The header above the table, not as its title: a title wraps at
+        # the table's width, which is narrower than the terminal's.
+        header, table.title = table.title, None
+        yield Text(str(header))
+        yield table
 
 
 # -- the end -------------------------------------------------------------------
@@ -483,7 +557,7 @@ class ProgressReporter:
         self._last = moment
         self.shown += 1
         if self.live:
-            table = self._table(state)
+            table = LiveStatus(lambda width: self._table(state, width))
             if self._live is None:
                 self._live = Live(table, console=self.console, auto_refresh=False)
                 self._live.start()
@@ -535,7 +609,7 @@ class ProgressReporter:
             name_of=self.name_of,
         )
 
-    def _table(self, state: ExperimentState) -> Table:
+    def _table(self, state: ExperimentState, width: int) -> Table:
         return render_table(
             state,
             metric=self.metric,
@@ -544,6 +618,7 @@ class ProgressReporter:
             experiment_dir=self.experiment_dir,
             local_hostname=self.local_hostname,
             name_of=self.name_of,
+            width=width,
         )
 
     def _print_plain(self, text: str) -> None:

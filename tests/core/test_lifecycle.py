@@ -706,7 +706,9 @@ def test_events_outside_the_table_are_rejected(status: TrialStatus, event: Trial
 
 
 def test_terminated_and_error_accept_nothing_but_the_exit_save() -> None:
-    assert [e for (s, e) in TRANSITIONS if s is TERMINATED] == [CheckpointSaved]
+    """The save taken on the way out either lands or fails; nothing else."""
+    assert [e for (s, e) in TRANSITIONS if s is TERMINATED] == [CheckpointSaved, TrialFailed]
+    assert {r.targets for (s, _), r in TRANSITIONS.items() if s is TERMINATED} == {(TERMINATED,)}
     assert [e for (s, e) in TRANSITIONS if s is ERROR] == []
 
 
@@ -757,3 +759,18 @@ def test_format_transitions_lists_every_row() -> None:
         assert len(matching) == 1, (status, event)
         assert " | ".join(t.value for t in rule.targets) in matching[0]
         assert matching[0].endswith(rule.summary)
+
+
+def test_a_failed_save_of_a_stopped_trial_is_dropped_and_the_trial_stays_terminated() -> None:
+    spec = make_spec(checkpoint_policy=CheckpointPolicy(at_end=True))
+    stopping, _ = step(running_with_result(spec), StopRequested(trial_id=TID, at=12.0))
+    assert stopping.status is TERMINATED
+    assert stopping.saving_to == (PERSISTENT,)
+    state, commands = step(stopping, failed("disk full"))
+    assert state == replace(stopping, saving_to=())
+    assert commands == ()
+
+
+def test_a_failure_of_a_terminated_trial_without_a_save_is_rejected() -> None:
+    rejection = refuse(terminated(), failed())
+    assert "terminated trial without a save in flight" in rejection.reason

@@ -235,3 +235,23 @@ def test_in_process_and_ray_make_the_same_decisions_for_the_same_event_order(
             [(r.config["x"], r.status, r.metrics["training_iteration"]) for r in results]
         )
     assert outcomes[0] == outcomes[1]
+
+
+@pytest.mark.parametrize("executor", ["ray", "in_process"])
+def test_a_final_save_that_fails_does_not_hold_back_the_end(tmp_path: Path, executor: str) -> None:
+    """checkpoint_at_end and a save_checkpoint that raises: fit() returns,
+    the trial keeps its results, and error.txt says what failed."""
+    results = fit(
+        trainables.SaveFails,
+        tmp_path,
+        executor=executor,
+        num_samples=2,
+        checkpoint_config=CheckpointConfig(checkpoint_at_end=True),
+    )
+    assert [r.status for r in results] == [TrialStatus.TERMINATED] * 2
+    for result in results:
+        assert result.metrics["training_iteration"] == 3
+        assert result.checkpoint is None
+        error_txt = (result.path / "error.txt").read_text()
+        assert "The checkpoint taken as the trial ended failed" in error_txt
+        assert "disk full" in error_txt

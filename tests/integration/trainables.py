@@ -81,3 +81,13 @@ class Counter(tunecore.Trainable):
         count = checkpoint["count"]
         assert isinstance(count, int)
         self.count = count
+
+
+class SaveFails(tunecore.Trainable):
+    """Trains to the end, but cannot save a checkpoint."""
+
+    def step(self) -> JsonDict:
+        return {"loss": 1.0 / (self.iteration + 1), "done": self.iteration >= 2}
+
+    def save_checkpoint(self, checkpoint_dir: str) -> dict[str, int]:
+        raise OSError("disk full")

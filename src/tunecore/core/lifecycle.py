@@ -32,7 +32,14 @@ import msgspec
 
 from tunecore.core.checkpoints import current_checkpoint, record_checkpoint, should_checkpoint
 from tunecore.core.naming import error_entry
-from tunecore.core.results import DONE, analyse, annotate, flatten
+from tunecore.core.results import (
+    DONE,
+    SHOULD_CHECKPOINT,
+    analyse,
+    annotate,
+    flatten,
+    is_end_marker,
+)
 from tunecore.core.stopping import StopCriterionError, check_stop
 from tunecore.model import (
     Applied,
@@ -91,7 +98,7 @@ TRANSITIONS: Mapping[tuple[TrialStatus, type[TrialEvent]], Rule] = {
     (RUNNING, ResultReported): Rule(
         (RUNNING, TERMINATED, PENDING, ERROR),
         "record; stop on `done` or a criterion; checkpoint when due; "
-        "an unevaluable criterion is a failure",
+        "an unevaluable criterion is a failure; the end marker stops",
     ),
     (RUNNING, CheckpointSaved): Rule((RUNNING,), "track the save; drop what retention cuts"),
     (RUNNING, TrialRestored): Rule((RUNNING,), "restore done: its result is the last one"),
@@ -104,6 +111,7 @@ TRANSITIONS: Mapping[tuple[TrialStatus, type[TrialEvent]], Rule] = {
     (PAUSED, StopRequested): Rule((TERMINATED,), "stop while paused"),
     (PAUSED, ResourcesUpdateRequested): Rule((PAUSED,), "ask for other resources"),
     (TERMINATED, CheckpointSaved): Rule((TERMINATED,), "the save taken on the way out"),
+    (TERMINATED, TrialFailed): Rule((TERMINATED,), "the save taken on the way out failed: drop it"),
 }
 
 
@@ -203,6 +211,24 @@ def _with_save(
     return msgspec.structs.replace(trial, saving_to=(*trial.saving_to, storage))
 
 
+def end_training(trial: TrialState, marker: Mapping[str, JsonValue], at: float) -> Applied:
+    """The trainable ended on its own (`marker` is its end marker, see
+    `results.is_end_marker`): the trial is TERMINATED on its last result,
+    now marked `done` (a trial that never reported keeps no result). The
+    marker counts as no result: nothing is analysed or checked, and a save
+    is due only for `checkpoint_at_end` or a checkpoint the marker flags
+    (one the function made after its last report)."""
+    last = trial.last_result
+    ended = msgspec.structs.replace(
+        trial, last_result={**last, DONE: True} if last else last, last_update_time=at
+    )
+    commands: list[Command] = []
+    if trial.spec.checkpoint_policy.at_end or marker.get(SHOULD_CHECKPOINT) is True:
+        ended = _with_save(ended, CheckpointStorage.PERSISTENT, commands)
+    commands.append(StopTrial(trial_id=trial.trial_id))
+    return Applied(msgspec.structs.replace(ended, status=TERMINATED), tuple(commands))
+
+
 def decide(trial: TrialState, decision: Decision, *, checkpoint: bool = False) -> Applied:
     """Carry out a decision on a RUNNING trial whose result was just
     recorded: CONTINUE (checkpointing first when due, or when `checkpoint`
@@ -283,6 +309,8 @@ def _on_trial_started(trial: TrialState, event: TrialStarted) -> Outcome:
 
 
 def _on_result(trial: TrialState, event: ResultReported) -> Outcome:
+    if is_end_marker(event.result):
+        return end_training(trial, event.result, event.at)
     decision = own_decision(trial, event.result)
     if isinstance(decision, StopCriterionError):
         return fail(trial, decision.message, event.at)
@@ -319,8 +347,13 @@ def _on_restored(trial: TrialState, event: TrialRestored) -> Outcome:
 
 
 def _on_failed(trial: TrialState, event: TrialFailed) -> Outcome:
-    if trial.status is PAUSED and not trial.saving_to:
-        return _reject(trial, event, "a paused trial without a save in flight has no worker")
+    if trial.status in (PAUSED, TERMINATED) and not trial.saving_to:
+        status = trial.status.value.lower()
+        return _reject(trial, event, f"a {status} trial without a save in flight has no worker")
+    if trial.status is TERMINATED:
+        # The trial's own work is done; only the save that failed is dropped
+        # (saves answer in order), so the experiment can still end.
+        return Applied(msgspec.structs.replace(trial, saving_to=trial.saving_to[1:]))
     return fail(trial, event.error, event.at)
 
 

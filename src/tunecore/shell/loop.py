@@ -24,6 +24,7 @@ import logging
 import math
 import shutil
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import overload
@@ -31,7 +32,8 @@ from typing import overload
 import msgspec
 
 from tunecore.core.experiment import ExperimentState, step
-from tunecore.core.naming import trial_name
+from tunecore.core.naming import error_entry
+from tunecore.core.results import is_end_marker
 from tunecore.model import (
     CheckpointRef,
     CheckpointSaved,
@@ -43,9 +45,14 @@ from tunecore.model import (
     ExperimentDone,
     ExperimentEvent,
     ExperimentInterrupted,
+    ExperimentStopRequested,
+    JsonDict,
     PauseTrial,
     Rejection,
     ResetTrial,
+    ResolveResources,
+    Resources,
+    ResourcesUpdateRequested,
     ResultReported,
     SaveCheckpoint,
     StartTrial,
@@ -60,8 +67,11 @@ from tunecore.shell.callbacks import CallbackList
 from tunecore.shell.executors.base import Executor
 from tunecore.shell.inbox import Inbox
 from tunecore.shell.journal import Journal
+from tunecore.shell.stoppers import UserStoppers
 from tunecore.shell.storage import ExperimentStorage
+from tunecore.shell.trainable.function import SCRATCH_DIR
 from tunecore.shell.trainable.worker import TrialContext
+from tunecore.shell.trial_view import Trial, TrialViews
 
 logger = logging.getLogger(__name__)
 
@@ -85,13 +95,15 @@ class ExperimentLoop:
         on_state: Callable[[ExperimentState], None] | None = None,
         on_event: EventObserver | None = None,
         trial_dirname: Callable[[TrialState], str] | None = None,
-        trial_name_of: Callable[[TrialState], str] | None = None,
+        views: TrialViews | None = None,
         output_files: tuple[str, str] | None = None,
         chdir: bool = False,
         clock: Callable[[], float] = time.time,
         poll_seconds: float = 1.0,
         journal: Journal | None = None,
+        resources_of: Callable[[JsonDict], Resources] | None = None,
         inbox: Inbox | None = None,
+        stopper: UserStoppers | None = None,
     ) -> None:
         self.state = state
         self._executor = executor
@@ -100,20 +112,23 @@ class ExperimentLoop:
         self._on_state = on_state
         self._on_event = on_event
         self._trial_dirname = trial_dirname
-        self._trial_name_of = trial_name_of
+        self._views = views if views is not None else TrialViews()
         self._output_files = output_files
         self._chdir = chdir
         self._clock = clock
         self._poll = poll_seconds
         self._journal = journal
         self._inbox = inbox
+        self._stopper = stopper
         self._inbox_read = -math.inf
         self._dirs: dict[str, Path] = {}
         self._trials_of: ExperimentState | None = None
-        self._trials_cache: Sequence[TrialState] = ()
+        self._trials_cache: Sequence[Trial] = ()
         self._iteration = 0
         self._exploits = 0
         self._hosted: set[str] = set()  # trials that have a worker now
+        self._resources_of = resources_of
+        self._answers: list[ExperimentEvent] = []  # fed right after their command
 
     # -- running ------------------------------------------------------------
 
@@ -128,6 +143,7 @@ class ExperimentLoop:
                     events = [*self._requests(), *events]
                     self._callbacks.on_step_begin(self._iteration, self._trials())
                     self.feed(events or [Tick(at=self._clock())])
+                    self._ask_stop_all()
                     self._callbacks.on_step_end(self._iteration, self._trials())
                 except KeyboardInterrupt:
                     logger.warning(
@@ -143,9 +159,18 @@ class ExperimentLoop:
             if self._journal is not None:
                 self._journal.close(self.state)
             self._executor.shutdown()
+            self._sweep_worker_dirs()
             self._callbacks.on_experiment_end(self._trials())
             self._storage.close()
         return self.state
+
+    def _sweep_worker_dirs(self) -> None:
+        """A worker deletes the scratch directory of a trial it stops (see
+        `shell.trainable.function`), but a Ray actor that is killed (not
+        kept for reuse, or idle at the end) never gets to: once no worker
+        runs, delete what is left."""
+        for directory in self._dirs.values():
+            shutil.rmtree(directory / SCRATCH_DIR, ignore_errors=True)
 
     def _requests(self) -> list[ExperimentEvent]:
         """What was posted to the inbox, at most every `INBOX_INTERVAL_S`."""
@@ -160,10 +185,14 @@ class ExperimentLoop:
         one's commands say. `run` feeds what the executors report; a resume
         feeds its `ExperimentResumed` here before running."""
         journal = self._journal
-        for event in events:
+        queue = deque(events)
+        while queue:
+            event = queue.popleft()
             if isinstance(event, CheckpointSaved):
                 portable = self._storage.portable(event.checkpoint)
-                event = msgspec.structs.replace(event, checkpoint=portable)  # noqa: PLW2901
+                event = msgspec.structs.replace(event, checkpoint=portable)
+            if isinstance(event, ResultReported) and self._stopper is not None:
+                event = self._judged(event, self._stopper)
             if self._on_event is not None:
                 self._on_event(event)
             if journal is not None:
@@ -181,30 +210,67 @@ class ExperimentLoop:
             self._observe(event)
             for command in commands:
                 self._carry_out(command)
+            queue.extendleft(reversed(self._answers))
+            self._answers.clear()
         if journal is not None:
             journal.maybe_snapshot(self.state)
         if self._on_state is not None:
             self._on_state(self.state)
 
+    def _judged(self, event: ResultReported, stopper: UserStoppers) -> ResultReported:
+        """The result with the user's stoppers' verdict in it (see
+        `tunecore.shell.stoppers`), when it is one `step` takes: a result
+        of a running trial, not the end marker of a function that returned."""
+        trial = self.state.trials.get(event.trial_id)
+        if trial is None or trial.status is not TrialStatus.RUNNING or is_end_marker(event.result):
+            return event
+        stopped_by = stopper.judge(event.trial_id, event.result)
+        if stopped_by is None:
+            return event
+        return msgspec.structs.replace(event, stopped_by=stopped_by)
+
+    def _ask_stop_all(self) -> None:
+        """The user's stoppers' `stop_all`, asked after every round of
+        events; a True stops the experiment through the core, logged."""
+        if self._stopper is None or self.state.done or self.state.stopping is not None:
+            return
+        reason = self._stopper.stop_all()
+        if reason is not None:
+            self.feed([ExperimentStopRequested(at=self._clock(), reason=reason)])
+
     def _observe(self, event: ExperimentEvent) -> None:
         """Tell the callbacks what an accepted event did."""
         if isinstance(event, ResultReported):
+            if is_end_marker(event.result):  # no result: the trial completes on its last
+                return
             trial = self.state.trials[event.trial_id]
             self._callbacks.on_trial_result(
-                self._iteration, self._trials(), trial, trial.last_result
+                self._iteration, self._trials(), self._view(trial), trial.last_result
             )
         elif isinstance(event, CheckpointSaved):
             trial = self.state.trials[event.trial_id]
-            self._callbacks.on_trial_save(self._iteration, self._trials(), trial)
+            self._callbacks.on_trial_save(self._iteration, self._trials(), self._view(trial))
             located = self._storage.located(event.checkpoint)
-            self._callbacks.on_checkpoint(self._iteration, self._trials(), trial, located)
+            self._callbacks.on_checkpoint(
+                self._iteration, self._trials(), self._view(trial), located
+            )
         elif isinstance(event, TrialRestored):
             trial = self.state.trials[event.trial_id]
-            self._callbacks.on_trial_restore(self._iteration, self._trials(), trial)
+            self._callbacks.on_trial_restore(self._iteration, self._trials(), self._view(trial))
         elif isinstance(event, TrialFailed):
             trial = self.state.trials[event.trial_id]
             if trial.status is TrialStatus.PENDING:  # it will be retried
-                self._callbacks.on_trial_recover(self._iteration, self._trials(), trial)
+                self._callbacks.on_trial_recover(self._iteration, self._trials(), self._view(trial))
+            elif trial.status is TrialStatus.TERMINATED:  # its last save failed
+                logger.warning(
+                    "Trial %s finished, but the checkpoint taken as it ended failed: %s",
+                    trial.trial_id,
+                    event.error.strip().splitlines()[-1] if event.error.strip() else "",
+                )
+                note = f"The checkpoint taken as the trial ended failed.\n{event.error}"
+                self._storage.append_error(
+                    self._dir(trial), error_entry(trial.num_failures + 1, event.at, note)
+                )
 
     # -- commands -------------------------------------------------------------
 
@@ -215,10 +281,12 @@ class ExperimentLoop:
             return
         trial = self.state.trials[command.trial_id]
         trial_id = trial.trial_id
-        if isinstance(command, StartTrial):
+        if isinstance(command, ResolveResources):
+            self._answers.append(self._resolve(trial))
+        elif isinstance(command, StartTrial):
             context = self._context(trial)
             self._storage.write_params(Path(context.trial_dir), trial.spec.config)
-            self._callbacks.on_trial_start(self._iteration, self._trials(), trial)
+            self._callbacks.on_trial_start(self._iteration, self._trials(), self._view(trial))
             self._hosted.add(trial_id)
             self._executor.start(
                 trial_id,
@@ -241,6 +309,21 @@ class ExperimentLoop:
         elif isinstance(command, ResetTrial):
             self._reset(trial, command)
 
+    def _resolve(self, trial: TrialState) -> ExperimentEvent:
+        """What a new trial asks for, from its config by the user's code
+        (`ResolveResources`); the answer is an event, so replay needs no code."""
+        if self._resources_of is None:
+            raise ValueError(
+                f"trial {trial.trial_id} needs its resources worked out from its config "
+                "(with_resources(trainable, function) or default_resource_request), but "
+                "this run has no such function: pass the trainable again "
+                "(Tuner.restore(path, trainable=...))"
+            )
+        resources = self._resources_of(trial.spec.config)
+        return ResourcesUpdateRequested(
+            trial_id=trial.trial_id, at=self._clock(), resources=resources
+        )
+
     def _save(self, trial: TrialState, storage: CheckpointStorage) -> None:
         iteration = _iteration_of(trial)
         if storage is CheckpointStorage.MEMORY:
@@ -260,9 +343,9 @@ class ExperimentLoop:
             self._executor.export(trial.trial_id, [f.value for f in formats], str(export_dir))
         self._executor.release(trial.trial_id)
         if trial.status is TrialStatus.ERROR:
-            self._callbacks.on_trial_error(self._iteration, self._trials(), trial)
+            self._callbacks.on_trial_error(self._iteration, self._trials(), self._view(trial))
         elif trial.status is TrialStatus.TERMINATED:
-            self._callbacks.on_trial_complete(self._iteration, self._trials(), trial)
+            self._callbacks.on_trial_complete(self._iteration, self._trials(), self._view(trial))
 
     def _delete(self, checkpoint: CheckpointRef) -> None:
         if checkpoint.storage is CheckpointStorage.MEMORY:
@@ -310,11 +393,7 @@ class ExperimentLoop:
         stdout, stderr = self._output_files or (None, None)
         return TrialContext(
             trial_id=trial.trial_id,
-            trial_name=(
-                self._trial_name_of(trial)
-                if self._trial_name_of is not None
-                else trial_name(trial.spec)
-            ),
+            trial_name=self._views.name(trial),
             trial_dir=str(self._dir(trial)),
             experiment_dir=str(self._storage.experiment_dir),
             stdout_file=stdout,
@@ -322,36 +401,43 @@ class ExperimentLoop:
             chdir=self._chdir,
         )
 
-    def _trials(self) -> Sequence[TrialState]:
+    def _view(self, trial: TrialState) -> Trial:
+        """The trial as callbacks see it (made once per state)."""
+        return self._views.of(trial, self._dir)
+
+    def _trials(self) -> Sequence[Trial]:
         """Every trial in creation order, for the callbacks: sorted only if a
         callback reads it, and once per state."""
         if self._trials_of is not self.state:
             self._trials_of = self.state
-            self._trials_cache = _CreationOrder(self.state)
+            self._trials_cache = _CreationOrder(self.state, self._view)
         return self._trials_cache
 
 
-class _CreationOrder(Sequence[TrialState]):
-    """The trials of a state in creation order, sorted on first read."""
+class _CreationOrder(Sequence[Trial]):
+    """The trials of a state in creation order, as views, sorted on first
+    read."""
 
-    def __init__(self, state: ExperimentState) -> None:
+    def __init__(self, state: ExperimentState, view: Callable[[TrialState], Trial]) -> None:
         self._state = state
-        self._sorted: list[TrialState] | None = None
+        self._view = view
+        self._sorted: list[Trial] | None = None
 
-    def _items(self) -> list[TrialState]:
+    def _items(self) -> list[Trial]:
         if self._sorted is None:
             state = self._state
-            self._sorted = sorted(state.trials.values(), key=lambda t: state.index[t.trial_id])
+            ordered = sorted(state.trials.values(), key=lambda t: state.index[t.trial_id])
+            self._sorted = [self._view(trial) for trial in ordered]
         return self._sorted
 
     def __len__(self) -> int:
         return len(self._state.trials)
 
     @overload
-    def __getitem__(self, index: int) -> TrialState: ...
+    def __getitem__(self, index: int) -> Trial: ...
     @overload
-    def __getitem__(self, index: slice) -> Sequence[TrialState]: ...
-    def __getitem__(self, index: int | slice) -> TrialState | Sequence[TrialState]:
+    def __getitem__(self, index: slice) -> Sequence[Trial]: ...
+    def __getitem__(self, index: int | slice) -> Trial | Sequence[Trial]:
         return self._items()[index]
 
 

@@ -31,6 +31,8 @@ from tunecore.model import (
     DeleteCheckpoint,
     ExperimentDone,
     ExperimentEvent,
+    ExperimentInterrupted,
+    ExperimentResumed,
     ExperimentStopRequested,
     JsonDict,
     PauseRequested,
@@ -87,6 +89,7 @@ class ExperimentMachine(RuleBasedStateMachine):
     commands: list[tuple[Command, ...]]
     clock: float
     paths: int
+    saves_fail: bool
 
     @initialize(
         config=configs,
@@ -94,14 +97,16 @@ class ExperimentMachine(RuleBasedStateMachine):
         scripted=st.booleans(),
         scripts=st.lists(verdict_scripts, min_size=6, max_size=6),
         cpus=st.sampled_from([1.0, 2.0, 3.0]),
+        saves_fail=st.booleans(),
     )
-    def create(
+    def create(  # noqa: PLR0917 - one parameter per drawn strategy
         self,
         config: ExperimentConfig,
         trials: int,
         scripted: bool,
         scripts: list[list[Verdict]],
         cpus: float,
+        saves_fail: bool,
     ) -> None:
         searcher = ListSearcher(configs=tuple({"n": n} for n in range(trials)))
         scheduler = (
@@ -115,6 +120,7 @@ class ExperimentMachine(RuleBasedStateMachine):
         self.commands = []
         self.clock = 0.0
         self.paths = 0
+        self.saves_fail = saves_fail
         self.feed(ClusterResourcesChanged(at=0.0, total=Resources(cpu=cpus)))
 
     # -- feeding ------------------------------------------------------------
@@ -165,6 +171,25 @@ class ExperimentMachine(RuleBasedStateMachine):
     @rule(data=st.data())
     def save_done(self, data: st.DataObject) -> None:
         self.answer_save(data.draw(st.sampled_from(self.saving())))
+
+    @precondition(lambda self: bool(self.saving()))
+    @rule(data=st.data())
+    def save_fails(self, data: st.DataObject) -> None:
+        """A save in flight fails, whatever the trial's status by now."""
+        trial_id = data.draw(st.sampled_from(self.saving()))
+        self.feed(TrialFailed(trial_id=trial_id, at=self.now(), error="save failed"))
+
+    @rule(now=st.integers(0, 9).map(lambda n: n == 0))
+    def interrupt_and_resume(self, now: bool) -> None:
+        """Ctrl-C, then a new driver resumes."""
+        if now and not self.state.done:
+            total = self.state.total
+            assert total is not None
+            self.feed(ExperimentInterrupted(at=self.now(), reason="Ctrl-C"))
+            interrupted = self.state
+            assert (interrupted.done, interrupted.saves, interrupted.running) == (True, 0, 0)
+            self.feed(ExperimentResumed(at=self.now()))
+            self.feed(ClusterResourcesChanged(at=self.now(), total=total))
 
     @precondition(lambda self: bool(self.ids(TrialStatus.RUNNING)))
     @rule(data=st.data())
@@ -236,7 +261,10 @@ class ExperimentMachine(RuleBasedStateMachine):
             if trial.status is TrialStatus.RUNNING:
                 used = resources.add(used, trial.spec.resources)
         assert used == state.used
-        assert state.total is not None
+        if state.total is None:  # a resume that found nothing left to run
+            assert state.done
+            assert state.running == 0
+            return
         assert resources.fits(state.used, state.total), (state.used, state.total)
 
     @invariant()
@@ -265,11 +293,15 @@ class ExperimentMachine(RuleBasedStateMachine):
         return self.state.done
 
     def drive_to_the_end(self) -> None:
-        """A healthy shell and trials that finish: every trial must end."""
+        """A shell whose saves all work, or all fail, and trials that
+        finish: every trial must end (liveness)."""
         for _ in range(500):
             if self.is_done():
                 break
-            if self.saving():
+            if self.saving() and self.saves_fail:
+                failing = self.saving()[0]
+                self.feed(TrialFailed(trial_id=failing, at=self.now(), error="save failed"))
+            elif self.saving():
                 self.answer_save(self.saving()[0])
             elif self.ids(TrialStatus.RUNNING):
                 trial_id = self.ids(TrialStatus.RUNNING)[0]

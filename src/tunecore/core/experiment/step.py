@@ -29,10 +29,11 @@ import msgspec
 
 from tunecore.core import lifecycle, resources
 from tunecore.core.experiment.state import ExperimentConfig, ExperimentState
-from tunecore.core.results import flatten, is_number
+from tunecore.core.results import flatten, is_end_marker, is_number
 from tunecore.core.schedulers.base import STOP, TrialScheduler, Verdict
 from tunecore.core.schedulers.fifo import FIFOScheduler
 from tunecore.core.search.base import Searcher
+from tunecore.core.stoppers import BuiltinStopper
 from tunecore.core.stopping import StopCriterionError, check_stop
 from tunecore.model import (
     Applied,
@@ -49,6 +50,7 @@ from tunecore.model import (
     JsonDict,
     PauseRequested,
     Rejection,
+    ResolveResources,
     Resources,
     ResourcesUpdateRequested,
     ResultReported,
@@ -89,7 +91,6 @@ AUTOFILLED = frozenset(
         "trial_id",
         "experiment_tag",
         "should_checkpoint",
-        "__duplicate__",
     }
 )
 
@@ -98,15 +99,18 @@ def new_experiment(
     config: ExperimentConfig,
     scheduler: TrialScheduler | None = None,
     searcher: Searcher | None = None,
+    stopper: BuiltinStopper | None = None,
 ) -> ExperimentState:
     """A fresh experiment; the scheduler and the searcher take the
     experiment's metric and mode where they have none (and raise a clear
-    error if they need one and neither has it)."""
+    error if they need one and neither has it). `stopper` is the built-in
+    stopper, if any (`tunecore.core.stoppers`)."""
     chosen = scheduler if scheduler is not None else FIFOScheduler()
     return ExperimentState(
         config=config,
         scheduler=chosen.with_objective(config.metric, config.mode),
         searcher=None if searcher is None else searcher.with_objective(config.metric, config.mode),
+        stopper=stopper,
     )
 
 
@@ -237,6 +241,7 @@ class _Step:
         "scheduler",
         "searcher",
         "state",
+        "stopper",
         "trials",
     )
 
@@ -248,6 +253,7 @@ class _Step:
         self.saves = state.saves
         self.scheduler = state.scheduler
         self.searcher = state.searcher
+        self.stopper = state.stopper
         self.commands: list[Command] = []
         self.changed = False
         self.resumed = False
@@ -344,17 +350,21 @@ class _Step:
         if trial.status is not RUNNING:  # only a running trial reports
             return lifecycle.check(trial, event)
         result = event.result
+        if is_end_marker(result):
+            self._on_training_ended(trial, event)
+            return None
         flat = flatten(result)
         problem = self._result_problem(trial, flat)
         if problem is not None:
             self._fail(trial, problem)
             return None
+        by_stopper = self._stopper_stops(trial.trial_id, flat) or event.stopped_by is not None
         stopped = check_stop(trial.spec.stopping_criterion, flat)
         if isinstance(stopped, StopCriterionError):
             self._fail(trial, stopped.message)
             return None
         verdict: Verdict
-        if stopped:
+        if stopped or by_stopper:
             verdict = STOP
         else:
             self.scheduler, verdict = self.scheduler.on_trial_result(trial, flat, self.trials)
@@ -378,6 +388,26 @@ class _Step:
                 trial, lifecycle.decide(recorded, verdict.decision, checkpoint=verdict.checkpoint)
             )
         return None
+
+    def _on_training_ended(self, trial: TrialState, event: ResultReported) -> None:
+        """The trainable ended on its own: its last result is its final one.
+        As in Ray, the scheduler and the searcher hear that the trial is
+        complete, and nothing counts the end marker as a result."""
+        last = flatten(trial.last_result)
+        self.scheduler = self.scheduler.on_trial_complete(trial, last)
+        if self.searcher is not None:
+            self.searcher = self.searcher.on_trial_complete(
+                trial.trial_id, last or None, error=False
+            )
+        self._apply(trial, lifecycle.end_training(trial, event.result, event.at))
+
+    def _stopper_stops(self, trial_id: str, flat: JsonDict) -> bool:
+        """The built-in stopper sees every accepted result first, as Ray's
+        `Stopper` does, and may end the trial before the scheduler is asked."""
+        if self.stopper is None:
+            return False
+        self.stopper, stop = self.stopper.on_result(trial_id, flat)
+        return stop
 
     def _result_problem(self, trial: TrialState, flat: JsonDict) -> str | None:
         """Strict metric checking: with a metric configured, a result that
@@ -414,6 +444,8 @@ class _Step:
             before = self.trials[trial_id]
             after = _resumed(before, event)
             self.put(before, after)
+            if after.awaiting_resources:  # the old driver never answered
+                self.commands.append(ResolveResources(trial_id=trial_id))
             if before.is_finished:
                 if not after.is_finished:  # an errored trial runs again
                     self.scheduler = self.scheduler.on_trial_add(after)
@@ -480,6 +512,9 @@ class _Step:
             export_formats=settings.export_formats,
         )
         trial = lifecycle.new_trial(spec)
+        if settings.resources_from_config:
+            trial = msgspec.structs.replace(trial, awaiting_resources=True)
+            self.commands.append(ResolveResources(trial_id=spec.trial_id))
         self.books.created += 1
         self.books.index = self.books.index.set(spec.trial_id, number)
         self.trials = self.trials.set(spec.trial_id, trial)
@@ -497,8 +532,10 @@ class _Step:
             return
         for trial_id in tuple(trial_ids):
             trial = self.trials[trial_id]
-            if trial.status is PENDING and not resources.fits(trial.spec.resources, total):
-                message = resources.insufficient_message(trial.spec.resources, total)
+            if trial.status is not PENDING or trial.awaiting_resources:
+                continue
+            message = resources.never_fits(trial.spec.resources, total)
+            if message is not None:
                 self._fail(trial, message, recoverable=False)
 
     def _stop_experiment(self, reason: str, *, error: str | None) -> None:
@@ -535,12 +572,16 @@ class _Step:
     # -- after the event ----------------------------------------------------
 
     def settle(self) -> None:
-        """Enforce the time budget, pull new trials, start what fits, and end
-        the experiment when nothing is left."""
+        """Enforce the time budget and the stopper's `stop_all`, pull new
+        trials, start what fits, and end the experiment when nothing is left."""
         budget = self.config.time_budget_s
         started = self._started_at()
         if budget is not None and self.at - started >= budget and self.books.stopping is None:
             self._stop_experiment(f"the time budget of {budget:g} s is used up", error=None)
+        if self.stopper is not None:
+            reason = self.stopper.stop_all(self.at - started)
+            if reason is not None and self.books.stopping is None:
+                self._stop_experiment(reason, error=None)
         if not self.changed:
             return
         self._pull_from_searcher()
@@ -597,7 +638,7 @@ class _Step:
         return started
 
     def _check_end(self) -> None:
-        if self.books.running or self.saves:
+        if self.books.done or self.books.running or self.saves:
             return
         if self.books.finished == self.books.created:
             if self.searcher is None and self.books.created == 0 and self.books.stopping is None:
@@ -617,10 +658,15 @@ class _Step:
                 "There are paused trials, but no pending trials and nothing running: "
                 f"the scheduler resumed none of {', '.join(self.books.paused.ids())}."
             )
-        elif self.books.pending or self.books.paused:
+        elif (self.books.pending or self.books.paused) and not self._resolving():
             self._dead_end(
                 "Trials are waiting but the scheduler starts none of them while nothing is running."
             )
+
+    def _resolving(self) -> bool:
+        """Whether a waiting trial's resources are still being worked out
+        by the shell: it may start once they are known."""
+        return any(self.trials[t].awaiting_resources for t in self.books.pending.ids())
 
     def _dead_end(self, message: str) -> None:
         self._stop_experiment(message, error=message)
@@ -642,6 +688,7 @@ class _Step:
                 trials=self.trials,
                 scheduler=self.scheduler,
                 searcher=self.searcher,
+                stopper=self.stopper,
                 saves=self.saves,
                 now=self.at,
             )
@@ -661,6 +708,7 @@ class _Step:
             used=books.used,
             scheduler=self.scheduler,
             searcher=self.searcher,
+            stopper=self.stopper,
             started_at=self._started_at(),
             now=self.at,
             stopping=books.stopping,
@@ -700,7 +748,11 @@ def _resumed(trial: TrialState, event: ExperimentResumed) -> TrialState:
 
 def _fits_in(free: Resources) -> Callable[[TrialState], bool]:
     def fits(trial: TrialState) -> bool:
-        return not trial.saving_to and resources.fits(trial.spec.resources, free)
+        return (
+            not trial.saving_to
+            and not trial.awaiting_resources
+            and resources.fits(trial.spec.resources, free)
+        )
 
     return fits
 

@@ -11,9 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from tunecore.model import TrialState, parse_export_formats
+from tunecore.model import parse_export_formats
+from tunecore.shell.stoppers import plan_stop
+from tunecore.shell.trainable.resources import PlacementGroupFactory, as_resources
+from tunecore.shell.trial_view import Trial
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
 
@@ -28,6 +31,26 @@ class CheckpointConfig(BaseModel):
     checkpoint_score_order: Literal["max", "min"] = "max"
     checkpoint_frequency: Annotated[int, Field(ge=0)] = 0
     checkpoint_at_end: bool = False
+
+    @model_validator(mode="before")
+    @classmethod
+    def _order_prefix(cls, data: object) -> object:
+        """Ray's `"min-loss"` / `"max-acc"` spelling: the prefix is the
+        order, the rest the metric. An explicit order that says otherwise
+        is an error rather than a silent choice."""
+        if not isinstance(data, dict):
+            return data
+        attribute = data.get("checkpoint_score_attribute")
+        if not isinstance(attribute, str) or attribute[:4] not in ("min-", "max-"):
+            return data
+        order, metric = attribute[:3], attribute[4:]
+        given = data.get("checkpoint_score_order", order)
+        if given != order:
+            raise ValueError(
+                f"checkpoint_score_attribute={attribute!r} says {order!r} but "
+                f"checkpoint_score_order={given!r}; give the order once"
+            )
+        return {**data, "checkpoint_score_attribute": metric, "checkpoint_score_order": order}
 
 
 class FailureConfig(BaseModel):
@@ -47,7 +70,11 @@ class RunConfig(BaseModel):
 
     name: str | None = None
     storage_path: str | None = None
-    stop: dict[str, float] | None = None
+    stop: Any = None
+    """Ray Tune's `stop`: a dict of thresholds (`{"training_iteration": 10,
+    "done": True}`: a trial stops once a metric reaches one), a
+    `tunecore.stopper.Stopper`, a function `(trial_id, result) -> bool`, or
+    a list of stoppers; see `tunecore.shell.stoppers`."""
     checkpoint_config: CheckpointConfig = CheckpointConfig()
     failure_config: FailureConfig = FailureConfig()
     callbacks: list[Any] = []
@@ -63,10 +90,11 @@ class RunConfig(BaseModel):
     """Formats to export each trial's model in when it ends normally
     (`checkpoint`, `model`, `h5`), into `<trial dir>/export/`."""
 
-    @field_validator("stop", mode="before")
+    @field_validator("stop")
     @classmethod
-    def _flat_stop(cls, stop: object) -> object:
-        """Criteria are flattened: say so, rather than "not a number"."""
+    def _known_stop(cls, stop: object) -> object:
+        """Criteria are flattened: say so, rather than "not a number"; a
+        `stop` of another kind must be one `plan_stop` knows."""
         if isinstance(stop, dict):
             for metric, threshold in stop.items():
                 if isinstance(threshold, dict):
@@ -75,6 +103,12 @@ class RunConfig(BaseModel):
                         f"stop[{metric!r}]={threshold!r} is nested; criteria are flattened, "
                         f"so join the keys with '/', e.g. stop={{'{metric}/{example}': ...}}"
                     )
+                if not isinstance(metric, str) or not isinstance(threshold, int | float):
+                    raise ValueError(
+                        f"stop[{metric!r}]={threshold!r} is invalid: expected a metric name "
+                        "and a number or a boolean"
+                    )
+        plan_stop(stop)
         return stop
 
     @field_validator("export_formats")
@@ -104,9 +138,13 @@ class TuneConfig(BaseModel):
     seed: int | None = None
     time_budget_s: Annotated[float, Field(gt=0)] | None = None
     reuse_actors: bool = True
-    resources_per_trial: dict[str, float] = {"cpu": 1.0}
-    trial_name_creator: Callable[[TrialState], str] | None = None
-    trial_dirname_creator: Callable[[TrialState], str] | None = None
+    resources_per_trial: dict[str, Any] | PlacementGroupFactory | None = None
+    """What each trial asks for: `{"cpu": 2, "gpu": 0, "memory": bytes,
+    "object_store_memory": bytes, <custom>: n}` or a PlacementGroupFactory;
+    None is one CPU, or what the trainable asks itself (`with_resources`,
+    `default_resource_request`)."""
+    trial_name_creator: Callable[[Trial], str] | None = None
+    trial_dirname_creator: Callable[[Trial], str] | None = None
     chdir_to_trial_dir: bool = False
     max_pending_trials: Annotated[int, Field(ge=1)] | None = None
     result_buffer_length: Annotated[int, Field(ge=1)] = 1
@@ -125,8 +163,9 @@ class TuneConfig(BaseModel):
 
     @field_validator("resources_per_trial")
     @classmethod
-    def _known_resources(cls, resources: dict[str, float]) -> dict[str, float]:
-        for name, amount in resources.items():
-            if amount < 0:
-                raise ValueError(f"resources_per_trial[{name!r}]={amount!r} must be >= 0")
+    def _known_resources(
+        cls, resources: dict[str, Any] | PlacementGroupFactory | None
+    ) -> dict[str, Any] | PlacementGroupFactory | None:
+        if resources is not None:
+            as_resources(resources, "resources_per_trial")
         return resources

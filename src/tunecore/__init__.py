@@ -9,6 +9,7 @@ on their own: they need no Ray and no clock.
 """
 
 from tunecore._version import __version__
+from tunecore.api.analysis import ExperimentAnalysis
 from tunecore.api.config import CheckpointConfig, FailureConfig, RunConfig, TuneConfig
 from tunecore.api.results import Result, ResultGrid
 from tunecore.api.simulate import simulate
@@ -42,6 +43,7 @@ from tunecore.shell.trainable import (
 __all__ = [
     "Checkpoint",
     "CheckpointConfig",
+    "ExperimentAnalysis",
     "FailureConfig",
     "Result",
     "ResultGrid",

@@ -1,26 +1,47 @@
-"""What `Tuner.fit()` returns: one `Result` per trial, and ways to pick the best."""
+"""What `Tuner.fit()` returns: one `Result` per trial, and ways to pick the
+best. `ResultGrid.from_path` builds the same from an experiment's directory
+(finished or still running), without Ray and without the user's code.
+
+A `Result` holds what the event log knows (last result, config, status,
+checkpoints, metric analysis); its whole history (`metrics_dataframe`, the
+`last-5-avg` and `last-10-avg` scopes, `get_dataframe(filter_metric=...)`)
+is read from the trial's result.json when first asked for.
+"""
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TypeVar
 
+from tunecore.api.history import as_dataframe, last_n_average, pandas_module, read_history
+from tunecore.api.loader import load_experiment
 from tunecore.core.checkpoints import newest_persistent
+from tunecore.core.experiment import ExperimentState
 from tunecore.core.results import flatten, is_number
 from tunecore.model import JsonDict, JsonValue, MetricStats, TrialState, TrialStatus
+from tunecore.shell.replay import BUILTIN, SnapshotKind
 from tunecore.shell.trainable import Checkpoint
 
 if TYPE_CHECKING:
     import pandas
 
+Scope = Literal["last", "all", "avg", "last-5-avg", "last-10-avg"]
+SCOPES: tuple[Scope, ...] = ("last", "all", "avg", "last-5-avg", "last-10-avg")
+_WINDOWS = {"last-5-avg": 5, "last-10-avg": 10}
+T = TypeVar("T")
+
 
 @dataclass(frozen=True)
 class Result:
     """One trial's outcome: its last result, config, directory, newest
-    persistent checkpoint and, if it failed, its error."""
+    persistent checkpoint and, if it failed, its error. `best_checkpoints`
+    are the persistent checkpoints the trial kept, oldest first, each with
+    the metrics of the result it was taken at."""
 
     trial_id: str
     metrics: JsonDict
@@ -30,6 +51,34 @@ class Result:
     error: str | None
     status: TrialStatus
     metric_analysis: Mapping[str, MetricStats]
+    best_checkpoints: list[tuple[Checkpoint, JsonDict]] = field(default_factory=list)
+
+    @property
+    def log_dir(self) -> Path:
+        """The trial's directory (Ray 2.0-2.6's name for `path`)."""
+        return self.path
+
+    @functools.cached_property
+    def history(self) -> list[JsonDict] | None:
+        """Every result the trial reported, in order, as result.json holds
+        them; None if the trial directory has no result.json."""
+        return read_history(self.path)
+
+    @property
+    def metrics_dataframe(self) -> pandas.DataFrame | None:
+        """Every result of the trial, one row each (nested keys '/'-joined);
+        None without a result.json. Needs pandas."""
+        return None if self.history is None else as_dataframe(self.history)
+
+    def get_best_checkpoint(self, metric: str, mode: Literal["min", "max"]) -> Checkpoint | None:
+        """The kept checkpoint whose result has the best `metric` by `mode`
+        (checkpoints without a number for it are passed over)."""
+        if not self.best_checkpoints:
+            raise RuntimeError(f"trial {self.trial_id} kept no persistent checkpoint")
+        best = best_checkpoint(self.best_checkpoints, metric, _checked_mode(mode))
+        if best is None:
+            raise ValueError(f"no checkpoint of trial {self.trial_id} has a number for {metric!r}")
+        return best
 
 
 class ResultGrid(Sequence[Result]):
@@ -37,19 +86,46 @@ class ResultGrid(Sequence[Result]):
 
     def __init__(
         self,
-        trials: Sequence[TrialState],
-        dirs: Mapping[str, Path],
+        results: Sequence[Result],
         *,
         metric: str | None,
         mode: Literal["min", "max"] | None,
         experiment_path: Path,
         error: str | None = None,
     ) -> None:
-        self._results = [_result(t, dirs[t.trial_id], experiment_path) for t in trials]
+        self._results = list(results)
         self._metric = metric
         self._mode = mode
         self.experiment_path = experiment_path
         self.experiment_error = error
+
+    @classmethod
+    def from_state(
+        cls, state: ExperimentState, dirs: Mapping[str, Path], experiment_path: Path
+    ) -> ResultGrid:
+        """The results of `state`'s trials, with the experiment's metric and
+        mode as defaults; `dirs` gives each trial's directory."""
+        index = state.index
+        trials = sorted(state.trials.values(), key=lambda t: index[t.trial_id])
+        mode = state.config.mode
+        return cls(
+            [_result(t, dirs[t.trial_id], experiment_path) for t in trials],
+            metric=state.config.metric,
+            mode=None if mode is None else mode.value,
+            experiment_path=experiment_path,
+            error=state.error,
+        )
+
+    @classmethod
+    def from_path(
+        cls, path: str | os.PathLike[str], *, snapshot_kind: SnapshotKind = BUILTIN
+    ) -> ResultGrid:
+        """The results of the experiment in `path` (`~` expanded), finished
+        or still running, read from its event log and trial directories.
+        `snapshot_kind` names a scheduler or searcher type of your own, as
+        for `tunecore.replay`."""
+        loaded = load_experiment(path, snapshot_kind)
+        return cls.from_state(loaded.state, loaded.dirs, loaded.path)
 
     def __len__(self) -> int:
         return len(self._results)
@@ -59,6 +135,17 @@ class ResultGrid(Sequence[Result]):
 
     def __iter__(self) -> Iterator[Result]:
         return iter(self._results)
+
+    @property
+    def metric(self) -> str | None:
+        """The experiment's metric (`TuneConfig.metric`), the default of
+        `get_best_result`."""
+        return self._metric
+
+    @property
+    def mode(self) -> Literal["min", "max"] | None:
+        """The experiment's mode (`TuneConfig.mode`)."""
+        return self._mode
 
     @property
     def errors(self) -> list[str]:
@@ -76,58 +163,130 @@ class ResultGrid(Sequence[Result]):
         self,
         metric: str | None = None,
         mode: Literal["min", "max"] | None = None,
-        scope: Literal["last", "all", "avg", "last-5-avg", "last-10-avg"] = "last",
+        scope: Scope = "last",
+        filter_nan_and_inf: bool = True,
     ) -> Result:
         """The trial whose `metric` is best by `mode` (the experiment's by
         default). `scope="last"` compares last results, `"all"` each trial's
-        best ever, `"avg"` its running average. Trials that never reported
-        the metric (or reported NaN) are passed over."""
+        best ever, `"avg"` its running average, `"last-5-avg"` and
+        `"last-10-avg"` the mean of its last 5 or 10 values (read from its
+        result.json). Trials that never reported the metric are passed
+        over, and so are NaN and infinite scores unless
+        `filter_nan_and_inf=False`. Ties go to the earlier trial."""
+        best = self.find_best(metric, mode, scope, filter_nan_and_inf)
+        if best is None:
+            raise ValueError(
+                f"no trial reported a number for metric {metric or self._metric!r}"
+                + (" (NaN and infinite values are passed over)" if filter_nan_and_inf else "")
+            )
+        return best
+
+    def find_best(
+        self,
+        metric: str | None,
+        mode: Literal["min", "max"] | None,
+        scope: Scope,
+        filter_nan_and_inf: bool,
+    ) -> Result | None:
+        """`get_best_result`'s choice, or None when no trial has a score."""
         metric = metric or self._metric
         mode = mode or self._mode
         if metric is None or mode is None:
             raise ValueError(
                 "get_best_result needs metric and mode: pass them, or set them in TuneConfig"
             )
-        if scope not in ("last", "all", "avg"):
-            raise ValueError(f"scope={scope!r} is not supported; use 'last', 'all' or 'avg'")
-        scored = [
-            (value, r)
-            for r in self._results
-            if (value := _score(r, metric, mode, scope)) is not None
-        ]
-        if not scored:
-            raise ValueError(f"no trial reported a number for metric {metric!r}")
-        best = max(scored, key=lambda pair: pair[0] if mode == "max" else -pair[0])
-        return best[1]
+        mode = _checked_mode(mode)
+        if scope not in SCOPES:
+            raise ValueError(f"scope={scope!r} is not supported; use one of {', '.join(SCOPES)}")
 
-    def get_dataframe(self) -> pandas.DataFrame:
-        """One row per trial: the last result flattened, plus `config/...`
-        columns. Needs pandas (`pip install pandas`)."""
-        try:
-            import pandas  # noqa: PLC0415 - optional dependency
-        except ImportError as error:
-            raise ImportError("get_dataframe needs pandas: pip install pandas") from error
+        def score(result: Result) -> float | None:
+            value = _score(result, metric, mode, scope)
+            return None if value is None or (filter_nan_and_inf and math.isinf(value)) else value
+
+        return best_of(self._results, score, mode, skip_nan=filter_nan_and_inf)
+
+    def get_dataframe(
+        self,
+        filter_metric: str | None = None,
+        filter_mode: Literal["min", "max"] | None = None,
+    ) -> pandas.DataFrame:
+        """One row per trial with `config/...` columns and `logdir`: its last
+        result, or with `filter_metric` and `filter_mode` the result
+        (read from its result.json) where that metric was best; a trial
+        that never reported a number for it has no row. Needs pandas."""
+        if filter_mode is not None:
+            _checked_mode(filter_mode)
+            if filter_metric is None:
+                raise ValueError(
+                    f"get_dataframe(filter_mode={filter_mode!r}) needs filter_metric too"
+                )
         rows = []
         for result in self._results:
-            row: dict[str, JsonValue] = dict(flatten(result.metrics))
+            row: dict[str, JsonValue] | None = dict(flatten(result.metrics))
+            if filter_metric is not None and filter_mode is not None:
+                row = best_of(
+                    (flatten(r) for r in result.history or []),
+                    lambda flat: _number(flat.get(filter_metric)),
+                    filter_mode,
+                )
+            if row is None:
+                continue
+            row = dict(row)
             row.update({f"config/{k}": v for k, v in flatten(result.config).items()})
             row["logdir"] = str(result.path)
             rows.append(row)
-        return pandas.DataFrame(rows)
+        frame: pandas.DataFrame = pandas_module().DataFrame(rows)
+        return frame
 
 
-def _score(result: Result, metric: str, mode: str, scope: str) -> float | None:
+def best_checkpoint(
+    checkpoints: Sequence[tuple[Checkpoint, JsonDict]], metric: str, mode: Literal["min", "max"]
+) -> Checkpoint | None:
+    """The checkpoint whose metrics hold the best `metric` by `mode`
+    ('/'-joined for nested keys); NaN and non-numbers never win."""
+    best = best_of(checkpoints, lambda pair: _number(flatten(pair[1]).get(metric)), mode)
+    return None if best is None else best[0]
+
+
+def best_of(
+    items: Iterable[T], score: Callable[[T], float | None], mode: str, *, skip_nan: bool = True
+) -> T | None:
+    """The first of `items` with the best score by `mode`, as Ray compares:
+    an item scored None is passed over, and so is a NaN score with
+    `skip_nan` (else a NaN that comes first stays best, as in Ray)."""
+    best: T | None = None
+    best_score = math.nan
+    for item in items:
+        number = score(item)
+        if number is None or (skip_nan and math.isnan(number)):
+            continue
+        if best is None or (number > best_score if mode == "max" else number < best_score):
+            best, best_score = item, number
+    return best
+
+
+def _number(value: object) -> float | None:
+    return float(value) if is_number(value) else None  # type: ignore[arg-type]
+
+
+def _checked_mode(mode: str) -> Literal["min", "max"]:
+    if mode == "min":
+        return "min"
+    if mode == "max":
+        return "max"
+    raise ValueError(f"mode={mode!r} is invalid: expected 'min' or 'max'")
+
+
+def _score(result: Result, metric: str, mode: str, scope: Scope) -> float | None:
+    window = _WINDOWS.get(scope)
+    if window is not None:
+        return last_n_average(result.history or [], metric, window)
     if scope == "last":
-        value = flatten(result.metrics).get(metric)
-        if not is_number(value):
-            return None
-        number = float(value)  # type: ignore[arg-type]
-    else:
-        stats = result.metric_analysis.get(metric)
-        if stats is None:
-            return None
-        number = stats.avg if scope == "avg" else (stats.max if mode == "max" else stats.min)
-    return None if math.isnan(number) else number
+        return _number(flatten(result.metrics).get(metric))
+    stats = result.metric_analysis.get(metric)
+    if stats is None:
+        return None
+    return stats.avg if scope == "avg" else (stats.max if mode == "max" else stats.min)
 
 
 def _result(trial: TrialState, path: Path, experiment_path: Path) -> Result:
@@ -147,4 +306,8 @@ def _result(trial: TrialState, path: Path, experiment_path: Path) -> Result:
         error=trial.error_message if trial.status is TrialStatus.ERROR else None,
         status=trial.status,
         metric_analysis=trial.metric_analysis,
+        best_checkpoints=[
+            (Checkpoint.from_directory(str(experiment_path / kept.path)), kept.metrics)
+            for kept in trial.checkpoints.persistent
+        ],
     )

@@ -83,6 +83,8 @@ class Tuner:
         self._run = run_config or RunConfig()
         self._resume: ExperimentResumed | None = None
         self._snapshot_kind: SnapshotKind = BUILTIN
+        self._results: ResultGrid | None = None
+        self._restored_from: Path | None = None
 
     @classmethod
     def restore(
@@ -90,6 +92,7 @@ class Tuner:
         path: str | os.PathLike[str],
         trainable: Trainable | None = None,
         *,
+        param_space: Mapping[str, object] | None = None,
         resume_unfinished: bool = True,
         resume_errored: bool = False,
         restart_errored: bool = False,
@@ -101,8 +104,14 @@ class Tuner:
         """A Tuner that continues the experiment in `path` (after a crash, a
         Ctrl-C, or to retry its errors) when `fit()` is called.
 
-        `trainable` defaults to what the log names (an import path or a name
-        registered in this process). Trials that were running restart from
+        `trainable` defaults to what the log names: an import path, or a
+        name registered in this process. A function or class defined in
+        your script has neither in a new process: pass it again
+        (`trainable=train`). `param_space` is accepted as Ray accepts it
+        (Ray takes it to hand back object references); the log holds the
+        search space and the searcher's state, and those run, so it changes
+        nothing (changing the space on restore is not supported, as in
+        Ray). Trials that were running restart from
         their newest persistent checkpoint under the same id; finished ones
         do not run again; the scheduler and the searcher go on from their
         logged state. `resume_unfinished=False` ends unfinished trials
@@ -120,9 +129,9 @@ class Tuner:
                 f"{experiment_dir} is a simulated experiment: replay it "
                 "(tunecore.replay), or run tunecore.simulate again with the same seed"
             )
-        target = trainable if trainable is not None else header.trainable
         tuner = cls(
-            target,
+            trainable if trainable is not None else _logged_trainable(header.trainable, path),
+            param_space=param_space,
             tune_config=TuneConfig(
                 reuse_actors=settings.reuse_actors,
                 result_buffer_length=settings.result_buffer_length,
@@ -142,6 +151,7 @@ class Tuner:
             ),
         )
         tuner._name = header.trainable
+        tuner._restored_from = experiment_dir
         tuner._snapshot_kind = snapshot_kind
         tuner._resume = ExperimentResumed(
             at=0.0,
@@ -162,9 +172,11 @@ class Tuner:
         clock = self._clock()
         callbacks = CallbackList([*self._result_writers(storage), *run.callbacks])
         name_of = tune.trial_name_creator or spec_name
+        # The logged config's metric and mode: a restored Tuner is not given them.
+        metric, mode = state.config.metric, state.config.mode
         reporter = ProgressReporter(
-            metric=tune.metric,
-            mode=_mode(tune.mode),
+            metric=metric,
+            mode=mode,
             verbose=run.verbose,
             experiment_dir=str(storage.experiment_dir),
             name_of=name_of,
@@ -190,16 +202,35 @@ class Tuner:
         final = loop.run()
         reporter.close(final)
         if run.verbose:
-            print(final_summary(final, metric=tune.metric, mode=_mode(tune.mode), name_of=name_of))
-        ordered = sorted(final.trials.values(), key=lambda t: final.index[t.trial_id])
-        return ResultGrid(
-            ordered,
-            {t.trial_id: loop.trial_dir(t.trial_id) for t in ordered},
-            metric=tune.metric,
-            mode=tune.mode,
-            experiment_path=storage.experiment_dir,
-            error=final.error,
+            print(final_summary(final, metric=metric, mode=mode, name_of=name_of))
+        self._results = ResultGrid.from_state(
+            final, {t: loop.trial_dir(t) for t in final.trials}, storage.experiment_dir
         )
+        return self._results
+
+    def get_results(self) -> ResultGrid:
+        """The results `fit()` returned; for a Tuner from `Tuner.restore`
+        that has not run, the experiment's results as its directory holds
+        them."""
+        if self._results is not None:
+            return self._results
+        if self._restored_from is not None:
+            return ResultGrid.from_path(self._restored_from, snapshot_kind=self._snapshot_kind)
+        raise RuntimeError(
+            "this Tuner has no results yet: call fit() first (or Tuner.restore(path) "
+            "for an experiment run before)"
+        )
+
+    @staticmethod
+    def can_restore(path: str | os.PathLike[str]) -> bool:
+        """Whether `path` (`~` expanded) holds an experiment `Tuner.restore`
+        can continue: its event log, with a readable header, of a run that
+        was not simulated."""
+        try:
+            header = read_header(Path(path).expanduser())
+        except (OSError, LogError):
+            return False
+        return header.settings.executor != SIMULATED
 
     # -- assembling ---------------------------------------------------------
 
@@ -386,6 +417,19 @@ def _output_files(log_to_file: bool | str | tuple[str, str]) -> tuple[str, str] 
     if isinstance(log_to_file, tuple):
         return log_to_file
     return None
+
+
+def _logged_trainable(name: str, path: str | os.PathLike[str]) -> Trainable:
+    """The trainable the log names, found in this process, or an error that
+    says to pass it."""
+    try:
+        return resolve_trainable(name)
+    except ValueError as error:
+        raise ValueError(
+            f"cannot find the trainable {name!r} the experiment in {str(path)!r} ran ({error}). "
+            "A function or class defined in your script is not found by name in a new "
+            f"process: pass it, Tuner.restore({str(path)!r}, trainable=...)"
+        ) from None
 
 
 def _mode(mode: str | None) -> Mode | None:

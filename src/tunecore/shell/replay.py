@@ -67,7 +67,9 @@ def replay(
     quiet: bool = False,
     kind: SnapshotKind = BUILTIN,
 ) -> Replayed:
-    """Every event from the first; see the module docstring."""
+    """Every event from the first; see the module docstring. `~` in
+    `experiment_dir` is expanded."""
+    experiment_dir = Path(experiment_dir).expanduser()
     contents = read_log(experiment_dir, truncate=truncate, quiet=quiet)
     snapshots = SnapshotStore(experiment_dir)
     if truncate:

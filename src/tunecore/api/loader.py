@@ -1,0 +1,72 @@
+"""An experiment read from its directory: the state its event log rebuilds
+and each trial's directory, without Ray and without the user's code.
+
+The log is only read (never cut or appended to), so this works on a
+finished experiment and on one still running: a record the writer is in
+the middle of is left out, quietly. Trial directories are found the way
+the run named them (`ExperimentStorage.trial_dirname`); a directory a
+user's `trial_dirname_creator` named is found by the trial id its
+result.json lines carry.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from tunecore.core.experiment import ExperimentState
+from tunecore.model import TrialState
+from tunecore.shell.eventlog import read_log
+from tunecore.shell.replay import BUILTIN, SnapshotKind, rebuild
+from tunecore.shell.storage import RESULT_FILE, ExperimentStorage, safe_name
+
+
+@dataclass(frozen=True)
+class LoadedExperiment:
+    """The rebuilt state, and where each trial's files are."""
+
+    path: Path
+    state: ExperimentState
+    dirs: dict[str, Path]
+
+
+def load_experiment(path: str | os.PathLike[str], kind: SnapshotKind = BUILTIN) -> LoadedExperiment:
+    """Read the experiment in `path` (`~` expanded). `kind` decodes a
+    scheduler or searcher type of the user's own, as for `replay`."""
+    directory = Path(path).expanduser().resolve()
+    contents = read_log(directory, quiet=True)
+    state = rebuild(contents, directory, kind).state
+    return LoadedExperiment(directory, state, _trial_dirs(directory, state.trials.values()))
+
+
+def _trial_dirs(directory: Path, trials: Iterable[TrialState]) -> dict[str, Path]:
+    dirs: dict[str, Path]
+    if safe_name(directory.name, fallback="experiment") == directory.name:
+        # (Else ExperimentStorage would make a directory of the safe name.)
+        storage = ExperimentStorage(directory.parent, directory.name)
+        dirs = {t.trial_id: directory / storage.trial_dirname(t.spec) for t in trials}
+    else:
+        dirs = {t.trial_id: directory / t.trial_id for t in trials}
+    missing = {trial_id for trial_id, path in dirs.items() if not path.is_dir()}
+    if missing:
+        dirs.update(_named_by_results(directory, missing))
+    return dirs
+
+
+def _named_by_results(directory: Path, trial_ids: set[str]) -> dict[str, Path]:
+    """The directories whose result.json is of one of `trial_ids` (by its
+    first line's `trial_id`)."""
+    found: dict[str, Path] = {}
+    for child in directory.iterdir():
+        try:
+            with (child / RESULT_FILE).open(encoding="utf-8") as file:
+                first = json.loads(file.readline())
+        except (OSError, ValueError):
+            continue
+        trial_id = first.get("trial_id") if isinstance(first, dict) else None
+        if trial_id in trial_ids:
+            found[trial_id] = child
+    return found

@@ -1,0 +1,239 @@
+"""The results API as Ray Tune 2.x spells it: `Result.metrics_dataframe`,
+`Result.best_checkpoints`, `ResultGrid.get_dataframe(filter_metric=,
+filter_mode=)`, the `last-5-avg`/`last-10-avg` scopes, `Tuner.get_results`,
+`Tuner.can_restore`, and reading an experiment from its directory
+(`ResultGrid.from_path`, `ExperimentAnalysis`) without the user's code."""
+
+from __future__ import annotations
+
+import math
+import tempfile
+from pathlib import Path
+
+import pytest
+
+import tunecore
+from tunecore import (
+    CheckpointConfig,
+    ExperimentAnalysis,
+    ResultGrid,
+    RunConfig,
+    TuneConfig,
+    Tuner,
+)
+from tunecore.model import TrialStatus
+from tunecore.shell.callbacks import Callback
+
+# Per trial `x`, the losses it reports, in order. x=0 is best on its last
+# value, x=1 on its last 5, x=2 on its last 10, x=3 on its best ever.
+LOSSES = {
+    0: [9.0, 9.0, 9.0, 9.0, 9.0, 9.0, 9.0, 9.0, 9.0, 0.0],
+    1: [9.0, 9.0, 9.0, 9.0, 9.0, 1.0, 1.0, 1.0, 1.0, 1.5],
+    2: [1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5],
+    3: [-1.0, 9.0, 9.0, 9.0, 9.0, 9.0, 9.0, 9.0, 9.0, 9.0],
+}
+
+
+def losses(config: dict[str, int]) -> None:
+    for step, loss in enumerate(LOSSES[config["x"]], start=1):
+        with tempfile.TemporaryDirectory() as directory:
+            Path(directory, "step").write_text(str(step))
+            tunecore.report(
+                {"loss": loss, "nested": {"loss": loss}},
+                checkpoint=tunecore.Checkpoint.from_directory(directory),
+            )
+
+
+def run(tmp_path: Path, *, name: str = "exp", **run_config: object) -> Tuner:
+    return Tuner(
+        losses,
+        param_space={"x": tunecore.grid_search(list(LOSSES))},
+        tune_config=TuneConfig(metric="loss", mode="min"),
+        run_config=RunConfig(
+            name=name,
+            storage_path=str(tmp_path),
+            verbose=0,
+            executor="in_process",
+            checkpoint_config=CheckpointConfig(
+                num_to_keep=2, checkpoint_score_attribute="loss", checkpoint_score_order="min"
+            ),
+            **run_config,  # type: ignore[arg-type]
+        ),
+    )
+
+
+@pytest.fixture(scope="module")
+def experiment(tmp_path_factory: pytest.TempPathFactory) -> tuple[Tuner, ResultGrid]:
+    tuner = run(tmp_path_factory.mktemp("results"))
+    return tuner, tuner.fit()
+
+
+def best_x(results: ResultGrid, **kwargs: object) -> object:
+    return results.get_best_result(**kwargs).config["x"]  # type: ignore[arg-type]
+
+
+def test_each_scope_picks_the_trial_best_by_it(experiment: tuple[Tuner, ResultGrid]) -> None:
+    _, results = experiment
+    assert best_x(results) == 0
+    assert best_x(results, scope="last-5-avg") == 1  # (1+1+1+1+1.5)/5 = 1.1 < 1.5
+    assert best_x(results, scope="last-10-avg") == 2  # 1.5 < 5.05 (x=1)
+    assert best_x(results, scope="all") == 3
+    assert best_x(results, metric="nested/loss", scope="last-5-avg") == 1
+    assert best_x(results, mode="max", scope="last-10-avg") == 0  # 8.1 > 8.0 (x=3)
+
+
+def test_an_unknown_scope_names_the_accepted_ones(experiment: tuple[Tuner, ResultGrid]) -> None:
+    _, results = experiment
+    with pytest.raises(ValueError, match="last-10-avg"):
+        results.get_best_result(scope="last-3-avg")  # type: ignore[arg-type]
+
+
+def test_metrics_dataframe_holds_every_result_of_the_trial(
+    experiment: tuple[Tuner, ResultGrid],
+) -> None:
+    _, results = experiment
+    for result in results:
+        frame = result.metrics_dataframe
+        assert frame is not None
+        assert list(frame["loss"]) == LOSSES[result.config["x"]]  # type: ignore[index]
+        assert list(frame["training_iteration"]) == list(range(1, 11))
+        assert list(frame["nested/loss"]) == list(frame["loss"])
+        assert result.log_dir == result.path
+
+
+def test_best_checkpoints_are_the_kept_ones_with_their_metrics(
+    experiment: tuple[Tuner, ResultGrid],
+) -> None:
+    _, results = experiment
+    result = results[1]  # x=1: two of the best (1.0; ties go to the newer, as in Ray)
+    kept = [(Path(c.path, "step").read_text(), m["loss"]) for c, m in result.best_checkpoints]
+    assert kept == [("8", 1.0), ("9", 1.0), ("10", 1.5)]  # and the newest
+    best = result.get_best_checkpoint("loss", "min")
+    assert best is not None
+    assert Path(best.path, "step").read_text() == "8"  # the first of the ties
+
+
+def test_get_dataframe_filtered_gives_each_trial_its_best_result(
+    experiment: tuple[Tuner, ResultGrid],
+) -> None:
+    _, results = experiment
+    last = results.get_dataframe().set_index("config/x")
+    assert dict(last["loss"]) == {x: values[-1] for x, values in LOSSES.items()}
+    best = results.get_dataframe(filter_metric="loss", filter_mode="min").set_index("config/x")
+    assert dict(best["loss"]) == {x: min(values) for x, values in LOSSES.items()}
+    assert dict(best["training_iteration"]) == {
+        x: values.index(min(values)) + 1 for x, values in LOSSES.items()
+    }
+    assert set(best["logdir"]) == {str(r.path) for r in results}
+    highest = results.get_dataframe(filter_metric="nested/loss", filter_mode="max")
+    assert list(highest["nested/loss"]) == [max(v) for v in LOSSES.values()]
+    with pytest.raises(ValueError, match="filter_metric"):
+        results.get_dataframe(filter_mode="min")
+
+
+def test_nan_scores_are_passed_over_unless_asked_for(tmp_path: Path) -> None:
+    def reports(config: dict[str, float]) -> None:
+        tunecore.report({"score": config["score"]})
+
+    results = Tuner(
+        reports,
+        param_space={"score": tunecore.grid_search([math.nan, 1.0, math.inf])},
+        tune_config=TuneConfig(metric="score", mode="max"),
+        run_config=RunConfig(storage_path=str(tmp_path), verbose=0, executor="in_process"),
+    ).fit()
+    assert results.get_best_result().config["score"] == 1.0
+    # Unfiltered, Ray's comparison keeps a NaN that comes first.
+    assert math.isnan(results.get_best_result(filter_nan_and_inf=False).config["score"])  # type: ignore[arg-type]
+
+
+def test_get_results_returns_what_fit_returned(experiment: tuple[Tuner, ResultGrid]) -> None:
+    tuner, results = experiment
+    assert tuner.get_results() is results
+
+
+def test_get_results_before_fit_says_to_fit_first(tmp_path: Path) -> None:
+    with pytest.raises(RuntimeError, match="fit"):
+        run(tmp_path).get_results()
+
+
+def test_can_restore_tells_an_experiment_from_anything_else(
+    experiment: tuple[Tuner, ResultGrid], tmp_path: Path
+) -> None:
+    _, results = experiment
+    assert Tuner.can_restore(results.experiment_path)
+    assert not Tuner.can_restore(tmp_path)
+    assert not Tuner.can_restore(results[0].path)
+    simulated = tunecore.simulate(
+        lambda config, iteration: ({"loss": 1.0}, 1.0),
+        run_config=RunConfig(name="sim", storage_path=str(tmp_path), verbose=0),
+        max_iterations=1,
+    )
+    assert not Tuner.can_restore(simulated.experiment_path)
+
+
+def test_a_restored_tuner_has_the_results_before_it_runs(
+    experiment: tuple[Tuner, ResultGrid],
+) -> None:
+    _, results = experiment
+    restored = Tuner.restore(results.experiment_path, trainable=losses).get_results()
+    assert [r.metrics["loss"] for r in restored] == [r.metrics["loss"] for r in results]
+    assert best_x(restored, scope="last-5-avg") == 1
+
+
+def test_the_loader_reads_what_fit_returned_without_the_trainable(
+    experiment: tuple[Tuner, ResultGrid],
+) -> None:
+    _, results = experiment
+    loaded = ResultGrid.from_path(results.experiment_path)
+    assert [(r.trial_id, r.config, r.metrics, r.status) for r in loaded] == [
+        (r.trial_id, r.config, r.metrics, r.status) for r in results
+    ]
+    assert [r.path for r in loaded] == [r.path for r in results]
+    assert [r.checkpoint.path for r in loaded if r.checkpoint] == [
+        r.checkpoint.path for r in results if r.checkpoint
+    ]
+    assert best_x(loaded) == 0  # the experiment's metric and mode are the defaults
+    assert best_x(loaded, scope="last-10-avg") == 2
+
+
+def test_experiment_analysis_answers_as_ray_does(experiment: tuple[Tuner, ResultGrid]) -> None:
+    _, results = experiment
+    analysis = ExperimentAnalysis(str(results.experiment_path))
+    assert (analysis.default_metric, analysis.default_mode) == ("loss", "min")
+    assert analysis.best_config == {"x": 0}
+    assert analysis.get_best_config(metric="loss", mode="min", scope="all") == {"x": 3}
+    best = analysis.get_best_trial("loss", "min", "last-5-avg")
+    assert best is not None
+    assert best.config == {"x": 1}
+    assert best.last_result["loss"] == 1.5
+    assert str(best) == best.trial_id
+    assert best.trainable_name.endswith("losses")
+    assert analysis.best_result is not None
+    assert analysis.best_result["loss"] == 0.0
+    checkpoint = analysis.get_best_checkpoint(best)
+    assert checkpoint is not None
+    assert Path(checkpoint.path, "step").read_text() == "8"
+    last = analysis.get_last_checkpoint(best)
+    assert last is not None
+    assert Path(last.path, "step").read_text() == "10"
+    assert set(analysis.results) == {r.trial_id for r in results}
+    assert sorted(analysis.results_df["loss"]) == sorted(v[-1] for v in LOSSES.values())
+    frames = analysis.trial_dataframes
+    assert [len(frames[r.trial_id]) for r in results] == [10, 10, 10, 10]
+    assert len(analysis.dataframe(metric="loss", mode="min")) == 4
+    assert analysis.get_all_configs(prefix=True)[best.trial_id] == {"config/x": 1}
+
+
+def test_the_loader_reads_a_running_experiment(tmp_path: Path) -> None:
+    """Read from inside the run (a callback, called once the result is
+    logged and written), as a second process would."""
+    seen: list[tuple[int, set[TrialStatus]]] = []
+
+    class Peek(Callback):
+        def on_trial_result(self, *args: object, **kwargs: object) -> None:
+            grid = ResultGrid.from_path(tmp_path / "exp")
+            seen.append((sum(len(r.history or []) for r in grid), {r.status for r in grid}))
+
+    run(tmp_path, callbacks=[Peek()], name="exp").fit()
+    assert [count for count, _ in seen] == list(range(1, 41))
+    assert all(TrialStatus.RUNNING in statuses for _, statuses in seen)

@@ -42,10 +42,13 @@ class TrialStarted(_TrialEventBase, frozen=True, kw_only=True, tag=True):
     location: Location = Location()
 
 
-class ResultReported(_TrialEventBase, frozen=True, kw_only=True, tag=True):
-    """The trainable reported one result."""
+class ResultReported(_TrialEventBase, frozen=True, kw_only=True, tag=True, omit_defaults=True):
+    """The trainable reported one result. `stopped_by` names the user's own
+    stopper (code, run by the shell before this event is logged) that ends
+    the trial on this result, so replay needs no user code."""
 
     result: JsonDict
+    stopped_by: str | None = None
 
 
 class CheckpointSaved(_TrialEventBase, frozen=True, kw_only=True, tag=True):

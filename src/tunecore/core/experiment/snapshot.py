@@ -31,6 +31,7 @@ from tunecore.core.search.domains import SamplingDomain
 from tunecore.core.search.generator import BasicVariantGenerator
 from tunecore.core.search.limiter import ConcurrencyLimiter
 from tunecore.core.search.repeater import Repeater
+from tunecore.core.stoppers import BuiltinStopper
 from tunecore.model import Resources, TrialState, TrialStatus
 from tunecore.model.codec import from_msgpack, to_msgpack
 
@@ -50,13 +51,18 @@ S = TypeVar("S")
 R = TypeVar("R")
 
 
-class ExperimentSnapshot(msgspec.Struct, Generic[S, R], frozen=True, kw_only=True):
-    """The facts of an experiment; see the module docstring."""
+class ExperimentSnapshot(
+    msgspec.Struct, Generic[S, R], frozen=True, kw_only=True, omit_defaults=True
+):
+    """The facts of an experiment; see the module docstring. Fields added
+    later have defaults (omitted when default), so older snapshots decode
+    and re-encode to the same bytes."""
 
     format: int
     config: ExperimentConfig
     scheduler: S
     searcher: R | None
+    stopper: BuiltinStopper | None = None
     trials: list[TrialState]
     total: Resources | None
     started_at: float | None
@@ -73,6 +79,7 @@ def to_snapshot(state: ExperimentState) -> ExperimentSnapshot[object, object]:
         config=state.config,
         scheduler=state.scheduler,
         searcher=state.searcher,
+        stopper=state.stopper,
         trials=ordered,
         total=state.total,
         started_at=state.started_at,
@@ -109,6 +116,7 @@ def from_snapshot(snapshot: ExperimentSnapshot[S, R]) -> ExperimentState:
         config=snapshot.config,
         scheduler=snapshot.scheduler,  # type: ignore[arg-type]
         searcher=snapshot.searcher,  # type: ignore[arg-type]
+        stopper=snapshot.stopper,
         trials=trials,
         index=index,
         created=len(snapshot.trials),

@@ -18,8 +18,9 @@ from tunecore import (
     TuneConfig,
     Tuner,
 )
-from tunecore.model import JsonDict, TrialState, TrialStatus
+from tunecore.model import JsonDict, TrialStatus
 from tunecore.shell.callbacks import Callback
+from tunecore.shell.trial_view import Trial
 
 
 def fit(trainable: object, tmp_path: Path, space: dict[str, object], **tune: object) -> ResultGrid:
@@ -85,11 +86,11 @@ def test_a_nested_stopping_criterion_is_refused_with_the_flat_spelling() -> None
 def test_name_and_dirname_creators_shape_what_users_see(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    def name(trial: TrialState) -> str:
-        return f"custom-{trial.spec.config['x']}"
+    def name(trial: Trial) -> str:
+        return f"custom-{trial.config['x']}"
 
-    def dirname(trial: TrialState) -> str:
-        return f"dir-{trial.spec.config['x']}"
+    def dirname(trial: Trial) -> str:
+        return f"dir-{trial.config['x']}"
 
     results = fit(
         reports_context,

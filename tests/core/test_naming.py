@@ -35,6 +35,12 @@ def test_the_env_in_the_config_joins_the_name() -> None:
     assert trial_name(named, include_trial_id=False) == "train_fn_CartPole-v1"
 
 
+def test_a_trainable_given_by_import_path_is_named_by_its_object() -> None:
+    named = spec(trainable_name="pkg.module:train")
+    assert trial_name(named) == "train_abc123"
+    assert trial_name(named, include_trial_id=False) == "train"
+
+
 def test_every_slash_is_replaced_so_the_name_can_name_a_file() -> None:
     named = spec(trainable_name="pkg/train", config={"env": "ns/Env"}, trial_id="a/b")
     assert trial_name(named) == "pkg_train_ns_Env_a_b"

@@ -25,7 +25,6 @@ from tunecore.model import (
     Resources,
     ResultReported,
     TrialRequested,
-    TrialState,
 )
 from tunecore.shell.callbacks import (
     Callback,
@@ -35,6 +34,7 @@ from tunecore.shell.callbacks import (
     TensorBoardCallback,
 )
 from tunecore.shell.storage import ExperimentStorage
+from tunecore.shell.trial_view import Trial
 
 
 def feed(state: ExperimentState, *events: ExperimentEvent) -> ExperimentState:
@@ -45,7 +45,7 @@ def feed(state: ExperimentState, *events: ExperimentEvent) -> ExperimentState:
     return state
 
 
-def running_trials(count: int = 2) -> list[TrialState]:
+def running_trials(count: int = 2) -> list[Trial]:
     """`count` RUNNING trials, each with one result, made by the real core."""
     state = new_experiment(ExperimentConfig(trainable_name="train"))
     state = feed(state, ClusterResourcesChanged(at=1.0, total=Resources(cpu=count)))
@@ -58,38 +58,38 @@ def running_trials(count: int = 2) -> list[TrialState]:
                 at=3.0, trial_id=trial_id, result={"training_iteration": 1, "loss": 0.5}
             ),
         )
-    return sorted(state.trials.values(), key=lambda t: t.trial_id)
+    return [Trial(t) for t in sorted(state.trials.values(), key=lambda t: t.trial_id)]
 
 
 class Recorder(Callback):
     def __init__(self) -> None:
         self.calls: list[str] = []
 
-    def on_step_begin(self, iteration: int, trials: Sequence[TrialState]) -> None:
+    def on_step_begin(self, iteration: int, trials: Sequence[Trial]) -> None:
         self.calls.append(f"step_begin {iteration}")
 
     def on_trial_result(
         self,
         iteration: int,
-        trials: Sequence[TrialState],
-        trial: TrialState,
+        trials: Sequence[Trial],
+        trial: Trial,
         result: Mapping[str, JsonValue],
     ) -> None:
         self.calls.append(f"result {trial.trial_id}")
 
-    def on_experiment_end(self, trials: Sequence[TrialState]) -> None:
+    def on_experiment_end(self, trials: Sequence[Trial]) -> None:
         self.calls.append("end")
 
 
 class Broken(Callback):
-    def on_step_begin(self, iteration: int, trials: Sequence[TrialState]) -> None:
+    def on_step_begin(self, iteration: int, trials: Sequence[Trial]) -> None:
         raise ValueError(f"broken at {iteration}")
 
     def on_trial_result(
         self,
         iteration: int,
-        trials: Sequence[TrialState],
-        trial: TrialState,
+        trials: Sequence[Trial],
+        trial: Trial,
         result: Mapping[str, JsonValue],
     ) -> None:
         if result.get("kind") == "key":
@@ -149,7 +149,7 @@ def test_a_raising_callback_is_reported_once_and_the_others_still_run(
 
 def test_keyboard_interrupt_is_not_swallowed() -> None:
     class Interrupting(Callback):
-        def on_step_end(self, iteration: int, trials: Sequence[TrialState]) -> None:
+        def on_step_end(self, iteration: int, trials: Sequence[Trial]) -> None:
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
@@ -160,56 +160,46 @@ def test_callback_list_forwards_every_hook() -> None:
     seen: list[str] = []
 
     class All(Callback):
-        def on_step_begin(self, iteration: int, trials: Sequence[TrialState]) -> None:
+        def on_step_begin(self, iteration: int, trials: Sequence[Trial]) -> None:
             seen.append("step_begin")
 
-        def on_step_end(self, iteration: int, trials: Sequence[TrialState]) -> None:
+        def on_step_end(self, iteration: int, trials: Sequence[Trial]) -> None:
             seen.append("step_end")
 
-        def on_trial_start(
-            self, iteration: int, trials: Sequence[TrialState], trial: TrialState
-        ) -> None:
+        def on_trial_start(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
             seen.append("start")
 
-        def on_trial_restore(
-            self, iteration: int, trials: Sequence[TrialState], trial: TrialState
-        ) -> None:
+        def on_trial_restore(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
             seen.append("restore")
 
-        def on_trial_save(
-            self, iteration: int, trials: Sequence[TrialState], trial: TrialState
-        ) -> None:
+        def on_trial_save(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
             seen.append("save")
 
         def on_trial_result(
             self,
             iteration: int,
-            trials: Sequence[TrialState],
-            trial: TrialState,
+            trials: Sequence[Trial],
+            trial: Trial,
             result: Mapping[str, JsonValue],
         ) -> None:
             seen.append("result")
 
-        def on_trial_complete(
-            self, iteration: int, trials: Sequence[TrialState], trial: TrialState
-        ) -> None:
+        def on_trial_complete(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
             seen.append("complete")
 
-        def on_trial_error(
-            self, iteration: int, trials: Sequence[TrialState], trial: TrialState
-        ) -> None:
+        def on_trial_error(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
             seen.append("error")
 
         def on_checkpoint(
             self,
             iteration: int,
-            trials: Sequence[TrialState],
-            trial: TrialState,
+            trials: Sequence[Trial],
+            trial: Trial,
             checkpoint: CheckpointRef,
         ) -> None:
             seen.append("checkpoint")
 
-        def on_experiment_end(self, trials: Sequence[TrialState]) -> None:
+        def on_experiment_end(self, trials: Sequence[Trial]) -> None:
             seen.append("end")
 
     trials = running_trials(1)
@@ -259,7 +249,7 @@ def test_json_and_csv_loggers_write_results_and_skip_duplicates(tmp_path: Path) 
         callbacks.on_trial_result(1, trials, first, result)
     callbacks.on_trial_result(1, trials, second, {"training_iteration": 1, "loss": 9.0})
 
-    first_dir = storage.trial_dir(first.spec)
+    first_dir = storage.trial_dir(first.state.spec)
     lines = (first_dir / "result.json").read_text().splitlines()
     assert [json.loads(line) for line in lines] == results[:2]
     with (first_dir / "progress.csv").open(newline="") as file:
@@ -268,7 +258,7 @@ def test_json_and_csv_loggers_write_results_and_skip_duplicates(tmp_path: Path) 
         {"training_iteration": "1", "loss": "0.5", "extra/a": ""},
         {"training_iteration": "2", "loss": "0.25", "extra/a": "1"},
     ]
-    second_lines = (storage.trial_dir(second.spec) / "result.json").read_text().splitlines()
+    second_lines = (storage.trial_dir(second.state.spec) / "result.json").read_text().splitlines()
     assert [json.loads(line) for line in second_lines] == [{"training_iteration": 1, "loss": 9.0}]
 
 
@@ -276,8 +266,8 @@ def test_file_loggers_use_the_directory_they_are_given(tmp_path: Path) -> None:
     storage = ExperimentStorage(tmp_path, "exp")
     trials = running_trials(1)
 
-    def dir_of(trial: TrialState) -> Path:
-        return storage.trial_dir(trial.spec, dirname=f"custom_{trial.trial_id}")
+    def dir_of(trial: Trial) -> Path:
+        return storage.trial_dir(trial.state.spec, dirname=f"custom_{trial.trial_id}")
 
     JsonLoggerCallback(storage, dir_of).on_trial_result(0, trials, trials[0], {"a": 1})
     assert (storage.path / "custom_trial_00000" / "result.json").is_file()
@@ -311,7 +301,7 @@ def test_tensorboard_callback_writes_event_files(tmp_path: Path) -> None:
         callback.on_trial_result(iteration, trials, trial, result)
     callback.on_trial_complete(3, trials, trial)
     callback.on_experiment_end(trials)
-    events = list(storage.trial_dir(trial.spec).glob("events.out.tfevents.*"))
+    events = list(storage.trial_dir(trial.state.spec).glob("events.out.tfevents.*"))
     assert len(events) == 1
     assert read_scalars(events[0]) == [
         ("ray/tune/loss", 1, 1.0),

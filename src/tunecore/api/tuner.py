@@ -52,11 +52,12 @@ from tunecore.shell.executors.inprocess import InProcessExecutor
 from tunecore.shell.inbox import Inbox
 from tunecore.shell.journal import Journal, SnapshotStore
 from tunecore.shell.loop import ExperimentLoop
-from tunecore.shell.progress import ProgressReporter, final_summary, spec_name
+from tunecore.shell.progress import ProgressReporter, final_summary
 from tunecore.shell.replay import BUILTIN, SnapshotKind, rebuild
 from tunecore.shell.resume import repair_result_files
 from tunecore.shell.storage import ExperimentStorage, safe_name
 from tunecore.shell.trainable import make_worker_trainable, resolve_trainable, trainable_name
+from tunecore.shell.trial_view import Trial, TrialViews, dirname_of
 
 DEFAULT_STORAGE = "~/tunecore_results"
 
@@ -97,8 +98,8 @@ class Tuner:
         resume_errored: bool = False,
         restart_errored: bool = False,
         callbacks: list[object] | None = None,
-        trial_name_creator: Callable[..., str] | None = None,
-        trial_dirname_creator: Callable[..., str] | None = None,
+        trial_name_creator: Callable[[Trial], str] | None = None,
+        trial_dirname_creator: Callable[[Trial], str] | None = None,
         snapshot_kind: SnapshotKind = BUILTIN,
     ) -> Tuner:
         """A Tuner that continues the experiment in `path` (after a crash, a
@@ -171,7 +172,8 @@ class Tuner:
         executor = self._executor()
         clock = self._clock()
         callbacks = CallbackList([*self._result_writers(storage), *run.callbacks])
-        name_of = tune.trial_name_creator or spec_name
+        views = TrialViews(tune.trial_name_creator)
+        dirname = dirname_of(tune.trial_dirname_creator)
         # The logged config's metric and mode: a restored Tuner is not given them.
         metric, mode = state.config.metric, state.config.mode
         reporter = ProgressReporter(
@@ -179,7 +181,7 @@ class Tuner:
             mode=mode,
             verbose=run.verbose,
             experiment_dir=str(storage.experiment_dir),
-            name_of=name_of,
+            name_of=views.name,
         )
         loop = ExperimentLoop(
             state,
@@ -187,8 +189,8 @@ class Tuner:
             storage,
             callbacks,
             on_state=reporter.update,
-            trial_dirname=tune.trial_dirname_creator,
-            trial_name_of=tune.trial_name_creator,
+            trial_dirname=dirname,
+            views=views,
             output_files=_output_files(run.log_to_file),
             chdir=tune.chdir_to_trial_dir,
             journal=journal,
@@ -198,11 +200,11 @@ class Tuner:
         if self._resume is not None:
             resumed = msgspec.structs.replace(self._resume, at=clock())
             loop.feed([resumed])
-            repair_result_files(storage, loop.state, tune.trial_dirname_creator)
+            repair_result_files(storage, loop.state, dirname)
         final = loop.run()
         reporter.close(final)
         if run.verbose:
-            print(final_summary(final, metric=metric, mode=mode, name_of=name_of))
+            print(final_summary(final, metric=metric, mode=mode, name_of=views.name))
         self._results = ResultGrid.from_state(
             final, {t: loop.trial_dir(t) for t in final.trials}, storage.experiment_dir
         )

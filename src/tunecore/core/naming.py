@@ -9,17 +9,25 @@ from tunecore.model import TrialSpec
 
 
 def trial_name(spec: TrialSpec, *, include_trial_id: bool = True) -> str:
-    """The custom name if one was given; else the trainable name, the `env`
-    config value if any (the API stores classes by their name), and the
-    trial id, joined by '_' with every '/' replaced so it can name a file."""
+    """The custom name if one was given; else the trainable's name, the
+    `env` config value if any (the API stores classes by their name), and
+    the trial id, joined by '_' with every '/' replaced so it can name a
+    file. A trainable stored by import path (`pkg.module:train`) is named by
+    its object (`train`), as Ray names it: `train_0a1b2_00001`."""
     if spec.custom_name:
         return spec.custom_name
-    identifier = spec.trainable_name
+    identifier = display_name(spec.trainable_name)
     if "env" in spec.config:
         identifier = f"{identifier}_{spec.config['env']}"
     if include_trial_id:
         identifier = f"{identifier}_{spec.trial_id}"
     return identifier.replace("/", "_")
+
+
+def display_name(trainable_name: str) -> str:
+    """A trainable's name as users know it: the object an import path
+    (`pkg.module:train`) points at, or the registered name as it is."""
+    return trainable_name.rpartition(":")[2] or trainable_name
 
 
 def date_string(at: float) -> str:

@@ -3,8 +3,9 @@
 The hooks are the ones Ray Tune users know (`on_trial_result`, ...), with
 typed arguments: `iteration` counts loop steps, `trials` is every trial of
 the experiment in creation order and `trial` the one the hook is about, all
-as immutable `TrialState` values (a callback reads state, it cannot change
-it: only events do that).
+as read-only `Trial` views in Ray's attribute names (`trial.trial_id`,
+`trial.config`, `trial.status`, `str(trial)` its name; see `trial_view`):
+a callback reads state, it cannot change it, only events do that.
 
 A callback is user code and runs inside the loop, so `CallbackList` keeps
 its failures from ever ending the experiment: it logs the exception with the
@@ -29,8 +30,9 @@ from pathlib import Path
 from typing import Protocol, cast
 
 from tunecore.core.results import TRAINING_ITERATION, flatten, is_number
-from tunecore.model import CheckpointRef, JsonValue, TrialState
+from tunecore.model import CheckpointRef, JsonValue
 from tunecore.shell.storage import ExperimentStorage
+from tunecore.shell.trial_view import Trial
 from tunecore.shell.trainable.function import RESULT_DUPLICATE
 
 logger = logging.getLogger(__name__)
@@ -51,61 +53,49 @@ def is_duplicate(result: Mapping[str, JsonValue]) -> bool:
 class Callback:
     """Base class: every hook does nothing, override the ones you need."""
 
-    def on_step_begin(self, iteration: int, trials: Sequence[TrialState]) -> None:
+    def on_step_begin(self, iteration: int, trials: Sequence[Trial]) -> None:
         """Before the loop handles its next event."""
 
-    def on_step_end(self, iteration: int, trials: Sequence[TrialState]) -> None:
+    def on_step_end(self, iteration: int, trials: Sequence[Trial]) -> None:
         """After the loop handled an event and carried out its commands."""
 
-    def on_trial_start(
-        self, iteration: int, trials: Sequence[TrialState], trial: TrialState
-    ) -> None:
+    def on_trial_start(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
         """A trial's worker was started (also on a restart after a failure)."""
 
-    def on_trial_restore(
-        self, iteration: int, trials: Sequence[TrialState], trial: TrialState
-    ) -> None:
+    def on_trial_restore(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
         """A trial finished restoring from a checkpoint."""
 
-    def on_trial_save(
-        self, iteration: int, trials: Sequence[TrialState], trial: TrialState
-    ) -> None:
+    def on_trial_save(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
         """A trial finished saving a checkpoint."""
 
     def on_trial_result(
         self,
         iteration: int,
-        trials: Sequence[TrialState],
-        trial: TrialState,
+        trials: Sequence[Trial],
+        trial: Trial,
         result: Mapping[str, JsonValue],
     ) -> None:
         """A trial reported a result."""
 
-    def on_trial_complete(
-        self, iteration: int, trials: Sequence[TrialState], trial: TrialState
-    ) -> None:
+    def on_trial_complete(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
         """A trial ended without error (TERMINATED)."""
 
-    def on_trial_error(
-        self, iteration: int, trials: Sequence[TrialState], trial: TrialState
-    ) -> None:
+    def on_trial_error(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
         """A trial failed for good: it is in ERROR (no retry left)."""
 
-    def on_trial_recover(
-        self, iteration: int, trials: Sequence[TrialState], trial: TrialState
-    ) -> None:
+    def on_trial_recover(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
         """A trial failed and will be retried (it waits to start again)."""
 
     def on_checkpoint(
         self,
         iteration: int,
-        trials: Sequence[TrialState],
-        trial: TrialState,
+        trials: Sequence[Trial],
+        trial: Trial,
         checkpoint: CheckpointRef,
     ) -> None:
         """A checkpoint of a trial now exists."""
 
-    def on_experiment_end(self, trials: Sequence[TrialState]) -> None:
+    def on_experiment_end(self, trials: Sequence[Trial]) -> None:
         """The experiment is over; release what the callback holds."""
 
 
@@ -140,67 +130,55 @@ class CallbackList(Callback):
                     type(error).__name__,
                 )
 
-    def on_step_begin(self, iteration: int, trials: Sequence[TrialState]) -> None:
+    def on_step_begin(self, iteration: int, trials: Sequence[Trial]) -> None:
         self._each("on_step_begin", lambda c: c.on_step_begin(iteration, trials))
 
-    def on_step_end(self, iteration: int, trials: Sequence[TrialState]) -> None:
+    def on_step_end(self, iteration: int, trials: Sequence[Trial]) -> None:
         self._each("on_step_end", lambda c: c.on_step_end(iteration, trials))
 
-    def on_trial_start(
-        self, iteration: int, trials: Sequence[TrialState], trial: TrialState
-    ) -> None:
+    def on_trial_start(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
         self._each("on_trial_start", lambda c: c.on_trial_start(iteration, trials, trial))
 
-    def on_trial_restore(
-        self, iteration: int, trials: Sequence[TrialState], trial: TrialState
-    ) -> None:
+    def on_trial_restore(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
         self._each("on_trial_restore", lambda c: c.on_trial_restore(iteration, trials, trial))
 
-    def on_trial_save(
-        self, iteration: int, trials: Sequence[TrialState], trial: TrialState
-    ) -> None:
+    def on_trial_save(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
         self._each("on_trial_save", lambda c: c.on_trial_save(iteration, trials, trial))
 
     def on_trial_result(
         self,
         iteration: int,
-        trials: Sequence[TrialState],
-        trial: TrialState,
+        trials: Sequence[Trial],
+        trial: Trial,
         result: Mapping[str, JsonValue],
     ) -> None:
         self._each("on_trial_result", lambda c: c.on_trial_result(iteration, trials, trial, result))
 
-    def on_trial_complete(
-        self, iteration: int, trials: Sequence[TrialState], trial: TrialState
-    ) -> None:
+    def on_trial_complete(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
         self._each("on_trial_complete", lambda c: c.on_trial_complete(iteration, trials, trial))
 
-    def on_trial_error(
-        self, iteration: int, trials: Sequence[TrialState], trial: TrialState
-    ) -> None:
+    def on_trial_error(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
         self._each("on_trial_error", lambda c: c.on_trial_error(iteration, trials, trial))
 
-    def on_trial_recover(
-        self, iteration: int, trials: Sequence[TrialState], trial: TrialState
-    ) -> None:
+    def on_trial_recover(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
         self._each("on_trial_recover", lambda c: c.on_trial_recover(iteration, trials, trial))
 
     def on_checkpoint(
         self,
         iteration: int,
-        trials: Sequence[TrialState],
-        trial: TrialState,
+        trials: Sequence[Trial],
+        trial: Trial,
         checkpoint: CheckpointRef,
     ) -> None:
         self._each("on_checkpoint", lambda c: c.on_checkpoint(iteration, trials, trial, checkpoint))
 
-    def on_experiment_end(self, trials: Sequence[TrialState]) -> None:
+    def on_experiment_end(self, trials: Sequence[Trial]) -> None:
         self._each("on_experiment_end", lambda c: c.on_experiment_end(trials))
 
 
-TrialDirOf = Callable[[TrialState], Path]
-"""Where a trial's files go. The loop passes one that applies the user's
-`trial_dirname_creator`; the default is `storage.trial_dir(trial.spec)`."""
+TrialDirOf = Callable[[Trial], Path]
+"""Where a trial's files go; the default is the trial's own directory
+(`trial.local_path`, which applies the user's `trial_dirname_creator`)."""
 
 
 class _TrialFilesCallback(Callback):
@@ -212,8 +190,9 @@ class _TrialFilesCallback(Callback):
 
 
 def _default_dir_of(storage: ExperimentStorage) -> TrialDirOf:
-    def dir_of(trial: TrialState) -> Path:
-        return storage.trial_dir(trial.spec)
+    def dir_of(trial: Trial) -> Path:
+        path = trial.local_path
+        return Path(path) if path is not None else storage.trial_dir(trial.state.spec)
 
     return dir_of
 
@@ -225,8 +204,8 @@ class JsonLoggerCallback(_TrialFilesCallback):
     def on_trial_result(
         self,
         iteration: int,
-        trials: Sequence[TrialState],
-        trial: TrialState,
+        trials: Sequence[Trial],
+        trial: Trial,
         result: Mapping[str, JsonValue],
     ) -> None:
         if not is_duplicate(result):
@@ -239,8 +218,8 @@ class CSVLoggerCallback(_TrialFilesCallback):
     def on_trial_result(
         self,
         iteration: int,
-        trials: Sequence[TrialState],
-        trial: TrialState,
+        trials: Sequence[Trial],
+        trial: Trial,
         result: Mapping[str, JsonValue],
     ) -> None:
         if not is_duplicate(result):
@@ -281,7 +260,7 @@ class TensorBoardCallback(_TrialFilesCallback):
         self._writer_class = cast(Callable[..., _ScalarWriter], module.SummaryWriter)
         self._writers: dict[str, _ScalarWriter] = {}
 
-    def _writer(self, trial: TrialState) -> _ScalarWriter:
+    def _writer(self, trial: Trial) -> _ScalarWriter:
         writer = self._writers.get(trial.trial_id)
         if writer is None:
             writer = self._writer_class(logdir=str(self.dir_of(trial)), flush_secs=30)
@@ -291,8 +270,8 @@ class TensorBoardCallback(_TrialFilesCallback):
     def on_trial_result(
         self,
         iteration: int,
-        trials: Sequence[TrialState],
-        trial: TrialState,
+        trials: Sequence[Trial],
+        trial: Trial,
         result: Mapping[str, JsonValue],
     ) -> None:
         if is_duplicate(result):
@@ -308,22 +287,18 @@ class TensorBoardCallback(_TrialFilesCallback):
                 writer.add_scalar(TENSORBOARD_TAG_PREFIX + key, number, global_step=step)
         writer.flush()
 
-    def _close(self, trial: TrialState) -> None:
+    def _close(self, trial: Trial) -> None:
         writer = self._writers.pop(trial.trial_id, None)
         if writer is not None:
             writer.close()
 
-    def on_trial_complete(
-        self, iteration: int, trials: Sequence[TrialState], trial: TrialState
-    ) -> None:
+    def on_trial_complete(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
         self._close(trial)
 
-    def on_trial_error(
-        self, iteration: int, trials: Sequence[TrialState], trial: TrialState
-    ) -> None:
+    def on_trial_error(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
         self._close(trial)
 
-    def on_experiment_end(self, trials: Sequence[TrialState]) -> None:
+    def on_experiment_end(self, trials: Sequence[Trial]) -> None:
         for writer in self._writers.values():
             writer.close()
         self._writers.clear()

@@ -1,0 +1,186 @@
+"""A trial as user code sees it: Ray Tune's `Trial` attribute names over
+tunecore's `TrialState`.
+
+Callbacks, `trial_name_creator` and `trial_dirname_creator` are written
+against Ray's `Trial`: `trial.trial_id`, `trial.trainable_name`,
+`trial.config`, `trial.status == "RUNNING"`, `trial.last_result`,
+`trial.local_path`, `str(trial)` for its name. The core's `TrialState`
+spells these differently (`spec.config`, an enum status) and prints as the
+whole struct, so user code gets a `Trial` instead: a read-only view, one
+per state (states are immutable, so a view of one never goes stale), built
+by `TrialViews`, which keeps the newest view of each trial: the loop calls
+callbacks per result, and a view is made only when a trial's state changed.
+
+The name is the user's `trial_name_creator` output once it has been
+called (once per trial, with a view that has no custom name yet, as Ray
+calls it when the trial is created), else Ray's default
+`<trainable>[_<env>]_<trial_id>`. The directory is looked up on first
+read only: a callback that never reads it never creates it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from tunecore.core.naming import display_name, trial_name
+from tunecore.model import JsonDict, TrialState
+
+DirOf = Callable[[TrialState], Path]
+
+
+class Trial:
+    """One trial, read-only, in Ray Tune's names (module docstring).
+    `state` is tunecore's own `TrialState` underneath."""
+
+    PENDING = "PENDING"
+    RUNNING = "RUNNING"
+    PAUSED = "PAUSED"
+    TERMINATED = "TERMINATED"
+    ERROR = "ERROR"
+
+    __slots__ = ("_custom_name", "_dir_of", "_path", "state")
+
+    def __init__(
+        self,
+        state: TrialState,
+        *,
+        custom_name: str | None = None,
+        dir_of: DirOf | None = None,
+    ) -> None:
+        self.state = state
+        self._custom_name = custom_name
+        self._dir_of = dir_of
+        self._path: str | None = None
+
+    @property
+    def trial_id(self) -> str:
+        return self.state.spec.trial_id
+
+    @property
+    def trainable_name(self) -> str:
+        """As Ray names it: `train` for a function tunecore stores by its
+        import path `pkg.module:train`."""
+        return display_name(self.state.spec.trainable_name)
+
+    @property
+    def config(self) -> JsonDict:
+        return self.state.spec.config
+
+    @property
+    def evaluated_params(self) -> JsonDict:
+        return self.state.spec.evaluated_params
+
+    @property
+    def experiment_tag(self) -> str:
+        return self.state.spec.experiment_tag
+
+    @property
+    def status(self) -> str:
+        """ "PENDING", "RUNNING", "PAUSED", "TERMINATED" or "ERROR"."""
+        return self.state.status.value
+
+    @property
+    def last_result(self) -> JsonDict:
+        return self.state.last_result
+
+    @property
+    def num_failures(self) -> int:
+        return self.state.num_failures
+
+    @property
+    def error_msg(self) -> str | None:
+        return self.state.error_message
+
+    @property
+    def custom_trial_name(self) -> str | None:
+        """What `trial_name_creator` returned, None without one."""
+        return self._custom_name
+
+    @property
+    def local_path(self) -> str | None:
+        """The trial's directory (None where no directory is known: a
+        name creator runs before the trial has one)."""
+        if self._path is None and self._dir_of is not None:
+            self._path = str(self._dir_of(self.state))
+        return self._path
+
+    @property
+    def path(self) -> str | None:
+        """The trial's directory: tunecore keeps trials on the driver's
+        file system, so Ray's storage path and local path are the same."""
+        return self.local_path
+
+    @property
+    def logdir(self) -> str | None:
+        """Ray's older name for the trial's directory."""
+        return self.local_path
+
+    def is_finished(self) -> bool:
+        return self.state.is_finished
+
+    def __str__(self) -> str:
+        return self._custom_name or trial_name(self.state.spec)
+
+    __repr__ = __str__  # as Ray's: the name, short enough for a log line
+
+    def __hash__(self) -> int:
+        return hash(self.trial_id)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Trial):
+            return NotImplemented
+        return self.trial_id == other.trial_id
+
+
+NameCreator = Callable[[Trial], str]
+
+
+class TrialViews:
+    """The view of each trial's newest state, and each trial's name.
+
+    `name_creator` (the user's `trial_name_creator`) is called once per
+    trial. One instance serves the loop (views for callbacks) and the
+    progress output (names), so the creator is never asked twice."""
+
+    def __init__(self, name_creator: NameCreator | None = None) -> None:
+        self._name_creator = name_creator
+        self._views: dict[str, Trial] = {}
+        self._names: dict[str, str] = {}
+
+    def of(self, state: TrialState, dir_of: DirOf | None = None) -> Trial:
+        """The view of `state`: the one made before if the state is the
+        same object, else a new one; `dir_of` gives the trial's directory
+        when the view's path is read."""
+        view = self._views.get(state.trial_id)
+        if view is None or view.state is not state:
+            view = Trial(state, custom_name=self.custom_name(state), dir_of=dir_of)
+            self._views[state.trial_id] = view
+        return view
+
+    def custom_name(self, state: TrialState) -> str | None:
+        """The name creator's name for the trial (asked once), or None."""
+        if self._name_creator is None:
+            return None
+        known = self._names.get(state.trial_id)
+        if known is None:
+            known = str(self._name_creator(Trial(state)))
+            self._names[state.trial_id] = known
+        return known
+
+    def name(self, state: TrialState) -> str:
+        """The trial's name on screen and in its context: the custom one,
+        else Ray's default."""
+        return self.custom_name(state) or trial_name(state.spec)
+
+
+def dirname_of(creator: NameCreator | None) -> Callable[[TrialState], str] | None:
+    """The user's `trial_dirname_creator` as the shell calls it: with a
+    state, which it sees as a view (no directory yet: it is being named)."""
+    if creator is None:
+        return None
+
+    def dirname(state: TrialState) -> str:
+        return str(creator(Trial(state)))
+
+    return dirname

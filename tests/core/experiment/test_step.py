@@ -7,7 +7,10 @@ import pytest
 
 from tests.core.experiment.policies import ListSearcher, ScriptedScheduler
 from tunecore.core.experiment import ExperimentConfig, ExperimentState, new_experiment, step
+from tunecore.core.schedulers.asha import ASHAScheduler
 from tunecore.core.schedulers.base import PAUSE, STOP, Exploit, TrialScheduler, Verdict
+from tunecore.core.schedulers.median import MedianStoppingRule
+from tunecore.core.search import ConcurrencyLimiter, Repeater
 from tunecore.core.search.base import Searcher
 from tunecore.model import (
     CheckpointPolicy,
@@ -281,6 +284,48 @@ def test_strict_metric_checking_fails_a_result_without_the_metric() -> None:
     assert stop.error is not None
     assert "without the metric 'loss'" in stop.error
     assert "keys present: accuracy, training_iteration" in stop.error
+
+
+@pytest.mark.parametrize(
+    ("scheduler", "owner"),
+    [
+        (ASHAScheduler(metric="acc", mode="max"), "ASHAScheduler"),
+        (MedianStoppingRule(metric="acc", mode="max"), "MedianStoppingRule"),
+    ],
+)
+def test_strict_metric_checking_covers_a_metric_given_only_to_the_scheduler(
+    scheduler: TrialScheduler, owner: str
+) -> None:
+    run = Run(config(), scheduler=scheduler, searcher=searcher(1))
+    run.cluster(cpu=1)
+    commands = run.result(T0, training_iteration=1, loss=0.5)
+    assert run.status(T0) is TrialStatus.ERROR
+    stop = commands[0]
+    assert isinstance(stop, StopTrial)
+    assert stop.error is not None
+    assert f"without the metric 'acc' that {owner} expects" in stop.error
+
+
+def test_strict_metric_checking_covers_a_limited_searchers_metric() -> None:
+    limited = ConcurrencyLimiter[Searcher](
+        Repeater(searcher(1), repeat=1, metric="acc"), max_concurrent=1
+    )
+    run = Run(config(), searcher=limited)
+    run.cluster(cpu=1)
+    commands = run.result(T0, training_iteration=1, loss=0.5)
+    stop = commands[0]
+    assert isinstance(stop, StopTrial)
+    assert stop.error is not None
+    assert "without the metric 'acc' that ConcurrencyLimiter expects" in stop.error
+
+
+def test_strict_metric_checking_can_be_turned_off() -> None:
+    run = Run(
+        config(metric="loss", mode=Mode.MIN, strict_metric_checking=False),
+        searcher=searcher(1),
+    )
+    run.cluster(cpu=1)
+    assert run.result(T0, training_iteration=1, accuracy=0.5) == (ContinueTrial(trial_id=T0),)
 
 
 def test_strict_metric_checking_spares_a_bare_done_result() -> None:

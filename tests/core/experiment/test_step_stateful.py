@@ -222,6 +222,7 @@ class ExperimentMachine(RuleBasedStateMachine):
     def request_trial(self, n: int) -> None:
         self.feed(TrialRequested(at=self.now(), config={"requested": n}))
 
+    @precondition(lambda self: self.state.total is not None)  # None: resumed, all done
     @rule(extra=st.sampled_from([0.5, 1.0, 2.0]))
     def cluster_grows(self, extra: float) -> None:
         total = self.state.total

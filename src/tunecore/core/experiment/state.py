@@ -63,6 +63,13 @@ class ExperimentConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=
     max_trials: int | None = None
     trial_id_prefix: str = "trial"
     export_formats: tuple[ExportFormat, ...] = ()
+    strict_metric_checking: bool = True
+    """Results must report the metrics the experiment and its policies
+    read (Ray's check; `TUNE_DISABLE_STRICT_METRIC_CHECKING=1` turns it off)."""
+    resources_from_config: bool = False
+    """Each trial's resources depend on its config (user code decides): a
+    new trial waits until the shell answers its `ResolveResources`.
+    `resources_per_trial` then only stands in until the answer."""
 
     def __post_init__(self) -> None:
         require_name("ExperimentConfig.trainable_name", self.trainable_name)
@@ -70,6 +77,7 @@ class ExperimentConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=
             coerce_enum(self, "mode", Mode)
         require_int("ExperimentConfig.max_failures", self.max_failures, minimum=-1)
         require_bool("ExperimentConfig.fail_fast", self.fail_fast)
+        require_bool("ExperimentConfig.strict_metric_checking", self.strict_metric_checking)
         require_int("ExperimentConfig.max_pending_trials", self.max_pending_trials, minimum=1)
         if self.max_trials is not None:
             require_int("ExperimentConfig.max_trials", self.max_trials, minimum=0)

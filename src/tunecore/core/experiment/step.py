@@ -30,9 +30,9 @@ import msgspec
 from tunecore.core import lifecycle, resources
 from tunecore.core.experiment.state import ExperimentConfig, ExperimentState
 from tunecore.core.results import flatten, is_end_marker, is_number
-from tunecore.core.schedulers.base import STOP, TrialScheduler, Verdict
+from tunecore.core.schedulers.base import STOP, TrialScheduler, Verdict, policy_metric
 from tunecore.core.schedulers.fifo import FIFOScheduler
-from tunecore.core.search.base import Searcher
+from tunecore.core.search.base import Searcher, take_values
 from tunecore.core.stoppers import BuiltinStopper
 from tunecore.core.stopping import StopCriterionError, check_stop
 from tunecore.model import (
@@ -64,6 +64,7 @@ from tunecore.model import (
     TrialStarted,
     TrialState,
     TrialStatus,
+    ValuesDrawn,
 )
 
 Stepped = tuple[ExperimentState, tuple[Command, ...]]
@@ -283,6 +284,8 @@ class _Step:
                 return _reject(event, f"the experiment is stopping ({self.books.stopping})")
             self._add_trial(event.config, {}, event.experiment_tag)
             return None
+        if isinstance(event, ValuesDrawn):
+            return self._take_values(event)
         if isinstance(event, Tick):
             self.changed = True
             return None
@@ -303,6 +306,21 @@ class _Step:
             return outcome
         self._apply(trial, outcome)
         self._tell_policies(trial, outcome.state, event)
+        return None
+
+    def _take_values(self, event: ValuesDrawn) -> Rejection | None:
+        """A policy's function values (see `ValuesWanted`) arrived."""
+        if event.owner == "searcher":
+            searcher = take_values(self.searcher, event.key, event.values)
+            if searcher is None:
+                return _reject(event, "the searcher waits for no such values")
+            self.searcher = searcher
+        else:
+            scheduler = take_values(self.scheduler, event.key, event.values)
+            if scheduler is None:
+                return _reject(event, "the scheduler waits for no such values")
+            self.scheduler = scheduler
+        self.changed = True
         return None
 
     def _tell_policies(
@@ -410,23 +428,33 @@ class _Step:
         return stop
 
     def _result_problem(self, trial: TrialState, flat: JsonDict) -> str | None:
-        """Strict metric checking: with a metric configured, a result that
-        reports anything of its own must include it (as a number)."""
-        metric = self.config.metric
-        if metric is None or (metric in flat and is_number(flat[metric])):
+        """Strict metric checking, as Ray Tune does it: a result that
+        reports anything of its own must include, as a number, every metric
+        the experiment, its scheduler and its searcher optimise."""
+        if not self.config.strict_metric_checking:
             return None
-        if all(key in AUTOFILLED for key in flat):
-            return None
-        if metric in flat:
+        checked = [
+            (self.config.metric, "TuneConfig(metric=...)"),
+            (policy_metric(self.scheduler), type(self.scheduler).__name__),
+            (policy_metric(self.searcher), type(self.searcher).__name__),
+        ]
+        for metric, owner in checked:
+            if metric is None or (metric in flat and is_number(flat[metric])):
+                continue
+            if all(key in AUTOFILLED for key in flat):
+                return None
+            if metric in flat:
+                return (
+                    f"Trial {trial.trial_id} reported {metric}={flat[metric]!r}; "
+                    "it must be a number."
+                )
+            keys = ", ".join(sorted(flat))
             return (
-                f"Trial {trial.trial_id} reported {metric}={flat[metric]!r}; it must be a number."
+                f"Trial {trial.trial_id} returned a result without the metric {metric!r} "
+                f"that {owner} expects; keys present: {keys}. Include it in every report "
+                "(or set the environment variable TUNE_DISABLE_STRICT_METRIC_CHECKING=1)."
             )
-        keys = ", ".join(sorted(flat))
-        return (
-            f"Trial {trial.trial_id} returned a result without the metric {metric!r} "
-            f"that the experiment optimises; keys present: {keys}. "
-            "Include it in every report."
-        )
+        return None
 
     def _resume(self, event: ExperimentResumed) -> None:
         """A new driver goes on from the replayed state. Workers, saves in

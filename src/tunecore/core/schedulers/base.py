@@ -54,7 +54,13 @@ Fits = Callable[[TrialState], bool]
 
 class TrialScheduler(Protocol):
     """Decides, for each result, whether a trial continues, pauses or stops,
-    and which waiting trial runs next."""
+    and which waiting trial runs next.
+
+    A scheduler (or searcher) that reads a metric names it in a `metric`
+    attribute (a str, or None before `with_objective`): the experiment then
+    checks that every result reports it (`policy_metric`), so a misspelled
+    metric fails the trial instead of silently disabling the policy.
+    """
 
     def with_objective(self, metric: str | None, mode: Mode | None) -> Self:
         """Take the experiment's metric and mode where this scheduler has
@@ -90,6 +96,13 @@ class TrialScheduler(Protocol):
         ...
 
     def debug_string(self) -> str: ...
+
+
+def policy_metric(policy: object) -> str | None:
+    """The metric a scheduler or searcher reads, from its optional `metric`
+    attribute (see `TrialScheduler`); None when it reads none."""
+    metric = getattr(policy, "metric", None)
+    return metric if isinstance(metric, str) else None
 
 
 def require_objective(owner: str, metric: str | None, mode: Mode | None) -> tuple[str, Mode]:

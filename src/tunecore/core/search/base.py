@@ -10,11 +10,13 @@ what lets an experiment resume its search exactly.
 
 from __future__ import annotations
 
-from typing import Protocol, Self
+from collections.abc import Sequence
+from typing import Protocol, Self, TypeVar, cast, runtime_checkable
 
 import msgspec
 
-from tunecore.model import JsonDict, Mode
+from tunecore.core.search.view import Path
+from tunecore.model import JsonDict, JsonValue, Mode
 
 
 class Suggestion(msgspec.Struct, frozen=True, kw_only=True):
@@ -28,6 +30,10 @@ class Suggestion(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Searcher(Protocol):
+    """Suggests configs and learns from results. Like a scheduler, a
+    searcher that reads a metric names it in a `metric` attribute, and
+    every result is checked for it (see `TrialScheduler`)."""
+
     def with_objective(self, metric: str | None, mode: Mode | None) -> Self:
         """Take the experiment's metric and mode where this searcher has none."""
         ...
@@ -48,3 +54,48 @@ class Searcher(Protocol):
     def is_finished(self) -> bool:
         """Nothing more will ever be suggested."""
         ...
+
+
+class ValuesWanted(msgspec.Struct, frozen=True, kw_only=True):
+    """What a policy needs from a user's function before it can go on.
+
+    A policy in the core is data, so it cannot hold a Python callable (a
+    `sample_from` in the param space, a function in PBT's
+    `hyperparam_mutations`). It holds the function's place instead and asks
+    for its values here: the shell calls the functions at `paths` (with
+    `config`, the config resolved so far, when they take one) and answers
+    with a `ValuesDrawn` event carrying `key` and the values in the order of
+    `paths`. The event is logged, so replay and resume need no user code.
+    """
+
+    key: int
+    paths: tuple[Path, ...]
+    config: JsonDict = {}
+
+
+@runtime_checkable
+class WantsValues(Protocol):
+    """A policy that may wait for values only the shell can compute."""
+
+    def wanted(self) -> ValuesWanted | None:
+        """What it waits for now, or None."""
+        ...
+
+    def with_values(self, key: int, values: Sequence[JsonValue]) -> Self:
+        """The policy holding the values that answer `wanted()` (same key,
+        one value per path)."""
+        ...
+
+
+P = TypeVar("P")
+
+
+def take_values(policy: P, key: int, values: Sequence[JsonValue]) -> P | None:
+    """`policy` after taking the values, or None when it waits for no values
+    under `key` (the event that carries them is then rejected)."""
+    if not isinstance(policy, WantsValues):
+        return None
+    wanted = policy.wanted()
+    if wanted is None or wanted.key != key or len(values) != len(wanted.paths):
+        return None
+    return cast(P, policy.with_values(key, values))

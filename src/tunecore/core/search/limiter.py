@@ -23,12 +23,19 @@ type to build.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Generic, Self, TypeVar
 
 import msgspec
 
-from tunecore.core.search.base import Searcher, Suggestion
-from tunecore.model import InvalidFieldError, JsonDict, Mode
+from tunecore.core.schedulers.base import policy_metric
+from tunecore.core.search.base import (
+    Searcher,
+    Suggestion,
+    ValuesWanted,
+    WantsValues,
+)
+from tunecore.model import InvalidFieldError, JsonDict, JsonValue, Mode
 from tunecore.model.errors import require_bool, require_int
 
 S = TypeVar("S", bound=Searcher)
@@ -63,8 +70,24 @@ class ConcurrencyLimiter(msgspec.Struct, Generic[S], frozen=True, tag=True):
     def is_finished(self) -> bool:
         return self.searcher.is_finished
 
+    @property
+    def metric(self) -> str | None:
+        """The wrapped searcher's metric, for strict metric checking."""
+        return policy_metric(self.searcher)
+
     def with_objective(self, metric: str | None, mode: Mode | None) -> Self:
         return msgspec.structs.replace(self, searcher=self.searcher.with_objective(metric, mode))
+
+    def wanted(self) -> ValuesWanted | None:
+        """What the wrapped searcher waits for (see `ValuesWanted`)."""
+        inner: object = self.searcher
+        return inner.wanted() if isinstance(inner, WantsValues) else None
+
+    def with_values(self, key: int, values: Sequence[JsonValue]) -> Self:
+        inner: object = self.searcher
+        if not isinstance(inner, WantsValues):
+            raise InvalidFieldError("values", list(values), "values the wrapped searcher wants")
+        return msgspec.structs.replace(self, searcher=inner.with_values(key, values))
 
     def suggest(self, trial_id: str) -> tuple[Self, Suggestion | None]:
         if len(self.live) >= self.max_concurrent:

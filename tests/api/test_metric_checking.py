@@ -1,0 +1,42 @@
+"""Strict metric checking, seen from `Tuner.fit()` as a Ray Tune user meets it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import tunecore
+from tunecore import RunConfig, TuneConfig, Tuner
+from tunecore.model import TrialStatus
+from tunecore.schedulers import ASHAScheduler
+
+
+def reports_loss(config: dict[str, object]) -> None:
+    for step in range(4):
+        tunecore.report({"loss": 1.0 / (step + 1)})
+
+
+def fit(tmp_path: Path) -> tunecore.ResultGrid:
+    tuner = Tuner(
+        reports_loss,
+        tune_config=TuneConfig(scheduler=ASHAScheduler(metric="acc", mode="max", max_t=4)),
+        run_config=RunConfig(storage_path=str(tmp_path), verbose=0, executor="in_process"),
+    )
+    return tuner.fit()
+
+
+def test_a_metric_given_only_to_the_scheduler_is_checked(tmp_path: Path) -> None:
+    (result,) = fit(tmp_path)
+    assert result.status is TrialStatus.ERROR
+    assert result.error is not None
+    assert "without the metric 'acc' that ASHAScheduler expects" in result.error
+
+
+def test_the_ray_switch_turns_the_check_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TUNE_DISABLE_STRICT_METRIC_CHECKING", "1")
+    (result,) = fit(tmp_path)
+    assert result.status is TrialStatus.TERMINATED
+    assert result.metrics["training_iteration"] == 4

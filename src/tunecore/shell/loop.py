@@ -69,6 +69,7 @@ from tunecore.shell.inbox import Inbox
 from tunecore.shell.journal import Journal
 from tunecore.shell.stoppers import UserStoppers
 from tunecore.shell.storage import ExperimentStorage
+from tunecore.shell.trainable.errors import failure_reason
 from tunecore.shell.trainable.function import SCRATCH_DIR
 from tunecore.shell.trainable.worker import TrialContext
 from tunecore.shell.trial_view import Trial, TrialViews
@@ -265,7 +266,7 @@ class ExperimentLoop:
                 logger.warning(
                     "Trial %s finished, but the checkpoint taken as it ended failed: %s",
                     trial.trial_id,
-                    event.error.strip().splitlines()[-1] if event.error.strip() else "",
+                    failure_reason(event.error),
                 )
                 note = f"The checkpoint taken as the trial ended failed.\n{event.error}"
                 self._storage.append_error(

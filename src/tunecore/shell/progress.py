@@ -46,6 +46,7 @@ from tunecore.core.naming import trial_name
 from tunecore.core.results import flatten, is_number
 from tunecore.model import JsonValue, Mode, Resources, TrialState, TrialStatus
 from tunecore.shell.storage import to_json_value
+from tunecore.shell.trainable.errors import failure_reason
 
 MAX_CONFIG_CHARS = 300
 """A config longer than this is cut in the status header (the final summary
@@ -447,8 +448,7 @@ class LiveStatus:
 
 
 def _last_line(text: str, limit: int = 200) -> str:
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    last = lines[-1] if lines else ""
+    last = failure_reason(text)
     return last if len(last) <= limit else last[: limit - 3] + "..."
 
 

@@ -31,6 +31,7 @@ from tunecore.model import (
     TrialRestored,
     TrialStarted,
 )
+from tunecore.shell.trainable.errors import user_frames_first
 from tunecore.shell.trainable.worker import TrialContext
 
 
@@ -127,7 +128,9 @@ def completion_event(
 
 
 def failure_event(trial_id: str, error: str) -> TrialFailed:
-    return TrialFailed(trial_id=trial_id, at=time.time(), error=error)
+    """A trial's failure, its text as users read it: the user's frames
+    first, no colour codes (`user_frames_first`)."""
+    return TrialFailed(trial_id=trial_id, at=time.time(), error=user_frames_first(error))
 
 
 class Executor(Protocol):

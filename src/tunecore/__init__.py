@@ -3,11 +3,13 @@
 Everything a user needs is here under the names Ray Tune users know:
 `Tuner`, `TuneConfig`, `RunConfig`, `report`, `get_checkpoint`,
 `Checkpoint`, `Trainable`, the search-space functions. Schedulers are in
-`tunecore.schedulers`, searchers in `tunecore.search`.
+`tunecore.schedulers`, searchers in `tunecore.search`, stoppers in
+`tunecore.stopper` (`import tunecore as tune; tune.stopper.X` works).
 The pure core (`tunecore.core`) and its data (`tunecore.model`) can be used
 on their own: they need no Ray and no clock.
 """
 
+from tunecore import stopper
 from tunecore._version import __version__
 from tunecore.api.analysis import ExperimentAnalysis
 from tunecore.api.config import CheckpointConfig, FailureConfig, RunConfig, TuneConfig
@@ -30,6 +32,7 @@ from tunecore.core.search.domains import (
     uniform,
 )
 from tunecore.shell.replay import replay
+from tunecore.shell.stoppers import Stopper
 from tunecore.shell.trainable import (
     Checkpoint,
     Trainable,
@@ -48,6 +51,7 @@ __all__ = [
     "Result",
     "ResultGrid",
     "RunConfig",
+    "Stopper",
     "Trainable",
     "TuneConfig",
     "Tuner",
@@ -72,5 +76,6 @@ __all__ = [
     "run",
     "sample_from",
     "simulate",
+    "stopper",
     "uniform",
 ]

@@ -3,11 +3,29 @@ on the in-process executor, as a Ray Tune user writes it."""
 
 from __future__ import annotations
 
+import datetime
+import tempfile
+from collections import Counter
 from pathlib import Path
+
+import pydantic
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tunecore
 from tunecore import RunConfig, TuneConfig, Tuner
 from tunecore.api.results import ResultGrid
+from tunecore.model import JsonDict, ResultReported
+from tunecore.shell.eventlog import read_log
+from tunecore.stopper import (
+    CombinedStopper,
+    ExperimentPlateauStopper,
+    MaximumIterationStopper,
+    Stopper,
+    TimeoutStopper,
+    TrialPlateauStopper,
+)
 
 
 def _fit(trainable: object, tmp_path: Path, stop: object, **tune: object) -> ResultGrid:
@@ -16,7 +34,7 @@ def _fit(trainable: object, tmp_path: Path, stop: object, **tune: object) -> Res
         storage_path=str(tmp_path),
         verbose=0,
         executor="in_process",
-        stop=stop,  # type: ignore[arg-type]
+        stop=stop,
     )
     return Tuner(
         trainable,  # type: ignore[arg-type]
@@ -41,3 +59,174 @@ def test_stop_on_done_lets_trials_run_to_their_end(tmp_path: Path) -> None:
     grid = _fit(reports_done_at_three, tmp_path, {"done": True})
     assert not grid.errors
     assert [r.metrics["training_iteration"] for r in grid] == [10, 10]
+
+
+def climbs_forever(config: dict[str, object]) -> None:
+    i = 1
+    while True:
+        tunecore.report({"mean_accuracy": min(i / 10, 1.0), "flat": 1.0})
+        i += 1
+
+
+def iterations(grid: ResultGrid) -> list[int]:
+    return [int(str(r.metrics.get("training_iteration", 0))) for r in grid]
+
+
+def test_the_stopper_module_is_reachable_from_the_package() -> None:
+    import tunecore as tune  # noqa: PLC0415 - the user's spelling is the point
+
+    assert tune.stopper.MaximumIterationStopper(3).max_iter == 3
+    assert isinstance(tune.stopper.MaximumIterationStopper(3), tune.Stopper)
+    assert tune.stopper.Stopper is tune.Stopper
+
+
+def test_a_built_in_stopper_stops_each_trial(tmp_path: Path) -> None:
+    grid = _fit(climbs_forever, tmp_path, MaximumIterationStopper(max_iter=4))
+    assert not grid.errors
+    assert iterations(grid) == [4, 4]
+    assert all(r.metrics["done"] for r in grid)
+
+
+def test_a_combined_stopper_stops_on_the_first_that_says_so(tmp_path: Path) -> None:
+    stop = CombinedStopper(MaximumIterationStopper(10), TrialPlateauStopper(metric="flat"))
+    grid = _fit(climbs_forever, tmp_path, stop)
+    assert iterations(grid) == [4, 4]  # a flat metric plateaus after the grace period
+
+
+def test_a_function_stops_trials(tmp_path: Path) -> None:
+    seen: list[str] = []
+
+    def stop_fn(trial_id: str, result: dict[str, object]) -> bool:
+        seen.append(trial_id)
+        return float(str(result["mean_accuracy"])) >= 0.8
+
+    grid = _fit(climbs_forever, tmp_path, stop_fn)
+    assert not grid.errors
+    assert iterations(grid) == [8, 8]
+    assert len(seen) == 16  # once per result, never for a result past the stop
+
+
+class StopsEverythingAt(Stopper):
+    """Ray's documented custom stopper: once one trial reaches the accuracy,
+    every trial stops."""
+
+    def __init__(self, accuracy: float) -> None:
+        self.accuracy = accuracy
+        self.should_stop = False
+
+    def __call__(self, trial_id: str, result: dict[str, object]) -> bool:
+        if float(str(result["mean_accuracy"])) >= self.accuracy:
+            self.should_stop = True
+        return self.should_stop
+
+    def stop_all(self) -> bool:
+        return self.should_stop
+
+
+def test_a_stopper_of_ones_own_stops_the_experiment(tmp_path: Path) -> None:
+    grid = _fit(climbs_forever, tmp_path, StopsEverythingAt(0.3), max_concurrent_trials=1)
+    assert not grid.errors
+    # The first trial stops at its third result and the experiment with it:
+    # the second trial never starts, or is stopped before it reports.
+    assert iterations(grid) == [3, 0]
+
+
+def test_a_built_in_and_an_own_stopper_combine(tmp_path: Path) -> None:
+    stop = [MaximumIterationStopper(5), StopsEverythingAt(0.3)]
+    grid = _fit(climbs_forever, tmp_path, stop, max_concurrent_trials=1)
+    assert iterations(grid) == [3, 0]
+
+
+def test_a_timeout_stops_the_experiment(tmp_path: Path) -> None:
+    grid = _fit(climbs_forever, tmp_path, TimeoutStopper(datetime.timedelta(seconds=0.2)))
+    assert not grid.errors
+    assert all(n >= 1 for n in iterations(grid))
+
+
+def test_an_object_with_stop_all_that_is_no_stopper_is_refused() -> None:
+    class Lookalike:
+        def __call__(self, trial_id: str, result: dict[str, object]) -> bool:
+            return False
+
+        def stop_all(self) -> bool:
+            return False
+
+    with pytest.raises(pydantic.ValidationError, match="subclass Stopper"):
+        RunConfig(stop=Lookalike())
+
+
+@pytest.mark.parametrize("stop", [3, "loss", {"loss": "low"}], ids=repr)
+def test_a_stop_of_no_known_kind_is_refused_naming_it(stop: object) -> None:
+    with pytest.raises(pydantic.ValidationError) as caught:
+        RunConfig(stop=stop)
+    assert "stop" in str(caught.value)
+
+
+# -- through tunecore.simulate, and replay -------------------------------------
+
+
+def loss_curve(config: JsonDict, iteration: int) -> tuple[JsonDict, float]:
+    """A loss that falls to a floor set by `x`, then stays there."""
+    x = float(str(config["x"]))
+    return {"loss": max(x, 10.0 - iteration)}, 1.0
+
+
+def simulated(root: Path, stop: object, **tune: object) -> ResultGrid:
+    return tunecore.simulate(
+        loss_curve,
+        param_space={"x": tunecore.grid_search([1.0, 5.0, 8.0])},
+        tune_config=TuneConfig(seed=1, **tune),  # type: ignore[arg-type]
+        run_config=RunConfig(name="sim", storage_path=str(root), verbose=0, stop=stop),
+        max_iterations=30,
+    )
+
+
+@settings(max_examples=15, deadline=None)
+@given(max_iter=st.integers(1, 40))
+def test_simulated_trials_stop_at_the_maximum_iteration(max_iter: int) -> None:
+    with tempfile.TemporaryDirectory() as root:
+        grid = simulated(Path(root), MaximumIterationStopper(max_iter))
+        assert iterations(grid) == [min(max_iter, 30)] * 3
+        replayed = tunecore.replay(Path(root) / "sim")
+        assert replayed.snapshots_verified >= 1
+        assert replayed.state.stopper == MaximumIterationStopper(
+            max_iter, seen={t: min(max_iter, 30) for t in replayed.state.trials}
+        )
+
+
+def test_simulated_trials_stop_where_their_loss_plateaus(tmp_path: Path) -> None:
+    stop = TrialPlateauStopper("loss", num_results=3, grace_period=3)
+    grid = simulated(tmp_path, stop)
+    # The loss is flat from iteration 10 - x on; three equal values later it stops.
+    assert iterations(grid) == [11, 7, 4]
+
+
+def test_a_simulated_experiment_stops_when_its_best_results_plateau(tmp_path: Path) -> None:
+    stop = ExperimentPlateauStopper("loss", top=3, mode="min")  # type: ignore[arg-type]
+    grid = simulated(tmp_path, stop, max_concurrent_trials=1)
+    # Trial x=1 alone: its three lowest losses are 1, 1, 1 at iteration 11;
+    # the experiment stops there, and the searcher suggests no more trials.
+    assert iterations(grid) == [11]
+    assert tunecore.replay(tmp_path / "sim").snapshots_verified >= 1
+
+
+def test_replay_needs_no_user_stopper_and_gives_the_same_state(tmp_path: Path) -> None:
+    calls: Counter[str] = Counter()
+
+    def third_result_ends_a_trial(trial_id: str, result: dict[str, object]) -> bool:
+        calls[trial_id] += 1  # stateful, as a user's stopper may be
+        return calls[trial_id] >= 3
+
+    grid = _fit(climbs_forever, tmp_path, third_result_ends_a_trial)
+    assert iterations(grid) == [3, 3]
+    live = {r.metrics["trial_id"]: r.metrics for r in grid}
+
+    replayed = tunecore.replay(tmp_path / "stoppers")  # without the function
+    assert replayed.snapshots_verified >= 1  # the live run's final state, byte for byte
+    assert {t: s.last_result for t, s in replayed.state.trials.items()} == live
+    verdicts = [
+        e.stopped_by
+        for e in read_log(tmp_path / "stoppers").events
+        if isinstance(e, ResultReported) and e.stopped_by is not None
+    ]
+    assert verdicts == ["FunctionStopper(" + third_result_ends_a_trial.__qualname__ + ")"] * 2

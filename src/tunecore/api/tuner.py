@@ -55,6 +55,7 @@ from tunecore.shell.loop import ExperimentLoop
 from tunecore.shell.progress import ProgressReporter, final_summary
 from tunecore.shell.replay import BUILTIN, SnapshotKind, rebuild
 from tunecore.shell.resume import repair_result_files
+from tunecore.shell.stoppers import StopSetting, plan_stop
 from tunecore.shell.storage import ExperimentStorage, safe_name
 from tunecore.shell.trainable import make_worker_trainable, resolve_trainable, trainable_name
 from tunecore.shell.trial_view import Trial, TrialViews, dirname_of
@@ -82,6 +83,7 @@ class Tuner:
         self._space = dict(param_space or {})
         self._tune = tune_config or TuneConfig()
         self._run = run_config or RunConfig()
+        self._stop = plan_stop(self._run.stop)
         self._resume: ExperimentResumed | None = None
         self._snapshot_kind: SnapshotKind = BUILTIN
         self._results: ResultGrid | None = None
@@ -101,6 +103,7 @@ class Tuner:
         trial_name_creator: Callable[[Trial], str] | None = None,
         trial_dirname_creator: Callable[[Trial], str] | None = None,
         snapshot_kind: SnapshotKind = BUILTIN,
+        stop: StopSetting = None,
     ) -> Tuner:
         """A Tuner that continues the experiment in `path` (after a crash, a
         Ctrl-C, or to retry its errors) when `fit()` is called.
@@ -120,7 +123,8 @@ class Tuner:
         checkpoint, `restart_errored` from scratch. Callbacks, name creators
         and the types of your own scheduler or searcher (`snapshot_kind=
         ExperimentSnapshot[MyScheduler, MySearcher]`) are code, which the
-        log does not hold: pass them again.
+        log does not hold: pass them again; so is a stopper of your own
+        (`stop=`; thresholds and built-in stoppers are in the log).
         """
         experiment_dir = Path(path).expanduser().resolve()
         header = read_header(experiment_dir)
@@ -149,6 +153,7 @@ class Tuner:
                 address=settings.address,
                 executor="in_process" if settings.executor == "in_process" else "ray",
                 fsync_interval_ms=settings.fsync_interval_ms,
+                stop=stop,
             ),
         )
         tuner._name = header.trainable
@@ -196,6 +201,7 @@ class Tuner:
             journal=journal,
             inbox=Inbox(storage.experiment_dir),
             clock=clock,
+            stopper=self._stop.user,
         )
         if self._resume is not None:
             resumed = msgspec.structs.replace(self._resume, at=clock())
@@ -247,7 +253,9 @@ class Tuner:
             writer = EventLogWriter.reopen(contents, self._run.fsync_interval_ms)
             journal = Journal(writer, snapshots, records=rebuilt.records, digest=rebuilt.digest)
             return rebuilt.state, journal
-        built = new_experiment(self._experiment_config(), self._scheduler(), self._searcher())
+        built = new_experiment(
+            self._experiment_config(), self._scheduler(), self._searcher(), self._stop.builtin
+        )
         initial = encode_state(built)
         header = LogHeader(
             format=LOG_FORMAT,
@@ -290,7 +298,7 @@ class Tuner:
             trainable_name=self._name,
             metric=tune.metric,
             mode=_mode(tune.mode),
-            stopping_criterion=dict(run.stop or {}),
+            stopping_criterion=self._stop.criteria,
             checkpoint_policy=CheckpointPolicy(
                 frequency=checkpoints.checkpoint_frequency,
                 at_end=checkpoints.checkpoint_at_end,
@@ -364,7 +372,7 @@ def run(
     mode: Literal["min", "max"] | None = None,
     num_samples: int = 1,
     scheduler: TrialScheduler | None = None,
-    stop: dict[str, float] | None = None,
+    stop: StopSetting = None,
     name: str | None = None,
     storage_path: str | None = None,
     verbose: int = 1,

@@ -1,0 +1,43 @@
+"""The Trial view's cost: one view per trial state, the name creator asked
+once per trial (the loop builds views for every callback call)."""
+
+from __future__ import annotations
+
+import msgspec
+
+from tunecore.model import TrialSpec, TrialState, TrialStatus
+from tunecore.shell.trial_view import Trial, TrialViews
+
+
+def state(**fields: object) -> TrialState:
+    spec = TrialSpec(trial_id="0a1b2_00001", trainable_name="pkg.mod:train", config={"x": 1})
+    return msgspec.structs.replace(TrialState(spec=spec), **fields)
+
+
+def test_a_view_is_reused_while_the_state_is_the_same_object() -> None:
+    asked: list[str] = []
+
+    def name(trial: Trial) -> str:
+        asked.append(str(trial))
+        return "custom"
+
+    views = TrialViews(name)
+    first = state()
+    assert views.of(first) is views.of(first)
+    running = msgspec.structs.replace(first, status=TrialStatus.RUNNING)
+    newer = views.of(running)
+    assert newer is not views.of(first)
+    assert newer == views.of(first)  # the same trial
+    assert len({newer, views.of(first)}) == 1
+    assert (newer.status, str(newer), newer.custom_trial_name) == ("RUNNING", "custom", "custom")
+    assert asked == ["train_0a1b2_00001"]  # once, with Ray's default name
+
+
+def test_without_a_creator_the_name_is_rays_default() -> None:
+    view = TrialViews().of(state(last_result={"loss": 0.5}))
+    assert str(view) == repr(view) == "train_0a1b2_00001"
+    assert view.trainable_name == "train"
+    assert view.custom_trial_name is None
+    assert view.last_result == {"loss": 0.5}
+    assert view.local_path is None  # no directory known
+    assert view.status == Trial.PENDING

@@ -610,12 +610,26 @@ class _Step:
             reason = self.stopper.stop_all(self.at - started)
             if reason is not None and self.books.stopping is None:
                 self._stop_experiment(reason, error=None)
+        self._stop_what_the_scheduler_drops()
         if not self.changed:
             return
         self._pull_from_searcher()
         while self._start_what_fits():
             self._pull_from_searcher()  # refill the waiting queue the starts drained
         self._check_end()
+
+    def _stop_what_the_scheduler_drops(self) -> None:
+        """Stop the trials the scheduler dropped besides the reporting one
+        (see `TrialScheduler.trials_to_stop`), where they stand: a paused
+        trial is not resumed for one more result first."""
+        for trial_id in self.scheduler.trials_to_stop():
+            trial = self.trials[trial_id]
+            outcome = lifecycle.apply(trial, StopRequested(trial_id=trial_id, at=self.at))
+            if isinstance(outcome, Rejection):  # finished already: the scheduler forgets it
+                self.scheduler = self.scheduler.on_trial_remove(trial)
+                continue
+            self._apply(trial, outcome)
+            self._on_stopped(trial, outcome.state)
 
     def _searcher_exhausted(self) -> bool:
         limit = self.config.max_trials

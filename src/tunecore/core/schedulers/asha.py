@@ -407,6 +407,10 @@ class ASHAScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
     def on_trial_remove(self, trial: TrialState) -> Self:
         return self._forget(trial.trial_id)
 
+    def trials_to_stop(self) -> tuple[str, ...]:
+        """Stops only the trial that reports."""
+        return ()
+
     def choose_trial_to_run(
         self, pending: Sequence[TrialState], paused: Sequence[TrialState], fits: Fits
     ) -> str | None:

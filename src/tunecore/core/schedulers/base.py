@@ -95,6 +95,15 @@ class TrialScheduler(Protocol):
         and `paused` are in the order the trials were added."""
         ...
 
+    def trials_to_stop(self) -> tuple[str, ...]:
+        """Trials other than the reporting one that this scheduler wants
+        stopped now (HyperBand's halving drops paused trials), in the order
+        they were added. The experiment asks after every event it handled,
+        stops each (PAUSED or PENDING ones at once, without resuming them)
+        and then calls `on_trial_remove` (or `on_trial_complete` for a
+        running one), which must take the trial off this list."""
+        ...
+
     def debug_string(self) -> str: ...
 
 

@@ -36,6 +36,10 @@ class FIFOScheduler(msgspec.Struct, frozen=True, tag=True):
     def on_trial_remove(self, trial: TrialState) -> Self:
         return self
 
+    def trials_to_stop(self) -> tuple[str, ...]:
+        """Stops only the trial that reports."""
+        return ()
+
     def choose_trial_to_run(
         self, pending: Sequence[TrialState], paused: Sequence[TrialState], fits: Fits
     ) -> str | None:

@@ -74,14 +74,12 @@ Invariants:
 Deviations from Ray (python/ray/tune/schedulers/hyperband.py), and why:
 
 - Stopping trials that are PAUSED: Ray calls `stop_trial` on them from
-  inside the scheduler. Our protocol has no hook for that, so a trial a
-  halving stops while paused is *doomed*: `choose_trial_to_run` hands doomed
-  trials out before any other, and the first result after their resume gets
-  STOP. That costs each doomed trial one more iteration, whenever it runs;
-  running them first keeps the paused set (which every choice walks) as
-  small as Ray keeps it by stopping them at once. An experiment that can
-  stop paused trials directly should ask `trials_to_stop()` and stop them
-  (then `on_trial_remove` forgets them).
+  inside the scheduler. Here a trial a halving stops while paused is
+  *doomed* and `trials_to_stop()` names it; the experiment stops it where
+  it stands after the event (the protocol's rule) and `on_trial_remove`
+  forgets it, so the outcome is Ray's. A driver that does not ask still
+  ends: `choose_trial_to_run` hands doomed trials out first, and their
+  next result gets STOP.
 - A trial reaching the last milestone (`max_t`) STOPs at once; Ray pauses it
   until its siblings get there and then stops them all. The result is the
   same trials ending at the same time, without a pause, a resume and a
@@ -449,10 +447,7 @@ class HyperBandScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
 
     def trials_to_stop(self) -> tuple[str, ...]:
         """The trials a halving stopped while they were PAUSED, in the order
-        they were added. The protocol cannot tell the experiment to stop a
-        paused trial, so `choose_trial_to_run` resumes them first and their
-        next result gets STOP; an experiment that stops them itself (and
-        calls `on_trial_remove`) saves each of them that last iteration."""
+        they were added (see `TrialScheduler.trials_to_stop`)."""
         return tuple(trial_id for trial_id, _ in sorted(self.doomed.items(), key=itemgetter(1)))
 
     # -- brackets ---------------------------------------------------------------

@@ -180,6 +180,10 @@ class MedianStoppingRule(msgspec.Struct, frozen=True, kw_only=True, tag=True):
         del trial
         return self
 
+    def trials_to_stop(self) -> tuple[str, ...]:
+        """Stops only the trial that reports."""
+        return ()
+
     def choose_trial_to_run(
         self, pending: Sequence[TrialState], paused: Sequence[TrialState], fits: Fits
     ) -> str | None:

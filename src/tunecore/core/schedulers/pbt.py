@@ -280,6 +280,10 @@ class PopulationBasedTraining(msgspec.Struct, Generic[D_co], frozen=True, kw_onl
     def on_trial_remove(self, trial: TrialState) -> Self:
         return self._finish(trial)
 
+    def trials_to_stop(self) -> tuple[str, ...]:
+        """Stops only the trial that reports."""
+        return ()
+
     def choose_trial_to_run(
         self, pending: Sequence[TrialState], paused: Sequence[TrialState], fits: Fits
     ) -> str | None:

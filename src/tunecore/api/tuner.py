@@ -47,6 +47,7 @@ from tunecore.shell.eventlog import (
     read_log,
 )
 from tunecore.shell.executors.base import Executor
+from tunecore.shell.functions import UserFunctions
 from tunecore.shell.executors.host import TrainableFactory
 from tunecore.shell.executors.inprocess import InProcessExecutor
 from tunecore.shell.inbox import Inbox
@@ -202,6 +203,7 @@ class Tuner:
             inbox=Inbox(storage.experiment_dir),
             clock=clock,
             stopper=self._stop.user,
+            functions=UserFunctions.of(self._space, self._tune.search_alg, self._tune.scheduler),
         )
         if self._resume is not None:
             resumed = msgspec.structs.replace(self._resume, at=clock())
@@ -333,20 +335,35 @@ class Tuner:
         return scheduler
 
     def _searcher(self) -> Searcher:
+        """The search: the user's `search_alg`, or a `BasicVariantGenerator`
+        over the param space. Without `TuneConfig(seed=)` the generator gets
+        a fresh seed, printed so the run can be repeated (it is in the log
+        header with the generator)."""
         tune = self._tune
+        samples = UNBOUNDED if tune.num_samples == -1 else tune.num_samples
         searcher: Searcher
-        if tune.search_alg is not None:
-            searcher = tune.search_alg
+        chosen = tune.search_alg
+        if chosen is None or (
+            isinstance(chosen, BasicVariantGenerator) and chosen.param_space is None
+        ):
+            generator = chosen if chosen is not None else BasicVariantGenerator()
+            seed = tune.seed
+            if seed is None and generator.seed is None:
+                seed = self._fresh_seed()
+                if self._run.verbose:
+                    print(f"Search seed: {seed} (pass TuneConfig(seed={seed}) to repeat)")
+            searcher = generator.with_space(self._space, num_samples=samples, seed=seed or 0)
         else:
-            samples = UNBOUNDED if tune.num_samples == -1 else tune.num_samples
-            searcher = BasicVariantGenerator(
-                self._space, num_samples=samples, seed=tune.seed if tune.seed is not None else 0
-            )
+            searcher = chosen
         if tune.max_concurrent_trials is not None:
             searcher = ConcurrencyLimiter[Searcher](
                 searcher, max_concurrent=tune.max_concurrent_trials
             )
         return searcher
+
+    def _fresh_seed(self) -> int:
+        """A seed for a search the user did not seed."""
+        return secrets.randbelow(2**31)
 
     def _executor(self) -> Executor:
         factory: TrainableFactory = functools.partial(make_worker_trainable, self._target)

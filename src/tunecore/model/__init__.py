@@ -46,6 +46,7 @@ from tunecore.model.events import (
     TrialEvent,
     TrialFailed,
     TrialRequested,
+    ValuesDrawn,
     TrialRestored,
     TrialStarted,
 )
@@ -103,6 +104,7 @@ __all__ = [
     "TrialEvent",
     "TrialFailed",
     "TrialRequested",
+    "ValuesDrawn",
     "TrialRestored",
     "TrialSpec",
     "TrialStarted",

@@ -8,13 +8,13 @@ is written into the encoded record and decoding picks the class by it.
 
 from __future__ import annotations
 
-from typing import TypeAlias
+from typing import Literal, TypeAlias
 
 import msgspec
 
 from tunecore.model.checkpoint import CheckpointRef
 from tunecore.model.errors import floats_as_decoded
-from tunecore.model.json import JsonDict
+from tunecore.model.json import JsonDict, JsonValue
 from tunecore.model.resources import Resources
 from tunecore.model.trial import Location
 
@@ -95,6 +95,18 @@ class TrialRequested(_EventBase, frozen=True, kw_only=True, tag=True):
     experiment_tag: str = ""
 
 
+class ValuesDrawn(_EventBase, frozen=True, kw_only=True, tag=True):
+    """Values of a user's functions, computed by the shell for a policy
+    that asked for them (`ValuesWanted`: a `sample_from` in the param space
+    for the searcher, a function in PBT's `hyperparam_mutations` for the
+    scheduler). Logged, so replay and resume need no user code. `key` and
+    the values' order are the request's."""
+
+    owner: Literal["searcher", "scheduler"]
+    key: int
+    values: list[JsonValue]
+
+
 class Tick(_EventBase, frozen=True, kw_only=True, tag=True):
     """Time passed without anything else happening; lets time limits fire."""
 
@@ -144,6 +156,7 @@ ExperimentEvent: TypeAlias = (
     TrialEvent
     | ClusterResourcesChanged
     | TrialRequested
+    | ValuesDrawn
     | Tick
     | ExperimentStopRequested
     | ExperimentInterrupted

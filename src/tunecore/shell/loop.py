@@ -65,6 +65,7 @@ from tunecore.model import (
 )
 from tunecore.shell.callbacks import CallbackList
 from tunecore.shell.executors.base import Executor
+from tunecore.shell.functions import UserFunctions
 from tunecore.shell.inbox import Inbox
 from tunecore.shell.journal import Journal
 from tunecore.shell.stoppers import UserStoppers
@@ -105,6 +106,7 @@ class ExperimentLoop:
         resources_of: Callable[[JsonDict], Resources] | None = None,
         inbox: Inbox | None = None,
         stopper: UserStoppers | None = None,
+        functions: UserFunctions | None = None,
     ) -> None:
         self.state = state
         self._executor = executor
@@ -121,6 +123,7 @@ class ExperimentLoop:
         self._journal = journal
         self._inbox = inbox
         self._stopper = stopper
+        self._functions = functions
         self._inbox_read = -math.inf
         self._dirs: dict[str, Path] = {}
         self._trials_of: ExperimentState | None = None
@@ -181,12 +184,20 @@ class ExperimentLoop:
         self._inbox_read = now
         return self._inbox.take(self._clock())
 
+    def _draw_values(self, queue: deque[ExperimentEvent]) -> None:
+        """Put first what the searcher and the scheduler wait for from the
+        user's functions (`tunecore.shell.functions`): it is logged as
+        events before anything else happens."""
+        if self._functions is not None:
+            queue.extendleft(reversed(self._functions.answer(self.state, self._clock())))
+
     def feed(self, events: Sequence[ExperimentEvent]) -> None:
         """Apply `events` one by one (logged first), carrying out what each
         one's commands say. `run` feeds what the executors report; a resume
         feeds its `ExperimentResumed` here before running."""
         journal = self._journal
         queue = deque(events)
+        self._draw_values(queue)
         while queue:
             event = queue.popleft()
             if isinstance(event, CheckpointSaved):
@@ -213,6 +224,7 @@ class ExperimentLoop:
                 self._carry_out(command)
             queue.extendleft(reversed(self._answers))
             self._answers.clear()
+            self._draw_values(queue)
         if journal is not None:
             journal.maybe_snapshot(self.state)
         if self._on_state is not None:

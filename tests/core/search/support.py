@@ -31,6 +31,7 @@ from tunecore.core.search import (
     Suggestion,
     Uniform,
 )
+from tunecore.core.search.variants import call_functions, with_functions
 from tunecore.model import JsonDict, JsonValue, Mode
 
 # -- a searcher that records what it is told ----------------------------------------------------
@@ -80,9 +81,17 @@ class Recorder(msgspec.Struct, frozen=True, tag=True):
 
 
 def drain(generator: BasicVariantGenerator, prefix: str = "t") -> list[Suggestion]:
-    """Every remaining suggestion, in order (trial ids `t0`, `t1`, ...)."""
+    """Every remaining suggestion, in order (trial ids `t0`, `t1`, ...),
+    answering what the generator asks of its `sample_from` functions as the
+    shell does."""
+    functions = generator.functions
     suggestions: list[Suggestion] = []
     while True:
+        wanted = generator.wanted()
+        if wanted is not None:
+            parameters = with_functions(functions, wanted.paths)
+            values = call_functions(wanted.config, parameters)
+            generator = generator.with_values(wanted.key, values)
         generator, suggestion = generator.suggest(f"{prefix}{len(suggestions)}")
         if suggestion is None:
             assert generator.is_finished

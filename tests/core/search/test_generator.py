@@ -152,13 +152,17 @@ def test_live_trials_survive_the_round_trip() -> None:
     assert decoded.on_trial_complete("t0").suggest("t2")[1] is not None
 
 
-def test_a_space_with_sample_from_works_but_does_not_encode() -> None:
+def test_a_space_with_sample_from_encodes_and_asks_for_the_function_values() -> None:
     generator = BasicVariantGenerator({"a": uniform(0, 1), "b": sample_from(lambda s: s["a"])})
-    generator, suggestion = generator.suggest("t0")
+    decoded = from_msgpack(to_msgpack(generator), BasicVariantGenerator)
+    assert decoded == generator
+    assert decoded.suggest("t0")[1] is None
+    wanted = decoded.wanted()
+    assert wanted is not None
+    assert wanted.paths == (("b",),)
+    generator, suggestion = decoded.with_values(wanted.key, [wanted.config["a"]]).suggest("t0")
     assert suggestion is not None
     assert suggestion.config["a"] == suggestion.config["b"]
-    with pytest.raises(TypeError):
-        to_msgpack(generator)
 
 
 def test_decoding_rejects_an_invalid_state() -> None:

@@ -139,10 +139,10 @@ def test_sample_from_sees_the_values_resolved_before_it() -> None:
 def test_every_spelling_of_a_config_read_works() -> None:
     space: dict[str, object] = {
         "opt": {"lr": grid_search([0.5])},
-        "ray_spec_attr": sample_from(lambda spec: spec.config.opt.lr),  # type: ignore[union-attr]
-        "ray_spec_item": sample_from(lambda spec: spec["config"]["opt"]["lr"]),  # type: ignore[index,call-overload]
-        "item": sample_from(lambda config: config["opt"]["lr"]),  # type: ignore[index,call-overload]
-        "attr": sample_from(lambda config: config.opt.lr),  # type: ignore[union-attr]
+        "ray_spec_attr": sample_from(lambda spec: spec.config.opt.lr),
+        "ray_spec_item": sample_from(lambda spec: spec["config"]["opt"]["lr"]),
+        "item": sample_from(lambda config: config["opt"]["lr"]),
+        "attr": sample_from(lambda config: config.opt.lr),
         "get": sample_from(lambda config: config.get("missing", 7)),
         "none": sample_from(lambda: "constant"),
     }

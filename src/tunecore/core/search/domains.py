@@ -15,11 +15,9 @@ Invariants
   on the way in and on the way out, so no config shares a list with the
   space or with another config. Domains cannot nest inside them (Ray
   resolves such nested domains; here they are rejected with an error).
-- Everything except `SampleFrom` encodes with msgspec. `SampleFrom` holds a
-  Python callable, which msgspec cannot encode: persisting a space that uses
-  it needs the function's import path (kept in `import_path` when the
-  function has one; lambdas and closures have none). Teaching the codec to
-  write and resolve that path is separate work.
+- Everything encodes with msgspec except a `SampleFrom` holding its Python
+  callable; `without_function` keeps its place without it, which is what a
+  searcher holds (the shell keeps the function and logs its values).
 
 Semantics follow Ray Tune's `tune.search.sample`, with these documented
 choices:
@@ -513,22 +511,24 @@ class GridSearch(msgspec.Struct, frozen=True, tag=True):
         return any(_same(value, item) for item in self.values)
 
 
-class SampleFrom(msgspec.Struct, frozen=True, tag=True):
+class SampleFrom(msgspec.Struct, frozen=True, tag=True, omit_defaults=True):
     """A value computed from the rest of the config by a Python function.
 
     The function takes the partly resolved config (a `ConfigView`: `cfg["lr"]`,
     `cfg.lr` and Ray's `spec.config.lr` all work) or no argument, and returns
-    a JSON value. It is resolved after grid and random values; it must be
-    deterministic (draw no randomness of its own), or replay breaks.
+    a JSON value. It is resolved after grid and random values, and may draw
+    randomness of its own (`np.random.uniform(...)`, as Ray's examples do):
+    its value is logged, never computed again.
 
-    `func` is typed `object` because msgspec cannot describe a callable; the
-    struct therefore does not encode. `import_path` ("module:qualname") is
-    derived here for the codec that will persist it; it is empty for lambdas
-    and nested functions, which cannot be persisted at all. `takes_config`
-    is derived from the signature.
+    `func` is typed `object` because msgspec cannot describe a callable. A
+    searcher in the core holds the domain `without_function` (func None):
+    that encodes, and the shell, which keeps the user's functions, computes
+    the values the searcher asks for (`ValuesWanted`). `import_path`
+    ("module:qualname", empty for lambdas and nested functions) and
+    `takes_config` are derived from the function and kept without it.
     """
 
-    func: object
+    func: object = None
     import_path: str = ""
     takes_config: bool = True
 
@@ -537,6 +537,8 @@ class SampleFrom(msgspec.Struct, frozen=True, tag=True):
 
     def check(self, where: str) -> None:
         func = self.func
+        if func is None:
+            return  # a function's place, as a searcher holds it
         if not callable(func):
             raise InvalidFieldError(f"{where}.func", func, "a callable")
         try:
@@ -557,11 +559,18 @@ class SampleFrom(msgspec.Struct, frozen=True, tag=True):
         _force(self, "takes_config", takes_config)
         _force(self, "import_path", path)
 
+    def without_function(self) -> SampleFrom:
+        """This domain's place without the function (it encodes)."""
+        return SampleFrom(None, self.import_path, self.takes_config)
+
     def call(self, config: ConfigView) -> object:
         """Run the function on the partly resolved config (may raise
         `UnresolvedValueError`, which the resolver handles)."""
         func = self.func
-        assert callable(func)
+        if not callable(func):
+            raise InvalidFieldError(
+                "SampleFrom.func", func, "the function (it is not stored with the searcher)"
+            )
         return func(config) if self.takes_config else func()
 
 
@@ -691,4 +700,6 @@ def sample_from(func: Callable[[], object]) -> SampleFrom: ...
 def sample_from(func: Callable[[ConfigView], object] | Callable[[], object]) -> SampleFrom:
     """A value computed from the partly resolved config, e.g.
     `sample_from(lambda spec: spec.config.lr * 2)`."""
+    if not callable(func):
+        raise InvalidFieldError("SampleFrom.func", func, "a callable")
     return SampleFrom(func)

@@ -31,13 +31,19 @@ Generic in the wrapped searcher like `ConcurrencyLimiter`: decode with
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Generic, Self, TypeVar
 
 import msgspec
 
-from tunecore.core.search.base import Searcher, Suggestion
+from tunecore.core.search.base import (
+    Searcher,
+    Suggestion,
+    ValuesWanted,
+    WantsValues,
+)
 from tunecore.core.search.domains import copy_json
-from tunecore.model import InvalidFieldError, JsonDict, Mode
+from tunecore.model import InvalidFieldError, JsonDict, JsonValue, Mode
 from tunecore.model.errors import require_bool, require_int, require_name
 
 S = TypeVar("S", bound=Searcher)
@@ -94,6 +100,17 @@ class Repeater(msgspec.Struct, Generic[S], frozen=True, tag=True):
             )
         searcher = self.searcher.with_objective(metric, mode)
         return msgspec.structs.replace(self, searcher=searcher, metric=metric, mode=mode)
+
+    def wanted(self) -> ValuesWanted | None:
+        """What the wrapped searcher waits for (see `ValuesWanted`)."""
+        inner: object = self.searcher
+        return inner.wanted() if isinstance(inner, WantsValues) else None
+
+    def with_values(self, key: int, values: Sequence[JsonValue]) -> Self:
+        inner: object = self.searcher
+        if not isinstance(inner, WantsValues):
+            raise InvalidFieldError("values", list(values), "values the wrapped searcher wants")
+        return msgspec.structs.replace(self, searcher=inner.with_values(key, values))
 
     def suggest(self, trial_id: str) -> tuple[Self, Suggestion | None]:
         group = self._handing_out()

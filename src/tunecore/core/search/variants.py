@@ -91,7 +91,8 @@ class Parameter(msgspec.Struct, frozen=True, array_like=True):
 
 class ParamSpace(msgspec.Struct, frozen=True, array_like=True):
     """A param space split into data (see the module header). Build it with
-    `parse_space`; it encodes unless it holds a `SampleFrom`."""
+    `parse_space`; it encodes once `without_functions` has taken the
+    `sample_from` functions out (their places stay in `derived`)."""
 
     skeleton: JsonDict
     grid: tuple[Parameter, ...] = ()
@@ -199,7 +200,19 @@ def _function_domain(parameter: Parameter) -> SampleFrom:
 
 def resolve(space: ParamSpace, grid_point: int, rng: Rng) -> tuple[Rng, Variant]:
     """The config for grid point `grid_point` (0 <= grid_point < grid_size)
-    with fresh random draws from `rng`; returns the advanced `rng`."""
+    with fresh random draws from `rng`; returns the advanced `rng`. The
+    space's `sample_from` functions are called here, so they must be in it
+    (a generator's space holds none: see `resolve_sampled`)."""
+    rng, variant = resolve_sampled(space, grid_point, rng)
+    values = call_functions(variant.config, space.derived)
+    return rng, with_derived(variant, space.derived, values)
+
+
+def resolve_sampled(space: ParamSpace, grid_point: int, rng: Rng) -> tuple[Rng, Variant]:
+    """Like `resolve` but without calling functions: the derived values
+    stay None in the config and out of `resolved`. A generator resolves
+    this far, the shell calls the functions on the config
+    (`call_functions`), and `with_derived` puts their values in."""
     if not 0 <= grid_point < space.grid_size:
         raise InvalidFieldError("grid_point", grid_point, f"0 <= grid_point < {space.grid_size}")
     config = copy_json(space.skeleton)
@@ -216,9 +229,59 @@ def resolve(space: ParamSpace, grid_point: int, rng: Rng) -> tuple[Rng, Variant]
         rng, value = _sampling_domain(parameter).sample(rng)
         _assign(config, parameter.path, value)
         resolved.append((parameter.path, value))
-    resolved.extend(_resolve_derived(config, space.derived))
     resolved.sort(key=lambda item: item[0])
     return rng, Variant(config, tuple(resolved))
+
+
+def call_functions(config: JsonDict, derived: Sequence[Parameter]) -> list[JsonValue]:
+    """The values of the `sample_from` functions in `derived` on `config`
+    (grid and sampled values resolved), in the order of `derived`. `config`
+    is not changed. This runs user code: the shell calls it."""
+    work = copy_json(config)
+    assert isinstance(work, dict)
+    by_path = dict(_resolve_derived(work, derived))
+    return [by_path[parameter.path] for parameter in derived]
+
+
+def with_derived(
+    variant: Variant, derived: Sequence[Parameter], values: Sequence[JsonValue]
+) -> Variant:
+    """`variant` with the derived values put in (one per parameter)."""
+    if len(values) != len(derived):
+        raise InvalidFieldError("values", list(values), f"one value per function ({len(derived)})")
+    config = copy_json(variant.config)
+    assert isinstance(config, dict)
+    resolved = list(variant.resolved)
+    for parameter, given in zip(derived, values, strict=True):
+        value = plain_json(format_path(parameter.path), given)
+        _assign(config, parameter.path, value)
+        resolved.append((parameter.path, value))
+    resolved.sort(key=lambda item: item[0])
+    return Variant(config, tuple(resolved))
+
+
+def with_functions(functions: Mapping[Path, SampleFrom], paths: Sequence[Path]) -> list[Parameter]:
+    """The derived parameters at `paths` with their functions taken from
+    `functions` (by path); a missing one is an error naming its path."""
+    for path in paths:
+        if path not in functions:
+            raise InvalidFieldError(
+                format_path(path),
+                None,
+                "its sample_from function, which the event log does not hold: pass the "
+                "param_space again (Tuner.restore(path, param_space=...))",
+            )
+    return [Parameter(path, functions[path]) for path in paths]
+
+
+def without_functions(space: ParamSpace) -> ParamSpace:
+    """The space with every `sample_from` function taken out (its place,
+    import path and signature kept), so that it encodes: what a searcher in
+    the core holds."""
+    derived = tuple(
+        Parameter(p.path, _function_domain(p).without_function()) for p in space.derived
+    )
+    return msgspec.structs.replace(space, derived=derived)
 
 
 def _assign(config: JsonDict, path: Path, value: JsonValue) -> None:

@@ -27,15 +27,18 @@ Rules of the view (they are what makes the retry sound):
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from typing import TypeAlias, overload
+from typing import Any, TypeAlias, overload
 
 from tunecore.model import JsonDict, JsonValue
 
 Path: TypeAlias = tuple[str | int, ...]
 """Where a value sits in a config: dict keys and list indices from the root."""
 
-ConfigValue: TypeAlias = "bool | int | float | str | ConfigView | ListView | None"
-"""A value read through a view: scalars as they are, containers as views."""
+ConfigValue: TypeAlias = Any
+"""A value read through a view: at run time a scalar as it is, or a
+`ConfigView` / `ListView` for a container. Typed `Any`, as Ray leaves it, so
+that functions written the way Ray's documentation writes them
+(`lambda spec: 10 ** -spec.config.x`) type-check in the user's code."""
 
 
 class UnresolvedValueError(Exception):

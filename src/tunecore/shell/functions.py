@@ -1,0 +1,132 @@
+"""The user's functions the core cannot hold, and the values it asks of them.
+
+A `sample_from` in the param space and a function in PBT's
+`hyperparam_mutations` are Python code; the searcher and the scheduler in
+the core are data (they are logged and replayed). They keep the functions'
+places and say what they wait for (`ValuesWanted`); after every event the
+loop asks `UserFunctions.answer`, which calls the functions here and hands
+back a `ValuesDrawn` event. The loop logs it like any event, so replay and
+resume rebuild the same configs without the functions; only going on
+(`Tuner.restore`) needs them again, to draw the values not drawn yet.
+
+Results of the functions are made plain JSON the way users write them:
+numpy scalars and arrays (anything with `tolist()`) become Python numbers
+and lists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from tunecore.core.experiment import ExperimentState
+from tunecore.core.search.base import ValuesWanted, WantsValues
+from tunecore.core.search.domains import SampleFrom, plain_json
+from tunecore.core.search.generator import BasicVariantGenerator
+from tunecore.core.search.variants import (
+    Parameter,
+    call_functions,
+    parse_space,
+    with_functions,
+)
+from tunecore.core.search.view import Path
+from tunecore.model import ExperimentEvent, InvalidFieldError, JsonValue, ValuesDrawn
+
+MutationFunctions = Mapping[Path, Callable[[], object]]
+
+
+class UserFunctions:
+    """The functions by path: the param space's `sample_from`s and the
+    scheduler's mutation functions."""
+
+    def __init__(
+        self,
+        space: Mapping[Path, SampleFrom] | None = None,
+        mutations: MutationFunctions | None = None,
+    ) -> None:
+        self._space = dict(space or {})
+        self._mutations = dict(mutations or {})
+
+    @classmethod
+    def of(
+        cls,
+        param_space: Mapping[str, object] | None,
+        searcher: object = None,
+        scheduler: object = None,
+    ) -> UserFunctions:
+        """The functions in a param space (or in a `BasicVariantGenerator`
+        the user built with one, possibly wrapped) and in a scheduler's
+        `hyperparam_mutations`."""
+        space: dict[Path, SampleFrom] = {}
+        inner = searcher
+        while inner is not None:
+            if isinstance(inner, BasicVariantGenerator):
+                space.update(inner.functions)
+            inner = getattr(inner, "searcher", None)
+        if param_space:
+            for parameter in parse_space(param_space).derived:
+                assert isinstance(parameter.domain, SampleFrom)
+                space[parameter.path] = parameter.domain
+        mutations = getattr(scheduler, "functions", None)
+        return cls(space, mutations if isinstance(mutations, Mapping) else None)
+
+    def answer(self, state: ExperimentState, at: float) -> list[ExperimentEvent]:
+        """A `ValuesDrawn` for each policy of `state` that waits for values."""
+        events: list[ExperimentEvent] = []
+        searcher: object = state.searcher
+        if isinstance(searcher, WantsValues) and (wanted := searcher.wanted()) is not None:
+            values = self._space_values(wanted)
+            events.append(ValuesDrawn(at=at, owner="searcher", key=wanted.key, values=values))
+        scheduler: object = state.scheduler
+        if isinstance(scheduler, WantsValues) and (wanted := scheduler.wanted()) is not None:
+            values = self._mutation_values(wanted)
+            events.append(ValuesDrawn(at=at, owner="scheduler", key=wanted.key, values=values))
+        return events
+
+    def _space_values(self, wanted: ValuesWanted) -> list[JsonValue]:
+        parameters = with_functions(self._space, wanted.paths)
+        plain = [_plain(parameter) for parameter in parameters]
+        return call_functions(wanted.config, plain)
+
+    def _mutation_values(self, wanted: ValuesWanted) -> list[JsonValue]:
+        values: list[JsonValue] = []
+        for path in wanted.paths:
+            func = self._mutations.get(path)
+            shown = "".join(f"[{part!r}]" for part in path)
+            where = f"PopulationBasedTraining.hyperparam_mutations{shown}"
+            if func is None:
+                raise InvalidFieldError(
+                    where,
+                    None,
+                    "its function, which the event log does not hold: pass the scheduler "
+                    "again (TuneConfig(scheduler=...)) to go on",
+                )
+            values.append(plain_json(where, _to_plain(func())))
+        return values
+
+
+def _plain(parameter: Parameter) -> Parameter:
+    """The parameter with its function's results made plain JSON."""
+    domain = parameter.domain
+    assert isinstance(domain, SampleFrom)
+    func = domain.func
+    assert callable(func)
+
+    def with_config(config: object) -> object:
+        return _to_plain(func(config))
+
+    def alone() -> object:
+        return _to_plain(func())
+
+    return Parameter(parameter.path, SampleFrom(with_config if domain.takes_config else alone))
+
+
+def _to_plain(value: object) -> object:
+    """numpy scalars and arrays (anything with `tolist()`) as Python values."""
+    tolist = getattr(value, "tolist", None)
+    if callable(tolist) and not isinstance(value, list | tuple | dict | str):
+        return tolist()
+    if isinstance(value, list | tuple):
+        return [_to_plain(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _to_plain(item) for key, item in value.items()}
+    return value

@@ -1,5 +1,5 @@
 """Callbacks: a failing one is never fatal and reported once; the file
-loggers write through the storage and skip duplicate results."""
+loggers write through the storage."""
 
 from __future__ import annotations
 
@@ -234,7 +234,7 @@ def test_callback_list_forwards_every_hook() -> None:
 # -- file loggers -------------------------------------------------------------------
 
 
-def test_json_and_csv_loggers_write_results_and_skip_duplicates(tmp_path: Path) -> None:
+def test_json_and_csv_loggers_write_results(tmp_path: Path) -> None:
     storage = ExperimentStorage(tmp_path, "exp")
     trials = running_trials(2)
     first, second = trials
@@ -243,7 +243,6 @@ def test_json_and_csv_loggers_write_results_and_skip_duplicates(tmp_path: Path) 
     results: list[dict[str, JsonValue]] = [
         {"training_iteration": 1, "loss": 0.5},
         {"training_iteration": 2, "loss": 0.25, "extra": {"a": 1}},
-        {"training_iteration": 2, "loss": 0.25, "done": True, "__duplicate__": True},
     ]
     for result in results:
         callbacks.on_trial_result(1, trials, first, result)
@@ -251,7 +250,7 @@ def test_json_and_csv_loggers_write_results_and_skip_duplicates(tmp_path: Path) 
 
     first_dir = storage.trial_dir(first.state.spec)
     lines = (first_dir / "result.json").read_text().splitlines()
-    assert [json.loads(line) for line in lines] == results[:2]
+    assert [json.loads(line) for line in lines] == results
     with (first_dir / "progress.csv").open(newline="") as file:
         rows = list(csv.DictReader(file))
     assert rows == [

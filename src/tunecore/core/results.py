@@ -12,6 +12,12 @@ DONE = "done"
 TRIAL_ID = "trial_id"
 EXPERIMENT_TAG = "experiment_tag"
 SHOULD_CHECKPOINT = "should_checkpoint"
+RESULT_DUPLICATE = "__duplicate__"
+"""Ray's key for the end of a function trainable: a result holding it (set
+to True) says the trainable ended on its own after its last result; it is
+no result of its own (see `lifecycle.end_training`)."""
+DEFAULT_METRIC = "_metric"
+"""Where a number a function trainable returns is reported (Ray's name)."""
 
 
 def flatten(result: Mapping[str, JsonValue], separator: str = "/") -> JsonDict:
@@ -42,6 +48,11 @@ def annotate(
     if experiment_tag:
         return {**result, TRIAL_ID: trial_id, DONE: done, EXPERIMENT_TAG: experiment_tag}
     return {**result, TRIAL_ID: trial_id, DONE: done}
+
+
+def is_end_marker(result: Mapping[str, JsonValue]) -> bool:
+    """Whether `result` is the end of a function trainable (`RESULT_DUPLICATE`)."""
+    return result.get(RESULT_DUPLICATE) is True
 
 
 def is_number(value: object) -> bool:

@@ -12,12 +12,6 @@ its failures from ever ending the experiment: it logs the exception with the
 callback's class and the hook's name, once per (callback, hook, exception
 type), so a broken `on_step_end` does not write a traceback every step, and
 goes on with the next callback.
-
-Results flagged `__duplicate__` (`RESULT_DUPLICATE`) are the function trainable's final repeat
-of its last result (it reports it again with `done=True` when the function
-returns, so that the trial can end on it). The file loggers skip them: the
-values are already on disk, and writing them again would show a phantom
-extra iteration in every plot.
 """
 
 from __future__ import annotations
@@ -33,21 +27,12 @@ from tunecore.core.results import TRAINING_ITERATION, flatten, is_number
 from tunecore.model import CheckpointRef, JsonValue
 from tunecore.shell.storage import ExperimentStorage
 from tunecore.shell.trial_view import Trial
-from tunecore.shell.trainable.function import RESULT_DUPLICATE
 
 logger = logging.getLogger(__name__)
-
-"""Result key set (to True) on the function trainable's final repeat of its
-last result."""
 
 TENSORBOARD_TAG_PREFIX = "ray/tune/"
 """Scalar tags start with this, as in Ray Tune, so existing TensorBoard
 views and comparisons with Ray runs keep working."""
-
-
-def is_duplicate(result: Mapping[str, JsonValue]) -> bool:
-    """Whether `result` is the repeat described in the module docstring."""
-    return result.get(RESULT_DUPLICATE) is True
 
 
 class Callback:
@@ -208,8 +193,7 @@ class JsonLoggerCallback(_TrialFilesCallback):
         trial: Trial,
         result: Mapping[str, JsonValue],
     ) -> None:
-        if not is_duplicate(result):
-            self.storage.append_json_result(self.dir_of(trial), result)
+        self.storage.append_json_result(self.dir_of(trial), result)
 
 
 class CSVLoggerCallback(_TrialFilesCallback):
@@ -222,8 +206,7 @@ class CSVLoggerCallback(_TrialFilesCallback):
         trial: Trial,
         result: Mapping[str, JsonValue],
     ) -> None:
-        if not is_duplicate(result):
-            self.storage.append_csv_result(self.dir_of(trial), result)
+        self.storage.append_csv_result(self.dir_of(trial), result)
 
 
 class _ScalarWriter(Protocol):
@@ -274,8 +257,6 @@ class TensorBoardCallback(_TrialFilesCallback):
         trial: Trial,
         result: Mapping[str, JsonValue],
     ) -> None:
-        if is_duplicate(result):
-            return
         raw_step = result.get(TRAINING_ITERATION)
         step = raw_step if isinstance(raw_step, int) and not isinstance(raw_step, bool) else None
         writer = self._writer(trial)

@@ -30,7 +30,6 @@ from tunecore.core.checkpoints import current_checkpoint
 from tunecore.core.experiment import ExperimentState
 from tunecore.core.results import DONE
 from tunecore.model import JsonValue, TrialState
-from tunecore.shell.callbacks import is_duplicate
 from tunecore.shell.storage import ExperimentStorage, to_json_value
 
 Row = dict[str, JsonValue]
@@ -69,7 +68,7 @@ def rows_to_keep(trial: TrialState, rows: list[Row]) -> list[Row]:
         )
         return rows[: last + 1]
     final = trial.last_result
-    if not final or is_duplicate(final) or (rows and _same_result(rows[-1], _as_row(final))):
+    if not final or (rows and _same_result(rows[-1], _as_row(final))):
         return rows
     return [*rows, _as_row(final)]
 

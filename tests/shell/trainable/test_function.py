@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -38,6 +39,7 @@ from tunecore.shell.trainable.checkpoint_files import (
     NULL_MARKER,
     TEMP_MARKER,
     read_meta,
+    unpack_checkpoint,
 )
 
 
@@ -158,20 +160,35 @@ def test_numpy_style_scalars_are_reported_as_plain_numbers(make_function: MakeFu
     assert type(result["b"]) is float
 
 
-def test_a_metric_that_is_not_json_fails_at_the_report(make_function: MakeFunction) -> None:
+def test_a_metric_that_is_not_json_is_reported_as_its_text(make_function: MakeFunction) -> None:
+    class Model:
+        def __str__(self) -> str:
+            return "a model"
+
     def fn(config: JsonDict) -> None:
-        report({"model": object()})
+        report({"model": Model(), "where": Path("/data")})
+
+    result = make_function(fn).train()
+    assert (result["model"], result["where"]) == ("a model", "/data")
+
+
+def test_metrics_that_are_not_a_dict_fail_at_the_report(make_function: MakeFunction) -> None:
+    def fn(config: JsonDict) -> None:
+        report([1, 2])  # type: ignore[arg-type]
 
     with pytest.raises(TrainableError) as failure:
         make_function(fn).train()
-    assert "report(metrics)['model'] is of type object" in str(failure.value)
-    assert 'report({"model": object()})' in str(failure.value)  # the user's line
+    assert "report(metrics) must be a dict with string keys, got list" in str(failure.value)
+    assert "report([1, 2])" in str(failure.value)  # the user's line
 
 
 # --- how a function ends ---------------------------------------------------------------------
 
 
-def test_a_function_that_returns_ends_with_one_duplicate_done_result(
+END_MARKER = {"done": True, RESULT_DUPLICATE: True}
+
+
+def test_a_function_that_returns_ends_with_the_end_marker(
     make_function: MakeFunction,
 ) -> None:
     def fn(config: JsonDict) -> None:
@@ -180,13 +197,34 @@ def test_a_function_that_returns_ends_with_one_duplicate_done_result(
 
     trainable = make_function(fn)
     trainable.train()
-    last = trainable.train()
-    final = trainable.train()
-
-    assert final == {**last, "done": True, RESULT_DUPLICATE: True}
-    assert final["training_iteration"] == 2
+    assert trainable.train()["training_iteration"] == 2
+    assert trainable.train() == END_MARKER  # no result of its own: nothing counted again
     with pytest.raises(RuntimeError, match="the function has ended"):
         trainable.train()
+
+
+def test_a_returned_dict_is_reported_before_the_end(make_function: MakeFunction) -> None:
+    def fn(config: JsonDict) -> JsonDict:
+        report({"loss": 0.5})
+        return {"loss": 0.25}
+
+    trainable = make_function(fn)
+    trainable.train()
+    last = trainable.train()
+    assert (last["loss"], last["training_iteration"], last["done"]) == (0.25, 2, False)
+    assert trainable.train() == END_MARKER
+
+
+@pytest.mark.parametrize("returned", [0, 0.0, {}, False])
+def test_an_empty_or_zero_return_is_not_reported(
+    make_function: MakeFunction, returned: object
+) -> None:
+    assert make_function(lambda config: returned).train() == END_MARKER
+
+
+def test_a_return_that_is_no_result_is_an_error(make_function: MakeFunction) -> None:
+    with pytest.raises(TrainableError, match="returned a list; return nothing, a dict"):
+        make_function(lambda config: [0.5]).train()
 
 
 def test_stop_iteration_ends_the_function_cleanly(make_function: MakeFunction) -> None:
@@ -196,8 +234,7 @@ def test_stop_iteration_ends_the_function_cleanly(make_function: MakeFunction) -
 
     trainable = make_function(fn)
     trainable.train()
-    final = trainable.train()
-    assert (final["done"], final[RESULT_DUPLICATE], final["loss"]) == (True, True, 0.5)
+    assert trainable.train() == END_MARKER
 
 
 def test_an_exception_is_raised_from_train_with_its_traceback(
@@ -218,12 +255,11 @@ def test_an_exception_is_raised_from_train_with_its_traceback(
     assert "ValueError: boom" in message
 
 
-def test_a_function_that_never_reports_is_an_error(make_function: MakeFunction) -> None:
+def test_a_function_that_never_reports_just_ends(make_function: MakeFunction) -> None:
     def silent(config: JsonDict) -> None:
         pass
 
-    with pytest.raises(TrainableError, match="ran until completion without reporting results"):
-        make_function(silent).train()
+    assert make_function(silent).train() == END_MARKER
 
 
 def test_stop_unwinds_a_function_parked_in_a_report(make_function: MakeFunction) -> None:
@@ -284,6 +320,48 @@ def test_a_reported_checkpoint_flags_its_result_and_save_copies_it(
     assert meta.training_iteration == 2  # the iteration the state belongs to
     assert user_dir.is_dir()  # the user's directory is theirs
     trainable.stop()
+    assert user_dir.is_dir()
+
+
+def test_a_checkpoint_reported_from_a_temporary_directory_is_saved_after_it_is_gone(
+    make_function: MakeFunction, tmp_path: Path
+) -> None:
+    def fn(config: JsonDict) -> None:
+        with tempfile.TemporaryDirectory() as directory:
+            report({"step": 1}, checkpoint=make_checkpoint(Path(directory), "one"))
+        report({"step": 2})
+
+    trainable = make_function(fn)
+    trainable.train()
+    trainable.train()  # the temporary directory is gone now
+
+    trainable.save(str(tmp_path / "saved"))
+    assert (tmp_path / "saved" / "state.txt").read_text() == "one"
+    unpacked = tmp_path / "unpacked"
+    unpack_checkpoint(trainable.save_to_bytes(), str(unpacked))
+    assert (unpacked / "state.txt").read_text() == "one"
+
+
+def test_only_the_latest_copy_of_a_reported_checkpoint_is_kept(
+    make_function: MakeFunction, tmp_path: Path
+) -> None:
+    user_dir = tmp_path / "user"
+
+    def fn(config: JsonDict) -> None:
+        for step in range(3):
+            report({"step": step}, checkpoint=make_checkpoint(user_dir, str(step)))
+
+    trainable = make_function(fn)
+    scratch = tmp_path / "t1" / "worker_checkpoints"
+    copies = []
+    for _ in range(3):
+        trainable.train()
+        [copy] = scratch.iterdir()
+        copies.append(copy)
+    assert len(set(copies)) == 3
+    assert (copies[-1] / "state.txt").read_text() == "2"
+    trainable.stop()
+    assert not scratch.exists()
     assert user_dir.is_dir()
 
 
@@ -393,8 +471,11 @@ def test_a_restored_function_that_is_already_done_ends_without_error(
 
     second = make_function(fn, trial_id="t2")
     second.restore_from_bytes(state)
-    final = second.train()
-    assert (final["done"], final[RESULT_DUPLICATE], final["training_iteration"]) == (True, True, 1)
+    assert second.train() == END_MARKER
+    second.save(str(tmp_path / "again"))
+    meta = read_meta(str(tmp_path / "again"))
+    assert meta is not None
+    assert meta.training_iteration == 1  # the counts continue from the restore
 
 
 def test_bytes_round_trip_through_a_temporary_checkpoint(
@@ -532,8 +613,7 @@ def test_a_checkpoint_made_after_the_last_report_goes_with_the_final_result(
 
     trainable = make_function(fn)
     trainable.train()
-    final = trainable.train()
-    assert (final["done"], final["should_checkpoint"]) == (True, True)
+    assert trainable.train() == {**END_MARKER, "should_checkpoint": True}
     trainable.save(str(tmp_path / "saved"))
     assert (tmp_path / "saved" / "final").read_text() == "yes"
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import math
+from pathlib import Path
+
 import pytest
 
 from tunecore.model import JsonDict
 from tunecore.shell.trainable.checkpoint_files import CheckpointMeta
-from tunecore.shell.trainable.results import ResultClock, plain_json_dict
+from tunecore.shell.trainable.results import ResultClock, json_result, plain_json_dict
 
 
 def test_plain_json_dict_copies_deeply() -> None:
@@ -33,6 +36,52 @@ def test_plain_json_dict_names_what_is_wrong(value: object, message: str) -> Non
     with pytest.raises(TypeError) as refused:
         plain_json_dict("result", value)
     assert message in str(refused.value)
+
+
+class Unprintable:
+    def __str__(self) -> str:
+        raise RuntimeError("no text")
+
+
+class Listish:
+    def __init__(self, values: list[object]) -> None:
+        self.values = values
+
+    def tolist(self) -> list[object]:
+        return self.values
+
+
+def test_results_are_converted_as_rays_fallback_encoder_writes_them() -> None:
+    converted = json_result(
+        "result",
+        {
+            1: "int key",
+            "tuple": (1, 2.5),
+            "array": Listish([[1, 2], [3, 4]]),
+            "set": {3},
+            "complex": 1 + 2j,
+            "broken": Unprintable(),
+            "nan": float("nan"),
+            "nested": {"path": Path("/a/b")},
+        },
+    )
+    nan = converted.pop("nan")
+    assert isinstance(nan, float)
+    assert math.isnan(nan)
+    assert converted == {
+        "1": "int key",
+        "tuple": [1, 2.5],
+        "array": [[1, 2], [3, 4]],
+        "set": "{3}",
+        "complex": "(1+2j)",
+        "broken": "Unprintable",
+        "nested": {"path": "/a/b"},
+    }
+
+
+def test_a_result_must_be_a_dict() -> None:
+    with pytest.raises(TypeError, match="result must be a dict with string keys, got list"):
+        json_result("result", [1])
 
 
 def test_the_clock_counts_and_continues_after_a_restore() -> None:

@@ -10,15 +10,11 @@ Nothing here imports Ray: the same code runs inside a Ray actor, in a thread
 of the in-process executor, and in tests.
 """
 
+from tunecore.core.results import RESULT_DUPLICATE
 from tunecore.shell.trainable.checkpoint import Checkpoint
 from tunecore.shell.trainable.classapi import ClassTrainable, Trainable
 from tunecore.shell.trainable.errors import TrainableError
-from tunecore.shell.trainable.function import (
-    RESULT_DUPLICATE,
-    FunctionForm,
-    FunctionTrainable,
-    function_form,
-)
+from tunecore.shell.trainable.function import FunctionForm, FunctionTrainable, function_form
 from tunecore.shell.trainable.registry import (
     TrainableTarget,
     make_worker_trainable,

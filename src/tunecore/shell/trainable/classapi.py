@@ -49,7 +49,7 @@ from tunecore.shell.trainable.checkpoint_files import (
     write_meta,
 )
 from tunecore.shell.trainable.exports import export_checkpoint
-from tunecore.shell.trainable.results import ResultClock, plain_json_dict
+from tunecore.shell.trainable.results import ResultClock, json_result, plain_json_dict
 from tunecore.shell.trainable.worker import TrialContext
 
 
@@ -167,7 +167,7 @@ class ClassTrainable:
         started = time.monotonic()
         returned = self._trainable.step()
         measured = time.monotonic() - started
-        result = self._clock.fill(plain_json_dict(f"{self._name}.step()", returned), measured)
+        result = self._clock.fill(json_result(f"{self._name}.step()", returned), measured)
         self._trainable._iteration = self._clock.iteration
         return result
 

@@ -11,26 +11,30 @@ How a run ends, as `train()` sees it:
 
 - a report: the result, with the automatic fields (`results.py`) and
   `should_checkpoint: True` when it carried a checkpoint;
-- the function returned, or raised StopIteration: one final result, the
-  last result again with `done: True` and `RESULT_DUPLICATE` ("__duplicate__",
-  Ray's key) set to True. It repeats a result already returned, so the shell
-  must not log it a second time; it exists so the driver learns the trial
-  is done. A function that ends without ever reporting is an error, unless
-  it was restored from a checkpoint: then it was simply already done
-  (its loop starts past its end), and the final result carries the
-  restored counts;
+- the function returned, or raised StopIteration (after what it returned
+  was reported, see `session.py`): the *end marker*, `{"done": True,
+  "__duplicate__": True}` (`RESULT_DUPLICATE`, Ray's key), with
+  `should_checkpoint` when the function made a checkpoint after its last
+  report. It is no result: the core ends the trial on its last result
+  (`lifecycle.end_training`) and nothing counts, checks or logs the marker.
+  A function may end without ever reporting (a trial with no results, as
+  in Ray 2.x), or end at once because it was restored past its end;
 - the function raised: `TrainableError` with the traceback text.
 
 Checkpoints are directories the function reported (`report(...,
-checkpoint=...)` or the legacy `checkpoint_dir()` block); `save()` copies the
-latest one, with its iteration in `.tunecore_checkpoint.json`, or writes a
-null checkpoint when there is none (see `checkpoint_files.py`). Restoring
-takes effect at the next start of the function: `restore()` ends a running
-function, and `get_checkpoint()` (or the legacy `checkpoint_dir` argument)
-gives the next run the restored directory. Directories tunecore makes for
-the function (from `checkpoint_dir()` blocks and from `restore_from_bytes`)
-live in `<trial_dir>/worker_checkpoints/` and are deleted by `stop()` and
-`reset()`; a checkpoint directory the user made is never deleted.
+checkpoint=...)`, taken into the trial's own `worker_checkpoints/` before
+`report()` returns, see `session.py`, or the legacy `checkpoint_dir()`
+block); `save()` copies the latest one, with its iteration in
+`.tunecore_checkpoint.json`, or writes a null checkpoint when there is none
+(see `checkpoint_files.py`). Restoring takes effect at the next start of
+the function: `restore()` ends a running function, and `get_checkpoint()`
+(or the legacy `checkpoint_dir` argument) gives the next run the restored
+directory. Directories tunecore makes for the function (copies of reported
+checkpoints, `checkpoint_dir()` blocks, `restore_from_bytes`) live in
+`<trial_dir>/worker_checkpoints/` and are deleted by `stop()` and
+`reset()`, and by the loop once a run ends (a killed Ray actor never
+stops its trainable); a checkpoint directory the user made is never
+deleted.
 """
 
 from __future__ import annotations
@@ -46,7 +50,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from tunecore.core.results import DONE, SHOULD_CHECKPOINT
+from tunecore.core.results import DONE, RESULT_DUPLICATE, SHOULD_CHECKPOINT
 from tunecore.model import JsonDict
 from tunecore.shell.trainable.checkpoint import Checkpoint
 from tunecore.shell.trainable.checkpoint_files import (
@@ -72,10 +76,6 @@ from tunecore.shell.trainable.session import (
 from tunecore.shell.trainable.worker import TrialContext
 
 logger = logging.getLogger(__name__)
-
-RESULT_DUPLICATE = "__duplicate__"
-"""Set (to True) on the final result of a function that returned without
-reporting `done`; the result repeats the last one, so do not log it again."""
 
 SCRATCH_DIR = "worker_checkpoints"
 
@@ -175,8 +175,6 @@ class FunctionTrainable:
         self._run: _Run | None = None
         self._restore_from: Checkpoint | None = None
         self._latest: _Latest | None = None
-        # The last result of the current run (None until it reports).
-        self._last_result: JsonDict | None = None
         self._stopped = False
 
     # -- WorkerTrainable ----------------------------------------------------------------------
@@ -200,7 +198,7 @@ class FunctionTrainable:
             return self._on_reported(message)
         run.ended = True
         if isinstance(message, Ended):
-            return self._final_result(message)
+            return self._end_marker(message)
         if isinstance(message, Raised):
             raise TrainableError(
                 f"Trial {self._context.trial_id} raised an exception. "
@@ -233,7 +231,6 @@ class FunctionTrainable:
             checkpoint = Checkpoint.from_directory(path)
             self._restore_from = checkpoint
             self._latest = _Latest(checkpoint, self._clock.meta())
-        self._last_result = None
 
     def restore_from_bytes(self, data: bytes) -> None:
         """Unpack into a temporary checkpoint directory and restore from it."""
@@ -302,22 +299,12 @@ class FunctionTrainable:
     def _on_reported(self, message: Reported) -> JsonDict:
         result = self._clock.fill(message.metrics, message.measured_s)
         self._keep_checkpoint(result, message.checkpoint)
-        self._last_result = dict(result)
         return result
 
-    def _final_result(self, message: Ended) -> JsonDict:
-        if self._last_result is None and self._restore_from is None:
-            raise TrainableError(
-                f"Trial {self._context.trial_id}: {_describe(self._fn)} ran until completion "
-                "without reporting results or raising an exception; call report(...) for "
-                "each result"
-            )
-        final = dict(self._last_result) if self._last_result is not None else self._clock.fields()
-        final.pop(SHOULD_CHECKPOINT, None)
-        self._keep_checkpoint(final, message.checkpoint)
-        final[DONE] = True
-        final[RESULT_DUPLICATE] = True
-        return final
+    def _end_marker(self, message: Ended) -> JsonDict:
+        marker: JsonDict = {DONE: True, RESULT_DUPLICATE: True}
+        self._keep_checkpoint(marker, message.checkpoint)
+        return marker
 
     def _keep_checkpoint(self, result: JsonDict, checkpoint: Checkpoint | None) -> None:
         """A checkpoint that came with `result` becomes the one to save, at

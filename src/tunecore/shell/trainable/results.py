@@ -12,13 +12,20 @@ Both APIs fill the same fields, with Ray's rules:
   `iterations_since_restore`, `time_since_restore`, `timestamp` (whole
   seconds since the epoch), `pid` and `hostname`.
 
-Metrics are checked when they are reported, so a value that could not be
-logged fails at the user's own line, with its key in the message.
+Reported values become plain JSON when they are reported, before anything
+logs them (`json_result`), the way Ray's fallback JSON encoder writes them:
+NumPy scalars and arrays (anything with `tolist()`) become Python numbers
+and lists, other numbers `int` or `float`, tuples lists, NaN stays NaN, and
+anything else its `str()` (its type name if even that fails). A value never
+fails its trial. Configs and checkpoint dicts are stricter
+(`plain_json_dict`): what goes in must come back out unchanged.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
+import numbers
 import os
 import socket
 import time
@@ -88,6 +95,49 @@ def _json_value(where: str, value: object) -> JsonValue:
     )
 
 
+def json_result(where: str, metrics: object) -> JsonDict:
+    """A user's reported metrics as plain JSON, converted as the module doc
+    says; only a result that is not a dict at all is refused."""
+    if not isinstance(metrics, Mapping):
+        raise TypeError(f"{where} must be a dict with string keys, got {type(metrics).__name__}")
+    return {_as_text(key): _fallback_value(value) for key, value in metrics.items()}
+
+
+def _fallback_value(value: object) -> JsonValue:
+    if type(value) in _SCALARS:
+        return value  # type: ignore[return-value]
+    if isinstance(value, Mapping):
+        return {_as_text(key): _fallback_value(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_fallback_value(item) for item in value]
+    if isinstance(value, str):  # a subclass of str
+        return str(value)
+    # NumPy (and PyTorch) arrays and scalars: tolist() gives Python lists and
+    # numbers; item() the number of a scalar-like without tolist().
+    for method in ("tolist", "item"):
+        convert = getattr(value, method, None)
+        if callable(convert):
+            try:
+                plain = convert()
+            except Exception:  # a stranger's method: try the next way
+                continue
+            if plain is not value:
+                return _fallback_value(plain)
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Number):
+        with contextlib.suppress(TypeError, ValueError):  # complex numbers
+            return float(value)  # type: ignore[arg-type]
+    return _as_text(value)
+
+
+def _as_text(value: object) -> str:
+    try:
+        return str(value)
+    except Exception:  # a broken __str__ must not fail the trial
+        return type(value).__name__
+
+
 class ResultClock:
     """The running counts behind the automatic fields of one trainable.
 
@@ -120,8 +170,7 @@ class ResultClock:
         return metrics
 
     def fields(self) -> JsonDict:
-        """The fields as they stand, without counting a result (for the
-        final result of a function that ended without reporting again)."""
+        """The fields as they stand."""
         return {
             TRAINING_ITERATION: self.iteration,
             TIME_TOTAL_S: self.time_total_s,

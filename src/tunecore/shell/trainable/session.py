@@ -26,6 +26,20 @@ unwinds the function, running its `finally` blocks, and is not an error.
 Invariant: every run of a function posts exactly one end message after its
 last `Reported` (`Ended`, `Raised` or `Unwound`), whatever happens, so the
 driver never waits for a thread that is gone.
+
+What a function returns is reported as its last result, as in Ray 2.x: a
+dict as it is, a number as `{"_metric": number}` (Ray skips both when they
+are empty or zero); anything else is an error.
+
+A checkpoint reported from a directory the user owns is copied into the
+trial's `worker_checkpoints/` before `report()` hands it over, because
+Ray's documented pattern reports from a `tempfile.TemporaryDirectory()`
+that is gone once `report()` returns, while tunecore may have to save the
+trial's latest checkpoint much later (a pause, a PBT save, a checkpoint
+frequency). Only the latest such directory is kept: reporting a new one
+deletes the one before, which the driver had its chance to save while the
+function was parked in the report that carried it. Directories already in
+`worker_checkpoints/` (from `checkpoint_dir()` or a restore) are not copied.
 """
 
 from __future__ import annotations
@@ -33,9 +47,11 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import logging
+import numbers
 import os
 import queue
 import shutil
+import tempfile
 import threading
 import time
 import traceback
@@ -43,10 +59,11 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TypeAlias
 
+from tunecore.core.results import DEFAULT_METRIC
 from tunecore.model import JsonDict
 from tunecore.model.errors import require_int
 from tunecore.shell.trainable.checkpoint import Checkpoint
-from tunecore.shell.trainable.results import plain_json_dict
+from tunecore.shell.trainable.results import json_result
 from tunecore.shell.trainable.worker import TrialContext
 
 logger = logging.getLogger(__name__)
@@ -114,8 +131,9 @@ class TrialSession:
         self._resumed_at = time.monotonic()
         # A checkpoint made with checkpoint_dir() and not reported yet.
         self._pending: Checkpoint | None = None
-        # The last directory checkpoint_dir() made (tunecore's to delete).
-        self._made: str | None = None
+        # The last directory made for the function's checkpoints, by
+        # checkpoint_dir() or by copying a reported one (tunecore's to delete).
+        self._owned: str | None = None
 
     # -- the function's thread ----------------------------------------------------------------
 
@@ -124,7 +142,7 @@ class TrialSession:
         token = _CURRENT.set(self)
         self._resumed_at = time.monotonic()
         try:
-            call()
+            self._report_returned(call())
         except _StopRequested:
             self._messages.put(Unwound())
         except StopIteration:
@@ -145,7 +163,7 @@ class TrialSession:
         """Hand one result to the driver and wait until it wants the next."""
         self._raise_if_stopping()
         measured = time.monotonic() - self._resumed_at
-        result = plain_json_dict("report(metrics)", metrics)
+        result = json_result("report(metrics)", metrics)
         if checkpoint is not None and not isinstance(checkpoint, Checkpoint):
             raise TypeError(
                 f"report(checkpoint=...) takes a Checkpoint (Checkpoint.from_directory(path)), "
@@ -153,11 +171,50 @@ class TrialSession:
             )
         if checkpoint is None:
             checkpoint = self._pending
+        elif not self._in_scratch(checkpoint.path):
+            checkpoint = self._copied(checkpoint)
         self._pending = None
         self._messages.put(Reported(result, checkpoint, measured))
         self._continue.acquire()
         self._raise_if_stopping()
         self._resumed_at = time.monotonic()
+
+    def _report_returned(self, output: object) -> None:
+        """Report what the function returned (see the module doc)."""
+        if output is None or (isinstance(output, numbers.Number | Mapping) and not output):
+            return
+        if isinstance(output, Mapping):
+            self.report(output, None)
+        elif isinstance(output, numbers.Number):
+            self.report({DEFAULT_METRIC: output}, None)
+        else:
+            raise ValueError(
+                f"the training function returned a {type(output).__name__}; return nothing, "
+                "a dict of metrics (its last result) or a single number"
+            )
+
+    def _in_scratch(self, path: str) -> bool:
+        scratch = os.path.abspath(self._scratch_dir)
+        return os.path.commonpath([scratch, os.path.abspath(path)]) == scratch
+
+    def _copied(self, checkpoint: Checkpoint) -> Checkpoint:
+        """A copy of the user's checkpoint directory that tunecore owns."""
+        os.makedirs(self._scratch_dir, exist_ok=True)
+        copy = tempfile.mkdtemp(prefix="reported_", dir=self._scratch_dir)
+        try:
+            shutil.copytree(checkpoint.path, copy, symlinks=True, dirs_exist_ok=True)
+        except BaseException:
+            shutil.rmtree(copy, ignore_errors=True)
+            raise
+        self._own(copy)
+        return Checkpoint.from_directory(copy)
+
+    def _own(self, path: str) -> None:
+        """`path` holds the function's latest checkpoint; the directory it
+        supersedes is deleted (see the module doc for why that is safe)."""
+        previous, self._owned = self._owned, path
+        if previous is not None and previous != path:
+            shutil.rmtree(previous, ignore_errors=True)
 
     def new_checkpoint_dir(self, step: int) -> str:
         """An empty directory for the checkpoint of `step`, inside the trial."""
@@ -168,14 +225,9 @@ class TrialSession:
         return path
 
     def mark_checkpoint(self, path: str) -> None:
-        """`path` (made by `new_checkpoint_dir`) goes with the next report.
-
-        The directory it supersedes is deleted: the driver had its chance to
-        save it while the function was parked at the report that carried it,
-        and keeping every step's copy would fill the disk on long runs."""
-        if self._made is not None and self._made != path:
-            shutil.rmtree(self._made, ignore_errors=True)
-        self._made = path
+        """`path` (made by `new_checkpoint_dir`) goes with the next report;
+        the directory it supersedes is deleted."""
+        self._own(path)
         self._pending = Checkpoint.from_directory(path)
 
     def _take_pending(self) -> Checkpoint | None:

@@ -23,11 +23,10 @@ trainable's user code runs in another thread: its errors arrive as a
 `TrainableError` whose message holds that thread's formatted traceback.)
 
 `restore`/`restore_from_bytes` are called before the first `train()` of a
-restored trial. A function that returns without reporting `done` ends with
-one more result: its last result again, with `done: True` and
-`"__duplicate__": True` (`RESULT_DUPLICATE` in `tunecore.shell.trainable`).
-It only tells the driver the trial is done; the shell must not log it a
-second time.
+restored trial. A function that returns ends with an *end marker* instead
+of a result: `{"done": True, "__duplicate__": True}` (`RESULT_DUPLICATE`,
+Ray's key). It only tells the driver the trial is done: the core ends the
+trial on its last result and counts, checks and logs nothing for it.
 
 Implementations: `FunctionTrainable` and `ClassTrainable`, built with
 `make_worker_trainable` (see `tunecore.shell.trainable`).

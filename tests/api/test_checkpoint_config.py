@@ -53,7 +53,7 @@ def test_the_min_prefix_keeps_the_checkpoint_with_the_lowest_score(
     )
     (result,) = Tuner(Losses, run_config=run).fit()
     # The best by loss (iteration 2, loss 1.0) and the newest (iteration 6).
-    assert kept_iterations(result.path) == [2, 6]
+    assert kept_iterations(Path(result.path)) == [2, 6]
 
 
 def test_a_prefix_that_contradicts_the_order_is_an_error() -> None:

@@ -130,7 +130,7 @@ def simulate_curves(
         cluster=Resources(cpu=cpus),
         max_iterations=12,
     )
-    return results.experiment_path
+    return Path(results.experiment_path)
 
 
 @settings(max_examples=15, deadline=None)
@@ -204,7 +204,7 @@ def test_replay_of_an_in_process_run_equals_the_live_run(
                 failure_config=FailureConfig(max_failures=1),
             ),
         ).fit()
-        assert_replay_matches(results.experiment_path, live)
+        assert_replay_matches(Path(results.experiment_path), live)
 
 
 def test_a_simulated_experiment_cannot_be_resumed_as_a_real_one(tmp_path: Path) -> None:

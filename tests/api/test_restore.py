@@ -24,6 +24,7 @@ from tunecore.shell.callbacks import Callback
 from tunecore.shell.eventlog import LogError, read_log
 from tunecore.shell.replay import replay
 from tunecore.shell.resume import rows_to_keep
+from tunecore.shell.trial_view import Trial
 
 ITERATIONS = 8
 
@@ -40,7 +41,7 @@ class CrashAfter(Callback):
         self,
         iteration: int,
         trials: object,
-        trial: TrialState,
+        trial: Trial,
         result: Mapping[str, JsonValue],
     ) -> None:
         self.left -= 1

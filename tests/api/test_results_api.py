@@ -98,7 +98,10 @@ def test_metrics_dataframe_holds_every_result_of_the_trial(
         assert list(frame["loss"]) == LOSSES[result.config["x"]]  # type: ignore[index]
         assert list(frame["training_iteration"]) == list(range(1, 11))
         assert list(frame["nested/loss"]) == list(frame["loss"])
-        assert result.log_dir == result.path
+        assert result.log_dir == Path(result.path)
+        assert result.path.startswith(str(results.experiment_path))  # a str, as Ray's
+        assert (result.path / "result.json").is_file()
+        assert result.path.is_dir()
 
 
 def test_best_checkpoints_are_the_kept_ones_with_their_metrics(
@@ -206,7 +209,7 @@ def test_experiment_analysis_answers_as_ray_does(experiment: tuple[Tuner, Result
     assert best is not None
     assert best.config == {"x": 1}
     assert best.last_result["loss"] == 1.5
-    assert str(best) == best.trial_id
+    assert str(best) == f"losses_{best.trial_id}"  # its name, as Ray prints a Trial
     assert best.trainable_name.endswith("losses")
     assert analysis.best_result is not None
     assert analysis.best_result["loss"] == 0.0

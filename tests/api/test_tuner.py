@@ -153,7 +153,7 @@ def test_results_pick_the_best_and_make_a_dataframe(tmp_path: Path) -> None:
 
 @pytest.mark.usefixtures("ray_cluster")
 def test_run_is_the_short_form_on_ray(tmp_path: Path) -> None:
-    results = tunecore.run(
+    analysis = tunecore.run(  # Ray's tune.run: an ExperimentAnalysis
         reports_context,
         config={"x": tunecore.grid_search([5, 6])},
         metric="score",
@@ -162,8 +162,9 @@ def test_run_is_the_short_form_on_ray(tmp_path: Path) -> None:
         verbose=0,
         name="short",
     )
-    assert results.get_best_result().config == {"x": 6}
-    params = json.loads((results.get_best_result().path / "params.json").read_text())
+    assert analysis.best_config == {"x": 6}
+    assert analysis.best_trial is not None
+    params = json.loads(Path(analysis.best_trial.path or "", "params.json").read_text())
     assert params == {"x": 6}
 
 

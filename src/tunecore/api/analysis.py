@@ -2,96 +2,51 @@
 experiment's results from its directory, with the methods Ray scripts call.
 
 It is a view over `ResultGrid.from_path` (so it reads a finished or a
-running experiment, without Ray and without the user's code); its trials
-are `AnalysisTrial`s, which carry the attribute names of Ray's `Trial`.
+running experiment, without Ray and without the user's code), or over the
+`ResultGrid` of a run (what `tunecore.run` returns, as Ray's `tune.run`
+does); its trials are `Trial` views, with Ray's attribute names.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from tunecore.api.history import as_dataframe, pandas_module
-from tunecore.api.loader import load_experiment
-from tunecore.api.results import Result, ResultGrid, Scope, best_checkpoint
+from tunecore.api.results import ResultGrid, Scope, best_checkpoint
 from tunecore.core.results import TRAINING_ITERATION, flatten
-from tunecore.model import JsonDict, MetricStats
+from tunecore.model import JsonDict
 from tunecore.shell.replay import BUILTIN, SnapshotKind
 from tunecore.shell.trainable import Checkpoint
+from tunecore.shell.trial_view import Trial
 
 if TYPE_CHECKING:
     import pandas
 
 
-@dataclass(frozen=True)
-class AnalysisTrial:
-    """One trial as Ray's `Trial` names its parts; `str()` is its id."""
-
-    result: Result
-    trainable_name: str
-
-    @property
-    def trial_id(self) -> str:
-        return self.result.trial_id
-
-    @property
-    def config(self) -> JsonDict:
-        return self.result.config
-
-    @property
-    def last_result(self) -> JsonDict:
-        return self.result.metrics
-
-    @property
-    def status(self) -> str:
-        return self.result.status.value
-
-    @property
-    def path(self) -> str:
-        return str(self.result.path)
-
-    @property
-    def local_path(self) -> str:
-        return self.path
-
-    @property
-    def checkpoint(self) -> Checkpoint | None:
-        return self.result.checkpoint
-
-    @property
-    def metric_analysis(self) -> Mapping[str, MetricStats]:
-        return self.result.metric_analysis
-
-    @property
-    def error_msg(self) -> str | None:
-        return self.result.error
-
-    def __str__(self) -> str:
-        return self.trial_id
-
-
 class ExperimentAnalysis:
     """The results of the experiment in `experiment_checkpoint_path` (its
-    directory, `~` expanded). `default_metric` and `default_mode` default
-    to the experiment's own (`TuneConfig.metric` and `mode`)."""
+    directory, `~` expanded; or a run's `ResultGrid`). `default_metric` and
+    `default_mode` default to the experiment's own (`TuneConfig.metric` and
+    `mode`)."""
 
     def __init__(
         self,
-        experiment_checkpoint_path: str | os.PathLike[str],
+        experiment_checkpoint_path: str | os.PathLike[str] | ResultGrid,
         *,
         default_metric: str | None = None,
         default_mode: Literal["min", "max"] | None = None,
         snapshot_kind: SnapshotKind = BUILTIN,
     ) -> None:
-        loaded = load_experiment(experiment_checkpoint_path, snapshot_kind)
-        self._grid = ResultGrid.from_state(loaded.state, loaded.dirs, loaded.path)
-        self.default_metric = default_metric or self._grid.metric
-        self.default_mode = default_mode or self._grid.mode
-        trainable = loaded.state.config.trainable_name
-        self.trials = [AnalysisTrial(r, trainable) for r in self._grid]
+        grid = experiment_checkpoint_path
+        if not isinstance(grid, ResultGrid):
+            grid = ResultGrid.from_path(grid, snapshot_kind=snapshot_kind)
+        self._grid = grid
+        self.default_metric = default_metric or grid.metric
+        self.default_mode = default_mode or grid.mode
+        self.trials = grid.trials
         self._by_id = {t.trial_id: t for t in self.trials}
+        self._results = {r.trial_id: r for r in grid}
 
     @property
     def experiment_path(self) -> str:
@@ -105,7 +60,7 @@ class ExperimentAnalysis:
         mode: Literal["min", "max"] | None = None,
         scope: Scope = "last",
         filter_nan_and_inf: bool = True,
-    ) -> AnalysisTrial | None:
+    ) -> Trial | None:
         """As `ResultGrid.get_best_result`, but None when no trial has a
         score (as Ray); a lone trial is the best one."""
         if len(self.trials) == 1:
@@ -125,7 +80,7 @@ class ExperimentAnalysis:
 
     def get_best_checkpoint(
         self,
-        trial: AnalysisTrial,
+        trial: Trial,
         metric: str | None = None,
         mode: Literal["min", "max"] | None = None,
     ) -> Checkpoint | None:
@@ -133,11 +88,11 @@ class ExperimentAnalysis:
         experiment's, else `training_iteration`) by `mode`."""
         metric = metric or self.default_metric or TRAINING_ITERATION
         _, mode = self._defaults(metric, mode)
-        return best_checkpoint(trial.result.best_checkpoints, metric, mode)
+        return best_checkpoint(self._results[trial.trial_id].best_checkpoints, metric, mode)
 
     def get_last_checkpoint(
         self,
-        trial: AnalysisTrial | None = None,
+        trial: Trial | None = None,
         metric: str = TRAINING_ITERATION,
         mode: Literal["min", "max"] = "max",
     ) -> Checkpoint | None:
@@ -146,10 +101,10 @@ class ExperimentAnalysis:
         trial = trial or self.get_best_trial(metric, mode)
         if trial is None:
             return None
-        return best_checkpoint(trial.result.best_checkpoints, TRAINING_ITERATION, "max")
+        return self.get_best_checkpoint(trial, TRAINING_ITERATION, "max")
 
     @property
-    def best_trial(self) -> AnalysisTrial | None:
+    def best_trial(self) -> Trial | None:
         return self.get_best_trial(*self._defaults(None, None))
 
     @property
@@ -198,7 +153,7 @@ class ExperimentAnalysis:
     @property
     def trial_dataframes(self) -> dict[str, pandas.DataFrame]:
         """Every result of each trial, by trial id (empty without results)."""
-        return {t.trial_id: as_dataframe(t.result.history or []) for t in self.trials}
+        return {t: as_dataframe(r.history or []) for t, r in self._results.items()}
 
     def dataframe(
         self, metric: str | None = None, mode: Literal["min", "max"] | None = None

@@ -16,7 +16,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from tunecore.api.history import as_dataframe, last_n_average, pandas_module, read_history
 from tunecore.api.loader import load_experiment
@@ -26,6 +26,7 @@ from tunecore.core.results import flatten, is_number
 from tunecore.model import JsonDict, JsonValue, MetricStats, TrialState, TrialStatus
 from tunecore.shell.replay import BUILTIN, SnapshotKind
 from tunecore.shell.trainable import Checkpoint
+from tunecore.shell.trial_view import Trial
 
 if TYPE_CHECKING:
     import pandas
@@ -34,6 +35,21 @@ Scope = Literal["last", "all", "avg", "last-5-avg", "last-10-avg"]
 SCOPES: tuple[Scope, ...] = ("last", "all", "avg", "last-5-avg", "last-10-avg")
 _WINDOWS = {"last-5-avg": 5, "last-10-avg": 10}
 T = TypeVar("T")
+
+
+class PathStr(str):
+    """A directory as Ray's results give it, a `str` (`path.startswith(...)`,
+    `os.path.join(path, ...)`), that also answers as a `Path` (`path /
+    "result.json"`, `path.name`, `path.is_dir()`) where `str` has no such
+    attribute: tunecore gave `Path`s before it gave Ray's type."""
+
+    __slots__ = ()
+
+    def __truediv__(self, other: str | os.PathLike[str]) -> Path:
+        return Path(self) / other
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(Path(self), name)
 
 
 @dataclass(frozen=True)
@@ -46,7 +62,7 @@ class Result:
     trial_id: str
     metrics: JsonDict
     config: JsonDict
-    path: Path
+    path: PathStr
     checkpoint: Checkpoint | None
     error: str | None
     status: TrialStatus
@@ -55,14 +71,14 @@ class Result:
 
     @property
     def log_dir(self) -> Path:
-        """The trial's directory (Ray 2.0-2.6's name for `path`)."""
-        return self.path
+        """The trial's directory as a `Path` (Ray 2.0-2.6's `log_dir`)."""
+        return Path(self.path)
 
     @functools.cached_property
     def history(self) -> list[JsonDict] | None:
         """Every result the trial reported, in order, as result.json holds
         them; None if the trial directory has no result.json."""
-        return read_history(self.path)
+        return read_history(Path(self.path))
 
     @property
     def metrics_dataframe(self) -> pandas.DataFrame | None:
@@ -92,11 +108,13 @@ class ResultGrid(Sequence[Result]):
         mode: Literal["min", "max"] | None,
         experiment_path: Path,
         error: str | None = None,
+        trials: Sequence[Trial] = (),
     ) -> None:
         self._results = list(results)
         self._metric = metric
         self._mode = mode
-        self.experiment_path = experiment_path
+        self._trials = list(trials)
+        self.experiment_path = PathStr(experiment_path)
         self.experiment_error = error
 
     @classmethod
@@ -114,6 +132,7 @@ class ResultGrid(Sequence[Result]):
             mode=None if mode is None else mode.value,
             experiment_path=experiment_path,
             error=state.error,
+            trials=[Trial(t, dir_of=lambda t: dirs[t.trial_id]) for t in trials],
         )
 
     @classmethod
@@ -146,6 +165,13 @@ class ResultGrid(Sequence[Result]):
     def mode(self) -> Literal["min", "max"] | None:
         """The experiment's mode (`TuneConfig.mode`)."""
         return self._mode
+
+    @property
+    def trials(self) -> list[Trial]:
+        """Each result's trial as Ray's `Trial` names it (`trial_id`,
+        `config`, `last_result`, `status`, `path`, ...), in the same order;
+        `ExperimentAnalysis.trials` are these."""
+        return list(self._trials)
 
     @property
     def errors(self) -> list[str]:
@@ -297,7 +323,7 @@ def _result(trial: TrialState, path: Path, experiment_path: Path) -> Result:
         trial_id=trial.trial_id,
         metrics=trial.last_result,
         config=trial.spec.config,
-        path=path,
+        path=PathStr(path),
         checkpoint=(
             None
             if checkpoint is None

@@ -27,6 +27,7 @@ from typing import Literal
 import msgspec
 
 from tunecore._version import __version__
+from tunecore.api.analysis import ExperimentAnalysis
 from tunecore.api.config import CheckpointConfig, FailureConfig, RunConfig, TuneConfig
 from tunecore.api.results import ResultGrid
 from tunecore.core.experiment import ExperimentConfig, ExperimentState, new_experiment
@@ -112,11 +113,11 @@ class Tuner:
         `trainable` defaults to what the log names: an import path, or a
         name registered in this process. A function or class defined in
         your script has neither in a new process: pass it again
-        (`trainable=train`). `param_space` is accepted as Ray accepts it
-        (Ray takes it to hand back object references); the log holds the
-        search space and the searcher's state, and those run, so it changes
-        nothing (changing the space on restore is not supported, as in
-        Ray). Trials that were running restart from
+        (`trainable=train`). `param_space` hands back, as in Ray, what the
+        log cannot hold: the functions of its `sample_from`s, which draw
+        the values not drawn yet; the logged search space and searcher
+        state are what run (changing the space on restore is not
+        supported, as in Ray). Trials that were running restart from
         their newest persistent checkpoint under the same id; finished ones
         do not run again; the scheduler and the searcher go on from their
         logged state. `resume_unfinished=False` ends unfinished trials
@@ -393,8 +394,10 @@ def run(
     name: str | None = None,
     storage_path: str | None = None,
     verbose: int = 1,
-) -> ResultGrid:
-    """The short form of `Tuner(...).fit()` for the common settings."""
+) -> ExperimentAnalysis:
+    """The short form of `Tuner(...).fit()` for the common settings; like
+    Ray's `tune.run`, it returns an `ExperimentAnalysis` (`best_config`,
+    `trials`, `results_df`, ...)."""
     tuner = Tuner(
         trainable,
         param_space=config,
@@ -403,7 +406,7 @@ def run(
         ),
         run_config=RunConfig(name=name, storage_path=storage_path, stop=stop, verbose=verbose),
     )
-    return tuner.fit()
+    return ExperimentAnalysis(tuner.fit())
 
 
 def _claim_default_name(root: Path, trainable: str) -> str:

@@ -14,13 +14,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tunecore
+from tests.api.test_restore import Crash, CrashAfter, checkpointed_step, report_step
 from tunecore import RunConfig, TuneConfig, Tuner
 from tunecore.api.results import ResultGrid
 from tunecore.model import JsonDict, ResultReported
+from tunecore.shell.callbacks import Callback
 from tunecore.shell.eventlog import read_log
 from tunecore.stopper import (
     CombinedStopper,
     ExperimentPlateauStopper,
+    FunctionStopper,
     MaximumIterationStopper,
     Stopper,
     TimeoutStopper,
@@ -230,3 +233,54 @@ def test_replay_needs_no_user_stopper_and_gives_the_same_state(tmp_path: Path) -
         if isinstance(e, ResultReported) and e.stopped_by is not None
     ]
     assert verdicts == ["FunctionStopper(" + third_result_ends_a_trial.__qualname__ + ")"] * 2
+
+
+# -- resume --------------------------------------------------------------------
+
+
+def steps_with_checkpoints(config: dict[str, float]) -> None:
+    """Resumes from its checkpoint; the loss depends only on config and step."""
+    for step in range(checkpointed_step() + 1, 9):
+        report_step({"loss": config["x"] * 10.0 - step}, step)
+
+
+def loss_below_zero(trial_id: str, result: dict[str, object]) -> bool:
+    return float(str(result["loss"])) < 0.0
+
+
+def stoppers_experiment(root: Path, callbacks: list[Callback]) -> Tuner:
+    return Tuner(
+        steps_with_checkpoints,
+        param_space={"x": tunecore.grid_search([0.2, 0.9, 0.45])},
+        tune_config=TuneConfig(max_concurrent_trials=1),  # one order of events
+        run_config=RunConfig(
+            name="exp",
+            storage_path=str(root),
+            verbose=0,
+            executor="in_process",
+            callbacks=callbacks,
+            stop=[MaximumIterationStopper(6), FunctionStopper(loss_below_zero)],
+        ),
+    )
+
+
+def test_a_resumed_experiment_keeps_its_stoppers_state(tmp_path: Path) -> None:
+    baseline = stoppers_experiment(tmp_path / "baseline", []).fit()
+    assert iterations(baseline) == [3, 6, 5]  # loss < 0, the maximum, loss < 0
+    # The crash comes at the second trial's fourth result, before its
+    # checkpoint of that step is in: resumed from step 3, it reports step 4
+    # again. The stopper counts results seen, as Ray's does, so with its
+    # count of 4 kept it stops after step 5 (6 results seen); a stopper
+    # that forgot would let it run to the end (8).
+    with pytest.raises(Crash):
+        stoppers_experiment(tmp_path / "crashed", [CrashAfter(results=7)]).fit()
+    directory = tmp_path / "crashed" / "exp"
+
+    resumed = Tuner.restore(directory, stop=FunctionStopper(loss_below_zero)).fit()
+
+    assert iterations(resumed) == [3, 5, 5]
+    final = tunecore.replay(directory)
+    assert final.snapshots_verified >= 1
+    counts = final.state.stopper  # the built-in part; the function ran in the shell
+    assert isinstance(counts, MaximumIterationStopper)
+    assert sorted(counts.seen.values()) == [3, 5, 6]

@@ -42,12 +42,15 @@ from tunecore.shell.trainable import (
     register_trainable,
     report,
 )
+from tunecore.shell.trainable.resources import PlacementGroupFactory
+from tunecore.shell.trainable.wrappers import with_parameters, with_resources
 
 __all__ = [
     "Checkpoint",
     "CheckpointConfig",
     "ExperimentAnalysis",
     "FailureConfig",
+    "PlacementGroupFactory",
     "Result",
     "ResultGrid",
     "RunConfig",
@@ -78,4 +81,6 @@ __all__ = [
     "simulate",
     "stopper",
     "uniform",
+    "with_parameters",
+    "with_resources",
 ]

@@ -35,7 +35,7 @@ from tunecore.core.experiment.snapshot import decode_state, encode_state
 from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.core.search import BasicVariantGenerator, ConcurrencyLimiter, Searcher
 from tunecore.core.search.generator import UNBOUNDED
-from tunecore.model import CheckpointPolicy, ExperimentResumed, ExportFormat, Mode, Resources
+from tunecore.model import CheckpointPolicy, ExperimentResumed, ExportFormat, Mode
 from tunecore.shell.callbacks import Callback, CallbackList, CSVLoggerCallback, JsonLoggerCallback
 from tunecore.shell.eventlog import (
     LOG_FORMAT,
@@ -50,7 +50,7 @@ from tunecore.shell.eventlog import (
 from tunecore.shell.executors.base import Executor
 from tunecore.shell.functions import UserFunctions
 from tunecore.shell.executors.host import TrainableFactory
-from tunecore.shell.executors.inprocess import InProcessExecutor
+from tunecore.shell.executors.inprocess import InProcessExecutor, this_machine
 from tunecore.shell.inbox import Inbox
 from tunecore.shell.journal import Journal, SnapshotStore
 from tunecore.shell.loop import ExperimentLoop
@@ -60,6 +60,8 @@ from tunecore.shell.resume import repair_result_files
 from tunecore.shell.stoppers import StopSetting, plan_stop
 from tunecore.shell.storage import ExperimentStorage, safe_name
 from tunecore.shell.trainable import make_worker_trainable, resolve_trainable, trainable_name
+from tunecore.shell.trainable.resources import plan_resources
+from tunecore.shell.trainable.wrappers import publish_parameters
 from tunecore.shell.trial_view import Trial, TrialViews, dirname_of
 
 DEFAULT_STORAGE = "~/tunecore_results"
@@ -88,6 +90,7 @@ class Tuner:
         self._stop = plan_stop(self._run.stop)
         self._resume: ExperimentResumed | None = None
         self._snapshot_kind: SnapshotKind = BUILTIN
+        self._resources = plan_resources(self._target, self._tune.resources_per_trial)
         self._results: ResultGrid | None = None
         self._restored_from: Path | None = None
 
@@ -203,6 +206,7 @@ class Tuner:
             journal=journal,
             inbox=Inbox(storage.experiment_dir),
             clock=clock,
+            resources_of=self._resources.of_config,
             stopper=self._stop.user,
             functions=UserFunctions.of(self._space, self._tune.search_alg, self._tune.scheduler),
         )
@@ -296,7 +300,6 @@ class Tuner:
         tune, run = self._tune, self._run
         checkpoints: CheckpointConfig = run.checkpoint_config
         failures: FailureConfig = run.failure_config
-        resources = dict(tune.resources_per_trial)
         return ExperimentConfig(
             trainable_name=self._name,
             metric=tune.metric,
@@ -309,9 +312,8 @@ class Tuner:
                 score_attribute=checkpoints.checkpoint_score_attribute,
                 score_order=Mode(checkpoints.checkpoint_score_order),
             ),
-            resources_per_trial=Resources(
-                cpu=resources.pop("cpu", 1.0), gpu=resources.pop("gpu", 0.0), custom=resources
-            ),
+            resources_per_trial=self._resources.fixed,
+            resources_from_config=self._resources.of_config is not None,
             max_failures=failures.max_failures,
             fail_fast=failures.fail_fast,
             max_pending_trials=tune.max_pending_trials or 16,
@@ -370,16 +372,17 @@ class Tuner:
         factory: TrainableFactory = functools.partial(make_worker_trainable, self._target)
         run = self._run
         if run.executor == "in_process":
-            cpus = float(os.cpu_count() or 1)
-            return InProcessExecutor(factory, resources=Resources(cpu=cpus))
+            return InProcessExecutor(factory, resources=this_machine())
         from tunecore.shell.executors.ray import RayExecutor  # noqa: PLC0415 - Ray loads slowly
 
-        return RayExecutor(
+        executor = RayExecutor(
             factory,
             address=run.address,
             reuse_actors=self._tune.reuse_actors,
             result_buffer_length=self._tune.result_buffer_length,
         )
+        publish_parameters(self._target)  # Ray is up: with_parameters objects go in its store
+        return executor
 
 
 def run(

@@ -373,7 +373,7 @@ def _on_stop_requested(trial: TrialState, _event: StopRequested) -> Outcome:
 
 def _on_resources_update(trial: TrialState, event: ResourcesUpdateRequested) -> Outcome:
     spec = msgspec.structs.replace(trial.spec, resources=event.resources)
-    return Applied(msgspec.structs.replace(trial, spec=spec))
+    return Applied(msgspec.structs.replace(trial, spec=spec, awaiting_resources=False))
 
 
 _E = TypeVar("_E", bound=TrialEvent)

@@ -3,7 +3,8 @@
 Amounts are floats (Ray allows fractional CPUs and GPUs). Sums and
 differences are rounded to 1e-9 so that, for example, ten 0.1-CPU trials
 starting and stopping never leave -2.7e-17 CPUs free; with that rounding the
-experiment's `used` never exceeds the cluster total.
+experiment's `used` never exceeds the cluster total. A placement group
+request counts as the sum of its bundles, as Ray reserves them all.
 """
 
 from __future__ import annotations
@@ -25,28 +26,86 @@ def add(a: Resources, b: Resources) -> Resources:
     custom = dict(a.custom)
     for name, amount in b.custom.items():
         custom[name] = _round(custom.get(name, 0.0) + amount)
-    return Resources(cpu=_round(a.cpu + b.cpu), gpu=_round(a.gpu + b.gpu), custom=custom)
+    return Resources(
+        cpu=_round(a.cpu + b.cpu),
+        gpu=_round(a.gpu + b.gpu),
+        memory=_round(a.memory + b.memory),
+        object_store_memory=_round(a.object_store_memory + b.object_store_memory),
+        custom=custom,
+    )
 
 
 def subtract(a: Resources, b: Resources) -> Resources:
     """`a - b`, clamped at zero (b is always part of a here)."""
     custom = {name: _round(amount - b.custom.get(name, 0.0)) for name, amount in a.custom.items()}
-    return Resources(cpu=_round(a.cpu - b.cpu), gpu=_round(a.gpu - b.gpu), custom=custom)
+    return Resources(
+        cpu=_round(a.cpu - b.cpu),
+        gpu=_round(a.gpu - b.gpu),
+        memory=_round(a.memory - b.memory),
+        object_store_memory=_round(a.object_store_memory - b.object_store_memory),
+        custom=custom,
+    )
 
 
 def fits(request: Resources, free: Resources) -> bool:
-    """Whether `request` fits in `free`, resource by resource."""
+    """Whether `request` (its sum) fits in `free`, resource by resource."""
     if request.cpu > free.cpu + 1e-9 or request.gpu > free.gpu + 1e-9:
+        return False
+    if request.memory > free.memory + 1e-9:
+        return False
+    if request.object_store_memory > free.object_store_memory + 1e-9:
         return False
     return all(
         amount <= free.custom.get(name, 0.0) + 1e-9 for name, amount in request.custom.items()
     )
 
 
+def never_fits(request: Resources, total: Resources) -> str | None:
+    """Why `request` can never start on a cluster of `total`, or None.
+
+    Too much in all is never-fits; so is, where the nodes are known
+    (`total.bundles`), a bundle that no node can hold, a `STRICT_PACK`
+    group no node holds whole, or a `STRICT_SPREAD` group with more bundles
+    than nodes."""
+    if not fits(request, total):
+        return insufficient_message(request, total)
+    nodes = total.bundles
+    if not nodes:
+        return None
+    if request.strategy == "STRICT_SPREAD" and len(request.bundles) > len(nodes):
+        return (
+            "Insufficient cluster resources to launch trial: the trial requested "
+            f"{len(request.bundles)} bundles on distinct nodes (STRICT_SPREAD) but the "
+            f"cluster has {len(nodes)} nodes. Lower the trial's resources "
+            "(resources_per_trial) or add nodes to the cluster."
+        )
+    if request.strategy == "STRICT_PACK" and request.bundles:
+        wanted: tuple[Resources, ...] = (request,)
+    else:
+        wanted = request.bundles or (request,)
+    for bundle in wanted:
+        if not any(fits(bundle, node) for node in nodes):
+            largest = max(nodes, key=lambda node: (node.cpu, node.gpu, node.memory))
+            return (
+                "Insufficient cluster resources to launch trial: the trial requested "
+                f"a bundle of {bundle.summary()} but no node of the cluster has that much "
+                f"(the largest has {largest.summary()}). Lower the trial's resources "
+                "(resources_per_trial) or add a larger node."
+            )
+    return None
+
+
 def insufficient_message(request: Resources, total: Resources) -> str:
     """Why a trial can never start on this cluster: what it asks, what exists."""
+    whole = Resources(
+        cpu=total.cpu,
+        gpu=total.gpu,
+        memory=total.memory,
+        object_store_memory=total.object_store_memory,
+        custom=total.custom,
+    )
     return (
         "Insufficient cluster resources to launch trial: the trial requested "
-        f"{request.summary()} but the whole cluster has {total.summary()}. "
+        f"{request.summary()} but the whole cluster has {whole.summary()}. "
         "Lower the trial's resources (resources_per_trial) or add nodes to the cluster."
     )

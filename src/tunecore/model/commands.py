@@ -68,6 +68,14 @@ class ResetTrial(msgspec.Struct, frozen=True, kw_only=True, tag=True):
     restore_from: CheckpointRef | None = None
 
 
+class ResolveResources(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+    """Work out what the new trial asks for from its config (a callable
+    given to `with_resources`, a class's `default_resource_request`) and
+    report it with `ResourcesUpdateRequested`; the trial waits until then."""
+
+    trial_id: str
+
+
 class ExperimentDone(msgspec.Struct, frozen=True, kw_only=True, tag=True):
     """The experiment is over: every trial finished and nothing more will be
     suggested, or it was stopped. `error` says why when it ended badly (a
@@ -84,5 +92,6 @@ Command: TypeAlias = (
     | StopTrial
     | DeleteCheckpoint
     | ResetTrial
+    | ResolveResources
     | ExperimentDone
 )

@@ -147,6 +147,10 @@ class TrialState(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, 
     location: Location = Location()
     saving_to: tuple[CheckpointStorage, ...] = ()
     restoring_from: CheckpointRef | None = None
+    awaiting_resources: bool = False
+    """Created, but its resources depend on its config, which only user
+    code can read: it cannot start until the shell reports them
+    (`ResolveResources`, answered by `ResourcesUpdateRequested`)."""
 
     @property
     def trial_id(self) -> str:

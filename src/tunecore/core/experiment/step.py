@@ -341,8 +341,10 @@ class _Step:
             self._on_stopped(before, after)
         elif isinstance(event, TrialFailed) and after.status is TrialStatus.ERROR:
             self._on_errored(after)
-        elif isinstance(event, ResourcesUpdateRequested) and after.status is PENDING:
-            self._fail_unschedulable((after.trial_id,))
+        elif isinstance(event, ResourcesUpdateRequested):
+            self.changed = True  # what waits may start now
+            if after.status is PENDING:
+                self._fail_unschedulable((after.trial_id,))
 
     def _on_stopped(self, before: TrialState, after: TrialState) -> None:
         trial_id = after.trial_id

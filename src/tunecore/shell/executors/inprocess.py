@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import os
 import queue
 import threading
 import time
@@ -230,3 +231,14 @@ class InProcessExecutor:
         self._idle.clear()
         self._memory.clear()
         self._ops = OrderedOperations()
+
+
+def this_machine() -> Resources:
+    """The in-process executor's cluster: this machine's CPUs and memory.
+    There is no object store: a trial's `object_store_memory` is taken from
+    the same memory."""
+    try:
+        memory = float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):  # not a POSIX system
+        memory = 0.0
+    return Resources(cpu=float(os.cpu_count() or 1), memory=memory, object_store_memory=memory)

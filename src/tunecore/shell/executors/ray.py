@@ -1,7 +1,11 @@
 """The default executor: one Ray actor per running trial.
 
-- Each actor is created with the trial's CPUs, GPUs and custom resources
-  and hosts one trial at a time (`TrialHost`). When a trial releases its
+- Each actor is created with the trial's CPUs, GPUs, memory, object store
+  memory and custom resources and hosts one trial at a time (`TrialHost`).
+  A request made of bundles (`PlacementGroupFactory`) gets a Ray placement
+  group: the actor runs in the first bundle, the others stay reserved for
+  the tasks and actors the trial starts (they are captured into the group),
+  and the group is removed with the actor. When a trial releases its
   actor, the actor is kept idle and handed to the next trial that asks for
   the same resources: starting a trial then costs one call instead of a
   new process (about 0.37 s here). Idle actors with other resources are
@@ -24,8 +28,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import msgspec
 import ray
 from ray.exceptions import RayActorError, RayError
+from ray.util.placement_group import PlacementGroup, placement_group, remove_placement_group
+from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
 from tunecore.core.resources import add as resources_add
 from tunecore.core.resources import fits
@@ -49,16 +56,61 @@ from tunecore.shell.trainable.worker import TrialContext
 
 logger = logging.getLogger(__name__)
 
-# Ray's own bookkeeping resources, never requested by trials.
-_NOT_TRIAL_RESOURCES = ("CPU", "GPU", "memory", "object_store_memory")
+# Ray's names for the amounts `Resources` has fields for.
+_NAMED = {
+    "CPU": "cpu",
+    "GPU": "gpu",
+    "memory": "memory",
+    "object_store_memory": "object_store_memory",
+}
 
 _RemoteHost = ray.remote(TrialHost)
 
-ResourcesKey = tuple[float, float, tuple[tuple[str, float], ...]]
+ResourcesKey = bytes
 
 
 def _key(resources: Resources) -> ResourcesKey:
-    return resources.cpu, resources.gpu, tuple(sorted(resources.custom.items()))
+    return msgspec.json.encode(resources, order="deterministic")
+
+
+def _from_ray(amounts: dict[str, float]) -> Resources:
+    """Ray's resource dict (a node's, the cluster's) as `Resources`,
+    without Ray's bookkeeping entries (`node:...`, `accelerator_type:...`)."""
+    named = {_NAMED[name]: float(v) for name, v in amounts.items() if name in _NAMED}
+    custom = {
+        name: float(amount)
+        for name, amount in amounts.items()
+        if name not in _NAMED and not name.startswith(("node:", "accelerator_type:"))
+    }
+    return Resources(
+        cpu=named.get("cpu", 0.0),
+        gpu=named.get("gpu", 0.0),
+        memory=named.get("memory", 0.0),
+        object_store_memory=named.get("object_store_memory", 0.0),
+        custom=custom,
+    )
+
+
+def _to_ray(bundle: Resources) -> dict[str, float]:
+    """A bundle as Ray's placement group takes it (no zero entries)."""
+    amounts = {
+        "CPU": bundle.cpu,
+        "GPU": bundle.gpu,
+        "memory": bundle.memory,
+        "object_store_memory": bundle.object_store_memory,
+        **bundle.custom,
+    }
+    return {name: amount for name, amount in amounts.items() if amount}
+
+
+def _actor_options(head: Resources) -> dict[str, Any]:
+    return {
+        "num_cpus": head.cpu,
+        "num_gpus": head.gpu,
+        "memory": head.memory or None,
+        "object_store_memory": head.object_store_memory or None,
+        "resources": dict(head.custom) or None,
+    }
 
 
 def ensure_ray(address: str | None = None, num_cpus: int | None = None) -> None:
@@ -102,20 +154,18 @@ class RayExecutor:
         self._total: Resources | None = None
         self._memory: dict[str, ray.ObjectRef[Any]] = {}
         self._memory_keys = itertools.count()
+        self._groups: dict[Any, PlacementGroup] = {}  # actor -> the group it runs in
 
     def cluster_resources(self) -> Resources:
+        """The alive nodes, as bundles (their sum is the total): a bundle
+        no node can hold then never fits."""
+        alive = [n for n in ray.nodes() if n.get("Alive")]  # type: ignore[no-untyped-call]
+        nodes = [_from_ray(node["Resources"]) for node in alive]
+        if nodes:
+            return Resources(bundles=tuple(nodes))
         # Ray leaves this one function unannotated; it returns name -> amount.
         total: dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]
-        custom = {
-            name: float(amount)
-            for name, amount in total.items()
-            if name not in _NOT_TRIAL_RESOURCES
-            and not name.startswith("node:")
-            and not name.startswith("accelerator_type:")
-        }
-        return Resources(
-            cpu=float(total.get("CPU", 0.0)), gpu=float(total.get("GPU", 0.0)), custom=custom
-        )
+        return _from_ray(total)
 
     # -- operations -----------------------------------------------------------
 
@@ -153,19 +203,37 @@ class RayExecutor:
             return idle.pop()
         for others in self._idle.values():  # make room: idle actors hold resources
             for actor in others:
-                ray.kill(actor)
+                self._end(actor)
             others.clear()
         held = functools.reduce(resources_add, self._asks.values(), resources)
         if self._total is None:
             self._total = self.cluster_resources()
         if not fits(held, self._total):
             self._starved.add(trial_id)
-        return _RemoteHost.options(
-            num_cpus=resources.cpu,
-            num_gpus=resources.gpu,
-            resources=dict(resources.custom) or None,
-            max_concurrency=1,
+        if not resources.bundles:
+            options = _actor_options(resources)
+            return _RemoteHost.options(**options, max_concurrency=1).remote(self._factory)
+        head = resources.bundles[0]
+        group = placement_group(
+            [_to_ray(b) for b in resources.bundles if _to_ray(b)], strategy=resources.strategy
+        )
+        strategy = PlacementGroupSchedulingStrategy(
+            placement_group=group,
+            placement_group_bundle_index=0 if _to_ray(head) else -1,
+            placement_group_capture_child_tasks=True,
+        )
+        actor = _RemoteHost.options(
+            **_actor_options(head), scheduling_strategy=strategy, max_concurrency=1
         ).remote(self._factory)
+        self._groups[actor] = group
+        return actor
+
+    def _end(self, actor: Any) -> None:
+        """Kill the actor and give back its placement group, if any."""
+        ray.kill(actor)
+        group = self._groups.pop(actor, None)
+        if group is not None:
+            remove_placement_group(group)
 
     def _restore(self, trial_id: str, checkpoint: CheckpointRef) -> None:
         if checkpoint.storage is CheckpointStorage.MEMORY:
@@ -239,7 +307,7 @@ class RayExecutor:
             actor.release.remote()
             self._idle.setdefault(_key(asked), []).append(actor)
         else:
-            ray.kill(actor)
+            self._end(actor)
 
     def forget(self, checkpoint: CheckpointRef) -> None:
         self._memory.pop(checkpoint.path, None)
@@ -310,10 +378,10 @@ class RayExecutor:
 
     def shutdown(self) -> None:
         for actor in list(self._actors.values()):
-            ray.kill(actor)
+            self._end(actor)
         for idle in self._idle.values():
             for actor in idle:
-                ray.kill(actor)
+                self._end(actor)
         self._actors.clear()
         self._idle.clear()
         self._memory.clear()

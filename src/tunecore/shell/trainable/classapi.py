@@ -99,6 +99,15 @@ class Trainable:
             f"{type(self).__name__} cannot be restored: it does not implement load_checkpoint()"
         )
 
+    @classmethod
+    def default_resource_request(cls, config: JsonDict) -> object:
+        """What each trial of this class asks for, given its config: a dict
+        (`{"cpu": 4}`), a `PlacementGroupFactory`, or None for the
+        experiment's `resources_per_trial`. Overriding it and also setting
+        `resources_per_trial` is an error, as in Ray."""
+        del config  # the base class asks for nothing of its own
+        return None
+
     def reset_config(self, new_config: JsonDict) -> bool:
         """Take `new_config` in place, for a new trial, and return True; False
         (the default) means it cannot, and a new instance is built instead."""

@@ -1,0 +1,206 @@
+"""What a trial asks for, in Ray Tune's spellings, as the core's `Resources`.
+
+A request is a dict (`{"cpu": 2, "gpu": 0.5, "memory": 2**30,
+"custom_resources": {...}}`, other keys being custom resources, as Ray
+reads it), a `PlacementGroupFactory`, or a function of the trial's config
+returning either (`with_resources(train, lambda config: ...)`, a class's
+`default_resource_request(config)`). A function is user code, so the core
+cannot call it: the experiment is marked `resources_from_config` and the
+shell answers each new trial's `ResolveResources` with what the function
+says (see `ResourcePlan`); only the answer reaches the log.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+from tunecore.model import JsonDict, Resources
+from tunecore.model.errors import InvalidFieldError
+from tunecore.model.resources import STRATEGIES
+from tunecore.shell.trainable.classapi import Trainable
+
+_KNOWN = {"cpu": "cpu", "CPU": "cpu", "gpu": "gpu", "GPU": "gpu"}
+_KNOWN.update(memory="memory", object_store_memory="object_store_memory")
+
+
+class PlacementGroupFactory:
+    """Ray Tune's multi-bundle request: the trial's worker runs in the first
+    bundle; the others are reserved for the workers it starts itself, and
+    placed by `strategy` (PACK, SPREAD, STRICT_PACK, STRICT_SPREAD). Keys
+    are Ray's resource names (`CPU`, `GPU`, `memory`, custom ones). The
+    trial starts only when every bundle can be reserved."""
+
+    def __init__(self, bundles: list[dict[str, float]], strategy: str = "PACK") -> None:
+        if not isinstance(bundles, list | tuple) or not bundles:  # type: ignore[redundant-expr]
+            raise ValueError(
+                f"PlacementGroupFactory(bundles={bundles!r}) needs a non-empty list of dicts"
+            )
+        if strategy not in STRATEGIES:
+            raise ValueError(
+                f"PlacementGroupFactory(strategy={strategy!r}) is invalid: expected one of "
+                f"{', '.join(STRATEGIES)}"
+            )
+        parsed = []
+        for index, bundle in enumerate(bundles):
+            if not isinstance(bundle, Mapping):
+                raise ValueError(f"PlacementGroupFactory bundles[{index}]={bundle!r} is not a dict")
+            parsed.append({str(k): float(v) for k, v in bundle.items() if v != 0})
+        if not any(parsed):
+            raise ValueError(
+                f"PlacementGroupFactory(bundles={bundles!r}) asks for nothing: "
+                "every bundle is empty"
+            )
+        self._bundles = parsed
+        self._strategy = strategy
+        self._resources = Resources(
+            bundles=tuple(
+                _parse(bundle, f"PlacementGroupFactory bundles[{i}]")
+                for i, bundle in enumerate(parsed)
+            ),
+            strategy=strategy,
+        )
+
+    @property
+    def bundles(self) -> list[dict[str, float]]:
+        return [dict(bundle) for bundle in self._bundles]
+
+    @property
+    def strategy(self) -> str:
+        return self._strategy
+
+    @property
+    def head_bundle_is_empty(self) -> bool:
+        return not self._bundles[0]
+
+    @property
+    def head_cpus(self) -> float:
+        return self._bundles[0].get("CPU", self._bundles[0].get("cpu", 0.0))
+
+    @property
+    def required_resources(self) -> dict[str, float]:
+        """The sum over the bundles."""
+        total: dict[str, float] = {}
+        for bundle in self._bundles:
+            for name, amount in bundle.items():
+                total[name] = total.get(name, 0.0) + amount
+        return total
+
+    def as_resources(self) -> Resources:
+        """The core's form. A single bundle is a plain request (the same
+        reservation without a placement group)."""
+        if len(self._resources.bundles) == 1:
+            return self._resources.bundles[0]
+        return self._resources
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PlacementGroupFactory):
+            return NotImplemented
+        return self._bundles == other._bundles and self._strategy == other._strategy
+
+    def __hash__(self) -> int:
+        return hash((tuple(tuple(sorted(b.items())) for b in self._bundles), self._strategy))
+
+    def __repr__(self) -> str:
+        return f"PlacementGroupFactory({self._bundles!r}, strategy={self._strategy!r})"
+
+
+ResourceRequest: TypeAlias = Mapping[str, Any] | PlacementGroupFactory
+ResourcesOf: TypeAlias = Callable[[JsonDict], Resources]
+
+
+def as_resources(request: object, field: str) -> Resources:
+    """The core's `Resources` for a dict or a `PlacementGroupFactory`; a
+    clear error naming `field` for anything else."""
+    if isinstance(request, PlacementGroupFactory):
+        return request.as_resources()
+    if isinstance(request, Resources):
+        return request
+    if not isinstance(request, Mapping):
+        raise InvalidFieldError(
+            field, request, "a dict such as {'cpu': 2, 'gpu': 0} or a PlacementGroupFactory"
+        )
+    if not request:
+        return Resources()  # Ray's default: one CPU
+    spec = dict(request)
+    custom = spec.pop("custom_resources", None) or {}
+    if not isinstance(custom, Mapping):
+        raise InvalidFieldError(f"{field}['custom_resources']", custom, "a dict of name -> amount")
+    return _parse({**spec, **custom}, field)
+
+
+def _parse(bundle: Mapping[str, object], field: str) -> Resources:
+    amounts: dict[str, float] = {}
+    custom: dict[str, float] = {}
+    for name, amount in bundle.items():
+        if isinstance(amount, bool) or not isinstance(amount, int | float) or amount < 0:
+            raise InvalidFieldError(f"{field}[{name!r}]", amount, "a number >= 0")
+        if name in _KNOWN:
+            amounts[_KNOWN[name]] = float(amount)
+        else:
+            custom[name] = float(amount)
+    return Resources(
+        cpu=amounts.get("cpu", 0.0),
+        gpu=amounts.get("gpu", 0.0),
+        memory=amounts.get("memory", 0.0),
+        object_store_memory=amounts.get("object_store_memory", 0.0),
+        custom=custom,
+    )
+
+
+@dataclass(frozen=True)
+class ResourcePlan:
+    """What an experiment's trials ask for: `fixed` for every trial, or,
+    when `of_config` is set, what it returns for each trial's config."""
+
+    fixed: Resources
+    of_config: ResourcesOf | None = None
+
+
+def requested_by(target: object) -> tuple[str, object] | None:
+    """What `target` asks for itself, and where it says so: resources given
+    to `with_resources`, or a Trainable class's own
+    `default_resource_request`."""
+    attached = getattr(target, WITH_RESOURCES, None)
+    if attached is not None:
+        return "with_resources", attached
+    if inspect.isclass(target) and issubclass(target, Trainable):
+        request = target.default_resource_request
+        own = request.__func__  # type: ignore[attr-defined]
+        if own is not Trainable.default_resource_request.__func__:  # type: ignore[attr-defined]
+            return f"{target.__qualname__}.default_resource_request", request
+    return None
+
+
+def plan_resources(target: object, resources_per_trial: object | None) -> ResourcePlan:
+    """The plan for an experiment of `target`, given `resources_per_trial`
+    (None when the user did not set it). Asking in two places is an error,
+    as in Ray: it would be unclear which one holds."""
+    own = requested_by(target)
+    if own is None:
+        if resources_per_trial is None:
+            return ResourcePlan(Resources())
+        return ResourcePlan(as_resources(resources_per_trial, "resources_per_trial"))
+    where, request = own
+    if resources_per_trial is not None:
+        raise ValueError(
+            f"The trial resources are given twice: by {where} and by "
+            f"resources_per_trial={resources_per_trial!r}. Keep one of them "
+            "(remove resources_per_trial to use the trainable's own request)."
+        )
+    if isinstance(request, Mapping | PlacementGroupFactory):
+        return ResourcePlan(as_resources(request, where))
+    if not callable(request):
+        raise InvalidFieldError(where, request, "a dict, a PlacementGroupFactory or a function")
+
+    def of_config(config: JsonDict) -> Resources:
+        answer = request(config)
+        return Resources() if answer is None else as_resources(answer, f"{where}(config)")
+
+    return ResourcePlan(Resources(), of_config)
+
+
+WITH_RESOURCES = "_tunecore_resources"
+"""The attribute `with_resources` sets on the wrapper it returns."""

@@ -1,0 +1,190 @@
+"""`with_parameters` and `with_resources`: a trainable with something
+attached, as Ray Tune spells them.
+
+- `with_parameters(trainable, **objects)` hands large objects (a dataset, a
+  model) to every trial without putting them in the config: a function gets
+  them as keyword arguments, a `Trainable` class in `setup(config,
+  **objects)`. With Ray they are put once in Ray's object store
+  (`publish_parameters`, when the executor starts) and each worker fetches
+  them once; in-process, the trials share the driver's objects. They are
+  never persisted: the event log names the trainable
+  (`with_parameters(train)`), which a new process cannot resolve, so
+  `Tuner.restore` needs the trainable passed again, as in Ray.
+- `with_resources(trainable, resources)` attaches what each trial asks for:
+  a dict, a `PlacementGroupFactory`, or a function of the config returning
+  either (see `tunecore.shell.trainable.resources`).
+
+The user's function or class is never modified: a function is wrapped in a
+callable with the signature the trainable sees; a class is subclassed, as
+Ray does.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from tunecore.shell.trainable.classapi import Trainable
+from tunecore.shell.trainable.resources import (
+    WITH_RESOURCES,
+    PlacementGroupFactory,
+    as_resources,
+)
+
+_PARAMETERS = "_tunecore_parameters"
+_INNER = "_tunecore_inner"
+
+
+class _Parameters:
+    """The objects given to `with_parameters`, in the driver and in each
+    worker. Pickled (sent to a Ray worker) it carries object-store refs once
+    `publish` ran, so the objects are copied into the store once, not once
+    per worker; in a worker, `get` fetches them once."""
+
+    def __init__(self, values: dict[str, Any]) -> None:
+        self._values: dict[str, Any] | None = values
+        self._refs: dict[str, Any] | None = None
+
+    def publish(self) -> None:
+        """Put the objects in Ray's object store (Ray must be running)."""
+        if self._refs is not None or self._values is None:
+            return
+        import ray  # noqa: PLC0415 - only the Ray executor publishes
+
+        self._refs = {name: ray.put(value) for name, value in self._values.items()}
+
+    def get(self) -> dict[str, Any]:
+        if self._values is None:
+            import ray  # noqa: PLC0415 - a worker that received refs has Ray
+
+            refs = self._refs or {}
+            self._values = dict(zip(refs, ray.get(list(refs.values())), strict=True))
+        return self._values
+
+    def __getstate__(self) -> dict[str, Any]:
+        if self._refs is not None:
+            return {"refs": self._refs}
+        return {"values": self._values}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self._refs = state.get("refs")
+        self._values = state.get("values")
+
+
+class _FunctionWrapper:
+    """A training function with objects or resources attached. It shows the
+    signature of the function minus the attached keyword arguments, so the
+    function's form (`fn(config)`, `fn(config, checkpoint_dir=None)`) is
+    read as the user wrote it."""
+
+    def __init__(
+        self, fn: Callable[..., object], label: str, parameters: _Parameters | None
+    ) -> None:
+        self._fn = fn
+        self._parameters = parameters
+        signature = inspect.signature(fn)
+        if parameters is not None:
+            signature = inspect.signature(_bound(fn, parameters))
+        self.__signature__ = signature
+        self.__qualname__ = self.__name__ = f"{label}({_name(fn)})"
+        setattr(self, _INNER, fn)
+        setattr(self, _PARAMETERS, parameters)
+        attached = getattr(fn, WITH_RESOURCES, None)  # with_parameters(with_resources(...))
+        if attached is not None:
+            setattr(self, WITH_RESOURCES, attached)
+
+    def __call__(self, config: object, **kwargs: object) -> object:
+        objects = {} if self._parameters is None else self._parameters.get()
+        return self._fn(config, **kwargs, **objects)
+
+    def __repr__(self) -> str:
+        return f"<trainable {self.__qualname__}>"
+
+
+def _bound(fn: Callable[..., object], parameters: _Parameters) -> Callable[..., object]:
+    """`fn` with the attached names bound, for its signature only."""
+    import functools  # noqa: PLC0415
+
+    return functools.partial(fn, **dict.fromkeys(parameters.get()))
+
+
+def _name(target: object) -> str:
+    return str(getattr(target, "__qualname__", None) or type(target).__name__)
+
+
+def _check_trainable(where: str, trainable: object) -> None:
+    if inspect.isclass(trainable) and not issubclass(trainable, Trainable):
+        raise ValueError(
+            f"{where} only works with function trainables or subclasses of tunecore's "
+            f"Trainable; got the class {trainable.__qualname__}"
+        )
+    if not callable(trainable):
+        raise ValueError(
+            f"{where} only works with function trainables or subclasses of tunecore's "
+            f"Trainable; got {trainable!r} of type {type(trainable).__name__}"
+        )
+
+
+def with_parameters(trainable: Any, **objects: Any) -> Any:
+    """`trainable` with `objects` passed to every trial (see the module doc)."""
+    _check_trainable("with_parameters()", trainable)
+    parameters = _Parameters(dict(objects))
+    if inspect.isclass(trainable):
+        base = trainable
+
+        class _WithParameters(base):  # type: ignore[valid-type,misc]
+            def setup(self, config: Any, **kwargs: Any) -> None:
+                super().setup(config, **kwargs, **parameters.get())
+
+        _WithParameters.__name__ = _WithParameters.__qualname__ = (
+            f"with_parameters({base.__qualname__})"
+        )
+        setattr(_WithParameters, _PARAMETERS, parameters)
+        setattr(_WithParameters, _INNER, base)
+        return _WithParameters
+    return _FunctionWrapper(trainable, "with_parameters", parameters)
+
+
+def with_resources(trainable: Any, resources: Any) -> Any:
+    """`trainable` asking for `resources` in each trial: a dict, a
+    `PlacementGroupFactory`, or a function of the trial's config returning
+    either."""
+    _check_trainable("with_resources()", trainable)
+    if isinstance(resources, Mapping | PlacementGroupFactory):
+        as_resources(resources, "with_resources(resources)")  # bad input fails here
+    elif not callable(resources):
+        raise ValueError(
+            f"with_resources(resources={resources!r}) is invalid: expected a dict, a "
+            "PlacementGroupFactory, or a function of the config returning one of them"
+        )
+    if inspect.isclass(trainable):
+        base = trainable
+
+        class _WithResources(base):  # type: ignore[valid-type,misc]
+            @classmethod
+            def default_resource_request(cls, config: Any) -> object:
+                if isinstance(resources, Mapping | PlacementGroupFactory):
+                    return resources
+                return resources(config)
+
+        _WithResources.__name__ = _WithResources.__qualname__ = (
+            f"with_resources({base.__qualname__})"
+        )
+        setattr(_WithResources, WITH_RESOURCES, resources)
+        setattr(_WithResources, _INNER, base)
+        return _WithResources
+    wrapper = _FunctionWrapper(trainable, "with_resources", None)
+    setattr(wrapper, WITH_RESOURCES, resources)
+    return wrapper
+
+
+def publish_parameters(trainable: object) -> None:
+    """Put the objects of every `with_parameters` in `trainable` into Ray's
+    object store, once (the Ray executor calls this when Ray is up)."""
+    current: object = trainable
+    while current is not None:
+        parameters = getattr(current, _PARAMETERS, None)
+        if isinstance(parameters, _Parameters):
+            parameters.publish()
+        current = getattr(current, _INNER, None)

@@ -67,6 +67,7 @@ from tunecore.shell.callbacks import CallbackList
 from tunecore.shell.executors.base import Executor
 from tunecore.shell.functions import UserFunctions
 from tunecore.shell.inbox import Inbox
+from tunecore.shell.interrupts import InterruptGuard
 from tunecore.shell.journal import Journal
 from tunecore.shell.stoppers import UserStoppers
 from tunecore.shell.storage import ExperimentStorage
@@ -131,6 +132,7 @@ class ExperimentLoop:
         self._iteration = 0
         self._exploits = 0
         self._hosted: set[str] = set()  # trials that have a worker now
+        self._interrupts = InterruptGuard()
         self._resources_of = resources_of
         self._answers: list[ExperimentEvent] = []  # fed right after their command
 
@@ -138,6 +140,10 @@ class ExperimentLoop:
 
     def run(self) -> ExperimentState:
         """Drive the experiment until `ExperimentDone`; return the final state."""
+        with self._interrupts.installed():
+            return self._run()
+
+    def _run(self) -> ExperimentState:
         try:
             total = self._executor.cluster_resources()
             self.feed([ClusterResourcesChanged(at=self._clock(), total=total)])
@@ -207,17 +213,9 @@ class ExperimentLoop:
                 event = self._judged(event, self._stopper)
             if self._on_event is not None:
                 self._on_event(event)
-            if journal is not None:
-                journal.record(event)
-            outcome = step(self.state, event)
-            if isinstance(outcome, Rejection):
-                logger.debug("Skipped: %s", outcome)
-                if journal is not None:
-                    journal.applied(())
+            commands = self._logged_step(event)
+            if commands is None:
                 continue
-            self.state, commands = outcome
-            if journal is not None:
-                journal.applied(commands)
             self._iteration += 1
             self._observe(event)
             for command in commands:
@@ -229,6 +227,26 @@ class ExperimentLoop:
             journal.maybe_snapshot(self.state)
         if self._on_state is not None:
             self._on_state(self.state)
+
+    def _logged_step(self, event: ExperimentEvent) -> tuple[Command, ...] | None:
+        """Log `event`, step the core and record what it applied, with
+        Ctrl-C held back meanwhile (see `InterruptGuard`): the log never
+        holds an event the state did not get. None if the core rejected it
+        (logged too: replay must meet the same rejections)."""
+        journal = self._journal
+        with self._interrupts.critical():
+            if journal is not None:
+                journal.record(event)
+            outcome = step(self.state, event)
+            if isinstance(outcome, Rejection):
+                logger.debug("Skipped: %s", outcome)
+                if journal is not None:
+                    journal.applied(())
+                return None
+            self.state, commands = outcome
+            if journal is not None:
+                journal.applied(commands)
+        return commands
 
     def _judged(self, event: ResultReported, stopper: UserStoppers) -> ResultReported:
         """The result with the user's stoppers' verdict in it (see

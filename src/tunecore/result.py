@@ -1,0 +1,108 @@
+"""The names of result keys and result files, as Ray Tune's `ray.tune.result`
+spells them, so `from tunecore.result import TRAINING_ITERATION` works where
+a script imported them from Ray.
+
+Keys tunecore fills in itself come from where they are used (the core for
+what it records, the trainable wrapper for what it measures); the others
+are conventions of Ray's examples (`mean_loss`, `episode_reward_mean`) that
+tunecore only names.
+"""
+
+from tunecore.core.results import (
+    DEFAULT_METRIC,
+    DONE,
+    EXPERIMENT_TAG,
+    RESULT_DUPLICATE,
+    SHOULD_CHECKPOINT,
+    TRAINING_ITERATION,
+    TRIAL_ID,
+)
+from tunecore.shell.storage import (
+    DEFAULT_ROOT,
+    ERROR_FILE,
+    PARAMS_FILE,
+    PROGRESS_FILE,
+    RESULT_FILE,
+)
+from tunecore.shell.trainable.results import (
+    HOSTNAME,
+    ITERATIONS_SINCE_RESTORE,
+    PID,
+    TIME_SINCE_RESTORE,
+    TIME_THIS_ITER_S,
+    TIME_TOTAL_S,
+    TIMESTAMP,
+)
+
+NODE_IP = "node_ip"
+DATE = "date"
+MEAN_ACCURACY = "mean_accuracy"
+MEAN_LOSS = "mean_loss"
+EPISODE_REWARD_MEAN = "episode_reward_mean"
+EPISODES_THIS_ITER = "episodes_this_iter"
+EPISODES_TOTAL = "episodes_total"
+TIMESTEPS_THIS_ITER = "timesteps_this_iter"
+TIMESTEPS_TOTAL = "timesteps_total"
+CONFIG_PREFIX = "config"
+
+DEFAULT_RESULTS_DIR = DEFAULT_ROOT
+"""Where experiments go without `RunConfig(storage_path=...)`: tunecore's
+own directory, not Ray's `~/ray_results`."""
+EXPR_PARAM_FILE = PARAMS_FILE
+EXPR_RESULT_FILE = RESULT_FILE
+EXPR_PROGRESS_FILE = PROGRESS_FILE
+EXPR_ERROR_FILE = ERROR_FILE
+
+DEFAULT_EXPERIMENT_INFO_KEYS = ("trainable_name", EXPERIMENT_TAG, TRIAL_ID)
+DEFAULT_RESULT_KEYS = (TRAINING_ITERATION, TIME_TOTAL_S, MEAN_ACCURACY, MEAN_LOSS)
+AUTO_RESULT_KEYS = (
+    TRAINING_ITERATION,
+    TIME_TOTAL_S,
+    EPISODES_TOTAL,
+    TIMESTEPS_TOTAL,
+    NODE_IP,
+    HOSTNAME,
+    PID,
+    TIME_THIS_ITER_S,
+    TIMESTAMP,
+    DATE,
+    TIME_SINCE_RESTORE,
+    "timesteps_since_restore",
+    ITERATIONS_SINCE_RESTORE,
+    CONFIG_PREFIX,
+)
+
+__all__ = [
+    "AUTO_RESULT_KEYS",
+    "CONFIG_PREFIX",
+    "DATE",
+    "DEFAULT_EXPERIMENT_INFO_KEYS",
+    "DEFAULT_METRIC",
+    "DEFAULT_RESULTS_DIR",
+    "DEFAULT_RESULT_KEYS",
+    "DONE",
+    "EPISODES_THIS_ITER",
+    "EPISODES_TOTAL",
+    "EPISODE_REWARD_MEAN",
+    "EXPERIMENT_TAG",
+    "EXPR_ERROR_FILE",
+    "EXPR_PARAM_FILE",
+    "EXPR_PROGRESS_FILE",
+    "EXPR_RESULT_FILE",
+    "HOSTNAME",
+    "ITERATIONS_SINCE_RESTORE",
+    "MEAN_ACCURACY",
+    "MEAN_LOSS",
+    "NODE_IP",
+    "PID",
+    "RESULT_DUPLICATE",
+    "SHOULD_CHECKPOINT",
+    "TIMESTAMP",
+    "TIMESTEPS_THIS_ITER",
+    "TIMESTEPS_TOTAL",
+    "TIME_SINCE_RESTORE",
+    "TIME_THIS_ITER_S",
+    "TIME_TOTAL_S",
+    "TRAINING_ITERATION",
+    "TRIAL_ID",
+]

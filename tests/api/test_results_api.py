@@ -240,3 +240,15 @@ def test_the_loader_reads_a_running_experiment(tmp_path: Path) -> None:
     run(tmp_path, callbacks=[Peek()], name="exp").fit()
     assert [count for count, _ in seen] == list(range(1, 41))
     assert all(TrialStatus.RUNNING in statuses for _, statuses in seen)
+
+
+def test_a_window_scope_without_result_files_says_why(tmp_path: Path) -> None:
+    results = tunecore.simulate(
+        lambda config, iteration: ({"loss": 1.0}, 1.0),
+        tune_config=TuneConfig(metric="loss", mode="min"),
+        run_config=RunConfig(storage_path=str(tmp_path), verbose=0),
+        max_iterations=3,
+    )
+    assert results.get_best_result().metrics["loss"] == 1.0
+    with pytest.raises(ValueError, match=r"result\.json.*write_results=True"):
+        results.get_best_result(scope="last-5-avg")

@@ -200,6 +200,11 @@ class ResultGrid(Sequence[Result]):
         over, and so are NaN and infinite scores unless
         `filter_nan_and_inf=False`. Ties go to the earlier trial."""
         best = self.find_best(metric, mode, scope, filter_nan_and_inf)
+        if best is None and scope in _WINDOWS and all(r.history is None for r in self._results):
+            raise ValueError(
+                f"scope={scope!r} reads each trial's result.json, and no trial has one "
+                "(tunecore.simulate writes them with write_results=True)"
+            )
         if best is None:
             raise ValueError(
                 f"no trial reported a number for metric {metric or self._metric!r}"

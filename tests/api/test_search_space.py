@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 import re
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import pytest
 import tunecore as tune
 from tunecore import ResultGrid, RunConfig, TuneConfig, Tuner
 from tunecore.model import InvalidFieldError, JsonValue, ValuesDrawn
+from tunecore.schedulers import PopulationBasedTraining
 from tunecore.search import BasicVariantGenerator
 from tunecore.shell.callbacks import Callback
 from tunecore.shell.eventlog import read_log
@@ -209,3 +211,50 @@ def test_constant_grid_search_keeps_random_values_across_the_grid(tmp_path: Path
     assert len({c["r"] for c in got[:3]}) == 1
     assert len({c["r"] for c in got[3:]}) == 1
     assert got[0]["r"] != got[3]["r"]
+
+
+# -- PBT's mutation functions (bug 5) --------------------------------------------------------------
+
+
+def counts_with_checkpoints(config: dict[str, JsonValue]) -> None:
+    step = 0
+    checkpoint = tune.get_checkpoint()
+    if checkpoint is not None:
+        with checkpoint.as_directory() as directory:
+            step = int((Path(directory) / "step.txt").read_text())
+    while step < 8:
+        step += 1
+        with tempfile.TemporaryDirectory() as directory:
+            (Path(directory) / "step.txt").write_text(str(step))
+            metrics = {"score": step * float(config["rate"]), "step": step}  # type: ignore[arg-type]
+            tune.report(metrics, checkpoint=tune.Checkpoint.from_directory(directory))
+
+
+def test_pbt_mutation_functions_are_drawn_in_the_shell_and_logged(tmp_path: Path) -> None:
+    pbt = PopulationBasedTraining(
+        time_attr="training_iteration",
+        perturbation_interval=2,
+        hyperparam_mutations={"rate": lambda: random.uniform(100.0, 200.0)},
+        resample_probability=1.0,
+        quantile_fraction=0.5,
+        seed=1,
+    )
+    tuner = Tuner(
+        counts_with_checkpoints,
+        param_space={"rate": tune.grid_search([0.5, 1.0, 2.0, 3.0])},
+        tune_config=TuneConfig(metric="score", mode="max", scheduler=pbt),
+        run_config=RunConfig(
+            name="pbt", storage_path=str(tmp_path), executor="in_process", verbose=0
+        ),
+    )
+    grid = tuner.fit()
+    assert [r.error for r in grid] == [None] * 4
+    rates = [float(r.config["rate"]) for r in grid]  # type: ignore[arg-type]
+    assert any(100.0 <= rate <= 200.0 for rate in rates)  # an exploit took a function value
+    contents = read_log(tmp_path / "pbt")
+    drawn = [e for e in contents.events if isinstance(e, ValuesDrawn) and e.owner == "scheduler"]
+    assert len(drawn) >= 2
+    replayed = replay(tmp_path / "pbt")
+    assert sorted(float(t.spec.config["rate"]) for t in replayed.state.trials.values()) == sorted(  # type: ignore[arg-type]
+        rates
+    )

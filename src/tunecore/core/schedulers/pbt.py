@@ -33,8 +33,13 @@ Invariants:
   fixed order, so the same seed and the same events give the same decisions,
   also after a msgpack round trip.
 
-Mutation specs are data, never callables: a list of categories, a search
-domain (a msgspec struct with `sample(rng)`), or a dict nesting either.
+Mutation specs are a list of categories, a search domain (a msgspec struct
+with `sample(rng)`), a function of no argument (Ray's `lambda:
+random.uniform(0.8, 1.2)`), or a dict nesting them. A function is code, not
+data: PBT keeps its place (`MutationFunction`) and holds one value of it
+ready (`drawn`), which the shell draws when PBT asks (`wanted`) and logs;
+an exploit uses the ready values and asks for fresh ones, so replay and
+resume need no user code.
 Nested dicts are stored flattened to '/'-joined paths, the convention
 results and stopping criteria use, so a config key containing '/' cannot be
 mutated. To decode a scheduler holding domains, name their types:
@@ -69,12 +74,23 @@ Deviations from Ray (python/ray/tune/schedulers/pbt.py, async mode):
 from __future__ import annotations
 
 import copy
+import inspect
 import math
 import re
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Generic, Protocol, Self, TypeAlias, TypeVar, runtime_checkable
+from collections.abc import Callable, Mapping, Sequence
+from typing import (
+    TYPE_CHECKING,
+    Generic,
+    Protocol,
+    Self,
+    TypeAlias,
+    TypeVar,
+    cast,
+    runtime_checkable,
+)
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from tunecore.core.checkpoints import newest_persistent
 from tunecore.core.results import is_number
@@ -88,6 +104,8 @@ from tunecore.core.schedulers.base import (
     resolve_objective,
     signed,
 )
+from tunecore.core.search.base import ValuesWanted
+from tunecore.core.search.view import Path
 from tunecore.model import Decision, InvalidFieldError, JsonDict, JsonValue, Mode, TrialState
 from tunecore.model.errors import (
     coerce_enum,
@@ -112,7 +130,11 @@ if TYPE_CHECKING:
     from typing_extensions import TypeVar as _TypeVarWithDefault
 
     MutationSpec: TypeAlias = (
-        list[JsonValue] | tuple[JsonValue, ...] | Samplable | Mapping[str, "MutationSpec"]
+        list[JsonValue]
+        | tuple[JsonValue, ...]
+        | Samplable
+        | Callable[[], object]
+        | Mapping[str, "MutationSpec"]
     )
     D_co = _TypeVarWithDefault("D_co", bound=Samplable, default=Samplable, covariant=True)
 else:
@@ -122,7 +144,36 @@ else:
     MutationSpec = object
     D_co = TypeVar("D_co", covariant=True)
 
-FlatMutations: TypeAlias = dict[str, list[JsonValue] | Samplable]
+
+class MutationFunction(msgspec.Struct, frozen=True, tag=True, dict=True):
+    """The place of a mutation function: its name is data; the function
+    itself is kept beside the fields (`func`, not encoded), for the shell."""
+
+    name: str = ""
+
+    @property
+    def func(self) -> Callable[[], object] | None:
+        found: Callable[[], object] | None = self.__dict__.get("func")
+        return found
+
+
+def _function_place(func: Callable[[], object]) -> MutationFunction:
+    place = MutationFunction(getattr(func, "__qualname__", type(func).__name__))
+    place.__dict__["func"] = func
+    return place
+
+
+def _takes_no_argument(func: Callable[..., object]) -> bool:
+    try:
+        inspect.signature(func).bind()
+    except TypeError:
+        return False
+    except ValueError:  # no signature to read (a builtin): trust it
+        return True
+    return True
+
+
+FlatMutations: TypeAlias = dict[str, list[JsonValue] | Samplable | MutationFunction]
 """Mutation specs by '/'-joined config path, categories as lists."""
 
 
@@ -154,7 +205,7 @@ class PopulationBasedTraining(msgspec.Struct, Generic[D_co], frozen=True, kw_onl
     if TYPE_CHECKING:
         hyperparam_mutations: Mapping[str, MutationSpec] = {}
     else:
-        hyperparam_mutations: dict[str, list[JsonValue] | D_co] = {}
+        hyperparam_mutations: dict[str, list[JsonValue] | MutationFunction | D_co] = {}
     quantile_fraction: float = 0.25
     resample_probability: float = 0.25
     perturbation_factors: tuple[float, ...] = (1.2, 0.8)
@@ -163,6 +214,7 @@ class PopulationBasedTraining(msgspec.Struct, Generic[D_co], frozen=True, kw_onl
     rng: Rng | None = None
     num_checkpoints: int = 0
     num_perturbations: int = 0
+    drawn: dict[str, JsonValue] | UnsetType = UNSET
 
     def __post_init__(self) -> None:
         require_name(f"{_OWNER}.time_attr", self.time_attr)
@@ -257,13 +309,18 @@ class PopulationBasedTraining(msgspec.Struct, Generic[D_co], frozen=True, kw_onl
             rng,
             resample_probability=self.resample_probability,
             perturbation_factors=self.perturbation_factors,
+            drawn=None if isinstance(self.drawn, UnsetType) else self.drawn,
         )
         tag = perturbed_tag(member.original_tag, config, self.hyperparam_mutations)
         members[trial_id] = msgspec.structs.replace(
             member, config=config, last_perturbation_time=donor_member.last_perturbation_time
         )
         pbt = msgspec.structs.replace(
-            self, members=members, rng=rng, num_perturbations=self.num_perturbations + 1
+            self,
+            members=members,
+            rng=rng,
+            num_perturbations=self.num_perturbations + 1,
+            drawn=UNSET,  # used: the functions are asked again
         )
         exploit = Exploit(
             donor_id=donor_id, config=config, experiment_tag=tag, restore_from=checkpoint
@@ -279,6 +336,39 @@ class PopulationBasedTraining(msgspec.Struct, Generic[D_co], frozen=True, kw_onl
 
     def on_trial_remove(self, trial: TrialState) -> Self:
         return self._finish(trial)
+
+    @property
+    def functions(self) -> dict[Path, Callable[[], object]]:
+        """The mutation functions by path, for the shell; empty once
+        decoded (functions are not data)."""
+        return {
+            tuple(path.split("/")): spec.func
+            for path, spec in self._flat().items()
+            if isinstance(spec, MutationFunction) and spec.func is not None
+        }
+
+    def wanted(self) -> ValuesWanted | None:
+        """The mutation functions whose value is not ready (see the module
+        docstring); keyed by `num_perturbations`, which an exploit moves on."""
+        ready = {} if isinstance(self.drawn, UnsetType) else self.drawn
+        missing = tuple(
+            tuple(path.split("/"))
+            for path, spec in self._flat().items()
+            if isinstance(spec, MutationFunction) and path not in ready
+        )
+        if not missing:
+            return None
+        return ValuesWanted(key=self.num_perturbations, paths=missing)
+
+    def with_values(self, key: int, values: Sequence[JsonValue]) -> Self:
+        """Hold the values `wanted()` asked for."""
+        wanted = self.wanted()
+        if wanted is None or wanted.key != key or len(values) != len(wanted.paths):
+            raise InvalidFieldError(f"{_OWNER}.drawn", list(values), f"the values {wanted!r} asks")
+        ready = {} if isinstance(self.drawn, UnsetType) else self.drawn
+        paths = ("/".join(str(part) for part in path) for path in wanted.paths)
+        given = dict(zip(paths, values, strict=True))
+        return msgspec.structs.replace(self, drawn={**ready, **given})
 
     def trials_to_stop(self) -> tuple[str, ...]:
         """Stops only the trial that reports."""
@@ -298,6 +388,10 @@ class PopulationBasedTraining(msgspec.Struct, Generic[D_co], frozen=True, kw_onl
             f"PopulationBasedTraining: {self.num_checkpoints} checkpoints, "
             f"{self.num_perturbations} perturbs"
         )
+
+    def _flat(self) -> FlatMutations:
+        """`hyperparam_mutations`, which construction flattened."""
+        return cast(FlatMutations, self.hyperparam_mutations)
 
     def _rng(self) -> Rng:
         return self.rng if self.rng is not None else seeded(self.seed)
@@ -362,14 +456,18 @@ def _flatten_into(flat: FlatMutations, prefix: str, mutations: Mapping[object, o
             if not spec:
                 raise InvalidFieldError(field, spec, "a non-empty list of categories")
             flat[path] = list(spec)
-        elif isinstance(spec, Samplable) and isinstance(spec, msgspec.Struct):
+        elif isinstance(spec, MutationFunction) or (
+            isinstance(spec, Samplable) and isinstance(spec, msgspec.Struct)
+        ):
             flat[path] = spec
+        elif callable(spec) and _takes_no_argument(spec):
+            flat[path] = _function_place(spec)
         else:
             raise InvalidFieldError(
                 field,
                 spec,
                 "a list of categories, a search domain (a msgspec struct with "
-                "sample(rng)) or a dict of those; not a callable, which is not data. "
+                "sample(rng)), a function of no argument, or a dict of those. "
                 "When decoding, name the domain types: PopulationBasedTraining[Domain]",
             )
 
@@ -381,6 +479,7 @@ def explore(
     *,
     resample_probability: float,
     perturbation_factors: Sequence[float],
+    drawn: Mapping[str, JsonValue] | None = None,
 ) -> tuple[Rng, JsonDict]:
     """A copy of `config` with every mutated value perturbed, and the
     generator after the draws.
@@ -391,8 +490,11 @@ def explore(
     right (equal odds), clipped at the ends. Domains: resample with
     `sample(rng)` (also when the value is missing or not a number), else
     multiply by a uniformly chosen factor; an int value stays an int
-    (truncated, as Ray's `int()`).
+    (truncated, as Ray's `int()`). Functions: like domains, resampling
+    takes the function's value from `drawn` (by path); without one the
+    value is only perturbed, or kept when it is not a number.
     """
+    ready = drawn or {}
     explored: JsonDict = copy.deepcopy(dict(config))
     for path, spec in flatten_mutations(mutations).items():
         keys = path.split("/")
@@ -408,7 +510,15 @@ def explore(
                 index = min(max(spec.index(value) + (1 if step else -1), 0), len(spec) - 1)
             new = copy.deepcopy(spec[index])
         else:
-            if resample or not found or not is_number(value):
+            wants_new = resample or not found or not is_number(value)
+            if isinstance(spec, MutationFunction) and wants_new and path not in ready:
+                if not found or not is_number(value):
+                    continue  # no value to keep or perturb, and none drawn
+                wants_new = False
+            if wants_new and isinstance(spec, MutationFunction):
+                new = copy.deepcopy(ready[path])
+            elif wants_new:
+                assert not isinstance(spec, MutationFunction)
                 rng, new = spec.sample(rng)
             else:
                 rng, index = integer_below(rng, len(perturbation_factors))

@@ -212,6 +212,15 @@ def test_run_with_a_toml_space_samples_every_parameter(
         assert trial.last_result["training_iteration"] == 2  # --stop
 
 
+def test_run_stops_on_a_boolean_criterion(tmp_path: Path) -> None:
+    """`--stop done=true` as Ray's `stop={"done": True}` (issue 9, bug 3)."""
+    assert run(tmp_path, "quadratic", "--stop", "done=true") == 0
+    (trial,) = replay(tmp_path / "exp").state.trials.values()
+    assert trial.spec.stopping_criterion == {"done": True}
+    assert trial.status is TrialStatus.TERMINATED
+    assert trial.last_result["training_iteration"] == ITERATIONS
+
+
 def test_run_with_a_json_space_under_asha(tmp_path: Path) -> None:
     space = tmp_path / "space.json"
     space.write_text(json.dumps({"x": {"loguniform": [0.01, 1]}, "depth": {"choice": [1, 2]}}))

@@ -676,15 +676,19 @@ def _transitions(_args: argparse.Namespace) -> int:
 # -- arguments -----------------------------------------------------------------------
 
 
-def _stop_criterion(text: str) -> tuple[str, float]:
+def _stop_criterion(text: str) -> tuple[str, float | bool]:
+    """`KEY=NUMBER`, or `KEY=true`/`KEY=false` for a flag (`done=true`)."""
     key, equals, value = text.partition("=")
+    flags = {"true": True, "false": False}
     try:
         if not key or not equals:
             raise ValueError
+        if value.strip().lower() in flags:
+            return key, flags[value.strip().lower()]
         return key, float(value)
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"{text!r} is not KEY=NUMBER (e.g. training_iteration=100)"
+            f"{text!r} is not KEY=NUMBER or KEY=true/false (e.g. training_iteration=100)"
         ) from None
 
 
@@ -736,7 +740,7 @@ def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="stop a trial once its result KEY reaches VALUE (repeatable)",
+        help="stop a trial once its result KEY reaches VALUE (number or true/false; repeatable)",
     )
     run.add_argument(
         "--name", help="the experiment's directory name (default: FUNCTION and the date)"

@@ -252,3 +252,23 @@ def test_a_window_scope_without_result_files_says_why(tmp_path: Path) -> None:
     assert results.get_best_result().metrics["loss"] == 1.0
     with pytest.raises(ValueError, match=r"result\.json.*write_results=True"):
         results.get_best_result(scope="last-5-avg")
+
+
+def test_the_loader_finds_directories_a_dirname_creator_named(tmp_path: Path) -> None:
+    def reports(config: dict[str, int]) -> None:
+        tunecore.report({"loss": float(config["x"])})
+
+    fitted = Tuner(
+        reports,
+        param_space={"x": tunecore.grid_search([1, 2])},
+        tune_config=TuneConfig(
+            metric="loss", mode="min", trial_dirname_creator=lambda t: f"mine-{t.config['x']}"
+        ),
+        run_config=RunConfig(
+            name="named", storage_path=str(tmp_path), verbose=0, executor="in_process"
+        ),
+    ).fit()
+    loaded = ResultGrid.from_path(tmp_path / "named")
+    assert [Path(r.path).name for r in loaded] == ["mine-1", "mine-2"]
+    assert [r.path for r in loaded] == [r.path for r in fitted]
+    assert [len(r.history or []) for r in loaded] == [1, 1]

@@ -1,0 +1,234 @@
+"""Trial resources and attached objects as Ray Tune users write them:
+`resources_per_trial` with memory, `Trainable.default_resource_request`,
+`with_resources`, `PlacementGroupFactory` and `with_parameters`, run with
+the in-process executor (what only Ray does is in tests/integration)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import tunecore as tune
+from tunecore import ResultGrid, RunConfig, TuneConfig, Tuner
+from tunecore.model import Resources, ResourcesUpdateRequested, TrialStatus
+from tunecore.shell.eventlog import read_log
+
+PAYLOAD = "large-object-" + "x" * 2000
+
+
+def fit(
+    trainable: object, tmp_path: Path, space: Mapping[str, Any] | None = None, **tune_config: Any
+) -> ResultGrid:
+    run = RunConfig(name="exp", storage_path=str(tmp_path), executor="in_process", verbose=0)
+    return Tuner(
+        trainable, param_space=space, tune_config=TuneConfig(**tune_config), run_config=run
+    ).fit()
+
+
+def train(config: dict[str, Any]) -> None:
+    tune.report({"score": config.get("x", 1)})
+
+
+class SixtyFourCpus(tune.Trainable):
+    @classmethod
+    def default_resource_request(cls, config: dict[str, Any]) -> object:
+        return {"cpu": config.get("cpus", 64)}
+
+    def step(self) -> dict[str, Any]:
+        return {"score": 1, "done": True}
+
+
+def by_config(results: ResultGrid, key: str) -> dict[object, tune.Result]:
+    return {result.config[key]: result for result in results}
+
+
+# -- bug 8: memory is Ray's memory, not a custom resource ----------------------
+
+
+def test_memory_and_object_store_memory_are_not_custom_resources(tmp_path: Path) -> None:
+    asks = {"cpu": 1, "memory": 2**20, "object_store_memory": 2**20}
+    results = fit(train, tmp_path, resources_per_trial=asks)
+    assert [r.status for r in results] == [TrialStatus.TERMINATED]
+    assert results[0].metrics["score"] == 1
+
+
+def test_a_memory_request_larger_than_the_machine_never_fits(tmp_path: Path) -> None:
+    results = fit(train, tmp_path, resources_per_trial={"cpu": 1, "memory": 2**60})
+    error = results[0].error or ""
+    assert results[0].status is TrialStatus.ERROR
+    assert "Insufficient cluster resources" in error
+    assert "TiB memory but the whole cluster has" in error
+
+
+# -- bug 9: default_resource_request is honoured --------------------------------
+
+
+def test_default_resource_request_is_honoured(tmp_path: Path) -> None:
+    results = fit(SixtyFourCpus, tmp_path)
+    assert results[0].status is TrialStatus.ERROR
+    assert "the trial requested 64 CPUs" in (results[0].error or "")
+
+
+def test_default_resource_request_depends_on_the_config(tmp_path: Path) -> None:
+    results = by_config(fit(SixtyFourCpus, tmp_path, {"cpus": tune.grid_search([1, 64])}), "cpus")
+    assert results[1].status is TrialStatus.TERMINATED
+    assert results[64].status is TrialStatus.ERROR
+    events = read_log(tmp_path / "exp").events
+    asked = [e.resources.cpu for e in events if isinstance(e, ResourcesUpdateRequested)]
+    assert sorted(asked) == [1.0, 64.0]  # the answers are logged: replay needs no code
+    assert tune.replay(tmp_path / "exp", quiet=True).state.done
+
+
+def test_default_resource_request_and_resources_per_trial_together_is_an_error() -> None:
+    with pytest.raises(ValueError, match="default_resource_request") as raised:
+        Tuner(SixtyFourCpus, tune_config=TuneConfig(resources_per_trial={"cpu": 1}))
+    assert "resources_per_trial={'cpu': 1}" in str(raised.value)
+
+
+# -- with_resources and PlacementGroupFactory -----------------------------------
+
+
+def test_with_resources_takes_a_dict(tmp_path: Path) -> None:
+    results = fit(tune.with_resources(train, {"cpu": 1000}), tmp_path)
+    assert "the trial requested 1000 CPUs" in (results[0].error or "")
+
+
+def test_with_resources_takes_a_function_of_the_config(tmp_path: Path) -> None:
+    trainable = tune.with_resources(train, lambda config: {"cpu": config["x"]})
+    results = by_config(fit(trainable, tmp_path, {"x": tune.grid_search([1, 500])}), "x")
+    assert results[1].metrics["score"] == 1
+    assert "the trial requested 500 CPUs" in (results[500].error or "")
+
+
+def test_with_resources_on_a_class_asks_for_the_group_sum(tmp_path: Path) -> None:
+    group = tune.PlacementGroupFactory([{"CPU": 1}, {"CPU": 700}], strategy="SPREAD")
+    results = fit(tune.with_resources(SixtyFourCpus, group), tmp_path)
+    error = results[0].error or ""
+    assert "the trial requested 701 CPUs" in error
+    assert "in 2 bundles (SPREAD)" in error
+
+
+def test_with_resources_and_resources_per_trial_together_is_an_error() -> None:
+    with pytest.raises(ValueError, match="with_resources"):
+        Tuner(
+            tune.with_resources(train, {"cpu": 2}),
+            tune_config=TuneConfig(resources_per_trial={"cpu": 1}),
+        )
+
+
+def test_a_placement_group_factory_reads_as_ray_s() -> None:
+    group = tune.PlacementGroupFactory([{"CPU": 1, "GPU": 0.5}, {"CPU": 2}])
+    assert group.bundles == [{"CPU": 1.0, "GPU": 0.5}, {"CPU": 2.0}]
+    assert group.required_resources == {"CPU": 3.0, "GPU": 0.5}
+    assert group.head_cpus == 1.0
+    assert group.strategy == "PACK"
+    assert group == tune.PlacementGroupFactory([{"CPU": 1, "GPU": 0.5}, {"CPU": 2}])
+    resources = group.as_resources()
+    assert (resources.cpu, resources.gpu, len(resources.bundles)) == (3.0, 0.5, 2)
+
+
+def test_a_single_bundle_is_a_plain_request() -> None:
+    resources = tune.PlacementGroupFactory([{"CPU": 2, "memory": 100}]).as_resources()
+    assert resources == Resources(cpu=2, memory=100)
+
+
+@pytest.mark.parametrize(
+    ("bundles", "strategy", "message"),
+    [
+        ([], "PACK", "non-empty list"),
+        ([{}, {}], "PACK", "asks for nothing"),
+        ([{"CPU": 1}], "TIGHT", "strategy='TIGHT'"),
+        ([{"CPU": -1}], "PACK", "bundles\\[0\\]\\['CPU'\\]=-1.0"),
+    ],
+)
+def test_a_bad_placement_group_factory_says_what_is_wrong(
+    bundles: list[dict[str, float]], strategy: str, message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        tune.PlacementGroupFactory(bundles, strategy=strategy)
+
+
+def test_a_bad_resources_per_trial_names_the_field_and_value() -> None:
+    with pytest.raises(ValueError, match="resources_per_trial\\['gpu'\\]=-1"):
+        TuneConfig(resources_per_trial={"gpu": -1})
+
+
+# -- with_parameters --------------------------------------------------------------
+
+
+def train_with(config: dict[str, Any], data: str, scale: int = 1) -> None:
+    tune.report({"length": len(data) * scale, "x": config["x"]})
+
+
+class SetupWith(tune.Trainable):
+    def setup(self, config: dict[str, Any], data: str = "") -> None:
+        self.length = len(data)
+
+    def step(self) -> dict[str, Any]:
+        return {"length": self.length, "done": True}
+
+
+def test_with_parameters_passes_objects_to_a_function(tmp_path: Path) -> None:
+    trainable = tune.with_parameters(train_with, data=PAYLOAD, scale=2)
+    results = fit(trainable, tmp_path, {"x": tune.grid_search([1, 2])})
+    assert [r.metrics["length"] for r in results] == [2 * len(PAYLOAD)] * 2
+
+
+def test_with_parameters_passes_objects_to_setup(tmp_path: Path) -> None:
+    results = fit(tune.with_parameters(SetupWith, data=PAYLOAD), tmp_path)
+    assert results[0].metrics["length"] == len(PAYLOAD)
+
+
+def test_with_parameters_keeps_the_function_s_checkpoint_dir_form(tmp_path: Path) -> None:
+    def legacy(config: dict[str, Any], checkpoint_dir: str | None = None, data: str = "") -> None:
+        tune.report({"length": len(data), "fresh": checkpoint_dir is None})
+
+    results = fit(tune.with_parameters(legacy, data=PAYLOAD), tmp_path)
+    assert results[0].metrics["length"] == len(PAYLOAD)
+    assert results[0].metrics["fresh"] is True
+
+
+def test_with_parameters_objects_are_never_persisted(tmp_path: Path) -> None:
+    fit(tune.with_parameters(train_with, data=PAYLOAD), tmp_path, {"x": 1})
+    written = [p for p in (tmp_path / "exp").rglob("*") if p.is_file()]
+    assert written
+    assert not [p for p in written if b"large-object-xxx" in p.read_bytes()]
+    assert read_log(tmp_path / "exp").header.trainable.startswith("with_parameters(")
+
+
+def train_or_fail(config: dict[str, Any], data: str) -> None:
+    if data == "broken":
+        raise RuntimeError("the data was broken")
+    tune.report({"length": len(data)})
+
+
+def test_restore_takes_the_objects_from_the_trainable_passed_again(tmp_path: Path) -> None:
+    first = fit(tune.with_parameters(train_or_fail, data="broken"), tmp_path, {"x": 1})
+    assert first[0].status is TrialStatus.ERROR
+    again = tune.with_parameters(train_or_fail, data=PAYLOAD)
+    restored = Tuner.restore(tmp_path / "exp", trainable=again, restart_errored=True).fit()
+    assert restored[0].status is TrialStatus.TERMINATED
+    assert restored[0].metrics["length"] == len(PAYLOAD)
+
+
+def test_restore_in_a_new_process_without_the_trainable_says_so(tmp_path: Path) -> None:
+    fit(tune.with_parameters(train_with, data=PAYLOAD), tmp_path, {"x": 1})
+    script = f"import tunecore; tunecore.Tuner.restore({str(tmp_path / 'exp')!r})"
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode != 0
+    assert "with_parameters(" in done.stderr
+    assert "trainable" in done.stderr
+
+
+def test_with_parameters_refuses_what_is_not_a_trainable() -> None:
+    with pytest.raises(ValueError, match="only works with function trainables"):
+        tune.with_parameters(42, data=1)
+    with pytest.raises(ValueError, match="only works with function trainables"):
+        tune.with_resources(dict, {"cpu": 1})

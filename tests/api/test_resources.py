@@ -22,7 +22,7 @@ PAYLOAD = "large-object-" + "x" * 2000
 
 
 def fit(
-    trainable: object, tmp_path: Path, space: Mapping[str, Any] | None = None, **tune_config: Any
+    trainable: Any, tmp_path: Path, space: Mapping[str, Any] | None = None, **tune_config: Any
 ) -> ResultGrid:
     run = RunConfig(name="exp", storage_path=str(tmp_path), executor="in_process", verbose=0)
     return Tuner(

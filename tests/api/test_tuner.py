@@ -77,7 +77,7 @@ def test_bad_settings_name_the_field_and_the_value(build: object, field: str, va
 
 def test_a_nested_stopping_criterion_is_refused_with_the_flat_spelling() -> None:
     with pytest.raises(pydantic.ValidationError, match=r"join the keys with '/'.*'val/loss'"):
-        RunConfig(stop={"val": {"loss": 0.1}})  # type: ignore[dict-item]
+        RunConfig(stop={"val": {"loss": 0.1}})
 
 
 # -- options ---------------------------------------------------------------------

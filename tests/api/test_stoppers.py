@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime
 import tempfile
+import warnings
 from collections import Counter
 from pathlib import Path
 
@@ -284,3 +285,14 @@ def test_a_resumed_experiment_keeps_its_stoppers_state(tmp_path: Path) -> None:
     counts = final.state.stopper  # the built-in part; the function ran in the shell
     assert isinstance(counts, MaximumIterationStopper)
     assert sorted(counts.seen.values()) == [3, 5, 6]
+
+
+def test_a_restore_without_ones_own_stopper_says_to_pass_it(tmp_path: Path) -> None:
+    with pytest.raises(Crash):
+        stoppers_experiment(tmp_path, [CrashAfter(results=7)]).fit()
+    with pytest.warns(UserWarning, match=r"FunctionStopper\(loss_below_zero\).*stop=") as caught:
+        Tuner.restore(tmp_path / "exp")
+    assert len(caught) == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Tuner.restore(tmp_path / "exp", stop=FunctionStopper(loss_below_zero))

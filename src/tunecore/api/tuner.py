@@ -20,6 +20,7 @@ import itertools
 import os
 import secrets
 import time
+import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Literal
@@ -161,6 +162,13 @@ class Tuner:
                 stop=stop,
             ),
         )
+        if settings.own_stopper is not None and stop is None:
+            warnings.warn(
+                f"{experiment_dir} ran with a stopper of your own ({settings.own_stopper}); "
+                "it is code, which the log does not hold: pass it again as "
+                "Tuner.restore(..., stop=...) to keep using it",
+                stacklevel=2,
+            )
         tuner._name = header.trainable
         tuner._restored_from = experiment_dir
         tuner._snapshot_kind = snapshot_kind
@@ -206,6 +214,7 @@ class Tuner:
             journal=journal,
             inbox=Inbox(storage.experiment_dir),
             clock=clock,
+            stopper=self._stop.user,
             resources_of=self._resources.of_config,
             stopper=self._stop.user,
             functions=UserFunctions.of(self._space, self._tune.search_alg, self._tune.scheduler),
@@ -294,6 +303,7 @@ class Tuner:
             chdir_to_trial_dir=tune.chdir_to_trial_dir,
             verbose=run.verbose,
             fsync_interval_ms=run.fsync_interval_ms,
+            own_stopper=None if self._stop.user is None else self._stop.user.describe(),
         )
 
     def _experiment_config(self) -> ExperimentConfig:

@@ -66,6 +66,9 @@ class RunSettings(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     chdir_to_trial_dir: bool = False
     verbose: int = 1
     fsync_interval_ms: int = 1000
+    own_stopper: str | None = None
+    """The name of the user's own stopper, if any: code, which the log does
+    not hold, so a restore without it can say so."""
 
 
 class LogHeader(msgspec.Struct, frozen=True, kw_only=True):

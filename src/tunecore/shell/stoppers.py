@@ -144,6 +144,9 @@ class UserStoppers:
                 return _name(stopper)
         return None
 
+    def describe(self) -> str:
+        return " | ".join(_name(s) for s in self.stoppers)
+
     def stop_all(self) -> str | None:
         """Why the whole experiment stops now, or None."""
         for stopper in self.stoppers:

@@ -2,17 +2,20 @@
 
 Everything a user needs is here under the names Ray Tune users know:
 `Tuner`, `TuneConfig`, `RunConfig`, `report`, `get_checkpoint`,
-`Checkpoint`, `Trainable`, the search-space functions. Schedulers are in
-`tunecore.schedulers`, searchers in `tunecore.search`, stoppers in
-`tunecore.stopper` (`import tunecore as tune; tune.stopper.X` works).
+`Checkpoint`, `Trainable`, `Callback`, the search-space functions.
+Schedulers are in `tunecore.schedulers`, searchers in `tunecore.search`,
+stoppers in `tunecore.stopper`, loggers in `tunecore.logger`, result keys in
+`tunecore.result`; `import tunecore as tune` reaches them all
+(`tune.schedulers.ASHAScheduler`) without another import.
 The pure core (`tunecore.core`) and its data (`tunecore.model`) can be used
 on their own: they need no Ray and no clock.
 """
 
-from tunecore import stopper
+from tunecore import logger, result, schedulers, search, stopper
 from tunecore._version import __version__
 from tunecore.api.analysis import ExperimentAnalysis
 from tunecore.api.config import CheckpointConfig, FailureConfig, RunConfig, TuneConfig
+from tunecore.api.errors import TuneError
 from tunecore.api.results import Result, ResultGrid
 from tunecore.api.simulate import simulate
 from tunecore.api.tuner import Tuner, run
@@ -31,6 +34,7 @@ from tunecore.core.search.domains import (
     sample_from,
     uniform,
 )
+from tunecore.shell.callbacks import Callback
 from tunecore.shell.replay import replay
 from tunecore.shell.stoppers import Stopper
 from tunecore.shell.trainable import (
@@ -46,6 +50,7 @@ from tunecore.shell.trainable.resources import PlacementGroupFactory
 from tunecore.shell.trainable.wrappers import with_parameters, with_resources
 
 __all__ = [
+    "Callback",
     "Checkpoint",
     "CheckpointConfig",
     "ExperimentAnalysis",
@@ -57,6 +62,7 @@ __all__ = [
     "Stopper",
     "Trainable",
     "TuneConfig",
+    "TuneError",
     "Tuner",
     "__version__",
     "checkpoint_dir",
@@ -64,6 +70,7 @@ __all__ = [
     "get_checkpoint",
     "get_context",
     "grid_search",
+    "logger",
     "lograndint",
     "loguniform",
     "qlograndint",
@@ -76,8 +83,11 @@ __all__ = [
     "register_trainable",
     "replay",
     "report",
+    "result",
     "run",
     "sample_from",
+    "schedulers",
+    "search",
     "simulate",
     "stopper",
     "uniform",

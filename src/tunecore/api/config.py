@@ -60,7 +60,10 @@ class FailureConfig(BaseModel):
     model_config = _FROZEN
 
     max_failures: Annotated[int, Field(ge=-1)] = 0
-    fail_fast: bool = False
+    fail_fast: bool | Literal["raise"] = False
+    """True: the first trial in ERROR stops the others and ends the
+    experiment. "raise" (Ray's): the same, then `fit()` raises `TuneError`
+    with that trial's error instead of returning."""
 
 
 class RunConfig(BaseModel):

@@ -166,12 +166,87 @@ TrialDirOf = Callable[[Trial], Path]
 (`trial.local_path`, which applies the user's `trial_dirname_creator`)."""
 
 
-class _TrialFilesCallback(Callback):
-    """What the file loggers share: the storage and a trial's directory."""
+class LoggerCallback(Callback):
+    """Ray Tune's base for loggers: override the `log_trial_*` methods, the
+    hooks call them (`log_trial_end` with `failed=True` on an error)."""
 
-    def __init__(self, storage: ExperimentStorage, dir_of: TrialDirOf | None = None) -> None:
-        self.storage = storage
-        self.dir_of: TrialDirOf = dir_of if dir_of is not None else _default_dir_of(storage)
+    def attach(self, storage: ExperimentStorage) -> None:
+        """`fit()` calls this as it starts, with the experiment's storage;
+        the built-in file loggers write there."""
+
+    def log_trial_start(self, trial: Trial) -> None:
+        """The trial's worker started."""
+
+    def log_trial_restore(self, trial: Trial) -> None:
+        """The trial restored a checkpoint."""
+
+    def log_trial_save(self, trial: Trial) -> None:
+        """The trial saved a checkpoint."""
+
+    def log_trial_result(
+        self, iteration: int, trial: Trial, result: Mapping[str, JsonValue]
+    ) -> None:
+        """The trial reported `result`."""
+
+    def log_trial_end(self, trial: Trial, failed: bool = False) -> None:
+        """The trial ended; `failed` when it ended in ERROR."""
+
+    def on_trial_start(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
+        self.log_trial_start(trial)
+
+    def on_trial_restore(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
+        self.log_trial_restore(trial)
+
+    def on_trial_save(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
+        self.log_trial_save(trial)
+
+    def on_trial_result(
+        self,
+        iteration: int,
+        trials: Sequence[Trial],
+        trial: Trial,
+        result: Mapping[str, JsonValue],
+    ) -> None:
+        self.log_trial_result(iteration, trial, result)
+
+    def on_trial_complete(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
+        self.log_trial_end(trial, failed=False)
+
+    def on_trial_error(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
+        self.log_trial_end(trial, failed=True)
+
+
+class _TrialFilesCallback(LoggerCallback):
+    """What the file loggers share: the storage and a trial's directory.
+
+    Made without a storage (`JsonLoggerCallback()`, as Ray Tune scripts
+    write it), a logger is attached to the experiment's storage when
+    `fit()` starts (`attach`)."""
+
+    def __init__(
+        self, storage: ExperimentStorage | None = None, dir_of: TrialDirOf | None = None
+    ) -> None:
+        self._storage = storage
+        self._dir_of = dir_of
+
+    def attach(self, storage: ExperimentStorage) -> None:
+        """Write into `storage`, unless the logger was made with one."""
+        if self._storage is None:
+            self._storage = storage
+
+    @property
+    def storage(self) -> ExperimentStorage:
+        if self._storage is None:
+            raise RuntimeError(
+                f"{type(self).__name__} has no experiment to write into: pass it to "
+                "RunConfig(callbacks=[...]) or make it with a storage"
+            )
+        return self._storage
+
+    def dir_of(self, trial: Trial) -> Path:
+        if self._dir_of is not None:
+            return self._dir_of(trial)
+        return _default_dir_of(self.storage)(trial)
 
 
 def _default_dir_of(storage: ExperimentStorage) -> TrialDirOf:
@@ -186,12 +261,8 @@ class JsonLoggerCallback(_TrialFilesCallback):
     """One result.json line per result. (params.json is the loop's: it
     belongs to the trial's storage, and changes when PBT resets a config.)"""
 
-    def on_trial_result(
-        self,
-        iteration: int,
-        trials: Sequence[Trial],
-        trial: Trial,
-        result: Mapping[str, JsonValue],
+    def log_trial_result(
+        self, iteration: int, trial: Trial, result: Mapping[str, JsonValue]
     ) -> None:
         self.storage.append_json_result(self.dir_of(trial), result)
 
@@ -199,12 +270,8 @@ class JsonLoggerCallback(_TrialFilesCallback):
 class CSVLoggerCallback(_TrialFilesCallback):
     """One progress.csv row per result (header policy: see storage)."""
 
-    def on_trial_result(
-        self,
-        iteration: int,
-        trials: Sequence[Trial],
-        trial: Trial,
-        result: Mapping[str, JsonValue],
+    def log_trial_result(
+        self, iteration: int, trial: Trial, result: Mapping[str, JsonValue]
     ) -> None:
         self.storage.append_csv_result(self.dir_of(trial), result)
 
@@ -224,14 +291,18 @@ class _ScalarWriter(Protocol):
 
 class TensorBoardCallback(_TrialFilesCallback):
     """Numeric results as TensorBoard scalars, one event file per trial in
-    its directory, stepped by `training_iteration`.
+    its directory, stepped by `training_iteration`. The writer flushes every
+    30 s and when the trial ends, not per result: a result costs no disk
+    write here.
 
     tensorboardX is optional and imported only here, when one is made: a
     missing install is an `ImportError` saying how to get it, raised where
     the user asked for TensorBoard rather than at the first result.
     """
 
-    def __init__(self, storage: ExperimentStorage, dir_of: TrialDirOf | None = None) -> None:
+    def __init__(
+        self, storage: ExperimentStorage | None = None, dir_of: TrialDirOf | None = None
+    ) -> None:
         super().__init__(storage, dir_of)
         try:
             module = importlib.import_module("tensorboardX")
@@ -250,12 +321,8 @@ class TensorBoardCallback(_TrialFilesCallback):
             self._writers[trial.trial_id] = writer
         return writer
 
-    def on_trial_result(
-        self,
-        iteration: int,
-        trials: Sequence[Trial],
-        trial: Trial,
-        result: Mapping[str, JsonValue],
+    def log_trial_result(
+        self, iteration: int, trial: Trial, result: Mapping[str, JsonValue]
     ) -> None:
         raw_step = result.get(TRAINING_ITERATION)
         step = raw_step if isinstance(raw_step, int) and not isinstance(raw_step, bool) else None
@@ -266,17 +333,13 @@ class TensorBoardCallback(_TrialFilesCallback):
             number = float(cast(float, value))
             if math.isfinite(number):
                 writer.add_scalar(TENSORBOARD_TAG_PREFIX + key, number, global_step=step)
-        writer.flush()
 
     def _close(self, trial: Trial) -> None:
         writer = self._writers.pop(trial.trial_id, None)
         if writer is not None:
             writer.close()
 
-    def on_trial_complete(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
-        self._close(trial)
-
-    def on_trial_error(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
+    def log_trial_end(self, trial: Trial, failed: bool = False) -> None:
         self._close(trial)
 
     def on_experiment_end(self, trials: Sequence[Trial]) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime
 import functools
+import importlib.util
 import itertools
 import os
 import secrets
@@ -30,6 +31,7 @@ import msgspec
 from tunecore._version import __version__
 from tunecore.api.analysis import ExperimentAnalysis
 from tunecore.api.config import CheckpointConfig, FailureConfig, RunConfig, TuneConfig
+from tunecore.api.errors import TuneError
 from tunecore.api.results import ResultGrid
 from tunecore.core.experiment import ExperimentConfig, ExperimentState, new_experiment
 from tunecore.core.experiment.snapshot import decode_state, encode_state
@@ -37,7 +39,14 @@ from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.core.search import BasicVariantGenerator, ConcurrencyLimiter, Searcher
 from tunecore.core.search.generator import UNBOUNDED
 from tunecore.model import CheckpointPolicy, ExperimentResumed, ExportFormat, Mode
-from tunecore.shell.callbacks import Callback, CallbackList, CSVLoggerCallback, JsonLoggerCallback
+from tunecore.shell.callbacks import (
+    Callback,
+    CallbackList,
+    CSVLoggerCallback,
+    JsonLoggerCallback,
+    LoggerCallback,
+    TensorBoardCallback,
+)
 from tunecore.shell.eventlog import (
     LOG_FORMAT,
     SIMULATED,
@@ -49,9 +58,9 @@ from tunecore.shell.eventlog import (
     read_log,
 )
 from tunecore.shell.executors.base import Executor
-from tunecore.shell.functions import UserFunctions
 from tunecore.shell.executors.host import TrainableFactory
 from tunecore.shell.executors.inprocess import InProcessExecutor, this_machine
+from tunecore.shell.functions import UserFunctions
 from tunecore.shell.inbox import Inbox
 from tunecore.shell.journal import Journal, SnapshotStore
 from tunecore.shell.loop import ExperimentLoop
@@ -216,7 +225,6 @@ class Tuner:
             clock=clock,
             stopper=self._stop.user,
             resources_of=self._resources.of_config,
-            stopper=self._stop.user,
             functions=UserFunctions.of(self._space, self._tune.search_alg, self._tune.scheduler),
         )
         if self._resume is not None:
@@ -230,6 +238,11 @@ class Tuner:
         self._results = ResultGrid.from_state(
             final, {t: loop.trial_dir(t) for t in final.trials}, storage.experiment_dir
         )
+        if run.failure_config.fail_fast == "raise" and final.error is not None:
+            raise TuneError(
+                f"{final.error}\n(fail_fast='raise': the experiment in "
+                f"{storage.experiment_dir} stopped there; its results and log are kept)"
+            )
         return self._results
 
     def get_results(self) -> ResultGrid:
@@ -325,10 +338,12 @@ class Tuner:
             resources_per_trial=self._resources.fixed,
             resources_from_config=self._resources.of_config is not None,
             max_failures=failures.max_failures,
-            fail_fast=failures.fail_fast,
+            fail_fast=bool(failures.fail_fast),
             max_pending_trials=tune.max_pending_trials or 16,
             time_budget_s=tune.time_budget_s,
             trial_id_prefix=self._trial_id_prefix(),
+            strict_metric_checking=os.environ.get("TUNE_DISABLE_STRICT_METRIC_CHECKING", "0")
+            != "1",
             export_formats=tuple(ExportFormat(f) for f in run.export_formats),
         )
 
@@ -340,8 +355,26 @@ class Tuner:
         return time.time
 
     def _result_writers(self, storage: ExperimentStorage) -> list[Callback]:
-        """The callbacks that write each trial's result.json and progress.csv."""
-        return [JsonLoggerCallback(storage), CSVLoggerCallback(storage)]
+        """The loggers that write each trial's result.json and progress.csv
+        (tunecore reads them back: always on) and, as in Ray Tune, its
+        TensorBoard events when tensorboardX is installed and
+        `TUNE_DISABLE_AUTO_CALLBACK_LOGGERS` is not 1. A logger of one of
+        these kinds among the user's callbacks replaces the default one."""
+        kinds: list[type[JsonLoggerCallback | CSVLoggerCallback | TensorBoardCallback]] = [
+            JsonLoggerCallback,
+            CSVLoggerCallback,
+        ]
+        if (
+            os.environ.get("TUNE_DISABLE_AUTO_CALLBACK_LOGGERS", "0") != "1"
+            and importlib.util.find_spec("tensorboardX") is not None
+        ):
+            kinds.append(TensorBoardCallback)
+        given = self._run.callbacks
+        for callback in given:
+            if isinstance(callback, LoggerCallback):
+                callback.attach(storage)
+        missing = [k for k in kinds if not any(isinstance(c, k) for c in given)]
+        return [kind(storage) for kind in missing]
 
     def _scheduler(self) -> TrialScheduler | None:
         scheduler: TrialScheduler | None = self._tune.scheduler

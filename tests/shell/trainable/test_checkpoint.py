@@ -86,6 +86,24 @@ def test_write_checkpoint_copies_all_but_tunecores_own_files(tmp_path: Path) -> 
     assert not is_temporary(str(dest))
 
 
+def test_a_linked_write_shares_the_files_and_never_writes_through_one(tmp_path: Path) -> None:
+    source = filled(tmp_path / "source")
+    dest = tmp_path / "dest"
+    (dest / "sub").mkdir(parents=True)
+    other = tmp_path / "other.txt"
+    other.write_text("someone else's")
+    os.link(other, dest / "sub" / "notes.txt")  # a file already there, shared with another
+
+    write_checkpoint(str(dest), str(source), CheckpointMeta(), link=True)
+
+    assert listing(dest) == {**listing(source), META_FILE: (dest / META_FILE).read_bytes()}
+    assert os.stat(dest / "weights.bin").st_ino == os.stat(source / "weights.bin").st_ino
+    assert (
+        os.stat(dest / "sub" / "notes.txt").st_ino == os.stat(source / "sub" / "notes.txt").st_ino
+    )
+    assert other.read_text() == "someone else's"
+
+
 def test_a_null_checkpoint_is_the_marker_and_the_metadata(tmp_path: Path) -> None:
     write_checkpoint(str(tmp_path / "n"), None, CheckpointMeta())
     assert sorted(os.listdir(tmp_path / "n")) == sorted([NULL_MARKER, META_FILE])

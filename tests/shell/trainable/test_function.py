@@ -342,6 +342,26 @@ def test_a_checkpoint_reported_from_a_temporary_directory_is_saved_after_it_is_g
     assert (unpacked / "state.txt").read_text() == "one"
 
 
+def test_a_reported_checkpoint_is_a_copy_the_user_cannot_change_and_saves_share_it(
+    make_function: MakeFunction, tmp_path: Path
+) -> None:
+    user_dir = tmp_path / "user"
+
+    def fn(config: JsonDict) -> None:
+        report({"step": 1}, checkpoint=make_checkpoint(user_dir, "one"))
+        (user_dir / "state.txt").write_text("changed in place")  # the same file, truncated
+        report({"step": 2})
+
+    trainable = make_function(fn)
+    trainable.train()
+    trainable.train()
+    saved = tmp_path / "saved"
+    trainable.save(str(saved))
+    assert (saved / "state.txt").read_text() == "one"
+    # The save links tunecore's private copy instead of copying it again.
+    assert os.stat(saved / "state.txt").st_nlink == 2
+
+
 def test_only_the_latest_copy_of_a_reported_checkpoint_is_kept(
     make_function: MakeFunction, tmp_path: Path
 ) -> None:

@@ -22,6 +22,7 @@ or run code, which is why this is not a pickle.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import shutil
@@ -98,20 +99,42 @@ def make_temporary_dir(parent: str) -> str:
     return path
 
 
-def write_checkpoint(dest: str, source: str | None, meta: CheckpointMeta) -> None:
+def write_checkpoint(
+    dest: str, source: str | None, meta: CheckpointMeta, *, link: bool = False
+) -> None:
     """Fill `dest` with the files of the checkpoint directory `source` (or,
-    with no source, the null marker) and the metadata `meta`."""
+    with no source, the null marker) and the metadata `meta`.
+
+    With `link`, files are hard-linked where the file system allows (else
+    copied): only for a source nobody will change in place, since both
+    directories then share the files."""
     os.makedirs(dest, exist_ok=True)
     if source is None:
         open(os.path.join(dest, NULL_MARKER), "ab").close()
     elif os.path.abspath(source) != os.path.abspath(dest):
+        copy = _link_or_copy if link else shutil.copy2
         for entry in _copied_entries(source):
             origin, target = os.path.join(source, entry), os.path.join(dest, entry)
             if os.path.isdir(origin) and not os.path.islink(origin):
-                shutil.copytree(origin, target, symlinks=True, dirs_exist_ok=True)
+                shutil.copytree(
+                    origin, target, symlinks=True, dirs_exist_ok=True, copy_function=copy
+                )
             else:
-                shutil.copy2(origin, target, follow_symlinks=False)
+                copy(origin, target, follow_symlinks=False)
     write_meta(dest, meta)
+
+
+def _link_or_copy(origin: str, target: str, *, follow_symlinks: bool = True) -> None:
+    """Hard-link `origin` at `target` (replacing a file there, never writing
+    through it), or copy it where no link can be made (a symlink, another
+    file system, one without hard links)."""
+    if not os.path.islink(origin):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(target)
+        with contextlib.suppress(OSError):
+            os.link(origin, target)
+            return
+    shutil.copy2(origin, target, follow_symlinks=follow_symlinks)
 
 
 def pack_checkpoint(source: str | None, meta: CheckpointMeta) -> bytes:

@@ -150,6 +150,8 @@ class _Latest:
 
     checkpoint: Checkpoint
     meta: CheckpointMeta
+    # tunecore's private copy (see `Reported.private`): saves link its files.
+    private: bool = False
 
 
 @dataclass(slots=True)
@@ -209,7 +211,9 @@ class FunctionTrainable:
     def save(self, checkpoint_dir: str) -> str:
         """Copy the latest checkpoint into `checkpoint_dir` (a null checkpoint
         if the function never reported one); returns `checkpoint_dir`."""
-        write_checkpoint(checkpoint_dir, *self._what_to_save())
+        latest = self._latest
+        private = latest is not None and latest.private
+        write_checkpoint(checkpoint_dir, *self._what_to_save(), link=private)
         return checkpoint_dir
 
     def save_to_bytes(self) -> bytes:
@@ -298,7 +302,7 @@ class FunctionTrainable:
 
     def _on_reported(self, message: Reported) -> JsonDict:
         result = self._clock.fill(message.metrics, message.measured_s)
-        self._keep_checkpoint(result, message.checkpoint)
+        self._keep_checkpoint(result, message.checkpoint, private=message.private)
         return result
 
     def _end_marker(self, message: Ended) -> JsonDict:
@@ -306,11 +310,13 @@ class FunctionTrainable:
         self._keep_checkpoint(marker, message.checkpoint)
         return marker
 
-    def _keep_checkpoint(self, result: JsonDict, checkpoint: Checkpoint | None) -> None:
+    def _keep_checkpoint(
+        self, result: JsonDict, checkpoint: Checkpoint | None, *, private: bool = False
+    ) -> None:
         """A checkpoint that came with `result` becomes the one to save, at
         the counts of `result`, and the result asks the driver to save it."""
         if checkpoint is not None:
-            self._latest = _Latest(checkpoint, self._clock.meta())
+            self._latest = _Latest(checkpoint, self._clock.meta(), private)
             result[SHOULD_CHECKPOINT] = True
 
     def _what_to_save(self) -> tuple[str | None, CheckpointMeta]:

@@ -72,11 +72,14 @@ logger = logging.getLogger(__name__)
 @dataclass(frozen=True, slots=True)
 class Reported:
     """The function reported `metrics`, with a new checkpoint if it made one.
-    `measured_s` is how long it ran since it last resumed (or started)."""
+    `measured_s` is how long it ran since it last resumed (or started).
+    `private`: the checkpoint is tunecore's copy of the user's directory,
+    which nobody else sees or changes, so saves may hard-link its files."""
 
     metrics: JsonDict
     checkpoint: Checkpoint | None
     measured_s: float
+    private: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,12 +172,13 @@ class TrialSession:
                 f"report(checkpoint=...) takes a Checkpoint (Checkpoint.from_directory(path)), "
                 f"got {type(checkpoint).__name__}"
             )
+        private = False
         if checkpoint is None:
             checkpoint = self._pending
         elif not self._in_scratch(checkpoint.path):
-            checkpoint = self._copied(checkpoint)
+            checkpoint, private = self._copied(checkpoint), True
         self._pending = None
-        self._messages.put(Reported(result, checkpoint, measured))
+        self._messages.put(Reported(result, checkpoint, measured, private))
         self._continue.acquire()
         self._raise_if_stopping()
         self._resumed_at = time.monotonic()

@@ -70,6 +70,15 @@ def test_steps_carry_the_automatic_fields(context: TrialContext) -> None:
     assert inner.config == {"step": 2.0}
 
 
+def test_step_values_that_are_not_json_are_converted(context: TrialContext) -> None:
+    class Reports(Trainable):
+        def step(self) -> Mapping[str, object]:
+            return {"where": Path("/data"), "pair": (1, 2)}
+
+    result = ClassTrainable(Reports, {}, context).train()
+    assert (result["where"], result["pair"]) == ("/data", [1, 2])
+
+
 def test_a_dict_checkpoint_is_json_and_restores_into_a_new_instance(
     context: TrialContext, tmp_path: Path
 ) -> None:

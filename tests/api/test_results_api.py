@@ -110,7 +110,7 @@ def test_best_checkpoints_are_the_kept_ones_with_their_metrics(
     _, results = experiment
     result = results[1]  # x=1: two of the best (1.0; ties go to the newer, as in Ray)
     kept = [(Path(c.path, "step").read_text(), m["loss"]) for c, m in result.best_checkpoints]
-    assert kept == [("8", 1.0), ("9", 1.0), ("10", 1.5)]  # and the newest
+    assert kept == [("10", 1.5), ("8", 1.0), ("9", 1.0)]  # and the newest; worst first
     best = result.get_best_checkpoint("loss", "min")
     assert best is not None
     assert Path(best.path, "step").read_text() == "8"  # the first of the ties

@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from tunecore.api.history import as_dataframe, last_n_average, pandas_module, read_history
 from tunecore.api.loader import load_experiment
-from tunecore.core.checkpoints import newest_persistent
+from tunecore.core.checkpoints import newest_persistent, score_key
 from tunecore.core.experiment import ExperimentState
 from tunecore.core.results import flatten, is_number
-from tunecore.model import JsonDict, JsonValue, MetricStats, TrialState, TrialStatus
+from tunecore.model import CheckpointRef, JsonDict, JsonValue, MetricStats, TrialState, TrialStatus
 from tunecore.shell.replay import BUILTIN, SnapshotKind
 from tunecore.shell.trainable import Checkpoint
 from tunecore.shell.trial_view import Trial
@@ -56,8 +56,10 @@ class PathStr(str):
 class Result:
     """One trial's outcome: its last result, config, directory, newest
     persistent checkpoint and, if it failed, its error. `best_checkpoints`
-    are the persistent checkpoints the trial kept, oldest first, each with
-    the metrics of the result it was taken at."""
+    are the persistent checkpoints the trial kept, each with the metrics
+    of the result it was taken at, as Ray orders them: worst first by the
+    checkpoint score (`CheckpointConfig.checkpoint_score_attribute`,
+    default the iteration, so oldest first)."""
 
     trial_id: str
     metrics: JsonDict
@@ -320,6 +322,15 @@ def _score(result: Result, metric: str, mode: str, scope: Scope) -> float | None
     return stats.avg if scope == "avg" else (stats.max if mode == "max" else stats.min)
 
 
+def _by_score(trial: TrialState) -> list[CheckpointRef]:
+    """The trial's kept persistent checkpoints as Ray lists them: by the
+    score its checkpoint config ranks them with, worst first; of equal
+    scores, the older first."""
+    kept, policy = trial.checkpoints.persistent, trial.spec.checkpoint_policy
+    order = sorted(range(len(kept)), key=lambda i: (score_key(kept[i], policy), i))
+    return [kept[i] for i in order]
+
+
 def _result(trial: TrialState, path: Path, experiment_path: Path) -> Result:
     """A trial's result; checkpoint paths in the state are relative to the
     experiment directory (absolute in logs from before that)."""
@@ -339,6 +350,6 @@ def _result(trial: TrialState, path: Path, experiment_path: Path) -> Result:
         metric_analysis=trial.metric_analysis,
         best_checkpoints=[
             (Checkpoint.from_directory(str(experiment_path / kept.path)), kept.metrics)
-            for kept in trial.checkpoints.persistent
+            for kept in _by_score(trial)
         ],
     )

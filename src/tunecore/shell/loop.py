@@ -31,9 +31,9 @@ from typing import overload
 
 import msgspec
 
-from tunecore.core.experiment import ExperimentState, step
+from tunecore.core.experiment import ExperimentState, Stepped, step
 from tunecore.core.naming import error_entry
-from tunecore.core.results import is_end_marker
+from tunecore.core.results import SHOULD_CHECKPOINT, is_end_marker
 from tunecore.model import (
     CheckpointRef,
     CheckpointSaved,
@@ -211,9 +211,12 @@ class ExperimentLoop:
                 event = msgspec.structs.replace(event, checkpoint=portable)
             if isinstance(event, ResultReported) and self._stopper is not None:
                 event = self._judged(event, self._stopper)
+            preview = None
+            if isinstance(event, ResultReported):
+                event, preview = self._told_result(event)
             if self._on_event is not None:
                 self._on_event(event)
-            commands = self._logged_step(event)
+            commands = self._logged_step(event, preview)
             if commands is None:
                 continue
             self._iteration += 1
@@ -228,16 +231,20 @@ class ExperimentLoop:
         if self._on_state is not None:
             self._on_state(self.state)
 
-    def _logged_step(self, event: ExperimentEvent) -> tuple[Command, ...] | None:
-        """Log `event`, step the core and record what it applied, with
-        Ctrl-C held back meanwhile (see `InterruptGuard`): the log never
-        holds an event the state did not get. None if the core rejected it
-        (logged too: replay must meet the same rejections)."""
+    def _logged_step(
+        self, event: ExperimentEvent, outcome: Stepped | Rejection | None = None
+    ) -> tuple[Command, ...] | None:
+        """Log `event`, step the core (unless `outcome` is that step, taken
+        already) and record what it applied, with Ctrl-C held back meanwhile
+        (see `InterruptGuard`): the log never holds an event the state did
+        not get. None if the core rejected it (logged too: replay must meet
+        the same rejections)."""
         journal = self._journal
         with self._interrupts.critical():
             if journal is not None:
                 journal.record(event)
-            outcome = step(self.state, event)
+            if outcome is None:
+                outcome = step(self.state, event)
             if isinstance(outcome, Rejection):
                 logger.debug("Skipped: %s", outcome)
                 if journal is not None:
@@ -247,6 +254,26 @@ class ExperimentLoop:
             if journal is not None:
                 journal.applied(commands)
         return commands
+
+    def _told_result(self, event: ResultReported) -> tuple[ResultReported, Stepped | Rejection]:
+        """Tell the callbacks about a result before it is logged, as Ray Tune
+        does before it decides on checkpoints: `step` is pure, so the result
+        as the core records it can be shown first. A callback that sets
+        `should_checkpoint` in the result it is given makes it the result
+        the trial reported (and the one logged); then the step is taken
+        again. Returns the event to log and its step."""
+        outcome = step(self.state, event)
+        if isinstance(outcome, Rejection) or is_end_marker(event.result):
+            return event, outcome  # the end of a function is no result of its own
+        trial = outcome[0].trials[event.trial_id]
+        shown = dict(trial.last_result)
+        self._callbacks.on_trial_result(
+            self._iteration + 1, self._trials(), self._view(trial), shown
+        )
+        if shown.get(SHOULD_CHECKPOINT) is True and event.result.get(SHOULD_CHECKPOINT) is not True:
+            event = msgspec.structs.replace(event, result={**event.result, SHOULD_CHECKPOINT: True})
+            return event, step(self.state, event)
+        return event, outcome
 
     def _judged(self, event: ResultReported, stopper: UserStoppers) -> ResultReported:
         """The result with the user's stoppers' verdict in it (see
@@ -271,14 +298,7 @@ class ExperimentLoop:
 
     def _observe(self, event: ExperimentEvent) -> None:
         """Tell the callbacks what an accepted event did."""
-        if isinstance(event, ResultReported):
-            if is_end_marker(event.result):  # no result: the trial completes on its last
-                return
-            trial = self.state.trials[event.trial_id]
-            self._callbacks.on_trial_result(
-                self._iteration, self._trials(), self._view(trial), trial.last_result
-            )
-        elif isinstance(event, CheckpointSaved):
+        if isinstance(event, CheckpointSaved):
             trial = self.state.trials[event.trial_id]
             self._callbacks.on_trial_save(self._iteration, self._trials(), self._view(trial))
             located = self._storage.located(event.checkpoint)

@@ -1,19 +1,20 @@
 """Putting a trial's result files back in line with the event log when an
 experiment resumes.
 
-The loop writes a result to result.json and progress.csv right after `step`
-accepted it, and the event was logged before that, so after a crash a
-trial's files hold every logged result, or all but the last one, and maybe
-half a line. A trial that will run again restarts from its newest
+The loop writes a result to result.json and progress.csv just before it
+logs the event (callbacks see a result first, so that one can ask for a
+checkpoint), so after a crash a trial's files hold every logged result,
+perhaps one more, and maybe half a line. A trial that will run again restarts from its newest
 persistent checkpoint and reports the results after it once more. So, for
 each trial that reported anything:
 
 - one that will run again keeps the rows up to and including the last one
   at its checkpoint's `training_iteration` (none without a checkpoint): the
   rest it reports again;
-- a finished one keeps every row, and gets back its last result if the
-  crash came between logging it and writing it (a trial stopped before it
-  reported anything has no result to get back).
+- a finished one (also one a resume with `resume_unfinished=False` ends)
+  keeps the rows up to its last logged result: a row written after it was
+  never logged, and the last result, if missing, is written back (a trial
+  stopped before it reported anything has no result to get back).
 
 Either way no result is lost and none is written twice. progress.csv is
 rewritten from the same rows whenever its count disagrees (a crash can
@@ -68,9 +69,14 @@ def rows_to_keep(trial: TrialState, rows: list[Row]) -> list[Row]:
         )
         return rows[: last + 1]
     final = trial.last_result
-    if not final or (rows and _same_result(rows[-1], _as_row(final))):
+    if not final:
         return rows
-    return [*rows, _as_row(final)]
+    row = _as_row(final)
+    if rows and _same_result(rows[-1], row):
+        return rows
+    if len(rows) >= 2 and _same_result(rows[-2], row):
+        return rows[:-1]  # written, then the driver died before logging it
+    return [*rows, row]
 
 
 def _same_result(written: Row, final: Row) -> bool:

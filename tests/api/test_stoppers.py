@@ -18,6 +18,7 @@ import tunecore
 from tests.api.test_restore import Crash, CrashAfter, checkpointed_step, report_step
 from tunecore import RunConfig, TuneConfig, Tuner
 from tunecore.api.results import ResultGrid
+from tunecore.core import current_checkpoint
 from tunecore.model import JsonDict, ResultReported
 from tunecore.shell.callbacks import Callback
 from tunecore.shell.eventlog import read_log
@@ -193,9 +194,9 @@ def test_simulated_trials_stop_at_the_maximum_iteration(max_iter: int) -> None:
         assert iterations(grid) == [min(max_iter, 30)] * 3
         replayed = tunecore.replay(Path(root) / "sim")
         assert replayed.snapshots_verified >= 1
-        assert replayed.state.stopper == MaximumIterationStopper(
-            max_iter, seen={t: min(max_iter, 30) for t in replayed.state.trials}
-        )
+        stopper = replayed.state.stopper
+        assert isinstance(stopper, MaximumIterationStopper)
+        assert dict(stopper.seen.items()) == {t: min(max_iter, 30) for t in replayed.state.trials}
 
 
 def test_simulated_trials_stop_where_their_loss_plateaus(tmp_path: Path) -> None:
@@ -268,23 +269,31 @@ def stoppers_experiment(root: Path, callbacks: list[Callback]) -> Tuner:
 def test_a_resumed_experiment_keeps_its_stoppers_state(tmp_path: Path) -> None:
     baseline = stoppers_experiment(tmp_path / "baseline", []).fit()
     assert iterations(baseline) == [3, 6, 5]  # loss < 0, the maximum, loss < 0
-    # The crash comes at the second trial's fourth result, before its
-    # checkpoint of that step is in: resumed from step 3, it reports step 4
-    # again. The stopper counts results seen, as Ray's does, so with its
-    # count of 4 kept it stops after step 5 (6 results seen); a stopper
-    # that forgot would let it run to the end (8).
+    # The crash comes at the second trial's fourth result. Resumed from its
+    # checkpoint at step c (3 or 4: the save may not be in yet), it reports
+    # the steps after c again; the stopper counts results seen, as Ray's
+    # does, so with its count k kept it stops after step 6 - k + c. A
+    # stopper that forgot its count would let the trial run to its end (8).
     with pytest.raises(Crash):
         stoppers_experiment(tmp_path / "crashed", [CrashAfter(results=7)]).fit()
     directory = tmp_path / "crashed" / "exp"
+    crashed = tunecore.replay(directory).state
+    second = sorted(crashed.trials)[1]
+    counted = crashed.stopper
+    assert isinstance(counted, MaximumIterationStopper)
+    k = counted.seen.get(second)
+    checkpoint = current_checkpoint(crashed.trials[second])
+    assert k == 4
+    assert checkpoint is not None
 
     resumed = Tuner.restore(directory, stop=FunctionStopper(loss_below_zero)).fit()
 
-    assert iterations(resumed) == [3, 5, 5]
+    assert iterations(resumed) == [3, 6 - k + checkpoint.training_iteration, 5]
     final = tunecore.replay(directory)
     assert final.snapshots_verified >= 1
     counts = final.state.stopper  # the built-in part; the function ran in the shell
     assert isinstance(counts, MaximumIterationStopper)
-    assert sorted(counts.seen.values()) == [3, 5, 6]
+    assert counts.seen.get(second) == 6
 
 
 def test_a_restore_without_ones_own_stopper_says_to_pass_it(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from typing import Self
 
 import msgspec
 
+from tunecore.core.persistent import ShardedMap
 from tunecore.core.stoppers.base import number
 from tunecore.model import InvalidFieldError, JsonDict, Mode
 from tunecore.model.errors import (
@@ -42,7 +43,8 @@ class TrialPlateauStopper(msgspec.Struct, frozen=True, tag=True):
     (`mode="min"`) or at or above it (`mode="max"`).
 
     State: `seen` counts each trial's results, `recent` keeps its last
-    `num_results` values (None for a result without a numeric value).
+    `num_results` values (None for a result without a numeric value); both
+    are persistent maps, so a result copies a 256th of them.
     """
 
     metric: str
@@ -51,8 +53,8 @@ class TrialPlateauStopper(msgspec.Struct, frozen=True, tag=True):
     grace_period: int = 4
     metric_threshold: float | None = None
     mode: Mode | None = None
-    seen: dict[str, int] = {}
-    recent: dict[str, tuple[float | None, ...]] = {}
+    seen: ShardedMap[str, int] = ShardedMap()
+    recent: ShardedMap[str, tuple[float | None, ...]] = ShardedMap()
 
     def __post_init__(self) -> None:
         owner = "TrialPlateauStopper"
@@ -74,12 +76,12 @@ class TrialPlateauStopper(msgspec.Struct, frozen=True, tag=True):
 
     def on_result(self, trial_id: str, result: JsonDict) -> tuple[Self, bool]:
         value = number(result.get(self.metric))
-        count = self.seen.get(trial_id, 0) + 1
-        window = (*self.recent.get(trial_id, ()), value)[-self.num_results :]
+        count = (self.seen.get(trial_id) or 0) + 1
+        window = (*(self.recent.get(trial_id) or ()), value)[-self.num_results :]
         stopper = msgspec.structs.replace(
             self,
-            seen={**self.seen, trial_id: count},
-            recent={**self.recent, trial_id: window},
+            seen=self.seen.set(trial_id, count),
+            recent=self.recent.set(trial_id, window),
         )
         return stopper, self._plateaued(count, window, value)
 

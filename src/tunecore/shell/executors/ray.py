@@ -1,7 +1,7 @@
 """The default executor: one Ray actor per running trial.
 
-- Each actor is created with the trial's CPUs, GPUs, memory, object store
-  memory and custom resources and hosts one trial at a time (`TrialHost`).
+- Each actor is created with the trial's CPUs, GPUs, memory and custom
+  resources and hosts one trial at a time (`TrialHost`).
   A request made of bundles (`PlacementGroupFactory`) gets a Ray placement
   group: the actor runs in the first bundle, the others stay reserved for
   the tasks and actors the trial starts (they are captured into the group),
@@ -92,25 +92,23 @@ def _from_ray(amounts: dict[str, float]) -> Resources:
 
 
 def _to_ray(bundle: Resources) -> dict[str, float]:
-    """A bundle as Ray's placement group takes it (no zero entries)."""
-    amounts = {
-        "CPU": bundle.cpu,
-        "GPU": bundle.gpu,
-        "memory": bundle.memory,
-        "object_store_memory": bundle.object_store_memory,
-        **bundle.custom,
-    }
+    """A bundle as Ray's placement group takes it (no zero entries; no
+    object store memory, see `_actor_options`)."""
+    amounts = {"CPU": bundle.cpu, "GPU": bundle.gpu, "memory": bundle.memory, **bundle.custom}
     return {name: amount for name, amount in amounts.items() if amount}
 
 
 def _actor_options(head: Resources) -> dict[str, Any]:
-    return {
-        "num_cpus": head.cpu,
-        "num_gpus": head.gpu,
-        "memory": head.memory or None,
-        "object_store_memory": head.object_store_memory or None,
-        "resources": dict(head.custom) or None,
-    }
+    """Ray's actor options for what the trial's worker asks. Object store
+    memory is counted by the core but not reserved in Ray: Ray deprecates
+    reserving it (it never limited the store) and its raylet aborts when
+    such a reservation is given back (Ray 2.60)."""
+    options: dict[str, Any] = {"num_cpus": head.cpu, "num_gpus": head.gpu}
+    if head.memory:
+        options["memory"] = int(head.memory)  # Ray takes whole bytes
+    if head.custom:
+        options["resources"] = dict(head.custom)
+    return options
 
 
 def ensure_ray(address: str | None = None, num_cpus: int | None = None) -> None:

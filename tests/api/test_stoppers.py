@@ -160,6 +160,14 @@ def test_an_object_with_stop_all_that_is_no_stopper_is_refused() -> None:
         RunConfig(stop=Lookalike())
 
 
+def test_a_subclass_of_a_built_in_stopper_is_refused() -> None:
+    class MyMaximum(MaximumIterationStopper, frozen=True):
+        pass
+
+    with pytest.raises(pydantic.ValidationError, match=r"subclass tunecore.stopper.Stopper"):
+        RunConfig(stop=MyMaximum(3))
+
+
 @pytest.mark.parametrize("stop", [3, "loss", {"loss": "low"}], ids=repr)
 def test_a_stop_of_no_known_kind_is_refused_naming_it(stop: object) -> None:
     with pytest.raises(pydantic.ValidationError) as caught:

@@ -187,8 +187,14 @@ def plan_stop(stop: object) -> StopPlan:
 
 
 def _split(stop: object, builtin: list[BuiltinStopper], user: list[Stopper]) -> None:
-    if isinstance(stop, BUILTIN_TYPES):
-        builtin.append(stop)
+    if type(stop) in BUILTIN_TYPES:
+        builtin.append(stop)  # type: ignore[arg-type]
+    elif isinstance(stop, BUILTIN_TYPES):
+        raise ValueError(
+            f"{type(stop).__name__} subclasses the built-in {type(stop).__mro__[1].__name__}, "
+            "a pure policy the experiment logs by its type; for a stopper of your own, "
+            "subclass tunecore.stopper.Stopper"
+        )
     elif isinstance(stop, CombinedStopper):
         for part in stop.stoppers:
             _split(part, builtin, user)

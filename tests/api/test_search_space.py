@@ -186,6 +186,17 @@ def test_the_drawn_seed_is_printed_once_and_repeats_the_run(
     assert replayed_b == {c["b"] for c in first}
 
 
+def test_seeding_numpy_repeats_an_unseeded_run_as_in_rays_faq(tmp_path: Path) -> None:
+    numpy = pytest.importorskip("numpy")
+    numpy.random.seed(1234)
+    first = configs(fit(tmp_path, RANDOM, name="one", num_samples=3))
+    numpy.random.seed(1234)
+    second = configs(fit(tmp_path, RANDOM, name="two", num_samples=3))
+    third = configs(fit(tmp_path, RANDOM, name="three", num_samples=3))
+    assert first == second
+    assert third != first
+
+
 # -- BasicVariantGenerator's options ---------------------------------------------------------------
 
 

@@ -20,6 +20,7 @@ import importlib.util
 import itertools
 import os
 import secrets
+import sys
 import time
 import warnings
 from collections.abc import Callable, Mapping
@@ -408,7 +409,13 @@ class Tuner:
         return searcher
 
     def _fresh_seed(self) -> int:
-        """A seed for a search the user did not seed."""
+        """A seed for a search the user did not seed. Drawn from NumPy's
+        global generator when the script imported NumPy, as Ray's search
+        samples from it: after `np.random.seed(1234)` the run repeats (Ray's
+        FAQ recipe); otherwise from the OS."""
+        numpy = sys.modules.get("numpy")
+        if numpy is not None:
+            return int(numpy.random.randint(0, 2**31))
         return secrets.randbelow(2**31)
 
     def _executor(self) -> Executor:

@@ -15,11 +15,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tunecore
+from tests.api.test_replay import assert_replay_matches, curve, recording
 from tests.api.test_restore import Crash, CrashAfter, checkpointed_step, report_step
 from tunecore import RunConfig, TuneConfig, Tuner
 from tunecore.api.results import ResultGrid
 from tunecore.core import current_checkpoint
-from tunecore.model import JsonDict, ResultReported
+from tunecore.model import JsonDict, Resources, ResultReported
 from tunecore.shell.callbacks import Callback
 from tunecore.shell.eventlog import read_log
 from tunecore.stopper import (
@@ -27,6 +28,7 @@ from tunecore.stopper import (
     ExperimentPlateauStopper,
     FunctionStopper,
     MaximumIterationStopper,
+    NoopStopper,
     Stopper,
     TimeoutStopper,
     TrialPlateauStopper,
@@ -313,3 +315,48 @@ def test_a_restore_without_ones_own_stopper_says_to_pass_it(tmp_path: Path) -> N
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         Tuner.restore(tmp_path / "exp", stop=FunctionStopper(loss_below_zero))
+
+
+# -- replay of random experiments with random stoppers ----------------------------
+
+BUILT_IN_STOPPERS = st.sampled_from(
+    [
+        MaximumIterationStopper(4),
+        MaximumIterationStopper(9),
+        TrialPlateauStopper("loss", std=0.05, num_results=2, grace_period=2),
+        TrialPlateauStopper("loss", std=0.3, metric_threshold=1.0, mode="max"),  # type: ignore[arg-type]
+        ExperimentPlateauStopper("loss", std=0.2, top=3),
+        ExperimentPlateauStopper("loss", std=0.5, top=2, mode="max", patience=2),  # type: ignore[arg-type]
+        TimeoutStopper(6.0),
+        NoopStopper(),
+    ]
+)
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    stoppers=st.lists(BUILT_IN_STOPPERS, min_size=1, max_size=3),
+    own=st.booleans(),
+    trials=st.integers(1, 8),
+    cpus=st.integers(1, 3),
+    seed=st.integers(0, 2**16),
+)
+def test_replay_of_a_run_with_stoppers_equals_the_live_run(
+    stoppers: list[object], own: bool, trials: int, cpus: int, seed: int
+) -> None:
+    """Built-in stoppers are in the state, a user's verdicts in the log:
+    replay, without the user's stopper, gives the live state byte for byte
+    and the live commands one for one."""
+    stop: list[object] = list(stoppers)
+    if own:
+        stop.append(FunctionStopper(lambda trial_id, result: float(str(result["loss"])) < 0.4))
+    with tempfile.TemporaryDirectory() as root, recording() as live:
+        tunecore.simulate(
+            curve,
+            param_space={"a": tunecore.uniform(0.0, 1.0), "b": tunecore.uniform(0.0, 3.0)},
+            tune_config=TuneConfig(num_samples=trials, seed=seed),
+            run_config=RunConfig(name="sim", storage_path=root, verbose=0, stop=stop),
+            cluster=Resources(cpu=cpus),
+            max_iterations=12,
+        )
+        assert_replay_matches(Path(root) / "sim", live)

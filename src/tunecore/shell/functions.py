@@ -7,7 +7,10 @@ places and say what they wait for (`ValuesWanted`); after every event the
 loop asks `UserFunctions.answer`, which calls the functions here and hands
 back a `ValuesDrawn` event. The loop logs it like any event, so replay and
 resume rebuild the same configs without the functions; only going on
-(`Tuner.restore`) needs them again, to draw the values not drawn yet.
+(`Tuner.restore`) needs them again, to draw the values not drawn yet: the
+param space's from its `param_space=` (an error naming the path says so
+when missing). PBT's are not given back to a restore: it then perturbs the
+values those functions drew instead of resampling them (with a warning).
 
 Results of the functions are made plain JSON the way users write them:
 numpy scalars and arrays (anything with `tolist()`) become Python numbers
@@ -16,6 +19,7 @@ and lists.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
 
 from tunecore.core.experiment import ExperimentState
@@ -29,7 +33,9 @@ from tunecore.core.search.variants import (
     with_functions,
 )
 from tunecore.core.search.view import Path
-from tunecore.model import ExperimentEvent, InvalidFieldError, JsonValue, ValuesDrawn
+from tunecore.model import ExperimentEvent, JsonValue, ValuesDrawn
+
+logger = logging.getLogger(__name__)
 
 MutationFunctions = Mapping[Path, Callable[[], object]]
 
@@ -45,6 +51,7 @@ class UserFunctions:
     ) -> None:
         self._space = dict(space or {})
         self._mutations = dict(mutations or {})
+        self._warned = False
 
     @classmethod
     def of(
@@ -78,8 +85,9 @@ class UserFunctions:
             events.append(ValuesDrawn(at=at, owner="searcher", key=wanted.key, values=values))
         scheduler: object = state.scheduler
         if isinstance(scheduler, WantsValues) and (wanted := scheduler.wanted()) is not None:
-            values = self._mutation_values(wanted)
-            events.append(ValuesDrawn(at=at, owner="scheduler", key=wanted.key, values=values))
+            drawn = self._mutation_values(wanted)
+            if drawn is not None:
+                events.append(ValuesDrawn(at=at, owner="scheduler", key=wanted.key, values=drawn))
         return events
 
     def _space_values(self, wanted: ValuesWanted) -> list[JsonValue]:
@@ -87,20 +95,23 @@ class UserFunctions:
         plain = [_plain(parameter) for parameter in parameters]
         return call_functions(wanted.config, plain)
 
-    def _mutation_values(self, wanted: ValuesWanted) -> list[JsonValue]:
+    def _mutation_values(self, wanted: ValuesWanted) -> list[JsonValue] | None:
+        """The mutation functions' values; None when they are not here (a
+        restored experiment: `Tuner.restore` is not given the scheduler),
+        and PBT then perturbs those values instead of resampling them."""
+        if any(path not in self._mutations for path in wanted.paths):
+            if not self._warned:
+                self._warned = True
+                logger.warning(
+                    "PBT's mutation functions are not available after a restore: "
+                    "the values they draw are perturbed instead of resampled"
+                )
+            return None
         values: list[JsonValue] = []
         for path in wanted.paths:
-            func = self._mutations.get(path)
             shown = "".join(f"[{part!r}]" for part in path)
             where = f"PopulationBasedTraining.hyperparam_mutations{shown}"
-            if func is None:
-                raise InvalidFieldError(
-                    where,
-                    None,
-                    "its function, which the event log does not hold: pass the scheduler "
-                    "again (TuneConfig(scheduler=...)) to go on",
-                )
-            values.append(plain_json(where, _to_plain(func())))
+            values.append(plain_json(where, _to_plain(self._mutations[path]())))
         return values
 
 

@@ -14,6 +14,8 @@ from tests.core.search.support import drain, scalars, spaces
 from tunecore.core.experiment import ExperimentConfig, new_experiment, step
 from tunecore.core.search import (
     BasicVariantGenerator,
+    ConcurrencyLimiter,
+    Repeater,
     choice,
     grid_search,
     randint,
@@ -206,3 +208,28 @@ def test_the_step_function_takes_logged_values_and_rejects_unasked_ones() -> Non
     after, _ = stepped
     (trial,) = after.trials.values()
     assert trial.spec.config == {"x": 1, "y": 10}
+
+
+def test_random_state_is_rays_name_for_the_seed() -> None:
+    space = {"a": uniform(0, 1)}
+    assert drain(BasicVariantGenerator(space, random_state=3, num_samples=2)) == drain(
+        BasicVariantGenerator(space, seed=3, num_samples=2)
+    )
+    assert b"random_state" not in to_msgpack(BasicVariantGenerator(space, random_state=3))
+
+
+def test_wrappers_pass_the_function_values_through() -> None:
+    space = {"x": grid_search([1, 2]), "y": sample_from(lambda spec: spec.config.x + 1)}
+    for wrapped in (
+        ConcurrencyLimiter(BasicVariantGenerator(space), max_concurrent=1),
+        Repeater(BasicVariantGenerator(space), repeat=2, metric="m"),
+    ):
+        assert wrapped.suggest("t0")[1] is None
+        wanted = wrapped.wanted()
+        assert wanted is not None
+        assert wanted.paths == (("y",),)
+        ready = take_values(wrapped, wanted.key, [2])
+        assert ready is not None
+        suggestion = ready.suggest("t0")[1]
+        assert suggestion is not None
+        assert (suggestion.config["x"], suggestion.config["y"]) == (1, 2)

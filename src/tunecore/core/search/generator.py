@@ -78,7 +78,8 @@ class BasicVariantGenerator(msgspec.Struct, frozen=True, tag=True, dict=True):
     takes the Tuner's `param_space`, `num_samples` and seed
     (`with_space`); or on its own, `BasicVariantGenerator({"lr":
     loguniform(1e-4, 1e-1), "momentum": grid_search([0.8, 0.9])},
-    num_samples=4, seed=0)`. On construction the space is parsed into a
+    num_samples=4, seed=0)`. `random_state` (an int) is Ray's name for
+    `seed`. On construction the space is parsed into a
     `ParamSpace` (validated, errors naming `param_space[...]`), its
     `sample_from` functions are taken out (kept, for the shell, in
     `functions`, which is not encoded) and `rng` is seeded from `seed`; the
@@ -91,6 +92,7 @@ class BasicVariantGenerator(msgspec.Struct, frozen=True, tag=True, dict=True):
     max_concurrent: int = 0
     points_to_evaluate: Sequence[Mapping[str, object]] | UnsetType | None = UNSET
     constant_grid_search: bool | UnsetType = UNSET
+    random_state: int | UnsetType | None = UNSET
     rng: Rng | None = None
     suggested: int = 0
     live: tuple[str, ...] = ()
@@ -104,6 +106,10 @@ class BasicVariantGenerator(msgspec.Struct, frozen=True, tag=True, dict=True):
                 self.num_samples,
                 f"an integer >= 1, or {UNBOUNDED} for no bound",
             )
+        if self.random_state is not UNSET:  # Ray's name for the seed
+            if self.seed is None:
+                msgspec.structs.force_setattr(self, "seed", self.random_state)
+            msgspec.structs.force_setattr(self, "random_state", UNSET)
         if self.seed is not None:
             require_int(f"{_NAME}.seed", self.seed)
         require_int(f"{_NAME}.max_concurrent", self.max_concurrent, minimum=0)

@@ -421,7 +421,10 @@ def _mode(mode: str | None) -> Mode | None:
 def _run(args: argparse.Namespace) -> int:
     space = load_param_space(args.param_space) if args.param_space else {}
     scheduler = _scheduler(args, space)
-    resources = {"cpu": args.cpus_per_trial, "gpu": args.gpus_per_trial}
+    resources = None  # what the trainable asks itself (default_resource_request), or 1 CPU
+    if args.cpus_per_trial is not None or args.gpus_per_trial is not None:
+        cpus, gpus = args.cpus_per_trial, args.gpus_per_trial
+        resources = {"cpu": 1.0 if cpus is None else cpus, "gpu": gpus or 0.0}
     _import_from_cwd()
     try:
         tuner = Tuner(
@@ -771,8 +774,8 @@ def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         metavar="ADDR",
         help="the Ray cluster to connect to (default: start a local Ray)",
     )
-    run.add_argument("--cpus-per-trial", type=float, default=1.0, metavar="C", help="default 1")
-    run.add_argument("--gpus-per-trial", type=float, default=0.0, metavar="G", help="default 0")
+    run.add_argument("--cpus-per-trial", type=float, metavar="C", help="default 1")
+    run.add_argument("--gpus-per-trial", type=float, metavar="G", help="default 0")
     run.add_argument(
         "--verbose",
         type=int,

@@ -25,7 +25,7 @@ import time
 import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
@@ -71,7 +71,7 @@ from tunecore.shell.resume import repair_result_files
 from tunecore.shell.stoppers import StopSetting, plan_stop
 from tunecore.shell.storage import ExperimentStorage, safe_name
 from tunecore.shell.trainable import make_worker_trainable, resolve_trainable, trainable_name
-from tunecore.shell.trainable.resources import plan_resources
+from tunecore.shell.trainable.resources import PlacementGroupFactory, plan_resources
 from tunecore.shell.trainable.wrappers import publish_parameters
 from tunecore.shell.trial_view import Trial, TrialViews, dirname_of
 
@@ -447,6 +447,7 @@ def run(
     name: str | None = None,
     storage_path: str | None = None,
     verbose: int = 1,
+    resources_per_trial: dict[str, Any] | PlacementGroupFactory | None = None,
 ) -> ExperimentAnalysis:
     """The short form of `Tuner(...).fit()` for the common settings; like
     Ray's `tune.run`, it returns an `ExperimentAnalysis` (`best_config`,
@@ -455,7 +456,11 @@ def run(
         trainable,
         param_space=config,
         tune_config=TuneConfig(
-            metric=metric, mode=mode, num_samples=num_samples, scheduler=scheduler
+            metric=metric,
+            mode=mode,
+            num_samples=num_samples,
+            scheduler=scheduler,
+            resources_per_trial=resources_per_trial,
         ),
         run_config=RunConfig(name=name, storage_path=storage_path, stop=stop, verbose=verbose),
     )

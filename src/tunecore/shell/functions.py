@@ -52,6 +52,7 @@ class UserFunctions:
         self._space = dict(space or {})
         self._mutations = dict(mutations or {})
         self._warned = False
+        self._asked: tuple[object, object] = (None, None)  # the policies last asked
 
     @classmethod
     def of(
@@ -77,16 +78,24 @@ class UserFunctions:
         return cls(space, mutations if isinstance(mutations, Mapping) else None)
 
     def answer(self, state: ExperimentState, at: float) -> list[ExperimentEvent]:
-        """A `ValuesDrawn` for each policy of `state` that waits for values."""
+        """A `ValuesDrawn` for each policy of `state` that waits for values.
+        Policies are immutable, so one asked before (the same object: most
+        results leave the searcher as it is) is not asked again; this runs
+        after every event."""
         events: list[ExperimentEvent] = []
         searcher: object = state.searcher
-        if isinstance(searcher, WantsValues) and (wanted := searcher.wanted()) is not None:
-            values = self._space_values(wanted)
-            events.append(ValuesDrawn(at=at, owner="searcher", key=wanted.key, values=values))
+        if searcher is not self._asked[0]:
+            self._asked = (searcher, self._asked[1])
+            wanted = _wanted(searcher)
+            if wanted is not None:
+                values = self._space_values(wanted)
+                events.append(ValuesDrawn(at=at, owner="searcher", key=wanted.key, values=values))
         scheduler: object = state.scheduler
-        if isinstance(scheduler, WantsValues) and (wanted := scheduler.wanted()) is not None:
-            drawn = self._mutation_values(wanted)
-            if drawn is not None:
+        if scheduler is not self._asked[1]:
+            self._asked = (self._asked[0], scheduler)
+            wanted = _wanted(scheduler)
+            drawn = None if wanted is None else self._mutation_values(wanted)
+            if wanted is not None and drawn is not None:
                 events.append(ValuesDrawn(at=at, owner="scheduler", key=wanted.key, values=drawn))
         return events
 
@@ -113,6 +122,11 @@ class UserFunctions:
             where = f"PopulationBasedTraining.hyperparam_mutations{shown}"
             values.append(plain_json(where, _to_plain(self._mutations[path]())))
         return values
+
+
+def _wanted(policy: object) -> ValuesWanted | None:
+    """What `policy` waits for, if it is one that can wait (`WantsValues`)."""
+    return policy.wanted() if isinstance(policy, WantsValues) else None
 
 
 def _plain(parameter: Parameter) -> Parameter:

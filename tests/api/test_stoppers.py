@@ -360,3 +360,15 @@ def test_replay_of_a_run_with_stoppers_equals_the_live_run(
             max_iterations=12,
         )
         assert_replay_matches(Path(root) / "sim", live)
+
+
+def test_a_timeout_counts_virtual_time_in_a_simulation(tmp_path: Path) -> None:
+    """`loss_curve` takes 1 s per iteration: at 5 s of experiment time every
+    trial stops, whatever the wall clock did. The first result at 5 s ends
+    the experiment; the other trials' results of that same moment come
+    after it and are no longer taken."""
+    grid = simulated(tmp_path, TimeoutStopper(5.0))
+    assert iterations(grid) == [5, 4, 4]
+    assert tunecore.replay(tmp_path / "sim").state.stopping == (
+        "Reached timeout of 5 seconds (TimeoutStopper)"
+    )

@@ -179,6 +179,12 @@ def test_with_parameters_passes_objects_to_a_function(tmp_path: Path) -> None:
     assert [r.metrics["length"] for r in results] == [2 * len(PAYLOAD)] * 2
 
 
+def test_a_wrapped_trainable_is_named_by_what_it_wraps(tmp_path: Path) -> None:
+    trainable = tune.with_resources(tune.with_parameters(train_with, data="d"), {"cpu": 1})
+    results = fit(trainable, tmp_path, {"x": 1})
+    assert Path(results[0].path).name.startswith("train_with_")
+
+
 def test_with_parameters_passes_objects_to_setup(tmp_path: Path) -> None:
     results = fit(tune.with_parameters(SetupWith, data=PAYLOAD), tmp_path)
     assert results[0].metrics["length"] == len(PAYLOAD)

@@ -24,10 +24,19 @@ def trial_name(spec: TrialSpec, *, include_trial_id: bool = True) -> str:
     return identifier.replace("/", "_")
 
 
+_WRAPPERS = ("with_parameters(", "with_resources(")
+
+
 def display_name(trainable_name: str) -> str:
     """A trainable's name as users know it: the object an import path
-    (`pkg.module:train`) points at, or the registered name as it is."""
-    return trainable_name.rpartition(":")[2] or trainable_name
+    (`pkg.module:train`) points at, or the registered name as it is; a
+    function or class given to `with_parameters` or `with_resources` is
+    named by what it wraps (`with_parameters(train)` is `train`), as Ray
+    names it."""
+    name = trainable_name
+    while name.startswith(_WRAPPERS) and name.endswith(")"):
+        name = name[name.index("(") + 1 : -1]
+    return name.rpartition(":")[2] or name
 
 
 def date_string(at: float) -> str:

@@ -269,3 +269,32 @@ def test_pbt_mutation_functions_are_drawn_in_the_shell_and_logged(tmp_path: Path
     assert sorted(float(t.spec.config["rate"]) for t in replayed.state.trials.values()) == sorted(  # type: ignore[arg-type]
         rates
     )
+
+
+class Lifecycle(Callback):
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def on_trial_start(self, iteration: int, trials: object, trial: Trial) -> None:
+        self.seen.append("start")
+
+    def on_trial_complete(self, iteration: int, trials: object, trial: Trial) -> None:
+        self.seen.append("end")
+
+
+def test_max_concurrent_runs_the_generators_trials_one_at_a_time(tmp_path: Path) -> None:
+    lifecycle = Lifecycle()
+    tuner = Tuner(
+        report_config,
+        param_space={"lr": tune.grid_search([0.1, 0.2, 0.3])},
+        tune_config=TuneConfig(search_alg=BasicVariantGenerator(max_concurrent=1)),
+        run_config=RunConfig(
+            name="exp",
+            storage_path=str(tmp_path),
+            executor="in_process",
+            verbose=0,
+            callbacks=[lifecycle],
+        ),
+    )
+    assert len(tuner.fit()) == 3
+    assert lifecycle.seen == ["start", "end"] * 3

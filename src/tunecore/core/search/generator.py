@@ -41,7 +41,7 @@ Invariants
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Self
+from typing import Self, cast
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -161,7 +161,9 @@ class BasicVariantGenerator(msgspec.Struct, frozen=True, tag=True, dict=True):
     def points(self) -> tuple[JsonDict, ...]:
         """`points_to_evaluate` as checked on construction."""
         points = self.points_to_evaluate
-        return () if points is UNSET or points is None else tuple(points)  # type: ignore[arg-type]
+        if isinstance(points, UnsetType) or points is None:
+            return ()
+        return cast(tuple[JsonDict, ...], points)  # construction made it a tuple of dicts
 
     @property
     def functions(self) -> Mapping[Path, SampleFrom]:

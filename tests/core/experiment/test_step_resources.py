@@ -4,14 +4,24 @@ that can never fit the cluster."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from tests.core.experiment.test_step import T0, T1, Run, config, searcher, starts
+from tunecore.core.experiment import step
 from tunecore.core.resources import never_fits
 from tunecore.model import (
     ClusterResourcesChanged,
     ExperimentResumed,
+    Rejection,
     ResolveResources,
     Resources,
     ResourcesUpdateRequested,
+    ResultReported,
+    StopRequested,
+    Tick,
     TrialStatus,
 )
 
@@ -115,3 +125,73 @@ def test_a_request_of_bundles_sums_them() -> None:
     )
     assert (asks.cpu, asks.gpu, asks.memory, asks.custom) == (1.5, 1.0, 2.0, {"tpu": 1.0})
     assert asks.summary().endswith("in 2 bundles (SPREAD)")
+
+
+Action = tuple[str, int, float]
+
+actions = st.lists(
+    st.tuples(
+        st.sampled_from(["answer", "result", "done", "stop", "tick"]),
+        st.integers(0, 7),
+        st.sampled_from([0.5, 1.0, 2.0, 3.0, 9.0]),
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(actions, st.integers(1, 8), st.integers(1, 3))
+def test_per_config_resources_hold_the_invariants_and_every_run_ends(
+    script: list[Action], trials: int, cpus: int
+) -> None:
+    """Answers, results, stops and ticks in any order: never more in use
+    than the cluster has, no trial runs before its answer, and once every
+    question is answered and every trial ends, the experiment is done."""
+    run = Run(config(resources_from_config=True, max_pending_trials=2), searcher=searcher(trials))
+    asked: list[str] = []
+
+    def feed(event: Any) -> None:
+        outcome = step(run.state, event)
+        if isinstance(outcome, Rejection):
+            return
+        run.state, commands = outcome
+        asked.extend(c.trial_id for c in commands if isinstance(c, ResolveResources))
+        state = run.state
+        assert state.total is not None
+        assert state.used.cpu <= state.total.cpu + 1e-9
+        for trial in state.trials.values():
+            assert not (trial.awaiting_resources and trial.status is TrialStatus.RUNNING)
+
+    feed(ClusterResourcesChanged(at=run.tick(), total=Resources(cpu=cpus)))
+    for kind, index, amount in script:
+        ids = sorted(run.state.trials)
+        if not ids:
+            break
+        trial_id = ids[index % len(ids)]
+        if kind == "answer" and asked:
+            answered = asked.pop(index % len(asked))
+            feed(
+                ResourcesUpdateRequested(
+                    trial_id=answered, at=run.tick(), resources=Resources(cpu=amount)
+                )
+            )
+        elif kind in ("result", "done"):
+            feed(ResultReported(trial_id=trial_id, at=run.tick(), result={"done": kind == "done"}))
+        elif kind == "stop":
+            feed(StopRequested(trial_id=trial_id, at=run.tick()))
+        else:
+            feed(Tick(at=run.tick()))
+    for _ in range(4 * trials + 4):  # the shell answers; every running trial ends
+        if run.state.done:
+            break
+        while asked:
+            feed(
+                ResourcesUpdateRequested(
+                    trial_id=asked.pop(0), at=run.tick(), resources=Resources(cpu=1)
+                )
+            )
+        running = [t for t in run.state.trials.values() if t.status is TrialStatus.RUNNING]
+        for trial in running:
+            feed(ResultReported(trial_id=trial.trial_id, at=run.tick(), result={"done": True}))
+        feed(Tick(at=run.tick()))
+    assert run.state.done, run.state.error

@@ -196,7 +196,7 @@ def main() -> None:
     # "all": rank trials by their best epoch, the one their best checkpoint holds.
     best = results.get_best_result(scope="all")
     config = best.config
-    path, accuracy = best_checkpoint(best.path)
+    path, accuracy = best_checkpoint(Path(best.path))
     epochs = sorted(as_int(r.metrics.get("training_iteration")) for r in results)
     print(f"Trials: {len(results)}, epochs each: {epochs} (ASHA stopped the laggards)")
     print(

@@ -37,10 +37,9 @@ from pathlib import Path
 from typing import TypedDict
 
 import tunecore
-from tunecore import RunConfig, TuneConfig, Tuner
-from tunecore.model import JsonValue, TrialState
+from tunecore import Callback, RunConfig, Trial, TuneConfig, Tuner
+from tunecore.model import JsonValue
 from tunecore.schedulers import PopulationBasedTraining
-from tunecore.shell.callbacks import Callback
 
 STEPS = 40
 POPULATION = 8
@@ -99,8 +98,8 @@ class ExploitCounter(Callback):
     def on_trial_result(
         self,
         iteration: int,
-        trials: Sequence[TrialState],
-        trial: TrialState,
+        trials: Sequence[Trial],
+        trial: Trial,
         result: Mapping[str, JsonValue],
     ) -> None:
         since_restore = result.get("iterations_since_restore")

@@ -48,6 +48,7 @@ from tunecore.shell.trainable import (
 )
 from tunecore.shell.trainable.resources import PlacementGroupFactory
 from tunecore.shell.trainable.wrappers import with_parameters, with_resources
+from tunecore.shell.trial_view import Trial
 
 __all__ = [
     "Callback",
@@ -61,6 +62,7 @@ __all__ = [
     "RunConfig",
     "Stopper",
     "Trainable",
+    "Trial",
     "TuneConfig",
     "TuneError",
     "Tuner",

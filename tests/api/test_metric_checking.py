@@ -8,7 +8,7 @@ import pytest
 
 import tunecore
 from tunecore import RunConfig, TuneConfig, Tuner
-from tunecore.model import TrialStatus
+from tunecore.model import Mode, TrialStatus
 from tunecore.schedulers import ASHAScheduler
 
 
@@ -20,7 +20,7 @@ def reports_loss(config: dict[str, object]) -> None:
 def fit(tmp_path: Path) -> tunecore.ResultGrid:
     tuner = Tuner(
         reports_loss,
-        tune_config=TuneConfig(scheduler=ASHAScheduler(metric="acc", mode="max", max_t=4)),
+        tune_config=TuneConfig(scheduler=ASHAScheduler(metric="acc", mode=Mode.MAX, max_t=4)),
         run_config=RunConfig(storage_path=str(tmp_path), verbose=0, executor="in_process"),
     )
     return tuner.fit()

@@ -289,8 +289,8 @@ def test_strict_metric_checking_fails_a_result_without_the_metric() -> None:
 @pytest.mark.parametrize(
     ("scheduler", "owner"),
     [
-        (ASHAScheduler(metric="acc", mode="max"), "ASHAScheduler"),
-        (MedianStoppingRule(metric="acc", mode="max"), "MedianStoppingRule"),
+        (ASHAScheduler(metric="acc", mode=Mode.MAX), "ASHAScheduler"),
+        (MedianStoppingRule(metric="acc", mode=Mode.MAX), "MedianStoppingRule"),
     ],
 )
 def test_strict_metric_checking_covers_a_metric_given_only_to_the_scheduler(
@@ -308,7 +308,7 @@ def test_strict_metric_checking_covers_a_metric_given_only_to_the_scheduler(
 
 def test_strict_metric_checking_covers_a_limited_searchers_metric() -> None:
     limited = ConcurrencyLimiter[Searcher](
-        Repeater(searcher(1), repeat=1, metric="acc"), max_concurrent=1
+        Repeater[Searcher](searcher(1), repeat=1, metric="acc"), max_concurrent=1
     )
     run = Run(config(), searcher=limited)
     run.cluster(cpu=1)

@@ -51,7 +51,7 @@ def use_the_group(config: dict[str, Any]) -> None:
         {
             "in_group": group is not None,
             "bundles": len(group.bundle_specs) if group is not None else 0,
-            "actor_cpus": _assigned()["CPU"],
+            "actor_cpus": _assigned().get("CPU", 0.0),
             "task_cpus": task_cpus,
         }
     )

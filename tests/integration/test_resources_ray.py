@@ -69,6 +69,16 @@ def test_a_trial_runs_in_its_placement_group_and_reserves_the_other_bundles(
     assert left == []  # each group is removed with its actor
 
 
+def test_a_trial_with_an_empty_head_bundle_runs_in_its_group_with_no_cpu(
+    tmp_path: Path,
+) -> None:
+    group = tune.PlacementGroupFactory([{}, {"CPU": 1}])
+    results = fit(tune.with_resources(rt.use_the_group, group), tmp_path)
+    assert results[0].status is TrialStatus.TERMINATED, results[0].error
+    metrics = results[0].metrics
+    assert (metrics["in_group"], metrics["actor_cpus"], metrics["task_cpus"]) == (True, 0.0, 1.0)
+
+
 def test_a_placement_group_larger_than_the_node_never_fits(tmp_path: Path) -> None:
     group = tune.PlacementGroupFactory([{"CPU": 1}, {"CPU": 2}])
     results = fit(tune.with_resources(rt.use_the_group, group), tmp_path)

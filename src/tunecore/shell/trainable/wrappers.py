@@ -45,14 +45,20 @@ class _Parameters:
     def __init__(self, values: dict[str, Any]) -> None:
         self._values: dict[str, Any] | None = values
         self._refs: dict[str, Any] | None = None
+        self._session: str | None = None  # the Ray session the refs belong to
 
     def publish(self) -> None:
-        """Put the objects in Ray's object store (Ray must be running)."""
-        if self._refs is not None or self._values is None:
+        """Put the objects in Ray's object store (Ray must be running),
+        once per Ray session: refs do not outlive `ray.shutdown()`."""
+        if self._values is None:
             return
         import ray  # noqa: PLC0415 - only the Ray executor publishes
 
-        self._refs = {name: ray.put(value) for name, value in self._values.items()}
+        context = ray.get_runtime_context()  # a new local Ray has a new node id,
+        session = f"{context.get_node_id()}/{context.get_job_id()}"  # a new driver a job id
+        if self._refs is None or session != self._session:
+            self._refs = {name: ray.put(value) for name, value in self._values.items()}
+            self._session = session
 
     def get(self) -> dict[str, Any]:
         if self._values is None:
@@ -70,6 +76,7 @@ class _Parameters:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self._refs = state.get("refs")
         self._values = state.get("values")
+        self._session = None
 
 
 class _FunctionWrapper:

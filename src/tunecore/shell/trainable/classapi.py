@@ -102,9 +102,9 @@ class Trainable:
     @classmethod
     def default_resource_request(cls, config: JsonDict) -> object:
         """What each trial of this class asks for, given its config: a dict
-        (`{"cpu": 4}`), a `PlacementGroupFactory`, or None for the
-        experiment's `resources_per_trial`. Overriding it and also setting
-        `resources_per_trial` is an error, as in Ray."""
+        (`{"cpu": 4}`), a `PlacementGroupFactory`, or None for one CPU.
+        Overriding it and also setting `resources_per_trial` is an error, as
+        in Ray."""
         del config  # the base class asks for nothing of its own
         return None
 

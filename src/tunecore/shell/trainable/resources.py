@@ -15,7 +15,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import TypeAlias
 
 from tunecore.model import JsonDict, Resources
 from tunecore.model.errors import InvalidFieldError
@@ -107,7 +107,6 @@ class PlacementGroupFactory:
         return f"PlacementGroupFactory({self._bundles!r}, strategy={self._strategy!r})"
 
 
-ResourceRequest: TypeAlias = Mapping[str, Any] | PlacementGroupFactory
 ResourcesOf: TypeAlias = Callable[[JsonDict], Resources]
 
 
@@ -116,8 +115,6 @@ def as_resources(request: object, field: str) -> Resources:
     clear error naming `field` for anything else."""
     if isinstance(request, PlacementGroupFactory):
         return request.as_resources()
-    if isinstance(request, Resources):
-        return request
     if not isinstance(request, Mapping):
         raise InvalidFieldError(
             field, request, "a dict such as {'cpu': 2, 'gpu': 0} or a PlacementGroupFactory"

@@ -1,8 +1,11 @@
-"""The documentation shows the transition table the code actually runs."""
+"""The documentation tells the truth: the transition table is the one the
+code runs, and the README's snippets run as written."""
 
 from __future__ import annotations
 
 from pathlib import Path
+
+import pytest
 
 from tunecore.core import format_transitions
 
@@ -15,3 +18,60 @@ def test_architecture_doc_shows_the_live_transition_table() -> None:
     end = text.index("<!-- transitions:end -->")
     shown = text[begin:end].split("```")[1].strip("\n")
     assert shown == format_transitions()
+
+
+README = Path(__file__).parent.parent / "README.md"
+
+
+def python_blocks(text: str) -> list[str]:
+    """The ```python blocks of a markdown text, in order."""
+    blocks = []
+    for part in text.split("```python\n")[1:]:
+        blocks.append(part.split("```", 1)[0])
+    return blocks
+
+
+@pytest.mark.usefixtures("ray_cluster")
+def test_the_readmes_python_snippets_run_as_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every Python block of the README, in order, as one session would run
+    them (later blocks use what earlier ones made); `~` is a fresh home."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    blocks = python_blocks(README.read_text(encoding="utf-8"))
+    assert len(blocks) >= 2
+    namespace: dict[str, object] = {"__name__": "__main__"}
+    for number, block in enumerate(blocks, start=1):
+        code = compile(block, f"README.md python block {number}", "exec")
+        exec(code, namespace)
+    assert (tmp_path / "tunecore_results").is_dir()
+
+
+def test_the_readmes_error_examples_are_the_errors_raised() -> None:
+    """Each `>>> expression` line and the `Type: message` lines after it,
+    up to the next `>>>` or the block's end (compared with whitespace
+    collapsed; a trailing `...` elides the rest of the message)."""
+    from tunecore import TuneConfig  # noqa: PLC0415 - the names the examples use
+    from tunecore.model import Resources  # noqa: PLC0415
+
+    names = {"TuneConfig": TuneConfig, "Resources": Resources}
+    lines = README.read_text(encoding="utf-8").splitlines()
+    examples = []
+    for i, line in enumerate(lines):
+        if line.startswith(">>> "):
+            shown = []
+            for following in lines[i + 1 :]:
+                if following.startswith((">>> ", "```")):
+                    break
+                shown.append(following.strip())
+            examples.append((line[4:], " ".join(shown)))
+    assert examples
+    for expression, shown in examples:
+        kind, _, message = shown.partition(": ")
+        with pytest.raises(Exception) as raised:  # noqa: PT011 - the type is checked below
+            eval(expression, dict(names))
+        assert type(raised.value).__name__ == kind, expression
+        text = " ".join(str(raised.value).split())
+        expected = message.removesuffix("...").strip()
+        assert expected in text, (expression, text)

@@ -60,12 +60,12 @@ def test_the_readmes_error_examples_are_the_errors_raised() -> None:
     examples = []
     for i, line in enumerate(lines):
         if line.startswith(">>> "):
-            shown = []
+            output: list[str] = []
             for following in lines[i + 1 :]:
                 if following.startswith((">>> ", "```")):
                     break
-                shown.append(following.strip())
-            examples.append((line[4:], " ".join(shown)))
+                output.append(following.strip())
+            examples.append((line[4:], " ".join(output)))
     assert examples
     for expression, shown in examples:
         kind, _, message = shown.partition(": ")

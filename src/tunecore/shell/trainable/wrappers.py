@@ -21,6 +21,7 @@ Ray does.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -90,10 +91,10 @@ class _FunctionWrapper:
     ) -> None:
         self._fn = fn
         self._parameters = parameters
-        signature = inspect.signature(fn)
-        if parameters is not None:
-            signature = inspect.signature(_bound(fn, parameters))
-        self.__signature__ = signature
+        # Bound to None, not to the objects: the signature travels with the
+        # wrapper to every Ray worker, and the objects must not.
+        names = {} if parameters is None else dict.fromkeys(parameters.get())
+        self.__signature__ = inspect.signature(functools.partial(fn, **names))
         self.__qualname__ = self.__name__ = f"{label}({_name(fn)})"
         setattr(self, _INNER, fn)
         setattr(self, _PARAMETERS, parameters)
@@ -107,13 +108,6 @@ class _FunctionWrapper:
 
     def __repr__(self) -> str:
         return f"<trainable {self.__qualname__}>"
-
-
-def _bound(fn: Callable[..., object], parameters: _Parameters) -> Callable[..., object]:
-    """`fn` with the attached names bound, for its signature only."""
-    import functools  # noqa: PLC0415
-
-    return functools.partial(fn, **dict.fromkeys(parameters.get()))
 
 
 def _name(target: object) -> str:

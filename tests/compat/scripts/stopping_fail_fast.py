@@ -1,0 +1,36 @@
+# mypy: ignore-errors
+"""Stop the whole experiment on the first trial error (fail_fast=True).
+
+Follows Ray Tune's "How to Define Stopping Criteria" guide,
+doc/source/tune/doc_code/stopping.py (__stopping_on_trial_error__).
+"""
+
+import time
+
+import tunecore as tune
+
+
+def my_failing_trainable(config):
+    if config["should_fail"]:
+        raise RuntimeError("Failing (on purpose)!")
+    # Do some training...
+    time.sleep(3)
+    tune.report({"mean_accuracy": 0.9})
+
+
+tuner = tune.Tuner(
+    my_failing_trainable,
+    param_space={"should_fail": tune.grid_search([True, False])},
+    run_config=tune.RunConfig(failure_config=tune.FailureConfig(fail_fast=True)),
+)
+result_grid = tuner.fit()
+
+assert len(result_grid) == 2
+for result in result_grid:
+    # Should never get to report
+    final_iter = result.metrics.get("training_iteration")
+    assert not final_iter, final_iter
+assert result_grid.num_errors == 1
+failed = [r for r in result_grid if r.error is not None]
+assert failed[0].config["should_fail"] is True
+assert "Failing (on purpose)!" in str(failed[0].error)

@@ -20,6 +20,7 @@ from tunecore.model import (
     Resources,
     TrialSpec,
 )
+from tunecore.model.resources import STRATEGIES
 
 names = st.text(
     alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), min_size=1, max_size=12
@@ -42,11 +43,18 @@ json_dicts: st.SearchStrategy[JsonDict] = st.dictionaries(
     st.text(max_size=8), json_values, max_size=4
 )
 
-resources = st.builds(
+bundles = st.builds(
     Resources,
     cpu=amounts,
     gpu=amounts,
+    memory=amounts,
+    object_store_memory=amounts,
     custom=st.dictionaries(names, amounts, max_size=2),
+)
+resources = bundles | st.builds(
+    Resources,
+    bundles=st.lists(bundles, min_size=1, max_size=3).map(tuple),
+    strategy=st.sampled_from(STRATEGIES),
 )
 locations = st.builds(
     Location,

@@ -15,6 +15,7 @@ import pytest
 
 import tunecore as tune
 from tunecore import ResultGrid, RunConfig, TuneConfig, Tuner
+from tunecore.cli import main
 from tunecore.model import Resources, ResourcesUpdateRequested, TrialStatus
 from tunecore.shell.eventlog import read_log
 
@@ -238,3 +239,11 @@ def test_with_parameters_refuses_what_is_not_a_trainable() -> None:
         tune.with_parameters(42, data=1)
     with pytest.raises(ValueError, match="only works with function trainables"):
         tune.with_resources(dict, {"cpu": 1})
+
+
+def test_the_command_line_honours_default_resource_request(tmp_path: Path) -> None:
+    options = ["--executor", "in_process", "--storage-path", str(tmp_path), "--name", "exp"]
+    main(["run", f"{__name__}:SixtyFourCpus", *options, "--verbose", "0"])
+    (trial,) = tune.replay(tmp_path / "exp", quiet=True).state.trials.values()
+    assert trial.status is TrialStatus.ERROR
+    assert "the trial requested 64 CPUs" in (trial.error_message or "")

@@ -15,7 +15,7 @@ as it would start one for a script on its own.
 
 `XFAIL` lists the scripts that fail today, with the error. The marks are
 strict: a script that starts passing fails the suite until its entry is
-removed.
+removed. `FLAKY` lists those that fail only in some runs, not strictly.
 """
 
 from __future__ import annotations
@@ -42,18 +42,27 @@ XFAIL: dict[str, str] = {
         "stopped at 5) are at [2, 4], Ray's [2, 4, 5]: CheckpointConfig.checkpoint_at_end "
         "defaults to False, Ray's default is True for class trainables"
     ),
+}
+
+# Scripts whose outcome on tunecore changes from run to run (a strict mark
+# would make CI flaky): not strict, so remove the entry once it is fixed.
+FLAKY: dict[str, str] = {
     "pbt_function": (
-        "AssertionError: no trial's config changed: trials of the experiment run one after "
-        "another (events.log: trial 00001 starts after trial 00000's last result), so PBT "
-        "never sees two live trials and never exploits (num_perturbations=0)"
+        "AssertionError, one of two, varying: (a) no trial's config changed: a trial's "
+        "12 results can all arrive before the next trial's first (events.log), so PBT never "
+        "sees two live trials (num_perturbations=0); (b) 1 <= len(best_checkpoints) <= 2 "
+        "fails: a trial keeps 3 checkpoints (iterations 4, 8, 12) with num_to_keep=2"
     ),
 }
 
 
 def _scripts() -> Iterator[Any]:
     for script in sorted(SCRIPTS.glob("*.py")):
-        reason = XFAIL.get(script.stem)
-        marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+        marks = []
+        if script.stem in XFAIL:
+            marks.append(pytest.mark.xfail(strict=True, reason=XFAIL[script.stem]))
+        if script.stem in FLAKY:
+            marks.append(pytest.mark.xfail(strict=False, reason=FLAKY[script.stem]))
         yield pytest.param(script, id=script.stem, marks=marks)
 
 

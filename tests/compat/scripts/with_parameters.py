@@ -37,3 +37,17 @@ for result in results:
     assert np.isclose(result.metrics["total"], data.sum() * result.config["scale"])
     # The large object is not part of the trial's config.
     assert set(result.config) == {"scale"}
+
+
+# A trainable may end without reporting anything (__large_data__).
+def f(config, data=None):
+    pass
+    # use data
+
+
+tuner = tune.Tuner(tune.with_parameters(f, data=data))
+results = tuner.fit()
+
+assert len(results) == 1
+assert not results.errors
+assert "training_iteration" not in results[0].metrics

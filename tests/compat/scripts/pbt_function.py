@@ -134,8 +134,9 @@ for result in results_grid:
     assert 0.0001 * 0.8**3 <= result.config["lr"] <= 0.02 * 1.2**3
     assert result.config["some_other_factor"] in (1, 2)
     assert result.config["checkpoint_interval"] == perturbation_interval
-    # num_to_keep=2 keeps at most two checkpoints per trial.
-    assert 1 <= len(result.best_checkpoints) <= 2
+    # num_to_keep=2 keeps the best two checkpoints per trial, and Ray keeps
+    # the latest one as well when it is not among them.
+    assert 1 <= len(result.best_checkpoints) <= 3
 # Exploitation changed at least one trial's hyperparameters.
 initial = {"lr": 0.0001, "some_other_factor": 1, "checkpoint_interval": perturbation_interval}
 assert any(result.config != initial for result in results_grid)

@@ -29,7 +29,7 @@ result_grid = tuner.fit()
 
 # Should only get ~10 reports
 assert not result_grid.errors
-assert 5 <= result_grid[0].metrics["training_iteration"] < 15
+assert result_grid[0].metrics["training_iteration"] < 15
 assert result_grid[0].metrics["time_total_s"] >= 1
 
 # Stop the entire experiment after it has run for more than 3 seconds.

@@ -3,10 +3,11 @@
 Not a test: a maintainer's tool. Each script's imports are rewritten back
 (`import tunecore as tune` -> `from ray import tune`, `tunecore.X` ->
 `ray.tune.X`) and the script runs in a fresh interpreter with HOME set to
-a temporary directory. Needs `ray[tune]` importable (its extra
-dependencies can be put on PYTHONPATH).
+a temporary directory. Needs `ray[tune]` importable; in the project's
+environment only pyarrow and fsspec are missing, so:
 
-    python tests/compat/on_ray_tune.py [SCRIPT_NAME ...]
+    pip install --target /tmp/raytune_deps pyarrow fsspec
+    PYTHONPATH=/tmp/raytune_deps python tests/compat/on_ray_tune.py [SCRIPT_NAME ...]
 """
 
 from __future__ import annotations

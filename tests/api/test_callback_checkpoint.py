@@ -7,7 +7,7 @@ from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 
 import tunecore
-from tunecore import Callback, RunConfig, Tuner
+from tunecore import Callback, CheckpointConfig, RunConfig, Tuner
 from tunecore.model import JsonDict, JsonValue
 from tunecore.shell.trial_view import Trial
 
@@ -39,6 +39,7 @@ def test_a_callback_asking_for_a_checkpoint_gets_it(tmp_path: Path) -> None:
         verbose=0,
         executor="in_process",
         callbacks=[CheckpointAtTwo()],
+        checkpoint_config=CheckpointConfig(checkpoint_at_end=False),
     )
     (result,) = Tuner(Counter, run_config=run).fit()
     assert sorted(p.name for p in result.path.glob("checkpoint_*")) == ["checkpoint_000002"]

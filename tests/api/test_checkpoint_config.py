@@ -64,3 +64,21 @@ def test_a_prefix_that_contradicts_the_order_is_an_error() -> None:
 def test_the_max_prefix_is_the_max_order() -> None:
     config = CheckpointConfig(checkpoint_score_attribute="max-acc")
     assert (config.checkpoint_score_attribute, config.checkpoint_score_order) == ("acc", "max")
+
+
+def test_a_class_trainable_checkpoints_at_its_end_by_default_as_in_ray(tmp_path: Path) -> None:
+    run = RunConfig(storage_path=str(tmp_path), verbose=0, executor="in_process")
+    (result,) = Tuner(Losses, run_config=run).fit()
+    assert kept_iterations(result.path) == [len(LOSSES)]
+    assert result.checkpoint is not None
+
+
+def reports_without_checkpoints(config: dict[str, object]) -> None:
+    for loss in LOSSES:
+        tunecore.report({"loss": loss})
+
+
+def test_a_function_trainable_does_not_by_default(tmp_path: Path) -> None:
+    run = RunConfig(storage_path=str(tmp_path), verbose=0, executor="in_process")
+    (result,) = Tuner(reports_without_checkpoints, run_config=run).fit()
+    assert kept_iterations(result.path) == []

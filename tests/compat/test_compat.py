@@ -37,11 +37,6 @@ SCRIPTS = Path(__file__).parent / "scripts"
 TIMEOUT_S = 60
 
 XFAIL: dict[str, str] = {
-    "checkpointing_class_api": (
-        "AssertionError: best_checkpoints of a class trainable (checkpoint_frequency=2, "
-        "stopped at 5) are at [2, 4], Ray's [2, 4, 5]: CheckpointConfig.checkpoint_at_end "
-        "defaults to False, Ray's default is True for class trainables"
-    ),
     "restore_with_param_space": (
         "InvalidFieldError: GridSearch.values[0]=ObjectRef(...) is invalid: expected a JSON "
         "value: tune.grid_search refuses Ray object references (core/search/domains.py, "

@@ -30,7 +30,9 @@ class CheckpointConfig(BaseModel):
     checkpoint_score_attribute: str = "training_iteration"
     checkpoint_score_order: Literal["max", "min"] = "max"
     checkpoint_frequency: Annotated[int, Field(ge=0)] = 0
-    checkpoint_at_end: bool = False
+    checkpoint_at_end: bool | None = None
+    """Save a checkpoint as each trial ends. None (Ray's default): yes for
+    a `Trainable` class, no for a function, which reports its own."""
 
     @model_validator(mode="before")
     @classmethod

@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime
 import functools
 import importlib.util
+import inspect
 import itertools
 import os
 import secrets
@@ -71,6 +72,7 @@ from tunecore.shell.resume import repair_result_files
 from tunecore.shell.stoppers import StopSetting, plan_stop
 from tunecore.shell.storage import ExperimentStorage, safe_name
 from tunecore.shell.trainable import make_worker_trainable, resolve_trainable, trainable_name
+from tunecore.shell.trainable.classapi import Trainable as ClassTrainable
 from tunecore.shell.trainable.resources import PlacementGroupFactory, plan_resources
 from tunecore.shell.trainable.wrappers import publish_parameters
 from tunecore.shell.trial_view import Trial, TrialViews, dirname_of
@@ -331,7 +333,11 @@ class Tuner:
             stopping_criterion=self._stop.criteria,
             checkpoint_policy=CheckpointPolicy(
                 frequency=checkpoints.checkpoint_frequency,
-                at_end=checkpoints.checkpoint_at_end,
+                at_end=(
+                    checkpoints.checkpoint_at_end
+                    if checkpoints.checkpoint_at_end is not None
+                    else inspect.isclass(self._target) and issubclass(self._target, ClassTrainable)
+                ),
                 num_to_keep=checkpoints.num_to_keep,
                 score_attribute=checkpoints.checkpoint_score_attribute,
                 score_order=Mode(checkpoints.checkpoint_score_order),

@@ -259,10 +259,18 @@ def test_restart_errored_starts_over(tmp_path: Path) -> None:
     assert [r["started_at"] for r in rows] == [0, 0, 0, 0]
 
 
-def test_a_second_fit_into_the_same_directory_is_refused(tmp_path: Path) -> None:
-    experiment(tmp_path, []).fit()
-    with pytest.raises(LogError, match=r"already holds an experiment.*Tuner.restore"):
-        experiment(tmp_path, []).fit()
+def test_a_second_fit_with_the_same_name_keeps_the_first_aside(tmp_path: Path) -> None:
+    """Ray Tune runs a script again into the same directory; tunecore too,
+    and the earlier experiment stays whole and restorable beside it."""
+    first = experiment(tmp_path, []).fit()
+    with pytest.warns(UserWarning, match="held an earlier experiment") as warned:
+        second = experiment(tmp_path, []).fit()
+    assert Path(second.experiment_path) == tmp_path / "exp"
+    (aside,) = [p for p in tmp_path.iterdir() if p.name.startswith("exp_")]
+    assert str(aside) in str(warned[0].message)
+    assert len(replay(aside).state.trials) == len(first)
+    assert len(replay(tmp_path / "exp").state.trials) == len(second)
+    assert replay(aside).state.done
 
 
 def test_restore_of_something_that_is_no_experiment_says_so(tmp_path: Path) -> None:

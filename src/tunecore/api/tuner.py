@@ -56,6 +56,7 @@ from tunecore.shell.eventlog import (
     LogError,
     LogHeader,
     RunSettings,
+    log_path,
     read_header,
     read_log,
 )
@@ -197,6 +198,8 @@ class Tuner:
         tune, run = self._tune, self._run
         root = Path(os.path.expanduser(run.storage_path or DEFAULT_STORAGE))
         name = run.name or _claim_default_name(root, _short(self._name))
+        if self._resume is None:
+            _set_aside_earlier_run(root / safe_name(name, fallback="experiment"))
         storage = ExperimentStorage(root, name)
         state, journal = self._open_log(storage.experiment_dir)
         executor = self._executor()
@@ -475,19 +478,44 @@ def run(
 
 def _claim_default_name(root: Path, trainable: str) -> str:
     """Ray's default experiment name, `<trainable>_<date>_<time>`, made
-    unique: the directory is created here, atomically, so two `fit()`
-    calls in the same second (in one process or two) get `..._2`, `..._3`
-    instead of colliding on one event log."""
-    stamp = f"{trainable}_{datetime.datetime.now():%Y-%m-%d_%H-%M-%S}"
+    unique (see `_claim_name`): two `fit()` calls in the same second, in one
+    process or two, get `..._2`, `..._3` instead of colliding on one log."""
+    return _claim_name(root, f"{trainable}_{datetime.datetime.now():%Y-%m-%d_%H-%M-%S}")
+
+
+def _claim_name(root: Path, stem: str) -> str:
+    """`stem`, or `stem_2`, `stem_3`, ...: the first whose directory in
+    `root` this call could create (atomically, so no two callers get one)."""
     root.mkdir(parents=True, exist_ok=True)
     for number in itertools.count(1):
-        name = stamp if number == 1 else f"{stamp}_{number}"
+        name = stem if number == 1 else f"{stem}_{number}"
         try:
             (root / safe_name(name, fallback="experiment")).mkdir()
         except FileExistsError:
             continue
         return name
     raise AssertionError("unreachable: itertools.count never ends")
+
+
+def _set_aside_earlier_run(experiment_dir: Path) -> None:
+    """Running a script again with the same `RunConfig(name=...)` starts a
+    new experiment there, as in Ray Tune; unlike Ray Tune, the earlier one
+    stays whole and restorable: it moves to a sibling directory named after
+    when its log was last written, and a warning says where."""
+    log = log_path(experiment_dir)
+    if not log.exists():
+        return
+    written = datetime.datetime.fromtimestamp(log.stat().st_mtime)
+    aside = experiment_dir.parent / _claim_name(
+        experiment_dir.parent, f"{experiment_dir.name}_{written:%Y-%m-%d_%H-%M-%S}"
+    )
+    experiment_dir.rename(aside)  # onto the empty directory just claimed
+    warnings.warn(
+        f"{experiment_dir} held an earlier experiment; it is now in {aside} "
+        f"(continue it with Tuner.restore({str(aside)!r}, ...)). This run starts afresh "
+        "under the name you gave.",
+        stacklevel=3,
+    )
 
 
 def _as_replay_starts(built: ExperimentState, encoded: bytes) -> ExperimentState:

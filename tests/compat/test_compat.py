@@ -42,12 +42,6 @@ XFAIL: dict[str, str] = {
         "value: tune.grid_search refuses Ray object references (core/search/domains.py, "
         "plain_json), so a param_space of ray.put refs cannot even be built"
     ),
-    "trial_context": (
-        "AttributeError: 'TrialContext' object has no attribute 'get_trial_dir': "
-        "tune.get_context() returns shell/trainable/worker.py's TrialContext (fields trial_id, "
-        "trial_name, trial_dir), without Ray's TuneContext methods get_trial_dir, "
-        "get_trial_id, get_trial_name, get_experiment_name"
-    ),
 }
 
 # Scripts whose outcome on tunecore changes from run to run (a strict mark

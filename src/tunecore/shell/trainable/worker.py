@@ -34,6 +34,7 @@ Implementations: `FunctionTrainable` and `ClassTrainable`, built with
 
 from __future__ import annotations
 
+import os
 from typing import Protocol
 
 import msgspec
@@ -57,6 +58,36 @@ class TrialContext(msgspec.Struct, frozen=True, kw_only=True):
     stdout_file: str | None = None
     stderr_file: str | None = None
     chdir: bool = False
+
+    # Ray Tune's `TuneContext` methods, for code written against `ray.tune.get_context()`.
+
+    def get_trial_id(self) -> str:
+        return self.trial_id
+
+    def get_trial_name(self) -> str:
+        return self.trial_name
+
+    def get_trial_dir(self) -> str:
+        return self.trial_dir
+
+    def get_experiment_name(self) -> str:
+        return os.path.basename(self.experiment_dir)
+
+    def get_world_rank(self) -> int:
+        """A Tune trial is one process: rank 0 of 1 (Ray's answer too)."""
+        return 0
+
+    def get_world_size(self) -> int:
+        return 1
+
+    def get_local_rank(self) -> int:
+        return 0
+
+    def get_local_world_size(self) -> int:
+        return 1
+
+    def get_node_rank(self) -> int:
+        return 0
 
 
 class WorkerTrainable(Protocol):

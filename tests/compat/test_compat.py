@@ -37,6 +37,12 @@ SCRIPTS = Path(__file__).parent / "scripts"
 TIMEOUT_S = 60
 
 XFAIL: dict[str, str] = {
+    "custom_searcher": (
+        "AttributeError: 'NoneType' object has no attribute 'is_finished' (core/search/"
+        "limiter.py:71): tunecore.search.Searcher is the pure-policy Protocol (suggest returns "
+        "(searcher, Suggestion)); a Ray-style subclass inherits the Protocol's empty "
+        "with_objective, which returns None, so ConcurrencyLimiter.searcher becomes None"
+    ),
     "restore_with_param_space": (
         "InvalidFieldError: GridSearch.values[0]=ObjectRef(...) is invalid: expected a JSON "
         "value: tune.grid_search refuses Ray object references (core/search/domains.py, "

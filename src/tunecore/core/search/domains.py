@@ -306,6 +306,22 @@ class RandInt(msgspec.Struct, frozen=True, tag=True):
         )
 
 
+def _check_multiples(where: str, low: object, high: object, q: object) -> None:
+    """Integer bounds low <= high and a step q >= 1 that leaves at least one
+    multiple of q between them (both ends inclusive)."""
+    low = _integer(where, "low", low)
+    high = _integer(where, "high", high)
+    q = _integer(where, "q", q)
+    if q < 1:
+        raise InvalidFieldError(f"{where}.q", q, "an integer >= 1")
+    if low > high:
+        raise InvalidFieldError(f"{where}.high", high, f"an integer >= low={low}")
+    if -(-low // q) > high // q:
+        raise InvalidFieldError(
+            f"{where}.high", high, f"a bound that leaves a multiple of q={q} in [{low}, high]"
+        )
+
+
 class QRandInt(msgspec.Struct, frozen=True, tag=True):
     """A multiple of q drawn uniformly from [low, high], both ends inclusive."""
 
@@ -317,17 +333,7 @@ class QRandInt(msgspec.Struct, frozen=True, tag=True):
         self.check("QRandInt")
 
     def check(self, where: str) -> None:
-        low = _integer(where, "low", self.low)
-        high = _integer(where, "high", self.high)
-        q = _integer(where, "q", self.q)
-        if q < 1:
-            raise InvalidFieldError(f"{where}.q", q, "an integer >= 1")
-        if low > high:
-            raise InvalidFieldError(f"{where}.high", high, f"an integer >= low={low}")
-        if -(-low // q) > high // q:
-            raise InvalidFieldError(
-                f"{where}.high", high, f"a bound that leaves a multiple of q={q} in [{low}, high]"
-            )
+        _check_multiples(where, self.low, self.high, self.q)
 
     def sample(self, rng: Rng) -> tuple[Rng, JsonValue]:
         k_low = -(-self.low // self.q)
@@ -464,18 +470,9 @@ class QLogRandInt(msgspec.Struct, frozen=True, tag=True):
 
     def check(self, where: str) -> None:
         low = _integer(where, "low", self.low)
-        high = _integer(where, "high", self.high)
-        q = _integer(where, "q", self.q)
         if low < 1:
             raise InvalidFieldError(f"{where}.low", low, "an integer >= 1 (its log is taken)")
-        if q < 1:
-            raise InvalidFieldError(f"{where}.q", q, "an integer >= 1")
-        if low > high:
-            raise InvalidFieldError(f"{where}.high", high, f"an integer >= low={low}")
-        if -(-low // q) > high // q:
-            raise InvalidFieldError(
-                f"{where}.high", high, f"a bound that leaves a multiple of q={q} in [{low}, high]"
-            )
+        _check_multiples(where, low, self.high, self.q)
         _force(self, "base", _log_base(where, self.base))
 
     def sample(self, rng: Rng) -> tuple[Rng, JsonValue]:

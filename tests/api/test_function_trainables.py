@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import tunecore
+from tests.integration.trainables import counts_with_temporary_checkpoints
 from tunecore import CheckpointConfig, ResultGrid, RunConfig, TuneConfig, Tuner
 from tunecore.model import JsonValue, TrialStatus
 from tunecore.schedulers import PopulationBasedTraining
@@ -45,25 +46,6 @@ def fit(
 
 
 # -- checkpoints reported from a temporary directory (issue 9, bug 1) --------
-
-
-def counts_with_temporary_checkpoints(config: dict[str, object]) -> None:
-    """Ray's documented pattern: a checkpoint every other step, written into
-    a temporary directory that is gone as soon as report() returns."""
-    step = 0
-    checkpoint = tunecore.get_checkpoint()
-    if checkpoint is not None:
-        with checkpoint.as_directory() as directory:
-            step = int((Path(directory) / "step.txt").read_text())
-    while step < 8:
-        step += 1
-        metrics = {"score": step * float(str(config["rate"])), "step": step}
-        if step % 2 == 0:
-            with tempfile.TemporaryDirectory() as directory:
-                (Path(directory) / "step.txt").write_text(str(step))
-                tunecore.report(metrics, checkpoint=tunecore.Checkpoint.from_directory(directory))
-        else:
-            tunecore.report(metrics)
 
 
 def test_a_temporary_checkpoint_survives_pbt_saves_and_exploits(tmp_path: Path) -> None:

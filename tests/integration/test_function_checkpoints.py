@@ -3,12 +3,12 @@ temporary directory, as Ray Tune's documentation writes them."""
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 import pytest
 
 import tunecore
+from tests.integration import trainables
 from tunecore import RunConfig, TuneConfig, Tuner
 from tunecore.model import TrialStatus
 from tunecore.schedulers import PopulationBasedTraining
@@ -17,24 +17,6 @@ pytestmark = pytest.mark.usefixtures("ray_cluster")
 
 
 def test_temporary_checkpoints_survive_pbt_on_ray(tmp_path: Path) -> None:
-    # Defined here so that Ray ships it by value (the workers cannot import tests).
-    def train(config: dict[str, object]) -> None:
-        step = 0
-        checkpoint = tunecore.get_checkpoint()
-        if checkpoint is not None:
-            with checkpoint.as_directory() as directory:
-                step = int((Path(directory) / "step.txt").read_text())
-        while step < 6:
-            step += 1
-            metrics = {"score": step * float(str(config["rate"])), "step": step}
-            if step % 2 == 0:
-                with tempfile.TemporaryDirectory() as directory:
-                    (Path(directory) / "step.txt").write_text(str(step))
-                    checkpoint = tunecore.Checkpoint.from_directory(directory)
-                    tunecore.report(metrics, checkpoint=checkpoint)
-            else:
-                tunecore.report(metrics)
-
     pbt = PopulationBasedTraining(
         time_attr="training_iteration",
         perturbation_interval=3,  # odd: PBT saves at steps that reported no checkpoint
@@ -43,8 +25,8 @@ def test_temporary_checkpoints_survive_pbt_on_ray(tmp_path: Path) -> None:
         seed=1,
     )
     results = Tuner(
-        train,
-        param_space={"rate": tunecore.grid_search([0.5, 1.0, 2.0, 3.0])},
+        trainables.counts_with_temporary_checkpoints,
+        param_space={"rate": tunecore.grid_search([0.5, 1.0, 2.0, 3.0]), "steps": 6},
         tune_config=TuneConfig(metric="score", mode="max", scheduler=pbt, reuse_actors=False),
         run_config=RunConfig(name="pbt", storage_path=str(tmp_path), verbose=0),
     ).fit()

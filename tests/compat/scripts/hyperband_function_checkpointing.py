@@ -75,6 +75,8 @@ iterations = sorted(r.metrics["training_iteration"] for r in results)
 # Successive halving stops some trials early; the survivors reach max_t.
 assert iterations[0] < 9, iterations
 assert iterations[-1] == 9, iterations
+# A trial dropped by a halving stops where it paused, at a milestone.
+assert set(iterations) <= {1, 3, 9}, iterations
 assert best_result.metrics["training_iteration"] == 9
 assert 0 <= best_result.config["height"] <= 100
 # Every trial reported a checkpoint at its first step.

@@ -10,8 +10,9 @@ script.py` runs it, sharing the session's Ray (tests/conftest.py): a
 process per script would start Ray once per script. Its home directory and
 working directory are a fresh temporary directory, so the default storage
 (`~/tunecore_results`, or `~/ray_results` where a doc names it) stays out
-of the user's home. A script's own `ray.init(...)` joins the running Ray,
-as it would start one for a script on its own.
+of the user's home; environment variables it sets are undone after it. A
+script's own `ray.init(...)` joins the running Ray, as it would start one
+for a script on its own.
 
 `XFAIL` lists the scripts that fail today, with the error. The marks are
 strict: a script that starts passing fails the suite until its entry is
@@ -20,6 +21,7 @@ removed. `FLAKY` lists those that fail only in some runs, not strictly.
 
 from __future__ import annotations
 
+import os
 import runpy
 import signal
 import sys
@@ -104,6 +106,7 @@ def test_script(
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "argv", [str(script)])
+    environ = dict(os.environ)  # a script may set a switch for itself alone
     previous = signal.signal(signal.SIGALRM, _hung)
     signal.alarm(TIMEOUT_S)
     try:
@@ -111,3 +114,5 @@ def test_script(
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+        os.environ.clear()
+        os.environ.update(environ)

@@ -49,11 +49,6 @@ XFAIL: dict[str, str] = {
         "ImportError: cannot import name 'CLIReporter' from 'tunecore' (missing names: "
         "CLIReporter with add_metric_column, RunConfig(progress_reporter=...))"
     ),
-    "reuse_actors_reset_config": (
-        "AssertionError: no trial ran on a reused actor: with reuse_actors=True, six trials "
-        "two at a time ran in six worker processes (all pids distinct) and reset_config was "
-        "never called; Ray reuses the two actors through reset_config"
-    ),
     "tune_run_checkpoint_options": (
         "TypeError: run() got an unexpected keyword argument 'checkpoint_freq' (api/tuner.py "
         "run() lacks tune.run's checkpoint_freq, keep_checkpoints_num, checkpoint_score_attr "

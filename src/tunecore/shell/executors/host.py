@@ -3,8 +3,11 @@ in-process executor) and runs trials there, one at a time.
 
 A host outlives its trials: when a trial ends, the executor may hand the
 same host the next trial with the same resources (`assign`), which is what
-makes reusing a Ray actor cheap. The host builds a fresh worker trainable
-for each trial; `reset` instead asks the current one to take a new config in
+makes reusing a Ray actor cheap. A released trainable whose class has its
+own `reset_config` is kept, and takes the next trial in place (Ray's actor
+reuse: `reset_config` instead of a new `setup`; `cleanup` runs when it is
+finally discarded); any other is stopped at once and the next trial gets a
+fresh one. `reset` asks the current trainable to take a new config in
 place (PBT), falling back to a fresh one when the trainable cannot.
 """
 
@@ -18,6 +21,7 @@ from collections.abc import Callable
 from typing import TextIO
 
 from tunecore.model import JsonDict
+from tunecore.shell.trainable.classapi import ClassTrainable
 from tunecore.shell.trainable.worker import TrialContext, WorkerTrainable
 
 TrainableFactory = Callable[[JsonDict, TrialContext], WorkerTrainable]
@@ -31,6 +35,7 @@ class TrialHost:
     def __init__(self, factory: TrainableFactory) -> None:
         self._factory = factory
         self._trainable: WorkerTrainable | None = None
+        self._spare: ClassTrainable | None = None  # the last trial's, kept for reuse
         self._opened: list[tuple[str, TextIO, TextIO]] = []
         self._previous_dir: str | None = None
 
@@ -38,14 +43,21 @@ class TrialHost:
         return socket.gethostname(), os.getpid()
 
     def assign(self, config: JsonDict, context: TrialContext) -> tuple[str, int]:
-        """Start hosting a trial (ending the previous one, if any)."""
+        """Start hosting a trial (ending the previous one, if any): in the
+        kept trainable when it takes the config, else in a fresh one."""
         self.release()
         os.makedirs(context.trial_dir, exist_ok=True)
         self._redirect(context)
         if context.chdir:
             self._previous_dir = os.getcwd()
             os.chdir(context.trial_dir)
-        self._trainable = self._factory(config, context)
+        spare, self._spare = self._spare, None
+        if spare is not None and spare.reset(config, context):
+            self._trainable = spare
+        else:
+            if spare is not None:
+                spare.stop()
+            self._trainable = self._factory(config, context)
         return self.location()
 
     def _redirect(self, context: TrialContext) -> None:
@@ -60,9 +72,13 @@ class TrialHost:
             self._opened.append((stream, previous, target))
 
     def reset(self, config: JsonDict, context: TrialContext) -> bool:
-        """A new config for the current trial, in place when supported."""
+        """A new config for the current trial, in place when supported; a
+        trainable that refuses is discarded (it may be half reset)."""
         if self._trainable is not None and self._trainable.reset(config, context):
             return True
+        refused, self._trainable = self._trainable, None
+        if refused is not None:
+            refused.stop()
         self.assign(config, context)
         return False
 
@@ -107,7 +123,11 @@ class TrialHost:
     def release(self) -> None:
         """End the current trial; the host stays usable for the next."""
         trainable, self._trainable = self._trainable, None
-        if trainable is not None:
+        if isinstance(trainable, ClassTrainable) and trainable.reusable:
+            if self._spare is not None:
+                self._spare.stop()
+            self._spare = trainable
+        elif trainable is not None:
             trainable.stop()
         while self._opened:
             stream, previous, target = self._opened.pop()

@@ -199,6 +199,10 @@ class RayExecutor:
         idle = self._idle.get(_key(resources))
         if idle:
             return idle.pop()
+        if self._reuse:
+            released = self._take_over_released(resources)
+            if released is not None:
+                return released
         for others in self._idle.values():  # make room: idle actors hold resources
             for actor in others:
                 self._end(actor)
@@ -225,6 +229,22 @@ class RayExecutor:
         ).remote(self._factory)
         self._groups[actor] = group
         return actor
+
+    def _take_over_released(self, resources: Resources) -> Any | None:
+        """The actor of a trial released while its last operation (the save
+        taken as it stopped, say) is still running, if it has the same
+        resources: the new trial's calls queue behind that operation on
+        the same actor, instead of a new process that would start later
+        and, while the old one still holds its resources, starve."""
+        key = _key(resources)
+        for trial_id in sorted(self._releasing):
+            asked = self._asks.get(trial_id)
+            if asked is None or _key(asked) != key:
+                continue
+            actor, _ = self._detach(trial_id)
+            actor.release.remote()
+            return actor
+        return None
 
     def _end(self, actor: Any) -> None:
         """Kill the actor and give back its placement group, if any."""
@@ -293,12 +313,15 @@ class RayExecutor:
         else:
             self._free(trial_id, reusable=True)
 
-    def _free(self, trial_id: str, *, reusable: bool) -> None:
+    def _detach(self, trial_id: str) -> tuple[Any, Resources | None]:
+        """Forget that `trial_id` holds an actor: the actor and what it asked."""
         self._releasing.discard(trial_id)
         self._starved.discard(trial_id)
         self._credits.pop(trial_id, None)
-        asked = self._asks.pop(trial_id, None)
-        actor = self._actors.pop(trial_id, None)
+        return self._actors.pop(trial_id, None), self._asks.pop(trial_id, None)
+
+    def _free(self, trial_id: str, *, reusable: bool) -> None:
+        actor, asked = self._detach(trial_id)
         if actor is None or asked is None:
             return
         if reusable and self._reuse and not self._starved:

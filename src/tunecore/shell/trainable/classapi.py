@@ -213,6 +213,13 @@ class ClassTrainable:
         self._clock = ResultClock()
         return True
 
+    @property
+    def reusable(self) -> bool:
+        """Whether the class has its own `reset_config`: then a released
+        instance is kept for the next trial on its worker, which it takes
+        in place (Ray's actor reuse: no new `setup`)."""
+        return type(self._trainable).reset_config is not Trainable.reset_config
+
     def stop(self) -> None:
         self._trainable.cleanup()
 

@@ -17,8 +17,9 @@ from tunecore.api.analysis import ExperimentAnalysis
 from tunecore.api.config import CheckpointConfig, FailureConfig, RunConfig, TuneConfig
 from tunecore.api.errors import TuneError
 from tunecore.api.results import Result, ResultGrid
+from tunecore.api.run import run
 from tunecore.api.simulate import simulate
-from tunecore.api.tuner import Tuner, run
+from tunecore.api.tuner import Tuner
 from tunecore.core.search.domains import (
     choice,
     grid_search,

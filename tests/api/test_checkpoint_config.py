@@ -27,8 +27,8 @@ class Losses(tunecore.Trainable):
         pass
 
 
-def kept_iterations(trial_dir: Path) -> list[int]:
-    return sorted(int(p.name.split("_")[1]) for p in trial_dir.glob("checkpoint_*"))
+def kept_iterations(trial_dir: str | Path) -> list[int]:
+    return sorted(int(p.name.split("_")[1]) for p in Path(trial_dir).glob("checkpoint_*"))
 
 
 @pytest.mark.parametrize(

@@ -49,11 +49,6 @@ XFAIL: dict[str, str] = {
         "ImportError: cannot import name 'CLIReporter' from 'tunecore' (missing names: "
         "CLIReporter with add_metric_column, RunConfig(progress_reporter=...))"
     ),
-    "tune_run_checkpoint_options": (
-        "TypeError: run() got an unexpected keyword argument 'checkpoint_freq' (api/tuner.py "
-        "run() lacks tune.run's checkpoint_freq, keep_checkpoints_num, checkpoint_score_attr "
-        "with its 'min-' prefix; then ExperimentAnalysis.get_best_checkpoint is used)"
-    ),
     "restore_with_param_space": (
         "InvalidFieldError: GridSearch.values[0]=ObjectRef(...) is invalid: expected a JSON "
         "value: tune.grid_search refuses Ray object references (core/search/domains.py, "

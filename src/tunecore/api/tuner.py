@@ -26,12 +26,10 @@ import time
 import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Literal
 
 import msgspec
 
 from tunecore._version import __version__
-from tunecore.api.analysis import ExperimentAnalysis
 from tunecore.api.config import CheckpointConfig, FailureConfig, RunConfig, TuneConfig
 from tunecore.api.errors import TuneError
 from tunecore.api.results import ResultGrid
@@ -74,7 +72,7 @@ from tunecore.shell.stoppers import StopSetting, plan_stop
 from tunecore.shell.storage import ExperimentStorage, safe_name
 from tunecore.shell.trainable import make_worker_trainable, resolve_trainable, trainable_name
 from tunecore.shell.trainable.classapi import Trainable as ClassTrainable
-from tunecore.shell.trainable.resources import PlacementGroupFactory, plan_resources
+from tunecore.shell.trainable.resources import plan_resources
 from tunecore.shell.trainable.wrappers import publish_parameters
 from tunecore.shell.trial_view import Trial, TrialViews, dirname_of
 
@@ -442,38 +440,6 @@ class Tuner:
         )
         publish_parameters(self._target)  # Ray is up: with_parameters objects go in its store
         return executor
-
-
-def run(
-    trainable: Trainable,
-    *,
-    config: Mapping[str, object] | None = None,
-    metric: str | None = None,
-    mode: Literal["min", "max"] | None = None,
-    num_samples: int = 1,
-    scheduler: TrialScheduler | None = None,
-    stop: StopSetting = None,
-    name: str | None = None,
-    storage_path: str | None = None,
-    verbose: int = 1,
-    resources_per_trial: dict[str, Any] | PlacementGroupFactory | None = None,
-) -> ExperimentAnalysis:
-    """The short form of `Tuner(...).fit()` for the common settings; like
-    Ray's `tune.run`, it returns an `ExperimentAnalysis` (`best_config`,
-    `trials`, `results_df`, ...)."""
-    tuner = Tuner(
-        trainable,
-        param_space=config,
-        tune_config=TuneConfig(
-            metric=metric,
-            mode=mode,
-            num_samples=num_samples,
-            scheduler=scheduler,
-            resources_per_trial=resources_per_trial,
-        ),
-        run_config=RunConfig(name=name, storage_path=storage_path, stop=stop, verbose=verbose),
-    )
-    return ExperimentAnalysis(tuner.fit())
 
 
 def _claim_default_name(root: Path, trainable: str) -> str:

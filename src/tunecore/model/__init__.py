@@ -47,9 +47,9 @@ from tunecore.model.events import (
     TrialEvent,
     TrialFailed,
     TrialRequested,
-    ValuesDrawn,
     TrialRestored,
     TrialStarted,
+    ValuesDrawn,
 )
 from tunecore.model.json import JsonDict, JsonValue
 from tunecore.model.objective import Mode
@@ -106,11 +106,11 @@ __all__ = [
     "TrialEvent",
     "TrialFailed",
     "TrialRequested",
-    "ValuesDrawn",
     "TrialRestored",
     "TrialSpec",
     "TrialStarted",
     "TrialState",
     "TrialStatus",
+    "ValuesDrawn",
     "parse_export_formats",
 ]

@@ -16,6 +16,7 @@ from tunecore._version import __version__
 from tunecore.api.analysis import ExperimentAnalysis
 from tunecore.api.config import CheckpointConfig, FailureConfig, RunConfig, TuneConfig
 from tunecore.api.errors import TuneError
+from tunecore.api.reporters import CLIReporter, JupyterNotebookReporter
 from tunecore.api.results import Result, ResultGrid
 from tunecore.api.run import run
 from tunecore.api.simulate import simulate
@@ -52,11 +53,13 @@ from tunecore.shell.trainable.wrappers import with_parameters, with_resources
 from tunecore.shell.trial_view import Trial
 
 __all__ = [
+    "CLIReporter",
     "Callback",
     "Checkpoint",
     "CheckpointConfig",
     "ExperimentAnalysis",
     "FailureConfig",
+    "JupyterNotebookReporter",
     "PlacementGroupFactory",
     "Result",
     "ResultGrid",

@@ -45,10 +45,6 @@ XFAIL: dict[str, str] = {
         "(searcher, Suggestion)); a Ray-style subclass inherits the Protocol's empty "
         "with_objective, which returns None, so ConcurrencyLimiter.searcher becomes None"
     ),
-    "progress_reporter": (
-        "ImportError: cannot import name 'CLIReporter' from 'tunecore' (missing names: "
-        "CLIReporter with add_metric_column, RunConfig(progress_reporter=...))"
-    ),
     "restore_with_param_space": (
         "InvalidFieldError: GridSearch.values[0]=ObjectRef(...) is invalid: expected a JSON "
         "value: tune.grid_search refuses Ray object references (core/search/domains.py, "

@@ -28,6 +28,7 @@ from tunecore.model import (
     TrialStatus,
 )
 from tunecore.shell.progress import (
+    Columns,
     ProgressReporter,
     best_trial,
     fair_limits,
@@ -446,3 +447,27 @@ def test_close_with_a_state_shows_it_once_more() -> None:
     reporter.close(scored())
     assert reporter.shown == 2
     assert buffer.getvalue().count("== Status ==") == 2
+
+
+def test_chosen_columns_add_metrics_and_replace_the_parameters() -> None:
+    run = Run(metric="loss", mode=Mode.MIN)
+    run.cluster(cpu=2)
+    run.add(x=1, y=10)
+    run.result(tid(0), training_iteration=1, loss=0.5, acc=0.75, other=3)
+    columns = Columns(metrics={"acc": "accuracy"}, parameters={"y": "Y"})
+    table = render_table(run.state, metric="loss", mode=Mode.MIN, columns=columns)
+    headers = [str(column.header) for column in table.columns]
+    assert headers == [
+        "Trial name",
+        "Status",
+        "Location",
+        "Y",
+        "Iter",
+        "Total time (s)",
+        "loss",
+        "accuracy",
+    ]
+    assert list(table.columns[3].cells) == ["10"]
+    assert list(table.columns[7].cells) == ["0.75"]
+    lines = status_lines(run.state, metric="loss", mode=Mode.MIN, columns=columns)
+    assert any(line.endswith("loss=0.5, accuracy=0.75") for line in lines), lines

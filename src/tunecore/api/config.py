@@ -91,6 +91,8 @@ class RunConfig(BaseModel):
     """How often the event log is synced to disk: every record with 0, else
     at most every N ms. Each record reaches the OS before it is applied
     either way, so this only matters if the machine, not the driver, dies."""
+    progress_reporter: Any = None
+    """A `tunecore.CLIReporter`: the status's columns, rows and frequency."""
     export_formats: list[str] = []
     """Formats to export each trial's model in when it ends normally
     (`checkpoint`, `model`, `h5`), into `<trial dir>/export/`."""
@@ -115,6 +117,18 @@ class RunConfig(BaseModel):
                     )
         plan_stop(stop)
         return stop
+
+    @field_validator("progress_reporter")
+    @classmethod
+    def _known_reporter(cls, reporter: object) -> object:
+        from tunecore.api.reporters import CLIReporter  # noqa: PLC0415 - a cycle otherwise
+
+        if reporter is not None and not isinstance(reporter, CLIReporter):
+            raise ValueError(
+                f"progress_reporter={reporter!r} is not a tunecore.CLIReporter (a reporter "
+                "class of your own is not supported: use a Callback to print what you need)"
+            )
+        return reporter
 
     @field_validator("export_formats")
     @classmethod

@@ -26,12 +26,14 @@ import time
 import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
 from tunecore._version import __version__
 from tunecore.api.config import CheckpointConfig, FailureConfig, RunConfig, TuneConfig
 from tunecore.api.errors import TuneError
+from tunecore.api.reporters import CLIReporter
 from tunecore.api.results import ResultGrid
 from tunecore.core.experiment import ExperimentConfig, ExperimentState, new_experiment
 from tunecore.core.experiment.snapshot import decode_state, encode_state
@@ -213,6 +215,7 @@ class Tuner:
             verbose=run.verbose,
             experiment_dir=str(storage.experiment_dir),
             name_of=views.name,
+            **_reporter_settings(run.progress_reporter),
         )
         loop = ExperimentLoop(
             state,
@@ -440,6 +443,17 @@ class Tuner:
         )
         publish_parameters(self._target)  # Ray is up: with_parameters objects go in its store
         return executor
+
+
+def _reporter_settings(given: CLIReporter | None) -> dict[str, Any]:
+    """The `ProgressReporter` settings a user's `CLIReporter` asks for."""
+    if given is None:
+        return {}
+    return {
+        "columns": given.columns,
+        "max_rows": given.max_progress_rows,
+        "plain_refresh_s": given.max_report_frequency,
+    }
 
 
 def _claim_default_name(root: Path, trainable: str) -> str:

@@ -25,13 +25,14 @@ here the head gets the odd row, so exactly `rows` trials are shown.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
 import socket
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 
@@ -64,6 +65,23 @@ _DIGITS = re.compile(r"([0-9]+)")
 NameOf = Callable[[TrialState], str]
 """How a trial is named on screen: `TuneConfig.trial_name_creator`, or
 `spec_name` (the spec's own name) by default."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Columns:
+    """What the status shows besides the experiment's metric (Ray's
+    `CLIReporter` columns): more metrics, and the parameters to show
+    instead of the ones chosen by default, each result key mapped to its
+    header."""
+
+    metrics: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    parameters: Mapping[str, str] | None = None
+
+    def metric_keys(self, metric: str | None) -> dict[str, str]:
+        """The metric columns, the experiment's first."""
+        shown = {} if metric is None else {metric: metric}
+        shown.update({k: v for k, v in self.metrics.items() if k != metric})
+        return shown
 
 
 def spec_name(trial: TrialState) -> str:
@@ -251,9 +269,11 @@ def header_lines(
     return lines
 
 
-def progress_string(trial: TrialState, metric: str | None = None) -> str:
+def progress_string(
+    trial: TrialState, metric: str | None = None, columns: Columns | None = None
+) -> str:
     """One trial's row: status, resources, location, iterations, time and the
-    metric, leaving out what is not known yet."""
+    metrics, leaving out what is not known yet."""
     pieces = [trial.status.value, f"[{trial.spec.resources.summary()}]"]
     location = trial.location.describe(None)
     if location:
@@ -264,10 +284,10 @@ def progress_string(trial: TrialState, metric: str | None = None) -> str:
     seconds = _flat_value(trial, "time_total_s")
     if is_number(seconds):
         pieces.append(f"{float(seconds):.1f} s")  # type: ignore[arg-type]
-    if metric is not None:
-        value = _flat_value(trial, metric)
+    for key, header in (columns or Columns()).metric_keys(metric).items():
+        value = _flat_value(trial, key)
         if value is not None:
-            pieces.append(f"{metric}={_number(value)}")
+            pieces.append(f"{header}={_number(value)}")
     if trial.num_failures:
         pieces.append(f"{trial.num_failures} failures")
     return ", ".join(pieces)
@@ -281,6 +301,7 @@ def status_lines(
     max_rows: int = 20,
     experiment_dir: str | None = None,
     name_of: NameOf = spec_name,
+    columns: Columns | None = None,
 ) -> list[str]:
     """The status as text lines: the header, then per status (in name order)
     its trials, at most `max_rows` in all (module docstring)."""
@@ -289,10 +310,10 @@ def status_lines(
     )
     for status, shown in _select(state, max_rows).items():
         lines.append(f"{status.value} trials:")
-        lines.extend(f" - {name_of(t)}:\t{progress_string(t, metric)}" for t in shown.head)
+        lines.extend(f" - {name_of(t)}:\t{progress_string(t, metric, columns)}" for t in shown.head)
         if shown.hidden:
             lines.append(f" ... {shown.hidden} not shown")
-        lines.extend(f" - {name_of(t)}:\t{progress_string(t, metric)}" for t in shown.tail)
+        lines.extend(f" - {name_of(t)}:\t{progress_string(t, metric, columns)}" for t in shown.tail)
     return lines
 
 
@@ -367,6 +388,7 @@ def render_table(
     local_hostname: str | None = None,
     name_of: NameOf = spec_name,
     width: int | None = None,
+    columns: Columns | None = None,
 ) -> Table:
     """The status as a table: the header lines as its title, one row per
     shown trial (the same rows as `status_lines`) and a row per gap.
@@ -378,17 +400,35 @@ def render_table(
     names as long as `trainable_0a1b2_00001` stay whole."""
     selected = _select(state, max_rows)
     shown = [t for rows in selected.values() for t in (*rows.head, *rows.tail)]
-    evaluated, params = _param_columns(shown)
+    chosen = columns or Columns()
+    if chosen.parameters is not None:
+        evaluated, params = False, list(chosen.parameters)
+    else:
+        evaluated, params = _param_columns(shown)
+    headers = chosen.parameters or {}
     name = _Column("Trial name", NEVER_DROPPED)
     status_column = _Column("Status", 90)
     location = _Column("Location", 0)
     param_columns = [
-        _Column(key, 50 if position == 0 else 20 - position) for position, key in enumerate(params)
+        _Column(headers.get(key, key), 50 if position == 0 else 20 - position)
+        for position, key in enumerate(params)
     ]
     iteration = _Column("Iter", 40)
     seconds = _Column("Total time (s)", 30)
-    metric_column = [_Column(metric, 80)] if metric is not None else []
-    columns = [name, status_column, location, *param_columns, iteration, seconds, *metric_column]
+    metric_keys = chosen.metric_keys(metric)
+    metric_columns = [
+        _Column(header, 80 if position == 0 else 35 - position)
+        for position, header in enumerate(metric_keys.values())
+    ]
+    table_columns = [
+        name,
+        status_column,
+        location,
+        *param_columns,
+        iteration,
+        seconds,
+        *metric_columns,
+    ]
 
     def add(trial: TrialState) -> None:
         total = _flat_value(trial, "time_total_s")
@@ -399,11 +439,11 @@ def render_table(
             column.cells.append(_param_cell(trial, key, evaluated))
         iteration.cells.append(_cell(_flat_value(trial, "training_iteration")))
         seconds.cells.append(f"{float(total):.1f}" if is_number(total) else "")  # type: ignore[arg-type]
-        if metric is not None:
-            metric_column[0].cells.append(_cell(_flat_value(trial, metric)))
+        for key, column in zip(metric_keys, metric_columns, strict=True):
+            column.cells.append(_cell(_flat_value(trial, key)))
 
     def gap(hidden: int, status: TrialStatus) -> None:
-        for column in columns:
+        for column in table_columns:
             column.cells.append("")
         name.cells[-1] = f"... {hidden} not shown"
         status_column.cells[-1] = status.value
@@ -415,7 +455,7 @@ def render_table(
             gap(rows.hidden, status)
         for trial in rows.tail:
             add(trial)
-    kept = _fit(columns, width)
+    kept = _fit(table_columns, width)
     header = header_lines(
         state, metric=metric, mode=mode, experiment_dir=experiment_dir, name_of=name_of
     )
@@ -522,8 +562,10 @@ class ProgressReporter:
         clock: Callable[[], float] = time.monotonic,
         local_hostname: str | None = None,
         name_of: NameOf = spec_name,
+        columns: Columns | None = None,
     ) -> None:
         self.metric = metric
+        self.columns = columns
         self.mode = mode
         self.verbose = verbose
         self.console = console if console is not None else Console(file=sys.stdout)
@@ -607,6 +649,7 @@ class ProgressReporter:
             max_rows=self.max_rows,
             experiment_dir=self.experiment_dir,
             name_of=self.name_of,
+            columns=self.columns,
         )
 
     def _table(self, state: ExperimentState, width: int) -> Table:
@@ -619,6 +662,7 @@ class ProgressReporter:
             local_hostname=self.local_hostname,
             name_of=self.name_of,
             width=width,
+            columns=self.columns,
         )
 
     def _print_plain(self, text: str) -> None:

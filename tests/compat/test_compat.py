@@ -51,8 +51,9 @@ XFAIL: dict[str, str] = {
     ),
 }
 
-# Scripts whose outcome on tunecore changes from run to run (a strict mark
-# would make CI flaky): not strict, so remove the entry once it is fixed.
+# Scripts with an assertion whose outcome depends on timing, on tunecore as
+# on Ray Tune (which trials overlap): that AssertionError is tolerated, any
+# other failure is not.
 FLAKY: dict[str, str] = {
     "pbt_function": (
         "AssertionError: no trial's config changed, in some runs: a trial's 12 results can "
@@ -68,7 +69,11 @@ def _scripts() -> Iterator[Any]:
         if script.stem in XFAIL:
             marks.append(pytest.mark.xfail(strict=True, reason=XFAIL[script.stem]))
         if script.stem in FLAKY:
-            marks.append(pytest.mark.xfail(strict=False, reason=FLAKY[script.stem]))
+            # Only the timing-dependent assertion may fail: a crash or a
+            # hang (TimeoutError) still fails the test.
+            marks.append(
+                pytest.mark.xfail(strict=False, raises=AssertionError, reason=FLAKY[script.stem])
+            )
         yield pytest.param(script, id=script.stem, marks=marks)
 
 

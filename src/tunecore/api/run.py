@@ -15,6 +15,7 @@ from typing import Any, Literal
 from tunecore.api.analysis import ExperimentAnalysis
 from tunecore.api.config import CheckpointConfig, FailureConfig, RunConfig, TuneConfig
 from tunecore.api.errors import TuneError
+from tunecore.api.reporters import CLIReporter
 from tunecore.api.tuner import Trainable, Tuner
 from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.shell.stoppers import StopSetting
@@ -43,6 +44,7 @@ def run(
     keep_checkpoints_num: int | None = None,
     checkpoint_score_attr: str | None = None,
     verbose: int = 1,
+    progress_reporter: CLIReporter | None = None,
     log_to_file: bool | str | tuple[str, str] = False,
     trial_name_creator: Callable[[Trial], str] | None = None,
     trial_dirname_creator: Callable[[Trial], str] | None = None,
@@ -108,6 +110,7 @@ def run(
             failure_config=FailureConfig(max_failures=max_failures, fail_fast=fail_fast),
             callbacks=list(callbacks or []),
             verbose=verbose,
+            progress_reporter=progress_reporter,
             log_to_file=log_to_file,
             export_formats=list(export_formats or []),
         ),

@@ -9,37 +9,16 @@ A line a crash (or a writer still running) cut short is left out.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
-from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
 from tunecore.core.results import flatten, is_number
 from tunecore.model import JsonDict
-from tunecore.shell.storage import RESULT_FILE
 
 if TYPE_CHECKING:
     import pandas
-
-
-def read_history(trial_dir: Path) -> list[JsonDict] | None:
-    """The trial's results in the order they were reported, as reported
-    (nested); None when the trial directory has no result.json."""
-    try:
-        lines = (trial_dir / RESULT_FILE).read_text(encoding="utf-8").splitlines()
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    rows: list[JsonDict] = []
-    for line in lines:
-        try:
-            row = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(row, dict):
-            rows.append(row)
-    return rows
 
 
 def values_of(rows: Sequence[JsonDict], metric: str) -> list[float]:

@@ -18,13 +18,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from tunecore.api.history import as_dataframe, last_n_average, pandas_module, read_history
+from tunecore.api.history import as_dataframe, last_n_average, pandas_module
 from tunecore.api.loader import load_experiment
 from tunecore.core.checkpoints import newest_persistent, score_key
 from tunecore.core.experiment import ExperimentState
 from tunecore.core.results import flatten, is_number
 from tunecore.model import CheckpointRef, JsonDict, JsonValue, MetricStats, TrialState, TrialStatus
 from tunecore.shell.replay import BUILTIN, SnapshotKind
+from tunecore.shell.storage import read_result_rows
 from tunecore.shell.trainable import Checkpoint
 from tunecore.shell.trial_view import Trial
 
@@ -80,7 +81,7 @@ class Result:
     def history(self) -> list[JsonDict] | None:
         """Every result the trial reported, in order, as result.json holds
         them; None if the trial directory has no result.json."""
-        return read_history(Path(self.path))
+        return read_result_rows(Path(self.path))
 
     @property
     def metrics_dataframe(self) -> pandas.DataFrame | None:

@@ -172,6 +172,25 @@ def _csv_cell(value: JsonValue) -> str:
     return str(value)
 
 
+def read_result_rows(trial_dir: Path) -> list[dict[str, JsonValue]] | None:
+    """The results a trial's result.json holds, in the order they were
+    reported; a line a crash cut short (not valid JSON, or not an object)
+    is left out. None when there is no such file."""
+    try:
+        lines = (trial_dir / RESULT_FILE).read_text(encoding="utf-8").splitlines()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    rows: list[dict[str, JsonValue]] = []
+    for line in lines:
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(row, dict):
+            rows.append(row)
+    return rows
+
+
 class ExperimentStorage:
     """The directory of one experiment and the files in it.
 
@@ -341,22 +360,9 @@ class ExperimentStorage:
         _write_atomic(path, buffer.getvalue())
 
     def read_results(self, trial_dir: Path) -> list[dict[str, JsonValue]]:
-        """The results result.json holds, in order; a line a crash cut short
-        (not valid JSON, or not an object) is left out."""
-        path = trial_dir / RESULT_FILE
-        try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except FileNotFoundError:
-            return []
-        rows: list[dict[str, JsonValue]] = []
-        for line in lines:
-            try:
-                row = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(row, dict):
-                rows.append(row)
-        return rows
+        """The results result.json holds, in order (see `read_result_rows`);
+        none without the file."""
+        return read_result_rows(trial_dir) or []
 
     def progress_rows(self, trial_dir: Path) -> int:
         """How many result rows progress.csv holds (0 without the file)."""

@@ -16,7 +16,7 @@ from typing import Protocol, Self, TypeVar, cast, runtime_checkable
 import msgspec
 
 from tunecore.core.search.view import Path
-from tunecore.model import JsonDict, JsonValue, Mode
+from tunecore.model import InvalidFieldError, JsonDict, JsonValue, Mode
 
 
 class Suggestion(msgspec.Struct, frozen=True, kw_only=True):
@@ -88,6 +88,18 @@ class WantsValues(Protocol):
 
 
 P = TypeVar("P")
+
+
+def wanted_by(inner: object) -> ValuesWanted | None:
+    """What a wrapped policy waits for: a wrapper's `wanted()`."""
+    return inner.wanted() if isinstance(inner, WantsValues) else None
+
+
+def answered(inner: P, key: int, values: Sequence[JsonValue]) -> P:
+    """A wrapped policy after taking the values: a wrapper's `with_values()`."""
+    if not isinstance(inner, WantsValues):
+        raise InvalidFieldError("values", list(values), "values the wrapped searcher wants")
+    return cast(P, inner.with_values(key, values))
 
 
 def take_values(policy: P, key: int, values: Sequence[JsonValue]) -> P | None:

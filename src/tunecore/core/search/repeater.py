@@ -40,7 +40,8 @@ from tunecore.core.search.base import (
     Searcher,
     Suggestion,
     ValuesWanted,
-    WantsValues,
+    answered,
+    wanted_by,
 )
 from tunecore.core.search.domains import copy_json
 from tunecore.model import InvalidFieldError, JsonDict, JsonValue, Mode
@@ -103,14 +104,10 @@ class Repeater(msgspec.Struct, Generic[S], frozen=True, tag=True):
 
     def wanted(self) -> ValuesWanted | None:
         """What the wrapped searcher waits for (see `ValuesWanted`)."""
-        inner: object = self.searcher
-        return inner.wanted() if isinstance(inner, WantsValues) else None
+        return wanted_by(self.searcher)
 
     def with_values(self, key: int, values: Sequence[JsonValue]) -> Self:
-        inner: object = self.searcher
-        if not isinstance(inner, WantsValues):
-            raise InvalidFieldError("values", list(values), "values the wrapped searcher wants")
-        return msgspec.structs.replace(self, searcher=inner.with_values(key, values))
+        return msgspec.structs.replace(self, searcher=answered(self.searcher, key, values))
 
     def suggest(self, trial_id: str) -> tuple[Self, Suggestion | None]:
         group = self._handing_out()

@@ -353,8 +353,9 @@ class Tuner:
             max_pending_trials=tune.max_pending_trials or 16,
             time_budget_s=tune.time_budget_s,
             trial_id_prefix=self._trial_id_prefix(),
-            strict_metric_checking=os.environ.get("TUNE_DISABLE_STRICT_METRIC_CHECKING", "0")
-            != "1",
+            checked_metrics=(
+                {} if os.environ.get("TUNE_DISABLE_STRICT_METRIC_CHECKING", "0") == "1" else None
+            ),
             export_formats=tuple(ExportFormat(f) for f in run.export_formats),
         )
 

@@ -321,7 +321,7 @@ def test_strict_metric_checking_covers_a_limited_searchers_metric() -> None:
 
 def test_strict_metric_checking_can_be_turned_off() -> None:
     run = Run(
-        config(metric="loss", mode=Mode.MIN, strict_metric_checking=False),
+        config(metric="loss", mode=Mode.MIN, checked_metrics={}),
         searcher=searcher(1),
     )
     run.cluster(cpu=1)

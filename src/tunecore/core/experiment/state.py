@@ -63,9 +63,15 @@ class ExperimentConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=
     max_trials: int | None = None
     trial_id_prefix: str = "trial"
     export_formats: tuple[ExportFormat, ...] = ()
-    strict_metric_checking: bool = True
-    """Results must report the metrics the experiment and its policies
-    read (Ray's check; `TUNE_DISABLE_STRICT_METRIC_CHECKING=1` turns it off)."""
+    checked_metrics: dict[str, str] | None = None
+    """Strict metric checking (Ray's): the metrics every result must report,
+    each with what expects it (`TuneConfig(metric=...)`, or the scheduler's
+    or searcher's type). None: `new_experiment` fills it in from `metric`
+    and the policies' `metric` attributes; `{}` checks nothing (Ray's
+    `TUNE_DISABLE_STRICT_METRIC_CHECKING=1`). A log from before this field
+    has None and checks `metric` alone, as it did. (The struct stays at 15
+    fields: msgspec writes a bigger map header past 15, which would change
+    the bytes of every snapshot logged before.)"""
     resources_from_config: bool = False
     """Each trial's resources depend on its config (user code decides): a
     new trial waits until the shell answers its `ResolveResources`.
@@ -77,7 +83,6 @@ class ExperimentConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=
             coerce_enum(self, "mode", Mode)
         require_int("ExperimentConfig.max_failures", self.max_failures, minimum=-1)
         require_bool("ExperimentConfig.fail_fast", self.fail_fast)
-        require_bool("ExperimentConfig.strict_metric_checking", self.strict_metric_checking)
         require_int("ExperimentConfig.max_pending_trials", self.max_pending_trials, minimum=1)
         if self.max_trials is not None:
             require_int("ExperimentConfig.max_trials", self.max_trials, minimum=0)

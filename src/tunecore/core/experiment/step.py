@@ -107,10 +107,22 @@ def new_experiment(
     error if they need one and neither has it). `stopper` is the built-in
     stopper, if any (`tunecore.core.stoppers`)."""
     chosen = scheduler if scheduler is not None else FIFOScheduler()
+    scheduler = chosen.with_objective(config.metric, config.mode)
+    searcher = None if searcher is None else searcher.with_objective(config.metric, config.mode)
+    if config.checked_metrics is None:
+        checked: dict[str, str] = {}
+        for metric, owner in (
+            (config.metric, "TuneConfig(metric=...)"),
+            (policy_metric(scheduler), type(scheduler).__name__),
+            (policy_metric(searcher), type(searcher).__name__),
+        ):
+            if metric is not None:
+                checked.setdefault(metric, owner)
+        config = msgspec.structs.replace(config, checked_metrics=checked)
     return ExperimentState(
         config=config,
-        scheduler=chosen.with_objective(config.metric, config.mode),
-        searcher=None if searcher is None else searcher.with_objective(config.metric, config.mode),
+        scheduler=scheduler,
+        searcher=searcher,
         stopper=stopper,
     )
 
@@ -432,16 +444,14 @@ class _Step:
     def _result_problem(self, trial: TrialState, flat: JsonDict) -> str | None:
         """Strict metric checking, as Ray Tune does it: a result that
         reports anything of its own must include, as a number, every metric
-        the experiment, its scheduler and its searcher optimise."""
-        if not self.config.strict_metric_checking:
-            return None
-        checked = [
-            (self.config.metric, "TuneConfig(metric=...)"),
-            (policy_metric(self.scheduler), type(self.scheduler).__name__),
-            (policy_metric(self.searcher), type(self.searcher).__name__),
-        ]
-        for metric, owner in checked:
-            if metric is None or (metric in flat and is_number(flat[metric])):
+        the experiment, its scheduler and its searcher optimise
+        (`ExperimentConfig.checked_metrics`, found when it was made)."""
+        config = self.config
+        checked = config.checked_metrics
+        if checked is None:  # a log from before checked_metrics
+            checked = {} if config.metric is None else {config.metric: "TuneConfig(metric=...)"}
+        for metric, owner in checked.items():
+            if metric in flat and is_number(flat[metric]):
                 continue
             if all(key in AUTOFILLED for key in flat):
                 return None
@@ -612,7 +622,8 @@ class _Step:
             reason = self.stopper.stop_all(self.at - started)
             if reason is not None and self.books.stopping is None:
                 self._stop_experiment(reason, error=None)
-        self._stop_what_the_scheduler_drops()
+        if self.scheduler is not self.state.scheduler:  # only a changed one drops trials
+            self._stop_what_the_scheduler_drops()
         if not self.changed:
             return
         self._pull_from_searcher()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -334,23 +335,33 @@ def _by_score(trial: TrialState) -> list[CheckpointRef]:
 
 def _result(trial: TrialState, path: Path, experiment_path: Path) -> Result:
     """A trial's result; checkpoint paths in the state are relative to the
-    experiment directory (absolute in logs from before that)."""
-    checkpoint = newest_persistent(trial.checkpoints)
+    experiment directory (absolute in logs from before that). A kept
+    checkpoint whose directory is gone (deleted by hand, a lost disk) is
+    left out with a warning: the results stay readable."""
+    newest = newest_persistent(trial.checkpoints)  # one of the kept ones
+    kept = [(ref, _existing(trial, ref, experiment_path)) for ref in _by_score(trial)]
     return Result(
         trial_id=trial.trial_id,
         metrics=trial.last_result,
         config=trial.spec.config,
         path=PathStr(path),
-        checkpoint=(
-            None
-            if checkpoint is None
-            else Checkpoint.from_directory(str(experiment_path / checkpoint.path))
-        ),
+        checkpoint=next((found for ref, found in kept if ref is newest), None),
         error=trial.error_message if trial.status is TrialStatus.ERROR else None,
         status=trial.status,
         metric_analysis=trial.metric_analysis,
-        best_checkpoints=[
-            (Checkpoint.from_directory(str(experiment_path / kept.path)), kept.metrics)
-            for kept in _by_score(trial)
-        ],
+        best_checkpoints=[(found, ref.metrics) for ref, found in kept if found is not None],
     )
+
+
+def _existing(trial: TrialState, ref: CheckpointRef, experiment_path: Path) -> Checkpoint | None:
+    """The checkpoint `ref` names, or None with a warning naming its path
+    when its directory no longer exists."""
+    directory = experiment_path / ref.path
+    if directory.is_dir():
+        return Checkpoint.from_directory(str(directory))
+    warnings.warn(
+        f"trial {trial.trial_id}: the checkpoint directory {directory} is gone, "
+        "so the results leave it out",
+        stacklevel=2,
+    )
+    return None

@@ -407,12 +407,26 @@ class ExperimentLoop:
     def _reset(self, trial: TrialState, command: ResetTrial) -> None:
         """PBT's exploit. The donor's checkpoint is copied into this trial's
         directory first, synchronously: a later DeleteCheckpoint of the donor
-        must not pull it away while this trial's worker restores it."""
+        must not pull it away while this trial's worker restores it. When
+        the copy fails (the donor's directory was deleted behind tunecore's
+        back), the exploit cannot happen: the trial fails through the core,
+        as if its worker had, with the path in the error."""
         restore = self._located(command.restore_from)
         if restore is not None and restore.storage is CheckpointStorage.PERSISTENT:
             self._exploits += 1
             copy = self._dir(trial) / f"exploit_{self._exploits:06d}"
-            shutil.copytree(restore.path, copy, dirs_exist_ok=True)
+            try:
+                shutil.copytree(restore.path, copy, dirs_exist_ok=True)
+            except OSError as error:
+                shutil.rmtree(copy, ignore_errors=True)
+                reason = (
+                    f"PBT's exploit could not copy the checkpoint {restore.path} "
+                    f"to restore from: {error}"
+                )
+                self._answers.append(
+                    TrialFailed(trial_id=trial.trial_id, at=self._clock(), error=reason)
+                )
+                return
             restore = CheckpointRef(
                 storage=CheckpointStorage.PERSISTENT,
                 path=str(copy),

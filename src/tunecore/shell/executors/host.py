@@ -112,6 +112,13 @@ class TrialHost:
         return self._current().save_to_bytes()
 
     def restore(self, path: str) -> None:
+        """Restore the current trial from the checkpoint in `path`; a
+        directory deleted since it was saved fails the trial, naming it."""
+        if not os.path.isdir(path):
+            raise FileNotFoundError(
+                f"the checkpoint directory {path} to restore from does not exist "
+                "(deleted after it was saved?)"
+            )
         self._current().restore(path)
 
     def export(self, formats: list[str], export_dir: str) -> dict[str, str]:

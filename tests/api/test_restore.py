@@ -4,6 +4,7 @@ driver dying mid-run (the chaos test SIGKILLs a real one on Ray)."""
 
 from __future__ import annotations
 
+import csv
 import json
 import shutil
 import tempfile
@@ -194,6 +195,25 @@ def test_a_progress_csv_a_row_short_is_repaired(tmp_path: Path) -> None:
     (again,) = [r for r in Tuner.restore(tmp_path / "exp").fit() if r.trial_id == short.trial_id]
     assert len(progress.read_text().splitlines()) == ITERATIONS + 1  # the header
     assert iterations(again.path / "result.json") == list(range(1, ITERATIONS + 1))
+
+
+def test_a_progress_csv_missing_a_column_is_repaired(tmp_path: Path) -> None:
+    """A driver that dies while the cells of a new key wait for progress.csv's
+    next rewrite leaves the table without that column; the resume writes it."""
+    first = experiment(tmp_path, []).fit()
+    trial = first[0]
+    progress = trial.path / "progress.csv"
+    with progress.open(newline="") as file:
+        rows = list(csv.reader(file))
+    dropped = rows[0].index("training_iteration")
+    with progress.open("w", newline="") as file:
+        csv.writer(file).writerows(row[:dropped] + row[dropped + 1 :] for row in rows)
+    Tuner.restore(tmp_path / "exp").fit()
+    with progress.open(newline="") as file:
+        repaired = list(csv.DictReader(file))
+    assert [row["training_iteration"] for row in repaired] == [
+        str(i) for i in iterations(trial.path / "result.json")
+    ]
 
 
 def test_a_finished_experiment_resumed_runs_nothing_again(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import pytest
 
 from tunecore.core.naming import error_entry
 from tunecore.model import JsonValue, TrialSpec
+from tunecore.shell import storage as storage_module
 from tunecore.shell.storage import (
     MAX_NAME_LENGTH,
     ExperimentStorage,
@@ -245,6 +246,46 @@ def test_a_resumed_process_keeps_appending_under_the_old_header(tmp_path: Path) 
         {"a": "4", "b": "3", "c": ""},
         {"a": "", "b": "", "c": "5"},
     ]
+
+
+def test_a_new_key_in_every_result_rewrites_progress_csv_a_logarithmic_number_of_times(
+    storage: ExperimentStorage, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rewriting the whole table for each new key made n such results cost
+    O(n^2); the cells of new keys wait for the next rewrite, which comes once
+    the table has doubled. No cell is lost: the trial's end writes them."""
+    rewrites: list[Path] = []
+    atomic = storage_module._write_atomic
+
+    def counting(path: Path, text: str) -> None:
+        rewrites.append(path)
+        atomic(path, text)
+
+    monkeypatch.setattr(storage_module, "_write_atomic", counting)
+    trial_dir = storage.trial_dir(spec())
+    for i in range(200):
+        storage.append_result(trial_dir, {"training_iteration": i + 1, f"k{i}": i})
+    assert len(rewrites) <= 8  # at 2, 4, ..., 128 rows: log2(200), not 199
+    storage.flush_progress(trial_dir)
+    header, rows = read_csv(trial_dir / "progress.csv")
+    assert header == ["training_iteration"] + [f"k{i}" for i in range(200)]
+    assert [row["training_iteration"] for row in rows] == [str(i + 1) for i in range(200)]
+    assert all(rows[i][f"k{i}"] == str(i) for i in range(200))
+    assert sum(cell != "" for row in rows for cell in row.values()) == 400
+
+
+def test_closing_the_storage_writes_the_cells_held_back(storage: ExperimentStorage) -> None:
+    trial_dir = storage.trial_dir(spec())
+    storage.append_result(trial_dir, {"i": 0})
+    storage.append_result(trial_dir, {"i": 1, "soon": "y"})  # written: the table doubled
+    storage.append_result(trial_dir, {"i": 2, "late": "x"})  # waits: 3 rows < 2 * 2
+    assert "late" not in read_csv(trial_dir / "progress.csv")[0]
+    assert not storage.progress_in_line(trial_dir, storage.read_results(trial_dir))
+    storage.close()
+    header, rows = read_csv(trial_dir / "progress.csv")
+    assert header == ["i", "soon", "late"]
+    assert [(row["soon"], row["late"]) for row in rows] == [("", ""), ("y", ""), ("", "x")]
+    assert storage.progress_in_line(trial_dir, storage.read_results(trial_dir))
 
 
 # -- error.txt ---------------------------------------------------------------------

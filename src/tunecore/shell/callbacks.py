@@ -275,6 +275,9 @@ class CSVLoggerCallback(_TrialFilesCallback):
     ) -> None:
         self.storage.append_csv_result(self.dir_of(trial), result)
 
+    def log_trial_end(self, trial: Trial, failed: bool = False) -> None:
+        self.storage.flush_progress(self.dir_of(trial))
+
 
 class _ScalarWriter(Protocol):
     """The part of `tensorboardX.SummaryWriter` this module uses."""

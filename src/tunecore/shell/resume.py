@@ -18,7 +18,9 @@ each trial that reported anything:
 
 Either way no result is lost and none is written twice. progress.csv is
 rewritten from the same rows whenever its count disagrees (a crash can
-come between the two files' appends), and each file is replaced
+come between the two files' appends) or its header lacks a key of theirs
+(cells of new keys wait in memory for the next whole rewrite: see
+storage), and each file is replaced
 atomically, so a crash during the repair leaves something the next resume
 repairs again.
 """
@@ -52,7 +54,7 @@ def repair_result_files(
             continue
         rows = storage.read_results(directory)
         kept = rows_to_keep(trial, rows)
-        if kept != rows or storage.progress_rows(directory) != len(kept):
+        if kept != rows or not storage.progress_in_line(directory, kept):
             storage.rewrite_results(directory, kept)
             changed += 1
     return changed

@@ -34,11 +34,19 @@ progress.csv, which has no types, keeps the value as Python spells it
 information is still on disk.
 
 CSV policy. The header of progress.csv is the first result's flattened keys
-('/'-joined). When a later result brings a key the header lacks, the file is
-rewritten (atomically, via a temporary file) with the union header: the old
-columns in their order, new ones appended, empty cells where a row has no
-value. Keys only grow, so this happens at most once per distinct new key set,
-and every reader (`csv.DictReader`, pandas) always sees one consistent table.
+('/'-joined). Later rows are appended under the header the file has, with
+empty cells where a row has no value. A key the header lacks is held back
+(its cells kept in memory) until the file is rewritten whole (atomically,
+via a temporary file) with the union header: the old columns in their
+order, the new ones appended. That rewrite waits until the file has at
+least twice the rows it had at its previous whole write, so a stream of
+results that each bring a new key costs O(log n) rewrites, not one per
+result (which made n results cost O(n^2)); a new key in an experiment that
+rarely gets one is written at once. `flush_progress` (a trial's end) and
+`close` write whatever is held back, so a finished trial's table is
+complete; after a crash the resume rewrites a table whose header misses a
+key from result.json (`progress_in_line`). Every reader (`csv.DictReader`,
+pandas) always sees one consistent table.
 
 Every append opens, writes one line and closes the file, so each line is on
 disk (flushed) as soon as the call returns, no file handle outlives the call
@@ -203,7 +211,7 @@ class ExperimentStorage:
         self.root = Path(root).expanduser().resolve()
         self.path = self.root / safe_name(name, fallback="experiment")
         self.path.mkdir(parents=True, exist_ok=True)
-        self._csv_headers: dict[Path, list[str]] = {}
+        self._tables: dict[Path, _ProgressTable] = {}
         self._dir_owners: dict[str, str] = {}
         self._warned: set[tuple[str, str]] = set()
         self._given_names: dict[str, str] = {}
@@ -212,7 +220,11 @@ class ExperimentStorage:
         self._appender = _Appender()
 
     def close(self) -> None:
-        """Close the result files kept open for appending."""
+        """Write the progress.csv cells held back, then close the result
+        files kept open for appending."""
+        for path, table in self._tables.items():
+            if table.held:
+                self._rewrite_csv(path, table)
         self._appender.close()
 
     @property
@@ -312,33 +324,36 @@ class ExperimentStorage:
         return path
 
     def append_csv_result(self, trial_dir: Path, result: Mapping[str, JsonValue]) -> Path:
-        """One row of progress.csv over the flattened result; a new key
-        rewrites the file with the union header (module docstring)."""
+        """One row of progress.csv over the flattened result; a key the
+        header lacks waits for the next whole rewrite (module docstring)."""
         row = _csv_row(result)
         path = trial_dir / PROGRESS_FILE
-        header = self._csv_header(path)
-        if header is None:
-            header = list(row)
+        table = self._progress_table(path)
+        if table is None:
             self._appender.forget(path)
+            table = self._tables[path] = _ProgressTable(list(row), rows=1)
             with path.open("w", encoding="utf-8", newline="") as file:
-                writer = csv.DictWriter(file, fieldnames=header)
-                writer.writeheader()
-                writer.writerow(row)
-        elif any(key not in header for key in row):
-            known = set(header)
-            header = header + [key for key in row if key not in known]
-            self._rewrite_csv(path, header, row)
-        else:
-            line = io.StringIO()
-            csv.DictWriter(line, fieldnames=header, restval="").writerow(row)
-            self._appender.append(path, line.getvalue())
-        self._csv_headers[path] = header
+                file.write(_csv_line(table.header) + _csv_line(table.cells(row)))
+            return path
+        self._appender.append(path, _csv_line(table.cells(row)))
+        table.hold(row)
+        if table.held and table.appended >= table.rows:
+            self._rewrite_csv(path, table)
         return path
 
-    def _csv_header(self, path: Path) -> list[str] | None:
-        """The header of progress.csv: cached, or read from the file a
-        previous process wrote (a resumed experiment keeps appending)."""
-        cached = self._csv_headers.get(path)
+    def flush_progress(self, trial_dir: Path) -> None:
+        """Write the progress.csv cells held back for new keys (a trial's
+        end, so a finished trial's table is complete)."""
+        path = trial_dir / PROGRESS_FILE
+        table = self._tables.get(path)
+        if table is not None and table.held:
+            self._rewrite_csv(path, table)
+
+    def _progress_table(self, path: Path) -> _ProgressTable | None:
+        """What is known of progress.csv: cached, or its header read from the
+        file a previous process wrote (a resumed experiment keeps appending;
+        its row count unknown, the first new key rewrites at once)."""
+        cached = self._tables.get(path)
         if cached is not None:
             return cached
         try:
@@ -346,18 +361,34 @@ class ExperimentStorage:
                 first = next(csv.reader(file), None)
         except FileNotFoundError:
             return None
-        return first if first else None
+        if not first:
+            return None
+        table = self._tables[path] = _ProgressTable(first, rows=0)
+        return table
 
-    def _rewrite_csv(self, path: Path, header: list[str], row: Mapping[str, str]) -> None:
+    def _rewrite_csv(self, path: Path, table: _ProgressTable) -> None:
+        """Rewrite progress.csv whole with the held-back keys in its header
+        and their cells in the rows appended since the last whole write."""
         self._appender.forget(path)
         with path.open(encoding="utf-8", newline="") as file:
-            rows = list(csv.DictReader(file))
+            reader = csv.reader(file)
+            next(reader, None)
+            rows = list(reader)
+        header = table.header + list(table.held)
+        column = {key: i for i, key in enumerate(header)}
+        first_appended = len(rows) - table.appended
+        for offset, cells in table.late.items():
+            if 0 <= first_appended + offset < len(rows):
+                line = rows[first_appended + offset]
+                line.extend([""] * (len(header) - len(line)))
+                for key, cell in cells.items():
+                    line[column[key]] = cell
         buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=header, restval="", extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(rows)
-        writer.writerow(row)
+        writer = csv.writer(buffer)
+        writer.writerow(header)
+        writer.writerows(line + [""] * (len(header) - len(line)) for line in rows)
         _write_atomic(path, buffer.getvalue())
+        self._tables[path] = _ProgressTable(header, rows=len(rows))
 
     def read_results(self, trial_dir: Path) -> list[dict[str, JsonValue]]:
         """The results result.json holds, in order (see `read_result_rows`);
@@ -372,17 +403,26 @@ class ExperimentStorage:
         except FileNotFoundError:
             return 0
 
+    def progress_in_line(self, trial_dir: Path, rows: Sequence[Mapping[str, JsonValue]]) -> bool:
+        """Whether progress.csv holds one row per result in `rows` under a
+        header with every key they have (a crash can leave a row short, or
+        new keys held back: module docstring)."""
+        try:
+            with (trial_dir / PROGRESS_FILE).open(encoding="utf-8", newline="") as file:
+                reader = csv.reader(file)
+                header = set(next(reader, None) or ())
+                count = sum(1 for _ in reader)
+        except FileNotFoundError:
+            return not rows
+        return count == len(rows) and all(header.issuperset(flatten(row)) for row in rows)
+
     def rewrite_results(self, trial_dir: Path, rows: Sequence[Mapping[str, JsonValue]]) -> None:
         """Make result.json and progress.csv hold exactly `rows` (a resume
         puts them back in line with the event log). Each file is replaced
         atomically: a crash during the rewrite leaves the old file or the
         new one, never part of either, so the next resume can repair it."""
-        header: list[str] = []
-        cells: list[dict[str, str]] = []
-        for result in rows:
-            row = _csv_row(result)
-            header.extend(key for key in row if key not in header)
-            cells.append(row)
+        cells = [_csv_row(result) for result in rows]
+        header = list(dict.fromkeys(key for row in cells for key in row))
         table = io.StringIO()
         if rows:
             writer = csv.DictWriter(table, fieldnames=header, restval="")
@@ -392,13 +432,13 @@ class ExperimentStorage:
         for name, text in texts.items():
             path = trial_dir / name
             self._appender.forget(path)
-            self._csv_headers.pop(path, None)
+            self._tables.pop(path, None)
             if text:
                 _write_atomic(path, text)
             else:
                 path.unlink(missing_ok=True)
         if rows:
-            self._csv_headers[trial_dir / PROGRESS_FILE] = header
+            self._tables[trial_dir / PROGRESS_FILE] = _ProgressTable(header, rows=len(rows))
 
     def append_error(self, trial_dir: Path, entry: str) -> Path:
         """Append one error.txt entry verbatim (`tunecore.core.naming.error_entry`
@@ -479,6 +519,42 @@ def _empty_directory(path: Path) -> None:
             child.unlink()
         else:
             shutil.rmtree(child)
+
+
+def _csv_line(cells: Sequence[str]) -> str:
+    """One progress.csv line (the csv module's quoting and line end)."""
+    line = io.StringIO()
+    csv.writer(line).writerow(cells)
+    return line.getvalue()
+
+
+class _ProgressTable:
+    """What this process knows of one progress.csv: its header, how many
+    rows it had at its last whole write (`rows`, 0 if unknown), how many were
+    appended since, and the cells of those rows whose keys the header lacks
+    yet (`late`, by appended row; `held` names those keys in order)."""
+
+    __slots__ = ("appended", "header", "held", "known", "late", "rows")
+
+    def __init__(self, header: list[str], rows: int) -> None:
+        self.header = header
+        self.known = set(header)
+        self.rows = rows
+        self.appended = 0
+        self.held: dict[str, None] = {}
+        self.late: dict[int, dict[str, str]] = {}
+
+    def cells(self, row: Mapping[str, str]) -> list[str]:
+        """`row` under the header, empty where it has no value."""
+        return [row.get(key, "") for key in self.header]
+
+    def hold(self, row: Mapping[str, str]) -> None:
+        """Count an appended row and keep its cells the header lacks."""
+        late = {key: cell for key, cell in row.items() if key not in self.known}
+        if late:
+            self.late[self.appended] = late
+            self.held.update(dict.fromkeys(late))
+        self.appended += 1
 
 
 def _write_atomic(path: Path, text: str) -> None:

@@ -16,8 +16,16 @@ this.)
 - `take` turns the requests into the core's events (`StopRequested`,
   `TrialRequested`) in name order and deletes their files. The loop logs
   those events like any other, so the event log, not this directory, is
-  the record: replay never reads the inbox. A file that does not decode is
-  deleted with a warning rather than retried forever.
+  the record: replay never reads the inbox.
+- Anyone who can write the directory can put anything there, and the loop
+  reads it every 0.5 s, so `take` trusts no entry: it reads only regular
+  files (opened without following a symbolic link and without blocking on
+  a FIFO, and checked again on the open descriptor), at most
+  `MAX_REQUEST_BYTES`, and decodes only JSON nested at most `MAX_DEPTH`
+  deep (msgspec recurses, so deeper would raise RecursionError). Any other
+  entry is skipped with one warning naming it and why, then deleted (a
+  directory, which unlink cannot remove, is renamed aside to a hidden
+  name), so neither this loop nor a resume meets it again.
 """
 
 from __future__ import annotations
@@ -25,6 +33,8 @@ from __future__ import annotations
 import itertools
 import logging
 import os
+import re
+import stat
 import tempfile
 import time
 from pathlib import Path
@@ -38,7 +48,23 @@ from tunecore.model.codec import from_json, to_json
 logger = logging.getLogger(__name__)
 
 INBOX_DIR = "inbox"
+MAX_REQUEST_BYTES = 1 << 20
+"""A request is a few hundred bytes; a bigger entry is skipped unread."""
+MAX_DEPTH = 100
+"""Deepest nesting of JSON arrays and objects a request may have (the
+request itself is level 1, its `config` level 2)."""
 _SUFFIX = ".json"
+_REJECTED_PREFIX = ".rejected-"
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKETS = bytes(byte for byte in range(256) if byte not in b"[]{}")
+_KINDS = {
+    stat.S_IFDIR: "a directory",
+    stat.S_IFLNK: "a symbolic link",
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+}
 _counter = itertools.count()  # next() on a count is atomic under the GIL
 
 
@@ -63,6 +89,8 @@ class Inbox:
 
     def __init__(self, experiment_dir: str | Path) -> None:
         self.directory = Path(experiment_dir) / INBOX_DIR
+        self._stuck: set[str] = set()
+        """Skipped entries that could not be removed: warned about once."""
 
     def post(self, request: Request) -> Path:
         """Write `request` atomically; return the file it is in."""
@@ -81,28 +109,95 @@ class Inbox:
 
     def take(self, at: float) -> list[ExperimentEvent]:
         """The posted requests as events stamped `at`, oldest first; their
-        files are deleted."""
+        files are deleted, and so are entries that are not requests (with a
+        warning)."""
         try:
             names = sorted(
                 entry.name
                 for entry in os.scandir(self.directory)
-                if entry.name.endswith(_SUFFIX) and not entry.name.startswith(".")
+                if entry.name.endswith(_SUFFIX)
+                and not entry.name.startswith(".")
+                and entry.name not in self._stuck
             )
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             return []
         events: list[ExperimentEvent] = []
         for name in names:
             path = self.directory / name
             try:
-                request = cast(Request, from_json(path.read_bytes(), Request))
+                request = cast(Request, from_json(_read(path), Request))
             except FileNotFoundError:
                 continue
-            except (OSError, msgspec.DecodeError) as error:
-                logger.warning("%s: skipped a request that cannot be read (%s)", path, error)
-            else:
-                events.append(_event(request, at))
+            except (OSError, msgspec.DecodeError, _Refused) as error:
+                logger.warning(
+                    "%s: skipped a request that cannot be read (%s); %s",
+                    path,
+                    error,
+                    _discard(path),
+                )
+                if os.path.lexists(path):
+                    self._stuck.add(name)
+                continue
+            events.append(_event(request, at))
             path.unlink(missing_ok=True)
         return events
+
+
+class _Refused(Exception):
+    """An inbox entry that is not read: its kind, size or depth."""
+
+
+def _read(path: Path) -> bytes:
+    """The bytes of `path` if it is a regular file of at most
+    `MAX_REQUEST_BYTES` holding JSON nested at most `MAX_DEPTH` deep."""
+    _check_regular(os.lstat(path).st_mode)
+    # The entry may change between lstat and open: O_NOFOLLOW and fstat close that race.
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        _check_regular(os.fstat(fd).st_mode)
+        chunks: list[bytes] = []
+        size = 0
+        while size <= MAX_REQUEST_BYTES and (chunk := os.read(fd, MAX_REQUEST_BYTES + 1 - size)):
+            chunks.append(chunk)
+            size += len(chunk)
+    finally:
+        os.close(fd)
+    if size > MAX_REQUEST_BYTES:
+        raise _Refused(f"larger than {MAX_REQUEST_BYTES} bytes")
+    data = b"".join(chunks)
+    _check_depth(data)
+    return data
+
+
+def _check_regular(mode: int) -> None:
+    if not stat.S_ISREG(mode):
+        raise _Refused(f"{_KINDS.get(stat.S_IFMT(mode), 'a special file')}, not a regular file")
+
+
+def _check_depth(data: bytes) -> None:
+    """Refuse JSON nested deeper than `MAX_DEPTH`, counting the brackets
+    outside strings. Up to the first syntax error the strings found here
+    are those msgspec finds, so msgspec never nests deeper than counted."""
+    depth = 0
+    for byte in _STRING.sub(b"", data).translate(None, _NOT_BRACKETS):
+        depth += 1 if byte in b"[{" else -1
+        if depth > MAX_DEPTH:
+            raise _Refused(f"nested more than {MAX_DEPTH} deep")
+
+
+def _discard(path: Path) -> str:
+    """Remove a skipped entry so that it is not read again; say what was done."""
+    try:
+        if stat.S_ISDIR(os.lstat(path).st_mode):
+            aside = path.with_name(_REJECTED_PREFIX + path.name)
+            path.rename(aside)
+            return f"moved aside to {aside.name}"
+        path.unlink()  # a symbolic link or a FIFO: removes the name only
+    except FileNotFoundError:
+        pass
+    except OSError as error:
+        return f"could not remove it ({error})"
+    return "deleted"
 
 
 def _event(request: Request, at: float) -> ExperimentEvent:

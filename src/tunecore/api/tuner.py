@@ -66,6 +66,7 @@ from tunecore.shell.executors.inprocess import InProcessExecutor, this_machine
 from tunecore.shell.functions import UserFunctions
 from tunecore.shell.inbox import Inbox
 from tunecore.shell.journal import Journal, SnapshotStore
+from tunecore.shell.lock import driver_lock
 from tunecore.shell.loop import ExperimentLoop
 from tunecore.shell.progress import ProgressReporter, final_summary
 from tunecore.shell.replay import BUILTIN, SnapshotKind, rebuild
@@ -194,13 +195,21 @@ class Tuner:
         return tuner
 
     def fit(self) -> ResultGrid:
-        """Run the experiment to its end (or Ctrl-C) and return its results."""
-        tune, run = self._tune, self._run
+        """Run the experiment to its end (or Ctrl-C) and return its results.
+        It holds the experiment directory's driver lock while it runs: a
+        second driver there raises `ExperimentLockedError`."""
+        run = self._run
         root = Path(os.path.expanduser(run.storage_path or DEFAULT_STORAGE))
         name = run.name or _claim_default_name(root, _short(self._name))
         if self._resume is None:
             _set_aside_earlier_run(root / safe_name(name, fallback="experiment"))
         storage = ExperimentStorage(root, name)
+        with driver_lock(storage.experiment_dir):
+            return self._fit(storage)
+
+    def _fit(self, storage: ExperimentStorage) -> ResultGrid:
+        """`fit()` in the experiment directory, its driver lock held."""
+        tune, run = self._tune, self._run
         state, journal = self._open_log(storage.experiment_dir)
         executor = self._executor()
         clock = self._clock()
@@ -482,15 +491,17 @@ def _set_aside_earlier_run(experiment_dir: Path) -> None:
     """Running a script again with the same `RunConfig(name=...)` starts a
     new experiment there, as in Ray Tune; unlike Ray Tune, the earlier one
     stays whole and restorable: it moves to a sibling directory named after
-    when its log was last written, and a warning says where."""
+    when its log was last written, and a warning says where. One a live
+    driver runs stays where it is (`ExperimentLockedError`)."""
     log = log_path(experiment_dir)
     if not log.exists():
         return
-    written = datetime.datetime.fromtimestamp(log.stat().st_mtime)
-    aside = experiment_dir.parent / _claim_name(
-        experiment_dir.parent, f"{experiment_dir.name}_{written:%Y-%m-%d_%H-%M-%S}"
-    )
-    experiment_dir.rename(aside)  # onto the empty directory just claimed
+    with driver_lock(experiment_dir):
+        written = datetime.datetime.fromtimestamp(log.stat().st_mtime)
+        aside = experiment_dir.parent / _claim_name(
+            experiment_dir.parent, f"{experiment_dir.name}_{written:%Y-%m-%d_%H-%M-%S}"
+        )
+        experiment_dir.rename(aside)  # onto the empty directory just claimed
     warnings.warn(
         f"{experiment_dir} held an earlier experiment; it is now in {aside} "
         f"(continue it with Tuner.restore({str(aside)!r}, ...)). This run starts afresh "

@@ -1,0 +1,117 @@
+"""The driver lock on an experiment directory (`shell/lock.py`): one holder
+at a time, a refusal naming the holder, and a lock left by a dead process
+free to take."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tunecore.shell.lock import LOCK_FILE, ExperimentLockedError, driver_lock
+
+HOLD = """
+import sys
+from pathlib import Path
+from tunecore.shell.lock import driver_lock
+with driver_lock(Path(sys.argv[1])):
+    print("held", flush=True)
+    sys.stdin.read()
+"""
+
+
+@contextlib.contextmanager
+def held_by_another_process(directory: Path) -> Iterator[subprocess.Popen[str]]:
+    """A process holding `directory`'s lock until the block ends (it is
+    SIGKILLed then, if the block has not ended it already)."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(directory)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline() == "held\n"
+        yield process
+    finally:
+        process.kill()
+        process.wait()
+
+
+def kill(process: subprocess.Popen[str]) -> None:
+    """SIGKILL: the process releases nothing itself."""
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+
+
+def test_a_second_holder_is_refused_with_the_first_ones_pid_host_and_start(
+    tmp_path: Path,
+) -> None:
+    with (
+        held_by_another_process(tmp_path) as holder,
+        pytest.raises(ExperimentLockedError) as refused,
+        driver_lock(tmp_path),
+    ):
+        pytest.fail("two holders at once")
+    message = str(refused.value)
+    assert str(tmp_path) in message
+    assert f"pid {holder.pid} on host {socket.gethostname()}, since 20" in message
+
+
+def test_a_lock_in_this_process_refuses_a_second_in_this_process(tmp_path: Path) -> None:
+    with (
+        driver_lock(tmp_path),
+        pytest.raises(ExperimentLockedError, match=f"pid {os.getpid()} "),
+        driver_lock(tmp_path),
+    ):
+        pytest.fail("two holders at once")
+
+
+def test_a_lock_left_by_a_killed_process_is_taken_over(tmp_path: Path) -> None:
+    with held_by_another_process(tmp_path) as holder:
+        kill(holder)
+        assert str(holder.pid) in (tmp_path / LOCK_FILE).read_text()  # it left its record
+        with driver_lock(tmp_path):
+            assert f'"pid": {os.getpid()}' in (tmp_path / LOCK_FILE).read_text()
+
+
+def test_the_lock_is_released_when_the_block_ends_or_raises(tmp_path: Path) -> None:
+    with driver_lock(tmp_path):
+        pass
+    assert (tmp_path / LOCK_FILE).read_text() == ""  # no holder named any more
+    with pytest.raises(KeyboardInterrupt), driver_lock(tmp_path):
+        raise KeyboardInterrupt
+    with held_by_another_process(tmp_path):  # free again for another process
+        pass
+
+
+def test_of_many_taking_over_a_stale_lock_at_once_exactly_one_wins(tmp_path: Path) -> None:
+    with held_by_another_process(tmp_path) as holder:
+        kill(holder)
+    takers = 8
+    tried = threading.Barrier(takers)
+    winners: list[int] = []
+
+    def take(number: int) -> None:
+        try:
+            with driver_lock(tmp_path):
+                winners.append(number)
+                tried.wait()  # hold it until every other taker has tried
+        except ExperimentLockedError:
+            tried.wait()
+
+    threads = [threading.Thread(target=take, args=(n,)) for n in range(takers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(winners) == 1

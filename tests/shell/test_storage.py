@@ -430,10 +430,11 @@ def test_rewriting_results_gives_the_files_appending_them_gave(tmp_path: Path) -
     appended.close()
     for name in ("result.json", "progress.csv"):
         assert (two / name).read_text() == (one / name).read_text()
-    assert rewritten.progress_rows(two) == 3
+    assert rewritten.progress_in_line(two, rows)
     assert rewritten.read_results(two) == appended.read_results(one)
-    rewritten.append_result(two, {"training_iteration": 4, "loss": 0.1})  # appends go on
-    assert rewritten.progress_rows(two) == 4
+    later: dict[str, JsonValue] = {"training_iteration": 4, "loss": 0.1}
+    rewritten.append_result(two, later)  # appends go on
+    assert rewritten.progress_in_line(two, [*rows, later])
     rewritten.rewrite_results(two, [])
     assert not (two / "result.json").exists()
     assert not (two / "progress.csv").exists()

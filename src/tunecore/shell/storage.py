@@ -395,14 +395,6 @@ class ExperimentStorage:
         none without the file."""
         return read_result_rows(trial_dir) or []
 
-    def progress_rows(self, trial_dir: Path) -> int:
-        """How many result rows progress.csv holds (0 without the file)."""
-        try:
-            with (trial_dir / PROGRESS_FILE).open(encoding="utf-8", newline="") as file:
-                return max(sum(1 for _ in csv.reader(file)) - 1, 0)
-        except FileNotFoundError:
-            return 0
-
     def progress_in_line(self, trial_dir: Path, rows: Sequence[Mapping[str, JsonValue]]) -> bool:
         """Whether progress.csv holds one row per result in `rows` under a
         header with every key they have (a crash can leave a row short, or

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 import tunecore
 import tunecore.search
 from tests.core.search.support import lograndints, qlograndints, qrandns, within
+from tests.core.search.test_domains import draws
 from tunecore.core.rng import seeded
 from tunecore.core.search import (
     Domain,
@@ -23,17 +24,8 @@ from tunecore.core.search import (
     qlograndint,
     qrandn,
 )
-from tunecore.model import InvalidFieldError, JsonValue
+from tunecore.model import InvalidFieldError
 from tunecore.model.codec import from_msgpack, to_msgpack
-
-
-def draws(domain: SamplingDomain, count: int, seed: int = 0) -> list[JsonValue]:
-    rng = seeded(seed)
-    values = []
-    for _ in range(count):
-        rng, value = domain.sample(rng)
-        values.append(value)
-    return values
 
 
 def test_the_names_are_exported_where_ray_users_import_them() -> None:

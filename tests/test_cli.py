@@ -333,7 +333,10 @@ def test_resume_after_ctrl_c_runs_the_interrupted_trials_to_their_end(
     assert run(tmp_path, "interrupts_once", "--num-samples", "2") == 130
     interrupted = replay(tmp_path / "exp").state
     assert not any(t.status is TrialStatus.TERMINATED for t in interrupted.trials.values())
-    assert main(["resume", str(tmp_path / "exp")]) == 0
+    assert (
+        main(["resume", str(tmp_path / "exp"), "--trainable", "tests.test_cli:interrupts_once"])
+        == 0
+    )
     resumed = replay(tmp_path / "exp").state
     assert len(resumed.trials) == 2
     for trial in resumed.trials.values():
@@ -433,12 +436,12 @@ def test_a_replay_that_disagrees_with_a_snapshot_exits_with_3(
 
 def test_resuming_a_finished_experiment_runs_nothing_again(finished: Path) -> None:
     ran = [e for e in events(finished) if isinstance(e, ResultReported | StartRequested)]
-    assert main(["resume", str(finished)]) == 0
+    assert main(["resume", str(finished), "--trainable", "tests.test_cli:quadratic"]) == 0
     assert [e for e in events(finished) if isinstance(e, ResultReported | StartRequested)] == ran
 
 
 def test_resuming_an_unfinished_experiment_finishes_it(unfinished: Path) -> None:
-    assert main(["resume", str(unfinished)]) == 0
+    assert main(["resume", str(unfinished), "--trainable", "tests.test_cli:quadratic"]) == 0
     state = replay(unfinished).state
     assert state.done
     assert all(t.status is TrialStatus.TERMINATED for t in state.trials.values())

@@ -1,7 +1,7 @@
 """The `tunecore` command line.
 
     tunecore run MODULE:FUNCTION --param-space FILE [options]   start an experiment
-    tunecore resume DIR [options]       continue one (after a crash or Ctrl-C)
+    tunecore resume DIR --trainable MODULE:FUNCTION   continue one (after a crash or Ctrl-C)
     tunecore replay DIR [--truncate]    rebuild it from its event log, verified
     tunecore status DIR                 its status table, read-only
     tunecore stop DIR TRIAL_ID          ask the running experiment to stop a trial
@@ -452,7 +452,7 @@ def _run(args: argparse.Namespace) -> int:
         raise _flag_error(error) from None
     except (ValueError, TypeError) as error:
         raise CliError(str(error)) from None
-    return _fit(tuner)
+    return _fit(tuner, args.trainable)
 
 
 _RESOURCE_FLAGS = {
@@ -483,8 +483,12 @@ def _flag_error(error: pydantic.ValidationError) -> CliError:
 
 
 def _resume(args: argparse.Namespace) -> int:
+    """Resume with the code the user names (`--trainable`), checked against
+    the log; the log alone never decides what is imported, so nothing is
+    put on sys.path without the flag."""
     directory = _experiment_dir(args.dir)
-    _import_from_cwd()
+    if args.trainable is not None:
+        _import_from_cwd()
     try:
         tuner = Tuner.restore(
             directory,
@@ -495,16 +499,20 @@ def _resume(args: argparse.Namespace) -> int:
         )
     except (ValueError, TypeError) as error:
         raise CliError(str(error)) from None
-    return _fit(tuner)
+    return _fit(tuner, args.trainable)
 
 
-def _fit(tuner: Tuner) -> int:
-    """Run the experiment; its outcome as an exit code."""
+def _fit(tuner: Tuner, trainable: str) -> int:
+    """Run the experiment of `trainable` (MODULE:FUNCTION); its outcome as an
+    exit code."""
     with _noticing_interrupts() as interrupted:
         results = tuner.fit()
     print(f"Experiment directory: {results.experiment_path}")
     if interrupted:
-        print(f"Interrupted. Continue it with: tunecore resume {results.experiment_path}")
+        print(
+            "Interrupted. Continue it with: "
+            f"tunecore resume {results.experiment_path} --trainable {trainable}"
+        )
         return EXIT_INTERRUPTED
     return EXIT_FAILED if _failed(results) else EXIT_OK
 
@@ -591,7 +599,8 @@ def _status(args: argparse.Namespace) -> int:
     else:
         print(
             f"{replayed.records} events; the experiment has not ended: it is running, or "
-            f"its driver stopped (continue it with: tunecore resume {directory})"
+            f"its driver stopped (continue it with: tunecore resume {directory} "
+            "--trainable MODULE:FUNCTION)"
         )
     return EXIT_OK
 
@@ -606,7 +615,8 @@ def _open_experiment(directory: Path) -> ExperimentState:
     if state.done:
         raise CliError(
             f"the experiment in {directory} has ended, so nothing reads requests any more "
-            f"(if it was stopped early: tunecore resume {directory}, then send it again)"
+            f"(if it was stopped early: tunecore resume {directory} --trainable "
+            "MODULE:FUNCTION, then send it again)"
         )
     return state
 
@@ -791,8 +801,9 @@ def _add_resume(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     resume = commands.add_parser(
         "resume",
         help="continue an experiment (after a crash or Ctrl-C)",
-        description="Continue the experiment in DIR from its event log: finished trials do "
-        "not run again, unfinished ones restart from their newest checkpoint.",
+        description="Continue the experiment in DIR from its event log with the code "
+        "given by --trainable: finished trials do not run again, unfinished ones restart "
+        "from their newest checkpoint.",
     )
     resume.add_argument("dir", metavar="DIR")
     resume.add_argument(
@@ -812,7 +823,10 @@ def _add_resume(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     resume.add_argument(
         "--trainable",
         metavar="MODULE:FUNCTION",
-        help="the code to run (default: what the log names)",
+        help="the code to go on with (a training function or a Trainable class), "
+        "imported with the current directory first on the path; it must be the one "
+        "the log records. Needed: the name in the log is only checked, never "
+        "imported, and nothing is put on the path without this flag",
     )
     resume.set_defaults(handler=_resume)
 

@@ -128,7 +128,7 @@ def test_a_crashed_experiment_resumes_as_if_it_never_stopped(tmp_path: Path) -> 
     running = [t.trial_id for t in before.trials.values() if t.status is TrialStatus.RUNNING]
     assert running  # it died mid-trial
 
-    resumed = Tuner.restore(directory).fit()
+    resumed = Tuner.restore(directory, counting).fit()
 
     # Same trials (ids, configs from the searcher's saved state), same ASHA
     # decisions, same ends as the run that never stopped.
@@ -150,7 +150,7 @@ def test_resume_works_from_the_log_alone(tmp_path: Path) -> None:
         experiment(tmp_path, [CrashAfter(results=5)]).fit()
     directory = tmp_path / "exp"
     shutil.rmtree(directory / "snapshots")
-    results = Tuner.restore(directory).fit()
+    results = Tuner.restore(directory, counting).fit()
     assert all(r.status is TrialStatus.TERMINATED for r in results)
     assert len(results) == 6
 
@@ -179,7 +179,7 @@ def test_a_save_in_flight_when_the_driver_died_does_not_hold_back_the_end(
     directory = tmp_path / "exp"
     crashed = replay(directory).state
     assert crashed.saves == 1  # the stop's save was in flight
-    (result,) = Tuner.restore(directory).fit()
+    (result,) = Tuner.restore(directory, counting).fit()
     assert result.status is TrialStatus.TERMINATED
     assert iterations(result.path / "result.json") == [1, 2, 3]
     assert replay(directory).state.done
@@ -192,7 +192,9 @@ def test_a_progress_csv_a_row_short_is_repaired(tmp_path: Path) -> None:
     short = next(r for r in first if r.metrics["training_iteration"] == ITERATIONS)
     progress = short.path / "progress.csv"
     progress.write_text("".join(progress.read_text().splitlines(keepends=True)[:-1]))
-    (again,) = [r for r in Tuner.restore(tmp_path / "exp").fit() if r.trial_id == short.trial_id]
+    (again,) = [
+        r for r in Tuner.restore(tmp_path / "exp", counting).fit() if r.trial_id == short.trial_id
+    ]
     assert len(progress.read_text().splitlines()) == ITERATIONS + 1  # the header
     assert iterations(again.path / "result.json") == list(range(1, ITERATIONS + 1))
 
@@ -208,7 +210,7 @@ def test_a_progress_csv_missing_a_column_is_repaired(tmp_path: Path) -> None:
     dropped = rows[0].index("training_iteration")
     with progress.open("w", newline="") as file:
         csv.writer(file).writerows(row[:dropped] + row[dropped + 1 :] for row in rows)
-    Tuner.restore(tmp_path / "exp").fit()
+    Tuner.restore(tmp_path / "exp", counting).fit()
     with progress.open(newline="") as file:
         repaired = list(csv.DictReader(file))
     assert [row["training_iteration"] for row in repaired] == [
@@ -220,7 +222,7 @@ def test_a_finished_experiment_resumed_runs_nothing_again(tmp_path: Path) -> Non
     first = experiment(tmp_path, []).fit()
     directory = tmp_path / "exp"
     files = {r.trial_id: (r.path / "result.json").read_text() for r in first}
-    again = Tuner.restore(directory).fit()
+    again = Tuner.restore(directory, counting).fit()
     assert summary(again) == summary(first)
     assert {r.trial_id: (r.path / "result.json").read_text() for r in again} == files
 
@@ -234,7 +236,7 @@ def test_resume_unfinished_false_ends_the_unfinished_trials(tmp_path: Path) -> N
         for t in replay(directory).state.trials.values()
         if t.status in (TrialStatus.RUNNING, TrialStatus.PENDING)
     }
-    results = Tuner.restore(directory, resume_unfinished=False).fit()
+    results = Tuner.restore(directory, counting, resume_unfinished=False).fit()
     ended = {r.trial_id: r for r in results}
     for trial_id in waiting:
         assert ended[trial_id].status is TrialStatus.TERMINATED
@@ -261,9 +263,9 @@ def errored_experiment(tmp_path: Path) -> tuple[Path, Path]:
 
 def test_resume_errored_retries_from_the_newest_checkpoint(tmp_path: Path) -> None:
     directory, _ = errored_experiment(tmp_path)
-    (result,) = Tuner.restore(directory).fit()
+    (result,) = Tuner.restore(directory, failing_until_marker).fit()
     assert result.status is TrialStatus.ERROR  # errored trials stay so by default
-    (result,) = Tuner.restore(directory, resume_errored=True).fit()
+    (result,) = Tuner.restore(directory, failing_until_marker, resume_errored=True).fit()
     assert result.status is TrialStatus.TERMINATED
     rows = [json.loads(line) for line in (result.path / "result.json").read_text().splitlines()]
     assert [r["training_iteration"] for r in rows] == [1, 2, 3, 4]
@@ -272,7 +274,7 @@ def test_resume_errored_retries_from_the_newest_checkpoint(tmp_path: Path) -> No
 
 def test_restart_errored_starts_over(tmp_path: Path) -> None:
     directory, _ = errored_experiment(tmp_path)
-    (result,) = Tuner.restore(directory, restart_errored=True).fit()
+    (result,) = Tuner.restore(directory, failing_until_marker, restart_errored=True).fit()
     assert result.status is TrialStatus.TERMINATED
     rows = [json.loads(line) for line in (result.path / "result.json").read_text().splitlines()]
     assert [r["training_iteration"] for r in rows] == [1, 2, 3, 4]
@@ -414,7 +416,7 @@ def test_a_users_own_scheduler_is_replayed_and_resumed_given_its_type(tmp_path: 
     crashed = replay(directory, kind=kind).state
     assert isinstance(crashed.scheduler, EveryOtherPause)
     assert crashed.scheduler.paused  # its own state came back
-    results = Tuner.restore(directory, snapshot_kind=kind).fit()
+    results = Tuner.restore(directory, counting, snapshot_kind=kind).fit()
     assert [r.status for r in results] == [TrialStatus.TERMINATED] * 2
     for result in results:
         assert iterations(result.path / "result.json") == list(range(1, ITERATIONS + 1))
@@ -432,7 +434,7 @@ def test_a_moved_experiment_resumes_from_its_new_place(tmp_path: Path) -> None:
     moved = tmp_path / "there" / "exp"
     moved.parent.mkdir()
     (tmp_path / "here" / "exp").rename(moved)
-    results = Tuner.restore(moved).fit()
+    results = Tuner.restore(moved, counting).fit()
     assert all(r.status is TrialStatus.TERMINATED for r in results)
     for result in results:
         assert result.path.is_relative_to(moved)

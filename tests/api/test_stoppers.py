@@ -296,7 +296,9 @@ def test_a_resumed_experiment_keeps_its_stoppers_state(tmp_path: Path) -> None:
     assert k == 4
     assert checkpoint is not None
 
-    resumed = Tuner.restore(directory, stop=FunctionStopper(loss_below_zero)).fit()
+    resumed = Tuner.restore(
+        directory, steps_with_checkpoints, stop=FunctionStopper(loss_below_zero)
+    ).fit()
 
     assert iterations(resumed) == [3, 6 - k + checkpoint.training_iteration, 5]
     final = tunecore.replay(directory)
@@ -310,11 +312,13 @@ def test_a_restore_without_ones_own_stopper_says_to_pass_it(tmp_path: Path) -> N
     with pytest.raises(Crash):
         stoppers_experiment(tmp_path, [CrashAfter(results=7)]).fit()
     with pytest.warns(UserWarning, match=r"FunctionStopper\(loss_below_zero\).*stop=") as caught:
-        Tuner.restore(tmp_path / "exp")
+        Tuner.restore(tmp_path / "exp", steps_with_checkpoints)
     assert len(caught) == 1
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        Tuner.restore(tmp_path / "exp", stop=FunctionStopper(loss_below_zero))
+        Tuner.restore(
+            tmp_path / "exp", steps_with_checkpoints, stop=FunctionStopper(loss_below_zero)
+        )
 
 
 # -- replay of random experiments with random stoppers ----------------------------

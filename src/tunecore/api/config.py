@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from tunecore.core.search import ConcurrencyLimiter, Repeater, Searcher
 from tunecore.model import parse_export_formats
 from tunecore.shell.stoppers import plan_stop
+from tunecore.shell.trainable.output_files import confined_name
 from tunecore.shell.trainable.resources import PlacementGroupFactory, as_resources
 from tunecore.shell.trial_view import Trial
 
@@ -86,6 +87,10 @@ class RunConfig(BaseModel):
     callbacks: list[Any] = []
     verbose: Annotated[int, Field(ge=0, le=3)] = 1
     log_to_file: bool | str | tuple[str, str] = False
+    """Ray's: True for `stdout` and `stderr` files in each trial directory, a
+    name for both streams in one file, or a pair of names. A name is a path
+    relative to the trial directory that stays inside it: an absolute path
+    or `..` (which Ray would follow) is refused."""
     address: str | None = None
     executor: Literal["ray", "in_process"] = "ray"
     fsync_interval_ms: Annotated[int, Field(ge=0)] = 1000
@@ -97,6 +102,18 @@ class RunConfig(BaseModel):
     export_formats: list[str] = []
     """Formats to export each trial's model in when it ends normally
     (`checkpoint`, `model`, `h5`), into `<trial dir>/export/`."""
+
+    @field_validator("log_to_file")
+    @classmethod
+    def _inside_the_trial_dir(
+        cls, log_to_file: bool | str | tuple[str, str]
+    ) -> bool | str | tuple[str, str]:
+        if isinstance(log_to_file, str):
+            confined_name("log_to_file", log_to_file)
+        elif isinstance(log_to_file, tuple):
+            for name in log_to_file:
+                confined_name("log_to_file", name)
+        return log_to_file
 
     @field_validator("stop")
     @classmethod

@@ -16,7 +16,8 @@ from tunecore.api.analysis import ExperimentAnalysis
 from tunecore.api.config import CheckpointConfig, FailureConfig, RunConfig, TuneConfig
 from tunecore.api.errors import TuneError
 from tunecore.api.reporters import CLIReporter
-from tunecore.api.tuner import Trainable, Tuner
+from tunecore.api.restored import Trainable
+from tunecore.api.tuner import Tuner
 from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.shell.stoppers import StopSetting
 from tunecore.shell.trainable.resources import PlacementGroupFactory

@@ -5,11 +5,13 @@ This module only assembles: it turns the validated configs into the core's
 storage, the event log, the callbacks and the progress output, and hands
 them to the shell's loop. Every decision during the run is the core's.
 
-`Tuner.restore(path)` assembles the same from the experiment's event log:
-the state is rebuilt from the log (the newest snapshot, then the events
-after it), an `ExperimentResumed` event is logged and applied, the trials'
-result files are put back in line with the log, and the loop goes on
-appending to the same log.
+`Tuner.restore(path, trainable)` assembles the same from the experiment's
+event log and the code the user passes (checked against the log, which
+never decides what is imported: `tunecore.api.restored`): the state is
+rebuilt from the log (the newest snapshot, then the events after it), an
+`ExperimentResumed` event is logged and applied, the trials' result files
+are put back in line with the log, and the loop goes on appending to the
+same log.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from tunecore._version import __version__
 from tunecore.api.config import CheckpointConfig, FailureConfig, RunConfig, TuneConfig
 from tunecore.api.errors import TuneError
 from tunecore.api.reporters import CLIReporter
+from tunecore.api.restored import Trainable, restored_output_files, restored_trainable
 from tunecore.api.results import ResultGrid
 from tunecore.core.experiment import ExperimentConfig, ExperimentState, new_experiment
 from tunecore.core.experiment.snapshot import decode_state, encode_state
@@ -81,8 +84,6 @@ from tunecore.shell.trial_view import Trial, TrialViews, dirname_of
 
 DEFAULT_STORAGE = "~/tunecore_results"
 
-Trainable = Callable[..., object] | type | str
-
 
 class Tuner:
     """Tune `trainable` (a function, a `tunecore.Trainable` subclass, a
@@ -128,10 +129,13 @@ class Tuner:
         """A Tuner that continues the experiment in `path` (after a crash, a
         Ctrl-C, or to retry its errors) when `fit()` is called.
 
-        `trainable` defaults to what the log names: an import path, or a
-        name registered in this process. A function or class defined in
-        your script has neither in a new process: pass it again
-        (`trainable=train`). `param_space` hands back, as in Ray, what the
+        `trainable` is the code to go on with, as in Ray: the function or
+        class the experiment ran (or its registered name, or its import
+        path). The log's record of it is only checked against it (a
+        mismatch is a `TrainableMismatchError`), never imported; without
+        `trainable`, only a name registered in this process
+        (`register_trainable`) is found (see `tunecore.api.restored`).
+        `param_space` hands back, as in Ray, what the
         log cannot hold: the functions of its `sample_from`s, which draw
         the values not drawn yet; the logged search space and searcher
         state are what run (changing the space on restore is not
@@ -155,7 +159,7 @@ class Tuner:
                 "(tunecore.replay), or run tunecore.simulate again with the same seed"
             )
         tuner = cls(
-            trainable if trainable is not None else _logged_trainable(header.trainable, path),
+            restored_trainable(header.trainable, trainable, experiment_dir),
             param_space=param_space,
             tune_config=TuneConfig(
                 reuse_actors=settings.reuse_actors,
@@ -169,7 +173,7 @@ class Tuner:
                 storage_path=str(experiment_dir.parent),
                 callbacks=list(callbacks or []),
                 verbose=settings.verbose,
-                log_to_file=settings.output_files or False,
+                log_to_file=restored_output_files(settings, experiment_dir) or False,
                 address=settings.address,
                 executor="in_process" if settings.executor == "in_process" else "ray",
                 fsync_interval_ms=settings.fsync_interval_ms,
@@ -270,7 +274,7 @@ class Tuner:
         if self._restored_from is not None:
             return ResultGrid.from_path(self._restored_from, snapshot_kind=self._snapshot_kind)
         raise RuntimeError(
-            "this Tuner has no results yet: call fit() first (or Tuner.restore(path) "
+            "this Tuner has no results yet: call fit() first (or Tuner.restore(path, trainable) "
             "for an experiment run before)"
         )
 
@@ -316,7 +320,8 @@ class Tuner:
         except FileExistsError:
             raise LogError(
                 f"{experiment_dir} already holds an experiment. Continue it with "
-                f"Tuner.restore({str(experiment_dir)!r}) (or `tunecore resume`), or give "
+                f"Tuner.restore({str(experiment_dir)!r}, trainable) (or `tunecore resume "
+                "--trainable`), or give "
                 "this one another RunConfig(name=...)."
             ) from None
         return state, Journal(writer, snapshots)
@@ -531,19 +536,6 @@ def _output_files(log_to_file: bool | str | tuple[str, str]) -> tuple[str, str] 
     if isinstance(log_to_file, tuple):
         return log_to_file
     return None
-
-
-def _logged_trainable(name: str, path: str | os.PathLike[str]) -> Trainable:
-    """The trainable the log names, found in this process, or an error that
-    says to pass it."""
-    try:
-        return resolve_trainable(name)
-    except ValueError as error:
-        raise ValueError(
-            f"cannot find the trainable {name!r} the experiment in {str(path)!r} ran ({error}). "
-            "A function or class defined in your script is not found by name in a new "
-            f"process: pass it, Tuner.restore({str(path)!r}, trainable=...)"
-        ) from None
 
 
 def _mode(mode: str | None) -> Mode | None:

@@ -22,6 +22,7 @@ from typing import TextIO
 
 from tunecore.model import JsonDict
 from tunecore.shell.trainable.classapi import ClassTrainable
+from tunecore.shell.trainable.output_files import open_in_trial_dir
 from tunecore.shell.trainable.worker import TrialContext, WorkerTrainable
 
 TrainableFactory = Callable[[JsonDict, TrialContext], WorkerTrainable]
@@ -61,12 +62,13 @@ class TrialHost:
         return self.location()
 
     def _redirect(self, context: TrialContext) -> None:
-        """Send the process's output to the trial's files (`log_to_file`)."""
+        """Send the process's output to the trial's files (`log_to_file`),
+        which must be inside the trial directory (`open_in_trial_dir`)."""
         for name, stream in (("stdout_file", "stdout"), ("stderr_file", "stderr")):
             filename = getattr(context, name)
             if filename is None:
                 continue
-            target = open(os.path.join(context.trial_dir, filename), "a", buffering=1)  # noqa: SIM115
+            target = open_in_trial_dir(context.trial_dir, filename)
             previous = getattr(sys, stream)
             setattr(sys, stream, target)
             self._opened.append((stream, previous, target))

@@ -1,16 +1,20 @@
 """How persisted state names user code, and how a name becomes code again.
 
 Nothing tunecore persists is a pickle, so the event log refers to a
-trainable by a string, which `resolve_trainable` turns back into the
-function or class:
+trainable by a string:
 
-- an import path `"package.module:qualname"`, preferred because it works in
-  any process that can import the module (a resumed experiment, a Ray
-  worker) without any set-up;
+- an import path `"package.module:qualname"`, preferred because any
+  process that can import the module (a Ray worker) finds it without set-up;
 - otherwise a name registered with `register_trainable` in this process.
   Code defined in `__main__`, inside a function, or as a lambda or a
   `functools.partial` has no import path another process could use; the
   script that defines it registers it again when it runs again.
+
+A string the user gives becomes the function or class again with
+`resolve_trainable` (which may import). A string read from disk is only
+looked up among the names this process registered (`registered_trainable`)
+and never imported: a log does not decide what code runs (see
+`tunecore.api.restored`).
 
 `trainable_name(obj)` picks the import path when importing it gives back
 `obj` itself, and else the name `obj` is registered under; an object not
@@ -59,9 +63,19 @@ def register_trainable(name: str, target: TrainableTarget) -> None:
         _registry[name] = target
 
 
+def registered_trainable(name: str) -> TrainableTarget | None:
+    """What this process registered as `name`, if anything. Never imports:
+    this is how a name read from disk (an event log) is looked up, since
+    data from disk must not decide what code is imported."""
+    with _lock:
+        return _registry.get(name)
+
+
 def resolve_trainable(name_or_path: str) -> TrainableTarget:
     """The trainable registered as `name_or_path`, or imported from it when it
-    is an import path `"package.module:qualname"`."""
+    is an import path `"package.module:qualname"`. Only for names the user
+    gives (it may import); a name read from a log goes through
+    `registered_trainable`."""
     require_name("resolve_trainable(name_or_path)", name_or_path)
     with _lock:
         registered = _registry.get(name_or_path)

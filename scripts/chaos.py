@@ -3,6 +3,7 @@ and check that nothing was lost, repeated or decided differently.
 
     python scripts/chaos.py drive DIR_ROOT NAME [--resume] [--seed S]
     python scripts/chaos.py run DIR_ROOT --kills N --seed S
+        [--phases normal,resume,checkpoint] [--second-drivers]
 
 `drive` runs one deterministic experiment on a local Ray (or, with
 `--resume`, continues it with `Tuner.restore`). `run` is the chaos loop: it
@@ -11,7 +12,26 @@ moment after the driver's log shows it is under way, SIGKILLs the driver's
 whole process group, checks that no process of that session survives (and
 kills and reports any that do), resumes, and repeats `--kills` times; a last
 resume runs to the end. Meanwhile an uninterrupted `drive` of the same
-experiment with the same seed runs as the baseline. Then the checks:
+experiment with the same seed runs as the baseline.
+
+`--phases` says what the kills aim at, each phase once in every run of that
+many kills (seeded order, the first kill never a resume's):
+
+- normal: any moment, 0..`--max-delay` s after the driver's first event;
+- resume: the resume itself, 3-50 ms after it begins reading the log or
+  after `fit()` begins (lock, log, snapshots), or 0-20 ms after it logs its
+  resume event (result-file repair, trial restarts);
+- checkpoint: a save, 0..`--checkpoint-window` s after a new
+  checkpoint_NNNNNN directory appears (the trainable's checkpoint is
+  state.json and four 256 KiB files, copied one by one, the metadata last);
+  whether the kill came mid-copy, after the copy but before the save was
+  logged, or after, is read from the directory and the log.
+
+`--second-drivers` starts, at the first event of every normal round's
+driver and of the last one, a second `drive --resume` on the same
+directory, and waits for it before the kill.
+
+Then the checks:
 
 (a) every trial ended TERMINATED, and did so exactly once in the event log;
     the log replays and matches the snapshots the live runs took;
@@ -21,7 +41,17 @@ experiment with the same seed runs as the baseline. Then the checks:
     resume restarted from the checkpoint the counters say it did), and one
     row with done=true, the last (every trial here ends on an ASHA stop; a
     function that returns ends on its unlogged repeat instead);
-(c) the best trial (loss and config) is the baseline's.
+(c) the best trial (loss and config) is the baseline's;
+(d) every checkpoint the results name (newest and kept) is whole: every
+    file complete, of the iteration its name and metadata say (a restore
+    from a damaged one fails the trial, so (a) catches those too);
+(e) every driver that logged an event held the driver lock, the driver
+    after a killed one took its lock over, the last released it;
+(f) with `--second-drivers`: each second driver was refused (exit 2, the
+    message naming the running driver's pid), or found that driver ended.
+
+The report ends with the figures: kills landed by where they landed,
+second drivers refused, killed drivers' locks taken over.
 
 The exit code of `run` is 0 only if every check passes. Linux only: the
 session's processes are found in /proc.
@@ -44,25 +74,36 @@ import json
 import math
 import os
 import random
+import select
 import signal
 import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import tunecore
-from tunecore import RunConfig, TuneConfig, Tuner
+from tunecore import ResultGrid, RunConfig, TuneConfig, Tuner
 from tunecore.core.experiment import ExperimentState, step
 from tunecore.core.experiment.snapshot import decode_state
-from tunecore.model import JsonValue, Rejection, ResultReported, TrialState, TrialStatus
+from tunecore.model import (
+    CheckpointSaved,
+    JsonValue,
+    Rejection,
+    ResultReported,
+    TrialState,
+    TrialStatus,
+)
 from tunecore.schedulers import ASHAScheduler
 from tunecore.shell.eventlog import LogError, read_log
+from tunecore.shell.lock import LOCK_FILE, ExperimentLockedError
 from tunecore.shell.replay import replay
 from tunecore.shell.storage import PROGRESS_FILE, RESULT_FILE, ExperimentStorage
+from tunecore.shell.trainable.checkpoint_files import META_FILE, read_meta
 
 # -- the experiment ---------------------------------------------------------------------------
 
@@ -79,6 +120,11 @@ others run on, depending on which reaches a rung first."""
 TARGET = 0.33
 METRIC = "loss"
 STATE_FILE = "state.json"
+CHECKPOINT_PREFIX = "checkpoint_"
+SHARDS = 4
+SHARD_BYTES = 256 * 1024
+"""A checkpoint holds state.json and SHARDS files of 256 KiB: saving one
+copies them one after another, so a kill can land in the middle."""
 DEFAULT_SEED = 7
 CHAOS_NAME = "chaos"
 BASELINE_NAME = "baseline"
@@ -97,25 +143,57 @@ def expected_loss(config: dict[str, JsonValue], iteration: int) -> float:
     return (x - TARGET) ** 2 + y**2 + 1.0 / iteration
 
 
+def shard_bytes(iteration: int, shard: int) -> bytes:
+    """The content of the checkpoint file `shard_{shard}.bin` at `iteration`:
+    known in advance, so a checkpoint cut short shows in any of its files."""
+    line = f"iteration {iteration}, shard {shard}\n".encode()
+    return (line * (SHARD_BYTES // len(line) + 1))[:SHARD_BYTES]
+
+
+def content_problems(directory: Path) -> tuple[int | None, list[str]]:
+    """The iteration a checkpoint directory's state.json names, and what is
+    wrong with its files (nothing: the checkpoint is whole)."""
+    try:
+        iteration = int(json.loads((directory / STATE_FILE).read_text())["iteration"])
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        return None, [f"{STATE_FILE}: {type(error).__name__}: {error}"]
+    problems = []
+    for shard in range(SHARDS):
+        path = directory / f"shard_{shard}.bin"
+        try:
+            data = path.read_bytes()
+        except OSError as error:
+            problems.append(f"{path.name}: {type(error).__name__}")
+            continue
+        if data != shard_bytes(iteration, shard):
+            problems.append(f"{path.name}: {len(data)} bytes, not iteration {iteration}'s")
+    return iteration, problems
+
+
 def train(config: dict[str, JsonValue]) -> None:
     """The trainable: resumes from its checkpoint (the iteration it reached,
-    as JSON), sleeps as its work, reports the loss with a checkpoint every
-    iteration.
+    as JSON, beside `SHARDS` files of "weights" it checks are whole),
+    sleeps as its work, reports the loss with a checkpoint every iteration.
 
-    The checkpoint directory is temporary: tunecore saves it (copies it into
-    the trial's checkpoint_NNNNNN/) while this function is parked in
-    `report`, before the next iteration starts."""
+    The checkpoint directory is temporary: tunecore saves it (copies it,
+    file by file, into the trial's checkpoint_NNNNNN/) while this function
+    is parked in `report`, before the next iteration starts."""
     start = 0
     restored = tunecore.get_checkpoint()
     if restored is not None:
         with restored.as_directory() as directory:
-            start = int(json.loads((Path(directory) / STATE_FILE).read_text())["iteration"])
+            iteration, problems = content_problems(Path(directory))
+            if iteration is None or problems:
+                raise RuntimeError(f"restored a damaged checkpoint {directory}: {problems}")
+            start = iteration
     trial_dir = tunecore.get_context().trial_dir
     for iteration in range(start + 1, ITERATIONS + 1):
         time.sleep(SECONDS_PER_ITERATION)
         # In the trial directory: a temporary directory a kill leaves behind
         # is then removed with the experiment, not left in /tmp.
         with tempfile.TemporaryDirectory(prefix="user_state_", dir=trial_dir) as directory:
+            for shard in range(SHARDS):
+                (Path(directory) / f"shard_{shard}.bin").write_bytes(shard_bytes(iteration, shard))
             (Path(directory) / STATE_FILE).write_text(json.dumps({"iteration": iteration}))
             tunecore.report(
                 {
@@ -150,19 +228,47 @@ def make_tuner(root: Path, name: str, seed: int) -> Tuner:
     )
 
 
-def drive(root: Path, name: str, *, resume: bool, seed: int) -> int:
+REFUSED = 2
+"""`drive`'s exit code when another driver holds the experiment (the CLI's
+for `ExperimentLockedError`)."""
+
+
+def drive(
+    root: Path,
+    name: str,
+    *,
+    resume: bool,
+    seed: int,
+    notify_fd: int | None = None,
+    second: bool = False,
+) -> int:
     """Run (or continue) the experiment `root/name` on a Ray of its own.
 
     Ray is started here, not left to tunecore, to pin it: 2 CPUs, no
     dashboard, and always a new local cluster (the chaos loop removes
     RAY_ADDRESS from our environment). The GCS address is printed so the
-    loop can check that no two drivers shared a Ray."""
-    import ray  # noqa: PLC0415 - only the driver needs Ray
+    loop can check that no two drivers shared a Ray.
 
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    print(f"ray gcs address: {ray.get_runtime_context().gcs_address}", flush=True)
+    `notify_fd` (a pipe from the chaos loop) is told "restore" as
+    `Tuner.restore` starts reading the log and "fit" as `fit()` starts, so
+    that a kill can be timed to land a few milliseconds into a resume.
+    A `second` driver is one started while another runs the experiment:
+    it starts no Ray before `fit()` (it is meant to be refused there; were
+    it not, tunecore would start one). A refusal (`ExperimentLockedError`)
+    prints the message and exits `REFUSED`."""
+
+    def notify(marker: str) -> None:
+        if notify_fd is not None:
+            os.write(notify_fd, f"{marker}\n".encode())
+
+    if not second:
+        import ray  # noqa: PLC0415 - only the driver needs Ray
+
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+        print(f"ray gcs address: {ray.get_runtime_context().gcs_address}", flush=True)
     try:
         if resume:
+            notify("restore")
             tuner = Tuner.restore(
                 root / name,
                 trainable=train,
@@ -172,9 +278,15 @@ def drive(root: Path, name: str, *, resume: bool, seed: int) -> int:
             )
         else:
             tuner = make_tuner(root, name, seed)
-        results = tuner.fit()
+        notify("fit")
+        try:
+            results = tuner.fit()
+        except ExperimentLockedError as error:
+            print(f"refused: {error}", flush=True)
+            return REFUSED
     finally:
-        ray.shutdown()
+        if "ray" in sys.modules:  # a second driver not refused had tunecore start one
+            sys.modules["ray"].shutdown()
     statuses = [str(r.status) for r in results]
     print(f"finished: {statuses}, error: {results.experiment_error}", flush=True)
     ok = results.experiment_error is None and all(
@@ -186,15 +298,39 @@ def drive(root: Path, name: str, *, resume: bool, seed: int) -> int:
 # -- the chaos loop ---------------------------------------------------------------------------
 
 POLL_S = 0.05
+FAST_POLL_S = 0.0005
+"""How often the loop looks for the moment a kill aims at (a checkpoint
+directory appearing, the log growing): a save lasts a few milliseconds."""
 START_TIMEOUT_S = 180.0
 """How long a driver may take to log its first event (Ray's start included)."""
 RUN_TIMEOUT_S = 300.0
 """How long the last driver may take to end by itself (then it is killed
 and the checks report what the log holds)."""
+SECOND_TIMEOUT_S = 120.0
+"""How long a second driver may take to be refused (then it is killed)."""
 LINGER_TIMEOUT_S = 5.0
 """How long the processes of a killed driver's session may take to die
 (Ray's workers notice their raylet is gone) before they are killed."""
 SCRIPT = Path(__file__).resolve()
+
+PHASES = ("normal", "resume", "checkpoint")
+"""What a kill can aim at: any moment of a run, the first milliseconds of a
+resume, a checkpoint being saved."""
+RESUME_ANCHORS = {
+    "restore": "Tuner.restore began reading the log",
+    "fit": "fit() began (lock, log, snapshots)",
+    "resumed": "its resume event was logged (result-file repair, trial restarts)",
+}
+"""The moments of a resume a kill is timed from, and what follows them."""
+RESUME_DELAY_S = (0.003, 0.050)
+"""A kill lands this long after the "restore" or "fit" mark..."""
+RESUMED_DELAY_S = (0.0, 0.020)
+"""...or this long after the resume's first event is logged."""
+CHECKPOINT_WINDOW_S = 0.003
+"""A checkpoint kill lands up to this long after a new checkpoint_NNNNNN
+directory appears. Measured here (2 cores, 1 MiB checkpoints): the
+metadata, written last, appears some 2 ms after the directory, the save
+is logged about 1 ms later."""
 
 
 @dataclass
@@ -218,19 +354,29 @@ class SessionProcess:
 @dataclass
 class DriveRecord:
     """One driver process: when it started and ended, whether it was killed,
-    and what of its session outlived it."""
+    what the kill aimed at and where it landed, which pid the experiment's
+    lock named, and what of its session outlived it."""
 
     name: str
     resume: bool
     log: Path
     session: int  # the driver's pid, which is its session's id
     started: float
+    phase: str = "normal"  # normal, resume, checkpoint; final (the last resume); second
     delay: float | None = None
+    aim: str = ""  # the moment the kill was timed from, when not the first event
+    landed_in: str | None = None  # where the kill landed, for the figures
     first_event: float | None = None
     killed: float | None = None
     ended: float | None = None
     returncode: int | None = None
     gcs_address: str | None = None
+    notify: int | None = None  # the read end of the driver's notify pipe
+    marks: dict[str, float] = field(default_factory=dict)
+    lock_before: int | None = None  # the pid driver.lock named as this driver started
+    lock_holder: int | None = None  # the pid it named at this driver's first new event
+    against: DriveRecord | None = None  # a second driver: the driver it was started against
+    first_running: bool | None = None  # a second driver: that one still ran as it ended
     lingering: list[SessionProcess] = field(default_factory=list)
     linger_seconds: float = 0.0
     force_killed: list[SessionProcess] = field(default_factory=list)
@@ -240,31 +386,65 @@ class DriveRecord:
         """The kill hit a driver still running (not one that had finished)."""
         return self.killed is not None and self.returncode == -signal.SIGKILL
 
+    @property
+    def refused(self) -> bool:
+        """A second driver refused, naming the driver it was started against."""
+        return (
+            self.against is not None
+            and self.returncode == REFUSED
+            and f"pid {self.against.session} " in self.log.read_text(errors="replace")
+        )
+
     def describe(self, origin: float) -> str:
+        if self.against is not None:
+            return self._describe_second(origin)
         what = "resume" if self.resume else "start"
         head = f"{self.name} {what}: "
         if self.first_event is not None:
             head += f"first new event after {self.first_event - self.started:.1f} s; "
         if self.kill_landed:
             assert self.killed is not None
-            head += f"SIGKILL at +{self.killed - origin:.1f} s ({self.delay:.2f} s after it)"
+            aim = self.aim or f"{self.delay:.2f} s after it"
+            head += f"SIGKILL at +{self.killed - origin:.1f} s ({aim}), {self.landed_in}"
         else:
             assert self.ended is not None
             head += f"exit {self.returncode} after {self.ended - self.started:.1f} s"
             if self.killed is not None:
                 head += " (it had finished before the kill)"
+        if self.lock_before is not None and self.lock_before != self.session:
+            head += f"; driver.lock named pid {self.lock_before} as it started"
+        if self.lock_holder is not None:
+            head += f", its own pid {self.lock_holder} at its first event"
+        return head + self._describe_session()
+
+    def _describe_second(self, origin: float) -> str:
+        assert self.against is not None
+        assert self.ended is not None
+        head = (
+            f"  second driver (pid {self.session}) against pid {self.against.session}, "
+            f"+{self.started - origin:.1f} s: exit {self.returncode} after "
+            f"{self.ended - self.started:.1f} s"
+        )
+        if self.refused:
+            head += ", refused naming its pid"
+        elif not self.first_running:
+            head += ", not refused: the first driver had ended"
+        return head + self._describe_session()
+
+    def _describe_session(self) -> str:
+        text = ""
         if self.lingering:
             kinds = sorted({p.short for p in self.lingering})
-            head += (
+            text += (
                 f"; {len(self.lingering)} processes of its session outlived it "
                 f"({', '.join(kinds)}), gone after {self.linger_seconds:.1f} s"
             )
         else:
-            head += "; no process of its session outlived it"
+            text += "; no process of its session outlived it"
         if self.force_killed:
             killed = ", ".join(f"{p.pid} {p.short}" for p in self.force_killed)
-            head += f"; had to SIGKILL: {killed}"
-        return head
+            text += f"; had to SIGKILL: {killed}"
+        return text
 
 
 @dataclass
@@ -283,6 +463,7 @@ class ChaosReport:
     baseline: DriveRecord
     checks: list[Check]
     seconds: float
+    second_drives: list[DriveRecord] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -292,16 +473,38 @@ class ChaosReport:
     def kills_landed(self) -> int:
         return sum(1 for d in self.drives if d.kill_landed)
 
+    def landed(self) -> Counter[str]:
+        """How many kills landed where (`DriveRecord.landed_in`)."""
+        return Counter(d.landed_in or d.phase for d in self.drives if d.kill_landed)
+
+    @property
+    def takeovers(self) -> int:
+        """Drivers that took over the lock a killed driver held."""
+        killed = {d.session for d in self.drives if d.kill_landed}
+        return sum(1 for d in self.drives if d.lock_holder == d.session and d.lock_before in killed)
+
+    def figures(self) -> str:
+        """The counts a README can quote."""
+        landed = ", ".join(f"{where} {n}" for where, n in sorted(self.landed().items()))
+        text = f"kills landed: {self.kills_landed} of {self.kills} ({landed or 'none'})"
+        if self.second_drives:
+            refused = sum(1 for d in self.second_drives if d.refused)
+            text += f"; second drivers refused: {refused} of {len(self.second_drives)}"
+        return text + f"; killed drivers' locks taken over: {self.takeovers}"
+
     def render(self) -> str:
         origin = min(d.started for d in [*self.drives, self.baseline])
         lines = [
             f"chaos: {self.kills} kills requested, {self.kills_landed} landed mid-run, "
             f"seed {self.seed}, in {self.root}"
         ]
-        lines += [f"  {d.describe(origin)}" for d in [*self.drives, self.baseline]]
+        for drive in [*self.drives, self.baseline]:
+            lines.append(f"  {drive.describe(origin)}")
+            lines += [f"  {s.describe(origin)}" for s in self.second_drives if s.against is drive]
         for check in self.checks:
             lines.append(f"[{'PASS' if check.passed else 'FAIL'}] {check.name}")
             lines += [f"    {d}" for d in check.details]
+        lines.append(f"figures: {self.figures()}")
         lines.append(f"{'PASSED' if self.passed else 'FAILED'} in {self.seconds:.1f} s")
         return "\n".join(lines)
 
@@ -313,27 +516,64 @@ def child_env() -> dict[str, str]:
 
 
 def start_drive(
-    root: Path, name: str, *, resume: bool, seed: int, number: int
+    root: Path,
+    name: str,
+    *,
+    resume: bool,
+    seed: int,
+    number: int,
+    phase: str = "normal",
+    notify: bool = False,
 ) -> tuple[subprocess.Popen[bytes], DriveRecord]:
     """Start `drive` as the leader of a new session (so its process group,
-    and every process it starts, can be found and killed)."""
+    and every process it starts, can be found and killed); with `notify`,
+    give it a pipe to tell us where its resume is."""
     logs = root / "drives"
     logs.mkdir(parents=True, exist_ok=True)
-    log = logs / f"{number:02d}_{name}_{'resume' if resume else 'start'}.log"
+    kind = "second" if phase == "second" else "resume" if resume else "start"
+    log = logs / f"{number:02d}_{name}_{kind}.log"
     command = [sys.executable, str(SCRIPT), "drive", str(root), name, "--seed", str(seed)]
     if resume:
         command.append("--resume")
-    with log.open("wb") as output:
-        process = subprocess.Popen(
-            command,
-            stdout=output,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-            env=child_env(),
-        )
-    record = DriveRecord(name, resume, log, session=process.pid, started=time.monotonic())
+    if phase == "second":
+        command.append("--second")
+    read_end, write_end = os.pipe() if notify else (None, None)
+    if write_end is not None:
+        command += ["--notify-fd", str(write_end)]
+    try:
+        with log.open("wb") as output:
+            process = subprocess.Popen(
+                command,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+                env=child_env(),
+                pass_fds=() if write_end is None else (write_end,),
+            )
+    finally:
+        if write_end is not None:
+            os.close(write_end)
+    record = DriveRecord(
+        name,
+        resume,
+        log,
+        session=process.pid,
+        started=time.monotonic(),
+        phase=phase,
+        notify=read_end,
+        lock_before=lock_holder(root / name),
+    )
     return process, record
+
+
+def lock_holder(experiment_dir: Path) -> int | None:
+    """The pid driver.lock names (the driver holding it, or the last one
+    that held it and was killed), if any."""
+    try:
+        return int(json.loads((experiment_dir / LOCK_FILE).read_text())["pid"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def event_count(experiment_dir: Path) -> int:
@@ -357,6 +597,74 @@ def wait_for_new_events(
             return False
         time.sleep(POLL_S)
     raise TimeoutError(f"no new event in {experiment_dir}/events.log within {timeout:.0f} s")
+
+
+def await_start(
+    process: subprocess.Popen[bytes], record: DriveRecord, experiment_dir: Path, before: int
+) -> bool:
+    """Wait for the driver's first new event; note when, and the pid the
+    lock names then (this driver's own, if it took the lock)."""
+    if not wait_for_new_events(process, experiment_dir, before, START_TIMEOUT_S):
+        return False
+    record.first_event = time.monotonic()
+    record.lock_holder = lock_holder(experiment_dir)
+    return True
+
+
+def wait_for_mark(record: DriveRecord, mark: str, timeout: float) -> float | None:
+    """When the driver said `mark` on its notify pipe (bounded), or None if
+    it ended first."""
+    assert record.notify is not None
+    deadline = time.monotonic() + timeout
+    pending = b""
+    while mark not in record.marks:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError(f"{record.log.name}: no {mark!r} within {timeout:.0f} s")
+        ready, _, _ = select.select([record.notify], [], [], min(left, POLL_S))
+        if not ready:
+            continue
+        chunk = os.read(record.notify, 4096)
+        if not chunk:
+            return None  # the driver ended (or was killed) first
+        now = time.monotonic()
+        pending += chunk
+        *lines, pending = pending.split(b"\n")
+        for line in lines:
+            record.marks.setdefault(line.decode(), now)
+    return record.marks[mark]
+
+
+def wait_until(
+    process: subprocess.Popen[bytes], condition: Callable[[], bool], timeout: float
+) -> float | None:
+    """Poll `condition` every `FAST_POLL_S` until it holds: when it did, or
+    None if the driver ended or `timeout` passed first."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and process.poll() is None:
+        if condition():
+            return time.monotonic()
+        time.sleep(FAST_POLL_S)
+    return None
+
+
+def log_size(experiment_dir: Path) -> int:
+    try:
+        return (experiment_dir / "events.log").stat().st_size
+    except FileNotFoundError:
+        return 0
+
+
+def checkpoint_dirs(experiment_dir: Path) -> set[Path]:
+    """Every checkpoint_NNNNNN directory in the trial directories now."""
+    found: set[Path] = set()
+    with contextlib.suppress(FileNotFoundError), os.scandir(experiment_dir) as trials:
+        for trial in trials:
+            if not trial.is_dir():
+                continue
+            with contextlib.suppress(FileNotFoundError), os.scandir(trial.path) as entries:
+                found.update(Path(e.path) for e in entries if e.name.startswith(CHECKPOINT_PREFIX))
+    return found
 
 
 def session_processes(session: int) -> list[SessionProcess]:
@@ -401,26 +709,173 @@ def reap_session(record: DriveRecord) -> None:
         record.force_killed.append(process)
 
 
+def kill(process: subprocess.Popen[bytes], record: DriveRecord) -> None:
+    """SIGKILL the driver's process group, if the driver still runs."""
+    if process.poll() is None:
+        record.killed = time.monotonic()
+        os.killpg(process.pid, signal.SIGKILL)
+
+
 def kill_drive(
-    root: Path, name: str, *, resume: bool, seed: int, number: int, delay: float
+    root: Path,
+    name: str,
+    *,
+    resume: bool,
+    seed: int,
+    number: int,
+    delay: float,
+    second: list[DriveRecord] | None = None,
 ) -> DriveRecord:
     """One round of chaos: start a driver, wait for its first new event,
-    wait `delay` more, SIGKILL its process group, reap it and its session."""
+    wait `delay` more, SIGKILL its process group, reap it and its session.
+    With `second`, a second driver is started at the first event and
+    awaited (the kill waits for it), and its record added there."""
     experiment_dir = root / name
     before = event_count(experiment_dir)
     process, record = start_drive(root, name, resume=resume, seed=seed, number=number)
     record.delay = delay
+    record.landed_in = "normal"
     try:
-        if wait_for_new_events(process, experiment_dir, before, START_TIMEOUT_S):
-            record.first_event = time.monotonic()
+        if await_start(process, record, experiment_dir, before):
+            assert record.first_event is not None
+            if second is not None:
+                second.append(
+                    run_second(
+                        root, name, seed=seed, number=number, first_process=process, first=record
+                    )
+                )
             # The random moment; the wait ends early if the driver ends.
             with contextlib.suppress(subprocess.TimeoutExpired):
-                process.wait(timeout=delay)
-        if process.poll() is None:
-            record.killed = time.monotonic()
-            os.killpg(process.pid, signal.SIGKILL)
+                process.wait(timeout=max(0.0, record.first_event + delay - time.monotonic()))
+        kill(process, record)
     finally:
         end_drive(process, record)  # an error above: never leave a driver running
+    return record
+
+
+def kill_resume(
+    root: Path, name: str, *, seed: int, number: int, rng: random.Random
+) -> DriveRecord:
+    """A round aimed at a resume's first milliseconds: SIGKILL a resuming
+    driver 3-50 ms after it begins reading the log (`Tuner.restore`) or
+    after `fit()` begins, or 0-20 ms after its resume event is logged,
+    when it repairs the result files and restarts the trials. Where the
+    kill landed is read from the log afterwards: before the driver
+    appended anything, or after."""
+    experiment_dir = root / name
+    anchor = rng.choice(sorted(RESUME_ANCHORS))
+    low, high = RESUMED_DELAY_S if anchor == "resumed" else RESUME_DELAY_S
+    delay = rng.uniform(low, high)
+    contents_before = read_log(experiment_dir, quiet=True)
+    size = log_size(experiment_dir)
+    process, record = start_drive(
+        root, name, resume=True, seed=seed, number=number, phase="resume", notify=True
+    )
+    record.delay = delay
+    record.aim = f"{delay * 1000:.0f} ms after {RESUME_ANCHORS[anchor]}"
+    try:
+        mark = wait_for_mark(record, "fit" if anchor == "resumed" else anchor, 120.0)
+        if mark is not None and anchor == "resumed":
+            mark = wait_until(process, lambda: log_size(experiment_dir) > size, 60.0)
+        if mark is not None:
+            time.sleep(max(0.0, mark + delay - time.monotonic()))
+            kill(process, record)
+    finally:
+        end_drive(process, record)
+    appended = read_log(experiment_dir, quiet=True).events[len(contents_before.events) :]
+    if not appended:
+        record.landed_in = "resume, before its first append"
+    else:
+        kinds = Counter(type(e).__name__ for e in appended)
+        record.landed_in = "resume, after its first append"
+        record.aim += f"; it had appended {dict(kinds)}"
+    return record
+
+
+def kill_checkpoint(
+    root: Path,
+    name: str,
+    *,
+    resume: bool,
+    seed: int,
+    number: int,
+    delay: float,
+    window: float,
+    rng: random.Random,
+) -> DriveRecord:
+    """A round aimed at a checkpoint save: `delay` after the driver's first
+    new event, watch the trial directories for a new checkpoint_NNNNNN
+    directory (the driver makes it, then a worker copies the trainable's
+    files into it, the metadata last, then the driver logs the save and
+    retention deletes an older one), and SIGKILL within `window` of its
+    appearing. Where the kill landed: mid-copy (no metadata yet), copied
+    but not logged, or after the save was logged."""
+    experiment_dir = root / name
+    jitter = rng.uniform(0.0, window)
+    before = event_count(experiment_dir)
+    process, record = start_drive(
+        root, name, resume=resume, seed=seed, number=number, phase="checkpoint"
+    )
+    record.delay = delay
+    target: Path | None = None
+    whole = False
+    try:
+        if await_start(process, record, experiment_dir, before):
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=delay)
+            seen = checkpoint_dirs(experiment_dir)
+            new: set[Path] = set()
+
+            def appeared() -> bool:
+                new.update(checkpoint_dirs(experiment_dir) - seen)
+                return bool(new)
+
+            if wait_until(process, appeared, 60.0) is not None:
+                target = min(new)
+                time.sleep(jitter)
+                whole = (target / META_FILE).exists()
+                kill(process, record)
+    finally:
+        end_drive(process, record)
+    if target is not None:
+        record.aim = (
+            f"{jitter * 1000:.1f} ms after {target.parent.name[:12]}/{target.name} appeared"
+        )
+        if target.relative_to(experiment_dir) in saved_checkpoints(experiment_dir):
+            record.landed_in = "checkpoint, after its save was logged"
+        elif whole:
+            record.landed_in = "checkpoint, copied but its save not logged"
+        else:
+            record.landed_in = "checkpoint, mid-copy"
+    return record
+
+
+def saved_checkpoints(experiment_dir: Path) -> set[Path]:
+    """Every persistent checkpoint the log says was saved (relative paths)."""
+    events = read_log(experiment_dir, quiet=True).events
+    return {Path(e.checkpoint.path) for e in events if isinstance(e, CheckpointSaved)}
+
+
+def run_second(
+    root: Path,
+    name: str,
+    *,
+    seed: int,
+    number: int,
+    first_process: subprocess.Popen[bytes],
+    first: DriveRecord,
+) -> DriveRecord:
+    """Start a second driver (`drive --resume --second`) while `first` runs
+    the experiment, and wait for it to end: it must be refused, naming
+    `first`'s pid, unless `first` had already ended."""
+    process, record = start_drive(root, name, resume=True, seed=seed, number=number, phase="second")
+    record.against = first
+    try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=SECOND_TIMEOUT_S)
+        record.first_running = first_process.poll() is None
+    finally:
+        end_drive(process, record)
     return record
 
 
@@ -442,6 +897,9 @@ def end_drive(process: subprocess.Popen[bytes], record: DriveRecord) -> None:
         os.killpg(process.pid, signal.SIGKILL)
     record.returncode = process.wait(timeout=60)
     record.ended = time.monotonic()
+    if record.notify is not None:
+        os.close(record.notify)
+        record.notify = None
     reap_session(record)
     record.gcs_address = gcs_address(record.log)
 
@@ -454,8 +912,35 @@ def gcs_address(log: Path) -> str | None:
     return None
 
 
+def plan_phases(phases: Sequence[str], kills: int, rng: random.Random) -> list[str]:
+    """What each kill aims at: every phase once in each run of len(phases)
+    kills, in a seeded order. The first kill hits a start, not a resume.
+    (One phase draws nothing: the seeds of earlier runs keep their delays.)"""
+    plan: list[str] = []
+    while len(plan) < kills:
+        block = list(phases)
+        rng.shuffle(block)
+        plan += block
+    plan = plan[:kills]
+    if plan and plan[0] == "resume":
+        other = next((i for i, p in enumerate(plan) if p != "resume"), None)
+        if other is None:
+            plan[0] = "normal"
+        else:
+            plan[0], plan[other] = plan[other], plan[0]
+    return plan
+
+
 def run_chaos(
-    root: Path, *, kills: int, seed: int, max_delay: float = 3.0, timeout: float = RUN_TIMEOUT_S
+    root: Path,
+    *,
+    kills: int,
+    seed: int,
+    max_delay: float = 3.0,
+    timeout: float = RUN_TIMEOUT_S,
+    phases: Sequence[str] = ("normal",),
+    second_drivers: bool = False,
+    checkpoint_window: float = CHECKPOINT_WINDOW_S,
 ) -> ChaosReport:
     """The chaos loop and the checks; see the module docstring. The
     baseline runs at the same time as the chaos, in its own Ray: the 2
@@ -465,25 +950,70 @@ def run_chaos(
     root.mkdir(parents=True, exist_ok=True)
     baseline_process, baseline = start_drive(root, BASELINE_NAME, resume=False, seed=seed, number=0)
     drives: list[DriveRecord] = []
+    second: list[DriveRecord] | None = [] if second_drivers else None
+    experiment_dir = root / CHAOS_NAME
     try:
-        for number in range(1, kills + 1):
+        for number, phase in enumerate(plan_phases(phases, kills, rng), start=1):
             delay = rng.uniform(0.0, max_delay)
-            record = kill_drive(
-                root, CHAOS_NAME, resume=number > 1, seed=seed, number=number, delay=delay
-            )
+            resume = number > 1
+            if phase == "resume":
+                record = kill_resume(root, CHAOS_NAME, seed=seed, number=number, rng=rng)
+            elif phase == "checkpoint":
+                record = kill_checkpoint(
+                    root,
+                    CHAOS_NAME,
+                    resume=resume,
+                    seed=seed,
+                    number=number,
+                    delay=delay,
+                    window=checkpoint_window,
+                    rng=rng,
+                )
+            else:
+                record = kill_drive(
+                    root,
+                    CHAOS_NAME,
+                    resume=resume,
+                    seed=seed,
+                    number=number,
+                    delay=delay,
+                    second=second,
+                )
             drives.append(record)
             if not record.kill_landed and record.returncode != 0:
                 break  # it failed by itself: resuming again would bury why
         else:
+            before = event_count(experiment_dir)
+            number = len(drives) + 1
             process, final = start_drive(
-                root, CHAOS_NAME, resume=True, seed=seed, number=len(drives) + 1
+                root, CHAOS_NAME, resume=True, seed=seed, number=number, phase="final"
             )
-            drives.append(finish_drive(process, final, timeout))
+            try:
+                if await_start(process, final, experiment_dir, before) and second is not None:
+                    second.append(
+                        run_second(
+                            root,
+                            CHAOS_NAME,
+                            seed=seed,
+                            number=number,
+                            first_process=process,
+                            first=final,
+                        )
+                    )
+            finally:
+                drives.append(finish_drive(process, final, timeout))
     finally:
         finish_drive(baseline_process, baseline, timeout)
-    checks = run_checks(root / CHAOS_NAME, root / BASELINE_NAME, drives, baseline)
+    checks = run_checks(experiment_dir, root / BASELINE_NAME, drives, baseline, second)
     return ChaosReport(
-        root, kills, seed, drives, baseline, checks, seconds=time.monotonic() - began
+        root,
+        kills,
+        seed,
+        drives,
+        baseline,
+        checks,
+        seconds=time.monotonic() - began,
+        second_drives=second or [],
     )
 
 
@@ -736,12 +1266,130 @@ def check_no_survivors(drives: Sequence[DriveRecord]) -> Check:
     return Check("no process of a driver's session survived", not details, details or ["none"])
 
 
+def checkpoint_problems(directory: Path) -> list[str]:
+    """What is wrong with a saved checkpoint directory: its files (see
+    `content_problems`), and its metadata, which must name the iteration
+    its state.json and its name (checkpoint_NNNNNN) say."""
+    iteration, problems = content_problems(directory)
+    try:
+        meta = read_meta(str(directory))
+    except (OSError, ValueError) as error:
+        return [*problems, f"{META_FILE}: {error}"]
+    if meta is None:
+        problems.append(f"{META_FILE} is missing")
+    elif meta.training_iteration != iteration:
+        problems.append(f"{META_FILE} says iteration {meta.training_iteration}")
+    if iteration is not None and directory.name != f"{CHECKPOINT_PREFIX}{iteration:06d}":
+        problems.append(f"it holds iteration {iteration}")
+    return problems
+
+
+def check_checkpoints(experiment_dir: Path) -> Check:
+    """(d): the results (`ResultGrid.from_path`, as a user reads them) name,
+    for every trial, a newest checkpoint and its kept ones, and each is
+    whole: every file complete, of the iteration its name and metadata
+    say. A kill during a save or a retention delete may leave a directory
+    no result names (not an error: it is reported, with what it holds)."""
+    details: list[str] = []
+    passed = True
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        grid = ResultGrid.from_path(experiment_dir)
+    for warning in caught:
+        passed = False
+        details.append(f"<-- warning: {warning.message}")
+    named: set[Path] = set()
+    for result in grid:
+        if result.checkpoint is None:
+            passed = False
+            details.append(f"{result.trial_id}: no checkpoint  <--")
+            continue
+        paths = [Path(result.checkpoint.path), *(Path(c.path) for c, _ in result.best_checkpoints)]
+        named.update(paths)
+        line = f"{result.trial_id}: {', '.join(sorted({p.name for p in paths}))}"
+        problems = [f"{p.name}: {x}" for p in sorted(set(paths)) for x in checkpoint_problems(p)]
+        passed = passed and not problems
+        details.append(line + (f"  <-- {problems}" if problems else ", whole"))
+    left = sorted(checkpoint_dirs(experiment_dir) - named)
+    for path in left:
+        problems = checkpoint_problems(path)
+        what = "whole" if not problems else f"not whole: {problems[:2]}"
+        details.append(
+            f"left on disk, named by no result: {path.parent.name[:12]}/{path.name} ({what})"
+        )
+    return Check("(d) every checkpoint the results name is whole", passed, details)
+
+
+def check_lock(experiment_dir: Path, drives: Sequence[DriveRecord]) -> Check:
+    """(e): every driver that logged anything held the experiment's lock
+    (driver.lock named its pid at its first event), a killed driver's lock
+    was taken over by the next, and the last driver released it."""
+    details: list[str] = []
+    passed = True
+    killed = {d.session for d in drives if d.kill_landed}
+    for drive in drives:
+        if drive.first_event is None:
+            continue
+        if drive.lock_holder != drive.session:
+            passed = False
+            details.append(
+                f"{drive.log.name}: driver.lock named pid {drive.lock_holder}, "
+                f"not this driver's {drive.session}  <--"
+            )
+        elif drive.lock_before in killed:
+            details.append(
+                f"{drive.log.name}: took over the lock of pid {drive.lock_before} (SIGKILLed)"
+            )
+    holder = (
+        (experiment_dir / LOCK_FILE).read_text() if (experiment_dir / LOCK_FILE).exists() else ""
+    )
+    if holder:
+        passed = False
+        details.append(f"driver.lock still names a holder after the last driver: {holder}  <--")
+    else:
+        details.append("released by the last driver")
+    return Check(
+        "(e) one driver at a time held the lock; a killed one's was taken over", passed, details
+    )
+
+
+def check_second_drivers(second: Sequence[DriveRecord]) -> Check:
+    """(f): every second driver started while another ran the experiment
+    was refused (exit `REFUSED`, the message naming the running driver's
+    pid), or had found that driver ended; none ran beside it."""
+    details: list[str] = []
+    passed = True
+    for drive in second:
+        assert drive.against is not None
+        if drive.refused:
+            line = next(
+                (x for x in drive.log.read_text(errors="replace").splitlines() if "refused" in x),
+                "",
+            )
+            details.append(f"{drive.log.name}: {line[:200]}")
+        elif not drive.first_running and drive.returncode == 0:
+            details.append(f"{drive.log.name}: ran after pid {drive.against.session} had ended")
+        else:
+            passed = False
+            tail = drive.log.read_text(errors="replace").splitlines()[-10:]
+            details.append(
+                f"{drive.log.name}: exit {drive.returncode} while pid {drive.against.session} "
+                f"ran={drive.first_running}, not refused naming it  <--"
+            )
+            details += [f"  | {line}" for line in tail]
+    return Check(
+        "(f) a second driver is refused, naming the first", passed, details or ["none ran"]
+    )
+
+
 def run_checks(
     experiment_dir: Path,
     baseline_dir: Path,
     drives: Sequence[DriveRecord],
     baseline: DriveRecord,
+    second: Sequence[DriveRecord] | None = None,
 ) -> list[Check]:
+    """Every check; (f) only if second drivers ran."""
     checks = [
         check_drivers(drives, baseline),
         check_own_rays([*drives, baseline]),
@@ -754,10 +1402,24 @@ def run_checks(
         checks.append(Check("the baseline ran", False, [f"exit {baseline.returncode}"]))
     else:
         checks.append(check_best(experiment_dir, baseline_dir))
+    checks += [check_checkpoints(experiment_dir), check_lock(experiment_dir, drives)]
+    if second is not None:
+        checks.append(check_second_drivers(second))
     return checks
 
 
 # -- the command line -------------------------------------------------------------------------
+
+
+def phase_list(text: str) -> list[str]:
+    """`--phases`: a comma-separated subset of `PHASES`."""
+    phases = [p.strip() for p in text.split(",") if p.strip()]
+    unknown = [p for p in phases if p not in PHASES]
+    if unknown or not phases:
+        raise argparse.ArgumentTypeError(
+            f"--phases={text!r}: expected a comma-separated list of {', '.join(PHASES)}"
+        )
+    return phases
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -768,21 +1430,50 @@ def main(argv: Sequence[str] | None = None) -> int:
     one.add_argument("name", metavar="NAME")
     one.add_argument("--resume", action="store_true")
     one.add_argument("--seed", type=int, default=DEFAULT_SEED, help="the experiment's seed")
+    one.add_argument("--notify-fd", type=int, help="a pipe told 'restore' and 'fit'")
+    one.add_argument("--second", action="store_true", help="expect another driver: no Ray first")
     loop = commands.add_parser("run", help="the chaos loop, the baseline and the checks")
     loop.add_argument("root", type=Path, metavar="DIR_ROOT")
     loop.add_argument("--kills", type=int, required=True)
     loop.add_argument("--seed", type=int, default=DEFAULT_SEED)
     loop.add_argument("--max-delay", type=float, default=3.0, help="seconds after the first event")
     loop.add_argument("--timeout", type=float, default=RUN_TIMEOUT_S, help="for the last driver")
+    loop.add_argument(
+        "--phases",
+        type=phase_list,
+        default=["normal"],
+        help=f"what the kills aim at, in turn: a comma-separated subset of {','.join(PHASES)}",
+    )
+    loop.add_argument(
+        "--second-drivers",
+        action="store_true",
+        help="start a second driver against every normal round's driver and the last one",
+    )
+    loop.add_argument(
+        "--checkpoint-window",
+        type=float,
+        default=CHECKPOINT_WINDOW_S,
+        help="seconds after a new checkpoint directory appears",
+    )
     args = parser.parse_args(argv)
     if args.command == "drive":
-        return drive(args.root.resolve(), args.name, resume=args.resume, seed=args.seed)
+        return drive(
+            args.root.resolve(),
+            args.name,
+            resume=args.resume,
+            seed=args.seed,
+            notify_fd=args.notify_fd,
+            second=args.second,
+        )
     report = run_chaos(
         args.root.resolve(),
         kills=args.kills,
         seed=args.seed,
         max_delay=args.max_delay,
         timeout=args.timeout,
+        phases=args.phases,
+        second_drivers=args.second_drivers,
+        checkpoint_window=args.checkpoint_window,
     )
     text = report.render()
     (args.root / "report.txt").write_text(text + "\n")

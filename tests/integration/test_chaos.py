@@ -48,7 +48,45 @@ def test_a_driver_killed_twice_and_resumed_loses_and_repeats_no_result(tmp_path:
     assert None not in addresses, text
     assert ray.get_runtime_context().gcs_address not in addresses, text
     # The checks proper: (a) finished once and replay verifies, (b) the
-    # result files, (c) the best result; and the drivers' processes.
-    assert [c.name[:3] for c in report.checks if c.name.startswith("(")] == ["(a)", "(b)", "(c)"]
+    # result files, (c) the best result, (d) the checkpoints whole, (e) the
+    # driver lock; and the drivers' processes.
+    names = [c.name[:3] for c in report.checks if c.name.startswith("(")]
+    assert names == ["(a)", "(b)", "(c)", "(d)", "(e)"]
+    for check in report.checks:
+        assert check.passed, text
+
+
+def test_kills_during_a_checkpoint_save_and_a_resume_and_a_second_driver(tmp_path: Path) -> None:
+    """The first kill lands within 3 ms of a checkpoint directory appearing
+    (mid-copy, copied but not logged, or just after: the report says
+    which), the second a few milliseconds into the resume; a second
+    driver started beside the last resume is refused, naming it."""
+    report = chaos.run_chaos(
+        tmp_path,
+        kills=2,
+        seed=SEED,
+        max_delay=2.0,
+        timeout=120.0,
+        phases=["resume", "checkpoint"],
+        second_drivers=True,
+    )
+    text = report.render()
+    print(text)
+
+    assert [d.phase for d in report.drives] == ["checkpoint", "resume", "final"], text
+    assert [d.kill_landed for d in report.drives] == [True, True, False], text
+    saved, resumed = report.drives[0].landed_in, report.drives[1].landed_in
+    assert saved is not None, text
+    assert saved.startswith("checkpoint, "), text
+    assert resumed is not None, text
+    assert resumed.startswith("resume, "), text
+    # The second driver met the last resume running, and was refused.
+    [second] = report.second_drives
+    assert second.against is report.drives[-1], text
+    assert second.refused, text
+    # The last resume took over the lock a killed driver held.
+    assert report.takeovers >= 1, text
+    names = [c.name[:3] for c in report.checks if c.name.startswith("(")]
+    assert names == ["(a)", "(b)", "(c)", "(d)", "(e)", "(f)"]
     for check in report.checks:
         assert check.passed, text

@@ -575,7 +575,8 @@ def _replay(args: argparse.Namespace) -> int:
         replayed = replay(directory, keep_commands=False, quiet=True, truncate=True)
         print(
             f"Cut {error.path} at byte offset {error.offset}: record {error.record} was "
-            "damaged, and it and every record after it are gone"
+            "damaged; it and every record after it are kept aside, in "
+            + ", ".join(str(path) for path in replayed.set_aside)
         )
     _show(replayed.state, directory)
     print(

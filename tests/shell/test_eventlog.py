@@ -183,12 +183,12 @@ def test_snapshots_keep_the_newest_and_survive_damage(tmp_path: Path) -> None:
     for records in (3, 7, 12):
         store.write(records, EMPTY_DIGEST, f"state {records}".encode())
     assert store.available() == [7, 12]
-    newest = store.directory / "snapshot_000000000012.msgpack"
+    newest = store.path(12)
     newest.write_bytes(newest.read_bytes()[:-1] + b"X")
-    latest = store.latest(at_most=100)
-    assert latest is not None
-    assert latest.records == 7  # the damaged one is skipped
-    assert store.latest(at_most=5) is None
+    assert store.load(12) is None  # the damaged one is skipped
+    older = store.load(7)
+    assert older is not None
+    assert older.records == 7
 
 
 def test_the_command_digest_is_a_chain() -> None:

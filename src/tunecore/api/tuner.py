@@ -296,8 +296,8 @@ class Tuner:
         existing log rebuilds, with the journal appending to it."""
         snapshots = SnapshotStore(experiment_dir)
         if self._resume is not None:
-            contents = read_log(experiment_dir)
-            snapshots.discard_after(len(contents.events))
+            contents = read_log(experiment_dir, covered=snapshots.covered())
+            snapshots.set_aside_beyond(contents)
             rebuilt = rebuild(contents, experiment_dir, self._snapshot_kind)
             writer = EventLogWriter.reopen(contents, self._run.fsync_interval_ms)
             journal = Journal(writer, snapshots, records=rebuilt.records, digest=rebuilt.digest)

@@ -15,11 +15,28 @@ descriptor, so a crash can only tear the last record. Rules:
   follows the durability policy (`fsync_interval_ms`: 0 syncs every record;
   N syncs at most every N ms; the OS has the bytes either way, so only a
   machine crash, not a process crash, can lose the unsynced tail).
-- Reading: a torn last record (short, or failing its checksum at the very
-  end) is dropped with a warning naming its offset; a damaged record before
-  the end is a `CorruptLogError` naming the offset and the record number,
-  and `truncate=True` cuts the log there instead. A log of a newer format is
-  refused before any record is decoded.
+- No record is larger than `MAX_RECORD_BYTES`: the writer refuses one
+  (`RecordTooLargeError`), so a frame claiming more is damage, never a
+  record.
+- Reading: a torn tail is only what a crash can leave, the last frame cut
+  short (or failing its checksum at the very end) with nothing after it:
+  it is dropped with a warning naming its offset. Anything else is a
+  `CorruptLogError` naming the offset and the record number: a damaged
+  record before the end, a frame claiming more than `MAX_RECORD_BYTES`, a
+  frame claiming more bytes than remain when a checksum-valid frame starts
+  after it (one damaged byte in a length prefix mid-log; `_resumes_after`
+  looks for one within `RESYNC_WINDOW`), and a log shorter than its
+  snapshots say it was (`covered`: a snapshot is written only after the log
+  it summarises is durable). A log of a newer format is refused before any
+  record is decoded.
+- Nothing is destroyed: `truncate=True` cuts a corrupt log at the bad
+  record, and a resume cuts a torn tail, but each first copies what it cuts
+  to a quarantine file beside the log (`events.log.quarantine-<offset>-<UTC
+  time>`) and names it in the warning.
+- The writer keeps a running blake2b of every byte it wrote
+  (`prefix_hash`), which a snapshot seals itself with
+  (`tunecore.shell.journal`); `LogContents.prefix_hash` gives the same for
+  a log as read.
 - Records decode only into the declared types (`tunecore.model.codec`):
   nothing in the log is a pickle, and loading it can never run code.
   Schema evolution follows msgspec's rules: new fields get defaults, so an
@@ -28,13 +45,14 @@ descriptor, so a crash can only tear the last record. Rules:
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import struct
 import time
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
@@ -50,7 +68,15 @@ MAGIC = b"TUNECORE-EVENTS\n"
 LOG_FORMAT = 1
 _PREAMBLE = struct.Struct("<16sI")
 _FRAME = struct.Struct("<II")
-MAX_RECORD_BYTES = 1 << 30  # a length beyond this is damage, not a record
+MAX_RECORD_BYTES = 16 << 20
+"""The largest record the writer writes (16 MiB, far beyond any event or
+header); a frame claiming more is damage."""
+RESYNC_WINDOW = 1 << 20
+"""How far past a frame that claims more bytes than remain reading looks
+for a checksum-valid frame (proof the damage is mid-log, not a torn tail):
+a real record beyond it is rare, and the snapshots' `covered` check still
+catches most of those."""
+_MAP_STARTS = frozenset(range(0x80, 0x90)) | {0xDE, 0xDF}  # msgpack maps: every payload
 SIMULATED = "simulated"  # RunSettings.executor of a `tunecore.simulate` run
 
 
@@ -92,8 +118,21 @@ class LogError(Exception):
     """The event log cannot be used; the message says why and where."""
 
 
+class RecordTooLargeError(ValueError):
+    """An event whose record would exceed `MAX_RECORD_BYTES`: the writer
+    refuses it (nothing is written), so the log stays readable."""
+
+    def __init__(self, what: str, size: int) -> None:
+        self.size = size
+        super().__init__(
+            f"{what} encodes to {size} bytes, more than the event log's limit of "
+            f"{MAX_RECORD_BYTES} bytes per record (tunecore.shell.eventlog.MAX_RECORD_BYTES); "
+            "report smaller values (a large array belongs in a checkpoint)"
+        )
+
+
 class CorruptLogError(LogError):
-    """A record before the end of the log is damaged."""
+    """The log is damaged before its end (or ends before its snapshots say)."""
 
     def __init__(self, path: Path, offset: int, record: int, why: str) -> None:
         self.path, self.offset, self.record = path, offset, record
@@ -121,34 +160,61 @@ class LogContents:
     events: list[ExperimentEvent]
     end: int  # byte offset just past the last good record
     torn: TornTail | None
+    ends: list[int] = field(default_factory=list, repr=False)
+    """`ends[n]`: the byte offset just past record n (0 is the header)."""
+    data: bytes = field(default=b"", repr=False)
+    """The file's bytes as read."""
+    quarantined: Path | None = None
+    """Where `truncate=True` kept the bytes it cut, if it cut any."""
+
+    def prefix_hash(self, length: int) -> hashlib.blake2b:
+        """The running hash the writer had after writing `length` bytes."""
+        return _hash(memoryview(self.data)[:length])
 
 
 def log_path(experiment_dir: str | Path) -> Path:
     return Path(experiment_dir) / LOG_FILE
 
 
-def _frame(payload: bytes) -> bytes:
+def _hash(data: bytes | memoryview = b"") -> hashlib.blake2b:
+    return hashlib.blake2b(data, digest_size=32)
+
+
+def _frame(what: object) -> bytes:
+    payload = to_msgpack(what)
+    if len(payload) > MAX_RECORD_BYTES:
+        raise RecordTooLargeError(type(what).__name__, len(payload))
     return _FRAME.pack(len(payload), zlib.crc32(payload)) + payload
 
 
 def read_log(
-    experiment_dir: str | Path, *, truncate: bool = False, quiet: bool = False
+    experiment_dir: str | Path,
+    *,
+    truncate: bool = False,
+    quiet: bool = False,
+    covered: int = 0,
 ) -> LogContents:
     """Read and validate a whole log; see the module docstring for how
     damage is handled. `truncate` cuts a corrupt log at the first bad
-    record (on disk). `quiet` logs a torn tail at debug level (a reader of
-    a log still being written sees one often)."""
+    record (on disk, keeping the cut bytes in a quarantine file). `quiet`
+    logs a torn tail at debug level (a reader of a log still being written
+    sees one often). `covered` is how many bytes the log's snapshots say it
+    held (read them before the log: it only grows)."""
     path = log_path(experiment_dir)
     with _open(path) as file:
         data = file.read()
     _check_preamble(path, data)
     header: LogHeader | None = None
     events: list[ExperimentEvent] = []
+    ends: list[int] = []
     offset = _PREAMBLE.size
     torn: TornTail | None = None
+    quarantined: Path | None = None
     for number, start, payload, problem in _frames(data, offset):
         if problem is not None:
-            if start + _FRAME.size + _claimed(data, start) >= len(data):
+            if _torn(data, start) and start < covered:
+                problem += f"; a snapshot says the log held {covered} bytes"  # noqa: PLW2901
+            elif _torn(data, start):
                 torn = TornTail(offset=start, size=len(data) - start)
                 log = logger.debug if quiet else logger.warning
                 log(
@@ -162,7 +228,7 @@ def read_log(
                 offset = start
                 break
             if truncate:
-                offset = _cut(path, start, number)
+                offset, quarantined = _cut(path, data, start, number)
                 break
             raise CorruptLogError(path, start, number, problem)
         if number == 0:
@@ -172,15 +238,32 @@ def read_log(
                 events.append(from_msgpack(payload, ExperimentEvent))  # type: ignore[arg-type]
             except msgspec.DecodeError as error:
                 if truncate:
-                    offset = _cut(path, start, number)
+                    offset, quarantined = _cut(path, data, start, number)
                     break
                 raise CorruptLogError(path, start, number, f"undecodable: {error}") from error
         offset = start + _FRAME.size + len(payload)
+        ends.append(offset)
     if header is None:
         raise LogError(f"{path} has no header record: the experiment never started writing it")
     if header.format > LOG_FORMAT:  # the preamble said so too; a header can't disagree
         raise LogError(_newer(path, header.format))
-    return LogContents(path=path, header=header, events=events, end=offset, torn=torn)
+    if offset < covered and not truncate:
+        raise CorruptLogError(
+            path,
+            offset,
+            len(ends),
+            f"the log ends here, but a snapshot says the log held {covered} bytes",
+        )
+    return LogContents(
+        path=path,
+        header=header,
+        events=events,
+        end=offset,
+        torn=torn,
+        ends=ends,
+        data=data,
+        quarantined=quarantined,
+    )
 
 
 def read_header(experiment_dir: str | Path) -> LogHeader:
@@ -215,12 +298,86 @@ def _decode_header(path: Path, start: int, payload: bytes) -> LogHeader:
         raise CorruptLogError(path, start, 0, f"undecodable: {error}") from error
 
 
-def _cut(path: Path, start: int, number: int) -> int:
-    """Truncate a corrupt log before its record `number`; the new end."""
-    logger.warning("%s: truncating at byte offset %d (record %d)", path, start, number)
+def _cut(path: Path, data: bytes, start: int, number: int) -> tuple[int, Path]:
+    """Truncate a corrupt log before its record `number`, keeping what is
+    cut in a quarantine file; the new end and that file."""
+    kept = quarantine(path, data, start)
+    logger.warning(
+        "%s: truncating at byte offset %d (record %d); the %d bytes cut are kept in %s",
+        path,
+        start,
+        number,
+        len(data) - start,
+        kept,
+    )
     with path.open("r+b") as handle:
         handle.truncate(start)
-    return start
+    return start, kept
+
+
+def quarantine(path: Path, data: bytes, start: int) -> Path:
+    """Copy `data[start:]` (the bytes of `path` about to be cut) to a new
+    file beside it, synced before anything is cut; its path."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    for attempt in range(1000):
+        suffix = f"-{attempt}" if attempt else ""
+        target = path.with_name(f"{path.name}.quarantine-{start}-{stamp}{suffix}")
+        try:
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            continue
+        try:
+            os.write(fd, memoryview(data)[start:])
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        return target
+    raise LogError(f"{path}: cannot name a quarantine file for the bytes from offset {start}")
+
+
+def _torn(data: bytes, start: int) -> bool:
+    """Whether the bad frame at `start` is what a crash can leave: cut
+    short (or failing its checksum exactly at the end) within the record
+    limit, with no checksum-valid frame after it."""
+    if start + _FRAME.size > len(data):
+        return True
+    length = _claimed(data, start)
+    end = start + _FRAME.size + length
+    if length > MAX_RECORD_BYTES or end < len(data):
+        return False
+    return end == len(data) or _resumes_after(data, start + _FRAME.size) is None
+
+
+def _resumes_after(data: bytes, start: int) -> int | None:
+    """The offset of the first checksum-valid, non-empty frame starting in
+    `RESYNC_WINDOW` bytes from `start` whose successor is the end of the
+    data or a plausible frame, if any. Cheap tests first (the payload is a
+    msgpack map and fits), so the checksum is computed rarely; bytes crafted
+    to pass them all everywhere exhaust a budget of checksummed bytes and
+    count as a frame found (damage, not a torn tail)."""
+    size = len(data)
+    view = memoryview(data)
+    budget = 64 * RESYNC_WINDOW
+    for at in range(start, min(size - _FRAME.size, start + RESYNC_WINDOW)):
+        body = at + _FRAME.size
+        if data[body] not in _MAP_STARTS:
+            continue
+        length, crc = _FRAME.unpack_from(data, at)
+        after = body + length
+        if length == 0 or after > size or not _plausible(data, after):
+            continue
+        budget -= length
+        if budget < 0 or zlib.crc32(view[body:after]) == crc:
+            return at
+    return None
+
+
+def _plausible(data: bytes, at: int) -> bool:
+    """Whether a frame could start at `at`: the end of the data, a frame
+    header cut short (a torn tail), or a fitting length and a map."""
+    if at + _FRAME.size >= len(data):
+        return True
+    return 0 < _claimed(data, at) <= MAX_RECORD_BYTES and data[at + _FRAME.size] in _MAP_STARTS
 
 
 def _claimed(data: bytes, start: int) -> int:
@@ -273,35 +430,60 @@ def _newer(path: Path, format_: int) -> str:
 class EventLogWriter:
     """Appends events to a log; see the module docstring for the rules."""
 
-    def __init__(self, path: Path, fd: int, fsync_interval_ms: int) -> None:
+    def __init__(
+        self, path: Path, fd: int, fsync_interval_ms: int, written: hashlib.blake2b, size: int
+    ) -> None:
         self.path = path
         self._fd = fd
         self._interval = fsync_interval_ms / 1000.0
         self._synced_at = time.monotonic()
         self._dirty = False
+        self._hash = written
+        self.size = size
+        """How many bytes the log holds."""
 
     @classmethod
     def create(cls, experiment_dir: Path, header: LogHeader) -> EventLogWriter:
         """A new log holding the preamble and the header, synced to disk."""
         path = log_path(experiment_dir)
+        start = _PREAMBLE.pack(MAGIC, LOG_FORMAT) + _frame(header)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
-        os.write(fd, _PREAMBLE.pack(MAGIC, LOG_FORMAT) + _frame(to_msgpack(header)))
+        os.write(fd, start)
         os.fsync(fd)
-        return cls(path, fd, header.settings.fsync_interval_ms)
+        return cls(path, fd, header.settings.fsync_interval_ms, _hash(start), len(start))
 
     @classmethod
     def reopen(cls, contents: LogContents, fsync_interval_ms: int) -> EventLogWriter:
-        """Continue a log after its last good record (a torn tail is cut)."""
-        fd = os.open(contents.path, os.O_WRONLY | os.O_APPEND)
-        os.ftruncate(fd, contents.end)
-        return cls(contents.path, fd, fsync_interval_ms)
+        """Continue a log after its last good record: a torn tail is cut,
+        its bytes kept in a quarantine file named in a warning."""
+        path, end = contents.path, contents.end
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+        if os.fstat(fd).st_size > end:
+            kept = quarantine(path, contents.data, end)
+            logger.warning(
+                "%s: cut the incomplete last record at byte offset %d; its %d bytes are kept in %s",
+                path,
+                end,
+                len(contents.data) - end,
+                kept,
+            )
+            os.ftruncate(fd, end)
+        return cls(path, fd, fsync_interval_ms, contents.prefix_hash(end), end)
 
     def append(self, event: ExperimentEvent) -> None:
-        os.write(self._fd, _frame(to_msgpack(event)))
+        """Write `event`'s record; a `RecordTooLargeError` writes nothing."""
+        frame = _frame(event)
+        os.write(self._fd, frame)
+        self._hash.update(frame)
+        self.size += len(frame)
         self._dirty = True
         now = time.monotonic()
         if now - self._synced_at >= self._interval:
             self.sync(now)
+
+    def prefix_hash(self) -> hashlib.blake2b:
+        """A copy of the running hash of every byte of the log."""
+        return self._hash.copy()
 
     def sync(self, now: float | None = None) -> None:
         if self._dirty:

@@ -9,6 +9,21 @@ written atomically (a temporary file, fsync, rename), the newest
 `KEEP_SNAPSHOTS` are kept, and their cost is bounded: the next snapshot
 waits at least `cost / budget` seconds after the last (so snapshots take at
 most `budget` of the wall time) and `min_interval_s`.
+
+A snapshot is trusted no further than the log it summarises. It records
+how many bytes of the log it covers (`log_bytes`, written only once they
+are durable, so a log shorter than that is corrupt: `covered`) and a seal,
+the blake2b of those log bytes followed by its state bytes (the writer
+keeps the log's hash as it appends, so sealing costs only the state's
+bytes). A resume starts from a snapshot only if it ends exactly at a record
+of the log and its seal matches (`usable`): a snapshot from another log, a
+stale one, or one whose state was edited (its checksum recomputed) is
+ignored with a warning and the log replayed instead. Snapshots of older
+tunecores have no seal and are likewise left to replay, which still
+compares its state with them. The seal binds a snapshot to the log, not
+to the truth: only replay shows that the log leads to its state. Snapshots
+a resume or a truncation leaves behind are moved aside
+(`snapshot_<records>.msgpack.quarantine-<UTC time>`), never deleted.
 """
 
 from __future__ import annotations
@@ -20,7 +35,7 @@ import re
 import struct
 import time
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import msgspec
@@ -29,7 +44,7 @@ from tunecore.core.experiment import ExperimentState
 from tunecore.core.experiment.snapshot import encode_state
 from tunecore.model import Command, ExperimentEvent
 from tunecore.model.codec import from_msgpack, to_msgpack
-from tunecore.shell.eventlog import EventLogWriter
+from tunecore.shell.eventlog import EventLogWriter, LogContents
 
 logger = logging.getLogger(__name__)
 
@@ -50,11 +65,33 @@ def chain_digest(previous: bytes, record: int, commands: Sequence[Command]) -> b
     return hashlib.blake2b(payload, digest_size=16).digest()
 
 
+def seal(prefix_hash: hashlib.blake2b, state: bytes) -> bytes:
+    """A snapshot's seal: the hash of the log bytes it covers (`prefix_hash`,
+    a copy the caller gives up), then its state."""
+    prefix_hash.update(state)
+    return prefix_hash.digest()
+
+
 class SnapshotFile(msgspec.Struct, frozen=True, kw_only=True):
     format: int
     records: int
     digest: bytes
     state: bytes
+    log_bytes: int = 0
+    """The log's length just past record `records` (0: an older tunecore's)."""
+    seal: bytes = b""
+    """`seal()` of the log's first `log_bytes` bytes and `state` (empty: an
+    older tunecore's)."""
+
+    def fits(self, contents: LogContents) -> str | None:
+        """Why this snapshot does not summarise `contents`, or None."""
+        if not self.seal:
+            return "it has no seal (an older tunecore wrote it); replaying the log instead"
+        if self.records >= len(contents.ends) or contents.ends[self.records] != self.log_bytes:
+            return f"the log's record {self.records} does not end at byte {self.log_bytes}"
+        if seal(contents.prefix_hash(self.log_bytes), self.state) != self.seal:
+            return "its seal does not match the log and its state (edited, or another log's)"
+        return None
 
 
 class SnapshotStore:
@@ -70,15 +107,24 @@ class SnapshotStore:
         found = (_NAME.match(p.name) for p in self.directory.iterdir())
         return sorted(int(m.group(1)) for m in found if m)
 
-    def _path(self, records: int) -> Path:
+    def path(self, records: int) -> Path:
         return self.directory / f"snapshot_{records:012d}.msgpack"
 
-    def write(self, records: int, digest: bytes, state: bytes) -> None:
+    def write(
+        self, records: int, digest: bytes, state: bytes, *, log_bytes: int = 0, sealed: bytes = b""
+    ) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
         body = to_msgpack(
-            SnapshotFile(format=SNAPSHOT_FORMAT, records=records, digest=digest, state=state)
+            SnapshotFile(
+                format=SNAPSHOT_FORMAT,
+                records=records,
+                digest=digest,
+                state=state,
+                log_bytes=log_bytes,
+                seal=sealed,
+            )
         )
-        target = self._path(records)
+        target = self.path(records)
         temporary = target.with_suffix(".tmp")
         with temporary.open("wb") as handle:
             handle.write(_CRC.pack(zlib.crc32(body)) + body)
@@ -86,42 +132,74 @@ class SnapshotStore:
             os.fsync(handle.fileno())
         temporary.replace(target)
         for old in self.available()[:-KEEP_SNAPSHOTS]:
-            self._path(old).unlink(missing_ok=True)
+            self.path(old).unlink(missing_ok=True)
 
-    def discard_after(self, records: int) -> None:
-        """Remove snapshots of more events than the log holds: a log cut at
-        a corrupt record (or a torn tail) makes them stale, and the events a
-        resume appends would be checked against them."""
-        for stale in self.available():
-            if stale > records:
-                self._path(stale).unlink(missing_ok=True)
+    def set_aside_beyond(self, contents: LogContents) -> list[Path]:
+        """Move aside (never delete) the snapshots of more events or bytes
+        than the log holds: a log cut at a corrupt record makes them stale,
+        and the events a resume appends would be checked against them.
+        The paths they now have, each named in a warning."""
+        moved = []
+        for records in self.available():
+            snapshot = self._read(records)
+            bytes_ = snapshot.log_bytes if isinstance(snapshot, SnapshotFile) else 0
+            if records > len(contents.events) or bytes_ > contents.end:
+                path = self.path(records)
+                stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+                target = path.with_name(f"{path.name}.quarantine-{stamp}")
+                path.replace(target)
+                logger.warning(
+                    "Moved snapshot %s aside to %s: it covers more than the log %s holds",
+                    path,
+                    target,
+                    contents.path,
+                )
+                moved.append(target)
+        return moved
+
+    def covered(self) -> int:
+        """How many bytes of the log the snapshots say it held (0 if none
+        says): read before the log, which only grows."""
+        found = (self._read(records) for records in self.available())
+        return max((s.log_bytes for s in found if isinstance(s, SnapshotFile)), default=0)
 
     def load(self, records: int) -> SnapshotFile | None:
         """The snapshot after `records` events, or None (with a warning) if
         it is missing or damaged: a snapshot only saves time, the log alone
         is enough."""
-        path = self._path(records)
+        snapshot = self._read(records)
+        if isinstance(snapshot, str):
+            logger.warning("Ignoring snapshot %s: %s", self.path(records), snapshot)
+            return None
+        return snapshot
+
+    def _read(self, records: int) -> SnapshotFile | str:
+        """The snapshot after `records` events, or why it cannot be read."""
+        path = self.path(records)
         try:
             data = path.read_bytes()
             (crc,) = _CRC.unpack_from(data, 0)
             body = data[_CRC.size :]
             if zlib.crc32(body) != crc:
-                raise ValueError("checksum mismatch")
+                return "checksum mismatch"
             snapshot = from_msgpack(body, SnapshotFile)
         except (OSError, ValueError, struct.error, msgspec.DecodeError) as error:
-            logger.warning("Ignoring snapshot %s: %s", path, error)
-            return None
+            return str(error)
         if snapshot.format > SNAPSHOT_FORMAT or snapshot.records != records:
-            logger.warning("Ignoring snapshot %s: format %d", path, snapshot.format)
-            return None
+            return f"format {snapshot.format}, {snapshot.records} records"
         return snapshot
 
-    def latest(self, at_most: int) -> SnapshotFile | None:
-        """The newest usable snapshot taken after at most `at_most` events."""
+    def usable(self, contents: LogContents) -> Iterator[SnapshotFile]:
+        """The snapshots that summarise `contents` (see the module
+        docstring), newest first; each one skipped is named in a warning."""
         for records in reversed(self.available()):
-            if records <= at_most and (snapshot := self.load(records)) is not None:
-                return snapshot
-        return None
+            if records > len(contents.events) or (snapshot := self.load(records)) is None:
+                continue
+            why = snapshot.fits(contents)
+            if why is None:
+                yield snapshot
+            else:
+                logger.warning("Ignoring snapshot %s: %s", self.path(records), why)
 
 
 class Journal:
@@ -170,8 +248,16 @@ class Journal:
         if self.records == self._snapshotted:
             return
         started = time.monotonic()
-        self._writer.sync()  # a snapshot never runs ahead of the durable log
-        self._snapshots.write(self.records, self.digest, encode_state(state))
+        writer = self._writer
+        writer.sync()  # a snapshot never runs ahead of the durable log
+        encoded = encode_state(state)
+        self._snapshots.write(
+            self.records,
+            self.digest,
+            encoded,
+            log_bytes=writer.size,
+            sealed=seal(writer.prefix_hash(), encoded),
+        )
         ended = time.monotonic()
         cost = ended - started
         self._snapshot_seconds += cost

@@ -6,8 +6,11 @@ running any user code.
 and the same command stream. With `verify` it checks each snapshot it passes
 (the live state and command digest at that point) and raises
 `ReplayMismatchError` naming the first record where they differ.
-`rebuild` is the fast path a resume takes: the newest usable snapshot, then
-only the events after it.
+`rebuild` is the fast path a resume takes: the newest snapshot that is
+sealed to this log and decodes (`tunecore.shell.journal`), then only the
+events after it. A snapshot whose seal does not match the log is ignored
+with a warning, by replay too; one without a seal (an older tunecore's) is
+still compared with the replayed state by `verify`.
 
 States decode with the built-in schedulers and searchers; an experiment run
 with a policy type of the user's own passes `kind`,
@@ -17,6 +20,7 @@ the log names but never holds).
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +39,7 @@ from tunecore.model import Command, ExperimentEvent, Rejection
 from tunecore.shell.eventlog import LogContents, LogError, LogHeader, TornTail, read_log
 from tunecore.shell.journal import EMPTY_DIGEST, SnapshotStore, chain_digest
 
+logger = logging.getLogger(__name__)
 SnapshotKind = type[ExperimentSnapshot[Any, Any]]
 BUILTIN: SnapshotKind = ExperimentSnapshot[BuiltinScheduler, BuiltinSearcher]
 
@@ -56,6 +61,8 @@ class Replayed:
     rejected: int = 0
     snapshots_verified: int = 0
     torn: TornTail | None = None
+    set_aside: list[Path] = field(default_factory=list)
+    """Where a truncation kept what it cut: the log's bytes, the snapshots."""
 
 
 def replay(
@@ -70,10 +77,11 @@ def replay(
     """Every event from the first; see the module docstring. `~` in
     `experiment_dir` is expanded."""
     experiment_dir = Path(experiment_dir).expanduser()
-    contents = read_log(experiment_dir, truncate=truncate, quiet=quiet)
     snapshots = SnapshotStore(experiment_dir)
+    contents = read_log(experiment_dir, truncate=truncate, quiet=quiet, covered=snapshots.covered())
+    set_aside = [] if contents.quarantined is None else [contents.quarantined]
     if truncate:
-        snapshots.discard_after(len(contents.events))
+        set_aside += snapshots.set_aside_beyond(contents)
     checkpoints = set(snapshots.available()) if verify else set()
     replayed = Replayed(
         header=contents.header,
@@ -81,11 +89,12 @@ def replay(
         records=0,
         digest=EMPTY_DIGEST,
         torn=contents.torn,
+        set_aside=set_aside,
     )
     for event in contents.events:
         _advance(replayed, event, keep_commands)
         if replayed.records in checkpoints:
-            _verify(replayed, snapshots, contents.path)
+            _verify(replayed, snapshots, contents)
     return replayed
 
 
@@ -93,16 +102,24 @@ def rebuild(
     contents: LogContents, experiment_dir: str | Path, kind: SnapshotKind = BUILTIN
 ) -> Replayed:
     """The state after every event of `contents`, from the newest usable
-    snapshot on (commands are not kept)."""
-    snapshot = SnapshotStore(experiment_dir).latest(at_most=len(contents.events))
-    if snapshot is None:
-        state, records, digest = _decode(contents.header.initial_state, kind), 0, EMPTY_DIGEST
-    else:
-        state, records, digest = (
-            _decode(snapshot.state, kind),
-            snapshot.records,
-            snapshot.digest,
-        )
+    snapshot on (commands are not kept); a snapshot whose state does not
+    decode is skipped with a warning."""
+    state, records, digest = None, 0, EMPTY_DIGEST
+    store = SnapshotStore(experiment_dir)
+    for snapshot in store.usable(contents):
+        try:
+            state = decode_state(snapshot.state, kind)
+        except (msgspec.DecodeError, ValueError) as error:
+            logger.warning(
+                "Ignoring snapshot %s: its state does not decode (%s)",
+                store.path(snapshot.records),
+                error,
+            )
+            continue
+        records, digest = snapshot.records, snapshot.digest
+        break
+    if state is None:
+        state = _decode(contents.header.initial_state, kind)
     replayed = Replayed(
         header=contents.header, state=state, records=records, digest=digest, torn=contents.torn
     )
@@ -134,9 +151,13 @@ def _advance(replayed: Replayed, event: ExperimentEvent, keep_commands: bool) ->
         replayed.commands.extend((replayed.records, c) for c in commands)
 
 
-def _verify(replayed: Replayed, snapshots: SnapshotStore, path: Path) -> None:
+def _verify(replayed: Replayed, snapshots: SnapshotStore, contents: LogContents) -> None:
     snapshot = snapshots.load(replayed.records)
     if snapshot is None:
+        return
+    path = contents.path
+    if snapshot.seal and (why := snapshot.fits(contents)) is not None:
+        logger.warning("Ignoring snapshot %s: %s", snapshots.path(replayed.records), why)
         return
     if snapshot.digest != replayed.digest:
         raise ReplayMismatchError(

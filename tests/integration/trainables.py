@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import threading
 from pathlib import Path
 
 import tunecore
@@ -111,3 +112,11 @@ def counts_with_temporary_checkpoints(config: dict[str, object]) -> None:
                 tunecore.report(metrics, checkpoint=tunecore.Checkpoint.from_directory(directory))
         else:
             tunecore.report(metrics)
+
+
+def reports_then_blocks(config: dict[str, object]) -> None:
+    """Reports once, then (unless `blocks` is False) never comes back to
+    report(): it waits for an event nobody sets (a hung data loader)."""
+    tunecore.report({"loss": 1.0})
+    if config.get("blocks", True):
+        threading.Event().wait()

@@ -12,9 +12,11 @@ drops the trial's remaining operations: its worker is discarded.
 from __future__ import annotations
 
 import enum
+import logging
+import math
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Generic, Protocol, TypeVar
 
@@ -33,6 +35,8 @@ from tunecore.model import (
 )
 from tunecore.shell.trainable.errors import user_frames_first
 from tunecore.shell.trainable.worker import TrialContext
+
+logger = logging.getLogger(__name__)
 
 
 class Operation(enum.Enum):
@@ -88,8 +92,71 @@ class OrderedOperations(Generic[H]):
     def busy(self, trial_id: str) -> bool:
         return trial_id in self._queues
 
+    def head(self, trial_id: str) -> Pending[H] | None:
+        queue = self._queues.get(trial_id)
+        return queue[0] if queue else None
+
     def __bool__(self) -> bool:
         return bool(self._queues)
+
+
+STOP_GRACE_S = 5.0
+"""How long a stopped (or paused) trial's worker may take to come back
+from the step or `report()` it is in before it is given up: a Ray actor is
+killed, an in-process thread abandoned. Ray Tune, too, waits a few seconds
+for the trials it stops at the end of an experiment, then kills their
+actors."""
+
+_SAVES = (Operation.SAVE, Operation.SAVE_TO_MEMORY)
+
+
+def in_training(ops: OrderedOperations[H], trial_id: str) -> bool:
+    """Whether the trial's worker is in a `train` call (in the user's code)."""
+    head = ops.head(trial_id)
+    return head is not None and head.operation in (Operation.TRAIN, Operation.TRAIN_MANY)
+
+
+class StopGrace:
+    """Finds the released trials whose worker is stuck in user code.
+
+    A trial released (stopped or paused) while a `train` is in flight
+    waits for that call to return, and its result is unwanted: the core
+    has finished the trial. A trainable that never comes back to
+    `report()` (it blocks, or sleeps for an hour) would hold its worker,
+    and the queued save, export and release, forever. A `train` at the
+    head of a released trial's queue is given `grace_s` seconds (from when
+    it is first seen there); then the executor gives the worker up."""
+
+    def __init__(self, grace_s: float = STOP_GRACE_S) -> None:
+        self._grace = grace_s
+        self._since: dict[str, float] = {}
+
+    def overdue(
+        self, ops: OrderedOperations[H], released: Iterable[str], now: float
+    ) -> tuple[list[str], float]:
+        """The released trials to give up now, and how long until the next
+        one would be (`math.inf` if none is waiting): a wait for completions
+        must not outlast it."""
+        since = {t: self._since.get(t, now) for t in released if in_training(ops, t)}
+        self._since = since
+        due = sorted(t for t, start in since.items() if now - start >= self._grace)
+        waits = [start + self._grace - now for t, start in since.items() if t not in due]
+        return due, min(waits, default=math.inf)
+
+    def given_up(
+        self, trial_id: str, dropped: Iterable[Pending[H]], what: str
+    ) -> list[ExperimentEvent]:
+        """Warn that a released trial's worker was given up (`what` says
+        how) and say what the core must hear: nothing, unless saves were
+        queued behind the stuck call; each of those fails, so the core does
+        not wait for them (a TERMINATED trial keeps its results and ends
+        without that checkpoint, a PAUSED one fails)."""
+        reason = (
+            f"Trial {trial_id} did not return from its step or report() within "
+            f"{self._grace:g} s of being stopped: its worker was {what}"
+        )
+        logger.warning("%s", reason)
+        return [failure_event(trial_id, reason) for p in dropped if p.operation in _SAVES]
 
 
 def completion_event(

@@ -5,6 +5,14 @@ other (so per-trial order holds by construction) and posts each completion
 to one queue the loop reads. No Ray, no processes: breakpoints work inside
 trainables, and tests run fast. Resources are whatever the caller says the
 "cluster" has; nothing enforces them but the core's accounting.
+
+A thread cannot be killed. A trial stopped while its trainable is stuck in
+the user's code (it never comes back to `report()`) is abandoned after the
+grace period (`StopGrace`): the experiment goes on and ends without it,
+and its daemon thread runs on until the function returns or the process
+exits (its release, queued, runs if it ever does; until then a
+`log_to_file` redirection and a `chdir` it made stay in place). Use the
+Ray executor, which kills the worker, for trainables that may hang.
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ from tunecore.shell.executors.base import (
     Operation,
     OrderedOperations,
     Pending,
+    StopGrace,
     completion_event,
     failure_event,
 )
@@ -31,7 +40,7 @@ from tunecore.shell.executors.host import TrainableFactory, TrialHost
 from tunecore.shell.trainable.worker import TrialContext
 
 _Work = Callable[[TrialHost], object]
-_SHUTDOWN_JOIN_S = 10.0  # a trainable stuck in user code must not hang the exit
+_SHUTDOWN_JOIN_S = 10.0  # in all: a trainable stuck in user code must not hang the exit
 
 
 class _Worker:
@@ -82,6 +91,7 @@ class InProcessExecutor:
         self._workers: dict[str, _Worker] = {}
         self._idle: list[_Worker] = []
         self._releasing: set[str] = set()
+        self._grace = StopGrace()
         self._memory: dict[str, bytes] = {}
         self._memory_keys = itertools.count()
 
@@ -173,7 +183,13 @@ class InProcessExecutor:
         self._memory.pop(checkpoint.path, None)
 
     def next_events(self, timeout: float) -> list[ExperimentEvent]:
-        deadline = time.monotonic() + timeout
+        """Completions so far, waiting up to `timeout` (less when a stopped
+        trial's grace period runs out first, see `StopGrace`)."""
+        stuck, grace_left = self._grace.overdue(self._ops, self._releasing, time.monotonic())
+        abandoned = [event for trial_id in stuck for event in self._abandon(trial_id)]
+        if stuck:
+            return abandoned
+        deadline = time.monotonic() + min(timeout, grace_left)
         if not self._ops:
             # Nothing can complete: wait out the poll (a worker finishing a
             # release may end it early), or the loop spins logging Ticks.
@@ -200,6 +216,15 @@ class InProcessExecutor:
                 break
         return []
 
+    def _abandon(self, trial_id: str) -> list[ExperimentEvent]:
+        """Give up a released trial's worker stuck in the user's code: it
+        gets its release and its end queued, and is never reused."""
+        dropped = self._ops.drop(trial_id)
+        self._free(trial_id, reusable=False)
+        return self._grace.given_up(
+            trial_id, dropped, "abandoned (a thread cannot be killed; it runs on as a daemon)"
+        )
+
     def _complete(self, trial_id: str) -> ExperimentEvent | None:
         pending = self._ops.pop(trial_id)
         error = pending.handle.exception()
@@ -225,8 +250,9 @@ class InProcessExecutor:
         for worker in workers:
             worker.submit(lambda h: h.release())
             worker.close()
+        deadline = time.monotonic() + _SHUTDOWN_JOIN_S
         for worker in workers:
-            worker.join(_SHUTDOWN_JOIN_S)
+            worker.join(max(deadline - time.monotonic(), 0.0))
         self._workers.clear()
         self._idle.clear()
         self._memory.clear()

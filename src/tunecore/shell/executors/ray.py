@@ -15,6 +15,10 @@
 - A user error comes back as the trial's failure with its traceback; an
   actor that dies (killed, `os._exit`, a lost node) fails its trial the
   same way, and the actor is never reused.
+- A trial stopped while its actor is in the user's code waits for the
+  next `report()`; an actor that does not get there within the grace
+  period (`StopGrace`: a trainable that blocks forever) is killed, so
+  neither the time budget nor the next trial waits for it.
 - `ray.init()` is called when Ray is not running: a local Ray by default,
   or the cluster at `address`.
 """
@@ -48,8 +52,10 @@ from tunecore.shell.executors.base import (
     Operation,
     OrderedOperations,
     Pending,
+    StopGrace,
     completion_event,
     failure_event,
+    in_training,
 )
 from tunecore.shell.executors.host import TrainableFactory, TrialHost
 from tunecore.shell.trainable.worker import TrialContext
@@ -144,6 +150,7 @@ class RayExecutor:
         self._actors: dict[str, Any] = {}
         self._idle: dict[ResourcesKey, list[Any]] = {}
         self._releasing: set[str] = set()
+        self._grace = StopGrace()
         # New actors that may wait for resources live actors still hold (a
         # paused trial finishing its save): while one waits, a released
         # actor is ended, not kept idle, or the two could wait forever.
@@ -239,8 +246,8 @@ class RayExecutor:
         key = _key(resources)
         for trial_id in sorted(self._releasing):
             asked = self._asks.get(trial_id)
-            if asked is None or _key(asked) != key:
-                continue
+            if asked is None or _key(asked) != key or in_training(self._ops, trial_id):
+                continue  # a step may never end: queueing behind it could wait forever
             actor, _ = self._detach(trial_id)
             actor.release.remote()
             return actor
@@ -338,15 +345,19 @@ class RayExecutor:
     def next_events(self, timeout: float) -> list[ExperimentEvent]:
         """The completions of the operations that are ready. One `ray.wait`
         per call: a second, non-blocking one to gather more costs as much
-        driver CPU as the loop turn it would save."""
+        driver CPU as the loop turn it would save. The wait ends early
+        when a stopped trial's grace period runs out (see `StopGrace`)."""
+        stuck, grace_left = self._grace.overdue(self._ops, self._releasing, time.monotonic())
+        events = [event for trial_id in stuck for event in self._kill(trial_id)]
         heads = {pending.handle: trial_id for trial_id, pending in self._ops.heads()}
         if not heads:
-            # Nothing can complete: wait out the poll, as a wait on futures
-            # would, or the loop spins logging a Tick per turn.
-            time.sleep(timeout)
-            return []
-        ready, _ = ray.wait(list(heads), num_returns=1, timeout=timeout)
-        events: list[ExperimentEvent] = []
+            if not stuck:
+                # Nothing can complete: wait out the poll, as a wait on futures
+                # would, or the loop spins logging a Tick per turn.
+                time.sleep(timeout)
+            return events
+        wait = 0.0 if stuck else min(timeout, grace_left)
+        ready, _ = ray.wait(list(heads), num_returns=1, timeout=wait)
         for handle in ready:
             events.extend(self._complete(heads[handle]))
         return events
@@ -386,6 +397,12 @@ class RayExecutor:
         if error is not None:
             events.append(self._fail(trial_id, error))
         return events
+
+    def _kill(self, trial_id: str) -> list[ExperimentEvent]:
+        """Give up a released trial's actor stuck in the user's code."""
+        dropped = self._ops.drop(trial_id)
+        self._free(trial_id, reusable=False)
+        return self._grace.given_up(trial_id, dropped, "killed")
 
     def _fail(self, trial_id: str, error: str) -> ExperimentEvent:
         self._ops.drop(trial_id)

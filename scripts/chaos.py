@@ -625,25 +625,29 @@ def await_start(
 def wait_for_mark(record: DriveRecord, mark: str, timeout: float) -> float | None:
     """When the driver said `mark` on its notify pipe (bounded), or None if
     it ended first."""
-    assert record.notify is not None
     deadline = time.monotonic() + timeout
-    pending = b""
     while mark not in record.marks:
         left = deadline - time.monotonic()
         if left <= 0:
             raise TimeoutError(f"{record.log.name}: no {mark!r} within {timeout:.0f} s")
-        ready, _, _ = select.select([record.notify], [], [], min(left, POLL_S))
-        if not ready:
-            continue
-        chunk = os.read(record.notify, 4096)
-        if not chunk:
+        if not read_marks(record, min(left, POLL_S)):
             return None  # the driver ended (or was killed) first
-        now = time.monotonic()
-        pending += chunk
-        *lines, pending = pending.split(b"\n")
-        for line in lines:
-            record.marks.setdefault(line.decode(), now)
     return record.marks[mark]
+
+
+def read_marks(record: DriveRecord, timeout: float) -> bool:
+    """Add what the driver said on its pipe within `timeout` to its marks,
+    each with the time it was read (the marks are whole lines: a write
+    of a few bytes to a pipe is atomic); False at the pipe's end."""
+    assert record.notify is not None
+    ready, _, _ = select.select([record.notify], [], [], timeout)
+    if not ready:
+        return True
+    chunk = os.read(record.notify, 4096)
+    now = time.monotonic()
+    for line in chunk.decode().split():
+        record.marks.setdefault(line, now)
+    return bool(chunk)
 
 
 def wait_until(
@@ -771,8 +775,9 @@ def kill_resume(
     driver 3-50 ms after it begins reading the log (`Tuner.restore`) or
     after `fit()` begins, or 0-20 ms after its resume event is logged,
     when it repairs the result files and restarts the trials. Where the
-    kill landed is read from the log afterwards: before the driver
-    appended anything, or after."""
+    kill landed is read from the pipe and the log afterwards: in
+    `Tuner.restore`, in `fit()` before the driver appended anything, or
+    after."""
     experiment_dir = root / name
     anchor = rng.choice(sorted(RESUME_ANCHORS))
     low, high = RESUMED_DELAY_S if anchor == "resumed" else RESUME_DELAY_S
@@ -794,8 +799,10 @@ def kill_resume(
     finally:
         end_drive(process, record)
     appended = read_log(experiment_dir, quiet=True).events[len(contents_before.events) :]
-    if not appended:
-        record.landed_in = "resume, before its first append"
+    if not appended and "fit" not in record.marks:
+        record.landed_in = "resume, in Tuner.restore"
+    elif not appended:
+        record.landed_in = "resume, in fit() before its first append"
     else:
         kinds = Counter(type(e).__name__ for e in appended)
         record.landed_in = "resume, after its first append"
@@ -910,6 +917,7 @@ def end_drive(process: subprocess.Popen[bytes], record: DriveRecord) -> None:
     record.returncode = process.wait(timeout=60)
     record.ended = time.monotonic()
     if record.notify is not None:
+        read_marks(record, timeout=0.0)  # what it said before it died
         os.close(record.notify)
         record.notify = None
     reap_session(record)

@@ -17,6 +17,7 @@ Ray is started once anyway.
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
@@ -98,3 +99,16 @@ def test_kills_during_a_resume_and_a_checkpoint_save_and_a_second_driver(tmp_pat
     assert names == ["(a)", "(b)", "(c)", "(d)", "(e)", "(f)"]
     for check in report.checks:
         assert check.passed, text
+
+
+def test_the_kills_aim_at_every_phase_in_turn_and_one_phase_keeps_the_old_delays() -> None:
+    for seed in range(50):
+        plan = chaos.plan_phases(list(chaos.PHASES), 7, random.Random(seed))
+        assert plan[0] != "resume"  # the first driver starts the experiment
+        for block in (plan[0:3], plan[3:6]):
+            assert sorted(block) == sorted(chaos.PHASES), plan
+    # Kills of one phase draw nothing, so a seed's delays are those of the
+    # runs before phases existed (the test above relies on seed 15's).
+    rng = random.Random(SEED)
+    assert chaos.plan_phases(["normal"], 4, rng) == ["normal"] * 4
+    assert rng.random() == random.Random(SEED).random()

@@ -485,6 +485,25 @@ def test_stop_and_add_check_the_experiment_first(
     assert not (unfinished / "inbox").exists()
 
 
+def test_add_refuses_a_config_the_event_log_cannot_store(
+    unfinished: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 10, item 4: such a config once killed the driver, and every
+    resume after it, when its request was logged."""
+    refused = {
+        '{"x": 100000000000000000000000}': "--config['x']=100000000000000000000000 cannot be",
+        '{"x": -18446744073709551616}': "--config['x']=-18446744073709551616 cannot be stored",
+        '{"x": "\\ud800"}': "--config['x']='\\ud800' cannot be stored",
+        '{"\\ud800": 1}': "--config['\\ud800']='\\ud800' cannot be stored",
+        '{"x": ' + "[" * 500 + "]" * 500 + "}": "nested at most 100 deep",
+        '{"x": ' + "[" * 100_000 + "]" * 100_000 + "}": "--config is nested too deep to read",
+    }
+    for config, reason in refused.items():
+        assert main(["add", str(unfinished), "--config", config]) == 2
+        assert reason in capsys.readouterr().err
+    assert not (unfinished / "inbox").exists()
+
+
 def test_stop_and_add_refuse_an_experiment_that_has_ended(
     finished: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -84,6 +84,7 @@ from tunecore.model import (
     TrialState,
     TrialStatus,
 )
+from tunecore.model.storable import UnstorableValueError, check_storable
 from tunecore.schedulers import (
     ASHAScheduler,
     HyperBandScheduler,
@@ -672,8 +673,14 @@ def _config_object(text: str) -> JsonDict:
         config: object = json.loads(text, parse_constant=no_constant)
     except json.JSONDecodeError as error:
         raise CliError(f"--config is not valid JSON: {error}") from None
+    except RecursionError:
+        raise CliError("--config is nested too deep to read (keep it within 100 levels)") from None
     if not isinstance(config, dict):
         raise CliError(f"--config must be a JSON object such as '{{\"lr\": 0.01}}', not {text}")
+    try:
+        check_storable("--config", config)
+    except UnstorableValueError as error:
+        raise CliError(str(error)) from None
     return config
 
 

@@ -44,6 +44,7 @@ from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.core.search import BasicVariantGenerator, ConcurrencyLimiter, Searcher
 from tunecore.core.search.generator import UNBOUNDED
 from tunecore.model import CheckpointPolicy, ExperimentResumed, ExportFormat, Mode
+from tunecore.model.storable import check_storable
 from tunecore.shell.callbacks import (
     Callback,
     CallbackList,
@@ -101,6 +102,7 @@ class Tuner:
         self._target = resolve_trainable(trainable) if isinstance(trainable, str) else trainable
         self._name = trainable if isinstance(trainable, str) else trainable_name(trainable)
         self._space = dict(param_space or {})
+        check_storable("param_space", self._space)  # refused now, not when it is logged
         self._tune = tune_config or TuneConfig()
         self._run = run_config or RunConfig()
         self._stop = plan_stop(self._run.stop)

@@ -44,6 +44,7 @@ import msgspec
 
 from tunecore.model import ExperimentEvent, JsonDict, StopRequested, TrialRequested
 from tunecore.model.codec import from_json, to_json
+from tunecore.model.storable import UnstorableValueError, check_storable
 
 logger = logging.getLogger(__name__)
 
@@ -126,9 +127,10 @@ class Inbox:
             path = self.directory / name
             try:
                 request = cast(Request, from_json(_read(path), Request))
+                check_storable("the request", request)
             except FileNotFoundError:
                 continue
-            except (OSError, msgspec.DecodeError, _Refused) as error:
+            except (OSError, msgspec.DecodeError, _Refused, UnstorableValueError) as error:
                 logger.warning(
                     "%s: skipped a request that cannot be read (%s); %s",
                     path,

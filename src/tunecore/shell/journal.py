@@ -44,6 +44,7 @@ from tunecore.core.experiment import ExperimentState
 from tunecore.core.experiment.snapshot import encode_state
 from tunecore.model import Command, ExperimentEvent
 from tunecore.model.codec import from_msgpack, to_msgpack
+from tunecore.model.storable import encoding_error
 from tunecore.shell.eventlog import EventLogWriter, LogContents
 
 logger = logging.getLogger(__name__)
@@ -231,8 +232,15 @@ class Journal:
         return self._snapshot_seconds
 
     def record(self, event: ExperimentEvent) -> None:
-        """Log `event`; call before applying it."""
-        self._writer.append(event)
+        """Log `event`; call before applying it. One the log cannot store
+        raises `UnstorableValueError` naming the value, with nothing
+        written (the writer encodes a whole record before it writes): the
+        encoding the log does anyway is the check, so a good event costs
+        nothing more."""
+        try:
+            self._writer.append(event)
+        except (ValueError, OverflowError, RecursionError, TypeError) as error:
+            raise encoding_error(type(event).__name__, event, error) from error
 
     def applied(self, commands: Sequence[Command]) -> None:
         """The last recorded event was fed to `step` (accepted with these

@@ -63,6 +63,7 @@ from tunecore.model import (
     TrialState,
     TrialStatus,
 )
+from tunecore.model.storable import UnstorableValueError
 from tunecore.shell.callbacks import CallbackList
 from tunecore.shell.executors.base import Executor
 from tunecore.shell.functions import UserFunctions
@@ -216,7 +217,11 @@ class ExperimentLoop:
                 event, preview = self._told_result(event)
             if self._on_event is not None:
                 self._on_event(event)
-            commands = self._logged_step(event, preview)
+            try:
+                commands = self._logged_step(event, preview)
+            except UnstorableValueError as error:
+                queue.appendleft(self._unstorable(event, error))
+                continue
             if commands is None:
                 continue
             self._iteration += 1
@@ -254,6 +259,22 @@ class ExperimentLoop:
             if journal is not None:
                 journal.applied(commands)
         return commands
+
+    def _unstorable(self, event: ExperimentEvent, error: UnstorableValueError) -> ExperimentEvent:
+        """What to feed instead of an event the log cannot store (it never
+        reached the log, see `tunecore.model.storable`): a trial's event
+        becomes that trial's failure, naming the value; a failure's own
+        text is kept, with the characters UTF-8 cannot hold escaped. Any
+        other event ends the run with the error."""
+        if isinstance(event, TrialFailed):
+            text = event.error.encode("utf-8", "backslashreplace").decode("utf-8")
+            return msgspec.structs.replace(event, error=text)
+        trial_id = getattr(event, "trial_id", None)
+        if not isinstance(trial_id, str) or trial_id not in self.state.trials:
+            raise error
+        reason = f"{type(event).__name__} of this trial could not be logged: {error}"
+        logger.error("Trial %s fails: %s", trial_id, reason)
+        return TrialFailed(trial_id=trial_id, at=event.at, error=reason)
 
     def _told_result(self, event: ResultReported) -> tuple[ResultReported, Stepped | Rejection]:
         """Tell the callbacks about a result before it is logged, as Ray Tune

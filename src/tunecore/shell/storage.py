@@ -79,6 +79,13 @@ from tunecore.model import CheckpointRef, CheckpointStorage, JsonValue, TrialSpe
 
 logger = logging.getLogger(__name__)
 
+# A progress.csv cell holds whatever a result holds (a string of a few
+# hundred KiB is a valid result), but the csv module refuses to read a field
+# over 128 KiB by default, so reading the table back (the resume's repair, a
+# rewrite for a new key) raised and every resume crashed. The limit is
+# process-wide; this only raises it.
+csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
+
 DEFAULT_ROOT = "~/tunecore_results"
 """Where the API puts experiments unless told otherwise (`ExperimentStorage`
 itself takes its root as given)."""

@@ -16,9 +16,12 @@ Reported values become plain JSON when they are reported, before anything
 logs them (`json_result`), the way Ray's fallback JSON encoder writes them:
 NumPy scalars and arrays (anything with `tolist()`) become Python numbers
 and lists, other numbers `int` or `float`, tuples lists, NaN stays NaN, and
-anything else its `str()` (its type name if even that fails). A value never
-fails its trial. Configs and checkpoint dicts are stricter
-(`plain_json_dict`): what goes in must come back out unchanged.
+anything else its `str()` (its type name if even that fails). Only a value
+the event log cannot store fails its trial, at the `report()` that carries
+it (`tunecore.model.storable`: an integer beyond 64 bits, text with a lone
+surrogate, nesting deeper than 100; or a result too large for one record of
+the log, `MAX_RESULT_BYTES`). Configs and checkpoint dicts are
+stricter (`plain_json_dict`): what goes in must come back out unchanged.
 """
 
 from __future__ import annotations
@@ -33,6 +36,15 @@ from collections.abc import Mapping
 
 from tunecore.core.results import DONE, TRAINING_ITERATION
 from tunecore.model import JsonDict, JsonValue
+from tunecore.model.codec import to_msgpack
+from tunecore.model.storable import (
+    MAX_DEPTH,
+    TOO_DEEP,
+    UnstorableValueError,
+    check_storable,
+    encoding_error,
+)
+from tunecore.shell.eventlog import MAX_RECORD_BYTES
 from tunecore.shell.trainable.checkpoint_files import CheckpointMeta
 
 TIME_THIS_ITER_S = "time_this_iter_s"
@@ -42,6 +54,10 @@ ITERATIONS_SINCE_RESTORE = "iterations_since_restore"
 TIMESTAMP = "timestamp"
 PID = "pid"
 HOSTNAME = "hostname"
+
+MAX_RESULT_BYTES = MAX_RECORD_BYTES - (64 << 10)
+"""The largest result a trial may report (msgpack-encoded): its event, with
+the fields tunecore adds, must fit one record of the event log."""
 
 _HOSTNAME = socket.gethostname()
 _SCALARS = (bool, int, float, str, type(None))
@@ -97,19 +113,44 @@ def _json_value(where: str, value: object) -> JsonValue:
 
 def json_result(where: str, metrics: object) -> JsonDict:
     """A user's reported metrics as plain JSON, converted as the module doc
-    says; only a result that is not a dict at all is refused."""
+    says; refused only if not a dict at all (TypeError) or holding a value
+    the log cannot store (`UnstorableValueError`, a ValueError)."""
     if not isinstance(metrics, Mapping):
         raise TypeError(f"{where} must be a dict with string keys, got {type(metrics).__name__}")
-    return {_as_text(key): _fallback_value(value) for key, value in metrics.items()}
+    try:
+        result = {_as_text(key): _fallback_value(value, 2) for key, value in metrics.items()}
+    except _TooDeep:
+        check_storable(where, metrics)  # names the place, when dicts and lists nest
+        raise UnstorableValueError(where, metrics, TOO_DEEP) from None
+    try:
+        size = len(to_msgpack(result))  # the log's own encoding: the cheapest check
+    except (OverflowError, UnicodeEncodeError) as error:
+        raise encoding_error(where, result, error) from None
+    if size > MAX_RESULT_BYTES:
+        raise UnstorableValueError(
+            where,
+            result,
+            f"a result of at most {MAX_RESULT_BYTES} bytes as msgpack, not {size} "
+            "(a large array belongs in a checkpoint)",
+        )
+    return result
 
 
-def _fallback_value(value: object) -> JsonValue:
+class _TooDeep(Exception):
+    """A reported value nests deeper than `MAX_DEPTH` (the result is level 1)."""
+
+
+def _fallback_value(value: object, depth: int) -> JsonValue:
     if type(value) in _SCALARS:
         return value  # type: ignore[return-value]
     if isinstance(value, Mapping):
-        return {_as_text(key): _fallback_value(item) for key, item in value.items()}
+        if depth > MAX_DEPTH:
+            raise _TooDeep
+        return {_as_text(key): _fallback_value(item, depth + 1) for key, item in value.items()}
     if isinstance(value, list | tuple):
-        return [_fallback_value(item) for item in value]
+        if depth > MAX_DEPTH:
+            raise _TooDeep
+        return [_fallback_value(item, depth + 1) for item in value]
     if isinstance(value, str):  # a subclass of str
         return str(value)
     # NumPy (and PyTorch) arrays and scalars: tolist() gives Python lists and
@@ -122,7 +163,7 @@ def _fallback_value(value: object) -> JsonValue:
             except Exception:  # a stranger's method: try the next way
                 continue
             if plain is not value:
-                return _fallback_value(plain)
+                return _fallback_value(plain, depth)
     if isinstance(value, numbers.Integral):
         return int(value)
     if isinstance(value, numbers.Number):

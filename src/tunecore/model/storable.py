@@ -5,11 +5,14 @@ Python holds values msgpack cannot: integers beyond 64 bits (msgpack's are
 (not UTF-8, so msgspec refuses to encode them). And a value nested a few
 hundred deep encodes, but every reader that recurses (msgspec's decoder on
 a resume, the loggers, the user's analysis) meets Python's recursion limit
-sooner or later. Such a value must never reach the log, where it would stop
-the driver and every resume after it: results (at `report()`, in the
-worker), param spaces (`Tuner`), and configs from the inbox or
-`tunecore add` are checked with `check_storable` as they come in, and the
-error names where the value is and shows it shortened.
+sooner or later. An event holding one once stopped the driver when the log
+failed to encode it, and the resumes after it. Such values are refused
+where they come in, the error naming where the value is and showing it
+shortened: results at `report()` in the worker (which encodes the result
+once and asks `encoding_error` where the culprit is), param spaces in
+`Tuner`, configs from `tunecore add` and the inbox (`check_storable`).
+Whatever else the log fails to encode, `Journal.record` names with
+`encoding_error`, and the loop fails the event's trial instead.
 """
 
 from __future__ import annotations

@@ -22,7 +22,9 @@ this.)
   files (opened without following a symbolic link and without blocking on
   a FIFO, and checked again on the open descriptor), at most
   `MAX_REQUEST_BYTES`, and decodes only JSON nested at most `MAX_DEPTH`
-  deep (msgspec recurses, so deeper would raise RecursionError). Any other
+  deep (msgspec recurses, so deeper would raise RecursionError), holding
+  only values the event log can store (`tunecore.model.storable`: a 1e23
+  written as an integer would stop the driver when logged). Any other
   entry is skipped with one warning naming it and why, then deleted (a
   directory, which unlink cannot remove, is renamed aside to a hidden
   name), so neither this loop nor a resume meets it again.

@@ -20,6 +20,7 @@ from tunecore import RunConfig, Tuner
 from tunecore.model import JsonValue, Resources, TrialStatus
 from tunecore.model.storable import UnstorableValueError
 from tunecore.shell.inbox import Inbox
+from tunecore.shell.loop import MAX_ERROR_CHARS
 from tunecore.shell.replay import replay
 
 
@@ -152,6 +153,24 @@ def test_an_error_whose_text_is_not_utf8_fails_only_its_trial(tmp_path: Path) ->
     assert "ValueError: broken \\ud800 text" in results["bad"].error
     replay(tmp_path / "unstorable")
     assert len(Tuner.restore(str(tmp_path / "unstorable"), raises_a_surrogate).fit()) == 2
+
+
+def raises_a_huge_message(config: Mapping[str, JsonValue]) -> None:
+    if config["which"] == "bad":
+        raise ValueError("x" * (17 << 20))  # more than a record of the log holds
+    tunecore.report({"v": 1})
+
+
+def test_an_error_too_long_for_the_log_is_cut_and_fails_only_its_trial(tmp_path: Path) -> None:
+    space = {"which": tunecore.grid_search(["bad", "good"])}
+    tuner = Tuner(raises_a_huge_message, param_space=space, run_config=settings(tmp_path))
+    results = by_which(tuner.fit())
+    assert results["good"].metrics["v"] == 1
+    error = results["bad"].error
+    assert error is not None
+    assert error.endswith(f"[cut at {MAX_ERROR_CHARS} characters]")
+    assert len(error) < 2 * MAX_ERROR_CHARS
+    replay(tmp_path / "unstorable")
 
 
 def big_curve(config: dict[str, JsonValue], iteration: int) -> tuple[dict[str, JsonValue], float]:

@@ -85,6 +85,9 @@ loop does not list a directory per event."""
 
 EventObserver = Callable[[ExperimentEvent], None]
 
+MAX_ERROR_CHARS = 1 << 20
+"""A trial's error text too long for one record of the log is cut to this."""
+
 
 class ExperimentLoop:
     """Runs one experiment to its end. See the module docstring."""
@@ -264,10 +267,13 @@ class ExperimentLoop:
         """What to feed instead of an event the log cannot store (it never
         reached the log, see `tunecore.model.storable`): a trial's event
         becomes that trial's failure, naming the value; a failure's own
-        text is kept, with the characters UTF-8 cannot hold escaped. Any
-        other event ends the run with the error."""
+        text is kept, with the characters UTF-8 cannot hold escaped and cut
+        to `MAX_ERROR_CHARS` (so the failure fed instead always encodes).
+        Any other event ends the run with the error."""
         if isinstance(event, TrialFailed):
             text = event.error.encode("utf-8", "backslashreplace").decode("utf-8")
+            if len(text) > MAX_ERROR_CHARS:
+                text = f"{text[:MAX_ERROR_CHARS]}\n[cut at {MAX_ERROR_CHARS} characters]"
             return msgspec.structs.replace(event, error=text)
         trial_id = getattr(event, "trial_id", None)
         if not isinstance(trial_id, str) or trial_id not in self.state.trials:

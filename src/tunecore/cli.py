@@ -217,6 +217,8 @@ def _log_error(error: LogError) -> CliError:
     if isinstance(error, ReplayMismatchError):
         return CliError(str(error), EXIT_MISMATCH)
     if isinstance(error, CorruptLogError):
+        if not error.record:  # the header: cutting there would leave nothing
+            return CliError(str(error), EXIT_CORRUPT)
         hint = (
             f"To cut the log there, keeping the records before it: "
             f"tunecore replay {error.path.parent} --truncate"

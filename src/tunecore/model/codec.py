@@ -4,7 +4,10 @@ These are the only serializers tunecore persists with. Decoding validates
 against the declared type, so a crafted payload can build nothing but the
 model's structs and plain JSON-shaped values: msgpack extension types (the
 one way to smuggle opaque objects into an untyped field) are refused, and
-there is no pickle anywhere on the path.
+there is no pickle anywhere on the path. Nothing read raises anything but
+`msgspec.DecodeError` (or a subclass): data nested deeper than Python's
+recursion limit lets msgspec follow is a `TooDeepError`, not a
+RecursionError, so a reader catching one type catches every damaged input.
 """
 
 from __future__ import annotations
@@ -19,6 +22,14 @@ T = TypeVar("T")
 
 class UnsupportedExtensionError(msgspec.DecodeError):
     """A msgpack payload carried an extension type; tunecore never writes one."""
+
+
+class TooDeepError(msgspec.DecodeError):
+    """The data is nested too deeply to decode; tunecore never writes such."""
+
+
+def _too_deep() -> TooDeepError:
+    return TooDeepError("the data is nested too deeply to decode (beyond Python's recursion limit)")
 
 
 def _refuse_extension(code: int, data: memoryview) -> object:
@@ -52,8 +63,11 @@ def from_msgpack(data: bytes, kind: object) -> object: ...
 def from_msgpack(data: bytes, kind: object) -> object:
     """Decode and validate against `kind` (a struct, or a union such as
     `TrialEvent`); raises `msgspec.ValidationError` naming the path of the
-    bad field, or `msgspec.DecodeError`."""
-    return _decoder(kind).decode(data)
+    bad field, or `msgspec.DecodeError` (see the module docstring)."""
+    try:
+        return _decoder(kind).decode(data)
+    except RecursionError:
+        raise _too_deep() from None
 
 
 def to_json(value: object) -> bytes:
@@ -65,4 +79,7 @@ def from_json(data: bytes | str, kind: type[T]) -> T: ...
 @overload
 def from_json(data: bytes | str, kind: object) -> object: ...
 def from_json(data: bytes | str, kind: object) -> object:
-    return _json_decoder(kind).decode(data)
+    try:
+        return _json_decoder(kind).decode(data)
+    except RecursionError:
+        raise _too_deep() from None

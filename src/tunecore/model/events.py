@@ -13,18 +13,27 @@ from typing import Literal, TypeAlias
 import msgspec
 
 from tunecore.model.checkpoint import CheckpointRef
-from tunecore.model.errors import floats_as_decoded
+from tunecore.model.errors import InvalidFieldError, floats_as_decoded
 from tunecore.model.json import JsonDict, JsonValue
 from tunecore.model.resources import Resources
 from tunecore.model.trial import Location
 
+LATEST_AT = 253402300799.0
+"""9999-12-31 23:59:59 UTC: the last moment a `datetime` shows, so the
+newest time an event may carry (error.txt and trial names format it)."""
+
 
 class _EventBase(msgspec.Struct, frozen=True, kw_only=True, tag=True):
-    """`at` is when it happened, in seconds since the epoch."""
+    """`at` is when it happened, in seconds since the epoch (checked, as a
+    log record that decodes must never crash the code formatting it)."""
 
     at: float
 
     def __post_init__(self) -> None:
+        if not 0 <= self.at <= LATEST_AT:  # NaN fails too
+            raise InvalidFieldError(
+                f"{type(self).__name__}.at", self.at, f"seconds since the epoch, 0 to {LATEST_AT}"
+            )
         floats_as_decoded(self, "at")
 
 

@@ -54,7 +54,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import Annotated, BinaryIO
 
 import msgspec
 
@@ -68,6 +68,7 @@ MAGIC = b"TUNECORE-EVENTS\n"
 LOG_FORMAT = 1
 _PREAMBLE = struct.Struct("<16sI")
 _FRAME = struct.Struct("<II")
+HEADER_OFFSET = _PREAMBLE.size  # where record 0, the header, starts
 MAX_RECORD_BYTES = 16 << 20
 """The largest record the writer writes (16 MiB, far beyond any event or
 header); a frame claiming more is damage."""
@@ -82,16 +83,18 @@ SIMULATED = "simulated"  # RunSettings.executor of a `tunecore.simulate` run
 
 class RunSettings(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """How the shell ran the experiment: what a resume needs besides the
-    core's state (which executor, and how trials were hosted)."""
+    core's state (which executor, and how trials were hosted). The
+    constraints are checked when a header is decoded: a log whose settings
+    no run could have had is corrupt."""
 
-    executor: str = "ray"
+    executor: Annotated[str, msgspec.Meta(pattern="^(ray|in_process|simulated)$")] = "ray"
     address: str | None = None
     reuse_actors: bool = True
-    result_buffer_length: int = 1
+    result_buffer_length: Annotated[int, msgspec.Meta(ge=1)] = 1
     output_files: tuple[str, str] | None = None
     chdir_to_trial_dir: bool = False
-    verbose: int = 1
-    fsync_interval_ms: int = 1000
+    verbose: Annotated[int, msgspec.Meta(ge=0, le=3)] = 1
+    fsync_interval_ms: Annotated[int, msgspec.Meta(ge=0)] = 1000
     own_stopper: str | None = None
     """The name of the user's own stopper, if any: code, which the log does
     not hold, so a restore without it can say so."""
@@ -106,10 +109,10 @@ class LogHeader(msgspec.Struct, frozen=True, kw_only=True):
     from.
     """
 
-    format: int
+    format: Annotated[int, msgspec.Meta(ge=1)]
     tunecore_version: str
     name: str
-    trainable: str
+    trainable: Annotated[str, msgspec.Meta(min_length=1)]
     settings: RunSettings
     initial_state: bytes
 
@@ -136,10 +139,14 @@ class CorruptLogError(LogError):
 
     def __init__(self, path: Path, offset: int, record: int, why: str) -> None:
         self.path, self.offset, self.record = path, offset, record
-        super().__init__(
-            f"{path}: record {record} at byte offset {offset} is corrupt ({why}). "
+        advice = (
             "Records after it cannot be trusted; pass truncate=True (CLI: --truncate) "
             f"to cut the log at offset {offset} and keep the {record} records before it."
+            if record
+            else "It is the header, without which nothing in the log can be read."
+        )
+        super().__init__(
+            f"{path}: record {record} at byte offset {offset} is corrupt ({why}). {advice}"
         )
 
 
@@ -245,8 +252,6 @@ def read_log(
         ends.append(offset)
     if header is None:
         raise LogError(f"{path} has no header record: the experiment never started writing it")
-    if header.format > LOG_FORMAT:  # the preamble said so too; a header can't disagree
-        raise LogError(_newer(path, header.format))
     if offset < covered and not truncate:
         raise CorruptLogError(
             path,
@@ -292,10 +297,16 @@ def _open(path: Path) -> BinaryIO:
 
 
 def _decode_header(path: Path, start: int, payload: bytes) -> LogHeader:
+    """The header, checked (see `RunSettings`). Its format is at most the
+    preamble's, which was checked first: a newer one is damage."""
     try:
-        return from_msgpack(payload, LogHeader)
+        header = from_msgpack(payload, LogHeader)
     except msgspec.DecodeError as error:
         raise CorruptLogError(path, start, 0, f"undecodable: {error}") from error
+    if header.format > LOG_FORMAT:
+        why = f"it says format {header.format}, the preamble at most {LOG_FORMAT}"
+        raise CorruptLogError(path, start, 0, why)
+    return header
 
 
 def _cut(path: Path, data: bytes, start: int, number: int) -> tuple[int, Path]:

@@ -36,7 +36,15 @@ from tunecore.core.experiment.snapshot import (
     encode_state,
 )
 from tunecore.model import Command, ExperimentEvent, Rejection
-from tunecore.shell.eventlog import LogContents, LogError, LogHeader, TornTail, read_log
+from tunecore.shell.eventlog import (
+    HEADER_OFFSET,
+    CorruptLogError,
+    LogContents,
+    LogError,
+    LogHeader,
+    TornTail,
+    read_log,
+)
 from tunecore.shell.journal import EMPTY_DIGEST, SnapshotStore, chain_digest
 
 logger = logging.getLogger(__name__)
@@ -85,7 +93,7 @@ def replay(
     checkpoints = set(snapshots.available()) if verify else set()
     replayed = Replayed(
         header=contents.header,
-        state=_decode(contents.header.initial_state, kind),
+        state=_initial_state(contents, kind),
         records=0,
         digest=EMPTY_DIGEST,
         torn=contents.torn,
@@ -119,7 +127,7 @@ def rebuild(
         records, digest = snapshot.records, snapshot.digest
         break
     if state is None:
-        state = _decode(contents.header.initial_state, kind)
+        state = _initial_state(contents, kind)
     replayed = Replayed(
         header=contents.header, state=state, records=records, digest=digest, torn=contents.torn
     )
@@ -128,15 +136,23 @@ def rebuild(
     return replayed
 
 
-def _decode(data: bytes, kind: SnapshotKind) -> ExperimentState:
+_OWN_TYPES = (
+    "If it ran with a scheduler or searcher type of your own, pass its types: "
+    "kind=ExperimentSnapshot[MyScheduler, MySearcher]"
+)
+
+
+def _initial_state(contents: LogContents, kind: SnapshotKind) -> ExperimentState:
+    """The state in the log's header. One that does not decode makes the
+    header corrupt (or, if a field has the wrong type, the experiment may
+    have run with policy types of the user's own, which `kind` names)."""
     try:
-        return decode_state(data, kind)
-    except msgspec.ValidationError as error:
-        raise LogError(
-            f"cannot decode the experiment's state ({error}). If it ran with a scheduler or "
-            "searcher type of your own, pass its types: "
-            "kind=ExperimentSnapshot[MyScheduler, MySearcher]"
-        ) from error
+        return decode_state(contents.header.initial_state, kind)
+    except msgspec.DecodeError as error:
+        why = f"its initial state does not decode: {error}"
+        if isinstance(error, msgspec.ValidationError):
+            why += f". {_OWN_TYPES}"
+        raise CorruptLogError(contents.path, HEADER_OFFSET, 0, why) from error
 
 
 def _advance(replayed: Replayed, event: ExperimentEvent, keep_commands: bool) -> None:

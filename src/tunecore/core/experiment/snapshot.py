@@ -47,6 +47,12 @@ BuiltinScheduler: TypeAlias = (
 _Searchable: TypeAlias = BasicVariantGenerator | Repeater[BasicVariantGenerator]
 BuiltinSearcher: TypeAlias = _Searchable | ConcurrencyLimiter[_Searchable]
 
+
+class NewerSnapshotError(msgspec.DecodeError):
+    """A snapshot of a newer format than this tunecore reads: a
+    `msgspec.DecodeError`, like every other snapshot that cannot be read."""
+
+
 S = TypeVar("S")
 R = TypeVar("R")
 
@@ -145,10 +151,12 @@ def decode_state(
         BuiltinScheduler, BuiltinSearcher
     ],
 ) -> ExperimentState:
-    """Decode a snapshot; a snapshot written by a newer tunecore is refused."""
+    """Decode a snapshot; a snapshot written by a newer tunecore is refused.
+    Raises only `msgspec.DecodeError` (`msgspec.ValidationError` naming the
+    field for a value of the wrong type)."""
     snapshot = from_msgpack(data, kind)
     if snapshot.format > SNAPSHOT_FORMAT:
-        raise ValueError(
+        raise NewerSnapshotError(
             f"this experiment snapshot has format {snapshot.format}, newer than the "
             f"{SNAPSHOT_FORMAT} this tunecore reads; upgrade tunecore to load it"
         )

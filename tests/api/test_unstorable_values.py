@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -220,6 +221,24 @@ def test_a_param_space_the_log_cannot_store_is_refused_naming_the_key(
         Tuner(reports, param_space=space, run_config=settings(tmp_path))
     assert named in str(raised.value)
     assert not (tmp_path / "unstorable").exists()
+
+
+def test_settings_the_log_cannot_store_are_refused_before_anything_is_written(
+    tmp_path: Path,
+) -> None:
+    by_metric = Tuner(
+        reports,
+        tune_config=tunecore.TuneConfig(metric=SURROGATE, mode="min"),
+        run_config=settings(tmp_path, "by_metric"),
+    )
+    with pytest.raises(UnstorableValueError, match=re.escape("config.metric='\\ud800'")):
+        by_metric.fit()
+    stop = {SURROGATE: 1}
+    run_config = RunConfig(name="by_stop", storage_path=str(tmp_path), verbose=0, stop=stop)
+    by_stop = Tuner(reports, run_config=run_config)
+    with pytest.raises(UnstorableValueError, match=re.escape("stopping_criterion['\\ud800']")):
+        by_stop.fit()
+    assert list(tmp_path.glob("*/events.log")) == []
 
 
 def test_an_inbox_request_the_log_cannot_store_is_skipped_with_a_warning(

@@ -44,7 +44,7 @@ from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.core.search import BasicVariantGenerator, ConcurrencyLimiter, Searcher
 from tunecore.core.search.generator import UNBOUNDED
 from tunecore.model import CheckpointPolicy, ExperimentResumed, ExportFormat, Mode
-from tunecore.model.storable import check_storable
+from tunecore.model.storable import check_storable, encoding_error
 from tunecore.shell.callbacks import (
     Callback,
     CallbackList,
@@ -307,7 +307,10 @@ class Tuner:
         built = new_experiment(
             self._experiment_config(), self._scheduler(), self._searcher(), self._stop.builtin
         )
-        initial = encode_state(built)
+        try:  # a value the log cannot store (a metric name with a lone surrogate)
+            initial = encode_state(built)
+        except (OverflowError, UnicodeEncodeError, RecursionError) as error:
+            raise encoding_error("the experiment", built, error) from error
         header = LogHeader(
             format=LOG_FORMAT,
             tunecore_version=__version__,
@@ -319,6 +322,8 @@ class Tuner:
         state = _as_replay_starts(built, initial)
         try:
             writer = EventLogWriter.create(experiment_dir, header)
+        except (OverflowError, UnicodeEncodeError) as error:
+            raise encoding_error("the experiment's settings", header, error) from error
         except FileExistsError:
             raise LogError(
                 f"{experiment_dir} already holds an experiment. Continue it with "

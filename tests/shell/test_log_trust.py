@@ -6,7 +6,9 @@ decode is skipped. End to end on the in-process executor."""
 
 from __future__ import annotations
 
+import errno
 import logging
+import os
 import struct
 from collections.abc import Mapping
 from pathlib import Path
@@ -250,5 +252,76 @@ def test_the_writer_refuses_a_record_beyond_the_limit_and_writes_nothing(
     with pytest.raises(RecordTooLargeError, match=str(MAX_RECORD_BYTES)):
         writer.append(ResultReported(trial_id="t", at=1.0, result={"blob": "x" * MAX_RECORD_BYTES}))
     writer.append(Tick(at=1.0))
+    writer.close()
+    assert read_log(directory).events == [*contents.events, Tick(at=1.0)]
+
+
+def test_a_zeroed_tail_left_by_a_machine_crash_is_a_torn_tail(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    directory = run(tmp_path)
+    path = log_path(directory)
+    whole = path.read_bytes()
+    path.write_bytes(whole + bytes(4096))  # the size reached the disk, the blocks did not
+    with caplog.at_level(logging.WARNING):
+        contents = read_log(directory)
+    assert contents.torn is not None
+    assert contents.torn.offset == len(whole)
+    assert contents.end == len(whole)
+    restore(directory)
+    [kept] = quarantined(directory)
+    assert kept.read_bytes() == bytes(4096)
+
+
+def test_zeroed_bytes_mid_log_are_corruption(tmp_path: Path) -> None:
+    directory = run(tmp_path)
+    path = log_path(directory)
+    data = path.read_bytes()
+    at = record_offsets(directory)[2]
+    path.write_bytes(data[:at] + bytes(8) + data[at:])  # an empty frame, records after it
+    with pytest.raises(CorruptLogError, match="an empty record") as raised:
+        read_log(directory)
+    assert raised.value.offset == at
+
+
+def test_a_write_that_fails_midway_leaves_no_half_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    directory = run(tmp_path)
+    contents = read_log(directory)
+    writer = EventLogWriter.reopen(contents, fsync_interval_ms=0)
+    real_write = os.write
+    calls = 0
+
+    def full_disk(fd: int, data: bytes | memoryview) -> int:
+        """Write 5 bytes, then refuse: what a disk that fills up does."""
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            return real_write(fd, bytes(data)[:5])
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "write", full_disk)
+    with pytest.raises(OSError, match="No space"):
+        writer.append(Tick(at=1.0))
+    monkeypatch.setattr(os, "write", real_write)
+    assert log_path(directory).stat().st_size == contents.end
+    writer.append(Tick(at=2.0))
+    writer.close()
+    assert read_log(directory).events == [*contents.events, Tick(at=2.0)]
+
+
+def test_a_short_write_is_continued(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    directory = run(tmp_path)
+    contents = read_log(directory)
+    writer = EventLogWriter.reopen(contents, fsync_interval_ms=0)
+    real_write = os.write
+
+    def three_bytes_at_a_time(fd: int, data: bytes | memoryview) -> int:
+        return real_write(fd, bytes(data)[:3])
+
+    monkeypatch.setattr(os, "write", three_bytes_at_a_time)
+    writer.append(Tick(at=1.0))
+    monkeypatch.setattr(os, "write", real_write)
     writer.close()
     assert read_log(directory).events == [*contents.events, Tick(at=1.0)]

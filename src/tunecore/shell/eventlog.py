@@ -7,8 +7,9 @@ File layout (`<experiment dir>/events.log`):
     record 1+  one `ExperimentEvent` each, in the order the loop fed them to `step`
 
 Every record is framed as `length (u32) | crc32 of the payload (u32) |
-payload (msgpack)`, and written with a single `write` on an unbuffered file
-descriptor, so a crash can only tear the last record. Rules:
+payload (msgpack)`, and appended whole on an unbuffered file descriptor
+(a short write is continued; a failed one cuts the log back to where the
+record began), so a crash can only tear the last record. Rules:
 
 - An event is appended, and handed to the OS, before it is applied: a
   result the experiment acted on is never missing from the log. `fsync`
@@ -19,8 +20,9 @@ descriptor, so a crash can only tear the last record. Rules:
   (`RecordTooLargeError`), so a frame claiming more is damage, never a
   record.
 - Reading: a torn tail is only what a crash can leave, the last frame cut
-  short (or failing its checksum at the very end) with nothing after it:
-  it is dropped with a warning naming its offset. Anything else is a
+  short (or failing its checksum at the very end) with nothing after it,
+  or zero bytes to the end (a machine crash can leave a file's last blocks
+  zeroed): it is dropped with a warning naming its offset. Anything else is a
   `CorruptLogError` naming the offset and the record number: a damaged
   record before the end, a frame claiming more than `MAX_RECORD_BYTES`, a
   frame claiming more bytes than remain when a checksum-valid frame starts
@@ -350,13 +352,19 @@ def _torn(data: bytes, start: int) -> bool:
     """Whether the bad frame at `start` is what a crash can leave: cut
     short (or failing its checksum exactly at the end) within the record
     limit, with no checksum-valid frame after it."""
-    if start + _FRAME.size > len(data):
+    if start + _FRAME.size > len(data) or _zeroed_after(data, start):
         return True
     length = _claimed(data, start)
     end = start + _FRAME.size + length
     if length > MAX_RECORD_BYTES or end < len(data):
         return False
     return end == len(data) or _resumes_after(data, start + _FRAME.size) is None
+
+
+def _zeroed_after(data: bytes, start: int) -> bool:
+    """Whether every byte from `start` on is zero: what a machine crash can
+    leave where a file's size reached the disk before its last blocks."""
+    return len(data.rstrip(b"\0")) <= start
 
 
 def _resumes_after(data: bytes, start: int) -> int | None:
@@ -408,6 +416,9 @@ def _frames(data: bytes, offset: int) -> Iterator[tuple[int, int, bytes, str | N
             return
         length, crc = _FRAME.unpack_from(data, offset)
         body = offset + _FRAME.size
+        if length == 0:  # no event encodes to nothing: zeroed blocks, or damage
+            yield number, offset, b"", "an empty record"
+            return
         if length > MAX_RECORD_BYTES:
             yield number, offset, b"", f"it claims {length} bytes"
             return
@@ -438,6 +449,19 @@ def _newer(path: Path, format_: int) -> str:
     )
 
 
+def _write_all(fd: int, frame: bytes, size: int) -> None:
+    """Append `frame` to a log of `size` bytes whole, or not at all: a short
+    write (a full disk) is continued, and a failure cuts the log back to
+    `size`, so that no half record stays before the next one."""
+    view = memoryview(frame)
+    try:
+        while view:
+            view = view[os.write(fd, view) :]
+    except OSError:
+        os.ftruncate(fd, size)
+        raise
+
+
 class EventLogWriter:
     """Appends events to a log; see the module docstring for the rules."""
 
@@ -459,7 +483,7 @@ class EventLogWriter:
         path = log_path(experiment_dir)
         start = _PREAMBLE.pack(MAGIC, LOG_FORMAT) + _frame(header)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
-        os.write(fd, start)
+        _write_all(fd, start, 0)
         os.fsync(fd)
         return cls(path, fd, header.settings.fsync_interval_ms, _hash(start), len(start))
 
@@ -484,7 +508,7 @@ class EventLogWriter:
     def append(self, event: ExperimentEvent) -> None:
         """Write `event`'s record; a `RecordTooLargeError` writes nothing."""
         frame = _frame(event)
-        os.write(self._fd, frame)
+        _write_all(self._fd, frame, self.size)
         self._hash.update(frame)
         self.size += len(frame)
         self._dirty = True

@@ -1,7 +1,8 @@
 """Checkpoint directories deleted behind tunecore's back (a user's `rm`, a
 lost disk): the trial that needs one fails with the path in its error, and
-the experiment and its results survive (issue 10, item 5). In-process
-executor throughout."""
+the experiment and its results survive (issue 10, item 5); and those a
+killed driver left behind, which a resume deletes. In-process executor
+throughout."""
 
 from __future__ import annotations
 
@@ -159,3 +160,27 @@ def test_pbt_fails_the_trial_whose_donor_checkpoint_was_deleted(tmp_path: Path) 
     assert not list(Path(slow.path).glob("exploit_*"))  # no half copy left behind
     replayed = replay(tmp_path / "gone")
     assert replayed.state.trials[slow.trial_id].status is TrialStatus.ERROR
+
+
+def test_a_resume_deletes_checkpoint_directories_the_log_never_kept(tmp_path: Path) -> None:
+    settings = run_config(
+        tmp_path, CrashAtSecondCheckpoint(), checkpoint_config=CheckpointConfig(num_to_keep=1)
+    )
+    with pytest.raises(Crash):
+        Tuner(counting, run_config=settings).fit()
+    [trial_dir] = (tmp_path / "gone").glob("counting_*")
+    # What a killed driver leaves: a save copied but never logged, and an
+    # old checkpoint retention ordered deleted, restored here by hand.
+    for stray in ("checkpoint_000007", "checkpoint_000000"):
+        (trial_dir / stray).mkdir(exist_ok=True)
+        (trial_dir / stray / "step").write_text("7")
+    (trial_dir / "checkpoint_notes").mkdir()  # not a name tunecore gives
+    (trial_dir / "checkpoint_000008").write_text("a file, not a checkpoint directory")
+
+    [result] = Tuner.restore(str(tmp_path / "gone"), counting).fit()
+
+    assert result.status is TrialStatus.TERMINATED
+    assert result.checkpoint is not None
+    left = sorted(p.name for p in trial_dir.iterdir() if p.name.startswith("checkpoint_"))
+    assert left == ["checkpoint_000004", "checkpoint_000008", "checkpoint_notes"]
+    assert Path(result.checkpoint.path).name == "checkpoint_000004"

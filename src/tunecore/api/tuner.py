@@ -74,7 +74,7 @@ from tunecore.shell.lock import driver_lock
 from tunecore.shell.loop import ExperimentLoop
 from tunecore.shell.progress import ProgressReporter, final_summary
 from tunecore.shell.replay import BUILTIN, SnapshotKind, rebuild
-from tunecore.shell.resume import repair_result_files
+from tunecore.shell.resume import drop_unrecorded_checkpoints, repair_result_files
 from tunecore.shell.stoppers import StopSetting, plan_stop
 from tunecore.shell.storage import ExperimentStorage, safe_name
 from tunecore.shell.trainable import make_worker_trainable, resolve_trainable, trainable_name
@@ -253,6 +253,7 @@ class Tuner:
             resumed = msgspec.structs.replace(self._resume, at=clock())
             loop.feed([resumed])
             repair_result_files(storage, loop.state, dirname)
+            drop_unrecorded_checkpoints(storage, loop.state, dirname)
         final = loop.run()
         reporter.close(final)
         if run.verbose:

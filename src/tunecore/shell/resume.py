@@ -1,5 +1,6 @@
-"""Putting a trial's result files back in line with the event log when an
-experiment resumes.
+"""Putting a trial's files back in line with the event log when an
+experiment resumes: its result files, and its checkpoint directories
+(`drop_unrecorded_checkpoints`).
 
 The loop writes a result to result.json and progress.csv just before it
 logs the event (callbacks see a result first, so that one can ask for a
@@ -27,7 +28,11 @@ repairs again.
 
 from __future__ import annotations
 
+import logging
+import re
+import shutil
 from collections.abc import Callable
+from pathlib import Path
 
 from tunecore.core.checkpoints import current_checkpoint
 from tunecore.core.experiment import ExperimentState
@@ -36,6 +41,9 @@ from tunecore.model import JsonValue, TrialState
 from tunecore.shell.storage import ExperimentStorage, to_json_value
 
 Row = dict[str, JsonValue]
+
+logger = logging.getLogger(__name__)
+_CHECKPOINT_DIR = re.compile(r"^checkpoint_\d{6,}$")
 
 
 def repair_result_files(
@@ -58,6 +66,51 @@ def repair_result_files(
             storage.rewrite_results(directory, kept)
             changed += 1
     return changed
+
+
+def drop_unrecorded_checkpoints(
+    storage: ExperimentStorage,
+    state: ExperimentState,
+    dirname_of: Callable[[TrialState], str] | None = None,
+) -> list[Path]:
+    """Delete the `checkpoint_NNNNNN` directories of trial directories that
+    no trial's state names; the paths deleted.
+
+    A killed driver leaves such directories behind in two ways: a save
+    copied but never logged, and a deletion retention ordered (a command,
+    which no resume issues again) that never ran. Neither is named by any
+    result, so this is the deletion retention would have made. Call it
+    before the resumed loop runs: then no save is in flight."""
+    named = {
+        Path(storage.located(ref).path).resolve()
+        for trial in state.trials.values()
+        for ref in (*trial.checkpoints.persistent, trial.restoring_from)
+        if ref is not None
+    }
+    named |= {
+        Path(storage.experiment_dir / t.spec.restore_path).resolve()
+        for t in state.trials.values()
+        if t.spec.restore_path
+    }
+    dropped = []
+    for trial in state.trials.values():
+        name = storage.trial_dirname(trial.spec, None if dirname_of is None else dirname_of(trial))
+        directory = storage.experiment_dir / name
+        if not directory.is_dir():
+            continue
+        for entry in sorted(directory.iterdir()):
+            stray = _CHECKPOINT_DIR.match(entry.name) and not entry.is_symlink()
+            if stray and entry.is_dir() and entry.resolve() not in named:
+                shutil.rmtree(entry)
+                dropped.append(entry)
+    if dropped:
+        logger.info(
+            "Deleted %d checkpoint directories the event log never kept (a save cut "
+            "short, or a deletion the driver did not live to make): %s",
+            len(dropped),
+            ", ".join(str(path) for path in dropped),
+        )
+    return dropped
 
 
 def rows_to_keep(trial: TrialState, rows: list[Row]) -> list[Row]:

@@ -45,7 +45,8 @@ Then the checks:
 (c) the best trial (loss and config) is the baseline's;
 (d) every checkpoint the results name (newest and kept) is whole: every
     file complete, of the iteration its name and metadata say (a restore
-    from a damaged one fails the trial, so (a) catches those too);
+    from a damaged one fails the trial, so (a) catches those too); and no
+    checkpoint directory no result names is left on disk;
 (e) every driver that logged an event held the driver lock, the driver
     after a killed one took its lock over, the last released it;
 (f) with `--second-drivers`: each second driver was refused (exit 2, the
@@ -1327,8 +1328,9 @@ def check_checkpoints(experiment_dir: Path) -> Check:
     """(d): the results (`ResultGrid.from_path`, as a user reads them) name,
     for every trial, a newest checkpoint and its kept ones, and each is
     whole: every file complete, of the iteration its name and metadata
-    say. A kill during a save or a retention delete may leave a directory
-    no result names (not an error: it is reported, with what it holds)."""
+    say. And no checkpoint directory is left that no result names: a kill
+    during a save or a retention delete leaves one, which the next resume
+    deletes (`drop_unrecorded_checkpoints`)."""
     details: list[str] = []
     passed = True
     with warnings.catch_warnings(record=True) as caught:
@@ -1353,8 +1355,11 @@ def check_checkpoints(experiment_dir: Path) -> Check:
     for path in left:
         problems = checkpoint_problems(path)
         what = "whole" if not problems else f"not whole: {problems[:2]}"
-        details.append(f"left on disk, named by no result: {short(path)} ({what})")
-    return Check("(d) every checkpoint the results name is whole", passed, details)
+        details.append(f"left on disk, named by no result: {short(path)} ({what})  <--")
+        passed = False
+    return Check(
+        "(d) every checkpoint the results name is whole, and no other is left", passed, details
+    )
 
 
 def check_lock(experiment_dir: Path, drives: Sequence[DriveRecord]) -> Check:

@@ -162,25 +162,35 @@ def test_pbt_fails_the_trial_whose_donor_checkpoint_was_deleted(tmp_path: Path) 
     assert replayed.state.trials[slow.trial_id].status is TrialStatus.ERROR
 
 
-def test_a_resume_deletes_checkpoint_directories_the_log_never_kept(tmp_path: Path) -> None:
+def test_a_resume_deletes_the_checkpoints_retention_dropped_and_nothing_newer(
+    tmp_path: Path,
+) -> None:
     settings = run_config(
         tmp_path, CrashAtSecondCheckpoint(), checkpoint_config=CheckpointConfig(num_to_keep=1)
     )
     with pytest.raises(Crash):
         Tuner(counting, run_config=settings).fit()
     [trial_dir] = (tmp_path / "gone").glob("counting_*")
-    # What a killed driver leaves: a save copied but never logged, and an
-    # old checkpoint retention ordered deleted, restored here by hand.
-    for stray in ("checkpoint_000007", "checkpoint_000000"):
+    # What a killed driver leaves: an old checkpoint retention dropped but
+    # did not delete (put back by hand), and a newer save never logged (the
+    # trial saves iteration 3 again; 7 it never reaches, and a newer one
+    # may be what records cut by `replay --truncate` named: it stays).
+    for stray in ("checkpoint_000000", "checkpoint_000003", "checkpoint_000007"):
         (trial_dir / stray).mkdir(exist_ok=True)
         (trial_dir / stray / "step").write_text("7")
     (trial_dir / "checkpoint_notes").mkdir()  # not a name tunecore gives
-    (trial_dir / "checkpoint_000008").write_text("a file, not a checkpoint directory")
+    (trial_dir / "checkpoint_0000001").symlink_to("checkpoint_0000001")  # a loop: left alone
 
     [result] = Tuner.restore(str(tmp_path / "gone"), counting).fit()
 
     assert result.status is TrialStatus.TERMINATED
     assert result.checkpoint is not None
-    left = sorted(p.name for p in trial_dir.iterdir() if p.name.startswith("checkpoint_"))
-    assert left == ["checkpoint_000004", "checkpoint_000008", "checkpoint_notes"]
     assert Path(result.checkpoint.path).name == "checkpoint_000004"
+    left = sorted(p.name for p in trial_dir.iterdir() if p.name.startswith("checkpoint_"))
+    assert left == [
+        "checkpoint_0000001",
+        "checkpoint_000004",
+        "checkpoint_000007",
+        "checkpoint_notes",
+    ]
+    assert (trial_dir / "checkpoint_0000001").is_symlink()

@@ -43,7 +43,7 @@ from tunecore.shell.storage import ExperimentStorage, to_json_value
 Row = dict[str, JsonValue]
 
 logger = logging.getLogger(__name__)
-_CHECKPOINT_DIR = re.compile(r"^checkpoint_\d{6,}$")
+_CHECKPOINT_DIR = re.compile(r"^checkpoint_(\d{6,})$")
 
 
 def repair_result_files(
@@ -73,40 +73,41 @@ def drop_unrecorded_checkpoints(
     state: ExperimentState,
     dirname_of: Callable[[TrialState], str] | None = None,
 ) -> list[Path]:
-    """Delete the `checkpoint_NNNNNN` directories of trial directories that
-    no trial's state names; the paths deleted.
+    """Delete the checkpoint directories retention dropped but a killed
+    driver did not live to delete; the paths deleted.
 
-    A killed driver leaves such directories behind in two ways: a save
-    copied but never logged, and a deletion retention ordered (a command,
-    which no resume issues again) that never ran. Neither is named by any
-    result, so this is the deletion retention would have made. Call it
-    before the resumed loop runs: then no save is in flight."""
-    named = {
-        Path(storage.located(ref).path).resolve()
-        for trial in state.trials.values()
-        for ref in (*trial.checkpoints.persistent, trial.restoring_from)
-        if ref is not None
-    }
-    named |= {
-        Path(storage.experiment_dir / t.spec.restore_path).resolve()
-        for t in state.trials.values()
-        if t.spec.restore_path
-    }
+    Retention's deletions are commands, which no resume issues again. What
+    it drops is always older than the newest checkpoint it keeps, so a
+    trial's `checkpoint_NNNNNN` directory is deleted only when its state
+    names a newer persistent checkpoint in the same directory and not this
+    one. A directory newer than every named one stays: a save copied but
+    never logged (the trial saves that iteration again, over it), or one
+    the records cut by `replay --truncate` named (kept for whoever reads
+    the quarantine file). Only real directories are touched, by name,
+    never through a symlink. Call it before the resumed loop runs: then no
+    save is in flight."""
     dropped = []
     for trial in state.trials.values():
         name = storage.trial_dirname(trial.spec, None if dirname_of is None else dirname_of(trial))
         directory = storage.experiment_dir / name
-        if not directory.is_dir():
+        named = [Path(ref.path) for ref in trial.checkpoints.persistent]
+        newest = max(
+            (int(m.group(1)) for p in named if (m := _CHECKPOINT_DIR.match(p.name))), default=None
+        )
+        if newest is None or directory.is_symlink() or not directory.is_dir():
             continue
+        kept = {p.name for p in named}
         for entry in sorted(directory.iterdir()):
-            stray = _CHECKPOINT_DIR.match(entry.name) and not entry.is_symlink()
-            if stray and entry.is_dir() and entry.resolve() not in named:
+            match = _CHECKPOINT_DIR.match(entry.name)
+            if match is None or entry.name in kept or int(match.group(1)) >= newest:
+                continue
+            if not entry.is_symlink() and entry.is_dir():
                 shutil.rmtree(entry)
                 dropped.append(entry)
     if dropped:
         logger.info(
-            "Deleted %d checkpoint directories the event log never kept (a save cut "
-            "short, or a deletion the driver did not live to make): %s",
+            "Deleted %d checkpoint directories retention had dropped (the driver was "
+            "killed before it deleted them): %s",
             len(dropped),
             ", ".join(str(path) for path in dropped),
         )

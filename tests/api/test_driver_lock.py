@@ -156,3 +156,19 @@ def test_the_cli_refuses_a_second_resume_with_the_bad_input_exit_code(
         )
     assert code == 2
     assert f"in use by another driver (pid {os.getpid()} on host " in capsys.readouterr().err
+
+
+def test_the_cli_refuses_a_resume_through_a_symlinked_lock_file_with_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    experiment = crashed_experiment(tmp_path / "crashed")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    (experiment / "driver.lock").unlink()
+    (experiment / "driver.lock").symlink_to(victim)
+    code = main(
+        ["resume", str(experiment), "--trainable", "tests.api.test_driver_lock:three_steps"]
+    )
+    assert code == 2
+    assert f"{experiment / 'driver.lock'} is a symlink (to {victim})" in capsys.readouterr().err
+    assert victim.read_text() == "precious"

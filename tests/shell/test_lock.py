@@ -11,12 +11,12 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from tunecore.shell.lock import LOCK_FILE, ExperimentLockedError, driver_lock
+from tunecore.shell.lock import LOCK_FILE, ExperimentLockedError, LockFileError, driver_lock
 
 HOLD = """
 import sys
@@ -115,3 +115,35 @@ def test_of_many_taking_over_a_stale_lock_at_once_exactly_one_wins(tmp_path: Pat
     for thread in threads:
         thread.join()
     assert len(winners) == 1
+
+
+def test_a_lock_file_symlinked_elsewhere_is_refused_and_its_target_untouched(
+    tmp_path: Path,
+) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    experiment = tmp_path / "exp"
+    experiment.mkdir()
+    (experiment / LOCK_FILE).symlink_to(victim)
+    with pytest.raises(LockFileError) as refused, driver_lock(experiment):
+        pytest.fail("locked through a symlink")
+    assert f"{experiment / LOCK_FILE} is a symlink (to {victim})" in str(refused.value)
+    assert victim.read_text() == "precious"
+
+
+@pytest.mark.parametrize(
+    ("make", "kind"),
+    [
+        (lambda path: path.mkdir(), "a directory"),
+        (os.mkfifo, "a FIFO"),
+        (lambda path: path.symlink_to("/dev/zero"), "a symlink (to /dev/zero)"),
+    ],
+    ids=["directory", "fifo", "symlink-to-dev-zero"],
+)
+def test_a_lock_file_that_is_not_a_regular_file_is_refused_naming_what_it_is(
+    tmp_path: Path, make: Callable[[Path], None], kind: str
+) -> None:
+    make(tmp_path / LOCK_FILE)
+    with pytest.raises(LockFileError) as refused, driver_lock(tmp_path):
+        pytest.fail("locked something that is not a regular file")
+    assert f"{tmp_path / LOCK_FILE} is {kind}, not a regular file" in str(refused.value)

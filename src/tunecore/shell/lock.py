@@ -13,6 +13,11 @@ The file's content, the holder's pid, host and start time as JSON, only
 makes the refusal say who holds the lock; nothing is decided from it. The
 file is never deleted: a driver could otherwise lock the deleted file while
 another locks its replacement, and both would run.
+
+The lock file is opened without following a symlink and without waiting on
+a FIFO, and used only if it is a regular file: the experiment directory may
+come from someone else, and a `driver.lock` linked to a file outside it would
+otherwise have that file truncated (`LockFileError` instead).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import fcntl
 import json
 import os
 import socket
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -35,12 +41,18 @@ class ExperimentLockedError(LogError):
     """Another driver runs the experiment; the message names it."""
 
 
+class LockFileError(LogError):
+    """The experiment's `driver.lock` is not a regular file (a symlink, a
+    directory, a FIFO, a device): nothing is opened through it, and the
+    message names the path and what it is."""
+
+
 @contextlib.contextmanager
 def driver_lock(experiment_dir: Path) -> Iterator[None]:
     """Hold the experiment's driver lock for the `with` block, or raise
     `ExperimentLockedError` at once if another process holds it. Released
     when the block ends, by an exception or Ctrl-C too."""
-    fd = os.open(experiment_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = _open_lock_file(experiment_dir / LOCK_FILE)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -57,6 +69,56 @@ def driver_lock(experiment_dir: Path) -> Iterator[None]:
             os.ftruncate(fd, 0)  # who held it is no longer true
     finally:
         os.close(fd)  # closing the only descriptor releases the flock
+
+
+def _open_lock_file(path: Path) -> int:
+    """A read-write descriptor on the regular file `path`, created if it is
+    missing; `LockFileError` if `path` is anything else."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as error:
+        kind = _kind(path)
+        if kind is None:  # a regular file or nothing: the error is not the file's kind
+            raise
+        raise _not_a_regular_file(path, kind) from error
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise _not_a_regular_file(path, _describe(mode))
+    return fd
+
+
+def _kind(path: Path) -> str | None:
+    """What `path` is if it exists and is not a regular file, else None."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISLNK(mode):
+        return f"a symlink (to {os.readlink(path)})"
+    return _describe(mode)
+
+
+def _describe(mode: int) -> str:
+    kinds = [
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    ]
+    return next((name for test, name in kinds if test(mode)), "not a regular file")
+
+
+def _not_a_regular_file(path: Path, kind: str) -> LockFileError:
+    return LockFileError(
+        f"{path} is {kind}, not a regular file: it cannot hold the experiment's "
+        "driver lock, and nothing is opened through it. Remove it; the next "
+        "driver creates a fresh one."
+    )
 
 
 def _write_holder(fd: int) -> None:

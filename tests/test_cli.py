@@ -10,6 +10,8 @@ import logging
 import re
 import signal
 import struct
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -559,3 +561,38 @@ def test_add_reaches_a_running_experiment(
     assert [e.config for e in requested] == [{"added": True, "lr": 0.5}]
     first = next(t for t in trials if not t.spec.config.get("added"))
     assert first.last_result["step"] == 5
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        (["--metric", "l\udcff", "--mode", "min"], '--metric: "l\\xff" is not valid UTF-8'),
+        (["--stop", "lo\udcfess=1"], '--stop: "lo\\xfess" is not valid UTF-8'),
+        (["--name", "\udcc3("], '--name: "\\xc3(" is not valid UTF-8'),
+    ],
+)
+def test_run_refuses_an_argument_that_is_not_utf8_naming_its_flag(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], options: list[str], expected: str
+) -> None:
+    """Python decodes such bytes on the command line to lone surrogates,
+    which once crashed the run with a traceback (exit 1)."""
+    assert run(tmp_path, "quadratic", *options) == 2
+    assert f"tunecore run: error: {expected}" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_add_refuses_a_tag_that_is_not_utf8_from_the_real_command_line(
+    unfinished: Path,
+) -> None:
+    """The bytes as a shell passes them (`--tag $'\\xff'`), decoded by
+    Python itself: the add once crashed writing the inbox entry."""
+    command = [sys.executable, "-m", "tunecore.cli", "add", str(unfinished)]
+    done = subprocess.run(
+        [*command, "--config", '{"x": 4}', "--tag", b"\xff"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert done.stderr == 'tunecore add: error: --tag: "\\xff" is not valid UTF-8\n'
+    assert not (unfinished / "inbox").exists()

@@ -62,6 +62,7 @@ import msgspec
 
 from tunecore.model import ExperimentEvent
 from tunecore.model.codec import from_msgpack, to_msgpack
+from tunecore.shell.own_files import NotRegularFileError, open_fd
 
 logger = logging.getLogger(__name__)
 
@@ -211,7 +212,7 @@ def read_log(
     held (read them before the log: it only grows)."""
     path = log_path(experiment_dir)
     with _open(path) as file:
-        data = file.read()
+        data = file.read(os.fstat(file.fileno()).st_size)
     _check_preamble(path, data)
     header: LogHeader | None = None
     events: list[ExperimentEvent] = []
@@ -289,13 +290,17 @@ def read_header(experiment_dir: str | Path) -> LogHeader:
 
 
 def _open(path: Path) -> BinaryIO:
+    """The log opened to read, if it is a regular file: never through a
+    symbolic link (`own_files`); a reader reads at most its size."""
     try:
-        return path.open("rb")
+        return os.fdopen(open_fd(path), "rb")
     except FileNotFoundError:
         raise LogError(
             f"{path} does not exist: {path.parent} is not a tunecore experiment "
             "directory (or its experiment never started)"
         ) from None
+    except NotRegularFileError as error:
+        raise LogError(f"{path} is not an event log: {error.strerror}") from None
 
 
 def _decode_header(path: Path, start: int, payload: bytes) -> LogHeader:
@@ -323,8 +328,11 @@ def _cut(path: Path, data: bytes, start: int, number: int) -> tuple[int, Path]:
         len(data) - start,
         kept,
     )
-    with path.open("r+b") as handle:
-        handle.truncate(start)
+    fd = open_fd(path, "r+")
+    try:
+        os.ftruncate(fd, start)
+    finally:
+        os.close(fd)
     return start, kept
 
 
@@ -492,7 +500,7 @@ class EventLogWriter:
         """Continue a log after its last good record: a torn tail is cut,
         its bytes kept in a quarantine file named in a warning."""
         path, end = contents.path, contents.end
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+        fd = open_fd(path, "a")
         if os.fstat(fd).st_size > end:
             kept = quarantine(path, contents.data, end)
             logger.warning(

@@ -18,9 +18,11 @@ this.)
   those events like any other, so the event log, not this directory, is
   the record: replay never reads the inbox.
 - Anyone who can write the directory can put anything there, and the loop
-  reads it every 0.5 s, so `take` trusts no entry: it reads only regular
-  files (opened without following a symbolic link and without blocking on
-  a FIFO, and checked again on the open descriptor), at most
+  reads it every 0.5 s, so `take` trusts no entry. The inbox itself must be
+  a real directory: a symbolic link in its place (which would make the
+  driver read and delete the requests of whatever directory it points to)
+  is ignored with one warning. Of its entries `take` reads only regular
+  files (`tunecore.shell.own_files`: no symbolic link, no FIFO), at most
   `MAX_REQUEST_BYTES`, and decodes only JSON nested at most `MAX_DEPTH`
   deep (msgspec recurses, so deeper would raise RecursionError), holding
   only values the event log can store (`tunecore.model.storable`: a 1e23
@@ -47,6 +49,7 @@ import msgspec
 from tunecore.model import ExperimentEvent, JsonDict, StopRequested, TrialRequested
 from tunecore.model.codec import from_json, to_json
 from tunecore.model.storable import UnstorableValueError, check_storable
+from tunecore.shell.own_files import read_bytes
 
 logger = logging.getLogger(__name__)
 
@@ -60,14 +63,6 @@ _SUFFIX = ".json"
 _REJECTED_PREFIX = ".rejected-"
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _NOT_BRACKETS = bytes(byte for byte in range(256) if byte not in b"[]{}")
-_KINDS = {
-    stat.S_IFDIR: "a directory",
-    stat.S_IFLNK: "a symbolic link",
-    stat.S_IFIFO: "a FIFO",
-    stat.S_IFSOCK: "a socket",
-    stat.S_IFCHR: "a character device",
-    stat.S_IFBLK: "a block device",
-}
 _counter = itertools.count()  # next() on a count is atomic under the GIL
 
 
@@ -94,6 +89,7 @@ class Inbox:
         self.directory = Path(experiment_dir) / INBOX_DIR
         self._stuck: set[str] = set()
         """Skipped entries that could not be removed: warned about once."""
+        self._warned_not_a_directory = False
 
     def post(self, request: Request) -> Path:
         """Write `request` atomically; return the file it is in."""
@@ -114,6 +110,8 @@ class Inbox:
         """The posted requests as events stamped `at`, oldest first; their
         files are deleted, and so are entries that are not requests (with a
         warning)."""
+        if not self._is_directory():
+            return []
         try:
             names = sorted(
                 entry.name
@@ -146,6 +144,24 @@ class Inbox:
             path.unlink(missing_ok=True)
         return events
 
+    def _is_directory(self) -> bool:
+        """Whether the inbox is a real directory (not a symbolic link to
+        one); anything else in its place is warned about once."""
+        try:
+            mode = os.lstat(self.directory).st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            return False
+        if stat.S_ISDIR(mode):
+            return True
+        if not self._warned_not_a_directory:
+            self._warned_not_a_directory = True
+            logger.warning(
+                "%s is not a directory (a symbolic link or a file): ignoring it, no request "
+                "is read from it. Remove it; the inbox is recreated by the next request.",
+                self.directory,
+            )
+        return False
+
 
 class _Refused(Exception):
     """An inbox entry that is not read: its kind, size or depth."""
@@ -154,28 +170,9 @@ class _Refused(Exception):
 def _read(path: Path) -> bytes:
     """The bytes of `path` if it is a regular file of at most
     `MAX_REQUEST_BYTES` holding JSON nested at most `MAX_DEPTH` deep."""
-    _check_regular(os.lstat(path).st_mode)
-    # The entry may change between lstat and open: O_NOFOLLOW and fstat close that race.
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    try:
-        _check_regular(os.fstat(fd).st_mode)
-        chunks: list[bytes] = []
-        size = 0
-        while size <= MAX_REQUEST_BYTES and (chunk := os.read(fd, MAX_REQUEST_BYTES + 1 - size)):
-            chunks.append(chunk)
-            size += len(chunk)
-    finally:
-        os.close(fd)
-    if size > MAX_REQUEST_BYTES:
-        raise _Refused(f"larger than {MAX_REQUEST_BYTES} bytes")
-    data = b"".join(chunks)
+    data = read_bytes(path, MAX_REQUEST_BYTES)
     _check_depth(data)
     return data
-
-
-def _check_regular(mode: int) -> None:
-    if not stat.S_ISREG(mode):
-        raise _Refused(f"{_KINDS.get(stat.S_IFMT(mode), 'a special file')}, not a regular file")
 
 
 def _check_depth(data: bytes) -> None:

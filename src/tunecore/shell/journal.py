@@ -46,6 +46,7 @@ from tunecore.model import Command, ExperimentEvent
 from tunecore.model.codec import from_msgpack, to_msgpack
 from tunecore.model.storable import encoding_error
 from tunecore.shell.eventlog import EventLogWriter, LogContents
+from tunecore.shell.own_files import read_bytes
 
 logger = logging.getLogger(__name__)
 
@@ -178,7 +179,7 @@ class SnapshotStore:
         """The snapshot after `records` events, or why it cannot be read."""
         path = self.path(records)
         try:
-            data = path.read_bytes()
+            data = read_bytes(path)  # a regular file, never through a symlink
             (crc,) = _CRC.unpack_from(data, 0)
             body = data[_CRC.size :]
             if zlib.crc32(body) != crc:

@@ -25,6 +25,11 @@ Rules this module lives by:
   inside this experiment's directory before anything is removed.
 - Nothing is pickled. Values JSON cannot hold are written as described in
   `to_json_value`.
+- result.json, progress.csv and error.txt are opened through
+  `tunecore.shell.own_files`: never through a symbolic link, only if they
+  are regular files. One that is not is skipped with a warning naming it
+  (the event log still records everything); a resume rewrites result.json
+  and progress.csv whole, replacing the entry itself.
 
 JSON policy. Ray writes `NaN` and `Infinity` into result.json, which is not
 JSON: strict parsers (and `jq`) reject the whole line. tunecore writes only
@@ -76,6 +81,7 @@ import msgspec
 from tunecore.core.naming import trial_name
 from tunecore.core.results import flatten
 from tunecore.model import CheckpointRef, CheckpointStorage, JsonValue, TrialSpec
+from tunecore.shell.own_files import NotRegularFileError, open_text, read_text
 
 logger = logging.getLogger(__name__)
 
@@ -190,10 +196,15 @@ def _csv_cell(value: JsonValue) -> str:
 def read_result_rows(trial_dir: Path) -> list[dict[str, JsonValue]] | None:
     """The results a trial's result.json holds, in the order they were
     reported; a line a crash cut short (not valid JSON, or not an object)
-    is left out. None when there is no such file."""
+    is left out. None when there is no such file, or (with a warning) when
+    it is not a regular file (`tunecore.shell.own_files`)."""
+    path = trial_dir / RESULT_FILE
     try:
-        lines = (trial_dir / RESULT_FILE).read_text(encoding="utf-8").splitlines()
+        lines = read_text(path).splitlines()
     except (FileNotFoundError, NotADirectoryError):
+        return None
+    except NotRegularFileError as error:
+        logger.warning("Ignoring %s: %s", path, error)
         return None
     rows: list[dict[str, JsonValue]] = []
     for line in lines:
@@ -335,12 +346,16 @@ class ExperimentStorage:
         header lacks waits for the next whole rewrite (module docstring)."""
         row = _csv_row(result)
         path = trial_dir / PROGRESS_FILE
-        table = self._progress_table(path)
-        if table is None:
-            self._appender.forget(path)
-            table = self._tables[path] = _ProgressTable(list(row), rows=1)
-            with path.open("w", encoding="utf-8", newline="") as file:
-                file.write(_csv_line(table.header) + _csv_line(table.cells(row)))
+        try:
+            table = self._progress_table(path)
+            if table is None:
+                self._appender.forget(path)
+                with open_text(path, "w") as file:
+                    file.write(_csv_line(list(row)) + _csv_line(list(row.values())))
+                self._tables[path] = _ProgressTable(list(row), rows=1)
+                return path
+        except NotRegularFileError as error:
+            self._appender.refuse(path, error)
             return path
         self._appender.append(path, _csv_line(table.cells(row)))
         table.hold(row)
@@ -364,7 +379,7 @@ class ExperimentStorage:
         if cached is not None:
             return cached
         try:
-            with path.open(encoding="utf-8", newline="") as file:
+            with open_text(path) as file:
                 first = next(csv.reader(file), None)
         except FileNotFoundError:
             return None
@@ -377,10 +392,16 @@ class ExperimentStorage:
         """Rewrite progress.csv whole with the held-back keys in its header
         and their cells in the rows appended since the last whole write."""
         self._appender.forget(path)
-        with path.open(encoding="utf-8", newline="") as file:
-            reader = csv.reader(file)
-            next(reader, None)
-            rows = list(reader)
+        try:
+            with open_text(path) as file:
+                reader = csv.reader(file)
+                next(reader, None)
+                rows = list(reader)
+        except NotRegularFileError as error:
+            self._appender.refuse(path, error)
+            table.held.clear()
+            table.late.clear()
+            return
         header = table.header + list(table.held)
         column = {key: i for i, key in enumerate(header)}
         first_appended = len(rows) - table.appended
@@ -407,12 +428,14 @@ class ExperimentStorage:
         header with every key they have (a crash can leave a row short, or
         new keys held back: module docstring)."""
         try:
-            with (trial_dir / PROGRESS_FILE).open(encoding="utf-8", newline="") as file:
+            with open_text(trial_dir / PROGRESS_FILE) as file:
                 reader = csv.reader(file)
                 header = set(next(reader, None) or ())
                 count = sum(1 for _ in reader)
         except FileNotFoundError:
             return not rows
+        except NotRegularFileError:
+            return False  # rewritten whole (atomically, replacing the entry)
         return count == len(rows) and all(header.issuperset(flatten(row)) for row in rows)
 
     def rewrite_results(self, trial_dir: Path, rows: Sequence[Mapping[str, JsonValue]]) -> None:
@@ -443,8 +466,11 @@ class ExperimentStorage:
         """Append one error.txt entry verbatim (`tunecore.core.naming.error_entry`
         formats it; the shell only writes)."""
         path = trial_dir / ERROR_FILE
-        with path.open("a", encoding="utf-8") as file:
-            file.write(entry)
+        try:
+            with open_text(path, "a") as file:
+                file.write(entry)
+        except NotRegularFileError as error:
+            self._appender.refuse(path, error)
         return path
 
     # -- checkpoints --------------------------------------------------------------
@@ -579,6 +605,7 @@ class _Appender:
     def __init__(self, limit: int = 128) -> None:
         self._limit = limit
         self._open: dict[Path, TextIO] = {}
+        self._refused: set[Path] = set()
 
     def append(self, path: Path, text: str) -> None:
         handle = self._open.pop(path, None)
@@ -586,10 +613,23 @@ class _Appender:
             if len(self._open) >= self._limit:
                 oldest = next(iter(self._open))
                 self._open.pop(oldest).close()
-            handle = path.open("a", encoding="utf-8", newline="")
+            try:
+                handle = open_text(path, "a")
+            except NotRegularFileError as error:
+                self.refuse(path, error)
+                return
         self._open[path] = handle  # most recently used last
         handle.write(text)
         handle.flush()
+
+    def refuse(self, path: Path, error: NotRegularFileError) -> None:
+        """Skip writing `path`, which is not a regular file (a symbolic link
+        may point anywhere): a warning the first time, naming it."""
+        if path not in self._refused:
+            self._refused.add(path)
+            logger.warning(
+                "Not writing to %s: %s; the event log still records everything", path, error
+            )
 
     def forget(self, path: Path) -> None:
         """Close `path` before it is rewritten in place."""

@@ -7,7 +7,11 @@ trial directory, which an absolute name or `..` simply leaves; here a name
 is a relative path that stays inside the trial directory:
 
 - `confined_name` checks the text (when `RunConfig` is built, and when a
-  restore reads the header): not empty, not absolute, no `..` part;
+  restore reads the header): not empty, not absolute, no `..` part, and
+  not one of the files tunecore itself keeps in the trial directory
+  (result.json, progress.csv, error.txt, params.json, a `checkpoint_*`
+  directory): the trial's output would be mixed into them, and they are
+  rewritten and replaced under the open stream;
 - `open_in_trial_dir` checks the file system when the file is opened: the
   path, symlinks resolved, must still be inside the trial directory.
 """
@@ -18,7 +22,11 @@ import os
 from pathlib import PurePath
 from typing import TextIO
 
+from tunecore.shell.storage import ERROR_FILE, PARAMS_FILE, PROGRESS_FILE, RESULT_FILE
+
 _RULE = "a path relative to the trial directory that stays inside it, e.g. 'stdout.txt'"
+_OWN = frozenset({RESULT_FILE, PROGRESS_FILE, ERROR_FILE, PARAMS_FILE})
+_OWN_PREFIX = "checkpoint_"
 
 
 def confined_name(field: str, value: object) -> str:
@@ -31,6 +39,12 @@ def confined_name(field: str, value: object) -> str:
         raise ValueError(f"{field}={value!r} is an absolute path; expected {_RULE}")
     if ".." in path.parts:
         raise ValueError(f"{field}={value!r} leaves the trial directory ('..'); expected {_RULE}")
+    first = path.parts[0]
+    if first in _OWN or first.startswith(_OWN_PREFIX):
+        raise ValueError(
+            f"{field}={value!r} names a file tunecore keeps in the trial directory "
+            f"({', '.join(sorted(_OWN))}, {_OWN_PREFIX}*); expected {_RULE}"
+        )
     return value
 
 

@@ -1,0 +1,109 @@
+"""Opening the files tunecore itself keeps in an experiment directory.
+
+Anyone who can write the experiment directory can replace one of its
+files (result.json, progress.csv, error.txt, events.log, a snapshot, an
+inbox request) with a symbolic link or a special file. Followed, a link
+makes the driver append a traceback to a file elsewhere, and a link to
+`/dev/zero` or a FIFO makes a read never end (memory exhausted, or a hang).
+So every such file is opened here, and only here:
+
+- without following a symbolic link in its last component (`O_NOFOLLOW`)
+  and without blocking on a FIFO (`O_NONBLOCK`);
+- checked on the open descriptor to be a regular file (the entry may have
+  changed since anyone looked at its name);
+- read only up to its size at that moment (a file that grows meanwhile is
+  read as it was), and refused whole if it exceeds the caller's `limit`.
+
+Anything else raises `NotRegularFileError`, an `OSError` naming the path
+and what it is; each caller decides whether that is an error (the event
+log) or a warning and a skipped file (trial files, inbox requests).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+from typing import TextIO, cast
+
+_KINDS = {
+    stat.S_IFDIR: "a directory",
+    stat.S_IFLNK: "a symbolic link",
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+}
+_MODES = {
+    "r": os.O_RDONLY,
+    "a": os.O_WRONLY | os.O_CREAT | os.O_APPEND,
+    "w": os.O_WRONLY | os.O_CREAT,
+    "r+": os.O_RDWR,
+}
+
+
+class NotRegularFileError(OSError):
+    """A file tunecore keeps is a symbolic link, a special file, or larger
+    than the bound its reader sets; it is not opened (or not read)."""
+
+
+def open_fd(path: Path, mode: str = "r") -> int:
+    """A descriptor of `path` opened with `mode` ('r', 'a', 'w' which
+    truncates, 'r+'), once it is known to be a regular file reached
+    without following a symbolic link."""
+    flags = _MODES[mode] | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as error:
+        # ELOOP: the last component is a symlink; ENXIO: a FIFO nobody reads;
+        # EISDIR: a directory opened to write.
+        if error.errno in (errno.ELOOP, errno.ENXIO, errno.EISDIR):
+            raise _refused(path, os.lstat(path).st_mode) from None
+        raise
+    try:
+        mode_bits = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode_bits):
+            raise _refused(path, mode_bits)
+        os.set_blocking(fd, True)
+        if mode == "w":
+            os.ftruncate(fd, 0)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def open_text(path: Path, mode: str = "r") -> TextIO:
+    """`open_fd` as a UTF-8 text file without newline translation (CSV and
+    JSON lines are written as they are)."""
+    return cast(TextIO, os.fdopen(open_fd(path, mode), mode, encoding="utf-8", newline=""))
+
+
+def read_bytes(path: Path, limit: int | None = None) -> bytes:
+    """The bytes `path` holds now, read through `open_fd`; a file over
+    `limit` bytes is refused unread."""
+    fd = open_fd(path)
+    try:
+        size = os.fstat(fd).st_size
+        if limit is not None and size > limit:
+            raise NotRegularFileError(errno.EFBIG, f"larger than {limit} bytes ({size})", str(path))
+        chunks: list[bytes] = []
+        left = size
+        while left > 0 and (chunk := os.read(fd, left)):
+            chunks.append(chunk)
+            left -= len(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
+
+
+def read_text(path: Path, limit: int | None = None) -> str:
+    """`read_bytes` decoded as UTF-8 (an undecodable byte is replaced: a
+    crash can cut a character in half)."""
+    return read_bytes(path, limit).decode("utf-8", errors="replace")
+
+
+def _refused(path: Path, mode_bits: int) -> NotRegularFileError:
+    kind = _KINDS.get(stat.S_IFMT(mode_bits), "a special file")
+    return NotRegularFileError(errno.EINVAL, f"{kind}, not a regular file", str(path))

@@ -1,0 +1,185 @@
+"""tunecore's own files in an experiment directory are never reached
+through a symbolic link nor read from a special file: a link planted in
+their place is skipped (or refused) with a message naming it, and nothing
+outside the experiment directory is written, read or deleted. `log_to_file`
+may not name those files either."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pydantic
+import pytest
+
+import tunecore
+from tests.api.test_resume_trust import HERE, crafted, steps
+from tunecore import ResultGrid, RunConfig, TuneConfig, Tuner
+from tunecore.model import TrialStatus
+from tunecore.shell.eventlog import LogError, read_log
+from tunecore.shell.inbox import AddTrialRequest, Inbox
+from tunecore.shell.journal import SnapshotStore
+from tunecore.shell.own_files import NotRegularFileError, read_bytes
+from tunecore.shell.storage import ExperimentStorage, read_result_rows
+
+
+def failing(config: dict[str, object]) -> None:
+    tunecore.report({"loss": 1.0})
+    raise RuntimeError("the trial broke")
+
+
+def run(tmp_path: Path, trainable: Callable[[dict[str, object]], None]) -> ResultGrid:
+    return Tuner(
+        trainable,
+        tune_config=TuneConfig(trial_dirname_creator=lambda trial: "the_trial"),
+        run_config=RunConfig(
+            storage_path=str(tmp_path), name="exp", verbose=0, executor="in_process"
+        ),
+    ).fit()
+
+
+def test_an_error_txt_linked_outside_is_not_appended_to(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    trial_dir = tmp_path / "exp" / "the_trial"
+    trial_dir.mkdir(parents=True)
+    (trial_dir / "error.txt").symlink_to(victim)
+    with caplog.at_level(logging.WARNING):
+        (result,) = run(tmp_path, failing)
+    assert result.status is TrialStatus.ERROR
+    assert "the trial broke" in str(result.error)
+    assert victim.read_text() == "precious\n"
+    assert any(f"{trial_dir / 'error.txt'}: " in r.getMessage() for r in caplog.records)
+
+
+def test_result_files_linked_outside_are_neither_appended_to_nor_read(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    victim = tmp_path / "victim.json"
+    victim.write_text('{"loss": -999}\n')
+    storage = ExperimentStorage(tmp_path, "exp")
+    trial_dir = storage.experiment_dir / "the_trial"
+    trial_dir.mkdir()
+    for name in ("result.json", "progress.csv"):
+        (trial_dir / name).symlink_to(victim)
+    with caplog.at_level(logging.WARNING):
+        storage.append_result(trial_dir, {"loss": 1.0})
+        storage.append_result(trial_dir, {"loss": 2.0, "new": 1})
+        storage.flush_progress(trial_dir)
+        storage.close()
+        assert read_result_rows(trial_dir) is None
+    assert victim.read_text() == '{"loss": -999}\n'
+    warned = " ".join(r.getMessage() for r in caplog.records)
+    assert "a symbolic link, not a regular file" in warned
+    assert str(trial_dir / "result.json") in warned
+    assert str(trial_dir / "progress.csv") in warned
+
+
+def test_a_resume_replaces_a_result_json_link_rather_than_read_it(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    (first,) = Tuner(
+        steps,
+        run_config=RunConfig(
+            storage_path=str(tmp_path), name="exp", verbose=0, executor="in_process"
+        ),
+    ).fit()
+    result_json = first.path / "result.json"
+    outside = tmp_path / "outside.json"
+    outside.write_bytes(result_json.read_bytes())
+    result_json.unlink()
+    result_json.symlink_to(outside)  # as well /dev/zero, which was read until memory ran out
+    kept = outside.read_bytes()
+    with caplog.at_level(logging.WARNING):
+        Tuner.restore(str(tmp_path / "exp"), trainable=steps).fit()
+    assert f"Ignoring {result_json}: " in caplog.text
+    assert not result_json.is_symlink()
+    assert outside.read_bytes() == kept
+
+
+@pytest.mark.parametrize("target", ["/dev/zero", "fifo"])
+def test_special_files_are_refused_unread(tmp_path: Path, target: str) -> None:
+    if target == "fifo":
+        target = str(tmp_path / "fifo")
+        os.mkfifo(target)
+    link = tmp_path / "link"
+    link.symlink_to(target)
+    with pytest.raises(NotRegularFileError, match="a symbolic link, not a regular file"):
+        read_bytes(link)
+    with pytest.raises(NotRegularFileError, match="not a regular file"):
+        read_bytes(Path(target))
+
+
+def test_an_events_log_that_is_a_symlink_is_a_log_error(tmp_path: Path) -> None:
+    run(tmp_path, steps)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    log = tmp_path / "exp" / "events.log"
+    log.rename(elsewhere / "events.log")
+    log.symlink_to(elsewhere / "events.log")
+    with pytest.raises(LogError, match=re.escape(f"{log} is not an event log: a symbolic link")):
+        read_log(tmp_path / "exp")
+
+
+def test_a_snapshot_linked_to_a_special_file_is_ignored(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = SnapshotStore(tmp_path)
+    store.directory.mkdir(parents=True, exist_ok=True)
+    store.path(5).symlink_to("/dev/zero")
+    with caplog.at_level(logging.WARNING):
+        assert store.load(5) is None
+    assert "a symbolic link, not a regular file" in caplog.text
+
+
+def test_an_inbox_linked_to_another_directory_is_ignored(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    victim = tmp_path / "victim"
+    Inbox(tmp_path / "other").post(AddTrialRequest(config={"lr": 0.1}))
+    victim = tmp_path / "other" / "inbox"
+    kept = sorted(victim.iterdir())
+    (tmp_path / "exp").mkdir()
+    inbox = Inbox(tmp_path / "exp")
+    inbox.directory.symlink_to(victim)
+    with caplog.at_level(logging.WARNING):
+        assert inbox.take(at=1.0) == []
+        assert inbox.take(at=2.0) == []
+    assert sorted(victim.iterdir()) == kept
+    [warning] = [r.getMessage() for r in caplog.records]
+    assert f"{inbox.directory} is not a directory" in warning
+
+
+@pytest.mark.parametrize(
+    "log_to_file",
+    [
+        "progress.csv",
+        "result.json",
+        "error.txt",
+        "params.json",
+        ("out.txt", "result.json"),
+        "checkpoint_000001/out.txt",
+    ],
+)
+def test_log_to_file_naming_a_file_tunecore_keeps_is_refused(
+    log_to_file: str | tuple[str, str],
+) -> None:
+    name = log_to_file if isinstance(log_to_file, str) else log_to_file[1]
+    with pytest.raises(
+        pydantic.ValidationError,
+        match=re.escape(f"log_to_file={name!r} names a file tunecore keeps"),
+    ):
+        RunConfig(log_to_file=log_to_file)
+
+
+def test_a_crafted_header_naming_result_json_as_output_is_a_log_error(tmp_path: Path) -> None:
+    directory = crafted(
+        tmp_path / "exp", f"{HERE}:steps", {"x": 1}, output_files=("result.json", "err.txt")
+    )
+    with pytest.raises(LogError, match=re.escape("RunSettings.output_files='result.json' names")):
+        Tuner.restore(str(directory), trainable=steps).fit()

@@ -10,6 +10,8 @@ import pytest
 
 from tests.integration import trainables
 
+pytest_plugins = ["tests.storage_fixtures"]
+
 
 @pytest.fixture(scope="session")
 def ray_cluster() -> Iterator[None]:

@@ -1,0 +1,334 @@
+"""The `Store` contract (`shell/store.py`), one suite over every kind of
+store: a local directory, pyarrow's local filesystem, and S3 (a moto server
+on 127.0.0.1); and how `resolve_storage` reads `storage_path` and
+`storage_filesystem`."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import sys
+from pathlib import Path
+
+import pytest
+from pyarrow.fs import LocalFileSystem
+
+from tests.storage_fixtures import StorageTarget
+from tunecore.shell.store import ArrowStore, LocalStore, StorageSpec, Store, resolve_storage
+
+MARKER = ".tunecore_checkpoint.json"
+
+
+@pytest.fixture(params=["local", "arrow_local", "s3"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
+    if request.param == "local":
+        return LocalStore(str(tmp_path / "root"))
+    if request.param == "arrow_local":
+        (tmp_path / "root").mkdir()
+        return ArrowStore(LocalFileSystem(), str(tmp_path / "root"))
+    target: StorageTarget = request.getfixturevalue("s3_store")
+    return target.store
+
+
+def make_tree(root: Path, files: dict[str, bytes]) -> Path:
+    for name, data in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    return root
+
+
+# Bytes that look compressed: pyarrow would transparently decompress a
+# `.gz` on read unless told not to, which changed what a checkpoint held.
+GZIP_LOOKALIKE = b"\x1f\x8b\x08\x00" + bytes(range(256)) * 3
+TREE = {
+    MARKER: b'{"training_iteration": 3}',
+    "model.gz": GZIP_LOOKALIKE,
+    "weights/layer_1.bin": b"\x00" * 1000,
+    "weights/deeper/notes.txt": b"hello",
+}
+
+
+# ---------------------------------------------------------------- objects
+
+
+def test_write_then_read_returns_the_same_bytes_and_creates_parents(store: Store) -> None:
+    store.write_bytes("exp/trial_1/params.json", b'{"lr": 0.1}')
+    store.write_bytes("exp/events/seg.gz", GZIP_LOOKALIKE)
+
+    assert store.read_bytes("exp/trial_1/params.json") == b'{"lr": 0.1}'
+    assert store.read_bytes("exp/events/seg.gz") == GZIP_LOOKALIKE
+
+
+def test_write_replaces_the_whole_object_and_leaves_no_temporary_name(store: Store) -> None:
+    store.write_bytes("exp/result.json", b"a much longer first version")
+    store.write_bytes("exp/result.json", b"short")
+
+    assert store.read_bytes("exp/result.json") == b"short"
+    assert store.list("exp") == ["result.json"]
+
+
+def test_reading_a_missing_object_or_a_directory_is_file_not_found_naming_the_uri(
+    store: Store,
+) -> None:
+    store.write_bytes("exp/trial_1/params.json", b"{}")
+
+    with pytest.raises(FileNotFoundError, match="exp/trial_1/nothing"):
+        store.read_bytes("exp/trial_1/nothing")
+    with pytest.raises(FileNotFoundError) as info:
+        store.read_bytes("exp/trial_1")
+    assert store.uri("exp/trial_1") in str(info.value)
+
+
+def test_list_names_what_is_directly_under_a_directory(store: Store) -> None:
+    store.write_bytes("exp/b/params.json", b"{}")
+    store.write_bytes("exp/a.txt", b"")
+    store.write_bytes("exp/c/d/e.txt", b"x")
+
+    assert store.list("exp") == ["a.txt", "b", "c"]
+    assert store.list("exp/c") == ["d"]
+    assert "exp" in store.list()
+    assert store.list("exp/missing") == []
+    assert store.list("exp/a.txt") == []
+
+
+def test_exists_for_objects_and_directories(store: Store) -> None:
+    store.write_bytes("exp/t/params.json", b"{}")
+
+    assert store.exists("exp/t/params.json")
+    assert store.exists("exp/t")
+    assert not store.exists("exp/t/params")
+    assert not store.exists("exp/other")
+
+
+def test_delete_file_is_idempotent(store: Store) -> None:
+    store.write_bytes("exp/events/seg_1", b"1")
+    store.write_bytes("exp/events/seg_2", b"2")
+
+    store.delete_file("exp/events/seg_1")
+    store.delete_file("exp/events/seg_1")
+
+    assert store.list("exp/events") == ["seg_2"]
+
+
+# ------------------------------------------------------------------- trees
+
+
+def test_upload_then_download_keeps_every_file_byte_for_byte(store: Store, tmp_path: Path) -> None:
+    source = make_tree(tmp_path / "src", TREE)
+
+    uploaded = store.upload_dir(str(source), "exp/t/checkpoint_000003", marker=MARKER)
+    downloaded = store.download_dir("exp/t/checkpoint_000003", str(tmp_path / "back"))
+
+    total = sum(len(data) for data in TREE.values())
+    assert uploaded == downloaded == total
+    for name, data in TREE.items():
+        assert (tmp_path / "back" / name).read_bytes() == data
+        assert store.read_bytes(f"exp/t/checkpoint_000003/{name}") == data
+    assert store.list("exp/t/checkpoint_000003") == sorted([MARKER, "model.gz", "weights"])
+
+
+def test_an_upload_cut_short_leaves_no_marker(store: Store, tmp_path: Path) -> None:
+    """The marker sorts first by name, so only the marker-last rule keeps it
+    out of a tree whose upload failed half way."""
+    source = make_tree(tmp_path / "src", {MARKER: b"{}", "a.bin": b"a"})
+    # A file that cannot be read: reading /proc/self/mem at offset 0 fails.
+    (source / "b.bin").symlink_to("/proc/self/mem")
+
+    with pytest.raises(OSError, match="checkpoint_000001"):
+        store.upload_dir(str(source), "exp/t/checkpoint_000001", marker=MARKER)
+
+    assert not store.exists(f"exp/t/checkpoint_000001/{MARKER}")
+    assert store.read_bytes("exp/t/checkpoint_000001/a.bin") == b"a"
+
+
+def test_upload_of_a_missing_directory_is_file_not_found(store: Store, tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        store.upload_dir(str(tmp_path / "nothing"), "exp/t/checkpoint_000001")
+
+
+def test_download_of_nothing_is_file_not_found_naming_the_uri(store: Store, tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError) as info:
+        store.download_dir("exp/t/checkpoint_000009", str(tmp_path / "dest"))
+    assert store.uri("exp/t/checkpoint_000009") in str(info.value)
+
+
+def test_copy_dir_copies_the_tree_inside_the_store(store: Store, tmp_path: Path) -> None:
+    store.upload_dir(str(make_tree(tmp_path / "src", TREE)), "exp/t1/checkpoint_000002")
+
+    store.copy_dir("exp/t1/checkpoint_000002", "exp/t2/exploit_000001", marker=MARKER)
+
+    store.download_dir("exp/t2/exploit_000001", str(tmp_path / "copy"))
+    for name, data in TREE.items():
+        assert (tmp_path / "copy" / name).read_bytes() == data
+    with pytest.raises(FileNotFoundError):
+        store.copy_dir("exp/t1/checkpoint_000404", "exp/t2/exploit_000002")
+
+
+def test_delete_dir_removes_only_that_tree_and_is_idempotent(store: Store, tmp_path: Path) -> None:
+    source = str(make_tree(tmp_path / "src", {"x.bin": b"x", "sub/y.bin": b"y"}))
+    store.upload_dir(source, "exp/t/checkpoint_1")
+    # A sibling whose name starts with the deleted one's (an S3 prefix trap).
+    store.upload_dir(source, "exp/t/checkpoint_10")
+
+    store.delete_dir("exp/t/checkpoint_1")
+    store.delete_dir("exp/t/checkpoint_1")
+
+    assert not store.exists("exp/t/checkpoint_1")
+    assert store.list("exp/t") == ["checkpoint_10"]
+    assert store.read_bytes("exp/t/checkpoint_10/sub/y.bin") == b"y"
+
+
+# --------------------------------------------------------- paths, pickling
+
+
+@pytest.mark.parametrize("rel", ["/abs", "../up", "a/../b", "a//b", "a/", "./a", "a\0b"])
+def test_a_path_that_is_not_relative_and_clean_is_refused(store: Store, rel: str) -> None:
+    with pytest.raises(ValueError, match="store path"):
+        store.write_bytes(rel, b"x")
+    with pytest.raises(ValueError, match="store path"):
+        store.list(rel)
+
+
+def test_the_root_is_never_an_object_nor_deleted(store: Store) -> None:
+    store.write_bytes("exp/a", b"a")
+
+    with pytest.raises(ValueError, match="store path"):
+        store.read_bytes("")
+    with pytest.raises(ValueError, match="store path"):
+        store.delete_dir("")
+    assert store.read_bytes("exp/a") == b"a"
+
+
+def test_a_store_survives_pickling_as_ray_ships_it_to_workers(store: Store) -> None:
+    store.write_bytes("exp/a", b"a")
+
+    copy: Store = pickle.loads(pickle.dumps(store))
+
+    assert copy.read_bytes("exp/a") == b"a"
+    assert copy.uri("exp/a") == store.uri("exp/a")
+
+
+def test_only_a_local_directory_has_local_paths(store: Store) -> None:
+    store.write_bytes("exp/a", b"a")
+
+    path = store.local_path("exp/a")
+
+    if isinstance(store, LocalStore):
+        assert path is not None
+        assert Path(path).read_bytes() == b"a"
+    else:
+        assert path is None
+
+
+# --------------------------------------------------------- resolve_storage
+
+
+def test_no_storage_path_is_the_default_local_directory(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+
+    spec, store = resolve_storage(None)
+
+    assert spec == StorageSpec(uri=str(tmp_path / "tunecore_results"), mirrored=False)
+    assert store.local_path("") == str(tmp_path / "tunecore_results")
+
+
+@pytest.mark.parametrize("as_path", [str, Path])
+def test_a_plain_path_is_a_local_unmirrored_directory(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, as_path: type[str] | type[Path]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+
+    spec, store = resolve_storage(as_path("results"))
+
+    assert spec == StorageSpec(uri=str(tmp_path / "results"), mirrored=False)
+    store.write_bytes("exp/a", b"a")
+    assert (tmp_path / "results" / "exp" / "a").read_bytes() == b"a"
+
+
+def test_a_file_uri_is_a_mirrored_local_directory(tmp_path: Path) -> None:
+    spec, store = resolve_storage(f"file://{tmp_path}/elsewhere/")
+
+    assert spec == StorageSpec(uri=f"file://{tmp_path}/elsewhere", mirrored=True)
+    store.write_bytes("exp/a", b"a")
+    assert (tmp_path / "elsewhere" / "exp" / "a").read_bytes() == b"a"
+
+
+@pytest.mark.parametrize("uri", ["file://server/share/x", "file://relative"])
+def test_a_file_uri_must_name_a_local_absolute_directory(uri: str) -> None:
+    with pytest.raises(ValueError, match=r"storage_path .*file:///"):
+        resolve_storage(uri)
+
+
+def test_an_s3_uri_reaches_the_bucket_and_records_no_credentials(
+    s3_store: StorageTarget,
+) -> None:
+    spec, store = resolve_storage(s3_store.uri.replace("?", "/exp?", 1))
+
+    store.write_bytes("trial_1/params.json", b"{}")
+
+    assert s3_store.store.read_bytes("exp/trial_1/params.json") == b"{}"
+    assert spec.mirrored
+    assert spec.uri.startswith("s3://test-")
+    assert "testing" not in spec.uri
+
+
+def test_a_filesystem_object_takes_the_path_with_or_without_its_scheme(
+    s3_store: StorageTarget,
+) -> None:
+    bucket = s3_store.store.uri().removeprefix("s3://")
+    _, with_scheme = resolve_storage(f"s3://{bucket}/exp", s3_store.filesystem)
+    spec, without = resolve_storage(f"{bucket}/exp", s3_store.filesystem)
+
+    with_scheme.write_bytes("a", b"a")
+
+    assert without.read_bytes("a") == b"a"
+    assert spec == StorageSpec(uri=f"s3://{bucket}/exp", mirrored=True)
+
+
+@pytest.mark.parametrize("uri", ["foo://x/y", "Memory://bucket"])
+def test_an_unknown_scheme_is_an_error_naming_it_never_a_local_directory(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, uri: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    scheme = uri.partition(":")[0]
+
+    with pytest.raises(ValueError, match=f"storage_path '{uri}': unknown scheme '{scheme}'"):
+        resolve_storage(uri)
+
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_uri_with_one_slash_is_refused(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+
+    with pytest.raises(ValueError, match=r"storage_path 's3:/bucket/x'.*'://'"):
+        resolve_storage("s3:/bucket/x")
+
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("value", ["s3://bucket", {"endpoint": "x"}, LocalStore("/tmp")])
+def test_a_storage_filesystem_that_is_no_pyarrow_filesystem_is_named(value: object) -> None:
+    with pytest.raises(TypeError, match=f"storage_filesystem .*{type(value).__qualname__}"):
+        resolve_storage("bucket/x", value)
+
+
+@pytest.mark.parametrize("value", [42, b"/tmp/x", ""])
+def test_a_storage_path_of_the_wrong_type_is_named(value: object) -> None:
+    with pytest.raises(TypeError, match=f"storage_path .*{type(value).__qualname__}"):
+        resolve_storage(value)
+
+
+def test_a_uri_without_pyarrow_names_the_extra_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    monkeypatch.setitem(sys.modules, "pyarrow.fs", None)
+
+    with pytest.raises(ImportError, match=r"pip install 'tunecore\[storage\]'"):
+        resolve_storage("s3://bucket/x")
+    # A local path or file:// still needs nothing.
+    assert resolve_storage("file:///tmp/x")[0].mirrored

@@ -1,0 +1,2 @@
+# Local stub: pyarrow ships no types. Only what tunecore uses (pyarrow.fs).
+__version__: str

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import socket
 import sys
+import threading
 import traceback
 from collections.abc import Callable
 from typing import TextIO
@@ -29,6 +30,15 @@ TrainableFactory = Callable[[JsonDict, TrialContext], WorkerTrainable]
 
 _BATCH_ENDS = ("done", "should_checkpoint", "__duplicate__")
 
+_REDIRECT_LOCK = threading.Lock()
+_redirected: list[tuple[str, TextIO]] = []
+"""The `log_to_file` streams in place, oldest first, as (`sys` attribute,
+file). In-process trials share one `sys.stdout`; they end in any order, so
+a host cannot put back the stream it found (another trial's file, perhaps
+closed by now): the newest redirection still open wins, else the stream
+the first one replaced (`_original`)."""
+_original: dict[str, TextIO] = {}
+
 
 class TrialHost:
     """Runs the operations the executor sends, for the trial assigned."""
@@ -37,7 +47,7 @@ class TrialHost:
         self._factory = factory
         self._trainable: WorkerTrainable | None = None
         self._spare: ClassTrainable | None = None  # the last trial's, kept for reuse
-        self._opened: list[tuple[str, TextIO, TextIO]] = []
+        self._opened: list[tuple[str, TextIO]] = []
         self._previous_dir: str | None = None
 
     def location(self) -> tuple[str, int]:
@@ -69,9 +79,12 @@ class TrialHost:
             if filename is None:
                 continue
             target = open_in_trial_dir(context.trial_dir, filename)
-            previous = getattr(sys, stream)
-            setattr(sys, stream, target)
-            self._opened.append((stream, previous, target))
+            with _REDIRECT_LOCK:
+                if all(name != stream for name, _ in _redirected):
+                    _original[stream] = getattr(sys, stream)
+                _redirected.append((stream, target))
+                setattr(sys, stream, target)
+            self._opened.append((stream, target))
 
     def reset(self, config: JsonDict, context: TrialContext) -> bool:
         """A new config for the current trial, in place when supported; a
@@ -138,13 +151,22 @@ class TrialHost:
             self._spare = trainable
         elif trainable is not None:
             trainable.stop()
-        while self._opened:
-            stream, previous, target = self._opened.pop()
-            setattr(sys, stream, previous)
-            target.close()
+        self._restore_streams()
         if self._previous_dir is not None:  # a reused worker starts where it began
             os.chdir(self._previous_dir)
             self._previous_dir = None
+
+    def _restore_streams(self) -> None:
+        """End this host's redirections (see `_redirected`)."""
+        opened, self._opened = self._opened, []
+        with _REDIRECT_LOCK:
+            for entry in opened:
+                _redirected.remove(entry)
+            for stream in dict.fromkeys(name for name, _ in opened):
+                still = [target for name, target in _redirected if name == stream]
+                setattr(sys, stream, still[-1] if still else _original.pop(stream))
+        for _, target in opened:
+            target.close()
 
     def _current(self) -> WorkerTrainable:
         if self._trainable is None:

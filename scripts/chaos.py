@@ -46,7 +46,8 @@ Then the checks:
 (d) every checkpoint the results name (newest and kept) is whole: every
     file complete, of the iteration its name and metadata say (a restore
     from a damaged one fails the trial, so (a) catches those too); and no
-    checkpoint directory no result names is left on disk;
+    checkpoint directory older than a trial's newest named one is left on
+    disk (retention dropped it);
 (e) every driver that logged an event held the driver lock, the driver
     after a killed one took its lock over, the last released it;
 (f) with `--second-drivers`: each second driver was refused (exit 2, the
@@ -1328,9 +1329,12 @@ def check_checkpoints(experiment_dir: Path) -> Check:
     """(d): the results (`ResultGrid.from_path`, as a user reads them) name,
     for every trial, a newest checkpoint and its kept ones, and each is
     whole: every file complete, of the iteration its name and metadata
-    say. And no checkpoint directory is left that no result names: a kill
-    during a save or a retention delete leaves one, which the next resume
-    deletes (`drop_unrecorded_checkpoints`)."""
+    say. And no checkpoint directory older than a trial's newest named one
+    is left unnamed: a kill between retention's decision and its delete
+    leaves one, which the next resume deletes
+    (`drop_unrecorded_checkpoints`). A newer one, a save copied but never
+    logged that the trial did not save again, stays (reported, not failed:
+    a resume cannot tell it from what `replay --truncate` cut away)."""
     details: list[str] = []
     passed = True
     with warnings.catch_warnings(record=True) as caught:
@@ -1355,10 +1359,16 @@ def check_checkpoints(experiment_dir: Path) -> Check:
     for path in left:
         problems = checkpoint_problems(path)
         what = "whole" if not problems else f"not whole: {problems[:2]}"
-        details.append(f"left on disk, named by no result: {short(path)} ({what})  <--")
-        passed = False
+        newest = max((p for p in named if p.parent == path.parent), default=None)
+        if newest is not None and path.name < newest.name:
+            details.append(f"left on disk, older than a named one: {short(path)} ({what})  <--")
+            passed = False
+        else:
+            details.append(f"left on disk, a save never logged: {short(path)} ({what})")
     return Check(
-        "(d) every checkpoint the results name is whole, and no other is left", passed, details
+        "(d) every checkpoint the results name is whole; none retention dropped is left",
+        passed,
+        details,
     )
 
 

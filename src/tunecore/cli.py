@@ -1,7 +1,7 @@
 """The `tunecore` command line.
 
     tunecore run MODULE:FUNCTION --param-space FILE [options]   start an experiment
-    tunecore resume DIR --trainable MODULE:FUNCTION   continue one (after a crash or Ctrl-C)
+    tunecore resume DIR --trainable MODULE:FUNCTION [--address ADDR]   continue one
     tunecore replay DIR [--truncate]    rebuild it from its event log, verified
     tunecore status DIR                 its status table, read-only
     tunecore stop DIR TRIAL_ID          ask the running experiment to stop a trial
@@ -498,7 +498,7 @@ def _run(args: argparse.Namespace) -> int:
         raise _flag_error(error) from None
     except (ValueError, TypeError) as error:
         raise CliError(str(error)) from None
-    return _fit(tuner, args.trainable)
+    return _fit(tuner, args.trainable, args.address)
 
 
 _RESOURCE_FLAGS = {
@@ -542,22 +542,24 @@ def _resume(args: argparse.Namespace) -> int:
             resume_unfinished=args.resume_unfinished,
             resume_errored=args.resume_errored,
             restart_errored=args.restart_errored,
+            address=args.address,
         )
     except (ValueError, TypeError) as error:
         raise CliError(str(error)) from None
-    return _fit(tuner, args.trainable)
+    return _fit(tuner, args.trainable, args.address)
 
 
-def _fit(tuner: Tuner, trainable: str) -> int:
-    """Run the experiment of `trainable` (MODULE:FUNCTION); its outcome as an
-    exit code."""
+def _fit(tuner: Tuner, trainable: str, address: str | None) -> int:
+    """Run the experiment of `trainable` (MODULE:FUNCTION), on the Ray
+    cluster at `address` if one was given; its outcome as an exit code."""
     with _noticing_interrupts() as interrupted:
         results = tuner.fit()
     print(f"Experiment directory: {results.experiment_path}")
     if interrupted:
+        on = "" if address is None else f" --address {address}"
         print(
             "Interrupted. Continue it with: "
-            f"tunecore resume {results.experiment_path} --trainable {trainable}"
+            f"tunecore resume {results.experiment_path} --trainable {trainable}{on}"
         )
         return EXIT_INTERRUPTED
     return EXIT_FAILED if _failed(results) else EXIT_OK
@@ -880,6 +882,12 @@ def _add_resume(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "imported with the current directory first on the path; it must be the one "
         "the log records. Needed: the name in the log is only checked, never "
         "imported, and nothing is put on the path without this flag",
+    )
+    resume.add_argument(
+        "--address",
+        metavar="ADDR",
+        help="the Ray cluster to go on in (default: RAY_ADDRESS, else a local Ray). "
+        "The address the log records is never joined without this flag",
     )
     resume.set_defaults(handler=_resume)
 

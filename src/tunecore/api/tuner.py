@@ -127,6 +127,7 @@ class Tuner:
         trial_dirname_creator: Callable[[Trial], str] | None = None,
         snapshot_kind: SnapshotKind = BUILTIN,
         stop: StopSetting = None,
+        address: str | None = None,
     ) -> Tuner:
         """A Tuner that continues the experiment in `path` (after a crash, a
         Ctrl-C, or to retry its errors) when `fit()` is called.
@@ -151,6 +152,12 @@ class Tuner:
         ExperimentSnapshot[MyScheduler, MySearcher]`) are code, which the
         log does not hold: pass them again; so is a stopper of your own
         (`stop=`; thresholds and built-in stoppers are in the log).
+        `address` is the Ray cluster to go on in, as `RunConfig(address=)`.
+        The address the experiment ran on is in the log, but a restore never
+        joins it by itself (a log alone must not send your code to a
+        cluster): without `address`, Ray chooses as `ray.init()` does (the
+        cluster this process is connected to, else `RAY_ADDRESS`, else a
+        new local Ray), and a warning names the recorded address.
         """
         experiment_dir = Path(path).expanduser().resolve()
         header = read_header(experiment_dir)
@@ -176,12 +183,14 @@ class Tuner:
                 callbacks=list(callbacks or []),
                 verbose=settings.verbose,
                 log_to_file=restored_output_files(settings, experiment_dir) or False,
-                address=settings.address,
+                address=address,
                 executor="in_process" if settings.executor == "in_process" else "ray",
                 fsync_interval_ms=settings.fsync_interval_ms,
                 stop=stop,
             ),
         )
+        if settings.executor == "ray" and settings.address and address is None:
+            _warn_recorded_address(experiment_dir, settings.address)
         if settings.own_stopper is not None and stop is None:
             warnings.warn(
                 f"{experiment_dir} ran with a stopper of your own ({settings.own_stopper}); "
@@ -466,6 +475,20 @@ class Tuner:
         )
         publish_parameters(self._target)  # Ray is up: with_parameters objects go in its store
         return executor
+
+
+def _warn_recorded_address(experiment_dir: Path, recorded: str) -> None:
+    """Say which cluster the log records, unless `RAY_ADDRESS` chose one."""
+    if os.environ.get("RAY_ADDRESS"):
+        return
+    warnings.warn(
+        f"{experiment_dir} ran on the Ray cluster at {recorded!r}; a restore never "
+        "joins the cluster a log names by itself, so it goes on with the Ray this "
+        "process is connected to, or a new local one. To go on there, pass "
+        f"Tuner.restore(..., address={recorded!r}) (tunecore resume --address), "
+        "or set RAY_ADDRESS",
+        stacklevel=3,
+    )
 
 
 def _reporter_settings(given: CLIReporter | None) -> dict[str, Any]:

@@ -236,7 +236,7 @@ def test_trials_on_node2_return_their_checkpoints(cluster: TwoNodeCluster) -> No
     summary = finish(*start_driver(cluster, "pinned"))
     counts = list(range(1, STEPS + 1))
     for trial in summary:
-        assert trial["error"] is None, trial["error"][-600:]
+        assert trial["error"] is None, trial["error"]
         assert [row["count"] for row in trial["history"]] == counts
         assert {row["home"] for row in trial["history"]} == {cluster.node2_home}
         assert trial["checkpoint_files"].get("state.json") == json.dumps({"count": STEPS})
@@ -262,7 +262,7 @@ def test_trials_recover_on_node1_when_node2_is_lost(cluster: TwoNodeCluster) -> 
     counts = list(range(1, STEPS + 1))
     homes = []
     for trial in summary:
-        assert trial["error"] is None, trial["error"][-600:]
+        assert trial["error"] is None, trial["error"]
         # Every count reported exactly once, the lost one resumed after the
         # last checkpoint node 2 stored.
         assert [row["count"] for row in trial["history"]] == counts

@@ -31,6 +31,8 @@ STEPS = 4
 BLOCK_AT = 2  # the count after which the trial on node 2 waits to be killed
 WAIT_S = 120.0
 DRIVER_TIMEOUT_S = 240.0
+# A run of two 4-step trials takes seconds; one that hangs is ended by this.
+PINNED_BUDGET_S = 60.0
 
 
 # --- the driver side (runs in its own process) -------------------------------
@@ -64,6 +66,15 @@ def counts_with_checkpoints(config: dict[str, Any]) -> None:
                 threading.Event().wait()  # until node 2 is killed
             else:
                 _wait_for(marker)
+
+
+def counts_where_it_runs(config: dict[str, Any]) -> None:
+    """Counts to `steps`, with the HOME of the node it runs on, no
+    checkpoints."""
+    import tunecore  # noqa: PLC0415 - runs in a Ray worker
+
+    for count in range(1, config["steps"] + 1):
+        tunecore.report({"count": count, "resumed_from": 0, "home": os.environ["HOME"]})
 
 
 def _wait_for(path: Path) -> None:
@@ -123,16 +134,21 @@ def fit_summary(
     trainable: Callable[..., object],
     config: dict[str, Any],
     concurrent: int,
+    *,
+    time_budget_s: float | None = None,
 ) -> list[dict[str, Any]]:
     """Run two trials to the end (up to 2 retries each), at most
-    `concurrent` at once, and say, per trial, its error, its reported
-    history and the files of Result.checkpoint."""
+    `concurrent` at once (within `time_budget_s`, if given), and say, per
+    trial, its error, its reported history and the files of
+    Result.checkpoint."""
     import tunecore  # noqa: PLC0415
 
     results = tunecore.Tuner(
         trainable,
         param_space={**config, "trial": tunecore.grid_search([0, 1])},
-        tune_config=tunecore.TuneConfig(max_concurrent_trials=concurrent),
+        tune_config=tunecore.TuneConfig(
+            max_concurrent_trials=concurrent, time_budget_s=time_budget_s
+        ),
         run_config=tunecore.RunConfig(
             name=name,
             storage_path=str(storage),
@@ -169,12 +185,14 @@ def main(scenario: str, out: str, storage: str, marks: str, node2_home: str) -> 
     if scenario == "isolation":
         summary = probe_isolation(Path(storage))
     elif scenario == "pinned":
-        # One at a time: node 2 has one CPU, and with two at once tunecore
-        # (today) starts the second trial, whose placement group then waits
-        # forever: the first trial's actor, kept idle for reuse after it
-        # ended, holds node 2's CPU (seen: the run never ends).
         pinned = tunecore.with_resources(counts_with_checkpoints, {"cpu": 1, "node2": 0.01})
         summary = fit_summary("pinned", Path(storage), pinned, config, concurrent=1)
+    elif scenario == "pinned_together":
+        # Both started at once; node 2 has one CPU, so the second waits.
+        pinned = tunecore.with_resources(counts_where_it_runs, {"cpu": 1, "node2": 0.01})
+        summary = fit_summary(
+            "pinned_together", Path(storage), pinned, config, 2, time_budget_s=PINNED_BUDGET_S
+        )
     else:
         config["block_at"] = BLOCK_AT
         summary = fit_summary("node_loss", Path(storage), counts_with_checkpoints, config, 2)
@@ -225,6 +243,18 @@ def test_node2_does_not_share_the_storage_path_with_the_driver(
         "driver_sees_node2_file": False,
         "node2_home": cluster.node2_home,
     }
+
+
+def test_two_trials_pinned_to_a_one_cpu_node_both_run_there(cluster: TwoNodeCluster) -> None:
+    """Issue 11: by sums the cluster holds both at once, so both start;
+    the first one's actor, kept idle for reuse once it ended, held node 2's
+    only CPU, and the second waited for it forever."""
+    summary = finish(*start_driver(cluster, "pinned_together"))
+    assert len(summary) == 2
+    for trial in summary:
+        assert trial["error"] is None, trial["error"]
+        assert [row["count"] for row in trial["history"]] == list(range(1, STEPS + 1))
+        assert {row["home"] for row in trial["history"]} == {cluster.node2_home}
 
 
 @pytest.mark.xfail(

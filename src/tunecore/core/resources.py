@@ -5,9 +5,13 @@ differences are rounded to 1e-9 so that, for example, ten 0.1-CPU trials
 starting and stopping never leave -2.7e-17 CPUs free; with that rounding the
 experiment's `used` never exceeds the cluster total. A placement group
 request counts as the sum of its bundles, as Ray reserves them all.
+Sums say too little on a cluster of several nodes; `packs` places every
+bundle on a node.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from tunecore.model import Resources
 
@@ -93,6 +97,47 @@ def never_fits(request: Resources, total: Resources) -> str | None:
                 "(resources_per_trial) or add a larger node."
             )
     return None
+
+
+def packs(requests: Sequence[Resources], total: Resources) -> bool:
+    """Whether all `requests` can be held at once, each bundle on one node
+    of `total.bundles` (or, nodes unknown, their sum within `total`).
+
+    Greedy first-fit in the order given: it may answer False where a
+    packing exists, never True where none does. Callers use False as
+    "someone may wait", which is safe to over-report (the Ray executor then
+    ends an idle actor instead of keeping it). `STRICT_PACK` places the
+    group's sum on one node, `STRICT_SPREAD` each bundle on its own node;
+    `PACK` and `SPREAD` place bundles independently (Ray's soft strategies
+    may do so too)."""
+    nodes = list(total.bundles)
+    if not nodes:
+        held = nothing()
+        for request in requests:
+            held = add(held, request)
+        return fits(held, total)
+    for request in requests:
+        # A request's own amounts are its bundles' sum (`fits` reads those).
+        if request.strategy == "STRICT_PACK" or not request.bundles:
+            bundles: tuple[Resources, ...] = (request,)
+        else:
+            bundles = request.bundles
+        spread = request.strategy == "STRICT_SPREAD"
+        used: set[int] = set()
+        for bundle in bundles:
+            where = next(
+                (
+                    i
+                    for i, node in enumerate(nodes)
+                    if not (spread and i in used) and fits(bundle, node)
+                ),
+                None,
+            )
+            if where is None:
+                return False
+            used.add(where)
+            nodes[where] = subtract(nodes[where], bundle)
+    return True
 
 
 def insufficient_message(request: Resources, total: Resources) -> str:

@@ -10,6 +10,15 @@
   the same resources: starting a trial then costs one call instead of a
   new process (about 0.37 s here). Idle actors with other resources are
   ended before a new actor is created, so Ray always has room for it.
+- An idle actor still holds its resources, so it is kept only while no new
+  actor may be waiting for them. A freed actor is ended instead while some
+  trial's new actor is not placed yet (its ASSIGN has not completed) and
+  either the requests held do not pack onto the nodes (`packs`: bundle by
+  bundle, per node, not by sums: two trials pinned to a one-CPU node would
+  otherwise wait behind an idle actor there forever) or it has waited
+  `PLACEMENT_PATIENCE_S` (Ray, not tunecore, picks the nodes, and may pick
+  otherwise than `packs`), and then the idle actors are ended too. Trials
+  that fit keep reusing actors.
 - Operations are actor method calls; `ray.wait` runs over the head
   operation of every trial, so per-trial order holds (see `base`).
 - A user error comes back as the trial's failure with its traceback; an
@@ -25,7 +34,6 @@
 
 from __future__ import annotations
 
-import functools
 import itertools
 import logging
 import time
@@ -38,8 +46,7 @@ from ray.exceptions import RayActorError, RayError
 from ray.util.placement_group import PlacementGroup, placement_group, remove_placement_group
 from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
-from tunecore.core.resources import add as resources_add
-from tunecore.core.resources import fits
+from tunecore.core.resources import packs
 from tunecore.model import (
     CheckpointRef,
     CheckpointStorage,
@@ -71,6 +78,10 @@ _NAMED = {
 }
 
 _RemoteHost = ray.remote(TrialHost)
+
+# How long a new actor may wait to be placed before idle actors, which may
+# hold what it waits for, are ended (an actor starts in about 0.4 s).
+PLACEMENT_PATIENCE_S = 5.0
 
 ResourcesKey = bytes
 
@@ -155,6 +166,7 @@ class RayExecutor:
         # paused trial finishing its save): while one waits, a released
         # actor is ended, not kept idle, or the two could wait forever.
         self._starved: set[str] = set()
+        self._unplaced: dict[str, float] = {}  # new actor's trial -> when created
         self._asks: dict[str, Resources] = {}  # what each live actor holds
         self._total: Resources | None = None
         self._memory: dict[str, ray.ObjectRef[Any]] = {}
@@ -210,15 +222,12 @@ class RayExecutor:
             released = self._take_over_released(resources)
             if released is not None:
                 return released
-        for others in self._idle.values():  # make room: idle actors hold resources
-            for actor in others:
-                self._end(actor)
-            others.clear()
-        held = functools.reduce(resources_add, self._asks.values(), resources)
+        self._end_idle()  # make room: idle actors hold resources
         if self._total is None:
             self._total = self.cluster_resources()
-        if not fits(held, self._total):
+        if not packs([*self._asks.values(), resources], self._total):
             self._starved.add(trial_id)
+        self._unplaced[trial_id] = time.monotonic()
         if not resources.bundles:
             options = _actor_options(resources)
             return _RemoteHost.options(**options, max_concurrency=1).remote(self._factory)
@@ -259,6 +268,12 @@ class RayExecutor:
         group = self._groups.pop(actor, None)
         if group is not None:
             remove_placement_group(group)
+
+    def _end_idle(self) -> None:
+        for idle in self._idle.values():
+            for actor in idle:
+                self._end(actor)
+        self._idle.clear()
 
     def _restore(self, trial_id: str, checkpoint: CheckpointRef) -> None:
         if checkpoint.storage is CheckpointStorage.MEMORY:
@@ -324,6 +339,7 @@ class RayExecutor:
         """Forget that `trial_id` holds an actor: the actor and what it asked."""
         self._releasing.discard(trial_id)
         self._starved.discard(trial_id)
+        self._unplaced.pop(trial_id, None)
         self._credits.pop(trial_id, None)
         return self._actors.pop(trial_id, None), self._asks.pop(trial_id, None)
 
@@ -347,7 +363,9 @@ class RayExecutor:
         per call: a second, non-blocking one to gather more costs as much
         driver CPU as the loop turn it would save. The wait ends early
         when a stopped trial's grace period runs out (see `StopGrace`)."""
-        stuck, grace_left = self._grace.overdue(self._ops, self._releasing, time.monotonic())
+        now = time.monotonic()
+        self._lose_patience(now)
+        stuck, grace_left = self._grace.overdue(self._ops, self._releasing, now)
         events = [event for trial_id in stuck for event in self._kill(trial_id)]
         heads = {pending.handle: trial_id for trial_id, pending in self._ops.heads()}
         if not heads:
@@ -362,6 +380,14 @@ class RayExecutor:
             events.extend(self._complete(heads[handle]))
         return events
 
+    def _lose_patience(self, now: float) -> None:
+        """New actors waiting too long to be placed count as starved, and
+        the idle actors, which may hold what they wait for, are ended."""
+        waited = {t for t, since in self._unplaced.items() if now - since > PLACEMENT_PATIENCE_S}
+        if waited - self._starved:
+            self._starved |= waited
+            self._end_idle()
+
     def _complete(self, trial_id: str) -> list[ExperimentEvent]:
         pending = self._ops.pop(trial_id)
         try:
@@ -370,6 +396,7 @@ class RayExecutor:
             return [self._fail(trial_id, _describe(error))]
         if pending.operation is Operation.ASSIGN:
             self._starved.discard(trial_id)
+            self._unplaced.pop(trial_id, None)
         if pending.operation is Operation.SAVE_TO_MEMORY:
             # Keep the object, not the bytes: a resume hands the ref to the
             # next actor, which reads it from the object store.
@@ -417,11 +444,8 @@ class RayExecutor:
     def shutdown(self) -> None:
         for actor in list(self._actors.values()):
             self._end(actor)
-        for idle in self._idle.values():
-            for actor in idle:
-                self._end(actor)
+        self._end_idle()
         self._actors.clear()
-        self._idle.clear()
         self._memory.clear()
         self._ops = OrderedOperations()
 

@@ -10,6 +10,7 @@ from typing import Any
 import cloudpickle
 import pytest
 import ray
+from ray.util.placement_group import placement_group, remove_placement_group
 
 import tunecore as tune
 from tests.integration import resource_trainables as rt
@@ -97,3 +98,26 @@ def test_with_parameters_puts_the_object_in_the_store_once(tmp_path: Path) -> No
 def test_with_parameters_reaches_a_class_s_setup_on_ray(tmp_path: Path) -> None:
     results = fit(tune.with_parameters(rt.Measure, payload=rt.Payload(123)), tmp_path)
     assert results[0].metrics["size"] == 123
+
+
+def test_a_trial_waiting_for_a_cpu_held_outside_the_experiment_still_runs(
+    tmp_path: Path,
+) -> None:
+    """By the cluster's total both trials fit, so both start; the second
+    actor waits for a CPU the user's own Ray work holds. The first trial's
+    actor, once it ended, must not be kept idle on the last free CPU
+    forever (issue 11): an actor left unplaced this long ends the idle ones."""
+    held = placement_group([{"CPU": 1}])
+    ray.get(held.ready(), timeout=30)
+    try:
+        results = fit(
+            rt.report_assigned,
+            tmp_path,
+            space={"x": tune.grid_search([0, 1])},
+            resources_per_trial={"cpu": 1},
+            max_concurrent_trials=2,
+            time_budget_s=30,
+        )
+    finally:
+        remove_placement_group(held)
+    assert [r.metrics.get("CPU") for r in results] == [1.0, 1.0], [r.error for r in results]

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from tunecore.core.search import ConcurrencyLimiter, Repeater, Searcher
 from tunecore.model import parse_export_formats
 from tunecore.shell.stoppers import plan_stop
+from tunecore.shell.store import KNOWN_SCHEMES, LocalStore, resolve_storage, uri_scheme
 from tunecore.shell.trainable.output_files import confined_name
 from tunecore.shell.trainable.resources import PlacementGroupFactory, as_resources
 from tunecore.shell.trial_view import Trial
@@ -77,6 +78,15 @@ class RunConfig(BaseModel):
 
     name: str | None = None
     storage_path: str | None = None
+    """Where experiments go (`~/tunecore_results` if None): a path (`str` or
+    `os.PathLike`) or a `file://` URI, kept as the absolute directory it
+    names. On a cluster every node must reach it (a shared mount). Other
+    URIs (`s3://`, `gs://`, ...) are refused with a clear error: storage
+    through `pyarrow.fs` is being built (`docs/storage-plan.md`), and a URI
+    never becomes a local directory named `s3:`."""
+    storage_filesystem: Any = None
+    """Ray's `pyarrow.fs.FileSystem` for `storage_path`: refused until
+    storage through `pyarrow.fs` is built; None is the only value."""
     stop: Any = None
     """Ray Tune's `stop`: a dict of thresholds (`{"training_iteration": 10,
     "done": True}`: a trial stops once a metric reaches one), a
@@ -102,6 +112,40 @@ class RunConfig(BaseModel):
     export_formats: list[str] = []
     """Formats to export each trial's model in when it ends normally
     (`checkpoint`, `model`, `h5`), into `<trial dir>/export/`."""
+
+    @field_validator("storage_path", mode="before")
+    @classmethod
+    def _local_directory(cls, storage_path: object) -> object:
+        if storage_path is None:
+            return None
+        try:
+            scheme = uri_scheme(storage_path)
+        except TypeError as error:
+            raise ValueError(str(error)) from None
+        if scheme is None or scheme.lower() == "file":
+            _, store = resolve_storage(storage_path)
+            assert isinstance(store, LocalStore)  # what a path or file:// resolves to
+            return store.root
+        if scheme.lower() not in KNOWN_SCHEMES:
+            raise ValueError(
+                f"storage_path {storage_path!r}: unknown scheme {scheme!r} "
+                f"(known: {', '.join(KNOWN_SCHEMES)})"
+            )
+        raise ValueError(
+            f"storage_path {storage_path!r}: storage on {scheme}:// is not supported yet; "
+            "give a local path, or a path (or file:// URI) on a filesystem every node mounts"
+        )
+
+    @field_validator("storage_filesystem")
+    @classmethod
+    def _no_filesystem_yet(cls, storage_filesystem: object) -> object:
+        if storage_filesystem is not None:
+            raise ValueError(
+                f"storage_filesystem={type(storage_filesystem).__name__}(...): storage "
+                "through pyarrow.fs is not supported yet; give storage_path a local path, or "
+                "one on a filesystem every node mounts"
+            )
+        return storage_filesystem
 
     @field_validator("log_to_file")
     @classmethod

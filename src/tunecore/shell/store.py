@@ -528,13 +528,10 @@ def resolve_storage(
         root = os.path.abspath(os.path.expanduser(DEFAULT_ROOT))
         return StorageSpec(uri=root, mirrored=False), LocalStore(root)
     raw = _path_text(storage_path)
-    match = _URI_START.match(raw)
-    if match is None:
+    scheme = uri_scheme(raw)
+    if scheme is None:
         root = os.path.abspath(os.path.expanduser(raw))
         return StorageSpec(uri=root, mirrored=False), LocalStore(root)
-    scheme = match.group(1)
-    if not raw.startswith(f"{scheme}://"):
-        raise ValueError(f"storage_path {raw!r}: a URI needs '://' after its scheme {scheme!r}")
     if scheme.lower() == "file":
         root = _file_uri_path(raw)
         return StorageSpec(uri=f"file://{root}", mirrored=True), LocalStore(root)
@@ -581,6 +578,20 @@ def _with_filesystem(storage_path: object, storage_filesystem: object) -> tuple[
     uri = _without_credentials(raw)
     base = raw.removeprefix(f"{match.group(1)}://")
     return StorageSpec(uri=uri, mirrored=True), ArrowStore(storage_filesystem, base, uri)
+
+
+def uri_scheme(storage_path: object) -> str | None:
+    """The scheme of a `storage_path` that is a URI (`s3` for `s3://b/x`,
+    as written), None for a plain path; `TypeError` as `resolve_storage`,
+    and `ValueError` for a scheme without `://` after it (`s3:/b/x`)."""
+    raw = _path_text(storage_path)
+    match = _URI_START.match(raw)
+    if match is None:
+        return None
+    scheme = match.group(1)
+    if not raw.startswith(f"{scheme}://"):
+        raise ValueError(f"storage_path {raw!r}: a URI needs '://' after its scheme {scheme!r}")
+    return scheme
 
 
 def _path_text(storage_path: object) -> str:

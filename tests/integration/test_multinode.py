@@ -1,5 +1,7 @@
 """Experiments on a two-node Ray cluster whose node 2 does not share the
-experiment's storage path with the driver (issue 11; `two_node_cluster`).
+experiment's storage path with the driver (issue 11; `two_node_cluster`);
+the root of the cluster's directory, which both nodes see, stands for a
+shared mount where a test needs one.
 
 The pytest process keeps its own local Ray (tests/conftest.py): each test
 runs this file as the driver script (`python test_multinode.py SCENARIO
@@ -213,9 +215,14 @@ def cluster(two_node_cluster: TwoNodeCluster) -> TwoNodeCluster:
     return two_node_cluster
 
 
-def start_driver(cluster: TwoNodeCluster, scenario: str) -> tuple[subprocess.Popen[str], Path]:
+def start_driver(
+    cluster: TwoNodeCluster, scenario: str, storage: Path | None = None
+) -> tuple[subprocess.Popen[str], Path]:
+    """The driver of `scenario`, its experiments in `storage` (by default
+    the path node 2 does not share)."""
     out = cluster.shared_dir / f"{scenario}.json"
-    args = (scenario, str(out), str(cluster.storage_path), str(cluster.shared_dir))
+    storage = cluster.storage_path if storage is None else storage
+    args = (scenario, str(out), str(storage), str(cluster.shared_dir))
     return cluster.start_driver(Path(__file__), *args, cluster.node2_home), out
 
 
@@ -248,8 +255,10 @@ def test_node2_does_not_share_the_storage_path_with_the_driver(
 def test_two_trials_pinned_to_a_one_cpu_node_both_run_there(cluster: TwoNodeCluster) -> None:
     """Issue 11: by sums the cluster holds both at once, so both start;
     the first one's actor, kept idle for reuse once it ended, held node 2's
-    only CPU, and the second waited for it forever."""
-    summary = finish(*start_driver(cluster, "pinned_together"))
+    only CPU, and the second waited for it forever. The experiment is on
+    a path both nodes share (the root of the cluster's directory), so the
+    trials may run on node 2."""
+    summary = finish(*start_driver(cluster, "pinned_together", cluster.shared_dir.parent))
     assert len(summary) == 2
     for trial in summary:
         assert trial["error"] is None, trial["error"]
@@ -257,10 +266,23 @@ def test_two_trials_pinned_to_a_one_cpu_node_both_run_there(cluster: TwoNodeClus
         assert {row["home"] for row in trial["history"]} == {cluster.node2_home}
 
 
+def test_a_trial_on_a_node_that_does_not_share_storage_path_fails_saying_so(
+    cluster: TwoNodeCluster,
+) -> None:
+    """Not a run whose checkpoints are empty directories: each attempt on
+    node 2 fails at once, naming the directory it does not see."""
+    summary = finish(*start_driver(cluster, "pinned"))
+    assert len(summary) == 2
+    for trial in summary:
+        assert trial["history"] == []
+        assert "does not share the driver's storage_path" in trial["error"]
+        assert str(cluster.storage_path / "pinned") in trial["error"]
+
+
 @pytest.mark.xfail(
     strict=True,
     raises=AssertionError,  # not a broken harness
-    reason="issue 11: workers write checkpoints on their own disk",
+    reason="issue 11: without storage through pyarrow.fs, node 2 cannot reach storage_path",
 )
 def test_trials_on_node2_return_their_checkpoints(cluster: TwoNodeCluster) -> None:
     summary = finish(*start_driver(cluster, "pinned"))
@@ -272,13 +294,13 @@ def test_trials_on_node2_return_their_checkpoints(cluster: TwoNodeCluster) -> No
         assert trial["checkpoint_files"].get("state.json") == json.dumps({"count": STEPS})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="issue 11: a trial restored on node 1 finds its checkpoint empty",
-)
 def test_trials_recover_on_node1_when_node2_is_lost(cluster: TwoNodeCluster) -> None:
-    driver, out = start_driver(cluster, "node_loss")
+    """On a storage path both nodes share (the root of the cluster's
+    directory): node 2 is removed while its trial runs, and the trial
+    resumes on node 1 from the last checkpoint node 2 stored. Without a
+    shared path node 2 cannot take a trial at all (the test above) until
+    storage through pyarrow.fs is built (issue 11)."""
+    driver, out = start_driver(cluster, "node_loss", cluster.shared_dir.parent)
     marker = cluster.shared_dir / "node2_blocked"
     deadline = time.monotonic() + WAIT_S
     while not marker.exists() and driver.poll() is None:

@@ -51,6 +51,7 @@ from tunecore.shell.callbacks import CallbackList
 from tunecore.shell.executors.base import Executor
 from tunecore.shell.executors.simulated import SimulatedExecutor, SimulatedTrainable
 from tunecore.shell.loop import ExperimentLoop
+from tunecore.shell.shared_storage import TOKEN_FILE
 from tunecore.shell.storage import ExperimentStorage
 from tunecore.shell.trainable.worker import TrialContext
 
@@ -412,7 +413,7 @@ def test_paused_trials_resume_their_counters_from_memory_checkpoints(tmp_path: P
         assert since.count(1) == len(starts)  # the count restarts at each resume
     assert resumes > 0
     assert any(isinstance(e, TrialRestored) for e in result.events)
-    assert files_under(tmp_path) == {"params.json"}  # checkpoint dirs stay empty
+    assert files_under(tmp_path) == {"params.json", TOKEN_FILE}  # checkpoint dirs stay empty
 
 
 def test_pbt_exploits_continue_from_the_donors_checkpoint(tmp_path: Path) -> None:
@@ -454,7 +455,7 @@ def test_pbt_exploits_continue_from_the_donors_checkpoint(tmp_path: Path) -> Non
     assert jumps > 0
     for trial_id in result.trial_ids():
         assert result.results(trial_id)[-1]["training_iteration"] == 15
-    assert files_under(tmp_path) == {"params.json"}
+    assert files_under(tmp_path) == {"params.json", TOKEN_FILE}
 
 
 # -- ASHA's rules, checked from the events ---------------------------------------------

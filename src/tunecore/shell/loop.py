@@ -64,6 +64,7 @@ from tunecore.model import (
     TrialStatus,
 )
 from tunecore.model.storable import UnstorableValueError
+from tunecore.shell import shared_storage
 from tunecore.shell.callbacks import CallbackList
 from tunecore.shell.executors.base import Executor
 from tunecore.shell.functions import UserFunctions
@@ -116,6 +117,7 @@ class ExperimentLoop:
         self.state = state
         self._executor = executor
         self._storage = storage
+        self._storage_token = shared_storage.claim(storage.experiment_dir)
         self._callbacks = callbacks
         self._on_state = on_state
         self._on_event = on_event
@@ -491,6 +493,7 @@ class ExperimentLoop:
             stdout_file=stdout,
             stderr_file=stderr,
             chdir=self._chdir,
+            storage_token=self._storage_token,
         )
 
     def _view(self, trial: TrialState) -> Trial:

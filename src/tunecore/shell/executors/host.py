@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import TextIO
 
 from tunecore.model import JsonDict
+from tunecore.shell import shared_storage
 from tunecore.shell.trainable.classapi import ClassTrainable
 from tunecore.shell.trainable.output_files import open_in_trial_dir
 from tunecore.shell.trainable.worker import TrialContext, WorkerTrainable
@@ -57,6 +58,8 @@ class TrialHost:
         """Start hosting a trial (ending the previous one, if any): in the
         kept trainable when it takes the config, else in a fresh one."""
         self.release()
+        if context.storage_token:
+            shared_storage.check(context.experiment_dir, context.storage_token)
         os.makedirs(context.trial_dir, exist_ok=True)
         self._redirect(context)
         if context.chdir:

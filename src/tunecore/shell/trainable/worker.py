@@ -58,6 +58,9 @@ class TrialContext(msgspec.Struct, frozen=True, kw_only=True):
     stdout_file: str | None = None
     stderr_file: str | None = None
     chdir: bool = False
+    storage_token: str = ""
+    """The driver run's token in `experiment_dir` (`shell.shared_storage`):
+    the host checks it before it takes the trial; empty: no check."""
 
     # Ray Tune's `TuneContext` methods, for code written against `ray.tune.get_context()`.
 

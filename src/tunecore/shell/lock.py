@@ -14,8 +14,9 @@ makes the refusal say who holds the lock; nothing is decided from it. The
 file is never deleted: a driver could otherwise lock the deleted file while
 another locks its replacement, and both would run.
 
-The lock file is opened without following a symlink and without waiting on
-a FIFO, and used only if it is a regular file: the experiment directory may
+The lock file is opened as every file tunecore keeps is (`own_files`):
+without following a symlink, without waiting on a FIFO, and used only if
+it is a regular file: the experiment directory may
 come from someone else, and a `driver.lock` linked to a file outside it would
 otherwise have that file truncated (`LockFileError` instead).
 """
@@ -33,6 +34,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from tunecore.shell.eventlog import LogError
+from tunecore.shell.own_files import NotRegularFileError, kind_of, open_fd
 
 LOCK_FILE = "driver.lock"
 
@@ -74,43 +76,14 @@ def driver_lock(experiment_dir: Path) -> Iterator[None]:
 def _open_lock_file(path: Path) -> int:
     """A read-write descriptor on the regular file `path`, created if it is
     missing; `LockFileError` if `path` is anything else."""
-    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     try:
-        fd = os.open(path, flags, 0o644)
-    except OSError as error:
-        kind = _kind(path)
-        if kind is None:  # a regular file or nothing: the error is not the file's kind
+        return open_fd(path, "rw")
+    except NotRegularFileError as error:
+        if not error.mode:
             raise
-        raise _not_a_regular_file(path, kind) from error
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
-        os.close(fd)
-        raise _not_a_regular_file(path, _describe(mode))
-    return fd
-
-
-def _kind(path: Path) -> str | None:
-    """What `path` is if it exists and is not a regular file, else None."""
-    try:
-        mode = os.lstat(path).st_mode
-    except OSError:
-        return None
-    if stat.S_ISREG(mode):
-        return None
-    if stat.S_ISLNK(mode):
-        return f"a symlink (to {os.readlink(path)})"
-    return _describe(mode)
-
-
-def _describe(mode: int) -> str:
-    kinds = [
-        (stat.S_ISDIR, "a directory"),
-        (stat.S_ISFIFO, "a FIFO"),
-        (stat.S_ISSOCK, "a socket"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-    ]
-    return next((name for test, name in kinds if test(mode)), "not a regular file")
+        is_link = stat.S_ISLNK(error.mode)
+        kind = f"a symlink (to {os.readlink(path)})" if is_link else kind_of(error.mode)
+        raise _not_a_regular_file(path, kind) from None
 
 
 def _not_a_regular_file(path: Path, kind: str) -> LockFileError:

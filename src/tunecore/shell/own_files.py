@@ -40,18 +40,29 @@ _MODES = {
     "a": os.O_WRONLY | os.O_CREAT | os.O_APPEND,
     "w": os.O_WRONLY | os.O_CREAT,
     "r+": os.O_RDWR,
+    "rw": os.O_RDWR | os.O_CREAT,
 }
 
 
 class NotRegularFileError(OSError):
     """A file tunecore keeps is a symbolic link, a special file, or larger
-    than the bound its reader sets; it is not opened (or not read)."""
+    than the bound its reader sets; it is not opened (or not read).
+    `mode` holds the entry's file type bits (`stat.S_IFMT`) when it is
+    refused for its kind, 0 when for its size."""
+
+    mode: int = 0
+
+
+def kind_of(mode_bits: int) -> str:
+    """What an entry of these `st_mode` bits is, in words ("a FIFO")."""
+    return _KINDS.get(stat.S_IFMT(mode_bits), "a special file")
 
 
 def open_fd(path: Path, mode: str = "r") -> int:
     """A descriptor of `path` opened with `mode` ('r', 'a', 'w' which
-    truncates, 'r+'), once it is known to be a regular file reached
-    without following a symbolic link."""
+    truncates, 'r+', 'rw' which reads and writes, creating the file if it
+    is missing and never truncating it), once it is known to be a regular
+    file reached without following a symbolic link."""
     flags = _MODES[mode] | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     try:
         fd = os.open(path, flags, 0o644)
@@ -105,5 +116,8 @@ def read_text(path: Path, limit: int | None = None) -> str:
 
 
 def _refused(path: Path, mode_bits: int) -> NotRegularFileError:
-    kind = _KINDS.get(stat.S_IFMT(mode_bits), "a special file")
-    return NotRegularFileError(errno.EINVAL, f"{kind}, not a regular file", str(path))
+    error = NotRegularFileError(
+        errno.EINVAL, f"{kind_of(mode_bits)}, not a regular file", str(path)
+    )
+    error.mode = stat.S_IFMT(mode_bits)
+    return error

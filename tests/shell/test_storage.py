@@ -255,13 +255,13 @@ def test_a_new_key_in_every_result_rewrites_progress_csv_a_logarithmic_number_of
     O(n^2); the cells of new keys wait for the next rewrite, which comes once
     the table has doubled. No cell is lost: the trial's end writes them."""
     rewrites: list[Path] = []
-    atomic = storage_module._write_atomic
+    atomic = storage_module.write_atomic
 
     def counting(path: Path, text: str) -> None:
         rewrites.append(path)
         atomic(path, text)
 
-    monkeypatch.setattr(storage_module, "_write_atomic", counting)
+    monkeypatch.setattr(storage_module, "write_atomic", counting)
     trial_dir = storage.trial_dir(spec())
     for i in range(200):
         storage.append_result(trial_dir, {"training_iteration": i + 1, f"k{i}": i})

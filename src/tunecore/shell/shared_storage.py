@@ -22,6 +22,7 @@ import socket
 from pathlib import Path
 
 from tunecore.shell.own_files import NotRegularFileError, read_text
+from tunecore.shell.storage import write_atomic
 
 TOKEN_FILE = ".tunecore_storage"
 _TOKEN_LIMIT = 256
@@ -34,10 +35,7 @@ class StorageNotSharedError(OSError):
 def claim(experiment_dir: Path) -> str:
     """Write a fresh token into `experiment_dir` (atomically) and return it."""
     token = secrets.token_hex(16)
-    target = Path(experiment_dir) / TOKEN_FILE
-    temporary = target.with_name(f"{TOKEN_FILE}.{os.getpid()}.tmp")
-    temporary.write_text(token + "\n", encoding="utf-8")
-    temporary.replace(target)
+    write_atomic(Path(experiment_dir) / TOKEN_FILE, token + "\n")
     return token
 
 

@@ -326,7 +326,7 @@ class ExperimentStorage:
         crash leaves the old one), with the fallbacks of `to_json_value`."""
         text = json.dumps(to_json_value(config), indent=2, sort_keys=True, allow_nan=False)
         path = trial_dir / PARAMS_FILE
-        _write_atomic(path, text + "\n")
+        write_atomic(path, text + "\n")
         return path
 
     def append_result(self, trial_dir: Path, result: Mapping[str, JsonValue]) -> None:
@@ -415,7 +415,7 @@ class ExperimentStorage:
         writer = csv.writer(buffer)
         writer.writerow(header)
         writer.writerows(line + [""] * (len(header) - len(line)) for line in rows)
-        _write_atomic(path, buffer.getvalue())
+        write_atomic(path, buffer.getvalue())
         self._tables[path] = _ProgressTable(header, rows=len(rows))
 
     def read_results(self, trial_dir: Path) -> list[dict[str, JsonValue]]:
@@ -456,7 +456,7 @@ class ExperimentStorage:
             self._appender.forget(path)
             self._tables.pop(path, None)
             if text:
-                _write_atomic(path, text)
+                write_atomic(path, text)
             else:
                 path.unlink(missing_ok=True)
         if rows:
@@ -582,7 +582,7 @@ class _ProgressTable:
         self.appended += 1
 
 
-def _write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str) -> None:
     """Write `text` to a temporary file beside `path`, then rename it over
     `path` (atomic on POSIX and Windows)."""
     descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)

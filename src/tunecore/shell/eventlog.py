@@ -348,7 +348,7 @@ def quarantine(path: Path, data: bytes, start: int) -> Path:
         except FileExistsError:
             continue
         try:
-            os.write(fd, memoryview(data)[start:])
+            _write_all(fd, memoryview(data)[start:], 0)
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -457,10 +457,11 @@ def _newer(path: Path, format_: int) -> str:
     )
 
 
-def _write_all(fd: int, frame: bytes, size: int) -> None:
-    """Append `frame` to a log of `size` bytes whole, or not at all: a short
-    write (a full disk) is continued, and a failure cuts the log back to
-    `size`, so that no half record stays before the next one."""
+def _write_all(fd: int, frame: bytes | memoryview, size: int) -> None:
+    """Append `frame` to a file of `size` bytes (the log; a quarantine file)
+    whole, or not at all: a short write (a full disk) is continued, and a
+    failure cuts the file back to `size`, so that no half record stays
+    before the next one."""
     view = memoryview(frame)
     try:
         while view:

@@ -14,7 +14,7 @@ import pytest
 from pyarrow.fs import LocalFileSystem
 
 from tests.storage_fixtures import StorageTarget
-from tunecore.shell.store import ArrowStore, LocalStore, StorageSpec, Store, resolve_storage
+from tunecore.shell.store import ArrowStore, LocalStore, StorageSpec, Store, resolve_storage, within
 
 MARKER = ".tunecore_checkpoint.json"
 
@@ -332,3 +332,14 @@ def test_a_uri_without_pyarrow_names_the_extra_to_install(
         resolve_storage("s3://bucket/x")
     # A local path or file:// still needs nothing.
     assert resolve_storage("file:///tmp/x")[0].mirrored
+
+
+def test_within_roots_the_store_at_a_directory(store: Store) -> None:
+    """What is written through the inner store lands under `rel` of the
+    outer one, and the inner store names it with its full URI."""
+    inner = within(store, "exp_1")
+    inner.write_bytes("t/params.json", b"{}")
+    assert store.read_bytes("exp_1/t/params.json") == b"{}"
+    assert inner.uri("t") == store.uri("exp_1/t")
+    with pytest.raises(ValueError, match=r"'\.\./x'"):
+        within(store, "../x")

@@ -500,6 +500,17 @@ class ArrowStore:
         return None
 
 
+def within(store: Store, rel: str) -> Store:
+    """The same storage rooted at `rel` (an experiment inside the storage
+    root): every path of the result is relative to `rel`."""
+    check_rel(rel, root_ok=False)
+    if isinstance(store, LocalStore):
+        return LocalStore(store._path(rel))
+    if isinstance(store, ArrowStore):
+        return ArrowStore(store.fs, _join(store.base, rel), store.uri(rel))
+    raise TypeError(f"within: {store!r} is neither a LocalStore nor an ArrowStore")
+
+
 def resolve_storage(
     storage_path: object, storage_filesystem: object = None
 ) -> tuple[StorageSpec, Store]:

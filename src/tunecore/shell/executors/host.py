@@ -9,6 +9,14 @@ reuse: `reset_config` instead of a new `setup`; `cleanup` runs when it is
 finally discarded); any other is stopped at once and the next trial gets a
 fresh one. `reset` asks the current trainable to take a new config in
 place (PBT), falling back to a fresh one when the trainable cannot.
+
+Where a trial's files go depends on its context. Without a store the
+driver's experiment directory is shared with every worker (checked with
+the run's token, `shell.shared_storage`): the trainable writes there
+directly. With a store (a URI `storage_path`) the trainable works in
+node-local scratch and the host persists its checkpoints, exports and
+`log_to_file` output through the store (`shell.trainable.persist`); the
+driver's paths are never opened on the worker.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ from tunecore.model import JsonDict
 from tunecore.shell import shared_storage
 from tunecore.shell.trainable.classapi import ClassTrainable
 from tunecore.shell.trainable.output_files import open_in_trial_dir
+from tunecore.shell.trainable.persist import MirroredTrial
 from tunecore.shell.trainable.worker import TrialContext, WorkerTrainable
 
 TrainableFactory = Callable[[JsonDict, TrialContext], WorkerTrainable]
@@ -50,6 +59,7 @@ class TrialHost:
         self._spare: ClassTrainable | None = None  # the last trial's, kept for reuse
         self._opened: list[tuple[str, TextIO]] = []
         self._previous_dir: str | None = None
+        self._mirrored: MirroredTrial | None = None  # the trial's scratch, with a store
 
     def location(self) -> tuple[str, int]:
         return socket.gethostname(), os.getpid()
@@ -58,9 +68,14 @@ class TrialHost:
         """Start hosting a trial (ending the previous one, if any): in the
         kept trainable when it takes the config, else in a fresh one."""
         self.release()
-        if context.storage_token:
-            shared_storage.check(context.experiment_dir, context.storage_token)
-        os.makedirs(context.trial_dir, exist_ok=True)
+        if context.store is not None:
+            self._mirrored = MirroredTrial(context, context.store)
+            self._mirrored.open()
+            context = self._mirrored.local_context(context)
+        else:
+            if context.storage_token:
+                shared_storage.check(context.experiment_dir, context.storage_token)
+            os.makedirs(context.trial_dir, exist_ok=True)
         self._redirect(context)
         if context.chdir:
             self._previous_dir = os.getcwd()
@@ -92,7 +107,8 @@ class TrialHost:
     def reset(self, config: JsonDict, context: TrialContext) -> bool:
         """A new config for the current trial, in place when supported; a
         trainable that refuses is discarded (it may be half reset)."""
-        if self._trainable is not None and self._trainable.reset(config, context):
+        local = context if self._mirrored is None else self._mirrored.local_context(context)
+        if self._trainable is not None and self._trainable.reset(config, local):
             return True
         refused, self._trainable = self._trainable, None
         if refused is not None:
@@ -124,23 +140,38 @@ class TrialHost:
         return results, None
 
     def save(self, checkpoint_dir: str) -> str:
-        return self._current().save(checkpoint_dir)
+        """Save into `checkpoint_dir` and return the path to restore from.
+        With a store, `checkpoint_dir` is the driver's name for it: the
+        checkpoint goes to scratch, then to the store, and only a complete
+        upload returns."""
+        trainable = self._current()
+        if self._mirrored is None:
+            return trainable.save(checkpoint_dir)
+        return self._mirrored.save(checkpoint_dir, trainable.save)
 
     def save_to_bytes(self) -> bytes:
         return self._current().save_to_bytes()
 
     def restore(self, path: str) -> None:
         """Restore the current trial from the checkpoint in `path`; a
-        directory deleted since it was saved fails the trial, naming it."""
+        directory deleted since it was saved fails the trial, naming it.
+        With a store, the checkpoint is downloaded to scratch first."""
+        trainable = self._current()
+        if self._mirrored is not None:
+            self._mirrored.restore(path, trainable.restore)
+            return
         if not os.path.isdir(path):
             raise FileNotFoundError(
                 f"the checkpoint directory {path} to restore from does not exist "
                 "(deleted after it was saved?)"
             )
-        self._current().restore(path)
+        trainable.restore(path)
 
     def export(self, formats: list[str], export_dir: str) -> dict[str, str]:
-        return self._current().export(formats, export_dir)
+        trainable = self._current()
+        if self._mirrored is None:
+            return trainable.export(formats, export_dir)
+        return self._mirrored.export(export_dir, lambda local: trainable.export(formats, local))
 
     def restore_from_bytes(self, data: bytes) -> None:
         self._current().restore_from_bytes(data)
@@ -158,6 +189,9 @@ class TrialHost:
         if self._previous_dir is not None:  # a reused worker starts where it began
             os.chdir(self._previous_dir)
             self._previous_dir = None
+        mirrored, self._mirrored = self._mirrored, None
+        if mirrored is not None:
+            mirrored.close()  # after the streams: their files are complete
 
     def _restore_streams(self) -> None:
         """End this host's redirections (see `_redirected`)."""

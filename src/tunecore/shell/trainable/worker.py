@@ -40,6 +40,7 @@ from typing import Protocol
 import msgspec
 
 from tunecore.model import JsonDict
+from tunecore.shell.store import Store
 
 
 class TrialContext(msgspec.Struct, frozen=True, kw_only=True):
@@ -49,6 +50,14 @@ class TrialContext(msgspec.Struct, frozen=True, kw_only=True):
     trainable's output when set, and `chdir` runs it inside its trial dir;
     both change the whole worker process, so the host applies them (they
     suit the Ray executor, where a worker process hosts one trial).
+
+    `store` is set when the experiment is mirrored to storage (a URI):
+    then `experiment_dir` and `trial_dir` are the driver's, which need not
+    exist on the worker's node, and the host hands the trainable a context
+    whose directories are node-local scratch instead, and persists what
+    must outlive the node through the store (`shell.trainable.persist`).
+    The store travels with the context (Ray pickles it; it is never
+    written to the event log: it may hold credentials).
     """
 
     trial_id: str
@@ -60,7 +69,12 @@ class TrialContext(msgspec.Struct, frozen=True, kw_only=True):
     chdir: bool = False
     storage_token: str = ""
     """The driver run's token in `experiment_dir` (`shell.shared_storage`):
-    the host checks it before it takes the trial; empty: no check."""
+    the host checks it before it takes the trial; empty: no check. With a
+    `store` nothing is checked (no shared path is needed) and the token
+    names the run's scratch directory on each node."""
+    store: Store | None = None
+    """The experiment's storage when mirrored (rooted at the experiment:
+    `<trial dirname>/checkpoint_000003` is a checkpoint), else None."""
 
     # Ray Tune's `TuneContext` methods, for code written against `ray.tune.get_context()`.
 

@@ -1,0 +1,258 @@
+"""A trial's files on a worker when its experiment is mirrored to a `Store`.
+
+With a URI `storage_path` the driver's experiment directory (its staging
+copy) exists only on the driver: a worker on another node must neither read
+nor write it. So the host gives each trial a node-local *scratch* trial
+directory, and persists through the store what has to outlive the node:
+
+- scratch: `$TUNECORE_SCRATCH` (default `<tempfile.gettempdir()>/tunecore`)
+  `/<run>/<experiment name>/<trial dirname>`, `<run>` being the first 8
+  characters of the driver run's token (two runs of one experiment never
+  share a directory). The trainable's context names these directories, so
+  `chdir_to_trial_dir`, `log_to_file`, `worker_checkpoints/` and
+  `Trainable.logdir` are local; the host deletes the trial's scratch when
+  the trial leaves the worker (`close`).
+- paths from the driver (`save`, `restore`, `export`) are
+  `<driver's experiment dir>/<rel>`: `rel` is the path in the store (the
+  same layout as the experiment directory), and `<scratch experiment
+  dir>/<rel>` the local place that stands for it.
+- a save writes into an empty scratch directory, replaces whatever is
+  stored at `rel` (a retried save), uploads with `.tunecore_checkpoint.json`
+  last (a reader that finds the marker finds the whole checkpoint), then
+  deletes the scratch copy. Only then does the save return, and only a
+  returned save becomes `CheckpointSaved` in the event log: the log never
+  names a half-uploaded checkpoint. A failure raises, naming the URI, and
+  the executor fails the trial (retried under `max_failures`).
+- a restore downloads the checkpoint's root (`<trial dirname>/checkpoint_N`
+  or `.../exploit_N`, the first two components of `rel`) into the trial's
+  `worker_checkpoints/` (tunecore's own directories: a function reporting
+  it again is not copied, and a function trainable's reset or stop deletes
+  it) and restores from there; the download is deleted by the next restore
+  or with the trial's scratch.
+- exports are written to scratch and uploaded to the same `rel`;
+  `log_to_file` files are fetched from the store when the trial arrives
+  (output from earlier runs of the trial is kept, as on a shared disk) and
+  uploaded when it leaves.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import secrets
+import shutil
+import tempfile
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import PurePath
+
+import msgspec
+
+from tunecore.shell.store import Store, check_rel
+from tunecore.shell.trainable.checkpoint_files import META_FILE
+from tunecore.shell.trainable.worker import TrialContext
+
+logger = logging.getLogger(__name__)
+
+SCRATCH_ENV = "TUNECORE_SCRATCH"
+"""The environment variable naming a node's scratch root (read on the node)."""
+
+# Where restores download to, inside the scratch trial directory: the
+# function trainable's directory for tunecore's own checkpoint copies.
+_DOWNLOADS = "worker_checkpoints"
+
+
+def scratch_root() -> str:
+    """This node's root for trial scratch directories."""
+    return os.environ.get(SCRATCH_ENV) or os.path.join(tempfile.gettempdir(), "tunecore")
+
+
+class MirroredTrial:
+    """One trial's scratch directory on this node, and its way to the store
+    (see the module doc). Built when the trial is assigned to a worker."""
+
+    def __init__(self, context: TrialContext, store: Store) -> None:
+        self._store = store
+        self._remote = context.experiment_dir
+        run = context.storage_token[:8] or secrets.token_hex(4)
+        self.experiment_dir = os.path.join(
+            scratch_root(), run, os.path.basename(context.experiment_dir)
+        )
+        self._trial_rel = self.rel(context.trial_dir)
+        self.trial_dir = self._local(self._trial_rel)
+        self._logs = [name for name in (context.stdout_file, context.stderr_file) if name]
+        self._download: str | None = None
+
+    def local_context(self, context: TrialContext) -> TrialContext:
+        """`context` as the trainable sees it: its directories in scratch."""
+        return msgspec.structs.replace(
+            context, experiment_dir=self.experiment_dir, trial_dir=self.trial_dir
+        )
+
+    def rel(self, path: str) -> str:
+        """The store path of `path`, a path inside the driver's experiment
+        directory; `ValueError` naming it for any other."""
+        inner = _inner_or_none(self._remote, path) if os.path.isabs(path) else None
+        if not inner:
+            raise ValueError(
+                f"{path!r} is not inside the experiment directory {self._remote!r}: "
+                "it has no place in the experiment's storage"
+            )
+        return check_rel("/".join(PurePath(inner).parts), root_ok=False)
+
+    def _local(self, rel: str) -> str:
+        return os.path.join(self.experiment_dir, *rel.split("/"))
+
+    # -- the trial's arrival and departure ----------------------------------------------------
+
+    def open(self) -> None:
+        """Make the scratch trial directory, with the trial's `log_to_file`
+        files as the store has them (absent files are no error)."""
+        os.makedirs(self.trial_dir, exist_ok=True)
+        for name, rel in self._log_files():
+            try:
+                data = self._store.read_bytes(rel)
+            except FileNotFoundError:
+                continue
+            path = os.path.join(self.trial_dir, name)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "wb") as file:
+                file.write(data)
+
+    def close(self) -> None:
+        """Upload the `log_to_file` files (their streams closed by now) and
+        delete the scratch trial directory. Called as the trial leaves the
+        worker, where nobody waits for an error: a failed upload is logged
+        and the scratch kept, so the output is still on the node."""
+        try:
+            for name, rel in self._log_files():
+                path = os.path.join(self.trial_dir, name)
+                if os.path.isfile(path):
+                    with open(path, "rb") as file:
+                        self._store.write_bytes(rel, file.read())
+        except OSError as error:
+            logger.warning(
+                "Could not upload the trial's output files: %s; they stay in %s",
+                error,
+                self.trial_dir,
+            )
+            return
+        shutil.rmtree(self.trial_dir, ignore_errors=True)
+        for parent in (self.experiment_dir, os.path.dirname(self.experiment_dir)):
+            with contextlib.suppress(OSError):  # another trial's, still there
+                os.rmdir(parent)
+
+    def _log_files(self) -> Iterator[tuple[str, str]]:
+        """(local name, store path) of each `log_to_file` file, once each
+        (stdout and stderr may share one)."""
+        for name in dict.fromkeys(self._logs):
+            parts = PurePath(name).parts
+            yield os.path.join(*parts), f"{self._trial_rel}/{'/'.join(parts)}"
+
+    # -- operations ---------------------------------------------------------------------------
+
+    def save(self, checkpoint_dir: str, save: Callable[[str], str]) -> str:
+        """`save` into scratch, then upload to the store at the place of
+        `checkpoint_dir`; returns the path the driver records
+        (`checkpoint_dir`, plus the sub-path `save` returned if any)."""
+        rel = self.rel(checkpoint_dir)
+        local = _fresh_dir(self._local(rel))
+        try:
+            inner = _inner(local, save(local))
+            with _storing(self._store, rel, "save the checkpoint"):
+                self._store.delete_dir(rel)
+                self._store.upload_dir(local, rel, marker=META_FILE)
+        finally:
+            shutil.rmtree(local, ignore_errors=True)
+        return _joined(checkpoint_dir, inner)
+
+    def restore(self, path: str, restore: Callable[[str], None]) -> None:
+        """Download the checkpoint `path` names from the store and `restore`
+        from the download."""
+        rel = self.rel(path)
+        parts = rel.split("/")
+        if len(parts) < 2:
+            raise ValueError(f"{path!r} is no checkpoint: it is not inside a trial directory")
+        root = "/".join(parts[:2])
+        self._drop_download()
+        self._download = download = os.path.join(
+            self.trial_dir, _DOWNLOADS, f"restored_{uuid.uuid4().hex[:8]}"
+        )
+        try:
+            self._store.download_dir(root, download)
+        except FileNotFoundError as error:
+            raise FileNotFoundError(
+                f"the checkpoint {self._store.uri(root)} to restore from is not in storage "
+                f"(deleted after it was saved?): {error}"
+            ) from error
+        except OSError as error:
+            raise OSError(f"could not download the checkpoint to restore from: {error}") from error
+        restore(os.path.join(download, *parts[2:]))
+
+    def export(self, export_dir: str, export: Callable[[str], dict[str, str]]) -> dict[str, str]:
+        """`export` into scratch and upload the result to the place of
+        `export_dir`; returns each format's path as the driver names it."""
+        rel = self.rel(export_dir)
+        local = _fresh_dir(self._local(rel))
+        try:
+            written = export(local)
+            with _storing(self._store, rel, "upload the exports"):
+                self._store.delete_dir(rel)
+                if any(os.scandir(local)):
+                    self._store.upload_dir(local, rel)
+        finally:
+            shutil.rmtree(local, ignore_errors=True)
+        return {name: _driver_path(export_dir, local, path) for name, path in written.items()}
+
+    def _drop_download(self) -> None:
+        download, self._download = self._download, None
+        if download is not None:
+            shutil.rmtree(download, ignore_errors=True)
+
+
+def _fresh_dir(path: str) -> str:
+    """`path` as an empty directory (a retry must not keep stale files)."""
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path)
+    return path
+
+
+def _inner_or_none(directory: str, path: str) -> str | None:
+    """`path` relative to `directory` ('' for the directory itself), None
+    when it lies outside."""
+    relative = os.path.relpath(os.path.abspath(path), os.path.abspath(directory))
+    if os.path.isabs(relative) or relative.split(os.sep)[0] == os.pardir:
+        return None
+    return "" if relative == os.curdir else relative
+
+
+def _inner(directory: str, path: str) -> str:
+    inner = _inner_or_none(directory, path)
+    if inner is None:
+        raise ValueError(
+            f"the trainable saved its checkpoint at {path!r}, outside the checkpoint "
+            f"directory {directory!r} it was given"
+        )
+    return inner
+
+
+def _driver_path(remote: str, local: str, path: str) -> str:
+    """`path` (written under `local`) as it is named under `remote`; a path
+    elsewhere as it is."""
+    inner = _inner_or_none(local, path)
+    return path if inner is None else _joined(remote, inner)
+
+
+def _joined(path: str, inner: str) -> str:
+    return os.path.join(path, inner) if inner else path
+
+
+@contextmanager
+def _storing(store: Store, rel: str, what: str) -> Iterator[None]:
+    """Say what failed, with the URI, when the store fails."""
+    try:
+        yield
+    except OSError as error:
+        raise OSError(f"could not {what} to {store.uri(rel)}: {error}") from error

@@ -1,0 +1,300 @@
+"""Workers persist a mirrored experiment's files themselves (issue 11).
+
+A `TrialContext` with a store names the driver's experiment directory,
+which does not exist here (as on a worker node of its own): the host runs
+the trainable in node-local scratch, uploads checkpoints, exports and
+`log_to_file` output to the store, and restores by downloading. Every test
+runs on a `file://` store and on S3 (a moto server)."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import msgspec
+import pytest
+
+import tunecore
+from tests.storage_fixtures import StorageTarget
+from tunecore.model import CheckpointSaved, JsonDict, Resources, TrialFailed
+from tunecore.shell.executors.host import TrialHost
+from tunecore.shell.executors.inprocess import InProcessExecutor
+from tunecore.shell.store import LocalStore, Store, within
+from tunecore.shell.trainable import Checkpoint, get_checkpoint, make_worker_trainable, report
+from tunecore.shell.trainable.worker import TrialContext
+
+MARKER = ".tunecore_checkpoint.json"
+SEEN: list[TrialContext] = []
+
+
+class Counter(tunecore.Trainable):
+    """Counts; saves and loads its count as a file; exports a `model`."""
+
+    def setup(self, config: JsonDict) -> None:
+        SEEN.append(self._context)
+        self.count = 0
+
+    def step(self) -> Mapping[str, object]:
+        self.count += 1
+        print(f"step {self.count}")
+        return {"count": self.count, "cwd": os.getcwd()}
+
+    def save_checkpoint(self, checkpoint_dir: str) -> str:
+        path = os.path.join(checkpoint_dir, "count.txt")
+        Path(path).write_text(str(self.count))
+        return path
+
+    def load_checkpoint(self, checkpoint: str | JsonDict) -> None:
+        assert isinstance(checkpoint, str)
+        self.count = int(Path(checkpoint).read_text())
+
+    def export_model(self, export_formats: list[str], export_dir: str) -> dict[str, str]:
+        path = os.path.join(export_dir, "model.txt")
+        Path(path).write_text(f"model {self.count}")
+        return {"model": path}
+
+
+def counting(config: JsonDict) -> None:
+    start = 0
+    checkpoint = get_checkpoint()
+    if checkpoint is not None:
+        start = int((Path(checkpoint.path) / "n.txt").read_text())
+    for n in range(start + 1, 100):
+        directory = Path(tunecore.get_context().get_trial_dir()) / f"mine_{n}"
+        directory.mkdir()
+        (directory / "n.txt").write_text(str(n))
+        report({"n": n}, checkpoint=Checkpoint.from_directory(str(directory)))
+
+
+@pytest.fixture(params=["file", "s3"])
+def storage(request: pytest.FixtureRequest) -> StorageTarget:
+    target: StorageTarget = request.getfixturevalue(f"{request.param}_store")
+    return target
+
+
+@pytest.fixture
+def driver_dir(tmp_path: Path) -> Path:
+    """The driver's experiment directory: never created on this 'node'."""
+    return tmp_path / "driver" / "exp"
+
+
+@pytest.fixture
+def scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "scratch"
+    monkeypatch.setenv("TUNECORE_SCRATCH", str(root))
+    return root
+
+
+@pytest.fixture
+def hosts() -> Iterator[list[TrialHost]]:
+    made: list[TrialHost] = []
+    yield made
+    for host in made:
+        host.release()
+
+
+def make_host(hosts: list[TrialHost], target: object) -> TrialHost:
+    host = TrialHost(lambda config, ctx: make_worker_trainable(target, config, ctx))  # type: ignore[arg-type]
+    hosts.append(host)
+    return host
+
+
+def context(storage: StorageTarget, driver_dir: Path, **changes: object) -> TrialContext:
+    base = TrialContext(
+        trial_id="t1",
+        trial_name="t1",
+        trial_dir=str(driver_dir / "t1"),
+        experiment_dir=str(driver_dir),
+        storage_token="0123456789abcdef",
+        store=within(storage.store, "exp"),
+    )
+    return msgspec.structs.replace(base, **changes)
+
+
+def stored(store: Store, rel: str) -> list[str]:
+    """Every object under `rel`, as '/'-joined relative paths."""
+    names: list[str] = []
+    for name in store.list(rel):
+        path = f"{rel}/{name}"
+        inner = stored(store, path)
+        names.extend(f"{name}/{sub}" for sub in inner) if inner else names.append(name)
+    return names
+
+
+def test_the_trainable_works_in_scratch_never_in_the_driver_s_directories(
+    storage: StorageTarget, driver_dir: Path, scratch: Path, hosts: list[TrialHost]
+) -> None:
+    SEEN.clear()
+    host = make_host(hosts, Counter)
+    host.assign({}, context(storage, driver_dir, chdir=True))
+    result = host.train()
+    trial_dir = scratch / "01234567" / "exp" / "t1"
+    assert SEEN[-1].trial_dir == str(trial_dir)
+    assert SEEN[-1].get_experiment_name() == "exp"
+    assert result["cwd"] == str(trial_dir)
+    assert not (driver_dir.parent).exists()
+    host.release()
+    assert not trial_dir.exists()
+
+
+@pytest.mark.parametrize("target", [Counter, counting])
+def test_a_save_lands_in_the_store_and_a_restore_elsewhere_continues_from_it(
+    *,
+    storage: StorageTarget,
+    driver_dir: Path,
+    scratch: Path,
+    hosts: list[TrialHost],
+    monkeypatch: pytest.MonkeyPatch,
+    target: object,
+) -> None:
+    first = make_host(hosts, target)
+    first.assign({}, context(storage, driver_dir))
+    for _ in range(3):
+        first.train()
+    checkpoint_dir = str(driver_dir / "t1" / "checkpoint_000003")
+    assert first.save(checkpoint_dir) == checkpoint_dir
+    assert not driver_dir.parent.exists()
+    assert MARKER in stored(storage.store, "exp/t1/checkpoint_000003")
+    assert not (scratch / "01234567" / "exp" / "t1" / "checkpoint_000003").exists()
+    first.release()
+
+    monkeypatch.setenv("TUNECORE_SCRATCH", str(scratch.parent / "other_node"))
+    second = make_host(hosts, target)
+    second.assign({}, context(storage, driver_dir))
+    second.restore(checkpoint_dir)
+    result = second.train()
+    assert result["training_iteration"] == 4
+    assert result.get("count", result.get("n")) == 4
+
+
+def test_a_retried_save_replaces_what_a_failed_one_left(
+    storage: StorageTarget, driver_dir: Path, scratch: Path, hosts: list[TrialHost]
+) -> None:
+    store = within(storage.store, "exp")
+    store.write_bytes("t1/checkpoint_000001/stale.bin", b"from a cut upload")
+    host = make_host(hosts, Counter)
+    host.assign({}, context(storage, driver_dir))
+    host.train()
+    host.save(str(driver_dir / "t1" / "checkpoint_000001"))
+    assert sorted(stored(store, "t1/checkpoint_000001")) == [MARKER, "count.txt"]
+
+
+def test_a_checkpoint_missing_from_the_store_fails_the_restore_naming_its_uri(
+    storage: StorageTarget, driver_dir: Path, scratch: Path, hosts: list[TrialHost]
+) -> None:
+    host = make_host(hosts, Counter)
+    host.assign({}, context(storage, driver_dir))
+    with pytest.raises(FileNotFoundError) as caught:
+        host.restore(str(driver_dir / "t1" / "checkpoint_000007"))
+    assert within(storage.store, "exp").uri("t1/checkpoint_000007") in str(caught.value)
+
+
+def test_a_path_outside_the_experiment_is_refused(
+    storage: StorageTarget, driver_dir: Path, scratch: Path, hosts: list[TrialHost]
+) -> None:
+    host = make_host(hosts, Counter)
+    host.assign({}, context(storage, driver_dir))
+    host.train()
+    with pytest.raises(ValueError, match="not inside the experiment directory"):
+        host.save(str(driver_dir.parent / "elsewhere" / "checkpoint_000001"))
+
+
+def test_exports_are_uploaded_and_named_as_the_driver_sees_them(
+    storage: StorageTarget, driver_dir: Path, scratch: Path, hosts: list[TrialHost]
+) -> None:
+    host = make_host(hosts, Counter)
+    host.assign({}, context(storage, driver_dir))
+    host.train()
+    export_dir = driver_dir / "t1" / "export"
+    written = host.export(["checkpoint", "model"], str(export_dir))
+    assert written == {
+        "checkpoint": str(export_dir / "checkpoint"),
+        "model": str(export_dir / "model.txt"),
+    }
+    store = within(storage.store, "exp")
+    assert store.read_bytes("t1/export/model.txt") == b"model 1"
+    assert store.read_bytes("t1/export/checkpoint/count.txt") == b"1"
+    assert not driver_dir.parent.exists()
+
+
+def test_log_to_file_output_reaches_the_store_and_accumulates_over_runs(
+    storage: StorageTarget, driver_dir: Path, scratch: Path, hosts: list[TrialHost]
+) -> None:
+    host = make_host(hosts, Counter)
+    logged = context(storage, driver_dir, stdout_file="out.txt", stderr_file="out.txt")
+    host.assign({}, logged)
+    host.train()
+    host.release()
+    store = within(storage.store, "exp")
+    assert store.read_bytes("t1/out.txt") == b"step 1\n"
+    host.assign({}, logged)  # the trial again (a resume), maybe on another node
+    host.train()
+    print("to stderr", file=sys.stderr)
+    host.release()
+    assert store.read_bytes("t1/out.txt") == b"step 1\nstep 1\nto stderr\n"
+    assert not (scratch / "01234567").exists()
+
+
+class FailingStore(LocalStore):
+    """A local store whose uploads break off after the first file."""
+
+    def upload_dir(self, local: str, rel: str, *, marker: str | None = None) -> int:
+        first = sorted(name for name in os.listdir(local) if name != marker)[0]
+        self.write_bytes(f"{rel}/{first}", Path(local, first).read_bytes())
+        raise OSError(f"{self.uri(rel)}: connection reset")
+
+
+def test_a_save_whose_upload_fails_is_a_trial_failure_never_a_saved_checkpoint(
+    tmp_path: Path, driver_dir: Path, scratch: Path
+) -> None:
+    store = FailingStore(str(tmp_path / "storage" / "exp"))
+    executor = InProcessExecutor(
+        lambda config, ctx: make_worker_trainable(Counter, config, ctx),
+        resources=Resources(cpu=1),
+    )
+    trial_context = TrialContext(
+        trial_id="t1",
+        trial_name="t1",
+        trial_dir=str(driver_dir / "t1"),
+        experiment_dir=str(driver_dir),
+        store=store,
+    )
+    try:
+        executor.start("t1", Resources(cpu=1), {}, trial_context, None)
+        executor.save("t1", str(driver_dir / "t1" / "checkpoint_000001"), 1, {})
+        events = collect(executor, until=TrialFailed)
+    finally:
+        executor.shutdown()
+    assert not [e for e in events if isinstance(e, CheckpointSaved)]
+    failure = events[-1]
+    assert isinstance(failure, TrialFailed)
+    assert store.uri("t1/checkpoint_000001") in failure.error
+    assert store.list("t1/checkpoint_000001") == ["count.txt"]  # no marker: not a checkpoint
+
+
+def collect(executor: InProcessExecutor, until: type) -> list[object]:
+    events: list[object] = []
+    deadline = time.monotonic() + 30
+    while not any(isinstance(e, until) for e in events) and time.monotonic() < deadline:
+        events.extend(executor.next_events(1.0))
+    return events
+
+
+def test_a_context_with_a_store_survives_pickling_for_ray(s3_store: StorageTarget) -> None:
+    cloudpickle = pytest.importorskip("ray.cloudpickle")
+    trial_context = TrialContext(
+        trial_id="t1",
+        trial_name="t1",
+        trial_dir="/driver/exp/t1",
+        experiment_dir="/driver/exp",
+        store=within(s3_store.store, "exp"),
+    )
+    for dumps in (pickle.dumps, cloudpickle.dumps):
+        copy = pickle.loads(dumps(trial_context))
+        assert copy.store is not None
+        copy.store.write_bytes("t1/probe", b"through the copy")
+        assert s3_store.store.read_bytes("exp/t1/probe") == b"through the copy"

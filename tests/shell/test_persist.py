@@ -141,6 +141,24 @@ def test_the_trainable_works_in_scratch_never_in_the_driver_s_directories(
     assert not trial_dir.exists()
 
 
+def test_a_relative_scratch_root_still_holds_after_the_trainable_changes_directory(
+    storage: StorageTarget,
+    driver_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    hosts: list[TrialHost],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TUNECORE_SCRATCH", "relative")
+    SEEN.clear()
+    host = make_host(hosts, Counter)
+    host.assign({}, context(storage, driver_dir, chdir=True))
+    host.train()
+    assert SEEN[-1].trial_dir == str(tmp_path / "relative" / "01234567" / "exp" / "t1")
+    host.save(str(driver_dir / "t1" / "checkpoint_000001"))
+    assert within(storage.store, "exp").read_bytes("t1/checkpoint_000001/count.txt") == b"1"
+
+
 @pytest.mark.parametrize("target", [Counter, counting])
 def test_a_save_lands_in_the_store_and_a_restore_elsewhere_continues_from_it(
     *,

@@ -52,6 +52,7 @@ import msgspec
 
 from tunecore.shell.store import Store, check_rel
 from tunecore.shell.trainable.checkpoint_files import META_FILE
+from tunecore.shell.trainable.function import SCRATCH_DIR
 from tunecore.shell.trainable.worker import TrialContext
 
 logger = logging.getLogger(__name__)
@@ -59,14 +60,12 @@ logger = logging.getLogger(__name__)
 SCRATCH_ENV = "TUNECORE_SCRATCH"
 """The environment variable naming a node's scratch root (read on the node)."""
 
-# Where restores download to, inside the scratch trial directory: the
-# function trainable's directory for tunecore's own checkpoint copies.
-_DOWNLOADS = "worker_checkpoints"
-
 
 def scratch_root() -> str:
     """This node's root for trial scratch directories."""
-    return os.environ.get(SCRATCH_ENV) or os.path.join(tempfile.gettempdir(), "tunecore")
+    given = os.environ.get(SCRATCH_ENV)
+    root = given or os.path.join(tempfile.gettempdir(), "tunecore")
+    return os.path.abspath(os.path.expanduser(root))  # the cwd changes (`chdir`)
 
 
 class MirroredTrial:
@@ -78,7 +77,7 @@ class MirroredTrial:
         self._remote = context.experiment_dir
         run = context.storage_token[:8] or secrets.token_hex(4)
         self.experiment_dir = os.path.join(
-            scratch_root(), run, os.path.basename(context.experiment_dir)
+            scratch_root(), run, os.path.basename(os.path.normpath(context.experiment_dir))
         )
         self._trial_rel = self.rel(context.trial_dir)
         self.trial_dir = self._local(self._trial_rel)
@@ -178,7 +177,7 @@ class MirroredTrial:
         root = "/".join(parts[:2])
         self._drop_download()
         self._download = download = os.path.join(
-            self.trial_dir, _DOWNLOADS, f"restored_{uuid.uuid4().hex[:8]}"
+            self.trial_dir, SCRATCH_DIR, f"restored_{uuid.uuid4().hex[:8]}"
         )
         try:
             self._store.download_dir(root, download)

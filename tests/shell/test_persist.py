@@ -257,6 +257,18 @@ def test_log_to_file_output_reaches_the_store_and_accumulates_over_runs(
     assert not (scratch / "01234567").exists()
 
 
+def test_log_to_file_output_up_to_a_checkpoint_is_stored_with_it(
+    storage: StorageTarget, driver_dir: Path, scratch: Path, hosts: list[TrialHost]
+) -> None:
+    host = make_host(hosts, Counter)
+    host.assign({}, context(storage, driver_dir, stdout_file="out.txt"))
+    host.train()
+    host.train()
+    host.save(str(driver_dir / "t1" / "checkpoint_000002"))
+    # the worker may die now (a lost node, a killed actor): the output is safe
+    assert within(storage.store, "exp").read_bytes("t1/out.txt") == b"step 1\nstep 2\n"
+
+
 class FailingStore(LocalStore):
     """A local store whose uploads break off after the first file."""
 

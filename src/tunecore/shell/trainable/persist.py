@@ -32,7 +32,8 @@ directory, and persists through the store what has to outlive the node:
 - exports are written to scratch and uploaded to the same `rel`;
   `log_to_file` files are fetched from the store when the trial arrives
   (output from earlier runs of the trial is kept, as on a shared disk) and
-  uploaded when it leaves.
+  uploaded with each checkpoint (the output up to a checkpoint survives a
+  lost node, or an actor killed before its release) and when it leaves.
 """
 
 from __future__ import annotations
@@ -126,11 +127,7 @@ class MirroredTrial:
         worker, where nobody waits for an error: a failed upload is logged
         and the scratch kept, so the output is still on the node."""
         try:
-            for name, rel in self._log_files():
-                path = os.path.join(self.trial_dir, name)
-                if os.path.isfile(path):
-                    with open(path, "rb") as file:
-                        self._store.write_bytes(rel, file.read())
+            self._upload_logs()
         except OSError as error:
             logger.warning(
                 "Could not upload the trial's output files: %s; they stay in %s",
@@ -142,6 +139,13 @@ class MirroredTrial:
         for parent in (self.experiment_dir, os.path.dirname(self.experiment_dir)):
             with contextlib.suppress(OSError):  # another trial's, still there
                 os.rmdir(parent)
+
+    def _upload_logs(self) -> None:
+        for name, rel in self._log_files():
+            path = os.path.join(self.trial_dir, name)
+            if os.path.isfile(path):
+                with open(path, "rb") as file:
+                    self._store.write_bytes(rel, file.read())
 
     def _log_files(self) -> Iterator[tuple[str, str]]:
         """(local name, store path) of each `log_to_file` file, once each
@@ -165,6 +169,7 @@ class MirroredTrial:
                 self._store.upload_dir(local, rel, marker=META_FILE)
         finally:
             shutil.rmtree(local, ignore_errors=True)
+        self._upload_logs()  # the output so far, should the node be lost
         return _joined(checkpoint_dir, inner)
 
     def restore(self, path: str, restore: Callable[[str], None]) -> None:

@@ -1,0 +1,661 @@
+"""Copying a mirrored experiment's state from the driver's staging directory
+to its store, in the background, with a bounded lag; and back (`fetch_state`).
+
+The driver of a mirrored experiment (a URI `storage_path`) writes its files
+where it always does, in a local staging directory, and a `StateShipper`
+thread copies them to the experiment's `Store` every `lag_s` seconds. The
+loop never waits on storage except at `close()`. Checkpoints are not the
+shipper's: workers upload them themselves.
+
+What goes where, and when:
+
+- **The event log** travels in increments, never whole: each tick uploads
+  the bytes `[shipped, log_size())` of `events.log` as one object
+  `events/seg_<start:016d>_<end:016d>`. `log_size()` is always a record
+  boundary (the loop updates it after each whole append), so every object
+  holds whole CRC frames and the stored log, the chain of objects from byte
+  0 (`stored_log`), is always a prefix of the local log at a record
+  boundary: a driver killed between two ticks loses at most `lag_s` of
+  events from storage, and a reader (`fetch_state` + `read_log`) sees a
+  valid, shorter log. No byte is uploaded twice, except by compaction:
+  `COMPACT_COUNT` consecutive objects of one generation, each under
+  `COMPACT_BELOW` bytes, are uploaded again as one object covering their
+  range (of the next generation), and only then deleted; a reader prefers
+  the object covering the longest range from each start, so it never sees
+  a gap. A byte is thus re-uploaded once per generation, a handful of times
+  at most, and the chain stays a few dozen objects long.
+- **Snapshots** (`snapshots/snapshot_<records>.msgpack`) are uploaded only
+  once the log bytes that existed when the shipper first saw them are in
+  storage: a stored snapshot never covers more of the log than storage
+  holds (the `covered` check `read_log` does holds there too). Stored
+  snapshots the driver no longer keeps are deleted.
+- **Trial files** (everything in a trial directory except `checkpoint_*`,
+  `exploit_*` and `worker_checkpoints` directories, hidden and temporary
+  files): `params.json` and `error.txt` whenever they change; any other file
+  (`result.json`, `progress.csv`, a logger's output) once it has stopped
+  changing between two ticks (a paused or ended trial), and while it keeps
+  growing, after `GROW_WAIT_S` if it grew by `GROW_RATIO` since its last
+  upload, else after `STALE_S`: whole re-uploads of a growing file cost
+  a bounded multiple of its size, never its size squared.
+- Never `events.log` as a file, `driver.lock`, the inbox, the staging
+  directory's own hidden files.
+
+`after_shipped(action)` runs `action` in the shipper thread once the log
+bytes written so far are in storage: retention deletes a checkpoint only
+after storage's log records why. Failures never reach the driver: a storage
+error is retried next tick (a warning the first time each kind fails, and
+a note when it recovers), any other exception is logged with its traceback
+and the thread goes on. `close()` flushes everything whatever the throttle,
+retrying until its timeout.
+
+A shipper starting on a store that already holds a log (a resume) keeps the
+longest stored chain that is a prefix of the local log, deletes every other
+segment object, and ships on from there. It re-uploads snapshots and trial
+files once, since it cannot know which stored copies are current.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+import msgspec
+
+from tunecore.shell.eventlog import LOG_FILE
+from tunecore.shell.inbox import INBOX_DIR
+from tunecore.shell.journal import SNAPSHOT_DIR, SnapshotStore
+from tunecore.shell.own_files import open_fd
+from tunecore.shell.store import Store
+
+logger = logging.getLogger(__name__)
+
+SEGMENT_DIR = "events"
+COMPACT_COUNT = 16
+"""How many consecutive small log objects of one generation are merged."""
+COMPACT_BELOW = 4 << 20
+"""Log objects at least this large are never merged again."""
+GROW_WAIT_S = 60.0
+GROW_RATIO = 0.10
+STALE_S = 600.0
+EAGER_FILES = frozenset({"params.json", "error.txt"})
+"""Trial files uploaded on every change: small, rarely written, and what a
+reader looks at first (a trial's config, why it failed)."""
+FETCH_THREADS = 8
+
+_SEGMENT = re.compile(r"^seg_(\d{16})_(\d{16})$")
+_NOT_TRIAL_FILES = re.compile(r"^(checkpoint_.*|exploit_.*|worker_checkpoints)$")
+_TEMPORARY = re.compile(r"(\.tmp|\.tmp-[0-9a-f]{16}|\.quarantine-.*)$")
+_NOT_TRIAL_DIRS = frozenset({SEGMENT_DIR, SNAPSHOT_DIR, INBOX_DIR})
+_READ_RETRIES = 5
+
+_T = TypeVar("_T")
+Signature = tuple[int, int, int]
+"""A local file's (size, mtime_ns, inode): it changed if this did."""
+
+
+class ShipStats(msgspec.Struct, kw_only=True):
+    """What shipping has cost so far (read by the benchmark)."""
+
+    bytes: int = 0
+    """Bytes uploaded, compaction and re-uploads of trial files included."""
+    objects: int = 0
+    """Objects written."""
+    deletes: int = 0
+    """Objects deleted (compacted log segments, dropped snapshots)."""
+    seconds: float = 0.0
+    """Wall time spent in storage calls."""
+    log_bytes: int = 0
+    """Bytes of the event log shipped (each once)."""
+    compacted_bytes: int = 0
+    """Bytes of the log uploaded again by compaction."""
+    failures: int = 0
+    """Storage calls that failed (each retried on a later tick)."""
+
+
+def segment_name(start: int, end: int) -> str:
+    return f"{SEGMENT_DIR}/seg_{start:016d}_{end:016d}"
+
+
+@dataclass(frozen=True)
+class _Segment:
+    """One log object: the log's bytes `[start, end)`."""
+
+    start: int
+    end: int
+    generation: int = field(default=0, compare=False)
+    """How many compactions made it (0: shipped as is)."""
+
+    @property
+    def size(self) -> int:
+        return self.end - self.start
+
+    @property
+    def name(self) -> str:
+        return segment_name(self.start, self.end)
+
+
+@dataclass
+class _Tracked:
+    """What the shipper knows about one local file."""
+
+    uploaded: Signature | None = None  # what was last uploaded
+    uploaded_size: int = 0
+    since: float = 0.0  # when it was last uploaded (or first seen)
+    seen: Signature | None = None  # what it was at the previous tick
+    needs_log: int = 0  # snapshots: the log bytes storage must hold first
+
+
+def _segments(names: list[str]) -> dict[int, list[_Segment]]:
+    """The log objects among `names`, by start, longest first."""
+    found: dict[int, list[_Segment]] = {}
+    for name in names:
+        match = _SEGMENT.match(name)
+        if match is not None and int(match.group(2)) > int(match.group(1)):
+            segment = _Segment(int(match.group(1)), int(match.group(2)))
+            found.setdefault(segment.start, []).append(segment)
+    for candidates in found.values():
+        candidates.sort(key=lambda s: -s.end)
+    return found
+
+
+def _chain(found: dict[int, list[_Segment]]) -> list[_Segment]:
+    """The objects forming the longest-first chain from byte 0; it stops at
+    a gap (what a driver killed mid-ship can leave is a shorter log)."""
+    chain, position = [], 0
+    while position in found:
+        segment = found[position][0]
+        chain.append(segment)
+        position = segment.end
+    return chain
+
+
+def stored_log(store: Store) -> bytes:
+    """The event log as storage holds it: the chain of `events/` objects
+    from byte 0, concatenated (empty if there is none). An object a
+    compaction deleted under the reader is read again from a new listing."""
+    for _attempt in range(_READ_RETRIES):
+        chain = _chain(_segments(store.list(SEGMENT_DIR)))
+        parts = []
+        try:
+            for segment in chain:
+                data = store.read_bytes(segment.name)
+                if len(data) != segment.size:
+                    raise OSError(
+                        f"{store.uri(segment.name)} holds "
+                        f"{len(data)} bytes, its name says {segment.size}"
+                    )
+                parts.append(data)
+        except FileNotFoundError:
+            continue  # compacted meanwhile: list again
+        return b"".join(parts)
+    raise OSError(f"{store.uri(SEGMENT_DIR)}: the log objects kept changing while being read")
+
+
+def fetch_state(store: Store, local_dir: Path) -> None:
+    """Copy an experiment's stored state into `local_dir` (created if
+    needed): the stored log as `events.log`, the snapshots (local ones
+    storage lacks are removed, so they match the log), and every trial
+    file, checkpoints excepted. Other local files are left alone.
+    `FileNotFoundError` naming the URI if storage holds no event log.
+
+    Snapshots are read before the log: storage's log only grows, and a
+    snapshot arrives there only after the log bytes it covers, so the
+    fetched log covers every fetched snapshot even while a driver ships."""
+    snapshots: dict[str, bytes] = {}
+    for name in store.list(SNAPSHOT_DIR):
+        if _safe(name):
+            try:
+                snapshots[name] = store.read_bytes(f"{SNAPSHOT_DIR}/{name}")
+            except FileNotFoundError:
+                continue  # dropped meanwhile: a newer one replaced it
+    log = stored_log(store)
+    if not log:
+        raise FileNotFoundError(
+            f"{store.uri(SEGMENT_DIR)}: no event log stored there "
+            "(not a tunecore experiment, or it never started)"
+        )
+    local_dir = Path(local_dir)
+    local = SnapshotStore(local_dir)
+    local.directory.mkdir(parents=True, exist_ok=True)
+    for records in local.available():
+        if local.path(records).name not in snapshots:
+            local.path(records).unlink(missing_ok=True)
+    for name, data in snapshots.items():
+        _write_file(local.directory / name, data)
+    trials = [name for name in store.list() if _is_trial_dir(name)]
+    with ThreadPoolExecutor(FETCH_THREADS, thread_name_prefix="tunecore-fetch") as pool:
+        for job in [pool.submit(_fetch_tree, store, name, local_dir) for name in trials]:
+            job.result()
+    _write_file(local_dir / LOG_FILE, log)
+
+
+def _fetch_tree(store: Store, rel: str, local_dir: Path) -> None:
+    """Fetch every trial file under the stored directory `rel`."""
+    for name in store.list(rel):
+        if _safe(name) and _NOT_TRIAL_FILES.match(name) is None:
+            child = f"{rel}/{name}"
+            try:
+                data = store.read_bytes(child)
+            except FileNotFoundError:  # a directory (or gone)
+                _fetch_tree(store, child, local_dir)
+                continue
+            target = local_dir.joinpath(*child.split("/"))
+            target.parent.mkdir(parents=True, exist_ok=True)
+            _write_file(target, data)
+
+
+def _write_file(path: Path, data: bytes) -> None:
+    """Replace `path` with `data` atomically (a symbolic link there is
+    replaced, never followed)."""
+    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(descriptor, "wb") as file:
+            file.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _safe(name: str) -> bool:
+    """A stored name that is one ordinary local file or directory name."""
+    return (
+        bool(name)
+        and not name.startswith(".")
+        and "/" not in name
+        and "\\" not in name
+        and "\0" not in name
+        and _TEMPORARY.search(name) is None
+    )
+
+
+def _read_local(path: Path) -> tuple[Signature, bytes] | None:
+    """A regular file's signature and bytes (read up to its size then), or
+    None if it is gone or not a regular file."""
+    try:
+        fd = open_fd(path)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        data = os.pread(fd, info.st_size, 0)
+    finally:
+        os.close(fd)
+    return (len(data), info.st_mtime_ns, info.st_ino), data
+
+
+def _signature(path: Path) -> Signature | None:
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        return None
+    return info.st_size, info.st_mtime_ns, info.st_ino
+
+
+class StateShipper:
+    """Ships a staging directory's state to `store`; see the module docstring.
+
+    `log_size()` is the local log's length at its last whole record (called
+    from the shipper thread); `clock` is what the trial-file throttle
+    measures time with. `tick()` is one round of shipping, which the thread
+    runs every `lag_s` seconds (tests call it directly)."""
+
+    def __init__(
+        self,
+        store: Store,
+        local_dir: Path,
+        log_size: Callable[[], int],
+        *,
+        lag_s: float = 5.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if not lag_s > 0:
+            raise ValueError(f"lag_s must be a positive number of seconds, got {lag_s!r}")
+        self.store = store
+        self.local_dir = Path(local_dir)
+        self.stats = ShipStats()
+        self._log_size = log_size
+        self._lag_s = lag_s
+        self._clock = clock
+        self._tick_lock = threading.Lock()
+        self._actions_lock = threading.Lock()
+        self._actions: list[tuple[int, Callable[[], None]]] = []
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._deadline = 0.0
+        self._closed = False
+        self._failing: set[str] = set()
+        # Below: touched by `tick` only (under _tick_lock).
+        self._started = False
+        self._shipped = 0
+        self._chain: list[_Segment] = []
+        self._doomed: list[_Segment] = []  # log objects to delete, retried until gone
+        self._snapshots: dict[str, _Tracked] = {}
+        self._stored_snapshots: set[str] = set()
+        self._files: dict[str, _Tracked] = {}
+
+    @property
+    def shipped(self) -> int:
+        """How many bytes of the log storage holds."""
+        return self._shipped
+
+    def start(self) -> None:
+        """Ship every `lag_s` seconds in a daemon thread until `close()`."""
+        if self._thread is not None or self._closed:
+            raise RuntimeError("StateShipper.start: already started (or closed)")
+        self._thread = threading.Thread(target=self._run, name="tunecore-shipper", daemon=True)
+        self._thread.start()
+
+    def after_shipped(self, action: Callable[[], None]) -> None:
+        """Run `action` in the shipper thread once the log bytes written so
+        far are in storage (actions run in the order given). Never blocks
+        on storage, except after `close()`, when it ships and runs it at
+        once (in the caller's thread)."""
+        mark = self._log_size()
+        with self._actions_lock:
+            self._actions.append((mark, action))
+        if self._closed:
+            self.tick(force=True)
+
+    def close(self, timeout: float = 60.0) -> None:
+        """Ship everything, whatever the throttle (retrying failures until
+        `timeout` seconds have passed), then stop the thread. A warning
+        says what is left if it could not."""
+        if self._closed:
+            return
+        self._closed = True
+        self._deadline = time.monotonic() + timeout
+        if self._thread is None:
+            self._flush()
+        else:
+            self._stop.set()
+            self._thread.join(timeout + 1.0)
+            if self._thread.is_alive():
+                logger.warning(
+                    "Storage %s: shipping the experiment state did not finish within %.0f s; "
+                    "storage may hold an older state (the staging directory %s has it all)",
+                    self.store.uri(),
+                    timeout,
+                    self.local_dir,
+                )
+                return
+        left = self._left()
+        if left:
+            logger.warning(
+                "Storage %s: could not ship everything within %.0f s (left: %s); the staging "
+                "directory %s has it all",
+                self.store.uri(),
+                timeout,
+                left,
+                self.local_dir,
+            )
+
+    def tick(self, *, force: bool = False) -> bool:
+        """One round of shipping (`force`: every trial file whatever the
+        throttle); True if everything seen is now in storage. Never raises:
+        a step that fails is retried next tick."""
+        with self._tick_lock:
+            self._step("reading the stored log", self._start_up)
+            self._step("deleting log objects", self._delete_doomed)
+            self._step("shipping the event log", self._ship_log)
+            self._run_actions()
+            self._step("shipping snapshots", self._ship_snapshots)
+            self._step("shipping trial files", lambda: self._ship_trial_files(force))
+            return not self._left()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._lag_s):
+            self.tick()
+        self._flush()
+
+    def _flush(self) -> None:
+        """Ship everything, retrying (with a growing pause) until the deadline."""
+        pause = 0.1
+        while not self.tick(force=True) and time.monotonic() + pause < self._deadline:
+            time.sleep(pause)
+            pause = min(2 * pause, 2.0)
+
+    def _step(self, what: str, step: Callable[[], None]) -> None:
+        """Run one step; a storage failure is warned about once per kind
+        until it works again, anything else logged with its traceback."""
+        try:
+            step()
+        except OSError as error:
+            if what not in self._failing:
+                self._failing.add(what)
+                logger.warning(
+                    "Storage %s: %s failed (%s); retrying every %g s",
+                    self.store.uri(),
+                    what,
+                    error,
+                    self._lag_s,
+                )
+            return
+        except Exception:
+            logger.exception("Storage %s: %s failed", self.store.uri(), what)
+            return
+        if what in self._failing:
+            self._failing.discard(what)
+            logger.info("Storage %s: %s works again", self.store.uri(), what)
+
+    # -- storage calls, counted -----------------------------------------
+
+    def _call(self, method: Callable[..., _T], *args: object) -> _T:
+        started = time.perf_counter()
+        try:
+            return method(*args)
+        except Exception:
+            self.stats.failures += 1
+            raise
+        finally:
+            self.stats.seconds += time.perf_counter() - started
+
+    def _put(self, rel: str, data: bytes) -> None:
+        self._call(self.store.write_bytes, rel, data)
+        self.stats.bytes += len(data)
+        self.stats.objects += 1
+
+    def _delete(self, rel: str) -> None:
+        self._call(self.store.delete_file, rel)
+        self.stats.deletes += 1
+
+    # -- the event log --------------------------------------------------
+
+    def _start_up(self) -> None:
+        """Once: adopt the longest stored chain that is a prefix of the
+        local log, and doom every other log object."""
+        if self._started:
+            return
+        found = _segments(self._call(self.store.list, SEGMENT_DIR))
+        limit = self._log_size()
+        kept: list[_Segment] = []
+        for segment in _chain(found):
+            if segment.end > limit or self._call(
+                self.store.read_bytes, segment.name
+            ) != self._read_log(segment.start, segment.end):
+                break
+            kept.append(segment)
+        self._doomed = [s for group in found.values() for s in group if s not in kept]
+        self._stored_snapshots = set(self._call(self.store.list, SNAPSHOT_DIR))
+        self._chain = kept
+        self._shipped = kept[-1].end if kept else 0
+        self._started = True
+
+    def _delete_doomed(self) -> None:
+        while self._doomed:
+            self._delete(self._doomed[0].name)
+            self._doomed.pop(0)
+
+    def _read_log(self, start: int, end: int) -> bytes:
+        fd = open_fd(self.local_dir / LOG_FILE)
+        try:
+            data = os.pread(fd, end - start, start)
+        finally:
+            os.close(fd)
+        if len(data) != end - start:
+            raise OSError(
+                f"{self.local_dir / LOG_FILE} holds {start + len(data)} bytes, "
+                f"the log writer says {end}"
+            )
+        return data
+
+    def _ship_log(self) -> None:
+        # A doomed object from where the chain goes on would outrank the
+        # next segment for a reader: it has to be gone first. (Older ones,
+        # left by a compaction, are covered by a longer object.)
+        if not self._started or any(s.start >= self._shipped for s in self._doomed):
+            return
+        end = self._log_size()
+        if end > self._shipped:
+            segment = _Segment(self._shipped, end)
+            data = self._read_log(segment.start, segment.end)
+            self._put(segment.name, data)
+            self.stats.log_bytes += len(data)
+            self._chain.append(segment)
+            self._shipped = end
+        self._compact()
+
+    def _compact(self) -> None:
+        """Merge the newest `COMPACT_COUNT` log objects while they are all
+        small and of one generation (a counter in base `COMPACT_COUNT`)."""
+        while len(self._chain) >= COMPACT_COUNT:
+            tail = self._chain[-COMPACT_COUNT:]
+            generation = tail[0].generation
+            if any(s.generation != generation or s.size >= COMPACT_BELOW for s in tail):
+                return
+            merged = _Segment(tail[0].start, tail[-1].end, generation + 1)
+            data = self._read_log(merged.start, merged.end)
+            self._put(merged.name, data)
+            self.stats.compacted_bytes += len(data)
+            self._chain[-COMPACT_COUNT:] = [merged]
+            self._doomed.extend(tail)
+            self._delete_doomed()
+
+    def _run_actions(self) -> None:
+        while True:
+            with self._actions_lock:
+                if not self._actions or self._actions[0][0] > self._shipped:
+                    return
+                _mark, action = self._actions.pop(0)
+            try:
+                action()
+            except Exception:
+                logger.exception("An action waiting for the event log to reach storage failed")
+
+    # -- snapshots and trial files --------------------------------------
+
+    def _ship_snapshots(self) -> None:
+        if not self._started:
+            return
+        local = SnapshotStore(self.local_dir)
+        paths = {local.path(r).name: local.path(r) for r in local.available()}
+        needs = self._log_size()  # read after listing: covers every snapshot listed
+        for name in self._snapshots.keys() - paths.keys():
+            del self._snapshots[name]
+        for name, path in paths.items():
+            tracked = self._snapshots.setdefault(name, _Tracked())
+            signature = _signature(path)
+            if signature is None or signature == tracked.uploaded:
+                continue
+            if signature != tracked.seen:  # new, or replaced: wait for today's log
+                tracked.seen, tracked.needs_log = signature, needs
+            if tracked.needs_log > self._shipped:
+                continue
+            read = _read_local(path)
+            if read is None or read[0] != signature:
+                continue  # replaced meanwhile: seen again next tick
+            self._put(f"{SNAPSHOT_DIR}/{name}", read[1])
+            tracked.uploaded = signature
+            self._stored_snapshots.add(name)
+        for name in sorted(self._stored_snapshots - paths.keys()):
+            self._delete(f"{SNAPSHOT_DIR}/{name}")
+            self._stored_snapshots.discard(name)
+
+    def _ship_trial_files(self, force: bool) -> None:
+        now = self._clock()
+        present = set()
+        for rel, path, signature in self._trial_files():
+            present.add(rel)
+            tracked = self._files.setdefault(rel, _Tracked(since=now))
+            due = signature != tracked.uploaded and (force or _due(rel, tracked, signature, now))
+            tracked.seen = signature
+            if not due:
+                continue
+            read = _read_local(path)
+            if read is None:
+                continue
+            self._put(rel, read[1])
+            tracked.uploaded, tracked.uploaded_size, tracked.since = read[0], read[0][0], now
+            tracked.seen = read[0]
+        for rel in self._files.keys() - present:
+            del self._files[rel]
+
+    def _trial_files(self) -> Iterator[tuple[str, Path, Signature]]:
+        """(store path, local path, signature) of every trial file."""
+        try:
+            entries = sorted(os.scandir(self.local_dir), key=lambda e: e.name)
+        except FileNotFoundError:
+            return
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False) and _is_trial_dir(entry.name):
+                yield from _walk(Path(entry.path), entry.name)
+
+    def _left(self) -> str:
+        """What is not in storage yet, in words ("" if nothing)."""
+        left = []
+        try:
+            unshipped = self._log_size() - self._shipped
+        except Exception:
+            unshipped = 0
+        if not self._started or unshipped > 0:
+            left.append(f"{max(unshipped, 0)} bytes of the event log")
+        snapshots = sum(t.seen != t.uploaded for t in self._snapshots.values())
+        if snapshots or any(s.start >= self._shipped for s in self._doomed):
+            left.append(f"{snapshots} snapshots, or stale log objects to delete")
+        files = sum(t.seen != t.uploaded for t in self._files.values())
+        if files:
+            left.append(f"{files} trial files")
+        with self._actions_lock:
+            if self._actions:
+                left.append(f"{len(self._actions)} actions waiting for the event log")
+        return ", ".join(left)
+
+
+def _due(rel: str, tracked: _Tracked, signature: Signature, now: float) -> bool:
+    """Whether a changed trial file is uploaded now (see the module docstring)."""
+    if rel.rpartition("/")[2] in EAGER_FILES or signature == tracked.seen:
+        return True
+    waited = now - tracked.since
+    grown = signature[0] >= tracked.uploaded_size * (1 + GROW_RATIO)
+    return (waited >= GROW_WAIT_S and grown) or waited >= STALE_S
+
+
+def _is_trial_dir(name: str) -> bool:
+    return _safe(name) and name not in _NOT_TRIAL_DIRS
+
+
+def _walk(directory: Path, rel: str) -> Iterator[tuple[str, Path, Signature]]:
+    try:
+        entries = sorted(os.scandir(directory), key=lambda e: e.name)
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    for entry in entries:
+        if not _safe(entry.name) or entry.name in (LOG_FILE, "driver.lock"):
+            continue
+        child = f"{rel}/{entry.name}"
+        if entry.is_dir(follow_symlinks=False):
+            if _NOT_TRIAL_FILES.match(entry.name) is None:
+                yield from _walk(Path(entry.path), child)
+        elif entry.is_file(follow_symlinks=False):
+            signature = _signature(Path(entry.path))
+            if signature is not None:
+                yield child, Path(entry.path), signature

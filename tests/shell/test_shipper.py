@@ -1,0 +1,559 @@
+"""The state shipper (`shell/shipper.py`): a mirrored experiment's staging
+directory reaches its store in increments, in an order that keeps every
+stored state readable, through storage failures; `fetch_state` brings it
+back. Against a `file://` store and an S3 server (moto, on 127.0.0.1)."""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import logging
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+import tunecore
+from tests.storage_fixtures import StorageTarget
+from tunecore.core.experiment import ExperimentConfig, new_experiment
+from tunecore.core.experiment.snapshot import encode_state
+from tunecore.core.search import BasicVariantGenerator
+from tunecore.model import Tick
+from tunecore.model.codec import from_msgpack
+from tunecore.shell.eventlog import (
+    LOG_FILE,
+    LOG_FORMAT,
+    EventLogWriter,
+    LogHeader,
+    RunSettings,
+    read_log,
+)
+from tunecore.shell.journal import EMPTY_DIGEST, SnapshotFile, SnapshotStore
+from tunecore.shell.shipper import (
+    COMPACT_COUNT,
+    GROW_WAIT_S,
+    STALE_S,
+    StateShipper,
+    fetch_state,
+    stored_log,
+)
+from tunecore.shell.store import LocalStore, Store, within
+
+
+@pytest.fixture(params=["file", "s3"])
+def target(request: pytest.FixtureRequest) -> StorageTarget:
+    fixture: StorageTarget = request.getfixturevalue(f"{request.param}_store")
+    return fixture
+
+
+class Recorder:
+    """A store that records every write and deletion, and fails when told
+    to: `fail(n)` makes the next `n` storage calls raise `OSError`, and
+    `fail_writes_to(prefix)` every write under `prefix` until cleared."""
+
+    def __init__(self, inner: Store) -> None:
+        self.inner = inner
+        self.writes: list[tuple[str, bytes]] = []
+        self.deletes: list[str] = []
+        self.failing = 0
+        self.failing_prefix: str | None = None
+        self.on_write: Callable[[str, bytes], None] | None = None
+
+    def fail(self, calls: int) -> None:
+        self.failing = calls
+
+    def _maybe_fail(self, rel: str) -> None:
+        if self.failing > 0:
+            self.failing -= 1
+            raise OSError(f"{self.uri(rel)}: simulated outage")
+
+    def uri(self, rel: str = "") -> str:
+        return self.inner.uri(rel)
+
+    def read_bytes(self, rel: str) -> bytes:
+        self._maybe_fail(rel)
+        return self.inner.read_bytes(rel)
+
+    def write_bytes(self, rel: str, data: bytes) -> None:
+        self._maybe_fail(rel)
+        if self.failing_prefix is not None and rel.startswith(self.failing_prefix):
+            raise OSError(f"{self.uri(rel)}: simulated outage")
+        if self.on_write is not None:
+            self.on_write(rel, data)
+        self.inner.write_bytes(rel, data)
+        self.writes.append((rel, data))
+
+    def list(self, rel: str = "") -> list[str]:
+        self._maybe_fail(rel)
+        return self.inner.list(rel)
+
+    def exists(self, rel: str) -> bool:
+        return self.inner.exists(rel)
+
+    def upload_dir(self, local: str, rel: str, *, marker: str | None = None) -> int:
+        return self.inner.upload_dir(local, rel, marker=marker)
+
+    def download_dir(self, rel: str, local: str) -> int:
+        return self.inner.download_dir(rel, local)
+
+    def copy_dir(self, src: str, dst: str, *, marker: str | None = None) -> None:
+        self.inner.copy_dir(src, dst, marker=marker)
+
+    def delete_dir(self, rel: str) -> None:
+        self.inner.delete_dir(rel)
+
+    def delete_file(self, rel: str) -> None:
+        self._maybe_fail(rel)
+        self.inner.delete_file(rel)
+        self.deletes.append(rel)
+
+    def local_path(self, rel: str) -> str | None:
+        return self.inner.local_path(rel)
+
+    def written(self, prefix: str) -> builtins.list[tuple[str, bytes]]:
+        return [(rel, data) for rel, data in self.writes if rel.startswith(prefix)]
+
+
+def header() -> LogHeader:
+    state = new_experiment(
+        ExperimentConfig(trainable_name="tests:train", trial_id_prefix="t"),
+        searcher=BasicVariantGenerator({"x": 1}, num_samples=1),
+    )
+    return LogHeader(
+        format=LOG_FORMAT,
+        tunecore_version="test",
+        name="exp",
+        trainable="tests:train",
+        settings=RunSettings(),
+        initial_state=encode_state(state),
+    )
+
+
+class Staging:
+    """A staging directory with a live event log, as the driver keeps one."""
+
+    def __init__(self, directory: Path) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        self.dir = directory
+        self.writer = EventLogWriter.create(directory, header())
+        self.events = 0
+
+    def append(self, count: int = 1) -> None:
+        for _ in range(count):
+            self.events += 1
+            self.writer.append(Tick(at=float(self.events)))
+
+    def size(self) -> int:
+        return self.writer.size
+
+    def log(self) -> bytes:
+        return (self.dir / LOG_FILE).read_bytes()[: self.size()]
+
+    def snapshot(self) -> None:
+        SnapshotStore(self.dir).write(
+            self.events, EMPTY_DIGEST, b"state", log_bytes=self.size(), sealed=b"seal"
+        )
+
+    def file(self, rel: str, text: str, mode: str = "w") -> None:
+        path = self.dir / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open(mode) as handle:
+            handle.write(text)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def staging(tmp_path: Path) -> Iterator[Staging]:
+    stage = Staging(tmp_path / "staging" / "exp")
+    yield stage
+    stage.writer.close()
+
+
+def shipper(store: Store, stage: Staging, clock: Clock | None = None) -> StateShipper:
+    return StateShipper(store, stage.dir, stage.size, lag_s=0.01, clock=clock or Clock())
+
+
+def read_back(store: Store, tmp_path: Path) -> Path:
+    local = Path(tempfile.mkdtemp(dir=tmp_path))
+    fetch_state(store, local)
+    return local
+
+
+# -- the event log --------------------------------------------------------------
+
+
+def test_the_log_ships_in_increments_and_no_byte_twice(
+    target: StorageTarget, staging: Staging, tmp_path: Path
+) -> None:
+    store = Recorder(within(target.store, "exp"))
+    ship = shipper(store, staging)
+    for round_ in range(COMPACT_COUNT - 1):
+        staging.append(round_ + 1)
+        assert ship.tick()
+        if round_ == 3:
+            assert ship.tick()  # nothing new: nothing uploaded
+
+    segments = store.written("events/")
+    assert len(segments) == COMPACT_COUNT - 1
+    ranges = [tuple(int(n) for n in rel.split("_")[1:]) for rel, _ in segments]
+    assert [r[0] for r in ranges] == [0] + [r[1] for r in ranges[:-1]]  # back to back
+    assert ranges[-1][1] == staging.size()
+    assert sum(len(data) for _, data in segments) == staging.size()  # each byte once
+    assert ship.stats.log_bytes == ship.stats.bytes == staging.size()
+    assert ship.stats.objects == COMPACT_COUNT - 1
+    assert ship.stats.seconds > 0
+    assert stored_log(store) == staging.log()
+    assert read_log(read_back(store, tmp_path)).events == read_log(staging.dir).events
+
+
+def test_compaction_keeps_the_chain_short_and_each_byte_reuploaded_once_per_generation(
+    file_store: StorageTarget, staging: Staging
+) -> None:
+    store = Recorder(file_store.store)
+    ship = shipper(store, staging)
+    rounds = COMPACT_COUNT * COMPACT_COUNT + 3
+    for _ in range(rounds):
+        staging.append()
+        ship.tick()
+
+    # A counter in base 16: 259 = 1 * 256 + 0 * 16 + 3.
+    assert len(store.list("events")) == 1 + 3
+    assert stored_log(store) == staging.log()
+    # Shipped once, merged at most twice more (generations 1 and 2).
+    assert ship.stats.log_bytes == staging.size()
+    assert ship.stats.compacted_bytes <= 2 * staging.size()
+    assert not set(store.deletes) & set(store.list("events"))
+
+
+def test_compaction_works_on_s3_too(s3_store: StorageTarget, staging: Staging) -> None:
+    ship = shipper(s3_store.store, staging)
+    for _ in range(COMPACT_COUNT + 2):
+        staging.append()
+        ship.tick()
+    assert len(s3_store.store.list("events")) == 3
+    assert stored_log(s3_store.store) == staging.log()
+
+
+def test_a_reader_of_a_half_shipped_store_gets_a_valid_prefix(
+    target: StorageTarget, staging: Staging, tmp_path: Path
+) -> None:
+    ship = shipper(target.store, staging)
+    staging.append(3)
+    ship.tick()
+    shipped = staging.size()
+    staging.append(5)  # written, not shipped (the driver is killed now)
+
+    contents = read_log(read_back(target.store, tmp_path))
+    assert contents.end == shipped
+    assert contents.torn is None
+    assert [e.at for e in contents.events] == [1.0, 2.0, 3.0]
+
+
+def test_a_gap_in_the_stored_log_ends_it_there(
+    target: StorageTarget, staging: Staging, tmp_path: Path
+) -> None:
+    ship = shipper(target.store, staging)
+    ends = []
+    for _ in range(3):
+        staging.append(2)
+        ship.tick()
+        ends.append(staging.size())
+    target.store.delete_file(f"events/seg_{ends[0]:016d}_{ends[1]:016d}")
+
+    assert stored_log(target.store) == staging.log()[: ends[0]]
+    assert len(read_log(read_back(target.store, tmp_path)).events) == 2
+
+
+def test_a_reader_racing_a_compaction_reads_the_log_again(
+    file_store: StorageTarget, staging: Staging
+) -> None:
+    ship = shipper(file_store.store, staging)
+    for _ in range(COMPACT_COUNT - 1):
+        staging.append()
+        ship.tick()
+    staging.append()
+
+    class CompactsUnderTheReader(Recorder):
+        def read_bytes(self, rel: str) -> bytes:
+            if ship.shipped < staging.size():
+                ship.tick()  # merges and deletes what the reader listed
+            return super().read_bytes(rel)
+
+    assert stored_log(CompactsUnderTheReader(file_store.store)) == staging.log()
+    assert len(file_store.store.list("events")) == 1
+
+
+# -- snapshots ------------------------------------------------------------------
+
+
+def test_snapshots_arrive_only_after_the_log_they_cover(
+    target: StorageTarget, staging: Staging
+) -> None:
+    store = Recorder(target.store)
+
+    def check_covered(rel: str, data: bytes) -> None:
+        if rel.startswith("snapshots/"):
+            snapshot = from_msgpack(data[4:], SnapshotFile)
+            assert len(stored_log(target.store)) >= snapshot.log_bytes > 0
+
+    store.on_write = check_covered
+    ship = shipper(store, staging)
+    staging.append(2)
+    staging.snapshot()
+    store.failing_prefix = "events/"  # the log cannot ship: neither can the snapshot
+    ship.tick()
+    assert store.written("snapshots/") == []
+
+    store.failing_prefix = None
+    ship.tick()
+    assert [rel for rel, _ in store.written("snapshots/")] == [
+        "snapshots/snapshot_000000000002.msgpack"
+    ]
+
+    for _ in range(3):  # the driver keeps 2: the oldest stored one goes too
+        staging.append()
+        staging.snapshot()
+        ship.tick()
+    assert store.list("snapshots") == sorted(os.listdir(staging.dir / "snapshots"))
+    assert len(store.list("snapshots")) == 2
+
+
+# -- trial files ----------------------------------------------------------------
+
+
+def test_trial_files_follow_the_throttle(target: StorageTarget, staging: Staging) -> None:
+    clock = Clock()
+    store = Recorder(target.store)
+    ship = shipper(store, staging, clock)
+
+    def uploads(name: str) -> int:
+        return len(store.written(f"trial_1/{name}"))
+
+    staging.file("trial_1/params.json", '{"lr": 0.1}')
+    staging.file("trial_1/result.json", "x" * 100 + "\n")
+    ship.tick()
+    assert uploads("params.json") == 1
+    assert uploads("result.json") == 0  # new, maybe growing
+
+    staging.file("trial_1/result.json", "x" * 100 + "\n", "a")
+    clock.now += 30
+    ship.tick()
+    assert uploads("result.json") == 0  # growing, not yet 60 s
+    staging.file("trial_1/result.json", "x" * 100 + "\n", "a")
+    clock.now += GROW_WAIT_S
+    ship.tick()
+    assert uploads("result.json") == 1  # 60 s and grown by more than 10 %
+
+    for _ in range(5):  # grows by less than 10 % each time, for a while
+        staging.file("trial_1/result.json", "y\n", "a")
+        clock.now += GROW_WAIT_S
+        ship.tick()
+    assert uploads("result.json") == 1
+    staging.file("trial_1/result.json", "y\n", "a")
+    clock.now += STALE_S
+    ship.tick()
+    assert uploads("result.json") == 2  # 10 minutes: uploaded anyway
+
+    staging.file("trial_1/result.json", "z\n", "a")
+    clock.now += 1
+    ship.tick()
+    assert uploads("result.json") == 2
+    clock.now += 1
+    ship.tick()  # unchanged since the last tick: the trial paused or ended
+    assert uploads("result.json") == 3
+    assert (
+        target.store.read_bytes("trial_1/result.json")
+        == (staging.dir / "trial_1/result.json").read_bytes()
+    )
+
+    staging.file("trial_1/params.json", '{"lr": 0.2}')
+    staging.file("trial_1/error.txt", "boom")
+    ship.tick()
+    assert uploads("params.json") == 2
+    assert uploads("error.txt") == 1
+    ship.tick()
+    assert len(store.written("trial_1/")) == 6  # nothing changed, nothing uploaded
+
+
+def test_checkpoints_and_the_drivers_own_files_are_never_shipped(
+    file_store: StorageTarget, staging: Staging
+) -> None:
+    ship = shipper(file_store.store, staging)
+    for rel in [
+        "trial_1/checkpoint_000001/model.bin",
+        "trial_1/exploit_000001/model.bin",
+        "trial_1/worker_checkpoints/checkpoint_000002/x",
+        "trial_1/.result.json.abc123",  # a temporary file mid-rename
+        "trial_1/progress.csv.tmp-0123456789abcdef",
+        "trial_1/sub/notes.txt",
+        "driver.lock",
+        ".tunecore_storage",
+        "inbox/stop.json",
+        "snapshots/snapshot_000000000001.tmp",
+    ]:
+        staging.file(rel, "x")
+    staging.append()
+    ship.close()
+
+    stored = {
+        os.path.relpath(os.path.join(d, f), file_store.store.local_path("") or "")
+        for d, _, fs in os.walk(file_store.store.local_path("") or "")
+        for f in fs
+    }
+    assert stored == {"trial_1/sub/notes.txt", f"events/seg_{0:016d}_{staging.size():016d}"}
+
+
+# -- failures, actions, close ---------------------------------------------------
+
+
+def test_a_store_that_fails_for_a_while_loses_nothing(
+    target: StorageTarget, staging: Staging, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    clock = Clock()
+    store = Recorder(target.store)
+    ship = shipper(store, staging, clock)
+    done: list[int] = []
+    staging.append(2)
+    ship.tick()
+    store.fail(3)  # the next three calls
+    for round_ in range(4):
+        staging.append()
+        staging.snapshot()
+        staging.file(f"trial_{round_}/params.json", f"{round_}")
+        staging.file(f"trial_{round_}/result.json", "r\n" * round_)
+        ship.after_shipped(functools.partial(done.append, round_))
+        clock.now += 1
+        if round_ == 1:
+            store.fail(10)  # a longer outage
+        with caplog.at_level(logging.WARNING, logger="tunecore.shell.shipper"):
+            ship.tick()
+    assert not ship.tick()  # result files still wait for the throttle...
+    ship.close()  # ...but close ships everything
+
+    assert stored_log(target.store) == staging.log()
+    assert done == [0, 1, 2, 3]
+    back = read_back(target.store, tmp_path)
+    for round_ in range(4):
+        for name in ("params.json", "result.json"):
+            rel = f"trial_{round_}/{name}"
+            assert (back / rel).read_bytes() == (staging.dir / rel).read_bytes()
+    assert sorted(os.listdir(back / "snapshots")) == sorted(os.listdir(staging.dir / "snapshots"))
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    kinds = [r.getMessage().split(": ")[1].split(" failed")[0] for r in warnings]
+    assert len(kinds) == len(set(kinds)) >= 1  # once per kind of failure
+    assert ship.stats.failures >= 10
+
+
+def test_after_shipped_waits_for_the_log_and_survives_a_failing_action(
+    file_store: StorageTarget, staging: Staging, caplog: pytest.LogCaptureFixture
+) -> None:
+    ship = shipper(file_store.store, staging)
+    ran: list[str] = []
+
+    def boom() -> None:
+        raise RuntimeError("the action failed")
+
+    staging.append()
+    ship.after_shipped(boom)
+    ship.after_shipped(lambda: ran.append(stored_log(file_store.store).hex()))
+    assert ran == []
+    ship.start()
+    ship.close()
+
+    assert ran == [staging.log().hex()]  # ran after, and despite, the failing one
+    assert "the action failed" in caplog.text
+    ship.after_shipped(lambda: ran.append("late"))  # after close: at once
+    assert ran[-1] == "late"
+
+
+def test_close_ships_everything_whatever_the_throttle(
+    s3_store: StorageTarget, staging: Staging
+) -> None:
+    ship = StateShipper(s3_store.store, staging.dir, staging.size, lag_s=3600.0)
+    ship.start()
+    staging.append(4)
+    staging.snapshot()
+    staging.file("trial_1/result.json", "growing\n")
+    ship.close(timeout=30.0)
+
+    assert stored_log(s3_store.store) == staging.log()
+    assert s3_store.store.read_bytes("trial_1/result.json") == b"growing\n"
+    assert s3_store.store.list("snapshots") == ["snapshot_000000000004.msgpack"]
+
+
+def test_a_new_shipper_goes_on_from_what_storage_holds(
+    target: StorageTarget, staging: Staging, tmp_path: Path
+) -> None:
+    first = shipper(target.store, staging)
+    staging.append(3)
+    first.close()
+    staging.append(2)
+    store = Recorder(target.store)
+    second = shipper(store, staging)
+    second.close()
+    assert second.stats.log_bytes == staging.size() - first.stats.log_bytes
+    assert stored_log(target.store) == staging.log()
+
+    # Another log in the same place (a staging directory from elsewhere):
+    # what does not match it is replaced, never mixed in.
+    other = Staging(tmp_path / "other" / "exp")
+    other.append(1)
+    third = shipper(target.store, other)
+    third.close()
+    assert stored_log(target.store) == other.log()
+    other.writer.close()
+
+
+# -- a real experiment, there and back ------------------------------------------
+
+
+def test_fetch_state_brings_back_a_real_experiment(target: StorageTarget, tmp_path: Path) -> None:
+    def train(config: dict[str, object]) -> None:
+        for step in range(3):
+            with tempfile.TemporaryDirectory() as directory:
+                Path(directory, "step.txt").write_text(str(step))
+                tunecore.report(
+                    {"loss": float(config["a"]) * step},  # type: ignore[arg-type]
+                    checkpoint=tunecore.Checkpoint.from_directory(directory),
+                )
+
+    runs = tmp_path / "runs"
+    tunecore.Tuner(
+        train,
+        param_space={"a": tunecore.grid_search([1, 2])},
+        run_config=tunecore.RunConfig(executor="in_process", storage_path=str(runs), name="exp"),
+    ).fit()
+    local = runs / "exp"
+    size = (local / LOG_FILE).stat().st_size
+    ship = StateShipper(within(target.store, "exp"), local, lambda: size, lag_s=1.0)
+    ship.close()
+
+    back = tmp_path / "back"
+    fetch_state(within(target.store, "exp"), back)
+    assert read_log(back).events == read_log(local).events
+    trial_files = {
+        str(p.relative_to(local))
+        for p in local.glob("*/*")
+        if p.is_file() and p.parent.name != "snapshots"
+    }
+    assert {"params.json", "result.json", "progress.csv"} <= {Path(f).name for f in trial_files}
+    for rel in trial_files:
+        assert (back / rel).read_bytes() == (local / rel).read_bytes()
+    assert list(back.glob("*/checkpoint_*")) == []  # checkpoints are never shipped
+    assert list(local.glob("*/checkpoint_*"))
+    assert sorted(os.listdir(back / "snapshots")) == sorted(os.listdir(local / "snapshots"))
+    assert not (back / "driver.lock").exists()
+
+
+def test_fetch_state_of_an_empty_store_names_it(file_store: StorageTarget, tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="no event log stored"):
+        fetch_state(LocalStore(str(tmp_path / "nothing")), tmp_path / "back")

@@ -40,9 +40,25 @@ class StorageTarget:
     filesystem: FileSystem | None
     store: Store
 
+    def experiment_uri(self, name: str) -> str:
+        """The URI of the experiment `name` under this storage, as a user
+        passes it to `Tuner.restore` (the query that reaches the server
+        stays at the end)."""
+        base, mark, query = self.uri.partition("?")
+        return f"{base}/{name}{mark}{query}"
+
 
 @pytest.fixture
-def file_store(tmp_path: Path) -> StorageTarget:
+def staging(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The driver's staging directories for mirrored storage, per test
+    (`TUNECORE_STAGING`), instead of under `~/tunecore_results`."""
+    directory = tmp_path / "staging"
+    monkeypatch.setenv("TUNECORE_STAGING", str(directory))
+    return directory
+
+
+@pytest.fixture
+def file_store(tmp_path: Path, staging: Path) -> StorageTarget:
     root = tmp_path / "storage"
     root.mkdir()
     return StorageTarget(uri=f"file://{root}", filesystem=None, store=LocalStore(str(root)))
@@ -65,7 +81,7 @@ def s3_endpoint() -> Iterator[str]:
 
 
 @pytest.fixture
-def s3_store(s3_endpoint: str) -> StorageTarget:
+def s3_store(s3_endpoint: str, staging: Path) -> StorageTarget:
     from pyarrow.fs import S3FileSystem  # noqa: PLC0415
 
     fs = S3FileSystem(

@@ -1,8 +1,9 @@
-"""Where `RunConfig(storage_path=...)` puts an experiment (issue 11, first
-part): a path as `str` or `os.PathLike`, or a `file://` URI, is a local
-directory; a URI of another scheme is refused with an error naming it
-(until storage through pyarrow.fs is built), never a directory named
-`s3:`; so is Ray's `storage_filesystem`."""
+"""Where `RunConfig(storage_path=...)` puts an experiment (issue 11): a
+path as `str` or `os.PathLike` is a local directory; a `file://` URI the
+directory it names (as mirrored storage); a URI of a scheme pyarrow knows
+is kept as it is; any other is refused with an error naming it, never a
+directory named `s3:`. Ray's `storage_filesystem` must be a
+`pyarrow.fs.FileSystem` with a `storage_path` inside it."""
 
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ def test_a_pathlib_path_is_a_local_directory(tmp_path: Path) -> None:
 
 
 def test_a_file_uri_is_the_local_directory_it_names(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, staging: Path
 ) -> None:
     monkeypatch.chdir(tmp_path)
     trial_dir = fit(f"file://{tmp_path}/shared%20mount")
@@ -62,8 +63,6 @@ def test_a_relative_path_is_kept_absolute(tmp_path: Path, monkeypatch: pytest.Mo
 @pytest.mark.parametrize(
     ("storage_path", "message"),
     [
-        ("s3://bucket/x", "storage on s3:// is not supported yet"),
-        ("gs://bucket/x", "storage on gs:// is not supported yet"),
         ("foo://x/y", "unknown scheme 'foo'"),
         ("s3:/bucket/x", "needs '://' after its scheme"),
         ("file://elsewhere/x", "not one on the host 'elsewhere'"),
@@ -80,16 +79,28 @@ def test_other_storage_is_refused_naming_the_field_and_value(
     assert os.listdir(tmp_path) == []  # nothing written, no directory named "s3:"
 
 
-def test_a_filesystem_object_is_refused_until_it_is_supported() -> None:
+@pytest.mark.parametrize("uri", ["s3://bucket/x", "gs://bucket/x", "hdfs://namenode:8020/x"])
+def test_a_uri_pyarrow_knows_is_kept_as_given(uri: str) -> None:
+    assert RunConfig(storage_path=uri).storage_path == uri
+
+
+def test_a_filesystem_object_goes_with_a_path_inside_it(tmp_path: Path) -> None:
     filesystem = pyarrow.fs.LocalFileSystem()
-    with pytest.raises(
-        pydantic.ValidationError, match=r"storage_filesystem=LocalFileSystem\("
-    ) as e:
+    config = RunConfig(storage_path=str(tmp_path), storage_filesystem=filesystem)
+    assert config.storage_filesystem is filesystem
+    with pytest.raises(pydantic.ValidationError, match="needs a storage_path"):
         RunConfig(storage_filesystem=filesystem)
-    assert "not supported yet" in str(e.value)
+
+
+def test_a_storage_filesystem_that_is_no_filesystem_is_named(tmp_path: Path) -> None:
+    with pytest.raises(
+        pydantic.ValidationError, match=r"storage_filesystem must be a pyarrow.fs.FileSystem"
+    ) as raised:
+        RunConfig(storage_path=str(tmp_path), storage_filesystem="s3")
+    assert "'s3'" in str(raised.value)
 
 
 def test_the_cli_names_its_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["run", "tests.api.test_storage_path:train", "--storage-path", "s3://bucket/x"])
+    code = main(["run", "tests.api.test_storage_path:train", "--storage-path", "foo://bucket/x"])
     assert code == 2
-    assert "--storage-path='s3://bucket/x' is invalid" in capsys.readouterr().err
+    assert "--storage-path='foo://bucket/x' is invalid" in capsys.readouterr().err

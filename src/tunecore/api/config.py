@@ -8,6 +8,7 @@ them into the core's `ExperimentConfig` is `tunecore.api.tuner`'s job.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
@@ -78,15 +79,18 @@ class RunConfig(BaseModel):
 
     name: str | None = None
     storage_path: str | None = None
-    """Where experiments go (`~/tunecore_results` if None): a path (`str` or
-    `os.PathLike`) or a `file://` URI, kept as the absolute directory it
-    names. On a cluster every node must reach it (a shared mount). Other
-    URIs (`s3://`, `gs://`, ...) are refused with a clear error: storage
-    through `pyarrow.fs` is being built (`docs/storage-plan.md`), and a URI
-    never becomes a local directory named `s3:`."""
+    """Where experiments go (`~/tunecore_results` if None): a local path
+    (`str` or `os.PathLike`), every node of a cluster reaching it (a shared
+    mount, checked: a node that does not share it fails its trials saying
+    so), or a URI `pyarrow.fs` knows (`file://`, `s3://`, `gs://`,
+    `hdfs://`, ...): then the driver works in a local staging directory and
+    ships the experiment's state there, and workers upload their own
+    checkpoints (`tunecore[storage]` for anything but `file://`). An
+    unknown scheme is an error naming it, never a local directory."""
     storage_filesystem: Any = None
-    """Ray's `pyarrow.fs.FileSystem` for `storage_path`: refused until
-    storage through `pyarrow.fs` is built; None is the only value."""
+    """A `pyarrow.fs.FileSystem` to reach `storage_path` with (an endpoint,
+    credentials, a mounted fsspec filesystem), as in Ray: `storage_path` is
+    then the directory inside it."""
     stop: Any = None
     """Ray Tune's `stop`: a dict of thresholds (`{"training_iteration": 10,
     "done": True}`: a trial stops once a metric reaches one), a
@@ -115,37 +119,39 @@ class RunConfig(BaseModel):
 
     @field_validator("storage_path", mode="before")
     @classmethod
-    def _local_directory(cls, storage_path: object) -> object:
+    def _storage_location(cls, storage_path: object) -> object:
+        """A local path becomes the absolute directory it names; a URI is
+        checked for a scheme pyarrow knows, but not opened here (opening
+        an `s3://` filesystem may ask the network for the bucket's region)."""
         if storage_path is None:
             return None
         try:
             scheme = uri_scheme(storage_path)
         except TypeError as error:
             raise ValueError(str(error)) from None
-        if scheme is None or scheme.lower() == "file":
+        if scheme is None:
             _, store = resolve_storage(storage_path)
-            assert isinstance(store, LocalStore)  # what a path or file:// resolves to
+            assert isinstance(store, LocalStore)  # what a plain path resolves to
             return store.root
+        if scheme.lower() == "file":
+            spec, _ = resolve_storage(storage_path)
+            return spec.uri
         if scheme.lower() not in KNOWN_SCHEMES:
             raise ValueError(
                 f"storage_path {storage_path!r}: unknown scheme {scheme!r} "
                 f"(known: {', '.join(KNOWN_SCHEMES)})"
             )
-        raise ValueError(
-            f"storage_path {storage_path!r}: storage on {scheme}:// is not supported yet; "
-            "give a local path, or a path (or file:// URI) on a filesystem every node mounts"
-        )
+        assert isinstance(storage_path, str | os.PathLike)  # uri_scheme took it
+        return os.fspath(storage_path)
 
-    @field_validator("storage_filesystem")
-    @classmethod
-    def _no_filesystem_yet(cls, storage_filesystem: object) -> object:
-        if storage_filesystem is not None:
-            raise ValueError(
-                f"storage_filesystem={type(storage_filesystem).__name__}(...): storage "
-                "through pyarrow.fs is not supported yet; give storage_path a local path, or "
-                "one on a filesystem every node mounts"
-            )
-        return storage_filesystem
+    @model_validator(mode="after")
+    def _filesystem_with_a_path(self) -> RunConfig:
+        if self.storage_filesystem is not None:
+            try:
+                resolve_storage(self.storage_path, self.storage_filesystem)
+            except TypeError as error:
+                raise ValueError(str(error)) from None
+        return self
 
     @field_validator("log_to_file")
     @classmethod

@@ -72,18 +72,27 @@ from tunecore.shell.inbox import Inbox
 from tunecore.shell.journal import Journal, SnapshotStore
 from tunecore.shell.lock import driver_lock
 from tunecore.shell.loop import ExperimentLoop
+from tunecore.shell.mirror import Mirror
 from tunecore.shell.progress import ProgressReporter, final_summary
 from tunecore.shell.replay import BUILTIN, SnapshotKind, rebuild
 from tunecore.shell.resume import drop_unrecorded_checkpoints, repair_result_files
 from tunecore.shell.stoppers import StopSetting, plan_stop
 from tunecore.shell.storage import ExperimentStorage, safe_name
+from tunecore.shell.store import (
+    StorageSpec,
+    Store,
+    resolve_storage,
+    split_experiment,
+    uri_scheme,
+)
 from tunecore.shell.trainable import make_worker_trainable, resolve_trainable, trainable_name
 from tunecore.shell.trainable.classapi import Trainable as ClassTrainable
 from tunecore.shell.trainable.resources import plan_resources
 from tunecore.shell.trainable.wrappers import publish_parameters
 from tunecore.shell.trial_view import Trial, TrialViews, dirname_of
 
-DEFAULT_STORAGE = "~/tunecore_results"
+SHIP_LAG_S = 5.0
+"""How far behind the local log the stored one may be (`StateShipper`)."""
 
 
 class Tuner:
@@ -128,9 +137,15 @@ class Tuner:
         snapshot_kind: SnapshotKind = BUILTIN,
         stop: StopSetting = None,
         address: str | None = None,
+        storage_filesystem: object = None,
     ) -> Tuner:
         """A Tuner that continues the experiment in `path` (after a crash, a
         Ctrl-C, or to retry its errors) when `fit()` is called.
+
+        `path` is the experiment's directory, or its URI in storage
+        (`s3://bucket/runs/exp`; `storage_filesystem` as in `RunConfig`):
+        a machine with nothing but the URI goes on from what the storage
+        holds, shipping there as it runs.
 
         `trainable` is the code to go on with, as in Ray: the function or
         class the experiment ran (or its registered name, or its import
@@ -159,9 +174,11 @@ class Tuner:
         cluster this process is connected to, else `RAY_ADDRESS`, else a
         new local Ray), and a warning names the recorded address.
         """
-        experiment_dir = Path(path).expanduser().resolve()
+        experiment_dir, storage_path, filesystem = _restore_location(path, storage_filesystem)
         header = read_header(experiment_dir)
         settings = header.settings
+        if settings.storage_uri and storage_path is None:
+            storage_path, filesystem = settings.storage_uri, storage_filesystem
         if settings.executor == SIMULATED:
             raise LogError(
                 f"{experiment_dir} is a simulated experiment: replay it "
@@ -179,7 +196,8 @@ class Tuner:
             ),
             run_config=RunConfig(
                 name=experiment_dir.name,
-                storage_path=str(experiment_dir.parent),
+                storage_path=storage_path or str(experiment_dir.parent),
+                storage_filesystem=filesystem,
                 callbacks=list(callbacks or []),
                 verbose=settings.verbose,
                 log_to_file=restored_output_files(settings, experiment_dir) or False,
@@ -212,9 +230,14 @@ class Tuner:
     def fit(self) -> ResultGrid:
         """Run the experiment to its end (or Ctrl-C) and return its results.
         It holds the experiment directory's driver lock while it runs: a
-        second driver there raises `ExperimentLockedError`."""
+        second driver there raises `ExperimentLockedError`. With a URI
+        `storage_path` that directory is the local staging directory, and
+        the experiment is shipped to the storage as it runs (`shell.mirror`)."""
         run = self._run
-        root = Path(os.path.expanduser(run.storage_path or DEFAULT_STORAGE))
+        spec, store = resolve_storage(run.storage_path, run.storage_filesystem)
+        if spec.mirrored:
+            return self._fit_mirrored(spec, store)
+        root = Path(spec.uri)
         name = run.name or _claim_default_name(root, _short(self._name))
         if self._resume is None:
             _set_aside_earlier_run(root / safe_name(name, fallback="experiment"))
@@ -222,10 +245,30 @@ class Tuner:
         with driver_lock(storage.experiment_dir):
             return self._fit(storage)
 
-    def _fit(self, storage: ExperimentStorage) -> ResultGrid:
+    def _fit_mirrored(self, spec: StorageSpec, root: Store) -> ResultGrid:
+        """`fit()` with the experiment in storage: staged locally, shipped."""
+        name = self._run.name or _stored_default_name(root, _short(self._name))
+        mirror = Mirror(spec, root, name)
+        if self._resume is None and (aside := mirror.set_aside_earlier_run()) is not None:
+            warnings.warn(
+                f"{mirror.store.uri()} held an earlier experiment; it is now in {aside} "
+                f"(continue it with Tuner.restore({aside!r}, ...)). This run starts afresh "
+                "under the name you gave.",
+                stacklevel=3,
+            )
+        storage = ExperimentStorage(mirror.staging_root, name)
+        with driver_lock(storage.experiment_dir):
+            if self._resume is None:
+                mirror.clear_staging()
+            else:
+                mirror.sync_down()
+            return self._fit(storage, mirror)
+
+    def _fit(self, storage: ExperimentStorage, mirror: Mirror | None = None) -> ResultGrid:
         """`fit()` in the experiment directory, its driver lock held."""
         tune, run = self._tune, self._run
-        state, journal = self._open_log(storage.experiment_dir)
+        state, journal = self._open_log(storage.experiment_dir, mirror)
+        shipper = None if mirror is None else mirror.shipper(journal.log_size, SHIP_LAG_S)
         executor = self._executor()
         clock = self._clock()
         callbacks = CallbackList([*self._result_writers(storage), *run.callbacks])
@@ -257,13 +300,23 @@ class Tuner:
             stopper=self._stop.user,
             resources_of=self._resources.of_config,
             functions=UserFunctions.of(self._space, self._tune.search_alg, self._tune.scheduler),
+            store=None if mirror is None else mirror.store,
+            after_shipped=None if shipper is None else shipper.after_shipped,
         )
-        if self._resume is not None:
-            resumed = msgspec.structs.replace(self._resume, at=clock())
-            loop.feed([resumed])
-            repair_result_files(storage, loop.state, dirname)
-            drop_unrecorded_checkpoints(storage, loop.state, dirname)
-        final = loop.run()
+        if shipper is not None:
+            shipper.start()
+        try:
+            if self._resume is not None:
+                resumed = msgspec.structs.replace(self._resume, at=clock())
+                loop.feed([resumed])
+                repair_result_files(storage, loop.state, dirname)
+                drop_unrecorded_checkpoints(
+                    storage, loop.state, dirname, None if mirror is None else mirror.store
+                )
+            final = loop.run()
+        finally:
+            if shipper is not None:
+                shipper.close()
         reporter.close(final)
         if run.verbose:
             print(final_summary(final, metric=metric, mode=mode, name_of=views.name))
@@ -303,7 +356,9 @@ class Tuner:
 
     # -- assembling ---------------------------------------------------------
 
-    def _open_log(self, experiment_dir: Path) -> tuple[ExperimentState, Journal]:
+    def _open_log(
+        self, experiment_dir: Path, mirror: Mirror | None = None
+    ) -> tuple[ExperimentState, Journal]:
         """The starting state and the journal: a new log, or the state the
         existing log rebuilds, with the journal appending to it."""
         snapshots = SnapshotStore(experiment_dir)
@@ -329,6 +384,9 @@ class Tuner:
             settings=self._settings(),
             initial_state=initial,
         )
+        if mirror is not None:
+            settings = msgspec.structs.replace(header.settings, storage_uri=mirror.spec.uri)
+            header = msgspec.structs.replace(header, settings=settings)
         state = _as_replay_starts(built, initial)
         try:
             writer = EventLogWriter.create(experiment_dir, header)
@@ -477,6 +535,24 @@ class Tuner:
         return executor
 
 
+def _restore_location(
+    path: str | os.PathLike[str], storage_filesystem: object
+) -> tuple[Path, str | None, object]:
+    """Where `Tuner.restore(path)` finds the log: the directory itself, or
+    for a URI the staging directory, brought up to date from the storage
+    (under its driver lock); and the storage to go on in (None: the
+    directory's parent, as before)."""
+    if storage_filesystem is None and uri_scheme(path) is None:
+        return Path(path).expanduser().resolve(), None, None
+    root_uri, name = split_experiment(os.fspath(path))
+    spec, root = resolve_storage(root_uri, storage_filesystem)
+    mirror = Mirror(spec, root, name)
+    mirror.staging_dir.mkdir(parents=True, exist_ok=True)
+    with driver_lock(mirror.staging_dir):
+        mirror.sync_down()
+    return mirror.staging_dir, root_uri, storage_filesystem
+
+
 def _warn_recorded_address(experiment_dir: Path, recorded: str) -> None:
     """Say which cluster the log records, unless `RAY_ADDRESS` chose one."""
     if os.environ.get("RAY_ADDRESS"):
@@ -500,6 +576,18 @@ def _reporter_settings(given: CLIReporter | None) -> dict[str, Any]:
         "max_rows": given.max_progress_rows,
         "plain_refresh_s": given.max_report_frequency,
     }
+
+
+def _stored_default_name(root: Store, trainable: str) -> str:
+    """`_claim_default_name` in a storage: the first name free there (a
+    store cannot claim one atomically; two drivers starting in the same
+    second are told apart by their experiment lock's staging directory)."""
+    stem = f"{trainable}_{datetime.datetime.now():%Y-%m-%d_%H-%M-%S}"
+    for number in itertools.count(1):
+        name = stem if number == 1 else f"{stem}_{number}"
+        if not root.exists(safe_name(name, fallback="experiment")):
+            return name
+    raise AssertionError("unreachable: itertools.count never ends")
 
 
 def _claim_default_name(root: Path, trainable: str) -> str:

@@ -101,6 +101,10 @@ class RunSettings(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     own_stopper: str | None = None
     """The name of the user's own stopper, if any: code, which the log does
     not hold, so a restore without it can say so."""
+    storage_uri: str = ""
+    """The storage the experiment is kept in when it is not the directory
+    of this log (a URI `storage_path`, credentials removed; see
+    `shell.mirror`): a restore from this directory goes on shipping there."""
 
 
 class LogHeader(msgspec.Struct, frozen=True, kw_only=True):

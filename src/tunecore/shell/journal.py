@@ -232,6 +232,12 @@ class Journal:
         """Wall time spent writing snapshots so far."""
         return self._snapshot_seconds
 
+    def log_size(self) -> int:
+        """The log's length in bytes, always at a record's end: the writer
+        counts a record only once it is written whole, so another thread
+        (the `StateShipper`) may read the file up to here."""
+        return self._writer.size
+
     def record(self, event: ExperimentEvent) -> None:
         """Log `event`; call before applying it. One the log cannot store
         raises `UnstorableValueError` naming the value, with nothing

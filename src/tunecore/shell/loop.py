@@ -20,6 +20,7 @@ every worker is ended on the way out.
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import shutil
@@ -72,7 +73,9 @@ from tunecore.shell.inbox import Inbox
 from tunecore.shell.interrupts import InterruptGuard
 from tunecore.shell.journal import Journal
 from tunecore.shell.stoppers import UserStoppers
-from tunecore.shell.storage import ExperimentStorage
+from tunecore.shell.storage import ExperimentStorage, checkpoint_root
+from tunecore.shell.store import Store
+from tunecore.shell.trainable.checkpoint_files import META_FILE
 from tunecore.shell.trainable.errors import failure_reason
 from tunecore.shell.trainable.function import SCRATCH_DIR
 from tunecore.shell.trainable.worker import TrialContext
@@ -113,6 +116,8 @@ class ExperimentLoop:
         inbox: Inbox | None = None,
         stopper: UserStoppers | None = None,
         functions: UserFunctions | None = None,
+        store: Store | None = None,
+        after_shipped: Callable[[Callable[[], None]], None] | None = None,
     ) -> None:
         self.state = state
         self._executor = executor
@@ -141,6 +146,8 @@ class ExperimentLoop:
         self._interrupts = InterruptGuard()
         self._resources_of = resources_of
         self._answers: list[ExperimentEvent] = []  # fed right after their command
+        self._store = store
+        self._after_shipped = after_shipped
 
     # -- running ------------------------------------------------------------
 
@@ -409,7 +416,10 @@ class ExperimentLoop:
         if storage is CheckpointStorage.MEMORY:
             self._executor.save_to_memory(trial.trial_id, iteration, trial.last_result)
             return
-        directory = self._storage.checkpoint_dir(self._dir(trial), iteration)
+        if self._store is not None:  # the worker writes it to the store: nothing here
+            directory = self._storage.checkpoint_path(self._dir(trial), iteration)
+        else:
+            directory = self._storage.checkpoint_dir(self._dir(trial), iteration)
         self._executor.save(trial.trial_id, str(directory), iteration, trial.last_result)
 
     def _stop(self, trial: TrialState, error: str | None) -> None:
@@ -428,8 +438,17 @@ class ExperimentLoop:
             self._callbacks.on_trial_complete(self._iteration, self._trials(), self._view(trial))
 
     def _delete(self, checkpoint: CheckpointRef) -> None:
+        """Retention's delete. In a store, only once the log that ordered
+        it is in the store too (`after_shipped`): the stored log then never
+        names a checkpoint already gone, whenever the driver dies."""
         if checkpoint.storage is CheckpointStorage.MEMORY:
             self._executor.forget(checkpoint)
+        elif self._store is not None:
+            rel = self._storage.stored_checkpoint(checkpoint)
+            if rel is None:
+                return
+            delete = functools.partial(self._store.delete_dir, checkpoint_root(rel)[0])
+            (self._after_shipped or _at_once)(delete)
         else:
             self._storage.delete_checkpoint(Path(checkpoint.path))
 
@@ -445,9 +464,8 @@ class ExperimentLoop:
             self._exploits += 1
             copy = self._dir(trial) / f"exploit_{self._exploits:06d}"
             try:
-                shutil.copytree(restore.path, copy, dirs_exist_ok=True)
+                restore = self._copy_checkpoint(restore, copy)
             except OSError as error:
-                shutil.rmtree(copy, ignore_errors=True)
                 reason = (
                     f"PBT's exploit could not copy the checkpoint {restore.path} "
                     f"to restore from: {error}"
@@ -456,14 +474,34 @@ class ExperimentLoop:
                     TrialFailed(trial_id=trial.trial_id, at=self._clock(), error=reason)
                 )
                 return
-            restore = CheckpointRef(
-                storage=CheckpointStorage.PERSISTENT,
-                path=str(copy),
-                training_iteration=restore.training_iteration,
-                metrics=restore.metrics,
-            )
         self._storage.write_params(self._dir(trial), command.config)
         self._executor.reset(trial.trial_id, command.config, self._context(trial), restore)
+
+    def _copy_checkpoint(self, checkpoint: CheckpointRef, copy: Path) -> CheckpointRef:
+        """`checkpoint` copied to `copy` (a directory of this trial), in the
+        store when there is one (a server-side copy on object stores)."""
+        if self._store is None:
+            try:
+                shutil.copytree(checkpoint.path, copy, dirs_exist_ok=True)
+            except OSError:
+                shutil.rmtree(copy, ignore_errors=True)
+                raise
+            path = str(copy)
+        else:
+            rel = self._storage.stored_checkpoint(checkpoint)
+            if rel is None:
+                raise FileNotFoundError(f"{checkpoint.path} is not a checkpoint of this experiment")
+            source, inside = checkpoint_root(rel)
+            target = self._storage.relative(copy)
+            self._store.delete_dir(target)
+            self._store.copy_dir(source, target, marker=META_FILE)
+            path = str(copy / inside) if inside else str(copy)
+        return CheckpointRef(
+            storage=CheckpointStorage.PERSISTENT,
+            path=path,
+            training_iteration=checkpoint.training_iteration,
+            metrics=checkpoint.metrics,
+        )
 
     # -- helpers ----------------------------------------------------------------
 
@@ -494,6 +532,7 @@ class ExperimentLoop:
             stderr_file=stderr,
             chdir=self._chdir,
             storage_token=self._storage_token,
+            store=self._store,
         )
 
     def _view(self, trial: TrialState) -> Trial:
@@ -534,6 +573,10 @@ class _CreationOrder(Sequence[Trial]):
     def __getitem__(self, index: slice) -> Sequence[Trial]: ...
     def __getitem__(self, index: int | slice) -> Trial | Sequence[Trial]:
         return self._items()[index]
+
+
+def _at_once(action: Callable[[], None]) -> None:
+    action()
 
 
 def _iteration_of(trial: TrialState) -> int:

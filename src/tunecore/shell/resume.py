@@ -39,6 +39,7 @@ from tunecore.core.experiment import ExperimentState
 from tunecore.core.results import DONE
 from tunecore.model import JsonValue, TrialState
 from tunecore.shell.storage import ExperimentStorage, to_json_value
+from tunecore.shell.store import Store
 
 Row = dict[str, JsonValue]
 
@@ -72,9 +73,11 @@ def drop_unrecorded_checkpoints(
     storage: ExperimentStorage,
     state: ExperimentState,
     dirname_of: Callable[[TrialState], str] | None = None,
-) -> list[Path]:
+    store: Store | None = None,
+) -> list[str]:
     """Delete the checkpoint directories retention dropped but a killed
-    driver did not live to delete; the paths deleted.
+    driver did not live to delete, in the experiment directory or, for an
+    experiment kept in storage, in `store`; what was deleted.
 
     Retention's deletions are commands, which no resume issues again. What
     it drops is always older than the newest checkpoint it keeps, so a
@@ -89,29 +92,40 @@ def drop_unrecorded_checkpoints(
     dropped = []
     for trial in state.trials.values():
         name = storage.trial_dirname(trial.spec, None if dirname_of is None else dirname_of(trial))
-        directory = storage.experiment_dir / name
-        named = [Path(ref.path) for ref in trial.checkpoints.persistent]
-        newest = max(
-            (int(m.group(1)) for p in named if (m := _CHECKPOINT_DIR.match(p.name))), default=None
-        )
-        if newest is None or directory.is_symlink() or not directory.is_dir():
+        named = [Path(ref.path).name for ref in trial.checkpoints.persistent]
+        numbers = (int(m.group(1)) for p in named if (m := _CHECKPOINT_DIR.match(p)))
+        newest = max(numbers, default=None)
+        if newest is None:
             continue
-        kept = {p.name for p in named}
-        for entry in sorted(directory.iterdir()):
-            match = _CHECKPOINT_DIR.match(entry.name)
-            if match is None or entry.name in kept or int(match.group(1)) >= newest:
+        for entry in _checkpoint_dirs(storage.experiment_dir / name, name, store):
+            match = _CHECKPOINT_DIR.match(entry)
+            if match is None or entry in named or int(match.group(1)) >= newest:
                 continue
-            if not entry.is_symlink() and entry.is_dir():
-                shutil.rmtree(entry)
-                dropped.append(entry)
+            if store is None:
+                shutil.rmtree(storage.experiment_dir / name / entry)
+            else:
+                store.delete_dir(f"{name}/{entry}")
+            dropped.append(f"{name}/{entry}")
     if dropped:
         logger.info(
             "Deleted %d checkpoint directories retention had dropped (the driver was "
             "killed before it deleted them): %s",
             len(dropped),
-            ", ".join(str(path) for path in dropped),
+            ", ".join(dropped),
         )
     return dropped
+
+
+def _checkpoint_dirs(directory: Path, name: str, store: Store | None) -> list[str]:
+    """The names in a trial's directory that may be checkpoints: real
+    directories only, locally (never a symlink, nor through one)."""
+    if store is not None:
+        return store.list(name)
+    if directory.is_symlink() or not directory.is_dir():
+        return []
+    return sorted(
+        entry.name for entry in directory.iterdir() if not entry.is_symlink() and entry.is_dir()
+    )
 
 
 def rows_to_keep(trial: TrialState, rows: list[Row]) -> list[Row]:

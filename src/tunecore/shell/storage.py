@@ -475,10 +475,9 @@ class ExperimentStorage:
 
     # -- checkpoints --------------------------------------------------------------
 
-    def checkpoint_dir(self, trial_dir: Path, iteration: int) -> Path:
-        """An empty `checkpoint_{iteration:06d}` directory in `trial_dir`. A
-        save at an iteration that already has one (a retry, a re-save)
-        starts from empty, so no stale file of the old save survives."""
+    def checkpoint_path(self, trial_dir: Path, iteration: int) -> Path:
+        """Where the checkpoint of `iteration` goes: `checkpoint_{iteration:06d}`
+        in `trial_dir`, which must be a trial directory of this experiment."""
         given: object = iteration  # callers outside mypy's view may pass anything
         if isinstance(given, bool) or not isinstance(given, int) or given < 0:
             raise ValueError(f"checkpoint iteration must be an int >= 0, got {iteration!r}")
@@ -488,11 +487,34 @@ class ExperimentStorage:
                 f"trial_dir {str(trial_dir)!r} is not inside the experiment directory "
                 f"{str(self.path)!r}"
             )
+        return path
+
+    def checkpoint_dir(self, trial_dir: Path, iteration: int) -> Path:
+        """An empty `checkpoint_path` directory. A save at an iteration that
+        already has one (a retry, a re-save) starts from empty, so no stale
+        file of the old save survives."""
+        path = self.checkpoint_path(trial_dir, iteration)
         if path.is_symlink() or path.is_file():
             path.unlink()
         elif path.is_dir():
             _empty_directory(path)
         path.mkdir(exist_ok=True)
+        return path
+
+    def relative(self, path: Path) -> str:
+        """`path`, inside the experiment directory, as a store path (`/`-joined)."""
+        return Path(os.path.normpath(path)).relative_to(self.path).as_posix()
+
+    def stored_checkpoint(self, checkpoint: CheckpointRef) -> str | None:
+        """A persistent checkpoint's path in the experiment's store; None,
+        with a warning, for one the log names outside this experiment
+        (the path comes from state, so it is not trusted)."""
+        path = self.portable(checkpoint).path
+        try:
+            checkpoint_root(path)
+        except ValueError:
+            logger.warning("%r is not a checkpoint inside this experiment; left alone", path)
+            return None
         return path
 
     def delete_checkpoint(self, path: str | Path) -> bool:
@@ -535,6 +557,20 @@ class ExperimentStorage:
             if len(relative.parts) < min_depth:
                 return False
         return True
+
+
+def checkpoint_root(rel: str) -> tuple[str, str]:
+    """A checkpoint's path in the experiment (`<trial dir>/checkpoint_N`,
+    perhaps with the file inside it the trainable named) split into the
+    directory that is uploaded, downloaded, copied and deleted as one, and
+    the rest: `("t/checkpoint_000003", "model.pt")`. The directory is always
+    the first two components (a trial's `checkpoint_N` or `exploit_N`)."""
+    parts = rel.split("/")
+    if any(part in ("", ".", "..") for part in parts) or "\0" in rel:
+        raise ValueError(f"checkpoint path {rel!r} is not a clean relative path")
+    if len(parts) < 2:
+        raise ValueError(f"checkpoint path {rel!r} is not inside a trial directory")
+    return "/".join(parts[:2]), "/".join(parts[2:])
 
 
 def _empty_directory(path: Path) -> None:

@@ -18,6 +18,7 @@ first time a URI or a filesystem object asks for it.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import re
 import shutil
@@ -367,7 +368,7 @@ class ArrowStore:
             made.add(parent)
 
     def uri(self, rel: str = "") -> str:
-        return _join(self._uri, check_rel(rel))
+        return join_uri(self._uri, check_rel(rel))
 
     def _kind(self, path: str) -> str:
         from pyarrow.fs import FileType  # noqa: PLC0415 - pyarrow is optional
@@ -589,6 +590,42 @@ def _with_filesystem(storage_path: object, storage_filesystem: object) -> tuple[
     uri = _without_credentials(raw)
     base = raw.removeprefix(f"{match.group(1)}://")
     return StorageSpec(uri=uri, mirrored=True), ArrowStore(storage_filesystem, base, uri)
+
+
+def join_uri(uri: str, rel: str) -> str:
+    """`rel` under the directory `uri`, keeping the URI's query (the
+    endpoint and options that reach the storage) at the end."""
+    if not rel:
+        return uri
+    parts = urllib.parse.urlsplit(uri)
+    return urllib.parse.urlunsplit(parts._replace(path=f"{parts.path.rstrip('/')}/{rel}"))
+
+
+def split_experiment(location: str) -> tuple[str, str]:
+    """A URI (or path) naming one experiment directory, split into the
+    storage root and the experiment's name, the way `RunConfig` spells them
+    (`storage_path`, `name`): `s3://b/runs/exp?endpoint_override=h:p` is
+    `("s3://b/runs?endpoint_override=h:p", "exp")`. A URI's query (how to
+    reach the storage) stays with the root."""
+    parts = urllib.parse.urlsplit(location) if uri_scheme(location) else None
+    path = parts.path if parts is not None else os.path.abspath(os.path.expanduser(location))
+    parent, _, name = path.rstrip("/").rpartition("/")
+    if not name or (parts is not None and not parent and not parts.netloc):
+        raise ValueError(f"{location!r} names no experiment directory (expected .../<name>)")
+    if parts is None:
+        return parent or "/", name
+    return urllib.parse.urlunsplit(parts._replace(path=parent)), name
+
+
+def staging_root(spec: StorageSpec) -> str:
+    """Where the driver keeps its local copy of experiments stored at
+    `spec` (mirrored storage): `$TUNECORE_STAGING`, else a directory of
+    `~/tunecore_results/.staging` named by a hash of the URI, so two
+    storages never share one and a driver that runs again on this machine
+    finds what it had not shipped yet."""
+    digest = hashlib.blake2b(spec.uri.encode(), digest_size=6).hexdigest()
+    base = os.environ.get("TUNECORE_STAGING") or os.path.join(DEFAULT_ROOT, ".staging")
+    return os.path.join(os.path.abspath(os.path.expanduser(base)), digest)
 
 
 def uri_scheme(storage_path: object) -> str | None:

@@ -1,0 +1,108 @@
+"""The driver's side of an experiment kept in storage it does not own (a
+URI `storage_path`: `s3://`, `gs://`, `file://`, ...).
+
+The driver works in a local *staging* directory exactly as it does with a
+plain path (event log, snapshots, trial files, lock, inbox), and a
+`StateShipper` copies that directory to the storage as it grows. Workers
+write checkpoints straight to the storage (`shell.trainable.persist`), so
+the staging directory never holds one. What the storage holds is a prefix
+of what the staging directory holds, so the storage alone is enough to
+inspect or resume the experiment from any machine; what is only local is
+at most the shipper's lag.
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+from tunecore.shell.eventlog import LOG_FILE
+from tunecore.shell.lock import LOCK_FILE
+from tunecore.shell.shipper import StateShipper, fetch_state, stored_log
+from tunecore.shell.storage import safe_name
+from tunecore.shell.store import StorageSpec, Store, staging_root, within
+
+logger = logging.getLogger(__name__)
+
+EVENTS_DIR = "events"
+
+
+class Mirror:
+    """One experiment `name` in the storage `root` (a store on the storage
+    root, as `resolve_storage` returns it), and its staging directory."""
+
+    def __init__(self, spec: StorageSpec, root: Store, name: str) -> None:
+        self.spec = spec
+        self.root = root
+        self.name = safe_name(name, fallback="experiment")
+        self.store = within(root, self.name)
+        self.staging_root = Path(staging_root(spec))
+
+    @property
+    def staging_dir(self) -> Path:
+        return self.staging_root / self.name
+
+    def holds_experiment(self) -> bool:
+        """Whether the storage has an experiment under this name."""
+        return self.store.exists(EVENTS_DIR)
+
+    def set_aside_earlier_run(self) -> str | None:
+        """As with a local directory (`Tuner.fit`), running again under the
+        same name starts afresh and keeps the earlier experiment whole: it
+        is copied within the storage (server side on object stores) to
+        `<name>_<date>_<time>` and deleted here; the new name, or None."""
+        if not self.holds_experiment():
+            return None
+        stem = f"{self.name}_{datetime.datetime.now():%Y-%m-%d_%H-%M-%S}"
+        aside = next(
+            candidate
+            for number in range(1, 1000)
+            if not self.root.exists(candidate := stem if number == 1 else f"{stem}_{number}")
+        )
+        self.root.copy_dir(self.name, aside)
+        self.root.delete_dir(self.name)
+        return self.root.uri(aside)
+
+    def clear_staging(self) -> None:
+        """Empty the staging directory for a new run (its driver lock, held
+        by the caller, stays)."""
+        _empty_but_lock(self.staging_dir)
+
+    def sync_down(self) -> None:
+        """Make the staging directory hold the stored experiment, for a
+        resume: kept as it is when its log already extends the stored one
+        (this machine ran the driver, and may hold the shipper's last lag),
+        else replaced by what the storage holds."""
+        stored = stored_log(self.store)
+        if not stored:
+            raise FileNotFoundError(f"{self.store.uri()} holds no experiment (no event log)")
+        local = self.staging_dir / LOG_FILE
+        if local.is_file() and _starts_with(local, stored):
+            return
+        _empty_but_lock(self.staging_dir)
+        fetch_state(self.store, self.staging_dir)
+
+    def shipper(self, log_size: Callable[[], int], lag_s: float) -> StateShipper:
+        return StateShipper(self.store, self.staging_dir, log_size, lag_s=lag_s)
+
+
+def _starts_with(path: Path, prefix: bytes) -> bool:
+    if os.path.getsize(path) < len(prefix):
+        return False
+    with path.open("rb") as file:
+        return file.read(len(prefix)) == prefix
+
+
+def _empty_but_lock(directory: Path) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    for entry in directory.iterdir():
+        if entry.name == LOCK_FILE:
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()

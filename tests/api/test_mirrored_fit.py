@@ -1,0 +1,151 @@
+"""`fit()` with a URI `storage_path` (issue 11): the driver stages locally
+and ships, workers put their checkpoints in the storage, and the storage
+alone is enough to resume. Run on `file://` (a directory other than the
+staging one) and on a local S3 server, with the in-process executor (the
+Ray executor runs the same host code: tests/integration/test_s3.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+import tunecore
+from tests.storage_fixtures import StorageTarget
+from tunecore import CheckpointConfig, FailureConfig, RunConfig, TuneConfig, Tuner
+from tunecore.model import JsonValue
+
+TARGETS = ["file_store", "s3_store"]
+
+
+def counting(config: Mapping[str, JsonValue]) -> None:
+    """Reports `steps` results, a checkpoint with each; resumes from the last."""
+    start = 0
+    checkpoint = tunecore.get_checkpoint()
+    if checkpoint is not None:
+        with checkpoint.as_directory() as directory:
+            start = json.loads(Path(directory, "state.json").read_text())["step"]
+    steps = config["steps"]
+    assert isinstance(steps, int)
+    for step in range(start + 1, steps + 1):
+        fail_at = config.get("fail_at")
+        if fail_at == step and checkpoint is None:
+            raise RuntimeError(f"planned failure at step {step}")
+        with tempfile.TemporaryDirectory() as directory:
+            Path(directory, "state.json").write_text(json.dumps({"step": step}))
+            tunecore.report(
+                {"score": step, "started_at": start},
+                checkpoint=tunecore.Checkpoint.from_directory(directory),
+            )
+
+
+def run(target: StorageTarget, name: str, **space: JsonValue) -> tunecore.ResultGrid:
+    return Tuner(
+        counting,
+        param_space={"steps": 3, **space},
+        tune_config=TuneConfig(metric="score", mode="max"),
+        run_config=RunConfig(
+            name=name,
+            storage_path=target.uri,
+            storage_filesystem=None,
+            checkpoint_config=CheckpointConfig(num_to_keep=1),
+            failure_config=FailureConfig(max_failures=1),
+            verbose=0,
+            executor="in_process",
+        ),
+    ).fit()
+
+
+@pytest.fixture(params=TARGETS)
+def target(request: pytest.FixtureRequest) -> StorageTarget:
+    given: StorageTarget = request.getfixturevalue(request.param)
+    return given
+
+
+def trial_dirs(target: StorageTarget, name: str) -> list[str]:
+    return [entry for entry in target.store.list(name) if entry.startswith("counting_")]
+
+
+def test_the_storage_holds_log_trial_files_and_only_kept_checkpoints(
+    target: StorageTarget, staging: Path
+) -> None:
+    grid = run(target, "exp")
+    assert not grid.errors
+    store = target.store
+    assert store.list("exp/events"), "the event log reached the storage"
+    [trial] = trial_dirs(target, "exp")
+    names = store.list(f"exp/{trial}")
+    assert {"params.json", "result.json", "progress.csv"} <= set(names)
+    # num_to_keep=1: retention deleted the older ones in the storage
+    assert [n for n in names if n.startswith("checkpoint_")] == ["checkpoint_000003"]
+    assert store.exists(f"exp/{trial}/checkpoint_000003/.tunecore_checkpoint.json")
+    rows = store.read_bytes(f"exp/{trial}/result.json").decode().splitlines()
+    assert [json.loads(row)["score"] for row in rows] == [1, 2, 3]
+    # the staging directory never held a checkpoint
+    assert not list(staging.rglob("checkpoint_*"))
+
+
+def test_the_best_checkpoint_of_the_results_reads_from_the_storage(
+    target: StorageTarget,
+) -> None:
+    grid = run(target, "exp")
+    checkpoint = grid.get_best_result().checkpoint
+    assert checkpoint is not None
+    with checkpoint.as_directory() as directory:
+        assert json.loads(Path(directory, "state.json").read_text()) == {"step": 3}
+
+
+def test_a_failed_trial_restores_from_the_checkpoint_in_storage(target: StorageTarget) -> None:
+    grid = run(target, "exp", fail_at=2)
+    [result] = list(grid)
+    assert result.error is None
+    assert result.metrics["score"] == 3
+    assert result.metrics["started_at"] == 1  # it went on from checkpoint 1
+
+
+def test_a_fresh_machine_resumes_from_the_uri_alone(
+    target: StorageTarget, staging: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    grid = Tuner(
+        counting,
+        param_space={"steps": 3, "fail_at": 2},
+        tune_config=TuneConfig(metric="score", mode="max"),
+        run_config=RunConfig(
+            name="exp", storage_path=target.uri, verbose=0, executor="in_process"
+        ),
+    ).fit()
+    assert grid.errors  # no max_failures: the trial ended in ERROR
+    shutil.rmtree(staging)  # nothing local is left: a second machine
+    monkeypatch.setenv("TUNECORE_STAGING", str(tmp_path / "elsewhere"))
+    uri = target.experiment_uri("exp")
+    assert Tuner.can_restore(uri)
+    restored = Tuner.restore(uri, counting, resume_errored=True).fit()
+    [result] = list(restored)
+    assert result.error is None
+    assert result.metrics["score"] == 3
+    assert result.metrics["started_at"] == 1
+    rows = target.store.read_bytes(f"exp/{trial_dirs(target, 'exp')[0]}/result.json")
+    assert [json.loads(row)["score"] for row in rows.decode().splitlines()] == [1, 2, 3]
+
+
+def test_running_again_under_the_same_name_keeps_the_earlier_run(
+    target: StorageTarget,
+) -> None:
+    run(target, "exp")
+    with pytest.warns(UserWarning, match="held an earlier experiment"):
+        run(target, "exp")
+    names = target.store.list("")
+    assert "exp" in names
+    [aside] = [name for name in names if name.startswith("exp_")]
+    assert target.store.list(f"{aside}/events")
+
+
+def test_the_staging_directory_is_per_storage(file_store: StorageTarget, staging: Path) -> None:
+    run(file_store, "exp")
+    [stage] = os.listdir(staging)
+    assert (staging / stage / "exp" / "events.log").is_file()

@@ -1,10 +1,14 @@
 """Run every benchmark and print Markdown tables.
 
-    python -m benchmarks [--quick] [--skip-ray-tune]
+    python -m benchmarks [--quick] [--skip-ray-tune] [--skip-storage]
 
 First the pure core's throughput, then tunecore against Ray Tune on real
 Ray (`benchmarks.vs_ray_tune`; it needs `ray[tune]`, which `nox -s bench`
-installs). The exit code is 1 when a comparison run failed its checks.
+installs), then what keeping the experiment in storage costs, on a local
+directory, `file://` and a local S3 server (`benchmarks.storage_sync`; it
+needs pyarrow and moto, in the `bench` extra; its rows also go to
+storage_sync.json). The exit code is 1 when a comparison run failed its
+checks.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import platform
 import sys
 from collections.abc import Callable
 
-from benchmarks import simulate_asha, step_throughput, vs_ray_tune
+from benchmarks import simulate_asha, step_throughput, storage_sync, vs_ray_tune
 from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.core.schedulers.fifo import FIFOScheduler
 
@@ -27,10 +31,16 @@ def main(argv: list[str]) -> int:
     }
     print(step_throughput.run(schedulers, quick=quick), flush=True)
     print("\n" + simulate_asha.run(trials=1_000 if quick else 10_000), flush=True)
-    if "--skip-ray-tune" in argv:
-        return 0
-    table, ok = vs_ray_tune.run(quick=quick)
-    print("\n" + table)
+    ok = True
+    if "--skip-ray-tune" not in argv:
+        table, ok = vs_ray_tune.run(quick=quick)
+        print("\n" + table, flush=True)
+    if "--skip-storage" not in argv:
+        print()
+        storage_argv = ["--quick"] if quick else []
+        if "--skip-ray-tune" in argv:
+            storage_argv += ["--frameworks", storage_sync.TUNECORE]
+        ok = storage_sync.main(storage_argv) == 0 and ok
     return 0 if ok else 1
 
 

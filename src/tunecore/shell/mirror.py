@@ -22,13 +22,11 @@ from pathlib import Path
 
 from tunecore.shell.eventlog import LOG_FILE
 from tunecore.shell.lock import LOCK_FILE
-from tunecore.shell.shipper import StateShipper, fetch_state, stored_log
+from tunecore.shell.shipper import SEGMENT_DIR, StateShipper, fetch_state, stored_log
 from tunecore.shell.storage import safe_name
 from tunecore.shell.store import StorageSpec, Store, staging_root, within
 
 logger = logging.getLogger(__name__)
-
-EVENTS_DIR = "events"
 
 
 class Mirror:
@@ -48,7 +46,7 @@ class Mirror:
 
     def holds_experiment(self) -> bool:
         """Whether the storage has an experiment under this name."""
-        return self.store.exists(EVENTS_DIR)
+        return self.store.exists(SEGMENT_DIR)
 
     def set_aside_earlier_run(self) -> str | None:
         """As with a local directory (`Tuner.fit`), running again under the
@@ -78,11 +76,11 @@ class Mirror:
         (this machine ran the driver, and may hold the shipper's last lag),
         else replaced by what the storage holds."""
         stored = stored_log(self.store)
-        if not stored:
-            raise FileNotFoundError(f"{self.store.uri()} holds no experiment (no event log)")
         local = self.staging_dir / LOG_FILE
         if local.is_file() and _starts_with(local, stored):
             return
+        if not stored:
+            raise FileNotFoundError(f"{self.store.uri()} holds no experiment (no event log)")
         _empty_but_lock(self.staging_dir)
         fetch_state(self.store, self.staging_dir)
 

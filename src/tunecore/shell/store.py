@@ -588,7 +588,8 @@ def _with_filesystem(storage_path: object, storage_filesystem: object) -> tuple[
         uri = f"{storage_filesystem.type_name}://{raw}"
         return StorageSpec(uri=uri, mirrored=True), ArrowStore(storage_filesystem, raw, uri)
     uri = _without_credentials(raw)
-    base = raw.removeprefix(f"{match.group(1)}://")
+    parts = urllib.parse.urlsplit(uri)  # the filesystem knows how to reach it: no query
+    base = parts.netloc + parts.path
     return StorageSpec(uri=uri, mirrored=True), ArrowStore(storage_filesystem, base, uri)
 
 

@@ -1,0 +1,91 @@
+"""`Mirror`: the driver's staging directory against the storage (issue 11).
+A resume keeps a staging log that extends the stored one (the shipper's
+last lag is only there), replaces one that does not, and says so when
+neither exists; a new run with a name the storage holds sets the earlier
+one aside there."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.storage_fixtures import StorageTarget
+from tunecore.shell.mirror import Mirror
+from tunecore.shell.shipper import segment_name
+from tunecore.shell.store import resolve_storage
+
+STORED = b"record-0|record-1|"
+
+
+def mirror_of(target: StorageTarget) -> Mirror:
+    spec, root = resolve_storage(target.uri, target.filesystem)
+    return Mirror(spec, root, "exp")
+
+
+def store_log(mirror: Mirror, data: bytes) -> None:
+    mirror.store.write_bytes(segment_name(0, len(data)), data)
+    mirror.store.write_bytes("trial_1/params.json", b'{"x": 1}')
+
+
+def local_log(mirror: Mirror) -> Path:
+    return mirror.staging_dir / "events.log"
+
+
+@pytest.fixture(params=["file_store", "s3_store"])
+def target(request: pytest.FixtureRequest) -> StorageTarget:
+    given: StorageTarget = request.getfixturevalue(request.param)
+    return given
+
+
+def test_a_staging_log_that_extends_the_stored_one_is_kept(target: StorageTarget) -> None:
+    mirror = mirror_of(target)
+    store_log(mirror, STORED)
+    mirror.staging_dir.mkdir(parents=True)
+    local_log(mirror).write_bytes(STORED + b"record-2|")
+    mirror.sync_down()
+    assert local_log(mirror).read_bytes() == STORED + b"record-2|"
+    assert not (mirror.staging_dir / "trial_1").exists()  # nothing fetched
+
+
+def test_a_staging_log_that_diverges_is_replaced_by_the_stored_state(
+    target: StorageTarget,
+) -> None:
+    mirror = mirror_of(target)
+    store_log(mirror, STORED)
+    mirror.staging_dir.mkdir(parents=True)
+    local_log(mirror).write_bytes(b"another run's log")
+    (mirror.staging_dir / "stale.txt").write_text("left by another run")
+    mirror.sync_down()
+    assert local_log(mirror).read_bytes() == STORED
+    assert (mirror.staging_dir / "trial_1" / "params.json").read_bytes() == b'{"x": 1}'
+    assert not (mirror.staging_dir / "stale.txt").exists()
+
+
+def test_a_driver_that_died_before_its_first_shipment_resumes_from_staging(
+    target: StorageTarget,
+) -> None:
+    mirror = mirror_of(target)
+    mirror.staging_dir.mkdir(parents=True)
+    local_log(mirror).write_bytes(STORED)
+    mirror.sync_down()
+    assert local_log(mirror).read_bytes() == STORED
+
+
+def test_nothing_stored_and_nothing_staged_names_the_uri(target: StorageTarget) -> None:
+    mirror = mirror_of(target)
+    with pytest.raises(FileNotFoundError, match="holds no experiment") as raised:
+        mirror.sync_down()
+    assert mirror.store.uri() in str(raised.value)
+
+
+def test_an_earlier_run_is_set_aside_in_the_storage(target: StorageTarget) -> None:
+    mirror = mirror_of(target)
+    assert mirror.set_aside_earlier_run() is None  # nothing there yet
+    store_log(mirror, STORED)
+    aside = mirror.set_aside_earlier_run()
+    assert aside is not None
+    name = aside.split("?")[0].rstrip("/").rpartition("/")[2]
+    assert name.startswith("exp_")
+    assert not mirror.holds_experiment()
+    assert target.store.read_bytes(f"{name}/{segment_name(0, len(STORED))}") == STORED

@@ -59,6 +59,7 @@ class Recorder:
         self.deletes: list[str] = []
         self.failing = 0
         self.failing_prefix: str | None = None
+        self.failing_deletes = False
         self.on_write: Callable[[str, bytes], None] | None = None
 
     def fail(self, calls: int) -> None:
@@ -106,6 +107,8 @@ class Recorder:
 
     def delete_file(self, rel: str) -> None:
         self._maybe_fail(rel)
+        if self.failing_deletes:
+            raise OSError(f"{self.uri(rel)}: simulated outage")
         self.inner.delete_file(rel)
         self.deletes.append(rel)
 
@@ -140,10 +143,10 @@ class Staging:
         self.writer = EventLogWriter.create(directory, header())
         self.events = 0
 
-    def append(self, count: int = 1) -> None:
+    def append(self, count: int = 1, at: float | None = None) -> None:
         for _ in range(count):
             self.events += 1
-            self.writer.append(Tick(at=float(self.events)))
+            self.writer.append(Tick(at=float(self.events) if at is None else at))
 
     def size(self) -> int:
         return self.writer.size
@@ -292,6 +295,28 @@ def test_a_reader_racing_a_compaction_reads_the_log_again(
     assert len(file_store.store.list("events")) == 1
 
 
+def test_objects_a_compaction_could_not_delete_are_outranked_then_deleted(
+    file_store: StorageTarget, staging: Staging
+) -> None:
+    store = Recorder(file_store.store)
+    ship = shipper(store, staging)
+    store.failing_deletes = True
+    for _ in range(COMPACT_COUNT + 2):
+        staging.append()
+        ship.tick()
+    # The merged object and the 16 it covers are all there; shipping goes on.
+    assert len(store.list("events")) == 1 + COMPACT_COUNT + 2
+    assert ship.shipped == staging.size()
+    # A reader that finds only some of them still reads the whole log.
+    store.inner.delete_file("events/" + store.list("events")[2])
+    assert stored_log(store) == staging.log()
+
+    store.failing_deletes = False
+    ship.tick()
+    assert len(store.list("events")) == 3
+    assert stored_log(store) == staging.log()
+
+
 # -- snapshots ------------------------------------------------------------------
 
 
@@ -299,11 +324,12 @@ def test_snapshots_arrive_only_after_the_log_they_cover(
     target: StorageTarget, staging: Staging
 ) -> None:
     store = Recorder(target.store)
+    arrivals: list[tuple[int, int]] = []  # (log bytes stored, log bytes covered)
 
     def check_covered(rel: str, data: bytes) -> None:
         if rel.startswith("snapshots/"):
             snapshot = from_msgpack(data[4:], SnapshotFile)
-            assert len(stored_log(target.store)) >= snapshot.log_bytes > 0
+            arrivals.append((len(stored_log(target.store)), snapshot.log_bytes))
 
     store.on_write = check_covered
     ship = shipper(store, staging)
@@ -325,6 +351,8 @@ def test_snapshots_arrive_only_after_the_log_they_cover(
         ship.tick()
     assert store.list("snapshots") == sorted(os.listdir(staging.dir / "snapshots"))
     assert len(store.list("snapshots")) == 2
+    assert len(arrivals) == 4
+    assert all(stored >= covered > 0 for stored, covered in arrivals)
 
 
 # -- trial files ----------------------------------------------------------------
@@ -422,6 +450,11 @@ def test_a_store_that_fails_for_a_while_loses_nothing(
     store = Recorder(target.store)
     ship = shipper(store, staging, clock)
     done: list[int] = []
+
+    def action(round_: int, written: int) -> None:  # the log bytes written when it was asked
+        assert len(stored_log(target.store)) >= written
+        done.append(round_)
+
     staging.append(2)
     ship.tick()
     store.fail(3)  # the next three calls
@@ -430,7 +463,7 @@ def test_a_store_that_fails_for_a_while_loses_nothing(
         staging.snapshot()
         staging.file(f"trial_{round_}/params.json", f"{round_}")
         staging.file(f"trial_{round_}/result.json", "r\n" * round_)
-        ship.after_shipped(functools.partial(done.append, round_))
+        ship.after_shipped(functools.partial(action, round_, staging.size()))
         clock.now += 1
         if round_ == 1:
             store.fail(10)  # a longer outage
@@ -506,8 +539,16 @@ def test_a_new_shipper_goes_on_from_what_storage_holds(
     # Another log in the same place (a staging directory from elsewhere):
     # what does not match it is replaced, never mixed in.
     other = Staging(tmp_path / "other" / "exp")
-    other.append(1)
-    third = shipper(target.store, other)
+    other.append(1)  # the same first record...
+    other.append(1, at=99.0)  # ...then another
+    store = Recorder(target.store)
+    store.failing_deletes = True
+    third = shipper(store, other)
+    third.tick()
+    # What it cannot delete yet would outrank its own objects: it waits.
+    assert store.written("events/") == []
+    assert third.shipped == 0
+    store.failing_deletes = False
     third.close()
     assert stored_log(target.store) == other.log()
     other.writer.close()

@@ -219,6 +219,43 @@ def test_a_path_outside_the_experiment_is_refused(
     host.train()
     with pytest.raises(ValueError, match="not inside the experiment directory"):
         host.save(str(driver_dir.parent / "elsewhere" / "checkpoint_000001"))
+    with pytest.raises(ValueError, match="not inside a trial directory"):
+        host.restore(str(driver_dir / "t1"))
+
+
+class SavesAFile:
+    """A worker trainable whose checkpoint is a file inside the directory
+    (`save` returns its path, as a `WorkerTrainable` may)."""
+
+    def __init__(self) -> None:
+        self.restored_from = ""
+
+    def save(self, checkpoint_dir: str) -> str:
+        path = Path(checkpoint_dir, "model", "weights.bin")
+        path.parent.mkdir()
+        path.write_bytes(b"weights")
+        Path(checkpoint_dir, MARKER).write_text("{}")
+        return str(path)
+
+    def restore(self, path: str) -> None:
+        self.restored_from = Path(path).read_bytes().decode()
+
+    def stop(self) -> None:
+        pass
+
+
+def test_a_checkpoint_saved_as_a_file_in_its_directory_restores_from_that_file(
+    storage: StorageTarget, driver_dir: Path, scratch: Path, hosts: list[TrialHost]
+) -> None:
+    trainable = SavesAFile()
+    host = TrialHost(lambda config, ctx: trainable)  # type: ignore[arg-type, return-value]
+    hosts.append(host)
+    host.assign({}, context(storage, driver_dir))
+    checkpoint_dir = driver_dir / "t1" / "checkpoint_000001"
+    saved = host.save(str(checkpoint_dir))
+    assert saved == str(checkpoint_dir / "model" / "weights.bin")
+    host.restore(saved)
+    assert trainable.restored_from == "weights"
 
 
 def test_exports_are_uploaded_and_named_as_the_driver_sees_them(

@@ -51,6 +51,7 @@ from pathlib import PurePath
 
 import msgspec
 
+from tunecore.shell.storage import checkpoint_root
 from tunecore.shell.store import Store, check_rel
 from tunecore.shell.trainable.checkpoint_files import META_FILE
 from tunecore.shell.trainable.function import SCRATCH_DIR
@@ -175,11 +176,7 @@ class MirroredTrial:
     def restore(self, path: str, restore: Callable[[str], None]) -> None:
         """Download the checkpoint `path` names from the store and `restore`
         from the download."""
-        rel = self.rel(path)
-        parts = rel.split("/")
-        if len(parts) < 2:
-            raise ValueError(f"{path!r} is no checkpoint: it is not inside a trial directory")
-        root = "/".join(parts[:2])
+        root, inside = checkpoint_root(self.rel(path))
         self._drop_download()
         self._download = download = os.path.join(
             self.trial_dir, SCRATCH_DIR, f"restored_{uuid.uuid4().hex[:8]}"
@@ -193,7 +190,7 @@ class MirroredTrial:
             ) from error
         except OSError as error:
             raise OSError(f"could not download the checkpoint to restore from: {error}") from error
-        restore(os.path.join(download, *parts[2:]))
+        restore(_joined(download, inside))
 
     def export(self, export_dir: str, export: Callable[[str], dict[str, str]]) -> dict[str, str]:
         """`export` into scratch and upload the result to the place of

@@ -8,18 +8,21 @@ import contextlib
 import json
 import logging
 import re
+import shutil
 import signal
 import struct
 import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 import tunecore
+from tests.storage_fixtures import StorageTarget
 from tunecore.cli import main
 from tunecore.model import (
     ExperimentEvent,
@@ -33,6 +36,8 @@ from tunecore.shell.eventlog import read_log
 from tunecore.shell.inbox import AddTrialRequest, Inbox, StopTrialRequest
 from tunecore.shell.journal import SnapshotStore
 from tunecore.shell.replay import replay
+from tunecore.shell.shipper import StateShipper
+from tunecore.shell.store import within
 
 WAIT_S = 20.0
 """The most any handshake below waits; they normally take well under a second."""
@@ -431,6 +436,90 @@ def test_a_replay_that_disagrees_with_a_snapshot_exits_with_3(
     store.write(records, bytes(len(snapshot.digest)), snapshot.state)
     assert main(["replay", str(finished)]) == 3
     assert "command digest mismatch" in capsys.readouterr().err
+
+
+# -- an experiment in storage, by its URI ---------------------------------------------------
+
+STORAGE = ["file_store", "s3_store"]
+
+
+def stored(finished: Path, target: StorageTarget) -> str:
+    """`finished` put in `target` as a mirrored run leaves it (its state
+    shipped), then deleted here; its URI."""
+    store = within(target.store, finished.name)
+    size = (finished / "events.log").stat().st_size
+    StateShipper(store, finished, lambda: size, lag_s=60.0).close()
+    shutil.rmtree(finished)
+    parts = urllib.parse.urlsplit(target.uri)
+    return urllib.parse.urlunsplit(parts._replace(path=f"{parts.path}/{finished.name}"))
+
+
+@pytest.mark.parametrize("target_name", STORAGE)
+def test_status_and_replay_read_an_experiment_from_its_uri(
+    finished: Path,
+    target_name: str,
+    request: pytest.FixtureRequest,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    count = len(events(finished))
+    uri = stored(finished, request.getfixturevalue(target_name))
+    shown = uri.replace("testing:testing@", "")  # never the credentials
+    assert main(["status", uri]) == 0
+    out = capsys.readouterr().out
+    assert "TERMINATED trials:" in out
+    assert "the experiment has ended" in out
+    assert shown in out
+    assert "testing:testing" not in out
+    assert main(["replay", uri]) == 0
+    assert f"Replayed {count} events: 1 snapshots verified" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("target_name", STORAGE)
+def test_a_uri_without_an_experiment_is_named_in_one_line(
+    target_name: str, request: pytest.FixtureRequest, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target: StorageTarget = request.getfixturevalue(target_name)
+    parts = urllib.parse.urlsplit(target.uri)
+    missing = urllib.parse.urlunsplit(parts._replace(path=f"{parts.path}/nowhere"))
+    for command in ("status", "replay"):
+        assert main([command, missing]) == 2
+        error = capsys.readouterr().err
+        assert error.count("\n") == 1
+        assert f"tunecore {command}: error: " in error
+        assert "/nowhere" in error
+        assert "holds no tunecore experiment" in error
+
+
+def test_a_corrupt_stored_log_exits_with_4_naming_the_uri(
+    finished: Path, file_store: StorageTarget, capsys: pytest.CaptureFixture[str]
+) -> None:
+    offsets = record_offsets(finished)
+    damaged = offsets[len(offsets) // 2]
+    uri = stored(finished, file_store)
+    store = within(file_store.store, "exp")
+    (segment,) = store.list("events")
+    data = bytearray(store.read_bytes(f"events/{segment}"))
+    data[damaged + 10] ^= 0xFF
+    store.write_bytes(f"events/{segment}", bytes(data))
+    assert main(["replay", uri]) == 4
+    error = capsys.readouterr().err
+    record = len(offsets) // 2
+    assert (
+        f"{uri}: the stored event log's record {record} at byte offset {damaged} is corrupt"
+        in error
+    )
+    assert "tunecore-stored-" not in error  # the local copy is not what the user named
+    assert main(["replay", uri, "--truncate"]) == 2
+    assert "a stored log is only read here" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["stop", "add"])
+def test_requests_need_the_drivers_directory_not_a_uri(
+    command: str, file_store: StorageTarget, capsys: pytest.CaptureFixture[str]
+) -> None:
+    extra = {"stop": ["some_trial"], "add": ["--config", "{}"]}[command]
+    assert main([command, f"{file_store.uri}/exp", *extra]) == 2
+    assert "not a URI" in capsys.readouterr().err
 
 
 # -- resume -----------------------------------------------------------------------------

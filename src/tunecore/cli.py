@@ -13,7 +13,9 @@
 `status` read the event log (`tunecore.shell.replay`) and print it with the
 live run's renderer (`tunecore.shell.progress`); `stop` and `add` post to
 the experiment's inbox (`tunecore.shell.inbox`), which the running loop reads
-within about a second and logs like any other event.
+within about a second and logs like any other event. `status` and `replay`
+also take an experiment's URI (`s3://bucket/runs/exp?endpoint_override=...`):
+they read a local copy of what is stored there (`tunecore.shell.remote`).
 
 Exit codes:
     0    done: the experiment finished with no errored trial, or the command succeeded
@@ -94,7 +96,8 @@ from tunecore.schedulers import (
 from tunecore.shell.eventlog import LOG_FILE, CorruptLogError, LogError, log_path
 from tunecore.shell.inbox import AddTrialRequest, Inbox, Request, StopTrialRequest
 from tunecore.shell.progress import ProgressReporter, spec_name, trials_in_order
-from tunecore.shell.replay import ReplayMismatchError, replay
+from tunecore.shell.remote import is_stored, open_stored
+from tunecore.shell.replay import Replayed, ReplayMismatchError, replay
 
 DEMO_START = 1_700_000_000.0
 
@@ -237,6 +240,50 @@ def _experiment_dir(given: str) -> Path:
     if not log_path(path).is_file():
         raise CliError(f"{path} is not a tunecore experiment directory (no {LOG_FILE})")
     return path
+
+
+@contextlib.contextmanager
+def _readable(given: str) -> Iterator[tuple[Path, str]]:
+    """The local directory of the experiment `given` (a directory, or a URI
+    whose stored state is fetched into a local copy) and how to name it.
+    An unusable log of a URI is reported naming the URI, not the copy."""
+    if not _is_uri(given):
+        directory = _experiment_dir(given)
+        yield directory, str(directory)
+        return
+    try:
+        stored = open_stored(given)
+    except (LogError, OSError, ValueError, ImportError) as error:
+        raise CliError(str(error)) from None
+    try:
+        yield stored.local, stored.uri
+    except CorruptLogError as error:  # no advice to cut: a stored log is only read
+        raise CliError(
+            f"{stored.uri}: the stored event log's record {error.record} at byte offset "
+            f"{error.offset} is corrupt",
+            EXIT_CORRUPT,
+        ) from None
+    except LogError as error:
+        code = _log_error(error).code
+        raise CliError(str(error).replace(str(stored.local), stored.uri), code) from None
+
+
+def _is_uri(given: str) -> bool:
+    try:
+        return is_stored(given)
+    except ValueError as error:  # `s3:/x`: a scheme without `://`
+        raise CliError(str(error)) from None
+
+
+def _local_only(given: str, command: str) -> Path:
+    """`_experiment_dir`, refusing a URI: `command` writes to the running
+    driver's inbox, which is on its machine, never in storage."""
+    if _is_uri(given):
+        raise CliError(
+            f"{given}: tunecore {command} needs the experiment's directory on the driver's "
+            "machine (requests reach the driver there), not a URI"
+        )
+    return _experiment_dir(given)
 
 
 def _refuse_undecodable(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -604,29 +651,22 @@ def _import_from_cwd() -> None:
 # -- reading the log ---------------------------------------------------------------
 
 
-def _show(state: ExperimentState, directory: Path) -> None:
+def _show(state: ExperimentState, shown: str) -> None:
     """The status as the live run shows it: a table in a terminal, the
     plain-text lines otherwise."""
     config = state.config
-    ProgressReporter(metric=config.metric, mode=config.mode, experiment_dir=str(directory)).close(
-        state
-    )
+    ProgressReporter(metric=config.metric, mode=config.mode, experiment_dir=shown).close(state)
 
 
 def _replay(args: argparse.Namespace) -> int:
-    directory = _experiment_dir(args.dir)
-    try:
-        replayed = replay(directory, keep_commands=False, quiet=True)
-    except CorruptLogError as error:
-        if not args.truncate:
-            raise
-        replayed = replay(directory, keep_commands=False, quiet=True, truncate=True)
-        print(
-            f"Cut {error.path} at byte offset {error.offset}: record {error.record} was "
-            "damaged; it and every record after it are kept aside, in "
-            + ", ".join(str(path) for path in replayed.set_aside)
+    if args.truncate and _is_uri(args.dir):
+        raise CliError(
+            f"{args.dir}: --truncate cuts a log in place, and a stored log is only read here "
+            "(resume the experiment to go on after its last good record)"
         )
-    _show(replayed.state, directory)
+    with _readable(args.dir) as (directory, shown):
+        replayed = _replayed(directory, args.truncate)
+    _show(replayed.state, shown)
     print(
         f"Replayed {replayed.records} events: {replayed.snapshots_verified} snapshots "
         f"verified, {replayed.rejected} events rejected (as in the live run)"
@@ -639,16 +679,33 @@ def _replay(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _replayed(directory: Path, truncate: bool) -> Replayed:
+    """The replay of `directory`'s log; with `truncate`, a corrupt log is
+    cut first (and the cut reported)."""
+    try:
+        return replay(directory, keep_commands=False, quiet=True)
+    except CorruptLogError as error:
+        if not truncate:
+            raise
+        replayed = replay(directory, keep_commands=False, quiet=True, truncate=True)
+        print(
+            f"Cut {error.path} at byte offset {error.offset}: record {error.record} was "
+            "damaged; it and every record after it are kept aside, in "
+            + ", ".join(str(path) for path in replayed.set_aside)
+        )
+        return replayed
+
+
 def _status(args: argparse.Namespace) -> int:
-    directory = _experiment_dir(args.dir)
-    replayed = replay(directory, verify=False, keep_commands=False, quiet=True)
-    _show(replayed.state, directory)
+    with _readable(args.dir) as (directory, shown):
+        replayed = replay(directory, verify=False, keep_commands=False, quiet=True)
+    _show(replayed.state, shown)
     if replayed.state.done:
         print(f"{replayed.records} events; the experiment has ended.")
     else:
         print(
             f"{replayed.records} events; the experiment has not ended: it is running, or "
-            f"its driver stopped (continue it with: tunecore resume {directory} "
+            f"its driver stopped (continue it with: tunecore resume {shown} "
             "--trainable MODULE:FUNCTION)"
         )
     return EXIT_OK
@@ -696,7 +753,7 @@ def _post(directory: Path, request: Request, what: str) -> int:
 
 
 def _stop(args: argparse.Namespace) -> int:
-    directory = _experiment_dir(args.dir)
+    directory = _local_only(args.dir, "stop")
     trial = _find_trial(_open_experiment(directory), args.trial)
     if trial.status in (TrialStatus.TERMINATED, TrialStatus.ERROR):
         print(f"Trial {trial.trial_id} has already ended ({trial.status.value}): nothing to stop.")
@@ -705,7 +762,7 @@ def _stop(args: argparse.Namespace) -> int:
 
 
 def _add(args: argparse.Namespace) -> int:
-    directory = _experiment_dir(args.dir)
+    directory = _local_only(args.dir, "add")
     config = _config_object(args.config)
     _open_experiment(directory)
     request = AddTrialRequest(config=config, experiment_tag=args.tag)
@@ -911,7 +968,9 @@ def _parser() -> argparse.ArgumentParser:
         help="rebuild an experiment from its event log and verify it",
         description="Replay every event of DIR's log through the core, check the result "
         "against the snapshots the live run wrote, and print the status. Exit 3 if they "
-        "disagree, 4 if the log is corrupt.",
+        "disagree, 4 if the log is corrupt. DIR may be the experiment's URI in storage "
+        "(s3://bucket/runs/exp?endpoint_override=..., file:///dir/exp): what is stored "
+        "there is read.",
     )
     replay_.add_argument("dir", metavar="DIR")
     replay_.add_argument(
@@ -926,7 +985,9 @@ def _parser() -> argparse.ArgumentParser:
         "status",
         help="print an experiment's status (read-only; fine while it runs)",
         description="Print the status of the experiment in DIR from its event log, running "
-        "or finished. Nothing is written.",
+        "or finished. Nothing is written. DIR may be the experiment's URI in storage "
+        "(s3://bucket/runs/exp?endpoint_override=..., file:///dir/exp): what is stored "
+        "there is read (the running driver ships it within seconds).",
     )
     status.add_argument("dir", metavar="DIR")
     status.set_defaults(handler=_status)

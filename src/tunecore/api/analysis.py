@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 
 class ExperimentAnalysis:
     """The results of the experiment in `experiment_checkpoint_path` (its
-    directory, `~` expanded; or a run's `ResultGrid`). `default_metric` and
+    directory, `~` expanded; its URI in storage, or its path in
+    `storage_filesystem`; or a run's `ResultGrid`). `default_metric` and
     `default_mode` default to the experiment's own (`TuneConfig.metric` and
     `mode`)."""
 
@@ -37,10 +38,13 @@ class ExperimentAnalysis:
         default_metric: str | None = None,
         default_mode: Literal["min", "max"] | None = None,
         snapshot_kind: SnapshotKind = BUILTIN,
+        storage_filesystem: object = None,
     ) -> None:
         grid = experiment_checkpoint_path
         if not isinstance(grid, ResultGrid):
-            grid = ResultGrid.from_path(grid, snapshot_kind=snapshot_kind)
+            grid = ResultGrid.from_path(
+                grid, snapshot_kind=snapshot_kind, storage_filesystem=storage_filesystem
+            )
         self._grid = grid
         self.default_metric = default_metric or grid.metric
         self.default_mode = default_mode or grid.mode

@@ -6,7 +6,8 @@ finished experiment and on one still running: a record the writer is in
 the middle of is left out, quietly. Trial directories are found the way
 the run named them (`ExperimentStorage.trial_dirname`); a directory a
 user's `trial_dirname_creator` named is found by the trial id its
-result.json lines carry.
+result.json lines carry. An experiment in storage (a URI) is read from a
+local copy of its state (`shell.remote`).
 """
 
 from __future__ import annotations
@@ -20,26 +21,36 @@ from pathlib import Path
 from tunecore.core.experiment import ExperimentState
 from tunecore.model import TrialState
 from tunecore.shell.eventlog import read_log
+from tunecore.shell.remote import StoredExperiment, is_stored, open_stored
 from tunecore.shell.replay import BUILTIN, SnapshotKind, rebuild
 from tunecore.shell.storage import RESULT_FILE, ExperimentStorage, safe_name
 
 
 @dataclass(frozen=True)
 class LoadedExperiment:
-    """The rebuilt state, and where each trial's files are."""
+    """The rebuilt state, and where each trial's files are (in `path`, a
+    local copy when the experiment is `stored`)."""
 
     path: Path
     state: ExperimentState
     dirs: dict[str, Path]
+    stored: StoredExperiment | None = None
 
 
-def load_experiment(path: str | os.PathLike[str], kind: SnapshotKind = BUILTIN) -> LoadedExperiment:
-    """Read the experiment in `path` (`~` expanded). `kind` decodes a
-    scheduler or searcher type of the user's own, as for `replay`."""
-    directory = Path(path).expanduser().resolve()
+def load_experiment(
+    path: str | os.PathLike[str],
+    kind: SnapshotKind = BUILTIN,
+    storage_filesystem: object = None,
+) -> LoadedExperiment:
+    """Read the experiment in `path` (`~` expanded), or at a URI (or a path
+    in `storage_filesystem`). `kind` decodes a scheduler or searcher type
+    of the user's own, as for `replay`."""
+    stored = open_stored(path, storage_filesystem) if is_stored(path, storage_filesystem) else None
+    directory = stored.local if stored is not None else Path(path).expanduser().resolve()
     contents = read_log(directory, quiet=True)
     state = rebuild(contents, directory, kind).state
-    return LoadedExperiment(directory, state, _trial_dirs(directory, state.trials.values()))
+    dirs = _trial_dirs(directory, state.trials.values())
+    return LoadedExperiment(directory, state, dirs, stored)
 
 
 def _trial_dirs(directory: Path, trials: Iterable[TrialState]) -> dict[str, Path]:

@@ -1,6 +1,6 @@
 """What `Tuner.fit()` returns: one `Result` per trial, and ways to pick the
-best. `ResultGrid.from_path` builds the same from an experiment's directory
-(finished or still running), without Ray and without the user's code.
+best. `ResultGrid.from_path` builds the same from an experiment's directory or
+URI (finished or still running), without Ray and without the user's code.
 
 A `Result` holds what the event log knows (last result, config, status,
 checkpoints, metric analysis); its whole history (`metrics_dataframe`, the
@@ -25,6 +25,7 @@ from tunecore.core.checkpoints import newest_persistent, score_key
 from tunecore.core.experiment import ExperimentState
 from tunecore.core.results import flatten, is_number
 from tunecore.model import CheckpointRef, JsonDict, JsonValue, MetricStats, TrialState, TrialStatus
+from tunecore.shell.remote import StoredExperiment
 from tunecore.shell.replay import BUILTIN, SnapshotKind
 from tunecore.shell.storage import read_result_rows
 from tunecore.shell.trainable import Checkpoint
@@ -61,7 +62,11 @@ class Result:
     are the persistent checkpoints the trial kept, each with the metrics
     of the result it was taken at, as Ray orders them: worst first by the
     checkpoint score (`CheckpointConfig.checkpoint_score_attribute`,
-    default the iteration, so oldest first)."""
+    default the iteration, so oldest first).
+
+    Of an experiment in storage, `path` and the checkpoints' paths are
+    URIs (local paths for `file://`), and `files` is the local copy of the
+    trial directory the history is read from."""
 
     trial_id: str
     metrics: JsonDict
@@ -72,6 +77,7 @@ class Result:
     status: TrialStatus
     metric_analysis: Mapping[str, MetricStats]
     best_checkpoints: list[tuple[Checkpoint, JsonDict]] = field(default_factory=list)
+    files: Path | None = field(default=None, repr=False)
 
     @property
     def log_dir(self) -> Path:
@@ -82,7 +88,7 @@ class Result:
     def history(self) -> list[JsonDict] | None:
         """Every result the trial reported, in order, as result.json holds
         them; None if the trial directory has no result.json."""
-        return read_result_rows(Path(self.path))
+        return read_result_rows(self.files or Path(self.path))
 
     @property
     def metrics_dataframe(self) -> pandas.DataFrame | None:
@@ -110,7 +116,7 @@ class ResultGrid(Sequence[Result]):
         *,
         metric: str | None,
         mode: Literal["min", "max"] | None,
-        experiment_path: Path,
+        experiment_path: str | os.PathLike[str],
         error: str | None = None,
         trials: Sequence[Trial] = (),
     ) -> None:
@@ -118,37 +124,52 @@ class ResultGrid(Sequence[Result]):
         self._metric = metric
         self._mode = mode
         self._trials = list(trials)
-        self.experiment_path = PathStr(experiment_path)
+        self.experiment_path = PathStr(os.fspath(experiment_path))
         self.experiment_error = error
 
     @classmethod
     def from_state(
-        cls, state: ExperimentState, dirs: Mapping[str, Path], experiment_path: Path
+        cls,
+        state: ExperimentState,
+        dirs: Mapping[str, Path],
+        experiment_path: Path,
+        *,
+        stored: StoredExperiment | None = None,
     ) -> ResultGrid:
         """The results of `state`'s trials, with the experiment's metric and
-        mode as defaults; `dirs` gives each trial's directory."""
+        mode as defaults; `dirs` gives each trial's directory. With
+        `stored`, the experiment is in storage (`experiment_path` being its
+        local copy, or the staging directory): the results name its
+        directories there, and their checkpoints are read from there."""
         index = state.index
         trials = sorted(state.trials.values(), key=lambda t: index[t.trial_id])
         mode = state.config.mode
         return cls(
-            [_result(t, dirs[t.trial_id], experiment_path) for t in trials],
+            [_result(t, dirs[t.trial_id], experiment_path, stored) for t in trials],
             metric=state.config.metric,
             mode=None if mode is None else mode.value,
-            experiment_path=experiment_path,
+            experiment_path=experiment_path if stored is None else stored.location(),
             error=state.error,
             trials=[Trial(t, dir_of=lambda t: dirs[t.trial_id]) for t in trials],
         )
 
     @classmethod
     def from_path(
-        cls, path: str | os.PathLike[str], *, snapshot_kind: SnapshotKind = BUILTIN
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        snapshot_kind: SnapshotKind = BUILTIN,
+        storage_filesystem: object = None,
     ) -> ResultGrid:
         """The results of the experiment in `path` (`~` expanded), finished
         or still running, read from its event log and trial directories.
+        `path` may be the experiment's URI (`s3://bucket/runs/exp`, or its
+        path in `storage_filesystem`, a `pyarrow.fs.FileSystem`): its state
+        is fetched into a temporary local copy, its checkpoints stay there.
         `snapshot_kind` names a scheduler or searcher type of your own, as
         for `tunecore.replay`."""
-        loaded = load_experiment(path, snapshot_kind)
-        return cls.from_state(loaded.state, loaded.dirs, loaded.path)
+        loaded = load_experiment(path, snapshot_kind, storage_filesystem)
+        return cls.from_state(loaded.state, loaded.dirs, loaded.path, stored=loaded.stored)
 
     def __len__(self) -> int:
         return len(self._results)
@@ -333,23 +354,39 @@ def _by_score(trial: TrialState) -> list[CheckpointRef]:
     return [kept[i] for i in order]
 
 
-def _result(trial: TrialState, path: Path, experiment_path: Path) -> Result:
+def _result(
+    trial: TrialState, path: Path, experiment_path: Path, stored: StoredExperiment | None
+) -> Result:
     """A trial's result; checkpoint paths in the state are relative to the
     experiment directory (absolute in logs from before that). A kept
     checkpoint whose directory is gone (deleted by hand, a lost disk) is
-    left out with a warning: the results stay readable."""
+    left out with a warning: the results stay readable. In storage, the log
+    is trusted instead (it names a checkpoint only once it is stored
+    whole): looking would cost a request per checkpoint."""
     newest = newest_persistent(trial.checkpoints)  # one of the kept ones
-    kept = [(ref, _existing(trial, ref, experiment_path)) for ref in _by_score(trial)]
+    kept = [
+        (
+            ref,
+            _existing(trial, ref, experiment_path)
+            if stored is None
+            else stored.checkpoint(ref.path),
+        )
+        for ref in _by_score(trial)
+    ]
+    shown = (
+        path if stored is None else stored.location(path.relative_to(experiment_path).as_posix())
+    )
     return Result(
         trial_id=trial.trial_id,
         metrics=trial.last_result,
         config=trial.spec.config,
-        path=PathStr(path),
+        path=PathStr(shown),
         checkpoint=next((found for ref, found in kept if ref is newest), None),
         error=trial.error_message if trial.status is TrialStatus.ERROR else None,
         status=trial.status,
         metric_analysis=trial.metric_analysis,
         best_checkpoints=[(found, ref.metrics) for ref, found in kept if found is not None],
+        files=path,
     )
 
 

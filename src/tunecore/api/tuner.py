@@ -35,6 +35,7 @@ import msgspec
 from tunecore._version import __version__
 from tunecore.api.config import CheckpointConfig, FailureConfig, RunConfig, TuneConfig
 from tunecore.api.errors import TuneError
+from tunecore.api.loader import load_experiment
 from tunecore.api.reporters import CLIReporter
 from tunecore.api.restored import Trainable, restored_output_files, restored_trainable
 from tunecore.api.results import ResultGrid
@@ -74,6 +75,7 @@ from tunecore.shell.lock import driver_lock
 from tunecore.shell.loop import ExperimentLoop
 from tunecore.shell.mirror import Mirror
 from tunecore.shell.progress import ProgressReporter, final_summary
+from tunecore.shell.remote import StoredExperiment, experiment_header
 from tunecore.shell.replay import BUILTIN, SnapshotKind, rebuild
 from tunecore.shell.resume import drop_unrecorded_checkpoints, repair_result_files
 from tunecore.shell.stoppers import StopSetting, plan_stop
@@ -320,8 +322,16 @@ class Tuner:
         reporter.close(final)
         if run.verbose:
             print(final_summary(final, metric=metric, mode=mode, name_of=views.name))
+        stored = None
+        if mirror is not None:
+            stored = StoredExperiment.named(
+                mirror.spec.uri, mirror.root, mirror.name, storage.experiment_dir
+            )
         self._results = ResultGrid.from_state(
-            final, {t: loop.trial_dir(t) for t in final.trials}, storage.experiment_dir
+            final,
+            {t: loop.trial_dir(t) for t in final.trials},
+            storage.experiment_dir,
+            stored=stored,
         )
         if run.failure_config.fail_fast == "raise" and final.error is not None:
             raise TuneError(
@@ -337,19 +347,25 @@ class Tuner:
         if self._results is not None:
             return self._results
         if self._restored_from is not None:
-            return ResultGrid.from_path(self._restored_from, snapshot_kind=self._snapshot_kind)
+            loaded = load_experiment(self._restored_from, self._snapshot_kind)
+            spec, root = resolve_storage(self._run.storage_path, self._run.storage_filesystem)
+            stored = None
+            if spec.mirrored:  # the staging directory of an experiment in storage
+                stored = StoredExperiment.named(spec.uri, root, loaded.path.name, loaded.path)
+            return ResultGrid.from_state(loaded.state, loaded.dirs, loaded.path, stored=stored)
         raise RuntimeError(
             "this Tuner has no results yet: call fit() first (or Tuner.restore(path, trainable) "
             "for an experiment run before)"
         )
 
     @staticmethod
-    def can_restore(path: str | os.PathLike[str]) -> bool:
-        """Whether `path` (`~` expanded) holds an experiment `Tuner.restore`
-        can continue: its event log, with a readable header, of a run that
-        was not simulated."""
+    def can_restore(path: str | os.PathLike[str], storage_filesystem: object = None) -> bool:
+        """Whether `path` (`~` expanded; or the experiment's URI, or its path
+        in `storage_filesystem`) holds an experiment `Tuner.restore` can
+        continue: its event log, with a readable header, of a run that was
+        not simulated. Of a URI only the stored event log is read."""
         try:
-            header = read_header(Path(path).expanduser())
+            header = experiment_header(path, storage_filesystem)
         except (OSError, LogError):
             return False
         return header.settings.executor != SIMULATED

@@ -1,11 +1,17 @@
 """`Checkpoint`: a directory of training state, as Ray users know it.
 
-A checkpoint is nothing but the absolute path of a local directory. It is
-frozen and holds no other state, so passing one between the user's function
-and tunecore never shares anything mutable, and persisting one means writing
-a path, never pickling an object. Whatever the user put in the directory is
-the state; tunecore copies it (into the trial's `checkpoint_NNNNNN/`
-directories, or into a tar in memory) and never interprets it.
+A checkpoint is the path of a directory: a local one (absolute), or one in
+storage (`s3://bucket/exp/trial/checkpoint_000003?endpoint_override=...`,
+the checkpoints of an experiment stored at a URI), optionally with the
+`pyarrow.fs.FileSystem` to reach it (Ray's `Checkpoint(path, filesystem)`;
+then `path` may also be the path inside that filesystem, `bucket/x`).
+It is frozen, so passing one between the user's function and tunecore never
+shares anything mutable, and only its path is ever recorded, never the
+object (the filesystem, which may hold credentials, is not persisted: without
+it the path's URI is resolved again, credentials from the environment).
+Whatever the user put in the directory is the state; tunecore copies it
+and never interprets it. A checkpoint in storage is read by downloading it
+(`to_directory`, `as_directory`).
 """
 
 from __future__ import annotations
@@ -14,15 +20,23 @@ import contextlib
 import os
 import shutil
 import tempfile
+import urllib.parse
 from collections.abc import Iterator
+from typing import Any
 
 import msgspec
 
+from tunecore.shell.store import ArrowStore, Store, resolve_storage, uri_scheme
 
-class Checkpoint(msgspec.Struct, frozen=True):
-    """A local directory holding a checkpoint; build one with `from_directory`."""
+
+class Checkpoint(msgspec.Struct, frozen=True, omit_defaults=True):
+    """A directory holding a checkpoint: build one with `from_directory`;
+    `Result.checkpoint` of an experiment in storage is one there."""
 
     path: str
+    filesystem: Any = None
+    """A `pyarrow.fs.FileSystem` holding `path`, or None: a local path, or a
+    URI resolved when the checkpoint is read."""
 
     @classmethod
     def from_directory(cls, path: str | os.PathLike[str]) -> Checkpoint:
@@ -44,18 +58,49 @@ class Checkpoint(msgspec.Struct, frozen=True):
     def as_directory(self) -> Iterator[str]:
         """A local directory with the checkpoint's files, for reading.
 
-        The checkpoint is local already, so this yields its own path: do not
-        modify or delete what is in it (copy with `to_directory` for that).
-        It exists so code written for Ray, whose checkpoints may be remote,
-        runs unchanged."""
-        if not os.path.isdir(self.path):
-            raise FileNotFoundError(f"the checkpoint directory {self.path!r} no longer exists")
-        yield self.path
+        A local checkpoint yields its own path: do not modify or delete what
+        is in it (copy with `to_directory` for that). One in storage is
+        downloaded into a temporary directory, deleted afterwards."""
+        local = self._local_dir()
+        if local is not None:
+            if not os.path.isdir(local):
+                raise FileNotFoundError(f"the checkpoint directory {self.path!r} no longer exists")
+            yield local
+            return
+        target = tempfile.mkdtemp(prefix="checkpoint_")
+        try:
+            yield self.to_directory(target)
+        finally:
+            shutil.rmtree(target, ignore_errors=True)
 
     def to_directory(self, dest: str | os.PathLike[str] | None = None) -> str:
-        """Copy the checkpoint's files into `dest` (created if missing; files
-        already there with the same names are replaced) or, without `dest`,
-        into a new temporary directory; returns the directory written."""
+        """Copy (or download) the checkpoint's files into `dest` (created if
+        missing; files already there with the same names are replaced) or,
+        without `dest`, into a new temporary directory; returns the
+        directory written."""
         target = tempfile.mkdtemp(prefix="checkpoint_") if dest is None else os.fspath(dest)
-        shutil.copytree(self.path, target, dirs_exist_ok=True)
+        local = self._local_dir()
+        if local is None:
+            self._store().download_dir("", target)
+        else:
+            shutil.copytree(local, target, dirs_exist_ok=True)
         return os.path.abspath(target)
+
+    def _local_dir(self) -> str | None:
+        """The local directory the checkpoint is, None if it is in storage."""
+        if self.filesystem is None and uri_scheme(self.path) is None:
+            return self.path
+        if self.filesystem is None and uri_scheme(self.path) == "file":
+            return self._store().local_path("")
+        return None
+
+    def _store(self) -> Store:
+        """The checkpoint's directory as a store rooted at it."""
+        if self.filesystem is None:
+            return resolve_storage(self.path)[1]
+        if uri_scheme(self.path) is None:
+            return ArrowStore(self.filesystem, self.path)
+        parts = urllib.parse.urlsplit(self.path)
+        host = parts.netloc.rpartition("@")[2]
+        uri = urllib.parse.urlunsplit(parts._replace(netloc=host))
+        return ArrowStore(self.filesystem, host + parts.path, uri)

@@ -1,0 +1,212 @@
+"""Reading an experiment straight from its URI (issue 11): the results
+loader, `ExperimentAnalysis`, `Tuner.can_restore` and `Checkpoint`, on a
+machine with nothing but the URI. The stored experiment is made the way a
+mirrored run leaves it: a local run, its state shipped by `StateShipper`
+and its checkpoints uploaded as workers do; then the local directory is
+deleted, so only storage can answer."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import urllib.parse
+from collections.abc import Mapping
+from pathlib import Path
+
+import msgspec
+import pytest
+
+import tunecore
+from tests.storage_fixtures import StorageTarget
+from tunecore import CheckpointConfig, ExperimentAnalysis, ResultGrid, RunConfig, TuneConfig, Tuner
+from tunecore.model import JsonValue
+from tunecore.shell.eventlog import LOG_FILE, LogError
+from tunecore.shell.shipper import StateShipper
+from tunecore.shell.store import within
+
+TARGETS = ["file_store", "s3_store"]
+STEPS = 3
+
+
+def counting(config: Mapping[str, JsonValue]) -> None:
+    """`STEPS` results, each with a checkpoint holding its step."""
+    for step in range(1, STEPS + 1):
+        with tempfile.TemporaryDirectory() as directory:
+            Path(directory, "state.json").write_text(json.dumps({"step": step}))
+            score = step * float(str(config["x"]))
+            tunecore.report(
+                {"score": score}, checkpoint=tunecore.Checkpoint.from_directory(directory)
+            )
+
+
+def experiment_uri(target: StorageTarget, name: str) -> str:
+    """`name` under the storage's URI, its query (the endpoint) kept last."""
+    parts = urllib.parse.urlsplit(target.uri)
+    return urllib.parse.urlunsplit(parts._replace(path=f"{parts.path.rstrip('/')}/{name}"))
+
+
+def stored_experiment(target: StorageTarget, tmp_path: Path, name: str = "exp") -> str:
+    """Run `counting` locally, put it in `target` as a mirrored run would,
+    delete the local directory; the experiment's URI."""
+    Tuner(
+        counting,
+        param_space={"x": tunecore.grid_search([1.0, 2.0])},
+        tune_config=TuneConfig(metric="score", mode="max"),
+        run_config=RunConfig(
+            name=name,
+            storage_path=str(tmp_path / "local"),
+            checkpoint_config=CheckpointConfig(num_to_keep=2),
+            verbose=0,
+            executor="in_process",
+        ),
+    ).fit()
+    local = tmp_path / "local" / name
+    store = within(target.store, name)
+    size = (local / LOG_FILE).stat().st_size
+    StateShipper(store, local, lambda: size, lag_s=60.0).close()
+    for checkpoint in local.glob("*/checkpoint_*"):
+        rel = checkpoint.relative_to(local).as_posix()
+        store.upload_dir(str(checkpoint), rel, marker=".tunecore_checkpoint.json")
+    shutil.rmtree(local)
+    return experiment_uri(target, name)
+
+
+def step_of(directory: str) -> int:
+    step = json.loads(Path(directory, "state.json").read_text())["step"]
+    assert isinstance(step, int)
+    return step
+
+
+@pytest.mark.parametrize("target_name", TARGETS)
+def test_results_read_from_a_uri_point_at_the_stored_checkpoints(
+    target_name: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    target: StorageTarget = request.getfixturevalue(target_name)
+    uri = stored_experiment(target, tmp_path)
+
+    grid = ResultGrid.from_path(uri)
+
+    assert sorted(float(str(r.metrics["score"])) for r in grid) == [3.0, 6.0]
+    assert grid.num_terminated == 2
+    best = grid.get_best_result()
+    assert best.config == {"x": 2.0}
+    assert best.metrics_dataframe is not None
+    assert list(best.metrics_dataframe["score"]) == [2.0, 4.0, 6.0]  # result.json, fetched
+    assert best.checkpoint is not None
+    if target.filesystem is None:  # file://: the stored directory, read in place
+        assert best.checkpoint.path.startswith(str(target.store.uri()))
+        assert grid.experiment_path == target.store.uri("exp")
+    else:
+        bucket = urllib.parse.urlsplit(target.uri).hostname
+        assert best.checkpoint.path.startswith(f"s3://{bucket}/exp/")
+        assert "testing:" not in best.checkpoint.path  # no credentials
+        assert grid.experiment_path.startswith(f"s3://{bucket}/exp?")
+        assert best.path.startswith(f"s3://{bucket}/exp/")
+    assert "/checkpoint_000003" in best.checkpoint.path
+    assert step_of(best.checkpoint.to_directory(tmp_path / "copy")) == STEPS
+    with best.checkpoint.as_directory() as directory:
+        assert step_of(directory) == STEPS
+    assert [step_of(c.to_directory()) for c, _ in best.best_checkpoints] == [2, 3]
+
+
+@pytest.mark.parametrize("target_name", TARGETS)
+def test_experiment_analysis_and_can_restore_take_a_uri(
+    target_name: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    target: StorageTarget = request.getfixturevalue(target_name)
+    uri = stored_experiment(target, tmp_path)
+
+    analysis = ExperimentAnalysis(uri)
+    assert analysis.best_config == {"x": 2.0}
+    assert analysis.best_checkpoint is not None
+    assert step_of(analysis.best_checkpoint.to_directory()) == STEPS
+    assert Tuner.can_restore(uri)
+    assert not Tuner.can_restore(experiment_uri(target, "nothing_here"))
+
+
+def test_a_path_in_a_storage_filesystem_reads_as_its_uri(
+    s3_store: StorageTarget, tmp_path: Path
+) -> None:
+    stored_experiment(s3_store, tmp_path)
+    bucket = urllib.parse.urlsplit(s3_store.uri).hostname
+    grid = ResultGrid.from_path(f"{bucket}/exp", storage_filesystem=s3_store.filesystem)
+    assert grid.experiment_path == f"s3://{bucket}/exp"
+    assert Tuner.can_restore(f"{bucket}/exp", storage_filesystem=s3_store.filesystem)
+    checkpoint = grid.get_best_result().checkpoint
+    assert checkpoint is not None
+    assert step_of(checkpoint.to_directory()) == STEPS
+
+
+@pytest.mark.parametrize("target_name", TARGETS)
+def test_a_uri_with_no_experiment_is_named(
+    target_name: str, request: pytest.FixtureRequest
+) -> None:
+    target: StorageTarget = request.getfixturevalue(target_name)
+    missing = experiment_uri(target, "nothing_here")
+    with pytest.raises(LogError, match="holds no tunecore experiment") as raised:
+        ResultGrid.from_path(missing)
+    assert "nothing_here" in str(raised.value)
+    assert not Tuner.can_restore(missing)
+    assert not Tuner.can_restore(target.uri)  # the storage root: no experiment either
+
+
+def test_a_checkpoint_uri_alone_is_enough_with_credentials_from_the_environment(
+    s3_store: StorageTarget, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`Checkpoint.path` holds no credentials and the filesystem is never
+    persisted: a Checkpoint rebuilt from the path alone resolves the URI
+    again, credentials coming from the environment as pyarrow reads them."""
+    uri = stored_experiment(s3_store, tmp_path)
+    checkpoint = ResultGrid.from_path(uri).get_best_result().checkpoint
+    assert checkpoint is not None
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    again = tunecore.Checkpoint(checkpoint.path)
+    assert step_of(again.to_directory()) == STEPS
+
+
+def test_rays_checkpoint_spelling_with_a_filesystem(
+    s3_store: StorageTarget, tmp_path: Path
+) -> None:
+    source = tmp_path / "mine"
+    source.mkdir()
+    (source / "state.json").write_text(json.dumps({"step": 7}))
+    s3_store.store.upload_dir(str(source), "somewhere/ckpt")
+    bucket = urllib.parse.urlsplit(s3_store.uri).hostname
+    checkpoint = tunecore.Checkpoint(f"{bucket}/somewhere/ckpt", filesystem=s3_store.filesystem)
+    with checkpoint.as_directory() as directory:
+        assert step_of(directory) == 7
+        downloaded = directory
+    assert not Path(downloaded).exists()  # a download is removed after use
+    missing = tunecore.Checkpoint(f"{bucket}/nowhere", filesystem=s3_store.filesystem)
+    with pytest.raises(FileNotFoundError, match="nowhere"):
+        missing.to_directory()
+
+
+def test_a_checkpoint_persists_its_path_only_never_its_filesystem(
+    s3_store: StorageTarget, tmp_path: Path
+) -> None:
+    local = tunecore.Checkpoint.from_directory(tmp_path)
+    assert msgspec.json.decode(msgspec.json.encode(local)) == {"path": str(tmp_path)}
+    remote = tunecore.Checkpoint("bucket/x", filesystem=s3_store.filesystem)
+    with pytest.raises(TypeError):
+        msgspec.json.encode(remote)
+
+
+def test_a_file_uri_of_an_experiment_run_with_a_plain_path_is_read_in_place(
+    tmp_path: Path,
+) -> None:
+    Tuner(
+        counting,
+        param_space={"x": 1.0},
+        run_config=RunConfig(
+            name="exp", storage_path=str(tmp_path), verbose=0, executor="in_process"
+        ),
+    ).fit()
+    grid = ResultGrid.from_path(f"file://{tmp_path}/exp")
+    assert grid.experiment_path == str(tmp_path / "exp")
+    checkpoint = grid[0].checkpoint
+    assert checkpoint is not None
+    assert checkpoint.path.startswith(str(tmp_path / "exp"))
+    assert Tuner.can_restore(f"file://{tmp_path}/exp")

@@ -132,13 +132,29 @@ def test_the_trainable_works_in_scratch_never_in_the_driver_s_directories(
     host = make_host(hosts, Counter)
     host.assign({}, context(storage, driver_dir, chdir=True))
     result = host.train()
-    trial_dir = scratch / "01234567" / "exp" / "t1"
+    [stay] = scratch.iterdir()  # <run token[:8]>-<random>: this stay of the trial
+    assert stay.name.startswith("01234567-")
+    trial_dir = stay / "exp" / "t1"
     assert SEEN[-1].trial_dir == str(trial_dir)
     assert SEEN[-1].get_experiment_name() == "exp"
     assert result["cwd"] == str(trial_dir)
     assert not (driver_dir.parent).exists()
     host.release()
-    assert not trial_dir.exists()
+    assert not list(scratch.iterdir())
+
+
+def test_a_trial_s_next_stay_never_shares_the_last_one_s_scratch(
+    storage: StorageTarget, driver_dir: Path, scratch: Path, hosts: list[TrialHost]
+) -> None:
+    """A failed trial restarts on a new worker at once, while the old one
+    may still be cleaning up its scratch (the in-process executor)."""
+    SEEN.clear()
+    old, new = make_host(hosts, Counter), make_host(hosts, Counter)
+    old.assign({}, context(storage, driver_dir))
+    new.assign({}, context(storage, driver_dir))
+    old.release()
+    assert Path(SEEN[-1].trial_dir).is_dir()
+    assert new.train()["cwd"]
 
 
 def test_a_relative_scratch_root_still_holds_after_the_trainable_changes_directory(
@@ -154,7 +170,7 @@ def test_a_relative_scratch_root_still_holds_after_the_trainable_changes_directo
     host = make_host(hosts, Counter)
     host.assign({}, context(storage, driver_dir, chdir=True))
     host.train()
-    assert SEEN[-1].trial_dir == str(tmp_path / "relative" / "01234567" / "exp" / "t1")
+    assert Path(SEEN[-1].trial_dir).is_relative_to(tmp_path / "relative")
     host.save(str(driver_dir / "t1" / "checkpoint_000001"))
     assert within(storage.store, "exp").read_bytes("t1/checkpoint_000001/count.txt") == b"1"
 
@@ -177,7 +193,7 @@ def test_a_save_lands_in_the_store_and_a_restore_elsewhere_continues_from_it(
     assert first.save(checkpoint_dir) == checkpoint_dir
     assert not driver_dir.parent.exists()
     assert MARKER in stored(storage.store, "exp/t1/checkpoint_000003")
-    assert not (scratch / "01234567" / "exp" / "t1" / "checkpoint_000003").exists()
+    assert not list(scratch.rglob("checkpoint_000003"))
     first.release()
 
     monkeypatch.setenv("TUNECORE_SCRATCH", str(scratch.parent / "other_node"))
@@ -291,7 +307,7 @@ def test_log_to_file_output_reaches_the_store_and_accumulates_over_runs(
     print("to stderr", file=sys.stderr)
     host.release()
     assert store.read_bytes("t1/out.txt") == b"step 1\nstep 1\nto stderr\n"
-    assert not (scratch / "01234567").exists()
+    assert not list(scratch.iterdir())
 
 
 def test_log_to_file_output_up_to_a_checkpoint_is_stored_with_it(

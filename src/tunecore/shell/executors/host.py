@@ -117,7 +117,11 @@ class TrialHost:
         return False
 
     def train(self) -> JsonDict:
-        return self._current().train()
+        try:
+            return self._current().train()
+        except Exception:
+            self._keep_output()
+            raise
 
     def train_many(self, limit: int) -> tuple[list[JsonDict], str | None]:
         """Up to `limit` results in one call (the opt-in result buffer), and
@@ -133,6 +137,7 @@ class TrialHost:
             try:
                 result = trainable.train()
             except Exception:  # the trial's failure, reported after its results
+                self._keep_output()
                 return results, traceback.format_exc()
             results.append(result)
             if any(result.get(flag) is True for flag in _BATCH_ENDS):
@@ -147,7 +152,10 @@ class TrialHost:
         trainable = self._current()
         if self._mirrored is None:
             return trainable.save(checkpoint_dir)
-        return self._mirrored.save(checkpoint_dir, trainable.save)
+        saved = self._mirrored.save(checkpoint_dir, trainable.save)
+        self._flush()
+        self._mirrored.upload_output()  # the output so far, should the node be lost
+        return saved
 
     def save_to_bytes(self) -> bytes:
         return self._current().save_to_bytes()
@@ -192,6 +200,18 @@ class TrialHost:
         mirrored, self._mirrored = self._mirrored, None
         if mirrored is not None:
             mirrored.close()  # after the streams: their files are complete
+
+    def _keep_output(self) -> None:
+        """A mirrored trial's output to the store as its trainable fails,
+        before the failure is reported: its restart, perhaps on another
+        worker at once, then finds it."""
+        if self._mirrored is not None:
+            self._flush()
+            self._mirrored.keep_output()
+
+    def _flush(self) -> None:
+        for _, target in self._opened:
+            target.flush()
 
     def _restore_streams(self) -> None:
         """End this host's redirections (see `_redirected`)."""

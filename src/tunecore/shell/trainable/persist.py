@@ -6,12 +6,14 @@ nor write it. So the host gives each trial a node-local *scratch* trial
 directory, and persists through the store what has to outlive the node:
 
 - scratch: `$TUNECORE_SCRATCH` (default `<tempfile.gettempdir()>/tunecore`)
-  `/<run>/<experiment name>/<trial dirname>`, `<run>` being the first 8
-  characters of the driver run's token (two runs of one experiment never
-  share a directory). The trainable's context names these directories, so
-  `chdir_to_trial_dir`, `log_to_file`, `worker_checkpoints/` and
-  `Trainable.logdir` are local; the host deletes the trial's scratch when
-  the trial leaves the worker (`close`).
+  `/<run>-<stay>/<experiment name>/<trial dirname>`, `<run>` being the
+  first 8 characters of the driver run's token and `<stay>` random for
+  each time the trial comes to a worker: a failed trial restarted on
+  another worker of the same process while the first still cleans up
+  never shares its directory. The trainable's context names these
+  directories, so `chdir_to_trial_dir`, `log_to_file`,
+  `worker_checkpoints/` and `Trainable.logdir` are local; the host deletes
+  `<run>-<stay>` when the trial leaves the worker (`close`).
 - paths from the driver (`save`, `restore`, `export`) are
   `<driver's experiment dir>/<rel>`: `rel` is the path in the store (the
   same layout as the experiment directory), and `<scratch experiment
@@ -31,14 +33,15 @@ directory, and persists through the store what has to outlive the node:
   or with the trial's scratch.
 - exports are written to scratch and uploaded to the same `rel`;
   `log_to_file` files are fetched from the store when the trial arrives
-  (output from earlier runs of the trial is kept, as on a shared disk) and
-  uploaded with each checkpoint (the output up to a checkpoint survives a
-  lost node, or an actor killed before its release) and when it leaves.
+  (output from earlier runs of the trial is kept, as on a shared disk);
+  the host uploads them (`upload_output`) with each checkpoint (the output
+  up to a checkpoint survives a lost node, or an actor killed before its
+  release), when the trainable fails (before the failure is reported, so
+  the restarted trial finds it) and when the trial leaves.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import secrets
@@ -77,9 +80,10 @@ class MirroredTrial:
     def __init__(self, context: TrialContext, store: Store) -> None:
         self._store = store
         self._remote = context.experiment_dir
-        run = context.storage_token[:8] or secrets.token_hex(4)
+        stay = "-".join(filter(None, (context.storage_token[:8], secrets.token_hex(4))))
+        self._own = os.path.join(scratch_root(), stay)
         self.experiment_dir = os.path.join(
-            scratch_root(), run, os.path.basename(os.path.normpath(context.experiment_dir))
+            self._own, os.path.basename(os.path.normpath(context.experiment_dir))
         )
         self._trial_rel = self.rel(context.trial_dir)
         self.trial_dir = self._local(self._trial_rel)
@@ -124,24 +128,29 @@ class MirroredTrial:
 
     def close(self) -> None:
         """Upload the `log_to_file` files (their streams closed by now) and
-        delete the scratch trial directory. Called as the trial leaves the
-        worker, where nobody waits for an error: a failed upload is logged
-        and the scratch kept, so the output is still on the node."""
+        delete this stay's scratch. Called as the trial leaves the worker,
+        where nobody waits for an error: a failed upload is logged and the
+        scratch kept, so the output is still on the node."""
+        if self.keep_output():
+            shutil.rmtree(self._own, ignore_errors=True)
+
+    def keep_output(self) -> bool:
+        """`upload_output`, a failure logged (and False) instead of raised:
+        for a trial that leaves or fails, whose caller reports nothing else."""
         try:
-            self._upload_logs()
+            self.upload_output()
         except OSError as error:
             logger.warning(
                 "Could not upload the trial's output files: %s; they stay in %s",
                 error,
                 self.trial_dir,
             )
-            return
-        shutil.rmtree(self.trial_dir, ignore_errors=True)
-        for parent in (self.experiment_dir, os.path.dirname(self.experiment_dir)):
-            with contextlib.suppress(OSError):  # another trial's, still there
-                os.rmdir(parent)
+            return False
+        return True
 
-    def _upload_logs(self) -> None:
+    def upload_output(self) -> None:
+        """Store the `log_to_file` files as they are now (whole files: the
+        store has no append); the streams must be flushed first."""
         for name, rel in self._log_files():
             path = os.path.join(self.trial_dir, name)
             if os.path.isfile(path):
@@ -170,7 +179,6 @@ class MirroredTrial:
                 self._store.upload_dir(local, rel, marker=META_FILE)
         finally:
             shutil.rmtree(local, ignore_errors=True)
-        self._upload_logs()  # the output so far, should the node be lost
         return _joined(checkpoint_dir, inner)
 
     def restore(self, path: str, restore: Callable[[str], None]) -> None:

@@ -381,3 +381,25 @@ def test_a_context_with_a_store_survives_pickling_for_ray(s3_store: StorageTarge
         assert copy.store is not None
         copy.store.write_bytes("t1/probe", b"through the copy")
         assert s3_store.store.read_bytes("exp/t1/probe") == b"through the copy"
+
+
+def reports_without_checkpoints(config: JsonDict) -> None:
+    for n in range(1, 100):
+        report({"n": n, "restored": get_checkpoint() is not None})
+
+
+def test_a_null_checkpoint_round_trips_through_the_store(
+    storage: StorageTarget, driver_dir: Path, scratch: Path, hosts: list[TrialHost]
+) -> None:
+    """A function saved before it reported any checkpoint restores as a
+    fresh start (the null marker is a dot file: it must be uploaded too)."""
+    host = make_host(hosts, reports_without_checkpoints)
+    host.assign({}, context(storage, driver_dir))
+    host.train()
+    checkpoint_dir = str(driver_dir / "t1" / "checkpoint_000001")
+    host.save(checkpoint_dir)
+    assert ".null_marker" in stored(within(storage.store, "exp"), "t1/checkpoint_000001")
+    host.assign({}, context(storage, driver_dir))
+    host.restore(checkpoint_dir)
+    result = host.train()
+    assert (result["n"], result["restored"], result["training_iteration"]) == (1, False, 1)

@@ -469,7 +469,8 @@ def test_a_store_that_fails_for_a_while_loses_nothing(
             store.fail(10)  # a longer outage
         with caplog.at_level(logging.WARNING, logger="tunecore.shell.shipper"):
             ship.tick()
-    assert not ship.tick()  # result files still wait for the throttle...
+    staging.file("trial_3/result.json", "more\n", "a")
+    assert not ship.tick()  # a growing result file waits for the throttle...
     ship.close()  # ...but close ships everything
 
     assert stored_log(target.store) == staging.log()

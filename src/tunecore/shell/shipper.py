@@ -90,6 +90,7 @@ EAGER_FILES = frozenset({"params.json", "error.txt"})
 """Trial files uploaded on every change: small, rarely written, and what a
 reader looks at first (a trial's config, why it failed)."""
 FETCH_THREADS = 8
+UPLOAD_THREADS = 8
 
 _SEGMENT = re.compile(r"^seg_(\d{16})_(\d{16})$")
 _NOT_TRIAL_FILES = re.compile(r"^(checkpoint_.*|exploit_.*|worker_checkpoints)$")
@@ -342,6 +343,7 @@ class StateShipper:
         self._snapshots: dict[str, _Tracked] = {}
         self._stored_snapshots: set[str] = set()
         self._files: dict[str, _Tracked] = {}
+        self._pool: ThreadPoolExecutor | None = None
 
     @property
     def shipped(self) -> int:
@@ -365,6 +367,7 @@ class StateShipper:
             self._actions.append((mark, action))
         if self._closed:
             self.tick(force=True)
+            self._release_pool()
 
     def close(self, timeout: float = 60.0) -> None:
         """Ship everything, whatever the throttle (retrying failures until
@@ -379,7 +382,7 @@ class StateShipper:
         else:
             self._stop.set()
             self._thread.join(timeout + 1.0)
-            if self._thread.is_alive():
+            if self._thread.is_alive():  # still shipping: it and its pool go on
                 logger.warning(
                     "Storage %s: shipping the experiment state did not finish within %.0f s; "
                     "storage may hold an older state (the staging directory %s has it all)",
@@ -388,6 +391,7 @@ class StateShipper:
                     self.local_dir,
                 )
                 return
+        self._release_pool()
         left = self._left()
         if left:
             logger.warning(
@@ -411,6 +415,11 @@ class StateShipper:
             self._step("shipping snapshots", self._ship_snapshots)
             self._step("shipping trial files", lambda: self._ship_trial_files(force))
             return not self._left()
+
+    def _release_pool(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
+            self._pool = None
 
     def _run(self) -> None:
         while not self._stop.wait(self._lag_s):
@@ -581,23 +590,50 @@ class StateShipper:
             self._stored_snapshots.discard(name)
 
     def _ship_trial_files(self, force: bool) -> None:
+        """Upload the trial files that are due, `UPLOAD_THREADS` at a time
+        (storage latency, not bandwidth, bounds many small files). The
+        batch's wall time counts as time in storage calls."""
         now = self._clock()
-        present = set()
+        present, due = set(), []
         for rel, path, signature in self._trial_files():
             present.add(rel)
             tracked = self._files.setdefault(rel, _Tracked(since=now))
-            due = signature != tracked.uploaded and (force or _due(rel, tracked, signature, now))
+            if signature != tracked.uploaded and (force or _due(rel, tracked, signature, now)):
+                due.append((rel, path, tracked))
             tracked.seen = signature
-            if not due:
-                continue
-            read = _read_local(path)
-            if read is None:
-                continue
-            self._put(rel, read[1])
-            tracked.uploaded, tracked.uploaded_size, tracked.since = read[0], read[0][0], now
-            tracked.seen = read[0]
         for rel in self._files.keys() - present:
             del self._files[rel]
+        if not due:
+            return
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(UPLOAD_THREADS, thread_name_prefix="tunecore-ship")
+        started = time.perf_counter()
+        jobs = [(tracked, self._pool.submit(self._upload, rel, path)) for rel, path, tracked in due]
+        failure: OSError | None = None
+        for tracked, job in jobs:
+            try:
+                uploaded = job.result()
+            except OSError as error:
+                self.stats.failures += 1
+                failure = failure or error
+                continue
+            if uploaded is not None:
+                self.stats.bytes += uploaded[0]
+                self.stats.objects += 1
+                tracked.uploaded, tracked.uploaded_size, tracked.since = uploaded, uploaded[0], now
+                tracked.seen = uploaded
+        self.stats.seconds += time.perf_counter() - started
+        if failure is not None:
+            raise failure
+
+    def _upload(self, rel: str, path: Path) -> Signature | None:
+        """Upload one local file (in a pool thread); what was uploaded, or
+        None if the file is gone."""
+        read = _read_local(path)
+        if read is None:
+            return None
+        self.store.write_bytes(rel, read[1])
+        return read[0]
 
     def _trial_files(self) -> Iterator[tuple[str, Path, Signature]]:
         """(store path, local path, signature) of every trial file."""

@@ -210,3 +210,25 @@ def test_a_file_uri_of_an_experiment_run_with_a_plain_path_is_read_in_place(
     assert checkpoint is not None
     assert checkpoint.path.startswith(str(tmp_path / "exp"))
     assert Tuner.can_restore(f"file://{tmp_path}/exp")
+
+
+@pytest.mark.parametrize("target_name", TARGETS)
+def test_a_mirrored_fit_and_a_restored_tuner_give_results_in_storage(
+    target_name: str, request: pytest.FixtureRequest
+) -> None:
+    target: StorageTarget = request.getfixturevalue(target_name)
+    grid = Tuner(
+        counting,
+        param_space={"x": 1.0},
+        run_config=RunConfig(name="exp", storage_path=target.uri, verbose=0, executor="in_process"),
+    ).fit()
+    uri = experiment_uri(target, "exp")
+    for results in (grid, Tuner.restore(uri, counting).get_results()):
+        checkpoint = results[0].checkpoint
+        assert checkpoint is not None
+        if target.filesystem is None:
+            assert results.experiment_path == target.store.uri("exp")
+        else:
+            assert results.experiment_path == uri.replace("testing:testing@", "")
+        assert checkpoint.path.startswith(str(results.experiment_path).partition("?")[0])
+        assert step_of(checkpoint.to_directory()) == STEPS

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from tunecore.shell.eventlog import LogError, LogHeader, log_path, read_header
 from tunecore.shell.shipper import fetch_state, stored_log
-from tunecore.shell.store import ArrowStore, Store, resolve_storage, uri_scheme, within
+from tunecore.shell.store import ArrowStore, Store, join_uri, resolve_storage, uri_scheme, within
 from tunecore.shell.trainable.checkpoint import Checkpoint
 
 
@@ -114,15 +114,6 @@ def experiment_header(
     with tempfile.TemporaryDirectory(prefix="tunecore-header-") as scratch:
         log_path(scratch).write_bytes(data)
         return read_header(scratch)
-
-
-def join_uri(uri: str, rel: str) -> str:
-    """`rel` under the directory `uri`, keeping the URI's query (the
-    endpoint and options that reach the storage) at the end."""
-    if not rel:
-        return uri
-    parts = urllib.parse.urlsplit(uri)
-    return urllib.parse.urlunsplit(parts._replace(path=f"{parts.path.rstrip('/')}/{rel}"))
 
 
 def _name(uri: str) -> str:

@@ -20,13 +20,12 @@ import contextlib
 import os
 import shutil
 import tempfile
-import urllib.parse
 from collections.abc import Iterator
 from typing import Any
 
 import msgspec
 
-from tunecore.shell.store import ArrowStore, Store, resolve_storage, uri_scheme
+from tunecore.shell.store import Store, resolve_storage, uri_scheme
 
 
 class Checkpoint(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -96,11 +95,4 @@ class Checkpoint(msgspec.Struct, frozen=True, omit_defaults=True):
 
     def _store(self) -> Store:
         """The checkpoint's directory as a store rooted at it."""
-        if self.filesystem is None:
-            return resolve_storage(self.path)[1]
-        if uri_scheme(self.path) is None:
-            return ArrowStore(self.filesystem, self.path)
-        parts = urllib.parse.urlsplit(self.path)
-        host = parts.netloc.rpartition("@")[2]
-        uri = urllib.parse.urlunsplit(parts._replace(netloc=host))
-        return ArrowStore(self.filesystem, host + parts.path, uri)
+        return resolve_storage(self.path, self.filesystem)[1]

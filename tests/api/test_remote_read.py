@@ -108,6 +108,7 @@ def test_results_read_from_a_uri_point_at_the_stored_checkpoints(
     with best.checkpoint.as_directory() as directory:
         assert step_of(directory) == STEPS
     assert [step_of(c.to_directory()) for c, _ in best.best_checkpoints] == [2, 3]
+    assert len({c for c, _ in best.best_checkpoints}) == 2  # hashable, filesystem and all
 
 
 @pytest.mark.parametrize("target_name", TARGETS)

@@ -37,6 +37,10 @@ class Checkpoint(msgspec.Struct, frozen=True, omit_defaults=True):
     """A `pyarrow.fs.FileSystem` holding `path`, or None: a local path, or a
     URI resolved when the checkpoint is read."""
 
+    def __hash__(self) -> int:
+        # pyarrow filesystems are unhashable; equal checkpoints share a path.
+        return hash(self.path)
+
     @classmethod
     def from_directory(cls, path: str | os.PathLike[str]) -> Checkpoint:
         """The checkpoint in `path`, which must be an existing directory.

@@ -524,6 +524,23 @@ def test_close_ships_everything_whatever_the_throttle(
     assert s3_store.store.list("snapshots") == ["snapshot_000000000004.msgpack"]
 
 
+def test_close_does_not_chase_a_file_that_keeps_changing(
+    file_store: StorageTarget, staging: Staging
+) -> None:
+    store = Recorder(file_store.store)
+
+    def busy_driver(rel: str, _data: bytes) -> None:  # each upload: more to upload
+        if rel.endswith("result.json"):
+            staging.append()
+            staging.file("trial_1/result.json", "more\n", "a")
+
+    store.on_write = busy_driver
+    staging.file("trial_1/result.json", "first\n")
+    ship = shipper(store, staging)
+    ship.close(timeout=5.0)
+    assert len(store.written("trial_1/result.json")) == 2  # not once per retry until timeout
+
+
 def test_a_new_shipper_goes_on_from_what_storage_holds(
     target: StorageTarget, staging: Staging, tmp_path: Path
 ) -> None:

@@ -427,11 +427,17 @@ class StateShipper:
         self._flush()
 
     def _flush(self) -> None:
-        """Ship everything, retrying (with a growing pause) until the deadline."""
-        pause = 0.1
-        while not self.tick(force=True) and time.monotonic() + pause < self._deadline:
-            time.sleep(pause)
-            pause = min(2 * pause, 2.0)
+        """Ship everything, retrying failures (with a growing pause) until
+        the deadline. Two ticks in a row without a failure are enough even
+        if files still change: they shipped what there was."""
+        pause, clean = 0.1, 0
+        while not self.tick(force=True):
+            clean = 0 if self._failing else clean + 1
+            if clean == 2 or time.monotonic() + pause >= self._deadline:
+                return
+            if not clean:
+                time.sleep(pause)
+                pause = min(2 * pause, 2.0)
 
     def _step(self, what: str, step: Callable[[], None]) -> None:
         """Run one step; a storage failure is warned about once per kind

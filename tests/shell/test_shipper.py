@@ -525,7 +525,7 @@ def test_close_ships_everything_whatever_the_throttle(
 
 
 def test_close_does_not_chase_a_file_that_keeps_changing(
-    file_store: StorageTarget, staging: Staging
+    file_store: StorageTarget, staging: Staging, caplog: pytest.LogCaptureFixture
 ) -> None:
     store = Recorder(file_store.store)
 
@@ -539,6 +539,20 @@ def test_close_does_not_chase_a_file_that_keeps_changing(
     ship = shipper(store, staging)
     ship.close(timeout=5.0)
     assert len(store.written("trial_1/result.json")) == 2  # not once per retry until timeout
+    assert "could not ship" not in caplog.text
+
+
+def test_close_gives_up_at_its_timeout_and_says_what_is_left(
+    file_store: StorageTarget, staging: Staging, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = Recorder(file_store.store)
+    store.fail(10**9)  # storage is gone for good
+    staging.append(3)
+    ship = shipper(store, staging)
+    ship.start()
+    ship.close(timeout=0.5)
+    assert f"left: {staging.size()} bytes of the event log" in caplog.text
+    assert stored_log(file_store.store) == b""
 
 
 def test_a_new_shipper_goes_on_from_what_storage_holds(

@@ -392,14 +392,14 @@ class StateShipper:
                 )
                 return
         self._release_pool()
-        left = self._left()
-        if left:
+        if self._failing:
             logger.warning(
-                "Storage %s: could not ship everything within %.0f s (left: %s); the staging "
-                "directory %s has it all",
+                "Storage %s: could not ship everything within %.0f s (%s failed; left: %s); "
+                "the staging directory %s has it all",
                 self.store.uri(),
                 timeout,
-                left,
+                ", ".join(sorted(self._failing)),
+                self._left(),
                 self.local_dir,
             )
 

@@ -121,8 +121,14 @@ class TwoNodeCluster:
         return str(self.root / "node2" / "home")
 
     def env(self) -> dict[str, str]:
-        """The environment of a driver process of this cluster."""
-        return {**os.environ, **CLUSTER_ENV, "RAY_ADDRESS": self.head_address}
+        """The environment of a driver process of this cluster. Its staging
+        directory (storage in a URI) is on the path node 2 does not see."""
+        return {
+            **os.environ,
+            **CLUSTER_ENV,
+            "RAY_ADDRESS": self.head_address,
+            "TUNECORE_STAGING": str(self.storage_path / ".staging"),
+        }
 
     def start_head(self) -> None:
         temp_dir = self.root / "head"

@@ -1,7 +1,10 @@
 """Experiments on a two-node Ray cluster whose node 2 does not share the
-experiment's storage path with the driver (issue 11; `two_node_cluster`);
-the root of the cluster's directory, which both nodes see, stands for a
-shared mount where a test needs one.
+experiment's storage path with the driver (issue 11; `two_node_cluster`):
+with a plain path trials there must fail saying so; with object storage (a
+local S3 server both nodes reach, `s3_store`) they run there, put their
+checkpoints in the bucket, and recover on node 1 when node 2 is lost. The
+root of the cluster's directory, which both nodes see, stands for a shared
+mount where a test needs one.
 
 The pytest process keeps its own local Ray (tests/conftest.py): each test
 runs this file as the driver script (`python test_multinode.py SCENARIO
@@ -26,6 +29,7 @@ from typing import Any
 import pytest
 
 from tests.cluster_fixture import TwoNodeCluster, two_node_cluster
+from tests.storage_fixtures import StorageTarget
 
 __all__ = ["two_node_cluster"]  # the fixture, used by name below
 
@@ -132,7 +136,7 @@ def probe_isolation(storage: Path) -> dict[str, Any]:
 
 def fit_summary(
     name: str,
-    storage: Path,
+    storage: str,
     trainable: Callable[..., object],
     config: dict[str, Any],
     concurrent: int,
@@ -153,7 +157,7 @@ def fit_summary(
         ),
         run_config=tunecore.RunConfig(
             name=name,
-            storage_path=str(storage),
+            storage_path=storage,
             verbose=0,
             failure_config=tunecore.FailureConfig(max_failures=2),
         ),
@@ -188,16 +192,16 @@ def main(scenario: str, out: str, storage: str, marks: str, node2_home: str) -> 
         summary = probe_isolation(Path(storage))
     elif scenario == "pinned":
         pinned = tunecore.with_resources(counts_with_checkpoints, {"cpu": 1, "node2": 0.01})
-        summary = fit_summary("pinned", Path(storage), pinned, config, concurrent=1)
+        summary = fit_summary("pinned", storage, pinned, config, concurrent=1)
     elif scenario == "pinned_together":
         # Both started at once; node 2 has one CPU, so the second waits.
         pinned = tunecore.with_resources(counts_where_it_runs, {"cpu": 1, "node2": 0.01})
         summary = fit_summary(
-            "pinned_together", Path(storage), pinned, config, 2, time_budget_s=PINNED_BUDGET_S
+            "pinned_together", storage, pinned, config, 2, time_budget_s=PINNED_BUDGET_S
         )
     else:
         config["block_at"] = BLOCK_AT
-        summary = fit_summary("node_loss", Path(storage), counts_with_checkpoints, config, 2)
+        summary = fit_summary("node_loss", storage, counts_with_checkpoints, config, 2)
     Path(out).write_text(json.dumps(summary))
 
 
@@ -216,10 +220,10 @@ def cluster(two_node_cluster: TwoNodeCluster) -> TwoNodeCluster:
 
 
 def start_driver(
-    cluster: TwoNodeCluster, scenario: str, storage: Path | None = None
+    cluster: TwoNodeCluster, scenario: str, storage: Path | str | None = None
 ) -> tuple[subprocess.Popen[str], Path]:
-    """The driver of `scenario`, its experiments in `storage` (by default
-    the path node 2 does not share)."""
+    """The driver of `scenario`, its experiments in `storage` (a path or a
+    URI; by default the path node 2 does not share)."""
     out = cluster.shared_dir / f"{scenario}.json"
     storage = cluster.storage_path if storage is None else storage
     args = (scenario, str(out), str(storage), str(cluster.shared_dir))
@@ -279,28 +283,36 @@ def test_a_trial_on_a_node_that_does_not_share_storage_path_fails_saying_so(
         assert str(cluster.storage_path / "pinned") in trial["error"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,  # not a broken harness
-    reason="issue 11: without storage through pyarrow.fs, node 2 cannot reach storage_path",
-)
-def test_trials_on_node2_return_their_checkpoints(cluster: TwoNodeCluster) -> None:
-    summary = finish(*start_driver(cluster, "pinned"))
+def test_trials_on_node2_put_their_checkpoints_in_object_storage(
+    cluster: TwoNodeCluster, s3_store: StorageTarget
+) -> None:
+    """Nothing shared but the S3 server: node 2 runs both trials, uploads
+    each checkpoint itself, and the driver's results read the last one
+    back from the bucket. The driver's staging directory is on the path
+    node 2 cannot see, so a worker that touched it would fail."""
+    summary = finish(*start_driver(cluster, "pinned", s3_store.uri))
     counts = list(range(1, STEPS + 1))
+    assert len(summary) == 2
     for trial in summary:
         assert trial["error"] is None, trial["error"]
         assert [row["count"] for row in trial["history"]] == counts
         assert {row["home"] for row in trial["history"]} == {cluster.node2_home}
         assert trial["checkpoint_files"].get("state.json") == json.dumps({"count": STEPS})
+    trial_dirs = [name for name in s3_store.store.list("pinned") if name.startswith("counts_")]
+    assert len(trial_dirs) == 2
+    for name in trial_dirs:
+        kept = [c for c in s3_store.store.list(f"pinned/{name}") if c.startswith("checkpoint_")]
+        assert kept, f"no checkpoint of {name} in the bucket"
+    assert not list(cluster.storage_path.rglob("checkpoint_*")), "a checkpoint went to the driver"
 
 
-def test_trials_recover_on_node1_when_node2_is_lost(cluster: TwoNodeCluster) -> None:
-    """On a storage path both nodes share (the root of the cluster's
-    directory): node 2 is removed while its trial runs, and the trial
-    resumes on node 1 from the last checkpoint node 2 stored. Without a
-    shared path node 2 cannot take a trial at all (the test above) until
-    storage through pyarrow.fs is built (issue 11)."""
-    driver, out = start_driver(cluster, "node_loss", cluster.shared_dir.parent)
+def test_trials_recover_on_node1_when_node2_is_lost(
+    cluster: TwoNodeCluster, s3_store: StorageTarget
+) -> None:
+    """Object storage, no shared path: node 2 is removed while its trial
+    runs, and the trial resumes on node 1 from the last checkpoint node 2
+    uploaded, within max_failures, every count reported exactly once."""
+    driver, out = start_driver(cluster, "node_loss", s3_store.uri)
     marker = cluster.shared_dir / "node2_blocked"
     deadline = time.monotonic() + WAIT_S
     while not marker.exists() and driver.poll() is None:

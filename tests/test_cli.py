@@ -685,3 +685,44 @@ def test_add_refuses_a_tag_that_is_not_utf8_from_the_real_command_line(
     assert done.returncode == 2
     assert done.stderr == 'tunecore add: error: --tag: "\\xff" is not valid UTF-8\n'
     assert not (unfinished / "inbox").exists()
+
+
+@pytest.mark.parametrize("target_name", STORAGE)
+def test_resume_runs_an_interrupted_experiment_from_its_uri_alone(
+    tmp_path: Path,
+    target_name: str,
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`run --storage-path URI` interrupted, then `resume URI` on a machine
+    with no staging directory: the trials finish and the stored log says so."""
+    target: StorageTarget = request.getfixturevalue(target_name)
+    INTERRUPTED_ONCE.clear()
+    common = ["--executor", "in_process", "--name", "exp", "--verbose", "0"]
+    trainable = "tests.test_cli:interrupts_once"
+    assert main(["run", trainable, "--storage-path", target.uri, *common]) == 130
+    hint = re.search(r"tunecore resume (\S+) --trainable", capsys.readouterr().out)
+    assert hint is not None
+    # What the hint names: the stored directory (a local path for file://,
+    # as Ray's results name it), or the URI without its credentials.
+    shown = target.store.local_path("exp") or target.experiment_uri("exp")
+    assert hint.group(1) == shown.replace("testing:testing@", "")
+    monkeypatch.setenv("TUNECORE_STAGING", str(tmp_path / "another_machine"))
+    uri = target.experiment_uri("exp")  # with the credentials, as the user holds them
+    location = hint.group(1) if target_name == "file_store" else uri
+    assert main(["resume", location, "--trainable", trainable]) == 0
+    assert main(["status", location]) == 0
+    out = capsys.readouterr().out
+    assert ": TERMINATED, " in out
+    assert "the experiment has ended" in out
+
+
+def test_resume_of_a_uri_with_nothing_there_exits_with_2_naming_it(
+    file_store: StorageTarget, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = f"{file_store.uri}/nowhere"
+    assert main(["resume", missing, "--trainable", "tests.test_cli:quadratic"]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1
+    assert "/nowhere" in error

@@ -578,8 +578,9 @@ def _flag_error(error: pydantic.ValidationError) -> CliError:
 def _resume(args: argparse.Namespace) -> int:
     """Resume with the code the user names (`--trainable`), checked against
     the log; the log alone never decides what is imported, so nothing is
-    put on sys.path without the flag."""
-    directory = _experiment_dir(args.dir)
+    put on sys.path without the flag. DIR may be the experiment's URI:
+    the resume then goes on from what is stored there (`Tuner.restore`)."""
+    directory: str | Path = args.dir if _is_uri(args.dir) else _experiment_dir(args.dir)
     if args.trainable is not None:
         _import_from_cwd()
     try:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.storage_fixtures import StorageTarget
+from tunecore.shell.eventlog import LogError
 from tunecore.shell.mirror import Mirror
 from tunecore.shell.shipper import segment_name
 from tunecore.shell.store import resolve_storage
@@ -74,7 +75,7 @@ def test_a_driver_that_died_before_its_first_shipment_resumes_from_staging(
 
 def test_nothing_stored_and_nothing_staged_names_the_uri(target: StorageTarget) -> None:
     mirror = mirror_of(target)
-    with pytest.raises(FileNotFoundError, match="holds no experiment") as raised:
+    with pytest.raises(LogError, match="holds no tunecore experiment") as raised:
         mirror.sync_down()
     assert mirror.store.uri() in str(raised.value)
 

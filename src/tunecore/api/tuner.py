@@ -75,7 +75,7 @@ from tunecore.shell.lock import driver_lock
 from tunecore.shell.loop import ExperimentLoop
 from tunecore.shell.mirror import Mirror
 from tunecore.shell.progress import ProgressReporter, final_summary
-from tunecore.shell.remote import StoredExperiment, experiment_header
+from tunecore.shell.remote import StoredExperiment, as_location, experiment_header, is_stored
 from tunecore.shell.replay import BUILTIN, SnapshotKind, rebuild
 from tunecore.shell.resume import drop_unrecorded_checkpoints, repair_result_files
 from tunecore.shell.stoppers import StopSetting, plan_stop
@@ -85,7 +85,6 @@ from tunecore.shell.store import (
     Store,
     resolve_storage,
     split_experiment,
-    uri_scheme,
 )
 from tunecore.shell.trainable import make_worker_trainable, resolve_trainable, trainable_name
 from tunecore.shell.trainable.classapi import Trainable as ClassTrainable
@@ -558,9 +557,9 @@ def _restore_location(
     for a URI the staging directory, brought up to date from the storage
     (under its driver lock); and the storage to go on in (None: the
     directory's parent, as before)."""
-    if storage_filesystem is None and uri_scheme(path) is None:
+    if not is_stored(path, storage_filesystem):
         return Path(path).expanduser().resolve(), None, None
-    root_uri, name = split_experiment(os.fspath(path))
+    root_uri, name = split_experiment(os.fspath(as_location(path)))
     spec, root = resolve_storage(root_uri, storage_filesystem)
     mirror = Mirror(spec, root, name)
     mirror.staging_dir.mkdir(parents=True, exist_ok=True)

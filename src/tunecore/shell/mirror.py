@@ -20,7 +20,7 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from tunecore.shell.eventlog import LOG_FILE
+from tunecore.shell.eventlog import LOG_FILE, LogError
 from tunecore.shell.lock import LOCK_FILE
 from tunecore.shell.shipper import SEGMENT_DIR, StateShipper, fetch_state, stored_log
 from tunecore.shell.storage import safe_name
@@ -80,7 +80,7 @@ class Mirror:
         if local.is_file() and _starts_with(local, stored):
             return
         if not stored:
-            raise FileNotFoundError(f"{self.store.uri()} holds no experiment (no event log)")
+            raise LogError(f"{self.store.uri()} holds no tunecore experiment (no event log stored)")
         _empty_but_lock(self.staging_dir)
         fetch_state(self.store, self.staging_dir)
 

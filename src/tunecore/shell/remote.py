@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tunecore.shell.eventlog import LogError, LogHeader, log_path, read_header
-from tunecore.shell.shipper import fetch_state, stored_log
+from tunecore.shell.shipper import SEGMENT_DIR, fetch_state, stored_log
 from tunecore.shell.store import ArrowStore, Store, join_uri, resolve_storage, uri_scheme, within
 from tunecore.shell.trainable.checkpoint import Checkpoint
 
@@ -61,10 +61,24 @@ class StoredExperiment:
         return Checkpoint(join_uri(self.uri, rel), filesystem=fs)
 
 
+def as_location(location: str | os.PathLike[str]) -> str | os.PathLike[str]:
+    """`location`, except that a local directory laid out as storage holds
+    an experiment (`events/` log segments and no `events.log`: what a
+    `file://` storage holds, and what results of such a run name) is named
+    by its `file://` URI, so it is read as stored."""
+    if uri_scheme(location) is not None:
+        return location
+    path = Path(location).expanduser()
+    if not log_path(path).is_file() and (path / SEGMENT_DIR).is_dir():
+        return path.resolve().as_uri()
+    return location
+
+
 def is_stored(location: str | os.PathLike[str], storage_filesystem: object = None) -> bool:
-    """Whether `location` names an experiment in storage (a URI, or a path
-    inside `storage_filesystem`) rather than a local directory."""
-    return storage_filesystem is not None or uri_scheme(location) is not None
+    """Whether `location` names an experiment in storage (a URI, a path
+    inside `storage_filesystem`, or a local directory laid out as storage,
+    see `as_location`) rather than a local experiment directory."""
+    return storage_filesystem is not None or uri_scheme(as_location(location)) is not None
 
 
 def open_stored(
@@ -73,7 +87,7 @@ def open_stored(
     """The experiment at `location` (see `is_stored`), its state fetched
     into a new local directory. `LogError` naming the URI if nothing is
     stored there; storage failures are `OSError`s naming it."""
-    spec, store = resolve_storage(location, storage_filesystem)
+    spec, store = resolve_storage(as_location(location), storage_filesystem)
     local = store.local_path("")
     if local is not None and log_path(local).is_file():
         # A file:// URI of an experiment run with a plain path: read in place.
@@ -104,7 +118,7 @@ def experiment_header(
     event log (no snapshot, no trial file)."""
     if not is_stored(location, storage_filesystem):
         return read_header(Path(location).expanduser())
-    spec, store = resolve_storage(location, storage_filesystem)
+    spec, store = resolve_storage(as_location(location), storage_filesystem)
     local = store.local_path("")
     if local is not None and log_path(local).is_file():
         return read_header(local)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import tunecore
 from tests.integration import trainables
 from tests.storage_fixtures import StorageTarget
 from tunecore.model import (
@@ -77,3 +78,24 @@ def test_a_ray_actor_saves_to_and_restores_from_s3(s3_store: StorageTarget, tmp_
         executor.shutdown()
     assert s3_store.store.exists("exp/t1/checkpoint_000002/.tunecore_checkpoint.json")
     assert not driver_dir.parent.exists()
+
+
+def test_output_of_actors_not_kept_for_reuse_reaches_the_storage(
+    file_store: StorageTarget,
+) -> None:
+    """With `reuse_actors=False` an actor is ended as its trial ends; it
+    first finishes its release, which uploads the trial's `log_to_file`
+    output (it used to be killed with the upload still queued)."""
+    grid = tunecore.Tuner(
+        trainables.prints_its_trial,
+        param_space={"x": tunecore.grid_search([1, 2, 3])},
+        tune_config=tunecore.TuneConfig(reuse_actors=False),
+        run_config=tunecore.RunConfig(
+            name="logs", storage_path=file_store.uri, log_to_file=True, verbose=0
+        ),
+    ).fit()
+    assert not grid.errors
+    for result in grid:
+        trial_dir = Path(result.path).name
+        stdout = file_store.store.read_bytes(f"logs/{trial_dir}/stdout").decode()
+        assert f"hello from {result.trial_id}" in stdout

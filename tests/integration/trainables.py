@@ -120,3 +120,11 @@ def reports_then_blocks(config: dict[str, object]) -> None:
     tunecore.report({"loss": 1.0})
     if config.get("blocks", True):
         threading.Event().wait()
+
+
+def prints_its_trial(config: dict[str, object]) -> None:
+    """Prints a line naming its trial (for `log_to_file`), reports once."""
+    import tunecore  # noqa: PLC0415 - runs in a Ray worker
+
+    print(f"hello from {tunecore.get_context().get_trial_id()}", flush=True)
+    tunecore.report({"score": 1})

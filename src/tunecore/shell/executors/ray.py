@@ -83,6 +83,11 @@ _RemoteHost = ray.remote(TrialHost)
 # hold what it waits for, are ended (an actor starts in about 0.4 s).
 PLACEMENT_PATIENCE_S = 5.0
 
+RELEASE_PATIENCE_S = 10.0
+"""How long an actor that is not kept for reuse gets to finish releasing its
+trial (a class trainable's `cleanup`, a mirrored trial's last uploads)
+before it is killed."""
+
 ResourcesKey = bytes
 
 
@@ -168,6 +173,9 @@ class RayExecutor:
         self._starved: set[str] = set()
         self._unplaced: dict[str, float] = {}  # new actor's trial -> when created
         self._asks: dict[str, Resources] = {}  # what each live actor holds
+        # Actors on their way out: the ref of their last call (a release,
+        # which uploads a mirrored trial's files) and when to stop waiting.
+        self._ending: list[tuple[ray.ObjectRef[Any], Any, float]] = []
         self._total: Resources | None = None
         self._memory: dict[str, ray.ObjectRef[Any]] = {}
         self._memory_keys = itertools.count()
@@ -350,8 +358,27 @@ class RayExecutor:
         if reusable and self._reuse and not self._starved:
             actor.release.remote()
             self._idle.setdefault(_key(asked), []).append(actor)
+        elif reusable:  # a trial that ended well: let its release finish first
+            deadline = time.monotonic() + RELEASE_PATIENCE_S
+            self._ending.append((actor.release.remote(), actor, deadline))
         else:
             self._end(actor)
+
+    def _reap(self, wait: float = 0.0) -> None:
+        """End the actors whose release has returned, or waited too long
+        for (up to `wait` seconds for the rest)."""
+        if not self._ending:
+            return
+        refs = [ref for ref, _, _ in self._ending]
+        ready, _ = ray.wait(refs, num_returns=len(refs), timeout=wait)
+        done, now = set(ready), time.monotonic()
+        left = []
+        for ref, actor, deadline in self._ending:
+            if ref in done or now >= deadline:
+                self._end(actor)
+            else:
+                left.append((ref, actor, deadline))
+        self._ending = left
 
     def forget(self, checkpoint: CheckpointRef) -> None:
         self._memory.pop(checkpoint.path, None)
@@ -364,6 +391,7 @@ class RayExecutor:
         driver CPU as the loop turn it would save. The wait ends early
         when a stopped trial's grace period runs out (see `StopGrace`)."""
         now = time.monotonic()
+        self._reap()
         self._lose_patience(now)
         stuck, grace_left = self._grace.overdue(self._ops, self._releasing, now)
         events = [event for trial_id in stuck for event in self._kill(trial_id)]
@@ -442,9 +470,20 @@ class RayExecutor:
             self.next_events(left)
 
     def shutdown(self) -> None:
+        """End every actor. Idle ones and those on their way out first get
+        to finish their release (a mirrored trial's uploads), within
+        `RELEASE_PATIENCE_S`; actors still hosting a trial are killed."""
+        deadline = time.monotonic() + RELEASE_PATIENCE_S
+        for idle in self._idle.values():
+            # Queued behind the release each got when it went idle.
+            self._ending.extend((actor.location.remote(), actor, deadline) for actor in idle)
+        self._idle.clear()
+        self._reap(wait=RELEASE_PATIENCE_S)
+        for _, actor, _ in self._ending:
+            self._end(actor)
+        self._ending.clear()
         for actor in list(self._actors.values()):
             self._end(actor)
-        self._end_idle()
         self._actors.clear()
         self._memory.clear()
         self._ops = OrderedOperations()

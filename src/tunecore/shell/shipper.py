@@ -36,7 +36,8 @@ What goes where, and when:
   changing between two ticks (a paused or ended trial), and while it keeps
   growing, after `GROW_WAIT_S` if it grew by `GROW_RATIO` since its last
   upload, else after `STALE_S`: whole re-uploads of a growing file cost
-  a bounded multiple of its size, never its size squared.
+  a bounded multiple of its size, never its size squared. The files due
+  in a tick go up `UPLOAD_THREADS` at a time.
 - Never `events.log` as a file, `driver.lock`, the inbox, the staging
   directory's own hidden files.
 
@@ -46,7 +47,7 @@ after storage's log records why. Failures never reach the driver: a storage
 error is retried next tick (a warning the first time each kind fails, and
 a note when it recovers), any other exception is logged with its traceback
 and the thread goes on. `close()` flushes everything whatever the throttle,
-retrying until its timeout.
+retrying failures until its timeout.
 
 A shipper starting on a store that already holds a log (a resume) keeps the
 longest stored chain that is a prefix of the local log, deletes every other
@@ -417,9 +418,10 @@ class StateShipper:
             return not self._left()
 
     def _release_pool(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=False)
-            self._pool = None
+        with self._tick_lock:
+            if self._pool is not None:
+                self._pool.shutdown(wait=False)
+                self._pool = None
 
     def _run(self) -> None:
         while not self._stop.wait(self._lag_s):

@@ -115,9 +115,7 @@ def test_a_fresh_machine_resumes_from_the_uri_alone(
         counting,
         param_space={"steps": 3, "fail_at": 2},
         tune_config=TuneConfig(metric="score", mode="max"),
-        run_config=RunConfig(
-            name="exp", storage_path=target.uri, verbose=0, executor="in_process"
-        ),
+        run_config=RunConfig(name="exp", storage_path=target.uri, verbose=0, executor="in_process"),
     ).fit()
     assert grid.errors  # no max_failures: the trial ended in ERROR
     shutil.rmtree(staging)  # nothing local is left: a second machine
@@ -149,3 +147,27 @@ def test_the_staging_directory_is_per_storage(file_store: StorageTarget, staging
     run(file_store, "exp")
     [stage] = os.listdir(staging)
     assert (staging / stage / "exp" / "events.log").is_file()
+
+
+def test_a_checkpoint_in_storage_can_be_reported_again(target: StorageTarget) -> None:
+    """Fine-tuning from an earlier experiment's best checkpoint, as Ray
+    users do: reporting the stored checkpoint downloads it into the new
+    trial's own checkpoint."""
+    best = run(target, "first").get_best_result().checkpoint
+    assert best is not None
+
+    def reports_it(config: Mapping[str, JsonValue]) -> None:
+        tunecore.report({"score": 1}, checkpoint=best)
+
+    [result] = list(
+        Tuner(
+            reports_it,
+            run_config=RunConfig(
+                name="second", storage_path=target.uri, verbose=0, executor="in_process"
+            ),
+        ).fit()
+    )
+    assert result.error is None
+    assert result.checkpoint is not None
+    with result.checkpoint.as_directory() as directory:
+        assert json.loads(Path(directory, "state.json").read_text()) == {"step": 3}

@@ -64,7 +64,7 @@ class Checkpoint(msgspec.Struct, frozen=True, omit_defaults=True):
         A local checkpoint yields its own path: do not modify or delete what
         is in it (copy with `to_directory` for that). One in storage is
         downloaded into a temporary directory, deleted afterwards."""
-        local = self._local_dir()
+        local = self.local_dir()
         if local is not None:
             if not os.path.isdir(local):
                 raise FileNotFoundError(f"the checkpoint directory {self.path!r} no longer exists")
@@ -82,14 +82,14 @@ class Checkpoint(msgspec.Struct, frozen=True, omit_defaults=True):
         without `dest`, into a new temporary directory; returns the
         directory written."""
         target = tempfile.mkdtemp(prefix="checkpoint_") if dest is None else os.fspath(dest)
-        local = self._local_dir()
+        local = self.local_dir()
         if local is None:
             self._store().download_dir("", target)
         else:
             shutil.copytree(local, target, dirs_exist_ok=True)
         return os.path.abspath(target)
 
-    def _local_dir(self) -> str | None:
+    def local_dir(self) -> str | None:
         """The local directory the checkpoint is, None if it is in storage."""
         if self.filesystem is None and uri_scheme(self.path) is None:
             return self.path

@@ -202,11 +202,17 @@ class TrialSession:
         return os.path.commonpath([scratch, os.path.abspath(path)]) == scratch
 
     def _copied(self, checkpoint: Checkpoint) -> Checkpoint:
-        """A copy of the user's checkpoint directory that tunecore owns."""
+        """A copy of the user's checkpoint directory that tunecore owns (a
+        checkpoint in storage, say one from `Result.checkpoint`, is
+        downloaded)."""
         os.makedirs(self._scratch_dir, exist_ok=True)
         copy = tempfile.mkdtemp(prefix="reported_", dir=self._scratch_dir)
         try:
-            shutil.copytree(checkpoint.path, copy, symlinks=True, dirs_exist_ok=True)
+            local = checkpoint.local_dir()
+            if local is None:
+                checkpoint.to_directory(copy)
+            else:
+                shutil.copytree(local, copy, symlinks=True, dirs_exist_ok=True)
         except BaseException:
             shutil.rmtree(copy, ignore_errors=True)
             raise

@@ -19,6 +19,7 @@ import tunecore
 from tests.storage_fixtures import StorageTarget
 from tunecore import CheckpointConfig, FailureConfig, RunConfig, TuneConfig, Tuner
 from tunecore.model import JsonValue
+from tunecore.schedulers import PopulationBasedTraining
 
 TARGETS = ["file_store", "s3_store"]
 
@@ -171,3 +172,54 @@ def test_a_checkpoint_in_storage_can_be_reported_again(target: StorageTarget) ->
     assert result.checkpoint is not None
     with result.checkpoint.as_directory() as directory:
         assert json.loads(Path(directory, "state.json").read_text()) == {"step": 3}
+
+
+def climbs(config: Mapping[str, JsonValue]) -> None:
+    """Adds `rate` per step to the score it restores; a checkpoint each step."""
+    score, step = 0.0, 0
+    checkpoint = tunecore.get_checkpoint()
+    if checkpoint is not None:
+        with checkpoint.as_directory() as directory:
+            score, step = json.loads(Path(directory, "state.json").read_text())
+    rate = config["rate"]
+    assert isinstance(rate, float | int)
+    while step < 8:
+        score, step = score + rate, step + 1
+        with tempfile.TemporaryDirectory() as directory:
+            Path(directory, "state.json").write_text(json.dumps([score, step]))
+            tunecore.report(
+                {"score": score, "step": step},
+                checkpoint=tunecore.Checkpoint.from_directory(directory),
+            )
+
+
+def test_pbt_exploits_copy_the_donor_within_the_storage(target: StorageTarget) -> None:
+    pbt = PopulationBasedTraining(
+        time_attr="training_iteration",
+        perturbation_interval=2,
+        hyperparam_mutations={"rate": [0.5, 1.0, 2.0]},
+        quantile_fraction=0.5,
+        seed=1,
+    )
+    grid = Tuner(
+        climbs,
+        param_space={"rate": tunecore.grid_search([0.5, 1.0, 2.0, 3.0])},
+        tune_config=TuneConfig(metric="score", mode="max", scheduler=pbt),
+        run_config=RunConfig(name="pbt", storage_path=target.uri, verbose=0, executor="in_process"),
+    ).fit()
+    assert [r.error for r in grid] == [None] * 4
+    exploited = [
+        (name, entry)
+        for name in target.store.list("pbt")
+        if name.startswith("climbs_")
+        for entry in target.store.list(f"pbt/{name}")
+        if entry.startswith("exploit_")
+    ]
+    assert exploited, "PBT exploited no trial"
+    for name, entry in exploited:
+        assert target.store.exists(f"pbt/{name}/{entry}/.tunecore_checkpoint.json")
+    # Without the donors' checkpoints the scores would be 8 x each rate
+    # (4, 8, 16, 24); the slowest trial was exploited, and went on from a
+    # better trial's score.
+    assert all(r.metrics["step"] == 8 for r in grid)
+    assert min(r.metrics["score"] for r in grid) > 0.5 * 8

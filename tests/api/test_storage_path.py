@@ -92,6 +92,18 @@ def test_a_filesystem_object_goes_with_a_path_inside_it(tmp_path: Path) -> None:
         RunConfig(storage_filesystem=filesystem)
 
 
+def test_a_path_inside_a_storage_filesystem_stays_as_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ray users write `storage_path="bucket/runs"` with an `S3FileSystem`:
+    a path in that filesystem, not a directory under the working one."""
+    monkeypatch.chdir(tmp_path)
+    filesystem = pyarrow.fs.LocalFileSystem()
+    config = RunConfig(storage_path="bucket/runs", storage_filesystem=filesystem)
+    assert config.storage_path == "bucket/runs"
+    assert RunConfig(storage_path="runs").storage_path == str(tmp_path / "runs")
+
+
 def test_a_storage_filesystem_that_is_no_filesystem_is_named(tmp_path: Path) -> None:
     with pytest.raises(
         pydantic.ValidationError, match=r"storage_filesystem must be a pyarrow.fs.FileSystem"

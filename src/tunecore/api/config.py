@@ -117,22 +117,39 @@ class RunConfig(BaseModel):
     """Formats to export each trial's model in when it ends normally
     (`checkpoint`, `model`, `h5`), into `<trial dir>/export/`."""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _local_path_absolute(cls, data: object) -> object:
+        """A local path becomes the absolute directory it names, unless it
+        is a path inside `storage_filesystem` (`bucket/runs`, as Ray users
+        write it), which stays as given."""
+        if not isinstance(data, dict) or data.get("storage_filesystem") is not None:
+            return data
+        storage_path = data.get("storage_path")
+        try:
+            if storage_path is None or uri_scheme(storage_path) is not None:
+                return data
+        except (TypeError, ValueError):
+            return data  # the field's validator names the problem
+        _, store = resolve_storage(storage_path)
+        assert isinstance(store, LocalStore)  # what a plain path resolves to
+        return {**data, "storage_path": store.root}
+
     @field_validator("storage_path", mode="before")
     @classmethod
     def _storage_location(cls, storage_path: object) -> object:
-        """A local path becomes the absolute directory it names; a URI is
-        checked for a scheme pyarrow knows, but not opened here (opening
-        an `s3://` filesystem may ask the network for the bucket's region)."""
+        """A URI is checked for a scheme pyarrow knows, but not opened here
+        (opening an `s3://` filesystem may ask the network for the bucket's
+        region)."""
         if storage_path is None:
             return None
         try:
             scheme = uri_scheme(storage_path)
         except TypeError as error:
             raise ValueError(str(error)) from None
+        assert isinstance(storage_path, str | os.PathLike)  # uri_scheme took it
         if scheme is None:
-            _, store = resolve_storage(storage_path)
-            assert isinstance(store, LocalStore)  # what a plain path resolves to
-            return store.root
+            return os.fspath(storage_path)
         if scheme.lower() == "file":
             spec, _ = resolve_storage(storage_path)
             return spec.uri
@@ -141,7 +158,6 @@ class RunConfig(BaseModel):
                 f"storage_path {storage_path!r}: unknown scheme {scheme!r} "
                 f"(known: {', '.join(KNOWN_SCHEMES)})"
             )
-        assert isinstance(storage_path, str | os.PathLike)  # uri_scheme took it
         return os.fspath(storage_path)
 
     @model_validator(mode="after")

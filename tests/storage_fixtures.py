@@ -80,12 +80,12 @@ def s3_endpoint() -> Iterator[str]:
     server.stop()
 
 
-@pytest.fixture
-def s3_store(s3_endpoint: str, staging: Path) -> StorageTarget:
+def make_s3_target(endpoint: str) -> StorageTarget:
+    """A fresh bucket on the S3 server at `endpoint` (`host:port`)."""
     from pyarrow.fs import S3FileSystem  # noqa: PLC0415
 
     fs = S3FileSystem(
-        endpoint_override=s3_endpoint,
+        endpoint_override=endpoint,
         scheme="http",
         access_key=S3_KEY,
         secret_key=S3_KEY,
@@ -96,6 +96,11 @@ def s3_store(s3_endpoint: str, staging: Path) -> StorageTarget:
     fs.create_dir(bucket)
     uri = (
         f"s3://{S3_KEY}:{S3_KEY}@{bucket}"
-        f"?endpoint_override={s3_endpoint}&scheme=http&region={S3_REGION}"
+        f"?endpoint_override={endpoint}&scheme=http&region={S3_REGION}"
     )
     return StorageTarget(uri=uri, filesystem=fs, store=ArrowStore(fs, bucket, f"s3://{bucket}"))
+
+
+@pytest.fixture
+def s3_store(s3_endpoint: str, staging: Path) -> StorageTarget:
+    return make_s3_target(s3_endpoint)

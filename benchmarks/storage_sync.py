@@ -234,8 +234,8 @@ def instrument_tunecore() -> None:
     setattr(shipper.StateShipper, "close", recording_close)  # noqa: B010
 
 
-def run_ray_tune(trials: int, target: Target) -> tuple[float, int, int]:
-    """(seconds, trials, errors) for Ray Tune."""
+def run_ray_tune(trials: int, target: Target) -> tuple[float, int, list[str]]:
+    """(seconds, trials, the failed trials' errors) for Ray Tune."""
     from ray import tune  # noqa: PLC0415 - Ray Tune is only installed in the bench session
 
     storage_path, filesystem = storage_args(RAY_TUNE, target)
@@ -249,11 +249,11 @@ def run_ray_tune(trials: int, target: Target) -> tuple[float, int, int]:
         ),
     )
     grid = tuner.fit()
-    return time.perf_counter() - start, len(grid), grid.num_errors
+    return time.perf_counter() - start, len(grid), [str(error) for error in grid.errors]
 
 
-def run_tunecore(trials: int, target: Target) -> tuple[float, int, int]:
-    """(seconds, trials, errors) for tunecore."""
+def run_tunecore(trials: int, target: Target) -> tuple[float, int, list[str]]:
+    """(seconds, trials, the failed trials' errors) for tunecore."""
     import tunecore  # noqa: PLC0415 - imported before the clock, like Ray Tune
 
     storage_path, filesystem = storage_args(TUNECORE, target)
@@ -266,7 +266,7 @@ def run_tunecore(trials: int, target: Target) -> tuple[float, int, int]:
         ),
     )
     grid = tuner.fit()
-    return time.perf_counter() - start, len(grid), grid.num_errors
+    return time.perf_counter() - start, len(grid), grid.errors
 
 
 def child(framework: str, trials: int, target: Target) -> None:
@@ -292,7 +292,8 @@ def child(framework: str, trials: int, target: Target) -> None:
     seconds, count, errors = run(trials, target)
     out["fit_end"] = time.time()
     ray.shutdown()
-    out.update(seconds=seconds, trial_count=count, errors=errors, **TIMINGS)
+    out.update(seconds=seconds, trial_count=count, errors=len(errors), **TIMINGS)
+    out["first_errors"] = errors[:3]
     print(MARKER + json.dumps(out), flush=True)
 
 
@@ -591,7 +592,8 @@ def lag(observer: Observer, fit_end: float) -> dict[str, float]:
 def check(trials: int, data: Mapping[str, Any], observer: Observer) -> str | None:
     """What is wrong with a run that claims to have finished, if anything."""
     if data["errors"]:
-        return f"{data['errors']} trials failed"
+        first = "\n".join(data["first_errors"][:1])
+        return f"{data['errors']} trials failed; the first:\n{first}"
     if data["trial_count"] != trials:
         return f"{data['trial_count']} trials, expected {trials}"
     expected = {(k, i) for k in range(trials) for i in range(1, RESULTS_PER_TRIAL + 1)}
@@ -747,9 +749,9 @@ def report(rows: Sequence[Row]) -> tuple[str, bool]:
         "",
         "Objects written (PUTs, completed multipart uploads, copies), bytes (bodies of PUTs and",
         "parts) and requests (of any kind) are counted at the S3 server, per result reported.",
-        "Sync busy is",
-        "the driver's experiment-state uploader (tunecore: ShipStats.seconds; Ray Tune: its",
-        "syncer's _upload_to_fs_path calls); workers' checkpoint uploads are in the wall time.",
+        "Sync busy is the driver's experiment-state uploader (tunecore: ShipStats.seconds; Ray",
+        "Tune: its syncer's _upload_to_fs_path calls); workers' checkpoint uploads are in the",
+        "wall time only.",
         "Driver blocked: tunecore's final StateShipper.close(); Ray Tune's",
         "sync_up_experiment_state calls (serialising the state, waiting when forced). Lag: report",
         f"to first sighting in storage (polled every {POLL_S} s, in result.json or tunecore's",

@@ -1,9 +1,10 @@
 """The chaos test for resume: SIGKILL the driver at random moments, resume,
 and check that nothing was lost, repeated or decided differently.
 
-    python scripts/chaos.py drive DIR_ROOT NAME [--resume] [--seed S]
+    python scripts/chaos.py drive DIR_ROOT NAME [--resume] [--seed S] [--storage URI]
     python scripts/chaos.py run DIR_ROOT --kills N --seed S
         [--phases normal,resume,checkpoint] [--second-drivers]
+        [--storage URI|s3-local [--same-staging]]
 
 `drive` runs one deterministic experiment on a local Ray (or, with
 `--resume`, continues it with `Tuner.restore`). `run` is the chaos loop: it
@@ -56,6 +57,22 @@ Then the checks:
 The report ends with the figures: kills landed by where they landed,
 second drivers refused, killed drivers' locks taken over.
 
+`--storage URI` keeps both experiments in storage (`URI/chaos`,
+`URI/baseline`; `s3-local` starts an S3 server, moto's, on 127.0.0.1 in
+the loop's process and uses a fresh bucket): every driver works in a
+staging directory of its own under DIR_ROOT/staging (a fresh machine;
+`--same-staging`: one for all, the machine that ran the killed driver)
+and a resume is given nothing but the URI. A first driver is killed only
+once the storage holds its log (before, there is nothing to resume); a
+checkpoint kill watches the storage for a new checkpoint directory (an
+upload takes longer than a local copy: widen `--checkpoint-window`).
+The checks read what the storage holds (fetched into DIR_ROOT/fetched):
+(d) downloads every checkpoint the log names and looks for dropped ones
+left in the storage; (e) is per staging directory (with fresh ones there
+is no lock to take over: a second machine is not refused by a lock, and
+`--second-drivers` starts the second driver in the first's staging
+directory, the same machine).
+
 The exit code of `run` is 0 only if every check passes. Linux only: the
 session's processes are found in /proc.
 
@@ -78,6 +95,7 @@ import math
 import os
 import random
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -85,9 +103,9 @@ import tempfile
 import time
 import warnings
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import tunecore
 from tunecore import ResultGrid, RunConfig, TuneConfig, Tuner
@@ -105,7 +123,15 @@ from tunecore.schedulers import ASHAScheduler
 from tunecore.shell.eventlog import LogError, read_log
 from tunecore.shell.lock import LOCK_FILE, ExperimentLockedError
 from tunecore.shell.replay import replay
-from tunecore.shell.storage import PROGRESS_FILE, RESULT_FILE, ExperimentStorage
+from tunecore.shell.shipper import fetch_state, stored_log
+from tunecore.shell.storage import (
+    PROGRESS_FILE,
+    RESULT_FILE,
+    ExperimentStorage,
+    checkpoint_root,
+    safe_name,
+)
+from tunecore.shell.store import Store, join_uri, resolve_storage, staging_root, within
 from tunecore.shell.trainable.checkpoint_files import META_FILE, read_meta
 
 # -- the experiment ---------------------------------------------------------------------------
@@ -218,7 +244,7 @@ def train(config: dict[str, JsonValue]) -> None:
             )
 
 
-def make_tuner(root: Path, name: str, seed: int) -> Tuner:
+def make_tuner(root: Path | str, name: str, seed: int) -> Tuner:
     """The experiment: 6 trials (a grid times one seeded random value) under
     ASHA, every event synced (`fsync_interval_ms=0`), the newest 2
     checkpoints kept (so retention deletes checkpoints while kills land)."""
@@ -254,8 +280,11 @@ def drive(
     seed: int,
     notify_fd: int | None = None,
     second: bool = False,
+    storage: str | None = None,
 ) -> int:
-    """Run (or continue) the experiment `root/name` on a Ray of its own.
+    """Run (or continue) the experiment `root/name` on a Ray of its own
+    (with `storage`, a URI, the experiment `storage/name`: a resume is
+    given nothing but its URI).
 
     Ray is started here, not left to tunecore, to pin it: 2 CPUs, no
     dashboard, and always a new local cluster (the chaos loop removes
@@ -280,19 +309,20 @@ def drive(
         ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
         print(f"ray gcs address: {ray.get_runtime_context().gcs_address}", flush=True)
     try:
-        if resume:
-            notify("restore")
-            tuner = Tuner.restore(
-                root / name,
-                trainable=train,
-                resume_unfinished=True,
-                resume_errored=False,
-                restart_errored=False,
-            )
-        else:
-            tuner = make_tuner(root, name, seed)
-        notify("fit")
         try:
+            if resume:
+                notify("restore")
+                # From a URI, the restore already takes the staging dir's lock.
+                tuner = Tuner.restore(
+                    join_uri(storage, name) if storage else root / name,
+                    trainable=train,
+                    resume_unfinished=True,
+                    resume_errored=False,
+                    restart_errored=False,
+                )
+            else:
+                tuner = make_tuner(storage or root, name, seed)
+            notify("fit")
             results = tuner.fit()
         except ExperimentLockedError as error:
             print(f"refused: {error}", flush=True)
@@ -306,6 +336,147 @@ def drive(
         r.status is TrialStatus.TERMINATED for r in results
     )
     return 0 if ok else 1
+
+
+# -- where the experiments live ---------------------------------------------------------------
+
+S3_LOCAL = "s3-local"
+"""`--storage s3-local`: an S3 server (moto's) that the chaos loop starts on
+127.0.0.1 for the run, and a fresh bucket on it."""
+S3_KEY = "chaos"
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where the experiments live and where each driver works.
+
+    Without a `uri`, the experiment `name` is `root/name`, where every
+    driver works. With one (`--storage URI`), it is `uri/name`: each
+    driver works in a staging directory of its own, `root/staging/<slot>`
+    (`TUNECORE_STAGING`; the slot is the driver's number), so every resume
+    is a fresh machine with nothing but the URI; with `same_staging`, all
+    share `root/staging/shared`, the machine the killed driver ran on (a
+    resume then keeps what that driver had not shipped). Trial scratch
+    goes under `root/scratch`. The loop times its kills from the driver's
+    own directory (the log there is ahead of storage by the shipper's
+    lag) and the checks read what the storage holds (`stored_state`)."""
+
+    root: Path
+    uri: str | None = None
+    same_staging: bool = False
+
+    def describe(self) -> str:
+        if self.uri is None:
+            return ""
+        shown = self.uri.split("?")[0].replace(f"{S3_KEY}:{S3_KEY}@", "")
+        staging = "one staging dir" if self.same_staging else "a fresh staging dir"
+        return f"{shown} ({staging} per driver)"
+
+    def env(self, slot: str) -> dict[str, str]:
+        """The driver's environment beyond ours."""
+        if self.uri is None:
+            return {}
+        staging = self.root / "staging" / ("shared" if self.same_staging else slot)
+        return {"TUNECORE_STAGING": str(staging), "TUNECORE_SCRATCH": str(self.root / "scratch")}
+
+    def workdir(self, name: str, slot: str) -> Path:
+        """The experiment directory the driver in `slot` works in."""
+        if self.uri is None:
+            return self.root / name
+        spec, _ = resolve_storage(self.uri)
+        digest = Path(staging_root(spec)).name  # staging_root reads our environment: only its name
+        staging = Path(self.env(slot)["TUNECORE_STAGING"])
+        return staging / digest / safe_name(name, fallback="experiment")
+
+    def store(self, name: str) -> Store:
+        assert self.uri is not None
+        _, root = resolve_storage(self.uri)
+        return within(root, name)
+
+    def stored_state(self, name: str) -> Path:
+        """A local directory holding the experiment as the storage holds it
+        now: `root/name` itself, or its state fetched from the URI into
+        `root/fetched/name` (checkpoints stay in storage)."""
+        if self.uri is None:
+            return self.root / name
+        local = self.root / "fetched" / name
+        shutil.rmtree(local, ignore_errors=True)
+        local.mkdir(parents=True)
+        with contextlib.suppress(FileNotFoundError):  # nothing stored yet
+            fetch_state(self.store(name), local)
+        return local
+
+    def event_count(self, name: str, slot: str) -> int:
+        """How many events the driver in `slot` starts from: those of its
+        directory's log, or of the stored log if that holds more (a resume
+        in a fresh staging directory begins by fetching it)."""
+        local = event_count(self.workdir(name, slot))
+        if self.uri is None:
+            return local
+        return max(local, event_count(self.stored_state(name)))
+
+    def log_size(self, name: str, slot: str) -> int:
+        """The size of the log the driver in `slot` starts from (as `event_count`)."""
+        local = log_size(self.workdir(name, slot))
+        if self.uri is None:
+            return local
+        return max(local, len(stored_log(self.store(name))))
+
+    def checkpoints(self, name: str) -> set[PurePosixPath]:
+        """Every checkpoint_NNNNNN directory of the experiment's trials now
+        (where workers put them: in storage for a URI), relative to it."""
+        if self.uri is None:
+            directory = self.root / name
+            return {PurePosixPath(p.relative_to(directory)) for p in checkpoint_dirs(directory)}
+        return stored_checkpoint_dirs(self.store(name))
+
+    def holds(self, name: str, rel: str) -> bool:
+        if self.uri is None:
+            return (self.root / name / rel).exists()
+        return self.store(name).exists(rel)
+
+
+def stored_checkpoint_dirs(store: Store) -> set[PurePosixPath]:
+    """Every checkpoint_NNNNNN directory under a trial directory in `store`."""
+    found: set[PurePosixPath] = set()
+    for trial in store.list():
+        if trial in ("events", "snapshots"):
+            continue
+        found.update(
+            PurePosixPath(trial, entry)
+            for entry in store.list(trial)
+            if entry.startswith(CHECKPOINT_PREFIX)
+        )
+    return found
+
+
+@contextlib.contextmanager
+def local_s3() -> Iterator[str]:
+    """An S3 server (moto's) on 127.0.0.1 for as long as the loop runs, and
+    the URI of a fresh bucket on it (endpoint and dummy keys in the URI, so
+    that a driver needs nothing but it)."""
+    import logging  # noqa: PLC0415
+
+    from moto.server import ThreadedMotoServer  # noqa: PLC0415 - only for s3-local
+    from pyarrow.fs import S3FileSystem  # noqa: PLC0415
+
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    try:
+        host, port = server.get_host_and_port()
+        options = f"endpoint_override={host}:{port}&scheme=http&region=us-east-1"
+        S3FileSystem(
+            endpoint_override=f"{host}:{port}",
+            scheme="http",
+            access_key=S3_KEY,
+            secret_key=S3_KEY,
+            region="us-east-1",
+            allow_bucket_creation=True,
+        ).create_dir("chaos")
+        yield f"s3://{S3_KEY}:{S3_KEY}@chaos/runs?{options}"
+    finally:
+        server.stop()
 
 
 # -- the chaos loop ---------------------------------------------------------------------------
@@ -376,6 +547,8 @@ class DriveRecord:
     session: int  # the driver's pid, which is its session's id
     started: float
     phase: str = "normal"  # normal, resume, checkpoint; final (the last resume); second
+    workdir: Path = Path()  # the experiment directory it works in (a staging one for a URI)
+    slot: str = ""  # its staging directory's name (a second driver shares its first's)
     delay: float | None = None
     aim: str = ""  # the moment the kill was timed from, when not the first event
     landed_in: str | None = None  # where the kill landed, for the figures
@@ -480,6 +653,7 @@ class ChaosReport:
     checks: list[Check]
     seconds: float
     second_drives: list[DriveRecord] = field(default_factory=list)
+    storage: str = ""
 
     @property
     def passed(self) -> bool:
@@ -513,6 +687,7 @@ class ChaosReport:
         lines = [
             f"chaos: {self.kills} kills requested, {self.kills_landed} landed mid-run, "
             f"seed {self.seed}, in {self.root}"
+            + (f", storage {self.storage}" if self.storage else "")
         ]
         for drive in [*self.drives, self.baseline]:
             lines.append(f"  {drive.describe(origin)}")
@@ -532,7 +707,7 @@ def child_env() -> dict[str, str]:
 
 
 def start_drive(
-    root: Path,
+    place: Place,
     name: str,
     *,
     resume: bool,
@@ -540,10 +715,14 @@ def start_drive(
     number: int,
     phase: str = "normal",
     notify: bool = False,
+    slot: str | None = None,
 ) -> tuple[subprocess.Popen[bytes], DriveRecord]:
     """Start `drive` as the leader of a new session (so its process group,
     and every process it starts, can be found and killed); with `notify`,
-    give it a pipe to tell us where its resume is."""
+    give it a pipe to tell us where its resume is. `slot` names its staging
+    directory (`Place`; a driver's number by default)."""
+    root = place.root
+    slot = f"{number:02d}" if slot is None else slot
     logs = root / "drives"
     logs.mkdir(parents=True, exist_ok=True)
     kind = "second" if phase == "second" else "resume" if resume else "start"
@@ -553,6 +732,8 @@ def start_drive(
         command.append("--resume")
     if phase == "second":
         command.append("--second")
+    if place.uri is not None:
+        command += ["--storage", place.uri]
     read_end, write_end = os.pipe() if notify else (None, None)
     if write_end is not None:
         command += ["--notify-fd", str(write_end)]
@@ -564,7 +745,7 @@ def start_drive(
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
-                env=child_env(),
+                env={**child_env(), **place.env(slot)},
                 pass_fds=() if write_end is None else (write_end,),
             )
     finally:
@@ -577,9 +758,11 @@ def start_drive(
         session=process.pid,
         started=time.monotonic(),
         phase=phase,
+        workdir=place.workdir(name, slot),
+        slot=slot,
         notify=read_end,
-        lock_before=lock_holder(root / name),
-        done_before=experiment_done(root / name),
+        lock_before=lock_holder(place.workdir(name, slot)),
+        done_before=experiment_done(place.stored_state(name)),
     )
     return process, record
 
@@ -639,6 +822,26 @@ def await_start(
     return True
 
 
+def await_stored(
+    place: Place, name: str, process: subprocess.Popen[bytes], record: DriveRecord
+) -> bool:
+    """For an experiment kept at a URI: wait (bounded) until the storage
+    holds its log, and time the kill from then (`first_event`): a driver
+    killed before its first shipment leaves nothing to resume from, as
+    the resume then says. False if the driver ended first."""
+    if place.uri is None:
+        return True
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while not stored_log(place.store(name)):
+        if process.poll() is not None:
+            return False
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"nothing of {name} reached {place.describe()} in time")
+        time.sleep(POLL_S)
+    record.first_event = time.monotonic()
+    return True
+
+
 def wait_for_mark(record: DriveRecord, mark: str, timeout: float) -> float | None:
     """When the driver said `mark` on its notify pipe (bounded), or None if
     it ended first."""
@@ -688,7 +891,8 @@ def log_size(experiment_dir: Path) -> int:
 
 
 def checkpoint_dirs(experiment_dir: Path) -> set[Path]:
-    """Every checkpoint_NNNNNN directory in the trial directories now."""
+    """Every checkpoint_NNNNNN directory in the trial directories now
+    (absolute paths)."""
     found: set[Path] = set()
     with contextlib.suppress(FileNotFoundError), os.scandir(experiment_dir) as trials:
         for trial in trials:
@@ -749,7 +953,7 @@ def kill(process: subprocess.Popen[bytes], record: DriveRecord) -> None:
 
 
 def kill_drive(
-    root: Path,
+    place: Place,
     name: str,
     *,
     resume: bool,
@@ -762,18 +966,19 @@ def kill_drive(
     wait `delay` more, SIGKILL its process group, reap it and its session.
     With `second`, a second driver is started at the first event and
     awaited (the kill waits for it), and its record added there."""
-    experiment_dir = root / name
-    before = event_count(experiment_dir)
-    process, record = start_drive(root, name, resume=resume, seed=seed, number=number)
+    before = place.event_count(name, f"{number:02d}")
+    process, record = start_drive(place, name, resume=resume, seed=seed, number=number)
     record.delay = delay
     record.landed_in = "normal"
     try:
-        if await_start(process, record, experiment_dir, before):
+        if await_start(process, record, record.workdir, before) and (
+            resume or await_stored(place, name, process, record)
+        ):
             assert record.first_event is not None
             if second is not None:
                 second.append(
                     run_second(
-                        root, name, seed=seed, number=number, first_process=process, first=record
+                        place, name, seed=seed, number=number, first_process=process, first=record
                     )
                 )
             # The random moment; the wait ends early if the driver ends.
@@ -786,7 +991,7 @@ def kill_drive(
 
 
 def kill_resume(
-    root: Path, name: str, *, seed: int, number: int, rng: random.Random
+    place: Place, name: str, *, seed: int, number: int, rng: random.Random
 ) -> DriveRecord:
     """A round aimed at a resume's first milliseconds: SIGKILL a resuming
     driver 3-50 ms after it begins reading the log (`Tuner.restore`) or
@@ -795,15 +1000,15 @@ def kill_resume(
     kill landed is read from the pipe and the log afterwards: in
     `Tuner.restore`, in `fit()` before the driver appended anything, or
     after."""
-    experiment_dir = root / name
     anchor = rng.choice(sorted(RESUME_ANCHORS))
     low, high = RESUMED_DELAY_S if anchor == "resumed" else RESUME_DELAY_S
     delay = rng.uniform(low, high)
-    contents_before = read_log(experiment_dir, quiet=True)
-    size = log_size(experiment_dir)
+    slot = f"{number:02d}"
+    before, size = place.event_count(name, slot), place.log_size(name, slot)
     process, record = start_drive(
-        root, name, resume=True, seed=seed, number=number, phase="resume", notify=True
+        place, name, resume=True, seed=seed, number=number, phase="resume", notify=True
     )
+    experiment_dir = record.workdir
     record.delay = delay
     record.aim = f"{delay * 1000:.0f} ms after {RESUME_ANCHORS[anchor]}"
     try:
@@ -815,7 +1020,10 @@ def kill_resume(
             kill(process, record)
     finally:
         end_drive(process, record)
-    appended = read_log(experiment_dir, quiet=True).events[len(contents_before.events) :]
+    try:
+        appended = read_log(experiment_dir, quiet=True).events[before:]
+    except LogError:  # a fresh staging directory it had not filled yet
+        appended = []
     if not appended and "fit" not in record.marks:
         record.landed_in = "resume, in Tuner.restore"
     elif not appended:
@@ -828,7 +1036,7 @@ def kill_resume(
 
 
 def kill_checkpoint(
-    root: Path,
+    place: Place,
     name: str,
     *,
     resume: bool,
@@ -845,36 +1053,37 @@ def kill_checkpoint(
     retention deletes an older one), and SIGKILL within `window` of its
     appearing. Where the kill landed: mid-copy (no metadata yet), copied
     but not logged, or after the save was logged."""
-    experiment_dir = root / name
     jitter = rng.uniform(0.0, window)
-    before = event_count(experiment_dir)
+    before = place.event_count(name, f"{number:02d}")
     process, record = start_drive(
-        root, name, resume=resume, seed=seed, number=number, phase="checkpoint"
+        place, name, resume=resume, seed=seed, number=number, phase="checkpoint"
     )
     record.delay = delay
-    target: Path | None = None
+    target: PurePosixPath | None = None
     whole = False
     try:
-        if await_start(process, record, experiment_dir, before):
+        if await_start(process, record, record.workdir, before) and (
+            resume or await_stored(place, name, process, record)
+        ):
             with contextlib.suppress(subprocess.TimeoutExpired):
                 process.wait(timeout=delay)
-            seen = checkpoint_dirs(experiment_dir)
-            new: set[Path] = set()
+            seen = place.checkpoints(name)
+            new: set[PurePosixPath] = set()
 
             def appeared() -> bool:
-                new.update(checkpoint_dirs(experiment_dir) - seen)
+                new.update(place.checkpoints(name) - seen)
                 return bool(new)
 
             if wait_until(process, appeared, 60.0) is not None:
                 target = min(new)
                 time.sleep(jitter)
-                whole = (target / META_FILE).exists()
+                whole = place.holds(name, f"{target}/{META_FILE}")
                 kill(process, record)
     finally:
         end_drive(process, record)
     if target is not None:
         record.aim = f"{jitter * 1000:.1f} ms after {short(target)} appeared"
-        if target.relative_to(experiment_dir) in saved_checkpoints(experiment_dir, before):
+        if target in saved_checkpoints(record.workdir, before):
             record.landed_in = "checkpoint, after its save was logged"
         elif whole:
             record.landed_in = "checkpoint, copied but its save not logged"
@@ -883,21 +1092,24 @@ def kill_checkpoint(
     return record
 
 
-def short(checkpoint: Path) -> str:
+def short(checkpoint: PurePosixPath | Path) -> str:
     """A checkpoint directory as trial id and name (the trial directory's
     name goes on with the whole config)."""
     return f"{'_'.join(checkpoint.parent.name.split('_')[:3])}/{checkpoint.name}"
 
 
-def saved_checkpoints(experiment_dir: Path, since: int) -> set[Path]:
+def saved_checkpoints(experiment_dir: Path, since: int) -> set[PurePosixPath]:
     """The persistent checkpoints the log says were saved after its first
     `since` events (relative paths)."""
-    events = read_log(experiment_dir, quiet=True).events[since:]
-    return {Path(e.checkpoint.path) for e in events if isinstance(e, CheckpointSaved)}
+    try:
+        events = read_log(experiment_dir, quiet=True).events[since:]
+    except LogError:
+        return set()
+    return {PurePosixPath(e.checkpoint.path) for e in events if isinstance(e, CheckpointSaved)}
 
 
 def run_second(
-    root: Path,
+    place: Place,
     name: str,
     *,
     seed: int,
@@ -908,7 +1120,9 @@ def run_second(
     """Start a second driver (`drive --resume --second`) while `first` runs
     the experiment, and wait for it to end: it must be refused, naming
     `first`'s pid, unless `first` had already ended."""
-    process, record = start_drive(root, name, resume=True, seed=seed, number=number, phase="second")
+    process, record = start_drive(
+        place, name, resume=True, seed=seed, number=number, phase="second", slot=first.slot
+    )
     record.against = first
     try:
         with contextlib.suppress(subprocess.TimeoutExpired):
@@ -982,26 +1196,73 @@ def run_chaos(
     phases: Sequence[str] = ("normal",),
     second_drivers: bool = False,
     checkpoint_window: float = CHECKPOINT_WINDOW_S,
+    storage: str | None = None,
+    same_staging: bool = False,
 ) -> ChaosReport:
     """The chaos loop and the checks; see the module docstring. The
     baseline runs at the same time as the chaos, in its own Ray: the 2
-    trials a Ray runs at once mostly sleep, so they share the 2 CPUs."""
+    trials a Ray runs at once mostly sleep, so they share the 2 CPUs.
+    `storage`: a URI to keep both experiments in (`S3_LOCAL`: a local S3
+    server this process runs), `same_staging` as in `Place`."""
     began = time.monotonic()
     rng = random.Random(seed)
     root.mkdir(parents=True, exist_ok=True)
-    baseline_process, baseline = start_drive(root, BASELINE_NAME, resume=False, seed=seed, number=0)
+    with contextlib.ExitStack() as stack:
+        if storage == S3_LOCAL:
+            storage = stack.enter_context(local_s3())
+        place = Place(root, storage, same_staging)
+        drives, baseline, second = chaos_rounds(
+            place,
+            kills=kills,
+            seed=seed,
+            max_delay=max_delay,
+            timeout=timeout,
+            phases=phases,
+            second_drivers=second_drivers,
+            checkpoint_window=checkpoint_window,
+            rng=rng,
+        )
+        checks = run_checks(place, drives, baseline, second)
+    return ChaosReport(
+        root,
+        kills,
+        seed,
+        drives,
+        baseline,
+        checks,
+        seconds=time.monotonic() - began,
+        second_drives=second or [],
+        storage=place.describe(),
+    )
+
+
+def chaos_rounds(
+    place: Place,
+    *,
+    kills: int,
+    seed: int,
+    max_delay: float,
+    timeout: float,
+    phases: Sequence[str],
+    second_drivers: bool,
+    checkpoint_window: float,
+    rng: random.Random,
+) -> tuple[list[DriveRecord], DriveRecord, list[DriveRecord] | None]:
+    """The baseline and the chaos drivers, to the end: their records."""
+    baseline_process, baseline = start_drive(
+        place, BASELINE_NAME, resume=False, seed=seed, number=0
+    )
     drives: list[DriveRecord] = []
     second: list[DriveRecord] | None = [] if second_drivers else None
-    experiment_dir = root / CHAOS_NAME
     try:
         for number, phase in enumerate(plan_phases(phases, kills, rng), start=1):
             delay = rng.uniform(0.0, max_delay)
             resume = number > 1
             if phase == "resume":
-                record = kill_resume(root, CHAOS_NAME, seed=seed, number=number, rng=rng)
+                record = kill_resume(place, CHAOS_NAME, seed=seed, number=number, rng=rng)
             elif phase == "checkpoint":
                 record = kill_checkpoint(
-                    root,
+                    place,
                     CHAOS_NAME,
                     resume=resume,
                     seed=seed,
@@ -1012,7 +1273,7 @@ def run_chaos(
                 )
             else:
                 record = kill_drive(
-                    root,
+                    place,
                     CHAOS_NAME,
                     resume=resume,
                     seed=seed,
@@ -1024,16 +1285,16 @@ def run_chaos(
             if not record.kill_landed and record.returncode != 0:
                 break  # it failed by itself: resuming again would bury why
         else:
-            before = event_count(experiment_dir)
             number = len(drives) + 1
+            before = place.event_count(CHAOS_NAME, f"{number:02d}")
             process, final = start_drive(
-                root, CHAOS_NAME, resume=True, seed=seed, number=number, phase="final"
+                place, CHAOS_NAME, resume=True, seed=seed, number=number, phase="final"
             )
             try:
-                if await_start(process, final, experiment_dir, before) and second is not None:
+                if await_start(process, final, final.workdir, before) and second is not None:
                     second.append(
                         run_second(
-                            root,
+                            place,
                             CHAOS_NAME,
                             seed=seed,
                             number=number,
@@ -1045,17 +1306,7 @@ def run_chaos(
                 drives.append(finish_drive(process, final, timeout))
     finally:
         finish_drive(baseline_process, baseline, timeout)
-    checks = run_checks(experiment_dir, root / BASELINE_NAME, drives, baseline, second)
-    return ChaosReport(
-        root,
-        kills,
-        seed,
-        drives,
-        baseline,
-        checks,
-        seconds=time.monotonic() - began,
-        second_drives=second or [],
-    )
+    return drives, baseline, second
 
 
 # -- the checks -------------------------------------------------------------------------------
@@ -1372,6 +1623,54 @@ def check_checkpoints(experiment_dir: Path) -> Check:
     )
 
 
+def check_stored_checkpoints(experiment_dir: Path, store: Store) -> Check:
+    """(d) for an experiment in storage: every checkpoint the log names
+    for a trial (its newest and kept ones, from the replayed state) is in
+    the storage and whole (downloaded, then checked as on disk); and no
+    checkpoint directory older than a trial's newest named one is left
+    in the storage (retention, or the resume after a killed driver,
+    deleted it there). A newer one, uploaded but never logged, stays
+    (reported, not failed), as on disk."""
+    details: list[str] = []
+    passed = True
+    state = replay(experiment_dir, verify=False, keep_commands=False, quiet=True).state
+    named: set[PurePosixPath] = set()
+    with tempfile.TemporaryDirectory(prefix="chaos-checkpoints-") as scratch:
+        for trial in ordered(state):
+            roots = sorted(
+                {PurePosixPath(checkpoint_root(c.path)[0]) for c in trial.checkpoints.persistent}
+            )
+            if not roots:
+                passed = False
+                details.append(f"{trial.trial_id}: no checkpoint  <--")
+                continue
+            named.update(roots)
+            problems = []
+            for rel in roots:
+                local = Path(scratch, str(rel))
+                try:
+                    store.download_dir(str(rel), str(local))
+                except FileNotFoundError:
+                    problems.append(f"{rel.name}: not in {store.uri()}")
+                    continue
+                problems += [f"{rel.name}: {x}" for x in checkpoint_problems(local)]
+            line = f"{trial.trial_id}: {', '.join(r.name for r in roots)}"
+            passed = passed and not problems
+            details.append(line + (f"  <-- {problems}" if problems else ", whole (in storage)"))
+    for path in sorted(stored_checkpoint_dirs(store) - named):
+        newest = max((p for p in named if p.parent == path.parent), default=None)
+        if newest is not None and path.name < newest.name:
+            details.append(f"left in storage, older than a named one: {short(path)}  <--")
+            passed = False
+        else:
+            details.append(f"left in storage, a save never logged: {short(path)}")
+    return Check(
+        "(d) every checkpoint the log names is whole in storage; none retention dropped is left",
+        passed,
+        details,
+    )
+
+
 def check_lock(experiment_dir: Path, drives: Sequence[DriveRecord]) -> Check:
     """(e): every driver that logged anything held the experiment's lock
     (driver.lock named its pid at its first event), a killed driver's lock
@@ -1443,13 +1742,15 @@ def check_second_drivers(second: Sequence[DriveRecord]) -> Check:
 
 
 def run_checks(
-    experiment_dir: Path,
-    baseline_dir: Path,
+    place: Place,
     drives: Sequence[DriveRecord],
     baseline: DriveRecord,
     second: Sequence[DriveRecord] | None = None,
 ) -> list[Check]:
-    """Every check; (f) only if second drivers ran."""
+    """Every check, on the experiments as the storage holds them (fetched
+    from a URI); (f) only if second drivers ran."""
+    experiment_dir = place.stored_state(CHAOS_NAME)
+    baseline_dir = place.stored_state(BASELINE_NAME)
     checks = [
         check_drivers(drives, baseline),
         check_own_rays([*drives, baseline]),
@@ -1462,7 +1763,12 @@ def run_checks(
         checks.append(Check("the baseline ran", False, [f"exit {baseline.returncode}"]))
     else:
         checks.append(check_best(experiment_dir, baseline_dir))
-    checks += [check_checkpoints(experiment_dir), check_lock(experiment_dir, drives)]
+    if place.uri is None:
+        checks.append(check_checkpoints(experiment_dir))
+    else:
+        checks.append(check_stored_checkpoints(experiment_dir, place.store(CHAOS_NAME)))
+    last_workdir = drives[-1].workdir if drives else experiment_dir
+    checks.append(check_lock(last_workdir, drives))
     if second is not None:
         checks.append(check_second_drivers(second))
     return checks
@@ -1492,6 +1798,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     one.add_argument("--seed", type=int, default=DEFAULT_SEED, help="the experiment's seed")
     one.add_argument("--notify-fd", type=int, help="a pipe told 'restore' and 'fit'")
     one.add_argument("--second", action="store_true", help="expect another driver: no Ray first")
+    one.add_argument("--storage", metavar="URI", help="keep the experiment in URI/NAME")
     loop = commands.add_parser("run", help="the chaos loop, the baseline and the checks")
     loop.add_argument("root", type=Path, metavar="DIR_ROOT")
     loop.add_argument("--kills", type=int, required=True)
@@ -1515,6 +1822,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=CHECKPOINT_WINDOW_S,
         help="seconds after a new checkpoint directory appears",
     )
+    loop.add_argument(
+        "--storage",
+        metavar="URI",
+        help=f"keep the experiments in storage (a URI, or {S3_LOCAL}: a local S3 server); "
+        "each driver works in a fresh staging directory and resumes from the URI alone",
+    )
+    loop.add_argument(
+        "--same-staging",
+        action="store_true",
+        help="with --storage: one staging directory for every driver (the same machine)",
+    )
     args = parser.parse_args(argv)
     if args.command == "drive":
         return drive(
@@ -1524,6 +1842,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             seed=args.seed,
             notify_fd=args.notify_fd,
             second=args.second,
+            storage=args.storage,
         )
     report = run_chaos(
         args.root.resolve(),
@@ -1534,6 +1853,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         phases=args.phases,
         second_drivers=args.second_drivers,
         checkpoint_window=args.checkpoint_window,
+        storage=args.storage,
+        same_staging=args.same_staging,
     )
     text = report.render()
     (args.root / "report.txt").write_text(text + "\n")

@@ -14,7 +14,13 @@ on their own: they need no Ray and no clock.
 from tunecore import logger, result, schedulers, search, stopper
 from tunecore._version import __version__
 from tunecore.api.analysis import ExperimentAnalysis
-from tunecore.api.config import CheckpointConfig, FailureConfig, RunConfig, TuneConfig
+from tunecore.api.config import (
+    CheckpointConfig,
+    FailureConfig,
+    RunConfig,
+    SyncConfig,
+    TuneConfig,
+)
 from tunecore.api.errors import TuneError
 from tunecore.api.reporters import CLIReporter, JupyterNotebookReporter
 from tunecore.api.results import Result, ResultGrid
@@ -65,6 +71,7 @@ __all__ = [
     "ResultGrid",
     "RunConfig",
     "Stopper",
+    "SyncConfig",
     "Trainable",
     "Trial",
     "TuneConfig",

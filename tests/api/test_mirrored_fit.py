@@ -13,11 +13,19 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+import pydantic
 import pytest
 
 import tunecore
 from tests.storage_fixtures import StorageTarget
-from tunecore import CheckpointConfig, FailureConfig, RunConfig, TuneConfig, Tuner
+from tunecore import (
+    CheckpointConfig,
+    FailureConfig,
+    RunConfig,
+    SyncConfig,
+    TuneConfig,
+    Tuner,
+)
 from tunecore.model import JsonValue
 from tunecore.schedulers import PopulationBasedTraining
 
@@ -225,3 +233,54 @@ def test_pbt_exploits_copy_the_donor_within_the_storage(target: StorageTarget) -
     scores = [r.metrics["score"] for r in grid]
     assert min(s for s in scores if isinstance(s, float | int)) > 0.5 * 8
     assert all(isinstance(s, float | int) for s in scores)
+
+
+def writes_an_artifact(config: Mapping[str, JsonValue]) -> None:
+    """Writes a file in its trial directory, as Ray's artifact examples do."""
+    trial_dir = Path(tunecore.get_context().get_trial_dir())
+    (trial_dir / "plots").mkdir(exist_ok=True)
+    (trial_dir / "plots" / "curve.txt").write_text("a curve")
+    tunecore.report({"score": 1})
+
+
+@pytest.mark.parametrize("sync_artifacts", [True, False])
+def test_sync_artifacts_uploads_what_the_trial_wrote_in_its_directory(
+    file_store: StorageTarget, sync_artifacts: bool
+) -> None:
+    [result] = list(
+        Tuner(
+            writes_an_artifact,
+            run_config=RunConfig(
+                name="artifacts",
+                storage_path=file_store.uri,
+                sync_config=SyncConfig(sync_artifacts=sync_artifacts),
+                verbose=0,
+                executor="in_process",
+            ),
+        ).fit()
+    )
+    assert result.error is None
+    trial_dir = Path(result.path).name
+    stored = file_store.store.exists(f"artifacts/{trial_dir}/plots/curve.txt")
+    assert stored is sync_artifacts
+
+
+def test_a_restore_keeps_the_sync_config(file_store: StorageTarget) -> None:
+    sync = SyncConfig(sync_period=2.5, sync_timeout=30, sync_artifacts=True)
+    Tuner(
+        writes_an_artifact,
+        run_config=RunConfig(
+            name="kept",
+            storage_path=file_store.uri,
+            sync_config=sync,
+            verbose=0,
+            executor="in_process",
+        ),
+    ).fit()
+    restored = Tuner.restore(file_store.experiment_uri("kept"), writes_an_artifact)
+    assert restored._run.sync_config == sync
+
+
+def test_a_sync_period_of_nothing_is_refused_naming_it() -> None:
+    with pytest.raises(pydantic.ValidationError, match="sync_period"):
+        SyncConfig(sync_period=0)

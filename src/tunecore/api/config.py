@@ -72,6 +72,28 @@ class FailureConfig(BaseModel):
     with that trial's error instead of returning."""
 
 
+class SyncConfig(BaseModel):
+    """Ray's `SyncConfig`: how an experiment with a URI `storage_path` is
+    kept in the storage (see the README's "Running on a cluster").
+
+    Ray re-uploads the whole experiment state each sync, so it syncs every
+    300 s by default; tunecore ships the event log in increments, so its
+    default period is 5 s, the most the stored log lags behind the driver.
+    `sync_timeout` bounds the final flush as `fit()` ends while the storage
+    fails (Ray: one sync). With `sync_artifacts`, every file a trial writes
+    in its directory (`get_context().get_trial_dir()`) is uploaded as it
+    leaves its worker, and with each checkpoint unless
+    `sync_artifacts_on_checkpoint=False`; without it only `log_to_file`
+    output, exports and checkpoints are."""
+
+    model_config = _FROZEN
+
+    sync_period: Annotated[float, Field(gt=0)] = 5.0
+    sync_timeout: Annotated[float, Field(gt=0)] = 60.0
+    sync_artifacts: bool = False
+    sync_artifacts_on_checkpoint: bool = True
+
+
 class RunConfig(BaseModel):
     """Where and how the experiment runs."""
 
@@ -98,6 +120,7 @@ class RunConfig(BaseModel):
     a list of stoppers; see `tunecore.shell.stoppers`."""
     checkpoint_config: CheckpointConfig = CheckpointConfig()
     failure_config: FailureConfig = FailureConfig()
+    sync_config: SyncConfig = SyncConfig()
     callbacks: list[Any] = []
     verbose: Annotated[int, Field(ge=0, le=3)] = 1
     log_to_file: bool | str | tuple[str, str] = False

@@ -33,7 +33,13 @@ from typing import Any
 import msgspec
 
 from tunecore._version import __version__
-from tunecore.api.config import CheckpointConfig, FailureConfig, RunConfig, TuneConfig
+from tunecore.api.config import (
+    CheckpointConfig,
+    FailureConfig,
+    RunConfig,
+    SyncConfig,
+    TuneConfig,
+)
 from tunecore.api.errors import TuneError
 from tunecore.api.loader import load_experiment
 from tunecore.api.reporters import CLIReporter
@@ -91,9 +97,6 @@ from tunecore.shell.trainable.classapi import Trainable as ClassTrainable
 from tunecore.shell.trainable.resources import plan_resources
 from tunecore.shell.trainable.wrappers import publish_parameters
 from tunecore.shell.trial_view import Trial, TrialViews, dirname_of
-
-SHIP_LAG_S = 5.0
-"""How far behind the local log the stored one may be (`StateShipper`)."""
 
 
 class Tuner:
@@ -206,6 +209,12 @@ class Tuner:
                 executor="in_process" if settings.executor == "in_process" else "ray",
                 fsync_interval_ms=settings.fsync_interval_ms,
                 stop=stop,
+                sync_config=SyncConfig(
+                    sync_period=settings.sync_period_s,
+                    sync_timeout=settings.sync_timeout_s,
+                    sync_artifacts=settings.sync_artifacts,
+                    sync_artifacts_on_checkpoint=settings.sync_artifacts_on_checkpoint,
+                ),
             ),
         )
         if settings.executor == "ray" and settings.address and address is None:
@@ -269,7 +278,8 @@ class Tuner:
         """`fit()` in the experiment directory, its driver lock held."""
         tune, run = self._tune, self._run
         state, journal = self._open_log(storage.experiment_dir, mirror)
-        shipper = None if mirror is None else mirror.shipper(journal.log_size, SHIP_LAG_S)
+        sync = run.sync_config
+        shipper = None if mirror is None else mirror.shipper(journal.log_size, sync.sync_period)
         executor = self._executor()
         clock = self._clock()
         callbacks = CallbackList([*self._result_writers(storage), *run.callbacks])
@@ -303,6 +313,7 @@ class Tuner:
             functions=UserFunctions.of(self._space, self._tune.search_alg, self._tune.scheduler),
             store=None if mirror is None else mirror.store,
             after_shipped=None if shipper is None else shipper.after_shipped,
+            sync_artifacts=(sync.sync_artifacts, sync.sync_artifacts_on_checkpoint),
         )
         if shipper is not None:
             shipper.start()
@@ -317,7 +328,7 @@ class Tuner:
             final = loop.run()
         finally:
             if shipper is not None:
-                shipper.close()
+                shipper.close(timeout=sync.sync_timeout)
         reporter.close(final)
         if run.verbose:
             print(final_summary(final, metric=metric, mode=mode, name_of=views.name))
@@ -428,6 +439,10 @@ class Tuner:
             verbose=run.verbose,
             fsync_interval_ms=run.fsync_interval_ms,
             own_stopper=None if self._stop.user is None else self._stop.user.describe(),
+            sync_period_s=run.sync_config.sync_period,
+            sync_timeout_s=run.sync_config.sync_timeout,
+            sync_artifacts=run.sync_config.sync_artifacts,
+            sync_artifacts_on_checkpoint=run.sync_config.sync_artifacts_on_checkpoint,
         )
 
     def _experiment_config(self) -> ExperimentConfig:

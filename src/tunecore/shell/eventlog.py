@@ -105,6 +105,11 @@ class RunSettings(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     """The storage the experiment is kept in when it is not the directory
     of this log (a URI `storage_path`, credentials removed; see
     `shell.mirror`): a restore from this directory goes on shipping there."""
+    sync_period_s: Annotated[float, msgspec.Meta(gt=0)] = 5.0
+    sync_timeout_s: Annotated[float, msgspec.Meta(gt=0)] = 60.0
+    sync_artifacts: bool = False
+    sync_artifacts_on_checkpoint: bool = True
+    """`RunConfig.sync_config`, kept for a restore."""
 
 
 class LogHeader(msgspec.Struct, frozen=True, kw_only=True):

@@ -118,6 +118,7 @@ class ExperimentLoop:
         functions: UserFunctions | None = None,
         store: Store | None = None,
         after_shipped: Callable[[Callable[[], None]], None] | None = None,
+        sync_artifacts: tuple[bool, bool] = (False, True),
     ) -> None:
         self.state = state
         self._executor = executor
@@ -148,6 +149,7 @@ class ExperimentLoop:
         self._answers: list[ExperimentEvent] = []  # fed right after their command
         self._store = store
         self._after_shipped = after_shipped
+        self._sync_artifacts = sync_artifacts
 
     # -- running ------------------------------------------------------------
 
@@ -533,6 +535,8 @@ class ExperimentLoop:
             chdir=self._chdir,
             storage_token=self._storage_token,
             store=self._store,
+            sync_artifacts=self._sync_artifacts[0],
+            sync_artifacts_on_checkpoint=self._sync_artifacts[1],
         )
 
     def _view(self, trial: TrialState) -> Trial:

@@ -154,7 +154,7 @@ class TrialHost:
             return trainable.save(checkpoint_dir)
         saved = self._mirrored.save(checkpoint_dir, trainable.save)
         self._flush()
-        self._mirrored.upload_output()  # the output so far, should the node be lost
+        self._mirrored.upload_output(checkpoint=True)  # the output so far, should the node be lost
         return saved
 
     def save_to_bytes(self) -> bytes:

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import secrets
 import shutil
 import tempfile
@@ -73,6 +74,9 @@ def scratch_root() -> str:
     return os.path.abspath(os.path.expanduser(root))  # the cwd changes (`chdir`)
 
 
+_OWN_DIRS = re.compile(rf"^(checkpoint_\d+|exploit_\d+|export|{SCRATCH_DIR})$")
+
+
 class MirroredTrial:
     """One trial's scratch directory on this node, and its way to the store
     (see the module doc). Built when the trial is assigned to a worker."""
@@ -88,6 +92,9 @@ class MirroredTrial:
         self._trial_rel = self.rel(context.trial_dir)
         self.trial_dir = self._local(self._trial_rel)
         self._logs = [name for name in (context.stdout_file, context.stderr_file) if name]
+        self._artifacts = context.sync_artifacts
+        self._artifacts_on_checkpoint = context.sync_artifacts_on_checkpoint
+        self._uploaded: dict[str, tuple[int, int]] = {}  # artifact -> (size, mtime_ns) stored
         self._download: str | None = None
 
     def local_context(self, context: TrialContext) -> TrialContext:
@@ -148,14 +155,33 @@ class MirroredTrial:
             return False
         return True
 
-    def upload_output(self) -> None:
+    def upload_output(self, *, checkpoint: bool = False) -> None:
         """Store the `log_to_file` files as they are now (whole files: the
-        store has no append); the streams must be flushed first."""
+        store has no append; the streams must be flushed first) and, with
+        `sync_artifacts`, the trial's other files that changed since they
+        were last stored (at a `checkpoint` only if
+        `sync_artifacts_on_checkpoint`)."""
         for name, rel in self._log_files():
             path = os.path.join(self.trial_dir, name)
             if os.path.isfile(path):
                 with open(path, "rb") as file:
                     self._store.write_bytes(rel, file.read())
+        if self._artifacts and (self._artifacts_on_checkpoint or not checkpoint):
+            self._upload_artifacts()
+
+    def _upload_artifacts(self) -> None:
+        logs = {path for path, _ in self._log_files()}
+        for path in _artifacts(self.trial_dir):
+            if path in logs:
+                continue
+            local = os.path.join(self.trial_dir, path)
+            stat = os.stat(local)
+            signature = (stat.st_size, stat.st_mtime_ns)
+            if self._uploaded.get(path) == signature:
+                continue
+            with open(local, "rb") as file:
+                self._store.write_bytes(f"{self._trial_rel}/{path}", file.read())
+            self._uploaded[path] = signature
 
     def _log_files(self) -> Iterator[tuple[str, str]]:
         """(local name, store path) of each `log_to_file` file, once each
@@ -219,6 +245,20 @@ class MirroredTrial:
         download, self._download = self._download, None
         if download is not None:
             shutil.rmtree(download, ignore_errors=True)
+
+
+def _artifacts(trial_dir: str) -> Iterator[str]:
+    """The files the trainable wrote in its trial directory, as '/'-joined
+    paths, leaving out what tunecore persists its own way: checkpoints,
+    exports and their scratch."""
+    for dirpath, dirnames, filenames in os.walk(trial_dir):
+        inner = os.path.relpath(dirpath, trial_dir)
+        if inner == ".":
+            dirnames[:] = [d for d in dirnames if not _OWN_DIRS.match(d)]
+        for name in filenames:
+            path = name if inner == "." else f"{inner}/{name}".replace(os.sep, "/")
+            if os.path.isfile(os.path.join(dirpath, name)):
+                yield path
 
 
 def _fresh_dir(path: str) -> str:

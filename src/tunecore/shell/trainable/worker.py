@@ -75,6 +75,12 @@ class TrialContext(msgspec.Struct, frozen=True, kw_only=True):
     store: Store | None = None
     """The experiment's storage when mirrored (rooted at the experiment:
     `<trial dirname>/checkpoint_000003` is a checkpoint), else None."""
+    sync_artifacts: bool = False
+    """With a `store`: upload every file the trial writes in its directory
+    (Ray's `SyncConfig(sync_artifacts=True)`), not only its `log_to_file`
+    output, as the trial leaves the worker..."""
+    sync_artifacts_on_checkpoint: bool = True
+    """...and with each checkpoint it saves."""
 
     # Ray Tune's `TuneContext` methods, for code written against `ray.tune.get_context()`.
 

@@ -34,6 +34,7 @@ from tunecore import (
     FailureConfig,
     ResultGrid,
     RunConfig,
+    SyncConfig,
     TuneConfig,
     Tuner,
 )
@@ -55,7 +56,7 @@ DRIVER_STEPS = 12
 DRIVER_STEP_S = 0.3
 """The killed driver's trials: 12 steps of 0.3 s each."""
 DRIVER_LAG_S = 2.0
-"""The killed driver's shipping lag (`SHIP_LAG_S`, 5 s by default; shorter
+"""The killed driver's shipping lag (`SyncConfig.sync_period`, 5 s by default; shorter
 to keep the test short). The storage first records a saved checkpoint 2-4
 s in, when the kill comes: mid-run, and before any result.json was shipped
 (a trial's file, growing every 0.3 s, is never unchanged from one tick to
@@ -112,16 +113,13 @@ def drive(uri: str, name: str, address: str) -> None:
     """The driver that is killed: two trials on the given Ray."""
     import ray  # noqa: PLC0415
 
-    from tunecore.api import tuner  # noqa: PLC0415
-
-    tuner.SHIP_LAG_S = DRIVER_LAG_S
     ray.init(address=address, log_to_driver=False)
     space = {
         "steps": DRIVER_STEPS,
         "sleep": DRIVER_STEP_S,
         "x": tunecore.grid_search([1, 2]),
     }
-    make_tuner(uri, name, space).fit()
+    make_tuner(uri, name, space, sync_config=SyncConfig(sync_period=DRIVER_LAG_S)).fit()
 
 
 # --- the tests ----------------------------------------------------------------

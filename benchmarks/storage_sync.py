@@ -14,7 +14,8 @@ for both frameworks:
 - `file`: a `file://` URI on another local directory;
 - `s3`: moto's S3 server on 127.0.0.1 (run by this parent process), reached
   through `pyarrow.fs.S3FileSystem(endpoint_override=...)`, a fresh bucket
-  per run.
+  per run; `s3-delayed-open` (only when asked for) the same with
+  `allow_delayed_open=True`, which writes a small object in one PUT.
 
 What is measured, and where, so that no number comes from a framework's
 own word where the outside can see it:
@@ -43,6 +44,10 @@ own word where the outside can see it:
   is counted) that shows it, either in a `result.json` or (tunecore) in the
   event log shipped so far. Median and maximum over all results; a result
   first visible only after `fit()` returned counts up to `fit()`'s return.
+- S3 server CPU: this process's CPU time during the run, less the
+  polling's: what moto spent serving the run. It runs on the same 2 cores
+  as the run, so it slows the run down, which a real S3 would not (it
+  would cost latency instead); read the S3 overheads with that in mind.
 - complete: after the run, every result of every trial is in the stored
   `result.json` files and every trial has a checkpoint in storage.
 
@@ -80,6 +85,7 @@ RAY_TUNE = "ray_tune"
 TUNECORE = "tunecore"
 FRAMEWORKS = (RAY_TUNE, TUNECORE)
 STORAGES = ("local", "file", "s3")
+S3_DELAYED = "s3-delayed-open"  # on request only: S3 through a single PUT per small object
 RESULTS_PER_TRIAL = 10
 CHECKPOINT_BYTES = 4096
 EXPERIMENT = "bench"
@@ -149,10 +155,14 @@ class Target:
     bucket: str = ""
 
 
-def s3_filesystem(endpoint: str) -> Any:
+def s3_filesystem(endpoint: str, delayed_open: bool = False) -> Any:
+    """The client a user would build. pyarrow's default writes every object,
+    however small, as a multipart upload (3 requests); `allow_delayed_open`
+    makes a small one a single PUT."""
     from pyarrow.fs import S3FileSystem  # noqa: PLC0415 - only the S3 rows need pyarrow
 
     return S3FileSystem(
+        allow_delayed_open=delayed_open,
         endpoint_override=endpoint,
         scheme="http",
         access_key=S3_KEY,
@@ -171,7 +181,8 @@ def storage_args(framework: str, target: Target) -> tuple[str, Any]:
     if target.storage == "file":
         return f"file://{target.directory}", None
     path = f"{target.bucket}/{PREFIX}"
-    return (path if framework == RAY_TUNE else f"s3://{path}"), s3_filesystem(target.endpoint)
+    filesystem = s3_filesystem(target.endpoint, target.storage == S3_DELAYED)
+    return (path if framework == RAY_TUNE else f"s3://{path}"), filesystem
 
 
 TIMINGS: dict[str, Any] = {"sync_s": 0.0, "blocked_s": 0.0, "final_flush_s": 0.0}
@@ -420,6 +431,7 @@ class Observer:
     made: dict[ResultKey, float] = field(default_factory=dict)  # when each result was reported
     _sizes: dict[str, int] = field(default_factory=dict)
     _log_dir: str = field(default_factory=lambda: tempfile.mkdtemp(prefix="bench-log-"))
+    cpu_s: float = 0.0  # this process's CPU spent polling (not the server's)
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
 
@@ -431,13 +443,20 @@ class Observer:
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
-        self.poll()  # the final state, after the run
+        self._timed_poll()  # the final state, after the run
         shutil.rmtree(self._log_dir, ignore_errors=True)
 
     def _loop(self) -> None:
         while not self._stop.wait(POLL_S):
             with contextlib.suppress(Exception):  # a file or key vanishing mid-read
-                self.poll()
+                self._timed_poll()
+
+    def _timed_poll(self) -> None:
+        start = time.thread_time()
+        try:
+            self.poll()
+        finally:
+            self.cpu_s += time.thread_time() - start
 
     def poll(self) -> None:
         now = time.time()
@@ -546,8 +565,7 @@ def spawn(framework: str, trials: int, target: Target) -> tuple[Measured, str, s
 def measure(framework: str, trials: int, storage: str, server: S3Server | None) -> Measured:
     """One run with its storage prepared, watched and checked."""
     with tempfile.TemporaryDirectory(prefix=f"bench-storage-{framework}-") as scratch:
-        if storage == "s3":
-            assert server is not None
+        if server is not None and storage.startswith("s3"):
             target = Target(storage, endpoint=server.endpoint, bucket=server.create_bucket())
             bucket = target.bucket
 
@@ -563,16 +581,20 @@ def measure(framework: str, trials: int, storage: str, server: S3Server | None) 
         observer = Observer(objects)
         if storage != "local":
             observer.start()
+        cpu = time.process_time()
         measured, _stdout, _stderr = spawn(framework, trials, target)
         observer.stop()
+        # What this process spent besides polling: serving the child's requests.
+        server_cpu = time.process_time() - cpu - observer.cpu_s
         if not measured.ok:
             return measured
         data = dict(measured.data)
         stored = objects()
         data["stored_objects"], data["stored_bytes"] = stored_totals(stored)
         data["checkpointed_trials"] = checkpointed_trials(stored)
-        if server is not None and storage == "s3":
+        if server is not None and storage.startswith("s3"):
             data["s3"] = server.app.snapshot(target.bucket)
+            data["s3_server_cpu_s"] = server_cpu
         data.update(lag(observer, float(data["fit_end"])) if storage != "local" else {})
         return Measured(data, problem=check(trials, data, observer))
 
@@ -635,7 +657,7 @@ def run(
     trial_counts: Sequence[int], storages: Sequence[str], frameworks: Sequence[str] = FRAMEWORKS
 ) -> tuple[str, bool, list[Row]]:
     """Run the comparison; (the Markdown report, whether every run passed its checks, rows)."""
-    server = S3Server() if "s3" in storages else None
+    server = S3Server() if any(s.startswith("s3") for s in storages) else None
     rows: list[Row] = []
     try:
         for trials in trial_counts:
@@ -666,8 +688,9 @@ def report(rows: Sequence[Row]) -> tuple[str, bool]:
         "",
         "| trials | storage | framework | wall s | overhead vs local | objects written / result | "
         "KB up / result | requests / result | stored objects | stored MB | sync busy s | "
-        "sync % of wall | driver blocked s | final flush s | lag median / max s |",
-        "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        "sync % of wall | driver blocked s | final flush s | lag median / max s | "
+        "S3 server CPU s |",
+        "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|",
     ]
     walls = {
         (r.trials, r.framework): float(r.measured.data["seconds"])
@@ -683,7 +706,7 @@ def report(rows: Sequence[Row]) -> tuple[str, bool]:
         if not m.ok:
             ok = ok and m.unavailable is not None
             why = m.unavailable or "FAILED"
-            lines.append(head + f"{why} |" + " - |" * 11)
+            lines.append(head + f"{why} |" + " - |" * 12)
             if m.problem:
                 notes.append(f"- {row.trials} trials, {row.storage}, {name}: {m.problem}")
             continue
@@ -721,6 +744,7 @@ def report(rows: Sequence[Row]) -> tuple[str, bool]:
             f"{float(d.get('blocked_s', 0.0)):.2f}" if synced else "-",
             f"{float(d.get('final_flush_s', 0.0)):.2f}" if synced else "-",
             lag_cell,
+            f"{d['s3_server_cpu_s']:.1f}" if "s3_server_cpu_s" in d else "-",
         ]
         lines.append(head + " | ".join(cells) + " |")
         if row.framework == TUNECORE and synced:
@@ -755,7 +779,9 @@ def report(rows: Sequence[Row]) -> tuple[str, bool]:
         "Driver blocked: tunecore's final StateShipper.close(); Ray Tune's",
         "sync_up_experiment_state calls (serialising the state, waiting when forced). Lag: report",
         f"to first sighting in storage (polled every {POLL_S} s, in result.json or tunecore's",
-        "shipped log). Ray Tune reuse_actors=True; tunecore with its defaults.",
+        "shipped log). S3 server CPU: what moto, in the benchmark's process on the same cores,",
+        "spent serving the run (a real S3 costs the run latency, not local CPU). Ray Tune",
+        "reuse_actors=True; tunecore with its defaults.",
     ]
     return "\n".join(lines), ok
 
@@ -776,8 +802,8 @@ def main(argv: Sequence[str]) -> int:
     counts = [20] if args.quick else [int(n) for n in args.trials.split(",") if n.strip()]
     storages = [s.strip() for s in args.storages.split(",") if s.strip()]
     frameworks = [f.strip() for f in args.frameworks.split(",") if f.strip()]
-    if bad := sorted(set(storages) - set(STORAGES)):
-        parser.error(f"--storages: unknown {bad}; choose from {', '.join(STORAGES)}")
+    if bad := sorted(set(storages) - {*STORAGES, S3_DELAYED}):
+        parser.error(f"--storages: unknown {bad}; choose from {', '.join(STORAGES)}, {S3_DELAYED}")
     if bad := sorted(set(frameworks) - set(FRAMEWORKS)):
         parser.error(f"--frameworks: unknown {bad}; choose from {', '.join(FRAMEWORKS)}")
     table, ok, rows = run(counts, storages, frameworks)

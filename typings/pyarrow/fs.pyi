@@ -62,6 +62,7 @@ class S3FileSystem(FileSystem):
         region: str | None = None,
         scheme: str | None = None,
         endpoint_override: str | None = None,
+        allow_delayed_open: bool = False,
         allow_bucket_creation: bool = False,
         allow_bucket_deletion: bool = False,
     ) -> None: ...

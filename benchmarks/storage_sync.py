@@ -22,6 +22,9 @@ own word where the outside can see it:
 
 - wall: from building the Tuner to the return of `fit()`, in the child;
   "overhead" is wall minus the same framework's wall on `local`.
+- driver CPU: the CPU time of the driver process (all its threads, the
+  syncing ones included) during `fit()`: syncing's cost where no server
+  latency hides it.
 - requests and bytes uploaded: counted at the S3 server itself (a WSGI
   layer around moto's application, per bucket): objects written (single
   PUTs, completed multipart uploads, server-side copies), the body bytes of
@@ -299,9 +302,11 @@ def child(framework: str, trials: int, target: Target) -> None:
 
     ray.init(num_cpus=NUM_CPUS, include_dashboard=False)
     out["fit_start"] = time.time()
+    cpu = time.process_time()
     run = run_ray_tune if framework == RAY_TUNE else run_tunecore
     seconds, count, errors = run(trials, target)
     out["fit_end"] = time.time()
+    out["driver_cpu_s"] = time.process_time() - cpu
     ray.shutdown()
     out.update(seconds=seconds, trial_count=count, errors=len(errors), **TIMINGS)
     out["first_errors"] = errors[:3]
@@ -686,11 +691,12 @@ def report(rows: Sequence[Row]) -> tuple[str, bool]:
         "",
         f"Each trial: {RESULTS_PER_TRIAL} results, 1 checkpoint of {CHECKPOINT_BYTES // 1024} KiB.",
         "",
-        "| trials | storage | framework | wall s | overhead vs local | objects written / result | "
+        "| trials | storage | framework | wall s | overhead vs local | driver CPU s | "
+        "objects written / result | "
         "KB up / result | requests / result | stored objects | stored MB | sync busy s | "
         "sync % of wall | driver blocked s | final flush s | lag median / max s | "
         "S3 server CPU s |",
-        "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|",
+        "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|",
     ]
     walls = {
         (r.trials, r.framework): float(r.measured.data["seconds"])
@@ -706,7 +712,7 @@ def report(rows: Sequence[Row]) -> tuple[str, bool]:
         if not m.ok:
             ok = ok and m.unavailable is not None
             why = m.unavailable or "FAILED"
-            lines.append(head + f"{why} |" + " - |" * 12)
+            lines.append(head + f"{why} |" + " - |" * 13)
             if m.problem:
                 notes.append(f"- {row.trials} trials, {row.storage}, {name}: {m.problem}")
             continue
@@ -736,6 +742,7 @@ def report(rows: Sequence[Row]) -> tuple[str, bool]:
         cells = [
             f"{wall:.1f}",
             overhead,
+            f"{float(d['driver_cpu_s']):.1f}",
             *per,
             f"{d['stored_objects']:,}",
             f"{d['stored_bytes'] / 1e6:.2f}",

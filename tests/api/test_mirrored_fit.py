@@ -284,3 +284,26 @@ def test_a_restore_keeps_the_sync_config(file_store: StorageTarget) -> None:
 def test_a_sync_period_of_nothing_is_refused_naming_it() -> None:
     with pytest.raises(pydantic.ValidationError, match="sync_period"):
         SyncConfig(sync_period=0)
+
+
+def test_rows_the_stored_result_file_lacks_are_put_back_from_the_log(
+    target: StorageTarget, staging: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A killed driver's result.json in storage may lag its stored log (it
+    is shipped less often): a resume from the URI writes back every row the
+    log holds, so none is lost."""
+    Tuner(
+        counting,
+        param_space={"steps": 3, "fail_at": 2},
+        run_config=RunConfig(name="exp", storage_path=target.uri, verbose=0, executor="in_process"),
+    ).fit()
+    [trial] = trial_dirs(target, "exp")
+    target.store.write_bytes(f"exp/{trial}/result.json", b"")  # as if not shipped yet
+    target.store.delete_file(f"exp/{trial}/progress.csv")
+    shutil.rmtree(staging)
+    monkeypatch.setenv("TUNECORE_STAGING", str(tmp_path / "elsewhere"))
+    Tuner.restore(target.experiment_uri("exp"), counting, resume_errored=True).fit()
+    rows = target.store.read_bytes(f"exp/{trial}/result.json").decode().splitlines()
+    assert [json.loads(row)["score"] for row in rows] == [1, 2, 3]
+    progress = target.store.read_bytes(f"exp/{trial}/progress.csv").decode().splitlines()
+    assert len(progress) == 1 + 3  # the header and a row per result

@@ -50,7 +50,7 @@ from tunecore.core.experiment.snapshot import decode_state, encode_state
 from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.core.search import BasicVariantGenerator, ConcurrencyLimiter, Searcher
 from tunecore.core.search.generator import UNBOUNDED
-from tunecore.model import CheckpointPolicy, ExperimentResumed, ExportFormat, Mode
+from tunecore.model import CheckpointPolicy, ExperimentResumed, ExportFormat, JsonDict, Mode
 from tunecore.model.storable import check_storable, encoding_error
 from tunecore.shell.callbacks import (
     Callback,
@@ -82,7 +82,7 @@ from tunecore.shell.loop import ExperimentLoop
 from tunecore.shell.mirror import Mirror
 from tunecore.shell.progress import ProgressReporter, final_summary
 from tunecore.shell.remote import StoredExperiment, as_location, experiment_header, is_stored
-from tunecore.shell.replay import BUILTIN, SnapshotKind, rebuild
+from tunecore.shell.replay import BUILTIN, SnapshotKind, rebuild, results_by_trial
 from tunecore.shell.resume import drop_unrecorded_checkpoints, repair_result_files
 from tunecore.shell.stoppers import StopSetting, plan_stop
 from tunecore.shell.storage import ExperimentStorage, safe_name
@@ -321,7 +321,9 @@ class Tuner:
             if self._resume is not None:
                 resumed = msgspec.structs.replace(self._resume, at=clock())
                 loop.feed([resumed])
-                repair_result_files(storage, loop.state, dirname)
+                # Stored result files lag the stored log: put back what the log has.
+                logged = None if mirror is None else self._logged_results(storage)
+                repair_result_files(storage, loop.state, dirname, logged)
                 drop_unrecorded_checkpoints(
                     storage, loop.state, dirname, None if mirror is None else mirror.store
                 )
@@ -349,6 +351,10 @@ class Tuner:
                 f"{storage.experiment_dir} stopped there; its results and log are kept)"
             )
         return self._results
+
+    def _logged_results(self, storage: ExperimentStorage) -> dict[str, list[JsonDict]]:
+        contents = read_log(storage.experiment_dir, quiet=True)
+        return results_by_trial(contents, self._snapshot_kind)
 
     def get_results(self) -> ResultGrid:
         """The results `fit()` returned; for a Tuner from `Tuner.restore`

@@ -35,7 +35,8 @@ from tunecore.core.experiment.snapshot import (
     decode_state,
     encode_state,
 )
-from tunecore.model import Command, ExperimentEvent, Rejection
+from tunecore.core.results import is_end_marker
+from tunecore.model import Command, ExperimentEvent, JsonDict, Rejection, ResultReported
 from tunecore.shell.eventlog import (
     HEADER_OFFSET,
     CorruptLogError,
@@ -134,6 +135,27 @@ def rebuild(
     for event in contents.events[records:]:
         _advance(replayed, event, keep_commands=False)
     return replayed
+
+
+def results_by_trial(
+    contents: LogContents, kind: SnapshotKind = BUILTIN
+) -> dict[str, list[JsonDict]]:
+    """Every result each trial reported, in order, as its result files got
+    them live (its `last_result` after each accepted result; a function's
+    end marker is none), replayed from the first event: what a resume puts
+    back when the files lag the log (an experiment in storage, whose
+    result files are shipped less often than its log)."""
+    state = _initial_state(contents, kind)
+    results: dict[str, list[JsonDict]] = {}
+    for event in contents.events:
+        outcome = step(state, event)
+        if isinstance(outcome, Rejection):
+            continue
+        state = outcome[0]
+        if isinstance(event, ResultReported) and not is_end_marker(event.result):
+            trial = state.trials[event.trial_id]
+            results.setdefault(event.trial_id, []).append(trial.last_result)
+    return results
 
 
 _OWN_TYPES = (

@@ -31,13 +31,13 @@ from __future__ import annotations
 import logging
 import re
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from tunecore.core.checkpoints import current_checkpoint
 from tunecore.core.experiment import ExperimentState
 from tunecore.core.results import DONE
-from tunecore.model import JsonValue, TrialState
+from tunecore.model import JsonDict, JsonValue, TrialState
 from tunecore.shell.storage import ExperimentStorage, to_json_value
 from tunecore.shell.store import Store
 
@@ -51,18 +51,27 @@ def repair_result_files(
     storage: ExperimentStorage,
     state: ExperimentState,
     dirname_of: Callable[[TrialState], str] | None = None,
+    logged: Mapping[str, Sequence[JsonDict]] | None = None,
 ) -> int:
     """Repair the files of every trial that has a directory (see the module
     docstring); returns how many trials' files changed. `dirname_of` is the
-    user's `trial_dirname_creator`, if the experiment had one."""
+    user's `trial_dirname_creator`, if the experiment had one. `logged`
+    (`replay.results_by_trial`) are the results the log holds, for files
+    that may lag it (an experiment fetched from storage): where they keep
+    more rows than the file, the rows come from them."""
     changed = 0
     for trial in sorted(state.trials.values(), key=lambda t: state.index[t.trial_id]):
         name = storage.trial_dirname(trial.spec, None if dirname_of is None else dirname_of(trial))
         directory = storage.experiment_dir / name
+        from_log = [] if logged is None else logged_rows(trial, logged.get(trial.trial_id, []))
+        if from_log and not directory.is_dir():
+            directory.mkdir(parents=True)
         if not directory.is_dir():
             continue
         rows = storage.read_results(directory)
         kept = rows_to_keep(trial, rows)
+        if len(from_log) > len(kept):
+            kept = from_log
         if kept != rows or not storage.progress_in_line(directory, kept):
             storage.rewrite_results(directory, kept)
             changed += 1
@@ -126,6 +135,11 @@ def _checkpoint_dirs(directory: Path, name: str, store: Store | None) -> list[st
     return sorted(
         entry.name for entry in directory.iterdir() if not entry.is_symlink() and entry.is_dir()
     )
+
+
+def logged_rows(trial: TrialState, results: Sequence[JsonDict]) -> list[Row]:
+    """The rows of `trial` that stay, from the results the log holds."""
+    return rows_to_keep(trial, [_as_row(dict(result)) for result in results])
 
 
 def rows_to_keep(trial: TrialState, rows: list[Row]) -> list[Row]:

@@ -17,6 +17,11 @@ each trial that reported anything:
   never logged, and the last result, if missing, is written back (a trial
   stopped before it reported anything has no result to get back).
 
+An experiment fetched from storage is the exception: its result files
+are shipped less often than its log, so they may lack rows the log holds.
+Its resume replays the log's results (`replay.results_by_trial`) and takes
+the rows from there wherever they keep more than the file.
+
 Either way no result is lost and none is written twice. progress.csv is
 rewritten from the same rows whenever its count disagrees (a crash can
 come between the two files' appends) or its header lacks a key of theirs

@@ -307,3 +307,48 @@ def test_rows_the_stored_result_file_lacks_are_put_back_from_the_log(
     assert [json.loads(row)["score"] for row in rows] == [1, 2, 3]
     progress = target.store.read_bytes(f"exp/{trial}/progress.csv").decode().splitlines()
     assert len(progress) == 1 + 3  # the header and a row per result
+
+
+def every_other(config: Mapping[str, JsonValue]) -> None:
+    """Reports steps 1..5, a checkpoint with the even ones; the first run
+    fails at step 4, after step 3 was reported past checkpoint 2."""
+    start = 0
+    checkpoint = tunecore.get_checkpoint()
+    if checkpoint is not None:
+        with checkpoint.as_directory() as directory:
+            start = json.loads(Path(directory, "state.json").read_text())["step"]
+    for step in range(start + 1, 6):
+        if step == 4 and start == 0:
+            raise RuntimeError("planned failure at step 4")
+        if step % 2:
+            tunecore.report({"score": step})
+            continue
+        with tempfile.TemporaryDirectory() as directory:
+            Path(directory, "state.json").write_text(json.dumps({"step": step}))
+            tunecore.report(
+                {"score": step}, checkpoint=tunecore.Checkpoint.from_directory(directory)
+            )
+
+
+def test_rows_put_back_from_the_log_leave_out_what_an_earlier_resume_dropped(
+    target: StorageTarget, staging: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The log holds the results an earlier resume dropped from the files
+    (those after the checkpoint it went on from, which the trial reported
+    again): rows put back from the log must leave them out too."""
+    run_config = RunConfig(name="exp", storage_path=target.uri, verbose=0, executor="in_process")
+    Tuner(every_other, run_config=run_config).fit()  # 1, 2, 3, then fails
+    uri = target.experiment_uri("exp")
+    Tuner.restore(uri, every_other, resume_errored=True).fit()  # from 2: 3, 4, 5
+    [trial] = [name for name in target.store.list("exp") if name.startswith("every_other_")]
+
+    def scores() -> list[JsonValue]:
+        rows = target.store.read_bytes(f"exp/{trial}/result.json").decode().splitlines()
+        return [json.loads(row)["score"] for row in rows]
+
+    assert scores() == [1, 2, 3, 4, 5]
+    target.store.write_bytes(f"exp/{trial}/result.json", b"")  # as if not shipped yet
+    shutil.rmtree(staging)
+    monkeypatch.setenv("TUNECORE_STAGING", str(tmp_path / "elsewhere"))
+    Tuner.restore(uri, every_other).fit()
+    assert scores() == [1, 2, 3, 4, 5]

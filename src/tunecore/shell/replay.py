@@ -36,7 +36,14 @@ from tunecore.core.experiment.snapshot import (
     encode_state,
 )
 from tunecore.core.results import is_end_marker
-from tunecore.model import Command, ExperimentEvent, JsonDict, Rejection, ResultReported
+from tunecore.model import (
+    Command,
+    ExperimentEvent,
+    ExperimentResumed,
+    JsonDict,
+    Rejection,
+    ResultReported,
+)
 from tunecore.shell.eventlog import (
     HEADER_OFFSET,
     CorruptLogError,
@@ -47,6 +54,7 @@ from tunecore.shell.eventlog import (
     read_log,
 )
 from tunecore.shell.journal import EMPTY_DIGEST, SnapshotStore, chain_digest
+from tunecore.shell.resume import logged_rows
 
 logger = logging.getLogger(__name__)
 SnapshotKind = type[ExperimentSnapshot[Any, Any]]
@@ -155,6 +163,11 @@ def results_by_trial(
         if isinstance(event, ResultReported) and not is_end_marker(event.result):
             trial = state.trials[event.trial_id]
             results.setdefault(event.trial_id, []).append(trial.last_result)
+        elif isinstance(event, ExperimentResumed):
+            # That resume dropped from the files the results its trials
+            # were to report again (`resume.rows_to_keep`): so do these.
+            for trial_id, reported in results.items():
+                results[trial_id] = logged_rows(state.trials[trial_id], reported)
     return results
 
 

@@ -343,3 +343,29 @@ def test_within_roots_the_store_at_a_directory(store: Store) -> None:
     assert inner.uri("t") == store.uri("exp_1/t")
     with pytest.raises(ValueError, match=r"'\.\./x'"):
         within(store, "../x")
+
+
+def test_an_s3_uri_writes_small_objects_in_one_put_unless_it_says_otherwise(
+    s3_store: StorageTarget,
+) -> None:
+    """pyarrow's S3 client writes any object as a multipart upload (three
+    requests) unless `allow_delayed_open`: tunecore turns it on for URIs
+    that do not choose, and never records the option in the URI."""
+    spec, store = resolve_storage(s3_store.uri)
+    assert isinstance(store, ArrowStore)
+    assert s3_option(store, "allow_delayed_open") is True
+    assert "allow_delayed_open" not in spec.uri
+    store.write_bytes("x/y", b"data")  # and it writes
+    assert s3_store.store.read_bytes("x/y") == b"data"
+    _, chosen = resolve_storage(f"{s3_store.uri}&allow_delayed_open=false")
+    assert isinstance(chosen, ArrowStore)
+    assert s3_option(chosen, "allow_delayed_open") is False
+
+
+def s3_option(store: ArrowStore, name: str) -> object:
+    """An option the store's S3FileSystem was built with (what pickling it keeps)."""
+    reduced = store.fs.__reduce__()
+    assert isinstance(reduced, tuple)
+    options = reduced[1][0]
+    assert isinstance(options, dict)
+    return options[name]

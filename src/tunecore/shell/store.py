@@ -552,7 +552,7 @@ def resolve_storage(
     except ImportError as exc:
         raise ImportError(f"storage_path {raw!r} needs pyarrow: {INSTALL_HINT}") from exc
     try:
-        fs, base = pyarrow.fs.FileSystem.from_uri(raw)
+        fs, base = pyarrow.fs.FileSystem.from_uri(_with_defaults(raw, scheme))
     except ValueError as exc:  # pyarrow.lib.ArrowInvalid
         if "Unrecognized filesystem type" in str(exc):
             raise ValueError(
@@ -564,6 +564,20 @@ def resolve_storage(
         raise OSError(f"storage_path {raw!r}: {exc}") from exc
     uri = _without_credentials(raw)
     return StorageSpec(uri=uri, mirrored=True), ArrowStore(fs, base, uri)
+
+
+def _with_defaults(uri: str, scheme: str) -> str:
+    """`uri` with tunecore's defaults for what the URI leaves unsaid. S3:
+    `allow_delayed_open`, which writes a small object in one PUT instead of
+    a three-request multipart upload (most of what tunecore stores is
+    small); a URI that names it keeps its own value."""
+    if scheme.lower() != "s3":
+        return uri
+    parts = urllib.parse.urlsplit(uri)
+    if "allow_delayed_open" in urllib.parse.parse_qs(parts.query):
+        return uri
+    query = "&".join(filter(None, (parts.query, "allow_delayed_open=true")))
+    return urllib.parse.urlunsplit(parts._replace(query=query))
 
 
 def _with_filesystem(storage_path: object, storage_filesystem: object) -> tuple[StorageSpec, Store]:

@@ -57,7 +57,7 @@ def check(experiment_dir: str, token: str) -> None:
     )
     raise StorageNotSharedError(
         f"The experiment directory {experiment_dir} {why} on node {socket.gethostname()}: "
-        "this node does not share the driver's storage_path. On a cluster, storage_path must "
-        "be a filesystem every node mounts at the same path (storage through pyarrow.fs, "
-        "s3:// and the like, is being built)."
+        "this node does not share the driver's storage_path. On a cluster, give storage_path "
+        "a URI every node reaches (s3://, gs://, or file:// on a mount every node has), or a "
+        "path every node mounts at the same place."
     )

@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -28,6 +29,7 @@ from tunecore import (
 )
 from tunecore.model import JsonValue
 from tunecore.schedulers import PopulationBasedTraining
+from tunecore.shell.lock import ExperimentLockedError
 
 TARGETS = ["file_store", "s3_store"]
 
@@ -352,3 +354,16 @@ def test_rows_put_back_from_the_log_leave_out_what_an_earlier_resume_dropped(
     monkeypatch.setenv("TUNECORE_STAGING", str(tmp_path / "elsewhere"))
     Tuner.restore(uri, every_other).fit()
     assert scores() == [1, 2, 3, 4, 5]
+
+
+def test_a_driver_on_another_machine_keeps_a_second_one_out(target: StorageTarget) -> None:
+    """The staging lock only sees this machine; the lease in the storage
+    refuses a driver on another one while the first renews it, and a run
+    that ends gives it up."""
+    run(target, "exp")
+    assert not target.store.exists("exp/driver.lease")
+    lease = {"host": "other-host", "pid": 4242, "token": "theirs", "renewed": time.time()}
+    target.store.write_bytes("exp/driver.lease", json.dumps(lease).encode())
+    with pytest.raises(ExperimentLockedError, match="pid 4242 on host 'other-host'"):
+        Tuner.restore(target.experiment_uri("exp"), counting).fit()
+    assert target.store.list("exp/events"), "the stored experiment is untouched"

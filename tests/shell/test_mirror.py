@@ -6,12 +6,19 @@ one aside there."""
 
 from __future__ import annotations
 
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from tests.storage_fixtures import StorageTarget
 from tunecore.shell.eventlog import LogError
+from tunecore.shell.lock import ExperimentLockedError
 from tunecore.shell.mirror import Mirror
 from tunecore.shell.shipper import segment_name
 from tunecore.shell.store import resolve_storage
@@ -90,3 +97,49 @@ def test_an_earlier_run_is_set_aside_in_the_storage(target: StorageTarget) -> No
     assert name.startswith("exp_")
     assert not mirror.holds_experiment()
     assert target.store.read_bytes(f"{name}/{segment_name(0, len(STORED))}") == STORED
+
+
+# -- the driver's lease -------------------------------------------------------------------
+
+
+def held_by(mirror: Mirror, host: str, pid: int, age_s: float) -> None:
+    lease = {"host": host, "pid": pid, "token": "theirs", "renewed": time.time() - age_s}
+    mirror.store.write_bytes("driver.lease", json.dumps(lease).encode())
+
+
+def test_a_driver_on_another_machine_keeps_the_experiment(target: StorageTarget) -> None:
+    mirror = mirror_of(target)
+    held_by(mirror, "other-host", 4242, age_s=3)
+    with pytest.raises(ExperimentLockedError, match="pid 4242 on host 'other-host'"):
+        mirror.take_lease(lag_s=5)
+    assert b"theirs" in mirror.store.read_bytes("driver.lease")  # untouched
+
+
+def test_a_lease_nobody_renews_is_taken_over(target: StorageTarget) -> None:
+    mirror = mirror_of(target)
+    held_by(mirror, "other-host", 4242, age_s=61)
+    mirror.take_lease(lag_s=5)
+    assert json.loads(mirror.store.read_bytes("driver.lease"))["pid"] == os.getpid()
+
+
+def test_a_dead_driver_on_this_host_is_taken_over_at_once(target: StorageTarget) -> None:
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    mirror = mirror_of(target)
+    held_by(mirror, socket.gethostname(), int(dead.stdout), age_s=1)
+    mirror.take_lease(lag_s=5)
+    assert json.loads(mirror.store.read_bytes("driver.lease"))["pid"] == os.getpid()
+
+
+def test_a_driver_gives_up_only_its_own_lease(target: StorageTarget) -> None:
+    mirror = mirror_of(target)
+    mirror.take_lease(lag_s=5)
+    mirror.drop_lease()
+    assert not mirror.store.exists("driver.lease")
+    held_by(mirror, "other-host", 4242, age_s=1)
+    mirror.drop_lease()
+    assert mirror.store.exists("driver.lease")

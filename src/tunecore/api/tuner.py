@@ -256,23 +256,29 @@ class Tuner:
             return self._fit(storage)
 
     def _fit_mirrored(self, spec: StorageSpec, root: Store) -> ResultGrid:
-        """`fit()` with the experiment in storage: staged locally, shipped."""
+        """`fit()` with the experiment in storage: staged locally, shipped,
+        under the staging directory's lock and the storage's lease."""
         name = self._run.name or _stored_default_name(root, _short(self._name))
         mirror = Mirror(spec, root, name)
-        if self._resume is None and (aside := mirror.set_aside_earlier_run()) is not None:
-            warnings.warn(
-                f"{mirror.store.uri()} held an earlier experiment; it is now in {aside} "
-                f"(continue it with Tuner.restore({aside!r}, ...)). This run starts afresh "
-                "under the name you gave.",
-                stacklevel=3,
-            )
         storage = ExperimentStorage(mirror.staging_root, name)
         with driver_lock(storage.experiment_dir):
-            if self._resume is None:
-                mirror.clear_staging()
-            else:
-                mirror.sync_down()
-            return self._fit(storage, mirror)
+            mirror.take_lease(self._run.sync_config.sync_period)
+            try:
+                if self._resume is not None:
+                    mirror.sync_down()
+                else:
+                    if (aside := mirror.set_aside_earlier_run()) is not None:
+                        warnings.warn(
+                            f"{mirror.store.uri()} held an earlier experiment; it is now in "
+                            f"{aside} (continue it with Tuner.restore({aside!r}, ...)). This "
+                            "run starts afresh under the name you gave.",
+                            stacklevel=4,
+                        )
+                        mirror.renew_lease()  # it moved aside with the earlier run
+                    mirror.clear_staging()
+                return self._fit(storage, mirror)
+            finally:
+                mirror.drop_lease()
 
     def _fit(self, storage: ExperimentStorage, mirror: Mirror | None = None) -> ResultGrid:
         """`fit()` in the experiment directory, its driver lock held."""

@@ -14,19 +14,28 @@ at most the shipper's lag.
 from __future__ import annotations
 
 import datetime
+import json
 import logging
 import os
+import secrets
 import shutil
+import socket
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 from tunecore.shell.eventlog import LOG_FILE, LogError
-from tunecore.shell.lock import LOCK_FILE
+from tunecore.shell.lock import LOCK_FILE, ExperimentLockedError
 from tunecore.shell.shipper import SEGMENT_DIR, StateShipper, fetch_state, stored_log
 from tunecore.shell.storage import safe_name
 from tunecore.shell.store import StorageSpec, Store, staging_root, within
 
 logger = logging.getLogger(__name__)
+
+LEASE_FILE = "driver.lease"
+LEASE_MIN_S = 60.0
+"""A lease not renewed for this long (or ten shipping periods, if longer)
+belongs to a driver that is gone."""
 
 
 class Mirror:
@@ -39,6 +48,8 @@ class Mirror:
         self.name = safe_name(name, fallback="experiment")
         self.store = within(root, self.name)
         self.staging_root = Path(staging_root(spec))
+        self._token = secrets.token_hex(8)
+        self._stale_s = LEASE_MIN_S
 
     @property
     def staging_dir(self) -> Path:
@@ -62,6 +73,7 @@ class Mirror:
             if not self.root.exists(candidate := stem if number == 1 else f"{stem}_{number}")
         )
         self.root.copy_dir(self.name, aside)
+        self.root.delete_file(f"{aside}/{LEASE_FILE}")  # the copy runs nowhere
         self.root.delete_dir(self.name)
         return self.root.uri(aside)
 
@@ -85,7 +97,75 @@ class Mirror:
         fetch_state(self.store, self.staging_dir)
 
     def shipper(self, log_size: Callable[[], int], lag_s: float) -> StateShipper:
-        return StateShipper(self.store, self.staging_dir, log_size, lag_s=lag_s)
+        """The shipper of this experiment, renewing the lease every round."""
+        self._stale_s = max(LEASE_MIN_S, 10 * lag_s)
+        return StateShipper(
+            self.store, self.staging_dir, log_size, lag_s=lag_s, heartbeat=self.renew_lease
+        )
+
+    # -- the driver's lease: one driver per stored experiment, across machines ---------
+
+    def take_lease(self, lag_s: float) -> None:
+        """Claim the stored experiment for this driver, or raise
+        `ExperimentLockedError` naming the driver that holds it. The
+        staging directory's lock keeps out a second driver on this machine;
+        the lease (`driver.lease` in the storage: host, pid, when renewed)
+        keeps out one on another machine while its holder renews it. A
+        holder that stopped renewing (`LEASE_MIN_S`, or ten shipping
+        periods), or a dead process on this host, is taken over. Advisory:
+        storage has no compare-and-swap, so two drivers starting in the
+        same instant could both take it."""
+        self._stale_s = max(LEASE_MIN_S, 10 * lag_s)
+        held = self._read_lease()
+        if held is not None and not self._lease_is_stale(held):
+            renewed = held.get("renewed")
+            age = time.time() - renewed if isinstance(renewed, int | float) else 0.0
+            raise ExperimentLockedError(
+                f"{self.store.uri()} is in use by another driver (pid {held.get('pid')} on host "
+                f"{held.get('host')!r}, lease renewed {age:.0f} s ago). Only one driver may run "
+                f"an experiment: wait for it to end (a dead driver's lease lapses after "
+                f"{self._stale_s:.0f} s)"
+            )
+        self.renew_lease()
+
+    def renew_lease(self) -> None:
+        lease = {"host": socket.gethostname(), "pid": os.getpid(), "token": self._token}
+        lease["renewed"] = time.time()
+        self.store.write_bytes(LEASE_FILE, json.dumps(lease).encode())
+
+    def drop_lease(self) -> None:
+        """Give the experiment up (only a lease this driver still holds)."""
+        held = self._read_lease()
+        if held is not None and held.get("token") == self._token:
+            self.store.delete_file(LEASE_FILE)
+
+    def _read_lease(self) -> dict[str, object] | None:
+        try:
+            held = json.loads(self.store.read_bytes(LEASE_FILE))
+        except FileNotFoundError:
+            return None
+        except ValueError:  # not JSON: nobody's lease
+            logger.warning("Ignoring %s: not a lease", self.store.uri(LEASE_FILE))
+            return None
+        return held if isinstance(held, dict) else None
+
+    def _lease_is_stale(self, held: dict[str, object]) -> bool:
+        renewed, pid = held.get("renewed"), held.get("pid")
+        if not isinstance(renewed, int | float) or time.time() - renewed > self._stale_s:
+            return True
+        if held.get("host") == socket.gethostname() and isinstance(pid, int):
+            return not _alive(pid)
+        return False
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
 
 
 def _starts_with(path: Path, prefix: bytes) -> bool:

@@ -309,7 +309,8 @@ class StateShipper:
     `log_size()` is the local log's length at its last whole record (called
     from the shipper thread); `clock` is what the trial-file throttle
     measures time with. `tick()` is one round of shipping, which the thread
-    runs every `lag_s` seconds (tests call it directly)."""
+    runs every `lag_s` seconds (tests call it directly); each round first
+    calls `heartbeat`, if given (the driver's lease, `shell.mirror`)."""
 
     def __init__(
         self,
@@ -319,6 +320,7 @@ class StateShipper:
         *,
         lag_s: float = 5.0,
         clock: Callable[[], float] = time.monotonic,
+        heartbeat: Callable[[], None] | None = None,
     ) -> None:
         if not lag_s > 0:
             raise ValueError(f"lag_s must be a positive number of seconds, got {lag_s!r}")
@@ -326,6 +328,7 @@ class StateShipper:
         self.local_dir = Path(local_dir)
         self.stats = ShipStats()
         self._log_size = log_size
+        self._heartbeat = heartbeat
         self._lag_s = lag_s
         self._clock = clock
         self._tick_lock = threading.Lock()
@@ -409,6 +412,8 @@ class StateShipper:
         throttle); True if everything seen is now in storage. Never raises:
         a step that fails is retried next tick."""
         with self._tick_lock:
+            if self._heartbeat is not None:
+                self._step("renewing the driver's lease", self._heartbeat)
             self._step("reading the stored log", self._start_up)
             self._step("deleting log objects", self._delete_doomed)
             self._step("shipping the event log", self._ship_log)

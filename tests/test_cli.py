@@ -37,7 +37,7 @@ from tunecore.shell.inbox import AddTrialRequest, Inbox, StopTrialRequest
 from tunecore.shell.journal import SnapshotStore
 from tunecore.shell.replay import replay
 from tunecore.shell.shipper import StateShipper
-from tunecore.shell.store import within
+from tunecore.shell.store import resolve_storage, staging_root, within
 
 WAIT_S = 20.0
 """The most any handshake below waits; they normally take well under a second."""
@@ -66,6 +66,7 @@ class Handshake:
         self.posted = threading.Event()  # set by the test after the CLI posted
         self.trial_id = ""
         self.inbox = Path()
+        self.stored_inbox: Path | None = None  # the inbox in storage, for a URI
 
 
 HANDSHAKE = Handshake()
@@ -83,8 +84,9 @@ def waits_for_a_request(config: dict[str, object]) -> None:
     HANDSHAKE.running.set()
     assert HANDSHAKE.posted.wait(WAIT_S)
     deadline = time.monotonic() + WAIT_S
-    while any(HANDSHAKE.inbox.glob("*.json")) and time.monotonic() < deadline:
-        time.sleep(0.01)  # polling the inbox directory, with a deadline
+    inboxes = [HANDSHAKE.inbox, HANDSHAKE.stored_inbox or HANDSHAKE.inbox]
+    while any(any(inbox.glob("*.json")) for inbox in inboxes) and time.monotonic() < deadline:
+        time.sleep(0.01)  # polling the inbox directories, with a deadline
     for step in range(2, 6):
         tunecore.report({"step": step})
 
@@ -513,13 +515,47 @@ def test_a_corrupt_stored_log_exits_with_4_naming_the_uri(
     assert "a stored log is only read here" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("command", ["stop", "add"])
-def test_requests_need_the_drivers_directory_not_a_uri(
-    command: str, file_store: StorageTarget, capsys: pytest.CaptureFixture[str]
+def test_stop_through_the_uri_reaches_a_running_trial(
+    handshake: Handshake, file_store: StorageTarget, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    extra = {"stop": ["some_trial"], "add": ["--config", "{}"]}[command]
-    assert main([command, f"{file_store.uri}/exp", *extra]) == 2
-    assert "not a URI" in capsys.readouterr().err
+    """`tunecore stop URI` from a machine that only has the URI: the
+    request goes to the inbox in storage, and the driver's shipper brings
+    it to the running loop (within its sync period)."""
+    spec, _ = resolve_storage(file_store.uri)
+    staged = Path(staging_root(spec)) / "exp"
+    handshake.inbox = staged / "inbox"
+    handshake.stored_inbox = Path(file_store.store.uri("exp/inbox"))
+    args = ["--executor", "in_process", "--name", "exp", "--verbose", "0"]
+    run_args = ["run", "tests.test_cli:waits_for_a_request", "--storage-path", file_store.uri]
+    codes: list[int] = []
+    driver = threading.Thread(target=lambda: codes.append(main([*run_args, *args])))
+    driver.start()
+    try:
+        assert handshake.running.wait(WAIT_S)
+        uri = file_store.experiment_uri("exp")
+        assert main(["stop", uri, handshake.trial_id]) == 0
+        out = capsys.readouterr().out
+        assert f"Queued stop {handshake.trial_id}" in out
+        assert "within a few seconds" in out
+    finally:
+        handshake.posted.set()
+        driver.join(WAIT_S)
+    assert codes == [0]
+    trial = replay(staged).state.trials[handshake.trial_id]
+    assert trial.status is TrialStatus.TERMINATED
+    assert trial.last_result["step"] == 1  # it would have gone on to 5
+    assert file_store.store.list("exp/inbox") == []
+
+
+def test_stop_through_a_uri_names_the_uri_when_the_experiment_has_ended(
+    finished: Path, file_store: StorageTarget, capsys: pytest.CaptureFixture[str]
+) -> None:
+    uri = stored(finished, file_store)
+    assert main(["stop", uri, "some_trial"]) == 2
+    error = capsys.readouterr().err
+    assert f"the experiment in {uri} has ended" in error
+    assert "tunecore-stored-" not in error  # the local copy is not what the user named
+    assert file_store.store.list("exp/inbox") == []
 
 
 # -- resume -----------------------------------------------------------------------------

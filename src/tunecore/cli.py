@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import difflib
 import json
 import os
@@ -94,7 +95,13 @@ from tunecore.schedulers import (
     PopulationBasedTraining,
 )
 from tunecore.shell.eventlog import LOG_FILE, CorruptLogError, LogError, log_path
-from tunecore.shell.inbox import AddTrialRequest, Inbox, Request, StopTrialRequest
+from tunecore.shell.inbox import (
+    AddTrialRequest,
+    Inbox,
+    Request,
+    StopTrialRequest,
+    post_to_store,
+)
 from tunecore.shell.progress import ProgressReporter, spec_name, trials_in_order
 from tunecore.shell.remote import is_stored, open_stored
 from tunecore.shell.replay import Replayed, ReplayMismatchError, replay
@@ -275,15 +282,34 @@ def _is_uri(given: str) -> bool:
         raise CliError(str(error)) from None
 
 
-def _local_only(given: str, command: str) -> Path:
-    """`_experiment_dir`, refusing a URI: `command` writes to the running
-    driver's inbox, which is on its machine, never in storage."""
-    if _is_uri(given):
-        raise CliError(
-            f"{given}: tunecore {command} needs the experiment's directory on the driver's "
-            "machine (requests reach the driver there), not a URI"
-        )
-    return _experiment_dir(given)
+@dataclasses.dataclass(frozen=True)
+class _Inbox:
+    """Where `stop` and `add` read an experiment (a local copy for a URI),
+    how to name it, and how to post it a request: to the directory's inbox,
+    or to the one in storage, which the driver's shipper brings in."""
+
+    local: Path
+    shown: str
+    post: Callable[[Request], str]
+    stored: bool
+
+    def state(self) -> ExperimentState:
+        """`_open_experiment`, naming the experiment as the user did."""
+        try:
+            return _open_experiment(self.local)
+        except CliError as error:
+            raise CliError(str(error).replace(str(self.local), self.shown), error.code) from None
+
+
+def _inbox_of(given: str) -> _Inbox:
+    if not _is_uri(given):
+        directory = _experiment_dir(given)
+        return _Inbox(directory, str(directory), lambda r: str(Inbox(directory).post(r)), False)
+    try:
+        stored = open_stored(given)
+    except (LogError, OSError, ValueError, ImportError) as error:
+        raise CliError(str(error)) from None
+    return _Inbox(stored.local, stored.uri, lambda r: post_to_store(stored.store, r), True)
 
 
 def _refuse_undecodable(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -744,30 +770,31 @@ def _find_trial(state: ExperimentState, given: str) -> TrialState:
     raise CliError(f"there is no trial {given!r}; the experiment's trials: {known}{more}")
 
 
-def _post(directory: Path, request: Request, what: str) -> int:
-    path = Inbox(directory).post(request)
+def _post(inbox: _Inbox, request: Request, what: str) -> int:
+    where = inbox.post(request)
+    soon = "within a few seconds" if inbox.stored else "within about a second"
     print(
-        f"Queued {what} ({path}). The running experiment takes it within about a second; "
-        f"tunecore status {directory} shows the effect."
+        f"Queued {what} ({where}). The running experiment takes it {soon}; "
+        f"tunecore status {inbox.shown} shows the effect."
     )
     return EXIT_OK
 
 
 def _stop(args: argparse.Namespace) -> int:
-    directory = _local_only(args.dir, "stop")
-    trial = _find_trial(_open_experiment(directory), args.trial)
+    inbox = _inbox_of(args.dir)
+    trial = _find_trial(inbox.state(), args.trial)
     if trial.status in (TrialStatus.TERMINATED, TrialStatus.ERROR):
         print(f"Trial {trial.trial_id} has already ended ({trial.status.value}): nothing to stop.")
         return EXIT_OK
-    return _post(directory, StopTrialRequest(trial_id=trial.trial_id), f"stop {trial.trial_id}")
+    return _post(inbox, StopTrialRequest(trial_id=trial.trial_id), f"stop {trial.trial_id}")
 
 
 def _add(args: argparse.Namespace) -> int:
-    directory = _local_only(args.dir, "add")
+    inbox = _inbox_of(args.dir)
     config = _config_object(args.config)
-    _open_experiment(directory)
+    inbox.state()
     request = AddTrialRequest(config=config, experiment_tag=args.tag)
-    return _post(directory, request, f"a trial with config {json.dumps(config)}")
+    return _post(inbox, request, f"a trial with config {json.dumps(config)}")
 
 
 def _config_object(text: str) -> JsonDict:

@@ -20,7 +20,7 @@ from tests.storage_fixtures import StorageTarget
 from tunecore.core.experiment import ExperimentConfig, new_experiment
 from tunecore.core.experiment.snapshot import encode_state
 from tunecore.core.search import BasicVariantGenerator
-from tunecore.model import Tick
+from tunecore.model import StopRequested, Tick
 from tunecore.model.codec import from_msgpack
 from tunecore.shell.eventlog import (
     LOG_FILE,
@@ -30,6 +30,7 @@ from tunecore.shell.eventlog import (
     RunSettings,
     read_log,
 )
+from tunecore.shell.inbox import MAX_REQUEST_BYTES, Inbox, StopTrialRequest, post_to_store
 from tunecore.shell.journal import EMPTY_DIGEST, SnapshotFile, SnapshotStore
 from tunecore.shell.shipper import (
     COMPACT_COUNT,
@@ -630,3 +631,25 @@ def test_fetch_state_brings_back_a_real_experiment(target: StorageTarget, tmp_pa
 def test_fetch_state_of_an_empty_store_names_it(file_store: StorageTarget, tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="no event log stored"):
         fetch_state(LocalStore(str(tmp_path / "nothing")), tmp_path / "back")
+
+
+# -- requests posted to the stored inbox ----------------------------------------
+
+
+def test_requests_posted_to_the_store_reach_the_local_inbox(
+    target: StorageTarget, staging: Staging
+) -> None:
+    """`tunecore stop|add URI` posts to the store; each round moves what is
+    there into the staging inbox, where the loop reads (and checks) it.
+    Names that are no request, and objects too large to be one, are only
+    deleted."""
+    store = within(target.store, "exp")
+    posted = post_to_store(store, StopTrialRequest(trial_id="t1"))
+    assert posted.startswith(store.uri("inbox"))
+    store.write_bytes("inbox/notes.txt", b"not a request")
+    store.write_bytes("inbox/huge.json", b" " * (MAX_REQUEST_BYTES + 1))
+    shipper(store, staging).tick()
+    assert store.list("inbox") == []
+    [request] = Inbox(staging.dir).take(at=1.0)
+    assert isinstance(request, StopRequested)
+    assert request.trial_id == "t1"

@@ -4,7 +4,9 @@ The channel is a directory, `<experiment dir>/inbox/`, so it needs no
 server, no port and no process id: whoever can write the experiment
 directory can post, and a request posted while the driver is down waits
 there for `tunecore resume`. (The seed ran a TuneServer and a client for
-this.)
+this.) An experiment kept in storage has the same inbox there
+(`post_to_store`); the driver's shipper moves what arrives into the
+staging directory's inbox.
 
 - A request is one small JSON file holding a `Request` (a tagged union, so
   decoding builds nothing but these two structs; no pickle). It is written
@@ -42,7 +44,7 @@ import stat
 import tempfile
 import time
 from pathlib import Path
-from typing import Annotated, TypeAlias, cast
+from typing import TYPE_CHECKING, Annotated, TypeAlias, cast
 
 import msgspec
 
@@ -50,6 +52,9 @@ from tunecore.model import ExperimentEvent, JsonDict, StopRequested, TrialReques
 from tunecore.model.codec import from_json, to_json
 from tunecore.model.storable import UnstorableValueError, check_storable
 from tunecore.shell.own_files import read_bytes
+
+if TYPE_CHECKING:
+    from tunecore.shell.store import Store
 
 logger = logging.getLogger(__name__)
 
@@ -94,7 +99,7 @@ class Inbox:
     def post(self, request: Request) -> Path:
         """Write `request` atomically; return the file it is in."""
         self.directory.mkdir(parents=True, exist_ok=True)
-        name = f"{time.time_ns():020d}-{os.getpid()}-{next(_counter):06d}{_SUFFIX}"
+        name = request_name()
         fd, temporary = tempfile.mkstemp(dir=self.directory, prefix=".", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as handle:
@@ -116,9 +121,7 @@ class Inbox:
             names = sorted(
                 entry.name
                 for entry in os.scandir(self.directory)
-                if entry.name.endswith(_SUFFIX)
-                and not entry.name.startswith(".")
-                and entry.name not in self._stuck
+                if is_request_name(entry.name) and entry.name not in self._stuck
             )
         except (FileNotFoundError, NotADirectoryError):
             return []
@@ -165,6 +168,26 @@ class Inbox:
 
 class _Refused(Exception):
     """An inbox entry that is not read: its kind, size or depth."""
+
+
+def request_name() -> str:
+    """A new request's file name (see the module docstring)."""
+    return f"{time.time_ns():020d}-{os.getpid()}-{next(_counter):06d}{_SUFFIX}"
+
+
+def post_to_store(store: Store, request: Request) -> str:
+    """Post `request` to an experiment kept in storage, from any machine:
+    it goes to `inbox/` in `store` (one object, written whole), and the
+    driver's `StateShipper` moves it into the staging inbox within a
+    shipping period, where `take` reads it like any other. Returns its URI."""
+    rel = f"{INBOX_DIR}/{request_name()}"
+    store.write_bytes(rel, to_json(request))
+    return store.uri(rel)
+
+
+def is_request_name(name: str) -> bool:
+    """Whether `name` may be a posted request (what `take` looks at)."""
+    return name.endswith(_SUFFIX) and not name.startswith(".")
 
 
 def _read(path: Path) -> bytes:

@@ -26,7 +26,13 @@ from pathlib import Path
 
 from tunecore.shell.eventlog import LOG_FILE, LogError
 from tunecore.shell.lock import LOCK_FILE, ExperimentLockedError
-from tunecore.shell.shipper import SEGMENT_DIR, StateShipper, fetch_state, stored_log
+from tunecore.shell.shipper import (
+    SEGMENT_DIR,
+    StateShipper,
+    fetch_requests,
+    fetch_state,
+    stored_log,
+)
 from tunecore.shell.storage import safe_name
 from tunecore.shell.store import StorageSpec, Store, staging_root, within
 
@@ -86,15 +92,18 @@ class Mirror:
         """Make the staging directory hold the stored experiment, for a
         resume: kept as it is when its log already extends the stored one
         (this machine ran the driver, and may hold the shipper's last lag),
-        else replaced by what the storage holds."""
+        else replaced by what the storage holds; with the requests posted
+        to the stored inbox meanwhile."""
         stored = stored_log(self.store)
         local = self.staging_dir / LOG_FILE
-        if local.is_file() and _starts_with(local, stored):
-            return
-        if not stored:
-            raise LogError(f"{self.store.uri()} holds no tunecore experiment (no event log stored)")
-        _empty_but_lock(self.staging_dir)
-        fetch_state(self.store, self.staging_dir)
+        if not (local.is_file() and _starts_with(local, stored)):
+            if not stored:
+                raise LogError(
+                    f"{self.store.uri()} holds no tunecore experiment (no event log stored)"
+                )
+            _empty_but_lock(self.staging_dir)
+            fetch_state(self.store, self.staging_dir)
+        fetch_requests(self.store, self.staging_dir)  # posted while no driver ran
 
     def shipper(self, log_size: Callable[[], int], lag_s: float) -> StateShipper:
         """The shipper of this experiment, renewing the lease every round."""

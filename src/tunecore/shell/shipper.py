@@ -72,7 +72,7 @@ from typing import TypeVar
 import msgspec
 
 from tunecore.shell.eventlog import LOG_FILE
-from tunecore.shell.inbox import INBOX_DIR
+from tunecore.shell.inbox import INBOX_DIR, MAX_REQUEST_BYTES, is_request_name
 from tunecore.shell.journal import SNAPSHOT_DIR, SnapshotStore
 from tunecore.shell.own_files import open_fd
 from tunecore.shell.store import Store
@@ -238,6 +238,24 @@ def fetch_state(store: Store, local_dir: Path) -> None:
         for job in [pool.submit(_fetch_tree, store, name, local_dir) for name in trials]:
             job.result()
     _write_file(local_dir / LOG_FILE, log)
+
+
+def fetch_requests(store: Store, local_dir: Path) -> int:
+    """Move what `tunecore stop|add URI` posted to the store's inbox into
+    the local one, where the loop reads (and checks) it; how many objects
+    were taken. A name that is no request, or an object too large to be
+    one, is only deleted."""
+    names = store.list(INBOX_DIR)
+    local = Path(local_dir) / INBOX_DIR
+    for name in names:
+        rel = f"{INBOX_DIR}/{name}"
+        if is_request_name(name) and _safe(name):
+            data = store.read_bytes(rel)
+            if len(data) <= MAX_REQUEST_BYTES:
+                local.mkdir(parents=True, exist_ok=True)
+                _write_file(local / name, data)
+        store.delete_file(rel)
+    return len(names)
 
 
 def _fetch_tree(store: Store, rel: str, local_dir: Path) -> None:
@@ -415,6 +433,7 @@ class StateShipper:
             if self._heartbeat is not None:
                 self._step("renewing the driver's lease", self._heartbeat)
             self._step("reading the stored log", self._start_up)
+            self._step("fetching requests", self._fetch_requests)
             self._step("deleting log objects", self._delete_doomed)
             self._step("shipping the event log", self._ship_log)
             self._run_actions()
@@ -429,6 +448,7 @@ class StateShipper:
                 self._pool = None
 
     def _run(self) -> None:
+        self.tick()  # at once: the log's header, and requests posted while no driver ran
         while not self._stop.wait(self._lag_s):
             self.tick()
         self._flush()
@@ -511,6 +531,9 @@ class StateShipper:
         self._chain = kept
         self._shipped = kept[-1].end if kept else 0
         self._started = True
+
+    def _fetch_requests(self) -> None:
+        self.stats.deletes += fetch_requests(self.store, self.local_dir)
 
     def _delete_doomed(self) -> None:
         while self._doomed:

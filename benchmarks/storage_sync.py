@@ -490,8 +490,8 @@ class Observer:
             return
         from tunecore.model.events import ResultReported  # noqa: PLC0415
         from tunecore.shell.eventlog import read_log  # noqa: PLC0415
-        from tunecore.shell.shipper import stored_log  # noqa: PLC0415
         from tunecore.shell.store import LocalStore  # noqa: PLC0415
+        from tunecore.shell.stored_state import stored_log  # noqa: PLC0415
 
         events_dir = os.path.join(self._log_dir, "store", "events")
         os.makedirs(events_dir, exist_ok=True)

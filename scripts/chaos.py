@@ -123,7 +123,6 @@ from tunecore.schedulers import ASHAScheduler
 from tunecore.shell.eventlog import LogError, read_log
 from tunecore.shell.lock import LOCK_FILE, ExperimentLockedError
 from tunecore.shell.replay import replay
-from tunecore.shell.shipper import fetch_state, stored_log
 from tunecore.shell.storage import (
     PROGRESS_FILE,
     RESULT_FILE,
@@ -132,6 +131,7 @@ from tunecore.shell.storage import (
     safe_name,
 )
 from tunecore.shell.store import Store, join_uri, resolve_storage, staging_root, within
+from tunecore.shell.stored_state import fetch_state, stored_log
 from tunecore.shell.trainable.checkpoint_files import META_FILE, read_meta
 
 # -- the experiment ---------------------------------------------------------------------------

@@ -48,8 +48,8 @@ from tunecore.model import (
 from tunecore.schedulers import PopulationBasedTraining
 from tunecore.shell.eventlog import LogError, read_log
 from tunecore.shell.replay import replay
-from tunecore.shell.shipper import fetch_state
 from tunecore.shell.store import Store, within
+from tunecore.shell.stored_state import fetch_state
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 DRIVER_STEPS = 12

@@ -20,8 +20,8 @@ from tests.storage_fixtures import StorageTarget
 from tunecore.shell.eventlog import LogError
 from tunecore.shell.lock import ExperimentLockedError
 from tunecore.shell.mirror import Mirror
-from tunecore.shell.shipper import segment_name
 from tunecore.shell.store import resolve_storage
+from tunecore.shell.stored_state import segment_name
 
 STORED = b"record-0|record-1|"
 

@@ -32,15 +32,9 @@ from tunecore.shell.eventlog import (
 )
 from tunecore.shell.inbox import MAX_REQUEST_BYTES, Inbox, StopTrialRequest, post_to_store
 from tunecore.shell.journal import EMPTY_DIGEST, SnapshotFile, SnapshotStore
-from tunecore.shell.shipper import (
-    COMPACT_COUNT,
-    GROW_WAIT_S,
-    STALE_S,
-    StateShipper,
-    fetch_state,
-    stored_log,
-)
+from tunecore.shell.shipper import COMPACT_COUNT, GROW_WAIT_S, STALE_S, StateShipper
 from tunecore.shell.store import LocalStore, Store, within
+from tunecore.shell.stored_state import fetch_state, stored_log
 
 
 @pytest.fixture(params=["file", "s3"])

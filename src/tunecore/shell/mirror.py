@@ -26,15 +26,10 @@ from pathlib import Path
 
 from tunecore.shell.eventlog import LOG_FILE, LogError
 from tunecore.shell.lock import LOCK_FILE, ExperimentLockedError
-from tunecore.shell.shipper import (
-    SEGMENT_DIR,
-    StateShipper,
-    fetch_requests,
-    fetch_state,
-    stored_log,
-)
+from tunecore.shell.shipper import StateShipper
 from tunecore.shell.storage import safe_name
 from tunecore.shell.store import StorageSpec, Store, staging_root, within
+from tunecore.shell.stored_state import SEGMENT_DIR, fetch_requests, fetch_state, stored_log
 
 logger = logging.getLogger(__name__)
 

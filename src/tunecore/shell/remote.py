@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tunecore.shell.eventlog import LogError, LogHeader, log_path, read_header
-from tunecore.shell.shipper import SEGMENT_DIR, fetch_state, stored_log
 from tunecore.shell.store import ArrowStore, Store, join_uri, resolve_storage, uri_scheme, within
+from tunecore.shell.stored_state import SEGMENT_DIR, fetch_state, stored_log
 from tunecore.shell.trainable.checkpoint import Checkpoint
 
 

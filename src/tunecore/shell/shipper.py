@@ -1,5 +1,6 @@
 """Copying a mirrored experiment's state from the driver's staging directory
-to its store, in the background, with a bounded lag; and back (`fetch_state`).
+to its store, in the background, with a bounded lag (the layout, and
+reading it back: `shell.stored_state`).
 
 The driver of a mirrored experiment (a URI `storage_path`) writes its files
 where it always does, in a local staging directory, and a `StateShipper`
@@ -59,27 +60,33 @@ from __future__ import annotations
 
 import logging
 import os
-import re
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
 import msgspec
 
 from tunecore.shell.eventlog import LOG_FILE
-from tunecore.shell.inbox import INBOX_DIR, MAX_REQUEST_BYTES, is_request_name
 from tunecore.shell.journal import SNAPSHOT_DIR, SnapshotStore
 from tunecore.shell.own_files import open_fd
 from tunecore.shell.store import Store
+from tunecore.shell.stored_state import (
+    NOT_TRIAL_FILES,
+    SEGMENT_DIR,
+    Segment,
+    chain,
+    fetch_requests,
+    is_plain_name,
+    is_trial_dir,
+    segments,
+)
 
 logger = logging.getLogger(__name__)
 
-SEGMENT_DIR = "events"
 COMPACT_COUNT = 16
 """How many consecutive small log objects of one generation are merged."""
 COMPACT_BELOW = 4 << 20
@@ -90,14 +97,8 @@ STALE_S = 600.0
 EAGER_FILES = frozenset({"params.json", "error.txt"})
 """Trial files uploaded on every change: small, rarely written, and what a
 reader looks at first (a trial's config, why it failed)."""
-FETCH_THREADS = 8
 UPLOAD_THREADS = 8
 
-_SEGMENT = re.compile(r"^seg_(\d{16})_(\d{16})$")
-_NOT_TRIAL_FILES = re.compile(r"^(checkpoint_.*|exploit_.*|worker_checkpoints)$")
-_TEMPORARY = re.compile(r"(\.tmp|\.tmp-[0-9a-f]{16}|\.quarantine-.*)$")
-_NOT_TRIAL_DIRS = frozenset({SEGMENT_DIR, SNAPSHOT_DIR, INBOX_DIR})
-_READ_RETRIES = 5
 
 _T = TypeVar("_T")
 Signature = tuple[int, int, int]
@@ -123,28 +124,6 @@ class ShipStats(msgspec.Struct, kw_only=True):
     """Storage calls that failed (each retried on a later tick)."""
 
 
-def segment_name(start: int, end: int) -> str:
-    return f"{SEGMENT_DIR}/seg_{start:016d}_{end:016d}"
-
-
-@dataclass(frozen=True)
-class _Segment:
-    """One log object: the log's bytes `[start, end)`."""
-
-    start: int
-    end: int
-    generation: int = field(default=0, compare=False)
-    """How many compactions made it (0: shipped as is)."""
-
-    @property
-    def size(self) -> int:
-        return self.end - self.start
-
-    @property
-    def name(self) -> str:
-        return segment_name(self.start, self.end)
-
-
 @dataclass
 class _Tracked:
     """What the shipper knows about one local file."""
@@ -154,148 +133,6 @@ class _Tracked:
     since: float = 0.0  # when it was last uploaded (or first seen)
     seen: Signature | None = None  # what it was at the previous tick
     needs_log: int = 0  # snapshots: the log bytes storage must hold first
-
-
-def _segments(names: list[str]) -> dict[int, list[_Segment]]:
-    """The log objects among `names`, by start, longest first."""
-    found: dict[int, list[_Segment]] = {}
-    for name in names:
-        match = _SEGMENT.match(name)
-        if match is not None and int(match.group(2)) > int(match.group(1)):
-            segment = _Segment(int(match.group(1)), int(match.group(2)))
-            found.setdefault(segment.start, []).append(segment)
-    for candidates in found.values():
-        candidates.sort(key=lambda s: -s.end)
-    return found
-
-
-def _chain(found: dict[int, list[_Segment]]) -> list[_Segment]:
-    """The objects forming the longest-first chain from byte 0; it stops at
-    a gap (what a driver killed mid-ship can leave is a shorter log)."""
-    chain, position = [], 0
-    while position in found:
-        segment = found[position][0]
-        chain.append(segment)
-        position = segment.end
-    return chain
-
-
-def stored_log(store: Store) -> bytes:
-    """The event log as storage holds it: the chain of `events/` objects
-    from byte 0, concatenated (empty if there is none). An object a
-    compaction deleted under the reader is read again from a new listing."""
-    for _attempt in range(_READ_RETRIES):
-        chain = _chain(_segments(store.list(SEGMENT_DIR)))
-        parts = []
-        try:
-            for segment in chain:
-                data = store.read_bytes(segment.name)
-                if len(data) != segment.size:
-                    raise OSError(
-                        f"{store.uri(segment.name)} holds "
-                        f"{len(data)} bytes, its name says {segment.size}"
-                    )
-                parts.append(data)
-        except FileNotFoundError:
-            continue  # compacted meanwhile: list again
-        return b"".join(parts)
-    raise OSError(f"{store.uri(SEGMENT_DIR)}: the log objects kept changing while being read")
-
-
-def fetch_state(store: Store, local_dir: Path) -> None:
-    """Copy an experiment's stored state into `local_dir` (created if
-    needed): the stored log as `events.log`, the snapshots (local ones
-    storage lacks are removed, so they match the log), and every trial
-    file, checkpoints excepted. Other local files are left alone.
-    `FileNotFoundError` naming the URI if storage holds no event log.
-
-    Snapshots are read before the log: storage's log only grows, and a
-    snapshot arrives there only after the log bytes it covers, so the
-    fetched log covers every fetched snapshot even while a driver ships."""
-    snapshots: dict[str, bytes] = {}
-    for name in store.list(SNAPSHOT_DIR):
-        if _safe(name):
-            try:
-                snapshots[name] = store.read_bytes(f"{SNAPSHOT_DIR}/{name}")
-            except FileNotFoundError:
-                continue  # dropped meanwhile: a newer one replaced it
-    log = stored_log(store)
-    if not log:
-        raise FileNotFoundError(
-            f"{store.uri(SEGMENT_DIR)}: no event log stored there "
-            "(not a tunecore experiment, or it never started)"
-        )
-    local_dir = Path(local_dir)
-    local = SnapshotStore(local_dir)
-    local.directory.mkdir(parents=True, exist_ok=True)
-    for records in local.available():
-        if local.path(records).name not in snapshots:
-            local.path(records).unlink(missing_ok=True)
-    for name, data in snapshots.items():
-        _write_file(local.directory / name, data)
-    trials = [name for name in store.list() if _is_trial_dir(name)]
-    with ThreadPoolExecutor(FETCH_THREADS, thread_name_prefix="tunecore-fetch") as pool:
-        for job in [pool.submit(_fetch_tree, store, name, local_dir) for name in trials]:
-            job.result()
-    _write_file(local_dir / LOG_FILE, log)
-
-
-def fetch_requests(store: Store, local_dir: Path) -> int:
-    """Move what `tunecore stop|add URI` posted to the store's inbox into
-    the local one, where the loop reads (and checks) it; how many objects
-    were taken. A name that is no request, or an object too large to be
-    one, is only deleted."""
-    names = store.list(INBOX_DIR)
-    local = Path(local_dir) / INBOX_DIR
-    for name in names:
-        rel = f"{INBOX_DIR}/{name}"
-        if is_request_name(name) and _safe(name):
-            data = store.read_bytes(rel)
-            if len(data) <= MAX_REQUEST_BYTES:
-                local.mkdir(parents=True, exist_ok=True)
-                _write_file(local / name, data)
-        store.delete_file(rel)
-    return len(names)
-
-
-def _fetch_tree(store: Store, rel: str, local_dir: Path) -> None:
-    """Fetch every trial file under the stored directory `rel`."""
-    for name in store.list(rel):
-        if _safe(name) and _NOT_TRIAL_FILES.match(name) is None:
-            child = f"{rel}/{name}"
-            try:
-                data = store.read_bytes(child)
-            except FileNotFoundError:  # a directory (or gone)
-                _fetch_tree(store, child, local_dir)
-                continue
-            target = local_dir.joinpath(*child.split("/"))
-            target.parent.mkdir(parents=True, exist_ok=True)
-            _write_file(target, data)
-
-
-def _write_file(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` atomically (a symbolic link there is
-    replaced, never followed)."""
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(descriptor, "wb") as file:
-            file.write(data)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
-def _safe(name: str) -> bool:
-    """A stored name that is one ordinary local file or directory name."""
-    return (
-        bool(name)
-        and not name.startswith(".")
-        and "/" not in name
-        and "\\" not in name
-        and "\0" not in name
-        and _TEMPORARY.search(name) is None
-    )
 
 
 def _read_local(path: Path) -> tuple[Signature, bytes] | None:
@@ -360,8 +197,8 @@ class StateShipper:
         # Below: touched by `tick` only (under _tick_lock).
         self._started = False
         self._shipped = 0
-        self._chain: list[_Segment] = []
-        self._doomed: list[_Segment] = []  # log objects to delete, retried until gone
+        self._chain: list[Segment] = []
+        self._doomed: list[Segment] = []  # log objects to delete, retried until gone
         self._snapshots: dict[str, _Tracked] = {}
         self._stored_snapshots: set[str] = set()
         self._files: dict[str, _Tracked] = {}
@@ -517,10 +354,10 @@ class StateShipper:
         local log, and doom every other log object."""
         if self._started:
             return
-        found = _segments(self._call(self.store.list, SEGMENT_DIR))
+        found = segments(self._call(self.store.list, SEGMENT_DIR))
         limit = self._log_size()
-        kept: list[_Segment] = []
-        for segment in _chain(found):
+        kept: list[Segment] = []
+        for segment in chain(found):
             if segment.end > limit or self._call(
                 self.store.read_bytes, segment.name
             ) != self._read_log(segment.start, segment.end):
@@ -561,7 +398,7 @@ class StateShipper:
             return
         end = self._log_size()
         if end > self._shipped:
-            segment = _Segment(self._shipped, end)
+            segment = Segment(self._shipped, end)
             data = self._read_log(segment.start, segment.end)
             self._put(segment.name, data)
             self.stats.log_bytes += len(data)
@@ -577,7 +414,7 @@ class StateShipper:
             generation = tail[0].generation
             if any(s.generation != generation or s.size >= COMPACT_BELOW for s in tail):
                 return
-            merged = _Segment(tail[0].start, tail[-1].end, generation + 1)
+            merged = Segment(tail[0].start, tail[-1].end, generation + 1)
             data = self._read_log(merged.start, merged.end)
             self._put(merged.name, data)
             self.stats.compacted_bytes += len(data)
@@ -678,7 +515,7 @@ class StateShipper:
         except FileNotFoundError:
             return
         for entry in entries:
-            if entry.is_dir(follow_symlinks=False) and _is_trial_dir(entry.name):
+            if entry.is_dir(follow_symlinks=False) and is_trial_dir(entry.name):
                 yield from _walk(Path(entry.path), entry.name)
 
     def _left(self) -> str:
@@ -711,21 +548,17 @@ def _due(rel: str, tracked: _Tracked, signature: Signature, now: float) -> bool:
     return (waited >= GROW_WAIT_S and grown) or waited >= STALE_S
 
 
-def _is_trial_dir(name: str) -> bool:
-    return _safe(name) and name not in _NOT_TRIAL_DIRS
-
-
 def _walk(directory: Path, rel: str) -> Iterator[tuple[str, Path, Signature]]:
     try:
         entries = sorted(os.scandir(directory), key=lambda e: e.name)
     except (FileNotFoundError, NotADirectoryError):
         return
     for entry in entries:
-        if not _safe(entry.name) or entry.name in (LOG_FILE, "driver.lock"):
+        if not is_plain_name(entry.name) or entry.name in (LOG_FILE, "driver.lock"):
             continue
         child = f"{rel}/{entry.name}"
         if entry.is_dir(follow_symlinks=False):
-            if _NOT_TRIAL_FILES.match(entry.name) is None:
+            if NOT_TRIAL_FILES.match(entry.name) is None:
                 yield from _walk(Path(entry.path), child)
         elif entry.is_file(follow_symlinks=False):
             signature = _signature(Path(entry.path))

@@ -1,0 +1,212 @@
+"""How an experiment kept in storage is laid out, and reading it back.
+
+What the driver's `StateShipper` (`shell.shipper`) writes, and what every
+reader of a stored experiment (a resume, `tunecore status URI`,
+`ResultGrid.from_path(URI)`) reads:
+
+- `events/seg_<start:016d>_<end:016d>`: the event log's bytes
+  `[start, end)`, whole CRC frames. The log is the chain of these objects
+  from byte 0, the longest object first at each start (a compaction's
+  object outranks the ones it covers); a gap ends it (what a driver killed
+  mid-ship leaves is a shorter, valid log).
+- `snapshots/`, as in the experiment directory; each arrives after the log
+  bytes it covers.
+- one directory per trial with its files (`params.json`, `result.json`,
+  `progress.csv`, `error.txt`, logs, exports), and its checkpoints, which
+  workers upload themselves and readers download only when asked.
+- `inbox/`: requests posted by `tunecore stop|add URI`, moved by the
+  driver into its local inbox (`fetch_requests`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tunecore.shell.eventlog import LOG_FILE
+from tunecore.shell.inbox import INBOX_DIR, MAX_REQUEST_BYTES, is_request_name
+from tunecore.shell.journal import SNAPSHOT_DIR, SnapshotStore
+from tunecore.shell.store import Store
+
+SEGMENT_DIR = "events"
+FETCH_THREADS = 8
+NOT_TRIAL_FILES = re.compile(r"^(checkpoint_.*|exploit_.*|worker_checkpoints)$")
+"""What a trial directory holds that is not a trial file: checkpoints
+(workers store them) and the worker's own scratch."""
+NOT_TRIAL_DIRS = frozenset({SEGMENT_DIR, SNAPSHOT_DIR, INBOX_DIR})
+
+_SEGMENT = re.compile(r"^seg_(\d{16})_(\d{16})$")
+_TEMPORARY = re.compile(r"(\.tmp|\.tmp-[0-9a-f]{16}|\.quarantine-.*)$")
+_READ_RETRIES = 5
+
+
+def segment_name(start: int, end: int) -> str:
+    return f"{SEGMENT_DIR}/seg_{start:016d}_{end:016d}"
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One log object: the log's bytes `[start, end)`."""
+
+    start: int
+    end: int
+    generation: int = field(default=0, compare=False)
+    """How many compactions made it (0: shipped as is)."""
+
+    @property
+    def size(self) -> int:
+        return self.end - self.start
+
+    @property
+    def name(self) -> str:
+        return segment_name(self.start, self.end)
+
+
+def segments(names: list[str]) -> dict[int, list[Segment]]:
+    """The log objects among `names`, by start, longest first."""
+    found: dict[int, list[Segment]] = {}
+    for name in names:
+        match = _SEGMENT.match(name)
+        if match is not None and int(match.group(2)) > int(match.group(1)):
+            segment = Segment(int(match.group(1)), int(match.group(2)))
+            found.setdefault(segment.start, []).append(segment)
+    for candidates in found.values():
+        candidates.sort(key=lambda s: -s.end)
+    return found
+
+
+def chain(found: dict[int, list[Segment]]) -> list[Segment]:
+    """The objects forming the longest-first chain from byte 0; it stops at
+    a gap (what a driver killed mid-ship can leave is a shorter log)."""
+    chain, position = [], 0
+    while position in found:
+        segment = found[position][0]
+        chain.append(segment)
+        position = segment.end
+    return chain
+
+
+def stored_log(store: Store) -> bytes:
+    """The event log as storage holds it: the chain of `events/` objects
+    from byte 0, concatenated (empty if there is none). An object a
+    compaction deleted under the reader is read again from a new listing."""
+    for _attempt in range(_READ_RETRIES):
+        found = chain(segments(store.list(SEGMENT_DIR)))
+        parts = []
+        try:
+            for segment in found:
+                data = store.read_bytes(segment.name)
+                if len(data) != segment.size:
+                    raise OSError(
+                        f"{store.uri(segment.name)} holds "
+                        f"{len(data)} bytes, its name says {segment.size}"
+                    )
+                parts.append(data)
+        except FileNotFoundError:
+            continue  # compacted meanwhile: list again
+        return b"".join(parts)
+    raise OSError(f"{store.uri(SEGMENT_DIR)}: the log objects kept changing while being read")
+
+
+def fetch_state(store: Store, local_dir: Path) -> None:
+    """Copy an experiment's stored state into `local_dir` (created if
+    needed): the stored log as `events.log`, the snapshots (local ones
+    storage lacks are removed, so they match the log), and every trial
+    file, checkpoints excepted. Other local files are left alone.
+    `FileNotFoundError` naming the URI if storage holds no event log.
+
+    Snapshots are read before the log: storage's log only grows, and a
+    snapshot arrives there only after the log bytes it covers, so the
+    fetched log covers every fetched snapshot even while a driver ships."""
+    snapshots: dict[str, bytes] = {}
+    for name in store.list(SNAPSHOT_DIR):
+        if is_plain_name(name):
+            try:
+                snapshots[name] = store.read_bytes(f"{SNAPSHOT_DIR}/{name}")
+            except FileNotFoundError:
+                continue  # dropped meanwhile: a newer one replaced it
+    log = stored_log(store)
+    if not log:
+        raise FileNotFoundError(
+            f"{store.uri(SEGMENT_DIR)}: no event log stored there "
+            "(not a tunecore experiment, or it never started)"
+        )
+    local_dir = Path(local_dir)
+    local = SnapshotStore(local_dir)
+    local.directory.mkdir(parents=True, exist_ok=True)
+    for records in local.available():
+        if local.path(records).name not in snapshots:
+            local.path(records).unlink(missing_ok=True)
+    for name, data in snapshots.items():
+        write_file(local.directory / name, data)
+    trials = [name for name in store.list() if is_trial_dir(name)]
+    with ThreadPoolExecutor(FETCH_THREADS, thread_name_prefix="tunecore-fetch") as pool:
+        for job in [pool.submit(_fetch_tree, store, name, local_dir) for name in trials]:
+            job.result()
+    write_file(local_dir / LOG_FILE, log)
+
+
+def fetch_requests(store: Store, local_dir: Path) -> int:
+    """Move what `tunecore stop|add URI` posted to the store's inbox into
+    the local one, where the loop reads (and checks) it; how many objects
+    were taken. A name that is no request, or an object too large to be
+    one, is only deleted."""
+    names = store.list(INBOX_DIR)
+    local = Path(local_dir) / INBOX_DIR
+    for name in names:
+        rel = f"{INBOX_DIR}/{name}"
+        if is_request_name(name) and is_plain_name(name):
+            data = store.read_bytes(rel)
+            if len(data) <= MAX_REQUEST_BYTES:
+                local.mkdir(parents=True, exist_ok=True)
+                write_file(local / name, data)
+        store.delete_file(rel)
+    return len(names)
+
+
+def _fetch_tree(store: Store, rel: str, local_dir: Path) -> None:
+    """Fetch every trial file under the stored directory `rel`."""
+    for name in store.list(rel):
+        if is_plain_name(name) and NOT_TRIAL_FILES.match(name) is None:
+            child = f"{rel}/{name}"
+            try:
+                data = store.read_bytes(child)
+            except FileNotFoundError:  # a directory (or gone)
+                _fetch_tree(store, child, local_dir)
+                continue
+            target = local_dir.joinpath(*child.split("/"))
+            target.parent.mkdir(parents=True, exist_ok=True)
+            write_file(target, data)
+
+
+def write_file(path: Path, data: bytes) -> None:
+    """Replace `path` with `data` atomically (a symbolic link there is
+    replaced, never followed)."""
+    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(descriptor, "wb") as file:
+            file.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def is_plain_name(name: str) -> bool:
+    """A stored name that is one ordinary local file or directory name."""
+    return (
+        bool(name)
+        and not name.startswith(".")
+        and "/" not in name
+        and "\\" not in name
+        and "\0" not in name
+        and _TEMPORARY.search(name) is None
+    )
+
+
+def is_trial_dir(name: str) -> bool:
+    return is_plain_name(name) and name not in NOT_TRIAL_DIRS

@@ -782,7 +782,13 @@ def _post(inbox: _Inbox, request: Request, what: str) -> int:
 
 def _stop(args: argparse.Namespace) -> int:
     inbox = _inbox_of(args.dir)
-    trial = _find_trial(inbox.state(), args.trial)
+    try:
+        trial = _find_trial(inbox.state(), args.trial)
+    except CliError as error:
+        if not inbox.stored:
+            raise
+        lag = "the stored state is up to a sync period (5 s by default) behind the driver"
+        raise CliError(f"{error} ({lag})", error.code) from None
     if trial.status in (TrialStatus.TERMINATED, TrialStatus.ERROR):
         print(f"Trial {trial.trial_id} has already ended ({trial.status.value}): nothing to stop.")
         return EXIT_OK

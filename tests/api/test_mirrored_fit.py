@@ -364,6 +364,9 @@ def test_a_driver_on_another_machine_keeps_a_second_one_out(target: StorageTarge
     assert not target.store.exists("exp/driver.lease")
     lease = {"host": "other-host", "pid": 4242, "token": "theirs", "renewed": time.time()}
     target.store.write_bytes("exp/driver.lease", json.dumps(lease).encode())
+    target.store.write_bytes("exp/inbox/0001-1-000001.json", b'{"type": "stop"}')
     with pytest.raises(ExperimentLockedError, match="pid 4242 on host 'other-host'"):
         Tuner.restore(target.experiment_uri("exp"), counting).fit()
     assert target.store.list("exp/events"), "the stored experiment is untouched"
+    # The running driver's request stays for it: a refused one takes nothing.
+    assert target.store.list("exp/inbox") == ["0001-1-000001.json"]

@@ -266,6 +266,7 @@ class Tuner:
             try:
                 if self._resume is not None:
                     mirror.sync_down()
+                    mirror.take_requests()
                 else:
                     if (aside := mirror.set_aside_earlier_run()) is not None:
                         warnings.warn(

@@ -87,8 +87,8 @@ class Mirror:
         """Make the staging directory hold the stored experiment, for a
         resume: kept as it is when its log already extends the stored one
         (this machine ran the driver, and may hold the shipper's last lag),
-        else replaced by what the storage holds; with the requests posted
-        to the stored inbox meanwhile."""
+        else replaced by what the storage holds. Only reads the storage (a
+        restore does it before it knows whether it may run)."""
         stored = stored_log(self.store)
         local = self.staging_dir / LOG_FILE
         if not (local.is_file() and _starts_with(local, stored)):
@@ -98,7 +98,12 @@ class Mirror:
                 )
             _empty_but_lock(self.staging_dir)
             fetch_state(self.store, self.staging_dir)
-        fetch_requests(self.store, self.staging_dir)  # posted while no driver ran
+
+    def take_requests(self) -> None:
+        """Move the requests posted to the stored inbox while no driver ran
+        into the staging inbox, for the loop's first read; only with the
+        lease held (they are the running driver's to take)."""
+        fetch_requests(self.store, self.staging_dir)
 
     def shipper(self, log_size: Callable[[], int], lag_s: float) -> StateShipper:
         """The shipper of this experiment, renewing the lease every round."""

@@ -1,10 +1,14 @@
-"""Searchers, and the search-space functions, under the names Ray Tune users know."""
+"""Searchers, and the search-space functions, under the names Ray Tune users know.
+
+`Searcher` is Ray Tune's imperative base class (`tunecore.search.searcher`);
+the integrations live in `tunecore.search.optuna`, `.bayesopt`, `.hyperopt`
+and `.bohb`, each behind its optional extra.
+"""
 
 from tunecore.core.search import (
     BasicVariantGenerator,
     ConcurrencyLimiter,
     Repeater,
-    Searcher,
     Suggestion,
     choice,
     grid_search,
@@ -20,6 +24,7 @@ from tunecore.core.search import (
     sample_from,
     uniform,
 )
+from tunecore.search.searcher import Searcher
 
 __all__ = [
     "BasicVariantGenerator",

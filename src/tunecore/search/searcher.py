@@ -1,0 +1,169 @@
+"""Ray Tune's imperative `Searcher`: the base of every ask/tell optimizer.
+
+A Ray Tune searcher is an object that keeps its own state: `suggest(trial_id)`
+returns a config (or None: nothing now, or `Searcher.FINISHED`), and
+`on_trial_result` / `on_trial_complete` tell it what happened. tunecore runs
+such an object in the shell, never in the pure core: the core holds an
+`ExternalSearcher` in its place, which decides *when* to ask and records
+*what* to tell, and every config the object suggests enters the event log
+as an `Asked` event (`tunecore.shell.searchers`). Replay therefore needs
+neither the object nor the package behind it.
+
+What tunecore adds to Ray's API, all optional for a searcher of the user's
+own:
+
+- `to_spec()` / `from_spec(spec)`: JSON from which a fresh, equal searcher
+  is built. `Tuner.restore` rebuilds the searcher from it and feeds it the
+  log's tells and asks in log order, so a seeded searcher continues with
+  exactly the suggestions an uninterrupted run would have made. A searcher
+  without a spec (the default) must be passed again:
+  `Tuner.restore(path, trainable, search_alg=...)`.
+- `use_seed(seed)`: the experiment's seed, for a searcher the user did not
+  seed, so that a run repeats and a resume can rebuild it.
+- `warm_start(from_experiment=...)`: tell the searcher every finished trial
+  of an earlier experiment before its first suggestion.
+
+Tells reach the object in log order just before its next `suggest` (and
+the rest when the experiment ends), not at the moment the result arrives:
+that order is what the log records and what a resume replays.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any, ClassVar, Self
+
+from tunecore.model import InvalidFieldError, JsonDict
+
+Metric = str | list[str]
+ModeName = str | list[str]
+
+
+class Searcher:
+    """Subclass it as Ray Tune's docs say: call `super().__init__(metric=...,
+    mode=...)`, implement `suggest` and `on_trial_complete` (and
+    `on_trial_result` to hear intermediate results)."""
+
+    FINISHED: ClassVar[str] = "FINISHED"
+
+    def __init__(self, metric: Metric | None = None, mode: ModeName | None = None) -> None:
+        self._metric: Any = metric
+        self._mode: Any = mode
+        self._warm_from: str | None = None
+        _check_objective(type(self).__name__, metric, mode)
+
+    @property
+    def metric(self) -> Any:
+        """The metric it optimises (a list for several objectives)."""
+        return self._metric
+
+    @property
+    def mode(self) -> Any:
+        """'min' or 'max' (a list, one per metric, for several objectives)."""
+        return self._mode
+
+    def set_search_properties(
+        self, metric: str | None, mode: str | None, config: dict[str, Any], **spec: Any
+    ) -> bool:
+        """Take the Tuner's metric, mode and param space where it has none.
+        False: it keeps its own (Ray's contract; the Tuner then refuses a
+        param space with values to search)."""
+        return False
+
+    def suggest(self, trial_id: str) -> dict[str, Any] | str | None:
+        """The config for trial `trial_id`; None for nothing right now (it is
+        asked again after its next tell); `Searcher.FINISHED` for never."""
+        raise NotImplementedError(f"{type(self).__name__}.suggest")
+
+    def on_trial_result(self, trial_id: str, result: dict[str, Any]) -> None:
+        """An intermediate result. Only a searcher that overrides this hears
+        them (the log keeps them for it until its next suggestion)."""
+
+    def on_trial_complete(
+        self, trial_id: str, result: dict[str, Any] | None = None, error: bool = False
+    ) -> None:
+        """The trial ended: with its last result, early (None), or in error."""
+
+    def add_evaluated_point(
+        self,
+        parameters: dict[str, Any],
+        value: float,
+        error: bool = False,
+        pruned: bool = False,
+        intermediate_values: list[float] | None = None,
+    ) -> None:
+        """A point evaluated outside this search (a warm start, a trial
+        added with `tunecore add`); not every searcher can take one."""
+        raise NotImplementedError(f"{type(self).__name__}.add_evaluated_point")
+
+    def set_max_concurrency(self, max_concurrent: int) -> bool:
+        """Whether it bounds its own concurrency (Ray's hook for
+        `ConcurrencyLimiter`); False: the limiter does."""
+        return False
+
+    # tunecore's additions -------------------------------------------------
+
+    def use_seed(self, seed: int) -> None:
+        """The experiment's seed, given before the first suggestion. A
+        searcher that draws random numbers seeds itself with it unless the
+        user seeded it."""
+
+    def to_spec(self) -> JsonDict | None:
+        """JSON from which `from_spec` builds this searcher afresh (as it
+        was before its first suggestion); None when it cannot."""
+        return None
+
+    @classmethod
+    def from_spec(cls, spec: JsonDict) -> Self:
+        """The searcher `to_spec` described."""
+        raise NotImplementedError(f"{cls.__name__}.from_spec")
+
+    def warm_start(self, from_experiment: str | os.PathLike[str]) -> Self:
+        """Tell this searcher every finished trial of the experiment at
+        `from_experiment` (a directory or a storage URI) before it suggests
+        anything. The trials are read when `fit()` starts and recorded in
+        this experiment's log, so a resume never reads them again."""
+        self._warm_from = os.fspath(from_experiment)
+        return self
+
+    @property
+    def warm_start_source(self) -> str | None:
+        """Where `warm_start` reads from, if it was called."""
+        return getattr(self, "_warm_from", None)
+
+    @property
+    def hears_results(self) -> bool:
+        """Whether it overrides `on_trial_result` (only then are
+        intermediate results kept for it)."""
+        return type(self).on_trial_result is not Searcher.on_trial_result
+
+
+def class_path(searcher: Searcher) -> str:
+    """`module:qualname` of the searcher's class: how a log names it."""
+    kind = type(searcher)
+    return f"{kind.__module__}:{kind.__qualname__}"
+
+
+def _check_objective(owner: str, metric: object, mode: object) -> None:
+    """Ray's rules for `metric` and `mode`, as errors naming the field."""
+    if mode is None or metric is None:
+        if isinstance(mode, str) and mode not in ("min", "max"):
+            raise InvalidFieldError(f"{owner}.mode", mode, "'min' or 'max'")
+        return
+    if isinstance(mode, str):
+        if mode not in ("min", "max"):
+            raise InvalidFieldError(f"{owner}.mode", mode, "'min' or 'max'")
+        if not isinstance(metric, str):
+            raise InvalidFieldError(f"{owner}.metric", metric, "a metric name, as mode is one")
+        return
+    if not isinstance(mode, Sequence) or not isinstance(metric, Sequence):
+        raise InvalidFieldError(f"{owner}.mode", mode, "'min', 'max' or a list of them")
+    if isinstance(metric, str) or len(metric) != len(mode):
+        raise InvalidFieldError(
+            f"{owner}.metric", metric, f"a list of {len(mode)} metric names, one per mode"
+        )
+    for index, each in enumerate(mode):
+        if each not in ("min", "max", "obs"):
+            raise InvalidFieldError(f"{owner}.mode[{index}]", each, "'min', 'max' or 'obs'")
+

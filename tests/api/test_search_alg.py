@@ -1,11 +1,8 @@
-"""A searcher written with Ray Tune's imperative API is refused at once."""
+"""A searcher written with Ray Tune's imperative API runs in the shell."""
 
 from __future__ import annotations
 
 from typing import Any
-
-import pydantic
-import pytest
 
 from tunecore import TuneConfig
 from tunecore.search import ConcurrencyLimiter, Searcher
@@ -16,6 +13,8 @@ class RayStyle(Searcher):
         return {"x": 1}
 
 
-def test_a_ray_style_searcher_is_named_in_a_clear_error() -> None:
-    with pytest.raises(pydantic.ValidationError, match=r"search_alg=RayStyle\(...\) is written"):
-        TuneConfig(search_alg=ConcurrencyLimiter(RayStyle(), max_concurrent=1))  # type: ignore[abstract]  # what mypy says too
+def test_a_ray_style_searcher_is_accepted_inside_a_limiter() -> None:
+    # The limiter's type parameter is the core's searcher protocol: an object
+    # it holds until fit() replaces it is outside what mypy can see.
+    searcher = ConcurrencyLimiter(RayStyle(), max_concurrent=1)  # type: ignore[type-var]
+    assert TuneConfig(search_alg=searcher).search_alg is searcher

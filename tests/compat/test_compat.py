@@ -39,11 +39,6 @@ SCRIPTS = Path(__file__).parent / "scripts"
 TIMEOUT_S = 60
 
 XFAIL: dict[str, str] = {
-    "custom_searcher": (
-        "ValidationError: search_alg=GridWalker(...) is written as a Ray Tune Searcher "
-        "(suggest(trial_id) -> config); tunecore's searchers are pure policies, and a plug-in "
-        "for Ray's imperative searchers is not built yet (issue 12's ask/tell searchers)"
-    ),
     "restore_with_param_space": (
         "InvalidFieldError: GridSearch.values[0]=ObjectRef(...) is invalid: expected a JSON "
         "value: tune.grid_search refuses Ray object references (core/search/domains.py, "

@@ -14,7 +14,6 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from tunecore.core.search import ConcurrencyLimiter, Repeater, Searcher
 from tunecore.model import parse_export_formats
 from tunecore.shell.stoppers import plan_stop
 from tunecore.shell.store import KNOWN_SCHEMES, LocalStore, resolve_storage, uri_scheme
@@ -279,28 +278,6 @@ class TuneConfig(BaseModel):
     decisions land up to N-1 results late: results a trial produced past a
     stop are dropped, a pause or a frequency checkpoint captures the state a
     few results on. Checkpointed results and the end are never batched over."""
-
-    @field_validator("search_alg")
-    @classmethod
-    def _pure_searcher(cls, search_alg: object) -> object:
-        """A class written the way Ray Tune's searchers are (`suggest(trial_id)`
-        returning a config, state kept in the object) inherits only the
-        protocol's stubs here: say so at once, not with an AttributeError
-        deep in the run."""
-        inner = search_alg
-        while isinstance(inner, ConcurrencyLimiter | Repeater):
-            inner = inner.searcher
-        kind = type(inner)
-        inherited = getattr(kind, "with_objective", None) is Searcher.with_objective
-        if Searcher in kind.__mro__ and inherited:
-            raise ValueError(
-                f"search_alg={kind.__name__}(...) is written as a Ray Tune Searcher "
-                "(suggest(trial_id) -> config). tunecore's searchers are pure policies "
-                "(see tunecore.core.search.base.Searcher: with_objective, suggest returning "
-                "(searcher, Suggestion), on_trial_result, on_trial_complete, is_finished); "
-                "searchers with Ray's imperative API are not supported yet"
-            )
-        return search_alg
 
     @field_validator("num_samples")
     @classmethod

@@ -45,6 +45,7 @@ from tunecore.api.loader import load_experiment
 from tunecore.api.reporters import CLIReporter
 from tunecore.api.restored import Trainable, restored_output_files, restored_trainable
 from tunecore.api.results import ResultGrid
+from tunecore.api.searching import prepare_search, restored_runtime, searcher_object
 from tunecore.core.experiment import ExperimentConfig, ExperimentState, new_experiment
 from tunecore.core.experiment.snapshot import decode_state, encode_state
 from tunecore.core.schedulers.base import TrialScheduler
@@ -84,6 +85,7 @@ from tunecore.shell.progress import ProgressReporter, final_summary
 from tunecore.shell.remote import StoredExperiment, as_location, experiment_header, is_stored
 from tunecore.shell.replay import BUILTIN, SnapshotKind, rebuild, results_by_trial
 from tunecore.shell.resume import drop_unrecorded_checkpoints, repair_result_files
+from tunecore.shell.searchers import SearcherRuntime
 from tunecore.shell.stoppers import StopSetting, plan_stop
 from tunecore.shell.storage import ExperimentStorage, safe_name
 from tunecore.shell.store import (
@@ -124,6 +126,8 @@ class Tuner:
         self._resources = plan_resources(self._target, self._tune.resources_per_trial)
         self._results: ResultGrid | None = None
         self._restored_from: Path | None = None
+        self._search_runtime: SearcherRuntime | None = None
+        self._search_alg_again: object = None  # a restore's search_alg=
 
     @classmethod
     def restore(
@@ -142,6 +146,7 @@ class Tuner:
         stop: StopSetting = None,
         address: str | None = None,
         storage_filesystem: object = None,
+        search_alg: object = None,
     ) -> Tuner:
         """A Tuner that continues the experiment in `path` (after a crash, a
         Ctrl-C, or to retry its errors) when `fit()` is called.
@@ -157,7 +162,11 @@ class Tuner:
         mismatch is a `TrainableMismatchError`), never imported; without
         `trainable`, only a name registered in this process
         (`register_trainable`) is found (see `tunecore.api.restored`).
-        `param_space` hands back, as in Ray, what the
+        `search_alg` hands back a searcher object (`tunecore.search.Searcher`)
+        whose class cannot rebuild it from the log (one of your own without
+        `to_spec`): built as it was, it is fed the log's tells and asks
+        again (`tunecore.api.searching`); tunecore's own searchers are
+        rebuilt without it. `param_space` hands back, as in Ray, what the
         log cannot hold: the functions of its `sample_from`s, which draw
         the values not drawn yet; the logged search space and searcher
         state are what run (changing the space on restore is not
@@ -229,6 +238,7 @@ class Tuner:
         tuner._name = header.trainable
         tuner._restored_from = experiment_dir
         tuner._snapshot_kind = snapshot_kind
+        tuner._search_alg_again = search_alg
         tuner._resume = ExperimentResumed(
             at=0.0,
             resume_unfinished=resume_unfinished,
@@ -318,6 +328,7 @@ class Tuner:
             stopper=self._stop.user,
             resources_of=self._resources.of_config,
             functions=UserFunctions.of(self._space, self._tune.search_alg, self._tune.scheduler),
+            searchers=self._search_runtime,
             store=None if mirror is None else mirror.store,
             after_shipped=None if shipper is None else shipper.after_shipped,
             sync_artifacts=(sync.sync_artifacts, sync.sync_artifacts_on_checkpoint),
@@ -335,6 +346,8 @@ class Tuner:
                     storage, loop.state, dirname, None if mirror is None else mirror.store
                 )
             final = loop.run()
+            if self._search_runtime is not None:
+                self._search_runtime.finish(final)
         finally:
             if shipper is not None:
                 shipper.close(timeout=sync.sync_timeout)
@@ -405,6 +418,13 @@ class Tuner:
             contents = read_log(experiment_dir, covered=snapshots.covered())
             snapshots.set_aside_beyond(contents)
             rebuilt = rebuild(contents, experiment_dir, self._snapshot_kind)
+            self._search_runtime = restored_runtime(
+                contents,
+                rebuilt.state.searcher,
+                self._search_alg_again,
+                self._snapshot_kind,
+                self._space or None,
+            )
             writer = EventLogWriter.reopen(contents, self._run.fsync_interval_ms)
             journal = Journal(writer, snapshots, records=rebuilt.records, digest=rebuilt.digest)
             return rebuilt.state, journal
@@ -484,6 +504,12 @@ class Tuner:
             fail_fast=bool(failures.fail_fast),
             max_pending_trials=tune.max_pending_trials or 16,
             time_budget_s=tune.time_budget_s,
+            # A searcher object suggests without end: Ray's num_samples bounds its trials.
+            max_trials=(
+                tune.num_samples
+                if searcher_object(tune.search_alg) is not None and tune.num_samples != -1
+                else None
+            ),
             trial_id_prefix=self._trial_id_prefix(),
             checked_metrics=(
                 {} if os.environ.get("TUNE_DISABLE_STRICT_METRIC_CHECKING", "0") == "1" else None
@@ -533,15 +559,24 @@ class Tuner:
         samples = UNBOUNDED if tune.num_samples == -1 else tune.num_samples
         searcher: Searcher
         chosen = tune.search_alg
-        if chosen is None or (
+        if searcher_object(chosen) is not None:
+            prepared = prepare_search(
+                chosen,
+                metric=tune.metric,
+                mode=_mode(tune.mode),
+                param_space=self._space,
+                seed=tune.seed if tune.seed is not None else self._announced_seed(),
+            )
+            assert prepared is not None  # searcher_object found one
+            self._search_runtime = prepared.runtime
+            searcher = prepared.policy
+        elif chosen is None or (
             isinstance(chosen, BasicVariantGenerator) and chosen.param_space is None
         ):
             generator = chosen if chosen is not None else BasicVariantGenerator()
-            seed = tune.seed
+            seed: int | None = tune.seed
             if seed is None and generator.seed is None:
-                seed = self._fresh_seed()
-                if self._run.verbose:
-                    print(f"Search seed: {seed} (pass TuneConfig(seed={seed}) to repeat)")
+                seed = self._announced_seed()
             searcher = generator.with_space(self._space, num_samples=samples, seed=seed or 0)
         else:
             searcher = chosen
@@ -550,6 +585,14 @@ class Tuner:
                 searcher, max_concurrent=tune.max_concurrent_trials
             )
         return searcher
+
+    def _announced_seed(self) -> int:
+        """A fresh seed for a search the user did not seed, printed so that
+        the run can be repeated (it is in the log header with the search)."""
+        seed = self._fresh_seed()
+        if self._run.verbose:
+            print(f"Search seed: {seed} (pass TuneConfig(seed={seed}) to repeat)")
+        return seed
 
     def _fresh_seed(self) -> int:
         """A seed for a search the user did not seed. Drawn from NumPy's

@@ -32,6 +32,7 @@ from tunecore.model.commands import (
 from tunecore.model.decision import Decision
 from tunecore.model.errors import InvalidFieldError
 from tunecore.model.events import (
+    Asked,
     CheckpointSaved,
     ClusterResourcesChanged,
     ExperimentEvent,
@@ -41,6 +42,7 @@ from tunecore.model.events import (
     PauseRequested,
     ResourcesUpdateRequested,
     ResultReported,
+    SearcherFailed,
     StartRequested,
     StopRequested,
     Tick,
@@ -67,6 +69,7 @@ from tunecore.model.trial import (
 
 __all__ = [
     "Applied",
+    "Asked",
     "CheckpointHistory",
     "CheckpointPolicy",
     "CheckpointRef",
@@ -98,6 +101,7 @@ __all__ = [
     "ResourcesUpdateRequested",
     "ResultReported",
     "SaveCheckpoint",
+    "SearcherFailed",
     "StartRequested",
     "StartTrial",
     "StopRequested",

@@ -116,6 +116,29 @@ class ValuesDrawn(_EventBase, frozen=True, kw_only=True, tag=True):
     values: list[JsonValue]
 
 
+class Asked(_EventBase, frozen=True, kw_only=True, tag=True, omit_defaults=True):
+    """A searcher object in the shell answered the ask the core's
+    `ExternalSearcher` waited for (`key`, for trial `trial_id`): the shell
+    told it the first `told` untold entries, in order, then asked once and
+    got `config` (None: nothing now; `finished`: never again). Logged, so
+    replay needs neither the object nor its package, and a resume re-runs
+    the same tells and asks to rebuild it."""
+
+    key: int
+    trial_id: str
+    told: int = 0
+    config: JsonDict | None = None
+    finished: bool = False
+
+
+class SearcherFailed(_EventBase, frozen=True, kw_only=True, tag=True):
+    """The searcher object in the shell raised (or suggested a config
+    outside the param space): the experiment stops with `error`, keeping
+    everything recorded so far."""
+
+    error: str
+
+
 class Tick(_EventBase, frozen=True, kw_only=True, tag=True):
     """Time passed without anything else happening; lets time limits fire."""
 
@@ -166,6 +189,8 @@ ExperimentEvent: TypeAlias = (
     | ClusterResourcesChanged
     | TrialRequested
     | ValuesDrawn
+    | Asked
+    | SearcherFailed
     | Tick
     | ExperimentStopRequested
     | ExperimentInterrupted

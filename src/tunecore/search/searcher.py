@@ -166,4 +166,3 @@ def _check_objective(owner: str, metric: object, mode: object) -> None:
     for index, each in enumerate(mode):
         if each not in ("min", "max", "obs"):
             raise InvalidFieldError(f"{owner}.mode[{index}]", each, "'min', 'max' or 'obs'")
-

@@ -72,6 +72,7 @@ from tunecore.shell.functions import UserFunctions
 from tunecore.shell.inbox import Inbox
 from tunecore.shell.interrupts import InterruptGuard
 from tunecore.shell.journal import Journal
+from tunecore.shell.searchers import SearcherRuntime
 from tunecore.shell.stoppers import UserStoppers
 from tunecore.shell.storage import ExperimentStorage, checkpoint_root
 from tunecore.shell.store import Store
@@ -116,6 +117,7 @@ class ExperimentLoop:
         inbox: Inbox | None = None,
         stopper: UserStoppers | None = None,
         functions: UserFunctions | None = None,
+        searchers: SearcherRuntime | None = None,
         store: Store | None = None,
         after_shipped: Callable[[Callable[[], None]], None] | None = None,
         sync_artifacts: tuple[bool, bool] = (False, True),
@@ -137,6 +139,7 @@ class ExperimentLoop:
         self._inbox = inbox
         self._stopper = stopper
         self._functions = functions
+        self._searchers = searchers
         self._inbox_read = -math.inf
         self._dirs: dict[str, Path] = {}
         self._trials_of: ExperimentState | None = None
@@ -207,10 +210,15 @@ class ExperimentLoop:
 
     def _draw_values(self, queue: deque[ExperimentEvent]) -> None:
         """Put first what the searcher and the scheduler wait for from the
-        user's functions (`tunecore.shell.functions`): it is logged as
-        events before anything else happens."""
+        user's functions (`tunecore.shell.functions`) and what a searcher
+        object suggests (`tunecore.shell.searchers`): it is logged as events
+        before anything else happens."""
+        answers: list[ExperimentEvent] = []
         if self._functions is not None:
-            queue.extendleft(reversed(self._functions.answer(self.state, self._clock())))
+            answers += self._functions.answer(self.state, self._clock())
+        if self._searchers is not None:
+            answers += self._searchers.answer(self.state, self._clock())
+        queue.extendleft(reversed(answers))
 
     def feed(self, events: Sequence[ExperimentEvent]) -> None:
         """Apply `events` one by one (logged first), carrying out what each

@@ -21,6 +21,7 @@ the log names but never holds).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -153,22 +154,37 @@ def results_by_trial(
     end marker is none), replayed from the first event: what a resume puts
     back when the files lag the log (an experiment in storage, whose
     result files are shipped less often than its log)."""
-    state = _initial_state(contents, kind)
     results: dict[str, list[JsonDict]] = {}
-    for event in contents.events:
-        outcome = step(state, event)
-        if isinstance(outcome, Rejection):
-            continue
-        state = outcome[0]
+
+    def collect(_: ExperimentState, event: ExperimentEvent, after: ExperimentState) -> None:
         if isinstance(event, ResultReported) and not is_end_marker(event.result):
-            trial = state.trials[event.trial_id]
+            trial = after.trials[event.trial_id]
             results.setdefault(event.trial_id, []).append(trial.last_result)
         elif isinstance(event, ExperimentResumed):
             # That resume dropped from the files the results its trials
             # were to report again (`resume.rows_to_keep`): so do these.
             for trial_id, reported in results.items():
-                results[trial_id] = logged_rows(state.trials[trial_id], reported)
+                results[trial_id] = logged_rows(after.trials[trial_id], reported)
+
+    walk(contents, kind, collect)
     return results
+
+
+Visitor = Callable[[ExperimentState, ExperimentEvent, ExperimentState], None]
+
+
+def walk(contents: LogContents, kind: SnapshotKind, visit: Visitor) -> None:
+    """Step every event of `contents` from the header's state on, calling
+    `visit(before, event, after)` for each one the core accepted: for what
+    needs the whole history, which a snapshot does not keep (every result
+    a trial reported; every ask and tell of a searcher object)."""
+    state = _initial_state(contents, kind)
+    for event in contents.events:
+        outcome = step(state, event)
+        if isinstance(outcome, Rejection):
+            continue
+        visit(state, event, outcome[0])
+        state = outcome[0]
 
 
 _OWN_TYPES = (

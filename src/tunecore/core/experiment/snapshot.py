@@ -28,6 +28,7 @@ from tunecore.core.schedulers.hyperband import HyperBandScheduler
 from tunecore.core.schedulers.median import MedianStoppingRule
 from tunecore.core.schedulers.pbt import PopulationBasedTraining
 from tunecore.core.search.domains import SamplingDomain
+from tunecore.core.search.external import ExternalSearcher
 from tunecore.core.search.generator import BasicVariantGenerator
 from tunecore.core.search.limiter import ConcurrencyLimiter
 from tunecore.core.search.repeater import Repeater
@@ -44,7 +45,8 @@ BuiltinScheduler: TypeAlias = (
     | MedianStoppingRule
     | PopulationBasedTraining[SamplingDomain]
 )
-_Searchable: TypeAlias = BasicVariantGenerator | Repeater[BasicVariantGenerator]
+_Inner: TypeAlias = BasicVariantGenerator | ExternalSearcher
+_Searchable: TypeAlias = _Inner | Repeater[_Inner]
 BuiltinSearcher: TypeAlias = _Searchable | ConcurrencyLimiter[_Searchable]
 
 

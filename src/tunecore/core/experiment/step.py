@@ -32,11 +32,12 @@ from tunecore.core.experiment.state import ExperimentConfig, ExperimentState
 from tunecore.core.results import flatten, is_end_marker, is_number
 from tunecore.core.schedulers.base import STOP, TrialScheduler, Verdict, policy_metric
 from tunecore.core.schedulers.fifo import FIFOScheduler
-from tunecore.core.search.base import Searcher, take_values
+from tunecore.core.search.base import Searcher, answer_to, ask_wanted_by, take_values
 from tunecore.core.stoppers import BuiltinStopper
 from tunecore.core.stopping import StopCriterionError, check_stop
 from tunecore.model import (
     Applied,
+    Asked,
     CheckpointSaved,
     ClusterResourcesChanged,
     Command,
@@ -54,6 +55,7 @@ from tunecore.model import (
     Resources,
     ResourcesUpdateRequested,
     ResultReported,
+    SearcherFailed,
     StartRequested,
     StopRequested,
     Tick,
@@ -298,6 +300,14 @@ class _Step:
             return None
         if isinstance(event, ValuesDrawn):
             return self._take_values(event)
+        if isinstance(event, Asked):
+            return self._take_answer(event)
+        if isinstance(event, SearcherFailed):
+            if self.books.stopping is None:
+                message = f"The searcher failed: {event.error}"
+                self._stop_experiment(message, error=message)
+            self.changed = True
+            return None
         if isinstance(event, Tick):
             self.changed = True
             return None
@@ -332,6 +342,15 @@ class _Step:
             if scheduler is None:
                 return _reject(event, "the scheduler waits for no such values")
             self.scheduler = scheduler
+        self.changed = True
+        return None
+
+    def _take_answer(self, event: Asked) -> Rejection | None:
+        """A searcher object's answer (see `ExternalSearcher`) arrived."""
+        searcher = answer_to(self.searcher, event)
+        if searcher is None:
+            return _reject(event, "the searcher waits for no such answer")
+        self.searcher = searcher
         self.changed = True
         return None
 
@@ -700,7 +719,11 @@ class _Step:
                 return  # trials come only by TrialRequested: wait for the first
             if self._searcher_exhausted():
                 self._end()
-            elif self.books.total is not None and self.books.stopping is None:
+            elif (
+                self.books.total is not None
+                and self.books.stopping is None
+                and ask_wanted_by(self.searcher) is None
+            ):
                 self._dead_end(
                     "The searcher suggested no trial while none is running or waiting, "
                     "so the experiment cannot go on."

@@ -4,7 +4,7 @@ Everything here is pure data and pure functions: a searcher is a frozen
 struct whose progress (cursor, live trials, `Rng`) is part of its value.
 """
 
-from tunecore.core.search.base import Searcher, Suggestion
+from tunecore.core.search.base import AskWanted, Searcher, Suggestion, WantsAsk
 from tunecore.core.search.domains import (
     Choice,
     Domain,
@@ -35,6 +35,7 @@ from tunecore.core.search.domains import (
     sample_from,
     uniform,
 )
+from tunecore.core.search.external import ExternalSearcher, Tell, TellKind
 from tunecore.core.search.generator import UNBOUNDED, BasicVariantGenerator
 from tunecore.core.search.limiter import ConcurrencyLimiter, HeldCompletion
 from tunecore.core.search.repeater import TRIAL_INDEX, Repeater, TrialGroup
@@ -60,12 +61,14 @@ from tunecore.core.search.view import (
 __all__ = [
     "TRIAL_INDEX",
     "UNBOUNDED",
+    "AskWanted",
     "BasicVariantGenerator",
     "Choice",
     "ConcurrencyLimiter",
     "ConfigValue",
     "ConfigView",
     "Domain",
+    "ExternalSearcher",
     "GridSearch",
     "HeldCompletion",
     "ListView",
@@ -86,10 +89,13 @@ __all__ = [
     "SamplingDomain",
     "Searcher",
     "Suggestion",
+    "Tell",
+    "TellKind",
     "TrialGroup",
     "Uniform",
     "UnresolvedValueError",
     "Variant",
+    "WantsAsk",
     "choice",
     "evaluated_params",
     "experiment_tag",

@@ -16,7 +16,7 @@ from typing import Protocol, Self, TypeVar, cast, runtime_checkable
 import msgspec
 
 from tunecore.core.search.view import Path
-from tunecore.model import InvalidFieldError, JsonDict, JsonValue, Mode
+from tunecore.model import Asked, InvalidFieldError, JsonDict, JsonValue, Mode
 
 
 class Suggestion(msgspec.Struct, frozen=True, kw_only=True):
@@ -87,7 +87,45 @@ class WantsValues(Protocol):
         ...
 
 
+@runtime_checkable
+class WantsAsk(Protocol):
+    """A searcher whose suggestions come from an object in the shell (see
+    `tunecore.core.search.external`); wrappers pass both calls through."""
+
+    def ask_wanted(self) -> AskWanted | None:
+        """The ask the shell owes now, or None."""
+        ...
+
+    def with_answer(self, answer: Asked) -> Self | None:
+        """The searcher after the shell's answer (`Asked`), or None when it
+        answers no ask of this searcher."""
+        ...
+
+
+class AskWanted(msgspec.Struct, frozen=True, kw_only=True):
+    """What the shell owes a `WantsAsk` searcher: tell it the first `told`
+    untold entries, then ask for trial `trial_id`, and log the answer as
+    `Asked(key=key, ...)`."""
+
+    key: int
+    trial_id: str
+    told: int
+
+
 P = TypeVar("P")
+
+
+def ask_wanted_by(inner: object) -> AskWanted | None:
+    """The ask a wrapped searcher waits for: a wrapper's `ask_wanted()`."""
+    return inner.ask_wanted() if isinstance(inner, WantsAsk) else None
+
+
+def answer_to(inner: P, answer: Asked) -> P | None:
+    """A searcher (wrapped or not) after the shell's answer, or None when it
+    waits for no such answer (the event carrying it is then rejected)."""
+    if not isinstance(inner, WantsAsk):
+        return None
+    return cast(P | None, inner.with_answer(answer))
 
 
 def wanted_by(inner: object) -> ValuesWanted | None:

@@ -37,14 +37,17 @@ from typing import Generic, Self, TypeVar
 import msgspec
 
 from tunecore.core.search.base import (
+    AskWanted,
     Searcher,
     Suggestion,
     ValuesWanted,
+    answer_to,
     answered,
+    ask_wanted_by,
     wanted_by,
 )
 from tunecore.core.search.domains import copy_json
-from tunecore.model import InvalidFieldError, JsonDict, JsonValue, Mode
+from tunecore.model import Asked, InvalidFieldError, JsonDict, JsonValue, Mode
 from tunecore.model.errors import require_bool, require_int, require_name
 
 S = TypeVar("S", bound=Searcher)
@@ -108,6 +111,14 @@ class Repeater(msgspec.Struct, Generic[S], frozen=True, tag=True):
 
     def with_values(self, key: int, values: Sequence[JsonValue]) -> Self:
         return msgspec.structs.replace(self, searcher=answered(self.searcher, key, values))
+
+    def ask_wanted(self) -> AskWanted | None:
+        """The ask the wrapped searcher waits for (see `WantsAsk`)."""
+        return ask_wanted_by(self.searcher)
+
+    def with_answer(self, answer: Asked) -> Self | None:
+        searcher = answer_to(self.searcher, answer)
+        return None if searcher is None else msgspec.structs.replace(self, searcher=searcher)
 
     def suggest(self, trial_id: str) -> tuple[Self, Suggestion | None]:
         group = self._handing_out()

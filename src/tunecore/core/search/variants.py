@@ -284,6 +284,16 @@ def without_functions(space: ParamSpace) -> ParamSpace:
     return msgspec.structs.replace(space, derived=derived)
 
 
+def as_param_space(space: ParamSpace) -> dict[str, object]:
+    """A param space again, as a user writes it: the skeleton with each
+    domain (functions left out) in its place."""
+    rebuilt = copy_json(space.skeleton)
+    assert isinstance(rebuilt, dict)
+    for parameter in (*space.grid, *space.sampled):
+        _assign(rebuilt, parameter.path, parameter.domain)  # type: ignore[arg-type]
+    return rebuilt  # type: ignore[return-value]
+
+
 def _assign(config: JsonDict, path: Path, value: JsonValue) -> None:
     container: JsonValue = config
     for part in path[:-1]:

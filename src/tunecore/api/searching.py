@@ -1,0 +1,195 @@
+"""A Ray Tune style searcher object in an experiment: set up, warm-started,
+and rebuilt on restore.
+
+`prepare_search` does at `fit()` what Ray's Tuner does with a `Searcher`
+(`set_search_properties` with the Tuner's metric, mode and param space; a
+param space with values to search is refused when the searcher keeps its
+own), gives it the experiment's seed (`use_seed`), tells it an earlier
+experiment's trials when asked to (`warm_start`), and puts an
+`ExternalSearcher` in its place inside any `ConcurrencyLimiter` or
+`Repeater`: the core holds that, the shell the object
+(`tunecore.shell.searchers`).
+
+`restored_runtime` does the reverse for `Tuner.restore`: a fresh object
+from the logged spec (or the one the user passes again), fed the log's
+tells and asks in log order, so it continues exactly.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, cast
+
+import msgspec
+
+from tunecore.core.experiment import ExperimentState
+from tunecore.core.search import ConcurrencyLimiter, Repeater
+from tunecore.core.search.base import Searcher as SearchPolicy
+from tunecore.core.search.external import ExternalSearcher, Tell, TellKind
+from tunecore.core.search.variants import as_param_space, parse_space, without_functions
+from tunecore.model import Asked, ExperimentEvent, Mode, TrialStatus
+from tunecore.search.searcher import Searcher, class_path
+from tunecore.shell.eventlog import LogContents
+from tunecore.shell.replay import SnapshotKind, walk
+from tunecore.shell.searchers import SearcherObject, SearcherRuntime, external_of
+
+_WRAPPERS = (ConcurrencyLimiter, Repeater)
+
+
+class SearcherNotGivenError(ValueError):
+    """A restore needs the searcher object again: its class cannot rebuild it."""
+
+
+@dataclass(frozen=True)
+class PreparedSearch:
+    """The core's searcher, and the shell's object behind it."""
+
+    policy: SearchPolicy
+    runtime: SearcherRuntime
+
+
+def searcher_object(chosen: object) -> Searcher | None:
+    """The Ray-style searcher object inside `chosen`'s wrappers, if any."""
+    inner = chosen
+    while isinstance(inner, _WRAPPERS):
+        inner = inner.searcher
+    return inner if isinstance(inner, Searcher) else None
+
+
+def prepare_search(
+    chosen: object,
+    *,
+    metric: str | None,
+    mode: Mode | None,
+    param_space: Mapping[str, object],
+    seed: int,
+) -> PreparedSearch | None:
+    """`chosen` with its searcher object set up and replaced by an
+    `ExternalSearcher`; None when it holds no such object."""
+    found = searcher_object(chosen)
+    if found is None:
+        return None
+    mode_name = None if mode is None else mode.value
+    accepted = found.set_search_properties(metric, mode_name, dict(param_space))
+    space = without_functions(parse_space(param_space))
+    if not accepted and (space.grid or space.sampled or space.derived):
+        raise ValueError(
+            f"param_space holds values to search, but the searcher {type(found).__name__} was "
+            "built with a search space of its own: give param_space only constant values, or "
+            "build the searcher without a space (as in Ray Tune)"
+        )
+    found.use_seed(seed)
+    limiter = _limiter_of(chosen)
+    if limiter is not None:
+        found.set_max_concurrency(limiter.max_concurrent)
+    searcher_metric: Any = found.metric
+    searcher_mode: Any = found.mode
+    external = ExternalSearcher(
+        name=class_path(found),
+        spec=found.to_spec(),
+        seed=seed,
+        metric=searcher_metric if isinstance(searcher_metric, str) else None,
+        metrics=tuple(searcher_metric) if isinstance(searcher_metric, list) else (),
+        mode=Mode(searcher_mode) if isinstance(searcher_mode, str) else None,
+        hears_results=found.hears_results,
+        space=space if accepted else None,
+        warm=_warm_tells(found.warm_start_source),
+    )
+    return PreparedSearch(_replaced(chosen, external), SearcherRuntime(found))
+
+
+def _limiter_of(chosen: object) -> ConcurrencyLimiter[Any] | None:
+    inner = chosen
+    while isinstance(inner, _WRAPPERS):
+        if isinstance(inner, ConcurrencyLimiter):
+            return inner
+        inner = inner.searcher
+    return None
+
+
+def _replaced(chosen: object, external: ExternalSearcher) -> SearchPolicy:
+    """`chosen`'s wrappers around `external` instead of the object."""
+    if isinstance(chosen, _WRAPPERS):
+        inner = _replaced(chosen.searcher, external)
+        return cast(SearchPolicy, msgspec.structs.replace(chosen, searcher=inner))
+    return external
+
+
+def _warm_tells(source: str | None) -> tuple[Tell, ...]:
+    """Every finished trial of the experiment at `source`, as points
+    evaluated elsewhere: its config and last result (none when it errored)."""
+    if source is None:
+        return ()
+    from tunecore.api.loader import load_experiment  # noqa: PLC0415 - api below us
+
+    state = load_experiment(source).state
+    tells = []
+    for trial in sorted(state.trials.values(), key=lambda t: state.index[t.trial_id]):
+        if trial.status is TrialStatus.TERMINATED and trial.last_result:
+            result = dict(trial.last_result)
+        elif trial.status is TrialStatus.ERROR:
+            result = None
+        else:
+            continue
+        tells.append(
+            Tell(
+                f"{source}#{trial.trial_id}",
+                TellKind.ADDED,
+                result=result,
+                config=trial.spec.config,
+            )
+        )
+    return tuple(tells)
+
+
+def restored_runtime(
+    contents: LogContents,
+    state_searcher: object,
+    given: object,
+    kind: SnapshotKind,
+    param_space: Mapping[str, object] | None,
+) -> SearcherRuntime | None:
+    """The searcher object of a restored experiment, rebuilt by re-running
+    the log's tells and asks; None when its searcher is not an object."""
+    external = external_of(state_searcher)
+    if external is None:
+        return None
+    obj = _fresh_object(external, given, param_space)
+    runtime = SearcherRuntime(obj)
+
+    def visit(before: ExperimentState, event: ExperimentEvent, _: ExperimentState) -> None:
+        if isinstance(event, Asked):
+            runtime.replay_ask(before, event)
+
+    walk(contents, kind, visit)
+    return runtime
+
+
+def _fresh_object(
+    external: ExternalSearcher, given: object, param_space: Mapping[str, object] | None
+) -> SearcherObject:
+    """The object to rebuild: the one the user passed again, or one its
+    class builds from the logged spec."""
+    found = searcher_object(given)
+    if found is not None:
+        mode = None if external.mode is None else external.mode.value
+        if param_space is None and external.space is not None:
+            param_space = as_param_space(external.space)
+        found.set_search_properties(external.metric, mode, dict(param_space or {}))
+        if external.seed is not None:
+            found.use_seed(external.seed)
+        return found
+    if external.spec is None:
+        raise SearcherNotGivenError(
+            f"the experiment's searcher {external.name} cannot be rebuilt from the log (it "
+            "has no spec: your own Searcher without to_spec(), or one holding code): pass it "
+            "again, as you built it, to Tuner.restore(path, trainable, search_alg=...)"
+        )
+    module_name, _, qualname = external.name.partition(":")
+    target: Any = importlib.import_module(module_name)
+    for part in qualname.split("."):
+        target = getattr(target, part)
+    rebuilt: SearcherObject = target.from_spec(external.spec)
+    return rebuilt

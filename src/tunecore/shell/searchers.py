@@ -1,0 +1,258 @@
+"""The searcher object behind the core's `ExternalSearcher`, and its rebuild.
+
+A Ray Tune style searcher (`tunecore.search.Searcher`: Optuna, BayesOpt,
+HyperOpt, BOHB or the user's own) keeps hidden state, so it lives here in
+the shell. The core decides when to ask it and what to tell it
+(`tunecore.core.search.external`); `SearcherRuntime.answer` does both after
+every event, as `UserFunctions.answer` draws a `sample_from`'s values: it
+tells the object the untold entries in order (results, completions,
+points evaluated elsewhere), calls `suggest`, checks the config against
+the param space and hands back an `Asked` event for the loop to log first.
+If the object raises, or suggests a value outside the space, the answer is
+a `SearcherFailed` event instead: the experiment stops with the error and
+nothing half-done is logged.
+
+Exact resume. The log holds every ask with the number of tells before it,
+and the state holds what was told, so `rebuild` walks a log and repeats the
+same tells and asks on a fresh object (`Searcher.from_spec`). A seeded,
+deterministic searcher then ends in exactly the state of the one that ran:
+its next suggestion is the one an uninterrupted run would have made. Where
+the fresh object suggests something else than the log says (no seed,
+another package version), the rebuild warns once with
+`SearchResumeWarning`, naming the trial and the first differing value,
+and goes on from the object as it is.
+
+What the shell asks of the object is `SearcherObject`: Ray's imperative
+methods. The layer contract keeps `tunecore.search` out of the shell, so
+the object is typed by that protocol, not by its class.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from tunecore.core.experiment import ExperimentState
+from tunecore.core.search.base import AskWanted, ask_wanted_by
+from tunecore.core.search.domains import SampleFrom, plain_json
+from tunecore.core.search.external import ExternalSearcher, Tell, TellKind
+from tunecore.core.search.variants import format_path
+from tunecore.model import Asked, ExperimentEvent, InvalidFieldError, JsonDict, SearcherFailed
+
+logger = logging.getLogger(__name__)
+
+FINISHED = "FINISHED"
+"""Ray's `Searcher.FINISHED`: what `suggest` returns when it never will again."""
+
+
+class SearchResumeWarning(UserWarning):
+    """A rebuilt searcher suggested something else than the log records."""
+
+
+class SearcherObject(Protocol):
+    """Ray Tune's imperative searcher API, as far as the shell uses it."""
+
+    @property
+    def metric(self) -> Any: ...
+
+    def suggest(self, trial_id: str) -> Any: ...
+
+    def on_trial_result(self, trial_id: str, result: dict[str, Any]) -> None: ...
+
+    def on_trial_complete(
+        self, trial_id: str, result: dict[str, Any] | None = None, error: bool = False
+    ) -> None: ...
+
+    def add_evaluated_point(
+        self,
+        parameters: dict[str, Any],
+        value: float,
+        error: bool = False,
+        pruned: bool = False,
+        intermediate_values: list[float] | None = None,
+    ) -> None: ...
+
+
+def external_of(searcher: object) -> ExternalSearcher | None:
+    """The `ExternalSearcher` in a (possibly wrapped) searcher, or None."""
+    inner = searcher
+    while inner is not None and not isinstance(inner, ExternalSearcher):
+        inner = getattr(inner, "searcher", None)
+    return inner
+
+
+class SearcherRuntime:
+    """The object that answers the state's `ExternalSearcher`."""
+
+    def __init__(self, searcher: SearcherObject) -> None:
+        self._object = searcher
+        self._asks = 0  # asks made of the object: the key the next must carry
+        self._warned = False
+
+    @property
+    def searcher(self) -> SearcherObject:
+        return self._object
+
+    def answer(self, state: ExperimentState, at: float) -> list[ExperimentEvent]:
+        """The answer to the ask the state's searcher waits for, if any:
+        one `Asked` (or `SearcherFailed`) event."""
+        wanted = ask_wanted_by(state.searcher)
+        if wanted is None or wanted.key < self._asks or state.stopping is not None:
+            return []
+        external = external_of(state.searcher)
+        assert external is not None  # only an ExternalSearcher wants an ask
+        try:
+            event = self._ask(state, external, wanted, at)
+        except Exception as error:  # the user's or a package's code: any error
+            logger.exception("The searcher %s failed", external.name)
+            return [SearcherFailed(at=at, error=f"{type(error).__name__}: {error}")]
+        return [event]
+
+    def _ask(
+        self, state: ExperimentState, external: ExternalSearcher, wanted: AskWanted, at: float
+    ) -> Asked:
+        self._tell_pending(state, external, wanted.told)
+        self._asks = wanted.key + 1
+        raw = self._object.suggest(wanted.trial_id)
+        if isinstance(raw, str) and raw == FINISHED:
+            return Asked(
+                at=at, key=wanted.key, trial_id=wanted.trial_id, told=wanted.told, finished=True
+            )
+        config = None if raw is None else _checked(external, raw)
+        return Asked(
+            at=at, key=wanted.key, trial_id=wanted.trial_id, told=wanted.told, config=config
+        )
+
+    def _tell_pending(self, state: ExperimentState, external: ExternalSearcher, told: int) -> None:
+        """Tell the object the warm start (before its first ask) and the
+        first `told` untold entries."""
+        for tell in (*external.warm, *external.untold[:told]):
+            self._tell(state, external, tell)
+
+    def _tell(self, state: ExperimentState, external: ExternalSearcher, tell: Tell) -> None:
+        result = None if tell.result is None else dict(tell.result)
+        if tell.kind is TellKind.RESULT:
+            assert result is not None
+            self._object.on_trial_result(tell.trial_id, result)
+        elif tell.kind in (TellKind.COMPLETE, TellKind.ERROR):
+            self._object.on_trial_complete(tell.trial_id, result, error=tell.kind is TellKind.ERROR)
+        else:
+            config = tell.config
+            if config is None and tell.trial_id in state.trials:
+                config = state.trials[tell.trial_id].spec.config
+            self._add_point(external, config, result)
+
+    def _add_point(
+        self, external: ExternalSearcher, config: JsonDict | None, result: JsonDict | None
+    ) -> None:
+        """A trial the object did not suggest, told as a point evaluated
+        elsewhere where the object takes those (Ray's `add_evaluated_point`)."""
+        metric = self._object.metric
+        if config is None or metric is None:
+            return
+        value: Any
+        if result is None:
+            value = None
+        elif isinstance(metric, str):
+            value = result.get(metric)
+        else:
+            value = [result.get(m) for m in metric]
+        try:
+            self._object.add_evaluated_point(
+                dict(config), value, error=result is None or value is None
+            )
+        except NotImplementedError:
+            if not self._warned:
+                self._warned = True
+                logger.warning(
+                    "%s takes no points evaluated elsewhere (add_evaluated_point): "
+                    "trials it did not suggest are not told to it",
+                    external.name,
+                )
+
+    def finish(self, state: ExperimentState) -> None:
+        """Tell the object what is still untold, once the experiment ended
+        (a user's searcher sees every trial complete, as in Ray)."""
+        external = external_of(state.searcher)
+        if external is None:
+            return
+        try:
+            self._tell_pending(state, external, len(external.untold))
+        except Exception:  # the experiment is over: say so, lose nothing recorded
+            logger.exception("The searcher %s failed on the final tells", external.name)
+
+    def replay_ask(self, before: ExperimentState, event: Asked) -> None:
+        """Repeat a logged ask on a rebuilt object: the same tells, the same
+        `suggest`; warn once if the object answers otherwise than the log."""
+        external = external_of(before.searcher)
+        if external is None:
+            return
+        self._tell_pending(before, external, event.told)
+        self._asks = event.key + 1
+        raw = self._object.suggest(event.trial_id)
+        if event.finished or event.config is None or self._warned:
+            return
+        got = plain_json("suggestion", raw) if isinstance(raw, Mapping) else raw
+        if got != event.config:
+            self._warned = True
+            warnings.warn(
+                f"The rebuilt searcher {external.name} suggested for trial {event.trial_id} "
+                f"{_first_difference(event.config, got)}: the search goes on from the rebuilt "
+                "searcher, which is not the one that ran (seed it, and keep the same package "
+                "versions, for an exact resume)",
+                SearchResumeWarning,
+                stacklevel=2,
+            )
+
+
+def _checked(external: ExternalSearcher, raw: object) -> JsonDict:
+    """The suggestion as plain JSON, checked against the param space's
+    domains; `InvalidFieldError` names the parameter otherwise."""
+    where = f"{external.name.rpartition(':')[2]}.suggest()"
+    if not isinstance(raw, Mapping):
+        raise InvalidFieldError(where, raw, "a dict (a config), None or Searcher.FINISHED")
+    config = plain_json(where, raw)
+    assert isinstance(config, dict)
+    space = external.space
+    if space is None:
+        return config
+    for parameter in (*space.grid, *space.sampled):
+        value: object = config
+        for key in parameter.path:
+            value = _child(value, key)
+            if value is _MISSING:
+                raise InvalidFieldError(
+                    f"{where}{format_path(parameter.path)}",
+                    None,
+                    "a value: the param space searches this parameter",
+                )
+        domain = parameter.domain
+        if not isinstance(domain, SampleFrom) and not domain.is_valid(value):  # type: ignore[arg-type]
+            raise InvalidFieldError(
+                f"{where}{format_path(parameter.path)}",
+                value,
+                f"a value in the param space's {domain!r}",
+            )
+    return config
+
+
+_MISSING = object()
+
+
+def _child(value: object, key: str | int) -> object:
+    if isinstance(value, Mapping) and isinstance(key, str):
+        return value.get(key, _MISSING)
+    if isinstance(value, list) and isinstance(key, int) and 0 <= key < len(value):
+        return value[key]
+    return _MISSING
+
+
+def _first_difference(logged: JsonDict, got: object) -> str:
+    if not isinstance(got, dict):
+        return f"{got!r} where the log has {logged!r}"
+    for key in sorted(set(logged) | set(got)):
+        if logged.get(key) != got.get(key):
+            return f"{key}={got.get(key)!r} where the log has {key}={logged.get(key)!r}"
+    return repr(got)

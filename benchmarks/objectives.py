@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import tunecore
 from tunecore.model import JsonDict
@@ -40,7 +41,7 @@ class Objective:
     trainable: SimulatedTrainable
     param_space: dict[str, object]
     metric: str
-    mode: str
+    mode: Literal["min", "max"]
     optimum: float
     iterations: int
 

@@ -1,0 +1,76 @@
+"""The search benchmarks' harness: the same seeds print the same table, a
+missing searcher is named and skipped, and the statistics are the usual ones."""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import pytest
+from benchmarks import search_quality
+from benchmarks.objectives import BRANIN
+from benchmarks.search_quality import Task, Unavailable
+
+
+def test_quartiles_interpolate_between_order_statistics() -> None:
+    assert search_quality.quartiles([4.0, 1.0, 3.0, 2.0, 5.0]) == (2.0, 3.0, 4.0)
+    assert search_quality.quartiles([1.0, 2.0, 3.0, 4.0]) == (1.75, 2.5, 3.25)
+    assert search_quality.quartiles([7.0]) == (7.0, 7.0, 7.0)
+
+
+def test_the_same_seeds_print_the_same_table(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["--seeds", "2", "--objectives", "branin", "--methods", "random,tpe"]
+    assert search_quality.main(argv) == 0
+    first = capsys.readouterr().out
+    assert search_quality.main(argv) == 0
+    assert capsys.readouterr().out == first
+    assert "| random (BasicVariantGenerator) | 1 |" in first
+    assert "| random (BasicVariantGenerator) | 8 |" in first
+    assert "`python -m benchmarks search_quality --seeds 2 --objectives branin" in first
+
+
+def test_random_search_finds_values_no_better_than_the_optimum() -> None:
+    task = Task("branin", BRANIN, 20)
+    outcome = search_quality.run_once(task, search_quality.RANDOM, seed=3, concurrency=8)
+    assert outcome.best >= BRANIN.optimum
+    assert outcome.iterations == 20
+
+
+def test_a_missing_module_is_unavailable_and_named() -> None:
+    with pytest.raises(Unavailable, match=r"tunecore\.search\.no_such_module\.Thing"):
+        search_quality._build("tunecore.search.no_such_module", "Thing")
+
+
+def test_a_searcher_whose_package_is_missing_is_unavailable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    class NeedsPackage:
+        def __init__(self) -> None:
+            raise ImportError("NeedsPackage needs thing: pip install 'tunecore[thing]'")
+
+    module = types.ModuleType("fake_searchers")
+    module.NeedsPackage = NeedsPackage  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "fake_searchers", module)
+    with pytest.raises(Unavailable, match=r"pip install 'tunecore\[thing\]'"):
+        search_quality._build("fake_searchers", "NeedsPackage")
+
+
+def test_a_skipped_method_gets_a_line_and_the_others_still_run(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = search_quality.Method(
+        "missing",
+        "Missing",
+        lambda: search_quality._build("tunecore.search.no_such_module", "Thing"),
+        search_quality._no_scheduler,
+    )
+    monkeypatch.setitem(search_quality.METHODS, "branin", (search_quality.RANDOM, missing))
+    assert search_quality.main(["--seeds", "1", "--objectives", "branin"]) == 0
+    out = capsys.readouterr().out
+    assert "| random (BasicVariantGenerator) | 1 |" in out
+    assert "Missing skipped: tunecore.search.no_such_module.Thing is not available" in out
+
+
+def test_unknown_objectives_are_named() -> None:
+    with pytest.raises(SystemExit):
+        search_quality.main(["--objectives", "rosenbrock"])

@@ -183,28 +183,29 @@ class SearcherRuntime:
         except Exception:  # the experiment is over: say so, lose nothing recorded
             logger.exception("The searcher %s failed on the final tells", external.name)
 
-    def replay_ask(self, before: ExperimentState, event: Asked) -> None:
+    def replay_ask(self, before: ExperimentState, event: Asked) -> object:
         """Repeat a logged ask on a rebuilt object: the same tells, the same
-        `suggest`; warn once if the object answers otherwise than the log."""
+        `suggest`; warn once if the object answers otherwise than the log.
+        Returns what the object suggested (plain JSON where it is a config)."""
         external = external_of(before.searcher)
         if external is None:
-            return
+            return None
         self._tell_pending(before, external, event.told)
         self._asks = event.key + 1
         raw = self._object.suggest(event.trial_id)
-        if event.finished or event.config is None or self._warned:
-            return
         got = plain_json("suggestion", raw) if isinstance(raw, Mapping) else raw
-        if got != event.config:
+        logged: object = FINISHED if event.finished else event.config
+        if got != logged and not self._warned:
             self._warned = True
             warnings.warn(
                 f"The rebuilt searcher {external.name} suggested for trial {event.trial_id} "
-                f"{_first_difference(event.config, got)}: the search goes on from the rebuilt "
+                f"{_first_difference(logged, got)}: the search goes on from the rebuilt "
                 "searcher, which is not the one that ran (seed it, and keep the same package "
                 "versions, for an exact resume)",
                 SearchResumeWarning,
                 stacklevel=2,
             )
+        return got
 
 
 def _checked(external: ExternalSearcher, raw: object) -> JsonDict:
@@ -224,14 +225,14 @@ def _checked(external: ExternalSearcher, raw: object) -> JsonDict:
             value = _child(value, key)
             if value is _MISSING:
                 raise InvalidFieldError(
-                    f"{where}{format_path(parameter.path)}",
+                    f"{where}{format_path(parameter.path).removeprefix('param_space')}",
                     None,
                     "a value: the param space searches this parameter",
                 )
         domain = parameter.domain
         if not isinstance(domain, SampleFrom) and not domain.is_valid(value):  # type: ignore[arg-type]
             raise InvalidFieldError(
-                f"{where}{format_path(parameter.path)}",
+                f"{where}{format_path(parameter.path).removeprefix('param_space')}",
                 value,
                 f"a value in the param space's {domain!r}",
             )
@@ -249,8 +250,8 @@ def _child(value: object, key: str | int) -> object:
     return _MISSING
 
 
-def _first_difference(logged: JsonDict, got: object) -> str:
-    if not isinstance(got, dict):
+def _first_difference(logged: object, got: object) -> str:
+    if not isinstance(got, dict) or not isinstance(logged, dict):
         return f"{got!r} where the log has {logged!r}"
     for key in sorted(set(logged) | set(got)):
         if logged.get(key) != got.get(key):

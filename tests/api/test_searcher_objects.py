@@ -1,0 +1,431 @@
+"""Ray Tune style searcher objects (`tunecore.search.Searcher`) in an
+experiment, from the outside: what they suggest runs, what they are told
+arrives in log order, their failures end the experiment cleanly, a log
+replays without them, and a restore rebuilds them exactly."""
+
+from __future__ import annotations
+
+import random
+import shutil
+import warnings
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import tunecore
+from tunecore import RunConfig, TuneConfig, Tuner
+from tunecore.api.searching import SearcherNotGivenError, restored_runtime
+from tunecore.core.experiment import ExperimentState
+from tunecore.model import Asked, ExperimentEvent, JsonDict, SearcherFailed
+from tunecore.search import ConcurrencyLimiter, Repeater, Searcher
+from tunecore.shell.callbacks import Callback
+from tunecore.shell.eventlog import read_log
+from tunecore.shell.replay import BUILTIN, replay, walk
+from tunecore.shell.searchers import SearchResumeWarning
+
+
+class Hill(Searcher):
+    """Climbs from the best x it was told, with a seeded RNG: what it
+    suggests depends on every tell and on their order, and it rebuilds
+    from its spec."""
+
+    def __init__(
+        self, metric: str | None = None, mode: str | None = None, seed: int | None = None
+    ) -> None:
+        super().__init__(metric=metric, mode=mode)
+        self.seed = seed
+        self.rng: random.Random | None = None
+        self.best: float | None = None
+        self.told: list[str] = []
+        self.added: list[dict[str, Any]] = []
+
+    def set_search_properties(
+        self, metric: str | None, mode: str | None, config: dict[str, Any], **spec: Any
+    ) -> bool:
+        self._metric = self._metric or metric
+        self._mode = self._mode or mode
+        return True
+
+    def use_seed(self, seed: int) -> None:
+        if self.seed is None:
+            self.seed = seed
+
+    def suggest(self, trial_id: str) -> dict[str, Any] | str | None:
+        if self.rng is None:
+            self.rng = random.Random(self.seed)
+        start = 0.0 if self.best is None else self.best
+        return {"x": round(start + self.rng.uniform(-1.0, 1.0), 9)}
+
+    def on_trial_complete(
+        self, trial_id: str, result: dict[str, Any] | None = None, error: bool = False
+    ) -> None:
+        self.told.append(trial_id)
+        if result is None or error:
+            return
+        score = result[self.metric]
+        better = self.best is None or (score > self._score(self.best))
+        if better:
+            self.best = result["x"]
+
+    def _score(self, x: float) -> float:
+        return -((x - 3.0) ** 2)
+
+    def add_evaluated_point(
+        self,
+        parameters: dict[str, Any],
+        value: float,
+        error: bool = False,
+        pruned: bool = False,
+        intermediate_values: list[float] | None = None,
+    ) -> None:
+        self.added.append({"parameters": parameters, "value": value, "error": error})
+        if not error and (self.best is None or value > self._score(self.best)):
+            self.best = parameters["x"]
+
+    def to_spec(self) -> JsonDict | None:
+        return {"metric": self.metric, "mode": self.mode, "seed": self.seed}
+
+    @classmethod
+    def from_spec(cls, spec: JsonDict) -> Hill:
+        return cls(spec["metric"], spec["mode"], spec["seed"])  # type: ignore[arg-type]
+
+
+def parabola(config: dict[str, Any], iteration: int) -> tuple[dict[str, float], float]:
+    """A simulated trainable: score peaks at x = 3; later iterations take longer."""
+    x = config["x"]
+    return {"score": -((x - 3.0) ** 2), "x": x}, 1.0 + abs(x) % 1.0
+
+
+def simulated(
+    searcher: object, tmp_path: Path, *, samples: int = 8, seed: int = 0, name: str = "sim"
+) -> tunecore.ResultGrid:
+    return tunecore.simulate(
+        parabola,
+        tune_config=TuneConfig(
+            search_alg=searcher, metric="score", mode="max", num_samples=samples, seed=seed
+        ),
+        run_config=RunConfig(storage_path=str(tmp_path), name=name, verbose=0),
+        max_iterations=2,
+    )
+
+
+def asked(experiment_dir: Path) -> list[Asked]:
+    return [e for e in read_log(experiment_dir).events if isinstance(e, Asked)]
+
+
+def test_each_trial_runs_what_the_searcher_suggested_and_it_hears_every_end(
+    tmp_path: Path,
+) -> None:
+    hill = Hill()
+    grid = simulated(ConcurrencyLimiter(hill, max_concurrent=2), tmp_path)  # type: ignore[type-var]
+    logged = asked(tmp_path / "sim")
+    assert len(grid) == 8
+    assert [r.config for r in grid] == [e.config for e in logged]
+    assert sorted(hill.told) == sorted(r.metrics["trial_id"] for r in grid)
+    # Ray's SearchGenerator tags: a 1-based count, then the config's values.
+    assert grid.trials[0].experiment_tag == f"1_x={grid[0].config['x']:.5}"
+    assert grid.trials[7].experiment_tag.startswith("8_x=")
+
+
+def test_a_log_replays_without_the_searcher(tmp_path: Path) -> None:
+    simulated(Hill(), tmp_path)
+    replayed = replay(tmp_path / "sim")
+    assert replayed.state.done
+    assert replayed.rejected == 0
+    assert replayed.state.finished == 8
+
+
+def test_the_same_seed_gives_the_same_log_bytes_with_eight_concurrent(tmp_path: Path) -> None:
+    for run in ("a", "b"):
+        limited = ConcurrencyLimiter(Hill(), max_concurrent=8)  # type: ignore[type-var]
+        simulated(limited, tmp_path / run, seed=3)
+    first = (tmp_path / "a" / "sim" / "events.log").read_bytes()
+    assert first == (tmp_path / "b" / "sim" / "events.log").read_bytes()
+    assert len(asked(tmp_path / "a" / "sim")) == 8
+
+
+class Scripted(Searcher):
+    """Answers each ask as its script says: a config, None, FINISHED, or
+    an exception (then it answers with configs)."""
+
+    def __init__(self, script: list[str]) -> None:
+        super().__init__(metric="score", mode="max")
+        self.script = list(script)
+        self.completed = 0
+        self.asks = 0
+
+    def suggest(self, trial_id: str) -> dict[str, Any] | str | None:
+        self.asks += 1
+        action = self.script.pop(0) if self.script else "config"
+        if action == "none":
+            return None
+        if action == "finished":
+            return Searcher.FINISHED
+        if action == "raise":
+            raise RuntimeError("the optimizer broke")
+        if action == "outside":
+            return {"x": 99.0}
+        return {"x": float(self.asks)}
+
+    def on_trial_complete(
+        self, trial_id: str, result: dict[str, Any] | None = None, error: bool = False
+    ) -> None:
+        self.completed += 1
+
+
+def test_finished_ends_the_search_early(tmp_path: Path) -> None:
+    searcher = Scripted(["config", "config", "finished"])
+    grid = simulated(ConcurrencyLimiter(searcher, max_concurrent=1), tmp_path)  # type: ignore[type-var]
+    assert len(grid) == 2
+    assert not grid.errors
+    assert searcher.completed == 2
+
+
+def test_a_searcher_that_raises_stops_the_experiment_and_keeps_the_log(tmp_path: Path) -> None:
+    searcher = Scripted(["config", "config", "raise"])
+    grid = simulated(ConcurrencyLimiter(searcher, max_concurrent=1), tmp_path)  # type: ignore[type-var]
+    events = read_log(tmp_path / "sim").events
+    failures = [e for e in events if isinstance(e, SearcherFailed)]
+    assert [f.error for f in failures] == ["RuntimeError: the optimizer broke"]
+    assert grid.experiment_error is not None
+    assert "the optimizer broke" in grid.experiment_error
+    assert [r.metrics["score"] for r in grid] == [-4.0, -1.0]  # nothing recorded is lost
+    assert replay(tmp_path / "sim").state.done
+
+
+class ScriptedOverTheSpace(Scripted):
+    """Takes the Tuner's param space (and then ignores it)."""
+
+    def set_search_properties(
+        self, metric: str | None, mode: str | None, config: dict[str, Any], **spec: Any
+    ) -> bool:
+        return True
+
+
+def test_a_suggestion_outside_the_param_space_names_the_parameter(tmp_path: Path) -> None:
+    grid = tunecore.simulate(
+        parabola,
+        param_space={"x": tunecore.uniform(-5.0, 5.0)},
+        tune_config=TuneConfig(
+            search_alg=ScriptedOverTheSpace(["config", "outside"]),
+            metric="score",
+            mode="max",
+            num_samples=4,
+        ),
+        run_config=RunConfig(storage_path=str(tmp_path), name="sim", verbose=0),
+        max_iterations=1,
+    )
+    assert grid.experiment_error is not None
+    assert "ScriptedOverTheSpace.suggest()['x']=99.0" in grid.experiment_error
+    assert "Uniform" in grid.experiment_error
+
+
+def test_a_searcher_that_declines_with_nothing_running_ends_with_an_error(tmp_path: Path) -> None:
+    grid = simulated(Scripted(["none"]), tmp_path)
+    assert len(grid) == 0
+    assert grid.experiment_error is not None
+    assert "suggested no trial" in grid.experiment_error
+
+
+def test_repeater_counts_num_samples_in_trials(tmp_path: Path) -> None:
+    grid = simulated(Repeater(Hill(), repeat=2), tmp_path, samples=4)  # type: ignore[type-var]
+    configs = sorted(r.config["x"] for r in grid)
+    assert len(grid) == 4
+    assert configs[0] == configs[1]
+    assert configs[2] == configs[3]
+
+
+def test_a_param_space_to_search_is_refused_when_the_searcher_has_its_own(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(ValueError, match="param_space holds values to search"):
+        tunecore.simulate(
+            parabola,
+            param_space={"x": tunecore.uniform(0.0, 1.0)},
+            tune_config=TuneConfig(search_alg=Scripted([]), metric="score", mode="max"),
+            run_config=RunConfig(storage_path=str(tmp_path), name="sim", verbose=0),
+        )
+
+
+# -- warm start ---------------------------------------------------------------
+
+
+def test_warm_start_tells_every_finished_trial_of_another_experiment(tmp_path: Path) -> None:
+    simulated(Hill(seed=1), tmp_path, name="first", samples=5)
+    warmed = Hill(seed=2).warm_start(from_experiment=tmp_path / "first")
+    simulated(warmed, tmp_path, name="second", samples=3)
+    assert len(warmed.added) == 5
+    first = tunecore.ExperimentAnalysis(str(tmp_path / "first"))
+    assert sorted(p["parameters"]["x"] for p in warmed.added) == sorted(
+        c["x"] for c in first.get_all_configs().values()
+    )
+    # The observations are in the second log: a rebuild never reads the first.
+    shutil.rmtree(tmp_path / "first")
+    contents = read_log(tmp_path / "second")
+    runtime = restored_runtime(
+        contents, replay(tmp_path / "second").state.searcher, None, BUILTIN, None
+    )
+    assert runtime is not None
+    assert len(runtime.searcher.added) == 5  # type: ignore[attr-defined]
+
+
+# -- exact resume -------------------------------------------------------------
+
+
+def _states_before_asks(experiment_dir: Path) -> list[tuple[ExperimentState, Asked]]:
+    found: list[tuple[ExperimentState, Asked]] = []
+
+    def visit(before: ExperimentState, event: ExperimentEvent, _: ExperimentState) -> None:
+        if isinstance(event, Asked):
+            found.append((before, event))
+
+    walk(read_log(experiment_dir), BUILTIN, visit)
+    return found
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    concurrency=st.sampled_from([1, 8]),
+    cut=st.floats(0.0, 1.0),
+)
+def test_a_rebuilt_searcher_continues_with_the_uninterrupted_runs_suggestions(
+    tmp_path_factory: pytest.TempPathFactory, seed: int, concurrency: int, cut: float
+) -> None:
+    """Crash anywhere: the searcher rebuilt from the log's prefix, told
+    what the uninterrupted run told it afterwards, suggests byte for byte
+    what that run's searcher did."""
+    root = tmp_path_factory.mktemp("resume")
+    simulated(
+        ConcurrencyLimiter(Hill(), max_concurrent=concurrency),  # type: ignore[type-var]
+        root,
+        samples=16,
+        seed=seed,
+    )
+    contents = read_log(root / "sim")
+    records = round(cut * len(contents.events))
+    cut_contents = _prefix(contents, records)
+    state_at_cut = _state_after(cut_contents)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SearchResumeWarning)
+        runtime = restored_runtime(cut_contents, state_at_cut.searcher, None, BUILTIN, None)
+        assert runtime is not None
+        later = [(b, e) for b, e in _states_before_asks(root / "sim")][_asks_in(cut_contents) :]
+        for before, event in later:
+            got = runtime.replay_ask(before, event)
+            assert msgspec.json.encode(got) == msgspec.json.encode(event.config)
+
+
+def _prefix(contents: Any, records: int) -> Any:
+    import dataclasses  # noqa: PLC0415
+
+    return dataclasses.replace(contents, events=contents.events[:records])
+
+
+def _state_after(contents: Any) -> ExperimentState:
+    final: list[ExperimentState] = []
+
+    def visit(_: ExperimentState, __: ExperimentEvent, after: ExperimentState) -> None:
+        final[:] = [after]
+
+    walk(contents, BUILTIN, visit)
+    if not final:
+        from tunecore.core.experiment.snapshot import decode_state  # noqa: PLC0415
+
+        return decode_state(contents.header.initial_state, BUILTIN)
+    return final[0]
+
+
+def _asks_in(contents: Any) -> int:
+    return sum(isinstance(e, Asked) for e in contents.events)
+
+
+# -- Tuner.restore ------------------------------------------------------------
+
+
+class Crash(BaseException):
+    """Not an Exception: callbacks' errors are contained, this one is not."""
+
+
+class CrashAfterTrials(Callback):
+    def __init__(self, trials: int) -> None:
+        self.left = trials
+
+    def on_trial_complete(self, iteration: int, trials: object, trial: object) -> None:
+        self.left -= 1
+        if self.left <= 0:
+            raise Crash
+
+
+def quadratic(config: dict[str, Any]) -> None:
+    tunecore.report({"score": -((config["x"] - 3.0) ** 2), "x": config["x"]})
+
+
+def fit_in_process(
+    searcher: object, tmp_path: Path, callbacks: list[Any] | None = None
+) -> tunecore.ResultGrid:
+    return Tuner(
+        quadratic,
+        tune_config=TuneConfig(
+            search_alg=ConcurrencyLimiter(searcher, max_concurrent=1),  # type: ignore[type-var]
+            metric="score",
+            mode="max",
+            num_samples=8,
+            seed=11,
+        ),
+        run_config=RunConfig(
+            storage_path=str(tmp_path),
+            name="exp",
+            verbose=0,
+            executor="in_process",
+            callbacks=callbacks or [],
+        ),
+    ).fit()
+
+
+def test_restore_continues_with_exactly_the_suggestions_of_an_uninterrupted_run(
+    tmp_path: Path,
+) -> None:
+    whole = fit_in_process(Hill(), tmp_path / "whole")
+    expected = [e.config for e in asked(tmp_path / "whole" / "exp")]
+    with pytest.raises(Crash):
+        fit_in_process(Hill(), tmp_path / "cut", [CrashAfterTrials(3)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SearchResumeWarning)
+        resumed = Tuner.restore(str(tmp_path / "cut" / "exp"), quadratic).fit()
+    assert [e.config for e in asked(tmp_path / "cut" / "exp")] == expected
+    assert len(resumed) == len(whole) == 8
+    assert all(t.status == "TERMINATED" for t in resumed.trials)
+
+
+class Unrebuildable(Hill):
+    def to_spec(self) -> JsonDict | None:
+        return None
+
+
+def test_restore_asks_for_a_searcher_its_class_cannot_rebuild(tmp_path: Path) -> None:
+    with pytest.raises(Crash):
+        fit_in_process(Unrebuildable(seed=4), tmp_path, [CrashAfterTrials(2)])
+    with pytest.raises(SearcherNotGivenError, match=r"search_alg=\.\.\."):
+        Tuner.restore(str(tmp_path / "exp"), quadratic).fit()
+    again = Unrebuildable(seed=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SearchResumeWarning)
+        grid = Tuner.restore(str(tmp_path / "exp"), quadratic, search_alg=again).fit()
+    assert len(grid) == 8
+    assert len(again.told) == 8  # the two before the crash were told again
+
+
+def test_a_different_searcher_on_restore_is_named_in_a_warning(tmp_path: Path) -> None:
+    with pytest.raises(Crash):
+        fit_in_process(Unrebuildable(seed=4), tmp_path, [CrashAfterTrials(2)])
+    with pytest.warns(SearchResumeWarning, match="where the log has x="):
+        Tuner.restore(str(tmp_path / "exp"), quadratic, search_alg=Unrebuildable(seed=5)).fit()

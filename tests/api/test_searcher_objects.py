@@ -94,10 +94,17 @@ class Hill(Searcher):
         return cls(spec["metric"], spec["mode"], spec["seed"])  # type: ignore[arg-type]
 
 
-def parabola(config: dict[str, Any], iteration: int) -> tuple[dict[str, float], float]:
+def parabola(config: JsonDict, iteration: int) -> tuple[JsonDict, float]:
     """A simulated trainable: score peaks at x = 3; later iterations take longer."""
     x = config["x"]
+    assert isinstance(x, float)
     return {"score": -((x - 3.0) ** 2), "x": x}, 1.0 + abs(x) % 1.0
+
+
+def x_of(config: JsonDict) -> float:
+    x = config["x"]
+    assert isinstance(x, float)
+    return x
 
 
 def simulated(
@@ -125,7 +132,7 @@ def test_each_trial_runs_what_the_searcher_suggested_and_it_hears_every_end(
     logged = asked(tmp_path / "sim")
     assert len(grid) == 8
     assert [r.config for r in grid] == [e.config for e in logged]
-    assert sorted(hill.told) == sorted(r.metrics["trial_id"] for r in grid)
+    assert sorted(hill.told) == sorted(str(r.metrics["trial_id"]) for r in grid)
     # Ray's SearchGenerator tags: a 1-based count, then the config's values.
     assert grid.trials[0].experiment_tag == f"1_x={grid[0].config['x']:.5}"
     assert grid.trials[7].experiment_tag.startswith("8_x=")
@@ -233,7 +240,7 @@ def test_a_searcher_that_declines_with_nothing_running_ends_with_an_error(tmp_pa
 
 def test_repeater_counts_num_samples_in_trials(tmp_path: Path) -> None:
     grid = simulated(Repeater(Hill(), repeat=2), tmp_path, samples=4)  # type: ignore[type-var]
-    configs = sorted(r.config["x"] for r in grid)
+    configs = sorted(x_of(r.config) for r in grid)
     assert len(grid) == 4
     assert configs[0] == configs[1]
     assert configs[2] == configs[3]
@@ -261,7 +268,7 @@ def test_warm_start_tells_every_finished_trial_of_another_experiment(tmp_path: P
     assert len(warmed.added) == 5
     first = tunecore.ExperimentAnalysis(str(tmp_path / "first"))
     assert sorted(p["parameters"]["x"] for p in warmed.added) == sorted(
-        c["x"] for c in first.get_all_configs().values()
+        x_of(c) for c in first.get_all_configs().values()
     )
     # The observations are in the second log: a rebuild never reads the first.
     shutil.rmtree(tmp_path / "first")
@@ -375,7 +382,7 @@ def fit_in_process(
     return Tuner(
         quadratic,
         tune_config=TuneConfig(
-            search_alg=ConcurrencyLimiter(searcher, max_concurrent=1),  # type: ignore[type-var]
+            search_alg=ConcurrencyLimiter(searcher, max_concurrent=1),
             metric="score",
             mode="max",
             num_samples=8,

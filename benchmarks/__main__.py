@@ -1,6 +1,7 @@
 """Run every benchmark and print Markdown tables.
 
     python -m benchmarks [--quick] [--skip-ray-tune] [--skip-storage]
+    python -m benchmarks search_quality|search_overhead [ARGS]
 
 First the pure core's throughput, then tunecore against Ray Tune on real
 Ray (`benchmarks.vs_ray_tune`; it needs `ray[tune]`, which `nox -s bench`
@@ -9,6 +10,11 @@ directory, `file://` and a local S3 server (`benchmarks.storage_sync`; it
 needs pyarrow and moto, in the `bench` extra; its rows also go to
 storage_sync.json). The exit code is 1 when a comparison run failed its
 checks.
+
+The search benchmarks (issue 12) run on their own, named first:
+`search_quality` (model-based search against random search on objectives
+with known optima) and `search_overhead` (what running Optuna inside
+tunecore adds to each suggestion and observation).
 """
 
 from __future__ import annotations
@@ -17,12 +23,27 @@ import platform
 import sys
 from collections.abc import Callable
 
-from benchmarks import simulate_asha, step_throughput, storage_sync, vs_ray_tune
+from benchmarks import (
+    search_overhead,
+    search_quality,
+    simulate_asha,
+    step_throughput,
+    storage_sync,
+    vs_ray_tune,
+)
 from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.core.schedulers.fifo import FIFOScheduler
 
+COMMANDS: dict[str, Callable[[list[str]], int]] = {
+    "search_quality": search_quality.main,
+    "search_overhead": search_overhead.main,
+}
+"""Benchmarks run only when named: `python -m benchmarks NAME [ARGS]`."""
+
 
 def main(argv: list[str]) -> int:
+    if argv and argv[0] in COMMANDS:
+        return COMMANDS[argv[0]](argv[1:])
     quick = "--quick" in argv
     print(f"Python {platform.python_version()} on {platform.machine()}, {platform.node()}\n")
     schedulers: dict[str, Callable[[], TrialScheduler]] = {

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import sys
 import types
+import warnings
 
 import pytest
 from benchmarks import search_quality
 from benchmarks.objectives import BRANIN
 from benchmarks.search_quality import Task, Unavailable
+
+from tunecore.shell.searchers import SearchResumeWarning
 
 
 def test_quartiles_interpolate_between_order_statistics() -> None:
@@ -74,3 +77,21 @@ def test_a_skipped_method_gets_a_line_and_the_others_still_run(
 def test_unknown_objectives_are_named() -> None:
     with pytest.raises(SystemExit):
         search_quality.main(["--objectives", "rosenbrock"])
+
+
+def test_the_overhead_benchmark_makes_optunas_own_suggestions(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Inside tunecore and bare, the same sampler and seed suggest the same
+    configs, and the table says so; the rebuild repeats them too (a rebuild
+    that diverged would warn, an error here)."""
+    pytest.importorskip("optuna")
+    pytest.importorskip("tunecore.search.optuna")
+    from benchmarks import search_overhead  # noqa: PLC0415
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SearchResumeWarning)
+        assert search_overhead.main(["--trials", "15", "--repeats", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "| same suggestions as bare Optuna | yes |" in out
+    assert "| ms per trial (mean) | 15 trials |" in out

@@ -1,0 +1,467 @@
+"""Ray Tune's `BayesOptSearch`: Gaussian-process search with bayes_opt.
+
+The searcher behaves as Ray Tune's (`ray.tune.search.bayesopt`): it searches
+continuous ranges (`tune.uniform`, or Ray's native `{"width": (0, 20)}`),
+serves `points_to_evaluate` first, then `random_search_steps` random points
+whose results it buffers until all are in, and from then on fits a GP on
+every suggestion. A config suggested again (to 5 decimals) is skipped
+(`skip_duplicate`), and more than `patience` repeats of one ends the search.
+NaN and infinite results are not registered.
+
+bayes_opt 2.x and 3.x replaced 1.x's `UtilityFunction`, which Ray's
+`utility_kwargs` describe, with acquisition objects: `{"kind": "ucb",
+"kappa": k}` becomes `UpperConfidenceBound(kappa=k)`, `"ei"` and `"poi"`
+become `ExpectedImprovement(xi=xi)` and `ProbabilityOfImprovement(xi=xi)`,
+and 1.x's `kappa_decay`/`kappa_decay_delay` become UCB's
+`exploration_decay`/`exploration_decay_delay`.
+
+Determinism and resume. bayes_opt draws every random number (the random
+points, the GP's restarts, the acquisition search) from one RandomState
+seeded by `random_state`, so the same suggestions and registrations in the
+same order give the same run (measured with 3.4.0, as with 1.4 in
+docs/search-plan.md section 1; registering alone, without the suggestions,
+does not). That is what a resume repeats from the log. Where the user gives
+no `random_state`, the experiment's seed is used (`use_seed`); Ray's default
+of 42 holds for a searcher used on its own.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Self
+
+import msgspec
+
+from tunecore.core.results import DEFAULT_METRIC
+from tunecore.core.search.domains import Uniform
+from tunecore.core.search.variants import ParamSpace, format_path
+from tunecore.core.search.view import Path
+from tunecore.model import InvalidFieldError, JsonDict, JsonValue
+from tunecore.search.searcher import Searcher
+from tunecore.search.spaces import (
+    config_from,
+    finite,
+    label,
+    point_values,
+    searched_space,
+    space_from_json,
+    space_to_json,
+    uniform_space,
+)
+
+if TYPE_CHECKING:
+    from bayes_opt import BayesianOptimization
+    from bayes_opt.acquisition import AcquisitionFunction
+
+logger = logging.getLogger(__name__)
+
+Params = dict[str, float]
+"""A point as bayes_opt takes it: a value per dimension, by `label`."""
+
+
+class _UnsetSeed(int):
+    """Ray's default `random_state` (42), told apart from a 42 the user
+    passes: only the default gives way to the experiment's seed."""
+
+
+_RAY_DEFAULT_STATE = _UnsetSeed(42)
+
+_UTILITY_DEFAULTS: dict[str, Any] = {
+    "kind": "ucb",
+    "kappa": 2.576,
+    "xi": 0.0,
+    "kappa_decay": 1.0,
+    "kappa_decay_delay": 0,
+}
+
+_DUPLICATE_PRECISION = 5
+"""Digits to which two configs must agree to count as the same (Ray's)."""
+
+
+class BayesOptSearch(Searcher):
+    """Bayesian optimisation with fmfn/BayesianOptimization (`pip install
+    'tunecore[bayesopt]'`), as Ray Tune's `BayesOptSearch`; see the module
+    docstring for what `utility_kwargs` maps to in bayes_opt 3.x.
+
+    `analysis` (an `ExperimentAnalysis` of an earlier run) is registered
+    before the first suggestion, as in Ray; `warm_start(from_experiment=...)`
+    does the same through the log."""
+
+    def __init__(  # noqa: PLR0917 - Ray's signature, positional as in Ray
+        self,
+        space: Mapping[str, object] | None = None,
+        metric: str | None = None,
+        mode: str | None = None,
+        points_to_evaluate: list[dict[str, Any]] | None = None,
+        utility_kwargs: dict[str, Any] | None = None,
+        random_state: int = _RAY_DEFAULT_STATE,
+        random_search_steps: int = 10,
+        verbose: int = 0,
+        patience: int = 5,
+        skip_duplicate: bool = True,
+        analysis: Any = None,
+    ) -> None:
+        _require_bayes_opt()
+        super().__init__(metric=metric, mode=mode)
+        if not (metric is None or isinstance(metric, str)):
+            raise InvalidFieldError(
+                "BayesOptSearch.metric", metric, "one metric name: BayesOpt has one objective"
+            )
+        _check_int("random_state", random_state, None)
+        _check_int("random_search_steps", random_search_steps, 0)
+        _check_int("verbose", verbose, 0)
+        _check_int("patience", patience, 1)
+        if not isinstance(skip_duplicate, bool):
+            raise InvalidFieldError("BayesOptSearch.skip_duplicate", skip_duplicate, "a bool")
+        if points_to_evaluate is not None and not isinstance(points_to_evaluate, list | tuple):
+            raise InvalidFieldError(
+                "BayesOptSearch.points_to_evaluate", points_to_evaluate, "a list of configs"
+            )
+        self._utility = _utility_kwargs(utility_kwargs)
+        self._random_state = random_state
+        self._seed_given = not isinstance(random_state, _UnsetSeed)
+        self._random_search_steps = random_search_steps
+        self._verbose = verbose
+        self._patience = patience
+        self._skip_duplicate = skip_duplicate
+        self._given_points = list(points_to_evaluate or [])
+        self._analysis = analysis
+        self._space: ParamSpace | None = None
+        self._initial_points: list[Params] = []
+        self._evaluated: list[tuple[Params, float]] = []  # registered before the first ask
+        self._optimizer: BayesianOptimization | None = None
+        self._points: list[Params] = []
+        self._config_counter: dict[str, int] = {}
+        self._live: dict[str, Params] = {}
+        self._buffered: list[tuple[Params, float | None]] = []
+        self._random_issued = 0
+        if space:
+            self._take_space(_as_space(space))
+
+    # -- set-up ------------------------------------------------------------------
+
+    def set_search_properties(
+        self, metric: str | None, mode: str | None, config: dict[str, Any], **spec: Any
+    ) -> bool:
+        """Ray's: take the Tuner's metric, mode and param space unless this
+        searcher was built with a space of its own."""
+        if self._space is not None:
+            return False
+        if metric:
+            self._metric = metric
+        if mode:
+            if mode not in ("min", "max"):
+                raise InvalidFieldError("BayesOptSearch.mode", mode, "'min' or 'max'")
+            self._mode = mode
+        self._take_space(searched_space("BayesOptSearch", config))
+        return True
+
+    def use_seed(self, seed: int) -> None:
+        """The experiment's seed, unless the user gave `random_state`."""
+        if not self._seed_given and self._optimizer is None:
+            self._random_state = seed
+
+    def _take_space(self, space: ParamSpace) -> None:
+        if not space.sampled:
+            raise InvalidFieldError(
+                "param_space", space.skeleton, "at least one tune.uniform(low, high) to search"
+            )
+        for parameter in space.sampled:
+            if not isinstance(parameter.domain, Uniform):
+                raise InvalidFieldError(
+                    format_path(parameter.path),
+                    parameter.domain,
+                    "tune.uniform(low, high): BayesOptSearch searches continuous ranges only",
+                )
+        self._space = space
+        self._initial_points = [
+            _params(point_values("BayesOptSearch", f"points_to_evaluate[{i}]", space, point))
+            for i, point in enumerate(self._given_points)
+        ]
+        self._points = list(self._initial_points)
+        if self._metric is None and self._mode:
+            self._metric = DEFAULT_METRIC
+        if self._analysis is not None:
+            self.register_analysis(self._analysis)
+            self._analysis = None
+
+    @property
+    def optimizer(self) -> BayesianOptimization | None:
+        """The bayes_opt optimizer (built at the first suggestion)."""
+        return self._optimizer
+
+    def _built(self) -> BayesianOptimization:
+        if self._optimizer is None:
+            assert self._space is not None
+            from bayes_opt import BayesianOptimization  # noqa: PLC0415 - optional package
+
+            bounds = {
+                label(p.path): (_uniform(p.domain).low, _uniform(p.domain).high)
+                for p in self._space.sampled
+            }
+            self._optimizer = BayesianOptimization(
+                f=None,
+                pbounds=bounds,
+                acquisition_function=_acquisition(self._utility),
+                random_state=int(self._random_state),
+                verbose=self._verbose,
+            )
+            for params, target in self._evaluated:
+                self._register(params, target)
+        return self._optimizer
+
+    # -- Ray's Searcher API ------------------------------------------------------------
+
+    def suggest(self, trial_id: str) -> dict[str, Any] | str | None:
+        if self._space is None:
+            raise RuntimeError(
+                "BayesOptSearch has no search space: pass space= or a Tuner param_space with "
+                "tune.uniform(...) values"
+            )
+        if not self._metric or not self._mode:
+            raise RuntimeError(
+                f"BayesOptSearch has no metric and mode (metric={self._metric!r}, "
+                f"mode={self._mode!r}): pass them to it or to TuneConfig"
+            )
+        optimizer = self._built()
+        params = self._points.pop(0) if self._points else self._clamped(optimizer.suggest())
+        key = json.dumps(
+            {k: f"{v:.{_DUPLICATE_PRECISION}f}" for k, v in params.items()}, sort_keys=True
+        )
+        already_seen = key in self._config_counter
+        self._config_counter[key] = self._config_counter.get(key, 0) + 1
+        if max(self._config_counter.values()) > self._patience:
+            return Searcher.FINISHED
+        if already_seen and self._skip_duplicate:
+            logger.info("BayesOptSearch skips a duplicate config: %s", params)
+            return None
+        if len(self._buffered) < self._random_search_steps:
+            if self._random_issued == self._random_search_steps:
+                return None  # wait for the random points' results
+            self._random_issued += 1
+        self._live[trial_id] = params
+        return self._config(params)
+
+    def on_trial_complete(
+        self, trial_id: str, result: dict[str, Any] | None = None, error: bool = False
+    ) -> None:
+        params = self._live.pop(trial_id, None)
+        if result is None or params is None or error:
+            return
+        target = self._target(result)
+        if len(self._buffered) >= self._random_search_steps:
+            self._register(params, target)
+            return
+        self._buffered.append((params, target))
+        if len(self._buffered) == self._random_search_steps:
+            for buffered, value in self._buffered:
+                self._register(buffered, value)
+
+    def add_evaluated_point(
+        self,
+        parameters: dict[str, Any],
+        value: float,
+        error: bool = False,
+        pruned: bool = False,
+        intermediate_values: list[float] | None = None,
+    ) -> None:
+        """Register a point evaluated elsewhere (a warm start, a trial added
+        from outside); an errored or pruned one tells a GP nothing."""
+        if self._space is None:
+            raise RuntimeError("BayesOptSearch.add_evaluated_point needs the search space first")
+        if error or pruned:
+            return
+        params = _params(point_values("BayesOptSearch", "parameters", self._space, parameters))
+        self._register(params, self._signed(value))
+
+    def register_analysis(self, analysis: Any) -> None:
+        """Register every trial of an earlier experiment (Ray's API): its
+        config and its best value of the metric."""
+        if self._space is None or not self._metric or not self._mode:
+            raise RuntimeError(
+                "BayesOptSearch.register_analysis needs the search space, metric and mode"
+            )
+        configs = analysis.get_all_configs()
+        frame = analysis.dataframe(metric=self._metric, mode=self._mode)
+        for row in frame.to_dict("records"):
+            config = configs.get(row.get("trial_id"))
+            if config is None:
+                continue
+            params = _params(point_values("BayesOptSearch", "analysis", self._space, config))
+            target = self._signed(row.get(self._metric))
+            if target is None:
+                continue
+            self._evaluated.append((params, target))
+            if self._optimizer is not None:
+                self._register(params, target)
+
+    # -- tunecore's additions ------------------------------------------------------------
+
+    def to_spec(self) -> JsonDict | None:
+        spec: JsonDict = {
+            "space": None if self._space is None else space_to_json(self._space),
+            "metric": self._metric,
+            "mode": self._mode,
+            "points_to_evaluate": msgspec.to_builtins(self._initial_points),
+            "evaluated": msgspec.to_builtins([[p, t] for p, t in self._evaluated]),
+            "utility_kwargs": dict(self._utility),
+            "random_state": int(self._random_state),
+            "random_search_steps": self._random_search_steps,
+            "verbose": self._verbose,
+            "patience": self._patience,
+            "skip_duplicate": self._skip_duplicate,
+        }
+        return spec
+
+    @classmethod
+    def from_spec(cls, spec: JsonDict) -> Self:
+        searcher = cls(
+            metric=spec["metric"],  # type: ignore[arg-type]
+            mode=spec["mode"],  # type: ignore[arg-type]
+            points_to_evaluate=spec["points_to_evaluate"],  # type: ignore[arg-type]
+            utility_kwargs=spec["utility_kwargs"],  # type: ignore[arg-type]
+            random_state=spec["random_state"],  # type: ignore[arg-type]
+            random_search_steps=spec["random_search_steps"],  # type: ignore[arg-type]
+            verbose=spec["verbose"],  # type: ignore[arg-type]
+            patience=spec["patience"],  # type: ignore[arg-type]
+            skip_duplicate=spec["skip_duplicate"],  # type: ignore[arg-type]
+        )
+        if spec["space"] is not None:
+            searcher._take_space(space_from_json(spec["space"]))
+        searcher._evaluated = msgspec.convert(spec["evaluated"], list[tuple[Params, float]])
+        return searcher
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _target(self, result: Mapping[str, Any]) -> float | None:
+        if self._metric not in result:
+            raise RuntimeError(
+                f"BayesOptSearch expected the metric {self._metric!r} in the trial's last "
+                f"result, which has {sorted(result)}: report it (tune.report)"
+            )
+        return self._signed(result[self._metric])
+
+    def _signed(self, value: object) -> float | None:
+        """The value as bayes_opt maximises it; None if not a finite number."""
+        number = finite(value)
+        if number is None:
+            return None
+        return number if self._mode == "max" else -number
+
+    def _register(self, params: Params, target: float | None) -> None:
+        """Register an observation; NaN, inf and a point already registered
+        (bayes_opt refuses duplicates) are left out."""
+        if target is None:
+            return
+        from bayes_opt.exception import NotUniqueError  # noqa: PLC0415 - optional package
+
+        try:
+            self._built().register(params, target)
+        except NotUniqueError:
+            logger.info("BayesOptSearch: %s was registered already", params)
+
+    def _clamped(self, suggested: Mapping[str, Any]) -> Params:
+        """bayes_opt's point as plain floats inside the bounds."""
+        assert self._space is not None
+        params: Params = {}
+        for parameter in self._space.sampled:
+            domain = _uniform(parameter.domain)
+            name = label(parameter.path)
+            params[name] = min(max(float(suggested[name]), domain.low), domain.high)
+        return params
+
+    def _config(self, params: Params) -> dict[str, Any]:
+        assert self._space is not None
+        values: dict[Path, JsonValue] = {p.path: params[label(p.path)] for p in self._space.sampled}
+        return config_from(self._space, values)
+
+
+def _require_bayes_opt() -> None:
+    try:
+        import bayes_opt  # noqa: F401, PLC0415 - optional package
+    except ImportError as error:
+        raise ImportError(
+            "BayesOptSearch needs bayes_opt: pip install 'tunecore[bayesopt]'"
+        ) from error
+
+
+def _as_space(space: Mapping[str, object]) -> ParamSpace:
+    """The constructor's `space`: tunecore domains, or Ray's native bounds."""
+    if not isinstance(space, Mapping):
+        raise InvalidFieldError("BayesOptSearch.space", space, "a dict")
+    parsed = searched_space("BayesOptSearch", space)
+    if parsed.sampled:
+        return parsed
+    return searched_space("BayesOptSearch", uniform_space("BayesOptSearch", space))
+
+
+def _uniform(domain: object) -> Uniform:
+    assert isinstance(domain, Uniform)
+    return domain
+
+
+def _params(values: Mapping[Path, JsonValue]) -> Params:
+    return {label(path): float(value) for path, value in values.items()}  # type: ignore[arg-type]
+
+
+def _check_int(name: str, value: object, minimum: int | None) -> None:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise InvalidFieldError(f"BayesOptSearch.{name}", value, "an integer")
+    if minimum is not None and value < minimum:
+        raise InvalidFieldError(f"BayesOptSearch.{name}", value, f"an integer >= {minimum}")
+
+
+def _utility_kwargs(given: dict[str, Any] | None) -> dict[str, Any]:
+    """bayes_opt 1.x's `UtilityFunction` arguments, checked, with defaults."""
+    if given is None:
+        given = {}
+    if not isinstance(given, Mapping):
+        raise InvalidFieldError("BayesOptSearch.utility_kwargs", given, "a dict")
+    for key in given:
+        if key not in _UTILITY_DEFAULTS:
+            raise InvalidFieldError(
+                f"BayesOptSearch.utility_kwargs[{key!r}]",
+                given[key],
+                f"one of the keys {sorted(_UTILITY_DEFAULTS)}",
+            )
+    utility = {**_UTILITY_DEFAULTS, **given}
+    if utility["kind"] not in ("ucb", "ei", "poi"):
+        raise InvalidFieldError(
+            "BayesOptSearch.utility_kwargs['kind']", utility["kind"], "'ucb', 'ei' or 'poi'"
+        )
+    for key in ("kappa", "xi"):
+        if finite(utility[key]) is None or utility[key] < 0:
+            raise InvalidFieldError(
+                f"BayesOptSearch.utility_kwargs[{key!r}]", utility[key], "a number >= 0"
+            )
+    decay = finite(utility["kappa_decay"])
+    if decay is None or not 0 < decay <= 1:
+        raise InvalidFieldError(
+            "BayesOptSearch.utility_kwargs['kappa_decay']",
+            utility["kappa_decay"],
+            "a number in (0, 1]",
+        )
+    delay = utility["kappa_decay_delay"]
+    if not isinstance(delay, int) or isinstance(delay, bool) or delay < 0:
+        raise InvalidFieldError(
+            "BayesOptSearch.utility_kwargs['kappa_decay_delay']", delay, "an integer >= 0"
+        )
+    return utility
+
+
+def _acquisition(utility: Mapping[str, Any]) -> AcquisitionFunction:
+    """The bayes_opt 3.x acquisition function for 1.x's utility arguments."""
+    from bayes_opt import acquisition  # noqa: PLC0415 - optional package
+
+    if utility["kind"] == "ucb":
+        decays = utility["kappa_decay"] < 1
+        return acquisition.UpperConfidenceBound(
+            kappa=float(utility["kappa"]),
+            exploration_decay=float(utility["kappa_decay"]) if decays else None,
+            exploration_decay_delay=int(utility["kappa_decay_delay"]) if decays else None,
+        )
+    if utility["kind"] == "ei":
+        return acquisition.ExpectedImprovement(xi=float(utility["xi"]))
+    return acquisition.ProbabilityOfImprovement(xi=float(utility["xi"]))

@@ -1,0 +1,445 @@
+"""Ray Tune's `HyperOptSearch`: Tree-structured Parzen Estimators with hyperopt.
+
+The searcher behaves as Ray Tune's (`ray.tune.search.hyperopt`): it drives
+`hyperopt.tpe.suggest` on a `Trials` object ask/tell style, serves
+`points_to_evaluate` first (entered as trials up front, as Ray does), draws
+`n_initial_points` configs at random before TPE models, and minimises (a
+"max" metric is negated). Every tunecore domain has its hyperopt equivalent:
+
+| tunecore | hyperopt |
+|---|---|
+| uniform, quniform | hp.uniform, hp.quniform |
+| loguniform, qloguniform | hp.loguniform, hp.qloguniform (on the log bounds) |
+| randint(lo, hi), qrandint | hp.quniform on the integers (multiples of q) in range, as an int |
+| lograndint, qlograndint | hp.qloguniform on the integers (multiples of q), as an int |
+| choice | hp.choice over the categories' indices |
+| randn, qrandn | hp.normal, hp.qnormal |
+
+A domain with a single value becomes a choice of one. A `grid_search` or
+`sample_from` is refused with an error naming its path (Ray refuses a grid
+too), and so is a space of hyperopt's own `hp.*` expressions: write it with
+tunecore's domains, which this searcher can describe (`to_spec`) and so
+rebuild on resume.
+
+Determinism and resume. TPE draws from the seed it is called with; the
+seed of the n-th call is drawn from a numpy Generator seeded by
+(`random_state_seed`, n), so the same suggestions and results in the same
+order give the same run, in any process. Where the user gives no
+`random_state_seed`, the experiment's seed is used (`use_seed`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Self
+
+import numpy as np
+
+from tunecore.core.results import DEFAULT_METRIC
+from tunecore.core.search.domains import (
+    Choice,
+    LogRandInt,
+    LogUniform,
+    QLogRandInt,
+    QLogUniform,
+    QRandInt,
+    QRandN,
+    QUniform,
+    RandInt,
+    RandN,
+    Uniform,
+    copy_json,
+)
+from tunecore.core.search.variants import Parameter, ParamSpace, format_path
+from tunecore.core.search.view import Path
+from tunecore.model import InvalidFieldError, JsonDict, JsonValue
+from tunecore.search.searcher import Searcher
+from tunecore.search.spaces import (
+    config_from,
+    finite,
+    label,
+    point_values,
+    searched_space,
+    space_from_json,
+    space_to_json,
+)
+
+if TYPE_CHECKING:
+    from hyperopt import Domain, Trials
+
+_SEED_BOUND = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class _Dimension:
+    """One parameter as hyperopt sees it: the hp expression, and how a
+    hyperopt value maps to the config's value and back."""
+
+    parameter: Parameter
+    expression: object
+    decode: Callable[[float], JsonValue]
+    encode: Callable[[JsonValue], float | int]
+
+
+class HyperOptSearch(Searcher):
+    """TPE search with hyperopt (`pip install 'tunecore[hyperopt]'`), as Ray
+    Tune's `HyperOptSearch`; see the module docstring for the space."""
+
+    def __init__(  # noqa: PLR0917 - Ray's signature, positional as in Ray
+        self,
+        space: Mapping[str, object] | None = None,
+        metric: str | None = None,
+        mode: str | None = None,
+        points_to_evaluate: list[dict[str, Any]] | None = None,
+        n_initial_points: int | None = 20,
+        random_state_seed: int | None = None,
+        gamma: float | None = 0.25,
+    ) -> None:
+        _require_hyperopt()
+        super().__init__(metric=metric, mode=mode)
+        if not (metric is None or isinstance(metric, str)):
+            raise InvalidFieldError(
+                "HyperOptSearch.metric", metric, "one metric name: HyperOpt has one objective"
+            )
+        if n_initial_points is not None and not (
+            _is_int(n_initial_points) and n_initial_points >= 0
+        ):
+            raise InvalidFieldError(
+                "HyperOptSearch.n_initial_points", n_initial_points, "an integer >= 0, or None"
+            )
+        if random_state_seed is not None and not _is_int(random_state_seed):
+            raise InvalidFieldError(
+                "HyperOptSearch.random_state_seed", random_state_seed, "an integer, or None"
+            )
+        if gamma is not None and not (finite(gamma) is not None and 0 < gamma <= 1):
+            raise InvalidFieldError("HyperOptSearch.gamma", gamma, "a number in (0, 1], or None")
+        if points_to_evaluate is not None and not isinstance(points_to_evaluate, list | tuple):
+            raise InvalidFieldError(
+                "HyperOptSearch.points_to_evaluate", points_to_evaluate, "a list of configs"
+            )
+        self._n_initial_points = n_initial_points
+        self._gamma = gamma
+        self._seed = random_state_seed
+        self._seed_given = random_state_seed is not None
+        self._given_points = list(points_to_evaluate or [])
+        self._space: ParamSpace | None = None
+        self._dimensions: list[_Dimension] = []
+        self._initial_points: list[dict[Path, JsonValue]] = []
+        self._domain: Domain | None = None
+        self._trials: Trials | None = None
+        self._queued: list[dict[str, Any]] = []  # trial docs of points_to_evaluate, in order
+        self._live: dict[str, dict[str, Any]] = {}  # trial id -> its trial doc
+        self._calls = 0  # calls of tpe.suggest so far: with the seed, the next call's seed
+        if space:
+            if not isinstance(space, Mapping):
+                raise InvalidFieldError("HyperOptSearch.space", space, "a dict")
+            _refuse_hyperopt_expressions(space)
+            self._take_space(searched_space("HyperOptSearch", space))
+
+    # -- set-up ------------------------------------------------------------------
+
+    def set_search_properties(
+        self, metric: str | None, mode: str | None, config: dict[str, Any], **spec: Any
+    ) -> bool:
+        """Ray's: take the Tuner's metric, mode and param space unless this
+        searcher was built with a space of its own."""
+        if self._space is not None:
+            return False
+        if metric:
+            self._metric = metric
+        if mode:
+            if mode not in ("min", "max"):
+                raise InvalidFieldError("HyperOptSearch.mode", mode, "'min' or 'max'")
+            self._mode = mode
+        self._take_space(searched_space("HyperOptSearch", config))
+        return True
+
+    def use_seed(self, seed: int) -> None:
+        """The experiment's seed, unless the user gave `random_state_seed`."""
+        if not self._seed_given and self._trials is None:
+            self._seed = seed
+
+    def _take_space(self, space: ParamSpace) -> None:
+        if not space.sampled:
+            raise InvalidFieldError(
+                "param_space", space.skeleton, "at least one search domain (tune.uniform, ...)"
+            )
+        self._dimensions = [_dimension(parameter) for parameter in space.sampled]
+        self._space = space
+        self._initial_points = [
+            point_values("HyperOptSearch", f"points_to_evaluate[{i}]", space, point)
+            for i, point in enumerate(self._given_points)
+        ]
+        if self._metric is None and self._mode:
+            self._metric = DEFAULT_METRIC
+
+    def _started(self) -> Trials:
+        """The `Trials` (built at the first use, once the seed is known),
+        holding `points_to_evaluate` as trials to run first."""
+        if self._trials is None:
+            import hyperopt  # noqa: PLC0415 - optional package
+
+            if self._seed is None:  # used on its own and unseeded, as Ray allows
+                self._seed = int(np.random.default_rng().integers(_SEED_BOUND))
+            self._domain = hyperopt.Domain(
+                lambda config: config,
+                {label(d.parameter.path): d.expression for d in self._dimensions},
+            )
+            self._trials = hyperopt.Trials()
+            self._queued = [self._inserted(values) for values in self._initial_points]
+        return self._trials
+
+    # -- Ray's Searcher API ------------------------------------------------------------
+
+    def suggest(self, trial_id: str) -> dict[str, Any] | str | None:
+        if self._space is None:
+            raise RuntimeError(
+                "HyperOptSearch has no search space: pass space= or a Tuner param_space with "
+                "search domains (tune.uniform, tune.choice, ...)"
+            )
+        if not self._metric or not self._mode:
+            raise RuntimeError(
+                f"HyperOptSearch has no metric and mode (metric={self._metric!r}, "
+                f"mode={self._mode!r}): pass them to it or to TuneConfig"
+            )
+        trials = self._started()
+        doc = self._queued.pop(0) if self._queued else self._asked(trials)
+        self._live[trial_id] = doc
+        vals = doc["misc"]["vals"]
+        values = {
+            d.parameter.path: d.decode(vals[label(d.parameter.path)][0]) for d in self._dimensions
+        }
+        return config_from(self._space, values)
+
+    def on_trial_complete(
+        self, trial_id: str, result: dict[str, Any] | None = None, error: bool = False
+    ) -> None:
+        """Ray's: an error marks the trial failed (TPE leaves it out), a
+        result gives its loss; a trial that ended without one stays
+        pending (TPE counts it as a loss of infinity)."""
+        doc = self._live.pop(trial_id, None)
+        if doc is None:
+            return
+        if error:
+            self._finish(doc, None, error=True)
+        elif result:
+            if self._metric not in result:
+                raise RuntimeError(
+                    f"HyperOptSearch expected the metric {self._metric!r} in the trial's last "
+                    f"result, which has {sorted(result)}: report it (tune.report)"
+                )
+            self._finish(doc, result[self._metric], error=False)
+
+    def add_evaluated_point(
+        self,
+        parameters: dict[str, Any],
+        value: float,
+        error: bool = False,
+        pruned: bool = False,
+        intermediate_values: list[float] | None = None,
+    ) -> None:
+        """A point evaluated elsewhere (a warm start, a trial added from
+        outside), entered as a finished trial."""
+        if self._space is None:
+            raise RuntimeError("HyperOptSearch.add_evaluated_point needs the search space first")
+        self._started()
+        values = point_values("HyperOptSearch", "parameters", self._space, parameters)
+        self._finish(self._inserted(values), value, error=error or pruned)
+
+    # -- tunecore's additions ------------------------------------------------------------
+
+    def to_spec(self) -> JsonDict | None:
+        spec: JsonDict = {
+            "space": None if self._space is None else space_to_json(self._space),
+            "metric": self._metric,
+            "mode": self._mode,
+            "points_to_evaluate": [
+                {label(path): value for path, value in point.items()}
+                for point in self._initial_points
+            ],
+            "n_initial_points": self._n_initial_points,
+            "random_state_seed": self._seed,
+            "gamma": self._gamma,
+        }
+        return spec
+
+    @classmethod
+    def from_spec(cls, spec: JsonDict) -> Self:
+        searcher = cls(
+            metric=spec["metric"],  # type: ignore[arg-type]
+            mode=spec["mode"],  # type: ignore[arg-type]
+            points_to_evaluate=spec["points_to_evaluate"],  # type: ignore[arg-type]
+            n_initial_points=spec["n_initial_points"],  # type: ignore[arg-type]
+            random_state_seed=spec["random_state_seed"],  # type: ignore[arg-type]
+            gamma=spec["gamma"],  # type: ignore[arg-type]
+        )
+        if spec["space"] is not None:
+            searcher._take_space(space_from_json(spec["space"]))
+        return searcher
+
+    # -- trials ------------------------------------------------------------------------
+
+    def _asked(self, trials: Trials) -> dict[str, Any]:
+        """A new trial doc from TPE, seeded by (seed, number of calls)."""
+        from hyperopt import tpe  # noqa: PLC0415 - optional package
+
+        assert self._domain is not None
+        assert self._seed is not None
+        seed = int(np.random.default_rng([self._seed, self._calls]).integers(_SEED_BOUND))
+        self._calls += 1
+        options: dict[str, Any] = {"verbose": False}
+        if self._n_initial_points is not None:
+            options["n_startup_jobs"] = self._n_initial_points
+        if self._gamma is not None:
+            options["gamma"] = self._gamma
+        new_docs = tpe.suggest(trials.new_trial_ids(1), self._domain, trials, seed, **options)
+        trials.insert_trial_docs(new_docs)
+        trials.refresh()
+        tid = new_docs[0]["tid"]
+        return next(doc for doc in trials.trials if doc["tid"] == tid)
+
+    def _inserted(self, values: Mapping[Path, JsonValue]) -> dict[str, Any]:
+        """A new trial doc holding `values` (a point the user gave)."""
+        assert self._trials is not None
+        assert self._domain is not None
+        trials = self._trials
+        (tid,) = trials.new_trial_ids(1)
+        by_label = {label(d.parameter.path): d for d in self._dimensions}
+        misc = {
+            "tid": tid,
+            "cmd": self._domain.cmd,
+            "workdir": self._domain.workdir,
+            "idxs": {name: [tid] for name in by_label},
+            "vals": {name: [d.encode(values[d.parameter.path])] for name, d in by_label.items()},
+        }
+        docs = trials.new_trial_docs([tid], [None], [self._domain.new_result()], [misc])
+        trials.insert_trial_docs(docs)
+        trials.refresh()
+        return next(doc for doc in trials.trials if doc["tid"] == tid)
+
+    def _finish(self, doc: dict[str, Any], value: object, *, error: bool) -> None:
+        """Mark a trial doc done with its loss, or failed. A NaN or infinite
+        value is a failure to hyperopt (status 'fail': no loss)."""
+        from hyperopt import base  # noqa: PLC0415 - optional package
+
+        number = None if error else finite(value)
+        if error:
+            doc["state"] = base.JOB_STATE_ERROR
+            doc["misc"]["error"] = ("TuneError", "the trial failed")
+        elif number is None:
+            doc["state"] = base.JOB_STATE_DONE
+            doc["result"] = {"status": base.STATUS_FAIL}
+        else:
+            doc["state"] = base.JOB_STATE_DONE
+            loss = -number if self._mode == "max" else number
+            doc["result"] = {"loss": loss, "status": base.STATUS_OK}
+        assert self._trials is not None
+        self._trials.refresh()
+
+
+def _require_hyperopt() -> None:
+    try:
+        import hyperopt  # noqa: F401, PLC0415 - optional package
+    except ImportError as error:
+        raise ImportError(
+            "HyperOptSearch needs hyperopt: pip install 'tunecore[hyperopt]'"
+        ) from error
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _refuse_hyperopt_expressions(space: Mapping[str, object]) -> None:
+    """A space of hyperopt's `hp.*` expressions is refused by name."""
+    for key, value in space.items():
+        if isinstance(value, Mapping):
+            _refuse_hyperopt_expressions(value)
+        elif type(value).__module__.startswith("hyperopt"):
+            raise InvalidFieldError(
+                f"HyperOptSearch.space[{key!r}]",
+                value,
+                "a tunecore search domain (tune.uniform, tune.choice, ...): hyperopt's hp.* "
+                "expressions are not supported",
+            )
+
+
+def _dimension(parameter: Parameter) -> _Dimension:
+    """The hyperopt dimension of one tunecore domain (the module's table)."""
+    from hyperopt import hp  # noqa: PLC0415 - optional package
+
+    name = label(parameter.path)
+    domain = parameter.domain
+    if isinstance(domain, Choice):
+        categories = domain.categories
+        return _Dimension(
+            parameter,
+            hp.choice(name, list(range(len(categories)))),
+            lambda index: copy_json(categories[int(index)]),
+            lambda value: _index_of(categories, value),
+        )
+    if isinstance(domain, Uniform | QUniform | LogUniform | QLogUniform):
+        low, high = domain.low, domain.high
+        if low == high:
+            return _single(parameter, low)
+        if isinstance(domain, Uniform):
+            expression = hp.uniform(name, low, high)
+        elif isinstance(domain, QUniform):
+            expression = hp.quniform(name, low, high, domain.q)
+        elif isinstance(domain, LogUniform):
+            expression = hp.loguniform(name, math.log(low), math.log(high))
+        else:
+            expression = hp.qloguniform(name, math.log(low), math.log(high), domain.q)
+        return _Dimension(
+            parameter,
+            expression,
+            lambda v: min(max(float(v), low), high),
+            float,  # type: ignore[arg-type]
+        )
+    if isinstance(domain, RandInt | LogRandInt | QRandInt | QLogRandInt):
+        if isinstance(domain, RandInt | LogRandInt):
+            q, first, last = 1, domain.low, domain.high - 1
+        else:
+            q = domain.q
+            first, last = -(-domain.low // q) * q, domain.high // q * q
+        if first == last:
+            return _single(parameter, first)
+        if isinstance(domain, RandInt | QRandInt):
+            expression = hp.quniform(name, first, last, q)
+        else:
+            expression = hp.qloguniform(name, math.log(first), math.log(last), q)
+        return _Dimension(
+            parameter,
+            expression,
+            lambda v: min(max(round(float(v) / q) * q, first), last),
+            float,  # type: ignore[arg-type]
+        )
+    if isinstance(domain, RandN | QRandN):
+        if domain.sd == 0:
+            return _single(parameter, domain.mean)
+        if isinstance(domain, RandN):
+            expression = hp.normal(name, domain.mean, domain.sd)
+        else:
+            expression = hp.qnormal(name, domain.mean, domain.sd, domain.q)
+        return _Dimension(parameter, expression, float, float)  # type: ignore[arg-type]
+    raise InvalidFieldError(
+        format_path(parameter.path), domain, "a search domain HyperOptSearch can model"
+    )
+
+
+def _single(parameter: Parameter, value: JsonValue) -> _Dimension:
+    """A domain with one value: a choice of one."""
+    from hyperopt import hp  # noqa: PLC0415 - optional package
+
+    return _Dimension(
+        parameter, hp.choice(label(parameter.path), [0]), lambda _: value, lambda _: 0
+    )
+
+
+def _index_of(categories: list[JsonValue], value: JsonValue) -> int:
+    for index, category in enumerate(categories):
+        if type(category) is type(value) and category == value:
+            return index
+    raise InvalidFieldError("value", value, f"one of {categories!r}")

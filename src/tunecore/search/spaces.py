@@ -1,0 +1,170 @@
+"""A param space as the flat list of parameters a model-based optimizer searches.
+
+BayesOpt and HyperOpt know flat, named dimensions; a tunecore param space is
+a nested dict of constants and domains. This module is the bridge both use:
+`searched_space` parses a space and refuses what an optimizer cannot model
+(a `grid_search`, a `sample_from`), naming the parameter's path; `label`
+names a dimension as Ray does (`"optimizer/lr"`); `point_values` reads a
+user's point (`points_to_evaluate`, a warm-start config) back into one
+checked value per parameter; `config_from` puts values into the space's
+skeleton, so a suggestion is a whole nested config of plain JSON. The space
+round-trips through JSON (`space_to_json` / `space_from_json`), which is how
+a searcher's `to_spec` records it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import msgspec
+
+from tunecore.core.search.domains import GridSearch, SampleFrom, Uniform, copy_json, plain_json
+from tunecore.core.search.variants import ParamSpace, format_path, parse_space
+from tunecore.core.search.view import Path
+from tunecore.model import InvalidFieldError, JsonDict, JsonValue
+
+
+def searched_space(owner: str, space: Mapping[str, object]) -> ParamSpace:
+    """The parsed space; a grid or a `sample_from` is an error naming its
+    path (the optimizer chooses every value itself, as in Ray)."""
+    parsed = parse_space(space)
+    for parameter in (*parsed.grid, *parsed.derived):
+        kind = "grid_search" if parameter in parsed.grid else "sample_from"
+        raise InvalidFieldError(
+            format_path(parameter.path),
+            parameter.domain,
+            f"a random domain (tune.uniform, tune.choice, ...): {owner} cannot search a {kind}",
+        )
+    labels = [label(parameter.path) for parameter in parsed.sampled]
+    for parameter, name in zip(parsed.sampled, labels, strict=True):
+        if labels.count(name) > 1:
+            raise InvalidFieldError(
+                format_path(parameter.path), name, f"a parameter whose name {name!r} is unique"
+            )
+    return parsed
+
+
+def label(path: Path) -> str:
+    """The dimension's name: its path joined by '/' (Ray's flattened key)."""
+    return "/".join(str(part) for part in path)
+
+
+def point_values(
+    owner: str, where: str, space: ParamSpace, point: Mapping[str, object]
+) -> dict[Path, JsonValue]:
+    """The value of every searched parameter in `point`, a nested config or a
+    flat dict keyed by `label`; a missing or out-of-domain value is an error
+    naming `where` and the parameter's path."""
+    if not isinstance(point, Mapping):
+        raise InvalidFieldError(where, point, "a dict of parameter values (a config)")
+    values: dict[Path, JsonValue] = {}
+    for parameter in space.sampled:
+        at = where + "".join(f"[{part!r}]" for part in parameter.path)
+        value = _value_at(point, parameter.path)
+        if value is _MISSING:
+            value = point.get(label(parameter.path), _MISSING)
+        if value is _MISSING:
+            raise InvalidFieldError(at, None, f"a value: {owner} searches this parameter")
+        plain = plain_json(at, plain_number(value))
+        domain = parameter.domain
+        assert not isinstance(domain, GridSearch | SampleFrom)  # searched_space refuses them
+        if not domain.is_valid(plain):
+            raise InvalidFieldError(at, value, f"a value in {domain!r}")
+        values[parameter.path] = plain
+    return values
+
+
+def config_from(space: ParamSpace, values: Mapping[Path, JsonValue]) -> JsonDict:
+    """The space's skeleton (its constants) with `values` in their places."""
+    config = copy_json(space.skeleton)
+    assert isinstance(config, dict)
+    for path, value in values.items():
+        container: JsonValue = config
+        for part in path[:-1]:
+            container = container[part]  # type: ignore[index]
+        container[path[-1]] = value  # type: ignore[index]
+    return config
+
+
+def plain_number(value: object) -> object:
+    """A numpy scalar as the Python number it holds; anything else as is."""
+    item = getattr(value, "item", None)
+    if callable(item) and not isinstance(value, int | float | str | bool):
+        return item()
+    return value
+
+
+def finite(value: object) -> float | None:
+    """`value` as a float if it is a finite number, else None (NaN, inf and
+    non-numbers are not observations an optimizer can take)."""
+    value = plain_number(value)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def space_to_json(space: ParamSpace) -> JsonValue:
+    """The space as plain JSON (for a searcher's spec)."""
+    encoded: JsonValue = msgspec.json.decode(msgspec.json.encode(space))
+    return encoded
+
+
+def space_from_json(encoded: object) -> ParamSpace:
+    """The space `space_to_json` wrote."""
+    return msgspec.convert(encoded, ParamSpace)
+
+
+def uniform_space(owner: str, bounds: Mapping[str, object]) -> dict[str, object]:
+    """Ray's native BayesOpt space, `{"width": (0, 20), "a/b": (lo, hi)}`,
+    as a nested param space of `Uniform` domains (a '/' in a name nests)."""
+    nested: dict[str, object] = {}
+    for name, pair in bounds.items():
+        if not isinstance(pair, tuple | list) or len(pair) != 2:
+            raise InvalidFieldError(f"{owner}.space[{name!r}]", pair, "a (low, high) pair")
+        try:
+            domain = Uniform(*pair)
+        except InvalidFieldError as error:
+            raise InvalidFieldError(
+                f"{owner}.space[{name!r}]", pair, f"a (low, high) pair: {error}"
+            ) from error
+        container = nested
+        *parents, last = name.split("/")
+        for part in parents:
+            child = container.setdefault(part, {})
+            assert isinstance(child, dict)
+            container = child
+        container[last] = domain
+    return nested
+
+
+class _Missing:
+    pass
+
+
+_MISSING = _Missing()
+
+
+def _value_at(point: Mapping[str, object], path: Path) -> object:
+    value: object = point
+    for part in path:
+        in_dict = isinstance(value, Mapping) and isinstance(part, str) and part in value
+        in_list = isinstance(value, list | tuple) and isinstance(part, int) and part < len(value)
+        if in_dict or in_list:
+            value = value[part]  # type: ignore[index]
+        else:
+            return _MISSING
+    return value
+
+
+__all__ = [
+    "config_from",
+    "finite",
+    "label",
+    "plain_number",
+    "point_values",
+    "searched_space",
+    "space_from_json",
+    "space_to_json",
+    "uniform_space",
+]

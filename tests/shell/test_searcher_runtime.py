@@ -1,0 +1,105 @@
+"""`SearcherRuntime`: what the searcher object in the shell is told, and
+when it is asked."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tunecore.core.experiment import ExperimentState, new_experiment, step
+from tunecore.core.experiment.state import ExperimentConfig
+from tunecore.core.schedulers.fifo import FIFOScheduler
+from tunecore.core.search.external import ExternalSearcher
+from tunecore.model import (
+    ClusterResourcesChanged,
+    ExperimentEvent,
+    Rejection,
+    Resources,
+    StopRequested,
+    TrialRequested,
+)
+from tunecore.shell.searchers import SearcherRuntime
+
+
+class Recorder:
+    """Records every call; suggests x = 1, 2, 3, ..."""
+
+    metric = "score"
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[Any, ...]] = []
+
+    def suggest(self, trial_id: str) -> dict[str, Any]:
+        self.calls.append(("suggest", trial_id))
+        return {"x": len([c for c in self.calls if c[0] == "suggest"])}
+
+    def on_trial_result(self, trial_id: str, result: dict[str, Any]) -> None:
+        self.calls.append(("result", trial_id))
+
+    def on_trial_complete(
+        self, trial_id: str, result: dict[str, Any] | None = None, error: bool = False
+    ) -> None:
+        self.calls.append(("complete", trial_id, error))
+
+    def add_evaluated_point(
+        self,
+        parameters: dict[str, Any],
+        value: float,
+        error: bool = False,
+        pruned: bool = False,
+        intermediate_values: list[float] | None = None,
+    ) -> None:
+        self.calls.append(("added", parameters, value, error))
+
+
+def advance(state: ExperimentState, event: ExperimentEvent) -> ExperimentState:
+    outcome = step(state, event)
+    assert not isinstance(outcome, Rejection), outcome
+    return outcome[0]
+
+
+def started(runtime: SearcherRuntime) -> ExperimentState:
+    config = ExperimentConfig(trainable_name="t", trial_id_prefix="p", max_pending_trials=1)
+    state = new_experiment(config, FIFOScheduler(), ExternalSearcher(name="tests:Recorder"))
+    state = advance(state, ClusterResourcesChanged(at=1.0, total=Resources(cpu=1)))
+    return answer_all(runtime, state)
+
+
+def answer_all(runtime: SearcherRuntime, state: ExperimentState) -> ExperimentState:
+    while answers := runtime.answer(state, 2.0):
+        for event in answers:
+            state = advance(state, event)
+    return state
+
+
+def test_it_answers_each_ask_once_and_the_trial_gets_the_config() -> None:
+    recorder = Recorder()
+    runtime = SearcherRuntime(recorder)
+    state = started(runtime)
+    # One trial runs (1 CPU), one waits (max_pending_trials=1): two asks.
+    assert recorder.calls == [("suggest", "p_00000"), ("suggest", "p_00001")]
+    assert state.trials["p_00001"].spec.config == {"x": 2}
+    assert runtime.answer(state, 3.0) == []  # nothing owed: nothing asked
+
+
+def test_a_trial_from_outside_is_told_as_a_point_evaluated_elsewhere() -> None:
+    recorder = Recorder()
+    runtime = SearcherRuntime(recorder)
+    state = started(runtime)
+    state = advance(state, TrialRequested(at=3.0, config={"x": 7}))
+    state = advance(state, StopRequested(at=4.0, trial_id="p_00002"))
+    state = advance(state, StopRequested(at=5.0, trial_id="p_00000"))
+    state = answer_all(runtime, state)
+    assert recorder.calls[2:] == [
+        ("added", {"x": 7}, None, True),
+        ("complete", "p_00000", False),
+        ("suggest", "p_00003"),
+    ]
+
+
+def test_finish_tells_what_is_still_untold() -> None:
+    recorder = Recorder()
+    runtime = SearcherRuntime(recorder)
+    state = started(runtime)
+    state = advance(state, StopRequested(at=4.0, trial_id="p_00000"))
+    runtime.finish(state)
+    assert recorder.calls[2:] == [("complete", "p_00000", False)]

@@ -436,3 +436,38 @@ def test_a_different_searcher_on_restore_is_named_in_a_warning(tmp_path: Path) -
         fit_in_process(Unrebuildable(seed=4), tmp_path, [CrashAfterTrials(2)])
     with pytest.warns(SearchResumeWarning, match="where the log has x="):
         Tuner.restore(str(tmp_path / "exp"), quadratic, search_alg=Unrebuildable(seed=5)).fit()
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    script=st.lists(
+        st.sampled_from(["config", "config", "none", "finished", "raise", "outside"]),
+        max_size=12,
+    ),
+    concurrency=st.sampled_from([1, 3]),
+)
+def test_every_search_ends_whatever_the_searcher_answers(
+    tmp_path_factory: pytest.TempPathFactory, script: list[str], concurrency: int
+) -> None:
+    """Liveness: configs, declines, FINISHED, exceptions and values outside
+    the space in any order, the experiment ends, and its log replays."""
+    root = tmp_path_factory.mktemp("live")
+    searcher = ConcurrencyLimiter(ScriptedOverTheSpace(script), max_concurrent=concurrency)  # type: ignore[type-var]
+    grid = tunecore.simulate(
+        parabola,
+        param_space={"x": tunecore.uniform(0.0, 50.0)},
+        tune_config=TuneConfig(search_alg=searcher, metric="score", mode="max", num_samples=6),
+        run_config=RunConfig(storage_path=str(root), name="sim", verbose=0),
+        max_iterations=2,
+    )
+    replayed = replay(root / "sim")
+    assert replayed.state.done
+    assert len(grid) <= 6
+    failed = any(isinstance(e, SearcherFailed) for e in read_log(root / "sim").events)
+    assert failed == (
+        grid.experiment_error is not None and "searcher failed" in grid.experiment_error
+    )

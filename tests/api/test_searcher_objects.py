@@ -471,3 +471,33 @@ def test_every_search_ends_whatever_the_searcher_answers(
     assert failed == (
         grid.experiment_error is not None and "searcher failed" in grid.experiment_error
     )
+
+
+class CtrlCOnThirdAsk(Hill):
+    """Ctrl-C arrives while the searcher computes its third suggestion."""
+
+    def suggest(self, trial_id: str) -> dict[str, Any] | str | None:
+        self.asked = getattr(self, "asked", 0) + 1
+        if self.asked == 3:
+            raise KeyboardInterrupt
+        return super().suggest(trial_id)
+
+    @classmethod
+    def from_spec(cls, spec: JsonDict) -> Hill:
+        return Hill.from_spec(spec)
+
+
+def test_ctrl_c_while_the_searcher_suggests_loses_nothing_and_resumes_exactly(
+    tmp_path: Path,
+) -> None:
+    fit_in_process(Hill(), tmp_path / "whole")
+    expected = [e.config for e in asked(tmp_path / "whole" / "exp")]
+    interrupted = fit_in_process(CtrlCOnThirdAsk(), tmp_path / "cut")
+    assert len(interrupted) == 2
+    assert [e.config for e in asked(tmp_path / "cut" / "exp")] == expected[:2]
+    assert replay(tmp_path / "cut" / "exp").rejected == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SearchResumeWarning)
+        resumed = Tuner.restore(str(tmp_path / "cut" / "exp"), quadratic).fit()
+    assert len(resumed) == 8
+    assert [e.config for e in asked(tmp_path / "cut" / "exp")] == expected

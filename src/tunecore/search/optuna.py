@@ -1,0 +1,579 @@
+"""Ray Tune's `OptunaSearch`: an Optuna study behind the imperative `Searcher` API.
+
+Use it as in Ray Tune (`pip install 'tunecore[optuna]'`)::
+
+    from tunecore.search.optuna import OptunaSearch
+
+    tuner = tune.Tuner(
+        trainable,
+        tune_config=tune.TuneConfig(search_alg=OptunaSearch(), metric="loss", mode="min"),
+        param_space={"lr": tune.loguniform(1e-4, 1e-1), "act": tune.choice(["relu", "tanh"])},
+    )
+
+`space` is a dict of tunecore domains (converted: `_optuna_space`), a dict
+of `optuna.distributions`, or a define-by-run function `f(trial)` that
+calls `trial.suggest_*` and returns None or a dict of constants; without
+one, the Tuner's `param_space` is taken. Lists for `metric` and `mode`
+optimise several objectives (the default TPE sampler is Optuna's
+multi-objective TPE; pass `sampler=optuna.samplers.NSGAIISampler()` for
+NSGA-II). `points_to_evaluate` are enqueued; with `evaluated_rewards` they
+are told as finished trials instead.
+
+How tunecore runs it: the object lives in the shell, which tells it results
+and asks it for configs in the order the event log fixes; each answer is
+logged (`tunecore.search.searcher`). A resume builds a fresh one from
+`to_spec()` and re-asks in log order, which gives exactly the suggestions
+an uninterrupted run makes when the sampler is seeded: rebuilding by
+`add_trial` alone is not exact, because a sampler's random state advances
+on every ask (docs/search-plan.md, section 1). So:
+
+- `seed`, or the experiment's seed through `use_seed` when the user gave
+  none, seeds the default `TPESampler`; a sampler the user built without a
+  seed is rebuilt with that seed (Optuna's built-in samplers;
+  `_optuna_sampler`), and a warning says when that cannot be done.
+- `to_spec()` describes the space, objective, points and sampler as JSON.
+  It is None, with a warning that a restore needs `search_alg=` again,
+  for a sampler it cannot describe exactly (a class outside Optuna, a
+  lambda argument) or a define-by-run function that cannot be imported by
+  name (a lambda, or one defined in `__main__`).
+
+Constraints: a sampler built with `constraints_func` (TPE, NSGA-II, GP)
+reads the trial's `user_attrs`; every value of a trial's last result is
+set there under its result key before the trial is told, so
+`constraints_func=lambda t: [t.user_attrs["memory_gb"] - 8]` sees what the
+trainable reported.
+
+Not supported: an Optuna `storage` (the event log is the study's record)
+and the modes 'obs'.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Self
+
+import msgspec
+
+from tunecore.core.search.domains import DOMAIN_TYPES, plain_json
+from tunecore.core.search.variants import ParamSpace, parse_space
+from tunecore.model import InvalidFieldError, JsonDict, JsonValue
+from tunecore.search.searcher import Searcher
+
+try:  # the package is optional: OptunaSearch() says how to install it
+    import optuna
+    from optuna.distributions import distribution_to_json, json_to_distribution
+    from optuna.samplers import BaseSampler
+    from optuna.study import Study
+    from optuna.trial import FixedTrial, Trial, TrialState, create_trial
+
+    from tunecore.search import _optuna_sampler as samplers
+    from tunecore.search._optuna_space import (
+        OptunaParam,
+        config_of,
+        constant_paths,
+        flat_names,
+        flat_point,
+        from_distributions,
+        from_domains,
+        to_plain,
+        unflattened,
+    )
+except ImportError:
+    HAS_OPTUNA = False
+else:
+    HAS_OPTUNA = True
+
+DEFAULT_METRIC = "_metric"
+"""Ray's name for the metric when only a mode is given."""
+
+TRAINING_ITERATION = "training_iteration"
+
+SPEC_VERSION = 1
+
+
+def _require_optuna() -> None:
+    if not HAS_OPTUNA:
+        raise ImportError("OptunaSearch needs optuna: pip install 'tunecore[optuna]'")
+
+
+class OptunaSearch(Searcher):
+    """Ray Tune's `OptunaSearch`, constructor and behaviour; see the module
+    docstring for what tunecore adds (exact resume) and leaves out."""
+
+    def __init__(  # noqa: PLR0917 - Ray's signature, positional as in Ray
+        self,
+        space: Mapping[str, Any] | Callable[[Any], dict[str, Any] | None] | None = None,
+        metric: str | list[str] | None = None,
+        mode: str | list[str] | None = None,
+        points_to_evaluate: list[dict[str, Any]] | None = None,
+        sampler: BaseSampler | None = None,
+        study_name: str | None = None,
+        storage: object = None,
+        seed: int | None = None,
+        evaluated_rewards: list[Any] | None = None,
+    ) -> None:
+        _require_optuna()
+        super().__init__(metric=metric, mode=mode)
+        _check_modes(mode)
+        if storage is not None:
+            raise InvalidFieldError(
+                "OptunaSearch.storage",
+                storage,
+                "None: tunecore's event log is the study's record (a resume rebuilds the study "
+                "from it), so an Optuna storage is not supported",
+            )
+        if sampler is not None and not isinstance(sampler, BaseSampler):
+            raise InvalidFieldError(
+                "OptunaSearch.sampler", sampler, "an instance of optuna.samplers.BaseSampler"
+            )
+        if seed is not None and not _is_int(seed):
+            raise InvalidFieldError("OptunaSearch.seed", seed, "an integer")
+        if sampler is not None and seed is not None:
+            warnings.warn(
+                "OptunaSearch: you passed a sampler and a seed; the seed is ignored "
+                "(seed the sampler itself: TPESampler(seed=...)), as in Ray Tune",
+                stacklevel=2,
+            )
+            seed = None
+        self._sampler = sampler
+        self._seed = seed
+        self._study_name = study_name or "optuna"
+        self._points: list[JsonDict] = _points(points_to_evaluate)
+        self._rewards = _rewards(evaluated_rewards, len(self._points))
+        self._params: tuple[OptunaParam, ...] | None = None
+        self._param_space: ParamSpace | None = None
+        self._define_by_run: Callable[[Any], dict[str, Any] | None] | None = None
+        self._own_space = False
+        self._study: Study | None = None
+        self._sampler_description: JsonDict | samplers.Undescribable | None = None
+        self._trials: dict[str, Trial] = {}
+        self._completed: set[str] = set()
+        self._warned: set[str] = set()
+        if callable(space):
+            self._define_by_run = space
+            self._own_space = True
+        elif isinstance(space, Mapping) and space:
+            self._take_space(space, "OptunaSearch.space")
+            self._own_space = True
+        elif space is not None and not isinstance(space, Mapping):
+            raise InvalidFieldError(
+                "OptunaSearch.space",
+                space,
+                "a dict of search domains or optuna distributions, or a define-by-run function",
+            )
+        self._check_points()
+
+    # -- Ray's Searcher API -----------------------------------------------------------------------
+
+    def set_search_properties(
+        self, metric: str | None, mode: str | None, config: dict[str, Any], **spec: Any
+    ) -> bool:
+        """Take the Tuner's param space, metric and mode; False when it has a
+        space of its own (Ray's contract) or has already suggested."""
+        if self._own_space or self._study is not None:
+            return False
+        _check_modes(mode)
+        if self._metric is None and metric:
+            self._metric = metric
+        if self._mode is None and mode:
+            self._mode = mode
+        self._take_space(config, "param_space")
+        self._check_points()
+        return True
+
+    def suggest(self, trial_id: str) -> dict[str, Any] | str | None:
+        study = self._ensure_study()
+        trial = self._trials.get(trial_id)
+        if self._define_by_run is not None:
+            if trial is None:
+                trial = self._trials[trial_id] = study.ask()
+            return self._run_define_by_run(trial)
+        assert self._params is not None
+        if trial is None:
+            distributions = {param.name: param.distribution for param in self._params}
+            trial = self._trials[trial_id] = study.ask(fixed_distributions=distributions)
+        return config_of(self._params, trial.params)
+
+    def on_trial_result(self, trial_id: str, result: dict[str, Any]) -> None:
+        """Report the metric at its `training_iteration` (single objective:
+        Optuna keeps no intermediate values of several)."""
+        trial = self._trials.get(trial_id)
+        if isinstance(self._metric, list) or trial is None or trial_id in self._completed:
+            return
+        value, step = result.get(self._metric), result.get(TRAINING_ITERATION)
+        if _is_number(value) and isinstance(step, int) and not isinstance(step, bool):
+            trial.report(float(value), step)  # type: ignore[arg-type]
+
+    def on_trial_complete(
+        self, trial_id: str, result: dict[str, Any] | None = None, error: bool = False
+    ) -> None:
+        """Tell the study: COMPLETE with the metric, FAIL on error, PRUNED
+        when it ended without the metric. The result's values go to the
+        trial's `user_attrs` first (for a sampler's `constraints_func`)."""
+        trial = self._trials.get(trial_id)
+        if trial is None or trial_id in self._completed:
+            return
+        study = self._ensure_study()
+        values = self._objective_values(result)
+        state = TrialState.COMPLETE
+        if values is None:
+            state = TrialState.FAIL if error else TrialState.PRUNED
+        for key, item in (result or {}).items():
+            trial.set_user_attr(key, to_plain(item))
+        try:
+            study.tell(trial, values, state=state)
+        except ValueError as failure:  # e.g. a value Optuna refuses; as Ray, warn
+            warnings.warn(f"OptunaSearch: trial {trial_id}: {failure}", stacklevel=2)
+        self._completed.add(trial_id)
+
+    def add_evaluated_point(
+        self,
+        parameters: dict[str, Any],
+        value: float,
+        error: bool = False,
+        pruned: bool = False,
+        intermediate_values: list[float] | None = None,
+    ) -> None:
+        """Tell the study a trial evaluated elsewhere (a warm start, a trial
+        added with `tunecore add`, or `evaluated_rewards`)."""
+        self._add_trial(parameters, value, error, pruned, intermediate_values)
+
+    # -- tunecore's additions --------------------------------------------------------------------
+
+    def use_seed(self, seed: int) -> None:
+        """Seed the default sampler, or rebuild an unseeded sampler of the
+        user's seeded; the user's own seed wins."""
+        if self._study is not None:
+            return
+        if self._sampler is None:
+            if self._seed is None:
+                self._seed = seed
+            return
+        if samplers.is_seeded(self._sampler):
+            return
+        try:
+            self._sampler, _ = samplers.seeded(self._sampler, seed)
+        except samplers.Undescribable as reason:
+            self._warn_once(
+                "seed",
+                f"OptunaSearch: the sampler {type(self._sampler).__name__} has no seed and "
+                f"cannot be given one ({reason}): runs will not repeat, and a resume will not "
+                "continue with the suggestions an uninterrupted run makes",
+            )
+
+    def to_spec(self) -> JsonDict | None:
+        space = self._space_spec()
+        sampler = self._describe_sampler()
+        if space is None or isinstance(sampler, samplers.Undescribable):
+            why = (
+                f"its sampler cannot be described ({sampler})"
+                if isinstance(sampler, samplers.Undescribable)
+                else "its define-by-run function cannot be imported by name (a lambda, a nested "
+                "function or one in __main__)"
+            )
+            self._warn_once(
+                "spec",
+                f"OptunaSearch: {why}, so the experiment's log cannot rebuild it: a restore "
+                "needs it again, Tuner.restore(path, trainable, search_alg=OptunaSearch(...))",
+            )
+            return None
+        return {
+            "version": SPEC_VERSION,
+            "optuna": optuna.__version__,
+            "space": space,
+            "metric": self._metric,
+            "mode": self._mode,
+            "points_to_evaluate": list(self._points) or None,
+            "evaluated_rewards": self._rewards,
+            "sampler": sampler,
+            "seed": self._seed,
+            "study_name": self._study_name,
+        }
+
+    @classmethod
+    def from_spec(cls, spec: JsonDict) -> Self:
+        if spec.get("version") != SPEC_VERSION:
+            raise InvalidFieldError(
+                "OptunaSearch spec.version", spec.get("version"), f"{SPEC_VERSION}"
+            )
+        _require_optuna()
+        space = spec["space"]
+        assert isinstance(space, dict)
+        sampler = spec.get("sampler")
+        searcher = cls(
+            space=_space_from_spec(space),
+            metric=spec.get("metric"),  # type: ignore[arg-type]
+            mode=spec.get("mode"),  # type: ignore[arg-type]
+            points_to_evaluate=spec.get("points_to_evaluate"),  # type: ignore[arg-type]
+            sampler=samplers.build(sampler) if isinstance(sampler, dict) else None,
+            study_name=spec.get("study_name"),  # type: ignore[arg-type]
+            seed=spec.get("seed"),  # type: ignore[arg-type]
+            evaluated_rewards=spec.get("evaluated_rewards"),  # type: ignore[arg-type]
+        )
+        from_tuner = space.get("param_space") if space.get("from_tuner") else None
+        if from_tuner is not None:
+            searcher._param_space = msgspec.convert(from_tuner, ParamSpace)
+            searcher._params = from_domains(searcher._param_space)
+            searcher._check_points()
+        return searcher
+
+    # -- the study -------------------------------------------------------------------------------
+
+    def _ensure_study(self) -> Study:
+        if self._study is not None:
+            return self._study
+        if self._params is None and self._define_by_run is None:
+            raise InvalidFieldError(
+                "OptunaSearch.space",
+                None,
+                "a search space: pass space= to OptunaSearch or a param_space with search "
+                "domains to the Tuner",
+            )
+        if self._metric is None and self._mode is not None:
+            if isinstance(self._mode, list):
+                raise InvalidFieldError(
+                    "OptunaSearch.metric", None, "a list of metric names, one per mode"
+                )
+            self._metric = DEFAULT_METRIC
+        if self._metric is None or self._mode is None:
+            raise InvalidFieldError(
+                "OptunaSearch.metric" if self._metric is None else "OptunaSearch.mode",
+                None,
+                "the objective: pass metric= and mode= to OptunaSearch or to TuneConfig",
+            )
+        self._sampler_description = self._describe_sampler()
+        sampler = self._sampler or optuna.samplers.TPESampler(seed=self._seed)
+        modes = self._mode if isinstance(self._mode, list) else [self._mode]
+        study = optuna.create_study(
+            storage=optuna.storages.InMemoryStorage(),
+            sampler=sampler,
+            pruner=optuna.pruners.NopPruner(),
+            study_name=self._study_name,
+            directions=["minimize" if each == "min" else "maximize" for each in modes],
+        )
+        self._study = study
+        for index, point in enumerate(self._points):
+            if self._rewards is not None:
+                self._add_trial(point, self._rewards[index], False, False, None)
+            else:
+                study.enqueue_trial(self._flat(point, f"OptunaSearch.points_to_evaluate[{index}]"))
+        return study
+
+    def _add_trial(
+        self,
+        parameters: Mapping[str, Any],
+        value: Any,
+        error: bool,
+        pruned: bool,
+        intermediate_values: Sequence[float] | None,
+    ) -> None:
+        study = self._ensure_study()
+        where = "OptunaSearch.add_evaluated_point.parameters"
+        if self._define_by_run is not None:
+            fixed = FixedTrial(flat_names(parameters))
+            try:
+                self._define_by_run(fixed)
+            except ValueError as failure:
+                raise InvalidFieldError(where, parameters, f"values for every {failure}") from None
+            params, distributions = fixed.params, fixed.distributions
+        else:
+            assert self._params is not None
+            # A config carries constants (the Tuner's) beside the searched values.
+            params = flat_point(self._params, parameters, where, ignored=None)
+            distributions = {p.name: p.distribution for p in self._params if p.name in params}
+        state = TrialState.FAIL if error else TrialState.PRUNED if pruned else TrialState.COMPLETE
+        complete = state == TrialState.COMPLETE
+        values = _as_values(value, "OptunaSearch.add_evaluated_point.value") if complete else None
+        study.add_trial(
+            create_trial(
+                state=state,
+                values=values,
+                params=params,
+                distributions=distributions,
+                intermediate_values=dict(enumerate(intermediate_values or [])) or None,
+            )
+        )
+
+    def _flat(self, point: Mapping[str, Any], where: str) -> dict[str, Any]:
+        if self._define_by_run is not None:
+            return flat_names(point)
+        assert self._params is not None
+        ignored = constant_paths(self._param_space) if self._param_space else frozenset()
+        return flat_point(self._params, point, where, ignored)
+
+    def _run_define_by_run(self, trial: Trial) -> JsonDict:
+        assert self._define_by_run is not None
+        recorder = _Recorder(trial)
+        constants = self._define_by_run(recorder)
+        where = "OptunaSearch.space(trial)"
+        if not _is_constants(constants):
+            raise InvalidFieldError(where, constants, "None or a dict of constants by name")
+        return unflattened({**recorder.values, **(constants or {})}, where)
+
+    def _objective_values(self, result: Mapping[str, Any] | None) -> list[float] | None:
+        if not result:
+            return None
+        metrics = self._metric if isinstance(self._metric, list) else [self._metric]
+        values = [result.get(metric) for metric in metrics]
+        if not all(_is_number(value) for value in values):
+            return None
+        return [float(value) for value in values]  # type: ignore[arg-type]
+
+    # -- the space and the spec ------------------------------------------------------------------
+
+    def _take_space(self, space: Mapping[str, Any], where: str) -> None:
+        if where == "param_space" or _has_domains(space):
+            self._param_space = parse_space(space)
+            self._params = from_domains(self._param_space)
+        else:
+            self._param_space = None
+            self._params = from_distributions(space, where)
+
+    def _check_points(self) -> None:
+        if self._params is None and self._define_by_run is None:
+            return
+        for index, point in enumerate(self._points):
+            self._flat(point, f"OptunaSearch.points_to_evaluate[{index}]")
+
+    def _space_spec(self) -> JsonDict | None:
+        if self._define_by_run is not None:
+            path = samplers.import_path(self._define_by_run)
+            return None if path is None else {"define_by_run": path}
+        if self._param_space is not None:
+            return {
+                "param_space": msgspec.to_builtins(self._param_space),
+                "from_tuner": not self._own_space,
+            }
+        if self._params is not None:
+            return {
+                "distributions": {
+                    p.name: json.loads(distribution_to_json(p.distribution)) for p in self._params
+                }
+            }
+        return {}
+
+    def _describe_sampler(self) -> JsonDict | samplers.Undescribable | None:
+        if self._study is not None:
+            return self._sampler_description
+        if self._sampler is None:
+            return None
+        try:
+            return samplers.describe(self._sampler)
+        except samplers.Undescribable as reason:
+            return reason
+
+    def _warn_once(self, key: str, message: str) -> None:
+        if key not in self._warned:
+            self._warned.add(key)
+            warnings.warn(message, stacklevel=3)
+
+
+class _Recorder:
+    """The Optuna trial a define-by-run function gets, recording what every
+    `suggest_*` call returned (Ray's _OptunaTrialSuggestCaptor)."""
+
+    def __init__(self, trial: Any) -> None:
+        self._trial = trial
+        self.values: dict[str, Any] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        found = getattr(self._trial, name)
+        if not name.startswith("suggest_") or not callable(found):
+            return found
+
+        def recording(*args: Any, **kwargs: Any) -> Any:
+            value = found(*args, **kwargs)
+            self.values[kwargs.get("name", args[0] if args else "")] = value
+            return value
+
+        return recording
+
+
+def _space_from_spec(space: Mapping[str, JsonValue]) -> Any:
+    if "define_by_run" in space:
+        path = space["define_by_run"]
+        assert isinstance(path, str)
+        return samplers.import_object(path)
+    if "param_space" in space:
+        if space.get("from_tuner"):
+            return None
+        return _space_dict(msgspec.convert(space["param_space"], ParamSpace))
+    distributions = space.get("distributions")
+    if isinstance(distributions, dict):
+        return {name: json_to_distribution(json.dumps(d)) for name, d in distributions.items()}
+    return None
+
+
+def _space_dict(space: ParamSpace) -> dict[str, Any]:
+    """A parsed param space as the dict it was parsed from."""
+    rebuilt = json.loads(json.dumps(space.skeleton))
+    for parameter in space.sampled:
+        target = rebuilt
+        for part in parameter.path[:-1]:
+            target = target[part]
+        target[parameter.path[-1]] = parameter.domain
+    return rebuilt  # type: ignore[no-any-return]
+
+
+def _has_domains(space: Mapping[str, Any]) -> bool:
+    for value in space.values():
+        if isinstance(value, DOMAIN_TYPES):
+            return True
+        if isinstance(value, Mapping) and (set(value) == {"grid_search"} or _has_domains(value)):
+            return True
+        if isinstance(value, list | tuple) and any(isinstance(v, DOMAIN_TYPES) for v in value):
+            return True
+    return False
+
+
+def _check_modes(mode: object) -> None:
+    for index, each in enumerate(mode if isinstance(mode, list) else [mode]):
+        if each is not None and each not in ("min", "max"):
+            where = f"OptunaSearch.mode[{index}]" if isinstance(mode, list) else "OptunaSearch.mode"
+            raise InvalidFieldError(where, each, "'min' or 'max'")
+
+
+def _points(points: list[dict[str, Any]] | None) -> list[JsonDict]:
+    if points is None:
+        return []
+    checked = plain_json("OptunaSearch.points_to_evaluate", points)
+    if not isinstance(checked, list) or not all(isinstance(p, dict) for p in checked):
+        raise InvalidFieldError("OptunaSearch.points_to_evaluate", points, "a list of dicts")
+    return checked  # type: ignore[return-value]
+
+
+def _rewards(rewards: list[Any] | None, points: int) -> list[Any] | None:
+    if rewards is None:
+        return None
+    checked = plain_json("OptunaSearch.evaluated_rewards", rewards)
+    if not isinstance(checked, list) or len(checked) != points:
+        raise InvalidFieldError(
+            "OptunaSearch.evaluated_rewards",
+            rewards,
+            f"a list of {points} rewards, one per point of points_to_evaluate",
+        )
+    for index, reward in enumerate(checked):
+        _as_values(reward, f"OptunaSearch.evaluated_rewards[{index}]")
+    return checked
+
+
+def _as_values(value: object, where: str) -> list[float]:
+    values = value if isinstance(value, list | tuple) else [value]
+    if not values or not all(_is_number(each) for each in values):
+        raise InvalidFieldError(where, value, "a number (a list of numbers, one per metric)")
+    return [float(each) for each in values]  # type: ignore[arg-type]
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_constants(value: object) -> bool:
+    """None, or a dict of constants by name (what a define-by-run function returns)."""
+    return value is None or (isinstance(value, dict) and all(isinstance(k, str) for k in value))
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)

@@ -1,0 +1,1 @@
+"""Tests of the ask/tell searchers (tunecore.search integrations), driven directly."""

@@ -1,0 +1,666 @@
+"""OptunaSearch driven directly, as the shell drives it: suggest, tell, rebuild.
+
+The shell tells a searcher results and asks it for configs in the order the
+event log fixes; a resume builds a fresh one from `to_spec()` and replays
+the same asks and tells. These tests do that by hand, without a Tuner.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import math
+import os
+import subprocess
+import sys
+import warnings
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+pytest.importorskip("optuna")
+
+import optuna
+
+import tunecore as tune
+from tunecore.core.search.domains import (
+    Choice,
+    QLogRandInt,
+    QRandInt,
+    SamplingDomain,
+)
+from tunecore.model import InvalidFieldError
+from tunecore.search.optuna import OptunaSearch
+
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+SPACE: dict[str, Any] = {
+    "steps": 100,
+    "width": tune.uniform(0, 20),
+    "height": tune.uniform(-100, 100),
+    "activation": tune.choice(["relu", "tanh"]),
+    "model": {"layers": tune.randint(1, 5), "lr": tune.loguniform(1e-4, 1e-1)},
+}
+
+Op = tuple[str, str, Any]
+
+
+def loss(config: dict[str, Any]) -> float:
+    boost = 10.0 if config["activation"] == "relu" else 0.0
+    return float((config["width"] - 3) ** 2 + config["height"] * 0.1 + boost)
+
+
+def results(config: dict[str, Any]) -> dict[str, Any]:
+    value = loss(config)
+    return {"loss": value, "gain": -value * config["width"], "training_iteration": 1}
+
+
+def searcher(**kwargs: Any) -> OptunaSearch:
+    """An OptunaSearch set up as the Tuner sets it up: the param space
+    through set_search_properties, then the experiment's seed."""
+    made = OptunaSearch(**{"metric": "loss", "mode": "min", **kwargs})
+    if "space" not in kwargs:
+        assert made.set_search_properties(None, None, SPACE)
+    made.use_seed(2026)
+    return made
+
+
+def run(search: OptunaSearch, asks: int, start: int = 0, pending: int = 3) -> list[Op]:
+    """Ask `asks` times, keeping up to `pending` trials running and telling
+    the two oldest when the bound is reached (out-of-order completion)."""
+    log: list[Op] = []
+    running: list[str] = []
+    for index in range(start, start + asks):
+        trial_id = f"t{index}"
+        config = search.suggest(trial_id)
+        log.append(("ask", trial_id, config))
+        running.append(trial_id)
+        if len(running) >= pending:
+            for done in (running.pop(1), running.pop(0)):
+                config_done = next(c for op, t, c in log if op == "ask" and t == done)
+                result = results(config_done)
+                search.on_trial_complete(done, result)
+                log.append(("tell", done, result))
+    return log
+
+
+def replay(search: OptunaSearch, log: list[Op]) -> None:
+    """What a resume does: the logged asks (each must give the logged
+    config) and tells, in log order."""
+    for op, trial_id, payload in log:
+        if op == "ask":
+            assert search.suggest(trial_id) == payload, trial_id
+        else:
+            search.on_trial_complete(trial_id, payload)
+
+
+def rebuilt(spec: dict[str, Any] | None) -> OptunaSearch:
+    assert spec is not None
+    fresh = OptunaSearch.from_spec(json.loads(json.dumps(spec)))
+    fresh.set_search_properties(None, None, SPACE)
+    fresh.use_seed(1)  # a resume passes the seed again; a seeded searcher ignores it
+    return fresh
+
+
+class Recorder(optuna.samplers.RandomSampler):
+    """A user's sampler that records what the study tells it."""
+
+    def __init__(self, seed: int = 0) -> None:
+        super().__init__(seed=seed)
+        self.finished: list[tuple[str, Any, dict[int, float], dict[str, Any]]] = []
+        self.directions: list[Any] = []
+
+    def after_trial(self, study: Any, trial: Any, state: Any, values: Any) -> None:
+        self.directions = list(study.directions)
+        self.finished.append(
+            (state.name, values, dict(trial.intermediate_values), dict(trial.user_attrs))
+        )
+
+
+@pytest.fixture
+def no_warnings() -> Iterator[None]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        yield
+
+
+# -- space conversion -----------------------------------------------------------------------------
+
+DOMAINS: dict[str, SamplingDomain] = {
+    "uniform": tune.uniform(-2.5, 7.0),
+    "quniform": tune.quniform(-1.0, 2.0, 0.25),
+    "loguniform": tune.loguniform(1e-5, 1e-1),
+    "qloguniform": tune.qloguniform(1e-3, 1.0, 1e-3),
+    "randint": tune.randint(-3, 4),
+    "qrandint": tune.qrandint(1, 22, 5),
+    "lograndint": tune.lograndint(1, 1000),
+    "qlograndint": tune.qlograndint(2, 64, 4),
+    "choice": tune.choice(["relu", "tanh", 3, None, 0.5]),
+    "choice_of_json": tune.choice([[1, 2], {"a": 1}, 1, True]),
+}
+
+
+@pytest.mark.parametrize("name", list(DOMAINS))
+def test_every_domain_converts_and_its_suggestions_lie_in_it(name: str) -> None:
+    domain = DOMAINS[name]
+    search = OptunaSearch(
+        {"nested": {"x": domain}},
+        metric="loss",
+        mode="min",
+        sampler=_tpe(seed=1, n_startup_trials=5),
+    )
+    seen = []
+    for index in range(25):
+        config = search.suggest(f"t{index}")
+        assert config is not None
+        assert isinstance(config, dict)
+        value = config["nested"]["x"]
+        assert domain.is_valid(value), (name, value)
+        assert json.loads(json.dumps(config)) == config  # plain JSON, nothing numpy
+        assert type(value) in (int, float, str, bool, list, dict, type(None))
+        seen.append(value)
+        search.on_trial_complete(f"t{index}", {"loss": float(index % 7)})
+    if name.startswith("choice"):
+        assert isinstance(domain, Choice)
+        categories = domain.categories
+        assert all(any(s == c and type(s) is type(c) for s in seen) for c in categories)
+    if name == "randint":
+        assert 4 not in seen  # high is exclusive, as in Ray
+    if isinstance(domain, QRandInt | QLogRandInt):
+        assert all(value % domain.q == 0 for value in seen)
+
+
+def test_the_integer_and_float_domains_keep_their_types() -> None:
+    search = searcher(space=DOMAINS)
+    config = search.suggest("t0")
+    assert isinstance(config, dict)
+    for name in ("uniform", "quniform", "loguniform", "qloguniform"):
+        assert type(config[name]) is float, name
+    for name in ("randint", "qrandint", "lograndint", "qlograndint"):
+        assert type(config[name]) is int, name
+
+
+@pytest.mark.parametrize(
+    ("space", "where"),
+    [
+        ({"x": tune.randn(0, 1)}, "param_space['x']"),
+        ({"a": {"x": tune.qrandn(0, 1, 0.5)}}, "param_space['a']['x']"),
+        ({"x": tune.grid_search([1, 2])}, "param_space['x']"),
+        ({"x": tune.sample_from(lambda spec: 1)}, "param_space['x']"),
+        ({"layers": [tune.uniform(0, 1)]}, "param_space['layers'][0]"),
+    ],
+)
+def test_a_domain_optuna_cannot_sample_is_refused_naming_its_path(
+    space: dict[str, Any], where: str
+) -> None:
+    search = OptunaSearch(metric="loss", mode="min")
+    with pytest.raises(InvalidFieldError) as caught:
+        search.set_search_properties(None, None, space)
+    assert caught.value.field == where
+
+
+def test_a_space_of_optuna_distributions_is_searched_as_given() -> None:
+    space = {
+        "a": optuna.distributions.FloatDistribution(6, 8),
+        "b": {"c": optuna.distributions.IntDistribution(1, 3)},
+    }
+    search = searcher(space=space)
+    for index in range(5):
+        config = search.suggest(f"t{index}")
+        assert isinstance(config, dict)
+        assert 6 <= config["a"] <= 8
+        assert config["b"]["c"] in (1, 2, 3)
+        search.on_trial_complete(f"t{index}", {"loss": config["a"]})
+    # The searcher has its own space: the Tuner's is not taken (Ray's contract).
+    assert search.set_search_properties("loss", "min", {"x": tune.uniform(0, 1)}) is False
+
+
+def test_a_space_of_something_else_is_refused_naming_it() -> None:
+    with pytest.raises(InvalidFieldError) as caught:
+        OptunaSearch({"a": {"b": "not a distribution"}}, metric="loss", mode="min")
+    assert caught.value.field == "OptunaSearch.space['a']['b']"
+    with pytest.raises(InvalidFieldError, match=r"OptunaSearch\.space"):
+        OptunaSearch([("a", 1)], metric="loss", mode="min")  # type: ignore[arg-type]
+
+
+# -- determinism and exact rebuild ----------------------------------------------------------------
+
+
+def test_the_same_seed_gives_the_same_suggestions() -> None:
+    first, second = run(searcher(), 30), run(searcher(), 30)
+    assert first == second
+    other = OptunaSearch(metric="loss", mode="min")
+    other.set_search_properties(None, None, SPACE)
+    other.use_seed(7)
+    assert run(other, 30) != first
+
+
+def test_the_same_seed_gives_the_same_suggestions_in_another_process() -> None:
+    script = (
+        "import json, optuna, tunecore as tune\n"
+        "from tests.search.test_optuna import run, searcher\n"
+        "optuna.logging.set_verbosity(optuna.logging.WARNING)\n"
+        "print(json.dumps(run(searcher(), 15)))\n"
+    )
+    here = json.loads(json.dumps(run(searcher(), 15)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
+    for hash_seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed, "PYTHONPATH": root}
+        done = subprocess.run(
+            [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+        )
+        assert json.loads(done.stdout) == here
+
+
+def _nsga(**kwargs: Any) -> Any:
+    return optuna.samplers.NSGAIISampler(population_size=6, **kwargs)
+
+
+def _tpe(**kwargs: Any) -> Any:
+    return optuna.samplers.TPESampler(**kwargs)
+
+
+REBUILDS: dict[str, Callable[[], OptunaSearch]] = {
+    "default TPE": searcher,
+    "TPE with a seed": lambda: searcher(seed=11),
+    "the user's unseeded TPE": lambda: searcher(sampler=_tpe(n_startup_trials=4)),
+    "the user's seeded TPE": lambda: searcher(sampler=_tpe(seed=5, multivariate=True)),
+    "NSGA-II, two objectives": lambda: searcher(
+        metric=["loss", "gain"], mode=["min", "max"], sampler=_nsga()
+    ),
+    "TPE, two objectives": lambda: searcher(metric=["loss", "gain"], mode=["min", "max"]),
+    "points to evaluate": lambda: searcher(points_to_evaluate=[{"width": 3.0}]),
+}
+
+
+@pytest.mark.parametrize("steps", [0, 5, 30])
+@pytest.mark.parametrize("kind", list(REBUILDS))
+def test_a_searcher_rebuilt_from_its_spec_and_the_log_continues_exactly(
+    kind: str, steps: int
+) -> None:
+    original = REBUILDS[kind]()
+    spec = original.to_spec()
+    log = run(original, steps)
+    assert original.to_spec() == spec  # what it was built from, not what it became
+    following = original.suggest("next")
+
+    fresh = rebuilt(spec)
+    replay(fresh, log)
+    assert fresh.suggest("next") == following
+
+
+def test_an_unseeded_sampler_gets_the_experiment_seed() -> None:
+    first = searcher(sampler=_nsga())
+    second = searcher(sampler=_nsga())
+    assert run(first, 20) == run(second, 20)
+    spec = first.to_spec()
+    assert spec is not None
+    assert spec["sampler"] == {
+        "class": "optuna.samplers:NSGAIISampler",
+        "kwargs": {"population_size": {"json": 6}, "seed": {"json": 2026}},
+    }
+
+
+NO_CMAES = importlib.util.find_spec("cmaes") is None
+
+
+@pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning")
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+@pytest.mark.parametrize(
+    "make",
+    [
+        pytest.param(lambda: optuna.samplers.RandomSampler(seed=3), id="random"),
+        pytest.param(lambda: optuna.samplers.QMCSampler(seed=4, scramble=True), id="qmc-seeded"),
+        pytest.param(optuna.samplers.QMCSampler, id="qmc"),
+        pytest.param(
+            lambda: optuna.samplers.CmaEsSampler(sigma0=2.0, n_startup_trials=3),
+            id="cmaes",
+            marks=pytest.mark.skipif(NO_CMAES, reason="CmaEsSampler needs the cmaes package"),
+        ),
+        pytest.param(
+            lambda: optuna.samplers.TPESampler(
+                n_startup_trials=3, n_ei_candidates=12, constant_liar=False
+            ),
+            id="tpe-args",
+        ),
+    ],
+)
+def test_optunas_samplers_are_described_and_rebuilt_exactly(make: Callable[[], Any]) -> None:
+    sampler = make()
+    space = {"x": tune.uniform(-3, 3), "y": tune.uniform(0, 1)}
+    original = OptunaSearch(space, metric="loss", mode="min", sampler=sampler)
+    original.use_seed(9)
+    spec = original.to_spec()
+    log: list[Op] = []
+    for index in range(12):
+        config = original.suggest(f"t{index}")
+        assert isinstance(config, dict)
+        log.append(("ask", f"t{index}", config))
+        result = {"loss": (config["x"] - 1) ** 2 + config["y"]}
+        original.on_trial_complete(f"t{index}", result)
+        log.append(("tell", f"t{index}", result))
+    assert spec is not None
+    fresh = OptunaSearch.from_spec(json.loads(json.dumps(spec)))
+    replay(fresh, log)
+    assert fresh.suggest("next") == original.suggest("next")
+
+
+def test_a_gp_sampler_is_described() -> None:
+    sampler = optuna.samplers.GPSampler(seed=3, n_startup_trials=4, deterministic_objective=True)
+    spec = searcher(sampler=sampler).to_spec()
+    assert spec is not None
+    assert spec["sampler"] == {
+        "class": "optuna.samplers:GPSampler",
+        "kwargs": {
+            "seed": {"json": 3},
+            "n_startup_trials": {"json": 4},
+            "deterministic_objective": {"json": True},
+        },
+    }
+
+
+def test_a_sampler_it_cannot_describe_gives_no_spec_and_says_so() -> None:
+    search = searcher(sampler=_tpe(seed=1, gamma=lambda n: min(n, 5)))
+    with pytest.warns(UserWarning, match="search_alg="):
+        assert search.to_spec() is None
+    custom = searcher(sampler=Recorder())
+    with pytest.warns(UserWarning, match="search_alg="):
+        assert custom.to_spec() is None
+
+
+def test_a_sampler_that_already_drew_numbers_gives_no_spec() -> None:
+    used = _tpe(seed=3)
+    study = optuna.create_study(sampler=used)
+    study.ask({"x": optuna.distributions.FloatDistribution(0, 1)})
+    with pytest.warns(UserWarning, match="search_alg="):
+        assert searcher(sampler=used).to_spec() is None
+
+
+def test_a_seed_beside_a_sampler_is_ignored_with_a_warning_as_in_ray() -> None:
+    with pytest.warns(UserWarning, match="seed is ignored"):
+        search = OptunaSearch(metric="loss", mode="min", sampler=_tpe(seed=1), seed=5)
+    search.set_search_properties(None, None, SPACE)
+    spec = search.to_spec()
+    assert spec is not None
+    assert spec["seed"] is None
+
+
+# -- objectives, results, points ------------------------------------------------------------------
+
+
+def test_several_objectives_are_told_as_several_values() -> None:
+    recorder = Recorder()
+    search = searcher(metric=["loss", "gain"], mode=["min", "max"], sampler=recorder)
+    config = search.suggest("t0")
+    assert isinstance(config, dict)
+    search.on_trial_complete("t0", results(config))
+    assert [d.name for d in recorder.directions] == ["MINIMIZE", "MAXIMIZE"]
+    state, values, _, _ = recorder.finished[0]
+    assert state == "COMPLETE"
+    assert values == [loss(config), -loss(config) * config["width"]]
+
+
+def test_intermediate_results_are_reported_and_an_early_end_is_pruned() -> None:
+    recorder = Recorder()
+    search = searcher(sampler=recorder)
+    for trial_id in ("ok", "stopped", "failed"):
+        search.suggest(trial_id)
+    search.on_trial_result("stopped", {"loss": 4.0, "training_iteration": 1})
+    search.on_trial_result("stopped", {"loss": 3.0, "training_iteration": 2})
+    search.on_trial_complete("ok", {"loss": 1.5, "training_iteration": 1})
+    search.on_trial_complete("stopped", None)
+    search.on_trial_complete("failed", None, error=True)
+    search.on_trial_complete("ok", {"loss": 0.0})  # a second completion is ignored, as in Ray
+    assert [(state, values, steps) for state, values, steps, _ in recorder.finished] == [
+        ("COMPLETE", [1.5], {}),
+        ("PRUNED", [3.0], {1: 4.0, 2: 3.0}),  # Optuna: a pruned trial's last report
+        ("FAIL", None, {}),
+    ]
+
+
+def test_a_result_without_the_metric_is_pruned_not_failed() -> None:
+    recorder = Recorder()
+    search = searcher(sampler=recorder)
+    search.suggest("t0")
+    search.on_trial_complete("t0", {"other": 1.0})
+    assert recorder.finished[0][0] == "PRUNED"
+
+
+def test_the_last_result_reaches_a_samplers_constraints_func() -> None:
+    seen: list[dict[str, Any]] = []
+
+    def constraints(trial: Any) -> list[float]:
+        seen.append(dict(trial.user_attrs))
+        return [trial.user_attrs["memory_gb"] - 8]
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # Optuna 5 deprecates constraints_func
+        sampler = _tpe(seed=1, constraints_func=constraints)
+    search = searcher(sampler=sampler)
+    search.suggest("t0")
+    search.on_trial_complete("t0", {"loss": 1.0, "memory_gb": 12, "tags": ["a", "b"]})
+    assert seen == [{"loss": 1.0, "memory_gb": 12, "tags": ["a", "b"]}]
+
+
+def test_points_to_evaluate_come_first_then_the_search() -> None:
+    points = [
+        {"width": 1.0, "height": 2.0, "activation": "relu", "model": {"layers": 2, "lr": 0.01}},
+        {"width": 4.0},
+    ]
+    search = searcher(points_to_evaluate=points)
+    first = search.suggest("t0")
+    second = search.suggest("t1")
+    third = search.suggest("t2")
+    assert first == points[0]
+    assert isinstance(second, dict)
+    assert second["width"] == 4.0
+    assert set(second) == {"width", "height", "activation", "model"}  # the rest is sampled
+    assert third not in points
+
+
+@pytest.mark.parametrize(
+    ("point", "field"),
+    [
+        ({"width": 50.0}, "OptunaSearch.points_to_evaluate[0]['width']"),
+        ({"model": {"layers": 9}}, "OptunaSearch.points_to_evaluate[0]['model']['layers']"),
+        ({"depth": 3}, "OptunaSearch.points_to_evaluate[0]['depth']"),
+        ({"activation": "gelu"}, "OptunaSearch.points_to_evaluate[0]['activation']"),
+    ],
+)
+def test_a_point_outside_the_space_is_an_error_naming_it(point: dict[str, Any], field: str) -> None:
+    with pytest.raises(InvalidFieldError) as caught:
+        searcher(points_to_evaluate=[point])
+    assert caught.value.field == field
+
+
+def test_a_point_may_carry_the_spaces_constants() -> None:
+    search = searcher(points_to_evaluate=[{"steps": 100, "width": 2.0}])
+    config = search.suggest("t0")
+    assert isinstance(config, dict)
+    assert config["width"] == 2.0
+
+
+def test_evaluated_rewards_are_told_as_finished_trials_as_optuna_would_be() -> None:
+    points = [{"x": 0.5, "c": "a"}, {"x": -1.5, "c": "b"}, {"x": 2.0, "c": "a"}]
+    rewards = [0.25, 2.25, 4.0]
+    space = {"x": tune.uniform(-3, 3), "c": tune.choice(["a", "b"])}
+    search = OptunaSearch(
+        space,
+        metric="loss",
+        mode="min",
+        sampler=_tpe(seed=4, n_startup_trials=3),
+        points_to_evaluate=points,
+        evaluated_rewards=rewards,
+    )
+    bare = optuna.create_study(sampler=_tpe(seed=4, n_startup_trials=3))
+    distributions = {
+        "x": optuna.distributions.FloatDistribution(-3, 3),
+        "c": optuna.distributions.CategoricalDistribution(["a", "b"]),
+    }
+    for point, reward in zip(points, rewards, strict=True):
+        bare.add_trial(
+            optuna.trial.create_trial(params=point, distributions=distributions, value=reward)
+        )
+    assert search.suggest("t0") == bare.ask(distributions).params
+
+
+def test_evaluated_rewards_need_one_reward_per_point() -> None:
+    with pytest.raises(InvalidFieldError) as caught:
+        OptunaSearch(
+            {"x": tune.uniform(0, 1)},
+            metric="loss",
+            mode="min",
+            points_to_evaluate=[{"x": 0.5}],
+            evaluated_rewards=[1.0, 2.0],
+        )
+    assert caught.value.field == "OptunaSearch.evaluated_rewards"
+
+
+def test_a_point_evaluated_elsewhere_is_told_with_its_config() -> None:
+    space = {"x": tune.uniform(-3, 3)}
+    search = OptunaSearch(space, metric="loss", mode="min", sampler=_tpe(seed=4))
+    search.add_evaluated_point({"x": 1.0, "steps": 3}, 0.5)
+    search.add_evaluated_point({"x": 2.0}, 0.0, error=True)
+    bare = optuna.create_study(sampler=_tpe(seed=4))
+    dist: dict[str, optuna.distributions.BaseDistribution] = {
+        "x": optuna.distributions.FloatDistribution(-3, 3)
+    }
+    bare.add_trial(optuna.trial.create_trial(params={"x": 1.0}, distributions=dist, value=0.5))
+    bare.add_trial(
+        optuna.trial.create_trial(
+            params={"x": 2.0}, distributions=dist, state=optuna.trial.TrialState.FAIL
+        )
+    )
+    assert search.suggest("t0") == bare.ask(dist).params
+    with pytest.raises(InvalidFieldError) as caught:
+        search.add_evaluated_point({"x": 9.0}, 1.0)
+    assert caught.value.field == "OptunaSearch.add_evaluated_point.parameters['x']"
+
+
+# -- define-by-run --------------------------------------------------------------------------------
+
+
+def define_by_run_func(trial: Any) -> dict[str, Any] | None:
+    """Ray's documented define-by-run function (optuna_example.ipynb)."""
+    activation = trial.suggest_categorical("activation", ["relu", "tanh"])
+    if activation == "relu":
+        trial.suggest_float("width", 0, 20)
+        trial.suggest_float("height", -100, 100)
+    else:
+        trial.suggest_float("width", -1, 21)
+        trial.suggest_float("height", -101, 101)
+    return {"steps": 100}
+
+
+def test_a_define_by_run_function_is_the_space_with_its_constants() -> None:
+    search = searcher(space=define_by_run_func, seed=3)
+    activations = set()
+    for index in range(20):
+        config = search.suggest(f"t{index}")
+        assert isinstance(config, dict)
+        assert set(config) == {"activation", "width", "height", "steps"}
+        assert config["steps"] == 100
+        low = 0 if config["activation"] == "relu" else -1
+        assert low <= config["width"] <= 21
+        activations.add(config["activation"])
+        search.on_trial_complete(f"t{index}", {"loss": loss(config)})
+    assert activations == {"relu", "tanh"}
+
+
+def test_an_importable_define_by_run_function_rebuilds_exactly() -> None:
+    original = searcher(space=define_by_run_func)
+    spec = original.to_spec()
+    assert spec is not None
+    assert spec["space"] == {"define_by_run": f"{__name__}:define_by_run_func"}
+    log = run(original, 12)
+    fresh = rebuilt(spec)
+    replay(fresh, log)
+    assert fresh.suggest("next") == original.suggest("next")
+
+
+def test_a_define_by_run_lambda_gives_no_spec_and_says_so() -> None:
+    search = searcher(space=lambda trial: trial.suggest_float("x", 0, 1) and None)
+    with pytest.warns(UserWarning, match="define-by-run"):
+        assert search.to_spec() is None
+    assert search.set_search_properties("loss", "min", SPACE) is False
+
+
+def test_define_by_run_takes_points_and_evaluated_points() -> None:
+    point = {"activation": "tanh", "width": 20.5, "height": 0.0}
+    search = searcher(space=define_by_run_func, points_to_evaluate=[point])
+    assert search.suggest("t0") == {**point, "steps": 100}
+    search.add_evaluated_point({"activation": "relu", "width": 1.0, "height": 2.0}, 3.0)
+    with pytest.raises(InvalidFieldError, match="add_evaluated_point"):
+        search.add_evaluated_point({"activation": "relu"}, 3.0)
+
+
+def test_a_define_by_run_function_returning_something_else_is_an_error() -> None:
+    search = searcher(space=lambda trial: [trial.suggest_float("x", 0, 1)])
+    with pytest.raises(InvalidFieldError, match=r"OptunaSearch.space\(trial\)"):
+        search.suggest("t0")
+
+
+# -- errors ---------------------------------------------------------------------------------------
+
+
+def test_without_optuna_it_says_which_extra_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in list(sys.modules):
+        if name == "optuna" or name.startswith(("optuna.", "tunecore.search.")):
+            parent, _, child = name.rpartition(".")
+            if hasattr(sys.modules.get(parent), child):  # importing again rebinds it
+                monkeypatch.setattr(sys.modules[parent], child, getattr(sys.modules[parent], child))
+            monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "optuna", None)
+    module = importlib.import_module("tunecore.search.optuna")  # importing works
+    with pytest.raises(ImportError) as caught:
+        module.OptunaSearch()
+    assert str(caught.value) == "OptunaSearch needs optuna: pip install 'tunecore[optuna]'"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"metric": "loss", "mode": "maximize"}, "OptunaSearch.mode"),
+        ({"metric": ["a", "b"], "mode": ["min", "obs"]}, "OptunaSearch.mode[1]"),
+        ({"metric": ["a", "b"], "mode": "min"}, "OptunaSearch.metric"),
+        ({"metric": ["a"], "mode": ["min", "max"]}, "OptunaSearch.metric"),
+        ({"storage": object()}, "OptunaSearch.storage"),
+        ({"sampler": "tpe"}, "OptunaSearch.sampler"),
+        ({"seed": 1.5}, "OptunaSearch.seed"),
+        ({"points_to_evaluate": [{"x": object()}]}, "OptunaSearch.points_to_evaluate[0]['x']"),
+    ],
+)
+def test_bad_arguments_are_errors_naming_the_field(kwargs: dict[str, Any], field: str) -> None:
+    with pytest.raises(InvalidFieldError) as caught:
+        OptunaSearch(**kwargs)
+    assert caught.value.field == field
+
+
+def test_suggesting_without_an_objective_or_a_space_says_what_is_missing() -> None:
+    no_metric = OptunaSearch({"x": tune.uniform(0, 1)})
+    with pytest.raises(InvalidFieldError, match="metric= and mode="):
+        no_metric.suggest("t0")
+    no_space = OptunaSearch(metric="loss", mode="min")
+    with pytest.raises(InvalidFieldError, match="search space"):
+        no_space.suggest("t0")
+
+
+def test_a_mode_without_a_metric_optimises_rays_anonymous_metric() -> None:
+    recorder = Recorder()
+    search = OptunaSearch({"x": tune.uniform(0, 1)}, mode="max", sampler=recorder)
+    search.suggest("t0")
+    assert search.metric == "_metric"
+    search.on_trial_complete("t0", {"_metric": 2.0})
+    assert recorder.finished[0][1] == [2.0]
+
+
+def test_the_tuners_metric_and_mode_fill_in_what_the_searcher_lacks() -> None:
+    search = OptunaSearch()
+    assert search.set_search_properties("acc", "max", {"x": tune.uniform(0, 1)}) is True
+    assert (search.metric, search.mode) == ("acc", "max")
+    config = search.suggest("t0")
+    assert isinstance(config, dict)
+    assert 0 <= config["x"] <= 1
+    assert not math.isnan(config["x"])

@@ -1,0 +1,329 @@
+"""`tunecore.search.hyperopt.HyperOptSearch`, Ray Tune's TPE searcher on
+hyperopt, driven as the shell drives it: set up, seeded, asked and told."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+pytest.importorskip("hyperopt")
+
+import tunecore
+from tunecore import RunConfig, TuneConfig
+from tunecore.api.searching import restored_runtime
+from tunecore.core.experiment import ExperimentState
+from tunecore.core.search import parse_space
+from tunecore.model import Asked, ExperimentEvent, InvalidFieldError, JsonDict
+from tunecore.search import ConcurrencyLimiter, Searcher
+from tunecore.search.hyperopt import HyperOptSearch
+from tunecore.shell.eventlog import read_log
+from tunecore.shell.replay import BUILTIN, walk
+from tunecore.shell.searchers import SearchResumeWarning
+
+EVERY_DOMAIN: dict[str, Any] = {
+    "uniform": tunecore.uniform(-5.0, 5.0),
+    "quniform": tunecore.quniform(0.0, 0.3, 0.1),
+    "loguniform": tunecore.loguniform(1e-4, 1e-1),
+    "qloguniform": tunecore.qloguniform(1.0, 100.0, 1.0),
+    "randint": tunecore.randint(0, 4),
+    "qrandint": tunecore.qrandint(1, 20, 5),
+    "lograndint": tunecore.lograndint(1, 1000),
+    "qlograndint": tunecore.qlograndint(4, 100, 4),
+    "choice": tunecore.choice(["relu", {"kind": "tanh"}, [1, 2], 3, True]),
+    "randn": tunecore.randn(0.0, 1.0),
+    "qrandn": tunecore.qrandn(0.0, 1.0, 0.5),
+    "one_int": tunecore.randint(3, 4),
+    "nested": {"x": tunecore.uniform(0.0, 1.0), "constant": "kept"},
+}
+
+SPACE: dict[str, Any] = {
+    "x": tunecore.uniform(0.0, 10.0),
+    "activation": tunecore.choice(["relu", "tanh"]),
+    "steps": 100,
+}
+
+
+def loss(config: dict[str, Any]) -> float:
+    return float((config["x"] - 3.0) ** 2 + (0.0 if config["activation"] == "tanh" else 1.0))
+
+
+def searcher(seed: int = 3, space: dict[str, Any] | None = None, **kwargs: Any) -> HyperOptSearch:
+    """Set up as the Tuner sets it up: param space, then the seed."""
+    kwargs.setdefault("n_initial_points", 4)
+    found = HyperOptSearch(metric="loss", mode="min", **kwargs)
+    assert found.set_search_properties(None, None, dict(space or SPACE))
+    found.use_seed(seed)
+    return found
+
+
+def run(found: Searcher, steps: int, sign: float = 1.0) -> list[Any]:
+    """Ask and tell one trial at a time; every answer, in order."""
+    answers: list[Any] = []
+    for step in range(steps):
+        config = found.suggest(f"t{step}")
+        answers.append(config)
+        assert isinstance(config, dict)
+        found.on_trial_complete(f"t{step}", {"loss": sign * loss(config)})
+    return answers
+
+
+def value_at(config: Any, path: tuple[str | int, ...]) -> Any:
+    for part in path:
+        config = config[part]
+    return config
+
+
+# -- the space ---------------------------------------------------------------------
+
+
+def test_every_domain_is_searched_within_it_and_keeps_its_type() -> None:
+    found = searcher(space=EVERY_DOMAIN, n_initial_points=5)
+    parameters = parse_space(EVERY_DOMAIN).sampled
+    seen_categories = []
+    for step in range(25):  # random first, then TPE
+        config = found.suggest(f"t{step}")
+        assert isinstance(config, dict)
+        assert config["nested"]["constant"] == "kept"
+        for parameter in parameters:
+            value = value_at(config, parameter.path)
+            assert parameter.domain.is_valid(value), (parameter, value)  # type: ignore[union-attr]
+        assert type(config["randint"]) is int
+        assert type(config["lograndint"]) is int
+        assert type(config["uniform"]) is float
+        assert config["one_int"] == 3
+        seen_categories.append(config["choice"])
+        found.on_trial_complete(f"t{step}", {"loss": float(config["uniform"]) ** 2})
+    assert {json.dumps(c) for c in seen_categories} <= {
+        '"relu"',
+        '{"kind": "tanh"}',
+        "[1, 2]",
+        "3",
+        "true",
+    }
+    assert len({json.dumps(c) for c in seen_categories}) > 1
+
+
+@pytest.mark.parametrize(
+    "domain", [tunecore.grid_search([1, 2]), tunecore.sample_from(lambda _: 1)]
+)
+def test_a_grid_or_a_function_is_refused_naming_its_path(domain: Any) -> None:
+    space = {"opt": {"lr": domain}, "x": tunecore.uniform(0, 1)}
+    with pytest.raises(InvalidFieldError, match=r"^param_space\['opt'\]\['lr'\]"):
+        HyperOptSearch(metric="loss", mode="min").set_search_properties(None, None, space)
+
+
+def test_a_space_of_hyperopt_expressions_is_refused_naming_the_key() -> None:
+    from hyperopt import hp  # noqa: PLC0415
+
+    with pytest.raises(InvalidFieldError, match=r"^HyperOptSearch.space\['width'\]"):
+        HyperOptSearch({"width": hp.uniform("width", 0, 20)}, metric="loss", mode="min")
+
+
+def test_a_space_given_to_the_constructor_is_kept() -> None:
+    found = HyperOptSearch(dict(SPACE), metric="loss", mode="min", random_state_seed=1)
+    assert not found.set_search_properties(None, None, {})
+    config = found.suggest("a")
+    assert isinstance(config, dict)
+    assert config["steps"] == 100
+    assert config["activation"] in ("relu", "tanh")
+
+
+# -- determinism and rebuild ----------------------------------------------------
+
+
+def test_the_same_seed_gives_the_same_run_and_another_seed_another() -> None:
+    first = run(searcher(seed=5), 12)  # 4 random, then TPE
+    assert run(searcher(seed=5), 12) == first
+    assert run(searcher(seed=6), 12) != first
+
+
+def test_a_seed_the_user_gives_wins_over_the_experiments() -> None:
+    given = run(searcher(seed=5, random_state_seed=11), 6)
+    assert run(searcher(seed=6, random_state_seed=11), 6) == given
+
+
+def test_the_run_is_the_same_in_another_process() -> None:
+    """No hash order or global RNG in it: PYTHONHASHSEED does not matter."""
+    script = (
+        "import json, tunecore\n"
+        "from tests.search.test_hyperopt import run, searcher\n"
+        "print(json.dumps(run(searcher(seed=5), 8)))\n"
+    )
+    outputs = []
+    for hash_seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        done = subprocess.run(
+            [sys.executable, "-c", script],
+            capture_output=True,
+            text=True,
+            check=True,
+            env=env,
+            cwd=Path(__file__).parents[2],
+        )
+        outputs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    assert outputs[0] == outputs[1] == run(searcher(seed=5), 8)
+
+
+def test_from_spec_replaying_the_same_asks_and_tells_suggests_what_the_original_does() -> None:
+    original = searcher(seed=9, points_to_evaluate=[{"x": 1.0, "activation": "tanh"}])
+    spec = original.to_spec()
+    assert spec is not None
+    assert msgspec.json.decode(msgspec.json.encode(spec)) == spec  # plain JSON
+    rebuilt = HyperOptSearch.from_spec(spec)
+    for found in (original, rebuilt):
+        run(found, 6)
+        found.suggest("errored")
+        found.on_trial_complete("errored", None, error=True)
+        found.suggest("early")
+        found.on_trial_complete("early", None)  # ended without a result
+        found.add_evaluated_point({"x": 3.0, "activation": "tanh", "steps": 100}, 0.0)
+    assert original.to_spec() == spec  # it describes the searcher before its first ask
+    assert rebuilt.suggest("next") == original.suggest("next")
+
+
+# -- Ray's behaviour ----------------------------------------------------------------
+
+
+def test_points_to_evaluate_come_first_in_order_categories_by_value() -> None:
+    points = [{"x": 1.0, "activation": "tanh"}, {"x": 9.5, "activation": "relu"}]
+    found = searcher(points_to_evaluate=points)
+    first, second, third = run(found, 3)
+    assert first == {"x": 1.0, "activation": "tanh", "steps": 100}
+    assert second == {"x": 9.5, "activation": "relu", "steps": 100}
+    assert third not in (first, second)
+
+
+def test_a_point_outside_the_space_is_refused_naming_it() -> None:
+    with pytest.raises(InvalidFieldError, match=r"points_to_evaluate\[0\]\['activation'\]"):
+        searcher(points_to_evaluate=[{"x": 1.0, "activation": "gelu"}])
+    with pytest.raises(InvalidFieldError, match=r"points_to_evaluate\[0\]\['x'\]"):
+        searcher(points_to_evaluate=[{"activation": "relu"}])
+
+
+@pytest.mark.parametrize(("mode", "sign"), [("min", 1.0), ("max", -1.0)])
+def test_tpe_finds_the_optimum_minimising_or_maximising(mode: str, sign: float) -> None:
+    found = HyperOptSearch(metric="loss", mode=mode, n_initial_points=10, random_state_seed=2)
+    found.set_search_properties(None, None, dict(SPACE))
+    configs = run(found, 40, sign=sign)
+    best = min(configs, key=loss)
+    assert loss(best) < 0.05
+    # It learnt the choice: random search picks tanh 10 times in 20 on average.
+    assert sum(c["activation"] == "tanh" for c in configs[20:]) >= 14
+
+
+def test_points_evaluated_elsewhere_guide_tpe() -> None:
+    found = searcher(n_initial_points=10)
+    for step in range(20):
+        x = step / 2.0
+        config = {"x": x, "activation": "tanh", "steps": 100}
+        found.add_evaluated_point(config, loss(config))
+    found.add_evaluated_point({"x": 5.0, "activation": "relu"}, 0.0, error=True)
+    suggested = run(found, 10)
+    assert sum(abs(c["x"] - 3.0) < 1.5 for c in suggested) >= 6
+
+
+def test_nan_results_and_errors_do_not_break_the_search() -> None:
+    found = searcher(n_initial_points=2)
+    for step in range(6):
+        found.suggest(f"t{step}")
+        if step % 2:
+            found.on_trial_complete(f"t{step}", {"loss": float("nan")})
+        else:
+            found.on_trial_complete(f"t{step}", None, error=True)
+    assert isinstance(found.suggest("next"), dict)
+
+
+# -- errors -------------------------------------------------------------------------
+
+
+def test_without_hyperopt_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "hyperopt", None)
+    with pytest.raises(ImportError, match=r"pip install 'tunecore\[hyperopt\]'"):
+        HyperOptSearch()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"n_initial_points": -1}, "HyperOptSearch.n_initial_points"),
+        ({"random_state_seed": 1.5}, "HyperOptSearch.random_state_seed"),
+        ({"gamma": 0.0}, "HyperOptSearch.gamma"),
+        ({"gamma": "0.25"}, "HyperOptSearch.gamma"),
+        ({"metric": ["a", "b"], "mode": ["min", "max"]}, "HyperOptSearch.metric"),
+        ({"mode": "best"}, "HyperOptSearch.mode"),
+        ({"points_to_evaluate": {"x": 1}}, "HyperOptSearch.points_to_evaluate"),
+    ],
+)
+def test_a_bad_argument_is_refused_naming_it(kwargs: dict[str, Any], field: str) -> None:
+    with pytest.raises(InvalidFieldError, match=f"^{field}"):
+        HyperOptSearch(**kwargs)
+
+
+def test_asking_without_a_space_or_a_metric_says_what_is_missing() -> None:
+    with pytest.raises(RuntimeError, match="no search space"):
+        HyperOptSearch(metric="loss", mode="min").suggest("a")
+    with pytest.raises(RuntimeError, match="no metric and mode"):
+        HyperOptSearch(dict(SPACE)).suggest("a")
+
+
+def test_a_result_without_the_metric_names_it() -> None:
+    found = searcher()
+    found.suggest("a")
+    with pytest.raises(RuntimeError, match="'loss'"):
+        found.on_trial_complete("a", {"score": 1.0})
+
+
+# -- in an experiment -------------------------------------------------------------
+
+
+def simulated_loss(config: JsonDict, iteration: int) -> tuple[JsonDict, float]:
+    return {"loss": loss(config)}, 1.0 + iteration
+
+
+def test_in_an_experiment_a_rebuilt_searcher_repeats_every_logged_suggestion(
+    tmp_path: Path,
+) -> None:
+    grid = tunecore.simulate(
+        simulated_loss,
+        param_space=dict(SPACE),
+        tune_config=TuneConfig(
+            search_alg=ConcurrencyLimiter(HyperOptSearch(n_initial_points=4), max_concurrent=4),
+            metric="loss",
+            mode="min",
+            num_samples=16,
+            seed=4,
+        ),
+        run_config=RunConfig(storage_path=str(tmp_path), name="sim", verbose=0),
+        max_iterations=2,
+    )
+    assert len(grid) == 16
+    assert not grid.errors
+    contents = read_log(tmp_path / "sim")
+    asks: list[tuple[ExperimentState, Asked]] = []
+
+    def visit(before: ExperimentState, event: ExperimentEvent, _: ExperimentState) -> None:
+        if isinstance(event, Asked):
+            asks.append((before, event))
+
+    walk(contents, BUILTIN, visit)
+    half = len(contents.events) // 2
+    prefix = dataclasses.replace(contents, events=contents.events[:half])
+    done = sum(isinstance(e, Asked) for e in prefix.events)
+    final: list[ExperimentState] = []
+    walk(prefix, BUILTIN, lambda _b, _e, after: final.append(after))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SearchResumeWarning)
+        runtime = restored_runtime(prefix, final[-1].searcher, None, BUILTIN, None)
+        assert runtime is not None
+        for before, event in asks[done:]:
+            got = runtime.replay_ask(before, event)
+            assert msgspec.json.encode(got) == msgspec.json.encode(event.config)

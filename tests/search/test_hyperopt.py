@@ -121,11 +121,72 @@ def test_a_grid_or_a_function_is_refused_naming_its_path(domain: Any) -> None:
         HyperOptSearch(metric="loss", mode="min").set_search_properties(None, None, space)
 
 
-def test_a_space_of_hyperopt_expressions_is_refused_naming_the_key() -> None:
+def test_a_space_of_hyperopt_expressions_is_searched_as_given_but_has_no_spec() -> None:
+    """Ray's conditional space (python/ray/tune/examples/hyperopt_example.py)."""
     from hyperopt import hp  # noqa: PLC0415
 
-    with pytest.raises(InvalidFieldError, match=r"^HyperOptSearch.space\['width'\]"):
-        HyperOptSearch({"width": hp.uniform("width", 0, 20)}, metric="loss", mode="min")
+    def native() -> dict[str, Any]:
+        return {
+            "activation": hp.choice(
+                "activation",
+                [{"activation": "relu", "mult": hp.uniform("mult", 1, 2)}, {"activation": "tanh"}],
+            ),
+            "width": hp.uniform("width", 0, 20),
+            "steps": 100,
+        }
+
+    def objective(config: dict[str, Any]) -> float:
+        return float(config["width"] * config["activation"].get("mult", 1.0))
+
+    answers = []
+    for _ in range(2):
+        found = HyperOptSearch(
+            native(),
+            metric="loss",
+            mode="min",
+            n_initial_points=3,
+            random_state_seed=4,
+            points_to_evaluate=[{"width": 1.0, "activation": 1}],  # by index: dict options
+        )
+        assert not found.set_search_properties(None, None, {})
+        configs = []
+        for step in range(8):
+            config = found.suggest(f"t{step}")
+            assert isinstance(config, dict)
+            found.on_trial_complete(f"t{step}", {"loss": objective(config)})
+            configs.append(config)
+        answers.append(configs)
+        with pytest.warns(UserWarning, match=r"search_alg="):
+            assert found.to_spec() is None
+        with pytest.raises(NotImplementedError):
+            found.add_evaluated_point({"width": 1.0}, 1.0)
+    assert answers[0] == answers[1]
+    first, *rest = answers[0]
+    assert first == {"activation": {"activation": "tanh"}, "width": 1.0, "steps": 100}
+    assert msgspec.json.decode(msgspec.json.encode(rest)) == rest  # plain JSON
+    for config in rest:
+        assert 0 <= config["width"] <= 20
+        assert config["steps"] == 100
+        mult = config["activation"].get("mult")
+        assert (config["activation"]["activation"] == "relu") == (mult is not None)
+        assert mult is None or 1 <= mult <= 2
+    with pytest.raises(InvalidFieldError, match=r"points_to_evaluate\[0\]\['activation'\]"):
+        HyperOptSearch(native(), points_to_evaluate=[{"width": 1.0, "activation": 2}])
+
+
+def test_a_point_for_a_space_of_hyperopt_expressions_names_a_choice_by_value() -> None:
+    from hyperopt import hp  # noqa: PLC0415
+
+    space = {"act": hp.choice("act", ["relu", "tanh"]), "nested": {"w": hp.uniform("w", 0, 1)}}
+    found = HyperOptSearch(
+        space, metric="loss", mode="min", points_to_evaluate=[{"act": "tanh", "nested": {"w": 0.5}}]
+    )
+    assert found.suggest("a") == {"act": "tanh", "nested": {"w": 0.5}}
+    with pytest.raises(InvalidFieldError, match=r"^points_to_evaluate\[0\]\['act'\]"):
+        HyperOptSearch(space, points_to_evaluate=[{"act": "gelu", "nested": {"w": 0.5}}])
+    missing = HyperOptSearch(space, metric="loss", mode="min", points_to_evaluate=[{"act": "tanh"}])
+    with pytest.raises(ValueError, match="every hyperopt label"):
+        missing.suggest("a")
 
 
 def test_a_space_given_to_the_constructor_is_kept() -> None:

@@ -4,11 +4,13 @@ from typing import Any
 
 from hyperopt import base as base
 from hyperopt import hp as hp
+from hyperopt import pyll as pyll
 from hyperopt import tpe as tpe
 
 class Domain:
     cmd: Any
     workdir: Any
+    params: dict[str, Any]
     def __init__(self, fn: Callable[[Any], Any], expr: object) -> None: ...
     def new_result(self) -> dict[str, Any]: ...
 
@@ -26,3 +28,5 @@ class Trials:
     ) -> list[dict[str, Any]]: ...
     def insert_trial_docs(self, docs: list[dict[str, Any]]) -> list[int]: ...
     def refresh(self) -> None: ...
+
+def space_eval(space: object, hp_assignment: dict[str, Any]) -> object: ...

@@ -17,9 +17,10 @@ The searcher behaves as Ray Tune's (`ray.tune.search.hyperopt`): it drives
 
 A domain with a single value becomes a choice of one. A `grid_search` or
 `sample_from` is refused with an error naming its path (Ray refuses a grid
-too), and so is a space of hyperopt's own `hp.*` expressions: write it with
-tunecore's domains, which this searcher can describe (`to_spec`) and so
-rebuild on resume.
+too). Ray's other form, a space of hyperopt's own `hp.*` expressions
+(conditional ones too), is searched as given, but it is code, not JSON: the
+searcher cannot describe it (`to_spec` is None), so `Tuner.restore` needs it
+passed again, and it takes no points evaluated elsewhere.
 
 Determinism and resume. TPE draws from the seed it is called with; the
 seed of the n-th call is drawn from a numpy Generator seeded by
@@ -31,6 +32,7 @@ order give the same run, in any process. Where the user gives no
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Self
@@ -60,6 +62,7 @@ from tunecore.search.spaces import (
     config_from,
     finite,
     label,
+    plain_number,
     point_values,
     searched_space,
     space_from_json,
@@ -127,16 +130,21 @@ class HyperOptSearch(Searcher):
         self._space: ParamSpace | None = None
         self._dimensions: list[_Dimension] = []
         self._initial_points: list[dict[Path, JsonValue]] = []
+        self._native: dict[str, Any] | None = None  # a space of hp.* expressions, as given
+        self._warned = False
         self._domain: Domain | None = None
         self._trials: Trials | None = None
         self._queued: list[dict[str, Any]] = []  # trial docs of points_to_evaluate, in order
+        self._native_points: list[dict[str, Any]] = []  # hyperopt vals of native points
         self._live: dict[str, dict[str, Any]] = {}  # trial id -> its trial doc
         self._calls = 0  # calls of tpe.suggest so far: with the seed, the next call's seed
         if space:
             if not isinstance(space, Mapping):
                 raise InvalidFieldError("HyperOptSearch.space", space, "a dict")
-            _refuse_hyperopt_expressions(space)
-            self._take_space(searched_space("HyperOptSearch", space))
+            if _holds_expressions(space):
+                self._take_native(dict(space))
+            else:
+                self._take_space(searched_space("HyperOptSearch", space))
 
     # -- set-up ------------------------------------------------------------------
 
@@ -145,7 +153,7 @@ class HyperOptSearch(Searcher):
     ) -> bool:
         """Ray's: take the Tuner's metric, mode and param space unless this
         searcher was built with a space of its own."""
-        if self._space is not None:
+        if self._space is not None or self._native is not None:
             return False
         if metric:
             self._metric = metric
@@ -172,6 +180,20 @@ class HyperOptSearch(Searcher):
             point_values("HyperOptSearch", f"points_to_evaluate[{i}]", space, point)
             for i, point in enumerate(self._given_points)
         ]
+        self._default_metric()
+
+    def _take_native(self, space: dict[str, Any]) -> None:
+        """Ray's other form: a space of hyperopt's own expressions. Points
+        to evaluate name hyperopt's labels, a choice by its value."""
+        self._native = space
+        self._initial_points = []
+        for i, point in enumerate(self._given_points):
+            if not isinstance(point, Mapping):
+                raise InvalidFieldError(f"points_to_evaluate[{i}]", point, "a dict of labels")
+            self._native_points.append(_native_vals(f"points_to_evaluate[{i}]", space, point))
+        self._default_metric()
+
+    def _default_metric(self) -> None:
         if self._metric is None and self._mode:
             self._metric = DEFAULT_METRIC
 
@@ -183,18 +205,27 @@ class HyperOptSearch(Searcher):
 
             if self._seed is None:  # used on its own and unseeded, as Ray allows
                 self._seed = int(np.random.default_rng().integers(_SEED_BOUND))
-            self._domain = hyperopt.Domain(
-                lambda config: config,
-                {label(d.parameter.path): d.expression for d in self._dimensions},
-            )
+            self._domain = hyperopt.Domain(lambda config: config, self._expressions())
             self._trials = hyperopt.Trials()
-            self._queued = [self._inserted(values) for values in self._initial_points]
+            points = self._native_points or [self._vals(p) for p in self._initial_points]
+            self._queued = [self._inserted(vals) for vals in points]
         return self._trials
+
+    def _expressions(self) -> dict[str, Any]:
+        if self._native is not None:
+            return self._native
+        return {label(d.parameter.path): d.expression for d in self._dimensions}
+
+    def _vals(self, values: Mapping[Path, JsonValue]) -> dict[str, Any]:
+        """A point's values as hyperopt records them, by label."""
+        return {
+            label(d.parameter.path): d.encode(values[d.parameter.path]) for d in self._dimensions
+        }
 
     # -- Ray's Searcher API ------------------------------------------------------------
 
     def suggest(self, trial_id: str) -> dict[str, Any] | str | None:
-        if self._space is None:
+        if self._space is None and self._native is None:
             raise RuntimeError(
                 "HyperOptSearch has no search space: pass space= or a Tuner param_space with "
                 "search domains (tune.uniform, tune.choice, ...)"
@@ -207,9 +238,23 @@ class HyperOptSearch(Searcher):
         trials = self._started()
         doc = self._queued.pop(0) if self._queued else self._asked(trials)
         self._live[trial_id] = doc
-        vals = doc["misc"]["vals"]
+        vals = {name: given[0] for name, given in doc["misc"]["vals"].items() if given}
+        if self._native is not None:
+            import hyperopt  # noqa: PLC0415 - optional package
+
+            try:
+                evaluated = _plain(hyperopt.space_eval(self._native, vals))
+            except (AttributeError, TypeError, AssertionError) as error:  # a value is missing
+                raise ValueError(
+                    f"HyperOptSearch could not build a config from {vals}: a point in "
+                    "points_to_evaluate must give every hyperopt label of the space that it "
+                    "makes active"
+                ) from error
+            assert isinstance(evaluated, dict)
+            return evaluated
+        assert self._space is not None
         values = {
-            d.parameter.path: d.decode(vals[label(d.parameter.path)][0]) for d in self._dimensions
+            d.parameter.path: d.decode(vals[label(d.parameter.path)]) for d in self._dimensions
         }
         return config_from(self._space, values)
 
@@ -241,16 +286,31 @@ class HyperOptSearch(Searcher):
         intermediate_values: list[float] | None = None,
     ) -> None:
         """A point evaluated elsewhere (a warm start, a trial added from
-        outside), entered as a finished trial."""
+        outside), entered as a finished trial. Not with a space of hp.*
+        expressions, whose labels a config does not name."""
+        if self._native is not None:
+            raise NotImplementedError("HyperOptSearch.add_evaluated_point with an hp.* space")
         if self._space is None:
             raise RuntimeError("HyperOptSearch.add_evaluated_point needs the search space first")
         self._started()
         values = point_values("HyperOptSearch", "parameters", self._space, parameters)
-        self._finish(self._inserted(values), value, error=error or pruned)
+        self._finish(self._inserted(self._vals(values)), value, error=error or pruned)
 
     # -- tunecore's additions ------------------------------------------------------------
 
     def to_spec(self) -> JsonDict | None:
+        """None for a space of hp.* expressions (code, not JSON): a restore
+        then needs the searcher passed again, which it warns of once."""
+        if self._native is not None:
+            if not self._warned:
+                self._warned = True
+                warnings.warn(
+                    "HyperOptSearch with a space of hyperopt expressions cannot be rebuilt from "
+                    "the experiment's log: pass it again to Tuner.restore(..., search_alg=...), "
+                    "or write the space with tunecore's domains",
+                    stacklevel=2,
+                )
+            return None
         spec: JsonDict = {
             "space": None if self._space is None else space_to_json(self._space),
             "metric": self._metric,
@@ -300,19 +360,19 @@ class HyperOptSearch(Searcher):
         tid = new_docs[0]["tid"]
         return next(doc for doc in trials.trials if doc["tid"] == tid)
 
-    def _inserted(self, values: Mapping[Path, JsonValue]) -> dict[str, Any]:
-        """A new trial doc holding `values` (a point the user gave)."""
+    def _inserted(self, vals: Mapping[str, Any]) -> dict[str, Any]:
+        """A new trial doc holding `vals` (a point the user gave), by label."""
         assert self._trials is not None
         assert self._domain is not None
         trials = self._trials
         (tid,) = trials.new_trial_ids(1)
-        by_label = {label(d.parameter.path): d for d in self._dimensions}
         misc = {
             "tid": tid,
             "cmd": self._domain.cmd,
             "workdir": self._domain.workdir,
-            "idxs": {name: [tid] for name in by_label},
-            "vals": {name: [d.encode(values[d.parameter.path])] for name, d in by_label.items()},
+            # Every label, as hyperopt's own docs have them: inactive ones empty.
+            "idxs": {name: [tid] if name in vals else [] for name in self._domain.params},
+            "vals": {name: [vals[name]] if name in vals else [] for name in self._domain.params},
         }
         docs = trials.new_trial_docs([tid], [None], [self._domain.new_result()], [misc])
         trials.insert_trial_docs(docs)
@@ -352,18 +412,62 @@ def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _refuse_hyperopt_expressions(space: Mapping[str, object]) -> None:
-    """A space of hyperopt's `hp.*` expressions is refused by name."""
-    for key, value in space.items():
-        if isinstance(value, Mapping):
-            _refuse_hyperopt_expressions(value)
-        elif type(value).__module__.startswith("hyperopt"):
-            raise InvalidFieldError(
-                f"HyperOptSearch.space[{key!r}]",
-                value,
-                "a tunecore search domain (tune.uniform, tune.choice, ...): hyperopt's hp.* "
-                "expressions are not supported",
-            )
+def _holds_expressions(space: object) -> bool:
+    """Whether a space holds hyperopt's `hp.*` expressions (pyll nodes)."""
+    from hyperopt.pyll import Apply  # noqa: PLC0415 - optional package
+
+    if isinstance(space, Apply):
+        return True
+    if isinstance(space, Mapping):
+        return any(_holds_expressions(value) for value in space.values())
+    if isinstance(space, list | tuple):
+        return any(_holds_expressions(value) for value in space)
+    return False
+
+
+def _native_vals(where: str, space: Mapping[str, Any], point: Mapping[str, Any]) -> dict[str, Any]:
+    """A point for a space of hp.* expressions as hyperopt vals (Ray's
+    convention: keys are hyperopt's labels; a choice's value, also inside a
+    nested dict, is given as the value and recorded as its index)."""
+    from hyperopt.pyll import Apply  # noqa: PLC0415 - optional package
+
+    vals: dict[str, Any] = {}
+    for key, value in point.items():
+        node = space.get(key)
+        if isinstance(value, Mapping) and isinstance(node, Mapping):
+            vals.update(_native_vals(f"{where}[{key!r}]", node, value))
+            continue
+        if isinstance(node, Apply) and node.name == "switch":
+            vals[key] = _option_index(f"{where}[{key!r}]", node.pos_args[1:], value)
+        else:
+            vals[key] = value
+    return vals
+
+
+def _option_index(where: str, options: list[Any], value: object) -> int:
+    """The index of a choice's option: found by value among plain options;
+    given as the index when the options are expressions (dicts, spaces)."""
+    if all(option.name == "literal" for option in options):
+        plain = [option.obj for option in options]
+        for index, option in enumerate(plain):
+            if type(option) is type(value) and option == value:
+                return index
+        raise InvalidFieldError(where, value, f"one of {plain!r}")
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(options):
+        return value
+    raise InvalidFieldError(
+        where, value, f"the index (0 to {len(options) - 1}) of an option: they are expressions"
+    )
+
+
+def _plain(value: object) -> object:
+    """hyperopt's evaluated config as plain JSON values (no numpy scalars,
+    tuples as lists)."""
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    return plain_number(value)
 
 
 def _dimension(parameter: Parameter) -> _Dimension:

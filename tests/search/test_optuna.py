@@ -1,12 +1,14 @@
-"""OptunaSearch driven directly, as the shell drives it: suggest, tell, rebuild.
+"""OptunaSearch driven directly, as the shell drives it, and in experiments.
 
 The shell tells a searcher results and asks it for configs in the order the
 event log fixes; a resume builds a fresh one from `to_spec()` and replays
-the same asks and tells. These tests do that by hand, without a Tuner.
+the same asks and tells. Most tests do that by hand, without a Tuner; the
+last ones run it under `simulate` and `Tuner`, crash and resume.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import importlib.util
 import json
@@ -16,23 +18,36 @@ import subprocess
 import sys
 import warnings
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("optuna")
 
 import optuna
 
+import tunecore
 import tunecore as tune
+from tunecore import RunConfig, TuneConfig, Tuner
+from tunecore.api.searching import restored_runtime
+from tunecore.core.experiment import ExperimentState
+from tunecore.core.experiment.snapshot import decode_state
 from tunecore.core.search.domains import (
     Choice,
     QLogRandInt,
     QRandInt,
     SamplingDomain,
 )
-from tunecore.model import InvalidFieldError
+from tunecore.model import Asked, InvalidFieldError, JsonDict
+from tunecore.search import ConcurrencyLimiter
 from tunecore.search.optuna import OptunaSearch
+from tunecore.shell.eventlog import read_log
+from tunecore.shell.replay import BUILTIN, walk
+from tunecore.shell.searchers import SearchResumeWarning
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -664,3 +679,198 @@ def test_the_tuners_metric_and_mode_fill_in_what_the_searcher_lacks() -> None:
     assert isinstance(config, dict)
     assert 0 <= config["x"] <= 1
     assert not math.isnan(config["x"])
+
+
+# -- in an experiment -----------------------------------------------------------------------------
+
+
+def simulated_trainable(config: JsonDict, iteration: int) -> tuple[JsonDict, float]:
+    """Two objectives of a config, the later iterations slower for wide ones."""
+    metrics = results(config)
+    del metrics["training_iteration"]
+    return metrics, 1.0 + float(config["width"]) / 10  # type: ignore[arg-type]
+
+
+def simulated(
+    search: OptunaSearch, root: Path, *, seed: int, concurrency: int, name: str = "sim"
+) -> tunecore.ResultGrid:
+    return tunecore.simulate(
+        simulated_trainable,
+        param_space=SPACE,
+        tune_config=TuneConfig(
+            search_alg=ConcurrencyLimiter(search, max_concurrent=concurrency),
+            metric="loss",
+            mode="min",
+            num_samples=14,
+            seed=seed,
+        ),
+        run_config=RunConfig(storage_path=str(root), name=name, verbose=0),
+        max_iterations=2,
+    )
+
+
+SAMPLERS: dict[str, Callable[[], OptunaSearch]] = {
+    "tpe": lambda: OptunaSearch(sampler=_tpe(n_startup_trials=4)),
+    "nsga-ii": lambda: OptunaSearch(metric=["loss", "gain"], mode=["min", "max"], sampler=_nsga()),
+}
+
+
+@settings(
+    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    kind=st.sampled_from(sorted(SAMPLERS)),
+    seed=st.integers(0, 2**31 - 1),
+    concurrency=st.sampled_from([1, 8]),
+    cut=st.floats(0.0, 1.0),
+)
+def test_after_a_crash_anywhere_the_rebuilt_search_suggests_what_the_run_did(
+    tmp_path_factory: pytest.TempPathFactory, kind: str, seed: int, concurrency: int, cut: float
+) -> None:
+    root = tmp_path_factory.mktemp("resume")
+    grid = simulated(SAMPLERS[kind](), root, seed=seed, concurrency=concurrency)
+    assert not grid.errors
+    contents = read_log(root / "sim")
+    before_asks: list[tuple[ExperimentState, Asked]] = []
+    walk(
+        contents,
+        BUILTIN,
+        lambda before, event, _: (
+            before_asks.append((before, event)) if isinstance(event, Asked) else None
+        ),
+    )
+    assert len(before_asks) == 14
+    prefix = dataclasses.replace(
+        contents, events=contents.events[: round(cut * len(contents.events))]
+    )
+    states: list[ExperimentState] = []
+    walk(prefix, BUILTIN, lambda _b, _e, after: states.append(after))
+    at_cut = states[-1] if states else decode_state(contents.header.initial_state, BUILTIN)
+    done = sum(isinstance(event, Asked) for event in prefix.events)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SearchResumeWarning)
+        runtime = restored_runtime(prefix, at_cut.searcher, None, BUILTIN, None)
+        assert runtime is not None
+        for before, event in before_asks[done:]:
+            got = runtime.replay_ask(before, event)
+            assert msgspec.json.encode(got) == msgspec.json.encode(event.config)
+
+
+def test_the_same_seed_gives_the_same_log_bytes_with_eight_concurrent(tmp_path: Path) -> None:
+    for run_name in ("one", "two"):
+        simulated(OptunaSearch(), tmp_path / run_name, seed=5, concurrency=8)
+    logs = [
+        b"".join(path.read_bytes() for path in sorted((tmp_path / run / "sim").glob("events*")))
+        for run in ("one", "two")
+    ]
+    assert logs[0]
+    assert logs[0] == logs[1]
+
+
+class Crash(BaseException):
+    """Not an Exception: a callback's errors are contained, this is not."""
+
+
+class CrashAfterTrials(tunecore.Callback):
+    def __init__(self, trials: int) -> None:
+        self.left = trials
+
+    def on_trial_complete(self, iteration: int, trials: object, trial: object) -> None:
+        self.left -= 1
+        if self.left <= 0:
+            raise Crash
+
+
+def trainable(config: dict[str, Any]) -> None:
+    tunecore.report({"loss": loss(config)})
+
+
+def fit(root: Path, callbacks: list[Any] | None = None) -> tunecore.ResultGrid:
+    return Tuner(
+        trainable,
+        param_space=SPACE,
+        tune_config=TuneConfig(
+            search_alg=ConcurrencyLimiter(OptunaSearch(), max_concurrent=2),
+            metric="loss",
+            mode="min",
+            num_samples=12,
+            seed=11,
+        ),
+        run_config=RunConfig(
+            storage_path=str(root),
+            name="exp",
+            verbose=0,
+            executor="in_process",
+            callbacks=callbacks or [],
+        ),
+    ).fit()
+
+
+def asked_configs(experiment: Path) -> list[JsonDict | None]:
+    return [event.config for event in read_log(experiment).events if isinstance(event, Asked)]
+
+
+def test_a_restored_run_continues_with_exactly_the_uninterrupted_runs_suggestions(
+    tmp_path: Path,
+) -> None:
+    whole = fit(tmp_path / "whole")
+    expected = asked_configs(tmp_path / "whole" / "exp")
+    assert len(expected) == 12
+    with pytest.raises(Crash):
+        fit(tmp_path / "cut", [CrashAfterTrials(5)])
+    assert 0 < len(asked_configs(tmp_path / "cut" / "exp")) < 12
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SearchResumeWarning)
+        resumed = Tuner.restore(str(tmp_path / "cut" / "exp"), trainable).fit()
+    assert asked_configs(tmp_path / "cut" / "exp") == expected
+    assert [r.metrics["loss"] for r in resumed] == [r.metrics["loss"] for r in whole]
+
+
+def test_a_warm_start_tells_the_study_the_earlier_experiments_trials(tmp_path: Path) -> None:
+    first = simulated(OptunaSearch(), tmp_path, seed=1, concurrency=1, name="first")
+    warmed = OptunaSearch(sampler=_tpe(seed=3, n_startup_trials=4))
+    simulated(
+        warmed.warm_start(from_experiment=tmp_path / "first"),
+        tmp_path,
+        seed=2,
+        concurrency=1,
+        name="second",
+    )
+    bare = optuna.create_study(sampler=_tpe(seed=3, n_startup_trials=4))
+    distributions = {
+        "width": optuna.distributions.FloatDistribution(0, 20),
+        "height": optuna.distributions.FloatDistribution(-100, 100),
+        "activation": optuna.distributions.CategoricalDistribution(["relu", "tanh"]),
+        "model/layers": optuna.distributions.IntDistribution(1, 4),
+        "model/lr": optuna.distributions.FloatDistribution(1e-4, 1e-1, log=True),
+    }
+    for trial in read_log(tmp_path / "first").events:
+        if isinstance(trial, Asked):
+            config = trial.config
+            assert config is not None
+            params = {
+                "width": config["width"],
+                "height": config["height"],
+                "activation": config["activation"],
+                "model/layers": config["model"]["layers"],  # type: ignore[index, call-overload]
+                "model/lr": config["model"]["lr"],  # type: ignore[index, call-overload]
+            }
+            bare.add_trial(
+                optuna.trial.create_trial(
+                    params=params,
+                    distributions=distributions,
+                    value=loss(config),
+                )
+            )
+    first_ask = asked_configs(tmp_path / "second")[0]
+    assert first_ask == config_of_params(bare.ask(distributions).params)
+    assert len(first) == 14
+
+
+def config_of_params(params: dict[str, Any]) -> JsonDict:
+    return {
+        "width": params["width"],
+        "height": params["height"],
+        "activation": params["activation"],
+        "model": {"layers": params["model/layers"], "lr": params["model/lr"]},
+    }

@@ -150,6 +150,7 @@ class OptunaSearch(Searcher):
         self._sampler_description: JsonDict | samplers.Undescribable | None = None
         self._trials: dict[str, Trial] = {}
         self._completed: set[str] = set()
+        self._reported: dict[str, set[object]] = {}
         self._warned: set[str] = set()
         if callable(space):
             self._define_by_run = space
@@ -203,7 +204,11 @@ class OptunaSearch(Searcher):
         if isinstance(self._metric, list) or trial is None or trial_id in self._completed:
             return
         value, step = result.get(self._metric), result.get(TRAINING_ITERATION)
-        if _is_number(value) and isinstance(step, int) and not isinstance(step, bool):
+        reported = self._reported.setdefault(trial_id, set())
+        if _is_number(value) and _is_int(step) and step not in reported:
+            # A trial restarted after a failure or a resume reports its
+            # iterations again: Optuna keeps the first value of each step.
+            reported.add(step)
             trial.report(float(value), step)  # type: ignore[arg-type]
 
     def on_trial_complete(

@@ -25,6 +25,7 @@ import tunecore
 from tests.storage_fixtures import StorageTarget
 from tunecore.cli import main
 from tunecore.model import (
+    Asked,
     ExperimentEvent,
     ResultReported,
     StartRequested,
@@ -240,6 +241,37 @@ def test_run_with_a_json_space_under_asha(tmp_path: Path) -> None:
     assert type(state.scheduler).__name__ == "ASHAScheduler"
     assert len(state.trials) == 3
     assert all(t.spec.config["depth"] in (1, 2) for t in state.trials.values())
+
+
+def test_run_with_optuna_logs_each_suggestion_and_replays_without_it(tmp_path: Path) -> None:
+    pytest.importorskip("optuna")
+    space = tmp_path / "space.json"
+    space.write_text(json.dumps({"x": {"uniform": [0, 1]}, "epochs": 2}))
+    options = ["--metric", "loss", "--mode", "min", "--search", "optuna", "--seed", "4"]
+    limit = ["--max-concurrent-trials", "2"]
+    code = run(
+        tmp_path, "quadratic", "--param-space", str(space), "--num-samples", "5", *options, *limit
+    )
+    assert code == 0
+    log = read_log(tmp_path / "exp")
+    configs = [e.config or {} for e in log.events if isinstance(e, Asked)]
+    assert len(configs) == 5
+    state = replay(tmp_path / "exp").state
+    trials = sorted(state.trials.values(), key=lambda t: state.index[t.trial_id])
+    assert [t.spec.config for t in trials] == [{**c, "epochs": 2} for c in configs]
+
+
+def test_a_search_whose_package_is_missing_names_the_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "optuna", None)  # import optuna raises ImportError
+    for module in [m for m in sys.modules if m.startswith("tunecore.search.optuna")]:
+        monkeypatch.delitem(sys.modules, module)
+    code = run(tmp_path, "quadratic", "--metric", "loss", "--mode", "min", "--search", "optuna")
+    assert code == 2
+    assert "--search optuna: OptunaSearch needs optuna: pip install 'tunecore[optuna]'" in (
+        capsys.readouterr().err
+    )
 
 
 def test_errored_trials_exit_with_1(tmp_path: Path) -> None:

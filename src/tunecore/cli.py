@@ -33,6 +33,7 @@ import argparse
 import contextlib
 import dataclasses
 import difflib
+import importlib
 import json
 import os
 import signal
@@ -497,6 +498,30 @@ SCHEDULERS: dict[str, Callable[..., TrialScheduler] | None] = {
 }
 
 
+SEARCHERS: dict[str, str | None] = {
+    "random": None,  # the core's BasicVariantGenerator
+    "optuna": "tunecore.search.optuna:OptunaSearch",
+    "hyperopt": "tunecore.search.hyperopt:HyperOptSearch",
+    "bayesopt": "tunecore.search.bayesopt:BayesOptSearch",
+}
+"""`--search`: each searcher by import path, imported only when chosen."""
+
+
+def _search_alg(name: str) -> object | None:
+    """The searcher `--search` names, built with its defaults (it takes the
+    space, metric, mode and seed from the run); a missing package is an
+    error naming the extra to install."""
+    target = SEARCHERS[name]
+    if target is None:
+        return None
+    module, _, attribute = target.partition(":")
+    try:
+        searcher: object = getattr(importlib.import_module(module), attribute)()
+    except ImportError as error:
+        raise CliError(f"--search {name}: {error}") from None
+    return searcher
+
+
 def _scheduler(args: argparse.Namespace, space: dict[str, object]) -> TrialScheduler | None:
     """The scheduler `--scheduler` names with the options given for it (the
     others keep the scheduler's defaults), checked against the objective."""
@@ -554,6 +579,8 @@ def _run(args: argparse.Namespace) -> int:
                 mode=args.mode,
                 num_samples=args.num_samples,
                 scheduler=scheduler,
+                search_alg=_search_alg(args.search),
+                max_concurrent_trials=args.max_concurrent_trials,
                 seed=args.seed,
                 resources_per_trial=resources,
             ),
@@ -870,6 +897,20 @@ def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         default=1,
         metavar="N",
         help="samples of the space (per grid point); -1: until stopped (default 1)",
+    )
+    run.add_argument(
+        "--search",
+        choices=list(SEARCHERS),
+        default="random",
+        help="how configs are chosen (default random: grid and random sampling); optuna "
+        "(TPE), hyperopt and bayesopt model the results so far and need --metric and "
+        "--mode and their extra (pip install 'tunecore[search]')",
+    )
+    run.add_argument(
+        "--max-concurrent-trials",
+        type=int,
+        metavar="N",
+        help="run at most N trials at once (default: as many as fit)",
     )
     run.add_argument(
         "--scheduler",

@@ -552,6 +552,21 @@ def test_a_point_evaluated_elsewhere_is_told_with_its_config() -> None:
     with pytest.raises(InvalidFieldError) as caught:
         search.add_evaluated_point({"x": 9.0}, 1.0)
     assert caught.value.field == "OptunaSearch.add_evaluated_point.parameters['x']"
+    with pytest.raises(InvalidFieldError) as caught:
+        search.add_evaluated_point({"x": 1.0}, "high")  # type: ignore[arg-type]
+    assert caught.value.field == "OptunaSearch.add_evaluated_point.value"
+
+
+def test_a_point_evaluated_elsewhere_without_every_metric_is_taken_as_failed() -> None:
+    recorder = Recorder()
+    search = searcher(metric=["loss", "gain"], mode=["min", "max"], sampler=recorder)
+    search.add_evaluated_point({"width": 1.0}, [1.0, None])
+    search.add_evaluated_point({"width": 2.0}, [1.0, 2.0])
+    config = search.suggest("t0")
+    assert isinstance(config, dict)
+    search.on_trial_complete("t0", {"loss": 1.0})
+    # A trial the search suggested that lacks a metric ended early: pruned.
+    assert [state for state, *_ in recorder.finished] == ["PRUNED"]
 
 
 # -- define-by-run --------------------------------------------------------------------------------

@@ -236,13 +236,14 @@ class OptunaSearch(Searcher):
     def add_evaluated_point(
         self,
         parameters: dict[str, Any],
-        value: float,
+        value: float | Sequence[float | None] | None,
         error: bool = False,
         pruned: bool = False,
         intermediate_values: list[float] | None = None,
     ) -> None:
         """Tell the study a trial evaluated elsewhere (a warm start, a trial
-        added with `tunecore add`, or `evaluated_rewards`)."""
+        added with `tunecore add`, or `evaluated_rewards`): `value` is a
+        list with several objectives; one missing makes it a failed trial."""
         self._add_trial(parameters, value, error, pruned, intermediate_values)
 
     # -- tunecore's additions --------------------------------------------------------------------
@@ -388,7 +389,10 @@ class OptunaSearch(Searcher):
             # A config carries constants (the Tuner's) beside the searched values.
             params = flat_point(self._params, parameters, where, ignored=None)
             distributions = {p.name: p.distribution for p in self._params if p.name in params}
-        state = TrialState.FAIL if error else TrialState.PRUNED if pruned else TrialState.COMPLETE
+        # A trial added from outside may lack one of several metrics: failed.
+        missing = value is None or (isinstance(value, list | tuple) and None in value)
+        failed = error or (missing and not pruned)
+        state = TrialState.FAIL if failed else TrialState.PRUNED if pruned else TrialState.COMPLETE
         complete = state == TrialState.COMPLETE
         values = _as_values(value, "OptunaSearch.add_evaluated_point.value") if complete else None
         study.add_trial(

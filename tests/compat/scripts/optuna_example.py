@@ -88,7 +88,7 @@ search_space = {
     "height": tune.uniform(-100, 100),
     "activation": tune.choice(["relu", "tanh"]),
 }
-num_samples = 6
+num_samples = 4
 
 # Providing an initial set of hyperparameters.
 initial_params = [

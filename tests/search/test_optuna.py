@@ -490,6 +490,13 @@ def test_a_point_outside_the_space_is_an_error_naming_it(point: dict[str, Any], 
     assert caught.value.field == field
 
 
+def test_a_point_may_name_nested_parameters_as_ray_flattens_them() -> None:
+    search = searcher(points_to_evaluate=[{"model/lr": 0.01, "model": {"layers": 3}}])
+    config = search.suggest("t0")
+    assert isinstance(config, dict)
+    assert config["model"] == {"lr": 0.01, "layers": 3}
+
+
 def test_a_point_may_carry_the_spaces_constants() -> None:
     search = searcher(points_to_evaluate=[{"steps": 100, "width": 2.0}])
     config = search.suggest("t0")
@@ -675,6 +682,10 @@ def test_suggesting_without_an_objective_or_a_space_says_what_is_missing() -> No
     no_space = OptunaSearch(metric="loss", mode="min")
     with pytest.raises(InvalidFieldError, match="search space"):
         no_space.suggest("t0")
+    only_constants = OptunaSearch(metric="loss", mode="min")
+    only_constants.set_search_properties(None, None, {"steps": 10})
+    with pytest.raises(InvalidFieldError, match="search space"):
+        only_constants.suggest("t0")
 
 
 def test_a_mode_without_a_metric_optimises_rays_anonymous_metric() -> None:

@@ -129,16 +129,18 @@ def flat_point(
     where: str,
     ignored: frozenset[tuple[str, ...]] | None = frozenset(),
 ) -> dict[str, Any]:
-    """A config's values as Optuna's, by parameter name. Paths in `ignored`
-    (the space's constants; every other key when it is None) are skipped;
-    any other key no parameter has, or a value outside its distribution, is
-    an error naming it."""
+    """A config's values (nested, or flat by Optuna's '/'-joined names, as
+    Ray takes them) as Optuna's, by parameter name. Paths in `ignored` (the
+    space's constants; every other key when it is None) are skipped; any
+    other key no parameter has, or a value outside its distribution, is an
+    error naming it."""
     if not isinstance(point, Mapping):
         raise InvalidFieldError(where, point, "a dict of parameter values")
     by_path = {param.path: param for param in params}
+    by_name = {param.name: param for param in params}
     flat: dict[str, Any] = {}
     for path, value in _leaves(point, ()):
-        param = by_path.get(path)
+        param = by_path.get(path) or by_name.get("/".join(path))
         if param is None and (ignored is None or path in ignored):
             continue
         here = f"{where}{_format(path)}"

@@ -330,10 +330,10 @@ class OptunaSearch(Searcher):
     def _ensure_study(self) -> Study:
         if self._study is not None:
             return self._study
-        if self._params is None and self._define_by_run is None:
+        if not self._params and self._define_by_run is None:
             raise InvalidFieldError(
                 "OptunaSearch.space",
-                None,
+                {},
                 "a search space: pass space= to OptunaSearch or a param_space with search "
                 "domains to the Tuner",
             )

@@ -9,7 +9,8 @@ user's point (`points_to_evaluate`, a warm-start config) back into one
 checked value per parameter; `config_from` puts values into the space's
 skeleton, so a suggestion is a whole nested config of plain JSON. The space
 round-trips through JSON (`space_to_json` / `space_from_json`), which is how
-a searcher's `to_spec` records it.
+a searcher's `to_spec` records it. `uniform_space` reads Ray's native
+BayesOpt space of `(low, high)` bounds as `Uniform` domains.
 """
 
 from __future__ import annotations

@@ -216,6 +216,16 @@ def test_a_domain_optuna_cannot_sample_is_refused_naming_its_path(
     assert caught.value.field == where
 
 
+def test_convert_search_space_gives_the_optuna_distributions_as_in_ray() -> None:
+    converted = OptunaSearch.convert_search_space(
+        {"a": tune.uniform(6, 8), "b": {"c": tune.randint(1, 4)}, "steps": 3}
+    )
+    assert converted == {
+        "a": optuna.distributions.FloatDistribution(6.0, 8.0),
+        "b/c": optuna.distributions.IntDistribution(1, 3),
+    }
+
+
 def test_a_space_of_optuna_distributions_is_searched_as_given() -> None:
     space = {
         "a": optuna.distributions.FloatDistribution(6, 8),

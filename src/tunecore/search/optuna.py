@@ -246,6 +246,13 @@ class OptunaSearch(Searcher):
         list with several objectives; one missing makes it a failed trial."""
         self._add_trial(parameters, value, error, pruned, intermediate_values)
 
+    @staticmethod
+    def convert_search_space(spec: Mapping[str, Any]) -> dict[str, Any]:
+        """The Optuna distributions of a param space's domains, by '/'-joined
+        name (Ray's static method; a grid or `sample_from` is an error)."""
+        _require_optuna()
+        return {p.name: p.distribution for p in from_domains(parse_space(spec))}
+
     # -- tunecore's additions --------------------------------------------------------------------
 
     def use_seed(self, seed: int) -> None:

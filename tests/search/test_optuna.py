@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import importlib.util
+import inspect
 import json
 import math
 import os
@@ -650,6 +651,23 @@ def test_a_define_by_run_function_returning_something_else_is_an_error() -> None
 
 
 # -- errors ---------------------------------------------------------------------------------------
+
+
+def test_the_constructor_is_rays_argument_for_argument() -> None:
+    names = list(inspect.signature(OptunaSearch).parameters)
+    assert names == [
+        "space",
+        "metric",
+        "mode",
+        "points_to_evaluate",
+        "sampler",
+        "study_name",
+        "storage",
+        "seed",
+        "evaluated_rewards",
+    ]
+    positional = OptunaSearch({"x": tune.uniform(0, 1)}, "loss", "min", [{"x": 0.5}])
+    assert positional.suggest("t0") == {"x": 0.5}
 
 
 def test_without_optuna_it_says_which_extra_to_install(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -640,8 +640,14 @@ def test_define_by_run_takes_points_and_evaluated_points() -> None:
     search = searcher(space=define_by_run_func, points_to_evaluate=[point])
     assert search.suggest("t0") == {**point, "steps": 100}
     search.add_evaluated_point({"activation": "relu", "width": 1.0, "height": 2.0}, 3.0)
-    with pytest.raises(InvalidFieldError, match="add_evaluated_point"):
+    with pytest.raises(InvalidFieldError, match="every parameter") as caught:
         search.add_evaluated_point({"activation": "relu"}, 3.0)
+    assert caught.value.field == "OptunaSearch.add_evaluated_point.parameters"
+    with (
+        pytest.raises(InvalidFieldError, match="values Optuna takes"),
+        pytest.warns(UserWarning, match="out of the range"),  # Optuna's FixedTrial says so too
+    ):
+        search.add_evaluated_point({"activation": "relu", "width": 50.0, "height": 2.0}, 3.0)
 
 
 def test_a_define_by_run_function_returning_something_else_is_an_error() -> None:
@@ -707,6 +713,9 @@ def test_suggesting_without_an_objective_or_a_space_says_what_is_missing() -> No
     no_metric = OptunaSearch({"x": tune.uniform(0, 1)})
     with pytest.raises(InvalidFieldError, match="metric= and mode="):
         no_metric.suggest("t0")
+    with pytest.raises(InvalidFieldError) as caught:
+        OptunaSearch({"x": tune.uniform(0, 1)}, mode=["min", "max"])
+    assert caught.value.field == "OptunaSearch.metric"
     no_space = OptunaSearch(metric="loss", mode="min")
     with pytest.raises(InvalidFieldError, match="search space"):
         no_space.suggest("t0")
@@ -719,8 +728,8 @@ def test_suggesting_without_an_objective_or_a_space_says_what_is_missing() -> No
 def test_a_mode_without_a_metric_optimises_rays_anonymous_metric() -> None:
     recorder = Recorder()
     search = OptunaSearch({"x": tune.uniform(0, 1)}, mode="max", sampler=recorder)
+    assert search.metric == "_metric"  # as Ray sets it up, before the first suggestion
     search.suggest("t0")
-    assert search.metric == "_metric"
     search.on_trial_complete("t0", {"_metric": 2.0})
     assert recorder.finished[0][1] == [2.0]
 

@@ -164,6 +164,8 @@ class OptunaSearch(Searcher):
                 space,
                 "a dict of search domains or optuna distributions, or a define-by-run function",
             )
+        if self._own_space:
+            self._default_metric()
         self._check_points()
 
     # -- Ray's Searcher API -----------------------------------------------------------------------
@@ -182,6 +184,7 @@ class OptunaSearch(Searcher):
             self._mode = mode
         self._take_space(config, "param_space")
         self._check_points()
+        self._default_metric()
         return True
 
     def suggest(self, trial_id: str) -> dict[str, Any] | str | None:
@@ -344,12 +347,7 @@ class OptunaSearch(Searcher):
                 "a search space: pass space= to OptunaSearch or a param_space with search "
                 "domains to the Tuner",
             )
-        if self._metric is None and self._mode is not None:
-            if isinstance(self._mode, list):
-                raise InvalidFieldError(
-                    "OptunaSearch.metric", None, "a list of metric names, one per mode"
-                )
-            self._metric = DEFAULT_METRIC
+        self._default_metric()
         if self._metric is None or self._mode is None:
             raise InvalidFieldError(
                 "OptunaSearch.metric" if self._metric is None else "OptunaSearch.mode",
@@ -389,7 +387,10 @@ class OptunaSearch(Searcher):
             try:
                 self._define_by_run(fixed)
             except ValueError as failure:
-                raise InvalidFieldError(where, parameters, f"values for every {failure}") from None
+                expected = (
+                    f"a value for every parameter the define-by-run function suggests: {failure}"
+                )
+                raise InvalidFieldError(where, parameters, expected) from None
             params, distributions = fixed.params, fixed.distributions
         else:
             assert self._params is not None
@@ -402,15 +403,27 @@ class OptunaSearch(Searcher):
         state = TrialState.FAIL if failed else TrialState.PRUNED if pruned else TrialState.COMPLETE
         complete = state == TrialState.COMPLETE
         values = _as_values(value, "OptunaSearch.add_evaluated_point.value") if complete else None
-        study.add_trial(
-            create_trial(
+        try:
+            trial = create_trial(
                 state=state,
                 values=values,
                 params=params,
                 distributions=distributions,
                 intermediate_values=dict(enumerate(intermediate_values or [])) or None,
             )
-        )
+        except ValueError as failure:  # a value outside what the function suggests
+            raise InvalidFieldError(where, parameters, f"values Optuna takes: {failure}") from None
+        study.add_trial(trial)
+
+    def _default_metric(self) -> None:
+        """Ray's anonymous metric when only a mode is given, once the space
+        is known (a Tuner's metric may come with it)."""
+        if self._metric is None and self._mode is not None:
+            if isinstance(self._mode, list):
+                raise InvalidFieldError(
+                    "OptunaSearch.metric", None, "a list of metric names, one per mode"
+                )
+            self._metric = DEFAULT_METRIC
 
     def _flat(self, point: Mapping[str, Any], where: str) -> dict[str, Any]:
         if self._define_by_run is not None:

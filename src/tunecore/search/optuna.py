@@ -349,10 +349,13 @@ class OptunaSearch(Searcher):
             )
         self._default_metric()
         if self._metric is None or self._mode is None:
+            where = "to OptunaSearch or to TuneConfig"
+            if self._own_space:
+                where = "to OptunaSearch (with a space of its own it takes none of TuneConfig's)"
             raise InvalidFieldError(
                 "OptunaSearch.metric" if self._metric is None else "OptunaSearch.mode",
                 None,
-                "the objective: pass metric= and mode= to OptunaSearch or to TuneConfig",
+                f"the objective: pass metric= and mode= {where}",
             )
         self._sampler_description = self._describe_sampler()
         sampler = self._sampler or optuna.samplers.TPESampler(seed=self._seed)

@@ -7,7 +7,10 @@ A suggestion fits a GP (about 0.1-0.3 s), so runs stay a few steps long.
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
+import os
+import subprocess
 import sys
 import warnings
 from collections.abc import Callable
@@ -118,6 +121,27 @@ def test_the_same_seed_gives_the_same_run_and_another_seed_another() -> None:
     first = run(searcher(seed=5), 5)
     assert run(searcher(seed=5), 5) == first
     assert run(searcher(seed=6), 5) != first
+
+
+def test_the_run_is_the_same_in_another_process() -> None:
+    """No hash order or global RNG in it: PYTHONHASHSEED does not matter."""
+    script = (
+        "import json\n"
+        "from tests.search.test_bayesopt import run, searcher\n"
+        "print(json.dumps(run(searcher(seed=5), 4)))\n"
+    )
+    outputs = []
+    for hash_seed in ("1", "2"):
+        done = subprocess.run(
+            [sys.executable, "-c", script],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": hash_seed},
+            cwd=Path(__file__).parents[2],
+        )
+        outputs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    assert outputs[0] == outputs[1] == run(searcher(seed=5), 4)
 
 
 def test_a_random_state_the_user_gives_wins_over_the_experiments_seed() -> None:

@@ -384,3 +384,30 @@ def test_in_an_experiment_a_rebuilt_searcher_repeats_every_logged_suggestion(
         for before, event in asks[done:]:
             got = runtime.replay_ask(before, event)
             assert msgspec.json.encode(got) == msgspec.json.encode(event.config)
+
+
+def test_a_warm_start_registers_every_finished_trial_of_an_earlier_experiment(
+    tmp_path: Path,
+) -> None:
+    def fit(search_alg: object, name: str, samples: int) -> None:
+        grid = tunecore.simulate(
+            simulated_loss,
+            param_space=dict(SPACE),
+            tune_config=TuneConfig(
+                search_alg=search_alg, metric="loss", mode="min", num_samples=samples, seed=3
+            ),
+            run_config=RunConfig(storage_path=str(tmp_path), name=name, verbose=0),
+            max_iterations=1,
+        )
+        assert not grid.errors
+
+    fit(None, "earlier", 4)  # random search
+    earlier = tunecore.ExperimentAnalysis(str(tmp_path / "earlier"))
+    warmed = BayesOptSearch(random_search_steps=1).warm_start(from_experiment=tmp_path / "earlier")
+    fit(warmed, "warm", 1)
+    assert warmed.optimizer is not None
+    registered = [-float(r["target"]) for r in warmed.optimizer.res]
+    losses = [float(r["loss"]) for r in earlier.results.values()]  # type: ignore[arg-type]
+    assert len(losses) == 4
+    assert registered[:4] == losses  # before its own first suggestion, in the earlier order
+    assert len(registered) == 5  # and then its own trial

@@ -388,3 +388,29 @@ def test_in_an_experiment_a_rebuilt_searcher_repeats_every_logged_suggestion(
         for before, event in asks[done:]:
             got = runtime.replay_ask(before, event)
             assert msgspec.json.encode(got) == msgspec.json.encode(event.config)
+
+
+def test_a_warm_start_tells_it_every_finished_trial_of_an_earlier_experiment(
+    tmp_path: Path,
+) -> None:
+    def fit(search_alg: object, name: str, samples: int, seed: int) -> list[Any]:
+        grid = tunecore.simulate(
+            simulated_loss,
+            param_space=dict(SPACE),
+            tune_config=TuneConfig(
+                search_alg=search_alg, metric="loss", mode="min", num_samples=samples, seed=seed
+            ),
+            run_config=RunConfig(storage_path=str(tmp_path), name=name, verbose=0),
+            max_iterations=1,
+        )
+        assert not grid.errors
+        return [
+            event.config for event in read_log(tmp_path / name).events if isinstance(event, Asked)
+        ]
+
+    fit(None, "earlier", 12, 1)  # random search
+    cold = fit(HyperOptSearch(n_initial_points=10), "cold", 3, 2)
+    warmed = HyperOptSearch(n_initial_points=10).warm_start(from_experiment=tmp_path / "earlier")
+    warm = fit(warmed, "warm", 3, 2)
+    # With 12 trials told, TPE models from the first ask; cold, it draws at random.
+    assert warm != cold

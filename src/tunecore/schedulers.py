@@ -7,6 +7,7 @@ Each is a pure policy (a frozen struct whose hooks return a new one); see
 from tunecore.core.schedulers.asha import ASHAScheduler
 from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.core.schedulers.fifo import FIFOScheduler
+from tunecore.core.schedulers.hb_bohb import HyperBandForBOHB
 from tunecore.core.schedulers.hyperband import HyperBandScheduler
 from tunecore.core.schedulers.median import MedianStoppingRule
 from tunecore.core.schedulers.pbt import PopulationBasedTraining
@@ -18,6 +19,7 @@ __all__ = [
     "ASHAScheduler",
     "AsyncHyperBandScheduler",
     "FIFOScheduler",
+    "HyperBandForBOHB",
     "HyperBandScheduler",
     "MedianStoppingRule",
     "PopulationBasedTraining",

@@ -123,9 +123,6 @@ from tunecore.core.schedulers.base import (
 from tunecore.model import InvalidFieldError, JsonDict, Mode, TrialState
 from tunecore.model.errors import coerce_enum, require_bool, require_name
 
-_OWNER = "HyperBandScheduler"
-
-
 # -- the numbers ----------------------------------------------------------------
 
 
@@ -287,25 +284,27 @@ class HyperBandScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
     num_stopped: int = 0
 
     def __post_init__(self) -> None:
-        require_name(f"{_OWNER}.time_attr", self.time_attr)
+        owner = type(self).__name__
+        require_name(f"{owner}.time_attr", self.time_attr)
         if self.metric is not None:
-            require_name(f"{_OWNER}.metric", self.metric)
+            require_name(f"{owner}.metric", self.metric)
         if self.mode is not None:
             coerce_enum(self, "mode", Mode)
         if not _is_finite_number(self.max_t) or self.max_t < 1:
-            raise InvalidFieldError(f"{_OWNER}.max_t", self.max_t, "a finite number >= 1")
+            raise InvalidFieldError(f"{owner}.max_t", self.max_t, "a finite number >= 1")
         if not _is_finite_number(self.reduction_factor) or self.reduction_factor <= 1:
             raise InvalidFieldError(
-                f"{_OWNER}.reduction_factor", self.reduction_factor, "a finite number > 1"
+                f"{owner}.reduction_factor", self.reduction_factor, "a finite number > 1"
             )
-        require_bool(f"{_OWNER}.stop_last_trials", self.stop_last_trials)
+        require_bool(f"{owner}.stop_last_trials", self.stop_last_trials)
 
     # -- the protocol -----------------------------------------------------------
 
     def with_objective(self, metric: str | None, mode: Mode | None) -> Self:
         """Take the experiment's metric and mode where none was given; a
         halving cannot rank trials without both."""
-        metric, mode = resolve_objective(_OWNER, (self.metric, self.mode), (metric, mode))
+        owner = type(self).__name__
+        metric, mode = resolve_objective(owner, (self.metric, self.mode), (metric, mode))
         if metric == self.metric and mode is self.mode:
             return self
         return msgspec.structs.replace(self, metric=metric, mode=mode)
@@ -314,7 +313,7 @@ class HyperBandScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
         """Put the trial in the bracket being filled, opening the band's next
         bracket (or the next band) when that one is full. Fails, as Ray
         does, when the objective is missing."""
-        require_objective(_OWNER, self.metric, self.mode)
+        require_objective(type(self).__name__, self.metric, self.mode)
         trial_id = trial.trial_id
         if trial_id in self.members:
             return self
@@ -379,7 +378,10 @@ class HyperBandScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
             return self._put(trial_id, member, bracket), STOP
         if now < milestone:
             return self._put(trial_id, member, bracket), CONTINUE
-        return self._put(trial_id, member, bracket)._halve(member.bracket, trial_id)
+        scheduler = self._put(trial_id, member, bracket)
+        if self._holds(bracket):
+            return scheduler, PAUSE
+        return scheduler._halve(member.bracket, trial_id)
 
     def on_trial_complete(self, trial: TrialState, result: JsonDict) -> Self:
         """Forget the trial; if it was live, its bracket may now halve."""
@@ -459,7 +461,7 @@ class HyperBandScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
         while True:
             if slots == per_band:
                 band, slots = band + 1, 0
-            s, slots = slots, slots + 1
+            s, slots = self._bracket_for_slot(slots, per_band), slots + 1
             milestone = first_milestone(s, self.max_t, eta)
             if milestone == 0:
                 continue
@@ -473,6 +475,17 @@ class HyperBandScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
                 total_work=total_work(size, milestone, s, self.max_t, eta),
             )
             return bracket, band, slots
+
+    def _bracket_for_slot(self, slot: int, per_band: int) -> int:
+        """Which bracket `s` fills a band's `slot`: Ray's HyperBand fills
+        the one that never halves first."""
+        return slot
+
+    def _holds(self, bracket: Bracket) -> bool:
+        """Whether a trial that reached the milestone waits there without
+        the bracket halving. HyperBand never holds: a bracket halves once
+        every live trial is at its milestone, filled or not."""
+        return False
 
     def _runnable(self, member: Member, bracket: Bracket) -> bool:
         """Whether a paused live trial has work to do in its bracket now."""

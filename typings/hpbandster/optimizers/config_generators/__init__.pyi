@@ -1,0 +1,1 @@
+# Local stub: only what tunecore.search.bohb uses (hpbandster 0.7.x).

@@ -24,6 +24,7 @@ from tunecore.core import resources
 from tunecore.core.experiment.state import ExperimentConfig, ExperimentState
 from tunecore.core.schedulers.asha import ASHAScheduler
 from tunecore.core.schedulers.fifo import FIFOScheduler
+from tunecore.core.schedulers.hb_bohb import HyperBandForBOHB
 from tunecore.core.schedulers.hyperband import HyperBandScheduler
 from tunecore.core.schedulers.median import MedianStoppingRule
 from tunecore.core.schedulers.pbt import PopulationBasedTraining
@@ -42,6 +43,7 @@ BuiltinScheduler: TypeAlias = (
     FIFOScheduler
     | ASHAScheduler
     | HyperBandScheduler
+    | HyperBandForBOHB
     | MedianStoppingRule
     | PopulationBasedTraining[SamplingDomain]
 )

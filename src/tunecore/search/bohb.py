@@ -392,7 +392,9 @@ class TuneBOHB(Searcher):
         try:
             numpy.random.seed(int(words[0]))
             self._configspace.seed(int(words[1]))
-            with _quiet():
+            # statsmodels divides by zero for a category only one level of
+            # which the data hold so far; the kernel still works.
+            with _quiet(), numpy.errstate(divide="ignore", invalid="ignore"):
                 yield
         finally:
             numpy.random.set_state(saved)

@@ -43,14 +43,18 @@ Deviations from Ray (python/ray/tune/schedulers/hb_bohb.py), and why:
   are stopped through `trials_to_stop`, trials STOP on reaching `max_t`,
   repeated halvings, no `KeyError` for a missing time attribute).
 - Ray's release halves the bracket inside `choose_trial_to_run`; here the
-  best trial runs one more result first (see above), which the halving
-  keeps anyway. Only when a new trial joins the bracket before that result
-  is the extra result not needed.
+  halving waits for the resumed trial's next result (see above). It ranks
+  the trials by their results at the milestone, so the same trials go on
+  as in Ray; the resumed one has run one step more. If a new trial joined
+  the bracket before that result, the step was run for nothing (Ray would
+  have halved without the newcomer).
 - Ray tells the searcher each trial's budget by writing
   `result["hyperband_info"]["budget"]` and calls the searcher's
-  `on_pause`/`on_unpause` from the scheduler. Here results are the
+  `on_pause`/`on_unpause` from the scheduler (so that TuneBOHB's
+  `max_concurrent` leaves paused trials out). Here results are the
   trainable's alone and the scheduler calls nothing: `TuneBOHB` takes the
-  budget from the result's time attribute itself.
+  budget from the result's time attribute itself, and a concurrency limit
+  counts paused trials (see `tunecore.search.bohb`).
 
 The state is `HyperBandScheduler`'s (plain msgspec data, tagged
 `HyperBandForBOHB`), so it round-trips through `tunecore.model.codec` and a

@@ -46,8 +46,9 @@ Deviations from Ray (python/ray/tune/schedulers/hb_bohb.py), and why:
   halving waits for the resumed trial's next result (see above). It ranks
   the trials by their results at the milestone, so the same trials go on
   as in Ray; the resumed one has run one step more. If a new trial joined
-  the bracket before that result, the step was run for nothing (Ray would
-  have halved without the newcomer).
+  the bracket before that result (a suggestion the shell was still
+  asking for; Ray's searcher answers at once, and Ray starts the newcomer
+  instead of releasing), the step was run for nothing.
 - Ray tells the searcher each trial's budget by writing
   `result["hyperband_info"]["budget"]` and calls the searcher's
   `on_pause`/`on_unpause` from the scheduler (so that TuneBOHB's

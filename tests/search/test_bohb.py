@@ -216,8 +216,8 @@ def test_a_seed_the_user_gives_wins_over_the_experiments() -> None:
 
 
 def test_the_model_learns_where_the_loss_is_low() -> None:
-    # 40 trials: the first ones are random; once the model has 4+ results at
-    # the largest budget, 2 in 3 suggestions come from it (random_fraction 1/3).
+    # 40 trials: the first 7 are random; once the model exists (7 results at
+    # a budget), 2 in 3 suggestions come from it (random_fraction 1/3).
     answers = run(searcher(seed=4), 40)
 
     def near(configs: list[Any]) -> int:

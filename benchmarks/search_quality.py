@@ -243,10 +243,13 @@ def table(task: Task, rows: Sequence[Row]) -> str:
     ]
     for row in rows:
         q1, median, q3 = quartiles([o.best for o in row.outcomes])
-        trials = statistics.median(o.trials for o in row.outcomes)
+        trials = f"{statistics.median(o.trials for o in row.outcomes):,.0f}"
+        fewest = min(o.trials for o in row.outcomes)
+        if fewest < task.trials:
+            trials += f" (min {fewest:,})"
         line = (
             f"| {row.method.label} | {row.concurrency} | {len(row.outcomes)} | {median:.4f} "
-            f"| [{q1:.4f}, {q3:.4f}] | {trials:,.0f} |"
+            f"| [{q1:.4f}, {q3:.4f}] | {trials} |"
         )
         if curve:
             line += f" {statistics.median(o.iterations for o in row.outcomes):,.0f} |"

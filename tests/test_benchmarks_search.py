@@ -95,3 +95,18 @@ def test_the_overhead_benchmark_makes_optunas_own_suggestions(
     out = capsys.readouterr().out
     assert "| same suggestions as bare Optuna | yes |" in out
     assert "| ms per trial (mean) | 15 trials |" in out
+
+
+def test_a_row_whose_runs_ended_early_says_how_early() -> None:
+    task = Task("branin", BRANIN, 50)
+    outcomes = (
+        search_quality.Outcome(best=0.5, trials=50, iterations=50),
+        search_quality.Outcome(best=0.4, trials=31, iterations=31),
+        search_quality.Outcome(best=0.6, trials=50, iterations=50),
+    )
+    text = search_quality.table(task, [search_quality.Row(search_quality.RANDOM, 8, outcomes)])
+    assert (
+        "| random (BasicVariantGenerator) | 8 | 3 | 0.5000 | [0.4500, 0.5500] | 50 (min 31) |"
+        in text
+    )
+    assert "Fewer trials run than the budget" in text

@@ -411,3 +411,10 @@ def test_a_warm_start_registers_every_finished_trial_of_an_earlier_experiment(
     assert len(losses) == 4
     assert registered[:4] == losses  # before its own first suggestion, in the earlier order
     assert len(registered) == 5  # and then its own trial
+
+
+def test_a_spec_that_is_not_one_to_spec_wrote_is_refused_naming_the_field() -> None:
+    spec = searcher().to_spec()
+    assert spec is not None
+    with pytest.raises(InvalidFieldError, match=r"BayesOptSearch\.from_spec.*patience"):
+        BayesOptSearch.from_spec({**spec, "patience": "five"})

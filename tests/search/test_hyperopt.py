@@ -414,3 +414,10 @@ def test_a_warm_start_tells_it_every_finished_trial_of_an_earlier_experiment(
     warm = fit(warmed, "warm", 3, 2)
     # With 12 trials told, TPE models from the first ask; cold, it draws at random.
     assert warm != cold
+
+
+def test_a_spec_that_is_not_one_to_spec_wrote_is_refused_naming_the_field() -> None:
+    spec = searcher().to_spec()
+    assert spec is not None
+    with pytest.raises(InvalidFieldError, match=r"HyperOptSearch\.from_spec.*gamma"):
+        HyperOptSearch.from_spec({**spec, "gamma": "high"})

@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Literal, Self
 
 import msgspec
 
@@ -39,6 +39,18 @@ from tunecore.core.search.domains import Uniform
 from tunecore.core.search.variants import ParamSpace, format_path
 from tunecore.core.search.view import Path
 from tunecore.model import InvalidFieldError, JsonDict, JsonValue
+from tunecore.search._contract import (
+    check_mode,
+    check_one_metric,
+    check_points,
+    decode_spec,
+    encode_spec,
+    is_int,
+    is_number,
+    metric_value,
+    require_package,
+    require_ready,
+)
 from tunecore.search.searcher import Searcher
 from tunecore.search.spaces import (
     config_from,
@@ -46,8 +58,6 @@ from tunecore.search.spaces import (
     label,
     point_values,
     searched_space,
-    space_from_json,
-    space_to_json,
     uniform_space,
 )
 
@@ -68,13 +78,35 @@ class _UnsetSeed(int):
 
 _RAY_DEFAULT_STATE = _UnsetSeed(42)
 
-_UTILITY_DEFAULTS: dict[str, Any] = {
-    "kind": "ucb",
-    "kappa": 2.576,
-    "xi": 0.0,
-    "kappa_decay": 1.0,
-    "kappa_decay_delay": 0,
-}
+
+class _Utility(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """bayes_opt 1.x's `UtilityFunction` arguments (Ray's `utility_kwargs`),
+    with Ray's defaults."""
+
+    kind: Literal["ucb", "ei", "poi"] = "ucb"
+    kappa: float = 2.576
+    xi: float = 0.0
+    kappa_decay: float = 1.0
+    kappa_decay_delay: int = 0
+
+
+class _BayesOptSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """What `to_spec` records: the constructor's arguments as the searcher
+    holds them after set-up, and the points registered before its first
+    suggestion (`evaluated`: a point by label, and its signed target)."""
+
+    space: ParamSpace | None
+    metric: str | None
+    mode: str | None
+    points_to_evaluate: list[Params]
+    evaluated: list[tuple[Params, float]]
+    utility_kwargs: _Utility
+    random_state: int
+    random_search_steps: int
+    verbose: int
+    patience: int
+    skip_duplicate: bool
+
 
 _DUPLICATE_PRECISION = 5
 """Digits to which two configs must agree to count as the same (Ray's)."""
@@ -103,22 +135,15 @@ class BayesOptSearch(Searcher):
         skip_duplicate: bool = True,
         analysis: Any = None,
     ) -> None:
-        _require_bayes_opt()
+        require_package("BayesOptSearch", "bayes_opt", "bayesopt")
         super().__init__(metric=metric, mode=mode)
-        if not (metric is None or isinstance(metric, str)):
-            raise InvalidFieldError(
-                "BayesOptSearch.metric", metric, "one metric name: BayesOpt has one objective"
-            )
+        check_one_metric("BayesOptSearch", metric)
         _check_int("random_state", random_state, None)
         _check_int("random_search_steps", random_search_steps, 0)
         _check_int("verbose", verbose, 0)
         _check_int("patience", patience, 1)
         if not isinstance(skip_duplicate, bool):
             raise InvalidFieldError("BayesOptSearch.skip_duplicate", skip_duplicate, "a bool")
-        if points_to_evaluate is not None and not isinstance(points_to_evaluate, list | tuple):
-            raise InvalidFieldError(
-                "BayesOptSearch.points_to_evaluate", points_to_evaluate, "a list of configs"
-            )
         self._utility = _utility_kwargs(utility_kwargs)
         self._random_state = random_state
         self._seed_given = not isinstance(random_state, _UnsetSeed)
@@ -126,7 +151,7 @@ class BayesOptSearch(Searcher):
         self._verbose = verbose
         self._patience = patience
         self._skip_duplicate = skip_duplicate
-        self._given_points = list(points_to_evaluate or [])
+        self._given_points = check_points("BayesOptSearch", points_to_evaluate)
         self._analysis = analysis
         self._space: ParamSpace | None = None
         self._initial_points: list[Params] = []
@@ -152,8 +177,7 @@ class BayesOptSearch(Searcher):
         if metric:
             self._metric = metric
         if mode:
-            if mode not in ("min", "max"):
-                raise InvalidFieldError("BayesOptSearch.mode", mode, "'min' or 'max'")
+            check_mode("BayesOptSearch", mode)
             self._mode = mode
         self._take_space(searched_space("BayesOptSearch", config))
         return True
@@ -215,16 +239,13 @@ class BayesOptSearch(Searcher):
     # -- Ray's Searcher API ------------------------------------------------------------
 
     def suggest(self, trial_id: str) -> dict[str, Any] | str | None:
-        if self._space is None:
-            raise RuntimeError(
-                "BayesOptSearch has no search space: pass space= or a Tuner param_space with "
-                "tune.uniform(...) values"
-            )
-        if not self._metric or not self._mode:
-            raise RuntimeError(
-                f"BayesOptSearch has no metric and mode (metric={self._metric!r}, "
-                f"mode={self._mode!r}): pass them to it or to TuneConfig"
-            )
+        require_ready(
+            "BayesOptSearch",
+            self._space is not None,
+            self._metric,
+            self._mode,
+            "tune.uniform(...) values",
+        )
         optimizer = self._built()
         params = self._points.pop(0) if self._points else self._clamped(optimizer.suggest())
         key = json.dumps(
@@ -300,48 +321,44 @@ class BayesOptSearch(Searcher):
     # -- tunecore's additions ------------------------------------------------------------
 
     def to_spec(self) -> JsonDict | None:
-        spec: JsonDict = {
-            "space": None if self._space is None else space_to_json(self._space),
-            "metric": self._metric,
-            "mode": self._mode,
-            "points_to_evaluate": msgspec.to_builtins(self._initial_points),
-            "evaluated": msgspec.to_builtins([[p, t] for p, t in self._evaluated]),
-            "utility_kwargs": dict(self._utility),
-            "random_state": int(self._random_state),
-            "random_search_steps": self._random_search_steps,
-            "verbose": self._verbose,
-            "patience": self._patience,
-            "skip_duplicate": self._skip_duplicate,
-        }
-        return spec
+        spec = _BayesOptSpec(
+            space=self._space,
+            metric=self._metric,
+            mode=self._mode,
+            points_to_evaluate=self._initial_points,
+            evaluated=self._evaluated,
+            utility_kwargs=self._utility,
+            random_state=int(self._random_state),
+            random_search_steps=self._random_search_steps,
+            verbose=self._verbose,
+            patience=self._patience,
+            skip_duplicate=self._skip_duplicate,
+        )
+        return encode_spec(spec)
 
     @classmethod
     def from_spec(cls, spec: JsonDict) -> Self:
+        decoded = decode_spec("BayesOptSearch", spec, _BayesOptSpec)
         searcher = cls(
-            metric=spec["metric"],  # type: ignore[arg-type]
-            mode=spec["mode"],  # type: ignore[arg-type]
-            points_to_evaluate=spec["points_to_evaluate"],  # type: ignore[arg-type]
-            utility_kwargs=spec["utility_kwargs"],  # type: ignore[arg-type]
-            random_state=spec["random_state"],  # type: ignore[arg-type]
-            random_search_steps=spec["random_search_steps"],  # type: ignore[arg-type]
-            verbose=spec["verbose"],  # type: ignore[arg-type]
-            patience=spec["patience"],  # type: ignore[arg-type]
-            skip_duplicate=spec["skip_duplicate"],  # type: ignore[arg-type]
+            metric=decoded.metric,
+            mode=decoded.mode,
+            points_to_evaluate=[dict(point) for point in decoded.points_to_evaluate],
+            utility_kwargs=msgspec.structs.asdict(decoded.utility_kwargs),
+            random_state=decoded.random_state,
+            random_search_steps=decoded.random_search_steps,
+            verbose=decoded.verbose,
+            patience=decoded.patience,
+            skip_duplicate=decoded.skip_duplicate,
         )
-        if spec["space"] is not None:
-            searcher._take_space(space_from_json(spec["space"]))
-        searcher._evaluated = msgspec.convert(spec["evaluated"], list[tuple[Params, float]])
+        if decoded.space is not None:
+            searcher._take_space(decoded.space)
+        searcher._evaluated = list(decoded.evaluated)
         return searcher
 
     # -- helpers ---------------------------------------------------------------------------
 
     def _target(self, result: Mapping[str, Any]) -> float | None:
-        if self._metric not in result:
-            raise RuntimeError(
-                f"BayesOptSearch expected the metric {self._metric!r} in the trial's last "
-                f"result, which has {sorted(result)}: report it (tune.report)"
-            )
-        return self._signed(result[self._metric])
+        return self._signed(metric_value("BayesOptSearch", self._metric, result))
 
     def _signed(self, value: object) -> float | None:
         """The value as bayes_opt maximises it; None if not a finite number."""
@@ -378,15 +395,6 @@ class BayesOptSearch(Searcher):
         return config_from(self._space, values)
 
 
-def _require_bayes_opt() -> None:
-    try:
-        import bayes_opt  # noqa: F401, PLC0415 - optional package
-    except ImportError as error:
-        raise ImportError(
-            "BayesOptSearch needs bayes_opt: pip install 'tunecore[bayesopt]'"
-        ) from error
-
-
 def _as_space(space: Mapping[str, object]) -> ParamSpace:
     """The constructor's `space`: tunecore domains, or Ray's native bounds."""
     if not isinstance(space, Mapping):
@@ -403,30 +411,35 @@ def _uniform(domain: object) -> Uniform:
 
 
 def _params(values: Mapping[Path, JsonValue]) -> Params:
-    return {label(path): float(value) for path, value in values.items()}  # type: ignore[arg-type]
+    params: Params = {}
+    for path, value in values.items():
+        assert is_number(value)  # point_values checked it against a Uniform
+        params[label(path)] = float(value)
+    return params
 
 
 def _check_int(name: str, value: object, minimum: int | None) -> None:
-    if not isinstance(value, int) or isinstance(value, bool):
+    if not is_int(value):
         raise InvalidFieldError(f"BayesOptSearch.{name}", value, "an integer")
     if minimum is not None and value < minimum:
         raise InvalidFieldError(f"BayesOptSearch.{name}", value, f"an integer >= {minimum}")
 
 
-def _utility_kwargs(given: dict[str, Any] | None) -> dict[str, Any]:
+def _utility_kwargs(given: dict[str, Any] | None) -> _Utility:
     """bayes_opt 1.x's `UtilityFunction` arguments, checked, with defaults."""
     if given is None:
         given = {}
     if not isinstance(given, Mapping):
         raise InvalidFieldError("BayesOptSearch.utility_kwargs", given, "a dict")
+    fields = _Utility.__struct_fields__
     for key in given:
-        if key not in _UTILITY_DEFAULTS:
+        if key not in fields:
             raise InvalidFieldError(
                 f"BayesOptSearch.utility_kwargs[{key!r}]",
                 given[key],
-                f"one of the keys {sorted(_UTILITY_DEFAULTS)}",
+                f"one of the keys {sorted(fields)}",
             )
-    utility = {**_UTILITY_DEFAULTS, **given}
+    utility = {**msgspec.structs.asdict(_Utility()), **given}
     if utility["kind"] not in ("ucb", "ei", "poi"):
         raise InvalidFieldError(
             "BayesOptSearch.utility_kwargs['kind']", utility["kind"], "'ucb', 'ei' or 'poi'"
@@ -444,24 +457,24 @@ def _utility_kwargs(given: dict[str, Any] | None) -> dict[str, Any]:
             "a number in (0, 1]",
         )
     delay = utility["kappa_decay_delay"]
-    if not isinstance(delay, int) or isinstance(delay, bool) or delay < 0:
+    if not is_int(delay) or delay < 0:
         raise InvalidFieldError(
             "BayesOptSearch.utility_kwargs['kappa_decay_delay']", delay, "an integer >= 0"
         )
-    return utility
+    return msgspec.convert(utility, _Utility)
 
 
-def _acquisition(utility: Mapping[str, Any]) -> AcquisitionFunction:
+def _acquisition(utility: _Utility) -> AcquisitionFunction:
     """The bayes_opt 3.x acquisition function for 1.x's utility arguments."""
     from bayes_opt import acquisition  # noqa: PLC0415 - optional package
 
-    if utility["kind"] == "ucb":
-        decays = utility["kappa_decay"] < 1
+    if utility.kind == "ucb":
+        decays = utility.kappa_decay < 1
         return acquisition.UpperConfidenceBound(
-            kappa=float(utility["kappa"]),
-            exploration_decay=float(utility["kappa_decay"]) if decays else None,
-            exploration_decay_delay=int(utility["kappa_decay_delay"]) if decays else None,
+            kappa=utility.kappa,
+            exploration_decay=utility.kappa_decay if decays else None,
+            exploration_decay_delay=utility.kappa_decay_delay if decays else None,
         )
-    if utility["kind"] == "ei":
-        return acquisition.ExpectedImprovement(xi=float(utility["xi"]))
-    return acquisition.ProbabilityOfImprovement(xi=float(utility["xi"]))
+    if utility.kind == "ei":
+        return acquisition.ExpectedImprovement(xi=utility.xi)
+    return acquisition.ProbabilityOfImprovement(xi=utility.xi)

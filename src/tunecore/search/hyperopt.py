@@ -37,6 +37,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Self
 
+import msgspec
 import numpy as np
 
 from tunecore.core.results import DEFAULT_METRIC
@@ -57,6 +58,17 @@ from tunecore.core.search.domains import (
 from tunecore.core.search.variants import Parameter, ParamSpace, format_path
 from tunecore.core.search.view import Path
 from tunecore.model import InvalidFieldError, JsonDict, JsonValue
+from tunecore.search._contract import (
+    check_mode,
+    check_one_metric,
+    check_points,
+    decode_spec,
+    encode_spec,
+    is_int,
+    metric_value,
+    require_package,
+    require_ready,
+)
 from tunecore.search.searcher import Searcher
 from tunecore.search.spaces import (
     config_from,
@@ -65,8 +77,6 @@ from tunecore.search.spaces import (
     plain_number,
     point_values,
     searched_space,
-    space_from_json,
-    space_to_json,
 )
 
 if TYPE_CHECKING:
@@ -86,6 +96,19 @@ class _Dimension:
     encode: Callable[[JsonValue], float | int]
 
 
+class _HyperOptSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """What `to_spec` records: the constructor's arguments as the searcher
+    holds them after set-up (a point by label; the seed `use_seed` gave)."""
+
+    space: ParamSpace | None
+    metric: str | None
+    mode: str | None
+    points_to_evaluate: list[JsonDict]
+    n_initial_points: int | None
+    random_state_seed: int | None
+    gamma: float | None
+
+
 class HyperOptSearch(Searcher):
     """TPE search with hyperopt (`pip install 'tunecore[hyperopt]'`), as Ray
     Tune's `HyperOptSearch`; see the module docstring for the space."""
@@ -100,33 +123,26 @@ class HyperOptSearch(Searcher):
         random_state_seed: int | None = None,
         gamma: float | None = 0.25,
     ) -> None:
-        _require_hyperopt()
+        require_package("HyperOptSearch", "hyperopt", "hyperopt")
         super().__init__(metric=metric, mode=mode)
-        if not (metric is None or isinstance(metric, str)):
-            raise InvalidFieldError(
-                "HyperOptSearch.metric", metric, "one metric name: HyperOpt has one objective"
-            )
+        check_one_metric("HyperOptSearch", metric)
         if n_initial_points is not None and not (
-            _is_int(n_initial_points) and n_initial_points >= 0
+            is_int(n_initial_points) and n_initial_points >= 0
         ):
             raise InvalidFieldError(
                 "HyperOptSearch.n_initial_points", n_initial_points, "an integer >= 0, or None"
             )
-        if random_state_seed is not None and not _is_int(random_state_seed):
+        if random_state_seed is not None and not is_int(random_state_seed):
             raise InvalidFieldError(
                 "HyperOptSearch.random_state_seed", random_state_seed, "an integer, or None"
             )
         if gamma is not None and not (finite(gamma) is not None and 0 < gamma <= 1):
             raise InvalidFieldError("HyperOptSearch.gamma", gamma, "a number in (0, 1], or None")
-        if points_to_evaluate is not None and not isinstance(points_to_evaluate, list | tuple):
-            raise InvalidFieldError(
-                "HyperOptSearch.points_to_evaluate", points_to_evaluate, "a list of configs"
-            )
         self._n_initial_points = n_initial_points
         self._gamma = gamma
         self._seed = random_state_seed
         self._seed_given = random_state_seed is not None
-        self._given_points = list(points_to_evaluate or [])
+        self._given_points = check_points("HyperOptSearch", points_to_evaluate)
         self._space: ParamSpace | None = None
         self._dimensions: list[_Dimension] = []
         self._initial_points: list[dict[Path, JsonValue]] = []
@@ -158,8 +174,7 @@ class HyperOptSearch(Searcher):
         if metric:
             self._metric = metric
         if mode:
-            if mode not in ("min", "max"):
-                raise InvalidFieldError("HyperOptSearch.mode", mode, "'min' or 'max'")
+            check_mode("HyperOptSearch", mode)
             self._mode = mode
         self._take_space(searched_space("HyperOptSearch", config))
         return True
@@ -225,16 +240,13 @@ class HyperOptSearch(Searcher):
     # -- Ray's Searcher API ------------------------------------------------------------
 
     def suggest(self, trial_id: str) -> dict[str, Any] | str | None:
-        if self._space is None and self._native is None:
-            raise RuntimeError(
-                "HyperOptSearch has no search space: pass space= or a Tuner param_space with "
-                "search domains (tune.uniform, tune.choice, ...)"
-            )
-        if not self._metric or not self._mode:
-            raise RuntimeError(
-                f"HyperOptSearch has no metric and mode (metric={self._metric!r}, "
-                f"mode={self._mode!r}): pass them to it or to TuneConfig"
-            )
+        require_ready(
+            "HyperOptSearch",
+            self._space is not None or self._native is not None,
+            self._metric,
+            self._mode,
+            "search domains (tune.uniform, tune.choice, ...)",
+        )
         trials = self._started()
         doc = self._queued.pop(0) if self._queued else self._asked(trials)
         self._live[trial_id] = doc
@@ -270,12 +282,7 @@ class HyperOptSearch(Searcher):
         if error:
             self._finish(doc, None, error=True)
         elif result:
-            if self._metric not in result:
-                raise RuntimeError(
-                    f"HyperOptSearch expected the metric {self._metric!r} in the trial's last "
-                    f"result, which has {sorted(result)}: report it (tune.report)"
-                )
-            self._finish(doc, result[self._metric], error=False)
+            self._finish(doc, metric_value("HyperOptSearch", self._metric, result), error=False)
 
     def add_evaluated_point(
         self,
@@ -311,32 +318,33 @@ class HyperOptSearch(Searcher):
                     stacklevel=2,
                 )
             return None
-        spec: JsonDict = {
-            "space": None if self._space is None else space_to_json(self._space),
-            "metric": self._metric,
-            "mode": self._mode,
-            "points_to_evaluate": [
+        spec = _HyperOptSpec(
+            space=self._space,
+            metric=self._metric,
+            mode=self._mode,
+            points_to_evaluate=[
                 {label(path): value for path, value in point.items()}
                 for point in self._initial_points
             ],
-            "n_initial_points": self._n_initial_points,
-            "random_state_seed": self._seed,
-            "gamma": self._gamma,
-        }
-        return spec
+            n_initial_points=self._n_initial_points,
+            random_state_seed=self._seed,
+            gamma=self._gamma,
+        )
+        return encode_spec(spec)
 
     @classmethod
     def from_spec(cls, spec: JsonDict) -> Self:
+        decoded = decode_spec("HyperOptSearch", spec, _HyperOptSpec)
         searcher = cls(
-            metric=spec["metric"],  # type: ignore[arg-type]
-            mode=spec["mode"],  # type: ignore[arg-type]
-            points_to_evaluate=spec["points_to_evaluate"],  # type: ignore[arg-type]
-            n_initial_points=spec["n_initial_points"],  # type: ignore[arg-type]
-            random_state_seed=spec["random_state_seed"],  # type: ignore[arg-type]
-            gamma=spec["gamma"],  # type: ignore[arg-type]
+            metric=decoded.metric,
+            mode=decoded.mode,
+            points_to_evaluate=decoded.points_to_evaluate,
+            n_initial_points=decoded.n_initial_points,
+            random_state_seed=decoded.random_state_seed,
+            gamma=decoded.gamma,
         )
-        if spec["space"] is not None:
-            searcher._take_space(space_from_json(spec["space"]))
+        if decoded.space is not None:
+            searcher._take_space(decoded.space)
         return searcher
 
     # -- trials ------------------------------------------------------------------------
@@ -399,19 +407,6 @@ class HyperOptSearch(Searcher):
         self._trials.refresh()
 
 
-def _require_hyperopt() -> None:
-    try:
-        import hyperopt  # noqa: F401, PLC0415 - optional package
-    except ImportError as error:
-        raise ImportError(
-            "HyperOptSearch needs hyperopt: pip install 'tunecore[hyperopt]'"
-        ) from error
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def _holds_expressions(space: object) -> bool:
     """Whether a space holds hyperopt's `hp.*` expressions (pyll nodes)."""
     from hyperopt.pyll import Apply  # noqa: PLC0415 - optional package
@@ -453,7 +448,7 @@ def _option_index(where: str, options: list[Any], value: object) -> int:
             if type(option) is type(value) and option == value:
                 return index
         raise InvalidFieldError(where, value, f"one of {plain!r}")
-    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(options):
+    if is_int(value) and 0 <= value < len(options):
         return value
     raise InvalidFieldError(
         where, value, f"the index (0 to {len(options) - 1}) of an option: they are expressions"
@@ -500,7 +495,7 @@ def _dimension(parameter: Parameter) -> _Dimension:
             parameter,
             expression,
             lambda v: min(max(float(v), low), high),
-            float,  # type: ignore[arg-type]
+            _number,
         )
     if isinstance(domain, RandInt | LogRandInt | QRandInt | QLogRandInt):
         if isinstance(domain, RandInt | LogRandInt):
@@ -518,7 +513,7 @@ def _dimension(parameter: Parameter) -> _Dimension:
             parameter,
             expression,
             lambda v: min(max(round(float(v) / q) * q, first), last),
-            float,  # type: ignore[arg-type]
+            _number,
         )
     if isinstance(domain, RandN | QRandN):
         if domain.sd == 0:
@@ -527,10 +522,17 @@ def _dimension(parameter: Parameter) -> _Dimension:
             expression = hp.normal(name, domain.mean, domain.sd)
         else:
             expression = hp.qnormal(name, domain.mean, domain.sd, domain.q)
-        return _Dimension(parameter, expression, float, float)  # type: ignore[arg-type]
+        return _Dimension(parameter, expression, float, _number)
     raise InvalidFieldError(
         format_path(parameter.path), domain, "a search domain HyperOptSearch can model"
     )
+
+
+def _number(value: JsonValue) -> float:
+    """A numeric domain's value as hyperopt records it (`point_values`
+    checked it against the domain)."""
+    assert is_int(value) or isinstance(value, float)
+    return float(value)
 
 
 def _single(parameter: Parameter, value: JsonValue) -> _Dimension:

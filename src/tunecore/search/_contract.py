@@ -1,0 +1,123 @@
+"""The parts of Ray's searcher contract every integration checks the same way.
+
+BayesOpt and HyperOpt are the same kind of searcher to Ray Tune: one
+objective, a space of their own or the Tuner's, `points_to_evaluate` served
+first, a metric that each finished trial's result must hold. What they
+refuse, and the words they refuse it with, live here once, with the owner's
+name in each message (`BayesOptSearch.metric`, ...), so the two cannot drift
+apart. `encode_spec` and `decode_spec` are how every integration writes
+and reads its `to_spec`: a spec is a frozen msgspec struct as plain JSON, and one
+that does not decode is an error naming the searcher and the field.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from typing import Any, TypeGuard, TypeVar
+
+import msgspec
+
+from tunecore.model import InvalidFieldError, JsonDict
+
+S = TypeVar("S", bound=msgspec.Struct)
+
+
+def is_int(value: object) -> TypeGuard[int]:
+    """An int and not a bool (a bool is an int to Python, not to a user)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def is_number(value: object) -> TypeGuard[int | float]:
+    """An int or a float and not a bool."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def require_package(owner: str, module: str, extra: str) -> None:
+    """An ImportError saying which extra to install when `module` is missing."""
+    try:
+        importlib.import_module(module)
+    except ImportError as error:
+        raise ImportError(f"{owner} needs {module}: pip install 'tunecore[{extra}]'") from error
+
+
+def check_one_metric(owner: str, metric: object) -> None:
+    """One metric name, or None: the optimizer has a single objective."""
+    if not (metric is None or isinstance(metric, str)):
+        kind = owner.removesuffix("Search")
+        raise InvalidFieldError(
+            f"{owner}.metric", metric, f"one metric name: {kind} has one objective"
+        )
+
+
+def check_points(owner: str, points: object) -> list[Any]:
+    """`points_to_evaluate` as a list (of configs the space checks later)."""
+    if points is None:
+        return []
+    if not isinstance(points, list | tuple):
+        raise InvalidFieldError(f"{owner}.points_to_evaluate", points, "a list of configs")
+    return list(points)
+
+
+def check_mode(owner: str, mode: object) -> None:
+    """'min' or 'max' (None leaves the mode unset)."""
+    if mode is not None and mode not in ("min", "max"):
+        raise InvalidFieldError(f"{owner}.mode", mode, "'min' or 'max'")
+
+
+def require_ready(
+    owner: str, has_space: bool, metric: str | None, mode: str | None, domains: str
+) -> None:
+    """Before a suggestion: a space to search (`domains` says what it needs)
+    and the objective, each missing one named."""
+    if not has_space:
+        raise RuntimeError(
+            f"{owner} has no search space: pass space= or a Tuner param_space with {domains}"
+        )
+    if not metric or not mode:
+        raise RuntimeError(
+            f"{owner} has no metric and mode (metric={metric!r}, mode={mode!r}): pass them "
+            "to it or to TuneConfig"
+        )
+
+
+def metric_value(owner: str, metric: str | None, result: Mapping[str, Any]) -> object:
+    """The metric's value in a trial's last result; a result without it is
+    an error naming the metric and the keys the result has."""
+    if metric is None or metric not in result:
+        raise RuntimeError(
+            f"{owner} expected the metric {metric!r} in the trial's last result, which has "
+            f"{sorted(result)}: report it (tune.report)"
+        )
+    return result[metric]
+
+
+def encode_spec(spec: msgspec.Struct) -> JsonDict:
+    """A spec struct as plain JSON (lists, not the tuples `to_builtins` keeps)."""
+    encoded: JsonDict = msgspec.json.decode(msgspec.json.encode(spec))
+    return encoded
+
+
+def decode_spec(owner: str, spec: object, spec_type: type[S]) -> S:
+    """The spec struct `to_spec` wrote; anything else is an error naming the
+    field msgspec could not read."""
+    try:
+        return msgspec.convert(spec, spec_type)
+    except msgspec.ValidationError as error:
+        raise InvalidFieldError(
+            f"{owner}.from_spec(spec)", spec, f"a spec to_spec wrote: {error}"
+        ) from error
+
+
+__all__ = [
+    "check_mode",
+    "check_one_metric",
+    "check_points",
+    "decode_spec",
+    "encode_spec",
+    "is_int",
+    "is_number",
+    "metric_value",
+    "require_package",
+    "require_ready",
+]

@@ -44,6 +44,29 @@ XFAIL: dict[str, str] = {
         "value: tune.grid_search refuses Ray object references (core/search/domains.py, "
         "plain_json), so a param_space of ray.put refs cannot even be built"
     ),
+    "searcher_save_restore": (
+        "AttributeError: 'HyperOptSearch' object has no attribute 'save': Ray's "
+        "Searcher.save/restore are missing from tunecore.search.searcher.Searcher"
+    ),
+    "searcher_restore_from_dir": (
+        "AttributeError: 'HyperOptSearch' object has no attribute 'restore_from_dir': Ray's "
+        "Searcher.restore_from_dir is missing from tunecore.search.searcher.Searcher"
+    ),
+    "custom_searcher_save_restore": (
+        "AttributeError: 'ConcurrencyLimiter' object has no attribute 'restore': Ray's "
+        "ConcurrencyLimiter.save/restore (passed on to the wrapped searcher) are missing "
+        "(core/search/limiter.py)"
+    ),
+    "create_searcher_shim": (
+        "AttributeError: module 'tunecore' has no attribute 'create_searcher' (Ray's "
+        "tune.create_searcher / tune.search.create_searcher)"
+    ),
+    "repeater_hyperopt": (
+        "ImportError: cannot import name 'repeater' from 'tunecore.search' (Ray's module "
+        "tune.search.repeater with TRIAL_INDEX); past it, InvalidFieldError: "
+        "Repeater.metric=None: Repeater does not take the metric and mode of the searcher "
+        "it wraps, as Ray's does"
+    ),
 }
 
 # Scripts with an assertion whose outcome depends on timing, on tunecore as

@@ -938,3 +938,15 @@ def config_of_params(params: dict[str, Any]) -> JsonDict:
         "activation": params["activation"],
         "model": {"layers": params["model/layers"], "lr": params["model/lr"]},
     }
+
+
+def test_a_spec_that_is_not_one_to_spec_wrote_is_refused_naming_the_field() -> None:
+    search = OptunaSearch(metric="loss", mode="min", seed=1)
+    search.set_search_properties(None, None, SPACE)
+    spec = search.to_spec()
+    assert spec is not None
+    assert msgspec.json.decode(msgspec.json.encode(spec)) == spec  # plain JSON
+    with pytest.raises(InvalidFieldError, match=r"OptunaSearch\.from_spec.*seed"):
+        OptunaSearch.from_spec({**spec, "seed": "one"})
+    with pytest.raises(InvalidFieldError, match=r"OptunaSearch spec\.version"):
+        OptunaSearch.from_spec({**spec, "version": 99})

@@ -22,6 +22,10 @@ values then miss the lattice). A choice whose categories are not all
 distinct scalars (a list, a dict, both 1 and True) is searched by index.
 `randn`, `qrandn`, `grid_search`, `sample_from` and domains inside lists
 have no Optuna counterpart and are refused, naming the parameter.
+
+A define-by-run space (a function of an Optuna trial) has no parameters
+up front: `Recorder` gives the function the trial and keeps what each
+`suggest_*` call returned, which `unflattened` makes a config.
 """
 
 from __future__ import annotations
@@ -147,9 +151,10 @@ def flat_point(
         if param is None:
             names = ", ".join(param.name for param in params)
             raise InvalidFieldError(here, value, f"a parameter of the search space ({names})")
-        if not param.contains(value):  # type: ignore[arg-type]
+        candidate = cast(JsonValue, value)  # the user's: `contains` decides whether it is one
+        if not param.contains(candidate):
             raise InvalidFieldError(here, value, f"a value in {param.distribution}")
-        flat[param.name] = param.to_optuna(value)  # type: ignore[arg-type]
+        flat[param.name] = param.to_optuna(candidate)
     return flat
 
 
@@ -177,6 +182,32 @@ def to_plain(value: Any) -> Any:
 
 
 # -- one parameter --------------------------------------------------------------------------------
+
+
+class Recorder:
+    """The Optuna trial a define-by-run function gets, recording what every
+    `suggest_*` call returned (Ray's _OptunaTrialSuggestCaptor)."""
+
+    def __init__(self, trial: Any) -> None:
+        self._trial = trial
+        self.values: dict[str, Any] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        found = getattr(self._trial, name)
+        if not name.startswith("suggest_") or not callable(found):
+            return found
+
+        def recording(*args: Any, **kwargs: Any) -> Any:
+            value = found(*args, **kwargs)
+            self.values[kwargs.get("name", args[0] if args else "")] = value
+            return value
+
+        return recording
+
+
+def is_constants(value: object) -> bool:
+    """None, or a dict of constants by name (what a define-by-run function returns)."""
+    return value is None or (isinstance(value, dict) and all(isinstance(k, str) for k in value))
 
 
 def _convert(parameter: Parameter) -> OptunaParam:

@@ -8,12 +8,8 @@ every suggestion. A config suggested again (to 5 decimals) is skipped
 (`skip_duplicate`), and more than `patience` repeats of one ends the search.
 NaN and infinite results are not registered.
 
-bayes_opt 2.x and 3.x replaced 1.x's `UtilityFunction`, which Ray's
-`utility_kwargs` describe, with acquisition objects: `{"kind": "ucb",
-"kappa": k}` becomes `UpperConfidenceBound(kappa=k)`, `"ei"` and `"poi"`
-become `ExpectedImprovement(xi=xi)` and `ProbabilityOfImprovement(xi=xi)`,
-and 1.x's `kappa_decay`/`kappa_decay_delay` become UCB's
-`exploration_decay`/`exploration_decay_delay`.
+Ray's `utility_kwargs` (bayes_opt 1.x's `UtilityFunction`) become a bayes_opt
+3.x acquisition object (`_bayesopt_utility`).
 
 Determinism and resume. bayes_opt draws every random number (the random
 points, the GP's restarts, the acquisition search) from one RandomState
@@ -30,7 +26,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal, Self
+from typing import TYPE_CHECKING, Any, Self
 
 import msgspec
 
@@ -39,6 +35,7 @@ from tunecore.core.search.domains import Uniform
 from tunecore.core.search.variants import ParamSpace, format_path
 from tunecore.core.search.view import Path
 from tunecore.model import InvalidFieldError, JsonDict, JsonValue
+from tunecore.search._bayesopt_utility import Utility, acquisition_function, checked_utility
 from tunecore.search._contract import (
     check_mode,
     check_one_metric,
@@ -63,7 +60,6 @@ from tunecore.search.spaces import (
 
 if TYPE_CHECKING:
     from bayes_opt import BayesianOptimization
-    from bayes_opt.acquisition import AcquisitionFunction
 
 logger = logging.getLogger(__name__)
 
@@ -79,17 +75,6 @@ class _UnsetSeed(int):
 _RAY_DEFAULT_STATE = _UnsetSeed(42)
 
 
-class _Utility(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """bayes_opt 1.x's `UtilityFunction` arguments (Ray's `utility_kwargs`),
-    with Ray's defaults."""
-
-    kind: Literal["ucb", "ei", "poi"] = "ucb"
-    kappa: float = 2.576
-    xi: float = 0.0
-    kappa_decay: float = 1.0
-    kappa_decay_delay: int = 0
-
-
 class _BayesOptSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """What `to_spec` records: the constructor's arguments as the searcher
     holds them after set-up, and the points registered before its first
@@ -100,7 +85,7 @@ class _BayesOptSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     mode: str | None
     points_to_evaluate: list[Params]
     evaluated: list[tuple[Params, float]]
-    utility_kwargs: _Utility
+    utility_kwargs: Utility
     random_state: int
     random_search_steps: int
     verbose: int
@@ -114,8 +99,8 @@ _DUPLICATE_PRECISION = 5
 
 class BayesOptSearch(Searcher):
     """Bayesian optimisation with fmfn/BayesianOptimization (`pip install
-    'tunecore[bayesopt]'`), as Ray Tune's `BayesOptSearch`; see the module
-    docstring for what `utility_kwargs` maps to in bayes_opt 3.x.
+    'tunecore[bayesopt]'`), as Ray Tune's `BayesOptSearch`; see
+    `_bayesopt_utility` for what `utility_kwargs` maps to in bayes_opt 3.x.
 
     `analysis` (an `ExperimentAnalysis` of an earlier run) is registered
     before the first suggestion, as in Ray; `warm_start(from_experiment=...)`
@@ -144,7 +129,7 @@ class BayesOptSearch(Searcher):
         _check_int("patience", patience, 1)
         if not isinstance(skip_duplicate, bool):
             raise InvalidFieldError("BayesOptSearch.skip_duplicate", skip_duplicate, "a bool")
-        self._utility = _utility_kwargs(utility_kwargs)
+        self._utility = checked_utility(utility_kwargs)
         self._random_state = random_state
         self._seed_given = not isinstance(random_state, _UnsetSeed)
         self._random_search_steps = random_search_steps
@@ -228,7 +213,7 @@ class BayesOptSearch(Searcher):
             self._optimizer = BayesianOptimization(
                 f=None,
                 pbounds=bounds,
-                acquisition_function=_acquisition(self._utility),
+                acquisition_function=acquisition_function(self._utility),
                 random_state=int(self._random_state),
                 verbose=self._verbose,
             )
@@ -423,58 +408,3 @@ def _check_int(name: str, value: object, minimum: int | None) -> None:
         raise InvalidFieldError(f"BayesOptSearch.{name}", value, "an integer")
     if minimum is not None and value < minimum:
         raise InvalidFieldError(f"BayesOptSearch.{name}", value, f"an integer >= {minimum}")
-
-
-def _utility_kwargs(given: dict[str, Any] | None) -> _Utility:
-    """bayes_opt 1.x's `UtilityFunction` arguments, checked, with defaults."""
-    if given is None:
-        given = {}
-    if not isinstance(given, Mapping):
-        raise InvalidFieldError("BayesOptSearch.utility_kwargs", given, "a dict")
-    fields = _Utility.__struct_fields__
-    for key in given:
-        if key not in fields:
-            raise InvalidFieldError(
-                f"BayesOptSearch.utility_kwargs[{key!r}]",
-                given[key],
-                f"one of the keys {sorted(fields)}",
-            )
-    utility = {**msgspec.structs.asdict(_Utility()), **given}
-    if utility["kind"] not in ("ucb", "ei", "poi"):
-        raise InvalidFieldError(
-            "BayesOptSearch.utility_kwargs['kind']", utility["kind"], "'ucb', 'ei' or 'poi'"
-        )
-    for key in ("kappa", "xi"):
-        if finite(utility[key]) is None or utility[key] < 0:
-            raise InvalidFieldError(
-                f"BayesOptSearch.utility_kwargs[{key!r}]", utility[key], "a number >= 0"
-            )
-    decay = finite(utility["kappa_decay"])
-    if decay is None or not 0 < decay <= 1:
-        raise InvalidFieldError(
-            "BayesOptSearch.utility_kwargs['kappa_decay']",
-            utility["kappa_decay"],
-            "a number in (0, 1]",
-        )
-    delay = utility["kappa_decay_delay"]
-    if not is_int(delay) or delay < 0:
-        raise InvalidFieldError(
-            "BayesOptSearch.utility_kwargs['kappa_decay_delay']", delay, "an integer >= 0"
-        )
-    return msgspec.convert(utility, _Utility)
-
-
-def _acquisition(utility: _Utility) -> AcquisitionFunction:
-    """The bayes_opt 3.x acquisition function for 1.x's utility arguments."""
-    from bayes_opt import acquisition  # noqa: PLC0415 - optional package
-
-    if utility.kind == "ucb":
-        decays = utility.kappa_decay < 1
-        return acquisition.UpperConfidenceBound(
-            kappa=utility.kappa,
-            exploration_decay=utility.kappa_decay if decays else None,
-            exploration_decay_delay=utility.kappa_decay_delay if decays else None,
-        )
-    if utility.kind == "ei":
-        return acquisition.ExpectedImprovement(xi=utility.xi)
-    return acquisition.ProbabilityOfImprovement(xi=utility.xi)

@@ -4,23 +4,13 @@ The searcher behaves as Ray Tune's (`ray.tune.search.hyperopt`): it drives
 `hyperopt.tpe.suggest` on a `Trials` object ask/tell style, serves
 `points_to_evaluate` first (entered as trials up front, as Ray does), draws
 `n_initial_points` configs at random before TPE models, and minimises (a
-"max" metric is negated). Every tunecore domain has its hyperopt equivalent:
-
-| tunecore | hyperopt |
-|---|---|
-| uniform, quniform | hp.uniform, hp.quniform |
-| loguniform, qloguniform | hp.loguniform, hp.qloguniform (on the log bounds) |
-| randint(lo, hi), qrandint | hp.quniform on the integers (multiples of q) in range, as an int |
-| lograndint, qlograndint | hp.qloguniform on the integers (multiples of q), as an int |
-| choice | hp.choice over the categories' indices |
-| randn, qrandn | hp.normal, hp.qnormal |
-
-A domain with a single value becomes a choice of one. A `grid_search` or
-`sample_from` is refused with an error naming its path (Ray refuses a grid
-too). Ray's other form, a space of hyperopt's own `hp.*` expressions
-(conditional ones too), is searched as given, but it is code, not JSON: the
-searcher cannot describe it (`to_spec` is None), so `Tuner.restore` needs it
-passed again, and it takes no points evaluated elsewhere.
+"max" metric is negated). Every tunecore domain has its hyperopt equivalent
+(the table in `_hyperopt_space`); a `grid_search` or `sample_from` is
+refused with an error naming its path (Ray refuses a grid too). Ray's other
+form, a space of hyperopt's own `hp.*` expressions (conditional ones too),
+is searched as given, but it is code, not JSON: the searcher cannot
+describe it (`to_spec` is None), so `Tuner.restore` needs it passed again,
+and it takes no points evaluated elsewhere.
 
 Determinism and resume. TPE draws from the seed it is called with; the
 seed of the n-th call is drawn from a numpy Generator seeded by
@@ -31,31 +21,15 @@ order give the same run, in any process. Where the user gives no
 
 from __future__ import annotations
 
-import math
 import warnings
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Self
 
 import msgspec
 import numpy as np
 
 from tunecore.core.results import DEFAULT_METRIC
-from tunecore.core.search.domains import (
-    Choice,
-    LogRandInt,
-    LogUniform,
-    QLogRandInt,
-    QLogUniform,
-    QRandInt,
-    QRandN,
-    QUniform,
-    RandInt,
-    RandN,
-    Uniform,
-    copy_json,
-)
-from tunecore.core.search.variants import Parameter, ParamSpace, format_path
+from tunecore.core.search.variants import ParamSpace
 from tunecore.core.search.view import Path
 from tunecore.model import InvalidFieldError, JsonDict, JsonValue
 from tunecore.search._contract import (
@@ -69,12 +43,18 @@ from tunecore.search._contract import (
     require_package,
     require_ready,
 )
+from tunecore.search._hyperopt_space import (
+    Dimension,
+    dimension,
+    holds_expressions,
+    native_vals,
+    plain_config,
+)
 from tunecore.search.searcher import Searcher
 from tunecore.search.spaces import (
     config_from,
     finite,
     label,
-    plain_number,
     point_values,
     searched_space,
 )
@@ -83,17 +63,6 @@ if TYPE_CHECKING:
     from hyperopt import Domain, Trials
 
 _SEED_BOUND = 2**31 - 1
-
-
-@dataclass(frozen=True)
-class _Dimension:
-    """One parameter as hyperopt sees it: the hp expression, and how a
-    hyperopt value maps to the config's value and back."""
-
-    parameter: Parameter
-    expression: object
-    decode: Callable[[float], JsonValue]
-    encode: Callable[[JsonValue], float | int]
 
 
 class _HyperOptSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -144,7 +113,7 @@ class HyperOptSearch(Searcher):
         self._seed_given = random_state_seed is not None
         self._given_points = check_points("HyperOptSearch", points_to_evaluate)
         self._space: ParamSpace | None = None
-        self._dimensions: list[_Dimension] = []
+        self._dimensions: list[Dimension] = []
         self._initial_points: list[dict[Path, JsonValue]] = []
         self._native: dict[str, Any] | None = None  # a space of hp.* expressions, as given
         self._warned = False
@@ -157,7 +126,7 @@ class HyperOptSearch(Searcher):
         if space:
             if not isinstance(space, Mapping):
                 raise InvalidFieldError("HyperOptSearch.space", space, "a dict")
-            if _holds_expressions(space):
+            if holds_expressions(space):
                 self._take_native(dict(space))
             else:
                 self._take_space(searched_space("HyperOptSearch", space))
@@ -189,7 +158,7 @@ class HyperOptSearch(Searcher):
             raise InvalidFieldError(
                 "param_space", space.skeleton, "at least one search domain (tune.uniform, ...)"
             )
-        self._dimensions = [_dimension(parameter) for parameter in space.sampled]
+        self._dimensions = [dimension(parameter) for parameter in space.sampled]
         self._space = space
         self._initial_points = [
             point_values("HyperOptSearch", f"points_to_evaluate[{i}]", space, point)
@@ -205,7 +174,7 @@ class HyperOptSearch(Searcher):
         for i, point in enumerate(self._given_points):
             if not isinstance(point, Mapping):
                 raise InvalidFieldError(f"points_to_evaluate[{i}]", point, "a dict of labels")
-            self._native_points.append(_native_vals(f"points_to_evaluate[{i}]", space, point))
+            self._native_points.append(native_vals(f"points_to_evaluate[{i}]", space, point))
         self._default_metric()
 
     def _default_metric(self) -> None:
@@ -255,7 +224,7 @@ class HyperOptSearch(Searcher):
             import hyperopt  # noqa: PLC0415 - optional package
 
             try:
-                evaluated = _plain(hyperopt.space_eval(self._native, vals))
+                evaluated = plain_config(hyperopt.space_eval(self._native, vals))
             except (AttributeError, TypeError, AssertionError) as error:  # a value is missing
                 raise ValueError(
                     f"HyperOptSearch could not build a config from {vals}: a point in "
@@ -405,147 +374,3 @@ class HyperOptSearch(Searcher):
             doc["result"] = {"loss": loss, "status": base.STATUS_OK}
         assert self._trials is not None
         self._trials.refresh()
-
-
-def _holds_expressions(space: object) -> bool:
-    """Whether a space holds hyperopt's `hp.*` expressions (pyll nodes)."""
-    from hyperopt.pyll import Apply  # noqa: PLC0415 - optional package
-
-    if isinstance(space, Apply):
-        return True
-    if isinstance(space, Mapping):
-        return any(_holds_expressions(value) for value in space.values())
-    if isinstance(space, list | tuple):
-        return any(_holds_expressions(value) for value in space)
-    return False
-
-
-def _native_vals(where: str, space: Mapping[str, Any], point: Mapping[str, Any]) -> dict[str, Any]:
-    """A point for a space of hp.* expressions as hyperopt vals (Ray's
-    convention: keys are hyperopt's labels; a choice's value, also inside a
-    nested dict, is given as the value and recorded as its index)."""
-    from hyperopt.pyll import Apply  # noqa: PLC0415 - optional package
-
-    vals: dict[str, Any] = {}
-    for key, value in point.items():
-        node = space.get(key)
-        if isinstance(value, Mapping) and isinstance(node, Mapping):
-            vals.update(_native_vals(f"{where}[{key!r}]", node, value))
-            continue
-        if isinstance(node, Apply) and node.name == "switch":
-            vals[key] = _option_index(f"{where}[{key!r}]", node.pos_args[1:], value)
-        else:
-            vals[key] = value
-    return vals
-
-
-def _option_index(where: str, options: list[Any], value: object) -> int:
-    """The index of a choice's option: found by value among plain options;
-    given as the index when the options are expressions (dicts, spaces)."""
-    if all(option.name == "literal" for option in options):
-        plain = [option.obj for option in options]
-        for index, option in enumerate(plain):
-            if type(option) is type(value) and option == value:
-                return index
-        raise InvalidFieldError(where, value, f"one of {plain!r}")
-    if is_int(value) and 0 <= value < len(options):
-        return value
-    raise InvalidFieldError(
-        where, value, f"the index (0 to {len(options) - 1}) of an option: they are expressions"
-    )
-
-
-def _plain(value: object) -> object:
-    """hyperopt's evaluated config as plain JSON values (no numpy scalars,
-    tuples as lists)."""
-    if isinstance(value, Mapping):
-        return {key: _plain(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(item) for item in value]
-    return plain_number(value)
-
-
-def _dimension(parameter: Parameter) -> _Dimension:
-    """The hyperopt dimension of one tunecore domain (the module's table)."""
-    from hyperopt import hp  # noqa: PLC0415 - optional package
-
-    name = label(parameter.path)
-    domain = parameter.domain
-    if isinstance(domain, Choice):
-        categories = domain.categories
-        return _Dimension(
-            parameter,
-            hp.choice(name, list(range(len(categories)))),
-            lambda index: copy_json(categories[int(index)]),
-            lambda value: _index_of(categories, value),
-        )
-    if isinstance(domain, Uniform | QUniform | LogUniform | QLogUniform):
-        low, high = domain.low, domain.high
-        if low == high:
-            return _single(parameter, low)
-        if isinstance(domain, Uniform):
-            expression = hp.uniform(name, low, high)
-        elif isinstance(domain, QUniform):
-            expression = hp.quniform(name, low, high, domain.q)
-        elif isinstance(domain, LogUniform):
-            expression = hp.loguniform(name, math.log(low), math.log(high))
-        else:
-            expression = hp.qloguniform(name, math.log(low), math.log(high), domain.q)
-        return _Dimension(
-            parameter,
-            expression,
-            lambda v: min(max(float(v), low), high),
-            _number,
-        )
-    if isinstance(domain, RandInt | LogRandInt | QRandInt | QLogRandInt):
-        if isinstance(domain, RandInt | LogRandInt):
-            q, first, last = 1, domain.low, domain.high - 1
-        else:
-            q = domain.q
-            first, last = -(-domain.low // q) * q, domain.high // q * q
-        if first == last:
-            return _single(parameter, first)
-        if isinstance(domain, RandInt | QRandInt):
-            expression = hp.quniform(name, first, last, q)
-        else:
-            expression = hp.qloguniform(name, math.log(first), math.log(last), q)
-        return _Dimension(
-            parameter,
-            expression,
-            lambda v: min(max(round(float(v) / q) * q, first), last),
-            _number,
-        )
-    if isinstance(domain, RandN | QRandN):
-        if domain.sd == 0:
-            return _single(parameter, domain.mean)
-        if isinstance(domain, RandN):
-            expression = hp.normal(name, domain.mean, domain.sd)
-        else:
-            expression = hp.qnormal(name, domain.mean, domain.sd, domain.q)
-        return _Dimension(parameter, expression, float, _number)
-    raise InvalidFieldError(
-        format_path(parameter.path), domain, "a search domain HyperOptSearch can model"
-    )
-
-
-def _number(value: JsonValue) -> float:
-    """A numeric domain's value as hyperopt records it (`point_values`
-    checked it against the domain)."""
-    assert is_int(value) or isinstance(value, float)
-    return float(value)
-
-
-def _single(parameter: Parameter, value: JsonValue) -> _Dimension:
-    """A domain with one value: a choice of one."""
-    from hyperopt import hp  # noqa: PLC0415 - optional package
-
-    return _Dimension(
-        parameter, hp.choice(label(parameter.path), [0]), lambda _: value, lambda _: 0
-    )
-
-
-def _index_of(categories: list[JsonValue], value: JsonValue) -> int:
-    for index, category in enumerate(categories):
-        if type(category) is type(value) and category == value:
-            return index
-    raise InvalidFieldError("value", value, f"one of {categories!r}")

@@ -49,21 +49,19 @@ and the modes 'obs'.
 
 from __future__ import annotations
 
-import json
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Self
 
-import msgspec
-
-from tunecore.core.search.domains import DOMAIN_TYPES, plain_json
+from tunecore.core.search.domains import DOMAIN_TYPES
 from tunecore.core.search.variants import ParamSpace, parse_space
-from tunecore.model import InvalidFieldError, JsonDict, JsonValue
+from tunecore.model import InvalidFieldError, JsonDict
+from tunecore.search._contract import encode_spec, is_int, is_number
+from tunecore.search._optuna_args import as_values, check_modes, checked_points, checked_rewards
 from tunecore.search.searcher import Searcher
 
 try:  # the package is optional: OptunaSearch() says how to install it
     import optuna
-    from optuna.distributions import distribution_to_json, json_to_distribution
     from optuna.samplers import BaseSampler
     from optuna.study import Study
     from optuna.trial import FixedTrial, Trial, TrialState, create_trial
@@ -71,14 +69,23 @@ try:  # the package is optional: OptunaSearch() says how to install it
     from tunecore.search import _optuna_sampler as samplers
     from tunecore.search._optuna_space import (
         OptunaParam,
+        Recorder,
         config_of,
         constant_paths,
         flat_names,
         flat_point,
         from_distributions,
         from_domains,
+        is_constants,
         to_plain,
         unflattened,
+    )
+    from tunecore.search._optuna_spec import (
+        SPEC_VERSION,
+        OptunaSpec,
+        constructor_space,
+        describe_space,
+        read_spec,
     )
 except ImportError:
     HAS_OPTUNA = False
@@ -89,8 +96,6 @@ DEFAULT_METRIC = "_metric"
 """Ray's name for the metric when only a mode is given."""
 
 TRAINING_ITERATION = "training_iteration"
-
-SPEC_VERSION = 1
 
 
 def _require_optuna() -> None:
@@ -116,7 +121,7 @@ class OptunaSearch(Searcher):
     ) -> None:
         _require_optuna()
         super().__init__(metric=metric, mode=mode)
-        _check_modes(mode)
+        check_modes(mode)
         if storage is not None:
             raise InvalidFieldError(
                 "OptunaSearch.storage",
@@ -128,7 +133,7 @@ class OptunaSearch(Searcher):
             raise InvalidFieldError(
                 "OptunaSearch.sampler", sampler, "an instance of optuna.samplers.BaseSampler"
             )
-        if seed is not None and not _is_int(seed):
+        if seed is not None and not is_int(seed):
             raise InvalidFieldError("OptunaSearch.seed", seed, "an integer")
         if sampler is not None and seed is not None:
             warnings.warn(
@@ -140,8 +145,8 @@ class OptunaSearch(Searcher):
         self._sampler = sampler
         self._seed = seed
         self._study_name = study_name or "optuna"
-        self._points: list[JsonDict] = _points(points_to_evaluate)
-        self._rewards = _rewards(evaluated_rewards, len(self._points))
+        self._points: list[JsonDict] = checked_points(points_to_evaluate)
+        self._rewards = checked_rewards(evaluated_rewards, len(self._points))
         self._params: tuple[OptunaParam, ...] | None = None
         self._param_space: ParamSpace | None = None
         self._define_by_run: Callable[[Any], dict[str, Any] | None] | None = None
@@ -177,7 +182,7 @@ class OptunaSearch(Searcher):
         space of its own (Ray's contract) or has already suggested."""
         if self._own_space or self._study is not None:
             return False
-        _check_modes(mode)
+        check_modes(mode)
         if self._metric is None and metric:
             self._metric = metric
         if self._mode is None and mode:
@@ -208,11 +213,11 @@ class OptunaSearch(Searcher):
             return
         value, step = result.get(self._metric), result.get(TRAINING_ITERATION)
         reported = self._reported.setdefault(trial_id, set())
-        if _is_number(value) and _is_int(step) and step not in reported:
+        if is_number(value) and is_int(step) and step not in reported:
             # A trial restarted after a failure or a resume reports its
             # iterations again: Optuna keeps the first value of each step.
             reported.add(step)
-            trial.report(float(value), step)  # type: ignore[arg-type]
+            trial.report(float(value), step)
 
     def on_trial_complete(
         self, trial_id: str, result: dict[str, Any] | None = None, error: bool = False
@@ -280,7 +285,9 @@ class OptunaSearch(Searcher):
             )
 
     def to_spec(self) -> JsonDict | None:
-        space = self._space_spec()
+        space = describe_space(
+            self._define_by_run, self._param_space, not self._own_space, self._params
+        )
         sampler = self._describe_sampler()
         if space is None or isinstance(sampler, samplers.Undescribable):
             why = (
@@ -295,42 +302,36 @@ class OptunaSearch(Searcher):
                 "needs it again, Tuner.restore(path, trainable, search_alg=OptunaSearch(...))",
             )
             return None
-        return {
-            "version": SPEC_VERSION,
-            "optuna": optuna.__version__,
-            "space": space,
-            "metric": self._metric,
-            "mode": self._mode,
-            "points_to_evaluate": list(self._points) or None,
-            "evaluated_rewards": self._rewards,
-            "sampler": sampler,
-            "seed": self._seed,
-            "study_name": self._study_name,
-        }
+        spec = OptunaSpec(
+            version=SPEC_VERSION,
+            optuna=optuna.__version__,
+            space=space,
+            metric=self._metric,
+            mode=self._mode,
+            points_to_evaluate=list(self._points) or None,
+            evaluated_rewards=self._rewards,
+            sampler=sampler,
+            seed=self._seed,
+            study_name=self._study_name,
+        )
+        return encode_spec(spec)
 
     @classmethod
     def from_spec(cls, spec: JsonDict) -> Self:
-        if spec.get("version") != SPEC_VERSION:
-            raise InvalidFieldError(
-                "OptunaSearch spec.version", spec.get("version"), f"{SPEC_VERSION}"
-            )
         _require_optuna()
-        space = spec["space"]
-        assert isinstance(space, dict)
-        sampler = spec.get("sampler")
+        decoded = read_spec(spec)
         searcher = cls(
-            space=_space_from_spec(space),
-            metric=spec.get("metric"),  # type: ignore[arg-type]
-            mode=spec.get("mode"),  # type: ignore[arg-type]
-            points_to_evaluate=spec.get("points_to_evaluate"),  # type: ignore[arg-type]
-            sampler=samplers.build(sampler) if isinstance(sampler, dict) else None,
-            study_name=spec.get("study_name"),  # type: ignore[arg-type]
-            seed=spec.get("seed"),  # type: ignore[arg-type]
-            evaluated_rewards=spec.get("evaluated_rewards"),  # type: ignore[arg-type]
+            space=constructor_space(decoded.space),
+            metric=decoded.metric,
+            mode=decoded.mode,
+            points_to_evaluate=decoded.points_to_evaluate,
+            sampler=None if decoded.sampler is None else samplers.build(decoded.sampler),
+            study_name=decoded.study_name,
+            seed=decoded.seed,
+            evaluated_rewards=decoded.evaluated_rewards,
         )
-        from_tuner = space.get("param_space") if space.get("from_tuner") else None
-        if from_tuner is not None:
-            searcher._param_space = msgspec.convert(from_tuner, ParamSpace)
+        if decoded.space.from_tuner and decoded.space.param_space is not None:
+            searcher._param_space = decoded.space.param_space
             searcher._params = from_domains(searcher._param_space)
             searcher._check_points()
         return searcher
@@ -405,7 +406,7 @@ class OptunaSearch(Searcher):
         failed = error or (missing and not pruned)
         state = TrialState.FAIL if failed else TrialState.PRUNED if pruned else TrialState.COMPLETE
         complete = state == TrialState.COMPLETE
-        values = _as_values(value, "OptunaSearch.add_evaluated_point.value") if complete else None
+        values = as_values(value, "OptunaSearch.add_evaluated_point.value") if complete else None
         try:
             trial = create_trial(
                 state=state,
@@ -437,10 +438,10 @@ class OptunaSearch(Searcher):
 
     def _run_define_by_run(self, trial: Trial) -> JsonDict:
         assert self._define_by_run is not None
-        recorder = _Recorder(trial)
+        recorder = Recorder(trial)
         constants = self._define_by_run(recorder)
         where = "OptunaSearch.space(trial)"
-        if not _is_constants(constants):
+        if not is_constants(constants):
             raise InvalidFieldError(where, constants, "None or a dict of constants by name")
         return unflattened({**recorder.values, **(constants or {})}, where)
 
@@ -449,9 +450,8 @@ class OptunaSearch(Searcher):
             return None
         metrics = self._metric if isinstance(self._metric, list) else [self._metric]
         values = [result.get(metric) for metric in metrics]
-        if not all(_is_number(value) for value in values):
-            return None
-        return [float(value) for value in values]  # type: ignore[arg-type]
+        numbers = [float(value) for value in values if is_number(value)]
+        return numbers if len(numbers) == len(values) else None
 
     # -- the space and the spec ------------------------------------------------------------------
 
@@ -469,23 +469,6 @@ class OptunaSearch(Searcher):
         for index, point in enumerate(self._points):
             self._flat(point, f"OptunaSearch.points_to_evaluate[{index}]")
 
-    def _space_spec(self) -> JsonDict | None:
-        if self._define_by_run is not None:
-            path = samplers.import_path(self._define_by_run)
-            return None if path is None else {"define_by_run": path}
-        if self._param_space is not None:
-            return {
-                "param_space": msgspec.to_builtins(self._param_space),
-                "from_tuner": not self._own_space,
-            }
-        if self._params is not None:
-            return {
-                "distributions": {
-                    p.name: json.loads(distribution_to_json(p.distribution)) for p in self._params
-                }
-            }
-        return {}
-
     def _describe_sampler(self) -> JsonDict | samplers.Undescribable | None:
         if self._study is not None:
             return self._sampler_description
@@ -502,53 +485,6 @@ class OptunaSearch(Searcher):
             warnings.warn(message, stacklevel=3)
 
 
-class _Recorder:
-    """The Optuna trial a define-by-run function gets, recording what every
-    `suggest_*` call returned (Ray's _OptunaTrialSuggestCaptor)."""
-
-    def __init__(self, trial: Any) -> None:
-        self._trial = trial
-        self.values: dict[str, Any] = {}
-
-    def __getattr__(self, name: str) -> Any:
-        found = getattr(self._trial, name)
-        if not name.startswith("suggest_") or not callable(found):
-            return found
-
-        def recording(*args: Any, **kwargs: Any) -> Any:
-            value = found(*args, **kwargs)
-            self.values[kwargs.get("name", args[0] if args else "")] = value
-            return value
-
-        return recording
-
-
-def _space_from_spec(space: Mapping[str, JsonValue]) -> Any:
-    if "define_by_run" in space:
-        path = space["define_by_run"]
-        assert isinstance(path, str)
-        return samplers.import_object(path)
-    if "param_space" in space:
-        if space.get("from_tuner"):
-            return None
-        return _space_dict(msgspec.convert(space["param_space"], ParamSpace))
-    distributions = space.get("distributions")
-    if isinstance(distributions, dict):
-        return {name: json_to_distribution(json.dumps(d)) for name, d in distributions.items()}
-    return None
-
-
-def _space_dict(space: ParamSpace) -> dict[str, Any]:
-    """A parsed param space as the dict it was parsed from."""
-    rebuilt = json.loads(json.dumps(space.skeleton))
-    for parameter in space.sampled:
-        target = rebuilt
-        for part in parameter.path[:-1]:
-            target = target[part]
-        target[parameter.path[-1]] = parameter.domain
-    return rebuilt  # type: ignore[no-any-return]
-
-
 def _has_domains(space: Mapping[str, Any]) -> bool:
     for value in space.values():
         if isinstance(value, DOMAIN_TYPES):
@@ -558,54 +494,3 @@ def _has_domains(space: Mapping[str, Any]) -> bool:
         if isinstance(value, list | tuple) and any(isinstance(v, DOMAIN_TYPES) for v in value):
             return True
     return False
-
-
-def _check_modes(mode: object) -> None:
-    for index, each in enumerate(mode if isinstance(mode, list) else [mode]):
-        if each is not None and each not in ("min", "max"):
-            where = f"OptunaSearch.mode[{index}]" if isinstance(mode, list) else "OptunaSearch.mode"
-            raise InvalidFieldError(where, each, "'min' or 'max'")
-
-
-def _points(points: list[dict[str, Any]] | None) -> list[JsonDict]:
-    if points is None:
-        return []
-    checked = plain_json("OptunaSearch.points_to_evaluate", points)
-    if not isinstance(checked, list) or not all(isinstance(p, dict) for p in checked):
-        raise InvalidFieldError("OptunaSearch.points_to_evaluate", points, "a list of dicts")
-    return checked  # type: ignore[return-value]
-
-
-def _rewards(rewards: list[Any] | None, points: int) -> list[Any] | None:
-    if rewards is None:
-        return None
-    checked = plain_json("OptunaSearch.evaluated_rewards", rewards)
-    if not isinstance(checked, list) or len(checked) != points:
-        raise InvalidFieldError(
-            "OptunaSearch.evaluated_rewards",
-            rewards,
-            f"a list of {points} rewards, one per point of points_to_evaluate",
-        )
-    for index, reward in enumerate(checked):
-        _as_values(reward, f"OptunaSearch.evaluated_rewards[{index}]")
-    return checked
-
-
-def _as_values(value: object, where: str) -> list[float]:
-    values = value if isinstance(value, list | tuple) else [value]
-    if not values or not all(_is_number(each) for each in values):
-        raise InvalidFieldError(where, value, "a number (a list of numbers, one per metric)")
-    return [float(each) for each in values]  # type: ignore[arg-type]
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_constants(value: object) -> bool:
-    """None, or a dict of constants by name (what a define-by-run function returns)."""
-    return value is None or (isinstance(value, dict) and all(isinstance(k, str) for k in value))
-
-
-def _is_number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)

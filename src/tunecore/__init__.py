@@ -42,6 +42,7 @@ from tunecore.core.search.domains import (
     sample_from,
     uniform,
 )
+from tunecore.search.create import create_searcher
 from tunecore.shell.callbacks import Callback
 from tunecore.shell.replay import replay
 from tunecore.shell.stoppers import Stopper
@@ -80,6 +81,7 @@ __all__ = [
     "__version__",
     "checkpoint_dir",
     "choice",
+    "create_searcher",
     "get_checkpoint",
     "get_context",
     "grid_search",

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tunecore
-from tunecore import RunConfig, TuneConfig, Tuner
+from tunecore import RunConfig, TuneConfig, TuneError, Tuner
 from tunecore.api.searching import SearcherNotGivenError, restored_runtime
 from tunecore.core.experiment import ExperimentState
 from tunecore.model import Asked, ExperimentEvent, JsonDict, SearcherFailed
@@ -193,14 +193,17 @@ def test_finished_ends_the_search_early(tmp_path: Path) -> None:
 
 
 def test_a_searcher_that_raises_stops_the_experiment_and_keeps_the_log(tmp_path: Path) -> None:
+    """As in Ray Tune, fit() raises the searcher's error; unlike Ray, the
+    experiment first ends cleanly, its log and results kept."""
     searcher = Scripted(["config", "config", "raise"])
-    grid = simulated(ConcurrencyLimiter(searcher, max_concurrent=1), tmp_path)  # type: ignore[type-var]
+    with pytest.raises(TuneError, match="The searcher failed: RuntimeError: the optimizer broke"):
+        simulated(ConcurrencyLimiter(searcher, max_concurrent=1), tmp_path)  # type: ignore[type-var]
     events = read_log(tmp_path / "sim").events
     failures = [e for e in events if isinstance(e, SearcherFailed)]
     assert [f.error for f in failures] == ["RuntimeError: the optimizer broke"]
-    assert grid.experiment_error is not None
-    assert "the optimizer broke" in grid.experiment_error
+    grid = tunecore.ResultGrid.from_path(tmp_path / "sim")
     assert [r.metrics["score"] for r in grid] == [-4.0, -1.0]  # nothing recorded is lost
+    assert grid.experiment_error is not None
     assert replay(tmp_path / "sim").state.done
 
 
@@ -214,21 +217,20 @@ class ScriptedOverTheSpace(Scripted):
 
 
 def test_a_suggestion_outside_the_param_space_names_the_parameter(tmp_path: Path) -> None:
-    grid = tunecore.simulate(
-        parabola,
-        param_space={"x": tunecore.uniform(-5.0, 5.0)},
-        tune_config=TuneConfig(
-            search_alg=ScriptedOverTheSpace(["config", "outside"]),
-            metric="score",
-            mode="max",
-            num_samples=4,
-        ),
-        run_config=RunConfig(storage_path=str(tmp_path), name="sim", verbose=0),
-        max_iterations=1,
-    )
-    assert grid.experiment_error is not None
-    assert "ScriptedOverTheSpace.suggest()['x']=99.0" in grid.experiment_error
-    assert "Uniform" in grid.experiment_error
+    expected = r"ScriptedOverTheSpace\.suggest\(\)\['x'\]=99\.0 is invalid: .*Uniform"
+    with pytest.raises(TuneError, match=expected):
+        tunecore.simulate(
+            parabola,
+            param_space={"x": tunecore.uniform(-5.0, 5.0)},
+            tune_config=TuneConfig(
+                search_alg=ScriptedOverTheSpace(["config", "outside"]),
+                metric="score",
+                mode="max",
+                num_samples=4,
+            ),
+            run_config=RunConfig(storage_path=str(tmp_path), name="sim", verbose=0),
+            max_iterations=1,
+        )
 
 
 def test_a_searcher_that_declines_with_nothing_running_ends_with_an_error(tmp_path: Path) -> None:
@@ -462,20 +464,22 @@ def test_every_search_ends_whatever_the_searcher_answers(
     the space in any order, the experiment ends, and its log replays."""
     root = tmp_path_factory.mktemp("live")
     searcher = ConcurrencyLimiter(ScriptedOverTheSpace(script), max_concurrent=concurrency)  # type: ignore[type-var]
-    grid = tunecore.simulate(
-        parabola,
-        param_space={"x": tunecore.uniform(0.0, 50.0)},
-        tune_config=TuneConfig(search_alg=searcher, metric="score", mode="max", num_samples=6),
-        run_config=RunConfig(storage_path=str(root), name="sim", verbose=0),
-        max_iterations=2,
-    )
+    try:
+        tunecore.simulate(
+            parabola,
+            param_space={"x": tunecore.uniform(0.0, 50.0)},
+            tune_config=TuneConfig(search_alg=searcher, metric="score", mode="max", num_samples=6),
+            run_config=RunConfig(storage_path=str(root), name="sim", verbose=0),
+            max_iterations=2,
+        )
+        raised = False
+    except TuneError as error:
+        raised = "The searcher failed" in str(error)
     replayed = replay(root / "sim")
     assert replayed.state.done
-    assert len(grid) <= 6
+    assert len(replayed.state.trials) <= 6
     failed = any(isinstance(e, SearcherFailed) for e in read_log(root / "sim").events)
-    assert failed == (
-        grid.experiment_error is not None and "searcher failed" in grid.experiment_error
-    )
+    assert failed == raised
 
 
 class CtrlCOnThirdAsk(Hill):

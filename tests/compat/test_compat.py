@@ -57,22 +57,6 @@ XFAIL: dict[str, str] = {
         "ConcurrencyLimiter.save/restore (passed on to the wrapped searcher) are missing "
         "(core/search/limiter.py)"
     ),
-    "create_searcher_shim": (
-        "AttributeError: module 'tunecore' has no attribute 'create_searcher' (Ray's "
-        "tune.create_searcher / tune.search.create_searcher)"
-    ),
-    "repeater_hyperopt": (
-        "ImportError: cannot import name 'repeater' from 'tunecore.search' (Ray's module "
-        "tune.search.repeater with TRIAL_INDEX); past it, InvalidFieldError: "
-        "Repeater.metric=None: Repeater does not take the metric and mode of the searcher "
-        "it wraps, as Ray's does"
-    ),
-    "searcher_setup_errors": (
-        "AssertionError: no error: with no metric anywhere, OptunaSearch.suggest raises "
-        "InvalidFieldError, the experiment stops (SearcherFailed) but Tuner.fit() returns 0 "
-        "results instead of raising as Ray Tune does (api/tuner.py raises only for "
-        "fail_fast='raise')"
-    ),
 }
 
 # Scripts with an assertion whose outcome depends on timing, on tunecore as

@@ -100,6 +100,16 @@ def prepare_search(
     return PreparedSearch(_replaced(chosen, external), SearcherRuntime(found))
 
 
+def _with_objective_of(
+    wrapper: ConcurrencyLimiter[Any] | Repeater[Any], external: ExternalSearcher
+) -> ConcurrencyLimiter[Any] | Repeater[Any]:
+    """A `Repeater` averages the searcher's metric when it names none, as
+    Ray's does (it reads the wrapped searcher's)."""
+    if isinstance(wrapper, Repeater) and wrapper.metric is None and external.metric is not None:
+        return msgspec.structs.replace(wrapper, metric=external.metric, mode=external.mode)
+    return wrapper
+
+
 def _limiter_of(chosen: object) -> ConcurrencyLimiter[Any] | None:
     inner = chosen
     while isinstance(inner, _WRAPPERS):
@@ -113,7 +123,8 @@ def _replaced(chosen: object, external: ExternalSearcher) -> SearchPolicy:
     """`chosen`'s wrappers around `external` instead of the object."""
     if isinstance(chosen, _WRAPPERS):
         inner = _replaced(chosen.searcher, external)
-        return cast(SearchPolicy, msgspec.structs.replace(chosen, searcher=inner))
+        wrapper = _with_objective_of(chosen, external)
+        return cast(SearchPolicy, msgspec.structs.replace(wrapper, searcher=inner))
     return external
 
 

@@ -365,6 +365,13 @@ class Tuner:
             storage.experiment_dir,
             stored=stored,
         )
+        runtime = self._search_runtime
+        if runtime is not None and runtime.failure is not None:
+            raise TuneError(
+                f"The searcher failed: {runtime.failure}\n(the experiment in "
+                f"{storage.experiment_dir} stopped there; its results and log are kept: "
+                "tuner.get_results())"
+            )
         if run.failure_config.fail_fast == "raise" and final.error is not None:
             raise TuneError(
                 f"{final.error}\n(fail_fast='raise': the experiment in "

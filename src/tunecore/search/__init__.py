@@ -24,6 +24,7 @@ from tunecore.core.search import (
     sample_from,
     uniform,
 )
+from tunecore.search.create import create_searcher
 from tunecore.search.searcher import Searcher
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "Searcher",
     "Suggestion",
     "choice",
+    "create_searcher",
     "grid_search",
     "lograndint",
     "loguniform",

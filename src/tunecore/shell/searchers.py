@@ -90,6 +90,8 @@ class SearcherRuntime:
         self._object = searcher
         self._asks = 0  # asks made of the object: the key the next must carry
         self._warned = False
+        self.failure: str | None = None
+        """What the object raised, once it failed: `fit()` raises it."""
 
     @property
     def searcher(self) -> SearcherObject:
@@ -107,7 +109,8 @@ class SearcherRuntime:
             event = self._ask(state, external, wanted, at)
         except Exception as error:  # the user's or a package's code: any error
             logger.exception("The searcher %s failed", external.name)
-            return [SearcherFailed(at=at, error=f"{type(error).__name__}: {error}")]
+            self.failure = f"{type(error).__name__}: {error}"
+            return [SearcherFailed(at=at, error=self.failure)]
         return [event]
 
     def _ask(

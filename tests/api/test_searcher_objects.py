@@ -5,6 +5,7 @@ replays without them, and a restore rebuilds them exactly."""
 
 from __future__ import annotations
 
+import json
 import random
 import shutil
 import warnings
@@ -511,3 +512,52 @@ def test_ctrl_c_while_the_searcher_suggests_loses_nothing_and_resumes_exactly(
         resumed = Tuner.restore(str(tmp_path / "cut" / "exp"), quadratic).fit()
     assert len(resumed) == 8
     assert [e.config for e in asked(tmp_path / "cut" / "exp")] == expected
+
+
+# -- Ray's save / restore / restore_from_dir, without a pickle ------------------
+
+
+def test_restore_from_dir_continues_where_the_other_experiments_searcher_ended(
+    tmp_path: Path,
+) -> None:
+    """Two experiments of 4 trials, the second restored from the first,
+    suggest what one experiment of 8 trials does."""
+    one = ConcurrencyLimiter(Hill(seed=5), max_concurrent=1)  # type: ignore[type-var]
+    simulated(one, tmp_path, name="whole", samples=8)
+    first = ConcurrencyLimiter(Hill(seed=5), max_concurrent=1)  # type: ignore[type-var]
+    simulated(first, tmp_path, name="first", samples=4)
+    second = Hill(seed=5)
+    second.restore_from_dir(tmp_path / "first")
+    simulated(ConcurrencyLimiter(second, max_concurrent=1), tmp_path, name="second", samples=4)  # type: ignore[type-var]
+    whole = [e.config for e in asked(tmp_path / "whole")]
+    assert [e.config for e in asked(tmp_path / "first")] == whole[:4]
+    assert [e.config for e in asked(tmp_path / "second")] == whole[4:]
+    # The history is in the second log: its rebuild never reads the first.
+    shutil.rmtree(tmp_path / "first")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SearchResumeWarning)
+        state_searcher = replay(tmp_path / "second").state.searcher
+        runtime = restored_runtime(
+            read_log(tmp_path / "second"), state_searcher, None, BUILTIN, None
+        )
+    assert runtime is not None
+
+
+def test_save_writes_where_the_history_is_and_restore_reads_it(tmp_path: Path) -> None:
+    hill = Hill(seed=5)
+    fit_in_process(hill, tmp_path)
+    hill.save(tmp_path / "searcher.json")
+    saved = json.loads((tmp_path / "searcher.json").read_text())
+    assert saved["experiment"] == str(tmp_path / "exp")
+    again = Hill(seed=5)
+    again.restore(tmp_path / "searcher.json")
+    assert again.restore_source == str(tmp_path / "exp")
+
+
+def test_restore_refuses_a_file_it_did_not_write(tmp_path: Path) -> None:
+    pickled = tmp_path / "searcher.pkl"
+    pickled.write_bytes(b"\x80\x04\x95 not json")
+    with pytest.raises(ValueError, match="not a searcher file tunecore's save"):
+        Hill().restore(pickled)
+    with pytest.raises(RuntimeError, match=r"call Tuner\.fit\(\) first"):
+        Hill().save(tmp_path / "never.json")

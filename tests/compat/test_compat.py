@@ -44,14 +44,6 @@ XFAIL: dict[str, str] = {
         "value: tune.grid_search refuses Ray object references (core/search/domains.py, "
         "plain_json), so a param_space of ray.put refs cannot even be built"
     ),
-    "searcher_save_restore": (
-        "AttributeError: 'HyperOptSearch' object has no attribute 'save': Ray's "
-        "Searcher.save/restore are missing from tunecore.search.searcher.Searcher"
-    ),
-    "searcher_restore_from_dir": (
-        "AttributeError: 'HyperOptSearch' object has no attribute 'restore_from_dir': Ray's "
-        "Searcher.restore_from_dir is missing from tunecore.search.searcher.Searcher"
-    ),
     "custom_searcher_save_restore": (
         "AttributeError: 'ConcurrencyLimiter' object has no attribute 'restore': Ray's "
         "ConcurrencyLimiter.save/restore (passed on to the wrapped searcher) are missing "

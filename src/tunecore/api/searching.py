@@ -12,7 +12,10 @@ experiment's trials when asked to (`warm_start`), and puts an
 
 `restored_runtime` does the reverse for `Tuner.restore`: a fresh object
 from the logged spec (or the one the user passes again), fed the log's
-tells and asks in log order, so it continues exactly.
+tells and asks in log order, so it continues exactly. Ray's
+`Searcher.restore_from_dir` (and `save`/`restore`) works the same way
+across experiments: the other experiment's tells and asks become the
+prelude of this one (`_history`), recorded in its log.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, cast
 
 import msgspec
@@ -31,8 +35,9 @@ from tunecore.core.search.external import ExternalSearcher, Tell, TellKind
 from tunecore.core.search.variants import as_param_space, parse_space, without_functions
 from tunecore.model import Asked, ExperimentEvent, Mode, TrialStatus
 from tunecore.search.searcher import Searcher, class_path
-from tunecore.shell.eventlog import LogContents
-from tunecore.shell.replay import SnapshotKind, walk
+from tunecore.shell.eventlog import LogContents, read_log
+from tunecore.shell.remote import is_stored, open_stored
+from tunecore.shell.replay import BUILTIN, SnapshotKind, walk
 from tunecore.shell.searchers import SearcherObject, SearcherRuntime, external_of
 
 _WRAPPERS = (ConcurrencyLimiter, Repeater)
@@ -95,7 +100,7 @@ def prepare_search(
         mode=Mode(searcher_mode) if isinstance(searcher_mode, str) else None,
         hears_results=found.hears_results,
         space=space if accepted else None,
-        warm=_warm_tells(found.warm_start_source),
+        prelude=(*_history(found.restore_source), *_warm_tells(found.warm_start_source)),
     )
     return PreparedSearch(_replaced(chosen, external), SearcherRuntime(found))
 
@@ -153,6 +158,34 @@ def _warm_tells(source: str | None) -> tuple[Tell, ...]:
             )
         )
     return tuple(tells)
+
+
+def _history(source: str | None) -> tuple[Tell, ...]:
+    """Everything the searcher of the experiment at `source` was told and
+    asked, in the order its log records (what `restored_runtime` repeats),
+    and what it was told at the end: for `Searcher.restore_from_dir`."""
+    if source is None:
+        return ()
+    directory = open_stored(source).local if is_stored(source) else Path(source).expanduser()
+    steps: list[Tell] = []
+    final: list[ExperimentState] = []
+
+    def visit(before: ExperimentState, event: ExperimentEvent, after: ExperimentState) -> None:
+        final[:] = [after]
+        external = external_of(before.searcher)
+        if isinstance(event, Asked) and external is not None:
+            steps.extend((*external.prelude, *external.untold[: event.told]))
+            steps.append(Tell(event.trial_id, TellKind.ASKED, config=event.config))
+
+    contents = read_log(directory, quiet=True)
+    walk(contents, BUILTIN, visit)
+    external = external_of(final[0].searcher) if final else None
+    if external is None:
+        raise ValueError(
+            f"restore_from_dir({source!r}): that experiment ran no searcher object "
+            "(tunecore.search.Searcher) whose history could be restored"
+        )
+    return (*steps, *external.prelude, *external.untold)
 
 
 def restored_runtime(

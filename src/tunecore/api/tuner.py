@@ -295,6 +295,8 @@ class Tuner:
         """`fit()` in the experiment directory, its driver lock held."""
         tune, run = self._tune, self._run
         state, journal = self._open_log(storage.experiment_dir, mirror)
+        if (searcher := searcher_object(self._tune.search_alg)) is not None:
+            searcher.ran_in(str(storage.experiment_dir) if mirror is None else mirror.store.uri())
         sync = run.sync_config
         shipper = None if mirror is None else mirror.shipper(journal.log_size, sync.sync_period)
         executor = self._executor()

@@ -30,11 +30,15 @@ that order is what the log records and what a resume replays.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Sequence
 from typing import Any, ClassVar, Self
 
 from tunecore.model import InvalidFieldError, JsonDict
+
+SAVED_FORMAT = "tunecore-searcher-1"
+"""What `Searcher.save` writes: a pointer to the experiment, not a state."""
 
 Metric = str | list[str]
 ModeName = str | list[str]
@@ -131,6 +135,55 @@ class Searcher:
     def warm_start_source(self) -> str | None:
         """Where `warm_start` reads from, if it was called."""
         return getattr(self, "_warm_from", None)
+
+    # Ray's save and restore, without a pickle ----------------------------
+
+    def restore_from_dir(self, checkpoint_dir: str | os.PathLike[str]) -> None:
+        """Continue from the searcher that ran the experiment in
+        `checkpoint_dir` (a directory or a storage URI): when `fit()` starts,
+        this searcher is told and asked everything that one was, in the
+        order its log records, so it stands exactly where that one ended (a
+        seeded, deterministic searcher of the same class and arguments).
+        The history is copied into the new experiment's log."""
+        self._restore_from: str | None = os.fspath(checkpoint_dir)
+
+    def save(self, checkpoint_path: str | os.PathLike[str]) -> None:
+        """Write where this searcher's history is: a small JSON file naming
+        the experiment it last ran in (its log holds every tell and ask),
+        never a pickle. `restore(path)` on a new searcher reads it."""
+        experiment = getattr(self, "_ran_in", None)
+        if experiment is None:
+            raise RuntimeError(
+                f"{type(self).__name__}.save: it has not run in an experiment yet (call "
+                "Tuner.fit() first; tunecore keeps a searcher's state in the experiment's log)"
+            )
+        record = {"format": SAVED_FORMAT, "searcher": class_path(self), "experiment": experiment}
+        with open(checkpoint_path, "w", encoding="utf-8") as file:
+            json.dump(record, file)
+
+    def restore(self, checkpoint_path: str | os.PathLike[str]) -> None:
+        """Continue from the searcher `save` described (see `restore_from_dir`)."""
+        try:
+            with open(checkpoint_path, encoding="utf-8") as file:
+                record = json.load(file)
+            experiment = record["experiment"] if record["format"] == SAVED_FORMAT else None
+        except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError):
+            experiment = None
+        if not isinstance(experiment, str):
+            raise ValueError(
+                f"{type(self).__name__}.restore: {os.fspath(checkpoint_path)!r} is not a "
+                "searcher file tunecore's save() wrote (tunecore never reads pickles)"
+            )
+        self.restore_from_dir(experiment)
+
+    @property
+    def restore_source(self) -> str | None:
+        """The experiment `restore_from_dir` or `restore` continues from."""
+        return getattr(self, "_restore_from", None)
+
+    def ran_in(self, experiment: str) -> None:
+        """The experiment this searcher runs in (`Tuner.fit` says so), for `save`."""
+        self._ran_in = experiment
 
     @property
     def hears_results(self) -> bool:

@@ -129,14 +129,16 @@ class SearcherRuntime:
         )
 
     def _tell_pending(self, state: ExperimentState, external: ExternalSearcher, told: int) -> None:
-        """Tell the object the warm start (before its first ask) and the
-        first `told` untold entries."""
-        for tell in (*external.warm, *external.untold[:told]):
+        """Tell the object the prelude (before its first ask) and the first
+        `told` untold entries."""
+        for tell in (*external.prelude, *external.untold[:told]):
             self._tell(state, external, tell)
 
     def _tell(self, state: ExperimentState, external: ExternalSearcher, tell: Tell) -> None:
         result = None if tell.result is None else dict(tell.result)
-        if tell.kind is TellKind.RESULT:
+        if tell.kind is TellKind.ASKED:
+            self._object.suggest(tell.trial_id)
+        elif tell.kind is TellKind.RESULT:
             assert result is not None
             self._object.on_trial_result(tell.trial_id, result)
         elif tell.kind in (TellKind.COMPLETE, TellKind.ERROR):

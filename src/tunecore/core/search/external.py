@@ -53,6 +53,9 @@ class TellKind(Enum):
     ADDED = "added"
     """A trial this searcher did not suggest completed: told as a point
     evaluated elsewhere (`add_evaluated_point`), with its config."""
+    ASKED = "asked"
+    """Only in a prelude: the object was asked for trial `trial_id` and
+    suggested `config` (a restored searcher's history, asked again)."""
 
 
 class Tell(msgspec.Struct, frozen=True, array_like=True, omit_defaults=True):
@@ -72,7 +75,9 @@ class ExternalSearcher(msgspec.Struct, frozen=True, kw_only=True, tag=True, omit
     its class rebuilds it from (`Searcher.to_spec`), None when only the
     user's object will do; `space` is the Tuner's param space, whose
     constants every config gets and whose domains a suggestion must fit.
-    `warm` are observations of earlier trials to tell before the first ask.
+    `prelude` is what the object is told (and asked) before its first ask
+    of this experiment: a warm start's points, evaluated elsewhere, and a
+    restored searcher's history (`Searcher.restore_from_dir`), in order.
     """
 
     name: str
@@ -83,7 +88,7 @@ class ExternalSearcher(msgspec.Struct, frozen=True, kw_only=True, tag=True, omit
     mode: Mode | None = None
     hears_results: bool = False
     space: ParamSpace | None = None
-    warm: tuple[Tell, ...] = ()
+    prelude: tuple[Tell, ...] = ()
     asks: int = 0
     suggested: int = 0
     asking: str | None = None
@@ -158,7 +163,7 @@ class ExternalSearcher(msgspec.Struct, frozen=True, kw_only=True, tag=True, omit
         if not 0 <= answer.told <= len(self.untold):
             return None
         base = msgspec.structs.replace(
-            self, asks=self.asks + 1, untold=self.untold[answer.told :], warm=()
+            self, asks=self.asks + 1, untold=self.untold[answer.told :], prelude=()
         )
         if answer.finished:
             return msgspec.structs.replace(base, asking=None, finished=True)

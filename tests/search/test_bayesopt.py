@@ -12,7 +12,6 @@ import math
 import os
 import subprocess
 import sys
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,15 +22,11 @@ import pytest
 pytest.importorskip("bayes_opt")
 
 import tunecore
+from tests.search.logged_runs import assert_a_rebuilt_searcher_repeats_every_logged_suggestion
 from tunecore import RunConfig, TuneConfig
-from tunecore.api.searching import restored_runtime
-from tunecore.core.experiment import ExperimentState
-from tunecore.model import Asked, ExperimentEvent, InvalidFieldError, JsonDict
+from tunecore.model import InvalidFieldError, JsonDict
 from tunecore.search import ConcurrencyLimiter, Searcher
 from tunecore.search.bayesopt import BayesOptSearch
-from tunecore.shell.eventlog import read_log
-from tunecore.shell.replay import BUILTIN, walk
-from tunecore.shell.searchers import SearchResumeWarning
 
 SPACE: dict[str, Any] = {
     "x": tunecore.uniform(-5.0, 5.0),
@@ -364,26 +359,7 @@ def test_in_an_experiment_a_rebuilt_searcher_repeats_every_logged_suggestion(
     )
     assert len(grid) == 5
     assert not grid.errors
-    contents = read_log(tmp_path / "sim")
-    asks: list[tuple[ExperimentState, Asked]] = []
-
-    def visit(before: ExperimentState, event: ExperimentEvent, _: ExperimentState) -> None:
-        if isinstance(event, Asked):
-            asks.append((before, event))
-
-    walk(contents, BUILTIN, visit)
-    half = len(contents.events) // 2
-    prefix = dataclasses.replace(contents, events=contents.events[:half])
-    done = sum(isinstance(e, Asked) for e in prefix.events)
-    final: list[ExperimentState] = []
-    walk(prefix, BUILTIN, lambda _b, _e, after: final.append(after))
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", SearchResumeWarning)
-        runtime = restored_runtime(prefix, final[-1].searcher, None, BUILTIN, None)
-        assert runtime is not None
-        for before, event in asks[done:]:
-            got = runtime.replay_ask(before, event)
-            assert msgspec.json.encode(got) == msgspec.json.encode(event.config)
+    assert_a_rebuilt_searcher_repeats_every_logged_suggestion(tmp_path / "sim")
 
 
 def test_a_warm_start_registers_every_finished_trial_of_an_earlier_experiment(

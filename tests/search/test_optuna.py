@@ -8,7 +8,6 @@ last ones run it under `simulate` and `Tuner`, crash and resume.
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
 import importlib.util
 import inspect
@@ -33,10 +32,8 @@ import optuna
 
 import tunecore
 import tunecore as tune
+from tests.search.logged_runs import assert_a_rebuilt_searcher_repeats_every_logged_suggestion
 from tunecore import RunConfig, TuneConfig, Tuner
-from tunecore.api.searching import restored_runtime
-from tunecore.core.experiment import ExperimentState
-from tunecore.core.experiment.snapshot import decode_state
 from tunecore.core.search.domains import (
     Choice,
     QLogRandInt,
@@ -47,7 +44,6 @@ from tunecore.model import Asked, InvalidFieldError, JsonDict
 from tunecore.search import ConcurrencyLimiter
 from tunecore.search.optuna import OptunaSearch
 from tunecore.shell.eventlog import read_log
-from tunecore.shell.replay import BUILTIN, walk
 from tunecore.shell.searchers import SearchResumeWarning
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -794,30 +790,8 @@ def test_after_a_crash_anywhere_the_rebuilt_search_suggests_what_the_run_did(
     root = tmp_path_factory.mktemp("resume")
     grid = simulated(SAMPLERS[kind](), root, seed=seed, concurrency=concurrency)
     assert not grid.errors
-    contents = read_log(root / "sim")
-    before_asks: list[tuple[ExperimentState, Asked]] = []
-    walk(
-        contents,
-        BUILTIN,
-        lambda before, event, _: (
-            before_asks.append((before, event)) if isinstance(event, Asked) else None
-        ),
-    )
-    assert len(before_asks) == 14
-    prefix = dataclasses.replace(
-        contents, events=contents.events[: round(cut * len(contents.events))]
-    )
-    states: list[ExperimentState] = []
-    walk(prefix, BUILTIN, lambda _b, _e, after: states.append(after))
-    at_cut = states[-1] if states else decode_state(contents.header.initial_state, BUILTIN)
-    done = sum(isinstance(event, Asked) for event in prefix.events)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", SearchResumeWarning)
-        runtime = restored_runtime(prefix, at_cut.searcher, None, BUILTIN, None)
-        assert runtime is not None
-        for before, event in before_asks[done:]:
-            got = runtime.replay_ask(before, event)
-            assert msgspec.json.encode(got) == msgspec.json.encode(event.config)
+    asks = assert_a_rebuilt_searcher_repeats_every_logged_suggestion(root / "sim", cut)
+    assert asks == 14
 
 
 def test_the_same_seed_gives_the_same_log_bytes_with_eight_concurrent(tmp_path: Path) -> None:

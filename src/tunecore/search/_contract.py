@@ -59,10 +59,18 @@ def check_points(owner: str, points: object) -> list[Any]:
     return list(points)
 
 
-def check_mode(owner: str, mode: object) -> None:
-    """'min' or 'max' (None leaves the mode unset)."""
-    if mode is not None and mode not in ("min", "max"):
-        raise InvalidFieldError(f"{owner}.mode", mode, "'min' or 'max'")
+def tuner_objective(
+    owner: str,
+    metric: str | None,
+    mode: str | None,
+    tuner_metric: str | None,
+    tuner_mode: str | None,
+) -> tuple[str | None, str | None]:
+    """Ray's `set_search_properties` for a searcher with no space of its own:
+    the Tuner's metric and mode where it gives them (the mode checked)."""
+    if tuner_mode and tuner_mode not in ("min", "max"):
+        raise InvalidFieldError(f"{owner}.mode", tuner_mode, "'min' or 'max'")
+    return tuner_metric or metric, tuner_mode or mode
 
 
 def require_ready(
@@ -110,7 +118,6 @@ def decode_spec(owner: str, spec: object, spec_type: type[S]) -> S:
 
 
 __all__ = [
-    "check_mode",
     "check_one_metric",
     "check_points",
     "decode_spec",
@@ -120,4 +127,5 @@ __all__ = [
     "metric_value",
     "require_package",
     "require_ready",
+    "tuner_objective",
 ]

@@ -37,7 +37,6 @@ from tunecore.core.search.view import Path
 from tunecore.model import InvalidFieldError, JsonDict, JsonValue
 from tunecore.search._bayesopt_utility import Utility, acquisition_function, checked_utility
 from tunecore.search._contract import (
-    check_mode,
     check_one_metric,
     check_points,
     decode_spec,
@@ -47,6 +46,7 @@ from tunecore.search._contract import (
     metric_value,
     require_package,
     require_ready,
+    tuner_objective,
 )
 from tunecore.search.searcher import Searcher
 from tunecore.search.spaces import (
@@ -159,11 +159,9 @@ class BayesOptSearch(Searcher):
         searcher was built with a space of its own."""
         if self._space is not None:
             return False
-        if metric:
-            self._metric = metric
-        if mode:
-            check_mode("BayesOptSearch", mode)
-            self._mode = mode
+        self._metric, self._mode = tuner_objective(
+            "BayesOptSearch", self._metric, self._mode, metric, mode
+        )
         self._take_space(searched_space("BayesOptSearch", config))
         return True
 

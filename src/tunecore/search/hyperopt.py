@@ -33,7 +33,6 @@ from tunecore.core.search.variants import ParamSpace
 from tunecore.core.search.view import Path
 from tunecore.model import InvalidFieldError, JsonDict, JsonValue
 from tunecore.search._contract import (
-    check_mode,
     check_one_metric,
     check_points,
     decode_spec,
@@ -42,6 +41,7 @@ from tunecore.search._contract import (
     metric_value,
     require_package,
     require_ready,
+    tuner_objective,
 )
 from tunecore.search._hyperopt_space import (
     Dimension,
@@ -140,11 +140,9 @@ class HyperOptSearch(Searcher):
         searcher was built with a space of its own."""
         if self._space is not None or self._native is not None:
             return False
-        if metric:
-            self._metric = metric
-        if mode:
-            check_mode("HyperOptSearch", mode)
-            self._mode = mode
+        self._metric, self._mode = tuner_objective(
+            "HyperOptSearch", self._metric, self._mode, metric, mode
+        )
         self._take_space(searched_space("HyperOptSearch", config))
         return True
 

@@ -45,6 +45,13 @@ trainable reported.
 
 Not supported: an Optuna `storage` (the event log is the study's record)
 and the modes 'obs'.
+
+Why this module is still ~500 lines: what is left is the one object, the
+study it owns and Ray's methods on it, each reading and changing the same
+state (the space, the study, the trials by id); the jobs that stand alone
+are their own modules: the space conversion (`_optuna_space`), the
+sampler's description (`_optuna_sampler`), the spec (`_optuna_spec`) and
+the argument checks (`_optuna_args`).
 """
 
 from __future__ import annotations

@@ -83,9 +83,25 @@ def config_from(space: ParamSpace, values: Mapping[Path, JsonValue]) -> JsonDict
     for path, value in values.items():
         container: JsonValue = config
         for part in path[:-1]:
-            container = container[part]  # type: ignore[index]
-        container[path[-1]] = value  # type: ignore[index]
+            container = _child(container, part)
+        *_, last = path
+        if isinstance(container, dict) and isinstance(last, str):
+            container[last] = value
+        else:
+            assert isinstance(container, list), path
+            assert isinstance(last, int), path
+            container[last] = value
     return config
+
+
+def _child(container: JsonValue, part: str | int) -> JsonValue:
+    """The skeleton's value at one step of a parameter's path (the path is
+    the skeleton's own, so the step is there)."""
+    if isinstance(container, dict) and isinstance(part, str):
+        return container[part]
+    assert isinstance(container, list), part
+    assert isinstance(part, int), part
+    return container[part]
 
 
 def plain_number(value: object) -> object:
@@ -149,10 +165,10 @@ _MISSING = _Missing()
 def _value_at(point: Mapping[str, object], path: Path) -> object:
     value: object = point
     for part in path:
-        in_dict = isinstance(value, Mapping) and isinstance(part, str) and part in value
-        in_list = isinstance(value, list | tuple) and isinstance(part, int) and part < len(value)
-        if in_dict or in_list:
-            value = value[part]  # type: ignore[index]
+        if isinstance(value, Mapping) and isinstance(part, str):
+            value = value.get(part, _MISSING)  # _MISSING stays _MISSING to the end
+        elif isinstance(value, list | tuple) and isinstance(part, int) and part < len(value):
+            value = value[part]
         else:
             return _MISSING
     return value

@@ -1,0 +1,51 @@
+"""What the searcher tests check against an experiment's log: a searcher
+rebuilt from the log (as `Tuner.restore` rebuilds it) repeats every
+suggestion the run logged after the cut."""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from pathlib import Path
+
+import msgspec
+
+from tunecore.api.searching import restored_runtime
+from tunecore.core.experiment import ExperimentState
+from tunecore.core.experiment.snapshot import decode_state
+from tunecore.model import Asked, ExperimentEvent
+from tunecore.shell.eventlog import read_log
+from tunecore.shell.replay import BUILTIN, walk
+from tunecore.shell.searchers import SearchResumeWarning
+
+
+def assert_a_rebuilt_searcher_repeats_every_logged_suggestion(
+    experiment: Path, cut: float = 0.5
+) -> int:
+    """Cut the experiment's log at the fraction `cut` of its events, rebuild
+    its searcher from what comes before (with no `SearchResumeWarning`: the
+    spec is enough), and ask it again for every suggestion after the cut:
+    each must be the logged one. Returns how many suggestions the log holds."""
+    contents = read_log(experiment)
+    asks: list[tuple[ExperimentState, Asked]] = []
+
+    def visit(before: ExperimentState, event: ExperimentEvent, _: ExperimentState) -> None:
+        if isinstance(event, Asked):
+            asks.append((before, event))
+
+    walk(contents, BUILTIN, visit)
+    prefix = dataclasses.replace(
+        contents, events=contents.events[: int(cut * len(contents.events))]
+    )
+    states: list[ExperimentState] = []
+    walk(prefix, BUILTIN, lambda _b, _e, after: states.append(after))
+    at_cut = states[-1] if states else decode_state(contents.header.initial_state, BUILTIN)
+    done = sum(isinstance(event, Asked) for event in prefix.events)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SearchResumeWarning)
+        runtime = restored_runtime(prefix, at_cut.searcher, None, BUILTIN, None)
+        assert runtime is not None
+        for before, event in asks[done:]:
+            got = runtime.replay_ask(before, event)
+            assert msgspec.json.encode(got) == msgspec.json.encode(event.config)
+    return len(asks)

@@ -45,7 +45,7 @@ from tunecore.core.search.domains import (
 )
 from tunecore.core.search.variants import Parameter, format_path
 from tunecore.model import InvalidFieldError, JsonValue
-from tunecore.search._contract import is_int
+from tunecore.search._contract import is_int, is_number
 from tunecore.search.spaces import label, plain_number
 
 
@@ -184,7 +184,7 @@ def dimension(parameter: Parameter) -> Dimension:
 def _number(value: JsonValue) -> float:
     """A numeric domain's value as hyperopt records it (`point_values`
     checked it against the domain)."""
-    assert is_int(value) or isinstance(value, float)
+    assert is_number(value)
     return float(value)
 
 

@@ -7,7 +7,7 @@ Follows Ray Tune's "How to Enable Fault Tolerance in Ray Tune" guide
 Tuner.restore(path, trainable=...); "Tune automatically saves searcher
 state inside the current experiment folder", tune/api/suggestion.rst) with
 the searcher of the Optuna notebook (tune/examples/optuna_example.ipynb).
-10 samples, one at a time, 0.1 s each.
+10 samples, one at a time, 0.5 s each (time to press Ctrl-C after three).
 """
 
 import json
@@ -24,7 +24,7 @@ NUM_SAMPLES = 10
 
 
 def objective(config):
-    time.sleep(0.1)
+    time.sleep(0.5)
     tune.report({"loss": (config["x"] - 2) ** 2 + config["y"]})
 
 

@@ -810,11 +810,16 @@ class Crash(BaseException):
 
 
 class CrashAfterTrials(tunecore.Callback):
+    """Kills the driver at the end of the loop step in which the `trials`th
+    trial completed (as tests/api/test_restore.py does)."""
+
     def __init__(self, trials: int) -> None:
         self.left = trials
 
     def on_trial_complete(self, iteration: int, trials: object, trial: object) -> None:
         self.left -= 1
+
+    def on_step_end(self, iteration: int, trials: object) -> None:
         if self.left <= 0:
             raise Crash
 

@@ -1,8 +1,10 @@
 """One local Ray for the whole session, with 2 CPUs (the machine's size),
-started by the first test that asks for it."""
+started by the first test that asks for it; and Ctrl-C as a terminal
+delivers it."""
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Iterator
 
 import cloudpickle
@@ -11,6 +13,13 @@ import pytest
 from tests.integration import trainables
 
 pytest_plugins = ["tests.storage_fixtures"]
+
+# A suite started in the background by a shell without job control (`cmd &`
+# in a script) inherits SIGINT ignored, and Python then never raises
+# KeyboardInterrupt, nor do the scripts it starts. The tests of Ctrl-C need
+# it as a terminal gives it.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session")

@@ -259,6 +259,14 @@ def test_run_with_optuna_logs_each_suggestion_and_replays_without_it(tmp_path: P
     state = replay(tmp_path / "exp").state
     trials = sorted(state.trials.values(), key=lambda t: state.index[t.trial_id])
     assert [t.spec.config for t in trials] == [{**c, "epochs": 2} for c in configs]
+    # Replay and status read the logged suggestions: they never import Optuna.
+    check = (
+        "import sys; from tunecore.cli import main; "
+        f"assert main(['replay', {str(tmp_path / 'exp')!r}]) == 0; "
+        f"assert main(['status', {str(tmp_path / 'exp')!r}]) == 0; "
+        "assert 'optuna' not in sys.modules, 'optuna was imported'"
+    )
+    subprocess.run([sys.executable, "-c", check], check=True, capture_output=True)
 
 
 def test_a_search_whose_package_is_missing_names_the_extra(

@@ -30,14 +30,7 @@ the results at the milestones, as in Ray, and those in between too. The
 model only ever uses its largest budget with enough results, and the
 paused-at-milestone results are among them.
 
-Space conversion (tunecore domains to ConfigSpace 1.x, which has no `q` and
-no unbounded normal): uniform/loguniform floats and randint/lograndint as
-uniform floats and integers (log where the domain is; randint's high is
-exclusive); quantized domains as integers counting multiples of q; randn as
-a normal cut at 4 standard deviations (qrandn the same, in multiples of q);
-choice as a categorical over the category indices (so any JSON category
-works); a domain with one value as a constant. Grids and sample_from are
-refused, naming the parameter, as Ray refuses grids.
+Space conversion: `tunecore.search._bohb_space`.
 
 Deviations from Ray (python/ray/tune/search/bohb/bohb_search.py):
 
@@ -52,40 +45,21 @@ Deviations from Ray (python/ray/tune/search/bohb/bohb_search.py):
 
 from __future__ import annotations
 
-import math
 import random
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Self
 
-import msgspec
-
-from tunecore.core.search.domains import (
-    Choice,
-    LogRandInt,
-    LogUniform,
-    QLogRandInt,
-    QLogUniform,
-    QRandInt,
-    QRandN,
-    QUniform,
-    RandInt,
-    RandN,
-    Uniform,
-    copy_json,
-    plain_json,
-)
+from tunecore.core.search.domains import copy_json, plain_json
 from tunecore.core.search.variants import ParamSpace, as_param_space
-from tunecore.core.search.view import Path
-from tunecore.model import InvalidFieldError, JsonDict, JsonValue
+from tunecore.model import InvalidFieldError, JsonDict
+from tunecore.search._bohb_space import Axis, axes_of_configspace, axis_of, value_at
 from tunecore.search.searcher import Searcher
 from tunecore.search.spaces import (
     config_from,
     finite,
-    label,
     plain_number,
     point_values,
     searched_space,
@@ -97,8 +71,6 @@ _NAME = "TuneBOHB"
 _MISSING = "TuneBOHB needs hpbandster and ConfigSpace: pip install 'tunecore[bohb]'"
 DEFAULT_METRIC = "_metric"
 """Ray's anonymous metric, used when only a mode is given."""
-_NORMAL_SPAN = 4.0
-"""randn is searched within mean +- this many standard deviations."""
 _BOHB_KEYS = frozenset(
     {
         "min_points_in_model",
@@ -130,19 +102,6 @@ class _Job:
         self.result = {"loss": loss}
         self.kwargs = {"budget": budget, "config": dict(config)}
         self.exception = None
-
-
-@dataclass(frozen=True)
-class _Axis:
-    """One searched value: where it goes in the config (`path`), its name
-    in the ConfigSpace, its hyperparameter (None for a domain with one
-    value), and the maps between ConfigSpace values and config values."""
-
-    path: Path
-    name: str
-    hyperparameter: Any
-    to_config: Callable[[Any], Any]
-    to_space: Callable[[Any], Any]
 
 
 class TuneBOHB(Searcher):
@@ -186,7 +145,7 @@ class TuneBOHB(Searcher):
         self._space_data: JsonDict | None = None
         self._configspace: Any = None
         self._parsed: ParamSpace | None = None
-        self._axes: tuple[_Axis, ...] | None = None
+        self._axes: tuple[Axis, ...] | None = None
         self._generator: Any = None
         self._pending: list[dict[str, Any]] = []
         self._calls = 0
@@ -293,12 +252,12 @@ class TuneBOHB(Searcher):
         keep its description for `to_spec`."""
         _, configspace, _ = _packages()
         if isinstance(space, configspace.ConfigurationSpace):
-            axes = _axes_of_configspace(space)
+            axes = axes_of_configspace(space)
             self._configspace = space
             self._space_data = {"configspace": space.to_serialized_dict()}
         elif isinstance(space, Mapping):
             parsed = searched_space(_NAME, space)
-            axes = tuple(_axis(p.path, p.domain, configspace) for p in parsed.sampled)
+            axes = tuple(axis_of(p.path, p.domain, configspace) for p in parsed.sampled)
             built = configspace.ConfigurationSpace()
             for axis in axes:
                 if axis.hyperparameter is not None:
@@ -325,7 +284,7 @@ class TuneBOHB(Searcher):
         '/'-joined names as in Ray) as ConfigSpace values by name."""
         assert self._axes is not None
         if self._parsed is None:  # a user's ConfigSpace checks the values itself
-            found = {axis.name: _value_at(point, axis) for axis in self._axes}
+            found = {axis.name: value_at(point, axis) for axis in self._axes}
             return {name: value for name, value in found.items() if value is not None}
         where = f"{_NAME}.points_to_evaluate[{index}]"
         values = point_values(_NAME, where, self._parsed, point)
@@ -335,7 +294,7 @@ class TuneBOHB(Searcher):
             if axis.hyperparameter is not None
         }
 
-    def _config(self, axes: Sequence[_Axis], point: Mapping[str, Any]) -> dict[str, Any]:
+    def _config(self, axes: Sequence[Axis], point: Mapping[str, Any]) -> dict[str, Any]:
         """The config for a point of ConfigSpace values: in the param
         space's skeleton (constants included), or, for a user's ConfigSpace,
         nested at the '/' in the names (inactive values left out)."""
@@ -354,7 +313,7 @@ class TuneBOHB(Searcher):
             place[str(path[-1])] = value
         return config
 
-    def _ready(self) -> tuple[_Axis, ...]:
+    def _ready(self) -> tuple[Axis, ...]:
         if self._axes is None:
             raise RuntimeError(
                 f"{_NAME} has no search space: pass space= or a param_space to the Tuner"
@@ -399,117 +358,6 @@ class TuneBOHB(Searcher):
         finally:
             numpy.random.set_state(saved)
             self._calls += 1
-
-
-# -- conversion -------------------------------------------------------------------------
-
-
-def _axis(path: Path, domain: object, cs: ModuleType) -> _Axis:
-    """The ConfigSpace hyperparameter for one tunecore domain and the value
-    maps (see the module docstring for the table)."""
-    name = label(path)
-    if isinstance(domain, Uniform | LogUniform):
-        if domain.low == domain.high:
-            return _constant(path, name, domain.low)
-        log = isinstance(domain, LogUniform)
-        hp = cs.UniformFloatHyperparameter(name, lower=domain.low, upper=domain.high, log=log)
-        return _Axis(path, name, hp, float, float)
-    if isinstance(domain, RandInt | LogRandInt):
-        if domain.high - 1 == domain.low:
-            return _constant(path, name, domain.low)
-        log = isinstance(domain, LogRandInt)
-        hp = cs.UniformIntegerHyperparameter(name, lower=domain.low, upper=domain.high - 1, log=log)
-        return _Axis(path, name, hp, int, int)
-    if isinstance(domain, QUniform | QLogUniform | QRandInt | QLogRandInt):
-        return _multiples(path, name, domain, cs)
-    if isinstance(domain, RandN | QRandN):
-        return _normal(path, name, domain, cs)
-    assert isinstance(domain, Choice)  # searched_space refuses grids and functions
-    categories = domain.categories
-    if len(categories) == 1:
-        return _constant(path, name, categories[0])
-    hp = cs.CategoricalHyperparameter(name, choices=list(range(len(categories))))
-    encoded = [msgspec.json.encode(category) for category in categories]
-    return _Axis(
-        path,
-        name,
-        hp,
-        lambda index: copy_json(categories[int(index)]),
-        lambda value: encoded.index(msgspec.json.encode(value)),
-    )
-
-
-def _multiples(
-    path: Path, name: str, domain: QUniform | QLogUniform | QRandInt | QLogRandInt, cs: ModuleType
-) -> _Axis:
-    """A quantized domain as the integers k of its multiples k * q."""
-    q = domain.q
-    low, high = math.ceil(domain.low / q - 1e-9), math.floor(domain.high / q + 1e-9)
-    integral = isinstance(domain, QRandInt | QLogRandInt)
-
-    def to_config(k: Any) -> JsonValue:
-        if integral:
-            return int(k) * int(q)
-        return min(max(int(k) * q, domain.low), domain.high)
-
-    def to_space(value: JsonValue) -> Any:
-        return round(float(value) / q)  # type: ignore[arg-type]
-
-    if low == high:
-        return _constant(path, name, to_config(low))
-    log = isinstance(domain, QLogUniform | QLogRandInt)
-    hp = cs.UniformIntegerHyperparameter(name, lower=low, upper=high, log=log)
-    return _Axis(path, name, hp, to_config, to_space)
-
-
-def _normal(path: Path, name: str, domain: RandN | QRandN, cs: ModuleType) -> _Axis:
-    """randn cut at 4 sd (ConfigSpace 1.x wants bounds); qrandn the same in
-    multiples of q. A point outside the cut is refused by ConfigSpace."""
-    mean, sd = domain.mean, domain.sd
-    low, high = mean - _NORMAL_SPAN * sd, mean + _NORMAL_SPAN * sd
-    if isinstance(domain, RandN):
-        if sd == 0:
-            return _constant(path, name, mean)
-        hp = cs.NormalFloatHyperparameter(name, mu=mean, sigma=sd, lower=low, upper=high)
-        return _Axis(path, name, hp, float, float)
-    q = domain.q
-    k_low, k_high = math.floor(low / q), math.ceil(high / q)
-    if k_low == k_high:
-        return _constant(path, name, float(k_low * q))
-    hp = cs.NormalIntegerHyperparameter(name, mu=mean / q, sigma=sd / q, lower=k_low, upper=k_high)
-    return _Axis(
-        path,
-        name,
-        hp,
-        lambda k: float(int(k) * q),
-        lambda value: round(float(value) / q),
-    )
-
-
-def _constant(path: Path, name: str, value: JsonValue) -> _Axis:
-    """A domain with one value: no hyperparameter, always that value."""
-    return _Axis(path, name, None, lambda _: copy_json(value), lambda given: given)
-
-
-def _axes_of_configspace(space: Any) -> tuple[_Axis, ...]:
-    """A user's ConfigSpace: names split at '/' into the nested config (as
-    Ray unflattens them), values as ConfigSpace gives them."""
-    return tuple(
-        _Axis(tuple(str(name).split("/")), str(name), hp, plain_number, lambda value: value)
-        for name, hp in space.items()
-    )
-
-
-def _value_at(point: Mapping[str, Any], axis: _Axis) -> Any:
-    """A user's ConfigSpace value in a point: by name, or nested."""
-    if axis.name in point:
-        return point[axis.name]
-    value: Any = point
-    for part in axis.path:
-        if not isinstance(value, Mapping) or part not in value:
-            return None
-        value = value[part]
-    return value
 
 
 def _plain_point(index: int, point: object) -> JsonDict:

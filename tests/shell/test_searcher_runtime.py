@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from tunecore.core.experiment import ExperimentState, new_experiment, step
 from tunecore.core.experiment.state import ExperimentConfig
 from tunecore.core.schedulers.fifo import FIFOScheduler
-from tunecore.core.search.external import ExternalSearcher
+from tunecore.core.search.external import ExternalSearcher, Tell, TellKind
 from tunecore.model import (
+    Asked,
     ClusterResourcesChanged,
     ExperimentEvent,
     Rejection,
@@ -17,7 +20,7 @@ from tunecore.model import (
     StopRequested,
     TrialRequested,
 )
-from tunecore.shell.searchers import SearcherRuntime
+from tunecore.shell.searchers import SearcherRuntime, SearchResumeWarning
 
 
 class Recorder:
@@ -103,3 +106,27 @@ def test_finish_tells_what_is_still_untold() -> None:
     state = advance(state, StopRequested(at=4.0, trial_id="p_00000"))
     runtime.finish(state)
     assert recorder.calls[2:] == [("complete", "p_00000", False)]
+
+
+class TakesNoPoints(Recorder):
+    def add_evaluated_point(
+        self,
+        parameters: dict[str, Any],
+        value: float,
+        error: bool = False,
+        pruned: bool = False,
+        intermediate_values: list[float] | None = None,
+    ) -> None:
+        raise NotImplementedError
+
+
+def test_a_divergent_rebuild_is_named_even_after_the_points_warning() -> None:
+    warm = Tell("elsewhere", TellKind.ADDED, {"score": 1.0}, {"x": 3})
+    config = ExperimentConfig(trainable_name="t", trial_id_prefix="p")
+    searcher = ExternalSearcher(name="tests:TakesNoPoints", prelude=(warm,))
+    state = new_experiment(config, FIFOScheduler(), searcher)
+    before = advance(state, ClusterResourcesChanged(at=1.0, total=Resources(cpu=1)))
+    logged = Asked(at=2.0, key=0, trial_id="p_00000", config={"x": 99})
+    runtime = SearcherRuntime(TakesNoPoints())
+    with pytest.warns(SearchResumeWarning, match="x=1 where the log has x=99"):
+        assert runtime.replay_ask(before, logged) == {"x": 1}

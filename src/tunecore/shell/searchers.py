@@ -89,7 +89,8 @@ class SearcherRuntime:
     def __init__(self, searcher: SearcherObject) -> None:
         self._object = searcher
         self._asks = 0  # asks made of the object: the key the next must carry
-        self._warned = False
+        self._warned_points = False  # said once: it takes no points from elsewhere
+        self._warned_resume = False  # said once: the rebuild diverged from the log
         self.failure: str | None = None
         """What the object raised, once it failed: `fit()` raises it."""
 
@@ -169,8 +170,8 @@ class SearcherRuntime:
                 dict(config), value, error=result is None or value is None
             )
         except NotImplementedError:
-            if not self._warned:
-                self._warned = True
+            if not self._warned_points:
+                self._warned_points = True
                 logger.warning(
                     "%s takes no points evaluated elsewhere (add_evaluated_point): "
                     "trials it did not suggest are not told to it",
@@ -200,8 +201,8 @@ class SearcherRuntime:
         raw = self._object.suggest(event.trial_id)
         got = plain_json("suggestion", raw) if isinstance(raw, Mapping) else raw
         logged: object = FINISHED if event.finished else event.config
-        if got != logged and not self._warned:
-            self._warned = True
+        if got != logged and not self._warned_resume:
+            self._warned_resume = True
             warnings.warn(
                 f"The rebuilt searcher {external.name} suggested for trial {event.trial_id} "
                 f"{_first_difference(logged, got)}: the search goes on from the rebuilt "

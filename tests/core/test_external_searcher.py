@@ -217,3 +217,12 @@ def test_it_encodes_and_decodes_inside_a_snapshot(untold: list[Tell], asks: int)
 def test_a_name_is_required() -> None:
     with pytest.raises(ValueError, match=r"ExternalSearcher\.name"):
         ExternalSearcher(name="")
+
+
+def test_pauses_are_told_only_to_a_searcher_that_hears_them() -> None:
+    for hears, kinds in ((True, [TellKind.PAUSE, TellKind.UNPAUSE]), (False, [])):
+        searcher, _ = external(hears_pauses=hears).suggest("a")
+        searcher, _ = answered(searcher, "a", {"x": 1}).suggest("a")
+        searcher = searcher.on_trial_pause("a").on_trial_unpause("a")
+        searcher = searcher.on_trial_pause("not-mine")
+        assert [t.kind for t in searcher.untold] == kinds

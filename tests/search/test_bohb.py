@@ -32,7 +32,7 @@ from tunecore.core.experiment import ExperimentState
 from tunecore.core.search.variants import parse_space
 from tunecore.model import Asked, ExperimentEvent, InvalidFieldError, JsonDict
 from tunecore.schedulers import HyperBandForBOHB
-from tunecore.search import Searcher
+from tunecore.search import ConcurrencyLimiter, Searcher
 from tunecore.search.bohb import TuneBOHB
 from tunecore.shell.eventlog import read_log
 from tunecore.shell.replay import BUILTIN, walk
@@ -393,3 +393,44 @@ def test_a_rebuilt_searcher_repeats_every_logged_suggestion(tmp_path: Path) -> N
         for before, event in asks[done:]:
             got = runtime.replay_ask(before, event)
             assert msgspec.json.encode(got) == msgspec.json.encode(event.config)
+
+
+@pytest.mark.parametrize("spelling", ["ConcurrencyLimiter", "max_concurrent_trials"])
+def test_paused_trials_leave_room_under_a_concurrency_limiter(
+    tmp_path: Path, spelling: str
+) -> None:
+    """As in Ray, where TuneBOHB takes the limiter's bound over and hears
+    HyperBandForBOHB's pauses: new trials only while fewer than 2 run, but
+    paused ones do not hold a place, so a bracket fills instead of waiting."""
+    limited = spelling == "ConcurrencyLimiter"
+    tunecore.simulate(
+        curve,
+        param_space={"x": tunecore.uniform(-5.0, 5.0)},
+        tune_config=TuneConfig(
+            scheduler=HyperBandForBOHB(max_t=9, reduction_factor=3),
+            search_alg=(
+                ConcurrencyLimiter(TuneBOHB(seed=1), max_concurrent=2)
+                if limited
+                else TuneBOHB(seed=1)
+            ),
+            max_concurrent_trials=None if limited else 2,
+            metric="loss",
+            mode="min",
+            num_samples=12,
+        ),
+        run_config=RunConfig(storage_path=str(tmp_path), name="sim", verbose=0),
+    )
+    most_live = 0
+    running_at_creation: list[int] = []
+
+    def visit(before: ExperimentState, _: ExperimentEvent, after: ExperimentState) -> None:
+        nonlocal most_live
+        most_live = max(most_live, after.running + len(after.paused))
+        if after.created > before.created:
+            running_at_creation.append(before.running)
+
+    walk(read_log(tmp_path / "sim"), BUILTIN, visit)
+    assert len(running_at_creation) == 12
+    assert max(running_at_creation) < 2  # a new trial only into a free place
+    assert most_live > 2  # paused trials waited while others ran (a resumed one
+    # may then run beside two others until one ends, as in Ray)

@@ -87,8 +87,10 @@ def prepare_search(
         )
     found.use_seed(seed)
     limiter = _limiter_of(chosen)
-    if limiter is not None:
-        found.set_max_concurrency(limiter.max_concurrent)
+    hears_pauses = callable(getattr(found, "on_pause", None))
+    # Ray's limiter leaves concurrency to a searcher that takes it over
+    # (TuneBOHB), which does not count its paused trials: nor does ours then.
+    own_concurrency = limiter is not None and found.set_max_concurrency(limiter.max_concurrent)
     searcher_metric: Any = found.metric
     searcher_mode: Any = found.mode
     external = ExternalSearcher(
@@ -99,19 +101,26 @@ def prepare_search(
         metrics=tuple(searcher_metric) if isinstance(searcher_metric, list) else (),
         mode=Mode(searcher_mode) if isinstance(searcher_mode, str) else None,
         hears_results=found.hears_results,
+        hears_pauses=hears_pauses,
         space=space if accepted else None,
         prelude=(*_history(found.restore_source), *_warm_tells(found.warm_start_source)),
     )
-    return PreparedSearch(_replaced(chosen, external), SearcherRuntime(found))
+    counts_paused = not (own_concurrency and hears_pauses)
+    return PreparedSearch(_replaced(chosen, external, counts_paused), SearcherRuntime(found))
 
 
-def _with_objective_of(
-    wrapper: ConcurrencyLimiter[Any] | Repeater[Any], external: ExternalSearcher
+def _adapted(
+    wrapper: ConcurrencyLimiter[Any] | Repeater[Any],
+    external: ExternalSearcher,
+    counts_paused: bool,
 ) -> ConcurrencyLimiter[Any] | Repeater[Any]:
     """A `Repeater` averages the searcher's metric when it names none, as
-    Ray's does (it reads the wrapped searcher's)."""
+    Ray's does (it reads the wrapped searcher's); a `ConcurrencyLimiter`
+    leaves paused trials out when the searcher does."""
     if isinstance(wrapper, Repeater) and wrapper.metric is None and external.metric is not None:
         return msgspec.structs.replace(wrapper, metric=external.metric, mode=external.mode)
+    if isinstance(wrapper, ConcurrencyLimiter) and not counts_paused:
+        return msgspec.structs.replace(wrapper, count_paused=False)
     return wrapper
 
 
@@ -124,11 +133,11 @@ def _limiter_of(chosen: object) -> ConcurrencyLimiter[Any] | None:
     return None
 
 
-def _replaced(chosen: object, external: ExternalSearcher) -> SearchPolicy:
+def _replaced(chosen: object, external: ExternalSearcher, counts_paused: bool) -> SearchPolicy:
     """`chosen`'s wrappers around `external` instead of the object."""
     if isinstance(chosen, _WRAPPERS):
-        inner = _replaced(chosen.searcher, external)
-        wrapper = _with_objective_of(chosen, external)
+        inner = _replaced(chosen.searcher, external, counts_paused)
+        wrapper = _adapted(chosen, external, counts_paused)
         return cast(SearchPolicy, msgspec.structs.replace(wrapper, searcher=inner))
     return external
 

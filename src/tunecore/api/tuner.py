@@ -568,7 +568,11 @@ class Tuner:
         samples = UNBOUNDED if tune.num_samples == -1 else tune.num_samples
         searcher: Searcher
         chosen = tune.search_alg
+        limit = tune.max_concurrent_trials
         if searcher_object(chosen) is not None:
+            if limit is not None:  # Ray's order: the searcher hears the limiter's bound
+                chosen = ConcurrencyLimiter(chosen, max_concurrent=limit)
+                limit = None
             prepared = prepare_search(
                 chosen,
                 metric=tune.metric,
@@ -589,10 +593,8 @@ class Tuner:
             searcher = generator.with_space(self._space, num_samples=samples, seed=seed or 0)
         else:
             searcher = chosen
-        if tune.max_concurrent_trials is not None:
-            searcher = ConcurrencyLimiter[Searcher](
-                searcher, max_concurrent=tune.max_concurrent_trials
-            )
+        if limit is not None:
+            searcher = ConcurrencyLimiter[Searcher](searcher, max_concurrent=limit)
         return searcher
 
     def _announced_seed(self) -> int:

@@ -34,9 +34,10 @@ Space conversion: `tunecore.search._bohb_space`.
 
 Deviations from Ray (python/ray/tune/search/bohb/bohb_search.py):
 
-- `max_concurrent` counts every suggested trial that has not ended. Ray
-  does not count paused trials; it hears of pauses from its scheduler
-  (`on_pause`/`on_unpause`), which tunecore's pure scheduler cannot call.
+- Pauses reach `on_pause`/`on_unpause` from the core (the step tells the
+  searcher when a trial's status goes to or from PAUSED), not from the
+  scheduler: a paused trial does not count against `max_concurrent`, nor
+  against a `ConcurrencyLimiter` around it, as in Ray.
 - `time_attr` (a keyword tunecore adds) names the budget; Ray reads the
   scheduler's note in the result instead.
 - A missing package raises ImportError naming the extra (Ray asserts);
@@ -151,6 +152,7 @@ class TuneBOHB(Searcher):
         self._calls = 0
         self.trial_to_params: dict[str, dict[str, Any]] = {}
         self._live: dict[str, None] = {}
+        self._paused: set[str] = set()
         if space is not None and (not isinstance(space, Mapping) or space):
             self._take_space(space)
 
@@ -181,7 +183,7 @@ class TuneBOHB(Searcher):
 
     def suggest(self, trial_id: str) -> dict[str, Any] | None:
         axes = self._ready()
-        if 0 < self._max_concurrent <= len(self._live):
+        if 0 < self._max_concurrent <= len(self._live) - len(self._paused):
             return None
         point = self._pending.pop(0) if self._pending else self._draw()
         self.trial_to_params[trial_id] = point
@@ -205,6 +207,16 @@ class TuneBOHB(Searcher):
     ) -> None:
         self.trial_to_params.pop(trial_id, None)
         self._live.pop(trial_id, None)
+        self._paused.discard(trial_id)
+
+    def on_pause(self, trial_id: str) -> None:
+        """Ray's hook from HyperBandForBOHB: a paused trial does not count
+        against `max_concurrent` until it is resumed."""
+        if trial_id in self._live:
+            self._paused.add(trial_id)
+
+    def on_unpause(self, trial_id: str) -> None:
+        self._paused.discard(trial_id)
 
     # -- tunecore's additions -----------------------------------------------------
 

@@ -142,6 +142,9 @@ class SearcherRuntime:
         elif tell.kind is TellKind.RESULT:
             assert result is not None
             self._object.on_trial_result(tell.trial_id, result)
+        elif tell.kind in (TellKind.PAUSE, TellKind.UNPAUSE):
+            hook = "on_pause" if tell.kind is TellKind.PAUSE else "on_unpause"
+            getattr(self._object, hook)(tell.trial_id)
         elif tell.kind in (TellKind.COMPLETE, TellKind.ERROR):
             self._object.on_trial_complete(tell.trial_id, result, error=tell.kind is TellKind.ERROR)
         else:

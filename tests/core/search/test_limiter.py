@@ -181,3 +181,35 @@ class LimiterMachine(RuleBasedStateMachine):
 
 LimiterMachine.TestCase.settings = settings(max_examples=60, stateful_step_count=30, deadline=None)
 TestLimiter = LimiterMachine.TestCase
+
+
+def test_a_paused_trial_counts_unless_the_searcher_bounds_its_own_concurrency() -> None:
+    """Ray's default: every live trial counts. For a searcher that takes the
+    bound over and leaves paused trials out (TuneBOHB), so does the limiter."""
+    for count_paused, frees_a_slot in ((True, False), (False, True)):
+        limiter = ConcurrencyLimiter(
+            Recorder(budget=5), max_concurrent=1, count_paused=count_paused
+        )
+        limiter, _ = limiter.suggest("a")
+        limiter = limiter.on_trial_pause("a")
+        limiter, third = limiter.suggest("b")
+        assert (third is not None) is frees_a_slot
+    limiter = ConcurrencyLimiter(Recorder(budget=5), max_concurrent=1, count_paused=False)
+    limiter, _ = limiter.suggest("a")
+    limiter, _ = limiter.on_trial_pause("a").suggest("b")
+    assert limiter.paused == ("a",)
+    limiter = limiter.on_trial_unpause("a")
+    assert limiter.paused == ()
+    assert limiter.suggest("c")[1] is None  # a and b both run: over the bound until one ends
+    limiter = limiter.on_trial_pause("b").on_trial_complete("b", None)
+    assert limiter.paused == ()
+    assert limiter.live == ("a",)
+
+
+def test_a_limiter_that_counts_paused_trials_encodes_as_before() -> None:
+    limiter = ConcurrencyLimiter(Recorder(budget=5), max_concurrent=1)
+    limiter, _ = limiter.suggest("a")
+    paused = limiter.on_trial_pause("a")
+    assert to_msgpack(paused) == to_msgpack(limiter)
+    assert b"paused_ids" not in to_msgpack(paused)
+    assert b"count_paused" not in to_msgpack(paused)

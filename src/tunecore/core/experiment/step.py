@@ -32,7 +32,13 @@ from tunecore.core.experiment.state import ExperimentConfig, ExperimentState
 from tunecore.core.results import flatten, is_end_marker, is_number
 from tunecore.core.schedulers.base import STOP, TrialScheduler, Verdict, policy_metric
 from tunecore.core.schedulers.fifo import FIFOScheduler
-from tunecore.core.search.base import Searcher, answer_to, ask_wanted_by, take_values
+from tunecore.core.search.base import (
+    Searcher,
+    answer_to,
+    ask_wanted_by,
+    paused_in,
+    take_values,
+)
 from tunecore.core.stoppers import BuiltinStopper
 from tunecore.core.stopping import StopCriterionError, check_stop
 from tunecore.model import (
@@ -545,6 +551,8 @@ class _Step:
             self.books.used = resources.subtract(self.books.used, before.spec.resources)
         else:  # a finished trial comes back only on resume
             self.books.finished -= 1
+        if self.searcher is not None and PAUSED in (old, new) and not after.is_finished:
+            self.searcher = paused_in(self.searcher, trial_id, paused=new is PAUSED)
         if new is PENDING:
             self.books.pending.insert(trial_id, self.books.index)
         elif new is PAUSED:

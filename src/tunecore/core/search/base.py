@@ -87,6 +87,9 @@ class WantsValues(Protocol):
         ...
 
 
+P = TypeVar("P")
+
+
 @runtime_checkable
 class WantsAsk(Protocol):
     """A searcher whose suggestions come from an object in the shell (see
@@ -102,6 +105,26 @@ class WantsAsk(Protocol):
         ...
 
 
+@runtime_checkable
+class HearsPauses(Protocol):
+    """A searcher told when one of its trials is paused and resumed (Ray's
+    `on_pause`/`on_unpause`, which HyperBandForBOHB sends TuneBOHB): a
+    paused trial need not count against its concurrency."""
+
+    def on_trial_pause(self, trial_id: str) -> Self: ...
+
+    def on_trial_unpause(self, trial_id: str) -> Self: ...
+
+
+def paused_in(searcher: P, trial_id: str, *, paused: bool) -> P:
+    """`searcher` told that `trial_id` was paused (or resumed), if it hears
+    pauses; unchanged otherwise."""
+    if not isinstance(searcher, HearsPauses):
+        return searcher
+    told = searcher.on_trial_pause(trial_id) if paused else searcher.on_trial_unpause(trial_id)
+    return cast(P, told)
+
+
 class AskWanted(msgspec.Struct, frozen=True, kw_only=True):
     """What the shell owes a `WantsAsk` searcher: tell it the first `told`
     untold entries, then ask for trial `trial_id`, and log the answer as
@@ -110,9 +133,6 @@ class AskWanted(msgspec.Struct, frozen=True, kw_only=True):
     key: int
     trial_id: str
     told: int
-
-
-P = TypeVar("P")
 
 
 def ask_wanted_by(inner: object) -> AskWanted | None:

@@ -53,6 +53,10 @@ class TellKind(Enum):
     ADDED = "added"
     """A trial this searcher did not suggest completed: told as a point
     evaluated elsewhere (`add_evaluated_point`), with its config."""
+    PAUSE = "pause"
+    """A trial of its own was paused (Ray's `on_pause`), for a searcher
+    that hears pauses."""
+    UNPAUSE = "unpause"
     ASKED = "asked"
     """Only in a prelude: the object was asked for trial `trial_id` and
     suggested `config` (a restored searcher's history, asked again)."""
@@ -87,6 +91,7 @@ class ExternalSearcher(msgspec.Struct, frozen=True, kw_only=True, tag=True, omit
     metrics: tuple[str, ...] = ()
     mode: Mode | None = None
     hears_results: bool = False
+    hears_pauses: bool = False
     space: ParamSpace | None = None
     prelude: tuple[Tell, ...] = ()
     asks: int = 0
@@ -184,6 +189,16 @@ class ExternalSearcher(msgspec.Struct, frozen=True, kw_only=True, tag=True, omit
         kind = TellKind.ERROR if error else TellKind.COMPLETE
         live = tuple(t for t in self.live if t != trial_id)
         return msgspec.structs.replace(self._tell(Tell(trial_id, kind, result)), live=live)
+
+    def on_trial_pause(self, trial_id: str) -> Self:
+        if not self.hears_pauses or trial_id not in self.live:
+            return self
+        return self._tell(Tell(trial_id, TellKind.PAUSE))
+
+    def on_trial_unpause(self, trial_id: str) -> Self:
+        if not self.hears_pauses or trial_id not in self.live:
+            return self
+        return self._tell(Tell(trial_id, TellKind.UNPAUSE))
 
     def _tell(self, tell: Tell) -> Self:
         return msgspec.structs.replace(self, untold=(*self.untold, tell), declined=False)

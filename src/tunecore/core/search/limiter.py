@@ -7,6 +7,9 @@ Invariants
   full.
 - Only trials in `live` reach the wrapped searcher: results and completions
   of other ids are ignored, as in Ray.
+- With `count_paused=False` (set for a searcher that bounds its own
+  concurrency, as Ray's TuneBOHB does) a paused trial (`paused`) does not
+  count against `max_concurrent` until it is resumed, as in Ray.
 - With `batch=True` completions are held back (`held`) and handed to the
   wrapped searcher together, and only then do the trials leave `live`: a
   new batch starts when every trial of the current one has completed. (Ray
@@ -27,6 +30,7 @@ from collections.abc import Sequence
 from typing import Generic, Self, TypeVar
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from tunecore.core.schedulers.base import policy_metric
 from tunecore.core.search.base import (
@@ -37,6 +41,7 @@ from tunecore.core.search.base import (
     answer_to,
     answered,
     ask_wanted_by,
+    paused_in,
     wanted_by,
 )
 from tunecore.model import Asked, InvalidFieldError, JsonDict, JsonValue, Mode
@@ -61,14 +66,29 @@ class ConcurrencyLimiter(msgspec.Struct, Generic[S], frozen=True, tag=True):
     batch: bool = False
     live: tuple[str, ...] = ()
     held: tuple[HeldCompletion, ...] = ()
+    count_paused: bool | UnsetType = UNSET
+    paused_ids: tuple[str, ...] | UnsetType = UNSET
 
     def __post_init__(self) -> None:
         require_int("ConcurrencyLimiter.max_concurrent", self.max_concurrent, minimum=1)
         require_bool("ConcurrencyLimiter.batch", self.batch)
-        if len(self.live) > self.max_concurrent:
+        if self.count_paused is not UNSET:
+            require_bool("ConcurrencyLimiter.count_paused", self.count_paused)
+            if self.count_paused:  # the default is not encoded (older logs)
+                msgspec.structs.force_setattr(self, "count_paused", UNSET)
+        if self.paused_ids == ():
+            msgspec.structs.force_setattr(self, "paused_ids", UNSET)
+        # Leaving paused trials out, a resumed one may exceed the bound for a
+        # while (as in Ray): only a limiter counting every trial checks it.
+        if self.count_paused is UNSET and len(self.live) > self.max_concurrent:
             raise InvalidFieldError(
                 "ConcurrencyLimiter.live", self.live, f"at most {self.max_concurrent} trial ids"
             )
+
+    @property
+    def paused(self) -> tuple[str, ...]:
+        """Paused trials not counted against `max_concurrent`."""
+        return () if isinstance(self.paused_ids, UnsetType) else self.paused_ids
 
     @property
     def is_finished(self) -> bool:
@@ -98,7 +118,7 @@ class ConcurrencyLimiter(msgspec.Struct, Generic[S], frozen=True, tag=True):
         return None if searcher is None else msgspec.structs.replace(self, searcher=searcher)
 
     def suggest(self, trial_id: str) -> tuple[Self, Suggestion | None]:
-        if len(self.live) >= self.max_concurrent:
+        if len(self.live) - len(self.paused) >= self.max_concurrent:
             return self, None
         searcher, suggestion = self.searcher.suggest(trial_id)
         if suggestion is None:
@@ -113,23 +133,50 @@ class ConcurrencyLimiter(msgspec.Struct, Generic[S], frozen=True, tag=True):
             self, searcher=self.searcher.on_trial_result(trial_id, result)
         )
 
+    def on_trial_pause(self, trial_id: str) -> Self:
+        """Passed on to the wrapped searcher; with `count_paused=False` the
+        trial also stops counting against `max_concurrent` until resumed."""
+        if trial_id not in self.live:
+            return self
+        searcher = paused_in(self.searcher, trial_id, paused=True)
+        paused = self.paused
+        if self.count_paused is False and trial_id not in paused:
+            paused = (*paused, trial_id)
+        return msgspec.structs.replace(self, searcher=searcher, paused_ids=_ids(paused))
+
+    def on_trial_unpause(self, trial_id: str) -> Self:
+        if trial_id not in self.live:
+            return self
+        searcher = paused_in(self.searcher, trial_id, paused=False)
+        paused = tuple(p for p in self.paused if p != trial_id)
+        return msgspec.structs.replace(self, searcher=searcher, paused_ids=_ids(paused))
+
     def on_trial_complete(
         self, trial_id: str, result: JsonDict | None = None, *, error: bool = False
     ) -> Self:
         if trial_id not in self.live:
             return self
+        paused = tuple(p for p in self.paused if p != trial_id)
         if not self.batch:
             searcher = self.searcher.on_trial_complete(trial_id, result, error=error)
             live = tuple(live_id for live_id in self.live if live_id != trial_id)
-            return msgspec.structs.replace(self, searcher=searcher, live=live)
+            return msgspec.structs.replace(
+                self, searcher=searcher, live=live, paused_ids=_ids(paused)
+            )
         if any(h.trial_id == trial_id for h in self.held):
             return self
         held = (*self.held, HeldCompletion(trial_id, result, error))
         if len(held) < len(self.live):
-            return msgspec.structs.replace(self, held=held)
+            return msgspec.structs.replace(self, held=held, paused_ids=_ids(paused))
         searcher = self.searcher
         for completion in held:
             searcher = searcher.on_trial_complete(
                 completion.trial_id, completion.result, error=completion.error
             )
-        return msgspec.structs.replace(self, searcher=searcher, live=(), held=())
+        return msgspec.structs.replace(self, searcher=searcher, live=(), held=(), paused_ids=UNSET)
+
+
+def _ids(paused: tuple[str, ...]) -> tuple[str, ...] | UnsetType:
+    """`paused_ids` as encoded: UNSET when empty, so a limiter that counts
+    paused trials encodes as it did before the field existed."""
+    return paused or UNSET

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 import msgspec
 
 from tunecore.core.search.domains import GridSearch, SampleFrom, Uniform, copy_json, plain_json
-from tunecore.core.search.variants import ParamSpace, format_path, parse_space
+from tunecore.core.search.variants import MISSING, ParamSpace, format_path, parse_space, value_at
 from tunecore.core.search.view import Path
 from tunecore.model import InvalidFieldError, JsonDict, JsonValue
 
@@ -62,10 +62,10 @@ def point_values(
     values: dict[Path, JsonValue] = {}
     for parameter in space.sampled:
         at = where + "".join(f"[{part!r}]" for part in parameter.path)
-        value = _value_at(point, parameter.path)
-        if value is _MISSING:
-            value = point.get(label(parameter.path), _MISSING)
-        if value is _MISSING:
+        value = value_at(point, parameter.path)
+        if value is MISSING:
+            value = point.get(label(parameter.path), MISSING)
+        if value is MISSING:
             raise InvalidFieldError(at, None, f"a value: {owner} searches this parameter")
         plain = plain_json(at, plain_number(value))
         domain = parameter.domain
@@ -153,25 +153,6 @@ def uniform_space(owner: str, bounds: Mapping[str, object]) -> dict[str, object]
             container = child
         container[last] = domain
     return nested
-
-
-class _Missing:
-    pass
-
-
-_MISSING = _Missing()
-
-
-def _value_at(point: Mapping[str, object], path: Path) -> object:
-    value: object = point
-    for part in path:
-        if isinstance(value, Mapping) and isinstance(part, str):
-            value = value.get(part, _MISSING)  # _MISSING stays _MISSING to the end
-        elif isinstance(value, list | tuple) and isinstance(part, int) and part < len(value):
-            value = value[part]
-        else:
-            return _MISSING
-    return value
 
 
 __all__ = [

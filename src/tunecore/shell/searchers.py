@@ -38,7 +38,7 @@ from tunecore.core.experiment import ExperimentState
 from tunecore.core.search.base import AskWanted, ask_wanted_by
 from tunecore.core.search.domains import SampleFrom, plain_json
 from tunecore.core.search.external import ExternalSearcher, Tell, TellKind
-from tunecore.core.search.variants import format_path
+from tunecore.core.search.variants import MISSING, format_path, value_at
 from tunecore.model import Asked, ExperimentEvent, InvalidFieldError, JsonDict, SearcherFailed
 
 logger = logging.getLogger(__name__)
@@ -229,34 +229,14 @@ def _checked(external: ExternalSearcher, raw: object) -> JsonDict:
     if space is None:
         return config
     for parameter in (*space.grid, *space.sampled):
-        value: object = config
-        for key in parameter.path:
-            value = _child(value, key)
-            if value is _MISSING:
-                raise InvalidFieldError(
-                    f"{where}{format_path(parameter.path).removeprefix('param_space')}",
-                    None,
-                    "a value: the param space searches this parameter",
-                )
+        at = where + format_path(parameter.path).removeprefix("param_space")
+        value = value_at(config, parameter.path)
+        if value is MISSING:
+            raise InvalidFieldError(at, None, "a value: the param space searches this parameter")
         domain = parameter.domain
         if not isinstance(domain, SampleFrom) and not domain.is_valid(value):  # type: ignore[arg-type]
-            raise InvalidFieldError(
-                f"{where}{format_path(parameter.path).removeprefix('param_space')}",
-                value,
-                f"a value in the param space's {domain!r}",
-            )
+            raise InvalidFieldError(at, value, f"a value in the param space's {domain!r}")
     return config
-
-
-_MISSING = object()
-
-
-def _child(value: object, key: str | int) -> object:
-    if isinstance(value, Mapping) and isinstance(key, str):
-        return value.get(key, _MISSING)
-    if isinstance(value, list) and isinstance(key, int) and 0 <= key < len(value):
-        return value[key]
-    return _MISSING
 
 
 def _first_difference(logged: object, got: object) -> str:

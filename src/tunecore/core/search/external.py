@@ -39,6 +39,7 @@ from typing import Self
 
 import msgspec
 
+from tunecore.core.results import flatten
 from tunecore.core.search.base import AskWanted, Suggestion
 from tunecore.core.search.variants import ParamSpace, format_vars
 from tunecore.core.search.view import Path
@@ -144,12 +145,11 @@ class ExternalSearcher(msgspec.Struct, frozen=True, kw_only=True, tag=True, omit
         over them; tagged as Ray's SearchGenerator tags it (1-based count,
         then every value of the config)."""
         config = _merged(_constants(self.space), answer)
-        leaves = list(_leaves(config, ()))
         index = self.suggested + 1
-        formatted = format_vars(leaves)
+        formatted = format_vars(_leaves(config, ()))
         return Suggestion(
             config=config,
-            evaluated_params={"/".join(map(str, path)): v for path, v in _leaves(answer, ())},
+            evaluated_params=flatten(answer),
             experiment_tag=f"{index}_{formatted}" if formatted else str(index),
         )
 

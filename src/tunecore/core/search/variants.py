@@ -294,6 +294,29 @@ def as_param_space(space: ParamSpace) -> dict[str, object]:
     return rebuilt  # type: ignore[return-value]
 
 
+class Missing:
+    """The type of `MISSING`."""
+
+
+MISSING = Missing()
+"""What `value_at` finds where a config has no value."""
+
+
+def value_at(config: Mapping[str, object], path: Path) -> object:
+    """The value at `path` in a nested config (dicts and lists), or
+    `MISSING` where the config has none: how a searcher's answer is read
+    parameter by parameter."""
+    value: object = config
+    for part in path:
+        if isinstance(value, Mapping) and isinstance(part, str):
+            value = value.get(part, MISSING)  # MISSING stays MISSING to the end
+        elif isinstance(value, list | tuple) and isinstance(part, int) and 0 <= part < len(value):
+            value = value[part]
+        else:
+            return MISSING
+    return value
+
+
 def _assign(config: JsonDict, path: Path, value: JsonValue) -> None:
     container: JsonValue = config
     for part in path[:-1]:

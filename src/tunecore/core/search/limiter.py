@@ -142,13 +142,20 @@ class ConcurrencyLimiter(msgspec.Struct, Generic[S], frozen=True, tag=True):
         paused = self.paused
         if self.count_paused is False and trial_id not in paused:
             paused = (*paused, trial_id)
-        return msgspec.structs.replace(self, searcher=searcher, paused_ids=_ids(paused))
+        return self._after_pause(searcher, paused)
 
     def on_trial_unpause(self, trial_id: str) -> Self:
         if trial_id not in self.live:
             return self
         searcher = paused_in(self.searcher, trial_id, paused=False)
-        paused = tuple(p for p in self.paused if p != trial_id)
+        return self._after_pause(searcher, tuple(p for p in self.paused if p != trial_id))
+
+    def _after_pause(self, searcher: S, paused: tuple[str, ...]) -> Self:
+        """This limiter itself when a pause changed nothing (the common case:
+        a limiter that counts paused trials around a searcher that does not
+        hear pauses), so the loop's identity checks see no new policy."""
+        if searcher is self.searcher and paused == self.paused:
+            return self
         return msgspec.structs.replace(self, searcher=searcher, paused_ids=_ids(paused))
 
     def on_trial_complete(

@@ -18,12 +18,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tunecore
+from tests.crashes import Crash, CrashAfterTrials
 from tunecore import RunConfig, TuneConfig, TuneError, Tuner
 from tunecore.api.searching import SearcherNotGivenError, restored_runtime
 from tunecore.core.experiment import ExperimentState
 from tunecore.model import Asked, ExperimentEvent, JsonDict, SearcherFailed
 from tunecore.search import ConcurrencyLimiter, Repeater, Searcher
-from tunecore.shell.callbacks import Callback
 from tunecore.shell.eventlog import read_log
 from tunecore.shell.replay import BUILTIN, replay, walk
 from tunecore.shell.searchers import SearchResumeWarning
@@ -359,25 +359,6 @@ def _asks_in(contents: Any) -> int:
 
 
 # -- Tuner.restore ------------------------------------------------------------
-
-
-class Crash(BaseException):
-    """Not an Exception: callbacks' errors are contained, this one is not."""
-
-
-class CrashAfterTrials(Callback):
-    """Kills the driver at the end of the loop step in which the `trials`th
-    trial completed."""
-
-    def __init__(self, trials: int) -> None:
-        self.left = trials
-
-    def on_trial_complete(self, iteration: int, trials: object, trial: object) -> None:
-        self.left -= 1
-
-    def on_step_end(self, iteration: int, trials: object) -> None:
-        if self.left <= 0:
-            raise Crash
 
 
 def quadratic(config: dict[str, Any]) -> None:

@@ -32,6 +32,7 @@ import optuna
 
 import tunecore
 import tunecore as tune
+from tests.crashes import Crash, CrashAfterTrials
 from tests.search.logged_runs import assert_a_rebuilt_searcher_repeats_every_logged_suggestion
 from tunecore import RunConfig, TuneConfig, Tuner
 from tunecore.core.search.domains import (
@@ -803,25 +804,6 @@ def test_the_same_seed_gives_the_same_log_bytes_with_eight_concurrent(tmp_path: 
     ]
     assert logs[0]
     assert logs[0] == logs[1]
-
-
-class Crash(BaseException):
-    """Not an Exception: a callback's errors are contained, this is not."""
-
-
-class CrashAfterTrials(tunecore.Callback):
-    """Kills the driver at the end of the loop step in which the `trials`th
-    trial completed (as tests/api/test_restore.py does)."""
-
-    def __init__(self, trials: int) -> None:
-        self.left = trials
-
-    def on_trial_complete(self, iteration: int, trials: object, trial: object) -> None:
-        self.left -= 1
-
-    def on_step_end(self, iteration: int, trials: object) -> None:
-        if self.left <= 0:
-            raise Crash
 
 
 def trainable(config: dict[str, Any]) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import random
 import shutil
+import sys
 import warnings
 from pathlib import Path
 from typing import Any
@@ -22,11 +23,12 @@ from tests.crashes import Crash, CrashAfterTrials
 from tunecore import RunConfig, TuneConfig, TuneError, Tuner
 from tunecore.api.searching import SearcherNotGivenError, restored_runtime
 from tunecore.core.experiment import ExperimentState
+from tunecore.core.search.external import ExternalSearcher
 from tunecore.model import Asked, ExperimentEvent, JsonDict, SearcherFailed
 from tunecore.search import ConcurrencyLimiter, Repeater, Searcher
 from tunecore.shell.eventlog import read_log
 from tunecore.shell.replay import BUILTIN, replay, walk
-from tunecore.shell.searchers import SearchResumeWarning
+from tunecore.shell.searchers import SearchResumeWarning, external_of
 
 
 class Hill(Searcher):
@@ -542,3 +544,25 @@ def test_restore_refuses_a_file_it_did_not_write(tmp_path: Path) -> None:
         Hill().restore(pickled)
     with pytest.raises(RuntimeError, match=r"call Tuner\.fit\(\) first"):
         Hill().save(tmp_path / "never.json")
+
+
+@pytest.mark.parametrize(
+    "named",
+    [
+        "json.tool:main",  # a module this process has not imported: never imported
+        "os:path",  # imported, but not a Searcher class
+        "tests.api.test_searcher_objects:NoSuchClass",
+    ],
+)
+def test_a_restore_never_imports_code_a_log_names(tmp_path: Path, named: str) -> None:
+    """A log names the searcher's class; reading it runs no code: only
+    tunecore's own modules are imported, a user's class must already be
+    loaded (their script, run again) or be passed as search_alg=."""
+    fit_in_process(Hill(seed=4), tmp_path)
+    contents = read_log(tmp_path / "exp")
+    assert external_of(replay(tmp_path / "exp").state.searcher) is not None
+    forged = ExternalSearcher(name=named, spec={"metric": "score", "mode": "max", "seed": 4})
+    imported = set(sys.modules)
+    with pytest.raises(SearcherNotGivenError, match=r"never imports it\): pass the searcher again"):
+        restored_runtime(contents, forged, None, BUILTIN, None)
+    assert set(sys.modules) == imported

@@ -21,6 +21,7 @@ prelude of this one (`_history`), recorded in its log.
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -240,9 +241,27 @@ def _fresh_object(
             "has no spec: your own Searcher without to_spec(), or one holding code): pass it "
             "again, as you built it, to Tuner.restore(path, trainable, search_alg=...)"
         )
-    module_name, _, qualname = external.name.partition(":")
-    target: Any = importlib.import_module(module_name)
-    for part in qualname.split("."):
-        target = getattr(target, part)
-    rebuilt: SearcherObject = target.from_spec(external.spec)
+    kind = _searcher_class(external.name)
+    rebuilt: SearcherObject = kind.from_spec(external.spec)
     return rebuilt
+
+
+def _searcher_class(name: str) -> type[Searcher]:
+    """The class a log names (`module:qualname`). Reading a log never runs
+    code: only tunecore's own modules are imported; a class of the user's
+    is found only in a module this process has imported already (their
+    script, run again), else they pass the searcher again."""
+    module_name, _, qualname = name.partition(":")
+    module = sys.modules.get(module_name)
+    if module is None and module_name.partition(".")[0] == "tunecore":
+        module = importlib.import_module(module_name)
+    target: object = module
+    for part in qualname.split("."):
+        target = getattr(target, part, None)
+    if not (isinstance(target, type) and issubclass(target, Searcher)):
+        raise SearcherNotGivenError(
+            f"the experiment's searcher {name} is not a tunecore.search.Searcher class this "
+            "process has imported (a log names code but never imports it): pass the searcher "
+            "again, as you built it, to Tuner.restore(path, trainable, search_alg=...)"
+        )
+    return target

@@ -17,7 +17,9 @@ own:
   log's tells and asks in log order, so a seeded searcher continues with
   exactly the suggestions an uninterrupted run would have made. A searcher
   without a spec (the default) must be passed again:
-  `Tuner.restore(path, trainable, search_alg=...)`.
+  `Tuner.restore(path, trainable, search_alg=...)`; so must one whose class
+  is not in a module this process has imported (a log never makes a
+  restore import code: only tunecore's own modules are imported).
 - `use_seed(seed)`: the experiment's seed, for a searcher the user did not
   seed, so that a run repeats and a resume can rebuild it.
 - `warm_start(from_experiment=...)`: tell the searcher every finished trial

@@ -275,13 +275,16 @@ def test_file_loggers_use_the_directory_they_are_given(tmp_path: Path) -> None:
 # -- TensorBoard -----------------------------------------------------------------------
 
 
-def test_tensorboard_callback_says_how_to_install_tensorboardx(
+def test_tensorboard_callback_needs_no_tensorboardx(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setitem(sys.modules, "tensorboardX", None)  # makes the import fail
+    monkeypatch.setitem(sys.modules, "tensorboardX", None)  # any import of it fails
     storage = ExperimentStorage(tmp_path, "exp")
-    with pytest.raises(ImportError, match="pip install tensorboardX"):
-        TensorBoardCallback(storage)
+    trials = running_trials(1)
+    callback = TensorBoardCallback(storage)
+    callback.on_trial_result(1, trials, trials[0], {"training_iteration": 1, "loss": 0.5})
+    callback.on_experiment_end(trials)
+    assert list(storage.trial_dir(trials[0].state.spec).glob("events.out.tfevents.*"))
 
 
 def test_tensorboard_callback_writes_event_files(tmp_path: Path) -> None:
@@ -311,16 +314,61 @@ def test_tensorboard_callback_writes_event_files(tmp_path: Path) -> None:
 
 
 def read_scalars(path: Path) -> list[tuple[str, int, object]]:
-    """The scalars of an event file: TFRecords of (length, crc, Event, crc)."""
+    """The scalars of an event file, parsed with tensorboardX's own protobuf
+    classes and checksums: TFRecords of (length, crc, Event, crc), the first
+    Event the file version."""
     event_pb2 = importlib.import_module("tensorboardX.proto.event_pb2")
+    masked_crc = importlib.import_module("tensorboardX.record_writer").masked_crc32c
     data = path.read_bytes()
     scalars: list[tuple[str, int, object]] = []
     position = 0
+    versions = []
     while position < len(data):
-        (length,) = struct.unpack("<Q", data[position : position + 8])
+        header = data[position : position + 8]
+        (length,) = struct.unpack("<Q", header)
+        assert struct.unpack("<I", data[position + 8 : position + 12])[0] == masked_crc(header)
         position += 12
+        payload = data[position : position + length]
+        assert struct.unpack("<I", data[position + length : position + length + 4])[0] == (
+            masked_crc(payload)
+        )
         event = event_pb2.Event()
-        event.ParseFromString(data[position : position + length])
+        event.ParseFromString(payload)
         position += length + 4
+        versions.append(event.file_version)
+        assert event.wall_time > 1.6e9
         scalars.extend((v.tag, event.step, v.simple_value) for v in event.summary.value)
+    assert versions[0] == "brain.Event:2"
     return scalars
+
+
+def test_tensorboard_values_beyond_float32_saturate_and_negative_steps_encode(
+    tmp_path: Path,
+) -> None:
+    pytest.importorskip("tensorboardX")
+    storage = ExperimentStorage(tmp_path, "exp")
+    trials = running_trials(1)
+    callback = TensorBoardCallback(storage)
+    result: dict[str, JsonValue] = {"training_iteration": -3, "big": 1e300, "small": -1e300}
+    callback.on_trial_result(1, trials, trials[0], result)
+    callback.on_experiment_end(trials)
+    (events,) = storage.trial_dir(trials[0].state.spec).glob("events.out.tfevents.*")
+    assert read_scalars(events) == [
+        ("ray/tune/big", -3, float("inf")),
+        ("ray/tune/small", -3, float("-inf")),
+    ]
+
+
+def test_a_restarted_trial_writes_a_new_event_file(tmp_path: Path) -> None:
+    pytest.importorskip("tensorboardX")
+    storage = ExperimentStorage(tmp_path, "exp")
+    trials = running_trials(1)
+    callback = TensorBoardCallback(storage)
+    for run in (1, 2):
+        callback.on_trial_result(run, trials, trials[0], {"training_iteration": run, "x": run})
+        callback.on_trial_error(run, trials, trials[0])
+    files = sorted(storage.trial_dir(trials[0].state.spec).glob("events.out.tfevents.*"))
+    assert [read_scalars(f) for f in files] in (
+        [[("ray/tune/x", 1, 1.0)], [("ray/tune/x", 2, 2.0)]],
+        [[("ray/tune/x", 2, 2.0)], [("ray/tune/x", 1, 1.0)]],
+    )

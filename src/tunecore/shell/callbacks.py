@@ -16,15 +16,16 @@ goes on with the next callback.
 
 from __future__ import annotations
 
-import importlib
 import logging
 import math
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Protocol, cast
+from typing import cast
 
 from tunecore.core.results import TRAINING_ITERATION, flatten, is_number
 from tunecore.model import CheckpointRef, JsonValue
+from tunecore.shell import tfevents
 from tunecore.shell.storage import ExperimentStorage
 from tunecore.shell.trial_view import Trial
 
@@ -279,73 +280,47 @@ class CSVLoggerCallback(_TrialFilesCallback):
         self.storage.flush_progress(self.dir_of(trial))
 
 
-class _ScalarWriter(Protocol):
-    """The part of `tensorboardX.SummaryWriter` this module uses."""
-
-    def add_scalar(self, tag: str, scalar_value: float, global_step: int | None = None) -> None:
-        """Record one scalar."""
-
-    def flush(self) -> None:
-        """Write pending events to disk."""
-
-    def close(self) -> None:
-        """Flush and release the event file."""
-
-
 class TensorBoardCallback(_TrialFilesCallback):
-    """Numeric results as TensorBoard scalars, one event file per trial in
-    its directory, stepped by `training_iteration`. The writer flushes every
-    30 s and when the trial ends, not per result: a result costs no disk
-    write here.
-
-    tensorboardX is optional and imported only here, when one is made: a
-    missing install is an `ImportError` saying how to get it, raised where
-    the user asked for TensorBoard rather than at the first result.
-    """
+    """Numeric results as TensorBoard scalars, one event file per trial run
+    in its directory (a restarted trial starts a new file, as a new
+    `SummaryWriter` would), stepped by `training_iteration`, tagged
+    `ray/tune/<flattened key>`. Each result is one record appended to the
+    file and handed to the OS at once (`tfevents` encodes it; tensorboardX
+    is not needed). `fit()` adds this logger by default when tensorboardX
+    is installed, as Ray Tune does."""
 
     def __init__(
         self, storage: ExperimentStorage | None = None, dir_of: TrialDirOf | None = None
     ) -> None:
         super().__init__(storage, dir_of)
-        try:
-            module = importlib.import_module("tensorboardX")
-        except ImportError as error:
-            raise ImportError(
-                "TensorBoardCallback needs the tensorboardX package, which is not "
-                "installed: pip install tensorboardX"
-            ) from error
-        self._writer_class = cast(Callable[..., _ScalarWriter], module.SummaryWriter)
-        self._writers: dict[str, _ScalarWriter] = {}
-
-    def _writer(self, trial: Trial) -> _ScalarWriter:
-        writer = self._writers.get(trial.trial_id)
-        if writer is None:
-            writer = self._writer_class(logdir=str(self.dir_of(trial)), flush_secs=30)
-            self._writers[trial.trial_id] = writer
-        return writer
+        self._files: dict[str, Path] = {}
 
     def log_trial_result(
         self, iteration: int, trial: Trial, result: Mapping[str, JsonValue]
     ) -> None:
         raw_step = result.get(TRAINING_ITERATION)
         step = raw_step if isinstance(raw_step, int) and not isinstance(raw_step, bool) else None
-        writer = self._writer(trial)
-        for key, value in flatten(result).items():
-            if key == TRAINING_ITERATION or not is_number(value):
-                continue
-            number = float(cast(float, value))
-            if math.isfinite(number):
-                writer.add_scalar(TENSORBOARD_TAG_PREFIX + key, number, global_step=step)
-
-    def _close(self, trial: Trial) -> None:
-        writer = self._writers.pop(trial.trial_id, None)
-        if writer is not None:
-            writer.close()
+        scalars = [
+            (TENSORBOARD_TAG_PREFIX + key, number)
+            for key, value in flatten(result).items()
+            if key != TRAINING_ITERATION
+            and is_number(value)
+            and math.isfinite(number := float(cast(float, value)))
+        ]
+        now = time.time()
+        data = tfevents.record(tfevents.scalar_event(now, step, scalars)) if scalars else b""
+        path = self._files.get(trial.trial_id)
+        if path is None:
+            path = self._files[trial.trial_id] = self.dir_of(trial) / tfevents.new_file_name()
+            data = tfevents.record(tfevents.version_event(now)) + data
+        self.storage.append_bytes(path, data)
 
     def log_trial_end(self, trial: Trial, failed: bool = False) -> None:
-        self._close(trial)
+        path = self._files.pop(trial.trial_id, None)
+        if path is not None:
+            self.storage.close_file(path)
 
     def on_experiment_end(self, trials: Sequence[Trial]) -> None:
-        for writer in self._writers.values():
-            writer.close()
-        self._writers.clear()
+        for path in self._files.values():
+            self.storage.close_file(path)
+        self._files.clear()

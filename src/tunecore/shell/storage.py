@@ -53,11 +53,11 @@ complete; after a crash the resume rewrites a table whose header misses a
 key from result.json (`progress_in_line`). Every reader (`csv.DictReader`,
 pandas) always sees one consistent table.
 
-Every append opens, writes one line and closes the file, so each line is on
-disk (flushed) as soon as the call returns, no file handle outlives the call
-(10 000 trials never exhaust file descriptors), and a resumed process appends
-to the files as they are. The class is meant for the shell's one loop thread;
-it does no locking.
+Appends go to files kept open (at most 128, least recently used closed
+first, so 10 000 trials never exhaust file descriptors), each write handed
+to the OS before the call returns, so a line survives the driver's crash,
+and a resumed process appends to the files as they are. The class is meant
+for the shell's one loop thread; it does no locking.
 """
 
 from __future__ import annotations
@@ -74,14 +74,13 @@ import tempfile
 import unicodedata
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TextIO
 
 import msgspec
 
 from tunecore.core.naming import trial_name
 from tunecore.core.results import flatten
 from tunecore.model import CheckpointRef, CheckpointStorage, JsonValue, TrialSpec
-from tunecore.shell.own_files import NotRegularFileError, open_text, read_text
+from tunecore.shell.own_files import NotRegularFileError, open_fd, open_text, read_text
 
 logger = logging.getLogger(__name__)
 
@@ -338,7 +337,7 @@ class ExperimentStorage:
         """One line of result.json: the result as it was reported (nested),
         always valid JSON (non-finite floats as null)."""
         path = trial_dir / RESULT_FILE
-        self._appender.append(path, _json_line(result))
+        self._appender.append(path, _json_line(result).encode())
         return path
 
     def append_csv_result(self, trial_dir: Path, result: Mapping[str, JsonValue]) -> Path:
@@ -357,7 +356,7 @@ class ExperimentStorage:
         except NotRegularFileError as error:
             self._appender.refuse(path, error)
             return path
-        self._appender.append(path, _csv_line(table.cells(row)))
+        self._appender.append(path, _csv_line(table.cells(row)).encode())
         table.hold(row)
         if table.held and table.appended >= table.rows:
             self._rewrite_csv(path, table)
@@ -461,6 +460,16 @@ class ExperimentStorage:
                 path.unlink(missing_ok=True)
         if rows:
             self._tables[trial_dir / PROGRESS_FILE] = _ProgressTable(header, rows=len(rows))
+
+    def append_bytes(self, path: Path, data: bytes) -> None:
+        """Append `data` to a file of a trial directory (a logger's own
+        file, such as a TensorBoard event file) through the same open files
+        and refusals as the result files."""
+        self._appender.append(path, data)
+
+    def close_file(self, path: Path) -> None:
+        """Release `path`'s open descriptor now (its trial has ended)."""
+        self._appender.forget(path)
 
     def append_error(self, trial_dir: Path, entry: str) -> Path:
         """Append one error.txt entry verbatim (`tunecore.core.naming.error_entry`
@@ -632,31 +641,33 @@ def write_atomic(path: Path, text: str) -> None:
 
 
 class _Appender:
-    """Result files kept open for appending, each line flushed to the OS as
-    it is written (so nothing recorded is lost if the driver dies), at most
+    """Result files kept open for appending, each write handed to the OS as
+    it is made (so nothing recorded is lost if the driver dies), at most
     `limit` at a time (least recently used closed first) so thousands of
     trials never exhaust file descriptors. Reopening for every line cost
-    more than the step that produced the result."""
+    more than the step that produced the result; a raw descriptor spares
+    the buffered file object's flush as well."""
 
     def __init__(self, limit: int = 128) -> None:
         self._limit = limit
-        self._open: dict[Path, TextIO] = {}
+        self._open: dict[Path, int] = {}
         self._refused: set[Path] = set()
 
-    def append(self, path: Path, text: str) -> None:
-        handle = self._open.pop(path, None)
-        if handle is None:
+    def append(self, path: Path, data: bytes) -> None:
+        descriptor = self._open.pop(path, None)
+        if descriptor is None:
             if len(self._open) >= self._limit:
                 oldest = next(iter(self._open))
-                self._open.pop(oldest).close()
+                os.close(self._open.pop(oldest))
             try:
-                handle = open_text(path, "a")
+                descriptor = open_fd(path, "a")
             except NotRegularFileError as error:
                 self.refuse(path, error)
                 return
-        self._open[path] = handle  # most recently used last
-        handle.write(text)
-        handle.flush()
+        self._open[path] = descriptor  # most recently used last
+        view = memoryview(data)
+        while view:  # a regular file takes it all but for a signal or a full disk
+            view = view[os.write(descriptor, view) :]
 
     def refuse(self, path: Path, error: NotRegularFileError) -> None:
         """Skip writing `path`, which is not a regular file (a symbolic link
@@ -668,12 +679,12 @@ class _Appender:
             )
 
     def forget(self, path: Path) -> None:
-        """Close `path` before it is rewritten in place."""
-        handle = self._open.pop(path, None)
-        if handle is not None:
-            handle.close()
+        """Close `path` (before it is rewritten in place, or when its trial ends)."""
+        descriptor = self._open.pop(path, None)
+        if descriptor is not None:
+            os.close(descriptor)
 
     def close(self) -> None:
-        for handle in self._open.values():
-            handle.close()
+        for descriptor in self._open.values():
+            os.close(descriptor)
         self._open.clear()

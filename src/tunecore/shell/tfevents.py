@@ -1,0 +1,115 @@
+"""TensorBoard event files, written directly: a few bytes per result.
+
+TensorBoard reads `events.out.tfevents.*` files: a sequence of TFRecords
+(little-endian u64 length, masked CRC-32C of those 8 bytes, the payload, its
+masked CRC-32C), each payload an `Event` protocol buffer. The first event
+carries the file version; each later one a wall time, a step and a `Summary`
+of `(tag, simple_value)` scalars. That is all tunecore writes, so it encodes
+the handful of protobuf fields itself instead of going through tensorboardX:
+a `SummaryWriter` per trial started a writer thread, fsynced on every flush
+and joined the thread on close, which was a quarter of the driver's time
+for a trial that reports once (docs/speed-plan.md). Here a result costs one
+encode and one buffered `write` to a file kept open.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+import socket
+import struct
+import time
+from collections.abc import Iterable
+
+FILE_PREFIX = "events.out.tfevents."
+FILE_VERSION = b"brain.Event:2"
+
+_FLOAT32_MAX = 3.4028234663852886e38
+
+
+def _crc32c_table() -> tuple[int, ...]:
+    table = []
+    for byte in range(256):
+        crc = byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ 0x82F63B78 if crc & 1 else crc >> 1
+        table.append(crc)
+    return tuple(table)
+
+
+_CRC_TABLE = _crc32c_table()
+
+
+def crc32c(data: bytes) -> int:
+    """CRC-32C (Castagnoli), the checksum TFRecord uses."""
+    crc = 0xFFFFFFFF
+    table = _CRC_TABLE
+    for byte in data:
+        crc = table[(crc ^ byte) & 0xFF] ^ (crc >> 8)
+    return crc ^ 0xFFFFFFFF
+
+
+def masked_crc32c(data: bytes) -> int:
+    """The rotated and offset CRC that TFRecord stores (so a record holding
+    its own CRC does not check trivially)."""
+    crc = crc32c(data)
+    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+def record(payload: bytes) -> bytes:
+    """One TFRecord around `payload`."""
+    length = struct.pack("<Q", len(payload))
+    return (
+        length
+        + struct.pack("<I", masked_crc32c(length))
+        + payload
+        + struct.pack("<I", masked_crc32c(payload))
+    )
+
+
+def _varint(value: int) -> bytes:
+    value &= 0xFFFFFFFFFFFFFFFF  # int64 two's complement, as protobuf encodes negatives
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _length_delimited(field: int, data: bytes) -> bytes:
+    return _varint(field << 3 | 2) + _varint(len(data)) + data
+
+
+def _float32(value: float) -> bytes:
+    """`value` as a float32, saturating to infinity as a float32 cast does
+    (struct refuses values beyond the float32 range)."""
+    if math.isfinite(value) and abs(value) > _FLOAT32_MAX:
+        value = math.copysign(math.inf, value)
+    return struct.pack("<f", value)
+
+
+def scalar_event(wall_time: float, step: int | None, scalars: Iterable[tuple[str, float]]) -> bytes:
+    """An `Event{wall_time=1, step=2, summary=5{value=1{tag=1, simple_value=2}}}`."""
+    summary = b"".join(
+        _length_delimited(1, _length_delimited(1, tag.encode()) + b"\x15" + _float32(value))
+        for tag, value in scalars
+    )
+    step_field = b"" if step is None else b"\x10" + _varint(step)
+    return b"\x09" + struct.pack("<d", wall_time) + step_field + _length_delimited(5, summary)
+
+
+def version_event(wall_time: float) -> bytes:
+    """The first event of every file: `Event{wall_time=1, file_version=3}`."""
+    return b"\x09" + struct.pack("<d", wall_time) + _length_delimited(3, FILE_VERSION)
+
+
+_file_numbers = itertools.count(1)
+
+
+def new_file_name() -> str:
+    """A name no other writer in this process or on another host picks:
+    time, host, process and a counter, as TensorBoard's writers name them."""
+    number = next(_file_numbers)
+    return f"{FILE_PREFIX}{int(time.time()):010d}.{socket.gethostname()}.{os.getpid()}.{number}"

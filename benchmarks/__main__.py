@@ -29,6 +29,7 @@ from benchmarks import (
     simulate_asha,
     step_throughput,
     storage_sync,
+    vs_optuna,
     vs_ray_tune,
 )
 from tunecore.core.schedulers.base import TrialScheduler
@@ -37,6 +38,7 @@ from tunecore.core.schedulers.fifo import FIFOScheduler
 COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "search_quality": search_quality.main,
     "search_overhead": search_overhead.main,
+    "vs_optuna": vs_optuna.main,
 }
 """Benchmarks run only when named: `python -m benchmarks NAME [ARGS]`."""
 

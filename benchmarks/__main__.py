@@ -24,6 +24,7 @@ import sys
 from collections.abc import Callable
 
 from benchmarks import (
+    scale,
     search_overhead,
     search_quality,
     simulate_asha,
@@ -39,6 +40,7 @@ COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "search_quality": search_quality.main,
     "search_overhead": search_overhead.main,
     "vs_optuna": vs_optuna.main,
+    "scale": scale.main,
 }
 """Benchmarks run only when named: `python -m benchmarks NAME [ARGS]`."""
 

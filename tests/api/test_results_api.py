@@ -229,17 +229,27 @@ def test_experiment_analysis_answers_as_ray_does(experiment: tuple[Tuner, Result
 
 def test_the_loader_reads_a_running_experiment(tmp_path: Path) -> None:
     """Read from inside the run (a callback, called once the result is
-    logged and written), as a second process would."""
-    seen: list[tuple[int, set[TrialStatus]]] = []
+    logged), as a second process would. Result files are written off the
+    loop, so a reader sees a prefix of the results: never more than were
+    reported, never fewer than it saw before, and all of them at the end."""
+    seen: list[tuple[int, int, set[TrialStatus]]] = []
+    reported = 0
 
     class Peek(Callback):
         def on_trial_result(self, *args: object, **kwargs: object) -> None:
+            nonlocal reported
+            reported += 1
             grid = ResultGrid.from_path(tmp_path / "exp")
-            seen.append((sum(len(r.history or []) for r in grid), {r.status for r in grid}))
+            count = sum(len(r.history or []) for r in grid)
+            seen.append((reported, count, {r.status for r in grid}))
 
     run(tmp_path, callbacks=[Peek()], name="exp").fit()
-    assert [count for count, _ in seen] == list(range(1, 41))
-    assert all(TrialStatus.RUNNING in statuses for _, statuses in seen)
+    assert reported == 40
+    counts = [count for _, count, _ in seen]
+    assert counts == sorted(counts)
+    assert all(count <= so_far for so_far, count, _ in seen)
+    assert all(TrialStatus.RUNNING in statuses for _, _, statuses in seen)
+    assert sum(len(r.history or []) for r in ResultGrid.from_path(tmp_path / "exp")) == 40
 
 
 def test_a_window_scope_without_result_files_says_why(tmp_path: Path) -> None:

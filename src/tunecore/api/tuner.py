@@ -261,7 +261,7 @@ class Tuner:
         name = run.name or _claim_default_name(root, _short(self._name))
         if self._resume is None:
             _set_aside_earlier_run(root / safe_name(name, fallback="experiment"))
-        storage = ExperimentStorage(root, name)
+        storage = ExperimentStorage(root, name, background=True)
         with driver_lock(storage.experiment_dir):
             return self._fit(storage)
 
@@ -270,7 +270,7 @@ class Tuner:
         under the staging directory's lock and the storage's lease."""
         name = self._run.name or _stored_default_name(root, _short(self._name))
         mirror = Mirror(spec, root, name)
-        storage = ExperimentStorage(mirror.staging_root, name)
+        storage = ExperimentStorage(mirror.staging_root, name, background=True)
         with driver_lock(storage.experiment_dir):
             mirror.take_lease(self._run.sync_config.sync_period)
             try:
@@ -341,9 +341,9 @@ class Tuner:
             if self._resume is not None:
                 resumed = msgspec.structs.replace(self._resume, at=clock())
                 loop.feed([resumed])
-                # Stored result files lag the stored log: put back what the log has.
-                logged = None if mirror is None else self._logged_results(storage)
-                repair_result_files(storage, loop.state, dirname, logged)
+                # Result files lag the log (written off the loop, or stored
+                # later than it): put back what the log has.
+                repair_result_files(storage, loop.state, dirname, self._logged_results(storage))
                 drop_unrecorded_checkpoints(
                     storage, loop.state, dirname, None if mirror is None else mirror.store
                 )

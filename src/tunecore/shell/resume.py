@@ -2,25 +2,25 @@
 experiment resumes: its result files, and its checkpoint directories
 (`drop_unrecorded_checkpoints`).
 
-The loop writes a result to result.json and progress.csv just before it
-logs the event (callbacks see a result first, so that one can ask for a
-checkpoint), so after a crash a trial's files hold every logged result,
-perhaps one more, and maybe half a line. A trial that will run again restarts from its newest
-persistent checkpoint and reports the results after it once more. So, for
-each trial that reported anything:
+The loop logs every result; its result.json and progress.csv lines, and
+a trial's params.json, are written on the storage's background thread
+(`shell.file_queue`) or shipped to a remote storage later than the log. So
+after a crash a trial's files may lack rows the log holds, hold one row
+more (a result written before the driver died logging it), or half a line.
+A trial that will run again restarts from its newest persistent checkpoint
+and reports the results after it once more. So, for each trial that
+reported anything:
 
 - one that will run again keeps the rows up to and including the last one
   at its checkpoint's `training_iteration` (none without a checkpoint): the
   rest it reports again;
 - a finished one (also one a resume with `resume_unfinished=False` ends)
   keeps the rows up to its last logged result: a row written after it was
-  never logged, and the last result, if missing, is written back (a trial
-  stopped before it reported anything has no result to get back).
+  never logged.
 
-An experiment fetched from storage is the exception: its result files
-are shipped less often than its log, so they may lack rows the log holds.
-Its resume replays the log's results (`replay.results_by_trial`) and takes
-the rows from there wherever they keep more than the file.
+Wherever the log's results (`replay.results_by_trial`) keep more rows than
+the file, the rows come from the log; a missing params.json is written
+from the trial's config.
 
 Either way no result is lost and none is written twice. progress.csv is
 rewritten from the same rows whenever its count disagrees (a crash can
@@ -43,7 +43,7 @@ from tunecore.core.checkpoints import current_checkpoint
 from tunecore.core.experiment import ExperimentState
 from tunecore.core.results import DONE
 from tunecore.model import JsonDict, JsonValue, TrialState
-from tunecore.shell.storage import ExperimentStorage, to_json_value
+from tunecore.shell.storage import PARAMS_FILE, ExperimentStorage, to_json_value
 from tunecore.shell.store import Store
 
 Row = dict[str, JsonValue]
@@ -73,6 +73,8 @@ def repair_result_files(
             directory.mkdir(parents=True)
         if not directory.is_dir():
             continue
+        if not (directory / PARAMS_FILE).exists():
+            storage.write_params(directory, trial.spec.config)
         rows = storage.read_results(directory)
         kept = rows_to_keep(trial, rows)
         if len(from_log) > len(kept):

@@ -55,9 +55,14 @@ pandas) always sees one consistent table.
 
 Appends go to files kept open (at most 128, least recently used closed
 first, so 10 000 trials never exhaust file descriptors), each write handed
-to the OS before the call returns, so a line survives the driver's crash,
-and a resumed process appends to the files as they are. The class is meant
-for the shell's one loop thread; it does no locking.
+to the OS as it is made, and a resumed process appends to the files as they
+are. Made with `background=True` (the Tuner's), the storage writes trial
+directories and files on one background thread (`shell.file_queue`: in
+order, errors logged), so the loop never waits on the file system; the
+methods that read or delete in a trial directory first wait for the writes
+queued before them, and `close` for all of them. A driver killed meanwhile
+loses only what its event log holds, and a resume writes that back. The
+class is meant for the shell's one loop thread: only that thread calls it.
 """
 
 from __future__ import annotations
@@ -80,6 +85,7 @@ import msgspec
 from tunecore.core.naming import trial_name
 from tunecore.core.results import flatten
 from tunecore.model import CheckpointRef, CheckpointStorage, JsonValue, TrialSpec
+from tunecore.shell.file_queue import FileQueue
 from tunecore.shell.own_files import NotRegularFileError, open_fd, open_text, read_text
 
 logger = logging.getLogger(__name__)
@@ -224,7 +230,7 @@ class ExperimentStorage:
     experiment directory is always directly inside `root`.
     """
 
-    def __init__(self, root: str | Path, name: str) -> None:
+    def __init__(self, root: str | Path, name: str, *, background: bool = False) -> None:
         self.root = Path(root).expanduser().resolve()
         self.path = self.root / safe_name(name, fallback="experiment")
         self.path.mkdir(parents=True, exist_ok=True)
@@ -235,10 +241,12 @@ class ExperimentStorage:
         # The directory each trial got, for calls that only have its spec.
         self._known_dirs: dict[tuple[str, str], Path] = {}
         self._appender = _Appender()
+        self._files = FileQueue(background=background)
 
     def close(self) -> None:
-        """Write the progress.csv cells held back, then close the result
-        files kept open for appending."""
+        """Finish the queued writes, write the progress.csv cells held back,
+        then close the result files kept open for appending."""
+        self._files.close()
         for path, table in self._tables.items():
             if table.held:
                 self._rewrite_csv(path, table)
@@ -314,7 +322,7 @@ class ExperimentStorage:
                 name,
             )
         path = self.path / name
-        path.mkdir(exist_ok=True)
+        self._files.submit("a trial directory", lambda: path.mkdir(exist_ok=True))
         self._known_dirs[(spec.trial_id, "")] = path
         return path
 
@@ -325,7 +333,7 @@ class ExperimentStorage:
         crash leaves the old one), with the fallbacks of `to_json_value`."""
         text = json.dumps(to_json_value(config), indent=2, sort_keys=True, allow_nan=False)
         path = trial_dir / PARAMS_FILE
-        write_atomic(path, text + "\n")
+        self._files.submit(PARAMS_FILE, lambda: write_atomic(path, text + "\n"))
         return path
 
     def append_result(self, trial_dir: Path, result: Mapping[str, JsonValue]) -> None:
@@ -337,7 +345,8 @@ class ExperimentStorage:
         """One line of result.json: the result as it was reported (nested),
         always valid JSON (non-finite floats as null)."""
         path = trial_dir / RESULT_FILE
-        self._appender.append(path, _json_line(result).encode())
+        line = _json_line(result).encode()
+        self._files.submit(RESULT_FILE, lambda: self._appender.append(path, line))
         return path
 
     def append_csv_result(self, trial_dir: Path, result: Mapping[str, JsonValue]) -> Path:
@@ -345,6 +354,10 @@ class ExperimentStorage:
         header lacks waits for the next whole rewrite (module docstring)."""
         row = _csv_row(result)
         path = trial_dir / PROGRESS_FILE
+        self._files.submit(PROGRESS_FILE, lambda: self._append_csv(path, row))
+        return path
+
+    def _append_csv(self, path: Path, row: dict[str, str]) -> None:
         try:
             table = self._progress_table(path)
             if table is None:
@@ -352,20 +365,22 @@ class ExperimentStorage:
                 with open_text(path, "w") as file:
                     file.write(_csv_line(list(row)) + _csv_line(list(row.values())))
                 self._tables[path] = _ProgressTable(list(row), rows=1)
-                return path
+                return
         except NotRegularFileError as error:
             self._appender.refuse(path, error)
-            return path
+            return
         self._appender.append(path, _csv_line(table.cells(row)).encode())
         table.hold(row)
         if table.held and table.appended >= table.rows:
             self._rewrite_csv(path, table)
-        return path
 
     def flush_progress(self, trial_dir: Path) -> None:
         """Write the progress.csv cells held back for new keys (a trial's
         end, so a finished trial's table is complete)."""
         path = trial_dir / PROGRESS_FILE
+        self._files.submit(PROGRESS_FILE, lambda: self._flush_table(path))
+
+    def _flush_table(self, path: Path) -> None:
         table = self._tables.get(path)
         if table is not None and table.held:
             self._rewrite_csv(path, table)
@@ -420,12 +435,14 @@ class ExperimentStorage:
     def read_results(self, trial_dir: Path) -> list[dict[str, JsonValue]]:
         """The results result.json holds, in order (see `read_result_rows`);
         none without the file."""
+        self._files.drain()
         return read_result_rows(trial_dir) or []
 
     def progress_in_line(self, trial_dir: Path, rows: Sequence[Mapping[str, JsonValue]]) -> bool:
         """Whether progress.csv holds one row per result in `rows` under a
         header with every key they have (a crash can leave a row short, or
         new keys held back: module docstring)."""
+        self._files.drain()
         try:
             with open_text(trial_dir / PROGRESS_FILE) as file:
                 reader = csv.reader(file)
@@ -442,6 +459,7 @@ class ExperimentStorage:
         puts them back in line with the event log). Each file is replaced
         atomically: a crash during the rewrite leaves the old file or the
         new one, never part of either, so the next resume can repair it."""
+        self._files.drain()
         cells = [_csv_row(result) for result in rows]
         header = list(dict.fromkeys(key for row in cells for key in row))
         table = io.StringIO()
@@ -465,22 +483,25 @@ class ExperimentStorage:
         """Append `data` to a file of a trial directory (a logger's own
         file, such as a TensorBoard event file) through the same open files
         and refusals as the result files."""
-        self._appender.append(path, data)
+        self._files.submit(path.name, lambda: self._appender.append(path, data))
 
     def close_file(self, path: Path) -> None:
-        """Release `path`'s open descriptor now (its trial has ended)."""
-        self._appender.forget(path)
+        """Release `path`'s open descriptor (its trial has ended)."""
+        self._files.submit(path.name, lambda: self._appender.forget(path))
 
     def append_error(self, trial_dir: Path, entry: str) -> Path:
         """Append one error.txt entry verbatim (`tunecore.core.naming.error_entry`
         formats it; the shell only writes)."""
         path = trial_dir / ERROR_FILE
+        self._files.submit(ERROR_FILE, lambda: self._append_error(path, entry))
+        return path
+
+    def _append_error(self, path: Path, entry: str) -> None:
         try:
             with open_text(path, "a") as file:
                 file.write(entry)
         except NotRegularFileError as error:
             self._appender.refuse(path, error)
-        return path
 
     # -- checkpoints --------------------------------------------------------------
 
@@ -503,6 +524,7 @@ class ExperimentStorage:
         already has one (a retry, a re-save) starts from empty, so no stale
         file of the old save survives."""
         path = self.checkpoint_path(trial_dir, iteration)
+        self._files.drain()  # the trial's directory may be queued still
         if path.is_symlink() or path.is_file():
             path.unlink()
         elif path.is_dir():
@@ -536,6 +558,7 @@ class ExperimentStorage:
         itself are refused with a warning and left alone. A path that is
         already gone is fine (deleting is idempotent on replay)."""
         candidate = Path(path)
+        self._files.drain()
         if not candidate.is_absolute() or not self._inside(candidate, min_depth=2):
             logger.warning(
                 "Refusing to delete checkpoint %r: it is not inside a trial directory of "

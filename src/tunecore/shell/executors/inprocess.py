@@ -25,7 +25,6 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
-from concurrent.futures import Future
 
 from tunecore.model import CheckpointRef, CheckpointStorage, ExperimentEvent, JsonDict, Resources
 from tunecore.shell.executors.base import (
@@ -43,33 +42,45 @@ _Work = Callable[[TrialHost], object]
 _SHUTDOWN_JOIN_S = 10.0  # in all: a trainable stuck in user code must not hang the exit
 
 
+class _Outcome:
+    """What one piece of submitted work came to. The worker sets `value` or
+    `error`, then `done`; the loop reads them only once `done` is set. (A
+    `concurrent.futures.Future` would do, with a lock and a condition per
+    operation that nobody waits on: the loop waits on the done queue.)"""
+
+    __slots__ = ("done", "error", "value")
+
+    def __init__(self) -> None:
+        self.done = False
+        self.value: object = None
+        self.error: str | None = None  # the traceback, when the work raised
+
+
 class _Worker:
     """A thread with a host, running submitted work in order."""
 
-    def __init__(
-        self, host: TrialHost, done: queue.SimpleQueue[tuple[str, Future[object]]]
-    ) -> None:
+    def __init__(self, host: TrialHost, done: queue.SimpleQueue[tuple[str, _Outcome]]) -> None:
         self.host = host
         self.trial_id = ""
-        self._inbox: queue.SimpleQueue[tuple[_Work, Future[object]] | None] = queue.SimpleQueue()
+        self._inbox: queue.SimpleQueue[tuple[_Work, _Outcome] | None] = queue.SimpleQueue()
         self._done = done
         self._thread = threading.Thread(target=self._run, name="tunecore-worker", daemon=True)
         self._thread.start()
 
-    def submit(self, work: _Work) -> Future[object]:
-        future: Future[object] = Future()
-        self._inbox.put((work, future))
-        return future
+    def submit(self, work: _Work) -> _Outcome:
+        outcome = _Outcome()
+        self._inbox.put((work, outcome))
+        return outcome
 
     def _run(self) -> None:
         while (item := self._inbox.get()) is not None:
-            work, future = item
+            work, outcome = item
             try:
-                future.set_result(work(self.host))
-            except BaseException as error:
-                future.set_exception(RuntimeError(traceback.format_exc()))
-                del error
-            self._done.put((self.trial_id, future))
+                outcome.value = work(self.host)
+            except BaseException:
+                outcome.error = traceback.format_exc()
+            outcome.done = True
+            self._done.put((self.trial_id, outcome))
 
     def close(self) -> None:
         self._inbox.put(None)
@@ -86,8 +97,8 @@ class InProcessExecutor:
     def __init__(self, factory: TrainableFactory, *, resources: Resources) -> None:
         self._factory = factory
         self._total = resources
-        self._ops: OrderedOperations[Future[object]] = OrderedOperations()
-        self._done: queue.SimpleQueue[tuple[str, Future[object]]] = queue.SimpleQueue()
+        self._ops: OrderedOperations[_Outcome] = OrderedOperations()
+        self._done: queue.SimpleQueue[tuple[str, _Outcome]] = queue.SimpleQueue()
         self._workers: dict[str, _Worker] = {}
         self._idle: list[_Worker] = []
         self._releasing: set[str] = set()
@@ -198,13 +209,13 @@ class InProcessExecutor:
             return []
         while self._ops:
             events: list[ExperimentEvent] = []
-            ready = [trial_id for trial_id, p in self._ops.heads() if p.handle.done()]
+            ready = [trial_id for trial_id, p in self._ops.heads() if p.handle.done]
             while ready:
                 for trial_id in ready:
                     event = self._complete(trial_id)
                     if event is not None:
                         events.append(event)
-                ready = [trial_id for trial_id, p in self._ops.heads() if p.handle.done()]
+                ready = [trial_id for trial_id, p in self._ops.heads() if p.handle.done]
             if events:
                 return events
             remaining = deadline - time.monotonic()
@@ -227,12 +238,12 @@ class InProcessExecutor:
 
     def _complete(self, trial_id: str) -> ExperimentEvent | None:
         pending = self._ops.pop(trial_id)
-        error = pending.handle.exception()
+        error = pending.handle.error
         if error is not None:
             self._ops.drop(trial_id)
             self._free(trial_id, reusable=False)
-            return failure_event(trial_id, str(error))
-        value = pending.handle.result()
+            return failure_event(trial_id, error)
+        value = pending.handle.value
         if pending.operation is Operation.SAVE_TO_MEMORY:
             assert isinstance(value, bytes)
             self._memory[pending.memory_key] = value

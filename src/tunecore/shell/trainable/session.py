@@ -129,7 +129,8 @@ class TrialSession:
         self.restore_from = restore_from
         self._scratch_dir = scratch_dir
         self._messages: queue.SimpleQueue[Message] = queue.SimpleQueue()
-        self._continue = threading.Semaphore(0)
+        # A token per resume or stop request: a counting semaphore, in C.
+        self._continue: queue.SimpleQueue[None] = queue.SimpleQueue()
         self._stop = threading.Event()
         self._resumed_at = time.monotonic()
         # A checkpoint made with checkpoint_dir() and not reported yet.
@@ -179,7 +180,7 @@ class TrialSession:
             checkpoint, private = self._copied(checkpoint), True
         self._pending = None
         self._messages.put(Reported(result, checkpoint, measured, private))
-        self._continue.acquire()
+        self._continue.get()
         self._raise_if_stopping()
         self._resumed_at = time.monotonic()
 
@@ -259,12 +260,12 @@ class TrialSession:
 
     def resume(self) -> None:
         """Let the function continue from the report it is parked in."""
-        self._continue.release()
+        self._continue.put(None)
 
     def request_stop(self) -> None:
         """Make the function's current (or next) report raise `_StopRequested`."""
         self._stop.set()
-        self._continue.release()
+        self._continue.put(None)
 
 
 class StatusReporter:

@@ -199,6 +199,25 @@ def test_a_progress_csv_a_row_short_is_repaired(tmp_path: Path) -> None:
     assert iterations(again.path / "result.json") == list(range(1, ITERATIONS + 1))
 
 
+def test_result_files_behind_the_log_get_the_logged_rows_back(tmp_path: Path) -> None:
+    """A driver killed while its background writer still held a trial's
+    last lines and its params.json: the resume writes them from the log."""
+    first = experiment(tmp_path, []).fit()
+    full = next(r for r in first if r.metrics["training_iteration"] == ITERATIONS)
+    result_file = full.path / "result.json"
+    lines = result_file.read_text().splitlines(keepends=True)
+    result_file.write_text("".join(lines[:2]))
+    (full.path / "progress.csv").unlink()
+    params = (full.path / "params.json").read_text()
+    (full.path / "params.json").unlink()
+    (again,) = [
+        r for r in Tuner.restore(tmp_path / "exp", counting).fit() if r.trial_id == full.trial_id
+    ]
+    assert result_file.read_text().splitlines(keepends=True) == lines
+    assert len((again.path / "progress.csv").read_text().splitlines()) == ITERATIONS + 1
+    assert (again.path / "params.json").read_text() == params
+
+
 def test_a_progress_csv_missing_a_column_is_repaired(tmp_path: Path) -> None:
     """A driver that dies while the cells of a new key wait for progress.csv's
     next rewrite leaves the table without that column; the resume writes it."""

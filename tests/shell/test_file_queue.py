@@ -1,0 +1,66 @@
+"""The storage's background writer: order, drain, errors, close."""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+import pytest
+
+from tunecore.shell.file_queue import FileQueue
+
+
+def test_jobs_run_in_order_off_the_caller_and_drain_waits_for_them() -> None:
+    queue = FileQueue(background=True)
+    ran: list[tuple[int, str]] = []
+    gate = threading.Event()
+    queue.submit("first", lambda: (gate.wait(), ran.append((0, threading.current_thread().name))))
+    for n in range(1, 50):
+        queue.submit("next", lambda n=n: ran.append((n, threading.current_thread().name)))
+    assert ran == []  # the first job holds the thread; the caller went on
+    gate.set()
+    queue.drain()
+    assert [n for n, _ in ran] == list(range(50))
+    assert {name for _, name in ran} == {"tunecore-file-writer"}
+    queue.close()
+
+
+def test_a_failing_job_is_logged_once_per_kind_and_the_next_jobs_run(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    queue = FileQueue(background=True)
+    ran: list[int] = []
+
+    def fail() -> None:
+        raise OSError("disk full")
+
+    with caplog.at_level(logging.ERROR, logger="tunecore.shell.file_queue"):
+        for n in range(3):
+            queue.submit("result.json", fail)
+            queue.submit("result.json", lambda n=n: ran.append(n))
+        queue.close()
+    assert ran == [0, 1, 2]
+    errors = [r for r in caplog.records if r.levelno == logging.ERROR]
+    assert len(errors) == 1
+    assert "result.json" in errors[0].getMessage()
+    assert "OSError" in errors[0].getMessage()
+
+
+def test_after_close_jobs_run_inline_and_no_thread_is_left() -> None:
+    queue = FileQueue(background=True)
+    queue.submit("a", lambda: None)
+    queue.close()
+    ran: list[str] = []
+    queue.submit("b", lambda: ran.append(threading.current_thread().name))
+    assert ran == [threading.current_thread().name]
+    assert not [t for t in threading.enumerate() if t.name == "tunecore-file-writer"]
+
+
+def test_inline_errors_reach_the_caller() -> None:
+    queue = FileQueue(background=False)
+
+    def fail() -> None:
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        queue.submit("result.json", fail)

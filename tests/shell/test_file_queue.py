@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 
@@ -14,9 +15,14 @@ def test_jobs_run_in_order_off_the_caller_and_drain_waits_for_them() -> None:
     queue = FileQueue(background=True)
     ran: list[tuple[int, str]] = []
     gate = threading.Event()
-    queue.submit("first", lambda: (gate.wait(), ran.append((0, threading.current_thread().name))))
-    for n in range(1, 50):
-        queue.submit("next", lambda n=n: ran.append((n, threading.current_thread().name)))
+
+    def job(n: int) -> None:
+        if n == 0:
+            gate.wait()
+        ran.append((n, threading.current_thread().name))
+
+    for n in range(50):
+        queue.submit("job", functools.partial(job, n))
     assert ran == []  # the first job holds the thread; the caller went on
     gate.set()
     queue.drain()
@@ -37,7 +43,7 @@ def test_a_failing_job_is_logged_once_per_kind_and_the_next_jobs_run(
     with caplog.at_level(logging.ERROR, logger="tunecore.shell.file_queue"):
         for n in range(3):
             queue.submit("result.json", fail)
-            queue.submit("result.json", lambda n=n: ran.append(n))
+            queue.submit("result.json", functools.partial(ran.append, n))
         queue.close()
     assert ran == [0, 1, 2]
     errors = [r for r in caplog.records if r.levelno == logging.ERROR]

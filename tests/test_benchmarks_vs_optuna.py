@@ -23,7 +23,8 @@ def test_a_small_sweep_prints_every_row(capsys: pytest.CaptureFixture[str]) -> N
     pytest.importorskip("optuna")
     assert vs_optuna.main(["--trials", "12", "--iterations", "16", "--repeats", "1"]) == 0
     table = capsys.readouterr().out
-    for name in (vs_optuna.TUNECORE, vs_optuna.OPTUNA_JOURNAL, vs_optuna.OPTUNA_MEMORY):
+    names = (vs_optuna.TUNECORE, vs_optuna.TUNECORE_FSYNC, vs_optuna.OPTUNA_JOURNAL)
+    for name in (*names, vs_optuna.OPTUNA_MEMORY):
         assert f"| {name} | " in table
     assert "tunecore / Optuna with its journal:" in table
     assert "Failures" not in table

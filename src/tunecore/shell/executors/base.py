@@ -41,6 +41,7 @@ logger = logging.getLogger(__name__)
 
 class Operation(enum.Enum):
     ASSIGN = "assign"
+    ASSIGN_AND_TRAIN = "assign_and_train"
     RESET = "reset"
     RESTORE = "restore"
     TRAIN = "train"
@@ -108,12 +109,13 @@ for the trials it stops at the end of an experiment, then kills their
 actors."""
 
 _SAVES = (Operation.SAVE, Operation.SAVE_TO_MEMORY)
+_TRAINING = (Operation.TRAIN, Operation.TRAIN_MANY, Operation.ASSIGN_AND_TRAIN)
 
 
 def in_training(ops: OrderedOperations[H], trial_id: str) -> bool:
     """Whether the trial's worker is in a `train` call (in the user's code)."""
     head = ops.head(trial_id)
-    return head is not None and head.operation in (Operation.TRAIN, Operation.TRAIN_MANY)
+    return head is not None and head.operation in _TRAINING
 
 
 class StopGrace:

@@ -89,6 +89,18 @@ class TrialHost:
             self._trainable = self._factory(config, context)
         return self.location()
 
+    def assign_and_train(
+        self, config: JsonDict, context: TrialContext
+    ) -> tuple[tuple[str, int], JsonDict | None, str | None]:
+        """`assign`, then `train`, in one call (one round trip for a trial
+        started on a reused worker): the location, then the first result or
+        the traceback of the error that ended it."""
+        location = self.assign(config, context)
+        try:
+            return location, self.train(), None
+        except Exception:
+            return location, None, traceback.format_exc()
+
     def _redirect(self, context: TrialContext) -> None:
         """Send the process's output to the trial's files (`log_to_file`),
         which must be inside the trial directory (`open_in_trial_dir`)."""

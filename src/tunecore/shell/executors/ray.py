@@ -180,6 +180,10 @@ class RayExecutor:
         self._memory: dict[str, ray.ObjectRef[Any]] = {}
         self._memory_keys = itertools.count()
         self._groups: dict[Any, PlacementGroup] = {}  # actor -> the group it runs in
+        # Idle actors whose last trial is not released yet: the release is
+        # sent at the next loop turn, unless a new trial takes the actor
+        # first (its assign releases the last trial: one call less).
+        self._unreleased: set[Any] = set()
 
     def cluster_resources(self) -> Resources:
         """The alive nodes, as bundles (their sum is the total): a bundle
@@ -215,8 +219,14 @@ class RayExecutor:
         restore: CheckpointRef | None,
     ) -> None:
         self._releasing.discard(trial_id)
-        self._actors[trial_id] = self._actor_for(trial_id, resources)
+        actor = self._actors[trial_id] = self._actor_for(trial_id, resources)
         self._asks[trial_id] = resources
+        if restore is None and self._buffer == 1 and trial_id not in self._unplaced:
+            # A reused actor is placed already: its first result can come
+            # back with the assignment, in one round trip.
+            handle = actor.assign_and_train.remote(config, context)
+            self._ops.push(trial_id, Pending(Operation.ASSIGN_AND_TRAIN, handle))
+            return
         self._issue(trial_id, Operation.ASSIGN, lambda a: a.assign.remote(config, context))
         if restore is not None:
             self._restore(trial_id, restore)
@@ -225,7 +235,9 @@ class RayExecutor:
     def _actor_for(self, trial_id: str, resources: Resources) -> Any:
         idle = self._idle.get(_key(resources))
         if idle:
-            return idle.pop()
+            actor = idle.pop()
+            self._unreleased.discard(actor)  # its next assign releases the last trial
+            return actor
         if self._reuse:
             released = self._take_over_released(resources)
             if released is not None:
@@ -278,10 +290,17 @@ class RayExecutor:
             remove_placement_group(group)
 
     def _end_idle(self) -> None:
+        self._send_releases()  # a mirrored trial's last uploads, before the kill
         for idle in self._idle.values():
             for actor in idle:
                 self._end(actor)
         self._idle.clear()
+
+    def _send_releases(self) -> None:
+        """Release the last trial of every idle actor that has not been."""
+        for actor in self._unreleased:
+            actor.release.remote()
+        self._unreleased.clear()
 
     def _restore(self, trial_id: str, checkpoint: CheckpointRef) -> None:
         if checkpoint.storage is CheckpointStorage.MEMORY:
@@ -356,7 +375,7 @@ class RayExecutor:
         if actor is None or asked is None:
             return
         if reusable and self._reuse and not self._starved:
-            actor.release.remote()
+            self._unreleased.add(actor)
             self._idle.setdefault(_key(asked), []).append(actor)
         elif reusable:  # a trial that ended well: let its release finish first
             deadline = time.monotonic() + RELEASE_PATIENCE_S
@@ -391,6 +410,7 @@ class RayExecutor:
         driver CPU as the loop turn it would save. The wait ends early
         when a stopped trial's grace period runs out (see `StopGrace`)."""
         now = time.monotonic()
+        self._send_releases()
         self._reap()
         self._lose_patience(now)
         stuck, grace_left = self._grace.overdue(self._ops, self._releasing, now)
@@ -431,6 +451,8 @@ class RayExecutor:
             self._memory[pending.memory_key] = pending.handle
         if pending.operation is Operation.TRAIN_MANY:
             events = self._batch(trial_id, value)
+        elif pending.operation is Operation.ASSIGN_AND_TRAIN:
+            events = self._started_and_trained(trial_id, value)
         else:
             event = completion_event(trial_id, pending, value, time.time())
             events = [] if event is None else [event]
@@ -438,6 +460,19 @@ class RayExecutor:
         if trial_id in self._releasing and not self._ops.busy(trial_id):
             self._free(trial_id, reusable=True)
         return events
+
+    def _started_and_trained(self, trial_id: str, value: object) -> list[ExperimentEvent]:
+        """`TrialHost.assign_and_train`'s outcome: started, then its result or error."""
+        assert isinstance(value, tuple)
+        location, result, error = value
+        now = time.time()
+        started = Pending(Operation.ASSIGN, None)
+        events = [completion_event(trial_id, started, location, now)]
+        if error is None:
+            events.append(ResultReported(trial_id=trial_id, at=now, result=result))
+        else:
+            events.append(self._fail(trial_id, error))
+        return [event for event in events if event is not None]
 
     def _batch(self, trial_id: str, value: object) -> list[ExperimentEvent]:
         """The results of one buffered call, in order, then its error."""
@@ -474,6 +509,7 @@ class RayExecutor:
         to finish their release (a mirrored trial's uploads), within
         `RELEASE_PATIENCE_S`; actors still hosting a trial are killed."""
         deadline = time.monotonic() + RELEASE_PATIENCE_S
+        self._send_releases()
         for idle in self._idle.values():
             # Queued behind the release each got when it went idle.
             self._ending.extend((actor.location.remote(), actor, deadline) for actor in idle)

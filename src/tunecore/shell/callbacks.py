@@ -229,6 +229,7 @@ class _TrialFilesCallback(LoggerCallback):
     ) -> None:
         self._storage = storage
         self._dir_of = dir_of
+        self._dirs: dict[str, Path] = {}
 
     def attach(self, storage: ExperimentStorage) -> None:
         """Write into `storage`, unless the logger was made with one."""
@@ -245,17 +246,24 @@ class _TrialFilesCallback(LoggerCallback):
         return self._storage
 
     def dir_of(self, trial: Trial) -> Path:
+        """The trial's directory: the `dir_of` given, else the trial's own,
+        looked up once per trial while it runs (a directory never moves)."""
         if self._dir_of is not None:
             return self._dir_of(trial)
-        return _default_dir_of(self.storage)(trial)
+        known = self._dirs.get(trial.trial_id)
+        if known is None:
+            path = trial.local_path
+            known = Path(path) if path is not None else self.storage.trial_dir(trial.state.spec)
+            self._dirs[trial.trial_id] = known
+        return known
 
+    def on_trial_complete(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
+        super().on_trial_complete(iteration, trials, trial)
+        self._dirs.pop(trial.trial_id, None)
 
-def _default_dir_of(storage: ExperimentStorage) -> TrialDirOf:
-    def dir_of(trial: Trial) -> Path:
-        path = trial.local_path
-        return Path(path) if path is not None else storage.trial_dir(trial.state.spec)
-
-    return dir_of
+    def on_trial_error(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
+        super().on_trial_error(iteration, trials, trial)
+        self._dirs.pop(trial.trial_id, None)
 
 
 class JsonLoggerCallback(_TrialFilesCallback):
@@ -298,22 +306,12 @@ class TensorBoardCallback(_TrialFilesCallback):
     def log_trial_result(
         self, iteration: int, trial: Trial, result: Mapping[str, JsonValue]
     ) -> None:
-        raw_step = result.get(TRAINING_ITERATION)
-        step = raw_step if isinstance(raw_step, int) and not isinstance(raw_step, bool) else None
-        scalars = [
-            (TENSORBOARD_TAG_PREFIX + key, number)
-            for key, value in flatten(result).items()
-            if key != TRAINING_ITERATION
-            and is_number(value)
-            and math.isfinite(number := float(cast(float, value)))
-        ]
         now = time.time()
-        data = tfevents.record(tfevents.scalar_event(now, step, scalars)) if scalars else b""
         path = self._files.get(trial.trial_id)
+        first = path is None
         if path is None:
             path = self._files[trial.trial_id] = self.dir_of(trial) / tfevents.new_file_name()
-            data = tfevents.record(tfevents.version_event(now)) + data
-        self.storage.append_bytes(path, data)
+        self.storage.append_encoded(path, lambda: _scalar_records(result, now, first))
 
     def log_trial_end(self, trial: Trial, failed: bool = False) -> None:
         path = self._files.pop(trial.trial_id, None)
@@ -324,3 +322,19 @@ class TensorBoardCallback(_TrialFilesCallback):
         for path in self._files.values():
             self.storage.close_file(path)
         self._files.clear()
+
+
+def _scalar_records(result: Mapping[str, JsonValue], now: float, first: bool) -> bytes:
+    """The TFRecords of one result: its finite numbers as scalars, stepped
+    by `training_iteration`; a new file's version record first."""
+    raw_step = result.get(TRAINING_ITERATION)
+    step = raw_step if isinstance(raw_step, int) and not isinstance(raw_step, bool) else None
+    scalars = [
+        (TENSORBOARD_TAG_PREFIX + key, number)
+        for key, value in flatten(result).items()
+        if key != TRAINING_ITERATION
+        and is_number(value)
+        and math.isfinite(number := float(cast(float, value)))
+    ]
+    data = tfevents.record(tfevents.scalar_event(now, step, scalars)) if scalars else b""
+    return tfevents.record(tfevents.version_event(now)) + data if first else data

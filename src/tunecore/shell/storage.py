@@ -77,7 +77,7 @@ import re
 import shutil
 import tempfile
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import msgspec
@@ -345,19 +345,20 @@ class ExperimentStorage:
         """One line of result.json: the result as it was reported (nested),
         always valid JSON (non-finite floats as null)."""
         path = trial_dir / RESULT_FILE
-        line = _json_line(result).encode()
-        self._files.submit(RESULT_FILE, lambda: self._appender.append(path, line))
+        self._files.submit(
+            RESULT_FILE, lambda: self._appender.append(path, _json_line(result).encode())
+        )
         return path
 
     def append_csv_result(self, trial_dir: Path, result: Mapping[str, JsonValue]) -> Path:
         """One row of progress.csv over the flattened result; a key the
         header lacks waits for the next whole rewrite (module docstring)."""
-        row = _csv_row(result)
         path = trial_dir / PROGRESS_FILE
-        self._files.submit(PROGRESS_FILE, lambda: self._append_csv(path, row))
+        self._files.submit(PROGRESS_FILE, lambda: self._append_csv(path, result))
         return path
 
-    def _append_csv(self, path: Path, row: dict[str, str]) -> None:
+    def _append_csv(self, path: Path, result: Mapping[str, JsonValue]) -> None:
+        row = _csv_row(result)
         try:
             table = self._progress_table(path)
             if table is None:
@@ -479,11 +480,13 @@ class ExperimentStorage:
         if rows:
             self._tables[trial_dir / PROGRESS_FILE] = _ProgressTable(header, rows=len(rows))
 
-    def append_bytes(self, path: Path, data: bytes) -> None:
-        """Append `data` to a file of a trial directory (a logger's own
-        file, such as a TensorBoard event file) through the same open files
-        and refusals as the result files."""
-        self._files.submit(path.name, lambda: self._appender.append(path, data))
+    def append_encoded(self, path: Path, encode: Callable[[], bytes]) -> None:
+        """Append what `encode()` returns to a file of a trial directory (a
+        logger's own file, such as a TensorBoard event file) through the
+        same open files and refusals as the result files. With a background
+        writer, `encode` runs there too, so it must read only values nobody
+        changes afterwards (a result, which the loop never mutates)."""
+        self._files.submit(path.name, lambda: self._appender.append(path, encode()))
 
     def close_file(self, path: Path) -> None:
         """Release `path`'s open descriptor (its trial has ended)."""

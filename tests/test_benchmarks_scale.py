@@ -70,7 +70,7 @@ def test_the_summary_compares_the_largest_size_with_the_smallest() -> None:
         run(ASHA, 100, 2.0, 400, 40_000.0),
         run(ASHA, 1_000, 16.0, 4_000, 49_000.0),
     ]
-    assert scale.summary(runs, trace=False) == [
+    assert scale.summary(runs, judge_memory=True) == [
         "- FIFO: driver time per trial at 10,000 trials over 200: 1.50x (target <= 1.2x NOT met)",
         "- FIFO: driver RSS per finished trial, 200 to 10,000 trials: 10.1 KB, "
         "target <= 10 KB NOT met; event log 0.39 KB per trial (on disk, not in the driver)",

@@ -55,12 +55,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tunecore.shell.eventlog import LOG_FILE
+
 MARKER = "BENCH_RESULT "
 NUM_CPUS = 2
 CHILD_TIMEOUT_S = 3600.0
 FIFO = "fifo"
 ASHA = "asha"
-LOG_FILE = "events.log"  # tunecore.shell.eventlog.LOG_FILE, without importing it in the parent
 FLAT_TARGET = 1.2  # largest size's cost per unit over the smallest's
 RSS_TARGET_KB = 10.0  # driver RSS per finished trial, beyond the log
 TOP_SITES = 40  # sites each traced child sends

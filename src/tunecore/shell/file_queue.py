@@ -1,10 +1,11 @@
 """File writes in submission order, either at once or on one background thread.
 
-Creating a file or a directory costs a third to a half of a millisecond on
-a journaling file system (measured on the benchmark machine), and a trial
-makes five of them as it starts (its directory, params.json, result.json,
-progress.csv, a TensorBoard file): most of the driver's own time for a
-trial that reports once. None of it decides anything, and the event log,
+Creating a file costs from tens of microseconds to half a millisecond on
+this machine's journaling file system, depending on what else writes, and
+a trial makes four as it starts (params.json, result.json, progress.csv, a
+TensorBoard file): on a busy disk most of the driver's own time for a
+trial that reports once. (The trial's directory is made at once: user code
+opens files in it.) None of it decides anything, and the event log,
 written by the loop itself, records every result first, so the experiment
 storage hands these writes to one thread (`background=True`) and the loop
 goes back to the workers; the kernel does the writes while the loop waits
@@ -12,9 +13,8 @@ on Ray. A resume rebuilds whatever a killed driver had not written yet
 from the log (`shell.resume`).
 
 The rules callers rely on:
-- jobs run one at a time in the order they were submitted, so a trial's
-  directory exists before its files are written, and a file's lines keep
-  their order;
+- jobs run one at a time in the order they were submitted, so a file's
+  lines keep their order;
 - `drain()` returns once every job submitted before it has run: call it
   before reading or deleting what a job may still be writing;
 - a job that raises on the background thread is logged (once per

@@ -538,6 +538,7 @@ class ExperimentLoop:
             trial_name=self._views.name(trial),
             trial_dir=str(self._dir(trial)),
             experiment_dir=str(self._storage.experiment_dir),
+            stopping_criterion=dict(trial.spec.stopping_criterion),
             stdout_file=stdout,
             stderr_file=stderr,
             chdir=self._chdir,

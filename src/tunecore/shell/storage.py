@@ -57,7 +57,7 @@ Appends go to files kept open (at most 128, least recently used closed
 first, so 10 000 trials never exhaust file descriptors), each write handed
 to the OS as it is made, and a resumed process appends to the files as they
 are. Made with `background=True` (the Tuner's), the storage writes trial
-directories and files on one background thread (`shell.file_queue`: in
+files on one background thread (`shell.file_queue`: in
 order, errors logged), so the loop never waits on the file system; the
 methods that read or delete in a trial directory first wait for the writes
 queued before them, and `close` for all of them. A driver killed meanwhile
@@ -322,7 +322,9 @@ class ExperimentStorage:
                 name,
             )
         path = self.path / name
-        self._files.submit("a trial directory", lambda: path.mkdir(exist_ok=True))
+        # At once, not queued: user code (a callback's on_trial_start, as
+        # Ray's logging guide writes one) opens files in it straight away.
+        path.mkdir(exist_ok=True)
         self._known_dirs[(spec.trial_id, "")] = path
         return path
 
@@ -527,7 +529,7 @@ class ExperimentStorage:
         already has one (a retry, a re-save) starts from empty, so no stale
         file of the old save survives."""
         path = self.checkpoint_path(trial_dir, iteration)
-        self._files.drain()  # the trial's directory may be queued still
+        self._files.drain()  # nothing queued may write into it meanwhile
         if path.is_symlink() or path.is_file():
             path.unlink()
         elif path.is_dir():

@@ -91,6 +91,34 @@ def test_code_after_a_report_runs_only_at_the_next_train(make_function: MakeFunc
     assert events == ["start", "after first report"]
 
 
+def test_train_within_leaves_a_slow_step_running_and_the_next_train_takes_its_result(
+    make_function: MakeFunction,
+) -> None:
+    release = threading.Event()
+    events: list[str] = []
+
+    def fn(config: JsonDict) -> None:
+        report({"step": 1})
+        events.append("second step begins")
+        release.wait()
+        report({"step": 2})
+        events.append("after second report")
+
+    trainable = make_function(fn)
+    first = trainable.train_within(5.0)
+    assert first is not None
+    assert first["step"] == 1
+    assert trainable.train_within(0.05) is None  # the second step blocks: not yet
+    assert trainable.train_within(0.0) is None  # still waiting on the same step
+    release.set()
+    second = trainable.train()
+    assert second["step"] == 2
+    assert events == ["second step begins"]  # it ran once, and is parked in its report
+    end = trainable.train()
+    assert end[RESULT_DUPLICATE] is True
+    assert events == ["second step begins", "after second report"]
+
+
 def test_results_carry_the_automatic_fields(make_function: MakeFunction) -> None:
     def fn(config: JsonDict) -> None:
         for i in range(3):

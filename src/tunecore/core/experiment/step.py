@@ -849,3 +849,18 @@ def _trial_id(config: ExperimentConfig, number: int) -> str:
 
 def _reject(event: ExperimentEvent, reason: str) -> Rejection:
     return Rejection(event=type(event).__name__, reason=reason)
+
+
+def results_decide_alone(
+    scheduler: TrialScheduler, stopper: BuiltinStopper | None, checkpoint_frequency: int
+) -> bool:
+    """Whether every decision on a running trial's result is a function of
+    that result alone: its `done` flag and the trial's own stopping
+    criterion (`check_stop`), which `_Step._on_result` asks first. That
+    holds when the scheduler is Ray's FIFO (it always continues, and not a
+    subclass, which may decide), no built-in stopper watches results across
+    trials and no checkpoint is due at a frequency. Then a worker may train
+    on without waiting for the driver's answer, ending a batch of results
+    where `check_stop` does not say False, and no decision changes: the
+    executor's run-ahead (`tunecore.shell.executors.ray`) rests on this."""
+    return type(scheduler) is FIFOScheduler and stopper is None and checkpoint_frequency == 0

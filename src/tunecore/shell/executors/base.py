@@ -42,6 +42,7 @@ logger = logging.getLogger(__name__)
 class Operation(enum.Enum):
     ASSIGN = "assign"
     ASSIGN_AND_TRAIN = "assign_and_train"
+    ASSIGN_AND_TRAIN_MANY = "assign_and_train_many"
     RESET = "reset"
     RESTORE = "restore"
     TRAIN = "train"
@@ -109,7 +110,12 @@ for the trials it stops at the end of an experiment, then kills their
 actors."""
 
 _SAVES = (Operation.SAVE, Operation.SAVE_TO_MEMORY)
-_TRAINING = (Operation.TRAIN, Operation.TRAIN_MANY, Operation.ASSIGN_AND_TRAIN)
+_TRAINING = (
+    Operation.TRAIN,
+    Operation.TRAIN_MANY,
+    Operation.ASSIGN_AND_TRAIN,
+    Operation.ASSIGN_AND_TRAIN_MANY,
+)
 
 
 def in_training(ops: OrderedOperations[H], trial_id: str) -> bool:

@@ -25,10 +25,13 @@ import os
 import socket
 import sys
 import threading
+import time
 import traceback
 from collections.abc import Callable
 from typing import TextIO
 
+from tunecore.core.results import flatten
+from tunecore.core.stopping import check_stop
 from tunecore.model import JsonDict
 from tunecore.shell import shared_storage
 from tunecore.shell.trainable.classapi import ClassTrainable
@@ -60,6 +63,7 @@ class TrialHost:
         self._opened: list[tuple[str, TextIO]] = []
         self._previous_dir: str | None = None
         self._mirrored: MirroredTrial | None = None  # the trial's scratch, with a store
+        self._criterion: dict[str, float | bool] = {}  # the trial's stopping criterion
 
     def location(self) -> tuple[str, int]:
         return socket.gethostname(), os.getpid()
@@ -68,6 +72,7 @@ class TrialHost:
         """Start hosting a trial (ending the previous one, if any): in the
         kept trainable when it takes the config, else in a fresh one."""
         self.release()
+        self._criterion = context.stopping_criterion
         if context.store is not None:
             self._mirrored = MirroredTrial(context, context.store)
             self._mirrored.open()
@@ -100,6 +105,13 @@ class TrialHost:
             return location, self.train(), None
         except Exception:
             return location, None, traceback.format_exc()
+
+    def assign_and_train_many(
+        self, config: JsonDict, context: TrialContext, limit: int, max_s: float | None
+    ) -> tuple[tuple[str, int], list[JsonDict], str | None]:
+        """`assign`, then `train_many`, in one call."""
+        location = self.assign(config, context)
+        return (location, *self.train_many(limit, max_s))
 
     def _redirect(self, context: TrialContext) -> None:
         """Send the process's output to the trial's files (`log_to_file`),
@@ -135,24 +147,43 @@ class TrialHost:
             self._keep_output()
             raise
 
-    def train_many(self, limit: int) -> tuple[list[JsonDict], str | None]:
-        """Up to `limit` results in one call (the opt-in result buffer), and
-        the error that ended the batch early, if any.
+    def train_many(
+        self, limit: int, max_s: float | None = None
+    ) -> tuple[list[JsonDict], str | None]:
+        """Up to `limit` results in one call (the opt-in result buffer, or
+        the executor's run-ahead), and the error that ended the batch early,
+        if any.
 
         A batch ends at `done`, at a result that carries a checkpoint (its
-        save must see that state) and at a function's final repeat, so none
-        of those lands late. The results produced before an error are kept.
+        save must see that state), at a function's final repeat and where
+        the trial's stopping criterion does not say go on (`check_stop`:
+        the driver stops the trial there), so none of those lands late.
+        With `max_s` (the run-ahead), a result after the first is waited
+        for only until the batch is `max_s` old: a step that takes longer,
+        or never ends, does not hold back the results before it (the
+        function trains on and the next call returns its result; a class
+        trainable's batch ends at its first result). The results produced
+        before an error are kept.
         """
         results: list[JsonDict] = []
         trainable = self._current()
+        deadline = None if max_s is None else time.monotonic() + max_s
         while len(results) < limit:
             try:
-                result = trainable.train()
+                if results and deadline is not None:
+                    left = max(deadline - time.monotonic(), 0.0)
+                    result = trainable.train_within(left)
+                    if result is None:  # not yet: the next call takes it
+                        break
+                else:
+                    result = trainable.train()
             except Exception:  # the trial's failure, reported after its results
                 self._keep_output()
                 return results, traceback.format_exc()
             results.append(result)
             if any(result.get(flag) is True for flag in _BATCH_ENDS):
+                break
+            if self._criterion and check_stop(self._criterion, flatten(result)) is not False:
                 break
         return results, None
 

@@ -83,6 +83,18 @@ _RemoteHost = ray.remote(TrialHost)
 # hold what it waits for, are ended (an actor starts in about 0.4 s).
 PLACEMENT_PATIENCE_S = 5.0
 
+RUN_AHEAD_RESULTS = 256
+RUN_AHEAD_S = 0.05
+"""With `run_ahead` (the core's `results_decide_alone`: every decision on a
+result is the trial's own stopping criterion, which the worker checks), a
+worker trains on without waiting for the driver's answers and sends its
+results in batches: up to this many, or what it produced in this long, so
+a fast trainable pays one round trip per batch and a slow one's results
+are not held back. No decision lands late; what the driver decides for
+other reasons (the time budget, a stop request, an error elsewhere with
+fail_fast) reaches the trial at its next batch, the results in between
+dropped, as with the opt-in result buffer."""
+
 RELEASE_PATIENCE_S = 10.0
 """How long an actor that is not kept for reuse gets to finish releasing its
 trial (a class trainable's `cleanup`, a mirrored trial's last uploads)
@@ -156,11 +168,17 @@ class RayExecutor:
         address: str | None = None,
         reuse_actors: bool = True,
         result_buffer_length: int = 1,
+        run_ahead: bool = False,
     ) -> None:
         ensure_ray(address)
         self._factory = factory
         self._reuse = reuse_actors
-        self._buffer = result_buffer_length
+        # Results per call: the user's buffer, else the run-ahead's batch
+        # (bounded in time too), else one report, one round trip.
+        self._limit = result_buffer_length
+        self._max_s: float | None = None
+        if result_buffer_length == 1 and run_ahead:
+            self._limit, self._max_s = RUN_AHEAD_RESULTS, RUN_AHEAD_S
         self._credits: dict[str, int] = {}  # results a batch delivered ahead
         self._ops: OrderedOperations[ray.ObjectRef[Any]] = OrderedOperations()
         self._actors: dict[str, Any] = {}
@@ -184,6 +202,7 @@ class RayExecutor:
         # sent at the next loop turn, unless a new trial takes the actor
         # first (its assign releases the last trial: one call less).
         self._unreleased: set[Any] = set()
+        self._failed: set[str] = set()  # trials whose worker failed, until started again
 
     def cluster_resources(self) -> Resources:
         """The alive nodes, as bundles (their sum is the total): a bundle
@@ -207,6 +226,10 @@ class RayExecutor:
     ) -> None:
         actor = self._actors.get(trial_id)
         if actor is None:
+            if trial_id in self._failed:
+                # A batch's results came with the error that ended it: the
+                # core answers those results before it hears the failure.
+                return
             raise KeyError(f"trial {trial_id} has no worker")
         self._ops.push(trial_id, Pending(operation, call(actor), **details))
 
@@ -219,13 +242,20 @@ class RayExecutor:
         restore: CheckpointRef | None,
     ) -> None:
         self._releasing.discard(trial_id)
+        self._failed.discard(trial_id)
         actor = self._actors[trial_id] = self._actor_for(trial_id, resources)
         self._asks[trial_id] = resources
-        if restore is None and self._buffer == 1 and trial_id not in self._unplaced:
-            # A reused actor is placed already: its first result can come
+        if restore is None and trial_id not in self._unplaced:
+            # A reused actor is placed already: its first results can come
             # back with the assignment, in one round trip.
-            handle = actor.assign_and_train.remote(config, context)
-            self._ops.push(trial_id, Pending(Operation.ASSIGN_AND_TRAIN, handle))
+            if self._limit == 1:
+                handle = actor.assign_and_train.remote(config, context)
+                self._ops.push(trial_id, Pending(Operation.ASSIGN_AND_TRAIN, handle))
+            else:
+                handle = actor.assign_and_train_many.remote(
+                    config, context, self._limit, self._max_s
+                )
+                self._ops.push(trial_id, Pending(Operation.ASSIGN_AND_TRAIN_MANY, handle))
             return
         self._issue(trial_id, Operation.ASSIGN, lambda a: a.assign.remote(config, context))
         if restore is not None:
@@ -311,18 +341,18 @@ class RayExecutor:
             self._issue(trial_id, Operation.RESTORE, lambda a: a.restore.remote(path))
 
     def train(self, trial_id: str) -> None:
-        """With a result buffer, one call produces up to N results; the
-        ContinueTrial commands for the results already produced are absorbed
-        here instead of reaching the worker."""
-        if self._buffer == 1:
+        """With a result buffer or the run-ahead, one call produces several
+        results; the ContinueTrial commands for the results already produced
+        are absorbed here instead of reaching the worker."""
+        if self._limit == 1:
             self._issue(trial_id, Operation.TRAIN, lambda a: a.train.remote())
             return
         credits = self._credits.get(trial_id, 0)
         if credits > 0:
             self._credits[trial_id] = credits - 1
             return
-        limit = self._buffer
-        self._issue(trial_id, Operation.TRAIN_MANY, lambda a: a.train_many.remote(limit))
+        limit, max_s = self._limit, self._max_s
+        self._issue(trial_id, Operation.TRAIN_MANY, lambda a: a.train_many.remote(limit, max_s))
 
     def save(self, trial_id: str, checkpoint_dir: str, iteration: int, metrics: JsonDict) -> None:
         self._issue(
@@ -453,6 +483,10 @@ class RayExecutor:
             events = self._batch(trial_id, value)
         elif pending.operation is Operation.ASSIGN_AND_TRAIN:
             events = self._started_and_trained(trial_id, value)
+        elif pending.operation is Operation.ASSIGN_AND_TRAIN_MANY:
+            assert isinstance(value, tuple)  # TrialHost.assign_and_train_many's
+            location, *batch = value
+            events = [self._started(trial_id, location), *self._batch(trial_id, tuple(batch))]
         else:
             event = completion_event(trial_id, pending, value, time.time())
             events = [] if event is None else [event]
@@ -461,18 +495,22 @@ class RayExecutor:
             self._free(trial_id, reusable=True)
         return events
 
+    def _started(self, trial_id: str, location: object) -> ExperimentEvent:
+        """The `TrialStarted` of an assignment that came back with results."""
+        event = completion_event(trial_id, Pending(Operation.ASSIGN, None), location, time.time())
+        assert event is not None  # an assignment always becomes TrialStarted
+        return event
+
     def _started_and_trained(self, trial_id: str, value: object) -> list[ExperimentEvent]:
         """`TrialHost.assign_and_train`'s outcome: started, then its result or error."""
         assert isinstance(value, tuple)
         location, result, error = value
-        now = time.time()
-        started = Pending(Operation.ASSIGN, None)
-        events = [completion_event(trial_id, started, location, now)]
+        events = [self._started(trial_id, location)]
         if error is None:
-            events.append(ResultReported(trial_id=trial_id, at=now, result=result))
+            events.append(ResultReported(trial_id=trial_id, at=time.time(), result=result))
         else:
             events.append(self._fail(trial_id, error))
-        return [event for event in events if event is not None]
+        return events
 
     def _batch(self, trial_id: str, value: object) -> list[ExperimentEvent]:
         """The results of one buffered call, in order, then its error."""
@@ -495,6 +533,7 @@ class RayExecutor:
         return self._grace.given_up(trial_id, dropped, "killed")
 
     def _fail(self, trial_id: str, error: str) -> ExperimentEvent:
+        self._failed.add(trial_id)
         self._ops.drop(trial_id)
         self._free(trial_id, reusable=False)
         return failure_event(trial_id, error)

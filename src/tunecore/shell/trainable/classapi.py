@@ -172,6 +172,10 @@ class ClassTrainable:
         self._clock = ResultClock()
         self._trainable = cls(config, context=context)
 
+    def train_within(self, timeout: float) -> JsonDict | None:
+        """A step runs in the caller and cannot be left running: never ahead."""
+        return None
+
     def train(self) -> JsonDict:
         started = time.monotonic()
         returned = self._trainable.step()

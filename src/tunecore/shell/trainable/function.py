@@ -47,6 +47,7 @@ import logging
 import os
 import shutil
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -159,6 +160,7 @@ class _Run:
     session: TrialSession
     thread: threading.Thread
     ended: bool = False
+    resumed: bool = False  # the function runs toward its next message, not yet taken
 
 
 class FunctionTrainable:
@@ -183,6 +185,17 @@ class FunctionTrainable:
 
     def train(self) -> JsonDict:
         """Start or resume the function and return its next result."""
+        result = self._train(None)
+        assert result is not None  # no deadline: it waits for the message
+        return result
+
+    def train_within(self, timeout: float) -> JsonDict | None:
+        """Start or resume the function; its next result if it comes within
+        `timeout` seconds, else None while the function goes on (the next
+        call waits for that result instead of resuming it again)."""
+        return self._train(time.monotonic() + timeout)
+
+    def _train(self, deadline: float | None) -> JsonDict | None:
         if self._stopped:
             raise RuntimeError(f"trial {self._context.trial_id}: the trainable was stopped")
         run = self._run
@@ -193,9 +206,13 @@ class FunctionTrainable:
                 f"trial {self._context.trial_id}: the function has ended; restore or reset "
                 "the trainable before training it again"
             )
-        else:
+        elif not run.resumed:
             run.session.resume()
-        message = self._next_message(run)
+        run.resumed = True
+        message = self._next_message(run, deadline)
+        if message is None:
+            return None
+        run.resumed = False
         if isinstance(message, Reported):
             return self._on_reported(message)
         run.ended = True
@@ -285,8 +302,15 @@ class FunctionTrainable:
             return functools.partial(self._fn, config, checkpoint_dir=path)
         return functools.partial(self._fn, config)
 
-    def _next_message(self, run: _Run) -> Message:
-        while (message := run.session.next_message(_LIVENESS_POLL_S)) is None:
+    def _next_message(self, run: _Run, deadline: float | None = None) -> Message | None:
+        """The function's next message; None once `deadline` (monotonic) passes."""
+        while True:
+            wait = _LIVENESS_POLL_S
+            if deadline is not None:
+                wait = min(wait, max(deadline - time.monotonic(), 0.0))
+            message = run.session.next_message(wait)
+            if message is not None:
+                return message
             if not run.thread.is_alive():
                 # Every run posts its end before its thread finishes (the
                 # session's invariant), so look once more before giving up.
@@ -298,7 +322,8 @@ class FunctionTrainable:
                         "without a word (a bug in tunecore)"
                     )
                 return message
-        return message
+            if deadline is not None and time.monotonic() >= deadline:
+                return None
 
     def _on_reported(self, message: Reported) -> JsonDict:
         result = self._clock.fill(message.metrics, message.measured_s)

@@ -81,6 +81,10 @@ class TrialContext(msgspec.Struct, frozen=True, kw_only=True):
     output, as the trial leaves the worker..."""
     sync_artifacts_on_checkpoint: bool = True
     """...and with each checkpoint it saves."""
+    stopping_criterion: dict[str, float | bool] = {}
+    """The trial's own stopping criterion (the core's `check_stop`): a
+    worker that trains ahead of the driver's answers ends its batch of
+    results where it says stop (`TrialHost.train_many`)."""
 
     # Ray Tune's `TuneContext` methods, for code written against `ray.tune.get_context()`.
 
@@ -115,6 +119,14 @@ class TrialContext(msgspec.Struct, frozen=True, kw_only=True):
 
 class WorkerTrainable(Protocol):
     def train(self) -> JsonDict: ...
+
+    def train_within(self, timeout: float) -> JsonDict | None:
+        """The next result if it comes within `timeout` seconds; else None,
+        and training goes on: the next `train` or `train_within` returns
+        that result. A trainable that cannot train on unwatched (a class's
+        `step` runs in the caller) returns None at once and starts nothing:
+        the caller then ends its batch (`TrialHost.train_many`)."""
+        ...
 
     def save(self, checkpoint_dir: str) -> str: ...
 

@@ -4,11 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tunecore.core.experiment.step import results_decide_alone
 from tunecore.core.results import flatten
-from tunecore.core.schedulers.asha import ASHAScheduler
-from tunecore.core.schedulers.fifo import FIFOScheduler
-from tunecore.core.stoppers.iteration import MaximumIterationStopper
 from tunecore.core.stopping import StopCriterionError, check_stop
 from tunecore.model import JsonDict
 
@@ -101,14 +97,3 @@ def test_a_nested_metric_is_missing_from_an_unflattened_result() -> None:
     verdict = check_stop({"validation/accuracy": 0.9}, {"validation": {"accuracy": 0.95}})
     assert isinstance(verdict, StopCriterionError)
     assert "'validation/accuracy'" in verdict.message
-
-
-def test_results_decide_alone_only_under_plain_fifo_without_stoppers_or_saves() -> None:
-    class MyFifo(FIFOScheduler, frozen=True):
-        """A user's subclass may decide on results: never run ahead of it."""
-
-    assert results_decide_alone(FIFOScheduler(), None, 0)
-    assert not results_decide_alone(MyFifo(), None, 0)
-    assert not results_decide_alone(ASHAScheduler(), None, 0)
-    assert not results_decide_alone(FIFOScheduler(), MaximumIterationStopper(max_iter=3), 0)
-    assert not results_decide_alone(FIFOScheduler(), None, 5)

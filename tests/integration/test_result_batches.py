@@ -91,7 +91,7 @@ def test_fifo_runs_ahead_in_batches_and_stops_exactly_at_the_criterion(tmp_path:
         assert len(set(times)) < 60
 
 
-def test_under_asha_every_result_is_answered_before_the_next_step(tmp_path: Path) -> None:
+def test_under_asha_a_worker_runs_ahead_only_to_the_next_milestone(tmp_path: Path) -> None:
     experiment = fit(
         tmp_path,
         counted_steps,
@@ -105,8 +105,15 @@ def test_under_asha_every_result_is_answered_before_the_next_step(tmp_path: Path
     assert any(count < STEPS for count in reported.values())  # ASHA stopped some early
     # A stopped trial's function went no further than the result it was stopped at.
     assert steps_run(experiment) == reported
+    # Between its milestones (2, 4, 8, ..., 256) ASHA can only continue:
+    # results there came in batches, each ending by the next milestone.
+    milestones = [2**k for k in range(1, 9)]
     for times in arrivals(experiment).values():
-        assert len(set(times)) == len(times)
+        for milestone in milestones:
+            if milestone < len(times):  # the batch went no further than it
+                assert times[milestone - 1] != times[milestone]
+        if len(times) >= 64:
+            assert len(set(times)) < len(times) / 4
 
 
 def test_the_opt_in_buffer_batches_under_any_scheduler(tmp_path: Path) -> None:

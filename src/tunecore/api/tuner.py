@@ -48,9 +48,7 @@ from tunecore.api.results import ResultGrid
 from tunecore.api.searching import prepare_search, restored_runtime, searcher_object
 from tunecore.core.experiment import ExperimentConfig, ExperimentState, new_experiment
 from tunecore.core.experiment.snapshot import decode_state, encode_state
-from tunecore.core.experiment.step import results_decide_alone
 from tunecore.core.schedulers.base import TrialScheduler
-from tunecore.core.schedulers.fifo import FIFOScheduler
 from tunecore.core.search import BasicVariantGenerator, ConcurrencyLimiter, Searcher
 from tunecore.core.search.generator import UNBOUNDED
 from tunecore.model import CheckpointPolicy, ExperimentResumed, ExportFormat, JsonDict, Mode
@@ -624,18 +622,11 @@ class Tuner:
             return InProcessExecutor(factory, resources=this_machine())
         from tunecore.shell.executors.ray import RayExecutor  # noqa: PLC0415 - Ray loads slowly
 
-        scheduler = self._scheduler()
         executor = RayExecutor(
             factory,
             address=run.address,
             reuse_actors=self._tune.reuse_actors,
             result_buffer_length=self._tune.result_buffer_length,
-            run_ahead=self._stop.user is None
-            and results_decide_alone(
-                scheduler if scheduler is not None else FIFOScheduler(),
-                self._stop.builtin,
-                run.checkpoint_config.checkpoint_frequency,
-            ),
         )
         publish_parameters(self._target)  # Ray is up: with_parameters objects go in its store
         return executor

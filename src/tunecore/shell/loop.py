@@ -33,8 +33,10 @@ from typing import overload
 import msgspec
 
 from tunecore.core.experiment import ExperimentState, Stepped, step
+from tunecore.core.experiment.step import run_ahead_until
 from tunecore.core.naming import error_entry
 from tunecore.core.results import SHOULD_CHECKPOINT, is_end_marker
+from tunecore.core.schedulers.base import Horizon
 from tunecore.model import (
     CheckpointRef,
     CheckpointSaved,
@@ -393,7 +395,7 @@ class ExperimentLoop:
                 self._located(command.restore_from),
             )
         elif isinstance(command, ContinueTrial):
-            self._executor.train(trial_id)
+            self._executor.train(trial_id, self._until(trial_id))
         elif isinstance(command, SaveCheckpoint):
             self._save(trial, command.storage)
         elif isinstance(command, PauseTrial):
@@ -531,6 +533,12 @@ class ExperimentLoop:
         """Where a trial of this experiment writes (created on first use)."""
         return self._dir(self.state.trials[trial_id])
 
+    def _until(self, trial_id: str) -> Horizon | None:
+        """How far the trial's worker may train ahead of the answers (the
+        core's `run_ahead_until`); never with stoppers of the user's own,
+        which judge each result here."""
+        return None if self._stopper is not None else run_ahead_until(self.state, trial_id)
+
     def _context(self, trial: TrialState) -> TrialContext:
         stdout, stderr = self._output_files or (None, None)
         return TrialContext(
@@ -539,6 +547,7 @@ class ExperimentLoop:
             trial_dir=str(self._dir(trial)),
             experiment_dir=str(self._storage.experiment_dir),
             stopping_criterion=dict(trial.spec.stopping_criterion),
+            until=self._until(trial.trial_id),
             stdout_file=stdout,
             stderr_file=stderr,
             chdir=self._chdir,

@@ -30,7 +30,14 @@ import msgspec
 from tunecore.core import lifecycle, resources
 from tunecore.core.experiment.state import ExperimentConfig, ExperimentState
 from tunecore.core.results import flatten, is_end_marker, is_number
-from tunecore.core.schedulers.base import STOP, TrialScheduler, Verdict, policy_metric
+from tunecore.core.schedulers.base import (
+    STOP,
+    DecidesAt,
+    Horizon,
+    TrialScheduler,
+    Verdict,
+    policy_metric,
+)
 from tunecore.core.schedulers.fifo import FIFOScheduler
 from tunecore.core.search.base import (
     Searcher,
@@ -851,16 +858,22 @@ def _reject(event: ExperimentEvent, reason: str) -> Rejection:
     return Rejection(event=type(event).__name__, reason=reason)
 
 
-def results_decide_alone(
-    scheduler: TrialScheduler, stopper: BuiltinStopper | None, checkpoint_frequency: int
-) -> bool:
-    """Whether every decision on a running trial's result is a function of
-    that result alone: its `done` flag and the trial's own stopping
-    criterion (`check_stop`), which `_Step._on_result` asks first. That
-    holds when the scheduler is Ray's FIFO (it always continues, and not a
-    subclass, which may decide), no built-in stopper watches results across
-    trials and no checkpoint is due at a frequency. Then a worker may train
-    on without waiting for the driver's answer, ending a batch of results
-    where `check_stop` does not say False, and no decision changes: the
-    executor's run-ahead (`tunecore.shell.executors.ray`) rests on this."""
-    return type(scheduler) is FIFOScheduler and stopper is None and checkpoint_frequency == 0
+def run_ahead_until(state: ExperimentState, trial_id: str) -> Horizon | None:
+    """Up to where a running trial's worker may train on without the
+    driver's answers: until a result whose flattened `key` reaches
+    `threshold`, every decision `_Step._on_result` makes on the trial's
+    results is CONTINUE but for the trial's own stopping criterion
+    (`check_stop`), which the worker checks itself. That needs a scheduler
+    whose class says so itself (`DecidesAt`: Ray's FIFO forever, ASHA's
+    stopping variant until the next milestone; a subclass may decide more),
+    no built-in stopper (it watches results across trials) and no
+    checkpoint due at a frequency. None: every result waits for its answer.
+    The Ray executor's run-ahead rests on this; stoppers of the user's own
+    (shell) rule it out too, which the loop checks."""
+    trial = state.trials.get(trial_id)
+    scheduler = state.scheduler
+    if trial is None or state.stopper is not None or trial.spec.checkpoint_policy.frequency:
+        return None
+    if "decides_next_at" not in type(scheduler).__dict__ or not isinstance(scheduler, DecidesAt):
+        return None
+    return scheduler.decides_next_at(trial_id)

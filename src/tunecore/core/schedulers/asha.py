@@ -129,6 +129,7 @@ from tunecore.core.schedulers.base import (
     PAUSE,
     STOP,
     Fits,
+    Horizon,
     Verdict,
     require_objective,
     resolve_objective,
@@ -354,6 +355,16 @@ class ASHAScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
         first = float(rungs[0].milestone) if rungs else math.inf
         standings = self.standings.set(trial_id, Standing(bracket=bracket, next_at=first))
         return self._evolve(standings=standings, rng=rng)
+
+    def decides_next_at(self, trial_id: str) -> Horizon | None:
+        """The stopping variant decides only at the trial's next milestone
+        (`next_at`) and at `max_t`: below both, `on_trial_result` takes the
+        fast path. The promotion variant's pauses depend on more."""
+        standing = self.standings.get(trial_id)
+        if self.variant != "stopping" or standing is None:
+            return None
+        last = self.max_t if self.stop_last_trials else math.inf
+        return (self.time_attr, float(min(standing.next_at, last)))
 
     def on_trial_result(
         self, trial: TrialState, result: JsonDict, trials: Mapping[str, TrialState]

@@ -14,7 +14,7 @@ experiment, so a scheduler can be tested alone: build trials with
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Protocol, Self
+from typing import Protocol, Self, runtime_checkable
 
 import msgspec
 
@@ -50,6 +50,25 @@ STOP = Verdict(decision=Decision.STOP)
 
 Fits = Callable[[TrialState], bool]
 """Whether a trial's resources fit what the cluster has free right now."""
+
+
+Horizon = tuple[str, float]
+"""`(key, threshold)`: a scheduler decides nothing but CONTINUE on a trial's
+results until one whose flattened `key` reaches (>=) `threshold`."""
+
+
+@runtime_checkable
+class DecidesAt(Protocol):
+    """A scheduler that can say, for a running trial, up to where its
+    verdict on every result is CONTINUE whatever the result's metric and
+    whatever the other trials do, so the trial's worker may train on
+    without waiting for the driver's answers (the Ray executor's run-ahead).
+    Only a class that defines `decides_next_at` itself is believed: a
+    subclass may decide on other results (`core.experiment.step.run_ahead_until`)."""
+
+    def decides_next_at(self, trial_id: str) -> Horizon | None:
+        """The trial's horizon; None when every result may matter."""
+        ...
 
 
 class TrialScheduler(Protocol):

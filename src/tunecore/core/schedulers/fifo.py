@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Self
 
 import msgspec
 
-from tunecore.core.schedulers.base import CONTINUE, Fits, Verdict
+from tunecore.core.results import TRAINING_ITERATION
+from tunecore.core.schedulers.base import CONTINUE, Fits, Horizon, Verdict
 from tunecore.model import JsonDict, Mode, TrialState
 
 
@@ -18,6 +20,10 @@ class FIFOScheduler(msgspec.Struct, frozen=True, tag=True):
 
     def with_objective(self, metric: str | None, mode: Mode | None) -> Self:
         return self
+
+    def decides_next_at(self, trial_id: str) -> Horizon | None:
+        """Never anything but CONTINUE."""
+        return (TRAINING_ITERATION, math.inf)
 
     def on_trial_add(self, trial: TrialState) -> Self:
         return self

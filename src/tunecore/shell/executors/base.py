@@ -20,6 +20,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Generic, Protocol, TypeVar
 
+from tunecore.core.schedulers.base import Horizon
 from tunecore.model import (
     CheckpointRef,
     CheckpointSaved,
@@ -225,7 +226,13 @@ class Executor(Protocol):
         """Get a worker (a new one or an idle one), restore, then train."""
         ...
 
-    def train(self, trial_id: str) -> None: ...
+    def train(self, trial_id: str, until: Horizon | None = None) -> None:
+        """Let the trial produce its next result. `until` (the core's
+        `run_ahead_until`) allows the worker to go on producing results
+        without waiting for the answers, up to the first whose key reaches
+        the threshold or that the trial's stopping criterion stops; an
+        executor may ignore it (one result per call is always correct)."""
+        ...
 
     def save(
         self, trial_id: str, checkpoint_dir: str, iteration: int, metrics: JsonDict

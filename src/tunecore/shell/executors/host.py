@@ -28,9 +28,10 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
-from typing import TextIO
+from typing import TextIO, cast
 
-from tunecore.core.results import flatten
+from tunecore.core.results import flatten, is_number
+from tunecore.core.schedulers.base import Horizon
 from tunecore.core.stopping import check_stop
 from tunecore.model import JsonDict
 from tunecore.shell import shared_storage
@@ -64,6 +65,7 @@ class TrialHost:
         self._previous_dir: str | None = None
         self._mirrored: MirroredTrial | None = None  # the trial's scratch, with a store
         self._criterion: dict[str, float | bool] = {}  # the trial's stopping criterion
+        self._checked: tuple[str, str] | None = None  # the shared storage seen, and its run
 
     def location(self) -> tuple[str, int]:
         return socket.gethostname(), os.getpid()
@@ -78,8 +80,10 @@ class TrialHost:
             self._mirrored.open()
             context = self._mirrored.local_context(context)
         else:
-            if context.storage_token:
-                shared_storage.check(context.experiment_dir, context.storage_token)
+            shared = (context.experiment_dir, context.storage_token)
+            if context.storage_token and shared != self._checked:
+                shared_storage.check(*shared)  # once per run: the answer does not change
+                self._checked = shared
             os.makedirs(context.trial_dir, exist_ok=True)
         self._redirect(context)
         if context.chdir:
@@ -109,9 +113,9 @@ class TrialHost:
     def assign_and_train_many(
         self, config: JsonDict, context: TrialContext, limit: int, max_s: float | None
     ) -> tuple[tuple[str, int], list[JsonDict], str | None]:
-        """`assign`, then `train_many`, in one call."""
+        """`assign`, then `train_many` (as far as `context.until`), in one call."""
         location = self.assign(config, context)
-        return (location, *self.train_many(limit, max_s))
+        return (location, *self.train_many(limit, max_s, context.until))
 
     def _redirect(self, context: TrialContext) -> None:
         """Send the process's output to the trial's files (`log_to_file`),
@@ -148,7 +152,7 @@ class TrialHost:
             raise
 
     def train_many(
-        self, limit: int, max_s: float | None = None
+        self, limit: int, max_s: float | None = None, until: Horizon | None = None
     ) -> tuple[list[JsonDict], str | None]:
         """Up to `limit` results in one call (the opt-in result buffer, or
         the executor's run-ahead), and the error that ended the batch early,
@@ -162,8 +166,9 @@ class TrialHost:
         for only until the batch is `max_s` old: a step that takes longer,
         or never ends, does not hold back the results before it (the
         function trains on and the next call returns its result; a class
-        trainable's batch ends at its first result). The results produced
-        before an error are kept.
+        trainable's batch ends at its first result) and at the first result
+        whose `until` key reaches its threshold (or lacks it): the driver
+        decides there. The results produced before an error are kept.
         """
         results: list[JsonDict] = []
         trainable = self._current()
@@ -183,9 +188,23 @@ class TrialHost:
             results.append(result)
             if any(result.get(flag) is True for flag in _BATCH_ENDS):
                 break
-            if self._criterion and check_stop(self._criterion, flatten(result)) is not False:
+            if self._decided_at(result, until):
                 break
         return results, None
+
+    def _decided_at(self, result: JsonDict, until: Horizon | None) -> bool:
+        """Whether the driver may decide anything but CONTINUE on `result`:
+        the trial's stopping criterion, or the scheduler's horizon."""
+        if not self._criterion and until is None:
+            return False
+        flat = flatten(result)
+        if self._criterion and check_stop(self._criterion, flat) is not False:
+            return True
+        if until is None:
+            return False
+        key, threshold = until
+        value = flat.get(key)
+        return not is_number(value) or cast(float, value) >= threshold
 
     def save(self, checkpoint_dir: str) -> str:
         """Save into `checkpoint_dir` and return the path to restore from.

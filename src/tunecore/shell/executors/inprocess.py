@@ -26,6 +26,7 @@ import time
 import traceback
 from collections.abc import Callable
 
+from tunecore.core.schedulers.base import Horizon
 from tunecore.model import CheckpointRef, CheckpointStorage, ExperimentEvent, JsonDict, Resources
 from tunecore.shell.executors.base import (
     Operation,
@@ -138,7 +139,9 @@ class InProcessExecutor:
             path = checkpoint.path
             self._issue(trial_id, Operation.RESTORE, lambda h: h.restore(path))
 
-    def train(self, trial_id: str) -> None:
+    def train(self, trial_id: str, until: Horizon | None = None) -> None:
+        """One result per call (threads share the driver's process: the
+        round trip the run-ahead saves is cheap here)."""
         self._issue(trial_id, Operation.TRAIN, lambda h: h.train())
 
     def save(self, trial_id: str, checkpoint_dir: str, iteration: int, metrics: JsonDict) -> None:

@@ -47,6 +47,7 @@ from ray.util.placement_group import PlacementGroup, placement_group, remove_pla
 from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
 from tunecore.core.resources import packs
+from tunecore.core.schedulers.base import Horizon
 from tunecore.model import (
     CheckpointRef,
     CheckpointStorage,
@@ -85,15 +86,15 @@ PLACEMENT_PATIENCE_S = 5.0
 
 RUN_AHEAD_RESULTS = 256
 RUN_AHEAD_S = 0.05
-"""With `run_ahead` (the core's `results_decide_alone`: every decision on a
-result is the trial's own stopping criterion, which the worker checks), a
-worker trains on without waiting for the driver's answers and sends its
-results in batches: up to this many, or what it produced in this long, so
-a fast trainable pays one round trip per batch and a slow one's results
-are not held back. No decision lands late; what the driver decides for
-other reasons (the time budget, a stop request, an error elsewhere with
-fail_fast) reaches the trial at its next batch, the results in between
-dropped, as with the opt-in result buffer."""
+"""The run-ahead (`train(until=...)`, from the core's `run_ahead_until`:
+up to the horizon every decision on a result is the trial's own stopping
+criterion, which the worker checks): a worker trains on without waiting
+for the driver's answers and sends its results in batches, up to this
+many, or what it produced in this long, so a fast trainable pays one round
+trip per batch and a slow one's results are not held back. No decision
+lands late; what the driver decides for other reasons (the time budget, a
+stop request, an error elsewhere with fail_fast) reaches the trial at its
+next batch, the results in between dropped, as with the opt-in buffer."""
 
 RELEASE_PATIENCE_S = 10.0
 """How long an actor that is not kept for reuse gets to finish releasing its
@@ -168,17 +169,11 @@ class RayExecutor:
         address: str | None = None,
         reuse_actors: bool = True,
         result_buffer_length: int = 1,
-        run_ahead: bool = False,
     ) -> None:
         ensure_ray(address)
         self._factory = factory
         self._reuse = reuse_actors
-        # Results per call: the user's buffer, else the run-ahead's batch
-        # (bounded in time too), else one report, one round trip.
-        self._limit = result_buffer_length
-        self._max_s: float | None = None
-        if result_buffer_length == 1 and run_ahead:
-            self._limit, self._max_s = RUN_AHEAD_RESULTS, RUN_AHEAD_S
+        self._buffer = result_buffer_length
         self._credits: dict[str, int] = {}  # results a batch delivered ahead
         self._ops: OrderedOperations[ray.ObjectRef[Any]] = OrderedOperations()
         self._actors: dict[str, Any] = {}
@@ -245,22 +240,30 @@ class RayExecutor:
         self._failed.discard(trial_id)
         actor = self._actors[trial_id] = self._actor_for(trial_id, resources)
         self._asks[trial_id] = resources
+        batch = self._batch_of(context.until)
         if restore is None and trial_id not in self._unplaced:
             # A reused actor is placed already: its first results can come
             # back with the assignment, in one round trip.
-            if self._limit == 1:
+            if batch is None:
                 handle = actor.assign_and_train.remote(config, context)
                 self._ops.push(trial_id, Pending(Operation.ASSIGN_AND_TRAIN, handle))
             else:
-                handle = actor.assign_and_train_many.remote(
-                    config, context, self._limit, self._max_s
-                )
+                handle = actor.assign_and_train_many.remote(config, context, *batch)
                 self._ops.push(trial_id, Pending(Operation.ASSIGN_AND_TRAIN_MANY, handle))
             return
         self._issue(trial_id, Operation.ASSIGN, lambda a: a.assign.remote(config, context))
         if restore is not None:
             self._restore(trial_id, restore)
-        self.train(trial_id)
+        self.train(trial_id, context.until)
+
+    def _batch_of(self, until: Horizon | None) -> tuple[int, float | None] | None:
+        """(results, seconds) a call may produce: the user's buffer (no time
+        bound), the run-ahead's when the core allows it, or None: one."""
+        if self._buffer > 1:
+            return self._buffer, None
+        if until is not None:
+            return RUN_AHEAD_RESULTS, RUN_AHEAD_S
+        return None
 
     def _actor_for(self, trial_id: str, resources: Resources) -> Any:
         idle = self._idle.get(_key(resources))
@@ -340,19 +343,24 @@ class RayExecutor:
             path = checkpoint.path
             self._issue(trial_id, Operation.RESTORE, lambda a: a.restore.remote(path))
 
-    def train(self, trial_id: str) -> None:
+    def train(self, trial_id: str, until: Horizon | None = None) -> None:
         """With a result buffer or the run-ahead, one call produces several
         results; the ContinueTrial commands for the results already produced
         are absorbed here instead of reaching the worker."""
-        if self._limit == 1:
-            self._issue(trial_id, Operation.TRAIN, lambda a: a.train.remote())
-            return
         credits = self._credits.get(trial_id, 0)
         if credits > 0:
             self._credits[trial_id] = credits - 1
             return
-        limit, max_s = self._limit, self._max_s
-        self._issue(trial_id, Operation.TRAIN_MANY, lambda a: a.train_many.remote(limit, max_s))
+        batch = self._batch_of(until)
+        if batch is None:
+            self._issue(trial_id, Operation.TRAIN, lambda a: a.train.remote())
+            return
+        limit, max_s = batch
+        self._issue(
+            trial_id,
+            Operation.TRAIN_MANY,
+            lambda a: a.train_many.remote(limit, max_s, None if max_s is None else until),
+        )
 
     def save(self, trial_id: str, checkpoint_dir: str, iteration: int, metrics: JsonDict) -> None:
         self._issue(

@@ -63,6 +63,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from tunecore.core.results import DONE
+from tunecore.core.schedulers.base import Horizon
 from tunecore.model import (
     CheckpointRef,
     CheckpointStorage,
@@ -220,10 +221,11 @@ class SimulatedExecutor:
         self._workers[trial_id].clock.restored(meta if meta is not None else _meta_of(checkpoint))
         self._issue(trial_id, Operation.RESTORE, 0.0)
 
-    def train(self, trial_id: str) -> None:
+    def train(self, trial_id: str, until: Horizon | None = None) -> None:
         """Run the trainable for the worker's next iteration now (it is a
         pure function of the config and the iteration); the result arrives
-        when its seconds have passed."""
+        when its seconds have passed. One result per call: the virtual
+        clock has no round trip to save (`until` is not needed)."""
         worker = self._workers[trial_id]
         iteration = worker.clock.iteration + 1
         try:

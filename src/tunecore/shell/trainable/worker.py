@@ -85,6 +85,9 @@ class TrialContext(msgspec.Struct, frozen=True, kw_only=True):
     """The trial's own stopping criterion (the core's `check_stop`): a
     worker that trains ahead of the driver's answers ends its batch of
     results where it says stop (`TrialHost.train_many`)."""
+    until: tuple[str, float] | None = None
+    """How far the first batch may run ahead (the core's `run_ahead_until`,
+    see `Executor.train`); None: the first result waits for its answer."""
 
     # Ray Tune's `TuneContext` methods, for code written against `ray.tune.get_context()`.
 

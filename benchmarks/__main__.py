@@ -1,11 +1,13 @@
 """Run every benchmark and print Markdown tables.
 
-    python -m benchmarks [--quick] [--skip-ray-tune] [--skip-storage]
+    python -m benchmarks [--quick] [--skip-ray-tune] [--skip-scale] [--skip-storage]
     python -m benchmarks search_quality|search_overhead [ARGS]
 
 First the pure core's throughput, then tunecore against Ray Tune on real
 Ray (`benchmarks.vs_ray_tune`; it needs `ray[tune]`, which `nox -s bench`
-installs), then what keeping the experiment in storage costs, on a local
+installs), the in-process anchor against Optuna (`benchmarks.vs_optuna`),
+tunecore at 200 to 10,000 trials on Ray (`benchmarks.scale`), then what
+keeping the experiment in storage costs, on a local
 directory, `file://` and a local S3 server (`benchmarks.storage_sync`; it
 needs pyarrow and moto, in the `bench` extra; its rows also go to
 storage_sync.json). The exit code is 1 when a comparison run failed its
@@ -60,6 +62,11 @@ def main(argv: list[str]) -> int:
     if "--skip-ray-tune" not in argv:
         table, ok = vs_ray_tune.run(quick=quick)
         print("\n" + table, flush=True)
+    print()
+    ok = vs_optuna.main(["--trials", "20", "--repeats", "1"] if quick else []) == 0 and ok
+    if "--skip-scale" not in argv:
+        print()
+        ok = scale.main(["--quick"] if quick else []) == 0 and ok
     if "--skip-storage" not in argv:
         print()
         storage_argv = ["--quick"] if quick else []

@@ -32,7 +32,6 @@ from tunecore.core.experiment.state import ExperimentConfig, ExperimentState
 from tunecore.core.results import flatten, is_end_marker, is_number
 from tunecore.core.schedulers.base import (
     STOP,
-    DecidesAt,
     Horizon,
     TrialScheduler,
     Verdict,
@@ -864,7 +863,7 @@ def run_ahead_until(state: ExperimentState, trial_id: str) -> Horizon | None:
     `threshold`, every decision `_Step._on_result` makes on the trial's
     results is CONTINUE but for the trial's own stopping criterion
     (`check_stop`), which the worker checks itself. That needs a scheduler
-    whose class says so itself (`DecidesAt`: Ray's FIFO forever, ASHA's
+    whose class says so itself (`schedulers.base.DecidesAt`: FIFO forever, ASHA's
     stopping variant until the next milestone; a subclass may decide more),
     no built-in stopper (it watches results across trials) and no
     checkpoint due at a frequency. None: every result waits for its answer.
@@ -874,6 +873,10 @@ def run_ahead_until(state: ExperimentState, trial_id: str) -> Horizon | None:
     scheduler = state.scheduler
     if trial is None or state.stopper is not None or trial.spec.checkpoint_policy.frequency:
         return None
-    if "decides_next_at" not in type(scheduler).__dict__ or not isinstance(scheduler, DecidesAt):
+    # The class's own method, looked up directly: an isinstance check
+    # against the runtime protocol cost more than the rest of a result.
+    decides_next_at = type(scheduler).__dict__.get("decides_next_at")
+    if decides_next_at is None:
         return None
-    return scheduler.decides_next_at(trial_id)
+    horizon: Horizon | None = decides_next_at(scheduler, trial_id)
+    return horizon

@@ -14,7 +14,7 @@ experiment, so a scheduler can be tested alone: build trials with
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Protocol, Self, runtime_checkable
+from typing import Protocol, Self
 
 import msgspec
 
@@ -57,14 +57,14 @@ Horizon = tuple[str, float]
 results until one whose flattened `key` reaches (>=) `threshold`."""
 
 
-@runtime_checkable
 class DecidesAt(Protocol):
     """A scheduler that can say, for a running trial, up to where its
     verdict on every result is CONTINUE whatever the result's metric and
     whatever the other trials do, so the trial's worker may train on
     without waiting for the driver's answers (the Ray executor's run-ahead).
     Only a class that defines `decides_next_at` itself is believed: a
-    subclass may decide on other results (`core.experiment.step.run_ahead_until`)."""
+    subclass may decide on other results (`core.experiment.step.run_ahead_until`
+    looks the method up on the class)."""
 
     def decides_next_at(self, trial_id: str) -> Horizon | None:
         """The trial's horizon; None when every result may matter."""

@@ -384,9 +384,13 @@ class ExperimentStorage:
         self._files.submit(PROGRESS_FILE, lambda: self._flush_table(path))
 
     def _flush_table(self, path: Path) -> None:
+        """Write what is held back, then forget the table: 10,000 ended
+        trials would keep a kilobyte each (a trial that runs again reads
+        the header back from its file)."""
         table = self._tables.get(path)
         if table is not None and table.held:
             self._rewrite_csv(path, table)
+        self._tables.pop(path, None)
 
     def _progress_table(self, path: Path) -> _ProgressTable | None:
         """What is known of progress.csv: cached, or its header read from the

@@ -8,7 +8,7 @@ of `(tag, simple_value)` scalars. That is all tunecore writes, so it encodes
 the handful of protobuf fields itself instead of going through tensorboardX:
 a `SummaryWriter` per trial started a writer thread, fsynced on every flush
 and joined the thread on close, which was a quarter of the driver's time
-for a trial that reports once (docs/speed-plan.md). Here a result costs one
+for a trial that reports once (docs/speed.md). Here a result costs one
 encode and one buffered `write` to a file kept open.
 """
 

@@ -26,6 +26,7 @@ import sys
 from collections.abc import Callable
 
 from benchmarks import (
+    ray_floor,
     scale,
     search_overhead,
     search_quality,
@@ -43,6 +44,7 @@ COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "search_overhead": search_overhead.main,
     "vs_optuna": vs_optuna.main,
     "scale": scale.main,
+    "ray_floor": ray_floor.main,
 }
 """Benchmarks run only when named: `python -m benchmarks NAME [ARGS]`."""
 
@@ -62,6 +64,7 @@ def main(argv: list[str]) -> int:
     if "--skip-ray-tune" not in argv:
         table, ok = vs_ray_tune.run(quick=quick)
         print("\n" + table, flush=True)
+    print("\n" + ray_floor.run(), flush=True)
     print()
     ok = vs_optuna.main(["--trials", "20", "--repeats", "1"] if quick else []) == 0 and ok
     if "--skip-scale" not in argv:

@@ -11,15 +11,13 @@ through `ray.wait` (as a driver with two running trials does).
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import sys
 import time
 from collections.abc import Sequence
 
+from benchmarks.children import emit, run_child
+
 CALLS = 2_000
-MARKER = "BENCH_RESULT "
 
 
 def child() -> None:
@@ -47,23 +45,14 @@ def child() -> None:
         pending[actor.echo.remote()] = actor
     two = (time.perf_counter() - started) / CALLS
     ray.shutdown()
-    print(MARKER + json.dumps({"one_ms": one * 1e3, "two_ms": two * 1e3}), flush=True)
+    emit({"one_ms": one * 1e3, "two_ms": two * 1e3})
 
 
 def run() -> str:
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    done = subprocess.run(
-        [sys.executable, "-m", "benchmarks.ray_floor", "--child"],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=root,
-        env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0"},
-    )
-    lines = [line for line in done.stdout.splitlines() if line.startswith(MARKER)]
-    if done.returncode != 0 or not lines:
-        return f"Ray's floor: the child failed ({done.returncode}): {done.stderr[-500:]}"
-    data = json.loads(lines[-1][len(MARKER) :])
+    child = run_child("benchmarks.ray_floor", ["--child"], timeout_s=600.0)
+    if child.data is None:
+        return f"Ray's floor: the child failed: {child.problem}"
+    data = child.data
     return "\n".join(
         [
             "### Ray's floor: an actor call that returns at once",

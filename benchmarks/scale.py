@@ -41,11 +41,8 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata
-import json
 import os
 import platform
-import resource
-import subprocess
 import sys
 import tempfile
 import time
@@ -55,9 +52,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks.children import emit, peak_rss_kib, run_child
 from tunecore.shell.eventlog import LOG_FILE
 
-MARKER = "BENCH_RESULT "
 NUM_CPUS = 2
 CHILD_TIMEOUT_S = 3600.0
 FIFO = "fifo"
@@ -118,7 +115,7 @@ def current_rss_kb() -> float:
 
 
 def peak_rss_kb() -> float:
-    return float(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)  # KiB on Linux
+    return peak_rss_kib()
 
 
 def iterations_of(metrics: Mapping[str, Any]) -> int:
@@ -228,7 +225,7 @@ def child(sweep: str, trials: int, max_t: int, warm_up: int, trace: bool) -> Non
         )
         del grid
         ray.shutdown()
-    print(MARKER + json.dumps(out), flush=True)
+    emit(out)
 
 
 # -- the parent: run the children, check them, print the table ---------------------------------
@@ -266,29 +263,13 @@ class Run:
 
 def spawn(sweep: str, trials: int, sizes: Sizes, trace: bool) -> Run:
     """Run one child and parse its JSON line."""
-    command = [sys.executable, "-m", "benchmarks.scale", "--child", sweep, str(trials)]
+    command = ["--child", sweep, str(trials)]
     command += ["--max-t", str(sizes.max_t), "--warm-up", str(sizes.warm_up)]
     command += ["--tracemalloc"] if trace else []
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
-    try:
-        done = subprocess.run(
-            command,
-            capture_output=True,
-            text=True,
-            cwd=root,
-            env=env,
-            timeout=CHILD_TIMEOUT_S,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        return Run(sweep, trials, {}, problem=f"timed out after {CHILD_TIMEOUT_S:.0f} s")
-    lines = [line for line in done.stdout.splitlines() if line.startswith(MARKER)]
-    if done.returncode != 0 or not lines:
-        tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-15:])
-        return Run(sweep, trials, {}, problem=f"exit code {done.returncode}:\n{tail}")
-    data: dict[str, Any] = json.loads(lines[-1][len(MARKER) :])
-    return Run(sweep, trials, data, problem=check(sweep, trials, sizes.max_t, data))
+    child = run_child("benchmarks.scale", command, CHILD_TIMEOUT_S)
+    if child.data is None:
+        return Run(sweep, trials, {}, problem=child.problem)
+    return Run(sweep, trials, child.data, problem=check(sweep, trials, sizes.max_t, child.data))
 
 
 def check(sweep: str, trials: int, max_t: int, data: Mapping[str, Any]) -> str | None:

@@ -71,7 +71,6 @@ import os
 import platform
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -83,7 +82,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-MARKER = "BENCH_RESULT "
+from benchmarks.children import emit, run_child
+
 RAY_TUNE = "ray_tune"
 TUNECORE = "tunecore"
 FRAMEWORKS = (RAY_TUNE, TUNECORE)
@@ -296,7 +296,7 @@ def child(framework: str, trials: int, target: Target) -> None:
 
             instrument_tunecore()
     except ImportError as error:
-        print(MARKER + json.dumps({**out, "unavailable": f"cannot import: {error}"}), flush=True)
+        emit({**out, "unavailable": f"cannot import: {error}"})
         return
     import ray  # noqa: PLC0415
 
@@ -310,7 +310,7 @@ def child(framework: str, trials: int, target: Target) -> None:
     ray.shutdown()
     out.update(seconds=seconds, trial_count=count, errors=len(errors), **TIMINGS)
     out["first_errors"] = errors[:3]
-    print(MARKER + json.dumps(out), flush=True)
+    emit(out)
 
 
 # -- the parent: the S3 server, what reaches storage, and when ---------------------------------
@@ -541,30 +541,14 @@ class Measured:
 
 def spawn(framework: str, trials: int, target: Target) -> tuple[Measured, str, str]:
     """Run one child; (its outcome, its stdout, its stderr)."""
-    command = [sys.executable, "-m", "benchmarks.storage_sync", "--child", framework]
-    command += [str(trials), json.dumps(target.__dict__)]
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
-    try:
-        done = subprocess.run(
-            command,
-            capture_output=True,
-            text=True,
-            cwd=root,
-            env=env,
-            timeout=CHILD_TIMEOUT_S,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        return Measured({}, problem=f"timed out after {CHILD_TIMEOUT_S:.0f} s"), "", ""
-    lines = [line for line in done.stdout.splitlines() if line.startswith(MARKER)]
-    if done.returncode != 0 or not lines:
-        tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-25:])
-        return Measured({}, problem=f"exit code {done.returncode}:\n{tail}"), done.stdout, ""
-    data: dict[str, Any] = json.loads(lines[-1][len(MARKER) :])
+    command = ["--child", framework, str(trials), json.dumps(target.__dict__)]
+    child = run_child("benchmarks.storage_sync", command, CHILD_TIMEOUT_S, tail_lines=25)
+    if child.data is None:
+        return Measured({}, problem=child.problem), child.stdout, ""
+    data = child.data
     if "unavailable" in data:
-        return Measured(data, unavailable=str(data["unavailable"])), done.stdout, done.stderr
-    return Measured(data), done.stdout, done.stderr
+        return Measured(data, unavailable=str(data["unavailable"])), child.stdout, child.stderr
+    return Measured(data), child.stdout, child.stderr
 
 
 def measure(framework: str, trials: int, storage: str, server: S3Server | None) -> Measured:

@@ -12,7 +12,7 @@ that imports its framework, starts a fresh local Ray with `ray.init(num_cpus=2)`
 and runs one experiment. Imports and `ray.init` are *not* timed (they are
 identical for both frameworks, and `ray.init` is reported separately); the
 clock runs from just before the `Tuner` is built to just after `fit()`
-returns. The child also reports its peak RSS (`ru_maxrss` of the driver
+returns. The child also reports its peak RSS (`VmHWM` of the driver
 process alone: Ray's own processes and the workers are other processes) and
 what the experiment produced, and the parent checks that every trial ran and
 every result arrived, so no row can pass by doing nothing. The child prints
@@ -41,11 +41,8 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata
-import json
 import os
 import platform
-import resource
-import subprocess
 import sys
 import tempfile
 import time
@@ -53,7 +50,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-MARKER = "BENCH_RESULT "
+from benchmarks.children import emit, peak_rss_kib, run_child
+
 RAY_TUNE = "ray_tune"
 TUNECORE = "tunecore"
 WORKLOADS = ("a", "b", "c")
@@ -253,8 +251,8 @@ def buffer_unavailable() -> str | None:
 
 
 def rss_mb() -> float:
-    """The driver's peak RSS so far in MB (Linux reports ru_maxrss in KiB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    """The driver's peak RSS so far in MB."""
+    return peak_rss_kib() / 1024.0
 
 
 def child(framework: str, workload: str, quick: bool, buffer: int | None, reuse: bool) -> None:
@@ -262,7 +260,7 @@ def child(framework: str, workload: str, quick: bool, buffer: int | None, reuse:
     sizes = Sizes.of(quick)
     out: dict[str, Any] = {"framework": framework, "workload": workload, "buffer": buffer}
     if framework == TUNECORE and buffer is not None and (why := buffer_unavailable()):
-        print(MARKER + json.dumps({**out, "unavailable": why}), flush=True)
+        emit({**out, "unavailable": why})
         return
     try:  # imports before the clock and before ray.init, for both frameworks
         if framework == RAY_TUNE:
@@ -270,7 +268,7 @@ def child(framework: str, workload: str, quick: bool, buffer: int | None, reuse:
         else:
             import tunecore.shell.executors.ray  # noqa: F401, PLC0415
     except ImportError as error:
-        print(MARKER + json.dumps({**out, "unavailable": f"cannot import: {error}"}), flush=True)
+        emit({**out, "unavailable": f"cannot import: {error}"})
         return
     import ray  # noqa: PLC0415
 
@@ -286,7 +284,7 @@ def child(framework: str, workload: str, quick: bool, buffer: int | None, reuse:
         out["peak_rss_mb"] = rss_mb()
         ray.shutdown()
     out.update(seconds=seconds, cpu_s=cpu, iterations=iterations, errors=errors, reuse=reuse)
-    print(MARKER + json.dumps(out), flush=True)
+    emit(out)
 
 
 # -- the parent: run the children side by side, check them, print the table -------------------
@@ -315,29 +313,14 @@ class Measured:
 
 def spawn(framework: str, workload: str, quick: bool, buffer: int | None, reuse: bool) -> Measured:
     """Run one child and parse its JSON line."""
-    command = [sys.executable, "-m", "benchmarks.vs_ray_tune", "--child", framework, workload]
+    command = ["--child", framework, workload]
     command += ["--quick"] if quick else []
     command += ["--buffer", str(buffer)] if buffer is not None else []
     command += ["--ray-tune-reuse-actors"] if reuse else []
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
-    try:
-        done = subprocess.run(
-            command,
-            capture_output=True,
-            text=True,
-            cwd=root,
-            env=env,
-            timeout=CHILD_TIMEOUT_S,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        return Measured({}, problem=f"timed out after {CHILD_TIMEOUT_S:.0f} s")
-    lines = [line for line in done.stdout.splitlines() if line.startswith(MARKER)]
-    if done.returncode != 0 or not lines:
-        tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-15:])
-        return Measured({}, problem=f"exit code {done.returncode}:\n{tail}")
-    data: dict[str, Any] = json.loads(lines[-1][len(MARKER) :])
+    child = run_child("benchmarks.vs_ray_tune", command, CHILD_TIMEOUT_S)
+    if child.data is None:
+        return Measured({}, problem=child.problem)
+    data = child.data
     if "unavailable" in data:
         return Measured(data, unavailable=str(data["unavailable"]))
     return Measured(data, problem=check(workload, Sizes.of(quick), data))
@@ -459,7 +442,7 @@ def report(rows: Sequence[Row], sizes: Sizes, quick: bool) -> tuple[str, bool]:
         f"ray.init(num_cpus={NUM_CPUS}) are excluded for all and listed above. Each run is",
         "a fresh interpreter and a fresh Ray; the runs alternate per workload.",
         "Driver CPU is the driver process's user + system time over the same span (Ray's",
-        "processes and the workers excluded); peak RSS is its ru_maxrss.",
+        "processes and the workers excluded); peak RSS is its VmHWM.",
     ]
     problems = [
         f"- {row.label}, {name}: {measured.problem}"

@@ -1,0 +1,65 @@
+"""One benchmark run in a fresh interpreter (a fresh Ray, no state left by
+an earlier run): the child prints one `BENCH_RESULT {json}` line among
+whatever Ray and the frameworks print, and the parent finds it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+MARKER = "BENCH_RESULT "
+
+
+def emit(data: Mapping[str, Any]) -> None:
+    """The child's one result line."""
+    print(MARKER + json.dumps(data), flush=True)
+
+
+def peak_rss_kib() -> float:
+    """This process's peak RSS in KiB: `VmHWM`, which starts afresh at exec.
+    (`ru_maxrss` does not: a child started by a parent that once held 276
+    MB reports at least that, whatever it uses itself.)"""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return float(line.split()[1])
+    raise RuntimeError("no VmHWM in /proc/self/status (Linux only)")
+
+
+@dataclass(frozen=True)
+class Child:
+    """A child's result line (None if it has none), or why not, and its output."""
+
+    data: dict[str, Any] | None
+    problem: str | None
+    stdout: str = ""
+    stderr: str = ""
+
+
+def run_child(module: str, args: Sequence[str], timeout_s: float, tail_lines: int = 15) -> Child:
+    """Run `python -m module args...` from the repository root, with Ray's
+    usage reporting off, and parse its result line; a child that fails, or
+    prints none, is a `problem` with the end of its output."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", module, *args],
+            capture_output=True,
+            text=True,
+            cwd=root,
+            env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0"},
+            timeout=timeout_s,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return Child(None, f"timed out after {timeout_s:.0f} s")
+    lines = [line for line in done.stdout.splitlines() if line.startswith(MARKER)]
+    if done.returncode != 0 or not lines:
+        tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-tail_lines:])
+        return Child(None, f"exit code {done.returncode}:\n{tail}", done.stdout, done.stderr)
+    return Child(json.loads(lines[-1][len(MARKER) :]), None, done.stdout, done.stderr)

@@ -159,16 +159,16 @@ class TrialHost:
         if any.
 
         A batch ends at `done`, at a result that carries a checkpoint (its
-        save must see that state), at a function's final repeat and where
-        the trial's stopping criterion does not say go on (`check_stop`:
-        the driver stops the trial there), so none of those lands late.
-        With `max_s` (the run-ahead), a result after the first is waited
-        for only until the batch is `max_s` old: a step that takes longer,
-        or never ends, does not hold back the results before it (the
-        function trains on and the next call returns its result; a class
-        trainable's batch ends at its first result) and at the first result
-        whose `until` key reaches its threshold (or lacks it): the driver
-        decides there. The results produced before an error are kept.
+        save must see that state), at a function's final repeat, where the
+        trial's stopping criterion does not say go on (`check_stop`) and at
+        the first result whose `until` key reaches its threshold (or lacks
+        it): the driver decides there, so none of those lands late. With
+        `max_s` (the run-ahead), a result after the first is waited for only
+        until the batch is `max_s` old: a step that takes longer, or never
+        ends, does not hold back the results before it (the function trains
+        on and the next call returns its result; a class trainable's batch
+        ends at its first result). The results produced before an error are
+        kept.
         """
         results: list[JsonDict] = []
         trainable = self._current()

@@ -62,7 +62,7 @@ import msgspec
 
 from tunecore.model import ExperimentEvent
 from tunecore.model.codec import from_msgpack, to_msgpack
-from tunecore.shell.own_files import NotRegularFileError, open_fd
+from tunecore.shell.own_files import NotRegularFileError, open_fd, write_all
 
 logger = logging.getLogger(__name__)
 
@@ -471,10 +471,8 @@ def _write_all(fd: int, frame: bytes | memoryview, size: int) -> None:
     whole, or not at all: a short write (a full disk) is continued, and a
     failure cuts the file back to `size`, so that no half record stays
     before the next one."""
-    view = memoryview(frame)
     try:
-        while view:
-            view = view[os.write(fd, view) :]
+        write_all(fd, frame)
     except OSError:
         os.ftruncate(fd, size)
         raise

@@ -91,6 +91,14 @@ def open_text(path: Path, mode: str = "r") -> TextIO:
     return cast(TextIO, os.fdopen(open_fd(path, mode), mode, encoding="utf-8", newline=""))
 
 
+def write_all(fd: int, data: bytes | memoryview) -> None:
+    """Hand all of `data` to the OS: a regular file takes a write whole but
+    for a signal or a full disk, and then the rest is written again."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
 def read_bytes(path: Path, limit: int | None = None) -> bytes:
     """The bytes `path` holds now, read through `open_fd`; a file over
     `limit` bytes is refused unread."""

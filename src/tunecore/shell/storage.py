@@ -86,7 +86,13 @@ from tunecore.core.naming import trial_name
 from tunecore.core.results import flatten
 from tunecore.model import CheckpointRef, CheckpointStorage, JsonValue, TrialSpec
 from tunecore.shell.file_queue import FileQueue
-from tunecore.shell.own_files import NotRegularFileError, open_fd, open_text, read_text
+from tunecore.shell.own_files import (
+    NotRegularFileError,
+    open_fd,
+    open_text,
+    read_text,
+    write_all,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -697,9 +703,7 @@ class _Appender:
                 self.refuse(path, error)
                 return
         self._open[path] = descriptor  # most recently used last
-        view = memoryview(data)
-        while view:  # a regular file takes it all but for a signal or a full disk
-            view = view[os.write(descriptor, view) :]
+        write_all(descriptor, data)
 
     def refuse(self, path: Path, error: NotRegularFileError) -> None:
         """Skip writing `path`, which is not a regular file (a symbolic link

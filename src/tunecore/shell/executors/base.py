@@ -43,7 +43,6 @@ logger = logging.getLogger(__name__)
 class Operation(enum.Enum):
     ASSIGN = "assign"
     ASSIGN_AND_TRAIN = "assign_and_train"
-    ASSIGN_AND_TRAIN_MANY = "assign_and_train_many"
     RESET = "reset"
     RESTORE = "restore"
     TRAIN = "train"
@@ -115,7 +114,6 @@ _TRAINING = (
     Operation.TRAIN,
     Operation.TRAIN_MANY,
     Operation.ASSIGN_AND_TRAIN,
-    Operation.ASSIGN_AND_TRAIN_MANY,
 )
 
 

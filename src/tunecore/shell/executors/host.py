@@ -99,23 +99,18 @@ class TrialHost:
         return self.location()
 
     def assign_and_train(
-        self, config: JsonDict, context: TrialContext
-    ) -> tuple[tuple[str, int], JsonDict | None, str | None]:
-        """`assign`, then `train`, in one call (one round trip for a trial
-        started on a reused worker): the location, then the first result or
-        the traceback of the error that ended it."""
-        location = self.assign(config, context)
-        try:
-            return location, self.train(), None
-        except Exception:
-            return location, None, traceback.format_exc()
-
-    def assign_and_train_many(
-        self, config: JsonDict, context: TrialContext, limit: int, max_s: float | None
+        self,
+        config: JsonDict,
+        context: TrialContext,
+        limit: int,
+        max_s: float | None,
+        until: Horizon | None,
     ) -> tuple[tuple[str, int], list[JsonDict], str | None]:
-        """`assign`, then `train_many` (as far as `context.until`), in one call."""
+        """`assign`, then `train_many`, in one call (one round trip for a
+        trial started on a reused worker): the location, the results, and
+        the error that ended the batch, if any."""
         location = self.assign(config, context)
-        return (location, *self.train_many(limit, max_s, context.until))
+        return (location, *self.train_many(limit, max_s, until))
 
     def _redirect(self, context: TrialContext) -> None:
         """Send the process's output to the trial's files (`log_to_file`),

@@ -240,29 +240,26 @@ class RayExecutor:
         self._failed.discard(trial_id)
         actor = self._actors[trial_id] = self._actor_for(trial_id, resources)
         self._asks[trial_id] = resources
-        batch = self._batch_of(context.until)
         if restore is None and trial_id not in self._unplaced:
             # A reused actor is placed already: its first results can come
             # back with the assignment, in one round trip.
-            if batch is None:
-                handle = actor.assign_and_train.remote(config, context)
-                self._ops.push(trial_id, Pending(Operation.ASSIGN_AND_TRAIN, handle))
-            else:
-                handle = actor.assign_and_train_many.remote(config, context, *batch)
-                self._ops.push(trial_id, Pending(Operation.ASSIGN_AND_TRAIN_MANY, handle))
+            batch = self._batch_of(context.until) or (1, None, None)
+            handle = actor.assign_and_train.remote(config, context, *batch)
+            self._ops.push(trial_id, Pending(Operation.ASSIGN_AND_TRAIN, handle))
             return
         self._issue(trial_id, Operation.ASSIGN, lambda a: a.assign.remote(config, context))
         if restore is not None:
             self._restore(trial_id, restore)
         self.train(trial_id, context.until)
 
-    def _batch_of(self, until: Horizon | None) -> tuple[int, float | None] | None:
-        """(results, seconds) a call may produce: the user's buffer (no time
-        bound), the run-ahead's when the core allows it, or None: one."""
+    def _batch_of(self, until: Horizon | None) -> tuple[int, float | None, Horizon | None] | None:
+        """`train_many`'s (results, seconds, horizon) for a call: the user's
+        buffer (no time bound, no horizon), the run-ahead's when the core
+        allows it, or None: one result."""
         if self._buffer > 1:
-            return self._buffer, None
+            return self._buffer, None, None
         if until is not None:
-            return RUN_AHEAD_RESULTS, RUN_AHEAD_S
+            return RUN_AHEAD_RESULTS, RUN_AHEAD_S, until
         return None
 
     def _actor_for(self, trial_id: str, resources: Resources) -> Any:
@@ -355,12 +352,7 @@ class RayExecutor:
         if batch is None:
             self._issue(trial_id, Operation.TRAIN, lambda a: a.train.remote())
             return
-        limit, max_s = batch
-        self._issue(
-            trial_id,
-            Operation.TRAIN_MANY,
-            lambda a: a.train_many.remote(limit, max_s, None if max_s is None else until),
-        )
+        self._issue(trial_id, Operation.TRAIN_MANY, lambda a: a.train_many.remote(*batch))
 
     def save(self, trial_id: str, checkpoint_dir: str, iteration: int, metrics: JsonDict) -> None:
         self._issue(
@@ -490,9 +482,7 @@ class RayExecutor:
         if pending.operation is Operation.TRAIN_MANY:
             events = self._batch(trial_id, value)
         elif pending.operation is Operation.ASSIGN_AND_TRAIN:
-            events = self._started_and_trained(trial_id, value)
-        elif pending.operation is Operation.ASSIGN_AND_TRAIN_MANY:
-            assert isinstance(value, tuple)  # TrialHost.assign_and_train_many's
+            assert isinstance(value, tuple)  # TrialHost.assign_and_train's
             location, *batch = value
             events = [self._started(trial_id, location), *self._batch(trial_id, tuple(batch))]
         else:
@@ -508,17 +498,6 @@ class RayExecutor:
         event = completion_event(trial_id, Pending(Operation.ASSIGN, None), location, time.time())
         assert event is not None  # an assignment always becomes TrialStarted
         return event
-
-    def _started_and_trained(self, trial_id: str, value: object) -> list[ExperimentEvent]:
-        """`TrialHost.assign_and_train`'s outcome: started, then its result or error."""
-        assert isinstance(value, tuple)
-        location, result, error = value
-        events = [self._started(trial_id, location)]
-        if error is None:
-            events.append(ResultReported(trial_id=trial_id, at=time.time(), result=result))
-        else:
-            events.append(self._fail(trial_id, error))
-        return events
 
     def _batch(self, trial_id: str, value: object) -> list[ExperimentEvent]:
         """The results of one buffered call, in order, then its error."""

@@ -114,10 +114,6 @@ def current_rss_kb() -> float:
     return pages * os.sysconf("SC_PAGE_SIZE") / 1024.0
 
 
-def peak_rss_kb() -> float:
-    return peak_rss_kib()
-
-
 def iterations_of(metrics: Mapping[str, Any]) -> int:
     value = metrics.get("training_iteration")
     return int(value) if isinstance(value, int | float) else 0
@@ -207,7 +203,7 @@ def child(sweep: str, trials: int, max_t: int, warm_up: int, trace: bool) -> Non
     with tempfile.TemporaryDirectory(prefix=f"bench-scale-{sweep}-{trials}-") as storage:
         seconds, grid = run_experiment(sweep, trials, max_t, storage)
         out["rss_after_kb"] = current_rss_kb()
-        out["peak_rss_kb"] = peak_rss_kb()
+        out["peak_rss_kb"] = peak_rss_kib()
         if trace:
             out["top_sites"] = top_sites(tracemalloc.take_snapshot(), TOP_SITES)
             out["traced_kb"] = tracemalloc.get_traced_memory()[0] / 1024.0

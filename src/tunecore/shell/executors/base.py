@@ -98,6 +98,10 @@ class OrderedOperations(Generic[H]):
         queue = self._queues.get(trial_id)
         return queue[0] if queue else None
 
+    def saving(self, trial_id: str) -> bool:
+        """Whether a save of the trial's is still pending."""
+        return any(p.operation in _SAVES for p in self._queues.get(trial_id, ()))
+
     def __bool__(self) -> bool:
         return bool(self._queues)
 
@@ -232,9 +236,13 @@ class Executor(Protocol):
         executor may ignore it (one result per call is always correct)."""
         ...
 
-    def save(
-        self, trial_id: str, checkpoint_dir: str, iteration: int, metrics: JsonDict
-    ) -> None: ...
+    def save(self, trial_id: str, checkpoint_dir: str, iteration: int, metrics: JsonDict) -> None:
+        """Save the trial's state. Its completion is reported before the
+        trial's code runs again: a `train` issued after a save starts only
+        once the save is known to be done, so a worker that dies in the very
+        next step (taking a reply still on its way with it) never costs the
+        checkpoint it had just saved. The same holds for `save_to_memory`."""
+        ...
 
     def save_to_memory(self, trial_id: str, iteration: int, metrics: JsonDict) -> None: ...
 

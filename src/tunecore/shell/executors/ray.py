@@ -20,7 +20,11 @@
   otherwise than `packs`), and then the idle actors are ended too. Trials
   that fit keep reusing actors.
 - Operations are actor method calls; `ray.wait` runs over the head
-  operation of every trial, so per-trial order holds (see `base`).
+  operation of every trial, so per-trial order holds (see `base`). A
+  training asked behind a save is sent only once the save has come back:
+  Ray sends a call's reply after the call returns, and a worker that dies
+  in the next step at once (`os._exit`, a crash in native code) would take
+  the save's reply with it, losing a checkpoint that is complete on disk.
 - A user error comes back as the trial's failure with its traceback; an
   actor that dies (killed, `os._exit`, a lost node) fails its trial the
   same way, and the actor is never reused.
@@ -198,6 +202,10 @@ class RayExecutor:
         # first (its assign releases the last trial: one call less).
         self._unreleased: set[Any] = set()
         self._failed: set[str] = set()  # trials whose worker failed, until started again
+        # Trainings issued behind a pending save, sent once it completes
+        # (`Executor.save`): a reply Ray is still sending when the worker
+        # dies in the next step is lost with the process.
+        self._after_save: dict[str, Horizon | None] = {}
 
     def cluster_resources(self) -> Resources:
         """The alive nodes, as bundles (their sum is the total): a bundle
@@ -348,6 +356,12 @@ class RayExecutor:
         if credits > 0:
             self._credits[trial_id] = credits - 1
             return
+        if self._ops.saving(trial_id):
+            self._after_save[trial_id] = until
+            return
+        self._send_train(trial_id, until)
+
+    def _send_train(self, trial_id: str, until: Horizon | None) -> None:
         batch = self._batch_of(until)
         if batch is None:
             self._issue(trial_id, Operation.TRAIN, lambda a: a.train.remote())
@@ -398,6 +412,7 @@ class RayExecutor:
         self._starved.discard(trial_id)
         self._unplaced.pop(trial_id, None)
         self._credits.pop(trial_id, None)
+        self._after_save.pop(trial_id, None)
         return self._actors.pop(trial_id, None), self._asks.pop(trial_id, None)
 
     def _free(self, trial_id: str, *, reusable: bool) -> None:
@@ -488,6 +503,8 @@ class RayExecutor:
         else:
             event = completion_event(trial_id, pending, value, time.time())
             events = [] if event is None else [event]
+        if trial_id in self._after_save and not self._ops.saving(trial_id):
+            self._send_train(trial_id, self._after_save.pop(trial_id))
         # A trial released while this was in flight gives its actor back now.
         if trial_id in self._releasing and not self._ops.busy(trial_id):
             self._free(trial_id, reusable=True)

@@ -82,3 +82,34 @@ def test_a_function_trainable_does_not_by_default(tmp_path: Path) -> None:
     run = RunConfig(storage_path=str(tmp_path), verbose=0, executor="in_process")
     (result,) = Tuner(reports_without_checkpoints, run_config=run).fit()
     assert kept_iterations(result.path) == []
+
+
+def test_the_log_on_disk_holds_the_newer_checkpoint_before_an_older_one_is_deleted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The loop writes a round's records at its end, but never later than a
+    delete: a driver killed right after one must find, on resume, the
+    checkpoint that replaced it."""
+    from tunecore.model import CheckpointSaved  # noqa: PLC0415
+    from tunecore.shell.eventlog import read_log  # noqa: PLC0415
+    from tunecore.shell.storage import ExperimentStorage  # noqa: PLC0415
+
+    real_delete = ExperimentStorage.delete_checkpoint
+    seen: list[tuple[str, list[str]]] = []
+
+    def delete_checkpoint(self: ExperimentStorage, path: str | Path) -> bool:
+        logged = read_log(self.experiment_dir).events
+        saved = [e.checkpoint.path for e in logged if isinstance(e, CheckpointSaved)]
+        seen.append((Path(path).name, [Path(p).name for p in saved]))
+        return real_delete(self, path)
+
+    monkeypatch.setattr(ExperimentStorage, "delete_checkpoint", delete_checkpoint)
+    config = CheckpointConfig(checkpoint_frequency=1, num_to_keep=1)
+    run = RunConfig(
+        storage_path=str(tmp_path), verbose=0, executor="in_process", checkpoint_config=config
+    )
+    Tuner(Losses, run_config=run).fit()
+    assert [deleted for deleted, _ in seen] == [f"checkpoint_00000{i}" for i in range(1, 6)]
+    for deleted, saved in seen:
+        newer = f"checkpoint_00000{int(deleted[-1]) + 1}"
+        assert newer in saved

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import logging
+import os
 import struct
 import zlib
 from pathlib import Path
@@ -268,3 +270,47 @@ def test_an_undecodable_record_is_cut_with_the_same_warning(
         contents = read_log(tmp_path, truncate=True)
     assert contents.events == EVENTS[:1]
     assert f"truncating at byte offset {offsets[1]} (record 2)" in caplog.text
+
+
+def test_held_records_reach_the_file_in_one_write_at_flush(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writer = EventLogWriter.create(tmp_path, header())
+    before = log_path(tmp_path).stat().st_size
+    writes: list[int] = []
+    real_write = os.write
+
+    def counted(fd: int, data: bytes | memoryview) -> int:
+        writes.append(len(data))
+        return real_write(fd, data)
+
+    monkeypatch.setattr(os, "write", counted)
+    for event in EVENTS:
+        writer.hold(event)
+    assert log_path(tmp_path).stat().st_size == before == writer.size
+    writer.flush()
+    assert len(writes) == 1
+    assert writer.size == log_path(tmp_path).stat().st_size == before + writes[0]
+    writer.close()
+    assert read_log(tmp_path).events == EVENTS
+
+
+def test_records_whose_write_failed_stay_held_for_the_next_flush(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writer = EventLogWriter.create(tmp_path, header())
+    before = log_path(tmp_path).stat().st_size
+    real_write = os.write
+
+    def full_disk(fd: int, data: bytes | memoryview) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "write", full_disk)
+    for event in EVENTS:
+        writer.hold(event)
+    with pytest.raises(OSError, match="No space"):
+        writer.flush()
+    assert log_path(tmp_path).stat().st_size == before
+    monkeypatch.setattr(os, "write", real_write)
+    writer.close()  # the state took those events: they are written now
+    assert read_log(tmp_path).events == EVENTS

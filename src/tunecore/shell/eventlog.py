@@ -11,11 +11,16 @@ payload (msgpack)`, and appended whole on an unbuffered file descriptor
 (a short write is continued; a failed one cuts the log back to where the
 record began), so a crash can only tear the last record. Rules:
 
-- An event is appended, and handed to the OS, before it is applied: a
-  result the experiment acted on is never missing from the log. `fsync`
-  follows the durability policy (`fsync_interval_ms`: 0 syncs every record;
-  N syncs at most every N ms; the OS has the bytes either way, so only a
-  machine crash, not a process crash, can lose the unsynced tail).
+- An event is recorded before it is applied, and handed to the OS before
+  anything outside the driver's memory depends on it: a result the
+  experiment acted on is never missing from the log. The writer either
+  writes a record at once (`append`) or holds it (`hold`) until `flush`
+  writes every held record with one system call; the loop holds the
+  events of one round and flushes at its end, and before it deletes a
+  checkpoint (see `tunecore.shell.loop`). `fsync` follows the durability
+  policy (`fsync_interval_ms`: 0 syncs every write; N syncs at most every
+  N ms; the OS has the bytes either way, so only a machine crash, not a
+  process crash, can lose the unsynced tail).
 - No record is larger than `MAX_RECORD_BYTES`: the writer refuses one
   (`RecordTooLargeError`), so a frame claiming more is damage, never a
   record.
@@ -490,8 +495,9 @@ class EventLogWriter:
         self._synced_at = time.monotonic()
         self._dirty = False
         self._hash = written
+        self._held: list[bytes] = []
         self.size = size
-        """How many bytes the log holds."""
+        """How many bytes the log holds (held records not counted)."""
 
     @classmethod
     def create(cls, experiment_dir: Path, header: LogHeader) -> EventLogWriter:
@@ -522,21 +528,49 @@ class EventLogWriter:
         return cls(path, fd, fsync_interval_ms, contents.prefix_hash(end), end)
 
     def append(self, event: ExperimentEvent) -> None:
-        """Write `event`'s record; a `RecordTooLargeError` writes nothing."""
-        frame = _frame(event)
-        _write_all(self._fd, frame, self.size)
-        self._hash.update(frame)
-        self.size += len(frame)
-        self._dirty = True
+        """Write `event`'s record (after any held ones). A
+        `RecordTooLargeError` writes nothing; a failed write keeps the
+        records held before, not this one."""
+        self.hold(event)
+        try:
+            self.flush()
+        except OSError:
+            if self._held:  # the write failed (not the fsync after it)
+                self._held.pop()
+            raise
+
+    def hold(self, event: ExperimentEvent) -> None:
+        """Encode `event`'s record and keep it for the next `flush`: records
+        are encoded whole first, so one that cannot be stored raises here
+        (`RecordTooLargeError`, an encoding error) and is never held."""
+        self._held.append(_frame(event))
+
+    def flush(self) -> None:
+        """Write the held records, in order, with one write (all or none of
+        them, see `_write_all`; after a failure they stay held), then sync
+        if the policy says it is time."""
+        self._write_held()
         now = time.monotonic()
         if now - self._synced_at >= self._interval:
             self.sync(now)
 
+    def _write_held(self) -> None:
+        if not self._held:
+            return
+        data = self._held[0] if len(self._held) == 1 else b"".join(self._held)
+        _write_all(self._fd, data, self.size)
+        self._held.clear()
+        self._hash.update(data)
+        self.size += len(data)
+        self._dirty = True
+
     def prefix_hash(self) -> hashlib.blake2b:
-        """A copy of the running hash of every byte of the log."""
+        """A copy of the running hash of every byte written to the log."""
         return self._hash.copy()
 
     def sync(self, now: float | None = None) -> None:
+        """Write the held records and fsync."""
+        self._write_held()
         if self._dirty:
             os.fsync(self._fd)
             self._dirty = False

@@ -239,15 +239,20 @@ class Journal:
         return self._writer.size
 
     def record(self, event: ExperimentEvent) -> None:
-        """Log `event`; call before applying it. One the log cannot store
-        raises `UnstorableValueError` naming the value, with nothing
-        written (the writer encodes a whole record before it writes): the
-        encoding the log does anyway is the check, so a good event costs
-        nothing more."""
+        """Log `event`; call before applying it. Its record is held until
+        `flush`, which must come before anything outside the driver's memory
+        depends on the event. One the log cannot store raises
+        `UnstorableValueError` naming the value, with nothing held (the
+        writer encodes a whole record first): the encoding the log does
+        anyway is the check, so a good event costs nothing more."""
         try:
-            self._writer.append(event)
+            self._writer.hold(event)
         except (ValueError, OverflowError, RecursionError, TypeError) as error:
             raise encoding_error(type(event).__name__, event, error) from error
+
+    def flush(self) -> None:
+        """Hand the held records to the OS (one write)."""
+        self._writer.flush()
 
     def applied(self, commands: Sequence[Command]) -> None:
         """The last recorded event was fed to `step` (accepted with these

@@ -7,7 +7,8 @@
 
 Nothing else changes the experiment's state. With a `Journal`, every event
 is logged before `step` sees it (rejected ones too: replay must meet the
-same rejections) and the state is snapshotted now and then; see
+same rejections; a round's records reach the file in one write, see
+`feed`) and the state is snapshotted now and then; see
 `tunecore.shell.journal`. This module decides nothing a
 pure function could: it only translates commands into calls (start an actor,
 make a checkpoint directory, append to error.txt) and completions into
@@ -225,7 +226,11 @@ class ExperimentLoop:
     def feed(self, events: Sequence[ExperimentEvent]) -> None:
         """Apply `events` one by one (logged first), carrying out what each
         one's commands say. `run` feeds what the executors report; a resume
-        feeds its `ExperimentResumed` here before running."""
+        feeds its `ExperimentResumed` here before running. The log gets the
+        round's records in one write at the end (and before a checkpoint is
+        deleted, `_delete`): until then only the workers and files the log
+        repairs on resume (result files, a checkpoint saved again) can have
+        acted on them, and a driver that dies takes its workers along."""
         journal = self._journal
         queue = deque(events)
         self._draw_values(queue)
@@ -256,9 +261,17 @@ class ExperimentLoop:
             self._answers.clear()
             self._draw_values(queue)
         if journal is not None:
+            self._flush_log(journal)
             journal.maybe_snapshot(self.state)
         if self._on_state is not None:
             self._on_state(self.state)
+
+    def _flush_log(self, journal: Journal) -> None:
+        """Write the held records, with Ctrl-C held back: an interrupt
+        between the write and the writer's count of it would have the
+        records written twice."""
+        with self._interrupts.critical():
+            journal.flush()
 
     def _logged_step(
         self, event: ExperimentEvent, outcome: Stepped | Rejection | None = None
@@ -452,7 +465,11 @@ class ExperimentLoop:
     def _delete(self, checkpoint: CheckpointRef) -> None:
         """Retention's delete. In a store, only once the log that ordered
         it is in the store too (`after_shipped`): the stored log then never
-        names a checkpoint already gone, whenever the driver dies."""
+        names a checkpoint already gone, whenever the driver dies. The log
+        gets the round's records first: the event that made the checkpoint
+        unneeded must never be lost once it is gone."""
+        if self._journal is not None:
+            self._flush_log(self._journal)
         if checkpoint.storage is CheckpointStorage.MEMORY:
             self._executor.forget(checkpoint)
         elif self._store is not None:

@@ -1,10 +1,18 @@
-"""Ray's own floor for a round trip on this machine: what no framework on
-Ray can go below for one result that waits for its answer.
+"""Ray's own floor on this machine: what no framework on Ray can go below.
 
-Measured in a fresh interpreter with a fresh `ray.init(num_cpus=2)`, as the
-comparison children are: an actor method that returns its argument, called
-and waited for 2,000 times on one actor, then on two actors kept busy
-through `ray.wait` (as a driver with two running trials does).
+Measured in a fresh interpreter with a fresh `ray.init(num_cpus=2)` and
+Ray's serializers set up, as the comparison children are:
+
+- starting two actors, from their creation to the first reply of each (a
+  run on two CPUs starts at least two workers, inside its timed span);
+- an actor method that returns its argument, called and waited for 2,000
+  times on one actor, then on two actors kept busy through `ray.wait` (as a
+  driver with two running trials does).
+
+`floor_s` turns these into a lower bound for a whole run: the start plus
+its round trips, two at a time. `benchmarks.vs_ray_tune` measures them in
+the same run as its comparison, to tell a target that no framework on Ray
+could meet here from one tunecore misses.
 
     python -m benchmarks.ray_floor
 """
@@ -13,7 +21,8 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from benchmarks.children import emit, run_child
 
@@ -30,8 +39,11 @@ def child() -> None:
         def echo(self, value: object = None) -> object:
             return value
 
+    ray.get(ray.put(None))  # the serializers' set-up, untimed as in the comparison
+    started = time.perf_counter()
     actors = [Echo.remote() for _ in range(2)]  # type: ignore[attr-defined]
     ray.get([a.echo.remote() for a in actors])
+    start = time.perf_counter() - started
     started = time.perf_counter()
     for _ in range(CALLS):
         ray.get(actors[0].echo.remote())
@@ -45,22 +57,36 @@ def child() -> None:
         pending[actor.echo.remote()] = actor
     two = (time.perf_counter() - started) / CALLS
     ray.shutdown()
-    emit({"one_ms": one * 1e3, "two_ms": two * 1e3})
+    emit({"start_s": start, "one_ms": one * 1e3, "two_ms": two * 1e3})
+
+
+def measure() -> dict[str, Any] | str:
+    """The floor's measurements, or why there are none."""
+    child = run_child("benchmarks.ray_floor", ["--child"], timeout_s=600.0)
+    if child.data is None:
+        return f"the child failed: {child.problem}"
+    return child.data
+
+
+def floor_s(data: Mapping[str, Any], round_trips: int) -> float:
+    """The least a run on two actors can take: starting them, then
+    `round_trips` calls, two in flight at a time."""
+    return float(data["start_s"]) + round_trips * float(data["two_ms"]) / 1e3
 
 
 def run() -> str:
-    child = run_child("benchmarks.ray_floor", ["--child"], timeout_s=600.0)
-    if child.data is None:
-        return f"Ray's floor: the child failed: {child.problem}"
-    data = child.data
+    data = measure()
+    if isinstance(data, str):
+        return f"Ray's floor: {data}"
     return "\n".join(
         [
-            "### Ray's floor: an actor call that returns at once",
+            "### Ray's floor: starting two actors, and a call that returns at once",
             "",
-            "| calls | ms per call |",
+            "| what | time |",
             "|---|---:|",
-            f"| one actor, call then `ray.get` ({CALLS:,} times) | {data['one_ms']:.2f} |",
-            f"| two actors kept busy through `ray.wait` | {data['two_ms']:.2f} |",
+            f"| two actors, created to first reply of each | {data['start_s']:.3f} s |",
+            f"| one actor, call then `ray.get` ({CALLS:,} times) | {data['one_ms']:.2f} ms |",
+            f"| two actors kept busy through `ray.wait`, per call | {data['two_ms']:.2f} ms |",
         ]
     )
 

@@ -9,55 +9,120 @@ stoppers in `tunecore.stopper`, loggers in `tunecore.logger`, result keys in
 (`tune.schedulers.ASHAScheduler`) without another import.
 The pure core (`tunecore.core`) and its data (`tunecore.model`) can be used
 on their own: they need no Ray and no clock.
+
+The names are imported when first used (`__getattr__`): a worker process
+imports `tunecore.shell...` modules, which run this file first, and
+should not pay for the whole API (about 0.17 s of imports per new actor).
+The `TYPE_CHECKING` block gives type checkers the same names, and
+`tests/test_package_names.py` checks that it, `_HOMES` and `__all__` agree.
 """
 
-from tunecore import logger, result, schedulers, search, stopper
-from tunecore._version import __version__
-from tunecore.api.analysis import ExperimentAnalysis
-from tunecore.api.config import (
-    CheckpointConfig,
-    FailureConfig,
-    RunConfig,
-    SyncConfig,
-    TuneConfig,
-)
-from tunecore.api.errors import TuneError
-from tunecore.api.reporters import CLIReporter, JupyterNotebookReporter
-from tunecore.api.results import Result, ResultGrid
-from tunecore.api.run import run
-from tunecore.api.simulate import simulate
-from tunecore.api.tuner import Tuner
-from tunecore.core.search.domains import (
-    choice,
-    grid_search,
-    lograndint,
-    loguniform,
-    qlograndint,
-    qloguniform,
-    qrandint,
-    qrandn,
-    quniform,
-    randint,
-    randn,
-    sample_from,
-    uniform,
-)
-from tunecore.search.create import create_searcher
-from tunecore.shell.callbacks import Callback
-from tunecore.shell.replay import replay
-from tunecore.shell.stoppers import Stopper
-from tunecore.shell.trainable import (
-    Checkpoint,
-    Trainable,
-    checkpoint_dir,
-    get_checkpoint,
-    get_context,
-    register_trainable,
-    report,
-)
-from tunecore.shell.trainable.resources import PlacementGroupFactory
-from tunecore.shell.trainable.wrappers import with_parameters, with_resources
-from tunecore.shell.trial_view import Trial
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+from tunecore._version import __version__ as __version__
+
+if TYPE_CHECKING:
+    from tunecore import logger as logger
+    from tunecore import result as result
+    from tunecore import schedulers as schedulers
+    from tunecore import search as search
+    from tunecore import stopper as stopper
+    from tunecore.api.analysis import ExperimentAnalysis as ExperimentAnalysis
+    from tunecore.api.config import CheckpointConfig as CheckpointConfig
+    from tunecore.api.config import FailureConfig as FailureConfig
+    from tunecore.api.config import RunConfig as RunConfig
+    from tunecore.api.config import SyncConfig as SyncConfig
+    from tunecore.api.config import TuneConfig as TuneConfig
+    from tunecore.api.errors import TuneError as TuneError
+    from tunecore.api.reporters import CLIReporter as CLIReporter
+    from tunecore.api.reporters import JupyterNotebookReporter as JupyterNotebookReporter
+    from tunecore.api.results import Result as Result
+    from tunecore.api.results import ResultGrid as ResultGrid
+    from tunecore.api.run import run as run
+    from tunecore.api.simulate import simulate as simulate
+    from tunecore.api.tuner import Tuner as Tuner
+    from tunecore.core.search.domains import choice as choice
+    from tunecore.core.search.domains import grid_search as grid_search
+    from tunecore.core.search.domains import lograndint as lograndint
+    from tunecore.core.search.domains import loguniform as loguniform
+    from tunecore.core.search.domains import qlograndint as qlograndint
+    from tunecore.core.search.domains import qloguniform as qloguniform
+    from tunecore.core.search.domains import qrandint as qrandint
+    from tunecore.core.search.domains import qrandn as qrandn
+    from tunecore.core.search.domains import quniform as quniform
+    from tunecore.core.search.domains import randint as randint
+    from tunecore.core.search.domains import randn as randn
+    from tunecore.core.search.domains import sample_from as sample_from
+    from tunecore.core.search.domains import uniform as uniform
+    from tunecore.search.create import create_searcher as create_searcher
+    from tunecore.shell.callbacks import Callback as Callback
+    from tunecore.shell.replay import replay as replay
+    from tunecore.shell.stoppers import Stopper as Stopper
+    from tunecore.shell.trainable import Checkpoint as Checkpoint
+    from tunecore.shell.trainable import Trainable as Trainable
+    from tunecore.shell.trainable import checkpoint_dir as checkpoint_dir
+    from tunecore.shell.trainable import get_checkpoint as get_checkpoint
+    from tunecore.shell.trainable import get_context as get_context
+    from tunecore.shell.trainable import register_trainable as register_trainable
+    from tunecore.shell.trainable import report as report
+    from tunecore.shell.trainable.resources import PlacementGroupFactory as PlacementGroupFactory
+    from tunecore.shell.trainable.wrappers import with_parameters as with_parameters
+    from tunecore.shell.trainable.wrappers import with_resources as with_resources
+    from tunecore.shell.trial_view import Trial as Trial
+
+# Each public name and the module it lives in (for a submodule, itself).
+_HOMES: dict[str, str] = {
+    "logger": "tunecore.logger",
+    "result": "tunecore.result",
+    "schedulers": "tunecore.schedulers",
+    "search": "tunecore.search",
+    "stopper": "tunecore.stopper",
+    "ExperimentAnalysis": "tunecore.api.analysis",
+    "CheckpointConfig": "tunecore.api.config",
+    "FailureConfig": "tunecore.api.config",
+    "RunConfig": "tunecore.api.config",
+    "SyncConfig": "tunecore.api.config",
+    "TuneConfig": "tunecore.api.config",
+    "TuneError": "tunecore.api.errors",
+    "CLIReporter": "tunecore.api.reporters",
+    "JupyterNotebookReporter": "tunecore.api.reporters",
+    "Result": "tunecore.api.results",
+    "ResultGrid": "tunecore.api.results",
+    "run": "tunecore.api.run",
+    "simulate": "tunecore.api.simulate",
+    "Tuner": "tunecore.api.tuner",
+    "choice": "tunecore.core.search.domains",
+    "grid_search": "tunecore.core.search.domains",
+    "lograndint": "tunecore.core.search.domains",
+    "loguniform": "tunecore.core.search.domains",
+    "qlograndint": "tunecore.core.search.domains",
+    "qloguniform": "tunecore.core.search.domains",
+    "qrandint": "tunecore.core.search.domains",
+    "qrandn": "tunecore.core.search.domains",
+    "quniform": "tunecore.core.search.domains",
+    "randint": "tunecore.core.search.domains",
+    "randn": "tunecore.core.search.domains",
+    "sample_from": "tunecore.core.search.domains",
+    "uniform": "tunecore.core.search.domains",
+    "create_searcher": "tunecore.search.create",
+    "Callback": "tunecore.shell.callbacks",
+    "replay": "tunecore.shell.replay",
+    "Stopper": "tunecore.shell.stoppers",
+    "Checkpoint": "tunecore.shell.trainable",
+    "Trainable": "tunecore.shell.trainable",
+    "checkpoint_dir": "tunecore.shell.trainable",
+    "get_checkpoint": "tunecore.shell.trainable",
+    "get_context": "tunecore.shell.trainable",
+    "register_trainable": "tunecore.shell.trainable",
+    "report": "tunecore.shell.trainable",
+    "PlacementGroupFactory": "tunecore.shell.trainable.resources",
+    "with_parameters": "tunecore.shell.trainable.wrappers",
+    "with_resources": "tunecore.shell.trainable.wrappers",
+    "Trial": "tunecore.shell.trial_view",
+}
 
 __all__ = [
     "CLIReporter",
@@ -109,3 +174,19 @@ __all__ = [
     "with_parameters",
     "with_resources",
 ]
+
+
+if not TYPE_CHECKING:  # hidden from type checkers, which would accept any name through it
+
+    def __getattr__(name: str) -> object:
+        """Import a public name on first use, then keep it here."""
+        home = _HOMES.get(name)
+        if home is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        module = importlib.import_module(home)
+        value = module if home == f"{__name__}.{name}" else getattr(module, name)
+        globals()[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*globals(), *__all__})

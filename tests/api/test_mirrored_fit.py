@@ -10,8 +10,9 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pydantic
@@ -184,23 +185,76 @@ def test_a_checkpoint_in_storage_can_be_reported_again(target: StorageTarget) ->
         assert json.loads(Path(directory, "state.json").read_text()) == {"step": 3}
 
 
+class _Gate:
+    """Orders the PBT test's trials (all four run at once, in threads of the
+    in-process executor) so that its exploit does not depend on how the
+    threads are scheduled: the slowest trial (rate 0.5) reports its step 2
+    only once every other trial's step 2 has been judged (its `report()`
+    returned, or it was exploited and started again from a checkpoint), and
+    no other trial reports past step 2 before the slowest one's step 2 has
+    been judged. PBT then ranks the slowest trial, at its first
+    perturbation, against three live trials that all scored more: it is in
+    the lower quantile and exploits one of them."""
+
+    def __init__(self, others: int) -> None:
+        self._others = others
+        self._changed = threading.Condition()
+        self.reset()
+
+    def reset(self) -> None:
+        self._judged: set[str] = set()
+        self._slowest: str | None = None
+        self._slowest_judged = False
+
+    def _wait_for(self, condition: Callable[[], bool]) -> None:
+        with self._changed:
+            if not self._changed.wait_for(condition, timeout=60.0):
+                raise RuntimeError("the PBT test's trials never all reached step 2")
+
+    def judged(self, trial_id: str) -> None:
+        with self._changed:
+            if trial_id == self._slowest:
+                self._slowest_judged = True
+            else:
+                self._judged.add(trial_id)
+            self._changed.notify_all()
+
+    def before_report(self, trial_id: str, rate: object, step: int, restored: bool) -> None:
+        if rate == 0.5 and not restored:
+            with self._changed:
+                self._slowest = trial_id
+        if step == 2 and trial_id == self._slowest and not restored:
+            self._wait_for(lambda: len(self._judged) >= self._others)
+        elif step > 2 and trial_id != self._slowest:
+            self._wait_for(lambda: self._slowest_judged)
+
+
+_GATE = _Gate(others=3)
+
+
 def climbs(config: Mapping[str, JsonValue]) -> None:
-    """Adds `rate` per step to the score it restores; a checkpoint each step."""
+    """Adds `rate` per step to the score it restores; a checkpoint each
+    step; through `_GATE` at step 2."""
+    trial_id = tunecore.get_context().get_trial_id()
     score, step = 0.0, 0
     checkpoint = tunecore.get_checkpoint()
     if checkpoint is not None:
         with checkpoint.as_directory() as directory:
             score, step = json.loads(Path(directory, "state.json").read_text())
+        _GATE.judged(trial_id)  # exploited: its step 2 was judged
     rate = config["rate"]
     assert isinstance(rate, float | int)
     while step < 8:
         score, step = score + rate, step + 1
+        _GATE.before_report(trial_id, rate, step, restored=checkpoint is not None)
         with tempfile.TemporaryDirectory() as directory:
             Path(directory, "state.json").write_text(json.dumps([score, step]))
             tunecore.report(
                 {"score": score, "step": step},
                 checkpoint=tunecore.Checkpoint.from_directory(directory),
             )
+        if step == 2:
+            _GATE.judged(trial_id)
 
 
 def test_pbt_exploits_copy_the_donor_within_the_storage(target: StorageTarget) -> None:
@@ -211,8 +265,10 @@ def test_pbt_exploits_copy_the_donor_within_the_storage(target: StorageTarget) -
         quantile_fraction=0.5,
         seed=1,
     )
+    _GATE.reset()
     grid = Tuner(
-        climbs,
+        # All four at once on any machine: the gate waits for each of them.
+        tunecore.with_resources(climbs, {"cpu": 0.25}),
         param_space={"rate": tunecore.grid_search([0.5, 1.0, 2.0, 3.0])},
         tune_config=TuneConfig(metric="score", mode="max", scheduler=pbt),
         run_config=RunConfig(name="pbt", storage_path=target.uri, verbose=0, executor="in_process"),
@@ -221,20 +277,20 @@ def test_pbt_exploits_copy_the_donor_within_the_storage(target: StorageTarget) -
     exploited = [
         (name, entry)
         for name in target.store.list("pbt")
-        if name.startswith("climbs_")
+        if "climbs_" in name  # with_resources may prefix the name
         for entry in target.store.list(f"pbt/{name}")
         if entry.startswith("exploit_")
     ]
     assert exploited, "PBT exploited no trial"
     for name, entry in exploited:
         assert target.store.exists(f"pbt/{name}/{entry}/.tunecore_checkpoint.json")
-    # Without the donors' checkpoints the scores would be 8 x each rate
-    # (4, 8, 16, 24); the slowest trial was exploited, and went on from a
-    # better trial's score.
+    # The slowest trial was exploited at its first perturbation and went on
+    # from a better trial's checkpoint: without it, it would end at 8 x 0.5.
+    assert any(name.endswith("rate=0.5") for name, _ in exploited)
     assert all(r.metrics["step"] == 8 for r in grid)
     scores = [r.metrics["score"] for r in grid]
-    assert min(s for s in scores if isinstance(s, float | int)) > 0.5 * 8
     assert all(isinstance(s, float | int) for s in scores)
+    assert min(s for s in scores if isinstance(s, float | int)) > 0.5 * 8
 
 
 def writes_an_artifact(config: Mapping[str, JsonValue]) -> None:

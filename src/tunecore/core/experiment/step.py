@@ -715,10 +715,10 @@ class _Step:
                 _TrialsView(self.books.paused, self.trials),
                 _fits_in(free),
             )
-            if chosen is None:
-                break
-            trial = self.trials[chosen]
-            outcome = lifecycle.apply(trial, StartRequested(trial_id=chosen, at=self.at))
+            trial = None if chosen is None else self.trials.get(chosen)
+            if trial is None:
+                break  # nothing to start, or an id the experiment does not know
+            outcome = lifecycle.apply(trial, StartRequested(trial_id=trial.trial_id, at=self.at))
             if isinstance(outcome, Rejection):
                 break  # the scheduler chose a trial that cannot start yet
             self._apply(trial, outcome)

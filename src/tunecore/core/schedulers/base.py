@@ -79,6 +79,29 @@ class TrialScheduler(Protocol):
     attribute (a str, or None before `with_objective`): the experiment then
     checks that every result reports it (`policy_metric`), so a misspelled
     metric fails the trial instead of silently disabling the policy.
+
+    What the experiment (`core.experiment.step`) promises every scheduler,
+    so a scheduler needs no bookkeeping of statuses of its own
+    (`tunecore.testing.PolicyDriver` drives one through these same rules):
+
+    - `on_trial_add` once per trial, before anything else about it; the
+      trial is PENDING until `choose_trial_to_run` picks it.
+    - `on_trial_result` only for a RUNNING trial, never for one that has
+      ended or waits: results that race with a stop are dropped before
+      they reach the scheduler.
+    - After a STOP verdict, `on_trial_complete` for that trial (so is every
+      RUNNING trial stopped from elsewhere: a stopper, the user); after a
+      PAUSE, the trial is PAUSED, holds no resources, and runs again only
+      if `choose_trial_to_run` returns it.
+    - `on_trial_remove` for a trial stopped while PENDING or PAUSED (one
+      `trials_to_stop` named, too); `on_trial_error` for one that failed
+      for good. After any of these three, nothing more about the trial.
+    - `choose_trial_to_run` after every event that may have freed room,
+      until it returns None; it must return a trial from `pending` or
+      `paused` (another is ignored, and the experiment stops asking).
+    - Hooks are called in event order, from one thread, and the scheduler
+      they return replaces this one: a scheduler is a value, and equal
+      events give equal schedulers (replay and resume rely on it).
     """
 
     def with_objective(self, metric: str | None, mode: Mode | None) -> Self:

@@ -1,0 +1,143 @@
+"""`check_policy` on every built-in scheduler, on the README's example
+policy, and on policies broken on purpose: each broken rule is caught."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Self
+
+import msgspec
+import pytest
+from examples.custom_scheduler import PatienceScheduler
+
+from tunecore.core.schedulers.asha import ASHAScheduler
+from tunecore.core.schedulers.base import CONTINUE, PAUSE, Fits, TrialScheduler, Verdict
+from tunecore.core.schedulers.fifo import FIFOScheduler, first_fitting
+from tunecore.core.schedulers.hb_bohb import HyperBandForBOHB
+from tunecore.core.schedulers.hyperband import HyperBandScheduler
+from tunecore.core.schedulers.median import MedianStoppingRule
+from tunecore.core.schedulers.pbt import PopulationBasedTraining
+from tunecore.model import JsonDict, Mode, TrialState
+from tunecore.testing.check import PolicyViolation, check_policy
+
+BUILT_IN: dict[str, Callable[[], TrialScheduler]] = {
+    "fifo": FIFOScheduler,
+    "asha": lambda: ASHAScheduler(metric="loss", mode=Mode.MIN, max_t=9, reduction_factor=3),
+    "asha_promotion": lambda: ASHAScheduler(
+        metric="loss", mode=Mode.MIN, max_t=9, reduction_factor=3, variant="promotion"
+    ),
+    "asha_brackets": lambda: ASHAScheduler(
+        metric="loss", mode=Mode.MIN, max_t=27, reduction_factor=3, brackets=3
+    ),
+    "hyperband": lambda: HyperBandScheduler(
+        metric="loss", mode=Mode.MIN, max_t=9, reduction_factor=3
+    ),
+    "hyperband_for_bohb": lambda: HyperBandForBOHB(
+        metric="loss", mode=Mode.MIN, max_t=9, reduction_factor=3
+    ),
+    "median": lambda: MedianStoppingRule(
+        metric="loss", mode=Mode.MIN, grace_period=1, min_samples_required=2
+    ),
+    "pbt": lambda: PopulationBasedTraining(
+        metric="loss",
+        mode=Mode.MIN,
+        perturbation_interval=2,
+        hyperparam_mutations={"n": [0, 1, 2, 3]},
+        quantile_fraction=0.5,
+        seed=3,
+    ),
+    "patience_example": lambda: PatienceScheduler(metric="loss", mode=Mode.MIN, patience=2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BUILT_IN))
+def test_every_built_in_policy_keeps_the_protocol(name: str) -> None:
+    check_policy(BUILT_IN[name], max_examples=40)
+
+
+class _Fifo(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+    """FIFO's hooks, for the broken policies below to change one of."""
+
+    def with_objective(self, metric: str | None, mode: Mode | None) -> Self:
+        return self
+
+    def on_trial_add(self, trial: TrialState) -> Self:
+        return self
+
+    def on_trial_result(
+        self, trial: TrialState, result: JsonDict, trials: Mapping[str, TrialState]
+    ) -> tuple[Self, Verdict]:
+        return self, CONTINUE
+
+    def on_trial_complete(self, trial: TrialState, result: JsonDict) -> Self:
+        return self
+
+    def on_trial_error(self, trial: TrialState) -> Self:
+        return self
+
+    def on_trial_remove(self, trial: TrialState) -> Self:
+        return self
+
+    def trials_to_stop(self) -> tuple[str, ...]:
+        return ()
+
+    def choose_trial_to_run(
+        self, pending: Sequence[TrialState], paused: Sequence[TrialState], fits: Fits
+    ) -> str | None:
+        return first_fitting(pending, paused, fits)
+
+    def debug_string(self) -> str:
+        return type(self).__name__
+
+
+class PausesAndForgets(_Fifo, frozen=True, kw_only=True, tag=True):
+    """Pauses every trial at its first result and never resumes one."""
+
+    def on_trial_result(
+        self, trial: TrialState, result: JsonDict, trials: Mapping[str, TrialState]
+    ) -> tuple[Self, Verdict]:
+        return self, PAUSE if result.get("training_iteration") == 1 else CONTINUE
+
+    def choose_trial_to_run(
+        self, pending: Sequence[TrialState], paused: Sequence[TrialState], fits: Fits
+    ) -> str | None:
+        return first_fitting(pending, (), fits)
+
+
+_CALLS = [0]
+
+
+class RemembersTheProcess(_Fifo, frozen=True, kw_only=True, tag=True):
+    """Keeps a count that comes from outside its events: not replayable."""
+
+    seen: int = 0
+
+    def on_trial_add(self, trial: TrialState) -> Self:
+        _CALLS[0] += 1
+        return msgspec.structs.replace(self, seen=_CALLS[0])
+
+
+class KeepsAnUntypedTuple(_Fifo, frozen=True, kw_only=True, tag=True):
+    """An untyped field holding a tuple: its snapshot gives back a list."""
+
+    last: object = None
+
+    def on_trial_result(
+        self, trial: TrialState, result: JsonDict, trials: Mapping[str, TrialState]
+    ) -> tuple[Self, Verdict]:
+        return msgspec.structs.replace(self, last=(trial.trial_id, 1)), CONTINUE
+
+
+@pytest.mark.parametrize(
+    ("policy", "says"),
+    [
+        (PausesAndForgets, "trials never ended"),
+        (RemembersTheProcess, "replayed on a new policy"),
+        (KeepsAnUntypedTuple, "decoded from its snapshot"),
+    ],
+)
+def test_a_broken_policy_is_caught_naming_the_rule(
+    policy: Callable[[], TrialScheduler], says: str
+) -> None:
+    with pytest.raises(PolicyViolation, match=says):
+        check_policy(policy, max_examples=40)

@@ -808,3 +808,14 @@ def test_resume_of_a_uri_with_nothing_there_exits_with_2_naming_it(
     error = capsys.readouterr().err
     assert error.count("\n") == 1
     assert "/nowhere" in error
+
+
+def test_transitions_prints_the_table_or_its_graph(capsys: pytest.CaptureFixture[str]) -> None:
+    from tunecore.core import format_transitions, transitions_dot  # noqa: PLC0415
+
+    assert main(["transitions"]) == 0
+    assert capsys.readouterr().out.strip() == format_transitions()
+    assert main(["transitions", "--dot"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("digraph trial_lifecycle {")
+    assert out.strip() == transitions_dot()

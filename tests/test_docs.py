@@ -3,11 +3,12 @@ code runs, and the README's snippets run as written."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
-from tunecore.core import format_transitions
+from tunecore.core import TRANSITIONS, format_transitions, transitions_dot
 
 ARCHITECTURE = Path(__file__).parent.parent / "docs" / "architecture.md"
 
@@ -18,6 +19,30 @@ def test_architecture_doc_shows_the_live_transition_table() -> None:
     end = text.index("<!-- transitions:end -->")
     shown = text[begin:end].split("```")[1].strip("\n")
     assert shown == format_transitions()
+
+
+def test_the_lifecycle_graph_in_the_docs_is_the_live_table() -> None:
+    shown = (ARCHITECTURE.parent / "lifecycle.dot").read_text(encoding="utf-8")
+    assert shown.strip() == transitions_dot()
+
+
+def test_the_lifecycle_graph_has_an_edge_for_every_row_of_the_table() -> None:
+    edges = set(re.findall(r"^  (\w+) -> (\w+) \[", transitions_dot(), re.MULTILINE))
+    expected = {
+        (status.value, target.value)
+        for (status, _), rule in TRANSITIONS.items()
+        for target in rule.targets
+    }
+    assert edges == expected
+    for (status, event), rule in TRANSITIONS.items():
+        for target in rule.targets:
+            edge = re.search(
+                rf'^  {status.value} -> {target.value} \[label="([^"]*)"\];',
+                transitions_dot(),
+                re.MULTILINE,
+            )
+            assert edge is not None
+            assert event.__name__ in edge.group(1).split("\\n")
 
 
 README = Path(__file__).parent.parent / "README.md"

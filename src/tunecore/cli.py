@@ -7,7 +7,7 @@
     tunecore stop DIR TRIAL_ID          ask the running experiment to stop a trial
     tunecore add DIR --config JSON      ask the running experiment to add a trial
     tunecore demo                       one trial's life through the pure core
-    tunecore transitions                the trial lifecycle's transition table
+    tunecore transitions [--dot]        the trial lifecycle's transition table (or its graph)
 
 `run` and `resume` go through `Tuner` and `Tuner.restore`; `replay` and
 `status` read the event log (`tunecore.shell.replay`) and print it with the
@@ -50,7 +50,7 @@ import pydantic
 from tunecore.api.config import FailureConfig, RunConfig, TuneConfig
 from tunecore.api.results import ResultGrid
 from tunecore.api.tuner import Tuner
-from tunecore.core import apply, format_transitions, new_trial
+from tunecore.core import apply, format_transitions, new_trial, transitions_dot
 from tunecore.core.experiment import ExperimentState
 from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.core.search.domains import (
@@ -854,8 +854,8 @@ def _demo(_args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _transitions(_args: argparse.Namespace) -> int:
-    print(format_transitions())
+def _transitions(args: argparse.Namespace) -> int:
+    print(transitions_dot() if args.dot else format_transitions())
     return EXIT_OK
 
 
@@ -1097,6 +1097,11 @@ def _parser() -> argparse.ArgumentParser:
     demo.set_defaults(handler=_demo)
     transitions = commands.add_parser(
         "transitions", help="print the trial lifecycle's transition table"
+    )
+    transitions.add_argument(
+        "--dot",
+        action="store_true",
+        help="print it as a Graphviz digraph (`| dot -Tpng -o lifecycle.png`)",
     )
     transitions.set_defaults(handler=_transitions)
     return parser

@@ -13,6 +13,7 @@ from tunecore.core.lifecycle import (
     new_trial,
     reset_after_crash,
     should_recover,
+    transitions_dot,
 )
 from tunecore.core.naming import trial_name
 
@@ -25,5 +26,6 @@ __all__ = [
     "reset_after_crash",
     "should_checkpoint",
     "should_recover",
+    "transitions_dot",
     "trial_name",
 ]

@@ -434,6 +434,30 @@ def apply(trial: TrialState, event: TrialEvent) -> Outcome:
     return _HANDLERS[type(event)](trial, event)
 
 
+def transitions_dot() -> str:
+    """The transition table as a Graphviz digraph: one node per status and
+    one edge per (status, next status), labelled with the events that take
+    it (what each does is in `format_transitions`); an edge that keeps the
+    status is a loop. Made from `TRANSITIONS`, so the picture is the table
+    the code runs."""
+    events: dict[tuple[TrialStatus, TrialStatus], list[str]] = {}
+    for (status, event), rule in TRANSITIONS.items():
+        for target in rule.targets:
+            events.setdefault((status, target), []).append(event.__name__)
+    lines = [
+        "digraph trial_lifecycle {",
+        "  rankdir=LR; nodesep=0.8; ranksep=1.4;",
+        '  node [shape=box, style=rounded, fontname="Helvetica"];',
+        '  edge [fontname="Helvetica", fontsize=10];',
+        *(f"  {status.value};" for status in TrialStatus),
+    ]
+    for (status, target), names in events.items():
+        label = "\\n".join(names)
+        lines.append(f'  {status.value} -> {target.value} [label="{label}"];')
+    lines.append("}")
+    return "\n".join(lines)
+
+
 def format_transitions() -> str:
     """The transition table as aligned text: status, event, targets, summary."""
     rows = [

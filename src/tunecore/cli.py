@@ -7,6 +7,8 @@
     tunecore stop DIR TRIAL_ID          ask the running experiment to stop a trial
     tunecore add DIR --config JSON      ask the running experiment to add a trial
     tunecore demo                       one trial's life through the pure core
+    tunecore simulate --from DIR --scheduler asha [--reduction-factor 4 ...]
+                                        what-if: its trials under another scheduler
     tunecore transitions [--dot]        the trial lifecycle's transition table (or its graph)
 
 `run` and `resume` go through `Tuner` and `Tuner.restore`; `replay` and
@@ -50,6 +52,7 @@ import pydantic
 from tunecore.api.config import FailureConfig, RunConfig, TuneConfig
 from tunecore.api.results import ResultGrid
 from tunecore.api.tuner import Tuner
+from tunecore.api.whatif import what_if
 from tunecore.core import apply, format_transitions, new_trial, transitions_dot
 from tunecore.core.experiment import ExperimentState
 from tunecore.core.schedulers.base import TrialScheduler
@@ -91,6 +94,7 @@ from tunecore.model import (
 from tunecore.model.storable import UnstorableValueError, check_storable
 from tunecore.schedulers import (
     ASHAScheduler,
+    FIFOScheduler,
     HyperBandScheduler,
     MedianStoppingRule,
     PopulationBasedTraining,
@@ -765,6 +769,64 @@ def _status(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _simulate(args: argparse.Namespace) -> int:
+    """A what-if of the recorded experiment under another scheduler."""
+    scheduler = _what_if_scheduler(args)
+    with _readable(args.source) as (directory, shown):
+        try:
+            outcome = what_if(directory, scheduler, metric=args.metric, mode=args.mode)
+        except ValueError as error:
+            raise CliError(str(error)) from error
+    print(f"What-if of {shown} under {args.scheduler} (virtual time, recorded curves):\n")
+    print(outcome.table())
+    if outcome.what_if.cut_short:
+        print(
+            "\nCut short (the policy wanted more than was recorded): "
+            + ", ".join(outcome.what_if.cut_short)
+        )
+    return EXIT_OK
+
+
+_WHAT_IF_OPTIONS = {
+    "fifo": (),
+    "asha": ("max_t", "grace_period", "reduction_factor", "brackets", "time_attr"),
+    "hyperband": ("max_t", "reduction_factor", "time_attr"),
+    "median": ("grace_period", "min_samples_required", "time_attr"),
+}
+
+
+def _what_if_scheduler(args: argparse.Namespace) -> TrialScheduler:
+    """The scheduler `--scheduler` names, with the options given for it; an
+    option it does not take is an error naming the flag."""
+    takes = _WHAT_IF_OPTIONS[args.scheduler]
+    given = {
+        name: getattr(args, name)
+        for name in (
+            "max_t",
+            "grace_period",
+            "reduction_factor",
+            "brackets",
+            "min_samples_required",
+            "time_attr",
+        )
+        if getattr(args, name) is not None
+    }
+    for name in given:
+        if name not in takes:
+            flag = "--" + name.replace("_", "-")
+            raise CliError(f"{flag}: --scheduler {args.scheduler} takes no such option")
+    factories: dict[str, Callable[..., TrialScheduler]] = {
+        "fifo": FIFOScheduler,
+        "asha": ASHAScheduler,
+        "hyperband": HyperBandScheduler,
+        "median": MedianStoppingRule,
+    }
+    try:
+        return factories[args.scheduler](**given)
+    except InvalidFieldError as error:
+        raise CliError(f"--{error.field.split('.')[-1].replace('_', '-')}: {error}") from error
+
+
 # -- requests to a running experiment ----------------------------------------------
 
 
@@ -1095,6 +1157,29 @@ def _parser() -> argparse.ArgumentParser:
 
     demo = commands.add_parser("demo", help="play one trial's life through the pure core")
     demo.set_defaults(handler=_demo)
+    simulate = commands.add_parser(
+        "simulate",
+        help="what-if: a recorded experiment's trials under another scheduler",
+        description="Run the trials recorded in the experiment at --from again, over their "
+        "recorded learning curves and step times, in virtual time, under the scheduler "
+        "given; print what it would have decided and used against the original. A trial "
+        "the policy wanted to run past its recorded curve ends there and is named.",
+    )
+    simulate.add_argument("--from", dest="source", metavar="DIR", required=True)
+    simulate.add_argument("--scheduler", choices=sorted(_WHAT_IF_OPTIONS), required=True)
+    simulate.add_argument("--metric", help="default: the experiment's")
+    simulate.add_argument("--mode", choices=["min", "max"], help="default: the experiment's")
+    simulate.add_argument("--time-attr", dest="time_attr")
+    for flag, kind in (
+        ("--max-t", float),
+        ("--grace-period", float),
+        ("--reduction-factor", float),
+        ("--brackets", int),
+        ("--min-samples-required", int),
+    ):
+        simulate.add_argument(flag, type=kind)
+    simulate.set_defaults(handler=_simulate)
+
     transitions = commands.add_parser(
         "transitions", help="print the trial lifecycle's transition table"
     )

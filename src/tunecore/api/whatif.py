@@ -1,0 +1,270 @@
+"""What-if: a recorded experiment's trials run again under another
+scheduler, over the learning curves and step times they recorded, in
+virtual time (`tunecore.simulate`).
+
+Each recorded trial becomes a simulated one that reports, at iteration k,
+the metrics it reported at its k-th result, taking the seconds that result
+took (`time_this_iter_s`). Where the new policy wants a trial to go on past
+its last recorded result, the curve ends there: the trial ends with that
+result (nothing is invented), and the report names it as *cut short*, so a
+reader knows the what-if could not follow that trial as far as the policy
+wanted. The report compares the original run and the what-if: trials
+stopped early, iterations and compute seconds used, and the best result
+found.
+
+Trials start in the recorded order on a cluster of the recorded size, one
+trial's resources at a time; configs are not shown to the policy (each
+simulated trial carries its recorded trial's number only), so a policy
+that changes configs (PBT) cannot be asked what-if questions here.
+"""
+
+from __future__ import annotations
+
+import math
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from tunecore.api.config import RunConfig, TuneConfig
+from tunecore.api.simulate import simulate
+from tunecore.core.experiment import ExperimentState
+from tunecore.core.experiment.step import AUTOFILLED
+from tunecore.core.results import is_end_marker
+from tunecore.core.schedulers.base import TrialScheduler
+from tunecore.core.schedulers.pbt import PopulationBasedTraining
+from tunecore.core.search.domains import grid_search
+from tunecore.model import ExperimentEvent, JsonDict, Mode, Resources, ResultReported, TrialStatus
+from tunecore.shell.eventlog import read_log
+from tunecore.shell.replay import BUILTIN, walk
+
+TRIAL_KEY = "recorded_trial"
+"""The one config key of a what-if trial: its recorded trial's number."""
+
+
+@dataclass(frozen=True)
+class RecordedTrial:
+    trial_id: str
+    results: tuple[JsonDict, ...]  # the metrics of each result, automatic keys removed
+    seconds: tuple[float, ...]  # what each result took
+    ended_itself: bool  # its trainable said done (or returned) at its last result
+    stopped_early: bool  # TERMINATED without ending itself: its policy stopped it
+
+
+@dataclass(frozen=True)
+class Recording:
+    """What a recorded experiment gives a what-if."""
+
+    trials: list[RecordedTrial]  # in creation order
+    cluster: Resources  # what it last saw
+    per_trial: Resources  # one trial's resources
+    metric: str | None
+    mode: Mode | None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One run of the trials: the original, or a what-if."""
+
+    trials: int
+    stopped_early: int  # stopped by the policy short of the run's longest trial
+    iterations: int
+    compute_s: float
+    best: float | None
+    best_trial: str | None
+    cut_short: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    metric: str
+    mode: Mode
+    original: Outcome
+    what_if: Outcome
+
+    def table(self) -> str:
+        """Both runs side by side, as Markdown."""
+        rows = [
+            ("trials", self.original.trials, self.what_if.trials),
+            ("stopped early", self.original.stopped_early, self.what_if.stopped_early),
+            ("iterations", self.original.iterations, self.what_if.iterations),
+            (
+                "compute s",
+                f"{self.original.compute_s:.1f}",
+                f"{self.what_if.compute_s:.1f}",
+            ),
+            (f"best {self.metric} ({self.mode.value})", _best(self.original), _best(self.what_if)),
+            ("curves cut short", "-", len(self.what_if.cut_short)),
+        ]
+        lines = ["| | original | what-if |", "|---|---:|---:|"]
+        lines += [f"| {name} | {a} | {b} |" for name, a, b in rows]
+        return "\n".join(lines)
+
+
+def _best(outcome: Outcome) -> str:
+    return "-" if outcome.best is None else f"{outcome.best:.6g} ({outcome.best_trial})"
+
+
+def recording(path: str | Path) -> Recording:
+    """The trials of the experiment at `path`, the cluster it saw (its last
+    `ClusterResourcesChanged`), one trial's resources and its metric and
+    mode. Walks the log: only results the core accepted count, and a
+    trial *ended itself* when its trainable said `done` (or returned)."""
+    contents = read_log(Path(path))
+    results: dict[str, list[JsonDict]] = {}
+    ended_itself: set[str] = set()
+    final: list[ExperimentState] = []
+
+    def collect(_: ExperimentState, event: ExperimentEvent, after: ExperimentState) -> None:
+        final[:] = [after]
+        if not isinstance(event, ResultReported):
+            return
+        if event.result.get("done") is True:
+            ended_itself.add(event.trial_id)
+        if not is_end_marker(event.result):
+            results.setdefault(event.trial_id, []).append(event.result)
+
+    walk(contents, BUILTIN, collect)
+    if not final:
+        raise ValueError(f"{path}: the experiment's log holds no event yet")
+    state = final[0]
+    trials = sorted(state.trials.values(), key=lambda t: state.index[t.trial_id])
+    recorded = [
+        RecordedTrial(
+            trial_id=trial.trial_id,
+            results=tuple(_metrics(row) for row in results.get(trial.trial_id, [])),
+            seconds=tuple(_seconds(row) for row in results.get(trial.trial_id, [])),
+            ended_itself=trial.trial_id in ended_itself,
+            stopped_early=trial.status is TrialStatus.TERMINATED
+            and trial.trial_id not in ended_itself,
+        )
+        for trial in trials
+    ]
+    return Recording(
+        trials=recorded,
+        cluster=state.total if state.total is not None else Resources(cpu=1.0),
+        per_trial=state.config.resources_per_trial,
+        metric=state.config.metric,
+        mode=state.config.mode,
+    )
+
+
+def _metrics(row: Mapping[str, object]) -> JsonDict:
+    skip = AUTOFILLED | {"trial_id", "experiment_tag", "should_checkpoint"}
+    return {k: v for k, v in row.items() if k not in skip}  # type: ignore[misc]
+
+
+def _seconds(row: Mapping[str, object]) -> float:
+    value = row.get("time_this_iter_s")
+    if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
+        return float(value)
+    return 0.0
+
+
+def what_if(
+    path: str | Path,
+    scheduler: TrialScheduler,
+    *,
+    metric: str | None = None,
+    mode: Mode | str | None = None,
+) -> WhatIf:
+    """Run the trials recorded at `path` again under `scheduler` and compare.
+    `metric` and `mode` default to the recorded experiment's."""
+    if isinstance(scheduler, PopulationBasedTraining):
+        raise ValueError(
+            "what-if cannot run PopulationBasedTraining: it changes configs, and a "
+            "recorded learning curve belongs to the config it ran with"
+        )
+    found = recording(path)
+    metric = metric or found.metric
+    chosen = mode or found.mode
+    if metric is None or chosen is None:
+        raise ValueError(
+            f"{path}: the experiment names no metric and mode; pass metric= and mode= "
+            "(CLI: --metric, --mode)"
+        )
+    mode = Mode(chosen)
+    recorded = found.trials
+    per_trial = found.per_trial
+    slots = max(1, int(found.cluster.cpu // per_trial.cpu)) if per_trial.cpu > 0 else 1
+
+    def trainable(config: JsonDict, iteration: int) -> tuple[JsonDict, float]:
+        number = config[TRIAL_KEY]
+        assert isinstance(number, int)
+        trial = recorded[number]
+        if iteration > len(trial.results):
+            # The policy let it go on past its recorded curve: it ends here,
+            # with a result of no metrics (nothing is invented), and is named.
+            return {"done": True}, 0.0
+        metrics = dict(trial.results[iteration - 1])
+        if iteration == len(trial.results) and trial.ended_itself:
+            metrics["done"] = True
+        return metrics, trial.seconds[iteration - 1]
+
+    with tempfile.TemporaryDirectory(prefix="tunecore-what-if-") as scratch:
+        grid = simulate(
+            trainable,
+            param_space={TRIAL_KEY: grid_search(list(range(len(recorded))))},
+            tune_config=TuneConfig(scheduler=scheduler, metric=metric, mode=mode.value),
+            run_config=RunConfig(verbose=0, name="what_if", storage_path=scratch),
+            cluster=Resources(cpu=float(slots)),
+        )
+        finals = [(result.config, dict(result.metrics)) for result in grid]
+    original = _outcome(
+        recorded,
+        [len(t.results) for t in recorded],
+        [t.stopped_early for t in recorded],
+        metric=metric,
+        mode=mode,
+    )
+    asked = [0] * len(recorded)  # the last iteration the policy let each trial reach
+    for config, last in finals:
+        number, iterations = config[TRIAL_KEY], last.get("training_iteration", 0)
+        assert isinstance(number, int)
+        asked[number] = iterations if isinstance(iterations, int) else 0
+    lengths = [len(t.results) for t in recorded]
+    ran = [min(a, n) for a, n in zip(asked, lengths, strict=True)]
+    stopped = [
+        a < n or (a == n and not t.ended_itself)
+        for a, n, t in zip(asked, lengths, recorded, strict=True)
+    ]
+    cut = tuple(t.trial_id for t, a, n in zip(recorded, asked, lengths, strict=True) if a > n)
+    return WhatIf(
+        metric=metric,
+        mode=mode,
+        original=original,
+        what_if=_outcome(recorded, ran, stopped, metric=metric, mode=mode, cut_short=cut),
+    )
+
+
+def _outcome(
+    recorded: Sequence[RecordedTrial],
+    ran: Sequence[int],
+    stopped: Sequence[bool],
+    *,
+    metric: str,
+    mode: Mode,
+    cut_short: tuple[str, ...] = (),
+) -> Outcome:
+    best: float | None = None
+    best_trial = None
+    for trial, count in zip(recorded, ran, strict=True):
+        for row in trial.results[:count]:
+            value = row.get(metric)
+            if not isinstance(value, int | float) or isinstance(value, bool):
+                continue
+            if math.isnan(value):
+                continue
+            if best is None or (value < best if mode is Mode.MIN else value > best):
+                best, best_trial = float(value), trial.trial_id
+    return Outcome(
+        trials=len(recorded),
+        stopped_early=sum(
+            1 for s, n in zip(stopped, ran, strict=True) if s and n < max(ran, default=0)
+        ),
+        iterations=sum(ran),
+        compute_s=sum(sum(t.seconds[:n]) for t, n in zip(recorded, ran, strict=True)),
+        best=best,
+        best_trial=best_trial,
+        cut_short=cut_short,
+    )

@@ -1,0 +1,119 @@
+"""What-if: a recorded experiment's trials under another scheduler, over
+their recorded curves, in virtual time (`tunecore.api.whatif`, `tunecore
+simulate --from`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import tunecore
+from tunecore import RunConfig, TuneConfig
+from tunecore.api.whatif import recording, what_if
+from tunecore.cli import main
+from tunecore.core.schedulers.asha import ASHAScheduler
+from tunecore.core.schedulers.fifo import FIFOScheduler
+from tunecore.core.schedulers.pbt import PopulationBasedTraining
+from tunecore.model import JsonDict, Mode, Resources
+
+
+def curve(config: JsonDict, iteration: int) -> tuple[JsonDict, float]:
+    """Good x near 0.3; slower steps for larger x."""
+    x = config["x"]
+    assert isinstance(x, float)
+    return {"loss": (x - 0.3) ** 2 + 1.0 / iteration}, 1.0 + x
+
+
+def asha(reduction_factor: float) -> ASHAScheduler:
+    return ASHAScheduler(max_t=27, grace_period=1, reduction_factor=reduction_factor)
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An ASHA run (reduction factor 3) of 30 trials on 4 CPUs, simulated."""
+    root = tmp_path_factory.mktemp("recorded")
+    tunecore.simulate(
+        curve,
+        param_space={"x": tunecore.uniform(0, 1)},
+        tune_config=TuneConfig(
+            num_samples=30, metric="loss", mode="min", scheduler=asha(3), seed=1
+        ),
+        run_config=RunConfig(name="orig", storage_path=str(root), verbose=0),
+        cluster=Resources(cpu=4),
+    )
+    return root / "orig"
+
+
+def test_the_same_policy_reproduces_the_original_exactly(recorded: Path) -> None:
+    result = what_if(recorded, asha(3))
+    assert (result.metric, result.mode) == ("loss", Mode.MIN)  # the experiment's
+    assert result.what_if == result.original
+    assert result.original.stopped_early > 0
+
+
+def test_another_reduction_factor_changes_what_is_spent(recorded: Path) -> None:
+    harsher = what_if(recorded, asha(4))
+    assert harsher.what_if.iterations < harsher.original.iterations
+    assert harsher.what_if.compute_s < harsher.original.compute_s
+    # The best trial survives the harsher cut.
+    assert harsher.what_if.best == harsher.original.best
+
+
+def test_a_trial_the_policy_keeps_past_its_curve_is_named_never_extended(
+    recorded: Path,
+) -> None:
+    found = recording(recorded)
+    fifo = what_if(recorded, FIFOScheduler())
+    stopped = {t.trial_id for t in found.trials if t.stopped_early}
+    assert stopped
+    assert set(fifo.what_if.cut_short) == stopped
+    # Nothing past a recorded curve counts: every trial ran exactly its curve.
+    assert fifo.what_if.iterations == sum(len(t.results) for t in found.trials)
+    assert fifo.what_if.stopped_early == 0
+
+
+def test_a_policy_that_changes_configs_is_refused(recorded: Path) -> None:
+    pbt = PopulationBasedTraining(hyperparam_mutations={"x": [0.1, 0.2]})
+    with pytest.raises(ValueError, match="PopulationBasedTraining: it changes configs"):
+        what_if(recorded, pbt)
+
+
+def test_the_table_shows_both_runs(recorded: Path) -> None:
+    table = what_if(recorded, asha(4)).table()
+    assert table.splitlines()[0] == "| | original | what-if |"
+    assert "| curves cut short | - |" in table
+
+
+@pytest.mark.parametrize(
+    ("args", "check"),
+    [
+        (["--scheduler", "asha", "--max-t", "27", "--reduction-factor", "4"], "| iterations |"),
+        (["--scheduler", "fifo"], "Cut short (the policy wanted more than was recorded): "),
+    ],
+)
+def test_the_cli_prints_the_comparison(
+    recorded: Path, capsys: pytest.CaptureFixture[str], args: list[str], check: str
+) -> None:
+    assert main(["simulate", "--from", str(recorded), *args]) == 0
+    assert check in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--scheduler", "median", "--reduction-factor", "4"],
+            "--reduction-factor: --scheduler median takes no such option",
+        ),
+        (
+            ["--scheduler", "asha", "--reduction-factor", "0.5"],
+            "--reduction-factor: ASHAScheduler.reduction_factor=0.5 is invalid",
+        ),
+    ],
+)
+def test_the_cli_names_the_flag_of_a_bad_option(
+    recorded: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    assert main(["simulate", "--from", str(recorded), *args]) == 2
+    assert message in capsys.readouterr().err

@@ -9,6 +9,7 @@
     tunecore demo                       one trial's life through the pure core
     tunecore simulate --from DIR --scheduler asha [--reduction-factor 4 ...]
                                         what-if: its trials under another scheduler
+    tunecore plot DIR [--out FILE]      its learning curves, pauses, stops and rungs
     tunecore transitions [--dot]        the trial lifecycle's transition table (or its graph)
 
 `run` and `resume` go through `Tuner` and `Tuner.restore`; `replay` and
@@ -50,6 +51,8 @@ from typing import Any, NoReturn
 import pydantic
 
 from tunecore.api.config import FailureConfig, RunConfig, TuneConfig
+from tunecore.api.plot import collect as collect_curves
+from tunecore.api.plot import render as render_curves
 from tunecore.api.results import ResultGrid
 from tunecore.api.tuner import Tuner
 from tunecore.api.whatif import what_if
@@ -827,6 +830,23 @@ def _what_if_scheduler(args: argparse.Namespace) -> TrialScheduler:
         raise CliError(f"--{error.field.split('.')[-1].replace('_', '-')}: {error}") from error
 
 
+def _plot(args: argparse.Namespace) -> int:
+    with _readable(args.dir) as (directory, shown):
+        try:
+            drawing = collect_curves(directory, metric=args.metric)
+        except ValueError as error:
+            raise CliError(str(error)) from error
+        out = Path(args.out) if args.out else directory / "curves.png"
+        if out.suffix.lower() not in {".png", ".html"}:
+            raise CliError(f"--out: {str(out)!r} must end in .png or .html")
+        try:
+            written = render_curves(drawing, out)
+        except ImportError as error:
+            raise CliError(str(error)) from error
+    print(f"{shown}: {len(drawing.curves)} trials drawn to {written}")
+    return EXIT_OK
+
+
 # -- requests to a running experiment ----------------------------------------------
 
 
@@ -1179,6 +1199,18 @@ def _parser() -> argparse.ArgumentParser:
     ):
         simulate.add_argument(flag, type=kind)
     simulate.set_defaults(handler=_simulate)
+
+    plot = commands.add_parser(
+        "plot",
+        help="draw an experiment's learning curves, pauses, stops and rungs",
+        description="Draw the learning curves of the experiment in DIR (finished or "
+        "running) from its event log: where each trial was paused or stopped, the rung "
+        "cutoff it missed under ASHA, and ASHA's rungs. Needs matplotlib (the plot extra).",
+    )
+    plot.add_argument("dir", metavar="DIR")
+    plot.add_argument("--out", help="a .png or .html file (default: DIR/curves.png)")
+    plot.add_argument("--metric", help="default: the experiment's")
+    plot.set_defaults(handler=_plot)
 
     transitions = commands.add_parser(
         "transitions", help="print the trial lifecycle's transition table"

@@ -1,0 +1,224 @@
+"""`tunecore plot DIR`: an experiment's learning curves, with where each
+trial was paused or stopped and why, and (under ASHA) its rungs, drawn
+from the event log alone (finished or still running).
+
+Everything is reconstructed by walking the log through the core
+(`replay.walk`): a trial's curve is its accepted results; a pause or a stop
+is marked at the result that led to it; under ASHA's stopping variant a
+stop also shows the cutoff of the rung the trial was judged at, as it
+stood at that moment (the scheduler's state right after that result), so
+the reader sees the bar the trial missed. Needs the `plot` extra
+(matplotlib); PNG, or HTML with the PNG inside.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tunecore.core.experiment import ExperimentState
+from tunecore.core.results import is_end_marker
+from tunecore.core.schedulers.asha import ASHAScheduler
+from tunecore.model import ExperimentEvent, JsonValue, Mode, ResultReported, TrialStatus
+from tunecore.shell.eventlog import read_log
+from tunecore.shell.replay import BUILTIN, walk
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+
+@dataclass
+class TrialCurve:
+    xs: list[float] = field(default_factory=list)
+    ys: list[float] = field(default_factory=list)
+    paused_at: list[int] = field(default_factory=list)  # indexes into xs
+    stopped: bool = False  # by the policy (not by its own end or an error)
+    cutoff: float | None = None  # the rung cutoff it missed, when known
+    errored: bool = False
+
+
+@dataclass(frozen=True)
+class Drawing:
+    """What `plot` draws, for tests and for other renderers."""
+
+    metric: str
+    x_key: str
+    curves: dict[str, TrialCurve]
+    rungs: list[tuple[float, int]]  # (milestone, trials recorded there), ASHA only
+
+
+def collect(path: str | Path, metric: str | None = None) -> Drawing:
+    """Walk the log at `path` into curves (the experiment's metric unless
+    `metric` names another)."""
+    contents = read_log(Path(path))
+    curves: dict[str, TrialCurve] = {}
+    last: list[ExperimentState] = []
+    names: dict[str, str] = {}
+
+    def visit(before: ExperimentState, event: ExperimentEvent, after: ExperimentState) -> None:
+        last[:] = [after]
+        scheduler = after.scheduler
+        x_key = scheduler.time_attr if isinstance(scheduler, ASHAScheduler) else None
+        chosen = metric or after.config.metric
+        if chosen is not None:
+            names["metric"] = chosen
+        names["x"] = x_key or "training_iteration"
+        if not isinstance(event, ResultReported) or chosen is None:
+            return
+        trial_id = event.trial_id
+        curve = curves.setdefault(trial_id, TrialCurve())
+        if not is_end_marker(event.result):
+            x, y = event.result.get(names["x"]), event.result.get(chosen)
+            if _number(x) and _number(y):
+                curve.xs.append(float(x))  # type: ignore[arg-type]
+                curve.ys.append(float(y))  # type: ignore[arg-type]
+        was, now = before.trials[trial_id].status, after.trials[trial_id].status
+        if was is TrialStatus.RUNNING and now is TrialStatus.PAUSED and curve.xs:
+            curve.paused_at.append(len(curve.xs) - 1)
+        elif was is TrialStatus.RUNNING and now is TrialStatus.TERMINATED:
+            ended_itself = event.result.get("done") is True or is_end_marker(event.result)
+            at_max_t = (
+                isinstance(scheduler, ASHAScheduler)
+                and bool(curve.xs)
+                and curve.xs[-1] >= scheduler.max_t
+            )
+            curve.stopped = not ended_itself and not at_max_t
+            judge = before.scheduler  # the bar as it stood when the result came
+            if curve.stopped and curve.xs and isinstance(judge, ASHAScheduler):
+                curve.cutoff = _cutoff_at(judge, curve.xs[-1], after.config.mode)
+
+    walk(contents, BUILTIN, visit)
+    if not last or "metric" not in names:
+        raise ValueError(f"{path}: no metric to plot (pass one: --metric)")
+    state = last[0]
+    for trial_id, curve in curves.items():
+        curve.errored = state.trials[trial_id].status is TrialStatus.ERROR
+    rungs: list[tuple[float, int]] = []
+    if isinstance(state.scheduler, ASHAScheduler):
+        counts: dict[float, int] = {}
+        for bracket in state.scheduler.rungs:
+            for rung in bracket:
+                counts[float(rung.milestone)] = counts.get(float(rung.milestone), 0) + rung.recorded
+        rungs = sorted(counts.items())
+    return Drawing(names["metric"], names["x"], curves, rungs)
+
+
+def _number(value: JsonValue | None) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _cutoff_at(scheduler: ASHAScheduler, x: float, mode: Mode | None) -> float | None:
+    """The cutoff of the rung at milestone `x` (the highest one reached at or
+    below it), as a metric value: ASHA keeps scores signed, greater better."""
+    best: tuple[float, float] | None = None
+    for bracket in scheduler.rungs:
+        for rung in bracket:
+            if rung.milestone <= x and rung.recorded and (best is None or rung.milestone > best[0]):
+                cut = rung.cutoff(scheduler.reduction_factor)
+                if cut is not None and not math.isnan(cut):
+                    best = (float(rung.milestone), cut)
+    if best is None:
+        return None
+    own_mode = scheduler.mode or mode
+    return best[1] if own_mode is Mode.MAX else -best[1]
+
+
+def render(drawing: Drawing, out: str | Path) -> Path:
+    """Draw `drawing` into `out` (.png, or .html with the PNG inside)."""
+    try:
+        import matplotlib  # noqa: PLC0415 - the optional `plot` extra
+
+        matplotlib.use("Agg")
+        from matplotlib import pyplot  # noqa: PLC0415
+    except ImportError as error:
+        raise ImportError('tunecore plot needs matplotlib: pip install "tunecore[plot]"') from error
+    panels = 2 if drawing.rungs else 1
+    figure, axes = pyplot.subplots(
+        1,
+        panels,
+        figsize=(11 if panels == 2 else 8, 5),
+        squeeze=False,
+        gridspec_kw={"width_ratios": [3, 1][:panels]},
+    )
+    _draw_curves(axes[0][0], drawing)
+    if drawing.rungs:
+        _draw_rungs(axes[0][1], drawing)
+    figure.tight_layout()
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=100)
+    pyplot.close(figure)
+    target = Path(out)
+    if target.suffix.lower() == ".html":
+        encoded = base64.b64encode(buffer.getvalue()).decode()
+        image = f'<img alt="learning curves" src="data:image/png;base64,{encoded}">'
+        target.write_text(f"<!doctype html><title>{drawing.metric}</title>{image}\n")
+    else:
+        target.write_bytes(buffer.getvalue())
+    return target
+
+
+def _draw_curves(ax: Axes, drawing: Drawing) -> None:
+    """Each trial's curve in grey, its end marked by how it ended."""
+    labelled: set[str] = set()
+
+    def once(label: str) -> str | None:
+        if label in labelled:
+            return None
+        labelled.add(label)
+        return label
+
+    for curve in drawing.curves.values():
+        if not curve.xs:
+            continue
+        ax.plot(curve.xs, curve.ys, color="0.55", linewidth=0.9, alpha=0.8)
+        end_x, end_y = curve.xs[-1], curve.ys[-1]
+        if curve.errored:
+            ax.plot(end_x, end_y, "k^", label=once("error"))
+        elif curve.stopped:
+            ax.plot(end_x, end_y, "x", color="tab:red", label=once("stopped by the policy"))
+            if curve.cutoff is not None:
+                ax.plot(
+                    [end_x - 0.3, end_x + 0.3],
+                    [curve.cutoff] * 2,
+                    color="tab:red",
+                    linewidth=2,
+                    alpha=0.6,
+                    label=once("rung cutoff it missed"),
+                )
+        else:
+            ax.plot(
+                end_x,
+                end_y,
+                "o",
+                color="tab:green",
+                markersize=4,
+                label=once("ran to its end (or max_t)"),
+            )
+        for index in curve.paused_at:
+            ax.plot(
+                curve.xs[index],
+                curve.ys[index],
+                "s",
+                color="tab:orange",
+                markersize=4,
+                label=once("paused"),
+            )
+    ax.set_xlabel(drawing.x_key)
+    ax.set_ylabel(drawing.metric)
+    ax.set_title(f"{len(drawing.curves)} trials: {drawing.metric} per {drawing.x_key}")
+    if labelled:
+        ax.legend(loc="best", fontsize=8)
+
+
+def _draw_rungs(ax: Axes, drawing: Drawing) -> None:
+    """How many trials each ASHA rung recorded."""
+    positions = list(range(len(drawing.rungs)))
+    ax.bar(positions, [count for _, count in drawing.rungs], color="tab:blue")
+    ax.set_xticks(positions, [f"{m:g}" for m, _ in drawing.rungs])
+    ax.set_xlabel(f"rung ({drawing.x_key})")
+    ax.set_ylabel("trials recorded")
+    ax.set_title("ASHA rungs")

@@ -53,6 +53,7 @@ import pydantic
 from tunecore.api.config import FailureConfig, RunConfig, TuneConfig
 from tunecore.api.plot import collect as collect_curves
 from tunecore.api.plot import render as render_curves
+from tunecore.api.plot import render_what_if
 from tunecore.api.results import ResultGrid
 from tunecore.api.tuner import Tuner
 from tunecore.api.whatif import what_if
@@ -787,6 +788,13 @@ def _simulate(args: argparse.Namespace) -> int:
             "\nCut short (the policy wanted more than was recorded): "
             + ", ".join(outcome.what_if.cut_short)
         )
+    if args.plot:
+        if Path(args.plot).suffix.lower() not in {".png", ".html"}:
+            raise CliError(f"--plot: {args.plot!r} must end in .png or .html")
+        try:
+            print(f"\nDrawn to {render_what_if(outcome, args.plot)}")
+        except ImportError as error:
+            raise CliError(str(error)) from error
     return EXIT_OK
 
 
@@ -1190,6 +1198,9 @@ def _parser() -> argparse.ArgumentParser:
     simulate.add_argument("--metric", help="default: the experiment's")
     simulate.add_argument("--mode", choices=["min", "max"], help="default: the experiment's")
     simulate.add_argument("--time-attr", dest="time_attr")
+    simulate.add_argument(
+        "--plot", metavar="FILE", help="draw both runs, trial by trial (.png/.html)"
+    )
     for flag, kind in (
         ("--max-t", float),
         ("--grace-period", float),

@@ -10,9 +10,11 @@ import pytest
 
 import tunecore
 from tunecore import RunConfig, TuneConfig
-from tunecore.api.plot import collect, render
+from tunecore.api.plot import collect, render, render_what_if
+from tunecore.api.whatif import what_if
 from tunecore.cli import main
 from tunecore.core.schedulers.asha import ASHAScheduler
+from tunecore.core.schedulers.pbt import PopulationBasedTraining
 from tunecore.model import JsonDict, Resources
 from tunecore.shell.eventlog import log_path, read_log
 
@@ -93,10 +95,67 @@ def test_the_cli_writes_a_png_or_an_html_page(
     assert png.stat().st_size > 20_000  # curves, markers, two panels: not an empty frame
     page = tmp_path / "curves.html"
     assert main(["plot", str(stopping), "--out", str(page)]) == 0
-    assert '<img alt="learning curves" src="data:image/png;base64,iVBOR' in page.read_text()
+    assert '<img alt="loss" src="data:image/png;base64,iVBOR' in page.read_text()
     assert "20 trials drawn to" in capsys.readouterr().out
 
 
 def test_the_cli_names_a_bad_out_flag(stopping: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["plot", str(stopping), "--out", "curves.jpg"]) == 2
     assert "--out: 'curves.jpg' must end in .png or .html" in capsys.readouterr().err
+
+
+def grows_with_rate(config: JsonDict, iteration: int) -> tuple[JsonDict, float]:
+    rate = config["lr"]
+    assert isinstance(rate, float)
+    return {"score": iteration * rate}, 1.0
+
+
+def test_pbt_exploits_are_drawn_from_taker_to_donor(tmp_path: Path) -> None:
+    pbt = PopulationBasedTraining(
+        perturbation_interval=3,
+        hyperparam_mutations={"lr": [0.1, 0.5, 1.0, 2.0]},
+        quantile_fraction=0.5,
+        seed=1,
+    )
+    tunecore.simulate(
+        grows_with_rate,
+        param_space={"lr": tunecore.grid_search([0.1, 0.5, 1.0, 2.0])},
+        tune_config=TuneConfig(metric="score", mode="max", scheduler=pbt, seed=3),
+        run_config=RunConfig(name="pbt", storage_path=str(tmp_path), verbose=0),
+        cluster=Resources(cpu=4),
+        max_iterations=18,
+    )
+    drawing = collect(tmp_path / "pbt")
+    assert drawing.exploits
+    ids = list(drawing.curves)
+    fastest = ids[-1]  # lr 2.0 leads throughout: it is only ever a donor
+    assert all(taker != fastest for _, taker, _ in drawing.exploits)
+    assert any(donor == fastest for _, _, donor in drawing.exploits)
+    for _, taker, donor in drawing.exploits:
+        assert taker != donor
+        assert drawing.curves[taker].exploited_at
+    png = render(drawing, tmp_path / "pbt.png")
+    assert png.read_bytes().startswith(PNG_MAGIC)
+
+
+def test_a_what_if_is_drawn_trial_by_trial(stopping: Path, tmp_path: Path) -> None:
+    result = what_if(stopping, ASHAScheduler(max_t=27, grace_period=1, reduction_factor=2))
+    assert len(result.original.ran) == len(result.what_if.ran) == len(result.trial_ids) == 20
+    assert sum(result.what_if.ran) == result.what_if.iterations
+    out = render_what_if(result, tmp_path / "what_if.png")
+    assert out.read_bytes().startswith(PNG_MAGIC)
+    assert (
+        main(
+            [
+                "simulate",
+                "--from",
+                str(stopping),
+                "--scheduler",
+                "fifo",
+                "--plot",
+                str(tmp_path / "w.html"),
+            ]
+        )
+        == 0
+    )
+    assert "data:image/png;base64," in (tmp_path / "w.html").read_text()

@@ -15,15 +15,24 @@ from __future__ import annotations
 
 import base64
 import io
+import itertools
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from tunecore.api.whatif import WhatIf
 from tunecore.core.experiment import ExperimentState
 from tunecore.core.results import is_end_marker
 from tunecore.core.schedulers.asha import ASHAScheduler
-from tunecore.model import ExperimentEvent, JsonValue, Mode, ResultReported, TrialStatus
+from tunecore.model import (
+    ExperimentEvent,
+    JsonValue,
+    Mode,
+    ResultReported,
+    TrialState,
+    TrialStatus,
+)
 from tunecore.shell.eventlog import read_log
 from tunecore.shell.replay import BUILTIN, walk
 
@@ -36,6 +45,7 @@ class TrialCurve:
     xs: list[float] = field(default_factory=list)
     ys: list[float] = field(default_factory=list)
     paused_at: list[int] = field(default_factory=list)  # indexes into xs
+    exploited_at: list[int] = field(default_factory=list)  # first index after each exploit
     stopped: bool = False  # by the policy (not by its own end or an error)
     cutoff: float | None = None  # the rung cutoff it missed, when known
     errored: bool = False
@@ -49,6 +59,8 @@ class Drawing:
     x_key: str
     curves: dict[str, TrialCurve]
     rungs: list[tuple[float, int]]  # (milestone, trials recorded there), ASHA only
+    exploits: list[tuple[float, str, str]] = field(default_factory=list)
+    """PBT's exploits: (x, the trial that took over, the trial it took from)."""
 
 
 def collect(path: str | Path, metric: str | None = None) -> Drawing:
@@ -56,6 +68,7 @@ def collect(path: str | Path, metric: str | None = None) -> Drawing:
     `metric` names another)."""
     contents = read_log(Path(path))
     curves: dict[str, TrialCurve] = {}
+    exploits: list[tuple[float, str, str]] = []
     last: list[ExperimentState] = []
     names: dict[str, str] = {}
 
@@ -76,6 +89,14 @@ def collect(path: str | Path, metric: str | None = None) -> Drawing:
             if _number(x) and _number(y):
                 curve.xs.append(float(x))  # type: ignore[arg-type]
                 curve.ys.append(float(y))  # type: ignore[arg-type]
+        donor = _donor(before, after.trials[trial_id])
+        if (
+            donor is not None
+            and curve.xs
+            and before.trials[trial_id].spec != after.trials[trial_id].spec
+        ):
+            exploits.append((curve.xs[-1], trial_id, donor))
+            curve.exploited_at.append(len(curve.xs))
         was, now = before.trials[trial_id].status, after.trials[trial_id].status
         if was is TrialStatus.RUNNING and now is TrialStatus.PAUSED and curve.xs:
             curve.paused_at.append(len(curve.xs) - 1)
@@ -104,7 +125,21 @@ def collect(path: str | Path, metric: str | None = None) -> Drawing:
             for rung in bracket:
                 counts[float(rung.milestone)] = counts.get(float(rung.milestone), 0) + rung.recorded
         rungs = sorted(counts.items())
-    return Drawing(names["metric"], names["x"], curves, rungs)
+    return Drawing(names["metric"], names["x"], curves, rungs, exploits)
+
+
+def _donor(before: ExperimentState, trial: TrialState) -> str | None:
+    """The trial whose checkpoint `trial` now restores from (PBT's donor)."""
+    restoring = trial.restoring_from
+    if restoring is None:
+        return None
+    for other in before.trials.values():
+        held = (*other.checkpoints.persistent, other.checkpoints.memory)
+        if other.trial_id != trial.trial_id and any(
+            ref is not None and ref.path == restoring.path for ref in held
+        ):
+            return other.trial_id
+    return None
 
 
 def _number(value: JsonValue | None) -> bool:
@@ -127,8 +162,7 @@ def _cutoff_at(scheduler: ASHAScheduler, x: float, mode: Mode | None) -> float |
     return best[1] if own_mode is Mode.MAX else -best[1]
 
 
-def render(drawing: Drawing, out: str | Path) -> Path:
-    """Draw `drawing` into `out` (.png, or .html with the PNG inside)."""
+def _pyplot() -> Any:
     try:
         import matplotlib  # noqa: PLC0415 - the optional `plot` extra
 
@@ -136,26 +170,83 @@ def render(drawing: Drawing, out: str | Path) -> Path:
         from matplotlib import pyplot  # noqa: PLC0415
     except ImportError as error:
         raise ImportError('tunecore plot needs matplotlib: pip install "tunecore[plot]"') from error
-    panels = 2 if drawing.rungs else 1
+    return pyplot
+
+
+def render(drawing: Drawing, out: str | Path) -> Path:
+    """Draw `drawing` into `out` (.png, or .html with the PNG inside)."""
+    pyplot = _pyplot()
+    extras = [
+        draw
+        for draw, wanted in ((_draw_rungs, drawing.rungs), (_draw_lineage, drawing.exploits))
+        if wanted
+    ]
+    panels = 1 + len(extras)
     figure, axes = pyplot.subplots(
         1,
         panels,
-        figsize=(11 if panels == 2 else 8, 5),
+        figsize=(8 + 3.5 * len(extras), 5),
         squeeze=False,
-        gridspec_kw={"width_ratios": [3, 1][:panels]},
+        gridspec_kw={"width_ratios": [3] + [1.3] * len(extras)},
     )
     _draw_curves(axes[0][0], drawing)
-    if drawing.rungs:
-        _draw_rungs(axes[0][1], drawing)
+    for index, draw in enumerate(extras, start=1):
+        draw(axes[0][index], drawing)
+    return _save(pyplot, figure, Path(out), drawing.metric)
+
+
+def render_what_if(result: WhatIf, out: str | Path) -> Path:
+    """The what-if against the original, trial by trial: the iterations
+    each got under each policy, the curves cut short marked."""
+    pyplot = _pyplot()
+    figure, ax = pyplot.subplots(figsize=(max(8.0, 0.25 * len(result.trial_ids) + 3), 4.5))
+    positions = list(range(len(result.trial_ids)))
+    ax.bar(
+        [p - 0.2 for p in positions],
+        result.original.ran,
+        width=0.4,
+        color="0.6",
+        label=f"original: {result.original.iterations} iterations",
+    )
+    ax.bar(
+        [p + 0.2 for p in positions],
+        result.what_if.ran,
+        width=0.4,
+        color="tab:blue",
+        label=f"what-if: {result.what_if.iterations} iterations",
+    )
+    cut = set(result.what_if.cut_short)
+    for position, trial_id in enumerate(result.trial_ids):
+        if trial_id in cut:
+            ax.plot(
+                position + 0.2,
+                result.what_if.ran[position],
+                "v",
+                color="tab:red",
+                label="curve cut short" if trial_id == result.what_if.cut_short[0] else None,
+            )
+    ax.set_xticks(positions, [t[-5:] for t in result.trial_ids], rotation=90, fontsize=7)
+    ax.set_ylabel("iterations")
+    ax.set_title(
+        f"compute {result.original.compute_s:.0f} s -> {result.what_if.compute_s:.0f} s; "
+        f"best {result.metric}: {result.original.best:.4g} -> {result.what_if.best:.4g}"
+        if result.original.best is not None and result.what_if.best is not None
+        else f"compute {result.original.compute_s:.0f} s -> {result.what_if.compute_s:.0f} s"
+    )
+    ax.legend(loc="best", fontsize=8)
+    return _save(pyplot, figure, Path(out), f"what-if: {result.metric}")
+
+
+def _save(pyplot: Any, figure: Any, target: Path, title: str) -> Path:
+    """Write the figure as PNG, or as an HTML page holding the PNG."""
     figure.tight_layout()
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=100)
     pyplot.close(figure)
-    target = Path(out)
     if target.suffix.lower() == ".html":
         encoded = base64.b64encode(buffer.getvalue()).decode()
-        image = f'<img alt="learning curves" src="data:image/png;base64,{encoded}">'
-        target.write_text(f"<!doctype html><title>{drawing.metric}</title>{image}\n")
+        image = f'<img alt="{title}" src="data:image/png;base64,{encoded}">'
+        target.write_text(f"<!doctype html><title>{title}</title>{image}\n")
     else:
         target.write_bytes(buffer.getvalue())
     return target
@@ -174,7 +265,18 @@ def _draw_curves(ax: Axes, drawing: Drawing) -> None:
     for curve in drawing.curves.values():
         if not curve.xs:
             continue
-        ax.plot(curve.xs, curve.ys, color="0.55", linewidth=0.9, alpha=0.8)
+        bounds = [0, *curve.exploited_at, len(curve.xs)]
+        for start, end in itertools.pairwise(bounds):
+            ax.plot(curve.xs[start:end], curve.ys[start:end], color="0.55", linewidth=0.9)
+        for start in curve.exploited_at:
+            if 0 < start < len(curve.xs):
+                ax.plot(
+                    curve.xs[start - 1 : start + 1],
+                    curve.ys[start - 1 : start + 1],
+                    ":",
+                    color="tab:purple",
+                    label=once("PBT exploit (took a better trial's checkpoint)"),
+                )
         end_x, end_y = curve.xs[-1], curve.ys[-1]
         if curve.errored:
             ax.plot(end_x, end_y, "k^", label=once("error"))
@@ -222,3 +324,23 @@ def _draw_rungs(ax: Axes, drawing: Drawing) -> None:
     ax.set_xlabel(f"rung ({drawing.x_key})")
     ax.set_ylabel("trials recorded")
     ax.set_title("ASHA rungs")
+
+
+def _draw_lineage(ax: Axes, drawing: Drawing) -> None:
+    """PBT's lineage: a row per trial over time, an arrow from the donor's
+    row to the trial that took its checkpoint, at the time it did."""
+    order = list(drawing.curves)
+    row = {trial_id: n for n, trial_id in enumerate(order)}
+    for trial_id, curve in drawing.curves.items():
+        if curve.xs:
+            ax.plot([curve.xs[0], curve.xs[-1]], [row[trial_id]] * 2, color="0.7", linewidth=3)
+    for x, taker, donor in drawing.exploits:
+        ax.annotate(
+            "",
+            xy=(x, row[taker]),
+            xytext=(x, row[donor]),
+            arrowprops={"arrowstyle": "->", "color": "tab:purple", "linewidth": 1.2},
+        )
+    ax.set_yticks(range(len(order)), [t[-5:] for t in order], fontsize=7)
+    ax.set_xlabel(drawing.x_key)
+    ax.set_title(f"PBT lineage: {len(drawing.exploits)} exploits")

@@ -73,12 +73,14 @@ class Outcome:
     best: float | None
     best_trial: str | None
     cut_short: tuple[str, ...] = ()
+    ran: tuple[int, ...] = ()  # iterations each trial got, in creation order
 
 
 @dataclass(frozen=True)
 class WhatIf:
     metric: str
     mode: Mode
+    trial_ids: tuple[str, ...]  # in creation order
     original: Outcome
     what_if: Outcome
 
@@ -232,6 +234,7 @@ def what_if(
     return WhatIf(
         metric=metric,
         mode=mode,
+        trial_ids=tuple(t.trial_id for t in recorded),
         original=original,
         what_if=_outcome(recorded, ran, stopped, metric=metric, mode=mode, cut_short=cut),
     )
@@ -267,4 +270,5 @@ def _outcome(
         best=best,
         best_trial=best_trial,
         cut_short=cut_short,
+        ran=tuple(ran),
     )

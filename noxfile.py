@@ -46,9 +46,10 @@ def bench(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def examples(session: nox.Session) -> None:
-    """Every example end to end on a local Ray (scikit-learn for asha_sklearn)."""
-    session.install("-e", ".[examples]")
-    for example in ("quickstart.py", "asha_sklearn.py", "pbt.py"):
+    """Every example end to end (on a local Ray, scikit-learn for
+    asha_sklearn, Hypothesis for custom_scheduler)."""
+    session.install("-e", ".[examples,testing]")
+    for example in ("quickstart.py", "asha_sklearn.py", "pbt.py", "custom_scheduler.py"):
         session.run("python", f"examples/{example}", *session.posargs)
 
 

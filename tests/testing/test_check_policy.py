@@ -55,42 +55,7 @@ def test_every_built_in_policy_keeps_the_protocol(name: str) -> None:
     check_policy(BUILT_IN[name], max_examples=40)
 
 
-class _Fifo(msgspec.Struct, frozen=True, kw_only=True, tag=True):
-    """FIFO's hooks, for the broken policies below to change one of."""
-
-    def with_objective(self, metric: str | None, mode: Mode | None) -> Self:
-        return self
-
-    def on_trial_add(self, trial: TrialState) -> Self:
-        return self
-
-    def on_trial_result(
-        self, trial: TrialState, result: JsonDict, trials: Mapping[str, TrialState]
-    ) -> tuple[Self, Verdict]:
-        return self, CONTINUE
-
-    def on_trial_complete(self, trial: TrialState, result: JsonDict) -> Self:
-        return self
-
-    def on_trial_error(self, trial: TrialState) -> Self:
-        return self
-
-    def on_trial_remove(self, trial: TrialState) -> Self:
-        return self
-
-    def trials_to_stop(self) -> tuple[str, ...]:
-        return ()
-
-    def choose_trial_to_run(
-        self, pending: Sequence[TrialState], paused: Sequence[TrialState], fits: Fits
-    ) -> str | None:
-        return first_fitting(pending, paused, fits)
-
-    def debug_string(self) -> str:
-        return type(self).__name__
-
-
-class PausesAndForgets(_Fifo, frozen=True, kw_only=True, tag=True):
+class PausesAndForgets(FIFOScheduler, frozen=True, kw_only=True, tag=True):
     """Pauses every trial at its first result and never resumes one."""
 
     def on_trial_result(
@@ -107,7 +72,7 @@ class PausesAndForgets(_Fifo, frozen=True, kw_only=True, tag=True):
 _CALLS = [0]
 
 
-class RemembersTheProcess(_Fifo, frozen=True, kw_only=True, tag=True):
+class RemembersTheProcess(FIFOScheduler, frozen=True, kw_only=True, tag=True):
     """Keeps a count that comes from outside its events: not replayable."""
 
     seen: int = 0
@@ -117,7 +82,7 @@ class RemembersTheProcess(_Fifo, frozen=True, kw_only=True, tag=True):
         return msgspec.structs.replace(self, seen=_CALLS[0])
 
 
-class KeepsAnUntypedTuple(_Fifo, frozen=True, kw_only=True, tag=True):
+class KeepsAnUntypedTuple(FIFOScheduler, frozen=True, kw_only=True, tag=True):
     """An untyped field holding a tuple: its snapshot gives back a list."""
 
     last: object = None

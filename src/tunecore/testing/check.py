@@ -1,7 +1,8 @@
 """`check_policy`: a ready Hypothesis stateful test for any trial scheduler.
 
-Hypothesis adds trials, reports learning-curve results for running ones,
-completes and fails them, in any order it finds, through a `PolicyDriver`
+Hypothesis adds trials (of one size per run, fractional CPUs to several,
+on clusters of one to four CPUs), reports learning-curve results for
+running ones, completes and fails them, in any order it finds, through a `PolicyDriver`
 (so the scheduler meets tunecore's real protocol), and shrinks whatever
 breaks to a short sequence of calls. After every call it checks:
 
@@ -50,9 +51,14 @@ except ImportError as error:  # pragma: no cover - depends on the environment
     ) from error
 
 from tunecore.core.schedulers.base import TrialScheduler
-from tunecore.model import Decision, Mode, TrialStatus
+from tunecore.model import Decision, Mode, Resources, TrialStatus
 from tunecore.testing.driver import PolicyDriver
-from tunecore.testing.strategies import METRIC_VALUES, cluster_cpus, learning_curves
+from tunecore.testing.strategies import (
+    METRIC_VALUES,
+    cluster_cpus,
+    learning_curves,
+    resource_shapes,
+)
 
 MAX_RESULTS = 30
 """How many results a trial reports at most before its trainable ends."""
@@ -113,10 +119,14 @@ class _PolicyMachine(RuleBasedStateMachine):
         self.curves: dict[str, list[float]] = {}
         self.ended: set[str] = set()
 
-    @initialize(cpus=cluster_cpus())
-    def start(self, cpus: float) -> None:
+    @initialize(cpus=cluster_cpus(), size=resource_shapes())
+    def start(self, cpus: float, size: Resources) -> None:
         self.driver = PolicyDriver(
-            type(self).make_scheduler(), cpus=cpus, metric=self.metric, mode=self.mode
+            type(self).make_scheduler(),
+            cpus=cpus,
+            metric=self.metric,
+            mode=self.mode,
+            resources_per_trial=size,
         )
 
     @property

@@ -346,8 +346,7 @@ def test_complete_records_the_last_result_and_forgets_the_trial() -> None:
     done = scheduler.on_trial_complete(TRIALS["A"], {"t": 2, "acc": 1})
     assert done.rungs[0][0].recorded == 2
     assert "A" not in done.standings
-    with pytest.raises(InvalidFieldError, match="trial_id"):
-        report(done, "A", 3, 1)
+    assert report(done, "A", 3, 1) == (done, Decision.CONTINUE)  # ignored, as the protocol says
     assert done.on_trial_complete(TRIALS["A"], {"t": 2, "acc": 1}) is done
 
 
@@ -731,3 +730,14 @@ def test_sharded_map_is_persistent_and_stable() -> None:
     assert two.discard("a").get("a") is None
     assert two.discard("zzz") is two
     assert from_msgpack(to_msgpack(two), ShardedMap[str, int]) == two
+
+
+def test_a_result_for_a_trial_it_does_not_hold_is_ignored() -> None:
+    """The protocol's rule (`TrialScheduler`): a result for a trial ASHA
+    never added, or has forgotten since it ended, is no error and changes
+    nothing."""
+    scheduler = ASHAScheduler(metric="loss", mode=Mode.MIN).with_objective(None, None)
+    stranger = new_trial(TrialSpec(trial_id="stranger", trainable_name="train"))
+    after, verdict = scheduler.on_trial_result(stranger, {"loss": 1.0, "training_iteration": 1}, {})
+    assert verdict.decision is Decision.CONTINUE
+    assert after is scheduler

@@ -342,9 +342,12 @@ def test_a_result_without_the_time_attribute_is_ignored() -> None:
     assert after is scheduler
 
 
-def test_a_result_for_an_unknown_trial_is_an_error() -> None:
-    with pytest.raises(InvalidFieldError, match="trial_id"):
-        report(small(), "Z", 1, 1)
+def test_a_result_for_a_trial_it_does_not_hold_is_ignored() -> None:
+    """The protocol's rule (`TrialScheduler`): never an error, no change."""
+    scheduler = small()
+    after, decision = report(scheduler, "Z", 1, 1)
+    assert decision is CONTINUE
+    assert after is scheduler
 
 
 def test_without_stop_last_trials_the_last_trials_run_on() -> None:

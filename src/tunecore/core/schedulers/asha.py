@@ -236,12 +236,6 @@ def _rank_key(score: float, order: int) -> tuple[float, int]:
     return (-math.inf if math.isnan(score) else score, -order)
 
 
-def _unknown(trial_id: str) -> InvalidFieldError:
-    return InvalidFieldError(
-        "trial_id", trial_id, "a trial added with on_trial_add that has not ended yet"
-    )
-
-
 # -- the scheduler --------------------------------------------------------------
 
 
@@ -373,7 +367,7 @@ class ASHAScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
         trial_id = trial.spec.trial_id
         standing = self.standings.get(trial_id)
         if standing is None:
-            raise _unknown(trial_id)
+            return self, CONTINUE  # not a trial it holds (ended, or never added): ignored
         now = result.get(self.time_attr)
         value = result.get(self.metric)  # type: ignore[arg-type]
         if not (_is_number(now) and _is_number(value)):

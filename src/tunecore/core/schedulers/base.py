@@ -88,7 +88,9 @@ class TrialScheduler(Protocol):
       trial is PENDING until `choose_trial_to_run` picks it.
     - `on_trial_result` only for a RUNNING trial, never for one that has
       ended or waits: results that race with a stop are dropped before
-      they reach the scheduler.
+      they reach the scheduler. A scheduler driven by other code must
+      still ignore a result for a trial it does not hold (never added, or
+      ended): CONTINUE and no change, never an error.
     - After a STOP verdict, `on_trial_complete` for that trial (so is every
       RUNNING trial stopped from elsewhere: a stopper, the user); after a
       PAUSE, the trial is PAUSED, holds no resources, and runs again only

@@ -244,12 +244,6 @@ def _sort_key(member: Member) -> tuple[bool, float]:
     return (False, 0.0) if score is None else (True, score)
 
 
-def _unknown(trial_id: str) -> InvalidFieldError:
-    return InvalidFieldError(
-        "trial_id", trial_id, "a trial added with on_trial_add that has not ended yet"
-    )
-
-
 # -- the scheduler --------------------------------------------------------------
 
 
@@ -349,7 +343,7 @@ class HyperBandScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
         trial_id = trial.spec.trial_id
         member = self.members.get(trial_id)
         if member is None:
-            raise _unknown(trial_id)
+            return self, CONTINUE  # not a trial it holds (ended, or never added): ignored
         if not member.live:
             return self, STOP
         now = result.get(self.time_attr)

@@ -68,6 +68,9 @@ def test_a_result_for_a_trial_that_is_not_running_is_refused_naming_its_status()
     assert driver.status(running) is TrialStatus.ERROR
     with pytest.raises(RejectedCallError, match="ERROR"):
         driver.result(running, loss=1.0)
+    assert driver.status(waiting) is TrialStatus.RUNNING  # the failure freed the CPU
+    driver.result(waiting, loss=2.0)  # the refused call counted no iteration
+    assert driver.trial(waiting).last_result["training_iteration"] == 1
 
 
 def test_the_same_calls_replay_to_the_same_state() -> None:

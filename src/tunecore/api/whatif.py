@@ -5,8 +5,9 @@ virtual time (`tunecore.simulate`).
 Each recorded trial becomes a simulated one that reports, at iteration k,
 the metrics it reported at its k-th result, taking the seconds that result
 took as the log's times show it (from the trial's start or its previous
-result: the step, and the transport and waiting a real run adds). Where the new policy wants a trial to go on past
-its last recorded result, the curve ends there: the trial ends with that
+result: the step, and the transport and waiting a real run adds). Where
+the new policy wants a trial to go on past its last recorded result, the
+curve ends there: the trial ends with that
 result (nothing is invented), and the report names it as *cut short*, so a
 reader knows the what-if could not follow that trial as far as the policy
 wanted. The report compares the original run and the what-if: trials

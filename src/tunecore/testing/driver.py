@@ -121,9 +121,9 @@ class PolicyDriver:
         iteration = metrics.get(TRAINING_ITERATION, self._iterations.get(trial_id, 0) + 1)
         if not isinstance(iteration, int) or isinstance(iteration, bool):
             raise RejectedCallError(f"{TRAINING_ITERATION}={iteration!r} is not an int")
-        self._iterations[trial_id] = iteration
         result = {**metrics, TRAINING_ITERATION: iteration}
         self._feed(ResultReported(trial_id=trial_id, at=self._tick(), result=result))
+        self._iterations[trial_id] = iteration  # only once the core took it
         status = self.status(trial_id)
         if status is TrialStatus.RUNNING:
             return Decision.CONTINUE

@@ -106,3 +106,22 @@ def test_a_broken_policy_is_caught_naming_the_rule(
 ) -> None:
     with pytest.raises(PolicyViolation, match=says):
         check_policy(policy, max_examples=40)
+
+
+class PicksAnyone(FIFOScheduler, frozen=True, kw_only=True, tag=True):
+    """Remembers every trial added and picks the first, whatever it is now."""
+
+    added: tuple[str, ...] = ()
+
+    def on_trial_add(self, trial: TrialState) -> Self:
+        return msgspec.structs.replace(self, added=(*self.added, trial.trial_id))
+
+    def choose_trial_to_run(
+        self, pending: Sequence[TrialState], paused: Sequence[TrialState], fits: Fits
+    ) -> str | None:
+        return self.added[0] if self.added else None
+
+
+def test_a_policy_that_picks_a_trial_not_waiting_is_caught() -> None:
+    with pytest.raises(PolicyViolation, match="choose_trial_to_run picked"):
+        check_policy(PicksAnyone, max_examples=40)

@@ -7,9 +7,11 @@ running ones, completes and fails them, in any order it finds, through a `Policy
 breaks to a short sequence of calls. After every call it checks:
 
 - a trial that ended (TERMINATED or ERROR) never runs again;
-- every verdict is one the trial's new status shows (CONTINUE: still
-  running; PAUSE: paused; STOP: terminated), and no more trials run than
-  the cluster holds;
+- the scheduler's choices are legal: `choose_trial_to_run` picks a
+  pending or paused trial (asked again on the current state, anything
+  fitting), and `trials_to_stop` names no trial that has ended (the
+  experiment stopped those and told the scheduler);
+- no more trials run than the cluster holds;
 - the whole state, the scheduler's included, survives a snapshot (encoded
   and decoded, as a resume reads it) unchanged.
 
@@ -51,7 +53,7 @@ except ImportError as error:  # pragma: no cover - depends on the environment
     ) from error
 
 from tunecore.core.schedulers.base import TrialScheduler
-from tunecore.model import Decision, Mode, Resources, TrialStatus
+from tunecore.model import Mode, Resources, TrialStatus
 from tunecore.testing.driver import PolicyDriver
 from tunecore.testing.strategies import (
     METRIC_VALUES,
@@ -64,11 +66,6 @@ MAX_RESULTS = 30
 """How many results a trial reports at most before its trainable ends."""
 
 _ENDED = (TrialStatus.TERMINATED, TrialStatus.ERROR)
-_STATUS_OF = {
-    Decision.CONTINUE: TrialStatus.RUNNING,
-    Decision.PAUSE: TrialStatus.PAUSED,
-    Decision.STOP: TrialStatus.TERMINATED,
-}
 
 
 class PolicyViolation(AssertionError):
@@ -176,10 +173,7 @@ class _PolicyMachine(RuleBasedStateMachine):
             self._driver.tick()
 
     def _report(self, trial_id: str, value: float) -> None:
-        decision = self._driver.result(trial_id, **{self.metric: value})
-        status = self._driver.status(trial_id)
-        if status is not _STATUS_OF[decision]:
-            raise PolicyViolation(f"{trial_id}: verdict {decision.value} but status {status.value}")
+        self._driver.result(trial_id, **{self.metric: value})
 
     # -- invariants -----------------------------------------------------------
 
@@ -192,6 +186,21 @@ class _PolicyMachine(RuleBasedStateMachine):
             if status not in _ENDED:
                 raise PolicyViolation(f"{trial_id} ended, then became {status.value}")
         self.ended |= {t for t in self._driver.trial_ids() if self._driver.status(t) in _ENDED}
+
+    @invariant()
+    def choices_are_legal(self) -> None:
+        if self.driver is None:
+            return
+        driver = self._driver
+        waiting = driver.trial_ids(TrialStatus.PENDING), driver.trial_ids(TrialStatus.PAUSED)
+        pending, paused = ([driver.trial(t) for t in ids] for ids in waiting)
+        chosen = driver.scheduler.choose_trial_to_run(pending, paused, lambda _: True)
+        if chosen is not None and chosen not in {*waiting[0], *waiting[1]}:
+            status = driver.status(chosen).value if chosen in driver.state.trials else "unknown"
+            raise PolicyViolation(f"choose_trial_to_run picked {chosen}, which is {status}")
+        for trial_id in driver.scheduler.trials_to_stop():
+            if trial_id in driver.state.trials and driver.status(trial_id) in _ENDED:
+                raise PolicyViolation(f"trials_to_stop still names {trial_id}, which has ended")
 
     @invariant()
     def running_trials_fit(self) -> None:

@@ -144,14 +144,7 @@ class _PolicyMachine(RuleBasedStateMachine):
     @precondition(lambda self: bool(self._running()))
     @rule(data=st.data())
     def report(self, data: st.DataObject) -> None:
-        trial_id = data.draw(st.sampled_from(self._running()), label="trial")
-        count = self._driver.trial(trial_id).last_result.get("training_iteration", 0)
-        assert isinstance(count, int)
-        curve = self.curves[trial_id]
-        if count >= len(curve):
-            self._driver.complete(trial_id)
-            return
-        self._report(trial_id, curve[count])
+        self._follow_curve(data.draw(st.sampled_from(self._running()), label="trial"))
 
     @precondition(lambda self: bool(self._running()))
     @rule(data=st.data(), value=METRIC_VALUES)
@@ -174,6 +167,16 @@ class _PolicyMachine(RuleBasedStateMachine):
 
     def _report(self, trial_id: str, value: float) -> None:
         self._driver.result(trial_id, **{self.metric: value})
+
+    def _follow_curve(self, trial_id: str) -> None:
+        """The running trial's next result on its curve, or its end past it."""
+        count = self._driver.trial(trial_id).last_result.get("training_iteration", 0)
+        assert isinstance(count, int)
+        curve = self.curves[trial_id]
+        if count >= len(curve):
+            self._driver.complete(trial_id)
+        else:
+            self._report(trial_id, curve[count])
 
     # -- invariants -----------------------------------------------------------
 
@@ -235,13 +238,8 @@ class _PolicyMachine(RuleBasedStateMachine):
                 break
             for trial_id in running:
                 budget -= 1
-                count = driver.trial(trial_id).last_result.get("training_iteration", 0)
-                assert isinstance(count, int)
-                curve = self.curves[trial_id]
-                if count >= len(curve):
-                    driver.complete(trial_id)
-                else:
-                    self._report(trial_id, curve[count])
+                if driver.status(trial_id) is TrialStatus.RUNNING:  # another's result may stop it
+                    self._follow_curve(trial_id)
         waiting = [t for t in driver.trial_ids() if driver.status(t) not in _ENDED]
         if waiting or driver.state.error is not None:
             raise PolicyViolation(

@@ -58,7 +58,7 @@ from tunecore.api.results import ResultGrid
 from tunecore.api.tuner import Tuner
 from tunecore.api.whatif import what_if
 from tunecore.core import apply, format_transitions, new_trial, transitions_dot
-from tunecore.core.experiment import ExperimentState
+from tunecore.core.experiment import ExperimentState, trials_in_order
 from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.core.search.domains import (
     SAMPLING_TYPES,
@@ -111,7 +111,7 @@ from tunecore.shell.inbox import (
     StopTrialRequest,
     post_to_store,
 )
-from tunecore.shell.progress import ProgressReporter, spec_name, trials_in_order
+from tunecore.shell.progress import ProgressReporter, spec_name
 from tunecore.shell.remote import is_stored, open_stored
 from tunecore.shell.replay import Replayed, ReplayMismatchError, replay
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from tunecore.api.history import as_dataframe, last_n_average, pandas_module
 from tunecore.api.loader import load_experiment
 from tunecore.core.checkpoints import newest_persistent, score_key
-from tunecore.core.experiment import ExperimentState
+from tunecore.core.experiment import ExperimentState, trials_in_order
 from tunecore.core.results import flatten, is_number
 from tunecore.model import CheckpointRef, JsonDict, JsonValue, MetricStats, TrialState, TrialStatus
 from tunecore.shell.remote import StoredExperiment
@@ -141,8 +141,7 @@ class ResultGrid(Sequence[Result]):
         `stored`, the experiment is in storage (`experiment_path` being its
         local copy, or the staging directory): the results name its
         directories there, and their checkpoints are read from there."""
-        index = state.index
-        trials = sorted(state.trials.values(), key=lambda t: index[t.trial_id])
+        trials = trials_in_order(state)
         mode = state.config.mode
         return cls(
             [_result(t, dirs[t.trial_id], experiment_path, stored) for t in trials],

@@ -29,7 +29,7 @@ from typing import Any, cast
 
 import msgspec
 
-from tunecore.core.experiment import ExperimentState
+from tunecore.core.experiment import ExperimentState, trials_in_order
 from tunecore.core.search import ConcurrencyLimiter, Repeater
 from tunecore.core.search.base import Searcher as SearchPolicy
 from tunecore.core.search.external import ExternalSearcher, Tell, TellKind
@@ -152,7 +152,7 @@ def _warm_tells(source: str | None) -> tuple[Tell, ...]:
 
     state = load_experiment(source).state
     tells = []
-    for trial in sorted(state.trials.values(), key=lambda t: state.index[t.trial_id]):
+    for trial in trials_in_order(state):
         if trial.status is TrialStatus.TERMINATED and trial.last_result:
             result = dict(trial.last_result)
         elif trial.status is TrialStatus.ERROR:

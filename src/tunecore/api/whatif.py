@@ -33,7 +33,7 @@ from pathlib import Path
 
 from tunecore.api.config import RunConfig, TuneConfig
 from tunecore.api.simulate import simulate
-from tunecore.core.experiment import ExperimentState
+from tunecore.core.experiment import ExperimentState, trials_in_order
 from tunecore.core.experiment.step import AUTOFILLED
 from tunecore.core.results import is_end_marker
 from tunecore.core.schedulers.base import TrialScheduler
@@ -151,7 +151,7 @@ def recording(path: str | Path) -> Recording:
     if not final:
         raise ValueError(f"{path}: the experiment's log holds no event yet")
     state = final[0]
-    trials = sorted(state.trials.values(), key=lambda t: state.index[t.trial_id])
+    trials = trials_in_order(state)
     recorded = [
         RecordedTrial(
             trial_id=trial.trial_id,

@@ -33,7 +33,7 @@ from typing import overload
 
 import msgspec
 
-from tunecore.core.experiment import ExperimentState, Stepped, step
+from tunecore.core.experiment import ExperimentState, Stepped, step, trials_in_order
 from tunecore.core.experiment.step import run_ahead_until
 from tunecore.core.naming import error_entry
 from tunecore.core.results import SHOULD_CHECKPOINT, is_end_marker
@@ -598,9 +598,7 @@ class _CreationOrder(Sequence[Trial]):
 
     def _items(self) -> list[Trial]:
         if self._sorted is None:
-            state = self._state
-            ordered = sorted(state.trials.values(), key=lambda t: state.index[t.trial_id])
-            self._sorted = [self._view(trial) for trial in ordered]
+            self._sorted = [self._view(trial) for trial in trials_in_order(self._state)]
         return self._sorted
 
     def __len__(self) -> int:

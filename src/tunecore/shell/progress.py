@@ -42,7 +42,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from tunecore.core.experiment import ExperimentState
+from tunecore.core.experiment import ExperimentState, trials_in_order
 from tunecore.core.naming import trial_name
 from tunecore.core.results import flatten, is_number
 from tunecore.model import JsonValue, Mode, Resources, TrialState, TrialStatus
@@ -97,12 +97,6 @@ def natural_key(tag: str) -> tuple[tuple[int, str], ...]:
         (int(part), "") if position % 2 else (-1, part.lower())
         for position, part in enumerate(parts)
     )
-
-
-def trials_in_order(state: ExperimentState) -> list[TrialState]:
-    """Every trial, in creation order."""
-    index = state.index
-    return sorted(state.trials.values(), key=lambda t: index.get(t.trial_id, 0))
 
 
 def _by_status(state: ExperimentState) -> dict[TrialStatus, list[TrialState]]:

@@ -40,7 +40,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from tunecore.core.checkpoints import current_checkpoint
-from tunecore.core.experiment import ExperimentState
+from tunecore.core.experiment import ExperimentState, trials_in_order
 from tunecore.core.results import DONE
 from tunecore.model import JsonDict, JsonValue, TrialState
 from tunecore.shell.storage import PARAMS_FILE, ExperimentStorage, to_json_value
@@ -65,7 +65,7 @@ def repair_result_files(
     that may lag it (an experiment fetched from storage): where they keep
     more rows than the file, the rows come from them."""
     changed = 0
-    for trial in sorted(state.trials.values(), key=lambda t: state.index[t.trial_id]):
+    for trial in trials_in_order(state):
         name = storage.trial_dirname(trial.spec, None if dirname_of is None else dirname_of(trial))
         directory = storage.experiment_dir / name
         from_log = [] if logged is None else logged_rows(trial, logged.get(trial.trial_id, []))

@@ -29,6 +29,7 @@ from tunecore.core.experiment import (
     Stepped,
     new_experiment,
     step,
+    trials_in_order,
 )
 from tunecore.core.experiment.snapshot import (
     BuiltinScheduler,
@@ -165,7 +166,7 @@ class PolicyDriver:
 
     def trial_ids(self, status: TrialStatus | None = None) -> list[str]:
         """Trial ids in the order they were added, those with `status` only if given."""
-        ordered = sorted(self._state.trials.values(), key=lambda t: self._state.index[t.trial_id])
+        ordered = trials_in_order(self._state)
         return [t.trial_id for t in ordered if status is None or t.status is status]
 
     def started(self) -> list[str]:
@@ -202,7 +203,7 @@ class PolicyDriver:
     def _state_trial_id(self, before: int) -> str:
         if self._state.created == before:
             raise RejectedCallError("the experiment took no new trial (has it ended?)")
-        return self.trial_ids()[before]
+        return trials_in_order(self._state)[before].trial_id
 
     def _feed(self, event: ExperimentEvent) -> None:
         """Step the core with `event`, then answer its commands as a worker

@@ -1,6 +1,13 @@
 """The experiment as a pure state machine: `step(state, event)`."""
 
-from tunecore.core.experiment.state import ExperimentConfig, ExperimentState
+from tunecore.core.experiment.state import ExperimentConfig, ExperimentState, trials_in_order
 from tunecore.core.experiment.step import Stepped, new_experiment, step
 
-__all__ = ["ExperimentConfig", "ExperimentState", "Stepped", "new_experiment", "step"]
+__all__ = [
+    "ExperimentConfig",
+    "ExperimentState",
+    "Stepped",
+    "new_experiment",
+    "step",
+    "trials_in_order",
+]

@@ -21,7 +21,7 @@ import immutables
 import msgspec
 
 from tunecore.core import resources
-from tunecore.core.experiment.state import ExperimentConfig, ExperimentState
+from tunecore.core.experiment.state import ExperimentConfig, ExperimentState, trials_in_order
 from tunecore.core.schedulers.asha import ASHAScheduler
 from tunecore.core.schedulers.fifo import FIFOScheduler
 from tunecore.core.schedulers.hb_bohb import HyperBandForBOHB
@@ -83,7 +83,7 @@ class ExperimentSnapshot(
 
 
 def to_snapshot(state: ExperimentState) -> ExperimentSnapshot[object, object]:
-    ordered = sorted(state.trials.values(), key=lambda t: state.index[t.trial_id])
+    ordered = trials_in_order(state)
     return ExperimentSnapshot(
         format=SNAPSHOT_FORMAT,
         config=state.config,

@@ -129,3 +129,9 @@ class ExperimentState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     stopping: str | None = None
     done: bool = False
     error: str | None = None
+
+
+def trials_in_order(state: ExperimentState) -> list[TrialState]:
+    """Every trial of `state`, in the order it was created (`index`)."""
+    index = state.index
+    return sorted(state.trials.values(), key=lambda t: index[t.trial_id])

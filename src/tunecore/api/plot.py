@@ -23,8 +23,9 @@ from typing import TYPE_CHECKING, Any
 
 from tunecore.api.whatif import WhatIf
 from tunecore.core.experiment import ExperimentState
-from tunecore.core.results import is_end_marker
+from tunecore.core.results import DONE, TRAINING_ITERATION, is_end_marker, is_number
 from tunecore.core.schedulers.asha import ASHAScheduler
+from tunecore.core.schedulers.base import signed
 from tunecore.model import (
     ExperimentEvent,
     JsonValue,
@@ -74,34 +75,34 @@ def collect(path: str | Path, metric: str | None = None) -> Drawing:
 
     def visit(before: ExperimentState, event: ExperimentEvent, after: ExperimentState) -> None:
         last[:] = [after]
-        scheduler = after.scheduler
-        x_key = scheduler.time_attr if isinstance(scheduler, ASHAScheduler) else None
-        chosen = metric or after.config.metric
-        if chosen is not None:
-            names["metric"] = chosen
-        names["x"] = x_key or "training_iteration"
-        if not isinstance(event, ResultReported) or chosen is None:
+        if not names:  # the scheduler and the config never change in a run
+            scheduler = after.scheduler
+            names["x"] = (
+                scheduler.time_attr if isinstance(scheduler, ASHAScheduler) else TRAINING_ITERATION
+            )
+            chosen = metric or after.config.metric
+            if chosen is not None:
+                names["metric"] = chosen
+        if not isinstance(event, ResultReported) or "metric" not in names:
             return
         trial_id = event.trial_id
         curve = curves.setdefault(trial_id, TrialCurve())
         if not is_end_marker(event.result):
-            x, y = event.result.get(names["x"]), event.result.get(chosen)
-            if _number(x) and _number(y):
+            x, y = event.result.get(names["x"]), event.result.get(names["metric"])
+            if _finite(x) and _finite(y):
                 curve.xs.append(float(x))  # type: ignore[arg-type]
                 curve.ys.append(float(y))  # type: ignore[arg-type]
-        donor = _donor(before, after.trials[trial_id])
-        if (
-            donor is not None
-            and curve.xs
-            and before.trials[trial_id].spec != after.trials[trial_id].spec
-        ):
-            exploits.append((curve.xs[-1], trial_id, donor))
-            curve.exploited_at.append(len(curve.xs))
+        if curve.xs and before.trials[trial_id].spec != after.trials[trial_id].spec:
+            donor = _donor(before, after.trials[trial_id])  # only for a changed spec: O(trials)
+            if donor is not None:
+                exploits.append((curve.xs[-1], trial_id, donor))
+                curve.exploited_at.append(len(curve.xs))
         was, now = before.trials[trial_id].status, after.trials[trial_id].status
         if was is TrialStatus.RUNNING and now is TrialStatus.PAUSED and curve.xs:
             curve.paused_at.append(len(curve.xs) - 1)
         elif was is TrialStatus.RUNNING and now is TrialStatus.TERMINATED:
-            ended_itself = event.result.get("done") is True or is_end_marker(event.result)
+            ended_itself = event.result.get(DONE) is True or is_end_marker(event.result)
+            scheduler = after.scheduler
             at_max_t = (
                 isinstance(scheduler, ASHAScheduler)
                 and bool(curve.xs)
@@ -142,8 +143,8 @@ def _donor(before: ExperimentState, trial: TrialState) -> str | None:
     return None
 
 
-def _number(value: JsonValue | None) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+def _finite(value: JsonValue | None) -> bool:
+    return is_number(value) and math.isfinite(value)  # type: ignore[arg-type]
 
 
 def _cutoff_at(scheduler: ASHAScheduler, x: float, mode: Mode | None) -> float | None:
@@ -158,8 +159,7 @@ def _cutoff_at(scheduler: ASHAScheduler, x: float, mode: Mode | None) -> float |
                     best = (float(rung.milestone), cut)
     if best is None:
         return None
-    own_mode = scheduler.mode or mode
-    return best[1] if own_mode is Mode.MAX else -best[1]
+    return signed(best[1], scheduler.mode or mode or Mode.MIN)  # signed is its own inverse
 
 
 def _pyplot() -> Any:

@@ -35,8 +35,14 @@ from tunecore.api.config import RunConfig, TuneConfig
 from tunecore.api.simulate import simulate
 from tunecore.core.experiment import ExperimentState, trials_in_order
 from tunecore.core.experiment.step import AUTOFILLED
-from tunecore.core.results import is_end_marker
-from tunecore.core.schedulers.base import TrialScheduler
+from tunecore.core.results import (
+    EXPERIMENT_TAG,
+    SHOULD_CHECKPOINT,
+    TRIAL_ID,
+    is_end_marker,
+    is_number,
+)
+from tunecore.core.schedulers.base import TrialScheduler, signed
 from tunecore.core.schedulers.pbt import PopulationBasedTraining
 from tunecore.core.search.domains import grid_search
 from tunecore.model import (
@@ -172,9 +178,11 @@ def recording(path: str | Path) -> Recording:
     )
 
 
+_NOT_METRICS = AUTOFILLED | {TRIAL_ID, EXPERIMENT_TAG, SHOULD_CHECKPOINT}
+
+
 def _metrics(row: Mapping[str, object]) -> JsonDict:
-    skip = AUTOFILLED | {"trial_id", "experiment_tag", "should_checkpoint"}
-    return {k: v for k, v in row.items() if k not in skip}  # type: ignore[misc]
+    return {k: v for k, v in row.items() if k not in _NOT_METRICS}  # type: ignore[misc]
 
 
 def what_if(
@@ -268,17 +276,17 @@ def _outcome(
     for trial, count in zip(recorded, ran, strict=True):
         for row in trial.results[:count]:
             value = row.get(metric)
-            if not isinstance(value, int | float) or isinstance(value, bool):
+            if not is_number(value):
                 continue
-            if math.isnan(value):
+            score = float(value)  # type: ignore[arg-type]  # is_number is no TypeGuard
+            if math.isnan(score):
                 continue
-            if best is None or (value < best if mode is Mode.MIN else value > best):
-                best, best_trial = float(value), trial.trial_id
+            if best is None or signed(score, mode) > signed(best, mode):
+                best, best_trial = score, trial.trial_id
+    longest = max(ran, default=0)
     return Outcome(
         trials=len(recorded),
-        stopped_early=sum(
-            1 for s, n in zip(stopped, ran, strict=True) if s and n < max(ran, default=0)
-        ),
+        stopped_early=sum(1 for s, n in zip(stopped, ran, strict=True) if s and n < longest),
         iterations=sum(ran),
         compute_s=sum(sum(t.seconds[:n]) for t, n in zip(recorded, ran, strict=True)),
         best=best,

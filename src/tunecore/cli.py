@@ -789,53 +789,57 @@ def _simulate(args: argparse.Namespace) -> int:
             + ", ".join(outcome.what_if.cut_short)
         )
     if args.plot:
-        if Path(args.plot).suffix.lower() not in {".png", ".html"}:
-            raise CliError(f"--plot: {args.plot!r} must end in .png or .html")
-        try:
-            print(f"\nDrawn to {render_what_if(outcome, args.plot)}")
-        except ImportError as error:
-            raise CliError(str(error)) from error
+        written = _draw("--plot", lambda: render_what_if(outcome, args.plot))
+        print(f"\nDrawn to {written}")
     return EXIT_OK
 
 
-_WHAT_IF_OPTIONS = {
-    "fifo": (),
-    "asha": ("max_t", "grace_period", "reduction_factor", "brackets", "time_attr"),
-    "hyperband": ("max_t", "reduction_factor", "time_attr"),
-    "median": ("grace_period", "min_samples_required", "time_attr"),
+def _draw(flag: str, draw: Callable[[], Path]) -> Path:
+    """Run a renderer of `tunecore.api.plot`; a bad output path is an error
+    naming `flag`, and a missing matplotlib names the extra."""
+    try:
+        return draw()
+    except ValueError as error:
+        raise CliError(f"{flag}: {error}") from error
+    except ImportError as error:
+        raise CliError(str(error)) from error
+
+
+# What `--scheduler` builds, with the options it takes, and each option's type.
+_WHAT_IF_SCHEDULERS: dict[str, tuple[Callable[..., TrialScheduler], tuple[str, ...]]] = {
+    "fifo": (FIFOScheduler, ()),
+    "asha": (ASHAScheduler, ("max_t", "grace_period", "reduction_factor", "brackets", "time_attr")),
+    "hyperband": (HyperBandScheduler, ("max_t", "reduction_factor", "time_attr")),
+    "median": (MedianStoppingRule, ("grace_period", "min_samples_required", "time_attr")),
 }
+_WHAT_IF_OPTIONS: dict[str, Callable[[str], object]] = {
+    "max_t": float,
+    "grace_period": float,
+    "reduction_factor": float,
+    "brackets": int,
+    "min_samples_required": int,
+    "time_attr": str,
+}
+
+
+def _flag(option: str) -> str:
+    return "--" + option.replace("_", "-")
 
 
 def _what_if_scheduler(args: argparse.Namespace) -> TrialScheduler:
     """The scheduler `--scheduler` names, with the options given for it; an
     option it does not take is an error naming the flag."""
-    takes = _WHAT_IF_OPTIONS[args.scheduler]
+    build, takes = _WHAT_IF_SCHEDULERS[args.scheduler]
     given = {
-        name: getattr(args, name)
-        for name in (
-            "max_t",
-            "grace_period",
-            "reduction_factor",
-            "brackets",
-            "min_samples_required",
-            "time_attr",
-        )
-        if getattr(args, name) is not None
+        name: getattr(args, name) for name in _WHAT_IF_OPTIONS if getattr(args, name) is not None
     }
     for name in given:
         if name not in takes:
-            flag = "--" + name.replace("_", "-")
-            raise CliError(f"{flag}: --scheduler {args.scheduler} takes no such option")
-    factories: dict[str, Callable[..., TrialScheduler]] = {
-        "fifo": FIFOScheduler,
-        "asha": ASHAScheduler,
-        "hyperband": HyperBandScheduler,
-        "median": MedianStoppingRule,
-    }
+            raise CliError(f"{_flag(name)}: --scheduler {args.scheduler} takes no such option")
     try:
-        return factories[args.scheduler](**given)
+        return build(**given)
     except InvalidFieldError as error:
-        raise CliError(f"--{error.field.split('.')[-1].replace('_', '-')}: {error}") from error
+        raise CliError(f"{_flag(error.field.split('.')[-1])}: {error}") from error
 
 
 def _plot(args: argparse.Namespace) -> int:
@@ -845,12 +849,7 @@ def _plot(args: argparse.Namespace) -> int:
         except ValueError as error:
             raise CliError(str(error)) from error
         out = Path(args.out) if args.out else directory / "curves.png"
-        if out.suffix.lower() not in {".png", ".html"}:
-            raise CliError(f"--out: {str(out)!r} must end in .png or .html")
-        try:
-            written = render_curves(drawing, out)
-        except ImportError as error:
-            raise CliError(str(error)) from error
+        written = _draw("--out", lambda: render_curves(drawing, out))
     print(f"{shown}: {len(drawing.curves)} trials drawn to {written}")
     return EXIT_OK
 
@@ -1194,21 +1193,14 @@ def _parser() -> argparse.ArgumentParser:
         "the policy wanted to run past its recorded curve ends there and is named.",
     )
     simulate.add_argument("--from", dest="source", metavar="DIR", required=True)
-    simulate.add_argument("--scheduler", choices=sorted(_WHAT_IF_OPTIONS), required=True)
+    simulate.add_argument("--scheduler", choices=sorted(_WHAT_IF_SCHEDULERS), required=True)
     simulate.add_argument("--metric", help="default: the experiment's")
     simulate.add_argument("--mode", choices=["min", "max"], help="default: the experiment's")
-    simulate.add_argument("--time-attr", dest="time_attr")
     simulate.add_argument(
         "--plot", metavar="FILE", help="draw both runs, trial by trial (.png/.html)"
     )
-    for flag, kind in (
-        ("--max-t", float),
-        ("--grace-period", float),
-        ("--reduction-factor", float),
-        ("--brackets", int),
-        ("--min-samples-required", int),
-    ):
-        simulate.add_argument(flag, type=kind)
+    for option, kind in _WHAT_IF_OPTIONS.items():
+        simulate.add_argument(_flag(option), dest=option, type=kind)
     simulate.set_defaults(handler=_simulate)
 
     plot = commands.add_parser(

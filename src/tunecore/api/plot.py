@@ -173,8 +173,21 @@ def _pyplot() -> Any:
     return pyplot
 
 
+PICTURE_SUFFIXES = (".png", ".html")
+
+
+def _picture(out: str | Path) -> Path:
+    """`out` as a path to draw into; a ValueError unless it ends in one of
+    `PICTURE_SUFFIXES`, before anything is drawn."""
+    target = Path(out)
+    if target.suffix.lower() not in PICTURE_SUFFIXES:
+        raise ValueError(f"{str(target)!r} must end in .png or .html")
+    return target
+
+
 def render(drawing: Drawing, out: str | Path) -> Path:
     """Draw `drawing` into `out` (.png, or .html with the PNG inside)."""
+    target = _picture(out)
     pyplot = _pyplot()
     extras = [
         draw
@@ -192,12 +205,13 @@ def render(drawing: Drawing, out: str | Path) -> Path:
     _draw_curves(axes[0][0], drawing)
     for index, draw in enumerate(extras, start=1):
         draw(axes[0][index], drawing)
-    return _save(pyplot, figure, Path(out), drawing.metric)
+    return _save(pyplot, figure, target, drawing.metric)
 
 
 def render_what_if(result: WhatIf, out: str | Path) -> Path:
     """The what-if against the original, trial by trial: the iterations
     each got under each policy, the curves cut short marked."""
+    target = _picture(out)
     pyplot = _pyplot()
     figure, ax = pyplot.subplots(figsize=(max(8.0, 0.25 * len(result.trial_ids) + 3), 4.5))
     positions = list(range(len(result.trial_ids)))
@@ -234,7 +248,7 @@ def render_what_if(result: WhatIf, out: str | Path) -> Path:
         else f"compute {result.original.compute_s:.0f} s -> {result.what_if.compute_s:.0f} s"
     )
     ax.legend(loc="best", fontsize=8)
-    return _save(pyplot, figure, Path(out), f"what-if: {result.metric}")
+    return _save(pyplot, figure, target, f"what-if: {result.metric}")
 
 
 def _save(pyplot: Any, figure: Any, target: Path, title: str) -> Path:

@@ -9,6 +9,10 @@ Ray's serializers set up, as the comparison children are:
   times on one actor, then on two actors kept busy through `ray.wait` (as a
   driver with two running trials does).
 
+- creating a file, in the temporary directory the comparison stores its
+  runs in and on tmpfs (`/dev/shm`): not Ray's, but a cost every run that
+  writes Ray Tune's per-trial files pays a few times per trial, and on
+  some file systems it is a large one.
 `floor_s` turns these into a lower bound for a whole run: the start plus
 its round trips, two at a time. `benchmarks.vs_ray_tune` measures them in
 the same run as its comparison, to tell a target that no framework on Ray
@@ -19,7 +23,9 @@ could meet here from one tunecore misses.
 
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -27,6 +33,7 @@ from typing import Any
 from benchmarks.children import emit, run_child
 
 CALLS = 2_000
+FILES = 500
 
 
 def child() -> None:
@@ -57,7 +64,25 @@ def child() -> None:
         pending[actor.echo.remote()] = actor
     two = (time.perf_counter() - started) / CALLS
     ray.shutdown()
-    emit({"start_s": start, "one_ms": one * 1e3, "two_ms": two * 1e3})
+    emit(
+        {
+            "start_s": start,
+            "one_ms": one * 1e3,
+            "two_ms": two * 1e3,
+            "create_ms": create_ms(None),
+            "create_tmpfs_ms": create_ms("/dev/shm") if os.path.isdir("/dev/shm") else None,
+        }
+    )
+
+
+def create_ms(parent: str | None) -> float:
+    """CPU milliseconds to create (and close) a new empty file in a fresh
+    directory under `parent` (None: the temporary directory)."""
+    with tempfile.TemporaryDirectory(dir=parent) as directory:
+        started = time.process_time()
+        for i in range(FILES):
+            os.close(os.open(os.path.join(directory, str(i)), os.O_WRONLY | os.O_CREAT, 0o644))
+        return (time.process_time() - started) / FILES * 1e3
 
 
 def measure() -> dict[str, Any] | str:
@@ -87,6 +112,7 @@ def run() -> str:
             f"| two actors, created to first reply of each | {data['start_s']:.3f} s |",
             f"| one actor, call then `ray.get` ({CALLS:,} times) | {data['one_ms']:.2f} ms |",
             f"| two actors kept busy through `ray.wait`, per call | {data['two_ms']:.2f} ms |",
+            f"| creating a file in the temporary directory (CPU) | {data['create_ms']:.3f} ms |",
         ]
     )
 

@@ -82,7 +82,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.children import emit, run_child
+from benchmarks.children import emit, preload_tunecore, run_child
 
 RAY_TUNE = "ray_tune"
 TUNECORE = "tunecore"
@@ -270,6 +270,7 @@ def run_tunecore(trials: int, target: Target) -> tuple[float, int, list[str]]:
     """(seconds, trials, the failed trials' errors) for tunecore."""
     import tunecore  # noqa: PLC0415 - imported before the clock, like Ray Tune
 
+    preload_tunecore()
     storage_path, filesystem = storage_args(TUNECORE, target)
     start = time.perf_counter()
     tuner = tunecore.Tuner(

@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchmarks import ray_floor
-from benchmarks.children import emit, peak_rss_kib, run_child
+from benchmarks.children import emit, peak_rss_kib, preload_tunecore, run_child
 
 RAY_TUNE = "ray_tune"
 TUNECORE = "tunecore"
@@ -213,6 +213,8 @@ def run_tunecore(workload: str, sizes: Sizes, storage: str, buffer: int | None) 
     import tunecore  # noqa: PLC0415 - imported before the clock, like Ray Tune
     from tunecore.schedulers import ASHAScheduler  # noqa: PLC0415
 
+    preload_tunecore()
+
     work = plan(workload, sizes)
     fn = {"a": tunecore_a, "b": tunecore_b, "c": tunecore_c}[workload]
     space: dict[str, Any] = dict(work.space)
@@ -250,6 +252,12 @@ def buffer_unavailable() -> str | None:
     if "result_buffer_length" not in TuneConfig.model_fields:
         return "TuneConfig has no result_buffer_length option yet"
     return None
+
+
+def files_under(directory: str) -> int:
+    """How many files and directories a run left in its storage: creating
+    one is a cost of its own on some file systems (`ray_floor` measures it)."""
+    return sum(len(dirs) + len(files) for _, dirs, files in os.walk(directory))
 
 
 def rss_mb() -> float:
@@ -290,6 +298,7 @@ def child(framework: str, workload: str, quick: bool, buffer: int | None, reuse:
             seconds, cpu, iterations, errors = run_tunecore(workload, sizes, storage, buffer)
         out["peak_rss_mb"] = rss_mb()
         ray.shutdown()
+        out["files"] = files_under(storage)
     out.update(seconds=seconds, cpu_s=cpu, iterations=iterations, errors=errors, reuse=reuse)
     emit(out)
 
@@ -477,9 +486,14 @@ def report(
     if isinstance(floor, str):
         lines.append(f"Ray's floor: {floor}")
     else:
+        tmpfs = floor.get("create_tmpfs_ms")
         lines.append(
             f"Here: two actors start in {floor['start_s']:.3f} s; a call takes "
-            f"{floor['two_ms']:.2f} ms with two in flight."
+            f"{floor['two_ms']:.2f} ms with two in flight. Creating a file in the "
+            f"temporary directory, where the runs store, costs {floor['create_ms']:.3f} ms "
+            "of CPU"
+            + ("" if tmpfs is None else f" ({tmpfs:.3f} ms on tmpfs)")
+            + "; `files made` above counts them."
         )
     problems = [
         f"- {row.label}, {name}: {measured.problem}"
@@ -501,8 +515,8 @@ def details(rows: Sequence[Row], sizes: Sizes) -> list[str]:
     and memory, Ray init."""
     lines = [
         "| run | trials | results | results/s | stopped early | driver CPU s | peak RSS MB "
-        "| ray.init s |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| ray.init s | files made |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     seen: set[int] = set()
     for row in rows:
@@ -524,7 +538,7 @@ def details(rows: Sequence[Row], sizes: Sizes) -> list[str]:
             lines.append(
                 f"| {label} | {len(iterations)} | {total:,} | {total / measured.seconds:,.0f} "
                 f"| {early if row.workload == 'c' else '-'} | {measured.cpu:.2f} "
-                f"| {measured.rss:.0f} | {data['ray_init_s']:.2f} |"
+                f"| {measured.rss:.0f} | {data['ray_init_s']:.2f} | {data.get('files', '-')} |"
             )
     return lines
 

@@ -117,3 +117,52 @@ def test_the_cli_names_the_flag_of_a_bad_option(
 ) -> None:
     assert main(["simulate", "--from", str(recorded), *args]) == 2
     assert message in capsys.readouterr().err
+
+
+class _StopAtLoss(tunecore.Stopper):
+    """The user's own stopper: ends a trial once its loss is at most 0.2."""
+
+    def __call__(self, trial_id: str, result: dict[str, object]) -> bool:
+        loss = result["loss"]
+        assert isinstance(loss, float)
+        return loss <= 0.2
+
+    def stop_all(self) -> bool:
+        return False
+
+
+def scored(config: JsonDict, iteration: int) -> tuple[JsonDict, float]:
+    """`curve`, with a score that rises as the loss falls (criteria stop at
+    a value reached from below)."""
+    metrics, seconds = curve(config, iteration)
+    loss = metrics["loss"]
+    assert isinstance(loss, float)
+    return {"loss": loss, "score": -loss}, seconds
+
+
+@pytest.mark.parametrize(
+    "stop",
+    [{"training_iteration": 4}, {"score": -0.2}, _StopAtLoss()],
+    ids=["criterion-on-an-automatic-key", "criterion-on-a-metric", "stopper"],
+)
+def test_trials_ended_by_the_runs_stop_are_neither_cut_short_nor_stopped_early(
+    tmp_path: Path, stop: object
+) -> None:
+    """A trial that a stopping criterion or the user's stopper ended was not
+    stopped by its policy, and the what-if ends it at the same result: the
+    same policy reproduces the run, and FIFO names no curve as cut short."""
+    tunecore.simulate(
+        scored,
+        param_space={"x": tunecore.uniform(0, 1)},
+        tune_config=TuneConfig(num_samples=12, metric="loss", mode="min", seed=3),
+        run_config=RunConfig(name="stopped", storage_path=str(tmp_path), verbose=0, stop=stop),
+        cluster=Resources(cpu=2),
+        max_iterations=10,
+    )
+    found = recording(tmp_path / "stopped")
+    short = [t for t in found.trials if len(t.results) < 10]
+    assert short, "the run's stop ended no trial early: the test proves nothing"
+    assert all(t.ended_itself and not t.stopped_early for t in found.trials)
+    fifo = what_if(tmp_path / "stopped", FIFOScheduler())
+    assert fifo.what_if == fifo.original
+    assert fifo.what_if.cut_short == ()

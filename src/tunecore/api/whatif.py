@@ -39,12 +39,14 @@ from tunecore.core.results import (
     EXPERIMENT_TAG,
     SHOULD_CHECKPOINT,
     TRIAL_ID,
+    flatten,
     is_end_marker,
     is_number,
 )
 from tunecore.core.schedulers.base import TrialScheduler, signed
 from tunecore.core.schedulers.pbt import PopulationBasedTraining
 from tunecore.core.search.domains import grid_search
+from tunecore.core.stopping import check_stop
 from tunecore.model import (
     ExperimentEvent,
     JsonDict,
@@ -66,7 +68,7 @@ class RecordedTrial:
     trial_id: str
     results: tuple[JsonDict, ...]  # the metrics of each result, automatic keys removed
     seconds: tuple[float, ...]  # what each result took, as the log's times show it
-    ended_itself: bool  # its trainable said done (or returned) at its last result
+    ended_itself: bool  # not its policy's doing: see `recording`
     stopped_early: bool  # TERMINATED without ending itself: its policy stopped it
 
 
@@ -130,7 +132,11 @@ def recording(path: str | Path) -> Recording:
     """The trials of the experiment at `path`, the cluster it saw (its last
     `ClusterResourcesChanged`), one trial's resources and its metric and
     mode. Walks the log: only results the core accepted count, and a
-    trial *ended itself* when its trainable said `done` (or returned)."""
+    trial *ended itself* when its end was not its policy's: its trainable
+    said `done` (or returned), the run's stopping criterion was met, or the
+    user's stopper stopped it. A criterion is a function of the result, and
+    a stopper's verdict is in the log, so the what-if ends such a trial at
+    the same result, if its policy lets it get that far."""
     contents = read_log(Path(path))
     results: dict[str, list[JsonDict]] = {}
     ended_itself: set[str] = set()
@@ -145,7 +151,8 @@ def recording(path: str | Path) -> Recording:
             since[event.trial_id] = event.at
         if not isinstance(event, ResultReported):
             return
-        if event.result.get("done") is True:
+        criterion = after.trials[event.trial_id].spec.stopping_criterion
+        if event.stopped_by is not None or check_stop(criterion, flatten(event.result)) is True:
             ended_itself.add(event.trial_id)
         if not is_end_marker(event.result):
             results.setdefault(event.trial_id, []).append(event.result)

@@ -159,11 +159,3 @@ class TrialState(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, 
     @property
     def is_finished(self) -> bool:
         return self.status.is_finished
-
-    @property
-    def is_saving(self) -> bool:
-        return bool(self.saving_to)
-
-    @property
-    def is_restoring(self) -> bool:
-        return self.restoring_from is not None

@@ -24,6 +24,19 @@ def trial_name(spec: TrialSpec, *, include_trial_id: bool = True) -> str:
     return identifier.replace("/", "_")
 
 
+PERTURBED = "@perturbed"
+"""What PBT appends to a trial's tag when an exploit changes its config,
+as Ray does: `{original tag}@perturbed[{key=value,...}]`."""
+
+
+def original_tag(tag: str) -> str:
+    """The tag a trial was created with, from its tag now (a tag no exploit
+    changed is returned as it is). A trial's directory is named once, at
+    its creation, as Ray names it; this lets a resumed run find it again
+    after PBT changed the tag."""
+    return tag.split(PERTURBED + "[", 1)[0]
+
+
 _WRAPPERS = ("with_parameters(", "with_resources(")
 
 

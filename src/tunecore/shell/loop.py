@@ -490,8 +490,7 @@ class ExperimentLoop:
         as if its worker had, with the path in the error."""
         restore = self._located(command.restore_from)
         if restore is not None and restore.storage is CheckpointStorage.PERSISTENT:
-            self._exploits += 1
-            copy = self._dir(trial) / f"exploit_{self._exploits:06d}"
+            copy = self._exploit_copy(trial)
             try:
                 restore = self._copy_checkpoint(restore, copy)
             except OSError as error:
@@ -505,6 +504,22 @@ class ExperimentLoop:
                 return
         self._storage.write_params(self._dir(trial), command.config)
         self._executor.reset(trial.trial_id, command.config, self._context(trial), restore)
+
+    def _exploit_copy(self, trial: TrialState) -> Path:
+        """A directory for an exploit's copy that no earlier exploit of the
+        trial used: the count starts again with each run of the loop, and a
+        resumed experiment's trials keep the earlier runs' copies, which a
+        copy must neither overwrite nor merge into."""
+        while True:
+            self._exploits += 1
+            copy = self._dir(trial) / f"exploit_{self._exploits:06d}"
+            used = (
+                copy.exists()
+                if self._store is None
+                else self._store.exists(self._storage.relative(copy))
+            )
+            if not used:
+                return copy
 
     def _copy_checkpoint(self, checkpoint: CheckpointRef, copy: Path) -> CheckpointRef:
         """`checkpoint` copied to `copy` (a directory of this trial), in the

@@ -82,7 +82,7 @@ from pathlib import Path
 
 import msgspec
 
-from tunecore.core.naming import trial_name
+from tunecore.core.naming import original_tag, trial_name
 from tunecore.core.results import flatten
 from tunecore.model import CheckpointRef, CheckpointStorage, JsonValue, TrialSpec
 from tunecore.shell.file_queue import FileQueue
@@ -290,15 +290,17 @@ class ExperimentStorage:
         `trial_dirname_creator`) if given; else the one it was last given in
         this process, so code that only has the spec (the file loggers)
         finds the directory the loop chose; else
-        `{trial name without id}_{trial id}_{experiment tag}`."""
+        `{trial name without id}_{trial id}_{experiment tag}`, with the tag
+        the trial was created with (PBT's exploits change the tag, not the
+        directory, in this run and after a resume)."""
         if dirname is None:
             given = self._given_names.get(spec.trial_id)
             if given is not None:
                 return given
             base = trial_name(spec, include_trial_id=False)
             dirname = f"{base}_{spec.trial_id}"
-            if spec.experiment_tag:
-                dirname = f"{dirname}_{spec.experiment_tag}"
+            if tag := original_tag(spec.experiment_tag):
+                dirname = f"{dirname}_{tag}"
         return safe_name(dirname, keep=spec.trial_id, fallback=spec.trial_id)
 
     def trial_dir(self, spec: TrialSpec, dirname: str | None = None) -> Path:

@@ -93,6 +93,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from tunecore.core.checkpoints import newest_persistent
+from tunecore.core.naming import PERTURBED
 from tunecore.core.results import is_number
 from tunecore.core.rng import Rng, integer_below, random_float, seeded
 from tunecore.core.schedulers.base import (
@@ -539,7 +540,7 @@ def perturbed_tag(
     pairs = (
         f"{_clean_value(keys[-1])}={_clean_value(_lookup(config, list(keys))[1])}" for keys in paths
     )
-    return f"{original_tag}@perturbed[{','.join(pairs)}]"
+    return f"{original_tag}{PERTURBED}[{','.join(pairs)}]"
 
 
 _UNSAFE = re.compile(r"[^a-zA-Z0-9_-]+")

@@ -14,6 +14,7 @@ from tunecore.api.plot import collect, render, render_what_if
 from tunecore.api.whatif import what_if
 from tunecore.cli import main
 from tunecore.core.schedulers.asha import ASHAScheduler
+from tunecore.core.schedulers.hyperband import HyperBandScheduler, band_plan
 from tunecore.core.schedulers.pbt import PopulationBasedTraining
 from tunecore.model import JsonDict, Resources
 from tunecore.shell.eventlog import log_path, read_log
@@ -27,7 +28,7 @@ def curve(config: JsonDict, iteration: int) -> tuple[JsonDict, float]:
     return {"loss": (x - 0.3) ** 2 + 1.0 / iteration}, 1.0 + x
 
 
-def run(root: Path, name: str, scheduler: ASHAScheduler) -> Path:
+def run(root: Path, name: str, scheduler: ASHAScheduler | HyperBandScheduler) -> Path:
     tunecore.simulate(
         curve,
         param_space={"x": tunecore.uniform(0, 1)},
@@ -56,8 +57,27 @@ def test_each_stop_shows_the_rung_cutoff_the_trial_missed(stopping: Path) -> Non
         assert curve_.xs[-1] < 27  # a trial at max_t is not "stopped early"
         assert curve_.cutoff is not None
         assert curve_.ys[-1] > curve_.cutoff  # worse than the bar (min mode)
-    assert drawing.rungs[0] == (1.0, 20)  # every trial reached the first rung
-    assert [m for m, _ in drawing.rungs] == [1.0, 3.0, 9.0, 27.0]
+    [rungs] = drawing.rungs.values()  # one bracket
+    assert rungs[0] == (1.0, 20)  # every trial reached the first rung
+    assert [m for m, _ in rungs] == [1.0, 3.0, 9.0, 27.0]
+    assert [n for _, n in rungs] == sorted((n for _, n in rungs), reverse=True)
+
+
+def test_hyperband_draws_each_brackets_rungs_from_its_plan(tmp_path: Path) -> None:
+    scheduler = HyperBandScheduler(max_t=27, reduction_factor=3)
+    drawing = collect(run(tmp_path, "hyperband", scheduler))
+    assert len(drawing.rungs) > 1  # 20 trials fill more than one bracket
+    plans = {plan.s: plan for plan in band_plan(27, 3)}
+    for label, rungs in drawing.rungs.items():
+        s = int(label.split("s=")[1].rstrip(")"))
+        assert [m for m, _ in rungs] == [float(m) for m in plans[s].milestones]
+        counts = [n for _, n in rungs]
+        assert counts == sorted(counts, reverse=True)  # a rung holds at most the one below
+        assert all(n <= size for n, size in zip(counts, plans[s].sizes, strict=True))
+    # Every trial is in one bracket and reached that bracket's first rung.
+    assert sum(rungs[0][1] for rungs in drawing.rungs.values()) == 20
+    png = render(drawing, tmp_path / "hyperband.png")
+    assert png.read_bytes().startswith(PNG_MAGIC)
 
 
 def test_pauses_are_marked_under_the_promotion_variant(tmp_path: Path) -> None:

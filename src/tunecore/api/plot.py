@@ -1,6 +1,6 @@
 """`tunecore plot DIR`: an experiment's learning curves, with where each
-trial was paused or stopped and why, and (under ASHA) its rungs, drawn
-from the event log alone (finished or still running).
+trial was paused or stopped and why, and (under ASHA or HyperBand) its
+rungs, drawn from the event log alone (finished or still running).
 
 Everything is reconstructed by walking the log through the core
 (`replay.walk`): a trial's curve is its accepted results; a pause or a stop
@@ -26,6 +26,7 @@ from tunecore.core.experiment import ExperimentState
 from tunecore.core.results import DONE, TRAINING_ITERATION, is_end_marker, is_number
 from tunecore.core.schedulers.asha import ASHAScheduler
 from tunecore.core.schedulers.base import signed
+from tunecore.core.schedulers.hyperband import HyperBandScheduler, band_plan
 from tunecore.model import (
     ExperimentEvent,
     JsonValue,
@@ -59,7 +60,9 @@ class Drawing:
     metric: str
     x_key: str
     curves: dict[str, TrialCurve]
-    rungs: list[tuple[float, int]]  # (milestone, trials recorded there), ASHA only
+    rungs: dict[str, list[tuple[float, int]]]
+    """ASHA's and HyperBand's rungs, by bracket: (milestone, trials that
+    reached it); empty under other schedulers."""
     exploits: list[tuple[float, str, str]] = field(default_factory=list)
     """PBT's exploits: (x, the trial that took over, the trial it took from)."""
 
@@ -78,7 +81,7 @@ def collect(path: str | Path, metric: str | None = None) -> Drawing:
         if not names:  # the scheduler and the config never change in a run
             scheduler = after.scheduler
             names["x"] = (
-                scheduler.time_attr if isinstance(scheduler, ASHAScheduler) else TRAINING_ITERATION
+                scheduler.time_attr if isinstance(scheduler, _RUNGED) else TRAINING_ITERATION
             )
             chosen = metric or after.config.metric
             if chosen is not None:
@@ -104,7 +107,7 @@ def collect(path: str | Path, metric: str | None = None) -> Drawing:
             ended_itself = event.result.get(DONE) is True or is_end_marker(event.result)
             scheduler = after.scheduler
             at_max_t = (
-                isinstance(scheduler, ASHAScheduler)
+                isinstance(scheduler, _RUNGED)
                 and bool(curve.xs)
                 and curve.xs[-1] >= scheduler.max_t
             )
@@ -119,14 +122,33 @@ def collect(path: str | Path, metric: str | None = None) -> Drawing:
     state = last[0]
     for trial_id, curve in curves.items():
         curve.errored = state.trials[trial_id].status is TrialStatus.ERROR
-    rungs: list[tuple[float, int]] = []
-    if isinstance(state.scheduler, ASHAScheduler):
-        counts: dict[float, int] = {}
-        for bracket in state.scheduler.rungs:
-            for rung in bracket:
-                counts[float(rung.milestone)] = counts.get(float(rung.milestone), 0) + rung.recorded
-        rungs = sorted(counts.items())
-    return Drawing(names["metric"], names["x"], curves, rungs, exploits)
+    return Drawing(names["metric"], names["x"], curves, _rungs(state, curves), exploits)
+
+
+_RUNGED = (ASHAScheduler, HyperBandScheduler)
+
+
+def _rungs(state: ExperimentState, curves: dict[str, TrialCurve]) -> dict[str, list[tuple[float, int]]]:
+    """Each bracket's rungs and how many trials reached each: ASHA counts
+    the results each rung recorded; HyperBand's brackets keep their
+    members, whose curves say how far each got against its bracket's
+    plan."""
+    scheduler = state.scheduler
+    if isinstance(scheduler, ASHAScheduler):
+        return {
+            f"bracket {index}": sorted((float(rung.milestone), rung.recorded) for rung in rungs)
+            for index, rungs in enumerate(scheduler.rungs)
+        }
+    if isinstance(scheduler, HyperBandScheduler):
+        plans = {plan.s: plan for plan in band_plan(scheduler.max_t, scheduler.reduction_factor)}
+        drawn: dict[str, list[tuple[float, int]]] = {}
+        for number, bracket in sorted(scheduler.brackets.items()):
+            reached = [max(curves[t].xs, default=0.0) for t in bracket.members if t in curves]
+            drawn[f"bracket {number} (s={bracket.s})"] = [
+                (float(m), sum(1 for x in reached if x >= m)) for m in plans[bracket.s].milestones
+            ]
+        return drawn
+    return {}
 
 
 def _donor(before: ExperimentState, trial: TrialState) -> str | None:
@@ -331,13 +353,21 @@ def _draw_curves(ax: Axes, drawing: Drawing) -> None:
 
 
 def _draw_rungs(ax: Axes, drawing: Drawing) -> None:
-    """How many trials each ASHA rung recorded."""
-    positions = list(range(len(drawing.rungs)))
-    ax.bar(positions, [count for _, count in drawing.rungs], color="tab:blue")
-    ax.set_xticks(positions, [f"{m:g}" for m, _ in drawing.rungs])
+    """How many trials reached each rung: a bar per bracket at each
+    milestone, the brackets side by side."""
+    milestones = sorted({m for rungs in drawing.rungs.values() for m, _ in rungs})
+    position = {m: i for i, m in enumerate(milestones)}
+    width = 0.8 / len(drawing.rungs)
+    for index, (label, rungs) in enumerate(drawing.rungs.items()):
+        offset = (index - (len(drawing.rungs) - 1) / 2) * width
+        xs = [position[m] + offset for m, _ in rungs]
+        ax.bar(xs, [count for _, count in rungs], width=width, label=label)
+    ax.set_xticks(range(len(milestones)), [f"{m:g}" for m in milestones])
     ax.set_xlabel(f"rung ({drawing.x_key})")
-    ax.set_ylabel("trials recorded")
-    ax.set_title("ASHA rungs")
+    ax.set_ylabel("trials that reached it")
+    ax.set_title("rungs")
+    if len(drawing.rungs) > 1:
+        ax.legend(loc="best", fontsize=8)
 
 
 def _draw_lineage(ax: Axes, drawing: Drawing) -> None:

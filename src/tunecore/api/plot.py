@@ -128,7 +128,11 @@ def collect(path: str | Path, metric: str | None = None) -> Drawing:
 _RUNGED = (ASHAScheduler, HyperBandScheduler)
 
 
-def _rungs(state: ExperimentState, curves: dict[str, TrialCurve]) -> dict[str, list[tuple[float, int]]]:
+Rungs = dict[str, list[tuple[float, int]]]
+"""By bracket: (milestone, trials that reached it)."""
+
+
+def _rungs(state: ExperimentState, curves: dict[str, TrialCurve]) -> Rungs:
     """Each bracket's rungs and how many trials reached each: ASHA counts
     the results each rung recorded; HyperBand's brackets keep their
     members, whose curves say how far each got against its bracket's
@@ -141,7 +145,7 @@ def _rungs(state: ExperimentState, curves: dict[str, TrialCurve]) -> dict[str, l
         }
     if isinstance(scheduler, HyperBandScheduler):
         plans = {plan.s: plan for plan in band_plan(scheduler.max_t, scheduler.reduction_factor)}
-        drawn: dict[str, list[tuple[float, int]]] = {}
+        drawn: Rungs = {}
         for number, bracket in sorted(scheduler.brackets.items()):
             reached = [max(curves[t].xs, default=0.0) for t in bracket.members if t in curves]
             drawn[f"bracket {number} (s={bracket.s})"] = [

@@ -6,6 +6,7 @@ import json
 import os
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 import tunecore
@@ -128,3 +129,12 @@ def prints_its_trial(config: dict[str, object]) -> None:
 
     print(f"hello from {tunecore.get_context().get_trial_id()}", flush=True)
     tunecore.report({"score": 1})
+
+
+def sleepy_curve(config: dict[str, float]) -> None:
+    """A loss curve whose steps take longer for larger x: 27 steps, 10 to
+    30 ms each, so arrival order depends on real time."""
+    x = config["x"]
+    for step in range(1, 28):
+        time.sleep(0.01 + 0.02 * x)
+        tunecore.report({"loss": (x - 0.3) ** 2 + 1.0 / step})

@@ -4,18 +4,22 @@ virtual time (`tunecore.simulate`).
 
 Each recorded trial becomes a simulated one that reports, at iteration k,
 the metrics it reported at its k-th result, taking the seconds that result
-took as the log's times show it (from the trial's start or its previous
-result: the step, and the transport and waiting a real run adds). Where
-the new policy wants a trial to go on past its last recorded result, the
-curve ends there: the trial ends with that
-result (nothing is invented), and the report names it as *cut short*, so a
-reader knows the what-if could not follow that trial as far as the policy
-wanted. The report compares the original run and the what-if: trials
-stopped early, iterations and compute seconds used, and the best result
-found. Given the original's scheduler, a what-if of a simulated run
-reproduces it exactly; a real run's results arrive in batches and races the
-log's times cannot order, so there it comes close (in a 24-trial ASHA run
-on Ray, one trial of 24 went another way).
+took as the log's times show it: from the moment the core started (or
+resumed) the trial, or from its previous result, so the step, the
+worker's start and the transport a real run adds all count. (Not from
+`TrialStarted`: on Ray a reused worker reports that with its first
+results.) A trial the run's stopping criterion or the user's stopper
+ended ends at the same result in the what-if. Where the new policy wants
+a trial to go on past its last recorded result, the curve ends there: the
+trial ends with that result (nothing is invented), and the report names
+it as *cut short*, so a reader knows the what-if could not follow that
+trial as far as the policy wanted. The report compares the original run
+and the what-if: trials stopped early, iterations and compute seconds
+used, and the best result found. Given the original's scheduler, a
+what-if reproduces the original's decisions exactly, for simulated runs
+and for runs on Ray (tested on ASHA runs of both); results that arrive
+at the same instant from different trials are the one order the log's
+times cannot tell apart.
 
 Trials start in the recorded order on a cluster of the recorded size, one
 trial's resources at a time; configs are not shown to the policy (each
@@ -33,7 +37,7 @@ from pathlib import Path
 
 from tunecore.api.config import RunConfig, TuneConfig
 from tunecore.api.simulate import simulate
-from tunecore.core.experiment import ExperimentState, trials_in_order
+from tunecore.core.experiment import ExperimentState, trial_id_of, trials_in_order
 from tunecore.core.experiment.step import AUTOFILLED
 from tunecore.core.results import (
     EXPERIMENT_TAG,
@@ -53,12 +57,12 @@ from tunecore.model import (
     Mode,
     Resources,
     ResultReported,
-    TrialStarted,
     TrialStatus,
 )
 from tunecore.shell.eventlog import read_log
 from tunecore.shell.replay import BUILTIN, walk
 
+RUNNING = TrialStatus.RUNNING
 TRIAL_KEY = "recorded_trial"
 """The one config key of a what-if trial: its recorded trial's number."""
 
@@ -143,12 +147,12 @@ def recording(path: str | Path) -> Recording:
     final: list[ExperimentState] = []
 
     seconds: dict[str, list[float]] = {}
-    since: dict[str, float] = {}  # when each trial last started or reported
+    since: dict[str, float] = {}  # when the core last started each trial, or it reported
 
-    def collect(_: ExperimentState, event: ExperimentEvent, after: ExperimentState) -> None:
+    def collect(before: ExperimentState, event: ExperimentEvent, after: ExperimentState) -> None:
         final[:] = [after]
-        if isinstance(event, TrialStarted):
-            since[event.trial_id] = event.at
+        for trial_id in _started(before, after):
+            since[trial_id] = event.at
         if not isinstance(event, ResultReported):
             return
         criterion = after.trials[event.trial_id].spec.stopping_criterion
@@ -183,6 +187,21 @@ def recording(path: str | Path) -> Recording:
         metric=state.config.metric,
         mode=state.config.mode,
     )
+
+
+def _started(before: ExperimentState, after: ExperimentState) -> list[str]:
+    """The trials the core started (or resumed) in one step: they left the
+    pending or paused queue for RUNNING. An iteration's time counts from
+    there, not from `TrialStarted`: a worker reports that when it has
+    taken the trial, which on Ray comes with its first results, while the
+    simulation starts a trial when the core says so."""
+    created = range(before.created, after.created)  # ids are given in order
+    candidates = [trial_id_of(after.config, number) for number in created]
+    for queue, now in ((before.pending, after.pending), (before.paused, after.paused)):
+        if queue is not now:
+            kept = set(now)
+            candidates += (t for t in queue if t not in kept)
+    return [t for t in candidates if after.trials[t].status is RUNNING]
 
 
 _NOT_METRICS = AUTOFILLED | {TRIAL_ID, EXPERIMENT_TAG, SHOULD_CHECKPOINT}

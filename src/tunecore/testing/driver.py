@@ -29,6 +29,7 @@ from tunecore.core.experiment import (
     Stepped,
     new_experiment,
     step,
+    trial_id_of,
     trials_in_order,
 )
 from tunecore.core.experiment.snapshot import (
@@ -203,7 +204,7 @@ class PolicyDriver:
     def _state_trial_id(self, before: int) -> str:
         if self._state.created == before:
             raise RejectedCallError("the experiment took no new trial (has it ended?)")
-        return trials_in_order(self._state)[before].trial_id
+        return trial_id_of(self._state.config, before)
 
     def _feed(self, event: ExperimentEvent) -> None:
         """Step the core with `event`, then answer its commands as a worker

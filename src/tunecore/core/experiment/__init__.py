@@ -1,7 +1,7 @@
 """The experiment as a pure state machine: `step(state, event)`."""
 
 from tunecore.core.experiment.state import ExperimentConfig, ExperimentState, trials_in_order
-from tunecore.core.experiment.step import Stepped, new_experiment, step
+from tunecore.core.experiment.step import Stepped, new_experiment, step, trial_id_of
 
 __all__ = [
     "ExperimentConfig",
@@ -9,5 +9,6 @@ __all__ = [
     "Stepped",
     "new_experiment",
     "step",
+    "trial_id_of",
     "trials_in_order",
 ]

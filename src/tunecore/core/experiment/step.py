@@ -573,7 +573,7 @@ class _Step:
         number = self.books.created
         settings = self.config
         spec = TrialSpec(
-            trial_id=_trial_id(settings, number),
+            trial_id=trial_id_of(settings, number),
             trainable_name=settings.trainable_name,
             config=config,
             evaluated_params=evaluated,
@@ -693,7 +693,7 @@ class _Step:
         ):
             assert self.searcher is not None  # _searcher_exhausted checked it
             self.searcher, suggestion = self.searcher.suggest(
-                _trial_id(self.config, self.books.created)
+                trial_id_of(self.config, self.books.created)
             )
             if suggestion is None:
                 return
@@ -849,7 +849,10 @@ def _fits_in(free: Resources) -> Callable[[TrialState], bool]:
     return fits
 
 
-def _trial_id(config: ExperimentConfig, number: int) -> str:
+def trial_id_of(config: ExperimentConfig, number: int) -> str:
+    """The id of the experiment's trial number `number` (from 0, in
+    creation order): ids are given in order, so the trials a step created
+    are known from the count before and after it."""
     return f"{config.trial_id_prefix}_{number:05d}"
 
 

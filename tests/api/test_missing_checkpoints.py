@@ -131,14 +131,20 @@ def test_a_restore_from_a_deleted_checkpoint_fails_the_trial_naming_it(tmp_path:
     replay(tmp_path / "gone")  # verifies against the snapshots: no mismatch
 
 
-def test_pbt_fails_the_trial_whose_donor_checkpoint_was_deleted(tmp_path: Path) -> None:
-    pbt = PopulationBasedTraining(
+def exploiting(rates: list[JsonValue]) -> PopulationBasedTraining:
+    """PBT over two trials: every 2 iterations the worse takes the better's
+    checkpoint, its rate resampled from `rates`."""
+    return PopulationBasedTraining(
         time_attr="training_iteration",
         perturbation_interval=2,
-        hyperparam_mutations={"rate": [0.5, 1.0]},
+        hyperparam_mutations={"rate": rates},
         quantile_fraction=0.5,
         seed=1,
     )
+
+
+def test_pbt_fails_the_trial_whose_donor_checkpoint_was_deleted(tmp_path: Path) -> None:
+    pbt = exploiting([0.5, 1.0])
     settings = run_config(tmp_path, DeleteCheckpointsOfRate(3.0), stop={"training_iteration": 6})
     tuner = Tuner(
         scoring,

@@ -8,12 +8,11 @@ from pathlib import Path
 import pytest
 
 import tunecore
-from tunecore import RunConfig, TuneConfig, Tuner
-from tunecore.schedulers import PopulationBasedTraining
+from tunecore import TuneConfig, Tuner
 from tunecore.shell.callbacks import Callback
 from tunecore.shell.trial_view import Trial
 
-from .test_missing_checkpoints import Crash, scoring
+from .test_missing_checkpoints import Crash, exploiting, run_config, scoring
 
 
 class CrashAfterAnExploit(Callback):
@@ -37,29 +36,14 @@ def exploit_copies(experiment: Path) -> dict[str, str]:
 
 def test_a_resumed_pbt_run_keeps_the_trial_directories_and_exploit_copies(tmp_path: Path) -> None:
     def tuner(*callbacks: Callback) -> Tuner:
-        pbt = PopulationBasedTraining(
-            time_attr="training_iteration",
-            perturbation_interval=2,
-            hyperparam_mutations={"rate": [0.5, 3.0]},
-            quantile_fraction=0.5,
-            resample_probability=0.0,
-            seed=1,
-        )
         return Tuner(
             scoring,
             param_space={"rate": tunecore.grid_search([0.5, 3.0])},
-            tune_config=TuneConfig(metric="score", mode="max", scheduler=pbt),
-            run_config=RunConfig(
-                name="pbt",
-                storage_path=str(tmp_path),
-                verbose=0,
-                executor="in_process",
-                callbacks=list(callbacks),
-                stop={"training_iteration": 10},
-            ),
+            tune_config=TuneConfig(metric="score", mode="max", scheduler=exploiting([0.5, 3.0])),
+            run_config=run_config(tmp_path, *callbacks, stop={"training_iteration": 10}),
         )
 
-    experiment = tmp_path / "pbt"
+    experiment = tmp_path / "gone"
     with pytest.raises(Crash):
         tuner(CrashAfterAnExploit(experiment)).fit()
     before = exploit_copies(experiment)
@@ -68,7 +52,7 @@ def test_a_resumed_pbt_run_keeps_the_trial_directories_and_exploit_copies(tmp_pa
     Tuner.restore(str(experiment), scoring).fit()
     after = exploit_copies(experiment)
     assert len(after) > len(before), "no exploit after the resume: the test proves nothing"
-    # The earlier run's copies are left as they were: not overwritten, not merged.
+    # The earlier run's copies are left as they were: not overwritten, not merged,
     assert {name: after[name] for name in before} == before
     # and the trials kept their directories (named by their first tag).
     assert {name.split("/")[0] for name in after} == {name.split("/")[0] for name in before}

@@ -18,6 +18,7 @@ from tunecore.core import (
     TRANSITIONS,
     apply,
     format_transitions,
+    lifecycle,
     new_trial,
     reset_after_crash,
     should_recover,
@@ -32,6 +33,7 @@ from tunecore.model import (
     Command,
     ContinueTrial,
     DeleteCheckpoint,
+    ExperimentResumed,
     JsonDict,
     Location,
     MetricStats,
@@ -698,18 +700,45 @@ def test_events_outside_the_table_are_rejected(status: TrialStatus, event: Trial
     if isinstance(event, ResourcesUpdateRequested) and status is RUNNING:
         assert "running" in rejection.reason.lower()
         return
-    # Otherwise the reason tells what the status would accept.
-    accepted = [e.__name__ for (s, e) in TRANSITIONS if s is status]
+    # Otherwise the reason tells what trial events the status would accept.
+    trial_events = typing.get_args(TrialEvent)
+    accepted = [e.__name__ for (s, e) in TRANSITIONS if s is status and e in trial_events]
     assert all(name in rejection.reason for name in accepted)
     if not accepted:
         assert "final" in rejection.reason
 
 
-def test_terminated_and_error_accept_nothing_but_the_exit_save() -> None:
-    """The save taken on the way out either lands or fails; nothing else."""
-    assert [e for (s, e) in TRANSITIONS if s is TERMINATED] == [CheckpointSaved, TrialFailed]
+def test_terminated_and_error_accept_nothing_but_the_exit_save_and_a_resume() -> None:
+    """The save taken on the way out either lands or fails; a resume keeps
+    TERMINATED and takes ERROR back to PENDING only when asked to."""
+    assert [e for (s, e) in TRANSITIONS if s is TERMINATED] == [
+        CheckpointSaved,
+        TrialFailed,
+        ExperimentResumed,
+    ]
     assert {r.targets for (s, _), r in TRANSITIONS.items() if s is TERMINATED} == {(TERMINATED,)}
-    assert [e for (s, e) in TRANSITIONS if s is ERROR] == []
+    assert [e for (s, e) in TRANSITIONS if s is ERROR] == [ExperimentResumed]
+    errored = IN_STATUS[ERROR]()
+    for flags, status in [
+        ({}, ERROR),
+        ({"resume_errored": True}, PENDING),
+        ({"restart_errored": True}, PENDING),
+    ]:
+        outcome = apply(errored, ExperimentResumed(at=9.0, **flags))
+        assert isinstance(outcome, Applied)
+        assert outcome.state.status is status
+
+
+def test_every_handler_stays_on_its_row() -> None:
+    """`apply` checks each outcome against its row's targets: a handler that
+    leads elsewhere is a bug, raised, never a silent off-table change."""
+    trial = IN_STATUS[PENDING]()
+    rule = TRANSITIONS[(PENDING, StartRequested)]
+    broken = {**TRANSITIONS, (PENDING, StartRequested): rule._replace(targets=(PAUSED,))}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(lifecycle, "TRANSITIONS", broken)
+        with pytest.raises(lifecycle.OffTableError, match="StartRequested took a PENDING trial"):
+            apply(trial, StartRequested(trial_id=trial.trial_id, at=1.0))
 
 
 # --- crash recovery ----------------------------------------------------------

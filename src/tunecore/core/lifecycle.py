@@ -3,15 +3,24 @@
 Rules this module lives by:
 
 - Everything that decides a trial's next status lives here. Which events a
-  status accepts, and the statuses they can lead to, are data
-  (`TRANSITIONS`), printable with `format_transitions()` and drawn in
-  docs/architecture.md from the same table.
+  status accepts, the statuses they can lead to and the handler that
+  computes the trial after them are one table (`TRANSITIONS`, a `Rule`
+  per row), printable with `format_transitions()` and drawn in
+  docs/architecture.md from the same table. `apply` runs the row's handler
+  and checks that the status it leads to is one its row lists
+  (`OffTableError` otherwise: a bug here, never the caller's).
+- The table keys on a trial's own events and on the two experiment-wide
+  events that change trials: `ClusterResourcesChanged` (a PENDING trial
+  that asks for more than the whole cluster fails) and `ExperimentResumed`
+  (every status has its row).
 - `apply` never mutates its arguments and never raises on a bad event: an
   event the table does not list for the trial's status, or one that breaks a
   rule the table cannot express (a checkpoint nobody asked for), comes back
   as a `Rejection` and the caller keeps the old state.
-- TERMINATED and ERROR are absorbing: no event leaves them. A TERMINATED
-  trial still accepts the checkpoint it asked for on the way out.
+- TERMINATED and ERROR are absorbing within a run: no event of the run
+  leaves them. A TERMINATED trial still accepts the checkpoint it asked
+  for on the way out; only a resume asked to (`resume_errored`,
+  `restart_errored`) takes an ERROR trial back to PENDING.
 - A failure is counted exactly once, when `TrialFailed` is applied; the
   recovery check uses the count before it (so `max_failures=N` allows N
   restarts, and -1 allows them forever).
@@ -26,12 +35,13 @@ decision; `apply` on a `ResultReported` uses the trial's own rules only.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import NamedTuple, TypeVar, cast
+from typing import NamedTuple, TypeAlias, TypeVar, cast, get_args
 
 import msgspec
 
 from tunecore.core.checkpoints import current_checkpoint, record_checkpoint, should_checkpoint
 from tunecore.core.naming import error_entry
+from tunecore.core.resources import never_fits
 from tunecore.core.results import (
     DONE,
     SHOULD_CHECKPOINT,
@@ -47,10 +57,12 @@ from tunecore.model import (
     CheckpointRef,
     CheckpointSaved,
     CheckpointStorage,
+    ClusterResourcesChanged,
     Command,
     ContinueTrial,
     Decision,
     DeleteCheckpoint,
+    ExperimentResumed,
     JsonDict,
     JsonValue,
     Location,
@@ -76,43 +88,15 @@ from tunecore.model import (
 
 Outcome = Applied | Rejection
 
+LifecycleEvent: TypeAlias = TrialEvent | ClusterResourcesChanged | ExperimentResumed
+"""What the table keys on: a trial's own events, and the two experiment-wide
+events that change trials (what the cluster holds, a resume)."""
+
 PENDING = TrialStatus.PENDING
 RUNNING = TrialStatus.RUNNING
 PAUSED = TrialStatus.PAUSED
 TERMINATED = TrialStatus.TERMINATED
 ERROR = TrialStatus.ERROR
-
-
-class Rule(NamedTuple):
-    """One row of the table: the statuses an event can lead to, and why."""
-
-    targets: tuple[TrialStatus, ...]
-    summary: str
-
-
-TRANSITIONS: Mapping[tuple[TrialStatus, type[TrialEvent]], Rule] = {
-    (PENDING, StartRequested): Rule((RUNNING,), "start, restoring the current checkpoint"),
-    (PENDING, StopRequested): Rule((TERMINATED,), "stop before it ever ran"),
-    (PENDING, ResourcesUpdateRequested): Rule((PENDING,), "ask for other resources"),
-    (RUNNING, TrialStarted): Rule((RUNNING,), "the worker is up: record where"),
-    (RUNNING, ResultReported): Rule(
-        (RUNNING, TERMINATED, PENDING, ERROR),
-        "record; stop on `done` or a criterion; checkpoint when due; "
-        "an unevaluable criterion is a failure; the end marker stops",
-    ),
-    (RUNNING, CheckpointSaved): Rule((RUNNING,), "track the save; drop what retention cuts"),
-    (RUNNING, TrialRestored): Rule((RUNNING,), "restore done: its result is the last one"),
-    (RUNNING, TrialFailed): Rule((PENDING, ERROR), "count it; retry while should_recover"),
-    (RUNNING, PauseRequested): Rule((PAUSED,), "save to memory, release the worker"),
-    (RUNNING, StopRequested): Rule((TERMINATED,), "stop; checkpoint first when at_end"),
-    (PAUSED, StartRequested): Rule((RUNNING,), "resume from the current checkpoint"),
-    (PAUSED, CheckpointSaved): Rule((PAUSED,), "the memory save taken on pausing"),
-    (PAUSED, TrialFailed): Rule((PENDING, ERROR), "the save taken on pausing failed"),
-    (PAUSED, StopRequested): Rule((TERMINATED,), "stop while paused"),
-    (PAUSED, ResourcesUpdateRequested): Rule((PAUSED,), "ask for other resources"),
-    (TERMINATED, CheckpointSaved): Rule((TERMINATED,), "the save taken on the way out"),
-    (TERMINATED, TrialFailed): Rule((TERMINATED,), "the save taken on the way out failed: drop it"),
-}
 
 
 def new_trial(spec: TrialSpec) -> TrialState:
@@ -376,46 +360,221 @@ def _on_resources_update(trial: TrialState, event: ResourcesUpdateRequested) -> 
     return Applied(msgspec.structs.replace(trial, spec=spec, awaiting_resources=False))
 
 
-_E = TypeVar("_E", bound=TrialEvent)
-_Handler = Callable[[TrialState, TrialEvent], Outcome]
+def _on_cluster_known(trial: TrialState, event: ClusterResourcesChanged) -> Outcome:
+    message = never_fits(trial.spec.resources, event.total)
+    if message is None:
+        return Applied(trial)
+    return fail(trial, message, event.at, recoverable=False)
+
+
+def _on_resumed(trial: TrialState, event: ExperimentResumed) -> Outcome:
+    status = trial.status
+    if status is ERROR:
+        if event.restart_errored:
+            return Applied(new_trial(trial.spec))
+        if event.resume_errored:
+            return Applied(retry_errored(trial))
+    # Saves in flight died with the old driver, a finished trial's too (the
+    # save taken as it stopped): left in place, they would hold back the end.
+    reset = reset_after_crash(trial)
+    if status is not ERROR and status is not TERMINATED and not event.resume_unfinished:
+        return Applied(msgspec.structs.replace(reset, status=TERMINATED))
+    return Applied(reset)
+
+
+_E = TypeVar("_E", bound="LifecycleEvent")
+_Handler = Callable[[TrialState, "LifecycleEvent"], Outcome]
 
 
 def _handler(event_type: type[_E], handle: Callable[[TrialState, _E], Outcome]) -> _Handler:
-    """Erase the event type for the dispatch dict; `apply` only calls a
-    handler with an event of the type it is registered under."""
+    """Erase the event type for the table; `apply` only calls a row's
+    handler with an event of the row's type."""
     del event_type
     return cast(_Handler, handle)
 
 
-_HANDLERS: Mapping[type[TrialEvent], _Handler] = {
-    StartRequested: _handler(StartRequested, _on_start_requested),
-    TrialStarted: _handler(TrialStarted, _on_trial_started),
-    ResultReported: _handler(ResultReported, _on_result),
-    CheckpointSaved: _handler(CheckpointSaved, _on_checkpoint_saved),
-    TrialRestored: _handler(TrialRestored, _on_restored),
-    TrialFailed: _handler(TrialFailed, _on_failed),
-    PauseRequested: _handler(PauseRequested, _on_pause_requested),
-    StopRequested: _handler(StopRequested, _on_stop_requested),
-    ResourcesUpdateRequested: _handler(ResourcesUpdateRequested, _on_resources_update),
+class Rule(NamedTuple):
+    """One row of the table: the statuses an event can lead to, why, and
+    the handler that computes the trial after it (`apply` checks that its
+    status is one of `targets`)."""
+
+    targets: tuple[TrialStatus, ...]
+    summary: str
+    handle: _Handler
+
+
+def _row(
+    event: type[_E],
+    targets: tuple[TrialStatus, ...],
+    summary: str,
+    handle: Callable[[TrialState, _E], Outcome],
+) -> tuple[type[LifecycleEvent], Rule]:
+    key = cast("type[LifecycleEvent]", event)  # mypy cannot widen type[_E] to the union
+    return key, Rule(targets, summary, _handler(event, handle))
+
+
+_ROWS: tuple[tuple[TrialStatus, tuple[type[LifecycleEvent], Rule]], ...] = (
+    (
+        PENDING,
+        _row(
+            StartRequested,
+            (RUNNING,),
+            "start, restoring the current checkpoint",
+            _on_start_requested,
+        ),
+    ),
+    (PENDING, _row(StopRequested, (TERMINATED,), "stop before it ever ran", _on_stop_requested)),
+    (
+        PENDING,
+        _row(ResourcesUpdateRequested, (PENDING,), "ask for other resources", _on_resources_update),
+    ),
+    (
+        PENDING,
+        _row(
+            ClusterResourcesChanged,
+            (PENDING, ERROR),
+            "asks for more than the whole cluster has: it can never start",
+            _on_cluster_known,
+        ),
+    ),
+    (
+        PENDING,
+        _row(
+            ExperimentResumed,
+            (PENDING, TERMINATED),
+            "wait again; end if not resume_unfinished",
+            _on_resumed,
+        ),
+    ),
+    (RUNNING, _row(TrialStarted, (RUNNING,), "the worker is up: record where", _on_trial_started)),
+    (
+        RUNNING,
+        _row(
+            ResultReported,
+            (RUNNING, TERMINATED, PENDING, ERROR),
+            "record; stop on `done` or a criterion; checkpoint when due; "
+            "an unevaluable criterion is a failure; the end marker stops",
+            _on_result,
+        ),
+    ),
+    (
+        RUNNING,
+        _row(
+            CheckpointSaved,
+            (RUNNING,),
+            "track the save; drop what retention cuts",
+            _on_checkpoint_saved,
+        ),
+    ),
+    (
+        RUNNING,
+        _row(TrialRestored, (RUNNING,), "restore done: its result is the last one", _on_restored),
+    ),
+    (
+        RUNNING,
+        _row(TrialFailed, (PENDING, ERROR), "count it; retry while should_recover", _on_failed),
+    ),
+    (
+        RUNNING,
+        _row(PauseRequested, (PAUSED,), "save to memory, release the worker", _on_pause_requested),
+    ),
+    (
+        RUNNING,
+        _row(
+            StopRequested, (TERMINATED,), "stop; checkpoint first when at_end", _on_stop_requested
+        ),
+    ),
+    (
+        RUNNING,
+        _row(
+            ExperimentResumed,
+            (PENDING, TERMINATED),
+            "its worker died with the driver: wait again, without what was in flight; "
+            "end if not resume_unfinished",
+            _on_resumed,
+        ),
+    ),
+    (
+        PAUSED,
+        _row(StartRequested, (RUNNING,), "resume from the current checkpoint", _on_start_requested),
+    ),
+    (
+        PAUSED,
+        _row(CheckpointSaved, (PAUSED,), "the memory save taken on pausing", _on_checkpoint_saved),
+    ),
+    (PAUSED, _row(TrialFailed, (PENDING, ERROR), "the save taken on pausing failed", _on_failed)),
+    (PAUSED, _row(StopRequested, (TERMINATED,), "stop while paused", _on_stop_requested)),
+    (
+        PAUSED,
+        _row(ResourcesUpdateRequested, (PAUSED,), "ask for other resources", _on_resources_update),
+    ),
+    (
+        PAUSED,
+        _row(
+            ExperimentResumed,
+            (PAUSED, TERMINATED),
+            "the memory checkpoint is gone: resume from the newest persistent one; "
+            "end if not resume_unfinished",
+            _on_resumed,
+        ),
+    ),
+    (
+        TERMINATED,
+        _row(CheckpointSaved, (TERMINATED,), "the save taken on the way out", _on_checkpoint_saved),
+    ),
+    (
+        TERMINATED,
+        _row(
+            TrialFailed, (TERMINATED,), "the save taken on the way out failed: drop it", _on_failed
+        ),
+    ),
+    (
+        TERMINATED,
+        _row(ExperimentResumed, (TERMINATED,), "stays; a save in flight is dropped", _on_resumed),
+    ),
+    (
+        ERROR,
+        _row(
+            ExperimentResumed,
+            (ERROR, PENDING),
+            "stays, unless resume_errored (from its newest persistent checkpoint) "
+            "or restart_errored (from scratch)",
+            _on_resumed,
+        ),
+    ),
+)
+
+TRANSITIONS: Mapping[tuple[TrialStatus, type[LifecycleEvent]], Rule] = {
+    (status, event): rule for status, (event, rule) in _ROWS
 }
+"""The table: (status, event type) -> Rule. An event a status does not
+list is rejected."""
 
 
-def _reject(trial: TrialState, event: TrialEvent, reason: str) -> Rejection:
+def _reject(trial: TrialState, event: LifecycleEvent, reason: str) -> Rejection:
     return Rejection(
         trial_id=trial.trial_id, event=type(event).__name__, status=trial.status, reason=reason
     )
 
 
 def accepted_events(status: TrialStatus) -> tuple[str, ...]:
-    """The names of the events a trial in `status` accepts."""
-    return tuple(event.__name__ for (s, event) in TRANSITIONS if s is status)
+    """The names of the trial events a trial in `status` accepts (the
+    experiment-wide ones are not sent to a trial: a resume reaches every
+    trial, whatever its status)."""
+    return tuple(
+        event.__name__ for (s, event) in TRANSITIONS if s is status and event in _TRIAL_EVENTS
+    )
 
 
-def check(trial: TrialState, event: TrialEvent) -> Rejection | None:
+_TRIAL_EVENTS = frozenset(get_args(TrialEvent))
+
+
+def check(trial: TrialState, event: LifecycleEvent) -> Rejection | None:
     """The rejection `apply` would give because the table does not allow
     `event` in the trial's status (or it is for another trial), else None."""
-    if event.trial_id != trial.trial_id:
-        return _reject(trial, event, f"the event is for trial {event.trial_id}")
+    owner = getattr(event, "trial_id", trial.trial_id)  # experiment-wide events: every trial
+    if owner != trial.trial_id:
+        return _reject(trial, event, f"the event is for trial {owner}")
     event_type = type(event)
     if (trial.status, event_type) not in TRANSITIONS:
         if event_type is ResourcesUpdateRequested and trial.status is RUNNING:
@@ -425,13 +584,25 @@ def check(trial: TrialState, event: TrialEvent) -> Rejection | None:
     return None
 
 
-def apply(trial: TrialState, event: TrialEvent) -> Outcome:
+class OffTableError(AssertionError):
+    """A row's handler led somewhere its row does not list: a bug in this
+    module, never the caller's."""
+
+
+def apply(trial: TrialState, event: LifecycleEvent) -> Outcome:
     """The trial after `event`, with the commands for the shell; or a
     `Rejection` (and the trial unchanged) when the event is illegal."""
     rejection = check(trial, event)
     if rejection is not None:
         return rejection
-    return _HANDLERS[type(event)](trial, event)
+    rule = TRANSITIONS[(trial.status, type(event))]
+    outcome = rule.handle(trial, event)
+    if isinstance(outcome, Applied) and outcome.state.status not in rule.targets:
+        raise OffTableError(
+            f"{type(event).__name__} took a {trial.status} trial to "
+            f"{outcome.state.status}, which its row does not list"
+        )
+    return outcome
 
 
 def transitions_dot() -> str:

@@ -513,7 +513,9 @@ class _Step:
         self.resumed = True
         for trial_id in sorted(self.trials.keys(), key=books.index.__getitem__):
             before = self.trials[trial_id]
-            after = _resumed(before, event)
+            outcome = lifecycle.apply(before, event)
+            assert isinstance(outcome, Applied)  # every status lists ExperimentResumed
+            after = outcome.state
             self.put(before, after)
             if after.awaiting_resources:  # the old driver never answered
                 self.commands.append(ResolveResources(trial_id=trial_id))
@@ -603,13 +605,16 @@ class _Step:
         total = self.books.total
         if total is None:
             return
+        known = ClusterResourcesChanged(total=total, at=self.at)
         for trial_id in tuple(trial_ids):
             trial = self.trials[trial_id]
             if trial.status is not PENDING or trial.awaiting_resources:
                 continue
-            message = resources.never_fits(trial.spec.resources, total)
-            if message is not None:
-                self._fail(trial, message, recoverable=False)
+            outcome = lifecycle.apply(trial, known)
+            assert isinstance(outcome, Applied)  # PENDING lists it
+            if outcome.state is not trial:
+                self._apply(trial, outcome)
+                self._on_errored(outcome.state)
 
     def _stop_experiment(self, reason: str, *, error: str | None) -> None:
         """Stop every unfinished trial; the experiment ends when the last
@@ -818,24 +823,6 @@ class _Step:
         if self.resumed:
             return started + max(0.0, self.at - self.state.now)
         return started
-
-
-def _resumed(trial: TrialState, event: ExperimentResumed) -> TrialState:
-    """One trial after a resume: see `ExperimentResumed`."""
-    status = trial.status
-    if status is TrialStatus.ERROR:
-        if event.restart_errored:
-            return lifecycle.new_trial(trial.spec)
-        if event.resume_errored:
-            return lifecycle.retry_errored(trial)
-    # Saves in flight died with the old driver, a finished trial's too (the
-    # save taken as it stopped): left in place, they would hold back the end.
-    reset = lifecycle.reset_after_crash(trial)
-    if status is TrialStatus.ERROR or status is TrialStatus.TERMINATED:
-        return reset
-    if not event.resume_unfinished:
-        return msgspec.structs.replace(reset, status=TrialStatus.TERMINATED)
-    return reset
 
 
 def _fits_in(free: Resources) -> Callable[[TrialState], bool]:

@@ -28,7 +28,7 @@ def values_of(rows: Sequence[JsonDict], metric: str) -> list[float]:
     for row in rows:
         value = flatten(row).get(metric)
         if is_number(value):
-            values.append(float(value))  # type: ignore[arg-type]
+            values.append(float(value))
     return values
 
 

@@ -23,13 +23,12 @@ from typing import TYPE_CHECKING, Any
 
 from tunecore.api.whatif import WhatIf
 from tunecore.core.experiment import ExperimentState
-from tunecore.core.results import DONE, TRAINING_ITERATION, is_end_marker, is_number
+from tunecore.core.results import DONE, TRAINING_ITERATION, is_end_marker, is_finite_number
 from tunecore.core.schedulers.asha import ASHAScheduler
 from tunecore.core.schedulers.base import signed
 from tunecore.core.schedulers.hyperband import HyperBandScheduler, band_plan
 from tunecore.model import (
     ExperimentEvent,
-    JsonValue,
     Mode,
     ResultReported,
     TrialState,
@@ -92,9 +91,9 @@ def collect(path: str | Path, metric: str | None = None) -> Drawing:
         curve = curves.setdefault(trial_id, TrialCurve())
         if not is_end_marker(event.result):
             x, y = event.result.get(names["x"]), event.result.get(names["metric"])
-            if _finite(x) and _finite(y):
-                curve.xs.append(float(x))  # type: ignore[arg-type]
-                curve.ys.append(float(y))  # type: ignore[arg-type]
+            if is_finite_number(x) and is_finite_number(y):
+                curve.xs.append(float(x))
+                curve.ys.append(float(y))
         if curve.xs and before.trials[trial_id].spec != after.trials[trial_id].spec:
             donor = _donor(before, after.trials[trial_id])  # only for a changed spec: O(trials)
             if donor is not None:
@@ -167,10 +166,6 @@ def _donor(before: ExperimentState, trial: TrialState) -> str | None:
         ):
             return other.trial_id
     return None
-
-
-def _finite(value: JsonValue | None) -> bool:
-    return is_number(value) and math.isfinite(value)  # type: ignore[arg-type]
 
 
 def _cutoff_at(scheduler: ASHAScheduler, x: float, mode: Mode | None) -> float | None:

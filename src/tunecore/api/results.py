@@ -321,7 +321,7 @@ def best_of(
 
 
 def _number(value: object) -> float | None:
-    return float(value) if is_number(value) else None  # type: ignore[arg-type]
+    return float(value) if is_number(value) else None
 
 
 def _checked_mode(mode: str) -> Literal["min", "max"]:

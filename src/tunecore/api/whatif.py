@@ -304,7 +304,7 @@ def _outcome(
             value = row.get(metric)
             if not is_number(value):
                 continue
-            score = float(value)  # type: ignore[arg-type]  # is_number is no TypeGuard
+            score = float(value)
             if math.isnan(score):
                 continue
             if best is None or signed(score, mode) > signed(best, mode):

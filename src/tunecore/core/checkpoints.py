@@ -40,7 +40,7 @@ def should_checkpoint(policy: CheckpointPolicy, last_result: Mapping[str, JsonVa
     if last_result.get(SHOULD_CHECKPOINT) is True:
         return True
     iteration = last_result.get(TRAINING_ITERATION, 0)
-    return bool(policy.frequency) and is_number(iteration) and iteration % policy.frequency == 0  # type: ignore[operator]
+    return bool(policy.frequency) and is_number(iteration) and iteration % policy.frequency == 0
 
 
 def newest_persistent(history: CheckpointHistory) -> CheckpointRef | None:
@@ -65,9 +65,9 @@ def score_key(checkpoint: CheckpointRef, policy: CheckpointPolicy) -> tuple[bool
     """Greater is better. A checkpoint whose result lacks the score attribute
     (or holds NaN or a non-number there) ranks below every scored one."""
     value = flatten(checkpoint.metrics).get(policy.score_attribute)
-    if not is_number(value) or math.isnan(value):  # type: ignore[arg-type]
+    if not is_number(value) or math.isnan(value):
         return (False, 0.0)
-    score = float(value)  # type: ignore[arg-type]
+    score = float(value)
     return (True, score if policy.score_order is Mode.MAX else -score)
 
 

@@ -3,7 +3,9 @@ result carries, and the running statistics of each numeric metric."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
+from typing import TypeGuard
 
 from tunecore.model import JsonDict, JsonValue, MetricStats
 
@@ -55,14 +57,19 @@ def is_end_marker(result: Mapping[str, JsonValue]) -> bool:
     return result.get(RESULT_DUPLICATE) is True
 
 
-def is_number(value: object) -> bool:
+def is_number(value: object) -> TypeGuard[int | float]:
     """Real numbers only: a boolean is a flag, not a metric. (The exact-type
     test first: it is the common case and this runs for every metric of
-    every result.)"""
+    every result.) A TypeGuard: after it, the checker knows the number."""
     kind = type(value)
     if kind is float or kind is int:
         return True
     return isinstance(value, int | float) and kind is not bool
+
+
+def is_finite_number(value: object) -> TypeGuard[int | float]:
+    """A real number that is neither infinite nor NaN."""
+    return is_number(value) and math.isfinite(value)
 
 
 def analyse(
@@ -79,7 +86,7 @@ def analyse(
     the seed's sum can (two metrics near 1e308 gave `inf`).
     """
     step_value = flat_result.get(TRAINING_ITERATION)
-    step = float(step_value) if is_number(step_value) and step_value else 1.0  # type: ignore[arg-type]
+    step = float(step_value) if is_number(step_value) and step_value else 1.0
     keep, add = (step - 1.0) / step, 1.0 / step
     updated = dict(analysis)
     previous_of = analysis.get

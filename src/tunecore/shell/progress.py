@@ -193,8 +193,8 @@ def _metric_value(trial: TrialState, metric: str) -> float | None:
     if stats is not None and math.isfinite(stats.last):
         return stats.last
     value = _flat_value(trial, metric)
-    if is_number(value) and math.isfinite(float(value)):  # type: ignore[arg-type]
-        return float(value)  # type: ignore[arg-type]
+    if is_number(value) and math.isfinite(float(value)):
+        return float(value)
     return None
 
 
@@ -277,7 +277,7 @@ def progress_string(
         pieces.append(f"{_number(iteration)} iter")
     seconds = _flat_value(trial, "time_total_s")
     if is_number(seconds):
-        pieces.append(f"{float(seconds):.1f} s")  # type: ignore[arg-type]
+        pieces.append(f"{float(seconds):.1f} s")
     for key, header in (columns or Columns()).metric_keys(metric).items():
         value = _flat_value(trial, key)
         if value is not None:
@@ -432,7 +432,7 @@ def render_table(
         for key, column in zip(params, param_columns, strict=True):
             column.cells.append(_param_cell(trial, key, evaluated))
         iteration.cells.append(_cell(_flat_value(trial, "training_iteration")))
-        seconds.cells.append(f"{float(total):.1f}" if is_number(total) else "")  # type: ignore[arg-type]
+        seconds.cells.append(f"{float(total):.1f}" if is_number(total) else "")
         for key, column in zip(metric_keys, metric_columns, strict=True):
             column.cells.append(_cell(_flat_value(trial, key)))
 

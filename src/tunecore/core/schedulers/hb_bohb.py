@@ -68,12 +68,12 @@ from collections.abc import Mapping, Sequence
 from operator import itemgetter
 from typing import Self
 
+from tunecore.core.results import is_number
 from tunecore.core.schedulers.base import Fits, Verdict
 from tunecore.core.schedulers.hyperband import (
     Bracket,
     HyperBandScheduler,
     Member,
-    _is_number,
     _sort_key,
 )
 from tunecore.model import JsonDict, TrialState
@@ -152,7 +152,7 @@ class HyperBandForBOHB(HyperBandScheduler, frozen=True, kw_only=True, tag=True):
         trial reports from its milestone while every live trial is there
         (only the release resumes such a trial); else this scheduler."""
         member = self.members.get(trial_id)
-        if member is None or not member.live or not _is_number(result.get(self.time_attr)):
+        if member is None or not member.live or not is_number(result.get(self.time_attr)):
             return self
         bracket = self._bracket(member.bracket)
         if bracket.halvings_left == 0 or bracket.below or member.time < bracket.milestone:

@@ -110,6 +110,7 @@ from typing import Self, cast
 import msgspec
 
 from tunecore.core.persistent import ShardedMap
+from tunecore.core.results import is_finite_number, is_number
 from tunecore.core.schedulers.base import (
     CONTINUE,
     PAUSE,
@@ -284,9 +285,9 @@ class HyperBandScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
             require_name(f"{owner}.metric", self.metric)
         if self.mode is not None:
             coerce_enum(self, "mode", Mode)
-        if not _is_finite_number(self.max_t) or self.max_t < 1:
+        if not is_finite_number(self.max_t) or self.max_t < 1:
             raise InvalidFieldError(f"{owner}.max_t", self.max_t, "a finite number >= 1")
-        if not _is_finite_number(self.reduction_factor) or self.reduction_factor <= 1:
+        if not is_finite_number(self.reduction_factor) or self.reduction_factor <= 1:
             raise InvalidFieldError(
                 f"{owner}.reduction_factor", self.reduction_factor, "a finite number > 1"
             )
@@ -347,13 +348,13 @@ class HyperBandScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
         if not member.live:
             return self, STOP
         now = result.get(self.time_attr)
-        if not _is_number(now):
+        if not is_number(now):
             return self, CONTINUE
         now = float(cast(float, now))
         value = result.get(self.metric)  # type: ignore[arg-type]
         mode = self.mode
         assert mode is not None  # on_trial_add required it
-        score = float(signed(cast(float, value), mode)) if _is_number(value) else None
+        score = float(signed(cast(float, value), mode)) if is_number(value) else None
         if score is not None and math.isnan(score):
             score = None
         bracket = self.brackets.get(member.bracket)
@@ -577,12 +578,3 @@ class HyperBandScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
         for name, value in changes.items():
             msgspec.structs.force_setattr(evolved, name, value)
         return evolved
-
-
-def _is_number(value: object) -> bool:
-    kind = type(value)
-    return kind is float or kind is int or (isinstance(value, int | float) and kind is not bool)
-
-
-def _is_finite_number(value: object) -> bool:
-    return _is_number(value) and math.isfinite(cast(float, value))

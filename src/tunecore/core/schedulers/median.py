@@ -228,7 +228,7 @@ def _sample(result: JsonDict, time_attr: str, metric: str) -> Sample | None:
     value = result.get(metric)
     if not (is_number(time) and is_number(value)):
         return None
-    sample = Sample(time=float(time), value=float(value))  # type: ignore[arg-type]
+    sample = Sample(time=float(time), value=float(value))
     if math.isnan(sample.time) or math.isnan(sample.value):
         return None
     return sample

@@ -94,7 +94,7 @@ from msgspec import UNSET, UnsetType
 
 from tunecore.core.checkpoints import newest_persistent
 from tunecore.core.naming import PERTURBED
-from tunecore.core.results import is_number
+from tunecore.core.results import is_finite_number, is_number
 from tunecore.core.rng import Rng, integer_below, random_float, seeded
 from tunecore.core.schedulers.base import (
     CONTINUE,
@@ -267,9 +267,9 @@ class PopulationBasedTraining(msgspec.Struct, Generic[D_co], frozen=True, kw_onl
         metric, mode = require_objective(_OWNER, self.metric, self.mode)
         time = result.get(self.time_attr)
         value = result.get(metric)
-        if not (_is_finite(time) and _is_finite(value)):
+        if not (is_finite_number(time) and is_finite_number(value)):
             return self, CONTINUE
-        now = float(time)  # type: ignore[arg-type]
+        now = float(time)
         trial_id = trial.trial_id
         member = self.members.get(trial_id)
         if member is None:
@@ -280,7 +280,7 @@ class PopulationBasedTraining(msgspec.Struct, Generic[D_co], frozen=True, kw_onl
             return self, CONTINUE
         member = msgspec.structs.replace(
             member,
-            last_score=signed(float(value), mode),  # type: ignore[arg-type]
+            last_score=signed(float(value), mode),
             last_perturbation_time=now,
         )
         members = {**self.members, trial_id: member}
@@ -524,8 +524,8 @@ def explore(
             else:
                 rng, index = integer_below(rng, len(perturbation_factors))
                 new = value * perturbation_factors[index]  # type: ignore[operator]
-            if isinstance(value, int) and not isinstance(value, bool) and _is_finite(new):
-                new = int(new)  # type: ignore[arg-type]
+            if isinstance(value, int) and not isinstance(value, bool) and is_finite_number(new):
+                new = int(new)
         _assign(explored, keys, new)
     return rng, explored
 
@@ -591,10 +591,6 @@ def _is_live(
     return other is not None and not other.is_finished
 
 
-def _is_finite(value: object) -> bool:
-    return is_number(value) and math.isfinite(value)  # type: ignore[arg-type]
-
-
 def _require_fraction(name: str, value: object, high: float) -> None:
-    if not is_number(value) or not 0 <= value <= high:  # type: ignore[operator]
+    if not is_number(value) or not 0 <= value <= high:
         raise InvalidFieldError(f"{_OWNER}.{name}", value, f"a number between 0 and {high}")

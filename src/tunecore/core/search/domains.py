@@ -55,6 +55,7 @@ from typing import TypeAlias, overload
 import msgspec
 
 import tunecore.core.rng as draw
+from tunecore.core.results import is_finite_number
 from tunecore.core.rng import Rng
 from tunecore.core.search.view import ConfigView
 from tunecore.model import InvalidFieldError, JsonValue
@@ -121,10 +122,6 @@ def _clamp(value: float, low: float, high: float) -> float:
     return min(max(value, low), high)
 
 
-def _is_number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-
-
 def _is_multiple(value: float, q: float) -> bool:
     ratio = value / q
     return math.isclose(ratio, round(ratio), rel_tol=1e-9, abs_tol=1e-9)
@@ -156,7 +153,7 @@ class Uniform(msgspec.Struct, frozen=True, tag=True):
         return rng, _clamp(value, self.low, self.high)
 
     def is_valid(self, value: JsonValue) -> bool:
-        return _is_number(value) and self.low <= value <= self.high  # type: ignore[operator]
+        return is_finite_number(value) and self.low <= value <= self.high
 
 
 class QUniform(msgspec.Struct, frozen=True, tag=True):
@@ -190,9 +187,9 @@ class QUniform(msgspec.Struct, frozen=True, tag=True):
         return rng, _clamp(round(position) * self.q, self.low, self.high)
 
     def is_valid(self, value: JsonValue) -> bool:
-        if not _is_number(value):
+        if not is_finite_number(value):
             return False
-        number = float(value)  # type: ignore[arg-type]
+        number = float(value)
         return self.low <= number <= self.high and _is_multiple(number, self.q)
 
 
@@ -219,7 +216,7 @@ class LogUniform(msgspec.Struct, frozen=True, tag=True):
         return rng, _clamp(math.exp(exponent), self.low, self.high)
 
     def is_valid(self, value: JsonValue) -> bool:
-        return _is_number(value) and self.low <= value <= self.high  # type: ignore[operator]
+        return is_finite_number(value) and self.low <= value <= self.high
 
 
 class QLogUniform(msgspec.Struct, frozen=True, tag=True):
@@ -254,9 +251,9 @@ class QLogUniform(msgspec.Struct, frozen=True, tag=True):
         return rng, _clamp(value, self.low, self.high)
 
     def is_valid(self, value: JsonValue) -> bool:
-        if not _is_number(value):
+        if not is_finite_number(value):
             return False
-        number = float(value)  # type: ignore[arg-type]
+        number = float(value)
         return self.low <= number <= self.high and _is_multiple(number, self.q)
 
 
@@ -390,7 +387,7 @@ class RandN(msgspec.Struct, frozen=True, tag=True):
         return draw.normal(rng, self.mean, self.sd)
 
     def is_valid(self, value: JsonValue) -> bool:
-        return _is_number(value)
+        return is_finite_number(value)
 
 
 class QRandN(msgspec.Struct, frozen=True, tag=True):
@@ -420,7 +417,7 @@ class QRandN(msgspec.Struct, frozen=True, tag=True):
         return rng, float(round(value / self.q) * self.q)
 
     def is_valid(self, value: JsonValue) -> bool:
-        return _is_number(value) and _is_multiple(float(value), self.q)  # type: ignore[arg-type]
+        return is_finite_number(value) and _is_multiple(float(value), self.q)
 
 
 class LogRandInt(msgspec.Struct, frozen=True, tag=True):

@@ -404,149 +404,163 @@ class Rule(NamedTuple):
 
 
 def _row(
+    status: TrialStatus,
     event: type[_E],
     targets: tuple[TrialStatus, ...],
     summary: str,
     handle: Callable[[TrialState, _E], Outcome],
-) -> tuple[type[LifecycleEvent], Rule]:
+) -> tuple[tuple[TrialStatus, type[LifecycleEvent]], Rule]:
     key = cast("type[LifecycleEvent]", event)  # mypy cannot widen type[_E] to the union
-    return key, Rule(targets, summary, _handler(event, handle))
+    return (status, key), Rule(targets, summary, _handler(event, handle))
 
 
-_ROWS: tuple[tuple[TrialStatus, tuple[type[LifecycleEvent], Rule]], ...] = (
-    (
-        PENDING,
+TRANSITIONS: Mapping[tuple[TrialStatus, type[LifecycleEvent]], Rule] = dict(
+    [
         _row(
+            PENDING,
             StartRequested,
             (RUNNING,),
             "start, restoring the current checkpoint",
             _on_start_requested,
         ),
-    ),
-    (PENDING, _row(StopRequested, (TERMINATED,), "stop before it ever ran", _on_stop_requested)),
-    (
-        PENDING,
-        _row(ResourcesUpdateRequested, (PENDING,), "ask for other resources", _on_resources_update),
-    ),
-    (
-        PENDING,
+        _row(PENDING, StopRequested, (TERMINATED,), "stop before it ever ran", _on_stop_requested),
         _row(
+            PENDING,
+            ResourcesUpdateRequested,
+            (PENDING,),
+            "ask for other resources",
+            _on_resources_update,
+        ),
+        _row(
+            PENDING,
             ClusterResourcesChanged,
             (PENDING, ERROR),
             "asks for more than the whole cluster has: it can never start",
             _on_cluster_known,
         ),
-    ),
-    (
-        PENDING,
         _row(
+            PENDING,
             ExperimentResumed,
             (PENDING, TERMINATED),
             "wait again; end if not resume_unfinished",
             _on_resumed,
         ),
-    ),
-    (RUNNING, _row(TrialStarted, (RUNNING,), "the worker is up: record where", _on_trial_started)),
-    (
-        RUNNING,
         _row(
+            RUNNING, TrialStarted, (RUNNING,), "the worker is up: record where", _on_trial_started
+        ),
+        _row(
+            RUNNING,
             ResultReported,
             (RUNNING, TERMINATED, PENDING, ERROR),
             "record; stop on `done` or a criterion; checkpoint when due; "
             "an unevaluable criterion is a failure; the end marker stops",
             _on_result,
         ),
-    ),
-    (
-        RUNNING,
         _row(
+            RUNNING,
             CheckpointSaved,
             (RUNNING,),
             "track the save; drop what retention cuts",
             _on_checkpoint_saved,
         ),
-    ),
-    (
-        RUNNING,
-        _row(TrialRestored, (RUNNING,), "restore done: its result is the last one", _on_restored),
-    ),
-    (
-        RUNNING,
-        _row(TrialFailed, (PENDING, ERROR), "count it; retry while should_recover", _on_failed),
-    ),
-    (
-        RUNNING,
-        _row(PauseRequested, (PAUSED,), "save to memory, release the worker", _on_pause_requested),
-    ),
-    (
-        RUNNING,
         _row(
-            StopRequested, (TERMINATED,), "stop; checkpoint first when at_end", _on_stop_requested
+            RUNNING,
+            TrialRestored,
+            (RUNNING,),
+            "restore done: its result is the last one",
+            _on_restored,
         ),
-    ),
-    (
-        RUNNING,
         _row(
+            RUNNING,
+            TrialFailed,
+            (PENDING, ERROR),
+            "count it; retry while should_recover",
+            _on_failed,
+        ),
+        _row(
+            RUNNING,
+            PauseRequested,
+            (PAUSED,),
+            "save to memory, release the worker",
+            _on_pause_requested,
+        ),
+        _row(
+            RUNNING,
+            StopRequested,
+            (TERMINATED,),
+            "stop; checkpoint first when at_end",
+            _on_stop_requested,
+        ),
+        _row(
+            RUNNING,
             ExperimentResumed,
             (PENDING, TERMINATED),
             "its worker died with the driver: wait again, without what was in flight; "
             "end if not resume_unfinished",
             _on_resumed,
         ),
-    ),
-    (
-        PAUSED,
-        _row(StartRequested, (RUNNING,), "resume from the current checkpoint", _on_start_requested),
-    ),
-    (
-        PAUSED,
-        _row(CheckpointSaved, (PAUSED,), "the memory save taken on pausing", _on_checkpoint_saved),
-    ),
-    (PAUSED, _row(TrialFailed, (PENDING, ERROR), "the save taken on pausing failed", _on_failed)),
-    (PAUSED, _row(StopRequested, (TERMINATED,), "stop while paused", _on_stop_requested)),
-    (
-        PAUSED,
-        _row(ResourcesUpdateRequested, (PAUSED,), "ask for other resources", _on_resources_update),
-    ),
-    (
-        PAUSED,
         _row(
+            PAUSED,
+            StartRequested,
+            (RUNNING,),
+            "resume from the current checkpoint",
+            _on_start_requested,
+        ),
+        _row(
+            PAUSED,
+            CheckpointSaved,
+            (PAUSED,),
+            "the memory save taken on pausing",
+            _on_checkpoint_saved,
+        ),
+        _row(PAUSED, TrialFailed, (PENDING, ERROR), "the save taken on pausing failed", _on_failed),
+        _row(PAUSED, StopRequested, (TERMINATED,), "stop while paused", _on_stop_requested),
+        _row(
+            PAUSED,
+            ResourcesUpdateRequested,
+            (PAUSED,),
+            "ask for other resources",
+            _on_resources_update,
+        ),
+        _row(
+            PAUSED,
             ExperimentResumed,
             (PAUSED, TERMINATED),
             "the memory checkpoint is gone: resume from the newest persistent one; "
             "end if not resume_unfinished",
             _on_resumed,
         ),
-    ),
-    (
-        TERMINATED,
-        _row(CheckpointSaved, (TERMINATED,), "the save taken on the way out", _on_checkpoint_saved),
-    ),
-    (
-        TERMINATED,
         _row(
-            TrialFailed, (TERMINATED,), "the save taken on the way out failed: drop it", _on_failed
+            TERMINATED,
+            CheckpointSaved,
+            (TERMINATED,),
+            "the save taken on the way out",
+            _on_checkpoint_saved,
         ),
-    ),
-    (
-        TERMINATED,
-        _row(ExperimentResumed, (TERMINATED,), "stays; a save in flight is dropped", _on_resumed),
-    ),
-    (
-        ERROR,
         _row(
+            TERMINATED,
+            TrialFailed,
+            (TERMINATED,),
+            "the save taken on the way out failed: drop it",
+            _on_failed,
+        ),
+        _row(
+            TERMINATED,
+            ExperimentResumed,
+            (TERMINATED,),
+            "stays; a save in flight is dropped",
+            _on_resumed,
+        ),
+        _row(
+            ERROR,
             ExperimentResumed,
             (ERROR, PENDING),
             "stays, unless resume_errored (from its newest persistent checkpoint) "
             "or restart_errored (from scratch)",
             _on_resumed,
         ),
-    ),
+    ]
 )
-
-TRANSITIONS: Mapping[tuple[TrialStatus, type[LifecycleEvent]], Rule] = {
-    (status, event): rule for status, (event, rule) in _ROWS
-}
 """The table: (status, event type) -> Rule. An event a status does not
 list is rejected."""
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Iterator, Sequence
-from typing import overload
+from typing import TypeAlias, TypeVar, cast, get_args, overload
 
 import immutables
 import msgspec
@@ -295,43 +295,52 @@ class _Step:
     # -- events -----------------------------------------------------------
 
     def handle(self, event: ExperimentEvent) -> Rejection | None:
-        if isinstance(event, ResultReported):
-            result_trial = self.trials.get(event.trial_id)
-            if result_trial is None:
-                return _reject(event, f"there is no trial {event.trial_id!r}")
-            return self._on_result(result_trial, event)
-        if isinstance(event, ClusterResourcesChanged):
-            self.books.total = event.total
-            self.changed = True
-            self._fail_unschedulable(tuple(self.books.pending.ids()))
-            return None
-        if isinstance(event, TrialRequested):
-            if self.books.stopping is not None:
-                return _reject(event, f"the experiment is stopping ({self.books.stopping})")
-            self._add_trial(event.config, {}, event.experiment_tag)
-            return None
-        if isinstance(event, ValuesDrawn):
-            return self._take_values(event)
-        if isinstance(event, Asked):
-            return self._take_answer(event)
-        if isinstance(event, SearcherFailed):
-            if self.books.stopping is None:
-                message = f"The searcher failed: {event.error}"
-                self._stop_experiment(message, error=message)
-            self.changed = True
-            return None
-        if isinstance(event, Tick):
-            self.changed = True
-            return None
-        if isinstance(event, ExperimentStopRequested):
-            self._stop_experiment(event.reason, error=None)
-            return None
-        if isinstance(event, ExperimentInterrupted):
-            self._interrupt(event.reason)
-            return None
-        if isinstance(event, ExperimentResumed):
-            self._resume(event)
-            return None
+        """Dispatch on the event's type (`_HANDLERS`)."""
+        return _HANDLERS[type(event)](self, event)
+
+    def _on_result_reported(self, event: ResultReported) -> Rejection | None:
+        trial = self.trials.get(event.trial_id)
+        if trial is None:
+            return _reject(event, f"there is no trial {event.trial_id!r}")
+        return self._on_result(trial, event)
+
+    def _on_cluster_changed(self, event: ClusterResourcesChanged) -> Rejection | None:
+        self.books.total = event.total
+        self.changed = True
+        self._fail_unschedulable(tuple(self.books.pending.ids()))
+        return None
+
+    def _on_trial_requested(self, event: TrialRequested) -> Rejection | None:
+        if self.books.stopping is not None:
+            return _reject(event, f"the experiment is stopping ({self.books.stopping})")
+        self._add_trial(event.config, {}, event.experiment_tag)
+        return None
+
+    def _on_searcher_failed(self, event: SearcherFailed) -> Rejection | None:
+        if self.books.stopping is None:
+            message = f"The searcher failed: {event.error}"
+            self._stop_experiment(message, error=message)
+        self.changed = True
+        return None
+
+    def _on_tick(self, _event: Tick) -> Rejection | None:
+        self.changed = True
+        return None
+
+    def _on_stop_requested(self, event: ExperimentStopRequested) -> Rejection | None:
+        self._stop_experiment(event.reason, error=None)
+        return None
+
+    def _on_interrupted(self, event: ExperimentInterrupted) -> Rejection | None:
+        self._interrupt(event.reason)
+        return None
+
+    def _on_resumed(self, event: ExperimentResumed) -> Rejection | None:
+        self._resume(event)
+        return None
+
+    def _on_trial_event(self, event: _LifecycleEvent) -> Rejection | None:
+        """A trial's event other than a result: its lifecycle table decides."""
         trial = self.trials.get(event.trial_id)
         if trial is None:
             return _reject(event, f"there is no trial {event.trial_id!r}")
@@ -370,14 +379,7 @@ class _Step:
         self,
         before: TrialState,
         after: TrialState,
-        event: TrialStarted
-        | CheckpointSaved
-        | TrialRestored
-        | TrialFailed
-        | PauseRequested
-        | StopRequested
-        | StartRequested
-        | ResourcesUpdateRequested,
+        event: _LifecycleEvent,
     ) -> None:
         """The scheduler and the searcher hear about trials that end."""
         if isinstance(event, StopRequested):
@@ -834,6 +836,48 @@ def _fits_in(free: Resources) -> Callable[[TrialState], bool]:
         )
 
     return fits
+
+
+_LifecycleEvent: TypeAlias = (
+    StartRequested
+    | TrialStarted
+    | CheckpointSaved
+    | TrialRestored
+    | TrialFailed
+    | PauseRequested
+    | StopRequested
+    | ResourcesUpdateRequested
+)
+"""A trial's events that go to its lifecycle table as they are (a result
+goes there through `_on_result`, with the scheduler's verdict)."""
+
+_Event = TypeVar("_Event", bound=ExperimentEvent)
+_Handler = Callable[[_Step, ExperimentEvent], Rejection | None]
+
+
+def _handler(event: type[_Event], handle: Callable[[_Step, _Event], Rejection | None]) -> _Handler:
+    """Erase the event type for the dispatch table; `handle` is only called
+    with an event of the type it is registered under."""
+    del event
+    return cast(_Handler, handle)
+
+
+_HANDLERS: dict[type[ExperimentEvent], _Handler] = {
+    ResultReported: _handler(ResultReported, _Step._on_result_reported),
+    ClusterResourcesChanged: _handler(ClusterResourcesChanged, _Step._on_cluster_changed),
+    TrialRequested: _handler(TrialRequested, _Step._on_trial_requested),
+    ValuesDrawn: _handler(ValuesDrawn, _Step._take_values),
+    Asked: _handler(Asked, _Step._take_answer),
+    SearcherFailed: _handler(SearcherFailed, _Step._on_searcher_failed),
+    Tick: _handler(Tick, _Step._on_tick),
+    ExperimentStopRequested: _handler(ExperimentStopRequested, _Step._on_stop_requested),
+    ExperimentInterrupted: _handler(ExperimentInterrupted, _Step._on_interrupted),
+    ExperimentResumed: _handler(ExperimentResumed, _Step._on_resumed),
+    **{kind: _handler(kind, _Step._on_trial_event) for kind in get_args(_LifecycleEvent)},
+}
+"""Every event type's handler: the experiment's own events, the result path
+(the scheduler's verdict joins the trial's own), and a trial's other events,
+which its lifecycle table decides."""
 
 
 def trial_id_of(config: ExperimentConfig, number: int) -> str:

@@ -1,7 +1,12 @@
 """The experiment as a pure state machine: `step(state, event)`."""
 
-from tunecore.core.experiment.state import ExperimentConfig, ExperimentState, trials_in_order
-from tunecore.core.experiment.step import Stepped, new_experiment, step, trial_id_of
+from tunecore.core.experiment.state import (
+    ExperimentConfig,
+    ExperimentState,
+    trial_id_of,
+    trials_in_order,
+)
+from tunecore.core.experiment.step import Stepped, new_experiment, step
 
 __all__ = [
     "ExperimentConfig",

@@ -131,7 +131,20 @@ class ExperimentState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     error: str | None = None
 
 
+def trial_id_of(config: ExperimentConfig, number: int) -> str:
+    """The id of the experiment's trial number `number` (from 0, in
+    creation order): ids are given in order, so the trials created in a
+    span are known from the count before and after it, and creation order
+    needs no sort."""
+    return f"{config.trial_id_prefix}_{number:05d}"
+
+
+def ids_in_order(config: ExperimentConfig, created: int) -> list[str]:
+    """The ids of the first `created` trials, in the order they were created."""
+    return [trial_id_of(config, number) for number in range(created)]
+
+
 def trials_in_order(state: ExperimentState) -> list[TrialState]:
-    """Every trial of `state`, in the order it was created (`index`)."""
-    index = state.index
-    return sorted(state.trials.values(), key=lambda t: index[t.trial_id])
+    """Every trial of `state`, in the order it was created."""
+    trials = state.trials
+    return [trials[trial_id] for trial_id in ids_in_order(state.config, state.created)]

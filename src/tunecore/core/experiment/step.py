@@ -28,7 +28,12 @@ import immutables
 import msgspec
 
 from tunecore.core import lifecycle, resources
-from tunecore.core.experiment.state import ExperimentConfig, ExperimentState
+from tunecore.core.experiment.state import (
+    ExperimentConfig,
+    ExperimentState,
+    ids_in_order,
+    trial_id_of,
+)
 from tunecore.core.results import flatten, is_end_marker, is_number
 from tunecore.core.schedulers.base import (
     STOP,
@@ -513,7 +518,7 @@ class _Step:
         books.error = None
         self.changed = True
         self.resumed = True
-        for trial_id in sorted(self.trials.keys(), key=books.index.__getitem__):
+        for trial_id in ids_in_order(self.config, books.created):
             before = self.trials[trial_id]
             outcome = lifecycle.apply(before, event)
             assert isinstance(outcome, Applied)  # every status lists ExperimentResumed
@@ -627,7 +632,7 @@ class _Step:
         self.changed = True
         # Creation order, never the map's: its order follows string hashes,
         # which differ between processes, and replay must give equal commands.
-        for trial_id in sorted(self.trials.keys(), key=self.books.index.__getitem__):
+        for trial_id in ids_in_order(self.config, self.books.created):
             current = self.trials[trial_id]
             if current.is_finished:
                 continue
@@ -643,7 +648,7 @@ class _Step:
         experiment merely paused."""
         self.books.stopping = reason
         self.changed = True
-        for trial_id in sorted(self.trials.keys(), key=self.books.index.__getitem__):
+        for trial_id in ids_in_order(self.config, self.books.created):
             current = self.trials[trial_id]
             if not current.is_finished or current.saving_to:
                 self.put(current, lifecycle.reset_after_crash(current))
@@ -878,13 +883,6 @@ _HANDLERS: dict[type[ExperimentEvent], _Handler] = {
 """Every event type's handler: the experiment's own events, the result path
 (the scheduler's verdict joins the trial's own), and a trial's other events,
 which its lifecycle table decides."""
-
-
-def trial_id_of(config: ExperimentConfig, number: int) -> str:
-    """The id of the experiment's trial number `number` (from 0, in
-    creation order): ids are given in order, so the trials a step created
-    are known from the count before and after it."""
-    return f"{config.trial_id_prefix}_{number:05d}"
 
 
 def _reject(event: ExperimentEvent, reason: str) -> Rejection:

@@ -20,7 +20,7 @@ from typing import Generic, TypeAlias, TypeVar
 import immutables
 import msgspec
 
-from tunecore.core import resources
+from tunecore.core.experiment.books import Books
 from tunecore.core.experiment.state import ExperimentConfig, ExperimentState, trials_in_order
 from tunecore.core.schedulers.asha import ASHAScheduler
 from tunecore.core.schedulers.fifo import FIFOScheduler
@@ -34,7 +34,7 @@ from tunecore.core.search.generator import BasicVariantGenerator
 from tunecore.core.search.limiter import ConcurrencyLimiter
 from tunecore.core.search.repeater import Repeater
 from tunecore.core.stoppers import BuiltinStopper
-from tunecore.model import Resources, TrialState, TrialStatus
+from tunecore.model import Resources, TrialState
 from tunecore.model.codec import from_msgpack, to_msgpack
 
 SNAPSHOT_FORMAT = 1
@@ -103,45 +103,32 @@ def to_snapshot(state: ExperimentState) -> ExperimentSnapshot[object, object]:
 def from_snapshot(snapshot: ExperimentSnapshot[S, R]) -> ExperimentState:
     """The experiment, with every derived field recomputed from the trials."""
     trials: immutables.Map[str, TrialState] = immutables.Map()
-    index: immutables.Map[str, int] = immutables.Map()
-    pending: list[str] = []
-    paused: list[str] = []
-    running = finished = saves = 0
-    used = resources.nothing()
-    for number, trial in enumerate(snapshot.trials):
-        trial_id = trial.trial_id
-        trials = trials.set(trial_id, trial)
-        index = index.set(trial_id, number)
-        saves += len(trial.saving_to)
-        if trial.status is TrialStatus.PENDING:
-            pending.append(trial_id)
-        elif trial.status is TrialStatus.PAUSED:
-            paused.append(trial_id)
-        elif trial.status is TrialStatus.RUNNING:
-            running += 1
-            used = resources.add(used, trial.spec.resources)
-        else:
-            finished += 1
-    return ExperimentState(
+    for trial in snapshot.trials:
+        trials = trials.set(trial.trial_id, trial)
+    settled = ExperimentState(
         config=snapshot.config,
         scheduler=snapshot.scheduler,  # type: ignore[arg-type]
         searcher=snapshot.searcher,  # type: ignore[arg-type]
         stopper=snapshot.stopper,
         trials=trials,
-        index=index,
-        created=len(snapshot.trials),
-        pending=tuple(pending),
-        paused=tuple(paused),
-        running=running,
-        finished=finished,
-        saves=saves,
+        saves=sum(len(trial.saving_to) for trial in snapshot.trials),
         total=snapshot.total,
-        used=used,
         started_at=snapshot.started_at,
         now=snapshot.now,
         stopping=snapshot.stopping,
         done=snapshot.done,
         error=snapshot.error,
+    )
+    books = Books.of(settled, snapshot.trials)
+    return msgspec.structs.replace(
+        settled,
+        index=books.index,
+        created=books.created,
+        pending=books.pending.freeze(),
+        paused=books.paused.freeze(),
+        running=books.running,
+        finished=books.finished,
+        used=books.used,
     )
 
 

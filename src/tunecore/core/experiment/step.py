@@ -20,7 +20,6 @@ Rules this module lives by:
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Callable, Iterator, Sequence
 from typing import TypeAlias, TypeVar, cast, get_args, overload
 
@@ -28,6 +27,7 @@ import immutables
 import msgspec
 
 from tunecore.core import lifecycle, resources
+from tunecore.core.experiment.books import Books, Queue
 from tunecore.core.experiment.state import (
     ExperimentConfig,
     ExperimentState,
@@ -159,53 +159,11 @@ def step(state: ExperimentState, event: ExperimentEvent) -> Stepped | Rejection:
     return work.finish()
 
 
-class _Queue:
-    """A waiting queue (trial ids in creation order) during one step.
-
-    Removals only mark ids as gone and insertions copy the ids once per step,
-    so starting k trials from a queue of p costs O(p + k), not O(p * k).
-    `freeze` gives the tuple the new state keeps.
-    """
-
-    def __init__(self, ids: tuple[str, ...]) -> None:
-        self._frozen = ids
-        self._ids: list[str] | None = None
-        self._gone: set[str] = set()
-
-    def __bool__(self) -> bool:
-        return len(self) > 0
-
-    def __len__(self) -> int:
-        ids = self._frozen if self._ids is None else self._ids
-        return len(ids) - len(self._gone)
-
-    def ids(self) -> Iterator[str]:
-        ids = self._frozen if self._ids is None else self._ids
-        gone = self._gone
-        return (i for i in ids if i not in gone) if gone else iter(ids)
-
-    def remove(self, trial_id: str) -> None:
-        self._gone.add(trial_id)
-
-    def insert(self, trial_id: str, order: immutables.Map[str, int]) -> None:
-        if trial_id in self._gone:
-            self._gone.discard(trial_id)
-            return
-        if self._ids is None:
-            self._ids = list(self._frozen)
-        bisect.insort(self._ids, trial_id, key=order.__getitem__)
-
-    def freeze(self) -> tuple[str, ...]:
-        if self._ids is None and not self._gone:
-            return self._frozen
-        return tuple(self.ids())
-
-
 class _TrialsView(Sequence[TrialState]):
     """The trials of a queue, looked up only when read: handing the
     scheduler the pending and paused queues costs nothing."""
 
-    def __init__(self, queue: _Queue, trials: immutables.Map[str, TrialState]) -> None:
+    def __init__(self, queue: Queue, trials: immutables.Map[str, TrialState]) -> None:
         self._queue = queue
         self._trials = trials
 
@@ -223,39 +181,6 @@ class _TrialsView(Sequence[TrialState]):
     def __iter__(self) -> Iterator[TrialState]:
         trials = self._trials
         return (trials[i] for i in self._queue.ids())
-
-
-class _Books:
-    """The experiment's bookkeeping during one step: queues, counters,
-    resources, the end. Built on first use: a result that lets its trial
-    continue never needs it."""
-
-    __slots__ = (
-        "created",
-        "done",
-        "error",
-        "finished",
-        "index",
-        "paused",
-        "pending",
-        "running",
-        "stopping",
-        "total",
-        "used",
-    )
-
-    def __init__(self, state: ExperimentState) -> None:
-        self.index = state.index
-        self.created = state.created
-        self.pending = _Queue(state.pending)
-        self.paused = _Queue(state.paused)
-        self.running = state.running
-        self.finished = state.finished
-        self.total = state.total
-        self.used = state.used
-        self.stopping = state.stopping
-        self.done = False
-        self.error = state.error
 
 
 class _Step:
@@ -289,12 +214,12 @@ class _Step:
         self.commands: list[Command] = []
         self.changed = False
         self.resumed = False
-        self._books: _Books | None = None
+        self._books: Books | None = None
 
     @property
-    def books(self) -> _Books:
+    def books(self) -> Books:
         if self._books is None:
-            self._books = _Books(self.state)
+            self._books = Books(self.state)
         return self._books
 
     # -- events -----------------------------------------------------------
@@ -557,26 +482,10 @@ class _Step:
         if old is new:
             return
         self.changed = True
-        if old is PENDING:
-            self.books.pending.remove(trial_id)
-        elif old is PAUSED:
-            self.books.paused.remove(trial_id)
-        elif old is RUNNING:
-            self.books.running -= 1
-            self.books.used = resources.subtract(self.books.used, before.spec.resources)
-        else:  # a finished trial comes back only on resume
-            self.books.finished -= 1
+        self.books.leave(before)
         if self.searcher is not None and PAUSED in (old, new) and not after.is_finished:
             self.searcher = paused_in(self.searcher, trial_id, paused=new is PAUSED)
-        if new is PENDING:
-            self.books.pending.insert(trial_id, self.books.index)
-        elif new is PAUSED:
-            self.books.paused.insert(trial_id, self.books.index)
-        elif new is RUNNING:
-            self.books.running += 1
-            self.books.used = resources.add(self.books.used, after.spec.resources)
-        else:
-            self.books.finished += 1
+        self.books.enter(after)
 
     def _add_trial(self, config: JsonDict, evaluated: JsonDict, tag: str) -> None:
         number = self.books.created

@@ -29,7 +29,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import overload
+from typing import TypeVar, cast, overload
 
 import msgspec
 
@@ -387,39 +387,45 @@ class ExperimentLoop:
     # -- commands -------------------------------------------------------------
 
     def _carry_out(self, command: Command) -> None:
+        """Dispatch on the command's type (`_COMMANDS`); each acts on the
+        trial the command names, as it stands now."""
         if isinstance(command, ExperimentDone):
             if command.error:
                 logger.error("The experiment ended early: %s", command.error)
             return
-        trial = self.state.trials[command.trial_id]
-        trial_id = trial.trial_id
-        if isinstance(command, ResolveResources):
-            self._answers.append(self._resolve(trial))
-        elif isinstance(command, StartTrial):
-            context = self._context(trial)
-            self._storage.write_params(Path(context.trial_dir), trial.spec.config)
-            self._callbacks.on_trial_start(self._iteration, self._trials(), self._view(trial))
-            self._hosted.add(trial_id)
-            self._executor.start(
-                trial_id,
-                trial.spec.resources,
-                trial.spec.config,
-                context,
-                self._located(command.restore_from),
-            )
-        elif isinstance(command, ContinueTrial):
-            self._executor.train(trial_id, self._until(trial_id))
-        elif isinstance(command, SaveCheckpoint):
-            self._save(trial, command.storage)
-        elif isinstance(command, PauseTrial):
-            self._hosted.discard(trial_id)
-            self._executor.release(trial_id)
-        elif isinstance(command, StopTrial):
-            self._stop(trial, command.error)
-        elif isinstance(command, DeleteCheckpoint):
-            self._delete(self._storage.located(command.checkpoint))
-        elif isinstance(command, ResetTrial):
-            self._reset(trial, command)
+        _COMMANDS[type(command)](self, self.state.trials[command.trial_id], command)
+
+    def _start(self, trial: TrialState, command: StartTrial) -> None:
+        context = self._context(trial)
+        self._storage.write_params(Path(context.trial_dir), trial.spec.config)
+        self._callbacks.on_trial_start(self._iteration, self._trials(), self._view(trial))
+        self._hosted.add(trial.trial_id)
+        self._executor.start(
+            trial.trial_id,
+            trial.spec.resources,
+            trial.spec.config,
+            context,
+            self._located(command.restore_from),
+        )
+
+    def _continue(self, trial: TrialState, _command: ContinueTrial) -> None:
+        self._executor.train(trial.trial_id, self._until(trial.trial_id))
+
+    def _pause(self, trial: TrialState, _command: PauseTrial) -> None:
+        self._hosted.discard(trial.trial_id)
+        self._executor.release(trial.trial_id)
+
+    def _resolve_resources(self, trial: TrialState, _command: ResolveResources) -> None:
+        self._answers.append(self._resolve(trial))
+
+    def _save_checkpoint(self, trial: TrialState, command: SaveCheckpoint) -> None:
+        self._save(trial, command.storage)
+
+    def _stop_trial(self, trial: TrialState, command: StopTrial) -> None:
+        self._stop(trial, command.error)
+
+    def _delete_checkpoint(self, _trial: TrialState, command: DeleteCheckpoint) -> None:
+        self._delete(self._storage.located(command.checkpoint))
 
     def _resolve(self, trial: TrialState) -> ExperimentEvent:
         """What a new trial asks for, from its config by the user's code
@@ -600,6 +606,30 @@ class ExperimentLoop:
             self._trials_of = self.state
             self._trials_cache = _CreationOrder(self.state, self._view)
         return self._trials_cache
+
+
+_C = TypeVar("_C", bound=Command)
+_Doer = Callable[[ExperimentLoop, TrialState, Command], None]
+
+
+def _doer(command: type[_C], do: Callable[[ExperimentLoop, TrialState, _C], None]) -> _Doer:
+    """Erase the command type for the table; `do` is only called with a
+    command of the type it is registered under."""
+    del command
+    return cast(_Doer, do)
+
+
+_COMMANDS: dict[type[Command], _Doer] = {
+    ResolveResources: _doer(ResolveResources, ExperimentLoop._resolve_resources),
+    StartTrial: _doer(StartTrial, ExperimentLoop._start),
+    ContinueTrial: _doer(ContinueTrial, ExperimentLoop._continue),
+    SaveCheckpoint: _doer(SaveCheckpoint, ExperimentLoop._save_checkpoint),
+    PauseTrial: _doer(PauseTrial, ExperimentLoop._pause),
+    StopTrial: _doer(StopTrial, ExperimentLoop._stop_trial),
+    DeleteCheckpoint: _doer(DeleteCheckpoint, ExperimentLoop._delete_checkpoint),
+    ResetTrial: _doer(ResetTrial, ExperimentLoop._reset),
+}
+"""What the loop does for each command the core gives about a trial."""
 
 
 class _CreationOrder(Sequence[Trial]):

@@ -93,10 +93,12 @@ class CallbackList(Callback):
         self.callbacks: list[Callback] = list(callbacks)
         self._reported: set[tuple[int, str, type[BaseException]]] = set()
 
-    def _each(self, hook: str, call: Callable[[Callback], None]) -> None:
+    def _each(self, hook: str, *args: object) -> None:
+        """Call `hook` with `args` on every callback: the typed methods below
+        are the contract, this the one way each is forwarded."""
         for position, callback in enumerate(self.callbacks):
             try:
-                call(callback)
+                getattr(callback, hook)(*args)
             except Exception as error:
                 key = (position, hook, type(error))
                 if key in self._reported:
@@ -117,19 +119,19 @@ class CallbackList(Callback):
                 )
 
     def on_step_begin(self, iteration: int, trials: Sequence[Trial]) -> None:
-        self._each("on_step_begin", lambda c: c.on_step_begin(iteration, trials))
+        self._each("on_step_begin", iteration, trials)
 
     def on_step_end(self, iteration: int, trials: Sequence[Trial]) -> None:
-        self._each("on_step_end", lambda c: c.on_step_end(iteration, trials))
+        self._each("on_step_end", iteration, trials)
 
     def on_trial_start(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
-        self._each("on_trial_start", lambda c: c.on_trial_start(iteration, trials, trial))
+        self._each("on_trial_start", iteration, trials, trial)
 
     def on_trial_restore(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
-        self._each("on_trial_restore", lambda c: c.on_trial_restore(iteration, trials, trial))
+        self._each("on_trial_restore", iteration, trials, trial)
 
     def on_trial_save(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
-        self._each("on_trial_save", lambda c: c.on_trial_save(iteration, trials, trial))
+        self._each("on_trial_save", iteration, trials, trial)
 
     def on_trial_result(
         self,
@@ -138,16 +140,16 @@ class CallbackList(Callback):
         trial: Trial,
         result: Mapping[str, JsonValue],
     ) -> None:
-        self._each("on_trial_result", lambda c: c.on_trial_result(iteration, trials, trial, result))
+        self._each("on_trial_result", iteration, trials, trial, result)
 
     def on_trial_complete(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
-        self._each("on_trial_complete", lambda c: c.on_trial_complete(iteration, trials, trial))
+        self._each("on_trial_complete", iteration, trials, trial)
 
     def on_trial_error(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
-        self._each("on_trial_error", lambda c: c.on_trial_error(iteration, trials, trial))
+        self._each("on_trial_error", iteration, trials, trial)
 
     def on_trial_recover(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
-        self._each("on_trial_recover", lambda c: c.on_trial_recover(iteration, trials, trial))
+        self._each("on_trial_recover", iteration, trials, trial)
 
     def on_checkpoint(
         self,
@@ -156,10 +158,10 @@ class CallbackList(Callback):
         trial: Trial,
         checkpoint: CheckpointRef,
     ) -> None:
-        self._each("on_checkpoint", lambda c: c.on_checkpoint(iteration, trials, trial, checkpoint))
+        self._each("on_checkpoint", iteration, trials, trial, checkpoint)
 
     def on_experiment_end(self, trials: Sequence[Trial]) -> None:
-        self._each("on_experiment_end", lambda c: c.on_experiment_end(trials))
+        self._each("on_experiment_end", trials)
 
 
 TrialDirOf = Callable[[Trial], Path]

@@ -1,0 +1,69 @@
+"""Every msgspec struct tunecore defines, as stored data sees it: its tag,
+whether it is encoded as an array, and its fields with their types and
+whether they are required. `tests/schema/structs.json` holds the manifest
+as it was; `test_schema_evolution.py` checks the code against it by the
+rules of docs/architecture.md ("Schema evolution").
+
+Write it again, after a change the rules allow, with
+
+    python -m tests.schema.manifest
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import pkgutil
+import re
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+import tunecore
+
+MANIFEST = Path(__file__).parent / "structs.json"
+
+_MODULE_PATH = re.compile(r"\b(?:[a-z_][a-z0-9_]*\.)+(?=[A-Z])")
+
+
+def type_name(annotation: object) -> str:
+    """A field's type without module paths (`tunecore.model.trial.Location`
+    is `Location`): moving a class to another module changes no stored byte."""
+    text = annotation.__name__ if isinstance(annotation, type) else str(annotation)
+    return _MODULE_PATH.sub("", text.replace("typing.", ""))
+
+
+def current() -> dict[str, dict[str, Any]]:
+    """The manifest of the code as it is, by class name (names are unique)."""
+    structs: dict[str, dict[str, Any]] = {}
+    for info in pkgutil.walk_packages(tunecore.__path__, "tunecore."):
+        module = importlib.import_module(info.name)
+        for cls in vars(module).values():
+            if not (
+                inspect.isclass(cls)
+                and issubclass(cls, msgspec.Struct)
+                and cls.__module__ == module.__name__
+            ):
+                continue
+            config = cls.__struct_config__
+            structs[cls.__qualname__] = {
+                "tag": config.tag,
+                "array_like": config.array_like,
+                "fields": [
+                    f"{field.name}: {type_name(field.type)}" + ("" if field.required else " = ...")
+                    for field in msgspec.structs.fields(cls)
+                ],
+            }
+    return dict(sorted(structs.items()))
+
+
+def recorded() -> dict[str, dict[str, Any]]:
+    data: dict[str, dict[str, Any]] = json.loads(MANIFEST.read_text(encoding="utf-8"))
+    return data
+
+
+if __name__ == "__main__":
+    MANIFEST.write_text(json.dumps(current(), indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {MANIFEST}")

@@ -1,7 +1,9 @@
 """A log written by an old tunecore must keep loading in every later one
 (msgspec schema evolution: new fields get defaults). `tests/golden/log_v1`
-was written once by `tests/golden/make_golden_log.py` and is never
-rewritten; `expected.json` holds what replaying it gave then."""
+was written once by `tests/golden/make_golden_log.py`, `log_v1_pbt` (PBT's
+exploits, drawn values, resources from the config, a stopper's verdicts)
+by `make_golden_log_pbt.py`; neither is ever rewritten, and each one's
+`expected.json` holds what replaying it gave then."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import tunecore
+from tunecore.model import ResultReported
 from tunecore.shell.eventlog import read_log
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -32,5 +35,11 @@ def test_an_old_log_replays_to_what_it_replayed_to_when_written(
     assert sorted(t.status.value for t in trials) == expected["statuses"]
     iterations = sorted(int(str(t.last_result["training_iteration"])) for t in trials)
     assert iterations == expected["iterations"]
-    kinds = {type(event).__name__ for event in read_log(directory).events}
-    assert {"ResultReported", "CheckpointSaved", "TrialFailed", "ExperimentResumed"} <= kinds
+    events = read_log(directory).events
+    kinds = {type(event).__name__ for event in events}
+    wanted = expected.get(
+        "kinds", ["ResultReported", "CheckpointSaved", "TrialFailed", "ExperimentResumed"]
+    )
+    assert set(wanted) <= kinds
+    stopped_by = [e for e in events if isinstance(e, ResultReported) and e.stopped_by]
+    assert len(stopped_by) == expected.get("stopped_by", 0)

@@ -115,7 +115,6 @@ because Ray's behaviour there is an accident of its implementation:
 
 from __future__ import annotations
 
-import copy
 import math
 from collections.abc import Mapping, Sequence
 from typing import Literal, Self, cast
@@ -131,6 +130,7 @@ from tunecore.core.schedulers.base import (
     Fits,
     Horizon,
     Verdict,
+    evolve,
     require_objective,
     resolve_objective,
     signed,
@@ -348,7 +348,7 @@ class ASHAScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
         rungs = self.rungs[bracket]
         first = float(rungs[0].milestone) if rungs else math.inf
         standings = self.standings.set(trial_id, Standing(bracket=bracket, next_at=first))
-        return self._evolve(standings=standings, rng=rng)
+        return evolve(self, standings=standings, rng=rng)
 
     def decides_next_at(self, trial_id: str) -> Horizon | None:
         """The stopping variant decides only at the trial's next milestone
@@ -519,7 +519,7 @@ class ASHAScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
         )
         scheduler = scheduler._with(trial_id, moved, reached, updated)
         waiting, records = scheduler.waiting + 1, scheduler.records + 1
-        return scheduler._evolve(waiting=waiting, records=records), PAUSE
+        return evolve(scheduler, waiting=waiting, records=records), PAUSE
 
     def _record_final(self, trial_id: str, standing: Standing, now: float, value: float) -> Self:
         """A finished trial's last score joins the highest rung it reached
@@ -538,7 +538,7 @@ class ASHAScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
         )
         moved = msgspec.structs.replace(standing, recorded=standing.recorded | 1 << reached)
         scheduler = self._with(trial_id, moved, reached, updated)
-        return scheduler._evolve(records=scheduler.records + 1)
+        return evolve(scheduler, records=scheduler.records + 1)
 
     def _choose_promotion(
         self, pending: Sequence[TrialState], paused: Sequence[TrialState], fits: Fits
@@ -628,7 +628,7 @@ class ASHAScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
             recorded=standing.recorded,
         )
         scheduler = self._with(trial_id, moved, level, updated)
-        return scheduler._evolve(waiting=scheduler.waiting - 1)
+        return evolve(scheduler, waiting=scheduler.waiting - 1)
 
     # -- bookkeeping ------------------------------------------------------------
 
@@ -638,32 +638,21 @@ class ASHAScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
         bracket = standing.bracket
         rungs = self.rungs[bracket]
         bracket_rungs = (*rungs[:index], rung, *rungs[index + 1 :])
-        return self._evolve(
+        return evolve(
+            self,
             rungs=(*self.rungs[:bracket], bracket_rungs, *self.rungs[bracket + 1 :]),
             standings=self.standings.set(trial_id, standing),
         )
 
-    def _evolve(self, **changes: object) -> Self:
-        """This scheduler with `changes`: `msgspec.structs.replace` minus its
-        second run of `__post_init__`, whose checks concern the configuration
-        alone, which hooks never change (it was checked when the scheduler
-        was built or decoded). The fields are set on a fresh copy nobody else
-        holds yet, so the struct stays immutable to everyone else; this keeps
-        a milestone crossing from paying for a dozen validations."""
-        evolved = copy.copy(self)
-        for name, value in changes.items():
-            msgspec.structs.force_setattr(evolved, name, value)
-        return evolved
-
     def _stopped(self) -> Self:
-        return self._evolve(num_stopped=self.num_stopped + 1)
+        return evolve(self, num_stopped=self.num_stopped + 1)
 
     def _forget(self, trial_id: str) -> Self:
         standing = self.standings.get(trial_id)
         if standing is None:
             return self
         scheduler = self._unwait(trial_id, standing)
-        return scheduler._evolve(standings=scheduler.standings.discard(trial_id))
+        return evolve(scheduler, standings=scheduler.standings.discard(trial_id))
 
 
 def _first_unrecorded(rungs: tuple[Rung, ...], recorded: int) -> float:

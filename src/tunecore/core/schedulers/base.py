@@ -13,8 +13,9 @@ experiment, so a scheduler can be tested alone: build trials with
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping, Sequence
-from typing import Protocol, Self
+from typing import Protocol, Self, TypeVar
 
 import msgspec
 
@@ -188,3 +189,19 @@ def resolve_objective(
 def signed(value: float, mode: Mode) -> float:
     """A score where greater is always better."""
     return value if mode is Mode.MAX else -value
+
+
+_S = TypeVar("_S", bound=msgspec.Struct)
+
+
+def evolve(scheduler: _S, **changes: object) -> _S:
+    """`scheduler` with `changes`: `msgspec.structs.replace` minus its second
+    run of `__post_init__`, whose checks concern the configuration alone,
+    which hooks never change (it was checked when the scheduler was built
+    or decoded). The fields are set on a fresh copy nobody else holds yet,
+    so the struct stays immutable to everyone else; this keeps a result
+    from paying for a dozen validations."""
+    evolved = copy.copy(scheduler)
+    for name, value in changes.items():
+        msgspec.structs.force_setattr(evolved, name, value)
+    return evolved

@@ -101,7 +101,6 @@ continues with identical decisions.
 
 from __future__ import annotations
 
-import copy
 import math
 from collections.abc import Mapping, Sequence
 from operator import itemgetter
@@ -117,6 +116,7 @@ from tunecore.core.schedulers.base import (
     STOP,
     Fits,
     Verdict,
+    evolve,
     require_objective,
     resolve_objective,
     signed,
@@ -326,7 +326,8 @@ class HyperBandScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
             below=current.below + 1,
         )
         member = Member(bracket=index, order=self.added)
-        return self._evolve(
+        return evolve(
+            self,
             brackets=brackets.set(index, current),
             bracket_count=count,
             band=band,
@@ -535,7 +536,8 @@ class HyperBandScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
             member = members.get(current)
             assert member is not None
             verdict = CONTINUE if self._runnable(member, bracket) else PAUSE
-        scheduler = self._evolve(
+        scheduler = evolve(
+            self,
             brackets=self.brackets.set(index, bracket),
             members=members,
             doomed=doomed,
@@ -546,7 +548,8 @@ class HyperBandScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
     # -- bookkeeping ------------------------------------------------------------
 
     def _put(self, trial_id: str, member: Member, bracket: Bracket) -> Self:
-        return self._evolve(
+        return evolve(
+            self,
             members=self.members.set(trial_id, member),
             brackets=self.brackets.set(member.bracket, bracket),
         )
@@ -555,8 +558,8 @@ class HyperBandScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
         member = self.members.get(trial_id)
         if member is None:
             return self
-        scheduler = self._evolve(
-            members=self.members.discard(trial_id), doomed=self.doomed.discard(trial_id)
+        scheduler = evolve(
+            self, members=self.members.discard(trial_id), doomed=self.doomed.discard(trial_id)
         )
         if not member.live:
             return scheduler
@@ -567,14 +570,6 @@ class HyperBandScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
             live=bracket.live - 1,
             below=bracket.below - (member.time < bracket.milestone),
         )
-        scheduler = scheduler._evolve(brackets=scheduler.brackets.set(member.bracket, bracket))
+        scheduler = evolve(scheduler, brackets=scheduler.brackets.set(member.bracket, bracket))
         scheduler, _ = scheduler._halve(member.bracket, None)
         return scheduler
-
-    def _evolve(self, **changes: object) -> Self:
-        """`msgspec.structs.replace` without re-running `__post_init__`
-        (see `ASHAScheduler._evolve`)."""
-        evolved = copy.copy(self)
-        for name, value in changes.items():
-            msgspec.structs.force_setattr(evolved, name, value)
-        return evolved

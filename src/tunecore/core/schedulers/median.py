@@ -61,6 +61,7 @@ from tunecore.core.schedulers.base import (
     STOP,
     Fits,
     Verdict,
+    evolve,
     require_objective,
     resolve_objective,
     signed,
@@ -143,7 +144,7 @@ class MedianStoppingRule(msgspec.Struct, frozen=True, kw_only=True, tag=True):
         if sample is None or trial_id in self.stopped:
             return self, CONTINUE
         history = (*self.results.get(trial_id, ()), sample)
-        rule = msgspec.structs.replace(self, results={**self.results, trial_id: history})
+        rule = evolve(self, results={**self.results, trial_id: history})
         now = sample.time
         if now < self.grace_period:
             return rule, CONTINUE

@@ -101,6 +101,7 @@ from tunecore.core.schedulers.base import (
     Exploit,
     Fits,
     Verdict,
+    evolve,
     require_objective,
     resolve_objective,
     signed,
@@ -257,7 +258,7 @@ class PopulationBasedTraining(msgspec.Struct, Generic[D_co], frozen=True, kw_onl
         the objective is missing."""
         require_objective(_OWNER, self.metric, self.mode)
         members = {**self.members, trial.trial_id: _new_member(trial)}
-        return msgspec.structs.replace(self, members=members)
+        return evolve(self, members=members)
 
     def on_trial_result(
         self, trial: TrialState, result: JsonDict, trials: Mapping[str, TrialState]
@@ -296,13 +297,13 @@ class PopulationBasedTraining(msgspec.Struct, Generic[D_co], frozen=True, kw_onl
             )
             return pbt, Verdict(decision=Decision.CONTINUE, checkpoint=True)
         if trial_id not in lower:
-            return msgspec.structs.replace(self, members=members), CONTINUE
+            return evolve(self, members=members), CONTINUE
         rng, index = integer_below(self._rng(), len(upper))
         donor_id = upper[index]
         donor = trials.get(donor_id)
         checkpoint = None if donor is None else newest_persistent(donor.checkpoints)
         if checkpoint is None:
-            return msgspec.structs.replace(self, members=members, rng=rng), CONTINUE
+            return evolve(self, members=members, rng=rng), CONTINUE
         donor_member = members[donor_id]
         rng, config = explore(
             donor_member.config,
@@ -369,7 +370,7 @@ class PopulationBasedTraining(msgspec.Struct, Generic[D_co], frozen=True, kw_onl
         ready = {} if isinstance(self.drawn, UnsetType) else self.drawn
         paths = ("/".join(str(part) for part in path) for path in wanted.paths)
         given = dict(zip(paths, values, strict=True))
-        return msgspec.structs.replace(self, drawn={**ready, **given})
+        return evolve(self, drawn={**ready, **given})
 
     def trials_to_stop(self) -> tuple[str, ...]:
         """Stops only the trial that reports."""
@@ -403,7 +404,7 @@ class PopulationBasedTraining(msgspec.Struct, Generic[D_co], frozen=True, kw_onl
         if member is None:
             member = _new_member(trial)
         finished = msgspec.structs.replace(member, finished=True)
-        return msgspec.structs.replace(self, members={**self.members, trial.trial_id: finished})
+        return evolve(self, members={**self.members, trial.trial_id: finished})
 
 
 def quantiles(

@@ -59,6 +59,7 @@ from tunecore.api.tuner import Tuner
 from tunecore.api.whatif import what_if
 from tunecore.core import apply, format_transitions, new_trial, transitions_dot
 from tunecore.core.experiment import ExperimentState, trials_in_order
+from tunecore.core.results import TRAINING_ITERATION
 from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.core.search.domains import (
     SAMPLING_TYPES,
@@ -160,7 +161,7 @@ def _play(out: list[str]) -> TrialState:
         out.append(f"{type(event).__name__:<16} -> {trial.status:<10} {commands}")
         for command in outcome.commands:
             if isinstance(command, SaveCheckpoint):
-                iteration = trial.last_result.get("training_iteration", 0)
+                iteration = trial.last_result.get(TRAINING_ITERATION, 0)
                 assert isinstance(iteration, int)
                 path = f"checkpoint_{iteration:06d}"
                 feed(

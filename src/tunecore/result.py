@@ -2,18 +2,24 @@
 spells them, so `from tunecore.result import TRAINING_ITERATION` works where
 a script imported them from Ray.
 
-Keys tunecore fills in itself come from where they are used (the core for
-what it records, the trainable wrapper for what it measures); the others
-are conventions of Ray's examples (`mean_loss`, `episode_reward_mean`) that
-tunecore only names.
+Keys tunecore fills in itself come from `tunecore.core.results`, where
+every result-key name it uses lives; the others are conventions of Ray's
+examples (`mean_loss`, `episode_reward_mean`) that tunecore only names.
 """
 
 from tunecore.core.results import (
     DEFAULT_METRIC,
     DONE,
     EXPERIMENT_TAG,
+    HOSTNAME,
+    ITERATIONS_SINCE_RESTORE,
+    PID,
     RESULT_DUPLICATE,
     SHOULD_CHECKPOINT,
+    TIME_SINCE_RESTORE,
+    TIME_THIS_ITER_S,
+    TIME_TOTAL_S,
+    TIMESTAMP,
     TRAINING_ITERATION,
     TRIAL_ID,
 )
@@ -23,15 +29,6 @@ from tunecore.shell.storage import (
     PARAMS_FILE,
     PROGRESS_FILE,
     RESULT_FILE,
-)
-from tunecore.shell.trainable.results import (
-    HOSTNAME,
-    ITERATIONS_SINCE_RESTORE,
-    PID,
-    TIME_SINCE_RESTORE,
-    TIME_THIS_ITER_S,
-    TIME_TOTAL_S,
-    TIMESTAMP,
 )
 
 NODE_IP = "node_ip"

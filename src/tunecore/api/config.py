@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from tunecore.core.results import TRAINING_ITERATION
 from tunecore.model import parse_export_formats
 from tunecore.shell.stoppers import plan_stop
 from tunecore.shell.store import KNOWN_SCHEMES, LocalStore, resolve_storage, uri_scheme
@@ -30,7 +31,7 @@ class CheckpointConfig(BaseModel):
     model_config = _FROZEN
 
     num_to_keep: Annotated[int, Field(ge=1)] | None = None
-    checkpoint_score_attribute: str = "training_iteration"
+    checkpoint_score_attribute: str = TRAINING_ITERATION
     checkpoint_score_order: Literal["max", "min"] = "max"
     checkpoint_frequency: Annotated[int, Field(ge=0)] = 0
     checkpoint_at_end: bool | None = None

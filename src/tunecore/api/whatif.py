@@ -40,8 +40,10 @@ from tunecore.api.simulate import simulate
 from tunecore.core.experiment import ExperimentState, trial_id_of, trials_in_order
 from tunecore.core.experiment.step import AUTOFILLED
 from tunecore.core.results import (
+    DONE,
     EXPERIMENT_TAG,
     SHOULD_CHECKPOINT,
+    TRAINING_ITERATION,
     TRIAL_ID,
     flatten,
     is_end_marker,
@@ -245,10 +247,10 @@ def what_if(
         if iteration > len(trial.results):
             # The policy let it go on past its recorded curve: it ends here,
             # with a result of no metrics (nothing is invented), and is named.
-            return {"done": True}, 0.0
+            return {DONE: True}, 0.0
         metrics = dict(trial.results[iteration - 1])
         if iteration == len(trial.results) and trial.ended_itself:
-            metrics["done"] = True
+            metrics[DONE] = True
         return metrics, trial.seconds[iteration - 1]
 
     with tempfile.TemporaryDirectory(prefix="tunecore-what-if-") as scratch:
@@ -269,7 +271,7 @@ def what_if(
     )
     asked = [0] * len(recorded)  # the last iteration the policy let each trial reach
     for config, last in finals:
-        number, iterations = config[TRIAL_KEY], last.get("training_iteration", 0)
+        number, iterations = config[TRIAL_KEY], last.get(TRAINING_ITERATION, 0)
         assert isinstance(number, int)
         asked[number] = iterations if isinstance(iterations, int) else 0
     lengths = [len(t.results) for t in recorded]

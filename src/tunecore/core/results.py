@@ -21,6 +21,16 @@ no result of its own (see `lifecycle.end_training`)."""
 DEFAULT_METRIC = "_metric"
 """Where a number a function trainable returns is reported (Ray's name)."""
 
+# What the trainable wrapper measures and adds to every result (the core
+# only reads them): every result-key name lives in this module.
+TIME_THIS_ITER_S = "time_this_iter_s"
+TIME_TOTAL_S = "time_total_s"
+TIME_SINCE_RESTORE = "time_since_restore"
+ITERATIONS_SINCE_RESTORE = "iterations_since_restore"
+TIMESTAMP = "timestamp"
+PID = "pid"
+HOSTNAME = "hostname"
+
 
 def flatten(result: Mapping[str, JsonValue], separator: str = "/") -> JsonDict:
     """Nested dicts become '/'-joined keys (`{"a": {"b": 1}}` -> `{"a/b": 1}`);

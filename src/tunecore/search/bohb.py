@@ -53,6 +53,7 @@ from contextlib import contextmanager
 from types import ModuleType
 from typing import Any, Self
 
+from tunecore.core.results import DEFAULT_METRIC
 from tunecore.core.search.domains import copy_json, plain_json
 from tunecore.core.search.variants import ParamSpace, as_param_space
 from tunecore.model import InvalidFieldError, JsonDict
@@ -70,8 +71,6 @@ from tunecore.search.spaces import (
 
 _NAME = "TuneBOHB"
 _MISSING = "TuneBOHB needs hpbandster and ConfigSpace: pip install 'tunecore[bohb]'"
-DEFAULT_METRIC = "_metric"
-"""Ray's anonymous metric, used when only a mode is given."""
 _BOHB_KEYS = frozenset(
     {
         "min_points_in_model",

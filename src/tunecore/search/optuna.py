@@ -60,6 +60,7 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Self
 
+from tunecore.core.results import DEFAULT_METRIC, TRAINING_ITERATION
 from tunecore.core.search.domains import DOMAIN_TYPES
 from tunecore.core.search.variants import ParamSpace, parse_space
 from tunecore.model import InvalidFieldError, JsonDict
@@ -98,11 +99,6 @@ except ImportError:
     HAS_OPTUNA = False
 else:
     HAS_OPTUNA = True
-
-DEFAULT_METRIC = "_metric"
-"""Ray's name for the metric when only a mode is given."""
-
-TRAINING_ITERATION = "training_iteration"
 
 
 def _require_optuna() -> None:

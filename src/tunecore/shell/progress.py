@@ -44,7 +44,7 @@ from rich.text import Text
 
 from tunecore.core.experiment import ExperimentState, trials_in_order
 from tunecore.core.naming import trial_name
-from tunecore.core.results import flatten, is_number
+from tunecore.core.results import TIME_TOTAL_S, TRAINING_ITERATION, flatten, is_number
 from tunecore.model import JsonValue, Mode, Resources, TrialState, TrialStatus
 from tunecore.shell.storage import to_json_value
 from tunecore.shell.trainable.errors import failure_reason
@@ -272,10 +272,10 @@ def progress_string(
     location = trial.location.describe(None)
     if location:
         pieces.append(location)
-    iteration = _flat_value(trial, "training_iteration")
+    iteration = _flat_value(trial, TRAINING_ITERATION)
     if iteration is not None:
         pieces.append(f"{_number(iteration)} iter")
-    seconds = _flat_value(trial, "time_total_s")
+    seconds = _flat_value(trial, TIME_TOTAL_S)
     if is_number(seconds):
         pieces.append(f"{float(seconds):.1f} s")
     for key, header in (columns or Columns()).metric_keys(metric).items():
@@ -425,13 +425,13 @@ def render_table(
     ]
 
     def add(trial: TrialState) -> None:
-        total = _flat_value(trial, "time_total_s")
+        total = _flat_value(trial, TIME_TOTAL_S)
         name.cells.append(name_of(trial))
         status_column.cells.append(trial.status.value)
         location.cells.append(trial.location.describe(local_hostname))
         for key, column in zip(params, param_columns, strict=True):
             column.cells.append(_param_cell(trial, key, evaluated))
-        iteration.cells.append(_cell(_flat_value(trial, "training_iteration")))
+        iteration.cells.append(_cell(_flat_value(trial, TRAINING_ITERATION)))
         seconds.cells.append(f"{float(total):.1f}" if is_number(total) else "")
         for key, column in zip(metric_keys, metric_columns, strict=True):
             column.cells.append(_cell(_flat_value(trial, key)))

@@ -41,7 +41,7 @@ from pathlib import Path
 
 from tunecore.core.checkpoints import current_checkpoint
 from tunecore.core.experiment import ExperimentState, trials_in_order
-from tunecore.core.results import DONE
+from tunecore.core.results import DONE, TRAINING_ITERATION
 from tunecore.model import JsonDict, JsonValue, TrialState
 from tunecore.shell.storage import PARAMS_FILE, ExperimentStorage, to_json_value
 from tunecore.shell.store import Store
@@ -155,7 +155,7 @@ def rows_to_keep(trial: TrialState, rows: list[Row]) -> list[Row]:
         checkpoint = current_checkpoint(trial)
         upto = 0 if checkpoint is None else checkpoint.training_iteration
         last = max(
-            (i for i, row in enumerate(rows) if row.get("training_iteration") == upto),
+            (i for i, row in enumerate(rows) if row.get(TRAINING_ITERATION) == upto),
             default=-1,
         )
         return rows[: last + 1]

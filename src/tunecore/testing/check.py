@@ -52,6 +52,7 @@ except ImportError as error:  # pragma: no cover - depends on the environment
         'tunecore.testing.check needs Hypothesis: pip install "tunecore[testing]"'
     ) from error
 
+from tunecore.core.results import TRAINING_ITERATION
 from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.model import Mode, Resources, TrialStatus
 from tunecore.testing.driver import PolicyDriver
@@ -170,7 +171,7 @@ class _PolicyMachine(RuleBasedStateMachine):
 
     def _follow_curve(self, trial_id: str) -> None:
         """The running trial's next result on its curve, or its end past it."""
-        count = self._driver.trial(trial_id).last_result.get("training_iteration", 0)
+        count = self._driver.trial(trial_id).last_result.get(TRAINING_ITERATION, 0)
         assert isinstance(count, int)
         curve = self.curves[trial_id]
         if count >= len(curve):

@@ -30,7 +30,7 @@ import traceback
 from collections.abc import Callable
 from typing import TextIO, cast
 
-from tunecore.core.results import flatten, is_number
+from tunecore.core.results import DONE, RESULT_DUPLICATE, SHOULD_CHECKPOINT, flatten, is_number
 from tunecore.core.schedulers.base import Horizon
 from tunecore.core.stopping import check_stop
 from tunecore.model import JsonDict
@@ -42,7 +42,7 @@ from tunecore.shell.trainable.worker import TrialContext, WorkerTrainable
 
 TrainableFactory = Callable[[JsonDict, TrialContext], WorkerTrainable]
 
-_BATCH_ENDS = ("done", "should_checkpoint", "__duplicate__")
+_BATCH_ENDS = (DONE, SHOULD_CHECKPOINT, RESULT_DUPLICATE)
 
 _REDIRECT_LOCK = threading.Lock()
 _redirected: list[tuple[str, TextIO]] = []

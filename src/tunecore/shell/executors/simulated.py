@@ -62,7 +62,7 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from tunecore.core.results import DONE
+from tunecore.core.results import DONE, HOSTNAME, PID, TIME_THIS_ITER_S, TIME_TOTAL_S, TIMESTAMP
 from tunecore.core.schedulers.base import Horizon
 from tunecore.model import (
     CheckpointRef,
@@ -80,15 +80,7 @@ from tunecore.shell.executors.base import (
     completion_event,
 )
 from tunecore.shell.trainable.checkpoint_files import CheckpointMeta
-from tunecore.shell.trainable.results import (
-    HOSTNAME,
-    PID,
-    TIME_THIS_ITER_S,
-    TIME_TOTAL_S,
-    TIMESTAMP,
-    ResultClock,
-    plain_json_dict,
-)
+from tunecore.shell.trainable.results import ResultClock, plain_json_dict
 from tunecore.shell.trainable.worker import TrialContext
 
 SimulatedTrainable = Callable[[JsonDict, int], tuple[JsonDict, float]]

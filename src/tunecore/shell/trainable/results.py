@@ -34,7 +34,17 @@ import socket
 import time
 from collections.abc import Mapping
 
-from tunecore.core.results import DONE, TRAINING_ITERATION
+from tunecore.core.results import (
+    DONE,
+    HOSTNAME,
+    ITERATIONS_SINCE_RESTORE,
+    PID,
+    TIME_SINCE_RESTORE,
+    TIME_THIS_ITER_S,
+    TIME_TOTAL_S,
+    TIMESTAMP,
+    TRAINING_ITERATION,
+)
 from tunecore.model import JsonDict, JsonValue
 from tunecore.model.codec import to_msgpack
 from tunecore.model.storable import (
@@ -46,14 +56,6 @@ from tunecore.model.storable import (
 )
 from tunecore.shell.eventlog import MAX_RECORD_BYTES
 from tunecore.shell.trainable.checkpoint_files import CheckpointMeta
-
-TIME_THIS_ITER_S = "time_this_iter_s"
-TIME_TOTAL_S = "time_total_s"
-TIME_SINCE_RESTORE = "time_since_restore"
-ITERATIONS_SINCE_RESTORE = "iterations_since_restore"
-TIMESTAMP = "timestamp"
-PID = "pid"
-HOSTNAME = "hostname"
 
 MAX_RESULT_BYTES = MAX_RECORD_BYTES - (64 << 10)
 """The largest result a trial may report (msgpack-encoded): its event, with

@@ -50,7 +50,7 @@ from __future__ import annotations
 import inspect
 import math
 from collections.abc import Callable, Sequence
-from typing import TypeAlias, overload
+from typing import TypeAlias, TypeGuard, overload
 
 import msgspec
 
@@ -130,14 +130,27 @@ def _is_multiple(value: float, q: float) -> bool:
 # -- sampling domains ------------------------------------------------------------------------------
 
 
-class Uniform(msgspec.Struct, frozen=True, tag=True):
+class _Domain(msgspec.Struct, frozen=True):
+    """What every domain does when it is built or decoded: `check` itself,
+    naming its fields after its class (`Uniform.low`)."""
+
+    def __post_init__(self) -> None:
+        self.check(type(self).__name__)
+
+    def check(self, where: str) -> None:
+        """Validate (naming fields as `where.field`) and normalise in place."""
+
+
+def _whole(value: object) -> TypeGuard[int]:
+    """An int that is no bool."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+class Uniform(_Domain, frozen=True, tag=True):
     """A float drawn uniformly from [low, high)."""
 
     low: float
     high: float
-
-    def __post_init__(self) -> None:
-        self.check("Uniform")
 
     def check(self, where: str) -> None:
         """Validate (naming fields as `where.low` ...) and store floats."""
@@ -156,15 +169,12 @@ class Uniform(msgspec.Struct, frozen=True, tag=True):
         return is_finite_number(value) and self.low <= value <= self.high
 
 
-class QUniform(msgspec.Struct, frozen=True, tag=True):
+class QUniform(_Domain, frozen=True, tag=True):
     """A float drawn uniformly from [low, high] and rounded to a multiple of q."""
 
     low: float
     high: float
     q: float
-
-    def __post_init__(self) -> None:
-        self.check("QUniform")
 
     def check(self, where: str) -> None:
         low = _number(where, "low", self.low)
@@ -193,16 +203,13 @@ class QUniform(msgspec.Struct, frozen=True, tag=True):
         return self.low <= number <= self.high and _is_multiple(number, self.q)
 
 
-class LogUniform(msgspec.Struct, frozen=True, tag=True):
+class LogUniform(_Domain, frozen=True, tag=True):
     """A float whose logarithm is uniform: every order of magnitude in
     [low, high] is equally likely. `base` does not change the distribution."""
 
     low: float
     high: float
     base: float = 10.0
-
-    def __post_init__(self) -> None:
-        self.check("LogUniform")
 
     def check(self, where: str) -> None:
         low, high = _log_bounds(where, self.low, self.high)
@@ -219,16 +226,13 @@ class LogUniform(msgspec.Struct, frozen=True, tag=True):
         return is_finite_number(value) and self.low <= value <= self.high
 
 
-class QLogUniform(msgspec.Struct, frozen=True, tag=True):
+class QLogUniform(_Domain, frozen=True, tag=True):
     """A log-uniform float rounded to a multiple of q, within [low, high]."""
 
     low: float
     high: float
     q: float
     base: float = 10.0
-
-    def __post_init__(self) -> None:
-        self.check("QLogUniform")
 
     def check(self, where: str) -> None:
         low, high = _log_bounds(where, self.low, self.high)
@@ -276,14 +280,11 @@ def _log_base(where: str, value: object) -> float:
     return base
 
 
-class RandInt(msgspec.Struct, frozen=True, tag=True):
+class RandInt(_Domain, frozen=True, tag=True):
     """An integer drawn uniformly from [low, high): high is exclusive."""
 
     low: int
     high: int
-
-    def __post_init__(self) -> None:
-        self.check("RandInt")
 
     def check(self, where: str) -> None:
         low = _integer(where, "low", self.low)
@@ -298,9 +299,7 @@ class RandInt(msgspec.Struct, frozen=True, tag=True):
         return rng, self.low + offset
 
     def is_valid(self, value: JsonValue) -> bool:
-        return (
-            isinstance(value, int) and not isinstance(value, bool) and self.low <= value < self.high
-        )
+        return _whole(value) and self.low <= value < self.high
 
 
 def _check_multiples(where: str, low: object, high: object, q: object) -> None:
@@ -319,15 +318,12 @@ def _check_multiples(where: str, low: object, high: object, q: object) -> None:
         )
 
 
-class QRandInt(msgspec.Struct, frozen=True, tag=True):
+class QRandInt(_Domain, frozen=True, tag=True):
     """A multiple of q drawn uniformly from [low, high], both ends inclusive."""
 
     low: int
     high: int
     q: int = 1
-
-    def __post_init__(self) -> None:
-        self.check("QRandInt")
 
     def check(self, where: str) -> None:
         _check_multiples(where, self.low, self.high, self.q)
@@ -339,21 +335,13 @@ class QRandInt(msgspec.Struct, frozen=True, tag=True):
         return rng, (k_low + offset) * self.q
 
     def is_valid(self, value: JsonValue) -> bool:
-        return (
-            isinstance(value, int)
-            and not isinstance(value, bool)
-            and self.low <= value <= self.high
-            and value % self.q == 0
-        )
+        return _whole(value) and self.low <= value <= self.high and value % self.q == 0
 
 
-class Choice(msgspec.Struct, frozen=True, tag=True):
+class Choice(_Domain, frozen=True, tag=True):
     """One of `categories`, each equally likely."""
 
     categories: list[JsonValue]
-
-    def __post_init__(self) -> None:
-        self.check("Choice")
 
     def check(self, where: str) -> None:
         _force(self, "categories", _non_empty(where, "categories", self.categories))
@@ -366,14 +354,11 @@ class Choice(msgspec.Struct, frozen=True, tag=True):
         return any(_same(value, category) for category in self.categories)
 
 
-class RandN(msgspec.Struct, frozen=True, tag=True):
+class RandN(_Domain, frozen=True, tag=True):
     """A float drawn from the normal distribution N(mean, sd^2)."""
 
     mean: float = 0.0
     sd: float = 1.0
-
-    def __post_init__(self) -> None:
-        self.check("RandN")
 
     def check(self, where: str) -> None:
         mean = _number(where, "mean", self.mean)
@@ -390,15 +375,12 @@ class RandN(msgspec.Struct, frozen=True, tag=True):
         return is_finite_number(value)
 
 
-class QRandN(msgspec.Struct, frozen=True, tag=True):
+class QRandN(_Domain, frozen=True, tag=True):
     """A normal draw N(mean, sd^2) rounded to the nearest multiple of q."""
 
     mean: float
     sd: float
     q: float
-
-    def __post_init__(self) -> None:
-        self.check("QRandN")
 
     def check(self, where: str) -> None:
         mean = _number(where, "mean", self.mean)
@@ -420,16 +402,13 @@ class QRandN(msgspec.Struct, frozen=True, tag=True):
         return is_finite_number(value) and _is_multiple(float(value), self.q)
 
 
-class LogRandInt(msgspec.Struct, frozen=True, tag=True):
+class LogRandInt(_Domain, frozen=True, tag=True):
     """An integer in [low, high) whose logarithm is about uniform: the floor
     of a log-uniform float, as Ray draws it. High is exclusive."""
 
     low: int
     high: int
     base: float = 10.0
-
-    def __post_init__(self) -> None:
-        self.check("LogRandInt")
 
     def check(self, where: str) -> None:
         low = _integer(where, "low", self.low)
@@ -447,12 +426,10 @@ class LogRandInt(msgspec.Struct, frozen=True, tag=True):
         return rng, min(max(math.floor(math.exp(exponent)), self.low), self.high - 1)
 
     def is_valid(self, value: JsonValue) -> bool:
-        return (
-            isinstance(value, int) and not isinstance(value, bool) and self.low <= value < self.high
-        )
+        return _whole(value) and self.low <= value < self.high
 
 
-class QLogRandInt(msgspec.Struct, frozen=True, tag=True):
+class QLogRandInt(_Domain, frozen=True, tag=True):
     """A multiple of q in [low, high] (both inclusive) drawn log-uniformly:
     a log-uniform float between the multiples of q that bound the range,
     rounded to the nearest multiple."""
@@ -461,9 +438,6 @@ class QLogRandInt(msgspec.Struct, frozen=True, tag=True):
     high: int
     q: int
     base: float = 10.0
-
-    def __post_init__(self) -> None:
-        self.check("QLogRandInt")
 
     def check(self, where: str) -> None:
         low = _integer(where, "low", self.low)
@@ -479,24 +453,16 @@ class QLogRandInt(msgspec.Struct, frozen=True, tag=True):
         return rng, min(max(round(math.exp(exponent)), k_low), k_high) * self.q
 
     def is_valid(self, value: JsonValue) -> bool:
-        return (
-            isinstance(value, int)
-            and not isinstance(value, bool)
-            and self.low <= value <= self.high
-            and value % self.q == 0
-        )
+        return _whole(value) and self.low <= value <= self.high and value % self.q == 0
 
 
 # -- grid and functions ----------------------------------------------------------------------------
 
 
-class GridSearch(msgspec.Struct, frozen=True, tag=True):
+class GridSearch(_Domain, frozen=True, tag=True):
     """Every one of `values`, in order: the generator crosses all grids."""
 
     values: list[JsonValue]
-
-    def __post_init__(self) -> None:
-        self.check("GridSearch")
 
     def check(self, where: str) -> None:
         _force(self, "values", _non_empty(where, "values", self.values))
@@ -505,7 +471,7 @@ class GridSearch(msgspec.Struct, frozen=True, tag=True):
         return any(_same(value, item) for item in self.values)
 
 
-class SampleFrom(msgspec.Struct, frozen=True, tag=True, omit_defaults=True):
+class SampleFrom(_Domain, frozen=True, tag=True, omit_defaults=True):
     """A value computed from the rest of the config by a Python function.
 
     The function takes the partly resolved config (a `ConfigView`: `cfg["lr"]`,
@@ -525,9 +491,6 @@ class SampleFrom(msgspec.Struct, frozen=True, tag=True, omit_defaults=True):
     func: object = None
     import_path: str = ""
     takes_config: bool = True
-
-    def __post_init__(self) -> None:
-        self.check("SampleFrom")
 
     def check(self, where: str) -> None:
         func = self.func

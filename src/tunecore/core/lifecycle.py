@@ -29,7 +29,14 @@ Rules this module lives by:
 
 The finer-grained functions (`start`, `record_result`, `decide`, `fail`, ...)
 are public because the experiment step composes them with a scheduler's
-decision; `apply` on a `ResultReported` uses the trial's own rules only.
+decision; a result goes through `conclude` on both paths (`apply` on a
+`ResultReported` with the trial's own rules only, the step with the
+policies' verdict joined in).
+
+Why one module of over 400 lines: the table, the handlers its rows name
+and the functions they compose are one unit that is read together (a
+row's targets are checked against what its handler does); the table
+alone is a third of it, one row per few lines as the formatter lays it out.
 """
 
 from __future__ import annotations
@@ -50,6 +57,7 @@ from tunecore.core.results import (
     flatten,
     is_end_marker,
 )
+from tunecore.core.schedulers.base import CONTINUE, STOP, Verdict
 from tunecore.core.stopping import StopCriterionError, check_stop
 from tunecore.model import (
     Applied,
@@ -252,6 +260,27 @@ def exploit(
     return Applied(reset, (command,))
 
 
+def conclude(
+    trial: TrialState,
+    result: JsonDict,
+    at: float,
+    verdict: Verdict,
+    *,
+    flat: JsonDict | None = None,
+) -> Applied:
+    """The one way a RUNNING trial takes a result: record it and carry out
+    `verdict`, the answer to it (the trial's own rules, joined by the
+    experiment with its scheduler's and stopper's): stop, pause or go on,
+    saving first when asked, or PBT's exploit and go on."""
+    terminate = verdict.decision is Decision.STOP
+    recorded = record_result(trial, result, at, terminate=terminate, flat=flat)
+    taken = verdict.exploit
+    if taken is not None and not terminate:
+        reset = exploit(recorded, taken.config, taken.experiment_tag, taken.restore_from)
+        return Applied(reset.state, (*reset.commands, ContinueTrial(trial_id=trial.trial_id)))
+    return decide(recorded, verdict.decision, checkpoint=verdict.checkpoint)
+
+
 def fail(trial: TrialState, error: str, at: float, *, recoverable: bool = True) -> Applied:
     """Count the failure and stop the worker, writing the error entry; the
     trial goes back to PENDING while `should_recover` held before this
@@ -298,8 +327,7 @@ def _on_result(trial: TrialState, event: ResultReported) -> Outcome:
     decision = own_decision(trial, event.result)
     if isinstance(decision, StopCriterionError):
         return fail(trial, decision.message, event.at)
-    recorded = record_result(trial, event.result, event.at, terminate=decision is Decision.STOP)
-    return decide(recorded, decision)
+    return conclude(trial, event.result, event.at, STOP if decision is Decision.STOP else CONTINUE)
 
 
 def _on_checkpoint_saved(trial: TrialState, event: CheckpointSaved) -> Outcome:

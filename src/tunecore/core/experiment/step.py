@@ -58,7 +58,6 @@ from tunecore.model import (
     CheckpointSaved,
     ClusterResourcesChanged,
     Command,
-    ContinueTrial,
     Decision,
     ExperimentDone,
     ExperimentEvent,
@@ -370,18 +369,7 @@ class _Step:
             self.scheduler = self.scheduler.on_trial_complete(trial, flat)
             if self.searcher is not None:
                 self.searcher = self.searcher.on_trial_complete(trial.trial_id, flat, error=False)
-        recorded = lifecycle.record_result(trial, result, event.at, terminate=terminate, flat=flat)
-        exploit = verdict.exploit
-        if exploit is not None and not terminate:
-            reset = lifecycle.exploit(
-                recorded, exploit.config, exploit.experiment_tag, exploit.restore_from
-            )
-            cont = ContinueTrial(trial_id=trial.trial_id)
-            self._apply(trial, Applied(reset.state, (*reset.commands, cont)))
-        else:
-            self._apply(
-                trial, lifecycle.decide(recorded, verdict.decision, checkpoint=verdict.checkpoint)
-            )
+        self._apply(trial, lifecycle.conclude(trial, result, event.at, verdict, flat=flat))
         return None
 
     def _on_training_ended(self, trial: TrialState, event: ResultReported) -> None:

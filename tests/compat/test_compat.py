@@ -44,11 +44,6 @@ XFAIL: dict[str, str] = {
         "value: tune.grid_search refuses Ray object references (core/search/domains.py, "
         "plain_json), so a param_space of ray.put refs cannot even be built"
     ),
-    "custom_searcher_save_restore": (
-        "AttributeError: 'ConcurrencyLimiter' object has no attribute 'restore': Ray's "
-        "ConcurrencyLimiter.save/restore (passed on to the wrapped searcher) are missing "
-        "(core/search/limiter.py)"
-    ),
 }
 
 # Scripts with an assertion whose outcome depends on timing, on tunecore as

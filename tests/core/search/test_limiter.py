@@ -213,3 +213,27 @@ def test_a_limiter_that_counts_paused_trials_encodes_as_before() -> None:
     assert to_msgpack(paused) == to_msgpack(limiter)
     assert b"paused_ids" not in to_msgpack(paused)
     assert b"count_paused" not in to_msgpack(paused)
+
+
+def test_save_and_restore_are_the_wrapped_searchers_and_a_built_in_one_has_none() -> None:
+    """Ray's ConcurrencyLimiter passes save/restore on to the searcher it
+    wraps; tunecore's built-in searchers keep their state in the event log,
+    and the error says so."""
+    calls: list[tuple[str, str]] = []
+
+    class Own:
+        def save(self, path: str) -> None:
+            calls.append(("save", path))
+
+        def restore(self, path: str) -> None:
+            calls.append(("restore", path))
+
+    limiter = ConcurrencyLimiter(Own(), max_concurrent=1)  # type: ignore[type-var]
+    limiter.save("a.pkl")
+    limiter.restore("a.pkl")
+    assert calls == [("save", "a.pkl"), ("restore", "a.pkl")]
+    built_in = ConcurrencyLimiter(BasicVariantGenerator({"x": uniform(0, 1)}), max_concurrent=1)
+    with pytest.raises(
+        AttributeError, match=r"BasicVariantGenerator has no save\(\).*Tuner\.restore"
+    ):
+        built_in.save("a.pkl")

@@ -26,8 +26,8 @@ type to build.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Generic, Self, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Generic, Self, TypeVar, cast
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -181,6 +181,31 @@ class ConcurrencyLimiter(msgspec.Struct, Generic[S], frozen=True, tag=True):
                 completion.trial_id, completion.result, error=completion.error
             )
         return msgspec.structs.replace(self, searcher=searcher, live=(), held=(), paused_ids=UNSET)
+
+
+    def save(self, checkpoint_path: str) -> None:
+        """Ray's: the wrapped searcher saves itself, to its file in its own
+        format (a searcher of the user's own)."""
+        _of_the_wrapped(self.searcher, "save")(checkpoint_path)
+
+    def restore(self, checkpoint_path: str) -> None:
+        """Ray's: the wrapped searcher restores itself from what its `save`
+        wrote, before the limiter is given to a Tuner."""
+        _of_the_wrapped(self.searcher, "restore")(checkpoint_path)
+
+
+def _of_the_wrapped(searcher: object, name: str) -> Callable[[str], None]:
+    """The wrapped searcher's `save`/`restore`; a searcher without one (a
+    built-in policy keeps its state in the experiment's log) is an error
+    that says so."""
+    method = getattr(searcher, name, None)
+    if not callable(method):
+        raise AttributeError(
+            f"ConcurrencyLimiter.{name}: the wrapped {type(searcher).__name__} has no "
+            f"{name}(); a built-in searcher's state is in the experiment's event log, "
+            "and Tuner.restore(path) resumes it"
+        )
+    return cast(Callable[[str], None], method)
 
 
 def _ids(paused: tuple[str, ...]) -> tuple[str, ...] | UnsetType:

@@ -122,6 +122,7 @@ from typing import Literal, Self, cast
 import msgspec
 
 from tunecore.core.persistent import ShardedMap, SortedChunks
+from tunecore.core.results import is_number
 from tunecore.core.rng import Rng, seeded, weighted_index
 from tunecore.core.schedulers.base import (
     CONTINUE,
@@ -178,11 +179,6 @@ def interpolated_percentile(scores: SortedChunks[float], percent: float) -> floa
     if gamma >= 0.5:
         return above - difference * (1 - gamma)
     return below + difference * gamma
-
-
-def _is_number(value: object) -> bool:
-    kind = type(value)
-    return kind is float or kind is int or (isinstance(value, int | float) and kind is not bool)
 
 
 class Rung(msgspec.Struct, frozen=True, kw_only=True):
@@ -370,7 +366,7 @@ class ASHAScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
             return self, CONTINUE  # not a trial it holds (ended, or never added): ignored
         now = result.get(self.time_attr)
         value = result.get(self.metric)  # type: ignore[arg-type]
-        if not (_is_number(now) and _is_number(value)):
+        if not (is_number(now) and is_number(value)):
             return self, CONTINUE
         now, value = cast(float, now), cast(float, value)
         if now < standing.next_at and (now < self.max_t or not self.stop_last_trials):
@@ -396,7 +392,7 @@ class ASHAScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
             return self
         scheduler = self
         now, value = result.get(self.time_attr), result.get(self.metric)  # type: ignore[arg-type]
-        if _is_number(now) and _is_number(value):
+        if is_number(now) and is_number(value):
             now, value = cast(float, now), cast(float, value)
             if self.variant == "stopping":
                 scheduler, _ = self._record_stopping(trial_id, standing, now, value)

@@ -182,7 +182,6 @@ class ConcurrencyLimiter(msgspec.Struct, Generic[S], frozen=True, tag=True):
             )
         return msgspec.structs.replace(self, searcher=searcher, live=(), held=(), paused_ids=UNSET)
 
-
     def save(self, checkpoint_path: str) -> None:
         """Ray's: the wrapped searcher saves itself, to its file in its own
         format (a searcher of the user's own)."""

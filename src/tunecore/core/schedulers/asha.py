@@ -117,7 +117,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Literal, Self, cast
+from typing import Literal, Self
 
 import msgspec
 
@@ -132,6 +132,7 @@ from tunecore.core.schedulers.base import (
     Horizon,
     Verdict,
     evolve,
+    known_objective,
     require_objective,
     resolve_objective,
     signed,
@@ -365,10 +366,9 @@ class ASHAScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
         if standing is None:
             return self, CONTINUE  # not a trial it holds (ended, or never added): ignored
         now = result.get(self.time_attr)
-        value = result.get(self.metric)  # type: ignore[arg-type]
+        value = result.get(known_objective(self.metric, self.mode).metric)
         if not (is_number(now) and is_number(value)):
             return self, CONTINUE
-        now, value = cast(float, now), cast(float, value)
         if now < standing.next_at and (now < self.max_t or not self.stop_last_trials):
             return self, CONTINUE
         if self.variant == "promotion":
@@ -391,9 +391,9 @@ class ASHAScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
         if standing is None:
             return self
         scheduler = self
-        now, value = result.get(self.time_attr), result.get(self.metric)  # type: ignore[arg-type]
+        now = result.get(self.time_attr)
+        value = result.get(known_objective(self.metric, self.mode).metric)
         if is_number(now) and is_number(value):
-            now, value = cast(float, now), cast(float, value)
             if self.variant == "stopping":
                 scheduler, _ = self._record_stopping(trial_id, standing, now, value)
             else:
@@ -450,8 +450,7 @@ class ASHAScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
         its cutoff) and records the score. With `stop_last_trials=False` a
         reached, recorded rung met first ends the walk (the decision to go
         on was taken there)."""
-        mode = self.mode
-        assert mode is not None  # on_trial_add required it
+        mode = known_objective(self.metric, self.mode).mode
         score = float(signed(value, mode))
         rungs = self.rungs[standing.bracket]
         recorded = standing.recorded
@@ -496,8 +495,7 @@ class ASHAScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
         reached = _highest_reached(rungs, now)
         if reached <= standing.recorded.bit_length() - 1:
             return scheduler, CONTINUE
-        mode = self.mode
-        assert mode is not None  # on_trial_add required it
+        mode = known_objective(self.metric, self.mode).mode
         key = _rank_key(float(signed(value, mode)), scheduler.records)
         rung = rungs[reached]
         updated = msgspec.structs.replace(
@@ -525,8 +523,7 @@ class ASHAScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
         reached = _highest_reached(rungs, now)
         if reached <= standing.recorded.bit_length() - 1:
             return self
-        mode = self.mode
-        assert mode is not None
+        mode = known_objective(self.metric, self.mode).mode
         key = _rank_key(float(signed(value, mode)), self.records)
         rung = rungs[reached]
         updated = msgspec.structs.replace(

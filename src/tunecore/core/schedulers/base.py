@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Mapping, Sequence
-from typing import Protocol, Self, TypeVar
+from typing import NamedTuple, Protocol, Self, TypeVar
 
 import msgspec
 
@@ -159,7 +159,22 @@ def policy_metric(policy: object) -> str | None:
     return metric if isinstance(metric, str) else None
 
 
-def require_objective(owner: str, metric: str | None, mode: Mode | None) -> tuple[str, Mode]:
+class Objective(NamedTuple):
+    """A policy's metric and mode, both known."""
+
+    metric: str
+    mode: Mode
+
+
+def known_objective(metric: str | None, mode: Mode | None) -> Objective:
+    """The objective of a policy that holds trials: `require_objective`
+    checked it when the first was added, so a missing one here is a bug."""
+    if metric is None or mode is None:
+        raise AssertionError("a policy holds trials without a metric and mode")
+    return Objective(metric, mode)
+
+
+def require_objective(owner: str, metric: str | None, mode: Mode | None) -> Objective:
     """The metric and mode a scheduler or searcher cannot work without."""
     if metric is None:
         raise InvalidFieldError(
@@ -167,7 +182,7 @@ def require_objective(owner: str, metric: str | None, mode: Mode | None) -> tupl
         )
     if mode is None:
         raise InvalidFieldError(f"{owner}.mode", mode, "'min' or 'max' (here or in TuneConfig)")
-    return metric, Mode(mode)
+    return Objective(metric, Mode(mode))
 
 
 def resolve_objective(

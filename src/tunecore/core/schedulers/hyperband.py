@@ -104,7 +104,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from operator import itemgetter
-from typing import Self, cast
+from typing import Self
 
 import msgspec
 
@@ -117,6 +117,7 @@ from tunecore.core.schedulers.base import (
     Fits,
     Verdict,
     evolve,
+    known_objective,
     require_objective,
     resolve_objective,
     signed,
@@ -351,11 +352,10 @@ class HyperBandScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
         now = result.get(self.time_attr)
         if not is_number(now):
             return self, CONTINUE
-        now = float(cast(float, now))
-        value = result.get(self.metric)  # type: ignore[arg-type]
-        mode = self.mode
-        assert mode is not None  # on_trial_add required it
-        score = float(signed(cast(float, value), mode)) if is_number(value) else None
+        now = float(now)
+        metric, mode = known_objective(self.metric, self.mode)
+        value = result.get(metric)
+        score = float(signed(value, mode)) if is_number(value) else None
         if score is not None and math.isnan(score):
             score = None
         bracket = self.brackets.get(member.bracket)

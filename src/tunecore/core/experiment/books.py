@@ -101,6 +101,19 @@ class Books:
         books.created = len(trials)
         return books
 
+    def counts(self) -> dict[str, object]:
+        """The state's fields these books keep count in, for
+        `msgspec.structs.replace(state, **books.counts())`."""
+        return {
+            "index": self.index,
+            "created": self.created,
+            "pending": self.pending.freeze(),
+            "paused": self.paused.freeze(),
+            "running": self.running,
+            "finished": self.finished,
+            "used": self.used,
+        }
+
     def enter(self, trial: TrialState) -> None:
         """Count `trial` where its status says: a queue, the running
         trials and the resources they hold, or the finished."""

@@ -119,17 +119,7 @@ def from_snapshot(snapshot: ExperimentSnapshot[S, R]) -> ExperimentState:
         done=snapshot.done,
         error=snapshot.error,
     )
-    books = Books.of(settled, snapshot.trials)
-    return msgspec.structs.replace(
-        settled,
-        index=books.index,
-        created=books.created,
-        pending=books.pending.freeze(),
-        paused=books.paused.freeze(),
-        running=books.running,
-        finished=books.finished,
-        used=books.used,
-    )
+    return msgspec.structs.replace(settled, **Books.of(settled, snapshot.trials).counts())
 
 
 def encode_state(state: ExperimentState) -> bytes:

@@ -697,16 +697,10 @@ class _Step:
         books = self.books
         new_state = msgspec.structs.replace(
             state,
+            **books.counts(),
             trials=self.trials,
-            index=books.index,
-            created=books.created,
-            pending=books.pending.freeze(),
-            paused=books.paused.freeze(),
-            running=books.running,
-            finished=books.finished,
             saves=self.saves,
             total=books.total,
-            used=books.used,
             scheduler=self.scheduler,
             searcher=self.searcher,
             stopper=self.stopper,

@@ -11,14 +11,15 @@ drops the trial's remaining operations: its worker is discarded.
 
 from __future__ import annotations
 
+import abc
 import enum
 import logging
 import math
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from tunecore.core.schedulers.base import Horizon
 from tunecore.model import (
@@ -276,3 +277,70 @@ class Executor(Protocol):
     def shutdown(self) -> None:
         """End every worker. Safe to call twice, and after a Ctrl-C."""
         ...
+
+
+class HostCalls(abc.ABC):
+    """The operations an executor that queues calls to a `TrialHost` (the
+    in-process and Ray executors) sends the same way: each is one call of
+    the host's method of the same purpose, queued behind the trial's
+    earlier ones (`_call`: a thread's submit, an actor's `.remote`)."""
+
+    _memory: Mapping[str, object]  # memory checkpoints, by their path
+    _memory_keys: Iterator[int]
+    _ops: OrderedOperations[Any]
+    _releasing: set[str]
+
+    @abc.abstractmethod
+    def _call(
+        self, trial_id: str, operation: Operation, method: str, *args: object, **details: object
+    ) -> None:
+        """Queue `method(*args)` on the trial's host as `operation`."""
+
+    @abc.abstractmethod
+    def _holds(self, trial_id: str) -> bool:
+        """Whether the trial has a worker here."""
+
+    @abc.abstractmethod
+    def _free(self, trial_id: str, *, reusable: bool) -> None:
+        """Take the trial's worker back (kept for the next trial when `reusable`)."""
+
+    def _restore(self, trial_id: str, checkpoint: CheckpointRef) -> None:
+        if checkpoint.storage is CheckpointStorage.MEMORY:
+            data = self._memory[checkpoint.path]
+            self._call(trial_id, Operation.RESTORE, "restore_from_bytes", data)
+        else:
+            self._call(trial_id, Operation.RESTORE, "restore", checkpoint.path)
+
+    def save(self, trial_id: str, checkpoint_dir: str, iteration: int, metrics: JsonDict) -> None:
+        self._call(
+            trial_id, Operation.SAVE, "save", checkpoint_dir, iteration=iteration, metrics=metrics
+        )
+
+    def save_to_memory(self, trial_id: str, iteration: int, metrics: JsonDict) -> None:
+        self._call(
+            trial_id,
+            Operation.SAVE_TO_MEMORY,
+            "save_to_bytes",
+            iteration=iteration,
+            metrics=metrics,
+            memory_key=f"memory://{trial_id}/{next(self._memory_keys)}",
+        )
+
+    def reset(
+        self, trial_id: str, config: JsonDict, context: TrialContext, restore: CheckpointRef | None
+    ) -> None:
+        self._call(trial_id, Operation.RESET, "reset", config, context)
+        if restore is not None:
+            self._restore(trial_id, restore)
+
+    def export(self, trial_id: str, formats: list[str], export_dir: str) -> None:
+        self._call(trial_id, Operation.EXPORT, "export", formats, export_dir)
+
+    def release(self, trial_id: str) -> None:
+        """Give the worker back once its queued operations are done."""
+        if not self._holds(trial_id):
+            return
+        if self._ops.busy(trial_id):
+            self._releasing.add(trial_id)
+        else:
+            self._free(trial_id, reusable=True)

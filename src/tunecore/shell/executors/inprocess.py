@@ -27,8 +27,9 @@ import traceback
 from collections.abc import Callable
 
 from tunecore.core.schedulers.base import Horizon
-from tunecore.model import CheckpointRef, CheckpointStorage, ExperimentEvent, JsonDict, Resources
+from tunecore.model import CheckpointRef, ExperimentEvent, JsonDict, Resources
 from tunecore.shell.executors.base import (
+    HostCalls,
     Operation,
     OrderedOperations,
     Pending,
@@ -92,7 +93,7 @@ class _Worker:
         self._thread.join(timeout)
 
 
-class InProcessExecutor:
+class InProcessExecutor(HostCalls):
     """See the module docstring."""
 
     def __init__(self, factory: TrainableFactory, *, resources: Resources) -> None:
@@ -131,56 +132,18 @@ class InProcessExecutor:
             self._restore(trial_id, restore)
         self.train(trial_id)
 
-    def _restore(self, trial_id: str, checkpoint: CheckpointRef) -> None:
-        if checkpoint.storage is CheckpointStorage.MEMORY:
-            data = self._memory[checkpoint.path]
-            self._issue(trial_id, Operation.RESTORE, lambda h: h.restore_from_bytes(data))
-        else:
-            path = checkpoint.path
-            self._issue(trial_id, Operation.RESTORE, lambda h: h.restore(path))
+    def _call(
+        self, trial_id: str, operation: Operation, method: str, *args: object, **details: object
+    ) -> None:
+        self._issue(trial_id, operation, lambda h: getattr(h, method)(*args), **details)
+
+    def _holds(self, trial_id: str) -> bool:
+        return trial_id in self._workers
 
     def train(self, trial_id: str, until: Horizon | None = None) -> None:
         """One result per call (threads share the driver's process: the
         round trip the run-ahead saves is cheap here)."""
         self._issue(trial_id, Operation.TRAIN, lambda h: h.train())
-
-    def save(self, trial_id: str, checkpoint_dir: str, iteration: int, metrics: JsonDict) -> None:
-        self._issue(
-            trial_id,
-            Operation.SAVE,
-            lambda h: h.save(checkpoint_dir),
-            iteration=iteration,
-            metrics=metrics,
-        )
-
-    def save_to_memory(self, trial_id: str, iteration: int, metrics: JsonDict) -> None:
-        key = f"memory://{trial_id}/{next(self._memory_keys)}"
-        self._issue(
-            trial_id,
-            Operation.SAVE_TO_MEMORY,
-            lambda h: h.save_to_bytes(),
-            iteration=iteration,
-            metrics=metrics,
-            memory_key=key,
-        )
-
-    def reset(
-        self, trial_id: str, config: JsonDict, context: TrialContext, restore: CheckpointRef | None
-    ) -> None:
-        self._issue(trial_id, Operation.RESET, lambda h: h.reset(config, context))
-        if restore is not None:
-            self._restore(trial_id, restore)
-
-    def export(self, trial_id: str, formats: list[str], export_dir: str) -> None:
-        self._issue(trial_id, Operation.EXPORT, lambda h: h.export(formats, export_dir))
-
-    def release(self, trial_id: str) -> None:
-        if trial_id not in self._workers:
-            return
-        if self._ops.busy(trial_id):
-            self._releasing.add(trial_id)
-        else:
-            self._free(trial_id, reusable=True)
 
     def _free(self, trial_id: str, *, reusable: bool) -> None:
         self._releasing.discard(trial_id)

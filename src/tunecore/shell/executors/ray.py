@@ -54,13 +54,13 @@ from tunecore.core.resources import packs
 from tunecore.core.schedulers.base import Horizon
 from tunecore.model import (
     CheckpointRef,
-    CheckpointStorage,
     ExperimentEvent,
     JsonDict,
     Resources,
     ResultReported,
 )
 from tunecore.shell.executors.base import (
+    HostCalls,
     Operation,
     OrderedOperations,
     Pending,
@@ -163,7 +163,7 @@ def ensure_ray(address: str | None = None, num_cpus: int | None = None) -> None:
     )
 
 
-class RayExecutor:
+class RayExecutor(HostCalls):
     """See the module docstring."""
 
     def __init__(
@@ -340,13 +340,13 @@ class RayExecutor:
             actor.release.remote()
         self._unreleased.clear()
 
-    def _restore(self, trial_id: str, checkpoint: CheckpointRef) -> None:
-        if checkpoint.storage is CheckpointStorage.MEMORY:
-            data = self._memory[checkpoint.path]
-            self._issue(trial_id, Operation.RESTORE, lambda a: a.restore_from_bytes.remote(data))
-        else:
-            path = checkpoint.path
-            self._issue(trial_id, Operation.RESTORE, lambda a: a.restore.remote(path))
+    def _call(
+        self, trial_id: str, operation: Operation, method: str, *args: object, **details: object
+    ) -> None:
+        self._issue(trial_id, operation, lambda a: getattr(a, method).remote(*args), **details)
+
+    def _holds(self, trial_id: str) -> bool:
+        return trial_id in self._actors
 
     def train(self, trial_id: str, until: Horizon | None = None) -> None:
         """With a result buffer or the run-ahead, one call produces several
@@ -367,44 +367,6 @@ class RayExecutor:
             self._issue(trial_id, Operation.TRAIN, lambda a: a.train.remote())
             return
         self._issue(trial_id, Operation.TRAIN_MANY, lambda a: a.train_many.remote(*batch))
-
-    def save(self, trial_id: str, checkpoint_dir: str, iteration: int, metrics: JsonDict) -> None:
-        self._issue(
-            trial_id,
-            Operation.SAVE,
-            lambda a: a.save.remote(checkpoint_dir),
-            iteration=iteration,
-            metrics=metrics,
-        )
-
-    def save_to_memory(self, trial_id: str, iteration: int, metrics: JsonDict) -> None:
-        key = f"memory://{trial_id}/{next(self._memory_keys)}"
-        self._issue(
-            trial_id,
-            Operation.SAVE_TO_MEMORY,
-            lambda a: a.save_to_bytes.remote(),
-            iteration=iteration,
-            metrics=metrics,
-            memory_key=key,
-        )
-
-    def reset(
-        self, trial_id: str, config: JsonDict, context: TrialContext, restore: CheckpointRef | None
-    ) -> None:
-        self._issue(trial_id, Operation.RESET, lambda a: a.reset.remote(config, context))
-        if restore is not None:
-            self._restore(trial_id, restore)
-
-    def export(self, trial_id: str, formats: list[str], export_dir: str) -> None:
-        self._issue(trial_id, Operation.EXPORT, lambda a: a.export.remote(formats, export_dir))
-
-    def release(self, trial_id: str) -> None:
-        if trial_id not in self._actors:
-            return
-        if self._ops.busy(trial_id):
-            self._releasing.add(trial_id)
-        else:
-            self._free(trial_id, reusable=True)
 
     def _detach(self, trial_id: str) -> tuple[Any, Resources | None]:
         """Forget that `trial_id` holds an actor: the actor and what it asked."""

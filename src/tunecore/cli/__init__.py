@@ -35,14 +35,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
-import difflib
 import importlib
 import json
 import os
 import signal
 import sys
 import threading
-import tomllib
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import FrameType
@@ -57,42 +55,23 @@ from tunecore.api.plot import render_what_if
 from tunecore.api.results import ResultGrid
 from tunecore.api.tuner import Tuner
 from tunecore.api.whatif import what_if
-from tunecore.core import apply, format_transitions, new_trial, transitions_dot
-from tunecore.core.experiment import ExperimentState, trials_in_order
-from tunecore.core.results import TRAINING_ITERATION
-from tunecore.core.schedulers.base import TrialScheduler
-from tunecore.core.search.domains import (
-    SAMPLING_TYPES,
-    choice,
-    grid_search,
-    loguniform,
-    plain_json,
-    qloguniform,
-    qrandint,
-    quniform,
-    randint,
-    randn,
-    uniform,
+from tunecore.cli.demo import run_demo
+from tunecore.cli.errors import (
+    EXIT_CORRUPT,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_MISMATCH,
+    EXIT_OK,
+    CliError,
 )
+from tunecore.cli.space import PARAM_SPACE_HELP, load_param_space, sampled_domains
+from tunecore.core import format_transitions, transitions_dot
+from tunecore.core.experiment import ExperimentState, trials_in_order
+from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.model import (
-    CheckpointPolicy,
-    CheckpointRef,
-    CheckpointSaved,
-    Command,
-    DeleteCheckpoint,
     InvalidFieldError,
     JsonDict,
     Mode,
-    Rejection,
-    ResultReported,
-    SaveCheckpoint,
-    StartRequested,
-    StartTrial,
-    StopTrial,
-    TrialEvent,
-    TrialFailed,
-    TrialRestored,
-    TrialSpec,
     TrialState,
     TrialStatus,
 )
@@ -116,119 +95,10 @@ from tunecore.shell.progress import ProgressReporter, spec_name
 from tunecore.shell.remote import is_stored, open_stored
 from tunecore.shell.replay import Replayed, ReplayMismatchError, replay
 
-DEMO_START = 1_700_000_000.0
-
-
-def _describe(command: Command) -> str:
-    """A command in a few words, for the demo's log."""
-    name = type(command).__name__
-    match command:
-        case SaveCheckpoint(storage=storage):
-            return f"{name}({storage})"
-        case StartTrial(restore_from=CheckpointRef(path=path)):
-            return f"{name}(restore_from={path})"
-        case DeleteCheckpoint(checkpoint=CheckpointRef(path=path)):
-            return f"{name}({path})"
-        case StopTrial(error=str()):
-            return f"{name}(with an error.txt entry)"
-    return name
-
-
-def _play(out: list[str]) -> TrialState:
-    spec = TrialSpec(
-        trial_id="demo_00000",
-        trainable_name="train_mnist",
-        config={"lr": 0.01},
-        experiment_tag="0_lr=0.01",
-        stopping_criterion={"training_iteration": 6},
-        checkpoint_policy=CheckpointPolicy(
-            frequency=2, num_to_keep=1, score_attribute="loss", score_order=Mode.MIN
-        ),
-        max_failures=1,
-    )
-    trial = new_trial(spec)
-    clock = DEMO_START
-    losses = {1: 0.9, 2: 0.5, 3: 0.6, 4: 0.4, 5: 0.45, 6: 0.3}
-
-    def feed(event: TrialEvent) -> tuple[Command, ...]:
-        nonlocal trial
-        outcome = apply(trial, event)
-        if isinstance(outcome, Rejection):
-            out.append(f"  rejected: {outcome}")
-            return ()
-        trial = outcome.state
-        commands = ", ".join(_describe(c) for c in outcome.commands) or "-"
-        out.append(f"{type(event).__name__:<16} -> {trial.status:<10} {commands}")
-        for command in outcome.commands:
-            if isinstance(command, SaveCheckpoint):
-                iteration = trial.last_result.get(TRAINING_ITERATION, 0)
-                assert isinstance(iteration, int)
-                path = f"checkpoint_{iteration:06d}"
-                feed(
-                    CheckpointSaved(
-                        trial_id=spec.trial_id,
-                        at=clock,
-                        checkpoint=CheckpointRef(
-                            storage=command.storage,
-                            path=path,
-                            training_iteration=iteration,
-                            metrics=trial.last_result,
-                        ),
-                    )
-                )
-        return outcome.commands
-
-    feed(StartRequested(trial_id=spec.trial_id, at=clock))
-    for iteration in (1, 2, 3):
-        clock += 1.0
-        result: JsonDict = {"training_iteration": iteration, "loss": losses[iteration]}
-        feed(ResultReported(trial_id=spec.trial_id, at=clock, result=result))
-    clock += 0.5
-    feed(TrialFailed(trial_id=spec.trial_id, at=clock, error="RuntimeError: worker lost"))
-    feed(StartRequested(trial_id=spec.trial_id, at=clock))
-    feed(TrialRestored(trial_id=spec.trial_id, at=clock))
-    for iteration in (3, 4, 5, 6):
-        clock += 1.0
-        result = {"training_iteration": iteration, "loss": losses[iteration]}
-        feed(ResultReported(trial_id=spec.trial_id, at=clock, result=result))
-    return trial
-
-
-def run_demo() -> str:
-    """The demo's output as text."""
-    out: list[str] = ["tunecore demo: one trial's life through the pure core", ""]
-    trial = _play(out)
-    kept = ", ".join(c.path for c in trial.checkpoints.persistent)
-    loss = trial.metric_analysis["loss"]
-    out += [
-        "",
-        f"final status: {trial.status}, failures: {trial.num_failures}",
-        f"checkpoints kept (best 1 by min loss, plus the newest): {kept}",
-        f"loss: min {loss.min:g}, max {loss.max:g}, last {loss.last:g}, avg {loss.avg:.4f}",
-    ]
-    return "\n".join(out)
-
-
 # -- errors and exit codes ------------------------------------------------------
-
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_USAGE = 2
-EXIT_MISMATCH = 3
-EXIT_CORRUPT = 4
-EXIT_INTERRUPTED = 130
 
 EXIT_CODES = "Exit codes:" + (__doc__ or "").partition("Exit codes:")[2]
 """The module docstring's table, for `--help` (`python -OO` drops docstrings)."""
-
-
-class CliError(Exception):
-    """A problem with what the user asked for: printed without a traceback,
-    and the process exits with `code`."""
-
-    def __init__(self, message: str, code: int = EXIT_USAGE) -> None:
-        super().__init__(message)
-        self.code = code
 
 
 def _log_error(error: LogError) -> CliError:
@@ -365,137 +235,6 @@ def _escaped(text: str) -> str:
     return raw.decode("utf-8", "backslashreplace")
 
 
-# -- the parameter space file -----------------------------------------------------
-
-PARAM_SPACE_HELP = """\
-The parameter space file (--param-space) is TOML (.toml) or JSON (.json).
-Each key is a parameter; a value is a constant, a list (a constant too), a
-nested table (nested parameters), or a table with exactly one of these keys,
-which makes it a search domain (the tunecore function of the same name):
-
-    {"uniform": [low, high]}          float in [low, high)
-    {"quniform": [low, high, q]}      float in [low, high], a multiple of q
-    {"loguniform": [low, high]}       float, log-uniform in [low, high]
-    {"qloguniform": [low, high, q]}   the same, a multiple of q
-    {"randint": [low, high]}          integer in [low, high): high is excluded
-    {"qrandint": [low, high, q]}      multiple of q in [low, high]: both included
-    {"randn": [mean, sd]}             float from the normal distribution
-    {"choice": [value, ...]}          one of the values, each equally likely
-    {"grid_search": [value, ...]}     every value (grids are crossed; each
-                                      point is sampled --num-samples times)
-
-For example, space.toml:
-
-    lr = {loguniform = [1e-4, 1e-1]}
-    batch = {choice = [32, 64, 128]}
-    optimizer = {grid_search = ["sgd", "adam"]}
-    epochs = 10
-    [model]
-    width = {randint = [16, 257]}
-
---scheduler pbt mutates the parameters given as a domain other than
-grid_search. A constant table whose only key is one of the names above
-would be read as a domain: no such table can be a constant; nor can one
-whose only key is close to such a name ({loguniforn = [...]} is an error
-asking "did you mean 'loguniform'?", not a constant).
-"""
-
-_DomainMaker = Callable[..., object]
-_DOMAINS: dict[str, tuple[_DomainMaker, str, bool]] = {
-    # name: (constructor, its arguments, whether the list is spread into them)
-    "uniform": (uniform, "[low, high]", True),
-    "quniform": (quniform, "[low, high, q]", True),
-    "loguniform": (loguniform, "[low, high]", True),
-    "qloguniform": (qloguniform, "[low, high, q]", True),
-    "randint": (randint, "[low, high]", True),
-    "qrandint": (qrandint, "[low, high, q]", True),
-    "randn": (randn, "[mean, sd]", True),
-    "choice": (choice, "[value, ...]", False),
-    "grid_search": (grid_search, "[value, ...]", False),
-}
-
-
-def load_param_space(file: str) -> dict[str, object]:
-    """The search space in `file` (see `PARAM_SPACE_HELP`), with its domains
-    built; a `CliError` naming the file, the parameter and the value if
-    anything in it is wrong."""
-    path = Path(file).expanduser()
-    suffix = path.suffix.lower()
-    if suffix not in (".toml", ".json"):
-        raise CliError(f"{path}: a parameter space file must end in .toml or .json")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise CliError(f"{path}: cannot read the parameter space ({error.strerror})") from None
-    try:
-        data: object = tomllib.loads(text) if suffix == ".toml" else json.loads(text)
-    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as error:
-        raise CliError(f"{path}: not valid {suffix[1:].upper()}: {error}") from None
-    if not isinstance(data, dict):
-        raise CliError(f"{path}: the parameter space must be a table/object of parameters")
-    return {key: _parameter(path, key, value) for key, value in data.items()}
-
-
-def _parameter(file: Path, name: str, value: object) -> object:
-    """One parameter: a domain, a nested table of parameters, or a constant."""
-    if isinstance(value, dict):
-        if len(value) == 1:
-            ((key, arguments),) = value.items()
-            if key in _DOMAINS:
-                return _domain(file, name, key, arguments)
-            _refuse_misspelled_domain(file, name, key, arguments)
-        return {key: _parameter(file, f"{name}.{key}", item) for key, item in value.items()}
-    try:
-        return plain_json(name, value)
-    except InvalidFieldError as error:
-        raise _bad_parameter(file, name, value, error.expected) from None
-
-
-def _refuse_misspelled_domain(file: Path, name: str, key: str, arguments: object) -> None:
-    """A one-key table whose key is close to a domain name is a typo, not a
-    constant: `{loguniforn = [...]}` silently fixed at a table would tune
-    nothing. (A real nested constant with such a key is renamed, which is
-    cheaper than a search that never searched.)"""
-    close = difflib.get_close_matches(key.lower(), list(_DOMAINS), n=1, cutoff=0.75)
-    if close:
-        raise _bad_parameter(
-            file,
-            name,
-            {key: arguments},
-            f"{key!r} is not a domain; did you mean {close[0]!r}? (domains: {', '.join(_DOMAINS)})",
-        )
-
-
-def _domain(file: Path, name: str, kind: str, arguments: object) -> object:
-    make, usage, spread = _DOMAINS[kind]
-    given = {kind: arguments}
-    if not isinstance(arguments, list):
-        raise _bad_parameter(file, name, given, f"{kind} takes a list {usage}")
-    try:
-        return make(*arguments) if spread else make(arguments)
-    except TypeError:
-        raise _bad_parameter(file, name, given, f"{kind} takes {usage}") from None
-    except InvalidFieldError as error:
-        raise _bad_parameter(file, name, given, str(error)) from None
-
-
-def _bad_parameter(file: Path, name: str, value: object, why: str) -> CliError:
-    shown = json.dumps(value, default=repr)
-    return CliError(f"{file}: parameter {name!r} = {shown} is invalid: {why}")
-
-
-def _sampled(space: dict[str, object]) -> dict[str, object]:
-    """The parameters given as a sampling domain (PBT's mutations), nested
-    as in the space."""
-    found: dict[str, object] = {}
-    for key, value in space.items():
-        if isinstance(value, SAMPLING_TYPES):
-            found[key] = value
-        elif isinstance(value, dict) and (inner := _sampled(value)):
-            found[key] = inner
-    return found
-
-
 # -- run and resume ---------------------------------------------------------------
 
 SCHEDULERS: dict[str, Callable[..., TrialScheduler] | None] = {
@@ -553,7 +292,7 @@ def _scheduler(args: argparse.Namespace, space: dict[str, object]) -> TrialSched
     if args.seed is not None and name in ("asha", "pbt"):
         options["seed"] = args.seed
     if name == "pbt":
-        options["hyperparam_mutations"] = _sampled(space)
+        options["hyperparam_mutations"] = sampled_domains(space)
         if not options["hyperparam_mutations"]:
             raise CliError(
                 "--scheduler pbt mutates the parameters given as a domain such as "
@@ -1246,6 +985,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"tunecore {args.command}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -984,4 +984,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"tunecore {args.command}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
-

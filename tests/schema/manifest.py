@@ -39,6 +39,8 @@ def current() -> dict[str, dict[str, Any]]:
     """The manifest of the code as it is, by class name (names are unique)."""
     structs: dict[str, dict[str, Any]] = {}
     for info in pkgutil.walk_packages(tunecore.__path__, "tunecore."):
+        if info.name.endswith(".__main__"):  # a command: importing it runs it
+            continue
         module = importlib.import_module(info.name)
         for cls in vars(module).values():
             if not (

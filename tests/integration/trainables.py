@@ -138,3 +138,22 @@ def sleepy_curve(config: dict[str, float]) -> None:
     for step in range(1, 28):
         time.sleep(0.01 + 0.02 * x)
         tunecore.report({"loss": (x - 0.3) ** 2 + 1.0 / step})
+
+
+def sleepy_curve_checkpointed(config: dict[str, float]) -> None:
+    """`sleepy_curve`, resuming from its checkpoint: a paused trial goes
+    on where it was."""
+    x = config["x"]
+    start = 1
+    checkpoint = tunecore.get_checkpoint()
+    if checkpoint is not None:
+        with checkpoint.as_directory() as directory:
+            start = int(Path(directory, "step").read_text()) + 1
+    for step in range(start, 28):
+        time.sleep(0.01 + 0.02 * x)
+        with tempfile.TemporaryDirectory() as directory:
+            Path(directory, "step").write_text(str(step))
+            tunecore.report(
+                {"loss": (x - 0.3) ** 2 + 1.0 / step},
+                checkpoint=tunecore.Checkpoint.from_directory(directory),
+            )

@@ -15,9 +15,14 @@ trial ends with that result (nothing is invented), and the report names
 it as *cut short*, so a reader knows the what-if could not follow that
 trial as far as the policy wanted. The report compares the original run
 and the what-if: trials stopped early, iterations and compute seconds
-used, and the best result found. Given the original's scheduler, a
-what-if reproduces the original's decisions exactly, for simulated runs
-and for runs on Ray (tested on ASHA runs of both); results that arrive
+used, and the best result found. A trial that began again from its first
+iteration when resumed (a function trainable with no checkpoint to resume
+from, paused by HyperBand, say) is named as *restarted*: the what-if
+resumes every trial where it paused, so on such a trial it is no replay.
+Given the original's scheduler, a what-if reproduces the original's
+decisions exactly, for simulated runs and for runs on Ray (tested on ASHA
+runs of both, and by hand on HyperBand runs on Ray whose trials resume
+from checkpoints); results that arrive
 at the same instant from different trials are the one order the log's
 times cannot tell apart.
 
@@ -76,6 +81,7 @@ class RecordedTrial:
     seconds: tuple[float, ...]  # what each result took, as the log's times show it
     ended_itself: bool  # not its policy's doing: see `recording`
     stopped_early: bool  # TERMINATED without ending itself: its policy stopped it
+    restarted: bool = False  # began again from its first iteration after a resume
 
 
 @dataclass(frozen=True)
@@ -110,6 +116,11 @@ class WhatIf:
     trial_ids: tuple[str, ...]  # in creation order
     original: Outcome
     what_if: Outcome
+    restarted: tuple[str, ...] = ()
+    """Trials that began again from their first iteration when resumed
+    (a function trainable with no checkpoint to resume from): the what-if
+    resumes every trial where it paused, so on these it is no replay of the
+    run's decisions."""
 
     def table(self) -> str:
         """Both runs side by side, as Markdown."""
@@ -146,6 +157,7 @@ def recording(path: str | Path) -> Recording:
     contents = read_log(Path(path))
     results: dict[str, list[JsonDict]] = {}
     ended_itself: set[str] = set()
+    restarted: set[str] = set()
     final: list[ExperimentState] = []
 
     seconds: dict[str, list[float]] = {}
@@ -161,7 +173,10 @@ def recording(path: str | Path) -> Recording:
         if event.stopped_by is not None or check_stop(criterion, flatten(event.result)) is True:
             ended_itself.add(event.trial_id)
         if not is_end_marker(event.result):
-            results.setdefault(event.trial_id, []).append(event.result)
+            earlier = results.setdefault(event.trial_id, [])
+            if earlier and _iteration(event.result) <= _iteration(earlier[-1]):
+                restarted.add(event.trial_id)
+            earlier.append(event.result)
             took = max(event.at - since.get(event.trial_id, event.at), 0.0)
             seconds.setdefault(event.trial_id, []).append(took)
         since[event.trial_id] = event.at
@@ -179,6 +194,7 @@ def recording(path: str | Path) -> Recording:
             ended_itself=trial.trial_id in ended_itself,
             stopped_early=trial.status is TrialStatus.TERMINATED
             and trial.trial_id not in ended_itself,
+            restarted=trial.trial_id in restarted,
         )
         for trial in trials
     ]
@@ -204,6 +220,11 @@ def _started(before: ExperimentState, after: ExperimentState) -> list[str]:
             kept = set(now)
             candidates += (t for t in queue if t not in kept)
     return [t for t in candidates if after.trials[t].status is RUNNING]
+
+
+def _iteration(result: Mapping[str, object]) -> int:
+    value = result.get(TRAINING_ITERATION)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 _NOT_METRICS = AUTOFILLED | {TRIAL_ID, EXPERIMENT_TAG, SHOULD_CHECKPOINT}
@@ -287,6 +308,7 @@ def what_if(
         trial_ids=tuple(t.trial_id for t in recorded),
         original=original,
         what_if=_outcome(recorded, ran, stopped, metric=metric, mode=mode, cut_short=cut),
+        restarted=tuple(t.trial_id for t in recorded if t.restarted),
     )
 
 

@@ -528,6 +528,12 @@ def _simulate(args: argparse.Namespace) -> int:
             "\nCut short (the policy wanted more than was recorded): "
             + ", ".join(outcome.what_if.cut_short)
         )
+    if outcome.restarted:
+        print(
+            "\nRestarted from their first iteration when resumed (no checkpoint), which "
+            "the what-if does not do (it resumes them where they paused): "
+            + ", ".join(outcome.restarted)
+        )
     if args.plot:
         written = _draw("--plot", lambda: render_what_if(outcome, args.plot))
         print(f"\nDrawn to {written}")

@@ -166,3 +166,33 @@ def test_trials_ended_by_the_runs_stop_are_neither_cut_short_nor_stopped_early(
     fifo = what_if(tmp_path / "stopped", FIFOScheduler())
     assert fifo.what_if == fifo.original
     assert fifo.what_if.cut_short == ()
+
+
+def test_trials_that_begin_again_when_resumed_are_replayed_along_their_runs(
+    tmp_path: Path,
+) -> None:
+    """A simulated run whose trials save nothing when HyperBand pauses them
+    (`fresh_on_resume`): they begin again from iteration 1, the recording
+    splits them into their runs, and the what-if replays the run exactly."""
+    from tunecore.core.schedulers.hyperband import HyperBandScheduler  # noqa: PLC0415
+
+    def hyperband() -> HyperBandScheduler:
+        return HyperBandScheduler(max_t=27, reduction_factor=3)
+
+    tunecore.simulate(
+        curve,
+        param_space={"x": tunecore.uniform(0, 1)},
+        tune_config=TuneConfig(
+            num_samples=16, metric="loss", mode="min", scheduler=hyperband(), seed=4
+        ),
+        run_config=RunConfig(name="fresh", storage_path=str(tmp_path), verbose=0),
+        cluster=Resources(cpu=4),
+        fresh_on_resume=lambda config: True,
+    )
+    found = recording(tmp_path / "fresh")
+    again = [t for t in found.trials if t.restarted]
+    assert again, "HyperBand resumed no trial: the test proves nothing"
+    assert all(t.iterations[t.starts[1]] == 1 for t in again)
+    result = what_if(tmp_path / "fresh", hyperband())
+    assert result.restarted == tuple(t.trial_id for t in again)
+    assert result.what_if == result.original

@@ -56,9 +56,12 @@ def test_hyperband_replays_exactly_when_paused_trials_resume_from_checkpoints(
     assert result.what_if == result.original
 
 
-def test_trials_that_began_again_when_resumed_are_named(tmp_path: Path) -> None:
+def test_trials_that_begin_again_when_resumed_begin_again_in_the_what_if(
+    tmp_path: Path,
+) -> None:
     """Without a checkpoint a resumed function trainable begins again from
-    its first iteration, which the what-if does not do: it says so."""
+    its first iteration; the what-if restarts it too, along its recorded
+    runs, and replays the run's decisions exactly."""
     Tuner(
         sleepy_curve,
         param_space={"x": tunecore.uniform(0, 1)},
@@ -72,3 +75,5 @@ def test_trials_that_began_again_when_resumed_are_named(tmp_path: Path) -> None:
     ).fit()
     result = what_if(tmp_path / "recorded", HyperBandScheduler(max_t=27, reduction_factor=3))
     assert result.restarted, "HyperBand resumed no trial: the test proves nothing"
+    assert result.what_if.ran == result.original.ran
+    assert result.what_if == result.original

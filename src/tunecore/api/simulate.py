@@ -20,7 +20,7 @@ import msgspec
 from tunecore.api.config import RunConfig, TuneConfig
 from tunecore.api.results import ResultGrid
 from tunecore.api.tuner import Tuner
-from tunecore.model import Resources
+from tunecore.model import JsonDict, Resources
 from tunecore.shell.callbacks import Callback
 from tunecore.shell.eventlog import SIMULATED, RunSettings
 from tunecore.shell.executors.base import Executor
@@ -85,6 +85,7 @@ def simulate(
     start_seconds: float = 0.0,
     save_seconds: float = 0.0,
     write_results: bool = False,
+    fresh_on_resume: Callable[[JsonDict], bool] | None = None,
 ) -> ResultGrid:
     """Run an experiment of `trainable` over `param_space` in virtual time.
 
@@ -92,8 +93,10 @@ def simulate(
     `max_iterations` ends a trial with `done` at that iteration (a stopping
     criterion or a scheduler's `max_t` does too); `start_seconds` and
     `save_seconds` are what starting a worker and saving a checkpoint cost
-    on the virtual clock. Progress output is off unless `run_config` says
-    otherwise."""
+    on the virtual clock. A trial whose config `fresh_on_resume` holds for
+    begins again from its first iteration when a pause ends, as a function
+    trainable without a checkpoint does. Progress output is off unless
+    `run_config` says otherwise."""
     executor = SimulatedExecutor(
         trainable,
         resources=cluster if cluster is not None else Resources(cpu=8),
@@ -101,6 +104,7 @@ def simulate(
         max_iterations=max_iterations,
         start_seconds=start_seconds,
         save_seconds=save_seconds,
+        fresh_on_resume=fresh_on_resume,
     )
     tuner = _SimulatedTuner(
         trainable,

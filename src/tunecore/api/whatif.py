@@ -17,12 +17,16 @@ trial as far as the policy wanted. The report compares the original run
 and the what-if: trials stopped early, iterations and compute seconds
 used, and the best result found. A trial that began again from its first
 iteration when resumed (a function trainable with no checkpoint to resume
-from, paused by HyperBand, say) is named as *restarted*: the what-if
-resumes every trial where it paused, so on such a trial it is no replay.
-Given the original's scheduler, a what-if reproduces the original's
-decisions exactly, for simulated runs and for runs on Ray (tested on ASHA
-runs of both, and by hand on HyperBand runs on Ray whose trials resume
-from checkpoints); results that arrive
+from, paused by HyperBand, say) does so in the what-if too: the
+simulation saves nothing for it when it pauses (`fresh_on_resume`), and
+each time it starts again it follows the next of its recorded runs (the
+last one, when the policy restarts it more often). Each simulated result
+carries the index of the recorded result it replays, so the account
+(iterations, compute, best) is read from the what-if's own log. Given the
+original's scheduler, a what-if reproduces the original's decisions
+exactly, for simulated runs and for runs on Ray (tested: ASHA, and
+HyperBand with trials that resume from checkpoints and with trials that
+begin again); results that arrive
 at the same instant from different trials are the one order the log's
 times cannot tell apart.
 
@@ -81,7 +85,19 @@ class RecordedTrial:
     seconds: tuple[float, ...]  # what each result took, as the log's times show it
     ended_itself: bool  # not its policy's doing: see `recording`
     stopped_early: bool  # TERMINATED without ending itself: its policy stopped it
-    restarted: bool = False  # began again from its first iteration after a resume
+    iterations: tuple[int, ...] = ()  # each result's training_iteration
+
+    @property
+    def starts(self) -> list[int]:
+        """Where each of its runs began in `results`: [0], and for a trial
+        that began again when resumed (no checkpoint to resume from), each
+        result whose iteration went back."""
+        iterations = self.iterations
+        return [0] + [i for i in range(1, len(iterations)) if iterations[i] <= iterations[i - 1]]
+
+    @property
+    def restarted(self) -> bool:
+        return len(self.starts) > 1
 
 
 @dataclass(frozen=True)
@@ -117,10 +133,9 @@ class WhatIf:
     original: Outcome
     what_if: Outcome
     restarted: tuple[str, ...] = ()
-    """Trials that began again from their first iteration when resumed
-    (a function trainable with no checkpoint to resume from): the what-if
-    resumes every trial where it paused, so on these it is no replay of the
-    run's decisions."""
+    """Trials that began again from their first iteration when resumed (a
+    function trainable with no checkpoint to resume from); the what-if
+    restarts them the same way, following their recorded runs in order."""
 
     def table(self) -> str:
         """Both runs side by side, as Markdown."""
@@ -157,7 +172,6 @@ def recording(path: str | Path) -> Recording:
     contents = read_log(Path(path))
     results: dict[str, list[JsonDict]] = {}
     ended_itself: set[str] = set()
-    restarted: set[str] = set()
     final: list[ExperimentState] = []
 
     seconds: dict[str, list[float]] = {}
@@ -173,10 +187,7 @@ def recording(path: str | Path) -> Recording:
         if event.stopped_by is not None or check_stop(criterion, flatten(event.result)) is True:
             ended_itself.add(event.trial_id)
         if not is_end_marker(event.result):
-            earlier = results.setdefault(event.trial_id, [])
-            if earlier and _iteration(event.result) <= _iteration(earlier[-1]):
-                restarted.add(event.trial_id)
-            earlier.append(event.result)
+            results.setdefault(event.trial_id, []).append(event.result)
             took = max(event.at - since.get(event.trial_id, event.at), 0.0)
             seconds.setdefault(event.trial_id, []).append(took)
         since[event.trial_id] = event.at
@@ -194,7 +205,7 @@ def recording(path: str | Path) -> Recording:
             ended_itself=trial.trial_id in ended_itself,
             stopped_early=trial.status is TrialStatus.TERMINATED
             and trial.trial_id not in ended_itself,
-            restarted=trial.trial_id in restarted,
+            iterations=tuple(_iteration(row) for row in results.get(trial.trial_id, [])),
         )
         for trial in trials
     ]
@@ -261,71 +272,95 @@ def what_if(
     per_trial = found.per_trial
     slots = max(1, int(found.cluster.cpu // per_trial.cpu)) if per_trial.cpu > 0 else 1
 
+    starts = [t.starts for t in recorded]  # where each run of a trial began
+    segment = [-1] * len(recorded)  # which of them the simulation follows now
+
     def trainable(config: JsonDict, iteration: int) -> tuple[JsonDict, float]:
         number = config[TRIAL_KEY]
         assert isinstance(number, int)
         trial = recorded[number]
-        if iteration > len(trial.results):
+        if iteration == 1:  # a start, or a restart of a trial that saved nothing
+            segment[number] += 1
+        first = starts[number][min(segment[number], len(starts[number]) - 1)]
+        end = next((s for s in starts[number] if s > first), len(trial.results))
+        index = first + iteration - 1
+        if index >= end:
             # The policy let it go on past its recorded curve: it ends here,
             # with a result of no metrics (nothing is invented), and is named.
             return {DONE: True}, 0.0
-        metrics = dict(trial.results[iteration - 1])
-        if iteration == len(trial.results) and trial.ended_itself:
+        metrics = dict(trial.results[index])
+        metrics[_INDEX_KEY] = index
+        if index == len(trial.results) - 1 and trial.ended_itself:
             metrics[DONE] = True
-        return metrics, trial.seconds[iteration - 1]
+        return metrics, trial.seconds[index]
 
     with tempfile.TemporaryDirectory(prefix="tunecore-what-if-") as scratch:
-        grid = simulate(
+        simulate(
             trainable,
             param_space={TRIAL_KEY: grid_search(list(range(len(recorded))))},
             tune_config=TuneConfig(scheduler=scheduler, metric=metric, mode=mode.value),
             run_config=RunConfig(verbose=0, name="what_if", storage_path=scratch),
             cluster=Resources(cpu=float(slots)),
+            fresh_on_resume=lambda config: recorded[_number(config)].restarted,
         )
-        finals = [(result.config, dict(result.metrics)) for result in grid]
+        simulated = recording(Path(scratch) / "what_if").trials  # grid order: by number
     original = _outcome(
         recorded,
-        [len(t.results) for t in recorded],
+        [range(len(t.results)) for t in recorded],
         [t.stopped_early for t in recorded],
         metric=metric,
         mode=mode,
     )
-    asked = [0] * len(recorded)  # the last iteration the policy let each trial reach
-    for config, last in finals:
-        number, iterations = config[TRIAL_KEY], last.get(TRAINING_ITERATION, 0)
-        assert isinstance(number, int)
-        asked[number] = iterations if isinstance(iterations, int) else 0
-    lengths = [len(t.results) for t in recorded]
-    ran = [min(a, n) for a, n in zip(asked, lengths, strict=True)]
-    stopped = [
-        a < n or (a == n and not t.ended_itself)
-        for a, n, t in zip(asked, lengths, recorded, strict=True)
+    replayed = [[_recorded_index(row) for row in trial.results] for trial in simulated]
+    used = [[i for i in indices if i >= 0] for indices in replayed]
+    cut = tuple(t.trial_id for t, r in zip(recorded, replayed, strict=True) if -1 in r)
+    stopped = [  # by the policy: neither its own end nor its curve's
+        -1 not in r and not (u and u[-1] == len(t.results) - 1 and t.ended_itself)
+        for t, r, u in zip(recorded, replayed, used, strict=True)
     ]
-    cut = tuple(t.trial_id for t, a, n in zip(recorded, asked, lengths, strict=True) if a > n)
     return WhatIf(
         metric=metric,
         mode=mode,
         trial_ids=tuple(t.trial_id for t in recorded),
         original=original,
-        what_if=_outcome(recorded, ran, stopped, metric=metric, mode=mode, cut_short=cut),
+        what_if=_outcome(recorded, used, stopped, metric=metric, mode=mode, cut_short=cut),
         restarted=tuple(t.trial_id for t in recorded if t.restarted),
     )
 
 
+_INDEX_KEY = "recorded_result"
+"""Where a simulated result says which recorded result it is."""
+
+
+def _recorded_index(row: Mapping[str, object]) -> int:
+    """The recorded result a simulated one replays; -1 for the end of a
+    curve the policy wanted to go past."""
+    index = row.get(_INDEX_KEY)
+    return index if isinstance(index, int) and not isinstance(index, bool) else -1
+
+
+def _number(config: JsonDict) -> int:
+    number = config[TRIAL_KEY]
+    assert isinstance(number, int)
+    return number
+
+
 def _outcome(
     recorded: Sequence[RecordedTrial],
-    ran: Sequence[int],
+    used: Sequence[Sequence[int]],
     stopped: Sequence[bool],
     *,
     metric: str,
     mode: Mode,
     cut_short: tuple[str, ...] = (),
 ) -> Outcome:
+    """One run's account: `used` holds, per trial, the recorded results it
+    went through (their indices), in order."""
     best: float | None = None
     best_trial = None
-    for trial, count in zip(recorded, ran, strict=True):
-        for row in trial.results[:count]:
-            value = row.get(metric)
+    for trial, indices in zip(recorded, used, strict=True):
+        for index in indices:
+            value = trial.results[index].get(metric)
             if not is_number(value):
                 continue
             score = float(value)
@@ -333,12 +368,15 @@ def _outcome(
                 continue
             if best is None or signed(score, mode) > signed(best, mode):
                 best, best_trial = score, trial.trial_id
+    ran = [len(indices) for indices in used]
     longest = max(ran, default=0)
     return Outcome(
         trials=len(recorded),
         stopped_early=sum(1 for s, n in zip(stopped, ran, strict=True) if s and n < longest),
         iterations=sum(ran),
-        compute_s=sum(sum(t.seconds[:n]) for t, n in zip(recorded, ran, strict=True)),
+        compute_s=sum(
+            sum(t.seconds[i] for i in indices) for t, indices in zip(recorded, used, strict=True)
+        ),
         best=best,
         best_trial=best_trial,
         cut_short=cut_short,

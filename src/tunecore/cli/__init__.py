@@ -530,9 +530,8 @@ def _simulate(args: argparse.Namespace) -> int:
         )
     if outcome.restarted:
         print(
-            "\nRestarted from their first iteration when resumed (no checkpoint), which "
-            "the what-if does not do (it resumes them where they paused): "
-            + ", ".join(outcome.restarted)
+            "\nBegan again from their first iteration when resumed (no checkpoint), in "
+            "the run and in the what-if: " + ", ".join(outcome.restarted)
         )
     if args.plot:
         written = _draw("--plot", lambda: render_what_if(outcome, args.plot))

@@ -120,7 +120,10 @@ class _Due:
 
 class SimulatedExecutor:
     """See the module docstring. `max_iterations` makes the result of that
-    iteration `done=True`, as a function trainable that returns would."""
+    iteration `done=True`, as a function trainable that returns would.
+    A trial whose config `fresh_on_resume` holds for saves nothing when it
+    is paused, and begins again from its first iteration when resumed, as a
+    function trainable with no checkpoint of its own does."""
 
     def __init__(
         self,
@@ -131,6 +134,7 @@ class SimulatedExecutor:
         max_iterations: int | None = None,
         start_seconds: float = 0.0,
         save_seconds: float = 0.0,
+        fresh_on_resume: Callable[[JsonDict], bool] | None = None,
     ) -> None:
         require_finite_non_negative(f"{_OWNER}.start_time", start_time)
         require_finite_non_negative(f"{_OWNER}.start_seconds", start_seconds)
@@ -138,6 +142,7 @@ class SimulatedExecutor:
         if max_iterations is not None:
             require_int(f"{_OWNER}.max_iterations", max_iterations, minimum=1)
         self._trainable = trainable
+        self._fresh_on_resume = fresh_on_resume
         self._total = resources
         self._max_iterations = max_iterations
         self._start_seconds = float(start_seconds)
@@ -256,7 +261,12 @@ class SimulatedExecutor:
 
     def save_to_memory(self, trial_id: str, iteration: int, metrics: JsonDict) -> None:
         key = f"memory://{trial_id}/{next(self._memory_keys)}"
-        self._checkpoints[key] = self._workers[trial_id].clock.meta()
+        worker = self._workers[trial_id]
+        fresh = self._fresh_on_resume is not None and self._fresh_on_resume(worker.config)
+        # A function trainable with no checkpoint of its own saves nothing:
+        # resumed, it begins again from its first iteration (the seed's
+        # FunctionRunner.save sets iteration=0 for an empty checkpoint).
+        self._checkpoints[key] = EMPTY_META if fresh else worker.clock.meta()
         self._issue(
             trial_id,
             Operation.SAVE_TO_MEMORY,
@@ -346,6 +356,10 @@ class SimulatedExecutor:
         self._idle.clear()
         self._ready_at.clear()
         self._checkpoints.clear()
+
+
+EMPTY_META = CheckpointMeta(training_iteration=0, time_total_s=0.0)
+"""What a memory save of a trial that begins again when resumed records."""
 
 
 def _meta_of(checkpoint: CheckpointRef) -> CheckpointMeta:

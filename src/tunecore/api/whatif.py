@@ -52,11 +52,12 @@ from tunecore.core.results import (
     DONE,
     EXPERIMENT_TAG,
     SHOULD_CHECKPOINT,
-    TRAINING_ITERATION,
     TRIAL_ID,
     flatten,
     is_end_marker,
+    is_int,
     is_number,
+    iteration_of,
 )
 from tunecore.core.schedulers.base import TrialScheduler, signed
 from tunecore.core.schedulers.pbt import PopulationBasedTraining
@@ -205,7 +206,7 @@ def recording(path: str | Path) -> Recording:
             ended_itself=trial.trial_id in ended_itself,
             stopped_early=trial.status is TrialStatus.TERMINATED
             and trial.trial_id not in ended_itself,
-            iterations=tuple(_iteration(row) for row in results.get(trial.trial_id, [])),
+            iterations=tuple(iteration_of(row) for row in results.get(trial.trial_id, [])),
         )
         for trial in trials
     ]
@@ -231,11 +232,6 @@ def _started(before: ExperimentState, after: ExperimentState) -> list[str]:
             kept = set(now)
             candidates += (t for t in queue if t not in kept)
     return [t for t in candidates if after.trials[t].status is RUNNING]
-
-
-def _iteration(result: Mapping[str, object]) -> int:
-    value = result.get(TRAINING_ITERATION)
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 _NOT_METRICS = AUTOFILLED | {TRIAL_ID, EXPERIMENT_TAG, SHOULD_CHECKPOINT}
@@ -276,8 +272,7 @@ def what_if(
     segment = [-1] * len(recorded)  # which of them the simulation follows now
 
     def trainable(config: JsonDict, iteration: int) -> tuple[JsonDict, float]:
-        number = config[TRIAL_KEY]
-        assert isinstance(number, int)
+        number = _number(config)
         trial = recorded[number]
         if iteration == 1:  # a start, or a restart of a trial that saved nothing
             segment[number] += 1
@@ -332,11 +327,11 @@ _INDEX_KEY = "recorded_result"
 """Where a simulated result says which recorded result it is."""
 
 
-def _recorded_index(row: Mapping[str, object]) -> int:
+def _recorded_index(row: JsonDict) -> int:
     """The recorded result a simulated one replays; -1 for the end of a
     curve the policy wanted to go past."""
     index = row.get(_INDEX_KEY)
-    return index if isinstance(index, int) and not isinstance(index, bool) else -1
+    return index if is_int(index) else -1
 
 
 def _number(config: JsonDict) -> int:

@@ -51,11 +51,14 @@ from tunecore.core.naming import error_entry
 from tunecore.core.resources import never_fits
 from tunecore.core.results import (
     DONE,
+    HOSTNAME,
+    PID,
     SHOULD_CHECKPOINT,
     analyse,
     annotate,
     flatten,
     is_end_marker,
+    is_int,
 )
 from tunecore.core.schedulers.base import CONTINUE, STOP, Verdict
 from tunecore.core.stopping import StopCriterionError, check_stop
@@ -188,11 +191,11 @@ def record_result(
 
 def _reported_location(result: JsonDict, known: Location) -> Location:
     """The worker location a result reports, keeping what it leaves out."""
-    hostname = result.get("hostname", result.get("node_ip"))
-    pid = result.get("pid")
+    hostname = result.get(HOSTNAME, result.get("node_ip"))
+    pid = result.get(PID)
     return Location(
         hostname=hostname if isinstance(hostname, str) else known.hostname,
-        pid=pid if isinstance(pid, int) and not isinstance(pid, bool) else known.pid,
+        pid=pid if is_int(pid) else known.pid,
     )
 
 

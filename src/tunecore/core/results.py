@@ -67,6 +67,17 @@ def is_end_marker(result: Mapping[str, JsonValue]) -> bool:
     return result.get(RESULT_DUPLICATE) is True
 
 
+def is_int(value: object) -> TypeGuard[int]:
+    """An int and not a bool (a bool is an int to Python, a flag to a user)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def iteration_of(result: Mapping[str, JsonValue]) -> int:
+    """A result's `training_iteration`; 0 when it has none."""
+    value = result.get(TRAINING_ITERATION)
+    return value if is_int(value) else 0
+
+
 def is_number(value: object) -> TypeGuard[int | float]:
     """Real numbers only: a boolean is a flag, not a metric. (The exact-type
     test first: it is the common case and this runs for every metric of

@@ -27,6 +27,7 @@ from typing import Any
 
 import msgspec
 
+from tunecore.core.results import is_number
 from tunecore.core.search.domains import (
     Choice,
     LogRandInt,
@@ -43,7 +44,6 @@ from tunecore.core.search.domains import (
 )
 from tunecore.core.search.view import Path
 from tunecore.model import JsonValue
-from tunecore.search._contract import is_number
 from tunecore.search.spaces import label, plain_number
 
 _NORMAL_SPAN = 4.0

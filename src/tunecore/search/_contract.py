@@ -14,23 +14,13 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
-from typing import Any, TypeGuard, TypeVar
+from typing import Any, TypeVar
 
 import msgspec
 
 from tunecore.model import InvalidFieldError, JsonDict
 
 S = TypeVar("S", bound=msgspec.Struct)
-
-
-def is_int(value: object) -> TypeGuard[int]:
-    """An int and not a bool (a bool is an int to Python, not to a user)."""
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def is_number(value: object) -> TypeGuard[int | float]:
-    """An int or a float and not a bool."""
-    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def require_package(owner: str, module: str, extra: str) -> None:
@@ -122,8 +112,6 @@ __all__ = [
     "check_points",
     "decode_spec",
     "encode_spec",
-    "is_int",
-    "is_number",
     "metric_value",
     "require_package",
     "require_ready",

@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from tunecore.core.results import is_int, is_number
 from tunecore.core.search.domains import (
     Choice,
     LogRandInt,
@@ -45,7 +46,6 @@ from tunecore.core.search.domains import (
 )
 from tunecore.core.search.variants import Parameter, format_path
 from tunecore.model import InvalidFieldError, JsonValue
-from tunecore.search._contract import is_int, is_number
 from tunecore.search.spaces import label, plain_number
 
 

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 import msgspec
 
-from tunecore.core.results import DEFAULT_METRIC
+from tunecore.core.results import DEFAULT_METRIC, is_int, is_number
 from tunecore.core.search.domains import Uniform
 from tunecore.core.search.variants import ParamSpace, format_path
 from tunecore.core.search.view import Path
@@ -41,8 +41,6 @@ from tunecore.search._contract import (
     check_points,
     decode_spec,
     encode_spec,
-    is_int,
-    is_number,
     metric_value,
     require_package,
     require_ready,

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Self
 import msgspec
 import numpy as np
 
-from tunecore.core.results import DEFAULT_METRIC
+from tunecore.core.results import DEFAULT_METRIC, is_int
 from tunecore.core.search.variants import ParamSpace
 from tunecore.core.search.view import Path
 from tunecore.model import InvalidFieldError, JsonDict, JsonValue
@@ -37,7 +37,6 @@ from tunecore.search._contract import (
     check_points,
     decode_spec,
     encode_spec,
-    is_int,
     metric_value,
     require_package,
     require_ready,

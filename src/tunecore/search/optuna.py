@@ -60,11 +60,13 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Self
 
-from tunecore.core.results import DEFAULT_METRIC, TRAINING_ITERATION
+from tunecore.core.results import DEFAULT_METRIC, TRAINING_ITERATION, is_int, is_number
 from tunecore.core.search.domains import DOMAIN_TYPES
 from tunecore.core.search.variants import ParamSpace, parse_space
 from tunecore.model import InvalidFieldError, JsonDict
-from tunecore.search._contract import encode_spec, is_int, is_number
+from tunecore.search._contract import (
+    encode_spec,
+)
 from tunecore.search._optuna_args import as_values, check_modes, checked_points, checked_rewards
 from tunecore.search.searcher import Searcher
 

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import cast
 
-from tunecore.core.results import TRAINING_ITERATION, flatten, is_number
+from tunecore.core.results import TRAINING_ITERATION, flatten, is_int, is_number
 from tunecore.model import CheckpointRef, JsonValue
 from tunecore.shell import tfevents
 from tunecore.shell.storage import ExperimentStorage
@@ -330,7 +330,7 @@ def _scalar_records(result: Mapping[str, JsonValue], now: float, first: bool) ->
     """The TFRecords of one result: its finite numbers as scalars, stepped
     by `training_iteration`; a new file's version record first."""
     raw_step = result.get(TRAINING_ITERATION)
-    step = raw_step if isinstance(raw_step, int) and not isinstance(raw_step, bool) else None
+    step = raw_step if is_int(raw_step) else None
     scalars = [
         (TENSORBOARD_TAG_PREFIX + key, number)
         for key, value in flatten(result).items()

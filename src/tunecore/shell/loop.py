@@ -36,7 +36,7 @@ import msgspec
 from tunecore.core.experiment import ExperimentState, Stepped, step, trials_in_order
 from tunecore.core.experiment.step import run_ahead_until
 from tunecore.core.naming import error_entry
-from tunecore.core.results import SHOULD_CHECKPOINT, TRAINING_ITERATION, is_end_marker
+from tunecore.core.results import SHOULD_CHECKPOINT, is_end_marker, iteration_of
 from tunecore.core.schedulers.base import Horizon
 from tunecore.model import (
     CheckpointRef,
@@ -662,5 +662,4 @@ def _at_once(action: Callable[[], None]) -> None:
 
 
 def _iteration_of(trial: TrialState) -> int:
-    value = trial.last_result.get(TRAINING_ITERATION, 0)
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+    return iteration_of(trial.last_result)

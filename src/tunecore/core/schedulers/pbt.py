@@ -94,7 +94,7 @@ from msgspec import UNSET, UnsetType
 
 from tunecore.core.checkpoints import newest_persistent
 from tunecore.core.naming import PERTURBED
-from tunecore.core.results import is_finite_number, is_number
+from tunecore.core.results import is_finite_number, is_int, is_number
 from tunecore.core.rng import Rng, integer_below, random_float, seeded
 from tunecore.core.schedulers.base import (
     CONTINUE,
@@ -525,7 +525,7 @@ def explore(
             else:
                 rng, index = integer_below(rng, len(perturbation_factors))
                 new = value * perturbation_factors[index]  # type: ignore[operator]
-            if isinstance(value, int) and not isinstance(value, bool) and is_finite_number(new):
+            if is_int(value) and is_finite_number(new):
                 new = int(new)
         _assign(explored, keys, new)
     return rng, explored

@@ -50,12 +50,12 @@ from __future__ import annotations
 import inspect
 import math
 from collections.abc import Callable, Sequence
-from typing import TypeAlias, TypeGuard, overload
+from typing import TypeAlias, overload
 
 import msgspec
 
 import tunecore.core.rng as draw
-from tunecore.core.results import is_finite_number
+from tunecore.core.results import is_finite_number, is_int
 from tunecore.core.rng import Rng
 from tunecore.core.search.view import ConfigView
 from tunecore.model import InvalidFieldError, JsonValue
@@ -139,11 +139,6 @@ class _Domain(msgspec.Struct, frozen=True):
 
     def check(self, where: str) -> None:
         """Validate (naming fields as `where.field`) and normalise in place."""
-
-
-def _whole(value: object) -> TypeGuard[int]:
-    """An int that is no bool."""
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 class Uniform(_Domain, frozen=True, tag=True):
@@ -299,7 +294,7 @@ class RandInt(_Domain, frozen=True, tag=True):
         return rng, self.low + offset
 
     def is_valid(self, value: JsonValue) -> bool:
-        return _whole(value) and self.low <= value < self.high
+        return is_int(value) and self.low <= value < self.high
 
 
 def _check_multiples(where: str, low: object, high: object, q: object) -> None:
@@ -335,7 +330,7 @@ class QRandInt(_Domain, frozen=True, tag=True):
         return rng, (k_low + offset) * self.q
 
     def is_valid(self, value: JsonValue) -> bool:
-        return _whole(value) and self.low <= value <= self.high and value % self.q == 0
+        return is_int(value) and self.low <= value <= self.high and value % self.q == 0
 
 
 class Choice(_Domain, frozen=True, tag=True):
@@ -426,7 +421,7 @@ class LogRandInt(_Domain, frozen=True, tag=True):
         return rng, min(max(math.floor(math.exp(exponent)), self.low), self.high - 1)
 
     def is_valid(self, value: JsonValue) -> bool:
-        return _whole(value) and self.low <= value < self.high
+        return is_int(value) and self.low <= value < self.high
 
 
 class QLogRandInt(_Domain, frozen=True, tag=True):
@@ -453,7 +448,7 @@ class QLogRandInt(_Domain, frozen=True, tag=True):
         return rng, min(max(round(math.exp(exponent)), k_low), k_high) * self.q
 
     def is_valid(self, value: JsonValue) -> bool:
-        return _whole(value) and self.low <= value <= self.high and value % self.q == 0
+        return is_int(value) and self.low <= value <= self.high and value % self.q == 0
 
 
 # -- grid and functions ----------------------------------------------------------------------------

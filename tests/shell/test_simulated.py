@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,8 +49,10 @@ from tunecore.model import (
 )
 from tunecore.model.codec import to_msgpack
 from tunecore.shell.callbacks import CallbackList
+from tunecore.shell.eventlog import LOG_FORMAT, EventLogWriter, LogHeader, RunSettings
 from tunecore.shell.executors.base import Executor
 from tunecore.shell.executors.simulated import SimulatedExecutor, SimulatedTrainable
+from tunecore.shell.journal import Journal, SnapshotStore
 from tunecore.shell.loop import ExperimentLoop
 from tunecore.shell.shared_storage import TOKEN_FILE
 from tunecore.shell.storage import ExperimentStorage
@@ -97,6 +100,33 @@ class RecordingExecutor(SimulatedExecutor):
         assert restore is not None
         self._log.append(Reset(trial_id, restore))
         super().reset(trial_id, config, context, restore)
+
+
+def log_dir(root: Path) -> Path:
+    """A new directory for a run's event log, beside `root`, not in it
+    (tests list the trial files under `root`)."""
+    return Path(tempfile.mkdtemp(dir=root.parent, prefix=f"{root.name}-log-"))
+
+
+class RecordingJournal(Journal):
+    """A real event log that also keeps each event in `log`, in the order
+    the loop records them (between the executor's `reset`s)."""
+
+    def __init__(self, directory: Path, initial: ExperimentState, log: list[Record]) -> None:
+        header = LogHeader(
+            format=LOG_FORMAT,
+            tunecore_version="test",
+            name="simulated",
+            trainable="simulated",
+            settings=RunSettings(),
+            initial_state=encode_state(initial),
+        )
+        super().__init__(EventLogWriter.create(directory, header), SnapshotStore(directory))
+        self._log = log
+
+    def record(self, event: ExperimentEvent) -> None:
+        super().record(event)
+        self._log.append(event)
 
 
 @dataclass
@@ -161,7 +191,7 @@ def run(
         executor,
         ExperimentStorage(root, "simulated"),
         CallbackList(),
-        on_event=log.append,
+        journal=RecordingJournal(log_dir(root), initial, log),
         clock=executor.now,
         poll_seconds=1.0,
     )

@@ -91,8 +91,6 @@ INBOX_INTERVAL_S = 0.5
 """The inbox (`tunecore stop`/`add`) is read at most this often, so a fast
 loop does not list a directory per event."""
 
-EventObserver = Callable[[ExperimentEvent], None]
-
 MAX_ERROR_CHARS = 1 << 20
 """A trial's error text too long for one record of the log is cut to this."""
 
@@ -108,7 +106,6 @@ class ExperimentLoop:
         callbacks: CallbackList,
         *,
         on_state: Callable[[ExperimentState], None] | None = None,
-        on_event: EventObserver | None = None,
         trial_dirname: Callable[[TrialState], str] | None = None,
         views: TrialViews | None = None,
         output_files: tuple[str, str] | None = None,
@@ -131,7 +128,6 @@ class ExperimentLoop:
         self._storage_token = shared_storage.claim(storage.experiment_dir)
         self._callbacks = callbacks
         self._on_state = on_state
-        self._on_event = on_event
         self._trial_dirname = trial_dirname
         self._views = views if views is not None else TrialViews()
         self._output_files = output_files
@@ -244,8 +240,6 @@ class ExperimentLoop:
             preview = None
             if isinstance(event, ResultReported):
                 event, preview = self._told_result(event)
-            if self._on_event is not None:
-                self._on_event(event)
             try:
                 commands = self._logged_step(event, preview)
             except UnstorableValueError as error:

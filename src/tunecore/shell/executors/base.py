@@ -279,22 +279,17 @@ class Executor(Protocol):
         ...
 
 
-class HostCalls(abc.ABC):
-    """The operations an executor that queues calls to a `TrialHost` (the
-    in-process and Ray executors) sends the same way: each is one call of
-    the host's method of the same purpose, queued behind the trial's
-    earlier ones (`_call`: a thread's submit, an actor's `.remote`)."""
+class QueuedWorkers(abc.ABC):
+    """How every executor (Ray, threads, the simulator) gives a trial's
+    worker back: the trial's operations run in order (`_ops`), so a
+    release that finds some still queued only marks the trial
+    (`_releasing`), and the completion that empties its queue frees the
+    worker (`_free_if_released`). A worker is never freed under an
+    operation still running on it; one freed as `reusable` may take the
+    next trial."""
 
-    _memory: Mapping[str, object]  # memory checkpoints, by their path
-    _memory_keys: Iterator[int]
     _ops: OrderedOperations[Any]
     _releasing: set[str]
-
-    @abc.abstractmethod
-    def _call(
-        self, trial_id: str, operation: Operation, method: str, *args: object, **details: object
-    ) -> None:
-        """Queue `method(*args)` on the trial's host as `operation`."""
 
     @abc.abstractmethod
     def _holds(self, trial_id: str) -> bool:
@@ -303,6 +298,37 @@ class HostCalls(abc.ABC):
     @abc.abstractmethod
     def _free(self, trial_id: str, *, reusable: bool) -> None:
         """Take the trial's worker back (kept for the next trial when `reusable`)."""
+
+    def release(self, trial_id: str) -> None:
+        """Give the worker back once its queued operations are done."""
+        if not self._holds(trial_id):
+            return
+        if self._ops.busy(trial_id):
+            self._releasing.add(trial_id)
+        else:
+            self._free(trial_id, reusable=True)
+
+    def _free_if_released(self, trial_id: str) -> None:
+        """Call after each completion: a trial released while operations
+        were in flight gives its worker back when the last one is done."""
+        if trial_id in self._releasing and not self._ops.busy(trial_id):
+            self._free(trial_id, reusable=True)
+
+
+class HostCalls(QueuedWorkers):
+    """The operations an executor that queues calls to a `TrialHost` (the
+    in-process and Ray executors) sends the same way: each is one call of
+    the host's method of the same purpose, queued behind the trial's
+    earlier ones (`_call`: a thread's submit, an actor's `.remote`)."""
+
+    _memory: Mapping[str, object]  # memory checkpoints, by their path
+    _memory_keys: Iterator[int]
+
+    @abc.abstractmethod
+    def _call(
+        self, trial_id: str, operation: Operation, method: str, *args: object, **details: object
+    ) -> None:
+        """Queue `method(*args)` on the trial's host as `operation`."""
 
     def _restore(self, trial_id: str, checkpoint: CheckpointRef) -> None:
         if checkpoint.storage is CheckpointStorage.MEMORY:
@@ -335,12 +361,3 @@ class HostCalls(abc.ABC):
 
     def export(self, trial_id: str, formats: list[str], export_dir: str) -> None:
         self._call(trial_id, Operation.EXPORT, "export", formats, export_dir)
-
-    def release(self, trial_id: str) -> None:
-        """Give the worker back once its queued operations are done."""
-        if not self._holds(trial_id):
-            return
-        if self._ops.busy(trial_id):
-            self._releasing.add(trial_id)
-        else:
-            self._free(trial_id, reusable=True)

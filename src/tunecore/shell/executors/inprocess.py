@@ -213,8 +213,7 @@ class InProcessExecutor(HostCalls):
         if pending.operation is Operation.SAVE_TO_MEMORY:
             assert isinstance(value, bytes)
             self._memory[pending.memory_key] = value
-        if trial_id in self._releasing and not self._ops.busy(trial_id):
-            self._free(trial_id, reusable=True)
+        self._free_if_released(trial_id)
         return completion_event(trial_id, pending, value, time.time())
 
     def drain(self, timeout: float) -> None:

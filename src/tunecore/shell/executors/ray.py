@@ -467,9 +467,7 @@ class RayExecutor(HostCalls):
             events = [] if event is None else [event]
         if trial_id in self._after_save and not self._ops.saving(trial_id):
             self._send_train(trial_id, self._after_save.pop(trial_id))
-        # A trial released while this was in flight gives its actor back now.
-        if trial_id in self._releasing and not self._ops.busy(trial_id):
-            self._free(trial_id, reusable=True)
+        self._free_if_released(trial_id)
         return events
 
     def _started(self, trial_id: str, location: object) -> ExperimentEvent:

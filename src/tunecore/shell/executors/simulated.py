@@ -77,6 +77,7 @@ from tunecore.shell.executors.base import (
     Operation,
     OrderedOperations,
     Pending,
+    QueuedWorkers,
     completion_event,
 )
 from tunecore.shell.trainable.checkpoint_files import CheckpointMeta
@@ -118,7 +119,7 @@ class _Due:
     value: object = None
 
 
-class SimulatedExecutor:
+class SimulatedExecutor(QueuedWorkers):
     """See the module docstring. `max_iterations` makes the result of that
     iteration `done=True`, as a function trainable that returns would.
     A trial whose config `fresh_on_resume` holds for saves nothing when it
@@ -289,15 +290,12 @@ class SimulatedExecutor:
     def export(self, trial_id: str, formats: list[str], export_dir: str) -> None:
         self._issue(trial_id, Operation.EXPORT, 0.0)
 
-    def release(self, trial_id: str) -> None:
-        if trial_id not in self._workers:
-            return
-        if self._ops.busy(trial_id):
-            self._releasing.add(trial_id)
-        else:
-            self._free(trial_id)
+    def _holds(self, trial_id: str) -> bool:
+        return trial_id in self._workers
 
-    def _free(self, trial_id: str) -> None:
+    def _free(self, trial_id: str, *, reusable: bool = True) -> None:
+        """The worker's pid is free for the next trial (a simulated worker
+        is always reusable: a failure leaves nothing behind)."""
         self._releasing.discard(trial_id)
         self._ready_at.pop(trial_id, None)
         worker = self._workers.pop(trial_id, None)
@@ -339,8 +337,7 @@ class SimulatedExecutor:
             self._dropped.update(p.handle.sequence for p in self._ops.drop(trial_id))
             self._free(trial_id)
             return TrialFailed(trial_id=trial_id, at=self._now, error=value.error)
-        if trial_id in self._releasing and not self._ops.busy(trial_id):
-            self._free(trial_id)
+        self._free_if_released(trial_id)
         return completion_event(trial_id, pending, value, self._now)
 
     def drain(self, timeout: float) -> None:

@@ -25,6 +25,13 @@ import tunecore
 
 MANIFEST = Path(__file__).parent / "structs.json"
 
+NEVER_STORED = {
+    "ExperimentState": "the step's working state: a snapshot stores an "
+    "ExperimentSnapshot and every derived field is recomputed from its trials",
+}
+"""Structs that exist only in memory, with the reason: the rules do not
+bind them (a new one must be added here by name, with its reason)."""
+
 _MODULE_PATH = re.compile(r"\b(?:[a-z_][a-z0-9_]*\.)+(?=[A-Z])")
 
 
@@ -47,6 +54,7 @@ def current() -> dict[str, dict[str, Any]]:
                 inspect.isclass(cls)
                 and issubclass(cls, msgspec.Struct)
                 and cls.__module__ == module.__name__
+                and cls.__qualname__ not in NEVER_STORED
             ):
                 continue
             config = cls.__struct_config__

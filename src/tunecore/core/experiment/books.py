@@ -64,10 +64,8 @@ class Books:
     continue never needs it."""
 
     __slots__ = (
-        "created",
         "done",
         "error",
-        "finished",
         "index",
         "paused",
         "pending",
@@ -79,11 +77,9 @@ class Books:
 
     def __init__(self, state: ExperimentState) -> None:
         self.index = state.index
-        self.created = state.created
         self.pending = Queue(state.pending)
         self.paused = Queue(state.paused)
         self.running = state.running
-        self.finished = state.finished
         self.total = state.total
         self.used = state.used
         self.stopping = state.stopping
@@ -98,7 +94,6 @@ class Books:
         for number, trial in enumerate(trials):
             books.index = books.index.set(trial.trial_id, number)
             books.enter(trial)
-        books.created = len(trials)
         return books
 
     def counts(self) -> dict[str, object]:
@@ -106,17 +101,26 @@ class Books:
         `msgspec.structs.replace(state, **books.counts())`."""
         return {
             "index": self.index,
-            "created": self.created,
             "pending": self.pending.freeze(),
             "paused": self.paused.freeze(),
             "running": self.running,
-            "finished": self.finished,
             "used": self.used,
         }
 
+    @property
+    def created(self) -> int:
+        """How many trials exist (each has its place in `index`)."""
+        return len(self.index)
+
+    @property
+    def finished(self) -> int:
+        """How many trials ended (`ExperimentState.finished`)."""
+        return self.created - len(self.pending) - len(self.paused) - self.running
+
     def enter(self, trial: TrialState) -> None:
-        """Count `trial` where its status says: a queue, the running
-        trials and the resources they hold, or the finished."""
+        """Count `trial` where its status says: a queue, or the running
+        trials and the resources they hold (an ended trial is counted by
+        being in none of them: `finished`)."""
         status = trial.status
         if status is TrialStatus.PENDING:
             self.pending.insert(trial.trial_id, self.index)
@@ -125,8 +129,6 @@ class Books:
         elif status is TrialStatus.RUNNING:
             self.running += 1
             self.used = resources.add(self.used, trial.spec.resources)
-        else:
-            self.finished += 1
 
     def leave(self, trial: TrialState) -> None:
         """Undo `enter` for `trial` as it was."""
@@ -138,5 +140,3 @@ class Books:
         elif status is TrialStatus.RUNNING:
             self.running -= 1
             self.used = resources.subtract(self.used, trial.spec.resources)
-        else:  # a finished trial comes back only on resume
-            self.finished -= 1

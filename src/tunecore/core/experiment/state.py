@@ -5,8 +5,9 @@ Invariants the step function keeps (and the stateful tests check):
 - `pending` and `paused` list the PENDING and PAUSED trials in creation
   order; `running` counts RUNNING ones and `used` is the sum of their
   resources, never more than `total`.
-- `finished` counts TERMINATED and ERROR trials; `saves` counts the
-  checkpoint saves in flight across all trials.
+- `created` and `finished` (TERMINATED and ERROR trials) are derived from
+  these, not kept; `saves` counts the checkpoint saves in flight across
+  all trials.
 - `done` is final: a done experiment rejects every event.
 
 Per-trial collections are persistent maps (`immutables.Map`, a HAMT), so an
@@ -116,11 +117,9 @@ class ExperimentState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     stopper: BuiltinStopper | None = None
     trials: immutables.Map[str, TrialState] = immutables.Map()
     index: immutables.Map[str, int] = immutables.Map()
-    created: int = 0
     pending: tuple[str, ...] = ()
     paused: tuple[str, ...] = ()
     running: int = 0
-    finished: int = 0
     saves: int = 0
     total: Resources | None = None
     used: Resources = nothing()
@@ -129,6 +128,17 @@ class ExperimentState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     stopping: str | None = None
     done: bool = False
     error: str | None = None
+
+    @property
+    def created(self) -> int:
+        """How many trials were created (trials are never forgotten)."""
+        return len(self.index)
+
+    @property
+    def finished(self) -> int:
+        """How many trials ended: every trial is in exactly one of the
+        queues, the running count or the finished."""
+        return len(self.index) - len(self.pending) - len(self.paused) - self.running
 
 
 def trial_id_of(config: ExperimentConfig, number: int) -> str:

@@ -494,7 +494,6 @@ class _Step:
         if settings.resources_from_config:
             trial = msgspec.structs.replace(trial, awaiting_resources=True)
             self.commands.append(ResolveResources(trial_id=spec.trial_id))
-        self.books.created += 1
         self.books.index = self.books.index.set(spec.trial_id, number)
         self.trials = self.trials.set(spec.trial_id, trial)
         self.books.pending.insert(spec.trial_id, self.books.index)

@@ -48,6 +48,10 @@ record began), so a crash can only tear the last record. Rules:
   nothing in the log is a pickle, and loading it can never run code.
   Schema evolution follows msgspec's rules: new fields get defaults, so an
   old log keeps loading (a golden log in `tests/` checks it).
+
+Why one module of over 400 lines: the framing, the writer and the reader are
+the two halves of one file format, which must change together; its constants
+and checks are shared by both.
 """
 
 from __future__ import annotations

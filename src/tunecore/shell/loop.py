@@ -17,6 +17,10 @@ and skipped; a callback that raises is reported and skipped. On Ctrl-C the
 core is told the experiment was interrupted (`ExperimentInterrupted`: it
 ends at once, no trial is finished by it, so a resume runs them on), and
 every worker is ended on the way out.
+
+Why one module of over 400 lines: the loop carries out every command the
+core gives (`_COMMANDS`), each with the I/O it needs; a command's handler is
+a few lines, and one table keeps them where the loop is read.
 """
 
 from __future__ import annotations

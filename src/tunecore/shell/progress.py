@@ -21,6 +21,10 @@ shows the first and the last ones with "... N not shown" between. The seed
 shows `rows // 2` at each end, which wastes a row when `rows` is odd and,
 for `rows == 1`, prints every trial (its `trials[-0:]` is the whole list);
 here the head gets the odd row, so exactly `rows` trials are shown.
+
+Why one module of over 400 lines: the three renderings of one state share
+their row selection and cell formatting, and each is a pure function tested
+against hand-computed text.
 """
 
 from __future__ import annotations

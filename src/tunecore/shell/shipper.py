@@ -54,6 +54,10 @@ A shipper starting on a store that already holds a log (a resume) keeps the
 longest stored chain that is a prefix of the local log, deletes every other
 segment object, and ships on from there. It re-uploads snapshots and trial
 files once, since it cannot know which stored copies are current.
+
+Why one module of over 400 lines: `StateShipper` is one thread's state
+machine (what it tracked, what is due, the lag and the final flush): its
+rules are about each other and are tested together.
 """
 
 from __future__ import annotations

@@ -63,6 +63,10 @@ methods that read or delete in a trial directory first wait for the writes
 queued before them, and `close` for all of them. A driver killed meanwhile
 loses only what its event log holds, and a resume writes that back. The
 class is meant for the shell's one loop thread: only that thread calls it.
+
+Why one module of over 400 lines: `ExperimentStorage` is the one writer of
+an experiment's files, and each file's format (JSON lines, the CSV table,
+params, errors) sits next to the method that writes it.
 """
 
 from __future__ import annotations

@@ -13,6 +13,11 @@ and a `Store` (what does the I/O; never persisted: it may hold credentials).
 pyarrow is optional (`pip install 'tunecore[storage]'`): a plain path or a
 `file://` URI needs only the standard library, and pyarrow is imported the
 first time a URI or a filesystem object asks for it.
+
+Why one module of over 400 lines: the `Store` protocol and its two
+implementations (`LocalStore`, `ArrowStore`) are read together, each rule
+the protocol states implemented twice below it; the URI parsing next to them
+decides which one a path gets.
 """
 
 from __future__ import annotations

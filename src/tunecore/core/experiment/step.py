@@ -16,6 +16,10 @@ Rules this module lives by:
   while they fit, then check for the end and for dead ends. The last three
   only run when something schedulable changed, so a result that lets its
   trial continue costs a few map updates.
+
+Why one module of over 400 lines: one handler per event type and the private
+working copy (`_Step`) they all change; split, the handlers would reach into
+`_Step` from other modules.
 """
 
 from __future__ import annotations

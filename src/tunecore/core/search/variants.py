@@ -49,6 +49,11 @@ path and joined with ','. The exact rules:
 - cleaning, of names and values: every run of whitespace, '/' or '\\' becomes
   one '_' (Ray replaces '/'; we also remove what a directory name should not
   hold).
+
+Why one module of over 400 lines: the parse of a space, the grid and
+sampling order it fixes, and `BasicVariantGenerator`, which walks them,
+share the one traversal order stated above; split apart, each part would
+restate it.
 """
 
 from __future__ import annotations

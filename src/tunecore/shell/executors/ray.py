@@ -34,6 +34,11 @@
   neither the time budget nor the next trial waits for it.
 - `ray.init()` is called when Ray is not running: a local Ray by default,
   or the cluster at `address`.
+
+Why one module of over 400 lines: placement, actor reuse, the stop grace and
+the completion of each operation all read and change the same per-trial maps
+(`_actors`, `_ops`, `_releasing`, `_idle`); what is not Ray's already lives
+in `executors.base` and `executors.host`.
 """
 
 from __future__ import annotations

@@ -15,57 +15,12 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Mapping
 
-import msgspec
-
 from tunecore.api.config import RunConfig, TuneConfig
 from tunecore.api.results import ResultGrid
-from tunecore.api.tuner import Tuner
+from tunecore.api.tuner import RunParts, with_parts
 from tunecore.model import JsonDict, Resources
-from tunecore.shell.callbacks import Callback
-from tunecore.shell.eventlog import SIMULATED, RunSettings
-from tunecore.shell.executors.base import Executor
+from tunecore.shell.eventlog import SIMULATED
 from tunecore.shell.executors.simulated import SimulatedExecutor, SimulatedTrainable
-from tunecore.shell.storage import ExperimentStorage
-
-
-class _SimulatedTuner(Tuner):
-    """A Tuner whose workers and clock are the simulated executor's."""
-
-    def __init__(
-        self,
-        trainable: SimulatedTrainable,
-        executor: SimulatedExecutor,
-        *,
-        param_space: Mapping[str, object] | None,
-        tune_config: TuneConfig,
-        run_config: RunConfig,
-        write_results: bool,
-    ) -> None:
-        super().__init__(
-            _unused_trainable,
-            param_space=param_space,
-            tune_config=tune_config,
-            run_config=run_config,
-        )
-        self._name = f"{trainable.__module__}:{trainable.__qualname__}"
-        self._simulated = executor
-        self._write_results = write_results
-
-    def _executor(self) -> Executor:
-        return self._simulated
-
-    def _clock(self) -> Callable[[], float]:
-        return self._simulated.now
-
-    def _trial_id_prefix(self) -> str:
-        seed = self._tune.seed if self._tune.seed is not None else 0
-        return hashlib.blake2b(str(seed).encode(), digest_size=3).hexdigest()[:5]
-
-    def _result_writers(self, storage: ExperimentStorage) -> list[Callback]:
-        return super()._result_writers(storage) if self._write_results else []
-
-    def _settings(self) -> RunSettings:
-        return msgspec.structs.replace(super()._settings(), executor=SIMULATED)
 
 
 def _unused_trainable(config: dict[str, object]) -> None:
@@ -106,12 +61,21 @@ def simulate(
         save_seconds=save_seconds,
         fresh_on_resume=fresh_on_resume,
     )
-    tuner = _SimulatedTuner(
-        trainable,
-        executor,
+    seed = tune_config.seed if tune_config is not None and tune_config.seed is not None else 0
+    parts = RunParts(
+        executor=executor,
+        executor_kind=SIMULATED,
+        clock=executor.now,
+        # Ids from the seed: the same seed gives the same log, byte for byte.
+        trial_id_prefix=hashlib.blake2b(str(seed).encode(), digest_size=3).hexdigest()[:5],
+        trainable_name=f"{trainable.__module__}:{trainable.__qualname__}",
+        write_results=write_results,
+    )
+    tuner = with_parts(
+        parts,
+        _unused_trainable,
         param_space=param_space,
         tune_config=tune_config or TuneConfig(),
         run_config=run_config or RunConfig(verbose=0),
-        write_results=write_results,
     )
     return tuner.fit()

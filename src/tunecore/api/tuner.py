@@ -31,6 +31,7 @@ import sys
 import time
 import warnings
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -105,6 +106,28 @@ from tunecore.shell.trainable.wrappers import publish_parameters
 from tunecore.shell.trial_view import Trial, TrialViews, dirname_of
 
 
+@dataclass(frozen=True)
+class RunParts:
+    """What a run is assembled from besides the user's settings, for a
+    run that is not Ray's or threads' in real time (`tunecore.simulate`):
+    given as data, so `Tuner` has one assembly and no hooks to override.
+    Each None is the default a `Tuner` made by the user gets."""
+
+    executor: Executor | None = None
+    """The workers (None: `RunConfig.executor`'s, made when the run starts)."""
+    executor_kind: str | None = None
+    """What the log records as the executor (None: `RunConfig.executor`)."""
+    clock: Callable[[], float] = time.time
+    """Where event timestamps come from."""
+    trial_id_prefix: str | None = None
+    """The trials' id prefix (None: five random hex digits)."""
+    trainable_name: str | None = None
+    """What the log names as the trainable (None: the trainable's own name)."""
+    write_results: bool = True
+    """Whether each trial's result.json, progress.csv and TensorBoard
+    events are written (the log holds every result either way)."""
+
+
 class Tuner:
     """Tune `trainable` (a function, a `tunecore.Trainable` subclass, a
     registered name or an import path `"module:function"`) over
@@ -132,6 +155,7 @@ class Tuner:
         self._restored_from: Path | None = None
         self._search_runtime: SearcherRuntime | None = None
         self._search_alg_again: object = None  # a restore's search_alg=
+        self._parts = RunParts()
 
     @classmethod
     def restore(
@@ -303,8 +327,8 @@ class Tuner:
             searcher.ran_in(str(storage.experiment_dir) if mirror is None else mirror.store.uri())
         sync = run.sync_config
         shipper = None if mirror is None else mirror.shipper(journal.log_size, sync.sync_period)
-        executor = self._executor()
-        clock = self._clock()
+        executor = self._parts.executor or self._executor()
+        clock = self._parts.clock
         callbacks = CallbackList([*self._result_writers(storage), *run.callbacks])
         views = TrialViews(tune.trial_name_creator)
         dirname = dirname_of(tune.trial_dirname_creator)
@@ -476,7 +500,7 @@ class Tuner:
     def _settings(self) -> RunSettings:
         run, tune = self._run, self._tune
         return RunSettings(
-            executor=run.executor,
+            executor=self._parts.executor_kind or run.executor,
             address=run.address,
             reuse_actors=tune.reuse_actors,
             result_buffer_length=tune.result_buffer_length,
@@ -523,19 +547,12 @@ class Tuner:
                 if searcher_object(tune.search_alg) is not None and tune.num_samples != -1
                 else None
             ),
-            trial_id_prefix=self._trial_id_prefix(),
+            trial_id_prefix=self._parts.trial_id_prefix or secrets.token_hex(3)[:5],
             checked_metrics=(
                 {} if os.environ.get("TUNE_DISABLE_STRICT_METRIC_CHECKING", "0") == "1" else None
             ),
             export_formats=tuple(ExportFormat(f) for f in run.export_formats),
         )
-
-    def _trial_id_prefix(self) -> str:
-        return secrets.token_hex(3)[:5]
-
-    def _clock(self) -> Callable[[], float]:
-        """Where event timestamps come from."""
-        return time.time
 
     def _result_writers(self, storage: ExperimentStorage) -> list[Callback]:
         """The loggers that write each trial's result.json and progress.csv
@@ -543,6 +560,8 @@ class Tuner:
         TensorBoard events when tensorboardX is installed and
         `TUNE_DISABLE_AUTO_CALLBACK_LOGGERS` is not 1. A logger of one of
         these kinds among the user's callbacks replaces the default one."""
+        if not self._parts.write_results:
+            return []
         kinds: list[type[JsonLoggerCallback | CSVLoggerCallback | TensorBoardCallback]] = [
             JsonLoggerCallback,
             CSVLoggerCallback,
@@ -634,6 +653,24 @@ class Tuner:
         )
         publish_parameters(self._target)  # Ray is up: with_parameters objects go in its store
         return executor
+
+
+def with_parts(
+    parts: RunParts,
+    trainable: Trainable,
+    *,
+    param_space: Mapping[str, object] | None,
+    tune_config: TuneConfig,
+    run_config: RunConfig,
+) -> Tuner:
+    """A `Tuner` assembled from `parts` where they are given."""
+    tuner = Tuner(
+        trainable, param_space=param_space, tune_config=tune_config, run_config=run_config
+    )
+    tuner._parts = parts
+    if parts.trainable_name is not None:
+        tuner._name = parts.trainable_name
+    return tuner
 
 
 def _restore_location(

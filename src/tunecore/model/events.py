@@ -172,10 +172,9 @@ class ExperimentResumed(_EventBase, frozen=True, kw_only=True, tag=True):
     restart_errored: bool = False
 
 
-TrialEvent: TypeAlias = (
+TrialChangeEvent: TypeAlias = (
     StartRequested
     | TrialStarted
-    | ResultReported
     | CheckpointSaved
     | TrialRestored
     | TrialFailed
@@ -183,6 +182,10 @@ TrialEvent: TypeAlias = (
     | StopRequested
     | ResourcesUpdateRequested
 )
+"""A trial's events other than its results: each goes to the trial's
+lifecycle as it is (a result goes there with its policies' verdict)."""
+
+TrialEvent: TypeAlias = ResultReported | TrialChangeEvent
 
 ExperimentEvent: TypeAlias = (
     TrialEvent

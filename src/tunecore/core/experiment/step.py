@@ -25,7 +25,7 @@ working copy (`_Step`) they all change; split, the handlers would reach into
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import TypeAlias, TypeVar, cast, get_args, overload
+from typing import TypeVar, cast, get_args, overload
 
 import immutables
 import msgspec
@@ -59,7 +59,6 @@ from tunecore.core.stopping import StopCriterionError, check_stop
 from tunecore.model import (
     Applied,
     Asked,
-    CheckpointSaved,
     ClusterResourcesChanged,
     Command,
     Decision,
@@ -69,7 +68,6 @@ from tunecore.model import (
     ExperimentResumed,
     ExperimentStopRequested,
     JsonDict,
-    PauseRequested,
     Rejection,
     ResolveResources,
     Resources,
@@ -79,11 +77,10 @@ from tunecore.model import (
     StartRequested,
     StopRequested,
     Tick,
+    TrialChangeEvent,
     TrialFailed,
     TrialRequested,
-    TrialRestored,
     TrialSpec,
-    TrialStarted,
     TrialState,
     TrialStatus,
     ValuesDrawn,
@@ -272,7 +269,7 @@ class _Step:
         self._resume(event)
         return None
 
-    def _on_trial_event(self, event: _LifecycleEvent) -> Rejection | None:
+    def _on_trial_event(self, event: TrialChangeEvent) -> Rejection | None:
         """A trial's event other than a result: its lifecycle table decides."""
         trial = self.trials.get(event.trial_id)
         if trial is None:
@@ -312,7 +309,7 @@ class _Step:
         self,
         before: TrialState,
         after: TrialState,
-        event: _LifecycleEvent,
+        event: TrialChangeEvent,
     ) -> None:
         """The scheduler and the searcher hear about trials that end."""
         if isinstance(event, StopRequested):
@@ -737,19 +734,6 @@ def _fits_in(free: Resources) -> Callable[[TrialState], bool]:
     return fits
 
 
-_LifecycleEvent: TypeAlias = (
-    StartRequested
-    | TrialStarted
-    | CheckpointSaved
-    | TrialRestored
-    | TrialFailed
-    | PauseRequested
-    | StopRequested
-    | ResourcesUpdateRequested
-)
-"""A trial's events that go to its lifecycle table as they are (a result
-goes there through `_on_result`, with the scheduler's verdict)."""
-
 _Event = TypeVar("_Event", bound=ExperimentEvent)
 _Handler = Callable[[_Step, ExperimentEvent], Rejection | None]
 
@@ -772,7 +756,7 @@ _HANDLERS: dict[type[ExperimentEvent], _Handler] = {
     ExperimentStopRequested: _handler(ExperimentStopRequested, _Step._on_stop_requested),
     ExperimentInterrupted: _handler(ExperimentInterrupted, _Step._on_interrupted),
     ExperimentResumed: _handler(ExperimentResumed, _Step._on_resumed),
-    **{kind: _handler(kind, _Step._on_trial_event) for kind in get_args(_LifecycleEvent)},
+    **{kind: _handler(kind, _Step._on_trial_event) for kind in get_args(TrialChangeEvent)},
 }
 """Every event type's handler: the experiment's own events, the result path
 (the scheduler's verdict joins the trial's own), and a trial's other events,

@@ -33,10 +33,11 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TypeVar, cast, overload
+from typing import overload
 
 import msgspec
 
+from tunecore.core.dispatch import handles
 from tunecore.core.experiment import ExperimentState, Stepped, step, trials_in_order
 from tunecore.core.experiment.step import run_ahead_until
 from tunecore.core.naming import error_entry
@@ -391,9 +392,9 @@ class ExperimentLoop:
             if command.error:
                 logger.error("The experiment ended early: %s", command.error)
             return
-        _COMMANDS[type(command)](self, self.state.trials[command.trial_id], command)
+        _COMMANDS[type(command)](self, command, self.state.trials[command.trial_id])
 
-    def _start(self, trial: TrialState, command: StartTrial) -> None:
+    def _start(self, command: StartTrial, trial: TrialState) -> None:
         context = self._context(trial)
         self._storage.write_params(Path(context.trial_dir), trial.spec.config)
         self._callbacks.on_trial_start(self._iteration, self._trials(), self._view(trial))
@@ -406,23 +407,23 @@ class ExperimentLoop:
             self._located(command.restore_from),
         )
 
-    def _continue(self, trial: TrialState, _command: ContinueTrial) -> None:
+    def _continue(self, _command: ContinueTrial, trial: TrialState) -> None:
         self._executor.train(trial.trial_id, self._until(trial.trial_id))
 
-    def _pause(self, trial: TrialState, _command: PauseTrial) -> None:
+    def _pause(self, _command: PauseTrial, trial: TrialState) -> None:
         self._hosted.discard(trial.trial_id)
         self._executor.release(trial.trial_id)
 
-    def _resolve_resources(self, trial: TrialState, _command: ResolveResources) -> None:
+    def _resolve_resources(self, _command: ResolveResources, trial: TrialState) -> None:
         self._answers.append(self._resolve(trial))
 
-    def _save_checkpoint(self, trial: TrialState, command: SaveCheckpoint) -> None:
+    def _save_checkpoint(self, command: SaveCheckpoint, trial: TrialState) -> None:
         self._save(trial, command.storage)
 
-    def _stop_trial(self, trial: TrialState, command: StopTrial) -> None:
+    def _stop_trial(self, command: StopTrial, trial: TrialState) -> None:
         self._stop(trial, command.error)
 
-    def _delete_checkpoint(self, _trial: TrialState, command: DeleteCheckpoint) -> None:
+    def _delete_checkpoint(self, command: DeleteCheckpoint, _trial: TrialState) -> None:
         self._delete(self._storage.located(command.checkpoint))
 
     def _resolve(self, trial: TrialState) -> ExperimentEvent:
@@ -485,7 +486,7 @@ class ExperimentLoop:
         else:
             self._storage.delete_checkpoint(Path(checkpoint.path))
 
-    def _reset(self, trial: TrialState, command: ResetTrial) -> None:
+    def _reset(self, command: ResetTrial, trial: TrialState) -> None:
         """PBT's exploit. The donor's checkpoint is copied into this trial's
         directory first, synchronously: a later DeleteCheckpoint of the donor
         must not pull it away while this trial's worker restores it. When
@@ -606,26 +607,18 @@ class ExperimentLoop:
         return self._trials_cache
 
 
-_C = TypeVar("_C", bound=Command)
-_Doer = Callable[[ExperimentLoop, TrialState, Command], None]
-
-
-def _doer(command: type[_C], do: Callable[[ExperimentLoop, TrialState, _C], None]) -> _Doer:
-    """Erase the command type for the table; `do` is only called with a
-    command of the type it is registered under."""
-    del command
-    return cast(_Doer, do)
+_Doer = Callable[[ExperimentLoop, Command, TrialState], None]
 
 
 _COMMANDS: dict[type[Command], _Doer] = {
-    ResolveResources: _doer(ResolveResources, ExperimentLoop._resolve_resources),
-    StartTrial: _doer(StartTrial, ExperimentLoop._start),
-    ContinueTrial: _doer(ContinueTrial, ExperimentLoop._continue),
-    SaveCheckpoint: _doer(SaveCheckpoint, ExperimentLoop._save_checkpoint),
-    PauseTrial: _doer(PauseTrial, ExperimentLoop._pause),
-    StopTrial: _doer(StopTrial, ExperimentLoop._stop_trial),
-    DeleteCheckpoint: _doer(DeleteCheckpoint, ExperimentLoop._delete_checkpoint),
-    ResetTrial: _doer(ResetTrial, ExperimentLoop._reset),
+    ResolveResources: handles(ResolveResources, ExperimentLoop._resolve_resources),
+    StartTrial: handles(StartTrial, ExperimentLoop._start),
+    ContinueTrial: handles(ContinueTrial, ExperimentLoop._continue),
+    SaveCheckpoint: handles(SaveCheckpoint, ExperimentLoop._save_checkpoint),
+    PauseTrial: handles(PauseTrial, ExperimentLoop._pause),
+    StopTrial: handles(StopTrial, ExperimentLoop._stop_trial),
+    DeleteCheckpoint: handles(DeleteCheckpoint, ExperimentLoop._delete_checkpoint),
+    ResetTrial: handles(ResetTrial, ExperimentLoop._reset),
 }
 """What the loop does for each command the core gives about a trial."""
 

@@ -25,12 +25,13 @@ working copy (`_Step`) they all change; split, the handlers would reach into
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import TypeVar, cast, get_args, overload
+from typing import get_args, overload
 
 import immutables
 import msgspec
 
 from tunecore.core import lifecycle, resources
+from tunecore.core.dispatch import handles
 from tunecore.core.experiment.books import Books, Queue
 from tunecore.core.experiment.state import (
     ExperimentConfig,
@@ -734,29 +735,21 @@ def _fits_in(free: Resources) -> Callable[[TrialState], bool]:
     return fits
 
 
-_Event = TypeVar("_Event", bound=ExperimentEvent)
 _Handler = Callable[[_Step, ExperimentEvent], Rejection | None]
 
 
-def _handler(event: type[_Event], handle: Callable[[_Step, _Event], Rejection | None]) -> _Handler:
-    """Erase the event type for the dispatch table; `handle` is only called
-    with an event of the type it is registered under."""
-    del event
-    return cast(_Handler, handle)
-
-
 _HANDLERS: dict[type[ExperimentEvent], _Handler] = {
-    ResultReported: _handler(ResultReported, _Step._on_result_reported),
-    ClusterResourcesChanged: _handler(ClusterResourcesChanged, _Step._on_cluster_changed),
-    TrialRequested: _handler(TrialRequested, _Step._on_trial_requested),
-    ValuesDrawn: _handler(ValuesDrawn, _Step._take_values),
-    Asked: _handler(Asked, _Step._take_answer),
-    SearcherFailed: _handler(SearcherFailed, _Step._on_searcher_failed),
-    Tick: _handler(Tick, _Step._on_tick),
-    ExperimentStopRequested: _handler(ExperimentStopRequested, _Step._on_stop_requested),
-    ExperimentInterrupted: _handler(ExperimentInterrupted, _Step._on_interrupted),
-    ExperimentResumed: _handler(ExperimentResumed, _Step._on_resumed),
-    **{kind: _handler(kind, _Step._on_trial_event) for kind in get_args(TrialChangeEvent)},
+    ResultReported: handles(ResultReported, _Step._on_result_reported),
+    ClusterResourcesChanged: handles(ClusterResourcesChanged, _Step._on_cluster_changed),
+    TrialRequested: handles(TrialRequested, _Step._on_trial_requested),
+    ValuesDrawn: handles(ValuesDrawn, _Step._take_values),
+    Asked: handles(Asked, _Step._take_answer),
+    SearcherFailed: handles(SearcherFailed, _Step._on_searcher_failed),
+    Tick: handles(Tick, _Step._on_tick),
+    ExperimentStopRequested: handles(ExperimentStopRequested, _Step._on_stop_requested),
+    ExperimentInterrupted: handles(ExperimentInterrupted, _Step._on_interrupted),
+    ExperimentResumed: handles(ExperimentResumed, _Step._on_resumed),
+    **{kind: handles(kind, _Step._on_trial_event) for kind in get_args(TrialChangeEvent)},
 }
 """Every event type's handler: the experiment's own events, the result path
 (the scheduler's verdict joins the trial's own), and a trial's other events,

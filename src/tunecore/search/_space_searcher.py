@@ -30,7 +30,7 @@ class SpaceSearcher(Searcher):
     """Ray's name for the class, which every message names."""
 
     _searches: ClassVar[str]
-    """What a param space must hold for it, as the error for none says."""
+    """What a param space must hold for it (named when it has no space)."""
 
     _seed: int | None
     """Its random state: the user's, else the experiment's (`use_seed`)."""

@@ -41,6 +41,8 @@ class SpaceSearcher(Searcher):
     def __init__(
         self, metric: str | None, mode: str | None, *, seed: int | None, seed_given: bool
     ) -> None:
+        """`seed_given`: the user chose `seed`, so the experiment's does not
+        replace it."""
         super().__init__(metric=metric, mode=mode)
         check_one_metric(self._name, metric)
         self._seed = seed

@@ -105,6 +105,7 @@ class BayesOptSearch(SpaceSearcher):
     _name = "BayesOptSearch"
     _searches = "tune.uniform(...) values"
     _seed: int
+    """Never None: Ray's default of 42 stands where nothing else is given."""
 
     def __init__(  # noqa: PLR0917 - Ray's signature, positional as in Ray
         self,

@@ -30,22 +30,20 @@ from typing import TYPE_CHECKING, Any, Self
 
 import msgspec
 
-from tunecore.core.results import DEFAULT_METRIC, is_int, is_number
+from tunecore.core.results import is_int, is_number
 from tunecore.core.search.domains import Uniform
 from tunecore.core.search.variants import ParamSpace, format_path
 from tunecore.core.search.view import Path
 from tunecore.model import InvalidFieldError, JsonDict, JsonValue
 from tunecore.search._bayesopt_utility import Utility, acquisition_function, checked_utility
 from tunecore.search._contract import (
-    check_one_metric,
     check_points,
     decode_spec,
     encode_spec,
     metric_value,
     require_package,
-    require_ready,
-    tuner_objective,
 )
+from tunecore.search._space_searcher import SpaceSearcher
 from tunecore.search.searcher import Searcher
 from tunecore.search.spaces import (
     config_from,
@@ -95,7 +93,7 @@ _DUPLICATE_PRECISION = 5
 """Digits to which two configs must agree to count as the same (Ray's)."""
 
 
-class BayesOptSearch(Searcher):
+class BayesOptSearch(SpaceSearcher):
     """Bayesian optimisation with fmfn/BayesianOptimization (`pip install
     'tunecore[bayesopt]'`), as Ray Tune's `BayesOptSearch`; see
     `_bayesopt_utility` for what `utility_kwargs` maps to in bayes_opt 3.x.
@@ -103,6 +101,11 @@ class BayesOptSearch(Searcher):
     `analysis` (an `ExperimentAnalysis` of an earlier run) is registered
     before the first suggestion, as in Ray; `warm_start(from_experiment=...)`
     does the same through the log."""
+
+    _name = "BayesOptSearch"
+    _searches = "tune.uniform(...) values"
+    _seed: int
+    """Never None: Ray's default of 42 stands where nothing else is given."""
 
     def __init__(  # noqa: PLR0917 - Ray's signature, positional as in Ray
         self,
@@ -119,8 +122,9 @@ class BayesOptSearch(Searcher):
         analysis: Any = None,
     ) -> None:
         require_package("BayesOptSearch", "bayes_opt", "bayesopt")
-        super().__init__(metric=metric, mode=mode)
-        check_one_metric("BayesOptSearch", metric)
+        super().__init__(
+            metric, mode, seed=random_state, seed_given=not isinstance(random_state, _UnsetSeed)
+        )
         _check_int("random_state", random_state, None)
         _check_int("random_search_steps", random_search_steps, 0)
         _check_int("verbose", verbose, 0)
@@ -128,15 +132,12 @@ class BayesOptSearch(Searcher):
         if not isinstance(skip_duplicate, bool):
             raise InvalidFieldError("BayesOptSearch.skip_duplicate", skip_duplicate, "a bool")
         self._utility = checked_utility(utility_kwargs)
-        self._random_state = random_state
-        self._seed_given = not isinstance(random_state, _UnsetSeed)
         self._random_search_steps = random_search_steps
         self._verbose = verbose
         self._patience = patience
         self._skip_duplicate = skip_duplicate
         self._given_points = check_points("BayesOptSearch", points_to_evaluate)
         self._analysis = analysis
-        self._space: ParamSpace | None = None
         self._initial_points: list[Params] = []
         self._evaluated: list[tuple[Params, float]] = []  # registered before the first ask
         self._optimizer: BayesianOptimization | None = None
@@ -149,24 +150,6 @@ class BayesOptSearch(Searcher):
             self._take_space(_as_space(space))
 
     # -- set-up ------------------------------------------------------------------
-
-    def set_search_properties(
-        self, metric: str | None, mode: str | None, config: dict[str, Any], **spec: Any
-    ) -> bool:
-        """Ray's: take the Tuner's metric, mode and param space unless this
-        searcher was built with a space of its own."""
-        if self._space is not None:
-            return False
-        self._metric, self._mode = tuner_objective(
-            "BayesOptSearch", self._metric, self._mode, metric, mode
-        )
-        self._take_space(searched_space("BayesOptSearch", config))
-        return True
-
-    def use_seed(self, seed: int) -> None:
-        """The experiment's seed, unless the user gave `random_state`."""
-        if not self._seed_given and self._optimizer is None:
-            self._random_state = seed
 
     def _take_space(self, space: ParamSpace) -> None:
         if not space.sampled:
@@ -181,16 +164,15 @@ class BayesOptSearch(Searcher):
                     "tune.uniform(low, high): BayesOptSearch searches continuous ranges only",
                 )
         self._space = space
-        self._initial_points = [
-            _params(point_values("BayesOptSearch", f"points_to_evaluate[{i}]", space, point))
-            for i, point in enumerate(self._given_points)
-        ]
+        self._initial_points = [_params(point) for point in self._points_in(space)]
         self._points = list(self._initial_points)
-        if self._metric is None and self._mode:
-            self._metric = DEFAULT_METRIC
+        self._default_metric()
         if self._analysis is not None:
             self.register_analysis(self._analysis)
             self._analysis = None
+
+    def _begun(self) -> bool:
+        return self._optimizer is not None
 
     @property
     def optimizer(self) -> BayesianOptimization | None:
@@ -210,7 +192,7 @@ class BayesOptSearch(Searcher):
                 f=None,
                 pbounds=bounds,
                 acquisition_function=acquisition_function(self._utility),
-                random_state=int(self._random_state),
+                random_state=int(self._seed),
                 verbose=self._verbose,
             )
             for params, target in self._evaluated:
@@ -220,13 +202,7 @@ class BayesOptSearch(Searcher):
     # -- Ray's Searcher API ------------------------------------------------------------
 
     def suggest(self, trial_id: str) -> dict[str, Any] | str | None:
-        require_ready(
-            "BayesOptSearch",
-            self._space is not None,
-            self._metric,
-            self._mode,
-            "tune.uniform(...) values",
-        )
+        self._require_ready()
         optimizer = self._built()
         params = self._points.pop(0) if self._points else self._clamped(optimizer.suggest())
         key = json.dumps(
@@ -309,7 +285,7 @@ class BayesOptSearch(Searcher):
             points_to_evaluate=self._initial_points,
             evaluated=self._evaluated,
             utility_kwargs=self._utility,
-            random_state=int(self._random_state),
+            random_state=int(self._seed),
             random_search_steps=self._random_search_steps,
             verbose=self._verbose,
             patience=self._patience,
@@ -320,7 +296,8 @@ class BayesOptSearch(Searcher):
     @classmethod
     def from_spec(cls, spec: JsonDict) -> Self:
         decoded = decode_spec("BayesOptSearch", spec, _BayesOptSpec)
-        searcher = cls(
+        searcher = cls._rebuilt(
+            decoded.space,
             metric=decoded.metric,
             mode=decoded.mode,
             points_to_evaluate=[dict(point) for point in decoded.points_to_evaluate],
@@ -331,8 +308,6 @@ class BayesOptSearch(Searcher):
             patience=decoded.patience,
             skip_duplicate=decoded.skip_duplicate,
         )
-        if decoded.space is not None:
-            searcher._take_space(decoded.space)
         searcher._evaluated = list(decoded.evaluated)
         return searcher
 

@@ -28,19 +28,16 @@ from typing import TYPE_CHECKING, Any, Self
 import msgspec
 import numpy as np
 
-from tunecore.core.results import DEFAULT_METRIC, is_int
+from tunecore.core.results import is_int
 from tunecore.core.search.variants import ParamSpace
 from tunecore.core.search.view import Path
 from tunecore.model import InvalidFieldError, JsonDict, JsonValue
 from tunecore.search._contract import (
-    check_one_metric,
     check_points,
     decode_spec,
     encode_spec,
     metric_value,
     require_package,
-    require_ready,
-    tuner_objective,
 )
 from tunecore.search._hyperopt_space import (
     Dimension,
@@ -49,7 +46,7 @@ from tunecore.search._hyperopt_space import (
     native_vals,
     plain_config,
 )
-from tunecore.search.searcher import Searcher
+from tunecore.search._space_searcher import SpaceSearcher
 from tunecore.search.spaces import (
     config_from,
     finite,
@@ -77,9 +74,12 @@ class _HyperOptSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     gamma: float | None
 
 
-class HyperOptSearch(Searcher):
+class HyperOptSearch(SpaceSearcher):
     """TPE search with hyperopt (`pip install 'tunecore[hyperopt]'`), as Ray
     Tune's `HyperOptSearch`; see the module docstring for the space."""
+
+    _name = "HyperOptSearch"
+    _searches = "search domains (tune.uniform, tune.choice, ...)"
 
     def __init__(  # noqa: PLR0917 - Ray's signature, positional as in Ray
         self,
@@ -92,8 +92,9 @@ class HyperOptSearch(Searcher):
         gamma: float | None = 0.25,
     ) -> None:
         require_package("HyperOptSearch", "hyperopt", "hyperopt")
-        super().__init__(metric=metric, mode=mode)
-        check_one_metric("HyperOptSearch", metric)
+        super().__init__(
+            metric, mode, seed=random_state_seed, seed_given=random_state_seed is not None
+        )
         if n_initial_points is not None and not (
             is_int(n_initial_points) and n_initial_points >= 0
         ):
@@ -108,10 +109,7 @@ class HyperOptSearch(Searcher):
             raise InvalidFieldError("HyperOptSearch.gamma", gamma, "a number in (0, 1], or None")
         self._n_initial_points = n_initial_points
         self._gamma = gamma
-        self._seed = random_state_seed
-        self._seed_given = random_state_seed is not None
         self._given_points = check_points("HyperOptSearch", points_to_evaluate)
-        self._space: ParamSpace | None = None
         self._dimensions: list[Dimension] = []
         self._initial_points: list[dict[Path, JsonValue]] = []
         self._native: dict[str, Any] | None = None  # a space of hp.* expressions, as given
@@ -132,23 +130,11 @@ class HyperOptSearch(Searcher):
 
     # -- set-up ------------------------------------------------------------------
 
-    def set_search_properties(
-        self, metric: str | None, mode: str | None, config: dict[str, Any], **spec: Any
-    ) -> bool:
-        """Ray's: take the Tuner's metric, mode and param space unless this
-        searcher was built with a space of its own."""
-        if self._space is not None or self._native is not None:
-            return False
-        self._metric, self._mode = tuner_objective(
-            "HyperOptSearch", self._metric, self._mode, metric, mode
-        )
-        self._take_space(searched_space("HyperOptSearch", config))
-        return True
+    def _has_space(self) -> bool:
+        return self._space is not None or self._native is not None
 
-    def use_seed(self, seed: int) -> None:
-        """The experiment's seed, unless the user gave `random_state_seed`."""
-        if not self._seed_given and self._trials is None:
-            self._seed = seed
+    def _begun(self) -> bool:
+        return self._trials is not None
 
     def _take_space(self, space: ParamSpace) -> None:
         if not space.sampled:
@@ -157,10 +143,7 @@ class HyperOptSearch(Searcher):
             )
         self._dimensions = [dimension(parameter) for parameter in space.sampled]
         self._space = space
-        self._initial_points = [
-            point_values("HyperOptSearch", f"points_to_evaluate[{i}]", space, point)
-            for i, point in enumerate(self._given_points)
-        ]
+        self._initial_points = self._points_in(space)
         self._default_metric()
 
     def _take_native(self, space: dict[str, Any]) -> None:
@@ -173,10 +156,6 @@ class HyperOptSearch(Searcher):
                 raise InvalidFieldError(f"points_to_evaluate[{i}]", point, "a dict of labels")
             self._native_points.append(native_vals(f"points_to_evaluate[{i}]", space, point))
         self._default_metric()
-
-    def _default_metric(self) -> None:
-        if self._metric is None and self._mode:
-            self._metric = DEFAULT_METRIC
 
     def _started(self) -> Trials:
         """The `Trials` (built at the first use, once the seed is known),
@@ -206,13 +185,7 @@ class HyperOptSearch(Searcher):
     # -- Ray's Searcher API ------------------------------------------------------------
 
     def suggest(self, trial_id: str) -> dict[str, Any] | str | None:
-        require_ready(
-            "HyperOptSearch",
-            self._space is not None or self._native is not None,
-            self._metric,
-            self._mode,
-            "search domains (tune.uniform, tune.choice, ...)",
-        )
+        self._require_ready()
         trials = self._started()
         doc = self._queued.pop(0) if self._queued else self._asked(trials)
         self._live[trial_id] = doc
@@ -301,7 +274,8 @@ class HyperOptSearch(Searcher):
     @classmethod
     def from_spec(cls, spec: JsonDict) -> Self:
         decoded = decode_spec("HyperOptSearch", spec, _HyperOptSpec)
-        searcher = cls(
+        return cls._rebuilt(
+            decoded.space,
             metric=decoded.metric,
             mode=decoded.mode,
             points_to_evaluate=decoded.points_to_evaluate,
@@ -309,9 +283,6 @@ class HyperOptSearch(Searcher):
             random_state_seed=decoded.random_state_seed,
             gamma=decoded.gamma,
         )
-        if decoded.space is not None:
-            searcher._take_space(decoded.space)
-        return searcher
 
     # -- trials ------------------------------------------------------------------------
 

@@ -148,16 +148,40 @@ def answer_to(inner: P, answer: Asked) -> P | None:
     return cast(P | None, inner.with_answer(answer))
 
 
-def wanted_by(inner: object) -> ValuesWanted | None:
-    """What a wrapped policy waits for: a wrapper's `wanted()`."""
-    return inner.wanted() if isinstance(inner, WantsValues) else None
+class PassesRequestsThrough:
+    """For a wrapper struct around `searcher` (`ConcurrencyLimiter`,
+    `Repeater`): what the wrapped searcher waits for from the shell
+    (`WantsValues`, `WantsAsk`) is what the wrapper waits for, and the
+    answer goes to the wrapped searcher. One copy, so that no wrapper can
+    forget a request and leave its searcher waiting forever. Mix it into a
+    frozen msgspec struct with a `searcher` field; it adds no field."""
 
+    __slots__ = ()
+    searcher: Searcher
 
-def answered(inner: P, key: int, values: Sequence[JsonValue]) -> P:
-    """A wrapped policy after taking the values: a wrapper's `with_values()`."""
-    if not isinstance(inner, WantsValues):
-        raise InvalidFieldError("values", list(values), "values the wrapped searcher wants")
-    return cast(P, inner.with_values(key, values))
+    def wanted(self) -> ValuesWanted | None:
+        """What the wrapped searcher waits for (see `ValuesWanted`)."""
+        inner = self.searcher
+        return inner.wanted() if isinstance(inner, WantsValues) else None
+
+    def with_values(self, key: int, values: Sequence[JsonValue]) -> Self:
+        inner = self.searcher
+        if not isinstance(inner, WantsValues):
+            raise InvalidFieldError("values", list(values), "values the wrapped searcher wants")
+        return self._around(inner.with_values(key, values))
+
+    def ask_wanted(self) -> AskWanted | None:
+        """The ask the wrapped searcher waits for (see `WantsAsk`)."""
+        return ask_wanted_by(self.searcher)
+
+    def with_answer(self, answer: Asked) -> Self | None:
+        searcher = answer_to(self.searcher, answer)
+        return None if searcher is None else self._around(searcher)
+
+    def _around(self, searcher: Searcher) -> Self:
+        """This wrapper around `searcher` instead (the mixin is only ever
+        part of a struct, which its type cannot say to mypy)."""
+        return cast(Self, msgspec.structs.replace(cast(msgspec.Struct, self), searcher=searcher))
 
 
 def take_values(policy: P, key: int, values: Sequence[JsonValue]) -> P | None:

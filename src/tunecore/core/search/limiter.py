@@ -26,25 +26,15 @@ type to build.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Generic, Self, TypeVar, cast
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
 from tunecore.core.schedulers.base import policy_metric
-from tunecore.core.search.base import (
-    AskWanted,
-    Searcher,
-    Suggestion,
-    ValuesWanted,
-    answer_to,
-    answered,
-    ask_wanted_by,
-    paused_in,
-    wanted_by,
-)
-from tunecore.model import Asked, InvalidFieldError, JsonDict, JsonValue, Mode
+from tunecore.core.search.base import PassesRequestsThrough, Searcher, Suggestion, paused_in
+from tunecore.model import InvalidFieldError, JsonDict, Mode
 from tunecore.model.errors import require_bool, require_int
 
 S = TypeVar("S", bound=Searcher)
@@ -58,7 +48,7 @@ class HeldCompletion(msgspec.Struct, frozen=True, array_like=True):
     error: bool
 
 
-class ConcurrencyLimiter(msgspec.Struct, Generic[S], frozen=True, tag=True):
+class ConcurrencyLimiter(msgspec.Struct, PassesRequestsThrough, Generic[S], frozen=True, tag=True):
     """Wraps `searcher` so that at most `max_concurrent` of its trials run."""
 
     searcher: S
@@ -101,21 +91,6 @@ class ConcurrencyLimiter(msgspec.Struct, Generic[S], frozen=True, tag=True):
 
     def with_objective(self, metric: str | None, mode: Mode | None) -> Self:
         return msgspec.structs.replace(self, searcher=self.searcher.with_objective(metric, mode))
-
-    def wanted(self) -> ValuesWanted | None:
-        """What the wrapped searcher waits for (see `ValuesWanted`)."""
-        return wanted_by(self.searcher)
-
-    def with_values(self, key: int, values: Sequence[JsonValue]) -> Self:
-        return msgspec.structs.replace(self, searcher=answered(self.searcher, key, values))
-
-    def ask_wanted(self) -> AskWanted | None:
-        """The ask the wrapped searcher waits for (see `WantsAsk`)."""
-        return ask_wanted_by(self.searcher)
-
-    def with_answer(self, answer: Asked) -> Self | None:
-        searcher = answer_to(self.searcher, answer)
-        return None if searcher is None else msgspec.structs.replace(self, searcher=searcher)
 
     def suggest(self, trial_id: str) -> tuple[Self, Suggestion | None]:
         if len(self.live) - len(self.paused) >= self.max_concurrent:

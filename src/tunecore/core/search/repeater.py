@@ -31,23 +31,13 @@ Generic in the wrapped searcher like `ConcurrencyLimiter`: decode with
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import Generic, Self, TypeVar
 
 import msgspec
 
-from tunecore.core.search.base import (
-    AskWanted,
-    Searcher,
-    Suggestion,
-    ValuesWanted,
-    answer_to,
-    answered,
-    ask_wanted_by,
-    wanted_by,
-)
+from tunecore.core.search.base import PassesRequestsThrough, Searcher, Suggestion
 from tunecore.core.search.domains import copy_json
-from tunecore.model import Asked, InvalidFieldError, JsonDict, JsonValue, Mode
+from tunecore.model import InvalidFieldError, JsonDict, Mode
 from tunecore.model.errors import require_bool, require_int, require_name
 
 S = TypeVar("S", bound=Searcher)
@@ -65,7 +55,7 @@ class TrialGroup(msgspec.Struct, frozen=True, kw_only=True):
     scores: tuple[float, ...] = ()
 
 
-class Repeater(msgspec.Struct, Generic[S], frozen=True, tag=True):
+class Repeater(msgspec.Struct, PassesRequestsThrough, Generic[S], frozen=True, tag=True):
     """Wraps `searcher` so that each of its suggestions runs `repeat` times."""
 
     searcher: S
@@ -104,21 +94,6 @@ class Repeater(msgspec.Struct, Generic[S], frozen=True, tag=True):
             )
         searcher = self.searcher.with_objective(metric, mode)
         return msgspec.structs.replace(self, searcher=searcher, metric=metric, mode=mode)
-
-    def wanted(self) -> ValuesWanted | None:
-        """What the wrapped searcher waits for (see `ValuesWanted`)."""
-        return wanted_by(self.searcher)
-
-    def with_values(self, key: int, values: Sequence[JsonValue]) -> Self:
-        return msgspec.structs.replace(self, searcher=answered(self.searcher, key, values))
-
-    def ask_wanted(self) -> AskWanted | None:
-        """The ask the wrapped searcher waits for (see `WantsAsk`)."""
-        return ask_wanted_by(self.searcher)
-
-    def with_answer(self, answer: Asked) -> Self | None:
-        searcher = answer_to(self.searcher, answer)
-        return None if searcher is None else msgspec.structs.replace(self, searcher=searcher)
 
     def suggest(self, trial_id: str) -> tuple[Self, Suggestion | None]:
         group = self._handing_out()

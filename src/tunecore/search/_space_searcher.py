@@ -1,0 +1,113 @@
+"""What BayesOptSearch and HyperOptSearch share as searchers over a flat space.
+
+Both are the same kind of searcher to Ray Tune: one objective, a space of
+their own or else the Tuner's param space (with the Tuner's metric and
+mode), `points_to_evaluate` served first, and a random state that the
+experiment's seed fills in where the user gave none, up to the moment the
+optimizer begins. That life cycle is written here once, so the two cannot
+drift apart; a subclass says how it models a space (`_take_space`), what
+its space must hold (`_searches`) and when its optimizer has begun
+(`_begun`). The checks and messages they share are `_contract`'s.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Self
+
+from tunecore.core.results import DEFAULT_METRIC
+from tunecore.core.search.variants import ParamSpace
+from tunecore.core.search.view import Path
+from tunecore.model import JsonValue
+from tunecore.search._contract import check_one_metric, require_ready, tuner_objective
+from tunecore.search.searcher import Searcher
+from tunecore.search.spaces import point_values, searched_space
+
+
+class SpaceSearcher(Searcher):
+    """The base of a single-objective searcher over a tunecore param space."""
+
+    _name: ClassVar[str]
+    """Ray's name for the class, which every message names."""
+
+    _searches: ClassVar[str]
+    """What a param space must hold for it (named when it has no space)."""
+
+    _seed: int | None
+    """Its random state: the user's, else the experiment's (`use_seed`)."""
+
+    _given_points: list[Any]
+    """`points_to_evaluate` as given (a subclass checks them in its order)."""
+
+    def __init__(
+        self, metric: str | None, mode: str | None, *, seed: int | None, seed_given: bool
+    ) -> None:
+        """`seed_given`: the user chose `seed`, so the experiment's does not
+        replace it."""
+        super().__init__(metric=metric, mode=mode)
+        check_one_metric(self._name, metric)
+        self._seed = seed
+        self._seed_given = seed_given
+        self._space: ParamSpace | None = None
+
+    # -- what a subclass says ------------------------------------------------------
+
+    def _take_space(self, space: ParamSpace) -> None:
+        """Search `space` (and read `_given_points` in it)."""
+        raise NotImplementedError
+
+    def _begun(self) -> bool:
+        """Whether the optimizer has drawn from its random state already."""
+        raise NotImplementedError
+
+    def _has_space(self) -> bool:
+        """Whether it has a space to search (one of its own, or taken)."""
+        return self._space is not None
+
+    # -- Ray's contract, once ------------------------------------------------------
+
+    def set_search_properties(
+        self, metric: str | None, mode: str | None, config: dict[str, Any], **spec: Any
+    ) -> bool:
+        """Ray's: take the Tuner's metric, mode and param space unless this
+        searcher was built with a space of its own."""
+        if self._has_space():
+            return False
+        self._metric, self._mode = tuner_objective(
+            self._name, self._metric, self._mode, metric, mode
+        )
+        self._take_space(searched_space(self._name, config))
+        return True
+
+    def use_seed(self, seed: int) -> None:
+        """The experiment's seed, unless the user gave one; too late once
+        the optimizer has begun."""
+        if not self._seed_given and not self._begun():
+            self._seed = seed
+
+    def _require_ready(self) -> None:
+        """Before a suggestion: a space and the objective (Ray's errors)."""
+        require_ready(self._name, self._has_space(), self._metric, self._mode, self._searches)
+
+    def _points_in(self, space: ParamSpace) -> list[dict[Path, JsonValue]]:
+        """`points_to_evaluate`, each checked against `space`."""
+        return [
+            point_values(self._name, f"points_to_evaluate[{i}]", space, point)
+            for i, point in enumerate(self._given_points)
+        ]
+
+    def _default_metric(self) -> None:
+        """Ray's default metric for a searcher given a mode but no metric."""
+        if self._metric is None and self._mode:
+            self._metric = DEFAULT_METRIC
+
+    @classmethod
+    def _rebuilt(cls, space: ParamSpace | None, **arguments: Any) -> Self:
+        """`from_spec`'s searcher: built with `arguments`, then given the
+        space it had taken (its own or the Tuner's)."""
+        searcher = cls(**arguments)
+        if space is not None:
+            searcher._take_space(space)
+        return searcher
+
+
+__all__ = ["SpaceSearcher"]

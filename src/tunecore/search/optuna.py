@@ -52,6 +52,12 @@ state (the space, the study, the trials by id); the jobs that stand alone
 are their own modules: the space conversion (`_optuna_space`), the
 sampler's description (`_optuna_sampler`), the spec (`_optuna_spec`) and
 the argument checks (`_optuna_args`).
+
+Why one module of over 400 lines: `OptunaSearch` is one class with Ray
+Tune's whole surface (three kinds of space, several objectives, points to
+evaluate with or without rewards, intermediate results,
+`add_evaluated_point`, its spec for a resume); its space conversion and its
+sampler's spec already live in `_optuna_space` and `_optuna_sampler`.
 """
 
 from __future__ import annotations

@@ -113,12 +113,12 @@ from tunecore.core.schedulers.base import (
     Horizon,
     Verdict,
     evolve,
+    first_fitting,
     known_objective,
     require_objective,
     resolve_objective,
     signed,
 )
-from tunecore.core.schedulers.fifo import first_fitting
 from tunecore.model import InvalidFieldError, JsonDict, Mode, TrialState
 from tunecore.model.errors import coerce_enum, require_bool, require_int, require_name
 

@@ -53,6 +53,20 @@ Fits = Callable[[TrialState], bool]
 """Whether a trial's resources fit what the cluster has free right now."""
 
 
+def first_fitting(
+    pending: Sequence[TrialState], paused: Sequence[TrialState], fits: Fits
+) -> str | None:
+    """The first pending trial that fits, else the first paused one: the
+    FIFO order most schedulers use to fill free slots."""
+    for trial in pending:
+        if fits(trial):
+            return trial.trial_id
+    for trial in paused:
+        if fits(trial):
+            return trial.trial_id
+    return None
+
+
 Horizon = tuple[str, float]
 """`(key, threshold)`: a scheduler decides nothing but CONTINUE on a trial's
 results until one whose flattened `key` reaches (>=) `threshold`."""

@@ -62,6 +62,7 @@ from tunecore.core.schedulers.base import (
     Fits,
     Verdict,
     evolve,
+    first_fitting,
     require_objective,
     resolve_objective,
     signed,
@@ -189,7 +190,7 @@ class MedianStoppingRule(msgspec.Struct, frozen=True, kw_only=True, tag=True):
         self, pending: Sequence[TrialState], paused: Sequence[TrialState], fits: Fits
     ) -> str | None:
         """FIFO: new trials before paused ones, each in the order added."""
-        return _first_fitting(pending, paused, fits)
+        return first_fitting(pending, paused, fits)
 
     def debug_string(self) -> str:
         return f"Using MedianStoppingRule: num_stopped={len(self.stopped)}."
@@ -233,12 +234,3 @@ def _sample(result: JsonDict, time_attr: str, metric: str) -> Sample | None:
     if math.isnan(sample.time) or math.isnan(sample.value):
         return None
     return sample
-
-
-def _first_fitting(
-    pending: Sequence[TrialState], paused: Sequence[TrialState], fits: Fits
-) -> str | None:
-    for trial in (*pending, *paused):
-        if fits(trial):
-            return trial.trial_id
-    return None

@@ -102,6 +102,7 @@ from tunecore.core.schedulers.base import (
     Fits,
     Verdict,
     evolve,
+    first_fitting,
     require_objective,
     resolve_objective,
     signed,
@@ -380,10 +381,7 @@ class PopulationBasedTraining(msgspec.Struct, Generic[D_co], frozen=True, kw_onl
         self, pending: Sequence[TrialState], paused: Sequence[TrialState], fits: Fits
     ) -> str | None:
         """FIFO: new trials before paused ones, each in the order added."""
-        for trial in (*pending, *paused):
-            if fits(trial):
-                return trial.trial_id
-        return None
+        return first_fitting(pending, paused, fits)
 
     def debug_string(self) -> str:
         return (

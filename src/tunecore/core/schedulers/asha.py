@@ -112,15 +112,16 @@ from tunecore.core.schedulers.base import (
     Fits,
     Horizon,
     Verdict,
+    adopt_objective,
+    check_objective_fields,
     evolve,
     first_fitting,
     known_objective,
     require_objective,
-    resolve_objective,
     signed,
 )
 from tunecore.model import InvalidFieldError, JsonDict, Mode, TrialState
-from tunecore.model.errors import coerce_enum, require_bool, require_int, require_name
+from tunecore.model.errors import require_bool, require_int
 
 __all__ = [
     "VARIANTS",
@@ -174,11 +175,7 @@ class ASHAScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
     rng: Rng | None = None
 
     def __post_init__(self) -> None:
-        require_name(f"{_OWNER}.time_attr", self.time_attr)
-        if self.metric is not None:
-            require_name(f"{_OWNER}.metric", self.metric)
-        if self.mode is not None:
-            coerce_enum(self, "mode", Mode)
+        check_objective_fields(self, self.time_attr, self.metric, self.mode)
         _require_positive(f"{_OWNER}.max_t", self.max_t, "a finite number > 0")
         _require_positive(
             f"{_OWNER}.grace_period", self.grace_period, "a finite number > 0 and <= max_t"
@@ -226,10 +223,7 @@ class ASHAScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
     def with_objective(self, metric: str | None, mode: Mode | None) -> Self:
         """Take the experiment's metric and mode where none was given; rungs
         cannot compare trials without both."""
-        metric, mode = resolve_objective(_OWNER, (self.metric, self.mode), (metric, mode))
-        if metric == self.metric and mode is self.mode:
-            return self
-        return msgspec.structs.replace(self, metric=metric, mode=mode)
+        return adopt_objective(self, (self.metric, self.mode), metric, mode)
 
     def on_trial_add(self, trial: TrialState) -> Self:
         """Assign the trial a bracket (Ray's softmax draw when there are

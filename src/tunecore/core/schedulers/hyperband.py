@@ -116,14 +116,15 @@ from tunecore.core.schedulers.base import (
     STOP,
     Fits,
     Verdict,
+    adopt_objective,
+    check_objective_fields,
     evolve,
     known_objective,
     require_objective,
-    resolve_objective,
     signed,
 )
 from tunecore.model import InvalidFieldError, JsonDict, Mode, TrialState
-from tunecore.model.errors import coerce_enum, require_bool, require_name
+from tunecore.model.errors import require_bool
 
 # -- the numbers ----------------------------------------------------------------
 
@@ -280,12 +281,8 @@ class HyperBandScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
     num_stopped: int = 0
 
     def __post_init__(self) -> None:
+        check_objective_fields(self, self.time_attr, self.metric, self.mode)
         owner = type(self).__name__
-        require_name(f"{owner}.time_attr", self.time_attr)
-        if self.metric is not None:
-            require_name(f"{owner}.metric", self.metric)
-        if self.mode is not None:
-            coerce_enum(self, "mode", Mode)
         if not is_finite_number(self.max_t) or self.max_t < 1:
             raise InvalidFieldError(f"{owner}.max_t", self.max_t, "a finite number >= 1")
         if not is_finite_number(self.reduction_factor) or self.reduction_factor <= 1:
@@ -299,11 +296,7 @@ class HyperBandScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
     def with_objective(self, metric: str | None, mode: Mode | None) -> Self:
         """Take the experiment's metric and mode where none was given; a
         halving cannot rank trials without both."""
-        owner = type(self).__name__
-        metric, mode = resolve_objective(owner, (self.metric, self.mode), (metric, mode))
-        if metric == self.metric and mode is self.mode:
-            return self
-        return msgspec.structs.replace(self, metric=metric, mode=mode)
+        return adopt_objective(self, (self.metric, self.mode), metric, mode)
 
     def on_trial_add(self, trial: TrialState) -> Self:
         """Put the trial in the bracket being filled, opening the band's next

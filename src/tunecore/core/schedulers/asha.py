@@ -14,17 +14,13 @@ variants differ in what "go further" means and in how a rung decides it;
 each has its own module with its rules and their reasons:
 
 - `variant="stopping"` (`asha_stopping`), Ray Tune's
-  `AsyncHyperBandScheduler` (what Tune users know): a trial reaching a
-  milestone it has not recorded STOPs when its score is below the *cutoff*
-  (Ray's interpolated percentile) of the scores that rung recorded before
-  it, otherwise it CONTINUEs; either way its score is then recorded.
-  Reaching `max_t` STOPs it. Waiting trials start in FIFO order.
+  `AsyncHyperBandScheduler`: a trial reaching a milestone STOPs below the
+  rung's cutoff (Ray's interpolated percentile), else CONTINUEs.
 - `variant="promotion"` (`asha_promotion`), the paper's Algorithm 2: a
-  trial reaching a milestone records its score and PAUSEs;
-  `choose_trial_to_run` is the paper's `get_job` and resumes a trial in the
-  rank-based top k of its rung (else starts a new one); the resumed trial
-  is promoted if it still is in the top k when its next result arrives,
-  and STOPs if not. Reaching `max_t` STOPs it.
+  trial reaching a milestone PAUSEs; `choose_trial_to_run` resumes one in
+  the rank-based top k of its rung, which is promoted or STOPs.
+
+Both STOP a trial reaching `max_t` (with `stop_last_trials`).
 
 The milestones, the `Rung` and `Standing` state both variants keep, and the
 rung math live in `asha_rungs` (one `Rung` type for both variants: see there
@@ -50,11 +46,8 @@ Invariants:
   result whose time is below `next_at` and below `max_t`, so such a result
   costs one map lookup and a few comparisons and changes no state: that is
   the fast path every result that crosses no milestone takes.
-- Each rung counts what it recorded (`recorded`, NaN included) and keeps the
-  scores sorted (`SortedChunks`), so a cutoff or a rank costs O(log n) plus
-  a bounded copy, never a sort.
-- Promotion variant: `waiting` counts the trials paused at a rung and not
-  yet promoted (see `asha_promotion`).
+- The rungs' invariants are in `asha_rungs`, the promotion variant's
+  (`waiting`) in `asha_promotion`.
 - With one bracket no randomness is drawn; with several, the bracket of a
   new trial is drawn from the seeded `Rng` with Ray's softmax weights over
   the brackets' rung counts, so the same adds give the same brackets.
@@ -65,9 +58,9 @@ type, so the scheduler itself round-trips through
 struct the experiment encodes, with no conversion step. The per-trial map is
 a `ShardedMap` (256 plain dicts selected by the trial id's CRC-32, which,
 unlike `hash`, is the same in every process); an update copies one shard
-and the 256-slot shard tuple, not the map. Rung scores are `SortedChunks`
-(sorted tuples of at most 1024 keys); an insert copies one chunk and the
-chunk index. Both are persistent: older schedulers keep their own view.
+and the 256-slot shard tuple, not the map; rung scores are `SortedChunks`
+(see `asha_rungs`). Both are persistent: older schedulers keep their own
+view.
 
 Deviations from Ray (python/ray/tune/schedulers/async_hyperband.py), each
 because Ray's behaviour there is an accident of its implementation:
@@ -76,11 +69,8 @@ because Ray's behaviour there is an accident of its implementation:
   as missing; Ray multiplies it by the sign and raises.
 - `on_trial_error` forgets the trial (Ray keeps it forever), and
   `on_trial_complete` forgets it even when its last result lacks the metric.
-- A result for a trial the scheduler was never told about raises
-  `InvalidFieldError` (Ray raises `KeyError`).
-- Ray's quirk is kept on purpose: a trial that jumps over several milestones
-  in one result records only at the highest one it reached (see
-  `asha_stopping`).
+- A result for a trial the scheduler does not hold (never told about, or
+  ended) is ignored: CONTINUE, as the protocol asks (Ray raises `KeyError`).
 - If `metric` is None but `mode` is set, Ray falls back to its anonymous
   metric `_metric`; here both are required (`require_objective`).
 """
@@ -95,13 +85,16 @@ import msgspec
 
 from tunecore.core.persistent import ShardedMap
 from tunecore.core.results import is_number
-from tunecore.core.rng import Rng, seeded, weighted_index
+from tunecore.core.rng import Rng
 from tunecore.core.schedulers import asha_promotion as promotion
 from tunecore.core.schedulers import asha_stopping as stopping
 from tunecore.core.schedulers.asha_rungs import (
     Move,
     Rung,
     Standing,
+    check_milestone_fields,
+    draw_bracket,
+    empty_rungs,
     interpolated_percentile,
     rung_milestones,
 )
@@ -176,23 +169,7 @@ class ASHAScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
 
     def __post_init__(self) -> None:
         check_objective_fields(self, self.time_attr, self.metric, self.mode)
-        _require_positive(f"{_OWNER}.max_t", self.max_t, "a finite number > 0")
-        _require_positive(
-            f"{_OWNER}.grace_period", self.grace_period, "a finite number > 0 and <= max_t"
-        )
-        if self.grace_period > self.max_t:
-            raise InvalidFieldError(
-                f"{_OWNER}.grace_period",
-                self.grace_period,
-                f"a finite number > 0 and <= max_t ({self.max_t})",
-            )
-        _require_positive(
-            f"{_OWNER}.reduction_factor", self.reduction_factor, "a finite number > 1"
-        )
-        if self.reduction_factor <= 1:
-            raise InvalidFieldError(
-                f"{_OWNER}.reduction_factor", self.reduction_factor, "a finite number > 1"
-            )
+        check_milestone_fields(_OWNER, self.max_t, self.grace_period, self.reduction_factor)
         require_int(f"{_OWNER}.brackets", self.brackets, minimum=1)
         require_bool(f"{_OWNER}.stop_last_trials", self.stop_last_trials)
         if self.variant not in VARIANTS:
@@ -201,15 +178,7 @@ class ASHAScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
             )
         require_int(f"{_OWNER}.seed", self.seed)
         if not self.rungs:
-            rungs = tuple(
-                tuple(
-                    Rung(milestone=m)
-                    for m in rung_milestones(
-                        self.grace_period, self.max_t, self.reduction_factor, s
-                    )
-                )
-                for s in range(self.brackets)
-            )
+            rungs = empty_rungs(self.grace_period, self.max_t, self.reduction_factor, self.brackets)
             msgspec.structs.force_setattr(self, "rungs", rungs)
         elif len(self.rungs) != self.brackets:
             raise InvalidFieldError(
@@ -232,12 +201,7 @@ class ASHAScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
         trial_id = trial.trial_id
         if trial_id in self.standings:
             return self
-        bracket, rng = 0, self.rng
-        if len(self.rungs) > 1:
-            sizes = [len(rungs) for rungs in self.rungs]
-            largest = max(sizes)
-            weights = [math.exp(size - largest) for size in sizes]
-            rng, bracket = weighted_index(rng if rng is not None else seeded(self.seed), weights)
+        bracket, rng = draw_bracket(self.rungs, self.rng, self.seed)
         rungs = self.rungs[bracket]
         first = float(rungs[0].milestone) if rungs else math.inf
         standings = self.standings.set(trial_id, Standing(bracket=bracket, next_at=first))
@@ -294,7 +258,8 @@ class ASHAScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
             else:
                 scheduler = self._unwait(trial_id, standing)
                 standing = scheduler.standings.get(trial_id) or standing
-                scheduler = scheduler._record_final(trial_id, standing, now, value)
+                final = scheduler._record_promotion(trial_id, standing, now, value, pause=False)
+                scheduler = scheduler if final is None else final
         return scheduler._forget(trial_id)
 
     def on_trial_error(self, trial: TrialState) -> Self:
@@ -371,30 +336,28 @@ class ASHAScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
             standing = scheduler.standings.get(trial_id) or standing
         if now >= self.max_t and self.stop_last_trials:
             return scheduler._forget(trial_id)._stopped(), STOP
-        move = promotion.pause(
-            scheduler.rungs[standing.bracket],
-            trial_id,
+        paused = scheduler._record_promotion(trial_id, standing, now, value, pause=True)
+        return (scheduler, CONTINUE) if paused is None else (paused, PAUSE)
+
+    def _record_promotion(
+        self, trial_id: str, standing: Standing, now: float, value: float, *, pause: bool
+    ) -> Self | None:
+        """The trial's score recorded at the highest rung it reached above
+        its level, waiting there if `pause` (`asha_promotion.record`); None
+        when it reached none."""
+        move = promotion.record(
+            self.rungs[standing.bracket],
             standing,
             now,
             self._score(value),
-            order=scheduler.records,
+            order=self.records,
+            pause_id=trial_id if pause else None,
         )
         if move is None:
-            return scheduler, CONTINUE
-        scheduler = scheduler._moved(trial_id, move)
-        waiting, records = scheduler.waiting + 1, scheduler.records + 1
-        return evolve(scheduler, waiting=waiting, records=records), PAUSE
-
-    def _record_final(self, trial_id: str, standing: Standing, now: float, value: float) -> Self:
-        """A finished trial's last score joins the highest rung it reached
-        above its level (`asha_promotion.record_final`)."""
-        move = promotion.record_final(
-            self.rungs[standing.bracket], standing, now, self._score(value), self.records
-        )
-        if move is None:
-            return self
+            return None
         scheduler = self._moved(trial_id, move)
-        return evolve(scheduler, records=scheduler.records + 1)
+        waiting = scheduler.waiting + 1 if pause else scheduler.waiting
+        return evolve(scheduler, waiting=waiting, records=scheduler.records + 1)
 
     def _unwait(self, trial_id: str, standing: Standing) -> Self:
         """The trial no longer waits at its rung (promoted, stopped or gone)."""
@@ -432,9 +395,3 @@ class ASHAScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
             return self
         scheduler = self._unwait(trial_id, standing)
         return evolve(scheduler, standings=scheduler.standings.discard(trial_id))
-
-
-def _require_positive(field: str, value: object, expected: str) -> None:
-    ok = isinstance(value, int | float) and not isinstance(value, bool)
-    if not ok or not (0 < value < math.inf):  # type: ignore[operator]
-        raise InvalidFieldError(field, value, expected)

@@ -75,55 +75,41 @@ def unwait(rungs: tuple[Rung, ...], trial_id: str, standing: Standing) -> Move:
     return Move(level, updated, moved)
 
 
-def pause(
+def record(
     rungs: tuple[Rung, ...],
-    trial_id: str,
     standing: Standing,
     now: float,
     score: float,
     *,
     order: int,
+    pause_id: str | None,
 ) -> Move | None:
-    """A trial reaching a milestone above its level records its signed
-    `score` (the `order`-th record) at the highest one it reached and waits
-    there; None when it reached none."""
+    """A trial of the bracket `rungs` that reached a milestone above its
+    level records its signed `score` (the `order`-th record) at the highest
+    one it reached; None when it reached none. With `pause_id` (its id: a
+    running trial) it waits there to be promoted. Without (a finished
+    trial) its score only counts in `|rung|` and in the ranking, as a
+    finished job does in the paper."""
     reached = highest_reached(rungs, now)
     if reached <= standing.recorded.bit_length() - 1:
         return None
     key = rank_key(score, order)
     rung = rungs[reached]
+    recorded = standing.recorded | 1 << reached
+    if pause_id is None:
+        updated = msgspec.structs.replace(
+            rung, recorded=rung.recorded + 1, ranked=rung.ranked.insert(key)
+        )
+        return Move(reached, updated, msgspec.structs.replace(standing, recorded=recorded))
     updated = msgspec.structs.replace(
         rung,
         recorded=rung.recorded + 1,
         ranked=rung.ranked.insert(key),
-        waiting=rung.waiting.insert((*key, trial_id)),
+        waiting=rung.waiting.insert((*key, pause_id)),
     )
     moved = Standing(
-        bracket=standing.bracket,
-        next_at=-math.inf,
-        recorded=standing.recorded | 1 << reached,
-        waiting=reached,
-        key=key,
+        bracket=standing.bracket, next_at=-math.inf, recorded=recorded, waiting=reached, key=key
     )
-    return Move(reached, updated, moved)
-
-
-def record_final(
-    rungs: tuple[Rung, ...], standing: Standing, now: float, score: float, order: int
-) -> Move | None:
-    """A finished trial's last score joins the highest rung it reached
-    above its level (it counts in `|rung|` and in the ranking, as a
-    finished job does in the paper), without waiting there; None when it
-    reached none."""
-    reached = highest_reached(rungs, now)
-    if reached <= standing.recorded.bit_length() - 1:
-        return None
-    key = rank_key(score, order)
-    rung = rungs[reached]
-    updated = msgspec.structs.replace(
-        rung, recorded=rung.recorded + 1, ranked=rung.ranked.insert(key)
-    )
-    moved = msgspec.structs.replace(standing, recorded=standing.recorded | 1 << reached)
     return Move(reached, updated, moved)
 
 

@@ -9,6 +9,11 @@ variant, so a rung type per variant would change the stored form. A rung
 therefore holds both variants' fields; each variant reads and writes only
 its own (stopping: `scores`; promotion: `ranked` and `waiting`), and the
 other ones stay empty, which msgspec stores as the defaults they are.
+
+Each rung counts what it recorded (`recorded`, NaN included) and keeps the
+scores sorted (`SortedChunks`: sorted tuples of at most 1024 keys; an insert
+copies one chunk and the chunk index), so a cutoff or a rank costs O(log n)
+plus a bounded copy, never a sort.
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ from typing import NamedTuple
 import msgspec
 
 from tunecore.core.persistent import SortedChunks
+from tunecore.core.rng import Rng, seeded, weighted_index
+from tunecore.model import InvalidFieldError
 
 
 def rung_milestones(
@@ -33,6 +40,57 @@ def rung_milestones(
     `stop_last_trials` stops trials there anyway)."""
     count = int(math.log(max_t / grace_period) / math.log(reduction_factor) - s + 1)
     return tuple(grace_period * reduction_factor ** (k + s) for k in range(count))
+
+
+def check_milestone_fields(
+    owner: str, max_t: float, grace_period: float, reduction_factor: float
+) -> None:
+    """The numbers the milestones are computed from, as `owner`'s fields:
+    `max_t` and `grace_period` finite and > 0, `grace_period <= max_t`,
+    `reduction_factor` finite and > 1."""
+    _require_positive(f"{owner}.max_t", max_t, "a finite number > 0")
+    _require_positive(f"{owner}.grace_period", grace_period, "a finite number > 0 and <= max_t")
+    if grace_period > max_t:
+        raise InvalidFieldError(
+            f"{owner}.grace_period", grace_period, f"a finite number > 0 and <= max_t ({max_t})"
+        )
+    _require_positive(f"{owner}.reduction_factor", reduction_factor, "a finite number > 1")
+    if reduction_factor <= 1:
+        raise InvalidFieldError(
+            f"{owner}.reduction_factor", reduction_factor, "a finite number > 1"
+        )
+
+
+def _require_positive(field: str, value: object, expected: str) -> None:
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    if not ok or not (0 < value < math.inf):  # type: ignore[operator]
+        raise InvalidFieldError(field, value, expected)
+
+
+def empty_rungs(
+    grace_period: float, max_t: float, reduction_factor: float, brackets: int
+) -> tuple[tuple[Rung, ...], ...]:
+    """The rungs of a scheduler that recorded nothing yet: bracket `s`'s at
+    `rung_milestones(..., s)`, for each of the `brackets`."""
+    return tuple(
+        tuple(Rung(milestone=m) for m in rung_milestones(grace_period, max_t, reduction_factor, s))
+        for s in range(brackets)
+    )
+
+
+def draw_bracket(
+    rungs: tuple[tuple[Rung, ...], ...], rng: Rng | None, seed: int
+) -> tuple[int, Rng | None]:
+    """A new trial's bracket and the generator after the draw: Ray's softmax
+    over the brackets' rung counts, from `rng` (`seed` before the first
+    draw); bracket 0 and no draw when there is one bracket."""
+    if len(rungs) <= 1:
+        return 0, rng
+    sizes = [len(bracket_rungs) for bracket_rungs in rungs]
+    largest = max(sizes)
+    weights = [math.exp(size - largest) for size in sizes]
+    drawn, bracket = weighted_index(rng if rng is not None else seeded(seed), weights)
+    return bracket, drawn
 
 
 def interpolated_percentile(scores: SortedChunks[float], percent: float) -> float:

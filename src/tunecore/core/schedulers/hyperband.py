@@ -104,7 +104,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from operator import itemgetter
-from typing import Self
+from typing import Self, TypeVar
 
 import msgspec
 
@@ -119,12 +119,15 @@ from tunecore.core.schedulers.base import (
     adopt_objective,
     check_objective_fields,
     evolve,
+    first_fitting,
     known_objective,
     require_objective,
     signed,
 )
 from tunecore.model import InvalidFieldError, JsonDict, Mode, TrialState
 from tunecore.model.errors import require_bool
+
+_Key = TypeVar("_Key", bound=tuple[object, ...])
 
 # -- the numbers ----------------------------------------------------------------
 
@@ -239,6 +242,12 @@ class Bracket(msgspec.Struct, frozen=True, kw_only=True):
         if stop_last_trials and self.halvings_left == 0 and self.below == 0:
             return 1.0
         return min(self.progress / self.total_work, 1.0)
+
+
+def _in_order(candidates: list[tuple[_Key, TrialState]]) -> list[TrialState]:
+    """The candidate trials by their keys (a stable sort: equal keys keep
+    the order given)."""
+    return [trial for _, trial in sorted(candidates, key=itemgetter(0))]
 
 
 def _sort_key(member: Member) -> tuple[bool, float]:
@@ -388,18 +397,10 @@ class HyperBandScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
         """Doomed trials first (to be resumed and stopped, see the module
         docstring), then Ray's order over the pending trials and the paused
         ones below their milestone."""
+        doomed, live = self._waiting_trials(pending, paused)
         candidates: list[tuple[tuple[int, float, int, int], TrialState]] = []
-        doomed: list[TrialState] = []
         keys: dict[int, tuple[int, float, int]] = {}
-        for waiting, trial in [(False, t) for t in pending] + [(True, t) for t in paused]:
-            member = self.members.get(trial.trial_id)
-            if member is None:
-                continue
-            if not member.live:
-                doomed.append(trial)
-                continue
-            bracket = self.brackets.get(member.bracket)
-            assert bracket is not None
+        for waiting, trial, member, bracket in live:
             if waiting and not self._runnable(member, bracket):
                 continue
             key = keys.get(member.bracket)
@@ -407,14 +408,7 @@ class HyperBandScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
                 completion = bracket.completion(self.stop_last_trials)
                 key = keys[member.bracket] = (bracket.band, completion, bracket.s)
             candidates.append(((*key, member.order), trial))
-        for trial in doomed:
-            if fits(trial):
-                return trial.trial_id
-        candidates.sort(key=itemgetter(0))
-        for _, trial in candidates:
-            if fits(trial):
-                return trial.trial_id
-        return None
+        return first_fitting(doomed, _in_order(candidates), fits)
 
     def debug_string(self) -> str:
         """Ray's summary: stops and brackets, then per band each bracket's
@@ -440,6 +434,27 @@ class HyperBandScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
         """The trials a halving stopped while they were PAUSED, in the order
         they were added (see `TrialScheduler.trials_to_stop`)."""
         return tuple(trial_id for trial_id, _ in sorted(self.doomed.items(), key=itemgetter(1)))
+
+    def _waiting_trials(
+        self, pending: Sequence[TrialState], paused: Sequence[TrialState]
+    ) -> tuple[list[TrialState], list[tuple[bool, TrialState, Member, Bracket]]]:
+        """The trials `choose_trial_to_run` is offered that this scheduler
+        tracks, pending ones first, each in the order given: the doomed
+        ones, and the live ones, each with whether it is paused, its member
+        and its bracket."""
+        doomed: list[TrialState] = []
+        live: list[tuple[bool, TrialState, Member, Bracket]] = []
+        for waiting, trial in [(False, t) for t in pending] + [(True, t) for t in paused]:
+            member = self.members.get(trial.trial_id)
+            if member is None:
+                continue
+            if not member.live:
+                doomed.append(trial)
+                continue
+            bracket = self.brackets.get(member.bracket)
+            assert bracket is not None
+            live.append((waiting, trial, member, bracket))
+        return doomed, live
 
     # -- brackets ---------------------------------------------------------------
 

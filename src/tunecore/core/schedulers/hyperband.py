@@ -32,6 +32,11 @@ The starts and milestones are the paper's (Algorithm 1, with `B = (s_max +
 s=3, 15 5 1 for s=2, 8 2 for s=1); Ray keeps `ceil(n / eta)` of the previous
 round, and so do we.
 
+`band_plan` computes these numbers once per band (a `BracketPlan` per
+bracket: its sizes and milestones round by round), and a bracket runs from
+its plan: it opens with the plan's first size and milestone and each
+halving moves it to the plan's next round.
+
 How a bracket runs: trials are put into the bracket being filled until it
 holds `n` live trials, then into the next one of the band. A trial runs
 until its time reaches the bracket's milestone and PAUSEs; when every live
@@ -462,14 +467,15 @@ class HyperBandScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
         """Ray's retry loop: the band's next slot, or a new band when this
         one has all its slots; slots whose first milestone is 0 stay empty."""
         eta, per_band = self.reduction_factor, brackets_per_band(self.max_t, self.reduction_factor)
+        plans = self._plans()
         while True:
             if slots == per_band:
                 band, slots = band + 1, 0
             s, slots = self._bracket_for_slot(slots, per_band), slots + 1
-            milestone = first_milestone(s, self.max_t, eta)
-            if milestone == 0:
+            plan = plans.get(s)
+            if plan is None:  # its first milestone is 0
                 continue
-            size = bracket_size(s, per_band, eta)
+            size, milestone = plan.sizes[0], plan.milestones[0]
             bracket = Bracket(
                 band=band,
                 s=s,
@@ -479,6 +485,11 @@ class HyperBandScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
                 total_work=total_work(size, milestone, s, self.max_t, eta),
             )
             return bracket, band, slots
+
+    def _plans(self) -> dict[int, BracketPlan]:
+        """The band's bracket plans by `s` (none for a bracket whose first
+        milestone is 0)."""
+        return {plan.s: plan for plan in band_plan(self.max_t, self.reduction_factor)}
 
     def _bracket_for_slot(self, slot: int, per_band: int) -> int:
         """Which bracket `s` fills a band's `slot`: Ray's HyperBand fills
@@ -508,7 +519,6 @@ class HyperBandScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
         members, doomed = self.members, self.doomed
         stopped = self.num_stopped
         verdict = PAUSE
-        eta = self.reduction_factor
         while bracket.below == 0 and bracket.live > 0 and bracket.halvings_left > 0:
             live = []
             for trial_id in bracket.members:
@@ -516,9 +526,9 @@ class HyperBandScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
                 if member is not None and member.live:
                     live.append((trial_id, member))
             live.sort(key=lambda pair: _sort_key(pair[1]))
-            size = kept_after_halving(bracket.size, eta)
-            milestone = next_milestone(bracket.milestone, self.max_t, eta)
             halvings_left = bracket.halvings_left - 1
+            plan, halving = self._plans()[bracket.s], bracket.s - halvings_left
+            size, milestone = plan.sizes[halving], plan.milestones[halving]
             kept = live[-size:]
             dropped = live[:-size]
             stopped += len(dropped)

@@ -20,6 +20,9 @@ from typing import NamedTuple, Protocol, Self, TypeVar
 import msgspec
 
 from tunecore.model import CheckpointRef, Decision, InvalidFieldError, JsonDict, Mode, TrialState
+from tunecore.model.errors import coerce_enum, require_name
+
+_S = TypeVar("_S", bound=msgspec.Struct)
 
 
 class Exploit(msgspec.Struct, frozen=True, kw_only=True):
@@ -51,6 +54,20 @@ STOP = Verdict(decision=Decision.STOP)
 
 Fits = Callable[[TrialState], bool]
 """Whether a trial's resources fit what the cluster has free right now."""
+
+
+def first_fitting(
+    pending: Sequence[TrialState], paused: Sequence[TrialState], fits: Fits
+) -> str | None:
+    """The first pending trial that fits, else the first paused one: the
+    FIFO order most schedulers use to fill free slots."""
+    for trial in pending:
+        if fits(trial):
+            return trial.trial_id
+    for trial in paused:
+        if fits(trial):
+            return trial.trial_id
+    return None
 
 
 Horizon = tuple[str, float]
@@ -201,12 +218,38 @@ def resolve_objective(
     )
 
 
+def check_objective_fields(
+    policy: msgspec.Struct, time_attr: str, metric: str | None, mode: Mode | None
+) -> None:
+    """The checks a policy with a `time_attr`, `metric` and `mode` (its
+    own values, passed in) starts its `__post_init__` with: the time
+    attribute a name, the metric a name or None, and the mode stored on
+    `policy` as a `Mode` member (its plain value accepted) or None. Errors
+    name the field as `TypeName.field`."""
+    owner = type(policy).__name__
+    require_name(f"{owner}.time_attr", time_attr)
+    if metric is not None:
+        require_name(f"{owner}.metric", metric)
+    if mode is not None:
+        coerce_enum(policy, "mode", Mode)
+
+
+def adopt_objective(
+    policy: _S, own: tuple[str | None, Mode | None], metric: str | None, mode: Mode | None
+) -> _S:
+    """A policy's `with_objective`: `policy` with its `own` metric and mode
+    where set, else the experiment's `metric` and `mode` (a clear error if
+    either is still missing); `policy` itself when that changes nothing."""
+    resolved_metric, resolved_mode = resolve_objective(type(policy).__name__, own, (metric, mode))
+    own_metric, own_mode = own
+    if resolved_metric == own_metric and resolved_mode is own_mode:
+        return policy
+    return msgspec.structs.replace(policy, metric=resolved_metric, mode=resolved_mode)
+
+
 def signed(value: float, mode: Mode) -> float:
     """A score where greater is always better."""
     return value if mode is Mode.MAX else -value
-
-
-_S = TypeVar("_S", bound=msgspec.Struct)
 
 
 def evolve(scheduler: _S, **changes: object) -> _S:

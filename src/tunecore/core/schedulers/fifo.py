@@ -9,8 +9,11 @@ from typing import Self
 import msgspec
 
 from tunecore.core.results import TRAINING_ITERATION
-from tunecore.core.schedulers.base import CONTINUE, Fits, Horizon, Verdict
+from tunecore.core.schedulers.base import CONTINUE, Fits, Horizon, Verdict, first_fitting
 from tunecore.model import JsonDict, Mode, TrialState
+
+# `first_fitting`, the FIFO order, lives in `base`; importers here keep it.
+__all__ = ["FIFOScheduler", "first_fitting"]
 
 
 class FIFOScheduler(msgspec.Struct, frozen=True, tag=True):
@@ -53,17 +56,3 @@ class FIFOScheduler(msgspec.Struct, frozen=True, tag=True):
 
     def debug_string(self) -> str:
         return "Using FIFO scheduling algorithm."
-
-
-def first_fitting(
-    pending: Sequence[TrialState], paused: Sequence[TrialState], fits: Fits
-) -> str | None:
-    """The first pending trial that fits, else the first paused one: the
-    FIFO order most schedulers use to fill free slots."""
-    for trial in pending:
-        if fits(trial):
-            return trial.trial_id
-    for trial in paused:
-        if fits(trial):
-            return trial.trial_id
-    return None

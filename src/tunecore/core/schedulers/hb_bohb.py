@@ -65,15 +65,15 @@ decoded scheduler continues with identical decisions.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from operator import itemgetter
 from typing import Self
 
 from tunecore.core.results import is_number
-from tunecore.core.schedulers.base import Fits, Verdict
+from tunecore.core.schedulers.base import Fits, Verdict, first_fitting
 from tunecore.core.schedulers.hyperband import (
     Bracket,
     HyperBandScheduler,
     Member,
+    _in_order,
     _sort_key,
 )
 from tunecore.model import JsonDict, TrialState
@@ -100,31 +100,18 @@ class HyperBandForBOHB(HyperBandScheduler, frozen=True, kw_only=True, tag=True):
         order: brackets as created, trials as added, pending or kept by the
         last halving; then, if nothing runs, the best trial of a bracket
         waiting at its milestone (the release, see the module docstring)."""
-        doomed: list[TrialState] = []
+        doomed, live = self._waiting_trials(pending, paused)
         candidates: list[tuple[tuple[int, int], TrialState]] = []
         held: dict[int, list[tuple[Member, TrialState]]] = {}
-        waiting_live = 0
-        for waiting, trial in [(False, t) for t in pending] + [(True, t) for t in paused]:
-            member = self.members.get(trial.trial_id)
-            if member is None:
-                continue
-            if not member.live:
-                doomed.append(trial)
-                continue
-            waiting_live += 1
-            bracket = self._bracket(member.bracket)
+        for waiting, trial, member, bracket in live:
             if waiting and not self._runnable(member, bracket):
                 held.setdefault(member.bracket, []).append((member, trial))
                 continue
             candidates.append(((member.bracket, member.order), trial))
-        for trial in doomed:
-            if fits(trial):
-                return trial.trial_id
-        candidates.sort(key=itemgetter(0))
-        for _, trial in candidates:
-            if fits(trial):
-                return trial.trial_id
-        if waiting_live < self._live_total():
+        chosen = first_fitting(doomed, _in_order(candidates), fits)
+        if chosen is not None:
+            return chosen
+        if len(live) < self._live_total():
             return None  # something runs: its result may fill or release a bracket
         for index in sorted(held):
             if self._bracket(index).below:

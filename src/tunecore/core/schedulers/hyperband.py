@@ -32,6 +32,11 @@ The starts and milestones are the paper's (Algorithm 1, with `B = (s_max +
 s=3, 15 5 1 for s=2, 8 2 for s=1); Ray keeps `ceil(n / eta)` of the previous
 round, and so do we.
 
+`band_plan` computes these numbers once per band (a `BracketPlan` per
+bracket: its sizes and milestones round by round), and a bracket runs from
+its plan: it opens with the plan's first size and milestone and each
+halving moves it to the plan's next round.
+
 How a bracket runs: trials are put into the bracket being filled until it
 holds `n` live trials, then into the next one of the band. A trial runs
 until its time reaches the bracket's milestone and PAUSEs; when every live
@@ -104,7 +109,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from operator import itemgetter
-from typing import Self
+from typing import Self, TypeVar
 
 import msgspec
 
@@ -116,14 +121,18 @@ from tunecore.core.schedulers.base import (
     STOP,
     Fits,
     Verdict,
+    adopt_objective,
+    check_objective_fields,
     evolve,
+    first_fitting,
     known_objective,
     require_objective,
-    resolve_objective,
     signed,
 )
 from tunecore.model import InvalidFieldError, JsonDict, Mode, TrialState
-from tunecore.model.errors import coerce_enum, require_bool, require_name
+from tunecore.model.errors import require_bool
+
+_Key = TypeVar("_Key", bound=tuple[object, ...])
 
 # -- the numbers ----------------------------------------------------------------
 
@@ -240,6 +249,12 @@ class Bracket(msgspec.Struct, frozen=True, kw_only=True):
         return min(self.progress / self.total_work, 1.0)
 
 
+def _in_order(candidates: list[tuple[_Key, TrialState]]) -> list[TrialState]:
+    """The candidate trials by their keys (a stable sort: equal keys keep
+    the order given)."""
+    return [trial for _, trial in sorted(candidates, key=itemgetter(0))]
+
+
 def _sort_key(member: Member) -> tuple[bool, float]:
     """Unscored trials rank below every scored one."""
     score = member.score
@@ -280,12 +295,8 @@ class HyperBandScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
     num_stopped: int = 0
 
     def __post_init__(self) -> None:
+        check_objective_fields(self, self.time_attr, self.metric, self.mode)
         owner = type(self).__name__
-        require_name(f"{owner}.time_attr", self.time_attr)
-        if self.metric is not None:
-            require_name(f"{owner}.metric", self.metric)
-        if self.mode is not None:
-            coerce_enum(self, "mode", Mode)
         if not is_finite_number(self.max_t) or self.max_t < 1:
             raise InvalidFieldError(f"{owner}.max_t", self.max_t, "a finite number >= 1")
         if not is_finite_number(self.reduction_factor) or self.reduction_factor <= 1:
@@ -299,11 +310,7 @@ class HyperBandScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
     def with_objective(self, metric: str | None, mode: Mode | None) -> Self:
         """Take the experiment's metric and mode where none was given; a
         halving cannot rank trials without both."""
-        owner = type(self).__name__
-        metric, mode = resolve_objective(owner, (self.metric, self.mode), (metric, mode))
-        if metric == self.metric and mode is self.mode:
-            return self
-        return msgspec.structs.replace(self, metric=metric, mode=mode)
+        return adopt_objective(self, (self.metric, self.mode), metric, mode)
 
     def on_trial_add(self, trial: TrialState) -> Self:
         """Put the trial in the bracket being filled, opening the band's next
@@ -395,18 +402,10 @@ class HyperBandScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
         """Doomed trials first (to be resumed and stopped, see the module
         docstring), then Ray's order over the pending trials and the paused
         ones below their milestone."""
+        doomed, live = self._waiting_trials(pending, paused)
         candidates: list[tuple[tuple[int, float, int, int], TrialState]] = []
-        doomed: list[TrialState] = []
         keys: dict[int, tuple[int, float, int]] = {}
-        for waiting, trial in [(False, t) for t in pending] + [(True, t) for t in paused]:
-            member = self.members.get(trial.trial_id)
-            if member is None:
-                continue
-            if not member.live:
-                doomed.append(trial)
-                continue
-            bracket = self.brackets.get(member.bracket)
-            assert bracket is not None
+        for waiting, trial, member, bracket in live:
             if waiting and not self._runnable(member, bracket):
                 continue
             key = keys.get(member.bracket)
@@ -414,14 +413,7 @@ class HyperBandScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
                 completion = bracket.completion(self.stop_last_trials)
                 key = keys[member.bracket] = (bracket.band, completion, bracket.s)
             candidates.append(((*key, member.order), trial))
-        for trial in doomed:
-            if fits(trial):
-                return trial.trial_id
-        candidates.sort(key=itemgetter(0))
-        for _, trial in candidates:
-            if fits(trial):
-                return trial.trial_id
-        return None
+        return first_fitting(doomed, _in_order(candidates), fits)
 
     def debug_string(self) -> str:
         """Ray's summary: stops and brackets, then per band each bracket's
@@ -448,20 +440,42 @@ class HyperBandScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
         they were added (see `TrialScheduler.trials_to_stop`)."""
         return tuple(trial_id for trial_id, _ in sorted(self.doomed.items(), key=itemgetter(1)))
 
+    def _waiting_trials(
+        self, pending: Sequence[TrialState], paused: Sequence[TrialState]
+    ) -> tuple[list[TrialState], list[tuple[bool, TrialState, Member, Bracket]]]:
+        """The trials `choose_trial_to_run` is offered that this scheduler
+        tracks, pending ones first, each in the order given: the doomed
+        ones, and the live ones, each with whether it is paused, its member
+        and its bracket."""
+        doomed: list[TrialState] = []
+        live: list[tuple[bool, TrialState, Member, Bracket]] = []
+        for waiting, trial in [(False, t) for t in pending] + [(True, t) for t in paused]:
+            member = self.members.get(trial.trial_id)
+            if member is None:
+                continue
+            if not member.live:
+                doomed.append(trial)
+                continue
+            bracket = self.brackets.get(member.bracket)
+            assert bracket is not None
+            live.append((waiting, trial, member, bracket))
+        return doomed, live
+
     # -- brackets ---------------------------------------------------------------
 
     def _open_bracket(self, band: int, slots: int) -> tuple[Bracket, int, int]:
         """Ray's retry loop: the band's next slot, or a new band when this
         one has all its slots; slots whose first milestone is 0 stay empty."""
         eta, per_band = self.reduction_factor, brackets_per_band(self.max_t, self.reduction_factor)
+        plans = self._plans()
         while True:
             if slots == per_band:
                 band, slots = band + 1, 0
             s, slots = self._bracket_for_slot(slots, per_band), slots + 1
-            milestone = first_milestone(s, self.max_t, eta)
-            if milestone == 0:
+            plan = plans.get(s)
+            if plan is None:  # its first milestone is 0
                 continue
-            size = bracket_size(s, per_band, eta)
+            size, milestone = plan.sizes[0], plan.milestones[0]
             bracket = Bracket(
                 band=band,
                 s=s,
@@ -471,6 +485,11 @@ class HyperBandScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
                 total_work=total_work(size, milestone, s, self.max_t, eta),
             )
             return bracket, band, slots
+
+    def _plans(self) -> dict[int, BracketPlan]:
+        """The band's bracket plans by `s` (none for a bracket whose first
+        milestone is 0)."""
+        return {plan.s: plan for plan in band_plan(self.max_t, self.reduction_factor)}
 
     def _bracket_for_slot(self, slot: int, per_band: int) -> int:
         """Which bracket `s` fills a band's `slot`: Ray's HyperBand fills
@@ -500,7 +519,6 @@ class HyperBandScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
         members, doomed = self.members, self.doomed
         stopped = self.num_stopped
         verdict = PAUSE
-        eta = self.reduction_factor
         while bracket.below == 0 and bracket.live > 0 and bracket.halvings_left > 0:
             live = []
             for trial_id in bracket.members:
@@ -508,9 +526,9 @@ class HyperBandScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
                 if member is not None and member.live:
                     live.append((trial_id, member))
             live.sort(key=lambda pair: _sort_key(pair[1]))
-            size = kept_after_halving(bracket.size, eta)
-            milestone = next_milestone(bracket.milestone, self.max_t, eta)
             halvings_left = bracket.halvings_left - 1
+            plan, halving = self._plans()[bracket.s], bracket.s - halvings_left
+            size, milestone = plan.sizes[halving], plan.milestones[halving]
             kept = live[-size:]
             dropped = live[:-size]
             stopped += len(dropped)

@@ -61,18 +61,18 @@ from tunecore.core.schedulers.base import (
     STOP,
     Fits,
     Verdict,
+    adopt_objective,
+    check_objective_fields,
     evolve,
+    first_fitting,
     require_objective,
-    resolve_objective,
     signed,
 )
 from tunecore.model import JsonDict, Mode, TrialState, TrialStatus
 from tunecore.model.errors import (
-    coerce_enum,
     require_bool,
     require_finite_non_negative,
     require_int,
-    require_name,
 )
 
 _OWNER = "MedianStoppingRule"
@@ -111,11 +111,7 @@ class MedianStoppingRule(msgspec.Struct, frozen=True, kw_only=True, tag=True):
     stopped: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        require_name(f"{_OWNER}.time_attr", self.time_attr)
-        if self.metric is not None:
-            require_name(f"{_OWNER}.metric", self.metric)
-        if self.mode is not None:
-            coerce_enum(self, "mode", Mode)
+        check_objective_fields(self, self.time_attr, self.metric, self.mode)
         require_finite_non_negative(f"{_OWNER}.grace_period", self.grace_period)
         require_int(f"{_OWNER}.min_samples_required", self.min_samples_required, minimum=1)
         require_finite_non_negative(f"{_OWNER}.min_time_slice", self.min_time_slice)
@@ -124,8 +120,7 @@ class MedianStoppingRule(msgspec.Struct, frozen=True, kw_only=True, tag=True):
     def with_objective(self, metric: str | None, mode: Mode | None) -> Self:
         """Fill in the experiment's metric and mode where none was given;
         the rule cannot rank results without both."""
-        metric, mode = resolve_objective(_OWNER, (self.metric, self.mode), (metric, mode))
-        return msgspec.structs.replace(self, metric=metric, mode=mode)
+        return adopt_objective(self, (self.metric, self.mode), metric, mode)
 
     def on_trial_add(self, trial: TrialState) -> Self:
         """Nothing to record yet; fail now, as Ray does, rather than at the
@@ -189,7 +184,7 @@ class MedianStoppingRule(msgspec.Struct, frozen=True, kw_only=True, tag=True):
         self, pending: Sequence[TrialState], paused: Sequence[TrialState], fits: Fits
     ) -> str | None:
         """FIFO: new trials before paused ones, each in the order added."""
-        return _first_fitting(pending, paused, fits)
+        return first_fitting(pending, paused, fits)
 
     def debug_string(self) -> str:
         return f"Using MedianStoppingRule: num_stopped={len(self.stopped)}."
@@ -233,12 +228,3 @@ def _sample(result: JsonDict, time_attr: str, metric: str) -> Sample | None:
     if math.isnan(sample.time) or math.isnan(sample.value):
         return None
     return sample
-
-
-def _first_fitting(
-    pending: Sequence[TrialState], paused: Sequence[TrialState], fits: Fits
-) -> str | None:
-    for trial in (*pending, *paused):
-        if fits(trial):
-            return trial.trial_id
-    return None

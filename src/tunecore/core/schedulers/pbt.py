@@ -101,19 +101,19 @@ from tunecore.core.schedulers.base import (
     Exploit,
     Fits,
     Verdict,
+    adopt_objective,
+    check_objective_fields,
     evolve,
+    first_fitting,
     require_objective,
-    resolve_objective,
     signed,
 )
 from tunecore.core.search.base import ValuesWanted
 from tunecore.core.search.view import Path
 from tunecore.model import Decision, InvalidFieldError, JsonDict, JsonValue, Mode, TrialState
 from tunecore.model.errors import (
-    coerce_enum,
     require_finite_non_negative,
     require_int,
-    require_name,
 )
 
 _OWNER = "PopulationBasedTraining"
@@ -219,11 +219,7 @@ class PopulationBasedTraining(msgspec.Struct, Generic[D_co], frozen=True, kw_onl
     drawn: dict[str, JsonValue] | UnsetType = UNSET
 
     def __post_init__(self) -> None:
-        require_name(f"{_OWNER}.time_attr", self.time_attr)
-        if self.metric is not None:
-            require_name(f"{_OWNER}.metric", self.metric)
-        if self.mode is not None:
-            coerce_enum(self, "mode", Mode)
+        check_objective_fields(self, self.time_attr, self.metric, self.mode)
         interval = self.perturbation_interval
         require_finite_non_negative(f"{_OWNER}.perturbation_interval", interval)
         if interval == 0:
@@ -250,8 +246,7 @@ class PopulationBasedTraining(msgspec.Struct, Generic[D_co], frozen=True, kw_onl
     def with_objective(self, metric: str | None, mode: Mode | None) -> Self:
         """Fill in the experiment's metric and mode where none was given;
         PBT cannot rank trials without both."""
-        metric, mode = resolve_objective(_OWNER, (self.metric, self.mode), (metric, mode))
-        return msgspec.structs.replace(self, metric=metric, mode=mode)
+        return adopt_objective(self, (self.metric, self.mode), metric, mode)
 
     def on_trial_add(self, trial: TrialState) -> Self:
         """Remember the trial's tag and config; fail now, as Ray does, when
@@ -380,10 +375,7 @@ class PopulationBasedTraining(msgspec.Struct, Generic[D_co], frozen=True, kw_onl
         self, pending: Sequence[TrialState], paused: Sequence[TrialState], fits: Fits
     ) -> str | None:
         """FIFO: new trials before paused ones, each in the order added."""
-        for trial in (*pending, *paused):
-            if fits(trial):
-                return trial.trial_id
-        return None
+        return first_fitting(pending, paused, fits)
 
     def debug_string(self) -> str:
         return (

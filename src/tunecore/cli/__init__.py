@@ -55,12 +55,11 @@ from tunecore.api.plot import render_what_if
 from tunecore.api.results import ResultGrid
 from tunecore.api.tuner import Tuner
 from tunecore.api.whatif import what_if
+from tunecore.cli.common import experiment_dir, is_uri, log_error, readable
 from tunecore.cli.demo import run_demo
 from tunecore.cli.errors import (
-    EXIT_CORRUPT,
     EXIT_FAILED,
     EXIT_INTERRUPTED,
-    EXIT_MISMATCH,
     EXIT_OK,
     CliError,
 )
@@ -83,7 +82,7 @@ from tunecore.schedulers import (
     MedianStoppingRule,
     PopulationBasedTraining,
 )
-from tunecore.shell.eventlog import LOG_FILE, CorruptLogError, LogError, log_path
+from tunecore.shell.eventlog import CorruptLogError, LogError
 from tunecore.shell.inbox import (
     AddTrialRequest,
     Inbox,
@@ -92,74 +91,13 @@ from tunecore.shell.inbox import (
     post_to_store,
 )
 from tunecore.shell.progress import ProgressReporter, spec_name
-from tunecore.shell.remote import is_stored, open_stored
-from tunecore.shell.replay import Replayed, ReplayMismatchError, replay
+from tunecore.shell.remote import open_stored
+from tunecore.shell.replay import Replayed, replay
 
 # -- errors and exit codes ------------------------------------------------------
 
 EXIT_CODES = "Exit codes:" + (__doc__ or "").partition("Exit codes:")[2]
 """The module docstring's table, for `--help` (`python -OO` drops docstrings)."""
-
-
-def _log_error(error: LogError) -> CliError:
-    """An unusable event log as a message and an exit code (see the module
-    docstring)."""
-    if isinstance(error, ReplayMismatchError):
-        return CliError(str(error), EXIT_MISMATCH)
-    if isinstance(error, CorruptLogError):
-        if not error.record:  # the header: cutting there would leave nothing
-            return CliError(str(error), EXIT_CORRUPT)
-        hint = (
-            f"To cut the log there, keeping the records before it: "
-            f"tunecore replay {error.path.parent} --truncate"
-        )
-        return CliError(f"{error}\n{hint}", EXIT_CORRUPT)
-    return CliError(str(error))
-
-
-def _experiment_dir(given: str) -> Path:
-    """`given` if it holds an experiment, else an error saying what it is."""
-    path = Path(given).expanduser()
-    if not path.exists():
-        raise CliError(f"{path} does not exist")
-    if not path.is_dir():
-        raise CliError(f"{path} is not a directory")
-    if not log_path(path).is_file():
-        raise CliError(f"{path} is not a tunecore experiment directory (no {LOG_FILE})")
-    return path
-
-
-@contextlib.contextmanager
-def _readable(given: str) -> Iterator[tuple[Path, str]]:
-    """The local directory of the experiment `given` (a directory, or a URI
-    whose stored state is fetched into a local copy) and how to name it.
-    An unusable log of a URI is reported naming the URI, not the copy."""
-    if not _is_uri(given):
-        directory = _experiment_dir(given)
-        yield directory, str(directory)
-        return
-    try:
-        stored = open_stored(given)
-    except (LogError, OSError, ValueError, ImportError) as error:
-        raise CliError(str(error)) from None
-    try:
-        yield stored.local, stored.uri
-    except CorruptLogError as error:  # no advice to cut: a stored log is only read
-        raise CliError(
-            f"{stored.uri}: the stored event log's record {error.record} at byte offset "
-            f"{error.offset} is corrupt",
-            EXIT_CORRUPT,
-        ) from None
-    except LogError as error:
-        code = _log_error(error).code
-        raise CliError(str(error).replace(str(stored.local), stored.uri), code) from None
-
-
-def _is_uri(given: str) -> bool:
-    try:
-        return is_stored(given)
-    except ValueError as error:  # `s3:/x`: a scheme without `://`
-        raise CliError(str(error)) from None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -182,8 +120,8 @@ class _Inbox:
 
 
 def _inbox_of(given: str) -> _Inbox:
-    if not _is_uri(given):
-        directory = _experiment_dir(given)
+    if not is_uri(given):
+        directory = experiment_dir(given)
         return _Inbox(directory, str(directory), lambda r: str(Inbox(directory).post(r)), False)
     try:
         stored = open_stored(given)
@@ -381,7 +319,7 @@ def _resume(args: argparse.Namespace) -> int:
     the log; the log alone never decides what is imported, so nothing is
     put on sys.path without the flag. DIR may be the experiment's URI:
     the resume then goes on from what is stored there (`Tuner.restore`)."""
-    directory: str | Path = args.dir if _is_uri(args.dir) else _experiment_dir(args.dir)
+    directory: str | Path = args.dir if is_uri(args.dir) else experiment_dir(args.dir)
     if args.trainable is not None:
         _import_from_cwd()
     try:
@@ -461,12 +399,12 @@ def _show(state: ExperimentState, shown: str) -> None:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    if args.truncate and _is_uri(args.dir):
+    if args.truncate and is_uri(args.dir):
         raise CliError(
             f"{args.dir}: --truncate cuts a log in place, and a stored log is only read here "
             "(resume the experiment to go on after its last good record)"
         )
-    with _readable(args.dir) as (directory, shown):
+    with readable(args.dir) as (directory, shown):
         replayed = _replayed(directory, args.truncate)
     _show(replayed.state, shown)
     print(
@@ -499,7 +437,7 @@ def _replayed(directory: Path, truncate: bool) -> Replayed:
 
 
 def _status(args: argparse.Namespace) -> int:
-    with _readable(args.dir) as (directory, shown):
+    with readable(args.dir) as (directory, shown):
         replayed = replay(directory, verify=False, keep_commands=False, quiet=True)
     _show(replayed.state, shown)
     if replayed.state.done:
@@ -516,7 +454,7 @@ def _status(args: argparse.Namespace) -> int:
 def _simulate(args: argparse.Namespace) -> int:
     """A what-if of the recorded experiment under another scheduler."""
     scheduler = _what_if_scheduler(args)
-    with _readable(args.source) as (directory, shown):
+    with readable(args.source) as (directory, shown):
         try:
             outcome = what_if(directory, scheduler, metric=args.metric, mode=args.mode)
         except ValueError as error:
@@ -588,7 +526,7 @@ def _what_if_scheduler(args: argparse.Namespace) -> TrialScheduler:
 
 
 def _plot(args: argparse.Namespace) -> int:
-    with _readable(args.dir) as (directory, shown):
+    with readable(args.dir) as (directory, shown):
         try:
             drawing = collect_curves(directory, metric=args.metric)
         except ValueError as error:
@@ -982,7 +920,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             _refuse_undecodable(parser, args)
             return handler(args)
         except LogError as error:
-            raise _log_error(error) from None
+            raise log_error(error) from None
     except CliError as error:
         print(f"tunecore {args.command}: error: {error}", file=sys.stderr)
         return error.code

@@ -33,44 +33,33 @@ Exit codes:
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
-import importlib
 import json
-import os
-import signal
 import sys
-import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from types import FrameType
-from typing import Any, NoReturn
+from typing import NoReturn
 
-import pydantic
-
-from tunecore.api.config import FailureConfig, RunConfig, TuneConfig
 from tunecore.api.plot import collect as collect_curves
 from tunecore.api.plot import render as render_curves
 from tunecore.api.plot import render_what_if
-from tunecore.api.results import ResultGrid
-from tunecore.api.tuner import Tuner
 from tunecore.api.whatif import what_if
 from tunecore.cli.common import experiment_dir, is_uri, log_error, readable
 from tunecore.cli.demo import run_demo
 from tunecore.cli.errors import (
-    EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_OK,
     CliError,
 )
-from tunecore.cli.space import PARAM_SPACE_HELP, load_param_space, sampled_domains
+from tunecore.cli.run import SCHEDULERS, SEARCHERS, resume_command, run_command
+from tunecore.cli.space import PARAM_SPACE_HELP
+from tunecore.cli.undecodable import refuse_undecodable
 from tunecore.core import format_transitions, transitions_dot
 from tunecore.core.experiment import ExperimentState, trials_in_order
 from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.model import (
     InvalidFieldError,
     JsonDict,
-    Mode,
     TrialState,
     TrialStatus,
 )
@@ -80,7 +69,6 @@ from tunecore.schedulers import (
     FIFOScheduler,
     HyperBandScheduler,
     MedianStoppingRule,
-    PopulationBasedTraining,
 )
 from tunecore.shell.eventlog import CorruptLogError, LogError
 from tunecore.shell.inbox import (
@@ -130,263 +118,7 @@ def _inbox_of(given: str) -> _Inbox:
     return _Inbox(stored.local, stored.uri, lambda r: post_to_store(stored.store, r), True)
 
 
-def _refuse_undecodable(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """A `CliError` naming the first argument that is not valid UTF-8.
-
-    Python decodes the command line with `surrogateescape`, so bytes that
-    are not UTF-8 arrive as lone surrogates, which nothing downstream can
-    write (a log, an inbox entry, a JSON file). They are refused here, for
-    every argument of every command at once, with the bytes shown escaped."""
-    for action in _actions(parser, args.command):
-        text = _undecodable(getattr(args, action.dest, None))
-        if text is not None:
-            name = action.option_strings[0] if action.option_strings else action.metavar
-            raise CliError(f'{name or action.dest}: "{_escaped(text)}" is not valid UTF-8')
-
-
-def _actions(parser: argparse.ArgumentParser, command: str) -> list[argparse.Action]:
-    """The arguments of `parser` and of its sub-command `command`."""
-    actions = list(parser._actions)
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            actions.extend(action.choices[command]._actions)
-    return actions
-
-
-def _undecodable(value: object) -> str | None:
-    """The first string in `value` (a parsed argument: a string, or lists
-    and tuples of them) holding a lone surrogate, or None."""
-    if isinstance(value, str):
-        return value if any("\ud800" <= char <= "\udfff" for char in value) else None
-    if isinstance(value, list | tuple):
-        return next((bad for item in value if (bad := _undecodable(item)) is not None), None)
-    return None
-
-
-def _escaped(text: str) -> str:
-    """`text` with the bytes its lone surrogates stand for written as
-    `\\xNN` (or, for a surrogate that stands for no byte, as `\\uNNNN`)."""
-    try:
-        raw = text.encode("utf-8", "surrogateescape")
-    except UnicodeEncodeError:
-        raw = text.encode("utf-8", "backslashreplace")
-    return raw.decode("utf-8", "backslashreplace")
-
-
 # -- run and resume ---------------------------------------------------------------
-
-SCHEDULERS: dict[str, Callable[..., TrialScheduler] | None] = {
-    "fifo": None,  # the core's default
-    "asha": ASHAScheduler,
-    "hyperband": HyperBandScheduler,
-    "median": MedianStoppingRule,
-    "pbt": PopulationBasedTraining,
-}
-
-
-SEARCHERS: dict[str, str | None] = {
-    "random": None,  # the core's BasicVariantGenerator
-    "optuna": "tunecore.search.optuna:OptunaSearch",
-    "hyperopt": "tunecore.search.hyperopt:HyperOptSearch",
-    "bayesopt": "tunecore.search.bayesopt:BayesOptSearch",
-}
-"""`--search`: each searcher by import path, imported only when chosen."""
-
-
-def _search_alg(name: str) -> object | None:
-    """The searcher `--search` names, built with its defaults (it takes the
-    space, metric, mode and seed from the run); a missing package is an
-    error naming the extra to install."""
-    target = SEARCHERS[name]
-    if target is None:
-        return None
-    module, _, attribute = target.partition(":")
-    try:
-        searcher: object = getattr(importlib.import_module(module), attribute)()
-    except ImportError as error:
-        raise CliError(f"--search {name}: {error}") from None
-    return searcher
-
-
-def _scheduler(args: argparse.Namespace, space: dict[str, object]) -> TrialScheduler | None:
-    """The scheduler `--scheduler` names with the options given for it (the
-    others keep the scheduler's defaults), checked against the objective."""
-    name: str = args.scheduler
-    options: dict[str, Any] = {}
-    for option, dest, applies_to in (
-        ("--time-attr", "time_attr", ("asha", "hyperband", "median", "pbt")),
-        ("--max-t", "max_t", ("asha", "hyperband")),
-        ("--perturbation-interval", "perturbation_interval", ("pbt",)),
-    ):
-        value = getattr(args, dest)
-        if value is None:
-            continue
-        if name not in applies_to:
-            raise CliError(f"{option} applies to --scheduler {' or '.join(applies_to)} only")
-        options[dest] = value
-    make = SCHEDULERS[name]
-    if make is None:
-        return None
-    if args.seed is not None and name in ("asha", "pbt"):
-        options["seed"] = args.seed
-    if name == "pbt":
-        options["hyperparam_mutations"] = sampled_domains(space)
-        if not options["hyperparam_mutations"]:
-            raise CliError(
-                "--scheduler pbt mutates the parameters given as a domain such as "
-                '{"loguniform": [...]}; the parameter space has none'
-            )
-    try:
-        scheduler = make(**options)
-        scheduler.with_objective(args.metric, _mode(args.mode))  # needs --metric/--mode?
-    except InvalidFieldError as error:
-        raise CliError(f"--scheduler {name}: {error}") from None
-    return scheduler
-
-
-def _mode(mode: str | None) -> Mode | None:
-    return None if mode is None else Mode(mode)
-
-
-def _run(args: argparse.Namespace) -> int:
-    space = load_param_space(args.param_space) if args.param_space else {}
-    scheduler = _scheduler(args, space)
-    resources = None  # what the trainable asks itself (default_resource_request), or 1 CPU
-    if args.cpus_per_trial is not None or args.gpus_per_trial is not None:
-        cpus, gpus = args.cpus_per_trial, args.gpus_per_trial
-        resources = {"cpu": 1.0 if cpus is None else cpus, "gpu": gpus or 0.0}
-    _import_from_cwd()
-    try:
-        tuner = Tuner(
-            args.trainable,
-            param_space=space,
-            tune_config=TuneConfig(
-                metric=args.metric,
-                mode=args.mode,
-                num_samples=args.num_samples,
-                scheduler=scheduler,
-                search_alg=_search_alg(args.search),
-                max_concurrent_trials=args.max_concurrent_trials,
-                seed=args.seed,
-                resources_per_trial=resources,
-            ),
-            run_config=RunConfig(
-                name=args.name,
-                storage_path=args.storage_path,
-                stop=dict(args.stop) or None,
-                failure_config=FailureConfig(max_failures=args.max_failures),
-                verbose=args.verbose,
-                address=args.address,
-                executor=args.executor,
-            ),
-        )
-    except pydantic.ValidationError as error:
-        raise _flag_error(error) from None
-    except (ValueError, TypeError) as error:
-        raise CliError(str(error)) from None
-    return _fit(tuner, args.trainable, args.address)
-
-
-_RESOURCE_FLAGS = {
-    "resources_per_trial['cpu']": "--cpus-per-trial",
-    "resources_per_trial['gpu']": "--gpus-per-trial",
-}
-"""The config fields `run` fills from flags of another name. Every other
-field it fills has the flag's name: `num_samples` is `--num-samples`."""
-
-
-def _flag_error(error: pydantic.ValidationError) -> CliError:
-    """pydantic's report (model names, field names, a documentation URL) as
-    the flags the user typed: `--num-samples=0 would run nothing; ...`."""
-    lines = []
-    for problem in error.errors():
-        field = str(problem["loc"][0]) if problem["loc"] else ""
-        message = str(problem["msg"]).removeprefix("Value error, ")
-        named = {f"{field}=": f"--{field.replace('_', '-')}="}
-        named.update({f"{key}=": f"{flag}=" for key, flag in _RESOURCE_FLAGS.items()})
-        for written, flag in named.items():
-            if written in message:
-                lines.append(message.replace(written, flag))
-                break
-        else:
-            flag = f"--{field.replace('_', '-')}"
-            lines.append(f"{flag}={problem.get('input')!r} is invalid: {message}")
-    return CliError("\n".join(lines))
-
-
-def _resume(args: argparse.Namespace) -> int:
-    """Resume with the code the user names (`--trainable`), checked against
-    the log; the log alone never decides what is imported, so nothing is
-    put on sys.path without the flag. DIR may be the experiment's URI:
-    the resume then goes on from what is stored there (`Tuner.restore`)."""
-    directory: str | Path = args.dir if is_uri(args.dir) else experiment_dir(args.dir)
-    if args.trainable is not None:
-        _import_from_cwd()
-    try:
-        tuner = Tuner.restore(
-            directory,
-            args.trainable,
-            resume_unfinished=args.resume_unfinished,
-            resume_errored=args.resume_errored,
-            restart_errored=args.restart_errored,
-            address=args.address,
-        )
-    except (ValueError, TypeError) as error:
-        raise CliError(str(error)) from None
-    return _fit(tuner, args.trainable, args.address)
-
-
-def _fit(tuner: Tuner, trainable: str, address: str | None) -> int:
-    """Run the experiment of `trainable` (MODULE:FUNCTION), on the Ray
-    cluster at `address` if one was given; its outcome as an exit code."""
-    with _noticing_interrupts() as interrupted:
-        results = tuner.fit()
-    print(f"Experiment directory: {results.experiment_path}")
-    if interrupted:
-        on = "" if address is None else f" --address {address}"
-        print(
-            "Interrupted. Continue it with: "
-            f"tunecore resume {results.experiment_path} --trainable {trainable}{on}"
-        )
-        return EXIT_INTERRUPTED
-    return EXIT_FAILED if _failed(results) else EXIT_OK
-
-
-def _failed(results: ResultGrid) -> bool:
-    """Ray's `tune.run` raises for errored trials; the CLI exits with 1."""
-    return results.experiment_error is not None or results.num_errors > 0
-
-
-@contextlib.contextmanager
-def _noticing_interrupts() -> Iterator[list[bool]]:
-    """Remember whether Ctrl-C was pressed. The loop turns the
-    KeyboardInterrupt into a stop through the core and `fit()` returns
-    normally, so the exit code (130) has to be learned here. Only Python's
-    default handler in the main thread is wrapped; elsewhere nothing changes."""
-    seen: list[bool] = []
-    default = signal.getsignal(signal.SIGINT) is signal.default_int_handler
-    if not default or threading.current_thread() is not threading.main_thread():
-        yield seen
-        return
-
-    def interrupted(_signum: int, _frame: FrameType | None) -> NoReturn:
-        seen.append(True)
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGINT, interrupted)
-    try:
-        yield seen
-    finally:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-
-
-def _import_from_cwd() -> None:
-    """Import `MODULE:FUNCTION` from the current directory first, as
-    `python -m` would (a console script's sys.path starts at its bin/)."""
-    cwd = os.getcwd()
-    if "" not in sys.path and cwd not in sys.path:
-        sys.path.insert(0, cwd)
-
 
 # -- reading the log ---------------------------------------------------------------
 
@@ -753,7 +485,7 @@ def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         metavar="V",
         help="0: silent; 1 (default) to 3: the status while it runs, a summary at the end",
     )
-    run.set_defaults(handler=_run)
+    run.set_defaults(handler=run_command)
 
 
 def _add_resume(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -793,7 +525,7 @@ def _add_resume(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="the Ray cluster to go on in (default: RAY_ADDRESS, else a local Ray). "
         "The address the log records is never joined without this flag",
     )
-    resume.set_defaults(handler=_resume)
+    resume.set_defaults(handler=resume_command)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -917,7 +649,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     handler: Callable[[argparse.Namespace], int] = args.handler
     try:
         try:
-            _refuse_undecodable(parser, args)
+            refuse_undecodable(parser, args)
             return handler(args)
         except LogError as error:
             raise log_error(error) from None

@@ -40,37 +40,34 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from tunecore.api.plot import collect as collect_curves
-from tunecore.api.plot import render as render_curves
-from tunecore.api.plot import render_what_if
-from tunecore.api.whatif import what_if
-from tunecore.cli.common import experiment_dir, is_uri, log_error, readable
+from tunecore.cli.common import experiment_dir, is_uri, log_error
 from tunecore.cli.demo import run_demo
 from tunecore.cli.errors import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     CliError,
 )
+from tunecore.cli.log import (
+    WHAT_IF_OPTIONS,
+    WHAT_IF_SCHEDULERS,
+    option_flag,
+    plot_command,
+    replay_command,
+    simulate_command,
+    status_command,
+)
 from tunecore.cli.run import SCHEDULERS, SEARCHERS, resume_command, run_command
 from tunecore.cli.space import PARAM_SPACE_HELP
 from tunecore.cli.undecodable import refuse_undecodable
 from tunecore.core import format_transitions, transitions_dot
 from tunecore.core.experiment import ExperimentState, trials_in_order
-from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.model import (
-    InvalidFieldError,
     JsonDict,
     TrialState,
     TrialStatus,
 )
 from tunecore.model.storable import UnstorableValueError, check_storable
-from tunecore.schedulers import (
-    ASHAScheduler,
-    FIFOScheduler,
-    HyperBandScheduler,
-    MedianStoppingRule,
-)
-from tunecore.shell.eventlog import CorruptLogError, LogError
+from tunecore.shell.eventlog import LogError
 from tunecore.shell.inbox import (
     AddTrialRequest,
     Inbox,
@@ -78,9 +75,9 @@ from tunecore.shell.inbox import (
     StopTrialRequest,
     post_to_store,
 )
-from tunecore.shell.progress import ProgressReporter, spec_name
+from tunecore.shell.progress import spec_name
 from tunecore.shell.remote import open_stored
-from tunecore.shell.replay import Replayed, replay
+from tunecore.shell.replay import replay
 
 # -- errors and exit codes ------------------------------------------------------
 
@@ -121,152 +118,6 @@ def _inbox_of(given: str) -> _Inbox:
 # -- run and resume ---------------------------------------------------------------
 
 # -- reading the log ---------------------------------------------------------------
-
-
-def _show(state: ExperimentState, shown: str) -> None:
-    """The status as the live run shows it: a table in a terminal, the
-    plain-text lines otherwise."""
-    config = state.config
-    ProgressReporter(metric=config.metric, mode=config.mode, experiment_dir=shown).close(state)
-
-
-def _replay(args: argparse.Namespace) -> int:
-    if args.truncate and is_uri(args.dir):
-        raise CliError(
-            f"{args.dir}: --truncate cuts a log in place, and a stored log is only read here "
-            "(resume the experiment to go on after its last good record)"
-        )
-    with readable(args.dir) as (directory, shown):
-        replayed = _replayed(directory, args.truncate)
-    _show(replayed.state, shown)
-    print(
-        f"Replayed {replayed.records} events: {replayed.snapshots_verified} snapshots "
-        f"verified, {replayed.rejected} events rejected (as in the live run)"
-    )
-    if replayed.torn is not None:
-        print(
-            f"Left out an incomplete last record at byte offset {replayed.torn.offset} "
-            f"({replayed.torn.size} bytes): its writer stopped mid-record"
-        )
-    return EXIT_OK
-
-
-def _replayed(directory: Path, truncate: bool) -> Replayed:
-    """The replay of `directory`'s log; with `truncate`, a corrupt log is
-    cut first (and the cut reported)."""
-    try:
-        return replay(directory, keep_commands=False, quiet=True)
-    except CorruptLogError as error:
-        if not truncate:
-            raise
-        replayed = replay(directory, keep_commands=False, quiet=True, truncate=True)
-        print(
-            f"Cut {error.path} at byte offset {error.offset}: record {error.record} was "
-            "damaged; it and every record after it are kept aside, in "
-            + ", ".join(str(path) for path in replayed.set_aside)
-        )
-        return replayed
-
-
-def _status(args: argparse.Namespace) -> int:
-    with readable(args.dir) as (directory, shown):
-        replayed = replay(directory, verify=False, keep_commands=False, quiet=True)
-    _show(replayed.state, shown)
-    if replayed.state.done:
-        print(f"{replayed.records} events; the experiment has ended.")
-    else:
-        print(
-            f"{replayed.records} events; the experiment has not ended: it is running, or "
-            f"its driver stopped (continue it with: tunecore resume {shown} "
-            "--trainable MODULE:FUNCTION)"
-        )
-    return EXIT_OK
-
-
-def _simulate(args: argparse.Namespace) -> int:
-    """A what-if of the recorded experiment under another scheduler."""
-    scheduler = _what_if_scheduler(args)
-    with readable(args.source) as (directory, shown):
-        try:
-            outcome = what_if(directory, scheduler, metric=args.metric, mode=args.mode)
-        except ValueError as error:
-            raise CliError(str(error)) from error
-    print(f"What-if of {shown} under {args.scheduler} (virtual time, recorded curves):\n")
-    print(outcome.table())
-    if outcome.what_if.cut_short:
-        print(
-            "\nCut short (the policy wanted more than was recorded): "
-            + ", ".join(outcome.what_if.cut_short)
-        )
-    if outcome.restarted:
-        print(
-            "\nBegan again from their first iteration when resumed (no checkpoint), in "
-            "the run and in the what-if: " + ", ".join(outcome.restarted)
-        )
-    if args.plot:
-        written = _draw("--plot", lambda: render_what_if(outcome, args.plot))
-        print(f"\nDrawn to {written}")
-    return EXIT_OK
-
-
-def _draw(flag: str, draw: Callable[[], Path]) -> Path:
-    """Run a renderer of `tunecore.api.plot`; a bad output path is an error
-    naming `flag`, and a missing matplotlib names the extra."""
-    try:
-        return draw()
-    except ValueError as error:
-        raise CliError(f"{flag}: {error}") from error
-    except ImportError as error:
-        raise CliError(str(error)) from error
-
-
-# What `--scheduler` builds, with the options it takes, and each option's type.
-_WHAT_IF_SCHEDULERS: dict[str, tuple[Callable[..., TrialScheduler], tuple[str, ...]]] = {
-    "fifo": (FIFOScheduler, ()),
-    "asha": (ASHAScheduler, ("max_t", "grace_period", "reduction_factor", "brackets", "time_attr")),
-    "hyperband": (HyperBandScheduler, ("max_t", "reduction_factor", "time_attr")),
-    "median": (MedianStoppingRule, ("grace_period", "min_samples_required", "time_attr")),
-}
-_WHAT_IF_OPTIONS: dict[str, Callable[[str], object]] = {
-    "max_t": float,
-    "grace_period": float,
-    "reduction_factor": float,
-    "brackets": int,
-    "min_samples_required": int,
-    "time_attr": str,
-}
-
-
-def _flag(option: str) -> str:
-    return "--" + option.replace("_", "-")
-
-
-def _what_if_scheduler(args: argparse.Namespace) -> TrialScheduler:
-    """The scheduler `--scheduler` names, with the options given for it; an
-    option it does not take is an error naming the flag."""
-    build, takes = _WHAT_IF_SCHEDULERS[args.scheduler]
-    given = {
-        name: getattr(args, name) for name in _WHAT_IF_OPTIONS if getattr(args, name) is not None
-    }
-    for name in given:
-        if name not in takes:
-            raise CliError(f"{_flag(name)}: --scheduler {args.scheduler} takes no such option")
-    try:
-        return build(**given)
-    except InvalidFieldError as error:
-        raise CliError(f"{_flag(error.field.split('.')[-1])}: {error}") from error
-
-
-def _plot(args: argparse.Namespace) -> int:
-    with readable(args.dir) as (directory, shown):
-        try:
-            drawing = collect_curves(directory, metric=args.metric)
-        except ValueError as error:
-            raise CliError(str(error)) from error
-        out = Path(args.out) if args.out else directory / "curves.png"
-        written = _draw("--out", lambda: render_curves(drawing, out))
-    print(f"{shown}: {len(drawing.curves)} trials drawn to {written}")
-    return EXIT_OK
 
 
 # -- requests to a running experiment ----------------------------------------------
@@ -558,7 +409,7 @@ def _parser() -> argparse.ArgumentParser:
         help="cut a corrupt log at its first damaged record (the records "
         "after it are lost) instead of failing",
     )
-    replay_.set_defaults(handler=_replay)
+    replay_.set_defaults(handler=replay_command)
 
     status = commands.add_parser(
         "status",
@@ -569,7 +420,7 @@ def _parser() -> argparse.ArgumentParser:
         "there is read (the running driver ships it within seconds).",
     )
     status.add_argument("dir", metavar="DIR")
-    status.set_defaults(handler=_status)
+    status.set_defaults(handler=status_command)
 
     stop = commands.add_parser(
         "stop",
@@ -608,15 +459,15 @@ def _parser() -> argparse.ArgumentParser:
         "the policy wanted to run past its recorded curve ends there and is named.",
     )
     simulate.add_argument("--from", dest="source", metavar="DIR", required=True)
-    simulate.add_argument("--scheduler", choices=sorted(_WHAT_IF_SCHEDULERS), required=True)
+    simulate.add_argument("--scheduler", choices=sorted(WHAT_IF_SCHEDULERS), required=True)
     simulate.add_argument("--metric", help="default: the experiment's")
     simulate.add_argument("--mode", choices=["min", "max"], help="default: the experiment's")
     simulate.add_argument(
         "--plot", metavar="FILE", help="draw both runs, trial by trial (.png/.html)"
     )
-    for option, kind in _WHAT_IF_OPTIONS.items():
-        simulate.add_argument(_flag(option), dest=option, type=kind)
-    simulate.set_defaults(handler=_simulate)
+    for option, kind in WHAT_IF_OPTIONS.items():
+        simulate.add_argument(option_flag(option), dest=option, type=kind)
+    simulate.set_defaults(handler=simulate_command)
 
     plot = commands.add_parser(
         "plot",
@@ -628,7 +479,7 @@ def _parser() -> argparse.ArgumentParser:
     plot.add_argument("dir", metavar="DIR")
     plot.add_argument("--out", help="a .png or .html file (default: DIR/curves.png)")
     plot.add_argument("--metric", help="default: the experiment's")
-    plot.set_defaults(handler=_plot)
+    plot.set_defaults(handler=plot_command)
 
     transitions = commands.add_parser(
         "transitions", help="print the trial lifecycle's transition table"

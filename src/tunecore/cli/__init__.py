@@ -33,18 +33,13 @@ Exit codes:
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import json
 import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
-from typing import NoReturn
 
-from tunecore.cli.common import experiment_dir, is_uri, log_error
-from tunecore.cli.demo import run_demo
+from tunecore.cli.common import log_error
+from tunecore.cli.demo import demo_command, transitions_command
 from tunecore.cli.errors import (
     EXIT_INTERRUPTED,
-    EXIT_OK,
     CliError,
 )
 from tunecore.cli.log import (
@@ -56,63 +51,16 @@ from tunecore.cli.log import (
     simulate_command,
     status_command,
 )
+from tunecore.cli.requests import add_command, stop_command
 from tunecore.cli.run import SCHEDULERS, SEARCHERS, resume_command, run_command
 from tunecore.cli.space import PARAM_SPACE_HELP
 from tunecore.cli.undecodable import refuse_undecodable
-from tunecore.core import format_transitions, transitions_dot
-from tunecore.core.experiment import ExperimentState, trials_in_order
-from tunecore.model import (
-    JsonDict,
-    TrialState,
-    TrialStatus,
-)
-from tunecore.model.storable import UnstorableValueError, check_storable
 from tunecore.shell.eventlog import LogError
-from tunecore.shell.inbox import (
-    AddTrialRequest,
-    Inbox,
-    Request,
-    StopTrialRequest,
-    post_to_store,
-)
-from tunecore.shell.progress import spec_name
-from tunecore.shell.remote import open_stored
-from tunecore.shell.replay import replay
 
 # -- errors and exit codes ------------------------------------------------------
 
 EXIT_CODES = "Exit codes:" + (__doc__ or "").partition("Exit codes:")[2]
 """The module docstring's table, for `--help` (`python -OO` drops docstrings)."""
-
-
-@dataclasses.dataclass(frozen=True)
-class _Inbox:
-    """Where `stop` and `add` read an experiment (a local copy for a URI),
-    how to name it, and how to post it a request: to the directory's inbox,
-    or to the one in storage, which the driver's shipper brings in."""
-
-    local: Path
-    shown: str
-    post: Callable[[Request], str]
-    stored: bool
-
-    def state(self) -> ExperimentState:
-        """`_open_experiment`, naming the experiment as the user did."""
-        try:
-            return _open_experiment(self.local)
-        except CliError as error:
-            raise CliError(str(error).replace(str(self.local), self.shown), error.code) from None
-
-
-def _inbox_of(given: str) -> _Inbox:
-    if not is_uri(given):
-        directory = experiment_dir(given)
-        return _Inbox(directory, str(directory), lambda r: str(Inbox(directory).post(r)), False)
-    try:
-        stored = open_stored(given)
-    except (LogError, OSError, ValueError, ImportError) as error:
-        raise CliError(str(error)) from None
-    return _Inbox(stored.local, stored.uri, lambda r: post_to_store(stored.store, r), True)
 
 
 # -- run and resume ---------------------------------------------------------------
@@ -121,97 +69,6 @@ def _inbox_of(given: str) -> _Inbox:
 
 
 # -- requests to a running experiment ----------------------------------------------
-
-
-def _open_experiment(directory: Path) -> ExperimentState:
-    """The experiment's state from its log; an error if it has ended, since
-    nothing would read a request then."""
-    state = replay(directory, verify=False, keep_commands=False, quiet=True).state
-    if state.done:
-        raise CliError(
-            f"the experiment in {directory} has ended, so nothing reads requests any more "
-            f"(if it was stopped early: tunecore resume {directory} --trainable "
-            "MODULE:FUNCTION, then send it again)"
-        )
-    return state
-
-
-def _find_trial(state: ExperimentState, given: str) -> TrialState:
-    """The trial whose id, or whose name in the status table, is `given`."""
-    trial = state.trials.get(given)
-    if trial is not None:
-        return trial
-    trials = trials_in_order(state)
-    for candidate in trials:
-        if spec_name(candidate) == given:
-            return candidate
-    if not trials:
-        raise CliError(f"there is no trial {given!r}: the experiment has no trials yet")
-    known = ", ".join(t.trial_id for t in trials[:5])
-    more = f" and {len(trials) - 5} more" if len(trials) > 5 else ""
-    raise CliError(f"there is no trial {given!r}; the experiment's trials: {known}{more}")
-
-
-def _post(inbox: _Inbox, request: Request, what: str) -> int:
-    where = inbox.post(request)
-    soon = "within a few seconds" if inbox.stored else "within about a second"
-    print(
-        f"Queued {what} ({where}). The running experiment takes it {soon}; "
-        f"tunecore status {inbox.shown} shows the effect."
-    )
-    return EXIT_OK
-
-
-def _stop(args: argparse.Namespace) -> int:
-    inbox = _inbox_of(args.dir)
-    try:
-        trial = _find_trial(inbox.state(), args.trial)
-    except CliError as error:
-        if not inbox.stored:
-            raise
-        lag = "the stored state is up to a sync period (5 s by default) behind the driver"
-        raise CliError(f"{error} ({lag})", error.code) from None
-    if trial.status in (TrialStatus.TERMINATED, TrialStatus.ERROR):
-        print(f"Trial {trial.trial_id} has already ended ({trial.status.value}): nothing to stop.")
-        return EXIT_OK
-    return _post(inbox, StopTrialRequest(trial_id=trial.trial_id), f"stop {trial.trial_id}")
-
-
-def _add(args: argparse.Namespace) -> int:
-    inbox = _inbox_of(args.dir)
-    config = _config_object(args.config)
-    inbox.state()
-    request = AddTrialRequest(config=config, experiment_tag=args.tag)
-    return _post(inbox, request, f"a trial with config {json.dumps(config)}")
-
-
-def _config_object(text: str) -> JsonDict:
-    def no_constant(name: str) -> NoReturn:
-        raise CliError(f"--config: {name} is not a JSON number")
-
-    try:
-        config: object = json.loads(text, parse_constant=no_constant)
-    except json.JSONDecodeError as error:
-        raise CliError(f"--config is not valid JSON: {error}") from None
-    except RecursionError:
-        raise CliError("--config is nested too deep to read (keep it within 100 levels)") from None
-    if not isinstance(config, dict):
-        raise CliError(f"--config must be a JSON object such as '{{\"lr\": 0.01}}', not {text}")
-    try:
-        check_storable("--config", config)
-    except UnstorableValueError as error:
-        raise CliError(str(error)) from None
-    return config
-
-
-def _demo(_args: argparse.Namespace) -> int:
-    print(run_demo())
-    return EXIT_OK
-
-
-def _transitions(args: argparse.Namespace) -> int:
-    print(transitions_dot() if args.dot else format_transitions())
-    return EXIT_OK
 
 
 # -- arguments -----------------------------------------------------------------------
@@ -430,7 +287,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     stop.add_argument("dir", metavar="DIR")
     stop.add_argument("trial", metavar="TRIAL_ID")
-    stop.set_defaults(handler=_stop)
+    stop.set_defaults(handler=stop_command)
 
     add = commands.add_parser(
         "add",
@@ -446,10 +303,10 @@ def _parser() -> argparse.ArgumentParser:
         help="the trial's config, a JSON object, e.g. '{\"lr\": 0.01}'",
     )
     add.add_argument("--tag", default="", help="the trial's experiment tag (default: none)")
-    add.set_defaults(handler=_add)
+    add.set_defaults(handler=add_command)
 
     demo = commands.add_parser("demo", help="play one trial's life through the pure core")
-    demo.set_defaults(handler=_demo)
+    demo.set_defaults(handler=demo_command)
     simulate = commands.add_parser(
         "simulate",
         help="what-if: a recorded experiment's trials under another scheduler",
@@ -489,7 +346,7 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="print it as a Graphviz digraph (`| dot -Tpng -o lifecycle.png`)",
     )
-    transitions.set_defaults(handler=_transitions)
+    transitions.set_defaults(handler=transitions_command)
     return parser
 
 

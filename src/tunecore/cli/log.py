@@ -13,21 +13,11 @@ from tunecore.api.plot import render as render_curves
 from tunecore.api.plot import render_what_if
 from tunecore.api.whatif import what_if
 from tunecore.cli.common import is_uri, readable
-from tunecore.cli.errors import (
-    EXIT_OK,
-    CliError,
-)
+from tunecore.cli.errors import EXIT_OK, CliError
 from tunecore.core.experiment import ExperimentState
 from tunecore.core.schedulers.base import TrialScheduler
-from tunecore.model import (
-    InvalidFieldError,
-)
-from tunecore.schedulers import (
-    ASHAScheduler,
-    FIFOScheduler,
-    HyperBandScheduler,
-    MedianStoppingRule,
-)
+from tunecore.model import InvalidFieldError
+from tunecore.schedulers import ASHAScheduler, FIFOScheduler, HyperBandScheduler, MedianStoppingRule
 from tunecore.shell.eventlog import CorruptLogError
 from tunecore.shell.progress import ProgressReporter
 from tunecore.shell.replay import Replayed, replay

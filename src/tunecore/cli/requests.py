@@ -12,25 +12,12 @@ from pathlib import Path
 from typing import NoReturn
 
 from tunecore.cli.common import experiment_dir, is_uri
-from tunecore.cli.errors import (
-    EXIT_OK,
-    CliError,
-)
+from tunecore.cli.errors import EXIT_OK, CliError
 from tunecore.core.experiment import ExperimentState, trials_in_order
-from tunecore.model import (
-    JsonDict,
-    TrialState,
-    TrialStatus,
-)
+from tunecore.model import JsonDict, TrialState, TrialStatus
 from tunecore.model.storable import UnstorableValueError, check_storable
 from tunecore.shell.eventlog import LogError
-from tunecore.shell.inbox import (
-    AddTrialRequest,
-    Inbox,
-    Request,
-    StopTrialRequest,
-    post_to_store,
-)
+from tunecore.shell.inbox import AddTrialRequest, Inbox, Request, StopTrialRequest, post_to_store
 from tunecore.shell.progress import spec_name
 from tunecore.shell.remote import open_stored
 from tunecore.shell.replay import replay

@@ -22,18 +22,10 @@ from tunecore.api.config import FailureConfig, RunConfig, TuneConfig
 from tunecore.api.results import ResultGrid
 from tunecore.api.tuner import Tuner
 from tunecore.cli.common import experiment_dir, is_uri
-from tunecore.cli.errors import (
-    EXIT_FAILED,
-    EXIT_INTERRUPTED,
-    EXIT_OK,
-    CliError,
-)
+from tunecore.cli.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, CliError
 from tunecore.cli.space import load_param_space, sampled_domains
 from tunecore.core.schedulers.base import TrialScheduler
-from tunecore.model import (
-    InvalidFieldError,
-    Mode,
-)
+from tunecore.model import InvalidFieldError, Mode
 from tunecore.schedulers import (
     ASHAScheduler,
     HyperBandScheduler,

@@ -1,9 +1,14 @@
-"""`tunecore demo`: one trial's life through the pure core, printed event
-by event with the commands each gives the shell."""
+"""`tunecore demo` and `tunecore transitions`: the pure core's trial
+lifecycle without an experiment. The demo is one trial's life through the
+core, printed event by event with the commands each gives the shell; the
+transitions are the lifecycle's table (or its Graphviz graph)."""
 
 from __future__ import annotations
 
-from tunecore.core import apply, new_trial
+import argparse
+
+from tunecore.cli.errors import EXIT_OK
+from tunecore.core import apply, format_transitions, new_trial, transitions_dot
 from tunecore.core.results import TRAINING_ITERATION
 from tunecore.model import (
     CheckpointPolicy,
@@ -117,3 +122,13 @@ def run_demo() -> str:
         f"loss: min {loss.min:g}, max {loss.max:g}, last {loss.last:g}, avg {loss.avg:.4f}",
     ]
     return "\n".join(out)
+
+
+def demo_command(_args: argparse.Namespace) -> int:
+    print(run_demo())
+    return EXIT_OK
+
+
+def transitions_command(args: argparse.Namespace) -> int:
+    print(transitions_dot() if args.dot else format_transitions())
+    return EXIT_OK

@@ -1,0 +1,173 @@
+"""The commands that read an experiment's event log and write nothing to
+it (`--truncate` aside): `replay` (verified against the snapshots),
+`status`, `simulate` (a what-if under another scheduler) and `plot`."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+
+from tunecore.api.plot import collect as collect_curves
+from tunecore.api.plot import render as render_curves
+from tunecore.api.plot import render_what_if
+from tunecore.api.whatif import what_if
+from tunecore.cli.common import is_uri, readable
+from tunecore.cli.errors import EXIT_OK, CliError
+from tunecore.core.experiment import ExperimentState
+from tunecore.core.schedulers.base import TrialScheduler
+from tunecore.model import InvalidFieldError
+from tunecore.schedulers import ASHAScheduler, FIFOScheduler, HyperBandScheduler, MedianStoppingRule
+from tunecore.shell.eventlog import CorruptLogError
+from tunecore.shell.progress import ProgressReporter
+from tunecore.shell.replay import Replayed, replay
+
+
+def _show(state: ExperimentState, shown: str) -> None:
+    """The status as the live run shows it: a table in a terminal, the
+    plain-text lines otherwise."""
+    config = state.config
+    ProgressReporter(metric=config.metric, mode=config.mode, experiment_dir=shown).close(state)
+
+
+def replay_command(args: argparse.Namespace) -> int:
+    if args.truncate and is_uri(args.dir):
+        raise CliError(
+            f"{args.dir}: --truncate cuts a log in place, and a stored log is only read here "
+            "(resume the experiment to go on after its last good record)"
+        )
+    with readable(args.dir) as (directory, shown):
+        replayed = _replayed(directory, args.truncate)
+    _show(replayed.state, shown)
+    print(
+        f"Replayed {replayed.records} events: {replayed.snapshots_verified} snapshots "
+        f"verified, {replayed.rejected} events rejected (as in the live run)"
+    )
+    if replayed.torn is not None:
+        print(
+            f"Left out an incomplete last record at byte offset {replayed.torn.offset} "
+            f"({replayed.torn.size} bytes): its writer stopped mid-record"
+        )
+    return EXIT_OK
+
+
+def _replayed(directory: Path, truncate: bool) -> Replayed:
+    """The replay of `directory`'s log; with `truncate`, a corrupt log is
+    cut first (and the cut reported)."""
+    try:
+        return replay(directory, keep_commands=False, quiet=True)
+    except CorruptLogError as error:
+        if not truncate:
+            raise
+        replayed = replay(directory, keep_commands=False, quiet=True, truncate=True)
+        print(
+            f"Cut {error.path} at byte offset {error.offset}: record {error.record} was "
+            "damaged; it and every record after it are kept aside, in "
+            + ", ".join(str(path) for path in replayed.set_aside)
+        )
+        return replayed
+
+
+def status_command(args: argparse.Namespace) -> int:
+    with readable(args.dir) as (directory, shown):
+        replayed = replay(directory, verify=False, keep_commands=False, quiet=True)
+    _show(replayed.state, shown)
+    if replayed.state.done:
+        print(f"{replayed.records} events; the experiment has ended.")
+    else:
+        print(
+            f"{replayed.records} events; the experiment has not ended: it is running, or "
+            f"its driver stopped (continue it with: tunecore resume {shown} "
+            "--trainable MODULE:FUNCTION)"
+        )
+    return EXIT_OK
+
+
+def simulate_command(args: argparse.Namespace) -> int:
+    """A what-if of the recorded experiment under another scheduler."""
+    scheduler = _what_if_scheduler(args)
+    with readable(args.source) as (directory, shown):
+        try:
+            outcome = what_if(directory, scheduler, metric=args.metric, mode=args.mode)
+        except ValueError as error:
+            raise CliError(str(error)) from error
+    print(f"What-if of {shown} under {args.scheduler} (virtual time, recorded curves):\n")
+    print(outcome.table())
+    if outcome.what_if.cut_short:
+        print(
+            "\nCut short (the policy wanted more than was recorded): "
+            + ", ".join(outcome.what_if.cut_short)
+        )
+    if outcome.restarted:
+        print(
+            "\nBegan again from their first iteration when resumed (no checkpoint), in "
+            "the run and in the what-if: " + ", ".join(outcome.restarted)
+        )
+    if args.plot:
+        written = _draw("--plot", lambda: render_what_if(outcome, args.plot))
+        print(f"\nDrawn to {written}")
+    return EXIT_OK
+
+
+def _draw(flag: str, draw: Callable[[], Path]) -> Path:
+    """Run a renderer of `tunecore.api.plot`; a bad output path is an error
+    naming `flag`, and a missing matplotlib names the extra."""
+    try:
+        return draw()
+    except ValueError as error:
+        raise CliError(f"{flag}: {error}") from error
+    except ImportError as error:
+        raise CliError(str(error)) from error
+
+
+# What `--scheduler` builds, with the options it takes, and each option's type.
+WHAT_IF_SCHEDULERS: dict[str, tuple[Callable[..., TrialScheduler], tuple[str, ...]]] = {
+    "fifo": (FIFOScheduler, ()),
+    "asha": (ASHAScheduler, ("max_t", "grace_period", "reduction_factor", "brackets", "time_attr")),
+    "hyperband": (HyperBandScheduler, ("max_t", "reduction_factor", "time_attr")),
+    "median": (MedianStoppingRule, ("grace_period", "min_samples_required", "time_attr")),
+}
+
+
+WHAT_IF_OPTIONS: dict[str, Callable[[str], object]] = {
+    "max_t": float,
+    "grace_period": float,
+    "reduction_factor": float,
+    "brackets": int,
+    "min_samples_required": int,
+    "time_attr": str,
+}
+
+
+def option_flag(option: str) -> str:
+    return "--" + option.replace("_", "-")
+
+
+def _what_if_scheduler(args: argparse.Namespace) -> TrialScheduler:
+    """The scheduler `--scheduler` names, with the options given for it; an
+    option it does not take is an error naming the flag."""
+    build, takes = WHAT_IF_SCHEDULERS[args.scheduler]
+    given = {
+        name: getattr(args, name) for name in WHAT_IF_OPTIONS if getattr(args, name) is not None
+    }
+    for name in given:
+        if name not in takes:
+            raise CliError(
+                f"{option_flag(name)}: --scheduler {args.scheduler} takes no such option"
+            )
+    try:
+        return build(**given)
+    except InvalidFieldError as error:
+        raise CliError(f"{option_flag(error.field.split('.')[-1])}: {error}") from error
+
+
+def plot_command(args: argparse.Namespace) -> int:
+    with readable(args.dir) as (directory, shown):
+        try:
+            drawing = collect_curves(directory, metric=args.metric)
+        except ValueError as error:
+            raise CliError(str(error)) from error
+        out = Path(args.out) if args.out else directory / "curves.png"
+        written = _draw("--out", lambda: render_curves(drawing, out))
+    print(f"{shown}: {len(drawing.curves)} trials drawn to {written}")
+    return EXIT_OK

@@ -1,0 +1,298 @@
+"""The arguments of the `tunecore` command: its parser, with each
+command's flags and help texts, and the function that runs the command."""
+
+from __future__ import annotations
+
+import argparse
+
+from tunecore.cli.demo import demo_command, transitions_command
+from tunecore.cli.log import (
+    WHAT_IF_OPTIONS,
+    WHAT_IF_SCHEDULERS,
+    option_flag,
+    plot_command,
+    replay_command,
+    simulate_command,
+    status_command,
+)
+from tunecore.cli.requests import add_command, stop_command
+from tunecore.cli.run import SCHEDULERS, SEARCHERS, resume_command, run_command
+from tunecore.cli.space import PARAM_SPACE_HELP
+
+
+def _stop_criterion(text: str) -> tuple[str, float | bool]:
+    """`KEY=NUMBER`, or `KEY=true`/`KEY=false` for a flag (`done=true`)."""
+    key, equals, value = text.partition("=")
+    flags = {"true": True, "false": False}
+    try:
+        if not key or not equals:
+            raise ValueError
+        if value.strip().lower() in flags:
+            return key, flags[value.strip().lower()]
+        return key, float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not KEY=NUMBER or KEY=true/false (e.g. training_iteration=100)"
+        ) from None
+
+
+def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    run = commands.add_parser(
+        "run",
+        help="start an experiment",
+        description="Tune MODULE:FUNCTION (a training function or a Trainable class,\n"
+        "imported with the current directory on the path) over the parameter space in FILE.",
+        epilog=PARAM_SPACE_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument("trainable", metavar="MODULE:FUNCTION")
+    run.add_argument("--param-space", metavar="FILE", help="TOML or JSON (format below)")
+    run.add_argument("--metric", help="the result key to optimise")
+    run.add_argument("--mode", choices=("min", "max"), help="minimise or maximise --metric")
+    run.add_argument(
+        "--num-samples",
+        type=int,
+        default=1,
+        metavar="N",
+        help="samples of the space (per grid point); -1: until stopped (default 1)",
+    )
+    run.add_argument(
+        "--search",
+        choices=list(SEARCHERS),
+        default="random",
+        help="how configs are chosen (default random: grid and random sampling); optuna "
+        "(TPE), hyperopt and bayesopt model the results so far and need --metric and "
+        "--mode and their extra (pip install 'tunecore[search]')",
+    )
+    run.add_argument(
+        "--max-concurrent-trials",
+        type=int,
+        metavar="N",
+        help="run at most N trials at once (default: as many as fit)",
+    )
+    run.add_argument(
+        "--scheduler",
+        choices=list(SCHEDULERS),
+        default="fifo",
+        help="trial scheduler (default fifo); asha, hyperband, median and pbt need "
+        "--metric and --mode",
+    )
+    run.add_argument(
+        "--time-attr",
+        metavar="KEY",
+        help="the result key schedulers measure progress in (default: the "
+        "scheduler's own, training_iteration or time_total_s)",
+    )
+    run.add_argument(
+        "--max-t", type=float, metavar="T", help="asha/hyperband: the most --time-attr a trial gets"
+    )
+    run.add_argument(
+        "--perturbation-interval",
+        type=float,
+        metavar="T",
+        help="pbt: how much --time-attr between exploits (default 60)",
+    )
+    run.add_argument(
+        "--stop",
+        type=_stop_criterion,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="stop a trial once its result KEY reaches VALUE (number or true/false; repeatable)",
+    )
+    run.add_argument(
+        "--name", help="the experiment's directory name (default: FUNCTION and the date)"
+    )
+    run.add_argument(
+        "--storage-path",
+        metavar="PATH",
+        help="where experiment directories go (default ~/tunecore_results)",
+    )
+    run.add_argument(
+        "--max-failures",
+        type=int,
+        default=0,
+        metavar="N",
+        help="retries per failing trial; -1: forever (default 0)",
+    )
+    run.add_argument(
+        "--seed", type=int, metavar="S", help="seed of the search (and of asha's and pbt's draws)"
+    )
+    run.add_argument(
+        "--executor",
+        choices=("ray", "in_process"),
+        default="ray",
+        help="ray actors (default), or threads in this process for debugging",
+    )
+    run.add_argument(
+        "--address",
+        metavar="ADDR",
+        help="the Ray cluster to connect to (default: start a local Ray)",
+    )
+    run.add_argument("--cpus-per-trial", type=float, metavar="C", help="default 1")
+    run.add_argument("--gpus-per-trial", type=float, metavar="G", help="default 0")
+    run.add_argument(
+        "--verbose",
+        type=int,
+        default=1,
+        choices=range(4),
+        metavar="V",
+        help="0: silent; 1 (default) to 3: the status while it runs, a summary at the end",
+    )
+    run.set_defaults(handler=run_command)
+
+
+def _add_resume(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    resume = commands.add_parser(
+        "resume",
+        help="continue an experiment (after a crash or Ctrl-C)",
+        description="Continue the experiment in DIR from its event log with the code "
+        "given by --trainable: finished trials do not run again, unfinished ones restart "
+        "from their newest checkpoint.",
+    )
+    resume.add_argument("dir", metavar="DIR")
+    resume.add_argument(
+        "--resume-errored",
+        action="store_true",
+        help="retry errored trials from their newest checkpoint",
+    )
+    resume.add_argument(
+        "--restart-errored", action="store_true", help="retry errored trials from scratch"
+    )
+    resume.add_argument(
+        "--no-resume-unfinished",
+        dest="resume_unfinished",
+        action="store_false",
+        help="end unfinished trials instead of resuming",
+    )
+    resume.add_argument(
+        "--trainable",
+        metavar="MODULE:FUNCTION",
+        help="the code to go on with (a training function or a Trainable class), "
+        "imported with the current directory first on the path; it must be the one "
+        "the log records. Needed: the name in the log is only checked, never "
+        "imported, and nothing is put on the path without this flag",
+    )
+    resume.add_argument(
+        "--address",
+        metavar="ADDR",
+        help="the Ray cluster to go on in (default: RAY_ADDRESS, else a local Ray). "
+        "The address the log records is never joined without this flag",
+    )
+    resume.set_defaults(handler=resume_command)
+
+
+def build_parser(exit_codes: str) -> argparse.ArgumentParser:
+    """The `tunecore` command's parser: each command sets `handler`, the
+    function that runs it; `exit_codes` is the table `--help` ends with."""
+    raw = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(
+        prog="tunecore",
+        description="tunecore: run, inspect and steer hyperparameter tuning experiments.",
+        epilog=exit_codes,
+        formatter_class=raw,
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    _add_run(commands)
+
+    _add_resume(commands)
+
+    replay_ = commands.add_parser(
+        "replay",
+        help="rebuild an experiment from its event log and verify it",
+        description="Replay every event of DIR's log through the core, check the result "
+        "against the snapshots the live run wrote, and print the status. Exit 3 if they "
+        "disagree, 4 if the log is corrupt. DIR may be the experiment's URI in storage "
+        "(s3://bucket/runs/exp?endpoint_override=..., file:///dir/exp): what is stored "
+        "there is read.",
+    )
+    replay_.add_argument("dir", metavar="DIR")
+    replay_.add_argument(
+        "--truncate",
+        action="store_true",
+        help="cut a corrupt log at its first damaged record (the records "
+        "after it are lost) instead of failing",
+    )
+    replay_.set_defaults(handler=replay_command)
+
+    status = commands.add_parser(
+        "status",
+        help="print an experiment's status (read-only; fine while it runs)",
+        description="Print the status of the experiment in DIR from its event log, running "
+        "or finished. Nothing is written. DIR may be the experiment's URI in storage "
+        "(s3://bucket/runs/exp?endpoint_override=..., file:///dir/exp): what is stored "
+        "there is read (the running driver ships it within seconds).",
+    )
+    status.add_argument("dir", metavar="DIR")
+    status.set_defaults(handler=status_command)
+
+    stop = commands.add_parser(
+        "stop",
+        help="ask a running experiment to stop one trial",
+        description="Queue a request for the experiment running in DIR to stop a trial for "
+        "good. TRIAL_ID is the trial's id or its name in the status table.",
+    )
+    stop.add_argument("dir", metavar="DIR")
+    stop.add_argument("trial", metavar="TRIAL_ID")
+    stop.set_defaults(handler=stop_command)
+
+    add = commands.add_parser(
+        "add",
+        help="ask a running experiment to add a trial",
+        description="Queue a request for the experiment running in DIR to add a trial with "
+        "this config, besides the ones its searcher suggests.",
+    )
+    add.add_argument("dir", metavar="DIR")
+    add.add_argument(
+        "--config",
+        required=True,
+        metavar="JSON",
+        help="the trial's config, a JSON object, e.g. '{\"lr\": 0.01}'",
+    )
+    add.add_argument("--tag", default="", help="the trial's experiment tag (default: none)")
+    add.set_defaults(handler=add_command)
+
+    demo = commands.add_parser("demo", help="play one trial's life through the pure core")
+    demo.set_defaults(handler=demo_command)
+    simulate = commands.add_parser(
+        "simulate",
+        help="what-if: a recorded experiment's trials under another scheduler",
+        description="Run the trials recorded in the experiment at --from again, over their "
+        "recorded learning curves and step times, in virtual time, under the scheduler "
+        "given; print what it would have decided and used against the original. A trial "
+        "the policy wanted to run past its recorded curve ends there and is named.",
+    )
+    simulate.add_argument("--from", dest="source", metavar="DIR", required=True)
+    simulate.add_argument("--scheduler", choices=sorted(WHAT_IF_SCHEDULERS), required=True)
+    simulate.add_argument("--metric", help="default: the experiment's")
+    simulate.add_argument("--mode", choices=["min", "max"], help="default: the experiment's")
+    simulate.add_argument(
+        "--plot", metavar="FILE", help="draw both runs, trial by trial (.png/.html)"
+    )
+    for option, kind in WHAT_IF_OPTIONS.items():
+        simulate.add_argument(option_flag(option), dest=option, type=kind)
+    simulate.set_defaults(handler=simulate_command)
+
+    plot = commands.add_parser(
+        "plot",
+        help="draw an experiment's learning curves, pauses, stops and rungs",
+        description="Draw the learning curves of the experiment in DIR (finished or "
+        "running) from its event log: where each trial was paused or stopped, the rung "
+        "cutoff it missed under ASHA, and ASHA's rungs. Needs matplotlib (the plot extra).",
+    )
+    plot.add_argument("dir", metavar="DIR")
+    plot.add_argument("--out", help="a .png or .html file (default: DIR/curves.png)")
+    plot.add_argument("--metric", help="default: the experiment's")
+    plot.set_defaults(handler=plot_command)
+
+    transitions = commands.add_parser(
+        "transitions", help="print the trial lifecycle's transition table"
+    )
+    transitions.add_argument(
+        "--dot",
+        action="store_true",
+        help="print it as a Graphviz digraph (`| dot -Tpng -o lifecycle.png`)",
+    )
+    transitions.set_defaults(handler=transitions_command)
+    return parser

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from unittest import mock
 
+import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -30,7 +31,8 @@ from tunecore.schedulers import (
     PopulationBasedTraining,
 )
 from tunecore.shell import loop as loop_module
-from tunecore.shell.eventlog import LogError
+from tunecore.shell.eventlog import LogError, read_log
+from tunecore.shell.journal import SnapshotStore, seal
 
 
 @dataclass
@@ -248,3 +250,28 @@ def test_a_simulated_trainable_that_raises_fails_its_trial_only(tmp_path: Path) 
     assert fine.metrics["training_iteration"] == 5
     events = tunecore.replay(results.experiment_path).state.trials
     assert events[failed.trial_id].num_failures == 2  # retried once, then ERROR
+
+
+def test_a_snapshot_an_older_tunecore_wrote_of_the_median_rule_still_verifies(
+    tmp_path: Path,
+) -> None:
+    """The median rule's state was plain dicts (`results`, `last_pause`)
+    before it became persistent maps: a snapshot holding the old form is the
+    same state, so replay verifies it instead of calling the log a liar."""
+    directory = simulate_curves(tmp_path, trials=6, seed=3, scheduler="median", cpus=2)
+    store = SnapshotStore(directory)
+    records = store.available()[-1]
+    snapshot = store.load(records)
+    assert snapshot is not None
+    stored = msgspec.msgpack.decode(snapshot.state)
+    rule = stored["scheduler"]
+    samples, pauses = rule.pop("samples"), rule.pop("pauses")
+    rule["results"] = {k: v for shard in samples[0] for k, v in shard.items()}
+    rule["last_pause"] = {k: v for shard in pauses[0] for k, v in shard.items()} if pauses else {}
+    assert rule["results"]  # the rule had recorded results
+    old = msgspec.msgpack.encode(stored)
+    assert old != snapshot.state
+    contents = read_log(directory)
+    sealed = seal(contents.prefix_hash(snapshot.log_bytes), old)
+    store.write(records, snapshot.digest, old, log_bytes=snapshot.log_bytes, sealed=sealed)
+    assert tunecore.replay(directory).snapshots_verified >= 1

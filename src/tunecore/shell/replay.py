@@ -112,7 +112,7 @@ def replay(
     for event in contents.events:
         _advance(replayed, event, keep_commands)
         if replayed.records in checkpoints:
-            _verify(replayed, snapshots, contents)
+            _verify(replayed, snapshots, contents, kind)
     return replayed
 
 
@@ -218,7 +218,9 @@ def _advance(replayed: Replayed, event: ExperimentEvent, keep_commands: bool) ->
         replayed.commands.extend((replayed.records, c) for c in commands)
 
 
-def _verify(replayed: Replayed, snapshots: SnapshotStore, contents: LogContents) -> None:
+def _verify(
+    replayed: Replayed, snapshots: SnapshotStore, contents: LogContents, kind: SnapshotKind
+) -> None:
     snapshot = snapshots.load(replayed.records)
     if snapshot is None:
         return
@@ -231,9 +233,23 @@ def _verify(replayed: Replayed, snapshots: SnapshotStore, contents: LogContents)
             f"{path}: after record {replayed.records} the replayed commands differ from "
             "the live run's (command digest mismatch)"
         )
-    if snapshot.state != encode_state(replayed.state):
+    if not _same_state(snapshot.state, replayed.state, kind):
         raise ReplayMismatchError(
             f"{path}: after record {replayed.records} the replayed state differs from "
             "the live run's snapshot"
         )
     replayed.snapshots_verified += 1
+
+
+def _same_state(stored: bytes, state: ExperimentState, kind: SnapshotKind) -> bool:
+    """Whether a snapshot holds `state`: the same bytes, or, for a snapshot
+    an older tunecore wrote, the same bytes once this one has read it (a
+    policy whose stored form grew, such as the median rule's persistent
+    maps, encodes the same state differently now)."""
+    encoded = encode_state(state)
+    if stored == encoded:
+        return True
+    try:
+        return encode_state(decode_state(stored, kind)) == encoded
+    except msgspec.DecodeError:
+        return False

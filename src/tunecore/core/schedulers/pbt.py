@@ -17,7 +17,9 @@ donor's.
 Invariants:
 
 - `members[id]` exists for every trial added (or first seen), in the order
-  they arrived; `last_score` is the signed score (greater is better) at the
+  they arrived (a dict, not a persistent map: ties in the ranking keep
+  that order, and the dict is copied only when a trial is added or
+  finishes and at a perturbation, which ranks every member anyway); `last_score` is the signed score (greater is better) at the
   member's last perturbation, None before its first one.
 - Ranking sees only members with a score that are not finished; the lower
   and upper quantiles are disjoint, each `k` members, where

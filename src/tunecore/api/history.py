@@ -14,8 +14,9 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from tunecore.core.results import flatten, is_number
+from tunecore.core.results import flatten
 from tunecore.model import JsonDict
+from tunecore.model.numbers import is_number
 
 if TYPE_CHECKING:
     import pandas

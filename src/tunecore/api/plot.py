@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from tunecore.api.whatif import WhatIf
 from tunecore.core.experiment import ExperimentState
-from tunecore.core.results import DONE, TRAINING_ITERATION, is_end_marker, is_finite_number
+from tunecore.core.results import DONE, TRAINING_ITERATION, is_end_marker
 from tunecore.core.schedulers.asha import ASHAScheduler
 from tunecore.core.schedulers.base import signed
 from tunecore.core.schedulers.hyperband import HyperBandScheduler, band_plan
@@ -34,6 +34,7 @@ from tunecore.model import (
     TrialState,
     TrialStatus,
 )
+from tunecore.model.numbers import is_finite_number
 from tunecore.shell.eventlog import read_log
 from tunecore.shell.replay import BUILTIN, walk
 

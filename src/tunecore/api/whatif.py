@@ -55,8 +55,6 @@ from tunecore.core.results import (
     TRIAL_ID,
     flatten,
     is_end_marker,
-    is_int,
-    is_number,
     iteration_of,
 )
 from tunecore.core.schedulers.base import TrialScheduler, signed
@@ -71,6 +69,7 @@ from tunecore.model import (
     ResultReported,
     TrialStatus,
 )
+from tunecore.model.numbers import is_int, is_number
 from tunecore.shell.eventlog import read_log
 from tunecore.shell.replay import BUILTIN, walk
 

@@ -13,13 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from tunecore.core.results import (
-    DONE,
-    SHOULD_CHECKPOINT,
-    TRAINING_ITERATION,
-    flatten,
-    is_number,
-)
+from tunecore.core.results import DONE, SHOULD_CHECKPOINT, TRAINING_ITERATION, flatten
 from tunecore.model import (
     CheckpointHistory,
     CheckpointPolicy,
@@ -30,6 +24,7 @@ from tunecore.model import (
     TrialState,
     TrialStatus,
 )
+from tunecore.model.numbers import is_number
 
 
 def should_checkpoint(policy: CheckpointPolicy, last_result: Mapping[str, JsonValue]) -> bool:

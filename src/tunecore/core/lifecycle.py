@@ -58,7 +58,6 @@ from tunecore.core.results import (
     annotate,
     flatten,
     is_end_marker,
-    is_int,
 )
 from tunecore.core.schedulers.base import CONTINUE, STOP, Verdict
 from tunecore.core.stopping import StopCriterionError, check_stop
@@ -96,6 +95,7 @@ from tunecore.model import (
     TrialState,
     TrialStatus,
 )
+from tunecore.model.numbers import is_int
 
 Outcome = Applied | Rejection
 

@@ -3,11 +3,10 @@ result carries, and the running statistics of each numeric metric."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
-from typing import TypeGuard
 
 from tunecore.model import JsonDict, JsonValue, MetricStats
+from tunecore.model.numbers import is_int, is_number
 
 TRAINING_ITERATION = "training_iteration"
 DONE = "done"
@@ -67,30 +66,10 @@ def is_end_marker(result: Mapping[str, JsonValue]) -> bool:
     return result.get(RESULT_DUPLICATE) is True
 
 
-def is_int(value: object) -> TypeGuard[int]:
-    """An int and not a bool (a bool is an int to Python, a flag to a user)."""
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def iteration_of(result: Mapping[str, JsonValue]) -> int:
     """A result's `training_iteration`; 0 when it has none."""
     value = result.get(TRAINING_ITERATION)
     return value if is_int(value) else 0
-
-
-def is_number(value: object) -> TypeGuard[int | float]:
-    """Real numbers only: a boolean is a flag, not a metric. (The exact-type
-    test first: it is the common case and this runs for every metric of
-    every result.) A TypeGuard: after it, the checker knows the number."""
-    kind = type(value)
-    if kind is float or kind is int:
-        return True
-    return isinstance(value, int | float) and kind is not bool
-
-
-def is_finite_number(value: object) -> TypeGuard[int | float]:
-    """A real number that is neither infinite nor NaN."""
-    return is_number(value) and math.isfinite(value)
 
 
 def analyse(

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import enum
+import math
 from typing import TypeVar
 
 import msgspec
+
+from tunecore.model.numbers import is_number
 
 _Enum = TypeVar("_Enum", bound=enum.Enum)
 
@@ -27,8 +30,7 @@ class InvalidFieldError(ValueError):
 
 def require_finite_non_negative(field: str, value: object) -> None:
     """Reject booleans, non-numbers, NaN, infinities and negative numbers."""
-    ok = isinstance(value, int | float) and not isinstance(value, bool)
-    if not ok or not (0 <= value < float("inf")):  # type: ignore[operator]
+    if not (is_number(value) and 0 <= value < math.inf):
         raise InvalidFieldError(field, value, "a finite number >= 0")
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import msgspec
 
 from tunecore.model.errors import InvalidFieldError
+from tunecore.model.numbers import is_int
 
 MAX_DEPTH = 100
 """Deepest nesting of dicts and lists in a user's value (the value itself is
@@ -76,7 +77,7 @@ def _check(where: str, value: object, depth: int) -> None:
         else:
             for name in value.__struct_fields__:  # type: ignore[attr-defined]
                 _check(f"{where}.{name}", getattr(value, name), depth + 1)
-    elif isinstance(value, int) and not isinstance(value, bool):
+    elif is_int(value):
         _check(where, int(value), depth)
     elif isinstance(value, str):
         _check(where, str(value), depth)
@@ -93,7 +94,7 @@ def _check_text(where: str, text: str) -> None:
 def shortened(value: object) -> str:
     """`repr(value)` cut to a readable length, computed without ever
     building a huge (or, for a deep value, impossible) repr."""
-    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 190:
+    if is_int(value) and value.bit_length() > 190:
         digits = int(value.bit_length() * 0.30103) + 1
         sign = "-" if value < 0 else ""
         return f"{sign}<an integer of about {digits} digits>"

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
-from tunecore.core.results import is_int
 from tunecore.model import InvalidFieldError
+from tunecore.model.numbers import is_int
 from tunecore.search.spaces import finite
 
 if TYPE_CHECKING:

@@ -27,7 +27,6 @@ from typing import Any
 
 import msgspec
 
-from tunecore.core.results import is_number
 from tunecore.core.search.domains import (
     Choice,
     LogRandInt,
@@ -44,6 +43,7 @@ from tunecore.core.search.domains import (
 )
 from tunecore.core.search.view import Path
 from tunecore.model import JsonValue
+from tunecore.model.numbers import is_number
 from tunecore.search.spaces import label, plain_number
 
 _NORMAL_SPAN = 4.0

@@ -29,7 +29,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tunecore.core.results import is_int, is_number
 from tunecore.core.search.domains import (
     Choice,
     LogRandInt,
@@ -46,6 +45,7 @@ from tunecore.core.search.domains import (
 )
 from tunecore.core.search.variants import Parameter, format_path
 from tunecore.model import InvalidFieldError, JsonValue
+from tunecore.model.numbers import is_int, is_number
 from tunecore.search.spaces import label, plain_number
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tunecore.core.results import is_number
 from tunecore.core.search.domains import plain_json
 from tunecore.model import InvalidFieldError, JsonDict, JsonValue
+from tunecore.model.numbers import is_number
 
 
 def check_modes(mode: object) -> None:

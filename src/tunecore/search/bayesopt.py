@@ -30,11 +30,11 @@ from typing import TYPE_CHECKING, Any, Self
 
 import msgspec
 
-from tunecore.core.results import is_int, is_number
 from tunecore.core.search.domains import Uniform
 from tunecore.core.search.variants import ParamSpace, format_path
 from tunecore.core.search.view import Path
 from tunecore.model import InvalidFieldError, JsonDict, JsonValue
+from tunecore.model.numbers import is_int, is_number
 from tunecore.search._bayesopt_utility import Utility, acquisition_function, checked_utility
 from tunecore.search._contract import (
     check_points,

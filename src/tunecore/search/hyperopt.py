@@ -28,10 +28,10 @@ from typing import TYPE_CHECKING, Any, Self
 import msgspec
 import numpy as np
 
-from tunecore.core.results import is_int
 from tunecore.core.search.variants import ParamSpace
 from tunecore.core.search.view import Path
 from tunecore.model import InvalidFieldError, JsonDict, JsonValue
+from tunecore.model.numbers import is_int
 from tunecore.search._contract import (
     check_points,
     decode_spec,

@@ -66,10 +66,11 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Self
 
-from tunecore.core.results import DEFAULT_METRIC, TRAINING_ITERATION, is_int, is_number
+from tunecore.core.results import DEFAULT_METRIC, TRAINING_ITERATION
 from tunecore.core.search.domains import DOMAIN_TYPES
 from tunecore.core.search.variants import ParamSpace, parse_space
 from tunecore.model import InvalidFieldError, JsonDict
+from tunecore.model.numbers import is_int, is_number
 from tunecore.search._contract import (
     encode_spec,
 )

@@ -23,8 +23,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import cast
 
-from tunecore.core.results import TRAINING_ITERATION, flatten, is_int, is_number
+from tunecore.core.results import TRAINING_ITERATION, flatten
 from tunecore.model import CheckpointRef, JsonValue
+from tunecore.model.numbers import is_int, is_number
 from tunecore.shell import tfevents
 from tunecore.shell.storage import ExperimentStorage
 from tunecore.shell.trial_view import Trial

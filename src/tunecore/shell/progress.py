@@ -48,8 +48,9 @@ from rich.text import Text
 
 from tunecore.core.experiment import ExperimentState, trials_in_order
 from tunecore.core.naming import trial_name
-from tunecore.core.results import TIME_TOTAL_S, TRAINING_ITERATION, flatten, is_number
+from tunecore.core.results import TIME_TOTAL_S, TRAINING_ITERATION, flatten
 from tunecore.model import JsonValue, Mode, Resources, TrialState, TrialStatus
+from tunecore.model.numbers import is_number
 from tunecore.shell.storage import to_json_value
 from tunecore.shell.trainable.errors import failure_reason
 

@@ -39,7 +39,7 @@ from tunecore.core.experiment.state import (
     ids_in_order,
     trial_id_of,
 )
-from tunecore.core.results import flatten, is_end_marker, is_number
+from tunecore.core.results import flatten, is_end_marker
 from tunecore.core.schedulers.base import (
     STOP,
     Horizon,
@@ -86,6 +86,7 @@ from tunecore.model import (
     TrialStatus,
     ValuesDrawn,
 )
+from tunecore.model.numbers import is_number
 
 Stepped = tuple[ExperimentState, tuple[Command, ...]]
 

@@ -84,7 +84,6 @@ from typing import Literal, Self
 import msgspec
 
 from tunecore.core.persistent import ShardedMap
-from tunecore.core.results import is_number
 from tunecore.core.rng import Rng
 from tunecore.core.schedulers import asha_promotion as promotion
 from tunecore.core.schedulers import asha_stopping as stopping
@@ -115,6 +114,7 @@ from tunecore.core.schedulers.base import (
 )
 from tunecore.model import InvalidFieldError, JsonDict, Mode, TrialState
 from tunecore.model.errors import require_bool, require_int
+from tunecore.model.numbers import is_number
 
 __all__ = [
     "VARIANTS",

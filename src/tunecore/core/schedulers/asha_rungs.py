@@ -26,6 +26,7 @@ import msgspec
 from tunecore.core.persistent import SortedChunks
 from tunecore.core.rng import Rng, seeded, weighted_index
 from tunecore.model import InvalidFieldError
+from tunecore.model.numbers import is_number
 
 
 def rung_milestones(
@@ -62,8 +63,7 @@ def check_milestone_fields(
 
 
 def _require_positive(field: str, value: object, expected: str) -> None:
-    ok = isinstance(value, int | float) and not isinstance(value, bool)
-    if not ok or not (0 < value < math.inf):  # type: ignore[operator]
+    if not (is_number(value) and 0 < value < math.inf):
         raise InvalidFieldError(field, value, expected)
 
 

@@ -67,7 +67,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Self
 
-from tunecore.core.results import is_number
 from tunecore.core.schedulers.base import Fits, Verdict, first_fitting
 from tunecore.core.schedulers.hyperband import (
     Bracket,
@@ -77,6 +76,7 @@ from tunecore.core.schedulers.hyperband import (
     _sort_key,
 )
 from tunecore.model import JsonDict, TrialState
+from tunecore.model.numbers import is_number
 
 
 class HyperBandForBOHB(HyperBandScheduler, frozen=True, kw_only=True, tag=True):

@@ -119,7 +119,6 @@ from typing import Self, TypeVar
 import msgspec
 
 from tunecore.core.persistent import ShardedMap
-from tunecore.core.results import is_finite_number, is_number
 from tunecore.core.schedulers.base import (
     CONTINUE,
     PAUSE,
@@ -136,6 +135,7 @@ from tunecore.core.schedulers.base import (
 )
 from tunecore.model import InvalidFieldError, JsonDict, Mode, TrialState
 from tunecore.model.errors import require_bool
+from tunecore.model.numbers import is_finite_number, is_number
 
 _Key = TypeVar("_Key", bound=tuple[object, ...])
 

@@ -61,7 +61,6 @@ from typing import Self
 import msgspec
 
 from tunecore.core.persistent import ShardedMap
-from tunecore.core.results import is_number
 from tunecore.core.schedulers.base import (
     CONTINUE,
     PAUSE,
@@ -81,6 +80,7 @@ from tunecore.model.errors import (
     require_finite_non_negative,
     require_int,
 )
+from tunecore.model.numbers import is_number
 
 _OWNER = "MedianStoppingRule"
 _WAITING = (TrialStatus.PENDING, TrialStatus.PAUSED)

@@ -19,8 +19,9 @@ Invariants:
 - `members[id]` exists for every trial added (or first seen), in the order
   they arrived (a dict, not a persistent map: ties in the ranking keep
   that order, and the dict is copied only when a trial is added or
-  finishes and at a perturbation, which ranks every member anyway); `last_score` is the signed score (greater is better) at the
-  member's last perturbation, None before its first one.
+  finishes and at a perturbation, which ranks every member anyway);
+  `last_score` is the signed score (greater is better) at the member's
+  last perturbation, None before its first one.
 - Ranking sees only members with a score that are not finished; the lower
   and upper quantiles are disjoint, each `k` members, where
   `k = ceil(n * quantile_fraction)` cut down to `floor(n / 2)`, and empty
@@ -101,7 +102,6 @@ from msgspec import UNSET, UnsetType
 
 from tunecore.core.checkpoints import newest_persistent
 from tunecore.core.naming import PERTURBED
-from tunecore.core.results import is_finite_number, is_int, is_number
 from tunecore.core.rng import Rng, integer_below, random_float, seeded
 from tunecore.core.schedulers.base import (
     CONTINUE,
@@ -122,6 +122,7 @@ from tunecore.model.errors import (
     require_finite_non_negative,
     require_int,
 )
+from tunecore.model.numbers import is_finite_number, is_int, is_number
 
 _OWNER = "PopulationBasedTraining"
 _MUTATIONS = f"{_OWNER}.hyperparam_mutations"

@@ -61,10 +61,10 @@ from typing import TypeAlias, overload
 import msgspec
 
 import tunecore.core.rng as draw
-from tunecore.core.results import is_finite_number, is_int
 from tunecore.core.rng import Rng
 from tunecore.core.search.view import ConfigView
 from tunecore.model import InvalidFieldError, JsonValue
+from tunecore.model.numbers import is_finite_number, is_int
 
 _force = msgspec.structs.force_setattr
 
@@ -74,10 +74,9 @@ _force = msgspec.structs.force_setattr
 
 def _number(where: str, name: str, value: object) -> float:
     """A finite real number as a float (booleans are flags, not numbers)."""
-    ok = isinstance(value, int | float) and not isinstance(value, bool)
-    if not ok or not math.isfinite(value):  # type: ignore[arg-type]
+    if not is_finite_number(value):
         raise InvalidFieldError(f"{where}.{name}", value, "a finite number")
-    return float(value)  # type: ignore[arg-type]
+    return float(value)
 
 
 def _integer(where: str, name: str, value: object) -> int:

@@ -39,6 +39,7 @@ from tunecore.core.search.base import PassesRequestsThrough, Searcher, Suggestio
 from tunecore.core.search.domains import copy_json
 from tunecore.model import InvalidFieldError, JsonDict, Mode
 from tunecore.model.errors import require_bool, require_int, require_name
+from tunecore.model.numbers import is_number
 
 S = TypeVar("S", bound=Searcher)
 
@@ -141,7 +142,7 @@ class Repeater(msgspec.Struct, PassesRequestsThrough, Generic[S], frozen=True, t
             )
         scores = group.scores
         score = None if result is None else result.get(self.metric)
-        if isinstance(score, int | float) and not isinstance(score, bool) and not math.isnan(score):
+        if is_number(score) and not math.isnan(score):
             scores = (*scores, float(score))
         group = msgspec.structs.replace(
             group, completed=(*group.completed, trial_id), scores=scores

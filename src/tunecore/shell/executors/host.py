@@ -30,10 +30,11 @@ import traceback
 from collections.abc import Callable
 from typing import TextIO, cast
 
-from tunecore.core.results import DONE, RESULT_DUPLICATE, SHOULD_CHECKPOINT, flatten, is_number
+from tunecore.core.results import DONE, RESULT_DUPLICATE, SHOULD_CHECKPOINT, flatten
 from tunecore.core.schedulers.base import Horizon
 from tunecore.core.stopping import check_stop
 from tunecore.model import JsonDict
+from tunecore.model.numbers import is_number
 from tunecore.shell import shared_storage
 from tunecore.shell.trainable.classapi import ClassTrainable
 from tunecore.shell.trainable.output_files import open_in_trial_dir

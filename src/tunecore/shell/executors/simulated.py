@@ -73,6 +73,7 @@ from tunecore.model import (
     TrialFailed,
 )
 from tunecore.model.errors import require_finite_non_negative, require_int
+from tunecore.model.numbers import is_number
 from tunecore.shell.executors.base import (
     Operation,
     OrderedOperations,
@@ -363,7 +364,5 @@ def _meta_of(checkpoint: CheckpointRef) -> CheckpointMeta:
     """What a checkpoint this executor did not save would say about itself:
     the iteration the ref records, and the total time of its result."""
     total = checkpoint.metrics.get(TIME_TOTAL_S)
-    seconds = (
-        float(total) if isinstance(total, int | float) and not isinstance(total, bool) else 0.0
-    )
+    seconds = float(total) if is_number(total) else 0.0
     return CheckpointMeta(training_iteration=checkpoint.training_iteration, time_total_s=seconds)

@@ -70,6 +70,25 @@ def first_fitting(
     return None
 
 
+class FirstComeFirstServed:
+    """For a policy that stops only the trial that reports (it names none
+    to stop on its own) and fills free slots in FIFO order (`first_fitting`):
+    FIFO itself, the median rule and PBT. Mix it into the policy's frozen
+    msgspec struct; it adds no field."""
+
+    __slots__ = ()
+
+    def trials_to_stop(self) -> tuple[str, ...]:
+        """None: a trial is stopped only by the verdict on its own result."""
+        return ()
+
+    def choose_trial_to_run(
+        self, pending: Sequence[TrialState], paused: Sequence[TrialState], fits: Fits
+    ) -> str | None:
+        """New trials before paused ones, each in the order added."""
+        return first_fitting(pending, paused, fits)
+
+
 Horizon = tuple[str, float]
 """`(key, threshold)`: a scheduler decides nothing but CONTINUE on a trial's
 results until one whose flattened `key` reaches (>=) `threshold`."""

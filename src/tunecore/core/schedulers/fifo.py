@@ -3,20 +3,26 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Self
 
 import msgspec
 
 from tunecore.core.results import TRAINING_ITERATION
-from tunecore.core.schedulers.base import CONTINUE, Fits, Horizon, Verdict, first_fitting
+from tunecore.core.schedulers.base import (
+    CONTINUE,
+    FirstComeFirstServed,
+    Horizon,
+    Verdict,
+    first_fitting,
+)
 from tunecore.model import JsonDict, Mode, TrialState
 
 # `first_fitting`, the FIFO order, lives in `base`; importers here keep it.
 __all__ = ["FIFOScheduler", "first_fitting"]
 
 
-class FIFOScheduler(msgspec.Struct, frozen=True, tag=True):
+class FIFOScheduler(msgspec.Struct, FirstComeFirstServed, frozen=True, tag=True):
     """Never pauses or stops a trial; starts waiting trials in the order they
     were added, new ones before paused ones (as Ray Tune's FIFOScheduler).
     It has no state, so every hook returns the scheduler itself."""
@@ -44,15 +50,6 @@ class FIFOScheduler(msgspec.Struct, frozen=True, tag=True):
 
     def on_trial_remove(self, trial: TrialState) -> Self:
         return self
-
-    def trials_to_stop(self) -> tuple[str, ...]:
-        """Stops only the trial that reports."""
-        return ()
-
-    def choose_trial_to_run(
-        self, pending: Sequence[TrialState], paused: Sequence[TrialState], fits: Fits
-    ) -> str | None:
-        return first_fitting(pending, paused, fits)
 
     def debug_string(self) -> str:
         return "Using FIFO scheduling algorithm."

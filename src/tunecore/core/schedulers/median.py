@@ -65,12 +65,11 @@ from tunecore.core.schedulers.base import (
     CONTINUE,
     PAUSE,
     STOP,
-    Fits,
+    FirstComeFirstServed,
     Verdict,
     adopt_objective,
     check_objective_fields,
     evolve,
-    first_fitting,
     require_objective,
     signed,
 )
@@ -93,7 +92,7 @@ class Sample(msgspec.Struct, frozen=True, array_like=True):
     value: float
 
 
-class MedianStoppingRule(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+class MedianStoppingRule(msgspec.Struct, FirstComeFirstServed, frozen=True, kw_only=True, tag=True):
     """Stops (or pauses) trials whose best result is worse than the median of
     the other trials' running means at the same time.
 
@@ -194,16 +193,6 @@ class MedianStoppingRule(msgspec.Struct, frozen=True, kw_only=True, tag=True):
     def on_trial_remove(self, trial: TrialState) -> Self:
         del trial
         return self
-
-    def trials_to_stop(self) -> tuple[str, ...]:
-        """Stops only the trial that reports."""
-        return ()
-
-    def choose_trial_to_run(
-        self, pending: Sequence[TrialState], paused: Sequence[TrialState], fits: Fits
-    ) -> str | None:
-        """FIFO: new trials before paused ones, each in the order added."""
-        return first_fitting(pending, paused, fits)
 
     def debug_string(self) -> str:
         return f"Using MedianStoppingRule: num_stopped={len(self.stopped)}."

@@ -106,12 +106,11 @@ from tunecore.core.rng import Rng, integer_below, random_float, seeded
 from tunecore.core.schedulers.base import (
     CONTINUE,
     Exploit,
-    Fits,
+    FirstComeFirstServed,
     Verdict,
     adopt_objective,
     check_objective_fields,
     evolve,
-    first_fitting,
     require_objective,
     signed,
 )
@@ -199,7 +198,9 @@ class PopulationMember(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=
     finished: bool = False
 
 
-class PopulationBasedTraining(msgspec.Struct, Generic[D_co], frozen=True, kw_only=True, tag=True):
+class PopulationBasedTraining(
+    msgspec.Struct, FirstComeFirstServed, Generic[D_co], frozen=True, kw_only=True, tag=True
+):
     """Asynchronous PBT: exploit the top quantile, explore around it.
 
     Configuration first (see the module docstring), then state: `members` by
@@ -374,16 +375,6 @@ class PopulationBasedTraining(msgspec.Struct, Generic[D_co], frozen=True, kw_onl
         paths = ("/".join(str(part) for part in path) for path in wanted.paths)
         given = dict(zip(paths, values, strict=True))
         return evolve(self, drawn={**ready, **given})
-
-    def trials_to_stop(self) -> tuple[str, ...]:
-        """Stops only the trial that reports."""
-        return ()
-
-    def choose_trial_to_run(
-        self, pending: Sequence[TrialState], paused: Sequence[TrialState], fits: Fits
-    ) -> str | None:
-        """FIFO: new trials before paused ones, each in the order added."""
-        return first_fitting(pending, paused, fits)
 
     def debug_string(self) -> str:
         return (

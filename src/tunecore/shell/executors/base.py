@@ -17,7 +17,7 @@ import logging
 import math
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -308,6 +308,31 @@ class QueuedWorkers(abc.ABC):
         else:
             self._free(trial_id, reusable=True)
 
+    @abc.abstractmethod
+    def _restore(self, trial_id: str, checkpoint: CheckpointRef) -> None:
+        """Queue the trial's restore from `checkpoint`."""
+
+    @abc.abstractmethod
+    def train(self, trial_id: str, until: Horizon | None = None) -> None:
+        """Queue the trial's next training (see `Executor.train`)."""
+
+    def _begin(
+        self,
+        trial_id: str,
+        assign: Callable[[], object],
+        restore: CheckpointRef | None,
+        until: Horizon | None,
+    ) -> None:
+        """Queue a trial's start on the worker it was given, in the order
+        every executor keeps: the assignment (`assign` queues it), the
+        restore if there is one, then the first training. A release left
+        pending from the trial's last run is forgotten: the worker is its."""
+        self._releasing.discard(trial_id)
+        assign()
+        if restore is not None:
+            self._restore(trial_id, restore)
+        self.train(trial_id, until)
+
     def _free_if_released(self, trial_id: str) -> None:
         """Call after each completion: a trial released while operations
         were in flight gives its worker back when the last one is done."""
@@ -323,6 +348,31 @@ class HostCalls(QueuedWorkers):
 
     _memory: Mapping[str, object]  # memory checkpoints, by their path
     _memory_keys: Iterator[int]
+    _grace: StopGrace
+
+    @abc.abstractmethod
+    def next_events(self, timeout: float) -> list[ExperimentEvent]:
+        """See `Executor.next_events`."""
+
+    def drain(self, timeout: float) -> None:
+        """Complete what is queued, for up to `timeout` seconds."""
+        deadline = time.monotonic() + timeout
+        while self._ops and (left := deadline - time.monotonic()) > 0:
+            self.next_events(left)
+
+    def _lose(self, trial_id: str, error: str) -> ExperimentEvent:
+        """The trial's worker failed (`error`): its queued operations are
+        dropped and the worker is not reused."""
+        self._ops.drop(trial_id)
+        self._free(trial_id, reusable=False)
+        return failure_event(trial_id, error)
+
+    def _give_up(self, trial_id: str, how: str) -> list[ExperimentEvent]:
+        """Give up a released trial's worker stuck in the user's code
+        (`how` says what was done to it; see `StopGrace`)."""
+        dropped = self._ops.drop(trial_id)
+        self._free(trial_id, reusable=False)
+        return self._grace.given_up(trial_id, dropped, how)
 
     @abc.abstractmethod
     def _call(

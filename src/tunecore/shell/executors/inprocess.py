@@ -18,6 +18,7 @@ Ray executor, which kills the worker, for trainables that may hang.
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import os
 import queue
@@ -35,7 +36,6 @@ from tunecore.shell.executors.base import (
     Pending,
     StopGrace,
     completion_event,
-    failure_event,
 )
 from tunecore.shell.executors.host import TrainableFactory, TrialHost
 from tunecore.shell.trainable.worker import TrialContext
@@ -93,6 +93,11 @@ class _Worker:
         self._thread.join(timeout)
 
 
+_ABANDONED = "abandoned (a thread cannot be killed; it runs on as a daemon)"
+"""What becomes of a stuck trial's thread: it gets its release and its end
+queued, and is never reused."""
+
+
 class InProcessExecutor(HostCalls):
     """See the module docstring."""
 
@@ -126,11 +131,10 @@ class InProcessExecutor(HostCalls):
         worker = self._idle.pop() if self._idle else _Worker(TrialHost(self._factory), self._done)
         worker.trial_id = trial_id
         self._workers[trial_id] = worker
-        self._releasing.discard(trial_id)
-        self._issue(trial_id, Operation.ASSIGN, lambda h: h.assign(config, context))
-        if restore is not None:
-            self._restore(trial_id, restore)
-        self.train(trial_id)
+        assign = functools.partial(
+            self._issue, trial_id, Operation.ASSIGN, lambda h: h.assign(config, context)
+        )
+        self._begin(trial_id, assign, restore, context.until)
 
     def _call(
         self, trial_id: str, operation: Operation, method: str, *args: object, **details: object
@@ -163,7 +167,7 @@ class InProcessExecutor(HostCalls):
         """Completions so far, waiting up to `timeout` (less when a stopped
         trial's grace period runs out first, see `StopGrace`)."""
         stuck, grace_left = self._grace.overdue(self._ops, self._releasing, time.monotonic())
-        abandoned = [event for trial_id in stuck for event in self._abandon(trial_id)]
+        abandoned = [event for trial_id in stuck for event in self._give_up(trial_id, _ABANDONED)]
         if stuck:
             return abandoned
         deadline = time.monotonic() + min(timeout, grace_left)
@@ -193,33 +197,17 @@ class InProcessExecutor(HostCalls):
                 break
         return []
 
-    def _abandon(self, trial_id: str) -> list[ExperimentEvent]:
-        """Give up a released trial's worker stuck in the user's code: it
-        gets its release and its end queued, and is never reused."""
-        dropped = self._ops.drop(trial_id)
-        self._free(trial_id, reusable=False)
-        return self._grace.given_up(
-            trial_id, dropped, "abandoned (a thread cannot be killed; it runs on as a daemon)"
-        )
-
     def _complete(self, trial_id: str) -> ExperimentEvent | None:
         pending = self._ops.pop(trial_id)
         error = pending.handle.error
         if error is not None:
-            self._ops.drop(trial_id)
-            self._free(trial_id, reusable=False)
-            return failure_event(trial_id, error)
+            return self._lose(trial_id, error)
         value = pending.handle.value
         if pending.operation is Operation.SAVE_TO_MEMORY:
             assert isinstance(value, bytes)
             self._memory[pending.memory_key] = value
         self._free_if_released(trial_id)
         return completion_event(trial_id, pending, value, time.time())
-
-    def drain(self, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        while self._ops and (left := deadline - time.monotonic()) > 0:
-            self.next_events(left)
 
     def shutdown(self) -> None:
         workers = [*self._workers.values(), *self._idle]

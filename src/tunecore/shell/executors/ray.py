@@ -43,6 +43,7 @@ in `executors.base` and `executors.host`.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import time
@@ -71,7 +72,6 @@ from tunecore.shell.executors.base import (
     Pending,
     StopGrace,
     completion_event,
-    failure_event,
     in_training,
 )
 from tunecore.shell.executors.host import TrainableFactory, TrialHost
@@ -260,10 +260,10 @@ class RayExecutor(HostCalls):
             handle = actor.assign_and_train.remote(config, context, *batch)
             self._ops.push(trial_id, Pending(Operation.ASSIGN_AND_TRAIN, handle))
             return
-        self._issue(trial_id, Operation.ASSIGN, lambda a: a.assign.remote(config, context))
-        if restore is not None:
-            self._restore(trial_id, restore)
-        self.train(trial_id, context.until)
+        assign = functools.partial(
+            self._issue, trial_id, Operation.ASSIGN, lambda a: a.assign.remote(config, context)
+        )
+        self._begin(trial_id, assign, restore, context.until)
 
     def _batch_of(self, until: Horizon | None) -> tuple[int, float | None, Horizon | None] | None:
         """`train_many`'s (results, seconds, horizon) for a call: the user's
@@ -426,7 +426,7 @@ class RayExecutor(HostCalls):
         self._reap()
         self._lose_patience(now)
         stuck, grace_left = self._grace.overdue(self._ops, self._releasing, now)
-        events = [event for trial_id in stuck for event in self._kill(trial_id)]
+        events = [event for trial_id in stuck for event in self._give_up(trial_id, "killed")]
         heads = {pending.handle: trial_id for trial_id, pending in self._ops.heads()}
         if not heads:
             if not stuck:
@@ -453,7 +453,7 @@ class RayExecutor(HostCalls):
         try:
             value = ray.get(pending.handle)
         except RayError as error:  # the user's exception, or the actor died
-            return [self._fail(trial_id, _describe(error))]
+            return [self._lose(trial_id, _describe(error))]
         if pending.operation is Operation.ASSIGN:
             self._starved.discard(trial_id)
             self._unplaced.pop(trial_id, None)
@@ -492,25 +492,14 @@ class RayExecutor(HostCalls):
         ]
         self._credits[trial_id] = max(len(results) - 1, 0)
         if error is not None:
-            events.append(self._fail(trial_id, error))
+            events.append(self._lose(trial_id, error))
         return events
 
-    def _kill(self, trial_id: str) -> list[ExperimentEvent]:
-        """Give up a released trial's actor stuck in the user's code."""
-        dropped = self._ops.drop(trial_id)
-        self._free(trial_id, reusable=False)
-        return self._grace.given_up(trial_id, dropped, "killed")
-
-    def _fail(self, trial_id: str, error: str) -> ExperimentEvent:
+    def _lose(self, trial_id: str, error: str) -> ExperimentEvent:
+        """Also remembered until the trial starts again: the core answers
+        the results a failed batch delivered before it hears the failure."""
         self._failed.add(trial_id)
-        self._ops.drop(trial_id)
-        self._free(trial_id, reusable=False)
-        return failure_event(trial_id, error)
-
-    def drain(self, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        while self._ops and (left := deadline - time.monotonic()) > 0:
-            self.next_events(left)
+        return super()._lose(trial_id, error)
 
     def shutdown(self) -> None:
         """End every actor. Idle ones and those on their way out first get

@@ -55,6 +55,7 @@ Invariants:
 
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
 import math
@@ -209,11 +210,10 @@ class SimulatedExecutor(QueuedWorkers):
     ) -> None:
         pid = heapq.heappop(self._idle) if self._idle else next(self._pids)
         self._workers[trial_id] = _Worker(pid=pid, config=config, clock=ResultClock())
-        self._releasing.discard(trial_id)
-        self._issue(trial_id, Operation.ASSIGN, self._start_seconds, (HOST, pid))
-        if restore is not None:
-            self._restore(trial_id, restore)
-        self.train(trial_id)
+        assign = functools.partial(
+            self._issue, trial_id, Operation.ASSIGN, self._start_seconds, (HOST, pid)
+        )
+        self._begin(trial_id, assign, restore, context.until)
 
     def _restore(self, trial_id: str, checkpoint: CheckpointRef) -> None:
         meta = self._checkpoints.get(checkpoint.path)

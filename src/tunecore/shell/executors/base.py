@@ -17,7 +17,7 @@ import logging
 import math
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -341,18 +341,87 @@ class QueuedWorkers(abc.ABC):
 
 
 class HostCalls(QueuedWorkers):
-    """The operations an executor that queues calls to a `TrialHost` (the
-    in-process and Ray executors) sends the same way: each is one call of
-    the host's method of the same purpose, queued behind the trial's
-    earlier ones (`_call`: a thread's submit, an actor's `.remote`)."""
+    """What an executor that queues calls to a `TrialHost` in a worker (the
+    in-process executor's threads, the Ray executor's actors) does the same
+    way: each operation is one call of the host's method of the same
+    purpose, queued behind the trial's earlier ones (`_call`), and the
+    completions are gathered, turned into events and the workers of
+    failed or stuck trials given up here. An executor supplies how a call
+    is sent (`_call`), how its outcome is read (`_outcome`), how to wait
+    for the first of some calls (`_ready`) and for nothing (`_wait_unqueued`), and
+    where its workers come from and go (`start`, `_free`)."""
 
-    _memory: Mapping[str, object]  # memory checkpoints, by their path
+    _memory: dict[str, object]  # memory checkpoints, by their path
     _memory_keys: Iterator[int]
     _grace: StopGrace
+    _GIVEN_UP: str
+    """What giving up a stuck trial's worker does to it, for the warning."""
 
     @abc.abstractmethod
+    def _outcome(self, handle: Any) -> tuple[object, str | None]:
+        """A completed call's (value, None), or (None, the error) when it
+        raised or its worker died."""
+
+    @abc.abstractmethod
+    def _ready(self, handles: list[Any], timeout: float) -> list[Any]:
+        """The completed ones of `handles` (at least one if any completes
+        within `timeout` seconds; none after that)."""
+
+    @abc.abstractmethod
+    def _wait_unqueued(self, timeout: float) -> None:
+        """Nothing is queued: wait out the poll (a wait on no call returns
+        at once, and the loop would spin logging a Tick per turn)."""
+
+    def _tend(self, now: float) -> None:
+        """Housekeeping before each wait (the Ray executor's releases and
+        placements); none by default."""
+
     def next_events(self, timeout: float) -> list[ExperimentEvent]:
-        """See `Executor.next_events`."""
+        """The completions that are ready, after up to `timeout` seconds
+        waiting for one (less when a stopped trial's grace period runs out
+        first: that trial's worker is given up, see `StopGrace`). One wait
+        per call: a completion that is no event (an export) gives [] and
+        the loop takes a turn."""
+        now = time.monotonic()
+        self._tend(now)
+        stuck, grace_left = self._grace.overdue(self._ops, self._releasing, now)
+        events = [e for trial_id in stuck for e in self._give_up(trial_id, self._GIVEN_UP)]
+        heads = {pending.handle: trial_id for trial_id, pending in self._ops.heads()}
+        if not heads:
+            if not stuck:
+                self._wait_unqueued(timeout)
+            return events
+        wait = 0.0 if stuck else min(timeout, grace_left)
+        for handle in self._ready(list(heads), wait):
+            events.extend(self._complete(heads[handle]))
+        return events
+
+    def _complete(self, trial_id: str) -> list[ExperimentEvent]:
+        """The events of the trial's completed head operation; a failed
+        one loses the worker, and a trial released meanwhile gives it back."""
+        pending = self._ops.pop(trial_id)
+        value, error = self._outcome(pending.handle)
+        if error is not None:
+            return [self._lose(trial_id, error)]
+        events = self._events(trial_id, pending, value)
+        self._free_if_released(trial_id)
+        return events
+
+    def _events(self, trial_id: str, pending: Pending[Any], value: object) -> list[ExperimentEvent]:
+        """What the core hears of one completed operation (`completion_event`);
+        a memory checkpoint is kept until the core forgets it."""
+        if pending.operation is Operation.SAVE_TO_MEMORY:
+            self._memory[pending.memory_key] = self._kept(pending, value)
+        event = completion_event(trial_id, pending, value, time.time())
+        return [] if event is None else [event]
+
+    def _kept(self, pending: Pending[Any], value: object) -> object:
+        """What is kept of a memory checkpoint: its bytes by default."""
+        del pending
+        return value
+
+    def forget(self, checkpoint: CheckpointRef) -> None:
+        self._memory.pop(checkpoint.path, None)
 
     def drain(self, timeout: float) -> None:
         """Complete what is queued, for up to `timeout` seconds."""

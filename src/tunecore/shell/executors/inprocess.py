@@ -28,14 +28,13 @@ import traceback
 from collections.abc import Callable
 
 from tunecore.core.schedulers.base import Horizon
-from tunecore.model import CheckpointRef, ExperimentEvent, JsonDict, Resources
+from tunecore.model import CheckpointRef, JsonDict, Resources
 from tunecore.shell.executors.base import (
     HostCalls,
     Operation,
     OrderedOperations,
     Pending,
     StopGrace,
-    completion_event,
 )
 from tunecore.shell.executors.host import TrainableFactory, TrialHost
 from tunecore.shell.trainable.worker import TrialContext
@@ -101,6 +100,8 @@ queued, and is never reused."""
 class InProcessExecutor(HostCalls):
     """See the module docstring."""
 
+    _GIVEN_UP = _ABANDONED
+
     def __init__(self, factory: TrainableFactory, *, resources: Resources) -> None:
         self._factory = factory
         self._total = resources
@@ -110,7 +111,7 @@ class InProcessExecutor(HostCalls):
         self._idle: list[_Worker] = []
         self._releasing: set[str] = set()
         self._grace = StopGrace()
-        self._memory: dict[str, bytes] = {}
+        self._memory: dict[str, object] = {}
         self._memory_keys = itertools.count()
 
     def cluster_resources(self) -> Resources:
@@ -160,54 +161,28 @@ class InProcessExecutor(HostCalls):
         else:
             worker.close()
 
-    def forget(self, checkpoint: CheckpointRef) -> None:
-        self._memory.pop(checkpoint.path, None)
+    def _outcome(self, handle: _Outcome) -> tuple[object, str | None]:
+        return handle.value, handle.error
 
-    def next_events(self, timeout: float) -> list[ExperimentEvent]:
-        """Completions so far, waiting up to `timeout` (less when a stopped
-        trial's grace period runs out first, see `StopGrace`)."""
-        stuck, grace_left = self._grace.overdue(self._ops, self._releasing, time.monotonic())
-        abandoned = [event for trial_id in stuck for event in self._give_up(trial_id, _ABANDONED)]
-        if stuck:
-            return abandoned
-        deadline = time.monotonic() + min(timeout, grace_left)
-        if not self._ops:
-            # Nothing can complete: wait out the poll (a worker finishing a
-            # release may end it early), or the loop spins logging Ticks.
+    def _ready(self, handles: list[_Outcome], timeout: float) -> list[_Outcome]:
+        deadline = time.monotonic() + timeout
+        while True:
             with contextlib.suppress(queue.Empty):
-                self._done.get(timeout=timeout)
-            return []
-        while self._ops:
-            events: list[ExperimentEvent] = []
-            ready = [trial_id for trial_id, p in self._ops.heads() if p.handle.done]
-            while ready:
-                for trial_id in ready:
-                    event = self._complete(trial_id)
-                    if event is not None:
-                        events.append(event)
-                ready = [trial_id for trial_id, p in self._ops.heads() if p.handle.done]
-            if events:
-                return events
+                while True:  # the queue only wakes the wait: its items are spent
+                    self._done.get_nowait()
+            ready = [handle for handle in handles if handle.done]
             remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                break
+            if ready or remaining <= 0:
+                return ready
             try:
                 self._done.get(timeout=remaining)  # wakes us when any work finishes
             except queue.Empty:
-                break
-        return []
+                return []
 
-    def _complete(self, trial_id: str) -> ExperimentEvent | None:
-        pending = self._ops.pop(trial_id)
-        error = pending.handle.error
-        if error is not None:
-            return self._lose(trial_id, error)
-        value = pending.handle.value
-        if pending.operation is Operation.SAVE_TO_MEMORY:
-            assert isinstance(value, bytes)
-            self._memory[pending.memory_key] = value
-        self._free_if_released(trial_id)
-        return completion_event(trial_id, pending, value, time.time())
+    def _wait_unqueued(self, timeout: float) -> None:
+        """A worker finishing a release may end the wait early."""
+        with contextlib.suppress(queue.Empty):
+            self._done.get(timeout=timeout)
 
     def shutdown(self) -> None:
         workers = [*self._workers.values(), *self._idle]

@@ -171,6 +171,8 @@ def ensure_ray(address: str | None = None, num_cpus: int | None = None) -> None:
 class RayExecutor(HostCalls):
     """See the module docstring."""
 
+    _GIVEN_UP = "killed"
+
     def __init__(
         self,
         factory: TrainableFactory,
@@ -199,7 +201,7 @@ class RayExecutor(HostCalls):
         # which uploads a mirrored trial's files) and when to stop waiting.
         self._ending: list[tuple[ray.ObjectRef[Any], Any, float]] = []
         self._total: Resources | None = None
-        self._memory: dict[str, ray.ObjectRef[Any]] = {}
+        self._memory: dict[str, object] = {}  # memory checkpoints: refs in the object store
         self._memory_keys = itertools.count()
         self._groups: dict[Any, PlacementGroup] = {}  # actor -> the group it runs in
         # Idle actors whose last trial is not released yet: the release is
@@ -411,34 +413,27 @@ class RayExecutor(HostCalls):
                 left.append((ref, actor, deadline))
         self._ending = left
 
-    def forget(self, checkpoint: CheckpointRef) -> None:
-        self._memory.pop(checkpoint.path, None)
-
     # -- completions ------------------------------------------------------------
 
-    def next_events(self, timeout: float) -> list[ExperimentEvent]:
-        """The completions of the operations that are ready. One `ray.wait`
-        per call: a second, non-blocking one to gather more costs as much
-        driver CPU as the loop turn it would save. The wait ends early
-        when a stopped trial's grace period runs out (see `StopGrace`)."""
-        now = time.monotonic()
+    def _tend(self, now: float) -> None:
         self._send_releases()
         self._reap()
         self._lose_patience(now)
-        stuck, grace_left = self._grace.overdue(self._ops, self._releasing, now)
-        events = [event for trial_id in stuck for event in self._give_up(trial_id, "killed")]
-        heads = {pending.handle: trial_id for trial_id, pending in self._ops.heads()}
-        if not heads:
-            if not stuck:
-                # Nothing can complete: wait out the poll, as a wait on futures
-                # would, or the loop spins logging a Tick per turn.
-                time.sleep(timeout)
-            return events
-        wait = 0.0 if stuck else min(timeout, grace_left)
-        ready, _ = ray.wait(list(heads), num_returns=1, timeout=wait)
-        for handle in ready:
-            events.extend(self._complete(heads[handle]))
-        return events
+
+    def _ready(self, handles: list[Any], timeout: float) -> list[Any]:
+        """One `ray.wait` for the first: a second, non-blocking one to gather
+        more costs as much driver CPU as the loop turn it would save."""
+        ready, _ = ray.wait(handles, num_returns=1, timeout=timeout)
+        return ready
+
+    def _wait_unqueued(self, timeout: float) -> None:
+        time.sleep(timeout)
+
+    def _outcome(self, handle: Any) -> tuple[object, str | None]:
+        try:
+            return ray.get(handle), None
+        except RayError as error:  # the user's exception, or the actor died
+            return None, _describe(error)
 
     def _lose_patience(self, now: float) -> None:
         """New actors waiting too long to be placed count as starved, and
@@ -448,19 +443,13 @@ class RayExecutor(HostCalls):
             self._starved |= waited
             self._end_idle()
 
-    def _complete(self, trial_id: str) -> list[ExperimentEvent]:
-        pending = self._ops.pop(trial_id)
-        try:
-            value = ray.get(pending.handle)
-        except RayError as error:  # the user's exception, or the actor died
-            return [self._lose(trial_id, _describe(error))]
+    def _events(self, trial_id: str, pending: Pending[Any], value: object) -> list[ExperimentEvent]:
+        """Also: a batch of results (a buffered or run-ahead call, an
+        assignment that came back with results), the placement an
+        assignment proves, and the training held back behind a save."""
         if pending.operation is Operation.ASSIGN:
             self._starved.discard(trial_id)
             self._unplaced.pop(trial_id, None)
-        if pending.operation is Operation.SAVE_TO_MEMORY:
-            # Keep the object, not the bytes: a resume hands the ref to the
-            # next actor, which reads it from the object store.
-            self._memory[pending.memory_key] = pending.handle
         if pending.operation is Operation.TRAIN_MANY:
             events = self._batch(trial_id, value)
         elif pending.operation is Operation.ASSIGN_AND_TRAIN:
@@ -468,12 +457,16 @@ class RayExecutor(HostCalls):
             location, *batch = value
             events = [self._started(trial_id, location), *self._batch(trial_id, tuple(batch))]
         else:
-            event = completion_event(trial_id, pending, value, time.time())
-            events = [] if event is None else [event]
+            events = super()._events(trial_id, pending, value)
         if trial_id in self._after_save and not self._ops.saving(trial_id):
             self._send_train(trial_id, self._after_save.pop(trial_id))
-        self._free_if_released(trial_id)
         return events
+
+    def _kept(self, pending: Pending[Any], value: object) -> object:
+        """The object, not the bytes: a resume hands the ref to the next
+        actor, which reads it from the object store."""
+        del value
+        return pending.handle
 
     def _started(self, trial_id: str, location: object) -> ExperimentEvent:
         """The `TrialStarted` of an assignment that came back with results."""

@@ -14,17 +14,19 @@ generated runs. `tests/testing/test_custom_scheduler.py` does the same.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Self
 
 import msgspec
 
-from tunecore.core.schedulers.base import CONTINUE, STOP, Fits, Verdict, signed
-from tunecore.core.schedulers.fifo import first_fitting
+from tunecore.core.schedulers.base import CONTINUE, STOP, FirstComeFirstServed, Verdict, signed
 from tunecore.model import JsonDict, Mode, TrialState
 
 
-class PatienceScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+class PatienceScheduler(msgspec.Struct, FirstComeFirstServed, frozen=True, kw_only=True, tag=True):
+    """`FirstComeFirstServed` gives it FIFO's order for starting trials and
+    stops nothing but the trial that reports."""
+
     metric: str | None = None
     mode: Mode | None = None
     patience: int = 3
@@ -67,14 +69,6 @@ class PatienceScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
     def _forget(self, trial: TrialState) -> Self:
         stale = {k: v for k, v in self.stale.items() if k != trial.trial_id}
         return msgspec.structs.replace(self, stale=stale)
-
-    def trials_to_stop(self) -> tuple[str, ...]:
-        return ()
-
-    def choose_trial_to_run(
-        self, pending: Sequence[TrialState], paused: Sequence[TrialState], fits: Fits
-    ) -> str | None:
-        return first_fitting(pending, paused, fits)
 
     def debug_string(self) -> str:
         return f"PatienceScheduler: patience {self.patience}"

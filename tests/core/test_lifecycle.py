@@ -803,3 +803,20 @@ def test_a_failed_save_of_a_stopped_trial_is_dropped_and_the_trial_stays_termina
 def test_a_failure_of_a_terminated_trial_without_a_save_is_rejected() -> None:
     rejection = refuse(terminated(), failed())
     assert "terminated trial without a save in flight" in rejection.reason
+
+
+@pytest.mark.parametrize(
+    ("status", "exported"),
+    [
+        (TrialStatus.TERMINATED, ("model", "h5")),
+        (TrialStatus.ERROR, ()),
+        (TrialStatus.RUNNING, ()),
+        (TrialStatus.PAUSED, ()),
+    ],
+)
+def test_a_trial_exports_its_formats_only_when_it_ended_well(
+    status: TrialStatus, exported: tuple[str, ...]
+) -> None:
+    trial = replace(new_trial(make_spec(export_formats=("model", "h5"))), status=status)
+    assert [f.value for f in lifecycle.exports(trial)] == list(exported)
+    assert lifecycle.exports(replace(trial, spec=make_spec())) == ()

@@ -47,6 +47,7 @@ from typing import NamedTuple, TypeAlias, TypeVar, cast, get_args
 import msgspec
 
 from tunecore.core.checkpoints import current_checkpoint, record_checkpoint, should_checkpoint
+from tunecore.core.dispatch import handles
 from tunecore.core.naming import error_entry
 from tunecore.core.resources import never_fits
 from tunecore.core.results import (
@@ -73,6 +74,7 @@ from tunecore.model import (
     Decision,
     DeleteCheckpoint,
     ExperimentResumed,
+    ExportFormat,
     JsonDict,
     JsonValue,
     Location,
@@ -143,6 +145,14 @@ def should_recover(trial: TrialState) -> bool:
     starts over from scratch."""
     max_failures = trial.spec.max_failures
     return max_failures < 0 or trial.num_failures < max_failures
+
+
+def exports(trial: TrialState) -> tuple[ExportFormat, ...]:
+    """What a trial that has just been stopped exports from its worker
+    (`export_formats`): its formats when it ended TERMINATED; an errored
+    trial exports nothing, as in Ray. (The shell asks only a worker that
+    still holds the trial.)"""
+    return trial.spec.export_formats if trial.status is TERMINATED else ()
 
 
 def start(trial: TrialState, at: float) -> Applied:
@@ -417,13 +427,6 @@ _E = TypeVar("_E", bound="LifecycleEvent")
 _Handler = Callable[[TrialState, "LifecycleEvent"], Outcome]
 
 
-def _handler(event_type: type[_E], handle: Callable[[TrialState, _E], Outcome]) -> _Handler:
-    """Erase the event type for the table; `apply` only calls a row's
-    handler with an event of the row's type."""
-    del event_type
-    return cast(_Handler, handle)
-
-
 class Rule(NamedTuple):
     """One row of the table: the statuses an event can lead to, why, and
     the handler that computes the trial after it (`apply` checks that its
@@ -442,7 +445,7 @@ def _row(
     handle: Callable[[TrialState, _E], Outcome],
 ) -> tuple[tuple[TrialStatus, type[LifecycleEvent]], Rule]:
     key = cast("type[LifecycleEvent]", event)  # mypy cannot widen type[_E] to the union
-    return (status, key), Rule(targets, summary, _handler(event, handle))
+    return (status, key), Rule(targets, summary, handles(event, handle))
 
 
 TRANSITIONS: Mapping[tuple[TrialStatus, type[LifecycleEvent]], Rule] = dict(

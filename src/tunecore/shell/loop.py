@@ -37,6 +37,7 @@ from typing import overload
 
 import msgspec
 
+from tunecore.core import lifecycle
 from tunecore.core.dispatch import handles
 from tunecore.core.experiment import ExperimentState, Stepped, step, trials_in_order
 from tunecore.core.experiment.step import run_ahead_until
@@ -455,10 +456,10 @@ class ExperimentLoop:
     def _stop(self, trial: TrialState, error: str | None) -> None:
         if error is not None:
             self._storage.append_error(self._dir(trial), error)
-        formats = trial.spec.export_formats
+        formats = lifecycle.exports(trial)
         hosted = trial.trial_id in self._hosted
         self._hosted.discard(trial.trial_id)
-        if formats and trial.status is TrialStatus.TERMINATED and hosted:
+        if formats and hosted:
             export_dir = self._dir(trial) / "export"
             self._executor.export(trial.trial_id, [f.value for f in formats], str(export_dir))
         self._executor.release(trial.trial_id)

@@ -30,13 +30,13 @@ from collections.abc import Callable
 from tunecore.core.schedulers.base import Horizon
 from tunecore.model import CheckpointRef, JsonDict, Resources
 from tunecore.shell.executors.base import (
-    HostCalls,
     Operation,
     OrderedOperations,
     Pending,
     StopGrace,
 )
 from tunecore.shell.executors.host import TrainableFactory, TrialHost
+from tunecore.shell.executors.queued import HostCalls
 from tunecore.shell.trainable.worker import TrialContext
 
 _Work = Callable[[TrialHost], object]

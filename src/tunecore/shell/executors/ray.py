@@ -66,7 +66,6 @@ from tunecore.model import (
     ResultReported,
 )
 from tunecore.shell.executors.base import (
-    HostCalls,
     Operation,
     OrderedOperations,
     Pending,
@@ -75,6 +74,7 @@ from tunecore.shell.executors.base import (
     in_training,
 )
 from tunecore.shell.executors.host import TrainableFactory, TrialHost
+from tunecore.shell.executors.queued import HostCalls
 from tunecore.shell.trainable.worker import TrialContext
 
 logger = logging.getLogger(__name__)

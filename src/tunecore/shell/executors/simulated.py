@@ -79,9 +79,9 @@ from tunecore.shell.executors.base import (
     Operation,
     OrderedOperations,
     Pending,
-    QueuedWorkers,
     completion_event,
 )
+from tunecore.shell.executors.queued import QueuedWorkers
 from tunecore.shell.trainable.checkpoint_files import CheckpointMeta
 from tunecore.shell.trainable.results import ResultClock, plain_json_dict
 from tunecore.shell.trainable.worker import TrialContext

@@ -8,11 +8,13 @@ examples (`mean_loss`, `episode_reward_mean`) that tunecore only names.
 """
 
 from tunecore.core.results import (
+    DATE,
     DEFAULT_METRIC,
     DONE,
     EXPERIMENT_TAG,
     HOSTNAME,
     ITERATIONS_SINCE_RESTORE,
+    NODE_IP,
     PID,
     RESULT_DUPLICATE,
     SHOULD_CHECKPOINT,
@@ -31,8 +33,6 @@ from tunecore.shell.storage import (
     RESULT_FILE,
 )
 
-NODE_IP = "node_ip"
-DATE = "date"
 MEAN_ACCURACY = "mean_accuracy"
 MEAN_LOSS = "mean_loss"
 EPISODE_REWARD_MEAN = "episode_reward_mean"

@@ -53,6 +53,7 @@ from tunecore.core.resources import never_fits
 from tunecore.core.results import (
     DONE,
     HOSTNAME,
+    NODE_IP,
     PID,
     SHOULD_CHECKPOINT,
     analyse,
@@ -201,7 +202,7 @@ def record_result(
 
 def _reported_location(result: JsonDict, known: Location) -> Location:
     """The worker location a result reports, keeping what it leaves out."""
-    hostname = result.get(HOSTNAME, result.get("node_ip"))
+    hostname = result.get(HOSTNAME, result.get(NODE_IP))
     pid = result.get(PID)
     return Location(
         hostname=hostname if isinstance(hostname, str) else known.hostname,

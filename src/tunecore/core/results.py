@@ -27,8 +27,13 @@ TIME_TOTAL_S = "time_total_s"
 TIME_SINCE_RESTORE = "time_since_restore"
 ITERATIONS_SINCE_RESTORE = "iterations_since_restore"
 TIMESTAMP = "timestamp"
+DATE = "date"
+"""The result's local time as Ray writes it (`DATE_FORMAT`)."""
 PID = "pid"
 HOSTNAME = "hostname"
+NODE_IP = "node_ip"
+
+DATE_FORMAT = "%Y-%m-%d_%H-%M-%S"
 
 
 def flatten(result: Mapping[str, JsonValue], separator: str = "/") -> JsonDict:

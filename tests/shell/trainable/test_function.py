@@ -8,6 +8,8 @@ which is the synchronisation the tests rely on.
 
 from __future__ import annotations
 
+import datetime
+import ipaddress
 import os
 import re
 import tempfile
@@ -139,6 +141,15 @@ def test_results_carry_the_automatic_fields(make_function: MakeFunction) -> None
         assert isinstance(result["hostname"], str)
         assert result["hostname"]
         assert isinstance(result["timestamp"], int)
+        # Ray's trainable also fills in the local date of the timestamp and
+        # the node's IP address.
+        date = result["date"]
+        assert isinstance(date, str)
+        assert datetime.datetime.strptime(date, "%Y-%m-%d_%H-%M-%S") == (
+            datetime.datetime.fromtimestamp(result["timestamp"])
+        )
+        assert isinstance(result["node_ip"], str)
+        ipaddress.ip_address(result["node_ip"])  # raises unless it is an IP address
         assert "should_checkpoint" not in result
     times = [seconds(r["time_this_iter_s"]) for r in results]
     totals = [seconds(r["time_total_s"]) for r in results]

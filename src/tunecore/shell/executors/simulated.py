@@ -59,11 +59,22 @@ import functools
 import heapq
 import itertools
 import math
+import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from tunecore.core.results import DONE, HOSTNAME, PID, TIME_THIS_ITER_S, TIME_TOTAL_S, TIMESTAMP
+from tunecore.core.results import (
+    DATE,
+    DATE_FORMAT,
+    DONE,
+    HOSTNAME,
+    NODE_IP,
+    PID,
+    TIME_THIS_ITER_S,
+    TIME_TOTAL_S,
+    TIMESTAMP,
+)
 from tunecore.core.schedulers.base import Horizon
 from tunecore.model import (
     CheckpointRef,
@@ -90,6 +101,7 @@ SimulatedTrainable = Callable[[JsonDict, int], tuple[JsonDict, float]]
 """`(config, iteration) -> (metrics, seconds)`, iteration counted from 1."""
 
 HOST = "simulated"
+HOST_IP = "127.0.0.1"  # the simulated host's `node_ip`
 """The hostname of every simulated worker (results and `TrialStarted`)."""
 
 _OWNER = "SimulatedExecutor"
@@ -246,8 +258,12 @@ class SimulatedExecutor(QueuedWorkers):
         worker.clock.fill(result, float(seconds))
         result[PID] = worker.pid
         result[HOSTNAME] = HOST
+        result[NODE_IP] = HOST_IP
         at = self._issue(trial_id, Operation.TRAIN, float(seconds), result)
-        result[TIMESTAMP] = int(at)  # the completion time; nothing reads it before
+        # The completion time (nothing reads it before), in UTC: the same
+        # seed gives the same log on every machine.
+        result[TIMESTAMP] = int(at)
+        result[DATE] = time.strftime(DATE_FORMAT, time.gmtime(at))
 
     def save(self, trial_id: str, checkpoint_dir: str, iteration: int, metrics: JsonDict) -> None:
         """A persistent checkpoint at `checkpoint_dir`, recorded, not written."""

@@ -27,17 +27,22 @@ stricter (`plain_json_dict`): what goes in must come back out unchanged.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import numbers
 import os
 import socket
+import sys
 import time
 from collections.abc import Mapping
 
 from tunecore.core.results import (
+    DATE,
+    DATE_FORMAT,
     DONE,
     HOSTNAME,
     ITERATIONS_SINCE_RESTORE,
+    NODE_IP,
     PID,
     TIME_SINCE_RESTORE,
     TIME_THIS_ITER_S,
@@ -62,6 +67,23 @@ MAX_RESULT_BYTES = MAX_RECORD_BYTES - (64 << 10)
 the fields tunecore adds, must fit one record of the event log."""
 
 _HOSTNAME = socket.gethostname()
+
+
+@functools.cache
+def node_ip() -> str:
+    """This node's IP address, as Ray reports it in a Ray worker (Ray's
+    `node_ip`); elsewhere what the host name resolves to, else loopback.
+    Asked once per process, at the first result."""
+    ray = sys.modules.get("ray")
+    if ray is not None and ray.is_initialized():
+        address: str = ray.util.get_node_ip_address()
+        return address
+    try:
+        return socket.gethostbyname(_HOSTNAME)
+    except OSError:
+        return "127.0.0.1"
+
+
 _SCALARS = (bool, int, float, str, type(None))
 
 
@@ -214,14 +236,17 @@ class ResultClock:
 
     def fields(self) -> JsonDict:
         """The fields as they stand."""
+        now = time.time()
         return {
             TRAINING_ITERATION: self.iteration,
             TIME_TOTAL_S: self.time_total_s,
             ITERATIONS_SINCE_RESTORE: self._since_restore,
             TIME_SINCE_RESTORE: self._time_since_restore,
-            TIMESTAMP: int(time.time()),
+            TIMESTAMP: int(now),
+            DATE: time.strftime(DATE_FORMAT, time.localtime(now)),
             PID: os.getpid(),
             HOSTNAME: _HOSTNAME,
+            NODE_IP: node_ip(),
         }
 
     def meta(self) -> CheckpointMeta:

@@ -101,8 +101,9 @@ SimulatedTrainable = Callable[[JsonDict, int], tuple[JsonDict, float]]
 """`(config, iteration) -> (metrics, seconds)`, iteration counted from 1."""
 
 HOST = "simulated"
-HOST_IP = "127.0.0.1"  # the simulated host's `node_ip`
 """The hostname of every simulated worker (results and `TrialStarted`)."""
+HOST_IP = "127.0.0.1"
+"""Its `node_ip` in results."""
 
 _OWNER = "SimulatedExecutor"
 

@@ -15,7 +15,6 @@ BayesOpt space of `(low, high)` bounds as `Uniform` domains.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 
 import msgspec
@@ -24,6 +23,7 @@ from tunecore.core.search.domains import GridSearch, SampleFrom, Uniform, copy_j
 from tunecore.core.search.variants import MISSING, ParamSpace, format_path, parse_space, value_at
 from tunecore.core.search.view import Path
 from tunecore.model import InvalidFieldError, JsonDict, JsonValue
+from tunecore.model.numbers import is_finite_number
 
 
 def searched_space(owner: str, space: Mapping[str, object]) -> ParamSpace:
@@ -116,9 +116,7 @@ def finite(value: object) -> float | None:
     """`value` as a float if it is a finite number, else None (NaN, inf and
     non-numbers are not observations an optimizer can take)."""
     value = plain_number(value)
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value) if math.isfinite(value) else None
+    return float(value) if is_finite_number(value) else None
 
 
 def space_to_json(space: ParamSpace) -> JsonValue:

@@ -40,6 +40,7 @@ from tunecore.model.errors import (
     require_int,
     require_name,
 )
+from tunecore.model.numbers import is_number
 
 
 class ExperimentConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -88,9 +89,7 @@ class ExperimentConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=
         if self.max_trials is not None:
             require_int("ExperimentConfig.max_trials", self.max_trials, minimum=0)
         budget: object = self.time_budget_s
-        if budget is not None and (
-            isinstance(budget, bool) or not isinstance(budget, int | float) or not budget > 0
-        ):
+        if budget is not None and not (is_number(budget) and budget > 0):
             raise InvalidFieldError(
                 "ExperimentConfig.time_budget_s", budget, "a number of seconds > 0"
             )

@@ -28,6 +28,7 @@ from tunecore.model.errors import (
     require_int,
     require_name,
 )
+from tunecore.model.numbers import is_number
 
 
 def population_std(values: Sequence[float]) -> float:
@@ -64,7 +65,7 @@ class TrialPlateauStopper(msgspec.Struct, frozen=True, tag=True):
         require_int(f"{owner}.grace_period", self.grace_period, minimum=0)
         threshold: object = self.metric_threshold
         if threshold is not None:
-            if not isinstance(threshold, int | float) or isinstance(threshold, bool):
+            if not is_number(threshold):
                 raise InvalidFieldError(f"{owner}.metric_threshold", threshold, "a number")
             if self.mode is None:
                 raise InvalidFieldError(
@@ -130,7 +131,7 @@ class ExperimentPlateauStopper(msgspec.Struct, frozen=True, tag=True):
         require_int(f"{owner}.top", self.top, minimum=2)
         require_int(f"{owner}.patience", self.patience, minimum=0)
         std: object = self.std
-        if not isinstance(std, int | float) or isinstance(std, bool) or not 0 < std < math.inf:
+        if not (is_number(std) and 0 < std < math.inf):
             raise InvalidFieldError(f"{owner}.std", std, "a finite number > 0")
         floats_as_decoded(self, "std")
 

@@ -9,6 +9,7 @@ import msgspec
 
 from tunecore.model import InvalidFieldError, JsonDict
 from tunecore.model.errors import require_finite_non_negative
+from tunecore.model.numbers import is_number
 
 
 class TimeoutStopper(msgspec.Struct, frozen=True, tag=True):
@@ -26,7 +27,7 @@ class TimeoutStopper(msgspec.Struct, frozen=True, tag=True):
         timeout: object = self.timeout
         if isinstance(timeout, datetime.timedelta):
             timeout = timeout.total_seconds()
-        elif not isinstance(timeout, int | float) or isinstance(timeout, bool):
+        elif not is_number(timeout):
             raise InvalidFieldError(
                 "TimeoutStopper.timeout", timeout, "a number of seconds or a datetime.timedelta"
             )

@@ -19,6 +19,7 @@ from typing import TypeAlias
 
 from tunecore.model import JsonDict, Resources
 from tunecore.model.errors import InvalidFieldError
+from tunecore.model.numbers import is_number
 from tunecore.model.resources import STRATEGIES
 from tunecore.shell.trainable.classapi import Trainable
 
@@ -132,7 +133,7 @@ def _parse(bundle: Mapping[str, object], field: str) -> Resources:
     amounts: dict[str, float] = {}
     custom: dict[str, float] = {}
     for name, amount in bundle.items():
-        if isinstance(amount, bool) or not isinstance(amount, int | float) or amount < 0:
+        if not is_number(amount) or amount < 0:
             raise InvalidFieldError(f"{field}[{name!r}]", amount, "a number >= 0")
         if name in _KNOWN:
             amounts[_KNOWN[name]] = float(amount)

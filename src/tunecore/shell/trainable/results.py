@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import math
 import numbers
 import os
 import socket
@@ -52,6 +51,7 @@ from tunecore.core.results import (
 )
 from tunecore.model import JsonDict, JsonValue
 from tunecore.model.codec import to_msgpack
+from tunecore.model.numbers import is_finite_number
 from tunecore.model.storable import (
     MAX_DEPTH,
     TOO_DEEP,
@@ -218,11 +218,7 @@ class ResultClock:
     def fill(self, metrics: JsonDict, measured_s: float) -> JsonDict:
         """Count one result and complete `metrics` (in place; returned)."""
         seconds = metrics.setdefault(TIME_THIS_ITER_S, measured_s)
-        if (
-            not isinstance(seconds, int | float)
-            or isinstance(seconds, bool)
-            or not math.isfinite(seconds)
-        ):
+        if not is_finite_number(seconds):
             raise TypeError(
                 f"the result's {TIME_THIS_ITER_S}={seconds!r} must be a finite number of seconds"
             )

@@ -11,8 +11,15 @@ import pytest
 from examples.custom_scheduler import PatienceScheduler
 
 from tunecore.core.schedulers.asha import ASHAScheduler
-from tunecore.core.schedulers.base import CONTINUE, PAUSE, Fits, TrialScheduler, Verdict
-from tunecore.core.schedulers.fifo import FIFOScheduler, first_fitting
+from tunecore.core.schedulers.base import (
+    CONTINUE,
+    PAUSE,
+    Fits,
+    TrialScheduler,
+    Verdict,
+    first_fitting,
+)
+from tunecore.core.schedulers.fifo import FIFOScheduler
 from tunecore.core.schedulers.hb_bohb import HyperBandForBOHB
 from tunecore.core.schedulers.hyperband import HyperBandScheduler
 from tunecore.core.schedulers.median import MedianStoppingRule

@@ -12,8 +12,7 @@ from typing import Self
 
 import msgspec
 
-from tunecore.core.schedulers.base import CONTINUE, Fits, Verdict
-from tunecore.core.schedulers.fifo import first_fitting
+from tunecore.core.schedulers.base import CONTINUE, Fits, Verdict, first_fitting
 from tunecore.core.search.base import Suggestion
 from tunecore.model import JsonDict, Mode, TrialState
 

@@ -14,12 +14,8 @@ from tunecore.core.schedulers.base import (
     FirstComeFirstServed,
     Horizon,
     Verdict,
-    first_fitting,
 )
 from tunecore.model import JsonDict, Mode, TrialState
-
-# `first_fitting`, the FIFO order, lives in `base`; importers here keep it.
-__all__ = ["FIFOScheduler", "first_fitting"]
 
 
 class FIFOScheduler(msgspec.Struct, FirstComeFirstServed, frozen=True, tag=True):

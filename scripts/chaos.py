@@ -123,16 +123,18 @@ from tunecore.schedulers import ASHAScheduler
 from tunecore.shell.eventlog import LogError, read_log
 from tunecore.shell.lock import LOCK_FILE, ExperimentLockedError
 from tunecore.shell.replay import replay
-from tunecore.shell.storage import (
-    PROGRESS_FILE,
-    RESULT_FILE,
-    ExperimentStorage,
+from tunecore.shell.storage import ExperimentStorage, safe_name
+from tunecore.shell.store import (
+    Store,
     checkpoint_root,
-    safe_name,
+    join_uri,
+    resolve_storage,
+    staging_root,
+    within,
 )
-from tunecore.shell.store import Store, join_uri, resolve_storage, staging_root, within
 from tunecore.shell.stored_state import fetch_state, stored_log
 from tunecore.shell.trainable.checkpoint_files import META_FILE, read_meta
+from tunecore.shell.trial_files import PROGRESS_FILE, RESULT_FILE
 
 # -- the experiment ---------------------------------------------------------------------------
 

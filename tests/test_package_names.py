@@ -1,24 +1,29 @@
-"""`tunecore/__init__.py` imports its public names on first use: its
-`TYPE_CHECKING` imports (what type checkers see), `_HOMES` (what runs) and
-`__all__` must name the same things, and a worker must not import the API."""
+"""Packages that import their public names on first use (`tunecore._lazy`):
+`tunecore` and `tunecore.core`. In each, the `TYPE_CHECKING` imports (what
+type checkers see), `_HOMES` (what runs) and `__all__` must name the same
+things; and a worker must not import what only the driver needs."""
 
 from __future__ import annotations
 
 import ast
+import importlib
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 import tunecore
+import tunecore.core
 
-INIT = Path(tunecore.__file__)
+LAZY_PACKAGES = [tunecore, tunecore.core]
 
 
-def type_checked_names() -> dict[str, str]:
-    """name -> module, from the `if TYPE_CHECKING:` block."""
-    tree = ast.parse(INIT.read_text())
+def type_checked_names(package: ModuleType) -> dict[str, str]:
+    """name -> module, from the package's `if TYPE_CHECKING:` block."""
+    assert package.__file__ is not None
+    tree = ast.parse(Path(package.__file__).read_text())
     (block,) = [
         node
         for node in tree.body
@@ -31,24 +36,34 @@ def type_checked_names() -> dict[str, str]:
         for alias in node.names:
             assert alias.asname == alias.name  # an explicit re-export
             names[alias.name] = (
-                f"tunecore.{alias.name}" if node.module == "tunecore" else node.module
+                f"{package.__name__}.{alias.name}"
+                if node.module == package.__name__
+                else node.module
             )
     return names
 
 
-def test_the_type_checked_names_are_the_ones_that_run() -> None:
-    assert type_checked_names() == tunecore._HOMES
+@pytest.mark.parametrize("package", LAZY_PACKAGES, ids=lambda p: p.__name__)
+def test_the_type_checked_names_are_the_ones_that_run(package: ModuleType) -> None:
+    assert type_checked_names(package) == package._HOMES
 
 
-def test_all_names_every_public_name() -> None:
-    assert sorted(tunecore.__all__) == sorted([*tunecore._HOMES, "__version__"])
+@pytest.mark.parametrize("package", LAZY_PACKAGES, ids=lambda p: p.__name__)
+def test_all_names_every_public_name(package: ModuleType) -> None:
+    version = ["__version__"] if package is tunecore else []
+    assert sorted(package.__all__) == sorted([*package._HOMES, *version])
 
 
-@pytest.mark.parametrize("name", sorted(tunecore._HOMES))
-def test_each_name_resolves_to_its_home(name: str) -> None:
-    value = getattr(tunecore, name)
-    home = sys.modules[tunecore._HOMES[name]]
-    assert value is (home if home.__name__ == f"tunecore.{name}" else getattr(home, name))
+@pytest.mark.parametrize(
+    ("package", "name"),
+    [(p, name) for p in LAZY_PACKAGES for name in sorted(p._HOMES)],
+    ids=lambda v: v if isinstance(v, str) else v.__name__,
+)
+def test_each_name_resolves_to_its_home(package: ModuleType, name: str) -> None:
+    value = getattr(package, name)
+    home = importlib.import_module(package._HOMES[name])
+    own = f"{package.__name__}.{name}"
+    assert value is (home if home.__name__ == own else getattr(home, name))
 
 
 def test_an_unknown_name_is_an_attribute_error_naming_it() -> None:
@@ -62,11 +77,30 @@ def test_star_import_gives_every_name() -> None:
     assert set(tunecore.__all__) <= namespace.keys()
 
 
-def test_a_worker_imports_neither_the_api_nor_pydantic() -> None:
-    """What a Ray actor imports to host a trial (`TrialHost`)."""
+DRIVER_ONLY = (
+    "tunecore.api",
+    "pydantic",
+    "tunecore.core.lifecycle",
+    "tunecore.core.experiment",
+    "tunecore.shell.storage",
+    "tunecore.shell.eventlog",
+    "tunecore.shell.loop",
+    "tunecore.shell.executors.base",
+    "tunecore.shell.executors.queued",
+    "tunecore.shell.executors.inprocess",
+    "tunecore.shell.executors.ray",
+)
+"""What a Ray worker hosting a trial has no use for: the API, the core's
+lifecycle and experiment, the driver's storage, log and loop, the executors.
+Each new worker would import them before its first trial."""
+
+
+def test_a_worker_imports_nothing_only_the_driver_needs() -> None:
+    """What a Ray actor imports to host a trial: `TrialHost`, and the
+    registry its trainable factory comes from."""
     code = (
-        "import sys, tunecore.shell.executors.host\n"
-        "print(sorted(m for m in sys.modules if m.startswith(('tunecore.api', 'pydantic'))))"
+        "import sys, tunecore.shell.executors.host, tunecore.shell.trainable.registry\n"
+        f"print(sorted(m for m in sys.modules if m.startswith({DRIVER_ONLY!r})))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"

@@ -10,18 +10,16 @@ stoppers in `tunecore.stopper`, loggers in `tunecore.logger`, result keys in
 The pure core (`tunecore.core`) and its data (`tunecore.model`) can be used
 on their own: they need no Ray and no clock.
 
-The names are imported when first used (`__getattr__`): a worker process
-imports `tunecore.shell...` modules, which run this file first, and
+The names are imported when first used (`tunecore._lazy`): a worker
+process imports `tunecore.shell...` modules, which run this file first, and
 should not pay for the whole API (about 0.17 s of imports per new actor).
-The `TYPE_CHECKING` block gives type checkers the same names, and
-`tests/test_package_names.py` checks that it, `_HOMES` and `__all__` agree.
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
+from tunecore._lazy import lazy_attributes
 from tunecore._version import __version__ as __version__
 
 if TYPE_CHECKING:
@@ -177,16 +175,4 @@ __all__ = [
 
 
 if not TYPE_CHECKING:  # hidden from type checkers, which would accept any name through it
-
-    def __getattr__(name: str) -> object:
-        """Import a public name on first use, then keep it here."""
-        home = _HOMES.get(name)
-        if home is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        module = importlib.import_module(home)
-        value = module if home == f"{__name__}.{name}" else getattr(module, name)
-        globals()[name] = value
-        return value
-
-    def __dir__() -> list[str]:
-        return sorted({*globals(), *__all__})
+    __getattr__, __dir__ = lazy_attributes(__name__, _HOMES, __all__)

@@ -25,8 +25,8 @@ from tunecore.core.results import (
     TRAINING_ITERATION,
     TRIAL_ID,
 )
-from tunecore.shell.storage import (
-    DEFAULT_ROOT,
+from tunecore.shell.store import DEFAULT_ROOT
+from tunecore.shell.trial_files import (
     ERROR_FILE,
     PARAMS_FILE,
     PROGRESS_FILE,

@@ -21,8 +21,8 @@ from tunecore import ResultGrid, RunConfig, TuneConfig, Tuner
 from tunecore.cli import main
 from tunecore.core.experiment.snapshot import decode_state, encode_state
 from tunecore.model import JsonValue, ResultReported, Tick
+from tunecore.model.storable import MAX_RECORD_BYTES
 from tunecore.shell.eventlog import (
-    MAX_RECORD_BYTES,
     CorruptLogError,
     EventLogWriter,
     RecordTooLargeError,

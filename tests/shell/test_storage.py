@@ -12,6 +12,7 @@ import pytest
 
 from tunecore.core.naming import error_entry
 from tunecore.model import JsonValue, TrialSpec
+from tunecore.shell import own_files
 from tunecore.shell import storage as storage_module
 from tunecore.shell.storage import (
     MAX_NAME_LENGTH,
@@ -255,7 +256,7 @@ def test_a_new_key_in_every_result_rewrites_progress_csv_a_logarithmic_number_of
     O(n^2); the cells of new keys wait for the next rewrite, which comes once
     the table has doubled. No cell is lost: the trial's end writes them."""
     rewrites: list[Path] = []
-    atomic = storage_module.write_atomic
+    atomic = own_files.write_atomic
 
     def counting(path: Path, text: str) -> None:
         rewrites.append(path)

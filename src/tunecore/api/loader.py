@@ -23,7 +23,8 @@ from tunecore.model import TrialState
 from tunecore.shell.eventlog import read_log
 from tunecore.shell.remote import StoredExperiment, is_stored, open_stored
 from tunecore.shell.replay import BUILTIN, SnapshotKind, rebuild
-from tunecore.shell.storage import RESULT_FILE, ExperimentStorage, safe_name
+from tunecore.shell.storage import ExperimentStorage, safe_name
+from tunecore.shell.trial_files import RESULT_FILE
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,11 @@ MAX_DEPTH = 100
 """Deepest nesting of dicts and lists in a user's value (the value itself is
 level 1): far beyond any real config or result, far below the recursion
 limit."""
+MAX_RECORD_BYTES = 16 << 20
+"""The largest record the event log's writer writes (16 MiB, far beyond any
+event or header; a frame claiming more is damage). Here, below the layers,
+because a worker checks a result against it at `report()` without loading
+the log's code."""
 MIN_INT = -(2**63)
 MAX_INT = 2**64 - 1
 _SHOWN = 60  # characters of a value shown in an error

@@ -71,6 +71,7 @@ import msgspec
 
 from tunecore.model import ExperimentEvent
 from tunecore.model.codec import from_msgpack, to_msgpack
+from tunecore.model.storable import MAX_RECORD_BYTES
 from tunecore.shell.own_files import NotRegularFileError, open_fd, write_all
 
 logger = logging.getLogger(__name__)
@@ -81,9 +82,6 @@ LOG_FORMAT = 1
 _PREAMBLE = struct.Struct("<16sI")
 _FRAME = struct.Struct("<II")
 HEADER_OFFSET = _PREAMBLE.size  # where record 0, the header, starts
-MAX_RECORD_BYTES = 16 << 20
-"""The largest record the writer writes (16 MiB, far beyond any event or
-header); a frame claiming more is damage."""
 RESYNC_WINDOW = 1 << 20
 """How far past a frame that claims more bytes than remain reading looks
 for a checksum-valid frame (proof the damage is mid-log, not a torn tail):
@@ -150,7 +148,7 @@ class RecordTooLargeError(ValueError):
         self.size = size
         super().__init__(
             f"{what} encodes to {size} bytes, more than the event log's limit of "
-            f"{MAX_RECORD_BYTES} bytes per record (tunecore.shell.eventlog.MAX_RECORD_BYTES); "
+            f"{MAX_RECORD_BYTES} bytes per record (tunecore.model.storable.MAX_RECORD_BYTES); "
             "report smaller values (a large array belongs in a checkpoint)"
         )
 

@@ -83,8 +83,8 @@ from tunecore.shell.interrupts import InterruptGuard
 from tunecore.shell.journal import Journal
 from tunecore.shell.searchers import SearcherRuntime
 from tunecore.shell.stoppers import UserStoppers
-from tunecore.shell.storage import ExperimentStorage, checkpoint_root
-from tunecore.shell.store import Store
+from tunecore.shell.storage import ExperimentStorage
+from tunecore.shell.store import Store, checkpoint_root
 from tunecore.shell.trainable.checkpoint_files import META_FILE
 from tunecore.shell.trainable.errors import failure_reason
 from tunecore.shell.trainable.function import SCRATCH_DIR

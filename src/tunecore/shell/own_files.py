@@ -14,6 +14,10 @@ So every such file is opened here, and only here:
 - read only up to its size at that moment (a file that grows meanwhile is
   read as it was), and refused whole if it exceeds the caller's `limit`.
 
+A file rewritten whole (params.json, the run's token) is written beside
+its name and renamed over it (`write_atomic`): a reader never sees half of
+it, and a link in its place is replaced, not followed.
+
 Anything else raises `NotRegularFileError`, an `OSError` naming the path
 and what it is; each caller decides whether that is an error (the event
 log) or a warning and a skipped file (trial files, inbox requests).
@@ -24,6 +28,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import tempfile
 from pathlib import Path
 from typing import TextIO, cast
 
@@ -129,3 +134,16 @@ def _refused(path: Path, mode_bits: int) -> NotRegularFileError:
     )
     error.mode = stat.S_IFMT(mode_bits)
     return error
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write `text` to a temporary file beside `path`, then rename it over
+    `path` (atomic on POSIX and Windows)."""
+    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8", newline="") as file:
+            file.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

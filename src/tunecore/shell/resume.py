@@ -43,8 +43,9 @@ from tunecore.core.checkpoints import current_checkpoint
 from tunecore.core.experiment import ExperimentState, trials_in_order
 from tunecore.core.results import DONE, TRAINING_ITERATION
 from tunecore.model import JsonDict, JsonValue, TrialState
-from tunecore.shell.storage import PARAMS_FILE, ExperimentStorage, to_json_value
+from tunecore.shell.storage import ExperimentStorage, to_json_value
 from tunecore.shell.store import Store
+from tunecore.shell.trial_files import PARAMS_FILE
 
 Row = dict[str, JsonValue]
 

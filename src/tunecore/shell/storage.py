@@ -79,7 +79,6 @@ import math
 import os
 import re
 import shutil
-import tempfile
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -96,7 +95,10 @@ from tunecore.shell.own_files import (
     open_text,
     read_text,
     write_all,
+    write_atomic,
 )
+from tunecore.shell.store import checkpoint_root
+from tunecore.shell.trial_files import ERROR_FILE, PARAMS_FILE, PROGRESS_FILE, RESULT_FILE
 
 logger = logging.getLogger(__name__)
 
@@ -107,19 +109,11 @@ logger = logging.getLogger(__name__)
 # process-wide; this only raises it.
 csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
 
-DEFAULT_ROOT = "~/tunecore_results"
-"""Where the API puts experiments unless told otherwise (`ExperimentStorage`
-itself takes its root as given)."""
-
 MAX_NAME_LENGTH = 100
 """Longest file or directory name written; well under the 255 bytes most file
 systems allow, leaving room for the `checkpoint_000000` and temp-file names
 next to it."""
 
-PARAMS_FILE = "params.json"
-RESULT_FILE = "result.json"
-PROGRESS_FILE = "progress.csv"
-ERROR_FILE = "error.txt"
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._=,+\-]")
 _DOTS = re.compile(r"\.{2,}")
@@ -236,7 +230,7 @@ class ExperimentStorage:
     """The directory of one experiment and the files in it.
 
     `root` is taken as given (`~` is expanded; the API decides the default,
-    `DEFAULT_ROOT`); `name` is made safe like every other name, so the
+    `tunecore.shell.store.DEFAULT_ROOT`); `name` is made safe like every other name, so the
     experiment directory is always directly inside `root`.
     """
 
@@ -619,20 +613,6 @@ class ExperimentStorage:
         return True
 
 
-def checkpoint_root(rel: str) -> tuple[str, str]:
-    """A checkpoint's path in the experiment (`<trial dir>/checkpoint_N`,
-    perhaps with the file inside it the trainable named) split into the
-    directory that is uploaded, downloaded, copied and deleted as one, and
-    the rest: `("t/checkpoint_000003", "model.pt")`. The directory is always
-    the first two components (a trial's `checkpoint_N` or `exploit_N`)."""
-    parts = rel.split("/")
-    if any(part in ("", ".", "..") for part in parts) or "\0" in rel:
-        raise ValueError(f"checkpoint path {rel!r} is not a clean relative path")
-    if len(parts) < 2:
-        raise ValueError(f"checkpoint path {rel!r} is not inside a trial directory")
-    return "/".join(parts[:2]), "/".join(parts[2:])
-
-
 def _empty_directory(path: Path) -> None:
     """Remove everything in `path` without following symlinks out of it."""
     for child in path.iterdir():
@@ -676,19 +656,6 @@ class _ProgressTable:
             self.late[self.appended] = late
             self.held.update(dict.fromkeys(late))
         self.appended += 1
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write `text` to a temporary file beside `path`, then rename it over
-    `path` (atomic on POSIX and Windows)."""
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8", newline="") as file:
-            file.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 class _Appender:

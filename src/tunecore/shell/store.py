@@ -34,10 +34,12 @@ from typing import TYPE_CHECKING, Protocol
 
 import msgspec
 
-from tunecore.shell.storage import DEFAULT_ROOT
-
 if TYPE_CHECKING:
     from pyarrow.fs import FileSystem
+
+DEFAULT_ROOT = "~/tunecore_results"
+"""Where the API puts experiments unless told otherwise (`ExperimentStorage`
+itself takes its root as given)."""
 
 INSTALL_HINT = "pip install 'tunecore[storage]'"
 
@@ -691,3 +693,17 @@ def _without_credentials(uri: str) -> str:
     parts = urllib.parse.urlsplit(uri)
     host = parts.netloc.rpartition("@")[2]
     return urllib.parse.urlunsplit(parts._replace(netloc=host)).rstrip("/")
+
+
+def checkpoint_root(rel: str) -> tuple[str, str]:
+    """A checkpoint's path in the experiment (`<trial dir>/checkpoint_N`,
+    perhaps with the file inside it the trainable named) split into the
+    directory that is uploaded, downloaded, copied and deleted as one, and
+    the rest: `("t/checkpoint_000003", "model.pt")`. The directory is always
+    the first two components (a trial's `checkpoint_N` or `exploit_N`)."""
+    parts = rel.split("/")
+    if any(part in ("", ".", "..") for part in parts) or "\0" in rel:
+        raise ValueError(f"checkpoint path {rel!r} is not a clean relative path")
+    if len(parts) < 2:
+        raise ValueError(f"checkpoint path {rel!r} is not inside a trial directory")
+    return "/".join(parts[:2]), "/".join(parts[2:])

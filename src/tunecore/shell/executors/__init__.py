@@ -1,8 +1,5 @@
 """Executors run trials on workers: `RayExecutor` (the default, in
-`tunecore.shell.executors.ray`, imported on demand because Ray is slow to
-load) and `InProcessExecutor` (threads, no Ray)."""
-
-from tunecore.shell.executors.base import Executor
-from tunecore.shell.executors.inprocess import InProcessExecutor
-
-__all__ = ["Executor", "InProcessExecutor"]
+`tunecore.shell.executors.ray`) and `InProcessExecutor` (threads, no Ray, in
+`.inprocess`), both `Executor`s (`.base`). Nothing is imported here: a Ray
+worker loads this package for its `TrialHost` (`.host`) and should not load
+the executors that drive it."""

@@ -55,8 +55,7 @@ from pathlib import PurePath
 
 import msgspec
 
-from tunecore.shell.storage import checkpoint_root
-from tunecore.shell.store import Store, check_rel
+from tunecore.shell.store import Store, check_rel, checkpoint_root
 from tunecore.shell.trainable.checkpoint_files import META_FILE
 from tunecore.shell.trainable.function import SCRATCH_DIR
 from tunecore.shell.trainable.worker import TrialContext

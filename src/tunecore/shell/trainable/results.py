@@ -54,12 +54,12 @@ from tunecore.model.codec import to_msgpack
 from tunecore.model.numbers import is_finite_number
 from tunecore.model.storable import (
     MAX_DEPTH,
+    MAX_RECORD_BYTES,
     TOO_DEEP,
     UnstorableValueError,
     check_storable,
     encoding_error,
 )
-from tunecore.shell.eventlog import MAX_RECORD_BYTES
 from tunecore.shell.trainable.checkpoint_files import CheckpointMeta
 
 MAX_RESULT_BYTES = MAX_RECORD_BYTES - (64 << 10)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import sys
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -233,3 +234,42 @@ def test_a_symlink_out_of_the_trial_dir_fails_the_trial_not_the_experiment(
     assert result.status is TrialStatus.ERROR
     assert "log_to_file='logs/out.txt'" in str(result.error)
     assert not list(outside.iterdir())
+
+
+@pytest.mark.parametrize("recorded", ["steps_2", "steps_13"])
+def test_a_name_numbered_for_a_second_object_of_that_name_resumes(
+    tmp_path: Path, recorded: str
+) -> None:
+    """A notebook that defines `steps` again (or wraps it in a second
+    `with_parameters`) records `steps_2`: Ray compares the function's own
+    name, so the same function given back resumes."""
+    directory = crafted(tmp_path / "exp", recorded, {"x": 1})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tuner = Tuner.restore(directory, trainable=steps)
+    (result,) = tuner.fit()
+    assert result.status is TrialStatus.TERMINATED
+
+
+@pytest.mark.parametrize("recorded", ["steps_1", "steps_x", "stepsy_2", "steps_2_", "other_2"])
+def test_a_name_that_is_not_a_numbered_steps_is_a_mismatch(tmp_path: Path, recorded: str) -> None:
+    directory = crafted(tmp_path / "exp", recorded, {"x": 1})
+    with pytest.raises(TrainableMismatchError, match=re.escape(repr(recorded))):
+        Tuner.restore(directory, trainable=steps)
+
+
+def steps_with(config: dict[str, object], data: int = 0) -> None:
+    tunecore.report({"loss": 1.0, "data": data})
+
+
+def test_a_second_with_parameters_in_one_process_restores(tmp_path: Path) -> None:
+    """Ray's data tutorial, in a notebook: the second wrapper is recorded
+    as `with_parameters(steps_with)_2`, and restoring with it works."""
+    Tuner(tunecore.with_parameters(steps_with, data=0))  # registers the bare name
+    run = RunConfig(storage_path=str(tmp_path), name="exp", verbose=0)
+    given = tunecore.with_parameters(steps_with, data=1)
+    (first,) = Tuner(given, param_space={"x": 1}, run_config=run).fit()
+    wrapped_again = tunecore.with_parameters(steps_with, data=1)  # as a new process would
+    (again,) = Tuner.restore(str(tmp_path / "exp"), trainable=wrapped_again).fit()
+    assert first.status is again.status is TrialStatus.TERMINATED
+    assert again.metrics["data"] == 1

@@ -17,7 +17,10 @@ aim every trial's stdout at any file. So:
   name is registered to this very object, or, as Ray compares, the
   function's or class's own name is the recorded one's (a function from a
   script, recorded by its bare name, given back from a module; a second
-  `with_parameters(train)` in one process). A function whose module was
+  `with_parameters(train)` in one process, recorded as
+  `with_parameters(train)_2`: a name is numbered when the process that ran
+  the experiment had registered another object under it, as a notebook
+  that defines `train` again does). A function whose module was
   renamed (`old.mod:train` recorded, `new.mod:train` given) is accepted that
   way too, with a warning naming both. Any other difference is a
   `TrainableMismatchError` naming both; there is no override (Ray has none).
@@ -34,6 +37,7 @@ from pathlib import Path
 from tunecore.shell.eventlog import LogError, RunSettings, log_path
 from tunecore.shell.trainable import (
     TrainableTarget,
+    names_the_same,
     registered_trainable,
     resolve_trainable,
     trainable_name,
@@ -74,7 +78,8 @@ def restored_trainable(
     shown = given if isinstance(given, str) else trainable_name(target)
     if recorded in (shown, trainable_name(target)) or registered_trainable(recorded) is target:
         return target
-    if getattr(target, "__qualname__", None) != _qualname(recorded):
+    own = getattr(target, "__qualname__", None)
+    if own is None or not names_the_same(_qualname(recorded), own):
         raise TrainableMismatchError(
             f"the trainable given, {shown!r}, is not the one the experiment in "
             f"{experiment_dir} ran, {recorded!r}: resume it with the same trainable "

@@ -18,6 +18,7 @@ from tunecore.shell.trainable.function import FunctionForm, FunctionTrainable, f
 from tunecore.shell.trainable.registry import (
     TrainableTarget,
     make_worker_trainable,
+    names_the_same,
     register_trainable,
     registered_trainable,
     resolve_trainable,
@@ -50,6 +51,7 @@ __all__ = [
     "get_checkpoint",
     "get_context",
     "make_worker_trainable",
+    "names_the_same",
     "register_trainable",
     "registered_trainable",
     "report",

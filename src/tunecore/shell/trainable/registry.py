@@ -109,6 +109,16 @@ def trainable_name(target: TrainableTarget) -> str:
         return name
 
 
+def names_the_same(recorded: str, base: str) -> bool:
+    """Whether `recorded` (a name `trainable_name` gave) is `base`, or
+    `base` numbered because another object of that name was registered
+    first in that process (`base_2`, `base_3`, ...)."""
+    if recorded == base:
+        return True
+    head, _, number = recorded.rpartition("_")
+    return head == base and number.isdigit() and int(number) >= 2
+
+
 def validate_trainable(target: object, *, where: str | None = None) -> TrainableTarget:
     """`target` if it is an accepted function or a Trainable subclass, else
     an error saying what it is and what is accepted."""

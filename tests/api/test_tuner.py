@@ -192,3 +192,10 @@ def test_export_formats_are_written_when_a_trial_ends(tmp_path: Path) -> None:
     assert (export / "model.txt").read_text() == "weights=2"
     state = json.loads((export / "checkpoint" / "checkpoint_state.json").read_text())
     assert state == {"weights": 2}
+
+
+def test_in_process_trials_run_where_the_driver_is_unless_asked(tmp_path: Path) -> None:
+    """A directory change moves the whole process: in process, only when
+    `chdir_to_trial_dir=True` (the Ray default does not apply)."""
+    (result,) = fit(reports_context, tmp_path, {"x": 1})
+    assert result.metrics["cwd"] == os.getcwd()

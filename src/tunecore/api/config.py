@@ -271,7 +271,12 @@ class TuneConfig(BaseModel):
     `default_resource_request`)."""
     trial_name_creator: Callable[[Trial], str] | None = None
     trial_dirname_creator: Callable[[Trial], str] | None = None
-    chdir_to_trial_dir: bool = False
+    chdir_to_trial_dir: bool | None = None
+    """Run each trial in its trial directory (its working directory, so
+    files it writes with relative paths stay with the trial). None: Ray's
+    default, on with Ray workers unless `RAY_CHDIR_TO_TRIAL_DIR=0` (Ray's
+    switch), off with the in-process executor, where a directory change
+    would move the whole driver."""
     max_pending_trials: Annotated[int, Field(ge=1)] | None = None
     result_buffer_length: Annotated[int, Field(ge=1)] = 1
     """Opt-in (Ray executor): a worker produces up to this many results per

@@ -49,7 +49,7 @@ def run(
     log_to_file: bool | str | tuple[str, str] = False,
     trial_name_creator: Callable[[Trial], str] | None = None,
     trial_dirname_creator: Callable[[Trial], str] | None = None,
-    chdir_to_trial_dir: bool = False,
+    chdir_to_trial_dir: bool | None = None,
     export_formats: Sequence[str] | None = None,
     max_failures: int = 0,
     fail_fast: bool | Literal["raise"] = False,

@@ -351,7 +351,7 @@ class Tuner:
             trial_dirname=dirname,
             views=views,
             output_files=_output_files(run.log_to_file),
-            chdir=tune.chdir_to_trial_dir,
+            chdir=self._chdir(),
             journal=journal,
             inbox=Inbox(storage.experiment_dir),
             clock=clock,
@@ -497,6 +497,15 @@ class Tuner:
             ) from None
         return state, Journal(writer, snapshots)
 
+    def _chdir(self) -> bool:
+        """`TuneConfig.chdir_to_trial_dir`, or unset, Ray's default there."""
+        given = self._tune.chdir_to_trial_dir
+        if given is not None:
+            return given
+        if (self._parts.executor_kind or self._run.executor) != "ray":
+            return False
+        return os.environ.get("RAY_CHDIR_TO_TRIAL_DIR", "1") != "0"
+
     def _settings(self) -> RunSettings:
         run, tune = self._run, self._tune
         return RunSettings(
@@ -505,7 +514,7 @@ class Tuner:
             reuse_actors=tune.reuse_actors,
             result_buffer_length=tune.result_buffer_length,
             output_files=_output_files(run.log_to_file),
-            chdir_to_trial_dir=tune.chdir_to_trial_dir,
+            chdir_to_trial_dir=self._chdir(),
             verbose=run.verbose,
             fsync_interval_ms=run.fsync_interval_ms,
             own_stopper=None if self._stop.user is None else self._stop.user.describe(),

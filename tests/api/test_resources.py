@@ -5,6 +5,7 @@ the in-process executor (what only Ray does is in tests/integration)."""
 
 from __future__ import annotations
 
+import inspect
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import ray
 
 import tunecore as tune
 from tunecore import ResultGrid, RunConfig, TuneConfig, Tuner
@@ -247,3 +249,20 @@ def test_the_command_line_honours_default_resource_request(tmp_path: Path) -> No
     (trial,) = tune.replay(tmp_path / "exp", quiet=True).state.trials.values()
     assert trial.status is TrialStatus.ERROR
     assert "the trial requested 64 CPUs" in (trial.error_message or "")
+
+
+def test_with_resources_on_a_function_is_still_a_function_named_after_it(
+    tmp_path: Path,
+) -> None:
+    """Ray returns the function itself from `with_resources`: `ray.remote`
+    takes it (Ray's walkthrough, doc_code/tune.py, does) and the experiment
+    and its trials are named after the function."""
+    asking = tune.with_resources(train, {"cpu": 1})
+    assert inspect.isfunction(asking)
+    assert asking.__name__ == "train"
+    assert inspect.signature(asking) == inspect.signature(train)
+    assert not hasattr(train, "_tunecore_resources")  # the user's function is untouched
+    ray.remote(asking)  # a function to Ray (wrapping it starts no Ray)
+    results = fit(asking, tmp_path, {"x": 2})
+    assert results[0].metrics["score"] == 2
+    assert Path(results[0].path).name.startswith("train_")

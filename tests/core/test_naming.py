@@ -41,6 +41,22 @@ def test_a_trainable_given_by_import_path_is_named_by_its_object() -> None:
     assert trial_name(named, include_trial_id=False) == "train"
 
 
+@pytest.mark.parametrize(
+    ("recorded", "shown"),
+    [
+        ("with_parameters(train)", "train"),
+        ("with_parameters(train)_2", "train"),
+        ("with_resources(with_parameters(pkg.module:train)_3)_12", "train"),
+        ("train_2", "train_2"),  # a function may be named so: only a wrapper's number goes
+        ("with_parameters(train)_x", "with_parameters(train)_x"),
+    ],
+)
+def test_a_wrapped_trainable_is_named_by_what_it_wraps(recorded: str, shown: str) -> None:
+    """As Ray names it; a second `with_parameters(train)` in one process is
+    recorded numbered (`trainable_name`), and named `train` all the same."""
+    assert trial_name(spec(trainable_name=recorded), include_trial_id=False) == shown
+
+
 def test_every_slash_is_replaced_so_the_name_can_name_a_file() -> None:
     named = spec(trainable_name="pkg/train", config={"env": "ns/Env"}, trial_id="a/b")
     assert trial_name(named) == "pkg_train_ns_Env_a_b"

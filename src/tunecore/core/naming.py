@@ -44,10 +44,16 @@ def display_name(trainable_name: str) -> str:
     """A trainable's name as users know it: the object an import path
     (`pkg.module:train`) points at, or the registered name as it is; a
     function or class given to `with_parameters` or `with_resources` is
-    named by what it wraps (`with_parameters(train)` is `train`), as Ray
-    names it."""
+    named by what it wraps (`with_parameters(train)` is `train`, and so is
+    `with_parameters(train)_2`, the name of a second such wrapper in one
+    process), as Ray names it."""
     name = trainable_name
-    while name.startswith(_WRAPPERS) and name.endswith(")"):
+    while name.startswith(_WRAPPERS):
+        head, _, number = name.rpartition(")_")
+        if head and number.isdigit():
+            name = head + ")"
+        if not name.endswith(")"):
+            break
         name = name[name.index("(") + 1 : -1]
     return name.rpartition(":")[2] or name
 

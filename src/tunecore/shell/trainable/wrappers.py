@@ -14,9 +14,13 @@ attached, as Ray Tune spells them.
   a dict, a `PlacementGroupFactory`, or a function of the config returning
   either (see `tunecore.shell.trainable.resources`).
 
-The user's function or class is never modified: a function is wrapped in a
-callable with the signature the trainable sees; a class is subclassed, as
-Ray does.
+The user's function or class is never modified. A class is subclassed, as
+Ray does. `with_parameters` wraps a function in a callable with the
+signature the trainable sees. `with_resources` wraps it in a function that
+looks like it (`functools.wraps`: its name, module and signature), because
+Ray returns the function itself there (marked with the resources): the
+result is still a function to `ray.remote`, and the experiment is named
+after it.
 """
 
 from __future__ import annotations
@@ -175,9 +179,13 @@ def with_resources(trainable: Any, resources: Any) -> Any:
         setattr(_WithResources, WITH_RESOURCES, resources)
         setattr(_WithResources, _INNER, base)
         return _WithResources
-    wrapper = _FunctionWrapper(trainable, "with_resources", None)
-    setattr(wrapper, WITH_RESOURCES, resources)
-    return wrapper
+
+    @functools.wraps(trainable)
+    def asking(config: Any, *args: Any, **kwargs: Any) -> Any:
+        return trainable(config, *args, **kwargs)
+
+    setattr(asking, WITH_RESOURCES, resources)
+    return asking
 
 
 def publish_parameters(trainable: object) -> None:

@@ -266,7 +266,7 @@ def test_a_second_with_parameters_in_one_process_restores(tmp_path: Path) -> Non
     """Ray's data tutorial, in a notebook: the second wrapper is recorded
     as `with_parameters(steps_with)_2`, and restoring with it works."""
     Tuner(tunecore.with_parameters(steps_with, data=0))  # registers the bare name
-    run = RunConfig(storage_path=str(tmp_path), name="exp", verbose=0)
+    run = RunConfig(storage_path=str(tmp_path), name="exp", verbose=0, executor="in_process")
     given = tunecore.with_parameters(steps_with, data=1)
     (first,) = Tuner(given, param_space={"x": 1}, run_config=run).fit()
     wrapped_again = tunecore.with_parameters(steps_with, data=1)  # as a new process would

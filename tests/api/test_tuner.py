@@ -199,3 +199,21 @@ def test_in_process_trials_run_where_the_driver_is_unless_asked(tmp_path: Path) 
     `chdir_to_trial_dir=True` (the Ray default does not apply)."""
     (result,) = fit(reports_context, tmp_path, {"x": 1})
     assert result.metrics["cwd"] == os.getcwd()
+
+
+def needs_data(config: dict[str, object], data: object) -> None:
+    tunecore.report({"data": str(data)})
+
+
+def test_a_function_that_needs_its_parameters_fails_at_fit_not_before(tmp_path: Path) -> None:
+    """Ray's data tutorial builds `Tuner(training_function)` for a function
+    of `(config, data)` before wrapping it in `with_parameters`: Ray builds
+    that Tuner, and fails only if it runs. So does tunecore, naming the
+    parameters."""
+    run = RunConfig(storage_path=str(tmp_path), verbose=0, executor="in_process")
+    bare = Tuner(needs_data, run_config=run)
+    with pytest.raises(ValueError, match=r"has the parameters \(config, data\)"):
+        bare.fit()
+    wrapped = Tuner(tunecore.with_parameters(needs_data, data=7), run_config=run)
+    (result,) = wrapped.fit()
+    assert result.metrics["data"] == "7"

@@ -142,7 +142,15 @@ class Tuner:
         run_config: RunConfig | None = None,
     ) -> None:
         self._target = resolve_trainable(trainable) if isinstance(trainable, str) else trainable
-        self._name = trainable if isinstance(trainable, str) else trainable_name(trainable)
+        self._unrunnable: ValueError | None = None
+        try:
+            self._name = trainable if isinstance(trainable, str) else trainable_name(trainable)
+        except ValueError as error:
+            # A function of a form no trial can call (`fn(config, data)`
+            # before its `with_parameters`): Ray builds such a Tuner and
+            # fails only when it runs, and tutorials build one in passing.
+            self._unrunnable = error
+            self._name = str(getattr(trainable, "__qualname__", "trainable"))
         self._space = dict(param_space or {})
         check_storable("param_space", self._space)  # refused now, not when it is logged
         self._tune = tune_config or TuneConfig()
@@ -281,6 +289,8 @@ class Tuner:
         second driver there raises `ExperimentLockedError`. With a URI
         `storage_path` that directory is the local staging directory, and
         the experiment is shipped to the storage as it runs (`shell.mirror`)."""
+        if self._unrunnable is not None:
+            raise self._unrunnable
         run = self._run
         spec, store = resolve_storage(run.storage_path, run.storage_filesystem)
         if spec.mirrored:

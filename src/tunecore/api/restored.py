@@ -34,10 +34,10 @@ import warnings
 from collections.abc import Callable
 from pathlib import Path
 
+from tunecore.core.naming import names_the_same
 from tunecore.shell.eventlog import LogError, RunSettings, log_path
 from tunecore.shell.trainable import (
     TrainableTarget,
-    names_the_same,
     registered_trainable,
     resolve_trainable,
     trainable_name,

@@ -40,6 +40,21 @@ def original_tag(tag: str) -> str:
 _WRAPPERS = ("with_parameters(", "with_resources(")
 
 
+def numbered(base: str, number: int) -> str:
+    """The name a process gives the `number`th object (from 2) it registers
+    under the name `base` (`shell.trainable.registry.trainable_name`)."""
+    return f"{base}_{number}"
+
+
+def names_the_same(recorded: str, base: str) -> bool:
+    """Whether `recorded` is `base`, or `base` `numbered` because another
+    object of that name was registered first in that process."""
+    if recorded == base:
+        return True
+    head, _, number = recorded.rpartition("_")
+    return head == base and number.isdigit() and int(number) >= 2
+
+
 def display_name(trainable_name: str) -> str:
     """A trainable's name as users know it: the object an import path
     (`pkg.module:train`) points at, or the registered name as it is; a
@@ -49,9 +64,9 @@ def display_name(trainable_name: str) -> str:
     process), as Ray names it."""
     name = trainable_name
     while name.startswith(_WRAPPERS):
-        head, _, number = name.rpartition(")_")
-        if head and number.isdigit():
-            name = head + ")"
+        head = name.rpartition(")_")[0] + ")"
+        if names_the_same(name, head):
+            name = head
         if not name.endswith(")"):
             break
         name = name[name.index("(") + 1 : -1]

@@ -18,7 +18,6 @@ from tunecore.shell.trainable.function import FunctionForm, FunctionTrainable, f
 from tunecore.shell.trainable.registry import (
     TrainableTarget,
     make_worker_trainable,
-    names_the_same,
     register_trainable,
     registered_trainable,
     resolve_trainable,
@@ -51,7 +50,6 @@ __all__ = [
     "get_checkpoint",
     "get_context",
     "make_worker_trainable",
-    "names_the_same",
     "register_trainable",
     "registered_trainable",
     "report",

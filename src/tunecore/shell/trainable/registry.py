@@ -33,6 +33,7 @@ import threading
 from collections.abc import Callable
 from typing import TypeAlias
 
+from tunecore.core.naming import numbered
 from tunecore.model import JsonDict
 from tunecore.model.errors import InvalidFieldError, require_name
 from tunecore.shell.trainable.classapi import ClassTrainable, Trainable
@@ -104,19 +105,9 @@ def trainable_name(target: TrainableTarget) -> str:
         name, suffix = base, 1
         while name in _registry:
             suffix += 1
-            name = f"{base}_{suffix}"
+            name = numbered(base, suffix)
         _registry[name] = target
         return name
-
-
-def names_the_same(recorded: str, base: str) -> bool:
-    """Whether `recorded` (a name `trainable_name` gave) is `base`, or
-    `base` numbered because another object of that name was registered
-    first in that process (`base_2`, `base_3`, ...)."""
-    if recorded == base:
-        return True
-    head, _, number = recorded.rpartition("_")
-    return head == base and number.isdigit() and int(number) >= 2
 
 
 def validate_trainable(target: object, *, where: str | None = None) -> TrainableTarget:

@@ -218,6 +218,21 @@ def test_result_files_behind_the_log_get_the_logged_rows_back(tmp_path: Path) ->
     assert (again.path / "params.json").read_text() == params
 
 
+@pytest.mark.parametrize("left", ["", '{\n  "x": '])
+def test_a_params_json_cut_short_is_written_again(tmp_path: Path, left: str) -> None:
+    """A new trial's params.json is created and written in one go, not
+    beside its name and renamed: a driver killed in between leaves it
+    empty or short, and the resume writes it whole again."""
+    first = experiment(tmp_path, []).fit()
+    trial = first[0]
+    params = (trial.path / "params.json").read_text()
+    (trial.path / "params.json").write_text(left)
+    (again,) = [
+        r for r in Tuner.restore(tmp_path / "exp", counting).fit() if r.trial_id == trial.trial_id
+    ]
+    assert (again.path / "params.json").read_text() == params
+
+
 def test_a_progress_csv_missing_a_column_is_repaired(tmp_path: Path) -> None:
     """A driver that dies while the cells of a new key wait for progress.csv's
     next rewrite leaves the table without that column; the resume writes it."""

@@ -176,6 +176,21 @@ def test_params_json_round_trips_with_fallbacks(storage: ExperimentStorage) -> N
     assert [p.name for p in trial_dir.iterdir()] == ["params.json"]  # no temp file left
 
 
+def test_a_link_planted_as_params_json_is_replaced_not_followed(
+    storage: ExperimentStorage, tmp_path: Path
+) -> None:
+    """A new trial's params.json is created exclusively: a link in its
+    place is not written through but replaced, as any rewrite does."""
+    trial_dir = storage.trial_dir(spec())
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    (trial_dir / "params.json").symlink_to(victim)
+    storage.write_params(trial_dir, {"lr": 0.3})
+    assert victim.read_text() == "keep me"
+    assert not (trial_dir / "params.json").is_symlink()
+    assert json.loads((trial_dir / "params.json").read_text()) == {"lr": 0.3}
+
+
 def test_to_json_value_turns_non_finite_floats_into_null() -> None:
     assert to_json_value({"a": [math.inf, -math.inf, math.nan, 1.5]}) == {
         "a": [None, None, None, 1.5]

@@ -45,7 +45,6 @@ from tunecore.core.results import DONE, TRAINING_ITERATION
 from tunecore.model import JsonDict, JsonValue, TrialState
 from tunecore.shell.storage import ExperimentStorage, to_json_value
 from tunecore.shell.store import Store
-from tunecore.shell.trial_files import PARAMS_FILE
 
 Row = dict[str, JsonValue]
 
@@ -74,7 +73,7 @@ def repair_result_files(
             directory.mkdir(parents=True)
         if not directory.is_dir():
             continue
-        if not (directory / PARAMS_FILE).exists():
+        if not storage.params_hold(directory, trial.spec.config):
             storage.write_params(directory, trial.spec.config)
         rows = storage.read_results(directory)
         kept = rows_to_keep(trial, rows)

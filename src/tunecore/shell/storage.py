@@ -96,6 +96,7 @@ from tunecore.shell.own_files import (
     read_text,
     write_all,
     write_atomic,
+    write_new,
 )
 from tunecore.shell.store import checkpoint_root
 from tunecore.shell.trial_files import ERROR_FILE, PARAMS_FILE, PROGRESS_FILE, RESULT_FILE
@@ -174,6 +175,10 @@ def to_json_value(value: object) -> JsonValue:
     if isinstance(value, list | tuple | set | frozenset):
         return [to_json_value(item) for item in value]
     return repr(value)
+
+
+def _params_text(config: Mapping[str, object]) -> str:
+    return json.dumps(to_json_value(config), indent=2, sort_keys=True, allow_nan=False) + "\n"
 
 
 def _json_line(result: Mapping[str, JsonValue]) -> str:
@@ -337,19 +342,31 @@ class ExperimentStorage:
     # -- files ------------------------------------------------------------------
 
     def write_params(self, trial_dir: Path, config: Mapping[str, object]) -> Path:
-        """Write params.json atomically (a reader never sees half a file and a
-        crash leaves the old one), with the fallbacks of `to_json_value`.
-        Formatted on the writer thread too: with `indent` the json module
-        encodes in Python, a tenth of a millisecond per trial. The config is
-        the trial's spec's, never changed in place."""
+        """Write params.json, with the fallbacks of `to_json_value`: created
+        and written at once when the trial has none yet (one directory entry,
+        not two), else replaced atomically (a reader never sees half a file,
+        a crash leaves the old one). A crash mid-creation can leave it short;
+        a resume writes it again (`params_hold`). Formatted on the writer
+        thread too: with `indent` the json module encodes in Python, a tenth
+        of a millisecond per trial. The config is the trial's spec's, never
+        changed in place."""
         path = trial_dir / PARAMS_FILE
 
         def write() -> None:
-            text = json.dumps(to_json_value(config), indent=2, sort_keys=True, allow_nan=False)
-            write_atomic(path, text + "\n")
+            text = _params_text(config)
+            if not write_new(path, text.encode()):
+                write_atomic(path, text)
 
         self._files.submit(PARAMS_FILE, write)
         return path
+
+    def params_hold(self, trial_dir: Path, config: Mapping[str, object]) -> bool:
+        """Whether the trial's params.json holds `config` whole (a resume
+        rewrites it otherwise: missing, cut short by a crash, or older)."""
+        try:
+            return read_text(trial_dir / PARAMS_FILE) == _params_text(config)
+        except OSError:
+            return False
 
     def append_result(self, trial_dir: Path, result: Mapping[str, JsonValue]) -> None:
         """Record one result in both result.json and progress.csv."""

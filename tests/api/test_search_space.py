@@ -298,3 +298,17 @@ def test_max_concurrent_runs_the_generators_trials_one_at_a_time(tmp_path: Path)
     )
     assert len(tuner.fit()) == 3
     assert lifecycle.seen == ["start", "end"] * 3
+
+
+def test_numpy_floats_and_strings_in_a_grid_become_plain_values(tmp_path: Path) -> None:
+    """`np.float64` and `np.str_` are `float` and `str` subclasses: they
+    passed the JSON check and then the log's encoder refused them
+    (`grid_search(list(np.logspace(-3, -1, 3)))`, as Ray's docs write)."""
+    numpy = pytest.importorskip("numpy")
+    space = {
+        "lr": tune.grid_search(list(numpy.logspace(-3, -1, 3))),
+        "act": tune.choice(list(numpy.array(["relu", "tanh"]))),
+    }
+    grid = fit(tmp_path, space)
+    assert sorted(config["lr"] for config in configs(grid)) == pytest.approx([0.001, 0.01, 0.1])
+    assert all(type(c["lr"]) is float and type(c["act"]) is str for c in configs(grid))

@@ -434,3 +434,26 @@ def test_paused_trials_leave_room_under_a_concurrency_limiter(
     assert max(running_at_creation) < 2  # a new trial only into a free place
     assert most_live > 2  # paused trials waited while others ran (a resumed one
     # may then run beside two others until one ends, as in Ray)
+
+
+def test_a_configspace_categorical_gives_plain_strings(tmp_path: Path) -> None:
+    """ConfigSpace samples categoricals as `np.str_`, which the log's
+    encoder refuses: TuneBOHB's docstring example failed every trial."""
+    import ConfigSpace as CS  # noqa: PLC0415, N817 - Ray's docs name it so
+
+    space = CS.ConfigurationSpace(seed=1)
+    space.add(CS.CategoricalHyperparameter("act", choices=["relu", "tanh"]))
+    searcher = TuneBOHB(space, metric="loss", mode="min", seed=1)
+    run = tunecore.RunConfig(storage_path=str(tmp_path), verbose=0, executor="in_process")
+    tuner = tunecore.Tuner(
+        acts,
+        tune_config=tunecore.TuneConfig(num_samples=3, search_alg=searcher),
+        run_config=run,
+    )
+    grid = tuner.fit()
+    assert not grid.errors
+    assert {type(result.config["act"]) for result in grid} == {str}
+
+
+def acts(config: dict[str, Any]) -> None:
+    tunecore.report({"loss": 1.0 if config["act"] == "relu" else 2.0})

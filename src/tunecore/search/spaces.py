@@ -105,9 +105,11 @@ def _child(container: JsonValue, part: str | int) -> JsonValue:
 
 
 def plain_number(value: object) -> object:
-    """A numpy scalar as the Python number it holds; anything else as is."""
+    """A numpy scalar as the Python value it holds (numpy's `float64` and
+    `str_` too, though they are `float` and `str` subclasses: the log's
+    encoder refuses them); anything else as is."""
     item = getattr(value, "item", None)
-    if callable(item) and not isinstance(value, int | float | str | bool):
+    if callable(item) and type(value) not in (int, float, str, bool):
         return item()
     return value
 

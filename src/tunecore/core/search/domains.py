@@ -93,11 +93,20 @@ def _on_lattice(where: str, name: str, value: float, q: float) -> int:
     return round(ratio)
 
 
+_JSON_SCALARS: tuple[type[bool | int | float | str], ...] = (bool, int, float, str)
+
+
 def plain_json(where: str, value: object) -> JsonValue:
-    """A deep copy of `value` as plain JSON: tuples become lists; anything
-    else (a search domain, a set, an object) is an error naming where it is."""
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
+    """A deep copy of `value` as plain JSON: tuples become lists, and a
+    subclass of a JSON scalar the value it holds (numpy's `float64` and
+    `str_` are `float` and `str` subclasses, which the log's encoder
+    refuses); anything else (a search domain, a set, an object) is an
+    error naming where it is."""
+    if value is None or type(value) in _JSON_SCALARS:
+        return value  # type: ignore[return-value]
+    for scalar in _JSON_SCALARS:
+        if isinstance(value, scalar):
+            return scalar(value)
     if isinstance(value, list | tuple):
         return [plain_json(f"{where}[{i}]", item) for i, item in enumerate(value)]
     if isinstance(value, dict):

@@ -310,5 +310,7 @@ def test_numpy_floats_and_strings_in_a_grid_become_plain_values(tmp_path: Path) 
         "act": tune.choice(list(numpy.array(["relu", "tanh"]))),
     }
     grid = fit(tmp_path, space)
-    assert sorted(config["lr"] for config in configs(grid)) == pytest.approx([0.001, 0.01, 0.1])
+    assert sorted(float(str(config["lr"])) for config in configs(grid)) == pytest.approx(
+        [0.001, 0.01, 0.1]
+    )
     assert all(type(c["lr"]) is float and type(c["act"]) is str for c in configs(grid))

@@ -439,7 +439,7 @@ def test_paused_trials_leave_room_under_a_concurrency_limiter(
 def test_a_configspace_categorical_gives_plain_strings(tmp_path: Path) -> None:
     """ConfigSpace samples categoricals as `np.str_`, which the log's
     encoder refuses: TuneBOHB's docstring example failed every trial."""
-    import ConfigSpace as CS  # noqa: PLC0415, N817 - Ray's docs name it so
+    import ConfigSpace as CS  # noqa: PLC0415 - imported where it is used, as in Ray's docs
 
     space = CS.ConfigurationSpace(seed=1)
     space.add(CS.CategoricalHyperparameter("act", choices=["relu", "tanh"]))

@@ -217,3 +217,54 @@ def test_a_function_that_needs_its_parameters_fails_at_fit_not_before(tmp_path: 
     wrapped = Tuner(tunecore.with_parameters(needs_data, data=7), run_config=run)
     (result,) = wrapped.fit()
     assert result.metrics["data"] == "7"
+
+
+class Hooks(Callback):
+    """Records `setup`'s arguments and the hooks of a retried trial."""
+
+    def __init__(self) -> None:
+        self.setups: list[dict[str, object]] = []
+        self.calls: list[str] = []
+
+    def setup(self, **info: object) -> None:
+        self.setups.append(info)
+
+    def on_trial_start(self, iteration: int, trials: object, trial: object) -> None:
+        self.calls.append("start")
+
+    def on_trial_recover(self, iteration: int, trials: object, trial: object) -> None:
+        self.calls.append("recover")
+
+    def on_trial_complete(self, iteration: int, trials: object, trial: object) -> None:
+        self.calls.append("complete")
+
+
+def fails_first(config: dict[str, object]) -> None:
+    marker = Path(str(config["marker"]))
+    if not marker.exists():
+        marker.touch()
+        raise RuntimeError("the first attempt fails")
+    tunecore.report({"score": 1.0})
+
+
+def test_setup_is_called_once_and_a_retry_started_at_once_is_a_recovery(tmp_path: Path) -> None:
+    """Ray calls `Callback.setup(stop=, num_samples=, total_num_samples=)`
+    as the experiment starts, and `on_trial_recover` for a trial that will
+    be retried, also when it restarts in the same turn (resources free)."""
+    hooks = Hooks()
+    space = {"marker": str(tmp_path / "failed_once"), "x": tunecore.grid_search([1])}
+    results = fit(
+        fails_first,
+        tmp_path,
+        space,
+        callbacks=[hooks],
+        stop={"training_iteration": 5},
+        failure_config=FailureConfig(max_failures=1),
+        num_samples=2,
+    )
+    assert [r.status for r in results] == [TrialStatus.TERMINATED] * 2
+    assert hooks.setups == [
+        {"stop": {"training_iteration": 5}, "num_samples": 2, "total_num_samples": 2}
+    ]
+    assert sorted(hooks.calls) == ["complete", "complete", "recover", "start", "start", "start"]
+    assert hooks.calls.index("recover") < len(hooks.calls) - 1 - hooks.calls[::-1].index("start")

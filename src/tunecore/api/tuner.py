@@ -373,6 +373,11 @@ class Tuner:
             after_shipped=None if shipper is None else shipper.after_shipped,
             sync_artifacts=(sync.sync_artifacts, sync.sync_artifacts_on_checkpoint),
         )
+        callbacks.setup(
+            stop=run.stop,
+            num_samples=tune.num_samples,
+            total_num_samples=_total_trials(state.searcher, tune.num_samples),
+        )
         if shipper is not None:
             shipper.start()
         try:
@@ -800,6 +805,16 @@ def _as_replay_starts(built: ExperimentState, encoded: bytes) -> ExperimentState
         return decode_state(encoded)
     except msgspec.ValidationError:
         return built
+
+
+def _total_trials(searcher: object, num_samples: int) -> int | None:
+    """How many trials the search makes in all, as `Callback.setup` is told:
+    a variant generator knows (its grid times `num_samples`), a searcher
+    makes `num_samples`; None when unbounded (`num_samples=-1`)."""
+    total = getattr(searcher, "total", None)
+    if isinstance(total, int):
+        return total
+    return num_samples if num_samples > 0 else None
 
 
 def _output_files(log_to_file: bool | str | tuple[str, str]) -> tuple[str, str] | None:

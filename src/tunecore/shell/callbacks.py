@@ -40,6 +40,17 @@ views and comparisons with Ray runs keep working."""
 class Callback:
     """Base class: every hook does nothing, override the ones you need."""
 
+    def setup(
+        self,
+        stop: object = None,
+        num_samples: int | None = None,
+        total_num_samples: int | None = None,
+        **info: object,
+    ) -> None:
+        """Once, as the experiment starts (Ray's `Callback.setup`): the run's
+        stopping condition as given, `num_samples`, and how many trials the
+        search will make in all (None when that is not known in advance)."""
+
     def on_step_begin(self, iteration: int, trials: Sequence[Trial]) -> None:
         """Before the loop handles its next event."""
 
@@ -98,26 +109,47 @@ class CallbackList(Callback):
         """Call `hook` with `args` on every callback: the typed methods below
         are the contract, this the one way each is forwarded."""
         for position, callback in enumerate(self.callbacks):
-            try:
-                getattr(callback, hook)(*args)
-            except Exception as error:
-                key = (position, hook, type(error))
-                if key in self._reported:
-                    logger.debug(
-                        "Callback %s raised %s in %s again",
-                        type(callback).__qualname__,
-                        type(error).__name__,
-                        hook,
-                    )
-                    continue
-                self._reported.add(key)
-                logger.exception(
-                    "Callback %s raised in %s; the experiment goes on without it for this "
-                    "call (further %s errors from this hook are not shown again).",
+            self._guarded(position, callback, hook, lambda c: getattr(c, hook)(*args))
+
+    def _guarded(
+        self, position: int, callback: Callback, hook: str, call: Callable[[Callback], object]
+    ) -> None:
+        """`call(callback)`, its error reported, not raised (the class doc)."""
+        try:
+            call(callback)
+        except Exception as error:
+            key = (position, hook, type(error))
+            if key in self._reported:
+                logger.debug(
+                    "Callback %s raised %s in %s again",
                     type(callback).__qualname__,
-                    hook,
                     type(error).__name__,
+                    hook,
                 )
+                return
+            self._reported.add(key)
+            logger.exception(
+                "Callback %s raised in %s; the experiment goes on without it for this "
+                "call (further %s errors from this hook are not shown again).",
+                type(callback).__qualname__,
+                hook,
+                type(error).__name__,
+            )
+
+    def setup(
+        self,
+        stop: object = None,
+        num_samples: int | None = None,
+        total_num_samples: int | None = None,
+        **info: object,
+    ) -> None:
+        def setup(callback: Callback) -> None:
+            callback.setup(
+                stop=stop, num_samples=num_samples, total_num_samples=total_num_samples, **info
+            )
+
+        for position, callback in enumerate(self.callbacks):
+            self._guarded(position, callback, "setup", setup)
 
     def on_step_begin(self, iteration: int, trials: Sequence[Trial]) -> None:
         self._each("on_step_begin", iteration, trials)

@@ -371,7 +371,7 @@ class ExperimentLoop:
             self._callbacks.on_trial_restore(self._iteration, self._trials(), self._view(trial))
         elif isinstance(event, TrialFailed):
             trial = self.state.trials[event.trial_id]
-            if trial.status is TrialStatus.PENDING:  # it will be retried
+            if trial.status in (TrialStatus.PENDING, TrialStatus.RUNNING):  # retried
                 self._callbacks.on_trial_recover(self._iteration, self._trials(), self._view(trial))
             elif trial.status is TrialStatus.TERMINATED:  # its last save failed
                 logger.warning(

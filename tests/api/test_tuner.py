@@ -226,8 +226,15 @@ class Hooks(Callback):
         self.setups: list[dict[str, object]] = []
         self.calls: list[str] = []
 
-    def setup(self, **info: object) -> None:
-        self.setups.append(info)
+    def setup(
+        self,
+        stop: object = None,
+        num_samples: int | None = None,
+        total_num_samples: int | None = None,
+        **info: object,
+    ) -> None:
+        called = {"stop": stop, "num_samples": num_samples, "total_num_samples": total_num_samples}
+        self.setups.append({**called, **info})
 
     def on_trial_start(self, iteration: int, trials: object, trial: object) -> None:
         self.calls.append("start")

@@ -47,6 +47,7 @@ from tunecore.api.config import (
 )
 from tunecore.api.errors import TuneError
 from tunecore.api.loader import load_experiment
+from tunecore.api.mutation_space import with_mutated_keys
 from tunecore.api.reporters import CLIReporter
 from tunecore.api.restored import Trainable, restored_output_files, restored_trainable
 from tunecore.api.results import ResultGrid
@@ -151,9 +152,9 @@ class Tuner:
             # fails only when it runs, and tutorials build one in passing.
             self._unrunnable = error
             self._name = str(getattr(trainable, "__qualname__", "trainable"))
-        self._space = dict(param_space or {})
-        check_storable("param_space", self._space)  # refused now, not when it is logged
         self._tune = tune_config or TuneConfig()
+        self._space = with_mutated_keys(param_space or {}, self._tune.scheduler)
+        check_storable("param_space", self._space)  # refused now, not when it is logged
         self._run = run_config or RunConfig()
         self._stop = plan_stop(self._run.stop)
         self._resume: ExperimentResumed | None = None

@@ -66,9 +66,11 @@ Deviations from Ray (python/ray/tune/schedulers/pbt.py, async mode):
 - A missing or non-numeric (or NaN) time or metric gives CONTINUE, as Ray
   with `require_attrs=False`; Ray's default raises.
 - Ray fills mutated keys missing from a new trial's config on
-  `on_trial_add`; our hooks cannot change a config, so a missing value is
-  resampled when the trial is first explored. Likewise a value that cannot
-  be perturbed (a non-number under a domain) is resampled where Ray raises.
+  `on_trial_add`; our hooks cannot change a config, so the Tuner adds them
+  to the param space instead (`tunecore.api.mutation_space`), and a value
+  still missing is resampled when the trial is first explored. A value that
+  cannot be perturbed (a non-number under a domain) is resampled where Ray
+  raises.
 - The perturbed tag lists mutated leaves (`momentum=0.9000`), not Ray's
   top-level keys with a whole nested dict as value.
 - No `custom_explore_fn`, `log_config` or synchronous mode.

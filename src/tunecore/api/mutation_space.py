@@ -1,0 +1,50 @@
+"""PBT's mutated keys that a param space leaves out, sampled like the rest.
+
+Ray's `PopulationBasedTraining` fills each key of `hyperparam_mutations`
+that a new trial's config lacks (`_fill_config` in `on_trial_add`), so
+`PopulationBasedTraining(hyperparam_mutations={"lr": [...]})` with no
+`param_space` gives every trial an `lr`, as Ray's scheduler docs rely on.
+A tunecore scheduler never changes a config (it is pure, and the config is
+logged as the searcher made it), so the Tuner adds those keys to the param
+space instead, as the searcher then samples them: a list of categories as
+`choice`, a search domain as it is, a function as `sample_from`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from tunecore.core.schedulers.pbt import MutationFunction, PopulationBasedTraining
+from tunecore.core.search.domains import choice, sample_from
+
+
+def with_mutated_keys(space: Mapping[str, object], scheduler: object) -> dict[str, object]:
+    """`space` with a sampler at every path of `scheduler`'s mutations it
+    lacks (`scheduler` a PBT; any other leaves `space` as it is)."""
+    filled = dict(space)
+    if not isinstance(scheduler, PopulationBasedTraining):
+        return filled
+    for path, spec in scheduler.hyperparam_mutations.items():
+        *parents, leaf = path.split("/")
+        level = filled
+        for name in parents:
+            inner = level.get(name)
+            if inner is None:
+                inner = level[name] = {}
+            elif isinstance(inner, dict):
+                inner = level[name] = dict(inner)
+            else:
+                break  # a value where PBT expects a dict: PBT reports it as it explores
+            level = inner
+        else:
+            if leaf not in level:
+                level[leaf] = _sampler(spec)
+    return filled
+
+
+def _sampler(spec: object) -> object:
+    if isinstance(spec, list):
+        return choice(spec)
+    if isinstance(spec, MutationFunction) and spec.func is not None:
+        return sample_from(spec.func)
+    return spec  # a search domain, sampled as it is

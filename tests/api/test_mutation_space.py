@@ -1,0 +1,53 @@
+"""PBT's mutated keys missing from the param space are sampled for every
+trial, as Ray's PBT fills them (`_fill_config`): the scheduler docs' PBT
+example has no param space at all."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import tunecore as tune
+from tunecore.schedulers import PopulationBasedTraining
+
+
+def reads_its_config(config: dict[str, object]) -> None:
+    tune.report({"loss": 1.0, "seen": dict(config)})
+
+
+def fit(tmp_path: Path, space: dict[str, object] | None) -> list[dict[str, object]]:
+    pbt = PopulationBasedTraining(
+        time_attr="training_iteration",
+        metric="loss",
+        mode="min",
+        perturbation_interval=1,
+        hyperparam_mutations={
+            "lr": [1e-3, 1e-4],
+            "opt": {"momentum": tune.uniform(0.1, 0.9)},
+            "layers": lambda: 7,
+        },
+    )
+    tuner = tune.Tuner(
+        reads_its_config,
+        param_space=space,
+        tune_config=tune.TuneConfig(num_samples=3, scheduler=pbt),
+        run_config=tune.RunConfig(storage_path=str(tmp_path), verbose=0, executor="in_process"),
+    )
+    grid = tuner.fit()
+    assert not grid.errors
+    return [result.config for result in grid]
+
+
+def test_every_mutated_key_the_space_lacks_is_sampled(tmp_path: Path) -> None:
+    for config in fit(tmp_path, None):
+        assert config["lr"] in (1e-3, 1e-4)
+        momentum = config["opt"]["momentum"]  # type: ignore[index]
+        assert 0.1 <= momentum <= 0.9  # type: ignore[operator]
+        assert config["layers"] == 7
+
+
+def test_a_key_the_space_has_is_left_as_given(tmp_path: Path) -> None:
+    space: dict[str, object] = {"lr": 0.5, "opt": {"momentum": 0.95, "nesterov": True}}
+    for config in fit(tmp_path, space):
+        assert config["lr"] == 0.5
+        assert config["opt"] == {"momentum": 0.95, "nesterov": True}
+        assert config["layers"] == 7

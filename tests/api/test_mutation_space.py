@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import tunecore as tune
+from tunecore.model import JsonDict
 from tunecore.schedulers import PopulationBasedTraining
 
 
@@ -14,11 +15,9 @@ def reads_its_config(config: dict[str, object]) -> None:
     tune.report({"loss": 1.0, "seen": dict(config)})
 
 
-def fit(tmp_path: Path, space: dict[str, object] | None) -> list[dict[str, object]]:
+def fit(tmp_path: Path, space: dict[str, object] | None) -> list[JsonDict]:
     pbt = PopulationBasedTraining(
         time_attr="training_iteration",
-        metric="loss",
-        mode="min",
         perturbation_interval=1,
         hyperparam_mutations={
             "lr": [1e-3, 1e-4],
@@ -29,7 +28,7 @@ def fit(tmp_path: Path, space: dict[str, object] | None) -> list[dict[str, objec
     tuner = tune.Tuner(
         reads_its_config,
         param_space=space,
-        tune_config=tune.TuneConfig(num_samples=3, scheduler=pbt),
+        tune_config=tune.TuneConfig(num_samples=3, metric="loss", mode="min", scheduler=pbt),
         run_config=tune.RunConfig(storage_path=str(tmp_path), verbose=0, executor="in_process"),
     )
     grid = tuner.fit()
@@ -40,8 +39,11 @@ def fit(tmp_path: Path, space: dict[str, object] | None) -> list[dict[str, objec
 def test_every_mutated_key_the_space_lacks_is_sampled(tmp_path: Path) -> None:
     for config in fit(tmp_path, None):
         assert config["lr"] in (1e-3, 1e-4)
-        momentum = config["opt"]["momentum"]  # type: ignore[index]
-        assert 0.1 <= momentum <= 0.9  # type: ignore[operator]
+        options = config["opt"]
+        assert isinstance(options, dict)
+        momentum = options["momentum"]
+        assert isinstance(momentum, float)
+        assert 0.1 <= momentum <= 0.9
         assert config["layers"] == 7
 
 

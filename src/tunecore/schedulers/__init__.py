@@ -1,7 +1,10 @@
 """Trial schedulers, under the names Ray Tune users know.
 
 Each is a pure policy (a frozen struct whose hooks return a new one); see
-`tunecore.core.schedulers` for the protocol they share.
+`tunecore.core.schedulers` for the protocol they share. The submodules
+(`tunecore.schedulers.hb_bohb`, `.async_hyperband`, `.hyperband`,
+`.median_stopping_rule`, `.pbt`, `.trial_scheduler`) hold the same names
+where Ray Tune's scripts import them from (`ray.tune.schedulers.hb_bohb`).
 """
 
 from tunecore.core.schedulers.asha import ASHAScheduler
@@ -11,9 +14,7 @@ from tunecore.core.schedulers.hb_bohb import HyperBandForBOHB
 from tunecore.core.schedulers.hyperband import HyperBandScheduler
 from tunecore.core.schedulers.median import MedianStoppingRule
 from tunecore.core.schedulers.pbt import PopulationBasedTraining
-
-AsyncHyperBandScheduler = ASHAScheduler
-"""Ray Tune's other name for ASHA."""
+from tunecore.schedulers.async_hyperband import AsyncHyperBandScheduler
 
 __all__ = [
     "ASHAScheduler",

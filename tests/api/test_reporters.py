@@ -5,7 +5,7 @@ from __future__ import annotations
 import pydantic
 import pytest
 
-from tunecore import CLIReporter, RunConfig
+from tunecore import CLIReporter, JupyterNotebookReporter, RunConfig
 
 
 def test_columns_are_added_once_and_given_as_lists_or_dicts() -> None:
@@ -36,3 +36,13 @@ def test_run_config_takes_only_a_cli_reporter() -> None:
     assert isinstance(RunConfig(progress_reporter=CLIReporter()).progress_reporter, CLIReporter)
     with pytest.raises(pydantic.ValidationError, match=r"progress_reporter=.* is not a tunecore"):
         RunConfig(progress_reporter=object())
+
+
+def test_a_notebook_reporter_takes_ray_s_overwrite_and_the_columns() -> None:
+    """`JupyterNotebookReporter(overwrite=True)` as Ray's notebooks make it
+    (it was an alias of `CLIReporter`, which refused `overwrite`)."""
+    reporter = JupyterNotebookReporter(overwrite=False, metric_columns=["loss"])
+    assert reporter.overwrite is False
+    assert reporter.columns.metrics == {"loss": "loss"}
+    assert JupyterNotebookReporter().overwrite is True
+    assert isinstance(RunConfig(progress_reporter=reporter).progress_reporter, CLIReporter)

@@ -417,6 +417,24 @@ def test_in_a_terminal_a_live_table_is_refreshed_at_most_every_second() -> None:
     assert name(1) in text
 
 
+@pytest.mark.parametrize(
+    ("terminal", "jupyter", "overwrite", "live"),
+    [
+        (False, True, None, False),  # a notebook, no reporter asked: text, as before
+        (False, True, True, True),  # JupyterNotebookReporter(overwrite=True): redrawn in place
+        (False, True, False, False),  # JupyterNotebookReporter(overwrite=False): printed anew
+        (True, False, False, False),
+        (True, False, None, True),
+        (False, False, True, False),  # a log file: never live
+    ],
+)
+def test_a_notebook_gets_a_live_table_when_the_reporter_overwrites(
+    terminal: bool, jupyter: bool, overwrite: bool | None, live: bool
+) -> None:
+    out = Console(file=io.StringIO(), force_terminal=terminal, force_jupyter=jupyter, width=200)
+    assert ProgressReporter(console=out, overwrite=overwrite).live is live
+
+
 def test_finish_shows_the_final_status_and_the_summary() -> None:
     out, buffer = console(terminal=False)
     reporter = ProgressReporter(console=out, metric="loss", mode=Mode.MIN)

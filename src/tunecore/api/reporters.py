@@ -67,8 +67,31 @@ class CLIReporter:
         return Columns(metrics=dict(self._metrics), parameters=self._parameters)
 
 
-JupyterNotebookReporter = CLIReporter
-"""Ray's reporter for notebooks; tunecore prints the same status there."""
+class JupyterNotebookReporter(CLIReporter):
+    """Ray's reporter for notebooks: the same status, redrawn in place in
+    the notebook's output with `overwrite` (Ray's default), or printed anew
+    each time without it."""
+
+    def __init__(
+        self,
+        *,
+        overwrite: bool = True,
+        metric_columns: ColumnsGiven = None,
+        parameter_columns: ColumnsGiven = None,
+        max_progress_rows: int = 20,
+        max_report_frequency: float = 5.0,
+        metric: str | None = None,
+        mode: Literal["min", "max"] | None = None,
+    ) -> None:
+        super().__init__(
+            metric_columns=metric_columns,
+            parameter_columns=parameter_columns,
+            max_progress_rows=max_progress_rows,
+            max_report_frequency=max_report_frequency,
+            metric=metric,
+            mode=mode,
+        )
+        self.overwrite = overwrite
 
 
 def _as_headers(field: str, given: ColumnsGiven) -> dict[str, str] | None:

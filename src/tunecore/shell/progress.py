@@ -538,7 +538,9 @@ class ProgressReporter:
     """Prints the status while the experiment runs.
 
     - `verbose=0`: prints nothing, ever;
-    - a terminal: a live table, redrawn at most every `refresh_s` seconds;
+    - a terminal: a live table, redrawn at most every `refresh_s` seconds
+      (also a notebook, with `overwrite=True`: Ray's
+      `JupyterNotebookReporter`; never with `overwrite=False`);
     - anything else (CI, a pipe, a file): the `status_lines` text, at most
       every `plain_refresh_s` seconds (a log gains a whole status each
       time, so it is printed less often than a live table is redrawn).
@@ -562,8 +564,10 @@ class ProgressReporter:
         local_hostname: str | None = None,
         name_of: NameOf = spec_name,
         columns: Columns | None = None,
+        overwrite: bool | None = None,
     ) -> None:
         self.metric = metric
+        self.overwrite = overwrite
         self.columns = columns
         self.mode = mode
         self.verbose = verbose
@@ -581,8 +585,11 @@ class ProgressReporter:
 
     @property
     def live(self) -> bool:
-        """Whether output goes to a terminal as a live table."""
-        return self.console.is_terminal
+        """Whether the status is a live table, redrawn in place: in a
+        terminal, or in a notebook when `overwrite` asks for it."""
+        if self.overwrite is False:
+            return False
+        return self.console.is_terminal or (self.overwrite is True and self.console.is_jupyter)
 
     def update(
         self, state: ExperimentState, now: float | None = None, *, force: bool = False

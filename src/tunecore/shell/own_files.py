@@ -14,9 +14,11 @@ So every such file is opened here, and only here:
 - read only up to its size at that moment (a file that grows meanwhile is
   read as it was), and refused whole if it exceeds the caller's `limit`.
 
-A file rewritten whole (params.json, the run's token) is written beside
-its name and renamed over it (`write_atomic`): a reader never sees half of
-it, and a link in its place is replaced, not followed.
+A file written whole (params.json, the run's token) is either created
+new, exclusively and in one write (`write_new`: nothing there can be
+followed or blocked on), or written beside its name and renamed over it
+(`write_atomic`: a reader never sees half of it, and a link in its place
+is replaced, not followed).
 
 Anything else raises `NotRegularFileError`, an `OSError` naming the path
 and what it is; each caller decides whether that is an error (the event

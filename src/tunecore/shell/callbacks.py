@@ -105,36 +105,30 @@ class CallbackList(Callback):
         self.callbacks: list[Callback] = list(callbacks)
         self._reported: set[tuple[int, str, type[BaseException]]] = set()
 
-    def _each(self, hook: str, *args: object) -> None:
-        """Call `hook` with `args` on every callback: the typed methods below
-        are the contract, this the one way each is forwarded."""
+    def _each(self, hook: str, /, *args: object, **kwargs: object) -> None:
+        """Call `hook` with `args` and `kwargs` on every callback: the typed
+        methods below are the contract, this the one way each is forwarded."""
         for position, callback in enumerate(self.callbacks):
-            self._guarded(position, callback, hook, lambda c: getattr(c, hook)(*args))
-
-    def _guarded(
-        self, position: int, callback: Callback, hook: str, call: Callable[[Callback], object]
-    ) -> None:
-        """`call(callback)`, its error reported, not raised (the class doc)."""
-        try:
-            call(callback)
-        except Exception as error:
-            key = (position, hook, type(error))
-            if key in self._reported:
-                logger.debug(
-                    "Callback %s raised %s in %s again",
+            try:
+                getattr(callback, hook)(*args, **kwargs)
+            except Exception as error:
+                key = (position, hook, type(error))
+                if key in self._reported:
+                    logger.debug(
+                        "Callback %s raised %s in %s again",
+                        type(callback).__qualname__,
+                        type(error).__name__,
+                        hook,
+                    )
+                    continue
+                self._reported.add(key)
+                logger.exception(
+                    "Callback %s raised in %s; the experiment goes on without it for this "
+                    "call (further %s errors from this hook are not shown again).",
                     type(callback).__qualname__,
-                    type(error).__name__,
                     hook,
+                    type(error).__name__,
                 )
-                return
-            self._reported.add(key)
-            logger.exception(
-                "Callback %s raised in %s; the experiment goes on without it for this "
-                "call (further %s errors from this hook are not shown again).",
-                type(callback).__qualname__,
-                hook,
-                type(error).__name__,
-            )
 
     def setup(
         self,
@@ -143,13 +137,13 @@ class CallbackList(Callback):
         total_num_samples: int | None = None,
         **info: object,
     ) -> None:
-        def setup(callback: Callback) -> None:
-            callback.setup(
-                stop=stop, num_samples=num_samples, total_num_samples=total_num_samples, **info
-            )
-
-        for position, callback in enumerate(self.callbacks):
-            self._guarded(position, callback, "setup", setup)
+        self._each(
+            "setup",
+            stop=stop,
+            num_samples=num_samples,
+            total_num_samples=total_num_samples,
+            **info,
+        )
 
     def on_step_begin(self, iteration: int, trials: Sequence[Trial]) -> None:
         self._each("on_step_begin", iteration, trials)

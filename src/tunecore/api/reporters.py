@@ -39,6 +39,10 @@ class CLIReporter:
             raise ValueError(
                 f"CLIReporter(max_report_frequency={max_report_frequency!r}) must be > 0 seconds"
             )
+        self.overwrite: bool | None = None
+        """Redraw the status in place (True) or print it anew (False); None:
+        as the output decides (a terminal redraws). Set by the notebook
+        reporter."""
         self._metrics = _as_headers("metric_columns", metric_columns) or {}
         self._parameters = _as_headers("parameter_columns", parameter_columns)
         self.max_progress_rows = max_progress_rows

@@ -48,7 +48,7 @@ from tunecore.api.config import (
 from tunecore.api.errors import TuneError
 from tunecore.api.loader import load_experiment
 from tunecore.api.mutation_space import with_mutated_keys
-from tunecore.api.reporters import CLIReporter, JupyterNotebookReporter
+from tunecore.api.reporters import CLIReporter
 from tunecore.api.restored import Trainable, restored_output_files, restored_trainable
 from tunecore.api.results import ResultGrid
 from tunecore.api.searching import prepare_search, restored_runtime, searcher_object
@@ -738,7 +738,7 @@ def _reporter_settings(given: CLIReporter | None) -> dict[str, Any]:
         "columns": given.columns,
         "max_rows": given.max_progress_rows,
         "plain_refresh_s": given.max_report_frequency,
-        "overwrite": given.overwrite if isinstance(given, JupyterNotebookReporter) else None,
+        "overwrite": given.overwrite,
     }
 
 

@@ -476,3 +476,17 @@ def test_a_moved_experiment_resumes_from_its_new_place(tmp_path: Path) -> None:
         assert Path(result.checkpoint.path).is_relative_to(moved)
         rows = iterations(result.path / "result.json")
         assert rows == list(range(1, len(rows) + 1))
+
+
+def test_a_params_json_too_long_for_the_config_is_written_again_unread(tmp_path: Path) -> None:
+    """A resume compares params.json with the config's own text; a longer
+    file (here with trailing padding, which JSON would still parse) does
+    not hold it and is replaced."""
+    first = experiment(tmp_path, []).fit()
+    trial = first[0]
+    params = (trial.path / "params.json").read_text()
+    (trial.path / "params.json").write_text(params + " " * 10_000)
+    (again,) = [
+        r for r in Tuner.restore(tmp_path / "exp", counting).fit() if r.trial_id == trial.trial_id
+    ]
+    assert (again.path / "params.json").read_text() == params

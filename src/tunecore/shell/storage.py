@@ -93,6 +93,7 @@ from tunecore.shell.own_files import (
     NotRegularFileError,
     open_fd,
     open_text,
+    read_bytes,
     read_text,
     write_all,
     write_atomic,
@@ -362,9 +363,11 @@ class ExperimentStorage:
 
     def params_hold(self, trial_dir: Path, config: Mapping[str, object]) -> bool:
         """Whether the trial's params.json holds `config` whole (a resume
-        rewrites it otherwise: missing, cut short by a crash, or older)."""
+        rewrites it otherwise: missing, cut short by a crash, or older). A
+        file longer than the config's text is not read: it cannot hold it."""
+        expected = _params_text(config).encode()
         try:
-            return read_text(trial_dir / PARAMS_FILE) == _params_text(config)
+            return read_bytes(trial_dir / PARAMS_FILE, limit=len(expected)) == expected
         except OSError:
             return False
 

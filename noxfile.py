@@ -38,7 +38,10 @@ def bench(session: nox.Session) -> None:
     session.install("-e", ".[bench]")
     # Ray Tune only here, pinned to the Ray tunecore runs on, so both
     # frameworks share one Ray in the side-by-side comparison.
-    ray_version = session.run("python", "-c", "import ray; print(ray.__version__)", silent=True)
+    # (run_install: the version is needed under --install-only too.)
+    ray_version = session.run_install(
+        "python", "-c", "import ray; print(ray.__version__)", silent=True
+    )
     assert isinstance(ray_version, str)
     session.install(f"ray[tune]=={ray_version.strip()}")
     # tensorboardX's checksums in C, as tunecore's are with google-crc32c:

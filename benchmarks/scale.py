@@ -44,7 +44,6 @@ import importlib.metadata
 import os
 import platform
 import sys
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -53,6 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.children import emit, peak_rss_kib, preload_tunecore, run_child
+from benchmarks.scratch import run_dir
 from tunecore.shell.eventlog import LOG_FILE
 
 NUM_CPUS = 2
@@ -202,27 +202,27 @@ def child(sweep: str, trials: int, max_t: int, warm_up: int, trace: bool) -> Non
 
         tracemalloc.start(1)
     out["rss_before_kb"] = current_rss_kb()
-    with tempfile.TemporaryDirectory(prefix=f"bench-scale-{sweep}-{trials}-") as storage:
-        seconds, grid = run_experiment(sweep, trials, max_t, storage)
-        out["rss_after_kb"] = current_rss_kb()
-        out["peak_rss_kb"] = peak_rss_kib()
-        if trace:
-            out["top_sites"] = top_sites(tracemalloc.take_snapshot(), TOP_SITES)
-            out["traced_kb"] = tracemalloc.get_traced_memory()[0] / 1024.0
-            tracemalloc.stop()
-        logs = list(Path(storage).rglob(LOG_FILE))
-        out["log_bytes"] = sum(p.stat().st_size for p in logs)
-        out["logs"] = len(logs)
-        iterations = [iterations_of(r.metrics) for r in grid]
-        out.update(
-            seconds=seconds,
-            finished=len(iterations),
-            results=sum(iterations),
-            iterations=dict(Counter(iterations)),
-            errors=grid.num_errors,
-        )
-        del grid
-        ray.shutdown()
+    storage = run_dir(f"bench-scale-{sweep}-{trials}-")
+    seconds, grid = run_experiment(sweep, trials, max_t, storage)
+    out["rss_after_kb"] = current_rss_kb()
+    out["peak_rss_kb"] = peak_rss_kib()
+    if trace:
+        out["top_sites"] = top_sites(tracemalloc.take_snapshot(), TOP_SITES)
+        out["traced_kb"] = tracemalloc.get_traced_memory()[0] / 1024.0
+        tracemalloc.stop()
+    logs = list(Path(storage).rglob(LOG_FILE))
+    out["log_bytes"] = sum(p.stat().st_size for p in logs)
+    out["logs"] = len(logs)
+    iterations = [iterations_of(r.metrics) for r in grid]
+    out.update(
+        seconds=seconds,
+        finished=len(iterations),
+        results=sum(iterations),
+        iterations=dict(Counter(iterations)),
+        errors=grid.num_errors,
+    )
+    del grid
+    ray.shutdown()
     emit(out)
 
 

@@ -37,7 +37,6 @@ import argparse
 import functools
 import platform
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -46,6 +45,7 @@ from typing import Any
 
 import tunecore
 from benchmarks.objectives import branin
+from benchmarks.scratch import run_dir
 from tunecore import RunConfig, TuneConfig
 from tunecore.model import JsonDict
 from tunecore.search import BasicVariantGenerator
@@ -201,11 +201,10 @@ def measure(trials: int, repeats: int) -> Measured:
     rebuilds: list[tuple[float, float]] = []
     for _ in range(repeats):  # interleaved, so drifts in machine load hit all alike
         bare.append(bare_optuna(trials))
-        with tempfile.TemporaryDirectory(prefix="bench-search-overhead-") as root:
-            inside.append(in_tunecore(trials, Path(root), optuna_search()))
-            rebuilds.append(rebuild_times(Path(root) / "run"))
-        with tempfile.TemporaryDirectory(prefix="bench-search-overhead-") as root:
-            random_runs.append(in_tunecore(trials, Path(root), None).run_s)
+        root = Path(run_dir("bench-search-overhead-"))
+        inside.append(in_tunecore(trials, root, optuna_search()))
+        rebuilds.append(rebuild_times(root / "run"))
+        random_runs.append(in_tunecore(trials, Path(run_dir("bench-search-overhead-")), None).run_s)
     same = all(t.configs == bare[0].configs for t in (*bare, *inside))
     return Measured(
         trials=trials,

@@ -11,11 +11,11 @@ within 2% of the wall time, plus one at the end).
 
 from __future__ import annotations
 
-import tempfile
 import time
 from pathlib import Path
 
 import tunecore
+from benchmarks.scratch import run_dir
 from tunecore import RunConfig, TuneConfig
 from tunecore.core.experiment.snapshot import encode_state
 from tunecore.model import JsonDict, Resources
@@ -34,31 +34,31 @@ def curve(config: JsonDict, iteration: int) -> tuple[JsonDict, float]:
 
 
 def run(trials: int = 10_000, grace_period: int = 1) -> str:
-    with tempfile.TemporaryDirectory(prefix="bench-simulate-") as root:
-        started = time.perf_counter()
-        results = tunecore.simulate(
-            curve,
-            param_space={"a": tunecore.uniform(0.0, 1.0), "b": tunecore.uniform(0.0, 5.0)},
-            tune_config=TuneConfig(
-                metric="loss",
-                mode="min",
-                num_samples=trials,
-                seed=0,
-                scheduler=ASHAScheduler(max_t=MAX_T, grace_period=grace_period, reduction_factor=4),
-            ),
-            run_config=RunConfig(name="sim", storage_path=root, verbose=0),
-            cluster=Resources(cpu=16),
-            max_iterations=MAX_T,
-        )
-        wall = time.perf_counter() - started
-        directory = Path(results.experiment_path)
-        log_mb = (directory / "events.log").stat().st_size / 1e6
-        started = time.perf_counter()
-        replayed = tunecore.replay(directory, keep_commands=False)
-        replay_s = time.perf_counter() - started
-        started = time.perf_counter()
-        SnapshotStore(Path(root) / "probe").write(0, EMPTY_DIGEST, encode_state(replayed.state))
-        snapshot_s = time.perf_counter() - started
+    root = run_dir("bench-simulate-")
+    started = time.perf_counter()
+    results = tunecore.simulate(
+        curve,
+        param_space={"a": tunecore.uniform(0.0, 1.0), "b": tunecore.uniform(0.0, 5.0)},
+        tune_config=TuneConfig(
+            metric="loss",
+            mode="min",
+            num_samples=trials,
+            seed=0,
+            scheduler=ASHAScheduler(max_t=MAX_T, grace_period=grace_period, reduction_factor=4),
+        ),
+        run_config=RunConfig(name="sim", storage_path=root, verbose=0),
+        cluster=Resources(cpu=16),
+        max_iterations=MAX_T,
+    )
+    wall = time.perf_counter() - started
+    directory = Path(results.experiment_path)
+    log_mb = (directory / "events.log").stat().st_size / 1e6
+    started = time.perf_counter()
+    replayed = tunecore.replay(directory, keep_commands=False)
+    replay_s = time.perf_counter() - started
+    started = time.perf_counter()
+    SnapshotStore(Path(root) / "probe").write(0, EMPTY_DIGEST, encode_state(replayed.state))
+    snapshot_s = time.perf_counter() - started
     steps = sum(int(str(r.metrics.get("training_iteration", 0))) for r in results)
     return "\n".join(
         [

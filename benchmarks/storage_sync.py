@@ -83,6 +83,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.children import emit, preload_tunecore, run_child
+from benchmarks.scratch import run_dir
 
 RAY_TUNE = "ray_tune"
 TUNECORE = "tunecore"
@@ -554,39 +555,39 @@ def spawn(framework: str, trials: int, target: Target) -> tuple[Measured, str, s
 
 def measure(framework: str, trials: int, storage: str, server: S3Server | None) -> Measured:
     """One run with its storage prepared, watched and checked."""
-    with tempfile.TemporaryDirectory(prefix=f"bench-storage-{framework}-") as scratch:
-        if server is not None and storage.startswith("s3"):
-            target = Target(storage, endpoint=server.endpoint, bucket=server.create_bucket())
-            bucket = target.bucket
+    scratch = run_dir(f"bench-storage-{framework}-")
+    if server is not None and storage.startswith("s3"):
+        target = Target(storage, endpoint=server.endpoint, bucket=server.create_bucket())
+        bucket = target.bucket
 
-            def objects() -> Stored:
-                return server.objects(bucket)
-        else:
-            target = Target(storage, directory=os.path.join(scratch, PREFIX))
-            os.makedirs(target.directory)
+        def objects() -> Stored:
+            return server.objects(bucket)
+    else:
+        target = Target(storage, directory=os.path.join(scratch, PREFIX))
+        os.makedirs(target.directory)
 
-            def objects() -> Stored:
-                return directory_objects(target.directory)
+        def objects() -> Stored:
+            return directory_objects(target.directory)
 
-        observer = Observer(objects)
-        if storage != "local":
-            observer.start()
-        cpu = time.process_time()
-        measured, _stdout, _stderr = spawn(framework, trials, target)
-        observer.stop()
-        # What this process spent besides polling: serving the child's requests.
-        server_cpu = time.process_time() - cpu - observer.cpu_s
-        if not measured.ok:
-            return measured
-        data = dict(measured.data)
-        stored = objects()
-        data["stored_objects"], data["stored_bytes"] = stored_totals(stored)
-        data["checkpointed_trials"] = checkpointed_trials(stored)
-        if server is not None and storage.startswith("s3"):
-            data["s3"] = server.app.snapshot(target.bucket)
-            data["s3_server_cpu_s"] = server_cpu
-        data.update(lag(observer, float(data["fit_end"])) if storage != "local" else {})
-        return Measured(data, problem=check(trials, data, observer))
+    observer = Observer(objects)
+    if storage != "local":
+        observer.start()
+    cpu = time.process_time()
+    measured, _stdout, _stderr = spawn(framework, trials, target)
+    observer.stop()
+    # What this process spent besides polling: serving the child's requests.
+    server_cpu = time.process_time() - cpu - observer.cpu_s
+    if not measured.ok:
+        return measured
+    data = dict(measured.data)
+    stored = objects()
+    data["stored_objects"], data["stored_bytes"] = stored_totals(stored)
+    data["checkpointed_trials"] = checkpointed_trials(stored)
+    if server is not None and storage.startswith("s3"):
+        data["s3"] = server.app.snapshot(target.bucket)
+        data["s3_server_cpu_s"] = server_cpu
+    data.update(lag(observer, float(data["fit_end"])) if storage != "local" else {})
+    return Measured(data, problem=check(trials, data, observer))
 
 
 def lag(observer: Observer, fit_end: float) -> dict[str, float]:

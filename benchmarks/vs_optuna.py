@@ -48,13 +48,13 @@ import argparse
 import os
 import platform
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks.scratch import run_dir
 from benchmarks.vs_ray_tune import iterations_of
 
 SEED = 0
@@ -186,8 +186,7 @@ def measure(trials: int, iterations: int, repeats: int) -> dict[str, list[Run]]:
     runs: dict[str, list[Run]] = {name: [] for name in runners}
     for _ in range(repeats):
         for name, runner in runners.items():
-            with tempfile.TemporaryDirectory(prefix="bench-vs-optuna-") as directory:
-                runs[name].append(runner(directory))
+            runs[name].append(runner(run_dir("bench-vs-optuna-")))
     return runs
 
 

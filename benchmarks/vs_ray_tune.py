@@ -45,7 +45,6 @@ import importlib.metadata
 import os
 import platform
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -53,6 +52,7 @@ from typing import Any
 
 from benchmarks import ray_floor
 from benchmarks.children import emit, peak_rss_kib, preload_tunecore, run_child
+from benchmarks.scratch import run_dir
 
 RAY_TUNE = "ray_tune"
 TUNECORE = "tunecore"
@@ -291,14 +291,14 @@ def child(framework: str, workload: str, quick: bool, buffer: int | None, reuse:
     ray.get(ray.put(None))
     out["ray_init_s"] = time.perf_counter() - started
     out["rss_before_mb"] = rss_mb()
-    with tempfile.TemporaryDirectory(prefix=f"bench-{framework}-{workload}-") as storage:
-        if framework == RAY_TUNE:
-            seconds, cpu, iterations, errors = run_ray_tune(workload, sizes, storage, reuse)
-        else:
-            seconds, cpu, iterations, errors = run_tunecore(workload, sizes, storage, buffer)
-        out["peak_rss_mb"] = rss_mb()
-        ray.shutdown()
-        out["files"] = files_under(storage)
+    storage = run_dir(f"bench-{framework}-{workload}-")
+    if framework == RAY_TUNE:
+        seconds, cpu, iterations, errors = run_ray_tune(workload, sizes, storage, reuse)
+    else:
+        seconds, cpu, iterations, errors = run_tunecore(workload, sizes, storage, buffer)
+    out["peak_rss_mb"] = rss_mb()
+    ray.shutdown()
+    out["files"] = files_under(storage)
     out.update(seconds=seconds, cpu_s=cpu, iterations=iterations, errors=errors, reuse=reuse)
     emit(out)
 

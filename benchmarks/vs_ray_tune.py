@@ -51,7 +51,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchmarks import ray_floor
-from benchmarks.children import emit, peak_rss_kib, preload_tunecore, run_child
+from benchmarks.children import (
+    busy_share,
+    cpu_ticks,
+    emit,
+    peak_rss_kib,
+    preload_tunecore,
+    run_child,
+)
 from benchmarks.scratch import run_dir
 
 RAY_TUNE = "ray_tune"
@@ -292,10 +299,12 @@ def child(framework: str, workload: str, quick: bool, buffer: int | None, reuse:
     out["ray_init_s"] = time.perf_counter() - started
     out["rss_before_mb"] = rss_mb()
     storage = run_dir(f"bench-{framework}-{workload}-")
+    ticks = cpu_ticks()
     if framework == RAY_TUNE:
         seconds, cpu, iterations, errors = run_ray_tune(workload, sizes, storage, reuse)
     else:
         seconds, cpu, iterations, errors = run_tunecore(workload, sizes, storage, buffer)
+    out["busy"] = busy_share(ticks, cpu_ticks())
     out["peak_rss_mb"] = rss_mb()
     ray.shutdown()
     out["files"] = files_under(storage)
@@ -478,7 +487,9 @@ def report(
         f"ray.init(num_cpus={NUM_CPUS}) are excluded for all and listed above. Each run is",
         "a fresh interpreter and a fresh Ray; the runs alternate per workload.",
         "Driver CPU is the driver process's user + system time over the same span (Ray's",
-        "processes and the workers excluded); peak RSS is its VmHWM.",
+        "processes and the workers excluded); peak RSS is its VmHWM. Cores busy is the",
+        "share of all cores' time, machine-wide, that was not idle during the run: near",
+        "100% the run is bound by CPU, not by waiting on Ray's round trips.",
         "Ray's floor (`benchmarks.ray_floor`, measured in this run) is the least any",
         "framework on Ray takes for the row: starting two actors, then the fewest actor",
         "calls the row needs (one per trial, or one per buffer of results), two in flight.",
@@ -515,8 +526,8 @@ def details(rows: Sequence[Row], sizes: Sizes) -> list[str]:
     and memory, Ray init."""
     lines = [
         "| run | trials | results | results/s | stopped early | driver CPU s | peak RSS MB "
-        "| ray.init s | files made |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| ray.init s | files made | cores busy |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     seen: set[int] = set()
     for row in rows:
@@ -538,9 +549,14 @@ def details(rows: Sequence[Row], sizes: Sizes) -> list[str]:
             lines.append(
                 f"| {label} | {len(iterations)} | {total:,} | {total / measured.seconds:,.0f} "
                 f"| {early if row.workload == 'c' else '-'} | {measured.cpu:.2f} "
-                f"| {measured.rss:.0f} | {data['ray_init_s']:.2f} | {data.get('files', '-')} |"
+                f"| {measured.rss:.0f} | {data['ray_init_s']:.2f} | {data.get('files', '-')} "
+                f"| {_percent(data.get('busy'))} |"
             )
     return lines
+
+
+def _percent(share: object) -> str:
+    return f"{share:.0%}" if isinstance(share, float) else "-"
 
 
 def _usable(measured: Measured) -> bool:

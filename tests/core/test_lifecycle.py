@@ -23,6 +23,7 @@ from tunecore.core import (
     reset_after_crash,
     should_recover,
 )
+from tunecore.core.schedulers.base import Exploit, Verdict
 from tunecore.model import (
     Applied,
     CheckpointHistory,
@@ -32,6 +33,7 @@ from tunecore.model import (
     CheckpointStorage,
     Command,
     ContinueTrial,
+    Decision,
     DeleteCheckpoint,
     ExperimentResumed,
     JsonDict,
@@ -40,6 +42,7 @@ from tunecore.model import (
     PauseRequested,
     PauseTrial,
     Rejection,
+    ResetTrial,
     Resources,
     ResourcesUpdateRequested,
     ResultReported,
@@ -460,6 +463,54 @@ def test_pause_saves_to_memory_and_releases_the_worker() -> None:
     state, commands = step(trial, PauseRequested(trial_id=TID, at=12.0))
     assert state == replace(trial, status=PAUSED, saving_to=(MEMORY,))
     assert commands == (SaveCheckpoint(trial_id=TID, storage=MEMORY), PauseTrial(trial_id=TID))
+
+
+def test_a_pause_that_asks_for_a_checkpoint_saves_it_persistently() -> None:
+    """PBT's top trial pausing to take turns: its save must outlive the
+    worker, since other trials may clone it while it waits."""
+    trial = running()
+    applied = lifecycle.conclude(
+        trial, {"training_iteration": 1}, 11.0, Verdict(decision=Decision.PAUSE, checkpoint=True)
+    )
+    assert applied.state.status is PAUSED
+    assert applied.state.saving_to == (PERSISTENT,)
+    assert applied.commands == (
+        SaveCheckpoint(trial_id=TID, storage=PERSISTENT),
+        PauseTrial(trial_id=TID),
+    )
+
+
+def test_a_paused_exploit_restores_the_donor_then_saves_it_to_memory() -> None:
+    """PBT's exploit while others wait: the worker takes the donor's config
+    and checkpoint, saves that state to memory, and is released; the trial
+    resumes from it later."""
+    donor = persistent("/donor/checkpoint_000004", training_iteration=4, loss=0.1)
+    exploit = Exploit(donor_id="d", config={"lr": 0.2}, experiment_tag="1@p", restore_from=donor)
+    trial = running()
+    applied = lifecycle.conclude(
+        trial,
+        {"training_iteration": 1, "loss": 0.9},
+        11.0,
+        Verdict(decision=Decision.PAUSE, exploit=exploit),
+    )
+    state = applied.state
+    assert (state.status, state.saving_to, state.restoring_from) == (PAUSED, (MEMORY,), donor)
+    assert (state.spec.config, state.spec.experiment_tag) == ({"lr": 0.2}, "1@p")
+    assert applied.commands == (
+        ResetTrial(trial_id=TID, config={"lr": 0.2}, experiment_tag="1@p", restore_from=donor),
+        SaveCheckpoint(trial_id=TID, storage=MEMORY),
+        PauseTrial(trial_id=TID),
+    )
+    # The worker answers in order: the restore, then the memory save.
+    restored, _ = step(state, TrialRestored(trial_id=TID, at=12.0))
+    assert restored.status is PAUSED
+    assert restored.restoring_from is None
+    assert restored.last_result == {"training_iteration": 4, "loss": 0.1}
+    memory = in_memory("obj-2", training_iteration=4)
+    ready, _ = step(restored, saved(memory))
+    resumed, commands = step(ready, start(20.0))
+    assert commands == (StartTrial(trial_id=TID, restore_from=memory),)
+    assert resumed.spec.config == {"lr": 0.2}
 
 
 def test_resume_restores_the_memory_checkpoint() -> None:

@@ -238,17 +238,16 @@ def end_training(trial: TrialState, marker: Mapping[str, JsonValue], at: float) 
 def decide(trial: TrialState, decision: Decision, *, checkpoint: bool = False) -> Applied:
     """Carry out a decision on a RUNNING trial whose result was just
     recorded: CONTINUE (checkpointing first when due, or when `checkpoint`
-    asks), PAUSE (memory checkpoint, release the worker) or STOP
-    (checkpointing first when due)."""
+    asks), PAUSE (a memory checkpoint, persistent when `checkpoint` asks;
+    release the worker) or STOP (checkpointing first when due)."""
     trial_id = trial.trial_id
     due = checkpoint or should_checkpoint(trial.spec.checkpoint_policy, trial.last_result)
     if decision is Decision.CONTINUE and not due:
         return Applied(trial, (ContinueTrial(trial_id=trial_id),))  # the common case
     commands: list[Command] = []
     if decision is Decision.PAUSE:
-        paused = _with_save(trial, CheckpointStorage.MEMORY, commands)
-        commands.append(PauseTrial(trial_id=trial_id))
-        return Applied(msgspec.structs.replace(paused, status=PAUSED), tuple(commands))
+        storage = CheckpointStorage.PERSISTENT if checkpoint else CheckpointStorage.MEMORY
+        return _pause(_with_save(trial, storage, commands), commands)
     if due:
         trial = _with_save(trial, CheckpointStorage.PERSISTENT, commands)
     if decision is Decision.CONTINUE:
@@ -256,6 +255,12 @@ def decide(trial: TrialState, decision: Decision, *, checkpoint: bool = False) -
         return Applied(trial, tuple(commands))
     commands.append(StopTrial(trial_id=trial_id))
     return Applied(msgspec.structs.replace(trial, status=TERMINATED), tuple(commands))
+
+
+def _pause(trial: TrialState, commands: list[Command]) -> Applied:
+    """PAUSED after `commands` (its save among them), the worker released."""
+    commands.append(PauseTrial(trial_id=trial.trial_id))
+    return Applied(msgspec.structs.replace(trial, status=PAUSED), tuple(commands))
 
 
 def exploit(
@@ -285,12 +290,18 @@ def conclude(
     """The one way a RUNNING trial takes a result: record it and carry out
     `verdict`, the answer to it (the trial's own rules, joined by the
     experiment with its scheduler's and stopper's): stop, pause or go on,
-    saving first when asked, or PBT's exploit and go on."""
+    saving first when asked, or PBT's exploit and go on or pause. A paused
+    exploit restores the donor's checkpoint on the worker, then saves that
+    state to memory before the worker is released: the trial resumes from
+    the donor's state, in its own directory's copy of it."""
     terminate = verdict.decision is Decision.STOP
     recorded = record_result(trial, result, at, terminate=terminate, flat=flat)
     taken = verdict.exploit
     if taken is not None and not terminate:
         reset = exploit(recorded, taken.config, taken.experiment_tag, taken.restore_from)
+        if verdict.decision is Decision.PAUSE:
+            commands = list(reset.commands)
+            return _pause(_with_save(reset.state, CheckpointStorage.MEMORY, commands), commands)
         return Applied(reset.state, (*reset.commands, ContinueTrial(trial_id=trial.trial_id)))
     return decide(recorded, verdict.decision, checkpoint=verdict.checkpoint)
 
@@ -545,8 +556,15 @@ TRANSITIONS: Mapping[tuple[TrialStatus, type[LifecycleEvent]], Rule] = dict(
             PAUSED,
             CheckpointSaved,
             (PAUSED,),
-            "the memory save taken on pausing",
+            "the save taken on pausing",
             _on_checkpoint_saved,
+        ),
+        _row(
+            PAUSED,
+            TrialRestored,
+            (PAUSED,),
+            "the donor's state restored by PBT's exploit before its pause",
+            _on_restored,
         ),
         _row(PAUSED, TrialFailed, (PENDING, ERROR), "the save taken on pausing failed", _on_failed),
         _row(PAUSED, StopRequested, (TERMINATED,), "stop while paused", _on_stop_requested),

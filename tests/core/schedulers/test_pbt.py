@@ -44,6 +44,9 @@ from tunecore.model import (
 from tunecore.model.codec import from_msgpack, to_msgpack
 
 RUNNING = TrialStatus.RUNNING
+PENDING = TrialStatus.PENDING
+PAUSED = TrialStatus.PAUSED
+TERMINATED = TrialStatus.TERMINATED
 CHECKPOINT = Verdict(decision=Decision.CONTINUE, checkpoint=True)
 
 
@@ -649,6 +652,93 @@ def test_choose_trial_to_run_is_fifo_pending_first() -> None:
     assert scheduler.choose_trial_to_run([p1, p2], [q1], lambda t: True) == "p1"
     assert scheduler.choose_trial_to_run([p1, p2], [q1], lambda t: t.trial_id == "q1") == "q1"
     assert scheduler.choose_trial_to_run([p1], [q1], lambda t: False) is None
+
+
+def test_choose_trial_to_run_is_fifo_when_not_taking_turns() -> None:
+    """A log written before `take_turns` existed decodes with None: it
+    chooses as it did then, whatever the members' training."""
+    scheduler = pbt(take_turns=None)
+    trials = {"p1": make_trial("p1", status=PENDING), "q1": make_trial("q1", status=PAUSED)}
+    scheduler = add_all(scheduler, trials)
+    assert scheduler.choose_trial_to_run([trials["p1"]], [trials["q1"]], lambda t: True) == "p1"
+
+
+# --- taking turns (Ray's asynchronous PBT with more trials than fit) --------
+
+
+def turns_population() -> tuple[PopulationBasedTraining, dict[str, TrialState]]:
+    """Four trials with checkpoints: a, b, c RUNNING, d PENDING (waiting)."""
+    trials = ranked_population(4)
+    trials["t3"] = msgspec.structs.replace(trials["t3"], status=PENDING)
+    return add_all(pbt(quantile_fraction=0.25).with_objective(None, None), trials), trials
+
+
+def test_a_new_experiment_takes_turns_and_an_old_log_does_not() -> None:
+    assert pbt().take_turns is None  # as built, or decoded from an old log
+    assert pbt().with_objective(None, None).take_turns is True  # a new experiment
+    assert pbt(take_turns=False).with_objective(None, None).take_turns is False  # as asked
+    decoded = from_msgpack(to_msgpack(pbt()), PopulationBasedTraining)
+    assert decoded.take_turns is None
+
+
+def test_a_perturbed_trial_pauses_when_another_waits() -> None:
+    scheduler, trials = turns_population()
+    scheduler, verdicts = feed(scheduler, trials, [("t0", 10, 1.0), ("t1", 10, 5.0)])
+    # t0 alone had no quantiles; t1 is in the upper quantile of two: a
+    # persistent checkpoint, then the pause, since t3 waits.
+    assert verdicts[0] == Verdict(decision=Decision.PAUSE)
+    assert verdicts[1] == Verdict(decision=Decision.PAUSE, checkpoint=True)
+    # Between perturbations nothing pauses.
+    _, verdict = report(scheduler, trials, "t1", 15, 5.0)
+    assert verdict == CONTINUE
+
+
+def test_an_exploited_trial_pauses_with_its_exploit_when_another_waits() -> None:
+    scheduler, trials = turns_population()
+    scheduler, verdicts = feed(
+        scheduler, trials, [("t1", 10, 5.0), ("t2", 10, 9.0), ("t0", 10, 1.0)]
+    )
+    verdict = verdicts[2]
+    assert verdict.decision is Decision.PAUSE
+    assert verdict.exploit is not None
+    assert verdict.exploit.donor_id == "t2"
+
+
+def test_nobody_waiting_means_no_pause_even_when_taking_turns() -> None:
+    scheduler, trials = turns_population()
+    trials["t3"] = msgspec.structs.replace(trials["t3"], status=TERMINATED)
+    _, verdicts = feed(scheduler, trials, [("t0", 10, 1.0), ("t1", 10, 5.0), ("t2", 10, 9.0)])
+    assert [v.decision for v in verdicts] == [Decision.CONTINUE] * 3
+
+
+def test_the_reporting_trial_itself_never_counts_as_waiting() -> None:
+    """Only others make a trial pause: a trial whose state says PENDING (as
+    a driver may pass it) is not waiting for itself."""
+    trial = make_trial("solo", status=PENDING)
+    scheduler = pbt().with_objective(None, None).on_trial_add(trial)
+    _, verdict = report(scheduler, {"solo": trial}, "solo", 10, 1.0)
+    assert verdict == CONTINUE
+
+
+def test_taking_turns_starts_the_least_trained_waiting_trial() -> None:
+    scheduler, trials = turns_population()
+    scheduler, _ = feed(scheduler, trials, [("t0", 10, 1.0), ("t1", 20, 5.0)])
+    paused = [msgspec.structs.replace(trials[t], status=PAUSED) for t in ("t1", "t0")]
+    pending = [trials["t3"]]
+    # t3 has not trained at all, t0 up to 10, t1 up to 20.
+    assert scheduler.choose_trial_to_run(pending, paused, lambda t: True) == "t3"
+    assert scheduler.choose_trial_to_run([], paused, lambda t: True) == "t0"
+    # What does not fit, or still has a save in flight, waits.
+    assert scheduler.choose_trial_to_run([], paused, lambda t: t.trial_id == "t1") == "t1"
+    saving = msgspec.structs.replace(paused[1], saving_to=(CheckpointStorage.MEMORY,))
+    assert scheduler.choose_trial_to_run([], [paused[0], saving], lambda t: True) == "t1"
+    assert scheduler.choose_trial_to_run([], [saving], lambda t: True) is None
+
+
+def test_ties_in_training_go_to_the_trial_added_first() -> None:
+    scheduler, trials = turns_population()
+    waiting = [msgspec.structs.replace(trials[t], status=PENDING) for t in ("t2", "t0", "t1")]
+    assert scheduler.choose_trial_to_run(waiting, [], lambda t: True) == "t0"
 
 
 def test_is_a_trial_scheduler() -> None:

@@ -38,9 +38,10 @@ class Exploit(msgspec.Struct, frozen=True, kw_only=True):
 class Verdict(msgspec.Struct, frozen=True, kw_only=True):
     """A scheduler's answer to one result.
 
-    `checkpoint` asks for a persistent save before continuing (PBT keeps its
-    top trials checkpointed so they can be cloned); `exploit`, only with
-    CONTINUE, replaces the trial's config and state with a donor's.
+    `checkpoint` asks for a persistent save before continuing or pausing
+    (PBT keeps its top trials checkpointed so they can be cloned);
+    `exploit`, with CONTINUE or PAUSE, replaces the trial's config and state
+    with a donor's (a paused one resumes from the donor's state).
     """
 
     decision: Decision
@@ -73,8 +74,9 @@ def first_fitting(
 class FirstComeFirstServed:
     """For a policy that stops only the trial that reports (it names none
     to stop on its own) and fills free slots in FIFO order (`first_fitting`):
-    FIFO itself, the median rule and PBT. Mix it into the policy's frozen
-    msgspec struct; it adds no field."""
+    FIFO itself, the median rule and PBT (which chooses otherwise when it
+    takes turns). Mix it into the policy's frozen msgspec struct; it adds
+    no field."""
 
     __slots__ = ()
 

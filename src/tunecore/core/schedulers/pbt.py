@@ -57,10 +57,15 @@ Deviations from Ray (python/ray/tune/schedulers/pbt.py, async mode):
   the exploit when the donor was not in the upper quantile then; here any
   persistent checkpoint of a current top trial is good enough, which also
   survives a driver restart.
-- Verdicts always CONTINUE: Ray also pauses a perturbed trial when others
-  wait and picks the next trial by least training time; here choosing is
-  FIFO like every other scheduler, and waiting trials get resources when a
-  running one ends or is paused elsewhere.
+- Taking turns (`take_turns`, as Ray): at a perturbation, a trial pauses
+  when another one waits (PENDING or PAUSED), and the waiting trial with
+  the least training (its last perturbation time; creation order breaks
+  ties) starts next, so a population larger than the cluster trains in
+  turns. An exploited trial pauses only then, with the donor's state saved
+  to memory; Ray pauses every exploited trial and resumes it at once when
+  nobody waits, which is the same as going on. Experiments logged before
+  `take_turns` existed decode with None and replay as they ran: no pauses,
+  FIFO choice.
 - `quantile_fraction == 0` disables checkpointing too (Ray's `trials[-0:]`
   puts every trial in the upper quantile and checkpoints all of them).
 - A missing or non-numeric (or NaN) time or metric gives CONTINUE, as Ray
@@ -109,16 +114,26 @@ from tunecore.core.schedulers.base import (
     CONTINUE,
     Exploit,
     FirstComeFirstServed,
+    Fits,
     Verdict,
     adopt_objective,
     check_objective_fields,
     evolve,
+    first_fitting,
     require_objective,
     signed,
 )
 from tunecore.core.search.base import ValuesWanted
 from tunecore.core.search.view import Path
-from tunecore.model import Decision, InvalidFieldError, JsonDict, JsonValue, Mode, TrialState
+from tunecore.model import (
+    Decision,
+    InvalidFieldError,
+    JsonDict,
+    JsonValue,
+    Mode,
+    TrialState,
+    TrialStatus,
+)
 from tunecore.model.errors import (
     require_finite_non_negative,
     require_int,
@@ -126,6 +141,7 @@ from tunecore.model.errors import (
 from tunecore.model.numbers import is_finite_number, is_int, is_number
 
 _OWNER = "PopulationBasedTraining"
+_WAITING = (TrialStatus.PENDING, TrialStatus.PAUSED)
 _MUTATIONS = f"{_OWNER}.hyperparam_mutations"
 
 
@@ -208,6 +224,11 @@ class PopulationBasedTraining(
     Configuration first (see the module docstring), then state: `members` by
     trial id, `rng` (None until the first draw, then the generator after the
     last one) and the two counters `debug_string` reports.
+
+    `take_turns`: whether a perturbed trial pauses for waiting ones (Ray's
+    behaviour). None means not said: `with_objective`, which only a new
+    experiment calls, makes it True; a log written before the field existed
+    decodes with None, which behaves as False, so it replays as it ran.
     """
 
     time_attr: str = "time_total_s"
@@ -228,6 +249,7 @@ class PopulationBasedTraining(
     num_checkpoints: int = 0
     num_perturbations: int = 0
     drawn: dict[str, JsonValue] | UnsetType = UNSET
+    take_turns: bool | None = None
 
     def __post_init__(self) -> None:
         check_objective_fields(self, self.time_attr, self.metric, self.mode)
@@ -256,8 +278,12 @@ class PopulationBasedTraining(
 
     def with_objective(self, metric: str | None, mode: Mode | None) -> Self:
         """Fill in the experiment's metric and mode where none was given;
-        PBT cannot rank trials without both."""
-        return adopt_objective(self, (self.metric, self.mode), metric, mode)
+        PBT cannot rank trials without both. A new experiment is the only
+        caller, so `take_turns` is settled here too (see the class)."""
+        adopted = adopt_objective(self, (self.metric, self.mode), metric, mode)
+        if adopted.take_turns is None:
+            return evolve(adopted, take_turns=True)
+        return adopted
 
     def on_trial_add(self, trial: TrialState) -> Self:
         """Remember the trial's tag and config; fail now, as Ray does, when
@@ -270,7 +296,8 @@ class PopulationBasedTraining(
         self, trial: TrialState, result: JsonDict, trials: Mapping[str, TrialState]
     ) -> tuple[Self, Verdict]:
         """Perturb the trial when its interval is up: checkpoint it in the
-        upper quantile, exploit a donor in the lower one."""
+        upper quantile, exploit a donor in the lower one; pause it then if
+        it takes turns with waiting trials."""
         metric, mode = require_objective(_OWNER, self.metric, self.mode)
         time = result.get(self.time_attr)
         value = result.get(metric)
@@ -297,19 +324,20 @@ class PopulationBasedTraining(
             if m.last_score is not None and _is_live(member_id, m, trial_id, trials)
         ]
         lower, upper = quantiles(scored, self.quantile_fraction)
+        decision = Decision.PAUSE if self._others_wait(trial_id, trials) else Decision.CONTINUE
         if trial_id in upper:
             pbt = msgspec.structs.replace(
                 self, members=members, num_checkpoints=self.num_checkpoints + 1
             )
-            return pbt, Verdict(decision=Decision.CONTINUE, checkpoint=True)
+            return pbt, Verdict(decision=decision, checkpoint=True)
         if trial_id not in lower:
-            return evolve(self, members=members), CONTINUE
+            return evolve(self, members=members), Verdict(decision=decision)
         rng, index = integer_below(self._rng(), len(upper))
         donor_id = upper[index]
         donor = trials.get(donor_id)
         checkpoint = None if donor is None else newest_persistent(donor.checkpoints)
         if checkpoint is None:
-            return evolve(self, members=members, rng=rng), CONTINUE
+            return evolve(self, members=members, rng=rng), Verdict(decision=decision)
         donor_member = members[donor_id]
         rng, config = explore(
             donor_member.config,
@@ -333,7 +361,28 @@ class PopulationBasedTraining(
         exploit = Exploit(
             donor_id=donor_id, config=config, experiment_tag=tag, restore_from=checkpoint
         )
-        return pbt, Verdict(decision=Decision.CONTINUE, exploit=exploit)
+        return pbt, Verdict(decision=decision, exploit=exploit)
+
+    def choose_trial_to_run(
+        self, pending: Sequence[TrialState], paused: Sequence[TrialState], fits: Fits
+    ) -> str | None:
+        """Taking turns: the waiting trial with the least training (its last
+        perturbation time, 0 before the first), the earliest added on a tie,
+        among those that fit and have no save in flight. Otherwise FIFO."""
+        if not self.take_turns:
+            return first_fitting(pending, paused, fits)
+        order = {trial_id: index for index, trial_id in enumerate(self.members)}
+        candidates = [trial for trial in (*pending, *paused) if not trial.saving_to and fits(trial)]
+        if not candidates:
+            return None
+        least = min(
+            candidates,
+            key=lambda trial: (
+                self._trained(trial.trial_id),
+                order.get(trial.trial_id, len(order)),
+            ),
+        )
+        return least.trial_id
 
     def on_trial_complete(self, trial: TrialState, result: JsonDict) -> Self:
         del result
@@ -387,6 +436,19 @@ class PopulationBasedTraining(
     def _flat(self) -> FlatMutations:
         """`hyperparam_mutations`, which construction flattened."""
         return cast(FlatMutations, self.hyperparam_mutations)
+
+    def _others_wait(self, trial_id: str, trials: Mapping[str, TrialState]) -> bool:
+        """Whether the reporting trial should pause for another: only when
+        taking turns, and another trial is PENDING or PAUSED."""
+        if not self.take_turns:
+            return False
+        return any(
+            other.status in _WAITING for other_id, other in trials.items() if other_id != trial_id
+        )
+
+    def _trained(self, trial_id: str) -> float:
+        member = self.members.get(trial_id)
+        return 0.0 if member is None else member.last_perturbation_time
 
     def _rng(self) -> Rng:
         return self.rng if self.rng is not None else seeded(self.seed)

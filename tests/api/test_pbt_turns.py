@@ -1,0 +1,81 @@
+"""PBT with more trials than fit at once takes turns, as Ray's asynchronous
+PBT does: at a perturbation a trial pauses when another waits, and the
+least-trained waiting trial starts next (in-process executor; each trial
+asks for half of this machine's CPUs, so two fit)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+import tunecore
+from tunecore import TuneConfig, Tuner
+from tunecore.schedulers import PopulationBasedTraining
+from tunecore.shell.callbacks import Callback
+from tunecore.shell.trial_view import Trial
+
+from .test_missing_checkpoints import run_config, scoring
+
+RATES = [0.5, 1.0, 2.0, 3.0]
+
+
+class Starts(Callback):
+    """What started and what completed, in order."""
+
+    def __init__(self) -> None:
+        self.log: list[tuple[str, str]] = []
+
+    def on_trial_start(self, iteration: int, trials: object, trial: Trial) -> None:
+        self.log.append(("start", trial.trial_id))
+
+    def on_trial_complete(self, iteration: int, trials: object, trial: Trial) -> None:
+        self.log.append(("complete", trial.trial_id))
+
+
+def run(tmp_path: Path, take_turns: bool | None) -> tuple[list[tuple[str, str]], list[float]]:
+    pbt = PopulationBasedTraining(
+        time_attr="training_iteration",
+        perturbation_interval=2,
+        hyperparam_mutations={"rate": RATES},
+        quantile_fraction=0.25,
+        seed=3,
+        **({} if take_turns is None else {"take_turns": take_turns}),
+    )
+    starts = Starts()
+    half = (os.cpu_count() or 1) / 2
+    results = Tuner(
+        tunecore.with_resources(scoring, {"cpu": half}),
+        param_space={"rate": tunecore.grid_search(RATES)},
+        tune_config=TuneConfig(metric="score", mode="max", scheduler=pbt),
+        run_config=run_config(tmp_path, starts, stop={"training_iteration": 6}),
+    ).fit()
+    assert results.num_errors == 0
+    assert sorted(r.metrics["training_iteration"] for r in results) == [6] * len(RATES)
+    return starts.log, [float(r.metrics["score"]) for r in results]
+
+
+def test_a_population_larger_than_the_cluster_takes_turns(tmp_path: Path) -> None:
+    log, scores = run(tmp_path, take_turns=None)  # a new experiment: Ray's behaviour
+    first_complete = log.index(next(entry for entry in log if entry[0] == "complete"))
+    started_before = {trial_id for kind, trial_id in log[:first_complete] if kind == "start"}
+    assert len(started_before) == len(RATES), log  # everyone trained before anyone finished
+    resumes = len([kind for kind, _ in log if kind == "start"]) - len(RATES)
+    assert resumes > 0, log
+    # A paused trial resumes from its checkpoint: no score starts over.
+    assert min(scores) >= 6 * min(RATES)
+
+
+def test_without_taking_turns_the_population_trains_in_waves(tmp_path: Path) -> None:
+    log, _ = run(tmp_path, take_turns=False)
+    starts = [trial_id for kind, trial_id in log if kind == "start"]
+    assert len(starts) == len(RATES), log  # nobody paused
+    first_complete = log.index(next(entry for entry in log if entry[0] == "complete"))
+    assert len([1 for kind, _ in log[:first_complete] if kind == "start"]) == 2, log
+
+
+@pytest.fixture(autouse=True)
+def _needs_two_cpus_worth() -> None:
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("each trial asks for half the CPUs; one CPU cannot be halved into slots")

@@ -51,9 +51,10 @@ XFAIL: dict[str, str] = {
 # other failure is not.
 FLAKY: dict[str, str] = {
     "pbt_function": (
-        "AssertionError: no trial's config changed, in some runs: a trial's 12 results can "
-        "all arrive before the next trial's first (events.log), so PBT never sees two live "
-        "trials (num_perturbations=0)"
+        "AssertionError: no trial's config changed, in about one run in ten: a trial "
+        "exploits only when it is the lowest scored at its own perturbation, and the four "
+        "trials taking turns on two CPUs have about seven perturbations with a ranking, "
+        "each a chance of 1/2 to 1/4 (the same odds on Ray Tune)"
     ),
 }
 

@@ -12,7 +12,7 @@ import pytest
 
 import tunecore
 from tunecore import TuneConfig, Tuner
-from tunecore.model import JsonValue
+from tunecore.model import JsonValue, PauseTrial
 from tunecore.schedulers import PopulationBasedTraining
 from tunecore.shell.callbacks import Callback
 from tunecore.shell.trial_view import Trial
@@ -69,6 +69,16 @@ def test_a_population_larger_than_the_cluster_takes_turns(tmp_path: Path) -> Non
     # A paused trial resumes from its checkpoint: no score starts over.
     assert len(scores) == len(RATES)
     assert min(scores) >= 6 * LOWEST_RATE
+
+
+def test_a_run_that_took_turns_replays_to_the_same_end(tmp_path: Path) -> None:
+    """Its pauses, resumes and exploits are all in the event log: replay
+    (verifying every snapshot on the way) ends where the run ended."""
+    log, _ = run(tmp_path, take_turns=True)
+    replayed = tunecore.replay(tmp_path / "gone")
+    assert replayed.state.done
+    pauses = [command for _, command in replayed.commands if isinstance(command, PauseTrial)]
+    assert len(pauses) == len([kind for kind, _ in log if kind == "start"]) - len(RATES)
 
 
 def test_without_taking_turns_the_population_trains_in_waves(tmp_path: Path) -> None:

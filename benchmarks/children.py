@@ -33,21 +33,6 @@ def peak_rss_kib() -> float:
     raise RuntimeError("no VmHWM in /proc/self/status (Linux only)")
 
 
-def cpu_ticks() -> tuple[int, int]:
-    """The machine's CPU time so far, in clock ticks over all cores: (all,
-    idle). Two readings give the share of the cores that were busy between
-    them, whichever process kept them busy (Ray's workers included)."""
-    with open("/proc/stat") as stat:
-        fields = [int(field) for field in stat.readline().split()[1:]]
-    return sum(fields), fields[3] + fields[4]  # idle and iowait
-
-
-def busy_share(before: tuple[int, int], after: tuple[int, int]) -> float:
-    """The share of all cores' time that was not idle between two readings."""
-    total = after[0] - before[0]
-    return 1.0 - (after[1] - before[1]) / total if total else 0.0
-
-
 @dataclass(frozen=True)
 class Child:
     """A child's result line (None if it has none), or why not, and its output."""

@@ -51,14 +51,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchmarks import ray_floor
-from benchmarks.children import (
-    busy_share,
-    cpu_ticks,
-    emit,
-    peak_rss_kib,
-    preload_tunecore,
-    run_child,
-)
+from benchmarks.children import emit, peak_rss_kib, preload_tunecore, run_child
+from benchmarks.cpu_budget import RayProcessesCpu, busy_share, cpu_ticks
 from benchmarks.scratch import run_dir
 
 RAY_TUNE = "ray_tune"
@@ -299,12 +293,15 @@ def child(framework: str, workload: str, quick: bool, buffer: int | None, reuse:
     out["ray_init_s"] = time.perf_counter() - started
     out["rss_before_mb"] = rss_mb()
     storage = run_dir(f"bench-{framework}-{workload}-")
-    ticks = cpu_ticks()
+    ticks, ray_processes = cpu_ticks(), RayProcessesCpu()
+    ray_processes.start()
     if framework == RAY_TUNE:
         seconds, cpu, iterations, errors = run_ray_tune(workload, sizes, storage, reuse)
     else:
         seconds, cpu, iterations, errors = run_tunecore(workload, sizes, storage, buffer)
     out["busy"] = busy_share(ticks, cpu_ticks())
+    used = ray_processes.stop()
+    out["workers_cpu_s"], out["daemons_cpu_s"] = used["workers"], used["daemons"]
     out["peak_rss_mb"] = rss_mb()
     ray.shutdown()
     out["files"] = files_under(storage)
@@ -489,7 +486,9 @@ def report(
         "Driver CPU is the driver process's user + system time over the same span (Ray's",
         "processes and the workers excluded); peak RSS is its VmHWM. Cores busy is the",
         "share of all cores' time, machine-wide, that was not idle during the run: near",
-        "100% the run is bound by CPU, not by waiting on Ray's round trips.",
+        "100% the run is bound by CPU, not by waiting on Ray's round trips. Workers CPU is",
+        "what Ray's worker processes (the trials' actors, started ones included) used in",
+        "the run, Ray daemons CPU the raylet's and the GCS server's (`benchmarks.cpu_budget`).",
         "Ray's floor (`benchmarks.ray_floor`, measured in this run) is the least any",
         "framework on Ray takes for the row: starting two actors, then the fewest actor",
         "calls the row needs (one per trial, or one per buffer of results), two in flight.",
@@ -526,8 +525,8 @@ def details(rows: Sequence[Row], sizes: Sizes) -> list[str]:
     and memory, Ray init."""
     lines = [
         "| run | trials | results | results/s | stopped early | driver CPU s | peak RSS MB "
-        "| ray.init s | files made | cores busy |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| ray.init s | files made | cores busy | workers CPU s | Ray daemons CPU s |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     seen: set[int] = set()
     for row in rows:
@@ -550,13 +549,18 @@ def details(rows: Sequence[Row], sizes: Sizes) -> list[str]:
                 f"| {label} | {len(iterations)} | {total:,} | {total / measured.seconds:,.0f} "
                 f"| {early if row.workload == 'c' else '-'} | {measured.cpu:.2f} "
                 f"| {measured.rss:.0f} | {data['ray_init_s']:.2f} | {data.get('files', '-')} "
-                f"| {_percent(data.get('busy'))} |"
+                f"| {_percent(data.get('busy'))} | {_seconds_of(data.get('workers_cpu_s'))} "
+                f"| {_seconds_of(data.get('daemons_cpu_s'))} |"
             )
     return lines
 
 
 def _percent(share: object) -> str:
     return f"{share:.0%}" if isinstance(share, float) else "-"
+
+
+def _seconds_of(value: object) -> str:
+    return f"{value:.2f}" if isinstance(value, float) else "-"
 
 
 def _usable(measured: Measured) -> bool:

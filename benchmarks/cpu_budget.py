@@ -1,0 +1,107 @@
+"""Where the machine's CPU went during one benchmark run: the share of all
+cores that was busy, and the CPU time of Ray's processes (the workers that
+host the trials, and Ray's own daemons) beside the driver's.
+
+On a 2-core machine a run can be bound by CPU rather than by waiting for
+Ray's round trips; these numbers tell which (`docs/speed.md`, "The sixth
+profile"). Linux only (`/proc`).
+
+Ray ends a run's worker processes as the run ends, before a reading taken
+after `fit()` could see them, so `RayProcessesCpu` samples them on a thread
+while the run goes on and keeps each one's last reading: a process that
+exits between samples is counted up to its last sample (an undercount of at
+most `interval_s` of CPU each).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass, field
+
+_TICK_S = 1.0 / os.sysconf("SC_CLK_TCK")
+WORKER_PREFIX = "ray::"  # a Ray worker's process title: ray::TrialHost, ray::IDLE, ...
+DAEMONS = ("raylet", "gcs_server")
+
+
+def cpu_ticks() -> tuple[int, int]:
+    """The machine's CPU time so far, in clock ticks over all cores: (all,
+    idle). Two readings give the share of the cores that was busy between
+    them, whichever process kept them busy (Ray's workers included)."""
+    with open("/proc/stat") as stat:
+        fields = [int(field) for field in stat.readline().split()[1:]]
+    return sum(fields), fields[3] + fields[4]  # idle and iowait
+
+
+def busy_share(before: tuple[int, int], after: tuple[int, int]) -> float:
+    """The share of all cores' time that was not idle between two readings."""
+    total = after[0] - before[0]
+    return 1.0 - (after[1] - before[1]) / total if total else 0.0
+
+
+def process_cpu_s(pid: str) -> tuple[str, float] | None:
+    """A process's name (its title when Ray set one) and CPU seconds so far
+    (user + system), or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            text = stat.read()
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            title = cmdline.read().split(b"\0", 1)[0].decode(errors="replace")
+    except OSError:
+        return None
+    fields = text[text.rindex(")") + 2 :].split()
+    name = title or text[text.index("(") + 1 : text.rindex(")")]
+    return name, (int(fields[11]) + int(fields[12])) * _TICK_S
+
+
+def _kind(name: str) -> str | None:
+    if name.startswith(WORKER_PREFIX):
+        return "workers"
+    if any(daemon in name for daemon in DAEMONS):
+        return "daemons"
+    return None
+
+
+@dataclass
+class RayProcessesCpu:
+    """CPU seconds Ray's workers and daemons used between `start` and
+    `stop`, sampled every `interval_s` on a thread of its own."""
+
+    interval_s: float = 0.05
+    _first: dict[str, float] = field(default_factory=dict)
+    _last: dict[str, tuple[str, float]] = field(default_factory=dict)
+    _done: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._sample(first=True)
+        self._thread = threading.Thread(target=self._watch, name="bench-cpu", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> dict[str, float]:
+        """{"workers": s, "daemons": s}: CPU used since `start`."""
+        self._done.set()
+        if self._thread is not None:
+            self._thread.join()
+        self._sample(first=False)
+        used = {"workers": 0.0, "daemons": 0.0}
+        for pid, (name, seconds) in self._last.items():
+            kind = _kind(name)
+            if kind is not None:
+                used[kind] += seconds - self._first.get(pid, 0.0)
+        return used
+
+    def _watch(self) -> None:
+        while not self._done.wait(self.interval_s):
+            self._sample(first=False)
+
+    def _sample(self, *, first: bool) -> None:
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            seen = process_cpu_s(pid)
+            if seen is None or _kind(seen[0]) is None:
+                continue
+            if first:
+                self._first[pid] = seen[1]
+            self._last[pid] = seen

@@ -1,0 +1,50 @@
+"""Where a benchmark run's CPU went: the machine's busy share, and the CPU
+of Ray's worker processes, counted even when they exit before the run ends."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+from benchmarks.cpu_budget import RayProcessesCpu, busy_share, cpu_ticks
+
+SPIN = "import time\nend = time.perf_counter() + {seconds}\nwhile time.perf_counter() < end: pass\n"
+
+
+def test_busy_share_is_the_part_of_all_cores_time_not_idle() -> None:
+    assert busy_share((1_000, 400), (1_200, 450)) == 0.75  # 200 ticks, 50 of them idle
+    assert busy_share((1_000, 400), (1_200, 600)) == 0.0
+    assert busy_share((1_000, 400), (1_000, 400)) == 0.0  # no tick between the readings
+
+
+def test_a_busy_loop_keeps_at_least_one_cores_share_busy() -> None:
+    """A process spinning for 0.3 s keeps one core busy: the machine-wide
+    share is at least 1 / cores (minus the tick granularity)."""
+    cores = os.cpu_count() or 1
+    before = cpu_ticks()
+    deadline = time.perf_counter() + 0.3
+    while time.perf_counter() < deadline:
+        pass
+    share = busy_share(before, cpu_ticks())
+    assert 1.0 / cores - 0.1 <= share <= 1.0
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash's exec -a to set a title")
+def test_a_ray_worker_that_exits_before_the_end_is_still_counted() -> None:
+    """A process titled like a Ray worker spins for 0.4 s and exits; the
+    sampler saw it while it ran. One spinning for 1 s under another title is
+    not Ray's and is left out. (Any other Ray on the machine counts too, but
+    an idle one uses far less than the margin.)"""
+    sampler = RayProcessesCpu(interval_s=0.02)
+    sampler.start()
+    for title, seconds in (("ray::FakeWorker", 0.4), ("not-ray", 1.0)):
+        spin = SPIN.format(seconds=seconds)
+        subprocess.run(
+            ["bash", "-c", f'exec -a {title} "$0" -c "$1"', sys.executable, spin], check=True
+        )
+    used = sampler.stop()
+    assert 0.3 <= used["workers"] <= 0.9

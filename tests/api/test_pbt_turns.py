@@ -12,9 +12,17 @@ import pytest
 
 import tunecore
 from tunecore import TuneConfig, Tuner
-from tunecore.model import JsonValue, PauseTrial
+from tunecore.model import (
+    CheckpointSaved,
+    CheckpointStorage,
+    JsonValue,
+    PauseTrial,
+    ResetTrial,
+    SaveCheckpoint,
+)
 from tunecore.schedulers import PopulationBasedTraining
 from tunecore.shell.callbacks import Callback
+from tunecore.shell.eventlog import read_log
 from tunecore.shell.trial_view import Trial
 
 from .test_missing_checkpoints import run_config, scoring
@@ -79,6 +87,35 @@ def test_a_run_that_took_turns_replays_to_the_same_end(tmp_path: Path) -> None:
     assert replayed.state.done
     pauses = [command for _, command in replayed.commands if isinstance(command, PauseTrial)]
     assert len(pauses) == len([kind for kind, _ in log if kind == "start"]) - len(RATES)
+
+
+def test_a_paused_exploit_saves_the_donors_state_under_the_donors_iteration(
+    tmp_path: Path,
+) -> None:
+    """The memory save after an exploit holds the donor's restored state,
+    so it carries the iteration of the donor's checkpoint, not the
+    exploited trial's own last one (the resume counts on from there)."""
+    run(tmp_path, take_turns=True)
+    events = read_log(tmp_path / "gone").events
+    replayed = tunecore.replay(tmp_path / "gone")
+    exploits = {
+        number: command for number, command in replayed.commands if isinstance(command, ResetTrial)
+    }
+    paused_exploits = 0
+    for number, reset in exploits.items():
+        after = [c for n, c in replayed.commands if n == number and isinstance(c, SaveCheckpoint)]
+        if not after:
+            continue  # an exploit that went on in place
+        paused_exploits += 1
+        saved = next(
+            event
+            for event in events[number:]
+            if isinstance(event, CheckpointSaved)
+            and event.trial_id == reset.trial_id
+            and event.checkpoint.storage is CheckpointStorage.MEMORY
+        )
+        assert saved.checkpoint.training_iteration == reset.restore_from.training_iteration
+    assert paused_exploits > 0, "no exploit paused: the test proves nothing"
 
 
 def test_without_taking_turns_the_population_trains_in_waves(tmp_path: Path) -> None:

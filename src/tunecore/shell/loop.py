@@ -38,6 +38,7 @@ from typing import overload
 import msgspec
 
 from tunecore.core import lifecycle
+from tunecore.core.checkpoints import result_to_save
 from tunecore.core.dispatch import handles
 from tunecore.core.experiment import ExperimentState, Stepped, step, trials_in_order
 from tunecore.core.experiment.step import run_ahead_until
@@ -443,15 +444,16 @@ class ExperimentLoop:
         )
 
     def _save(self, trial: TrialState, storage: CheckpointStorage) -> None:
-        iteration = _iteration_of(trial)
+        result = result_to_save(trial)
+        iteration = iteration_of(result)
         if storage is CheckpointStorage.MEMORY:
-            self._executor.save_to_memory(trial.trial_id, iteration, trial.last_result)
+            self._executor.save_to_memory(trial.trial_id, iteration, result)
             return
         if self._store is not None:  # the worker writes it to the store: nothing here
             directory = self._storage.checkpoint_path(self._dir(trial), iteration)
         else:
             directory = self._storage.checkpoint_dir(self._dir(trial), iteration)
-        self._executor.save(trial.trial_id, str(directory), iteration, trial.last_result)
+        self._executor.save(trial.trial_id, str(directory), iteration, result)
 
     def _stop(self, trial: TrialState, error: str | None) -> None:
         if error is not None:
@@ -651,7 +653,3 @@ class _CreationOrder(Sequence[Trial]):
 
 def _at_once(action: Callable[[], None]) -> None:
     action()
-
-
-def _iteration_of(trial: TrialState) -> int:
-    return iteration_of(trial.last_result)

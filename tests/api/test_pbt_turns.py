@@ -114,7 +114,9 @@ def test_a_paused_exploit_saves_the_donors_state_under_the_donors_iteration(
             and event.trial_id == reset.trial_id
             and event.checkpoint.storage is CheckpointStorage.MEMORY
         )
-        assert saved.checkpoint.training_iteration == reset.restore_from.training_iteration
+        donor = reset.restore_from
+        assert donor is not None
+        assert saved.checkpoint.training_iteration == donor.training_iteration
     assert paused_exploits > 0, "no exploit paused: the test proves nothing"
 
 

@@ -23,6 +23,7 @@ from tunecore._lazy import lazy_attributes
 from tunecore._version import __version__ as __version__
 
 if TYPE_CHECKING:
+    from tunecore import experiment as experiment
     from tunecore import logger as logger
     from tunecore import result as result
     from tunecore import schedulers as schedulers
@@ -67,12 +68,14 @@ if TYPE_CHECKING:
     from tunecore.shell.trainable import register_trainable as register_trainable
     from tunecore.shell.trainable import report as report
     from tunecore.shell.trainable.resources import PlacementGroupFactory as PlacementGroupFactory
+    from tunecore.shell.trainable.resources import ScalingConfig as ScalingConfig
     from tunecore.shell.trainable.wrappers import with_parameters as with_parameters
     from tunecore.shell.trainable.wrappers import with_resources as with_resources
     from tunecore.shell.trial_view import Trial as Trial
 
 # Each public name and the module it lives in (for a submodule, itself).
 _HOMES: dict[str, str] = {
+    "experiment": "tunecore.experiment",
     "logger": "tunecore.logger",
     "result": "tunecore.result",
     "schedulers": "tunecore.schedulers",
@@ -117,6 +120,7 @@ _HOMES: dict[str, str] = {
     "register_trainable": "tunecore.shell.trainable",
     "report": "tunecore.shell.trainable",
     "PlacementGroupFactory": "tunecore.shell.trainable.resources",
+    "ScalingConfig": "tunecore.shell.trainable.resources",
     "with_parameters": "tunecore.shell.trainable.wrappers",
     "with_resources": "tunecore.shell.trainable.wrappers",
     "Trial": "tunecore.shell.trial_view",
@@ -134,6 +138,7 @@ __all__ = [
     "Result",
     "ResultGrid",
     "RunConfig",
+    "ScalingConfig",
     "Stopper",
     "SyncConfig",
     "Trainable",
@@ -145,6 +150,7 @@ __all__ = [
     "checkpoint_dir",
     "choice",
     "create_searcher",
+    "experiment",
     "get_checkpoint",
     "get_context",
     "grid_search",

@@ -120,6 +120,20 @@ def test_a_paused_exploit_saves_the_donors_state_under_the_donors_iteration(
     assert paused_exploits > 0, "no exploit paused: the test proves nothing"
 
 
+def test_a_pause_on_a_result_with_a_checkpoint_saves_it_to_storage(tmp_path: Path) -> None:
+    """`scoring` reports a checkpoint with every result, so every pause is
+    on a result that has one: it is saved to storage (none is kept in
+    memory only), except the donor's state an exploit saves before pausing,
+    which is labelled with the donor's result."""
+    run(tmp_path, take_turns=True)
+    saves = [
+        c for _, c in tunecore.replay(tmp_path / "gone").commands if isinstance(c, SaveCheckpoint)
+    ]
+    memory = [save for save in saves if save.storage is CheckpointStorage.MEMORY]
+    assert all(save.result is not None for save in memory), memory
+    assert len(saves) > len(memory)
+
+
 def test_without_taking_turns_the_population_trains_in_waves(tmp_path: Path) -> None:
     log, _ = run(tmp_path, take_turns=False)
     starts = [trial_id for kind, trial_id in log if kind == "start"]

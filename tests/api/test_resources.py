@@ -6,6 +6,7 @@ the in-process executor (what only Ray does is in tests/integration)."""
 from __future__ import annotations
 
 import inspect
+import re
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -266,3 +267,75 @@ def test_with_resources_on_a_function_is_still_a_function_named_after_it(
     results = fit(asking, tmp_path, {"x": 2})
     assert results[0].metrics["score"] == 2
     assert Path(results[0].path).name.startswith("train_")
+
+
+# -- Ray Train's ScalingConfig in with_resources --------------------------------
+
+
+@pytest.mark.parametrize(
+    ("scaling", "bundles"),
+    [
+        # Ray's defaults: a coordinator CPU beside the first worker's.
+        (tune.ScalingConfig(), [{}, {"CPU": 2.0}]),
+        (
+            tune.ScalingConfig(
+                trainer_resources={"CPU": 2, "GPU": 0.5, "hdd": 80},
+                num_workers=2,
+                resources_per_worker={"CPU": 1},
+            ),
+            [{}, {"CPU": 3.0, "GPU": 0.5, "hdd": 80.0}, {"CPU": 1.0}],
+        ),
+        (
+            tune.ScalingConfig(num_workers=3, use_gpu=True),
+            [{}, {"CPU": 1.0, "GPU": 1.0}, {"GPU": 1.0}, {"GPU": 1.0}],
+        ),
+    ],
+)
+def test_a_scaling_config_reserves_rays_placement_group(
+    scaling: tune.ScalingConfig, bundles: list[dict[str, float]]
+) -> None:
+    factory = scaling.as_placement_group_factory()
+    assert factory.bundles == bundles
+    assert factory.head_bundle_is_empty
+
+
+def test_a_trial_asking_with_a_scaling_config_runs_with_its_reservation(tmp_path: Path) -> None:
+    trainable = tune.with_resources(train, tune.ScalingConfig(num_workers=1))
+    results = fit(trainable, tmp_path, {"x": 3})
+    assert results[0].metrics["score"] == 3
+    [trial] = tune.replay(tmp_path / "exp", quiet=True).state.trials.values()
+    expected = tune.ScalingConfig(num_workers=1).as_placement_group_factory().as_resources()
+    assert trial.spec.resources == expected
+    assert trial.spec.resources.bundles[1].cpu == 2.0
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"use_gpu": False, "resources_per_worker": {"GPU": 1}}, "use_gpu is False"),
+        ({"num_workers": -1}, "ScalingConfig.num_workers"),
+        ({"accelerator_type": "A100"}, "ScalingConfig.accelerator_type"),
+    ],
+)
+def test_a_scaling_config_that_cannot_be_reserved_says_why(
+    arguments: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        tune.ScalingConfig(**arguments)
+
+
+def test_ray_tunes_experiment_module_names_the_trial() -> None:
+    from tunecore.experiment import Trial  # noqa: PLC0415 - the import is what is tested
+
+    assert Trial is tune.Trial
+
+
+def test_a_wrapped_trainables_default_experiment_name_is_what_it_wraps(tmp_path: Path) -> None:
+    """Ray names the experiment of `with_parameters(train_with)` after
+    `train_with`, as it names the trials."""
+    run = RunConfig(storage_path=str(tmp_path), executor="in_process", verbose=0)
+    trainable = tune.with_parameters(train_with, data="d")
+    results = Tuner(trainable, param_space={"x": 1}, run_config=run).fit()
+    assert re.fullmatch(
+        r"train_with_\d{4}-\d{2}-\d{2}_\d{2}-\d{2}-\d{2}", Path(results.experiment_path).name
+    )

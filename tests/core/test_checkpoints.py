@@ -14,7 +14,7 @@ import msgspec
 import pytest
 
 from tunecore.core import current_checkpoint, should_checkpoint
-from tunecore.core.checkpoints import record_checkpoint, result_to_save
+from tunecore.core.checkpoints import record_checkpoint
 from tunecore.model import (
     CheckpointHistory,
     CheckpointPolicy,
@@ -320,20 +320,3 @@ def test_record_checkpoint_leaves_its_inputs_alone() -> None:
     snapshot = msgspec.structs.replace(history)
     record_checkpoint(history, P2, CheckpointPolicy(num_to_keep=1))
     assert history == snapshot
-
-
-def test_a_save_is_labelled_with_the_last_result_or_the_restore_in_flight() -> None:
-    """A save taken while the worker restores a checkpoint holds the
-    restored state: its label is that checkpoint's result, not the trial's
-    last one (PBT's exploit restores the donor, then saves before pausing)."""
-    trial = msgspec.structs.replace(
-        trial_with(CheckpointHistory(), TrialStatus.PAUSED),
-        last_result={"training_iteration": 8, "acc": 0.2},
-    )
-    assert result_to_save(trial) == {"training_iteration": 8, "acc": 0.2}
-    donor = persistent("/donor/checkpoint_000006", training_iteration=6, acc=0.9)
-    restoring = msgspec.structs.replace(trial, restoring_from=donor)
-    assert result_to_save(restoring) == {"training_iteration": 6, "acc": 0.9}
-    # A restore that knows no result (a user's restore path) leaves the label.
-    bare = msgspec.structs.replace(trial, restoring_from=persistent("/user/path"))
-    assert result_to_save(bare) == trial.last_result

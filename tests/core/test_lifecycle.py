@@ -498,7 +498,8 @@ def test_a_paused_exploit_restores_the_donor_then_saves_it_to_memory() -> None:
     assert (state.spec.config, state.spec.experiment_tag) == ({"lr": 0.2}, "1@p")
     assert applied.commands == (
         ResetTrial(trial_id=TID, config={"lr": 0.2}, experiment_tag="1@p", restore_from=donor),
-        SaveCheckpoint(trial_id=TID, storage=MEMORY),
+        # Labelled with the donor's result: it saves the donor's state.
+        SaveCheckpoint(trial_id=TID, storage=MEMORY, result=donor.metrics),
         PauseTrial(trial_id=TID),
     )
     # The worker answers in order: the restore, then the memory save.
@@ -511,6 +512,55 @@ def test_a_paused_exploit_restores_the_donor_then_saves_it_to_memory() -> None:
     resumed, commands = step(ready, start(20.0))
     assert commands == (StartTrial(trial_id=TID, restore_from=memory),)
     assert resumed.spec.config == {"lr": 0.2}
+
+
+KEEPS_DUE = CheckpointPolicy(persist_due=True)
+
+
+@pytest.mark.parametrize(
+    ("policy", "storage"),
+    [
+        (KEEPS_DUE, PERSISTENT),  # a new experiment's policy
+        (CheckpointPolicy(), MEMORY),  # one logged before persist_due: as it ran
+    ],
+)
+def test_a_pause_on_a_result_with_a_reported_checkpoint_keeps_it(
+    policy: CheckpointPolicy, storage: CheckpointStorage
+) -> None:
+    """The trainable reported a checkpoint with the result its scheduler
+    pauses it on: that checkpoint is saved to storage, not only to memory,
+    so the trial's results keep it (Ray persists every reported one)."""
+    trial = running(make_spec(checkpoint_policy=policy))
+    applied = lifecycle.conclude(
+        trial,
+        {"training_iteration": 2, "should_checkpoint": True},
+        11.0,
+        Verdict(decision=Decision.PAUSE),
+    )
+    assert applied.state.saving_to == (storage,)
+    assert applied.commands == (
+        SaveCheckpoint(trial_id=TID, storage=storage),
+        PauseTrial(trial_id=TID),
+    )
+
+
+@pytest.mark.parametrize("decision", [Decision.CONTINUE, Decision.PAUSE])
+def test_an_exploit_on_a_due_result_saves_the_trials_own_checkpoint_first(
+    decision: Decision,
+) -> None:
+    donor = persistent("/donor/checkpoint_000004", training_iteration=4)
+    exploit = Exploit(donor_id="d", config={"lr": 0.2}, experiment_tag="1@p", restore_from=donor)
+    trial = running(make_spec(checkpoint_policy=KEEPS_DUE))
+    applied = lifecycle.conclude(
+        trial,
+        {"training_iteration": 2, "should_checkpoint": True},
+        11.0,
+        Verdict(decision=decision, exploit=exploit),
+    )
+    first, second = applied.commands[:2]
+    assert first == SaveCheckpoint(trial_id=TID, storage=PERSISTENT)  # labelled as its own
+    assert isinstance(second, ResetTrial)
+    assert applied.state.saving_to[0] is PERSISTENT
 
 
 def test_resume_restores_the_memory_checkpoint() -> None:

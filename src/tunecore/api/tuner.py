@@ -54,6 +54,7 @@ from tunecore.api.results import ResultGrid
 from tunecore.api.searching import prepare_search, restored_runtime, searcher_object
 from tunecore.core.experiment import ExperimentConfig, ExperimentState, new_experiment
 from tunecore.core.experiment.snapshot import decode_state, encode_state
+from tunecore.core.naming import display_name
 from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.core.search import BasicVariantGenerator, ConcurrencyLimiter, Searcher
 from tunecore.core.search.generator import UNBOUNDED
@@ -836,4 +837,7 @@ def _mode(mode: str | None) -> Mode | None:
 
 
 def _short(name: str) -> str:
-    return Path(name.replace(":", "/")).name or "experiment"
+    """The trainable's name in a default experiment name: as users know it
+    (`display_name`: `train` for `pkg.module:train` or for
+    `with_parameters(train)`), as Ray names the experiment."""
+    return display_name(name).replace("/", "_") or "experiment"

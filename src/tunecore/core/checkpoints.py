@@ -19,7 +19,6 @@ from tunecore.model import (
     CheckpointPolicy,
     CheckpointRef,
     CheckpointStorage,
-    JsonDict,
     JsonValue,
     Mode,
     TrialState,
@@ -55,17 +54,6 @@ def current_checkpoint(trial: TrialState) -> CheckpointRef | None:
     if checkpoint is None and trial.spec.restore_path is not None:
         return CheckpointRef(storage=CheckpointStorage.PERSISTENT, path=trial.spec.restore_path)
     return checkpoint
-
-
-def result_to_save(trial: TrialState) -> JsonDict:
-    """The result a save taken now is labelled with (its iteration names
-    the checkpoint): while a restore is in flight the worker saves the state
-    it restores, which the restored checkpoint's result describes (PBT's
-    exploit before a pause); otherwise the trial's last result."""
-    restoring = trial.restoring_from
-    if restoring is not None and restoring.metrics:
-        return restoring.metrics
-    return trial.last_result
 
 
 def score_key(checkpoint: CheckpointRef, policy: CheckpointPolicy) -> tuple[bool, float]:

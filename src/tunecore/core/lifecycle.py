@@ -211,10 +211,21 @@ def _reported_location(result: JsonDict, known: Location) -> Location:
 
 
 def _with_save(
-    trial: TrialState, storage: CheckpointStorage, commands: list[Command]
+    trial: TrialState,
+    storage: CheckpointStorage,
+    commands: list[Command],
+    result: JsonDict | None = None,
 ) -> TrialState:
-    commands.append(SaveCheckpoint(trial_id=trial.trial_id, storage=storage))
+    commands.append(SaveCheckpoint(trial_id=trial.trial_id, storage=storage, result=result))
     return msgspec.structs.replace(trial, saving_to=(*trial.saving_to, storage))
+
+
+def _persists_due(trial: TrialState) -> bool:
+    """Whether a checkpoint due on the trial's last result is saved to
+    storage even when the trial pauses or is exploited on it (see
+    `CheckpointPolicy.persist_due`)."""
+    policy = trial.spec.checkpoint_policy
+    return policy.persist_due is True and should_checkpoint(policy, trial.last_result)
 
 
 def end_training(trial: TrialState, marker: Mapping[str, JsonValue], at: float) -> Applied:
@@ -238,15 +249,17 @@ def end_training(trial: TrialState, marker: Mapping[str, JsonValue], at: float) 
 def decide(trial: TrialState, decision: Decision, *, checkpoint: bool = False) -> Applied:
     """Carry out a decision on a RUNNING trial whose result was just
     recorded: CONTINUE (checkpointing first when due, or when `checkpoint`
-    asks), PAUSE (a memory checkpoint, persistent when `checkpoint` asks;
-    release the worker) or STOP (checkpointing first when due)."""
+    asks), PAUSE (a memory checkpoint, persistent when `checkpoint` asks or
+    one is due and the policy keeps what is due; release the worker) or
+    STOP (checkpointing first when due)."""
     trial_id = trial.trial_id
     due = checkpoint or should_checkpoint(trial.spec.checkpoint_policy, trial.last_result)
     if decision is Decision.CONTINUE and not due:
         return Applied(trial, (ContinueTrial(trial_id=trial_id),))  # the common case
     commands: list[Command] = []
     if decision is Decision.PAUSE:
-        storage = CheckpointStorage.PERSISTENT if checkpoint else CheckpointStorage.MEMORY
+        persist = checkpoint or _persists_due(trial)
+        storage = CheckpointStorage.PERSISTENT if persist else CheckpointStorage.MEMORY
         return _pause(_with_save(trial, storage, commands), commands)
     if due:
         trial = _with_save(trial, CheckpointStorage.PERSISTENT, commands)
@@ -290,19 +303,27 @@ def conclude(
     """The one way a RUNNING trial takes a result: record it and carry out
     `verdict`, the answer to it (the trial's own rules, joined by the
     experiment with its scheduler's and stopper's): stop, pause or go on,
-    saving first when asked, or PBT's exploit and go on or pause. A paused
-    exploit restores the donor's checkpoint on the worker, then saves that
-    state to memory before the worker is released: the trial resumes from
-    the donor's state, in its own directory's copy of it."""
+    saving first when asked, or PBT's exploit and go on or pause. An
+    exploit first saves a checkpoint due on this result (the policy keeping
+    what is due), as the trial's own; a paused one then restores the
+    donor's checkpoint on the worker and saves that state to memory,
+    labelled with the donor's result, before the worker is released: the
+    trial resumes from the donor's state."""
     terminate = verdict.decision is Decision.STOP
     recorded = record_result(trial, result, at, terminate=terminate, flat=flat)
     taken = verdict.exploit
     if taken is not None and not terminate:
+        commands: list[Command] = []
+        if _persists_due(recorded):
+            recorded = _with_save(recorded, CheckpointStorage.PERSISTENT, commands)
         reset = exploit(recorded, taken.config, taken.experiment_tag, taken.restore_from)
+        commands += reset.commands
         if verdict.decision is Decision.PAUSE:
-            commands = list(reset.commands)
-            return _pause(_with_save(reset.state, CheckpointStorage.MEMORY, commands), commands)
-        return Applied(reset.state, (*reset.commands, ContinueTrial(trial_id=trial.trial_id)))
+            label = taken.restore_from.metrics or None
+            paused = _with_save(reset.state, CheckpointStorage.MEMORY, commands, result=label)
+            return _pause(paused, commands)
+        commands.append(ContinueTrial(trial_id=trial.trial_id))
+        return Applied(reset.state, tuple(commands))
     return decide(recorded, verdict.decision, checkpoint=verdict.checkpoint)
 
 

@@ -41,7 +41,13 @@ class CheckpointPolicy(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=
     - `at_end`: once more when the trial terminates;
     - `num_to_keep`: keep the best N persistent checkpoints by
       `score_attribute` in `score_order` (None: keep all). The newest one is
-      kept besides them while it is the restore point.
+      kept besides them while it is the restore point;
+    - `persist_due`: a checkpoint due on a result (the trainable reported
+      one, or `frequency` says so) is saved persistently also when the
+      trial pauses or PBT exploits it on that result. None in policies
+      logged before this field existed, whose runs then kept it in memory
+      only (or not at all): they replay as they ran. `new_experiment` makes
+      it True.
     """
 
     frequency: int = 0
@@ -49,6 +55,7 @@ class CheckpointPolicy(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=
     num_to_keep: int | None = None
     score_attribute: str = "training_iteration"
     score_order: Mode = Mode.MAX
+    persist_due: bool | None = None
 
     def __post_init__(self) -> None:
         require_int("CheckpointPolicy.frequency", self.frequency, minimum=0)

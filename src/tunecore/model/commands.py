@@ -28,11 +28,16 @@ class ContinueTrial(msgspec.Struct, frozen=True, kw_only=True, tag=True, gc=Fals
     trial_id: str
 
 
-class SaveCheckpoint(msgspec.Struct, frozen=True, kw_only=True, tag=True):
-    """Ask the worker for a checkpoint; it comes back as `CheckpointSaved`."""
+class SaveCheckpoint(msgspec.Struct, frozen=True, kw_only=True, tag=True, omit_defaults=True):
+    """Ask the worker for a checkpoint; it comes back as `CheckpointSaved`.
+    `result` labels it (its iteration names the checkpoint) when that is not
+    the trial's last result: after PBT's exploit the worker saves the
+    donor's restored state. (Omitted when None, so the commands of runs
+    logged before it encode, and hash, as they did.)"""
 
     trial_id: str
     storage: CheckpointStorage
+    result: JsonDict | None = None
 
 
 class PauseTrial(msgspec.Struct, frozen=True, kw_only=True, tag=True):

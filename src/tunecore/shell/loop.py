@@ -38,7 +38,6 @@ from typing import overload
 import msgspec
 
 from tunecore.core import lifecycle
-from tunecore.core.checkpoints import result_to_save
 from tunecore.core.dispatch import handles
 from tunecore.core.experiment import ExperimentState, Stepped, step, trials_in_order
 from tunecore.core.experiment.step import run_ahead_until
@@ -420,7 +419,7 @@ class ExperimentLoop:
         self._answers.append(self._resolve(trial))
 
     def _save_checkpoint(self, command: SaveCheckpoint, trial: TrialState) -> None:
-        self._save(trial, command.storage)
+        self._save(trial, command.storage, command.result)
 
     def _stop_trial(self, command: StopTrial, trial: TrialState) -> None:
         self._stop(trial, command.error)
@@ -443,8 +442,12 @@ class ExperimentLoop:
             trial_id=trial.trial_id, at=self._clock(), resources=resources
         )
 
-    def _save(self, trial: TrialState, storage: CheckpointStorage) -> None:
-        result = result_to_save(trial)
+    def _save(
+        self, trial: TrialState, storage: CheckpointStorage, label: JsonDict | None = None
+    ) -> None:
+        """Ask the worker for a checkpoint, labelled with `label` or else the
+        trial's last result (its iteration names the directory)."""
+        result = trial.last_result if label is None else label
         iteration = iteration_of(result)
         if storage is CheckpointStorage.MEMORY:
             self._executor.save_to_memory(trial.trial_id, iteration, result)

@@ -127,6 +127,10 @@ def new_experiment(
     experiment's metric and mode where they have none (and raise a clear
     error if they need one and neither has it). `stopper` is the built-in
     stopper, if any (`tunecore.core.stoppers`)."""
+    policy = config.checkpoint_policy
+    if policy.persist_due is None:  # a new experiment keeps what is due (see the field)
+        policy = msgspec.structs.replace(policy, persist_due=True)
+        config = msgspec.structs.replace(config, checkpoint_policy=policy)
     chosen = scheduler if scheduler is not None else FIFOScheduler()
     scheduler = chosen.with_objective(config.metric, config.mode)
     searcher = None if searcher is None else searcher.with_objective(config.metric, config.mode)

@@ -2,8 +2,10 @@
 
 A request is a dict (`{"cpu": 2, "gpu": 0.5, "memory": 2**30,
 "custom_resources": {...}}`, other keys being custom resources, as Ray
-reads it), a `PlacementGroupFactory`, or a function of the trial's config
-returning either (`with_resources(train, lambda config: ...)`, a class's
+reads it), a `PlacementGroupFactory`, a `ScalingConfig` (Ray Train's, which
+`with_resources` takes too: the placement group its workers would need), or
+a function of the trial's config returning one of those
+(`with_resources(train, lambda config: ...)`, a class's
 `default_resource_request(config)`). A function is user code, so the core
 cannot call it: the experiment is marked `resources_from_config` and the
 shell answers each new trial's `ResolveResources` with what the function
@@ -15,11 +17,11 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TypeAlias
+from typing import TypeAlias, TypeGuard
 
 from tunecore.model import JsonDict, Resources
 from tunecore.model.errors import InvalidFieldError
-from tunecore.model.numbers import is_number
+from tunecore.model.numbers import is_int, is_number
 from tunecore.model.resources import STRATEGIES
 from tunecore.shell.trainable.classapi import Trainable
 
@@ -108,17 +110,114 @@ class PlacementGroupFactory:
         return f"PlacementGroupFactory({self._bundles!r}, strategy={self._strategy!r})"
 
 
+@dataclass(frozen=True)
+class ScalingConfig:
+    """Ray Train's scaling request, as Ray Tune reads it in `with_resources`:
+    a coordinator (`trainer_resources`, 1 CPU unless given) colocated with
+    the first of `num_workers` workers (`resources_per_worker`, 1 CPU, or 1
+    GPU with `use_gpu`), reserved as one placement group whose first bundle
+    is empty: the trial itself runs in it and takes nothing
+    (`as_placement_group_factory`). tunecore starts no workers for it; the
+    trial's own code may use the reserved bundles."""
+
+    trainer_resources: dict[str, float] | None = None
+    num_workers: int = 1
+    use_gpu: bool = False
+    resources_per_worker: dict[str, float] | None = None
+    placement_strategy: str = "PACK"
+    accelerator_type: str | None = None
+
+    def __post_init__(self) -> None:
+        workers: object = self.num_workers  # the caller may be untyped
+        if not is_int(workers) or self.num_workers < 0:
+            raise InvalidFieldError("ScalingConfig.num_workers", self.num_workers, "an int >= 0")
+        if self.accelerator_type is not None:
+            raise InvalidFieldError(
+                "ScalingConfig.accelerator_type",
+                self.accelerator_type,
+                "None: accelerator types are Ray-internal resources tunecore does not reserve",
+            )
+        gpus = self.num_gpus_per_worker  # with use_gpu, at least 1 unless given
+        if not self.use_gpu and gpus > 0:
+            raise ValueError(
+                "ScalingConfig: use_gpu is False but resources_per_worker asks for GPU "
+                f"({gpus}); set use_gpu=True or remove GPU from resources_per_worker"
+            )
+
+    @property
+    def _worker_bundle(self) -> dict[str, float]:
+        if self.resources_per_worker is None:
+            bundle = {"GPU": 1.0} if self.use_gpu else {"CPU": 1.0}
+        else:
+            bundle = {k: float(v) for k, v in self.resources_per_worker.items() if v != 0}
+        if self.use_gpu:
+            bundle.setdefault("GPU", 1.0)
+        return bundle
+
+    @property
+    def _trainer_bundle(self) -> dict[str, float]:
+        if self.trainer_resources is None:
+            return {"CPU": 1.0}
+        return {k: float(v) for k, v in self.trainer_resources.items() if v != 0}
+
+    @property
+    def total_resources(self) -> dict[str, float]:
+        """Everything the request reserves, by resource name."""
+        total = dict(self._trainer_bundle)
+        for name, amount in self._worker_bundle.items():
+            total[name] = total.get(name, 0.0) + amount * self.num_workers
+        return total
+
+    @property
+    def num_cpus_per_worker(self) -> float:
+        return self._worker_bundle.get("CPU", 0.0)
+
+    @property
+    def num_gpus_per_worker(self) -> float:
+        return self._worker_bundle.get("GPU", 0.0)
+
+    @property
+    def additional_resources_per_worker(self) -> dict[str, float]:
+        """Per worker, the resources other than CPU and GPU."""
+        return {k: v for k, v in self._worker_bundle.items() if k not in ("CPU", "GPU")}
+
+    def as_placement_group_factory(self) -> PlacementGroupFactory:
+        """An empty bundle for the trial, the coordinator and the first
+        worker together, then one bundle per further worker (Ray's layout)."""
+        worker = self._worker_bundle
+        first = dict(self._trainer_bundle)
+        for name, amount in worker.items():
+            first[name] = first.get(name, 0.0) + amount
+        bundles: list[dict[str, float]] = [{}, first]
+        bundles += [worker] * max(self.num_workers - 1, 0)
+        return PlacementGroupFactory(bundles, strategy=self.placement_strategy)
+
+
+FixedRequest: TypeAlias = "Mapping[str, object] | PlacementGroupFactory | ScalingConfig"
+
+
+def is_fixed_request(request: object) -> TypeGuard[FixedRequest]:
+    """Whether `request` is a request itself (a dict, a
+    `PlacementGroupFactory` or a `ScalingConfig`) rather than a function of
+    the config returning one."""
+    return isinstance(request, Mapping | PlacementGroupFactory | ScalingConfig)
+
+
 ResourcesOf: TypeAlias = Callable[[JsonDict], Resources]
 
 
 def as_resources(request: object, field: str) -> Resources:
-    """The core's `Resources` for a dict or a `PlacementGroupFactory`; a
-    clear error naming `field` for anything else."""
+    """The core's `Resources` for a dict, a `PlacementGroupFactory` or a
+    `ScalingConfig`; a clear error naming `field` for anything else."""
+    if isinstance(request, ScalingConfig):
+        request = request.as_placement_group_factory()
     if isinstance(request, PlacementGroupFactory):
         return request.as_resources()
     if not isinstance(request, Mapping):
         raise InvalidFieldError(
-            field, request, "a dict such as {'cpu': 2, 'gpu': 0} or a PlacementGroupFactory"
+            field,
+            request,
+            "a dict such as {'cpu': 2, 'gpu': 0}, a PlacementGroupFactory or a ScalingConfig",
         )
     if not request:
         return Resources()  # Ray's default: one CPU
@@ -188,10 +287,12 @@ def plan_resources(target: object, resources_per_trial: object | None) -> Resour
             f"resources_per_trial={resources_per_trial!r}. Keep one of them "
             "(remove resources_per_trial to use the trainable's own request)."
         )
-    if isinstance(request, Mapping | PlacementGroupFactory):
+    if is_fixed_request(request):
         return ResourcePlan(as_resources(request, where))
     if not callable(request):
-        raise InvalidFieldError(where, request, "a dict, a PlacementGroupFactory or a function")
+        raise InvalidFieldError(
+            where, request, "a dict, a PlacementGroupFactory, a ScalingConfig or a function"
+        )
 
     def of_config(config: JsonDict) -> Resources:
         answer = request(config)

@@ -27,15 +27,11 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from tunecore.shell.trainable.classapi import Trainable
-from tunecore.shell.trainable.resources import (
-    WITH_RESOURCES,
-    PlacementGroupFactory,
-    as_resources,
-)
+from tunecore.shell.trainable.resources import WITH_RESOURCES, as_resources, is_fixed_request
 
 _PARAMETERS = "_tunecore_parameters"
 _INNER = "_tunecore_inner"
@@ -153,15 +149,16 @@ def with_parameters(trainable: Any, **objects: Any) -> Any:
 
 def with_resources(trainable: Any, resources: Any) -> Any:
     """`trainable` asking for `resources` in each trial: a dict, a
-    `PlacementGroupFactory`, or a function of the trial's config returning
-    either."""
+    `PlacementGroupFactory`, a `ScalingConfig`, or a function of the trial's
+    config returning one of them."""
     _check_trainable("with_resources()", trainable)
-    if isinstance(resources, Mapping | PlacementGroupFactory):
+    if is_fixed_request(resources):
         as_resources(resources, "with_resources(resources)")  # bad input fails here
     elif not callable(resources):
         raise ValueError(
             f"with_resources(resources={resources!r}) is invalid: expected a dict, a "
-            "PlacementGroupFactory, or a function of the config returning one of them"
+            "PlacementGroupFactory, a ScalingConfig, or a function of the config returning "
+            "one of them"
         )
     if inspect.isclass(trainable):
         base = trainable
@@ -169,7 +166,7 @@ def with_resources(trainable: Any, resources: Any) -> Any:
         class _WithResources(base):  # type: ignore[valid-type,misc]
             @classmethod
             def default_resource_request(cls, config: Any) -> object:
-                if isinstance(resources, Mapping | PlacementGroupFactory):
+                if is_fixed_request(resources):
                     return resources
                 return resources(config)
 

@@ -147,7 +147,12 @@ class TrialScheduler(Protocol):
 
     def with_objective(self, metric: str | None, mode: Mode | None) -> Self:
         """Take the experiment's metric and mode where this scheduler has
-        none. Raise `InvalidFieldError` if it needs them and neither has."""
+        none. Raise `InvalidFieldError` if it needs them and neither has.
+
+        The experiment calls it once, when it is created (`new_experiment`),
+        and never on a policy decoded from a log or a snapshot: a policy may
+        settle there what only new experiments do (PBT's `take_turns`).
+        Other callers only check the answer and drop it (the CLI)."""
         ...
 
     def on_trial_add(self, trial: TrialState) -> Self: ...

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 _TICK_S = 1.0 / os.sysconf("SC_CLK_TCK")
 WORKER_PREFIX = "ray::"  # a Ray worker's process title: ray::TrialHost, ray::IDLE, ...
 DAEMONS = ("raylet", "gcs_server")
+RECHECKS = 20  # samples: a new process's title is read again for its first second
 
 
 def cpu_ticks() -> tuple[int, int]:
@@ -39,19 +40,29 @@ def busy_share(before: tuple[int, int], after: tuple[int, int]) -> float:
     return 1.0 - (after[1] - before[1]) / total if total else 0.0
 
 
-def process_cpu_s(pid: str) -> tuple[str, float] | None:
-    """A process's name (its title when Ray set one) and CPU seconds so far
-    (user + system), or None when it is gone."""
+def process_title(pid: str) -> str | None:
+    """A process's title (the one Ray sets, `ray::TrialHost`), else its
+    command name; None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            title = cmdline.read().split(b"\0", 1)[0].decode(errors="replace")
+        if title:
+            return title
+        with open(f"/proc/{pid}/comm") as comm:
+            return comm.read().strip()
+    except OSError:
+        return None
+
+
+def process_cpu_s(pid: str) -> float | None:
+    """A process's CPU seconds so far (user + system), None when it is gone."""
     try:
         with open(f"/proc/{pid}/stat") as stat:
             text = stat.read()
-        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
-            title = cmdline.read().split(b"\0", 1)[0].decode(errors="replace")
     except OSError:
         return None
     fields = text[text.rindex(")") + 2 :].split()
-    name = title or text[text.index("(") + 1 : text.rindex(")")]
-    return name, (int(fields[11]) + int(fields[12])) * _TICK_S
+    return (int(fields[11]) + int(fields[12])) * _TICK_S
 
 
 def _kind(name: str) -> str | None:
@@ -65,11 +76,20 @@ def _kind(name: str) -> str | None:
 @dataclass
 class RayProcessesCpu:
     """CPU seconds Ray's workers and daemons used between `start` and
-    `stop`, sampled every `interval_s` on a thread of its own."""
+    `stop`, sampled every `interval_s` on a thread of its own.
+
+    A sample lists `/proc` and reads one `stat` file per Ray process. A
+    process's title decides its kind; a process that is not Ray's is looked
+    at again only while it is young (`RECHECKS` samples), since a Ray worker
+    starts as a plain `python ... default_worker.py` and takes its `ray::`
+    title a moment later. The sampler shares the driver's process, so it is
+    kept to a fraction of a millisecond per sample."""
 
     interval_s: float = 0.05
+    _kinds: dict[str, str | None] = field(default_factory=dict)
+    _looks: dict[str, int] = field(default_factory=dict)
     _first: dict[str, float] = field(default_factory=dict)
-    _last: dict[str, tuple[str, float]] = field(default_factory=dict)
+    _last: dict[str, float] = field(default_factory=dict)
     _done: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
 
@@ -85,8 +105,8 @@ class RayProcessesCpu:
             self._thread.join()
         self._sample(first=False)
         used = {"workers": 0.0, "daemons": 0.0}
-        for pid, (name, seconds) in self._last.items():
-            kind = _kind(name)
+        for pid, seconds in self._last.items():
+            kind = self._kinds.get(pid)
             if kind is not None:
                 used[kind] += seconds - self._first.get(pid, 0.0)
         return used
@@ -99,9 +119,16 @@ class RayProcessesCpu:
         for pid in os.listdir("/proc"):
             if not pid.isdigit():
                 continue
-            seen = process_cpu_s(pid)
-            if seen is None or _kind(seen[0]) is None:
+            if self._kinds.get(pid) is None and self._looks.get(pid, 0) < RECHECKS:
+                # One look at what runs already; a new process, RECHECKS.
+                self._looks[pid] = RECHECKS if first else self._looks.get(pid, 0) + 1
+                title = process_title(pid)
+                self._kinds[pid] = None if title is None else _kind(title)
+            if self._kinds[pid] is None:
+                continue
+            seconds = process_cpu_s(pid)
+            if seconds is None:
                 continue
             if first:
-                self._first[pid] = seen[1]
-            self._last[pid] = seen
+                self._first[pid] = seconds
+            self._last[pid] = seconds

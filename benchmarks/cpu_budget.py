@@ -79,11 +79,12 @@ class RayProcessesCpu:
     `stop`, sampled every `interval_s` on a thread of its own.
 
     A sample lists `/proc` and reads one `stat` file per Ray process. A
-    process's title decides its kind; a process that is not Ray's is looked
-    at again only while it is young (`RECHECKS` samples), since a Ray worker
-    starts as a plain `python ... default_worker.py` and takes its `ray::`
-    title a moment later. The sampler shares the driver's process, so it is
-    kept to a fraction of a millisecond per sample."""
+    process's title decides its kind, read again while the process is young
+    (its first `RECHECKS` samples): the raylet forks a worker, which is a
+    `raylet` until it execs Python and a `ray::` title a moment later.
+    What ran before `start` is looked at once. The sampler shares the
+    driver's process, so it is kept to a fraction of a millisecond per
+    sample."""
 
     interval_s: float = 0.05
     _kinds: dict[str, str | None] = field(default_factory=dict)
@@ -119,7 +120,7 @@ class RayProcessesCpu:
         for pid in os.listdir("/proc"):
             if not pid.isdigit():
                 continue
-            if self._kinds.get(pid) is None and self._looks.get(pid, 0) < RECHECKS:
+            if self._looks.get(pid, 0) < RECHECKS:
                 # One look at what runs already; a new process, RECHECKS.
                 self._looks[pid] = RECHECKS if first else self._looks.get(pid, 0) + 1
                 title = process_title(pid)

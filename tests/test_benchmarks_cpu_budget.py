@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from benchmarks.cpu_budget import RayProcessesCpu, busy_share, cpu_ticks
@@ -48,3 +49,30 @@ def test_a_ray_worker_that_exits_before_the_end_is_still_counted() -> None:
         )
     used = sampler.stop()
     assert 0.3 <= used["workers"] <= 0.9
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash's exec -a to set a title")
+def test_a_worker_forked_by_the_raylet_is_a_worker_once_it_has_its_title(tmp_path: Path) -> None:
+    """The raylet forks a worker, which bears the raylet's name until it
+    execs Python: a process seen under a daemon's name while young is
+    looked at again, and counted by the title it settles on."""
+    script = tmp_path / "worker.sh"
+    script.write_text(
+        'sleep 0.1\nexec -a ray::FakeWorker "$1" -c "$2"\n',
+        encoding="utf-8",
+    )
+    sampler = RayProcessesCpu(interval_s=0.02)
+    sampler.start()
+    subprocess.run(
+        [
+            "bash",
+            "-c",
+            f'exec -a raylet bash {script} "$0" "$1"',
+            sys.executable,
+            SPIN.format(seconds=0.4),
+        ],
+        check=True,
+    )
+    used = sampler.stop()
+    assert 0.3 <= used["workers"] <= 0.9
+    assert used["daemons"] < 0.15

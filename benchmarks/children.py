@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from benchmarks import scratch
+
 MARKER = "BENCH_RESULT "
 
 
@@ -71,15 +73,21 @@ def run_child(module: str, args: Sequence[str], timeout_s: float, tail_lines: in
     """Run `python -m module args...` from the repository root, with Ray's
     usage reporting off and tunecore's bytecode compiled, and parse its
     result line; a child that fails, or prints none, is a `problem` with the
-    end of its output."""
+    end of its output.
+
+    The child writes its files under this process's scratch root
+    (`benchmarks.scratch`), made here if there is none yet: a child that
+    made its own would delete its files as it exits, right before the next
+    child's run."""
     compile_tunecore()
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    scratch.root()  # the children inherit it through the environment
+    repository = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     try:
         done = subprocess.run(
             [sys.executable, "-m", module, *args],
             capture_output=True,
             text=True,
-            cwd=root,
+            cwd=repository,
             env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0"},
             timeout=timeout_s,
             check=False,

@@ -8,16 +8,20 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from benchmarks import scratch
+from benchmarks import children, scratch
 
 
 @pytest.fixture
 def fresh_root(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.delenv(scratch.SCRATCH_ENV, raising=False)
+    # Recorded first, so the root a test makes is not left to the next one.
+    monkeypatch.setenv(scratch.SCRATCH_ENV, "")
+    monkeypatch.delenv(scratch.SCRATCH_ENV)
     scratch.root.cache_clear()
     yield
     scratch.root.cache_clear()
@@ -61,3 +65,26 @@ def test_a_root_made_here_is_shared_with_children_and_deleted_at_exit(tmp_path: 
     assert Path(theirs).parent == Path(root)
     assert child_dir_kept == "True"  # the child's exit deleted nothing
     assert not Path(root).exists()
+
+
+def test_every_child_a_benchmark_starts_writes_under_the_starters_root(
+    fresh_root: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`run_child` makes the root before the first child starts, so the
+    children share one root that outlives them (a child that made its own
+    would delete its run's files as it exits, right before the next run)."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # TMPDIR is read again
+    monkeypatch.setattr(children, "compile_tunecore", lambda: None)
+    seen: list[str] = []
+
+    def child(command: list[str], **options: Any) -> subprocess.CompletedProcess[str]:
+        seen.append(options["env"][scratch.SCRATCH_ENV])
+        return subprocess.CompletedProcess(command, 0, children.MARKER + "{}\n", "")
+
+    monkeypatch.setattr(subprocess, "run", child)
+    for _ in range(2):
+        assert children.run_child("benchmarks.anything", [], timeout_s=1.0).data == {}
+    assert seen == [scratch.root(), scratch.root()]
+    assert Path(seen[0]).parent == tmp_path
+    assert Path(seen[0]).is_dir()

@@ -149,7 +149,7 @@ class ScalingConfig:
         if self.resources_per_worker is None:
             bundle = {"GPU": 1.0} if self.use_gpu else {"CPU": 1.0}
         else:
-            bundle = {k: float(v) for k, v in self.resources_per_worker.items() if v != 0}
+            bundle = _asked(self.resources_per_worker)
         if self.use_gpu:
             bundle.setdefault("GPU", 1.0)
         return bundle
@@ -158,15 +158,12 @@ class ScalingConfig:
     def _trainer_bundle(self) -> dict[str, float]:
         if self.trainer_resources is None:
             return {"CPU": 1.0}
-        return {k: float(v) for k, v in self.trainer_resources.items() if v != 0}
+        return _asked(self.trainer_resources)
 
     @property
     def total_resources(self) -> dict[str, float]:
         """Everything the request reserves, by resource name."""
-        total = dict(self._trainer_bundle)
-        for name, amount in self._worker_bundle.items():
-            total[name] = total.get(name, 0.0) + amount * self.num_workers
-        return total
+        return _added(self._trainer_bundle, self._worker_bundle, self.num_workers)
 
     @property
     def num_cpus_per_worker(self) -> float:
@@ -185,12 +182,22 @@ class ScalingConfig:
         """An empty bundle for the trial, the coordinator and the first
         worker together, then one bundle per further worker (Ray's layout)."""
         worker = self._worker_bundle
-        first = dict(self._trainer_bundle)
-        for name, amount in worker.items():
-            first[name] = first.get(name, 0.0) + amount
-        bundles: list[dict[str, float]] = [{}, first]
+        bundles = [{}, _added(self._trainer_bundle, worker, 1)]
         bundles += [worker] * max(self.num_workers - 1, 0)
         return PlacementGroupFactory(bundles, strategy=self.placement_strategy)
+
+
+def _asked(bundle: Mapping[str, float]) -> dict[str, float]:
+    """A user's bundle as floats, without the resources asked at 0."""
+    return {name: float(amount) for name, amount in bundle.items() if amount != 0}
+
+
+def _added(base: Mapping[str, float], extra: Mapping[str, float], times: int) -> dict[str, float]:
+    """`base` with `times` copies of `extra` added, resource by resource."""
+    total = dict(base)
+    for name, amount in extra.items():
+        total[name] = total.get(name, 0.0) + amount * times
+    return total
 
 
 FixedRequest: TypeAlias = "Mapping[str, object] | PlacementGroupFactory | ScalingConfig"

@@ -15,7 +15,7 @@ import tunecore
 from tunecore import FailureConfig, RunConfig, TuneConfig, Tuner
 from tunecore.core.results import is_end_marker
 from tunecore.model import ResultReported, TrialStatus
-from tunecore.schedulers import ASHAScheduler
+from tunecore.schedulers import ASHAScheduler, MedianStoppingRule
 from tunecore.shell.eventlog import read_log
 
 pytestmark = pytest.mark.usefixtures("ray_cluster")
@@ -116,7 +116,27 @@ def test_under_asha_a_worker_runs_ahead_only_to_the_next_milestone(tmp_path: Pat
             assert len(set(times)) < len(times) / 4
 
 
-def test_the_opt_in_buffer_batches_under_any_scheduler(tmp_path: Path) -> None:
+def test_the_opt_in_buffer_batches_under_a_scheduler_that_decides_on_every_result(
+    tmp_path: Path,
+) -> None:
+    experiment = fit(
+        tmp_path,
+        counted_steps,
+        {"x": 1.0},
+        metric="loss",
+        mode="min",
+        scheduler=MedianStoppingRule(grace_period=1),  # no horizon: no run-ahead
+        result_buffer_length=16,
+    )
+    (times,) = arrivals(experiment).values()
+    assert len(times) == STEPS
+    assert max(Counter(times).values()) <= 16
+    assert len(set(times)) < STEPS // 4
+
+
+def test_with_a_buffer_the_run_ahead_still_wins_where_the_core_allows_it(tmp_path: Path) -> None:
+    """ASHA gives a horizon: the batches run to the next milestone, larger
+    than the buffer, and none goes past a milestone (no decision late)."""
     experiment = fit(
         tmp_path,
         counted_steps,
@@ -128,8 +148,9 @@ def test_the_opt_in_buffer_batches_under_any_scheduler(tmp_path: Path) -> None:
     )
     (times,) = arrivals(experiment).values()
     assert len(times) == STEPS
-    assert max(Counter(times).values()) <= 16
-    assert len(set(times)) < STEPS // 4
+    assert max(Counter(times).values()) > 16
+    for milestone in [2**k for k in range(1, 9)]:
+        assert times[milestone - 1] != times[milestone]
 
 
 @pytest.mark.parametrize("batches", [False, True], ids=["one-per-report", "run-ahead"])

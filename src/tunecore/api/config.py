@@ -283,7 +283,10 @@ class TuneConfig(BaseModel):
     round trip. Faster for trainables that report very often, but the core's
     decisions land up to N-1 results late: results a trial produced past a
     stop are dropped, a pause or a frequency checkpoint captures the state a
-    few results on. Checkpointed results and the end are never batched over."""
+    few results on. Checkpointed results and the end are never batched over.
+    Where the run-ahead applies (FIFO, ASHA between milestones: no decision
+    can land late), its larger batches are used instead, with or without
+    this option."""
 
     @field_validator("num_samples")
     @classmethod

@@ -268,13 +268,15 @@ class RayExecutor(HostCalls):
         self._begin(trial_id, assign, restore, context.until)
 
     def _batch_of(self, until: Horizon | None) -> tuple[int, float | None, Horizon | None] | None:
-        """`train_many`'s (results, seconds, horizon) for a call: the user's
-        buffer (no time bound, no horizon), the run-ahead's when the core
-        allows it, or None: one result."""
+        """`train_many`'s (results, seconds, horizon) for a call: the
+        run-ahead's when the core allows it (its batches are larger than a
+        buffer's and no decision lands late, so it wins over the buffer
+        too), else the user's buffer (no time bound, no horizon), or None:
+        one result."""
+        if until is not None:
+            return max(RUN_AHEAD_RESULTS, self._buffer), RUN_AHEAD_S, until
         if self._buffer > 1:
             return self._buffer, None, None
-        if until is not None:
-            return RUN_AHEAD_RESULTS, RUN_AHEAD_S, until
         return None
 
     def _actor_for(self, trial_id: str, resources: Resources) -> Any:

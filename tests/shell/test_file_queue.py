@@ -70,3 +70,47 @@ def test_inline_errors_reach_the_caller() -> None:
 
     with pytest.raises(OSError, match="disk full"):
         queue.submit("result.json", fail)
+
+
+def test_settle_runs_when_the_queue_runs_dry_and_before_drain_returns() -> None:
+    settled: list[int] = []
+    ran: list[int] = []
+    queue = FileQueue(background=True, settle=lambda: settled.append(len(ran)))
+    gate = threading.Event()
+    queue.submit("gate", gate.wait)
+    for n in range(10):
+        queue.submit("job", functools.partial(ran.append, n))
+    gate.set()
+    queue.drain()
+    # Not after each job: once the ten had run (and again for the drain).
+    assert settled and settled[0] == 10 and set(settled) == {10}
+    queue.close()
+
+
+def test_inline_settle_follows_every_job_even_one_that_fails() -> None:
+    settled: list[str] = []
+    queue = FileQueue(background=False, settle=lambda: settled.append("settled"))
+    queue.submit("a", lambda: None)
+
+    def fail() -> None:
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        queue.submit("b", fail)
+    assert settled == ["settled", "settled"]
+
+
+def test_a_failing_settle_is_logged_and_drain_still_returns(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def fail() -> None:
+        raise OSError("disk full")
+
+    queue = FileQueue(background=True, settle=fail)
+    with caplog.at_level(logging.ERROR, logger="tunecore.shell.file_queue"):
+        queue.submit("a", lambda: None)
+        queue.drain()
+        queue.close()
+    errors = [r for r in caplog.records if r.levelno == logging.ERROR]
+    assert len(errors) == 1
+    assert "held writes" in errors[0].getMessage()

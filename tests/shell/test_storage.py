@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 import re
+import threading
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tunecore.core.naming import error_entry
 from tunecore.model import JsonValue, TrialSpec
@@ -302,6 +306,59 @@ def test_closing_the_storage_writes_the_cells_held_back(storage: ExperimentStora
     assert header == ["i", "soon", "late"]
     assert [(row["soon"], row["late"]) for row in rows] == [("", ""), ("y", ""), ("", "x")]
     assert storage.progress_in_line(trial_dir, storage.read_results(trial_dir))
+
+
+@given(st.lists(st.text(alphabet=st.sampled_from(list('ab ,"\r\n\t\x00é')), max_size=4)))
+def test_a_progress_line_is_what_the_csv_module_writes(cells: list[str]) -> None:
+    buffer = io.StringIO()
+    csv.writer(buffer).writerow(cells)
+    assert storage_module._csv_line(cells) == buffer.getvalue()
+
+
+def test_a_background_writer_hands_a_rounds_lines_to_the_os_in_one_write_per_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """32 results of one trial, queued while the writer is busy, cost one
+    write per file, and every line is there once the queue is drained."""
+    writes: list[int] = []
+    write_all = storage_module.write_all
+
+    def counting(fd: int, data: bytes | memoryview) -> None:
+        writes.append(len(data))
+        write_all(fd, data)
+
+    monkeypatch.setattr(storage_module, "write_all", counting)
+    storage = ExperimentStorage(tmp_path, "exp", background=True)
+    trial_dir = storage.trial_dir(spec())
+    gate = threading.Event()
+    storage.append_encoded(trial_dir / "gate", lambda: b"open" if gate.wait() else b"")
+    for i in range(32):
+        storage.append_result(trial_dir, {"training_iteration": i + 1, "loss": 1 / (i + 1)})
+    gate.set()
+    rows = storage.read_results(trial_dir)  # drains
+    assert [row["training_iteration"] for row in rows] == list(range(1, 33))
+    _, csv_rows = read_csv(trial_dir / "progress.csv")
+    assert [row["training_iteration"] for row in csv_rows] == [str(i) for i in range(1, 33)]
+    assert sorted(writes)[0] == 4  # the gate's
+    assert len(writes) == 3  # the gate's, then one for result.json and one for progress.csv
+    storage.close()
+
+
+def test_a_file_that_cannot_be_written_keeps_no_other_from_its_lines(tmp_path: Path) -> None:
+    appender = storage_module._Appender()
+    (tmp_path / "gone").mkdir()
+    good, bad = tmp_path / "good.txt", tmp_path / "gone" / "bad.txt"
+    appender.append(bad, b"lost\n")
+    appender.append(good, b"one\n")
+    (tmp_path / "gone").rmdir()
+    appender.append(good, b"two\n")
+    with pytest.raises(FileNotFoundError):
+        appender.flush()
+    assert good.read_bytes() == b"one\ntwo\n"
+    appender.append(good, b"three\n")
+    appender.forget(good)  # writes what it held, then closes
+    assert good.read_bytes() == b"one\ntwo\nthree\n"
+    appender.close()
 
 
 # -- error.txt ---------------------------------------------------------------------

@@ -23,7 +23,14 @@ The rules callers rely on:
   stop the experiment. Inline (`background=False`, what tests and
   readers use), the error propagates to the caller as a plain call would;
 - `close()` drains and ends the thread; jobs submitted after it run at
-  once, inline (a closed storage still answers, and no thread outlives it).
+  once, inline (a closed storage still answers, and no thread outlives it);
+- `settle` (optional) runs whenever the queue has run dry: on the thread
+  after a job when none is waiting, before `drain()` returns and before the
+  thread ends; inline, after every job. So jobs may hold their writes back
+  and hand them to the OS together (`storage._Appender`: one write per
+  file per round of the loop, not one per result), and whoever drains
+  still finds every file whole. A `settle` that raises is logged like a
+  job (inline, it reaches the caller).
 """
 
 from __future__ import annotations
@@ -41,8 +48,9 @@ Job = Callable[[], None]
 class FileQueue:
     """See the module docstring."""
 
-    def __init__(self, *, background: bool) -> None:
+    def __init__(self, *, background: bool, settle: Job | None = None) -> None:
         self._background = background
+        self._settle = settle
         # SimpleQueue: a put is a fraction of a microsecond (Queue's lock and
         # condition cost more than formatting the result line).
         self._jobs: queue.SimpleQueue[tuple[str, Job] | None] = queue.SimpleQueue()
@@ -52,7 +60,11 @@ class FileQueue:
     def submit(self, kind: str, job: Job) -> None:
         """Run `job` (a write of `kind`, e.g. "result.json") now or on the thread."""
         if not self._background:
-            job()
+            try:
+                job()
+            finally:
+                if self._settle is not None:
+                    self._settle()
             return
         if self._thread is None:
             self._thread = threading.Thread(
@@ -65,7 +77,12 @@ class FileQueue:
         """Wait until every job submitted so far has run."""
         if self._thread is not None:
             done = threading.Event()
-            self._jobs.put(("drain", done.set))
+
+            def settle_then_signal() -> None:
+                self._settled()
+                done.set()
+
+            self._jobs.put(("drain", settle_then_signal))
             done.wait()
 
     def close(self) -> None:
@@ -83,6 +100,18 @@ class FileQueue:
                 job()
             except Exception as error:
                 self._report(kind, error)
+            if self._jobs.empty():
+                self._settled()
+        self._settled()
+
+    def _settled(self) -> None:
+        """Run `settle` on the thread, its errors logged as a job's."""
+        if self._settle is None:
+            return
+        try:
+            self._settle()
+        except Exception as error:
+            self._report("held writes", error)
 
     def _report(self, kind: str, error: Exception) -> None:
         key = (kind, type(error))

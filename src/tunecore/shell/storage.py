@@ -72,6 +72,7 @@ params, errors) sits next to the method that writes it.
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import logging
@@ -182,6 +183,13 @@ def _params_text(config: Mapping[str, object]) -> str:
     return json.dumps(to_json_value(config), indent=2, sort_keys=True, allow_nan=False) + "\n"
 
 
+@functools.lru_cache(maxsize=1024)
+def _file_in(trial_dir: Path, name: str) -> Path:
+    """`trial_dir / name`, remembered for the trials running: pathlib's
+    join cost more than the rest of handing a result to the writer."""
+    return trial_dir / name
+
+
 def _json_line(result: Mapping[str, JsonValue]) -> str:
     """One line of result.json: always valid JSON (non-finite floats as null)."""
     return json.dumps(to_json_value(result), allow_nan=False) + "\n"
@@ -251,7 +259,7 @@ class ExperimentStorage:
         # The directory each trial got, for calls that only have its spec.
         self._known_dirs: dict[tuple[str, str], Path] = {}
         self._appender = _Appender()
-        self._files = FileQueue(background=background)
+        self._files = FileQueue(background=background, settle=self._appender.flush)
 
     def close(self) -> None:
         """Finish the queued writes, write the progress.csv cells held back,
@@ -379,7 +387,7 @@ class ExperimentStorage:
     def append_json_result(self, trial_dir: Path, result: Mapping[str, JsonValue]) -> Path:
         """One line of result.json: the result as it was reported (nested),
         always valid JSON (non-finite floats as null)."""
-        path = trial_dir / RESULT_FILE
+        path = _file_in(trial_dir, RESULT_FILE)
         self._files.submit(
             RESULT_FILE, lambda: self._appender.append(path, _json_line(result).encode())
         )
@@ -388,7 +396,7 @@ class ExperimentStorage:
     def append_csv_result(self, trial_dir: Path, result: Mapping[str, JsonValue]) -> Path:
         """One row of progress.csv over the flattened result; a key the
         header lacks waits for the next whole rewrite (module docstring)."""
-        path = trial_dir / PROGRESS_FILE
+        path = _file_in(trial_dir, PROGRESS_FILE)
         self._files.submit(PROGRESS_FILE, lambda: self._append_csv(path, result))
         return path
 
@@ -396,14 +404,18 @@ class ExperimentStorage:
         row = _csv_row(result)
         try:
             table = self._progress_table(path)
-            if table is None:
-                self._appender.forget(path)
-                with open_text(path, "w") as file:
-                    file.write(_csv_line(list(row)) + _csv_line(list(row.values())))
-                self._tables[path] = _ProgressTable(list(row), rows=1)
-                return
+        except FileNotFoundError:  # a new file: header and row, appended alike
+            text = _csv_line(list(row)) + _csv_line(list(row.values()))
+            self._appender.append(path, text.encode())
+            self._tables[path] = _ProgressTable(list(row), rows=1)
+            return
         except NotRegularFileError as error:
             self._appender.refuse(path, error)
+            return
+        if table is None:  # a file with no header (empty, or damaged): written anew
+            with open_text(path, "w") as file:
+                file.write(_csv_line(list(row)) + _csv_line(list(row.values())))
+            self._tables[path] = _ProgressTable(list(row), rows=1)
             return
         self._appender.append(path, _csv_line(table.cells(row)).encode())
         table.hold(row)
@@ -427,16 +439,16 @@ class ExperimentStorage:
 
     def _progress_table(self, path: Path) -> _ProgressTable | None:
         """What is known of progress.csv: cached, or its header read from the
-        file a previous process wrote (a resumed experiment keeps appending;
-        its row count unknown, the first new key rewrites at once)."""
+        file (a previous process's: a resumed experiment keeps appending; its
+        row count unknown, the first new key rewrites at once). None for a
+        file without a header; FileNotFoundError without a file. The file
+        is closed first, with what it held written (`_Appender.forget`)."""
         cached = self._tables.get(path)
         if cached is not None:
             return cached
-        try:
-            with open_text(path) as file:
-                first = next(csv.reader(file), None)
-        except FileNotFoundError:
-            return None
+        self._appender.forget(path)
+        with open_text(path) as file:
+            first = next(csv.reader(file), None)
         if not first:
             return None
         table = self._tables[path] = _ProgressTable(first, rows=0)
@@ -643,7 +655,18 @@ def _empty_directory(path: Path) -> None:
 
 
 def _csv_line(cells: Sequence[str]) -> str:
-    """One progress.csv line (the csv module's quoting and line end)."""
+    """One progress.csv line (the csv module's quoting and line end). Cells
+    that need no quoting (most results: numbers, names) are joined as they
+    are, which is what the csv module writes for them, in a fifth of its time."""
+    joined = ",".join(cells)
+    if (
+        len(cells) > 1
+        and joined.count(",") == len(cells) - 1
+        and '"' not in joined
+        and "\r" not in joined
+        and "\n" not in joined
+    ):
+        return joined + "\r\n"
     line = io.StringIO()
     csv.writer(line).writerow(cells)
     return line.getvalue()
@@ -679,19 +702,54 @@ class _ProgressTable:
 
 
 class _Appender:
-    """Result files kept open for appending, each write handed to the OS as
-    it is made (so nothing recorded is lost if the driver dies), at most
-    `limit` at a time (least recently used closed first) so thousands of
-    trials never exhaust file descriptors. Reopening for every line cost
-    more than the step that produced the result; a raw descriptor spares
-    the buffered file object's flush as well."""
+    """Result files kept open for appending, at most `limit` at a time
+    (least recently used closed first) so thousands of trials never exhaust
+    file descriptors. Reopening for every line cost more than the step that
+    produced the result; a raw descriptor spares the buffered file
+    object's flush as well.
 
-    def __init__(self, limit: int = 128) -> None:
+    `append` holds a write; `flush` hands each file's held writes to the OS
+    in one write. The storage's file queue flushes whenever it runs dry
+    (`FileQueue`'s `settle`), so a write waits at most for the jobs queued
+    behind it, and 32 results a trial reported together cost one write per
+    file instead of 32. `forget` writes what its file holds before closing
+    it (a rewrite or a read comes next), and more than `max_held` bytes
+    held are flushed at once. What a driver killed meanwhile held is what
+    the queue held too: a resume rewrites it from the event log."""
+
+    def __init__(self, limit: int = 128, max_held: int = 1 << 20) -> None:
         self._limit = limit
+        self._max_held = max_held
         self._open: dict[Path, int] = {}
         self._refused: set[Path] = set()
+        self._held: dict[Path, list[bytes]] = {}
+        self._held_bytes = 0
 
     def append(self, path: Path, data: bytes) -> None:
+        """Hold `data` for the end of `path`, written at the next `flush`."""
+        chunks = self._held.get(path)
+        if chunks is None:
+            self._held[path] = [data]
+        else:
+            chunks.append(data)
+        self._held_bytes += len(data)
+        if self._held_bytes >= self._max_held:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write every file's held data; a file that fails does not keep
+        the others from being written (the first error is raised after)."""
+        held, self._held, self._held_bytes = self._held, {}, 0
+        failed: OSError | None = None
+        for path, chunks in held.items():
+            try:
+                self._write(path, chunks[0] if len(chunks) == 1 else b"".join(chunks))
+            except OSError as error:
+                failed = failed or error
+        if failed is not None:
+            raise failed
+
+    def _write(self, path: Path, data: bytes) -> None:
         descriptor = self._open.pop(path, None)
         if descriptor is None:
             if len(self._open) >= self._limit:
@@ -715,12 +773,26 @@ class _Appender:
             )
 
     def forget(self, path: Path) -> None:
-        """Close `path` (before it is rewritten in place, or when its trial ends)."""
-        descriptor = self._open.pop(path, None)
-        if descriptor is not None:
-            os.close(descriptor)
+        """Write what `path` holds, then close it (before it is read or
+        rewritten in place, or when its trial ends)."""
+        chunks = self._held.pop(path, None)
+        try:
+            if chunks is not None:
+                self._held_bytes -= sum(map(len, chunks))
+                self._write(path, b"".join(chunks))
+        finally:
+            descriptor = self._open.pop(path, None)
+            if descriptor is not None:
+                os.close(descriptor)
 
     def close(self) -> None:
+        """Write everything held and close every file."""
+        try:
+            self.flush()
+        finally:
+            self._close_all()
+
+    def _close_all(self) -> None:
         for descriptor in self._open.values():
             os.close(descriptor)
         self._open.clear()

@@ -321,7 +321,7 @@ def test_a_background_writer_hands_a_rounds_lines_to_the_os_in_one_write_per_fil
     """32 results of one trial, queued while the writer is busy, cost one
     write per file, and every line is there once the queue is drained."""
     writes: list[int] = []
-    write_all = storage_module.write_all
+    write_all = own_files.write_all
 
     def counting(fd: int, data: bytes | memoryview) -> None:
         writes.append(len(data))

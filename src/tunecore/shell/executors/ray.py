@@ -46,6 +46,7 @@ from __future__ import annotations
 import functools
 import itertools
 import logging
+import pickle
 import time
 from collections.abc import Callable
 from typing import Any
@@ -73,7 +74,7 @@ from tunecore.shell.executors.base import (
     completion_event,
     in_training,
 )
-from tunecore.shell.executors.host import TrainableFactory, TrialHost
+from tunecore.shell.executors.host import TrainableFactory, TrialHost, packed
 from tunecore.shell.executors.queued import HostCalls
 from tunecore.shell.trainable.worker import TrialContext
 
@@ -259,7 +260,7 @@ class RayExecutor(HostCalls):
             # A reused actor is placed already: its first results can come
             # back with the assignment, in one round trip.
             batch = self._batch_of(context.until) or (1, None, None)
-            handle = actor.assign_and_train.remote(config, context, *batch)
+            handle = actor.assign_and_train_packed.remote(packed(config, context, *batch))
             self._ops.push(trial_id, Pending(Operation.ASSIGN_AND_TRAIN, handle))
             return
         assign = functools.partial(
@@ -375,7 +376,9 @@ class RayExecutor(HostCalls):
         if batch is None:
             self._issue(trial_id, Operation.TRAIN, lambda a: a.train.remote())
             return
-        self._issue(trial_id, Operation.TRAIN_MANY, lambda a: a.train_many.remote(*batch))
+        self._issue(
+            trial_id, Operation.TRAIN_MANY, lambda a: a.train_many_packed.remote(packed(*batch))
+        )
 
     def _detach(self, trial_id: str) -> tuple[Any, Resources | None]:
         """Forget that `trial_id` holds an actor: the actor and what it asked."""
@@ -453,10 +456,11 @@ class RayExecutor(HostCalls):
             self._starved.discard(trial_id)
             self._unplaced.pop(trial_id, None)
         if pending.operation is Operation.TRAIN_MANY:
-            events = self._batch(trial_id, value)
+            assert isinstance(value, bytes)  # TrialHost.train_many_packed's
+            events = self._batch(trial_id, pickle.loads(value))
         elif pending.operation is Operation.ASSIGN_AND_TRAIN:
-            assert isinstance(value, tuple)  # TrialHost.assign_and_train's
-            location, *batch = value
+            assert isinstance(value, bytes)  # TrialHost.assign_and_train_packed's
+            location, *batch = pickle.loads(value)
             events = [self._started(trial_id, location), *self._batch(trial_id, tuple(batch))]
         else:
             events = super()._events(trial_id, pending, value)

@@ -247,11 +247,15 @@ class Hooks(Callback):
 
 
 def fails_first(config: dict[str, object]) -> None:
-    marker = Path(str(config["marker"]))
-    if not marker.exists():
-        marker.touch()
-        raise RuntimeError("the first attempt fails")
-    tunecore.report({"score": 1.0})
+    """The first attempt of all the trials sharing the marker fails: made
+    atomically, as two trials run at once (checking, then creating, let
+    both fail now and then)."""
+    try:
+        Path(str(config["marker"])).touch(exist_ok=False)
+    except FileExistsError:
+        tunecore.report({"score": 1.0})
+        return
+    raise RuntimeError("the first attempt fails")
 
 
 def test_setup_is_called_once_and_a_retry_started_at_once_is_a_recovery(tmp_path: Path) -> None:

@@ -217,6 +217,33 @@ def test_result_json_lines_parse_back(storage: ExperimentStorage) -> None:
     ]
 
 
+JSON_LEAVES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**80), max_value=2**80),
+    st.floats(),
+    st.text(alphabet=st.sampled_from(["a", "\n", "\x85", "\u2028", "\u2029", "\x0b", "é", '"'])),
+)
+JSON_VALUES = st.recursive(
+    JSON_LEAVES,
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@given(st.dictionaries(st.text(max_size=4), JSON_VALUES, max_size=4))
+def test_a_result_line_is_one_line_of_strict_json_holding_the_result(
+    result: dict[str, JsonValue],
+) -> None:
+    line = storage_module._json_line(result)
+    assert line.endswith("\n")
+    assert len(line.splitlines()) == 1  # no line end a line reader would split at
+    parsed = json.loads(line, parse_constant=lambda name: pytest.fail(f"{name} in {line!r}"))
+    assert parsed == to_json_value(result)
+
+
 def read_csv(path: Path) -> tuple[list[str], list[dict[str, str]]]:
     with path.open(newline="") as file:
         reader = csv.DictReader(file)

@@ -190,9 +190,24 @@ def _file_in(trial_dir: Path, name: str) -> Path:
     return trial_dir / name
 
 
+# What str.splitlines() ends a line at beyond the ASCII controls msgspec
+# escapes (U+0085, U+2028, U+2029, in UTF-8): json.dumps escapes them.
+_LINE_BREAKS = (b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
+
+
 def _json_line(result: Mapping[str, JsonValue]) -> str:
-    """One line of result.json: always valid JSON (non-finite floats as null)."""
-    return json.dumps(to_json_value(result), allow_nan=False) + "\n"
+    """One line of result.json: always valid JSON (non-finite floats as
+    null). msgspec writes it, compact, in a fifth of `json.dumps`'s time
+    (a result line is written per result, on a CPU-bound driver); a value
+    it cannot encode, or text a line reader would split, takes
+    `to_json_value` and `json.dumps`, which write every value somehow."""
+    try:
+        line = msgspec.json.encode(result)
+    except (TypeError, ValueError, OverflowError):
+        line = None
+    if line is None or any(mark in line for mark in _LINE_BREAKS):
+        return json.dumps(to_json_value(result), allow_nan=False) + "\n"
+    return line.decode() + "\n"
 
 
 def _csv_row(result: Mapping[str, JsonValue]) -> dict[str, str]:

@@ -322,8 +322,8 @@ class TensorBoardCallback(_TrialFilesCallback):
     in its directory (a restarted trial starts a new file, as a new
     `SummaryWriter` would), stepped by `training_iteration`, tagged
     `ray/tune/<flattened key>`. Each result is one record appended to the
-    file and handed to the OS at once (`tfevents` encodes it; tensorboardX
-    is not needed). `fit()` adds this logger by default when tensorboardX
+    file, handed to the OS with the round's other result lines (`tfevents`
+    encodes it; tensorboardX is not needed). `fit()` adds this logger by default when tensorboardX
     is installed, as Ray Tune does."""
 
     def __init__(

@@ -199,6 +199,11 @@ class TrialHost:
         trainable = self._current()
         deadline = None if max_s is None else time.monotonic() + max_s
         while len(results) < limit:
+            # Where no answer but "go on" is possible, the function need not
+            # wait at each report (a stopping criterion is checked here, so
+            # then it waits at every one).
+            ahead = 0 if self._criterion else limit - len(results) - 1
+            trainable.may_run_ahead(ahead, until)
             try:
                 if results and deadline is not None:
                     left = max(deadline - time.monotonic(), 0.0)

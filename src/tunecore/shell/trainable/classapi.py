@@ -176,6 +176,9 @@ class ClassTrainable:
         """A step runs in the caller and cannot be left running: never ahead."""
         return None
 
+    def may_run_ahead(self, results: int, until: tuple[str, float] | None) -> None:
+        """A step runs in the caller: never ahead."""
+
     def train(self) -> JsonDict:
         started = time.monotonic()
         returned = self._trainable.step()

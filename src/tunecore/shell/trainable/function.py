@@ -6,6 +6,11 @@ first `train()` starts the thread, every later one releases the function
 from the report it is parked in; both then wait for the function's next
 message. So between calls the function is always parked in a `report()`
 or has ended, and `save()`, `stop()` and the rest never race with it.
+The exception is the run-ahead (`may_run_ahead`): in a batch of results
+no answer to which can be anything but "go on", the function passes the
+reports that cannot end the batch without waiting, so a result costs no
+thread hand-off; it still waits at the first that may, and at any report
+carrying a checkpoint, so a save or a stop lands where it would have.
 
 How a run ends, as `train()` sees it:
 
@@ -44,6 +49,7 @@ import enum
 import functools
 import inspect
 import logging
+import math
 import os
 import shutil
 import threading
@@ -51,7 +57,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from tunecore.core.results import DONE, RESULT_DUPLICATE, SHOULD_CHECKPOINT
+from tunecore.core.results import DONE, RESULT_DUPLICATE, SHOULD_CHECKPOINT, TRAINING_ITERATION
+from tunecore.core.schedulers.base import Horizon
 from tunecore.model import JsonDict
 from tunecore.shell.trainable.checkpoint import Checkpoint
 from tunecore.shell.trainable.checkpoint_files import (
@@ -180,6 +187,7 @@ class FunctionTrainable:
         self._restore_from: Checkpoint | None = None
         self._latest: _Latest | None = None
         self._stopped = False
+        self._ahead = 0  # reports the next resume lets the function pass
 
     # -- WorkerTrainable ----------------------------------------------------------------------
 
@@ -195,6 +203,22 @@ class FunctionTrainable:
         call waits for that result instead of resuming it again)."""
         return self._train(time.monotonic() + timeout)
 
+    def may_run_ahead(self, results: int, until: Horizon | None) -> None:
+        """Let the next `train()` or `train_within()` that resumes the
+        function allow up to `results` further reports without waiting,
+        none of them at or past `until` (a horizon on the clock's
+        `training_iteration`, which counts every result; any other key
+        allows none). Reports carrying a checkpoint or ending a batch wait
+        anyway (`TrialSession.report`). Only for the one next resume."""
+        if results <= 0 or (until is not None and until[0] != TRAINING_ITERATION):
+            self._ahead = 0
+            return
+        if until is not None and not math.isinf(until[1]):
+            # Result j after the resume has iteration it0 + j; results
+            # 1..k pass without waiting, so each must stay below the horizon.
+            results = min(results, math.ceil(until[1] - self._clock.iteration) - 1)
+        self._ahead = max(results, 0)
+
     def _train(self, deadline: float | None) -> JsonDict | None:
         if self._stopped:
             raise RuntimeError(f"trial {self._context.trial_id}: the trainable was stopped")
@@ -207,12 +231,15 @@ class FunctionTrainable:
                 "the trainable before training it again"
             )
         elif not run.resumed:
-            run.session.resume()
+            run.session.resume(self._ahead)
+        self._ahead = 0
         run.resumed = True
         message = self._next_message(run, deadline)
         if message is None:
             return None
-        run.resumed = False
+        # A report the function passed without waiting: it runs on toward
+        # its next message, which the next call takes without resuming.
+        run.resumed = isinstance(message, Reported) and not message.parked
         if isinstance(message, Reported):
             return self._on_reported(message)
         run.ended = True
@@ -279,7 +306,10 @@ class FunctionTrainable:
 
     def _start(self) -> _Run:
         session = TrialSession(
-            self._context, restore_from=self._restore_from, scratch_dir=self._scratch_dir()
+            self._context,
+            restore_from=self._restore_from,
+            scratch_dir=self._scratch_dir(),
+            ahead=self._ahead,
         )
         thread = threading.Thread(
             target=session.run,

@@ -18,7 +18,13 @@ The handshake, as in the seed's StatusReporter: `report()` puts the result
 on the session's queue and then blocks on a semaphore until the driver asks
 for the next result (`train()` releases it). So the function never runs
 ahead of the driver: between two `train()` calls it is parked inside a
-`report()`, and a pause or a stop lands exactly there. A stop releases the
+`report()`, and a pause or a stop lands exactly there. The one exception
+is asked for by the driver's side: `resume(ahead=n)` lets the next `n`
+reports hand their results over without waiting (the executor's run-ahead,
+where no answer can be anything but "go on"); a report carrying a
+checkpoint, or a flag that ends a batch (`done`, `should_checkpoint`),
+waits all the same, so a save still sees the state of the report it
+answers. Each `Reported` says whether its report waits (`parked`). A stop releases the
 semaphore with the stop flag set; `report()` then raises `_StopRequested`,
 a BaseException (so a user's `except Exception:` cannot swallow it), which
 unwinds the function, running its `finally` blocks, and is not an error.
@@ -59,7 +65,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TypeAlias
 
-from tunecore.core.results import DEFAULT_METRIC
+from tunecore.core.results import DEFAULT_METRIC, DONE, RESULT_DUPLICATE, SHOULD_CHECKPOINT
 from tunecore.model import JsonDict
 from tunecore.model.errors import require_int
 from tunecore.shell.trainable.checkpoint import Checkpoint
@@ -67,6 +73,10 @@ from tunecore.shell.trainable.results import json_result
 from tunecore.shell.trainable.worker import TrialContext
 
 logger = logging.getLogger(__name__)
+
+# A report with one of these flags set waits for its answer even when the
+# function may run ahead: the driver ends a batch there.
+_WAITS_FOR = (DONE, SHOULD_CHECKPOINT, RESULT_DUPLICATE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +90,9 @@ class Reported:
     checkpoint: Checkpoint | None
     measured_s: float
     private: bool = False
+    parked: bool = True
+    """Whether the function waits in this report for `resume` (False: it
+    was allowed to go on, and runs toward its next message)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +136,12 @@ class TrialSession:
     `request_stop`."""
 
     def __init__(
-        self, context: TrialContext, *, restore_from: Checkpoint | None, scratch_dir: str
+        self,
+        context: TrialContext,
+        *,
+        restore_from: Checkpoint | None,
+        scratch_dir: str,
+        ahead: int = 0,
     ) -> None:
         self.context = context
         self.restore_from = restore_from
@@ -133,6 +151,8 @@ class TrialSession:
         self._continue: queue.SimpleQueue[None] = queue.SimpleQueue()
         self._stop = threading.Event()
         self._resumed_at = time.monotonic()
+        # Reports the function may still pass without waiting (`resume`).
+        self._ahead = ahead
         # A checkpoint made with checkpoint_dir() and not reported yet.
         self._pending: Checkpoint | None = None
         # The last directory made for the function's checkpoints, by
@@ -179,9 +199,17 @@ class TrialSession:
         elif not self._in_scratch(checkpoint.path):
             checkpoint, private = self._copied(checkpoint), True
         self._pending = None
-        self._messages.put(Reported(result, checkpoint, measured, private))
-        self._continue.get()
-        self._raise_if_stopping()
+        go_on = (
+            self._ahead > 0
+            and checkpoint is None
+            and not any(result.get(flag) is True for flag in _WAITS_FOR)
+        )
+        self._messages.put(Reported(result, checkpoint, measured, private, parked=not go_on))
+        if go_on:
+            self._ahead -= 1
+        else:
+            self._continue.get()
+            self._raise_if_stopping()
         self._resumed_at = time.monotonic()
 
     def _report_returned(self, output: object) -> None:
@@ -258,8 +286,12 @@ class TrialSession:
         except queue.Empty:
             return None
 
-    def resume(self) -> None:
-        """Let the function continue from the report it is parked in."""
+    def resume(self, ahead: int = 0) -> None:
+        """Let the function continue from the report it is parked in, and
+        pass the next `ahead` reports without waiting (see the module doc).
+        Call it only while the function is parked: the count is the
+        function's own until its next wait."""
+        self._ahead = ahead
         self._continue.put(None)
 
     def request_stop(self) -> None:

@@ -131,6 +131,13 @@ class WorkerTrainable(Protocol):
         the caller then ends its batch (`TrialHost.train_many`)."""
         ...
 
+    def may_run_ahead(self, results: int, until: tuple[str, float] | None) -> None:
+        """Up to `results` results after the next one may be produced
+        without waiting for the caller's next call, none at or past `until`
+        (`FunctionTrainable`); the caller still takes them one call at a
+        time. A trainable that cannot (a class's `step`) ignores it."""
+        ...
+
     def save(self, checkpoint_dir: str) -> str: ...
 
     def save_to_bytes(self) -> bytes: ...

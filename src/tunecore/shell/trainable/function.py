@@ -209,7 +209,8 @@ class FunctionTrainable:
         none of them at or past `until` (a horizon on the clock's
         `training_iteration`, which counts every result; any other key
         allows none). Reports carrying a checkpoint or ending a batch wait
-        anyway (`TrialSession.report`). Only for the one next resume."""
+        anyway (`TrialSession.report`). It holds for the next call only,
+        whether or not that call resumes or starts the function."""
         if results <= 0 or (until is not None and until[0] != TRAINING_ITERATION):
             self._ahead = 0
             return
@@ -220,19 +221,19 @@ class FunctionTrainable:
         self._ahead = max(results, 0)
 
     def _train(self, deadline: float | None) -> JsonDict | None:
+        ahead, self._ahead = self._ahead, 0  # granted to this call only
         if self._stopped:
             raise RuntimeError(f"trial {self._context.trial_id}: the trainable was stopped")
         run = self._run
         if run is None:
-            run = self._run = self._start()
+            run = self._run = self._start(ahead)
         elif run.ended:
             raise RuntimeError(
                 f"trial {self._context.trial_id}: the function has ended; restore or reset "
                 "the trainable before training it again"
             )
         elif not run.resumed:
-            run.session.resume(self._ahead)
-        self._ahead = 0
+            run.session.resume(ahead)
         run.resumed = True
         message = self._next_message(run, deadline)
         if message is None:
@@ -304,12 +305,12 @@ class FunctionTrainable:
 
     # -- the run ------------------------------------------------------------------------------
 
-    def _start(self) -> _Run:
+    def _start(self, ahead: int) -> _Run:
         session = TrialSession(
             self._context,
             restore_from=self._restore_from,
             scratch_dir=self._scratch_dir(),
-            ahead=self._ahead,
+            ahead=ahead,
         )
         thread = threading.Thread(
             target=session.run,

@@ -71,6 +71,14 @@ def is_end_marker(result: Mapping[str, JsonValue]) -> bool:
     return result.get(RESULT_DUPLICATE) is True
 
 
+def ends_batch(result: Mapping[str, JsonValue]) -> bool:
+    """Whether a batch of results a worker sends in one call ends at
+    `result`: it is done, carries a checkpoint, or ends a function
+    (`TrialHost.train_many`, and `TrialSession.report`, whose function
+    waits there even when it may run ahead)."""
+    return any(result.get(flag) is True for flag in (DONE, SHOULD_CHECKPOINT, RESULT_DUPLICATE))
+
+
 def iteration_of(result: Mapping[str, JsonValue]) -> int:
     """A result's `training_iteration`; 0 when it has none."""
     value = result.get(TRAINING_ITERATION)

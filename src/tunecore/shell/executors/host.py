@@ -33,7 +33,7 @@ from typing import TextIO, cast
 
 import cloudpickle
 
-from tunecore.core.results import DONE, RESULT_DUPLICATE, SHOULD_CHECKPOINT, flatten
+from tunecore.core.results import ends_batch, flatten
 from tunecore.core.schedulers.base import Horizon
 from tunecore.core.stopping import check_stop
 from tunecore.model import JsonDict
@@ -45,8 +45,6 @@ from tunecore.shell.trainable.persist import MirroredTrial
 from tunecore.shell.trainable.worker import TrialContext, WorkerTrainable
 
 TrainableFactory = Callable[[JsonDict, TrialContext], WorkerTrainable]
-
-_BATCH_ENDS = (DONE, SHOULD_CHECKPOINT, RESULT_DUPLICATE)
 
 _REDIRECT_LOCK = threading.Lock()
 _redirected: list[tuple[str, TextIO]] = []
@@ -216,7 +214,7 @@ class TrialHost:
                 self._keep_output()
                 return results, traceback.format_exc()
             results.append(result)
-            if any(result.get(flag) is True for flag in _BATCH_ENDS):
+            if ends_batch(result):
                 break
             if self._decided_at(result, until):
                 break

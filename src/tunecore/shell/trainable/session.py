@@ -65,7 +65,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TypeAlias
 
-from tunecore.core.results import DEFAULT_METRIC, DONE, RESULT_DUPLICATE, SHOULD_CHECKPOINT
+from tunecore.core.results import DEFAULT_METRIC, ends_batch
 from tunecore.model import JsonDict
 from tunecore.model.errors import require_int
 from tunecore.shell.trainable.checkpoint import Checkpoint
@@ -73,10 +73,6 @@ from tunecore.shell.trainable.results import json_result
 from tunecore.shell.trainable.worker import TrialContext
 
 logger = logging.getLogger(__name__)
-
-# A report with one of these flags set waits for its answer even when the
-# function may run ahead: the driver ends a batch there.
-_WAITS_FOR = (DONE, SHOULD_CHECKPOINT, RESULT_DUPLICATE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,11 +195,7 @@ class TrialSession:
         elif not self._in_scratch(checkpoint.path):
             checkpoint, private = self._copied(checkpoint), True
         self._pending = None
-        go_on = (
-            self._ahead > 0
-            and checkpoint is None
-            and not any(result.get(flag) is True for flag in _WAITS_FOR)
-        )
+        go_on = self._ahead > 0 and checkpoint is None and not ends_batch(result)
         self._messages.put(Reported(result, checkpoint, measured, private, parked=not go_on))
         if go_on:
             self._ahead -= 1

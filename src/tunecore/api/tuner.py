@@ -83,6 +83,7 @@ from tunecore.shell.executors.base import Executor
 from tunecore.shell.executors.host import TrainableFactory
 from tunecore.shell.executors.inprocess import InProcessExecutor, this_machine
 from tunecore.shell.functions import UserFunctions
+from tunecore.shell.heap import long_lived_heap_frozen
 from tunecore.shell.inbox import Inbox
 from tunecore.shell.journal import Journal, SnapshotStore
 from tunecore.shell.lock import driver_lock
@@ -290,9 +291,16 @@ class Tuner:
         It holds the experiment directory's driver lock while it runs: a
         second driver there raises `ExperimentLockedError`. With a URI
         `storage_path` that directory is the local staging directory, and
-        the experiment is shipped to the storage as it runs (`shell.mirror`)."""
+        the experiment is shipped to the storage as it runs (`shell.mirror`).
+        While it runs, what existed before it is kept out of the garbage
+        collector's full collections (`shell.heap`)."""
         if self._unrunnable is not None:
             raise self._unrunnable
+        with long_lived_heap_frozen():
+            return self._fit_in_storage()
+
+    def _fit_in_storage(self) -> ResultGrid:
+        """`fit()` past its checks: the experiment's storage resolved."""
         run = self._run
         spec, store = resolve_storage(run.storage_path, run.storage_filesystem)
         if spec.mirrored:

@@ -51,9 +51,9 @@ def assert_names(error: InvalidFieldError, field: str, value: object) -> None:
 BAD_AMOUNTS: list[object] = [-1, -0.5, math.nan, math.inf, -math.inf, True, False, "2", None]
 
 
-@pytest.mark.parametrize("field", ["cpu", "gpu"])
+@pytest.mark.parametrize("field", ["cpu", "gpu", "memory", "object_store_memory"])
 @pytest.mark.parametrize("value", BAD_AMOUNTS, ids=repr)
-def test_resources_rejects_bad_cpu_and_gpu_amounts(field: str, value: object) -> None:
+def test_resources_rejects_bad_amounts(field: str, value: object) -> None:
     with pytest.raises(InvalidFieldError) as caught:
         build_resources(**{field: value})
     assert_names(caught.value, f"Resources.{field}", value)
@@ -64,6 +64,12 @@ def test_resources_rejects_bad_custom_amounts(value: object) -> None:
     with pytest.raises(InvalidFieldError) as caught:
         build_resources(custom={"accelerator_x": value})
     assert_names(caught.value, "Resources.custom['accelerator_x']", value)
+
+
+def test_resources_rejects_an_unknown_strategy() -> None:
+    with pytest.raises(InvalidFieldError) as caught:
+        Resources(strategy="SOMEWHERE")
+    assert_names(caught.value, "Resources.strategy", "SOMEWHERE")
 
 
 def test_resources_rejects_an_empty_custom_name() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import msgspec
 
 from tunecore.model.errors import (
@@ -43,6 +45,8 @@ class Resources(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     strategy: str = "PACK"
 
     def __post_init__(self) -> None:
+        if self._plain_amounts():
+            return
         for amount in _AMOUNTS:
             require_finite_non_negative(f"Resources.{amount}", getattr(self, amount))
         custom: object = self.custom
@@ -57,6 +61,26 @@ class Resources(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
         msgspec.structs.force_setattr(self, "custom", float_valued(self.custom))
         if self.bundles:
             self._take_bundle_sums()
+
+    def _plain_amounts(self) -> bool:
+        """The common case, which the checks below would leave as it is:
+        four finite float amounts >= 0, no custom resources, no bundles, the
+        default strategy. (Resource accounting makes one of these at every
+        start and end of a trial.)"""
+        return (
+            type(self.cpu) is float
+            and type(self.gpu) is float
+            and type(self.memory) is float
+            and type(self.object_store_memory) is float
+            and 0.0 <= self.cpu < math.inf
+            and 0.0 <= self.gpu < math.inf
+            and 0.0 <= self.memory < math.inf
+            and 0.0 <= self.object_store_memory < math.inf
+            and not self.custom
+            and type(self.custom) is dict
+            and not self.bundles
+            and self.strategy == "PACK"
+        )
 
     def _take_bundle_sums(self) -> None:
         for bundle in self.bundles:

@@ -281,8 +281,7 @@ class _TrialFilesCallback(LoggerCallback):
             return self._dir_of(trial)
         known = self._dirs.get(trial.trial_id)
         if known is None:
-            path = trial.local_path
-            known = Path(path) if path is not None else self.storage.trial_dir(trial.state.spec)
+            known = trial.local_dir or self.storage.trial_dir(trial.state.spec)
             self._dirs[trial.trial_id] = known
         return known
 

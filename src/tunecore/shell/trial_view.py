@@ -39,7 +39,7 @@ class Trial:
     TERMINATED = "TERMINATED"
     ERROR = "ERROR"
 
-    __slots__ = ("_custom_name", "_dir_of", "_path", "state")
+    __slots__ = ("_custom_name", "_dir", "_dir_of", "state")
 
     def __init__(
         self,
@@ -51,7 +51,7 @@ class Trial:
         self.state = state
         self._custom_name = custom_name
         self._dir_of = dir_of
-        self._path: str | None = None
+        self._dir: Path | None = None
 
     @property
     def trial_id(self) -> str:
@@ -101,9 +101,16 @@ class Trial:
     def local_path(self) -> str | None:
         """The trial's directory (None where no directory is known: a
         name creator runs before the trial has one)."""
-        if self._path is None and self._dir_of is not None:
-            self._path = str(self._dir_of(self.state))
-        return self._path
+        directory = self.local_dir
+        return None if directory is None else str(directory)
+
+    @property
+    def local_dir(self) -> Path | None:
+        """`local_path` as the `Path` the experiment keeps (looked up once
+        per view, which the loop hands every callback of an event)."""
+        if self._dir is None and self._dir_of is not None:
+            self._dir = self._dir_of(self.state)
+        return self._dir
 
     @property
     def path(self) -> str | None:

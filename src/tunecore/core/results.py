@@ -107,6 +107,8 @@ def analyse(
         kind = type(value)
         if kind is float:
             number: float = value  # type: ignore[assignment]
+        elif kind is str or kind is bool:  # names and flags: most of the rest
+            continue
         elif kind is int or is_number(value):
             number = float(value)  # type: ignore[arg-type]
         else:

@@ -16,7 +16,8 @@ Rules callers rely on:
 - Only what exists when the run starts is frozen: everything the run
   creates is collected exactly as before.
 - Unreachable cycles that existed before the run are collected after it,
-  not during it (their memory is held that long).
+  not during it (their memory is held that long), and `gc.get_objects()`
+  does not list the frozen objects while the run goes on.
 - After the run the collector's next full collection walks the whole heap
   once more, as one of the collections the run skipped would have.
 - A process that froze objects itself (`gc.get_freeze_count() > 0`) or

@@ -204,6 +204,8 @@ def _reported_location(result: JsonDict, known: Location) -> Location:
     """The worker location a result reports, keeping what it leaves out."""
     hostname = result.get(HOSTNAME, result.get(NODE_IP))
     pid = result.get(PID)
+    if hostname == known.hostname and pid == known.pid and is_int(pid):
+        return known  # the same worker as the last result: nearly always
     return Location(
         hostname=hostname if isinstance(hostname, str) else known.hostname,
         pid=pid if is_int(pid) else known.pid,

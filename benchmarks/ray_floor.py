@@ -7,7 +7,10 @@ Ray's serializers set up, as the comparison children are:
   run on two CPUs starts at least two workers, inside its timed span);
 - an actor method that returns its argument, called and waited for 2,000
   times on one actor, then on two actors kept busy through `ray.wait` (as a
-  driver with two running trials does).
+  driver with two running trials does), with the CPU each call of the
+  second kind costs the driver (user + system, every thread) and the two
+  actors' processes: on a machine whose cores are all busy, the floor is
+  CPU, not waiting.
 
 - creating a file, in the temporary directory the comparison stores its
   runs in and on tmpfs (`/dev/shm`): not Ray's, but a cost every run that
@@ -32,6 +35,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from benchmarks.children import emit, run_child
+from benchmarks.cpu_budget import process_cpu_s
 from benchmarks.scratch import run_dir
 
 CALLS = 2_000
@@ -48,6 +52,9 @@ def child() -> None:
         def echo(self, value: object = None) -> object:
             return value
 
+        def pid(self) -> int:
+            return os.getpid()
+
     ray.get(ray.put(None))  # the serializers' set-up, untimed as in the comparison
     started = time.perf_counter()
     actors = [Echo.remote() for _ in range(2)]  # type: ignore[attr-defined]
@@ -57,6 +64,9 @@ def child() -> None:
     for _ in range(CALLS):
         ray.get(actors[0].echo.remote())
     one = (time.perf_counter() - started) / CALLS
+    pids = [str(pid) for pid in ray.get([a.pid.remote() for a in actors])]
+    workers_before = [process_cpu_s(pid) for pid in pids]
+    driver_before = time.process_time()
     started = time.perf_counter()
     pending = {a.echo.remote(): a for a in actors}
     for _ in range(CALLS):
@@ -64,13 +74,23 @@ def child() -> None:
         actor = pending.pop(ready[0])
         ray.get(ready[0])
         pending[actor.echo.remote()] = actor
+    ray.get(list(pending))
     two = (time.perf_counter() - started) / CALLS
+    driver_cpu = (time.process_time() - driver_before) / CALLS
+    workers_after = [process_cpu_s(pid) for pid in pids]
+    workers_cpu = sum(
+        after - before
+        for before, after in zip(workers_before, workers_after, strict=True)
+        if before is not None and after is not None
+    ) / (CALLS + len(actors))
     ray.shutdown()
     emit(
         {
             "start_s": start,
             "one_ms": one * 1e3,
             "two_ms": two * 1e3,
+            "two_driver_cpu_ms": driver_cpu * 1e3,
+            "two_workers_cpu_ms": workers_cpu * 1e3,
             "create_ms": create_ms(None),
             "create_tmpfs_ms": create_ms("/dev/shm") if os.path.isdir("/dev/shm") else None,
         }
@@ -119,6 +139,8 @@ def run() -> str:
             f"| two actors, created to first reply of each | {data['start_s']:.3f} s |",
             f"| one actor, call then `ray.get` ({CALLS:,} times) | {data['one_ms']:.2f} ms |",
             f"| two actors kept busy through `ray.wait`, per call | {data['two_ms']:.2f} ms |",
+            f"| the same, CPU per call: driver / the actors | {data['two_driver_cpu_ms']:.2f} / "
+            f"{data['two_workers_cpu_ms']:.2f} ms |",
             f"| creating a file in the temporary directory (CPU) | {data['create_ms']:.3f} ms |",
         ]
     )

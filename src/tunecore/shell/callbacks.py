@@ -280,7 +280,7 @@ class _TrialFilesCallback(LoggerCallback):
             return self._dir_of(trial)
         known = self._dirs.get(trial.trial_id)
         if known is None:
-            known = trial.local_dir or self.storage.trial_dir(trial.state.spec)
+            known = trial.directory or self.storage.trial_dir(trial.state.spec)
             self._dirs[trial.trial_id] = known
         return known
 

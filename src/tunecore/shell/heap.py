@@ -20,9 +20,9 @@ Rules callers rely on:
   does not list the frozen objects while the run goes on.
 - After the run the collector's next full collection walks the whole heap
   once more, as one of the collections the run skipped would have.
-- A process that froze objects itself (`gc.get_freeze_count() > 0`) or
-  turned the collector off is left alone: unfreezing would undo its own
-  freeze.
+- A process that has frozen objects itself when the run starts
+  (`gc.get_freeze_count() > 0`), or turned the collector off, is left
+  alone: unfreezing would undo its own freeze.
 - Runs nested or concurrent in one process share one freeze: the first in
   freezes, the last out unfreezes.
 """

@@ -101,13 +101,14 @@ class Trial:
     def local_path(self) -> str | None:
         """The trial's directory (None where no directory is known: a
         name creator runs before the trial has one)."""
-        directory = self.local_dir
+        directory = self.directory
         return None if directory is None else str(directory)
 
     @property
-    def local_dir(self) -> Path | None:
+    def directory(self) -> Path | None:
         """`local_path` as the `Path` the experiment keeps (looked up once
-        per view, which the loop hands every callback of an event)."""
+        per view, which the loop hands every callback of an event). Not
+        Ray's `local_dir`, which named the experiment's parent directory."""
         if self._dir is None and self._dir_of is not None:
             self._dir = self._dir_of(self.state)
         return self._dir

@@ -9,6 +9,7 @@ which is the synchronisation the tests rely on.
 from __future__ import annotations
 
 import datetime
+import inspect
 import ipaddress
 import os
 import re
@@ -687,6 +688,26 @@ def test_signature_detection() -> None:
     assert function_form(with_reporter) is FunctionForm.REPORTER
     assert function_form(with_checkpoint_dir) is FunctionForm.CHECKPOINT_DIR
     assert function_form(with_defaults) is FunctionForm.CONFIG
+
+
+def test_a_functions_signature_is_read_once_however_many_trials_it_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    reads: list[object] = []
+    real_signature = inspect.signature
+
+    def counted(fn: Callable[..., object]) -> inspect.Signature:
+        reads.append(fn)
+        return real_signature(fn)
+
+    def trainable(config: JsonDict, checkpoint_dir: str | None = None) -> None: ...
+    def another(config: JsonDict) -> None: ...
+
+    monkeypatch.setattr(inspect, "signature", counted)
+    for _ in range(3):
+        assert function_form(trainable) is FunctionForm.CHECKPOINT_DIR
+        assert function_form(another) is FunctionForm.CONFIG
+    assert reads == [trainable, another]
 
 
 def test_other_signatures_are_refused_naming_their_parameters(context: TrialContext) -> None:

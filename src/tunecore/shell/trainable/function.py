@@ -102,9 +102,27 @@ class FunctionForm(enum.Enum):
     CHECKPOINT_DIR = "fn(config, checkpoint_dir=None)"
 
 
+_FORMS_KEPT = 64
+_forms: dict[int, tuple[object, FunctionForm]] = {}
+"""`function_form`'s answers by function: a worker makes a trainable per
+trial, and reading a signature costs more than the rest of that. Each entry
+holds its function, so no other object can take its id meanwhile."""
+
+
 def function_form(fn: object) -> FunctionForm:
-    """Which accepted signature `fn` has, or a ValueError naming its
-    parameters and the accepted forms.
+    """Which accepted signature `fn` has (found once per function), or a
+    ValueError naming its parameters and the accepted forms."""
+    known = _forms.get(id(fn))
+    if known is not None and known[0] is fn:
+        return known[1]
+    form = _read_function_form(fn)
+    if len(_forms) < _FORMS_KEPT:
+        _forms[id(fn)] = (fn, form)
+    return form
+
+
+def _read_function_form(fn: object) -> FunctionForm:
+    """`function_form`, read from the function's signature.
 
     `config` is passed positionally (any name will do); `reporter` and
     `checkpoint_dir` by keyword, so they must have exactly those names.

@@ -116,8 +116,9 @@ def function_form(fn: object) -> FunctionForm:
     if known is not None and known[0] is fn:
         return known[1]
     form = _read_function_form(fn)
-    if len(_forms) < _FORMS_KEPT:
-        _forms[id(fn)] = (fn, form)
+    if len(_forms) >= _FORMS_KEPT:
+        del _forms[next(iter(_forms))]  # the oldest: a worker runs one function
+    _forms[id(fn)] = (fn, form)
     return form
 
 

@@ -1,5 +1,5 @@
 """On Ray, a failure's text comes back decorated by Ray (colour codes,
-`ray::TrialHost.train()` headers): users still read their own frames
+`ray::TrialActor.train()` headers): users still read their own frames
 first, without colour codes."""
 
 from __future__ import annotations

@@ -22,7 +22,6 @@ driver's paths are never opened on the worker.
 from __future__ import annotations
 
 import os
-import pickle
 import socket
 import sys
 import threading
@@ -30,8 +29,6 @@ import time
 import traceback
 from collections.abc import Callable
 from typing import TextIO, cast
-
-import cloudpickle
 
 from tunecore.core.results import ends_batch, flatten
 from tunecore.core.schedulers.base import Horizon
@@ -54,24 +51,6 @@ a host cannot put back the stream it found (another trial's file, perhaps
 closed by now): the newest redirection still open wins, else the stream
 the first one replaced (`_original`)."""
 _original: dict[str, TextIO] = {}
-
-
-def packed(*args: object) -> bytes:
-    """The arguments or the reply of a `*_packed` call, as one pickle.
-
-    The Ray executor sends the calls that start a trial or carry results
-    this way: Ray serializes each argument and reply of its own, through
-    msgpack with cloudpickle for what msgpack lacks (a `TrialContext`, a
-    tuple), and building a cloudpickle pickler for each took more of the
-    driver's time per trial than the rest of the submit (measured:
-    280 against 135 us of CPU per `assign_and_train` in 1,000 one-report
-    trials). Plain pickle does the same in a few microseconds, with
-    cloudpickle as the fallback for what it cannot (a lambda in a config).
-    Only code and values in flight go this way; nothing is persisted."""
-    try:
-        return pickle.dumps(args, protocol=5)
-    except Exception:
-        return cloudpickle.dumps(args, protocol=5)
 
 
 class TrialHost:
@@ -131,14 +110,6 @@ class TrialHost:
         the error that ended the batch, if any."""
         location = self.assign(config, context)
         return (location, *self.train_many(limit, max_s, until))
-
-    def assign_and_train_packed(self, payload: bytes) -> bytes:
-        """`assign_and_train` with its arguments and its reply `packed`."""
-        return packed(*self.assign_and_train(*pickle.loads(payload)))
-
-    def train_many_packed(self, payload: bytes) -> bytes:
-        """`train_many` with its arguments and its reply `packed`."""
-        return packed(*self.train_many(*pickle.loads(payload)))
 
     def _redirect(self, context: TrialContext) -> None:
         """Send the process's output to the trial's files (`log_to_file`),

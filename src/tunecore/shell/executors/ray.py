@@ -1,7 +1,7 @@
 """The default executor: one Ray actor per running trial.
 
 - Each actor is created with the trial's CPUs, GPUs, memory and custom
-  resources and hosts one trial at a time (`TrialHost`).
+  resources and hosts one trial at a time (a `TrialHost`, in a `TrialActor`).
   A request made of bundles (`PlacementGroupFactory`) gets a Ray placement
   group: the actor runs in the first bundle, the others stay reserved for
   the tasks and actors the trial starts (they are captured into the group),
@@ -66,6 +66,7 @@ from tunecore.model import (
     Resources,
     ResultReported,
 )
+from tunecore.shell.executors.actor import TrialActor, packed
 from tunecore.shell.executors.base import (
     Operation,
     OrderedOperations,
@@ -74,7 +75,7 @@ from tunecore.shell.executors.base import (
     completion_event,
     in_training,
 )
-from tunecore.shell.executors.host import TrainableFactory, TrialHost, packed
+from tunecore.shell.executors.host import TrainableFactory
 from tunecore.shell.executors.queued import HostCalls
 from tunecore.shell.trainable.worker import TrialContext
 
@@ -88,7 +89,7 @@ _NAMED = {
     "object_store_memory": "object_store_memory",
 }
 
-_RemoteHost = ray.remote(TrialHost)
+_RemoteHost = ray.remote(TrialActor)
 
 # How long a new actor may wait to be placed before idle actors, which may
 # hold what it waits for, are ended (an actor starts in about 0.4 s).
@@ -456,10 +457,10 @@ class RayExecutor(HostCalls):
             self._starved.discard(trial_id)
             self._unplaced.pop(trial_id, None)
         if pending.operation is Operation.TRAIN_MANY:
-            assert isinstance(value, bytes)  # TrialHost.train_many_packed's
+            assert isinstance(value, bytes)  # TrialActor.train_many_packed's
             events = self._batch(trial_id, pickle.loads(value))
         elif pending.operation is Operation.ASSIGN_AND_TRAIN:
-            assert isinstance(value, bytes)  # TrialHost.assign_and_train_packed's
+            assert isinstance(value, bytes)  # TrialActor.assign_and_train_packed's
             location, *batch = pickle.loads(value)
             events = [self._started(trial_id, location), *self._batch(trial_id, tuple(batch))]
         else:

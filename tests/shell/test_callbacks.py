@@ -359,6 +359,20 @@ def test_tensorboard_values_beyond_float32_saturate_and_negative_steps_encode(
     ]
 
 
+def test_tensorboard_skips_an_int_beyond_a_floats_range_and_keeps_the_rest(
+    tmp_path: Path,
+) -> None:
+    pytest.importorskip("tensorboardX")
+    storage = ExperimentStorage(tmp_path, "exp")
+    trials = running_trials(1)
+    callback = TensorBoardCallback(storage)
+    result: dict[str, JsonValue] = {"training_iteration": 1, "huge": 10**400, "loss": 0.5}
+    callback.on_trial_result(1, trials, trials[0], result)
+    callback.on_experiment_end(trials)
+    (events,) = storage.trial_dir(trials[0].state.spec).glob("events.out.tfevents.*")
+    assert read_scalars(events) == [("ray/tune/loss", 1, 0.5)]
+
+
 def test_a_restarted_trial_writes_a_new_event_file(tmp_path: Path) -> None:
     pytest.importorskip("tensorboardX")
     storage = ExperimentStorage(tmp_path, "exp")

@@ -59,3 +59,19 @@ def test_a_scalar_event_reads_back_as_the_event_protobuf_makes(
     # Read back, not compared byte for byte: protobuf leaves out fields at
     # their default (a step of 0), which tunecore writes.
     assert event_pb2.Event.FromString(tfevents.scalar_event(wall_time, step, values)) == expected
+
+
+@given(
+    st.floats(min_value=0, max_value=4e9),
+    st.none() | st.integers(min_value=-(2**63), max_value=2**63 - 1),
+    st.lists(st.tuples(tags, st.floats(allow_nan=False, allow_infinity=False)), max_size=12),
+)
+def test_scalars_event_packs_the_bytes_scalar_event_makes(
+    wall_time: float, step: int | None, values: list[tuple[str, float]]
+) -> None:
+    # Floats up to 1e308: a value beyond float32's range saturates either way.
+    tag_tuple = tuple(tag for tag, _ in values)
+    numbers = [number for _, number in values]
+    for _ in range(2):  # the second time from the layout laid out the first
+        packed = tfevents.scalars_event(wall_time, step, tag_tuple, numbers)
+        assert packed == tfevents.scalar_event(wall_time, step, values)

@@ -356,10 +356,26 @@ def _scalar_records(result: Mapping[str, JsonValue], now: float, first: bool) ->
     by `training_iteration`; a new file's version record first."""
     raw_step = result.get(TRAINING_ITERATION)
     step = raw_step if is_int(raw_step) else None
-    scalars = [
-        (TENSORBOARD_TAG_PREFIX + key, number)
-        for key, value in flatten(result).items()
-        if key != TRAINING_ITERATION and is_number(value) and math.isfinite(number := float(value))
-    ]
-    data = tfevents.record(tfevents.scalar_event(now, step, scalars)) if scalars else b""
+    tags, values = _finite_numbers(flatten(result))
+    data = tfevents.record(tfevents.scalars_event(now, step, tags, values)) if tags else b""
     return tfevents.record(tfevents.version_event(now)) + data if first else data
+
+
+def _finite_numbers(flat: Mapping[str, JsonValue]) -> tuple[tuple[str, ...], list[float]]:
+    """The tags and values of the finite numbers of a flattened result but
+    its step, in its order (strings and flags are skipped first: they are
+    most of the rest, and this runs for every result)."""
+    tags: list[str] = []
+    values: list[float] = []
+    for key, value in flat.items():
+        kind = type(value)
+        if kind is str or kind is bool or not (kind is float or is_number(value)):
+            continue
+        try:
+            number = float(value)  # type: ignore[arg-type]
+        except OverflowError:  # an int beyond a float's range: not finite
+            continue
+        if math.isfinite(number) and key != TRAINING_ITERATION:
+            tags.append(TENSORBOARD_TAG_PREFIX + key)
+            values.append(number)
+    return tuple(tags), values

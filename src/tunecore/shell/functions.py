@@ -23,7 +23,7 @@ import logging
 from collections.abc import Callable, Mapping
 
 from tunecore.core.experiment import ExperimentState
-from tunecore.core.search.base import ValuesWanted, WantsValues
+from tunecore.core.search.base import ValuesWanted, wants_values
 from tunecore.core.search.domains import SampleFrom, plain_json
 from tunecore.core.search.generator import BasicVariantGenerator
 from tunecore.core.search.variants import (
@@ -126,7 +126,7 @@ class UserFunctions:
 
 def _wanted(policy: object) -> ValuesWanted | None:
     """What `policy` waits for, if it is one that can wait (`WantsValues`)."""
-    return policy.wanted() if isinstance(policy, WantsValues) else None
+    return policy.wanted() if wants_values(policy) else None
 
 
 def _plain(parameter: Parameter) -> Parameter:

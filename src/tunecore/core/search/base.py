@@ -11,12 +11,15 @@ what lets an experiment resume its search exactly.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, Self, TypeVar, cast, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, Self, TypeVar, cast, runtime_checkable
 
 import msgspec
 
 from tunecore.core.search.view import Path
 from tunecore.model import Asked, InvalidFieldError, JsonDict, JsonValue, Mode
+
+if TYPE_CHECKING:
+    from typing_extensions import TypeIs  # narrows as isinstance does; 3.13's typing has it
 
 
 class Suggestion(msgspec.Struct, frozen=True, kw_only=True):
@@ -116,10 +119,42 @@ class HearsPauses(Protocol):
     def on_trial_unpause(self, trial_id: str) -> Self: ...
 
 
+def wants_values(policy: object) -> TypeIs[WantsValues]:
+    """`isinstance(policy, WantsValues)`, answered once per policy type:
+    Python 3.11 works out a runtime protocol's members again at every
+    `isinstance`, 8 us each, and the shell asks after every trial's start
+    (`shell.functions`). The protocols here are methods only, which a type
+    has or lacks for all its instances."""
+    return _type_implements(type(policy), WantsValues)
+
+
+def wants_ask(searcher: object) -> TypeIs[WantsAsk]:
+    """`isinstance(searcher, WantsAsk)`, answered once per type (see
+    `wants_values`)."""
+    return _type_implements(type(searcher), WantsAsk)
+
+
+def hears_pauses(searcher: object) -> TypeIs[HearsPauses]:
+    """`isinstance(searcher, HearsPauses)`, answered once per type (see
+    `wants_values`)."""
+    return _type_implements(type(searcher), HearsPauses)
+
+
+_IMPLEMENTS: dict[tuple[type, type], bool] = {}
+
+
+def _type_implements(kind: type, protocol: type) -> bool:
+    key = (kind, protocol)
+    known = _IMPLEMENTS.get(key)
+    if known is None:
+        known = _IMPLEMENTS[key] = issubclass(kind, protocol)
+    return known
+
+
 def paused_in(searcher: P, trial_id: str, *, paused: bool) -> P:
     """`searcher` told that `trial_id` was paused (or resumed), if it hears
     pauses; unchanged otherwise."""
-    if not isinstance(searcher, HearsPauses):
+    if not hears_pauses(searcher):
         return searcher
     told = searcher.on_trial_pause(trial_id) if paused else searcher.on_trial_unpause(trial_id)
     return cast(P, told)
@@ -137,13 +172,13 @@ class AskWanted(msgspec.Struct, frozen=True, kw_only=True):
 
 def ask_wanted_by(inner: object) -> AskWanted | None:
     """The ask a wrapped searcher waits for: a wrapper's `ask_wanted()`."""
-    return inner.ask_wanted() if isinstance(inner, WantsAsk) else None
+    return inner.ask_wanted() if wants_ask(inner) else None
 
 
 def answer_to(inner: P, answer: Asked) -> P | None:
     """A searcher (wrapped or not) after the shell's answer, or None when it
     waits for no such answer (the event carrying it is then rejected)."""
-    if not isinstance(inner, WantsAsk):
+    if not wants_ask(inner):
         return None
     return cast(P | None, inner.with_answer(answer))
 
@@ -162,11 +197,11 @@ class PassesRequestsThrough:
     def wanted(self) -> ValuesWanted | None:
         """What the wrapped searcher waits for (see `ValuesWanted`)."""
         inner = self.searcher
-        return inner.wanted() if isinstance(inner, WantsValues) else None
+        return inner.wanted() if wants_values(inner) else None
 
     def with_values(self, key: int, values: Sequence[JsonValue]) -> Self:
         inner = self.searcher
-        if not isinstance(inner, WantsValues):
+        if not wants_values(inner):
             raise InvalidFieldError("values", list(values), "values the wrapped searcher wants")
         return self._around(inner.with_values(key, values))
 
@@ -187,7 +222,7 @@ class PassesRequestsThrough:
 def take_values(policy: P, key: int, values: Sequence[JsonValue]) -> P | None:
     """`policy` after taking the values, or None when it waits for no values
     under `key` (the event that carries them is then rejected)."""
-    if not isinstance(policy, WantsValues):
+    if not wants_values(policy):
         return None
     wanted = policy.wanted()
     if wanted is None or wanted.key != key or len(values) != len(wanted.paths):

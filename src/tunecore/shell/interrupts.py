@@ -30,6 +30,7 @@ class InterruptGuard:
         self._previous: Handler | None = None
         self._critical = False
         self._held: tuple[int, FrameType | None] | None = None
+        self._section = _Critical(self._enter, self._leave)
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[None]:
@@ -45,20 +46,39 @@ class InterruptGuard:
             signal.signal(signal.SIGINT, previous)
             self._previous = None
 
-    @contextlib.contextmanager
-    def critical(self) -> Iterator[None]:
-        """Hold a Ctrl-C back until the block ends (not re-entrant)."""
+    def critical(self) -> _Critical:
+        """Hold a Ctrl-C back until the block ends (not re-entrant). A plain
+        context manager, not a generator: the loop enters one per event."""
+        return self._section
+
+    def _enter(self) -> None:
         self._critical = True
-        try:
-            yield
-        finally:
-            self._critical = False
-            held, self._held = self._held, None
-            if held is not None and self._previous is not None:
-                self._previous(*held)
+
+    def _leave(self) -> None:
+        self._critical = False
+        held, self._held = self._held, None
+        if held is not None and self._previous is not None:
+            self._previous(*held)
 
     def _on_sigint(self, signum: int, frame: FrameType | None) -> None:
         if self._critical:
             self._held = (signum, frame)
         elif self._previous is not None:
             self._previous(signum, frame)
+
+
+class _Critical:
+    """The block `InterruptGuard.critical` returns: `enter` as it starts,
+    `leave` as it ends, however it ends."""
+
+    __slots__ = ("_enter", "_leave")
+
+    def __init__(self, enter: Callable[[], None], leave: Callable[[], None]) -> None:
+        self._enter = enter
+        self._leave = leave
+
+    def __enter__(self) -> None:
+        self._enter()
+
+    def __exit__(self, *_: object) -> None:
+        self._leave()

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import random
 import re
+import subprocess
+import sys
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -195,6 +197,26 @@ def test_seeding_numpy_repeats_an_unseeded_run_as_in_rays_faq(tmp_path: Path) ->
     third = configs(fit(tmp_path, RANDOM, name="three", num_samples=3))
     assert first == second
     assert third != first
+
+
+def test_an_unseeded_run_leaves_numpys_unused_generator_unloaded(tmp_path: Path) -> None:
+    """NumPy loads `numpy.random` on first use (6 ms of every `fit()` that
+    draws its seed there); a script that never used it cannot have seeded
+    it, so the seed comes from the OS."""
+    pytest.importorskip("numpy")
+    script = (
+        "import sys, numpy, tunecore\n"
+        "from tunecore import RunConfig, Tuner\n"
+        "def f(config):\n"
+        "    tunecore.report({'x': config['x']})\n"
+        "Tuner(f, param_space={'x': tunecore.uniform(0, 1)}, run_config=RunConfig(\n"
+        "    storage_path=sys.argv[1], executor='in_process', verbose=0)).fit()\n"
+        "print('numpy.random' in sys.modules)\n"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, check=True
+    )
+    assert ran.stdout.strip().splitlines()[-1] == "False"
 
 
 # -- BasicVariantGenerator's options ---------------------------------------------------------------

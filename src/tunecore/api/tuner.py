@@ -664,12 +664,14 @@ class Tuner:
 
     def _fresh_seed(self) -> int:
         """A seed for a search the user did not seed. Drawn from NumPy's
-        global generator when the script imported NumPy, as Ray's search
+        global generator when the script has used it, as Ray's search
         samples from it: after `np.random.seed(1234)` the run repeats (Ray's
-        FAQ recipe); otherwise from the OS."""
-        numpy = sys.modules.get("numpy")
-        if numpy is not None:
-            return int(numpy.random.randint(0, 2**31))
+        FAQ recipe); otherwise from the OS. (NumPy loads `numpy.random` on
+        first use only, 6 ms, and Ray imports NumPy: a script that never
+        touched its global generator cannot have seeded it.)"""
+        numpy_random = sys.modules.get("numpy.random")
+        if numpy_random is not None:
+            return int(numpy_random.randint(0, 2**31))
         return secrets.randbelow(2**31)
 
     def _executor(self) -> Executor:

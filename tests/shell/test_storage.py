@@ -8,6 +8,7 @@ import json
 import math
 import re
 import threading
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -82,6 +83,14 @@ HOSTILE = [
 @pytest.mark.parametrize("raw", HOSTILE)
 def test_safe_name_is_always_one_safe_component(raw: str) -> None:
     assert_safe(safe_name(raw, keep="trial_00007"))
+
+
+@given(st.text(st.characters(max_codepoint=127)) | st.text())
+def test_a_name_is_made_safe_with_or_without_the_unicode_fold(raw: str) -> None:
+    """ASCII skips the NFKD fold (it is its own fold): the same name."""
+    folded = "".join(c for c in unicodedata.normalize("NFKD", raw) if not unicodedata.combining(c))
+    unsafe_to_underscore = re.sub(r"[^A-Za-z0-9._=,+\-]", "_", folded).strip(".")
+    assert storage_module._sanitise(raw) == re.sub(r"\.{2,}", "_", unsafe_to_underscore)
 
 
 def test_safe_name_examples() -> None:

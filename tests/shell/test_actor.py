@@ -14,11 +14,16 @@ PACKED = {"assign_and_train_packed": "assign_and_train", "train_many_packed": "t
 
 
 def _methods(cls: type) -> dict[str, inspect.Signature]:
-    return {
-        name: inspect.signature(member)
-        for name, member in vars(cls).items()
-        if inspect.isfunction(member) and not name.startswith("_")
-    }
+    """Public methods by name, with their signatures as written (Ray adds
+    a `_ray_trace_ctx` keyword to the signature of an actor class's methods
+    once it has made the class an actor)."""
+    signatures = {}
+    for name, member in vars(cls).items():
+        if inspect.isfunction(member) and not name.startswith("_"):
+            signature = inspect.signature(member)
+            own = [p for p in signature.parameters.values() if p.name != "_ray_trace_ctx"]
+            signatures[name] = signature.replace(parameters=own)
+    return signatures
 
 
 def test_every_method_is_the_hosts_with_its_signature() -> None:

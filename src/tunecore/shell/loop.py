@@ -223,7 +223,8 @@ class ExperimentLoop:
             answers += self._functions.answer(self.state, self._clock())
         if self._searchers is not None:
             answers += self._searchers.answer(self.state, self._clock())
-        queue.extendleft(reversed(answers))
+        if answers:
+            queue.extendleft(reversed(answers))
 
     def feed(self, events: Sequence[ExperimentEvent]) -> None:
         """Apply `events` one by one (logged first), carrying out what each
@@ -257,8 +258,9 @@ class ExperimentLoop:
             self._observe(event)
             for command in commands:
                 self._carry_out(command)
-            queue.extendleft(reversed(self._answers))
-            self._answers.clear()
+            if self._answers:
+                queue.extendleft(reversed(self._answers))
+                self._answers.clear()
             self._draw_values(queue)
         if journal is not None:
             self._flush_log(journal)

@@ -342,18 +342,25 @@ def read_scalars(path: Path) -> list[tuple[str, int, object]]:
     return scalars
 
 
-def test_tensorboard_values_beyond_float32_saturate_and_negative_steps_encode(
-    tmp_path: Path,
-) -> None:
+def scalars_of_one_result(
+    tmp_path: Path, result: dict[str, JsonValue]
+) -> list[tuple[str, int, object]]:
+    """The scalars a `TensorBoardCallback` writes for `result`, read back."""
     pytest.importorskip("tensorboardX")
     storage = ExperimentStorage(tmp_path, "exp")
     trials = running_trials(1)
     callback = TensorBoardCallback(storage)
-    result: dict[str, JsonValue] = {"training_iteration": -3, "big": 1e300, "small": -1e300}
     callback.on_trial_result(1, trials, trials[0], result)
     callback.on_experiment_end(trials)
     (events,) = storage.trial_dir(trials[0].state.spec).glob("events.out.tfevents.*")
-    assert read_scalars(events) == [
+    return read_scalars(events)
+
+
+def test_tensorboard_values_beyond_float32_saturate_and_negative_steps_encode(
+    tmp_path: Path,
+) -> None:
+    result: dict[str, JsonValue] = {"training_iteration": -3, "big": 1e300, "small": -1e300}
+    assert scalars_of_one_result(tmp_path, result) == [
         ("ray/tune/big", -3, float("inf")),
         ("ray/tune/small", -3, float("-inf")),
     ]
@@ -362,15 +369,8 @@ def test_tensorboard_values_beyond_float32_saturate_and_negative_steps_encode(
 def test_tensorboard_skips_an_int_beyond_a_floats_range_and_keeps_the_rest(
     tmp_path: Path,
 ) -> None:
-    pytest.importorskip("tensorboardX")
-    storage = ExperimentStorage(tmp_path, "exp")
-    trials = running_trials(1)
-    callback = TensorBoardCallback(storage)
     result: dict[str, JsonValue] = {"training_iteration": 1, "huge": 10**400, "loss": 0.5}
-    callback.on_trial_result(1, trials, trials[0], result)
-    callback.on_experiment_end(trials)
-    (events,) = storage.trial_dir(trials[0].state.spec).glob("events.out.tfevents.*")
-    assert read_scalars(events) == [("ray/tune/loss", 1, 0.5)]
+    assert scalars_of_one_result(tmp_path, result) == [("ray/tune/loss", 1, 0.5)]
 
 
 def test_a_restarted_trial_writes_a_new_event_file(tmp_path: Path) -> None:

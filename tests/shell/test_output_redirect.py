@@ -1,7 +1,9 @@
-"""`log_to_file` in the in-process executor: trials share one `sys.stdout`
-and end in any order, and the driver keeps working streams whatever the
-order (ending the first of two trials used to put back a stream the
-second then replaced with the first's closed file: "lost sys.stderr")."""
+"""`log_to_file` and `chdir_to_trial_dir` in the in-process executor:
+trials share one `sys.stdout` and one working directory and end in any
+order, and the driver keeps working streams whatever the order (ending the
+first of two trials used to put back a stream the second then replaced
+with the first's closed file: "lost sys.stderr"), and a trial its
+directory (a failed trial's late release used to move its restart out)."""
 
 from __future__ import annotations
 
@@ -9,10 +11,12 @@ import sys
 from pathlib import Path
 
 import msgspec
+import pytest
 
 import tunecore
 from tunecore.model import JsonDict
 from tunecore.shell.executors.host import TrialHost
+from tunecore.shell.executors.taken import TakenInTurn
 from tunecore.shell.trainable import make_worker_trainable
 from tunecore.shell.trainable.worker import TrialContext
 
@@ -59,3 +63,37 @@ def test_a_trial_ending_last_in_first_out_gives_back_the_stream_it_found(
     outer.release()
     assert sys.stdout is before
     assert (tmp_path / "t1" / "out.txt").read_text() == "the first again\n"
+
+
+def test_a_failed_trials_late_release_leaves_its_restart_in_the_trial_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In process, a failed trial's release runs on its old worker's thread
+    and may come after its restart (another host, the same directory) has
+    changed into the trial's directory: the restart stays there."""
+    monkeypatch.chdir(tmp_path)
+    chdir = msgspec.structs.replace(context(tmp_path, 1), chdir=True)
+    failed, restarted = (
+        TrialHost(lambda c, ctx: make_worker_trainable(Idle, c, ctx)) for _ in "12"
+    )
+    failed.assign({}, chdir)
+    restarted.assign({}, chdir)
+    failed.release()
+    assert Path.cwd() == tmp_path / "t1"
+    restarted.release()
+    assert Path.cwd() == tmp_path
+
+
+def test_the_newest_value_held_is_in_place_and_the_first_found_comes_back() -> None:
+    values: list[str] = ["found"]
+    setting = TakenInTurn(lambda: values[-1], values.append)
+    first, second, third = setting.take("a"), setting.take("b"), setting.take("b")
+    setting.give_back(second)  # an equal value still held: identity decides
+    assert values[-1] == "b"
+    setting.give_back(third)
+    assert values[-1] == "a"
+    fourth = setting.take("c")
+    setting.give_back(first)
+    assert values[-1] == "c"
+    setting.give_back(fourth)
+    assert values[-1] == "found"

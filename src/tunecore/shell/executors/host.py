@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import os
 import socket
-import sys
-import threading
 import time
 import traceback
 from collections.abc import Callable
@@ -36,21 +34,13 @@ from tunecore.core.stopping import check_stop
 from tunecore.model import JsonDict
 from tunecore.model.numbers import is_number
 from tunecore.shell import shared_storage
+from tunecore.shell.executors.taken import STDERR, STDOUT, WORKING_DIR, Hold, TakenInTurn
 from tunecore.shell.trainable.classapi import ClassTrainable
 from tunecore.shell.trainable.output_files import open_in_trial_dir
 from tunecore.shell.trainable.persist import MirroredTrial
 from tunecore.shell.trainable.worker import TrialContext, WorkerTrainable
 
 TrainableFactory = Callable[[JsonDict, TrialContext], WorkerTrainable]
-
-_REDIRECT_LOCK = threading.Lock()
-_redirected: list[tuple[str, TextIO]] = []
-"""The `log_to_file` streams in place, oldest first, as (`sys` attribute,
-file). In-process trials share one `sys.stdout`; they end in any order, so
-a host cannot put back the stream it found (another trial's file, perhaps
-closed by now): the newest redirection still open wins, else the stream
-the first one replaced (`_original`)."""
-_original: dict[str, TextIO] = {}
 
 
 class TrialHost:
@@ -60,8 +50,8 @@ class TrialHost:
         self._factory = factory
         self._trainable: WorkerTrainable | None = None
         self._spare: ClassTrainable | None = None  # the last trial's, kept for reuse
-        self._opened: list[tuple[str, TextIO]] = []
-        self._previous_dir: str | None = None
+        self._opened: list[tuple[TakenInTurn[TextIO], Hold[TextIO]]] = []  # log_to_file
+        self._in_dir: Hold[str] | None = None  # chdir_to_trial_dir
         self._mirrored: MirroredTrial | None = None  # the trial's scratch, with a store
         self._criterion: dict[str, float | bool] = {}  # the trial's stopping criterion
         self._checked: tuple[str, str] | None = None  # the shared storage seen, and its run
@@ -86,8 +76,7 @@ class TrialHost:
             os.makedirs(context.trial_dir, exist_ok=True)
         self._redirect(context)
         if context.chdir:
-            self._previous_dir = os.getcwd()
-            os.chdir(context.trial_dir)
+            self._in_dir = WORKING_DIR.take(context.trial_dir)
         spare, self._spare = self._spare, None
         if spare is not None and spare.reset(config, context):
             self._trainable = spare
@@ -114,17 +103,11 @@ class TrialHost:
     def _redirect(self, context: TrialContext) -> None:
         """Send the process's output to the trial's files (`log_to_file`),
         which must be inside the trial directory (`open_in_trial_dir`)."""
-        for name, stream in (("stdout_file", "stdout"), ("stderr_file", "stderr")):
+        for name, stream in (("stdout_file", STDOUT), ("stderr_file", STDERR)):
             filename = getattr(context, name)
-            if filename is None:
-                continue
-            target = open_in_trial_dir(context.trial_dir, filename)
-            with _REDIRECT_LOCK:
-                if all(name != stream for name, _ in _redirected):
-                    _original[stream] = getattr(sys, stream)
-                _redirected.append((stream, target))
-                setattr(sys, stream, target)
-            self._opened.append((stream, target))
+            if filename is not None:
+                target = open_in_trial_dir(context.trial_dir, filename)
+                self._opened.append((stream, stream.take(target)))
 
     def reset(self, config: JsonDict, context: TrialContext) -> bool:
         """A new config for the current trial, in place when supported; a
@@ -255,9 +238,9 @@ class TrialHost:
         elif trainable is not None:
             trainable.stop()
         self._restore_streams()
-        if self._previous_dir is not None:  # a reused worker starts where it began
-            os.chdir(self._previous_dir)
-            self._previous_dir = None
+        in_dir, self._in_dir = self._in_dir, None
+        if in_dir is not None:  # a reused worker starts where it began
+            WORKING_DIR.give_back(in_dir)
         mirrored, self._mirrored = self._mirrored, None
         if mirrored is not None:
             mirrored.close()  # after the streams: their files are complete
@@ -271,20 +254,17 @@ class TrialHost:
             self._mirrored.keep_output()
 
     def _flush(self) -> None:
-        for _, target in self._opened:
-            target.flush()
+        for _, hold in self._opened:
+            hold.value.flush()
 
     def _restore_streams(self) -> None:
-        """End this host's redirections (see `_redirected`)."""
+        """End this host's redirections (`taken`: in-process trials share
+        the streams), then close its files."""
         opened, self._opened = self._opened, []
-        with _REDIRECT_LOCK:
-            for entry in opened:
-                _redirected.remove(entry)
-            for stream in dict.fromkeys(name for name, _ in opened):
-                still = [target for name, target in _redirected if name == stream]
-                setattr(sys, stream, still[-1] if still else _original.pop(stream))
-        for _, target in opened:
-            target.close()
+        for stream, hold in opened:
+            stream.give_back(hold)
+        for _, hold in opened:
+            hold.value.close()
 
     def _current(self) -> WorkerTrainable:
         if self._trainable is None:

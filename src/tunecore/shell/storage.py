@@ -722,7 +722,7 @@ class _ProgressTable:
         """`row`'s cells under the header (empty where it has no value),
         counted as appended, its cells the header lacks kept. A row of the
         header's keys in its order, what a trial reports nearly every time,
-        is taken as it is (1.4 us less per result)."""
+        is taken as it is (0.8 us less per result)."""
         if tuple(row) == self.keys:
             self.appended += 1
             return list(row.values())

@@ -97,3 +97,16 @@ def test_the_newest_value_held_is_in_place_and_the_first_found_comes_back() -> N
     assert values[-1] == "c"
     setting.give_back(fourth)
     assert values[-1] == "found"
+
+
+def test_a_missing_stream_comes_back_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`sys.stdout` is None in a process started without one (pythonw, some
+    daemons): after the trial it is None again, not the trial's closed file."""
+    monkeypatch.setattr(sys, "stdout", None)
+    host = TrialHost(lambda c, ctx: make_worker_trainable(Idle, c, ctx))
+    host.assign({}, msgspec.structs.replace(context(tmp_path, 1), stderr_file=None))
+    assert sys.stdout is not None
+    host.release()
+    assert sys.stdout is None

@@ -42,14 +42,14 @@ class TakenInTurn(Generic[T]):
         self._write = write
         self._lock = threading.Lock()
         self._held: list[Hold[T]] = []  # oldest first
-        self._found: T | None = None  # what the first holder replaced
+        self._found: list[T] = []  # what the first holder replaced (None is a value: sys.stdout)
 
     def take(self, value: T) -> Hold[T]:
         """Put `value` in place until its hold is given back."""
         hold = Hold(value)
         with self._lock:
             if not self._held:
-                self._found = self._read()
+                self._found = [self._read()]
             self._write(value)
             self._held.append(hold)
         return hold
@@ -62,9 +62,9 @@ class TakenInTurn(Generic[T]):
             if self._held:
                 self._write(self._held[-1].value)
                 return
-            found, self._found = self._found, None
-            if found is not None:
-                self._write(found)
+            found, self._found = self._found, []
+            if found:
+                self._write(found[0])
 
 
 def _set_stdout(stream: TextIO) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -84,6 +85,9 @@ def test_a_logger_made_without_arguments_replaces_the_default_of_its_kind(
     # Written once (by the user's logger), not twice.
     lines = (result.path / "result.json").read_text().splitlines()
     assert [json.loads(line)["loss"] for line in lines] == [0.0, 1.0, 2.0]
+    # The default's other files are still written, each row once.
+    with (result.path / "progress.csv").open(newline="") as file:
+        assert [row["loss"] for row in csv.DictReader(file)] == ["0.0", "1.0", "2.0"]
 
 
 def test_tensorboard_files_are_written_by_default_when_tensorboardx_is_installed(

@@ -31,6 +31,7 @@ from tunecore.shell.callbacks import (
     CallbackList,
     CSVLoggerCallback,
     JsonLoggerCallback,
+    ResultFiles,
     TensorBoardCallback,
 )
 from tunecore.shell.storage import ExperimentStorage
@@ -270,6 +271,52 @@ def test_file_loggers_use_the_directory_they_are_given(tmp_path: Path) -> None:
 
     JsonLoggerCallback(storage, dir_of).on_trial_result(0, trials, trials[0], {"a": 1})
     assert (storage.path / "custom_trial_00000" / "result.json").is_file()
+
+
+def test_the_default_result_files_are_what_the_three_loggers_write(tmp_path: Path) -> None:
+    """`fit()`'s one `ResultFiles` (a job per result on the writer) writes
+    the same files as a logger per file: a new key half-way, nested and
+    non-finite values, a restart and a second trial included."""
+    pytest.importorskip("tensorboardX")
+    trials = running_trials(2)
+    results: list[dict[str, JsonValue]] = [
+        {"training_iteration": 1, "loss": 0.5, "info": {"lr": 0.1}, "name": "a,b"},
+        {"training_iteration": 2, "loss": float("nan"), "info": {"lr": 0.2}},
+        {"training_iteration": 3, "loss": 0.25, "late": 1e300, "flag": True},
+    ]
+    written: dict[str, tuple[bytes, bytes, list[list[tuple[str, int, object]]]]] = {}
+    for name, loggers in (
+        ("one", [ResultFiles(tensorboard=True)]),
+        ("three", [JsonLoggerCallback(), CSVLoggerCallback(), TensorBoardCallback()]),
+    ):
+        storage = ExperimentStorage(tmp_path / name, "exp", background=True)
+        for logger in loggers:
+            logger.attach(storage)
+        callbacks = CallbackList(loggers)
+        for trial in trials:
+            callbacks.on_trial_start(0, trials, trial)
+            for result in results:
+                callbacks.on_trial_result(1, trials, trial, result)
+            callbacks.on_trial_error(2, trials, trial)  # a restart: a new event file
+            callbacks.on_trial_result(3, trials, trial, results[0])
+            callbacks.on_trial_complete(4, trials, trial)
+        callbacks.on_experiment_end(trials)
+        storage.close()
+        for trial in trials:
+            directory = storage.trial_dir(trial.state.spec)
+            events = sorted(directory.glob("events.out.tfevents.*"), key=read_scalars)
+            written[f"{name}/{trial.trial_id}"] = (
+                (directory / "result.json").read_bytes(),
+                (directory / "progress.csv").read_bytes(),
+                [read_scalars(path) for path in events],
+            )
+    for trial in trials:
+        one = written[f"one/{trial.trial_id}"]
+        assert one == written[f"three/{trial.trial_id}"]
+        lines, table, scalars = one
+        assert len(lines.splitlines()) == 4
+        assert b"late" in table.splitlines()[0]  # the header rewritten with the late key
+        assert len(scalars) == 2
 
 
 # -- TensorBoard -----------------------------------------------------------------------

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from tunecore.shell.file_queue import FileQueue
+from tunecore.shell.file_queue import FileQueue, Job
 
 
 def test_jobs_run_in_order_off_the_caller_and_drain_waits_for_them() -> None:
@@ -119,3 +119,79 @@ def test_a_failing_settle_is_logged_and_drain_still_returns(
     errors = [r for r in caplog.records if r.levelno == logging.ERROR]
     assert len(errors) == 1
     assert "held writes" in errors[0].getMessage()
+
+
+def test_jobs_held_by_a_block_reach_the_writer_together_as_it_ends() -> None:
+    settled: list[list[int]] = []
+    ran: list[int] = []
+    queue = FileQueue(background=True, settle=lambda: settled.append(list(ran)))
+    queue.submit("before", functools.partial(ran.append, 0))
+    queue.drain()
+    with queue.held():
+        for n in range(1, 11):
+            queue.submit("job", functools.partial(ran.append, n))
+        queue.submit_all([("a", functools.partial(ran.append, 11)), ("b", lambda: ran.append(12))])
+        assert queue._jobs.empty()  # nothing reached the writer's queue yet
+    queue.drain()
+    assert ran == list(range(13))
+    # One hand-over: the writer ran dry only once the whole round had run.
+    assert all(len(seen) in (1, 13) for seen in settled)
+    queue.close()
+
+
+def test_drain_and_close_inside_a_held_block_run_what_it_held() -> None:
+    ran: list[int] = []
+    queue = FileQueue(background=True)
+    with queue.held():
+        queue.submit("job", functools.partial(ran.append, 1))
+        queue.drain()
+        assert ran == [1]  # a reader draining in the round finds the round's files
+        queue.submit("job", functools.partial(ran.append, 2))
+        with queue.held():  # part of the outer block
+            queue.submit("job", functools.partial(ran.append, 3))
+        queue.close()
+        assert ran == [1, 2, 3]
+        queue.submit("job", functools.partial(ran.append, 4))  # closed: inline
+        assert ran == [1, 2, 3, 4]
+
+
+def test_a_block_that_raises_still_hands_its_jobs_over() -> None:
+    ran: list[int] = []
+    queue = FileQueue(background=True)
+
+    def round_interrupted() -> None:
+        with queue.held():
+            queue.submit("job", functools.partial(ran.append, 1))
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        round_interrupted()
+    queue.drain()
+    assert ran == [1]
+    queue.close()
+
+
+def test_jobs_submitted_together_fail_each_on_its_own(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    ran: list[str] = []
+
+    def fail() -> None:
+        raise OSError("disk full")
+
+    jobs: list[tuple[str, Job]] = [
+        ("result.json", fail),
+        ("progress.csv", functools.partial(ran.append, "csv")),
+    ]
+    queue = FileQueue(background=True)
+    with caplog.at_level(logging.ERROR, logger="tunecore.shell.file_queue"):
+        queue.submit_all(jobs)
+        queue.close()
+    assert ran == ["csv"]
+    (error,) = [r for r in caplog.records if r.levelno == logging.ERROR]
+    assert "result.json" in error.getMessage()
+
+    inline = FileQueue(background=False)
+    with pytest.raises(OSError, match="disk full"):
+        inline.submit_all(jobs)
+    assert ran == ["csv", "csv"]  # the job after the failing one ran before the error

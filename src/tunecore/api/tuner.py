@@ -66,6 +66,7 @@ from tunecore.shell.callbacks import (
     CSVLoggerCallback,
     JsonLoggerCallback,
     LoggerCallback,
+    ResultFiles,
     TensorBoardCallback,
 )
 from tunecore.shell.eventlog import (
@@ -592,25 +593,28 @@ class Tuner:
         """The loggers that write each trial's result.json and progress.csv
         (tunecore reads them back: always on) and, as in Ray Tune, its
         TensorBoard events when tensorboardX is installed and
-        `TUNE_DISABLE_AUTO_CALLBACK_LOGGERS` is not 1. A logger of one of
-        these kinds among the user's callbacks replaces the default one."""
+        `TUNE_DISABLE_AUTO_CALLBACK_LOGGERS` is not 1, as one `ResultFiles`.
+        A logger of one of these kinds among the user's callbacks replaces
+        that file of the default."""
         if not self._parts.write_results:
             return []
-        kinds: list[type[JsonLoggerCallback | CSVLoggerCallback | TensorBoardCallback]] = [
-            JsonLoggerCallback,
-            CSVLoggerCallback,
-        ]
-        if (
-            os.environ.get("TUNE_DISABLE_AUTO_CALLBACK_LOGGERS", "0") != "1"
-            and importlib.util.find_spec("tensorboardX") is not None
-        ):
-            kinds.append(TensorBoardCallback)
         given = self._run.callbacks
         for callback in given:
             if isinstance(callback, LoggerCallback):
                 callback.attach(storage)
-        missing = [k for k in kinds if not any(isinstance(c, k) for c in given)]
-        return [kind(storage) for kind in missing]
+
+        def missing(kind: type[ResultFiles]) -> bool:
+            return not any(isinstance(c, kind) for c in given)
+
+        tensorboard = (
+            os.environ.get("TUNE_DISABLE_AUTO_CALLBACK_LOGGERS", "0") != "1"
+            and importlib.util.find_spec("tensorboardX") is not None
+            and missing(TensorBoardCallback)
+        )
+        json, csv = missing(JsonLoggerCallback), missing(CSVLoggerCallback)
+        if not (json or csv or tensorboard):
+            return []
+        return [ResultFiles(storage, json=json, csv=csv, tensorboard=tensorboard)]
 
     def _scheduler(self) -> TrialScheduler | None:
         scheduler: TrialScheduler | None = self._tune.scheduler

@@ -293,62 +293,90 @@ class _TrialFilesCallback(LoggerCallback):
         self._dirs.pop(trial.trial_id, None)
 
 
-class JsonLoggerCallback(_TrialFilesCallback):
-    """One result.json line per result. (params.json is the loop's: it
-    belongs to the trial's storage, and changes when PBT resets a config.)"""
-
-    def log_trial_result(
-        self, iteration: int, trial: Trial, result: Mapping[str, JsonValue]
-    ) -> None:
-        self.storage.append_json_result(self.dir_of(trial), result)
-
-
-class CSVLoggerCallback(_TrialFilesCallback):
-    """One progress.csv row per result (header policy: see storage)."""
-
-    def log_trial_result(
-        self, iteration: int, trial: Trial, result: Mapping[str, JsonValue]
-    ) -> None:
-        self.storage.append_csv_result(self.dir_of(trial), result)
-
-    def log_trial_end(self, trial: Trial, failed: bool = False) -> None:
-        self.storage.flush_progress(self.dir_of(trial))
-
-
-class TensorBoardCallback(_TrialFilesCallback):
-    """Numeric results as TensorBoard scalars, one event file per trial run
-    in its directory (a restarted trial starts a new file, as a new
-    `SummaryWriter` would), stepped by `training_iteration`, tagged
-    `ray/tune/<flattened key>`. Each result is one record appended to the
-    file, handed to the OS with the round's other result lines (`tfevents`
-    encodes it; tensorboardX is not needed). `fit()` adds this logger by default when tensorboardX
-    is installed, as Ray Tune does."""
+class ResultFiles(_TrialFilesCallback):
+    """Each result in the trial's result.json (`json`: one line, as it was
+    reported), progress.csv (`csv`: one row over the flattened result,
+    header policy: see storage) and TensorBoard events (`tensorboard`:
+    numeric results as scalars, one event file per trial run in its
+    directory, so a restarted trial starts a new file as a new
+    `SummaryWriter` would; stepped by `training_iteration`, tagged
+    `ray/tune/<flattened key>`; `tfevents` encodes them, tensorboardX is
+    not needed), those of them asked for, written by one job of the
+    storage's writer: what `fit()` adds by default is one of these (the
+    loggers below are each one file of it). Handing a result to three
+    loggers of their own cost the loop three times as much.
+    (params.json is the loop's: it belongs to the trial's storage, and
+    changes when PBT resets a config.)"""
 
     def __init__(
-        self, storage: ExperimentStorage | None = None, dir_of: TrialDirOf | None = None
+        self,
+        storage: ExperimentStorage | None = None,
+        dir_of: TrialDirOf | None = None,
+        *,
+        json: bool = True,
+        csv: bool = True,
+        tensorboard: bool = False,
     ) -> None:
         super().__init__(storage, dir_of)
-        self._files: dict[str, Path] = {}
+        self._json = json
+        self._csv = csv
+        self._tensorboard = tensorboard
+        self._event_files: dict[str, Path] = {}
 
     def log_trial_result(
         self, iteration: int, trial: Trial, result: Mapping[str, JsonValue]
     ) -> None:
-        now = time.time()
-        path = self._files.get(trial.trial_id)
-        first = path is None
-        if path is None:
-            path = self._files[trial.trial_id] = self.dir_of(trial) / tfevents.new_file_name()
-        self.storage.append_encoded(path, lambda: _scalar_records(result, now, first))
+        directory = self.dir_of(trial)
+        events = None
+        if self._tensorboard:
+            now = time.time()
+            path = self._event_files.get(trial.trial_id)
+            first = path is None
+            if path is None:
+                path = self._event_files[trial.trial_id] = directory / tfevents.new_file_name()
+            events = (path, lambda: _scalar_records(result, now, first))
+        self.storage.append_result(directory, result, json=self._json, csv=self._csv, also=events)
 
     def log_trial_end(self, trial: Trial, failed: bool = False) -> None:
-        path = self._files.pop(trial.trial_id, None)
+        if self._csv:
+            self.storage.flush_progress(self.dir_of(trial))
+        path = self._event_files.pop(trial.trial_id, None)
         if path is not None:
             self.storage.close_file(path)
 
     def on_experiment_end(self, trials: Sequence[Trial]) -> None:
-        for path in self._files.values():
+        for path in self._event_files.values():
             self.storage.close_file(path)
-        self._files.clear()
+        self._event_files.clear()
+
+
+class JsonLoggerCallback(ResultFiles):
+    """One result.json line per result (see `ResultFiles`)."""
+
+    def __init__(
+        self, storage: ExperimentStorage | None = None, dir_of: TrialDirOf | None = None
+    ) -> None:
+        super().__init__(storage, dir_of, json=True, csv=False)
+
+
+class CSVLoggerCallback(ResultFiles):
+    """One progress.csv row per result (see `ResultFiles`)."""
+
+    def __init__(
+        self, storage: ExperimentStorage | None = None, dir_of: TrialDirOf | None = None
+    ) -> None:
+        super().__init__(storage, dir_of, json=False, csv=True)
+
+
+class TensorBoardCallback(ResultFiles):
+    """Numeric results as TensorBoard scalars (see `ResultFiles`). `fit()`
+    writes them by default when tensorboardX is installed, as Ray Tune
+    does."""
+
+    def __init__(
+        self, storage: ExperimentStorage | None = None, dir_of: TrialDirOf | None = None
+    ) -> None:
+        super().__init__(storage, dir_of, json=False, csv=False, tensorboard=True)
 
 
 def _scalar_records(result: Mapping[str, JsonValue], now: float, first: bool) -> bytes:

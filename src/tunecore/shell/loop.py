@@ -234,7 +234,15 @@ class ExperimentLoop:
         deleted, `_delete`): until then only the workers and files the log
         repairs on resume (result files, a checkpoint saved again) can have
         acted on them, and a driver that dies takes its workers along."""
-        journal = self._journal
+        with self._storage.writes_held():  # the round's result files after its log
+            self._feed(events)
+            if self._journal is not None:
+                self._flush_log(self._journal)
+                self._journal.maybe_snapshot(self.state)
+        if self._on_state is not None:
+            self._on_state(self.state)
+
+    def _feed(self, events: Sequence[ExperimentEvent]) -> None:
         queue = deque(events)
         self._draw_values(queue)
         while queue:
@@ -262,11 +270,6 @@ class ExperimentLoop:
                 queue.extendleft(reversed(self._answers))
                 self._answers.clear()
             self._draw_values(queue)
-        if journal is not None:
-            self._flush_log(journal)
-            journal.maybe_snapshot(self.state)
-        if self._on_state is not None:
-            self._on_state(self.state)
 
     def _flush_log(self, journal: Journal) -> None:
         """Write the held records, with Ctrl-C held back: an interrupt

@@ -303,8 +303,8 @@ class ResultFiles(_TrialFilesCallback):
     `ray/tune/<flattened key>`; `tfevents` encodes them, tensorboardX is
     not needed), those of them asked for, written by one job of the
     storage's writer: what `fit()` adds by default is one of these (the
-    loggers below are each one file of it). Handing a result to three
-    loggers of their own cost the loop three times as much.
+    loggers below are each one file of it): a logger per file cost the
+    loop three callbacks and the writer three hand-overs per result.
     (params.json is the loop's: it belongs to the trial's storage, and
     changes when PBT resets a config.)"""
 

@@ -28,10 +28,13 @@ The rules callers rely on:
   on the caller's thread and queued together when the block ends, or at
   the next `drain()` or `close()`, whichever comes first: the order above
   is kept, and the writer is woken once a round instead of once a job
-  (each wake-up is a thread switch and a turn of the GIL the loop waits
-  for: about half of what handing a result to three loggers cost the
-  loop). Nothing is queued late but by the rest of the block, which
-  decides nothing the files show;
+  (each wake-up is a thread switch, and the writer then takes turns at
+  the GIL with a loop that still has results to step: more than half of
+  what handing a result to the loggers cost the loop). Nothing is queued
+  later than the rest of the block takes, which decides nothing the files
+  show;
+- one thread calls it (the storage's owner, the loop): the writer thread
+  only runs what was queued;
 - `settle` (optional) runs whenever the queue has run dry: on the thread
   after a job when none is waiting, before `drain()` returns and before the
   thread ends; inline, after every job. So jobs may hold their writes back

@@ -292,10 +292,10 @@ def test_a_new_key_later_rewrites_progress_csv_with_the_union_header(
 def test_a_resumed_process_keeps_appending_under_the_old_header(tmp_path: Path) -> None:
     trial = spec()
     first = ExperimentStorage(tmp_path, "exp")
-    first.append_csv_result(first.trial_dir(trial), {"a": 1, "b": 2})
+    first.append_result(first.trial_dir(trial), {"a": 1, "b": 2}, json=False)
     second = ExperimentStorage(tmp_path, "exp")
-    second.append_csv_result(second.trial_dir(trial), {"b": 3, "a": 4})
-    second.append_csv_result(second.trial_dir(trial), {"c": 5})
+    second.append_result(second.trial_dir(trial), {"b": 3, "a": 4}, json=False)
+    second.append_result(second.trial_dir(trial), {"c": 5}, json=False)
     header, rows = read_csv(second.trial_dir(trial) / "progress.csv")
     assert header == ["a", "b", "c"]
     assert rows == [
@@ -376,7 +376,8 @@ def test_a_background_writer_hands_a_rounds_lines_to_the_os_in_one_write_per_fil
     storage = ExperimentStorage(tmp_path, "exp", background=True)
     trial_dir = storage.trial_dir(spec())
     gate = threading.Event()
-    storage.append_encoded(trial_dir / "gate", lambda: b"open" if gate.wait() else b"")
+    gate_file = (trial_dir / "gate", lambda: b"open" if gate.wait() else b"")
+    storage.append_result(trial_dir, {}, json=False, csv=False, also=gate_file)
     for i in range(32):
         storage.append_result(trial_dir, {"training_iteration": i + 1, "loss": 1 / (i + 1)})
     gate.set()

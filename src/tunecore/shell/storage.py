@@ -426,12 +426,18 @@ class ExperimentStorage:
         csv: bool = True,
         also: tuple[Path, Callable[[], bytes]] | None = None,
     ) -> None:
-        """Record one result: a line of result.json (`json`), a row of
-        progress.csv (`csv`) and what `also`'s function encodes appended to
-        its file (a logger's own, such as a TensorBoard event file; see
-        `append_encoded`), handed to the writer together: one job per
-        result for all of a result's files costs the loop a third of what
-        a job per file did. Each file is still written, or fails, on its own."""
+        """Record one result, handed to the writer as one job: a line of
+        result.json (`json`: the result as it was reported, nested, always
+        valid JSON with non-finite floats as null), a row of progress.csv
+        (`csv`: over the flattened result; a key the header lacks waits for
+        the next whole rewrite, see the module docstring) and what `also`'s
+        function returns appended to its file (a logger's own file in the
+        trial directory, such as a TensorBoard event file, through the same
+        open files and refusals as the result files; with a background
+        writer the function runs there too, so it must read only values
+        nobody changes afterwards: a result, which the loop never mutates).
+        Each file is still written, or fails, on its own; one job for all
+        of a result's files spares the loop two hand-overs per result."""
         jobs: list[tuple[str, Job]] = []
         if json:
             jobs.append(self._json_job(trial_dir, result))
@@ -440,16 +446,6 @@ class ExperimentStorage:
         if also is not None:
             jobs.append(self._encoded_job(*also))
         self._files.submit_all(jobs)
-
-    def append_json_result(self, trial_dir: Path, result: Mapping[str, JsonValue]) -> None:
-        """One line of result.json: the result as it was reported (nested),
-        always valid JSON (non-finite floats as null)."""
-        self._files.submit(*self._json_job(trial_dir, result))
-
-    def append_csv_result(self, trial_dir: Path, result: Mapping[str, JsonValue]) -> None:
-        """One row of progress.csv over the flattened result; a key the
-        header lacks waits for the next whole rewrite (module docstring)."""
-        self._files.submit(*self._csv_job(trial_dir, result))
 
     def _json_job(self, trial_dir: Path, result: Mapping[str, JsonValue]) -> tuple[str, Job]:
         path = _file_in(trial_dir, RESULT_FILE)
@@ -588,14 +584,6 @@ class ExperimentStorage:
                 path.unlink(missing_ok=True)
         if rows:
             self._tables[trial_dir / PROGRESS_FILE] = _ProgressTable(header, rows=len(rows))
-
-    def append_encoded(self, path: Path, encode: Callable[[], bytes]) -> None:
-        """Append what `encode()` returns to a file of a trial directory (a
-        logger's own file, such as a TensorBoard event file) through the
-        same open files and refusals as the result files. With a background
-        writer, `encode` runs there too, so it must read only values nobody
-        changes afterwards (a result, which the loop never mutates)."""
-        self._files.submit(*self._encoded_job(path, encode))
 
     def _encoded_job(self, path: Path, encode: Callable[[], bytes]) -> tuple[str, Job]:
         return path.name, lambda: self._appender.append(path, encode())

@@ -12,10 +12,15 @@ Ray's serializers set up, as the comparison children are:
   actors' processes: on a machine whose cores are all busy, the floor is
   CPU, not waiting.
 
-- creating a file, in the temporary directory the comparison stores its
-  runs in and on tmpfs (`/dev/shm`): not Ray's, but a cost every run that
-  writes Ray Tune's per-trial files pays a few times per trial, and on
-  some file systems it is a large one.
+- a trial's entries: a new directory and four files with a line each
+  (params.json, result.json, progress.csv, a TensorBoard file: Ray Tune's
+  layout, which both frameworks write, Ray Tune a params.pkl more), where
+  the runs store (`benchmarks.scratch`) and on tmpfs (`/dev/shm`). Not
+  Ray's, but paid per trial by every run that writes that layout, and on
+  some file systems a large cost: on the benchmark machine's ext4 it
+  moves from under 0.1 ms to 1 ms with the state of the directory's
+  block group (`docs/speed.md`, "The eleventh profile").
+
 `floor_s` turns these into a lower bound for a whole run: the start plus
 its round trips, two at a time. `benchmarks.vs_ray_tune` measures them in
 the same run as its comparison, to tell a target that no framework on Ray
@@ -39,7 +44,8 @@ from benchmarks.cpu_budget import process_cpu_s
 from benchmarks.scratch import run_dir
 
 CALLS = 2_000
-FILES = 500
+TRIALS = 200  # trials' entries made per place measured
+TRIAL_FILES = ("params.json", "result.json", "progress.csv", "events.out.tfevents")
 
 
 def child() -> None:
@@ -91,25 +97,37 @@ def child() -> None:
             "two_ms": two * 1e3,
             "two_driver_cpu_ms": driver_cpu * 1e3,
             "two_workers_cpu_ms": workers_cpu * 1e3,
-            "create_ms": create_ms(None),
-            "create_tmpfs_ms": create_ms("/dev/shm") if os.path.isdir("/dev/shm") else None,
+            "entries_ms": entries_ms(run_dir("bench-floor-")),
+            "entries_tmpfs_ms": tmpfs_entries_ms(),
         }
     )
 
 
-def create_ms(parent: str | None) -> float:
-    """CPU milliseconds to create (and close) a new empty file in a fresh
-    directory under `parent` (None: where the benchmarks keep their runs'
-    files, `benchmarks.scratch`)."""
-    directory = run_dir("bench-floor-") if parent is None else tempfile.mkdtemp(dir=parent)
+def entries_ms(directory: str) -> float:
+    """CPU milliseconds per trial to make a trial's entries (a directory
+    and `TRIAL_FILES`, each with one line) in `directory`, which is new."""
+    line = b"x" * 100 + b"\n"
+    started = time.process_time()
+    for i in range(TRIALS):
+        trial = os.path.join(directory, f"trial_{i}")
+        os.mkdir(trial)
+        for name in TRIAL_FILES:
+            fd = os.open(os.path.join(trial, name), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+            os.write(fd, line)
+            os.close(fd)
+    return (time.process_time() - started) / TRIALS * 1e3
+
+
+def tmpfs_entries_ms() -> float | None:
+    """`entries_ms` on tmpfs (memory: no disk allocator to spare, so its
+    files are deleted at once), or None without `/dev/shm`."""
+    if not os.path.isdir("/dev/shm"):
+        return None
+    directory = tempfile.mkdtemp(dir="/dev/shm")
     try:
-        started = time.process_time()
-        for i in range(FILES):
-            os.close(os.open(os.path.join(directory, str(i)), os.O_WRONLY | os.O_CREAT, 0o644))
-        return (time.process_time() - started) / FILES * 1e3
+        return entries_ms(directory)
     finally:
-        if parent is not None:  # tmpfs: memory, not a disk's allocator to spare
-            shutil.rmtree(directory, ignore_errors=True)
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 def measure() -> dict[str, Any] | str:
@@ -141,7 +159,8 @@ def run() -> str:
             f"| two actors kept busy through `ray.wait`, per call | {data['two_ms']:.2f} ms |",
             f"| the same, CPU per call: driver / the actors | {data['two_driver_cpu_ms']:.2f} / "
             f"{data['two_workers_cpu_ms']:.2f} ms |",
-            f"| creating a file in the temporary directory (CPU) | {data['create_ms']:.3f} ms |",
+            f"| a trial's directory and four files, CPU: where the runs store "
+            f"| {data['entries_ms']:.3f} ms |",
         ]
     )
 

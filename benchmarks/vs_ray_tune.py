@@ -59,6 +59,7 @@ RAY_TUNE = "ray_tune"
 TUNECORE = "tunecore"
 WORKLOADS = ("a", "b", "c")
 BUFFER_LENGTH = 32  # tunecore's opt-in result buffer in row (b, buffered)
+GRACE_PERIOD, REDUCTION = 1, 4  # (c)'s ASHA, the same for both frameworks
 NUM_CPUS = 2
 CHILD_TIMEOUT_S = 3600.0
 
@@ -195,7 +196,9 @@ def run_ray_tune(workload: str, sizes: Sizes, storage: str, reuse_actors: bool) 
             metric="loss" if work.asha else None,
             mode="min" if work.asha else None,
             # Ray Tune's AsyncHyperBandScheduler, which tunecore's mirrors.
-            scheduler=ASHAScheduler(max_t=sizes.iterations_c, grace_period=1, reduction_factor=4)
+            scheduler=ASHAScheduler(
+                max_t=sizes.iterations_c, grace_period=GRACE_PERIOD, reduction_factor=REDUCTION
+            )
             if work.asha
             else None,
             reuse_actors=reuse_actors,
@@ -233,7 +236,9 @@ def run_tunecore(workload: str, sizes: Sizes, storage: str, buffer: int | None) 
             num_samples=work.num_samples,
             metric="loss" if work.asha else None,
             mode="min" if work.asha else None,
-            scheduler=ASHAScheduler(max_t=sizes.iterations_c, grace_period=1, reduction_factor=4)
+            scheduler=ASHAScheduler(
+                max_t=sizes.iterations_c, grace_period=GRACE_PERIOD, reduction_factor=REDUCTION
+            )
             if work.asha
             else None,
             **options,
@@ -377,8 +382,24 @@ class Row:
     ray_tune_reuse: Measured  # reuse_actors=True
     tunecore: Measured
     # The fewest actor calls any framework needs for the row: one per trial
-    # (its result must come back), or one per buffer of results.
+    # (its result must come back), one per buffer of results, or under
+    # ASHA one per rung a trial reached (`asha_round_trips`).
     round_trips: int
+
+
+def asha_round_trips(iterations: Sequence[int], max_t: int) -> int:
+    """The fewest actor calls (c) needs, given how far each trial ran: a
+    trial waits for the scheduler's answer at each rung it reaches (a STOP
+    lands at the report it answers, in both frameworks), and a trial past
+    the last rung takes one more call to reach `max_t`."""
+    rungs = []
+    level = GRACE_PERIOD
+    while level < max_t:
+        rungs.append(level)
+        level *= REDUCTION
+    return sum(
+        sum(1 for rung in rungs if rung <= ran) + (1 if ran >= max_t else 0) for ran in iterations
+    )
 
 
 TARGETS = {"a": 15.0, "b": 4.0, "c": 10.0}
@@ -419,7 +440,10 @@ def run(quick: bool = False, only: Sequence[str] = WORKLOADS) -> tuple[str, bool
         tunecore = spawn(TUNECORE, workload, quick, None, reuse=False)
         label = labels[workload]
         trials = {"a": sizes.trials_a, "b": sizes.trials_b, "c": sizes.trials_c}[workload]
-        row = Row(label, workload, TARGETS[workload], ray_tune, reused, tunecore, trials)
+        calls = trials
+        if workload == "c" and _usable(tunecore):
+            calls = asha_round_trips(tunecore.data["iterations"], sizes.iterations_c)
+        row = Row(label, workload, TARGETS[workload], ray_tune, reused, tunecore, calls)
         rows.append(row)
         if workload == "b":
             progress(f"{label}: tunecore, result buffer {BUFFER_LENGTH} ...")
@@ -491,19 +515,20 @@ def report(
         "the run, Ray daemons CPU the raylet's and the GCS server's (`benchmarks.cpu_budget`).",
         "Ray's floor (`benchmarks.ray_floor`, measured in this run) is the least any",
         "framework on Ray takes for the row: starting two actors, then the fewest actor",
-        "calls the row needs (one per trial, or one per buffer of results), two in flight.",
+        "calls the row needs (one per trial, one per buffer of results, or under ASHA one",
+        "per rung each trial reached, in tunecore's run), two in flight.",
     ]
     if isinstance(floor, str):
         lines.append(f"Ray's floor: {floor}")
     else:
-        tmpfs = floor.get("create_tmpfs_ms")
+        tmpfs = floor.get("entries_tmpfs_ms")
         lines.append(
             f"Here: two actors start in {floor['start_s']:.3f} s; a call takes "
-            f"{floor['two_ms']:.2f} ms with two in flight. Creating a file in the "
-            f"temporary directory, where the runs store, costs {floor['create_ms']:.3f} ms "
-            "of CPU"
-            + ("" if tmpfs is None else f" ({tmpfs:.3f} ms on tmpfs)")
-            + "; `files made` above counts them."
+            f"{floor['two_ms']:.2f} ms with two in flight. A trial's directory and four "
+            f"files with a line each (both frameworks write them, on the driver) cost "
+            f"{floor['entries_ms']:.3f} ms of CPU where the runs store (`benchmarks.scratch`)"
+            + ("" if tmpfs is None else f", {tmpfs:.3f} ms on tmpfs")
+            + "; `files made` above counts the runs' entries."
         )
     problems = [
         f"- {row.label}, {name}: {measured.problem}"

@@ -72,6 +72,15 @@ def stored_experiment(target: StorageTarget, tmp_path: Path, name: str = "exp") 
     return experiment_uri(target, name)
 
 
+@pytest.fixture(autouse=True)
+def _temporary_directory_per_test(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`to_directory()` without a destination makes a new temporary
+    directory the caller owns: here, one pytest deletes."""
+    scratch = tmp_path / "tempdir"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+
+
 def step_of(directory: str) -> int:
     step = json.loads(Path(directory, "state.json").read_text())["step"]
     assert isinstance(step, int)
@@ -181,8 +190,10 @@ def test_rays_checkpoint_spelling_with_a_filesystem(
         downloaded = directory
     assert not Path(downloaded).exists()  # a download is removed after use
     missing = tunecore.Checkpoint(f"{bucket}/nowhere", filesystem=s3_store.filesystem)
+    left_before = sorted(Path(tempfile.gettempdir()).iterdir())
     with pytest.raises(FileNotFoundError, match="nowhere"):
         missing.to_directory()
+    assert sorted(Path(tempfile.gettempdir()).iterdir()) == left_before  # nothing left behind
 
 
 def test_a_checkpoint_persists_its_path_only_never_its_filesystem(

@@ -59,12 +59,12 @@ def counts_with_checkpoints(config: dict[str, Any]) -> None:
             start = json.loads((Path(directory) / "state.json").read_text())["count"]
     home = os.environ["HOME"]
     for count in range(start + 1, config["steps"] + 1):
-        saved = Path(tempfile.mkdtemp(prefix="ckpt_"))
-        (saved / "state.json").write_text(json.dumps({"count": count}))
-        tunecore.report(
-            {"count": count, "resumed_from": start, "home": home},
-            checkpoint=tunecore.Checkpoint.from_directory(saved),
-        )
+        with tempfile.TemporaryDirectory(prefix="ckpt_") as saved:  # as Ray's docs write it
+            (Path(saved) / "state.json").write_text(json.dumps({"count": count}))
+            tunecore.report(
+                {"count": count, "resumed_from": start, "home": home},
+                checkpoint=tunecore.Checkpoint.from_directory(saved),
+            )
         if count == config.get("block_at"):
             marker = Path(config["marks"]) / "node2_blocked"
             if home == config["node2_home"]:

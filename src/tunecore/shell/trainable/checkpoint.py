@@ -80,13 +80,19 @@ class Checkpoint(msgspec.Struct, frozen=True, omit_defaults=True):
         """Copy (or download) the checkpoint's files into `dest` (created if
         missing; files already there with the same names are replaced) or,
         without `dest`, into a new temporary directory; returns the
-        directory written."""
+        directory written. A temporary directory made here is deleted again
+        when the copy fails: the caller never learns its name."""
         target = tempfile.mkdtemp(prefix="checkpoint_") if dest is None else os.fspath(dest)
-        local = self.local_dir()
-        if local is None:
-            self._store().download_dir("", target)
-        else:
-            shutil.copytree(local, target, dirs_exist_ok=True)
+        try:
+            local = self.local_dir()
+            if local is None:
+                self._store().download_dir("", target)
+            else:
+                shutil.copytree(local, target, dirs_exist_ok=True)
+        except BaseException:
+            if dest is None:
+                shutil.rmtree(target, ignore_errors=True)
+            raise
         return os.path.abspath(target)
 
     def local_dir(self) -> str | None:

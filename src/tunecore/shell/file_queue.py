@@ -55,7 +55,6 @@ from collections.abc import Callable, Iterator
 logger = logging.getLogger(__name__)
 
 Job = Callable[[], None]
-_Item = tuple[str, Job] | list[tuple[str, Job]] | None
 
 
 class FileQueue:
@@ -66,7 +65,7 @@ class FileQueue:
         self._settle = settle
         # SimpleQueue: a put is a fraction of a microsecond (Queue's lock and
         # condition cost more than formatting the result line).
-        self._jobs: queue.SimpleQueue[_Item] = queue.SimpleQueue()
+        self._jobs: queue.SimpleQueue[list[tuple[str, Job]] | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._held: list[tuple[str, Job]] | None = None  # inside `held()`
         self._reported: set[tuple[str, type[BaseException]]] = set()
@@ -80,11 +79,7 @@ class FileQueue:
                 if self._settle is not None:
                     self._settle()
             return
-        self._start()
-        if self._held is not None:
-            self._held.append((kind, job))
-        else:
-            self._jobs.put((kind, job))
+        self._queue([(kind, job)])
 
     def submit_all(self, jobs: list[tuple[str, Job]]) -> None:
         """Run `jobs` (each a `submit`'s kind and job) in order, queued as
@@ -100,11 +95,7 @@ class FileQueue:
             if failed is not None:
                 raise failed
             return
-        self._start()
-        if self._held is not None:
-            self._held.extend(jobs)
-        elif jobs:
-            self._jobs.put(jobs)
+        self._queue(jobs)
 
     @contextlib.contextmanager
     def held(self) -> Iterator[None]:
@@ -127,12 +118,18 @@ class FileQueue:
             self._jobs.put(self._held)
             self._held = []
 
-    def _start(self) -> None:
+    def _queue(self, jobs: list[tuple[str, Job]]) -> None:
+        """Queue `jobs` for the thread as one item (started on first use),
+        or keep them with the held ones inside `held()`."""
         if self._thread is None:
             self._thread = threading.Thread(
                 target=self._work, name="tunecore-file-writer", daemon=True
             )
             self._thread.start()
+        if self._held is not None:
+            self._held.extend(jobs)
+        elif jobs:
+            self._jobs.put(jobs)
 
     def drain(self) -> None:
         """Wait until every job submitted so far has run."""
@@ -144,7 +141,7 @@ class FileQueue:
                 self._settled()
                 done.set()
 
-            self._jobs.put(("drain", settle_then_signal))
+            self._jobs.put([("drain", settle_then_signal)])
             done.wait()
 
     def close(self) -> None:
@@ -158,7 +155,7 @@ class FileQueue:
 
     def _work(self) -> None:
         while (item := self._jobs.get()) is not None:
-            for kind, job in item if isinstance(item, list) else (item,):
+            for kind, job in item:
                 try:
                     job()
                 except Exception as error:

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from tunecore.core.naming import error_entry
 from tunecore.core.results import flatten
 from tunecore.model import JsonValue, TrialSpec
-from tunecore.shell import own_files
+from tunecore.shell import own_files, tfevents
 from tunecore.shell import storage as storage_module
 from tunecore.shell.storage import (
     MAX_NAME_LENGTH,
@@ -376,8 +376,10 @@ def test_a_background_writer_hands_a_rounds_lines_to_the_os_in_one_write_per_fil
     storage = ExperimentStorage(tmp_path, "exp", background=True)
     trial_dir = storage.trial_dir(spec())
     gate = threading.Event()
-    gate_file = (trial_dir / "gate", lambda: b"open" if gate.wait() else b"")
-    storage.append_result(trial_dir, {}, json=False, csv=False, also=gate_file)
+    monkeypatch.setattr(tfevents, "result_records", lambda *_: b"open" if gate.wait() else b"")
+    storage.append_result(
+        trial_dir, {}, json=False, csv=False, tensorboard=(trial_dir / "gate", 0.0, True)
+    )
     for i in range(32):
         storage.append_result(trial_dir, {"training_iteration": i + 1, "loss": 1 / (i + 1)})
     gate.set()

@@ -17,23 +17,16 @@ goes on with the next callback.
 from __future__ import annotations
 
 import logging
-import math
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
-from tunecore.core.results import TRAINING_ITERATION, flatten
 from tunecore.model import CheckpointRef, JsonValue
-from tunecore.model.numbers import is_int, is_number
 from tunecore.shell import tfevents
 from tunecore.shell.storage import ExperimentStorage
 from tunecore.shell.trial_view import Trial
 
 logger = logging.getLogger(__name__)
-
-TENSORBOARD_TAG_PREFIX = "ray/tune/"
-"""Scalar tags start with this, as in Ray Tune, so existing TensorBoard
-views and comparisons with Ray runs keep working."""
 
 
 class Callback:
@@ -334,8 +327,10 @@ class ResultFiles(_TrialFilesCallback):
             first = path is None
             if path is None:
                 path = self._event_files[trial.trial_id] = directory / tfevents.new_file_name()
-            events = (path, lambda: _scalar_records(result, now, first))
-        self.storage.append_result(directory, result, json=self._json, csv=self._csv, also=events)
+            events = (path, now, first)
+        self.storage.append_result(
+            directory, result, json=self._json, csv=self._csv, tensorboard=events
+        )
 
     def log_trial_end(self, trial: Trial, failed: bool = False) -> None:
         if self._csv:
@@ -377,33 +372,3 @@ class TensorBoardCallback(ResultFiles):
         self, storage: ExperimentStorage | None = None, dir_of: TrialDirOf | None = None
     ) -> None:
         super().__init__(storage, dir_of, json=False, csv=False, tensorboard=True)
-
-
-def _scalar_records(result: Mapping[str, JsonValue], now: float, first: bool) -> bytes:
-    """The TFRecords of one result: its finite numbers as scalars, stepped
-    by `training_iteration`; a new file's version record first."""
-    raw_step = result.get(TRAINING_ITERATION)
-    step = raw_step if is_int(raw_step) else None
-    tags, values = _finite_numbers(flatten(result))
-    data = tfevents.record(tfevents.scalars_event(now, step, tags, values)) if tags else b""
-    return tfevents.record(tfevents.version_event(now)) + data if first else data
-
-
-def _finite_numbers(flat: Mapping[str, JsonValue]) -> tuple[tuple[str, ...], list[float]]:
-    """The tags and values of the finite numbers of a flattened result but
-    its step, in its order (strings and flags are skipped first: they are
-    most of the rest, and this runs for every result)."""
-    tags: list[str] = []
-    values: list[float] = []
-    for key, value in flat.items():
-        kind = type(value)
-        if kind is str or kind is bool or not (kind is float or is_number(value)):
-            continue
-        try:
-            number = float(value)  # type: ignore[arg-type]
-        except OverflowError:  # an int beyond a float's range: not finite
-            continue
-        if math.isfinite(number) and key != TRAINING_ITERATION:
-            tags.append(TENSORBOARD_TAG_PREFIX + key)
-            values.append(number)
-    return tuple(tags), values

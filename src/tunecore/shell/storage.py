@@ -81,7 +81,7 @@ import os
 import re
 import shutil
 import unicodedata
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 
@@ -90,6 +90,7 @@ import msgspec
 from tunecore.core.naming import original_tag, trial_name
 from tunecore.core.results import flatten
 from tunecore.model import CheckpointRef, CheckpointStorage, JsonValue, TrialSpec
+from tunecore.shell import tfevents
 from tunecore.shell.file_queue import FileQueue, Job
 from tunecore.shell.own_files import (
     NotRegularFileError,
@@ -424,27 +425,25 @@ class ExperimentStorage:
         *,
         json: bool = True,
         csv: bool = True,
-        also: tuple[Path, Callable[[], bytes]] | None = None,
+        tensorboard: tuple[Path, float, bool] | None = None,
     ) -> None:
         """Record one result, handed to the writer as one job: a line of
         result.json (`json`: the result as it was reported, nested, always
         valid JSON with non-finite floats as null), a row of progress.csv
         (`csv`: over the flattened result; a key the header lacks waits for
-        the next whole rewrite, see the module docstring) and what `also`'s
-        function returns appended to its file (a logger's own file in the
-        trial directory, such as a TensorBoard event file, through the same
-        open files and refusals as the result files; with a background
-        writer the function runs there too, so it must read only values
-        nobody changes afterwards: a result, which the loop never mutates).
-        Each file is still written, or fails, on its own; one job for all
-        of a result's files spares the loop two hand-overs per result."""
+        the next whole rewrite, see the module docstring) and its TensorBoard
+        records (`tensorboard`: the event file in the trial directory, the
+        wall time, whether the file is new; `tfevents.result_records`),
+        through the same open files and refusals as the result files. Each
+        file is still written, or fails, on its own; one job for all of a
+        result's files spares the loop two hand-overs per result."""
         jobs: list[tuple[str, Job]] = []
         if json:
             jobs.append(self._json_job(trial_dir, result))
         if csv:
             jobs.append(self._csv_job(trial_dir, result))
-        if also is not None:
-            jobs.append(self._encoded_job(*also))
+        if tensorboard is not None:
+            jobs.append(self._tensorboard_job(result, *tensorboard))
         self._files.submit_all(jobs)
 
     def _json_job(self, trial_dir: Path, result: Mapping[str, JsonValue]) -> tuple[str, Job]:
@@ -585,8 +584,12 @@ class ExperimentStorage:
         if rows:
             self._tables[trial_dir / PROGRESS_FILE] = _ProgressTable(header, rows=len(rows))
 
-    def _encoded_job(self, path: Path, encode: Callable[[], bytes]) -> tuple[str, Job]:
-        return path.name, lambda: self._appender.append(path, encode())
+    def _tensorboard_job(
+        self, result: Mapping[str, JsonValue], path: Path, now: float, first: bool
+    ) -> tuple[str, Job]:
+        return path.name, lambda: self._appender.append(
+            path, tfevents.result_records(result, now, first)
+        )
 
     def close_file(self, path: Path) -> None:
         """Release `path`'s open descriptor (its trial has ended)."""

@@ -26,9 +26,16 @@ import os
 import socket
 import struct
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+
+from tunecore.core.results import TRAINING_ITERATION, flatten
+from tunecore.model import JsonValue
+from tunecore.model.numbers import is_int, is_number
 
 FILE_PREFIX = "events.out.tfevents."
+TAG_PREFIX = "ray/tune/"
+"""Scalar tags start with this, as in Ray Tune, so existing TensorBoard
+views and comparisons with Ray runs keep working."""
 FILE_VERSION = b"brain.Event:2"
 
 _FLOAT32_MAX = 3.4028234663852886e38
@@ -170,6 +177,37 @@ _summary_layout = functools.lru_cache(maxsize=1024)(_SummaryLayout)
 def _summary_event(wall_time: float, step: int | None, summary: bytes) -> bytes:
     step_field = b"" if step is None else b"\x10" + _varint(step)
     return b"\x09" + _pack_double(wall_time) + step_field + _length_delimited(5, summary)
+
+
+def result_records(result: Mapping[str, JsonValue], now: float, first: bool) -> bytes:
+    """The TFRecords of one result: its finite numbers as scalars tagged
+    `TAG_PREFIX` + flattened key, stepped by `training_iteration`; a new
+    file's version record first."""
+    raw_step = result.get(TRAINING_ITERATION)
+    step = raw_step if is_int(raw_step) else None
+    tags, values = _finite_numbers(flatten(result))
+    data = record(scalars_event(now, step, tags, values)) if tags else b""
+    return record(version_event(now)) + data if first else data
+
+
+def _finite_numbers(flat: Mapping[str, JsonValue]) -> tuple[tuple[str, ...], list[float]]:
+    """The tags and values of the finite numbers of a flattened result but
+    its step, in its order (strings and flags are skipped first: they are
+    most of the rest, and this runs for every result)."""
+    tags: list[str] = []
+    values: list[float] = []
+    for key, value in flat.items():
+        kind = type(value)
+        if kind is str or kind is bool or not (kind is float or is_number(value)):
+            continue
+        try:
+            number = float(value)  # type: ignore[arg-type]
+        except OverflowError:  # an int beyond a float's range: not finite
+            continue
+        if math.isfinite(number) and key != TRAINING_ITERATION:
+            tags.append(TAG_PREFIX + key)
+            values.append(number)
+    return tuple(tags), values
 
 
 def version_event(wall_time: float) -> bytes:

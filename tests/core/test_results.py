@@ -6,6 +6,7 @@ The expected statistics are computed by hand from the seed's formula
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Iterable
 
 from tunecore.core.results import analyse, annotate, flatten
@@ -30,6 +31,13 @@ def test_flatten_joins_nested_keys_with_slashes() -> None:
 def test_flatten_leaves_lists_and_scalars_untouched() -> None:
     result: JsonDict = {"xs": [1, {"a": 2}], "name": "run", "flag": True, "none": None}
     assert flatten(result) == {"xs": [1, {"a": 2}], "name": "run", "flag": True, "none": None}
+
+
+def test_flatten_opens_a_dict_of_a_subclass_too() -> None:
+    """A flat result is told by its values' types; a value whose type is
+    a dict's subclass (an OrderedDict a user reported) is still opened."""
+    result: JsonDict = {"loss": 1.0, "extra": OrderedDict(b=2)}
+    assert flatten(result) == {"loss": 1.0, "extra/b": 2}
 
 
 def test_flatten_of_an_empty_result_is_empty() -> None:

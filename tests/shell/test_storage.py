@@ -247,7 +247,7 @@ JSON_VALUES = st.recursive(
 def test_a_result_line_is_one_line_of_strict_json_holding_the_result(
     result: dict[str, JsonValue],
 ) -> None:
-    line = storage_module._json_line(result)
+    line = storage_module._json_line(result).decode()
     assert line.endswith("\n")
     assert len(line.splitlines()) == 1  # no line end a line reader would split at
     parsed = json.loads(line, parse_constant=lambda name: pytest.fail(f"{name} in {line!r}"))

@@ -439,7 +439,10 @@ class ExperimentStorage:
         wall time, whether the file is new; `tfevents.result_records`),
         through the same open files and refusals as the result files. Each
         file is still written, or fails, on its own; one job for all of a
-        result's files spares the loop two hand-overs per result."""
+        result's files spares the loop two hand-overs per result. With a
+        background writer the job reads `result` later, on its thread: the
+        caller must never change it afterwards (the loop never mutates a
+        result)."""
         jobs: list[tuple[str, Job]] = []
         if json:
             jobs.append(self._json_job(trial_dir, result))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import logging
 import threading
+from collections.abc import Callable
 
 import pytest
 
@@ -195,3 +196,111 @@ def test_jobs_submitted_together_fail_each_on_its_own(
     with pytest.raises(OSError, match="disk full"):
         inline.submit_all(jobs)
     assert ran == ["csv", "csv"]  # the job after the failing one ran before the error
+
+
+JobsFor = Callable[[list[int]], list[tuple[str, Job]]]
+
+
+def _recording_jobs(log: list[tuple[str, int]], made: list[str]) -> JobsFor:
+    """A `jobs_for` whose two jobs log each item under their kind."""
+
+    def jobs_for(items: list[int]) -> list[tuple[str, Job]]:
+        made.append("jobs")
+        return [
+            (kind, functools.partial(lambda k: log.extend((k, i) for i in items), kind))
+            for kind in ("result.json", "progress.csv")
+        ]
+
+    return jobs_for
+
+
+def test_batched_items_with_one_key_in_a_round_join_the_first_calls_jobs() -> None:
+    log: list[tuple[str, int]] = []
+    made: list[str] = []
+    jobs_for = _recording_jobs(log, made)
+    queue = FileQueue(background=True)
+    with queue.held():
+        for item in range(5):
+            queue.submit_batched("trial-a", item, jobs_for)
+    queue.drain()
+    assert made == ["jobs"]  # built once for the five
+    assert log == [("result.json", i) for i in range(5)] + [("progress.csv", i) for i in range(5)]
+    queue.close()
+
+
+def test_a_batch_keeps_its_place_among_other_jobs_and_other_keys() -> None:
+    log: list[tuple[str, int]] = []
+    made: list[str] = []
+    jobs_for = _recording_jobs(log, made)
+    queue = FileQueue(background=True)
+    with queue.held():
+        queue.submit_batched("trial-a", 1, jobs_for)
+        queue.submit_batched("trial-a", 2, jobs_for)
+        queue.submit_batched("trial-b", 3, jobs_for)
+        queue.submit_batched("trial-a", 4, jobs_for)  # a new batch: trial-b came between
+        queue.submit("close", lambda: log.append(("close", 0)))
+        queue.submit_batched("trial-a", 5, jobs_for)
+    queue.drain()
+    kinds = ("result.json", "progress.csv")
+    assert log == [
+        *[(k, i) for k in kinds for i in (1, 2)],
+        *[(k, 3) for k in kinds],
+        *[(k, 4) for k in kinds],
+        ("close", 0),
+        *[(k, 5) for k in kinds],
+    ]
+    assert len(made) == 4
+    queue.close()
+
+
+def test_no_item_joins_jobs_handed_to_the_writer() -> None:
+    """After a round ends (or a drain), the writer may be running the
+    batch's jobs: the next item starts jobs of its own."""
+    log: list[tuple[str, int]] = []
+    made: list[str] = []
+    jobs_for = _recording_jobs(log, made)
+    queue = FileQueue(background=True)
+    gate = threading.Event()
+
+    def wait_for_the_gate() -> None:
+        gate.wait()
+
+    queue.submit("gate", wait_for_the_gate)
+    with queue.held():
+        queue.submit_batched("trial-a", 1, jobs_for)
+    with queue.held():
+        queue.submit_batched("trial-a", 2, jobs_for)
+        gate.set()
+        queue.drain()  # a reader in the round: the writer runs the round so far
+        queue.submit_batched("trial-a", 3, jobs_for)
+    queue.drain()
+    kinds = ("result.json", "progress.csv")
+    assert log == [(k, i) for i in (1, 2, 3) for k in kinds]
+    assert len(made) == 3
+    queue.close()
+
+
+def test_batched_outside_a_round_and_inline_write_at_once() -> None:
+    log: list[tuple[str, int]] = []
+    made: list[str] = []
+    inline = FileQueue(background=False)
+    for item in (1, 2):
+        inline.submit_batched("trial-a", item, _recording_jobs(log, made))
+        assert log[-1] == ("progress.csv", item)  # written before the call returned
+    with inline.held():
+        inline.submit_batched("trial-a", 3, _recording_jobs(log, made))
+        assert log[-1] == ("progress.csv", 3)
+    assert len(made) == 3
+
+    background = FileQueue(background=True)
+    for item in (4, 5):
+        background.submit_batched("trial-a", item, _recording_jobs(log, made))
+    background.drain()
+    assert log[-4:] == [
+        ("result.json", 4),
+        ("progress.csv", 4),
+        ("result.json", 5),
+        ("progress.csv", 5),
+    ]
+    assert len(made) == 5
+    background.close()

@@ -392,6 +392,50 @@ def test_a_background_writer_hands_a_rounds_lines_to_the_os_in_one_write_per_fil
     storage.close()
 
 
+def test_a_rounds_results_of_several_trials_land_in_order_and_fail_one_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A round's results join one job per file and trial while they come
+    one after another (`FileQueue.submit_batched`); a trial's results
+    that come between another's, or a result whose record cannot be
+    made, change nothing that is written."""
+    encode = tfevents.result_records
+
+    def records(result: dict[str, JsonValue], now: float, first: bool) -> bytes:
+        if result.get("training_iteration") == 2:
+            raise ValueError("no record for this one")
+        return encode(result, now, first)
+
+    monkeypatch.setattr(tfevents, "result_records", records)
+    storage = ExperimentStorage(tmp_path, "exp", background=True)
+    dirs = {t: storage.trial_dir(spec(trial_id=t, tag=t)) for t in ("a", "b")}
+    events = {t: dirs[t] / "events.out.tfevents.test" for t in dirs}
+    order = ["a", "a", "b", "a", "b", "b", "a"]
+    counts = dict.fromkeys(dirs, 0)
+    with caplog.at_level("ERROR", logger="tunecore.shell.file_queue"), storage.writes_held():
+        for trial in order:
+            counts[trial] += 1
+            n = counts[trial]
+            tensorboard = (events[trial], float(n), n == 1)
+            result: dict[str, JsonValue] = {"training_iteration": n, "loss": 1 / n}
+            storage.append_result(dirs[trial], result, tensorboard=tensorboard)
+    storage.close()
+    for trial, directory in dirs.items():
+        expected = list(range(1, counts[trial] + 1))
+        lines = (directory / "result.json").read_text().splitlines()
+        assert [json.loads(line)["training_iteration"] for line in lines] == expected
+        _, rows = read_csv(directory / "progress.csv")
+        assert [int(row["training_iteration"]) for row in rows] == expected
+        written = tfevents.record(tfevents.version_event(1.0)) + b"".join(
+            encode({"training_iteration": n, "loss": 1 / n}, float(n), False)
+            for n in expected
+            if n != 2
+        )
+        assert events[trial].read_bytes() == written
+    failures = [r for r in caplog.records if "no record" in str(r.exc_info)]
+    assert len(failures) == 1  # logged once; the next fails alike, at debug level
+
+
 def test_a_file_that_cannot_be_written_keeps_no_other_from_its_lines(tmp_path: Path) -> None:
     appender = storage_module._Appender()
     (tmp_path / "gone").mkdir()

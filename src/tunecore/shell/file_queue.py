@@ -33,6 +33,12 @@ The rules callers rely on:
   what handing a result to the loggers cost the loop). Nothing is queued
   later than the rest of the block takes, which decides nothing the files
   show;
+- `submit_batched` inside `held()` merges a call into the last one when
+  their keys are equal and nothing was submitted in between: the jobs
+  queued by the first call run once, over every item, in that first
+  call's place in the order, which is where each item's writes would
+  have run anyway. Jobs reach the writer only at the hand-over, so no
+  item joins jobs the writer may be running;
 - one thread calls it (the storage's owner, the loop): the writer thread
   only runs what was queued;
 - `settle` (optional) runs whenever the queue has run dry: on the thread
@@ -50,11 +56,13 @@ import contextlib
 import logging
 import queue
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
+from typing import Any, TypeVar
 
 logger = logging.getLogger(__name__)
 
 Job = Callable[[], None]
+Item = TypeVar("Item")
 
 
 class FileQueue:
@@ -68,6 +76,9 @@ class FileQueue:
         self._jobs: queue.SimpleQueue[list[tuple[str, Job]] | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._held: list[tuple[str, Job]] | None = None  # inside `held()`
+        # The items of the last `submit_batched` while its jobs are the
+        # last ones held (so more items may still join them), and its key.
+        self._batch: tuple[Hashable, list[Any]] | None = None
         self._reported: set[tuple[str, type[BaseException]]] = set()
 
     def submit(self, kind: str, job: Job) -> None:
@@ -97,6 +108,36 @@ class FileQueue:
             return
         self._queue(jobs)
 
+    def submit_batched(
+        self,
+        key: Hashable,
+        item: Item,
+        jobs_for: Callable[[list[Item]], list[tuple[str, Job]]],
+    ) -> None:
+        """`submit_all(jobs_for([item]))`, except that inside `held()` a
+        call whose `key` equals the last call's, with nothing submitted
+        in between, adds `item` to that call's list instead: its jobs,
+        still queued last, run once over every item that joined them.
+        The order of the files' writes is the same; the loop pays a list
+        append per item instead of building and queueing jobs, and the
+        writer runs each job once per round instead of once per item.
+        Equal keys must mean jobs that treat an item alike (the storage's
+        key is the trial directory and the files asked for), and each
+        job must write every item of the list, which it may read only
+        when it runs."""
+        batch = self._batch
+        if batch is not None and batch[0] == key:
+            batch[1].append(item)
+            return
+        items = [item]
+        jobs = jobs_for(items)
+        if not self._background:
+            self.submit_all(jobs)
+            return
+        self._queue(jobs)
+        if self._held is not None:
+            self._batch = (key, items)
+
     @contextlib.contextmanager
     def held(self) -> Iterator[None]:
         """Queue the background jobs submitted in the block together when
@@ -114,6 +155,7 @@ class FileQueue:
 
     def _hand_over(self) -> None:
         """Queue the jobs held so far, as one item."""
+        self._batch = None  # the writer may run its jobs from now on
         if self._held:
             self._jobs.put(self._held)
             self._held = []
@@ -121,6 +163,7 @@ class FileQueue:
     def _queue(self, jobs: list[tuple[str, Job]]) -> None:
         """Queue `jobs` for the thread as one item (started on first use),
         or keep them with the held ones inside `held()`."""
+        self._batch = None  # these jobs come after the batch's
         if self._thread is None:
             self._thread = threading.Thread(
                 target=self._work, name="tunecore-file-writer", daemon=True

@@ -265,7 +265,10 @@ class RayExecutor(HostCalls):
             self._ops.push(trial_id, Pending(Operation.ASSIGN_AND_TRAIN, handle))
             return
         assign = functools.partial(
-            self._issue, trial_id, Operation.ASSIGN, lambda a: a.assign.remote(config, context)
+            self._issue,
+            trial_id,
+            Operation.ASSIGN,
+            lambda a: a.call.remote("assign", config, context),
         )
         self._begin(trial_id, assign, restore, context.until)
 
@@ -327,7 +330,7 @@ class RayExecutor(HostCalls):
             if asked is None or _key(asked) != key or in_training(self._ops, trial_id):
                 continue  # a step may never end: queueing behind it could wait forever
             actor, _ = self._detach(trial_id)
-            actor.release.remote()
+            actor.call.remote("release")
             return actor
         return None
 
@@ -348,13 +351,13 @@ class RayExecutor(HostCalls):
     def _send_releases(self) -> None:
         """Release the last trial of every idle actor that has not been."""
         for actor in self._unreleased:
-            actor.release.remote()
+            actor.call.remote("release")
         self._unreleased.clear()
 
     def _call(
         self, trial_id: str, operation: Operation, method: str, *args: object, **details: object
     ) -> None:
-        self._issue(trial_id, operation, lambda a: getattr(a, method).remote(*args), **details)
+        self._issue(trial_id, operation, lambda a: a.call.remote(method, *args), **details)
 
     def _holds(self, trial_id: str) -> bool:
         return trial_id in self._actors
@@ -375,7 +378,7 @@ class RayExecutor(HostCalls):
     def _send_train(self, trial_id: str, until: Horizon | None) -> None:
         batch = self._batch_of(until)
         if batch is None:
-            self._issue(trial_id, Operation.TRAIN, lambda a: a.train.remote())
+            self._issue(trial_id, Operation.TRAIN, lambda a: a.call.remote("train"))
             return
         self._issue(
             trial_id, Operation.TRAIN_MANY, lambda a: a.train_many_packed.remote(packed(*batch))
@@ -399,7 +402,7 @@ class RayExecutor(HostCalls):
             self._idle.setdefault(_key(asked), []).append(actor)
         elif reusable:  # a trial that ended well: let its release finish first
             deadline = time.monotonic() + RELEASE_PATIENCE_S
-            self._ending.append((actor.release.remote(), actor, deadline))
+            self._ending.append((actor.call.remote("release"), actor, deadline))
         else:
             self._end(actor)
 
@@ -509,7 +512,7 @@ class RayExecutor(HostCalls):
         self._send_releases()
         for idle in self._idle.values():
             # Queued behind the release each got when it went idle.
-            self._ending.extend((actor.location.remote(), actor, deadline) for actor in idle)
+            self._ending.extend((actor.call.remote("location"), actor, deadline) for actor in idle)
         self._idle.clear()
         self._reap(wait=RELEASE_PATIENCE_S)
         for _, actor, _ in self._ending:

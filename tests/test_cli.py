@@ -532,6 +532,20 @@ def test_a_uri_without_an_experiment_is_named_in_one_line(
         assert "holds no tunecore experiment" in error
 
 
+def test_a_request_to_a_uri_without_a_log_yet_says_a_new_run_ships_it_soon(
+    file_store: StorageTarget, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An experiment that has just started has shipped no log yet: `stop`
+    and `add` say it is not there, and when it would be."""
+    uri = file_store.experiment_uri("starting")
+    for command in (["stop", uri, "some_trial"], ["add", uri, "--config", '{"x": 1}']):
+        assert main(command) == 2
+        error = capsys.readouterr().err
+        assert error.count("\n") == 1
+        assert f"{uri} holds no tunecore experiment" in error
+        assert "up to a sync period (5 s by default) after it starts" in error
+
+
 def test_a_corrupt_stored_log_exits_with_4_naming_the_uri(
     finished: Path, file_store: StorageTarget, capsys: pytest.CaptureFixture[str]
 ) -> None:

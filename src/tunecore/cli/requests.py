@@ -22,6 +22,12 @@ from tunecore.shell.progress import spec_name
 from tunecore.shell.remote import open_stored
 from tunecore.shell.replay import replay
 
+_STORED_LAG = "the stored state is up to a sync period (5 s by default) behind the driver"
+_NEW_RUN_LAG = (
+    "a running experiment's log reaches its storage up to a sync period "
+    "(5 s by default) after it starts"
+)
+
 
 @dataclasses.dataclass(frozen=True)
 class _Inbox:
@@ -48,7 +54,9 @@ def _inbox_of(given: str) -> _Inbox:
         return _Inbox(directory, str(directory), lambda r: str(Inbox(directory).post(r)), False)
     try:
         stored = open_stored(given)
-    except (LogError, OSError, ValueError, ImportError) as error:
+    except LogError as error:  # nothing yet: a new run's log is shipped after it starts
+        raise CliError(f"{error}; {_NEW_RUN_LAG}") from None
+    except (OSError, ValueError, ImportError) as error:
         raise CliError(str(error)) from None
     return _Inbox(stored.local, stored.uri, lambda r: post_to_store(stored.store, r), True)
 
@@ -99,8 +107,7 @@ def stop_command(args: argparse.Namespace) -> int:
     except CliError as error:
         if not inbox.stored:
             raise
-        lag = "the stored state is up to a sync period (5 s by default) behind the driver"
-        raise CliError(f"{error} ({lag})", error.code) from None
+        raise CliError(f"{error} ({_STORED_LAG})", error.code) from None
     if trial.status in (TrialStatus.TERMINATED, TrialStatus.ERROR):
         print(f"Trial {trial.trial_id} has already ended ({trial.status.value}): nothing to stop.")
         return EXIT_OK

@@ -54,6 +54,7 @@ from benchmarks import ray_floor
 from benchmarks.children import emit, peak_rss_kib, preload_tunecore, run_child
 from benchmarks.cpu_budget import RayProcessesCpu, busy_share, cpu_ticks
 from benchmarks.scratch import run_dir
+from tunecore.core.schedulers.asha_rungs import rung_milestones
 
 RAY_TUNE = "ray_tune"
 TUNECORE = "tunecore"
@@ -391,12 +392,11 @@ def asha_round_trips(iterations: Sequence[int], max_t: int) -> int:
     """The fewest actor calls (c) needs, given how far each trial ran: a
     trial waits for the scheduler's answer at each rung it reaches (a STOP
     lands at the report it answers, in both frameworks), and a trial past
-    the last rung takes one more call to reach `max_t`."""
-    rungs = []
-    level = GRACE_PERIOD
-    while level < max_t:
-        rungs.append(level)
-        level *= REDUCTION
+    the last rung takes one more call to reach `max_t`. The rungs are the
+    ASHA bracket's milestones below `max_t` (`rung_milestones`, Ray's
+    formula)."""
+    milestones = rung_milestones(GRACE_PERIOD, max_t, REDUCTION, 0)
+    rungs = [milestone for milestone in milestones if milestone < max_t]
     return sum(
         sum(1 for rung in rungs if rung <= ran) + (1 if ran >= max_t else 0) for ran in iterations
     )

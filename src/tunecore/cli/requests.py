@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
+from tunecore.api.config import SyncConfig
 from tunecore.cli.common import experiment_dir, is_uri
 from tunecore.cli.errors import EXIT_OK, CliError
 from tunecore.core.experiment import ExperimentState, trials_in_order
@@ -22,10 +23,10 @@ from tunecore.shell.progress import spec_name
 from tunecore.shell.remote import open_stored
 from tunecore.shell.replay import replay
 
-_STORED_LAG = "the stored state is up to a sync period (5 s by default) behind the driver"
+_SYNC_PERIOD = f"a sync period ({SyncConfig.model_fields['sync_period'].default:g} s by default)"
+_STORED_LAG = f"the stored state is up to {_SYNC_PERIOD} behind the driver"
 _NEW_RUN_LAG = (
-    "a running experiment's log reaches its storage up to a sync period "
-    "(5 s by default) after it starts"
+    f"a running experiment's log reaches its storage up to {_SYNC_PERIOD} after it starts"
 )
 
 

@@ -1,8 +1,9 @@
 """`FunctionTrainable`: a user's training function as a `WorkerTrainable`.
 
-The function runs in a daemon thread of its own (the seed's _RunnerThread)
-and talks to this object through a `TrialSession` (see `session.py`): the
-first `train()` starts the thread, every later one releases the function
+The function runs in a daemon thread of its own (the seed's _RunnerThread;
+one the process keeps from the trial before, see `runners.py`) and talks
+to this object through a `TrialSession` (see `session.py`): the first
+`train()` starts the function, every later one releases the function
 from the report it is parked in; both then wait for the function's next
 message. So between calls the function is always parked in a `report()`
 or has ended, and `save()`, `stop()` and the rest never race with it.
@@ -52,7 +53,6 @@ import logging
 import math
 import os
 import shutil
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -60,6 +60,7 @@ from dataclasses import dataclass
 from tunecore.core.results import DONE, RESULT_DUPLICATE, SHOULD_CHECKPOINT, TRAINING_ITERATION
 from tunecore.core.schedulers.base import Horizon
 from tunecore.model import JsonDict
+from tunecore.shell.trainable import runners
 from tunecore.shell.trainable.checkpoint import Checkpoint
 from tunecore.shell.trainable.checkpoint_files import (
     CheckpointMeta,
@@ -89,7 +90,7 @@ SCRATCH_DIR = "worker_checkpoints"
 
 # How long stop() waits for the function to unwind from its report.
 _STOP_JOIN_TIMEOUT_S = 5.0
-# How often train() checks that the function's thread is still alive while
+# How often train() checks that the function has not returned unheard while
 # it waits (the wait itself ends as soon as a message arrives).
 _LIVENESS_POLL_S = 1.0
 
@@ -184,7 +185,7 @@ class _Latest:
 @dataclass(slots=True)
 class _Run:
     session: TrialSession
-    thread: threading.Thread
+    runner: runners.Run
     ended: bool = False
     resumed: bool = False  # the function runs toward its next message, not yet taken
 
@@ -331,14 +332,12 @@ class FunctionTrainable:
             scratch_dir=self._scratch_dir(),
             ahead=ahead,
         )
-        thread = threading.Thread(
-            target=session.run,
-            args=(self._entrypoint(session),),
+        entrypoint = self._entrypoint(session)
+        runner = runners.start(
+            functools.partial(session.run, entrypoint),
             name=f"tunecore-trial-{self._context.trial_id}",
-            daemon=True,
         )
-        thread.start()
-        return _Run(session, thread)
+        return _Run(session, runner)
 
     def _entrypoint(self, session: TrialSession) -> Callable[[], object]:
         # Each run gets its own copy: the function may mutate its config,
@@ -361,14 +360,14 @@ class FunctionTrainable:
             message = run.session.next_message(wait)
             if message is not None:
                 return message
-            if not run.thread.is_alive():
-                # Every run posts its end before its thread finishes (the
+            if run.runner.finished.is_set():
+                # Every run posts its end before its call returns (the
                 # session's invariant), so look once more before giving up.
                 message = run.session.next_message(0)
                 if message is None:
                     run.ended = True
                     raise TrainableError(
-                        f"Trial {self._context.trial_id}: the function's thread ended "
+                        f"Trial {self._context.trial_id}: the function returned "
                         "without a word (a bug in tunecore)"
                     )
                 return message
@@ -402,16 +401,15 @@ class FunctionTrainable:
         return latest.checkpoint.path, latest.meta
 
     def _end_run(self) -> None:
-        """Stop the running function, if any, and wait (briefly) for its thread."""
+        """Stop the running function, if any, and wait (briefly) for it to return."""
         run, self._run = self._run, None
-        if run is None or not run.thread.is_alive():
+        if run is None or run.runner.finished.is_set():
             return
         run.session.request_stop()
-        run.thread.join(_STOP_JOIN_TIMEOUT_S)
-        if run.thread.is_alive():
+        if not run.runner.finished.wait(_STOP_JOIN_TIMEOUT_S):
             logger.warning(
                 "Trial %s: the function did not return within %.0f s of being stopped; "
-                "its daemon thread is left running",
+                "its daemon thread is left to it",
                 self._context.trial_id,
                 _STOP_JOIN_TIMEOUT_S,
             )

@@ -5,6 +5,7 @@ whatever Ray and the frameworks print, and the parent finds it."""
 from __future__ import annotations
 
 import compileall
+import contextlib
 import functools
 import json
 import os
@@ -67,6 +68,22 @@ def preload_tunecore() -> None:
     import tunecore  # noqa: PLC0415 - imported when a child asks
 
     _ = tunecore.Tuner, tunecore.TuneConfig, tunecore.RunConfig
+
+
+def preload_ray_serializers() -> None:
+    """Import, before `ray.init`, what Ray's serializers import when they
+    are set up at the first object stored: pyarrow, and numpy with it.
+
+    Loading numpy starts OpenBLAS's threads, which spin on a core for about
+    0.1 s before they sleep (measured: 95 ms of CPU in a thread Python does
+    not see). `import ray.tune` imports numpy, so for Ray Tune that spin
+    ends during `ray.init`; a tunecore driver imports numpy only with Ray's
+    serializers, just before the clock, and 60-70 ms of the spin fell
+    inside its timed span, on cores its workers needed (`docs/speed.md`,
+    "The fourteenth profile"). Imported here, it ends before the clock for
+    both. Without pyarrow, Ray's serializers import neither."""
+    with contextlib.suppress(ImportError):
+        import pyarrow  # noqa: F401, PLC0415 - what Ray's set-up would import
 
 
 def run_child(module: str, args: Sequence[str], timeout_s: float, tail_lines: int = 15) -> Child:

@@ -39,7 +39,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from benchmarks.children import emit, run_child
+from benchmarks.children import emit, preload_ray_serializers, run_child
 from benchmarks.cpu_budget import process_cpu_s
 from benchmarks.scratch import run_dir
 
@@ -51,6 +51,7 @@ TRIAL_FILES = ("params.json", "result.json", "progress.csv", "events.out.tfevent
 def child() -> None:
     import ray  # noqa: PLC0415
 
+    preload_ray_serializers()
     ray.init(num_cpus=2, include_dashboard=False)
 
     @ray.remote

@@ -51,7 +51,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.children import emit, peak_rss_kib, preload_tunecore, run_child
+from benchmarks.children import (
+    emit,
+    peak_rss_kib,
+    preload_ray_serializers,
+    preload_tunecore,
+    run_child,
+)
 from benchmarks.scratch import run_dir
 from tunecore.shell.eventlog import LOG_FILE
 
@@ -192,6 +198,7 @@ def child(sweep: str, trials: int, max_t: int, warm_up: int, trace: bool) -> Non
 
     import tunecore.shell.executors.ray  # noqa: F401, PLC0415 - imported before the clock
 
+    preload_ray_serializers()
     started = time.perf_counter()
     ray.init(num_cpus=NUM_CPUS, include_dashboard=False)
     out: dict[str, Any] = {"sweep": sweep, "trials": trials, "max_t": max_t}

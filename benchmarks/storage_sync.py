@@ -82,7 +82,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.children import emit, preload_tunecore, run_child
+from benchmarks.children import emit, preload_ray_serializers, preload_tunecore, run_child
 from benchmarks.scratch import run_dir
 
 RAY_TUNE = "ray_tune"
@@ -302,6 +302,7 @@ def child(framework: str, trials: int, target: Target) -> None:
         return
     import ray  # noqa: PLC0415
 
+    preload_ray_serializers()
     ray.init(num_cpus=NUM_CPUS, include_dashboard=False)
     out["fit_start"] = time.time()
     cpu = time.process_time()

@@ -51,7 +51,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchmarks import ray_floor
-from benchmarks.children import emit, peak_rss_kib, preload_tunecore, run_child
+from benchmarks.children import (
+    emit,
+    peak_rss_kib,
+    preload_ray_serializers,
+    preload_tunecore,
+    run_child,
+)
 from benchmarks.cpu_budget import RayProcessesCpu, busy_share, cpu_ticks
 from benchmarks.scratch import run_dir
 from tunecore.core.schedulers.asha_rungs import rung_milestones
@@ -289,6 +295,7 @@ def child(framework: str, workload: str, quick: bool, buffer: int | None, reuse:
         return
     import ray  # noqa: PLC0415
 
+    preload_ray_serializers()
     started = time.perf_counter()
     ray.init(num_cpus=NUM_CPUS, include_dashboard=False)
     # Ray sets up its serializers at the first object it stores, importing

@@ -604,3 +604,27 @@ def test_rewriting_results_gives_the_files_appending_them_gave(tmp_path: Path) -
     assert not (two / "result.json").exists()
     assert not (two / "progress.csv").exists()
     rewritten.close()
+
+
+def test_a_trial_dir_made_by_the_queue_comes_before_the_trials_files(tmp_path: Path) -> None:
+    """`at_once=False`: the directory is a queued job like the files, so
+    inside a held round it is not there yet, and once the round is handed
+    over and drained the files written after it are inside it."""
+    storage = ExperimentStorage(tmp_path, "exp", background=True)
+    with storage.writes_held():
+        trial_dir = storage.trial_dir(spec(), at_once=False)
+        storage.write_params(trial_dir, {"lr": 0.1})
+        storage.append_result(trial_dir, {"training_iteration": 1, "loss": 0.5})
+        assert not trial_dir.exists()
+    rows = storage.read_results(trial_dir)  # drains
+    assert [row["loss"] for row in rows] == [0.5]
+    assert json.loads((trial_dir / "params.json").read_text()) == {"lr": 0.1}
+    assert storage.trial_dir(spec()) == trial_dir  # the same directory, once made
+    storage.close()
+
+
+def test_a_trial_dir_made_at_once_is_there_inside_a_held_round(tmp_path: Path) -> None:
+    storage = ExperimentStorage(tmp_path, "exp", background=True)
+    with storage.writes_held():
+        assert storage.trial_dir(spec()).is_dir()
+    storage.close()

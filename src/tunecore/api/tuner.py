@@ -383,6 +383,7 @@ class Tuner:
             store=None if mirror is None else mirror.store,
             after_shipped=None if shipper is None else shipper.after_shipped,
             sync_artifacts=(sync.sync_artifacts, sync.sync_artifacts_on_checkpoint),
+            trial_dirs_at_once=bool(run.callbacks),
         )
         callbacks.setup(
             stop=run.stop,

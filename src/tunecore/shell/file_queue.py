@@ -3,9 +3,10 @@
 Creating a file costs from tens of microseconds to half a millisecond on
 this machine's journaling file system, depending on what else writes, and
 a trial makes four as it starts (params.json, result.json, progress.csv, a
-TensorBoard file): on a busy disk most of the driver's own time for a
-trial that reports once. (The trial's directory is made at once: user code
-opens files in it.) None of it decides anything, and the event log,
+TensorBoard file), and its directory before them: on a busy disk most of
+the driver's own time for a trial that reports once. (With callbacks of
+the user's, which may open files in it, the directory is made at once.)
+None of it decides anything, and the event log,
 written by the loop itself, records every result first, so the experiment
 storage hands these writes to one thread (`background=True`) and the loop
 goes back to the workers; the kernel does the writes while the loop waits

@@ -127,6 +127,7 @@ class ExperimentLoop:
         store: Store | None = None,
         after_shipped: Callable[[Callable[[], None]], None] | None = None,
         sync_artifacts: tuple[bool, bool] = (False, True),
+        trial_dirs_at_once: bool = True,
     ) -> None:
         self.state = state
         self._executor = executor
@@ -158,6 +159,10 @@ class ExperimentLoop:
         self._store = store
         self._after_shipped = after_shipped
         self._sync_artifacts = sync_artifacts
+        # Callbacks of the user's may open files in a trial's directory as
+        # it starts (Ray's logging guide does); without them, the file queue
+        # makes it (`ExperimentStorage.trial_dir`).
+        self._trial_dirs_at_once = trial_dirs_at_once
 
     # -- running ------------------------------------------------------------
 
@@ -573,7 +578,7 @@ class ExperimentLoop:
         known = self._dirs.get(trial.trial_id)
         if known is None:
             dirname = self._trial_dirname(trial) if self._trial_dirname is not None else None
-            known = self._storage.trial_dir(trial.spec, dirname)
+            known = self._storage.trial_dir(trial.spec, dirname, at_once=self._trial_dirs_at_once)
             self._dirs[trial.trial_id] = known
         return known
 

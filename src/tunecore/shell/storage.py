@@ -379,10 +379,20 @@ class ExperimentStorage:
                 dirname = f"{dirname}_{tag}"
         return safe_name(dirname, keep=spec.trial_id, fallback=spec.trial_id)
 
-    def trial_dir(self, spec: TrialSpec, dirname: str | None = None) -> Path:
+    def trial_dir(
+        self, spec: TrialSpec, dirname: str | None = None, *, at_once: bool = True
+    ) -> Path:
         """The trial's directory, created if missing. Stable: it depends on
         the spec and `dirname` only (a user dirname is remembered for later
         calls without one; after a resume the loop passes it again).
+
+        `at_once=False` hands the creation to the file queue, ahead of
+        every write submitted after this call (the trial's files), for a
+        caller that will not open files in it itself: making a directory
+        costs the caller 0.1-0.2 ms on a busy local disk, a round trip on a
+        network one. Whatever reads or writes a trial's files here drains
+        the queue first; a worker on this host makes the directory too
+        before it enters it (`TrialHost.assign`).
 
         A user dirname shared by two trials would mix their files; as in
         Ray, the creator must return unique names. A clash is logged (once
@@ -406,9 +416,10 @@ class ExperimentStorage:
                 name,
             )
         path = self.path / name
-        # At once, not queued: user code (a callback's on_trial_start, as
-        # Ray's logging guide writes one) opens files in it straight away.
-        path.mkdir(exist_ok=True)
+        if at_once:
+            path.mkdir(exist_ok=True)
+        else:
+            self._files.submit("trial directory", functools.partial(path.mkdir, exist_ok=True))
         self._known_dirs[(spec.trial_id, "")] = path
         return path
 

@@ -1,7 +1,7 @@
 """`FunctionTrainable`: a user's training function as a `WorkerTrainable`.
 
 The function runs in a daemon thread of its own (the seed's _RunnerThread;
-one the process keeps from the trial before, see `runners.py`) and talks
+started ahead, while the run before ended, see `runners.py`) and talks
 to this object through a `TrialSession` (see `session.py`): the first
 `train()` starts the function, every later one releases the function
 from the report it is parked in; both then wait for the function's next
@@ -409,7 +409,7 @@ class FunctionTrainable:
         if not run.runner.finished.wait(_STOP_JOIN_TIMEOUT_S):
             logger.warning(
                 "Trial %s: the function did not return within %.0f s of being stopped; "
-                "its daemon thread is left to it",
+                "its daemon thread is left running",
                 self._context.trial_id,
                 _STOP_JOIN_TIMEOUT_S,
             )

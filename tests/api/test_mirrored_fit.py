@@ -28,9 +28,11 @@ from tunecore import (
     TuneConfig,
     Tuner,
 )
-from tunecore.model import JsonValue
+from tunecore.model import CheckpointSaved, JsonValue
 from tunecore.schedulers import PopulationBasedTraining
+from tunecore.shell.eventlog import read_log
 from tunecore.shell.lock import ExperimentLockedError
+from tunecore.shell.trainable.checkpoint_files import META_FILE
 
 TARGETS = ["file_store", "s3_store"]
 
@@ -257,7 +259,7 @@ def climbs(config: Mapping[str, JsonValue]) -> None:
             _GATE.judged(trial_id)
 
 
-def test_pbt_exploits_copy_the_donor_within_the_storage(target: StorageTarget) -> None:
+def climbing_under_pbt(storage_path: str) -> tunecore.ResultGrid:
     pbt = PopulationBasedTraining(
         time_attr="training_iteration",
         perturbation_interval=2,
@@ -266,13 +268,19 @@ def test_pbt_exploits_copy_the_donor_within_the_storage(target: StorageTarget) -
         seed=1,
     )
     _GATE.reset()
-    grid = Tuner(
+    return Tuner(
         # All four at once on any machine: the gate waits for each of them.
         tunecore.with_resources(climbs, {"cpu": 0.25}),
         param_space={"rate": tunecore.grid_search([0.5, 1.0, 2.0, 3.0])},
         tune_config=TuneConfig(metric="score", mode="max", scheduler=pbt),
-        run_config=RunConfig(name="pbt", storage_path=target.uri, verbose=0, executor="in_process"),
+        run_config=RunConfig(
+            name="pbt", storage_path=storage_path, verbose=0, executor="in_process"
+        ),
     ).fit()
+
+
+def test_pbt_exploits_copy_the_donor_within_the_storage(target: StorageTarget) -> None:
+    grid = climbing_under_pbt(target.uri)
     assert [r.error for r in grid] == [None] * 4
     exploited = [
         (name, entry)
@@ -291,6 +299,26 @@ def test_pbt_exploits_copy_the_donor_within_the_storage(target: StorageTarget) -
     scores = [r.metrics["score"] for r in grid]
     assert all(isinstance(s, float | int) for s in scores)
     assert min(s for s in scores if isinstance(s, float | int)) > 0.5 * 8
+
+
+def test_pbt_never_writes_over_a_recorded_checkpoint(tmp_path: Path) -> None:
+    """An exploited trial goes back to its donor's iteration and saves those
+    iterations again: into new directories, never over one the log has
+    recorded, which another trial's exploit may be copying at that moment
+    (it once found the donor's newest checkpoint emptied, or copied it
+    without its marker)."""
+    grid = climbing_under_pbt(str(tmp_path))
+    assert [r.error for r in grid] == [None] * 4
+    saved: dict[str, list[Path]] = {}
+    for event in read_log(tmp_path / "pbt").events:
+        if isinstance(event, CheckpointSaved):
+            # Recorded relative to the experiment directory (portable).
+            saved.setdefault(event.trial_id, []).append(tmp_path / "pbt" / event.checkpoint.path)
+    for paths in saved.values():
+        assert len(paths) == len(set(paths)), "a recorded checkpoint was written over"
+        assert all((path / META_FILE).is_file() for path in paths)
+    again = [path for paths in saved.values() for path in paths if path.name.endswith("_1")]
+    assert again, "no trial saved an iteration a second time: the test shows nothing"
 
 
 def writes_an_artifact(config: Mapping[str, JsonValue]) -> None:

@@ -490,6 +490,22 @@ def test_checkpoint_dirs_are_named_by_iteration_and_start_empty(
     assert list(path.iterdir()) == []
 
 
+def test_a_recorded_checkpoint_is_never_written_over(storage: ExperimentStorage) -> None:
+    """A trial restored to an earlier iteration (PBT's exploit) saves that
+    iteration again: into a new directory, so another trial copying the
+    recorded one (a donor's newest checkpoint) never sees it emptied."""
+    trial_dir = storage.trial_dir(spec())
+    recorded = storage.checkpoint_dir(trial_dir, 6)
+    (recorded / "state").write_text("before the exploit")
+    again = storage.checkpoint_dir(trial_dir, 6, held={"checkpoint_000006"})
+    assert again == trial_dir / "checkpoint_000006_1"
+    assert list(again.iterdir()) == []
+    assert (recorded / "state").read_text() == "before the exploit"
+    held = {"checkpoint_000006", "checkpoint_000006_1", "checkpoint_000002"}
+    assert storage.checkpoint_path(trial_dir, 6, held).name == "checkpoint_000006_2"
+    assert storage.checkpoint_path(trial_dir, 7, held).name == "checkpoint_000007"
+
+
 def test_re_creating_a_checkpoint_dir_does_not_follow_symlinks_out(
     storage: ExperimentStorage, tmp_path: Path
 ) -> None:

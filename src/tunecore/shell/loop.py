@@ -25,6 +25,7 @@ a few lines, and one table keeps them where the loop is read.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import math
@@ -462,11 +463,25 @@ class ExperimentLoop:
         if storage is CheckpointStorage.MEMORY:
             self._executor.save_to_memory(trial.trial_id, iteration, result)
             return
+        held = self._held_checkpoints(trial)
         if self._store is not None:  # the worker writes it to the store: nothing here
-            directory = self._storage.checkpoint_path(self._dir(trial), iteration)
+            directory = self._storage.checkpoint_path(self._dir(trial), iteration, held)
         else:
-            directory = self._storage.checkpoint_dir(self._dir(trial), iteration)
+            directory = self._storage.checkpoint_dir(self._dir(trial), iteration, held)
         self._executor.save(trial.trial_id, str(directory), iteration, result)
+
+    def _held_checkpoints(self, trial: TrialState) -> set[str]:
+        """The directory names of the trial's recorded persistent checkpoints
+        (`ExperimentStorage.checkpoint_path` never writes over them)."""
+        own = self._dir(trial).name
+        held = set()
+        for checkpoint in trial.checkpoints.persistent:
+            located = Path(self._storage.located(checkpoint).path)
+            with contextlib.suppress(ValueError):  # outside this experiment: no name here
+                dirname, name = checkpoint_root(self._storage.relative(located))[0].split("/")
+                if dirname == own:
+                    held.add(name)
+        return held
 
     def _stop(self, trial: TrialState, error: str | None) -> None:
         if error is not None:

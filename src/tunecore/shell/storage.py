@@ -81,7 +81,7 @@ import os
 import re
 import shutil
 import unicodedata
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 
@@ -674,13 +674,26 @@ class ExperimentStorage:
 
     # -- checkpoints --------------------------------------------------------------
 
-    def checkpoint_path(self, trial_dir: Path, iteration: int) -> Path:
+    def checkpoint_path(self, trial_dir: Path, iteration: int, held: Collection[str] = ()) -> Path:
         """Where the checkpoint of `iteration` goes: `checkpoint_{iteration:06d}`
-        in `trial_dir`, which must be a trial directory of this experiment."""
+        in `trial_dir`, which must be a trial directory of this experiment.
+
+        `held` names the directories of the trial's recorded checkpoints: a
+        recorded checkpoint is never written over, since another trial may
+        be reading it (PBT's exploit copies a donor's newest checkpoint while
+        the donor trains on). A trial that was restored to an earlier
+        iteration (exploited, or back from a failure) saves that iteration
+        again into `checkpoint_{iteration:06d}_{n}`, the first `n` from 1
+        not held."""
         given: object = iteration  # callers outside mypy's view may pass anything
         if isinstance(given, bool) or not isinstance(given, int) or given < 0:
             raise ValueError(f"checkpoint iteration must be an int >= 0, got {iteration!r}")
-        path = Path(trial_dir) / f"checkpoint_{iteration:06d}"
+        name = base = f"checkpoint_{iteration:06d}"
+        again = 0
+        while name in held:
+            again += 1
+            name = f"{base}_{again}"
+        path = Path(trial_dir) / name
         if not self._inside(path, min_depth=2):
             raise ValueError(
                 f"trial_dir {str(trial_dir)!r} is not inside the experiment directory "
@@ -688,11 +701,12 @@ class ExperimentStorage:
             )
         return path
 
-    def checkpoint_dir(self, trial_dir: Path, iteration: int) -> Path:
-        """An empty `checkpoint_path` directory. A save at an iteration that
-        already has one (a retry, a re-save) starts from empty, so no stale
-        file of the old save survives."""
-        path = self.checkpoint_path(trial_dir, iteration)
+    def checkpoint_dir(self, trial_dir: Path, iteration: int, held: Collection[str] = ()) -> Path:
+        """An empty `checkpoint_path` directory. A save that finds one there
+        (a retry of a save that failed, or one a killed driver never
+        recorded) starts from empty, so no stale file of the old save
+        survives."""
+        path = self.checkpoint_path(trial_dir, iteration, held)
         self._files.drain()  # nothing queued may write into it meanwhile
         if path.is_symlink() or path.is_file():
             path.unlink()

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from tunecore.core.naming import error_entry
 from tunecore.core.results import flatten
-from tunecore.model import JsonValue, TrialSpec
+from tunecore.model import CheckpointRef, CheckpointStorage, JsonValue, TrialSpec
 from tunecore.shell import own_files, tfevents
 from tunecore.shell import storage as storage_module
 from tunecore.shell.storage import (
@@ -497,13 +497,22 @@ def test_a_recorded_checkpoint_is_never_written_over(storage: ExperimentStorage)
     trial_dir = storage.trial_dir(spec())
     recorded = storage.checkpoint_dir(trial_dir, 6)
     (recorded / "state").write_text("before the exploit")
-    again = storage.checkpoint_dir(trial_dir, 6, held={"checkpoint_000006"})
+    again = storage.checkpoint_dir(trial_dir, 6, [persistent(recorded)])
     assert again == trial_dir / "checkpoint_000006_1"
     assert list(again.iterdir()) == []
     assert (recorded / "state").read_text() == "before the exploit"
-    held = {"checkpoint_000006", "checkpoint_000006_1", "checkpoint_000002"}
+    held = [
+        persistent(recorded),  # as the loop holds it: absolute
+        storage.portable(persistent(again)),  # as the log records it: relative
+        persistent(trial_dir / "checkpoint_000002"),
+        persistent(storage.trial_dir(spec(trial_id="trial_00009")) / "checkpoint_000006_2"),
+    ]
     assert storage.checkpoint_path(trial_dir, 6, held).name == "checkpoint_000006_2"
     assert storage.checkpoint_path(trial_dir, 7, held).name == "checkpoint_000007"
+
+
+def persistent(path: Path) -> CheckpointRef:
+    return CheckpointRef(storage=CheckpointStorage.PERSISTENT, path=str(path))
 
 
 def test_re_creating_a_checkpoint_dir_does_not_follow_symlinks_out(

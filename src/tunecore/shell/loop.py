@@ -25,7 +25,6 @@ a few lines, and one table keeps them where the loop is read.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import logging
 import math
@@ -463,31 +462,12 @@ class ExperimentLoop:
         if storage is CheckpointStorage.MEMORY:
             self._executor.save_to_memory(trial.trial_id, iteration, result)
             return
-        held = self._held_checkpoints(trial, iteration)
+        recorded = trial.checkpoints.persistent  # never written over
         if self._store is not None:  # the worker writes it to the store: nothing here
-            directory = self._storage.checkpoint_path(self._dir(trial), iteration, held)
+            directory = self._storage.checkpoint_path(self._dir(trial), iteration, recorded)
         else:
-            directory = self._storage.checkpoint_dir(self._dir(trial), iteration, held)
+            directory = self._storage.checkpoint_dir(self._dir(trial), iteration, recorded)
         self._executor.save(trial.trial_id, str(directory), iteration, result)
-
-    def _held_checkpoints(self, trial: TrialState, iteration: int) -> set[str]:
-        """The directory names of the trial's recorded persistent checkpoints
-        that a save of `iteration` could be given (`ExperimentStorage.
-        checkpoint_path` never writes over them). Only paths holding that
-        name are looked at: a trial may keep thousands of checkpoints."""
-        trial_dir = self._dir(trial)
-        own = trial_dir.name
-        base = self._storage.checkpoint_path(trial_dir, iteration).name
-        held = set()
-        for checkpoint in trial.checkpoints.persistent:
-            if base not in checkpoint.path:
-                continue
-            located = Path(self._storage.located(checkpoint).path)
-            with contextlib.suppress(ValueError):  # outside this experiment: no name here
-                dirname, name = checkpoint_root(self._storage.relative(located))[0].split("/")
-                if dirname == own:
-                    held.add(name)
-        return held
 
     def _stop(self, trial: TrialState, error: str | None) -> None:
         if error is not None:

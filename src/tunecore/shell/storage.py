@@ -81,8 +81,8 @@ import os
 import re
 import shutil
 import unicodedata
-from collections.abc import Callable, Collection, Mapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager, suppress
 from pathlib import Path
 
 import msgspec
@@ -674,21 +674,24 @@ class ExperimentStorage:
 
     # -- checkpoints --------------------------------------------------------------
 
-    def checkpoint_path(self, trial_dir: Path, iteration: int, held: Collection[str] = ()) -> Path:
+    def checkpoint_path(
+        self, trial_dir: Path, iteration: int, recorded: Iterable[CheckpointRef] = ()
+    ) -> Path:
         """Where the checkpoint of `iteration` goes: `checkpoint_{iteration:06d}`
         in `trial_dir`, which must be a trial directory of this experiment.
 
-        `held` names the directories of the trial's recorded checkpoints: a
+        `recorded` are the trial's recorded persistent checkpoints, and a
         recorded checkpoint is never written over, since another trial may
         be reading it (PBT's exploit copies a donor's newest checkpoint while
         the donor trains on). A trial that was restored to an earlier
         iteration (exploited, or back from a failure) saves that iteration
         again into `checkpoint_{iteration:06d}_{n}`, the first `n` from 1
-        not held."""
+        that no recorded checkpoint holds."""
         given: object = iteration  # callers outside mypy's view may pass anything
         if isinstance(given, bool) or not isinstance(given, int) or given < 0:
             raise ValueError(f"checkpoint iteration must be an int >= 0, got {iteration!r}")
         name = base = f"checkpoint_{iteration:06d}"
+        held = self._held_names(Path(trial_dir).name, base, recorded)
         again = 0
         while name in held:
             again += 1
@@ -701,12 +704,14 @@ class ExperimentStorage:
             )
         return path
 
-    def checkpoint_dir(self, trial_dir: Path, iteration: int, held: Collection[str] = ()) -> Path:
+    def checkpoint_dir(
+        self, trial_dir: Path, iteration: int, recorded: Iterable[CheckpointRef] = ()
+    ) -> Path:
         """An empty `checkpoint_path` directory. A save that finds one there
         (a retry of a save that failed, or one a killed driver never
         recorded) starts from empty, so no stale file of the old save
         survives."""
-        path = self.checkpoint_path(trial_dir, iteration, held)
+        path = self.checkpoint_path(trial_dir, iteration, recorded)
         self._files.drain()  # nothing queued may write into it meanwhile
         if path.is_symlink() or path.is_file():
             path.unlink()
@@ -714,6 +719,22 @@ class ExperimentStorage:
             _empty_directory(path)
         path.mkdir(exist_ok=True)
         return path
+
+    def _held_names(
+        self, trial_dirname: str, base: str, recorded: Iterable[CheckpointRef]
+    ) -> set[str]:
+        """The names of the directories in `trial_dirname` that the
+        `recorded` checkpoints whose path holds `base` are in. Only those
+        paths are looked at: a trial may keep thousands of checkpoints."""
+        held = set()
+        for checkpoint in recorded:
+            if base not in checkpoint.path:
+                continue
+            with suppress(ValueError):  # outside this experiment: holds no name here
+                dirname, name = checkpoint_root(self.portable(checkpoint).path)[0].split("/")
+                if dirname == trial_dirname:
+                    held.add(name)
+        return held
 
     def relative(self, path: Path) -> str:
         """`path`, inside the experiment directory, as a store path (`/`-joined)."""

@@ -131,12 +131,8 @@ class FileQueue:
             batch[1].append(item)
             return
         items = [item]
-        jobs = jobs_for(items)
-        if not self._background:
-            self.submit_all(jobs)
-            return
-        self._queue(jobs)
-        if self._held is not None:
+        self.submit_all(jobs_for(items))
+        if self._background and self._held is not None:
             self._batch = (key, items)
 
     @contextlib.contextmanager

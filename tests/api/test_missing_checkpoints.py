@@ -181,7 +181,15 @@ def test_a_resume_deletes_the_checkpoints_retention_dropped_and_nothing_newer(
     # did not delete (put back by hand), and a newer save never logged (the
     # trial saves iteration 3 again; 7 it never reaches, and a newer one
     # may be what records cut by `replay --truncate` named: it stays).
-    for stray in ("checkpoint_000000", "checkpoint_000003", "checkpoint_000007"):
+    # The same for the names of an iteration saved again after a restore to
+    # an earlier one (`checkpoint_NNNNNN_n`, see `ExperimentStorage.checkpoint_path`).
+    for stray in (
+        "checkpoint_000000",
+        "checkpoint_000000_1",
+        "checkpoint_000003",
+        "checkpoint_000007",
+        "checkpoint_000007_2",
+    ):
         (trial_dir / stray).mkdir(exist_ok=True)
         (trial_dir / stray / "step").write_text("7")
     (trial_dir / "checkpoint_notes").mkdir()  # not a name tunecore gives
@@ -197,6 +205,7 @@ def test_a_resume_deletes_the_checkpoints_retention_dropped_and_nothing_newer(
         "checkpoint_0000001",
         "checkpoint_000004",
         "checkpoint_000007",
+        "checkpoint_000007_2",
         "checkpoint_notes",
     ]
     assert (trial_dir / "checkpoint_0000001").is_symlink()

@@ -49,7 +49,9 @@ from tunecore.shell.store import Store
 Row = dict[str, JsonValue]
 
 logger = logging.getLogger(__name__)
-_CHECKPOINT_DIR = re.compile(r"^checkpoint_(\d{6,})$")
+# `checkpoint_NNNNNN`, or `checkpoint_NNNNNN_n`: the same iteration saved
+# again after a restore to an earlier one (`ExperimentStorage.checkpoint_path`).
+_CHECKPOINT_DIR = re.compile(r"^checkpoint_(\d{6,})(?:_([1-9]\d*))?$")
 
 
 def repair_result_files(
@@ -96,26 +98,28 @@ def drop_unrecorded_checkpoints(
     experiment kept in storage, in `store`; what was deleted.
 
     Retention's deletions are commands, which no resume issues again. What
-    it drops is always older than the newest checkpoint it keeps, so a
-    trial's `checkpoint_NNNNNN` directory is deleted only when its state
-    names a newer persistent checkpoint in the same directory and not this
-    one. A directory newer than every named one stays: a save copied but
-    never logged (the trial saves that iteration again, over it), or one
-    the records cut by `replay --truncate` named (kept for whoever reads
-    the quarantine file). Only real directories are touched, by name,
-    never through a symlink. Call it before the resumed loop runs: then no
-    save is in flight."""
+    it drops is older than the newest checkpoint it keeps, so a trial's
+    `checkpoint_NNNNNN` (or `checkpoint_NNNNNN_n`) directory is deleted
+    only when its state names a later one in the same directory, by
+    iteration then repeat count (`_save_order`), and not this one. A
+    directory later than every named one stays: a save copied but never
+    logged (the trial saves that iteration again, over it), or one the
+    records cut by `replay --truncate` named (kept for whoever reads the
+    quarantine file). A trial PBT sent back to an earlier iteration may
+    leave an unrecorded save of an iteration below its newest named one:
+    nothing names it, so it goes too. Only real directories are touched,
+    by name, never through a symlink. Call it before the resumed loop
+    runs: then no save is in flight."""
     dropped = []
     for trial in state.trials.values():
         name = storage.trial_dirname(trial.spec, None if dirname_of is None else dirname_of(trial))
         named = [Path(ref.path).name for ref in trial.checkpoints.persistent]
-        numbers = (int(m.group(1)) for p in named if (m := _CHECKPOINT_DIR.match(p)))
-        newest = max(numbers, default=None)
+        newest = max(filter(None, map(_save_order, named)), default=None)
         if newest is None:
             continue
         for entry in _checkpoint_dirs(storage.experiment_dir / name, name, store):
-            match = _CHECKPOINT_DIR.match(entry)
-            if match is None or entry in named or int(match.group(1)) >= newest:
+            order = _save_order(entry)
+            if order is None or entry in named or order >= newest:
                 continue
             if store is None:
                 shutil.rmtree(storage.experiment_dir / name / entry)
@@ -130,6 +134,17 @@ def drop_unrecorded_checkpoints(
             ", ".join(dropped),
         )
     return dropped
+
+
+def _save_order(name: str) -> tuple[int, int] | None:
+    """Where a checkpoint directory's name puts it among a trial's saves:
+    its iteration, then how many times that iteration was saved before it
+    (`checkpoint_000006_1` comes after `checkpoint_000006`); None for a
+    name tunecore does not give."""
+    match = _CHECKPOINT_DIR.match(name)
+    if match is None:
+        return None
+    return int(match.group(1)), int(match.group(2) or 0)
 
 
 def _checkpoint_dirs(directory: Path, name: str, store: Store | None) -> list[str]:

@@ -16,7 +16,9 @@ checks.
 The search benchmarks (issue 12) run on their own, named first:
 `search_quality` (model-based search against random search on objectives
 with known optima) and `search_overhead` (what running Optuna inside
-tunecore adds to each suggestion and observation).
+tunecore adds to each suggestion and observation); so does
+`host_turnover` (a worker's turn from one trial to the next, without Ray,
+on idle and on busy cores).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import sys
 from collections.abc import Callable
 
 from benchmarks import (
+    host_turnover,
     ray_floor,
     scale,
     search_overhead,
@@ -45,6 +48,7 @@ COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "vs_optuna": vs_optuna.main,
     "scale": scale.main,
     "ray_floor": ray_floor.main,
+    "host_turnover": host_turnover.main,
 }
 """Benchmarks run only when named: `python -m benchmarks NAME [ARGS]`."""
 

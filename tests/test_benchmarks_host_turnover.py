@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,10 +14,11 @@ from benchmarks import host_turnover, scratch
 
 
 @pytest.fixture
-def scratch_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def scratch_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setenv(scratch.SCRATCH_ENV, str(tmp_path))
     scratch.root.cache_clear()
-    return tmp_path
+    yield tmp_path
+    scratch.root.cache_clear()  # the next test finds its own root, not this one
 
 
 @pytest.mark.parametrize("pattern", sorted(host_turnover.PATTERNS))

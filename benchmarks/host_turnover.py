@@ -97,6 +97,7 @@ def turnovers(pattern: str, trials: int) -> list[float]:
                 chdir=True,
             )
             started = time.perf_counter()
+            # The Ray executor's run-ahead batch: RUN_AHEAD_RESULTS, RUN_AHEAD_S.
             host.assign_and_train({"x": number}, context, 256, 0.05, horizon)
             seconds.append(time.perf_counter() - started)
     finally:

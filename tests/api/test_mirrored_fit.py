@@ -30,9 +30,12 @@ from tunecore import (
 )
 from tunecore.model import CheckpointSaved, JsonValue
 from tunecore.schedulers import PopulationBasedTraining
+from tunecore.shell.callbacks import Callback
 from tunecore.shell.eventlog import read_log
 from tunecore.shell.lock import ExperimentLockedError
+from tunecore.shell.store import Store
 from tunecore.shell.trainable.checkpoint_files import META_FILE
+from tunecore.shell.trial_view import Trial
 
 TARGETS = ["file_store", "s3_store"]
 
@@ -259,7 +262,7 @@ def climbs(config: Mapping[str, JsonValue]) -> None:
             _GATE.judged(trial_id)
 
 
-def climbing_under_pbt(storage_path: str) -> tunecore.ResultGrid:
+def climbing_under_pbt(storage_path: str, *callbacks: Callback) -> tunecore.ResultGrid:
     pbt = PopulationBasedTraining(
         time_attr="training_iteration",
         perturbation_interval=2,
@@ -274,24 +277,47 @@ def climbing_under_pbt(storage_path: str) -> tunecore.ResultGrid:
         param_space={"rate": tunecore.grid_search([0.5, 1.0, 2.0, 3.0])},
         tune_config=TuneConfig(metric="score", mode="max", scheduler=pbt),
         run_config=RunConfig(
-            name="pbt", storage_path=storage_path, verbose=0, executor="in_process"
+            name="pbt",
+            storage_path=storage_path,
+            verbose=0,
+            executor="in_process",
+            callbacks=list(callbacks),
         ),
     ).fit()
 
 
-def test_pbt_exploits_copy_the_donor_within_the_storage(target: StorageTarget) -> None:
-    grid = climbing_under_pbt(target.uri)
-    assert [r.error for r in grid] == [None] * 4
-    exploited = [
+class StoredExploitCopies(Callback):
+    """The exploit copies in the store as each restore is done, and whether
+    each holds its checkpoint's marker (a whole copy) then."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.seen: dict[tuple[str, str], bool] = {}
+
+    def on_trial_restore(self, iteration: int, trials: object, trial: Trial) -> None:
+        for name, entry in exploit_copies_in(self.store):
+            marker = f"pbt/{name}/{entry}/{META_FILE}"
+            self.seen.setdefault((name, entry), self.store.exists(marker))
+
+
+def exploit_copies_in(store: Store) -> list[tuple[str, str]]:
+    return [
         (name, entry)
-        for name in target.store.list("pbt")
+        for name in store.list("pbt")
         if "climbs_" in name  # with_resources may prefix the name
-        for entry in target.store.list(f"pbt/{name}")
+        for entry in store.list(f"pbt/{name}")
         if entry.startswith("exploit_")
     ]
+
+
+def test_pbt_exploits_copy_the_donor_within_the_storage(target: StorageTarget) -> None:
+    copies = StoredExploitCopies(target.store)
+    grid = climbing_under_pbt(target.uri, copies)
+    assert [r.error for r in grid] == [None] * 4
+    exploited = list(copies.seen)
     assert exploited, "PBT exploited no trial"
-    for name, entry in exploited:
-        assert target.store.exists(f"pbt/{name}/{entry}/.tunecore_checkpoint.json")
+    assert all(copies.seen.values()), copies.seen
+    assert exploit_copies_in(target.store) == []  # deleted as the run ended
     # The slowest trial was exploited at its first perturbation and went on
     # from a better trial's checkpoint: without it, it would end at 8 x 0.5.
     assert any(name.endswith("rate=0.5") for name, _ in exploited)

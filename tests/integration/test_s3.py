@@ -46,6 +46,7 @@ from tunecore.model import (
     TrialStatus,
 )
 from tunecore.schedulers import PopulationBasedTraining
+from tunecore.shell.callbacks import Callback
 from tunecore.shell.eventlog import LogError, read_log
 from tunecore.shell.replay import replay
 from tunecore.shell.store import Store, within
@@ -201,28 +202,44 @@ def test_pbt_exploits_copy_the_donor_within_the_bucket(
         quantile_fraction=0.5,
         seed=1,
     )
+    store = within(s3_store.store, "exp")
+
+    def exploits() -> list[str]:
+        return [
+            f"{trial}/{name}"
+            for trial in trial_dirs(s3_store.store, "exp")
+            for name in store.list(trial)
+            if name.startswith("exploit_")
+        ]
+
+    class SeenAtRestore(Callback):
+        """Each exploit copy in the bucket as a restore is done, and
+        whether it held its checkpoint's marker (a whole copy) then."""
+
+        def __init__(self) -> None:
+            self.copies: dict[str, bool] = {}
+
+        def on_trial_restore(self, iteration: int, trials: object, trial: object) -> None:
+            for exploit in exploits():
+                whole = store.exists(f"{exploit}/.tunecore_checkpoint.json")
+                self.copies.setdefault(exploit, whole)
+
+    seen = SeenAtRestore()
     grid = Tuner(
         counting,
         # 0.2 s a step: the two trials run side by side, so one exploits the other
         param_space={"steps": 6, "sleep": 0.2, "rate": tunecore.grid_search([1, 10])},
         tune_config=TuneConfig(metric="score", mode="max", scheduler=pbt, reuse_actors=False),
-        run_config=RunConfig(name="exp", storage_path=s3_store.uri, verbose=0),
+        run_config=RunConfig(name="exp", storage_path=s3_store.uri, verbose=0, callbacks=[seen]),
     ).fit()
     assert [r.error for r in grid] == [None, None]
     assert {r.metrics["step"] for r in grid} == {6}
-    store = within(s3_store.store, "exp")
-    exploits = [
-        f"{trial}/{name}"
-        for trial in trial_dirs(s3_store.store, "exp")
-        for name in store.list(trial)
-        if name.startswith("exploit_")
-    ]
-    assert exploits, "no exploit: the trials did not overlap"
-    for exploit in exploits:
-        assert store.exists(f"{exploit}/.tunecore_checkpoint.json")
+    assert seen.copies, "no exploit: the trials did not overlap"
+    assert all(seen.copies.values()), seen.copies
     # the exploiting trial went on from the donor's step, read from the bucket
     assert {r.metrics["started_at"] for r in grid} - {0}
     assert not list(staging.rglob("exploit_*"))
+    assert exploits() == []  # deleted as the run ended
 
 
 def test_a_ray_user_passes_a_filesystem_and_a_bucket_path(s3_store: StorageTarget) -> None:

@@ -77,6 +77,7 @@ from tunecore.model.storable import UnstorableValueError
 from tunecore.shell import shared_storage
 from tunecore.shell.callbacks import CallbackList
 from tunecore.shell.executors.base import Executor
+from tunecore.shell.exploit_copies import ExploitCopies
 from tunecore.shell.functions import UserFunctions
 from tunecore.shell.inbox import Inbox
 from tunecore.shell.interrupts import InterruptGuard
@@ -85,7 +86,6 @@ from tunecore.shell.searchers import SearcherRuntime
 from tunecore.shell.stoppers import UserStoppers
 from tunecore.shell.storage import ExperimentStorage
 from tunecore.shell.store import Store, checkpoint_root
-from tunecore.shell.trainable.checkpoint_files import META_FILE
 from tunecore.shell.trainable.errors import failure_reason
 from tunecore.shell.trainable.function import SCRATCH_DIR
 from tunecore.shell.trainable.worker import TrialContext
@@ -151,13 +151,13 @@ class ExperimentLoop:
         self._trials_of: ExperimentState | None = None
         self._trials_cache: Sequence[Trial] = ()
         self._iteration = 0
-        self._exploits = 0
         self._hosted: set[str] = set()  # trials that have a worker now
         self._interrupts = InterruptGuard()
         self._resources_of = resources_of
         self._answers: list[ExperimentEvent] = []  # fed right after their command
         self._store = store
         self._after_shipped = after_shipped
+        self._exploit_copies = ExploitCopies(storage, store, after_shipped)
         self._sync_artifacts = sync_artifacts
         # Callbacks of the user's may open files in a trial's directory as
         # it starts (Ray's logging guide does); without them, the file queue
@@ -198,6 +198,7 @@ class ExperimentLoop:
                 self._journal.close(self.state)
             self._executor.shutdown()
             self._sweep_worker_dirs()
+            self._exploit_copies.drop_all()
             self._callbacks.on_experiment_end(self._trials())
             self._storage.close()
         return self.state
@@ -377,6 +378,7 @@ class ExperimentLoop:
                 self._iteration, self._trials(), self._view(trial), located
             )
         elif isinstance(event, TrialRestored):
+            self._exploit_copies.restored(event.trial_id)
             trial = self.state.trials[event.trial_id]
             self._callbacks.on_trial_restore(self._iteration, self._trials(), self._view(trial))
         elif isinstance(event, TrialFailed):
@@ -512,9 +514,8 @@ class ExperimentLoop:
         as if its worker had, with the path in the error."""
         restore = self._located(command.restore_from)
         if restore is not None and restore.storage is CheckpointStorage.PERSISTENT:
-            copy = self._exploit_copy(trial)
             try:
-                restore = self._copy_checkpoint(restore, copy)
+                restore = self._exploit_copies.take(restore, trial.trial_id, self._dir(trial))
             except OSError as error:
                 reason = (
                     f"PBT's exploit could not copy the checkpoint {restore.path} "
@@ -526,48 +527,6 @@ class ExperimentLoop:
                 return
         self._storage.write_params(self._dir(trial), command.config)
         self._executor.reset(trial.trial_id, command.config, self._context(trial), restore)
-
-    def _exploit_copy(self, trial: TrialState) -> Path:
-        """A directory for an exploit's copy that no earlier exploit of the
-        trial used: the count starts again with each run of the loop, and a
-        resumed experiment's trials keep the earlier runs' copies, which a
-        copy must neither overwrite nor merge into."""
-        while True:
-            self._exploits += 1
-            copy = self._dir(trial) / f"exploit_{self._exploits:06d}"
-            used = (
-                copy.exists()
-                if self._store is None
-                else self._store.exists(self._storage.relative(copy))
-            )
-            if not used:
-                return copy
-
-    def _copy_checkpoint(self, checkpoint: CheckpointRef, copy: Path) -> CheckpointRef:
-        """`checkpoint` copied to `copy` (a directory of this trial), in the
-        store when there is one (a server-side copy on object stores)."""
-        if self._store is None:
-            try:
-                shutil.copytree(checkpoint.path, copy, dirs_exist_ok=True)
-            except OSError:
-                shutil.rmtree(copy, ignore_errors=True)
-                raise
-            path = str(copy)
-        else:
-            rel = self._storage.stored_checkpoint(checkpoint)
-            if rel is None:
-                raise FileNotFoundError(f"{checkpoint.path} is not a checkpoint of this experiment")
-            source, inside = checkpoint_root(rel)
-            target = self._storage.relative(copy)
-            self._store.delete_dir(target)
-            self._store.copy_dir(source, target, marker=META_FILE)
-            path = str(copy / inside) if inside else str(copy)
-        return CheckpointRef(
-            storage=CheckpointStorage.PERSISTENT,
-            path=path,
-            training_iteration=checkpoint.training_iteration,
-            metrics=checkpoint.metrics,
-        )
 
     # -- helpers ----------------------------------------------------------------
 

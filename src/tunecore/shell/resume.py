@@ -43,6 +43,7 @@ from tunecore.core.checkpoints import current_checkpoint
 from tunecore.core.experiment import ExperimentState, trials_in_order
 from tunecore.core.results import DONE, TRAINING_ITERATION
 from tunecore.model import JsonDict, JsonValue, TrialState
+from tunecore.shell.exploit_copies import EXPLOIT_PREFIX
 from tunecore.shell.storage import ExperimentStorage, to_json_value
 from tunecore.shell.store import Store
 
@@ -94,8 +95,11 @@ def drop_unrecorded_checkpoints(
     store: Store | None = None,
 ) -> list[str]:
     """Delete the checkpoint directories retention dropped but a killed
-    driver did not live to delete, in the experiment directory or, for an
-    experiment kept in storage, in `store`; what was deleted.
+    driver did not live to delete, and the copies PBT's exploits restored
+    from (`exploit_NNNNNN`, see `shell.exploit_copies`: no state names
+    them and nothing is being restored at a resume), in the experiment
+    directory or, for an experiment kept in storage, in `store`; what was
+    deleted.
 
     Retention's deletions are commands, which no resume issues again. What
     it drops is older than the newest checkpoint it keeps, so a trial's
@@ -115,11 +119,14 @@ def drop_unrecorded_checkpoints(
         name = storage.trial_dirname(trial.spec, None if dirname_of is None else dirname_of(trial))
         named = [Path(ref.path).name for ref in trial.checkpoints.persistent]
         newest = max(filter(None, map(_save_order, named)), default=None)
-        if newest is None:
-            continue
         for entry in _checkpoint_dirs(storage.experiment_dir / name, name, store):
-            order = _save_order(entry)
-            if order is None or entry in named or order >= newest:
+            dropped_by_retention = (
+                newest is not None
+                and entry not in named
+                and (order := _save_order(entry)) is not None
+                and order < newest
+            )
+            if not dropped_by_retention and not entry.startswith(EXPLOIT_PREFIX):
                 continue
             if store is None:
                 shutil.rmtree(storage.experiment_dir / name / entry)
@@ -128,8 +135,8 @@ def drop_unrecorded_checkpoints(
             dropped.append(f"{name}/{entry}")
     if dropped:
         logger.info(
-            "Deleted %d checkpoint directories retention had dropped (the driver was "
-            "killed before it deleted them): %s",
+            "Deleted %d checkpoint directories retention had dropped, or exploits had "
+            "restored from (the driver was killed before it deleted them): %s",
             len(dropped),
             ", ".join(dropped),
         )

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from tunecore.api.analysis import ExperimentAnalysis as ExperimentAnalysis
     from tunecore.api.config import CheckpointConfig as CheckpointConfig
     from tunecore.api.config import FailureConfig as FailureConfig
+    from tunecore.api.config import ResumeConfig as ResumeConfig
     from tunecore.api.config import RunConfig as RunConfig
     from tunecore.api.config import SyncConfig as SyncConfig
     from tunecore.api.config import TuneConfig as TuneConfig
@@ -85,6 +86,7 @@ _HOMES: dict[str, str] = {
     "CheckpointConfig": "tunecore.api.config",
     "FailureConfig": "tunecore.api.config",
     "RunConfig": "tunecore.api.config",
+    "ResumeConfig": "tunecore.api.config",
     "SyncConfig": "tunecore.api.config",
     "TuneConfig": "tunecore.api.config",
     "TuneError": "tunecore.api.errors",
@@ -137,6 +139,7 @@ __all__ = [
     "PlacementGroupFactory",
     "Result",
     "ResultGrid",
+    "ResumeConfig",
     "RunConfig",
     "ScalingConfig",
     "Stopper",

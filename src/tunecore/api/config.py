@@ -8,9 +8,10 @@ them into the core's `ExperimentConfig` is `tunecore.api.tuner`'s job.
 
 from __future__ import annotations
 
+import enum
 import os
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -92,6 +93,50 @@ class SyncConfig(BaseModel):
     sync_timeout: Annotated[float, Field(gt=0)] = 60.0
     sync_artifacts: bool = False
     sync_artifacts_on_checkpoint: bool = True
+
+
+class ResumeType(enum.Enum):
+    """What a resume does with the trials of one status (Ray's names)."""
+
+    RESUME = "resume"
+    """Go on from the trial's newest checkpoint."""
+    RESTART = "restart"
+    """Start the trial over, without a checkpoint."""
+    SKIP = "skip"
+    """Leave the trial as it ended (an unfinished one ends)."""
+
+
+_Kind = ResumeType  # the fields' type, under a name the class does not shadow
+
+
+class ResumeConfig(BaseModel):
+    """Ray's `ResumeConfig`: how `tunecore.run(..., resume_config=...)`
+    goes on with an experiment's finished, unfinished and errored trials.
+    Its defaults are `resume=True`'s. `Tuner.restore` takes the same
+    choices as flags; what it cannot do (finished trials run again,
+    unfinished ones restarted) is an error naming the field."""
+
+    model_config = _FROZEN
+
+    ResumeType: ClassVar[type[_Kind]] = _Kind  # Ray's spelling: ResumeConfig.ResumeType
+
+    finished: _Kind = _Kind.SKIP
+    unfinished: _Kind = _Kind.RESUME
+    errored: _Kind = _Kind.SKIP
+
+    @model_validator(mode="after")
+    def _supported(self) -> ResumeConfig:
+        if self.finished is not _Kind.SKIP:
+            raise ValueError(
+                f"finished={self.finished.value!r}: finished trials are never run again "
+                "(only 'skip')"
+            )
+        if self.unfinished is _Kind.RESTART:
+            raise ValueError(
+                "unfinished='restart': unfinished trials go on from their newest checkpoint "
+                "('resume') or end ('skip')"
+            )
+        return self
 
 
 class RunConfig(BaseModel):

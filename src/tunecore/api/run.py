@@ -5,6 +5,15 @@ deprecated checkpoint arguments onto `CheckpointConfig`, `local_dir` onto
 `storage_path`), so both spellings run the same experiment. As in Ray Tune,
 it returns an `ExperimentAnalysis`, and raises `TuneError` when a trial
 ended in ERROR unless `raise_on_failed_trial=False`.
+
+`resume` (True, "AUTO", either with Ray's suffixes "+ERRORED",
+"+RESTART_ERRORED", "+ERRORED_ONLY", "+RESTART_ERRORED_ONLY") or
+`resume_config` go on with the experiment of that `name` where it is
+stored, if there is one (`Tuner.restore`; the arguments that are code,
+callbacks, name creators, a searcher or stopper of your own and the
+`sample_from` functions of `config`, are passed on again, the rest is
+the log's), else start it, as Ray Tune does. Without a `name` the
+experiment's default name is new each time, so nothing is resumed.
 """
 
 from __future__ import annotations
@@ -13,13 +22,23 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from tunecore.api.analysis import ExperimentAnalysis
-from tunecore.api.config import CheckpointConfig, FailureConfig, RunConfig, TuneConfig
+from tunecore.api.config import (
+    CheckpointConfig,
+    FailureConfig,
+    ResumeConfig,
+    ResumeType,
+    RunConfig,
+    SyncConfig,
+    TuneConfig,
+)
 from tunecore.api.errors import TuneError
 from tunecore.api.reporters import CLIReporter
 from tunecore.api.restored import Trainable
 from tunecore.api.tuner import Tuner
 from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.shell.stoppers import StopSetting
+from tunecore.shell.storage import safe_name
+from tunecore.shell.store import resolve_storage
 from tunecore.shell.trainable.resources import PlacementGroupFactory
 from tunecore.shell.trial_view import Trial
 
@@ -36,7 +55,9 @@ def run(
     resources_per_trial: dict[str, Any] | PlacementGroupFactory | None = None,
     num_samples: int = 1,
     storage_path: str | None = None,
+    storage_filesystem: object = None,
     local_dir: str | None = None,
+    sync_config: SyncConfig | None = None,
     search_alg: object | None = None,
     scheduler: TrialScheduler | None = None,
     checkpoint_config: CheckpointConfig | None = None,
@@ -53,6 +74,8 @@ def run(
     export_formats: Sequence[str] | None = None,
     max_failures: int = 0,
     fail_fast: bool | Literal["raise"] = False,
+    resume: bool | str | None = None,
+    resume_config: ResumeConfig | None = None,
     reuse_actors: bool = True,
     raise_on_failed_trial: bool = True,
     callbacks: Sequence[object] | None = None,
@@ -84,6 +107,27 @@ def run(
             f"run() got local_dir={local_dir!r} and storage_path={storage_path!r}: "
             "local_dir is the old name of storage_path, give one"
         )
+    how = resume_config if resume_config is not None else resume_setting(resume)
+    storage = storage_path if storage_path is not None else local_dir
+    if how is not None and name is not None:
+        path = experiment_location(storage, name, storage_filesystem)
+        if Tuner.can_restore(path, storage_filesystem):
+            tuner = Tuner.restore(
+                path,
+                run_or_experiment,
+                param_space=config,
+                resume_unfinished=how.unfinished is ResumeType.RESUME,
+                resume_errored=how.errored is ResumeType.RESUME,
+                restart_errored=how.errored is ResumeType.RESTART,
+                callbacks=list(callbacks or []),
+                trial_name_creator=trial_name_creator,
+                trial_dirname_creator=trial_dirname_creator,
+                # Thresholds are the log's; a stopper of your own is code.
+                stop=None if stop is None or isinstance(stop, Mapping) else stop,
+                storage_filesystem=storage_filesystem,
+                search_alg=search_alg,
+            )
+            return _analysed(tuner, raise_on_failed_trial)
     tuner = Tuner(
         run_or_experiment,
         param_space=config,
@@ -104,7 +148,9 @@ def run(
         ),
         run_config=RunConfig(
             name=name,
-            storage_path=storage_path if storage_path is not None else local_dir,
+            storage_path=storage,
+            storage_filesystem=storage_filesystem,
+            sync_config=sync_config or SyncConfig(),
             stop=stop,
             checkpoint_config=checkpoint_config
             or CheckpointConfig.model_validate(legacy_checkpoints),
@@ -116,6 +162,10 @@ def run(
             export_formats=list(export_formats or []),
         ),
     )
+    return _analysed(tuner, raise_on_failed_trial)
+
+
+def _analysed(tuner: Tuner, raise_on_failed_trial: bool) -> ExperimentAnalysis:
     analysis = ExperimentAnalysis(tuner.fit())
     failed = [trial for trial in analysis.trials if trial.status == Trial.ERROR]
     if failed and raise_on_failed_trial:
@@ -124,3 +174,48 @@ def run(
             "error.txt; run(..., raise_on_failed_trial=False) returns the analysis instead)"
         )
     return analysis
+
+
+_RESUME_SUFFIXES = {
+    "ERRORED": ResumeConfig(errored=ResumeType.RESUME),
+    "RESTART_ERRORED": ResumeConfig(errored=ResumeType.RESTART),
+    "ERRORED_ONLY": ResumeConfig(unfinished=ResumeType.SKIP, errored=ResumeType.RESUME),
+    "RESTART_ERRORED_ONLY": ResumeConfig(unfinished=ResumeType.SKIP, errored=ResumeType.RESTART),
+}
+
+
+def resume_setting(resume: object) -> ResumeConfig | None:
+    """Ray's legacy `resume=` as a `ResumeConfig` (None: start anew): True
+    or "AUTO", with at most one suffix (the last one given wins, as in
+    Ray); anything else is a `ValueError` naming the value."""
+    if resume is None or resume is False:
+        return None
+    if resume is True:
+        return ResumeConfig()
+    if not isinstance(resume, str):
+        raise ValueError(f"resume={resume!r}: give True, False or 'AUTO' (with '+ERRORED', ...)")
+    base, *suffixes = resume.split("+")
+    if base != "AUTO":
+        raise ValueError(
+            f"resume={resume!r}: {base!r} is not one of True, False, 'AUTO' (Ray Tune's "
+            "'LOCAL', 'REMOTE', 'PROMPT' and 'ERRORED_ONLY' are deprecated there too)"
+        )
+    how = ResumeConfig()
+    for suffix in suffixes:
+        if suffix not in _RESUME_SUFFIXES:
+            raise ValueError(
+                f"resume={resume!r}: unknown suffix {suffix!r} (one of "
+                f"{', '.join(sorted(_RESUME_SUFFIXES))})"
+            )
+        how = _RESUME_SUFFIXES[suffix]
+    return how
+
+
+def experiment_location(storage_path: str | None, name: str, storage_filesystem: object) -> str:
+    """Where the experiment `name` is kept: its directory, its URI, or
+    (with a filesystem object) its path inside `storage_filesystem`."""
+    spec, _ = resolve_storage(storage_path, storage_filesystem)
+    directory = safe_name(name, fallback="experiment")
+    if storage_filesystem is not None:
+        return f"{str(storage_path).rstrip('/')}/{directory}"
+    return f"{spec.uri.rstrip('/')}/{directory}"

@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from tunecore.core.search.domains import randn as randn
     from tunecore.core.search.domains import sample_from as sample_from
     from tunecore.core.search.domains import uniform as uniform
+    from tunecore.schedulers.create import create_scheduler as create_scheduler
     from tunecore.search.create import create_searcher as create_searcher
     from tunecore.shell.callbacks import Callback as Callback
     from tunecore.shell.replay import replay as replay
@@ -70,6 +71,7 @@ if TYPE_CHECKING:
     from tunecore.shell.trainable import report as report
     from tunecore.shell.trainable.resources import PlacementGroupFactory as PlacementGroupFactory
     from tunecore.shell.trainable.resources import ScalingConfig as ScalingConfig
+    from tunecore.shell.trainable.worker import TuneContext as TuneContext
     from tunecore.shell.trainable.wrappers import with_parameters as with_parameters
     from tunecore.shell.trainable.wrappers import with_resources as with_resources
     from tunecore.shell.trial_view import Trial as Trial
@@ -110,6 +112,7 @@ _HOMES: dict[str, str] = {
     "randn": "tunecore.core.search.domains",
     "sample_from": "tunecore.core.search.domains",
     "uniform": "tunecore.core.search.domains",
+    "create_scheduler": "tunecore.schedulers.create",
     "create_searcher": "tunecore.search.create",
     "Callback": "tunecore.shell.callbacks",
     "replay": "tunecore.shell.replay",
@@ -123,6 +126,7 @@ _HOMES: dict[str, str] = {
     "report": "tunecore.shell.trainable",
     "PlacementGroupFactory": "tunecore.shell.trainable.resources",
     "ScalingConfig": "tunecore.shell.trainable.resources",
+    "TuneContext": "tunecore.shell.trainable.worker",
     "with_parameters": "tunecore.shell.trainable.wrappers",
     "with_resources": "tunecore.shell.trainable.wrappers",
     "Trial": "tunecore.shell.trial_view",
@@ -147,11 +151,13 @@ __all__ = [
     "Trainable",
     "Trial",
     "TuneConfig",
+    "TuneContext",
     "TuneError",
     "Tuner",
     "__version__",
     "checkpoint_dir",
     "choice",
+    "create_scheduler",
     "create_searcher",
     "experiment",
     "get_checkpoint",

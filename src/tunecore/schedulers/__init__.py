@@ -15,6 +15,7 @@ from tunecore.core.schedulers.hyperband import HyperBandScheduler
 from tunecore.core.schedulers.median import MedianStoppingRule
 from tunecore.core.schedulers.pbt import PopulationBasedTraining
 from tunecore.schedulers.async_hyperband import AsyncHyperBandScheduler
+from tunecore.schedulers.create import create_scheduler
 
 __all__ = [
     "ASHAScheduler",
@@ -25,4 +26,5 @@ __all__ = [
     "MedianStoppingRule",
     "PopulationBasedTraining",
     "TrialScheduler",
+    "create_scheduler",
 ]

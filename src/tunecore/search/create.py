@@ -3,9 +3,9 @@ command-line option."""
 
 from __future__ import annotations
 
-import importlib
-import inspect
 from typing import Any
+
+from tunecore._by_name import create_by_name
 
 SEARCHERS = {
     "variant_generator": "tunecore.core.search:BasicVariantGenerator",
@@ -23,13 +23,10 @@ def create_searcher(search_alg: str, **kwargs: Any) -> Any:
     `kwargs` its class takes; the rest are dropped, as in Ray Tune. An
     unknown name is a `ValueError` listing the known ones; a missing
     package is an `ImportError` naming the extra to install."""
-    target = SEARCHERS.get(search_alg.lower())
-    if target is None:
-        raise ValueError(
-            f"create_searcher: search_alg={search_alg!r} is not one of {sorted(SEARCHERS)} "
-            "(Ray Tune's ax, nevergrad, zoopt and hebo are not built in tunecore)"
-        )
-    module, _, name = target.partition(":")
-    kind = getattr(importlib.import_module(module), name)
-    takes = inspect.signature(kind).parameters
-    return kind(**{key: value for key, value in kwargs.items() if key in takes})
+    return create_by_name(
+        "create_searcher: search_alg",
+        SEARCHERS,
+        search_alg,
+        kwargs,
+        "Ray Tune's ax, nevergrad, zoopt and hebo are not built in tunecore",
+    )

@@ -14,6 +14,7 @@ import tunecore as tune
 
 def train_func(config):
     context = tune.get_context()
+    assert isinstance(context, tune.TuneContext), type(context)
     # Write to the Tune trial directory, not the shared working dir
     tune_trial_dir = Path(context.get_trial_dir())
     with open(tune_trial_dir / "write.txt", "w") as f:

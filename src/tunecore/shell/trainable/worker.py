@@ -120,6 +120,10 @@ class TrialContext(msgspec.Struct, frozen=True, kw_only=True):
         return 0
 
 
+TuneContext = TrialContext
+"""Ray Tune's name for what `get_context()` returns (`tune.TuneContext`)."""
+
+
 class WorkerTrainable(Protocol):
     def train(self) -> JsonDict: ...
 

@@ -263,6 +263,23 @@ def test_a_non_json_constant_is_rejected_naming_its_path() -> None:
     assert raised.value.field == "param_space['optimizer']['betas'][1]"
 
 
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: parse_space({"model": object()}),
+        lambda: parse_space({"model": {"grid_search": [object()]}}),
+        lambda: grid_search([object()]),  # type: ignore[list-item]
+        lambda: choice([1, object()]),  # type: ignore[list-item]
+    ],
+)
+def test_an_object_in_a_space_is_refused_saying_how_to_pass_it(make: object) -> None:
+    """Ray Tune takes any object (a model, a `ray.put` reference) as a
+    config value; here a config is logged, and the error says where
+    objects go instead."""
+    with pytest.raises(InvalidFieldError, match=r"tune\.with_parameters\(trainable, name=obj\)"):
+        make()  # type: ignore[operator]
+
+
 def test_a_bare_function_is_rejected_with_a_hint_to_wrap_it() -> None:
     with pytest.raises(InvalidFieldError, match="sample_from") as raised:
         parse_space({"f": lambda spec: 1})

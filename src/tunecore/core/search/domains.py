@@ -96,31 +96,43 @@ def _on_lattice(where: str, name: str, value: float, q: float) -> int:
 _JSON_SCALARS: tuple[type[bool | int | float | str], ...] = (bool, int, float, str)
 
 
-def plain_json(where: str, value: object) -> JsonValue:
+OBJECTS_ELSEWHERE = (
+    "; a config is logged, so an object reaches the trainable another way: "
+    "tune.with_parameters(trainable, name=obj)"
+)
+"""What `plain_json` adds for an object in a search space (`otherwise`)."""
+
+
+def plain_json(where: str, value: object, *, otherwise: str = "") -> JsonValue:
     """A deep copy of `value` as plain JSON: tuples become lists, and a
     subclass of a JSON scalar the value it holds (numpy's `float64` and
     `str_` are `float` and `str` subclasses, which the log's encoder
     refuses); anything else (a search domain, a set, an object) is an
-    error naming where it is."""
+    error naming where it is, and for an object, `otherwise` (what to do
+    instead, appended to what was expected)."""
     if value is None or type(value) in _JSON_SCALARS:
         return value  # type: ignore[return-value]
     for scalar in _JSON_SCALARS:
         if isinstance(value, scalar):
             return scalar(value)
     if isinstance(value, list | tuple):
-        return [plain_json(f"{where}[{i}]", item) for i, item in enumerate(value)]
+        return [
+            plain_json(f"{where}[{i}]", item, otherwise=otherwise) for i, item in enumerate(value)
+        ]
     if isinstance(value, dict):
         copied: dict[str, JsonValue] = {}
         for key, item in value.items():
             if not isinstance(key, str):
                 raise InvalidFieldError(f"{where}[{key!r}]", key, "a string key")
-            copied[key] = plain_json(f"{where}[{key!r}]", item)
+            copied[key] = plain_json(f"{where}[{key!r}]", item, otherwise=otherwise)
         return copied
     if isinstance(value, DOMAIN_TYPES):
         raise InvalidFieldError(
             where, value, "a plain JSON value: search domains do not nest inside choices or grids"
         )
-    raise InvalidFieldError(where, value, "a JSON value (None, bool, int, float, str, list, dict)")
+    raise InvalidFieldError(
+        where, value, f"a JSON value (None, bool, int, float, str, list, dict){otherwise}"
+    )
 
 
 def copy_json(value: JsonValue) -> JsonValue:
@@ -551,7 +563,7 @@ def _binds(signature: inspect.Signature, count: int) -> bool:
 def _non_empty(where: str, name: str, value: object) -> list[JsonValue]:
     if not isinstance(value, list | tuple) or not value:
         raise InvalidFieldError(f"{where}.{name}", value, "a non-empty list")
-    copied = plain_json(f"{where}.{name}", value)
+    copied = plain_json(f"{where}.{name}", value, otherwise=OBJECTS_ELSEWHERE)
     assert isinstance(copied, list)
     return copied
 

@@ -67,6 +67,7 @@ import msgspec
 from tunecore.core.rng import Rng
 from tunecore.core.search.domains import (
     DOMAIN_TYPES,
+    OBJECTS_ELSEWHERE,
     Domain,
     GridSearch,
     SampleFrom,
@@ -142,7 +143,7 @@ def parse_space(param_space: Mapping[str, object]) -> ParamSpace:
     def walk(value: object, path: Path) -> JsonValue:
         if path and isinstance(value, Mapping) and _is_grid_literal(value):
             where = f"{format_path(path)}['grid_search']"
-            values = plain_json(where, value["grid_search"])
+            values = plain_json(where, value["grid_search"], otherwise=OBJECTS_ELSEWHERE)
             assert isinstance(values, list)
             if not values:
                 raise InvalidFieldError(where, values, "a non-empty list")
@@ -170,7 +171,7 @@ def parse_space(param_space: Mapping[str, object]) -> ParamSpace:
             raise InvalidFieldError(
                 format_path(path), value, "a JSON value or a search domain (wrap it in sample_from)"
             )
-        return plain_json(format_path(path), value)
+        return plain_json(format_path(path), value, otherwise=OBJECTS_ELSEWHERE)
 
     skeleton = walk(param_space, ())
     assert isinstance(skeleton, dict)

@@ -104,6 +104,20 @@ def test_metrics_dataframe_holds_every_result_of_the_trial(
         assert result.path.is_dir()
 
 
+def test_a_trial_that_never_reported_has_an_empty_metrics_dataframe(tmp_path: Path) -> None:
+    def fails_at_once(config: dict[str, object]) -> None:
+        raise ValueError("before any report")
+
+    [result] = Tuner(
+        fails_at_once,
+        run_config=RunConfig(storage_path=str(tmp_path), verbose=0, executor="in_process"),
+    ).fit()
+    assert result.error is not None
+    frame = result.metrics_dataframe
+    assert frame is not None  # as Ray's: empty, not None
+    assert frame.empty
+
+
 def test_best_checkpoints_are_the_kept_ones_with_their_metrics(
     experiment: tuple[Tuner, ResultGrid],
 ) -> None:
@@ -255,13 +269,26 @@ def test_the_loader_reads_a_running_experiment(tmp_path: Path) -> None:
 def test_a_window_scope_without_result_files_says_why(tmp_path: Path) -> None:
     results = tunecore.simulate(
         lambda config, iteration: ({"loss": 1.0}, 1.0),
-        tune_config=TuneConfig(metric="loss", mode="min"),
+        tune_config=TuneConfig(metric="loss", mode="min", num_samples=2),
         run_config=RunConfig(storage_path=str(tmp_path), verbose=0),
         max_iterations=3,
     )
     assert results.get_best_result().metrics["loss"] == 1.0
     with pytest.raises(ValueError, match=r"result\.json.*write_results=True"):
         results.get_best_result(scope="last-5-avg")
+
+
+def test_the_best_of_one_trial_is_that_trial_whatever_is_asked(tmp_path: Path) -> None:
+    """As in Ray: `tuner.fit().get_best_result()` of a single run needs no
+    metric, and a metric the trial never reported does not fail it."""
+    results = tunecore.simulate(
+        lambda config, iteration: ({"loss": 1.0}, 1.0),
+        run_config=RunConfig(storage_path=str(tmp_path), verbose=0),
+        max_iterations=3,
+    )
+    [only] = results
+    assert results.get_best_result() is only
+    assert results.get_best_result("never_reported", "max") is only
 
 
 def test_the_loader_finds_directories_a_dirname_creator_named(tmp_path: Path) -> None:

@@ -93,9 +93,13 @@ class Result:
 
     @property
     def metrics_dataframe(self) -> pandas.DataFrame | None:
-        """Every result of the trial, one row each (nested keys '/'-joined);
-        None without a result.json. Needs pandas."""
-        return None if self.history is None else as_dataframe(self.history)
+        """Every result of the trial, one row each (nested keys '/'-joined):
+        empty for a trial that never reported (it has no result.json), as
+        in Ray; None when its results have no result.json (a simulated
+        run's, without `write_results`). Needs pandas."""
+        if self.history is None:
+            return as_dataframe([]) if not self.metrics else None
+        return as_dataframe(self.history)
 
     def get_best_checkpoint(self, metric: str, mode: Literal["min", "max"]) -> Checkpoint | None:
         """The kept checkpoint whose result has the best `metric` by `mode`
@@ -223,7 +227,11 @@ class ResultGrid(Sequence[Result]):
         `"last-10-avg"` the mean of its last 5 or 10 values (read from its
         result.json). Trials that never reported the metric are passed
         over, and so are NaN and infinite scores unless
-        `filter_nan_and_inf=False`. Ties go to the earlier trial."""
+        `filter_nan_and_inf=False`. Ties go to the earlier trial. An
+        experiment of one trial returns that trial, whatever it reported
+        and whatever the arguments say, as in Ray."""
+        if len(self._results) == 1:
+            return self._results[0]
         best = self.find_best(metric, mode, scope, filter_nan_and_inf)
         if best is None and scope in _WINDOWS and all(r.history is None for r in self._results):
             raise ValueError(

@@ -69,6 +69,28 @@ def test_to_directory_copies(tmp_path: Path) -> None:
         anywhere.rmdir()
 
 
+def test_metadata_is_stored_with_the_checkpoint_as_ray_stores_it(tmp_path: Path) -> None:
+    checkpoint = Checkpoint.from_directory(filled(tmp_path / "c"))
+    assert checkpoint.get_metadata() == {}
+    checkpoint.set_metadata({"epoch": 3})
+    checkpoint.update_metadata({"loss": 0.5})
+    assert checkpoint.get_metadata() == {"epoch": 3, "loss": 0.5}
+    assert (tmp_path / "c" / ".metadata.json").is_file()  # Ray's file name
+    # The same directory by URI (how a stored experiment's checkpoints come).
+    assert Checkpoint(f"file://{tmp_path / 'c'}").get_metadata() == {"epoch": 3, "loss": 0.5}
+    checkpoint.set_metadata({"epoch": 4})  # replaces
+    assert checkpoint.get_metadata() == {"epoch": 4}
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        checkpoint.set_metadata({"model": object()})
+
+
+def test_a_saved_checkpoint_keeps_its_metadata(tmp_path: Path) -> None:
+    source = filled(tmp_path / "reported")
+    Checkpoint.from_directory(source).set_metadata({"epoch": 3})
+    write_checkpoint(str(tmp_path / "saved"), str(source), CheckpointMeta())
+    assert Checkpoint.from_directory(tmp_path / "saved").get_metadata() == {"epoch": 3}
+
+
 def test_write_checkpoint_copies_all_but_tunecores_own_files(tmp_path: Path) -> None:
     source = filled(tmp_path / "source")
     (source / TEMP_MARKER).touch()

@@ -17,15 +17,19 @@ and never interprets it. A checkpoint in storage is read by downloading it
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import msgspec
 
 from tunecore.shell.store import Store, resolve_storage, uri_scheme
+
+METADATA_FILE = ".metadata.json"
+"""Where a checkpoint's metadata is kept in its directory (Ray's name)."""
 
 
 class Checkpoint(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -94,6 +98,30 @@ class Checkpoint(msgspec.Struct, frozen=True, omit_defaults=True):
                 shutil.rmtree(target, ignore_errors=True)
             raise
         return os.path.abspath(target)
+
+    def get_metadata(self) -> dict[str, Any]:
+        """The metadata stored with the checkpoint (Ray's `.metadata.json`
+        in its directory); empty if none was."""
+        store = self._store()
+        if not store.exists(METADATA_FILE):
+            return {}
+        metadata = json.loads(store.read_bytes(METADATA_FILE))
+        if not isinstance(metadata, dict):
+            raise ValueError(
+                f"{self.path}/{METADATA_FILE} holds {type(metadata).__name__}, not a JSON object"
+            )
+        return metadata
+
+    def set_metadata(self, metadata: Mapping[str, Any]) -> None:
+        """Store `metadata` (JSON: a `TypeError` names what is not) with
+        the checkpoint, in place of what was stored."""
+        if not isinstance(metadata, Mapping):
+            raise TypeError(f"set_metadata takes a dict, got {type(metadata).__name__}")
+        self._store().write_bytes(METADATA_FILE, json.dumps(dict(metadata)).encode())
+
+    def update_metadata(self, metadata: Mapping[str, Any]) -> None:
+        """Add `metadata` to what is stored with the checkpoint."""
+        self.set_metadata({**self.get_metadata(), **metadata})
 
     def local_dir(self) -> str | None:
         """The local directory the checkpoint is, None if it is in storage."""

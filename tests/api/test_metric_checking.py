@@ -31,6 +31,12 @@ def test_a_metric_given_only_to_the_scheduler_is_checked(tmp_path: Path) -> None
     assert result.status is TrialStatus.ERROR
     assert result.error is not None
     assert "without the metric 'acc' that ASHAScheduler expects" in result.error
+    # The result it failed on was not taken: no row of it anywhere, as in Ray.
+    assert result.metrics == {}
+    assert not (Path(result.path) / "result.json").exists()
+    frame = result.metrics_dataframe
+    assert frame is not None
+    assert frame.empty
 
 
 def test_the_ray_switch_turns_the_check_off(

@@ -163,6 +163,24 @@ def test_nan_scores_are_passed_over_unless_asked_for(tmp_path: Path) -> None:
     assert math.isnan(results.get_best_result(filter_nan_and_inf=False).config["score"])  # type: ignore[arg-type]
 
 
+def test_a_window_holding_a_nan_passes_the_trial_over_as_avg_does(tmp_path: Path) -> None:
+    """result.json keeps a NaN as null; the window scopes read it as NaN,
+    so a trial that diverged is not ranked on its earlier values."""
+
+    def reports(config: dict[str, list[float]]) -> None:
+        for score in config["scores"]:
+            tunecore.report({"score": score})
+
+    results = Tuner(
+        reports,
+        param_space={"scores": tunecore.grid_search([[1.0, 2.0, 3.0], [100.0, 200.0, math.nan]])},
+        run_config=RunConfig(storage_path=str(tmp_path), verbose=0, executor="in_process"),
+    ).fit()
+    for scope in ("avg", "last-5-avg", "last-10-avg"):
+        best = results.get_best_result("score", "max", scope=scope)
+        assert best.config["scores"] == [1.0, 2.0, 3.0], scope
+
+
 def test_get_results_returns_what_fit_returned(experiment: tuple[Tuner, ResultGrid]) -> None:
     tuner, results = experiment
     assert tuner.get_results() is results

@@ -24,12 +24,21 @@ if TYPE_CHECKING:
 
 def values_of(rows: Sequence[JsonDict], metric: str) -> list[float]:
     """Every number reported for `metric` ('/'-joined for nested keys), in
-    order; results without it, or with a non-number, are passed over."""
+    order; results without it, or with another kind of value, are passed
+    over. A `null` counts as NaN: it is how result.json keeps a NaN or
+    infinite value (always valid JSON, see `shell.storage`), and a trial
+    whose window holds one must be passed over as its in-memory scores
+    are (Ray's `filter_nan_and_inf`), not ranked on its other values."""
     values = []
     for row in rows:
-        value = flatten(row).get(metric)
+        flat = flatten(row)
+        if metric not in flat:
+            continue
+        value = flat[metric]
         if is_number(value):
             values.append(float(value))
+        elif value is None:
+            values.append(math.nan)
     return values
 
 

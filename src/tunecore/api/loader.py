@@ -23,7 +23,7 @@ from tunecore.model import TrialState
 from tunecore.shell.eventlog import read_log
 from tunecore.shell.remote import StoredExperiment, is_stored, open_stored
 from tunecore.shell.replay import BUILTIN, SnapshotKind, rebuild
-from tunecore.shell.storage import ExperimentStorage, safe_name
+from tunecore.shell.storage import ExperimentStorage, experiment_dirname
 from tunecore.shell.trial_files import RESULT_FILE
 
 
@@ -56,7 +56,7 @@ def load_experiment(
 
 def _trial_dirs(directory: Path, trials: Iterable[TrialState]) -> dict[str, Path]:
     dirs: dict[str, Path]
-    if safe_name(directory.name, fallback="experiment") == directory.name:
+    if experiment_dirname(directory.name) == directory.name:
         # (Else ExperimentStorage would make a directory of the safe name.)
         storage = ExperimentStorage(directory.parent, directory.name)
         dirs = {t.trial_id: directory / storage.trial_dirname(t.spec) for t in trials}

@@ -37,7 +37,7 @@ from tunecore.api.restored import Trainable
 from tunecore.api.tuner import Tuner
 from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.shell.stoppers import StopSetting
-from tunecore.shell.storage import safe_name
+from tunecore.shell.storage import experiment_dirname
 from tunecore.shell.store import resolve_storage
 from tunecore.shell.trainable.resources import PlacementGroupFactory
 from tunecore.shell.trial_view import Trial
@@ -215,7 +215,7 @@ def experiment_location(storage_path: str | None, name: str, storage_filesystem:
     """Where the experiment `name` is kept: its directory, its URI, or
     (with a filesystem object) its path inside `storage_filesystem`."""
     spec, _ = resolve_storage(storage_path, storage_filesystem)
-    directory = safe_name(name, fallback="experiment")
+    directory = experiment_dirname(name)
     if storage_filesystem is not None:
         return f"{str(storage_path).rstrip('/')}/{directory}"
     return f"{spec.uri.rstrip('/')}/{directory}"

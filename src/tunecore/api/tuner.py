@@ -96,7 +96,7 @@ from tunecore.shell.replay import BUILTIN, SnapshotKind, rebuild, results_by_tri
 from tunecore.shell.resume import drop_unrecorded_checkpoints, repair_result_files
 from tunecore.shell.searchers import SearcherRuntime
 from tunecore.shell.stoppers import StopSetting, plan_stop
-from tunecore.shell.storage import ExperimentStorage, safe_name
+from tunecore.shell.storage import ExperimentStorage, experiment_dirname
 from tunecore.shell.store import (
     StorageSpec,
     Store,
@@ -309,7 +309,7 @@ class Tuner:
         root = Path(spec.uri)
         name = run.name or _claim_default_name(root, _short(self._name))
         if self._resume is None:
-            _set_aside_earlier_run(root / safe_name(name, fallback="experiment"))
+            _set_aside_earlier_run(root / experiment_dirname(name))
         storage = ExperimentStorage(root, name, background=True)
         with driver_lock(storage.experiment_dir):
             return self._fit(storage)
@@ -765,7 +765,7 @@ def _stored_default_name(root: Store, trainable: str) -> str:
     stem = f"{trainable}_{datetime.datetime.now():%Y-%m-%d_%H-%M-%S}"
     for number in itertools.count(1):
         name = stem if number == 1 else f"{stem}_{number}"
-        if not root.exists(safe_name(name, fallback="experiment")):
+        if not root.exists(experiment_dirname(name)):
             return name
     raise AssertionError("unreachable: itertools.count never ends")
 
@@ -784,7 +784,7 @@ def _claim_name(root: Path, stem: str) -> str:
     for number in itertools.count(1):
         name = stem if number == 1 else f"{stem}_{number}"
         try:
-            (root / safe_name(name, fallback="experiment")).mkdir()
+            (root / experiment_dirname(name)).mkdir()
         except FileExistsError:
             continue
         return name

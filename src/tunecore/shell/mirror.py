@@ -27,7 +27,7 @@ from pathlib import Path
 from tunecore.shell.eventlog import LOG_FILE, LogError
 from tunecore.shell.lock import LOCK_FILE, ExperimentLockedError
 from tunecore.shell.shipper import StateShipper
-from tunecore.shell.storage import safe_name
+from tunecore.shell.storage import experiment_dirname
 from tunecore.shell.store import StorageSpec, Store, staging_root, within
 from tunecore.shell.stored_state import SEGMENT_DIR, fetch_requests, fetch_state, stored_log
 
@@ -46,7 +46,7 @@ class Mirror:
     def __init__(self, spec: StorageSpec, root: Store, name: str) -> None:
         self.spec = spec
         self.root = root
-        self.name = safe_name(name, fallback="experiment")
+        self.name = experiment_dirname(name)
         self.store = within(root, self.name)
         self.staging_root = Path(staging_root(spec))
         self._token = secrets.token_hex(8)

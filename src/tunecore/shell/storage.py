@@ -129,6 +129,12 @@ _WINDOWS_RESERVED = frozenset(
 )
 
 
+def experiment_dirname(name: str) -> str:
+    """The directory an experiment called `name` has in its storage root:
+    every part of tunecore that makes, finds or lists one names it so."""
+    return safe_name(name, fallback="experiment")
+
+
 def safe_name(raw: str, *, keep: str = "", fallback: str = "trial") -> str:
     """`raw` as a name that is safe as one path component (see the module
     docstring for the rules). `keep` (a trial id) must survive truncation so
@@ -307,7 +313,7 @@ class ExperimentStorage:
 
     def __init__(self, root: str | Path, name: str, *, background: bool = False) -> None:
         self.root = Path(root).expanduser().resolve()
-        self.path = self.root / safe_name(name, fallback="experiment")
+        self.path = self.root / experiment_dirname(name)
         self.path.mkdir(parents=True, exist_ok=True)
         self._tables: dict[Path, _ProgressTable] = {}
         self._dir_owners: dict[str, str] = {}

@@ -98,7 +98,7 @@ def turnovers(pattern: str, trials: int) -> list[float]:
             )
             started = time.perf_counter()
             # The Ray executor's run-ahead batch: RUN_AHEAD_RESULTS, RUN_AHEAD_S.
-            host.assign_and_train({"x": number}, context, 256, 0.05, horizon)
+            host.assign_and_train({"x": number}, context, (256, 0.05, horizon))
             seconds.append(time.perf_counter() - started)
     finally:
         host.release()

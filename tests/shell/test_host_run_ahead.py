@@ -72,12 +72,12 @@ def test_a_batch_to_the_horizon_costs_one_resume_and_no_step_past_it(
 ) -> None:
     resumes = counting_resumes(monkeypatch)
     host = host_for(tmp_path, {"steps": 50})
-    results, error = host.train_many(256, None, ("training_iteration", 20))
+    results, error, _ = host.train_many((256, None, ("training_iteration", 20)))
     assert error is None
     assert [r["step"] for r in results] == list(range(1, 21))
     assert list(range(1, 21)) == STEPS  # parked at the horizon, not a step beyond
     assert resumes == []  # the start let it run to the horizon: nothing waited on the way
-    results, error = host.train_many(256, None, ("training_iteration", 30))
+    results, error, _ = host.train_many((256, None, ("training_iteration", 30)))
     assert [r["step"] for r in results] == list(range(21, 31))
     assert list(range(1, 31)) == STEPS
     assert resumes == [9]  # one resume, passing the 9 reports before the horizon
@@ -86,14 +86,14 @@ def test_a_batch_to_the_horizon_costs_one_resume_and_no_step_past_it(
 
 def test_a_report_with_a_checkpoint_waits_for_its_save(tmp_path: Path) -> None:
     host = host_for(tmp_path, {"steps": 50, "checkpoint": True})
-    results, error = host.train_many(256, None, ("training_iteration", 40))
+    results, error, _ = host.train_many((256, None, ("training_iteration", 40)))
     assert error is None
     assert [r["step"] for r in results] == list(range(1, CHECKPOINT_AT + 1))
     assert results[-1]["should_checkpoint"] is True
     assert list(range(1, CHECKPOINT_AT + 1)) == STEPS  # the function waits in that report
     saved = host.save(str(tmp_path / "saved"))
     assert Path(saved, "state").read_text() == str(CHECKPOINT_AT)
-    results, _ = host.train_many(256, None, ("training_iteration", 40))
+    results, _, _ = host.train_many((256, None, ("training_iteration", 40)))
     assert results[0]["step"] == CHECKPOINT_AT + 1
     host.release()
 
@@ -103,7 +103,7 @@ def test_with_a_stopping_criterion_every_report_waits(
 ) -> None:
     resumes = counting_resumes(monkeypatch)
     host = host_for(tmp_path, {"steps": 50}, criterion={"step": 12})
-    results, _ = host.train_many(256, None, ("training_iteration", 40))
+    results, _, _ = host.train_many((256, None, ("training_iteration", 40)))
     assert [r["step"] for r in results] == list(range(1, 13))
     assert list(range(1, 13)) == STEPS
     assert resumes == [0] * 11
@@ -112,7 +112,7 @@ def test_with_a_stopping_criterion_every_report_waits(
 
 def test_one_result_per_call_never_runs_ahead(tmp_path: Path) -> None:
     host = host_for(tmp_path, {"steps": 50})
-    host.train_many(256, None, ("training_iteration", 10))
+    host.train_many((256, None, ("training_iteration", 10)))
     assert host.train()["step"] == 11  # a plain call after a batch grants nothing
     assert list(range(1, 12)) == STEPS
     host.release()
@@ -140,7 +140,7 @@ def test_a_stop_while_running_ahead_unwinds_at_the_next_report(
 
     host = TrialHost(lambda cfg, ctx: make_worker_trainable(slow_at_four, cfg, ctx))
     host.assign({}, host_context(tmp_path))
-    results, _ = host.train_many(256, 0.05, ("training_iteration", 90))
+    results, _, _ = host.train_many((256, 0.05, ("training_iteration", 90)))
     assert [r["step"] for r in results] == [1, 2, 3]  # the batch's time was up in step 4
     host.release()  # the function, allowed to run ahead, is stopped in step 4...
     assert STEPS == [1, 2, 3, 4]  # ...and unwinds at its next report

@@ -109,6 +109,14 @@ from tunecore.shell.trainable.resources import plan_resources
 from tunecore.shell.trainable.wrappers import publish_parameters
 from tunecore.shell.trial_view import Trial, TrialViews, dirname_of
 
+CHAIN_STARTS = 4
+"""Waiting trials chained behind a starting trial on a reused Ray actor
+(`core.experiment.chains`): a trial whose function returns quickly costs
+the worker no wait for the driver, and the driver one actor call per five
+trials; a chain a stop leaves unstarted wastes at most this many runs."""
+
+CHAIN_STARTS_VARIABLE = "TUNECORE_CHAIN_STARTS"
+
 
 @dataclass(frozen=True)
 class RunParts:
@@ -384,6 +392,7 @@ class Tuner:
             after_shipped=None if shipper is None else shipper.after_shipped,
             sync_artifacts=(sync.sync_artifacts, sync.sync_artifacts_on_checkpoint),
             trial_dirs_at_once=bool(run.callbacks),
+            run_chains=not run.callbacks and mirror is None and self._stop.user is None,
         )
         callbacks.setup(
             stop=run.stop,
@@ -551,6 +560,22 @@ class Tuner:
             sync_artifacts_on_checkpoint=run.sync_config.sync_artifacts_on_checkpoint,
         )
 
+    def _chain_starts(self) -> int:
+        """How many waiting trials a starting trial's worker may run after
+        it (`ExperimentConfig.chain_starts`): `CHAIN_STARTS` on Ray's
+        reused actors, `TUNECORE_CHAIN_STARTS` if set (0: never)."""
+        if self._run.executor != "ray" or not self._tune.reuse_actors or self._parts.executor:
+            return 0
+        value = os.environ.get(CHAIN_STARTS_VARIABLE)
+        if value is None:
+            return CHAIN_STARTS
+        if not value.strip().isdigit():
+            raise ValueError(
+                f"{CHAIN_STARTS_VARIABLE}={value!r} is invalid: expected a whole number >= 0 "
+                "(0 never chains trials)"
+            )
+        return int(value)
+
     def _experiment_config(self) -> ExperimentConfig:
         tune, run = self._tune, self._run
         checkpoints: CheckpointConfig = run.checkpoint_config
@@ -573,6 +598,7 @@ class Tuner:
             ),
             resources_per_trial=self._resources.fixed,
             resources_from_config=self._resources.of_config is not None,
+            chain_starts=self._chain_starts(),
             max_failures=failures.max_failures,
             fail_fast=bool(failures.fail_fast),
             max_pending_trials=tune.max_pending_trials or 16,

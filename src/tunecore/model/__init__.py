@@ -18,6 +18,7 @@ from tunecore.model.checkpoint import (
     CheckpointStorage,
 )
 from tunecore.model.commands import (
+    ChainTrials,
     Command,
     ContinueTrial,
     DeleteCheckpoint,
@@ -71,6 +72,7 @@ from tunecore.model.trial import (
 __all__ = [
     "Applied",
     "Asked",
+    "ChainTrials",
     "CheckpointHistory",
     "CheckpointPolicy",
     "CheckpointRef",

@@ -22,6 +22,19 @@ class StartTrial(msgspec.Struct, frozen=True, kw_only=True, tag=True):
     restore_from: CheckpointRef | None = None
 
 
+class ChainTrials(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+    """Comes right before the `StartTrial` of `trial_id`: the shell may run
+    the waiting trials `then`, in order, on that trial's worker, each as
+    soon as the one before it returns, without waiting for the driver (the
+    experiment's `chain_starts`). The core keeps them from starting
+    anywhere else while `trial_id` runs, and starts them first once it has
+    ended: a chained trial's start then finds its results ready. A shell
+    that does not chain ignores this; the trials start as usual."""
+
+    trial_id: str
+    then: tuple[str, ...]
+
+
 class ContinueTrial(msgspec.Struct, frozen=True, kw_only=True, tag=True, gc=False):
     """Let a RUNNING trial produce its next result."""
 
@@ -91,6 +104,7 @@ class ExperimentDone(msgspec.Struct, frozen=True, kw_only=True, tag=True):
 
 Command: TypeAlias = (
     StartTrial
+    | ChainTrials
     | ContinueTrial
     | SaveCheckpoint
     | PauseTrial

@@ -151,6 +151,10 @@ class TrialState(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, 
     """Created, but its resources depend on its config, which only user
     code can read: it cannot start until the shell reports them
     (`ResolveResources`, answered by `ResourcesUpdateRequested`)."""
+    chained_behind: str | None = None
+    """A waiting trial chained behind the running trial of this id
+    (`ChainTrials`): it starts nowhere else while that one runs, and
+    before any other waiting trial once it has ended."""
 
     @property
     def trial_id(self) -> str:

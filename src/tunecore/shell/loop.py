@@ -45,6 +45,7 @@ from tunecore.core.naming import error_entry
 from tunecore.core.results import SHOULD_CHECKPOINT, is_end_marker, iteration_of
 from tunecore.core.schedulers.base import Horizon
 from tunecore.model import (
+    ChainTrials,
     CheckpointRef,
     CheckpointSaved,
     CheckpointStorage,
@@ -76,7 +77,7 @@ from tunecore.model import (
 from tunecore.model.storable import UnstorableValueError
 from tunecore.shell import shared_storage
 from tunecore.shell.callbacks import CallbackList
-from tunecore.shell.executors.base import Executor
+from tunecore.shell.executors.base import ChainedStart, Executor
 from tunecore.shell.exploit_copies import ExploitCopies
 from tunecore.shell.functions import UserFunctions
 from tunecore.shell.inbox import Inbox
@@ -128,6 +129,7 @@ class ExperimentLoop:
         after_shipped: Callable[[Callable[[], None]], None] | None = None,
         sync_artifacts: tuple[bool, bool] = (False, True),
         trial_dirs_at_once: bool = True,
+        run_chains: bool = False,
     ) -> None:
         self.state = state
         self._executor = executor
@@ -163,6 +165,13 @@ class ExperimentLoop:
         # it starts (Ray's logging guide does); without them, the file queue
         # makes it (`ExperimentStorage.trial_dir`).
         self._trial_dirs_at_once = trial_dirs_at_once
+        # Chained starts (`ChainTrials`) are sent to the executor only when
+        # nothing of the user's watches a trial start: a chained trial's
+        # function runs before the core starts it, so a callback's
+        # `on_trial_start` would come after it.
+        self._run_chains = run_chains
+        self._chains: dict[str, tuple[str, ...]] = {}
+        self._ever_chained: set[str] = set()
 
     # -- running ------------------------------------------------------------
 
@@ -201,7 +210,17 @@ class ExperimentLoop:
             self._exploit_copies.drop_all()
             self._callbacks.on_experiment_end(self._trials())
             self._storage.close()
+            self._drop_unstarted_chains()
         return self.state
+
+    def _drop_unstarted_chains(self) -> None:
+        """A chained trial the core never started (the experiment stopped
+        first) may have run on its worker: what it wrote goes, with the
+        directory made for it, as if it had never been chained."""
+        for trial_id in self._ever_chained:
+            trial = self.state.trials[trial_id]
+            if trial.start_time is None:
+                shutil.rmtree(self._path(trial), ignore_errors=True)
 
     def _sweep_worker_dirs(self) -> None:
         """A worker deletes the scratch directory of a trial it stops (see
@@ -410,17 +429,44 @@ class ExperimentLoop:
         _COMMANDS[type(command)](self, command, self.state.trials[command.trial_id])
 
     def _start(self, command: StartTrial, trial: TrialState) -> None:
-        context = self._context(trial)
+        """A trial that was chained is handed to the executor before its
+        directory is made here: making it is how the executor takes a
+        trial a worker may still run ahead (`chains`)."""
+        chained = trial.trial_id in self._ever_chained
+        context = self._context(trial, self._path(trial) if chained else None)
+        if chained:
+            self._submit(command, trial, context)
+            self._dir(trial)
         self._storage.write_params(Path(context.trial_dir), trial.spec.config)
         self._callbacks.on_trial_start(self._iteration, self._trials(), self._view(trial))
         self._hosted.add(trial.trial_id)
+        if not chained:
+            self._submit(command, trial, context)
+
+    def _submit(self, command: StartTrial, trial: TrialState, context: TrialContext) -> None:
         self._executor.start(
             trial.trial_id,
             trial.spec.resources,
             trial.spec.config,
             context,
             self._located(command.restore_from),
+            then=self._chained_behind(trial.trial_id),
         )
+
+    def _chain_trials(self, command: ChainTrials, _trial: TrialState) -> None:
+        """Remembered for the trial's `StartTrial`, which comes next;
+        ignored unless this run chains (`run_chains`)."""
+        if self._run_chains:
+            self._chains[command.trial_id] = command.then
+            self._ever_chained.update(command.then)
+
+    def _chained_behind(self, trial_id: str) -> list[ChainedStart]:
+        """The trials chained behind `trial_id`, as its worker runs them."""
+        chain = [self.state.trials[chained] for chained in self._chains.pop(trial_id, ())]
+        return [
+            ChainedStart(trial.trial_id, trial.spec.config, self._context(trial, self._path(trial)))
+            for trial in chain
+        ]
 
     def _continue(self, _command: ContinueTrial, trial: TrialState) -> None:
         self._executor.train(trial.trial_id, self._until(trial.trial_id))
@@ -536,6 +582,14 @@ class ExperimentLoop:
         """A checkpoint to restore, at the path a worker can open."""
         return None if checkpoint is None else self._storage.located(checkpoint)
 
+    def _path(self, trial: TrialState) -> Path:
+        """Where the trial's directory is, without making it (`_dir`)."""
+        known = self._dirs.get(trial.trial_id)
+        if known is not None:
+            return known
+        dirname = self._trial_dirname(trial) if self._trial_dirname is not None else None
+        return self._storage.path / self._storage.trial_dirname(trial.spec, dirname)
+
     def _dir(self, trial: TrialState) -> Path:
         known = self._dirs.get(trial.trial_id)
         if known is None:
@@ -554,12 +608,14 @@ class ExperimentLoop:
         which judge each result here."""
         return None if self._stopper is not None else run_ahead_until(self.state, trial_id)
 
-    def _context(self, trial: TrialState) -> TrialContext:
+    def _context(self, trial: TrialState, directory: Path | None = None) -> TrialContext:
+        """What the trial's worker needs, in `directory` (made by the
+        worker) or the trial's directory, made here."""
         stdout, stderr = self._output_files or (None, None)
         return TrialContext(
             trial_id=trial.trial_id,
             trial_name=self._views.name(trial),
-            trial_dir=str(self._dir(trial)),
+            trial_dir=str(self._dir(trial) if directory is None else directory),
             experiment_dir=str(self._storage.experiment_dir),
             stopping_criterion=dict(trial.spec.stopping_criterion),
             until=self._until(trial.trial_id),
@@ -591,6 +647,7 @@ _Doer = Callable[[ExperimentLoop, Command, TrialState], None]
 _COMMANDS: dict[type[Command], _Doer] = {
     ResolveResources: handles(ResolveResources, ExperimentLoop._resolve_resources),
     StartTrial: handles(StartTrial, ExperimentLoop._start),
+    ChainTrials: handles(ChainTrials, ExperimentLoop._chain_trials),
     ContinueTrial: handles(ContinueTrial, ExperimentLoop._continue),
     SaveCheckpoint: handles(SaveCheckpoint, ExperimentLoop._save_checkpoint),
     PauseTrial: handles(PauseTrial, ExperimentLoop._pause),

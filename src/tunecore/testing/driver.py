@@ -250,7 +250,8 @@ class PolicyDriver:
             )
             return (CheckpointSaved(trial_id=command.trial_id, at=at, checkpoint=checkpoint),)
         # ContinueTrial, PauseTrial, StopTrial, ResetTrial, DeleteCheckpoint,
-        # ExperimentDone: nothing comes back (a worker goes on, or is freed).
+        # ChainTrials, ExperimentDone: nothing comes back (a worker goes on,
+        # or is freed; chained trials start as any other here).
         return ()
 
     def replay_on(self, scheduler: TrialScheduler) -> ExperimentState:

@@ -22,6 +22,7 @@ from tunecore.core.experiment.snapshot import ExperimentSnapshot, decode_state, 
 from tunecore.core.schedulers.base import CONTINUE, PAUSE, STOP, Verdict
 from tunecore.core.schedulers.fifo import FIFOScheduler
 from tunecore.model import (
+    ChainTrials,
     CheckpointPolicy,
     CheckpointRef,
     CheckpointSaved,
@@ -74,6 +75,7 @@ configs = st.builds(
     max_failures=st.integers(-1, 2),
     fail_fast=st.integers(0, 5).map(lambda n: n == 0),
     max_pending_trials=st.integers(1, 4),
+    chain_starts=st.integers(0, 3),
 )
 
 
@@ -255,6 +257,17 @@ class ExperimentMachine(RuleBasedStateMachine):
         assert state.created == len(trials) == len(order)
 
     @invariant()
+    def chained_trials_wait_and_start_first_once_their_trial_ended(self) -> None:
+        """A trial chained behind a running one waits; none chained behind
+        an ended one waits while another trial started in its place."""
+        for trial in self.state.trials.values():
+            behind = trial.chained_behind
+            if behind is None:
+                continue
+            assert trial.status is TrialStatus.PENDING, trial
+            assert self.state.trials[behind].chained_behind is None
+
+    @invariant()
     def resources_are_never_oversubscribed(self) -> None:
         state = self.state
         used = resources.nothing()
@@ -340,10 +353,28 @@ def check_commands(
             assert len(trial.saving_to) > 0 or trial.is_finished, (command, trial)
         elif isinstance(command, DeleteCheckpoint):
             assert command.checkpoint not in trial.checkpoints.persistent
+        elif isinstance(command, ChainTrials):
+            check_chain(after, command, commands[position + 1])
     if after.total is not None:
         started = any(isinstance(c, StartTrial) for c in commands)
         if started:
             assert resources.fits(after.used, after.total), (after.used, after.total)
+
+
+def check_chain(after: ExperimentState, chain: ChainTrials, following: Command) -> None:
+    """A chain comes right before its trial's start, behind a fresh trial
+    of the same resources, and holds fresh waiting trials of the same
+    resources, none chained elsewhere."""
+    assert following == StartTrial(trial_id=chain.trial_id)
+    head = after.trials[chain.trial_id]
+    assert 0 < len(chain.then) <= after.config.chain_starts
+    assert head.chained_behind is None
+    for chained_id in chain.then:
+        trial = after.trials[chained_id]
+        assert trial.status is TrialStatus.PENDING, trial
+        assert trial.chained_behind == chain.trial_id
+        assert trial.spec.resources == head.spec.resources
+        assert (trial.num_failures, head.num_failures) == (0, 0)
 
 
 ExperimentMachine.TestCase.settings = settings(

@@ -78,6 +78,12 @@ class ExperimentConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=
     """Each trial's resources depend on its config (user code decides): a
     new trial waits until the shell answers its `ResolveResources`.
     `resources_per_trial` then only stands in until the answer."""
+    chain_starts: int = 0
+    """How many waiting trials may be chained behind a starting trial
+    (`ChainTrials`): run on its worker one after another as each returns,
+    before the driver hears of the end. Only where no decision could
+    differ (`core.experiment.chains`); 0 never chains. The shell sets it
+    when its executor chains and nothing of the user's watches a start."""
 
     def __post_init__(self) -> None:
         require_name("ExperimentConfig.trainable_name", self.trainable_name)
@@ -86,6 +92,7 @@ class ExperimentConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=
         require_int("ExperimentConfig.max_failures", self.max_failures, minimum=-1)
         require_bool("ExperimentConfig.fail_fast", self.fail_fast)
         require_int("ExperimentConfig.max_pending_trials", self.max_pending_trials, minimum=1)
+        require_int("ExperimentConfig.chain_starts", self.chain_starts, minimum=0)
         if self.max_trials is not None:
             require_int("ExperimentConfig.max_trials", self.max_trials, minimum=0)
         budget: object = self.time_budget_s

@@ -32,6 +32,7 @@ import msgspec
 
 from tunecore.core import lifecycle, resources
 from tunecore.core.dispatch import handles
+from tunecore.core.experiment import chains
 from tunecore.core.experiment.books import Books, Queue
 from tunecore.core.experiment.state import (
     ExperimentConfig,
@@ -60,6 +61,7 @@ from tunecore.core.stopping import StopCriterionError, check_stop
 from tunecore.model import (
     Applied,
     Asked,
+    ChainTrials,
     ClusterResourcesChanged,
     Command,
     Decision,
@@ -76,6 +78,7 @@ from tunecore.model import (
     ResultReported,
     SearcherFailed,
     StartRequested,
+    StartTrial,
     StopRequested,
     Tick,
     TrialChangeEvent,
@@ -443,6 +446,8 @@ class _Step:
             outcome = lifecycle.apply(before, event)
             assert isinstance(outcome, Applied)  # every status lists ExperimentResumed
             after = outcome.state
+            if after.chained_behind is not None:  # its chain died with the workers
+                after = msgspec.structs.replace(after, chained_behind=None)
             self.put(before, after)
             if after.awaiting_resources:  # the old driver never answered
                 self.commands.append(ResolveResources(trial_id=trial_id))
@@ -465,7 +470,11 @@ class _Step:
             self._on_errored(failed.state)
 
     def put(self, before: TrialState, after: TrialState) -> None:
-        """Store `after` and keep queues, resources and counters in step."""
+        """Store `after` and keep queues, resources and counters in step.
+        A chain holds only waiting trials: one that leaves PENDING (started,
+        stopped) leaves its chain."""
+        if after.chained_behind is not None and after.status is not TrialStatus.PENDING:
+            after = msgspec.structs.replace(after, chained_behind=None)
         trial_id = after.trial_id
         self.trials = self.trials.set(trial_id, after)
         saves = len(after.saving_to) - len(before.saving_to)
@@ -575,8 +584,10 @@ class _Step:
         if not self.changed:
             return
         self._pull_from_searcher()
-        while self._start_what_fits():
+        fresh: list[str] = []
+        while self._start_what_fits(fresh):
             self._pull_from_searcher()  # refill the waiting queue the starts drained
+        self._chain(fresh)
         self._check_end()
 
     def _stop_what_the_scheduler_drops(self) -> None:
@@ -616,20 +627,16 @@ class _Step:
                 suggestion.config, suggestion.evaluated_params, suggestion.experiment_tag
             )
 
-    def _start_what_fits(self) -> bool:
-        """Start waiting trials the scheduler picks while they fit; whether
-        any started."""
+    def _start_what_fits(self, started: list[str]) -> bool:
+        """Start waiting trials while they fit, adding to `started` those
+        started fresh (not chained); whether any started."""
         total = self.books.total
         if total is None or self.books.stopping is not None:
             return False
-        started = False
+        any_started = False
         while self.books.pending or self.books.paused:
-            free = resources.subtract(total, self.books.used)
-            chosen = self.scheduler.choose_trial_to_run(
-                _TrialsView(self.books.pending, self.trials),
-                _TrialsView(self.books.paused, self.trials),
-                _fits_in(free),
-            )
+            fits = _fits_in(resources.subtract(total, self.books.used))
+            chosen = self._choose(fits)
             trial = None if chosen is None else self.trials.get(chosen)
             if trial is None:
                 break  # nothing to start, or an id the experiment does not know
@@ -637,8 +644,53 @@ class _Step:
             if isinstance(outcome, Rejection):
                 break  # the scheduler chose a trial that cannot start yet
             self._apply(trial, outcome)
-            started = True
-        return started
+            if trial.chained_behind is None:  # nothing goes behind a chained one
+                started.append(trial.trial_id)
+            any_started = True
+        return any_started
+
+    def _choose(self, fits: Callable[[TrialState], bool]) -> str | None:
+        """The trial to start next (see `core.experiment.chains`): a
+        chained trial whose trial has ended first; else the scheduler's
+        choice among the unchained trials; else among the chained ones,
+        taken from their chain (a place is never left empty for a chain)."""
+        pending: Sequence[TrialState] = _TrialsView(self.books.pending, self.trials)
+        paused = _TrialsView(self.books.paused, self.trials)
+        if not self.config.chain_starts:
+            return self.scheduler.choose_trial_to_run(pending, paused, fits)
+        released = chains.first_released(pending, self.trials, fits)
+        if released is not None:
+            return released
+        unreserved, reserved = chains.split_reserved(pending, self.trials)
+        chosen = self.scheduler.choose_trial_to_run(unreserved, paused, fits)
+        if chosen is None and reserved:
+            chosen = self.scheduler.choose_trial_to_run(reserved, (), fits)
+        return chosen
+
+    def _chain(self, started: list[str]) -> None:
+        """Chain the trials left waiting (none fits now) behind the trials
+        this step started fresh, each `ChainTrials` just before its trial's
+        `StartTrial`, when the experiment chains."""
+        if not self.config.chain_starts or not started or self.books.stopping is not None:
+            return
+        waiting = [
+            trial
+            for trial in _TrialsView(self.books.pending, self.trials)
+            if trial.chained_behind is None
+        ]
+        for trial_id in started:
+            head = self.trials[trial_id]
+            then = chains.chain_for(
+                self.config.chain_starts, self.scheduler, self.stopper, head, waiting
+            )
+            if not then:
+                continue
+            for chained_id in then:
+                before = self.trials[chained_id]
+                self.put(before, msgspec.structs.replace(before, chained_behind=trial_id))
+            waiting = [trial for trial in waiting if trial.trial_id not in then]
+            at = self.commands.index(StartTrial(trial_id=trial_id))
+            self.commands.insert(at, ChainTrials(trial_id=trial_id, then=then))
 
     def _check_end(self) -> None:
         if self.books.done or self.books.running or self.saves:

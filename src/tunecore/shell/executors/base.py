@@ -17,7 +17,7 @@ import logging
 import math
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, Protocol, TypeVar
 
@@ -212,6 +212,16 @@ def failure_event(trial_id: str, error: str) -> TrialFailed:
     return TrialFailed(trial_id=trial_id, at=time.time(), error=user_frames_first(error))
 
 
+@dataclass(frozen=True)
+class ChainedStart:
+    """A trial chained behind a starting one (`Executor.start`'s `then`),
+    with what its worker needs to run it."""
+
+    trial_id: str
+    config: JsonDict
+    context: TrialContext
+
+
 class Executor(Protocol):
     """Runs trials on workers. Every method returns at once; completions
     come back from `next_events`."""
@@ -225,8 +235,20 @@ class Executor(Protocol):
         config: JsonDict,
         context: TrialContext,
         restore: CheckpointRef | None,
+        *,
+        then: Sequence[ChainedStart] = (),
     ) -> None:
-        """Get a worker (a new one or an idle one), restore, then train."""
+        """Get a worker (a new one or an idle one), restore, then train.
+
+        `then` are the trials the core chained behind this one
+        (`ChainTrials`, `core.experiment.chains`). The executor may run
+        them on this trial's worker, in order, each only once the one
+        before has returned, keeping what each produced; ignoring them is
+        always correct. When the core later starts a chained trial, the
+        executor reports what it kept as if the trial had started then
+        (`TrialStarted`, its results, its failure), never before: a
+        chained trial the core never starts reports nothing. One whose
+        function had not returned keeps its worker until that start."""
         ...
 
     def train(self, trial_id: str, until: Horizon | None = None) -> None:

@@ -28,7 +28,7 @@ import traceback
 from collections.abc import Callable
 from typing import TextIO, cast
 
-from tunecore.core.results import ends_batch, flatten
+from tunecore.core.results import ends_batch, flatten, is_end_marker
 from tunecore.core.schedulers.base import Horizon
 from tunecore.core.stopping import check_stop
 from tunecore.model import JsonDict
@@ -41,6 +41,33 @@ from tunecore.shell.trainable.persist import MirroredTrial
 from tunecore.shell.trainable.worker import TrialContext, WorkerTrainable
 
 TrainableFactory = Callable[[JsonDict, TrialContext], WorkerTrainable]
+
+Batch = tuple[int, float | None, Horizon | None]
+"""`train_many`'s arguments: at most this many results, within this many
+seconds, up to this horizon."""
+
+Chained = tuple[JsonDict, TrialContext, Batch, "Chained | None"]
+"""`assign_and_train`'s arguments for a chained trial, its own `then` last."""
+
+Started = tuple[tuple[str, int], list[JsonDict], str | None, "Started | None"]
+"""`assign_and_train`'s reply: the location, then `Trained`."""
+
+Trained = tuple[list[JsonDict], str | None, Started | None]
+"""`train_many`'s reply: the results, the error that ended the batch, and
+the chained trial's reply (None: it did not run)."""
+
+
+def claim_trial_dir(path: str) -> bool:
+    """Make a chained trial's directory, only if nothing has: whoever makes
+    it runs the trial. A worker claims a chained trial so before it runs it
+    ahead, and the driver one it starts elsewhere while a worker may still
+    run it (`core.experiment.chains`); one directory, made once, settles
+    who does, so a trial never runs twice."""
+    try:
+        os.mkdir(path)
+    except OSError:  # made already (or no place for it here): not ours
+        return False
+    return True
 
 
 class TrialHost:
@@ -90,15 +117,14 @@ class TrialHost:
         self,
         config: JsonDict,
         context: TrialContext,
-        limit: int,
-        max_s: float | None,
-        until: Horizon | None,
-    ) -> tuple[tuple[str, int], list[JsonDict], str | None]:
+        batch: Batch,
+        then: Chained | None = None,
+    ) -> Started:
         """`assign`, then `train_many`, in one call (one round trip for a
-        trial started on a reused worker): the location, the results, and
-        the error that ended the batch, if any."""
+        trial started on a reused worker): the location, then what
+        `train_many` gives."""
         location = self.assign(config, context)
-        return (location, *self.train_many(limit, max_s, until))
+        return (location, *self.train_many(batch, then))
 
     def _redirect(self, context: TrialContext) -> None:
         """Send the process's output to the trial's files (`log_to_file`),
@@ -128,8 +154,21 @@ class TrialHost:
             self._keep_output()
             raise
 
-    def train_many(
-        self, limit: int, max_s: float | None = None, until: Horizon | None = None
+    def train_many(self, batch: Batch, then: Chained | None = None) -> Trained:
+        """The results of one batch (`_train_batch`), the error that ended
+        it early, if any, and what the chained trial `then` gave: it is
+        assigned and trained the same way (`core.experiment.chains`) only
+        when this trial's function returned within the batch and its
+        directory could be made here first (`claim_trial_dir`); otherwise
+        it is not run (None), nor the rest of the chain."""
+        results, error = self._train_batch(*batch)
+        returned = error is None and bool(results) and is_end_marker(results[-1])
+        if then is None or not returned or not claim_trial_dir(then[1].trial_dir):
+            return results, error, None
+        return results, error, self.assign_and_train(*then)
+
+    def _train_batch(
+        self, limit: int, max_s: float | None, until: Horizon | None
     ) -> tuple[list[JsonDict], str | None]:
         """Up to `limit` results in one call (the opt-in result buffer, or
         the executor's run-ahead), and the error that ended the batch early,

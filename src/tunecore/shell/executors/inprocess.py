@@ -25,11 +25,12 @@ import queue
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from tunecore.core.schedulers.base import Horizon
 from tunecore.model import CheckpointRef, JsonDict, Resources
 from tunecore.shell.executors.base import (
+    ChainedStart,
     Operation,
     OrderedOperations,
     Pending,
@@ -128,7 +129,10 @@ class InProcessExecutor(HostCalls):
         config: JsonDict,
         context: TrialContext,
         restore: CheckpointRef | None,
+        *,
+        then: Sequence[ChainedStart] = (),
     ) -> None:
+        """Chained trials (`then`) are not run ahead: each starts as usual."""
         worker = self._idle.pop() if self._idle else _Worker(TrialHost(self._factory), self._done)
         worker.trial_id = trial_id
         self._workers[trial_id] = worker

@@ -48,7 +48,8 @@ import itertools
 import logging
 import pickle
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -58,6 +59,7 @@ from ray.util.placement_group import PlacementGroup, placement_group, remove_pla
 from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
 from tunecore.core.resources import packs
+from tunecore.core.results import is_end_marker
 from tunecore.core.schedulers.base import Horizon
 from tunecore.model import (
     CheckpointRef,
@@ -68,6 +70,7 @@ from tunecore.model import (
 )
 from tunecore.shell.executors.actor import TrialActor, packed
 from tunecore.shell.executors.base import (
+    ChainedStart,
     Operation,
     OrderedOperations,
     Pending,
@@ -75,7 +78,7 @@ from tunecore.shell.executors.base import (
     completion_event,
     in_training,
 )
-from tunecore.shell.executors.host import TrainableFactory
+from tunecore.shell.executors.host import Chained, Started, TrainableFactory, claim_trial_dir
 from tunecore.shell.executors.queued import HostCalls
 from tunecore.shell.trainable.worker import TrialContext
 
@@ -215,6 +218,15 @@ class RayExecutor(HostCalls):
         # (`Executor.save`): a reply Ray is still sending when the worker
         # dies in the next step is lost with the process.
         self._after_save: dict[str, Horizon | None] = {}
+        # Chained starts (`Executor.start`): the trials sent behind each
+        # trial's call, what those that ran produced, the actors their
+        # unfinished last ones hold, and the events of adopted ones.
+        self._chains: dict[str, list[ChainedStart]] = {}
+        self._in_chain: dict[str, str] = {}  # chained trial -> the trial it is behind
+        self._awaited: dict[str, tuple[Resources, JsonDict, TrialContext]] = {}
+        self._ran_ahead: dict[str, _RanAhead] = {}
+        self._handed: dict[Any, str] = {}
+        self._adopted: list[ExperimentEvent] = []
 
     def cluster_resources(self) -> Resources:
         """The alive nodes, as bundles (their sum is the total): a bundle
@@ -252,18 +264,36 @@ class RayExecutor(HostCalls):
         config: JsonDict,
         context: TrialContext,
         restore: CheckpointRef | None,
+        *,
+        then: Sequence[ChainedStart] = (),
     ) -> None:
+        """A chained trial that ran ahead reports what it produced (see
+        `Executor.start`); chains are sent only with a trial on a reused
+        actor, in its one call."""
         self._releasing.discard(trial_id)
         self._failed.discard(trial_id)
+        ran = self._ran_ahead.pop(trial_id, None)
+        if ran is not None:
+            self._adopt(trial_id, resources, ran)
+            return
+        holder = self._in_chain.get(trial_id)
+        if holder is not None:  # a worker may still run it ahead
+            if not claim_trial_dir(context.trial_dir):  # it has, or will say it has not
+                self._awaited[trial_id] = (resources, config, context)
+                return
+            self._cut(holder, trial_id)
         actor = self._actors[trial_id] = self._actor_for(trial_id, resources)
         self._asks[trial_id] = resources
         if restore is None and trial_id not in self._unplaced:
             # A reused actor is placed already: its first results can come
             # back with the assignment, in one round trip.
+            self._chain(trial_id, then)
             batch = self._batch_of(context.until) or (1, None, None)
-            handle = actor.assign_and_train_packed.remote(packed(config, context, *batch))
+            payload = packed(config, context, batch, self._chain_of(trial_id))
+            handle = actor.assign_and_train_packed.remote(payload)
             self._ops.push(trial_id, Pending(Operation.ASSIGN_AND_TRAIN, handle))
             return
+        self._chain(trial_id, then)
         assign = functools.partial(
             self._issue,
             trial_id,
@@ -271,6 +301,90 @@ class RayExecutor(HostCalls):
             lambda a: a.call.remote("assign", config, context),
         )
         self._begin(trial_id, assign, restore, context.until)
+
+    def _chain(self, trial_id: str, then: Sequence[ChainedStart]) -> None:
+        """Keep the trials chained behind `trial_id`: they go with each of
+        its training calls (`_chain_of`) until one comes back having run
+        them (its function returned), or the trial leaves its actor."""
+        if then:
+            self._chains[trial_id] = list(then)
+            self._in_chain.update((start.trial_id, trial_id) for start in then)
+
+    def _chain_of(self, trial_id: str) -> Chained | None:
+        """The chain as `TrialHost.train_many` takes it: each trial's
+        arguments with the rest of the chain as its `then`."""
+        chained: Chained | None = None
+        for start in reversed(self._chains.get(trial_id, ())):
+            batch = self._batch_of(start.context.until) or (1, None, None)
+            chained = (start.config, start.context, batch, chained)
+        return chained
+
+    def _cut(self, trial_id: str, chained_id: str) -> None:
+        """The driver took `chained_id` (it made its directory first): the
+        worker stops the chain there, so it and the trials after it leave
+        the chain."""
+        chain = self._chains.get(trial_id, [])
+        ids = [start.trial_id for start in chain]
+        cut = ids.index(chained_id)
+        for dropped in ids[cut:]:
+            self._in_chain.pop(dropped, None)
+        if cut:
+            self._chains[trial_id] = chain[:cut]
+        else:
+            self._chains.pop(trial_id, None)
+
+    def _ran(self, trial_id: str, reply: Started | None) -> None:
+        """Keep what the trials chained behind `trial_id` produced (the
+        reply of a call that ran the chain, or None), until the core starts
+        each; one the core started meanwhile (`_awaited`) is adopted now.
+        The last one that ran keeps the actor when its function did not
+        return (it still trains, or failed there): the actor waits for that
+        trial's start instead of going idle. A chained trial that did not
+        run is no longer in any worker's hands."""
+        if reply is None and not any(self._in_chain.get(t) == trial_id for t in self._awaited):
+            return  # the chain goes with the next call
+        actor = self._actors.get(trial_id)
+        chain = self._chains.pop(trial_id, [])
+        for start in chain:
+            self._in_chain.pop(start.trial_id, None)
+            if reply is None:
+                self._start_awaited(start.trial_id)
+                continue
+            location, results, error, reply = reply
+            returned = error is None and bool(results) and is_end_marker(results[-1])
+            holder = None if returned else actor
+            ran = _RanAhead(location, results, error, holder)
+            if holder is not None:
+                self._handed[holder] = start.trial_id
+            awaited = self._awaited.pop(start.trial_id, None)
+            if awaited is None:
+                self._ran_ahead[start.trial_id] = ran
+            else:
+                self._adopt(start.trial_id, awaited[0], ran)
+
+    def _start_awaited(self, trial_id: str) -> None:
+        """Start a trial the core started while a worker might have run it
+        ahead, and which it did not: as any other."""
+        awaited = self._awaited.pop(trial_id, None)
+        if awaited is not None:
+            resources, config, context = awaited
+            self.start(trial_id, resources, config, context, None)
+
+    def _adopt(self, trial_id: str, resources: Resources, ran: _RanAhead) -> None:
+        """The start of a trial that ran ahead: its events are ready."""
+        if ran.actor is not None:
+            del self._handed[ran.actor]
+            self._actors[trial_id] = ran.actor
+            self._asks[trial_id] = resources
+        self._adopted.append(self._started(trial_id, ran.location))
+        self._adopted.extend(self._batch(trial_id, (ran.results, ran.error)))
+
+    def next_events(self, timeout: float) -> list[ExperimentEvent]:
+        """What adopted trials reported first, without waiting."""
+        if self._adopted:
+            events, self._adopted = self._adopted, []
+            return events
+        return super().next_events(timeout)
 
     def _batch_of(self, until: Horizon | None) -> tuple[int, float | None, Horizon | None] | None:
         """`train_many`'s (results, seconds, horizon) for a call: the
@@ -329,10 +443,20 @@ class RayExecutor(HostCalls):
             asked = self._asks.get(trial_id)
             if asked is None or _key(asked) != key or in_training(self._ops, trial_id):
                 continue  # a step may never end: queueing behind it could wait forever
+            if self._hosts_a_chained_trial(self._actors[trial_id], besides=trial_id):
+                continue
             actor, _ = self._detach(trial_id)
             actor.call.remote("release")
             return actor
         return None
+
+    def _hosts_a_chained_trial(self, actor: Any, besides: str | None = None) -> bool:
+        """Whether a trial chained behind another runs on `actor` now
+        (started, or waiting for its start): the actor is not free when
+        that other trial leaves it."""
+        if actor in self._handed:
+            return True
+        return any(held is actor and t != besides for t, held in self._actors.items())
 
     def _end(self, actor: Any) -> None:
         """Kill the actor and give back its placement group, if any."""
@@ -380,9 +504,8 @@ class RayExecutor(HostCalls):
         if batch is None:
             self._issue(trial_id, Operation.TRAIN, lambda a: a.call.remote("train"))
             return
-        self._issue(
-            trial_id, Operation.TRAIN_MANY, lambda a: a.train_many_packed.remote(packed(*batch))
-        )
+        payload = packed(batch, self._chain_of(trial_id))
+        self._issue(trial_id, Operation.TRAIN_MANY, lambda a: a.train_many_packed.remote(payload))
 
     def _detach(self, trial_id: str) -> tuple[Any, Resources | None]:
         """Forget that `trial_id` holds an actor: the actor and what it asked."""
@@ -391,11 +514,24 @@ class RayExecutor(HostCalls):
         self._unplaced.pop(trial_id, None)
         self._credits.pop(trial_id, None)
         self._after_save.pop(trial_id, None)
+        for start in self._chains.pop(trial_id, ()):
+            self._in_chain.pop(start.trial_id, None)
         return self._actors.pop(trial_id, None), self._asks.pop(trial_id, None)
 
     def _free(self, trial_id: str, *, reusable: bool) -> None:
+        """Take the trial's actor back; a trial chained behind it that the
+        core started meanwhile (`_awaited`) starts as any other: the trial
+        left its actor without running it (or its actor died with it)."""
+        chain = [start.trial_id for start in self._chains.get(trial_id, ())]
+        self._give_back(trial_id, reusable=reusable)
+        for chained_id in chain:
+            self._start_awaited(chained_id)
+
+    def _give_back(self, trial_id: str, *, reusable: bool) -> None:
         actor, asked = self._detach(trial_id)
         if actor is None or asked is None:
+            return
+        if self._hosts_a_chained_trial(actor):
             return
         if reusable and self._reuse and not self._starved:
             self._unreleased.add(actor)
@@ -461,11 +597,14 @@ class RayExecutor(HostCalls):
             self._unplaced.pop(trial_id, None)
         if pending.operation is Operation.TRAIN_MANY:
             assert isinstance(value, bytes)  # TrialActor.train_many_packed's
-            events = self._batch(trial_id, pickle.loads(value))
+            results, error, chained = pickle.loads(value)
+            events = self._batch(trial_id, (results, error))
+            self._ran(trial_id, chained)
         elif pending.operation is Operation.ASSIGN_AND_TRAIN:
             assert isinstance(value, bytes)  # TrialActor.assign_and_train_packed's
-            location, *batch = pickle.loads(value)
-            events = [self._started(trial_id, location), *self._batch(trial_id, tuple(batch))]
+            location, results, error, chained = pickle.loads(value)
+            events = [self._started(trial_id, location), *self._batch(trial_id, (results, error))]
+            self._ran(trial_id, chained)
         else:
             events = super()._events(trial_id, pending, value)
         if trial_id in self._after_save and not self._ops.saving(trial_id):
@@ -518,11 +657,28 @@ class RayExecutor(HostCalls):
         for _, actor, _ in self._ending:
             self._end(actor)
         self._ending.clear()
-        for actor in list(self._actors.values()):
+        for actor in [*self._actors.values(), *self._handed]:
             self._end(actor)
         self._actors.clear()
+        self._handed.clear()
+        self._ran_ahead.clear()  # chained trials the core never started
+        self._chains.clear()
+        self._in_chain.clear()
+        self._awaited.clear()
+        self._adopted.clear()
         self._memory.clear()
         self._ops = OrderedOperations()
+
+
+@dataclass(frozen=True)
+class _RanAhead:
+    """What a chained trial produced before the core started it, and the
+    actor it still holds (None when its function returned)."""
+
+    location: object
+    results: list[JsonDict]
+    error: str | None
+    actor: Any | None
 
 
 def _describe(error: BaseException) -> str:

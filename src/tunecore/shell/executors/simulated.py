@@ -61,7 +61,7 @@ import itertools
 import math
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from tunecore.core.results import (
@@ -87,6 +87,7 @@ from tunecore.model import (
 from tunecore.model.errors import require_finite_non_negative, require_int
 from tunecore.model.numbers import is_number
 from tunecore.shell.executors.base import (
+    ChainedStart,
     Operation,
     OrderedOperations,
     Pending,
@@ -220,7 +221,10 @@ class SimulatedExecutor(QueuedWorkers):
         config: JsonDict,
         context: TrialContext,
         restore: CheckpointRef | None,
+        *,
+        then: Sequence[ChainedStart] = (),
     ) -> None:
+        """Chained trials (`then`) are not run ahead: each starts as usual."""
         pid = heapq.heappop(self._idle) if self._idle else next(self._pids)
         self._workers[trial_id] = _Worker(pid=pid, config=config, clock=ResultClock())
         assign = functools.partial(

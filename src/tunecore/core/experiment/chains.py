@@ -1,0 +1,143 @@
+"""Chained starts: which waiting trials a starting trial's worker may run
+after it, and how chained trials are chosen.
+
+A reused worker whose trial's function returns sits idle until the driver
+has heard of the end, decided the next trial and sent it: a round trip and
+the driver's turn per trial, most of a short trial's cost. With
+`ExperimentConfig.chain_starts`, the core names, as it starts a trial, the
+waiting trials that worker may run next, in order, each as soon as the one
+before returns (`ChainTrials`, just before the `StartTrial`). That changes
+no decision, because it is done only where none could differ:
+
+- the trial and each chained one can go from start to end with no answer
+  from the driver (`ends_alone`): the scheduler's horizon is unlimited (it
+  decides nothing on any result; FIFO), there is no stopper and no
+  stopping criterion, no checkpoint at a frequency or at the end, no
+  export; each chained trial is fresh (never started, nothing to restore)
+  and asks for the same resources;
+- only trials left waiting once every trial that fits has started are
+  chained (a chain never holds back a trial that could start now);
+- while the trial runs, its chained trials are the last choice elsewhere
+  (`reserved`): a place that frees meanwhile takes an unchained trial
+  first, and a chained one only when no other fits, so no place waits
+  for a chain. Once the trial has ended, its chained trials start before
+  any other waiting trial, in order (`first_released`): the trial a
+  worker ran ahead is the trial the core starts there, and its start
+  finds its results ready. The scheduler, which under an unlimited
+  horizon only picks the first waiting trial that fits, sees the same
+  trials run, in a slightly different order.
+
+A chained trial taken from its chain while its worker may still run it
+ahead is taken by making its directory: the worker makes a chained
+trial's directory before it runs it, exclusively, and stops its chain
+where the directory exists (`shell.executors.ray`), so a trial never runs
+twice.
+
+A worker runs a chained trial only when the one before returned (not on an
+error, a stop or a checkpoint), so a chain may run partly or not at all;
+the trials it did not run start as usual. A chained trial the core never
+starts (the experiment stopped first) was run for nothing: the shell drops
+what it produced.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping
+
+import immutables
+
+from tunecore.core.checkpoints import current_checkpoint
+from tunecore.core.schedulers.base import TrialScheduler
+from tunecore.core.stoppers import BuiltinStopper
+from tunecore.model import TrialState, TrialStatus
+
+
+def ends_alone(
+    scheduler: TrialScheduler, stopper: BuiltinStopper | None, trial: TrialState
+) -> bool:
+    """Whether the trial's worker can take it from its start to its end
+    with no answer from the driver: no decision on any of its results
+    could be anything but CONTINUE, and nothing is asked of the worker at
+    the end (a checkpoint, an export)."""
+    spec = trial.spec
+    policy = spec.checkpoint_policy
+    if stopper is not None or spec.stopping_criterion or spec.export_formats:
+        return False
+    if policy.frequency or policy.at_end:
+        return False
+    # The class's own method, as `run_ahead_until` reads it: a subclass may
+    # decide on more results than its parent said.
+    decides_next_at = type(scheduler).__dict__.get("decides_next_at")
+    if decides_next_at is None:
+        return False
+    horizon = decides_next_at(scheduler, trial.trial_id)
+    return horizon is not None and horizon[1] == math.inf
+
+
+def chain_for(
+    limit: int,
+    scheduler: TrialScheduler,
+    stopper: BuiltinStopper | None,
+    started: TrialState,
+    waiting: Iterable[TrialState],
+) -> tuple[str, ...]:
+    """Up to `limit` waiting trials, in order, to chain behind `started`
+    (a trial just started fresh); none when `started` itself needs the
+    driver before its end."""
+    if limit <= 0 or not _fresh(started, TrialStatus.RUNNING):
+        return ()
+    if not ends_alone(scheduler, stopper, started):
+        return ()
+    chained: list[str] = []
+    for trial in waiting:
+        if len(chained) == limit:
+            break
+        if (
+            trial.chained_behind is None
+            and _fresh(trial, TrialStatus.PENDING)
+            and trial.spec.resources == started.spec.resources
+            and ends_alone(scheduler, stopper, trial)
+        ):
+            chained.append(trial.trial_id)
+    return tuple(chained)
+
+
+def _fresh(trial: TrialState, status: TrialStatus) -> bool:
+    """Never failed, nothing to restore, resources known."""
+    return (
+        trial.status is status
+        and trial.num_failures == 0
+        and not trial.awaiting_resources
+        and current_checkpoint(trial) is None
+    )
+
+
+def reserved(trial: TrialState, trials: Mapping[str, TrialState]) -> bool:
+    """Chained behind a trial that still runs: it starts nowhere else."""
+    behind = trial.chained_behind
+    return behind is not None and trials[behind].status is TrialStatus.RUNNING
+
+
+def first_released(
+    waiting: Iterable[TrialState],
+    trials: immutables.Map[str, TrialState],
+    fits: Callable[[TrialState], bool],
+) -> str | None:
+    """The first waiting trial chained behind a trial that has ended, if
+    it fits: it starts before any other."""
+    for trial in waiting:
+        if trial.chained_behind is not None and not reserved(trial, trials) and fits(trial):
+            return trial.trial_id
+    return None
+
+
+def split_reserved(
+    waiting: Iterable[TrialState], trials: Mapping[str, TrialState]
+) -> tuple[list[TrialState], list[TrialState]]:
+    """The waiting trials free to start anywhere, and those reserved."""
+    free: list[TrialState] = []
+    held: list[TrialState] = []
+    for trial in waiting:
+        (held if reserved(trial, trials) else free).append(trial)
+    return free, held

@@ -21,7 +21,7 @@ no decision, because it is done only where none could differ:
   (`reserved`): a place that frees meanwhile takes an unchained trial
   first, and a chained one only when no other fits, so no place waits
   for a chain. Once the trial has ended, its chained trials start before
-  any other waiting trial, in order (`first_released`): the trial a
+  any other waiting trial, in order (`sort_waiting`): the trial a
   worker ran ahead is the trial the core starts there, and its start
   finds its results ready. The scheduler, which under an unlimited
   horizon only picks the first waiting trial that fits, sees the same
@@ -43,9 +43,8 @@ what it produced.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
-
-import immutables
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 from tunecore.core.checkpoints import current_checkpoint
 from tunecore.core.schedulers.base import TrialScheduler
@@ -119,25 +118,35 @@ def reserved(trial: TrialState, trials: Mapping[str, TrialState]) -> bool:
     return behind is not None and trials[behind].status is TrialStatus.RUNNING
 
 
-def first_released(
-    waiting: Iterable[TrialState],
-    trials: immutables.Map[str, TrialState],
+@dataclass(frozen=True)
+class Waiting:
+    """The waiting trials as a start sees them (`sort_waiting`)."""
+
+    released: str | None
+    """The first chained behind a trial that has ended and that fits: it
+    starts before any other."""
+    free: list[TrialState]
+    """The trials free to start anywhere, in order."""
+    reserved: list[TrialState]
+    """Those chained behind a trial that still runs, in order."""
+
+
+def sort_waiting(
+    waiting: Sequence[TrialState],
+    trials: Mapping[str, TrialState],
     fits: Callable[[TrialState], bool],
-) -> str | None:
-    """The first waiting trial chained behind a trial that has ended, if
-    it fits: it starts before any other."""
-    for trial in waiting:
-        if trial.chained_behind is not None and not reserved(trial, trials) and fits(trial):
-            return trial.trial_id
-    return None
-
-
-def split_reserved(
-    waiting: Iterable[TrialState], trials: Mapping[str, TrialState]
-) -> tuple[list[TrialState], list[TrialState]]:
-    """The waiting trials free to start anywhere, and those reserved."""
+) -> Waiting | None:
+    """`Waiting`, in one pass; None when no waiting trial is chained (the
+    scheduler then chooses among them all, as without chains)."""
     free: list[TrialState] = []
     held: list[TrialState] = []
     for trial in waiting:
-        (held if reserved(trial, trials) else free).append(trial)
-    return free, held
+        if trial.chained_behind is None:
+            free.append(trial)
+        elif reserved(trial, trials):
+            held.append(trial)
+        elif fits(trial):
+            return Waiting(trial.trial_id, [], [])
+        else:
+            free.append(trial)
+    return Waiting(None, free, held) if held else None

@@ -654,17 +654,18 @@ class _Step:
         chained trial whose trial has ended first; else the scheduler's
         choice among the unchained trials; else among the chained ones,
         taken from their chain (a place is never left empty for a chain)."""
-        pending: Sequence[TrialState] = _TrialsView(self.books.pending, self.trials)
+        pending = _TrialsView(self.books.pending, self.trials)
         paused = _TrialsView(self.books.paused, self.trials)
-        if not self.config.chain_starts:
+        waiting = (
+            chains.sort_waiting(pending, self.trials, fits) if self.config.chain_starts else None
+        )
+        if waiting is None:
             return self.scheduler.choose_trial_to_run(pending, paused, fits)
-        released = chains.first_released(pending, self.trials, fits)
-        if released is not None:
-            return released
-        unreserved, reserved = chains.split_reserved(pending, self.trials)
-        chosen = self.scheduler.choose_trial_to_run(unreserved, paused, fits)
-        if chosen is None and reserved:
-            chosen = self.scheduler.choose_trial_to_run(reserved, (), fits)
+        if waiting.released is not None:
+            return waiting.released
+        chosen = self.scheduler.choose_trial_to_run(waiting.free, paused, fits)
+        if chosen is None:
+            chosen = self.scheduler.choose_trial_to_run(waiting.reserved, (), fits)
         return chosen
 
     def _chain(self, started: list[str]) -> None:

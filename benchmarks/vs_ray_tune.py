@@ -520,10 +520,11 @@ def report(
         "100% the run is bound by CPU, not by waiting on Ray's round trips. Workers CPU is",
         "what Ray's worker processes (the trials' actors, started ones included) used in",
         "the run, Ray daemons CPU the raylet's and the GCS server's (`benchmarks.cpu_budget`).",
-        "Ray's floor (`benchmarks.ray_floor`, measured in this run) is the least any",
-        "framework on Ray takes for the row: starting two actors, then the fewest actor",
-        "calls the row needs (one per trial, one per buffer of results, or under ASHA one",
-        "per rung each trial reached, in tunecore's run), two in flight.",
+        "Ray's floor (`benchmarks.ray_floor`, measured in this run) is the least a",
+        "framework on Ray takes for the row with one actor call per trial start: starting",
+        "two actors, then one call per trial, per buffer of results, or under ASHA per",
+        "rung each trial reached (in tunecore's run), two in flight. tunecore's chained",
+        "starts run up to nine one-report trials per call, so (a) can go below it.",
     ]
     if isinstance(floor, str):
         lines.append(f"Ray's floor: {floor}")

@@ -32,13 +32,18 @@
   next `report()`; an actor that does not get there within the grace
   period (`StopGrace`: a trainable that blocks forever) is killed, so
   neither the time budget nor the next trial waits for it.
+- Trials chained behind a trial (`Executor.start`'s `then`,
+  `core.experiment.chains`) go with its training calls; its actor runs
+  each as the one before returns, and what they produced waits here
+  (`_ran_ahead`) until the core starts them. Whoever makes a chained
+  trial's directory first, its worker or this driver, runs it.
 - `ray.init()` is called when Ray is not running: a local Ray by default,
   or the cluster at `address`.
 
-Why one module of over 400 lines: placement, actor reuse, the stop grace and
-the completion of each operation all read and change the same per-trial maps
-(`_actors`, `_ops`, `_releasing`, `_idle`); what is not Ray's already lives
-in `executors.base` and `executors.host`.
+Why one module of over 400 lines: placement, actor reuse, chains, the stop
+grace and the completion of each operation all read and change the same
+per-trial maps (`_actors`, `_ops`, `_releasing`, `_idle`); what is not Ray's
+already lives in `executors.base` and `executors.host`.
 """
 
 from __future__ import annotations
@@ -268,8 +273,8 @@ class RayExecutor(HostCalls):
         then: Sequence[ChainedStart] = (),
     ) -> None:
         """A chained trial that ran ahead reports what it produced (see
-        `Executor.start`); chains are sent only with a trial on a reused
-        actor, in its one call."""
+        `Executor.start`); one a worker may still run ahead is taken from
+        its chain by making its directory, or waited for."""
         self._releasing.discard(trial_id)
         self._failed.discard(trial_id)
         ran = self._ran_ahead.pop(trial_id, None)

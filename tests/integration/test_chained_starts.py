@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -202,3 +203,42 @@ def test_the_variable_turns_chains_off_and_a_bad_value_is_named(
     monkeypatch.setenv("TUNECORE_CHAIN_STARTS", "four")
     with pytest.raises(ValueError, match="TUNECORE_CHAIN_STARTS='four' is invalid"):
         run(tmp_path / "bad", 2)
+
+
+def checkpointed_last(config: dict[str, Any]) -> None:
+    """Ten results, the last with a checkpoint: a batch ends there, before
+    the function returns, so a chain stops at such a trial, which keeps
+    its worker."""
+    for i in range(1, 11):
+        if i < 10:
+            tunecore.report({"i": i})
+            continue
+        with tempfile.TemporaryDirectory() as directory:
+            Path(directory, "model.bin").write_bytes(b"x" * 64)
+            tunecore.report({"i": i}, checkpoint=tunecore.Checkpoint.from_directory(directory))
+
+
+def test_trials_a_chain_did_not_run_wait_behind_those_holding_workers(tmp_path: Path) -> None:
+    """Both chains stop at a trial that keeps its worker; the trials after
+    it, which no worker ran, start only after every trial holding a worker,
+    so no third actor is ever asked for on two CPUs (it would wait, unplaced,
+    until the placement patience ran out)."""
+    created: list[object] = []
+    original = RayExecutor._actor_for
+
+    def counting(self: RayExecutor, trial_id: str, resources: Any) -> Any:
+        idle = sum(len(actors) for actors in self._idle.values())
+        actor = original(self, trial_id, resources)
+        if not idle:
+            created.append(actor)
+        return actor
+
+    with mock.patch.object(RayExecutor, "_actor_for", counting):
+        grid = Tuner(
+            checkpointed_last,
+            param_space={"k": tunecore.grid_search(list(range(40)))},
+            run_config=RunConfig(name="exp", storage_path=str(tmp_path), verbose=0),
+        ).fit()
+    assert not grid.errors
+    assert all(result.checkpoint is not None for result in grid)
+    assert len({id(actor) for actor in created}) == 2

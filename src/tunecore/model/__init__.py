@@ -34,6 +34,7 @@ from tunecore.model.decision import Decision
 from tunecore.model.errors import InvalidFieldError
 from tunecore.model.events import (
     Asked,
+    ChainRan,
     CheckpointSaved,
     ClusterResourcesChanged,
     ExperimentEvent,
@@ -72,6 +73,7 @@ from tunecore.model.trial import (
 __all__ = [
     "Applied",
     "Asked",
+    "ChainRan",
     "ChainTrials",
     "CheckpointHistory",
     "CheckpointPolicy",

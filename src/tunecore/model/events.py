@@ -143,6 +143,16 @@ class Tick(_EventBase, frozen=True, kw_only=True, tag=True):
     """Time passed without anything else happening; lets time limits fire."""
 
 
+class ChainRan(_EventBase, frozen=True, kw_only=True, tag=True):
+    """The worker of `trial_id` is done with the trials chained behind it
+    (`ChainTrials`): it ran `ran` (in order), and none of the others. Those
+    it did not run leave the chain: they start as any waiting trial, after
+    the ones it ran, which hold their results, or their worker."""
+
+    trial_id: str
+    ran: tuple[str, ...] = ()
+
+
 class ExperimentStopRequested(_EventBase, frozen=True, kw_only=True, tag=True):
     """Stop every trial for good and end the experiment (a user's stop, a
     stopper's `stop_all`). Stopped trials are TERMINATED: a resume does not
@@ -195,6 +205,7 @@ ExperimentEvent: TypeAlias = (
     | Asked
     | SearcherFailed
     | Tick
+    | ChainRan
     | ExperimentStopRequested
     | ExperimentInterrupted
     | ExperimentResumed

@@ -16,6 +16,7 @@ from tunecore.core.schedulers.asha import ASHAScheduler
 from tunecore.core.schedulers.fifo import FIFOScheduler
 from tunecore.core.stoppers import MaximumIterationStopper
 from tunecore.model import (
+    ChainRan,
     ChainTrials,
     CheckpointPolicy,
     Command,
@@ -96,6 +97,18 @@ def test_a_chained_trial_is_taken_when_nothing_else_would_fill_a_place() -> None
     assert run.state.trials[T2].chained_behind is None
 
 
+def test_trials_a_worker_did_not_run_leave_the_chain() -> None:
+    run = Run(config(chain_starts=2), searcher=searcher(8))
+    run.cluster(cpu=2)  # T2, T3 behind T0; T4, T5 behind T1
+    run.feed(ChainRan(trial_id=T0, at=run.tick(), ran=(T2,)))
+    assert run.state.trials[T2].chained_behind == T0
+    assert run.state.trials[T3].chained_behind is None
+    assert starts(returns(run, T1)) == [T4]  # T3 is free now, but T1's chain comes first
+    assert starts(returns(run, T0)) == [T2]
+    assert starts(returns(run, T4)) == [T5]  # still chained behind the ended T1
+    assert starts(returns(run, T2)) == [T3]
+
+
 def test_a_failed_trial_frees_its_chain_to_start_in_its_place() -> None:
     run = Run(config(chain_starts=2, max_failures=1), searcher=searcher(4))
     run.cluster(cpu=1)
@@ -151,7 +164,10 @@ def test_nothing_is_chained_under_a_builtin_stopper() -> None:
     trials=st.integers(1, 12),
     cpus=st.sampled_from([1.0, 2.0, 3.0]),
     chain_starts=st.integers(1, 4),
-    moves=st.lists(st.tuples(st.integers(0, 99), st.sampled_from(["return", "fail"])), max_size=60),
+    moves=st.lists(
+        st.tuples(st.integers(0, 99), st.sampled_from(["return", "fail", "chain ran"])),
+        max_size=60,
+    ),
     stop_at=st.none() | st.integers(0, 30),
 )
 def test_chains_only_reorder_starts_and_every_run_ends(
@@ -183,6 +199,10 @@ def test_chains_only_reorder_starts_and_every_run_ends(
         before = run.state
         if move == "fail":
             commands = run.feed(TrialFailed(trial_id=trial_id, at=run.tick(), error="boom"))
+        elif move == "chain ran":  # its worker ran the first `pick % 3` of its chain
+            chain = [t for t in run.state.pending if run.state.trials[t].chained_behind == trial_id]
+            ran = tuple(chain[: pick % 3])
+            commands = run.feed(ChainRan(trial_id=trial_id, at=run.tick(), ran=ran))
         else:
             commands = returns(run, trial_id)
         check_starts(before, commands, run.state, trial_id)

@@ -61,6 +61,7 @@ from tunecore.core.stopping import StopCriterionError, check_stop
 from tunecore.model import (
     Applied,
     Asked,
+    ChainRan,
     ChainTrials,
     ClusterResourcesChanged,
     Command,
@@ -264,6 +265,15 @@ class _Step:
 
     def _on_tick(self, _event: Tick) -> Rejection | None:
         self.changed = True
+        return None
+
+    def _on_chain_ran(self, event: ChainRan) -> Rejection | None:
+        """The trials chained behind `event.trial_id` that its worker did
+        not run leave the chain (`core.experiment.chains`)."""
+        for trial_id in self.state.pending:
+            trial = self.trials[trial_id]
+            if trial.chained_behind == event.trial_id and trial_id not in event.ran:
+                self.put(trial, msgspec.structs.replace(trial, chained_behind=None))
         return None
 
     def _on_stop_requested(self, event: ExperimentStopRequested) -> Rejection | None:
@@ -804,6 +814,7 @@ _HANDLERS: dict[type[ExperimentEvent], _Handler] = {
     Asked: handles(Asked, _Step._take_answer),
     SearcherFailed: handles(SearcherFailed, _Step._on_searcher_failed),
     Tick: handles(Tick, _Step._on_tick),
+    ChainRan: handles(ChainRan, _Step._on_chain_ran),
     ExperimentStopRequested: handles(ExperimentStopRequested, _Step._on_stop_requested),
     ExperimentInterrupted: handles(ExperimentInterrupted, _Step._on_interrupted),
     ExperimentResumed: handles(ExperimentResumed, _Step._on_resumed),

@@ -248,7 +248,9 @@ class Executor(Protocol):
         executor reports what it kept as if the trial had started then
         (`TrialStarted`, its results, its failure), never before: a
         chained trial the core never starts reports nothing. One whose
-        function had not returned keeps its worker until that start."""
+        function had not returned keeps its worker until that start. An
+        executor that chains reports `ChainRan` for this trial once it is
+        done with its chain, before the results of the call that ran it."""
         ...
 
     def train(self, trial_id: str, until: Horizon | None = None) -> None:

@@ -67,6 +67,7 @@ from tunecore.core.resources import packs
 from tunecore.core.results import is_end_marker
 from tunecore.core.schedulers.base import Horizon
 from tunecore.model import (
+    ChainRan,
     CheckpointRef,
     ExperimentEvent,
     JsonDict,
@@ -225,13 +226,14 @@ class RayExecutor(HostCalls):
         self._after_save: dict[str, Horizon | None] = {}
         # Chained starts (`Executor.start`): the trials sent behind each
         # trial's call, what those that ran produced, the actors their
-        # unfinished last ones hold, and the events of adopted ones.
+        # unfinished last ones hold, and events ready without a wait (the
+        # adopted trials', the ends of chains no call brought back).
         self._chains: dict[str, list[ChainedStart]] = {}
         self._in_chain: dict[str, str] = {}  # chained trial -> the trial it is behind
         self._awaited: dict[str, tuple[Resources, JsonDict, TrialContext]] = {}
         self._ran_ahead: dict[str, _RanAhead] = {}
         self._handed: dict[Any, str] = {}
-        self._adopted: list[ExperimentEvent] = []
+        self._ready_events: list[ExperimentEvent] = []
 
     def cluster_resources(self) -> Resources:
         """The alive nodes, as bundles (their sum is the total): a bundle
@@ -338,19 +340,20 @@ class RayExecutor(HostCalls):
         else:
             self._chains.pop(trial_id, None)
 
-    def _ran(self, trial_id: str, reply: Started | None) -> None:
+    def _ran(self, trial_id: str, reply: Started | None) -> list[ExperimentEvent]:
         """Keep what the trials chained behind `trial_id` produced (the
         reply of a call that ran the chain, or None), until the core starts
         each; one the core started meanwhile (`_awaited`) is adopted now.
         The last one that ran keeps the actor when its function did not
         return (it still trains, or failed there): the actor waits for that
-        trial's start instead of going idle. A chained trial that did not
-        run is no longer in any worker's hands."""
+        trial's start instead of going idle. Once the chain is done with,
+        `ChainRan` tells the core which ran: the others are in no worker's
+        hands and start as any waiting trial."""
         if reply is None and not any(self._in_chain.get(t) == trial_id for t in self._awaited):
-            return  # the chain goes with the next call
+            return []  # the chain goes with the next call
         actor = self._actors.get(trial_id)
-        chain = self._chains.pop(trial_id, [])
-        for start in chain:
+        ran: list[str] = []
+        for start in self._chains.pop(trial_id, []):
             self._in_chain.pop(start.trial_id, None)
             if reply is None:
                 self._start_awaited(start.trial_id)
@@ -358,14 +361,16 @@ class RayExecutor(HostCalls):
             location, results, error, reply = reply
             returned = error is None and bool(results) and is_end_marker(results[-1])
             holder = None if returned else actor
-            ran = _RanAhead(location, results, error, holder)
+            produced = _RanAhead(location, results, error, holder)
             if holder is not None:
                 self._handed[holder] = start.trial_id
+            ran.append(start.trial_id)
             awaited = self._awaited.pop(start.trial_id, None)
             if awaited is None:
-                self._ran_ahead[start.trial_id] = ran
+                self._ran_ahead[start.trial_id] = produced
             else:
-                self._adopt(start.trial_id, awaited[0], ran)
+                self._adopt(start.trial_id, awaited[0], produced)
+        return [ChainRan(trial_id=trial_id, at=time.time(), ran=tuple(ran))]
 
     def _start_awaited(self, trial_id: str) -> None:
         """Start a trial the core started while a worker might have run it
@@ -381,13 +386,13 @@ class RayExecutor(HostCalls):
             del self._handed[ran.actor]
             self._actors[trial_id] = ran.actor
             self._asks[trial_id] = resources
-        self._adopted.append(self._started(trial_id, ran.location))
-        self._adopted.extend(self._batch(trial_id, (ran.results, ran.error)))
+        self._ready_events.append(self._started(trial_id, ran.location))
+        self._ready_events.extend(self._batch(trial_id, (ran.results, ran.error)))
 
     def next_events(self, timeout: float) -> list[ExperimentEvent]:
         """What adopted trials reported first, without waiting."""
-        if self._adopted:
-            events, self._adopted = self._adopted, []
+        if self._ready_events:
+            events, self._ready_events = self._ready_events, []
             return events
         return super().next_events(timeout)
 
@@ -524,13 +529,15 @@ class RayExecutor(HostCalls):
         return self._actors.pop(trial_id, None), self._asks.pop(trial_id, None)
 
     def _free(self, trial_id: str, *, reusable: bool) -> None:
-        """Take the trial's actor back; a trial chained behind it that the
-        core started meanwhile (`_awaited`) starts as any other: the trial
-        left its actor without running it (or its actor died with it)."""
+        """Take the trial's actor back. The trials chained behind it were
+        not run (or died with its actor): one the core started meanwhile
+        (`_awaited`) starts as any other, and the core hears that none ran."""
         chain = [start.trial_id for start in self._chains.get(trial_id, ())]
         self._give_back(trial_id, reusable=reusable)
         for chained_id in chain:
             self._start_awaited(chained_id)
+        if chain:
+            self._ready_events.append(ChainRan(trial_id=trial_id, at=time.time()))
 
     def _give_back(self, trial_id: str, *, reusable: bool) -> None:
         actor, asked = self._detach(trial_id)
@@ -603,13 +610,16 @@ class RayExecutor(HostCalls):
         if pending.operation is Operation.TRAIN_MANY:
             assert isinstance(value, bytes)  # TrialActor.train_many_packed's
             results, error, chained = pickle.loads(value)
-            events = self._batch(trial_id, (results, error))
-            self._ran(trial_id, chained)
+            events = [*self._ran(trial_id, chained), *self._batch(trial_id, (results, error))]
         elif pending.operation is Operation.ASSIGN_AND_TRAIN:
             assert isinstance(value, bytes)  # TrialActor.assign_and_train_packed's
             location, results, error, chained = pickle.loads(value)
-            events = [self._started(trial_id, location), *self._batch(trial_id, (results, error))]
-            self._ran(trial_id, chained)
+            chain = self._ran(trial_id, chained)
+            events = [
+                self._started(trial_id, location),
+                *chain,
+                *self._batch(trial_id, (results, error)),
+            ]
         else:
             events = super()._events(trial_id, pending, value)
         if trial_id in self._after_save and not self._ops.saving(trial_id):
@@ -670,7 +680,7 @@ class RayExecutor(HostCalls):
         self._chains.clear()
         self._in_chain.clear()
         self._awaited.clear()
-        self._adopted.clear()
+        self._ready_events.clear()
         self._memory.clear()
         self._ops = OrderedOperations()
 

@@ -37,9 +37,9 @@ A worker runs a chained trial only when the one before returned (not on an
 error, a stop or a checkpoint), so a chain may run partly or not at all.
 The shell says which ran (`ChainRan`); the others leave the chain and
 start as usual, after those that ran: the last one that ran may still hold
-its worker, and must get its place before a trial that needs a new one. A chained trial the core never
-starts (the experiment stopped first) was run for nothing: the shell drops
-what it produced.
+its worker, and must get its place before a trial that needs a new one. A
+chained trial the core never starts (the experiment stopped first) was run
+for nothing: the shell drops what it produced.
 """
 
 from __future__ import annotations

@@ -582,18 +582,21 @@ class ExperimentLoop:
         """A checkpoint to restore, at the path a worker can open."""
         return None if checkpoint is None else self._storage.located(checkpoint)
 
+    def _dirname(self, trial: TrialState) -> str | None:
+        """The user's `trial_dirname_creator` name for the trial, if any."""
+        return self._trial_dirname(trial) if self._trial_dirname is not None else None
+
     def _path(self, trial: TrialState) -> Path:
         """Where the trial's directory is, without making it (`_dir`)."""
         known = self._dirs.get(trial.trial_id)
         if known is not None:
             return known
-        dirname = self._trial_dirname(trial) if self._trial_dirname is not None else None
-        return self._storage.path / self._storage.trial_dirname(trial.spec, dirname)
+        return self._storage.path / self._storage.trial_dirname(trial.spec, self._dirname(trial))
 
     def _dir(self, trial: TrialState) -> Path:
         known = self._dirs.get(trial.trial_id)
         if known is None:
-            dirname = self._trial_dirname(trial) if self._trial_dirname is not None else None
+            dirname = self._dirname(trial)
             known = self._storage.trial_dir(trial.spec, dirname, at_once=self._trial_dirs_at_once)
             self._dirs[trial.trial_id] = known
         return known

@@ -49,7 +49,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from tunecore.core.checkpoints import current_checkpoint
-from tunecore.core.schedulers.base import TrialScheduler
+from tunecore.core.schedulers.base import TrialScheduler, declared_horizon
 from tunecore.core.stoppers import BuiltinStopper
 from tunecore.model import TrialState, TrialStatus
 
@@ -67,12 +67,7 @@ def ends_alone(
         return False
     if policy.frequency or policy.at_end:
         return False
-    # The class's own method, as `run_ahead_until` reads it: a subclass may
-    # decide on more results than its parent said.
-    decides_next_at = type(scheduler).__dict__.get("decides_next_at")
-    if decides_next_at is None:
-        return False
-    horizon = decides_next_at(scheduler, trial.trial_id)
+    horizon = declared_horizon(scheduler, trial.trial_id)
     return horizon is not None and horizon[1] == math.inf
 
 

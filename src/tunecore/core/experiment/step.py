@@ -46,6 +46,7 @@ from tunecore.core.schedulers.base import (
     Horizon,
     TrialScheduler,
     Verdict,
+    declared_horizon,
     policy_metric,
 )
 from tunecore.core.schedulers.fifo import FIFOScheduler
@@ -845,10 +846,4 @@ def run_ahead_until(state: ExperimentState, trial_id: str) -> Horizon | None:
     scheduler = state.scheduler
     if trial is None or state.stopper is not None or trial.spec.checkpoint_policy.frequency:
         return None
-    # The class's own method, looked up directly: an isinstance check
-    # against the runtime protocol cost more than the rest of a result.
-    decides_next_at = type(scheduler).__dict__.get("decides_next_at")
-    if decides_next_at is None:
-        return None
-    horizon: Horizon | None = decides_next_at(scheduler, trial_id)
-    return horizon
+    return declared_horizon(scheduler, trial_id)

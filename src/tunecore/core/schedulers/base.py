@@ -110,6 +110,19 @@ class DecidesAt(Protocol):
         ...
 
 
+def declared_horizon(scheduler: object, trial_id: str) -> Horizon | None:
+    """The trial's horizon as the scheduler's own class declares it
+    (`DecidesAt`), None when it declares none. The method is looked up on
+    the class directly: a subclass that does not define it may decide on
+    more results than its parent said, and an isinstance check against the
+    runtime protocol cost more than the rest of a result."""
+    decides_next_at = type(scheduler).__dict__.get("decides_next_at")
+    if decides_next_at is None:
+        return None
+    horizon: Horizon | None = decides_next_at(scheduler, trial_id)
+    return horizon
+
+
 class TrialScheduler(Protocol):
     """Decides, for each result, whether a trial continues, pauses or stops,
     and which waiting trial runs next.

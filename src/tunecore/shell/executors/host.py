@@ -57,6 +57,13 @@ Trained = tuple[list[JsonDict], str | None, Started | None]
 the chained trial's reply (None: it did not run)."""
 
 
+def function_returned(results: list[JsonDict], error: str | None) -> bool:
+    """Whether a batch ended with the trial's function returning (its end
+    marker last, no error): only then may its worker go on to the trial
+    chained behind it, which `train_many` and the executor both judge."""
+    return error is None and bool(results) and is_end_marker(results[-1])
+
+
 def claim_trial_dir(path: str) -> bool:
     """Make a chained trial's directory, only if nothing has: whoever makes
     it runs the trial. A worker claims a chained trial so before it runs it
@@ -162,7 +169,7 @@ class TrialHost:
         directory could be made here first (`claim_trial_dir`); otherwise
         it is not run (None), nor the rest of the chain."""
         results, error = self._train_batch(*batch)
-        returned = error is None and bool(results) and is_end_marker(results[-1])
+        returned = function_returned(results, error)
         if then is None or not returned or not claim_trial_dir(then[1].trial_dir):
             return results, error, None
         return results, error, self.assign_and_train(*then)

@@ -64,7 +64,6 @@ from ray.util.placement_group import PlacementGroup, placement_group, remove_pla
 from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
 from tunecore.core.resources import packs
-from tunecore.core.results import is_end_marker
 from tunecore.core.schedulers.base import Horizon
 from tunecore.model import (
     ChainRan,
@@ -84,7 +83,14 @@ from tunecore.shell.executors.base import (
     completion_event,
     in_training,
 )
-from tunecore.shell.executors.host import Chained, Started, TrainableFactory, claim_trial_dir
+from tunecore.shell.executors.host import (
+    Batch,
+    Chained,
+    Started,
+    TrainableFactory,
+    claim_trial_dir,
+    function_returned,
+)
 from tunecore.shell.executors.queued import HostCalls
 from tunecore.shell.trainable.worker import TrialContext
 
@@ -295,7 +301,7 @@ class RayExecutor(HostCalls):
             # A reused actor is placed already: its first results can come
             # back with the assignment, in one round trip.
             self._chain(trial_id, then)
-            batch = self._batch_of(context.until) or (1, None, None)
+            batch = self._call_batch(context.until)
             payload = packed(config, context, batch, self._chain_of(trial_id))
             handle = actor.assign_and_train_packed.remote(payload)
             self._ops.push(trial_id, Pending(Operation.ASSIGN_AND_TRAIN, handle))
@@ -322,7 +328,7 @@ class RayExecutor(HostCalls):
         arguments with the rest of the chain as its `then`."""
         chained: Chained | None = None
         for start in reversed(self._chains.get(trial_id, ())):
-            batch = self._batch_of(start.context.until) or (1, None, None)
+            batch = self._call_batch(start.context.until)
             chained = (start.config, start.context, batch, chained)
         return chained
 
@@ -359,8 +365,7 @@ class RayExecutor(HostCalls):
                 self._start_awaited(start.trial_id)
                 continue
             location, results, error, reply = reply
-            returned = error is None and bool(results) and is_end_marker(results[-1])
-            holder = None if returned else actor
+            holder = None if function_returned(results, error) else actor
             produced = _RanAhead(location, results, error, holder)
             if holder is not None:
                 self._handed[holder] = start.trial_id
@@ -395,6 +400,10 @@ class RayExecutor(HostCalls):
             events, self._ready_events = self._ready_events, []
             return events
         return super().next_events(timeout)
+
+    def _call_batch(self, until: Horizon | None) -> Batch:
+        """The batch of a call that must train: `_batch_of`'s, or one result."""
+        return self._batch_of(until) or (1, None, None)
 
     def _batch_of(self, until: Horizon | None) -> tuple[int, float | None, Horizon | None] | None:
         """`train_many`'s (results, seconds, horizon) for a call: the

@@ -8,6 +8,7 @@ these in `RunConfig(callbacks=[...])` to replace the default of its kind,
 or subclass `LoggerCallback` for your own.
 """
 
+from tunecore.api.pretty import pretty_print
 from tunecore.shell.callbacks import (
     CSVLoggerCallback,
     JsonLoggerCallback,
@@ -15,4 +16,10 @@ from tunecore.shell.callbacks import (
 )
 from tunecore.shell.callbacks import TensorBoardCallback as TBXLoggerCallback
 
-__all__ = ["CSVLoggerCallback", "JsonLoggerCallback", "LoggerCallback", "TBXLoggerCallback"]
+__all__ = [
+    "CSVLoggerCallback",
+    "JsonLoggerCallback",
+    "LoggerCallback",
+    "TBXLoggerCallback",
+    "pretty_print",
+]

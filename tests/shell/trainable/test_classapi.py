@@ -12,8 +12,15 @@ from pathlib import Path
 import pytest
 
 from tests.shell.trainable.conftest import make_context
+from tunecore.core.results import TRAINING_ITERATION
 from tunecore.model import JsonDict
-from tunecore.shell.trainable import ClassTrainable, Trainable, TrialContext, WorkerTrainable
+from tunecore.shell.trainable import (
+    Checkpoint,
+    ClassTrainable,
+    Trainable,
+    TrialContext,
+    WorkerTrainable,
+)
 from tunecore.shell.trainable.checkpoint_files import META_FILE, STATE_FILE, read_meta
 
 
@@ -251,3 +258,24 @@ def test_a_trainable_built_directly_gets_a_temporary_trial_dir() -> None:
 def test_a_class_trainable_is_a_worker_trainable(context: TrialContext) -> None:
     trainable: WorkerTrainable = ClassTrainable(Accumulator, {"step": 1.0}, context)
     assert trainable.train()["total"] == 1.0
+
+
+def test_an_instance_built_directly_trains_saves_and_restores_as_a_trial(tmp_path: Path) -> None:
+    first = Accumulator({"step": 2.0})
+    assert first.train()[TRAINING_ITERATION] == 1
+    saved = first.save()
+    assert os.path.basename(saved) == "checkpoint_000001"
+    assert first.train()["total"] == 4.0
+
+    second = Accumulator({"step": 2.0})
+    second.restore(saved)
+    assert second.iteration == 1
+    result = second.train()
+    assert (result[TRAINING_ITERATION], result["total"]) == (2, 4.0)
+
+    elsewhere = second.save(tmp_path / "mine")
+    third = Accumulator({"step": 2.0})
+    third.restore(Checkpoint.from_directory(elsewhere))
+    assert third.train()[TRAINING_ITERATION] == 3
+    third.stop()
+    assert third.events[-1] == "cleanup"

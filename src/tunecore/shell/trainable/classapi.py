@@ -40,6 +40,7 @@ from collections.abc import Mapping
 import msgspec
 
 from tunecore.model import ExportFormat, JsonDict
+from tunecore.shell.trainable.checkpoint import Checkpoint
 from tunecore.shell.trainable.checkpoint_files import (
     STATE_FILE,
     CheckpointMeta,
@@ -60,7 +61,8 @@ class Trainable:
 
     Built directly (`MyTrainable({"lr": 0.1})`, handy in a unit test)
     without a context, it gets a fresh temporary directory as its trial
-    directory."""
+    directory, and `train`, `save`, `restore` and `stop` drive it as a trial
+    would be driven (`tunecore.utils.validate_save_restore` does)."""
 
     def __init__(
         self, config: Mapping[str, object] | None = None, *, context: TrialContext | None = None
@@ -152,6 +154,44 @@ class Trainable:
         """Ray's other name for `iteration`."""
         return self._iteration
 
+    # -- driving it directly, outside an experiment -------------------------------------------
+
+    def train(self) -> JsonDict:
+        """Run one `step` and return its result with the keys a trial's
+        result gets (`training_iteration`, `time_total_s`, ...)."""
+        return self._driven().train()
+
+    def save(self, checkpoint_dir: str | os.PathLike[str] | None = None) -> str:
+        """Save a checkpoint as a trial saves one, into `checkpoint_dir`
+        (default: `checkpoint_<iteration>` in `logdir`); returns the
+        directory, which `restore` takes."""
+        directory = checkpoint_dir or os.path.join(self.logdir, f"checkpoint_{self._iteration:06d}")
+        return self._driven().save(os.fspath(directory))
+
+    def restore(self, checkpoint: str | os.PathLike[str] | Checkpoint) -> None:
+        """Load a checkpoint that `save` or a trial wrote, given as its path
+        or as a `Checkpoint` (one in storage is downloaded first, so
+        `load_checkpoint` must read all it needs); training goes on from
+        the checkpoint's iteration."""
+        if not isinstance(checkpoint, Checkpoint):
+            checkpoint = Checkpoint.from_directory(checkpoint)
+        with checkpoint.as_directory() as directory:
+            self._driven().restore(directory)
+
+    def stop(self) -> None:
+        """End this instance: `cleanup`, as when a trial stops."""
+        self._driven().stop()
+
+    def _driven(self) -> ClassTrainable:
+        """The `ClassTrainable` that `train`, `save` and `restore` go through
+        (made at the first of them), so a trainable used directly counts
+        its iterations and writes its checkpoints as in an experiment."""
+        driver: ClassTrainable | None = getattr(self, "_driver", None)
+        if driver is None:
+            driver = ClassTrainable(type(self), self.config, self._context, built=self)
+            self._driver = driver
+        return driver
+
     def _reset(self, config: JsonDict, context: TrialContext) -> bool:
         """Become the trainable of another trial, if `reset_config` agrees.
         On False the instance is in between and must be discarded."""
@@ -164,13 +204,23 @@ class Trainable:
 class ClassTrainable:
     """A `WorkerTrainable` driving an instance of a `Trainable` subclass."""
 
-    def __init__(self, cls: type[Trainable], config: JsonDict, context: TrialContext) -> None:
+    def __init__(
+        self,
+        cls: type[Trainable],
+        config: JsonDict,
+        context: TrialContext,
+        *,
+        built: Trainable | None = None,
+    ) -> None:
+        """Build `cls(config)` for the trial in `context`, or drive `built`,
+        an instance of `cls` made elsewhere (`Trainable.train` and the other
+        methods for direct use)."""
         candidate: object = cls  # checked at run time too: callers may be untyped
         if not (isinstance(candidate, type) and issubclass(candidate, Trainable)):
             raise TypeError(f"{cls!r} is not a subclass of tunecore's Trainable")
         self._name = cls.__qualname__
         self._clock = ResultClock()
-        self._trainable = cls(config, context=context)
+        self._trainable = cls(config, context=context) if built is None else built
 
     def train_within(self, timeout: float) -> JsonDict | None:
         """A step runs in the caller and cannot be left running: never ahead."""

@@ -1,0 +1,9 @@
+"""`ray.tune.trainable`'s names, for scripts that import them from there.
+
+Ray's `FunctionTrainable` and `wrap_function` are not here: a function is
+passed to the `Tuner` as it is, and never wrapped into a class."""
+
+from tunecore.shell.trainable import Trainable
+from tunecore.shell.trainable.wrappers import with_parameters
+
+__all__ = ["Trainable", "with_parameters"]

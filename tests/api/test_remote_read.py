@@ -19,7 +19,15 @@ import pytest
 
 import tunecore
 from tests.storage_fixtures import StorageTarget
-from tunecore import CheckpointConfig, ExperimentAnalysis, ResultGrid, RunConfig, TuneConfig, Tuner
+from tunecore import (
+    CheckpointConfig,
+    ExperimentAnalysis,
+    Result,
+    ResultGrid,
+    RunConfig,
+    TuneConfig,
+    Tuner,
+)
 from tunecore.model import JsonValue
 from tunecore.shell.eventlog import LOG_FILE, LogError
 from tunecore.shell.shipper import StateShipper
@@ -146,6 +154,27 @@ def test_a_path_in_a_storage_filesystem_reads_as_its_uri(
     checkpoint = grid.get_best_result().checkpoint
     assert checkpoint is not None
     assert step_of(checkpoint.to_directory()) == STEPS
+
+
+def test_result_from_path_takes_a_trial_directory_in_storage(
+    s3_store: StorageTarget, tmp_path: Path
+) -> None:
+    uri = stored_experiment(s3_store, tmp_path)
+    best = ResultGrid.from_path(uri).get_best_result()
+    bucket = urllib.parse.urlsplit(s3_store.uri).hostname
+    trial_dir = Path(urllib.parse.urlsplit(best.path).path).name  # the URI ends in its query
+    by_uri = Result.from_path(uri.replace("/exp?", f"/exp/{trial_dir}?"))
+    in_filesystem = Result.from_path(
+        f"{bucket}/exp/{trial_dir}", storage_filesystem=s3_store.filesystem
+    )
+    for loaded in (by_uri, in_filesystem):
+        assert (loaded.trial_id, loaded.config, loaded.metrics) == (
+            best.trial_id,
+            best.config,
+            best.metrics,
+        )
+        assert loaded.checkpoint is not None
+        assert step_of(loaded.checkpoint.to_directory()) == STEPS
 
 
 @pytest.mark.parametrize("target_name", TARGETS)

@@ -16,6 +16,7 @@ import tunecore
 from tunecore import (
     CheckpointConfig,
     ExperimentAnalysis,
+    Result,
     ResultGrid,
     RunConfig,
     TuneConfig,
@@ -229,6 +230,28 @@ def test_the_loader_reads_what_fit_returned_without_the_trainable(
     ]
     assert best_x(loaded) == 0  # the experiment's metric and mode are the defaults
     assert best_x(loaded, scope="last-10-avg") == 2
+
+
+def test_result_from_path_reads_one_trial_from_its_directory(
+    experiment: tuple[Tuner, ResultGrid], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, results = experiment
+    for result in results:
+        loaded = Result.from_path(result.path)
+        assert (loaded.trial_id, loaded.config, loaded.metrics) == (
+            result.trial_id,
+            result.config,
+            result.metrics,
+        )
+        assert loaded.checkpoint is not None
+        assert result.checkpoint is not None
+        assert loaded.checkpoint.path == result.checkpoint.path
+    first = results[0]
+    monkeypatch.chdir(Path(first.path).parent)
+    assert Result.from_path(Path(first.path).name + "/").trial_id == first.trial_id
+    stray = Path(results.experiment_path) / "not_a_trial"
+    with pytest.raises(ValueError, match=r"has no trial with that directory \(its trials: "):
+        Result.from_path(stray)
 
 
 def test_experiment_analysis_answers_as_ray_does(experiment: tuple[Tuner, ResultGrid]) -> None:

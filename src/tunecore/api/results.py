@@ -13,6 +13,8 @@ from __future__ import annotations
 import functools
 import math
 import os
+import posixpath
+import urllib.parse
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -79,6 +81,21 @@ class Result:
     metric_analysis: Mapping[str, MetricStats]
     best_checkpoints: list[tuple[Checkpoint, JsonDict]] = field(default_factory=list)
     files: Path | None = field(default=None, repr=False)
+
+    @classmethod
+    def from_path(cls, path: str | os.PathLike[str], storage_filesystem: object = None) -> Result:
+        """The result of the trial whose directory is `path` (`~` expanded;
+        a URI, or a path in `storage_filesystem`, for one in storage), read
+        from the event log of its experiment: the directory above it."""
+        parent, name = _parent_and_name(os.fspath(path), storage_filesystem)
+        grid = ResultGrid.from_path(parent, storage_filesystem=storage_filesystem)
+        names = [_parent_and_name(result.path, storage_filesystem)[1] for result in grid]
+        if name in names:
+            return grid[names.index(name)]
+        raise ValueError(
+            f"Result.from_path({os.fspath(path)!r}): the experiment in {parent!r} has no trial "
+            f"with that directory (its trials: {', '.join(names) or 'none'})"
+        )
 
     @property
     def log_dir(self) -> Path:
@@ -410,3 +427,15 @@ def _existing(trial: TrialState, ref: CheckpointRef, experiment_path: Path) -> C
         stacklevel=2,
     )
     return None
+
+
+def _parent_and_name(path: str, storage_filesystem: object) -> tuple[str, str]:
+    """A trial directory's experiment directory (a URI keeps its query, the
+    storage's options) and the trial directory's own name."""
+    if "://" in path:
+        parts = urllib.parse.urlsplit(path)
+        head, name = posixpath.split(parts.path.rstrip("/"))
+        return urllib.parse.urlunsplit(parts._replace(path=head)), name
+    if storage_filesystem is not None:  # a path inside that file system
+        return posixpath.split(path.rstrip("/"))
+    return os.path.split(os.path.realpath(os.path.expanduser(path)))

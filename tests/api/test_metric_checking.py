@@ -30,7 +30,7 @@ def test_a_metric_given_only_to_the_scheduler_is_checked(tmp_path: Path) -> None
     (result,) = fit(tmp_path)
     assert result.status is TrialStatus.ERROR
     assert result.error is not None
-    assert "without the metric 'acc' that ASHAScheduler expects" in result.error
+    assert "without the metric 'acc' that ASHAScheduler expects" in str(result.error)
     # The result it failed on was not taken: no row of it anywhere, as in Ray.
     assert result.metrics == {}
     assert not (Path(result.path) / "result.json").exists()

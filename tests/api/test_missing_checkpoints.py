@@ -126,7 +126,7 @@ def test_a_restore_from_a_deleted_checkpoint_fails_the_trial_naming_it(tmp_path:
 
     assert result.status is TrialStatus.ERROR
     assert result.error is not None
-    assert f"the checkpoint directory {newest} to restore from does not exist" in result.error
+    assert f"the checkpoint directory {newest} to restore from does not exist" in str(result.error)
     assert result.checkpoint is None
     replay(tmp_path / "gone")  # verifies against the snapshots: no mismatch
 
@@ -161,8 +161,8 @@ def test_pbt_fails_the_trial_whose_donor_checkpoint_was_deleted(tmp_path: Path) 
     assert fast.best_checkpoints == []
     assert slow.status is TrialStatus.ERROR
     assert slow.error is not None
-    assert "PBT's exploit could not copy the checkpoint" in slow.error
-    assert re.search(re.escape(fast.path) + r"/checkpoint_\d{6}", slow.error)
+    assert "PBT's exploit could not copy the checkpoint" in str(slow.error)
+    assert re.search(re.escape(fast.path) + r"/checkpoint_\d{6}", str(slow.error))
     assert not list(Path(slow.path).glob("exploit_*"))  # no half copy left behind
     replayed = replay(tmp_path / "gone")
     assert replayed.state.trials[slow.trial_id].status is TrialStatus.ERROR

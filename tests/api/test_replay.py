@@ -245,7 +245,7 @@ def test_a_simulated_trainable_that_raises_fails_its_trial_only(tmp_path: Path) 
     failed, fine = by_a[0.25], by_a[0.75]
     assert failed.status.value == "ERROR"
     assert failed.error is not None
-    assert "a=0.25 is too small at iteration 3" in failed.error
+    assert "a=0.25 is too small at iteration 3" in str(failed.error)
     assert fine.status.value == "TERMINATED"
     assert fine.metrics["training_iteration"] == 5
     events = tunecore.replay(results.experiment_path).state.trials

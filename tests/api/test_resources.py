@@ -63,7 +63,7 @@ def test_memory_and_object_store_memory_are_not_custom_resources(tmp_path: Path)
 
 def test_a_memory_request_larger_than_the_machine_never_fits(tmp_path: Path) -> None:
     results = fit(train, tmp_path, resources_per_trial={"cpu": 1, "memory": 2**60})
-    error = results[0].error or ""
+    error = str(results[0].error or "")
     assert results[0].status is TrialStatus.ERROR
     assert "Insufficient cluster resources" in error
     assert "TiB memory but the whole cluster has" in error
@@ -75,7 +75,7 @@ def test_a_memory_request_larger_than_the_machine_never_fits(tmp_path: Path) -> 
 def test_default_resource_request_is_honoured(tmp_path: Path) -> None:
     results = fit(SixtyFourCpus, tmp_path)
     assert results[0].status is TrialStatus.ERROR
-    assert "the trial requested 64 CPUs" in (results[0].error or "")
+    assert "the trial requested 64 CPUs" in str(results[0].error or "")
 
 
 def test_default_resource_request_depends_on_the_config(tmp_path: Path) -> None:
@@ -99,20 +99,20 @@ def test_default_resource_request_and_resources_per_trial_together_is_an_error()
 
 def test_with_resources_takes_a_dict(tmp_path: Path) -> None:
     results = fit(tune.with_resources(train, {"cpu": 1000}), tmp_path)
-    assert "the trial requested 1000 CPUs" in (results[0].error or "")
+    assert "the trial requested 1000 CPUs" in str(results[0].error or "")
 
 
 def test_with_resources_takes_a_function_of_the_config(tmp_path: Path) -> None:
     trainable = tune.with_resources(train, lambda config: {"cpu": config["x"]})
     results = by_config(fit(trainable, tmp_path, {"x": tune.grid_search([1, 500])}), "x")
     assert results[1].metrics["score"] == 1
-    assert "the trial requested 500 CPUs" in (results[500].error or "")
+    assert "the trial requested 500 CPUs" in str(results[500].error or "")
 
 
 def test_with_resources_on_a_class_asks_for_the_group_sum(tmp_path: Path) -> None:
     group = tune.PlacementGroupFactory([{"CPU": 1}, {"CPU": 700}], strategy="SPREAD")
     results = fit(tune.with_resources(SixtyFourCpus, group), tmp_path)
-    error = results[0].error or ""
+    error = str(results[0].error or "")
     assert "the trial requested 701 CPUs" in error
     assert "in 2 bundles (SPREAD)" in error
 

@@ -79,9 +79,9 @@ def test_an_unstorable_result_fails_only_its_trial_and_a_resume_works(
     assert bad.status is TrialStatus.ERROR
     assert bad.error is not None
     shown = BAD_RESULTS[case][1]
-    assert "report(metrics)" in bad.error
-    assert "cannot be stored" in bad.error
-    assert shown in bad.error
+    assert "report(metrics)" in str(bad.error)
+    assert "cannot be stored" in str(bad.error)
+    assert shown in str(bad.error)
     assert shown in (Path(bad.path) / "error.txt").read_text(encoding="utf-8")
     assert "v" not in bad.metrics  # the bad result never became one
 
@@ -136,7 +136,7 @@ def test_a_class_trainable_step_result_is_checked_too(tmp_path: Path) -> None:
     results = by_which(Tuner(Steps, param_space=space, run_config=settings(tmp_path)).fit())
     assert results["good"].status is TrialStatus.TERMINATED
     assert results["bad"].error is not None
-    assert "Steps.step()['v']='\\ud800' cannot be stored" in results["bad"].error
+    assert "Steps.step()['v']='\\ud800' cannot be stored" in str(results["bad"].error)
 
 
 def raises_a_surrogate(config: Mapping[str, JsonValue]) -> None:
@@ -151,7 +151,7 @@ def test_an_error_whose_text_is_not_utf8_fails_only_its_trial(tmp_path: Path) ->
     results = by_which(tuner.fit())
     assert results["good"].metrics["v"] == 1
     assert results["bad"].error is not None
-    assert "ValueError: broken \\ud800 text" in results["bad"].error
+    assert "ValueError: broken \\ud800 text" in str(results["bad"].error)
     replay(tmp_path / "unstorable")
     assert len(Tuner.restore(str(tmp_path / "unstorable"), raises_a_surrogate).fit()) == 2
 
@@ -167,8 +167,8 @@ def test_an_error_too_long_for_the_log_is_cut_and_fails_only_its_trial(tmp_path:
     tuner = Tuner(raises_a_huge_message, param_space=space, run_config=settings(tmp_path))
     results = by_which(tuner.fit())
     assert results["good"].metrics["v"] == 1
-    error = results["bad"].error
-    assert error is not None
+    assert results["bad"].error is not None
+    error = str(results["bad"].error)
     assert error.endswith(f"[cut at {MAX_ERROR_CHARS} characters]")
     assert len(error) < 2 * MAX_ERROR_CHARS
     replay(tmp_path / "unstorable")
@@ -195,8 +195,8 @@ def test_the_driver_turns_a_result_it_cannot_log_into_a_failure_of_its_trial(
         )
     found = by_which(results)
     assert found["good"].metrics["v"] == 3
-    error = found["bad"].error
-    assert error is not None
+    assert found["bad"].error is not None
+    error = str(found["bad"].error)
     assert "ResultReported of this trial could not be logged" in error
     assert "result['v']=1000000000000000000000000000000 cannot be stored" in error
     assert "could not be logged" in caplog.text

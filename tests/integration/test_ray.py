@@ -156,7 +156,7 @@ def test_a_trainable_that_raises_fails_with_its_traceback(tmp_path: Path) -> Non
     (result,) = results
     assert result.status is TrialStatus.ERROR
     assert result.error is not None
-    assert "ValueError: bad value 7" in result.error
+    assert "ValueError: bad value 7" in str(result.error)
     assert "ValueError: bad value 7" in (result.path / "error.txt").read_text()
     assert results.num_errors == 1
 
@@ -166,7 +166,7 @@ def test_a_trial_that_can_never_fit_gets_the_clear_error(tmp_path: Path) -> None
     (result,) = results
     assert result.status is TrialStatus.ERROR
     assert result.error is not None
-    assert result.error.startswith(
+    assert str(result.error).startswith(
         "Insufficient cluster resources to launch trial: the trial requested 4 CPUs, 0 GPUs "
         "but the whole cluster has 2 CPUs"
     )

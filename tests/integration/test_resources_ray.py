@@ -48,13 +48,13 @@ def test_memory_is_given_to_the_actor_and_object_store_memory_is_counted(
     assert (metrics["CPU"], metrics["memory"]) == (1.0, 100 * MIB)
     too_much = {"cpu": 1, "object_store_memory": 2**60}
     results = fit(rt.report_assigned, tmp_path / "more", resources_per_trial=too_much)
-    assert "Insufficient cluster resources" in (results[0].error or "")
+    assert "Insufficient cluster resources" in str(results[0].error or "")
 
 
 def test_a_memory_request_larger_than_the_cluster_never_fits(tmp_path: Path) -> None:
     results = fit(rt.report_assigned, tmp_path, resources_per_trial={"cpu": 1, "memory": 2**60})
     assert results[0].status is TrialStatus.ERROR
-    assert "Insufficient cluster resources" in (results[0].error or "")
+    assert "Insufficient cluster resources" in str(results[0].error or "")
 
 
 def test_a_trial_runs_in_its_placement_group_and_reserves_the_other_bundles(
@@ -84,7 +84,7 @@ def test_a_placement_group_larger_than_the_node_never_fits(tmp_path: Path) -> No
     group = tune.PlacementGroupFactory([{"CPU": 1}, {"CPU": 2}])
     results = fit(tune.with_resources(rt.use_the_group, group), tmp_path)
     assert results[0].status is TrialStatus.ERROR
-    assert "requested 3 CPUs" in (results[0].error or "")
+    assert "requested 3 CPUs" in str(results[0].error or "")
 
 
 def test_with_parameters_puts_the_object_in_the_store_once(tmp_path: Path) -> None:

@@ -60,5 +60,5 @@ def test_a_trial_whose_worker_does_not_see_the_directory_fails_naming_it(
         ),
     ).fit()
     assert result.error is not None
-    assert "does not share the driver's storage_path" in result.error
-    assert str(tmp_path / "exp") in result.error
+    assert "does not share the driver's storage_path" in str(result.error)
+    assert str(tmp_path / "exp") in str(result.error)

@@ -1,6 +1,11 @@
-"""Errors `Tuner.fit()` raises, under Ray Tune's name."""
+"""Errors `Tuner.fit()` raises and results carry, under Ray Tune's names."""
 
 from __future__ import annotations
+
+import builtins
+import re
+
+from tunecore.shell.trainable.errors import failure_reason
 
 
 class TuneError(RuntimeError):
@@ -8,3 +13,59 @@ class TuneError(RuntimeError):
     a trial's error. The experiment's directory and log are intact when it
     is raised (every worker ended, everything recorded kept), so
     `Tuner.restore` can continue it."""
+
+
+class TrialError(TuneError):
+    """A failed trial's error, as `Result.error` and `ResultGrid.errors` give
+    it: its message is the text error.txt holds (the traceback, for an
+    exception). Ray Tune unpickles the exception the trial raised; nothing
+    tunecore stores is a pickle, so where the trial raised one of Python's
+    built-in exceptions this is an instance of that type too
+    (`isinstance(result.error, ValueError)`), and otherwise of TuneError
+    only, as Ray's is when the exception could not be pickled."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+    def __reduce__(self) -> tuple[object, tuple[str]]:
+        return trial_error, (str(self),)
+
+
+# The line a Python traceback ends with: `ValueError: bad x` or `KeyError`.
+_RAISED = re.compile(r"^([A-Za-z_]\w*)(?::|$)")
+_TRACEBACK = "Traceback (most recent call last):"
+
+
+def trial_error(text: str) -> TrialError:
+    """The `TrialError` for a trial's error text (see `TrialError`)."""
+    raised = _builtin_raised(text)
+    if raised is not None:
+        try:
+            return _as_also(raised)(text)
+        except TypeError:  # a type that needs more than a message to build
+            pass
+    return TrialError(text)
+
+
+def _builtin_raised(text: str) -> type[Exception] | None:
+    """The built-in exception type a traceback in `text` ends with, if any."""
+    if _TRACEBACK not in text:
+        return None
+    match = _RAISED.match(failure_reason(text))
+    found = getattr(builtins, match.group(1), None) if match else None
+    if isinstance(found, type) and issubclass(found, Exception):
+        return found
+    return None
+
+
+_ALSO: dict[type[Exception], type[TrialError]] = {}  # one class per type
+
+
+def _as_also(raised: type[Exception]) -> type[TrialError]:
+    """A TrialError that is also a `raised`."""
+    if raised not in _ALSO:
+        try:
+            _ALSO[raised] = type(f"TrialError[{raised.__name__}]", (TrialError, raised), {})
+        except TypeError:  # its instance layout cannot be combined with TuneError's
+            _ALSO[raised] = TrialError
+    return _ALSO[raised]

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from tunecore.api.errors import TuneError, trial_error
 from tunecore.api.history import as_dataframe, last_n_average, pandas_module
 from tunecore.api.loader import load_experiment
 from tunecore.core.checkpoints import newest_persistent, score_key
@@ -76,7 +77,7 @@ class Result:
     config: JsonDict
     path: PathStr
     checkpoint: Checkpoint | None
-    error: str | None
+    error: TuneError | None
     status: TrialStatus
     metric_analysis: Mapping[str, MetricStats]
     best_checkpoints: list[tuple[Checkpoint, JsonDict]] = field(default_factory=list)
@@ -220,7 +221,8 @@ class ResultGrid(Sequence[Result]):
         return list(self._trials)
 
     @property
-    def errors(self) -> list[str]:
+    def errors(self) -> list[TuneError]:
+        """The errors of the trials that failed (see `TrialError`)."""
         return [r.error for r in self._results if r.error is not None]
 
     @property
@@ -407,7 +409,7 @@ def _result(
         config=trial.spec.config,
         path=PathStr(shown),
         checkpoint=next((found for ref, found in kept if ref is newest), None),
-        error=trial.error_message if trial.status is TrialStatus.ERROR else None,
+        error=_error_of(trial),
         status=trial.status,
         metric_analysis=trial.metric_analysis,
         best_checkpoints=[(found, ref.metrics) for ref, found in kept if found is not None],
@@ -439,3 +441,10 @@ def _parent_and_name(path: str, storage_filesystem: object) -> tuple[str, str]:
     if storage_filesystem is not None:  # a path inside that file system
         return posixpath.split(path.rstrip("/"))
     return os.path.split(os.path.realpath(os.path.expanduser(path)))
+
+
+def _error_of(trial: TrialState) -> TuneError | None:
+    """A failed trial's error; None for any other."""
+    if trial.status is not TrialStatus.ERROR:
+        return None
+    return trial_error(trial.error_message or "the trial failed; no error text was recorded")

@@ -170,7 +170,7 @@ def fit_summary(
                 files = {p.name: p.read_text() for p in Path(directory).iterdir() if p.is_file()}
         summary.append(
             {
-                "error": result.error,
+                "error": None if result.error is None else str(result.error),
                 "status": str(result.status),
                 "history": [
                     {k: row[k] for k in ("count", "resumed_from", "home")}

@@ -282,7 +282,7 @@ def run_tunecore(trials: int, target: Target) -> tuple[float, int, list[str]]:
         ),
     )
     grid = tuner.fit()
-    return time.perf_counter() - start, len(grid), grid.errors
+    return time.perf_counter() - start, len(grid), [str(error) for error in grid.errors]
 
 
 def child(framework: str, trials: int, target: Target) -> None:

@@ -43,7 +43,8 @@
 Why one module of over 400 lines: placement, actor reuse, chains, the stop
 grace and the completion of each operation all read and change the same
 per-trial maps (`_actors`, `_ops`, `_releasing`, `_idle`); what is not Ray's
-already lives in `executors.base` and `executors.host`.
+already lives in `executors.base` and `executors.host`, and which trial is
+chained behind which in `executors.chain_book`.
 """
 
 from __future__ import annotations
@@ -83,9 +84,9 @@ from tunecore.shell.executors.base import (
     completion_event,
     in_training,
 )
+from tunecore.shell.executors.chain_book import ChainBook
 from tunecore.shell.executors.host import (
     Batch,
-    Chained,
     Started,
     TrainableFactory,
     claim_trial_dir,
@@ -234,8 +235,7 @@ class RayExecutor(HostCalls):
         # trial's call, what those that ran produced, the actors their
         # unfinished last ones hold, and events ready without a wait (the
         # adopted trials', the ends of chains no call brought back).
-        self._chains: dict[str, list[ChainedStart]] = {}
-        self._in_chain: dict[str, str] = {}  # chained trial -> the trial it is behind
+        self._chains = ChainBook()
         self._awaited: dict[str, tuple[Resources, JsonDict, TrialContext]] = {}
         self._ran_ahead: dict[str, _RanAhead] = {}
         self._handed: dict[Any, str] = {}
@@ -289,24 +289,26 @@ class RayExecutor(HostCalls):
         if ran is not None:
             self._adopt(trial_id, resources, ran)
             return
-        holder = self._in_chain.get(trial_id)
+        holder = self._chains.holder(trial_id)
         if holder is not None:  # a worker may still run it ahead
             if not claim_trial_dir(context.trial_dir):  # it has, or will say it has not
                 self._awaited[trial_id] = (resources, config, context)
                 return
-            self._cut(holder, trial_id)
+            self._chains.cut(holder, trial_id)
         actor = self._actors[trial_id] = self._actor_for(trial_id, resources)
         self._asks[trial_id] = resources
         if restore is None and trial_id not in self._unplaced:
             # A reused actor is placed already: its first results can come
             # back with the assignment, in one round trip.
-            self._chain(trial_id, then)
+            self._chains.keep(trial_id, then)
             batch = self._call_batch(context.until)
-            payload = packed(config, context, batch, self._chain_of(trial_id))
+            payload = packed(
+                config, context, batch, self._chains.as_sent(trial_id, self._call_batch)
+            )
             handle = actor.assign_and_train_packed.remote(payload)
             self._ops.push(trial_id, Pending(Operation.ASSIGN_AND_TRAIN, handle))
             return
-        self._chain(trial_id, then)
+        self._chains.keep(trial_id, then)
         assign = functools.partial(
             self._issue,
             trial_id,
@@ -314,37 +316,6 @@ class RayExecutor(HostCalls):
             lambda a: a.call.remote("assign", config, context),
         )
         self._begin(trial_id, assign, restore, context.until)
-
-    def _chain(self, trial_id: str, then: Sequence[ChainedStart]) -> None:
-        """Keep the trials chained behind `trial_id`: they go with each of
-        its training calls (`_chain_of`) until one comes back having run
-        them (its function returned), or the trial leaves its actor."""
-        if then:
-            self._chains[trial_id] = list(then)
-            self._in_chain.update((start.trial_id, trial_id) for start in then)
-
-    def _chain_of(self, trial_id: str) -> Chained | None:
-        """The chain as `TrialHost.train_many` takes it: each trial's
-        arguments with the rest of the chain as its `then`."""
-        chained: Chained | None = None
-        for start in reversed(self._chains.get(trial_id, ())):
-            batch = self._call_batch(start.context.until)
-            chained = (start.config, start.context, batch, chained)
-        return chained
-
-    def _cut(self, trial_id: str, chained_id: str) -> None:
-        """The driver took `chained_id` (it made its directory first): the
-        worker stops the chain there, so it and the trials after it leave
-        the chain."""
-        chain = self._chains.get(trial_id, [])
-        ids = [start.trial_id for start in chain]
-        cut = ids.index(chained_id)
-        for dropped in ids[cut:]:
-            self._in_chain.pop(dropped, None)
-        if cut:
-            self._chains[trial_id] = chain[:cut]
-        else:
-            self._chains.pop(trial_id, None)
 
     def _ran(self, trial_id: str, reply: Started | None) -> list[ExperimentEvent]:
         """Keep what the trials chained behind `trial_id` produced (the
@@ -355,12 +326,11 @@ class RayExecutor(HostCalls):
         trial's start instead of going idle. Once the chain is done with,
         `ChainRan` tells the core which ran: the others are in no worker's
         hands and start as any waiting trial."""
-        if reply is None and not any(self._in_chain.get(t) == trial_id for t in self._awaited):
+        if reply is None and not self._chains.holds_any(trial_id, self._awaited):
             return []  # the chain goes with the next call
         actor = self._actors.get(trial_id)
         ran: list[str] = []
-        for start in self._chains.pop(trial_id, []):
-            self._in_chain.pop(start.trial_id, None)
+        for start in self._chains.take(trial_id):
             if reply is None:
                 self._start_awaited(start.trial_id)
                 continue
@@ -523,7 +493,7 @@ class RayExecutor(HostCalls):
         if batch is None:
             self._issue(trial_id, Operation.TRAIN, lambda a: a.call.remote("train"))
             return
-        payload = packed(batch, self._chain_of(trial_id))
+        payload = packed(batch, self._chains.as_sent(trial_id, self._call_batch))
         self._issue(trial_id, Operation.TRAIN_MANY, lambda a: a.train_many_packed.remote(payload))
 
     def _detach(self, trial_id: str) -> tuple[Any, Resources | None]:
@@ -533,15 +503,14 @@ class RayExecutor(HostCalls):
         self._unplaced.pop(trial_id, None)
         self._credits.pop(trial_id, None)
         self._after_save.pop(trial_id, None)
-        for start in self._chains.pop(trial_id, ()):
-            self._in_chain.pop(start.trial_id, None)
+        self._chains.take(trial_id)
         return self._actors.pop(trial_id, None), self._asks.pop(trial_id, None)
 
     def _free(self, trial_id: str, *, reusable: bool) -> None:
         """Take the trial's actor back. The trials chained behind it were
         not run (or died with its actor): one the core started meanwhile
         (`_awaited`) starts as any other, and the core hears that none ran."""
-        chain = [start.trial_id for start in self._chains.get(trial_id, ())]
+        chain = self._chains.chained_behind(trial_id)
         self._give_back(trial_id, reusable=reusable)
         for chained_id in chain:
             self._start_awaited(chained_id)
@@ -687,7 +656,6 @@ class RayExecutor(HostCalls):
         self._handed.clear()
         self._ran_ahead.clear()  # chained trials the core never started
         self._chains.clear()
-        self._in_chain.clear()
         self._awaited.clear()
         self._ready_events.clear()
         self._memory.clear()

@@ -9,6 +9,7 @@ import argparse
 
 from tunecore.cli.errors import EXIT_OK
 from tunecore.core import apply, format_transitions, new_trial, transitions_dot
+from tunecore.core.checkpoints import checkpoint_dirname
 from tunecore.core.results import TRAINING_ITERATION
 from tunecore.model import (
     CheckpointPolicy,
@@ -78,7 +79,7 @@ def _play(out: list[str]) -> TrialState:
             if isinstance(command, SaveCheckpoint):
                 iteration = trial.last_result.get(TRAINING_ITERATION, 0)
                 assert isinstance(iteration, int)
-                path = f"checkpoint_{iteration:06d}"
+                path = checkpoint_dirname(iteration)
                 feed(
                     CheckpointSaved(
                         trial_id=spec.trial_id,

@@ -27,6 +27,12 @@ from tunecore.model import (
 from tunecore.model.numbers import is_number
 
 
+def checkpoint_dirname(iteration: int) -> str:
+    """The directory name of a checkpoint taken at `iteration`, as Ray's
+    earlier trial runner named them: `checkpoint_000003`."""
+    return f"checkpoint_{iteration:06d}"
+
+
 def should_checkpoint(policy: CheckpointPolicy, last_result: Mapping[str, JsonValue]) -> bool:
     """Due at the end when `at_end` is set, every `frequency` iterations, and
     whenever the trainable flagged a fresh checkpoint of its own."""

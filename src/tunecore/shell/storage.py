@@ -87,6 +87,7 @@ from pathlib import Path
 
 import msgspec
 
+from tunecore.core.checkpoints import checkpoint_dirname
 from tunecore.core.naming import original_tag, trial_name
 from tunecore.core.results import flatten
 from tunecore.model import CheckpointRef, CheckpointStorage, JsonValue, TrialSpec
@@ -696,7 +697,7 @@ class ExperimentStorage:
         given: object = iteration  # callers outside mypy's view may pass anything
         if isinstance(given, bool) or not isinstance(given, int) or given < 0:
             raise ValueError(f"checkpoint iteration must be an int >= 0, got {iteration!r}")
-        name = base = f"checkpoint_{iteration:06d}"
+        name = base = checkpoint_dirname(iteration)
         held = self._held_names(Path(trial_dir).name, base, recorded)
         again = 0
         while name in held:

@@ -39,6 +39,7 @@ from collections.abc import Mapping
 
 import msgspec
 
+from tunecore.core.checkpoints import checkpoint_dirname
 from tunecore.model import ExportFormat, JsonDict
 from tunecore.shell.trainable.checkpoint import Checkpoint
 from tunecore.shell.trainable.checkpoint_files import (
@@ -165,7 +166,7 @@ class Trainable:
         """Save a checkpoint as a trial saves one, into `checkpoint_dir`
         (default: `checkpoint_<iteration>` in `logdir`); returns the
         directory, which `restore` takes."""
-        directory = checkpoint_dir or os.path.join(self.logdir, f"checkpoint_{self._iteration:06d}")
+        directory = checkpoint_dir or os.path.join(self.logdir, checkpoint_dirname(self._iteration))
         return self._driven().save(os.fspath(directory))
 
     def restore(self, checkpoint: str | os.PathLike[str] | Checkpoint) -> None:
@@ -186,10 +187,11 @@ class Trainable:
         """The `ClassTrainable` that `train`, `save` and `restore` go through
         (made at the first of them), so a trainable used directly counts
         its iterations and writes its checkpoints as in an experiment."""
-        driver: ClassTrainable | None = getattr(self, "_driver", None)
+        # A name of tunecore's own: a subclass may well have a `_driver`.
+        driver: ClassTrainable | None = getattr(self, "_tunecore_driver", None)
         if driver is None:
             driver = ClassTrainable(type(self), self.config, self._context, built=self)
-            self._driver = driver
+            self._tunecore_driver = driver
         return driver
 
     def _reset(self, config: JsonDict, context: TrialContext) -> bool:

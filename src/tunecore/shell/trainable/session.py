@@ -65,6 +65,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TypeAlias
 
+from tunecore.core.checkpoints import checkpoint_dirname
 from tunecore.core.results import DEFAULT_METRIC, ends_batch
 from tunecore.model import JsonDict
 from tunecore.model.errors import require_int
@@ -250,7 +251,7 @@ class TrialSession:
     def new_checkpoint_dir(self, step: int) -> str:
         """An empty directory for the checkpoint of `step`, inside the trial."""
         require_int("checkpoint_dir(step)", step, minimum=0)
-        path = os.path.join(self._scratch_dir, f"checkpoint_{step:06d}")
+        path = os.path.join(self._scratch_dir, checkpoint_dirname(step))
         shutil.rmtree(path, ignore_errors=True)
         os.makedirs(path)
         return path

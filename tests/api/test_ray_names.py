@@ -108,8 +108,11 @@ def test_fail_fast_raise_raises_the_trials_error_after_the_run(tmp_path: Path) -
         tune_config=TuneConfig(max_concurrent_trials=1),
         run_config=run_config(tmp_path, name="ff", failure_config=FailureConfig(fail_fast="raise")),
     )
-    with pytest.raises(tune.TuneError, match="bad x=1"):
+    with pytest.raises(tune.TuneError, match="bad x=1") as raised:
         tuner.fit()
+    # As in Ray, where the trial's own exception propagates: `except ValueError` catches it.
+    assert isinstance(raised.value, ValueError)
+    assert "fail_fast='raise': the experiment in" in str(raised.value)
     # Everything recorded is kept: the experiment can be read back.
     grid = tune.ResultGrid.from_path(tmp_path / "ff")
     assert grid.num_errors == 1

@@ -24,11 +24,13 @@ class TrialError(TuneError):
     (`isinstance(result.error, ValueError)`), and otherwise of TuneError
     only, as Ray's is when the exception could not be pickled."""
 
+    also: type[Exception] | None = None  # the built-in type it is too, if any
+
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""
 
-    def __reduce__(self) -> tuple[object, tuple[str]]:
-        return trial_error, (str(self),)
+    def __reduce__(self) -> tuple[object, tuple[str | None, str]]:
+        return _rebuilt, (None if self.also is None else self.also.__name__, str(self))
 
 
 # The line a Python traceback ends with: `ValueError: bad x` or `KeyError`.
@@ -36,15 +38,26 @@ _RAISED = re.compile(r"^([A-Za-z_]\w*)(?::|$)")
 _TRACEBACK = "Traceback (most recent call last):"
 
 
-def trial_error(text: str) -> TrialError:
-    """The `TrialError` for a trial's error text (see `TrialError`)."""
-    raised = _builtin_raised(text)
+def trial_error(text: str, note: str = "") -> TrialError:
+    """The `TrialError` for a trial's error text (see `TrialError`), its
+    message the text and then `note`."""
+    return _built(_builtin_raised(text), text + note)
+
+
+def _built(raised: type[Exception] | None, message: str) -> TrialError:
     if raised is not None:
         try:
-            return _as_also(raised)(text)
+            return _as_also(raised)(message)
         except TypeError:  # a type that needs more than a message to build
             pass
-    return TrialError(text)
+    return TrialError(message)
+
+
+def _rebuilt(raised_name: str | None, message: str) -> TrialError:
+    """A pickled TrialError again (its class is made at run time)."""
+    found = None if raised_name is None else getattr(builtins, raised_name, None)
+    raised = found if isinstance(found, type) and issubclass(found, Exception) else None
+    return _built(raised, message)
 
 
 def _builtin_raised(text: str) -> type[Exception] | None:
@@ -65,7 +78,9 @@ def _as_also(raised: type[Exception]) -> type[TrialError]:
     """A TrialError that is also a `raised`."""
     if raised not in _ALSO:
         try:
-            _ALSO[raised] = type(f"TrialError[{raised.__name__}]", (TrialError, raised), {})
+            _ALSO[raised] = type(
+                f"TrialError[{raised.__name__}]", (TrialError, raised), {"also": raised}
+            )
         except TypeError:  # its instance layout cannot be combined with TuneError's
             _ALSO[raised] = TrialError
     return _ALSO[raised]

@@ -45,7 +45,7 @@ from tunecore.api.config import (
     SyncConfig,
     TuneConfig,
 )
-from tunecore.api.errors import TuneError
+from tunecore.api.errors import TuneError, trial_error
 from tunecore.api.loader import load_experiment
 from tunecore.api.mutation_space import with_mutated_keys
 from tunecore.api.reporters import CLIReporter
@@ -443,9 +443,10 @@ class Tuner:
                 "tuner.get_results())"
             )
         if run.failure_config.fail_fast == "raise" and final.error is not None:
-            raise TuneError(
-                f"{final.error}\n(fail_fast='raise': the experiment in "
-                f"{storage.experiment_dir} stopped there; its results and log are kept)"
+            raise trial_error(
+                final.error,
+                f"\n(fail_fast='raise': the experiment in {storage.experiment_dir} "
+                "stopped there; its results and log are kept)",
             )
         return self._results
 

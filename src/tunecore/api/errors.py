@@ -55,9 +55,7 @@ def _built(raised: type[Exception] | None, message: str) -> TrialError:
 
 def _rebuilt(raised_name: str | None, message: str) -> TrialError:
     """A pickled TrialError again (its class is made at run time)."""
-    found = None if raised_name is None else getattr(builtins, raised_name, None)
-    raised = found if isinstance(found, type) and issubclass(found, Exception) else None
-    return _built(raised, message)
+    return _built(None if raised_name is None else _builtin_exception(raised_name), message)
 
 
 def _builtin_raised(text: str) -> type[Exception] | None:
@@ -65,10 +63,13 @@ def _builtin_raised(text: str) -> type[Exception] | None:
     if _TRACEBACK not in text:
         return None
     match = _RAISED.match(failure_reason(text))
-    found = getattr(builtins, match.group(1), None) if match else None
-    if isinstance(found, type) and issubclass(found, Exception):
-        return found
-    return None
+    return _builtin_exception(match.group(1)) if match else None
+
+
+def _builtin_exception(name: str) -> type[Exception] | None:
+    """Python's built-in exception type called `name`, if there is one."""
+    found = getattr(builtins, name, None)
+    return found if isinstance(found, type) and issubclass(found, Exception) else None
 
 
 _ALSO: dict[type[Exception], type[TrialError]] = {}  # one class per type

@@ -297,10 +297,10 @@ class RayExecutor(HostCalls):
             self._chains.cut(holder, trial_id)
         actor = self._actors[trial_id] = self._actor_for(trial_id, resources)
         self._asks[trial_id] = resources
+        self._chains.keep(trial_id, then)
         if restore is None and trial_id not in self._unplaced:
             # A reused actor is placed already: its first results can come
             # back with the assignment, in one round trip.
-            self._chains.keep(trial_id, then)
             batch = self._call_batch(context.until)
             payload = packed(
                 config, context, batch, self._chains.as_sent(trial_id, self._call_batch)
@@ -308,7 +308,6 @@ class RayExecutor(HostCalls):
             handle = actor.assign_and_train_packed.remote(payload)
             self._ops.push(trial_id, Pending(Operation.ASSIGN_AND_TRAIN, handle))
             return
-        self._chains.keep(trial_id, then)
         assign = functools.partial(
             self._issue,
             trial_id,

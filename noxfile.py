@@ -1,52 +1,146 @@
-"""Developer sessions. `./dev` bootstraps nox itself; see README.md."""
+"""Developer sessions. `./dev` bootstraps nox and uv itself; see README.md.
+
+Every environment is made from `requirements/dev.lock`, the versions the
+suite last passed with, so a green run today is green next month. The
+`latest` session is the one that tries today's newest releases instead,
+run on purpose to see upstream drift as a named failure. `./dev lock`
+refreshes the lock from pyproject.toml.
+
+typecheck, lint and tests share one environment (`.venv`): it is made
+once and then only kept in step with the lock, which costs nothing when it
+already is.
+"""
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
 import nox
 
-nox.options.sessions = ["typecheck", "lint", "tests"]
+nox.options.sessions = ["lint", "typecheck", "tests", "package", "optuna"]
+nox.options.default_venv_backend = "uv"
 PYTHON = "3.11"
+ROOT = Path(__file__).parent
+LOCK = "requirements/dev.lock"
+SHARED_ENV = ROOT / ".venv"
+LOCK_INPUTS = ("pyproject.toml", "--all-extras", "--universal", f"--python-version={PYTHON}")
 
 
-@nox.session(python=PYTHON)
+def shared_env(session: nox.Session) -> Callable[..., None]:
+    """Makes the environment typecheck, lint and tests share, or brings it in
+    step with the lock; returns a function that runs one of its tools."""
+    python = SHARED_ENV / "bin" / "python"
+    if not python.exists():
+        session.run("uv", "venv", "--python", PYTHON, str(SHARED_ENV), external=True)
+    session.run(
+        "uv", "pip", "install", "--quiet", "--python", str(python),
+        "-c", LOCK, "-e", ".[dev]",
+        external=True,
+    )  # fmt: skip
+    path = f"{SHARED_ENV / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"
+    env = {"PATH": path, "VIRTUAL_ENV": str(SHARED_ENV)}
+
+    def run(tool: str, *args: str) -> None:
+        session.run(str(SHARED_ENV / "bin" / tool), *args, env=env, external=True)
+
+    return run
+
+
+@nox.session(venv_backend="none")
 def tests(session: nox.Session) -> None:
-    """The whole pytest suite: unit, property, stateful and integration tests."""
-    session.install("-e", ".[dev]")
-    session.run("pytest", *session.posargs)
+    """The pytest suite: unit, property, stateful and integration tests, each
+    test named as it runs (arguments go to pytest: `./dev test tests/core`)."""
+    run = shared_env(session)
+    run("pytest", *(session.posargs or ["-v", "--durations=10"]))
 
 
-@nox.session(python=PYTHON)
+@nox.session(venv_backend="none")
 def typecheck(session: nox.Session) -> None:
     """mypy --strict over the library, its tests, benchmarks and examples."""
-    session.install("-e", ".[dev]")
-    session.run("mypy")
+    run = shared_env(session)
+    run("mypy")
+
+
+@nox.session(venv_backend="none")
+def lint(session: nox.Session) -> None:
+    """ruff (lint and format) and the import-linter layer contracts."""
+    run = shared_env(session)
+    run("ruff", "check", ".")
+    run("ruff", "format", "--check", ".")
+    run("lint-imports")
+
+
+@nox.session(python=PYTHON, reuse_venv=False)
+def package(session: nox.Session) -> None:
+    """tunecore as a user installs it: a wheel built with `python -m build`,
+    installed (not editable) into a fresh environment, runs the README's
+    first example and `get_dataframe()` from a directory outside the clone,
+    and an install hint from an error (`pip install 'tunecore[plot]'`)
+    works as written from that install."""
+    session.install("-c", LOCK, "build")
+    dist = Path(tempfile.mkdtemp(prefix="tunecore-dist-"))
+    session.run("python", "-m", "build", "--wheel", "--outdir", str(dist), silent=True)
+    (wheel,) = dist.glob("tunecore-*.whl")
+    user_env = dist / "user-env"
+    session.run("uv", "venv", "--seed", "--python", PYTHON, str(user_env), external=True)
+    user_python = str(user_env / "bin" / "python")
+    session.run(
+        "uv", "pip", "install", "--python", user_python, "-c", LOCK, str(wheel), external=True
+    )  # fmt: skip
+    elsewhere = dist / "elsewhere"
+    elsewhere.mkdir()
+    shutil.copy(ROOT / "scripts" / "first_run.py", elsewhere)
+    with session.chdir(elsewhere):
+        session.run(
+            user_python, "first_run.py", str(ROOT / "README.md"),
+            env={"HOME": str(elsewhere)}, external=True,
+        )  # fmt: skip
+        session.run(user_python, "-m", "pip", "install", "--quiet", "tunecore[plot]", external=True)
+        session.run(user_python, "-c", "import matplotlib, tunecore.api.plot", external=True)
+    shutil.rmtree(dist)
 
 
 @nox.session(python=PYTHON)
-def lint(session: nox.Session) -> None:
-    """ruff (lint and format) and the import-linter layer contract."""
-    session.install("--no-deps", "-e", ".")
-    session.install("ruff>=0.5", "import-linter>=2.0")
-    session.run("ruff", "check", ".")
-    session.run("ruff", "format", "--check", ".")
-    session.run("lint-imports")
+@nox.parametrize("optuna", ["5.0.0"])
+def optuna(session: nox.Session, optuna: str) -> None:
+    """OptunaSearch on the other Optuna releases it supports (`tests` runs
+    the lock's own)."""
+    others = Path(session.create_tmp()) / "lock-without-optuna.txt"
+    lines = Path(LOCK).read_text(encoding="utf-8").splitlines()
+    others.write_text("\n".join(x for x in lines if not x.startswith("optuna==")), encoding="utf-8")
+    session.install("-c", str(others), "-e", ".[dev]", f"optuna=={optuna}")
+    session.run("pytest", "-q", "tests/search/test_optuna.py", *session.posargs)
+
+
+@nox.session(python=PYTHON, reuse_venv=False)
+def latest(session: nox.Session) -> None:
+    """The suite against today's newest release of every dependency and extra,
+    ignoring the lock (not in CI: run it on purpose, then `./dev lock --upgrade`
+    once it passes)."""
+    session.install("--upgrade", "--refresh", "-e", ".[dev]")
+    session.run("pytest", "-q", *session.posargs)
+
+
+@nox.session(venv_backend="none")
+def lock(session: nox.Session) -> None:
+    """Refreshes requirements/dev.lock from pyproject.toml, keeping the locked
+    versions that still fit; `./dev lock --upgrade` takes the newest."""
+    session.run(
+        "uv", "pip", "compile", *LOCK_INPUTS, "--quiet",
+        "--custom-compile-command", "./dev lock", "-o", LOCK, *session.posargs,
+        external=True,
+    )  # fmt: skip
 
 
 @nox.session(python=PYTHON)
 def bench(session: nox.Session) -> None:
-    """Benchmarks; ratios are measured side by side in one run."""
-    session.install("-e", ".[bench]")
-    # Ray Tune only here, pinned to the Ray tunecore runs on, so both
-    # frameworks share one Ray in the side-by-side comparison.
-    # (run_install: the version is needed under --install-only too.)
-    ray_version = session.run_install(
-        "python", "-c", "import ray; print(ray.__version__)", silent=True
-    )
-    assert isinstance(ray_version, str)
-    session.install(f"ray[tune]=={ray_version.strip()}")
-    # tensorboardX's checksums in C, as tunecore's are with google-crc32c:
-    # Ray Tune at its best writes its TensorBoard files at the same cost.
-    session.install("crc32c")
+    """Benchmarks; ratios are measured side by side in one run, against the
+    Ray Tune the lock pins to tunecore's own Ray."""
+    session.install("-c", LOCK, "-e", ".[bench]")
     session.run("python", "-m", "benchmarks", *session.posargs)
 
 
@@ -54,7 +148,7 @@ def bench(session: nox.Session) -> None:
 def examples(session: nox.Session) -> None:
     """Every example end to end (on a local Ray, scikit-learn for
     asha_sklearn, Hypothesis for custom_scheduler)."""
-    session.install("-e", ".[examples,testing]")
+    session.install("-c", LOCK, "-e", ".[examples,testing]")
     for example in ("quickstart.py", "asha_sklearn.py", "pbt.py", "custom_scheduler.py"):
         session.run("python", f"examples/{example}", *session.posargs)
 
@@ -62,5 +156,5 @@ def examples(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def demo(session: nox.Session) -> None:
     """The main job: a real tuning run on a local Ray (examples/quickstart.py)."""
-    session.install("-e", ".")
+    session.install("-c", LOCK, "-e", ".")
     session.run("python", "examples/quickstart.py", *session.posargs)

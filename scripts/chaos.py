@@ -676,7 +676,7 @@ class ChaosReport:
         return sum(1 for d in self.drives if d.lock_holder == d.session and d.lock_before in killed)
 
     def figures(self) -> str:
-        """The counts a README can quote."""
+        """The counts docs/reliability.md quotes."""
         landed = ", ".join(f"{where} {n}" for where, n in sorted(self.landed().items()))
         text = f"kills landed: {self.kills_landed} of {self.kills} ({landed or 'none'})"
         if self.second_drives:

@@ -19,7 +19,7 @@ original's, worked out by feeding its events to `step` here.
 
 The examples are derandomized and nothing is stored between runs, so the
 suite is deterministic. `TUNECORE_FUZZ_EXAMPLES=N` runs N examples per test
-and prints how many ended each way (the figures in the README).
+and prints how many ended each way (the figures in docs/reliability.md).
 """
 
 from __future__ import annotations

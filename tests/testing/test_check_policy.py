@@ -1,5 +1,5 @@
-"""`check_policy` on every built-in scheduler, on the README's example
-policy, and on policies broken on purpose: each broken rule is caught."""
+"""`check_policy` on every built-in scheduler, on the example policy of
+docs/offline-lab.md, and on policies broken on purpose: each broken rule is caught."""
 
 from __future__ import annotations
 

@@ -75,7 +75,7 @@ class FailureConfig(BaseModel):
 
 class SyncConfig(BaseModel):
     """Ray's `SyncConfig`: how an experiment with a URI `storage_path` is
-    kept in the storage (see the README's "Running on a cluster").
+    kept in the storage (see docs/storage.md).
 
     Ray re-uploads the whole experiment state each sync, so it syncs every
     300 s by default; tunecore ships the event log in increments, so its

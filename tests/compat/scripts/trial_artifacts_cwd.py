@@ -7,7 +7,7 @@ trainable writes `./artifact_{step}.txt` with a relative path, and "you
 don't need to worry about multiple workers saving to the same location":
 each trial runs in a working directory of its own (Ray's default,
 `RAY_CHDIR_TO_TRIAL_DIR=1`: on tunecore the trial directory, on Ray 2.7+
-a directory under Ray's session, see the README). Then the FAQ's switch
+a directory under Ray's session, see the README's differences). Then the FAQ's switch
 (doc/source/tune/doc_code/faq.py, __no_chdir__): with
 `RAY_CHDIR_TO_TRIAL_DIR=0` a trial runs in its worker's own directory
 (the driver's, for a script that starts Ray itself; not written into

@@ -158,13 +158,13 @@ def write_new(path: Path, data: bytes) -> bool:
     return True
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write `text` to a temporary file beside `path`, then rename it over
-    `path` (atomic on POSIX and Windows)."""
+def write_atomic(path: Path, data: str | bytes) -> None:
+    """Write `data` (text as UTF-8) to a temporary file beside `path`, then
+    rename it over `path` (atomic on POSIX and Windows)."""
     descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
-        with os.fdopen(descriptor, "w", encoding="utf-8", newline="") as file:
-            file.write(text)
+        with os.fdopen(descriptor, "wb") as file:
+            file.write(data.encode() if isinstance(data, str) else data)
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)

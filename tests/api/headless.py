@@ -56,24 +56,34 @@ def _chromium(page: Path, profile: Path, *flags: str) -> str:
     return done.stdout
 
 
-def probe(page: Path, script: str, scratch: Path) -> Any:
-    """What `script` (the body of a function run after the page's own
-    scripts, returning something JSON can hold) returns in `page`."""
-    copy = scratch / f"probed-{page.name}"
+def driven(page: Path, script: str, scratch: Path) -> Path:
+    """A copy of `page` in `scratch` that, once its own scripts have run,
+    runs `script` (the body of a function) and leaves what it returns (as
+    JSON) in the DOM, for `probe`."""
+    copy = scratch / f"driven-{page.name}"
     runner = (
         "<script>(function () {"
-        f"const seen = (function () {{ {script} }})();"
-        f"const out = document.createElement('pre'); out.id = '{PROBE_ID}';"
+        "let seen;"
+        f"try {{ seen = (function () {{ {script} }})(); }}"
+        "catch (error) { seen = {probeFailed: String(error) + '\\n' + error.stack}; }"
+        f"const out = document.createElement('pre'); out.id = '{PROBE_ID}'; out.hidden = true;"
         "out.textContent = JSON.stringify(seen); document.body.append(out);"
         "})();</script>"
     )
     text = page.read_text(encoding="utf-8")
     assert text.count("</body>") == 1
     copy.write_text(text.replace("</body>", runner + "</body>"), encoding="utf-8")
-    dom = _chromium(copy, scratch / "chromium-profile", "--dump-dom")
-    found = re.search(f'<pre id="{PROBE_ID}">(.*?)</pre>', dom, re.DOTALL)
+    return copy
+
+
+def probe(page: Path, script: str, scratch: Path) -> Any:
+    """What `script` (see `driven`) returns in `page`."""
+    dom = _chromium(driven(page, script, scratch), scratch / "chromium-profile", "--dump-dom")
+    found = re.search(f'<pre id="{PROBE_ID}"[^>]*>(.*?)</pre>', dom, re.DOTALL)
     assert found is not None, f"the probe left nothing; the DOM:\n{dom[:3000]}"
-    return json.loads(html.unescape(found.group(1)))
+    seen = json.loads(html.unescape(found.group(1)))
+    assert not (isinstance(seen, dict) and "probeFailed" in seen), seen["probeFailed"]
+    return seen
 
 
 def screenshot(page: Path, out: Path, scratch: Path, size: tuple[int, int] = (1280, 760)) -> Path:

@@ -317,28 +317,33 @@ def render(drawing: Drawing, out: str | Path) -> Path:
 
 def page_data(drawing: Drawing) -> dict[str, Any]:
     """What the HTML page draws (`plot_page.js` reads it): every trial's
-    curve, name, key config, how it ended, and its rank among the best."""
+    curve, name, key config, how it ended, and its rank among the best;
+    the trials best first (in the log's order without a mode)."""
     rank = {trial_id: n for n, trial_id in enumerate(drawing.best())}
+    ranked = drawing.best(len(drawing.curves))
+    placed = set(ranked)
+    order = [*ranked, *(trial_id for trial_id in drawing.curves if trial_id not in placed)]
     return {
         "metric": drawing.metric,
         "x_key": drawing.x_key,
         "mode": drawing.mode,
         "integer_x": drawing.integer_x,
         "colours": HIGHLIGHTS,
-        "trials": [
-            {
-                "id": trial_id,
-                "name": curve.name,
-                "params": curve.params,
-                "xs": curve.xs,
-                "ys": curve.ys,
-                "paused": curve.paused_at,
-                "end": "error" if curve.errored else "stopped" if curve.stopped else "ended",
-                "error": curve.error,
-                "rank": rank.get(trial_id),
-            }
-            for trial_id, curve in drawing.curves.items()
-        ],
+        "trials": [_trial_data(t, drawing.curves[t], rank.get(t)) for t in order],
+    }
+
+
+def _trial_data(trial_id: str, curve: TrialCurve, rank: int | None) -> dict[str, Any]:
+    return {
+        "id": trial_id,
+        "name": curve.name,
+        "params": curve.params,
+        "xs": curve.xs,
+        "ys": curve.ys,
+        "paused": curve.paused_at,
+        "end": "error" if curve.errored else "stopped" if curve.stopped else "ended",
+        "error": curve.error,
+        "rank": rank,
     }
 
 

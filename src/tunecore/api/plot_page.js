@@ -3,7 +3,7 @@
 // in colour, a tooltip for the point under the mouse, a log-scale switch, and
 // a list of the trials in which a click highlights one. Needs no network.
 // Every text from the experiment's log is set with textContent or
-// setAttribute, never parsed as HTML (a metric may be named "<script>").
+// setAttribute, never parsed as HTML (a metric's name may be markup).
 "use strict";
 
 (function () {
@@ -36,6 +36,11 @@
 
   function shown(value) {
     return Number.isInteger(value) ? String(value) : String(Number(value.toPrecision(4)));
+  }
+
+  // A text from the log as much of it as a label has room for.
+  function clipped(text, length) {
+    return text.length <= length ? text : text.slice(0, length - 1) + "\u2026";
   }
 
   // -- scales and ticks -----------------------------------------------------
@@ -146,7 +151,7 @@
     );
     axes.append(make("svg:text", { class: "label", x: WIDTH / 2, y: HEIGHT - 8 }, data.x_key));
     const yLabel = make("svg:text", { class: "label", transform: `translate(16 ${HEIGHT / 2}) rotate(-90)` });
-    yLabel.textContent = data.metric + (logScale ? " (log scale)" : "");
+    yLabel.textContent = clipped(data.metric, 60) + (logScale ? " (log scale)" : "");
     axes.append(yLabel);
     svg.append(axes);
 
@@ -193,8 +198,9 @@
     let best = null;
     let bestDistance = NEAR;
     for (const point of points) {
+      // On a tie the later point wins: it is drawn on top, the one seen.
       const distance = Math.hypot(point[0] - mx, point[1] - my);
-      if (distance < bestDistance) [best, bestDistance] = [point, distance];
+      if (distance <= bestDistance) [best, bestDistance] = [point, distance];
     }
     return best;
   }
@@ -218,7 +224,9 @@
       ...Object.entries(trial.params).map(([key, value]) => [`${key} = ${value}`, "param"]),
     ];
     if (trial.error) lines.push([`error: ${trial.error}`, "error"]);
-    tooltip.replaceChildren(...lines.map(([text, kind]) => make("div", { class: kind }, text)));
+    tooltip.replaceChildren(
+      ...lines.map(([text, kind]) => make("div", { class: kind }, clipped(text, 200)))
+    );
     tooltip.dataset.trial = trial.id;
     tooltip.hidden = false;
     tooltip.style.left = `${event.pageX + 14}px`;
@@ -254,15 +262,16 @@
   controls.append(key);
 
   const legend = make("ol", { class: "legend" });
-  const ranked = [...trials].sort((a, b) => (a.rank ?? Infinity) - (b.rank ?? Infinity));
-  for (const trial of ranked) {
-    const entry = make("li", { "data-trial": trial.id, title: "click to highlight" });
+  for (const trial of trials) { // best first
+    // Two lines cut to the list's width; the whole entry shows when hovered.
+    const last = trial.ys.length ? `${data.metric} ${shown(trial.ys[trial.ys.length - 1])}` : "";
+    const params = Object.entries(trial.params).map(([k, v]) => `${k}=${v}`);
+    const details = [last, params.join(", ")].filter(Boolean).join(" \u00b7 ");
+    const entry = make("li", { "data-trial": trial.id, title: `${trial.name}\n${details}` });
     const swatch = make("span", { class: "swatch" });
     swatch.style.background = trial.rank === null ? GREY : data.colours[trial.rank];
-    const last = trial.ys.length ? ` ${data.metric} ${shown(trial.ys[trial.ys.length - 1])}` : "";
-    entry.append(swatch, make("span", { class: "name" }, trial.name), make("span", { class: "value" }, last));
-    const params = Object.entries(trial.params).map(([k, v]) => `${k}=${v}`).join(", ");
-    if (params) entry.append(make("div", { class: "params" }, params));
+    entry.append(swatch, make("span", { class: "name" }, trial.name));
+    entry.append(make("div", { class: "params" }, details));
     entry.addEventListener("click", () => {
       if (picked.has(trial.id)) picked.delete(trial.id);
       else picked.add(trial.id);

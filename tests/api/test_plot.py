@@ -293,3 +293,14 @@ def test_plot_of_a_uri_draws_into_the_current_directory_a_file_that_stays(
     written = here / "stored-curves.png"
     assert done.stdout == f"{file_store.experiment_uri('stored')}: 20 trials drawn to {written}\n"
     assert written.read_bytes().startswith(PNG_MAGIC)  # after the command ended
+
+
+def test_the_picture_has_the_permissions_of_any_new_file_of_the_user(
+    stopping: Path, tmp_path: Path
+) -> None:
+    before = os.umask(0o027)
+    try:
+        assert main(["plot", str(stopping), "--out", str(tmp_path / "mine.png")]) == 0
+    finally:
+        os.umask(before)
+    assert (tmp_path / "mine.png").stat().st_mode & 0o777 == 0o640  # 0o666 less the umask

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import re
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -289,3 +290,11 @@ def test_the_page_data_names_each_trial_and_ranks_the_best(experiment: Path) -> 
     others = [t["ys"][-1] for t in data["trials"] if t["rank"] is None]
     assert min(others) >= lasts[-1]
     assert {t["end"] for t in data["trials"]} == {"stopped", "ended"}
+
+
+def test_the_page_assets_ship_with_the_package() -> None:
+    project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
+    shipped = project["tool"]["setuptools"]["package-data"]["tunecore"]
+    assets = sorted(p.name for p in PAGE_ASSETS.glob("plot_page.*") if p.suffix != ".py")
+    assert assets == ["plot_page.css", "plot_page.js"]
+    assert {f"api/{name}" for name in assets} <= set(shipped)

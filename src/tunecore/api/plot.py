@@ -309,9 +309,9 @@ def render(drawing: Drawing, out: str | Path) -> Path:
     png = _png(figure_of(drawing))
     if target.suffix.lower() == ".html":
         title = f"{drawing.metric} per {drawing.x_key}: {len(drawing.curves)} trials"
-        write_atomic(target, plot_page.interactive(title, page_data(drawing), png))
+        write_atomic(target, plot_page.interactive(title, page_data(drawing), png), shared=True)
     else:
-        write_atomic(target, png)
+        write_atomic(target, png, shared=True)
     return target
 
 
@@ -379,9 +379,9 @@ def render_what_if(result: WhatIf, out: str | Path) -> Path:
     target = _picture(out)
     png = _png(what_if_figure(result))
     if target.suffix.lower() == ".html":
-        write_atomic(target, plot_page.picture(f"what-if: {result.metric}", png))
+        write_atomic(target, plot_page.picture(f"what-if: {result.metric}", png), shared=True)
     else:
-        write_atomic(target, png)
+        write_atomic(target, png, shared=True)
     return target
 
 

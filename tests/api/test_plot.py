@@ -238,9 +238,18 @@ def test_the_best_trials_are_named_in_colour_the_rest_thin_grey(stopping: Path) 
     pyplot.close(figure)
 
 
-def test_another_metric_is_ranked_only_with_a_mode(stopping: Path) -> None:
+def test_another_metric_is_ranked_only_with_a_mode(stopping: Path, tmp_path: Path) -> None:
     assert collect(stopping).mode is Mode.MIN
     assert collect(stopping, metric="time_this_iter_s").best() == []
+    for flags, ranked in (([], False), (["--mode", "max"], True)):
+        page = tmp_path / "other.html"
+        assert (
+            main(
+                ["plot", str(stopping), "--metric", "time_this_iter_s", "--out", str(page), *flags]
+            )
+            == 0
+        )
+        assert ('"rank":0' in page.read_text()) is ranked
     highest = collect(stopping, mode=Mode.MAX)
     last = {trial_id: c.ys[-1] for trial_id, c in highest.curves.items()}
     assert highest.best(3) == sorted(last, key=last.__getitem__, reverse=True)[:3]

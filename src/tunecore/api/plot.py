@@ -211,8 +211,8 @@ def _key_params(trials: list[TrialState]) -> dict[str, dict[str, str]]:
 
 
 def _shown(value: JsonValue) -> str:
-    """A config value as a reader wants it: numbers to 4 significant
-    digits, text as it is, anything else as JSON."""
+    """A config value as a reader wants it: a float to 4 significant
+    digits, lists and dicts as JSON, anything else as Python prints it."""
     if isinstance(value, float):
         return f"{value:.4g}"
     if isinstance(value, list | dict):
@@ -326,7 +326,6 @@ def page_data(drawing: Drawing) -> dict[str, Any]:
     return {
         "metric": drawing.metric,
         "x_key": drawing.x_key,
-        "mode": drawing.mode,
         "integer_x": drawing.integer_x,
         "colours": HIGHLIGHTS,
         "trials": [_trial_data(t, drawing.curves[t], rank.get(t)) for t in order],

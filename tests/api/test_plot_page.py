@@ -298,3 +298,18 @@ def test_the_page_assets_ship_with_the_package() -> None:
     assets = sorted(p.name for p in PAGE_ASSETS.glob("plot_page.*") if p.suffix != ".py")
     assert assets == ["plot_page.css", "plot_page.js"]
     assert {f"api/{name}" for name in assets} <= set(shipped)
+
+
+@needs_chromium
+def test_a_metric_not_reported_yet_is_said_on_the_page(experiment: Path, tmp_path: Path) -> None:
+    page = tmp_path / "nothing.html"
+    assert main(["plot", str(experiment), "--metric", "accuracy", "--out", str(page)]) == 0
+    seen = probe(
+        page,
+        "const svg = document.querySelector('#tunecore-plot svg');"
+        "return {texts: [...svg.querySelectorAll('text')].map(t => t.textContent),"
+        " curves: svg.querySelectorAll('path.curve').length,"
+        " log: document.getElementById('log-scale').disabled};",
+        tmp_path,
+    )
+    assert seen == {"texts": ["no accuracy reported yet"], "curves": 0, "log": True}

@@ -17,11 +17,11 @@
 
   const data = JSON.parse(document.getElementById("tunecore-plot-data").textContent);
   const root = document.getElementById("tunecore-plot");
-  const trials = data.trials;
+  const trials = data.trials; // best first
+  const picked = new Set(); // the trials clicked in the list, drawn over all others
+  let logScale = false;
   const colourOf = (trial) =>
     trial.rank === null ? (picked.has(trial.id) ? PICKED_GREY : GREY) : data.colours[trial.rank];
-  const picked = new Set();
-  let logScale = false;
 
   function make(tag, attributes, text) {
     const node = tag.startsWith("svg:")
@@ -71,23 +71,33 @@
     return ticks;
   }
 
-  // The range of `values` and a little room around it (the end markers
-  // stay inside the frame); on a log scale the room is a ratio.
-  function span(values, integer, log) {
-    const low = Math.min(...values);
-    const high = Math.max(...values);
-    if (log) return [low / Math.pow(high / low, 0.03) / 1.02, high * Math.pow(high / low, 0.03) * 1.02];
+  // The lowest and highest of `values` (a loop: spreading a few hundred
+  // thousand points into Math.min's arguments overflows the stack).
+  function extent(values) {
+    let [low, high] = [Infinity, -Infinity];
+    for (const value of values) [low, high] = [Math.min(low, value), Math.max(high, value)];
+    return [low, high];
+  }
+
+  // A range and a little room around it (the end markers stay inside the
+  // frame); on a log scale the room is a ratio.
+  function span([low, high], integer, log) {
+    if (log) {
+      const room = Math.pow(high / low, 0.03) * 1.02;
+      return [low / room, high * room];
+    }
     const pad = low === high ? (integer ? 1 : Math.abs(low) * 0.1 || 1) : (high - low) * 0.03;
     return [low - pad, high + pad];
   }
 
-  const allX = trials.flatMap((trial) => trial.xs);
-  const allY = trials.flatMap((trial) => trial.ys);
-  const canLog = allY.length > 0 && allY.every((y) => y > 0);
+  const xRange = extent(trials.flatMap((trial) => trial.xs));
+  const yRange = extent(trials.flatMap((trial) => trial.ys));
+  const anyPoint = yRange[0] <= yRange[1];
+  const canLog = anyPoint && yRange[0] > 0;
 
   function scales() {
-    const [x0, x1] = span(allX, data.integer_x, false);
-    const [y0, y1] = span(allY, false, logScale);
+    const [x0, x1] = span(xRange, data.integer_x, false);
+    const [y0, y1] = span(yRange, false, logScale);
     const [ly0, ly1] = logScale ? [Math.log10(y0), Math.log10(y1)] : [y0, y1];
     const plotW = WIDTH - MARGIN.left - MARGIN.right;
     const plotH = HEIGHT - MARGIN.top - MARGIN.bottom;
@@ -150,9 +160,9 @@
       })
     );
     axes.append(make("svg:text", { class: "label", x: WIDTH / 2, y: HEIGHT - 8 }, data.x_key));
-    const yLabel = make("svg:text", { class: "label", transform: `translate(16 ${HEIGHT / 2}) rotate(-90)` });
-    yLabel.textContent = clipped(data.metric, 60) + (logScale ? " (log scale)" : "");
-    axes.append(yLabel);
+    const yLabel = clipped(data.metric, 60) + (logScale ? " (log scale)" : "");
+    const turned = `translate(16 ${HEIGHT / 2}) rotate(-90)`;
+    axes.append(make("svg:text", { class: "label", transform: turned }, yLabel));
     svg.append(axes);
 
     points = [];
@@ -165,16 +175,19 @@
       const xy = trial.xs.map((x, i) => [scale.x(x), scale.y(trial.ys[i])]);
       xy.forEach(([x, y], i) => points.push([x, y, trial, i]));
       const path = make("svg:path", {
-        class: "curve" + (trial.rank === null ? "" : " best") + (picked.has(trial.id) ? " picked" : ""),
+        class: "curve",
         d: "M" + xy.map(([x, y]) => `${x.toFixed(1)} ${y.toFixed(1)}`).join("L"),
         stroke: colourOf(trial),
         "data-trial": trial.id,
       });
-      if (picked.size > 0 && !picked.has(trial.id)) path.classList.add("dimmed");
+      path.classList.toggle("best", trial.rank !== null);
+      path.classList.toggle("picked", picked.has(trial.id));
+      path.classList.toggle("dimmed", picked.size > 0 && !picked.has(trial.id));
       curves.append(path);
       for (const index of trial.paused) {
         const [x, y] = xy[index];
-        marks.append(make("svg:rect", { class: "end paused", x: x - 3, y: y - 3, width: 6, height: 6 }));
+        const square = { class: "end paused", x: x - 3, y: y - 3, width: 6, height: 6 };
+        marks.append(make("svg:rect", square));
       }
       const [x, y] = xy[xy.length - 1];
       marks.append(endMarker(trial, x, y));
@@ -237,7 +250,7 @@
     hoverDot.remove();
   });
 
-  // -- the controls and the list of trials --------------------------------------
+  // -- the controls and the list of trials ---------------------------------
 
   const controls = make("div", { class: "controls" });
   const logBox = make("input", { type: "checkbox", id: "log-scale" });
@@ -249,7 +262,9 @@
   const logLabel = make("label", { for: "log-scale" }, " log scale");
   logLabel.prepend(logBox);
   controls.append(logLabel);
-  if (!canLog) controls.append(make("span", { class: "why" }, ` (not every ${data.metric} is above 0)`));
+  if (!canLog) {
+    controls.append(make("span", { class: "why" }, ` (not every ${data.metric} is above 0)`));
+  }
   const key = make("span", { class: "key" });
   for (const [kind, words] of [
     ["ended", "ran to its end (or max_t)"],
@@ -262,12 +277,17 @@
   controls.append(key);
 
   const legend = make("ol", { class: "legend" });
-  for (const trial of trials) { // best first
+  for (const trial of trials) {
     // Two lines cut to the list's width; the whole entry shows when hovered.
     const last = trial.ys.length ? `${data.metric} ${shown(trial.ys[trial.ys.length - 1])}` : "";
     const params = Object.entries(trial.params).map(([k, v]) => `${k}=${v}`);
     const details = [last, params.join(", ")].filter(Boolean).join(" \u00b7 ");
-    const entry = make("li", { "data-trial": trial.id, title: `${trial.name}\n${details}` });
+    const entry = make("li", {
+      "data-trial": trial.id,
+      title: `${trial.name}\n${details}`,
+      tabindex: 0,
+      role: "button",
+    });
     const swatch = make("span", { class: "swatch" });
     swatch.style.background = trial.rank === null ? GREY : data.colours[trial.rank];
     entry.append(swatch, make("span", { class: "name" }, trial.name));
@@ -278,6 +298,12 @@
       entry.classList.toggle("picked", picked.has(trial.id));
       draw();
     });
+    entry.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" || event.key === " ") {
+        event.preventDefault();
+        entry.click();
+      }
+    });
     legend.append(entry);
   }
 
@@ -285,6 +311,9 @@
   body.append(svg, legend);
   root.append(controls, body);
   document.body.append(tooltip);
-  if (allY.length > 0) draw();
-  else svg.append(make("svg:text", { class: "label", x: WIDTH / 2, y: HEIGHT / 2 }, `no ${data.metric} reported yet`));
+  if (anyPoint) draw();
+  else {
+    const middle = { class: "label", x: WIDTH / 2, y: HEIGHT / 2 };
+    svg.append(make("svg:text", middle, `no ${data.metric} reported yet`));
+  }
 })();

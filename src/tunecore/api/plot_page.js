@@ -174,9 +174,15 @@
       if (trial.xs.length === 0) continue;
       const xy = trial.xs.map((x, i) => [scale.x(x), scale.y(trial.ys[i])]);
       xy.forEach(([x, y], i) => points.push([x, y, trial, i]));
+      // A PBT exploit breaks the curve (it goes on from another trial's
+      // checkpoint); a dotted line joins the two sides.
+      const jumps = new Set(trial.exploited.filter((index) => index > 0 && index < xy.length));
+      const steps = xy.map(
+        ([x, y], i) => `${i === 0 || jumps.has(i) ? "M" : "L"}${x.toFixed(1)} ${y.toFixed(1)}`
+      );
       const path = make("svg:path", {
         class: "curve",
-        d: "M" + xy.map(([x, y]) => `${x.toFixed(1)} ${y.toFixed(1)}`).join("L"),
+        d: steps.join(""),
         stroke: colourOf(trial),
         "data-trial": trial.id,
       });
@@ -184,6 +190,10 @@
       path.classList.toggle("picked", picked.has(trial.id));
       path.classList.toggle("dimmed", picked.size > 0 && !picked.has(trial.id));
       curves.append(path);
+      for (const index of jumps) {
+        const [[x1, y1], [x2, y2]] = [xy[index - 1], xy[index]];
+        marks.append(make("svg:line", { class: "exploit", x1: x1, y1: y1, x2: x2, y2: y2 }));
+      }
       for (const index of trial.paused) {
         const [x, y] = xy[index];
         const square = { class: "end paused", x: x - 3, y: y - 3, width: 6, height: 6 };
@@ -266,12 +276,16 @@
     controls.append(make("span", { class: "why" }, ` (not every ${data.metric} is above 0)`));
   }
   const key = make("span", { class: "key" });
-  for (const [kind, words] of [
+  const kinds = [
     ["ended", "ran to its end (or max_t)"],
     ["stopped", "stopped by the policy"],
     ["error", "error"],
     ["paused", "paused"],
-  ]) {
+  ];
+  if (trials.some((trial) => trial.exploited.length > 0)) {
+    kinds.push(["exploit", "PBT exploit (took a better trial's checkpoint)"]);
+  }
+  for (const [kind, words] of kinds) {
     key.append(make("span", { class: `glyph ${kind}` }), make("span", {}, words));
   }
   controls.append(key);

@@ -41,17 +41,25 @@ def curve(config: JsonDict, iteration: int) -> tuple[JsonDict, float]:
     return {"loss": (x - 0.3) ** 2 + 1.0 / iteration}, 1.0 + x
 
 
-def run(root: Path | str, name: str, scheduler: ASHAScheduler | HyperBandScheduler) -> Path:
+def simulate_into(
+    storage_path: str, name: str, scheduler: ASHAScheduler | HyperBandScheduler
+) -> None:
+    """20 trials of `curve` under `scheduler`, kept at `storage_path` (a
+    directory or a storage URI) as the experiment `name`."""
     tunecore.simulate(
         curve,
         param_space={"x": tunecore.uniform(0, 1)},
         tune_config=TuneConfig(
             num_samples=20, metric="loss", mode="min", scheduler=scheduler, seed=2
         ),
-        run_config=RunConfig(name=name, storage_path=str(root), verbose=0),
+        run_config=RunConfig(name=name, storage_path=storage_path, verbose=0),
         cluster=Resources(cpu=4),
     )
-    return Path(root) / name
+
+
+def run(root: Path, name: str, scheduler: ASHAScheduler | HyperBandScheduler) -> Path:
+    simulate_into(str(root), name, scheduler)
+    return root / name
 
 
 @pytest.fixture(scope="module")
@@ -287,7 +295,7 @@ def test_an_unwritable_out_is_an_error_naming_the_flag(
 def test_plot_of_a_uri_draws_into_the_current_directory_a_file_that_stays(
     file_store: StorageTarget, tmp_path: Path
 ) -> None:
-    run(file_store.uri, "stored", ASHAScheduler(max_t=9, grace_period=1, reduction_factor=3))
+    simulate_into(file_store.uri, "stored", ASHAScheduler(max_t=9, grace_period=1))
     here = tmp_path / "here"
     here.mkdir()
     source = Path(tunecore.__file__).parents[1]

@@ -3,20 +3,33 @@ from a finished experiment's log and from a running one's."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from matplotlib import pyplot
+from matplotlib.axis import Axis
 
 import tunecore
+from tests.storage_fixtures import StorageTarget
 from tunecore import RunConfig, TuneConfig
-from tunecore.api.plot import collect, render, render_what_if
+from tunecore.api.plot import (
+    best_label,
+    collect,
+    figure_of,
+    render,
+    render_what_if,
+    what_if_figure,
+)
 from tunecore.api.whatif import what_if
 from tunecore.cli import main
 from tunecore.core.schedulers.asha import ASHAScheduler
 from tunecore.core.schedulers.hyperband import HyperBandScheduler, band_plan
 from tunecore.core.schedulers.pbt import PopulationBasedTraining
-from tunecore.model import JsonDict, Resources
+from tunecore.model import JsonDict, Mode, Resources
 from tunecore.shell.eventlog import log_path, read_log
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -28,16 +41,24 @@ def curve(config: JsonDict, iteration: int) -> tuple[JsonDict, float]:
     return {"loss": (x - 0.3) ** 2 + 1.0 / iteration}, 1.0 + x
 
 
-def run(root: Path, name: str, scheduler: ASHAScheduler | HyperBandScheduler) -> Path:
+def simulate_into(
+    storage_path: str, name: str, scheduler: ASHAScheduler | HyperBandScheduler
+) -> None:
+    """20 trials of `curve` under `scheduler`, kept at `storage_path` (a
+    directory or a storage URI) as the experiment `name`."""
     tunecore.simulate(
         curve,
         param_space={"x": tunecore.uniform(0, 1)},
         tune_config=TuneConfig(
             num_samples=20, metric="loss", mode="min", scheduler=scheduler, seed=2
         ),
-        run_config=RunConfig(name=name, storage_path=str(root), verbose=0),
+        run_config=RunConfig(name=name, storage_path=storage_path, verbose=0),
         cluster=Resources(cpu=4),
     )
+
+
+def run(root: Path, name: str, scheduler: ASHAScheduler | HyperBandScheduler) -> Path:
+    simulate_into(str(root), name, scheduler)
     return root / name
 
 
@@ -115,7 +136,9 @@ def test_the_cli_writes_a_png_or_an_html_page(
     assert png.stat().st_size > 20_000  # curves, markers, two panels: not an empty frame
     page = tmp_path / "curves.html"
     assert main(["plot", str(stopping), "--out", str(page)]) == 0
-    assert '<img alt="loss" src="data:image/png;base64,iVBOR' in page.read_text()
+    text = page.read_text()
+    assert '<script type="application/json" id="tunecore-plot-data">{"metric":"loss"' in text
+    assert 'src="data:image/png;base64,iVBOR' in text  # the picture, below the chart
     assert "20 trials drawn to" in capsys.readouterr().out
 
 
@@ -179,3 +202,122 @@ def test_a_what_if_is_drawn_trial_by_trial(stopping: Path, tmp_path: Path) -> No
         == 0
     )
     assert "data:image/png;base64," in (tmp_path / "w.html").read_text()
+
+
+def shown_ticks(axis: Axis) -> list[float]:
+    """The ticks `axis` shows (within its view), once drawn."""
+    low, high = axis.get_view_interval()
+    return [float(t) for t in axis.get_ticklocs() if low <= t <= high]
+
+
+def test_axes_that_count_trials_or_iterations_tick_whole_numbers(tmp_path: Path) -> None:
+    short = run(tmp_path, "short", ASHAScheduler(max_t=3, grace_period=1, reduction_factor=3))
+    figure = figure_of(collect(short))
+    curves_panel, rungs_panel = figure.axes
+    figure.canvas.draw()
+    what_if_ = what_if_figure(what_if(short, ASHAScheduler(max_t=3, grace_period=1)))
+    what_if_.canvas.draw()
+    for axis in (curves_panel.xaxis, rungs_panel.yaxis, what_if_.axes[0].yaxis):
+        ticks = shown_ticks(axis)
+        assert len(ticks) >= 2
+        assert all(tick.is_integer() for tick in ticks), ticks
+    pyplot.close(figure)
+    pyplot.close(what_if_)
+
+
+def test_the_best_trials_are_named_in_colour_the_rest_thin_grey(stopping: Path) -> None:
+    drawing = collect(stopping)
+    last = {trial_id: c.ys[-1] for trial_id, c in drawing.curves.items()}
+    best = drawing.best()
+    assert best == sorted(last, key=last.__getitem__)[:5]  # min mode: the lowest last values
+    figure = figure_of(drawing)
+    panel = figure.axes[0]
+    drawn_legend = panel.get_legend()
+    assert drawn_legend is not None
+    legend = [text.get_text() for text in drawn_legend.get_texts()]
+    assert legend[:5] == [best_label(drawing, trial_id) for trial_id in best]
+    top = drawing.curves[best[0]]
+    assert legend[0] == f"{top.name} (loss {top.ys[-1]:.4g}): x={top.params['x']}"
+    colours = {line.get_label(): line.get_color() for line in panel.get_lines()}
+    assert len({colours[label] for label in legend[:5]}) == 5
+    assert "0.6" not in {colours[label] for label in legend[:5]}
+    grey = [line for line in panel.get_lines() if line.get_color() == "0.6"]
+    assert len(grey) == len(drawing.curves) - 5  # one line each, none of the best
+    pyplot.close(figure)
+
+
+def test_another_metric_is_ranked_only_with_a_mode(stopping: Path, tmp_path: Path) -> None:
+    assert collect(stopping).mode is Mode.MIN
+    assert collect(stopping, metric="time_this_iter_s").best() == []
+    for flags, ranked in (([], False), (["--mode", "max"], True)):
+        page = tmp_path / "other.html"
+        assert (
+            main(
+                ["plot", str(stopping), "--metric", "time_this_iter_s", "--out", str(page), *flags]
+            )
+            == 0
+        )
+        assert ('"rank":0' in page.read_text()) is ranked
+    highest = collect(stopping, mode=Mode.MAX)
+    last = {trial_id: c.ys[-1] for trial_id, c in highest.curves.items()}
+    assert highest.best(3) == sorted(last, key=last.__getitem__, reverse=True)[:3]
+
+
+def test_plot_never_writes_through_a_link_in_its_place(
+    stopping: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("not a picture")
+    planted = stopping / "curves.png"
+    planted.unlink(missing_ok=True)
+    planted.symlink_to(victim)
+    chosen = tmp_path / "page.html"
+    chosen.symlink_to(victim)
+    assert main(["plot", str(stopping)]) == 0
+    assert main(["plot", str(stopping), "--out", str(chosen)]) == 0
+    assert victim.read_text() == "not a picture"
+    for written in (planted, chosen):  # the link replaced by the picture, not followed
+        assert not written.is_symlink()
+    assert planted.read_bytes().startswith(PNG_MAGIC)
+    assert chosen.read_text().startswith("<!doctype html>")
+
+
+def test_an_unwritable_out_is_an_error_naming_the_flag(
+    stopping: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "no such dir" / "curves.png"
+    assert main(["plot", str(stopping), "--out", str(missing)]) == 2
+    assert capsys.readouterr().err == (
+        f"tunecore plot: error: --out: cannot write {str(missing)!r}: No such file or directory\n"
+    )
+
+
+def test_plot_of_a_uri_draws_into_the_current_directory_a_file_that_stays(
+    file_store: StorageTarget, tmp_path: Path
+) -> None:
+    simulate_into(file_store.uri, "stored", ASHAScheduler(max_t=9, grace_period=1))
+    here = tmp_path / "here"
+    here.mkdir()
+    source = Path(tunecore.__file__).parents[1]
+    done = subprocess.run(
+        [sys.executable, "-m", "tunecore.cli", "plot", file_store.experiment_uri("stored")],
+        cwd=here,
+        env={**os.environ, "PYTHONPATH": str(source)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    written = here / "stored-curves.png"
+    assert done.stdout == f"{file_store.experiment_uri('stored')}: 20 trials drawn to {written}\n"
+    assert written.read_bytes().startswith(PNG_MAGIC)  # after the command ended
+
+
+def test_the_picture_has_the_permissions_of_any_new_file_of_the_user(
+    stopping: Path, tmp_path: Path
+) -> None:
+    before = os.umask(0o027)
+    try:
+        assert main(["plot", str(stopping), "--out", str(tmp_path / "mine.png")]) == 0
+    finally:
+        os.umask(before)
+    assert (tmp_path / "mine.png").stat().st_mode & 0o777 == 0o640  # 0o666 less the umask

@@ -16,7 +16,7 @@ from tunecore.cli.common import is_uri, readable
 from tunecore.cli.errors import EXIT_OK, CliError
 from tunecore.core.experiment import ExperimentState
 from tunecore.core.schedulers.base import TrialScheduler
-from tunecore.model import InvalidFieldError
+from tunecore.model import InvalidFieldError, Mode
 from tunecore.schedulers import ASHAScheduler, FIFOScheduler, HyperBandScheduler, MedianStoppingRule
 from tunecore.shell.eventlog import CorruptLogError
 from tunecore.shell.progress import ProgressReporter
@@ -104,18 +104,21 @@ def simulate_command(args: argparse.Namespace) -> int:
             "the run and in the what-if: " + ", ".join(outcome.restarted)
         )
     if args.plot:
-        written = _draw("--plot", lambda: render_what_if(outcome, args.plot))
+        written = _draw("--plot", Path(args.plot), lambda out: render_what_if(outcome, out))
         print(f"\nDrawn to {written}")
     return EXIT_OK
 
 
-def _draw(flag: str, draw: Callable[[], Path]) -> Path:
-    """Run a renderer of `tunecore.api.plot`; a bad output path is an error
-    naming `flag`, and a missing matplotlib names the extra."""
+def _draw(flag: str, out: Path, draw: Callable[[Path], Path]) -> Path:
+    """Run a renderer of `tunecore.api.plot` into `out`; a bad or unwritable
+    output path is an error naming `flag`, and a missing matplotlib names
+    the extra."""
     try:
-        return draw()
+        return draw(out)
     except ValueError as error:
         raise CliError(f"{flag}: {error}") from error
+    except OSError as error:
+        raise CliError(f"{flag}: cannot write {str(out)!r}: {error.strerror or error}") from error
     except ImportError as error:
         raise CliError(str(error)) from error
 
@@ -162,12 +165,21 @@ def _what_if_scheduler(args: argparse.Namespace) -> TrialScheduler:
 
 
 def plot_command(args: argparse.Namespace) -> int:
+    """Draw the experiment's curves into --out; by default into the
+    experiment directory, or, for a URI (read through a temporary copy,
+    gone at exit), into the current directory, so the picture stays."""
+    mode = Mode(args.mode) if args.mode else None
     with readable(args.dir) as (directory, shown):
         try:
-            drawing = collect_curves(directory, metric=args.metric)
+            drawing = collect_curves(directory, metric=args.metric, mode=mode)
         except ValueError as error:
             raise CliError(str(error)) from error
-        out = Path(args.out) if args.out else directory / "curves.png"
-        written = _draw("--out", lambda: render_curves(drawing, out))
+    if args.out:
+        out = Path(args.out)
+    elif is_uri(args.dir):
+        out = Path.cwd() / f"{directory.name}-curves.png"
+    else:
+        out = directory / "curves.png"
+    written = _draw("--out", out, lambda target: render_curves(drawing, target))
     print(f"{shown}: {len(drawing.curves)} trials drawn to {written}")
     return EXIT_OK

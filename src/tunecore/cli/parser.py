@@ -279,11 +279,22 @@ def build_parser(exit_codes: str) -> argparse.ArgumentParser:
         help="draw an experiment's learning curves, pauses, stops and rungs",
         description="Draw the learning curves of the experiment in DIR (finished or "
         "running) from its event log: where each trial was paused or stopped, the rung "
-        "cutoff it missed under ASHA, and ASHA's rungs. Needs matplotlib (the plot extra).",
+        "cutoff it missed under ASHA, and ASHA's rungs; the best trials in colour, named "
+        "with their config. A .html file is an interactive page that needs no network. "
+        "Needs matplotlib (the plot extra).",
     )
-    plot.add_argument("dir", metavar="DIR")
-    plot.add_argument("--out", help="a .png or .html file (default: DIR/curves.png)")
+    plot.add_argument("dir", metavar="DIR", help="an experiment directory, or its storage URI")
+    plot.add_argument(
+        "--out",
+        help="a .png or .html file (default: DIR/curves.png; for a URI, "
+        "./NAME-curves.png in the current directory)",
+    )
     plot.add_argument("--metric", help="default: the experiment's")
+    plot.add_argument(
+        "--mode",
+        choices=["min", "max"],
+        help="which way --metric is better, to pick the best trials (default: the experiment's)",
+    )
     plot.set_defaults(handler=plot_command)
 
     transitions = commands.add_parser(

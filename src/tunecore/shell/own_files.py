@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import errno
 import os
+import secrets
 import stat
-import tempfile
 from pathlib import Path
 from typing import TextIO, cast
 
@@ -158,13 +158,17 @@ def write_new(path: Path, data: bytes) -> bool:
     return True
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write `text` to a temporary file beside `path`, then rename it over
-    `path` (atomic on POSIX and Windows)."""
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+def write_atomic(path: Path, data: str | bytes, *, shared: bool = False) -> None:
+    """Write `data` (text as UTF-8) to a temporary file beside `path`, then
+    rename it over `path` (atomic on POSIX and Windows). The file is its
+    owner's alone unless `shared` (a picture the user hands on): then it
+    has the permissions any new file of theirs gets (0o666 less the umask)."""
+    temporary = path.with_name(f".{path.name}.{secrets.token_hex(8)}")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    descriptor = os.open(temporary, flags, 0o666 if shared else 0o600)
     try:
-        with os.fdopen(descriptor, "w", encoding="utf-8", newline="") as file:
-            file.write(text)
+        with os.fdopen(descriptor, "wb") as file:
+            file.write(data.encode() if isinstance(data, str) else data)
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)

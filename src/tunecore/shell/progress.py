@@ -58,8 +58,13 @@ MAX_CONFIG_CHARS = 300
 """A config longer than this is cut in the status header (the final summary
 shows it whole)."""
 
-MAX_PARAM_COLUMNS = 5
-"""Config parameters shown as table columns; more would not fit a terminal."""
+MAX_CONFIG_COLUMNS = 5
+"""Config keys shown as parameters when no trial has searched parameters
+(every searched parameter is shown, as in Ray)."""
+
+MAX_PARAM_CHARS = 20
+"""A parameter value longer than this is cut in the status (Ray's
+`max_column_length`)."""
 
 _DIGITS = re.compile(r"([0-9]+)")
 
@@ -81,6 +86,13 @@ class Columns:
 
     metrics: Mapping[str, str] = dataclasses.field(default_factory=dict)
     parameters: Mapping[str, str] | None = None
+
+    def parameter_keys(self, shown: Iterable[TrialState]) -> list[str]:
+        """The parameter columns: the ones chosen, else the searched
+        parameters of the trials `shown` (`parameter_keys`)."""
+        if self.parameters is not None:
+            return list(self.parameters)
+        return parameter_keys(shown)
 
     def metric_keys(self, metric: str | None) -> dict[str, str]:
         """The metric columns, the experiment's first."""
@@ -144,6 +156,10 @@ class _Shown:
             self.head = list(trials[:head])
             self.tail = list(trials[len(trials) - tail :]) if tail else []
             self.hidden = len(trials) - limit
+
+    @property
+    def trials(self) -> list[TrialState]:
+        return [*self.head, *self.tail]
 
 
 def _select(state: ExperimentState, max_rows: int) -> dict[TrialStatus, _Shown]:
@@ -269,14 +285,22 @@ def header_lines(
 
 
 def progress_string(
-    trial: TrialState, metric: str | None = None, columns: Columns | None = None
+    trial: TrialState,
+    metric: str | None = None,
+    columns: Columns | None = None,
+    parameters: Mapping[str, str] | None = None,
 ) -> str:
-    """One trial's row: status, resources, location, iterations, time and the
-    metrics, leaving out what is not known yet."""
+    """One trial's row: status, resources, location, the `parameters` (key
+    to header), iterations, time and the metrics, leaving out what is not
+    known yet."""
     pieces = [trial.status.value, f"[{trial.spec.resources.summary()}]"]
     location = trial.location.describe(None)
     if location:
         pieces.append(location)
+    for key, header in (parameters or {}).items():
+        value = parameter_value(trial, key)
+        if value is not None:
+            pieces.append(f"{header}={parameter_cell(value)}")
     iteration = _flat_value(trial, TRAINING_ITERATION)
     if iteration is not None:
         pieces.append(f"{_number(iteration)} iter")
@@ -307,39 +331,73 @@ def status_lines(
     lines = header_lines(
         state, metric=metric, mode=mode, experiment_dir=experiment_dir, name_of=name_of
     )
-    for status, shown in _select(state, max_rows).items():
+    selected = _select(state, max_rows)
+    chosen = columns or Columns()
+    keys = chosen.parameter_keys(t for rows in selected.values() for t in rows.trials)
+    headers = chosen.parameters or {}
+    parameters = {key: headers.get(key, key) for key in keys}
+
+    def row(trial: TrialState) -> str:
+        return f" - {name_of(trial)}:\t{progress_string(trial, metric, chosen, parameters)}"
+
+    for status, shown in selected.items():
         lines.append(f"{status.value} trials:")
-        lines.extend(f" - {name_of(t)}:\t{progress_string(t, metric, columns)}" for t in shown.head)
+        lines.extend(row(t) for t in shown.head)
         if shown.hidden:
             lines.append(f" ... {shown.hidden} not shown")
-        lines.extend(f" - {name_of(t)}:\t{progress_string(t, metric, columns)}" for t in shown.tail)
+        lines.extend(row(t) for t in shown.tail)
     return lines
 
 
 # -- the table -------------------------------------------------------------------
 
 
-def _param_columns(trials: Iterable[TrialState]) -> tuple[bool, list[str]]:
-    """The parameter columns: the searcher's evaluated params when any trial
-    has them (they are what varies), else the config's keys; flattened,
-    in order of first appearance, at most `MAX_PARAM_COLUMNS`."""
+def parameter_keys(trials: Iterable[TrialState]) -> list[str]:
+    """The parameter columns, as Ray's table chooses them: every searched
+    parameter (the param space's domains and grid searches, '/'-joined
+    when nested), sorted. Trials that were only given a config (`tunecore
+    add`, a what-if) have no searched parameters: their config's first
+    `MAX_CONFIG_COLUMNS` keys then, in order of first appearance."""
     listed = list(trials)
-    evaluated = any(t.spec.evaluated_params for t in listed)
+    searched: set[str] = set()
+    for trial in listed:
+        searched.update(trial.spec.evaluated_params)
+    if searched:
+        return sorted(searched)
     keys: dict[str, None] = {}
     for trial in listed:
-        source = trial.spec.evaluated_params if evaluated else trial.spec.config
-        keys.update(dict.fromkeys(flatten(source)))
-    return evaluated, list(keys)[:MAX_PARAM_COLUMNS]
+        keys.update(dict.fromkeys(flatten(trial.spec.config)))
+    return list(keys)[:MAX_CONFIG_COLUMNS]
 
 
-def _param_cell(trial: TrialState, key: str, evaluated: bool) -> str:
-    source = trial.spec.evaluated_params if evaluated else trial.spec.config
-    value = flatten(source).get(key)
+def parameter_value(trial: TrialState, key: str) -> JsonValue:
+    """The trial's current value of the parameter `key` ('/'-joined, list
+    items by index): read from its config, which a PBT exploit changes,
+    else the value its search drew."""
+    config = trial.spec.config
+    flat = flatten(config)
+    if key in flat:
+        return flat[key]
+    node: JsonValue = config
+    for part in key.split("/"):
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return trial.spec.evaluated_params.get(key)
+    return node
+
+
+def parameter_cell(value: JsonValue) -> str:
+    """A parameter as a table cell: numbers to 5 significant digits, and
+    anything longer than `MAX_PARAM_CHARS` cut (Ray cuts at 20 too)."""
     if value is None:
         return ""
-    if isinstance(value, list | dict):
-        return _json_text(value, 40)
-    return _number(value)
+    text = _json_text(value) if isinstance(value, list | dict) else _number(value)
+    if len(text) > MAX_PARAM_CHARS:
+        return text[: MAX_PARAM_CHARS - 3] + "..."
+    return text
 
 
 class _Column:
@@ -395,15 +453,16 @@ def render_table(
     Given a `width` (a terminal's), columns are dropped until the rest fit
     it uncut, least useful first: the location, the parameters after the
     first (from the last), the time, the iteration, the first parameter,
-    the metric, the status. The trial name is never dropped; at 80 columns
-    names as long as `trainable_0a1b2_00001` stay whole."""
+    the metric, the status; a caption names them. The trial name is never
+    dropped; at 80 columns names as long as `trainable_0a1b2_00001` stay
+    whole.
+
+    The parameter columns are Ray's: one per searched parameter, sorted
+    (`parameter_keys`), or the `columns` chosen."""
     selected = _select(state, max_rows)
-    shown = [t for rows in selected.values() for t in (*rows.head, *rows.tail)]
+    shown = [t for rows in selected.values() for t in rows.trials]
     chosen = columns or Columns()
-    if chosen.parameters is not None:
-        evaluated, params = False, list(chosen.parameters)
-    else:
-        evaluated, params = _param_columns(shown)
+    params = chosen.parameter_keys(shown)
     headers = chosen.parameters or {}
     name = _Column("Trial name", NEVER_DROPPED)
     status_column = _Column("Status", 90)
@@ -435,7 +494,7 @@ def render_table(
         status_column.cells.append(trial.status.value)
         location.cells.append(trial.location.describe(local_hostname))
         for key, column in zip(params, param_columns, strict=True):
-            column.cells.append(_param_cell(trial, key, evaluated))
+            column.cells.append(parameter_cell(parameter_value(trial, key)))
         iteration.cells.append(_cell(_flat_value(trial, TRAINING_ITERATION)))
         seconds.cells.append(f"{float(total):.1f}" if is_number(total) else "")
         for key, column in zip(metric_keys, metric_columns, strict=True):
@@ -458,7 +517,13 @@ def render_table(
     header = header_lines(
         state, metric=metric, mode=mode, experiment_dir=experiment_dir, name_of=name_of
     )
-    table = Table(title="\n".join(header), title_justify="left")
+    left_out = [column.header for column in table_columns if column not in kept]
+    table = Table(
+        title="\n".join(header),
+        title_justify="left",
+        caption=f"Not shown, to fit the width: {', '.join(left_out)}" if left_out else None,
+        caption_justify="left",
+    )
     for column in kept:
         table.add_column(column.header, no_wrap=True, overflow="fold")
     for row in zip(*(column.cells for column in kept), strict=True):

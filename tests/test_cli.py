@@ -833,3 +833,13 @@ def test_transitions_prints_the_table_or_its_graph(capsys: pytest.CaptureFixture
     out = capsys.readouterr().out
     assert out.startswith("digraph trial_lifecycle {")
     assert out.strip() == transitions_dot()
+
+
+def test_after_ctrl_c_the_summary_says_interrupted_not_finished(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(tmp_path, "interrupts", "--num-samples", "3", "--verbose", "1") == 130
+    out = capsys.readouterr().out
+    assert "Experiment finished" not in out
+    assert "Experiment interrupted: 3 trials (3 PENDING); 3 not finished." in out
+    assert f"Resume it with: tunecore resume {tmp_path / 'exp'} --trainable" in out

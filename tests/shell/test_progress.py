@@ -25,6 +25,7 @@ from tunecore.core.experiment import (
 from tunecore.core.search import BasicVariantGenerator
 from tunecore.model import (
     ClusterResourcesChanged,
+    ExperimentInterrupted,
     ExperimentEvent,
     JsonValue,
     Mode,
@@ -558,3 +559,20 @@ def test_chosen_parameter_columns_replace_the_searched_ones_in_the_text_too() ->
     columns = Columns(parameters={"model/layers": "layers"})
     lines = status_lines(state, metric="loss", mode=Mode.MIN, columns=columns)
     assert lines[-1].endswith(f"RUNNING, {CPU}, layers=3")
+
+
+def test_an_interrupted_experiment_is_not_called_finished_and_says_how_to_resume() -> None:
+    run = Run(metric="loss", mode=Mode.MIN)
+    run.cluster(cpu=2)
+    run.add(4)
+    run.result(tid(0), loss=0.5, done=True)
+    run.feed(ExperimentInterrupted(at=run.tick(), reason="interrupted by the user (Ctrl-C)"))
+    assert run.state.done
+    summary = final_summary(run.state, "loss", Mode.MIN, experiment_dir="/runs/exp")
+    lines = summary.splitlines()
+    assert lines[0] == "Experiment interrupted: 4 trials (3 PENDING, 1 TERMINATED); 3 not finished."
+    assert lines[1] == (
+        "Its state is saved. Resume it with: tunecore resume /runs/exp --trainable "
+        "MODULE:FUNCTION, or Tuner.restore('/runs/exp', trainable).fit()"
+    )
+    assert "finished:" not in summary

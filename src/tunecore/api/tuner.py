@@ -367,11 +367,13 @@ class Tuner:
         dirname = dirname_of(tune.trial_dirname_creator)
         # The logged config's metric and mode: a restored Tuner is not given them.
         metric, mode = state.config.metric, state.config.mode
+        # Where the user asked for it: the URI, not the staging directory.
+        location = str(storage.experiment_dir) if mirror is None else mirror.store.uri()
         reporter = ProgressReporter(
             metric=metric,
             mode=mode,
             verbose=run.verbose,
-            experiment_dir=str(storage.experiment_dir),
+            experiment_dir=location,
             name_of=views.name,
             **_reporter_settings(run.progress_reporter),
         )
@@ -423,7 +425,11 @@ class Tuner:
                 shipper.close(timeout=sync.sync_timeout)
         reporter.close(final)
         if run.verbose:
-            print(final_summary(final, metric=metric, mode=mode, name_of=views.name))
+            print(
+                final_summary(
+                    final, metric=metric, mode=mode, name_of=views.name, experiment_dir=location
+                )
+            )
         stored = None
         if mirror is not None:
             stored = StoredExperiment.named(

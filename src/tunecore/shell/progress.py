@@ -563,15 +563,29 @@ def final_summary(
     *,
     error_file_of: Callable[[TrialState], Path] | None = None,
     name_of: NameOf = spec_name,
+    experiment_dir: str | None = None,
 ) -> str:
     """The experiment's outcome: counts, the best trial with its whole
     config, and each errored trial with its last error line and where the
     full traceback is (`error_file_of`, when the caller knows the trial
-    directories)."""
-    lines = [f"Experiment finished: {len(state.trials)} trials ({_counts(state) or 'none'})"]
+    directories). An experiment that ended with trials unfinished was
+    interrupted (Ctrl-C: only an interrupt ends one before its trials), and
+    is said to be, with how to resume it (from `experiment_dir`, where it
+    is kept: a directory or a URI)."""
+    counts = f"{len(state.trials)} trials ({_counts(state) or 'none'})"
+    unfinished = sum(not trial.is_finished for trial in state.trials.values())
+    if state.done and unfinished:
+        where = experiment_dir or "DIR"
+        lines = [
+            f"Experiment interrupted: {counts}; {unfinished} not finished.",
+            f"Its state is saved. Resume it with: tunecore resume {where} "
+            f"--trainable MODULE:FUNCTION, or Tuner.restore({where!r}, trainable).fit()",
+        ]
+    else:
+        lines = [f"Experiment finished: {counts}"]
     if state.error is not None:
         lines.append(f"The experiment ended with an error: {state.error}")
-    elif state.stopping is not None:
+    elif state.stopping is not None and not unfinished:
         lines.append(f"The experiment stopped: {state.stopping}")
     if metric is not None and mode is not None:
         best = best_trial(state, metric, mode)
@@ -689,7 +703,14 @@ class ProgressReporter:
         if self.verbose <= 0:
             return
         self.close(state)
-        summary = final_summary(state, self.metric, self.mode, error_file_of=error_file_of)
+        summary = final_summary(
+            state,
+            self.metric,
+            self.mode,
+            error_file_of=error_file_of,
+            name_of=self.name_of,
+            experiment_dir=self.experiment_dir,
+        )
         self._print_plain(summary)
 
     def close(self, state: ExperimentState | None = None) -> None:

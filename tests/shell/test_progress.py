@@ -25,8 +25,8 @@ from tunecore.core.experiment import (
 from tunecore.core.search import BasicVariantGenerator
 from tunecore.model import (
     ClusterResourcesChanged,
-    ExperimentInterrupted,
     ExperimentEvent,
+    ExperimentInterrupted,
     JsonValue,
     Mode,
     Rejection,

@@ -24,19 +24,16 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from tunecore.shell.driver_state import LEASE_FILE, LEASE_MIN_S, lease_holder
 from tunecore.shell.eventlog import LOG_FILE, LogError
 from tunecore.shell.lock import LOCK_FILE, ExperimentLockedError
+from tunecore.shell.processes import process_start
 from tunecore.shell.shipper import StateShipper
 from tunecore.shell.storage import experiment_dirname
 from tunecore.shell.store import StorageSpec, Store, staging_root, within
 from tunecore.shell.stored_state import SEGMENT_DIR, fetch_requests, fetch_state, stored_log
 
 logger = logging.getLogger(__name__)
-
-LEASE_FILE = "driver.lease"
-LEASE_MIN_S = 60.0
-"""A lease not renewed for this long (or ten shipping periods, if longer)
-belongs to a driver that is gone."""
 
 
 class Mirror:
@@ -51,6 +48,7 @@ class Mirror:
         self.staging_root = Path(staging_root(spec))
         self._token = secrets.token_hex(8)
         self._stale_s = LEASE_MIN_S
+        self._process_start = process_start(os.getpid())
 
     @property
     def staging_dir(self) -> Path:
@@ -138,7 +136,9 @@ class Mirror:
         self.renew_lease()
 
     def renew_lease(self) -> None:
-        lease = {"host": socket.gethostname(), "pid": os.getpid(), "token": self._token}
+        pid = os.getpid()
+        lease: dict[str, object] = {"host": socket.gethostname(), "pid": pid, "token": self._token}
+        lease["process_start"] = self._process_start
         lease["renewed"] = time.time()
         self.store.write_bytes(LEASE_FILE, json.dumps(lease).encode())
 
@@ -159,22 +159,7 @@ class Mirror:
         return held if isinstance(held, dict) else None
 
     def _lease_is_stale(self, held: dict[str, object]) -> bool:
-        renewed, pid = held.get("renewed"), held.get("pid")
-        if not isinstance(renewed, int | float) or time.time() - renewed > self._stale_s:
-            return True
-        if held.get("host") == socket.gethostname() and isinstance(pid, int):
-            return not _alive(pid)
-        return False
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process
-        return True
-    return True
+        return not lease_holder(held, self._stale_s).running
 
 
 def _starts_with(path: Path, prefix: bytes) -> bool:

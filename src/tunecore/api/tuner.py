@@ -58,7 +58,14 @@ from tunecore.core.naming import display_name
 from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.core.search import BasicVariantGenerator, ConcurrencyLimiter, Searcher
 from tunecore.core.search.generator import UNBOUNDED
-from tunecore.model import CheckpointPolicy, ExperimentResumed, ExportFormat, JsonDict, Mode
+from tunecore.model import (
+    CheckpointPolicy,
+    ExperimentResumed,
+    ExportFormat,
+    JsonDict,
+    Mode,
+    TrialStatus,
+)
 from tunecore.model.storable import check_storable, encoding_error
 from tunecore.shell.callbacks import (
     Callback,
@@ -90,7 +97,7 @@ from tunecore.shell.journal import Journal, SnapshotStore
 from tunecore.shell.lock import driver_lock
 from tunecore.shell.loop import ExperimentLoop
 from tunecore.shell.mirror import Mirror
-from tunecore.shell.progress import ProgressReporter, final_summary
+from tunecore.shell.progress import ProgressReporter, already_finished, final_summary
 from tunecore.shell.remote import StoredExperiment, as_location, experiment_header, is_stored
 from tunecore.shell.replay import BUILTIN, SnapshotKind, rebuild, results_by_trial
 from tunecore.shell.resume import drop_unrecorded_checkpoints, repair_result_files
@@ -356,6 +363,8 @@ class Tuner:
         """`fit()` in the experiment directory, its driver lock held."""
         tune, run = self._tune, self._run
         state, journal = self._open_log(storage.experiment_dir, mirror)
+        if self._resume is not None and _nothing_to_resume(state, self._resume):
+            return self._finished_already(state, journal, storage, mirror)
         if (searcher := searcher_object(self._tune.search_alg)) is not None:
             searcher.ran_in(str(storage.experiment_dir) if mirror is None else mirror.store.uri())
         sync = run.sync_config
@@ -456,6 +465,36 @@ class Tuner:
             )
         return self._results
 
+    def _finished_already(
+        self,
+        state: ExperimentState,
+        journal: Journal,
+        storage: ExperimentStorage,
+        mirror: Mirror | None,
+    ) -> ResultGrid:
+        """A restore of an experiment that has finished: its results at once,
+        and one line saying so. Nothing runs: no Ray, nothing logged, no
+        table printed again. Only what a driver killed at the very end
+        leaves is put right, as any resume does (result files behind the
+        log, checkpoints retention dropped), and shipped to the storage."""
+        dirname = dirname_of(self._tune.trial_dirname_creator)
+        store = None if mirror is None else mirror.store
+        try:
+            repair_result_files(storage, state, dirname, self._logged_results(storage))
+            drop_unrecorded_checkpoints(storage, state, dirname, store)
+        finally:
+            storage.close()
+            journal.close(state)
+        if mirror is not None:
+            sync = self._run.sync_config
+            mirror.shipper(journal.log_size, sync.sync_period).close(timeout=sync.sync_timeout)
+        _, results = self._stored_results(storage.experiment_dir)
+        if self._run.verbose:
+            views = TrialViews(self._tune.trial_name_creator)
+            print(already_finished(state, results.experiment_path, views.name))
+        self._results = results
+        return results
+
     def _logged_results(self, storage: ExperimentStorage) -> dict[str, list[JsonDict]]:
         contents = read_log(storage.experiment_dir, quiet=True)
         return results_by_trial(contents, self._snapshot_kind)
@@ -467,16 +506,22 @@ class Tuner:
         if self._results is not None:
             return self._results
         if self._restored_from is not None:
-            loaded = load_experiment(self._restored_from, self._snapshot_kind)
-            spec, root = resolve_storage(self._run.storage_path, self._run.storage_filesystem)
-            stored = None
-            if spec.mirrored:  # the staging directory of an experiment in storage
-                stored = StoredExperiment.named(spec.uri, root, loaded.path.name, loaded.path)
-            return ResultGrid.from_state(loaded.state, loaded.dirs, loaded.path, stored=stored)
+            return self._stored_results(self._restored_from)[1]
         raise RuntimeError(
             "this Tuner has no results yet: call fit() first (or Tuner.restore(path, trainable) "
             "for an experiment run before)"
         )
+
+    def _stored_results(self, directory: Path) -> tuple[ExperimentState, ResultGrid]:
+        """The state and the results of the experiment in `directory` (for
+        one in storage, its staging directory), as its log has them."""
+        loaded = load_experiment(directory, self._snapshot_kind)
+        spec, root = resolve_storage(self._run.storage_path, self._run.storage_filesystem)
+        stored = None
+        if spec.mirrored:  # the staging directory of an experiment in storage
+            stored = StoredExperiment.named(spec.uri, root, loaded.path.name, loaded.path)
+        results = ResultGrid.from_state(loaded.state, loaded.dirs, loaded.path, stored=stored)
+        return loaded.state, results
 
     @staticmethod
     def can_restore(path: str | os.PathLike[str], storage_filesystem: object = None) -> bool:
@@ -849,6 +894,17 @@ def _set_aside_earlier_run(experiment_dir: Path) -> None:
         "under the name you gave.",
         stacklevel=3,
     )
+
+
+def _nothing_to_resume(state: ExperimentState, resume: ExperimentResumed) -> bool:
+    """Whether a restore of the experiment in `state` has nothing to run:
+    it has finished, with every trial finished, and no errored trial is to
+    be retried."""
+    trials = state.trials.values()
+    if not state.done or any(not trial.is_finished for trial in trials):
+        return False
+    retry = resume.resume_errored or resume.restart_errored
+    return not (retry and any(trial.status is TrialStatus.ERROR for trial in trials))
 
 
 def _as_replay_starts(built: ExperimentState, encoded: bytes) -> ExperimentState:

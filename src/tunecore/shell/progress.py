@@ -556,6 +556,29 @@ def _last_line(text: str, limit: int = 200) -> str:
     return last if len(last) <= limit else last[: limit - 3] + "..."
 
 
+def final_counts(state: ExperimentState) -> str:
+    """`8 trials (6 PENDING, 2 TERMINATED)`."""
+    return f"{len(state.trials)} trials ({_counts(state) or 'none'})"
+
+
+def already_finished(
+    state: ExperimentState, experiment_dir: str, name_of: NameOf = spec_name
+) -> str:
+    """The one line a restore of a finished experiment prints instead of
+    running it: its counts and its best trial (by its own metric and mode)."""
+    metric, mode = state.config.metric, state.config.mode
+    best = best_trial(state, metric, mode)
+    found = (
+        ""
+        if best is None or metric is None
+        else f", best trial {name_of(best)} with {metric}={_number(_metric_value(best, metric))}"
+    )
+    return (
+        f"The experiment in {experiment_dir} had already finished: {final_counts(state)}{found}. "
+        "Nothing to resume; its results are returned as they are."
+    )
+
+
 def final_summary(
     state: ExperimentState,
     metric: str | None,
@@ -572,7 +595,7 @@ def final_summary(
     interrupted (Ctrl-C: only an interrupt ends one before its trials), and
     is said to be, with how to resume it (from `experiment_dir`, where it
     is kept: a directory or a URI)."""
-    counts = f"{len(state.trials)} trials ({_counts(state) or 'none'})"
+    counts = final_counts(state)
     unfinished = sum(not trial.is_finished for trial in state.trials.values())
     if state.done and unfinished:
         where = experiment_dir or "DIR"

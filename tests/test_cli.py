@@ -39,6 +39,7 @@ from tunecore.shell.eventlog import read_log
 from tunecore.shell.inbox import AddTrialRequest, Inbox, StopTrialRequest
 from tunecore.shell.journal import SnapshotStore
 from tunecore.shell.processes import process_start
+from tunecore.shell.remote import local_copy
 from tunecore.shell.replay import replay
 from tunecore.shell.shipper import StateShipper
 from tunecore.shell.store import resolve_storage, staging_root, within
@@ -515,9 +516,8 @@ def test_status_of_an_interrupted_experiment_says_it_stopped_unfinished(
     capsys.readouterr()
     line = status_line(tmp_path / "exp", capsys)
     assert line.endswith(
-        "the experiment stopped (interrupted by the user (Ctrl-C)) with 2 trials not "
-        f"finished, and is not running. Resume it with: tunecore resume {tmp_path / 'exp'} "
-        "--trainable MODULE:FUNCTION"
+        "the experiment was interrupted (Ctrl-C) with 2 trials not finished, and is not "
+        f"running. Resume it with: tunecore resume {tmp_path / 'exp'} --trainable MODULE:FUNCTION"
     )
 
 
@@ -710,7 +710,8 @@ def test_stop_through_the_uri_reaches_a_running_trial(
         handshake.posted.set()
         driver.join(WAIT_S)
     assert codes == [0]
-    trial = replay(staged).state.trials[handshake.trial_id]
+    assert os.listdir(staged) == ["driver.lock"]  # the storage holds it all
+    trial = replay(local_copy(uri)).state.trials[handshake.trial_id]
     assert trial.status is TrialStatus.TERMINATED
     assert trial.last_result["step"] == 1  # it would have gone on to 5
     assert file_store.store.list("exp/inbox") == []

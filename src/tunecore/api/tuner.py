@@ -97,7 +97,12 @@ from tunecore.shell.journal import Journal, SnapshotStore
 from tunecore.shell.lock import driver_lock
 from tunecore.shell.loop import ExperimentLoop
 from tunecore.shell.mirror import Mirror
-from tunecore.shell.progress import ProgressReporter, already_finished, final_summary
+from tunecore.shell.progress import (
+    ProgressReporter,
+    already_finished,
+    final_summary,
+    unfinished_trials,
+)
 from tunecore.shell.remote import StoredExperiment, as_location, experiment_header, is_stored
 from tunecore.shell.replay import BUILTIN, SnapshotKind, rebuild, results_by_trial
 from tunecore.shell.resume import drop_unrecorded_checkpoints, repair_result_files
@@ -107,6 +112,7 @@ from tunecore.shell.storage import ExperimentStorage, experiment_dirname
 from tunecore.shell.store import (
     StorageSpec,
     Store,
+    join_uri,
     resolve_storage,
     split_experiment,
 )
@@ -377,7 +383,11 @@ class Tuner:
         # The logged config's metric and mode: a restored Tuner is not given them.
         metric, mode = state.config.metric, state.config.mode
         # Where the user asked for it: the URI, not the staging directory.
-        location = str(storage.experiment_dir) if mirror is None else mirror.store.uri()
+        location = (
+            str(storage.experiment_dir)
+            if mirror is None
+            else join_uri(mirror.spec.uri, mirror.name)
+        )
         reporter = ProgressReporter(
             metric=metric,
             mode=mode,
@@ -416,6 +426,7 @@ class Tuner:
         )
         if shipper is not None:
             shipper.start()
+        shipped = False
         try:
             if self._resume is not None:
                 resumed = msgspec.structs.replace(self._resume, at=clock())
@@ -431,7 +442,7 @@ class Tuner:
                 self._search_runtime.finish(final)
         finally:
             if shipper is not None:
-                shipper.close(timeout=sync.sync_timeout)
+                shipped = shipper.close(timeout=sync.sync_timeout)
         reporter.close(final)
         if run.verbose:
             print(
@@ -439,28 +450,19 @@ class Tuner:
                     final, metric=metric, mode=mode, name_of=views.name, experiment_dir=location
                 )
             )
-        stored = None
-        if mirror is not None:
-            stored = StoredExperiment.named(
-                mirror.spec.uri, mirror.root, mirror.name, storage.experiment_dir
-            )
-        self._results = ResultGrid.from_state(
-            final,
-            {t: loop.trial_dir(t) for t in final.trials},
-            storage.experiment_dir,
-            stored=stored,
-        )
+        dirs = {t: loop.trial_dir(t) for t in final.trials}
+        self._results = _results(final, dirs, storage.experiment_dir, mirror, shipped=shipped)
         runtime = self._search_runtime
         if runtime is not None and runtime.failure is not None:
             raise TuneError(
                 f"The searcher failed: {runtime.failure}\n(the experiment in "
-                f"{storage.experiment_dir} stopped there; its results and log are kept: "
+                f"{location} stopped there; its results and log are kept: "
                 "tuner.get_results())"
             )
         if run.failure_config.fail_fast == "raise" and final.error is not None:
             raise trial_error(
                 final.error,
-                f"\n(fail_fast='raise': the experiment in {storage.experiment_dir} "
+                f"\n(fail_fast='raise': the experiment in {location} "
                 "stopped there; its results and log are kept)",
             )
         return self._results
@@ -896,12 +898,35 @@ def _set_aside_earlier_run(experiment_dir: Path) -> None:
     )
 
 
+def _results(
+    final: ExperimentState,
+    dirs: Mapping[str, Path],
+    experiment_dir: Path,
+    mirror: Mirror | None,
+    *,
+    shipped: bool,
+) -> ResultGrid:
+    """The results of a run that has ended in `experiment_dir`. Of one in
+    storage that holds all of it (`shipped`) and is a local directory
+    (`file://`), the staging copy goes and the results read the stored
+    files (`Mirror.drop_staging`)."""
+    if mirror is None:
+        return ResultGrid.from_state(final, dirs, experiment_dir)
+    kept_at = mirror.drop_staging() if shipped else None
+    if kept_at is not None:
+        dirs = {t: kept_at / d.relative_to(experiment_dir) for t, d in dirs.items()}
+        experiment_dir = kept_at
+    stored = StoredExperiment.named(mirror.spec.uri, mirror.root, mirror.name, experiment_dir)
+    return ResultGrid.from_state(final, dirs, experiment_dir, stored=stored)
+
+
 def _nothing_to_resume(state: ExperimentState, resume: ExperimentResumed) -> bool:
     """Whether a restore of the experiment in `state` has nothing to run:
-    it has finished, with every trial finished, and no errored trial is to
-    be retried."""
+    it has finished by itself (its search done, nothing stopped it: a
+    resume goes on after an interrupt, a time budget or a stopper), with
+    every trial finished, and no errored trial is to be retried."""
     trials = state.trials.values()
-    if not state.done or any(not trial.is_finished for trial in trials):
+    if not state.done or state.stopping is not None or unfinished_trials(state):
         return False
     retry = resume.resume_errored or resume.restart_errored
     return not (retry and any(trial.status is TrialStatus.ERROR for trial in trials))

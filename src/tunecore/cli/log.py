@@ -20,7 +20,8 @@ from tunecore.model import InvalidFieldError
 from tunecore.schedulers import ASHAScheduler, FIFOScheduler, HyperBandScheduler, MedianStoppingRule
 from tunecore.shell.driver_state import Driver, driver_of
 from tunecore.shell.eventlog import CorruptLogError, read_header
-from tunecore.shell.progress import ProgressReporter
+from tunecore.shell.interrupts import INTERRUPTED
+from tunecore.shell.progress import ProgressReporter, interrupted, unfinished_trials
 from tunecore.shell.replay import Replayed, replay
 
 
@@ -84,15 +85,14 @@ def status_command(args: argparse.Namespace) -> int:
 def _progress(state: ExperimentState, driver: Driver | None, shown: str) -> str:
     """Whether the experiment has finished, is running, or waits for a
     resume (`shell.driver_state`)."""
-    if state.done:
-        unfinished = sum(not trial.is_finished for trial in state.trials.values())
-        if not unfinished:
-            return "has finished."
-        why = f" ({state.stopping})" if state.stopping else ""
+    if interrupted(state):
+        why = "Ctrl-C" if state.stopping in (None, INTERRUPTED) else state.stopping
         return (
-            f"stopped{why} with {unfinished} trials not finished, and is not running. "
-            + _resume(shown)
+            f"was interrupted ({why}) with {unfinished_trials(state)} trials not finished, "
+            f"and is not running. {_resume(shown)}"
         )
+    if state.done:
+        return "has finished." if state.stopping is None else f"has finished: {state.stopping}."
     if driver is None:
         return f"is not running (no driver holds it). {_resume(shown)}"
     if driver.running is None:

@@ -51,6 +51,7 @@ from tunecore.core.naming import trial_name
 from tunecore.core.results import TIME_TOTAL_S, TRAINING_ITERATION, flatten
 from tunecore.model import JsonValue, Mode, Resources, TrialState, TrialStatus
 from tunecore.model.numbers import is_number
+from tunecore.shell.interrupts import INTERRUPTED
 from tunecore.shell.storage import to_json_value
 from tunecore.shell.trainable.errors import failure_reason
 
@@ -556,6 +557,17 @@ def _last_line(text: str, limit: int = 200) -> str:
     return last if len(last) <= limit else last[: limit - 3] + "..."
 
 
+def unfinished_trials(state: ExperimentState) -> int:
+    return sum(not trial.is_finished for trial in state.trials.values())
+
+
+def interrupted(state: ExperimentState) -> bool:
+    """Whether the experiment ended by an interrupt (Ctrl-C, or a driver
+    that ended with trials unfinished), not by finishing: a resume goes on
+    with it."""
+    return state.done and (state.stopping == INTERRUPTED or unfinished_trials(state) > 0)
+
+
 def final_counts(state: ExperimentState) -> str:
     """`8 trials (6 PENDING, 2 TERMINATED)`."""
     return f"{len(state.trials)} trials ({_counts(state) or 'none'})"
@@ -591,13 +603,12 @@ def final_summary(
     """The experiment's outcome: counts, the best trial with its whole
     config, and each errored trial with its last error line and where the
     full traceback is (`error_file_of`, when the caller knows the trial
-    directories). An experiment that ended with trials unfinished was
-    interrupted (Ctrl-C: only an interrupt ends one before its trials), and
-    is said to be, with how to resume it (from `experiment_dir`, where it
-    is kept: a directory or a URI)."""
+    directories). An interrupted experiment (`interrupted`) is said to be,
+    with how to resume it (from `experiment_dir`, where it is kept: a
+    directory or a URI)."""
     counts = final_counts(state)
-    unfinished = sum(not trial.is_finished for trial in state.trials.values())
-    if state.done and unfinished:
+    unfinished = unfinished_trials(state)
+    if interrupted(state):
         where = experiment_dir or "DIR"
         lines = [
             f"Experiment interrupted: {counts}; {unfinished} not finished.",
@@ -608,7 +619,7 @@ def final_summary(
         lines = [f"Experiment finished: {counts}"]
     if state.error is not None:
         lines.append(f"The experiment ended with an error: {state.error}")
-    elif state.stopping is not None and not unfinished:
+    elif state.stopping is not None and not interrupted(state):
         lines.append(f"The experiment stopped: {state.stopping}")
     if metric is not None and mode is not None:
         best = best_trial(state, metric, mode)

@@ -576,4 +576,3 @@ def test_an_interrupted_experiment_is_not_called_finished_and_says_how_to_resume
         "MODULE:FUNCTION, or Tuner.restore('/runs/exp', trainable).fit()"
     )
     assert "finished:" not in summary
-

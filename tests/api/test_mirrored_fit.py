@@ -187,8 +187,10 @@ def test_a_local_storage_run_shows_its_uri_and_leaves_no_staging_copy(
     frame = result.metrics_dataframe
     assert frame is not None
     assert list(frame["score"]) == [1, 2, 3]
-    again = Tuner.restore(uri, counting, resume_errored=True).fit()
+    again = Tuner.restore(uri, counting, resume_errored=True).fit()  # it had finished
     assert [r.metrics["score"] for r in again] == [3]
+    assert f"The experiment in {uri} had already finished" in capsys.readouterr().out
+    assert os.listdir(staging / stage / "exp") == ["driver.lock"]
 
 
 class WritesAHiddenFile(Callback):

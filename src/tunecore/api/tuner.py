@@ -478,7 +478,8 @@ class Tuner:
         and one line saying so. Nothing runs: no Ray, nothing logged, no
         table printed again. Only what a driver killed at the very end
         leaves is put right, as any resume does (result files behind the
-        log, checkpoints retention dropped), and shipped to the storage."""
+        log, checkpoints retention dropped), and shipped to the storage
+        (whose staging copy then goes, as after a run: `_results`)."""
         dirname = dirname_of(self._tune.trial_dirname_creator)
         store = None if mirror is None else mirror.store
         try:
@@ -487,13 +488,19 @@ class Tuner:
         finally:
             storage.close()
             journal.close(state)
+        shipped, location = True, str(storage.experiment_dir)
         if mirror is not None:
             sync = self._run.sync_config
-            mirror.shipper(journal.log_size, sync.sync_period).close(timeout=sync.sync_timeout)
-        _, results = self._stored_results(storage.experiment_dir)
+            shipper = mirror.shipper(journal.log_size, sync.sync_period)
+            shipped = shipper.close(timeout=sync.sync_timeout)
+            location = join_uri(mirror.spec.uri, mirror.name)
+        loaded = load_experiment(storage.experiment_dir, self._snapshot_kind)
+        results = _results(
+            loaded.state, loaded.dirs, storage.experiment_dir, mirror, shipped=shipped
+        )
         if self._run.verbose:
             views = TrialViews(self._tune.trial_name_creator)
-            print(already_finished(state, results.experiment_path, views.name))
+            print(already_finished(state, location, views.name))
         self._results = results
         return results
 

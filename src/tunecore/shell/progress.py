@@ -350,7 +350,7 @@ def status_lines(
     return lines
 
 
-# -- the table -------------------------------------------------------------------
+# -- the parameters, and the table ---------------------------------------------
 
 
 def parameter_keys(trials: Iterable[TrialState]) -> list[str]:

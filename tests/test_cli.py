@@ -7,9 +7,11 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import re
 import shutil
 import signal
+import socket
 import struct
 import subprocess
 import sys
@@ -36,6 +38,8 @@ from tunecore.model import (
 from tunecore.shell.eventlog import read_log
 from tunecore.shell.inbox import AddTrialRequest, Inbox, StopTrialRequest
 from tunecore.shell.journal import SnapshotStore
+from tunecore.shell.processes import process_start
+from tunecore.shell.remote import local_copy
 from tunecore.shell.replay import replay
 from tunecore.shell.shipper import StateShipper
 from tunecore.shell.store import resolve_storage, staging_root, within
@@ -413,7 +417,7 @@ def test_status_reads_a_finished_and_an_unfinished_experiment(
     assert main(["status", str(finished)]) == 0
     out = capsys.readouterr().out
     assert "TERMINATED trials:" in out
-    assert "the experiment has ended" in out
+    assert "the experiment has finished." in out
 
 
 def test_status_of_a_running_experiment_with_a_torn_tail_writes_nothing(
@@ -426,8 +430,113 @@ def test_status_of_a_running_experiment_with_a_torn_tail_writes_nothing(
     assert main(["status", str(unfinished)]) == 0
     out = capsys.readouterr().out
     assert "RUNNING trials:" in out
-    assert "the experiment has not ended" in out
+    assert "the experiment is not running (no driver holds it)" in out
     assert log.read_bytes() == before
+
+
+HOLD_LOCK = """
+import sys
+from pathlib import Path
+from tunecore.shell.lock import driver_lock
+with driver_lock(Path(sys.argv[1])):
+    print("held", flush=True)
+    sys.stdin.read()
+"""
+
+
+@contextlib.contextmanager
+def driver_holding(directory: Path) -> Iterator[subprocess.Popen[str]]:
+    """Another process holding `directory`'s driver lock, as a driver does,
+    until the block ends (killed then, if it is still there)."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(directory)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline() == "held\n"
+        yield process
+    finally:
+        process.kill()
+        process.wait()
+
+
+def status_line(directory: Path | str, capsys: pytest.CaptureFixture[str]) -> str:
+    assert main(["status", str(directory)]) == 0
+    return capsys.readouterr().out.splitlines()[-1]
+
+
+def test_status_tells_a_running_driver_from_a_dead_one(
+    unfinished: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    host = socket.gethostname()
+    with driver_holding(unfinished) as driver:
+        line = status_line(unfinished, capsys)
+        assert line.endswith(f"the experiment is running (driver pid {driver.pid} on {host}).")
+        driver.send_signal(signal.SIGKILL)  # it dies holding the lock: its record stays
+        driver.wait()
+        line = status_line(unfinished, capsys)
+    assert line.endswith(
+        f"the experiment is not running (driver pid {driver.pid} on {host} is gone). "
+        f"Resume it with: tunecore resume {unfinished} --trainable MODULE:FUNCTION"
+    )
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="process start times need /proc")
+def test_status_does_not_take_a_process_given_a_dead_drivers_pid_for_it(
+    unfinished: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The pid a dead driver recorded now belongs to another process (this
+    one): its start time is not the driver's."""
+    record = {"pid": os.getpid(), "host": socket.gethostname(), "started_at": "then"}
+    record["process_start"] = "another-boot:12345"
+    (unfinished / "driver.lock").write_text(json.dumps(record))
+    assert "is gone" in status_line(unfinished, capsys)
+    record["process_start"] = process_start(os.getpid())
+    (unfinished / "driver.lock").write_text(json.dumps(record))
+    assert f"is running (driver pid {os.getpid()}" in status_line(unfinished, capsys)
+
+
+def test_status_cannot_tell_whether_a_driver_on_another_host_runs(
+    unfinished: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    record = {"pid": 4242, "host": "elsewhere.example", "started_at": "then"}
+    (unfinished / "driver.lock").write_text(json.dumps(record))
+    line = status_line(unfinished, capsys)
+    assert "its driver pid 4242 on elsewhere.example runs on another host" in line
+    assert "cannot be told from here. If it is gone: Resume it with: tunecore resume" in line
+
+
+def test_status_of_an_interrupted_experiment_says_it_stopped_unfinished(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(tmp_path, "interrupts", "--num-samples", "2") == 130
+    capsys.readouterr()
+    line = status_line(tmp_path / "exp", capsys)
+    assert line.endswith(
+        "the experiment was interrupted (Ctrl-C) with 2 trials not finished, and is not "
+        f"running. Resume it with: tunecore resume {tmp_path / 'exp'} --trainable MODULE:FUNCTION"
+    )
+
+
+def test_status_of_a_stored_experiment_reads_its_drivers_lease(
+    unfinished: Path, file_store: StorageTarget, capsys: pytest.CaptureFixture[str]
+) -> None:
+    uri = stored(unfinished, file_store)
+    lease = within(file_store.store, "exp")
+    record = {"pid": 4242, "host": "elsewhere.example", "token": "t", "renewed": time.time()}
+    lease.write_bytes("driver.lease", json.dumps(record).encode())
+    line = status_line(uri, capsys)
+    assert "the experiment is running (driver pid 4242 on elsewhere.example, which renewed" in line
+    record["renewed"] = time.time() - 3600.0  # its driver stopped renewing it an hour ago
+    lease.write_bytes("driver.lease", json.dumps(record).encode())
+    line = status_line(uri, capsys)
+    assert line.endswith(
+        "the experiment is not running (driver pid 4242 on elsewhere.example is gone). "
+        f"Resume it with: tunecore resume {uri} --trainable MODULE:FUNCTION"
+    )
 
 
 @pytest.mark.parametrize("command", ["replay", "status", "resume", "stop", "add"])
@@ -509,7 +618,7 @@ def test_status_and_replay_read_an_experiment_from_its_uri(
     assert main(["status", uri]) == 0
     out = capsys.readouterr().out
     assert "TERMINATED trials:" in out
-    assert "the experiment has ended" in out
+    assert "the experiment has finished." in out
     assert shown in out
     assert "testing:testing" not in out
     assert main(["replay", uri]) == 0
@@ -601,7 +710,8 @@ def test_stop_through_the_uri_reaches_a_running_trial(
         handshake.posted.set()
         driver.join(WAIT_S)
     assert codes == [0]
-    trial = replay(staged).state.trials[handshake.trial_id]
+    assert os.listdir(staged) == ["driver.lock"]  # the storage holds it all
+    trial = replay(local_copy(uri)).state.trials[handshake.trial_id]
     assert trial.status is TrialStatus.TERMINATED
     assert trial.last_result["step"] == 1  # it would have gone on to 5
     assert file_store.store.list("exp/inbox") == []
@@ -811,7 +921,7 @@ def test_resume_runs_an_interrupted_experiment_from_its_uri_alone(
     assert main(["status", location]) == 0
     out = capsys.readouterr().out
     assert ": TERMINATED, " in out
-    assert "the experiment has ended" in out
+    assert "the experiment has finished." in out
 
 
 def test_resume_of_a_uri_with_nothing_there_exits_with_2_naming_it(
@@ -833,3 +943,13 @@ def test_transitions_prints_the_table_or_its_graph(capsys: pytest.CaptureFixture
     out = capsys.readouterr().out
     assert out.startswith("digraph trial_lifecycle {")
     assert out.strip() == transitions_dot()
+
+
+def test_after_ctrl_c_the_summary_says_interrupted_not_finished(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(tmp_path, "interrupts", "--num-samples", "3", "--verbose", "1") == 130
+    out = capsys.readouterr().out
+    assert "Experiment finished" not in out
+    assert "Experiment interrupted: 3 trials (3 PENDING); 3 not finished." in out
+    assert f"Resume it with: tunecore resume {tmp_path / 'exp'} --trainable" in out

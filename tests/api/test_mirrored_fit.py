@@ -163,7 +163,82 @@ def test_running_again_under_the_same_name_keeps_the_earlier_run(
 def test_the_staging_directory_is_per_storage(file_store: StorageTarget, staging: Path) -> None:
     run(file_store, "exp")
     [stage] = os.listdir(staging)
+    assert (staging / stage / "exp" / "driver.lock").is_file()
+
+
+def test_a_local_storage_run_shows_its_uri_and_leaves_no_staging_copy(
+    file_store: StorageTarget, staging: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The status names the place asked for, and once the storage holds
+    everything the staging copy goes: the results read the storage."""
+    grid = Tuner(
+        counting,
+        param_space={"steps": 3},
+        run_config=RunConfig(name="exp", storage_path=file_store.uri, executor="in_process"),
+    ).fit()
+    out = capsys.readouterr().out
+    uri = file_store.experiment_uri("exp")
+    assert f"Result logdir: {uri}\n" in out
+    assert str(staging) not in out
+    [stage] = os.listdir(staging)
+    assert os.listdir(staging / stage / "exp") == ["driver.lock"]  # a lock file stays
+    [result] = grid
+    assert Path(result.path).parent == Path(file_store.store.local_path("exp") or "")
+    frame = result.metrics_dataframe
+    assert frame is not None
+    assert list(frame["score"]) == [1, 2, 3]
+    again = Tuner.restore(uri, counting, resume_errored=True).fit()  # it had finished
+    assert [r.metrics["score"] for r in again] == [3]
+    assert f"The experiment in {uri} had already finished" in capsys.readouterr().out
+    assert os.listdir(staging / stage / "exp") == ["driver.lock"]
+
+
+class WritesAHiddenFile(Callback):
+    """A logger of the user's own, writing a file the shipper never stores
+    (a hidden one) into each trial's directory."""
+
+    def on_trial_result(
+        self, iteration: int, trials: object, trial: Trial, result: Mapping[str, JsonValue]
+    ) -> None:
+        assert trial.local_path is not None
+        Path(trial.local_path, ".notes").write_text("mine")
+
+
+def test_a_staging_copy_the_storage_does_not_hold_whole_is_kept_with_a_warning(
+    file_store: StorageTarget, staging: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The only copy of a file storage lacks stays where it is, and the
+    results read it there."""
+    grid = Tuner(
+        counting,
+        param_space={"steps": 3},
+        run_config=RunConfig(
+            name="exp",
+            storage_path=file_store.uri,
+            verbose=0,
+            executor="in_process",
+            callbacks=[WritesAHiddenFile()],
+        ),
+    ).fit()
+    assert "Kept the staging copy" in caplog.text
+    assert ".notes" in caplog.text
+    [notes] = list(staging.rglob(".notes"))
+    assert notes.read_text() == "mine"
+    assert (notes.parent / "result.json").is_file()
+    frame = grid[0].metrics_dataframe
+    assert frame is not None
+    assert list(frame["score"]) == [1, 2, 3]
+
+
+def test_a_remote_storage_run_keeps_its_staging_copy(
+    s3_store: StorageTarget, staging: Path
+) -> None:
+    [result] = run(s3_store, "exp")
+    [stage] = os.listdir(staging)
     assert (staging / stage / "exp" / "events.log").is_file()
+    frame = result.metrics_dataframe
+    assert frame is not None
+    assert list(frame["score"]) == [1, 2, 3]
 
 
 def test_a_checkpoint_in_storage_can_be_reported_again(target: StorageTarget) -> None:

@@ -5,8 +5,11 @@ driver dying mid-run (the chaos test SIGKILLs a real one on Ray)."""
 from __future__ import annotations
 
 import csv
+import functools
 import json
 import shutil
+import subprocess
+import sys
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -16,6 +19,8 @@ import pytest
 
 import tunecore
 from tunecore import CheckpointConfig, FailureConfig, ResultGrid, RunConfig, TuneConfig, Tuner
+from tunecore.api.tuner import RunParts, with_parts
+from tunecore.cli import main
 from tunecore.core.experiment.snapshot import ExperimentSnapshot
 from tunecore.core.schedulers.base import CONTINUE, PAUSE, Verdict
 from tunecore.core.search import BasicVariantGenerator
@@ -23,8 +28,10 @@ from tunecore.model import JsonDict, JsonValue, TrialState, TrialStatus
 from tunecore.schedulers import ASHAScheduler, FIFOScheduler
 from tunecore.shell.callbacks import Callback
 from tunecore.shell.eventlog import LogError, read_log
+from tunecore.shell.executors.inprocess import InProcessExecutor, this_machine
 from tunecore.shell.replay import replay
 from tunecore.shell.resume import rows_to_keep
+from tunecore.shell.trainable import make_worker_trainable
 from tunecore.shell.trial_view import Trial
 
 ITERATIONS = 8
@@ -490,3 +497,84 @@ def test_a_params_json_too_long_for_the_config_is_written_again_unread(tmp_path:
         r for r in Tuner.restore(tmp_path / "exp", counting).fit() if r.trial_id == trial.trial_id
     ]
     assert (again.path / "params.json").read_text() == params
+
+
+RESTORE_FINISHED = """
+import sys
+import ray
+from tunecore import Tuner
+from tests.api.test_restore import counting
+results = Tuner.restore(sys.argv[1], counting).fit()
+print(f"trials={len(results)} ray_initialized={ray.is_initialized()}")
+"""
+
+
+def finished_on_ray(tmp_path: Path) -> tuple[Path, ResultGrid]:
+    """A finished experiment whose log says it ran on Ray (run in this
+    process, so the test needs no cluster to make it)."""
+    parts = RunParts(
+        executor=InProcessExecutor(
+            functools.partial(make_worker_trainable, counting), resources=this_machine()
+        ),
+        executor_kind="ray",
+    )
+    results = with_parts(
+        parts,
+        counting,
+        param_space={"x": tunecore.grid_search([0.0, 1.0])},
+        tune_config=TuneConfig(metric="loss", mode="min", chdir_to_trial_dir=False),
+        run_config=RunConfig(name="exp", storage_path=str(tmp_path), verbose=1),
+    ).fit()
+    directory = tmp_path / "exp"
+    assert read_log(directory).header.settings.executor == "ray"
+    return directory, results
+
+
+def test_restoring_a_finished_experiment_returns_its_results_without_starting_ray(
+    tmp_path: Path,
+) -> None:
+    directory, results = finished_on_ray(tmp_path)
+    log = (directory / "events.log").read_bytes()
+    done = subprocess.run(
+        [sys.executable, "-c", RESTORE_FINISHED, str(directory)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    lines = done.stdout.splitlines()
+    assert lines == [
+        f"The experiment in {directory} had already finished: 2 trials (2 TERMINATED), "
+        f"best trial counting_{results[0].trial_id} with loss=0.125. Nothing to resume; "
+        "its results are returned as they are.",
+        "trials=2 ray_initialized=False",
+    ]
+    assert (directory / "events.log").read_bytes() == log  # nothing was run, nothing logged
+
+
+def test_resume_of_a_finished_experiment_prints_one_line_and_runs_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first = Tuner(
+        counting,
+        param_space={"x": tunecore.grid_search([0.0, 1.0])},
+        run_config=RunConfig(name="exp", storage_path=str(tmp_path), executor="in_process"),
+    ).fit()
+    directory = tmp_path / "exp"
+    log = (directory / "events.log").read_bytes()
+    capsys.readouterr()
+    code = main(["resume", str(directory), "--trainable", "tests.api.test_restore:counting"])
+    assert code == 0
+    assert capsys.readouterr().out.splitlines() == [
+        f"The experiment in {directory} had already finished: 2 trials (2 TERMINATED). "
+        "Nothing to resume; its results are returned as they are.",
+        f"Experiment directory: {directory}",
+    ]
+    assert (directory / "events.log").read_bytes() == log
+    assert summary(Tuner.restore(directory, counting).fit()) == summary(first)
+
+
+def test_a_finished_experiment_with_errors_to_retry_is_resumed(tmp_path: Path) -> None:
+    directory, _ = errored_experiment(tmp_path)
+    (result,) = Tuner.restore(directory, failing_until_marker, resume_errored=True).fit()
+    assert result.status is TrialStatus.TERMINATED

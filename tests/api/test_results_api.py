@@ -350,3 +350,28 @@ def test_the_loader_finds_directories_a_dirname_creator_named(tmp_path: Path) ->
     assert [Path(r.path).name for r in loaded] == ["mine-1", "mine-2"]
     assert [r.path for r in loaded] == [r.path for r in fitted]
     assert [len(r.history or []) for r in loaded] == [1, 1]
+
+
+def test_a_trial_that_never_reported_has_no_row_so_no_column_turns_to_nan(
+    tmp_path: Path,
+) -> None:
+    """Ray 2.60's frame has a row per trial with results (an empty history
+    is skipped): a trial that returned without reporting would otherwise
+    bring a NaN trial_id and make training_iteration a float column."""
+
+    def silent_when_odd(config: dict[str, int]) -> None:
+        if config["x"] % 2 == 0:
+            tunecore.report({"score": config["x"]})
+
+    results = Tuner(
+        silent_when_odd,
+        param_space={"x": tunecore.grid_search([0, 1, 2, 3])},
+        run_config=RunConfig(storage_path=str(tmp_path), verbose=0, executor="in_process"),
+    ).fit()
+    assert [r.status for r in results] == [TrialStatus.TERMINATED] * 4
+    frame = results.get_dataframe()
+    assert list(frame["config/x"]) == [0, 2]
+    assert list(frame["trial_id"]) == [results[0].trial_id, results[2].trial_id]
+    assert frame["training_iteration"].dtype.kind == "i"
+    assert frame["score"].dtype.kind == "i"
+    assert list(frame["logdir"]) == [str(results[0].path), str(results[2].path)]

@@ -20,6 +20,7 @@ from tests.storage_fixtures import StorageTarget
 from tunecore.shell.eventlog import LogError
 from tunecore.shell.lock import ExperimentLockedError
 from tunecore.shell.mirror import Mirror
+from tunecore.shell.shipper import StateShipper
 from tunecore.shell.store import resolve_storage
 from tunecore.shell.stored_state import segment_name
 
@@ -143,3 +144,61 @@ def test_a_driver_gives_up_only_its_own_lease(target: StorageTarget) -> None:
     held_by(mirror, "other-host", 4242, age_s=1)
     mirror.drop_lease()
     assert mirror.store.exists("driver.lease")
+
+
+def staged(mirror: Mirror) -> dict[str, bytes]:
+    """A staging directory as a run leaves it, shipped whole to the storage."""
+    files = {
+        "events.log": STORED,
+        "trial_1/params.json": b'{"x": 1}',
+        "trial_1/result.json": b'{"score": 1}\n',
+        "snapshots/snapshot_000000000002.msgpack": b"state",
+    }
+    for rel, data in files.items():
+        path = mirror.staging_dir / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    (mirror.staging_dir / "driver.lock").touch()
+    assert StateShipper(mirror.store, mirror.staging_dir, lambda: len(STORED), lag_s=60.0).close()
+    return files
+
+
+def test_a_staging_copy_the_local_storage_holds_whole_is_dropped(
+    file_store: StorageTarget,
+) -> None:
+    mirror = mirror_of(file_store)
+    staged(mirror)
+    assert mirror.not_stored() == []
+    assert mirror.drop_staging() == Path(file_store.store.local_path("exp") or "")
+    assert [p.name for p in mirror.staging_dir.iterdir()] == ["driver.lock"]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "trial_1/result.json",  # written after it was shipped
+        "trial_1/.hidden",  # a file storage never gets
+        "events.log",  # a record storage does not have
+    ],
+)
+def test_a_staging_copy_the_storage_lacks_anything_of_is_kept_with_a_warning(
+    file_store: StorageTarget, change: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    mirror = mirror_of(file_store)
+    files = staged(mirror)
+    with (mirror.staging_dir / change).open("ab") as handle:
+        handle.write(b"more")
+    assert mirror.not_stored() == [change]
+    assert mirror.drop_staging() is None
+    assert change in caplog.text
+    assert f"Kept the staging copy {mirror.staging_dir}" in caplog.text
+    for rel in files:
+        assert (mirror.staging_dir / rel).is_file()
+
+
+def test_a_staging_copy_of_remote_storage_is_kept(s3_store: StorageTarget) -> None:
+    """The results read their histories from it: nothing else is local."""
+    mirror = mirror_of(s3_store)
+    files = staged(mirror)
+    assert mirror.drop_staging() is None
+    assert all((mirror.staging_dir / rel).is_file() for rel in files)

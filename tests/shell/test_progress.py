@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import math
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 import msgspec
@@ -13,10 +14,19 @@ import pytest
 from rich.cells import cell_len
 from rich.console import Console
 
-from tunecore.core.experiment import ExperimentConfig, ExperimentState, new_experiment, step
+import tunecore as tune
+from tunecore.core.experiment import (
+    ExperimentConfig,
+    ExperimentState,
+    new_experiment,
+    step,
+    trials_in_order,
+)
+from tunecore.core.search import BasicVariantGenerator
 from tunecore.model import (
     ClusterResourcesChanged,
     ExperimentEvent,
+    ExperimentInterrupted,
     JsonValue,
     Mode,
     Rejection,
@@ -35,6 +45,7 @@ from tunecore.shell.progress import (
     final_summary,
     natural_key,
     render_table,
+    spec_name,
     status_lines,
 )
 
@@ -219,7 +230,7 @@ def test_the_best_result_for_min_and_max(mode: Mode, best: int, value: str) -> N
     assert lines[4] == (
         f'Current best trial: {name(best)} with loss={value} and parameters={{"x": {best}}}'
     )
-    assert f" - {name(2)}:\tRUNNING, {CPU}, 3 iter, 3.0 s, loss=0.9" in lines
+    assert f" - {name(2)}:\tRUNNING, {CPU}, x=2, 3 iter, 3.0 s, loss=0.9" in lines
 
 
 def test_no_best_line_without_a_metric_and_a_note_before_any_result() -> None:
@@ -489,3 +500,79 @@ def test_chosen_columns_add_metrics_and_replace_the_parameters() -> None:
     assert list(table.columns[7].cells) == ["0.75"]
     lines = status_lines(run.state, metric="loss", mode=Mode.MIN, columns=columns)
     assert any(line.endswith("loss=0.5, accuracy=0.75") for line in lines), lines
+
+
+# -- parameter columns: Ray's, one per searched parameter ----------------------------
+
+
+def searched(space: Mapping[str, object], samples: int = 1) -> ExperimentState:
+    """Trials drawn by the variant generator from `space`, all running."""
+    generator = BasicVariantGenerator().with_space(space, num_samples=samples, seed=3)
+    state = new_experiment(ExperimentConfig(trainable_name="train", metric="loss"), None, generator)
+    outcome = step(state, ClusterResourcesChanged(at=1.0, total=Resources(cpu=16)))
+    assert not isinstance(outcome, Rejection), outcome
+    return outcome[0]
+
+
+def test_the_text_status_shows_each_searched_parameter_but_not_the_constants() -> None:
+    state = searched(
+        {"lr": tune.grid_search([0.5, 0.25]), "model": {"layers": tune.grid_search([1, 2])}, "k": 7}
+    )
+    lines = status_lines(state, metric="loss", mode=Mode.MIN)
+    rows = [line for line in lines if line.startswith(" - ")]
+    first = trials_in_order(state)[0]
+    assert rows[0] == f" - {spec_name(first)}:\tRUNNING, {CPU}, lr=0.5, model/layers=1"
+    assert [row.rpartition(CPU)[2] for row in rows] == [
+        ", lr=0.5, model/layers=1",
+        ", lr=0.25, model/layers=1",
+        ", lr=0.5, model/layers=2",
+        ", lr=0.25, model/layers=2",
+    ]
+
+
+def test_the_table_has_a_column_per_searched_parameter_sorted_without_a_limit() -> None:
+    space: dict[str, object] = {f"p{n}": tune.uniform(0, 1) for n in (6, 5, 4, 3, 2, 1, 0)}
+    space["text"] = tune.choice(["a-rather-long-choice-of-words"])
+    table = render_table(searched(space), metric="loss", mode=Mode.MIN)
+    headers = [str(column.header) for column in table.columns]
+    assert headers[3:11] == ["p0", "p1", "p2", "p3", "p4", "p5", "p6", "text"]
+    assert list(table.columns[10].cells) == ["a-rather-long-cho..."]
+    assert all(len(str(cell)) <= 9 for cell in table.columns[3].cells)  # 0.xxxxx: 5 digits
+    assert table.caption is None
+
+
+def test_parameter_columns_left_out_for_the_width_are_named() -> None:
+    space = {f"parameter_{n}": tune.uniform(0, 1) for n in range(6)}
+    lines = drawn(searched(space, samples=2), 100)
+    assert all(cell_len(line) <= 100 for line in lines), "\n".join(lines)
+    header = next(line for line in lines if "Trial name" in line)
+    assert "parameter_0" in header
+    assert "parameter_5" not in header
+    bottom = next(number for number, line in enumerate(lines) if line.startswith("└"))
+    caption = " ".join(lines[bottom + 1 :])
+    assert caption.startswith("Not shown, to fit the width:")
+    assert "parameter_5" in caption
+
+
+def test_chosen_parameter_columns_replace_the_searched_ones_in_the_text_too() -> None:
+    state = searched({"lr": tune.grid_search([0.5]), "model": {"layers": 3}})
+    columns = Columns(parameters={"model/layers": "layers"})
+    lines = status_lines(state, metric="loss", mode=Mode.MIN, columns=columns)
+    assert lines[-1].endswith(f"RUNNING, {CPU}, layers=3")
+
+
+def test_an_interrupted_experiment_is_not_called_finished_and_says_how_to_resume() -> None:
+    run = Run(metric="loss", mode=Mode.MIN)
+    run.cluster(cpu=2)
+    run.add(4)
+    run.result(tid(0), loss=0.5, done=True)
+    run.feed(ExperimentInterrupted(at=run.tick(), reason="interrupted by the user (Ctrl-C)"))
+    assert run.state.done
+    summary = final_summary(run.state, "loss", Mode.MIN, experiment_dir="/runs/exp")
+    lines = summary.splitlines()
+    assert lines[0] == "Experiment interrupted: 4 trials (3 PENDING, 1 TERMINATED); 3 not finished."
+    assert lines[1] == (
+        "Its state is saved. Resume it with: tunecore resume /runs/exp --trainable "
+        "MODULE:FUNCTION, or Tuner.restore('/runs/exp', trainable).fit()"
+    )
+    assert "finished:" not in summary

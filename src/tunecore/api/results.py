@@ -296,7 +296,11 @@ class ResultGrid(Sequence[Result]):
         """One row per trial with `config/...` columns and `logdir`: its last
         result, or with `filter_metric` and `filter_mode` the result
         (read from its result.json) where that metric was best; a trial
-        that never reported a number for it has no row. Needs pandas."""
+        that never reported a number for it has no row. A trial that never
+        reported at all has no row either, as in Ray (whose frame has a row
+        per trial with results): a row of nothing but its config would
+        give it a NaN `trial_id` and turn every integer column into floats.
+        Needs pandas."""
         if filter_mode is not None:
             _checked_mode(filter_mode)
             if filter_metric is None:
@@ -305,6 +309,8 @@ class ResultGrid(Sequence[Result]):
                 )
         rows = []
         for result in self._results:
+            if not result.metrics:
+                continue
             row: dict[str, JsonValue] | None = dict(flatten(result.metrics))
             if filter_metric is not None and filter_mode is not None:
                 row = best_of(

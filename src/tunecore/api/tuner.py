@@ -58,7 +58,14 @@ from tunecore.core.naming import display_name
 from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.core.search import BasicVariantGenerator, ConcurrencyLimiter, Searcher
 from tunecore.core.search.generator import UNBOUNDED
-from tunecore.model import CheckpointPolicy, ExperimentResumed, ExportFormat, JsonDict, Mode
+from tunecore.model import (
+    CheckpointPolicy,
+    ExperimentResumed,
+    ExportFormat,
+    JsonDict,
+    Mode,
+    TrialStatus,
+)
 from tunecore.model.storable import check_storable, encoding_error
 from tunecore.shell.callbacks import (
     Callback,
@@ -90,7 +97,12 @@ from tunecore.shell.journal import Journal, SnapshotStore
 from tunecore.shell.lock import driver_lock
 from tunecore.shell.loop import ExperimentLoop
 from tunecore.shell.mirror import Mirror
-from tunecore.shell.progress import ProgressReporter, final_summary
+from tunecore.shell.progress import (
+    ProgressReporter,
+    already_finished,
+    final_summary,
+    unfinished_trials,
+)
 from tunecore.shell.remote import StoredExperiment, as_location, experiment_header, is_stored
 from tunecore.shell.replay import BUILTIN, SnapshotKind, rebuild, results_by_trial
 from tunecore.shell.resume import drop_unrecorded_checkpoints, repair_result_files
@@ -100,6 +112,7 @@ from tunecore.shell.storage import ExperimentStorage, experiment_dirname
 from tunecore.shell.store import (
     StorageSpec,
     Store,
+    join_uri,
     resolve_storage,
     split_experiment,
 )
@@ -356,6 +369,8 @@ class Tuner:
         """`fit()` in the experiment directory, its driver lock held."""
         tune, run = self._tune, self._run
         state, journal = self._open_log(storage.experiment_dir, mirror)
+        if self._resume is not None and _nothing_to_resume(state, self._resume):
+            return self._finished_already(state, journal, storage, mirror)
         if (searcher := searcher_object(self._tune.search_alg)) is not None:
             searcher.ran_in(str(storage.experiment_dir) if mirror is None else mirror.store.uri())
         sync = run.sync_config
@@ -367,11 +382,17 @@ class Tuner:
         dirname = dirname_of(tune.trial_dirname_creator)
         # The logged config's metric and mode: a restored Tuner is not given them.
         metric, mode = state.config.metric, state.config.mode
+        # Where the user asked for it: the URI, not the staging directory.
+        location = (
+            str(storage.experiment_dir)
+            if mirror is None
+            else join_uri(mirror.spec.uri, mirror.name)
+        )
         reporter = ProgressReporter(
             metric=metric,
             mode=mode,
             verbose=run.verbose,
-            experiment_dir=str(storage.experiment_dir),
+            experiment_dir=location,
             name_of=views.name,
             **_reporter_settings(run.progress_reporter),
         )
@@ -405,6 +426,7 @@ class Tuner:
         )
         if shipper is not None:
             shipper.start()
+        shipped = False
         try:
             if self._resume is not None:
                 resumed = msgspec.structs.replace(self._resume, at=clock())
@@ -420,35 +442,67 @@ class Tuner:
                 self._search_runtime.finish(final)
         finally:
             if shipper is not None:
-                shipper.close(timeout=sync.sync_timeout)
+                shipped = shipper.close(timeout=sync.sync_timeout)
         reporter.close(final)
         if run.verbose:
-            print(final_summary(final, metric=metric, mode=mode, name_of=views.name))
-        stored = None
-        if mirror is not None:
-            stored = StoredExperiment.named(
-                mirror.spec.uri, mirror.root, mirror.name, storage.experiment_dir
+            print(
+                final_summary(
+                    final, metric=metric, mode=mode, name_of=views.name, experiment_dir=location
+                )
             )
-        self._results = ResultGrid.from_state(
-            final,
-            {t: loop.trial_dir(t) for t in final.trials},
-            storage.experiment_dir,
-            stored=stored,
-        )
+        dirs = {t: loop.trial_dir(t) for t in final.trials}
+        self._results = _results(final, dirs, storage.experiment_dir, mirror, shipped=shipped)
         runtime = self._search_runtime
         if runtime is not None and runtime.failure is not None:
             raise TuneError(
                 f"The searcher failed: {runtime.failure}\n(the experiment in "
-                f"{storage.experiment_dir} stopped there; its results and log are kept: "
+                f"{location} stopped there; its results and log are kept: "
                 "tuner.get_results())"
             )
         if run.failure_config.fail_fast == "raise" and final.error is not None:
             raise trial_error(
                 final.error,
-                f"\n(fail_fast='raise': the experiment in {storage.experiment_dir} "
+                f"\n(fail_fast='raise': the experiment in {location} "
                 "stopped there; its results and log are kept)",
             )
         return self._results
+
+    def _finished_already(
+        self,
+        state: ExperimentState,
+        journal: Journal,
+        storage: ExperimentStorage,
+        mirror: Mirror | None,
+    ) -> ResultGrid:
+        """A restore of an experiment that has finished: its results at once,
+        and one line saying so. Nothing runs: no Ray, nothing logged, no
+        table printed again. Only what a driver killed at the very end
+        leaves is put right, as any resume does (result files behind the
+        log, checkpoints retention dropped), and shipped to the storage
+        (whose staging copy then goes, as after a run: `_results`)."""
+        dirname = dirname_of(self._tune.trial_dirname_creator)
+        store = None if mirror is None else mirror.store
+        try:
+            repair_result_files(storage, state, dirname, self._logged_results(storage))
+            drop_unrecorded_checkpoints(storage, state, dirname, store)
+        finally:
+            storage.close()
+            journal.close(state)
+        shipped, location = True, str(storage.experiment_dir)
+        if mirror is not None:
+            sync = self._run.sync_config
+            shipper = mirror.shipper(journal.log_size, sync.sync_period)
+            shipped = shipper.close(timeout=sync.sync_timeout)
+            location = join_uri(mirror.spec.uri, mirror.name)
+        loaded = load_experiment(storage.experiment_dir, self._snapshot_kind)
+        results = _results(
+            loaded.state, loaded.dirs, storage.experiment_dir, mirror, shipped=shipped
+        )
+        if self._run.verbose:
+            views = TrialViews(self._tune.trial_name_creator)
+            print(already_finished(state, location, views.name))
+        self._results = results
+        return results
 
     def _logged_results(self, storage: ExperimentStorage) -> dict[str, list[JsonDict]]:
         contents = read_log(storage.experiment_dir, quiet=True)
@@ -461,16 +515,22 @@ class Tuner:
         if self._results is not None:
             return self._results
         if self._restored_from is not None:
-            loaded = load_experiment(self._restored_from, self._snapshot_kind)
-            spec, root = resolve_storage(self._run.storage_path, self._run.storage_filesystem)
-            stored = None
-            if spec.mirrored:  # the staging directory of an experiment in storage
-                stored = StoredExperiment.named(spec.uri, root, loaded.path.name, loaded.path)
-            return ResultGrid.from_state(loaded.state, loaded.dirs, loaded.path, stored=stored)
+            return self._stored_results(self._restored_from)[1]
         raise RuntimeError(
             "this Tuner has no results yet: call fit() first (or Tuner.restore(path, trainable) "
             "for an experiment run before)"
         )
+
+    def _stored_results(self, directory: Path) -> tuple[ExperimentState, ResultGrid]:
+        """The state and the results of the experiment in `directory` (for
+        one in storage, its staging directory), as its log has them."""
+        loaded = load_experiment(directory, self._snapshot_kind)
+        spec, root = resolve_storage(self._run.storage_path, self._run.storage_filesystem)
+        stored = None
+        if spec.mirrored:  # the staging directory of an experiment in storage
+            stored = StoredExperiment.named(spec.uri, root, loaded.path.name, loaded.path)
+        results = ResultGrid.from_state(loaded.state, loaded.dirs, loaded.path, stored=stored)
+        return loaded.state, results
 
     @staticmethod
     def can_restore(path: str | os.PathLike[str], storage_filesystem: object = None) -> bool:
@@ -843,6 +903,40 @@ def _set_aside_earlier_run(experiment_dir: Path) -> None:
         "under the name you gave.",
         stacklevel=3,
     )
+
+
+def _results(
+    final: ExperimentState,
+    dirs: Mapping[str, Path],
+    experiment_dir: Path,
+    mirror: Mirror | None,
+    *,
+    shipped: bool,
+) -> ResultGrid:
+    """The results of a run that has ended in `experiment_dir`. Of one in
+    storage that holds all of it (`shipped`) and is a local directory
+    (`file://`), the staging copy goes and the results read the stored
+    files (`Mirror.drop_staging`)."""
+    if mirror is None:
+        return ResultGrid.from_state(final, dirs, experiment_dir)
+    kept_at = mirror.drop_staging() if shipped else None
+    if kept_at is not None:
+        dirs = {t: kept_at / d.relative_to(experiment_dir) for t, d in dirs.items()}
+        experiment_dir = kept_at
+    stored = StoredExperiment.named(mirror.spec.uri, mirror.root, mirror.name, experiment_dir)
+    return ResultGrid.from_state(final, dirs, experiment_dir, stored=stored)
+
+
+def _nothing_to_resume(state: ExperimentState, resume: ExperimentResumed) -> bool:
+    """Whether a restore of the experiment in `state` has nothing to run:
+    it has finished by itself (its search done, nothing stopped it: a
+    resume goes on after an interrupt, a time budget or a stopper), with
+    every trial finished, and no errored trial is to be retried."""
+    trials = state.trials.values()
+    if not state.done or state.stopping is not None or unfinished_trials(state):
+        return False
+    retry = resume.resume_errored or resume.restart_errored
+    return not (retry and any(trial.status is TrialStatus.ERROR for trial in trials))
 
 
 def _as_replay_starts(built: ExperimentState, encoded: bytes) -> ExperimentState:

@@ -18,8 +18,10 @@ from tunecore.core.experiment import ExperimentState
 from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.model import InvalidFieldError, Mode
 from tunecore.schedulers import ASHAScheduler, FIFOScheduler, HyperBandScheduler, MedianStoppingRule
-from tunecore.shell.eventlog import CorruptLogError
-from tunecore.shell.progress import ProgressReporter
+from tunecore.shell.driver_state import Driver, driver_of
+from tunecore.shell.eventlog import CorruptLogError, read_header
+from tunecore.shell.interrupts import INTERRUPTED
+from tunecore.shell.progress import ProgressReporter, interrupted, unfinished_trials
 from tunecore.shell.replay import Replayed, replay
 
 
@@ -71,16 +73,45 @@ def _replayed(directory: Path, truncate: bool) -> Replayed:
 def status_command(args: argparse.Namespace) -> int:
     with readable(args.dir) as (directory, shown):
         replayed = replay(directory, verify=False, keep_commands=False, quiet=True)
-    _show(replayed.state, shown)
-    if replayed.state.done:
-        print(f"{replayed.records} events; the experiment has ended.")
-    else:
-        print(
-            f"{replayed.records} events; the experiment has not ended: it is running, or "
-            f"its driver stopped (continue it with: tunecore resume {shown} "
-            "--trainable MODULE:FUNCTION)"
+        settings = read_header(directory).settings
+        driver = (
+            None if replayed.state.done else driver_of(args.dir, directory, settings.sync_period_s)
         )
+    _show(replayed.state, shown)
+    print(f"{replayed.records} events; the experiment {_progress(replayed.state, driver, shown)}")
     return EXIT_OK
+
+
+def _progress(state: ExperimentState, driver: Driver | None, shown: str) -> str:
+    """Whether the experiment has finished, is running, or waits for a
+    resume (`shell.driver_state`)."""
+    if interrupted(state):
+        why = "Ctrl-C" if state.stopping in (None, INTERRUPTED) else state.stopping
+        return (
+            f"was interrupted ({why}) with {unfinished_trials(state)} trials not finished, "
+            f"and is not running. {_resume(shown)}"
+        )
+    if state.done:
+        return "has finished." if state.stopping is None else f"has finished: {state.stopping}."
+    if driver is None:
+        return f"is not running (no driver holds it). {_resume(shown)}"
+    if driver.running is None:
+        return (
+            f"has not finished; its {driver.describe()} runs on another host, so whether it "
+            f"still runs cannot be told from here. If it is gone: {_resume(shown)}"
+        )
+    if driver.running:
+        renewed = (
+            ""
+            if driver.renewed_s_ago is None
+            else f", which renewed its lease {driver.renewed_s_ago:.0f} s ago"
+        )
+        return f"is running ({driver.describe()}{renewed})."
+    return f"is not running ({driver.describe()} is gone). {_resume(shown)}"
+
+
+def _resume(shown: str) -> str:
+    return f"Resume it with: tunecore resume {shown} --trainable MODULE:FUNCTION"
 
 
 def simulate_command(args: argparse.Namespace) -> int:

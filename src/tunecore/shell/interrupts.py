@@ -20,6 +20,10 @@ from types import FrameType
 
 Handler = Callable[[int, FrameType | None], object]
 
+INTERRUPTED = "interrupted by the user (Ctrl-C)"
+"""The reason an experiment Ctrl-C ended stops with (`ExperimentState.stopping`):
+the summary and `tunecore status` tell it from one that finished by it."""
+
 
 class InterruptGuard:
     """Install with `installed()`; wrap each critical section in

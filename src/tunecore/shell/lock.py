@@ -9,8 +9,10 @@ The kernel drops the lock when the holding process ends, however it ends
 checked to decide it is stale, and of two drivers taking it over at once
 the kernel lets exactly one win.
 
-The file's content, the holder's pid, host and start time as JSON, only
-makes the refusal say who holds the lock; nothing is decided from it. The
+The file's content, the holder's pid, host, when it took the lock and when
+its process started (`shell.processes`) as JSON, makes the refusal say who
+holds the lock, and `tunecore status` say whether that driver still runs
+(`shell.driver_state`); no driver decides anything from it. The
 file is never deleted: a driver could otherwise lock the deleted file while
 another locks its replacement, and both would run.
 
@@ -35,6 +37,7 @@ from pathlib import Path
 
 from tunecore.shell.eventlog import LogError
 from tunecore.shell.own_files import NotRegularFileError, kind_of, open_fd
+from tunecore.shell.processes import process_start
 
 LOCK_FILE = "driver.lock"
 
@@ -95,10 +98,12 @@ def _not_a_regular_file(path: Path, kind: str) -> LockFileError:
 
 
 def _write_holder(fd: int) -> None:
+    pid = os.getpid()
     holder = {
-        "pid": os.getpid(),
+        "pid": pid,
         "host": socket.gethostname(),
         "started_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "process_start": process_start(pid),
     }
     os.ftruncate(fd, 0)
     os.pwrite(fd, json.dumps(holder).encode(), 0)

@@ -81,7 +81,7 @@ from tunecore.shell.executors.base import ChainedStart, Executor
 from tunecore.shell.exploit_copies import ExploitCopies
 from tunecore.shell.functions import UserFunctions
 from tunecore.shell.inbox import Inbox
-from tunecore.shell.interrupts import InterruptGuard
+from tunecore.shell.interrupts import INTERRUPTED, InterruptGuard
 from tunecore.shell.journal import Journal
 from tunecore.shell.searchers import SearcherRuntime
 from tunecore.shell.stoppers import UserStoppers
@@ -197,8 +197,7 @@ class ExperimentLoop:
                         "Interrupted: ending the workers; unfinished trials resume "
                         "with Tuner.restore (or `tunecore resume`)"
                     )
-                    reason = "interrupted by the user (Ctrl-C)"
-                    self.feed([ExperimentInterrupted(at=self._clock(), reason=reason)])
+                    self.feed([ExperimentInterrupted(at=self._clock(), reason=INTERRUPTED)])
                     break
             else:
                 self._executor.drain(timeout=60.0)  # exports and releases still running

@@ -24,19 +24,18 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from tunecore.shell.driver_state import LEASE_FILE, LEASE_MIN_S, lease_holder
 from tunecore.shell.eventlog import LOG_FILE, LogError
+from tunecore.shell.inbox import INBOX_DIR
 from tunecore.shell.lock import LOCK_FILE, ExperimentLockedError
+from tunecore.shell.processes import process_start
+from tunecore.shell.shared_storage import TOKEN_FILE
 from tunecore.shell.shipper import StateShipper
 from tunecore.shell.storage import experiment_dirname
 from tunecore.shell.store import StorageSpec, Store, staging_root, within
 from tunecore.shell.stored_state import SEGMENT_DIR, fetch_requests, fetch_state, stored_log
 
 logger = logging.getLogger(__name__)
-
-LEASE_FILE = "driver.lease"
-LEASE_MIN_S = 60.0
-"""A lease not renewed for this long (or ten shipping periods, if longer)
-belongs to a driver that is gone."""
 
 
 class Mirror:
@@ -51,6 +50,7 @@ class Mirror:
         self.staging_root = Path(staging_root(spec))
         self._token = secrets.token_hex(8)
         self._stale_s = LEASE_MIN_S
+        self._process_start = process_start(os.getpid())
 
     @property
     def staging_dir(self) -> Path:
@@ -77,6 +77,52 @@ class Mirror:
         self.root.delete_file(f"{aside}/{LEASE_FILE}")  # the copy runs nowhere
         self.root.delete_dir(self.name)
         return self.root.uri(aside)
+
+    def drop_staging(self) -> Path | None:
+        """Once the experiment has ended and been shipped: delete the
+        staging copy if the storage holds all of it, byte for byte, and is
+        a local directory (`file://`, where the results are then read);
+        that directory, or None with the staging copy kept and a warning
+        naming what the storage lacks. Of other storage the copy is kept:
+        the results read their histories from it. The lock file stays (a
+        lock file is never deleted, `shell.lock`)."""
+        local = self.store.local_path("")
+        if local is None:
+            return None
+        missing = self.not_stored()
+        if missing:
+            logger.warning(
+                "Kept the staging copy %s: the storage %s does not hold all of it (%s)",
+                self.staging_dir,
+                self.store.uri(),
+                ", ".join(missing[:5])
+                + (f" and {len(missing) - 5} more" if len(missing) > 5 else ""),
+            )
+            return None
+        _empty_but_lock(self.staging_dir)
+        return Path(local)
+
+    def not_stored(self) -> list[str]:
+        """What the staging directory holds that the storage does not, the
+        same bytes: the event log (stored as its segments), and every other
+        file but the driver's own (its lock, its run's token, and the
+        inbox: requests nobody reads once the experiment has ended)."""
+        missing = []
+        log = self.staging_dir / LOG_FILE
+        if not log.is_file() or stored_log(self.store) != log.read_bytes():
+            missing.append(LOG_FILE)
+        drivers = (LOG_FILE, LOCK_FILE, TOKEN_FILE)
+        for path in sorted(self.staging_dir.rglob("*")):
+            rel = path.relative_to(self.staging_dir).as_posix()
+            if path.is_dir() or rel in drivers or rel.startswith(f"{INBOX_DIR}/"):
+                continue
+            try:
+                stored = self.store.read_bytes(rel)
+            except (OSError, ValueError):  # not there, or a name storage cannot hold
+                stored = None
+            if not path.is_file() or path.is_symlink() or stored != path.read_bytes():
+                missing.append(rel)
+        return missing
 
     def clear_staging(self) -> None:
         """Empty the staging directory for a new run (its driver lock, held
@@ -138,7 +184,9 @@ class Mirror:
         self.renew_lease()
 
     def renew_lease(self) -> None:
-        lease = {"host": socket.gethostname(), "pid": os.getpid(), "token": self._token}
+        pid = os.getpid()
+        lease: dict[str, object] = {"host": socket.gethostname(), "pid": pid, "token": self._token}
+        lease["process_start"] = self._process_start
         lease["renewed"] = time.time()
         self.store.write_bytes(LEASE_FILE, json.dumps(lease).encode())
 
@@ -159,22 +207,7 @@ class Mirror:
         return held if isinstance(held, dict) else None
 
     def _lease_is_stale(self, held: dict[str, object]) -> bool:
-        renewed, pid = held.get("renewed"), held.get("pid")
-        if not isinstance(renewed, int | float) or time.time() - renewed > self._stale_s:
-            return True
-        if held.get("host") == socket.gethostname() and isinstance(pid, int):
-            return not _alive(pid)
-        return False
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process
-        return True
-    return True
+        return not lease_holder(held, self._stale_s).running
 
 
 def _starts_with(path: Path, prefix: bytes) -> bool:

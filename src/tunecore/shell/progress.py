@@ -51,6 +51,7 @@ from tunecore.core.naming import trial_name
 from tunecore.core.results import TIME_TOTAL_S, TRAINING_ITERATION, flatten
 from tunecore.model import JsonValue, Mode, Resources, TrialState, TrialStatus
 from tunecore.model.numbers import is_number
+from tunecore.shell.interrupts import INTERRUPTED
 from tunecore.shell.storage import to_json_value
 from tunecore.shell.trainable.errors import failure_reason
 
@@ -58,8 +59,13 @@ MAX_CONFIG_CHARS = 300
 """A config longer than this is cut in the status header (the final summary
 shows it whole)."""
 
-MAX_PARAM_COLUMNS = 5
-"""Config parameters shown as table columns; more would not fit a terminal."""
+MAX_CONFIG_COLUMNS = 5
+"""Config keys shown as parameters when no trial has searched parameters
+(every searched parameter is shown, as in Ray)."""
+
+MAX_PARAM_CHARS = 20
+"""A parameter value longer than this is cut in the status (Ray's
+`max_column_length`)."""
 
 _DIGITS = re.compile(r"([0-9]+)")
 
@@ -81,6 +87,13 @@ class Columns:
 
     metrics: Mapping[str, str] = dataclasses.field(default_factory=dict)
     parameters: Mapping[str, str] | None = None
+
+    def parameter_keys(self, shown: Iterable[TrialState]) -> list[str]:
+        """The parameter columns: the ones chosen, else the searched
+        parameters of the trials `shown` (`parameter_keys`)."""
+        if self.parameters is not None:
+            return list(self.parameters)
+        return parameter_keys(shown)
 
     def metric_keys(self, metric: str | None) -> dict[str, str]:
         """The metric columns, the experiment's first."""
@@ -144,6 +157,10 @@ class _Shown:
             self.head = list(trials[:head])
             self.tail = list(trials[len(trials) - tail :]) if tail else []
             self.hidden = len(trials) - limit
+
+    @property
+    def trials(self) -> list[TrialState]:
+        return [*self.head, *self.tail]
 
 
 def _select(state: ExperimentState, max_rows: int) -> dict[TrialStatus, _Shown]:
@@ -269,14 +286,22 @@ def header_lines(
 
 
 def progress_string(
-    trial: TrialState, metric: str | None = None, columns: Columns | None = None
+    trial: TrialState,
+    metric: str | None = None,
+    columns: Columns | None = None,
+    parameters: Mapping[str, str] | None = None,
 ) -> str:
-    """One trial's row: status, resources, location, iterations, time and the
-    metrics, leaving out what is not known yet."""
+    """One trial's row: status, resources, location, the `parameters` (key
+    to header), iterations, time and the metrics, leaving out what is not
+    known yet."""
     pieces = [trial.status.value, f"[{trial.spec.resources.summary()}]"]
     location = trial.location.describe(None)
     if location:
         pieces.append(location)
+    for key, header in (parameters or {}).items():
+        value = parameter_value(trial, key)
+        if value is not None:
+            pieces.append(f"{header}={parameter_cell(value)}")
     iteration = _flat_value(trial, TRAINING_ITERATION)
     if iteration is not None:
         pieces.append(f"{_number(iteration)} iter")
@@ -307,39 +332,73 @@ def status_lines(
     lines = header_lines(
         state, metric=metric, mode=mode, experiment_dir=experiment_dir, name_of=name_of
     )
-    for status, shown in _select(state, max_rows).items():
+    selected = _select(state, max_rows)
+    chosen = columns or Columns()
+    keys = chosen.parameter_keys(t for rows in selected.values() for t in rows.trials)
+    headers = chosen.parameters or {}
+    parameters = {key: headers.get(key, key) for key in keys}
+
+    def row(trial: TrialState) -> str:
+        return f" - {name_of(trial)}:\t{progress_string(trial, metric, chosen, parameters)}"
+
+    for status, shown in selected.items():
         lines.append(f"{status.value} trials:")
-        lines.extend(f" - {name_of(t)}:\t{progress_string(t, metric, columns)}" for t in shown.head)
+        lines.extend(row(t) for t in shown.head)
         if shown.hidden:
             lines.append(f" ... {shown.hidden} not shown")
-        lines.extend(f" - {name_of(t)}:\t{progress_string(t, metric, columns)}" for t in shown.tail)
+        lines.extend(row(t) for t in shown.tail)
     return lines
 
 
-# -- the table -------------------------------------------------------------------
+# -- the parameters, and the table ---------------------------------------------
 
 
-def _param_columns(trials: Iterable[TrialState]) -> tuple[bool, list[str]]:
-    """The parameter columns: the searcher's evaluated params when any trial
-    has them (they are what varies), else the config's keys; flattened,
-    in order of first appearance, at most `MAX_PARAM_COLUMNS`."""
+def parameter_keys(trials: Iterable[TrialState]) -> list[str]:
+    """The parameter columns, as Ray's table chooses them: every searched
+    parameter (the param space's domains and grid searches, '/'-joined
+    when nested), sorted. Trials that were only given a config (`tunecore
+    add`, a what-if) have no searched parameters: their config's first
+    `MAX_CONFIG_COLUMNS` keys then, in order of first appearance."""
     listed = list(trials)
-    evaluated = any(t.spec.evaluated_params for t in listed)
+    searched: set[str] = set()
+    for trial in listed:
+        searched.update(trial.spec.evaluated_params)
+    if searched:
+        return sorted(searched)
     keys: dict[str, None] = {}
     for trial in listed:
-        source = trial.spec.evaluated_params if evaluated else trial.spec.config
-        keys.update(dict.fromkeys(flatten(source)))
-    return evaluated, list(keys)[:MAX_PARAM_COLUMNS]
+        keys.update(dict.fromkeys(flatten(trial.spec.config)))
+    return list(keys)[:MAX_CONFIG_COLUMNS]
 
 
-def _param_cell(trial: TrialState, key: str, evaluated: bool) -> str:
-    source = trial.spec.evaluated_params if evaluated else trial.spec.config
-    value = flatten(source).get(key)
+def parameter_value(trial: TrialState, key: str) -> JsonValue:
+    """The trial's current value of the parameter `key` ('/'-joined, list
+    items by index): read from its config, which a PBT exploit changes,
+    else the value its search drew."""
+    config = trial.spec.config
+    flat = flatten(config)
+    if key in flat:
+        return flat[key]
+    node: JsonValue = config
+    for part in key.split("/"):
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return trial.spec.evaluated_params.get(key)
+    return node
+
+
+def parameter_cell(value: JsonValue) -> str:
+    """A parameter as a table cell: numbers to 5 significant digits, and
+    anything longer than `MAX_PARAM_CHARS` cut (Ray cuts at 20 too)."""
     if value is None:
         return ""
-    if isinstance(value, list | dict):
-        return _json_text(value, 40)
-    return _number(value)
+    text = _json_text(value) if isinstance(value, list | dict) else _number(value)
+    if len(text) > MAX_PARAM_CHARS:
+        return text[: MAX_PARAM_CHARS - 3] + "..."
+    return text
 
 
 class _Column:
@@ -395,15 +454,16 @@ def render_table(
     Given a `width` (a terminal's), columns are dropped until the rest fit
     it uncut, least useful first: the location, the parameters after the
     first (from the last), the time, the iteration, the first parameter,
-    the metric, the status. The trial name is never dropped; at 80 columns
-    names as long as `trainable_0a1b2_00001` stay whole."""
+    the metric, the status; a caption names them. The trial name is never
+    dropped; at 80 columns names as long as `trainable_0a1b2_00001` stay
+    whole.
+
+    The parameter columns are Ray's: one per searched parameter, sorted
+    (`parameter_keys`), or the `columns` chosen."""
     selected = _select(state, max_rows)
-    shown = [t for rows in selected.values() for t in (*rows.head, *rows.tail)]
+    shown = [t for rows in selected.values() for t in rows.trials]
     chosen = columns or Columns()
-    if chosen.parameters is not None:
-        evaluated, params = False, list(chosen.parameters)
-    else:
-        evaluated, params = _param_columns(shown)
+    params = chosen.parameter_keys(shown)
     headers = chosen.parameters or {}
     name = _Column("Trial name", NEVER_DROPPED)
     status_column = _Column("Status", 90)
@@ -435,7 +495,7 @@ def render_table(
         status_column.cells.append(trial.status.value)
         location.cells.append(trial.location.describe(local_hostname))
         for key, column in zip(params, param_columns, strict=True):
-            column.cells.append(_param_cell(trial, key, evaluated))
+            column.cells.append(parameter_cell(parameter_value(trial, key)))
         iteration.cells.append(_cell(_flat_value(trial, TRAINING_ITERATION)))
         seconds.cells.append(f"{float(total):.1f}" if is_number(total) else "")
         for key, column in zip(metric_keys, metric_columns, strict=True):
@@ -458,7 +518,13 @@ def render_table(
     header = header_lines(
         state, metric=metric, mode=mode, experiment_dir=experiment_dir, name_of=name_of
     )
-    table = Table(title="\n".join(header), title_justify="left")
+    left_out = [column.header for column in table_columns if column not in kept]
+    table = Table(
+        title="\n".join(header),
+        title_justify="left",
+        caption=f"Not shown, to fit the width: {', '.join(left_out)}" if left_out else None,
+        caption_justify="left",
+    )
     for column in kept:
         table.add_column(column.header, no_wrap=True, overflow="fold")
     for row in zip(*(column.cells for column in kept), strict=True):
@@ -491,6 +557,40 @@ def _last_line(text: str, limit: int = 200) -> str:
     return last if len(last) <= limit else last[: limit - 3] + "..."
 
 
+def unfinished_trials(state: ExperimentState) -> int:
+    return sum(not trial.is_finished for trial in state.trials.values())
+
+
+def interrupted(state: ExperimentState) -> bool:
+    """Whether the experiment ended by an interrupt (Ctrl-C, or a driver
+    that ended with trials unfinished), not by finishing: a resume goes on
+    with it."""
+    return state.done and (state.stopping == INTERRUPTED or unfinished_trials(state) > 0)
+
+
+def final_counts(state: ExperimentState) -> str:
+    """`8 trials (6 PENDING, 2 TERMINATED)`."""
+    return f"{len(state.trials)} trials ({_counts(state) or 'none'})"
+
+
+def already_finished(
+    state: ExperimentState, experiment_dir: str, name_of: NameOf = spec_name
+) -> str:
+    """The one line a restore of a finished experiment prints instead of
+    running it: its counts and its best trial (by its own metric and mode)."""
+    metric, mode = state.config.metric, state.config.mode
+    best = best_trial(state, metric, mode)
+    found = (
+        ""
+        if best is None or metric is None
+        else f", best trial {name_of(best)} with {metric}={_number(_metric_value(best, metric))}"
+    )
+    return (
+        f"The experiment in {experiment_dir} had already finished: {final_counts(state)}{found}. "
+        "Nothing to resume; its results are returned as they are."
+    )
+
+
 def final_summary(
     state: ExperimentState,
     metric: str | None,
@@ -498,15 +598,28 @@ def final_summary(
     *,
     error_file_of: Callable[[TrialState], Path] | None = None,
     name_of: NameOf = spec_name,
+    experiment_dir: str | None = None,
 ) -> str:
     """The experiment's outcome: counts, the best trial with its whole
     config, and each errored trial with its last error line and where the
     full traceback is (`error_file_of`, when the caller knows the trial
-    directories)."""
-    lines = [f"Experiment finished: {len(state.trials)} trials ({_counts(state) or 'none'})"]
+    directories). An interrupted experiment (`interrupted`) is said to be,
+    with how to resume it (from `experiment_dir`, where it is kept: a
+    directory or a URI)."""
+    counts = final_counts(state)
+    unfinished = unfinished_trials(state)
+    if interrupted(state):
+        where = experiment_dir or "DIR"
+        lines = [
+            f"Experiment interrupted: {counts}; {unfinished} not finished.",
+            f"Its state is saved. Resume it with: tunecore resume {where} "
+            f"--trainable MODULE:FUNCTION, or Tuner.restore({where!r}, trainable).fit()",
+        ]
+    else:
+        lines = [f"Experiment finished: {counts}"]
     if state.error is not None:
         lines.append(f"The experiment ended with an error: {state.error}")
-    elif state.stopping is not None:
+    elif state.stopping is not None and not interrupted(state):
         lines.append(f"The experiment stopped: {state.stopping}")
     if metric is not None and mode is not None:
         best = best_trial(state, metric, mode)
@@ -624,7 +737,14 @@ class ProgressReporter:
         if self.verbose <= 0:
             return
         self.close(state)
-        summary = final_summary(state, self.metric, self.mode, error_file_of=error_file_of)
+        summary = final_summary(
+            state,
+            self.metric,
+            self.mode,
+            error_file_of=error_file_of,
+            name_of=self.name_of,
+            experiment_dir=self.experiment_dir,
+        )
         self._print_plain(summary)
 
     def close(self, state: ExperimentState | None = None) -> None:

@@ -232,12 +232,13 @@ class StateShipper:
             self.tick(force=True)
             self._release_pool()
 
-    def close(self, timeout: float = 60.0) -> None:
+    def close(self, timeout: float = 60.0) -> bool:
         """Ship everything, whatever the throttle (retrying failures until
-        `timeout` seconds have passed), then stop the thread. A warning
-        says what is left if it could not."""
+        `timeout` seconds have passed), then stop the thread. Whether all
+        of it is in storage; a warning says what is left if not (and a
+        second call says False)."""
         if self._closed:
-            return
+            return False
         self._closed = True
         self._deadline = time.monotonic() + timeout
         if self._thread is None:
@@ -253,8 +254,9 @@ class StateShipper:
                     timeout,
                     self.local_dir,
                 )
-                return
+                return False
         self._release_pool()
+        left = self._left()
         if self._failing:
             logger.warning(
                 "Storage %s: could not ship everything within %.0f s (%s failed; left: %s); "
@@ -262,9 +264,10 @@ class StateShipper:
                 self.store.uri(),
                 timeout,
                 ", ".join(sorted(self._failing)),
-                self._left(),
+                left,
                 self.local_dir,
             )
+        return not (self._failing or left)
 
     def tick(self, *, force: bool = False) -> bool:
         """One round of shipping (`force`: every trial file whatever the

@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 import tunecore
+from tests.shell.test_lock import held_by_another_process
 from tests.storage_fixtures import StorageTarget
 from tunecore.cli import main
 from tunecore.model import (
@@ -434,35 +435,6 @@ def test_status_of_a_running_experiment_with_a_torn_tail_writes_nothing(
     assert log.read_bytes() == before
 
 
-HOLD_LOCK = """
-import sys
-from pathlib import Path
-from tunecore.shell.lock import driver_lock
-with driver_lock(Path(sys.argv[1])):
-    print("held", flush=True)
-    sys.stdin.read()
-"""
-
-
-@contextlib.contextmanager
-def driver_holding(directory: Path) -> Iterator[subprocess.Popen[str]]:
-    """Another process holding `directory`'s driver lock, as a driver does,
-    until the block ends (killed then, if it is still there)."""
-    process = subprocess.Popen(
-        [sys.executable, "-c", HOLD_LOCK, str(directory)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        assert process.stdout.readline() == "held\n"
-        yield process
-    finally:
-        process.kill()
-        process.wait()
-
-
 def status_line(directory: Path | str, capsys: pytest.CaptureFixture[str]) -> str:
     assert main(["status", str(directory)]) == 0
     return capsys.readouterr().out.splitlines()[-1]
@@ -472,7 +444,7 @@ def test_status_tells_a_running_driver_from_a_dead_one(
     unfinished: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     host = socket.gethostname()
-    with driver_holding(unfinished) as driver:
+    with held_by_another_process(unfinished) as driver:
         line = status_line(unfinished, capsys)
         assert line.endswith(f"the experiment is running (driver pid {driver.pid} on {host}).")
         driver.send_signal(signal.SIGKILL)  # it dies holding the lock: its record stays

@@ -153,7 +153,9 @@ def grows_with_rate(config: JsonDict, iteration: int) -> tuple[JsonDict, float]:
     return {"score": iteration * rate}, 1.0
 
 
-def test_pbt_exploits_are_drawn_from_taker_to_donor(tmp_path: Path) -> None:
+def simulate_pbt(storage: Path) -> None:
+    """A simulated PBT experiment `storage / "pbt"` with exploits: four
+    rates of growth, the fastest only ever a donor."""
     pbt = PopulationBasedTraining(
         perturbation_interval=3,
         hyperparam_mutations={"lr": [0.1, 0.5, 1.0, 2.0]},
@@ -164,10 +166,14 @@ def test_pbt_exploits_are_drawn_from_taker_to_donor(tmp_path: Path) -> None:
         grows_with_rate,
         param_space={"lr": tunecore.grid_search([0.1, 0.5, 1.0, 2.0])},
         tune_config=TuneConfig(metric="score", mode="max", scheduler=pbt, seed=3),
-        run_config=RunConfig(name="pbt", storage_path=str(tmp_path), verbose=0),
+        run_config=RunConfig(name="pbt", storage_path=str(storage), verbose=0),
         cluster=Resources(cpu=4),
         max_iterations=18,
     )
+
+
+def test_pbt_exploits_are_drawn_from_taker_to_donor(tmp_path: Path) -> None:
+    simulate_pbt(tmp_path)
     drawing = collect(tmp_path / "pbt")
     assert drawing.exploits
     ids = list(drawing.curves)

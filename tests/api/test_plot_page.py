@@ -15,13 +15,12 @@ import pytest
 
 import tunecore
 from tests.api.headless import driven, needs_chromium, probe, screenshot
-from tests.api.test_plot import grows_with_rate
+from tests.api.test_plot import simulate_pbt
 from tunecore import RunConfig, TuneConfig
 from tunecore.api.plot import collect, page_data
 from tunecore.api.plot_page import script_json
 from tunecore.cli import main
 from tunecore.core.schedulers.asha import ASHAScheduler
-from tunecore.core.schedulers.pbt import PopulationBasedTraining
 from tunecore.model import JsonDict, Resources
 
 PAGE_ASSETS = Path(tunecore.__file__).parent / "api"
@@ -319,20 +318,7 @@ def test_a_metric_not_reported_yet_is_said_on_the_page(experiment: Path, tmp_pat
 
 @needs_chromium
 def test_a_pbt_exploit_breaks_the_curve_joined_by_a_dotted_line(tmp_path: Path) -> None:
-    pbt = PopulationBasedTraining(
-        perturbation_interval=3,
-        hyperparam_mutations={"lr": [0.1, 0.5, 1.0, 2.0]},
-        quantile_fraction=0.5,
-        seed=1,
-    )
-    tunecore.simulate(
-        grows_with_rate,
-        param_space={"lr": tunecore.grid_search([0.1, 0.5, 1.0, 2.0])},
-        tune_config=TuneConfig(metric="score", mode="max", scheduler=pbt, seed=3),
-        run_config=RunConfig(name="pbt", storage_path=str(tmp_path), verbose=0),
-        cluster=Resources(cpu=4),
-        max_iterations=18,
-    )
+    simulate_pbt(tmp_path)
     page = tmp_path / "pbt.html"
     assert main(["plot", str(tmp_path / "pbt"), "--out", str(page)]) == 0
     seen = probe(

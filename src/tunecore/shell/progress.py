@@ -104,9 +104,9 @@ def natural_key(tag: str) -> tuple[tuple[int, str], ...]:
     )
 
 
-def _by_status(state: ExperimentState) -> dict[TrialStatus, list[TrialState]]:
+def _by_status(trials: Iterable[TrialState]) -> dict[TrialStatus, list[TrialState]]:
     groups: dict[TrialStatus, list[TrialState]] = {}
-    for trial in trials_in_order(state):
+    for trial in trials:
         groups.setdefault(trial.status, []).append(trial)
     # sorted() is stable, so creation order breaks ties between equal tags.
     return {
@@ -146,8 +146,9 @@ class _Shown:
             self.hidden = len(trials) - limit
 
 
-def _select(state: ExperimentState, max_rows: int) -> dict[TrialStatus, _Shown]:
-    groups = _by_status(state)
+def _select(trials: Iterable[TrialState], max_rows: int) -> dict[TrialStatus, _Shown]:
+    """The rows of each status, for `trials` in creation order."""
+    groups = _by_status(trials)
     limits = fair_limits({s: len(t) for s, t in groups.items()}, max_rows)
     return {status: _Shown(trials, limits[status]) for status, trials in groups.items()}
 
@@ -219,7 +220,8 @@ def _number_of_trials(state: ExperimentState) -> str:
     return f"Number of trials: {len(state.trials)}{total}{counts}"
 
 
-def _resources_line(used: Resources, total: Resources | None) -> str:
+def resources_line(used: Resources, total: Resources | None) -> str:
+    """What the running trials hold, of what the cluster has."""
     if total is None:
         return f"Resources requested: {used.summary()} (cluster size not known yet)"
     parts = [f"{used.cpu:g}/{total.cpu:g} CPUs", f"{used.gpu:g}/{total.gpu:g} GPUs"]
@@ -255,7 +257,7 @@ def header_lines(
     lines = [
         "== Status ==",
         _number_of_trials(state),
-        _resources_line(state.used, state.total),
+        resources_line(state.used, state.total),
         state.scheduler.debug_string(),
     ]
     best = _best_line(state, metric, mode, name_of)
@@ -307,7 +309,24 @@ def status_lines(
     lines = header_lines(
         state, metric=metric, mode=mode, experiment_dir=experiment_dir, name_of=name_of
     )
-    for status, shown in _select(state, max_rows).items():
+    trials = trials_in_order(state)
+    return lines + trial_lines(
+        trials, metric=metric, max_rows=max_rows, name_of=name_of, columns=columns
+    )
+
+
+def trial_lines(
+    trials: Sequence[TrialState],
+    *,
+    metric: str | None,
+    max_rows: int = 20,
+    name_of: NameOf = spec_name,
+    columns: Columns | None = None,
+) -> list[str]:
+    """The trials (in creation order) as text lines, per status (in name
+    order), at most `max_rows` in all (module docstring)."""
+    lines = []
+    for status, shown in _select(trials, max_rows).items():
         lines.append(f"{status.value} trials:")
         lines.extend(f" - {name_of(t)}:\t{progress_string(t, metric, columns)}" for t in shown.head)
         if shown.hidden:
@@ -397,7 +416,7 @@ def render_table(
     first (from the last), the time, the iteration, the first parameter,
     the metric, the status. The trial name is never dropped; at 80 columns
     names as long as `trainable_0a1b2_00001` stay whole."""
-    selected = _select(state, max_rows)
+    selected = _select(trials_in_order(state), max_rows)
     shown = [t for rows in selected.values() for t in (*rows.head, *rows.tail)]
     chosen = columns or Columns()
     if chosen.parameters is not None:

@@ -876,7 +876,11 @@ def _as_replay_starts(built: ExperimentState, encoded: bytes) -> ExperimentState
 def _total_trials(searcher: object, num_samples: int) -> int | None:
     """How many trials the search makes in all, as `Callback.setup` is told:
     a variant generator knows (its grid times `num_samples`), a searcher
-    makes `num_samples`; None when unbounded (`num_samples=-1`)."""
+    makes `num_samples`; None when unbounded (`num_samples=-1`). A
+    concurrency limit changes nothing (Ray's `max_concurrent_trials` is the
+    generator's own `max_concurrent`)."""
+    while isinstance(searcher, ConcurrencyLimiter):
+        searcher = searcher.searcher
     total = getattr(searcher, "total", None)
     if isinstance(total, int):
         return total

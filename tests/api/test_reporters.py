@@ -117,7 +117,8 @@ def test_a_reporter_of_ones_own_is_called_as_ray_calls_it(
     assert [status for _, status in trials] == ["TERMINATED", "TERMINATED"]
     assert [name.rsplit("_", 1)[1] for name, _ in trials] == ["00000", "00001"]
     assert sys_info[0].startswith("Using FIFO scheduling algorithm")
-    assert sys_info[1].startswith("Resources requested: ")
+    assert sys_info[1].startswith("Logical resource usage: ")
+    assert sys_info[1].endswith(" CPUs, 0/0 GPUs")
     # It replaces tunecore's status and summary, as it replaces Ray's table.
     out = capsys.readouterr().out
     assert "== Status ==" not in out

@@ -74,7 +74,10 @@ class UserReporting:
             return
         trials = [self._view(trial) for trial in trials_in_order(state)]
         if self._call("should_report", lambda: self._reporter.should_report(trials, done=done)):
-            sys_info = (state.scheduler.debug_string(), resources_line(state.used, state.total))
+            sys_info = (
+                state.scheduler.debug_string(),
+                resources_line(state.used, state.total, "Logical resource usage"),
+            )
             self._call("report", lambda: self._reporter.report(trials, done, *sys_info))
 
     def _view(self, trial: TrialState) -> Trial:

@@ -220,14 +220,18 @@ def _number_of_trials(state: ExperimentState) -> str:
     return f"Number of trials: {len(state.trials)}{total}{counts}"
 
 
-def resources_line(used: Resources, total: Resources | None) -> str:
-    """What the running trials hold, of what the cluster has."""
+def resources_line(
+    used: Resources, total: Resources | None, label: str = "Resources requested"
+) -> str:
+    """What the running trials hold, of what the cluster has (`label`:
+    Ray's old status says "Resources requested", the text it gives a
+    reporter "Logical resource usage")."""
     if total is None:
-        return f"Resources requested: {used.summary()} (cluster size not known yet)"
+        return f"{label}: {used.summary()} (cluster size not known yet)"
     parts = [f"{used.cpu:g}/{total.cpu:g} CPUs", f"{used.gpu:g}/{total.gpu:g} GPUs"]
     for name in sorted(set(total.custom) | set(used.custom)):
         parts.append(f"{used.custom.get(name, 0.0):g}/{total.custom.get(name, 0.0):g} {name}")
-    return "Resources requested: " + ", ".join(parts)
+    return f"{label}: " + ", ".join(parts)
 
 
 def _best_line(

@@ -34,7 +34,7 @@ from tunecore.api.config import (
 )
 from tunecore.api.errors import TuneError
 from tunecore.api.experiment import Experiment, experiment_list
-from tunecore.api.reporters import CLIReporter
+from tunecore.api.reporters import ProgressReporter
 from tunecore.api.restored import Trainable
 from tunecore.api.tuner import RunParts, Tuner, with_parts
 from tunecore.core.schedulers.base import TrialScheduler
@@ -68,7 +68,7 @@ def run(
     keep_checkpoints_num: int | None = None,
     checkpoint_score_attr: str | None = None,
     verbose: int = 1,
-    progress_reporter: CLIReporter | None = None,
+    progress_reporter: ProgressReporter | None = None,
     log_to_file: bool | str | tuple[str, str] = False,
     trial_name_creator: Callable[[Trial], str] | None = None,
     trial_dirname_creator: Callable[[Trial], str] | None = None,
@@ -184,7 +184,7 @@ def run_experiments(  # noqa: PLR0917 - Ray's signature, positional as in Ray
     experiments: Experiment | Sequence[Experiment] | Mapping[str, Mapping[str, Any]],
     scheduler: TrialScheduler | None = None,
     verbose: int = 1,
-    progress_reporter: CLIReporter | None = None,
+    progress_reporter: ProgressReporter | None = None,
     resume: bool | str | None = None,
     resume_config: ResumeConfig | None = None,
     reuse_actors: bool = True,

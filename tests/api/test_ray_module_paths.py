@@ -97,6 +97,8 @@ RAY_PATHS: dict[str, list[str]] = {
     ],
     # python/ray/tune/examples/hyperband_example.py
     "ray.tune.utils.mock_trainable": ["MyTrainableClass"],
+    # doc/source/tune/api/trainable.rst ("Tune Trainable Debugging Utilities")
+    "ray.tune.utils.util": ["validate_warmstart"],
 }
 
 # Where the same name is also reachable as `tune.<name>`, it is that object.
@@ -216,3 +218,21 @@ def test_rays_domain_types_check_tunecores_domains_by_kind() -> None:
     assert issubclass(type(tunecore.uniform(0, 1)), sample.Float)
     with pytest.raises(TypeError, match=r"Float\(\.\.\.\) is Ray's domain class.*tune.uniform"):
         sample.Float(0, 1)  # type: ignore[call-arg]
+
+
+def test_validate_warmstart_checks_points_and_rewards_as_ray_does() -> None:
+    from tunecore.utils.util import validate_warmstart  # noqa: PLC0415
+
+    validate_warmstart(["a", "b"], [{"a": 1, "b": 2}, [3, 4]], [0.5, 0.7])
+    validate_warmstart(["a", "b"], [{"a": 1}], None, validate_point_name_lengths=False)
+    validate_warmstart(["a"], None, [1.0])  # rewards without points: nothing to check
+    with pytest.raises(TypeError, match=r"points_to_evaluate=\(1,\) must be a list"):
+        validate_warmstart(["a"], (1,), None)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="points_to_evaluate holds 3: each point"):
+        validate_warmstart(["a"], [3], None)  # type: ignore[list-item]
+    with pytest.raises(ValueError, match=r"holds \{'a': 1\} with 1 values; parameter_names"):
+        validate_warmstart(["a", "b"], [{"a": 1}], None)
+    with pytest.raises(ValueError, match="evaluated_rewards has 1 values for 2 points"):
+        validate_warmstart(["a"], [[1], [2]], [0.5])
+    with pytest.raises(TypeError, match=r"evaluated_rewards=\(0.5,\) must be a list"):
+        validate_warmstart(["a"], [[1]], (0.5,))  # type: ignore[arg-type]

@@ -7,13 +7,20 @@ a Tune run?"): `RunConfig(log_to_file=True)` writes `stdout` and `stderr`
 in the trial directory, one name combines both, two names split them. As
 in Ray, the output is still shown on the driver's console (each line
 prefixed with the worker), which this script does not capture.
+
+Ray Tune 2.60 writes the files in the trial's working directory, which
+reaches `result.path` with `SyncConfig(sync_artifacts=True)` (the guide's
+"How do you log arbitrary files from a Tune Trainable?"); tunecore writes
+them in the trial directory itself, with or without it.
 """
 
 import os
 import sys
 
 import tunecore as tune
-from tunecore import RunConfig
+from tunecore import RunConfig, SyncConfig
+
+ARTIFACTS = SyncConfig(sync_artifacts=True)
 
 
 def trainable(config):
@@ -30,7 +37,7 @@ def read(result, name):
 tuner = tune.Tuner(
     trainable,
     param_space={"x": tune.grid_search([1, 2])},
-    run_config=RunConfig(log_to_file=True),
+    run_config=RunConfig(log_to_file=True, sync_config=ARTIFACTS),
 )
 results = tuner.fit()
 assert not results.errors
@@ -42,7 +49,7 @@ for result in results:
 tuner = tune.Tuner(
     trainable,
     param_space={"x": 3},
-    run_config=RunConfig(log_to_file="std_combined.log"),
+    run_config=RunConfig(log_to_file="std_combined.log", sync_config=ARTIFACTS),
 )
 (result,) = tuner.fit()
 combined = read(result, "std_combined.log")
@@ -52,7 +59,7 @@ assert "a warning of the trainable's\n" in combined
 tuner = tune.Tuner(
     trainable,
     param_space={"x": 4},
-    run_config=RunConfig(log_to_file=("my_stdout.log", "my_stderr.log")),
+    run_config=RunConfig(log_to_file=("my_stdout.log", "my_stderr.log"), sync_config=ARTIFACTS),
 )
 (result,) = tuner.fit()
 assert read(result, "my_stdout.log") == "training with x=4\n"

@@ -11,7 +11,9 @@ prefixed with the worker), which this script does not capture.
 Ray Tune 2.60 writes the files in the trial's working directory, which
 reaches `result.path` with `SyncConfig(sync_artifacts=True)` (the guide's
 "How do you log arbitrary files from a Tune Trainable?"); tunecore writes
-them in the trial directory itself, with or without it.
+them in the trial directory itself, with or without it. Ray's files also
+hold its worker's `:actor_name:trainable` line, so a line is looked for
+in them rather than compared with the whole file.
 """
 
 import os
@@ -43,8 +45,9 @@ results = tuner.fit()
 assert not results.errors
 for result in results:
     x = result.config["x"]
-    assert read(result, "stdout") == f"training with x={x}\n"
-    assert read(result, "stderr") == "a warning of the trainable's\n"
+    assert f"training with x={x}\n" in read(result, "stdout")
+    assert "a warning of the trainable's\n" in read(result, "stderr")
+    assert "training" not in read(result, "stderr")
 
 tuner = tune.Tuner(
     trainable,
@@ -62,5 +65,6 @@ tuner = tune.Tuner(
     run_config=RunConfig(log_to_file=("my_stdout.log", "my_stderr.log"), sync_config=ARTIFACTS),
 )
 (result,) = tuner.fit()
-assert read(result, "my_stdout.log") == "training with x=4\n"
-assert read(result, "my_stderr.log") == "a warning of the trainable's\n"
+assert "training with x=4\n" in read(result, "my_stdout.log")
+assert "a warning of the trainable's\n" in read(result, "my_stderr.log")
+assert "warning" not in read(result, "my_stdout.log")

@@ -37,11 +37,14 @@ if TYPE_CHECKING:
     from tunecore.api.config import SyncConfig as SyncConfig
     from tunecore.api.config import TuneConfig as TuneConfig
     from tunecore.api.errors import TuneError as TuneError
+    from tunecore.api.experiment import Experiment as Experiment
     from tunecore.api.reporters import CLIReporter as CLIReporter
     from tunecore.api.reporters import JupyterNotebookReporter as JupyterNotebookReporter
+    from tunecore.api.reporters import ProgressReporter as ProgressReporter
     from tunecore.api.results import Result as Result
     from tunecore.api.results import ResultGrid as ResultGrid
     from tunecore.api.run import run as run
+    from tunecore.api.run import run_experiments as run_experiments
     from tunecore.api.simulate import simulate as simulate
     from tunecore.api.tuner import Tuner as Tuner
     from tunecore.core.search.domains import choice as choice
@@ -57,6 +60,7 @@ if TYPE_CHECKING:
     from tunecore.core.search.domains import randn as randn
     from tunecore.core.search.domains import sample_from as sample_from
     from tunecore.core.search.domains import uniform as uniform
+    from tunecore.registry import register_env as register_env
     from tunecore.schedulers.create import create_scheduler as create_scheduler
     from tunecore.search.create import create_searcher as create_searcher
     from tunecore.shell.callbacks import Callback as Callback
@@ -92,11 +96,14 @@ _HOMES: dict[str, str] = {
     "SyncConfig": "tunecore.api.config",
     "TuneConfig": "tunecore.api.config",
     "TuneError": "tunecore.api.errors",
+    "Experiment": "tunecore.api.experiment",
     "CLIReporter": "tunecore.api.reporters",
     "JupyterNotebookReporter": "tunecore.api.reporters",
+    "ProgressReporter": "tunecore.api.reporters",
     "Result": "tunecore.api.results",
     "ResultGrid": "tunecore.api.results",
     "run": "tunecore.api.run",
+    "run_experiments": "tunecore.api.run",
     "simulate": "tunecore.api.simulate",
     "Tuner": "tunecore.api.tuner",
     "choice": "tunecore.core.search.domains",
@@ -112,6 +119,7 @@ _HOMES: dict[str, str] = {
     "randn": "tunecore.core.search.domains",
     "sample_from": "tunecore.core.search.domains",
     "uniform": "tunecore.core.search.domains",
+    "register_env": "tunecore.registry",
     "create_scheduler": "tunecore.schedulers.create",
     "create_searcher": "tunecore.search.create",
     "Callback": "tunecore.shell.callbacks",
@@ -137,10 +145,12 @@ __all__ = [
     "Callback",
     "Checkpoint",
     "CheckpointConfig",
+    "Experiment",
     "ExperimentAnalysis",
     "FailureConfig",
     "JupyterNotebookReporter",
     "PlacementGroupFactory",
+    "ProgressReporter",
     "Result",
     "ResultGrid",
     "ResumeConfig",
@@ -173,11 +183,13 @@ __all__ = [
     "quniform",
     "randint",
     "randn",
+    "register_env",
     "register_trainable",
     "replay",
     "report",
     "result",
     "run",
+    "run_experiments",
     "sample_from",
     "schedulers",
     "search",

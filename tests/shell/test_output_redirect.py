@@ -7,6 +7,7 @@ directory (a failed trial's late release used to move its restart out)."""
 
 from __future__ import annotations
 
+import io
 import sys
 from pathlib import Path
 
@@ -110,3 +111,39 @@ def test_a_missing_stream_comes_back_missing(
     assert sys.stdout is not None
     host.release()
     assert sys.stdout is None
+
+
+def test_a_trials_output_goes_to_its_file_and_to_the_console_it_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As Ray's `Tee`: on a Ray worker the console is the worker's output,
+    which Ray shows on the driver; in process it is the driver's. A second
+    trial in the same process echoes to the console, not into the first's
+    file."""
+    console = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", console)
+    first, second = (TrialHost(lambda c, ctx: make_worker_trainable(Idle, c, ctx)) for _ in "12")
+    only_stdout = {"stderr_file": None}
+    first.assign({}, msgspec.structs.replace(context(tmp_path, 1), **only_stdout))
+    print("from the first")
+    second.assign({}, msgspec.structs.replace(context(tmp_path, 2), **only_stdout))
+    print("from the second")
+    second.release()
+    first.release()
+    assert sys.stdout is console
+    assert console.getvalue() == "from the first\nfrom the second\n"
+    assert (tmp_path / "t1" / "out.txt").read_text() == "from the first\n"
+    assert (tmp_path / "t2" / "out.txt").read_text() == "from the second\n"
+
+
+def test_a_closed_console_loses_the_echo_not_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    console = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", console)
+    host = TrialHost(lambda c, ctx: make_worker_trainable(Idle, c, ctx))
+    host.assign({}, msgspec.structs.replace(context(tmp_path, 1), stderr_file=None))
+    console.close()
+    print("still written")
+    host.release()
+    assert (tmp_path / "t1" / "out.txt").read_text() == "still written\n"

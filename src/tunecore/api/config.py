@@ -273,12 +273,12 @@ class RunConfig(BaseModel):
     @field_validator("progress_reporter")
     @classmethod
     def _known_reporter(cls, reporter: object) -> object:
-        from tunecore.api.reporters import CLIReporter  # noqa: PLC0415 - a cycle otherwise
+        from tunecore.api.reporters import ProgressReporter  # noqa: PLC0415 - a cycle otherwise
 
-        if reporter is not None and not isinstance(reporter, CLIReporter):
+        if reporter is not None and not isinstance(reporter, ProgressReporter):
             raise ValueError(
-                f"progress_reporter={reporter!r} is not a tunecore.CLIReporter (a reporter "
-                "class of your own is not supported: use a Callback to print what you need)"
+                f"progress_reporter={reporter!r} is not a tunecore.ProgressReporter (a "
+                "CLIReporter, a JupyterNotebookReporter, or a subclass of yours)"
             )
         return reporter
 

@@ -1,23 +1,61 @@
-"""`CLIReporter`: Ray Tune's settings for the console status.
+"""Ray Tune's reporters: `ProgressReporter`, `CLIReporter`,
+`JupyterNotebookReporter`.
 
-Ray Tune scripts make one to choose the columns of the status table
-(`metric_columns`, `add_metric_column`, `parameter_columns`), how many
-trials it lists and how often it is printed, then pass it as
-`RunConfig(progress_reporter=...)`. Here it only carries those settings;
-the live table and the text status (`tunecore.shell.progress`) draw them.
+Ray Tune scripts make a `CLIReporter` to choose the columns of the status
+table (`metric_columns`, `add_metric_column`, `parameter_columns`), how
+many trials it lists and how often it is printed, then pass it as
+`RunConfig(progress_reporter=...)`. As it is, it only carries those
+settings: the live table and the text status (`tunecore.shell.progress`)
+draw them.
+
+A reporter of the user's own (a `ProgressReporter` subclass, or a
+`CLIReporter` with `should_report` or `report` overridden, as Ray's
+reporters guide writes them) prints instead of tunecore's status: it is
+called as Ray's output engine calls it (`tunecore.api.reporting`), and
+`CLIReporter.report` prints the trials' status as text.
 """
 
 from __future__ import annotations
 
+import datetime
+import time
 from collections.abc import Mapping, Sequence
-from typing import Literal
+from typing import Any, Literal
 
-from tunecore.shell.progress import Columns
+from tunecore.shell.progress import Columns, trial_lines
+from tunecore.shell.trial_view import Trial
 
 ColumnsGiven = Sequence[str] | Mapping[str, str] | None
 
 
-class CLIReporter:
+class ProgressReporter:
+    """Ray Tune's reporter interface: subclass it and implement
+    `should_report` and `report` to print the progress your own way.
+    `setup` is called once before either, as the experiment starts."""
+
+    def setup(
+        self,
+        start_time: float | None = None,
+        total_samples: int | None = None,
+        metric: str | None = None,
+        mode: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Told the experiment's start (a `time.time()`), its number of
+        trials (None when a searcher decides) and its metric and mode."""
+
+    def should_report(self, trials: list[Trial], done: bool = False) -> bool:
+        """Whether `report` is called now: asked after every round of
+        events, and once more at the end with `done=True`."""
+        raise NotImplementedError
+
+    def report(self, trials: list[Trial], done: bool, *sys_info: str) -> None:
+        """Report `trials` (all of them, in creation order); `sys_info` are
+        the scheduler's status and the resources in use, as text."""
+        raise NotImplementedError
+
+
+class CLIReporter(ProgressReporter):
     """The console status's columns, rows and frequency, in Ray Tune's
     names. Columns are result keys (`/`-joined when nested) or, as a dict,
     keys mapped to the header to show; the experiment's metric is always
@@ -49,6 +87,53 @@ class CLIReporter:
         self.max_report_frequency = max_report_frequency
         self.metric = metric
         self.mode = mode
+        self._start_time = time.time()
+        self._last_report_time = 0.0
+
+    def setup(
+        self,
+        start_time: float | None = None,
+        total_samples: int | None = None,
+        metric: str | None = None,
+        mode: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Keep the start time, and the experiment's metric where none
+        was given (Ray's)."""
+        if start_time is not None:
+            self._start_time = start_time
+        if self.metric is None:
+            self.metric = metric
+            self.mode = mode  # type: ignore[assignment]
+
+    def should_report(self, trials: list[Trial], done: bool = False) -> bool:
+        """At the end, and when `max_report_frequency` seconds have passed
+        since the last report (Ray's)."""
+        now = time.time()
+        if now - self._last_report_time > self.max_report_frequency:
+            self._last_report_time = now
+            return True
+        return done
+
+    def report(self, trials: list[Trial], done: bool, *sys_info: str) -> None:
+        """Print the status of `trials` as text: the time, `sys_info`, then
+        the trials by status (all of them once `done`)."""
+        names = {trial.trial_id: str(trial) for trial in trials}
+        running_for = datetime.timedelta(seconds=round(time.time() - self._start_time))
+        now = datetime.datetime.now()
+        lines = [
+            "== Status ==",
+            f"Current time: {now:%Y-%m-%d %H:%M:%S} (running for {running_for})",
+            *sys_info,
+            *trial_lines(
+                [trial.state for trial in trials],
+                metric=self.metric,
+                max_rows=len(trials) if done else self.max_progress_rows,
+                name_of=lambda state: names[state.trial_id],
+                columns=self.columns,
+            ),
+        ]
+        print("\n".join(lines), flush=True)
 
     def add_metric_column(self, metric: str, representation: str | None = None) -> None:
         """Show `metric` too, headed `representation` (the key by default)."""

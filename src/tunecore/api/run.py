@@ -19,6 +19,7 @@ experiment's default name is new each time, so nothing is resumed.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, Literal
 
 from tunecore.api.analysis import ExperimentAnalysis
@@ -32,9 +33,10 @@ from tunecore.api.config import (
     TuneConfig,
 )
 from tunecore.api.errors import TuneError
-from tunecore.api.reporters import CLIReporter
+from tunecore.api.experiment import Experiment, experiment_list
+from tunecore.api.reporters import ProgressReporter
 from tunecore.api.restored import Trainable
-from tunecore.api.tuner import Tuner
+from tunecore.api.tuner import RunParts, Tuner, with_parts
 from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.shell.stoppers import StopSetting
 from tunecore.shell.storage import experiment_dirname
@@ -44,7 +46,7 @@ from tunecore.shell.trial_view import Trial
 
 
 def run(
-    run_or_experiment: Trainable,
+    run_or_experiment: Trainable | Experiment,
     *,
     name: str | None = None,
     metric: str | None = None,
@@ -66,7 +68,7 @@ def run(
     keep_checkpoints_num: int | None = None,
     checkpoint_score_attr: str | None = None,
     verbose: int = 1,
-    progress_reporter: CLIReporter | None = None,
+    progress_reporter: ProgressReporter | None = None,
     log_to_file: bool | str | tuple[str, str] = False,
     trial_name_creator: Callable[[Trial], str] | None = None,
     trial_dirname_creator: Callable[[Trial], str] | None = None,
@@ -74,6 +76,7 @@ def run(
     export_formats: Sequence[str] | None = None,
     max_failures: int = 0,
     fail_fast: bool | Literal["raise"] = False,
+    restore: str | None = None,
     resume: bool | str | None = None,
     resume_config: ResumeConfig | None = None,
     reuse_actors: bool = True,
@@ -86,7 +89,18 @@ def run(
     module docstring). `checkpoint_config` and the deprecated
     `checkpoint_freq`/`checkpoint_at_end`/`keep_checkpoints_num`/
     `checkpoint_score_attr` (with Ray's `"min-"` prefix) are one or the
-    other, as in Ray Tune."""
+    other, as in Ray Tune.
+
+    `run_or_experiment` may be an `Experiment`: its settings are used,
+    and this call's arguments of the same names are ignored, as in Ray.
+    `restore` is a checkpoint directory every trial starts from (a
+    function trainable finds it with `get_checkpoint()`, a `Trainable`
+    gets `load_checkpoint`) until it saves one of its own; a resumed
+    experiment keeps what its log recorded."""
+    if isinstance(run_or_experiment, Experiment):
+        given = dict(locals())
+        experiment = given.pop("run_or_experiment")
+        return run(experiment.run, **{**given, **experiment.arguments})
     legacy_checkpoints = {
         key: value
         for key, value in {
@@ -128,7 +142,8 @@ def run(
                 search_alg=search_alg,
             )
             return _analysed(tuner, raise_on_failed_trial)
-    tuner = Tuner(
+    tuner = with_parts(
+        RunParts(restore_path=restore_location(restore)),
         run_or_experiment,
         param_space=config,
         tune_config=TuneConfig(
@@ -163,6 +178,55 @@ def run(
         ),
     )
     return _analysed(tuner, raise_on_failed_trial)
+
+
+def run_experiments(  # noqa: PLR0917 - Ray's signature, positional as in Ray
+    experiments: Experiment | Sequence[Experiment] | Mapping[str, Mapping[str, Any]],
+    scheduler: TrialScheduler | None = None,
+    verbose: int = 1,
+    progress_reporter: ProgressReporter | None = None,
+    resume: bool | str | None = None,
+    resume_config: ResumeConfig | None = None,
+    reuse_actors: bool = True,
+    raise_on_failed_trial: bool = True,
+    concurrent: bool = True,  # noqa: ARG001 - Ray's argument; see the docstring
+    callbacks: Sequence[object] | None = None,
+) -> list[Trial]:
+    """Run each experiment with `tunecore.run` and return all their
+    trials, as Ray Tune's `run_experiments` does. `experiments` is an
+    `Experiment`, a list of them, or a dict of name to a spec dict
+    (`{"run": train, "stop": {...}, "config": {...}}`). Experiments run
+    one after another (`concurrent` is accepted and makes no difference:
+    an experiment has one event log, so two never share a run)."""
+    trials: list[Trial] = []
+    for experiment in experiment_list(experiments):
+        analysis = run(
+            experiment,
+            scheduler=scheduler,
+            verbose=verbose,
+            progress_reporter=progress_reporter,
+            resume=resume,
+            resume_config=resume_config,
+            reuse_actors=reuse_actors,
+            raise_on_failed_trial=raise_on_failed_trial,
+            callbacks=callbacks,
+        )
+        trials.extend(analysis.trials)
+    return trials
+
+
+def restore_location(restore: str | None) -> str | None:
+    """`restore=` as the absolute checkpoint directory every trial starts
+    from; one that is not a directory is a `ValueError` naming it."""
+    if restore is None:
+        return None
+    path = Path(restore).expanduser().absolute()
+    if not path.is_dir():
+        raise ValueError(
+            f"restore={restore!r}: {path} is not a directory; give the path of a "
+            "checkpoint directory (a trial's checkpoint_NNNNNN, or Checkpoint.path)"
+        )
+    return path.as_posix()
 
 
 def _analysed(tuner: Tuner, raise_on_failed_trial: bool) -> ExperimentAnalysis:

@@ -49,6 +49,8 @@ from tunecore.api.errors import TuneError, trial_error
 from tunecore.api.loader import load_experiment
 from tunecore.api.mutation_space import with_mutated_keys
 from tunecore.api.reporters import CLIReporter
+from tunecore.api.reporters import ProgressReporter as UserReporter
+from tunecore.api.reporting import UserReporting, prints_its_own
 from tunecore.api.restored import Trainable, restored_output_files, restored_trainable
 from tunecore.api.results import ResultGrid
 from tunecore.api.searching import prepare_search, restored_runtime, searcher_object
@@ -155,6 +157,9 @@ class RunParts:
     write_results: bool = True
     """Whether each trial's result.json, progress.csv and TensorBoard
     events are written (the log holds every result either way)."""
+    restore_path: str | None = None
+    """A checkpoint directory every trial starts from until it saves one
+    of its own (`tunecore.run(restore=...)`, Ray's `tune.run(restore=)`)."""
 
 
 class Tuner:
@@ -388,10 +393,20 @@ class Tuner:
             if mirror is None
             else join_uri(mirror.spec.uri, mirror.name)
         )
+        own = (
+            UserReporting(
+                run.progress_reporter,
+                views,
+                lambda trial: loop.trial_dir(trial.trial_id),
+                run.verbose,
+            )
+            if prints_its_own(run.progress_reporter)
+            else None
+        )
         reporter = ProgressReporter(
             metric=metric,
             mode=mode,
-            verbose=run.verbose,
+            verbose=0 if own is not None else run.verbose,
             experiment_dir=location,
             name_of=views.name,
             **_reporter_settings(run.progress_reporter),
@@ -401,7 +416,7 @@ class Tuner:
             executor,
             storage,
             callbacks,
-            on_state=reporter.update,
+            on_state=reporter.update if own is None else own.tick,
             trial_dirname=dirname,
             views=views,
             output_files=_output_files(run.log_to_file),
@@ -419,11 +434,10 @@ class Tuner:
             trial_dirs_at_once=bool(run.callbacks),
             run_chains=not run.callbacks and mirror is None and self._stop.user is None,
         )
-        callbacks.setup(
-            stop=run.stop,
-            num_samples=tune.num_samples,
-            total_num_samples=_total_trials(state.searcher, tune.num_samples),
-        )
+        total = _total_trials(state.searcher, tune.num_samples)
+        callbacks.setup(stop=run.stop, num_samples=tune.num_samples, total_num_samples=total)
+        if own is not None:
+            own.setup(total, metric, None if mode is None else mode.value)
         if shipper is not None:
             shipper.start()
         shipped = False
@@ -444,7 +458,9 @@ class Tuner:
             if shipper is not None:
                 shipped = shipper.close(timeout=sync.sync_timeout)
         reporter.close(final)
-        if run.verbose:
+        if own is not None:
+            own.finish(final)
+        elif run.verbose:
             print(
                 final_summary(
                     final, metric=metric, mode=mode, name_of=views.name, experiment_dir=location
@@ -679,6 +695,7 @@ class Tuner:
                 {} if os.environ.get("TUNE_DISABLE_STRICT_METRIC_CHECKING", "0") == "1" else None
             ),
             export_formats=tuple(ExportFormat(f) for f in run.export_formats),
+            restore_path=self._parts.restore_path,
         )
 
     def _result_writers(self, storage: ExperimentStorage) -> list[Callback]:
@@ -837,9 +854,9 @@ def _warn_recorded_address(experiment_dir: Path, recorded: str) -> None:
     )
 
 
-def _reporter_settings(given: CLIReporter | None) -> dict[str, Any]:
+def _reporter_settings(given: UserReporter | None) -> dict[str, Any]:
     """The `ProgressReporter` settings a user's `CLIReporter` asks for."""
-    if given is None:
+    if not isinstance(given, CLIReporter):
         return {}
     return {
         "columns": given.columns,
@@ -953,7 +970,11 @@ def _as_replay_starts(built: ExperimentState, encoded: bytes) -> ExperimentState
 def _total_trials(searcher: object, num_samples: int) -> int | None:
     """How many trials the search makes in all, as `Callback.setup` is told:
     a variant generator knows (its grid times `num_samples`), a searcher
-    makes `num_samples`; None when unbounded (`num_samples=-1`)."""
+    makes `num_samples`; None when unbounded (`num_samples=-1`). A
+    concurrency limit changes nothing (Ray's `max_concurrent_trials` is the
+    generator's own `max_concurrent`)."""
+    while isinstance(searcher, ConcurrencyLimiter):
+        searcher = searcher.searcher
     total = getattr(searcher, "total", None)
     if isinstance(total, int):
         return total

@@ -117,9 +117,9 @@ def natural_key(tag: str) -> tuple[tuple[int, str], ...]:
     )
 
 
-def _by_status(state: ExperimentState) -> dict[TrialStatus, list[TrialState]]:
+def _by_status(trials: Iterable[TrialState]) -> dict[TrialStatus, list[TrialState]]:
     groups: dict[TrialStatus, list[TrialState]] = {}
-    for trial in trials_in_order(state):
+    for trial in trials:
         groups.setdefault(trial.status, []).append(trial)
     # sorted() is stable, so creation order breaks ties between equal tags.
     return {
@@ -163,8 +163,9 @@ class _Shown:
         return [*self.head, *self.tail]
 
 
-def _select(state: ExperimentState, max_rows: int) -> dict[TrialStatus, _Shown]:
-    groups = _by_status(state)
+def _select(trials: Iterable[TrialState], max_rows: int) -> dict[TrialStatus, _Shown]:
+    """The rows of each status, for `trials` in creation order."""
+    groups = _by_status(trials)
     limits = fair_limits({s: len(t) for s, t in groups.items()}, max_rows)
     return {status: _Shown(trials, limits[status]) for status, trials in groups.items()}
 
@@ -236,13 +237,18 @@ def _number_of_trials(state: ExperimentState) -> str:
     return f"Number of trials: {len(state.trials)}{total}{counts}"
 
 
-def _resources_line(used: Resources, total: Resources | None) -> str:
+def resources_line(
+    used: Resources, total: Resources | None, label: str = "Resources requested"
+) -> str:
+    """What the running trials hold, of what the cluster has (`label`:
+    Ray's old status says "Resources requested", the text it gives a
+    reporter "Logical resource usage")."""
     if total is None:
-        return f"Resources requested: {used.summary()} (cluster size not known yet)"
+        return f"{label}: {used.summary()} (cluster size not known yet)"
     parts = [f"{used.cpu:g}/{total.cpu:g} CPUs", f"{used.gpu:g}/{total.gpu:g} GPUs"]
     for name in sorted(set(total.custom) | set(used.custom)):
         parts.append(f"{used.custom.get(name, 0.0):g}/{total.custom.get(name, 0.0):g} {name}")
-    return "Resources requested: " + ", ".join(parts)
+    return f"{label}: " + ", ".join(parts)
 
 
 def _best_line(
@@ -272,7 +278,7 @@ def header_lines(
     lines = [
         "== Status ==",
         _number_of_trials(state),
-        _resources_line(state.used, state.total),
+        resources_line(state.used, state.total),
         state.scheduler.debug_string(),
     ]
     best = _best_line(state, metric, mode, name_of)
@@ -332,7 +338,24 @@ def status_lines(
     lines = header_lines(
         state, metric=metric, mode=mode, experiment_dir=experiment_dir, name_of=name_of
     )
-    selected = _select(state, max_rows)
+    trials = trials_in_order(state)
+    return lines + trial_lines(
+        trials, metric=metric, max_rows=max_rows, name_of=name_of, columns=columns
+    )
+
+
+def trial_lines(
+    trials: Sequence[TrialState],
+    *,
+    metric: str | None,
+    max_rows: int = 20,
+    name_of: NameOf = spec_name,
+    columns: Columns | None = None,
+) -> list[str]:
+    """The trials (in creation order) as text lines, per status (in name
+    order), with a column per searched parameter, at most `max_rows` in all
+    (module docstring)."""
+    selected = _select(trials, max_rows)
     chosen = columns or Columns()
     keys = chosen.parameter_keys(t for rows in selected.values() for t in rows.trials)
     headers = chosen.parameters or {}
@@ -341,6 +364,7 @@ def status_lines(
     def row(trial: TrialState) -> str:
         return f" - {name_of(trial)}:\t{progress_string(trial, metric, chosen, parameters)}"
 
+    lines = []
     for status, shown in selected.items():
         lines.append(f"{status.value} trials:")
         lines.extend(row(t) for t in shown.head)
@@ -460,7 +484,7 @@ def render_table(
 
     The parameter columns are Ray's: one per searched parameter, sorted
     (`parameter_keys`), or the `columns` chosen."""
-    selected = _select(state, max_rows)
+    selected = _select(trials_in_order(state), max_rows)
     shown = [t for rows in selected.values() for t in rows.trials]
     chosen = columns or Columns()
     params = chosen.parameter_keys(shown)

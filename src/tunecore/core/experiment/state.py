@@ -84,6 +84,9 @@ class ExperimentConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=
     before the driver hears of the end. Only where no decision could
     differ (`core.experiment.chains`); 0 never chains. The shell sets it
     when its executor chains and nothing of the user's watches a start."""
+    restore_path: str | None = None
+    """A checkpoint every trial starts from until it has one of its own
+    (Ray's `tune.run(restore=...)`): copied into each new trial's spec."""
 
     def __post_init__(self) -> None:
         require_name("ExperimentConfig.trainable_name", self.trainable_name)

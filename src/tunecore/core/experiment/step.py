@@ -516,6 +516,7 @@ class _Step:
             checkpoint_policy=settings.checkpoint_policy,
             max_failures=settings.max_failures,
             export_formats=settings.export_formats,
+            restore_path=settings.restore_path,
         )
         trial = lifecycle.new_trial(spec)
         if settings.resources_from_config:

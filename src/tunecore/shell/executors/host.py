@@ -21,6 +21,7 @@ driver's paths are never opened on the worker.
 
 from __future__ import annotations
 
+import functools
 import os
 import socket
 import time
@@ -35,6 +36,7 @@ from tunecore.model import JsonDict
 from tunecore.model.numbers import is_number
 from tunecore.shell import shared_storage
 from tunecore.shell.executors.taken import STDERR, STDOUT, WORKING_DIR, Hold, TakenInTurn
+from tunecore.shell.executors.tee import Tee
 from tunecore.shell.trainable.classapi import ClassTrainable
 from tunecore.shell.trainable.output_files import open_in_trial_dir
 from tunecore.shell.trainable.persist import MirroredTrial
@@ -62,6 +64,11 @@ def function_returned(results: list[JsonDict], error: str | None) -> bool:
     marker last, no error): only then may its worker go on to the trial
     chained behind it, which `train_many` and the executor both judge."""
     return error is None and bool(results) and is_end_marker(results[-1])
+
+
+def _echoed(file: TextIO, found: TextIO | None) -> TextIO:
+    """A trial's stream: its `file`, echoed to the stream `found` in place."""
+    return cast(TextIO, Tee(file, found))
 
 
 def claim_trial_dir(path: str) -> bool:
@@ -135,12 +142,13 @@ class TrialHost:
 
     def _redirect(self, context: TrialContext) -> None:
         """Send the process's output to the trial's files (`log_to_file`),
-        which must be inside the trial directory (`open_in_trial_dir`)."""
+        which must be inside the trial directory (`open_in_trial_dir`),
+        echoed to the stream they replace, as Ray does (`Tee`)."""
         for name, stream in (("stdout_file", STDOUT), ("stderr_file", STDERR)):
             filename = getattr(context, name)
             if filename is not None:
                 target = open_in_trial_dir(context.trial_dir, filename)
-                self._opened.append((stream, stream.take(target)))
+                self._opened.append((stream, stream.take_over(functools.partial(_echoed, target))))
 
     def reset(self, config: JsonDict, context: TrialContext) -> bool:
         """A new config for the current trial, in place when supported; a

@@ -40,7 +40,7 @@ class TakenInTurn(Generic[T]):
     def __init__(self, read: Callable[[], T], write: Callable[[T], object]) -> None:
         self._read = read
         self._write = write
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # `take_over` takes under it
         self._held: list[Hold[T]] = []  # oldest first
         self._found: list[T] = []  # what the first holder replaced (None is a value: sys.stdout)
 
@@ -53,6 +53,14 @@ class TakenInTurn(Generic[T]):
             self._write(value)
             self._held.append(hold)
         return hold
+
+    def take_over(self, make: Callable[[T], T]) -> Hold[T]:
+        """`take` the value `make` builds from the one found before the
+        first value still held (the one in place when none is held): a
+        trial's echoed stream wraps the console, never another trial's."""
+        with self._lock:
+            found = self._found[0] if self._held else self._read()
+            return self.take(make(found))
 
     def give_back(self, hold: Hold[T]) -> None:
         """End `hold`: the newest value still held is put in place, or, with

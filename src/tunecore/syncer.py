@@ -1,0 +1,5 @@
+"""`ray.tune.syncer`, the module of `SyncConfig`."""
+
+from tunecore.api.config import SyncConfig
+
+__all__ = ["SyncConfig"]

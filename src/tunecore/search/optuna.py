@@ -280,25 +280,29 @@ class OptunaSearch(Searcher):
         space = describe_space(
             self._define_by_run, self._param_space, not self._own_space, self._params
         )
-        unwritable = []
+        reasons = []
+        advice = ""
         if self._sampler is not None:
             name = type(self._sampler).__name__
-            unwritable.append(
+            reasons.append(
                 f"its sampler {name} is one you built, and Optuna has no public API that gives "
-                f"back a sampler's constructor arguments (seed it, {name}(seed=...), for a "
-                "restore to continue with exactly the suggestions of an uninterrupted run)"
+                "back a sampler's constructor arguments"
+            )
+            advice = (
+                f" (with the sampler seeded, {name}(seed=...), the restored run continues with "
+                "exactly the suggestions of an uninterrupted run)"
             )
         if space is None:
-            unwritable.append(
+            reasons.append(
                 "its define-by-run function cannot be imported by name (a lambda, a nested "
                 "function or one in __main__)"
             )
-        if space is None or unwritable:
+        if space is None or reasons:
             self._warn_once(
                 "spec",
-                f"OptunaSearch: {'; and '.join(unwritable)}; so the experiment's log cannot "
-                "rebuild it: a restore needs it again, built as before, "
-                "Tuner.restore(path, trainable, search_alg=OptunaSearch(...))",
+                f"OptunaSearch: {' and '.join(reasons)}, so the experiment's log cannot rebuild "
+                "it: a restore needs it again, built as before, "
+                f"Tuner.restore(path, trainable, search_alg=OptunaSearch(...)){advice}",
             )
             return None
         spec = OptunaSpec(

@@ -5,14 +5,15 @@ per observation, against Optuna's own ask/tell loop (issue 12).
 
 Workload: N trials over two floats and a categorical (`x1`, `x2`, `kind`),
 each one iteration of a Branin-based function, one trial at a time. Both
-sides use `TPESampler(seed=0)` (a fresh one per run), ask in the same
-order and are told the same values, so they make the same suggestions:
-the table says whether they did.
+sides use `TPESampler(seed=0)` (a fresh one per run; `OptunaSearch(seed=0)`
+builds it, so the logged spec rebuilds it too), ask in the same order and
+are told the same values, so they make the same suggestions: the table
+says whether they did.
 
 - bare Optuna: `study.ask(distributions)` then `study.tell(trial, value)`,
   N times; ms per ask and per tell.
 - tunecore: `tunecore.simulate` (in-process, virtual time) with
-  `OptunaSearch(sampler=TPESampler(seed=0))` and `max_concurrent_trials=1`.
+  `OptunaSearch(seed=0)` and `max_concurrent_trials=1`.
   The time inside the object's `suggest` and inside what it is told
   (`on_trial_result` and `on_trial_complete`) is measured around those
   calls; "driver per trial beyond random search" is the run's CPU time less
@@ -120,12 +121,10 @@ def _timed(method: Callable[..., Any], into: Timings, attribute: str) -> Callabl
 
 
 def optuna_search() -> Any:
-    """`OptunaSearch(sampler=TPESampler(seed=0))`, a fresh one."""
-    import optuna  # noqa: PLC0415 - optional: the benchmark says when it is missing
+    """`OptunaSearch(seed=0)` (its default `TPESampler(seed=0)`), a fresh one."""
+    from tunecore.search.optuna import OptunaSearch  # noqa: PLC0415 - optional: needs optuna
 
-    from tunecore.search.optuna import OptunaSearch  # noqa: PLC0415 - being written
-
-    return OptunaSearch(sampler=optuna.samplers.TPESampler(seed=SEED))
+    return OptunaSearch(seed=SEED)
 
 
 def in_tunecore(trials: int, root: Path, searcher: object | None) -> Timings:

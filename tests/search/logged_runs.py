@@ -1,6 +1,7 @@
 """What the searcher tests check against an experiment's log: a searcher
-rebuilt from the log (as `Tuner.restore` rebuilds it) repeats every
-suggestion the run logged after the cut."""
+rebuilt from the log (as `Tuner.restore` rebuilds it, from the logged spec
+or from the object the user passes again) repeats every suggestion the run
+logged after the cut."""
 
 from __future__ import annotations
 
@@ -20,12 +21,14 @@ from tunecore.shell.searchers import SearchResumeWarning
 
 
 def assert_a_rebuilt_searcher_repeats_every_logged_suggestion(
-    experiment: Path, cut: float = 0.5
+    experiment: Path, cut: float = 0.5, given: object = None
 ) -> int:
     """Cut the experiment's log at the fraction `cut` of its events, rebuild
-    its searcher from what comes before (with no `SearchResumeWarning`: the
-    spec is enough), and ask it again for every suggestion after the cut:
-    each must be the logged one. Returns how many suggestions the log holds."""
+    its searcher from what comes before (from its spec, or from `given`, the
+    searcher built again as `Tuner.restore(..., search_alg=given)` takes it;
+    with no `SearchResumeWarning`), and ask it again for every suggestion
+    after the cut: each must be the logged one. Returns how many suggestions
+    the log holds."""
     contents = read_log(experiment)
     asks: list[tuple[ExperimentState, Asked]] = []
 
@@ -43,7 +46,7 @@ def assert_a_rebuilt_searcher_repeats_every_logged_suggestion(
     done = sum(isinstance(event, Asked) for event in prefix.events)
     with warnings.catch_warnings():
         warnings.simplefilter("error", SearchResumeWarning)
-        runtime = restored_runtime(prefix, at_cut.searcher, None, BUILTIN, None)
+        runtime = restored_runtime(prefix, at_cut.searcher, given, BUILTIN, None)
         assert runtime is not None
         for before, event in asks[done:]:
             got = runtime.replay_ask(before, event)

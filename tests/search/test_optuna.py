@@ -35,6 +35,7 @@ import tunecore as tune
 from tests.crashes import Crash, CrashAfterTrials
 from tests.search.logged_runs import assert_a_rebuilt_searcher_repeats_every_logged_suggestion
 from tunecore import RunConfig, TuneConfig, Tuner
+from tunecore.api.searching import SearcherNotGivenError
 from tunecore.core.search.domains import (
     Choice,
     QLogRandInt,
@@ -270,7 +271,8 @@ def test_the_same_seed_gives_the_same_suggestions_in_another_process() -> None:
     here = json.loads(json.dumps(run(searcher(), 15)))
     root = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
     for hash_seed in ("1", "2"):
-        env = {**os.environ, "PYTHONHASHSEED": hash_seed, "PYTHONPATH": root}
+        path = os.pathsep.join([root, os.path.join(root, "src")])
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed, "PYTHONPATH": path}
         done = subprocess.run(
             [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
         )
@@ -288,11 +290,6 @@ def _tpe(**kwargs: Any) -> Any:
 REBUILDS: dict[str, Callable[[], OptunaSearch]] = {
     "default TPE": searcher,
     "TPE with a seed": lambda: searcher(seed=11),
-    "the user's unseeded TPE": lambda: searcher(sampler=_tpe(n_startup_trials=4)),
-    "the user's seeded TPE": lambda: searcher(sampler=_tpe(seed=5, multivariate=True)),
-    "NSGA-II, two objectives": lambda: searcher(
-        metric=["loss", "gain"], mode=["min", "max"], sampler=_nsga()
-    ),
     "TPE, two objectives": lambda: searcher(metric=["loss", "gain"], mode=["min", "max"]),
     "points to evaluate": lambda: searcher(points_to_evaluate=[{"width": 3.0}]),
 }
@@ -314,100 +311,133 @@ def test_a_searcher_rebuilt_from_its_spec_and_the_log_continues_exactly(
     assert fresh.suggest("next") == following
 
 
-def test_an_unseeded_sampler_gets_the_experiment_seed() -> None:
-    first = searcher(sampler=_nsga())
-    second = searcher(sampler=_nsga())
-    assert run(first, 20) == run(second, 20)
-    spec = first.to_spec()
-    assert spec is not None
-    assert spec["sampler"] == {
-        "class": "optuna.samplers:NSGAIISampler",
-        "kwargs": {"population_size": {"json": 6}, "seed": {"json": 2026}},
-    }
+DISCRETE: dict[str, Any] = {"a": tune.choice(["p", "q", "r", "s"]), "b": tune.randint(0, 8)}
+NUMERIC: dict[str, Any] = {"x": tune.uniform(-3, 3), "y": tune.uniform(0, 1)}
+TWO = {"metric": ["loss", "gain"], "mode": ["min", "max"]}
 
 
-NO_CMAES = importlib.util.find_spec("cmaes") is None
+def _has(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
+
+
+# Every sampler Optuna ships, seeded, with a space and objectives it takes.
+BUILT_IN: list[Any] = [
+    pytest.param(lambda: _tpe(seed=5, multivariate=True), SPACE, {}, id="tpe"),
+    pytest.param(lambda: optuna.samplers.RandomSampler(seed=3), SPACE, {}, id="random"),
+    pytest.param(lambda: _nsga(seed=7), SPACE, TWO, id="nsga-ii"),
+    pytest.param(
+        lambda: optuna.samplers.NSGAIIISampler(population_size=6, seed=7), SPACE, TWO, id="nsga-iii"
+    ),
+    pytest.param(lambda: optuna.samplers.QMCSampler(seed=4), NUMERIC, {}, id="qmc"),
+    pytest.param(
+        lambda: optuna.samplers.CmaEsSampler(seed=2, sigma0=2.0, n_startup_trials=3),
+        NUMERIC,
+        {},
+        id="cmaes",
+        marks=pytest.mark.skipif(not _has("cmaes"), reason="CmaEsSampler needs cmaes"),
+    ),
+    pytest.param(
+        lambda: optuna.samplers.GPSampler(seed=3, n_startup_trials=4),
+        NUMERIC,
+        {},
+        id="gp",
+        marks=pytest.mark.skipif(not _has("torch"), reason="GPSampler needs torch"),
+    ),
+    pytest.param(lambda: optuna.samplers.BruteForceSampler(seed=6), DISCRETE, {}, id="brute"),
+    pytest.param(
+        lambda: optuna.samplers.GridSampler({"a": ["p", "q", "r", "s"], "b": list(range(8))}, 1),
+        DISCRETE,
+        {},
+        id="grid",
+    ),
+    pytest.param(
+        lambda: optuna.samplers.PartialFixedSampler({"b": 5}, _tpe(seed=8, n_startup_trials=3)),
+        DISCRETE,
+        {},
+        id="partial-fixed",
+    ),
+]
+
+
+def objectives(config: dict[str, Any]) -> dict[str, Any]:
+    """Two objectives of a config of any of the spaces above."""
+    value = sum(float(v) for v in config.values() if isinstance(v, int | float))
+    value += sum(len(v) for v in config.values() if isinstance(v, str))
+    return {"loss": value, "gain": -value * value}
+
+
+def run_any(search: OptunaSearch, asks: int) -> list[Op]:
+    """Ask and tell `asks` times, one trial at a time."""
+    log: list[Op] = []
+    for index in range(asks):
+        config = search.suggest(f"t{index}")
+        assert isinstance(config, dict)
+        log.append(("ask", f"t{index}", config))
+        log.append(("tell", f"t{index}", objectives(config)))
+        search.on_trial_complete(f"t{index}", objectives(config))
+    return log
+
+
+def set_up(search: OptunaSearch, space: dict[str, Any]) -> OptunaSearch:
+    """As a Tuner (and a restore with `search_alg=`) sets a searcher up."""
+    assert search.set_search_properties("loss", "min", space)
+    search.use_seed(2026)
+    return search
 
 
 @pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning")
-@pytest.mark.filterwarnings("ignore::FutureWarning")
-@pytest.mark.parametrize(
-    "make",
-    [
-        pytest.param(lambda: optuna.samplers.RandomSampler(seed=3), id="random"),
-        pytest.param(lambda: optuna.samplers.QMCSampler(seed=4, scramble=True), id="qmc-seeded"),
-        pytest.param(optuna.samplers.QMCSampler, id="qmc"),
-        pytest.param(
-            lambda: optuna.samplers.CmaEsSampler(sigma0=2.0, n_startup_trials=3),
-            id="cmaes",
-            marks=pytest.mark.skipif(NO_CMAES, reason="CmaEsSampler needs the cmaes package"),
-        ),
-        pytest.param(
-            lambda: optuna.samplers.TPESampler(
-                n_startup_trials=3, n_ei_candidates=12, constant_liar=False
-            ),
-            id="tpe-args",
-        ),
-    ],
-)
-def test_optunas_samplers_are_described_and_rebuilt_exactly(make: Callable[[], Any]) -> None:
-    sampler = make()
-    space = {"x": tune.uniform(-3, 3), "y": tune.uniform(0, 1)}
-    original = OptunaSearch(space, metric="loss", mode="min", sampler=sampler)
-    original.use_seed(9)
-    spec = original.to_spec()
-    log: list[Op] = []
-    for index in range(12):
-        config = original.suggest(f"t{index}")
-        assert isinstance(config, dict)
-        log.append(("ask", f"t{index}", config))
-        result = {"loss": (config["x"] - 1) ** 2 + config["y"]}
-        original.on_trial_complete(f"t{index}", result)
-        log.append(("tell", f"t{index}", result))
-    assert spec is not None
-    fresh = OptunaSearch.from_spec(json.loads(json.dumps(spec)))
+@pytest.mark.parametrize(("make", "space", "objective"), BUILT_IN)
+def test_every_built_in_sampler_passed_again_continues_exactly(
+    make: Callable[[], Any], space: dict[str, Any], objective: dict[str, Any]
+) -> None:
+    original = set_up(OptunaSearch(sampler=make(), **objective), space)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert original.to_spec() is None
+        assert original.to_spec() is None  # said once
+    name = type(make()).__name__
+    assert len(caught) == 1
+    assert f"its sampler {name} is one you built" in str(caught[0].message)
+    assert "search_alg=OptunaSearch(...)" in str(caught[0].message)
+    log = run_any(original, 12)
+    following = original.suggest("next")
+
+    # The restore's path: the searcher built again, as the user passes it.
+    fresh = set_up(OptunaSearch(sampler=make(), **objective), space)
     replay(fresh, log)
-    assert fresh.suggest("next") == original.suggest("next")
+    assert fresh.suggest("next") == following
 
 
-def test_a_gp_sampler_is_described() -> None:
-    sampler = optuna.samplers.GPSampler(seed=3, n_startup_trials=4, deterministic_objective=True)
-    spec = searcher(sampler=sampler).to_spec()
-    assert spec is not None
-    assert spec["sampler"] == {
-        "class": "optuna.samplers:GPSampler",
-        "kwargs": {
-            "seed": {"json": 3},
-            "n_startup_trials": {"json": 4},
-            "deterministic_objective": {"json": True},
-        },
-    }
+def test_a_sampler_the_user_built_is_used_as_built_not_reseeded() -> None:
+    """The experiment's seed seeds only the default sampler: an unseeded
+    sampler of the user's draws as Optuna makes it draw, as in Ray."""
+    first = run(searcher(sampler=_tpe(n_startup_trials=4)), 6)
+    second = run(searcher(sampler=_tpe(n_startup_trials=4)), 6)
+    assert first != second
+    assert run(searcher(), 6) == run(searcher(), 6)
 
 
-def test_a_sampler_it_cannot_describe_gives_no_spec_and_says_so() -> None:
-    search = searcher(sampler=_tpe(seed=1, gamma=lambda n: min(n, 5)))
-    with pytest.warns(UserWarning, match="search_alg="):
+def test_a_searcher_that_cannot_be_written_says_every_reason_in_one_warning() -> None:
+    search = searcher(
+        space=lambda trial: trial.suggest_float("x", 0, 1) and None, sampler=_tpe(seed=1)
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         assert search.to_spec() is None
-    custom = searcher(sampler=Recorder())
-    with pytest.warns(UserWarning, match="search_alg="):
-        assert custom.to_spec() is None
-
-
-def test_a_sampler_that_already_drew_numbers_gives_no_spec() -> None:
-    used = _tpe(seed=3)
-    study = optuna.create_study(sampler=used)
-    study.ask({"x": optuna.distributions.FloatDistribution(0, 1)})
-    with pytest.warns(UserWarning, match="search_alg="):
-        assert searcher(sampler=used).to_spec() is None
+    assert len(caught) == 1
+    message = str(caught[0].message)
+    assert "TPESampler(seed=...)" in message
+    assert "define-by-run" in message
+    assert "Tuner.restore(path, trainable, search_alg=OptunaSearch(...))" in message
 
 
 def test_a_seed_beside_a_sampler_is_ignored_with_a_warning_as_in_ray() -> None:
     with pytest.warns(UserWarning, match="seed is ignored"):
         search = OptunaSearch(metric="loss", mode="min", sampler=_tpe(seed=1), seed=5)
     search.set_search_properties(None, None, SPACE)
-    spec = search.to_spec()
-    assert spec is not None
-    assert spec["seed"] is None
+    alone = OptunaSearch(metric="loss", mode="min", sampler=_tpe(seed=1))
+    alone.set_search_properties(None, None, SPACE)
+    assert run(search, 8) == run(alone, 8)
 
 
 # -- objectives, results, points ------------------------------------------------------------------
@@ -770,12 +800,22 @@ def simulated(
     )
 
 
-SAMPLERS: dict[str, Callable[[], OptunaSearch]] = {
-    "tpe": lambda: OptunaSearch(sampler=_tpe(n_startup_trials=4)),
-    "nsga-ii": lambda: OptunaSearch(metric=["loss", "gain"], mode=["min", "max"], sampler=_nsga()),
+SAMPLERS: dict[str, tuple[Callable[[], OptunaSearch], bool]] = {
+    # name: (how the searcher is built, whether the restore needs it again)
+    "default tpe": (OptunaSearch, False),
+    "tpe, two objectives": (
+        lambda: OptunaSearch(metric=["loss", "gain"], mode=["min", "max"]),
+        False,
+    ),
+    "the user's tpe": (lambda: OptunaSearch(sampler=_tpe(seed=3, n_startup_trials=4)), True),
+    "nsga-ii": (
+        lambda: OptunaSearch(metric=["loss", "gain"], mode=["min", "max"], sampler=_nsga(seed=4)),
+        True,
+    ),
 }
 
 
+@pytest.mark.filterwarnings("ignore:OptunaSearch. its sampler:UserWarning")
 @settings(
     max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -789,9 +829,11 @@ def test_after_a_crash_anywhere_the_rebuilt_search_suggests_what_the_run_did(
     tmp_path_factory: pytest.TempPathFactory, kind: str, seed: int, concurrency: int, cut: float
 ) -> None:
     root = tmp_path_factory.mktemp("resume")
-    grid = simulated(SAMPLERS[kind](), root, seed=seed, concurrency=concurrency)
+    make, passed_again = SAMPLERS[kind]
+    grid = simulated(make(), root, seed=seed, concurrency=concurrency)
     assert not grid.errors
-    asks = assert_a_rebuilt_searcher_repeats_every_logged_suggestion(root / "sim", cut)
+    given = make() if passed_again else None
+    asks = assert_a_rebuilt_searcher_repeats_every_logged_suggestion(root / "sim", cut, given)
     assert asks == 14
 
 
@@ -810,12 +852,17 @@ def trainable(config: dict[str, Any]) -> None:
     tunecore.report({"loss": loss(config)})
 
 
-def fit(root: Path, callbacks: list[Any] | None = None) -> tunecore.ResultGrid:
+def fit(
+    root: Path,
+    callbacks: list[Any] | None = None,
+    search: OptunaSearch | None = None,
+    concurrent: int = 2,
+) -> tunecore.ResultGrid:
     return Tuner(
         trainable,
         param_space=SPACE,
         tune_config=TuneConfig(
-            search_alg=ConcurrencyLimiter(OptunaSearch(), max_concurrent=2),
+            search_alg=ConcurrencyLimiter(search or OptunaSearch(), max_concurrent=concurrent),
             metric="loss",
             mode="min",
             num_samples=12,
@@ -849,6 +896,37 @@ def test_a_restored_run_continues_with_exactly_the_uninterrupted_runs_suggestion
         resumed = Tuner.restore(str(tmp_path / "cut" / "exp"), trainable).fit()
     assert asked_configs(tmp_path / "cut" / "exp") == expected
     assert [r.metrics["loss"] for r in resumed] == [r.metrics["loss"] for r in whole]
+
+
+@pytest.mark.filterwarnings("ignore:OptunaSearch. its sampler:UserWarning")
+def test_a_restore_takes_the_users_sampler_again_and_continues_exactly(tmp_path: Path) -> None:
+    def search() -> OptunaSearch:
+        return OptunaSearch(sampler=_nsga(seed=21))
+
+    # One trial at a time: NSGA-II's generations depend on the order trials
+    # end in, which two real runs share only then.
+    fit(tmp_path / "whole", search=search(), concurrent=1)
+    expected = asked_configs(tmp_path / "whole" / "exp")
+    with pytest.raises(Crash):
+        fit(tmp_path / "cut", [CrashAfterTrials(5)], search(), concurrent=1)
+    cut = str(tmp_path / "cut" / "exp")
+    with pytest.raises(SearcherNotGivenError, match="search_alg="):
+        Tuner.restore(cut, trainable).fit()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SearchResumeWarning)
+        Tuner.restore(cut, trainable, search_alg=search()).fit()
+    assert asked_configs(tmp_path / "cut" / "exp") == expected
+
+
+@pytest.mark.filterwarnings("ignore:OptunaSearch. its sampler:UserWarning")
+def test_a_restore_with_an_unseeded_sampler_says_it_goes_on_otherwise(tmp_path: Path) -> None:
+    with pytest.raises(Crash):
+        fit(tmp_path, [CrashAfterTrials(5)], OptunaSearch(sampler=_tpe()))
+    again = OptunaSearch(sampler=_tpe())
+    with pytest.warns(SearchResumeWarning, match="seed it"):
+        resumed = Tuner.restore(str(tmp_path / "exp"), trainable, search_alg=again).fit()
+    assert len(resumed) == 12
+    assert not resumed.errors
 
 
 def test_a_warm_start_tells_the_study_the_earlier_experiments_trials(tmp_path: Path) -> None:

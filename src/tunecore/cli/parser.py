@@ -4,6 +4,7 @@ command's flags and help texts, and the function that runs the command."""
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from tunecore.cli.demo import demo_command, transitions_command
 from tunecore.cli.log import (
@@ -18,6 +19,33 @@ from tunecore.cli.log import (
 from tunecore.cli.requests import add_command, stop_command
 from tunecore.cli.run import SCHEDULERS, SEARCHERS, resume_command, run_command
 from tunecore.cli.space import PARAM_SPACE_HELP
+
+
+class Parser(argparse.ArgumentParser):
+    """An `ArgumentParser` that keeps, in attributes of its own, what
+    argparse keeps only in private ones: the arguments added to it and its
+    sub-commands' parsers by name (`refuse_undecodable` looks at each)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.arguments: list[argparse.Action] = []  # before argparse adds --help
+        self.commands: dict[str, Parser] = {}
+        super().__init__(*args, **kwargs)
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        action = super().add_argument(*args, **kwargs)
+        self.arguments.append(action)
+        return action
+
+    def subcommand(self, name: str, **kwargs: Any) -> Parser:
+        """The parser of the sub-command `name`, the command line's first
+        word (`args.command`); the first call adds that word."""
+        if not self.commands:
+            self.command_word = self.add_subparsers(
+                dest="command", required=True, metavar="COMMAND"
+            )
+        parser = self.command_word.add_parser(name, **kwargs)
+        self.commands[name] = parser
+        return parser
 
 
 def _stop_criterion(text: str) -> tuple[str, float | bool]:
@@ -36,8 +64,8 @@ def _stop_criterion(text: str) -> tuple[str, float | bool]:
         ) from None
 
 
-def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    run = commands.add_parser(
+def _add_run(parser: Parser) -> None:
+    run = parser.subcommand(
         "run",
         help="start an experiment",
         description="Tune MODULE:FUNCTION (a training function or a Trainable class,\n"
@@ -142,8 +170,8 @@ def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     run.set_defaults(handler=run_command)
 
 
-def _add_resume(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    resume = commands.add_parser(
+def _add_resume(parser: Parser) -> None:
+    resume = parser.subcommand(
         "resume",
         help="continue an experiment (after a crash or Ctrl-C)",
         description="Continue the experiment in DIR from its event log with the code "
@@ -182,23 +210,21 @@ def _add_resume(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     resume.set_defaults(handler=resume_command)
 
 
-def build_parser(exit_codes: str) -> argparse.ArgumentParser:
+def build_parser(exit_codes: str) -> Parser:
     """The `tunecore` command's parser: each command sets `handler`, the
     function that runs it; `exit_codes` is the table `--help` ends with."""
     raw = argparse.RawDescriptionHelpFormatter
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="tunecore",
         description="tunecore: run, inspect and steer hyperparameter tuning experiments.",
         epilog=exit_codes,
         formatter_class=raw,
     )
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_run(parser)
 
-    _add_run(commands)
+    _add_resume(parser)
 
-    _add_resume(commands)
-
-    replay_ = commands.add_parser(
+    replay_ = parser.subcommand(
         "replay",
         help="rebuild an experiment from its event log and verify it",
         description="Replay every event of DIR's log through the core, check the result "
@@ -216,7 +242,7 @@ def build_parser(exit_codes: str) -> argparse.ArgumentParser:
     )
     replay_.set_defaults(handler=replay_command)
 
-    status = commands.add_parser(
+    status = parser.subcommand(
         "status",
         help="print an experiment's status (read-only; fine while it runs)",
         description="Print the status of the experiment in DIR from its event log, running "
@@ -227,7 +253,7 @@ def build_parser(exit_codes: str) -> argparse.ArgumentParser:
     status.add_argument("dir", metavar="DIR")
     status.set_defaults(handler=status_command)
 
-    stop = commands.add_parser(
+    stop = parser.subcommand(
         "stop",
         help="ask a running experiment to stop one trial",
         description="Queue a request for the experiment running in DIR to stop a trial for "
@@ -237,7 +263,7 @@ def build_parser(exit_codes: str) -> argparse.ArgumentParser:
     stop.add_argument("trial", metavar="TRIAL_ID")
     stop.set_defaults(handler=stop_command)
 
-    add = commands.add_parser(
+    add = parser.subcommand(
         "add",
         help="ask a running experiment to add a trial",
         description="Queue a request for the experiment running in DIR to add a trial with "
@@ -253,9 +279,9 @@ def build_parser(exit_codes: str) -> argparse.ArgumentParser:
     add.add_argument("--tag", default="", help="the trial's experiment tag (default: none)")
     add.set_defaults(handler=add_command)
 
-    demo = commands.add_parser("demo", help="play one trial's life through the pure core")
+    demo = parser.subcommand("demo", help="play one trial's life through the pure core")
     demo.set_defaults(handler=demo_command)
-    simulate = commands.add_parser(
+    simulate = parser.subcommand(
         "simulate",
         help="what-if: a recorded experiment's trials under another scheduler",
         description="Run the trials recorded in the experiment at --from again, over their "
@@ -274,7 +300,7 @@ def build_parser(exit_codes: str) -> argparse.ArgumentParser:
         simulate.add_argument(option_flag(option), dest=option, type=kind)
     simulate.set_defaults(handler=simulate_command)
 
-    plot = commands.add_parser(
+    plot = parser.subcommand(
         "plot",
         help="draw an experiment's learning curves, pauses, stops and rungs",
         description="Draw the learning curves of the experiment in DIR (finished or "
@@ -297,7 +323,7 @@ def build_parser(exit_codes: str) -> argparse.ArgumentParser:
     )
     plot.set_defaults(handler=plot_command)
 
-    transitions = commands.add_parser(
+    transitions = parser.subcommand(
         "transitions", help="print the trial lifecycle's transition table"
     )
     transitions.add_argument(

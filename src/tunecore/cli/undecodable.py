@@ -6,9 +6,10 @@ from __future__ import annotations
 import argparse
 
 from tunecore.cli.errors import CliError
+from tunecore.cli.parser import Parser
 
 
-def refuse_undecodable(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+def refuse_undecodable(parser: Parser, args: argparse.Namespace) -> None:
     """A `CliError` naming the first argument that is not valid UTF-8.
 
     Python decodes the command line with `surrogateescape`, so bytes that
@@ -22,13 +23,9 @@ def refuse_undecodable(parser: argparse.ArgumentParser, args: argparse.Namespace
             raise CliError(f'{name or action.dest}: "{_escaped(text)}" is not valid UTF-8')
 
 
-def _actions(parser: argparse.ArgumentParser, command: str) -> list[argparse.Action]:
+def _actions(parser: Parser, command: str) -> list[argparse.Action]:
     """The arguments of `parser` and of its sub-command `command`."""
-    actions = list(parser._actions)
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            actions.extend(action.choices[command]._actions)
-    return actions
+    return [*parser.arguments, *parser.commands[command].arguments]
 
 
 def _undecodable(value: object) -> str | None:

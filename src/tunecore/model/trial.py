@@ -49,9 +49,10 @@ def parse_export_formats(formats: Iterable[object]) -> tuple[ExportFormat, ...]:
     parsed = []
     for raw in formats:
         name = raw.strip().lower() if isinstance(raw, str) else ""
-        if name not in ExportFormat._value2member_map_:
-            raise InvalidFieldError("export_formats", raw, f"one of {accepted}")
-        parsed.append(ExportFormat(name))
+        try:
+            parsed.append(ExportFormat(name))
+        except ValueError:
+            raise InvalidFieldError("export_formats", raw, f"one of {accepted}") from None
     return tuple(parsed)
 
 

@@ -42,6 +42,7 @@ from optuna.distributions import (
     FloatDistribution,
     IntDistribution,
 )
+from optuna.trial import create_trial
 
 from tunecore.core.search.domains import (
     Choice,
@@ -291,10 +292,13 @@ def _choice(
 
 def _optuna_param(path: tuple[str, ...], distribution: BaseDistribution) -> OptunaParam:
     def contains(value: JsonValue) -> bool:
+        """Whether Optuna takes `value` for this distribution: its public
+        check is the one `create_trial` makes of a trial's params."""
         try:
-            return bool(distribution._contains(distribution.to_internal_repr(value)))
+            create_trial(params={"value": value}, distributions={"value": distribution}, value=0)
         except (TypeError, ValueError):
             return False
+        return True
 
     return OptunaParam("/".join(path), path, distribution, to_plain, lambda v: v, contains)
 

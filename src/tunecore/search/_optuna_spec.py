@@ -12,11 +12,14 @@ is one of three kinds, as the user gave it (`SpaceSpec`, one field set):
 - `distributions`: Optuna's own, in `optuna.distributions`' JSON.
 
 No field set: no space yet. `version` changes when a field's meaning
-does; the Optuna version is recorded for a reader of the log.
+does (2: no `sampler` field; a sampler the user builds gives no spec,
+see `tunecore.search.optuna`); the Optuna version is recorded for a
+reader of the log.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 from collections.abc import Callable
 from typing import Any
@@ -26,11 +29,10 @@ from optuna.distributions import BaseDistribution, distribution_to_json, json_to
 
 from tunecore.core.search.variants import ParamSpace
 from tunecore.model import InvalidFieldError, JsonDict, JsonValue
-from tunecore.search import _optuna_sampler as samplers
 from tunecore.search._contract import decode_spec
 from tunecore.search._optuna_space import OptunaParam
 
-SPEC_VERSION = 1
+SPEC_VERSION = 2
 
 
 class SpaceSpec(msgspec.Struct, frozen=True, omit_defaults=True, forbid_unknown_fields=True):
@@ -44,8 +46,8 @@ class SpaceSpec(msgspec.Struct, frozen=True, omit_defaults=True, forbid_unknown_
 
 class OptunaSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """`OptunaSearch`'s arguments as it holds them after set-up: the space,
-    the objective, the points (and their rewards), the sampler as
-    `_optuna_sampler.describe` wrote it (None: the default TPE on `seed`)."""
+    the objective, the points (and their rewards), and the seed of the
+    default TPE sampler (the only sampler a spec rebuilds)."""
 
     version: int
     optuna: str
@@ -54,7 +56,6 @@ class OptunaSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     mode: str | list[str] | None
     points_to_evaluate: list[JsonDict] | None
     evaluated_rewards: list[JsonValue] | None
-    sampler: JsonDict | None
     seed: int | None
     study_name: str
 
@@ -68,7 +69,7 @@ def describe_space(
     """The space's spec; None for a define-by-run function without an
     import path."""
     if define_by_run is not None:
-        path = samplers.import_path(define_by_run)
+        path = _import_path(define_by_run)
         return None if path is None else SpaceSpec(define_by_run=path)
     if param_space is not None:
         return SpaceSpec(param_space=param_space, from_tuner=from_tuner)
@@ -93,7 +94,7 @@ def constructor_space(
     """The `space` argument that builds the searcher again (None: it takes
     the Tuner's, given back with `SpaceSpec.param_space`)."""
     if space.define_by_run is not None:
-        function: Callable[..., Any] = samplers.import_object(space.define_by_run)
+        function: Callable[..., Any] = _import(space.define_by_run)
         return function
     if space.param_space is not None:
         return None if space.from_tuner else _space_dict(space.param_space)
@@ -103,6 +104,32 @@ def constructor_space(
             for name, encoded in space.distributions.items()
         }
     return None
+
+
+def _import_path(value: object) -> str | None:
+    """`module:qualname` from which `value` imports again, or None (a
+    lambda, a nested function, one in `__main__`)."""
+    module = getattr(value, "__module__", None)
+    qualname = getattr(value, "__qualname__", None)
+    if not isinstance(module, str) or not isinstance(qualname, str):
+        return None
+    if module == "__main__" or "<" in qualname:
+        return None
+    path = f"{module}:{qualname}"
+    try:
+        found = _import(path)
+    except (ImportError, AttributeError):
+        return None
+    return path if found is value else None
+
+
+def _import(path: str) -> Any:
+    """The object at `module:qualname`."""
+    module_name, _, qualname = path.partition(":")
+    found: Any = importlib.import_module(module_name)
+    for part in qualname.split("."):
+        found = getattr(found, part)
+    return found
 
 
 def _space_dict(space: ParamSpace) -> dict[str, Any]:

@@ -21,21 +21,22 @@ are told as finished trials instead.
 
 How tunecore runs it: the object lives in the shell, which tells it results
 and asks it for configs in the order the event log fixes; each answer is
-logged (`tunecore.search.searcher`). A resume builds a fresh one from
-`to_spec()` and re-asks in log order, which gives exactly the suggestions
-an uninterrupted run makes when the sampler is seeded: rebuilding by
-`add_trial` alone is not exact, because a sampler's random state advances
-on every ask (docs/search-plan.md, section 1). So:
+logged (`tunecore.search.searcher`). A resume rebuilds the searcher and
+re-asks in log order, which gives exactly the suggestions an uninterrupted
+run makes when the sampler is seeded: rebuilding by `add_trial` alone is
+not exact, because a sampler's random state advances on every ask
+(docs/search-plan.md, section 1). So:
 
 - `seed`, or the experiment's seed through `use_seed` when the user gave
-  none, seeds the default `TPESampler`; a sampler the user built without a
-  seed is rebuilt with that seed (Optuna's built-in samplers;
-  `_optuna_sampler`), and a warning says when that cannot be done.
-- `to_spec()` describes the space, objective, points and sampler as JSON.
-  It is None, with a warning that a restore needs `search_alg=` again,
-  for a sampler it cannot describe exactly (a class outside Optuna, a
-  lambda argument) or a define-by-run function that cannot be imported by
-  name (a lambda, or one defined in `__main__`).
+  none, seeds the default `TPESampler`. A sampler the user builds is used
+  as built, as in Ray: seed it (`TPESampler(seed=...)`) for runs that repeat.
+- `to_spec()` describes the space, objective, points and seed as JSON, from
+  which `from_spec` rebuilds the searcher (`Tuner.restore` without
+  `search_alg=`). It is None, with one warning that a restore needs
+  `search_alg=` again, for a sampler the user built (Optuna has no public
+  API that gives back a sampler's constructor arguments, and tunecore reads
+  no private attributes) or a define-by-run function that cannot be
+  imported by name (a lambda, or one defined in `__main__`).
 
 Constraints: a sampler built with `constraints_func` (TPE, NSGA-II, GP)
 reads the trial's `user_attrs`; every value of a trial's last result is
@@ -46,18 +47,14 @@ trainable reported.
 Not supported: an Optuna `storage` (the event log is the study's record)
 and the modes 'obs'.
 
-Why this module is still ~500 lines: what is left is the one object, the
-study it owns and Ray's methods on it, each reading and changing the same
-state (the space, the study, the trials by id); the jobs that stand alone
-are their own modules: the space conversion (`_optuna_space`), the
-sampler's description (`_optuna_sampler`), the spec (`_optuna_spec`) and
-the argument checks (`_optuna_args`).
-
 Why one module of over 400 lines: `OptunaSearch` is one class with Ray
 Tune's whole surface (three kinds of space, several objectives, points to
 evaluate with or without rewards, intermediate results,
-`add_evaluated_point`, its spec for a resume); its space conversion and its
-sampler's spec already live in `_optuna_space` and `_optuna_sampler`.
+`add_evaluated_point`, its spec for a resume), each method reading and
+changing the same state (the space, the study, the trials by id); the jobs
+that stand alone are their own modules: the space conversion
+(`_optuna_space`), the spec (`_optuna_spec`) and the argument checks
+(`_optuna_args`).
 """
 
 from __future__ import annotations
@@ -83,7 +80,6 @@ try:  # the package is optional: OptunaSearch() says how to install it
     from optuna.study import Study
     from optuna.trial import FixedTrial, Trial, TrialState, create_trial
 
-    from tunecore.search import _optuna_sampler as samplers
     from tunecore.search._optuna_space import (
         OptunaParam,
         Recorder,
@@ -164,7 +160,6 @@ class OptunaSearch(Searcher):
         self._define_by_run: Callable[[Any], dict[str, Any] | None] | None = None
         self._own_space = False
         self._study: Study | None = None
-        self._sampler_description: JsonDict | samplers.Undescribable | None = None
         self._trials: dict[str, Trial] = {}
         self._completed: set[str] = set()
         self._reported: dict[str, set[object]] = {}
@@ -276,42 +271,38 @@ class OptunaSearch(Searcher):
     # -- tunecore's additions --------------------------------------------------------------------
 
     def use_seed(self, seed: int) -> None:
-        """Seed the default sampler, or rebuild an unseeded sampler of the
-        user's seeded; the user's own seed wins."""
-        if self._study is not None:
-            return
-        if self._sampler is None:
-            if self._seed is None:
-                self._seed = seed
-            return
-        if samplers.is_seeded(self._sampler):
-            return
-        try:
-            self._sampler, _ = samplers.seeded(self._sampler, seed)
-        except samplers.Undescribable as reason:
-            self._warn_once(
-                "seed",
-                f"OptunaSearch: the sampler {type(self._sampler).__name__} has no seed and "
-                f"cannot be given one ({reason}): runs will not repeat, and a resume will not "
-                "continue with the suggestions an uninterrupted run makes",
-            )
+        """Seed the default sampler; the user's own seed wins, and a sampler
+        the user built is used as built (as in Ray)."""
+        if self._study is None and self._sampler is None and self._seed is None:
+            self._seed = seed
 
     def to_spec(self) -> JsonDict | None:
         space = describe_space(
             self._define_by_run, self._param_space, not self._own_space, self._params
         )
-        sampler = self._describe_sampler()
-        if space is None or isinstance(sampler, samplers.Undescribable):
-            why = (
-                f"its sampler cannot be described ({sampler})"
-                if isinstance(sampler, samplers.Undescribable)
-                else "its define-by-run function cannot be imported by name (a lambda, a nested "
+        reasons = []
+        advice = ""
+        if self._sampler is not None:
+            name = type(self._sampler).__name__
+            reasons.append(
+                f"its sampler {name} is one you built, and Optuna has no public API that gives "
+                "back a sampler's constructor arguments"
+            )
+            advice = (
+                f" (with the sampler seeded, {name}(seed=...), the restored run continues with "
+                "exactly the suggestions of an uninterrupted run)"
+            )
+        if space is None:
+            reasons.append(
+                "its define-by-run function cannot be imported by name (a lambda, a nested "
                 "function or one in __main__)"
             )
+        if space is None or reasons:
             self._warn_once(
                 "spec",
-                f"OptunaSearch: {why}, so the experiment's log cannot rebuild it: a restore "
-                "needs it again, Tuner.restore(path, trainable, search_alg=OptunaSearch(...))",
+                f"OptunaSearch: {' and '.join(reasons)}, so the experiment's log cannot rebuild "
+                "it: a restore needs it again, built as before, "
+                f"Tuner.restore(path, trainable, search_alg=OptunaSearch(...)){advice}",
             )
             return None
         spec = OptunaSpec(
@@ -322,7 +313,6 @@ class OptunaSearch(Searcher):
             mode=self._mode,
             points_to_evaluate=list(self._points) or None,
             evaluated_rewards=self._rewards,
-            sampler=sampler,
             seed=self._seed,
             study_name=self._study_name,
         )
@@ -337,7 +327,6 @@ class OptunaSearch(Searcher):
             metric=decoded.metric,
             mode=decoded.mode,
             points_to_evaluate=decoded.points_to_evaluate,
-            sampler=None if decoded.sampler is None else samplers.build(decoded.sampler),
             study_name=decoded.study_name,
             seed=decoded.seed,
             evaluated_rewards=decoded.evaluated_rewards,
@@ -370,7 +359,6 @@ class OptunaSearch(Searcher):
                 None,
                 f"the objective: pass metric= and mode= {where}",
             )
-        self._sampler_description = self._describe_sampler()
         sampler = self._sampler or optuna.samplers.TPESampler(seed=self._seed)
         modes = self._mode if isinstance(self._mode, list) else [self._mode]
         study = optuna.create_study(
@@ -480,16 +468,6 @@ class OptunaSearch(Searcher):
             return
         for index, point in enumerate(self._points):
             self._flat(point, f"OptunaSearch.points_to_evaluate[{index}]")
-
-    def _describe_sampler(self) -> JsonDict | samplers.Undescribable | None:
-        if self._study is not None:
-            return self._sampler_description
-        if self._sampler is None:
-            return None
-        try:
-            return samplers.describe(self._sampler)
-        except samplers.Undescribable as reason:
-            return reason
 
     def _warn_once(self, key: str, message: str) -> None:
         if key not in self._warned:

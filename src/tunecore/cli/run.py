@@ -5,16 +5,12 @@ its end, with the outcome as an exit code (Ctrl-C included)."""
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib
 import os
-import signal
 import sys
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from types import FrameType
-from typing import Any, NoReturn
+from typing import Any
 
 import pydantic
 
@@ -23,6 +19,7 @@ from tunecore.api.results import ResultGrid
 from tunecore.api.tuner import Tuner
 from tunecore.cli.common import experiment_dir, is_uri
 from tunecore.cli.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, CliError
+from tunecore.cli.interrupts import stopping_cleanly
 from tunecore.cli.space import load_param_space, sampled_domains
 from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.model import InvalidFieldError, Mode
@@ -142,7 +139,7 @@ def run_command(args: argparse.Namespace) -> int:
         raise _flag_error(error) from None
     except (ValueError, TypeError) as error:
         raise CliError(str(error)) from None
-    return _fit(tuner, args.trainable, args.address)
+    return _fit(tuner, args.command, args.trainable, args.address)
 
 
 _RESOURCE_FLAGS = {
@@ -191,13 +188,13 @@ def resume_command(args: argparse.Namespace) -> int:
         )
     except (ValueError, TypeError) as error:
         raise CliError(str(error)) from None
-    return _fit(tuner, args.trainable, args.address)
+    return _fit(tuner, args.command, args.trainable, args.address)
 
 
-def _fit(tuner: Tuner, trainable: str, address: str | None) -> int:
+def _fit(tuner: Tuner, command: str, trainable: str, address: str | None) -> int:
     """Run the experiment of `trainable` (MODULE:FUNCTION), on the Ray
     cluster at `address` if one was given; its outcome as an exit code."""
-    with _noticing_interrupts() as interrupted:
+    with stopping_cleanly(command) as interrupted:
         results = tuner.fit()
     print(f"Experiment directory: {results.experiment_path}")
     if interrupted:
@@ -213,29 +210,6 @@ def _fit(tuner: Tuner, trainable: str, address: str | None) -> int:
 def _failed(results: ResultGrid) -> bool:
     """Ray's `tune.run` raises for errored trials; the CLI exits with 1."""
     return results.experiment_error is not None or results.num_errors > 0
-
-
-@contextlib.contextmanager
-def _noticing_interrupts() -> Iterator[list[bool]]:
-    """Remember whether Ctrl-C was pressed. The loop turns the
-    KeyboardInterrupt into a stop through the core and `fit()` returns
-    normally, so the exit code (130) has to be learned here. Only Python's
-    default handler in the main thread is wrapped; elsewhere nothing changes."""
-    seen: list[bool] = []
-    default = signal.getsignal(signal.SIGINT) is signal.default_int_handler
-    if not default or threading.current_thread() is not threading.main_thread():
-        yield seen
-        return
-
-    def interrupted(_signum: int, _frame: FrameType | None) -> NoReturn:
-        seen.append(True)
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGINT, interrupted)
-    try:
-        yield seen
-    finally:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _import_from_cwd() -> None:

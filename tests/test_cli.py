@@ -321,7 +321,8 @@ def test_a_bad_param_space_names_the_parameter_and_exits_with_2(
 @pytest.mark.parametrize(
     ("options", "expected"),
     [
-        (["--scheduler", "asha"], "--scheduler asha: ASHAScheduler.metric=None is invalid"),
+        (["--scheduler", "asha"], "--scheduler asha needs --metric"),
+        (["--scheduler", "asha", "--metric", "loss"], "--scheduler asha needs --mode"),
         (["--max-t", "9"], "--max-t applies to --scheduler asha or hyperband only"),
         (
             ["--scheduler", "pbt", "--metric", "loss", "--mode", "min"],

@@ -129,14 +129,20 @@ WHAT_IF_SCHEDULERS: dict[str, tuple[Callable[..., TrialScheduler], tuple[str, ..
 }
 
 
-WHAT_IF_OPTIONS: dict[str, Callable[[str], object]] = {
-    "max_t": float,
-    "grace_period": float,
-    "reduction_factor": float,
-    "brackets": int,
-    "min_samples_required": int,
-    "time_attr": str,
+WHAT_IF_OPTIONS: dict[str, tuple[Callable[[str], object], str]] = {
+    "max_t": (float, "the most --time-attr a trial gets"),
+    "grace_period": (float, "the --time-attr a trial gets before it can be stopped"),
+    "reduction_factor": (float, "1/this of the trials go on at each rung"),
+    "brackets": (int, "the number of brackets"),
+    "min_samples_required": (int, "the trials that must report before any is stopped"),
+    "time_attr": (str, "the result key progress is measured in"),
 }
+"""Each option's type and what it means (its help, with the schedulers it applies to)."""
+
+
+def what_if_help(option: str, meaning: str) -> str:
+    takers = [name for name, (_, takes) in WHAT_IF_SCHEDULERS.items() if option in takes]
+    return f"{'/'.join(takers)}: {meaning} (default: the scheduler's)"
 
 
 def option_flag(option: str) -> str:

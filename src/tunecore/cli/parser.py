@@ -4,6 +4,9 @@ command's flags and help texts, and the function that runs the command."""
 from __future__ import annotations
 
 import argparse
+import difflib
+from collections.abc import Sequence
+from typing import NoReturn, TypeAlias
 
 from tunecore.cli.demo import demo_command, transitions_command
 from tunecore.cli.log import (
@@ -14,6 +17,7 @@ from tunecore.cli.log import (
     replay_command,
     simulate_command,
     status_command,
+    what_if_help,
 )
 from tunecore.cli.requests import add_command, stop_command
 from tunecore.cli.run import SCHEDULERS, SEARCHERS, resume_command, run_command
@@ -36,8 +40,59 @@ def _stop_criterion(text: str) -> tuple[str, float | bool]:
         ) from None
 
 
-def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    run = commands.add_parser(
+Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+
+
+def _command(commands: Commands, name: str, **options: object) -> argparse.ArgumentParser:
+    """A command's parser: no abbreviated flags (`--num-sample` is not
+    `--num-samples`), and itself as `parser`, for its usage in errors."""
+    command: argparse.ArgumentParser = commands.add_parser(
+        name,
+        allow_abbrev=False,
+        **options,  # type: ignore[arg-type]
+    )
+    command.set_defaults(parser=command)
+    return command
+
+
+def _add_verbose(command: argparse.ArgumentParser, default: int | None, default_help: str) -> None:
+    command.add_argument(
+        "--verbose",
+        type=int,
+        default=default,
+        choices=range(4),
+        metavar="V",
+        help=f"0: silent; 1 to 3: the status while it runs, a summary at the end ({default_help})",
+    )
+
+
+def parse_arguments(
+    parser: argparse.ArgumentParser, argv: Sequence[str] | None
+) -> argparse.Namespace:
+    """`parser.parse_args`, but an argument no command takes is reported
+    with the command's usage, not the top level's, and with the flag it
+    was probably meant to be: `--num-sample` -> did you mean --num-samples?"""
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        _unrecognized(args.parser, unknown)
+    return args
+
+
+def _unrecognized(command: argparse.ArgumentParser, unknown: list[str]) -> NoReturn:
+    flags = [flag for action in command._actions for flag in action.option_strings]
+    message = f"unrecognized arguments: {' '.join(unknown)}"
+    for given in unknown:
+        if given.startswith("-"):
+            close = difflib.get_close_matches(given.partition("=")[0], flags, n=1, cutoff=0.6)
+            if close:
+                message += f" (did you mean {close[0]}?)"
+                break
+    command.error(message)
+
+
+def _add_run(commands: Commands) -> None:
+    run = _command(
+        commands,
         "run",
         help="start an experiment",
         description="Tune MODULE:FUNCTION (a training function or a Trainable class,\n"
@@ -45,7 +100,11 @@ def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         epilog=PARAM_SPACE_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    run.add_argument("trainable", metavar="MODULE:FUNCTION")
+    run.add_argument(
+        "trainable",
+        metavar="MODULE:FUNCTION",
+        help="the training function or Trainable class to tune, e.g. train:objective",
+    )
     run.add_argument("--param-space", metavar="FILE", help="TOML or JSON (format below)")
     run.add_argument("--metric", help="the result key to optimise")
     run.add_argument("--mode", choices=("min", "max"), help="minimise or maximise --metric")
@@ -131,26 +190,20 @@ def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     run.add_argument("--cpus-per-trial", type=float, metavar="C", help="default 1")
     run.add_argument("--gpus-per-trial", type=float, metavar="G", help="default 0")
-    run.add_argument(
-        "--verbose",
-        type=int,
-        default=1,
-        choices=range(4),
-        metavar="V",
-        help="0: silent; 1 (default) to 3: the status while it runs, a summary at the end",
-    )
+    _add_verbose(run, 1, "default 1")
     run.set_defaults(handler=run_command)
 
 
-def _add_resume(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    resume = commands.add_parser(
+def _add_resume(commands: Commands) -> None:
+    resume = _command(
+        commands,
         "resume",
         help="continue an experiment (after a crash or Ctrl-C)",
         description="Continue the experiment in DIR from its event log with the code "
         "given by --trainable: finished trials do not run again, unfinished ones restart "
         "from their newest checkpoint.",
     )
-    resume.add_argument("dir", metavar="DIR")
+    resume.add_argument("dir", metavar="DIR", help=_DIR_HELP)
     resume.add_argument(
         "--resume-errored",
         action="store_true",
@@ -179,7 +232,11 @@ def _add_resume(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="the Ray cluster to go on in (default: RAY_ADDRESS, else a local Ray). "
         "The address the log records is never joined without this flag",
     )
+    _add_verbose(resume, None, "default: as the experiment ran")
     resume.set_defaults(handler=resume_command)
+
+
+_DIR_HELP = "the experiment's directory, or its URI in storage (s3://..., file://...)"
 
 
 def build_parser(exit_codes: str) -> argparse.ArgumentParser:
@@ -188,17 +245,24 @@ def build_parser(exit_codes: str) -> argparse.ArgumentParser:
     raw = argparse.RawDescriptionHelpFormatter
     parser = argparse.ArgumentParser(
         prog="tunecore",
+        allow_abbrev=False,
         description="tunecore: run, inspect and steer hyperparameter tuning experiments.",
         epilog=exit_codes,
         formatter_class=raw,
     )
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    commands = parser.add_subparsers(
+        dest="command",
+        required=True,
+        metavar="COMMAND",
+        help="one of these (tunecore COMMAND --help: its options)",
+    )
 
     _add_run(commands)
 
     _add_resume(commands)
 
-    replay_ = commands.add_parser(
+    replay_ = _command(
+        commands,
         "replay",
         help="rebuild an experiment from its event log and verify it",
         description="Replay every event of DIR's log through the core, check the result "
@@ -207,7 +271,7 @@ def build_parser(exit_codes: str) -> argparse.ArgumentParser:
         "(s3://bucket/runs/exp?endpoint_override=..., file:///dir/exp): what is stored "
         "there is read.",
     )
-    replay_.add_argument("dir", metavar="DIR")
+    replay_.add_argument("dir", metavar="DIR", help=_DIR_HELP)
     replay_.add_argument(
         "--truncate",
         action="store_true",
@@ -216,7 +280,8 @@ def build_parser(exit_codes: str) -> argparse.ArgumentParser:
     )
     replay_.set_defaults(handler=replay_command)
 
-    status = commands.add_parser(
+    status = _command(
+        commands,
         "status",
         help="print an experiment's status (read-only; fine while it runs)",
         description="Print the status of the experiment in DIR from its event log, running "
@@ -224,26 +289,30 @@ def build_parser(exit_codes: str) -> argparse.ArgumentParser:
         "(s3://bucket/runs/exp?endpoint_override=..., file:///dir/exp): what is stored "
         "there is read (the running driver ships it within seconds).",
     )
-    status.add_argument("dir", metavar="DIR")
+    status.add_argument("dir", metavar="DIR", help=_DIR_HELP)
     status.set_defaults(handler=status_command)
 
-    stop = commands.add_parser(
+    stop = _command(
+        commands,
         "stop",
         help="ask a running experiment to stop one trial",
         description="Queue a request for the experiment running in DIR to stop a trial for "
         "good. TRIAL_ID is the trial's id or its name in the status table.",
     )
-    stop.add_argument("dir", metavar="DIR")
-    stop.add_argument("trial", metavar="TRIAL_ID")
+    stop.add_argument("dir", metavar="DIR", help=_DIR_HELP)
+    stop.add_argument(
+        "trial", metavar="TRIAL_ID", help="the trial's id or its name in the status table"
+    )
     stop.set_defaults(handler=stop_command)
 
-    add = commands.add_parser(
+    add = _command(
+        commands,
         "add",
         help="ask a running experiment to add a trial",
         description="Queue a request for the experiment running in DIR to add a trial with "
         "this config, besides the ones its searcher suggests.",
     )
-    add.add_argument("dir", metavar="DIR")
+    add.add_argument("dir", metavar="DIR", help=_DIR_HELP)
     add.add_argument(
         "--config",
         required=True,
@@ -253,9 +322,10 @@ def build_parser(exit_codes: str) -> argparse.ArgumentParser:
     add.add_argument("--tag", default="", help="the trial's experiment tag (default: none)")
     add.set_defaults(handler=add_command)
 
-    demo = commands.add_parser("demo", help="play one trial's life through the pure core")
+    demo = _command(commands, "demo", help="play one trial's life through the pure core")
     demo.set_defaults(handler=demo_command)
-    simulate = commands.add_parser(
+    simulate = _command(
+        commands,
         "simulate",
         help="what-if: a recorded experiment's trials under another scheduler",
         description="Run the trials recorded in the experiment at --from again, over their "
@@ -263,31 +333,41 @@ def build_parser(exit_codes: str) -> argparse.ArgumentParser:
         "given; print what it would have decided and used against the original. A trial "
         "the policy wanted to run past its recorded curve ends there and is named.",
     )
-    simulate.add_argument("--from", dest="source", metavar="DIR", required=True)
-    simulate.add_argument("--scheduler", choices=sorted(WHAT_IF_SCHEDULERS), required=True)
+    simulate.add_argument(
+        "--from", dest="source", metavar="DIR", required=True, help="the recorded experiment"
+    )
+    simulate.add_argument(
+        "--scheduler",
+        choices=sorted(WHAT_IF_SCHEDULERS),
+        required=True,
+        help="the scheduler the trials run under in the what-if",
+    )
     simulate.add_argument("--metric", help="default: the experiment's")
     simulate.add_argument("--mode", choices=["min", "max"], help="default: the experiment's")
     simulate.add_argument(
         "--plot", metavar="FILE", help="draw both runs, trial by trial (.png/.html)"
     )
-    for option, kind in WHAT_IF_OPTIONS.items():
-        simulate.add_argument(option_flag(option), dest=option, type=kind)
+    for option, (kind, meaning) in WHAT_IF_OPTIONS.items():
+        simulate.add_argument(
+            option_flag(option), dest=option, type=kind, help=what_if_help(option, meaning)
+        )
     simulate.set_defaults(handler=simulate_command)
 
-    plot = commands.add_parser(
+    plot = _command(
+        commands,
         "plot",
         help="draw an experiment's learning curves, pauses, stops and rungs",
         description="Draw the learning curves of the experiment in DIR (finished or "
         "running) from its event log: where each trial was paused or stopped, the rung "
         "cutoff it missed under ASHA, and ASHA's rungs. Needs matplotlib (the plot extra).",
     )
-    plot.add_argument("dir", metavar="DIR")
+    plot.add_argument("dir", metavar="DIR", help=_DIR_HELP)
     plot.add_argument("--out", help="a .png or .html file (default: DIR/curves.png)")
     plot.add_argument("--metric", help="default: the experiment's")
     plot.set_defaults(handler=plot_command)
 
-    transitions = commands.add_parser(
-        "transitions", help="print the trial lifecycle's transition table"
+    transitions = _command(
+        commands, "transitions", help="print the trial lifecycle's transition table"
     )
     transitions.add_argument(
         "--dot",

@@ -19,6 +19,7 @@ from tunecore.api.results import ResultGrid
 from tunecore.api.tuner import Tuner
 from tunecore.cli.common import experiment_dir, is_uri
 from tunecore.cli.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, CliError
+from tunecore.cli.flags import flag_of, in_flags
 from tunecore.cli.interrupts import stopping_cleanly
 from tunecore.cli.space import load_param_space, sampled_domains
 from tunecore.core.schedulers.base import TrialScheduler
@@ -95,6 +96,9 @@ def _scheduler(args: argparse.Namespace, space: dict[str, object]) -> TrialSched
         scheduler = make(**options)
         scheduler.with_objective(args.metric, _mode(args.mode))  # needs --metric/--mode?
     except InvalidFieldError as error:
+        objective = error.field.rpartition(".")[2]
+        if error.value is None and objective in ("metric", "mode"):  # the user gave none
+            raise CliError(f"--scheduler {name} needs {flag_of(objective)}") from None
         raise CliError(f"--scheduler {name}: {error}") from None
     return scheduler
 
@@ -142,14 +146,6 @@ def run_command(args: argparse.Namespace) -> int:
     return _fit(tuner, args.command, args.trainable, args.address)
 
 
-_RESOURCE_FLAGS = {
-    "resources_per_trial['cpu']": "--cpus-per-trial",
-    "resources_per_trial['gpu']": "--gpus-per-trial",
-}
-"""The config fields `run` fills from flags of another name. Every other
-field it fills has the flag's name: `num_samples` is `--num-samples`."""
-
-
 def _flag_error(error: pydantic.ValidationError) -> CliError:
     """pydantic's report (model names, field names, a documentation URL) as
     the flags the user typed: `--num-samples=0 would run nothing; ...`."""
@@ -157,15 +153,11 @@ def _flag_error(error: pydantic.ValidationError) -> CliError:
     for problem in error.errors():
         field = str(problem["loc"][0]) if problem["loc"] else ""
         message = str(problem["msg"]).removeprefix("Value error, ")
-        named = {f"{field}=": f"--{field.replace('_', '-')}="}
-        named.update({f"{key}=": f"{flag}=" for key, flag in _RESOURCE_FLAGS.items()})
-        for written, flag in named.items():
-            if written in message:
-                lines.append(message.replace(written, flag))
-                break
+        translated = in_flags(message)
+        if translated != message:
+            lines.append(translated)
         else:
-            flag = f"--{field.replace('_', '-')}"
-            lines.append(f"{flag}={problem.get('input')!r} is invalid: {message}")
+            lines.append(f"{flag_of(field)}={problem.get('input')!r} is invalid: {message}")
     return CliError("\n".join(lines))
 
 
@@ -185,7 +177,10 @@ def resume_command(args: argparse.Namespace) -> int:
             resume_errored=args.resume_errored,
             restart_errored=args.restart_errored,
             address=args.address,
+            verbose=args.verbose,
         )
+    except pydantic.ValidationError as error:
+        raise _flag_error(error) from None
     except (ValueError, TypeError) as error:
         raise CliError(str(error)) from None
     return _fit(tuner, args.command, args.trainable, args.address)

@@ -313,7 +313,9 @@ def test_a_bad_param_space_names_the_parameter_and_exits_with_2(
     space.write_text(text)
     assert run(tmp_path, "quadratic", "--param-space", str(space)) == 2
     error = capsys.readouterr().err
-    assert error.startswith(f"tunecore run: error: {space}")
+    assert error.startswith(
+        (f"tunecore run: error: {space}", f"tunecore run: error: --param-space {space}")
+    )
     assert re.search(expected, error), error
     assert not (tmp_path / "exp").exists()  # nothing was started
 

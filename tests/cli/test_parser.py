@@ -134,3 +134,17 @@ def test_the_python_api_still_names_its_settings(
     out = capsys.readouterr().out
     assert re.search(r"pass TuneConfig\(seed=\d+\) to repeat", out), out
     assert "that TuneConfig(metric=...) expects" in str(results.errors[0])
+
+
+def test_a_space_the_search_cannot_take_is_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found only as the run starts, it once surfaced as a traceback (exit 1)."""
+    pytest.importorskip("optuna")
+    space = tmp_path / "space.json"
+    space.write_text(json.dumps({"x": {"grid_search": [0.25, 0.75]}}))
+    options = ["--param-space", str(space), "--search", "optuna", "--metric", "loss"]
+    assert run(tmp_path, *options, "--mode", "min") == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1
+    assert error.startswith("tunecore run: error: param_space['x']=GridSearch(")

@@ -14,6 +14,7 @@ from tunecore.api.plot import render_what_if
 from tunecore.api.whatif import what_if
 from tunecore.cli.common import is_uri, readable
 from tunecore.cli.errors import EXIT_OK, CliError
+from tunecore.cli.paths import experiment_to_write, file_to_write
 from tunecore.core.experiment import ExperimentState
 from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.model import InvalidFieldError
@@ -37,6 +38,8 @@ def replay_command(args: argparse.Namespace) -> int:
             "(resume the experiment to go on after its last good record)"
         )
     with readable(args.dir) as (directory, shown):
+        if args.truncate:
+            experiment_to_write(directory)
         replayed = _replayed(directory, args.truncate)
     _show(replayed.state, shown)
     print(
@@ -86,7 +89,9 @@ def status_command(args: argparse.Namespace) -> int:
 def simulate_command(args: argparse.Namespace) -> int:
     """A what-if of the recorded experiment under another scheduler."""
     scheduler = _what_if_scheduler(args)
-    with readable(args.source) as (directory, shown):
+    if args.plot:
+        file_to_write("--plot", args.plot)
+    with readable(args.source, "--from") as (directory, shown):
         try:
             outcome = what_if(directory, scheduler, metric=args.metric, mode=args.mode)
         except ValueError as error:
@@ -168,6 +173,8 @@ def _what_if_scheduler(args: argparse.Namespace) -> TrialScheduler:
 
 
 def plot_command(args: argparse.Namespace) -> int:
+    if args.out:
+        file_to_write("--out", args.out)
     with readable(args.dir) as (directory, shown):
         try:
             drawing = collect_curves(directory, metric=args.metric)

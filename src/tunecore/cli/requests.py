@@ -14,6 +14,7 @@ from typing import NoReturn
 from tunecore.api.config import SyncConfig
 from tunecore.cli.common import experiment_dir, is_uri
 from tunecore.cli.errors import EXIT_OK, CliError
+from tunecore.cli.paths import experiment_to_write
 from tunecore.core.experiment import ExperimentState, trials_in_order
 from tunecore.model import JsonDict, TrialState, TrialStatus
 from tunecore.model.storable import UnstorableValueError, check_storable
@@ -52,6 +53,7 @@ class _Inbox:
 def _inbox_of(given: str) -> _Inbox:
     if not is_uri(given):
         directory = experiment_dir(given)
+        experiment_to_write(directory)
         return _Inbox(directory, str(directory), lambda r: str(Inbox(directory).post(r)), False)
     try:
         stored = open_stored(given)
@@ -92,7 +94,12 @@ def _find_trial(state: ExperimentState, given: str) -> TrialState:
 
 
 def _post(inbox: _Inbox, request: Request, what: str) -> int:
-    where = inbox.post(request)
+    try:
+        where = inbox.post(request)
+    except OSError as error:  # its inbox is a file, say
+        raise CliError(
+            f"{inbox.shown}: cannot post the request to {error.filename} ({error.strerror})"
+        ) from None
     soon = "within a few seconds" if inbox.stored else "within about a second"
     print(
         f"Queued {what} ({where}). The running experiment takes it {soon}; "

@@ -21,6 +21,7 @@ from tunecore.cli.common import experiment_dir, is_uri
 from tunecore.cli.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, CliError
 from tunecore.cli.flags import flag_of, in_flags
 from tunecore.cli.interrupts import stopping_cleanly
+from tunecore.cli.paths import directory_to_make, experiment_to_write
 from tunecore.cli.space import load_param_space, sampled_domains
 from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.model import InvalidFieldError, Mode
@@ -30,6 +31,7 @@ from tunecore.schedulers import (
     MedianStoppingRule,
     PopulationBasedTraining,
 )
+from tunecore.shell.store import DEFAULT_ROOT
 
 SCHEDULERS: dict[str, Callable[..., TrialScheduler] | None] = {
     "fifo": None,  # the core's default
@@ -109,6 +111,7 @@ def _mode(mode: str | None) -> Mode | None:
 
 def run_command(args: argparse.Namespace) -> int:
     space = load_param_space(args.param_space) if args.param_space else {}
+    _check_storage(args.storage_path, args.name)
     scheduler = _scheduler(args, space)
     resources = None  # what the trainable asks itself (default_resource_request), or 1 CPU
     if args.cpus_per_trial is not None or args.gpus_per_trial is not None:
@@ -146,6 +149,18 @@ def run_command(args: argparse.Namespace) -> int:
     return _fit(tuner, args.command, args.trainable, args.address)
 
 
+def _check_storage(storage_path: str | None, name: str | None) -> None:
+    """`--storage-path` (a local one: a directory or `file://`; another
+    store's errors are its own) can hold experiments, and `--name` is not a
+    file in it."""
+    if storage_path is not None and is_uri(storage_path) and not storage_path.startswith("file:"):
+        return
+    given = storage_path or DEFAULT_ROOT
+    root = directory_to_make("--storage-path", given)
+    if name is not None and (root / name).exists() and not (root / name).is_dir():
+        raise CliError(f"--name {name}: {root / name} is a file, not a directory")
+
+
 def _flag_error(error: pydantic.ValidationError) -> CliError:
     """pydantic's report (model names, field names, a documentation URL) as
     the flags the user typed: `--num-samples=0 would run nothing; ...`."""
@@ -166,7 +181,10 @@ def resume_command(args: argparse.Namespace) -> int:
     the log; the log alone never decides what is imported, so nothing is
     put on sys.path without the flag. DIR may be the experiment's URI:
     the resume then goes on from what is stored there (`Tuner.restore`)."""
-    directory: str | Path = args.dir if is_uri(args.dir) else experiment_dir(args.dir)
+    directory: str | Path = args.dir
+    if not is_uri(args.dir):
+        directory = experiment_dir(args.dir)
+        experiment_to_write(directory)
     if args.trainable is not None:
         _import_from_cwd()
     try:
@@ -190,7 +208,10 @@ def _fit(tuner: Tuner, command: str, trainable: str, address: str | None) -> int
     """Run the experiment of `trainable` (MODULE:FUNCTION), on the Ray
     cluster at `address` if one was given; its outcome as an exit code."""
     with stopping_cleanly(command) as interrupted:
-        results = tuner.fit()
+        try:
+            results = tuner.fit()
+        except InvalidFieldError as error:  # the space or the search, found wanting at the start
+            raise CliError(str(error)) from None
     print(f"Experiment directory: {results.experiment_path}")
     if interrupted:
         on = "" if address is None else f" --address {address}"

@@ -708,8 +708,14 @@ def running_experiment(tmp_path: Path, handshake: Handshake) -> Iterator[Path]:
     """An experiment running in a thread, its first trial waiting (bounded)
     for the test's request; the directory, while it runs. On leaving, the
     trial is let go and the run must end cleanly."""
+    space = tmp_path / "space.json"  # what `add` may ask for
+    space.write_text(json.dumps({"added": False, "lr": {"uniform": [0, 1]}}))
     codes: list[int] = []
-    driver = threading.Thread(target=lambda: codes.append(run(tmp_path, "waits_for_a_request")))
+    driver = threading.Thread(
+        target=lambda: codes.append(
+            run(tmp_path, "waits_for_a_request", "--param-space", str(space))
+        )
+    )
     driver.start()
     try:
         assert handshake.running.wait(WAIT_S)

@@ -148,3 +148,23 @@ def test_a_space_the_search_cannot_take_is_refused_in_one_line(
     error = capsys.readouterr().err
     assert error.count("\n") == 1
     assert error.startswith("tunecore run: error: param_space['x']=GridSearch(")
+
+
+def test_a_missing_metric_is_asked_for_by_flag_in_the_cli_and_by_argument_in_python(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tunecore.api.plot import collect  # noqa: PLC0415
+    from tunecore.api.whatif import what_if  # noqa: PLC0415
+    from tunecore.schedulers import ASHAScheduler  # noqa: PLC0415
+
+    assert run(tmp_path, "--verbose", "0") == 0  # no --metric
+    directory = tmp_path / "exp"
+    capsys.readouterr()
+    assert exit_code(["simulate", "--from", str(directory), "--scheduler", "asha"]) == 2
+    assert capsys.readouterr().err.endswith("names no metric and mode; pass --metric and --mode\n")
+    assert exit_code(["plot", str(directory)]) == 2
+    assert capsys.readouterr().err.endswith("no metric to plot (pass one: --metric)\n")
+    with pytest.raises(ValueError, match=r"pass what_if\(metric=...\) and what_if\(mode=...\)"):
+        what_if(directory, ASHAScheduler())
+    with pytest.raises(ValueError, match=r"pass one: collect\(metric=...\)"):
+        collect(directory)

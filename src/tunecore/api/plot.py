@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tunecore.api.spelling import setting
 from tunecore.api.whatif import WhatIf
 from tunecore.core.experiment import ExperimentState
 from tunecore.core.results import DONE, TRAINING_ITERATION, is_end_marker
@@ -118,7 +119,7 @@ def collect(path: str | Path, metric: str | None = None) -> Drawing:
 
     walk(contents, BUILTIN, visit)
     if not last or "metric" not in names:
-        raise ValueError(f"{path}: no metric to plot (pass one: --metric)")
+        raise ValueError(f"{path}: no metric to plot (pass one: {setting('collect', 'metric')})")
     state = last[0]
     for trial_id, curve in curves.items():
         curve.errored = state.trials[trial_id].status is TrialStatus.ERROR

@@ -173,14 +173,16 @@ def _what_if_scheduler(args: argparse.Namespace) -> TrialScheduler:
 
 
 def plot_command(args: argparse.Namespace) -> int:
-    if args.out:
+    if args.out:  # before a URI's state is fetched for nothing
         file_to_write("--out", args.out)
     with readable(args.dir) as (directory, shown):
+        out = Path(args.out) if args.out else directory / "curves.png"
+        if not args.out:
+            file_to_write("--out", out)
         try:
             drawing = collect_curves(directory, metric=args.metric)
         except ValueError as error:
             raise CliError(str(error)) from error
-        out = Path(args.out) if args.out else directory / "curves.png"
         written = _draw("--out", lambda: render_curves(drawing, out))
     print(f"{shown}: {len(drawing.curves)} trials drawn to {written}")
     return EXIT_OK

@@ -23,6 +23,7 @@ on idle and on busy cores).
 
 from __future__ import annotations
 
+import argparse
 import platform
 import sys
 from collections.abc import Callable
@@ -53,10 +54,33 @@ COMMANDS: dict[str, Callable[[list[str]], int]] = {
 """Benchmarks run only when named: `python -m benchmarks NAME [ARGS]`."""
 
 
+def _parser() -> argparse.ArgumentParser:
+    """The full run's flags; `--help` lists the benchmarks run only when named."""
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks",
+        description="Run every benchmark and print Markdown tables.",
+        epilog="Run on their own, with their own flags (python -m benchmarks NAME --help): "
+        + ", ".join(COMMANDS),
+        allow_abbrev=False,
+    )
+    parser.add_argument("--quick", action="store_true", help="small sizes, a smoke run")
+    parser.add_argument(
+        "--skip-ray-tune", action="store_true", help="leave out the runs of Ray Tune"
+    )
+    parser.add_argument(
+        "--skip-scale", action="store_true", help="leave out tunecore at 200 to 10,000 trials"
+    )
+    parser.add_argument(
+        "--skip-storage", action="store_true", help="leave out the storage benchmark"
+    )
+    return parser
+
+
 def main(argv: list[str]) -> int:
     if argv and argv[0] in COMMANDS:
         return COMMANDS[argv[0]](argv[1:])
-    quick = "--quick" in argv
+    args = _parser().parse_args(argv)
+    quick: bool = args.quick
     print(f"Python {platform.python_version()} on {platform.machine()}, {platform.node()}\n")
     schedulers: dict[str, Callable[[], TrialScheduler]] = {
         "FIFO": FIFOScheduler,
@@ -65,19 +89,19 @@ def main(argv: list[str]) -> int:
     print(step_throughput.run(schedulers, quick=quick), flush=True)
     print("\n" + simulate_asha.run(trials=1_000 if quick else 10_000), flush=True)
     ok = True
-    if "--skip-ray-tune" not in argv:
+    if not args.skip_ray_tune:
         table, ok = vs_ray_tune.run(quick=quick)
         print("\n" + table, flush=True)
     print("\n" + ray_floor.run(), flush=True)
     print()
     ok = vs_optuna.main(["--trials", "20", "--repeats", "1"] if quick else []) == 0 and ok
-    if "--skip-scale" not in argv:
+    if not args.skip_scale:
         print()
         ok = scale.main(["--quick"] if quick else []) == 0 and ok
-    if "--skip-storage" not in argv:
+    if not args.skip_storage:
         print()
         storage_argv = ["--quick"] if quick else []
-        if "--skip-ray-tune" in argv:
+        if args.skip_ray_tune:
             storage_argv += ["--frameworks", storage_sync.TUNECORE]
         ok = storage_sync.main(storage_argv) == 0 and ok
     return 0 if ok else 1

@@ -318,7 +318,9 @@ def test_a_bad_param_space_names_the_parameter_and_exits_with_2(
     space.write_text(text)
     assert run(tmp_path, "quadratic", "--param-space", str(space)) == 2
     error = capsys.readouterr().err
-    assert error.startswith(f"tunecore run: error: {space}")
+    assert error.startswith(
+        (f"tunecore run: error: {space}", f"tunecore run: error: --param-space {space}")
+    )
     assert re.search(expected, error), error
     assert not (tmp_path / "exp").exists()  # nothing was started
 
@@ -326,7 +328,8 @@ def test_a_bad_param_space_names_the_parameter_and_exits_with_2(
 @pytest.mark.parametrize(
     ("options", "expected"),
     [
-        (["--scheduler", "asha"], "--scheduler asha: ASHAScheduler.metric=None is invalid"),
+        (["--scheduler", "asha"], "--scheduler asha needs --metric"),
+        (["--scheduler", "asha", "--metric", "loss"], "--scheduler asha needs --mode"),
         (["--max-t", "9"], "--max-t applies to --scheduler asha or hyperband only"),
         (
             ["--scheduler", "pbt", "--metric", "loss", "--mode", "min"],
@@ -787,8 +790,14 @@ def running_experiment(tmp_path: Path, handshake: Handshake) -> Iterator[Path]:
     """An experiment running in a thread, its first trial waiting (bounded)
     for the test's request; the directory, while it runs. On leaving, the
     trial is let go and the run must end cleanly."""
+    space = tmp_path / "space.json"  # what `add` may ask for
+    space.write_text(json.dumps({"added": False, "lr": {"uniform": [0, 1]}}))
     codes: list[int] = []
-    driver = threading.Thread(target=lambda: codes.append(run(tmp_path, "waits_for_a_request")))
+    driver = threading.Thread(
+        target=lambda: codes.append(
+            run(tmp_path, "waits_for_a_request", "--param-space", str(space))
+        )
+    )
     driver.start()
     try:
         assert handshake.running.wait(WAIT_S)

@@ -294,7 +294,8 @@ def test_an_unwritable_out_is_an_error_naming_the_flag(
     missing = tmp_path / "no such dir" / "curves.png"
     assert main(["plot", str(stopping), "--out", str(missing)]) == 2
     assert capsys.readouterr().err == (
-        f"tunecore plot: error: --out: cannot write {str(missing)!r}: No such file or directory\n"
+        f"tunecore plot: error: --out {missing}: cannot write a file there "
+        f"({missing.parent} does not exist)\n"
     )
 
 

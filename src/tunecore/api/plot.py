@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tunecore.api import plot_page
+from tunecore.api.spelling import setting
 from tunecore.api.whatif import WhatIf
 from tunecore.core.experiment import ExperimentState
 from tunecore.core.naming import trial_name
@@ -162,7 +163,7 @@ def collect(path: str | Path, metric: str | None = None, mode: Mode | None = Non
 
     walk(contents, BUILTIN, visit)
     if not last or "metric" not in names:
-        raise ValueError(f"{path}: no metric to plot (pass one: --metric)")
+        raise ValueError(f"{path}: no metric to plot (pass one: {setting('collect', 'metric')})")
     state = last[0]
     _name_trials(curves, state)
     chosen_mode = mode or (Mode(names["mode"]) if "mode" in names else None)

@@ -54,6 +54,7 @@ from tunecore.api.reporting import UserReporting, prints_its_own
 from tunecore.api.restored import Trainable, restored_output_files, restored_trainable
 from tunecore.api.results import ResultGrid
 from tunecore.api.searching import prepare_search, restored_runtime, searcher_object
+from tunecore.api.spelling import setting
 from tunecore.core.experiment import ExperimentConfig, ExperimentState, new_experiment
 from tunecore.core.experiment.snapshot import decode_state, encode_state
 from tunecore.core.naming import display_name
@@ -217,6 +218,7 @@ class Tuner:
         address: str | None = None,
         storage_filesystem: object = None,
         search_alg: object = None,
+        verbose: int | None = None,
     ) -> Tuner:
         """A Tuner that continues the experiment in `path` (after a crash, a
         Ctrl-C, or to retry its errors) when `fit()` is called.
@@ -250,7 +252,9 @@ class Tuner:
         ExperimentSnapshot[MyScheduler, MySearcher]`) are code, which the
         log does not hold: pass them again; so is a stopper of your own
         (`stop=`; thresholds and built-in stoppers are in the log).
-        `address` is the Ray cluster to go on in, as `RunConfig(address=)`.
+        `address` is the Ray cluster to go on in, as `RunConfig(address=)`;
+        `verbose` how much it prints, as `RunConfig(verbose=)` (default: as
+        the experiment ran).
         The address the experiment ran on is in the log, but a restore never
         joins it by itself (a log alone must not send your code to a
         cluster): without `address`, Ray chooses as `ray.init()` does (the
@@ -282,7 +286,7 @@ class Tuner:
                 storage_path=storage_path or str(experiment_dir.parent),
                 storage_filesystem=filesystem,
                 callbacks=list(callbacks or []),
-                verbose=settings.verbose,
+                verbose=settings.verbose if verbose is None else verbose,
                 log_to_file=restored_output_files(settings, experiment_dir) or False,
                 address=address,
                 executor="in_process" if settings.executor == "in_process" else "ray",
@@ -583,7 +587,11 @@ class Tuner:
             journal = Journal(writer, snapshots, records=rebuilt.records, digest=rebuilt.digest)
             return rebuilt.state, journal
         built = new_experiment(
-            self._experiment_config(), self._scheduler(), self._searcher(), self._stop.builtin
+            self._experiment_config(),
+            self._scheduler(),
+            self._searcher(),
+            self._stop.builtin,
+            metric_owner=setting("TuneConfig", "metric"),
         )
         try:  # a value the log cannot store (a metric name with a lone surrogate)
             initial = encode_state(built)
@@ -609,8 +617,7 @@ class Tuner:
             raise LogError(
                 f"{experiment_dir} already holds an experiment. Continue it with "
                 f"Tuner.restore({str(experiment_dir)!r}, trainable) (or `tunecore resume "
-                "--trainable`), or give "
-                "this one another RunConfig(name=...)."
+                f"--trainable`), or give this one another {setting('RunConfig', 'name')}."
             ) from None
         return state, Journal(writer, snapshots)
 
@@ -772,7 +779,7 @@ class Tuner:
         the run can be repeated (it is in the log header with the search)."""
         seed = self._fresh_seed()
         if self._run.verbose:
-            print(f"Search seed: {seed} (pass TuneConfig(seed={seed}) to repeat)")
+            print(f"Search seed: {seed} (pass {setting('TuneConfig', 'seed', seed)} to repeat)")
         return seed
 
     def _fresh_seed(self) -> int:

@@ -46,6 +46,7 @@ from pathlib import Path
 
 from tunecore.api.config import RunConfig, TuneConfig
 from tunecore.api.simulate import simulate
+from tunecore.api.spelling import setting
 from tunecore.core.experiment import ExperimentState, trial_id_of, trials_in_order
 from tunecore.core.experiment.step import AUTOFILLED
 from tunecore.core.results import (
@@ -259,8 +260,8 @@ def what_if(
     chosen = mode or found.mode
     if metric is None or chosen is None:
         raise ValueError(
-            f"{path}: the experiment names no metric and mode; pass metric= and mode= "
-            "(CLI: --metric, --mode)"
+            f"{path}: the experiment names no metric and mode; pass "
+            f"{setting('what_if', 'metric')} and {setting('what_if', 'mode')}"
         )
     mode = Mode(chosen)
     recorded = found.trials

@@ -22,8 +22,9 @@ they read a local copy of what is stored there (`tunecore.shell.remote`).
 
 This module holds `main`. The commands are in `run` (run, resume), `log`
 (replay, status, simulate, plot), `requests` (stop, add) and `demo` (demo,
-transitions); their arguments in `parser`, the refusal of arguments that
-are not UTF-8 in `undecodable`, what the commands share in `common`, the
+transitions); their arguments in `parser`, the flag of each setting of
+the Python API in `flags`, the refusal of arguments that are not UTF-8 in
+`undecodable`, what the commands share in `common`, the
 parameter-space file in `space` and the exit codes in `errors`.
 
 Exit codes:
@@ -42,9 +43,11 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
+from tunecore.api.spelling import spelled_as_flags
 from tunecore.cli.common import log_error
 from tunecore.cli.errors import EXIT_INTERRUPTED, CliError
-from tunecore.cli.parser import build_parser
+from tunecore.cli.flags import CONFIG_FLAGS
+from tunecore.cli.parser import build_parser, parse_arguments
 from tunecore.cli.undecodable import refuse_undecodable
 from tunecore.shell.eventlog import LogError
 
@@ -55,12 +58,13 @@ EXIT_CODES = "Exit codes:" + (__doc__ or "").partition("Exit codes:")[2]
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; its exit code (see the module docstring)."""
     parser = build_parser(EXIT_CODES)
-    args = parser.parse_args(argv)
+    args = parse_arguments(parser, argv)
     handler: Callable[[argparse.Namespace], int] = args.handler
     try:
         try:
             refuse_undecodable(parser, args)
-            return handler(args)
+            with spelled_as_flags(CONFIG_FLAGS):
+                return handler(args)
         except LogError as error:
             raise log_error(error) from None
     except CliError as error:

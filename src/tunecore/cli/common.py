@@ -30,25 +30,27 @@ def log_error(error: LogError) -> CliError:
     return CliError(str(error))
 
 
-def experiment_dir(given: str) -> Path:
-    """`given` if it holds an experiment, else an error saying what it is."""
+def experiment_dir(given: str, flag: str = "") -> Path:
+    """`given` if it holds an experiment, else an error saying what it is
+    (naming the flag it was given to, if any)."""
     path = Path(given).expanduser()
+    named = f"{flag} {path}" if flag else str(path)
     if not path.exists():
-        raise CliError(f"{path} does not exist")
+        raise CliError(f"{named} does not exist")
     if not path.is_dir():
-        raise CliError(f"{path} is not a directory")
+        raise CliError(f"{named} is not a directory")
     if not log_path(path).is_file():
-        raise CliError(f"{path} is not a tunecore experiment directory (no {LOG_FILE})")
+        raise CliError(f"{named} is not a tunecore experiment directory (no {LOG_FILE})")
     return path
 
 
 @contextlib.contextmanager
-def readable(given: str) -> Iterator[tuple[Path, str]]:
+def readable(given: str, flag: str = "") -> Iterator[tuple[Path, str]]:
     """The local directory of the experiment `given` (a directory, or a URI
     whose stored state is fetched into a local copy) and how to name it.
     An unusable log of a URI is reported naming the URI, not the copy."""
     if not is_uri(given):
-        directory = experiment_dir(given)
+        directory = experiment_dir(given, flag)
         yield directory, str(directory)
         return
     try:

@@ -14,6 +14,7 @@ from tunecore.api.plot import render_what_if
 from tunecore.api.whatif import what_if
 from tunecore.cli.common import is_uri, readable
 from tunecore.cli.errors import EXIT_OK, CliError
+from tunecore.cli.paths import experiment_to_write, file_to_write
 from tunecore.core.experiment import ExperimentState
 from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.model import InvalidFieldError, Mode
@@ -39,6 +40,8 @@ def replay_command(args: argparse.Namespace) -> int:
             "(resume the experiment to go on after its last good record)"
         )
     with readable(args.dir) as (directory, shown):
+        if args.truncate:
+            experiment_to_write(directory)
         replayed = _replayed(directory, args.truncate)
     _show(replayed.state, shown)
     print(
@@ -117,7 +120,9 @@ def _resume(shown: str) -> str:
 def simulate_command(args: argparse.Namespace) -> int:
     """A what-if of the recorded experiment under another scheduler."""
     scheduler = _what_if_scheduler(args)
-    with readable(args.source) as (directory, shown):
+    if args.plot:
+        file_to_write("--plot", args.plot)
+    with readable(args.source, "--from") as (directory, shown):
         try:
             outcome = what_if(directory, scheduler, metric=args.metric, mode=args.mode)
         except ValueError as error:
@@ -163,14 +168,20 @@ WHAT_IF_SCHEDULERS: dict[str, tuple[Callable[..., TrialScheduler], tuple[str, ..
 }
 
 
-WHAT_IF_OPTIONS: dict[str, Callable[[str], object]] = {
-    "max_t": float,
-    "grace_period": float,
-    "reduction_factor": float,
-    "brackets": int,
-    "min_samples_required": int,
-    "time_attr": str,
+WHAT_IF_OPTIONS: dict[str, tuple[Callable[[str], object], str]] = {
+    "max_t": (float, "the most --time-attr a trial gets"),
+    "grace_period": (float, "the --time-attr a trial gets before it can be stopped"),
+    "reduction_factor": (float, "1/this of the trials go on at each rung"),
+    "brackets": (int, "the number of brackets"),
+    "min_samples_required": (int, "the trials that must report before any is stopped"),
+    "time_attr": (str, "the result key progress is measured in"),
 }
+"""Each option's type and what it means (its help, with the schedulers it applies to)."""
+
+
+def what_if_help(option: str, meaning: str) -> str:
+    takers = [name for name, (_, takes) in WHAT_IF_SCHEDULERS.items() if option in takes]
+    return f"{'/'.join(takers)}: {meaning} (default: the scheduler's)"
 
 
 def option_flag(option: str) -> str:
@@ -200,17 +211,21 @@ def plot_command(args: argparse.Namespace) -> int:
     experiment directory, or, for a URI (read through a temporary copy,
     gone at exit), into the current directory, so the picture stays."""
     mode = Mode(args.mode) if args.mode else None
+    if args.out:  # before a URI's state is fetched for nothing
+        file_to_write("--out", args.out)
     with readable(args.dir) as (directory, shown):
+        if args.out:
+            out = Path(args.out)
+        elif is_uri(args.dir):
+            out = Path.cwd() / f"{directory.name}-curves.png"
+        else:
+            out = directory / "curves.png"
+        if not args.out:
+            file_to_write("--out", out)
         try:
             drawing = collect_curves(directory, metric=args.metric, mode=mode)
         except ValueError as error:
             raise CliError(str(error)) from error
-    if args.out:
-        out = Path(args.out)
-    elif is_uri(args.dir):
-        out = Path.cwd() / f"{directory.name}-curves.png"
-    else:
-        out = directory / "curves.png"
     written = _draw("--out", out, lambda target: render_curves(drawing, target))
     print(f"{shown}: {len(drawing.curves)} trials drawn to {written}")
     return EXIT_OK

@@ -4,7 +4,9 @@ command's flags and help texts, and the function that runs the command."""
 from __future__ import annotations
 
 import argparse
-from typing import Any
+import difflib
+from collections.abc import Sequence
+from typing import Any, NoReturn
 
 from tunecore.cli.demo import demo_command, transitions_command
 from tunecore.cli.log import (
@@ -15,6 +17,7 @@ from tunecore.cli.log import (
     replay_command,
     simulate_command,
     status_command,
+    what_if_help,
 )
 from tunecore.cli.requests import add_command, stop_command
 from tunecore.cli.run import SCHEDULERS, SEARCHERS, resume_command, run_command
@@ -38,12 +41,18 @@ class Parser(argparse.ArgumentParser):
 
     def subcommand(self, name: str, **kwargs: Any) -> Parser:
         """The parser of the sub-command `name`, the command line's first
-        word (`args.command`); the first call adds that word."""
+        word (`args.command`); the first call adds that word. It takes no
+        abbreviated flags (`--num-sample` is not `--num-samples`), and sets
+        itself as `args.parser`, for its usage in errors."""
         if not self.commands:
             self.command_word = self.add_subparsers(
-                dest="command", required=True, metavar="COMMAND"
+                dest="command",
+                required=True,
+                metavar="COMMAND",
+                help="one of these (tunecore COMMAND --help: its options)",
             )
-        parser = self.command_word.add_parser(name, **kwargs)
+        parser = self.command_word.add_parser(name, allow_abbrev=False, **kwargs)
+        parser.set_defaults(parser=parser)
         self.commands[name] = parser
         return parser
 
@@ -64,6 +73,41 @@ def _stop_criterion(text: str) -> tuple[str, float | bool]:
         ) from None
 
 
+def _add_verbose(command: argparse.ArgumentParser, default: int | None, default_help: str) -> None:
+    command.add_argument(
+        "--verbose",
+        type=int,
+        default=default,
+        choices=range(4),
+        metavar="V",
+        help=f"0: silent; 1 to 3: the status while it runs, a summary at the end ({default_help})",
+    )
+
+
+def parse_arguments(
+    parser: argparse.ArgumentParser, argv: Sequence[str] | None
+) -> argparse.Namespace:
+    """`parser.parse_args`, but an argument no command takes is reported
+    with the command's usage, not the top level's, and with the flag it
+    was probably meant to be: `--num-sample` -> did you mean --num-samples?"""
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        _unrecognized(args.parser, unknown)
+    return args
+
+
+def _unrecognized(command: Parser, unknown: list[str]) -> NoReturn:
+    flags = [flag for action in command.arguments for flag in action.option_strings]
+    message = f"unrecognized arguments: {' '.join(unknown)}"
+    for given in unknown:
+        if given.startswith("-"):
+            close = difflib.get_close_matches(given.partition("=")[0], flags, n=1, cutoff=0.6)
+            if close:
+                message += f" (did you mean {close[0]}?)"
+                break
+    command.error(message)
+
+
 def _add_run(parser: Parser) -> None:
     run = parser.subcommand(
         "run",
@@ -73,7 +117,11 @@ def _add_run(parser: Parser) -> None:
         epilog=PARAM_SPACE_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    run.add_argument("trainable", metavar="MODULE:FUNCTION")
+    run.add_argument(
+        "trainable",
+        metavar="MODULE:FUNCTION",
+        help="the training function or Trainable class to tune, e.g. train:objective",
+    )
     run.add_argument("--param-space", metavar="FILE", help="TOML or JSON (format below)")
     run.add_argument("--metric", help="the result key to optimise")
     run.add_argument("--mode", choices=("min", "max"), help="minimise or maximise --metric")
@@ -159,14 +207,7 @@ def _add_run(parser: Parser) -> None:
     )
     run.add_argument("--cpus-per-trial", type=float, metavar="C", help="default 1")
     run.add_argument("--gpus-per-trial", type=float, metavar="G", help="default 0")
-    run.add_argument(
-        "--verbose",
-        type=int,
-        default=1,
-        choices=range(4),
-        metavar="V",
-        help="0: silent; 1 (default) to 3: the status while it runs, a summary at the end",
-    )
+    _add_verbose(run, 1, "default 1")
     run.set_defaults(handler=run_command)
 
 
@@ -178,7 +219,7 @@ def _add_resume(parser: Parser) -> None:
         "given by --trainable: finished trials do not run again, unfinished ones restart "
         "from their newest checkpoint.",
     )
-    resume.add_argument("dir", metavar="DIR")
+    resume.add_argument("dir", metavar="DIR", help=_DIR_HELP)
     resume.add_argument(
         "--resume-errored",
         action="store_true",
@@ -207,7 +248,11 @@ def _add_resume(parser: Parser) -> None:
         help="the Ray cluster to go on in (default: RAY_ADDRESS, else a local Ray). "
         "The address the log records is never joined without this flag",
     )
+    _add_verbose(resume, None, "default: as the experiment ran")
     resume.set_defaults(handler=resume_command)
+
+
+_DIR_HELP = "the experiment's directory, or its URI in storage (s3://..., file://...)"
 
 
 def build_parser(exit_codes: str) -> Parser:
@@ -216,10 +261,12 @@ def build_parser(exit_codes: str) -> Parser:
     raw = argparse.RawDescriptionHelpFormatter
     parser = Parser(
         prog="tunecore",
+        allow_abbrev=False,
         description="tunecore: run, inspect and steer hyperparameter tuning experiments.",
         epilog=exit_codes,
         formatter_class=raw,
     )
+
     _add_run(parser)
 
     _add_resume(parser)
@@ -233,7 +280,7 @@ def build_parser(exit_codes: str) -> Parser:
         "(s3://bucket/runs/exp?endpoint_override=..., file:///dir/exp): what is stored "
         "there is read.",
     )
-    replay_.add_argument("dir", metavar="DIR")
+    replay_.add_argument("dir", metavar="DIR", help=_DIR_HELP)
     replay_.add_argument(
         "--truncate",
         action="store_true",
@@ -250,7 +297,7 @@ def build_parser(exit_codes: str) -> Parser:
         "(s3://bucket/runs/exp?endpoint_override=..., file:///dir/exp): what is stored "
         "there is read (the running driver ships it within seconds).",
     )
-    status.add_argument("dir", metavar="DIR")
+    status.add_argument("dir", metavar="DIR", help=_DIR_HELP)
     status.set_defaults(handler=status_command)
 
     stop = parser.subcommand(
@@ -259,8 +306,10 @@ def build_parser(exit_codes: str) -> Parser:
         description="Queue a request for the experiment running in DIR to stop a trial for "
         "good. TRIAL_ID is the trial's id or its name in the status table.",
     )
-    stop.add_argument("dir", metavar="DIR")
-    stop.add_argument("trial", metavar="TRIAL_ID")
+    stop.add_argument("dir", metavar="DIR", help=_DIR_HELP)
+    stop.add_argument(
+        "trial", metavar="TRIAL_ID", help="the trial's id or its name in the status table"
+    )
     stop.set_defaults(handler=stop_command)
 
     add = parser.subcommand(
@@ -269,7 +318,7 @@ def build_parser(exit_codes: str) -> Parser:
         description="Queue a request for the experiment running in DIR to add a trial with "
         "this config, besides the ones its searcher suggests.",
     )
-    add.add_argument("dir", metavar="DIR")
+    add.add_argument("dir", metavar="DIR", help=_DIR_HELP)
     add.add_argument(
         "--config",
         required=True,
@@ -289,15 +338,24 @@ def build_parser(exit_codes: str) -> Parser:
         "given; print what it would have decided and used against the original. A trial "
         "the policy wanted to run past its recorded curve ends there and is named.",
     )
-    simulate.add_argument("--from", dest="source", metavar="DIR", required=True)
-    simulate.add_argument("--scheduler", choices=sorted(WHAT_IF_SCHEDULERS), required=True)
+    simulate.add_argument(
+        "--from", dest="source", metavar="DIR", required=True, help="the recorded experiment"
+    )
+    simulate.add_argument(
+        "--scheduler",
+        choices=sorted(WHAT_IF_SCHEDULERS),
+        required=True,
+        help="the scheduler the trials run under in the what-if",
+    )
     simulate.add_argument("--metric", help="default: the experiment's")
     simulate.add_argument("--mode", choices=["min", "max"], help="default: the experiment's")
     simulate.add_argument(
         "--plot", metavar="FILE", help="draw both runs, trial by trial (.png/.html)"
     )
-    for option, kind in WHAT_IF_OPTIONS.items():
-        simulate.add_argument(option_flag(option), dest=option, type=kind)
+    for option, (kind, meaning) in WHAT_IF_OPTIONS.items():
+        simulate.add_argument(
+            option_flag(option), dest=option, type=kind, help=what_if_help(option, meaning)
+        )
     simulate.set_defaults(handler=simulate_command)
 
     plot = parser.subcommand(
@@ -309,7 +367,7 @@ def build_parser(exit_codes: str) -> Parser:
         "with their config. A .html file is an interactive page that needs no network. "
         "Needs matplotlib (the plot extra).",
     )
-    plot.add_argument("dir", metavar="DIR", help="an experiment directory, or its storage URI")
+    plot.add_argument("dir", metavar="DIR", help=_DIR_HELP)
     plot.add_argument(
         "--out",
         help="a .png or .html file (default: DIR/curves.png; for a URI, "

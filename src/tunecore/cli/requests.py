@@ -14,7 +14,9 @@ from typing import NoReturn
 from tunecore.api.config import SyncConfig
 from tunecore.cli.common import experiment_dir, is_uri
 from tunecore.cli.errors import EXIT_OK, CliError
+from tunecore.cli.paths import experiment_to_write
 from tunecore.core.experiment import ExperimentState, trials_in_order
+from tunecore.core.search.fitting import misfit, searched_space
 from tunecore.model import JsonDict, TrialState, TrialStatus
 from tunecore.model.storable import UnstorableValueError, check_storable
 from tunecore.shell.eventlog import LogError
@@ -52,6 +54,7 @@ class _Inbox:
 def _inbox_of(given: str) -> _Inbox:
     if not is_uri(given):
         directory = experiment_dir(given)
+        experiment_to_write(directory)
         return _Inbox(directory, str(directory), lambda r: str(Inbox(directory).post(r)), False)
     try:
         stored = open_stored(given)
@@ -92,7 +95,12 @@ def _find_trial(state: ExperimentState, given: str) -> TrialState:
 
 
 def _post(inbox: _Inbox, request: Request, what: str) -> int:
-    where = inbox.post(request)
+    try:
+        where = inbox.post(request)
+    except OSError as error:  # its inbox is a file, say
+        raise CliError(
+            f"{inbox.shown}: cannot post the request to {error.filename} ({error.strerror})"
+        ) from None
     soon = "within a few seconds" if inbox.stored else "within about a second"
     print(
         f"Queued {what} ({where}). The running experiment takes it {soon}; "
@@ -118,9 +126,25 @@ def stop_command(args: argparse.Namespace) -> int:
 def add_command(args: argparse.Namespace) -> int:
     inbox = _inbox_of(args.dir)
     config = _config_object(args.config)
-    inbox.state()
+    _refuse_misfit(inbox.state(), config)
     request = AddTrialRequest(config=config, experiment_tag=args.tag)
     return _post(inbox, request, f"a trial with config {json.dumps(config)}")
+
+
+def _refuse_misfit(state: ExperimentState, config: JsonDict) -> None:
+    """A config that does not fit the experiment's parameter space (see
+    `tunecore.core.search.fitting`) is refused, not queued to fail in the
+    trial. A searcher whose space the log does not hold checks nothing."""
+    space = searched_space(state.searcher)
+    if space is None:
+        return
+    found = misfit(space, config)
+    if found is not None:
+        key = "--config" + "".join(f"[{part!r}]" for part in found.path)
+        raise CliError(
+            f"{key}={found.value!r} does not fit the experiment's parameter space: "
+            f"expected {found.expected}"
+        )
 
 
 def _config_object(text: str) -> JsonDict:

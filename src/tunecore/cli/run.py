@@ -5,16 +5,12 @@ its end, with the outcome as an exit code (Ctrl-C included)."""
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib
 import os
-import signal
 import sys
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from types import FrameType
-from typing import Any, NoReturn
+from typing import Any
 
 import pydantic
 
@@ -23,6 +19,9 @@ from tunecore.api.results import ResultGrid
 from tunecore.api.tuner import Tuner
 from tunecore.cli.common import experiment_dir, is_uri
 from tunecore.cli.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, CliError
+from tunecore.cli.flags import flag_of, in_flags
+from tunecore.cli.interrupts import stopping_cleanly
+from tunecore.cli.paths import directory_to_make, experiment_to_write
 from tunecore.cli.space import load_param_space, sampled_domains
 from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.model import InvalidFieldError, Mode
@@ -32,6 +31,7 @@ from tunecore.schedulers import (
     MedianStoppingRule,
     PopulationBasedTraining,
 )
+from tunecore.shell.store import DEFAULT_ROOT
 
 SCHEDULERS: dict[str, Callable[..., TrialScheduler] | None] = {
     "fifo": None,  # the core's default
@@ -98,6 +98,9 @@ def _scheduler(args: argparse.Namespace, space: dict[str, object]) -> TrialSched
         scheduler = make(**options)
         scheduler.with_objective(args.metric, _mode(args.mode))  # needs --metric/--mode?
     except InvalidFieldError as error:
+        objective = error.field.rpartition(".")[2]
+        if error.value is None and objective in ("metric", "mode"):  # the user gave none
+            raise CliError(f"--scheduler {name} needs {flag_of(objective)}") from None
         raise CliError(f"--scheduler {name}: {error}") from None
     return scheduler
 
@@ -108,6 +111,7 @@ def _mode(mode: str | None) -> Mode | None:
 
 def run_command(args: argparse.Namespace) -> int:
     space = load_param_space(args.param_space) if args.param_space else {}
+    _check_storage(args.storage_path, args.name)
     scheduler = _scheduler(args, space)
     resources = None  # what the trainable asks itself (default_resource_request), or 1 CPU
     if args.cpus_per_trial is not None or args.gpus_per_trial is not None:
@@ -142,15 +146,19 @@ def run_command(args: argparse.Namespace) -> int:
         raise _flag_error(error) from None
     except (ValueError, TypeError) as error:
         raise CliError(str(error)) from None
-    return _fit(tuner, args.trainable, args.address)
+    return _fit(tuner, args.command, args.trainable, args.address)
 
 
-_RESOURCE_FLAGS = {
-    "resources_per_trial['cpu']": "--cpus-per-trial",
-    "resources_per_trial['gpu']": "--gpus-per-trial",
-}
-"""The config fields `run` fills from flags of another name. Every other
-field it fills has the flag's name: `num_samples` is `--num-samples`."""
+def _check_storage(storage_path: str | None, name: str | None) -> None:
+    """`--storage-path` (a local one: a directory or `file://`; another
+    store's errors are its own) can hold experiments, and `--name` is not a
+    file in it."""
+    if storage_path is not None and is_uri(storage_path) and not storage_path.startswith("file:"):
+        return
+    given = storage_path or DEFAULT_ROOT
+    root = directory_to_make("--storage-path", given)
+    if name is not None and (root / name).exists() and not (root / name).is_dir():
+        raise CliError(f"--name {name}: {root / name} is a file, not a directory")
 
 
 def _flag_error(error: pydantic.ValidationError) -> CliError:
@@ -160,15 +168,11 @@ def _flag_error(error: pydantic.ValidationError) -> CliError:
     for problem in error.errors():
         field = str(problem["loc"][0]) if problem["loc"] else ""
         message = str(problem["msg"]).removeprefix("Value error, ")
-        named = {f"{field}=": f"--{field.replace('_', '-')}="}
-        named.update({f"{key}=": f"{flag}=" for key, flag in _RESOURCE_FLAGS.items()})
-        for written, flag in named.items():
-            if written in message:
-                lines.append(message.replace(written, flag))
-                break
+        translated = in_flags(message)
+        if translated != message:
+            lines.append(translated)
         else:
-            flag = f"--{field.replace('_', '-')}"
-            lines.append(f"{flag}={problem.get('input')!r} is invalid: {message}")
+            lines.append(f"{flag_of(field)}={problem.get('input')!r} is invalid: {message}")
     return CliError("\n".join(lines))
 
 
@@ -177,7 +181,10 @@ def resume_command(args: argparse.Namespace) -> int:
     the log; the log alone never decides what is imported, so nothing is
     put on sys.path without the flag. DIR may be the experiment's URI:
     the resume then goes on from what is stored there (`Tuner.restore`)."""
-    directory: str | Path = args.dir if is_uri(args.dir) else experiment_dir(args.dir)
+    directory: str | Path = args.dir
+    if not is_uri(args.dir):
+        directory = experiment_dir(args.dir)
+        experiment_to_write(directory)
     if args.trainable is not None:
         _import_from_cwd()
     try:
@@ -188,17 +195,23 @@ def resume_command(args: argparse.Namespace) -> int:
             resume_errored=args.resume_errored,
             restart_errored=args.restart_errored,
             address=args.address,
+            verbose=args.verbose,
         )
+    except pydantic.ValidationError as error:
+        raise _flag_error(error) from None
     except (ValueError, TypeError) as error:
         raise CliError(str(error)) from None
-    return _fit(tuner, args.trainable, args.address)
+    return _fit(tuner, args.command, args.trainable, args.address)
 
 
-def _fit(tuner: Tuner, trainable: str, address: str | None) -> int:
+def _fit(tuner: Tuner, command: str, trainable: str, address: str | None) -> int:
     """Run the experiment of `trainable` (MODULE:FUNCTION), on the Ray
     cluster at `address` if one was given; its outcome as an exit code."""
-    with _noticing_interrupts() as interrupted:
-        results = tuner.fit()
+    with stopping_cleanly(command) as interrupted:
+        try:
+            results = tuner.fit()
+        except InvalidFieldError as error:  # the space or the search, found wanting at the start
+            raise CliError(str(error)) from None
     print(f"Experiment directory: {results.experiment_path}")
     if interrupted:
         on = "" if address is None else f" --address {address}"
@@ -213,29 +226,6 @@ def _fit(tuner: Tuner, trainable: str, address: str | None) -> int:
 def _failed(results: ResultGrid) -> bool:
     """Ray's `tune.run` raises for errored trials; the CLI exits with 1."""
     return results.experiment_error is not None or results.num_errors > 0
-
-
-@contextlib.contextmanager
-def _noticing_interrupts() -> Iterator[list[bool]]:
-    """Remember whether Ctrl-C was pressed. The loop turns the
-    KeyboardInterrupt into a stop through the core and `fit()` returns
-    normally, so the exit code (130) has to be learned here. Only Python's
-    default handler in the main thread is wrapped; elsewhere nothing changes."""
-    seen: list[bool] = []
-    default = signal.getsignal(signal.SIGINT) is signal.default_int_handler
-    if not default or threading.current_thread() is not threading.main_thread():
-        yield seen
-        return
-
-    def interrupted(_signum: int, _frame: FrameType | None) -> NoReturn:
-        seen.append(True)
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGINT, interrupted)
-    try:
-        yield seen
-    finally:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _import_from_cwd() -> None:

@@ -83,11 +83,11 @@ def load_param_space(file: str) -> dict[str, object]:
     path = Path(file).expanduser()
     suffix = path.suffix.lower()
     if suffix not in (".toml", ".json"):
-        raise CliError(f"{path}: a parameter space file must end in .toml or .json")
+        raise CliError(f"--param-space {path}: a parameter space file must end in .toml or .json")
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as error:
-        raise CliError(f"{path}: cannot read the parameter space ({error.strerror})") from None
+        raise CliError(f"--param-space {path}: cannot read it ({error.strerror})") from None
     try:
         data: object = tomllib.loads(text) if suffix == ".toml" else json.loads(text)
     except (tomllib.TOMLDecodeError, json.JSONDecodeError) as error:

@@ -182,23 +182,23 @@ class ExperimentLoop:
 
     def _run(self) -> ExperimentState:
         try:
-            total = self._executor.cluster_resources()
-            self.feed([ClusterResourcesChanged(at=self._clock(), total=total)])
-            while not self.state.done:
-                try:
+            try:
+                # The first feed starts trials and prints: a Ctrl-C may land in it too.
+                total = self._executor.cluster_resources()
+                self.feed([ClusterResourcesChanged(at=self._clock(), total=total)])
+                while not self.state.done:
                     events = self._executor.next_events(self._poll)
                     events = [*self._requests(), *events]
                     self._callbacks.on_step_begin(self._iteration, self._trials())
                     self.feed(events or [Tick(at=self._clock())])
                     self._ask_stop_all()
                     self._callbacks.on_step_end(self._iteration, self._trials())
-                except KeyboardInterrupt:
-                    logger.warning(
-                        "Interrupted: ending the workers; unfinished trials resume "
-                        "with Tuner.restore (or `tunecore resume`)"
-                    )
-                    self.feed([ExperimentInterrupted(at=self._clock(), reason=INTERRUPTED)])
-                    break
+            except KeyboardInterrupt:
+                logger.warning(
+                    "Interrupted: ending the workers; unfinished trials resume "
+                    "with Tuner.restore (or `tunecore resume`)"
+                )
+                self.feed([ExperimentInterrupted(at=self._clock(), reason=INTERRUPTED)])
             else:
                 self._executor.drain(timeout=60.0)  # exports and releases still running
         finally:

@@ -122,16 +122,24 @@ AUTOFILLED = frozenset(
 )
 
 
+API_METRIC_OWNER = "TuneConfig(metric=...)"
+"""What asks for the experiment's metric, as the Python API names it."""
+
+
 def new_experiment(
     config: ExperimentConfig,
     scheduler: TrialScheduler | None = None,
     searcher: Searcher | None = None,
     stopper: BuiltinStopper | None = None,
+    *,
+    metric_owner: str = API_METRIC_OWNER,
 ) -> ExperimentState:
     """A fresh experiment; the scheduler and the searcher take the
     experiment's metric and mode where they have none (and raise a clear
     error if they need one and neither has it). `stopper` is the built-in
-    stopper, if any (`tunecore.core.stoppers`)."""
+    stopper, if any (`tunecore.core.stoppers`). `metric_owner` is how a
+    result without the metric names the setting that asks for it (the
+    command line names its flag)."""
     policy = config.checkpoint_policy
     if policy.persist_due is None:  # a new experiment keeps what is due (see the field)
         policy = msgspec.structs.replace(policy, persist_due=True)
@@ -142,7 +150,7 @@ def new_experiment(
     if config.checked_metrics is None:
         checked: dict[str, str] = {}
         for metric, owner in (
-            (config.metric, "TuneConfig(metric=...)"),
+            (config.metric, metric_owner),
             (policy_metric(scheduler), type(scheduler).__name__),
             (policy_metric(searcher), type(searcher).__name__),
         ):
@@ -421,7 +429,7 @@ class _Step:
         config = self.config
         checked = config.checked_metrics
         if checked is None:  # a log from before checked_metrics
-            checked = {} if config.metric is None else {config.metric: "TuneConfig(metric=...)"}
+            checked = {} if config.metric is None else {config.metric: API_METRIC_OWNER}
         for metric, owner in checked.items():
             if metric in flat and is_number(flat[metric]):
                 continue

@@ -19,7 +19,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from tunecore.model import InvalidFieldError
-from tunecore.model.errors import require_int
 from tunecore.shell.trainable import Checkpoint, report
 
 Metrics = str | Sequence[str] | Mapping[str, str] | None
@@ -27,7 +26,7 @@ Metrics = str | Sequence[str] | Mapping[str, str] | None
 name}; None reports every metric the library computed."""
 
 Postprocess = Callable[[dict[str, Any]], dict[str, Any]]
-SaveModel = Callable[[str], None]
+SaveModel = Callable[[str], object]
 """Writes the booster to the path given."""
 
 
@@ -38,19 +37,21 @@ class ReportSettings:
     def __init__(
         self,
         owner: str,
+        *,
         metrics: Metrics,
-        filename: str,
-        frequency: int,
-        checkpoint_at_end: bool,
-        results_postprocessing_fn: Postprocess | None,
+        filename: object,
+        frequency: object,
+        checkpoint_at_end: object,
+        results_postprocessing_fn: object,
     ) -> None:
         self.owner = owner
         self.names = _checked_metrics(owner, metrics)
         if not isinstance(filename, str) or not filename or "/" in filename:
             raise InvalidFieldError(f"{owner}.filename", filename, "a file name, like 'model.ubj'")
-        require_int(f"{owner}.frequency", frequency, minimum=0)
+        if not isinstance(frequency, int) or isinstance(frequency, bool) or frequency < 0:
+            raise InvalidFieldError(f"{owner}.frequency", frequency, "an integer >= 0")
         if not isinstance(checkpoint_at_end, bool):
-            raise InvalidFieldError(f"{owner}.checkpoint_at_end", checkpoint_at_end, "True or False")
+            raise InvalidFieldError(f"{owner}.checkpoint_at_end", checkpoint_at_end, "a bool")
         if results_postprocessing_fn is not None and not callable(results_postprocessing_fn):
             raise InvalidFieldError(
                 f"{owner}.results_postprocessing_fn",
@@ -60,7 +61,7 @@ class ReportSettings:
         self.filename = filename
         self.frequency = frequency
         self.checkpoint_at_end = checkpoint_at_end
-        self.postprocess = results_postprocessing_fn
+        self.postprocess: Postprocess | None = results_postprocessing_fn
 
     def checkpoint_due(self, iteration: int) -> bool:
         """Whether boosting round `iteration` (from 0) ends with a

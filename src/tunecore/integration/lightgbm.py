@@ -61,11 +61,11 @@ class TuneReportCheckpointCallback:
     ) -> None:
         self._settings = ReportSettings(
             type(self).__name__,
-            metrics,
-            filename,
-            frequency,
-            checkpoint_at_end,
-            results_postprocessing_fn,
+            metrics=metrics,
+            filename=filename,
+            frequency=frequency,
+            checkpoint_at_end=checkpoint_at_end,
+            results_postprocessing_fn=results_postprocessing_fn,
         )
 
     @classmethod
@@ -106,7 +106,7 @@ def evaluation_results(env: CallbackEnv) -> dict[str, dict[str, Any]]:
     """{data name: {metric: value}} of one round; a cross-validated metric
     (one with a standard deviation) as `<metric>-mean` and `<metric>-stdv`."""
     results: dict[str, dict[str, Any]] = {}
-    for entry in env.evaluation_result_list:
+    for entry in env.evaluation_result_list or ():
         data_name, metric, value = entry[0], entry[1], entry[2]
         stdv = entry[4] if len(entry) > 4 else None
         per_data = results.setdefault(data_name, {})

@@ -60,11 +60,11 @@ class TuneReportCheckpointCallback(TrainingCallback):
         super().__init__()
         self._settings = ReportSettings(
             type(self).__name__,
-            metrics,
-            filename,
-            frequency,
-            checkpoint_at_end,
-            results_postprocessing_fn,
+            metrics=metrics,
+            filename=filename,
+            frequency=frequency,
+            checkpoint_at_end=checkpoint_at_end,
+            results_postprocessing_fn=results_postprocessing_fn,
         )
         self._last_result: dict[str, Any] | None = None
         self._last_checkpoint_round: int | None = None

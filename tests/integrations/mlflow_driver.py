@@ -59,7 +59,9 @@ class DieAfterResults(Callback):
     def __init__(self, results: int) -> None:
         self.left = results
 
-    def on_trial_result(self, iteration: int, trials: object, trial: object, result: object) -> None:
+    def on_trial_result(
+        self, iteration: int, trials: object, trial: object, result: object
+    ) -> None:
         self.left -= 1
         if self.left == 0:
             die()

@@ -16,9 +16,8 @@ import pytest
 
 import tunecore as tune
 
-pytest.importorskip("mlflow")
-import mlflow  # noqa: E402 - only with mlflow installed
-from mlflow.tracking import MlflowClient  # noqa: E402
+mlflow = pytest.importorskip("mlflow")
+from mlflow.tracking import MlflowClient  # noqa: E402 - only with mlflow installed
 
 from tests.integrations import mlflow_driver  # noqa: E402
 from tunecore.integrations.mlflow import MLflowLoggerCallback, setup_mlflow  # noqa: E402
@@ -147,9 +146,9 @@ def test_a_driver_killed_twice_and_resumed_logs_each_result_once(
 ) -> None:
     def drive(phase: str) -> int:
         env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"}
+        driver = [sys.executable, "-m", "tests.integrations.mlflow_driver"]
         return subprocess.run(
-            [sys.executable, "-m", "tests.integrations.mlflow_driver"]
-            + [str(tmp_path), tracking_uri, phase],
+            [*driver, str(tmp_path), tracking_uri, phase],
             env=env,
             cwd=tmp_path,
             timeout=300,
@@ -214,7 +213,7 @@ def test_setup_mlflow_in_a_trial_continues_its_run_after_a_restart(
 def test_setup_mlflow_refuses_a_missing_experiment_unless_asked_to_make_it(
     tracking_uri: str,
 ) -> None:
-    with pytest.raises(ValueError, match="experiment_name='nowhere'.*create_experiment"):
+    with pytest.raises(ValueError, match=r"experiment_name='nowhere'.*create_experiment"):
         setup_mlflow({}, experiment_name="nowhere", tracking_uri=tracking_uri)
     tracker = setup_mlflow(
         {"a": 1},
@@ -246,4 +245,4 @@ def test_without_mlflow_the_import_names_the_extra(monkeypatch: pytest.MonkeyPat
         monkeypatch.delitem(sys.modules, f"tunecore.integrations.{name}")
         monkeypatch.delattr(tunecore.integrations, name)
     with pytest.raises(ImportError, match=r"pip install 'tunecore\[mlflow\]'"):
-        import tunecore.integrations.mlflow  # noqa: F401, PLC0415
+        import tunecore.integrations.mlflow  # noqa: PLC0415

@@ -24,6 +24,7 @@ import logging
 import os
 import time
 from collections.abc import Mapping
+from types import ModuleType
 from typing import Any
 
 from tunecore.core.results import TRAINING_ITERATION
@@ -45,6 +46,12 @@ TRIAL_ID_TAG = "trial_id"
 LOGGER_TAG = "tunecore_logger"
 MAX_METRICS_PER_BATCH = 1000  # MLflow's limit for one log_batch
 MAX_PARAMS_PER_BATCH = 100
+
+
+def fluent() -> ModuleType:
+    """The `mlflow` module itself: MLflow's API around an active run,
+    which `setup_mlflow` starts and returns."""
+    return mlflow
 
 
 def connect(tracking_uri: str | None, registry_uri: str | None, token: str | None) -> MlflowClient:
@@ -72,14 +79,16 @@ def experiment_id_of(
     `MLFLOW_EXPERIMENT_ID`) if it exists, else the name given (or
     `MLFLOW_EXPERIMENT_NAME`), made when `create` allows; a ValueError
     naming both when there is neither."""
-    wanted_id = experiment_id if experiment_id is not None else os.environ.get("MLFLOW_EXPERIMENT_ID")
+    wanted_id = (
+        experiment_id if experiment_id is not None else os.environ.get("MLFLOW_EXPERIMENT_ID")
+    )
     if wanted_id is not None:
         try:
             return str(client.get_experiment(wanted_id).experiment_id)
         except MlflowException:
             pass
-    name = experiment_name if experiment_name is not None else os.environ.get(
-        "MLFLOW_EXPERIMENT_NAME"
+    name = (
+        experiment_name if experiment_name is not None else os.environ.get("MLFLOW_EXPERIMENT_NAME")
     )
     if name is not None:
         found = client.get_experiment_by_name(name)
@@ -111,7 +120,11 @@ def find_run(client: MlflowClient, experiment_id: str, trial_id: str, made_by: s
 
 def run_tags(trial_id: str, made_by: str, tags: Mapping[str, Any] | None) -> dict[str, str]:
     """The user's tags and the two that find the run again."""
-    return {**{k: str(v) for k, v in (tags or {}).items()}, TRIAL_ID_TAG: trial_id, LOGGER_TAG: made_by}
+    return {
+        **{k: str(v) for k, v in (tags or {}).items()},
+        TRIAL_ID_TAG: trial_id,
+        LOGGER_TAG: made_by,
+    }
 
 
 def last_logged_step(client: MlflowClient, run_id: str) -> int | None:

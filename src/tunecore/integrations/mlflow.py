@@ -39,9 +39,9 @@ from collections.abc import Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
-from tunecore.result import TIMESTEPS_TOTAL, TRAINING_ITERATION
 from tunecore.integrations import _mlflow_runs as runs
 from tunecore.model import InvalidFieldError, JsonValue
+from tunecore.result import TIMESTEPS_TOTAL, TRAINING_ITERATION
 from tunecore.shell.callbacks import LoggerCallback
 from tunecore.shell.trainable import get_context
 from tunecore.shell.trial_view import Trial
@@ -184,7 +184,7 @@ class MLflowLoggerCallback(LoggerCallback):
         return run_id
 
 
-def setup_mlflow(
+def setup_mlflow(  # noqa: PLR0917 - Ray's signature, positional as in Ray
     config: Mapping[str, Any] | None = None,
     tracking_uri: str | None = None,
     registry_uri: str | None = None,
@@ -195,7 +195,7 @@ def setup_mlflow(
     run_name: str | None = None,
     create_experiment_if_not_exists: bool = False,
     tags: dict[str, Any] | None = None,
-    rank_zero_only: bool = True,
+    rank_zero_only: bool = True,  # noqa: ARG001 - a trial is rank 0 (docstring)
 ) -> ModuleType:
     """Open an MLflow run inside a training function and return the
     `mlflow` module, to log with as usual (`mlflow.log_metric(...)`).
@@ -222,10 +222,10 @@ def setup_mlflow(
         create=create_experiment_if_not_exists,
     )
     _start_run(client, chosen, trial_id, run_name or experiment_name or trial_name, tags)
-    active = runs.mlflow.active_run()
+    active = runs.fluent().active_run()
     if active is not None and config:
         runs.log_new_params(client, active.info.run_id, config)
-    return runs.mlflow
+    return runs.fluent()
 
 
 def _start_run(
@@ -237,7 +237,7 @@ def _start_run(
 ) -> None:
     """Make the trial's run the active one: the one already active if it
     is the trial's, else its run from before a restart, else a new one."""
-    mlflow = runs.mlflow
+    mlflow = runs.fluent()
     active = mlflow.active_run()
     if active is not None:
         if trial_id is None or active.data.tags.get(runs.TRIAL_ID_TAG) == trial_id:

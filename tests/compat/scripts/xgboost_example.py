@@ -8,8 +8,6 @@ python/ray/tune/examples/xgboost_example.py (the `xgb.cv` variant, its fold
 results averaged by `results_postprocessing_fn`), at a smoke-test size.
 """
 
-from typing import Dict, List
-
 import numpy as np
 import sklearn.datasets
 import sklearn.metrics
@@ -81,8 +79,7 @@ def tune_xgboost(smoke_test=False):
         ),
         param_space=search_space,
     )
-    results = tuner.fit()
-    return results
+    return tuner.fit()
 
 
 results = tune_xgboost(smoke_test=False)
@@ -114,7 +111,7 @@ def train_breast_cancer_cv(config: dict):
     data, labels = sklearn.datasets.load_breast_cancer(return_X_y=True)
 
     # For CV, we need to average over a list of results form folds
-    def average_cv_folds(results_dict: Dict[str, List[float]]) -> Dict[str, float]:
+    def average_cv_folds(results_dict: dict[str, list[float]]) -> dict[str, float]:
         return {k: np.mean(v) for k, v in results_dict.items()}
 
     train_set = xgb.DMatrix(data, label=labels)

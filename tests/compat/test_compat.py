@@ -21,6 +21,7 @@ removed. `FLAKY` lists those that fail only in some runs, not strictly.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import runpy
 import signal
@@ -59,9 +60,22 @@ FLAKY: dict[str, str] = {
 }
 
 
+# Scripts of an optional integration: each needs its extra's package (all
+# are in the `dev` extra), and is skipped where it is not installed.
+NEEDS: dict[str, str] = {
+    "lightgbm_example": "lightgbm",
+    "mlflow_example": "mlflow",
+    "wandb_example": "wandb",
+    "xgboost_example": "xgboost",
+}
+
+
 def _scripts() -> Iterator[Any]:
     for script in sorted(SCRIPTS.glob("*.py")):
         marks = []
+        needed = NEEDS.get(script.stem)
+        if needed is not None and importlib.util.find_spec(needed) is None:
+            marks.append(pytest.mark.skip(reason=f"needs {needed} (pip install 'tunecore[dev]')"))
         if script.stem in XFAIL:
             marks.append(pytest.mark.xfail(strict=True, reason=XFAIL[script.stem]))
         if script.stem in FLAKY:

@@ -7,8 +7,9 @@ die with it, as a driver's trials lose their driver).
 PHASE `first` starts the experiment ROOT/exp and dies right after the
 MLflow callback logged its `KILL_AFTER_RESULTS`th result, before the
 event log holds it (a callback is told of a result before it is logged);
-`second` resumes it and dies as the first trial ends, after the log
-holds the end and before the MLflow callback is told; `last` resumes it
+`second` resumes it and dies as the first trial ends, before the MLflow
+callback is told (the loop logs a round's events after its callbacks, so
+the trial runs its last step again on the next resume); `last` resumes it
 to its end.
 """
 

@@ -160,7 +160,7 @@ def test_a_driver_killed_twice_and_resumed_logs_each_result_once(
     after_first = runs_of(tracking_uri, mlflow_driver.EXPERIMENT)
     logged = sum(len(steps(tracking_uri, run, "loss")) for run in after_first)
     assert logged == mlflow_driver.KILL_AFTER_RESULTS
-    # Dies as a trial ends, after the log held the end, before MLflow heard.
+    # Dies as a trial ends, before MLflow heard of the end.
     assert drive("second") == -9
     assert any(run.info.status == "RUNNING" for run in runs_of(tracking_uri, "killed"))
     assert drive("last") == 0

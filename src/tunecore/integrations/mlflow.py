@@ -25,8 +25,11 @@ the same record as a run never interrupted: each trial still has ONE run,
 found again by its `trial_id` tag (see `_mlflow_runs`), and each result is
 in it exactly once: a trial that restarts from its checkpoint reports the
 results after it again, and those the run already holds (up to the
-highest `training_iteration` step it has) are skipped. A trial that ended
-while the driver was down has its run closed by the resumed driver.
+highest `training_iteration` step it has) are skipped. (A trial's end
+needs nothing of the kind: the loop tells callbacks of a round's events
+before it logs them, so a trial the log holds as ended has had its run
+closed, and one whose end was lost with the driver runs its last step
+again and ends again.)
 `setup_mlflow` likewise continues the trial's run when the trial restarts
 (Ray starts a new one); what the training function logs itself is its
 own, and is logged again if the function runs again.
@@ -35,7 +38,7 @@ own, and is logged again if the function runs again.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
 
@@ -89,7 +92,6 @@ class MLflowLoggerCallback(LoggerCallback):
         self._logged_upto: dict[str, int] = {}
         """Per trial, the highest step its run held when this driver found
         it: results up to there were logged before, and are skipped."""
-        self._reconciled = False
         self._setup_error: Exception | None = None
 
     def setup(
@@ -135,26 +137,6 @@ class MLflowLoggerCallback(LoggerCallback):
         self._client.set_terminated(run_id, status=runs.FAILED if failed else runs.FINISHED)
         self._runs.pop(trial.trial_id, None)
         self._logged_upto.pop(trial.trial_id, None)
-
-    def on_step_begin(self, iteration: int, trials: Sequence[Trial]) -> None:
-        """Once, as the loop starts: close the runs of trials that ended
-        while the driver was down (their end was never logged to MLflow)."""
-        if self._reconciled or self._client is None:
-            return
-        self._reconciled = True
-        ended = {t.trial_id: t for t in trials if t.status in (Trial.TERMINATED, Trial.ERROR)}
-        if not ended:
-            return
-        open_runs = self._client.search_runs(
-            [self._experiment_id],
-            filter_string=f"tags.{runs.LOGGER_TAG} = '{CALLBACK}' and "
-            f"attributes.status = '{runs.RUNNING}'",
-        )
-        for run in open_runs:
-            trial = ended.get(run.data.tags.get(runs.TRIAL_ID_TAG, ""))
-            if trial is not None:
-                self._runs[trial.trial_id] = run.info.run_id
-                self.log_trial_end(trial, failed=trial.status == Trial.ERROR)
 
     def _run_of(self, trial: Trial) -> str:
         """The trial's run: known, found again by its tags (a resumed

@@ -65,7 +65,6 @@ FLAKY: dict[str, str] = {
 NEEDS: dict[str, str] = {
     "lightgbm_example": "lightgbm",
     "mlflow_example": "mlflow",
-    "wandb_example": "wandb",
     "xgboost_example": "xgboost",
 }
 

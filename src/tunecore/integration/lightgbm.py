@@ -18,14 +18,9 @@ the result carries a checkpoint holding the booster as `filename`, and
 with `checkpoint_at_end` so does the last round's (no extra result), as in
 Ray Tune.
 
-Where Ray Tune 2.60 and tunecore differ: LightGBM 4.6 and later hand over
-every result with a standard-deviation slot (None outside `lgb.cv`), which
-Ray Tune reads as a cross-validation result (`eval-binary_logloss-mean`,
-and a `-stdv` of None); tunecore adds the suffixes only where a standard
-deviation is given, so the names are those Ray Tune documents and reports
-with earlier LightGBM. `TuneReportCallback` reports without checkpoints:
-Ray Tune 2.60 raises a DeprecationWarning when it is made; tunecore keeps
-it working, as the older Ray Tune examples use it.
+`TuneReportCallback` reports without checkpoints: Ray Tune 2.60 raises a
+DeprecationWarning when it is made; tunecore keeps it working, as the
+older Ray Tune examples use it.
 """
 
 from __future__ import annotations
@@ -104,17 +99,17 @@ class TuneReportCallback(TuneReportCheckpointCallback):
 
 def evaluation_results(env: CallbackEnv) -> dict[str, dict[str, Any]]:
     """{data name: {metric: value}} of one round; a cross-validated metric
-    (one with a standard deviation) as `<metric>-mean` and `<metric>-stdv`."""
+    (an entry of five, with its standard deviation) as `<metric>-mean` and
+    `<metric>-stdv`."""
     results: dict[str, dict[str, Any]] = {}
     for entry in env.evaluation_result_list or ():
         data_name, metric, value = entry[0], entry[1], entry[2]
-        stdv = entry[4] if len(entry) > 4 else None
         per_data = results.setdefault(data_name, {})
-        if stdv is None:
-            per_data[metric] = value
-        else:
+        if len(entry) > 4:
             per_data[f"{metric}-mean"] = value
-            per_data[f"{metric}-stdv"] = stdv
+            per_data[f"{metric}-stdv"] = entry[4]
+        else:
+            per_data[metric] = value
     return results
 
 

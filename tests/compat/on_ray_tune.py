@@ -2,9 +2,12 @@
 
 Not a test: a maintainer's tool. Each script's imports are rewritten back
 (`import tunecore as tune` -> `from ray import tune`, `tunecore.X` ->
-`ray.tune.X`) and the script runs in a fresh interpreter with HOME set to
-a temporary directory. Needs `ray[tune]` importable; in the project's
-environment only pyarrow and fsspec are missing, so:
+`ray.tune.X`, `tunecore.integrations.X` -> `ray.air.integrations.X`) and
+the script runs in a fresh interpreter with HOME set to a temporary
+directory. Needs `ray[tune]` importable (and, for the integrations'
+scripts, xgboost, lightgbm, mlflow-skinny with sqlalchemy and alembic, and
+scikit-learn); in the project's environment only pyarrow and fsspec are
+missing, so:
 
     pip install --target /tmp/raytune_deps pyarrow fsspec
     PYTHONPATH=/tmp/raytune_deps python tests/compat/on_ray_tune.py [SCRIPT_NAME ...]
@@ -24,6 +27,7 @@ SCRIPTS = Path(__file__).parent / "scripts"
 
 _BACK = [
     (re.compile(r"^import tunecore as tune$", re.M), "from ray import tune"),
+    (re.compile(r"^from tunecore\.integrations\.", re.M), "from ray.air.integrations."),
     (re.compile(r"^from tunecore\.([\w.]+) import", re.M), r"from ray.tune.\1 import"),
     (
         re.compile(r"^from tunecore import ScalingConfig$", re.M),

@@ -42,11 +42,18 @@ def type_name(annotation: object) -> str:
     return _MODULE_PATH.sub("", text.replace("typing.", ""))
 
 
+_OPTIONAL = ("tunecore.integration.", "tunecore.integrations.")
+"""Ray's integrations (XGBoost, MLflow, ...): each module imports its
+package, which only its extra installs."""
+
+
 def current() -> dict[str, dict[str, Any]]:
     """The manifest of the code as it is, by class name (names are unique)."""
     structs: dict[str, dict[str, Any]] = {}
     for info in pkgutil.walk_packages(tunecore.__path__, "tunecore."):
         if info.name.endswith(".__main__"):  # a command: importing it runs it
+            continue
+        if info.name.startswith(_OPTIONAL):  # they store nothing, and need their extras
             continue
         module = importlib.import_module(info.name)
         for cls in vars(module).values():

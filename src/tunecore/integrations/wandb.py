@@ -1,0 +1,354 @@
+"""Ray's Weights & Biases integration (`ray.air.integrations.wandb`):
+`WandbLoggerCallback` logs every trial from the driver, `setup_wandb`
+opens a run inside a training function (`pip install 'tunecore[wandb]'`)::
+
+    from tunecore.integrations.wandb import WandbLoggerCallback
+
+    tuner = tune.Tuner(
+        train,
+        run_config=tune.RunConfig(callbacks=[WandbLoggerCallback(project="tune")]),
+    )
+
+The callback, as Ray Tune's: one W&B run per trial, its id the trial id,
+its name the trial's name, its group `group` (else the experiment's
+name), the trial's config as the run's config (with `trial_log_path`, the
+trial's directory, where the run's files go too); each result's numbers
+logged, except `done`, `should_checkpoint` and `excludes`, with
+`AUTO_CONFIG_KEYS` (`trial_id`, `hostname`, ...) put in the config instead,
+and the trial's config again with `log_config` (PBT changes it); each
+checkpoint as a `model` artifact with `upload_checkpoints`; the run
+finished with exit code 1 for a trial that errored. `project` (or
+`WANDB_PROJECT_NAME`) is required; the key comes from `api_key`,
+`api_key_file`, `WANDB_API_KEY` or `wandb login`. Other keyword
+arguments go to `wandb.init`.
+
+W&B is driven from one thread of the driver, away from the experiment's
+loop (Ray Tune starts an actor per trial for the same reason: `wandb.init`
+takes seconds); `on_experiment_end` waits up to `upload_timeout` seconds
+for it to finish the runs.
+
+A run is resumed, not made anew, when its trial starts again
+(`resume="allow"` with the trial id as run id, as `setup_wandb` also
+does), so a trial keeps one run across restarts and a resumed driver. The
+results a resumed run already holds, up to the `training_iteration` of its
+W&B summary, are skipped, so each is logged once. That summary is W&B's
+own record of the run, kept by its server: in offline mode (`WANDB_MODE=
+offline`) a resumed run starts afresh in a new local directory, and what a
+SIGKILLed process had not yet written out is lost with it, so there
+nothing tells which results W&B already holds.
+
+Where tunecore differs from Ray Tune 2.60: in offline or disabled mode no
+API key is needed (Ray asks for one even then); Ray's `save_checkpoints`
+(its old name for `upload_checkpoints`) is taken with a warning, as in
+Ray; `video_kwargs` and `image_kwargs` are accepted and unused, since a
+tunecore result holds only JSON values, never a video or an image.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import threading
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from tunecore.model import CheckpointRef, InvalidFieldError, JsonValue
+from tunecore.result import TRAINING_ITERATION
+from tunecore.shell.callbacks import LoggerCallback
+from tunecore.shell.trainable import get_context
+from tunecore.shell.trial_view import Trial
+from tunecore.utils.dicts import flatten_dict
+
+try:
+    import wandb
+except ImportError as error:  # the module's extra says what to install
+    raise ImportError(
+        "tunecore.integrations.wandb needs wandb: pip install 'tunecore[wandb]'"
+    ) from error
+
+logger = logging.getLogger(__name__)
+
+WANDB_ENV_VAR = "WANDB_API_KEY"
+WANDB_PROJECT_ENV_VAR = "WANDB_PROJECT_NAME"
+WANDB_GROUP_ENV_VAR = "WANDB_GROUP_NAME"
+_NO_KEY_MODES = ("offline", "disabled", "dryrun")
+
+
+class WandbLoggerCallback(LoggerCallback):
+    """Logs each trial as a W&B run from the driver (module docstring)."""
+
+    AUTO_CONFIG_KEYS = (
+        "trial_id",
+        "experiment_tag",
+        "node_ip",
+        "experiment_id",
+        "hostname",
+        "pid",
+        "date",
+    )
+    """Results that are saved with wandb.config instead of wandb.log."""
+
+    _exclude_results = ("done", "should_checkpoint")
+
+    def __init__(  # noqa: PLR0917 - Ray's signature, positional as in Ray
+        self,
+        project: str | None = None,
+        group: str | None = None,
+        api_key_file: str | None = None,
+        api_key: str | None = None,
+        excludes: Sequence[str] | None = None,
+        log_config: bool = False,
+        upload_checkpoints: bool = False,
+        save_checkpoints: bool = False,
+        upload_timeout: int = 1800,
+        video_kwargs: dict[str, Any] | None = None,
+        image_kwargs: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if save_checkpoints:
+            warnings.warn(
+                "`save_checkpoints` is deprecated. Use `upload_checkpoints` instead.",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            upload_checkpoints = True
+        if excludes is not None and (
+            isinstance(excludes, str) or not all(isinstance(e, str) for e in excludes)
+        ):
+            raise InvalidFieldError("WandbLoggerCallback.excludes", excludes, "a list of keys")
+        if isinstance(upload_timeout, bool) or not isinstance(upload_timeout, int | float):
+            raise InvalidFieldError(
+                "WandbLoggerCallback.upload_timeout", upload_timeout, "a number of seconds"
+            )
+        self.project = project
+        self.group = group
+        self.api_key_path = api_key_file
+        self.api_key = api_key
+        self.excludes = list(excludes or [])
+        self.log_config = log_config
+        self.upload_checkpoints = upload_checkpoints
+        self.upload_timeout = upload_timeout
+        self.video_kwargs = video_kwargs or {}
+        self.image_kwargs = image_kwargs or {}
+        self.kwargs = kwargs
+        self._worker: _RunsThread | None = None
+
+    def setup(
+        self,
+        stop: object = None,
+        num_samples: int | None = None,
+        total_num_samples: int | None = None,
+        **info: object,
+    ) -> None:
+        _set_api_key(self.api_key_path, self.api_key, self.kwargs.get("mode"))
+        self.project = self.project or os.environ.get(WANDB_PROJECT_ENV_VAR)
+        if not self.project:
+            raise ValueError(
+                "WandbLoggerCallback needs a project: pass project= or set the "
+                f"{WANDB_PROJECT_ENV_VAR} environment variable"
+            )
+        self.group = self.group or os.environ.get(WANDB_GROUP_ENV_VAR)
+        self._worker = _RunsThread()
+
+    def log_trial_start(self, trial: Trial) -> None:
+        directory = trial.local_path
+        group = self.group or _experiment_name(trial)
+        init = {
+            "id": trial.trial_id,
+            "name": str(trial),
+            "resume": "allow",
+            "reinit": "create_new",
+            "allow_val_change": True,
+            "group": group,
+            "project": self.project,
+            "config": {**trial.config, "trial_log_path": directory},
+            "dir": directory,
+            **self.kwargs,
+        }
+        self._runs().put(("start", trial.trial_id, init))
+
+    def log_trial_result(
+        self, iteration: int, trial: Trial, result: Mapping[str, JsonValue]
+    ) -> None:
+        log, config = self._split(result)
+        if self.log_config:
+            config.update(trial.config)
+        self._runs().put(("result", trial.trial_id, (log, config)))
+
+    def on_checkpoint(
+        self, iteration: int, trials: Sequence[Trial], trial: Trial, checkpoint: CheckpointRef
+    ) -> None:
+        if self.upload_checkpoints and os.path.isdir(checkpoint.path):
+            self._runs().put(("checkpoint", trial.trial_id, (str(trial), checkpoint.path)))
+
+    def log_trial_end(self, trial: Trial, failed: bool = False) -> None:
+        self._runs().put(("end", trial.trial_id, failed))
+
+    def on_experiment_end(self, trials: Sequence[Trial]) -> None:
+        if self._worker is not None:
+            self._worker.close(self.upload_timeout)
+            self._worker = None
+
+    def _runs(self) -> _RunsThread:
+        if self._worker is None:
+            raise RuntimeError(
+                "WandbLoggerCallback was not set up: pass it in RunConfig(callbacks=[...])"
+            )
+        return self._worker
+
+    def _split(self, result: Mapping[str, JsonValue]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """What of a result W&B logs, and what goes into the run's config."""
+        excluded = (*self._exclude_results, *self.excludes)
+        log: dict[str, Any] = {}
+        config: dict[str, Any] = {}
+        for key, value in flatten_dict(dict(result), delimiter="/").items():
+            if _under(key, self.AUTO_CONFIG_KEYS):
+                config[key] = value
+            elif not _under(key, excluded) and isinstance(value, int | float):
+                log[key] = value
+        return log, config
+
+
+class _RunsThread:
+    """The thread that owns the W&B runs: it takes the callback's items in
+    order, so a trial's start, results and end reach W&B as they happened."""
+
+    def __init__(self) -> None:
+        self._items: queue.SimpleQueue[tuple[str, str, Any] | None] = queue.SimpleQueue()
+        self._runs: dict[str, Any] = {}
+        self._logged_upto: dict[str, float] = {}
+        self._thread = threading.Thread(target=self._serve, name="wandb-runs", daemon=True)
+        self._thread.start()
+
+    def put(self, item: tuple[str, str, Any]) -> None:
+        self._items.put(item)
+
+    def close(self, timeout: float) -> None:
+        """Finish every run (waiting at most `timeout` seconds)."""
+        self._items.put(None)
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            logger.warning("W&B did not finish its runs within %s s; leaving them", timeout)
+
+    def _serve(self) -> None:
+        while (item := self._items.get()) is not None:
+            kind, trial_id, content = item
+            try:
+                getattr(self, f"_{kind}")(trial_id, content)
+            except Exception:
+                logger.exception("W&B could not take the %s of trial %s", kind, trial_id)
+        for trial_id in list(self._runs):
+            self._end(trial_id, False)
+
+    def _start(self, trial_id: str, init: dict[str, Any]) -> None:
+        if trial_id in self._runs:
+            return  # a restart within this driver: the run goes on
+        run = wandb.init(**init)
+        self._runs[trial_id] = run
+        logged = dict(run.summary).get(TRAINING_ITERATION) if run.resumed else None
+        if isinstance(logged, int | float):
+            self._logged_upto[trial_id] = logged
+
+    def _result(self, trial_id: str, content: tuple[dict[str, Any], dict[str, Any]]) -> None:
+        log, config = content
+        upto = self._logged_upto.get(trial_id)
+        if upto is not None:
+            if log.get(TRAINING_ITERATION, 0) <= upto:
+                return  # the resumed run holds it already
+            del self._logged_upto[trial_id]
+        run = self._runs[trial_id]
+        if config:
+            run.config.update(config, allow_val_change=True)
+        run.log(log)
+
+    def _checkpoint(self, trial_id: str, content: tuple[str, str]) -> None:
+        name, path = content
+        artifact = wandb.Artifact(name=f"checkpoint_{name}", type="model")
+        artifact.add_dir(path)
+        self._runs[trial_id].log_artifact(artifact)
+
+    def _end(self, trial_id: str, failed: bool) -> None:
+        run = self._runs.pop(trial_id, None)
+        self._logged_upto.pop(trial_id, None)
+        if run is not None:
+            run.finish(exit_code=1 if failed else 0)
+
+
+def setup_wandb(
+    config: Mapping[str, Any] | None = None,
+    api_key: str | None = None,
+    api_key_file: str | None = None,
+    rank_zero_only: bool = True,  # noqa: ARG001 - a trial is rank 0 (docstring)
+    **kwargs: Any,
+) -> Any:
+    """Open a W&B run inside a training function and return it (`run.log`,
+    or `wandb.log`). As Ray's: its id is the trial id, its name the
+    trial's, its group the experiment's name, its config `config`, and
+    `kwargs` go to `wandb.init` over these; a trial that runs again
+    resumes the same run. A trial is one worker of rank 0, so
+    `rank_zero_only` changes nothing."""
+    try:
+        context = get_context()
+        defaults: dict[str, Any] = {
+            "id": context.get_trial_id(),
+            "name": context.get_trial_name(),
+            "group": context.get_experiment_name(),
+        }
+    except RuntimeError:  # called outside a trial
+        defaults = {}
+    _set_api_key(api_key_file, api_key, kwargs.get("mode"))
+    settings = dict(config or {})
+    settings.pop("wandb", None)
+    init = {
+        **defaults,
+        "project": os.environ.get(WANDB_PROJECT_ENV_VAR),
+        "resume": "allow",
+        "reinit": "finish_previous",
+        "allow_val_change": True,
+        "config": settings,
+        **kwargs,
+    }
+    if os.environ.get(WANDB_GROUP_ENV_VAR) and "group" not in kwargs:
+        init["group"] = os.environ[WANDB_GROUP_ENV_VAR]
+    return wandb.init(**init)
+
+
+def _set_api_key(api_key_file: str | None, api_key: str | None, mode: object) -> None:
+    """Ray's key lookup: `api_key`, else the file's first line, else
+    `WANDB_API_KEY`, else `wandb login`'s; a ValueError when none is there
+    and W&B is online (module docstring)."""
+    if api_key_file:
+        if api_key:
+            raise ValueError("Both WandB `api_key_file` and `api_key` set.")
+        with open(os.path.expanduser(api_key_file)) as file:
+            api_key = file.readline().strip()
+    if api_key:
+        os.environ[WANDB_ENV_VAR] = api_key
+        return
+    if os.environ.get(WANDB_ENV_VAR) or (mode or os.environ.get("WANDB_MODE")) in _NO_KEY_MODES:
+        return
+    try:
+        if wandb.Api().api_key:  # `wandb login`
+            return
+    except wandb.errors.UsageError:
+        pass
+    raise ValueError(
+        f"No WandB API key found. Either set the {WANDB_ENV_VAR} environment variable, pass "
+        "`api_key` or `api_key_file` to the `WandbLoggerCallback` class as arguments, or run "
+        "`wandb login` from the command line"
+    )
+
+
+def _under(key: str, prefixes: Sequence[str]) -> bool:
+    return any(key == prefix or key.startswith(f"{prefix}/") for prefix in prefixes)
+
+
+def _experiment_name(trial: Trial) -> str | None:
+    """The experiment's directory name, Ray's default group."""
+    directory = trial.directory
+    return None if directory is None else directory.parent.name
+
+
+__all__ = ["WandbLoggerCallback", "setup_wandb"]

@@ -42,7 +42,6 @@ from typing import TYPE_CHECKING, Any, Self
 import msgspec
 import numpy as np
 
-from tunecore.core.search.domains import plain_json
 from tunecore.core.search.variants import ParamSpace
 from tunecore.core.search.view import Path
 from tunecore.model import InvalidFieldError, JsonDict, JsonValue
@@ -50,6 +49,7 @@ from tunecore.search._contract import (
     check_points,
     decode_spec,
     encode_spec,
+    json_kwargs,
     metric_value,
     require_package,
 )
@@ -309,7 +309,7 @@ class NevergradSearch(SpaceSearcher):
     def to_spec(self) -> JsonDict | None:
         """None for what is code, not data (see the module docstring): a
         restore then needs the searcher passed again, which it warns of once."""
-        kwargs = _json_or_none(self._optimizer_kwargs)
+        kwargs = json_kwargs(self._optimizer_kwargs)
         unnamed = self._instance is not None or self._factory_name is None
         if unnamed or self._native is not None or kwargs is None:
             what = (
@@ -372,19 +372,6 @@ def _registered(ng: Any, name: str) -> Any:
             "a name in ng.optimizers.registry (such as 'OnePlusOne', 'NGOpt', 'CMA', 'PSO')",
         )
     return registry[name]
-
-
-def _json_or_none(kwargs: Mapping[str, Any]) -> JsonDict | None:
-    """The kwargs as JSON, or None if one is not JSON (an object, a tuple
-    that JSON would make a list)."""
-    try:
-        plain = plain_json("optimizer_kwargs", dict(kwargs))
-    except InvalidFieldError:
-        return None
-    if plain != kwargs:
-        return None
-    assert isinstance(plain, dict)
-    return plain
 
 
 def _nevergrad() -> Any:

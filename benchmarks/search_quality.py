@@ -9,7 +9,9 @@ Objectives (`benchmarks.objectives`, all with known optima):
 
 - Branin, 50 trials, and Hartmann-6, 100 trials, one iteration each: random
   search (tunecore's `BasicVariantGenerator`) against TPE (`OptunaSearch`),
-  `BayesOptSearch` and `HyperOptSearch`, each with its defaults;
+  `BayesOptSearch` and `HyperOptSearch`, each with its defaults,
+  `NevergradSearch` with OnePlusOne (Ray's example's optimizer) and
+  `ZOOptSearch` with a budget of the trial count (Ray's class needs one);
 - the learning curve with slow starters, 81 iterations, 143 trials (one full
   band of HyperBand with `max_t=81, reduction_factor=3`): `HyperBandScheduler`
   with random search against BOHB (`HyperBandForBOHB` with `TuneBOHB`).
@@ -85,11 +87,11 @@ def _class(module: str, name: str) -> Callable[..., object]:
     return found  # type: ignore[no-any-return]
 
 
-def _build(module: str, name: str) -> object:
-    """A fresh `module.name()`; a missing package is Unavailable."""
+def _build(module: str, name: str, **arguments: object) -> object:
+    """A fresh `module.name(**arguments)`; a missing package is Unavailable."""
     cls = _class(module, name)
     try:
-        return cls()
+        return cls(**arguments)
     except ImportError as error:
         raise Unavailable(str(error)) from error
 
@@ -97,11 +99,11 @@ def _build(module: str, name: str) -> object:
 @dataclass(frozen=True)
 class Method:
     """How one row of the table searches: a fresh searcher and scheduler per
-    run (searchers keep state)."""
+    run (searchers keep state); the searcher is given the trial budget."""
 
     key: str
     label: str
-    searcher: Callable[[], object]
+    searcher: Callable[[int], object]
     scheduler: Callable[[], object | None]
 
 
@@ -118,38 +120,55 @@ def _bohb_scheduler() -> object:
     return cls(max_t=MAX_T, reduction_factor=REDUCTION_FACTOR)
 
 
-RANDOM = Method("random", "random (BasicVariantGenerator)", BasicVariantGenerator, _no_scheduler)
+RANDOM = Method(
+    "random", "random (BasicVariantGenerator)", lambda _: BasicVariantGenerator(), _no_scheduler
+)
 TPE = Method(
     "tpe",
     "TPE (OptunaSearch)",
-    lambda: _build("tunecore.search.optuna", "OptunaSearch"),
+    lambda _: _build("tunecore.search.optuna", "OptunaSearch"),
     _no_scheduler,
 )
 BAYESOPT = Method(
     "bayesopt",
     "BayesOptSearch",
-    lambda: _build("tunecore.search.bayesopt", "BayesOptSearch"),
+    lambda _: _build("tunecore.search.bayesopt", "BayesOptSearch"),
     _no_scheduler,
 )
 HYPEROPT = Method(
     "hyperopt",
     "HyperOptSearch (TPE)",
-    lambda: _build("tunecore.search.hyperopt", "HyperOptSearch"),
+    lambda _: _build("tunecore.search.hyperopt", "HyperOptSearch"),
+    _no_scheduler,
+)
+NEVERGRAD = Method(
+    "nevergrad",
+    "NevergradSearch (OnePlusOne)",
+    lambda _: _build("tunecore.search.nevergrad", "NevergradSearch", optimizer="OnePlusOne"),
+    _no_scheduler,
+)
+ZOOPT = Method(
+    "zoopt",
+    "ZOOptSearch (ASRacos)",
+    lambda trials: _build("tunecore.search.zoopt", "ZOOptSearch", budget=trials),
     _no_scheduler,
 )
 HYPERBAND = Method(
-    "hyperband", "HyperBand + random (HyperBandScheduler)", BasicVariantGenerator, _hyperband
+    "hyperband",
+    "HyperBand + random (HyperBandScheduler)",
+    lambda _: BasicVariantGenerator(),
+    _hyperband,
 )
 BOHB = Method(
     "bohb",
     "BOHB (HyperBandForBOHB + TuneBOHB)",
-    lambda: _build("tunecore.search.bohb", "TuneBOHB"),
+    lambda _: _build("tunecore.search.bohb", "TuneBOHB"),
     _bohb_scheduler,
 )
 
 METHODS: dict[str, tuple[Method, ...]] = {
-    "branin": (RANDOM, TPE, BAYESOPT, HYPEROPT),
-    "hartmann6": (RANDOM, TPE, BAYESOPT, HYPEROPT),
+    "branin": (RANDOM, TPE, BAYESOPT, HYPEROPT, NEVERGRAD, ZOOPT),
+    "hartmann6": (RANDOM, TPE, BAYESOPT, HYPEROPT, NEVERGRAD, ZOOPT),
     "curve": (HYPERBAND, BOHB),
 }
 
@@ -166,7 +185,7 @@ class Outcome:
 def run_once(task: Task, method: Method, seed: int, concurrency: int) -> Outcome:
     """One experiment in virtual time; raises Unavailable for a missing method."""
     objective = task.objective
-    searcher, scheduler = method.searcher(), method.scheduler()
+    searcher, scheduler = method.searcher(task.trials), method.scheduler()
     with one_blas_thread(), tempfile.TemporaryDirectory(prefix="bench-search-quality-") as root:
         results = tunecore.simulate(
             objective.trainable,
@@ -270,7 +289,15 @@ def table(task: Task, rows: Sequence[Row]) -> str:
     return "\n".join(lines)
 
 
-PACKAGES = ("optuna", "bayesian-optimization", "hyperopt", "ConfigSpace", "hpbandster")
+PACKAGES = (
+    "optuna",
+    "bayesian-optimization",
+    "hyperopt",
+    "ConfigSpace",
+    "hpbandster",
+    "nevergrad",
+    "zoopt",
+)
 
 
 def versions() -> str:

@@ -64,7 +64,7 @@ def test_a_skipped_method_gets_a_line_and_the_others_still_run(
     missing = search_quality.Method(
         "missing",
         "Missing",
-        lambda: search_quality._build("tunecore.search.no_such_module", "Thing"),
+        lambda _: search_quality._build("tunecore.search.no_such_module", "Thing"),
         search_quality._no_scheduler,
     )
     monkeypatch.setitem(search_quality.METHODS, "branin", (search_quality.RANDOM, missing))

@@ -16,39 +16,14 @@ import pytest
 pytest.importorskip("hyperopt")
 
 import tunecore
+from tests.search.flat_space import EVERY_DOMAIN, SPACE, loss, run, simulated_loss, value_at
 from tests.search.logged_runs import assert_a_rebuilt_searcher_repeats_every_logged_suggestion
 from tunecore import RunConfig, TuneConfig
 from tunecore.core.search import parse_space
-from tunecore.model import Asked, InvalidFieldError, JsonDict
-from tunecore.search import ConcurrencyLimiter, Searcher
+from tunecore.model import Asked, InvalidFieldError
+from tunecore.search import ConcurrencyLimiter
 from tunecore.search.hyperopt import HyperOptSearch
 from tunecore.shell.eventlog import read_log
-
-EVERY_DOMAIN: dict[str, Any] = {
-    "uniform": tunecore.uniform(-5.0, 5.0),
-    "quniform": tunecore.quniform(0.0, 0.3, 0.1),
-    "loguniform": tunecore.loguniform(1e-4, 1e-1),
-    "qloguniform": tunecore.qloguniform(1.0, 100.0, 1.0),
-    "randint": tunecore.randint(0, 4),
-    "qrandint": tunecore.qrandint(1, 20, 5),
-    "lograndint": tunecore.lograndint(1, 1000),
-    "qlograndint": tunecore.qlograndint(4, 100, 4),
-    "choice": tunecore.choice(["relu", {"kind": "tanh"}, [1, 2], 3, True]),
-    "randn": tunecore.randn(0.0, 1.0),
-    "qrandn": tunecore.qrandn(0.0, 1.0, 0.5),
-    "one_int": tunecore.randint(3, 4),
-    "nested": {"x": tunecore.uniform(0.0, 1.0), "constant": "kept"},
-}
-
-SPACE: dict[str, Any] = {
-    "x": tunecore.uniform(0.0, 10.0),
-    "activation": tunecore.choice(["relu", "tanh"]),
-    "steps": 100,
-}
-
-
-def loss(config: dict[str, Any]) -> float:
-    return float((config["x"] - 3.0) ** 2 + (0.0 if config["activation"] == "tanh" else 1.0))
 
 
 def searcher(seed: int = 3, space: dict[str, Any] | None = None, **kwargs: Any) -> HyperOptSearch:
@@ -58,23 +33,6 @@ def searcher(seed: int = 3, space: dict[str, Any] | None = None, **kwargs: Any) 
     assert found.set_search_properties(None, None, dict(space or SPACE))
     found.use_seed(seed)
     return found
-
-
-def run(found: Searcher, steps: int, sign: float = 1.0) -> list[Any]:
-    """Ask and tell one trial at a time; every answer, in order."""
-    answers: list[Any] = []
-    for step in range(steps):
-        config = found.suggest(f"t{step}")
-        answers.append(config)
-        assert isinstance(config, dict)
-        found.on_trial_complete(f"t{step}", {"loss": sign * loss(config)})
-    return answers
-
-
-def value_at(config: Any, path: tuple[str | int, ...]) -> Any:
-    for part in path:
-        config = config[part]
-    return config
 
 
 # -- the space ---------------------------------------------------------------------
@@ -339,10 +297,6 @@ def test_a_result_without_the_metric_names_it() -> None:
 
 
 # -- in an experiment -------------------------------------------------------------
-
-
-def simulated_loss(config: JsonDict, iteration: int) -> tuple[JsonDict, float]:
-    return {"loss": loss(config)}, 1.0 + iteration
 
 
 def test_in_an_experiment_a_rebuilt_searcher_repeats_every_logged_suggestion(

@@ -137,7 +137,8 @@ def _add_run(parser: Parser) -> None:
         choices=list(SEARCHERS),
         default="random",
         help="how configs are chosen (default random: grid and random sampling); optuna "
-        "(TPE), hyperopt and bayesopt model the results so far and need --metric and "
+        "(TPE), hyperopt, bayesopt, nevergrad (OnePlusOne) and zoopt (a budget of "
+        "--num-samples) model the results so far and need --metric and "
         "--mode and their extra (pip install 'tunecore[search]')",
     )
     run.add_argument(

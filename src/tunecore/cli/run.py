@@ -47,21 +47,30 @@ SEARCHERS: dict[str, str | None] = {
     "optuna": "tunecore.search.optuna:OptunaSearch",
     "hyperopt": "tunecore.search.hyperopt:HyperOptSearch",
     "bayesopt": "tunecore.search.bayesopt:BayesOptSearch",
+    "nevergrad": "tunecore.search.nevergrad:NevergradSearch",
+    "zoopt": "tunecore.search.zoopt:ZOOptSearch",
 }
 """`--search`: each searcher by import path, imported only when chosen."""
 
 
-def _search_alg(name: str) -> object | None:
+def _search_alg(name: str, num_samples: int) -> object | None:
     """The searcher `--search` names, built with its defaults (it takes the
-    space, metric, mode and seed from the run); a missing package is an
-    error naming the extra to install."""
+    space, metric, mode and seed from the run); nevergrad with Ray's
+    example's optimizer, OnePlusOne, and ZOOpt with a budget of
+    `--num-samples` trials (Ray's class has no default for either). A
+    missing package is an error naming the extra to install."""
     target = SEARCHERS[name]
     if target is None:
         return None
+    defaults: dict[str, dict[str, object]] = {
+        "nevergrad": {"optimizer": "OnePlusOne"},
+        "zoopt": {"budget": num_samples},
+    }
+    arguments = defaults.get(name, {})
     module, _, attribute = target.partition(":")
     try:
-        searcher: object = getattr(importlib.import_module(module), attribute)()
-    except ImportError as error:
+        searcher: object = getattr(importlib.import_module(module), attribute)(**arguments)
+    except (ImportError, InvalidFieldError) as error:
         raise CliError(f"--search {name}: {error}") from None
     return searcher
 
@@ -127,7 +136,7 @@ def run_command(args: argparse.Namespace) -> int:
                 mode=args.mode,
                 num_samples=args.num_samples,
                 scheduler=scheduler,
-                search_alg=_search_alg(args.search),
+                search_alg=_search_alg(args.search, args.num_samples),
                 max_concurrent_trials=args.max_concurrent_trials,
                 seed=args.seed,
                 resources_per_trial=resources,

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
+from tunecore.core.search.domains import plain_json
 from tunecore.model import InvalidFieldError, JsonDict
 
 S = TypeVar("S", bound=msgspec.Struct)
@@ -90,6 +91,19 @@ def metric_value(owner: str, metric: str | None, result: Mapping[str, Any]) -> o
     return result[metric]
 
 
+def json_kwargs(kwargs: Mapping[str, Any]) -> JsonDict | None:
+    """Keyword arguments for an optimizer as JSON for a spec, or None if
+    one is not JSON as it stands (an object, or a tuple JSON makes a list)."""
+    try:
+        plain = plain_json("kwargs", dict(kwargs))
+    except InvalidFieldError:
+        return None
+    if plain != kwargs:
+        return None
+    assert isinstance(plain, dict)
+    return plain
+
+
 def encode_spec(spec: msgspec.Struct) -> JsonDict:
     """A spec struct as plain JSON (lists, not the tuples `to_builtins` keeps)."""
     encoded: JsonDict = msgspec.json.decode(msgspec.json.encode(spec))
@@ -112,6 +126,7 @@ __all__ = [
     "check_points",
     "decode_spec",
     "encode_spec",
+    "json_kwargs",
     "metric_value",
     "require_package",
     "require_ready",

@@ -18,8 +18,8 @@ A domain with a single value becomes a choice of one; a `grid_search` or
 
 Ray's other form, a space of hyperopt's own `hp.*` expressions, is searched
 as given: `holds_expressions` tells it apart, `native_vals` reads a user's
-point for it (Ray's convention: a choice by its value), and `plain_config`
-makes hyperopt's evaluated config plain JSON.
+point for it (Ray's convention: a choice by its value), and
+`spaces.plain_config` makes hyperopt's evaluated config plain JSON.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from tunecore.core.search.domains import (
 from tunecore.core.search.variants import Parameter, format_path
 from tunecore.model import InvalidFieldError, JsonValue
 from tunecore.model.numbers import is_int, is_number
-from tunecore.search.spaces import label, plain_number
+from tunecore.search.spaces import label
 
 
 @dataclass(frozen=True)
@@ -106,16 +106,6 @@ def _option_index(where: str, options: list[Any], value: object) -> int:
     raise InvalidFieldError(
         where, value, f"the index (0 to {len(options) - 1}) of an option: they are expressions"
     )
-
-
-def plain_config(value: object) -> object:
-    """hyperopt's evaluated config as plain JSON values (no numpy scalars,
-    tuples as lists)."""
-    if isinstance(value, Mapping):
-        return {key: plain_config(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [plain_config(item) for item in value]
-    return plain_number(value)
 
 
 def dimension(parameter: Parameter) -> Dimension:
@@ -202,4 +192,4 @@ def _index_of(categories: list[JsonValue], value: JsonValue) -> int:
     raise InvalidFieldError("value", value, f"one of {categories!r}")
 
 
-__all__ = ["Dimension", "dimension", "holds_expressions", "native_vals", "plain_config"]
+__all__ = ["Dimension", "dimension", "holds_expressions", "native_vals"]

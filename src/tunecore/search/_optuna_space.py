@@ -57,10 +57,10 @@ from tunecore.core.search.domains import (
     SampleFrom,
     Uniform,
     copy_json,
-    plain_json,
 )
 from tunecore.core.search.variants import Parameter, ParamSpace, format_path
 from tunecore.model import InvalidFieldError, JsonDict, JsonValue
+from tunecore.search.spaces import set_at
 
 
 @dataclass(frozen=True)
@@ -115,16 +115,7 @@ def config_of(params: tuple[OptunaParam, ...], values: Mapping[str, Any]) -> Jso
     config: JsonDict = {}
     for param in params:
         if param.name in values:
-            _assign(config, param.path, param.to_config(values[param.name]))
-    return config
-
-
-def unflattened(values: Mapping[str, Any], where: str) -> JsonDict:
-    """Define-by-run values as a nested config: names split at '/' (Ray's
-    unflatten_dict), values as plain JSON."""
-    config: JsonDict = {}
-    for name, value in values.items():
-        _assign(config, tuple(name.split("/")), plain_json(f"{where}[{name!r}]", to_plain(value)))
+            set_at(config, param.path, param.to_config(values[param.name]))
     return config
 
 
@@ -314,16 +305,6 @@ def _float(value: Any) -> JsonValue:
 
 def _int(value: Any) -> JsonValue:
     return int(value)
-
-
-def _assign(config: JsonDict, path: tuple[str, ...], value: JsonValue) -> None:
-    container = config
-    for part in path[:-1]:
-        below = container.setdefault(part, {})
-        if not isinstance(below, dict):
-            below = container[part] = {}
-        container = below
-    container[path[-1]] = value
 
 
 Leaf = tuple[tuple[str, ...], object]

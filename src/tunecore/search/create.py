@@ -14,6 +14,8 @@ SEARCHERS = {
     "hyperopt": "tunecore.search.hyperopt:HyperOptSearch",
     "bayesopt": "tunecore.search.bayesopt:BayesOptSearch",
     "bohb": "tunecore.search.bohb:TuneBOHB",
+    "nevergrad": "tunecore.search.nevergrad:NevergradSearch",
+    "zoopt": "tunecore.search.zoopt:ZOOptSearch",
 }
 """Each name by import path: a searcher's package is imported only when chosen."""
 
@@ -28,5 +30,5 @@ def create_searcher(search_alg: str, **kwargs: Any) -> Any:
         SEARCHERS,
         search_alg,
         kwargs,
-        "Ray Tune's ax, nevergrad, zoopt and hebo are not built in tunecore",
+        "Ray Tune's ax and hebo are not built in tunecore",
     )

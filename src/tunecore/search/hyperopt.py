@@ -44,13 +44,13 @@ from tunecore.search._hyperopt_space import (
     dimension,
     holds_expressions,
     native_vals,
-    plain_config,
 )
 from tunecore.search._space_searcher import SpaceSearcher
 from tunecore.search.spaces import (
     config_from,
     finite,
     label,
+    plain_config,
     point_values,
     searched_space,
 )

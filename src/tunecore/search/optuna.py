@@ -91,7 +91,6 @@ try:  # the package is optional: OptunaSearch() says how to install it
         from_domains,
         is_constants,
         to_plain,
-        unflattened,
     )
     from tunecore.search._optuna_spec import (
         SPEC_VERSION,
@@ -100,6 +99,7 @@ try:  # the package is optional: OptunaSearch() says how to install it
         describe_space,
         read_spec,
     )
+    from tunecore.search.spaces import unflattened
 except ImportError:
     HAS_OPTUNA = False
 else:

@@ -114,6 +114,41 @@ def plain_number(value: object) -> object:
     return value
 
 
+def unflattened(values: Mapping[str, object], where: str) -> JsonDict:
+    """Values by flat name as a nested config: names split at '/' (Ray's
+    unflatten_dict), values as plain JSON (an error naming `where` and the
+    name if one is not)."""
+    config: JsonDict = {}
+    for name, value in values.items():
+        plain = plain_json(f"{where}[{name!r}]", plain_config(value))
+        set_at(config, tuple(name.split("/")), plain)
+    return config
+
+
+def set_at(config: JsonDict, path: tuple[str, ...], value: JsonValue) -> None:
+    """Put `value` at `path` in a nested config, making the dicts on the way."""
+    container = config
+    for part in path[:-1]:
+        below = container.setdefault(part, {})
+        if not isinstance(below, dict):
+            below = container[part] = {}
+        container = below
+    container[path[-1]] = value
+
+
+def plain_config(value: object) -> object:
+    """A value an optimizer built (a config of its own space) as plain
+    JSON: numpy scalars as Python's, arrays and tuples as lists."""
+    if isinstance(value, Mapping):
+        return {key: plain_config(item) for key, item in value.items()}
+    tolist = getattr(value, "tolist", None)
+    if callable(tolist) and getattr(value, "ndim", None):  # an array (a scalar's ndim is 0)
+        value = tolist()
+    if isinstance(value, list | tuple):
+        return [plain_config(item) for item in value]
+    return plain_number(value)
+
+
 def finite(value: object) -> float | None:
     """`value` as a float if it is a finite number, else None (NaN, inf and
     non-numbers are not observations an optimizer can take)."""
@@ -159,10 +194,13 @@ __all__ = [
     "config_from",
     "finite",
     "label",
+    "plain_config",
     "plain_number",
     "point_values",
     "searched_space",
+    "set_at",
     "space_from_json",
     "space_to_json",
+    "unflattened",
     "uniform_space",
 ]

@@ -1,0 +1,4 @@
+from collections.abc import Mapping
+from typing import Any
+
+registry: Mapping[str, Any]

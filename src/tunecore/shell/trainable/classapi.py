@@ -50,6 +50,7 @@ from tunecore.shell.trainable.checkpoint_files import (
     unpack_checkpoint,
     write_meta,
 )
+from tunecore.shell.trainable.config_objects import ConfigObjects
 from tunecore.shell.trainable.exports import export_checkpoint
 from tunecore.shell.trainable.results import ResultClock, json_result, plain_json_dict
 from tunecore.shell.trainable.worker import TrialContext
@@ -78,7 +79,7 @@ class Trainable:
             )
         self._context = context
         self._iteration = 0
-        self.config: JsonDict = plain_json_dict("the config", config or {})
+        self.config: JsonDict = _own_config(config)
         self.setup(copy.deepcopy(self.config))
 
     # -- what subclasses override -------------------------------------------------------------
@@ -197,10 +198,26 @@ class Trainable:
     def _reset(self, config: JsonDict, context: TrialContext) -> bool:
         """Become the trainable of another trial, if `reset_config` agrees.
         On False the instance is in between and must be discarded."""
-        self.config = plain_json_dict("the config", config)
+        self.config = _own_config(config)
         self._context = context
         self._iteration = 0
         return bool(self.reset_config(copy.deepcopy(config)))
+
+
+def _own_config(config: Mapping[str, object] | None) -> JsonDict:
+    """The config as a trainable keeps it: a dict of its own with string
+    keys, whose values may be the param space's objects (as in Ray, whose
+    Trainable takes any config)."""
+    if config is None:
+        return {}
+    if not isinstance(config, Mapping):
+        raise TypeError(f"the config must be a dict with string keys, got {type(config).__name__}")
+    for key in config:
+        if not isinstance(key, str):
+            raise TypeError(
+                f"the config: the key {key!r} is of type {type(key).__name__}; keys are strings"
+            )
+    return dict(config)  # type: ignore[arg-type]  # values may be objects (see above)
 
 
 class ClassTrainable:
@@ -213,16 +230,21 @@ class ClassTrainable:
         context: TrialContext,
         *,
         built: Trainable | None = None,
+        objects: ConfigObjects | None = None,
     ) -> None:
         """Build `cls(config)` for the trial in `context`, or drive `built`,
         an instance of `cls` made elsewhere (`Trainable.train` and the other
-        methods for direct use)."""
+        methods for direct use). `objects` replace their placeholders in
+        each config it is given (`setup`, `reset_config`, `self.config`)."""
         candidate: object = cls  # checked at run time too: callers may be untyped
         if not (isinstance(candidate, type) and issubclass(candidate, Trainable)):
             raise TypeError(f"{cls!r} is not a subclass of tunecore's Trainable")
         self._name = cls.__qualname__
         self._clock = ResultClock()
-        self._trainable = cls(config, context=context) if built is None else built
+        self._objects = objects or ConfigObjects()
+        self._trainable = (
+            cls(self._objects.resolve(config), context=context) if built is None else built
+        )
 
     def train_within(self, timeout: float) -> JsonDict | None:
         """A step runs in the caller and cannot be left running: never ahead."""
@@ -267,7 +289,7 @@ class ClassTrainable:
             self.restore(directory)
 
     def reset(self, config: JsonDict, context: TrialContext) -> bool:
-        if not self._trainable._reset(config, context):
+        if not self._trainable._reset(self._objects.resolve(config), context):
             return False
         self._clock = ResultClock()
         return True

@@ -75,7 +75,7 @@ def test_choice_and_grid_over_json_stay_the_core_domains() -> None:
 
 def test_a_placeholder_without_its_object_is_an_error_naming_the_key() -> None:
     objects = ConfigObjects({(("model",), None): Model(1)})
-    with pytest.raises(MissingObjectError, match="'ref'.*<ObjectRef ref\\[1\\]>"):
+    with pytest.raises(MissingObjectError, match=r"'ref'.*<ObjectRef ref\[1\]>"):
         objects.resolve({"model": "<Model model>", "ref": "<ObjectRef ref[1]>"})
 
 
@@ -110,3 +110,104 @@ def test_a_choice_of_objects_reaches_each_trial(tmp_path: Path) -> None:
         index = int(str(result.config["model"]).removeprefix("<Model model[").rstrip("]>"))
         assert result.config["model"] == f"<Model model[{index}]>"
         assert result.metrics["model_id"] == models[index].model_id
+
+
+# -- on Ray: refs in a grid, an object constant, a restore ----------------------------------------
+
+
+def uses_the_models(config: dict[str, object]) -> None:
+    import ray  # noqa: PLC0415 - runs in a Ray worker
+
+    model = ray.get(config["model_ref"])
+    scaler = config["scaler"]
+    assert isinstance(model, Model) and isinstance(scaler, Model)
+    if scaler.fails and model.model_id == 2:
+        raise RuntimeError("this scaler fails on model 2")
+    tunecore.report({"model_id": model.model_id, "scaled": model.model_id * scaler.model_id})
+
+
+def objects_space(*, fails: bool) -> dict[str, object]:
+    import ray  # noqa: PLC0415 - the Ray tests only
+
+    refs = [ray.put(Model(1)), ray.put(Model(2))]
+    return {"model_ref": tunecore.grid_search(refs), "scaler": Model(10, fails), "lr": 0.1}
+
+
+@pytest.mark.usefixtures("ray_cluster")
+def test_refs_in_a_grid_and_an_object_constant_on_ray_then_restored(tmp_path: Path) -> None:
+    results = Tuner(
+        uses_the_models,
+        param_space=objects_space(fails=True),
+        run_config=RunConfig(storage_path=str(tmp_path), name="objects", verbose=0),
+    ).fit()
+    assert [r.metrics.get("model_id") for r in results if not r.error] == [1]
+    assert len(results.errors) == 1
+    configs = sorted(str(r.config["model_ref"]) for r in results)
+    assert configs == ["<ObjectRef model_ref[0]>", "<ObjectRef model_ref[1]>"]
+    for result in results:
+        assert result.config["scaler"] == "<Model scaler>"
+        assert result.path is not None
+        params = json.loads(Path(result.path, "params.json").read_text())
+        assert params == result.config  # the stand-ins, never a pickle
+        assert "model_ref=_ObjectRef_model_ref_" in Path(result.path).name  # a readable name
+    experiment = tmp_path / "objects"
+    with pytest.raises(MissingObjectError, match=r"param_space\['model_ref'\] \(value 0"):
+        Tuner.restore(str(experiment), trainable=uses_the_models, resume_errored=True).fit()
+    with pytest.raises(MissingObjectError, match=r"param_space\['scaler'\]"):
+        Tuner.restore(
+            str(experiment),
+            trainable=uses_the_models,
+            param_space={"model_ref": objects_space(fails=False)["model_ref"]},
+            resume_errored=True,
+        ).fit()
+    restored = Tuner.restore(
+        str(experiment),
+        trainable=uses_the_models,
+        param_space=objects_space(fails=False),  # new refs, and a scaler that works
+        resume_errored=True,
+    ).fit()
+    assert not restored.errors
+    assert sorted(r.metrics["scaled"] for r in restored) == [10, 20]
+
+
+class HoldsItsModel(tunecore.Trainable):
+    def setup(self, config: JsonDict) -> None:
+        model = config["model"]
+        assert isinstance(model, Model), model
+        self.setup_id = model.model_id
+        self.resets = 0
+
+    def step(self) -> JsonDict:
+        model = self.config["model"]
+        assert isinstance(model, Model), model
+        return {
+            "model_id": model.model_id,
+            "setup_id": self.setup_id,
+            "resets": self.resets,
+            "done": True,
+        }
+
+    def reset_config(self, new_config: JsonDict) -> bool:
+        model = new_config["model"]
+        assert isinstance(model, Model), model
+        self.setup_id = model.model_id
+        self.resets += 1
+        return True
+
+
+@pytest.mark.usefixtures("ray_cluster")
+def test_a_reused_trainable_gets_the_objects_in_setup_and_reset_config(tmp_path: Path) -> None:
+    models = [Model(1), Model(2), Model(3)]
+    results = Tuner(
+        HoldsItsModel,
+        param_space={"model": tunecore.grid_search(models)},
+        tune_config=TuneConfig(reuse_actors=True, max_concurrent_trials=1),
+        run_config=RunConfig(storage_path=str(tmp_path), name="reused", verbose=0),
+    ).fit()
+    assert not results.errors
+    by_config = {str(r.config["model"]): r.metrics for r in results}
+    assert set(by_config) == {"<Model model[0]>", "<Model model[1]>", "<Model model[2]>"}
+    for index, model in enumerate(models):
+        metrics = by_config[f"<Model model[{index}]>"]
+        assert metrics["model_id"] == metrics["setup_id"] == model.model_id
+    assert max(metrics["resets"] for metrics in by_config.values()) >= 1  # reset_config ran

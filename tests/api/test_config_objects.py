@@ -120,7 +120,8 @@ def uses_the_models(config: dict[str, object]) -> None:
 
     model = ray.get(config["model_ref"])
     scaler = config["scaler"]
-    assert isinstance(model, Model) and isinstance(scaler, Model)
+    assert isinstance(model, Model)
+    assert isinstance(scaler, Model)
     if scaler.fails and model.model_id == 2:
         raise RuntimeError("this scaler fails on model 2")
     tunecore.report({"model_id": model.model_id, "scaled": model.model_id * scaler.model_id})

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -115,7 +116,7 @@ def test_a_choice_of_objects_reaches_each_trial(tmp_path: Path) -> None:
 # -- on Ray: refs in a grid, an object constant, a restore ----------------------------------------
 
 
-def uses_the_models(config: dict[str, object]) -> None:
+def uses_the_models(config: dict[str, Any]) -> None:
     import ray  # noqa: PLC0415 - runs in a Ray worker
 
     model = ray.get(config["model_ref"])
@@ -168,15 +169,15 @@ def test_refs_in_a_grid_and_an_object_constant_on_ray_then_restored(tmp_path: Pa
         resume_errored=True,
     ).fit()
     assert not restored.errors
-    assert sorted(r.metrics["scaled"] for r in restored) == [10, 20]
+    assert sorted(str(r.metrics["scaled"]) for r in restored) == ["10", "20"]
 
 
 class HoldsItsModel(tunecore.Trainable):
-    def setup(self, config: JsonDict) -> None:
+    def setup(self, config: dict[str, Any]) -> None:
         model = config["model"]
         assert isinstance(model, Model), model
-        self.setup_id = model.model_id
-        self.resets = 0
+        self.setup_id: int = model.model_id
+        self.resets: int = 0
 
     def step(self) -> JsonDict:
         model = self.config["model"]
@@ -188,7 +189,7 @@ class HoldsItsModel(tunecore.Trainable):
             "done": True,
         }
 
-    def reset_config(self, new_config: JsonDict) -> bool:
+    def reset_config(self, new_config: dict[str, Any]) -> bool:
         model = new_config["model"]
         assert isinstance(model, Model), model
         self.setup_id = model.model_id
@@ -211,4 +212,4 @@ def test_a_reused_trainable_gets_the_objects_in_setup_and_reset_config(tmp_path:
     for index, model in enumerate(models):
         metrics = by_config[f"<Model model[{index}]>"]
         assert metrics["model_id"] == metrics["setup_id"] == model.model_id
-    assert max(metrics["resets"] for metrics in by_config.values()) >= 1  # reset_config ran
+    assert any(metrics["resets"] != 0 for metrics in by_config.values())  # reset_config ran

@@ -36,6 +36,7 @@ import os
 import tempfile
 import time
 from collections.abc import Mapping
+from typing import Any, TypeAlias
 
 import msgspec
 
@@ -54,6 +55,11 @@ from tunecore.shell.trainable.config_objects import ConfigObjects
 from tunecore.shell.trainable.exports import export_checkpoint
 from tunecore.shell.trainable.results import ResultClock, json_result, plain_json_dict
 from tunecore.shell.trainable.worker import TrialContext
+
+
+Config: TypeAlias = dict[str, Any]
+"""A trial's config as a `Trainable` sees it: JSON values, and the param
+space's objects where it holds them (`tunecore.shell.trainable.config_objects`)."""
 
 
 class Trainable:
@@ -79,12 +85,12 @@ class Trainable:
             )
         self._context = context
         self._iteration = 0
-        self.config: JsonDict = _own_config(config)
+        self.config: Config = _own_config(config)
         self.setup(copy.deepcopy(self.config))
 
     # -- what subclasses override -------------------------------------------------------------
 
-    def setup(self, config: JsonDict) -> None:
+    def setup(self, config: Config) -> None:
         """Build what training needs from `config` (a copy of `self.config`)."""
 
     def step(self) -> Mapping[str, object]:
@@ -112,7 +118,7 @@ class Trainable:
         del config  # the base class asks for nothing of its own
         return None
 
-    def reset_config(self, new_config: JsonDict) -> bool:
+    def reset_config(self, new_config: Config) -> bool:
         """Take `new_config` in place, for a new trial, and return True; False
         (the default) means it cannot, and a new instance is built instead."""
         return False
@@ -195,7 +201,7 @@ class Trainable:
             self._tunecore_driver = driver
         return driver
 
-    def _reset(self, config: JsonDict, context: TrialContext) -> bool:
+    def _reset(self, config: Config, context: TrialContext) -> bool:
         """Become the trainable of another trial, if `reset_config` agrees.
         On False the instance is in between and must be discarded."""
         self.config = _own_config(config)
@@ -204,7 +210,7 @@ class Trainable:
         return bool(self.reset_config(copy.deepcopy(config)))
 
 
-def _own_config(config: Mapping[str, object] | None) -> JsonDict:
+def _own_config(config: Mapping[str, object] | None) -> Config:
     """The config as a trainable keeps it: a dict of its own with string
     keys, whose values may be the param space's objects (as in Ray, whose
     Trainable takes any config)."""
@@ -217,7 +223,7 @@ def _own_config(config: Mapping[str, object] | None) -> JsonDict:
             raise TypeError(
                 f"the config: the key {key!r} is of type {type(key).__name__}; keys are strings"
             )
-    return dict(config)  # type: ignore[arg-type]  # values may be objects (see above)
+    return dict(config)
 
 
 class ClassTrainable:

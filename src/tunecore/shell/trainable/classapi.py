@@ -56,7 +56,6 @@ from tunecore.shell.trainable.exports import export_checkpoint
 from tunecore.shell.trainable.results import ResultClock, json_result, plain_json_dict
 from tunecore.shell.trainable.worker import TrialContext
 
-
 Config: TypeAlias = dict[str, Any]
 """A trial's config as a `Trainable` sees it: JSON values, and the param
 space's objects where it holds them (`tunecore.shell.trainable.config_objects`)."""

@@ -95,14 +95,16 @@ def test_a_searcher_given_objects_directly_refuses_them_naming_the_key() -> None
 def reports_its_model(config: dict[str, object]) -> None:
     model = config["model"]
     assert isinstance(model, Model), model
-    tunecore.report({"model_id": model.model_id})
+    start = config.get("start")
+    tunecore.report({"model_id": model.model_id, "start": getattr(start, "path", None)})
 
 
 def test_a_choice_of_objects_reaches_each_trial(tmp_path: Path) -> None:
     models = [Model(1), Model(2)]
+    start = tunecore.Checkpoint(str(tmp_path / "start"))
     results = Tuner(
         reports_its_model,
-        param_space={"model": tunecore.choice(models)},
+        param_space={"model": tunecore.choice(models), "start": start},
         tune_config=TuneConfig(num_samples=4, seed=3),
         run_config=RunConfig(storage_path=str(tmp_path), name="pick", executor="in_process"),
     ).fit()
@@ -110,7 +112,32 @@ def test_a_choice_of_objects_reaches_each_trial(tmp_path: Path) -> None:
     for result in results:
         index = int(str(result.config["model"]).removeprefix("<Model model[").rstrip("]>"))
         assert result.config["model"] == f"<Model model[{index}]>"
+        assert result.config["start"] == "<Checkpoint start>"
         assert result.metrics["model_id"] == models[index].model_id
+        assert result.metrics["start"] == start.path
+
+
+def test_a_model_based_searcher_picks_among_the_placeholders(tmp_path: Path) -> None:
+    pytest.importorskip("optuna")
+    from tunecore.search.optuna import OptunaSearch  # noqa: PLC0415 - an optional extra
+
+    models = [Model(1), Model(2)]
+    results = Tuner(
+        reports_its_model,
+        param_space={"model": tunecore.choice(models)},
+        tune_config=TuneConfig(
+            search_alg=OptunaSearch(seed=1), metric="model_id", mode="max", num_samples=3
+        ),
+        run_config=RunConfig(
+            storage_path=str(tmp_path), name="optuna", executor="in_process", verbose=0
+        ),
+    ).fit()
+    assert not results.errors
+    for result in results:
+        assert (
+            result.metrics["model_id"]
+            == {"<Model model[0]>": 1, "<Model model[1]>": 2}[str(result.config["model"])]
+        )
 
 
 # -- on Ray: refs in a grid, an object constant, a restore ----------------------------------------

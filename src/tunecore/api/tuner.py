@@ -240,8 +240,10 @@ class Tuner:
         again (`tunecore.api.searching`); tunecore's own searchers are
         rebuilt without it. `param_space` hands back, as in Ray, what the
         log cannot hold: the functions of its `sample_from`s, which draw
-        the values not drawn yet; the logged search space and searcher
-        state are what run (changing the space on restore is not
+        the values not drawn yet, and its objects (`ray.put` refs, models:
+        the log holds placeholders for them), required at the same keys
+        before any trial runs (`api.config_objects`); the logged search
+        space and searcher state are what run (changing the space on restore is not
         supported, as in Ray). Trials that were running restart from
         their newest persistent checkpoint under the same id; finished ones
         do not run again; the scheduler and the searcher go on from their

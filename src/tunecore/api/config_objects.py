@@ -91,8 +91,9 @@ def require_objects(state: ExperimentState, objects: ConfigObjects) -> None:
     if missing:
         path, index = missing[0]
         which = "" if index is None else f" (value {index} of its grid or choice)"
+        more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
         raise MissingObjectError(
-            f"{format_path(path)}{which} was an object, which the log cannot hold: pass it "
-            "again, Tuner.restore(path, trainable=..., param_space={...}) with the objects "
+            f"{format_path(path)}{which}{more} was an object, which the log cannot hold: pass "
+            "it again, Tuner.restore(path, trainable=..., param_space={...}) with the objects "
             "at the same keys, as the experiment was given them"
         )

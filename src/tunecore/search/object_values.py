@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import overload
 
 from tunecore.core.search import domains
-from tunecore.model import InvalidFieldError
+from tunecore.model import InvalidFieldError, JsonValue
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,10 @@ def is_loggable(value: object) -> bool:
     return True
 
 
+@overload
+def choice(categories: Sequence[JsonValue]) -> domains.Choice: ...
+@overload
+def choice(categories: Sequence[object]) -> domains.Choice | ObjectChoice: ...
 def choice(categories: Sequence[object]) -> domains.Choice | ObjectChoice:
     """One of the categories, uniformly; they may be objects (see the module doc)."""
     values = list(categories)
@@ -48,6 +53,10 @@ def choice(categories: Sequence[object]) -> domains.Choice | ObjectChoice:
     return ObjectChoice(tuple(values))
 
 
+@overload
+def grid_search(values: Sequence[JsonValue]) -> domains.GridSearch: ...
+@overload
+def grid_search(values: Sequence[object]) -> domains.GridSearch | dict[str, list[object]]: ...
 def grid_search(values: Sequence[object]) -> domains.GridSearch | dict[str, list[object]]:
     """Every value, crossed with every other grid; they may be objects (see
     the module doc)."""

@@ -10,6 +10,7 @@ from tunecore.core.search.placeholders import (
     places_in_space,
 )
 from tunecore.core.search.variants import parse_space
+from tunecore.model import JsonDict
 
 
 def test_a_placeholder_names_its_kind_path_and_index() -> None:
@@ -31,7 +32,11 @@ def test_a_placeholder_is_read_back_only_at_its_own_path() -> None:
 
 
 def test_places_are_found_in_a_config_and_in_a_logged_space() -> None:
-    config = {"a": {"b": "<Model a/b>"}, "c": ["<Model c/0>", "plain"], "d": "<ObjectRef d[2]>"}
+    config: JsonDict = {
+        "a": {"b": "<Model a/b>"},
+        "c": ["<Model c/0>", "plain"],
+        "d": "<ObjectRef d[2]>",
+    }
     assert set(places_in_config(config)) == {
         (("a", "b"), None),
         (("c", 0), None),

@@ -47,8 +47,6 @@ if TYPE_CHECKING:
     from tunecore.api.run import run_experiments as run_experiments
     from tunecore.api.simulate import simulate as simulate
     from tunecore.api.tuner import Tuner as Tuner
-    from tunecore.core.search.domains import choice as choice
-    from tunecore.core.search.domains import grid_search as grid_search
     from tunecore.core.search.domains import lograndint as lograndint
     from tunecore.core.search.domains import loguniform as loguniform
     from tunecore.core.search.domains import qlograndint as qlograndint
@@ -63,6 +61,8 @@ if TYPE_CHECKING:
     from tunecore.registry import register_env as register_env
     from tunecore.schedulers.create import create_scheduler as create_scheduler
     from tunecore.search.create import create_searcher as create_searcher
+    from tunecore.search.object_values import choice as choice
+    from tunecore.search.object_values import grid_search as grid_search
     from tunecore.shell.callbacks import Callback as Callback
     from tunecore.shell.replay import replay as replay
     from tunecore.shell.stoppers import Stopper as Stopper
@@ -106,8 +106,8 @@ _HOMES: dict[str, str] = {
     "run_experiments": "tunecore.api.run",
     "simulate": "tunecore.api.simulate",
     "Tuner": "tunecore.api.tuner",
-    "choice": "tunecore.core.search.domains",
-    "grid_search": "tunecore.core.search.domains",
+    "choice": "tunecore.search.object_values",
+    "grid_search": "tunecore.search.object_values",
     "lograndint": "tunecore.core.search.domains",
     "loguniform": "tunecore.core.search.domains",
     "qlograndint": "tunecore.core.search.domains",

@@ -39,13 +39,7 @@ SCRIPTS = Path(__file__).parent / "scripts"
 # returns fails its test instead of the whole run).
 TIMEOUT_S = 60
 
-XFAIL: dict[str, str] = {
-    "restore_with_param_space": (
-        "InvalidFieldError: GridSearch.values[0]=ObjectRef(...) is invalid: expected a JSON "
-        "value: tune.grid_search refuses Ray object references (core/search/domains.py, "
-        "plain_json), so a param_space of ray.put refs cannot even be built"
-    ),
-}
+XFAIL: dict[str, str] = {}
 
 # Scripts with an assertion whose outcome depends on timing, on tunecore as
 # on Ray Tune (which trials overlap): that AssertionError is tolerated, any

@@ -45,6 +45,7 @@ from tunecore.api.config import (
     SyncConfig,
     TuneConfig,
 )
+from tunecore.api.config_objects import require_objects, split_objects
 from tunecore.api.errors import TuneError, trial_error
 from tunecore.api.loader import load_experiment
 from tunecore.api.mutation_space import with_mutated_keys
@@ -187,7 +188,8 @@ class Tuner:
             self._unrunnable = error
             self._name = str(getattr(trainable, "__qualname__", "trainable"))
         self._tune = tune_config or TuneConfig()
-        self._space = with_mutated_keys(param_space or {}, self._tune.scheduler)
+        space, self._objects = split_objects(param_space or {})  # placeholders stand in
+        self._space = with_mutated_keys(space, self._tune.scheduler)
         check_storable("param_space", self._space)  # refused now, not when it is logged
         self._run = run_config or RunConfig()
         self._stop = plan_stop(self._run.stop)
@@ -240,8 +242,10 @@ class Tuner:
         again (`tunecore.api.searching`); tunecore's own searchers are
         rebuilt without it. `param_space` hands back, as in Ray, what the
         log cannot hold: the functions of its `sample_from`s, which draw
-        the values not drawn yet; the logged search space and searcher
-        state are what run (changing the space on restore is not
+        the values not drawn yet, and its objects (`ray.put` refs, models:
+        the log holds placeholders for them), required at the same keys
+        before any trial runs (`api.config_objects`); the logged search
+        space and searcher state are what run (changing the space on restore is not
         supported, as in Ray). Trials that were running restart from
         their newest persistent checkpoint under the same id; finished ones
         do not run again; the scheduler and the searcher go on from their
@@ -576,6 +580,7 @@ class Tuner:
             contents = read_log(experiment_dir, covered=snapshots.covered())
             snapshots.set_aside_beyond(contents)
             rebuilt = rebuild(contents, experiment_dir, self._snapshot_kind)
+            require_objects(rebuilt.state, self._objects)  # given again, before a trial runs
             self._search_runtime = restored_runtime(
                 contents,
                 rebuilt.state.searcher,
@@ -795,7 +800,9 @@ class Tuner:
         return secrets.randbelow(2**31)
 
     def _executor(self) -> Executor:
-        factory: TrainableFactory = functools.partial(make_worker_trainable, self._target)
+        factory: TrainableFactory = functools.partial(
+            make_worker_trainable, self._target, objects=self._objects
+        )
         run = self._run
         if run.executor == "in_process":
             return InProcessExecutor(factory, resources=this_machine())
@@ -808,6 +815,7 @@ class Tuner:
             result_buffer_length=self._tune.result_buffer_length,
         )
         publish_parameters(self._target)  # Ray is up: with_parameters objects go in its store
+        self._objects.publish()  # and the param space's
         return executor
 
 

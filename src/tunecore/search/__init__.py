@@ -10,8 +10,6 @@ from tunecore.core.search import (
     ConcurrencyLimiter,
     Repeater,
     Suggestion,
-    choice,
-    grid_search,
     lograndint,
     loguniform,
     qlograndint,
@@ -25,6 +23,7 @@ from tunecore.core.search import (
     uniform,
 )
 from tunecore.search.create import create_searcher
+from tunecore.search.object_values import choice, grid_search
 from tunecore.search.searcher import Searcher
 
 __all__ = [

@@ -29,7 +29,6 @@ from tunecore.core.search.domains import (
     RandN,
     SampleFrom,
     Uniform,
-    choice,
     lograndint,
     loguniform,
     qlograndint,
@@ -42,6 +41,7 @@ from tunecore.core.search.domains import (
     sample_from,
     uniform,
 )
+from tunecore.search.object_values import choice
 
 
 class _Kind(type):

@@ -35,7 +35,7 @@ class Accumulator(Trainable):
 
     def step(self) -> Mapping[str, object]:
         self.seen_iterations.append(self.iteration)
-        self.total += self.config["step"]  # type: ignore[operator]
+        self.total += self.config["step"]
         return {"total": self.total}
 
     def save_checkpoint(self, checkpoint_dir: str) -> str | Mapping[str, object] | None:

@@ -97,8 +97,9 @@ _JSON_SCALARS: tuple[type[bool | int | float | str], ...] = (bool, int, float, s
 
 
 OBJECTS_ELSEWHERE = (
-    "; a config is logged, so an object reaches the trainable another way: "
-    "tune.with_parameters(trainable, name=obj)"
+    "; a searcher's space is logged, so objects are accepted only in "
+    "Tuner(param_space=...), whose log holds a placeholder in their place, "
+    "or given to the trainable with tune.with_parameters(trainable, name=obj)"
 )
 """What `plain_json` adds for an object in a search space (`otherwise`)."""
 

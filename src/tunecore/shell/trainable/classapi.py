@@ -36,6 +36,7 @@ import os
 import tempfile
 import time
 from collections.abc import Mapping
+from typing import Any, TypeAlias
 
 import msgspec
 
@@ -50,9 +51,14 @@ from tunecore.shell.trainable.checkpoint_files import (
     unpack_checkpoint,
     write_meta,
 )
+from tunecore.shell.trainable.config_objects import ConfigObjects
 from tunecore.shell.trainable.exports import export_checkpoint
 from tunecore.shell.trainable.results import ResultClock, json_result, plain_json_dict
 from tunecore.shell.trainable.worker import TrialContext
+
+Config: TypeAlias = dict[str, Any]
+"""A trial's config as a `Trainable` sees it: JSON values, and the param
+space's objects where it holds them (`tunecore.shell.trainable.config_objects`)."""
 
 
 class Trainable:
@@ -78,12 +84,12 @@ class Trainable:
             )
         self._context = context
         self._iteration = 0
-        self.config: JsonDict = plain_json_dict("the config", config or {})
+        self.config: Config = _own_config(config)
         self.setup(copy.deepcopy(self.config))
 
     # -- what subclasses override -------------------------------------------------------------
 
-    def setup(self, config: JsonDict) -> None:
+    def setup(self, config: Config) -> None:
         """Build what training needs from `config` (a copy of `self.config`)."""
 
     def step(self) -> Mapping[str, object]:
@@ -111,7 +117,7 @@ class Trainable:
         del config  # the base class asks for nothing of its own
         return None
 
-    def reset_config(self, new_config: JsonDict) -> bool:
+    def reset_config(self, new_config: Config) -> bool:
         """Take `new_config` in place, for a new trial, and return True; False
         (the default) means it cannot, and a new instance is built instead."""
         return False
@@ -194,13 +200,29 @@ class Trainable:
             self._tunecore_driver = driver
         return driver
 
-    def _reset(self, config: JsonDict, context: TrialContext) -> bool:
+    def _reset(self, config: Config, context: TrialContext) -> bool:
         """Become the trainable of another trial, if `reset_config` agrees.
         On False the instance is in between and must be discarded."""
-        self.config = plain_json_dict("the config", config)
+        self.config = _own_config(config)
         self._context = context
         self._iteration = 0
         return bool(self.reset_config(copy.deepcopy(config)))
+
+
+def _own_config(config: Mapping[str, object] | None) -> Config:
+    """The config as a trainable keeps it: a dict of its own with string
+    keys, whose values may be the param space's objects (as in Ray, whose
+    Trainable takes any config)."""
+    if config is None:
+        return {}
+    if not isinstance(config, Mapping):
+        raise TypeError(f"the config must be a dict with string keys, got {type(config).__name__}")
+    for key in config:
+        if not isinstance(key, str):
+            raise TypeError(
+                f"the config: the key {key!r} is of type {type(key).__name__}; keys are strings"
+            )
+    return dict(config)
 
 
 class ClassTrainable:
@@ -213,16 +235,21 @@ class ClassTrainable:
         context: TrialContext,
         *,
         built: Trainable | None = None,
+        objects: ConfigObjects | None = None,
     ) -> None:
         """Build `cls(config)` for the trial in `context`, or drive `built`,
         an instance of `cls` made elsewhere (`Trainable.train` and the other
-        methods for direct use)."""
+        methods for direct use). `objects` replace their placeholders in
+        each config it is given (`setup`, `reset_config`, `self.config`)."""
         candidate: object = cls  # checked at run time too: callers may be untyped
         if not (isinstance(candidate, type) and issubclass(candidate, Trainable)):
             raise TypeError(f"{cls!r} is not a subclass of tunecore's Trainable")
         self._name = cls.__qualname__
         self._clock = ResultClock()
-        self._trainable = cls(config, context=context) if built is None else built
+        self._objects = objects or ConfigObjects()
+        self._trainable = (
+            cls(self._objects.resolve(config), context=context) if built is None else built
+        )
 
     def train_within(self, timeout: float) -> JsonDict | None:
         """A step runs in the caller and cannot be left running: never ahead."""
@@ -267,7 +294,7 @@ class ClassTrainable:
             self.restore(directory)
 
     def reset(self, config: JsonDict, context: TrialContext) -> bool:
-        if not self._trainable._reset(config, context):
+        if not self._trainable._reset(self._objects.resolve(config), context):
             return False
         self._clock = ResultClock()
         return True

@@ -45,7 +45,6 @@ deleted.
 
 from __future__ import annotations
 
-import copy
 import enum
 import functools
 import inspect
@@ -71,6 +70,7 @@ from tunecore.shell.trainable.checkpoint_files import (
     unpack_checkpoint,
     write_checkpoint,
 )
+from tunecore.shell.trainable.config_objects import ConfigObjects
 from tunecore.shell.trainable.errors import TrainableError
 from tunecore.shell.trainable.exports import export_checkpoint
 from tunecore.shell.trainable.results import ResultClock
@@ -193,9 +193,16 @@ class _Run:
 class FunctionTrainable:
     """A `WorkerTrainable` running `fn` (see the module doc)."""
 
-    def __init__(self, fn: Callable[..., object], config: JsonDict, context: TrialContext) -> None:
+    def __init__(
+        self,
+        fn: Callable[..., object],
+        config: JsonDict,
+        context: TrialContext,
+        objects: ConfigObjects | None = None,
+    ) -> None:
         self._form = function_form(fn)
         self._fn = fn
+        self._objects = objects or ConfigObjects()
         self._begin(config, context)
 
     def _begin(self, config: JsonDict, context: TrialContext) -> None:
@@ -341,8 +348,9 @@ class FunctionTrainable:
 
     def _entrypoint(self, session: TrialSession) -> Callable[[], object]:
         # Each run gets its own copy: the function may mutate its config,
-        # and the in-process executor shares the driver's objects.
-        config = copy.deepcopy(self._config)
+        # and the in-process executor shares the driver's objects. The
+        # param space's objects replace their placeholders here.
+        config = self._objects.resolve(self._config)
         if self._form is FunctionForm.REPORTER:
             return functools.partial(self._fn, config, reporter=StatusReporter(session))
         if self._form is FunctionForm.CHECKPOINT_DIR:

@@ -37,6 +37,7 @@ from tunecore.core.naming import numbered
 from tunecore.model import JsonDict
 from tunecore.model.errors import InvalidFieldError, require_name
 from tunecore.shell.trainable.classapi import ClassTrainable, Trainable
+from tunecore.shell.trainable.config_objects import ConfigObjects
 from tunecore.shell.trainable.function import FunctionTrainable, function_form
 from tunecore.shell.trainable.worker import TrialContext, WorkerTrainable
 
@@ -127,15 +128,20 @@ def validate_trainable(target: object, *, where: str | None = None) -> Trainable
 
 
 def make_worker_trainable(
-    target: TrainableTarget | str, config: JsonDict, context: TrialContext
+    target: TrainableTarget | str,
+    config: JsonDict,
+    context: TrialContext,
+    *,
+    objects: ConfigObjects | None = None,
 ) -> WorkerTrainable:
     """The worker trainable for `target` (an object, a registered name or an
     import path): a ClassTrainable for a Trainable subclass, else a
-    FunctionTrainable."""
+    FunctionTrainable; `objects` are the param space's, which replace their
+    placeholders in each config the trial is given."""
     resolved = resolve_trainable(target) if isinstance(target, str) else target
     if isinstance(resolved, type) and issubclass(resolved, Trainable):
-        return ClassTrainable(resolved, config, context)
-    return FunctionTrainable(resolved, config, context)
+        return ClassTrainable(resolved, config, context, objects=objects)
+    return FunctionTrainable(resolved, config, context, objects)
 
 
 def _import(path: str) -> object:

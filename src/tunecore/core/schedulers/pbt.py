@@ -575,7 +575,7 @@ def explore(
     explored: JsonDict = copy.deepcopy(dict(config))
     for path, spec in flatten_mutations(mutations).items():
         keys = path.split("/")
-        found, value = _lookup(config, keys)
+        found, value = lookup(config, keys)
         rng, draw = random_float(rng)
         resample = draw < resample_probability
         new: JsonValue
@@ -602,7 +602,7 @@ def explore(
                 new = value * perturbation_factors[index]  # type: ignore[operator]
             if is_int(value) and is_finite_number(new):
                 new = int(new)
-        _assign(explored, keys, new)
+        assign(explored, keys, new)
     return rng, explored
 
 
@@ -614,7 +614,7 @@ def perturbed_tag(
     `[a-zA-Z0-9_-]` so the tag can name a directory."""
     paths = sorted(tuple(path.split("/")) for path in flatten_mutations(mutations))
     pairs = (
-        f"{_clean_value(keys[-1])}={_clean_value(_lookup(config, list(keys))[1])}" for keys in paths
+        f"{_clean_value(keys[-1])}={_clean_value(lookup(config, list(keys))[1])}" for keys in paths
     )
     return f"{original_tag}{PERTURBED}[{','.join(pairs)}]"
 
@@ -628,7 +628,8 @@ def _clean_value(value: object) -> str:
     return _UNSAFE.sub("_", str(value)).strip("_")
 
 
-def _lookup(config: Mapping[str, JsonValue], keys: Sequence[str]) -> tuple[bool, JsonValue]:
+def lookup(config: Mapping[str, JsonValue], keys: Sequence[str]) -> tuple[bool, JsonValue]:
+    """Whether the nested `keys` lead to a value in `config`, and the value."""
     node: JsonValue = dict(config)
     for key in keys:
         if not isinstance(node, dict) or key not in node:
@@ -637,7 +638,7 @@ def _lookup(config: Mapping[str, JsonValue], keys: Sequence[str]) -> tuple[bool,
     return True, node
 
 
-def _assign(config: JsonDict, keys: Sequence[str], value: JsonValue) -> None:
+def assign(config: JsonDict, keys: Sequence[str], value: JsonValue) -> None:
     """Set a nested value in place, creating (or replacing non-dict)
     intermediate levels; `config` is already a private deep copy."""
     node = config

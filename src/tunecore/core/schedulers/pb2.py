@@ -22,8 +22,7 @@ Invariants:
   <= high, and PBT's `hyperparam_mutations` holds the same paths (as
   `[low, high]`), which makes the perturbed tag list them as Ray's does.
 - A chosen value lies within its bounds; an int donor value stays an int
-  (truncated, as Ray's `int()`); a path the donor config has no number at
-  is set from the model as a float.
+  (truncated, as Ray's `int()`), any other is a float.
 - `observations` are in the order noted, the newest `MAX_OBSERVATIONS`
   only; an observation is noted only when every bounded value of the
   trial is a finite number (Ray fails on others).
@@ -43,7 +42,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Self, cast
+from typing import TYPE_CHECKING, NamedTuple, Self, cast
 
 import msgspec
 import numpy as np
@@ -195,9 +194,10 @@ class PB2(PopulationBasedTraining, frozen=True, kw_only=True, tag=True, omit_def
         return tuple(values)
 
 
-class RewardChange(msgspec.Struct, frozen=True):
-    """One row the model fits: the change in score per unit of time from a
-    trial's previous observation with the same values to this one."""
+class RewardChange(NamedTuple):
+    """One row the model fits (derived, never stored): the change in score
+    per unit of time from a trial's previous observation with the same
+    values to this one."""
 
     trial_id: str
     time: float

@@ -163,7 +163,7 @@ class PB2(PopulationBasedTraining, frozen=True, kw_only=True, tag=True, omit_def
             keys = path.split("/")
             new = _typed(lookup(donor_config, keys)[1], float(value))
             assign(config, keys, new)
-            values.append(new)
+            values.append(float(new))  # as decoding reads it: a resume encodes the same bytes
         seen = Observation(trial_id, base.time, tuple(values), base.score)
         policy = evolve(
             self,

@@ -276,6 +276,10 @@ class PopulationBasedTraining(
                 )
         msgspec.structs.force_setattr(self, "perturbation_factors", tuple(factors))
         require_int(f"{owner}.seed", self.seed)
+        for name in ("perturbation_interval", "burn_in_period", "quantile_fraction"):
+            # Floats, as decoding reads them: a state encodes to the same
+            # bytes before and after a resume.
+            msgspec.structs.force_setattr(self, name, float(getattr(self, name)))
 
     def with_objective(self, metric: str | None, mode: Mode | None) -> Self:
         """Fill in the experiment's metric and mode where none was given;

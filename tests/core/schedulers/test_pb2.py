@@ -303,6 +303,25 @@ def test_points_taken_this_round_push_the_choice_elsewhere() -> None:
     assert 0.3 < spread[0] < 0.9
 
 
+def test_the_choice_is_the_same_bits_whatever_the_blas_threads() -> None:
+    """A replay on a machine with more cores must choose the same values:
+    the model does its products in numpy's own loops, never in BLAS."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    generator = np.random.default_rng(0)
+    rows = np.column_stack(
+        [np.repeat(np.arange(50.0), 4), generator.random(200), generator.random((200, 3))]
+    )
+    changes = generator.normal(size=200)
+    taken = generator.random((3, 3))
+    outcomes = []
+    for threads in (1, 2, 4):
+        with threadpoolctl.threadpool_limits(threads):
+            model = pb2_model.fit(rows, changes)
+            _, chosen = pb2_model.choose(rows, changes, (49.0, 0.5), taken, seeded(1))
+            outcomes.append((model.weights.tobytes(), model.inverse.tobytes(), chosen.tobytes()))
+    assert outcomes[0] == outcomes[1] == outcomes[2]
+
+
 def test_duplicate_rows_still_factor() -> None:
     inputs = np.array([[0.0, 0.5, 0.5]] * 4)
     model = pb2_model.fit(inputs, np.array([1.0, -1.0, 1.0, -1.0]))

@@ -26,8 +26,12 @@ state alone. Here the hyperparameters of the kernel are chosen from a
 fixed grid by marginal likelihood (the variance in closed form), and the
 bound is maximised over candidates drawn from the scheduler's own seeded
 generator, refined by a fixed pattern search: no optimizer with its own
-tolerances, no unseeded restarts, no global numpy random state. Matrices
-are at most `WINDOW` rows, so every product is small.
+tolerances, no unseeded restarts, no global numpy random state. And no
+BLAS or LAPACK: OpenBLAS splits a factorization or a product across
+threads, and its bits then depend on how many there are (LAPACK's
+Cholesky and solve of a 200-row matrix differ with 1 and 2 threads), so
+the factor is computed column by column and every product by
+`numpy.einsum`'s own loops. Matrices are at most `WINDOW` rows.
 
 Deviations from Ray: Ray fits the kernel's three hyperparameters with
 L-BFGS-B (and the second process's again, on zero targets) and maximises
@@ -54,8 +58,8 @@ WINDOW = 200
 CANDIDATES = 64
 """Random points the bound is evaluated at, per hyperparameter."""
 
-_LENGTHSCALES = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)
-_EPSILONS = (1e-5, 0.01, 0.05, 0.1, 0.25, 0.5)
+_LENGTHSCALES = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0)
+_EPSILONS = (1e-5, 0.05, 0.15, 0.5)  # Ray's range, (0, 0.5]
 _VARIANCE_RANGE = (1e-5, 1e5)  # Ray's bounds on the kernel's variance
 _JITTERS = (1e-8, 1e-6, 1e-4, 1e-2)  # relative noise, raised until the Cholesky succeeds
 _SCALE_GUARD = 1e-8  # Ray's: added to every range, so a constant column divides by it
@@ -81,53 +85,113 @@ class Kernel:
         self.epsilon = epsilon
 
     def correlation(self, a: Matrix, b: Matrix) -> Matrix:
-        times = np.abs(a[:, :1] - b[:, :1].T)
-        squared = np.sum((a[:, None, 1:] - b[None, :, 1:]) ** 2, axis=2)
+        return self.of_distances(*distances(a, b))
+
+    def of_distances(self, times: Matrix, squared: Matrix) -> Matrix:
+        """The correlation from `distances`, which the kernel does not change."""
         decay = np.exp(0.5 * times * math.log1p(-self.epsilon))
         result: Matrix = np.exp(-squared / self.lengthscale) * decay
         return result
 
 
+def distances(a: Matrix, b: Matrix) -> tuple[Matrix, Matrix]:
+    """Between every row of `a` and of `b`: the distance in time (column 0)
+    and the squared distance in the other columns."""
+    times = np.abs(a[:, :1] - b[:, :1].T)
+    squared = np.sum((a[:, None, 1:] - b[None, :, 1:]) ** 2, axis=2)
+    return times, squared
+
+
 class Process:
-    """A Gaussian process conditioned on `inputs`: `factor` is the Cholesky
-    factor of the correlation matrix with its jitter; `weights` solve it
+    """A Gaussian process conditioned on `inputs`: `inverse` is the inverse
+    of the Cholesky factor of the correlation matrix (with the smallest
+    jitter from `jitter` on that factors it); `weights` solve the matrix
     against the targets (zeros when only the variance is wanted)."""
 
     def __init__(
-        self, kernel: Kernel, variance: float, jitter: float, inputs: Matrix, targets: Matrix
+        self,
+        kernel: Kernel,
+        variance: float,
+        inputs: Matrix,
+        targets: Matrix,
+        jitter: float = _JITTERS[0],
     ) -> None:
         self.kernel = kernel
         self.variance = variance
-        self.jitter = jitter
         self.inputs = inputs
-        self.factor = _cholesky(kernel.correlation(inputs, inputs), jitter)
-        self.weights = _solve(self.factor, targets)
+        factor, self.jitter = _factor(kernel.correlation(inputs, inputs), jitter)
+        self.inverse = _solve_lower(factor, np.eye(len(inputs)))
+        self.weights = _product("ji,j->i", self.inverse, _product("ij,j->i", self.inverse, targets))
 
     def mean(self, points: Matrix) -> Matrix:
-        result: Matrix = self.kernel.correlation(points, self.inputs) @ self.weights
-        return result
+        return _product("ij,j->i", self.kernel.correlation(points, self.inputs), self.weights)
 
     def variance_at(self, points: Matrix) -> Matrix:
-        cross = np.linalg.solve(self.factor, self.kernel.correlation(self.inputs, points))
+        cross = _product("ij,jk->ik", self.inverse, self.kernel.correlation(self.inputs, points))
         result: Matrix = self.variance * np.clip(1.0 - np.sum(cross * cross, axis=0), 0.0, None)
         return result
 
     def with_points(self, points: Matrix) -> Process:
         """The same kernel, also conditioned on `points` (targets unknown)."""
         inputs = np.vstack((self.inputs, points))
-        return Process(self.kernel, self.variance, self.jitter, inputs, np.zeros(len(inputs)))
+        return Process(self.kernel, self.variance, inputs, np.zeros(len(inputs)), self.jitter)
+
+
+class NotPositiveDefinite(ArithmeticError):
+    """The matrix has no Cholesky factor (a larger jitter may give one)."""
+
+
+def _product(subscripts: str, left: Matrix, right: Matrix) -> Matrix:
+    """A matrix product by `numpy.einsum`'s own loops: BLAS (`@`, and
+    LAPACK's `potrf` and `gesv`) may split a product across threads, and
+    its bits then depend on how many there are; a replay on another
+    machine must choose the same values."""
+    result: Matrix = np.einsum(subscripts, left, right)
+    return result
+
+
+def _factor(correlation: Matrix, jitter: float) -> tuple[Matrix, float]:
+    """The Cholesky factor of `correlation` with the smallest jitter of
+    `_JITTERS` from `jitter` on that gives one, and that jitter."""
+    for tried in _JITTERS:
+        if tried < jitter:
+            continue
+        try:
+            return _cholesky(correlation, tried), tried
+        except NotPositiveDefinite:
+            continue
+    raise NotPositiveDefinite(f"no jitter up to {_JITTERS[-1]} factors the matrix")
 
 
 def _cholesky(correlation: Matrix, jitter: float) -> Matrix:
-    factor = np.linalg.cholesky(correlation + jitter * np.eye(len(correlation)))
-    return np.asarray(factor, dtype=np.float64)
+    """The lower Cholesky factor of `correlation + jitter * I`, column by
+    column (see `_product`); `NotPositiveDefinite` when a pivot is not a
+    positive number."""
+    size = len(correlation)
+    matrix = correlation + jitter * np.eye(size)
+    factor = np.zeros_like(matrix)
+    for column in range(size):
+        done = factor[column, :column]
+        pivot = matrix[column, column] - float(np.sum(done * done))
+        if not pivot > 0.0 or not math.isfinite(pivot):
+            raise NotPositiveDefinite(f"pivot {column} is {pivot}")
+        factor[column, column] = math.sqrt(pivot)
+        below = matrix[column + 1 :, column] - _product(
+            "ij,j->i", factor[column + 1 :, :column], done
+        )
+        factor[column + 1 :, column] = below / factor[column, column]
+    return factor
 
 
-def _solve(factor: Matrix, targets: Matrix) -> Matrix:
-    """`(L L^T)^-1 targets` for the Cholesky factor `L`."""
-    half = np.linalg.solve(factor, targets)
-    result: Matrix = np.linalg.solve(factor.T, half)
-    return result
+def _solve_lower(factor: Matrix, right: Matrix) -> Matrix:
+    """`factor^-1 right` for a lower triangular `factor`, by forward
+    substitution (`right` a vector or a matrix of columns)."""
+    columns = right.reshape(len(right), -1)
+    solved = np.zeros_like(columns)
+    for row in range(len(factor)):
+        known = _product("j,jk->k", factor[row, :row], solved[:row])
+        solved[row] = (columns[row] - known) / factor[row, row]
+    return solved.reshape(right.shape)
 
 
 def fit(inputs: Matrix, targets: Matrix) -> Process:
@@ -135,30 +199,23 @@ def fit(inputs: Matrix, targets: Matrix) -> Process:
     grid of lengthscales and epsilons, the variance at its closed-form
     optimum (clipped to Ray's bounds), the smallest jitter that factors.
     Ties go to the first in grid order."""
-    best: tuple[float, Process] | None = None
+    best: tuple[float, Kernel, float, float] | None = None
     count = len(targets)
+    between = distances(inputs, inputs)
     for lengthscale in _LENGTHSCALES:
         for epsilon in _EPSILONS:
             kernel = Kernel(lengthscale, epsilon)
-            correlation = kernel.correlation(inputs, inputs)
-            for jitter in _JITTERS:
-                try:
-                    factor = _cholesky(correlation, jitter)
-                except np.linalg.LinAlgError:
-                    continue
-                break
-            else:
-                continue
-            half = np.linalg.solve(factor, targets)
-            quadratic = float(half @ half)
+            factor, jitter = _factor(kernel.of_distances(*between), _JITTERS[0])
+            half = _solve_lower(factor, targets)
+            quadratic = float(np.sum(half * half))
             variance = min(max(quadratic / count, _VARIANCE_RANGE[0]), _VARIANCE_RANGE[1])
             log_det = 2.0 * float(np.sum(np.log(np.diag(factor))))
             likelihood = -0.5 * (quadratic / variance + count * math.log(variance) + log_det)
             if best is None or likelihood > best[0]:
-                best = (likelihood, Process(kernel, variance, jitter, inputs, targets))
-    if best is None:  # pragma: no cover - the largest jitter always factors
-        raise np.linalg.LinAlgError("no kernel in the grid factors the data")
-    return best[1]
+                best = (likelihood, kernel, variance, jitter)
+    assert best is not None  # the grid is not empty
+    _, kernel, variance, jitter = best
+    return Process(kernel, variance, inputs, targets, jitter)
 
 
 def choose(

@@ -36,6 +36,7 @@ from tunecore.model import (
     TrialRequested,
     TrialStatus,
 )
+from tunecore.schedulers import PB2
 from tunecore.shell.eventlog import read_log
 from tunecore.shell.inbox import AddTrialRequest, Inbox, StopTrialRequest
 from tunecore.shell.journal import SnapshotStore
@@ -227,6 +228,38 @@ def test_run_with_a_toml_space_samples_every_parameter(
         assert trial.last_result["training_iteration"] == 2  # --stop
 
 
+def test_run_with_pb2_chooses_within_the_ranges_of_the_space(tmp_path: Path) -> None:
+    space = tmp_path / "space.toml"
+    space.write_text(
+        'x = {uniform = [0, 1]}\nkind = {choice = ["a", "b"]}\n'
+        "[model]\nwidth = {randint = [1, 4]}\n"
+    )
+    code = run(
+        tmp_path,
+        "quadratic",
+        "--param-space",
+        str(space),
+        "--scheduler",
+        "pb2",
+        "--metric",
+        "loss",
+        "--mode",
+        "min",
+        "--time-attr",
+        "training_iteration",
+        "--perturbation-interval",
+        "1",
+        "--seed",
+        "3",
+    )
+    assert code == 0
+    scheduler = replay(tmp_path / "exp").state.scheduler
+    assert isinstance(scheduler, PB2)
+    # The ranges, a randint's excluded high left out; the choice is not one.
+    assert scheduler.hyperparam_bounds == {"x": (0.0, 1.0), "model/width": (1.0, 3.0)}
+    assert (scheduler.perturbation_interval, scheduler.seed) == (1.0, 3)
+
+
 def test_run_stops_on_a_boolean_criterion(tmp_path: Path) -> None:
     """`--stop done=true` as Ray's `stop={"done": True}` (issue 9, bug 3)."""
     assert run(tmp_path, "quadratic", "--stop", "done=true") == 0
@@ -334,6 +367,10 @@ def test_a_bad_param_space_names_the_parameter_and_exits_with_2(
         (
             ["--scheduler", "pbt", "--metric", "loss", "--mode", "min"],
             "the parameter space has none",
+        ),
+        (
+            ["--scheduler", "pb2", "--metric", "loss", "--mode", "min"],
+            "--scheduler pb2 chooses the parameters given as a numeric range",
         ),
         (["--stop", "loss"], "'loss' is not KEY=NUMBER"),
     ],

@@ -1,6 +1,7 @@
 """PBT's mutated keys missing from the param space are sampled for every
 trial, as Ray's PBT fills them (`_fill_config`): the scheduler docs' PBT
-example has no param space at all."""
+example has no param space at all. PB2's bounds are filled uniformly, as
+Ray's PB2 fills them."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 
 import tunecore as tune
 from tunecore.model import JsonDict
-from tunecore.schedulers import PopulationBasedTraining
+from tunecore.schedulers import PB2, PopulationBasedTraining
 
 
 def reads_its_config(config: dict[str, object]) -> None:
@@ -53,3 +54,33 @@ def test_a_key_the_space_has_is_left_as_given(tmp_path: Path) -> None:
         assert config["lr"] == 0.5
         assert config["opt"] == {"momentum": 0.95, "nesterov": True}
         assert config["layers"] == 7
+
+
+def test_pb2_samples_each_bounded_key_the_space_lacks_between_its_bounds(
+    tmp_path: Path,
+) -> None:
+    pb2 = PB2(
+        time_attr="training_iteration",
+        perturbation_interval=1,
+        hyperparam_bounds={"lr": [1e-3, 1e-2], "opt": {"momentum": [0.1, 0.9]}},
+    )
+    tuner = tune.Tuner(
+        reads_its_config,
+        param_space={"opt": {"nesterov": True}},
+        tune_config=tune.TuneConfig(num_samples=4, metric="loss", mode="min", scheduler=pb2),
+        run_config=tune.RunConfig(storage_path=str(tmp_path), verbose=0, executor="in_process"),
+    )
+    grid = tuner.fit()
+    assert not grid.errors
+    lrs = set()
+    for result in grid:
+        lr, options = result.config["lr"], result.config["opt"]
+        assert isinstance(lr, float)
+        assert 1e-3 <= lr <= 1e-2
+        lrs.add(lr)
+        assert isinstance(options, dict)
+        assert options["nesterov"] is True
+        momentum = options["momentum"]
+        assert isinstance(momentum, float)
+        assert 0.1 <= momentum <= 0.9
+    assert len(lrs) == 4  # drawn, not one of the two bounds

@@ -24,6 +24,7 @@ from tunecore.core.experiment.snapshot import encode_state
 from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.model import Command, ExperimentEvent, JsonDict, Rejection, Resources
 from tunecore.schedulers import (
+    PB2,
     ASHAScheduler,
     FIFOScheduler,
     HyperBandScheduler,
@@ -74,6 +75,8 @@ def scheduler_for(name: str, seed: int) -> TrialScheduler:
         return HyperBandScheduler(max_t=12, reduction_factor=3)
     if name == "median":
         return MedianStoppingRule(grace_period=2, min_samples_required=2)
+    if name == "pb2":
+        return PB2(perturbation_interval=3, hyperparam_bounds={"a": [0.0, 1.0]}, seed=seed)
     if name == "pbt":
         return PopulationBasedTraining(
             perturbation_interval=3,
@@ -83,7 +86,9 @@ def scheduler_for(name: str, seed: int) -> TrialScheduler:
     return FIFOScheduler()
 
 
-SCHEDULERS = st.sampled_from(["fifo", "asha", "asha_promotion", "hyperband", "median", "pbt"])
+SCHEDULERS = st.sampled_from(
+    ["fifo", "asha", "asha_promotion", "hyperband", "median", "pbt", "pb2"]
+)
 
 
 def curve(config: JsonDict, iteration: int) -> tuple[JsonDict, float]:
@@ -160,6 +165,37 @@ def test_replay_of_a_simulated_run_equals_the_live_run(
             checkpoint_frequency=checkpoint_frequency,
         )
         assert_replay_matches(directory, live)
+
+
+def test_replay_of_a_pb2_run_equals_the_live_run_exploits_included(tmp_path: Path) -> None:
+    """PB2's model runs again on replay, from the state the log holds."""
+    pb2 = PB2(
+        time_attr="training_iteration",
+        perturbation_interval=2,
+        hyperparam_bounds={"a": [0.0, 1.0]},
+        quantile_fraction=0.5,
+        seed=3,
+    )
+    with recording() as live:
+        results = tunecore.simulate(
+            curve,
+            param_space={"a": tunecore.uniform(0.0, 1.0), "b": tunecore.uniform(0.0, 3.0)},
+            tune_config=TuneConfig(metric="loss", mode="min", num_samples=6, seed=3, scheduler=pb2),
+            run_config=RunConfig(
+                name="sim",
+                storage_path=str(tmp_path),
+                verbose=0,
+                checkpoint_config=CheckpointConfig(checkpoint_frequency=1),
+            ),
+            cluster=Resources(cpu=2),
+            max_iterations=20,
+        )
+        assert_replay_matches(Path(results.experiment_path), live)
+    assert live.state is not None
+    scheduler = live.state.scheduler
+    assert isinstance(scheduler, PB2)
+    assert scheduler.num_perturbations >= 3
+    assert scheduler.round_time > 0  # set only when the model chose the values
 
 
 def test_the_same_seed_writes_the_same_log_bytes(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ RAY_PATHS = [
     ("hyperband", "HyperBandScheduler"),
     ("median_stopping_rule", "MedianStoppingRule"),
     ("pbt", "PopulationBasedTraining"),
+    ("pb2", "PB2"),
     ("trial_scheduler", "TrialScheduler"),
     ("trial_scheduler", "FIFOScheduler"),
 ]
@@ -26,3 +27,17 @@ RAY_PATHS = [
 def test_a_scheduler_imported_from_its_ray_module_is_the_packages(module: str, name: str) -> None:
     found = getattr(importlib.import_module(f"tunecore.schedulers.{module}"), name)
     assert found is getattr(tunecore.schedulers, name)
+
+
+def test_create_scheduler_builds_pb2_by_rays_name_with_its_own_arguments() -> None:
+    scheduler = tunecore.schedulers.create_scheduler(
+        "PB2",
+        metric="loss",
+        mode="min",
+        max_t=8,  # ASHA's: dropped, as Ray's create_scheduler drops it
+        perturbation_interval=4,
+        hyperparam_bounds={"lr": [1e-4, 1e-2]},
+    )
+    assert isinstance(scheduler, tunecore.schedulers.PB2)
+    assert scheduler.hyperparam_bounds == {"lr": (1e-4, 1e-2)}
+    assert scheduler.perturbation_interval == 4

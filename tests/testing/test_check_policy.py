@@ -23,6 +23,7 @@ from tunecore.core.schedulers.fifo import FIFOScheduler
 from tunecore.core.schedulers.hb_bohb import HyperBandForBOHB
 from tunecore.core.schedulers.hyperband import HyperBandScheduler
 from tunecore.core.schedulers.median import MedianStoppingRule
+from tunecore.core.schedulers.pb2 import PB2
 from tunecore.core.schedulers.pbt import PopulationBasedTraining
 from tunecore.model import JsonDict, Mode, TrialState
 from tunecore.testing.check import PolicyViolation, check_policy
@@ -50,6 +51,14 @@ BUILT_IN: dict[str, Callable[[], TrialScheduler]] = {
         mode=Mode.MIN,
         perturbation_interval=2,
         hyperparam_mutations={"n": [0, 1, 2, 3]},
+        quantile_fraction=0.5,
+        seed=3,
+    ),
+    "pb2": lambda: PB2(
+        metric="loss",
+        mode=Mode.MIN,
+        perturbation_interval=2,
+        hyperparam_bounds={"n": [0, 3]},
         quantile_fraction=0.5,
         seed=3,
     ),

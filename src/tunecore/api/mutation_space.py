@@ -7,20 +7,23 @@ that a new trial's config lacks (`_fill_config` in `on_trial_add`), so
 A tunecore scheduler never changes a config (it is pure, and the config is
 logged as the searcher made it), so the Tuner adds those keys to the param
 space instead, as the searcher then samples them: a list of categories as
-`choice`, a search domain as it is, a function as `sample_from`.
+`choice`, a search domain as it is, a function as `sample_from`. Ray's
+`PB2` fills its `hyperparam_bounds` the same way, uniformly between the
+bounds (`uniform`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
+from tunecore.core.schedulers.pb2 import PB2
 from tunecore.core.schedulers.pbt import MutationFunction, PopulationBasedTraining
-from tunecore.core.search.domains import choice, sample_from
+from tunecore.core.search.domains import choice, sample_from, uniform
 
 
 def with_mutated_keys(space: Mapping[str, object], scheduler: object) -> dict[str, object]:
     """`space` with a sampler at every path of `scheduler`'s mutations it
-    lacks (`scheduler` a PBT; any other leaves `space` as it is)."""
+    lacks (`scheduler` a PBT or PB2; any other leaves `space` as it is)."""
     filled = dict(space)
     if not isinstance(scheduler, PopulationBasedTraining):
         return filled
@@ -38,11 +41,15 @@ def with_mutated_keys(space: Mapping[str, object], scheduler: object) -> dict[st
             level = inner
         else:
             if leaf not in level:
-                level[leaf] = _sampler(spec)
+                level[leaf] = _sampler(spec, bounded=isinstance(scheduler, PB2))
     return filled
 
 
-def _sampler(spec: object) -> object:
+def _sampler(spec: object, *, bounded: bool) -> object:
+    """`bounded`: `spec` is PB2's `[low, high]` (its mutations are its bounds)."""
+    if bounded and isinstance(spec, list):
+        low, high = spec
+        return uniform(low, high)
     if isinstance(spec, list):
         return choice(spec)
     if isinstance(spec, MutationFunction) and spec.func is not None:

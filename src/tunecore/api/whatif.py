@@ -252,7 +252,7 @@ def what_if(
     `metric` and `mode` default to the recorded experiment's."""
     if isinstance(scheduler, PopulationBasedTraining):
         raise ValueError(
-            "what-if cannot run PopulationBasedTraining: it changes configs, and a "
+            f"what-if cannot run {type(scheduler).__name__}: it changes configs, and a "
             "recorded learning curve belongs to the config it ran with"
         )
     found = recording(path)

@@ -151,8 +151,8 @@ def _add_run(parser: Parser) -> None:
         "--scheduler",
         choices=list(SCHEDULERS),
         default="fifo",
-        help="trial scheduler (default fifo); asha, hyperband, median and pbt need "
-        "--metric and --mode",
+        help="trial scheduler (default fifo); asha, hyperband, median, pbt and pb2 "
+        "need --metric and --mode",
     )
     run.add_argument(
         "--time-attr",
@@ -167,7 +167,7 @@ def _add_run(parser: Parser) -> None:
         "--perturbation-interval",
         type=float,
         metavar="T",
-        help="pbt: how much --time-attr between exploits (default 60)",
+        help="pbt, pb2: how much --time-attr between exploits (default 60)",
     )
     run.add_argument(
         "--stop",
@@ -193,7 +193,10 @@ def _add_run(parser: Parser) -> None:
         help="retries per failing trial; -1: forever (default 0)",
     )
     run.add_argument(
-        "--seed", type=int, metavar="S", help="seed of the search (and of asha's and pbt's draws)"
+        "--seed",
+        type=int,
+        metavar="S",
+        help="seed of the search (and of asha's, pbt's and pb2's draws)",
     )
     run.add_argument(
         "--executor",

@@ -22,10 +22,11 @@ from tunecore.cli.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, CliError
 from tunecore.cli.flags import flag_of, in_flags
 from tunecore.cli.interrupts import stopping_cleanly
 from tunecore.cli.paths import directory_to_make, experiment_to_write
-from tunecore.cli.space import load_param_space, sampled_domains
+from tunecore.cli.space import load_param_space, range_bounds, sampled_domains
 from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.model import InvalidFieldError, Mode
 from tunecore.schedulers import (
+    PB2,
     ASHAScheduler,
     HyperBandScheduler,
     MedianStoppingRule,
@@ -39,6 +40,7 @@ SCHEDULERS: dict[str, Callable[..., TrialScheduler] | None] = {
     "hyperband": HyperBandScheduler,
     "median": MedianStoppingRule,
     "pbt": PopulationBasedTraining,
+    "pb2": PB2,
 }
 
 
@@ -81,9 +83,9 @@ def _scheduler(args: argparse.Namespace, space: dict[str, object]) -> TrialSched
     name: str = args.scheduler
     options: dict[str, Any] = {}
     for option, dest, applies_to in (
-        ("--time-attr", "time_attr", ("asha", "hyperband", "median", "pbt")),
+        ("--time-attr", "time_attr", ("asha", "hyperband", "median", "pbt", "pb2")),
         ("--max-t", "max_t", ("asha", "hyperband")),
-        ("--perturbation-interval", "perturbation_interval", ("pbt",)),
+        ("--perturbation-interval", "perturbation_interval", ("pbt", "pb2")),
     ):
         value = getattr(args, dest)
         if value is None:
@@ -94,7 +96,7 @@ def _scheduler(args: argparse.Namespace, space: dict[str, object]) -> TrialSched
     make = SCHEDULERS[name]
     if make is None:
         return None
-    if args.seed is not None and name in ("asha", "pbt"):
+    if args.seed is not None and name in ("asha", "pbt", "pb2"):
         options["seed"] = args.seed
     if name == "pbt":
         options["hyperparam_mutations"] = sampled_domains(space)
@@ -102,6 +104,13 @@ def _scheduler(args: argparse.Namespace, space: dict[str, object]) -> TrialSched
             raise CliError(
                 "--scheduler pbt mutates the parameters given as a domain such as "
                 '{"loguniform": [...]}; the parameter space has none'
+            )
+    if name == "pb2":
+        options["hyperparam_bounds"] = range_bounds(space)
+        if not options["hyperparam_bounds"]:
+            raise CliError(
+                "--scheduler pb2 chooses the parameters given as a numeric range such as "
+                '{"uniform": [...]}; the parameter space has none'
             )
     try:
         scheduler = make(**options)

@@ -13,6 +13,8 @@ from pathlib import Path
 from tunecore.cli.errors import CliError
 from tunecore.core.search.domains import (
     SAMPLING_TYPES,
+    LogRandInt,
+    RandInt,
     choice,
     grid_search,
     loguniform,
@@ -27,6 +29,7 @@ from tunecore.core.search.domains import (
 from tunecore.model import (
     InvalidFieldError,
 )
+from tunecore.model.numbers import is_number
 
 PARAM_SPACE_HELP = """\
 The parameter space file (--param-space) is TOML (.toml) or JSON (.json).
@@ -55,10 +58,12 @@ For example, space.toml:
     width = {randint = [16, 257]}
 
 --scheduler pbt mutates the parameters given as a domain other than
-grid_search. A constant table whose only key is one of the names above
-would be read as a domain: no such table can be a constant; nor can one
-whose only key is close to such a name ({loguniforn = [...]} is an error
-asking "did you mean 'loguniform'?", not a constant).
+grid_search; --scheduler pb2 chooses those given as a numeric range
+(uniform, quniform, loguniform, qloguniform and the randints), within it.
+A constant table whose only key is one of the names above would be read
+as a domain: no such table can be a constant; nor can one whose only key
+is close to such a name ({loguniforn = [...]} is an error asking "did you
+mean 'loguniform'?", not a constant).
 """
 
 _DomainMaker = Callable[..., object]
@@ -154,4 +159,23 @@ def sampled_domains(space: dict[str, object]) -> dict[str, object]:
             found[key] = value
         elif isinstance(value, dict) and (inner := sampled_domains(value)):
             found[key] = inner
+    return found
+
+
+_HIGH_EXCLUDED = (RandInt, LogRandInt)
+
+
+def range_bounds(space: dict[str, object]) -> dict[str, object]:
+    """PB2's `hyperparam_bounds`: `[low, high]` of each parameter given as
+    a numeric range (both ends included: a randint's excluded high is
+    high - 1), nested as in the space."""
+    found: dict[str, object] = {}
+    for key, value in space.items():
+        if isinstance(value, dict):
+            if inner := range_bounds(value):
+                found[key] = inner
+            continue
+        low, high = getattr(value, "low", None), getattr(value, "high", None)
+        if isinstance(value, SAMPLING_TYPES) and is_number(low) and is_number(high):
+            found[key] = [low, high - 1 if isinstance(value, _HIGH_EXCLUDED) else high]
     return found

@@ -3,7 +3,7 @@
 Each is a pure policy (a frozen struct whose hooks return a new one); see
 `tunecore.core.schedulers` for the protocol they share. The submodules
 (`tunecore.schedulers.hb_bohb`, `.async_hyperband`, `.hyperband`,
-`.median_stopping_rule`, `.pbt`, `.trial_scheduler`) hold the same names
+`.median_stopping_rule`, `.pbt`, `.pb2`, `.trial_scheduler`) hold the same names
 where Ray Tune's scripts import them from (`ray.tune.schedulers.hb_bohb`).
 """
 
@@ -13,11 +13,13 @@ from tunecore.core.schedulers.fifo import FIFOScheduler
 from tunecore.core.schedulers.hb_bohb import HyperBandForBOHB
 from tunecore.core.schedulers.hyperband import HyperBandScheduler
 from tunecore.core.schedulers.median import MedianStoppingRule
+from tunecore.core.schedulers.pb2 import PB2
 from tunecore.core.schedulers.pbt import PopulationBasedTraining
 from tunecore.schedulers.async_hyperband import AsyncHyperBandScheduler
 from tunecore.schedulers.create import create_scheduler
 
 __all__ = [
+    "PB2",
     "ASHAScheduler",
     "AsyncHyperBandScheduler",
     "FIFOScheduler",

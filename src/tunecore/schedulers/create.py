@@ -16,6 +16,7 @@ SCHEDULERS = {
     "hyperband": "tunecore.core.schedulers.hyperband:HyperBandScheduler",
     "hb_bohb": "tunecore.core.schedulers.hb_bohb:HyperBandForBOHB",
     "pbt": "tunecore.core.schedulers.pbt:PopulationBasedTraining",
+    "pb2": "tunecore.core.schedulers.pb2:PB2",
 }
 """Ray Tune's names for its schedulers, each by import path."""
 
@@ -29,5 +30,5 @@ def create_scheduler(scheduler: str, **kwargs: Any) -> Any:
         SCHEDULERS,
         scheduler,
         kwargs,
-        "Ray Tune's pbt_replay, pb2 and resource_changing are not built in tunecore",
+        "Ray Tune's pbt_replay and resource_changing are not built in tunecore",
     )

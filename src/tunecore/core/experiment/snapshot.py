@@ -27,6 +27,7 @@ from tunecore.core.schedulers.fifo import FIFOScheduler
 from tunecore.core.schedulers.hb_bohb import HyperBandForBOHB
 from tunecore.core.schedulers.hyperband import HyperBandScheduler
 from tunecore.core.schedulers.median import MedianStoppingRule
+from tunecore.core.schedulers.pb2 import PB2
 from tunecore.core.schedulers.pbt import PopulationBasedTraining
 from tunecore.core.search.domains import SamplingDomain
 from tunecore.core.search.external import ExternalSearcher
@@ -46,6 +47,7 @@ BuiltinScheduler: TypeAlias = (
     | HyperBandForBOHB
     | MedianStoppingRule
     | PopulationBasedTraining[SamplingDomain]
+    | PB2
 )
 _Inner: TypeAlias = BasicVariantGenerator | ExternalSearcher
 _Searchable: TypeAlias = _Inner | Repeater[_Inner]

@@ -252,29 +252,34 @@ class PopulationBasedTraining(
     take_turns: bool | None = None
 
     def __post_init__(self) -> None:
+        owner = type(self).__name__  # PB2's errors name PB2
         check_objective_fields(self, self.time_attr, self.metric, self.mode)
         interval = self.perturbation_interval
-        require_finite_non_negative(f"{_OWNER}.perturbation_interval", interval)
+        require_finite_non_negative(f"{owner}.perturbation_interval", interval)
         if interval == 0:
-            raise InvalidFieldError(f"{_OWNER}.perturbation_interval", interval, "a number > 0")
-        require_finite_non_negative(f"{_OWNER}.burn_in_period", self.burn_in_period)
+            raise InvalidFieldError(f"{owner}.perturbation_interval", interval, "a number > 0")
+        require_finite_non_negative(f"{owner}.burn_in_period", self.burn_in_period)
         msgspec.structs.force_setattr(
             self, "hyperparam_mutations", flatten_mutations(self.hyperparam_mutations)
         )
-        _require_fraction("quantile_fraction", self.quantile_fraction, 0.5)
-        _require_fraction("resample_probability", self.resample_probability, 1.0)
+        _require_fraction(f"{owner}.quantile_fraction", self.quantile_fraction, 0.5)
+        _require_fraction(f"{owner}.resample_probability", self.resample_probability, 1.0)
         factors: object = self.perturbation_factors
         if not isinstance(factors, tuple | list) or not factors:
             raise InvalidFieldError(
-                f"{_OWNER}.perturbation_factors", factors, "a non-empty tuple of numbers"
+                f"{owner}.perturbation_factors", factors, "a non-empty tuple of numbers"
             )
         for factor in factors:
             if not is_number(factor) or not math.isfinite(factor):
                 raise InvalidFieldError(
-                    f"{_OWNER}.perturbation_factors", factors, "finite numbers only"
+                    f"{owner}.perturbation_factors", factors, "finite numbers only"
                 )
         msgspec.structs.force_setattr(self, "perturbation_factors", tuple(factors))
-        require_int(f"{_OWNER}.seed", self.seed)
+        require_int(f"{owner}.seed", self.seed)
+        for name in ("perturbation_interval", "burn_in_period", "quantile_fraction"):
+            # Floats, as decoding reads them: a state encodes to the same
+            # bytes before and after a resume.
+            msgspec.structs.force_setattr(self, name, float(getattr(self, name)))
 
     def with_objective(self, metric: str | None, mode: Mode | None) -> Self:
         """Fill in the experiment's metric and mode where none was given;
@@ -288,7 +293,7 @@ class PopulationBasedTraining(
     def on_trial_add(self, trial: TrialState) -> Self:
         """Remember the trial's tag and config; fail now, as Ray does, when
         the objective is missing."""
-        require_objective(_OWNER, self.metric, self.mode)
+        require_objective(type(self).__name__, self.metric, self.mode)
         members = {**self.members, trial.trial_id: _new_member(trial)}
         return evolve(self, members=members)
 
@@ -298,7 +303,7 @@ class PopulationBasedTraining(
         """Perturb the trial when its interval is up: checkpoint it in the
         upper quantile, exploit a donor in the lower one; pause it then if
         it takes turns with waiting trials."""
-        metric, mode = require_objective(_OWNER, self.metric, self.mode)
+        metric, mode = require_objective(type(self).__name__, self.metric, self.mode)
         time = result.get(self.time_attr)
         value = result.get(metric)
         if not (is_finite_number(time) and is_finite_number(value)):
@@ -318,6 +323,7 @@ class PopulationBasedTraining(
             last_perturbation_time=now,
         )
         members = {**self.members, trial_id: member}
+        policy = self._scored(trial_id, member)
         scored = [
             (member_id, m.last_score)
             for member_id, m in members.items()
@@ -327,32 +333,25 @@ class PopulationBasedTraining(
         decision = Decision.PAUSE if self._others_wait(trial_id, trials) else Decision.CONTINUE
         if trial_id in upper:
             pbt = msgspec.structs.replace(
-                self, members=members, num_checkpoints=self.num_checkpoints + 1
+                policy, members=members, num_checkpoints=self.num_checkpoints + 1
             )
             return pbt, Verdict(decision=decision, checkpoint=True)
         if trial_id not in lower:
-            return evolve(self, members=members), Verdict(decision=decision)
+            return evolve(policy, members=members), Verdict(decision=decision)
         rng, index = integer_below(self._rng(), len(upper))
         donor_id = upper[index]
         donor = trials.get(donor_id)
         checkpoint = None if donor is None else newest_persistent(donor.checkpoints)
         if checkpoint is None:
-            return evolve(self, members=members, rng=rng), Verdict(decision=decision)
+            return evolve(policy, members=members, rng=rng), Verdict(decision=decision)
         donor_member = members[donor_id]
-        rng, config = explore(
-            donor_member.config,
-            self.hyperparam_mutations,
-            rng,
-            resample_probability=self.resample_probability,
-            perturbation_factors=self.perturbation_factors,
-            drawn=None if isinstance(self.drawn, UnsetType) else self.drawn,
-        )
+        policy, rng, config = policy._explored(trial_id, donor_id, donor_member.config, rng)
         tag = perturbed_tag(member.original_tag, config, self.hyperparam_mutations)
         members[trial_id] = msgspec.structs.replace(
             member, config=config, last_perturbation_time=donor_member.last_perturbation_time
         )
         pbt = msgspec.structs.replace(
-            self,
+            policy,
             members=members,
             rng=rng,
             num_perturbations=self.num_perturbations + 1,
@@ -362,6 +361,31 @@ class PopulationBasedTraining(
             donor_id=donor_id, config=config, experiment_tag=tag, restore_from=checkpoint
         )
         return pbt, Verdict(decision=decision, exploit=exploit)
+
+    def _scored(self, trial_id: str, member: PopulationMember) -> Self:
+        """This policy once `member` (the trial's, as just scored at its
+        perturbation) is known: PBT keeps nothing beside the member; PB2
+        (a subclass) notes the data point its model fits."""
+        del trial_id, member
+        return self
+
+    def _explored(
+        self, trial_id: str, donor_id: str, donor_config: JsonDict, rng: Rng
+    ) -> tuple[Self, Rng, JsonDict]:
+        """The explore step: the config `trial_id` takes from the donor,
+        the generator after its draws, and this policy after the step.
+        PBT perturbs the mutated values (`explore`); PB2 chooses them by
+        its model."""
+        del trial_id, donor_id
+        rng, config = explore(
+            donor_config,
+            self.hyperparam_mutations,
+            rng,
+            resample_probability=self.resample_probability,
+            perturbation_factors=self.perturbation_factors,
+            drawn=None if isinstance(self.drawn, UnsetType) else self.drawn,
+        )
+        return self, rng, config
 
     def choose_trial_to_run(
         self, pending: Sequence[TrialState], paused: Sequence[TrialState], fits: Fits
@@ -555,7 +579,7 @@ def explore(
     explored: JsonDict = copy.deepcopy(dict(config))
     for path, spec in flatten_mutations(mutations).items():
         keys = path.split("/")
-        found, value = _lookup(config, keys)
+        found, value = lookup(config, keys)
         rng, draw = random_float(rng)
         resample = draw < resample_probability
         new: JsonValue
@@ -582,7 +606,7 @@ def explore(
                 new = value * perturbation_factors[index]  # type: ignore[operator]
             if is_int(value) and is_finite_number(new):
                 new = int(new)
-        _assign(explored, keys, new)
+        assign(explored, keys, new)
     return rng, explored
 
 
@@ -594,7 +618,7 @@ def perturbed_tag(
     `[a-zA-Z0-9_-]` so the tag can name a directory."""
     paths = sorted(tuple(path.split("/")) for path in flatten_mutations(mutations))
     pairs = (
-        f"{_clean_value(keys[-1])}={_clean_value(_lookup(config, list(keys))[1])}" for keys in paths
+        f"{_clean_value(keys[-1])}={_clean_value(lookup(config, list(keys))[1])}" for keys in paths
     )
     return f"{original_tag}{PERTURBED}[{','.join(pairs)}]"
 
@@ -608,7 +632,8 @@ def _clean_value(value: object) -> str:
     return _UNSAFE.sub("_", str(value)).strip("_")
 
 
-def _lookup(config: Mapping[str, JsonValue], keys: Sequence[str]) -> tuple[bool, JsonValue]:
+def lookup(config: Mapping[str, JsonValue], keys: Sequence[str]) -> tuple[bool, JsonValue]:
+    """Whether the nested `keys` lead to a value in `config`, and the value."""
     node: JsonValue = dict(config)
     for key in keys:
         if not isinstance(node, dict) or key not in node:
@@ -617,7 +642,7 @@ def _lookup(config: Mapping[str, JsonValue], keys: Sequence[str]) -> tuple[bool,
     return True, node
 
 
-def _assign(config: JsonDict, keys: Sequence[str], value: JsonValue) -> None:
+def assign(config: JsonDict, keys: Sequence[str], value: JsonValue) -> None:
     """Set a nested value in place, creating (or replacing non-dict)
     intermediate levels; `config` is already a private deep copy."""
     node = config
@@ -647,6 +672,6 @@ def _is_live(
     return other is not None and not other.is_finished
 
 
-def _require_fraction(name: str, value: object, high: float) -> None:
+def _require_fraction(field: str, value: object, high: float) -> None:
     if not is_number(value) or not 0 <= value <= high:
-        raise InvalidFieldError(f"{_OWNER}.{name}", value, f"a number between 0 and {high}")
+        raise InvalidFieldError(field, value, f"a number between 0 and {high}")

@@ -119,6 +119,33 @@ def optuna(session: nox.Session, optuna: str) -> None:
     session.run("pytest", "-q", "tests/search/test_optuna.py", *session.posargs)
 
 
+FRAMEWORK_TESTS = (
+    "tests/integrations/test_keras.py",
+    "tests/integrations/test_pytorch_lightning.py",
+    "tests/integrations/test_framework_extras.py",
+    "tests/compat/test_compat.py",
+)
+
+
+@nox.session(python=PYTHON, venv_backend="virtualenv")
+def frameworks(session: nox.Session) -> None:
+    """The Keras and Lightning callbacks (tunecore.integration.keras,
+    .pytorch_lightning, tunecore.integrations.keras) and their compat
+    scripts, on torch's CPU build with Keras on its torch backend.
+
+    pip, not uv, makes this environment: it installs `torch==2.13.0` first,
+    which pip takes from the CPU wheel the machine's pip configuration
+    points at (uv would resolve the multi-GB CUDA build), then tunecore with
+    the lock. Keras and Lightning are not in the lock (the lock is made
+    with `dev`, which leaves them out), so they come unpinned for now."""
+    session.install("torch==2.13.0")
+    session.install("-c", LOCK, "-e", ".[dev,keras,lightning]")
+    session.run(
+        "pytest", "-v", *FRAMEWORK_TESTS, "-k", "keras or lightning or extras",
+        *session.posargs, env={"KERAS_BACKEND": "torch"},
+    )  # fmt: skip
+
+
 @nox.session(python=PYTHON, reuse_venv=False)
 def latest(session: nox.Session) -> None:
     """The suite against today's newest release of every dependency and extra,

@@ -17,10 +17,15 @@ for a script on its own.
 `XFAIL` lists the scripts that fail today, with the error. The marks are
 strict: a script that starts passing fails the suite until its entry is
 removed. `FLAKY` lists those that fail only in some runs, not strictly.
+
+A script that needs packages tunecore does not (a framework, say) names
+them in a `# requires: keras, torch` line (top-level module names), and is
+skipped where one is not installed.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import runpy
 import signal
@@ -59,9 +64,25 @@ FLAKY: dict[str, str] = {
 }
 
 
+REQUIRES = "# requires:"
+
+
+def _missing_packages(script: Path) -> list[str]:
+    """The packages the script's `# requires:` line names that are not
+    installed."""
+    for line in script.read_text(encoding="utf-8").splitlines():
+        if line.startswith(REQUIRES):
+            names = [name.strip() for name in line.removeprefix(REQUIRES).split(",")]
+            return [name for name in names if importlib.util.find_spec(name) is None]
+    return []
+
+
 def _scripts() -> Iterator[Any]:
     for script in sorted(SCRIPTS.glob("*.py")):
         marks = []
+        missing = _missing_packages(script)
+        if missing:
+            marks.append(pytest.mark.skip(reason=f"needs {', '.join(missing)}"))
         if script.stem in XFAIL:
             marks.append(pytest.mark.xfail(strict=True, reason=XFAIL[script.stem]))
         if script.stem in FLAKY:

@@ -1,0 +1,5 @@
+"""Ray Tune's `ray.tune.integration` modules, where a rewritten import
+reaches them: `tunecore.integration.xgboost`, `.lightgbm`, `.keras` and
+`.pytorch_lightning`, each behind its extra (`pip install
+'tunecore[keras]'`). Experiment trackers and Ray Train's Keras callback
+(Ray's `ray.air.integrations`) are in `tunecore.integrations`."""

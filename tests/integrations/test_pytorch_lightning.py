@@ -133,7 +133,8 @@ def test_each_validation_reports_with_the_trainer_as_checkpoint(tmp_path: Path) 
 
 def test_without_metrics_every_callback_metric_is_reported(tmp_path: Path) -> None:
     callback = TuneReportCheckpointCallback(save_checkpoints=False, on="train_epoch_end")
-    result = fit(training(callback), tmp_path)[0]
+    result = fit(training(callback), tmp_path, metric="val_loss")[0]
+    assert result.error is None
     logged = rows(result)
     assert [row["training_iteration"] for row in logged] == [1, 2, 3]
     assert {"train_loss", "val_loss"} <= set(logged[0])

@@ -20,7 +20,9 @@ removed. `FLAKY` lists those that fail only in some runs, not strictly.
 
 A script that needs packages tunecore does not (a framework, say) names
 them in a `# requires: keras, torch` line (top-level module names), and is
-skipped where one is not installed.
+skipped where one is not installed; one that needs longer than
+`TIMEOUT_S` (its framework's import in each Ray worker) says so in a
+`# timeout: 300` line.
 """
 
 from __future__ import annotations
@@ -64,17 +66,20 @@ FLAKY: dict[str, str] = {
 }
 
 
-REQUIRES = "# requires:"
+def _declared(script: Path, key: str) -> str | None:
+    """The value of the script's `# key: value` line, if it has one."""
+    prefix = f"# {key}:"
+    for line in script.read_text(encoding="utf-8").splitlines():
+        if line.startswith(prefix):
+            return line.removeprefix(prefix).strip()
+    return None
 
 
 def _missing_packages(script: Path) -> list[str]:
     """The packages the script's `# requires:` line names that are not
     installed."""
-    for line in script.read_text(encoding="utf-8").splitlines():
-        if line.startswith(REQUIRES):
-            names = [name.strip() for name in line.removeprefix(REQUIRES).split(",")]
-            return [name for name in names if importlib.util.find_spec(name) is None]
-    return []
+    names = [name.strip() for name in (_declared(script, "requires") or "").split(",")]
+    return [name for name in names if name and importlib.util.find_spec(name) is None]
 
 
 def _scripts() -> Iterator[Any]:
@@ -94,10 +99,6 @@ def _scripts() -> Iterator[Any]:
         yield pytest.param(script, id=script.stem, marks=marks)
 
 
-def _hung(signum: int, frame: FrameType | None) -> None:
-    raise TimeoutError(f"the script did not finish in {TIMEOUT_S} s")
-
-
 @pytest.mark.parametrize("script", list(_scripts()))
 def test_script(
     script: Path, ray_cluster: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -114,8 +115,13 @@ def test_script(
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "argv", [str(script)])
     environ = dict(os.environ)  # a script may set a switch for itself alone
-    previous = signal.signal(signal.SIGALRM, _hung)
-    signal.alarm(TIMEOUT_S)
+    seconds = int(_declared(script, "timeout") or TIMEOUT_S)
+
+    def hung(signum: int, frame: FrameType | None) -> None:
+        raise TimeoutError(f"the script did not finish in {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(seconds)
     try:
         runpy.run_path(str(script), run_name="__main__")
     finally:

@@ -32,6 +32,11 @@ NEVER_STORED = {
 """Structs that exist only in memory, with the reason: the rules do not
 bind them (a new one must be added here by name, with its reason)."""
 
+OPTIONAL_PACKAGES = ("tunecore.integration.", "tunecore.integrations.")
+"""Modules behind an extra (a framework's callbacks): where the extra is not
+installed their import fails and they are left out. They define no struct:
+what they report is stored by `tunecore.report`'s own."""
+
 _MODULE_PATH = re.compile(r"\b(?:[a-z_][a-z0-9_]*\.)+(?=[A-Z])")
 
 
@@ -48,7 +53,12 @@ def current() -> dict[str, dict[str, Any]]:
     for info in pkgutil.walk_packages(tunecore.__path__, "tunecore."):
         if info.name.endswith(".__main__"):  # a command: importing it runs it
             continue
-        module = importlib.import_module(info.name)
+        try:
+            module = importlib.import_module(info.name)
+        except ImportError:
+            if info.name.startswith(OPTIONAL_PACKAGES):
+                continue
+            raise
         for cls in vars(module).values():
             if not (
                 inspect.isclass(cls)

@@ -27,6 +27,11 @@ PYTHON = "3.11"
 ROOT = Path(__file__).parent
 LOCK = "requirements/dev.lock"
 SHARED_ENV = ROOT / ".venv"
+CPU_TORCH = "torch==2.13.0"
+"""The torch the framework extras run on: pip takes its CPU build from the
+wheels the machine's pip configuration finds (`find-links`; in CI, set
+PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cpu), where uv, or
+pip with PyPI alone, would take the multi-GB CUDA build."""
 LOCK_INPUTS = ("pyproject.toml", "--all-extras", "--universal", f"--python-version={PYTHON}")
 
 
@@ -102,6 +107,8 @@ def package(session: nox.Session) -> None:
         hints = session.run("python", str(ROOT / "scripts" / "install_hints.py"), silent=True)
         assert isinstance(hints, str)
         pip = (user_python, "-m", "pip")
+        # `tunecore[lightning]` pulls torch: its CPU build first, as in `frameworks`.
+        session.run(*pip, "install", "--quiet", CPU_TORCH, external=True)
         session.run(*pip, "install", "--quiet", *hints.split(), external=True)
         session.run(*pip, "check", external=True)
     shutil.rmtree(dist)
@@ -133,12 +140,11 @@ def frameworks(session: nox.Session) -> None:
     .pytorch_lightning, tunecore.integrations.keras) and their compat
     scripts, on torch's CPU build with Keras on its torch backend.
 
-    pip, not uv, makes this environment: it installs `torch==2.13.0` first,
-    which pip takes from the CPU wheel the machine's pip configuration
-    points at (uv would resolve the multi-GB CUDA build), then tunecore with
-    the lock. Keras and Lightning are not in the lock (the lock is made
-    with `dev`, which leaves them out), so they come unpinned for now."""
-    session.install("torch==2.13.0")
+    pip, not uv, makes this environment: it installs torch's CPU build
+    first (`CPU_TORCH`), then tunecore with the lock. Keras and Lightning
+    are not in the lock (the lock is made with `dev`, which leaves them
+    out), so they come unpinned for now."""
+    session.install(CPU_TORCH)
     session.install("-c", LOCK, "-e", ".[dev,keras,lightning]")
     session.run(
         "pytest", "-v", *FRAMEWORK_TESTS, "-k", "keras or lightning or extras",

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 import tunecore as tune
+from tests.storage_fixtures import StorageTarget
 from tunecore.model import InvalidFieldError
 
 pytest.importorskip("torch")
@@ -168,6 +169,25 @@ def test_the_checkpoints_are_the_trials_own(tmp_path: Path) -> None:
     ((best, metrics),) = result.best_checkpoints
     assert metrics["loss"] == min(row["loss"] for row in rows(result))
     assert val_loss(loaded(best)) == pytest.approx(metrics["loss"], rel=1e-5)
+
+
+def test_checkpoints_in_storage_at_a_uri_load_after_restore(s3_store: StorageTarget) -> None:
+    """The experiment stored in S3: the checkpoint `Tuner.restore` finds
+    there downloads and loads with `load_from_checkpoint`."""
+    callback = TuneReportCheckpointCallback({"loss": "val_loss"})
+    tune.Tuner(
+        training(callback),
+        tune_config=tune.TuneConfig(metric="loss", mode="min"),
+        run_config=tune.RunConfig(
+            storage_path=s3_store.uri, name="exp", executor="in_process", verbose=0
+        ),
+    ).fit()
+    uri = s3_store.experiment_uri("exp")
+    result = tune.Tuner.restore(uri, training(callback)).get_results()[0]
+    assert result.error is None
+    assert result.checkpoint is not None
+    assert result.checkpoint.local_dir() is None  # in the bucket, not on this disk
+    assert val_loss(loaded(result.checkpoint)) == pytest.approx(result.metrics["loss"], rel=1e-5)
 
 
 def test_a_trial_restored_after_an_error_resumes_the_fit(tmp_path: Path) -> None:

@@ -90,10 +90,8 @@ class TuneReportCheckpointCallback(keras.callbacks.Callback):
         """Report at `hook` if asked to, with a checkpoint if asked to
         (then even where only `checkpoint_on` names the hook, as in Ray)."""
         if hook in self._checkpoint_on:
-            save = self.model.save
-            report_saved(
-                self._result(logs), save, MODEL_FILENAME, {MODEL_FILENAME_KEY: MODEL_FILENAME}
-            )
+            metadata = {MODEL_FILENAME_KEY: MODEL_FILENAME}
+            report_saved(self._result(logs), self.model.save, MODEL_FILENAME, metadata)
         elif hook in self._report_on:
             report(self._result(logs))
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import tomllib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -32,7 +33,18 @@ CPU_TORCH = "torch==2.13.0"
 wheels the machine's pip configuration finds (`find-links`; in CI, set
 PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cpu), where uv, or
 pip with PyPI alone, would take the multi-GB CUDA build."""
-LOCK_INPUTS = ("pyproject.toml", "--all-extras", "--universal", f"--python-version={PYTHON}")
+
+
+def locked_extras() -> list[str]:
+    """`--extra=NAME` for each extra the lock covers: all but those
+    pyproject.toml's `[tool.tunecore] unlocked-extras` names."""
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    unlocked = set(pyproject["tool"]["tunecore"]["unlocked-extras"])
+    extras = pyproject["project"]["optional-dependencies"]
+    return [f"--extra={extra}" for extra in extras if extra not in unlocked]
+
+
+LOCK_INPUTS = ("pyproject.toml", *locked_extras(), "--universal", f"--python-version={PYTHON}")
 
 
 def shared_env(session: nox.Session) -> Callable[..., None]:

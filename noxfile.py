@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import tomllib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -27,7 +28,23 @@ PYTHON = "3.11"
 ROOT = Path(__file__).parent
 LOCK = "requirements/dev.lock"
 SHARED_ENV = ROOT / ".venv"
-LOCK_INPUTS = ("pyproject.toml", "--all-extras", "--universal", f"--python-version={PYTHON}")
+CPU_TORCH = "torch==2.13.0"
+"""The torch the framework extras run on: pip takes its CPU build from the
+wheels the machine's pip configuration finds (`find-links`; in CI, set
+PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cpu), where uv, or
+pip with PyPI alone, would take the multi-GB CUDA build."""
+
+
+def locked_extras() -> list[str]:
+    """`--extra=NAME` for each extra the lock covers: all but those
+    pyproject.toml's `[tool.tunecore] unlocked-extras` names."""
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    unlocked = set(pyproject["tool"]["tunecore"]["unlocked-extras"])
+    extras = pyproject["project"]["optional-dependencies"]
+    return [f"--extra={extra}" for extra in extras if extra not in unlocked]
+
+
+LOCK_INPUTS = ("pyproject.toml", *locked_extras(), "--universal", f"--python-version={PYTHON}")
 
 
 def shared_env(session: nox.Session) -> Callable[..., None]:
@@ -102,6 +119,8 @@ def package(session: nox.Session) -> None:
         hints = session.run("python", str(ROOT / "scripts" / "install_hints.py"), silent=True)
         assert isinstance(hints, str)
         pip = (user_python, "-m", "pip")
+        # `tunecore[lightning]` pulls torch: its CPU build first, as in `frameworks`.
+        session.run(*pip, "install", "--quiet", CPU_TORCH, external=True)
         session.run(*pip, "install", "--quiet", *hints.split(), external=True)
         session.run(*pip, "check", external=True)
     shutil.rmtree(dist)
@@ -119,6 +138,32 @@ def optuna(session: nox.Session, optuna: str) -> None:
     session.install("-c", str(others), "-e", ".[dev]", f"optuna=={optuna}")
     tests = ("tests/search/test_optuna.py", "tests/test_public_apis.py")
     session.run("pytest", "-q", *tests, *session.posargs)
+
+
+FRAMEWORK_TESTS = (
+    "tests/integrations/test_keras.py",
+    "tests/integrations/test_pytorch_lightning.py",
+    "tests/integrations/test_framework_extras.py",
+    "tests/compat/test_compat.py",
+)
+
+
+@nox.session(python=PYTHON, venv_backend="virtualenv")
+def frameworks(session: nox.Session) -> None:
+    """The Keras and Lightning callbacks (tunecore.integration.keras,
+    .pytorch_lightning, tunecore.integrations.keras) and their compat
+    scripts, on torch's CPU build with Keras on its torch backend.
+
+    pip, not uv, makes this environment: it installs torch's CPU build
+    first (`CPU_TORCH`), then tunecore with the lock. Keras and Lightning
+    are not in the lock (the lock is made with `dev`, which leaves them
+    out), so they come unpinned for now."""
+    session.install(CPU_TORCH)
+    session.install("-c", LOCK, "-e", ".[dev,keras,lightning]")
+    session.run(
+        "pytest", "-v", *FRAMEWORK_TESTS, "-k", "keras or lightning or extras",
+        *session.posargs, env={"KERAS_BACKEND": "torch"},
+    )  # fmt: skip
 
 
 @nox.session(python=PYTHON, reuse_venv=False)

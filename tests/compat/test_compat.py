@@ -17,6 +17,12 @@ for a script on its own.
 `XFAIL` lists the scripts that fail today, with the error. The marks are
 strict: a script that starts passing fails the suite until its entry is
 removed. `FLAKY` lists those that fail only in some runs, not strictly.
+
+A script that needs packages tunecore does not (a framework, say) names
+them in a `# requires: keras, torch` line (top-level module names), and is
+skipped where one is not installed; one that needs longer than
+`TIMEOUT_S` (its framework's import in each Ray worker) says so in a
+`# timeout: 300` line.
 """
 
 from __future__ import annotations
@@ -54,24 +60,28 @@ FLAKY: dict[str, str] = {
 }
 
 
-# Scripts of an optional integration: each needs its extra's package (all
-# are in the `dev` extra), and is skipped where it is not installed. Each
-# new Ray worker of theirs imports the library (MLflow's import alone takes
-# seconds), so they may take `INTEGRATION_TIMEOUT_S`.
-NEEDS: dict[str, str] = {
-    "lightgbm_example": "lightgbm",
-    "mlflow_example": "mlflow",
-    "xgboost_example": "xgboost",
-}
-INTEGRATION_TIMEOUT_S = 180
+def _declared(script: Path, key: str) -> str | None:
+    """The value of the script's `# key: value` line, if it has one."""
+    prefix = f"# {key}:"
+    for line in script.read_text(encoding="utf-8").splitlines():
+        if line.startswith(prefix):
+            return line.removeprefix(prefix).strip()
+    return None
+
+
+def _missing_packages(script: Path) -> list[str]:
+    """The packages the script's `# requires:` line names that are not
+    installed."""
+    names = [name.strip() for name in (_declared(script, "requires") or "").split(",")]
+    return [name for name in names if name and importlib.util.find_spec(name) is None]
 
 
 def _scripts() -> Iterator[Any]:
     for script in sorted(SCRIPTS.glob("*.py")):
         marks = []
-        needed = NEEDS.get(script.stem)
-        if needed is not None and importlib.util.find_spec(needed) is None:
-            marks.append(pytest.mark.skip(reason=f"needs {needed} (pip install 'tunecore[dev]')"))
+        missing = _missing_packages(script)
+        if missing:
+            marks.append(pytest.mark.skip(reason=f"needs {', '.join(missing)}"))
         if script.stem in XFAIL:
             marks.append(pytest.mark.xfail(strict=True, reason=XFAIL[script.stem]))
         if script.stem in FLAKY:
@@ -81,10 +91,6 @@ def _scripts() -> Iterator[Any]:
                 pytest.mark.xfail(strict=False, raises=AssertionError, reason=FLAKY[script.stem])
             )
         yield pytest.param(script, id=script.stem, marks=marks)
-
-
-def _hung(signum: int, frame: FrameType | None) -> None:
-    raise TimeoutError("the script did not finish in its time (TIMEOUT_S, INTEGRATION_TIMEOUT_S)")
 
 
 @pytest.mark.parametrize("script", list(_scripts()))
@@ -103,8 +109,13 @@ def test_script(
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "argv", [str(script)])
     environ = dict(os.environ)  # a script may set a switch for itself alone
-    previous = signal.signal(signal.SIGALRM, _hung)
-    signal.alarm(INTEGRATION_TIMEOUT_S if script.stem in NEEDS else TIMEOUT_S)
+    seconds = int(_declared(script, "timeout") or TIMEOUT_S)
+
+    def hung(signum: int, frame: FrameType | None) -> None:
+        raise TimeoutError(f"the script did not finish in {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(seconds)
     try:
         runpy.run_path(str(script), run_name="__main__")
     finally:

@@ -32,6 +32,11 @@ NEVER_STORED = {
 """Structs that exist only in memory, with the reason: the rules do not
 bind them (a new one must be added here by name, with its reason)."""
 
+OPTIONAL_PACKAGES = ("tunecore.integration.", "tunecore.integrations.")
+"""Ray's integrations (XGBoost, MLflow, Keras, ...): each module imports its
+package, which only its extra installs, so they are left out. They define
+no struct: what they report is stored by `tunecore.report`'s own."""
+
 _MODULE_PATH = re.compile(r"\b(?:[a-z_][a-z0-9_]*\.)+(?=[A-Z])")
 
 
@@ -42,18 +47,13 @@ def type_name(annotation: object) -> str:
     return _MODULE_PATH.sub("", text.replace("typing.", ""))
 
 
-_OPTIONAL = ("tunecore.integration.", "tunecore.integrations.")
-"""Ray's integrations (XGBoost, MLflow, ...): each module imports its
-package, which only its extra installs."""
-
-
 def current() -> dict[str, dict[str, Any]]:
     """The manifest of the code as it is, by class name (names are unique)."""
     structs: dict[str, dict[str, Any]] = {}
     for info in pkgutil.walk_packages(tunecore.__path__, "tunecore."):
         if info.name.endswith(".__main__"):  # a command: importing it runs it
             continue
-        if info.name.startswith(_OPTIONAL):  # they store nothing, and need their extras
+        if info.name.startswith(OPTIONAL_PACKAGES):  # they store nothing, and need their extras
             continue
         module = importlib.import_module(info.name)
         for cls in vars(module).values():

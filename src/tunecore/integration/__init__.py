@@ -1,5 +1,5 @@
 """Ray Tune's `ray.tune.integration` modules, where a rewritten import
-reaches them: `tunecore.integration.xgboost` and
-`tunecore.integration.lightgbm`, each behind its extra
-(`pip install 'tunecore[xgboost]'`). Experiment trackers (Ray's
-`ray.air.integrations`) are in `tunecore.integrations`."""
+reaches them: `tunecore.integration.xgboost`, `.lightgbm`, `.keras` and
+`.pytorch_lightning`, each behind its extra (`pip install
+'tunecore[keras]'`). Experiment trackers and Ray Train's Keras callback
+(Ray's `ray.air.integrations`) are in `tunecore.integrations`."""

@@ -1,4 +1,6 @@
 # mypy: ignore-errors
+# requires: lightgbm
+# timeout: 180
 """LightGBM through `ray.tune.integration.lightgbm`: the breast-cancer example.
 
 Follows Ray Tune's python/ray/tune/examples/lightgbm_example.py (the

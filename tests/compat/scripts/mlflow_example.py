@@ -1,4 +1,6 @@
 # mypy: ignore-errors
+# requires: mlflow
+# timeout: 180
 """MLflow through `ray.air.integrations.mlflow`: the logger callback and
 `setup_mlflow` in the training function.
 

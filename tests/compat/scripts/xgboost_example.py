@@ -1,4 +1,6 @@
 # mypy: ignore-errors
+# requires: xgboost
+# timeout: 180
 """XGBoost through `ray.tune.integration.xgboost`: the breast-cancer example.
 
 Follows Ray Tune's "Tuning XGBoost hyperparameters with Ray Tune" guide

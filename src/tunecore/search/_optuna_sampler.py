@@ -25,6 +25,7 @@ builds the same sampler with a seed.
 from __future__ import annotations
 
 import importlib
+import sys
 import inspect
 import warnings
 from collections.abc import Callable, Iterator, Mapping
@@ -151,10 +152,20 @@ def import_object(path: str) -> Any:
 
 
 def _import(path: str) -> Any:
+    """The object at `path`, which a spec (so a log) names: only Optuna is
+    imported; any other module must be imported already (the user's script,
+    run again), since reading a log never runs code."""
     module_name, _, qualname = path.partition(":")
     if not qualname:
         module_name, _, qualname = path.rpartition(".")
-    found: Any = importlib.import_module(module_name)
+    if module_name.partition(".")[0] == "optuna":
+        importlib.import_module("optuna")
+    found: Any = sys.modules.get(module_name)
+    if found is None:
+        raise ImportError(
+            f"{path} names the module {module_name!r}, which this process has not imported "
+            "(a log names code but never imports it)"
+        )
     for part in qualname.split("."):
         found = getattr(found, part)
     return found

@@ -585,7 +585,8 @@ def test_a_restore_never_imports_a_module_of_tunecores_a_run_logged(tmp_path: Pa
     restore imports nothing and asks for the searcher again."""
     assert len(fit_in_process(PosingAsTunecore(seed=2), tmp_path)) == 8
     logged = external_of(replay(tmp_path / "exp").state.searcher)
-    assert logged is not None and logged.name.startswith("tunecore.cli.__main__:")
+    assert logged is not None
+    assert logged.name.startswith("tunecore.cli.__main__:")
     sys.modules.pop("tunecore.cli.__main__", None)
     with pytest.raises(SearcherNotGivenError, match="pass the searcher again"):
         Tuner.restore(str(tmp_path / "exp"), quadratic).fit()

@@ -25,8 +25,8 @@ builds the same sampler with a seed.
 from __future__ import annotations
 
 import importlib
-import sys
 import inspect
+import sys
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import os
 import re
 import shutil
@@ -36,6 +37,8 @@ import msgspec
 
 if TYPE_CHECKING:
     from pyarrow.fs import FileSystem
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_ROOT = "~/tunecore_results"
 """Where the API puts experiments unless told otherwise (`ExperimentStorage`
@@ -237,6 +240,28 @@ def _naming(store: Store, rel: str) -> Iterator[None]:
         raise OSError(f"{store.uri(rel)}: {exc}") from exc
 
 
+def _check_listed(store: Store, rel: str, name: str) -> None:
+    """Refuse a name a listing gave that is no store path (an S3 key may be
+    `ckpt/../x`, which pyarrow's client normalises into another object's
+    GET): `OSError` naming it, before anything is read or written."""
+    try:
+        check_rel(name, root_ok=False)
+    except ValueError:
+        raise OSError(
+            f"{store.uri(rel)} holds an object named {name!r}, which is no store path "
+            "(an empty, '.' or '..' component): refused, nothing read or written"
+        ) from None
+
+
+def _is_component(store: Store, rel: str, name: str) -> bool:
+    """Whether a name a listing of `rel` gave is one path component; the
+    `..` of an S3 key `x/../y` is not, and is left out with a warning."""
+    if name not in ("", ".", "..") and "/" not in name and "\0" not in name:
+        return True
+    logger.warning("%s: skipped the entry %r, which is no store path", store.uri(rel), name)
+    return False
+
+
 def _is_arrow_error(exc: Exception) -> bool:
     """pyarrow's own exception types (`ArrowNotImplementedError`, ...),
     told apart without importing pyarrow."""
@@ -394,11 +419,14 @@ class ArrowStore:
             infos = self.fs.get_file_info(FileSelector(root, allow_not_found=True, recursive=True))
         except NotADirectoryError:
             return []
-        return sorted(
+        names = sorted(
             info.path[len(root.rstrip("/")) + 1 :]
             for info in infos
             if info.type == FileType.File and not _is_temp(info.base_name)
         )
+        for name in names:
+            _check_listed(self, rel, name)
+        return names
 
     def read_bytes(self, rel: str) -> bytes:
         path = self._path(rel, root_ok=False)
@@ -437,7 +465,8 @@ class ArrowStore:
                 infos = self.fs.get_file_info(FileSelector(path, allow_not_found=True))
             except NotADirectoryError:
                 return []
-        return sorted(info.base_name for info in infos if not _is_temp(info.base_name))
+        names = sorted(info.base_name for info in infos if not _is_temp(info.base_name))
+        return [name for name in names if _is_component(self, rel, name)]
 
     def exists(self, rel: str) -> bool:
         path = self._path(rel)

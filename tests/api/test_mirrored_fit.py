@@ -480,3 +480,58 @@ def test_a_driver_on_another_machine_keeps_a_second_one_out(target: StorageTarge
     assert target.store.list("exp/events"), "the stored experiment is untouched"
     # The running driver's request stays for it: a refused one takes nothing.
     assert target.store.list("exp/inbox") == ["0001-1-000001.json"]
+
+
+def test_a_stored_trial_directory_linked_elsewhere_is_never_used(
+    file_store: StorageTarget, tmp_path: Path
+) -> None:
+    """A `file://` storage whose trial directory is a symbolic link to
+    someone else's: a resume neither deletes their checkpoints nor writes
+    into it, and readers never read through it."""
+    grid = Tuner(
+        counting,
+        param_space={"steps": 3, "fail_at": 2},
+        tune_config=TuneConfig(metric="score", mode="max"),
+        run_config=RunConfig(
+            name="exp", storage_path=file_store.uri, verbose=0, executor="in_process"
+        ),
+    ).fit()
+    assert grid.errors
+    [trial] = trial_dirs(file_store, "exp")
+    stored = Path(file_store.store.local_path(f"exp/{trial}") or "")
+    theirs = tmp_path / "someone_else"
+    shutil.copytree(stored, theirs)
+    (theirs / "result.json").write_text('{"score": 999, "trial_id": "theirs"}\n')
+    before = {p.relative_to(theirs): p.read_bytes() for p in theirs.rglob("*") if p.is_file()}
+    shutil.rmtree(stored)
+    stored.symlink_to(theirs, target_is_directory=True)
+
+    with pytest.raises(OSError, match=f"symbolic link.*{trial}"):
+        Tuner.restore(file_store.experiment_uri("exp"), counting, resume_errored=True).fit()
+    assert {
+        p.relative_to(theirs): p.read_bytes() for p in theirs.rglob("*") if p.is_file()
+    } == before
+
+    scores = [
+        r.metrics.get("score")
+        for r in tunecore.ResultGrid.from_path(file_store.experiment_uri("exp"))
+    ]
+    assert 999 not in scores
+
+
+def test_a_stored_result_file_linked_elsewhere_is_not_read(
+    file_store: StorageTarget, tmp_path: Path
+) -> None:
+    run(file_store, "exp")
+    [trial] = trial_dirs(file_store, "exp")
+    stored = Path(file_store.store.local_path(f"exp/{trial}/result.json") or "")
+    theirs = tmp_path / "theirs.json"
+    theirs.write_text(stored.read_text().replace('"score":3', '"score":999'))
+    stored.unlink()
+    stored.symlink_to(theirs)
+
+    results = tunecore.ResultGrid.from_path(file_store.experiment_uri("exp"))
+    [result] = list(results)
+    assert result.metrics["score"] == 3  # from the log, not the linked file
+    rows = result.metrics_dataframe
+    assert rows is None or 999 not in list(rows["score"])

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tunecore.shell.eventlog import LogError, LogHeader, log_path, read_header
+from tunecore.shell.own_files import NotRegularFileError
 from tunecore.shell.store import ArrowStore, Store, join_uri, resolve_storage, uri_scheme, within
 from tunecore.shell.stored_state import SEGMENT_DIR, fetch_state, stored_log
 from tunecore.shell.trainable.checkpoint import Checkpoint
@@ -48,8 +49,12 @@ class StoredExperiment:
 
     def location(self, rel: str = "") -> str:
         """Where `rel` (a '/'-joined path in the experiment) is: a local path
-        when the storage is a local directory (`file://`), else its URI."""
-        local = self.store.local_path(rel)
+        when the storage is a local directory (`file://`), else its URI.
+        A path storage refuses to use (a symbolic link) is still named."""
+        try:
+            local = self.store.local_path(rel)
+        except NotRegularFileError:
+            return self.store.uri(rel)
         return local if local is not None else join_uri(self.uri, rel)
 
     def checkpoint(self, rel: str) -> Checkpoint:

@@ -76,7 +76,7 @@ import msgspec
 
 from tunecore.shell.eventlog import LOG_FILE
 from tunecore.shell.journal import SNAPSHOT_DIR, SnapshotStore
-from tunecore.shell.own_files import open_fd
+from tunecore.shell.own_files import NotRegularFileError, open_fd
 from tunecore.shell.store import Store
 from tunecore.shell.stored_state import (
     NOT_TRIAL_FILES,
@@ -476,7 +476,7 @@ class StateShipper:
             present.add(rel)
             tracked = self._files.setdefault(rel, _Tracked(since=now))
             if signature != tracked.uploaded and (force or _due(rel, tracked, signature, now)):
-                due.append((rel, path, tracked))
+                due.append((rel, path, tracked, signature))
             tracked.seen = signature
         for rel in self._files.keys() - present:
             del self._files[rel]
@@ -485,11 +485,18 @@ class StateShipper:
         if self._pool is None:
             self._pool = ThreadPoolExecutor(UPLOAD_THREADS, thread_name_prefix="tunecore-ship")
         started = time.perf_counter()
-        jobs = [(tracked, self._pool.submit(self._upload, rel, path)) for rel, path, tracked in due]
+        jobs = [
+            (rel, tracked, signature, self._pool.submit(self._upload, rel, path))
+            for rel, path, tracked, signature in due
+        ]
         failure: OSError | None = None
-        for tracked, job in jobs:
+        for rel, tracked, signature, job in jobs:
             try:
                 uploaded = job.result()
+            except NotRegularFileError as error:  # refused for good: retrying changes nothing
+                logger.warning("Storage %s: %s is not shipped (%s)", self.store.uri(), rel, error)
+                tracked.uploaded = tracked.seen = signature
+                continue
             except OSError as error:
                 self.stats.failures += 1
                 failure = failure or error

@@ -23,17 +23,23 @@ decides which one a path gets.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import logging
 import os
 import re
 import shutil
+import stat
 import urllib.parse
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 import msgspec
+
+from tunecore.shell import own_files
+from tunecore.shell.own_files import NotRegularFileError
 
 if TYPE_CHECKING:
     from pyarrow.fs import FileSystem
@@ -193,20 +199,34 @@ def _parent(path: str) -> str:
     return path.rpartition("/")[0] or "/"
 
 
-def _local_files(local: str, marker: str | None) -> list[str]:
+def _local_files(local: str, marker: str | None, *, links: bool = True) -> list[str]:
     """The '/'-joined relative paths of the files under `local`, sorted, the
-    top-level `marker` (if present) moved to the end."""
+    top-level `marker` (if present) moved to the end. With `links` a
+    symbolic link to a file counts as that file (a worker's own directory);
+    without (a tree in storage), a link or special file under `local` is
+    refused with `NotRegularFileError` naming it."""
     if not os.path.isdir(local):
         raise FileNotFoundError(f"{local!r} is not a directory")
     files: list[str] = []
-    for dirpath, _dirnames, filenames in os.walk(local):
+    for dirpath, dirnames, filenames in os.walk(local):
         prefix = os.path.relpath(dirpath, local).replace(os.sep, "/")
-        files.extend(
-            name if prefix == "." else f"{prefix}/{name}"
-            for name in filenames
-            if os.path.isfile(os.path.join(dirpath, name)) and not _is_temp(name)
-        )
+        for name in filenames if links else [*filenames, *dirnames]:
+            path = os.path.join(dirpath, name)
+            if not links:
+                mode = os.lstat(path).st_mode
+                if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                    raise NotRegularFileError(
+                        errno.EINVAL, f"{own_files.kind_of(mode)} in storage: refused", path
+                    )
+                if stat.S_ISDIR(mode):
+                    continue
+            if os.path.isfile(path) and not _is_temp(name):
+                files.append(name if prefix == "." else f"{prefix}/{name}")
     return _marker_last(sorted(files), marker)
+
+
+def _joined(root: str, rel: str) -> str:
+    return os.path.join(root, *rel.split("/"))
 
 
 def _marker_last(paths: list[str], marker: str | None) -> list[str]:
@@ -232,6 +252,8 @@ def _naming(store: Store, rel: str) -> Iterator[None]:
         yield
     except FileNotFoundError as exc:
         raise FileNotFoundError(f"{store.uri(rel)}: not found ({exc})") from exc
+    except NotRegularFileError:
+        raise  # refused, not failed: it names the entry already
     except OSError as exc:
         raise OSError(f"{store.uri(rel)}: {exc}") from exc
     except Exception as exc:
@@ -280,19 +302,36 @@ class LocalStore:
         return f"LocalStore({self.root!r})"
 
     def _path(self, rel: str, *, root_ok: bool = True) -> str:
+        """The local path of `rel`, once no entry on the way from the root
+        to it is a symbolic link: storage is never read, written or deleted
+        through a link (one in place of a trial directory would lead a
+        resume into someone else's files). `NotRegularFileError` names it."""
         check_rel(rel, root_ok=root_ok)
-        return os.path.join(self.root, *rel.split("/")) if rel else self.root
+        if not rel:
+            return self.root
+        path = self.root
+        for part in rel.split("/"):
+            path = os.path.join(path, part)
+            try:
+                mode = os.lstat(path).st_mode
+            except (FileNotFoundError, NotADirectoryError):
+                break
+            if stat.S_ISLNK(mode):
+                raise NotRegularFileError(
+                    errno.ELOOP, "a symbolic link: storage is never used through a link", path
+                )
+        return _joined(self.root, rel)
 
     def uri(self, rel: str = "") -> str:
-        return self._path(rel)
+        check_rel(rel)
+        return _joined(self.root, rel) if rel else self.root
 
     def read_bytes(self, rel: str) -> bytes:
         path = self._path(rel, root_ok=False)
         with _naming(self, rel):
-            if not os.path.isfile(path):
+            if not os.path.lexists(path) or stat.S_ISDIR(os.lstat(path).st_mode):
                 raise FileNotFoundError("no object")
-            with open(path, "rb") as file:
-                return file.read()
+            return own_files.read_bytes(Path(path))
 
     def write_bytes(self, rel: str, data: bytes) -> None:
         path = self._path(rel, root_ok=False)
@@ -311,20 +350,32 @@ class LocalStore:
         path = self._path(rel)
         with _naming(self, rel):
             try:
-                names = os.listdir(path)
+                entries = list(os.scandir(path))
             except (FileNotFoundError, NotADirectoryError):
                 return []
-        return sorted(name for name in names if not _is_temp(name))
+        names = []
+        for entry in entries:
+            if _is_temp(entry.name):
+                continue
+            mode = entry.stat(follow_symlinks=False).st_mode
+            if stat.S_ISDIR(mode) or stat.S_ISREG(mode):
+                names.append(entry.name)
+            else:
+                logger.warning("%s: skipped, %s in storage", entry.path, own_files.kind_of(mode))
+        return sorted(names)
 
     def exists(self, rel: str) -> bool:
-        return os.path.lexists(self._path(rel))
+        try:
+            return os.path.lexists(self._path(rel))
+        except NotRegularFileError:
+            return True  # something is there: a link, which nothing uses
 
     def upload_dir(self, local: str, rel: str, *, marker: str | None = None) -> int:
-        dest = self._path(rel)
+        self._path(rel)
         written = 0
         for name in _local_files(local, marker):
             with _naming(self, _join(rel, name)):
-                target = os.path.join(dest, *name.split("/"))
+                target = self._path(_join(rel, name), root_ok=False)
                 os.makedirs(os.path.dirname(target), exist_ok=True)
                 shutil.copyfile(os.path.join(local, *name.split("/")), target)
                 written += os.path.getsize(target)
@@ -334,7 +385,7 @@ class LocalStore:
         source = self._path(rel)
         read = 0
         with _naming(self, rel):
-            files = _local_files(source, None) if os.path.isdir(source) else []
+            files = _local_files(source, None, links=False) if os.path.isdir(source) else []
             if not files:
                 raise FileNotFoundError("nothing stored under it")
             for name in files:
@@ -348,7 +399,7 @@ class LocalStore:
         source = self._path(src)
         self._path(dst)
         with _naming(self, src):
-            if not (os.path.isdir(source) and _local_files(source, None)):
+            if not (os.path.isdir(source) and _local_files(source, None, links=False)):
                 raise FileNotFoundError("nothing stored under it")
         self.upload_dir(source, dst, marker=marker)
 

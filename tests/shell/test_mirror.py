@@ -143,3 +143,57 @@ def test_a_driver_gives_up_only_its_own_lease(target: StorageTarget) -> None:
     held_by(mirror, "other-host", 4242, age_s=1)
     mirror.drop_lease()
     assert mirror.store.exists("driver.lease")
+
+
+@pytest.mark.parametrize(
+    ("renewed", "why"),
+    [
+        ("time.time() + 86400", "ahead of this machine's clock"),
+        ("1e308", "ahead of this machine's clock"),
+        ("float('nan')", "not a lease"),
+        ("float('inf')", "not a lease"),
+        ("'yesterday'", "not a lease"),
+    ],
+)
+def test_a_lease_whose_time_is_no_valid_time_is_taken_over(
+    target: StorageTarget, renewed: str, why: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A lease renewed in the future, at 1e308 or NaN would never lapse."""
+    mirror = mirror_of(target)
+    lease = {"host": "other-host", "pid": 4242, "token": "theirs", "renewed": eval(renewed)}
+    mirror.store.write_bytes("driver.lease", json.dumps(lease).encode())
+    mirror.take_lease(lag_s=5)
+    assert json.loads(mirror.store.read_bytes("driver.lease"))["pid"] == os.getpid()
+    assert why in caplog.text
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"[" * 100_000 + b"]" * 100_000, b'{"host": "h", "pid": 1, "token": "t"}', b"\xff" * 10],
+)
+def test_a_lease_that_is_garbage_or_too_deep_is_taken_over(
+    target: StorageTarget, content: bytes
+) -> None:
+    mirror = mirror_of(target)
+    mirror.store.write_bytes("driver.lease", content)
+    mirror.take_lease(lag_s=5)
+    assert json.loads(mirror.store.read_bytes("driver.lease"))["pid"] == os.getpid()
+    mirror.renew_lease()
+    mirror.drop_lease()
+    assert not mirror.store.exists("driver.lease")
+
+
+def test_each_take_over_is_the_next_generation(target: StorageTarget) -> None:
+    mirror = mirror_of(target)
+    held_by(mirror, "other-host", 4242, age_s=61)
+    mirror.take_lease(lag_s=5)
+    assert json.loads(mirror.store.read_bytes("driver.lease"))["generation"] == 1
+    again = mirror_of(target)
+    mirror.store.write_bytes(
+        "driver.lease",
+        json.dumps(
+            {"host": "h", "pid": 1, "token": "x", "renewed": time.time() - 99, "generation": 7}
+        ).encode(),
+    )
+    again.take_lease(lag_s=5)
+    assert json.loads(mirror.store.read_bytes("driver.lease"))["generation"] == 8

@@ -14,29 +14,21 @@ at most the shipper's lag.
 from __future__ import annotations
 
 import datetime
-import json
 import logging
 import os
-import secrets
 import shutil
-import socket
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 from tunecore.shell.eventlog import LOG_FILE, LogError
-from tunecore.shell.lock import LOCK_FILE, ExperimentLockedError
+from tunecore.shell.lease import LEASE_FILE, LEASE_MIN_S, LeaseKeeper
+from tunecore.shell.lock import LOCK_FILE
 from tunecore.shell.shipper import StateShipper
 from tunecore.shell.storage import experiment_dirname
 from tunecore.shell.store import StorageSpec, Store, staging_root, within
 from tunecore.shell.stored_state import SEGMENT_DIR, fetch_requests, fetch_state, stored_log
 
 logger = logging.getLogger(__name__)
-
-LEASE_FILE = "driver.lease"
-LEASE_MIN_S = 60.0
-"""A lease not renewed for this long (or ten shipping periods, if longer)
-belongs to a driver that is gone."""
 
 
 class Mirror:
@@ -49,8 +41,7 @@ class Mirror:
         self.name = experiment_dirname(name)
         self.store = within(root, self.name)
         self.staging_root = Path(staging_root(spec))
-        self._token = secrets.token_hex(8)
-        self._stale_s = LEASE_MIN_S
+        self.lease = LeaseKeeper(self.store)
 
     @property
     def staging_dir(self) -> Path:
@@ -107,7 +98,7 @@ class Mirror:
 
     def shipper(self, log_size: Callable[[], int], lag_s: float) -> StateShipper:
         """The shipper of this experiment, renewing the lease every round."""
-        self._stale_s = max(LEASE_MIN_S, 10 * lag_s)
+        self.lease.stale_s = max(LEASE_MIN_S, 10 * lag_s)
         return StateShipper(
             self.store, self.staging_dir, log_size, lag_s=lag_s, heartbeat=self.renew_lease
         )
@@ -116,65 +107,20 @@ class Mirror:
 
     def take_lease(self, lag_s: float) -> None:
         """Claim the stored experiment for this driver, or raise
-        `ExperimentLockedError` naming the driver that holds it. The
-        staging directory's lock keeps out a second driver on this machine;
-        the lease (`driver.lease` in the storage: host, pid, when renewed)
-        keeps out one on another machine while its holder renews it. A
-        holder that stopped renewing (`LEASE_MIN_S`, or ten shipping
-        periods), or a dead process on this host, is taken over. Advisory:
-        storage has no compare-and-swap, so two drivers starting in the
-        same instant could both take it."""
-        self._stale_s = max(LEASE_MIN_S, 10 * lag_s)
-        held = self._read_lease()
-        if held is not None and not self._lease_is_stale(held):
-            renewed = held.get("renewed")
-            age = time.time() - renewed if isinstance(renewed, int | float) else 0.0
-            raise ExperimentLockedError(
-                f"{self.store.uri()} is in use by another driver (pid {held.get('pid')} on host "
-                f"{held.get('host')!r}, lease renewed {age:.0f} s ago). Only one driver may run "
-                f"an experiment: wait for it to end (a dead driver's lease lapses after "
-                f"{self._stale_s:.0f} s)"
-            )
-        self.renew_lease()
+        `ExperimentLockedError` naming the driver that holds it
+        (`shell.lease`). The staging directory's lock keeps out a second
+        driver on this machine; the lease keeps out one on another machine
+        while its holder renews it."""
+        self.lease.stale_s = max(LEASE_MIN_S, 10 * lag_s)
+        self.lease.take()
 
     def renew_lease(self) -> None:
-        lease = {"host": socket.gethostname(), "pid": os.getpid(), "token": self._token}
-        lease["renewed"] = time.time()
-        self.store.write_bytes(LEASE_FILE, json.dumps(lease).encode())
+        """Renew the lease; `LeaseLostError` if another driver took it."""
+        self.lease.renew()
 
     def drop_lease(self) -> None:
         """Give the experiment up (only a lease this driver still holds)."""
-        held = self._read_lease()
-        if held is not None and held.get("token") == self._token:
-            self.store.delete_file(LEASE_FILE)
-
-    def _read_lease(self) -> dict[str, object] | None:
-        try:
-            held = json.loads(self.store.read_bytes(LEASE_FILE))
-        except FileNotFoundError:
-            return None
-        except ValueError:  # not JSON: nobody's lease
-            logger.warning("Ignoring %s: not a lease", self.store.uri(LEASE_FILE))
-            return None
-        return held if isinstance(held, dict) else None
-
-    def _lease_is_stale(self, held: dict[str, object]) -> bool:
-        renewed, pid = held.get("renewed"), held.get("pid")
-        if not isinstance(renewed, int | float) or time.time() - renewed > self._stale_s:
-            return True
-        if held.get("host") == socket.gethostname() and isinstance(pid, int):
-            return not _alive(pid)
-        return False
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process
-        return True
-    return True
+        self.lease.drop()
 
 
 def _starts_with(path: Path, prefix: bytes) -> bool:

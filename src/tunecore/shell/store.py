@@ -109,9 +109,11 @@ class Store(Protocol):
         """The full address of `rel`, for messages and logs (no credentials)."""
         ...
 
-    def read_bytes(self, rel: str) -> bytes:
+    def read_bytes(self, rel: str, limit: int | None = None) -> bytes:
         """The whole object at `rel`. `FileNotFoundError` if there is no
-        object there (a directory is not an object)."""
+        object there (a directory is not an object). An object over `limit`
+        bytes is refused with `NotRegularFileError` having read at most
+        `limit + 1` of its bytes: a reader bounds its memory."""
         ...
 
     def write_bytes(self, rel: str, data: bytes) -> None:
@@ -326,12 +328,12 @@ class LocalStore:
         check_rel(rel)
         return _joined(self.root, rel) if rel else self.root
 
-    def read_bytes(self, rel: str) -> bytes:
+    def read_bytes(self, rel: str, limit: int | None = None) -> bytes:
         path = self._path(rel, root_ok=False)
         with _naming(self, rel):
             if not os.path.lexists(path) or stat.S_ISDIR(os.lstat(path).st_mode):
                 raise FileNotFoundError("no object")
-            return own_files.read_bytes(Path(path))
+            return own_files.read_bytes(Path(path), limit)
 
     def write_bytes(self, rel: str, data: bytes) -> None:
         path = self._path(rel, root_ok=False)
@@ -479,16 +481,21 @@ class ArrowStore:
             _check_listed(self, rel, name)
         return names
 
-    def read_bytes(self, rel: str) -> bytes:
+    def read_bytes(self, rel: str, limit: int | None = None) -> bytes:
         path = self._path(rel, root_ok=False)
         with _naming(self, rel):
             try:
                 with self.fs.open_input_stream(path, compression=None) as stream:
-                    return stream.read()
+                    data: bytes = stream.read() if limit is None else stream.read(limit + 1)
             except OSError:
                 if self._kind(path) != "file":
                     raise FileNotFoundError("no object") from None
                 raise
+            if limit is not None and len(data) > limit:
+                raise NotRegularFileError(
+                    errno.EFBIG, f"larger than {limit} bytes: refused unread", self.uri(rel)
+                )
+            return data
 
     def write_bytes(self, rel: str, data: bytes) -> None:
         path = self._path(rel, root_ok=False)

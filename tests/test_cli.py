@@ -641,15 +641,18 @@ def test_the_inbox_turns_posted_requests_into_events_in_order(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     inbox = Inbox(tmp_path)
-    inbox.post(StopTrialRequest(trial_id="t_00001"))
-    inbox.post(AddTrialRequest(config={"lr": 0.1}, experiment_tag="extra"))
+    posted = [
+        inbox.post(StopTrialRequest(trial_id="t_00001")),
+        inbox.post(AddTrialRequest(config={"lr": 0.1}, experiment_tag="extra")),
+    ]
     junk = inbox.directory / "00000000000000000000-1-000000.json"
     junk.write_text('{"type": "StopTrialRequest"}')  # no trial id
     with caplog.at_level(logging.WARNING):
         taken = inbox.take(at=12.5)
+    names = sorted(path.name for path in posted)
     assert taken == [
-        StopRequested(trial_id="t_00001", at=12.5),
-        TrialRequested(config={"lr": 0.1}, experiment_tag="extra", at=12.5),
+        StopRequested(trial_id="t_00001", at=12.5, request=names[0]),
+        TrialRequested(config={"lr": 0.1}, experiment_tag="extra", at=12.5, request=names[1]),
     ]
     assert f"{junk}: skipped a request that cannot be read" in caplog.text
     assert list(inbox.directory.iterdir()) == []

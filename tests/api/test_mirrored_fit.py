@@ -28,12 +28,14 @@ from tunecore import (
     TuneConfig,
     Tuner,
 )
-from tunecore.model import CheckpointSaved, JsonValue
+from tunecore.model import CheckpointSaved, JsonValue, TrialRequested
 from tunecore.schedulers import PopulationBasedTraining
 from tunecore.shell.callbacks import Callback
 from tunecore.shell.eventlog import read_log
+from tunecore.shell.inbox import AddTrialRequest, post_to_store
 from tunecore.shell.lock import ExperimentLockedError
-from tunecore.shell.store import Store
+from tunecore.shell.store import Store, within
+from tunecore.shell.stored_state import stored_log
 from tunecore.shell.trainable.checkpoint_files import META_FILE
 from tunecore.shell.trial_view import Trial
 
@@ -535,3 +537,33 @@ def test_a_stored_result_file_linked_elsewhere_is_not_read(
     assert result.metrics["score"] == 3  # from the log, not the linked file
     rows = result.metrics_dataframe
     assert rows is None or 999 not in list(rows["score"])
+
+
+def test_a_resume_takes_stored_requests_once_past_a_bad_entry(
+    target: StorageTarget, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A directory in the stored inbox (`inbox/0.json/x` on S3) is skipped
+    and removed; the request after it is taken once, and leaves storage
+    only with the log that records it."""
+    Tuner(
+        counting,
+        param_space={"steps": 3, "fail_at": 2},
+        tune_config=TuneConfig(metric="score", mode="max"),
+        run_config=RunConfig(name="exp", storage_path=target.uri, verbose=0, executor="in_process"),
+    ).fit()
+    store = within(target.store, "exp")
+    store.write_bytes("inbox/00000000000000000000-1-000000.json/x", b"{}")
+    name = post_to_store(store, AddTrialRequest(config={"steps": 2})).rpartition("/")[2]
+    uri = target.experiment_uri("exp")
+    restored = Tuner.restore(uri, counting, resume_errored=True).fit()
+    assert len(restored) == 2
+    assert "skipped a request that is a directory" in caplog.text
+    assert store.list("inbox") == []
+    requested = [e for e in read_log_of(target, "exp") if isinstance(e, TrialRequested)]
+    assert [e.request for e in requested] == [name]
+
+
+def read_log_of(target: StorageTarget, name: str) -> list[object]:
+    with tempfile.TemporaryDirectory() as scratch:
+        Path(scratch, "events.log").write_bytes(stored_log(within(target.store, name)))
+        return list(read_log(Path(scratch)).events)

@@ -30,11 +30,23 @@ from tunecore.shell.eventlog import (
     RunSettings,
     read_log,
 )
-from tunecore.shell.inbox import MAX_REQUEST_BYTES, Inbox, StopTrialRequest, post_to_store
+from tunecore.shell.inbox import (
+    MAX_REQUEST_BYTES,
+    Inbox,
+    StopTrialRequest,
+    post_to_store,
+    request_of,
+)
 from tunecore.shell.journal import EMPTY_DIGEST, SnapshotFile, SnapshotStore
 from tunecore.shell.shipper import COMPACT_COUNT, GROW_WAIT_S, STALE_S, StateShipper
 from tunecore.shell.store import LocalStore, Store, within
-from tunecore.shell.stored_state import fetch_state, stored_log
+from tunecore.shell.stored_state import (
+    MAX_REQUESTS_PER_ROUND,
+    delete_taken,
+    fetch_requests,
+    fetch_state,
+    stored_log,
+)
 
 
 @pytest.fixture(params=["file", "s3"])
@@ -68,9 +80,9 @@ class Recorder:
     def uri(self, rel: str = "") -> str:
         return self.inner.uri(rel)
 
-    def read_bytes(self, rel: str) -> bytes:
+    def read_bytes(self, rel: str, limit: int | None = None) -> bytes:
         self._maybe_fail(rel)
-        return self.inner.read_bytes(rel)
+        return self.inner.read_bytes(rel, limit)
 
     def write_bytes(self, rel: str, data: bytes) -> None:
         self._maybe_fail(rel)
@@ -281,10 +293,10 @@ def test_a_reader_racing_a_compaction_reads_the_log_again(
     staging.append()
 
     class CompactsUnderTheReader(Recorder):
-        def read_bytes(self, rel: str) -> bytes:
+        def read_bytes(self, rel: str, limit: int | None = None) -> bytes:
             if ship.shipped < staging.size():
                 ship.tick()  # merges and deletes what the reader listed
-            return super().read_bytes(rel)
+            return super().read_bytes(rel, limit)
 
     assert stored_log(CompactsUnderTheReader(file_store.store)) == staging.log()
     assert len(file_store.store.list("events")) == 1
@@ -643,7 +655,82 @@ def test_requests_posted_to_the_store_reach_the_local_inbox(
     store.write_bytes("inbox/notes.txt", b"not a request")
     store.write_bytes("inbox/huge.json", b" " * (MAX_REQUEST_BYTES + 1))
     shipper(store, staging).tick()
-    assert store.list("inbox") == []
+    assert store.list("inbox") == [posted.rpartition("/")[2]]  # until its log is stored
     [request] = Inbox(staging.dir).take(at=1.0)
     assert isinstance(request, StopRequested)
     assert request.trial_id == "t1"
+
+
+def test_a_stored_request_that_is_a_directory_is_skipped_removed_and_the_rest_taken(
+    target: StorageTarget, staging: Staging, caplog: pytest.LogCaptureFixture
+) -> None:
+    """S3 key `inbox/0.json/x` (or a directory on `file://`) used to make
+    every resume exit 1 and jam a running driver's inbox."""
+    store = within(target.store, "exp")
+    store.write_bytes("inbox/00000000000000000000-1-000000.json/x", b"{}")
+    posted = post_to_store(store, StopTrialRequest(trial_id="t1"))
+    ship = shipper(store, staging)
+    with caplog.at_level(logging.WARNING):
+        ship.tick()
+    assert "skipped a request that is a directory" in caplog.text
+    assert caplog.text.count("00000000000000000000-1-000000.json") == 1
+    assert store.list("inbox") == [posted.rpartition("/")[2]]
+    [request] = Inbox(staging.dir).take(at=1.0)
+    assert isinstance(request, StopRequested)
+    assert "fetching requests failed" not in caplog.text
+
+
+def test_a_huge_stored_request_is_never_read_whole(target: StorageTarget, staging: Staging) -> None:
+    import tracemalloc  # noqa: PLC0415
+
+    store = within(target.store, "exp")
+    store.write_bytes("inbox/00000000000000000000-1-000000.json", b" " * (64 << 20))
+    ship = shipper(store, staging)
+    tracemalloc.start()
+    try:
+        ship.tick()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 << 20
+    assert store.list("inbox") == []
+
+
+def test_a_flood_of_stored_requests_is_taken_a_bounded_number_per_round(
+    file_store: StorageTarget, staging: Staging
+) -> None:
+    store = within(file_store.store, "exp")
+    for index in range(250):
+        post_to_store(store, StopTrialRequest(trial_id=f"t{index}"))
+    ship = shipper(store, staging)
+    ship.tick()
+    assert len(Inbox(staging.dir).take(at=1.0)) == MAX_REQUESTS_PER_ROUND
+    ship.tick()
+    ship.tick()
+    taken = Inbox(staging.dir).take(at=2.0)
+    assert len(taken) == 250 - MAX_REQUESTS_PER_ROUND
+    ship.tick()
+    assert Inbox(staging.dir).take(at=3.0) == []  # none copied twice
+
+
+def test_a_stored_request_is_deleted_only_once_the_log_recording_it_is_stored(
+    file_store: StorageTarget, staging: Staging, tmp_path: Path
+) -> None:
+    """The driver dies after taking a request but before the segment that
+    logs it is stored: the request is still in storage for the resume."""
+    store = within(file_store.store, "exp")
+    name = post_to_store(store, StopTrialRequest(trial_id="t1")).rpartition("/")[2]
+    ship = shipper(store, staging)
+    ship.tick()
+    [event] = Inbox(staging.dir).take(at=1.0)
+    assert request_of(event) == name
+    staging.writer.append(event)
+    ship.after_shipped(lambda: delete_taken(store, [name]))
+    assert store.list("inbox") == [name]  # killed here: nothing lost
+    elsewhere = tmp_path / "elsewhere"
+    assert fetch_requests(store, elsewhere) == [name]
+    assert fetch_requests(store, elsewhere, logged={name}) == []
+    assert store.list("inbox") == []  # a log that records it: only deleted
+    post_to_store(store, StopTrialRequest(trial_id="t2"))
+    ship.tick()  # the log reaches storage, then the taken request goes
+    assert len(store.list("inbox")) == 1

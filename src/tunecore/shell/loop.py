@@ -80,13 +80,14 @@ from tunecore.shell.callbacks import CallbackList
 from tunecore.shell.executors.base import ChainedStart, Executor
 from tunecore.shell.exploit_copies import ExploitCopies
 from tunecore.shell.functions import UserFunctions
-from tunecore.shell.inbox import Inbox
+from tunecore.shell.inbox import Inbox, request_of
 from tunecore.shell.interrupts import InterruptGuard
 from tunecore.shell.journal import Journal
 from tunecore.shell.searchers import SearcherRuntime
 from tunecore.shell.stoppers import UserStoppers
 from tunecore.shell.storage import ExperimentStorage
 from tunecore.shell.store import Store, checkpoint_root
+from tunecore.shell.stored_state import delete_taken
 from tunecore.shell.trainable.errors import failure_reason
 from tunecore.shell.trainable.function import SCRATCH_DIR
 from tunecore.shell.trainable.worker import TrialContext
@@ -187,9 +188,11 @@ class ExperimentLoop:
             while not self.state.done:
                 try:
                     events = self._executor.next_events(self._poll)
-                    events = [*self._requests(), *events]
+                    requests = self._requests()
+                    events = [*requests, *events]
                     self._callbacks.on_step_begin(self._iteration, self._trials())
                     self.feed(events or [Tick(at=self._clock())])
+                    self._delete_taken(requests)
                     self._ask_stop_all()
                     self._callbacks.on_step_end(self._iteration, self._trials())
                 except KeyboardInterrupt:
@@ -237,6 +240,14 @@ class ExperimentLoop:
             return []
         self._inbox_read = now
         return self._inbox.take(self._clock())
+
+    def _delete_taken(self, requests: list[ExperimentEvent]) -> None:
+        """Delete the stored inbox requests just logged, once the log that
+        records them is in the store too: a driver that dies before loses
+        no request, and a resume never takes one twice (the log names it)."""
+        names = [name for event in requests if (name := request_of(event))]
+        if self._store is not None and names:
+            (self._after_shipped or _at_once)(functools.partial(delete_taken, self._store, names))
 
     def _draw_values(self, queue: deque[ExperimentEvent]) -> None:
         """Put first what the searcher and the scheduler wait for from the

@@ -20,7 +20,8 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from tunecore.shell.eventlog import LOG_FILE, LogError
+from tunecore.shell.eventlog import LOG_FILE, LogError, read_log
+from tunecore.shell.inbox import request_of
 from tunecore.shell.lease import LEASE_FILE, LEASE_MIN_S, LeaseKeeper
 from tunecore.shell.lock import LOCK_FILE
 from tunecore.shell.shipper import StateShipper
@@ -42,6 +43,7 @@ class Mirror:
         self.store = within(root, self.name)
         self.staging_root = Path(staging_root(spec))
         self.lease = LeaseKeeper(self.store)
+        self._fetched: list[str] = []
 
     @property
     def staging_dir(self) -> Path:
@@ -91,17 +93,22 @@ class Mirror:
             fetch_state(self.store, self.staging_dir)
 
     def take_requests(self) -> None:
-        """Move the requests posted to the stored inbox while no driver ran
+        """Copy the requests posted to the stored inbox while no driver ran
         into the staging inbox, for the loop's first read; only with the
-        lease held (they are the running driver's to take)."""
-        fetch_requests(self.store, self.staging_dir)
+        lease held (they are the running driver's to take). Those the
+        staging log records already (taken by a driver that died before
+        their deletion) are only deleted from storage."""
+        logged = {request_of(e) for e in read_log(self.staging_dir, quiet=True).events}
+        self._fetched += fetch_requests(self.store, self.staging_dir, logged=logged)
 
     def shipper(self, log_size: Callable[[], int], lag_s: float) -> StateShipper:
         """The shipper of this experiment, renewing the lease every round."""
         self.lease.stale_s = max(LEASE_MIN_S, 10 * lag_s)
-        return StateShipper(
+        shipper = StateShipper(
             self.store, self.staging_dir, log_size, lag_s=lag_s, heartbeat=self.renew_lease
         )
+        shipper.fetched_already(self._fetched)
+        return shipper
 
     # -- the driver's lease: one driver per stored experiment, across machines ---------
 

@@ -206,6 +206,7 @@ class StateShipper:
         self._snapshots: dict[str, _Tracked] = {}
         self._stored_snapshots: set[str] = set()
         self._files: dict[str, _Tracked] = {}
+        self._requests: set[str] = set()  # copied to the staging inbox, still stored
         self._pool: ThreadPoolExecutor | None = None
 
     @property
@@ -374,7 +375,14 @@ class StateShipper:
         self._started = True
 
     def _fetch_requests(self) -> None:
-        self.stats.deletes += fetch_requests(self.store, self.local_dir)
+        """Copy new stored requests into the staging inbox; each is deleted
+        from storage by the loop once the log that records it is stored."""
+        self._requests.update(fetch_requests(self.store, self.local_dir, skip=self._requests))
+
+    def fetched_already(self, names: list[str]) -> None:
+        """Requests copied to the staging inbox before this shipper started
+        (a resume's first read): never copied again."""
+        self._requests.update(names)
 
     def _delete_doomed(self) -> None:
         while self._doomed:

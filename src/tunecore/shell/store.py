@@ -277,6 +277,12 @@ def _check_listed(store: Store, rel: str, name: str) -> None:
         ) from None
 
 
+def _too_large(store: Store, rel: str, limit: int, size: int) -> NotRegularFileError:
+    return NotRegularFileError(
+        errno.EFBIG, f"larger than {limit} bytes ({size}): refused unread", store.uri(rel)
+    )
+
+
 def _is_component(store: Store, rel: str, name: str) -> bool:
     """Whether a name a listing of `rel` gave is one path component; the
     `..` of an S3 key `x/../y` is not, and is left out with a warning."""
@@ -484,6 +490,8 @@ class ArrowStore:
     def read_bytes(self, rel: str, limit: int | None = None) -> bytes:
         path = self._path(rel, root_ok=False)
         with _naming(self, rel):
+            if limit is not None:  # its size first: a GET of a huge object costs its size
+                self._check_size(path, rel, limit)
             try:
                 with self.fs.open_input_stream(path, compression=None) as stream:
                     data: bytes = stream.read() if limit is None else stream.read(limit + 1)
@@ -491,11 +499,18 @@ class ArrowStore:
                 if self._kind(path) != "file":
                     raise FileNotFoundError("no object") from None
                 raise
-            if limit is not None and len(data) > limit:
-                raise NotRegularFileError(
-                    errno.EFBIG, f"larger than {limit} bytes: refused unread", self.uri(rel)
-                )
+            if limit is not None and len(data) > limit:  # it grew meanwhile
+                raise _too_large(self, rel, limit, len(data))
             return data
+
+    def _check_size(self, path: str, rel: str, limit: int) -> None:
+        from pyarrow.fs import FileType  # noqa: PLC0415
+
+        info = self.fs.get_file_info(path)
+        if info.type == FileType.NotFound or info.type == FileType.Directory:
+            raise FileNotFoundError("no object")
+        if info.size is not None and info.size > limit:
+            raise _too_large(self, rel, limit, info.size)
 
     def write_bytes(self, rel: str, data: bytes) -> None:
         path = self._path(rel, root_ok=False)

@@ -14,15 +14,19 @@ reader of a stored experiment (a resume, `tunecore status URI`,
 - one directory per trial with its files (`params.json`, `result.json`,
   `progress.csv`, `error.txt`, logs, exports), and its checkpoints, which
   workers upload themselves and readers download only when asked.
-- `inbox/`: requests posted by `tunecore stop|add URI`, moved by the
-  driver into its local inbox (`fetch_requests`).
+- `inbox/`: requests posted by `tunecore stop|add URI`, copied by the
+  driver into its local inbox (`fetch_requests`), and deleted once the log
+  that records them is stored (`delete_taken`).
 """
 
 from __future__ import annotations
 
+import errno
+import logging
 import os
 import re
 import tempfile
+from collections.abc import Collection, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,10 +34,16 @@ from pathlib import Path
 from tunecore.shell.eventlog import LOG_FILE
 from tunecore.shell.inbox import INBOX_DIR, MAX_REQUEST_BYTES, is_request_name
 from tunecore.shell.journal import SNAPSHOT_DIR, SnapshotStore
+from tunecore.shell.own_files import NotRegularFileError
 from tunecore.shell.store import Store
+
+logger = logging.getLogger(__name__)
 
 SEGMENT_DIR = "events"
 FETCH_THREADS = 8
+MAX_REQUESTS_PER_ROUND = 100
+"""Requests taken from the stored inbox per shipping round: a flood of
+them waits for later rounds instead of stalling one."""
 NOT_TRIAL_FILES = re.compile(r"^(checkpoint_.*|exploit_.*|worker_checkpoints)$")
 """What a trial directory holds that is not a trial file: checkpoints
 (workers store them) and the worker's own scratch."""
@@ -150,22 +160,61 @@ def fetch_state(store: Store, local_dir: Path) -> None:
     write_file(local_dir / LOG_FILE, log)
 
 
-def fetch_requests(store: Store, local_dir: Path) -> int:
-    """Move what `tunecore stop|add URI` posted to the store's inbox into
-    the local one, where the loop reads (and checks) it; how many objects
-    were taken. A name that is no request, or an object too large to be
-    one, is only deleted."""
-    names = store.list(INBOX_DIR)
+def fetch_requests(
+    store: Store,
+    local_dir: Path,
+    *,
+    skip: Collection[str] = (),
+    logged: Collection[str] = (),
+    limit: int = MAX_REQUESTS_PER_ROUND,
+) -> list[str]:
+    """Copy what `tunecore stop|add URI` posted to the store's inbox into
+    the local one, where the loop reads (and checks) it; the names copied,
+    at most `limit` (oldest first: the rest wait for the next round).
+
+    A request stays in storage until the log that records it is stored
+    (`delete_taken`), so a driver that dies first loses none: names in
+    `skip` were copied already, and those in `logged` are recorded by the
+    log already (only deleted). An entry that cannot be a request (another
+    name, a directory such as S3's `inbox/0.json/x`, an object over
+    `MAX_REQUEST_BYTES`, which is not read) is skipped with a warning and
+    removed, and the rest are taken."""
+    fetched: list[str] = []
     local = Path(local_dir) / INBOX_DIR
-    for name in names:
+    for name in store.list(INBOX_DIR):
+        if len(fetched) >= limit:
+            break
         rel = f"{INBOX_DIR}/{name}"
-        if is_request_name(name) and is_plain_name(name):
-            data = store.read_bytes(rel)
-            if len(data) <= MAX_REQUEST_BYTES:
-                local.mkdir(parents=True, exist_ok=True)
-                write_file(local / name, data)
-        store.delete_file(rel)
-    return len(names)
+        if name in skip:
+            continue
+        if name in logged:
+            store.delete_file(rel)
+            continue
+        try:
+            if not (is_request_name(name) and is_plain_name(name)):
+                raise NotRegularFileError(errno.EINVAL, "not a request's name", rel)
+            data = store.read_bytes(rel, MAX_REQUEST_BYTES)
+        except FileNotFoundError:
+            if not store.exists(rel):
+                continue  # gone meanwhile
+            logger.warning("%s: skipped a request that is a directory; removed", store.uri(rel))
+            store.delete_dir(rel)
+            continue
+        except NotRegularFileError as error:
+            logger.warning("%s: skipped (%s); removed", store.uri(rel), error.strerror)
+            store.delete_file(rel)
+            continue
+        local.mkdir(parents=True, exist_ok=True)
+        write_file(local / name, data)
+        fetched.append(name)
+    return fetched
+
+
+def delete_taken(store: Store, names: Iterable[str]) -> None:
+    """Delete requests from the store's inbox: once the log that records
+    them is stored."""
+    for name in names:
+        store.delete_file(f"{INBOX_DIR}/{name}")
 
 
 def _fetch_tree(store: Store, rel: str, local_dir: Path) -> None:

@@ -507,7 +507,7 @@ class ArrowStore:
         from pyarrow.fs import FileType  # noqa: PLC0415
 
         info = self.fs.get_file_info(path)
-        if info.type == FileType.NotFound or info.type == FileType.Directory:
+        if info.type in (FileType.NotFound, FileType.Directory):
             raise FileNotFoundError("no object")
         if info.size is not None and info.size > limit:
             raise _too_large(self, rel, limit, info.size)

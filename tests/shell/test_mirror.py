@@ -11,19 +11,35 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
+from tests.shell.test_shipper import header
 from tests.storage_fixtures import StorageTarget
-from tunecore.shell.eventlog import LogError
+from tunecore.model import Tick
+from tunecore.shell.eventlog import CorruptLogError, EventLogWriter, LogError
 from tunecore.shell.lock import ExperimentLockedError
 from tunecore.shell.mirror import Mirror
 from tunecore.shell.store import resolve_storage
 from tunecore.shell.stored_state import segment_name
 
-STORED = b"record-0|record-1|"
+
+def real_log(events: int) -> bytes:
+    """The bytes of an event log holding a header and `events` ticks."""
+    with tempfile.TemporaryDirectory() as scratch:
+        writer = EventLogWriter.create(Path(scratch), header())
+        for at in range(events):
+            writer.append(Tick(at=float(at)))
+        writer.close()
+        return (Path(scratch) / "events.log").read_bytes()
+
+
+STORED = real_log(2)
+LONGER = real_log(40)  # the same log, further on (the driver's staging copy)
+assert LONGER.startswith(STORED)
 
 
 def mirror_of(target: StorageTarget) -> Mirror:
@@ -50,9 +66,9 @@ def test_a_staging_log_that_extends_the_stored_one_is_kept(target: StorageTarget
     mirror = mirror_of(target)
     store_log(mirror, STORED)
     mirror.staging_dir.mkdir(parents=True)
-    local_log(mirror).write_bytes(STORED + b"record-2|")
+    local_log(mirror).write_bytes(LONGER)
     mirror.sync_down()
-    assert local_log(mirror).read_bytes() == STORED + b"record-2|"
+    assert local_log(mirror).read_bytes() == LONGER
     assert not (mirror.staging_dir / "trial_1").exists()  # nothing fetched
 
 
@@ -68,6 +84,28 @@ def test_a_staging_log_that_diverges_is_replaced_by_the_stored_state(
     assert local_log(mirror).read_bytes() == STORED
     assert (mirror.staging_dir / "trial_1" / "params.json").read_bytes() == b'{"x": 1}'
     assert not (mirror.staging_dir / "stale.txt").exists()
+    # Kept whole beside it, never deleted.
+    [aside] = mirror.staging_root.glob("exp.quarantine-*")
+    assert (aside / "events.log").read_bytes() == b"another run's log"
+    assert (aside / "stale.txt").read_text() == "left by another run"
+
+
+def test_a_damaged_stored_log_leaves_the_staging_log_whole(
+    target: StorageTarget, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The driver was killed with its staging log ahead of storage, and a
+    stored byte is damaged: the resume says where, and destroys nothing."""
+    mirror = mirror_of(target)
+    damaged = bytearray(STORED)
+    damaged[-2] ^= 0xFF
+    store_log(mirror, bytes(damaged))
+    mirror.staging_dir.mkdir(parents=True)
+    local_log(mirror).write_bytes(LONGER)
+    with pytest.raises(CorruptLogError, match=r"byte offset \d+ is corrupt \(checksum mismatch"):
+        mirror.sync_down()
+    assert local_log(mirror).read_bytes() == LONGER
+    assert "the staging log" in caplog.text
+    assert sorted(p.name for p in mirror.staging_dir.iterdir()) == ["events.log"]
 
 
 def test_a_driver_that_died_before_its_first_shipment_resumes_from_staging(

@@ -6,10 +6,12 @@ back. Against a `file://` store and an S3 server (moto, on 127.0.0.1)."""
 from __future__ import annotations
 
 import builtins
+import contextlib
 import functools
 import logging
 import os
 import tempfile
+import tracemalloc
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -25,6 +27,7 @@ from tunecore.model.codec import from_msgpack
 from tunecore.shell.eventlog import (
     LOG_FILE,
     LOG_FORMAT,
+    CorruptLogError,
     EventLogWriter,
     LogHeader,
     RunSettings,
@@ -39,7 +42,7 @@ from tunecore.shell.inbox import (
 )
 from tunecore.shell.journal import EMPTY_DIGEST, SnapshotFile, SnapshotStore
 from tunecore.shell.shipper import COMPACT_COUNT, GROW_WAIT_S, STALE_S, StateShipper
-from tunecore.shell.store import LocalStore, Store, within
+from tunecore.shell.store import LocalStore, Readable, Store, within
 from tunecore.shell.stored_state import (
     MAX_REQUESTS_PER_ROUND,
     delete_taken,
@@ -79,6 +82,10 @@ class Recorder:
 
     def uri(self, rel: str = "") -> str:
         return self.inner.uri(rel)
+
+    def open_input(self, rel: str) -> contextlib.AbstractContextManager[Readable]:
+        self._maybe_fail(rel)
+        return self.inner.open_input(rel)
 
     def read_bytes(self, rel: str, limit: int | None = None) -> bytes:
         self._maybe_fail(rel)
@@ -268,9 +275,11 @@ def test_a_reader_of_a_half_shipped_store_gets_a_valid_prefix(
     assert [e.at for e in contents.events] == [1.0, 2.0, 3.0]
 
 
-def test_a_gap_in_the_stored_log_ends_it_there(
+def test_a_gap_in_the_stored_log_followed_by_more_is_damage_at_its_offset(
     target: StorageTarget, staging: Staging, tmp_path: Path
 ) -> None:
+    """A killed shipper never leaves a gap: one with objects after it is
+    damage (it was read as a shorter log, and a resume deleted the rest)."""
     ship = shipper(target.store, staging)
     ends = []
     for _ in range(3):
@@ -279,8 +288,59 @@ def test_a_gap_in_the_stored_log_ends_it_there(
         ends.append(staging.size())
     target.store.delete_file(f"events/seg_{ends[0]:016d}_{ends[1]:016d}")
 
-    assert stored_log(target.store) == staging.log()[: ends[0]]
-    assert len(read_log(read_back(target.store, tmp_path)).events) == 2
+    with pytest.raises(CorruptLogError, match=rf"offset {ends[0]} .*gap"):
+        stored_log(target.store)
+    with pytest.raises(CorruptLogError, match=rf"offset {ends[0]} "):
+        read_back(target.store, tmp_path)
+    assert len(target.store.list("events")) == 2  # nothing deleted
+
+
+@pytest.mark.parametrize("damage", ["zeros", "flip", "short", "long"])
+def test_a_damaged_stored_segment_is_damage_never_a_torn_tail(
+    target: StorageTarget, staging: Staging, tmp_path: Path, damage: str
+) -> None:
+    """A stored piece of the log is whole records: zeros there (or any
+    other damage) are no crash's torn tail, and are found without reading
+    the piece whole."""
+    ship = shipper(target.store, staging)
+    staging.append(2)
+    ship.tick()
+    start = staging.size()
+    staging.append(3)
+    ship.tick()
+    end = staging.size()
+    name = f"events/seg_{start:016d}_{end:016d}"
+    data = target.store.read_bytes(name)
+    broken = {
+        "zeros": bytes(len(data)),
+        "flip": data[:-1] + bytes([data[-1] ^ 1]),
+        "short": data[:-3],
+        "long": data + b"x",
+    }[damage]
+    target.store.write_bytes(name, broken)
+    with pytest.raises(CorruptLogError, match=rf"offset {start if damage == 'zeros' else ''}"):
+        stored_log(target.store)
+
+
+def test_a_huge_zero_filled_segment_is_refused_in_its_first_bytes(
+    file_store: StorageTarget, staging: Staging, tmp_path: Path
+) -> None:
+    ship = shipper(file_store.store, staging)
+    staging.append(2)
+    ship.tick()
+    start = staging.size()
+    huge = 256 << 20
+    path = Path(file_store.store.local_path(f"events/seg_{start:016d}_{start + huge:016d}") or "")
+    with path.open("wb") as file:
+        file.truncate(huge)  # sparse: no disk used
+    tracemalloc.start()
+    try:
+        with pytest.raises(CorruptLogError, match=rf"offset {start} .*empty record"):
+            stored_log(file_store.store)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 32 << 20
 
 
 def test_a_reader_racing_a_compaction_reads_the_log_again(
@@ -293,10 +353,10 @@ def test_a_reader_racing_a_compaction_reads_the_log_again(
     staging.append()
 
     class CompactsUnderTheReader(Recorder):
-        def read_bytes(self, rel: str, limit: int | None = None) -> bytes:
+        def open_input(self, rel: str) -> contextlib.AbstractContextManager[Readable]:
             if ship.shipped < staging.size():
                 ship.tick()  # merges and deletes what the reader listed
-            return super().read_bytes(rel, limit)
+            return super().open_input(rel)
 
     assert stored_log(CompactsUnderTheReader(file_store.store)) == staging.log()
     assert len(file_store.store.list("events")) == 1

@@ -20,14 +20,14 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from tunecore.shell.eventlog import LOG_FILE, LogError, read_log
+from tunecore.shell.eventlog import LOG_FILE, CorruptLogError, LogError, read_log
 from tunecore.shell.inbox import request_of
 from tunecore.shell.lease import LEASE_FILE, LEASE_MIN_S, LeaseKeeper
 from tunecore.shell.lock import LOCK_FILE
 from tunecore.shell.shipper import StateShipper
 from tunecore.shell.storage import experiment_dirname
 from tunecore.shell.store import StorageSpec, Store, staging_root, within
-from tunecore.shell.stored_state import SEGMENT_DIR, fetch_requests, fetch_state, stored_log
+from tunecore.shell.stored_state import SEGMENT_DIR, fetch_log, fetch_requests, fetch_state
 
 logger = logging.getLogger(__name__)
 
@@ -78,19 +78,53 @@ class Mirror:
 
     def sync_down(self) -> None:
         """Make the staging directory hold the stored experiment, for a
-        resume: kept as it is when its log already extends the stored one
-        (this machine ran the driver, and may hold the shipper's last lag),
-        else replaced by what the storage holds. Only reads the storage (a
-        restore does it before it knows whether it may run)."""
-        stored = stored_log(self.store)
+        resume: kept as it is when its log extends the stored one (this
+        machine ran the driver, and may hold the shipper's last lag), else
+        moved aside whole (`<name>.quarantine-<time>` beside it, named in a
+        warning: a staging log is never deleted) and replaced by what the
+        storage holds. A damaged stored log (`CorruptLogError`, naming the
+        offset) leaves the staging directory as it is. Only reads the
+        storage (a restore does it before it knows whether it may run)."""
+        self.staging_dir.mkdir(parents=True, exist_ok=True)
         local = self.staging_dir / LOG_FILE
-        if not (local.is_file() and _starts_with(local, stored)):
-            if not stored:
-                raise LogError(
-                    f"{self.store.uri()} holds no tunecore experiment (no event log stored)"
+        stored = self.staging_dir / f".{LOG_FILE}.stored"
+        try:
+            size = fetch_log(self.store, stored)
+            if local.is_file() and _starts_with(local, stored, size):
+                return
+        except CorruptLogError:
+            if local.is_file():
+                logger.warning(
+                    "The stored log of %s is damaged; the staging log %s is kept as it is",
+                    self.store.uri(),
+                    local,
                 )
-            _empty_but_lock(self.staging_dir)
-            fetch_state(self.store, self.staging_dir)
+            raise
+        finally:
+            stored.unlink(missing_ok=True)
+        if not size:
+            raise LogError(f"{self.store.uri()} holds no tunecore experiment (no event log stored)")
+        if local.is_file():
+            aside = self._quarantine_staging()
+            logger.warning(
+                "The staging log %s does not extend the log stored in %s (%d bytes): the "
+                "resume goes on from storage; the staging directory is kept in %s",
+                local,
+                self.store.uri(),
+                size,
+                aside,
+            )
+        _empty_but_lock(self.staging_dir)
+        fetch_state(self.store, self.staging_dir)
+
+    def _quarantine_staging(self) -> Path:
+        """Copy the staging directory (its lock aside) to a new sibling."""
+        stamp = datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S-%f")
+        aside = self.staging_root / f"{self.name}.quarantine-{stamp}"
+        shutil.copytree(
+            self.staging_dir, aside, symlinks=True, ignore=shutil.ignore_patterns(LOCK_FILE)
+        )
+        return aside
 
     def take_requests(self) -> None:
         """Copy the requests posted to the stored inbox while no driver ran
@@ -130,11 +164,18 @@ class Mirror:
         self.lease.drop()
 
 
-def _starts_with(path: Path, prefix: bytes) -> bool:
-    if os.path.getsize(path) < len(prefix):
+def _starts_with(path: Path, prefix: Path, size: int) -> bool:
+    """Whether the file `path` begins with the `size` bytes of `prefix`
+    (compared a piece at a time)."""
+    if os.path.getsize(path) < size:
         return False
-    with path.open("rb") as file:
-        return file.read(len(prefix)) == prefix
+    if not size:  # nothing stored (a driver killed before its first shipment)
+        return True
+    with path.open("rb") as file, prefix.open("rb") as expected:
+        while chunk := expected.read(1 << 20):
+            if file.read(len(chunk)) != chunk:
+                return False
+    return True
 
 
 def _empty_but_lock(directory: Path) -> None:

@@ -385,6 +385,9 @@ class StateShipper:
         self._requests.update(names)
 
     def _delete_doomed(self) -> None:
+        # The last first: a reader (or a crash) in the middle never meets a
+        # gap with objects after it, which reads as damage (`fetch_log`).
+        self._doomed.sort(key=lambda segment: -segment.start)
         while self._doomed:
             self._delete(self._doomed[0].name)
             self._doomed.pop(0)

@@ -71,6 +71,12 @@ _TEMP_SUFFIX = re.compile(r"\.tmp-[0-9a-f]{16}$")
 _CHUNK = 1 << 20
 
 
+class Readable(Protocol):
+    """What `Store.open_input` gives: `read(n)` up to `n` bytes."""
+
+    def read(self, size: int, /) -> bytes: ...
+
+
 class StorageSpec(msgspec.Struct, frozen=True):
     """What an experiment's storage is, as the event log records it.
 
@@ -114,6 +120,12 @@ class Store(Protocol):
         object there (a directory is not an object). An object over `limit`
         bytes is refused with `NotRegularFileError` having read at most
         `limit + 1` of its bytes: a reader bounds its memory."""
+        ...
+
+    def open_input(self, rel: str) -> contextlib.AbstractContextManager[Readable]:
+        """The object at `rel` to read a piece at a time (`read(n)` gives at
+        most `n` bytes, fewer only at its end), for objects too large to
+        hold in memory. `FileNotFoundError` if there is no object there."""
         ...
 
     def write_bytes(self, rel: str, data: bytes) -> None:
@@ -341,6 +353,13 @@ class LocalStore:
                 raise FileNotFoundError("no object")
             return own_files.read_bytes(Path(path), limit)
 
+    def open_input(self, rel: str) -> contextlib.AbstractContextManager[Readable]:
+        path = self._path(rel, root_ok=False)
+        with _naming(self, rel):
+            if not os.path.lexists(path) or stat.S_ISDIR(os.lstat(path).st_mode):
+                raise FileNotFoundError("no object")
+            return os.fdopen(own_files.open_fd(Path(path)), "rb")
+
     def write_bytes(self, rel: str, data: bytes) -> None:
         path = self._path(rel, root_ok=False)
         with _naming(self, rel):
@@ -502,6 +521,16 @@ class ArrowStore:
             if limit is not None and len(data) > limit:  # it grew meanwhile
                 raise _too_large(self, rel, limit, len(data))
             return data
+
+    def open_input(self, rel: str) -> contextlib.AbstractContextManager[Readable]:
+        path = self._path(rel, root_ok=False)
+        with _naming(self, rel):
+            if self._kind(path) != "file":
+                raise FileNotFoundError("no object")
+            stream: contextlib.AbstractContextManager[Readable] = self.fs.open_input_stream(
+                path, compression=None
+            )
+            return stream
 
     def _check_size(self, path: str, rel: str, limit: int) -> None:
         from pyarrow.fs import FileType  # noqa: PLC0415

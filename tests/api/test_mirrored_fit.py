@@ -33,6 +33,7 @@ from tunecore.schedulers import PopulationBasedTraining
 from tunecore.shell.callbacks import Callback
 from tunecore.shell.eventlog import read_log
 from tunecore.shell.inbox import AddTrialRequest, post_to_store
+from tunecore.shell.lease import LeaseLostError
 from tunecore.shell.lock import ExperimentLockedError
 from tunecore.shell.store import Store, within
 from tunecore.shell.stored_state import stored_log
@@ -567,3 +568,51 @@ def read_log_of(target: StorageTarget, name: str) -> list[object]:
     with tempfile.TemporaryDirectory() as scratch:
         Path(scratch, "events.log").write_bytes(stored_log(within(target.store, name)))
         return list(read_log(Path(scratch)).events)
+
+
+def reports_until_stopped(config: Mapping[str, JsonValue]) -> None:
+    step = 0
+    while True:
+        step += 1
+        tunecore.report({"score": step})
+
+
+class TakenOverAtFirstResult(Callback):
+    """Another driver takes the lease over (this one was frozen past its
+    lapse, as far as the other could tell)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.done = False
+
+    def on_trial_result(self, iteration: int, trials: object, trial: Trial, result: object) -> None:
+        if not self.done:
+            self.done = True
+            theirs = {
+                "host": "other-host",
+                "pid": 4242,
+                "token": "theirs",
+                "renewed": time.time(),
+                "generation": 9,
+            }
+            self.store.write_bytes("driver.lease", json.dumps(theirs).encode())
+
+
+def test_a_driver_whose_experiment_another_took_over_stops_naming_it(
+    target: StorageTarget,
+) -> None:
+    store = within(target.store, "exp")
+    with pytest.raises(LeaseLostError, match=r"pid 4242 on host 'other-host', generation 9"):
+        Tuner(
+            reports_until_stopped,
+            tune_config=TuneConfig(time_budget_s=30),  # bounds it even if it never stops
+            run_config=RunConfig(
+                name="exp",
+                storage_path=target.uri,
+                sync_config=SyncConfig(sync_period=0.1),
+                callbacks=[TakenOverAtFirstResult(store)],
+                verbose=0,
+                executor="in_process",
+            ),
+        ).fit()
+    assert json.loads(store.read_bytes("driver.lease"))["token"] == "theirs"  # never overwritten

@@ -11,10 +11,12 @@ import functools
 import logging
 import os
 import tempfile
+import threading
 import tracemalloc
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import msgspec
 import pytest
 
 import tunecore
@@ -41,6 +43,7 @@ from tunecore.shell.inbox import (
     request_of,
 )
 from tunecore.shell.journal import EMPTY_DIGEST, SnapshotFile, SnapshotStore
+from tunecore.shell.lease import Lease, LeaseKeeper, LeaseLostError, read_lease
 from tunecore.shell.shipper import COMPACT_COUNT, GROW_WAIT_S, STALE_S, StateShipper
 from tunecore.shell.store import LocalStore, Readable, Store, within
 from tunecore.shell.stored_state import (
@@ -794,3 +797,77 @@ def test_a_stored_request_is_deleted_only_once_the_log_recording_it_is_stored(
     post_to_store(store, StopTrialRequest(trial_id="t2"))
     ship.tick()  # the log reaches storage, then the taken request goes
     assert len(store.list("inbox")) == 1
+
+
+# -- the lease -------------------------------------------------------------------
+
+
+def test_a_driver_whose_lease_another_took_stops_before_writing_anything_more(
+    target: StorageTarget, staging: Staging
+) -> None:
+    """Driver A is frozen past its lease's lapse; driver B takes it over.
+    When A thaws, its next round finds B's token: it stops, naming B, and
+    never overwrites B's lease or ships another byte."""
+    store = Recorder(within(target.store, "exp"))
+    a = LeaseKeeper(store)
+    a.take()
+    lost: list[LeaseLostError] = []
+    ship = StateShipper(store, staging.dir, staging.size, lag_s=0.01, lease=a, on_lost=lost.append)
+    staging.append(2)
+    ship.tick()
+    b = LeaseKeeper(within(target.store, "exp"))
+    frozen = msgspec.json.decode(store.read_bytes("driver.lease"), type=Lease)
+    store.inner.write_bytes(
+        "driver.lease",
+        msgspec.json.encode(msgspec.structs.replace(frozen, renewed=frozen.renewed - 62)),
+    )
+    b.take()  # A's lease lapsed 62 s ago: B takes it, as designed
+    writes = len(store.writes)
+    staging.append(3)
+
+    ship.tick(force=True)
+    ship.tick(force=True)
+
+    assert store.writes[writes:] == []  # nothing more from A
+    [error] = lost
+    assert f"pid {os.getpid()}" in str(error)
+    assert "generation 2" in str(error)
+    assert read_lease(store.inner) == read_lease(within(target.store, "exp"))
+    held = read_lease(store.inner)
+    assert held is not None
+    assert held.token == b.token
+    with pytest.raises(LeaseLostError):
+        a.renew()
+
+
+def test_the_lease_is_renewed_on_its_own_schedule_while_a_round_is_stuck(
+    file_store: StorageTarget, staging: Staging
+) -> None:
+    """A round stuck in storage (2,000 requests took one 59 s on the local
+    S3 server) must not let the lease lapse."""
+    release, renewed = threading.Event(), threading.Event()
+    renewals = []
+
+    class SlowInbox(Recorder):
+        def list(self, rel: str = "") -> builtins.list[str]:
+            if rel == "inbox":
+                release.wait(timeout=30)
+            return super().list(rel)
+
+        def write_bytes(self, rel: str, data: bytes) -> None:
+            super().write_bytes(rel, data)
+            if rel == "driver.lease":
+                renewals.append(data)
+                if len(renewals) >= 4:
+                    renewed.set()
+
+    store = SlowInbox(within(file_store.store, "exp"))
+    keeper = LeaseKeeper(store)
+    keeper.take()
+    ship = StateShipper(store, staging.dir, staging.size, lag_s=0.02, lease=keeper)
+    ship.start()
+    try:
+        assert renewed.wait(timeout=20), "the lease was not renewed while the round was stuck"
+    finally:
+        release.set()
+        ship.close(timeout=5)

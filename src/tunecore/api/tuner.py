@@ -398,6 +398,8 @@ class Tuner:
             trial_dirs_at_once=bool(run.callbacks),
             run_chains=not run.callbacks and mirror is None and self._stop.user is None,
         )
+        if shipper is not None:  # another driver took the experiment over: stop
+            shipper.on_lost = lambda lost: loop.halt(str(lost))
         callbacks.setup(
             stop=run.stop,
             num_samples=tune.num_samples,
@@ -421,6 +423,8 @@ class Tuner:
         finally:
             if shipper is not None:
                 shipper.close(timeout=sync.sync_timeout)
+        if shipper is not None and shipper.lost is not None:
+            raise shipper.lost
         reporter.close(final)
         if run.verbose:
             print(final_summary(final, metric=metric, mode=mode, name_of=views.name))

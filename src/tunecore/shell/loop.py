@@ -160,6 +160,7 @@ class ExperimentLoop:
         self._answers: list[ExperimentEvent] = []  # fed right after their command
         self._store = store
         self._after_shipped = after_shipped
+        self._halted: str | None = None
         self._exploit_copies = ExploitCopies(storage, store, after_shipped)
         self._sync_artifacts = sync_artifacts
         # Callbacks of the user's may open files in a trial's directory as
@@ -186,6 +187,9 @@ class ExperimentLoop:
             total = self._executor.cluster_resources()
             self.feed([ClusterResourcesChanged(at=self._clock(), total=total)])
             while not self.state.done:
+                if self._halted is not None:
+                    self.feed([ExperimentInterrupted(at=self._clock(), reason=self._halted)])
+                    break
                 try:
                     events = self._executor.next_events(self._poll)
                     requests = self._requests()
@@ -215,6 +219,11 @@ class ExperimentLoop:
             self._storage.close()
             self._drop_unstarted_chains()
         return self.state
+
+    def halt(self, reason: str) -> None:
+        """End the run at the next round as an interruption (from any
+        thread): unfinished trials wait for a resume, as after Ctrl-C."""
+        self._halted = reason
 
     def _drop_unstarted_chains(self) -> None:
         """A chained trial the core never started (the experiment stopped

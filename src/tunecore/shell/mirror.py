@@ -136,10 +136,10 @@ class Mirror:
         self._fetched += fetch_requests(self.store, self.staging_dir, logged=logged)
 
     def shipper(self, log_size: Callable[[], int], lag_s: float) -> StateShipper:
-        """The shipper of this experiment, renewing the lease every round."""
+        """The shipper of this experiment, keeping the lease."""
         self.lease.stale_s = max(LEASE_MIN_S, 10 * lag_s)
         shipper = StateShipper(
-            self.store, self.staging_dir, log_size, lag_s=lag_s, heartbeat=self.renew_lease
+            self.store, self.staging_dir, log_size, lag_s=lag_s, lease=self.lease
         )
         shipper.fetched_already(self._fetched)
         return shipper

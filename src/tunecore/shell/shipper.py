@@ -76,6 +76,7 @@ import msgspec
 
 from tunecore.shell.eventlog import LOG_FILE
 from tunecore.shell.journal import SNAPSHOT_DIR, SnapshotStore
+from tunecore.shell.lease import LeaseKeeper, LeaseLostError, Renewer
 from tunecore.shell.own_files import NotRegularFileError, open_fd
 from tunecore.shell.store import Store
 from tunecore.shell.stored_state import (
@@ -168,8 +169,10 @@ class StateShipper:
     `log_size()` is the local log's length at its last whole record (called
     from the shipper thread); `clock` is what the trial-file throttle
     measures time with. `tick()` is one round of shipping, which the thread
-    runs every `lag_s` seconds (tests call it directly); each round first
-    calls `heartbeat`, if given (the driver's lease, `shell.mirror`)."""
+    runs every `lag_s` seconds (tests call it directly). With a `lease`
+    (`shell.lease`), each round first renews it, and a thread of its own
+    renews it every `lag_s` whatever a round costs; once another driver
+    holds it, nothing more is shipped (`lost`) and `on_lost` is told."""
 
     def __init__(
         self,
@@ -179,7 +182,8 @@ class StateShipper:
         *,
         lag_s: float = 5.0,
         clock: Callable[[], float] = time.monotonic,
-        heartbeat: Callable[[], None] | None = None,
+        lease: LeaseKeeper | None = None,
+        on_lost: Callable[[LeaseLostError], None] | None = None,
     ) -> None:
         if not lag_s > 0:
             raise ValueError(f"lag_s must be a positive number of seconds, got {lag_s!r}")
@@ -187,7 +191,12 @@ class StateShipper:
         self.local_dir = Path(local_dir)
         self.stats = ShipStats()
         self._log_size = log_size
-        self._heartbeat = heartbeat
+        self._lease = lease
+        self.on_lost = on_lost
+        self.lost: LeaseLostError | None = None
+        """Set once another driver took the experiment over: nothing more
+        is written to the storage."""
+        self._renewer: Renewer | None = None
         self._lag_s = lag_s
         self._clock = clock
         self._tick_lock = threading.Lock()
@@ -220,6 +229,9 @@ class StateShipper:
             raise RuntimeError("StateShipper.start: already started (or closed)")
         self._thread = threading.Thread(target=self._run, name="tunecore-shipper", daemon=True)
         self._thread.start()
+        if self._lease is not None:
+            self._renewer = Renewer(self._lease, self._lag_s, self._lose)
+            self._renewer.start()
 
     def after_shipped(self, action: Callable[[], None]) -> None:
         """Run `action` in the shipper thread once the log bytes written so
@@ -241,6 +253,8 @@ class StateShipper:
             return
         self._closed = True
         self._deadline = time.monotonic() + timeout
+        if self._renewer is not None:
+            self._renewer.close()
         if self._thread is None:
             self._flush()
         else:
@@ -272,8 +286,10 @@ class StateShipper:
         throttle); True if everything seen is now in storage. Never raises:
         a step that fails is retried next tick."""
         with self._tick_lock:
-            if self._heartbeat is not None:
-                self._step("renewing the driver's lease", self._heartbeat)
+            if self._lease is not None:
+                self._step("renewing the driver's lease", self._renew)
+            if self.lost is not None:
+                return True  # nothing more is ever shipped
             self._step("reading the stored log", self._start_up)
             self._step("fetching requests", self._fetch_requests)
             self._step("deleting log objects", self._delete_doomed)
@@ -282,6 +298,27 @@ class StateShipper:
             self._step("shipping snapshots", self._ship_snapshots)
             self._step("shipping trial files", lambda: self._ship_trial_files(force))
             return not self._left()
+
+    def _renew(self) -> None:
+        """Renew the lease before anything is written (the tick's, beside
+        the renewer thread's own schedule): a driver that lost it, frozen
+        past its lapse, stops here."""
+        assert self._lease is not None
+        try:
+            self._lease.renew()
+        except LeaseLostError as error:
+            self._lose(error)
+
+    def _lose(self, error: LeaseLostError) -> None:
+        """Another driver took the experiment over: ship nothing more, and
+        tell the driver (once)."""
+        with self._actions_lock:
+            first = self.lost is None
+            self.lost = error
+        if first:
+            logger.error("%s", error)
+            if self.on_lost is not None:
+                self.on_lost(error)
 
     def _release_pool(self) -> None:
         with self._tick_lock:

@@ -29,6 +29,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable
+from typing import Annotated
 
 import msgspec
 
@@ -50,7 +51,7 @@ class Lease(msgspec.Struct, frozen=True, kw_only=True):
     """A driver's claim on a stored experiment, as stored."""
 
     host: str
-    pid: int
+    pid: Annotated[int, msgspec.Meta(gt=0)]
     token: str
     renewed: float
     """When the holder last renewed it (its clock, seconds since the epoch)."""

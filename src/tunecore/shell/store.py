@@ -384,7 +384,10 @@ class LocalStore:
         for entry in entries:
             if _is_temp(entry.name):
                 continue
-            mode = entry.stat(follow_symlinks=False).st_mode
+            try:
+                mode = entry.stat(follow_symlinks=False).st_mode
+            except FileNotFoundError:  # deleted meanwhile
+                continue
             if stat.S_ISDIR(mode) or stat.S_ISREG(mode):
                 names.append(entry.name)
             else:

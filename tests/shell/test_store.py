@@ -377,7 +377,7 @@ def s3_option(store: ArrowStore, name: str) -> object:
 def put_raw_object(s3_endpoint: str, target: StorageTarget, key: str, body: bytes) -> None:
     """An object under a key pyarrow would never write (`..` in it), put
     with another S3 client, as anyone with write access to the bucket can."""
-    import boto3  # noqa: PLC0415 - moto's dependency, test-only
+    import boto3  # type: ignore[import-untyped]  # noqa: PLC0415 - moto's dependency
 
     client = boto3.client(
         "s3",

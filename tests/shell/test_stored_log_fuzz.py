@@ -43,6 +43,8 @@ from tunecore.shell.stored_state import SEGMENT_DIR, fetch_log, segment_name
 EXAMPLES = int(os.environ.get("TUNECORE_FUZZ_EXAMPLES", "0"))
 OUTCOMES: collections.Counter[str] = collections.Counter()
 TRIED: collections.Counter[str] = collections.Counter()
+Args = tuple[int, int, int, int, int]
+"""A mutation's index, other index, position, length and bit."""
 KINDS = ("drop", "duplicate", "reorder", "overlap", "truncate", "flip", "zero", "grow")
 MOVES = frozenset({"duplicate", "reorder", "overlap"})
 
@@ -80,7 +82,7 @@ def original(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Original]:
 
 
 @st.composite
-def mutations(draw: st.DrawFn, keys: list[tuple[int, int]], size: int) -> tuple[str, tuple]:
+def mutations(draw: st.DrawFn, keys: list[tuple[int, int]], size: int) -> tuple[str, Args]:
     kind = draw(st.sampled_from(KINDS))
     index = draw(st.integers(0, len(keys) - 1))
     other = draw(st.integers(0, len(keys) - 1))
@@ -90,7 +92,7 @@ def mutations(draw: st.DrawFn, keys: list[tuple[int, int]], size: int) -> tuple[
     return kind, (index, other, start, length, bit)
 
 
-def mutate(original: Original, kind: str, args: tuple) -> dict[tuple[int, int], bytes]:
+def mutate(original: Original, kind: str, args: Args) -> dict[tuple[int, int], bytes]:
     objects = dict(original.objects)
     keys = sorted(objects)
     index, other, at, length, bit = args
@@ -122,7 +124,7 @@ def mutate(original: Original, kind: str, args: tuple) -> dict[tuple[int, int], 
     return objects
 
 
-def outcome(original: Original, kind: str, args: tuple, directory: Path) -> str:
+def outcome(original: Original, kind: str, args: Args, directory: Path) -> str:
     store = LocalStore(str(directory / "storage"))
     for (start, end), data in mutate(original, kind, args).items():
         store.write_bytes(segment_name(start, end), data)

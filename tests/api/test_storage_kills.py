@@ -1,4 +1,4 @@
-"""Chaos for storage without Ray: a driver on `file://` storage, shipping
+"""Chaos for storage without Ray: a driver on `file://` or S3 storage, shipping
 every 20 ms (so most moments are mid-shipment, and the log is compacted),
 SIGKILLed again and again once storage holds more of its log, each time
 resumed on a fresh machine (a new staging directory) from the URI alone.
@@ -110,10 +110,17 @@ def wait_for_growth(
     raise TimeoutError("the stored log stopped growing")
 
 
+@pytest.fixture(params=["file_store", "s3_store"])
+def target(request: pytest.FixtureRequest) -> StorageTarget:
+    given: StorageTarget = request.getfixturevalue(request.param)
+    return given
+
+
 @pytest.mark.parametrize("seed", SEEDS)
 def test_kills_while_shipping_lose_and_repeat_nothing(
-    file_store: StorageTarget, tmp_path: Path, seed: int
+    target: StorageTarget, tmp_path: Path, seed: int
 ) -> None:
+    file_store = target
     rng = random.Random(seed)
     store = within(file_store.store, "exp")
     landed, size = 0, 0
@@ -137,7 +144,8 @@ def test_kills_while_shipping_lose_and_repeat_nothing(
     for trial in [name for name in store.list() if name.startswith("counting_")]:
         rows = store.read_bytes(f"{trial}/result.json").decode().splitlines()
         assert [json.loads(row)["step"] for row in rows] == list(range(1, STEPS + 1))
-    print(f"\nseed {seed}: {landed} kills landed, {TRIALS * STEPS} rows stored once each")
+    stored = f"{TRIALS * STEPS} rows stored once each"
+    print(f"\n{store.uri()} seed {seed}: {landed} kills landed, {stored}")
 
 
 if __name__ == "__main__":

@@ -411,3 +411,19 @@ def test_a_stored_name_with_dot_dot_is_refused_and_nothing_lands_outside(
     assert not store.exists("exp/t/checkpoint_2")
     assert ".." not in store.list("exp/t/checkpoint_1")
     assert store.list("exp/t/checkpoint_1") == ["model.bin"]
+
+
+def test_an_object_deleted_while_open_is_file_not_found(store: Store) -> None:
+    """S3 sends the GET only when read: a compaction deleting the object
+    between the open and the read must read as a missing object (readers
+    then list again), not as a storage failure."""
+    store.write_bytes("exp/events/seg", b"x" * 100)
+    try:
+        with store.open_input("exp/events/seg") as source:
+            store.delete_file("exp/events/seg")
+            source.read(100)
+    except FileNotFoundError:
+        pass  # the store noticed: the reader lists again
+    # Or the local file stayed readable through its open descriptor.
+    with pytest.raises(FileNotFoundError):
+        store.open_input("exp/events/seg").__enter__()

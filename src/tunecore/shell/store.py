@@ -525,15 +525,14 @@ class ArrowStore:
                 raise _too_large(self, rel, limit, len(data))
             return data
 
-    def open_input(self, rel: str) -> contextlib.AbstractContextManager[Readable]:
+    @contextlib.contextmanager
+    def open_input(self, rel: str) -> Iterator[Readable]:
         path = self._path(rel, root_ok=False)
         with _naming(self, rel):
             if self._kind(path) != "file":
                 raise FileNotFoundError("no object")
-            stream: contextlib.AbstractContextManager[Readable] = self.fs.open_input_stream(
-                path, compression=None
-            )
-            return stream
+            with self.fs.open_input_stream(path, compression=None) as stream:
+                yield _ArrowInput(self, path, rel, stream)
 
     def _check_size(self, path: str, rel: str, limit: int) -> None:
         from pyarrow.fs import FileType  # noqa: PLC0415
@@ -640,6 +639,24 @@ class ArrowStore:
     def local_path(self, rel: str) -> str | None:
         check_rel(rel)
         return None
+
+
+class _ArrowInput:
+    """An object being read: a read that fails because the object is gone
+    (deleted after it was opened: S3 sends the GET only when read) is a
+    `FileNotFoundError`, as in `read_bytes`; other failures name the URI."""
+
+    def __init__(self, store: ArrowStore, path: str, rel: str, stream: Readable) -> None:
+        self._store, self._path, self._rel, self._stream = store, path, rel, stream
+
+    def read(self, size: int, /) -> bytes:
+        with _naming(self._store, self._rel):
+            try:
+                return self._stream.read(size)
+            except OSError:
+                if self._store._kind(self._path) != "file":
+                    raise FileNotFoundError("no object (deleted while read)") from None
+                raise
 
 
 def within(store: Store, rel: str) -> Store:

@@ -5,6 +5,7 @@ in-process executor. The trainables below are importable as
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import logging
 import os
@@ -690,6 +691,32 @@ def test_a_corrupt_stored_log_exits_with_4_naming_the_uri(
     assert "a stored log is only read here" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("command", ["status", "replay", "resume"])
+def test_a_gap_in_the_stored_log_exits_with_4_at_its_offset_and_deletes_nothing(
+    finished: Path, file_store: StorageTarget, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    """A middle segment removed: the log used to read as a shorter one
+    (`status` exit 0), and a resume deleted the segments after the gap."""
+    offsets = record_offsets(finished)
+    uri = stored(finished, file_store)
+    store = within(file_store.store, "exp")
+    (segment,) = store.list("events")
+    data = store.read_bytes(f"events/{segment}")
+    store.delete_file(f"events/{segment}")
+    cuts = [0, offsets[len(offsets) // 3], offsets[2 * len(offsets) // 3], len(data)]
+    for start, end in itertools.pairwise(cuts):
+        store.write_bytes(f"events/seg_{start:016d}_{end:016d}", data[start:end])
+    store.delete_file(f"events/seg_{cuts[1]:016d}_{cuts[2]:016d}")
+    before = store.list("events")
+    arguments = [command, uri] + (
+        ["--trainable", "tests.test_cli:quadratic"] if command == "resume" else []
+    )
+    assert main(arguments) == 4
+    error = capsys.readouterr().err
+    assert f"byte offset {cuts[1]} is corrupt (the stored log has a gap" in error
+    assert store.list("events") == before
+
+
 def test_stop_through_the_uri_reaches_a_running_trial(
     handshake: Handshake, file_store: StorageTarget, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -763,15 +790,18 @@ def test_the_inbox_turns_posted_requests_into_events_in_order(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     inbox = Inbox(tmp_path)
-    inbox.post(StopTrialRequest(trial_id="t_00001"))
-    inbox.post(AddTrialRequest(config={"lr": 0.1}, experiment_tag="extra"))
+    posted = [
+        inbox.post(StopTrialRequest(trial_id="t_00001")),
+        inbox.post(AddTrialRequest(config={"lr": 0.1}, experiment_tag="extra")),
+    ]
     junk = inbox.directory / "00000000000000000000-1-000000.json"
     junk.write_text('{"type": "StopTrialRequest"}')  # no trial id
     with caplog.at_level(logging.WARNING):
         taken = inbox.take(at=12.5)
+    names = sorted(path.name for path in posted)
     assert taken == [
-        StopRequested(trial_id="t_00001", at=12.5),
-        TrialRequested(config={"lr": 0.1}, experiment_tag="extra", at=12.5),
+        StopRequested(trial_id="t_00001", at=12.5, request=names[0]),
+        TrialRequested(config={"lr": 0.1}, experiment_tag="extra", at=12.5, request=names[1]),
     ]
     assert f"{junk}: skipped a request that cannot be read" in caplog.text
     assert list(inbox.directory.iterdir()) == []

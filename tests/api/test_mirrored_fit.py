@@ -28,12 +28,15 @@ from tunecore import (
     TuneConfig,
     Tuner,
 )
-from tunecore.model import CheckpointSaved, JsonValue
+from tunecore.model import CheckpointSaved, JsonValue, TrialRequested
 from tunecore.schedulers import PopulationBasedTraining
 from tunecore.shell.callbacks import Callback
 from tunecore.shell.eventlog import read_log
+from tunecore.shell.inbox import AddTrialRequest, post_to_store
+from tunecore.shell.lease import LeaseLostError
 from tunecore.shell.lock import ExperimentLockedError
-from tunecore.shell.store import Store
+from tunecore.shell.store import Store, within
+from tunecore.shell.stored_state import stored_log
 from tunecore.shell.trainable.checkpoint_files import META_FILE
 from tunecore.shell.trial_view import Trial
 
@@ -555,3 +558,136 @@ def test_a_driver_on_another_machine_keeps_a_second_one_out(target: StorageTarge
     assert target.store.list("exp/events"), "the stored experiment is untouched"
     # The running driver's request stays for it: a refused one takes nothing.
     assert target.store.list("exp/inbox") == ["0001-1-000001.json"]
+
+
+def test_a_stored_trial_directory_linked_elsewhere_is_never_used(
+    file_store: StorageTarget, tmp_path: Path
+) -> None:
+    """A `file://` storage whose trial directory is a symbolic link to
+    someone else's: a resume neither deletes their checkpoints nor writes
+    into it, and readers never read through it."""
+    grid = Tuner(
+        counting,
+        param_space={"steps": 3, "fail_at": 2},
+        tune_config=TuneConfig(metric="score", mode="max"),
+        run_config=RunConfig(
+            name="exp", storage_path=file_store.uri, verbose=0, executor="in_process"
+        ),
+    ).fit()
+    assert grid.errors
+    [trial] = trial_dirs(file_store, "exp")
+    stored = Path(file_store.store.local_path(f"exp/{trial}") or "")
+    theirs = tmp_path / "someone_else"
+    shutil.copytree(stored, theirs)
+    (theirs / "result.json").write_text('{"score": 999, "trial_id": "theirs"}\n')
+    before = {p.relative_to(theirs): p.read_bytes() for p in theirs.rglob("*") if p.is_file()}
+    shutil.rmtree(stored)
+    stored.symlink_to(theirs, target_is_directory=True)
+
+    with pytest.raises(OSError, match=f"symbolic link.*{trial}"):
+        Tuner.restore(file_store.experiment_uri("exp"), counting, resume_errored=True).fit()
+    assert {
+        p.relative_to(theirs): p.read_bytes() for p in theirs.rglob("*") if p.is_file()
+    } == before
+
+    scores = [
+        r.metrics.get("score")
+        for r in tunecore.ResultGrid.from_path(file_store.experiment_uri("exp"))
+    ]
+    assert 999 not in scores
+
+
+def test_a_stored_result_file_linked_elsewhere_is_not_read(
+    file_store: StorageTarget, tmp_path: Path
+) -> None:
+    run(file_store, "exp")
+    [trial] = trial_dirs(file_store, "exp")
+    stored = Path(file_store.store.local_path(f"exp/{trial}/result.json") or "")
+    theirs = tmp_path / "theirs.json"
+    theirs.write_text(stored.read_text().replace('"score":3', '"score":999'))
+    stored.unlink()
+    stored.symlink_to(theirs)
+
+    results = tunecore.ResultGrid.from_path(file_store.experiment_uri("exp"))
+    [result] = list(results)
+    assert result.metrics["score"] == 3  # from the log, not the linked file
+    rows = result.metrics_dataframe
+    assert rows is None or 999 not in list(rows["score"])
+
+
+def test_a_resume_takes_stored_requests_once_past_a_bad_entry(
+    target: StorageTarget, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A directory in the stored inbox (`inbox/0.json/x` on S3) is skipped
+    and removed; the request after it is taken once, and leaves storage
+    only with the log that records it."""
+    Tuner(
+        counting,
+        param_space={"steps": 3, "fail_at": 2},
+        tune_config=TuneConfig(metric="score", mode="max"),
+        run_config=RunConfig(name="exp", storage_path=target.uri, verbose=0, executor="in_process"),
+    ).fit()
+    store = within(target.store, "exp")
+    store.write_bytes("inbox/00000000000000000000-1-000000.json/x", b"{}")
+    name = post_to_store(store, AddTrialRequest(config={"steps": 2})).rpartition("/")[2]
+    uri = target.experiment_uri("exp")
+    restored = Tuner.restore(uri, counting, resume_errored=True).fit()
+    assert len(restored) == 2
+    assert "skipped a request that is a directory" in caplog.text
+    assert store.list("inbox") == []
+    requested = [e for e in read_log_of(target, "exp") if isinstance(e, TrialRequested)]
+    assert [e.request for e in requested] == [name]
+
+
+def read_log_of(target: StorageTarget, name: str) -> list[object]:
+    with tempfile.TemporaryDirectory() as scratch:
+        Path(scratch, "events.log").write_bytes(stored_log(within(target.store, name)))
+        return list(read_log(Path(scratch)).events)
+
+
+def reports_until_stopped(config: Mapping[str, JsonValue]) -> None:
+    step = 0
+    while True:
+        step += 1
+        tunecore.report({"score": step})
+
+
+class TakenOverAtFirstResult(Callback):
+    """Another driver takes the lease over (this one was frozen past its
+    lapse, as far as the other could tell) and renews it, as drivers do."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.renewed = 0.0
+
+    def on_trial_result(self, iteration: int, trials: object, trial: Trial, result: object) -> None:
+        if time.monotonic() - self.renewed > 0.05:
+            self.renewed = time.monotonic()
+            theirs = {
+                "host": "other-host",
+                "pid": 4242,
+                "token": "theirs",
+                "renewed": time.time(),
+                "generation": 9,
+            }
+            self.store.write_bytes("driver.lease", json.dumps(theirs).encode())
+
+
+def test_a_driver_whose_experiment_another_took_over_stops_naming_it(
+    target: StorageTarget,
+) -> None:
+    store = within(target.store, "exp")
+    with pytest.raises(LeaseLostError, match=r"pid 4242 on host 'other-host', generation 9"):
+        Tuner(
+            reports_until_stopped,
+            tune_config=TuneConfig(time_budget_s=30),  # bounds it even if it never stops
+            run_config=RunConfig(
+                name="exp",
+                storage_path=target.uri,
+                sync_config=SyncConfig(sync_period=0.1),
+                callbacks=[TakenOverAtFirstResult(store)],
+                verbose=0,
+                executor="in_process",
+            ),
+        ).fit()
+    assert json.loads(store.read_bytes("driver.lease"))["token"] == "theirs"  # never overwritten

@@ -552,6 +552,10 @@ def test_restore_refuses_a_file_it_did_not_write(tmp_path: Path) -> None:
         "json.tool:main",  # a module this process has not imported: never imported
         "os:path",  # imported, but not a Searcher class
         "tests.api.test_searcher_objects:NoSuchClass",
+        # tunecore's own module with side effects (it runs the CLI): never imported
+        "tunecore.cli.__main__:Searcher",
+        # tunecore's own, imported, but not where its searchers live
+        "tunecore.search:Searcher",
     ],
 )
 def test_a_restore_never_imports_code_a_log_names(tmp_path: Path, named: str) -> None:
@@ -566,3 +570,24 @@ def test_a_restore_never_imports_code_a_log_names(tmp_path: Path, named: str) ->
     with pytest.raises(SearcherNotGivenError, match=r"never imports it\): pass the searcher again"):
         restored_runtime(contents, forged, None, BUILTIN, None)
     assert set(sys.modules) == imported
+
+
+class PosingAsTunecore(Hill):
+    """A user's searcher whose module claims to be tunecore's CLI entry point,
+    which runs the CLI when imported."""
+
+
+PosingAsTunecore.__module__ = "tunecore.cli.__main__"
+
+
+def test_a_restore_never_imports_a_module_of_tunecores_a_run_logged(tmp_path: Path) -> None:
+    """An ordinary run logs the class as `tunecore.cli.__main__:...`; the
+    restore imports nothing and asks for the searcher again."""
+    assert len(fit_in_process(PosingAsTunecore(seed=2), tmp_path)) == 8
+    logged = external_of(replay(tmp_path / "exp").state.searcher)
+    assert logged is not None
+    assert logged.name.startswith("tunecore.cli.__main__:")
+    sys.modules.pop("tunecore.cli.__main__", None)
+    with pytest.raises(SearcherNotGivenError, match="pass the searcher again"):
+        Tuner.restore(str(tmp_path / "exp"), quadratic).fit()
+    assert "tunecore.cli.__main__" not in sys.modules

@@ -12,6 +12,7 @@ it ends its job, and Ray ends its actors.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -299,7 +300,8 @@ def resumed(
     try:
         wait_for_stored_checkpoint(store, driver)
     finally:
-        os.killpg(driver.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):  # it ended first: said above
+            os.killpg(driver.pid, signal.SIGKILL)
         driver.communicate(timeout=60)
     killed_at = read_log(stored_experiment(store, tmp), quiet=True).events
     with pytest.MonkeyPatch.context() as patch:

@@ -655,6 +655,19 @@ def test_an_importable_define_by_run_function_rebuilds_exactly() -> None:
     assert fresh.suggest("next") == original.suggest("next")
 
 
+@pytest.mark.parametrize("module", ["tunecore.cli.__main__", "json.tool", "optuna_no_such"])
+def test_a_spec_naming_a_module_not_imported_never_imports_it(module: str) -> None:
+    """A log's spec names the define-by-run function; rebuilding it imports
+    nothing but Optuna: a module this process has not loaded is an error."""
+    spec = searcher(space=define_by_run_func).to_spec()
+    assert spec is not None
+    forged = {**spec, "space": {"define_by_run": f"{module}:main"}}
+    sys.modules.pop(module, None)
+    with pytest.raises(ImportError, match="never imports it"):
+        OptunaSearch.from_spec(json.loads(json.dumps(forged)))
+    assert module not in sys.modules
+
+
 def test_a_define_by_run_lambda_gives_no_spec_and_says_so() -> None:
     search = searcher(space=lambda trial: trial.suggest_float("x", 0, 1) and None)
     with pytest.warns(UserWarning, match="define-by-run"):

@@ -11,20 +11,36 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
+from tests.shell.test_shipper import header
 from tests.storage_fixtures import StorageTarget
-from tunecore.shell.eventlog import LogError
+from tunecore.model import Tick
+from tunecore.shell.eventlog import CorruptLogError, EventLogWriter, LogError
 from tunecore.shell.lock import ExperimentLockedError
 from tunecore.shell.mirror import Mirror
 from tunecore.shell.shipper import StateShipper
 from tunecore.shell.store import resolve_storage
 from tunecore.shell.stored_state import segment_name
 
-STORED = b"record-0|record-1|"
+
+def real_log(events: int) -> bytes:
+    """The bytes of an event log holding a header and `events` ticks."""
+    with tempfile.TemporaryDirectory() as scratch:
+        writer = EventLogWriter.create(Path(scratch), header())
+        for at in range(events):
+            writer.append(Tick(at=float(at)))
+        writer.close()
+        return (Path(scratch) / "events.log").read_bytes()
+
+
+STORED = real_log(2)
+LONGER = real_log(40)  # the same log, further on (the driver's staging copy)
+assert LONGER.startswith(STORED)
 
 
 def mirror_of(target: StorageTarget) -> Mirror:
@@ -51,9 +67,9 @@ def test_a_staging_log_that_extends_the_stored_one_is_kept(target: StorageTarget
     mirror = mirror_of(target)
     store_log(mirror, STORED)
     mirror.staging_dir.mkdir(parents=True)
-    local_log(mirror).write_bytes(STORED + b"record-2|")
+    local_log(mirror).write_bytes(LONGER)
     mirror.sync_down()
-    assert local_log(mirror).read_bytes() == STORED + b"record-2|"
+    assert local_log(mirror).read_bytes() == LONGER
     assert not (mirror.staging_dir / "trial_1").exists()  # nothing fetched
 
 
@@ -69,6 +85,28 @@ def test_a_staging_log_that_diverges_is_replaced_by_the_stored_state(
     assert local_log(mirror).read_bytes() == STORED
     assert (mirror.staging_dir / "trial_1" / "params.json").read_bytes() == b'{"x": 1}'
     assert not (mirror.staging_dir / "stale.txt").exists()
+    # Kept whole beside it, never deleted.
+    [aside] = mirror.staging_root.glob("exp.quarantine-*")
+    assert (aside / "events.log").read_bytes() == b"another run's log"
+    assert (aside / "stale.txt").read_text() == "left by another run"
+
+
+def test_a_damaged_stored_log_leaves_the_staging_log_whole(
+    target: StorageTarget, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The driver was killed with its staging log ahead of storage, and a
+    stored byte is damaged: the resume says where, and destroys nothing."""
+    mirror = mirror_of(target)
+    damaged = bytearray(STORED)
+    damaged[-2] ^= 0xFF
+    store_log(mirror, bytes(damaged))
+    mirror.staging_dir.mkdir(parents=True)
+    local_log(mirror).write_bytes(LONGER)
+    with pytest.raises(CorruptLogError, match=r"byte offset \d+ is corrupt \(checksum mismatch"):
+        mirror.sync_down()
+    assert local_log(mirror).read_bytes() == LONGER
+    assert "the staging log" in caplog.text
+    assert sorted(p.name for p in mirror.staging_dir.iterdir()) == ["events.log"]
 
 
 def test_a_driver_that_died_before_its_first_shipment_resumes_from_staging(
@@ -202,3 +240,57 @@ def test_a_staging_copy_of_remote_storage_is_kept(s3_store: StorageTarget) -> No
     files = staged(mirror)
     assert mirror.drop_staging() is None
     assert all((mirror.staging_dir / rel).is_file() for rel in files)
+
+
+@pytest.mark.parametrize(
+    ("renewed", "why"),
+    [
+        ("time.time() + 86400", "ahead of this machine's clock"),
+        ("1e308", "ahead of this machine's clock"),
+        ("float('nan')", "not a lease"),
+        ("float('inf')", "not a lease"),
+        ("'yesterday'", "not a lease"),
+    ],
+)
+def test_a_lease_whose_time_is_no_valid_time_is_taken_over(
+    target: StorageTarget, renewed: str, why: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A lease renewed in the future, at 1e308 or NaN would never lapse."""
+    mirror = mirror_of(target)
+    lease = {"host": "other-host", "pid": 4242, "token": "theirs", "renewed": eval(renewed)}
+    mirror.store.write_bytes("driver.lease", json.dumps(lease).encode())
+    mirror.take_lease(lag_s=5)
+    assert json.loads(mirror.store.read_bytes("driver.lease"))["pid"] == os.getpid()
+    assert why in caplog.text
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"[" * 100_000 + b"]" * 100_000, b'{"host": "h", "pid": 1, "token": "t"}', b"\xff" * 10],
+)
+def test_a_lease_that_is_garbage_or_too_deep_is_taken_over(
+    target: StorageTarget, content: bytes
+) -> None:
+    mirror = mirror_of(target)
+    mirror.store.write_bytes("driver.lease", content)
+    mirror.take_lease(lag_s=5)
+    assert json.loads(mirror.store.read_bytes("driver.lease"))["pid"] == os.getpid()
+    mirror.renew_lease()
+    mirror.drop_lease()
+    assert not mirror.store.exists("driver.lease")
+
+
+def test_each_take_over_is_the_next_generation(target: StorageTarget) -> None:
+    mirror = mirror_of(target)
+    held_by(mirror, "other-host", 4242, age_s=61)
+    mirror.take_lease(lag_s=5)
+    assert json.loads(mirror.store.read_bytes("driver.lease"))["generation"] == 1
+    again = mirror_of(target)
+    mirror.store.write_bytes(
+        "driver.lease",
+        json.dumps(
+            {"host": "h", "pid": 1, "token": "x", "renewed": time.time() - 99, "generation": 7}
+        ).encode(),
+    )
+    again.take_lease(lag_s=5)
+    assert json.loads(mirror.store.read_bytes("driver.lease"))["generation"] == 8

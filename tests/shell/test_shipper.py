@@ -6,13 +6,17 @@ back. Against a `file://` store and an S3 server (moto, on 127.0.0.1)."""
 from __future__ import annotations
 
 import builtins
+import contextlib
 import functools
 import logging
 import os
 import tempfile
+import threading
+import tracemalloc
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import msgspec
 import pytest
 
 import tunecore
@@ -25,16 +29,30 @@ from tunecore.model.codec import from_msgpack
 from tunecore.shell.eventlog import (
     LOG_FILE,
     LOG_FORMAT,
+    CorruptLogError,
     EventLogWriter,
     LogHeader,
     RunSettings,
     read_log,
 )
-from tunecore.shell.inbox import MAX_REQUEST_BYTES, Inbox, StopTrialRequest, post_to_store
+from tunecore.shell.inbox import (
+    MAX_REQUEST_BYTES,
+    Inbox,
+    StopTrialRequest,
+    post_to_store,
+    request_of,
+)
 from tunecore.shell.journal import EMPTY_DIGEST, SnapshotFile, SnapshotStore
+from tunecore.shell.lease import Lease, LeaseKeeper, LeaseLostError, read_lease
 from tunecore.shell.shipper import COMPACT_COUNT, GROW_WAIT_S, STALE_S, StateShipper
-from tunecore.shell.store import LocalStore, Store, within
-from tunecore.shell.stored_state import fetch_state, stored_log
+from tunecore.shell.store import LocalStore, Readable, Store, within
+from tunecore.shell.stored_state import (
+    MAX_REQUESTS_PER_ROUND,
+    delete_taken,
+    fetch_requests,
+    fetch_state,
+    stored_log,
+)
 
 
 @pytest.fixture(params=["file", "s3"])
@@ -68,9 +86,13 @@ class Recorder:
     def uri(self, rel: str = "") -> str:
         return self.inner.uri(rel)
 
-    def read_bytes(self, rel: str) -> bytes:
+    def open_input(self, rel: str) -> contextlib.AbstractContextManager[Readable]:
         self._maybe_fail(rel)
-        return self.inner.read_bytes(rel)
+        return self.inner.open_input(rel)
+
+    def read_bytes(self, rel: str, limit: int | None = None) -> bytes:
+        self._maybe_fail(rel)
+        return self.inner.read_bytes(rel, limit)
 
     def write_bytes(self, rel: str, data: bytes) -> None:
         self._maybe_fail(rel)
@@ -256,9 +278,11 @@ def test_a_reader_of_a_half_shipped_store_gets_a_valid_prefix(
     assert [e.at for e in contents.events] == [1.0, 2.0, 3.0]
 
 
-def test_a_gap_in_the_stored_log_ends_it_there(
+def test_a_gap_in_the_stored_log_followed_by_more_is_damage_at_its_offset(
     target: StorageTarget, staging: Staging, tmp_path: Path
 ) -> None:
+    """A killed shipper never leaves a gap: one with objects after it is
+    damage (it was read as a shorter log, and a resume deleted the rest)."""
     ship = shipper(target.store, staging)
     ends = []
     for _ in range(3):
@@ -267,8 +291,59 @@ def test_a_gap_in_the_stored_log_ends_it_there(
         ends.append(staging.size())
     target.store.delete_file(f"events/seg_{ends[0]:016d}_{ends[1]:016d}")
 
-    assert stored_log(target.store) == staging.log()[: ends[0]]
-    assert len(read_log(read_back(target.store, tmp_path)).events) == 2
+    with pytest.raises(CorruptLogError, match=rf"offset {ends[0]} .*gap"):
+        stored_log(target.store)
+    with pytest.raises(CorruptLogError, match=rf"offset {ends[0]} "):
+        read_back(target.store, tmp_path)
+    assert len(target.store.list("events")) == 2  # nothing deleted
+
+
+@pytest.mark.parametrize("damage", ["zeros", "flip", "short", "long"])
+def test_a_damaged_stored_segment_is_damage_never_a_torn_tail(
+    target: StorageTarget, staging: Staging, tmp_path: Path, damage: str
+) -> None:
+    """A stored piece of the log is whole records: zeros there (or any
+    other damage) are no crash's torn tail, and are found without reading
+    the piece whole."""
+    ship = shipper(target.store, staging)
+    staging.append(2)
+    ship.tick()
+    start = staging.size()
+    staging.append(3)
+    ship.tick()
+    end = staging.size()
+    name = f"events/seg_{start:016d}_{end:016d}"
+    data = target.store.read_bytes(name)
+    broken = {
+        "zeros": bytes(len(data)),
+        "flip": data[:-1] + bytes([data[-1] ^ 1]),
+        "short": data[:-3],
+        "long": data + b"x",
+    }[damage]
+    target.store.write_bytes(name, broken)
+    with pytest.raises(CorruptLogError, match=rf"offset {start if damage == 'zeros' else ''}"):
+        stored_log(target.store)
+
+
+def test_a_huge_zero_filled_segment_is_refused_in_its_first_bytes(
+    file_store: StorageTarget, staging: Staging, tmp_path: Path
+) -> None:
+    ship = shipper(file_store.store, staging)
+    staging.append(2)
+    ship.tick()
+    start = staging.size()
+    huge = 256 << 20
+    path = Path(file_store.store.local_path(f"events/seg_{start:016d}_{start + huge:016d}") or "")
+    with path.open("wb") as file:
+        file.truncate(huge)  # sparse: no disk used
+    tracemalloc.start()
+    try:
+        with pytest.raises(CorruptLogError, match=rf"offset {start} .*empty record"):
+            stored_log(file_store.store)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 32 << 20
 
 
 def test_a_reader_racing_a_compaction_reads_the_log_again(
@@ -281,10 +356,10 @@ def test_a_reader_racing_a_compaction_reads_the_log_again(
     staging.append()
 
     class CompactsUnderTheReader(Recorder):
-        def read_bytes(self, rel: str) -> bytes:
+        def open_input(self, rel: str) -> contextlib.AbstractContextManager[Readable]:
             if ship.shipped < staging.size():
                 ship.tick()  # merges and deletes what the reader listed
-            return super().read_bytes(rel)
+            return super().open_input(rel)
 
     assert stored_log(CompactsUnderTheReader(file_store.store)) == staging.log()
     assert len(file_store.store.list("events")) == 1
@@ -643,7 +718,156 @@ def test_requests_posted_to_the_store_reach_the_local_inbox(
     store.write_bytes("inbox/notes.txt", b"not a request")
     store.write_bytes("inbox/huge.json", b" " * (MAX_REQUEST_BYTES + 1))
     shipper(store, staging).tick()
-    assert store.list("inbox") == []
+    assert store.list("inbox") == [posted.rpartition("/")[2]]  # until its log is stored
     [request] = Inbox(staging.dir).take(at=1.0)
     assert isinstance(request, StopRequested)
     assert request.trial_id == "t1"
+
+
+def test_a_stored_request_that_is_a_directory_is_skipped_removed_and_the_rest_taken(
+    target: StorageTarget, staging: Staging, caplog: pytest.LogCaptureFixture
+) -> None:
+    """S3 key `inbox/0.json/x` (or a directory on `file://`) used to make
+    every resume exit 1 and jam a running driver's inbox."""
+    store = within(target.store, "exp")
+    store.write_bytes("inbox/00000000000000000000-1-000000.json/x", b"{}")
+    posted = post_to_store(store, StopTrialRequest(trial_id="t1"))
+    ship = shipper(store, staging)
+    with caplog.at_level(logging.WARNING):
+        ship.tick()
+    assert "skipped a request that is a directory" in caplog.text
+    assert caplog.text.count("00000000000000000000-1-000000.json") == 1
+    assert store.list("inbox") == [posted.rpartition("/")[2]]
+    [request] = Inbox(staging.dir).take(at=1.0)
+    assert isinstance(request, StopRequested)
+    assert "fetching requests failed" not in caplog.text
+
+
+def test_a_huge_stored_request_is_never_read_whole(target: StorageTarget, staging: Staging) -> None:
+    import tracemalloc  # noqa: PLC0415
+
+    store = within(target.store, "exp")
+    store.write_bytes("inbox/00000000000000000000-1-000000.json", b" " * (64 << 20))
+    ship = shipper(store, staging)
+    tracemalloc.start()
+    try:
+        ship.tick()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 << 20
+    assert store.list("inbox") == []
+
+
+def test_a_flood_of_stored_requests_is_taken_a_bounded_number_per_round(
+    file_store: StorageTarget, staging: Staging
+) -> None:
+    store = within(file_store.store, "exp")
+    for index in range(250):
+        post_to_store(store, StopTrialRequest(trial_id=f"t{index}"))
+    ship = shipper(store, staging)
+    ship.tick()
+    assert len(Inbox(staging.dir).take(at=1.0)) == MAX_REQUESTS_PER_ROUND
+    ship.tick()
+    ship.tick()
+    taken = Inbox(staging.dir).take(at=2.0)
+    assert len(taken) == 250 - MAX_REQUESTS_PER_ROUND
+    ship.tick()
+    assert Inbox(staging.dir).take(at=3.0) == []  # none copied twice
+
+
+def test_a_stored_request_is_deleted_only_once_the_log_recording_it_is_stored(
+    file_store: StorageTarget, staging: Staging, tmp_path: Path
+) -> None:
+    """The driver dies after taking a request but before the segment that
+    logs it is stored: the request is still in storage for the resume."""
+    store = within(file_store.store, "exp")
+    name = post_to_store(store, StopTrialRequest(trial_id="t1")).rpartition("/")[2]
+    ship = shipper(store, staging)
+    ship.tick()
+    [event] = Inbox(staging.dir).take(at=1.0)
+    assert request_of(event) == name
+    staging.writer.append(event)
+    ship.after_shipped(lambda: delete_taken(store, [name]))
+    assert store.list("inbox") == [name]  # killed here: nothing lost
+    elsewhere = tmp_path / "elsewhere"
+    assert fetch_requests(store, elsewhere) == [name]
+    assert fetch_requests(store, elsewhere, logged={name}) == []
+    assert store.list("inbox") == []  # a log that records it: only deleted
+    post_to_store(store, StopTrialRequest(trial_id="t2"))
+    ship.tick()  # the log reaches storage, then the taken request goes
+    assert len(store.list("inbox")) == 1
+
+
+# -- the lease -------------------------------------------------------------------
+
+
+def test_a_driver_whose_lease_another_took_stops_before_writing_anything_more(
+    target: StorageTarget, staging: Staging
+) -> None:
+    """Driver A is frozen past its lease's lapse; driver B takes it over.
+    When A thaws, its next round finds B's token: it stops, naming B, and
+    never overwrites B's lease or ships another byte."""
+    store = Recorder(within(target.store, "exp"))
+    a = LeaseKeeper(store)
+    a.take()
+    lost: list[LeaseLostError] = []
+    ship = StateShipper(store, staging.dir, staging.size, lag_s=0.01, lease=a, on_lost=lost.append)
+    staging.append(2)
+    ship.tick()
+    b = LeaseKeeper(within(target.store, "exp"))
+    frozen = msgspec.json.decode(store.read_bytes("driver.lease"), type=Lease)
+    store.inner.write_bytes(
+        "driver.lease",
+        msgspec.json.encode(msgspec.structs.replace(frozen, renewed=frozen.renewed - 62)),
+    )
+    b.take()  # A's lease lapsed 62 s ago: B takes it, as designed
+    writes = len(store.writes)
+    staging.append(3)
+
+    ship.tick(force=True)
+    ship.tick(force=True)
+
+    assert store.writes[writes:] == []  # nothing more from A
+    [error] = lost
+    assert f"pid {os.getpid()}" in str(error)
+    assert "generation 2" in str(error)
+    assert read_lease(store.inner) == read_lease(within(target.store, "exp"))
+    held = read_lease(store.inner)
+    assert held is not None
+    assert held.token == b.token
+    with pytest.raises(LeaseLostError):
+        a.renew()
+
+
+def test_the_lease_is_renewed_on_its_own_schedule_while_a_round_is_stuck(
+    file_store: StorageTarget, staging: Staging
+) -> None:
+    """A round stuck in storage (2,000 requests took one 59 s on the local
+    S3 server) must not let the lease lapse."""
+    release, renewed = threading.Event(), threading.Event()
+    renewals = []
+
+    class SlowInbox(Recorder):
+        def list(self, rel: str = "") -> builtins.list[str]:
+            if rel == "inbox":
+                release.wait(timeout=30)
+            return super().list(rel)
+
+        def write_bytes(self, rel: str, data: bytes) -> None:
+            super().write_bytes(rel, data)
+            if rel == "driver.lease":
+                renewals.append(data)
+                if len(renewals) >= 4:
+                    renewed.set()
+
+    store = SlowInbox(within(file_store.store, "exp"))
+    keeper = LeaseKeeper(store)
+    keeper.take()
+    ship = StateShipper(store, staging.dir, staging.size, lag_s=0.02, lease=keeper)
+    ship.start()
+    try:
+        assert renewed.wait(timeout=20), "the lease was not renewed while the round was stuck"
+    finally:
+        release.set()
+        ship.close(timeout=5)

@@ -369,3 +369,61 @@ def s3_option(store: ArrowStore, name: str) -> object:
     options = reduced[1][0]
     assert isinstance(options, dict)
     return options[name]
+
+
+# ------------------------------------------------- names storage may hold
+
+
+def put_raw_object(s3_endpoint: str, target: StorageTarget, key: str, body: bytes) -> None:
+    """An object under a key pyarrow would never write (`..` in it), put
+    with another S3 client, as anyone with write access to the bucket can."""
+    import boto3  # type: ignore[import-untyped]  # noqa: PLC0415 - moto's dependency
+
+    client = boto3.client(
+        "s3",
+        endpoint_url=f"http://{s3_endpoint}",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+        region_name="us-east-1",
+    )
+    bucket = target.store.uri().removeprefix("s3://")
+    client.put_object(Bucket=bucket, Key=key, Body=body)
+
+
+def test_a_stored_name_with_dot_dot_is_refused_and_nothing_lands_outside(
+    s3_endpoint: str, s3_store: StorageTarget, tmp_path: Path
+) -> None:
+    """S3 keeps `t/checkpoint_1/../../victim` verbatim; pyarrow's client
+    would GET `victim` instead and write it above the target directory."""
+    store = s3_store.store
+    store.write_bytes("victim", b"another object")
+    store.write_bytes("exp/t/checkpoint_1/model.bin", b"weights")
+    put_raw_object(s3_endpoint, s3_store, "exp/t/checkpoint_1/../../victim", b"x")
+    put_raw_object(s3_endpoint, s3_store, "exp/t/checkpoint_1/../../gone/deeper", b"x")
+    dest = tmp_path / "work" / "dest"
+
+    with pytest.raises(OSError, match=r"no store path.*nothing read or written"):
+        store.download_dir("exp/t/checkpoint_1", str(dest))
+    with pytest.raises(OSError, match="no store path"):
+        store.copy_dir("exp/t/checkpoint_1", "exp/t/checkpoint_2")
+
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == []
+    assert not store.exists("exp/t/checkpoint_2")
+    assert ".." not in store.list("exp/t/checkpoint_1")
+    assert store.list("exp/t/checkpoint_1") == ["model.bin"]
+
+
+def test_an_object_deleted_while_open_is_file_not_found(store: Store) -> None:
+    """S3 sends the GET only when read: a compaction deleting the object
+    between the open and the read must read as a missing object (readers
+    then list again), not as a storage failure."""
+    store.write_bytes("exp/events/seg", b"x" * 100)
+    try:
+        with store.open_input("exp/events/seg") as source:
+            store.delete_file("exp/events/seg")
+            source.read(100)
+    except FileNotFoundError:
+        pass  # the store noticed: the reader lists again
+    # Or the local file stayed readable through its open descriptor.
+    with pytest.raises(FileNotFoundError):
+        store.open_input("exp/events/seg").__enter__()

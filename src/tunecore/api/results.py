@@ -402,7 +402,7 @@ def _result(
             ref,
             _existing(trial, ref, experiment_path)
             if stored is None
-            else stored.checkpoint(ref.path),
+            else _stored_checkpoint(trial, ref, stored),
         )
         for ref in _by_score(trial)
     ]
@@ -435,6 +435,22 @@ def _existing(trial: TrialState, ref: CheckpointRef, experiment_path: Path) -> C
         stacklevel=2,
     )
     return None
+
+
+def _stored_checkpoint(
+    trial: TrialState, ref: CheckpointRef, stored: StoredExperiment
+) -> Checkpoint | None:
+    """The stored checkpoint `ref` names, or None with a warning naming it
+    when storage refuses it (a symbolic link on its way, on `file://`)."""
+    try:
+        return stored.checkpoint(ref.path)
+    except OSError as error:
+        warnings.warn(
+            f"trial {trial.trial_id}: the checkpoint {ref.path} cannot be used ({error}), "
+            "so the results leave it out",
+            stacklevel=2,
+        )
+        return None
 
 
 def _parent_and_name(path: str, storage_filesystem: object) -> tuple[str, str]:

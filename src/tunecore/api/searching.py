@@ -242,19 +242,38 @@ def _fresh_object(
             "again, as you built it, to Tuner.restore(path, trainable, search_alg=...)"
         )
     kind = _searcher_class(external.name)
-    rebuilt: SearcherObject = kind.from_spec(external.spec)
+    try:
+        rebuilt: SearcherObject = kind.from_spec(external.spec)
+    except ImportError as error:  # the spec names code this process has not imported
+        raise SearcherNotGivenError(
+            f"the experiment's searcher {external.name} cannot be rebuilt from the log: {error}: "
+            "pass it again, as you built it, to Tuner.restore(path, trainable, search_alg=...)"
+        ) from error
     return rebuilt
+
+
+# The only modules a log may make a restore import: tunecore's searchers.
+SEARCHER_MODULES = frozenset(
+    f"tunecore.search.{name}"
+    for name in ("optuna", "bayesopt", "hyperopt", "bohb", "nevergrad", "zoopt")
+)
 
 
 def _searcher_class(name: str) -> type[Searcher]:
     """The class a log names (`module:qualname`). Reading a log never runs
-    code: only tunecore's own modules are imported; a class of the user's
-    is found only in a module this process has imported already (their
-    script, run again), else they pass the searcher again."""
+    code: only the modules in `SEARCHER_MODULES` are imported, and no other
+    module of tunecore's is looked in (a user's class may claim to live in
+    one, such as `tunecore.cli.__main__`); a class of the user's is found
+    only in a module this process has imported already (their script, run
+    again), else they pass the searcher again."""
     module_name, _, qualname = name.partition(":")
-    module = sys.modules.get(module_name)
-    if module is None and module_name.partition(".")[0] == "tunecore":
+    module: object
+    if module_name in SEARCHER_MODULES:
         module = importlib.import_module(module_name)
+    elif module_name.partition(".")[0] == "tunecore":
+        module = None
+    else:
+        module = sys.modules.get(module_name)
     target: object = module
     for part in qualname.split("."):
         target = getattr(target, part, None)

@@ -447,6 +447,7 @@ class Tuner:
         if own is not None:
             own.setup(total, metric, None if mode is None else mode.value)
         if shipper is not None:
+            shipper.on_lost = lambda lost: loop.halt(str(lost))  # another driver took over
             shipper.start()
         shipped = False
         try:
@@ -465,6 +466,8 @@ class Tuner:
         finally:
             if shipper is not None:
                 shipped = shipper.close(timeout=sync.sync_timeout)
+        if shipper is not None and shipper.lost is not None:
+            raise shipper.lost
         reporter.close(final)
         if own is not None:
             own.finish(final)
@@ -476,6 +479,13 @@ class Tuner:
             )
         dirs = {t: loop.trial_dir(t) for t in final.trials}
         self._results = _results(final, dirs, storage.experiment_dir, mirror, shipped=shipped)
+        self._raise_what_stopped(final, location)
+        return self._results
+
+    def _raise_what_stopped(self, final: ExperimentState, location: str) -> None:
+        """After the run, with its results kept: the searcher's failure, or
+        under `fail_fast="raise"` the first trial's error, as `fit()` raises
+        them."""
         runtime = self._search_runtime
         if runtime is not None and runtime.failure is not None:
             raise TuneError(
@@ -483,13 +493,12 @@ class Tuner:
                 f"{location} stopped there; its results and log are kept: "
                 "tuner.get_results())"
             )
-        if run.failure_config.fail_fast == "raise" and final.error is not None:
+        if self._run.failure_config.fail_fast == "raise" and final.error is not None:
             raise trial_error(
                 final.error,
                 f"\n(fail_fast='raise': the experiment in {location} "
                 "stopped there; its results and log are kept)",
             )
-        return self._results
 
     def _finished_already(
         self,

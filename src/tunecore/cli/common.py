@@ -12,6 +12,7 @@ from tunecore.cli.errors import EXIT_CORRUPT, EXIT_MISMATCH, CliError
 from tunecore.shell.eventlog import LOG_FILE, CorruptLogError, LogError, log_path
 from tunecore.shell.remote import is_stored, open_stored
 from tunecore.shell.replay import ReplayMismatchError
+from tunecore.shell.stored_state import StoredLogCorruptError
 
 
 def log_error(error: LogError) -> CliError:
@@ -20,7 +21,9 @@ def log_error(error: LogError) -> CliError:
     if isinstance(error, ReplayMismatchError):
         return CliError(str(error), EXIT_MISMATCH)
     if isinstance(error, CorruptLogError):
-        if not error.record:  # the header: cutting there would leave nothing
+        if not error.record or isinstance(
+            error, StoredLogCorruptError
+        ):  # the header: cutting there would leave nothing
             return CliError(str(error), EXIT_CORRUPT)
         hint = (
             f"To cut the log there, keeping the records before it: "
@@ -55,6 +58,8 @@ def readable(given: str, flag: str = "") -> Iterator[tuple[Path, str]]:
         return
     try:
         stored = open_stored(given)
+    except CorruptLogError as error:  # no advice to cut: a stored log is only read
+        raise CliError(str(error), EXIT_CORRUPT) from None
     except (LogError, OSError, ValueError, ImportError) as error:
         raise CliError(str(error)) from None
     try:

@@ -80,8 +80,11 @@ class PauseRequested(_TrialEventBase, frozen=True, kw_only=True, tag=True):
     """Pause a RUNNING trial, keeping an in-memory checkpoint to resume from."""
 
 
-class StopRequested(_TrialEventBase, frozen=True, kw_only=True, tag=True):
+class StopRequested(_TrialEventBase, frozen=True, kw_only=True, tag=True, omit_defaults=True):
     """Stop the trial for good."""
+
+    request: str = ""
+    """The inbox request's name, when one asked (a resume never takes it twice)."""
 
 
 class ResourcesUpdateRequested(_TrialEventBase, frozen=True, kw_only=True, tag=True):
@@ -96,12 +99,14 @@ class ClusterResourcesChanged(_EventBase, frozen=True, kw_only=True, tag=True):
     total: Resources
 
 
-class TrialRequested(_EventBase, frozen=True, kw_only=True, tag=True):
+class TrialRequested(_EventBase, frozen=True, kw_only=True, tag=True, omit_defaults=True):
     """Add a trial with this config from outside the searcher (the CLI's
     `add`, or a user's own search loop)."""
 
     config: JsonDict
     experiment_tag: str = ""
+    request: str = ""
+    """The inbox request's name, when one asked (a resume never takes it twice)."""
 
 
 class ValuesDrawn(_EventBase, frozen=True, kw_only=True, tag=True):

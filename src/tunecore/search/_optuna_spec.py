@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -124,9 +125,18 @@ def _import_path(value: object) -> str | None:
 
 
 def _import(path: str) -> Any:
-    """The object at `module:qualname`."""
+    """The object at `module:qualname`, which a spec (so a log) names: only
+    Optuna is imported; any other module must be imported already (the
+    user's script, run again), since reading a log never runs code."""
     module_name, _, qualname = path.partition(":")
-    found: Any = importlib.import_module(module_name)
+    if module_name.partition(".")[0] == "optuna":
+        importlib.import_module("optuna")
+    found: Any = sys.modules.get(module_name)
+    if found is None:
+        raise ImportError(
+            f"{path} names the module {module_name!r}, which this process has not imported "
+            "(a log names code but never imports it)"
+        )
     for part in qualname.split("."):
         found = getattr(found, part)
     return found

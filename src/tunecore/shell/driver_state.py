@@ -11,10 +11,12 @@ tell the two apart; what the driver leaves besides it can:
   host, by the process that started then (`shell.processes`: a later
   process given the same pid is not it). Of a driver on another host,
   nothing can be told from here.
-- in storage (a URI), `driver.lease` (`shell.mirror`) names the driver
+- in storage (a URI), `driver.lease` (`shell.lease`) names the driver
   and when it last renewed the lease: a driver renews it every shipping
   period, so a lease older than ten periods (a minute at least) belongs to
-  a driver that is gone; on this host, the process is checked too.
+  a driver that is gone; on this host, the process is checked too. The
+  lease's own rules (`lease.lapsed`) decide, as they do for a driver
+  taking the experiment over.
 """
 
 from __future__ import annotations
@@ -25,16 +27,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from tunecore.shell.lease import LEASE_MIN_S, lapsed, read_lease
 from tunecore.shell.lock import LOCK_FILE
 from tunecore.shell.own_files import read_bytes
 from tunecore.shell.processes import is_running
 from tunecore.shell.remote import as_location, is_stored
 from tunecore.shell.store import Store, resolve_storage
 
-LEASE_FILE = "driver.lease"
-LEASE_MIN_S = 60.0
-"""A lease not renewed for this long (or ten shipping periods, if longer)
-belongs to a driver that is gone."""
 MAX_RECORD_BYTES = 4096
 
 
@@ -73,27 +72,12 @@ def locked_by(experiment_dir: Path) -> Driver | None:
 def leased_by(store: Store, sync_period_s: float) -> Driver | None:
     """The driver whose lease on the stored experiment `store` has not been
     given up (None: no lease), and whether it still runs."""
-    try:
-        held = json.loads(store.read_bytes(LEASE_FILE))
-    except (OSError, ValueError):
+    held = read_lease(store)
+    if held is None:
         return None
-    if not isinstance(held, dict):
-        return None
-    return lease_holder(held, max(LEASE_MIN_S, 10 * sync_period_s))
-
-
-def lease_holder(held: dict[str, object], stale_s: float) -> Driver:
-    """The driver of the lease `held`: running while it renews the lease
-    within `stale_s` seconds and, on this host, while its process runs."""
-    pid, host, renewed = held.get("pid"), str(held.get("host")), held.get("renewed")
-    if not isinstance(renewed, int | float):
-        return Driver(pid, host, running=False)
-    age = time.time() - renewed
-    running = age <= stale_s
-    if running and host == socket.gethostname() and isinstance(pid, int):
-        started = held.get("process_start")
-        running = is_running(pid, started if isinstance(started, str) else None)
-    return Driver(pid, host, running=running, renewed_s_ago=age)
+    now = time.time()
+    running = lapsed(held, max(LEASE_MIN_S, 10 * sync_period_s), now) is None
+    return Driver(held.pid, held.host, running=running, renewed_s_ago=now - held.renewed)
 
 
 def driver_of(location: str, local: Path, sync_period_s: float) -> Driver | None:

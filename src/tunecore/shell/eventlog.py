@@ -65,7 +65,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, BinaryIO
+from typing import Annotated, BinaryIO, Protocol
 
 import msgspec
 
@@ -157,7 +157,7 @@ class CorruptLogError(LogError):
     """The log is damaged before its end (or ends before its snapshots say)."""
 
     def __init__(self, path: Path, offset: int, record: int, why: str) -> None:
-        self.path, self.offset, self.record = path, offset, record
+        self.path, self.offset, self.record, self.why = path, offset, record, why
         advice = (
             "Records after it cannot be trusted; pass truncate=True (CLI: --truncate) "
             f"to cut the log at offset {offset} and keep the {record} records before it."
@@ -456,6 +456,55 @@ def _frames(data: bytes, offset: int) -> Iterator[tuple[int, int, bytes, str | N
         yield number, offset, payload, None
         offset = body + length
         number += 1
+
+
+class Readable(Protocol):
+    """A source of bytes read a piece at a time (`Store.open_input`)."""
+
+    def read(self, size: int, /) -> bytes: ...
+
+
+def copy_whole_frames(
+    source: Readable, out: BinaryIO, *, where: Path, start: int, size: int, record: int
+) -> int:
+    """Copy `size` bytes of a log, from its byte `start`, from `source` to
+    `out`, one frame at a time (memory bounded by the record limit),
+    checking that they are whole frames: a stored piece of a log is made
+    of whole records, so anything else in it (a frame cut short, zeros, a
+    checksum mismatch, too few or too many bytes) is damage, never a
+    crash's torn tail: `CorruptLogError` at the log's offset, naming
+    `where`. `record` is the number of the first record; returns the
+    number after the last."""
+    offset, end = start, start + size
+    if start == 0:
+        preamble = source.read(_PREAMBLE.size)
+        _check_preamble(where, preamble)
+        out.write(preamble)
+        offset = _PREAMBLE.size
+    while offset < end:
+        head = source.read(_FRAME.size)
+        if len(head) < _FRAME.size:
+            raise CorruptLogError(
+                where, offset, record, f"the piece ends {end - offset} bytes early"
+            )
+        length, crc = _FRAME.unpack(head)
+        why = None
+        if length == 0:
+            why = "an empty record (zeros)"
+        elif length > MAX_RECORD_BYTES or offset + _FRAME.size + length > end:
+            why = f"it claims {length} bytes, past the piece's end at {end}"
+        if why is not None:
+            raise CorruptLogError(where, offset, record, why)
+        payload = source.read(length)
+        if len(payload) != length or zlib.crc32(payload) != crc:
+            raise CorruptLogError(where, offset, record, "checksum mismatch")
+        out.write(head)
+        out.write(payload)
+        offset += _FRAME.size + length
+        record += 1
+    if source.read(1):
+        raise CorruptLogError(where, end, record, f"the piece holds more than its {size} bytes")
+    return record
 
 
 def _check_preamble(path: Path, data: bytes) -> None:

@@ -143,7 +143,7 @@ class Inbox:
                 if os.path.lexists(path):
                     self._stuck.add(name)
                 continue
-            events.append(_event(request, at))
+            events.append(_event(request, at, name))
             path.unlink(missing_ok=True)
         return events
 
@@ -224,7 +224,14 @@ def _discard(path: Path) -> str:
     return "deleted"
 
 
-def _event(request: Request, at: float) -> ExperimentEvent:
+def _event(request: Request, at: float, name: str) -> ExperimentEvent:
     if isinstance(request, StopTrialRequest):
-        return StopRequested(trial_id=request.trial_id, at=at)
-    return TrialRequested(config=request.config, experiment_tag=request.experiment_tag, at=at)
+        return StopRequested(trial_id=request.trial_id, at=at, request=name)
+    return TrialRequested(
+        config=request.config, experiment_tag=request.experiment_tag, at=at, request=name
+    )
+
+
+def request_of(event: ExperimentEvent) -> str:
+    """The name of the inbox request `event` came from ("" if none)."""
+    return event.request if isinstance(event, StopRequested | TrialRequested) else ""

@@ -80,13 +80,14 @@ from tunecore.shell.callbacks import CallbackList
 from tunecore.shell.executors.base import ChainedStart, Executor
 from tunecore.shell.exploit_copies import ExploitCopies
 from tunecore.shell.functions import UserFunctions
-from tunecore.shell.inbox import Inbox
+from tunecore.shell.inbox import Inbox, request_of
 from tunecore.shell.interrupts import INTERRUPTED, InterruptGuard
 from tunecore.shell.journal import Journal
 from tunecore.shell.searchers import SearcherRuntime
 from tunecore.shell.stoppers import UserStoppers
 from tunecore.shell.storage import ExperimentStorage
 from tunecore.shell.store import Store, checkpoint_root
+from tunecore.shell.stored_state import delete_taken
 from tunecore.shell.trainable.errors import failure_reason
 from tunecore.shell.trainable.function import SCRATCH_DIR
 from tunecore.shell.trainable.worker import TrialContext
@@ -159,6 +160,7 @@ class ExperimentLoop:
         self._answers: list[ExperimentEvent] = []  # fed right after their command
         self._store = store
         self._after_shipped = after_shipped
+        self._halted: str | None = None
         self._exploit_copies = ExploitCopies(storage, store, after_shipped)
         self._sync_artifacts = sync_artifacts
         # Callbacks of the user's may open files in a trial's directory as
@@ -187,10 +189,15 @@ class ExperimentLoop:
                 total = self._executor.cluster_resources()
                 self.feed([ClusterResourcesChanged(at=self._clock(), total=total)])
                 while not self.state.done:
+                    if self._halted is not None:
+                        self.feed([ExperimentInterrupted(at=self._clock(), reason=self._halted)])
+                        break
                     events = self._executor.next_events(self._poll)
-                    events = [*self._requests(), *events]
+                    requests = self._requests()
+                    events = [*requests, *events]
                     self._callbacks.on_step_begin(self._iteration, self._trials())
                     self.feed(events or [Tick(at=self._clock())])
+                    self._delete_taken(requests)
                     self._ask_stop_all()
                     self._callbacks.on_step_end(self._iteration, self._trials())
             except KeyboardInterrupt:
@@ -200,7 +207,8 @@ class ExperimentLoop:
                 )
                 self.feed([ExperimentInterrupted(at=self._clock(), reason=INTERRUPTED)])
             else:
-                self._executor.drain(timeout=60.0)  # exports and releases still running
+                if self._halted is None:
+                    self._executor.drain(timeout=60.0)  # exports and releases still running
         finally:
             if self._journal is not None:
                 self._journal.close(self.state)
@@ -211,6 +219,11 @@ class ExperimentLoop:
             self._storage.close()
             self._drop_unstarted_chains()
         return self.state
+
+    def halt(self, reason: str) -> None:
+        """End the run at the next round as an interruption (from any
+        thread): unfinished trials wait for a resume, as after Ctrl-C."""
+        self._halted = reason
 
     def _drop_unstarted_chains(self) -> None:
         """A chained trial the core never started (the experiment stopped
@@ -236,6 +249,14 @@ class ExperimentLoop:
             return []
         self._inbox_read = now
         return self._inbox.take(self._clock())
+
+    def _delete_taken(self, requests: list[ExperimentEvent]) -> None:
+        """Delete the stored inbox requests just logged, once the log that
+        records them is in the store too: a driver that dies before loses
+        no request, and a resume never takes one twice (the log names it)."""
+        names = [name for event in requests if (name := request_of(event))]
+        if self._store is not None and names:
+            (self._after_shipped or _at_once)(functools.partial(delete_taken, self._store, names))
 
     def _draw_values(self, queue: deque[ExperimentEvent]) -> None:
         """Put first what the searcher and the scheduler wait for from the

@@ -14,26 +14,27 @@ at most the shipper's lag.
 from __future__ import annotations
 
 import datetime
-import json
 import logging
 import os
-import secrets
 import shutil
-import socket
-import time
 from collections.abc import Callable
 from pathlib import Path
 
-from tunecore.shell.driver_state import LEASE_FILE, LEASE_MIN_S, lease_holder
-from tunecore.shell.eventlog import LOG_FILE, LogError
-from tunecore.shell.inbox import INBOX_DIR
-from tunecore.shell.lock import LOCK_FILE, ExperimentLockedError
-from tunecore.shell.processes import process_start
+from tunecore.shell.eventlog import LOG_FILE, CorruptLogError, LogError, read_log
+from tunecore.shell.inbox import INBOX_DIR, request_of
+from tunecore.shell.lease import LEASE_FILE, LEASE_MIN_S, LeaseKeeper
+from tunecore.shell.lock import LOCK_FILE
 from tunecore.shell.shared_storage import TOKEN_FILE
 from tunecore.shell.shipper import StateShipper
 from tunecore.shell.storage import experiment_dirname
 from tunecore.shell.store import StorageSpec, Store, staging_root, within
-from tunecore.shell.stored_state import SEGMENT_DIR, fetch_requests, fetch_state, stored_log
+from tunecore.shell.stored_state import (
+    SEGMENT_DIR,
+    fetch_log,
+    fetch_requests,
+    fetch_state,
+    stored_log,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -48,9 +49,8 @@ class Mirror:
         self.name = experiment_dirname(name)
         self.store = within(root, self.name)
         self.staging_root = Path(staging_root(spec))
-        self._token = secrets.token_hex(8)
-        self._stale_s = LEASE_MIN_S
-        self._process_start = process_start(os.getpid())
+        self.lease = LeaseKeeper(self.store)
+        self._fetched: list[str] = []
 
     @property
     def staging_dir(self) -> Path:
@@ -131,90 +131,104 @@ class Mirror:
 
     def sync_down(self) -> None:
         """Make the staging directory hold the stored experiment, for a
-        resume: kept as it is when its log already extends the stored one
-        (this machine ran the driver, and may hold the shipper's last lag),
-        else replaced by what the storage holds. Only reads the storage (a
-        restore does it before it knows whether it may run)."""
-        stored = stored_log(self.store)
+        resume: kept as it is when its log extends the stored one (this
+        machine ran the driver, and may hold the shipper's last lag), else
+        moved aside whole (`<name>.quarantine-<time>` beside it, named in a
+        warning: a staging log is never deleted) and replaced by what the
+        storage holds. A damaged stored log (`CorruptLogError`, naming the
+        offset) leaves the staging directory as it is. Only reads the
+        storage (a restore does it before it knows whether it may run)."""
+        self.staging_dir.mkdir(parents=True, exist_ok=True)
         local = self.staging_dir / LOG_FILE
-        if not (local.is_file() and _starts_with(local, stored)):
-            if not stored:
-                raise LogError(
-                    f"{self.store.uri()} holds no tunecore experiment (no event log stored)"
+        stored = self.staging_dir / f".{LOG_FILE}.stored"
+        try:
+            size = fetch_log(self.store, stored)
+            if local.is_file() and _starts_with(local, stored, size):
+                return
+        except CorruptLogError:
+            if local.is_file():
+                logger.warning(
+                    "The stored log of %s is damaged; the staging log %s is kept as it is",
+                    self.store.uri(),
+                    local,
                 )
-            _empty_but_lock(self.staging_dir)
-            fetch_state(self.store, self.staging_dir)
+            raise
+        finally:
+            stored.unlink(missing_ok=True)
+        if not size:
+            raise LogError(f"{self.store.uri()} holds no tunecore experiment (no event log stored)")
+        if local.is_file():
+            aside = self._quarantine_staging()
+            logger.warning(
+                "The staging log %s does not extend the log stored in %s (%d bytes): the "
+                "resume goes on from storage; the staging directory is kept in %s",
+                local,
+                self.store.uri(),
+                size,
+                aside,
+            )
+        _empty_but_lock(self.staging_dir)
+        fetch_state(self.store, self.staging_dir)
+
+    def _quarantine_staging(self) -> Path:
+        """Copy the staging directory (its lock aside) to a new sibling."""
+        stamp = datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S-%f")
+        aside = self.staging_root / f"{self.name}.quarantine-{stamp}"
+        shutil.copytree(
+            self.staging_dir, aside, symlinks=True, ignore=shutil.ignore_patterns(LOCK_FILE)
+        )
+        return aside
 
     def take_requests(self) -> None:
-        """Move the requests posted to the stored inbox while no driver ran
+        """Copy the requests posted to the stored inbox while no driver ran
         into the staging inbox, for the loop's first read; only with the
-        lease held (they are the running driver's to take)."""
-        fetch_requests(self.store, self.staging_dir)
+        lease held (they are the running driver's to take). Those the
+        staging log records already (taken by a driver that died before
+        their deletion) are only deleted from storage."""
+        logged = {request_of(e) for e in read_log(self.staging_dir, quiet=True).events}
+        self._fetched += fetch_requests(self.store, self.staging_dir, logged=logged)
 
     def shipper(self, log_size: Callable[[], int], lag_s: float) -> StateShipper:
-        """The shipper of this experiment, renewing the lease every round."""
-        self._stale_s = max(LEASE_MIN_S, 10 * lag_s)
-        return StateShipper(
-            self.store, self.staging_dir, log_size, lag_s=lag_s, heartbeat=self.renew_lease
+        """The shipper of this experiment, keeping the lease."""
+        self.lease.stale_s = max(LEASE_MIN_S, 10 * lag_s)
+        shipper = StateShipper(
+            self.store, self.staging_dir, log_size, lag_s=lag_s, lease=self.lease
         )
+        shipper.fetched_already(self._fetched)
+        return shipper
 
     # -- the driver's lease: one driver per stored experiment, across machines ---------
 
     def take_lease(self, lag_s: float) -> None:
         """Claim the stored experiment for this driver, or raise
-        `ExperimentLockedError` naming the driver that holds it. The
-        staging directory's lock keeps out a second driver on this machine;
-        the lease (`driver.lease` in the storage: host, pid, when renewed)
-        keeps out one on another machine while its holder renews it. A
-        holder that stopped renewing (`LEASE_MIN_S`, or ten shipping
-        periods), or a dead process on this host, is taken over. Advisory:
-        storage has no compare-and-swap, so two drivers starting in the
-        same instant could both take it."""
-        self._stale_s = max(LEASE_MIN_S, 10 * lag_s)
-        held = self._read_lease()
-        if held is not None and not self._lease_is_stale(held):
-            renewed = held.get("renewed")
-            age = time.time() - renewed if isinstance(renewed, int | float) else 0.0
-            raise ExperimentLockedError(
-                f"{self.store.uri()} is in use by another driver (pid {held.get('pid')} on host "
-                f"{held.get('host')!r}, lease renewed {age:.0f} s ago). Only one driver may run "
-                f"an experiment: wait for it to end (a dead driver's lease lapses after "
-                f"{self._stale_s:.0f} s)"
-            )
-        self.renew_lease()
+        `ExperimentLockedError` naming the driver that holds it
+        (`shell.lease`). The staging directory's lock keeps out a second
+        driver on this machine; the lease keeps out one on another machine
+        while its holder renews it."""
+        self.lease.stale_s = max(LEASE_MIN_S, 10 * lag_s)
+        self.lease.take()
 
     def renew_lease(self) -> None:
-        pid = os.getpid()
-        lease: dict[str, object] = {"host": socket.gethostname(), "pid": pid, "token": self._token}
-        lease["process_start"] = self._process_start
-        lease["renewed"] = time.time()
-        self.store.write_bytes(LEASE_FILE, json.dumps(lease).encode())
+        """Renew the lease; `LeaseLostError` if another driver took it."""
+        self.lease.renew()
 
     def drop_lease(self) -> None:
         """Give the experiment up (only a lease this driver still holds)."""
-        held = self._read_lease()
-        if held is not None and held.get("token") == self._token:
-            self.store.delete_file(LEASE_FILE)
-
-    def _read_lease(self) -> dict[str, object] | None:
-        try:
-            held = json.loads(self.store.read_bytes(LEASE_FILE))
-        except FileNotFoundError:
-            return None
-        except ValueError:  # not JSON: nobody's lease
-            logger.warning("Ignoring %s: not a lease", self.store.uri(LEASE_FILE))
-            return None
-        return held if isinstance(held, dict) else None
-
-    def _lease_is_stale(self, held: dict[str, object]) -> bool:
-        return not lease_holder(held, self._stale_s).running
+        self.lease.drop()
 
 
-def _starts_with(path: Path, prefix: bytes) -> bool:
-    if os.path.getsize(path) < len(prefix):
+def _starts_with(path: Path, prefix: Path, size: int) -> bool:
+    """Whether the file `path` begins with the `size` bytes of `prefix`
+    (compared a piece at a time)."""
+    if os.path.getsize(path) < size:
         return False
-    with path.open("rb") as file:
-        return file.read(len(prefix)) == prefix
+    if not size:  # nothing stored (a driver killed before its first shipment)
+        return True
+    with path.open("rb") as file, prefix.open("rb") as expected:
+        while chunk := expected.read(1 << 20):
+            if file.read(len(chunk)) != chunk:
+                return False
+    return True
 
 
 def _empty_but_lock(directory: Path) -> None:

@@ -16,7 +16,6 @@ A plain path is used in place, as before.
 from __future__ import annotations
 
 import atexit
-import contextlib
 import os
 import shutil
 import tempfile
@@ -25,8 +24,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tunecore.shell.eventlog import LogError, LogHeader, log_path, read_header
+from tunecore.shell.own_files import NotRegularFileError
 from tunecore.shell.store import ArrowStore, Store, join_uri, resolve_storage, uri_scheme, within
-from tunecore.shell.stored_state import SEGMENT_DIR, fetch_state, stored_log
+from tunecore.shell.stored_state import (
+    SEGMENT_DIR,
+    StoredLogCorruptError,
+    fetch_log,
+    fetch_state,
+)
 from tunecore.shell.trainable.checkpoint import Checkpoint
 
 
@@ -48,8 +53,12 @@ class StoredExperiment:
 
     def location(self, rel: str = "") -> str:
         """Where `rel` (a '/'-joined path in the experiment) is: a local path
-        when the storage is a local directory (`file://`), else its URI."""
-        local = self.store.local_path(rel)
+        when the storage is a local directory (`file://`), else its URI.
+        A path storage refuses to use (a symbolic link) is still named."""
+        try:
+            local = self.store.local_path(rel)
+        except NotRegularFileError:
+            return self.store.uri(rel)
         return local if local is not None else join_uri(self.uri, rel)
 
     def checkpoint(self, rel: str) -> Checkpoint:
@@ -96,8 +105,12 @@ def open_stored(
     atexit.register(shutil.rmtree, cache, ignore_errors=True)
     copy = cache / (_name(spec.uri) or "experiment")
     copy.mkdir()
-    with contextlib.suppress(FileNotFoundError):  # nothing there: said below
+    try:
         fetch_state(store, copy)
+    except FileNotFoundError:  # nothing there: said below
+        pass
+    except StoredLogCorruptError as error:
+        raise error.naming(spec.uri) from None
     if not log_path(copy).is_file():
         raise LogError(f"{spec.uri} holds no tunecore experiment (no event log is stored there)")
     return StoredExperiment(spec.uri, store, copy)
@@ -122,11 +135,11 @@ def experiment_header(
     local = store.local_path("")
     if local is not None and log_path(local).is_file():
         return read_header(local)
-    data = stored_log(store)
-    if not data:
-        raise LogError(f"{spec.uri} holds no tunecore experiment (no event log is stored there)")
     with tempfile.TemporaryDirectory(prefix="tunecore-header-") as scratch:
-        log_path(scratch).write_bytes(data)
+        if not fetch_log(store, log_path(scratch)):
+            raise LogError(
+                f"{spec.uri} holds no tunecore experiment (no event log is stored there)"
+            )
         return read_header(scratch)
 
 

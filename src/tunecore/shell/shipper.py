@@ -76,7 +76,8 @@ import msgspec
 
 from tunecore.shell.eventlog import LOG_FILE
 from tunecore.shell.journal import SNAPSHOT_DIR, SnapshotStore
-from tunecore.shell.own_files import open_fd
+from tunecore.shell.lease import LeaseKeeper, LeaseLostError, Renewer
+from tunecore.shell.own_files import NotRegularFileError, open_fd
 from tunecore.shell.store import Store
 from tunecore.shell.stored_state import (
     NOT_TRIAL_FILES,
@@ -168,8 +169,10 @@ class StateShipper:
     `log_size()` is the local log's length at its last whole record (called
     from the shipper thread); `clock` is what the trial-file throttle
     measures time with. `tick()` is one round of shipping, which the thread
-    runs every `lag_s` seconds (tests call it directly); each round first
-    calls `heartbeat`, if given (the driver's lease, `shell.mirror`)."""
+    runs every `lag_s` seconds (tests call it directly). With a `lease`
+    (`shell.lease`), each round first renews it, and a thread of its own
+    renews it every `lag_s` whatever a round costs; once another driver
+    holds it, nothing more is shipped (`lost`) and `on_lost` is told."""
 
     def __init__(
         self,
@@ -179,7 +182,8 @@ class StateShipper:
         *,
         lag_s: float = 5.0,
         clock: Callable[[], float] = time.monotonic,
-        heartbeat: Callable[[], None] | None = None,
+        lease: LeaseKeeper | None = None,
+        on_lost: Callable[[LeaseLostError], None] | None = None,
     ) -> None:
         if not lag_s > 0:
             raise ValueError(f"lag_s must be a positive number of seconds, got {lag_s!r}")
@@ -187,7 +191,12 @@ class StateShipper:
         self.local_dir = Path(local_dir)
         self.stats = ShipStats()
         self._log_size = log_size
-        self._heartbeat = heartbeat
+        self._lease = lease
+        self.on_lost = on_lost
+        self.lost: LeaseLostError | None = None
+        """Set once another driver took the experiment over: nothing more
+        is written to the storage."""
+        self._renewer: Renewer | None = None
         self._lag_s = lag_s
         self._clock = clock
         self._tick_lock = threading.Lock()
@@ -206,6 +215,7 @@ class StateShipper:
         self._snapshots: dict[str, _Tracked] = {}
         self._stored_snapshots: set[str] = set()
         self._files: dict[str, _Tracked] = {}
+        self._requests: set[str] = set()  # copied to the staging inbox, still stored
         self._pool: ThreadPoolExecutor | None = None
 
     @property
@@ -219,6 +229,9 @@ class StateShipper:
             raise RuntimeError("StateShipper.start: already started (or closed)")
         self._thread = threading.Thread(target=self._run, name="tunecore-shipper", daemon=True)
         self._thread.start()
+        if self._lease is not None:
+            self._renewer = Renewer(self._lease, self._lag_s, self._lose)
+            self._renewer.start()
 
     def after_shipped(self, action: Callable[[], None]) -> None:
         """Run `action` in the shipper thread once the log bytes written so
@@ -241,6 +254,8 @@ class StateShipper:
             return False
         self._closed = True
         self._deadline = time.monotonic() + timeout
+        if self._renewer is not None:
+            self._renewer.close()
         if self._thread is None:
             self._flush()
         else:
@@ -274,8 +289,10 @@ class StateShipper:
         throttle); True if everything seen is now in storage. Never raises:
         a step that fails is retried next tick."""
         with self._tick_lock:
-            if self._heartbeat is not None:
-                self._step("renewing the driver's lease", self._heartbeat)
+            if self._lease is not None:
+                self._step("renewing the driver's lease", self._renew)
+            if self.lost is not None:
+                return True  # nothing more is ever shipped
             self._step("reading the stored log", self._start_up)
             self._step("fetching requests", self._fetch_requests)
             self._step("deleting log objects", self._delete_doomed)
@@ -284,6 +301,27 @@ class StateShipper:
             self._step("shipping snapshots", self._ship_snapshots)
             self._step("shipping trial files", lambda: self._ship_trial_files(force))
             return not self._left()
+
+    def _renew(self) -> None:
+        """Renew the lease before anything is written (the tick's, beside
+        the renewer thread's own schedule): a driver that lost it, frozen
+        past its lapse, stops here."""
+        assert self._lease is not None
+        try:
+            self._lease.renew()
+        except LeaseLostError as error:
+            self._lose(error)
+
+    def _lose(self, error: LeaseLostError) -> None:
+        """Another driver took the experiment over: ship nothing more, and
+        tell the driver (once)."""
+        with self._actions_lock:
+            first = self.lost is None
+            self.lost = error
+        if first:
+            logger.error("%s", error)
+            if self.on_lost is not None:
+                self.on_lost(error)
 
     def _release_pool(self) -> None:
         with self._tick_lock:
@@ -377,9 +415,19 @@ class StateShipper:
         self._started = True
 
     def _fetch_requests(self) -> None:
-        self.stats.deletes += fetch_requests(self.store, self.local_dir)
+        """Copy new stored requests into the staging inbox; each is deleted
+        from storage by the loop once the log that records it is stored."""
+        self._requests.update(fetch_requests(self.store, self.local_dir, skip=self._requests))
+
+    def fetched_already(self, names: list[str]) -> None:
+        """Requests copied to the staging inbox before this shipper started
+        (a resume's first read): never copied again."""
+        self._requests.update(names)
 
     def _delete_doomed(self) -> None:
+        # The last first: a reader (or a crash) in the middle never meets a
+        # gap with objects after it, which reads as damage (`fetch_log`).
+        self._doomed.sort(key=lambda segment: -segment.start)
         while self._doomed:
             self._delete(self._doomed[0].name)
             self._doomed.pop(0)
@@ -479,7 +527,7 @@ class StateShipper:
             present.add(rel)
             tracked = self._files.setdefault(rel, _Tracked(since=now))
             if signature != tracked.uploaded and (force or _due(rel, tracked, signature, now)):
-                due.append((rel, path, tracked))
+                due.append((rel, path, tracked, signature))
             tracked.seen = signature
         for rel in self._files.keys() - present:
             del self._files[rel]
@@ -488,11 +536,18 @@ class StateShipper:
         if self._pool is None:
             self._pool = ThreadPoolExecutor(UPLOAD_THREADS, thread_name_prefix="tunecore-ship")
         started = time.perf_counter()
-        jobs = [(tracked, self._pool.submit(self._upload, rel, path)) for rel, path, tracked in due]
+        jobs = [
+            (rel, tracked, signature, self._pool.submit(self._upload, rel, path))
+            for rel, path, tracked, signature in due
+        ]
         failure: OSError | None = None
-        for tracked, job in jobs:
+        for rel, tracked, signature, job in jobs:
             try:
                 uploaded = job.result()
+            except NotRegularFileError as error:  # refused for good: retrying changes nothing
+                logger.warning("Storage %s: %s is not shipped (%s)", self.store.uri(), rel, error)
+                tracked.uploaded = tracked.seen = signature
+                continue
             except OSError as error:
                 self.stats.failures += 1
                 failure = failure or error

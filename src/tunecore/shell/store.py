@@ -23,19 +23,28 @@ decides which one a path gets.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
+import logging
 import os
 import re
 import shutil
+import stat
 import urllib.parse
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 import msgspec
 
+from tunecore.shell import own_files
+from tunecore.shell.own_files import NotRegularFileError
+
 if TYPE_CHECKING:
     from pyarrow.fs import FileSystem
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_ROOT = "~/tunecore_results"
 """Where the API puts experiments unless told otherwise (`ExperimentStorage`
@@ -60,6 +69,12 @@ _URI_START = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]+):/")
 _TEMP_SUFFIX = re.compile(r"\.tmp-[0-9a-f]{16}$")
 
 _CHUNK = 1 << 20
+
+
+class Readable(Protocol):
+    """What `Store.open_input` gives: `read(n)` up to `n` bytes."""
+
+    def read(self, size: int, /) -> bytes: ...
 
 
 class StorageSpec(msgspec.Struct, frozen=True):
@@ -100,9 +115,17 @@ class Store(Protocol):
         """The full address of `rel`, for messages and logs (no credentials)."""
         ...
 
-    def read_bytes(self, rel: str) -> bytes:
+    def read_bytes(self, rel: str, limit: int | None = None) -> bytes:
         """The whole object at `rel`. `FileNotFoundError` if there is no
-        object there (a directory is not an object)."""
+        object there (a directory is not an object). An object over `limit`
+        bytes is refused with `NotRegularFileError` having read at most
+        `limit + 1` of its bytes: a reader bounds its memory."""
+        ...
+
+    def open_input(self, rel: str) -> contextlib.AbstractContextManager[Readable]:
+        """The object at `rel` to read a piece at a time (`read(n)` gives at
+        most `n` bytes, fewer only at its end), for objects too large to
+        hold in memory. `FileNotFoundError` if there is no object there."""
         ...
 
     def write_bytes(self, rel: str, data: bytes) -> None:
@@ -190,20 +213,34 @@ def _parent(path: str) -> str:
     return path.rpartition("/")[0] or "/"
 
 
-def _local_files(local: str, marker: str | None) -> list[str]:
+def _local_files(local: str, marker: str | None, *, links: bool = True) -> list[str]:
     """The '/'-joined relative paths of the files under `local`, sorted, the
-    top-level `marker` (if present) moved to the end."""
+    top-level `marker` (if present) moved to the end. With `links` a
+    symbolic link to a file counts as that file (a worker's own directory);
+    without (a tree in storage), a link or special file under `local` is
+    refused with `NotRegularFileError` naming it."""
     if not os.path.isdir(local):
         raise FileNotFoundError(f"{local!r} is not a directory")
     files: list[str] = []
-    for dirpath, _dirnames, filenames in os.walk(local):
+    for dirpath, dirnames, filenames in os.walk(local):
         prefix = os.path.relpath(dirpath, local).replace(os.sep, "/")
-        files.extend(
-            name if prefix == "." else f"{prefix}/{name}"
-            for name in filenames
-            if os.path.isfile(os.path.join(dirpath, name)) and not _is_temp(name)
-        )
+        for name in filenames if links else [*filenames, *dirnames]:
+            path = os.path.join(dirpath, name)
+            if not links:
+                mode = os.lstat(path).st_mode
+                if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                    raise NotRegularFileError(
+                        errno.EINVAL, f"{own_files.kind_of(mode)} in storage: refused", path
+                    )
+                if stat.S_ISDIR(mode):
+                    continue
+            if os.path.isfile(path) and not _is_temp(name):
+                files.append(name if prefix == "." else f"{prefix}/{name}")
     return _marker_last(sorted(files), marker)
+
+
+def _joined(root: str, rel: str) -> str:
+    return os.path.join(root, *rel.split("/"))
 
 
 def _marker_last(paths: list[str], marker: str | None) -> list[str]:
@@ -229,12 +266,42 @@ def _naming(store: Store, rel: str) -> Iterator[None]:
         yield
     except FileNotFoundError as exc:
         raise FileNotFoundError(f"{store.uri(rel)}: not found ({exc})") from exc
+    except NotRegularFileError:
+        raise  # refused, not failed: it names the entry already
     except OSError as exc:
         raise OSError(f"{store.uri(rel)}: {exc}") from exc
     except Exception as exc:
         if not _is_arrow_error(exc):
             raise
         raise OSError(f"{store.uri(rel)}: {exc}") from exc
+
+
+def _check_listed(store: Store, rel: str, name: str) -> None:
+    """Refuse a name a listing gave that is no store path (an S3 key may be
+    `ckpt/../x`, which pyarrow's client normalises into another object's
+    GET): `OSError` naming it, before anything is read or written."""
+    try:
+        check_rel(name, root_ok=False)
+    except ValueError:
+        raise OSError(
+            f"{store.uri(rel)} holds an object named {name!r}, which is no store path "
+            "(an empty, '.' or '..' component): refused, nothing read or written"
+        ) from None
+
+
+def _too_large(store: Store, rel: str, limit: int, size: int) -> NotRegularFileError:
+    return NotRegularFileError(
+        errno.EFBIG, f"larger than {limit} bytes ({size}): refused unread", store.uri(rel)
+    )
+
+
+def _is_component(store: Store, rel: str, name: str) -> bool:
+    """Whether a name a listing of `rel` gave is one path component; the
+    `..` of an S3 key `x/../y` is not, and is left out with a warning."""
+    if name not in ("", ".", "..") and "/" not in name and "\0" not in name:
+        return True
+    logger.warning("%s: skipped the entry %r, which is no store path", store.uri(rel), name)
+    return False
 
 
 def _is_arrow_error(exc: Exception) -> bool:
@@ -255,19 +322,43 @@ class LocalStore:
         return f"LocalStore({self.root!r})"
 
     def _path(self, rel: str, *, root_ok: bool = True) -> str:
+        """The local path of `rel`, once no entry on the way from the root
+        to it is a symbolic link: storage is never read, written or deleted
+        through a link (one in place of a trial directory would lead a
+        resume into someone else's files). `NotRegularFileError` names it."""
         check_rel(rel, root_ok=root_ok)
-        return os.path.join(self.root, *rel.split("/")) if rel else self.root
+        if not rel:
+            return self.root
+        path = self.root
+        for part in rel.split("/"):
+            path = os.path.join(path, part)
+            try:
+                mode = os.lstat(path).st_mode
+            except (FileNotFoundError, NotADirectoryError):
+                break
+            if stat.S_ISLNK(mode):
+                raise NotRegularFileError(
+                    errno.ELOOP, "a symbolic link: storage is never used through a link", path
+                )
+        return _joined(self.root, rel)
 
     def uri(self, rel: str = "") -> str:
-        return self._path(rel)
+        check_rel(rel)
+        return _joined(self.root, rel) if rel else self.root
 
-    def read_bytes(self, rel: str) -> bytes:
+    def read_bytes(self, rel: str, limit: int | None = None) -> bytes:
         path = self._path(rel, root_ok=False)
         with _naming(self, rel):
-            if not os.path.isfile(path):
+            if not os.path.lexists(path) or stat.S_ISDIR(os.lstat(path).st_mode):
                 raise FileNotFoundError("no object")
-            with open(path, "rb") as file:
-                return file.read()
+            return own_files.read_bytes(Path(path), limit)
+
+    def open_input(self, rel: str) -> contextlib.AbstractContextManager[Readable]:
+        path = self._path(rel, root_ok=False)
+        with _naming(self, rel):
+            if not os.path.lexists(path) or stat.S_ISDIR(os.lstat(path).st_mode):
+                raise FileNotFoundError("no object")
+            return os.fdopen(own_files.open_fd(Path(path)), "rb")
 
     def write_bytes(self, rel: str, data: bytes) -> None:
         path = self._path(rel, root_ok=False)
@@ -286,20 +377,35 @@ class LocalStore:
         path = self._path(rel)
         with _naming(self, rel):
             try:
-                names = os.listdir(path)
+                entries = list(os.scandir(path))
             except (FileNotFoundError, NotADirectoryError):
                 return []
-        return sorted(name for name in names if not _is_temp(name))
+        names = []
+        for entry in entries:
+            if _is_temp(entry.name):
+                continue
+            try:
+                mode = entry.stat(follow_symlinks=False).st_mode
+            except FileNotFoundError:  # deleted meanwhile
+                continue
+            if stat.S_ISDIR(mode) or stat.S_ISREG(mode):
+                names.append(entry.name)
+            else:
+                logger.warning("%s: skipped, %s in storage", entry.path, own_files.kind_of(mode))
+        return sorted(names)
 
     def exists(self, rel: str) -> bool:
-        return os.path.lexists(self._path(rel))
+        try:
+            return os.path.lexists(self._path(rel))
+        except NotRegularFileError:
+            return True  # something is there: a link, which nothing uses
 
     def upload_dir(self, local: str, rel: str, *, marker: str | None = None) -> int:
-        dest = self._path(rel)
+        self._path(rel)
         written = 0
         for name in _local_files(local, marker):
             with _naming(self, _join(rel, name)):
-                target = os.path.join(dest, *name.split("/"))
+                target = self._path(_join(rel, name), root_ok=False)
                 os.makedirs(os.path.dirname(target), exist_ok=True)
                 shutil.copyfile(os.path.join(local, *name.split("/")), target)
                 written += os.path.getsize(target)
@@ -309,7 +415,7 @@ class LocalStore:
         source = self._path(rel)
         read = 0
         with _naming(self, rel):
-            files = _local_files(source, None) if os.path.isdir(source) else []
+            files = _local_files(source, None, links=False) if os.path.isdir(source) else []
             if not files:
                 raise FileNotFoundError("nothing stored under it")
             for name in files:
@@ -323,7 +429,7 @@ class LocalStore:
         source = self._path(src)
         self._path(dst)
         with _naming(self, src):
-            if not (os.path.isdir(source) and _local_files(source, None)):
+            if not (os.path.isdir(source) and _local_files(source, None, links=False)):
                 raise FileNotFoundError("nothing stored under it")
         self.upload_dir(source, dst, marker=marker)
 
@@ -394,22 +500,48 @@ class ArrowStore:
             infos = self.fs.get_file_info(FileSelector(root, allow_not_found=True, recursive=True))
         except NotADirectoryError:
             return []
-        return sorted(
+        names = sorted(
             info.path[len(root.rstrip("/")) + 1 :]
             for info in infos
             if info.type == FileType.File and not _is_temp(info.base_name)
         )
+        for name in names:
+            _check_listed(self, rel, name)
+        return names
 
-    def read_bytes(self, rel: str) -> bytes:
+    def read_bytes(self, rel: str, limit: int | None = None) -> bytes:
         path = self._path(rel, root_ok=False)
         with _naming(self, rel):
+            if limit is not None:  # its size first: a GET of a huge object costs its size
+                self._check_size(path, rel, limit)
             try:
                 with self.fs.open_input_stream(path, compression=None) as stream:
-                    return stream.read()
+                    data: bytes = stream.read() if limit is None else stream.read(limit + 1)
             except OSError:
                 if self._kind(path) != "file":
                     raise FileNotFoundError("no object") from None
                 raise
+            if limit is not None and len(data) > limit:  # it grew meanwhile
+                raise _too_large(self, rel, limit, len(data))
+            return data
+
+    @contextlib.contextmanager
+    def open_input(self, rel: str) -> Iterator[Readable]:
+        path = self._path(rel, root_ok=False)
+        with _naming(self, rel):
+            if self._kind(path) != "file":
+                raise FileNotFoundError("no object")
+            with self.fs.open_input_stream(path, compression=None) as stream:
+                yield _ArrowInput(self, path, rel, stream)
+
+    def _check_size(self, path: str, rel: str, limit: int) -> None:
+        from pyarrow.fs import FileType  # noqa: PLC0415
+
+        info = self.fs.get_file_info(path)
+        if info.type in (FileType.NotFound, FileType.Directory):
+            raise FileNotFoundError("no object")
+        if info.size is not None and info.size > limit:
+            raise _too_large(self, rel, limit, info.size)
 
     def write_bytes(self, rel: str, data: bytes) -> None:
         path = self._path(rel, root_ok=False)
@@ -437,7 +569,8 @@ class ArrowStore:
                 infos = self.fs.get_file_info(FileSelector(path, allow_not_found=True))
             except NotADirectoryError:
                 return []
-        return sorted(info.base_name for info in infos if not _is_temp(info.base_name))
+        names = sorted(info.base_name for info in infos if not _is_temp(info.base_name))
+        return [name for name in names if _is_component(self, rel, name)]
 
     def exists(self, rel: str) -> bool:
         path = self._path(rel)
@@ -506,6 +639,24 @@ class ArrowStore:
     def local_path(self, rel: str) -> str | None:
         check_rel(rel)
         return None
+
+
+class _ArrowInput:
+    """An object being read: a read that fails because the object is gone
+    (deleted after it was opened: S3 sends the GET only when read) is a
+    `FileNotFoundError`, as in `read_bytes`; other failures name the URI."""
+
+    def __init__(self, store: ArrowStore, path: str, rel: str, stream: Readable) -> None:
+        self._store, self._path, self._rel, self._stream = store, path, rel, stream
+
+    def read(self, size: int, /) -> bytes:
+        with _naming(self._store, self._rel):
+            try:
+                return self._stream.read(size)
+            except OSError:
+                if self._store._kind(self._path) != "file":
+                    raise FileNotFoundError("no object (deleted while read)") from None
+                raise
 
 
 def within(store: Store, rel: str) -> Store:

@@ -14,26 +14,36 @@ reader of a stored experiment (a resume, `tunecore status URI`,
 - one directory per trial with its files (`params.json`, `result.json`,
   `progress.csv`, `error.txt`, logs, exports), and its checkpoints, which
   workers upload themselves and readers download only when asked.
-- `inbox/`: requests posted by `tunecore stop|add URI`, moved by the
-  driver into its local inbox (`fetch_requests`).
+- `inbox/`: requests posted by `tunecore stop|add URI`, copied by the
+  driver into its local inbox (`fetch_requests`), and deleted once the log
+  that records them is stored (`delete_taken`).
 """
 
 from __future__ import annotations
 
+import errno
+import logging
 import os
 import re
 import tempfile
+from collections.abc import Collection, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tunecore.shell.eventlog import LOG_FILE
+from tunecore.shell.eventlog import LOG_FILE, CorruptLogError, LogError, copy_whole_frames
 from tunecore.shell.inbox import INBOX_DIR, MAX_REQUEST_BYTES, is_request_name
 from tunecore.shell.journal import SNAPSHOT_DIR, SnapshotStore
+from tunecore.shell.own_files import NotRegularFileError
 from tunecore.shell.store import Store
+
+logger = logging.getLogger(__name__)
 
 SEGMENT_DIR = "events"
 FETCH_THREADS = 8
+MAX_REQUESTS_PER_ROUND = 100
+"""Requests taken from the stored inbox per shipping round: a flood of
+them waits for later rounds instead of stalling one."""
 NOT_TRIAL_FILES = re.compile(r"^(checkpoint_.*|exploit_.*|worker_checkpoints)$")
 """What a trial directory holds that is not a trial file: checkpoints
 (workers store them) and the worker's own scratch."""
@@ -90,26 +100,87 @@ def chain(found: dict[int, list[Segment]]) -> list[Segment]:
     return chain
 
 
-def stored_log(store: Store) -> bytes:
-    """The event log as storage holds it: the chain of `events/` objects
-    from byte 0, concatenated (empty if there is none). An object a
-    compaction deleted under the reader is read again from a new listing."""
+class StoredLogCorruptError(CorruptLogError):
+    """The log in storage is damaged: `uri` names the experiment, and
+    `offset` and `record` where in its log (no advice to cut: a stored log
+    is only read)."""
+
+    def __init__(self, uri: str, offset: int, record: int, why: str) -> None:
+        LogError.__init__(
+            self,
+            f"{uri}: the stored event log's record {record} at byte offset {offset} is "
+            f"corrupt ({why})",
+        )
+        self.path, self.offset, self.record, self.why, self.uri = (
+            Path(uri),
+            offset,
+            record,
+            why,
+            uri,
+        )
+
+    def naming(self, uri: str) -> StoredLogCorruptError:
+        """The same damage, with the experiment named as `uri`."""
+        return StoredLogCorruptError(uri, self.offset, self.record, self.why)
+
+
+def fetch_log(store: Store, target: Path) -> int:
+    """Copy the event log as storage holds it, the chain of `events/`
+    objects from byte 0, into the local file `target` (replaced whole);
+    its size, or 0 (and no file) if none is stored. Objects are streamed a
+    record at a time and checked to be whole records (`copy_whole_frames`),
+    so a huge or zero-filled object is damage found in its first bytes,
+    never read whole. A gap followed by more objects is damage too (what a
+    killed shipper leaves never has one): `CorruptLogError` at the offset
+    of the gap. An object a compaction deleted under the reader is read
+    again from a new listing."""
     for _attempt in range(_READ_RETRIES):
-        found = chain(segments(store.list(SEGMENT_DIR)))
-        parts = []
+        found = segments(store.list(SEGMENT_DIR))
+        chained = chain(found)
+        end = chained[-1].end if chained else 0
+        after = sorted(start for start in found if start > end)
+        if after:
+            raise StoredLogCorruptError(
+                store.uri(),
+                end,
+                0,
+                f"the stored log has a gap: no object starts at byte {end}, but "
+                f"{len(after)} start after it (the first at byte {after[0]})",
+            )
+        if not chained:
+            return 0
+        descriptor, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
         try:
-            for segment in found:
-                data = store.read_bytes(segment.name)
-                if len(data) != segment.size:
-                    raise OSError(
-                        f"{store.uri(segment.name)} holds "
-                        f"{len(data)} bytes, its name says {segment.size}"
-                    )
-                parts.append(data)
+            with os.fdopen(descriptor, "wb") as out:
+                record = 0
+                for segment in chained:
+                    with store.open_input(segment.name) as source:
+                        record = copy_whole_frames(
+                            source,
+                            out,
+                            where=Path(segment.name),
+                            start=segment.start,
+                            size=segment.size,
+                            record=record,
+                        )
+            os.replace(temporary, target)
+        except CorruptLogError as error:
+            why = f"{error.why}, in the object {segment.name}"
+            raise StoredLogCorruptError(store.uri(), error.offset, error.record, why) from None
         except FileNotFoundError:
             continue  # compacted meanwhile: list again
-        return b"".join(parts)
+        finally:
+            Path(temporary).unlink(missing_ok=True)
+        return end
     raise OSError(f"{store.uri(SEGMENT_DIR)}: the log objects kept changing while being read")
+
+
+def stored_log(store: Store) -> bytes:
+    """The stored event log's bytes (`fetch_log`), for a log small enough
+    to hold in memory (tools and tests)."""
+    with tempfile.TemporaryDirectory(prefix="tunecore-log-") as scratch:
+        target = Path(scratch) / LOG_FILE
+        return target.read_bytes() if fetch_log(store, target) else b""
 
 
 def fetch_state(store: Store, local_dir: Path) -> None:
@@ -129,13 +200,14 @@ def fetch_state(store: Store, local_dir: Path) -> None:
                 snapshots[name] = store.read_bytes(f"{SNAPSHOT_DIR}/{name}")
             except FileNotFoundError:
                 continue  # dropped meanwhile: a newer one replaced it
-    log = stored_log(store)
-    if not log:
+    local_dir = Path(local_dir)
+    local_dir.mkdir(parents=True, exist_ok=True)
+    fetched = local_dir / f".{LOG_FILE}.fetched"
+    if not fetch_log(store, fetched):
         raise FileNotFoundError(
             f"{store.uri(SEGMENT_DIR)}: no event log stored there "
             "(not a tunecore experiment, or it never started)"
         )
-    local_dir = Path(local_dir)
     local = SnapshotStore(local_dir)
     local.directory.mkdir(parents=True, exist_ok=True)
     for records in local.available():
@@ -143,29 +215,71 @@ def fetch_state(store: Store, local_dir: Path) -> None:
             local.path(records).unlink(missing_ok=True)
     for name, data in snapshots.items():
         write_file(local.directory / name, data)
-    trials = [name for name in store.list() if is_trial_dir(name)]
-    with ThreadPoolExecutor(FETCH_THREADS, thread_name_prefix="tunecore-fetch") as pool:
-        for job in [pool.submit(_fetch_tree, store, name, local_dir) for name in trials]:
-            job.result()
-    write_file(local_dir / LOG_FILE, log)
+    try:
+        trials = [name for name in store.list() if is_trial_dir(name)]
+        with ThreadPoolExecutor(FETCH_THREADS, thread_name_prefix="tunecore-fetch") as pool:
+            for job in [pool.submit(_fetch_tree, store, name, local_dir) for name in trials]:
+                job.result()
+        os.replace(fetched, local_dir / LOG_FILE)
+    finally:
+        fetched.unlink(missing_ok=True)
 
 
-def fetch_requests(store: Store, local_dir: Path) -> int:
-    """Move what `tunecore stop|add URI` posted to the store's inbox into
-    the local one, where the loop reads (and checks) it; how many objects
-    were taken. A name that is no request, or an object too large to be
-    one, is only deleted."""
-    names = store.list(INBOX_DIR)
+def fetch_requests(
+    store: Store,
+    local_dir: Path,
+    *,
+    skip: Collection[str] = (),
+    logged: Collection[str] = (),
+    limit: int = MAX_REQUESTS_PER_ROUND,
+) -> list[str]:
+    """Copy what `tunecore stop|add URI` posted to the store's inbox into
+    the local one, where the loop reads (and checks) it; the names copied,
+    at most `limit` (oldest first: the rest wait for the next round).
+
+    A request stays in storage until the log that records it is stored
+    (`delete_taken`), so a driver that dies first loses none: names in
+    `skip` were copied already, and those in `logged` are recorded by the
+    log already (only deleted). An entry that cannot be a request (another
+    name, a directory such as S3's `inbox/0.json/x`, an object over
+    `MAX_REQUEST_BYTES`, which is not read) is skipped with a warning and
+    removed, and the rest are taken."""
+    fetched: list[str] = []
     local = Path(local_dir) / INBOX_DIR
-    for name in names:
+    for name in store.list(INBOX_DIR):
+        if len(fetched) >= limit:
+            break
         rel = f"{INBOX_DIR}/{name}"
-        if is_request_name(name) and is_plain_name(name):
-            data = store.read_bytes(rel)
-            if len(data) <= MAX_REQUEST_BYTES:
-                local.mkdir(parents=True, exist_ok=True)
-                write_file(local / name, data)
-        store.delete_file(rel)
-    return len(names)
+        if name in skip:
+            continue
+        if name in logged:
+            store.delete_file(rel)
+            continue
+        try:
+            if not (is_request_name(name) and is_plain_name(name)):
+                raise NotRegularFileError(errno.EINVAL, "not a request's name", rel)
+            data = store.read_bytes(rel, MAX_REQUEST_BYTES)
+        except FileNotFoundError:
+            if not store.exists(rel):
+                continue  # gone meanwhile
+            logger.warning("%s: skipped a request that is a directory; removed", store.uri(rel))
+            store.delete_dir(rel)
+            continue
+        except NotRegularFileError as error:
+            logger.warning("%s: skipped (%s); removed", store.uri(rel), error.strerror)
+            store.delete_file(rel)
+            continue
+        local.mkdir(parents=True, exist_ok=True)
+        write_file(local / name, data)
+        fetched.append(name)
+    return fetched
+
+
+def delete_taken(store: Store, names: Iterable[str]) -> None:
+    """Delete requests from the store's inbox: once the log that records
+    them is stored."""
+    for name in names:
+        store.delete_file(f"{INBOX_DIR}/{name}")
 
 
 def _fetch_tree(store: Store, rel: str, local_dir: Path) -> None:

@@ -1002,3 +1002,24 @@ def test_a_spec_that_is_not_one_to_spec_wrote_is_refused_naming_the_field() -> N
         OptunaSearch.from_spec({**spec, "seed": "one"})
     with pytest.raises(InvalidFieldError, match=r"OptunaSearch spec\.version"):
         OptunaSearch.from_spec({**spec, "version": 99})
+
+
+def test_a_spec_of_the_version_before_rebuilds_its_default_sampler_and_refuses_a_built_one() -> (
+    None
+):
+    """Logs written before tunecore stopped describing samplers: version 1
+    with no sampler (the default TPE on the seed) goes on as version 2 does;
+    one naming a sampler the user built asks for the searcher again."""
+    original = OptunaSearch(
+        space={"x": optuna.distributions.FloatDistribution(0.0, 1.0)},
+        metric="loss",
+        mode="min",
+        seed=3,
+    )
+    spec = original.to_spec()
+    assert isinstance(spec, dict)
+    older = {**spec, "version": 1, "sampler": None}
+    assert rebuilt(older).suggest("a") == rebuilt(spec).suggest("a")
+    built = {**older, "sampler": {"class": "optuna.samplers:NSGAIISampler", "arguments": {}}}
+    with pytest.raises(InvalidFieldError, match=r"spec\.sampler.*search_alg="):
+        OptunaSearch.from_spec(built)

@@ -59,6 +59,11 @@ class OptunaSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     evaluated_rewards: list[JsonValue] | None
     seed: int | None
     study_name: str
+    sampler: JsonDict | None = None
+    """Version 1 described a sampler the user built here; tunecore no longer
+    does (Optuna has no public API that gives its arguments back), so a
+    version 1 spec holding one is refused (`read_spec`). None: the default
+    TPE on `seed`."""
 
 
 def describe_space(
@@ -82,11 +87,21 @@ def describe_space(
 
 
 def read_spec(spec: object) -> OptunaSpec:
-    """The spec `to_spec` wrote, of this version."""
+    """The spec `to_spec` wrote, of this version or the one before (whose
+    default TPE it rebuilds the same way)."""
     version = spec.get("version") if isinstance(spec, dict) else None
-    if version != SPEC_VERSION:
-        raise InvalidFieldError("OptunaSearch spec.version", version, f"{SPEC_VERSION}")
-    return decode_spec("OptunaSearch", spec, OptunaSpec)
+    if version not in (1, SPEC_VERSION):
+        raise InvalidFieldError("OptunaSearch spec.version", version, f"1 or {SPEC_VERSION}")
+    decoded = decode_spec("OptunaSearch", spec, OptunaSpec)
+    if decoded.sampler is not None:
+        raise InvalidFieldError(
+            "OptunaSearch spec.sampler",
+            decoded.sampler.get("class", decoded.sampler),
+            "none: a sampler you built is not rebuilt from the log (Optuna has no public "
+            "API that gives its arguments back); pass the searcher again, built as before, "
+            "to Tuner.restore(path, trainable, search_alg=...)",
+        )
+    return decoded
 
 
 def constructor_space(

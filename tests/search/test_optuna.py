@@ -1018,8 +1018,9 @@ def test_a_spec_of_the_version_before_rebuilds_its_default_sampler_and_refuses_a
     )
     spec = original.to_spec()
     assert isinstance(spec, dict)
-    older = {**spec, "version": 1, "sampler": None}
+    older: JsonDict = {**spec, "version": 1, "sampler": None}
     assert rebuilt(older).suggest("a") == rebuilt(spec).suggest("a")
-    built = {**older, "sampler": {"class": "optuna.samplers:NSGAIISampler", "arguments": {}}}
+    sampler: JsonDict = {"class": "optuna.samplers:NSGAIISampler", "arguments": {}}
+    built: JsonDict = {**older, "sampler": sampler}
     with pytest.raises(InvalidFieldError, match=r"spec\.sampler.*search_alg="):
         OptunaSearch.from_spec(built)

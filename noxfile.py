@@ -16,35 +16,29 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-import tomllib
 from collections.abc import Callable
 from pathlib import Path
 
 import nox
 
-nox.options.sessions = ["lint", "typecheck", "tests", "package", "optuna"]
+nox.options.sessions = ["lint", "typecheck", "tests", "package", "optuna", "frameworks"]
 nox.options.default_venv_backend = "uv"
 PYTHON = "3.11"
 ROOT = Path(__file__).parent
 LOCK = "requirements/dev.lock"
 SHARED_ENV = ROOT / ".venv"
 CPU_TORCH = "torch==2.13.0"
-"""The torch the framework extras run on: pip takes its CPU build from the
-wheels the machine's pip configuration finds (`find-links`; in CI, set
-PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cpu), where uv, or
-pip with PyPI alone, would take the multi-GB CUDA build."""
-
-
-def locked_extras() -> list[str]:
-    """`--extra=NAME` for each extra the lock covers: all but those
-    pyproject.toml's `[tool.tunecore] unlocked-extras` names."""
-    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    unlocked = set(pyproject["tool"]["tunecore"]["unlocked-extras"])
-    extras = pyproject["project"]["optional-dependencies"]
-    return [f"--extra={extra}" for extra in extras if extra not in unlocked]
-
-
-LOCK_INPUTS = ("pyproject.toml", *locked_extras(), "--universal", f"--python-version={PYTHON}")
+"""The torch the framework extras run on (held in the lock by
+requirements/lock-constraints.txt): pip takes its CPU build from the wheels
+the machine's pip configuration finds (`find-links`), where uv would take
+the multi-GB CUDA build from PyPI, so the sessions that need it use pip."""
+LOCK_INPUTS = (
+    "pyproject.toml",
+    "--all-extras",
+    "--constraint=requirements/lock-constraints.txt",
+    "--universal",
+    f"--python-version={PYTHON}",
+)
 
 
 def shared_env(session: nox.Session) -> Callable[..., None]:
@@ -155,10 +149,9 @@ def frameworks(session: nox.Session) -> None:
     scripts, on torch's CPU build with Keras on its torch backend.
 
     pip, not uv, makes this environment: it installs torch's CPU build
-    first (`CPU_TORCH`), then tunecore with the lock. Keras and Lightning
-    are not in the lock (the lock is made with `dev`, which leaves them
-    out), so they come unpinned for now."""
-    session.install(CPU_TORCH)
+    first (`CPU_TORCH`), then tunecore with the lock, which pins Keras and
+    Lightning too."""
+    session.install("-c", LOCK, CPU_TORCH)
     session.install("-c", LOCK, "-e", ".[dev,keras,lightning]")
     session.run(
         "pytest", "-v", *FRAMEWORK_TESTS, "-k", "keras or lightning or extras",

@@ -22,15 +22,12 @@ def locked_versions() -> dict[str, str]:
 
 
 def asked_for() -> list[Requirement]:
-    """Every requirement pyproject.toml names, its own extras and those it
-    keeps out of the lock (`[tool.tunecore] unlocked-extras`) left out."""
+    """Every requirement pyproject.toml names, its own extras left out."""
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     project = pyproject["project"]
-    unlocked = set(pyproject["tool"]["tunecore"]["unlocked-extras"])
     lines = list(project["dependencies"])
-    for name, extra in project["optional-dependencies"].items():
-        if name not in unlocked:
-            lines.extend(extra)
+    for extra in project["optional-dependencies"].values():
+        lines.extend(extra)
     requirements = [Requirement(line) for line in lines]
     return [r for r in requirements if canonicalize_name(r.name) != "tunecore"]
 

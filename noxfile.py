@@ -21,7 +21,7 @@ from pathlib import Path
 
 import nox
 
-nox.options.sessions = ["lint", "typecheck", "tests", "package", "optuna", "frameworks"]
+nox.options.sessions = ["lint", "typecheck", "tests", "package", "optuna"]
 nox.options.default_venv_backend = "uv"
 PYTHON = "3.11"
 ROOT = Path(__file__).parent
@@ -63,10 +63,20 @@ def shared_env(session: nox.Session) -> Callable[..., None]:
 
 @nox.session(venv_backend="none")
 def tests(session: nox.Session) -> None:
-    """The pytest suite: unit, property, stateful and integration tests, each
-    test named as it runs (arguments go to pytest: `./dev test tests/core`)."""
+    """The pytest suite but its slow tests: unit, property, stateful and
+    integration tests, each named as it runs (arguments go to pytest, and
+    then select from every test: `./dev test tests/core`)."""
     run = shared_env(session)
-    run("pytest", *(session.posargs or ["-v", "--durations=10"]))
+    run("pytest", *(session.posargs or ["-v", "--durations=10", "-m", "not slow"]))
+
+
+@nox.session(venv_backend="none")
+def slow(session: nox.Session) -> None:
+    """The tests marked slow: user scripts written as Ray's docs write them,
+    the README's and docs' snippets, kills and chaos, a two-node cluster,
+    S3, the framework integrations (`./dev test --all` and CI run them)."""
+    run = shared_env(session)
+    run("pytest", "-v", "--durations=10", "-m", "slow", *session.posargs)
 
 
 @nox.session(venv_backend="none")

@@ -20,6 +20,8 @@ from tunecore.cli import EXIT_CODES
 from tunecore.cli.parser import build_parser
 from tunecore.core import TRANSITIONS, format_transitions, transitions_dot
 
+pytestmark = pytest.mark.slow  # the snippets run on a real Ray, each page in a process
+
 ARCHITECTURE = Path(__file__).parent.parent / "docs" / "architecture.md"
 
 

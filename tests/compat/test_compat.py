@@ -39,6 +39,8 @@ from typing import Any
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 SCRIPTS = Path(__file__).parent / "scripts"
 
 # Seconds a script may take before it counts as hung (a fit() that never

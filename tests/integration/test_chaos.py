@@ -30,7 +30,7 @@ SEED = 15
 `max_delay=2.0`): one mid-run, one as the resumed driver restarts its
 trials. The uninterrupted run lasts some 8 s after its first event here."""
 
-pytestmark = pytest.mark.usefixtures("ray_cluster")
+pytestmark = [pytest.mark.usefixtures("ray_cluster"), pytest.mark.slow]
 
 
 def test_a_driver_killed_twice_and_resumed_loses_and_repeats_no_result(tmp_path: Path) -> None:

@@ -31,6 +31,8 @@ import pytest
 from tests.cluster_fixture import TwoNodeCluster, two_node_cluster
 from tests.storage_fixtures import StorageTarget
 
+pytestmark = pytest.mark.slow
+
 __all__ = ["two_node_cluster"]  # the fixture, used by name below
 
 STEPS = 4

@@ -126,7 +126,7 @@ def drive(uri: str, name: str, address: str) -> None:
 
 # --- the tests ----------------------------------------------------------------
 
-pytestmark = pytest.mark.usefixtures("ray_cluster")
+pytestmark = [pytest.mark.usefixtures("ray_cluster"), pytest.mark.slow]
 
 
 @pytest.fixture(autouse=True, scope="module")

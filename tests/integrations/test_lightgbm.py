@@ -17,6 +17,8 @@ import tunecore as tune
 
 lgb = pytest.importorskip("lightgbm")
 from tunecore.integration.lightgbm import (  # noqa: E402 - only with lightgbm installed
+
+pytestmark = pytest.mark.slow
     TuneReportCallback,
     TuneReportCheckpointCallback,
 )

@@ -23,6 +23,8 @@ from tests.integrations import mlflow_driver  # noqa: E402
 from tunecore.integrations.mlflow import MLflowLoggerCallback, setup_mlflow  # noqa: E402
 from tunecore.model import InvalidFieldError  # noqa: E402
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

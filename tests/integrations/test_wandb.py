@@ -20,6 +20,8 @@ import tunecore as tune
 wandb = pytest.importorskip("wandb")
 from tunecore.integrations.wandb import WandbLoggerCallback, setup_wandb  # noqa: E402
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(autouse=True)
 def offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -23,6 +23,8 @@ from tunecore.integration.xgboost import (  # noqa: E402
     TuneReportCheckpointCallback,
 )
 
+pytestmark = pytest.mark.slow
+
 ROUNDS = 5
 PARAMS = {"objective": "binary:logistic", "eval_metric": ["logloss", "error"], "seed": 3}
 

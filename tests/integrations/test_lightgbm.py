@@ -17,11 +17,11 @@ import tunecore as tune
 
 lgb = pytest.importorskip("lightgbm")
 from tunecore.integration.lightgbm import (  # noqa: E402 - only with lightgbm installed
-
-pytestmark = pytest.mark.slow
     TuneReportCallback,
     TuneReportCheckpointCallback,
 )
+
+pytestmark = pytest.mark.slow
 
 ROUNDS = 5
 PARAMS = {

@@ -53,14 +53,20 @@ def test_a_failing_job_is_logged_once_per_kind_and_the_next_jobs_run(
     assert "OSError" in errors[0].getMessage()
 
 
+def writers() -> set[threading.Thread]:
+    return {t for t in threading.enumerate() if t.name == "tunecore-file-writer"}
+
+
 def test_after_close_jobs_run_inline_and_no_thread_is_left() -> None:
+    others = writers()  # another experiment's, still running in this process
     queue = FileQueue(background=True)
     queue.submit("a", lambda: None)
+    assert writers() - others  # this queue's
     queue.close()
     ran: list[str] = []
     queue.submit("b", lambda: ran.append(threading.current_thread().name))
     assert ran == [threading.current_thread().name]
-    assert not [t for t in threading.enumerate() if t.name == "tunecore-file-writer"]
+    assert not writers() - others
 
 
 def test_inline_errors_reach_the_caller() -> None:

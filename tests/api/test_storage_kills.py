@@ -33,6 +33,8 @@ from tunecore.shell.replay import replay
 from tunecore.shell.store import within
 from tunecore.shell.stored_state import fetch_state, stored_log
 
+pytestmark = pytest.mark.slow  # drivers killed and resumed, a minute on S3
+
 REPOSITORY = Path(__file__).resolve().parents[2]
 STEPS = 40
 TRIALS = 3

@@ -39,8 +39,11 @@ def tracking_uri(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 @pytest.fixture(autouse=True)
 def in_tmp_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """MLflow keeps a SQLite store's artifacts in `./mlruns`."""
+    """MLflow keeps a SQLite store's artifacts in `./mlruns`; the experiment
+    an earlier test (or script) made active is not this test's
+    (`mlflow.set_experiment` leaves it in MLFLOW_EXPERIMENT_ID)."""
     monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MLFLOW_EXPERIMENT_ID", raising=False)
 
 
 def runs_of(uri: str, experiment: str) -> list[Any]:

@@ -230,6 +230,9 @@ def _start_run(
         return
     found = runs.find_run(client, experiment_id, trial_id, SETUP)
     if found is not None:
+        # MLflow refuses to resume a run outside the process's active
+        # experiment (set by whatever ran here before): make it the run's.
+        mlflow.set_experiment(experiment_id=found.info.experiment_id)
         mlflow.start_run(run_id=found.info.run_id)
     else:
         mlflow.start_run(

@@ -14,10 +14,10 @@ restored like any checkpoint a training function reports (retention,
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from tunecore.integration._callbacks import metric_names, report_saved
 from tunecore.model import InvalidFieldError
 from tunecore.shell.trainable import Checkpoint, report
 
@@ -45,7 +45,7 @@ class ReportSettings:
         results_postprocessing_fn: object,
     ) -> None:
         self.owner = owner
-        self.names = _checked_metrics(owner, metrics)
+        self.names = metric_names(f"{owner}.metrics", metrics)
         if not isinstance(filename, str) or not filename or "/" in filename:
             raise InvalidFieldError(f"{owner}.filename", filename, "a file name, like 'model.ubj'")
         if not isinstance(frequency, int) or isinstance(frequency, bool) or frequency < 0:
@@ -89,10 +89,8 @@ class ReportSettings:
         when given."""
         if save is None:
             report(result)
-            return
-        with tempfile.TemporaryDirectory(prefix="booster_") as directory:
-            save(os.path.join(directory, self.filename))
-            report(result, checkpoint=Checkpoint.from_directory(directory))
+        else:
+            report_saved(result, save, self.filename)
 
 
 def load_model(checkpoint: Checkpoint, filename: str, load: Callable[[str], Any]) -> Any:
@@ -108,19 +106,3 @@ def load_model(checkpoint: Checkpoint, filename: str, load: Callable[[str], Any]
                 "callback was made with"
             )
         return load(path)
-
-
-def _checked_metrics(owner: str, metrics: object) -> dict[str, str] | None:
-    """`metrics=` as {reported name: library name}, or None for all."""
-    if metrics is None:
-        return None
-    expected = "a metric name, a list of names, or a dict {reported name: booster's name}"
-    if isinstance(metrics, str):
-        return {metrics: metrics}
-    if isinstance(metrics, Mapping):
-        if not all(isinstance(k, str) and isinstance(v, str) for k, v in metrics.items()):
-            raise InvalidFieldError(f"{owner}.metrics", metrics, expected)
-        return dict(metrics)
-    if isinstance(metrics, Sequence) and all(isinstance(name, str) for name in metrics):
-        return {name: name for name in metrics}
-    raise InvalidFieldError(f"{owner}.metrics", metrics, expected)

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import math
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,12 +58,17 @@ from tunecore.core.results import (
     is_end_marker,
     iteration_of,
 )
+from tunecore.core.schedulers.asha import ASHAScheduler
 from tunecore.core.schedulers.base import TrialScheduler, signed
+from tunecore.core.schedulers.fifo import FIFOScheduler
+from tunecore.core.schedulers.hyperband import HyperBandScheduler
+from tunecore.core.schedulers.median import MedianStoppingRule
 from tunecore.core.schedulers.pbt import PopulationBasedTraining
 from tunecore.core.search.domains import grid_search
 from tunecore.core.stopping import check_stop
 from tunecore.model import (
     ExperimentEvent,
+    InvalidFieldError,
     JsonDict,
     Mode,
     Resources,
@@ -239,6 +244,39 @@ _NOT_METRICS = AUTOFILLED | {TRIAL_ID, EXPERIMENT_TAG, SHOULD_CHECKPOINT}
 
 def _metrics(row: Mapping[str, object]) -> JsonDict:
     return {k: v for k, v in row.items() if k not in _NOT_METRICS}  # type: ignore[misc]
+
+
+WHAT_IF_SCHEDULERS: dict[str, tuple[Callable[..., TrialScheduler], tuple[str, ...]]] = {
+    "fifo": (FIFOScheduler, ()),
+    "asha": (ASHAScheduler, ("max_t", "grace_period", "reduction_factor", "brackets", "time_attr")),
+    "hyperband": (HyperBandScheduler, ("max_t", "reduction_factor", "time_attr")),
+    "median": (MedianStoppingRule, ("grace_period", "min_samples_required", "time_attr")),
+}
+
+
+WHAT_IF_OPTIONS: dict[str, tuple[Callable[[str], object], str]] = {
+    "max_t": (float, "the most --time-attr a trial gets"),
+    "grace_period": (float, "the --time-attr a trial gets before it can be stopped"),
+    "reduction_factor": (float, "1/this of the trials go on at each rung"),
+    "brackets": (int, "the number of brackets"),
+    "min_samples_required": (int, "the trials that must report before any is stopped"),
+    "time_attr": (str, "the result key progress is measured in"),
+}
+"""Each option's type and what it means (its help, with the schedulers it applies to)."""
+
+
+def what_if_scheduler(name: str, options: Mapping[str, object]) -> TrialScheduler:
+    """The scheduler `name` (a key of `WHAT_IF_SCHEDULERS`) built with
+    `options`: an unknown name, or an option it does not take, is an
+    `InvalidFieldError` naming it and what is accepted."""
+    if name not in WHAT_IF_SCHEDULERS:
+        raise InvalidFieldError("scheduler", name, f"one of {', '.join(WHAT_IF_SCHEDULERS)}")
+    build, takes = WHAT_IF_SCHEDULERS[name]
+    for option in options:
+        if option not in takes:
+            accepted = ", ".join(takes) or "no options"
+            raise InvalidFieldError(option, options[option], f"{name} takes {accepted}")
+    return build(**options)
 
 
 def what_if(

@@ -305,6 +305,63 @@ def read_header(experiment_dir: str | Path) -> LogHeader:
     raise LogError(f"{path} has no header record: the experiment never started writing it")
 
 
+class LogFollower:
+    """Reads a log that may still be written, a piece at a time: the
+    header once, then, on each `read_new`, the whole records appended
+    since (for `tunecore dashboard`, which follows a running experiment).
+    A record cut short or failing its checksum at the end is the writer
+    mid-record: it is read on a later call once whole. The same bytes
+    still damaged once the log has grown `RESYNC_WINDOW` past them are
+    damage (`CorruptLogError`). Memory is bounded by `chunk` (and the
+    record limit), whatever the log's size."""
+
+    def __init__(self, experiment_dir: str | Path, chunk: int = 8 << 20) -> None:
+        self.path = log_path(experiment_dir)
+        self.header = read_header(experiment_dir)
+        self.offset = HEADER_OFFSET
+        self.records = 0
+        self._chunk = max(chunk, MAX_RECORD_BYTES + _FRAME.size)
+        self._skip_header = True
+
+    def read_new(self, most: int | None = None) -> list[ExperimentEvent]:
+        """The events appended since the last call (at most `most`)."""
+        events: list[ExperimentEvent] = []
+        with _open(self.path) as file:
+            size = os.fstat(file.fileno()).st_size
+            while self.offset < size and (most is None or len(events) < most):
+                file.seek(self.offset)
+                data = file.read(min(self._chunk, size - self.offset))
+                used = self._take(data, events, most, size)
+                if used == 0:
+                    break
+                self.offset += used
+        return events
+
+    def _take(self, data: bytes, events: list[ExperimentEvent], most: int | None, size: int) -> int:
+        """Decode the whole records at the start of `data` into `events`;
+        how many bytes they took."""
+        used = 0
+        for _, start, payload, problem in _frames(data, 0):
+            if problem is not None:
+                if size - (self.offset + start) > RESYNC_WINDOW + MAX_RECORD_BYTES:
+                    raise CorruptLogError(self.path, self.offset + start, self.records, problem)
+                break
+            used = start + _FRAME.size + len(payload)
+            self.records += 1
+            if self._skip_header:
+                self._skip_header = False
+                continue
+            try:
+                events.append(from_msgpack(payload, ExperimentEvent))  # type: ignore[arg-type]
+            except msgspec.DecodeError as error:
+                where = self.offset + start
+                why = f"undecodable: {error}"
+                raise CorruptLogError(self.path, where, self.records - 1, why) from error
+            if most is not None and len(events) >= most:
+                break
+        return used
+
+
 def _open(path: Path) -> BinaryIO:
     """The log opened to read, if it is a regular file: never through a
     symbolic link (`own_files`); a reader reads at most its size."""

@@ -194,16 +194,20 @@ _OWN_TYPES = (
 
 
 def _initial_state(contents: LogContents, kind: SnapshotKind) -> ExperimentState:
-    """The state in the log's header. One that does not decode makes the
+    return header_state(contents.header, contents.path, kind)
+
+
+def header_state(header: LogHeader, path: Path, kind: SnapshotKind = BUILTIN) -> ExperimentState:
+    """The state in a log's header. One that does not decode makes the
     header corrupt (or, if a field has the wrong type, the experiment may
     have run with policy types of the user's own, which `kind` names)."""
     try:
-        return decode_state(contents.header.initial_state, kind)
+        return decode_state(header.initial_state, kind)
     except msgspec.DecodeError as error:
         why = f"its initial state does not decode: {error}"
         if isinstance(error, msgspec.ValidationError):
             why += f". {_OWN_TYPES}"
-        raise CorruptLogError(contents.path, HEADER_OFFSET, 0, why) from error
+        raise CorruptLogError(path, HEADER_OFFSET, 0, why) from error
 
 
 def _advance(replayed: Replayed, event: ExperimentEvent, keep_commands: bool) -> None:

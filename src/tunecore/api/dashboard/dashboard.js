@@ -33,7 +33,7 @@ function svg(tag, attrs, text) {
 
 function shown(value) {
   if (value === null || value === undefined) return '-';
-  if (typeof value === 'number') return Number.isInteger(value) ? String(value) : value.toPrecision(5);
+  if (typeof value === 'number') return Number.isInteger(value) ? String(value) : String(Number(value.toPrecision(5)));
   return String(value);
 }
 
@@ -66,15 +66,19 @@ async function refresh(force) {
   try {
     const version = await getJson('/api/version');
     const live = document.getElementById('live');
-    live.textContent = version.done ? 'finished' : 'live';
+    live.textContent = version.read < version.size
+      ? `reading the log: ${Math.floor(100 * version.read / version.size)}%`
+      : (version.done ? 'finished' : 'live');
     live.className = 'live ' + (version.done ? 'done' : 'running');
     if (!force && version.version === state.version) return;
     state.version = version.version;
     await RENDER[state.tab]();
     document.body.dataset.version = String(version.version);
   } catch (error) {
+    console.error(error);
     const live = document.getElementById('live');
-    live.textContent = 'connection lost';
+    live.textContent = error instanceof TypeError && error.message.includes('fetch')
+      ? 'connection lost' : 'error: ' + error.message;
     live.className = 'live lost';
   }
 }
@@ -141,7 +145,7 @@ function bestChart(data) {
 // ---- shared chart axes ----
 
 function axes(box, xs, ys, width, height, options) {
-  const margin = {left: 64, right: 16, top: 10, bottom: 36};
+  const margin = {left: options.left || 64, right: 16, top: 10, bottom: 36};
   const log = options.log === true;
   const finite = v => v !== null && Number.isFinite(v) && (!log || v > 0);
   const xv = xs.filter(finite), yv = ys.filter(finite);
@@ -160,14 +164,17 @@ function axes(box, xs, ys, width, height, options) {
   const axis = svg('g', {class: 'axis'});
   axis.append(svg('line', {x1: margin.left, y1: height - margin.bottom, x2: width - margin.right, y2: height - margin.bottom}));
   axis.append(svg('line', {x1: margin.left, y1: margin.top, x2: margin.left, y2: height - margin.bottom}));
-  for (let i = 0; i <= 4; i++) {
-    const xv2 = x0 + (x1 - x0) * i / 4;
-    axis.append(svg('text', {x: plot.x(xv2), y: height - margin.bottom + 14, 'text-anchor': 'middle'}, shown(xv2)));
-    const yv2 = log ? 10 ** (ly0 + (ly1 - ly0) * i / 4) : y0 + (y1 - y0) * i / 4;
-    axis.append(svg('text', {x: margin.left - 4, y: plot.y(yv2) + 4, 'text-anchor': 'end'}, shown(yv2)));
+  const xTicks = options.xTicks || [0, 1, 2, 3, 4].map(i => [x0 + (x1 - x0) * i / 4]);
+  for (const [xv2, label] of xTicks) {
+    axis.append(svg('text', {x: plot.x(xv2), y: height - margin.bottom + 14, 'text-anchor': 'middle'}, label ?? shown(xv2)));
+  }
+  const yTicks = options.yTicks || [0, 1, 2, 3, 4].map(i => [log ? 10 ** (ly0 + (ly1 - ly0) * i / 4) : y0 + (y1 - y0) * i / 4]);
+  for (const [yv2, label] of yTicks) {
+    axis.append(svg('text', {x: margin.left - 4, y: plot.y(yv2) + 4, 'text-anchor': 'end'}, label ?? shown(yv2)));
   }
   axis.append(svg('text', {x: (width + margin.left) / 2, y: height - 4, 'text-anchor': 'middle'}, options.xLabel || ''));
-  axis.append(svg('text', {x: 12, y: margin.top + 8, 'text-anchor': 'start'}, options.yLabel || ''));
+  axis.append(svg('text', {x: 12, y: (height - margin.bottom + margin.top) / 2, 'text-anchor': 'middle',
+    transform: `rotate(-90 12 ${(height - margin.bottom + margin.top) / 2})`}, options.yLabel || ''));
   plot.svg.append(axis);
   box.replaceChildren(plot.svg);
   return plot;
@@ -292,7 +299,7 @@ async function loadCurves() {
     const rank = best.get(id);
     const path = svg('path', {d, class: 'curve' + (rank !== undefined ? ' best' : '')});
     path.dataset.trial = id;
-    if (rank !== undefined) path.setAttribute('stroke', PALETTE[rank % PALETTE.length]);
+    if (rank !== undefined) path.style.stroke = PALETTE[rank % PALETTE.length];
     plot.svg.append(path);
   }
   const tip = document.querySelector('#curves .tooltip');
@@ -366,13 +373,14 @@ function drawRungs(data) {
     const values = rungs.flatMap(r => r.points.map(p => p[1])).concat(rungs.map(r => r.cutoff)).filter(v => v !== null);
     if (values.length === 0) continue;
     const chart = el('div', {class: 'chart rungs'});
-    const plot = axes(chart, rungs.map((_, i) => i), values, 120 + 110 * rungs.length, 260,
-      {xLabel: bracket + ': milestones ' + rungs.map(r => shown(r.milestone)).join(', '), yLabel: ''});
+    const plot = axes(chart, [-0.5, rungs.length - 0.5], values, 120 + 140 * rungs.length, 260,
+      {xLabel: `${bracket}: ${data.time_attr} at each rung`, yLabel: data.metric,
+        xTicks: rungs.map((r, i) => [i, shown(r.milestone)])});
     rungs.forEach((rung, i) => {
       const x = plot.x(i);
       rung.points.forEach((p, j) => {
         if (p[1] === null) return;
-        const dot = svg('circle', {cx: x - 20 + (j % 40), cy: plot.y(p[1]), r: 3,
+        const dot = svg('circle', {cx: x - 30 + (j * 7) % 60, cy: plot.y(p[1]), r: 3,
           fill: p[2] ? PALETTE[2] : 'none', stroke: p[2] ? PALETTE[2] : PALETTE[1]});
         dot.append(svg('title', {}, `${data.names[p[0]] || p[0]}: ${shown(p[1])}`));
         plot.svg.append(dot);
@@ -391,24 +399,29 @@ function drawLineage(data) {
   const box = document.getElementById('decision-lineage');
   if (data.lineage.length === 0) { box.replaceChildren(); return; }
   const ids = [...new Set(data.lineage.flatMap(e => [e.trial, e.donor]).filter(Boolean))].sort();
-  const row = new Map(ids.map((id, i) => [id, i]));
+  const lane = new Map(ids.map((id, i) => [id, i]));
   const chart = el('div', {class: 'chart', id: 'lineage'});
   const iterations = data.lineage.map(e => e.iteration || 0);
-  const plot = axes(chart, iterations, ids.map((_, i) => i), 900, 60 + 22 * ids.length,
-    {xLabel: 'iteration', yLabel: ''});
+  const plot = axes(chart, [0, Math.max(...iterations) + 1], [-0.5, ids.length - 0.5], 900, 70 + 34 * ids.length,
+    {xLabel: 'iteration', yLabel: '', left: 200, yTicks: ids.map(id => [lane.get(id), data.names[id] || id])});
   for (const id of ids) {
-    plot.svg.append(svg('text', {x: plot.width - 4, y: plot.y(row.get(id)) + 4, 'text-anchor': 'end'}, data.names[id] || id));
+    plot.svg.append(svg('line', {x1: plot.x(0), x2: plot.x(plot.x1), y1: plot.y(lane.get(id)), y2: plot.y(lane.get(id)),
+      stroke: '#dde2e9'}));
   }
+  const atIteration = new Map();
   for (const e of data.lineage) {
     if (!e.donor) continue;
-    const x = plot.x(e.iteration || 0);
-    const edge = svg('line', {x1: x - 12, y1: plot.y(row.get(e.donor)), x2: x, y2: plot.y(row.get(e.trial)),
-      stroke: PALETTE[3], 'stroke-width': 1.5, class: 'exploit'});
+    const nth = atIteration.get(e.iteration) || 0;
+    atIteration.set(e.iteration, nth + 1);
+    const x = plot.x(e.iteration || 0) + 7 * nth;  // exploits at one iteration side by side
+    const [from, to] = [plot.y(lane.get(e.donor)), plot.y(lane.get(e.trial))];
+    const edge = svg('line', {x1: x, y1: from, x2: x, y2: to, stroke: PALETTE[3], 'stroke-width': 2, class: 'exploit'});
     edge.append(svg('title', {}, `${data.names[e.trial] || e.trial} took ${data.names[e.donor] || e.donor} at iteration ${e.iteration}`));
     plot.svg.append(edge);
-    plot.svg.append(svg('circle', {cx: x, cy: plot.y(row.get(e.trial)), r: 3, fill: PALETTE[3]}));
+    plot.svg.append(svg('circle', {cx: x, cy: from, r: 3, fill: '#fff', stroke: PALETTE[3]}));
+    plot.svg.append(svg('circle', {cx: x, cy: to, r: 4, fill: PALETTE[3]}));
   }
-  box.replaceChildren(el('h2', {}, 'PBT lineage: each exploit, from donor to trial'), chart);
+  box.replaceChildren(el('h2', {}, 'PBT lineage: each exploit, from the donor (open) to the trial that took its place (filled)'), chart);
 }
 
 // ---- parameters ----
@@ -536,6 +549,10 @@ document.getElementById('decision-trial').addEventListener('change', event => {
 document.getElementById('scatter-param').addEventListener('change', () => loadParams());
 document.getElementById('whatif-form').addEventListener('submit', submitWhatIf);
 
+getJson('/api/overview').then(data => {
+  document.getElementById('title').textContent = 'tunecore: ' + data.name;
+  document.title = 'tunecore: ' + data.name;
+}).catch(() => {});
 const initial = new URLSearchParams(location.hash.slice(1)).get('tab');
 showTab(RENDER[initial] ? initial : 'overview');
 setInterval(() => refresh(false), 1000);

@@ -53,6 +53,7 @@ class Follower:
         self.problem: str | None = None
         self._lock = threading.Lock()
         self._stop = threading.Event()
+        self._read_all = threading.Event()
         self._reader = LogFollower(self.directory)
         self._view = ExperimentView(header_state(self._reader.header, self._reader.path))
         self._size = -1
@@ -101,6 +102,11 @@ class Follower:
             grew = True
         return grew
 
+    def caught_up(self, timeout: float) -> bool:
+        """Wait until the follower has read the whole log as it was when it
+        last looked (at most `timeout` seconds); whether it has."""
+        return self._read_all.wait(timeout)
+
     def start(self, on_change: Callable[[], None] | None = None) -> None:
         """Follow in a background thread until `stop`."""
 
@@ -111,6 +117,9 @@ class Follower:
                         on_change()
                 except Exception:  # a bad read must not end the page
                     logger.exception("following %s", self.location)
+                read, size = self.progress()
+                if read >= size:
+                    self._read_all.set()
                 self._stop.wait(min(self.interval, 1.0))
 
         self._thread = threading.Thread(

@@ -17,7 +17,7 @@ from tunecore.api.dashboard.view import ExperimentView, TrialView
 from tunecore.core.results import TRAINING_ITERATION
 from tunecore.core.schedulers.asha import ASHAScheduler
 from tunecore.core.schedulers.hyperband import HyperBandScheduler, band_plan
-from tunecore.model import JsonValue, Mode
+from tunecore.model import JsonValue, Mode, Resources
 from tunecore.model.numbers import is_number
 
 MAX_TEXT = 20_000
@@ -79,8 +79,15 @@ def _settings(view: ExperimentView) -> dict[str, JsonValue]:
         "time_budget_s": config.time_budget_s,
         "max_trials": config.max_trials,
         "stopping_criterion": _values(dict(config.stopping_criterion)),
-        "resources_per_trial": _text(str(config.resources_per_trial)),
+        "resources_per_trial": _resources(config.resources_per_trial),
     }
+
+
+def _resources(resources: Resources) -> str:
+    """What a trial asks for, as `cpu=1, gpu=0.5` (what it asks for only)."""
+    asked = {"cpu": resources.cpu, "gpu": resources.gpu, "memory": resources.memory}
+    asked.update(resources.custom)
+    return ", ".join(f"{name}={amount:g}" for name, amount in asked.items() if amount) or "nothing"
 
 
 def trials(view: ExperimentView) -> dict[str, Any]:
@@ -168,8 +175,11 @@ def decisions(view: ExperimentView) -> dict[str, Any]:
     for t in view.trials.values():
         for moment in t.timeline:
             kinds[moment.kind] = kinds.get(moment.kind, 0) + 1
+    scheduler = view.state.scheduler
     return {
         "kinds": kinds,
+        "metric": _text(view.metric) if view.metric else None,
+        "time_attr": _text(getattr(scheduler, "time_attr", TRAINING_ITERATION)),
         "rungs": _rungs(view),
         "lineage": [
             {"trial": e.trial_id, "donor": e.donor, "iteration": e.iteration, "at": e.at}

@@ -207,10 +207,14 @@ def _asha_stop(
     worse = "above" if sign < 0 else "below"
     why = (
         f"ASHA rung {scheduler.time_attr} = {rung.milestone:g}: {scheduler.metric} "
-        f"{value:.6g} is {worse} the rung's cutoff {shown:.6g} (only the best "
-        f"1/{scheduler.reduction_factor:g} of the {rung.recorded} trials there go on)"
+        f"{value:.6g} is {worse} the rung's cutoff {shown:.6g} (the best "
+        f"1/{scheduler.reduction_factor:g} go on; {_trials(rung.recorded)} reached it before)"
     )
     return why, {"rung": float(rung.milestone), "cutoff": shown, "value": float(value)}
+
+
+def _trials(count: int) -> str:
+    return f"{count} trial" if count == 1 else f"{count} trials"
 
 
 def _median_stop(
@@ -228,8 +232,8 @@ def _median_stop(
     median = ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
     why = (
         f"median stopping rule at {scheduler.time_attr} = {now:g}: its best running mean "
-        f"of {scheduler.metric} {own:.6g} is worse than the median {median:.6g} of "
-        f"{len(ordered)} other trials' running means"
+        f"of {scheduler.metric} {own:.6g} is worse than the median {median:.6g} of the "
+        f"running means of {_trials(len(ordered))} before it"
     )
     return why, {"median": median, "value": own}
 

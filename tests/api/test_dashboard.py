@@ -221,7 +221,9 @@ def gated(config: JsonDict) -> None:
     """Reports three results, each only when the test lets it."""
     for step in range(3):
         assert GATE.acquire(timeout=120)
-        tunecore.report({"loss": float(config["x"]) / (step + 1)})
+        x = config["x"]
+        assert isinstance(x, float)
+        tunecore.report({"loss": x / (step + 1)})
 
 
 class Started(Callback):
@@ -282,8 +284,10 @@ def test_a_running_experiment_updates_without_a_reload(browser: Any, tmp_path: P
 
 def shouts(config: JsonDict, iteration: int) -> tuple[JsonDict, float]:
     """A trainable whose metric names and values are markup."""
+    x = config["x"]
+    assert isinstance(x, float)
     return {
-        "<script>window.pwned=1</script>": float(iteration) * config["x"],
+        "<script>window.pwned=1</script>": iteration * x,
         'quote"s': math.nan,
     }, 1.0
 
@@ -348,7 +352,9 @@ def test_a_what_if_naming_no_scheduler_says_which_field(asha_dashboard: Dashboar
 
 
 def quick(config: JsonDict, iteration: int) -> tuple[JsonDict, float]:
-    return {"loss": float(config["x"]) / iteration}, 1.0
+    x = config["x"]
+    assert isinstance(x, float)
+    return {"loss": x / iteration}, 1.0
 
 
 @pytest.mark.slow
@@ -426,6 +432,7 @@ def test_bad_arguments_are_named(
 ) -> None:
     from tunecore.cli import main  # noqa: PLC0415 - the CLI, as the shell runs it
 
+    code: object
     try:
         code = main(arguments)
     except SystemExit as ended:  # argparse's errors

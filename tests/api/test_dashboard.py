@@ -25,6 +25,7 @@ import tunecore
 from tests.api.browser import browser, screenshot
 from tests.api.test_plot import simulate_pbt
 from tests.api.test_plot_page import learning
+from tests.storage_fixtures import StorageTarget
 from tunecore import Callback, RunConfig, TuneConfig, Tuner
 from tunecore.api.dashboard import Dashboard, Follower
 from tunecore.core.schedulers.asha import ASHAScheduler
@@ -439,3 +440,30 @@ def test_bad_arguments_are_named(
         code = ended.code
     assert code not in (0, None)
     assert named in capsys.readouterr().err
+
+
+def counted(config: JsonDict) -> None:
+    for step in range(3):
+        tunecore.report({"loss": 1.0 / (step + 1)})
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("staging")
+def test_an_experiment_in_s3_is_served_from_its_uri(s3_store: StorageTarget) -> None:
+    tuner = Tuner(
+        counted,
+        param_space={"x": tunecore.grid_search([1, 2, 3])},
+        tune_config=TuneConfig(metric="loss", mode="min"),
+        run_config=RunConfig(
+            name="stored", storage_path=s3_store.uri, verbose=0, executor="in_process"
+        ),
+    )
+    tuner.fit()
+    dashboard = serving(s3_store.experiment_uri("stored"))
+    try:
+        overview = api(dashboard, "/api/overview")
+        assert overview["counts"] == {"TERMINATED": 3}
+        assert overview["best"]["value"] == pytest.approx(1 / 3)
+        assert len(api(dashboard, "/api/trials")["rows"]) == 3
+    finally:
+        dashboard.close()

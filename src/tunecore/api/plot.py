@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from tunecore.api import plot_page
 from tunecore.api.spelling import setting
 from tunecore.api.whatif import WhatIf
+from tunecore.core.checkpoints import holder_of
 from tunecore.core.experiment import ExperimentState
 from tunecore.core.naming import trial_name
 from tunecore.core.results import DONE, TRAINING_ITERATION, flatten, is_end_marker
@@ -141,7 +142,8 @@ def collect(path: str | Path, metric: str | None = None, mode: Mode | None = Non
                 curve.xs.append(float(x))
                 curve.ys.append(float(y))
         if curve.xs and before.trials[trial_id].spec != after.trials[trial_id].spec:
-            donor = _donor(before, after.trials[trial_id])  # only for a changed spec: O(trials)
+            taker = after.trials[trial_id]  # only for a changed spec: O(trials)
+            donor = holder_of(before.trials.values(), taker.restoring_from, trial_id)
             if donor is not None:
                 exploits.append((curve.xs[-1], trial_id, donor))
                 curve.exploited_at.append(len(curve.xs))
@@ -249,20 +251,6 @@ def _rungs(state: ExperimentState, curves: dict[str, TrialCurve]) -> Rungs:
             ]
         return drawn
     return {}
-
-
-def _donor(before: ExperimentState, trial: TrialState) -> str | None:
-    """The trial whose checkpoint `trial` now restores from (PBT's donor)."""
-    restoring = trial.restoring_from
-    if restoring is None:
-        return None
-    for other in before.trials.values():
-        held = (*other.checkpoints.persistent, other.checkpoints.memory)
-        if other.trial_id != trial.trial_id and any(
-            ref is not None and ref.path == restoring.path for ref in held
-        ):
-            return other.trial_id
-    return None
 
 
 def _cutoff_at(scheduler: ASHAScheduler, x: float, mode: Mode | None) -> float | None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from tunecore.core.checkpoints import holder_of
 from tunecore.core.experiment import ExperimentState
 from tunecore.core.experiment.state import trial_id_of
 from tunecore.core.results import TRAINING_ITERATION, flatten, is_end_marker
@@ -260,7 +261,7 @@ def _exploit(
     before: ExperimentState, old: TrialState, reset: ResetTrial
 ) -> tuple[str, dict[str, JsonValue]]:
     """PBT's exploit: the donor, and the values explore changed."""
-    donor = _donor(before, reset)
+    donor = holder_of(before.trials.values(), reset.restore_from, reset.trial_id)
     was, now = flatten(old.spec.config), flatten(reset.config)
     changed = {
         key: [was.get(key), value]
@@ -282,16 +283,3 @@ def _exploit(
     )
     details: dict[str, JsonValue] = {"donor": donor, "changed": changed}  # type: ignore[dict-item]
     return why, details
-
-
-def _donor(before: ExperimentState, reset: ResetTrial) -> str | None:
-    restoring = reset.restore_from
-    if restoring is None:
-        return None
-    for other in before.trials.values():
-        held = (*other.checkpoints.persistent, other.checkpoints.memory)
-        if other.trial_id != reset.trial_id and any(
-            ref is not None and ref.path == restoring.path for ref in held
-        ):
-            return other.trial_id
-    return None

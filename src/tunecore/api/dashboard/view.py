@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 from tunecore.api.dashboard.curves import Curve
 from tunecore.api.dashboard.reasons import Moment, moments, new_trials
 from tunecore.core.experiment import ExperimentState, step
+from tunecore.core.experiment.step import AUTOFILLED
 from tunecore.core.naming import trial_name
-from tunecore.core.results import TRAINING_ITERATION, flatten, is_end_marker
+from tunecore.core.results import TIME_TOTAL_S, TRAINING_ITERATION, flatten, is_end_marker
 from tunecore.model import ExperimentEvent, JsonValue, Mode, TrialSpec, TrialState
 from tunecore.model.events import ResultReported
 from tunecore.model.numbers import is_number
@@ -29,26 +30,7 @@ from tunecore.model.outcome import Rejection
 RECENT = 5
 """The window of the table's last-N average (Ray's `last-5-avg` scope)."""
 
-AUTOMATIC = frozenset(
-    {
-        "done",
-        "trial_id",
-        "experiment_tag",
-        "should_checkpoint",
-        "time_this_iter_s",
-        "time_since_restore",
-        "iterations_since_restore",
-        "timestamp",
-        "date",
-        "pid",
-        "hostname",
-        "node_ip",
-        "timesteps_since_restore",
-        "timesteps_total",
-        "episodes_total",
-        "checkpoint_dir_name",
-    }
-)
+AUTOMATIC = (AUTOFILLED - {TRAINING_ITERATION, TIME_TOTAL_S}) | {"checkpoint_dir_name"}
 """Result keys the engine fills in, not metrics a user reported (the
 iteration and total time stay: they are the curves' x axes)."""
 

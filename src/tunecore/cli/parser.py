@@ -11,7 +11,6 @@ from typing import Any, NoReturn
 from tunecore.cli.demo import demo_command, transitions_command
 from tunecore.cli.log import (
     WHAT_IF_OPTIONS,
-    WHAT_IF_SCHEDULERS,
     option_flag,
     plot_command,
     replay_command,
@@ -20,8 +19,10 @@ from tunecore.cli.log import (
     what_if_help,
 )
 from tunecore.cli.requests import add_command, stop_command
-from tunecore.cli.run import SCHEDULERS, SEARCHERS, resume_command, run_command
+from tunecore.cli.run import resume_command, run_command
 from tunecore.cli.space import PARAM_SPACE_HELP
+from tunecore.core.schedulers.registry import SCHEDULERS
+from tunecore.search.registry import SEARCHERS
 
 
 class Parser(argparse.ArgumentParser):
@@ -134,7 +135,7 @@ def _add_run(parser: Parser) -> None:
     )
     run.add_argument(
         "--search",
-        choices=list(SEARCHERS),
+        choices=SEARCHERS.choices(),
         default="random",
         help="how configs are chosen (default random: grid and random sampling); optuna "
         "(TPE), hyperopt, bayesopt, nevergrad (OnePlusOne) and zoopt (a budget of "
@@ -149,7 +150,7 @@ def _add_run(parser: Parser) -> None:
     )
     run.add_argument(
         "--scheduler",
-        choices=list(SCHEDULERS),
+        choices=SCHEDULERS.choices(),
         default="fifo",
         help="trial scheduler (default fifo); asha, hyperband, median, pbt and pb2 "
         "need --metric and --mode",
@@ -347,7 +348,7 @@ def build_parser(exit_codes: str) -> Parser:
     )
     simulate.add_argument(
         "--scheduler",
-        choices=sorted(WHAT_IF_SCHEDULERS),
+        choices=sorted(SCHEDULERS.choices(what_if=True)),
         required=True,
         help="the scheduler the trials run under in the what-if",
     )

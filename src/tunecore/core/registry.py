@@ -105,4 +105,6 @@ class Registry:
             for entry in self.entries
             if isinstance(entry.policy, type)
         ]
+        if not stored:
+            raise ValueError(f"{self.family} registry: no entry is a class, so none is stored")
         return functools.reduce(operator.or_, stored)

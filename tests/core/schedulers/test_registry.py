@@ -6,6 +6,7 @@ resumes like a built-in one."""
 from __future__ import annotations
 
 import typing
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ from tunecore.core.experiment.snapshot import BUILTIN, decode_state, encode_stat
 from tunecore.core.registry import Entry, Registry
 from tunecore.core.schedulers.fifo import FIFOScheduler
 from tunecore.core.schedulers.registry import SCHEDULERS
-from tunecore.model import JsonDict, Resources, TrialStatus
+from tunecore.model import JsonDict, JsonValue, Resources, TrialStatus
 from tunecore.schedulers import create_scheduler
 from tunecore.shell.eventlog import LogError
 from tunecore.shell.replay import replay
@@ -69,6 +70,12 @@ def test_a_name_twice_is_refused() -> None:
         SCHEDULERS.including(Entry("fifo", FIFOScheduler))
 
 
+def reached(metrics: Mapping[str, JsonValue]) -> int:
+    iteration = metrics["training_iteration"]
+    assert isinstance(iteration, int)
+    return iteration
+
+
 def curve(config: JsonDict, iteration: int) -> tuple[JsonDict, float]:
     a = config["a"]
     assert isinstance(a, float)
@@ -86,7 +93,7 @@ def test_a_registered_scheduler_runs_replays_and_decodes(tmp_path: Path) -> None
         cluster=Resources(cpu=1),
         max_iterations=6,
     )
-    lengths = sorted(int(r.metrics["training_iteration"]) for r in results)
+    lengths = sorted(reached(r.metrics) for r in results)
     assert lengths[0] == 3  # some were stopped at the budget...
     assert lengths[-1] == 6  # ...and the best so far went on
     directory = Path(results.experiment_path)
@@ -120,8 +127,11 @@ def test_a_registered_scheduler_resumes_after_a_crash(tmp_path: Path) -> None:
     kind = snapshot_kind(WITH_TOY)
     results = Tuner.restore(tmp_path / "exp", counting, snapshot_kind=kind).fit()
     assert all(r.status is TrialStatus.TERMINATED for r in results)
-    reached = sorted(r.metrics["training_iteration"] for r in results)
-    assert reached == [3, 3, ITERATIONS]  # x=0.1 is best at the budget; the others stop there
+    assert sorted(reached(r.metrics) for r in results) == [
+        3,
+        3,
+        ITERATIONS,
+    ]  # x=0.1 is best at the budget; the others stop there
     final = replay(tmp_path / "exp", kind=kind).state.scheduler
     assert isinstance(final, BestAtBudget)
     assert final.num_stopped == 2

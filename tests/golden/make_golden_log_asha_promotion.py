@@ -40,7 +40,7 @@ def main(out: Path) -> None:
                 mode="min",
                 num_samples=9,
                 seed=7,
-                scheduler=ASHAScheduler(  # type: ignore[call-arg]  # the old spelling
+                scheduler=ASHAScheduler(  # the old spelling, refused since
                     max_t=9, grace_period=1, reduction_factor=3, variant="promotion"
                 ),
             ),

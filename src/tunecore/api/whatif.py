@@ -48,6 +48,7 @@ from tunecore.api.config import RunConfig, TuneConfig
 from tunecore.api.simulate import simulate
 from tunecore.api.spelling import setting
 from tunecore.core.experiment import ExperimentState, trial_id_of, trials_in_order
+from tunecore.core.experiment.snapshot import BUILTIN
 from tunecore.core.experiment.step import AUTOFILLED
 from tunecore.core.results import (
     DONE,
@@ -72,7 +73,7 @@ from tunecore.model import (
 )
 from tunecore.model.numbers import is_int, is_number
 from tunecore.shell.eventlog import read_log
-from tunecore.shell.replay import BUILTIN, walk
+from tunecore.shell.replay import walk
 
 RUNNING = TrialStatus.RUNNING
 TRIAL_KEY = "recorded_trial"

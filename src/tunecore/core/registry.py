@@ -20,6 +20,16 @@ import functools
 import importlib
 import operator
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+
+@runtime_checkable
+class StoredBefore(Protocol):
+    """A policy as an older tunecore stored it (`Entry.stored_before`)."""
+
+    def upgraded(self) -> object:
+        """The policy it is today."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -35,7 +45,9 @@ class Entry:
     tell them); `what_if` whether `tunecore simulate` can replay recorded
     curves under it (it stops and pauses, but never changes a config);
     `in_cli` whether `tunecore run` offers it (one that needs a partner,
-    such as HyperBandForBOHB its searcher, is not)."""
+    such as HyperBandForBOHB its searcher, is not); `stored_before` a
+    struct that reads, under the same tag, what an older tunecore stored
+    of it, with `upgraded()` giving today's policy (see `as_before`)."""
 
     name: str
     policy: type | str
@@ -45,6 +57,7 @@ class Entry:
     settable: tuple[str, ...] = ()
     what_if: bool = False
     in_cli: bool = True
+    stored_before: type | None = None
 
     def resolve(self) -> type:
         """The class, imported now if it is named by its path."""
@@ -96,6 +109,17 @@ class Registry:
     def ray_names(self) -> dict[str, Entry]:
         """Ray Tune's names (lower case) for `create_*`, each to its entry."""
         return {alias: entry for entry in self.entries for alias in entry.ray_names}
+
+    def as_before(self) -> Registry:
+        """The registry that reads what older tunecores stored: each entry
+        with a `stored_before` read as that instead."""
+        return Registry(
+            self.family,
+            tuple(
+                Entry(entry.name, entry.stored_before) if entry.stored_before is not None else entry
+                for entry in self.entries
+            ),
+        )
 
     def union(self) -> object:
         """The union of the stored types, for a snapshot to decode (a

@@ -24,7 +24,7 @@ import msgspec
 
 from tunecore.core.experiment.books import Books
 from tunecore.core.experiment.state import ExperimentConfig, ExperimentState, trials_in_order
-from tunecore.core.registry import Registry
+from tunecore.core.registry import Registry, StoredBefore
 from tunecore.core.schedulers.registry import SCHEDULERS
 from tunecore.core.search.external import ExternalSearcher
 from tunecore.core.search.generator import BasicVariantGenerator
@@ -129,15 +129,39 @@ def snapshot_kind(schedulers: Registry = SCHEDULERS) -> SnapshotKind:
 BUILTIN: SnapshotKind = snapshot_kind()
 """Decodes every policy tunecore ships."""
 
+BUILTIN_BEFORE: SnapshotKind = snapshot_kind(SCHEDULERS.as_before())
+"""Decodes what older tunecores stored of the policies it ships, where that
+differs (`Entry.stored_before`): tried only when `BUILTIN` refuses a
+snapshot."""
+
 
 def decode_state(data: bytes, kind: SnapshotKind = BUILTIN) -> ExperimentState:
     """Decode a snapshot; a snapshot written by a newer tunecore is refused.
     Raises only `msgspec.DecodeError` (`msgspec.ValidationError` naming the
-    field for a value of the wrong type)."""
-    snapshot = from_msgpack(data, kind)
+    field for a value of the wrong type). A built-in policy stored in an
+    older form (`BUILTIN_BEFORE`) is upgraded to the form it has today."""
+    try:
+        snapshot = from_msgpack(data, kind)
+    except msgspec.ValidationError:
+        if kind is not BUILTIN:
+            raise
+        snapshot = _stored_before(data)
     if snapshot.format > SNAPSHOT_FORMAT:
         raise NewerSnapshotError(
             f"this experiment snapshot has format {snapshot.format}, newer than the "
             f"{SNAPSHOT_FORMAT} this tunecore reads; upgrade tunecore to load it"
         )
     return from_snapshot(snapshot)
+
+
+def _stored_before(data: bytes) -> ExperimentSnapshot[Any, Any]:
+    """The snapshot as an older tunecore stored it, its scheduler upgraded;
+    the error `BUILTIN` gave when it is not that either."""
+    try:
+        snapshot = from_msgpack(data, BUILTIN_BEFORE)
+    except msgspec.ValidationError:
+        return from_msgpack(data, BUILTIN)  # raises the error of today's form
+    scheduler = snapshot.scheduler
+    if isinstance(scheduler, StoredBefore):
+        return msgspec.structs.replace(snapshot, scheduler=scheduler.upgraded())
+    return snapshot

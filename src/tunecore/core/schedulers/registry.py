@@ -4,7 +4,8 @@ scheduler is its module plus one line here. The snapshot's union, Ray's
 --scheduler` all read it."""
 
 from tunecore.core.registry import Entry, Registry
-from tunecore.core.schedulers.asha import ASHAScheduler
+from tunecore.core.schedulers.asha import ASHAScheduler, ASHAStoredBeforeSplit
+from tunecore.core.schedulers.asha_promotion import ASHAPromotionScheduler
 from tunecore.core.schedulers.fifo import FIFOScheduler
 from tunecore.core.schedulers.hb_bohb import HyperBandForBOHB
 from tunecore.core.schedulers.hyperband import HyperBandScheduler
@@ -26,7 +27,9 @@ SCHEDULERS = Registry(
             ("async_hyperband", "asynchyperband"),
             settable=_RUNGS,
             what_if=True,
+            stored_before=ASHAStoredBeforeSplit,
         ),
+        Entry("asha_promotion", ASHAPromotionScheduler, settable=_RUNGS, in_cli=False),
         Entry(
             "hyperband",
             HyperBandScheduler,

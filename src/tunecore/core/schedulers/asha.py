@@ -157,8 +157,8 @@ class ASHAScheduler(ASHABrackets, frozen=True, kw_only=True, tag=True):
     ) -> tuple[Self, Verdict]:
         """The fast path, else STOP at `max_t` or below the rung's cutoff."""
         trial_id = trial.spec.trial_id
-        measured = self.measured(trial_id, result)
-        if measured is None or self.below_next_milestone(measured):
+        measured = self.measured(trial_id, result, at_milestone=True)
+        if measured is None:
             return self, CONTINUE
         if measured.now >= self.max_t and self.stop_last_trials:
             return self.stopped(), STOP

@@ -150,11 +150,15 @@ class ASHABrackets(msgspec.Struct, frozen=True, kw_only=True):
 
     # -- bookkeeping --------------------------------------------------------------
 
-    def measured(self, trial_id: str, result: JsonDict) -> Measured | None:
+    def measured(
+        self, trial_id: str, result: JsonDict, *, at_milestone: bool = False
+    ) -> Measured | None:
         """What a rule looks at, or None when the result carries nothing to
         record: a trial it does not hold (ended, or never added: ignored, as
         the protocol asks), or a time or metric that is absent or not a
-        number."""
+        number; with `at_milestone`, also a result below the trial's next
+        milestone and below `max_t`, on which nothing can be decided (the
+        fast path: no allocation, no state change)."""
         standing = self.standings.get(trial_id)
         if standing is None:
             return None
@@ -162,12 +166,13 @@ class ASHABrackets(msgspec.Struct, frozen=True, kw_only=True):
         value = result.get(known_objective(self.metric, self.mode).metric)
         if not (is_number(now) and is_number(value)):
             return None
+        if (
+            at_milestone
+            and now < standing.next_at
+            and (now < self.max_t or not self.stop_last_trials)
+        ):
+            return None
         return Measured(standing, now, value)
-
-    def below_next_milestone(self, measured: Measured) -> bool:
-        """The fast path: nothing can be decided for this result."""
-        now = measured.now
-        return now < measured.standing.next_at and (now < self.max_t or not self.stop_last_trials)
 
     def score(self, value: float) -> float:
         """The metric's value signed by the mode: greater is better."""

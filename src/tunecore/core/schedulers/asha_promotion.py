@@ -252,8 +252,8 @@ class ASHAPromotionScheduler(ASHABrackets, frozen=True, kw_only=True, tag=True):
         `max_t` stops and one reaching a higher milestone records there and
         pauses."""
         trial_id = trial.spec.trial_id
-        measured = self.measured(trial_id, result)
-        if measured is None or self.below_next_milestone(measured):
+        measured = self.measured(trial_id, result, at_milestone=True)
+        if measured is None:
             return self, CONTINUE
         scheduler, standing = self, measured.standing
         if standing.waiting >= 0:

@@ -13,10 +13,10 @@ import msgspec
 
 from tunecore.api.searching import restored_runtime
 from tunecore.core.experiment import ExperimentState
-from tunecore.core.experiment.snapshot import decode_state
+from tunecore.core.experiment.snapshot import BUILTIN, decode_state
 from tunecore.model import Asked, ExperimentEvent
 from tunecore.shell.eventlog import read_log
-from tunecore.shell.replay import BUILTIN, walk
+from tunecore.shell.replay import walk
 from tunecore.shell.searchers import SearchResumeWarning
 
 

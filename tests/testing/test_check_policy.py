@@ -10,7 +10,7 @@ import msgspec
 import pytest
 from examples.custom_scheduler import PatienceScheduler
 
-from tunecore.core.schedulers.asha import ASHAScheduler
+from tunecore.core.schedulers.asha import ASHAPromotionScheduler, ASHAScheduler
 from tunecore.core.schedulers.base import (
     CONTINUE,
     PAUSE,
@@ -31,8 +31,8 @@ from tunecore.testing.check import PolicyViolation, check_policy
 BUILT_IN: dict[str, Callable[[], TrialScheduler]] = {
     "fifo": FIFOScheduler,
     "asha": lambda: ASHAScheduler(metric="loss", mode=Mode.MIN, max_t=9, reduction_factor=3),
-    "asha_promotion": lambda: ASHAScheduler(
-        metric="loss", mode=Mode.MIN, max_t=9, reduction_factor=3, variant="promotion"
+    "asha_promotion": lambda: ASHAPromotionScheduler(
+        metric="loss", mode=Mode.MIN, max_t=9, reduction_factor=3
     ),
     "asha_brackets": lambda: ASHAScheduler(
         metric="loss", mode=Mode.MIN, max_t=27, reduction_factor=3, brackets=3

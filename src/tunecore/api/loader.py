@@ -19,10 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tunecore.core.experiment import ExperimentState
+from tunecore.core.experiment.snapshot import BUILTIN, SnapshotKind
 from tunecore.model import TrialState
 from tunecore.shell.eventlog import read_log
 from tunecore.shell.remote import StoredExperiment, is_stored, open_stored
-from tunecore.shell.replay import BUILTIN, SnapshotKind, rebuild
+from tunecore.shell.replay import rebuild
 from tunecore.shell.storage import ExperimentStorage, experiment_dirname
 from tunecore.shell.trial_files import RESULT_FILE
 

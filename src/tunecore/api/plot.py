@@ -32,9 +32,10 @@ from tunecore.api.spelling import setting
 from tunecore.api.whatif import WhatIf
 from tunecore.core.checkpoints import holder_of
 from tunecore.core.experiment import ExperimentState
+from tunecore.core.experiment.snapshot import BUILTIN
 from tunecore.core.naming import trial_name
 from tunecore.core.results import DONE, TRAINING_ITERATION, flatten, is_end_marker
-from tunecore.core.schedulers.asha import ASHAScheduler
+from tunecore.core.schedulers.asha_brackets import ASHABrackets
 from tunecore.core.schedulers.base import signed
 from tunecore.core.schedulers.hyperband import HyperBandScheduler, band_plan
 from tunecore.model import (
@@ -48,7 +49,7 @@ from tunecore.model import (
 from tunecore.model.numbers import is_finite_number
 from tunecore.shell.eventlog import read_log
 from tunecore.shell.own_files import write_atomic
-from tunecore.shell.replay import BUILTIN, walk
+from tunecore.shell.replay import walk
 from tunecore.shell.trainable.errors import failure_reason
 
 if TYPE_CHECKING:
@@ -160,7 +161,7 @@ def collect(path: str | Path, metric: str | None = None, mode: Mode | None = Non
             )
             curve.stopped = not ended_itself and not at_max_t
             judge = before.scheduler  # the bar as it stood when the result came
-            if curve.stopped and curve.xs and isinstance(judge, ASHAScheduler):
+            if curve.stopped and curve.xs and isinstance(judge, ASHABrackets):
                 curve.cutoff = _cutoff_at(judge, curve.xs[-1], after.config.mode)
 
     walk(contents, BUILTIN, visit)
@@ -223,7 +224,7 @@ def _shown(value: JsonValue) -> str:
     return str(value)
 
 
-_RUNGED = (ASHAScheduler, HyperBandScheduler)
+_RUNGED = (ASHABrackets, HyperBandScheduler)
 
 
 Rungs = dict[str, list[tuple[float, int]]]
@@ -236,7 +237,7 @@ def _rungs(state: ExperimentState, curves: dict[str, TrialCurve]) -> Rungs:
     members, whose curves say how far each got against its bracket's
     plan."""
     scheduler = state.scheduler
-    if isinstance(scheduler, ASHAScheduler):
+    if isinstance(scheduler, ASHABrackets):
         return {
             f"bracket {index}": sorted((float(rung.milestone), rung.recorded) for rung in rungs)
             for index, rungs in enumerate(scheduler.rungs)
@@ -253,7 +254,7 @@ def _rungs(state: ExperimentState, curves: dict[str, TrialCurve]) -> Rungs:
     return {}
 
 
-def _cutoff_at(scheduler: ASHAScheduler, x: float, mode: Mode | None) -> float | None:
+def _cutoff_at(scheduler: ASHABrackets, x: float, mode: Mode | None) -> float | None:
     """The cutoff of the rung at milestone `x` (the highest one reached at or
     below it), as a metric value: ASHA keeps scores signed, greater better."""
     best: tuple[float, float] | None = None

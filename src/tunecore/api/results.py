@@ -26,11 +26,11 @@ from tunecore.api.history import as_dataframe, last_n_average, pandas_module
 from tunecore.api.loader import load_experiment
 from tunecore.core.checkpoints import newest_persistent, score_key
 from tunecore.core.experiment import ExperimentState, trials_in_order
+from tunecore.core.experiment.snapshot import BUILTIN, SnapshotKind
 from tunecore.core.results import flatten
 from tunecore.model import CheckpointRef, JsonDict, JsonValue, MetricStats, TrialState, TrialStatus
 from tunecore.model.numbers import is_number
 from tunecore.shell.remote import StoredExperiment
-from tunecore.shell.replay import BUILTIN, SnapshotKind
 from tunecore.shell.storage import read_result_rows
 from tunecore.shell.trainable import Checkpoint
 from tunecore.shell.trial_view import Trial

@@ -30,6 +30,7 @@ from typing import Any, cast
 import msgspec
 
 from tunecore.core.experiment import ExperimentState, trials_in_order
+from tunecore.core.experiment.snapshot import BUILTIN, SnapshotKind
 from tunecore.core.search import ConcurrencyLimiter, Repeater
 from tunecore.core.search.base import Searcher as SearchPolicy
 from tunecore.core.search.external import ExternalSearcher, Tell, TellKind
@@ -38,7 +39,7 @@ from tunecore.model import Asked, ExperimentEvent, Mode, TrialStatus
 from tunecore.search.searcher import Searcher, class_path
 from tunecore.shell.eventlog import LogContents, read_log
 from tunecore.shell.remote import is_stored, open_stored
-from tunecore.shell.replay import BUILTIN, SnapshotKind, walk
+from tunecore.shell.replay import walk
 from tunecore.shell.searchers import SearcherObject, SearcherRuntime, external_of
 
 _WRAPPERS = (ConcurrencyLimiter, Repeater)

@@ -57,7 +57,7 @@ from tunecore.api.results import ResultGrid
 from tunecore.api.searching import prepare_search, restored_runtime, searcher_object
 from tunecore.api.spelling import setting
 from tunecore.core.experiment import ExperimentConfig, ExperimentState, new_experiment
-from tunecore.core.experiment.snapshot import decode_state, encode_state
+from tunecore.core.experiment.snapshot import BUILTIN, SnapshotKind, decode_state, encode_state
 from tunecore.core.naming import display_name
 from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.core.search import BasicVariantGenerator, ConcurrencyLimiter, Searcher
@@ -108,7 +108,7 @@ from tunecore.shell.progress import (
     unfinished_trials,
 )
 from tunecore.shell.remote import StoredExperiment, as_location, experiment_header, is_stored
-from tunecore.shell.replay import BUILTIN, SnapshotKind, rebuild, results_by_trial
+from tunecore.shell.replay import rebuild, results_by_trial
 from tunecore.shell.resume import drop_unrecorded_checkpoints, repair_result_files
 from tunecore.shell.searchers import SearcherRuntime
 from tunecore.shell.stoppers import StopSetting, plan_stop

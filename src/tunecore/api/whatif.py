@@ -48,6 +48,7 @@ from tunecore.api.config import RunConfig, TuneConfig
 from tunecore.api.simulate import simulate
 from tunecore.api.spelling import setting
 from tunecore.core.experiment import ExperimentState, trial_id_of, trials_in_order
+from tunecore.core.experiment.snapshot import BUILTIN
 from tunecore.core.experiment.step import AUTOFILLED
 from tunecore.core.results import (
     DONE,
@@ -58,12 +59,9 @@ from tunecore.core.results import (
     is_end_marker,
     iteration_of,
 )
-from tunecore.core.schedulers.asha import ASHAScheduler
 from tunecore.core.schedulers.base import TrialScheduler, signed
-from tunecore.core.schedulers.fifo import FIFOScheduler
-from tunecore.core.schedulers.hyperband import HyperBandScheduler
-from tunecore.core.schedulers.median import MedianStoppingRule
 from tunecore.core.schedulers.pbt import PopulationBasedTraining
+from tunecore.core.schedulers.registry import SCHEDULERS
 from tunecore.core.search.domains import grid_search
 from tunecore.core.stopping import check_stop
 from tunecore.model import (
@@ -77,7 +75,7 @@ from tunecore.model import (
 )
 from tunecore.model.numbers import is_int, is_number
 from tunecore.shell.eventlog import read_log
-from tunecore.shell.replay import BUILTIN, walk
+from tunecore.shell.replay import walk
 
 RUNNING = TrialStatus.RUNNING
 TRIAL_KEY = "recorded_trial"
@@ -246,14 +244,6 @@ def _metrics(row: Mapping[str, object]) -> JsonDict:
     return {k: v for k, v in row.items() if k not in _NOT_METRICS}  # type: ignore[misc]
 
 
-WHAT_IF_SCHEDULERS: dict[str, tuple[Callable[..., TrialScheduler], tuple[str, ...]]] = {
-    "fifo": (FIFOScheduler, ()),
-    "asha": (ASHAScheduler, ("max_t", "grace_period", "reduction_factor", "brackets", "time_attr")),
-    "hyperband": (HyperBandScheduler, ("max_t", "reduction_factor", "time_attr")),
-    "median": (MedianStoppingRule, ("grace_period", "min_samples_required", "time_attr")),
-}
-
-
 WHAT_IF_OPTIONS: dict[str, tuple[Callable[[str], object], str]] = {
     "max_t": (float, "the most --time-attr a trial gets"),
     "grace_period": (float, "the --time-attr a trial gets before it can be stopped"),
@@ -262,21 +252,24 @@ WHAT_IF_OPTIONS: dict[str, tuple[Callable[[str], object], str]] = {
     "min_samples_required": (int, "the trials that must report before any is stopped"),
     "time_attr": (str, "the result key progress is measured in"),
 }
-"""Each option's type and what it means (its help, with the schedulers it applies to)."""
+"""Each option's type and what it means (its help, with the schedulers it
+applies to: the registry's `what_if` ones that have it `settable`)."""
 
 
 def what_if_scheduler(name: str, options: Mapping[str, object]) -> TrialScheduler:
-    """The scheduler `name` (a key of `WHAT_IF_SCHEDULERS`) built with
-    `options`: an unknown name, or an option it does not take, is an
+    """The scheduler `name` (one the registry offers to what-ifs) built
+    with `options`: an unknown name, or an option it does not take, is an
     `InvalidFieldError` naming it and what is accepted."""
-    if name not in WHAT_IF_SCHEDULERS:
-        raise InvalidFieldError("scheduler", name, f"one of {', '.join(WHAT_IF_SCHEDULERS)}")
-    build, takes = WHAT_IF_SCHEDULERS[name]
+    offered = SCHEDULERS.choices(what_if=True)
+    if name not in offered:
+        raise InvalidFieldError("scheduler", name, f"one of {', '.join(offered)}")
+    entry = SCHEDULERS.entry(name)
     for option in options:
-        if option not in takes:
-            accepted = ", ".join(takes) or "no options"
+        if option not in entry.settable:
+            accepted = ", ".join(entry.settable) or "no options"
             raise InvalidFieldError(option, options[option], f"{name} takes {accepted}")
-    return build(**options)
+    scheduler: TrialScheduler = entry.resolve()(**options)
+    return scheduler
 
 
 def what_if(

@@ -11,12 +11,13 @@ from pathlib import Path
 from tunecore.api.plot import collect as collect_curves
 from tunecore.api.plot import render as render_curves
 from tunecore.api.plot import render_what_if
-from tunecore.api.whatif import WHAT_IF_OPTIONS, WHAT_IF_SCHEDULERS, what_if, what_if_scheduler
+from tunecore.api.whatif import WHAT_IF_OPTIONS, what_if, what_if_scheduler
 from tunecore.cli.common import is_uri, readable
 from tunecore.cli.errors import EXIT_OK, CliError
 from tunecore.cli.paths import experiment_to_write, file_to_write
 from tunecore.core.experiment import ExperimentState
 from tunecore.core.schedulers.base import TrialScheduler
+from tunecore.core.schedulers.registry import SCHEDULERS
 from tunecore.model import InvalidFieldError, Mode
 from tunecore.shell.driver_state import Driver, driver_of
 from tunecore.shell.eventlog import CorruptLogError, read_header
@@ -158,9 +159,8 @@ def _draw(flag: str, out: Path, draw: Callable[[Path], Path]) -> Path:
         raise CliError(str(error)) from error
 
 
-# What `--scheduler` builds, with the options it takes, and each option's type.
 def what_if_help(option: str, meaning: str) -> str:
-    takers = [name for name, (_, takes) in WHAT_IF_SCHEDULERS.items() if option in takes]
+    takers = SCHEDULERS.taking(option, what_if=True)
     return f"{'/'.join(takers)}: {meaning} (default: the scheduler's)"
 
 
@@ -177,7 +177,10 @@ def _what_if_scheduler(args: argparse.Namespace) -> TrialScheduler:
     try:
         return what_if_scheduler(args.scheduler, given)
     except InvalidFieldError as error:
-        raise CliError(f"{option_flag(error.field.split('.')[-1])}: {error}") from error
+        flag = option_flag(error.field.split(".")[-1])
+        if error.field in given:
+            raise CliError(f"{flag}: --scheduler {args.scheduler} takes no such option") from error
+        raise CliError(f"{flag}: {error}") from error
 
 
 def plot_command(args: argparse.Namespace) -> int:

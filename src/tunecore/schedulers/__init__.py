@@ -8,6 +8,7 @@ where Ray Tune's scripts import them from (`ray.tune.schedulers.hb_bohb`).
 """
 
 from tunecore.core.schedulers.asha import ASHAScheduler
+from tunecore.core.schedulers.asha_promotion import ASHAPromotionScheduler
 from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.core.schedulers.fifo import FIFOScheduler
 from tunecore.core.schedulers.hb_bohb import HyperBandForBOHB
@@ -20,6 +21,7 @@ from tunecore.schedulers.create import create_scheduler
 
 __all__ = [
     "PB2",
+    "ASHAPromotionScheduler",
     "ASHAScheduler",
     "AsyncHyperBandScheduler",
     "FIFOScheduler",

@@ -24,15 +24,13 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
 from tunecore.core.experiment import ExperimentState, step
 from tunecore.core.experiment.snapshot import (
-    BuiltinScheduler,
-    BuiltinSearcher,
-    ExperimentSnapshot,
+    BUILTIN,
+    SnapshotKind,
     decode_state,
     encode_state,
 )
@@ -58,8 +56,6 @@ from tunecore.shell.journal import EMPTY_DIGEST, SnapshotStore, chain_digest
 from tunecore.shell.resume import logged_rows
 
 logger = logging.getLogger(__name__)
-SnapshotKind = type[ExperimentSnapshot[Any, Any]]
-BUILTIN: SnapshotKind = ExperimentSnapshot[BuiltinScheduler, BuiltinSearcher]
 
 
 class ReplayMismatchError(LogError):

@@ -15,7 +15,7 @@ from typing import Any
 from tunecore.api.dashboard.curves import Curve
 from tunecore.api.dashboard.view import ExperimentView, TrialView
 from tunecore.core.results import TRAINING_ITERATION
-from tunecore.core.schedulers.asha import ASHAScheduler
+from tunecore.core.schedulers.asha_brackets import ASHABrackets
 from tunecore.core.schedulers.hyperband import HyperBandScheduler, band_plan
 from tunecore.model import JsonValue, Mode, Resources
 from tunecore.model.numbers import is_number
@@ -195,11 +195,11 @@ def _rungs(view: ExperimentView) -> list[dict[str, Any]]:
     that reached it had there, with whether it went on past it."""
     scheduler = view.state.scheduler
     metric = view.metric
-    if metric is None or not isinstance(scheduler, ASHAScheduler | HyperBandScheduler):
+    if metric is None or not isinstance(scheduler, ASHABrackets | HyperBandScheduler):
         return []
     time_attr = scheduler.time_attr
     milestones: list[tuple[str, float, float | None]] = []
-    if isinstance(scheduler, ASHAScheduler):
+    if isinstance(scheduler, ASHABrackets):
         sign = -1.0 if (scheduler.mode or view.mode) is Mode.MIN else 1.0
         for index, bracket in enumerate(scheduler.rungs):
             for rung in bracket:

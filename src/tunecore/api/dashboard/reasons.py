@@ -20,7 +20,7 @@ from tunecore.core.checkpoints import holder_of
 from tunecore.core.experiment import ExperimentState
 from tunecore.core.experiment.state import trial_id_of
 from tunecore.core.results import TRAINING_ITERATION, flatten, is_end_marker
-from tunecore.core.schedulers.asha import ASHAScheduler
+from tunecore.core.schedulers.asha_brackets import ASHABrackets
 from tunecore.core.schedulers.hyperband import HyperBandScheduler
 from tunecore.core.schedulers.median import MedianStoppingRule, running_mean
 from tunecore.core.stopping import check_stop
@@ -170,7 +170,7 @@ def _stopped_by_scheduler(
 ) -> tuple[str, dict[str, JsonValue]]:
     scheduler = before.scheduler
     result = flatten(trial.last_result)
-    if isinstance(scheduler, ASHAScheduler):
+    if isinstance(scheduler, ASHABrackets):
         return _asha_stop(scheduler, result, before.config.mode)
     if isinstance(scheduler, MedianStoppingRule):
         return _median_stop(scheduler, trial.trial_id, result)
@@ -184,7 +184,7 @@ def _stopped_by_scheduler(
 
 
 def _asha_stop(
-    scheduler: ASHAScheduler, result: dict[str, JsonValue], mode: Mode | None
+    scheduler: ASHABrackets, result: dict[str, JsonValue], mode: Mode | None
 ) -> tuple[str, dict[str, JsonValue]]:
     time, value = result.get(scheduler.time_attr), result.get(scheduler.metric or "")
     if not isinstance(time, int | float) or not isinstance(value, int | float):
@@ -248,7 +248,7 @@ def _resumed_by(before: ExperimentState, restored: bool) -> str:
 def _paused_by(before: ExperimentState) -> str:
     scheduler = before.scheduler
     name = type(scheduler).__name__
-    if isinstance(scheduler, ASHAScheduler):
+    if isinstance(scheduler, ASHABrackets):
         return "ASHA: waits at its rung for a promotion"
     if isinstance(scheduler, HyperBandScheduler):
         return "HyperBand: waits for the rest of its bracket to reach the milestone"

@@ -193,23 +193,24 @@ def decisions(view: ExperimentView) -> dict[str, Any]:
 def _rungs(view: ExperimentView) -> list[dict[str, Any]]:
     """Each rung: its milestone, its cutoff (ASHA), and the value each trial
     that reached it had there, with whether it went on past it."""
-    scheduler = view.state.scheduler
+    scheduler: object = view.state.scheduler
     metric = view.metric
-    if metric is None or not isinstance(scheduler, ASHABrackets | HyperBandScheduler):
-        return []
-    time_attr = scheduler.time_attr
     milestones: list[tuple[str, float, float | None]] = []
-    if isinstance(scheduler, ASHABrackets):
+    if isinstance(scheduler, HyperBandScheduler):
+        time_attr = scheduler.time_attr
+        for number, band in sorted(scheduler.brackets.items()):
+            for milestone in _hyperband_milestones(scheduler, band.s):
+                milestones.append((f"bracket {number}", milestone, None))
+    elif isinstance(scheduler, ASHABrackets):
+        time_attr = scheduler.time_attr
         sign = -1.0 if (scheduler.mode or view.mode) is Mode.MIN else 1.0
         for index, bracket in enumerate(scheduler.rungs):
             for rung in bracket:
                 cut = rung.cutoff(scheduler.reduction_factor) if rung.recorded else None
                 shown = None if cut is None or math.isnan(cut) else cut * sign
                 milestones.append((f"bracket {index}", float(rung.milestone), shown))
-    else:
-        for number, band in sorted(scheduler.brackets.items()):
-            for milestone in _hyperband_milestones(scheduler, band.s):
-                milestones.append((f"bracket {number}", milestone, None))
+    if metric is None or not milestones:
+        return []
     out = []
     for bracket_name, milestone, cutoff in sorted(milestones, key=lambda m: (m[0], m[1])):
         points = []

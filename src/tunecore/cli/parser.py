@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from tunecore.api.whatif import WHAT_IF_OPTIONS
+from tunecore.cli.dashboard import dashboard_command
 from tunecore.cli.demo import demo_command, transitions_command
 from tunecore.cli.log import (
     option_flag,
@@ -386,6 +387,26 @@ def build_parser(exit_codes: str) -> Parser:
     )
     plot.set_defaults(handler=plot_command)
 
+    dashboard = parser.subcommand(
+        "dashboard",
+        help="serve a live page of an experiment: trials, curves and why each decision was made",
+        description="Serve a read-only web page of the experiment in DIR (or at a URI), "
+        "following its event log as it grows: an overview, a sortable trials table, "
+        "learning curves, each trial's transitions with the reason its scheduler gave, "
+        "parameter plots and what-if runs. Needs no Ray and imports none of your code.",
+    )
+    dashboard.add_argument("dir", metavar="DIR", help=_DIR_HELP)
+    dashboard.add_argument(
+        "--port", type=_port, default=8265, help="the port to serve on (default: 8265; 0: any free)"
+    )
+    dashboard.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="the address to serve on (default: 127.0.0.1, this machine only; "
+        "0.0.0.0 serves every network this machine is on)",
+    )
+    dashboard.set_defaults(handler=dashboard_command)
+
     transitions = parser.subcommand(
         "transitions", help="print the trial lifecycle's transition table"
     )
@@ -396,3 +417,14 @@ def build_parser(exit_codes: str) -> Parser:
     )
     transitions.set_defaults(handler=transitions_command)
     return parser
+
+
+def _port(given: str) -> int:
+    """A port number, 0 to 65535."""
+    try:
+        port = int(given)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{given!r} is not a port number (0 to 65535)") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{given!r} is not a port number (0 to 65535)")
+    return port

@@ -465,7 +465,14 @@ class Readable(Protocol):
 
 
 def copy_whole_frames(
-    source: Readable, out: BinaryIO, *, where: Path, start: int, size: int, record: int
+    source: Readable,
+    out: BinaryIO,
+    *,
+    where: Path,
+    start: int,
+    size: int,
+    record: int,
+    whole: bool = True,
 ) -> int:
     """Copy `size` bytes of a log, from its byte `start`, from `source` to
     `out`, one frame at a time (memory bounded by the record limit),
@@ -474,7 +481,8 @@ def copy_whole_frames(
     checksum mismatch, too few or too many bytes) is damage, never a
     crash's torn tail: `CorruptLogError` at the log's offset, naming
     `where`. `record` is the number of the first record; returns the
-    number after the last."""
+    number after the last. `whole=False`: the piece may go on past `size`
+    (bytes that are not this log's, left unread)."""
     offset, end = start, start + size
     if start == 0:
         preamble = source.read(_PREAMBLE.size)
@@ -502,7 +510,7 @@ def copy_whole_frames(
         out.write(payload)
         offset += _FRAME.size + length
         record += 1
-    if source.read(1):
+    if whole and source.read(1):
         raise CorruptLogError(where, end, record, f"the piece holds more than its {size} bytes")
     return record
 

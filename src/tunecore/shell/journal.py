@@ -96,6 +96,15 @@ class SnapshotFile(msgspec.Struct, frozen=True, kw_only=True):
         return None
 
 
+def snapshot_log_bytes(data: bytes) -> int:
+    """How many log bytes the snapshot `data` (a snapshot file's bytes)
+    covers; 0 if it does not decode (the loader names that damage)."""
+    try:
+        return from_msgpack(data[_CRC.size :], SnapshotFile).log_bytes
+    except (ValueError, msgspec.DecodeError):
+        return 0
+
+
 class SnapshotStore:
     """The snapshots of one experiment directory."""
 

@@ -17,6 +17,13 @@ A driver that renews reads the lease first: if another driver's token is
 there, this driver lost the experiment (it was frozen past the lapse, or
 its clock ran behind). The renewal then raises `LeaseLostError` naming the
 new holder, and the driver stops shipping before it writes anything more.
+
+The lease alone cannot stop a write already under way when the driver
+froze. What is written is fenced instead (`shell.stored_state`): each
+take-over is a new generation, which is in the name of every log object
+and snapshot a driver ships, and the new driver marks where it took the
+log over; readers trust an older generation's objects only below that
+mark.
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ from tunecore.shell.lock import ExperimentLockedError
 from tunecore.shell.own_files import NotRegularFileError
 from tunecore.shell.processes import is_running, process_start
 from tunecore.shell.store import Store
+from tunecore.shell.stored_state import SEGMENT_DIR, stored_objects
 
 logger = logging.getLogger(__name__)
 
@@ -133,25 +141,41 @@ class LeaseKeeper:
                 held.holder(),
                 why,
             )
-        self.generation = (held.generation if held is not None else 0) + 1
+        # Past every generation that fenced the log too: a lease deleted
+        # (its driver ended) must not bring an old generation back.
+        fenced = stored_objects(self.store.list(SEGMENT_DIR)).fences.newest()
+        self.generation = max(held.generation if held is not None else 0, fenced) + 1
         self._write()
 
     def renew(self) -> None:
         """Renew the lease, unless another driver holds it now: then
         `LeaseLostError` naming it (and every later call raises it too)."""
         with self._lock:
-            if self.lost is not None:
-                raise self.lost
-            held = read_lease(self.store)
-            if held is not None and held.token != self.token:
-                self.lost = LeaseLostError(
-                    f"{self.store.uri()}: another driver ({held.holder()}, generation "
-                    f"{held.generation}) took this experiment over while this one (generation "
-                    f"{self.generation}) did not renew its lease; this driver stops and writes "
-                    "nothing more to the storage"
-                )
-                raise self.lost
+            self._check()
             self._write()
+
+    def check(self) -> None:
+        """`LeaseLostError` if another driver holds the lease now (and on
+        every later call). What this driver wrote before a check that
+        passes, every later driver reads: it takes the lease before it
+        reads the storage. So a write that cannot be fenced (deleting a
+        request, a checkpoint) waits for a check after the log recording
+        it is stored."""
+        with self._lock:
+            self._check()
+
+    def _check(self) -> None:
+        if self.lost is not None:
+            raise self.lost
+        held = read_lease(self.store)
+        if held is not None and held.token != self.token:
+            self.lost = LeaseLostError(
+                f"{self.store.uri()}: another driver ({held.holder()}, generation "
+                f"{held.generation}) took this experiment over while this one (generation "
+                f"{self.generation}) did not renew its lease; this driver stops and writes "
+                "nothing more to the storage"
+            )
+            raise self.lost
 
     def drop(self) -> None:
         """Give the experiment up (only a lease this driver still holds)."""

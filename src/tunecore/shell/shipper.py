@@ -83,11 +83,12 @@ from tunecore.shell.stored_state import (
     NOT_TRIAL_FILES,
     SEGMENT_DIR,
     Segment,
-    chain,
+    fence_name,
     fetch_requests,
     is_plain_name,
     is_trial_dir,
-    segments,
+    stored_objects,
+    stored_snapshot_name,
 )
 
 logger = logging.getLogger(__name__)
@@ -297,7 +298,7 @@ class StateShipper:
             self._step("fetching requests", self._fetch_requests)
             self._step("deleting log objects", self._delete_doomed)
             self._step("shipping the event log", self._ship_log)
-            self._run_actions()
+            self._step("running actions waiting for the log", self._run_actions)
             self._step("shipping snapshots", self._ship_snapshots)
             self._step("shipping trial files", lambda: self._ship_trial_files(force))
             return not self._left()
@@ -351,6 +352,8 @@ class StateShipper:
     def _step(self, what: str, step: Callable[[], None]) -> None:
         """Run one step; a storage failure is warned about once per kind
         until it works again, anything else logged with its traceback."""
+        if self.lost is not None:  # lost meanwhile (the renewer's thread)
+            return
         try:
             step()
         except OSError as error:
@@ -399,19 +402,24 @@ class StateShipper:
         local log, and doom every other log object."""
         if self._started:
             return
-        found = segments(self._call(self.store.list, SEGMENT_DIR))
+        listing = stored_objects(self._call(self.store.list, SEGMENT_DIR))
         limit = self._log_size()
         kept: list[Segment] = []
-        for segment in chain(found):
-            if segment.end > limit or self._call(
-                self.store.read_bytes, segment.name
-            ) != self._read_log(segment.start, segment.end):
+        for segment in listing.chain():
+            if segment.end > limit:
+                break
+            stored = self._call(self.store.read_bytes, segment.name)
+            if stored[: segment.size] != self._read_log(segment.start, segment.end):
                 break
             kept.append(segment)
-        self._doomed = [s for group in found.values() for s in group if s not in kept]
+        names = {s.name for s in kept}
+        found = [s for group in listing.found.values() for s in group]
+        self._doomed = [s for s in found + listing.stale if s.name not in names]
         self._stored_snapshots = set(self._call(self.store.list, SNAPSHOT_DIR))
         self._chain = kept
         self._shipped = kept[-1].end if kept else 0
+        if self._lease is not None:  # before anything else this driver writes
+            self._put(fence_name(self._lease.generation, self._shipped), b"")
         self._started = True
 
     def _fetch_requests(self) -> None:
@@ -453,7 +461,7 @@ class StateShipper:
             return
         end = self._log_size()
         if end > self._shipped:
-            segment = Segment(self._shipped, end)
+            segment = Segment(self._shipped, end, self._generation)
             data = self._read_log(segment.start, segment.end)
             self._put(segment.name, data)
             self.stats.log_bytes += len(data)
@@ -469,7 +477,7 @@ class StateShipper:
             generation = tail[0].generation
             if any(s.generation != generation or s.size >= COMPACT_BELOW for s in tail):
                 return
-            merged = Segment(tail[0].start, tail[-1].end, generation + 1)
+            merged = Segment(tail[0].start, tail[-1].end, self._generation, generation + 1)
             data = self._read_log(merged.start, merged.end)
             self._put(merged.name, data)
             self.stats.compacted_bytes += len(data)
@@ -477,11 +485,35 @@ class StateShipper:
             self._doomed.extend(tail)
             self._delete_doomed()
 
+    @property
+    def _generation(self) -> int:
+        """The lease generation this driver's objects carry (0: no lease)."""
+        return 0 if self._lease is None else self._lease.generation
+
+    def _check_lease(self) -> bool:
+        """Whether this driver still holds the lease, read from storage
+        now (`LeaseKeeper.check`); if not, it stops (`_lose`)."""
+        if self._lease is None:
+            return True
+        try:
+            self._lease.check()
+        except LeaseLostError as error:
+            self._lose(error)
+            return False
+        return True
+
     def _run_actions(self) -> None:
+        """Run the actions whose log is stored, once a lease check after
+        storing it passed: what they delete, a later driver's log records
+        as deleted (`LeaseKeeper.check`)."""
+        checked = False
         while True:
             with self._actions_lock:
                 if not self._actions or self._actions[0][0] > self._shipped:
                     return
+            if not checked and not (checked := self._check_lease()):
+                return
+            with self._actions_lock:
                 _mark, action = self._actions.pop(0)
             try:
                 action()
@@ -510,12 +542,14 @@ class StateShipper:
             read = _read_local(path)
             if read is None or read[0] != signature:
                 continue  # replaced meanwhile: seen again next tick
-            self._put(f"{SNAPSHOT_DIR}/{name}", read[1])
+            stored = stored_snapshot_name(name, self._generation)
+            self._put(f"{SNAPSHOT_DIR}/{stored}", read[1])
             tracked.uploaded = signature
-            self._stored_snapshots.add(name)
-        for name in sorted(self._stored_snapshots - paths.keys()):
-            self._delete(f"{SNAPSHOT_DIR}/{name}")
-            self._stored_snapshots.discard(name)
+            self._stored_snapshots.add(stored)
+        current = {stored_snapshot_name(name, self._generation) for name in paths}
+        for stored in sorted(self._stored_snapshots - current):
+            self._delete(f"{SNAPSHOT_DIR}/{stored}")
+            self._stored_snapshots.discard(stored)
 
     def _ship_trial_files(self, force: bool) -> None:
         """Upload the trial files that are due, `UPLOAD_THREADS` at a time
@@ -531,7 +565,7 @@ class StateShipper:
             tracked.seen = signature
         for rel in self._files.keys() - present:
             del self._files[rel]
-        if not due:
+        if not due or not self._check_lease():  # checked just before: see the docs
             return
         if self._pool is None:
             self._pool = ThreadPoolExecutor(UPLOAD_THREADS, thread_name_prefix="tunecore-ship")

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from tunecore.shell.eventlog import LOG_FILE, CorruptLogError, LogError, read_log
 from tunecore.shell.inbox import INBOX_DIR, request_of
+from tunecore.shell.journal import SNAPSHOT_DIR
 from tunecore.shell.lease import LEASE_FILE, LEASE_MIN_S, LeaseKeeper
 from tunecore.shell.lock import LOCK_FILE
 from tunecore.shell.shared_storage import TOKEN_FILE
@@ -34,6 +35,7 @@ from tunecore.shell.stored_state import (
     fetch_requests,
     fetch_state,
     stored_log,
+    stored_snapshot_name,
 )
 
 logger = logging.getLogger(__name__)
@@ -104,9 +106,10 @@ class Mirror:
 
     def not_stored(self) -> list[str]:
         """What the staging directory holds that the storage does not, the
-        same bytes: the event log (stored as its segments), and every other
-        file but the driver's own (its lock, its run's token, and the
-        inbox: requests nobody reads once the experiment has ended)."""
+        same bytes: the event log (stored as its segments), the snapshots
+        (stored under this driver's lease generation), and every other file
+        but the driver's own (its lock, its run's token, and the inbox:
+        requests nobody reads once the experiment has ended)."""
         missing = []
         log = self.staging_dir / LOG_FILE
         if not log.is_file() or stored_log(self.store) != log.read_bytes():
@@ -116,8 +119,11 @@ class Mirror:
             rel = path.relative_to(self.staging_dir).as_posix()
             if path.is_dir() or rel in drivers or rel.startswith(f"{INBOX_DIR}/"):
                 continue
+            at = rel
+            if rel.startswith(f"{SNAPSHOT_DIR}/"):  # stored under this driver's generation
+                at = f"{SNAPSHOT_DIR}/{stored_snapshot_name(path.name, self.lease.generation)}"
             try:
-                stored = self.store.read_bytes(rel)
+                stored = self.store.read_bytes(at)
             except (OSError, ValueError):  # not there, or a name storage cannot hold
                 stored = None
             if not path.is_file() or path.is_symlink() or stored != path.read_bytes():

@@ -1,9 +1,22 @@
 """Chaos for storage without Ray: a driver on `file://` or S3 storage, shipping
 every 20 ms (so most moments are mid-shipment, and the log is compacted),
-SIGKILLed again and again once storage holds more of its log, each time
-resumed on a fresh machine (a new staging directory) from the URI alone.
-At the end every trial reported each iteration exactly once in the stored
-results, and the stored log replays.
+SIGKILLed again and again, each time resumed on a fresh machine (a new
+staging directory) from the URI alone. At the end every trial reported
+each iteration exactly once in the stored results, the stored log
+replays, and no driver died of anything but its SIGKILL.
+
+Each kill aims at one phase (`PHASES`, in turn):
+
+- `shipping`: once storage holds more of the log (polled from outside);
+- `compaction`: between a compaction's merged object and the deletion
+  of the objects it covers (the `seed`-chosen one of them);
+- `lease`: a resume taking a killed driver's lease over, just after its
+  lease is stored, before it reads the storage;
+- `fence`: the same resume, just after it marked where it takes the log
+  over (`shell.stored_state`), before it ships anything.
+
+The last three are SIGKILLs the driver sends itself at that exact call of
+its store (`aim`), so they land where they aim every time.
 
 Run as a script, this file is the driver: `python -m
 tests.api.test_storage_kills URI` (it resumes when the URI holds the
@@ -15,6 +28,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -22,6 +36,7 @@ import tempfile
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -30,7 +45,7 @@ from tests.storage_fixtures import StorageTarget
 from tunecore import RunConfig, SyncConfig, TuneConfig, Tuner
 from tunecore.model import JsonValue
 from tunecore.shell.replay import replay
-from tunecore.shell.store import within
+from tunecore.shell.store import ArrowStore, LocalStore, within
 from tunecore.shell.stored_state import fetch_state, stored_log
 
 pytestmark = pytest.mark.slow  # drivers killed and resumed, a minute on S3
@@ -42,7 +57,10 @@ KILLS = 4
 SEEDS = [int(seed) for seed in os.environ.get("TUNECORE_STORAGE_KILL_SEEDS", "1").split(",")]
 """`TUNECORE_STORAGE_KILL_SEEDS=1,2,3` runs more (the figures in the docs)."""
 GROWTH = 600
-"""Bytes the stored log grows by before each kill."""
+"""Bytes the stored log grows by before a `shipping` kill."""
+PHASES = ("compaction", "shipping", "lease", "fence")
+"""What the kills aim at, in turn (see the module docstring)."""
+_SEGMENT = re.compile(r"events/seg_(\d{16})_(\d{16})")
 
 
 def counting(config: Mapping[str, JsonValue]) -> None:
@@ -59,6 +77,53 @@ def counting(config: Mapping[str, JsonValue]) -> None:
             tunecore.report(
                 {"step": step}, checkpoint=tunecore.Checkpoint.from_directory(directory)
             )
+
+
+def aim(phase: str, nth: int) -> None:
+    """Make this driver SIGKILL itself at the moment `phase` names (the
+    `nth` such moment for a compaction: its `nth` deletion), by wrapping
+    its store's writes and deletions."""
+    merged: list[tuple[int, int]] = []
+    deletes = 0
+
+    def die() -> None:
+        sys.stdout.flush()
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    def after_write(rel: str) -> None:
+        if (match := _SEGMENT.search(rel)) is not None:
+            merged[:] = [(int(match.group(1)), int(match.group(2)))]
+        if (phase == "lease" and rel.endswith("driver.lease")) or (
+            phase == "fence" and "events/fence_" in rel
+        ):
+            print(f"killed: {phase}", flush=True)
+            die()
+
+    def before_delete(rel: str) -> None:
+        nonlocal deletes
+        match = _SEGMENT.search(rel)
+        if phase != "compaction" or match is None or not merged:
+            return
+        start, end = int(match.group(1)), int(match.group(2))
+        if merged[0][0] <= start and end <= merged[0][1] and (start, end) != merged[0]:
+            deletes += 1
+            if deletes == nth:
+                print(f"killed: compaction, before its deletion {nth}", flush=True)
+                die()
+
+    for cls in (LocalStore, ArrowStore):
+        write, delete = cls.write_bytes, cls.delete_file
+
+        def write_bytes(self: Any, rel: str, data: bytes, write: Any = write) -> None:
+            write(self, rel, data)
+            after_write(rel)
+
+        def delete_file(self: Any, rel: str, delete: Any = delete) -> None:
+            before_delete(rel)
+            delete(self, rel)
+
+        cls.write_bytes = write_bytes  # type: ignore[method-assign]
+        cls.delete_file = delete_file  # type: ignore[method-assign]
 
 
 def drive(uri: str) -> None:
@@ -80,11 +145,12 @@ def drive(uri: str) -> None:
     ).fit()
 
 
-def start(uri: str, staging: Path) -> subprocess.Popen[str]:
+def start(uri: str, staging: Path, aim: str = "") -> subprocess.Popen[str]:
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(REPOSITORY / "src"), str(REPOSITORY)]),
         "TUNECORE_STAGING": str(staging),
+        "TUNECORE_KILL_AIM": aim,
     }
     return subprocess.Popen(
         [sys.executable, "-m", "tests.api.test_storage_kills", uri],
@@ -125,19 +191,29 @@ def test_kills_while_shipping_lose_and_repeat_nothing(
     file_store = target
     rng = random.Random(seed)
     store = within(file_store.store, "exp")
-    landed, size = 0, 0
+    landed: list[str] = []
     for number in range(KILLS):
-        driver = start(file_store.uri, tmp_path / f"machine_{number}")
-        size = len(stored_log(store)) + GROWTH + rng.randrange(GROWTH)
-        if wait_for_growth(lambda: stored_log(store), driver, size):
-            os.killpg(driver.pid, signal.SIGKILL)
-            landed += 1
-        output = driver.communicate(timeout=60)[0]
+        phase = PHASES[number % len(PHASES)]
+        machine = tmp_path / f"machine_{number}"
+        if phase == "shipping":
+            driver = start(file_store.uri, machine)
+            size = len(stored_log(store)) + GROWTH + rng.randrange(GROWTH)
+            if wait_for_growth(lambda: stored_log(store), driver, size):
+                os.killpg(driver.pid, signal.SIGKILL)
+                landed.append(phase)
+            output = driver.communicate(timeout=60)[0]
+        else:
+            driver = start(file_store.uri, machine, f"{phase}:{rng.randrange(1, 16)}")
+            output = driver.communicate(timeout=120)[0]
+            if f"killed: {phase}" in output and driver.returncode == -signal.SIGKILL:
+                landed.append(phase)
         assert driver.returncode in (0, -signal.SIGKILL), output
+        assert "Traceback" not in output, output
     final = start(file_store.uri, tmp_path / "last_machine")
     output = final.communicate(timeout=300)[0]
     assert final.returncode == 0, output
-    assert landed == KILLS
+    assert "Traceback" not in output, output
+    assert len(landed) == KILLS, landed
     fetched = tmp_path / "fetched"
     fetch_state(store, fetched)
     replayed = replay(fetched)
@@ -147,8 +223,12 @@ def test_kills_while_shipping_lose_and_repeat_nothing(
         rows = store.read_bytes(f"{trial}/result.json").decode().splitlines()
         assert [json.loads(row)["step"] for row in rows] == list(range(1, STEPS + 1))
     stored = f"{TRIALS * STEPS} rows stored once each"
-    print(f"\n{store.uri()} seed {seed}: {landed} kills landed, {stored}")
+    where = ", ".join(f"{landed.count(phase)} {phase}" for phase in PHASES)
+    print(f"\n{store.uri()} seed {seed}: {len(landed)} kills landed ({where}), {stored}")
 
 
 if __name__ == "__main__":
+    if given := os.environ.get("TUNECORE_KILL_AIM"):
+        phase, _, nth = given.partition(":")
+        aim(phase, int(nth))
     drive(sys.argv[1])

@@ -21,7 +21,7 @@ from tunecore.model import Tick
 from tunecore.shell.eventlog import LOG_FILE, EventLogWriter, read_log
 from tunecore.shell.inbox import Inbox, StopTrialRequest, post_to_store, request_of
 from tunecore.shell.journal import SnapshotStore
-from tunecore.shell.lease import Lease, LeaseKeeper, read_lease
+from tunecore.shell.lease import Lease, LeaseKeeper, LeaseLostError, read_lease
 from tunecore.shell.shipper import COMPACT_COUNT, StateShipper
 from tunecore.shell.store import Store, within
 from tunecore.shell.stored_state import (
@@ -204,6 +204,32 @@ def test_a_stale_driver_deletes_no_request_its_lost_log_records(
     assert request_of(event) not in {request_of(e) for e in read_log(b.dir).events}
     b.shipper.close()
     b.writer.close()
+
+
+def test_a_stale_renewal_that_lands_on_the_new_lease_stops_the_stale_driver_only(
+    target: StorageTarget,
+) -> None:
+    """Storage has no compare-and-swap: A's renewal read its own lease,
+    then B took over, then A's write landed on B's lease. A's checks must
+    still find that it lost (B's claim), and B keeps the experiment."""
+    store = within(target.store, "exp")
+    a = LeaseKeeper(store)
+    a.take()
+    renewal = store.read_bytes("driver.lease")  # what A's renewal is about to write
+    lapse(store)
+    b = LeaseKeeper(store)
+    b.take()
+    store.write_bytes("driver.lease", renewal)  # A's write lands after B's
+
+    with pytest.raises(LeaseLostError, match="generation 2"):
+        a.check()
+    with pytest.raises(LeaseLostError):
+        a.renew()
+    b.check()
+    b.renew()
+    held = read_lease(store)
+    assert held is not None
+    assert held.token == b.token
 
 
 def test_the_generation_goes_on_past_every_fence_when_the_lease_was_dropped(

@@ -11,6 +11,11 @@ reader of a stored experiment (a resume, `tunecore status URI`,
   from byte 0, the longest object first at each start (a compaction's
   object outranks the ones it covers); a gap ends it (what a driver killed
   mid-ship leaves is a shorter, valid log).
+- `events/claim_g<lease:08d>`: empty; written by the driver of lease
+  generation `lease` just after it took the lease, before it reads
+  anything else. An older driver that finds it has lost the experiment,
+  even if its own lease write (racing the take-over) is what the lease
+  object holds (`shell.lease`).
 - `events/fence_g<lease:08d>_<offset:016d>`: empty; written by the driver
   of lease generation `lease` when it starts shipping, before anything
   else, at the end of the stored log it goes on from. It fences off every
@@ -62,6 +67,7 @@ NOT_TRIAL_DIRS = frozenset({SEGMENT_DIR, SNAPSHOT_DIR, INBOX_DIR})
 
 _SEGMENT = re.compile(r"^seg_(\d{16})_(\d{16})(?:_g(\d{8}))?$")
 _FENCE = re.compile(r"^fence_g(\d{8})_(\d{16})$")
+_CLAIM = re.compile(r"^claim_g(\d{8})$")
 _SNAPSHOT = re.compile(r"^(snapshot_\d{12}\.msgpack)(?:\.g(\d{8}))?$")
 _TEMPORARY = re.compile(r"(\.tmp|\.tmp-[0-9a-f]{16}|\.quarantine-.*)$")
 _READ_RETRIES = 5
@@ -76,6 +82,10 @@ def segment_name(start: int, end: int, lease: int = 0) -> str:
 
 def fence_name(lease: int, offset: int) -> str:
     return f"{SEGMENT_DIR}/fence_g{lease:08d}_{offset:016d}"
+
+
+def claim_name(lease: int) -> str:
+    return f"{SEGMENT_DIR}/claim_g{lease:08d}"
 
 
 def stored_snapshot_name(local: str, lease: int) -> str:
@@ -119,6 +129,8 @@ class Fences:
     generation -> the log offset its driver went on from."""
 
     offsets: dict[int, int] = field(default_factory=dict)
+    claimed: frozenset[int] = frozenset()
+    """The generations whose driver took the lease (`claim_name`)."""
 
     def limit(self, lease: int) -> int | None:
         """Up to which log offset an object of generation `lease` is
@@ -127,8 +139,8 @@ class Fences:
         return min(later) if later else None
 
     def newest(self) -> int:
-        """The highest generation that fenced the log (0: none)."""
-        return max(self.offsets, default=0)
+        """The highest generation that claimed or fenced the log (0: none)."""
+        return max(self.claimed | self.offsets.keys(), default=0)
 
 
 @dataclass(frozen=True)
@@ -158,11 +170,14 @@ def stored_objects(names: list[str]) -> StoredObjects:
     """Read a listing of `events/` (see the module docstring): each object
     of a fenced-off generation cut at its fence, or left out as stale."""
     offsets: dict[int, int] = {}
+    claimed = set()
     for name in names:
         if (match := _FENCE.match(name)) is not None:
             generation, offset = int(match.group(1)), int(match.group(2))
             offsets[generation] = min(offset, offsets.get(generation, offset))
-    fences = Fences(offsets)
+        elif (match := _CLAIM.match(name)) is not None:
+            claimed.add(int(match.group(1)))
+    fences = Fences(offsets, frozenset(claimed))
     found: dict[int, list[Segment]] = {}
     stale: list[Segment] = []
     for name in names:

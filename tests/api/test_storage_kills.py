@@ -16,7 +16,8 @@ Each kill aims at one phase (`PHASES`, in turn):
   over (`shell.stored_state`), before it ships anything.
 
 The last three are SIGKILLs the driver sends itself at that exact call of
-its store (`aim`), so they land where they aim every time.
+its store (`scripts/chaos.py`'s `aim_kill`, which the chaos loop aims
+with too), so they land where they aim every time.
 
 Run as a script, this file is the driver: `python -m
 tests.api.test_storage_kills URI` (it resumes when the URI holds the
@@ -28,7 +29,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import re
 import signal
 import subprocess
 import sys
@@ -36,16 +36,16 @@ import tempfile
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
 
 import pytest
+from scripts.chaos import aim_kill
 
 import tunecore
 from tests.storage_fixtures import StorageTarget
 from tunecore import RunConfig, SyncConfig, TuneConfig, Tuner
 from tunecore.model import JsonValue
 from tunecore.shell.replay import replay
-from tunecore.shell.store import ArrowStore, LocalStore, within
+from tunecore.shell.store import within
 from tunecore.shell.stored_state import fetch_state, stored_log
 
 pytestmark = pytest.mark.slow  # drivers killed and resumed, a minute on S3
@@ -60,7 +60,6 @@ GROWTH = 600
 """Bytes the stored log grows by before a `shipping` kill."""
 PHASES = ("compaction", "shipping", "lease", "fence")
 """What the kills aim at, in turn (see the module docstring)."""
-_SEGMENT = re.compile(r"events/seg_(\d{16})_(\d{16})")
 
 
 def counting(config: Mapping[str, JsonValue]) -> None:
@@ -77,53 +76,6 @@ def counting(config: Mapping[str, JsonValue]) -> None:
             tunecore.report(
                 {"step": step}, checkpoint=tunecore.Checkpoint.from_directory(directory)
             )
-
-
-def aim(phase: str, nth: int) -> None:
-    """Make this driver SIGKILL itself at the moment `phase` names (the
-    `nth` such moment for a compaction: its `nth` deletion), by wrapping
-    its store's writes and deletions."""
-    merged: list[tuple[int, int]] = []
-    deletes = 0
-
-    def die() -> None:
-        sys.stdout.flush()
-        os.kill(os.getpid(), signal.SIGKILL)
-
-    def after_write(rel: str) -> None:
-        if (match := _SEGMENT.search(rel)) is not None:
-            merged[:] = [(int(match.group(1)), int(match.group(2)))]
-        if (phase == "lease" and rel.endswith("driver.lease")) or (
-            phase == "fence" and "events/fence_" in rel
-        ):
-            print(f"killed: {phase}", flush=True)
-            die()
-
-    def before_delete(rel: str) -> None:
-        nonlocal deletes
-        match = _SEGMENT.search(rel)
-        if phase != "compaction" or match is None or not merged:
-            return
-        start, end = int(match.group(1)), int(match.group(2))
-        if merged[0][0] <= start and end <= merged[0][1] and (start, end) != merged[0]:
-            deletes += 1
-            if deletes == nth:
-                print(f"killed: compaction, before its deletion {nth}", flush=True)
-                die()
-
-    for cls in (LocalStore, ArrowStore):
-        write, delete = cls.write_bytes, cls.delete_file
-
-        def write_bytes(self: Any, rel: str, data: bytes, write: Any = write) -> None:
-            write(self, rel, data)
-            after_write(rel)
-
-        def delete_file(self: Any, rel: str, delete: Any = delete) -> None:
-            before_delete(rel)
-            delete(self, rel)
-
-        cls.write_bytes = write_bytes  # type: ignore[method-assign]
-        cls.delete_file = delete_file  # type: ignore[method-assign]
 
 
 def drive(uri: str) -> None:
@@ -203,7 +155,8 @@ def test_kills_while_shipping_lose_and_repeat_nothing(
                 landed.append(phase)
             output = driver.communicate(timeout=60)[0]
         else:
-            driver = start(file_store.uri, machine, f"{phase}:{rng.randrange(1, 16)}")
+            aim = f"compaction:{rng.randrange(1, 16)}" if phase == "compaction" else phase
+            driver = start(file_store.uri, machine, aim)
             output = driver.communicate(timeout=120)[0]
             if f"killed: {phase}" in output and driver.returncode == -signal.SIGKILL:
                 landed.append(phase)
@@ -228,7 +181,6 @@ def test_kills_while_shipping_lose_and_repeat_nothing(
 
 
 if __name__ == "__main__":
-    if given := os.environ.get("TUNECORE_KILL_AIM"):
-        phase, _, nth = given.partition(":")
-        aim(phase, int(nth))
+    if aim := os.environ.get("TUNECORE_KILL_AIM"):
+        aim_kill(aim)
     drive(sys.argv[1])

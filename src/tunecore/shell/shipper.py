@@ -12,8 +12,9 @@ What goes where, and when:
 
 - **The event log** travels in increments, never whole: each tick uploads
   the bytes `[shipped, log_size())` of `events.log` as one object
-  `events/seg_<start:016d>_<end:016d>`. `log_size()` is always a record
-  boundary (the loop updates it after each whole append), so every object
+  `events/seg_<start:016d>_<end:016d>_g<lease:08d>` (no `_g` part without
+  a lease). `log_size()` is always a record boundary (the loop updates it
+  after each whole append), so every object
   holds whole CRC frames and the stored log, the chain of objects from byte
   0 (`stored_log`), is always a prefix of the local log at a record
   boundary: a driver killed between two ticks loses at most `lag_s` of
@@ -54,6 +55,14 @@ A shipper starting on a store that already holds a log (a resume) keeps the
 longest stored chain that is a prefix of the local log, deletes every other
 segment object, and ships on from there. It re-uploads snapshots and trial
 files once, since it cannot know which stored copies are current.
+
+With a lease, the shipper fences off earlier drivers (`shell.stored_state`):
+before it writes anything else it stores its fence at the end of the chain
+it kept, and every log object and snapshot it stores carries its lease
+generation in its name. Deletions that cannot be undone (actions waiting
+for the log, such as taken requests and dropped checkpoints) wait for a
+lease check made after their log is stored, and each batch of trial files
+for one made just before it (`LeaseKeeper.check`).
 
 Why one module of over 400 lines: `StateShipper` is one thread's state
 machine (what it tracked, what is due, the lag and the final flush): its

@@ -34,7 +34,7 @@ many kills (seeded order, the first kill never a resume's):
 - takeover (with `--storage`): a resume taking the killed driver's lease
   over, just after its lease is stored (before it reads the storage), or
   just after it marked where it takes the log over (before it ships
-  anything; `shell.stored_state`).
+  anything; `shell.mirror.stored_state`).
 
 The last two are SIGKILLs the driver sends its own process group at that
 exact call of its store (`aim_kill`), so they land where they aim every
@@ -136,9 +136,10 @@ from tunecore.model import (
 from tunecore.schedulers import ASHAScheduler
 from tunecore.shell.eventlog import LogError, read_log
 from tunecore.shell.lock import LOCK_FILE, ExperimentLockedError
+from tunecore.shell.mirror.stored_state import fetch_state, stored_log
 from tunecore.shell.replay import replay
-from tunecore.shell.storage import ExperimentStorage, safe_name
-from tunecore.shell.store import (
+from tunecore.shell.storage.layout import ExperimentStorage, safe_name
+from tunecore.shell.storage.store import (
     ArrowStore,
     LocalStore,
     Store,
@@ -148,7 +149,6 @@ from tunecore.shell.store import (
     staging_root,
     within,
 )
-from tunecore.shell.stored_state import fetch_state, stored_log
 from tunecore.shell.trainable.checkpoint_files import META_FILE, read_meta
 from tunecore.shell.trial_files import PROGRESS_FILE, RESULT_FILE
 

@@ -13,7 +13,7 @@ Each kill aims at one phase (`PHASES`, in turn):
 - `lease`: a resume taking a killed driver's lease over, just after its
   lease is stored, before it reads the storage;
 - `fence`: the same resume, just after it marked where it takes the log
-  over (`shell.stored_state`), before it ships anything.
+  over (`shell.mirror.stored_state`), before it ships anything.
 
 The last three are SIGKILLs the driver sends itself at that exact call of
 its store (`scripts/chaos.py`'s `aim_kill`, which the chaos loop aims
@@ -44,9 +44,9 @@ import tunecore
 from tests.storage_fixtures import StorageTarget
 from tunecore import RunConfig, SyncConfig, TuneConfig, Tuner
 from tunecore.model import JsonValue
+from tunecore.shell.mirror.stored_state import fetch_state, stored_log
 from tunecore.shell.replay import replay
-from tunecore.shell.store import within
-from tunecore.shell.stored_state import fetch_state, stored_log
+from tunecore.shell.storage.store import within
 
 pytestmark = pytest.mark.slow  # drivers killed and resumed, a minute on S3
 

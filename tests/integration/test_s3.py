@@ -49,9 +49,9 @@ from tunecore.model import (
 from tunecore.schedulers import PopulationBasedTraining
 from tunecore.shell.callbacks import Callback
 from tunecore.shell.eventlog import LogError, read_log
+from tunecore.shell.mirror.stored_state import fetch_state
 from tunecore.shell.replay import replay
-from tunecore.shell.store import Store, within
-from tunecore.shell.stored_state import fetch_state
+from tunecore.shell.storage.store import Store, within
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 DRIVER_STEPS = 12

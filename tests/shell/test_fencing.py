@@ -21,10 +21,9 @@ from tunecore.model import Tick
 from tunecore.shell.eventlog import LOG_FILE, EventLogWriter, read_log
 from tunecore.shell.inbox import Inbox, StopTrialRequest, post_to_store, request_of
 from tunecore.shell.journal import SnapshotStore
-from tunecore.shell.lease import Lease, LeaseKeeper, LeaseLostError, read_lease
-from tunecore.shell.shipper import COMPACT_COUNT, StateShipper
-from tunecore.shell.store import Store, within
-from tunecore.shell.stored_state import (
+from tunecore.shell.mirror.lease import Lease, LeaseKeeper, LeaseLostError, read_lease
+from tunecore.shell.mirror.shipper import COMPACT_COUNT, StateShipper
+from tunecore.shell.mirror.stored_state import (
     Segment,
     delete_taken,
     fence_name,
@@ -33,6 +32,7 @@ from tunecore.shell.stored_state import (
     stored_log,
     stored_objects,
 )
+from tunecore.shell.storage.store import Store, within
 
 
 @pytest.fixture(params=["file", "s3"])

@@ -32,7 +32,7 @@ from tunecore.schedulers import (
     MedianStoppingRule,
     PopulationBasedTraining,
 )
-from tunecore.shell.store import DEFAULT_ROOT
+from tunecore.shell.storage.store import DEFAULT_ROOT
 
 SCHEDULERS: dict[str, Callable[..., TrialScheduler] | None] = {
     "fifo": None,  # the core's default

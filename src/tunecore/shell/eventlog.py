@@ -72,7 +72,7 @@ import msgspec
 from tunecore.model import ExperimentEvent
 from tunecore.model.codec import from_msgpack, to_msgpack
 from tunecore.model.storable import MAX_RECORD_BYTES
-from tunecore.shell.own_files import NotRegularFileError, open_fd, write_all
+from tunecore.shell.storage.own_files import NotRegularFileError, open_fd, write_all
 
 logger = logging.getLogger(__name__)
 
@@ -111,7 +111,7 @@ class RunSettings(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     storage_uri: str = ""
     """The storage the experiment is kept in when it is not the directory
     of this log (a URI `storage_path`, credentials removed; see
-    `shell.mirror`): a restore from this directory goes on shipping there."""
+    `shell.mirror.mirror`): a restore from this directory goes on shipping there."""
     sync_period_s: Annotated[float, msgspec.Meta(gt=0)] = 5.0
     sync_timeout_s: Annotated[float, msgspec.Meta(gt=0)] = 60.0
     sync_artifacts: bool = False

@@ -46,7 +46,7 @@ from tunecore.model import Command, ExperimentEvent
 from tunecore.model.codec import from_msgpack, to_msgpack
 from tunecore.model.storable import encoding_error
 from tunecore.shell.eventlog import EventLogWriter, LogContents
-from tunecore.shell.own_files import read_bytes
+from tunecore.shell.storage.own_files import read_bytes
 
 logger = logging.getLogger(__name__)
 

@@ -1,12 +1,12 @@
 """How an experiment kept in storage is laid out, and reading it back.
 
-What the driver's `StateShipper` (`shell.shipper`) writes, and what every
+What the driver's `StateShipper` (`shell.mirror.shipper`) writes, and what every
 reader of a stored experiment (a resume, `tunecore status URI`,
 `ResultGrid.from_path(URI)`) reads:
 
 - `events/seg_<start:016d>_<end:016d>_g<lease:08d>`: the event log's
   bytes `[start, end)`, whole CRC frames, written by the driver of lease
-  generation `lease` (`shell.lease`; objects of tunecores before fencing
+  generation `lease` (`shell.mirror.lease`; objects of tunecores before fencing
   have no `_g` part: generation 0). The log is the chain of these objects
   from byte 0, the longest object first at each start (a compaction's
   object outranks the ones it covers); a gap ends it (what a driver killed
@@ -15,7 +15,7 @@ reader of a stored experiment (a resume, `tunecore status URI`,
   generation `lease` just after it took the lease, before it reads
   anything else. An older driver that finds it has lost the experiment,
   even if its own lease write (racing the take-over) is what the lease
-  object holds (`shell.lease`).
+  object holds (`shell.mirror.lease`).
 - `events/fence_g<lease:08d>_<offset:016d>`: empty; written by the driver
   of lease generation `lease` when it starts shipping, before anything
   else, at the end of the stored log it goes on from. It fences off every
@@ -50,8 +50,8 @@ from pathlib import Path
 from tunecore.shell.eventlog import LOG_FILE, CorruptLogError, LogError, copy_whole_frames
 from tunecore.shell.inbox import INBOX_DIR, MAX_REQUEST_BYTES, is_request_name
 from tunecore.shell.journal import SNAPSHOT_DIR, SnapshotStore, snapshot_log_bytes
-from tunecore.shell.own_files import NotRegularFileError
-from tunecore.shell.store import Store
+from tunecore.shell.storage.own_files import NotRegularFileError
+from tunecore.shell.storage.store import Store
 
 logger = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ its clock ran behind). The renewal then raises `LeaseLostError` naming the
 new holder, and the driver stops shipping before it writes anything more.
 
 The lease alone cannot stop a write already under way when the driver
-froze. What is written is fenced instead (`shell.stored_state`): each
+froze. What is written is fenced instead (`shell.mirror.stored_state`): each
 take-over is a new generation, which is in the name of every log object
 and snapshot a driver ships; the new driver claims its generation before
 it reads anything, and marks where it took the log over; readers trust an
@@ -41,10 +41,10 @@ from typing import Annotated
 import msgspec
 
 from tunecore.shell.lock import ExperimentLockedError
-from tunecore.shell.own_files import NotRegularFileError
+from tunecore.shell.mirror.stored_state import SEGMENT_DIR, claim_name, stored_objects
 from tunecore.shell.processes import is_running, process_start
-from tunecore.shell.store import Store
-from tunecore.shell.stored_state import SEGMENT_DIR, claim_name, stored_objects
+from tunecore.shell.storage.own_files import NotRegularFileError
+from tunecore.shell.storage.store import Store
 
 logger = logging.getLogger(__name__)
 

@@ -23,13 +23,10 @@ from pathlib import Path
 from tunecore.shell.eventlog import LOG_FILE, CorruptLogError, LogError, read_log
 from tunecore.shell.inbox import INBOX_DIR, request_of
 from tunecore.shell.journal import SNAPSHOT_DIR
-from tunecore.shell.lease import LEASE_FILE, LEASE_MIN_S, LeaseKeeper
 from tunecore.shell.lock import LOCK_FILE
-from tunecore.shell.shared_storage import TOKEN_FILE
-from tunecore.shell.shipper import StateShipper
-from tunecore.shell.storage import experiment_dirname
-from tunecore.shell.store import StorageSpec, Store, staging_root, within
-from tunecore.shell.stored_state import (
+from tunecore.shell.mirror.lease import LEASE_FILE, LEASE_MIN_S, LeaseKeeper
+from tunecore.shell.mirror.shipper import StateShipper
+from tunecore.shell.mirror.stored_state import (
     SEGMENT_DIR,
     fetch_log,
     fetch_requests,
@@ -37,6 +34,9 @@ from tunecore.shell.stored_state import (
     stored_log,
     stored_snapshot_name,
 )
+from tunecore.shell.storage.layout import experiment_dirname
+from tunecore.shell.storage.shared_storage import TOKEN_FILE
+from tunecore.shell.storage.store import StorageSpec, Store, staging_root, within
 
 logger = logging.getLogger(__name__)
 
@@ -208,7 +208,7 @@ class Mirror:
     def take_lease(self, lag_s: float) -> None:
         """Claim the stored experiment for this driver, or raise
         `ExperimentLockedError` naming the driver that holds it
-        (`shell.lease`). The staging directory's lock keeps out a second
+        (`shell.mirror.lease`). The staging directory's lock keeps out a second
         driver on this machine; the lease keeps out one on another machine
         while its holder renews it."""
         self.lease.stale_s = max(LEASE_MIN_S, 10 * lag_s)

@@ -1,6 +1,6 @@
 """Copying a mirrored experiment's state from the driver's staging directory
 to its store, in the background, with a bounded lag (the layout, and
-reading it back: `shell.stored_state`).
+reading it back: `shell.mirror.stored_state`).
 
 The driver of a mirrored experiment (a URI `storage_path`) writes its files
 where it always does, in a local staging directory, and a `StateShipper`
@@ -56,7 +56,7 @@ longest stored chain that is a prefix of the local log, deletes every other
 segment object, and ships on from there. It re-uploads snapshots and trial
 files once, since it cannot know which stored copies are current.
 
-With a lease, the shipper fences off earlier drivers (`shell.stored_state`):
+With a lease, the shipper fences off earlier drivers (`shell.mirror.stored_state`):
 before it writes anything else it stores its fence at the end of the chain
 it kept, and every log object and snapshot it stores carries its lease
 generation in its name. Deletions that cannot be undone (actions waiting
@@ -85,10 +85,8 @@ import msgspec
 
 from tunecore.shell.eventlog import LOG_FILE
 from tunecore.shell.journal import SNAPSHOT_DIR, SnapshotStore
-from tunecore.shell.lease import LeaseKeeper, LeaseLostError, Renewer
-from tunecore.shell.own_files import NotRegularFileError, open_fd
-from tunecore.shell.store import Store
-from tunecore.shell.stored_state import (
+from tunecore.shell.mirror.lease import LeaseKeeper, LeaseLostError, Renewer
+from tunecore.shell.mirror.stored_state import (
     NOT_TRIAL_FILES,
     SEGMENT_DIR,
     Segment,
@@ -99,6 +97,8 @@ from tunecore.shell.stored_state import (
     stored_objects,
     stored_snapshot_name,
 )
+from tunecore.shell.storage.own_files import NotRegularFileError, open_fd
+from tunecore.shell.storage.store import Store
 
 logger = logging.getLogger(__name__)
 
@@ -180,7 +180,7 @@ class StateShipper:
     from the shipper thread); `clock` is what the trial-file throttle
     measures time with. `tick()` is one round of shipping, which the thread
     runs every `lag_s` seconds (tests call it directly). With a `lease`
-    (`shell.lease`), each round first renews it, and a thread of its own
+    (`shell.mirror.lease`), each round first renews it, and a thread of its own
     renews it every `lag_s` whatever a round costs; once another driver
     holds it, nothing more is shipped (`lost`) and `on_lost` is told."""
 

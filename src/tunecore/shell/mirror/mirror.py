@@ -32,6 +32,7 @@ from tunecore.shell.mirror.stored_state import (
     fetch_requests,
     fetch_state,
     stored_log,
+    stored_objects,
     stored_snapshot_name,
 )
 from tunecore.shell.storage.layout import experiment_dirname
@@ -59,8 +60,11 @@ class Mirror:
         return self.staging_root / self.name
 
     def holds_experiment(self) -> bool:
-        """Whether the storage has an experiment under this name."""
-        return self.store.exists(SEGMENT_DIR)
+        """Whether the storage has an experiment under this name: a log
+        object (not only the lease's claims and fences: this driver
+        claims it before it looks)."""
+        listing = stored_objects(self.store.list(SEGMENT_DIR))
+        return bool(listing.found or listing.stale)
 
     def set_aside_earlier_run(self) -> str | None:
         """As with a local directory (`Tuner.fit`), running again under the

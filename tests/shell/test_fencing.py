@@ -22,7 +22,8 @@ from tunecore.shell.eventlog import LOG_FILE, EventLogWriter, read_log
 from tunecore.shell.inbox import Inbox, StopTrialRequest, post_to_store, request_of
 from tunecore.shell.journal import SnapshotStore
 from tunecore.shell.mirror.lease import Lease, LeaseKeeper, LeaseLostError, read_lease
-from tunecore.shell.mirror.shipper import COMPACT_COUNT, StateShipper
+from tunecore.shell.mirror.shipper import StateShipper
+from tunecore.shell.mirror.shipping_rules import COMPACT_COUNT
 from tunecore.shell.mirror.stored_state import (
     Segment,
     delete_taken,

@@ -44,7 +44,8 @@ from tunecore.shell.inbox import (
 )
 from tunecore.shell.journal import EMPTY_DIGEST, SnapshotFile, SnapshotStore
 from tunecore.shell.mirror.lease import Lease, LeaseKeeper, LeaseLostError, read_lease
-from tunecore.shell.mirror.shipper import COMPACT_COUNT, GROW_WAIT_S, STALE_S, StateShipper
+from tunecore.shell.mirror.shipper import StateShipper
+from tunecore.shell.mirror.shipping_rules import COMPACT_COUNT, GROW_WAIT_S, STALE_S
 from tunecore.shell.mirror.stored_state import (
     MAX_REQUESTS_PER_ROUND,
     delete_taken,

@@ -8,7 +8,8 @@ thread copies them to the experiment's `Store` every `lag_s` seconds. The
 loop never waits on storage except at `close()`. Checkpoints are not the
 shipper's: workers upload them themselves.
 
-What goes where, and when:
+What goes where, and when (the rules themselves, pure, are in
+`shell.mirror.shipping_rules`):
 
 - **The event log** travels in increments, never whole: each tick uploads
   the bytes `[shipped, log_size())` of `events.log` as one object
@@ -77,7 +78,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
@@ -86,6 +86,13 @@ import msgspec
 from tunecore.shell.eventlog import LOG_FILE
 from tunecore.shell.journal import SNAPSHOT_DIR, SnapshotStore
 from tunecore.shell.mirror.lease import LeaseKeeper, LeaseLostError, Renewer
+from tunecore.shell.mirror.shipping_rules import (
+    COMPACT_COUNT,
+    Signature,
+    Tracked,
+    next_merge,
+    upload_due,
+)
 from tunecore.shell.mirror.stored_state import (
     NOT_TRIAL_FILES,
     SEGMENT_DIR,
@@ -102,22 +109,10 @@ from tunecore.shell.storage.store import Store
 
 logger = logging.getLogger(__name__)
 
-COMPACT_COUNT = 16
-"""How many consecutive small log objects of one generation are merged."""
-COMPACT_BELOW = 4 << 20
-"""Log objects at least this large are never merged again."""
-GROW_WAIT_S = 60.0
-GROW_RATIO = 0.10
-STALE_S = 600.0
-EAGER_FILES = frozenset({"params.json", "error.txt"})
-"""Trial files uploaded on every change: small, rarely written, and what a
-reader looks at first (a trial's config, why it failed)."""
 UPLOAD_THREADS = 8
 
 
 _T = TypeVar("_T")
-Signature = tuple[int, int, int]
-"""A local file's (size, mtime_ns, inode): it changed if this did."""
 
 
 class ShipStats(msgspec.Struct, kw_only=True):
@@ -137,17 +132,6 @@ class ShipStats(msgspec.Struct, kw_only=True):
     """Bytes of the log uploaded again by compaction."""
     failures: int = 0
     """Storage calls that failed (each retried on a later tick)."""
-
-
-@dataclass
-class _Tracked:
-    """What the shipper knows about one local file."""
-
-    uploaded: Signature | None = None  # what was last uploaded
-    uploaded_size: int = 0
-    since: float = 0.0  # when it was last uploaded (or first seen)
-    seen: Signature | None = None  # what it was at the previous tick
-    needs_log: int = 0  # snapshots: the log bytes storage must hold first
 
 
 def _read_local(path: Path) -> tuple[Signature, bytes] | None:
@@ -222,9 +206,9 @@ class StateShipper:
         self._shipped = 0
         self._chain: list[Segment] = []
         self._doomed: list[Segment] = []  # log objects to delete, retried until gone
-        self._snapshots: dict[str, _Tracked] = {}
+        self._snapshots: dict[str, Tracked] = {}
         self._stored_snapshots: set[str] = set()
-        self._files: dict[str, _Tracked] = {}
+        self._files: dict[str, Tracked] = {}
         self._requests: set[str] = set()  # copied to the staging inbox, still stored
         self._pool: ThreadPoolExecutor | None = None
 
@@ -481,12 +465,8 @@ class StateShipper:
     def _compact(self) -> None:
         """Merge the newest `COMPACT_COUNT` log objects while they are all
         small and of one generation (a counter in base `COMPACT_COUNT`)."""
-        while len(self._chain) >= COMPACT_COUNT:
+        while (merged := next_merge(self._chain, self._generation)) is not None:
             tail = self._chain[-COMPACT_COUNT:]
-            generation = tail[0].generation
-            if any(s.generation != generation or s.size >= COMPACT_BELOW for s in tail):
-                return
-            merged = Segment(tail[0].start, tail[-1].end, self._generation, generation + 1)
             data = self._read_log(merged.start, merged.end)
             self._put(merged.name, data)
             self.stats.compacted_bytes += len(data)
@@ -540,7 +520,7 @@ class StateShipper:
         for name in self._snapshots.keys() - paths.keys():
             del self._snapshots[name]
         for name, path in paths.items():
-            tracked = self._snapshots.setdefault(name, _Tracked())
+            tracked = self._snapshots.setdefault(name, Tracked())
             signature = _signature(path)
             if signature is None or signature == tracked.uploaded:
                 continue
@@ -568,8 +548,10 @@ class StateShipper:
         present, due = set(), []
         for rel, path, signature in self._trial_files():
             present.add(rel)
-            tracked = self._files.setdefault(rel, _Tracked(since=now))
-            if signature != tracked.uploaded and (force or _due(rel, tracked, signature, now)):
+            tracked = self._files.setdefault(rel, Tracked(since=now))
+            if signature != tracked.uploaded and (
+                force or upload_due(rel, tracked, signature, now)
+            ):
                 due.append((rel, path, tracked, signature))
             tracked.seen = signature
         for rel in self._files.keys() - present:
@@ -642,15 +624,6 @@ class StateShipper:
             if self._actions:
                 left.append(f"{len(self._actions)} actions waiting for the event log")
         return ", ".join(left)
-
-
-def _due(rel: str, tracked: _Tracked, signature: Signature, now: float) -> bool:
-    """Whether a changed trial file is uploaded now (see the module docstring)."""
-    if rel.rpartition("/")[2] in EAGER_FILES or signature == tracked.seen:
-        return True
-    waited = now - tracked.since
-    grown = signature[0] >= tracked.uploaded_size * (1 + GROW_RATIO)
-    return (waited >= GROW_WAIT_S and grown) or waited >= STALE_S
 
 
 def _walk(directory: Path, rel: str) -> Iterator[tuple[str, Path, Signature]]:

@@ -287,7 +287,12 @@ def resumed(
     target = make_s3_target(s3_endpoint)
     tmp = tmp_path_factory.mktemp("killed")
     store = within(target.store, "exp")
-    env = {**os.environ, "PYTHONPATH": str(REPOSITORY), "TUNECORE_STAGING": str(tmp / "first")}
+    env = {
+        **os.environ,
+        # This checkout's tunecore, whatever the environment has installed.
+        "PYTHONPATH": os.pathsep.join([str(REPOSITORY / "src"), str(REPOSITORY)]),
+        "TUNECORE_STAGING": str(tmp / "first"),
+    }
     address = ray.get_runtime_context().gcs_address
     driver = subprocess.Popen(
         [sys.executable, __file__, target.uri, "exp", address],

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tunecore.shell.store import ArrowStore, LocalStore, Store
+from tunecore.shell.storage.store import ArrowStore, LocalStore, Store
 
 if TYPE_CHECKING:
     from pyarrow.fs import FileSystem

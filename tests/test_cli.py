@@ -41,11 +41,11 @@ from tunecore.schedulers import PB2
 from tunecore.shell.eventlog import read_log
 from tunecore.shell.inbox import AddTrialRequest, Inbox, StopTrialRequest
 from tunecore.shell.journal import SnapshotStore
+from tunecore.shell.mirror.remote import local_copy
+from tunecore.shell.mirror.shipper import StateShipper
 from tunecore.shell.processes import process_start
-from tunecore.shell.remote import local_copy
 from tunecore.shell.replay import replay
-from tunecore.shell.shipper import StateShipper
-from tunecore.shell.store import resolve_storage, staging_root, within
+from tunecore.shell.storage.store import resolve_storage, staging_root, within
 
 WAIT_S = 20.0
 """The most any handshake below waits; they normally take well under a second."""

@@ -1,4 +1,4 @@
-"""The state shipper (`shell/shipper.py`): a mirrored experiment's staging
+"""The state shipper (`shell/mirror/shipper.py`): a mirrored experiment's staging
 directory reaches its store in increments, in an order that keeps every
 stored state readable, through storage failures; `fetch_state` brings it
 back. Against a `file://` store and an S3 server (moto, on 127.0.0.1)."""
@@ -43,16 +43,17 @@ from tunecore.shell.inbox import (
     request_of,
 )
 from tunecore.shell.journal import EMPTY_DIGEST, SnapshotFile, SnapshotStore
-from tunecore.shell.lease import Lease, LeaseKeeper, LeaseLostError, read_lease
-from tunecore.shell.shipper import COMPACT_COUNT, GROW_WAIT_S, STALE_S, StateShipper
-from tunecore.shell.store import LocalStore, Readable, Store, within
-from tunecore.shell.stored_state import (
+from tunecore.shell.mirror.lease import Lease, LeaseKeeper, LeaseLostError, read_lease
+from tunecore.shell.mirror.shipper import StateShipper
+from tunecore.shell.mirror.shipping_rules import COMPACT_COUNT, GROW_WAIT_S, STALE_S
+from tunecore.shell.mirror.stored_state import (
     MAX_REQUESTS_PER_ROUND,
     delete_taken,
     fetch_requests,
     fetch_state,
     stored_log,
 )
+from tunecore.shell.storage.store import LocalStore, Readable, Store, within
 
 
 @pytest.fixture(params=["file", "s3"])
@@ -537,7 +538,7 @@ def test_a_store_that_fails_for_a_while_loses_nothing(
         clock.now += 1
         if round_ == 1:
             store.fail(10)  # a longer outage
-        with caplog.at_level(logging.WARNING, logger="tunecore.shell.shipper"):
+        with caplog.at_level(logging.WARNING, logger="tunecore.shell.mirror.shipper"):
             ship.tick()
     staging.file("trial_3/result.json", "more\n", "a")
     assert not ship.tick()  # a growing result file waits for the throttle...

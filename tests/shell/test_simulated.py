@@ -54,8 +54,8 @@ from tunecore.shell.executors.base import Executor
 from tunecore.shell.executors.simulated import SimulatedExecutor, SimulatedTrainable
 from tunecore.shell.journal import Journal, SnapshotStore
 from tunecore.shell.loop import ExperimentLoop
-from tunecore.shell.shared_storage import TOKEN_FILE
-from tunecore.shell.storage import ExperimentStorage
+from tunecore.shell.storage.layout import ExperimentStorage
+from tunecore.shell.storage.shared_storage import TOKEN_FILE
 from tunecore.shell.trainable.worker import TrialContext
 
 # -- running an experiment ---------------------------------------------------------

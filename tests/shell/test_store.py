@@ -1,4 +1,4 @@
-"""The `Store` contract (`shell/store.py`), one suite over every kind of
+"""The `Store` contract (`shell/storage/store.py`), one suite over every kind of
 store: a local directory, pyarrow's local filesystem, and S3 (a moto server
 on 127.0.0.1); and how `resolve_storage` reads `storage_path` and
 `storage_filesystem`."""
@@ -14,7 +14,14 @@ import pytest
 from pyarrow.fs import LocalFileSystem
 
 from tests.storage_fixtures import StorageTarget
-from tunecore.shell.store import ArrowStore, LocalStore, StorageSpec, Store, resolve_storage, within
+from tunecore.shell.storage.store import (
+    ArrowStore,
+    LocalStore,
+    StorageSpec,
+    Store,
+    resolve_storage,
+    within,
+)
 
 MARKER = ".tunecore_checkpoint.json"
 

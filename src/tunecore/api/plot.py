@@ -48,8 +48,8 @@ from tunecore.model import (
 )
 from tunecore.model.numbers import is_finite_number
 from tunecore.shell.eventlog import read_log
-from tunecore.shell.own_files import write_atomic
 from tunecore.shell.replay import walk
+from tunecore.shell.storage.own_files import write_atomic
 from tunecore.shell.trainable.errors import failure_reason
 
 if TYPE_CHECKING:

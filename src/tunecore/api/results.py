@@ -30,8 +30,8 @@ from tunecore.core.experiment.snapshot import BUILTIN, SnapshotKind
 from tunecore.core.results import flatten
 from tunecore.model import CheckpointRef, JsonDict, JsonValue, MetricStats, TrialState, TrialStatus
 from tunecore.model.numbers import is_number
-from tunecore.shell.remote import StoredExperiment
-from tunecore.shell.storage import read_result_rows
+from tunecore.shell.mirror.remote import StoredExperiment
+from tunecore.shell.storage.layout import read_result_rows
 from tunecore.shell.trainable import Checkpoint
 from tunecore.shell.trial_view import Trial
 

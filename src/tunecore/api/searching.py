@@ -38,7 +38,7 @@ from tunecore.core.search.variants import as_param_space, parse_space, without_f
 from tunecore.model import Asked, ExperimentEvent, Mode, TrialStatus
 from tunecore.search.searcher import Searcher, class_path
 from tunecore.shell.eventlog import LogContents, read_log
-from tunecore.shell.remote import is_stored, open_stored
+from tunecore.shell.mirror.remote import is_stored, open_stored
 from tunecore.shell.replay import walk
 from tunecore.shell.searchers import SearcherObject, SearcherRuntime, external_of
 

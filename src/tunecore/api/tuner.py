@@ -100,20 +100,20 @@ from tunecore.shell.inbox import Inbox
 from tunecore.shell.journal import Journal, SnapshotStore
 from tunecore.shell.lock import driver_lock
 from tunecore.shell.loop import ExperimentLoop
-from tunecore.shell.mirror import Mirror
+from tunecore.shell.mirror.mirror import Mirror
+from tunecore.shell.mirror.remote import StoredExperiment, as_location, experiment_header, is_stored
 from tunecore.shell.progress import (
     ProgressReporter,
     already_finished,
     final_summary,
     unfinished_trials,
 )
-from tunecore.shell.remote import StoredExperiment, as_location, experiment_header, is_stored
 from tunecore.shell.replay import rebuild, results_by_trial
 from tunecore.shell.resume import drop_unrecorded_checkpoints, repair_result_files
 from tunecore.shell.searchers import SearcherRuntime
 from tunecore.shell.stoppers import StopSetting, plan_stop
-from tunecore.shell.storage import ExperimentStorage, experiment_dirname
-from tunecore.shell.store import (
+from tunecore.shell.storage.layout import ExperimentStorage, experiment_dirname
+from tunecore.shell.storage.store import (
     StorageSpec,
     Store,
     join_uri,
@@ -330,7 +330,7 @@ class Tuner:
         It holds the experiment directory's driver lock while it runs: a
         second driver there raises `ExperimentLockedError`. With a URI
         `storage_path` that directory is the local staging directory, and
-        the experiment is shipped to the storage as it runs (`shell.mirror`).
+        the experiment is shipped to the storage as it runs (`shell.mirror.mirror`).
         While it runs, what existed before it is kept out of the garbage
         collector's full collections (`shell.heap`)."""
         if self._unrunnable is not None:

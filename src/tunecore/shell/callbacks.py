@@ -23,7 +23,7 @@ from pathlib import Path
 
 from tunecore.model import CheckpointRef, JsonValue
 from tunecore.shell import tfevents
-from tunecore.shell.storage import ExperimentStorage
+from tunecore.shell.storage.layout import ExperimentStorage
 from tunecore.shell.trial_view import Trial
 
 logger = logging.getLogger(__name__)

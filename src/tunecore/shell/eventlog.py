@@ -72,7 +72,7 @@ import msgspec
 from tunecore.model import ExperimentEvent
 from tunecore.model.codec import from_msgpack, to_msgpack
 from tunecore.model.storable import MAX_RECORD_BYTES
-from tunecore.shell.own_files import NotRegularFileError, open_fd, write_all
+from tunecore.shell.storage.own_files import NotRegularFileError, open_fd, write_all
 
 logger = logging.getLogger(__name__)
 
@@ -111,7 +111,7 @@ class RunSettings(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     storage_uri: str = ""
     """The storage the experiment is kept in when it is not the directory
     of this log (a URI `storage_path`, credentials removed; see
-    `shell.mirror`): a restore from this directory goes on shipping there."""
+    `shell.mirror.mirror`): a restore from this directory goes on shipping there."""
     sync_period_s: Annotated[float, msgspec.Meta(gt=0)] = 5.0
     sync_timeout_s: Annotated[float, msgspec.Meta(gt=0)] = 60.0
     sync_artifacts: bool = False
@@ -522,7 +522,14 @@ class Readable(Protocol):
 
 
 def copy_whole_frames(
-    source: Readable, out: BinaryIO, *, where: Path, start: int, size: int, record: int
+    source: Readable,
+    out: BinaryIO,
+    *,
+    where: Path,
+    start: int,
+    size: int,
+    record: int,
+    whole: bool = True,
 ) -> int:
     """Copy `size` bytes of a log, from its byte `start`, from `source` to
     `out`, one frame at a time (memory bounded by the record limit),
@@ -531,7 +538,8 @@ def copy_whole_frames(
     checksum mismatch, too few or too many bytes) is damage, never a
     crash's torn tail: `CorruptLogError` at the log's offset, naming
     `where`. `record` is the number of the first record; returns the
-    number after the last."""
+    number after the last. `whole=False`: the piece may go on past `size`
+    (bytes that are not this log's, left unread)."""
     offset, end = start, start + size
     if start == 0:
         preamble = source.read(_PREAMBLE.size)
@@ -559,7 +567,7 @@ def copy_whole_frames(
         out.write(payload)
         offset += _FRAME.size + length
         record += 1
-    if source.read(1):
+    if whole and source.read(1):
         raise CorruptLogError(where, end, record, f"the piece holds more than its {size} bytes")
     return record
 

@@ -75,7 +75,6 @@ from tunecore.model import (
     TrialStatus,
 )
 from tunecore.model.storable import UnstorableValueError
-from tunecore.shell import shared_storage
 from tunecore.shell.callbacks import CallbackList
 from tunecore.shell.executors.base import ChainedStart, Executor
 from tunecore.shell.exploit_copies import ExploitCopies
@@ -83,11 +82,12 @@ from tunecore.shell.functions import UserFunctions
 from tunecore.shell.inbox import Inbox, request_of
 from tunecore.shell.interrupts import INTERRUPTED, InterruptGuard
 from tunecore.shell.journal import Journal
+from tunecore.shell.mirror.stored_state import delete_taken
 from tunecore.shell.searchers import SearcherRuntime
 from tunecore.shell.stoppers import UserStoppers
-from tunecore.shell.storage import ExperimentStorage
-from tunecore.shell.store import Store, checkpoint_root
-from tunecore.shell.stored_state import delete_taken
+from tunecore.shell.storage import shared_storage
+from tunecore.shell.storage.layout import ExperimentStorage
+from tunecore.shell.storage.store import Store, checkpoint_root
 from tunecore.shell.trainable.errors import failure_reason
 from tunecore.shell.trainable.function import SCRATCH_DIR
 from tunecore.shell.trainable.worker import TrialContext

@@ -25,9 +25,9 @@ from pathlib import Path
 
 from tunecore.api.dashboard.view import ExperimentView
 from tunecore.shell.eventlog import LogError, LogFollower, log_path
-from tunecore.shell.remote import StoredExperiment, is_stored, open_stored
+from tunecore.shell.mirror.remote import StoredExperiment, is_stored, open_stored
+from tunecore.shell.mirror.stored_state import fetch_state
 from tunecore.shell.replay import header_state
-from tunecore.shell.stored_state import fetch_state
 
 logger = logging.getLogger(__name__)
 

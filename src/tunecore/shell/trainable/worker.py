@@ -40,7 +40,7 @@ from typing import Protocol
 import msgspec
 
 from tunecore.model import JsonDict
-from tunecore.shell.store import Store
+from tunecore.shell.storage.store import Store
 
 
 class TrialContext(msgspec.Struct, frozen=True, kw_only=True):
@@ -68,7 +68,7 @@ class TrialContext(msgspec.Struct, frozen=True, kw_only=True):
     stderr_file: str | None = None
     chdir: bool = False
     storage_token: str = ""
-    """The driver run's token in `experiment_dir` (`shell.shared_storage`):
+    """The driver run's token in `experiment_dir` (`shell.storage.shared_storage`):
     the host checks it before it takes the trial; empty: no check. With a
     `store` nothing is checked (no shared path is needed) and the token
     names the run's scratch directory on each node."""

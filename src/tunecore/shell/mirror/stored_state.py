@@ -1,16 +1,32 @@
 """How an experiment kept in storage is laid out, and reading it back.
 
-What the driver's `StateShipper` (`shell.shipper`) writes, and what every
+What the driver's `StateShipper` (`shell.mirror.shipper`) writes, and what every
 reader of a stored experiment (a resume, `tunecore status URI`,
 `ResultGrid.from_path(URI)`) reads:
 
-- `events/seg_<start:016d>_<end:016d>`: the event log's bytes
-  `[start, end)`, whole CRC frames. The log is the chain of these objects
+- `events/seg_<start:016d>_<end:016d>_g<lease:08d>`: the event log's
+  bytes `[start, end)`, whole CRC frames, written by the driver of lease
+  generation `lease` (`shell.mirror.lease`; objects of tunecores before fencing
+  have no `_g` part: generation 0). The log is the chain of these objects
   from byte 0, the longest object first at each start (a compaction's
   object outranks the ones it covers); a gap ends it (what a driver killed
   mid-ship leaves is a shorter, valid log).
-- `snapshots/`, as in the experiment directory; each arrives after the log
-  bytes it covers.
+- `events/claim_g<lease:08d>`: empty; written by the driver of lease
+  generation `lease` just after it took the lease, before it reads
+  anything else. An older driver that finds it has lost the experiment,
+  even if its own lease write (racing the take-over) is what the lease
+  object holds (`shell.mirror.lease`).
+- `events/fence_g<lease:08d>_<offset:016d>`: empty; written by the driver
+  of lease generation `lease` when it starts shipping, before anything
+  else, at the end of the stored log it goes on from. It fences off every
+  earlier driver: an object of a lower generation is trusted only for its
+  bytes below `offset` (below every higher generation's fence), so what a
+  stale driver (frozen past its lease, then thawed) writes after the
+  take-over is never read as the log (`Fences`).
+- `snapshots/snapshot_<records:012d>.msgpack.g<lease:08d>` (no `.g` part
+  before fencing), as in the experiment directory; each arrives after the
+  log bytes it covers. A snapshot of a fenced-off generation that covers
+  log bytes past the fence is left out, like such log objects.
 - one directory per trial with its files (`params.json`, `result.json`,
   `progress.csv`, `error.txt`, logs, exports), and its checkpoints, which
   workers upload themselves and readers download only when asked.
@@ -33,9 +49,9 @@ from pathlib import Path
 
 from tunecore.shell.eventlog import LOG_FILE, CorruptLogError, LogError, copy_whole_frames
 from tunecore.shell.inbox import INBOX_DIR, MAX_REQUEST_BYTES, is_request_name
-from tunecore.shell.journal import SNAPSHOT_DIR, SnapshotStore
-from tunecore.shell.own_files import NotRegularFileError
-from tunecore.shell.store import Store
+from tunecore.shell.journal import SNAPSHOT_DIR, SnapshotStore, snapshot_log_bytes
+from tunecore.shell.storage.own_files import NotRegularFileError
+from tunecore.shell.storage.store import Store
 
 logger = logging.getLogger(__name__)
 
@@ -49,23 +65,48 @@ NOT_TRIAL_FILES = re.compile(r"^(checkpoint_.*|exploit_.*|worker_checkpoints)$")
 (workers store them) and the worker's own scratch."""
 NOT_TRIAL_DIRS = frozenset({SEGMENT_DIR, SNAPSHOT_DIR, INBOX_DIR})
 
-_SEGMENT = re.compile(r"^seg_(\d{16})_(\d{16})$")
+_SEGMENT = re.compile(r"^seg_(\d{16})_(\d{16})(?:_g(\d{8}))?$")
+_FENCE = re.compile(r"^fence_g(\d{8})_(\d{16})$")
+_CLAIM = re.compile(r"^claim_g(\d{8})$")
+_SNAPSHOT = re.compile(r"^(snapshot_\d{12}\.msgpack)(?:\.g(\d{8}))?$")
 _TEMPORARY = re.compile(r"(\.tmp|\.tmp-[0-9a-f]{16}|\.quarantine-.*)$")
 _READ_RETRIES = 5
 
 
-def segment_name(start: int, end: int) -> str:
-    return f"{SEGMENT_DIR}/seg_{start:016d}_{end:016d}"
+def segment_name(start: int, end: int, lease: int = 0) -> str:
+    """The stored name of the log's bytes `[start, end)` written by the
+    driver of lease generation `lease` (0: no lease, as before fencing)."""
+    tag = f"_g{lease:08d}" if lease else ""
+    return f"{SEGMENT_DIR}/seg_{start:016d}_{end:016d}{tag}"
+
+
+def fence_name(lease: int, offset: int) -> str:
+    return f"{SEGMENT_DIR}/fence_g{lease:08d}_{offset:016d}"
+
+
+def claim_name(lease: int) -> str:
+    return f"{SEGMENT_DIR}/claim_g{lease:08d}"
+
+
+def stored_snapshot_name(local: str, lease: int) -> str:
+    """The stored name (under `snapshots/`) of the local snapshot `local`
+    shipped by the driver of lease generation `lease`."""
+    return f"{local}.g{lease:08d}" if lease else local
 
 
 @dataclass(frozen=True)
 class Segment:
-    """One log object: the log's bytes `[start, end)`."""
+    """One log object: the log's bytes `[start, end)`, written by the
+    driver of lease generation `lease`. In a chain, `end` may stop short
+    of the object's own end (`stored_end`): a fence cut it there."""
 
     start: int
     end: int
+    lease: int = 0
     generation: int = field(default=0, compare=False)
     """How many compactions made it (0: shipped as is)."""
+    stored_end: int | None = field(default=None, compare=False)
+    """Where the object itself ends, when a fence cut it short."""
 
     @property
     def size(self) -> int:
@@ -73,31 +114,99 @@ class Segment:
 
     @property
     def name(self) -> str:
-        return segment_name(self.start, self.end)
+        stored_end = self.end if self.stored_end is None else self.stored_end
+        return segment_name(self.start, stored_end, self.lease)
+
+    @property
+    def cut(self) -> bool:
+        """Whether a fence cut it: bytes past `end` are not the log's."""
+        return self.stored_end is not None
 
 
-def segments(names: list[str]) -> dict[int, list[Segment]]:
-    """The log objects among `names`, by start, longest first."""
+@dataclass(frozen=True)
+class Fences:
+    """Where each lease generation's driver took the stored log over:
+    generation -> the log offset its driver went on from."""
+
+    offsets: dict[int, int] = field(default_factory=dict)
+    claimed: frozenset[int] = frozenset()
+    """The generations whose driver took the lease (`claim_name`)."""
+
+    def limit(self, lease: int) -> int | None:
+        """Up to which log offset an object of generation `lease` is
+        trusted: the lowest fence of a later generation (None: no limit)."""
+        later = [offset for generation, offset in self.offsets.items() if generation > lease]
+        return min(later) if later else None
+
+    def newest(self) -> int:
+        """The highest generation that claimed or fenced the log (0: none)."""
+        return max(self.claimed | self.offsets.keys(), default=0)
+
+
+@dataclass(frozen=True)
+class StoredObjects:
+    """What `events/` holds: the log objects by start (longest first,
+    stale ones left out) and the fences."""
+
+    found: dict[int, list[Segment]]
+    fences: Fences
+    stale: list[Segment]
+    """Objects wholly past their generation's fence: a stale driver's
+    writes after the take-over, never part of the log."""
+
+    def chain(self) -> list[Segment]:
+        """The objects forming the longest-first chain from byte 0; it
+        stops at a gap (what a driver killed mid-ship can leave is a
+        shorter log)."""
+        chain, position = [], 0
+        while position in self.found:
+            segment = self.found[position][0]
+            chain.append(segment)
+            position = segment.end
+        return chain
+
+
+def stored_objects(names: list[str]) -> StoredObjects:
+    """Read a listing of `events/` (see the module docstring): each object
+    of a fenced-off generation cut at its fence, or left out as stale."""
+    offsets: dict[int, int] = {}
+    claimed = set()
+    for name in names:
+        if (match := _FENCE.match(name)) is not None:
+            generation, offset = int(match.group(1)), int(match.group(2))
+            offsets[generation] = min(offset, offsets.get(generation, offset))
+        elif (match := _CLAIM.match(name)) is not None:
+            claimed.add(int(match.group(1)))
+    fences = Fences(offsets, frozenset(claimed))
     found: dict[int, list[Segment]] = {}
+    stale: list[Segment] = []
     for name in names:
         match = _SEGMENT.match(name)
-        if match is not None and int(match.group(2)) > int(match.group(1)):
-            segment = Segment(int(match.group(1)), int(match.group(2)))
-            found.setdefault(segment.start, []).append(segment)
+        if match is None or int(match.group(2)) <= int(match.group(1)):
+            continue
+        start, end, lease = int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)
+        limit = fences.limit(lease)
+        if limit is not None and end > limit:
+            if start >= limit:
+                stale.append(Segment(start, end, lease))
+                continue
+            segment = Segment(start, limit, lease, stored_end=end)
+        else:
+            segment = Segment(start, end, lease)
+        found.setdefault(segment.start, []).append(segment)
     for candidates in found.values():
-        candidates.sort(key=lambda s: -s.end)
+        candidates.sort(key=lambda s: (-s.end, -s.lease))
+    return StoredObjects(found, fences, stale)
+
+
+def stored_snapshots(names: list[str]) -> dict[str, tuple[str, int]]:
+    """The snapshots in a listing of `snapshots/`: stored name -> (local
+    name, lease generation)."""
+    found = {}
+    for name in names:
+        if (match := _SNAPSHOT.match(name)) is not None:
+            found[name] = (match.group(1), int(match.group(2) or 0))
     return found
-
-
-def chain(found: dict[int, list[Segment]]) -> list[Segment]:
-    """The objects forming the longest-first chain from byte 0; it stops at
-    a gap (what a driver killed mid-ship can leave is a shorter log)."""
-    chain, position = [], 0
-    while position in found:
-        segment = found[position][0]
-        chain.append(segment)
-        position = segment.end
-    return chain
 
 
 class StoredLogCorruptError(CorruptLogError):
@@ -133,12 +242,18 @@ def fetch_log(store: Store, target: Path) -> int:
     never read whole. A gap followed by more objects is damage too (what a
     killed shipper leaves never has one): `CorruptLogError` at the offset
     of the gap. An object a compaction deleted under the reader is read
-    again from a new listing."""
+    again from a new listing. Objects a stale driver wrote past a later
+    driver's fence are not read (`stored_objects`)."""
+    return _fetch_log(store, target)[0]
+
+
+def _fetch_log(store: Store, target: Path) -> tuple[int, Fences]:
+    """`fetch_log`, and the fences of the listing it read."""
     for _attempt in range(_READ_RETRIES):
-        found = segments(store.list(SEGMENT_DIR))
-        chained = chain(found)
+        listing = stored_objects(store.list(SEGMENT_DIR))
+        chained = listing.chain()
         end = chained[-1].end if chained else 0
-        after = sorted(start for start in found if start > end)
+        after = sorted(start for start in listing.found if start > end)
         if after:
             raise StoredLogCorruptError(
                 store.uri(),
@@ -148,7 +263,7 @@ def fetch_log(store: Store, target: Path) -> int:
                 f"{len(after)} start after it (the first at byte {after[0]})",
             )
         if not chained:
-            return 0
+            return 0, listing.fences
         descriptor, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
         try:
             with os.fdopen(descriptor, "wb") as out:
@@ -162,6 +277,7 @@ def fetch_log(store: Store, target: Path) -> int:
                             start=segment.start,
                             size=segment.size,
                             record=record,
+                            whole=not segment.cut,
                         )
             os.replace(temporary, target)
         except CorruptLogError as error:
@@ -171,7 +287,7 @@ def fetch_log(store: Store, target: Path) -> int:
             continue  # compacted meanwhile: list again
         finally:
             Path(temporary).unlink(missing_ok=True)
-        return end
+        return end, listing.fences
     raise OSError(f"{store.uri(SEGMENT_DIR)}: the log objects kept changing while being read")
 
 
@@ -193,21 +309,26 @@ def fetch_state(store: Store, local_dir: Path) -> None:
     Snapshots are read before the log: storage's log only grows, and a
     snapshot arrives there only after the log bytes it covers, so the
     fetched log covers every fetched snapshot even while a driver ships."""
-    snapshots: dict[str, bytes] = {}
-    for name in store.list(SNAPSHOT_DIR):
-        if is_plain_name(name):
-            try:
-                snapshots[name] = store.read_bytes(f"{SNAPSHOT_DIR}/{name}")
-            except FileNotFoundError:
-                continue  # dropped meanwhile: a newer one replaced it
+    stored: list[tuple[int, str, bytes]] = []  # (generation, local name, bytes)
+    for name, (local_name, lease) in stored_snapshots(store.list(SNAPSHOT_DIR)).items():
+        try:
+            stored.append((lease, local_name, store.read_bytes(f"{SNAPSHOT_DIR}/{name}")))
+        except FileNotFoundError:
+            continue  # dropped meanwhile: a newer one replaced it
     local_dir = Path(local_dir)
     local_dir.mkdir(parents=True, exist_ok=True)
     fetched = local_dir / f".{LOG_FILE}.fetched"
-    if not fetch_log(store, fetched):
+    size, fences = _fetch_log(store, fetched)
+    if not size:
         raise FileNotFoundError(
             f"{store.uri(SEGMENT_DIR)}: no event log stored there "
             "(not a tunecore experiment, or it never started)"
         )
+    snapshots = {  # of one name, the newest generation's (sorted: it comes last)
+        name: data
+        for lease, name, data in sorted(stored)
+        if (limit := fences.limit(lease)) is None or snapshot_log_bytes(data) <= limit
+    }
     local = SnapshotStore(local_dir)
     local.directory.mkdir(parents=True, exist_ok=True)
     for records in local.available():

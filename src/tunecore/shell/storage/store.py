@@ -38,8 +38,8 @@ from typing import TYPE_CHECKING, Protocol
 
 import msgspec
 
-from tunecore.shell import own_files
-from tunecore.shell.own_files import NotRegularFileError
+from tunecore.shell.storage import own_files
+from tunecore.shell.storage.own_files import NotRegularFileError
 
 if TYPE_CHECKING:
     from pyarrow.fs import FileSystem

@@ -22,19 +22,22 @@ from pathlib import Path
 
 from tunecore.shell.eventlog import LOG_FILE, CorruptLogError, LogError, read_log
 from tunecore.shell.inbox import INBOX_DIR, request_of
-from tunecore.shell.lease import LEASE_FILE, LEASE_MIN_S, LeaseKeeper
+from tunecore.shell.journal import SNAPSHOT_DIR
 from tunecore.shell.lock import LOCK_FILE
-from tunecore.shell.shared_storage import TOKEN_FILE
-from tunecore.shell.shipper import StateShipper
-from tunecore.shell.storage import experiment_dirname
-from tunecore.shell.store import StorageSpec, Store, staging_root, within
-from tunecore.shell.stored_state import (
+from tunecore.shell.mirror.lease import LEASE_FILE, LEASE_MIN_S, LeaseKeeper
+from tunecore.shell.mirror.shipper import StateShipper
+from tunecore.shell.mirror.stored_state import (
     SEGMENT_DIR,
     fetch_log,
     fetch_requests,
     fetch_state,
     stored_log,
+    stored_objects,
+    stored_snapshot_name,
 )
+from tunecore.shell.storage.layout import experiment_dirname
+from tunecore.shell.storage.shared_storage import TOKEN_FILE
+from tunecore.shell.storage.store import StorageSpec, Store, staging_root, within
 
 logger = logging.getLogger(__name__)
 
@@ -57,8 +60,11 @@ class Mirror:
         return self.staging_root / self.name
 
     def holds_experiment(self) -> bool:
-        """Whether the storage has an experiment under this name."""
-        return self.store.exists(SEGMENT_DIR)
+        """Whether the storage has an experiment under this name: a log
+        object (not only the lease's claims and fences: this driver
+        claims it before it looks)."""
+        listing = stored_objects(self.store.list(SEGMENT_DIR))
+        return bool(listing.found or listing.stale)
 
     def set_aside_earlier_run(self) -> str | None:
         """As with a local directory (`Tuner.fit`), running again under the
@@ -104,9 +110,10 @@ class Mirror:
 
     def not_stored(self) -> list[str]:
         """What the staging directory holds that the storage does not, the
-        same bytes: the event log (stored as its segments), and every other
-        file but the driver's own (its lock, its run's token, and the
-        inbox: requests nobody reads once the experiment has ended)."""
+        same bytes: the event log (stored as its segments), the snapshots
+        (stored under this driver's lease generation), and every other file
+        but the driver's own (its lock, its run's token, and the inbox:
+        requests nobody reads once the experiment has ended)."""
         missing = []
         log = self.staging_dir / LOG_FILE
         if not log.is_file() or stored_log(self.store) != log.read_bytes():
@@ -116,8 +123,11 @@ class Mirror:
             rel = path.relative_to(self.staging_dir).as_posix()
             if path.is_dir() or rel in drivers or rel.startswith(f"{INBOX_DIR}/"):
                 continue
+            at = rel
+            if rel.startswith(f"{SNAPSHOT_DIR}/"):  # stored under this driver's generation
+                at = f"{SNAPSHOT_DIR}/{stored_snapshot_name(path.name, self.lease.generation)}"
             try:
-                stored = self.store.read_bytes(rel)
+                stored = self.store.read_bytes(at)
             except (OSError, ValueError):  # not there, or a name storage cannot hold
                 stored = None
             if not path.is_file() or path.is_symlink() or stored != path.read_bytes():
@@ -202,7 +212,7 @@ class Mirror:
     def take_lease(self, lag_s: float) -> None:
         """Claim the stored experiment for this driver, or raise
         `ExperimentLockedError` naming the driver that holds it
-        (`shell.lease`). The staging directory's lock keeps out a second
+        (`shell.mirror.lease`). The staging directory's lock keeps out a second
         driver on this machine; the lease keeps out one on another machine
         while its holder renews it."""
         self.lease.stale_s = max(LEASE_MIN_S, 10 * lag_s)

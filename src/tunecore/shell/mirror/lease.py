@@ -17,6 +17,13 @@ A driver that renews reads the lease first: if another driver's token is
 there, this driver lost the experiment (it was frozen past the lapse, or
 its clock ran behind). The renewal then raises `LeaseLostError` naming the
 new holder, and the driver stops shipping before it writes anything more.
+
+The lease alone cannot stop a write already under way when the driver
+froze. What is written is fenced instead (`shell.mirror.stored_state`): each
+take-over is a new generation, which is in the name of every log object
+and snapshot a driver ships; the new driver claims its generation before
+it reads anything, and marks where it took the log over; readers trust an
+older generation's objects only below that mark.
 """
 
 from __future__ import annotations
@@ -34,9 +41,10 @@ from typing import Annotated
 import msgspec
 
 from tunecore.shell.lock import ExperimentLockedError
-from tunecore.shell.own_files import NotRegularFileError
+from tunecore.shell.mirror.stored_state import SEGMENT_DIR, claim_name, stored_objects
 from tunecore.shell.processes import is_running, process_start
-from tunecore.shell.store import Store
+from tunecore.shell.storage.own_files import NotRegularFileError
+from tunecore.shell.storage.store import Store
 
 logger = logging.getLogger(__name__)
 
@@ -133,25 +141,60 @@ class LeaseKeeper:
                 held.holder(),
                 why,
             )
-        self.generation = (held.generation if held is not None else 0) + 1
+        # Past every generation that fenced the log too: a lease deleted
+        # (its driver ended) must not bring an old generation back.
+        fenced = stored_objects(self.store.list(SEGMENT_DIR)).fences.newest()
+        self.generation = max(held.generation if held is not None else 0, fenced) + 1
         self._write()
+        self.store.write_bytes(claim_name(self.generation), b"")
 
     def renew(self) -> None:
-        """Renew the lease, unless another driver holds it now: then
-        `LeaseLostError` naming it (and every later call raises it too)."""
+        """Renew the lease, unless a later driver took the experiment over:
+        then `LeaseLostError` naming it (and every later call raises it
+        too). An older driver's lease found instead of this one's (its
+        renewal raced the take-over) is replaced, with a warning: that
+        driver stops at its next check."""
         with self._lock:
-            if self.lost is not None:
-                raise self.lost
-            held = read_lease(self.store)
+            held = self._check()
             if held is not None and held.token != self.token:
-                self.lost = LeaseLostError(
-                    f"{self.store.uri()}: another driver ({held.holder()}, generation "
-                    f"{held.generation}) took this experiment over while this one (generation "
-                    f"{self.generation}) did not renew its lease; this driver stops and writes "
-                    "nothing more to the storage"
+                logger.warning(
+                    "%s: %s (generation %d) wrote over the lease of this driver (generation "
+                    "%d) after losing the experiment to it; the lease is this driver's again",
+                    self.store.uri(LEASE_FILE),
+                    held.holder(),
+                    held.generation,
+                    self.generation,
                 )
-                raise self.lost
             self._write()
+
+    def check(self) -> None:
+        """`LeaseLostError` if a later driver took the experiment over (and
+        on every later call). A later driver claims the experiment
+        (`stored_state.claim_name`) after it takes the lease and before it
+        reads anything, so what this driver wrote before a check that
+        passes, every later driver reads. A write that cannot be fenced
+        (deleting a request, a checkpoint) thus waits for a check after
+        the log recording it is stored."""
+        with self._lock:
+            self._check()
+
+    def _check(self) -> Lease | None:
+        """The lease as stored, unless this driver lost the experiment."""
+        if self.lost is not None:
+            raise self.lost
+        held = read_lease(self.store)
+        claimed = stored_objects(self.store.list(SEGMENT_DIR)).fences.newest()
+        other = held if held is not None and held.token != self.token else None
+        if claimed > self.generation or (other and other.generation >= self.generation):
+            holder = "another driver" if other is None else other.holder()
+            generation = max(claimed, 0 if other is None else other.generation)
+            self.lost = LeaseLostError(
+                f"{self.store.uri()}: another driver ({holder}, generation {generation}) took "
+                f"this experiment over while this one (generation {self.generation}) did not "
+                "renew its lease; this driver stops and writes nothing more to the storage"
+            )
+            raise self.lost
+        return held
 
     def drop(self) -> None:
         """Give the experiment up (only a lease this driver still holds)."""

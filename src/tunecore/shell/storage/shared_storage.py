@@ -21,7 +21,7 @@ import secrets
 import socket
 from pathlib import Path
 
-from tunecore.shell.own_files import NotRegularFileError, read_text, write_atomic
+from tunecore.shell.storage.own_files import NotRegularFileError, read_text, write_atomic
 
 TOKEN_FILE = ".tunecore_storage"
 _TOKEN_LIMIT = 256

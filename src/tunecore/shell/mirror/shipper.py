@@ -1,6 +1,6 @@
 """Copying a mirrored experiment's state from the driver's staging directory
 to its store, in the background, with a bounded lag (the layout, and
-reading it back: `shell.stored_state`).
+reading it back: `shell.mirror.stored_state`).
 
 The driver of a mirrored experiment (a URI `storage_path`) writes its files
 where it always does, in a local staging directory, and a `StateShipper`
@@ -8,12 +8,14 @@ thread copies them to the experiment's `Store` every `lag_s` seconds. The
 loop never waits on storage except at `close()`. Checkpoints are not the
 shipper's: workers upload them themselves.
 
-What goes where, and when:
+What goes where, and when (the rules themselves, pure, are in
+`shell.mirror.shipping_rules`):
 
 - **The event log** travels in increments, never whole: each tick uploads
   the bytes `[shipped, log_size())` of `events.log` as one object
-  `events/seg_<start:016d>_<end:016d>`. `log_size()` is always a record
-  boundary (the loop updates it after each whole append), so every object
+  `events/seg_<start:016d>_<end:016d>_g<lease:08d>` (no `_g` part without
+  a lease). `log_size()` is always a record boundary (the loop updates it
+  after each whole append), so every object
   holds whole CRC frames and the stored log, the chain of objects from byte
   0 (`stored_log`), is always a prefix of the local log at a record
   boundary: a driver killed between two ticks loses at most `lag_s` of
@@ -55,6 +57,14 @@ longest stored chain that is a prefix of the local log, deletes every other
 segment object, and ships on from there. It re-uploads snapshots and trial
 files once, since it cannot know which stored copies are current.
 
+With a lease, the shipper fences off earlier drivers (`shell.mirror.stored_state`):
+before it writes anything else it stores its fence at the end of the chain
+it kept, and every log object and snapshot it stores carries its lease
+generation in its name. Deletions that cannot be undone (actions waiting
+for the log, such as taken requests and dropped checkpoints) wait for a
+lease check made after their log is stored, and each batch of trial files
+for one made just before it (`LeaseKeeper.check`).
+
 Why one module of over 400 lines: `StateShipper` is one thread's state
 machine (what it tracked, what is due, the lag and the final flush): its
 rules are about each other and are tested together.
@@ -68,7 +78,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
@@ -76,38 +85,34 @@ import msgspec
 
 from tunecore.shell.eventlog import LOG_FILE
 from tunecore.shell.journal import SNAPSHOT_DIR, SnapshotStore
-from tunecore.shell.lease import LeaseKeeper, LeaseLostError, Renewer
-from tunecore.shell.own_files import NotRegularFileError, open_fd
-from tunecore.shell.store import Store
-from tunecore.shell.stored_state import (
+from tunecore.shell.mirror.lease import LeaseKeeper, LeaseLostError, Renewer
+from tunecore.shell.mirror.shipping_rules import (
+    COMPACT_COUNT,
+    Signature,
+    Tracked,
+    next_merge,
+    upload_due,
+)
+from tunecore.shell.mirror.stored_state import (
     NOT_TRIAL_FILES,
     SEGMENT_DIR,
     Segment,
-    chain,
+    fence_name,
     fetch_requests,
     is_plain_name,
     is_trial_dir,
-    segments,
+    stored_objects,
+    stored_snapshot_name,
 )
+from tunecore.shell.storage.own_files import NotRegularFileError, open_fd
+from tunecore.shell.storage.store import Store
 
 logger = logging.getLogger(__name__)
 
-COMPACT_COUNT = 16
-"""How many consecutive small log objects of one generation are merged."""
-COMPACT_BELOW = 4 << 20
-"""Log objects at least this large are never merged again."""
-GROW_WAIT_S = 60.0
-GROW_RATIO = 0.10
-STALE_S = 600.0
-EAGER_FILES = frozenset({"params.json", "error.txt"})
-"""Trial files uploaded on every change: small, rarely written, and what a
-reader looks at first (a trial's config, why it failed)."""
 UPLOAD_THREADS = 8
 
 
 _T = TypeVar("_T")
-Signature = tuple[int, int, int]
-"""A local file's (size, mtime_ns, inode): it changed if this did."""
 
 
 class ShipStats(msgspec.Struct, kw_only=True):
@@ -127,17 +132,6 @@ class ShipStats(msgspec.Struct, kw_only=True):
     """Bytes of the log uploaded again by compaction."""
     failures: int = 0
     """Storage calls that failed (each retried on a later tick)."""
-
-
-@dataclass
-class _Tracked:
-    """What the shipper knows about one local file."""
-
-    uploaded: Signature | None = None  # what was last uploaded
-    uploaded_size: int = 0
-    since: float = 0.0  # when it was last uploaded (or first seen)
-    seen: Signature | None = None  # what it was at the previous tick
-    needs_log: int = 0  # snapshots: the log bytes storage must hold first
 
 
 def _read_local(path: Path) -> tuple[Signature, bytes] | None:
@@ -170,7 +164,7 @@ class StateShipper:
     from the shipper thread); `clock` is what the trial-file throttle
     measures time with. `tick()` is one round of shipping, which the thread
     runs every `lag_s` seconds (tests call it directly). With a `lease`
-    (`shell.lease`), each round first renews it, and a thread of its own
+    (`shell.mirror.lease`), each round first renews it, and a thread of its own
     renews it every `lag_s` whatever a round costs; once another driver
     holds it, nothing more is shipped (`lost`) and `on_lost` is told."""
 
@@ -212,9 +206,9 @@ class StateShipper:
         self._shipped = 0
         self._chain: list[Segment] = []
         self._doomed: list[Segment] = []  # log objects to delete, retried until gone
-        self._snapshots: dict[str, _Tracked] = {}
+        self._snapshots: dict[str, Tracked] = {}
         self._stored_snapshots: set[str] = set()
-        self._files: dict[str, _Tracked] = {}
+        self._files: dict[str, Tracked] = {}
         self._requests: set[str] = set()  # copied to the staging inbox, still stored
         self._pool: ThreadPoolExecutor | None = None
 
@@ -297,7 +291,7 @@ class StateShipper:
             self._step("fetching requests", self._fetch_requests)
             self._step("deleting log objects", self._delete_doomed)
             self._step("shipping the event log", self._ship_log)
-            self._run_actions()
+            self._step("running actions waiting for the log", self._run_actions)
             self._step("shipping snapshots", self._ship_snapshots)
             self._step("shipping trial files", lambda: self._ship_trial_files(force))
             return not self._left()
@@ -351,6 +345,8 @@ class StateShipper:
     def _step(self, what: str, step: Callable[[], None]) -> None:
         """Run one step; a storage failure is warned about once per kind
         until it works again, anything else logged with its traceback."""
+        if self.lost is not None:  # lost meanwhile (the renewer's thread)
+            return
         try:
             step()
         except OSError as error:
@@ -399,19 +395,24 @@ class StateShipper:
         local log, and doom every other log object."""
         if self._started:
             return
-        found = segments(self._call(self.store.list, SEGMENT_DIR))
+        listing = stored_objects(self._call(self.store.list, SEGMENT_DIR))
         limit = self._log_size()
         kept: list[Segment] = []
-        for segment in chain(found):
-            if segment.end > limit or self._call(
-                self.store.read_bytes, segment.name
-            ) != self._read_log(segment.start, segment.end):
+        for segment in listing.chain():
+            if segment.end > limit:
+                break
+            stored = self._call(self.store.read_bytes, segment.name)
+            if stored[: segment.size] != self._read_log(segment.start, segment.end):
                 break
             kept.append(segment)
-        self._doomed = [s for group in found.values() for s in group if s not in kept]
+        names = {s.name for s in kept}
+        found = [s for group in listing.found.values() for s in group]
+        self._doomed = [s for s in found + listing.stale if s.name not in names]
         self._stored_snapshots = set(self._call(self.store.list, SNAPSHOT_DIR))
         self._chain = kept
         self._shipped = kept[-1].end if kept else 0
+        if self._lease is not None:  # before anything else this driver writes
+            self._put(fence_name(self._lease.generation, self._shipped), b"")
         self._started = True
 
     def _fetch_requests(self) -> None:
@@ -453,7 +454,7 @@ class StateShipper:
             return
         end = self._log_size()
         if end > self._shipped:
-            segment = Segment(self._shipped, end)
+            segment = Segment(self._shipped, end, self._generation)
             data = self._read_log(segment.start, segment.end)
             self._put(segment.name, data)
             self.stats.log_bytes += len(data)
@@ -464,12 +465,8 @@ class StateShipper:
     def _compact(self) -> None:
         """Merge the newest `COMPACT_COUNT` log objects while they are all
         small and of one generation (a counter in base `COMPACT_COUNT`)."""
-        while len(self._chain) >= COMPACT_COUNT:
+        while (merged := next_merge(self._chain, self._generation)) is not None:
             tail = self._chain[-COMPACT_COUNT:]
-            generation = tail[0].generation
-            if any(s.generation != generation or s.size >= COMPACT_BELOW for s in tail):
-                return
-            merged = Segment(tail[0].start, tail[-1].end, generation + 1)
             data = self._read_log(merged.start, merged.end)
             self._put(merged.name, data)
             self.stats.compacted_bytes += len(data)
@@ -477,11 +474,35 @@ class StateShipper:
             self._doomed.extend(tail)
             self._delete_doomed()
 
+    @property
+    def _generation(self) -> int:
+        """The lease generation this driver's objects carry (0: no lease)."""
+        return 0 if self._lease is None else self._lease.generation
+
+    def _check_lease(self) -> bool:
+        """Whether this driver still holds the lease, read from storage
+        now (`LeaseKeeper.check`); if not, it stops (`_lose`)."""
+        if self._lease is None:
+            return True
+        try:
+            self._lease.check()
+        except LeaseLostError as error:
+            self._lose(error)
+            return False
+        return True
+
     def _run_actions(self) -> None:
+        """Run the actions whose log is stored, once a lease check after
+        storing it passed: what they delete, a later driver's log records
+        as deleted (`LeaseKeeper.check`)."""
+        checked = False
         while True:
             with self._actions_lock:
                 if not self._actions or self._actions[0][0] > self._shipped:
                     return
+            if not checked and not (checked := self._check_lease()):
+                return
+            with self._actions_lock:
                 _mark, action = self._actions.pop(0)
             try:
                 action()
@@ -499,7 +520,7 @@ class StateShipper:
         for name in self._snapshots.keys() - paths.keys():
             del self._snapshots[name]
         for name, path in paths.items():
-            tracked = self._snapshots.setdefault(name, _Tracked())
+            tracked = self._snapshots.setdefault(name, Tracked())
             signature = _signature(path)
             if signature is None or signature == tracked.uploaded:
                 continue
@@ -510,12 +531,14 @@ class StateShipper:
             read = _read_local(path)
             if read is None or read[0] != signature:
                 continue  # replaced meanwhile: seen again next tick
-            self._put(f"{SNAPSHOT_DIR}/{name}", read[1])
+            stored = stored_snapshot_name(name, self._generation)
+            self._put(f"{SNAPSHOT_DIR}/{stored}", read[1])
             tracked.uploaded = signature
-            self._stored_snapshots.add(name)
-        for name in sorted(self._stored_snapshots - paths.keys()):
-            self._delete(f"{SNAPSHOT_DIR}/{name}")
-            self._stored_snapshots.discard(name)
+            self._stored_snapshots.add(stored)
+        current = {stored_snapshot_name(name, self._generation) for name in paths}
+        for stored in sorted(self._stored_snapshots - current):
+            self._delete(f"{SNAPSHOT_DIR}/{stored}")
+            self._stored_snapshots.discard(stored)
 
     def _ship_trial_files(self, force: bool) -> None:
         """Upload the trial files that are due, `UPLOAD_THREADS` at a time
@@ -525,13 +548,15 @@ class StateShipper:
         present, due = set(), []
         for rel, path, signature in self._trial_files():
             present.add(rel)
-            tracked = self._files.setdefault(rel, _Tracked(since=now))
-            if signature != tracked.uploaded and (force or _due(rel, tracked, signature, now)):
+            tracked = self._files.setdefault(rel, Tracked(since=now))
+            if signature != tracked.uploaded and (
+                force or upload_due(rel, tracked, signature, now)
+            ):
                 due.append((rel, path, tracked, signature))
             tracked.seen = signature
         for rel in self._files.keys() - present:
             del self._files[rel]
-        if not due:
+        if not due or not self._check_lease():  # checked just before: see the docs
             return
         if self._pool is None:
             self._pool = ThreadPoolExecutor(UPLOAD_THREADS, thread_name_prefix="tunecore-ship")
@@ -599,15 +624,6 @@ class StateShipper:
             if self._actions:
                 left.append(f"{len(self._actions)} actions waiting for the event log")
         return ", ".join(left)
-
-
-def _due(rel: str, tracked: _Tracked, signature: Signature, now: float) -> bool:
-    """Whether a changed trial file is uploaded now (see the module docstring)."""
-    if rel.rpartition("/")[2] in EAGER_FILES or signature == tracked.seen:
-        return True
-    waited = now - tracked.since
-    grown = signature[0] >= tracked.uploaded_size * (1 + GROW_RATIO)
-    return (waited >= GROW_WAIT_S and grown) or waited >= STALE_S
 
 
 def _walk(directory: Path, rel: str) -> Iterator[tuple[str, Path, Signature]]:

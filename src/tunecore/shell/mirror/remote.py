@@ -24,13 +24,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tunecore.shell.eventlog import LogError, LogHeader, log_path, read_header
-from tunecore.shell.own_files import NotRegularFileError
-from tunecore.shell.store import ArrowStore, Store, join_uri, resolve_storage, uri_scheme, within
-from tunecore.shell.stored_state import (
+from tunecore.shell.mirror.stored_state import (
     SEGMENT_DIR,
     StoredLogCorruptError,
     fetch_log,
     fetch_state,
+)
+from tunecore.shell.storage.own_files import NotRegularFileError
+from tunecore.shell.storage.store import (
+    ArrowStore,
+    Store,
+    join_uri,
+    resolve_storage,
+    uri_scheme,
+    within,
 )
 from tunecore.shell.trainable.checkpoint import Checkpoint
 

@@ -26,7 +26,7 @@ Rules this module lives by:
 - Nothing is pickled. Values JSON cannot hold are written as described in
   `to_json_value`.
 - result.json, progress.csv and error.txt are opened through
-  `tunecore.shell.own_files`: never through a symbolic link, only if they
+  `tunecore.shell.storage.own_files`: never through a symbolic link, only if they
   are regular files. One that is not is skipped with a warning naming it
   (the event log still records everything); a resume rewrites result.json
   and progress.csv whole, replacing the entry itself.
@@ -57,7 +57,7 @@ Appends go to files kept open (at most 128, least recently used closed
 first, so 10 000 trials never exhaust file descriptors), each write handed
 to the OS as it is made, and a resumed process appends to the files as they
 are. Made with `background=True` (the Tuner's), the storage writes trial
-files on one background thread (`shell.file_queue`: in
+files on one background thread (`shell.storage.file_queue`: in
 order, errors logged), so the loop never waits on the file system; the
 methods that read or delete in a trial directory first wait for the writes
 queued before them, and `close` for all of them. A driver killed meanwhile
@@ -92,8 +92,8 @@ from tunecore.core.naming import original_tag, trial_name
 from tunecore.core.results import flatten
 from tunecore.model import CheckpointRef, CheckpointStorage, JsonValue, TrialSpec
 from tunecore.shell import tfevents
-from tunecore.shell.file_queue import FileQueue, Job
-from tunecore.shell.own_files import (
+from tunecore.shell.storage.file_queue import FileQueue, Job
+from tunecore.shell.storage.own_files import (
     NotRegularFileError,
     open_fd,
     open_text,
@@ -103,7 +103,7 @@ from tunecore.shell.own_files import (
     write_atomic,
     write_new,
 )
-from tunecore.shell.store import checkpoint_root
+from tunecore.shell.storage.store import checkpoint_root
 from tunecore.shell.trial_files import ERROR_FILE, PARAMS_FILE, PROGRESS_FILE, RESULT_FILE
 
 logger = logging.getLogger(__name__)
@@ -284,7 +284,7 @@ def read_result_rows(trial_dir: Path) -> list[dict[str, JsonValue]] | None:
     """The results a trial's result.json holds, in the order they were
     reported; a line a crash cut short (not valid JSON, or not an object)
     is left out. None when there is no such file, or (with a warning) when
-    it is not a regular file (`tunecore.shell.own_files`)."""
+    it is not a regular file (`tunecore.shell.storage.own_files`)."""
     path = trial_dir / RESULT_FILE
     try:
         lines = read_text(path).splitlines()
@@ -308,7 +308,7 @@ class ExperimentStorage:
     """The directory of one experiment and the files in it.
 
     `root` is taken as given (`~` is expanded; the API decides the default,
-    `tunecore.shell.store.DEFAULT_ROOT`); `name` is made safe like every other name, so the
+    `tunecore.shell.storage.store.DEFAULT_ROOT`); `name` is made safe like every other name, so the
     experiment directory is always directly inside `root`.
     """
 

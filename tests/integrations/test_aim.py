@@ -16,23 +16,25 @@ import tunecore as tune
 
 pytest.importorskip("aim")
 
-from aim.sdk import Repo, Run  # noqa: E402 - only with aim installed
+from aim.sdk import Repo, Run
 
-from tests.integrations import tracker_driver  # noqa: E402
-from tests.integrations.mlflow_driver import ITERATIONS  # noqa: E402
-from tunecore.logger.aim import AimLoggerCallback  # noqa: E402
-from tunecore.model import InvalidFieldError  # noqa: E402
+from tests.integrations import tracker_driver
+from tests.integrations.mlflow_driver import ITERATIONS
+from tunecore.logger.aim import AimLoggerCallback
+from tunecore.model import InvalidFieldError
 
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
-QUIET = {"system_tracking_interval": None, "capture_terminal_logs": False}
+QUIET: dict[str, Any] = {"system_tracking_interval": None, "capture_terminal_logs": False}
 
 
 def runs_in(repo: Path) -> list[Run]:
     """Every run of the repo, opened for reading (also one a killed process
     never closed: Aim reads what it wrote only in write mode)."""
-    return [Run(run_hash=h, repo=str(repo), **QUIET) for h in Repo.from_path(str(repo)).list_all_runs()]
+    return [
+        Run(run_hash=h, repo=str(repo), **QUIET) for h in Repo.from_path(str(repo)).list_all_runs()
+    ]
 
 
 def tracked(run: Run) -> dict[str, dict[int, Any]]:

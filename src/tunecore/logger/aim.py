@@ -50,9 +50,7 @@ from tunecore.utils.dicts import flatten_dict
 try:
     from aim.sdk import Repo, Run
 except ImportError as error:  # the module's extra says what to install
-    raise ImportError(
-        "tunecore.logger.aim needs aim: pip install 'tunecore[aim]'"
-    ) from error
+    raise ImportError("tunecore.logger.aim needs aim: pip install 'tunecore[aim]'") from error
 
 logger = logging.getLogger(__name__)
 
@@ -71,7 +69,7 @@ class AimLoggerCallback(LoggerCallback):
         self,
         repo: str | Repo | None = None,
         experiment_name: str | None = None,
-        metrics: list[str] | None = None,
+        metrics: Sequence[str] | None = None,
         **aim_run_kwargs: Any,
     ) -> None:
         if metrics is not None and (
@@ -86,7 +84,7 @@ class AimLoggerCallback(LoggerCallback):
             )
         self._repo_path = repo
         self._experiment_name = experiment_name
-        self._metrics = metrics
+        self._metrics = list(metrics) if metrics is not None else None
         self._aim_run_kwargs = aim_run_kwargs
         self._trial_to_run: dict[str, Run] = {}
 

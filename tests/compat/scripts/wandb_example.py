@@ -8,8 +8,10 @@ class trainable's `setup` with the trial's id and name passed in.
 Follows Ray Tune's "Using Weights & Biases with Tune" guide
 (doc/source/tune/examples/tune-wandb.ipynb: `tune_with_callback`,
 `tune_with_setup`, `tune_trainable`), at a smoke-test size, in W&B's
-offline mode (the guide mocks W&B instead where there is no API key), and
-checks what each trial's offline run directory recorded.
+offline mode (the guide mocks W&B instead where there is no API key:
+`WANDB_MODE` for the callback in the driver, `mode="offline"` for
+`setup_wandb` in the trials, whose workers Ray started before this script
+set the variable), and checks each trial's offline run directory.
 """
 
 import os
@@ -50,7 +52,7 @@ def tune_with_callback():
 
 
 def train_function_wandb(config):
-    wandb = setup_wandb(config, project="Wandb_example")
+    wandb = setup_wandb(config, project="Wandb_example", mode="offline")
 
     for _ in range(30):
         loss = config["mean"] + config["sd"] * np.random.randn()
@@ -83,6 +85,7 @@ class WandbTrainable(tune.Trainable):
             trial_name=self.trial_name,
             group="Example",
             project="Wandb_example",
+            mode="offline",
         )
 
     def step(self):

@@ -47,10 +47,12 @@ def history(run_dir: Path) -> Iterator[dict[str, Any]]:
     its top-level keys and their values."""
     for path in run_dir.glob("run-*.wandb"):
         for payload in _records(path.read_bytes()):
-            record = wandb_internal_pb2.Record()
+            # The module re-exports the generated code for the installed
+            # protobuf with `import *`, which mypy does not follow.
+            record = wandb_internal_pb2.Record()  # type: ignore[attr-defined]
             try:
                 record.ParseFromString(payload)
-            except Exception:
+            except Exception:  # protobuf's DecodeError: a record a kill cut
                 continue
             if record.WhichOneof("record_type") == "history":
                 yield {

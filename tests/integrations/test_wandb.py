@@ -211,7 +211,10 @@ def test_a_driver_killed_twice_and_resumed_logs_each_result_once(tmp_path: Path)
     root = Path(__file__).resolve().parents[2]
 
     def drive(phase: str) -> int:
-        env = {**os.environ, "PYTHONPATH": f"{root / 'src'}{os.pathsep}{root}"}
+        # Each driver its own W&B service, which dies with it: not the one
+        # an earlier test of this process started (WANDB_SERVICE names it).
+        env = {k: v for k, v in os.environ.items() if k != "WANDB_SERVICE"}
+        env["PYTHONPATH"] = f"{root / 'src'}{os.pathsep}{root}"
         driver = [sys.executable, "-m", "tests.integrations.tracker_driver", "wandb"]
         return subprocess.run(
             [*driver, str(tmp_path), str(tmp_path), phase],

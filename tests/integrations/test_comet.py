@@ -187,3 +187,9 @@ def test_without_comet_ml_the_import_names_the_extra(monkeypatch: pytest.MonkeyP
     monkeypatch.delattr(tunecore.integrations, "comet")
     with pytest.raises(ImportError, match=r"pip install 'tunecore\[comet\]'"):
         import tunecore.integrations.comet  # noqa: PLC0415
+
+
+def test_ray_tune_logger_comet_is_the_same_callback() -> None:
+    from tunecore.logger.comet import CometLoggerCallback as FromLogger  # noqa: PLC0415
+
+    assert FromLogger is CometLoggerCallback

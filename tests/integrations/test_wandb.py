@@ -244,3 +244,9 @@ def test_a_driver_killed_twice_and_resumed_logs_each_result_once(tmp_path: Path)
             [params["x"] + 1.0 / step for step in every_step]
         )
     assert max(parts) == 3, parts  # a trial all three drivers ran
+
+
+def test_ray_tune_logger_wandb_is_the_same_callback() -> None:
+    from tunecore.logger.wandb import WandbLoggerCallback as FromLogger  # noqa: PLC0415
+
+    assert FromLogger is WandbLoggerCallback

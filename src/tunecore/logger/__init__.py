@@ -6,6 +6,10 @@ TensorBoard event files when tensorboardX is installed, as Ray Tune does
 (`TUNE_DISABLE_AUTO_CALLBACK_LOGGERS=1` turns TensorBoard off). Pass one of
 these in `RunConfig(callbacks=[...])` to replace the default of its kind,
 or subclass `LoggerCallback` for your own.
+
+The trackers' loggers are under Ray's module names too, each behind its
+extra: `tunecore.logger.aim` (`AimLoggerCallback`), and `.mlflow`, `.wandb`
+and `.comet`, the callbacks of `tunecore.integrations`.
 """
 
 from tunecore.api.pretty import pretty_print

@@ -57,6 +57,7 @@ class Follower:
         self._reader = LogFollower(self.directory)
         self._view = ExperimentView(header_state(self._reader.header, self._reader.path))
         self._size = -1
+        self._fed = self._reader.offset
         self._fetched = time.monotonic()
         self._thread: threading.Thread | None = None
 
@@ -65,8 +66,9 @@ class Follower:
         return self._reader.header.name
 
     def progress(self) -> tuple[int, int]:
-        """(bytes of the log read, its size when last looked at)."""
-        return self._reader.offset, max(self._size, self._reader.offset)
+        """(bytes of the log whose events the view holds, the log's size
+        when last looked at)."""
+        return self._fed, max(self._size, self._fed)
 
     @contextmanager
     def view(self) -> Iterator[ExperimentView]:
@@ -96,9 +98,13 @@ class Follower:
                 self.problem = str(error)
                 return grew
             if not events:
+                # What is left is a record still being written (or a crashed
+                # writer's torn tail): the view holds the whole log there is.
+                self._size = self._reader.offset
                 break
             with self._lock:
                 self._view.feed(events)
+                self._fed = self._reader.offset
             grew = True
         return grew
 
@@ -146,3 +152,4 @@ class Follower:
         self._reader = LogFollower(self.directory)
         with self._lock:
             self._view = ExperimentView(header_state(self._reader.header, self._reader.path))
+            self._fed = self._reader.offset

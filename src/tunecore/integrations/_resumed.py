@@ -20,7 +20,7 @@ from pathlib import Path
 
 from tunecore.model import JsonValue
 from tunecore.result import TRAINING_ITERATION
-from tunecore.shell.storage import read_result_rows
+from tunecore.shell.storage.layout import read_result_rows
 
 Result = Mapping[str, JsonValue]
 

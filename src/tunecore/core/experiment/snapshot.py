@@ -29,6 +29,7 @@ from tunecore.core.schedulers.hyperband import HyperBandScheduler
 from tunecore.core.schedulers.median import MedianStoppingRule
 from tunecore.core.schedulers.pb2 import PB2
 from tunecore.core.schedulers.pbt import PopulationBasedTraining
+from tunecore.core.schedulers.resource_changing import ResourceChangingScheduler
 from tunecore.core.search.domains import SamplingDomain
 from tunecore.core.search.external import ExternalSearcher
 from tunecore.core.search.generator import BasicVariantGenerator
@@ -40,7 +41,7 @@ from tunecore.model.codec import from_msgpack, to_msgpack
 
 SNAPSHOT_FORMAT = 1
 
-BuiltinScheduler: TypeAlias = (
+_Wrappable: TypeAlias = (
     FIFOScheduler
     | ASHAScheduler
     | HyperBandScheduler
@@ -49,6 +50,7 @@ BuiltinScheduler: TypeAlias = (
     | PopulationBasedTraining[SamplingDomain]
     | PB2
 )
+BuiltinScheduler: TypeAlias = _Wrappable | ResourceChangingScheduler[_Wrappable]
 _Inner: TypeAlias = BasicVariantGenerator | ExternalSearcher
 _Searchable: TypeAlias = _Inner | Repeater[_Inner]
 BuiltinSearcher: TypeAlias = _Searchable | ConcurrencyLimiter[_Searchable]

@@ -253,8 +253,6 @@ class DistributeResources(msgspec.Struct, frozen=True, tag=True):
         times = self.increase_by_times
         max_cpus = _cpu(self._increase_by) * times if times > 0 else math.inf
         max_gpus = _gpu(self._increase_by) * times if times > 0 else math.inf
-        max_cpus = max_cpus or math.inf  # Ray's `if not max_added_cpus`
-        max_gpus = max_gpus or math.inf
         added = _summed(self._get_added_bundles(bundles, base_bundles) if base_bundles else bundles)
         return added.get("CPU", -math.inf) < max_cpus or added.get("GPU", -math.inf) < max_gpus
 
@@ -447,7 +445,7 @@ class AllocationFunction(msgspec.Struct, frozen=True, tag=True, dict=True):
 
 
 def function_place(func: Callable[..., object]) -> AllocationFunction:
-    place = AllocationFunction(getattr(func, "__qualname__", type(func).__name__))
+    place = AllocationFunction(getattr(func, "__name__", type(func).__name__))
     place.__dict__["func"] = func
     return place
 

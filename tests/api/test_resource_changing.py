@@ -167,7 +167,7 @@ class Booster(tune.Trainable):
     def save_checkpoint(self, checkpoint_dir: str) -> dict[str, Any]:
         return {"steps": self.steps}
 
-    def load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+    def load_checkpoint(self, checkpoint: Any) -> None:
         self.steps = checkpoint["steps"]
 
 

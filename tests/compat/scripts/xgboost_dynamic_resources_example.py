@@ -18,19 +18,22 @@ result: it starts on 1 and, after its first result, holds the whole
 cluster, as on Ray Tune.
 """
 
-from typing import Any, Dict, Optional
+from typing import TYPE_CHECKING, Any
 
+import ray
 import sklearn.datasets
 import sklearn.metrics
 import xgboost as xgb
 from sklearn.model_selection import train_test_split
 
-import ray
 import tunecore as tune
 from tunecore.execution.placement_groups import PlacementGroupFactory
 from tunecore.experiment import Trial
 from tunecore.integration.xgboost import TuneReportCheckpointCallback
 from tunecore.schedulers import ASHAScheduler, ResourceChangingScheduler
+
+if TYPE_CHECKING:
+    from tunecore.execution.tune_controller import TuneController
 
 CHECKPOINT_FILENAME = "booster-checkpoint.json"
 
@@ -63,9 +66,7 @@ def train_breast_cancer(config: dict):
     xgb_model = None
     checkpoint = tune.get_checkpoint()
     if checkpoint:
-        xgb_model = TuneReportCheckpointCallback.get_model(
-            checkpoint, filename=CHECKPOINT_FILENAME
-        )
+        xgb_model = TuneReportCheckpointCallback.get_model(checkpoint, filename=CHECKPOINT_FILENAME)
 
     # Set `nthread` to the number of CPUs available to the trial,
     # which is assigned by the scheduler.
@@ -114,15 +115,17 @@ def tune_xgboost(held_cpus):
     }
     # This will enable aggressive early stopping of bad trials.
     base_scheduler = ASHAScheduler(
-        max_t=16, grace_period=1, reduction_factor=2  # 16 training iterations
+        max_t=16,
+        grace_period=1,
+        reduction_factor=2,  # 16 training iterations
     )
 
     def example_resources_allocation_function(
         tune_controller: "TuneController",
         trial: Trial,
-        result: Dict[str, Any],
+        result: dict[str, Any],
         scheduler: "ResourceChangingScheduler",
-    ) -> Optional[PlacementGroupFactory]:
+    ) -> PlacementGroupFactory | None:
         """This is a basic example of a resource allocating function.
 
         The function naively balances available CPUs over live trials.
@@ -148,9 +151,7 @@ def tune_xgboost(held_cpus):
         total_available_cpus = tune_controller._resource_updater.get_num_cpus()
 
         # Divide the free CPUs among all live trials
-        cpu_to_use = max(
-            min_cpu, total_available_cpus // len(tune_controller.get_live_trials())
-        )
+        cpu_to_use = max(min_cpu, total_available_cpus // len(tune_controller.get_live_trials()))
 
         # Assign new CPUs to the trial in a PlacementGroupFactory
         return PlacementGroupFactory([{"CPU": cpu_to_use, "GPU": 0}])

@@ -64,5 +64,5 @@ def test_bad_settings_name_the_field(settings_: dict[str, Any], field: str) -> N
 def test_top_job_needs_a_metric_from_somewhere() -> None:
     with pytest.raises(InvalidFieldError, match=r"DistributeResourcesToTopJob\.metric"):
         DistributeResourcesToTopJob().with_objective(None, Mode.MIN)
-    chosen = DistributeResourcesToTopJob(mode="max").with_objective("acc", Mode.MIN)
+    chosen = DistributeResourcesToTopJob(mode=Mode.MAX).with_objective("acc", Mode.MIN)
     assert (chosen.metric, chosen.mode) == ("acc", Mode.MAX)  # its own mode wins

@@ -154,7 +154,10 @@ def both(case: dict[str, Any], top_job: bool) -> tuple[Resources | None, Resourc
     reporting = case["reporting"]
     controller = RayController(RayUpdater(case["cpus"], case["gpus"]), ray_trials)
     theirs = ray_allocation(
-        controller, ray_trials[reporting], result, RayScheduler(ray_pgf(case["base"]))
+        controller,  # type: ignore[arg-type]
+        ray_trials[reporting],
+        result,
+        RayScheduler(ray_pgf(case["base"])),  # type: ignore[arg-type]
     )
     pool = Pool(
         live=tuple(states),

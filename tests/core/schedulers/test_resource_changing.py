@@ -5,6 +5,7 @@ results; and replay and resume decide exactly as the run did."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -152,7 +153,7 @@ def test_a_function_is_kept_as_its_place_and_a_nested_scheduler_is_refused() -> 
     assert decoded_place == place
     assert decoded_place.func is None
     with pytest.raises(InvalidFieldError, match="base_scheduler"):
-        ResourceChangingScheduler(ResourceChangingScheduler())  # type: ignore[type-var]
+        ResourceChangingScheduler(ResourceChangingScheduler())
     with pytest.raises(InvalidFieldError, match="resources_allocation_function"):
         ResourceChangingScheduler(None, "even")  # type: ignore[arg-type]
 
@@ -172,7 +173,7 @@ def test_a_multi_bundle_base_needs_add_bundles() -> None:
 
 
 def test_metric_and_mode_come_from_the_base_scheduler_first() -> None:
-    base = ASHAScheduler(metric="acc", mode="max")
+    base = ASHAScheduler(metric="acc", mode=Mode.MAX)
     chosen = ResourceChangingScheduler(base, DistributeResourcesToTopJob()).with_objective(
         "loss", Mode.MIN
     )
@@ -183,7 +184,7 @@ def test_metric_and_mode_come_from_the_base_scheduler_first() -> None:
 
 # -- replay and resume are exact ----------------------------------------------------
 
-SCHEDULERS = {
+SCHEDULERS: dict[str, Callable[[], ResourceChangingScheduler[Any]]] = {
     "distribute": ResourceChangingScheduler,
     "top_job_under_asha": lambda: ResourceChangingScheduler(
         ASHAScheduler(max_t=6, grace_period=1, reduction_factor=2),

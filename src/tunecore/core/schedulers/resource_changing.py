@@ -51,7 +51,12 @@ from tunecore.model import Decision, InvalidFieldError, JsonDict, Mode, Resource
 
 _OWNER = "ResourceChangingScheduler"
 
-B = TypeVar("B", bound=TrialScheduler)
+if TYPE_CHECKING:
+    from typing_extensions import TypeVar as _TypeVarWithDefault
+
+    B = _TypeVarWithDefault("B", bound=TrialScheduler, default=TrialScheduler)
+else:
+    B = TypeVar("B", bound=TrialScheduler)
 
 
 class Answer(msgspec.Struct, frozen=True, kw_only=True):

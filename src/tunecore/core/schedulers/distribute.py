@@ -25,7 +25,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Self
+from typing import NamedTuple, Self
 
 import msgspec
 
@@ -108,11 +108,11 @@ def _summed(bundles: Sequence[Mapping[str, float]]) -> Bundle:
     return total
 
 
-class Pool(msgspec.Struct, frozen=True, kw_only=True):
+class Pool(NamedTuple):
     """What an allocation is computed from besides the trial and its
-    result: the live trials (not finished) in creation order, the first
+    result: the live trials (not finished) in trial id order, the first
     trial's resources (None before any trial: Ray's default of one CPU),
-    and the cluster's total."""
+    and the cluster's total. Never stored."""
 
     live: tuple[TrialState, ...]
     base: Resources | None

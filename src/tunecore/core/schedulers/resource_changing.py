@@ -179,7 +179,7 @@ class ResourceChangingScheduler(msgspec.Struct, Generic[B], frozen=True, tag=Tru
         scheduler = evolve(
             self,
             base_scheduler=base,
-            base_trial_resources=self.base_trial_resources or trial.spec.resources,
+            base_trial_resources=self._base_or(trial),
             answer=None,
             wanted=wanted,
         )
@@ -192,9 +192,14 @@ class ResourceChangingScheduler(msgspec.Struct, Generic[B], frozen=True, tag=Tru
     def _pool(self, trial: TrialState, trials: Mapping[str, TrialState]) -> Pool:
         live = sorted((t for t in trials.values() if not t.is_finished), key=lambda t: t.trial_id)
         total = self.cluster if self.cluster is not None else Resources(cpu=0.0)
-        return Pool(
-            live=tuple(live), base=self.base_trial_resources or trial.spec.resources, total=total
-        )
+        return Pool(live=tuple(live), base=self._base_or(trial), total=total)
+
+    def _base_or(self, trial: TrialState) -> Resources:
+        """The base resources, or the reporting trial's when none was
+        known when trials were added (their resources were still being
+        worked out)."""
+        base = self.base_trial_resources
+        return trial.spec.resources if base is None else base
 
     def on_trial_complete(self, trial: TrialState, result: JsonDict) -> Self:
         return evolve(self, base_scheduler=self.base.on_trial_complete(trial, result))

@@ -188,3 +188,8 @@ def test_the_class_api_sees_its_resources_and_the_default_allocation(tmp_path: P
     assert total is not None
     assert result.error is None
     assert cpus_reported(result) == [1.0, total.cpu, total.cpu]  # one trial: it takes all
+
+
+def test_create_scheduler_builds_it_by_ray_tunes_name() -> None:
+    scheduler = tune.create_scheduler("resource_changing", metric="loss", mode="min")
+    assert scheduler == ResourceChangingScheduler()  # FIFO resized by DistributeResources()

@@ -73,7 +73,9 @@ if TYPE_CHECKING:
     from tunecore.shell.trainable import get_context as get_context
     from tunecore.shell.trainable import register_trainable as register_trainable
     from tunecore.shell.trainable import report as report
-    from tunecore.shell.trainable.resources import PlacementGroupFactory as PlacementGroupFactory
+    from tunecore.shell.trainable.placement_group import (
+        PlacementGroupFactory as PlacementGroupFactory,
+    )
     from tunecore.shell.trainable.resources import ScalingConfig as ScalingConfig
     from tunecore.shell.trainable.worker import TuneContext as TuneContext
     from tunecore.shell.trainable.wrappers import with_parameters as with_parameters
@@ -132,7 +134,7 @@ _HOMES: dict[str, str] = {
     "get_context": "tunecore.shell.trainable",
     "register_trainable": "tunecore.shell.trainable",
     "report": "tunecore.shell.trainable",
-    "PlacementGroupFactory": "tunecore.shell.trainable.resources",
+    "PlacementGroupFactory": "tunecore.shell.trainable.placement_group",
     "ScalingConfig": "tunecore.shell.trainable.resources",
     "TuneContext": "tunecore.shell.trainable.worker",
     "with_parameters": "tunecore.shell.trainable.wrappers",

@@ -71,6 +71,7 @@ from tunecore.model import (
     TrialStatus,
 )
 from tunecore.model.storable import check_storable, encoding_error
+from tunecore.shell.allocations import allocator_for
 from tunecore.shell.callbacks import (
     Callback,
     CallbackList,
@@ -200,6 +201,7 @@ class Tuner:
         self._restored_from: Path | None = None
         self._search_runtime: SearcherRuntime | None = None
         self._search_alg_again: object = None  # a restore's search_alg=
+        self._allocation_again: Callable[..., object] | None = None  # ...its allocation function
         self._parts = RunParts()
 
     @classmethod
@@ -221,6 +223,7 @@ class Tuner:
         storage_filesystem: object = None,
         search_alg: object = None,
         verbose: int | None = None,
+        resources_allocation_function: Callable[..., object] | None = None,
     ) -> Tuner:
         """A Tuner that continues the experiment in `path` (after a crash, a
         Ctrl-C, or to retry its errors) when `fit()` is called.
@@ -240,7 +243,10 @@ class Tuner:
         whose class cannot rebuild it from the log (one of your own without
         `to_spec`): built as it was, it is fed the log's tells and asks
         again (`tunecore.api.searching`); tunecore's own searchers are
-        rebuilt without it. `param_space` hands back, as in Ray, what the
+        rebuilt without it. `resources_allocation_function` hands back the
+        function a `ResourceChangingScheduler` resized trials with (the log
+        holds its answers, not its code; required when it had one).
+        `param_space` hands back, as in Ray, what the
         log cannot hold: the functions of its `sample_from`s, which draw
         the values not drawn yet, and its objects (`ray.put` refs, models:
         the log holds placeholders for them), required at the same keys
@@ -317,6 +323,7 @@ class Tuner:
         tuner._restored_from = experiment_dir
         tuner._snapshot_kind = snapshot_kind
         tuner._search_alg_again = search_alg
+        tuner._allocation_again = resources_allocation_function
         tuner._resume = ExperimentResumed(
             at=0.0,
             resume_unfinished=resume_unfinished,
@@ -435,6 +442,7 @@ class Tuner:
             stopper=self._stop.user,
             resources_of=self._resources.of_config,
             functions=UserFunctions.of(self._space, self._tune.search_alg, self._tune.scheduler),
+            allocator=allocator_for(state.scheduler, self._allocation_again, tune.scheduler),
             searchers=self._search_runtime,
             store=None if mirror is None else mirror.store,
             after_shipped=None if shipper is None else shipper.after_shipped,

@@ -47,7 +47,10 @@ class Entry:
     `in_cli` whether `tunecore run` offers it (one that needs a partner,
     such as HyperBandForBOHB its searcher, is not); `stored_before` a
     struct that reads, under the same tag, what an older tunecore stored
-    of it, with `upgraded()` giving today's policy (see `as_before`)."""
+    of it, with `upgraded()` giving today's policy (see `as_before`);
+    `wraps` marks a generic policy that holds another of the family (such
+    as ResourceChangingScheduler its base scheduler): it is stored as
+    `policy[the union of the others]`."""
 
     name: str
     policy: type | str
@@ -58,6 +61,7 @@ class Entry:
     what_if: bool = False
     in_cli: bool = True
     stored_before: type | None = None
+    wraps: bool = False
 
     def resolve(self) -> type:
         """The class, imported now if it is named by its path."""
@@ -127,8 +131,14 @@ class Registry:
         stored = [
             entry.policy if entry.stored_as is None else entry.stored_as
             for entry in self.entries
-            if isinstance(entry.policy, type)
+            if isinstance(entry.policy, type) and not entry.wraps
         ]
         if not stored:
             raise ValueError(f"{self.family} registry: no entry is a class, so none is stored")
-        return functools.reduce(operator.or_, stored)
+        inner = functools.reduce(operator.or_, stored)
+        wrappers = [
+            entry.policy[inner]  # type: ignore[index]
+            for entry in self.entries
+            if isinstance(entry.policy, type) and entry.wraps
+        ]
+        return functools.reduce(operator.or_, wrappers, inner)

@@ -50,6 +50,7 @@ from tunecore.core.schedulers.base import (
     policy_metric,
 )
 from tunecore.core.schedulers.fifo import FIFOScheduler
+from tunecore.core.schedulers.resource_changing import sees_cluster, take_allocation
 from tunecore.core.search.base import (
     Searcher,
     answer_to,
@@ -255,6 +256,7 @@ class _Step:
 
     def _on_cluster_changed(self, event: ClusterResourcesChanged) -> Rejection | None:
         self.books.total = event.total
+        self.scheduler = sees_cluster(self.scheduler, event.total)
         self.changed = True
         self._fail_unschedulable(tuple(self.books.pending.ids()))
         return None
@@ -390,7 +392,10 @@ class _Step:
         if stopped or by_stopper:
             verdict = STOP
         else:
-            self.scheduler, verdict = self.scheduler.on_trial_result(trial, flat, self.trials)
+            scheduler = self.scheduler
+            if event.allocation is not None:
+                scheduler = take_allocation(scheduler, trial.trial_id, event.allocation)
+            self.scheduler, verdict = scheduler.on_trial_result(trial, flat, self.trials)
             if self.searcher is not None:
                 self.searcher = self.searcher.on_trial_result(trial.trial_id, flat)
         terminate = verdict.decision is Decision.STOP
@@ -399,7 +404,20 @@ class _Step:
             if self.searcher is not None:
                 self.searcher = self.searcher.on_trial_complete(trial.trial_id, flat, error=False)
         self._apply(trial, lifecycle.conclude(trial, result, event.at, verdict, flat=flat))
+        if verdict.resources is not None:
+            self._resize(trial.trial_id, verdict.resources)
         return None
+
+    def _resize(self, trial_id: str, wanted: Resources) -> None:
+        """A scheduler paused the trial to resume it on other resources
+        (`Verdict.resources`): it asks for them now, as a paused trial's
+        `ResourcesUpdateRequested` would."""
+        paused = self.trials[trial_id]
+        update = ResourcesUpdateRequested(trial_id=trial_id, at=self.at, resources=wanted)
+        outcome = lifecycle.apply(paused, update)
+        if isinstance(outcome, Applied):  # PAUSED lists it; a failed pause is left as it is
+            self._apply(paused, outcome)
+            self.changed = True
 
     def _on_training_ended(self, trial: TrialState, event: ResultReported) -> None:
         """The trainable ended on its own: its last result is its final one.

@@ -19,7 +19,15 @@ from typing import NamedTuple, Protocol, Self, TypeVar
 
 import msgspec
 
-from tunecore.model import CheckpointRef, Decision, InvalidFieldError, JsonDict, Mode, TrialState
+from tunecore.model import (
+    CheckpointRef,
+    Decision,
+    InvalidFieldError,
+    JsonDict,
+    Mode,
+    Resources,
+    TrialState,
+)
 from tunecore.model.errors import coerce_enum, require_name
 
 _S = TypeVar("_S", bound=msgspec.Struct)
@@ -41,12 +49,15 @@ class Verdict(msgspec.Struct, frozen=True, kw_only=True):
     `checkpoint` asks for a persistent save before continuing or pausing
     (PBT keeps its top trials checkpointed so they can be cloned);
     `exploit`, with CONTINUE or PAUSE, replaces the trial's config and state
-    with a donor's (a paused one resumes from the donor's state).
+    with a donor's (a paused one resumes from the donor's state);
+    `resources`, with PAUSE, changes what the paused trial asks for, so it
+    resumes on a worker of that size (`ResourceChangingScheduler`).
     """
 
     decision: Decision
     checkpoint: bool = False
     exploit: Exploit | None = None
+    resources: Resources | None = None
 
 
 CONTINUE = Verdict(decision=Decision.CONTINUE)

@@ -12,6 +12,7 @@ from tunecore.core.schedulers.hyperband import HyperBandScheduler
 from tunecore.core.schedulers.median import MedianStoppingRule
 from tunecore.core.schedulers.pb2 import PB2
 from tunecore.core.schedulers.pbt import PopulationBasedTraining
+from tunecore.core.schedulers.resource_changing import ResourceChangingScheduler
 from tunecore.core.search.domains import SamplingDomain
 
 _RUNGS = ("time_attr", "max_t", "grace_period", "reduction_factor", "brackets", "seed")
@@ -53,5 +54,12 @@ SCHEDULERS = Registry(
             settable=_POPULATION,
         ),
         Entry("pb2", PB2, ("pb2",), settable=_POPULATION),
+        Entry(
+            "resource_changing",
+            ResourceChangingScheduler,
+            ("resource_changing",),
+            in_cli=False,
+            wraps=True,
+        ),
     ),
 )

@@ -61,7 +61,6 @@ from tunecore.core.results import (
     flatten,
     is_end_marker,
 )
-from tunecore.core.schedulers.base import CONTINUE, STOP, Verdict
 from tunecore.core.stopping import StopCriterionError, check_stop
 from tunecore.model import (
     Applied,
@@ -98,6 +97,7 @@ from tunecore.model import (
     TrialState,
     TrialStatus,
 )
+from tunecore.model.decision import CONTINUE, STOP, Verdict
 from tunecore.model.numbers import is_int
 
 Outcome = Applied | Rejection

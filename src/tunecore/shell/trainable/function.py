@@ -57,8 +57,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from tunecore.core.results import DONE, RESULT_DUPLICATE, SHOULD_CHECKPOINT, TRAINING_ITERATION
-from tunecore.core.schedulers.base import Horizon
-from tunecore.model import JsonDict
+from tunecore.model import Horizon, JsonDict
 from tunecore.shell.trainable import runners
 from tunecore.shell.trainable.checkpoint import Checkpoint
 from tunecore.shell.trainable.checkpoint_files import (

@@ -35,6 +35,29 @@ NODE_IP = "node_ip"
 
 DATE_FORMAT = "%Y-%m-%d_%H-%M-%S"
 
+AUTOFILLED = frozenset(
+    {
+        DONE,
+        TRAINING_ITERATION,
+        TIME_THIS_ITER_S,
+        TIME_TOTAL_S,
+        TIME_SINCE_RESTORE,
+        ITERATIONS_SINCE_RESTORE,
+        TIMESTAMP,
+        DATE,
+        PID,
+        HOSTNAME,
+        NODE_IP,
+        TRIAL_ID,
+        EXPERIMENT_TAG,
+        SHOULD_CHECKPOINT,
+    }
+)
+"""The keys the trainable wrapper (and the core, on recording) fill in on
+their own: a result holding nothing else (such as the final `done` of a
+function that returned) is exempt from strict metric checking, as in Ray
+Tune."""
+
 _FLAT_TYPES = frozenset({float, int, str, bool, type(None), list})
 """Types a value of a flat result has (none is a dict, or a subclass of one)."""
 

@@ -40,7 +40,7 @@ from tunecore.core.experiment.state import (
     ids_in_order,
     trial_id_of,
 )
-from tunecore.core.results import flatten, is_end_marker
+from tunecore.core.results import AUTOFILLED, flatten, is_end_marker
 from tunecore.core.schedulers.base import (
     STOP,
     Horizon,
@@ -98,29 +98,6 @@ Stepped = tuple[ExperimentState, tuple[Command, ...]]
 PENDING = TrialStatus.PENDING
 RUNNING = TrialStatus.RUNNING
 PAUSED = TrialStatus.PAUSED
-
-# Keys the trainable wrapper fills in on its own; a result holding nothing
-# else (such as the final `done` of a function that returned) is exempt from
-# strict metric checking, as in Ray Tune.
-AUTOFILLED = frozenset(
-    {
-        "done",
-        "training_iteration",
-        "time_this_iter_s",
-        "time_total_s",
-        "time_since_restore",
-        "iterations_since_restore",
-        "timestamp",
-        "date",
-        "pid",
-        "hostname",
-        "node_ip",
-        "trial_id",
-        "experiment_tag",
-        "should_checkpoint",
-    }
-)
-
 
 API_METRIC_OWNER = "TuneConfig(metric=...)"
 """What asks for the experiment's metric, as the Python API names it."""

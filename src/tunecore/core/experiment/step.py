@@ -736,37 +736,19 @@ class _Step:
 
     def finish(self) -> Stepped:
         """The new state. A result that only let its trial continue changes
-        the trial and the policies, so only those fields are replaced."""
-        state = self.state
-        books = self._books
-        if books is None and state.started_at is not None:
-            new_state = msgspec.structs.replace(
-                state,
-                trials=self.trials,
-                scheduler=self.scheduler,
-                searcher=self.searcher,
-                stopper=self.stopper,
-                saves=self.saves,
-                now=self.at,
-            )
-            return new_state, tuple(self.commands)
-        books = self.books
-        new_state = msgspec.structs.replace(
-            state,
-            **books.counts(),
-            trials=self.trials,
-            saves=self.saves,
-            total=books.total,
-            scheduler=self.scheduler,
-            searcher=self.searcher,
-            stopper=self.stopper,
-            started_at=self._started_at(),
-            now=self.at,
-            stopping=books.stopping,
-            done=books.done,
-            error=books.error,
-        )
-        return new_state, tuple(self.commands)
+        the trial and the policies, so only those fields are replaced; the
+        books (built when anything else changed) add theirs."""
+        changes: dict[str, object] = {
+            "trials": self.trials,
+            "scheduler": self.scheduler,
+            "searcher": self.searcher,
+            "stopper": self.stopper,
+            "saves": self.saves,
+            "now": self.at,
+        }
+        if self._books is not None or self.state.started_at is None:
+            changes.update(self.books.settled(), started_at=self._started_at())
+        return msgspec.structs.replace(self.state, **changes), tuple(self.commands)
 
     def _started_at(self) -> float:
         """When the experiment started, for the time budget; a resume moves

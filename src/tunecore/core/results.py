@@ -130,7 +130,9 @@ def analyse(
     the seed's sum can (two metrics near 1e308 gave `inf`).
     """
     step_value = flat_result.get(TRAINING_ITERATION)
-    step = float(step_value) if is_number(step_value) and step_value else 1.0
+    kind = type(step_value)
+    numeric = kind is int or kind is float or is_number(step_value)  # exact types first: hot
+    step = float(step_value) if numeric and step_value else 1.0  # type: ignore[arg-type]
     keep, add = (step - 1.0) / step, 1.0 / step
     updated = dict(analysis)
     previous_of = analysis.get

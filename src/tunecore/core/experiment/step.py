@@ -45,8 +45,9 @@ from tunecore.core.experiment.state import (
     trial_id_of,
 )
 from tunecore.core.lifecycle import JudgedResult, LifecycleEvent
+from tunecore.core.policies import policy_metric
 from tunecore.core.results import AUTOFILLED, flatten, is_end_marker
-from tunecore.core.schedulers.base import TrialScheduler, declared_horizon, policy_metric
+from tunecore.core.schedulers.base import TrialScheduler, declared_horizon
 from tunecore.core.schedulers.fifo import FIFOScheduler
 from tunecore.core.search.base import (
     Searcher,

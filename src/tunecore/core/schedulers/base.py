@@ -25,6 +25,7 @@ from typing import NamedTuple, Protocol, Self, TypeVar
 
 import msgspec
 
+from tunecore.core.policies import policy_metric
 from tunecore.model import InvalidFieldError, JsonDict, Mode, TrialState
 from tunecore.model.decision import CONTINUE, PAUSE, STOP, Exploit, Horizon, Verdict
 from tunecore.model.errors import coerce_enum, require_name
@@ -204,13 +205,6 @@ class TrialScheduler(Protocol):
         ...
 
     def debug_string(self) -> str: ...
-
-
-def policy_metric(policy: object) -> str | None:
-    """The metric a scheduler or searcher reads, from its optional `metric`
-    attribute (see `TrialScheduler`); None when it reads none."""
-    metric = getattr(policy, "metric", None)
-    return metric if isinstance(metric, str) else None
 
 
 class Objective(NamedTuple):

@@ -32,7 +32,7 @@ from typing import Generic, Self, TypeVar, cast
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from tunecore.core.schedulers.base import policy_metric
+from tunecore.core.policies import policy_metric
 from tunecore.core.search.base import PassesRequestsThrough, Searcher, Suggestion, paused_in
 from tunecore.model import InvalidFieldError, JsonDict, Mode
 from tunecore.model.errors import require_bool, require_int

@@ -41,6 +41,11 @@ checkpoints, `checkpoint_dir()` blocks, `restore_from_bytes`) live in
 `reset()`, and by the loop once a run ends (a killed Ray actor never
 stops its trainable); a checkpoint directory the user made is never
 deleted.
+
+Why one module of over 400 lines: `FunctionTrainable` is one state machine
+over its function's thread (start, release, save, restore, stop), and how
+a run ends can only be read from the whole of it; reading the function's
+form (`function_form`) sits in front because only this class needs it.
 """
 
 from __future__ import annotations

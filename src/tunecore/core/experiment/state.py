@@ -21,7 +21,7 @@ import msgspec
 
 from tunecore.core.resources import nothing
 from tunecore.core.schedulers.base import TrialScheduler
-from tunecore.core.search.base import Searcher
+from tunecore.core.search.base import SearchPolicy
 from tunecore.core.stoppers import BuiltinStopper
 from tunecore.model import (
     CheckpointPolicy,
@@ -125,7 +125,7 @@ class ExperimentState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
 
     config: ExperimentConfig
     scheduler: TrialScheduler
-    searcher: Searcher | None
+    searcher: SearchPolicy | None
     stopper: BuiltinStopper | None = None
     trials: immutables.Map[str, TrialState] = immutables.Map()
     index: immutables.Map[str, int] = immutables.Map()

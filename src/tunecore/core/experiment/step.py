@@ -50,7 +50,7 @@ from tunecore.core.results import AUTOFILLED, flatten, is_end_marker
 from tunecore.core.schedulers.base import TrialScheduler, declared_horizon
 from tunecore.core.schedulers.fifo import FIFOScheduler
 from tunecore.core.search.base import (
-    Searcher,
+    SearchPolicy,
     answer_to,
     ask_wanted_by,
     paused_in,
@@ -106,7 +106,7 @@ API_METRIC_OWNER = "TuneConfig(metric=...)"
 def new_experiment(
     config: ExperimentConfig,
     scheduler: TrialScheduler | None = None,
-    searcher: Searcher | None = None,
+    searcher: SearchPolicy | None = None,
     stopper: BuiltinStopper | None = None,
     *,
     metric_owner: str = API_METRIC_OWNER,

@@ -81,9 +81,16 @@ def slow(session: nox.Session) -> None:
 
 @nox.session(venv_backend="none")
 def typecheck(session: nox.Session) -> None:
-    """mypy --strict over the library, its tests, benchmarks and examples."""
+    """mypy --strict over the library, its tests, benchmarks and examples;
+    then pyright over the public API's typing tests, so its types hold
+    under both checkers users run."""
     run = shared_env(session)
     run("mypy")
+    run("pyright", *PUBLIC_TYPING_TESTS)
+
+
+PUBLIC_TYPING_TESTS = ("tests/typing", "tests/test_public_types.py")
+"""The files whose `assert_type`s pin the public API's types."""
 
 
 @nox.session(venv_backend="none")

@@ -15,6 +15,10 @@ a PNG, or an interactive HTML page (`tunecore.api.plot_page`).
 Whatever is written never follows a symbolic link in its place (the
 experiment directory may be writable by others): it is written beside
 and renamed over it (`own_files.write_atomic`).
+
+Why one module of over 400 lines: collecting the drawing from the log and
+drawing it are read together (every mark drawn is a fact collected above
+it); the interactive page's own pieces already live in `plot_page`.
 """
 
 from __future__ import annotations

@@ -6,6 +6,11 @@ A `Result` holds what the event log knows (last result, config, status,
 checkpoints, metric analysis); its whole history (`metrics_dataframe`, the
 `last-5-avg` and `last-10-avg` scopes, `get_dataframe(filter_metric=...)`)
 is read from the trial's result.json when first asked for.
+
+Why one module of over 400 lines: `Result` and `ResultGrid` are Ray's two
+classes, read together, and the private helpers below build both from the
+same trial state (checkpoints, errors, scores); split, the scoring that
+`get_best_result` and `best_checkpoints` share would sit apart from both.
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ import msgspec
 from tunecore.core.experiment import ExperimentState, trials_in_order
 from tunecore.core.experiment.snapshot import BUILTIN, SnapshotKind
 from tunecore.core.search import ConcurrencyLimiter, Repeater
-from tunecore.core.search.base import Searcher as SearchPolicy
+from tunecore.core.search.base import SearchPolicy
 from tunecore.core.search.external import ExternalSearcher, Tell, TellKind
 from tunecore.core.search.variants import as_param_space, parse_space, without_functions
 from tunecore.model import Asked, ExperimentEvent, Mode, TrialStatus

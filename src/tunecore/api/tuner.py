@@ -60,7 +60,7 @@ from tunecore.core.experiment import ExperimentConfig, ExperimentState, new_expe
 from tunecore.core.experiment.snapshot import BUILTIN, SnapshotKind, decode_state, encode_state
 from tunecore.core.naming import display_name
 from tunecore.core.schedulers.base import TrialScheduler
-from tunecore.core.search import BasicVariantGenerator, ConcurrencyLimiter, Searcher
+from tunecore.core.search import BasicVariantGenerator, ConcurrencyLimiter, SearchPolicy
 from tunecore.core.search.generator import UNBOUNDED
 from tunecore.model import (
     CheckpointPolicy,
@@ -758,14 +758,14 @@ class Tuner:
         scheduler: TrialScheduler | None = self._tune.scheduler
         return scheduler
 
-    def _searcher(self) -> Searcher:
+    def _searcher(self) -> SearchPolicy:
         """The search: the user's `search_alg`, or a `BasicVariantGenerator`
         over the param space. Without `TuneConfig(seed=)` the generator gets
         a fresh seed, printed so the run can be repeated (it is in the log
         header with the generator)."""
         tune = self._tune
         samples = UNBOUNDED if tune.num_samples == -1 else tune.num_samples
-        searcher: Searcher
+        searcher: SearchPolicy
         chosen = tune.search_alg
         limit = tune.max_concurrent_trials
         if searcher_object(chosen) is not None:
@@ -793,7 +793,7 @@ class Tuner:
         else:
             searcher = chosen
         if limit is not None:
-            searcher = ConcurrencyLimiter[Searcher](searcher, max_concurrent=limit)
+            searcher = ConcurrencyLimiter[SearchPolicy](searcher, max_concurrent=limit)
         return searcher
 
     def _announced_seed(self) -> int:

@@ -49,12 +49,9 @@ from tunecore.api.simulate import simulate
 from tunecore.api.spelling import setting
 from tunecore.core.experiment import ExperimentState, trial_id_of, trials_in_order
 from tunecore.core.experiment.snapshot import BUILTIN
-from tunecore.core.experiment.step import AUTOFILLED
 from tunecore.core.results import (
+    AUTOFILLED,
     DONE,
-    EXPERIMENT_TAG,
-    SHOULD_CHECKPOINT,
-    TRIAL_ID,
     flatten,
     is_end_marker,
     iteration_of,
@@ -237,11 +234,8 @@ def _started(before: ExperimentState, after: ExperimentState) -> list[str]:
     return [t for t in candidates if after.trials[t].status is RUNNING]
 
 
-_NOT_METRICS = AUTOFILLED | {TRIAL_ID, EXPERIMENT_TAG, SHOULD_CHECKPOINT}
-
-
 def _metrics(row: Mapping[str, object]) -> JsonDict:
-    return {k: v for k, v in row.items() if k not in _NOT_METRICS}  # type: ignore[misc]
+    return {k: v for k, v in row.items() if k not in AUTOFILLED}  # type: ignore[misc]
 
 
 WHAT_IF_OPTIONS: dict[str, tuple[Callable[[str], object], str]] = {

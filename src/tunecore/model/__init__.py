@@ -30,7 +30,7 @@ from tunecore.model.commands import (
     StartTrial,
     StopTrial,
 )
-from tunecore.model.decision import Decision
+from tunecore.model.decision import Decision, Exploit, Horizon, Verdict
 from tunecore.model.errors import InvalidFieldError
 from tunecore.model.events import (
     Asked,
@@ -90,7 +90,9 @@ __all__ = [
     "ExperimentInterrupted",
     "ExperimentResumed",
     "ExperimentStopRequested",
+    "Exploit",
     "ExportFormat",
+    "Horizon",
     "InvalidFieldError",
     "JsonDict",
     "JsonValue",
@@ -122,5 +124,6 @@ __all__ = [
     "TrialState",
     "TrialStatus",
     "ValuesDrawn",
+    "Verdict",
     "parse_export_formats",
 ]

@@ -27,6 +27,11 @@ bayesian-optimization 2 and later (tunecore[bayesopt]) no longer have, and
 its import guard catches only a missing package: tunecore imports nevergrad
 with bayes_opt hidden then, which leaves out only nevergrad's own BO
 optimizers.
+
+Why one module of over 400 lines: `NevergradSearch` is one class, Ray's,
+and the guard around nevergrad's import of bayes_opt belongs with the only
+code that imports nevergrad; the space conversion already lives in
+`_nevergrad_space`.
 """
 
 from __future__ import annotations

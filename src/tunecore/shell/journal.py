@@ -233,13 +233,7 @@ class Journal:
         self._budget = budget
         self._min_interval = min_interval_s
         self._next_snapshot = time.monotonic() + min_interval_s
-        self._snapshot_seconds = 0.0
         self._snapshotted = records
-
-    @property
-    def snapshot_seconds(self) -> float:
-        """Wall time spent writing snapshots so far."""
-        return self._snapshot_seconds
 
     def log_size(self) -> int:
         """The log's length in bytes, always at a record's end: the writer
@@ -289,7 +283,6 @@ class Journal:
         )
         ended = time.monotonic()
         cost = ended - started
-        self._snapshot_seconds += cost
         self._snapshotted = self.records
         self._next_snapshot = ended + max(self._min_interval, cost / self._budget)
 

@@ -43,7 +43,6 @@ from tunecore.core.experiment import ExperimentState, Stepped, step, trials_in_o
 from tunecore.core.experiment.step import run_ahead_until
 from tunecore.core.naming import error_entry
 from tunecore.core.results import SHOULD_CHECKPOINT, is_end_marker, iteration_of
-from tunecore.core.schedulers.base import Horizon
 from tunecore.core.schedulers.resource_changing import allocation_wanted
 from tunecore.model import (
     ChainTrials,
@@ -58,6 +57,7 @@ from tunecore.model import (
     ExperimentEvent,
     ExperimentInterrupted,
     ExperimentStopRequested,
+    Horizon,
     JsonDict,
     PauseTrial,
     Rejection,

@@ -19,9 +19,14 @@ from dataclasses import dataclass, field
 from tunecore.api.dashboard.curves import Curve
 from tunecore.api.dashboard.reasons import Moment, moments, new_trials
 from tunecore.core.experiment import ExperimentState, step
-from tunecore.core.experiment.step import AUTOFILLED
 from tunecore.core.naming import trial_name
-from tunecore.core.results import TIME_TOTAL_S, TRAINING_ITERATION, flatten, is_end_marker
+from tunecore.core.results import (
+    AUTOFILLED,
+    TIME_TOTAL_S,
+    TRAINING_ITERATION,
+    flatten,
+    is_end_marker,
+)
 from tunecore.model import ExperimentEvent, JsonValue, Mode, TrialSpec, TrialState
 from tunecore.model.events import ResultReported
 from tunecore.model.numbers import is_number

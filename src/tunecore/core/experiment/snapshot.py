@@ -71,22 +71,17 @@ class ExperimentSnapshot(
     error: str | None
 
 
+FACTS: tuple[str, ...] = tuple(
+    name for name in ExperimentSnapshot.__struct_fields__ if name not in ("format", "trials")
+)
+"""The experiment-level fields a snapshot keeps as they are: its own
+declaration is their one list. Everything else in `ExperimentState` is the
+trials or counted from them."""
+
+
 def to_snapshot(state: ExperimentState) -> ExperimentSnapshot[object, object]:
-    ordered = trials_in_order(state)
-    return ExperimentSnapshot(
-        format=SNAPSHOT_FORMAT,
-        config=state.config,
-        scheduler=state.scheduler,
-        searcher=state.searcher,
-        stopper=state.stopper,
-        trials=ordered,
-        total=state.total,
-        started_at=state.started_at,
-        now=state.now,
-        stopping=state.stopping,
-        done=state.done,
-        error=state.error,
-    )
+    facts: dict[str, Any] = {name: getattr(state, name) for name in FACTS}
+    return ExperimentSnapshot(format=SNAPSHOT_FORMAT, trials=trials_in_order(state), **facts)
 
 
 def from_snapshot(snapshot: ExperimentSnapshot[S, R]) -> ExperimentState:
@@ -94,20 +89,9 @@ def from_snapshot(snapshot: ExperimentSnapshot[S, R]) -> ExperimentState:
     trials: immutables.Map[str, TrialState] = immutables.Map()
     for trial in snapshot.trials:
         trials = trials.set(trial.trial_id, trial)
-    settled = ExperimentState(
-        config=snapshot.config,
-        scheduler=snapshot.scheduler,  # type: ignore[arg-type]
-        searcher=snapshot.searcher,  # type: ignore[arg-type]
-        stopper=snapshot.stopper,
-        trials=trials,
-        saves=sum(len(trial.saving_to) for trial in snapshot.trials),
-        total=snapshot.total,
-        started_at=snapshot.started_at,
-        now=snapshot.now,
-        stopping=snapshot.stopping,
-        done=snapshot.done,
-        error=snapshot.error,
-    )
+    facts: dict[str, Any] = {name: getattr(snapshot, name) for name in FACTS}
+    saves = sum(len(trial.saving_to) for trial in snapshot.trials)
+    settled = ExperimentState(trials=trials, saves=saves, **facts)
     return msgspec.structs.replace(settled, **Books.of(settled, snapshot.trials).counts())
 
 

@@ -30,9 +30,8 @@ from collections.abc import Callable
 from typing import TextIO, cast
 
 from tunecore.core.results import ends_batch, flatten, is_end_marker
-from tunecore.core.schedulers.base import Horizon
 from tunecore.core.stopping import check_stop
-from tunecore.model import JsonDict
+from tunecore.model import Horizon, JsonDict
 from tunecore.model.numbers import is_number
 from tunecore.shell.executors.taken import STDERR, STDOUT, WORKING_DIR, Hold, TakenInTurn
 from tunecore.shell.executors.tee import Tee

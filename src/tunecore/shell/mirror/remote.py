@@ -123,14 +123,6 @@ def open_stored(
     return StoredExperiment(spec.uri, store, copy)
 
 
-def local_copy(location: str | os.PathLike[str], storage_filesystem: object = None) -> Path:
-    """A local directory holding the experiment at `location`: a plain
-    path itself (`~` expanded, nothing copied), else a fetched copy."""
-    if not is_stored(location, storage_filesystem):
-        return Path(location).expanduser()
-    return open_stored(location, storage_filesystem).local
-
-
 def experiment_header(
     location: str | os.PathLike[str], storage_filesystem: object = None
 ) -> LogHeader:

@@ -36,6 +36,7 @@ LOCK_INPUTS = (
     "pyproject.toml",
     "--all-extras",
     "--constraint=requirements/lock-constraints.txt",
+    "--override=requirements/lock-overrides.txt",
     "--universal",
     f"--python-version={PYTHON}",
 )

@@ -136,15 +136,8 @@ class HyperOptSearch(SpaceSearcher):
     def _begun(self) -> bool:
         return self._trials is not None
 
-    def _take_space(self, space: ParamSpace) -> None:
-        if not space.sampled:
-            raise InvalidFieldError(
-                "param_space", space.skeleton, "at least one search domain (tune.uniform, ...)"
-            )
-        self._dimensions = [dimension(parameter) for parameter in space.sampled]
-        self._space = space
-        self._initial_points = self._points_in(space)
-        self._default_metric()
+    def _dimensions_of(self, space: ParamSpace) -> list[Dimension]:
+        return [dimension(parameter) for parameter in space.sampled]
 
     def _take_native(self, space: dict[str, Any]) -> None:
         """Ray's other form: a space of hyperopt's own expressions. Points
@@ -174,7 +167,7 @@ class HyperOptSearch(SpaceSearcher):
     def _expressions(self) -> dict[str, Any]:
         if self._native is not None:
             return self._native
-        return {label(d.parameter.path): d.expression for d in self._dimensions}
+        return {label(d.parameter.path): d.entry for d in self._dimensions}
 
     def _vals(self, values: Mapping[Path, JsonValue]) -> dict[str, Any]:
         """A point's values as hyperopt records them, by label."""

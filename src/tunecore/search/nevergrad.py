@@ -190,18 +190,8 @@ class NevergradSearch(SpaceSearcher):
     def _begun(self) -> bool:
         return self._optimizer is not None
 
-    def _take_space(self, space: ParamSpace) -> None:
-        found = dimensions(space)
-        if all(d.make is None for d in found):
-            raise InvalidFieldError(
-                "param_space",
-                space.skeleton,
-                "at least one search domain with more than one value (tune.uniform, ...)",
-            )
-        self._dimensions = found
-        self._space = space
-        self._initial_points = self._points_in(space)
-        self._default_metric()
+    def _dimensions_of(self, space: ParamSpace) -> list[Dimension]:
+        return dimensions(space)
 
     def _started(self) -> Optimizer:
         """The optimizer (built at the first use, once the seed is known),

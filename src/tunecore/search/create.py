@@ -16,6 +16,8 @@ SEARCHERS = {
     "bohb": "tunecore.search.bohb:TuneBOHB",
     "nevergrad": "tunecore.search.nevergrad:NevergradSearch",
     "zoopt": "tunecore.search.zoopt:ZOOptSearch",
+    "hebo": "tunecore.search.hebo:HEBOSearch",
+    "ax": "tunecore.search.ax:AxSearch",
 }
 """Each name by import path: a searcher's package is imported only when chosen."""
 
@@ -30,5 +32,5 @@ def create_searcher(search_alg: str, **kwargs: Any) -> Any:
         SEARCHERS,
         search_alg,
         kwargs,
-        "Ray Tune's ax and hebo are not built in tunecore",
+        "the names Ray Tune 2.60's create_searcher knows",
     )

@@ -170,6 +170,44 @@ def frameworks(session: nox.Session) -> None:
     )  # fmt: skip
 
 
+TORCH_SEARCHER_TESTS = (
+    "tests/search/test_hebo.py",
+    "tests/search/test_ax.py",
+    "tests/compat/test_compat.py",
+)
+HEBO_WITHOUT_ITS_PINS = (
+    "HEBO>=0.3.5",
+    "pymoo==0.6.0",
+    "autograd",
+    "alive-progress",
+    "about-time",
+    "graphemeu",
+    "Deprecated",
+    "dill",
+    "disjoint-set",
+    "networkx",
+)
+"""HEBO and what it imports, installed without their declared pins: HEBO
+declares numpy < 1.25 and pymoo 0.6.0 declares cma 3.2.2, both of which
+the lock overrides (requirements/lock-overrides.txt says why); pip has no
+overrides, so it would refuse the lock's numpy and cma instead."""
+
+
+@nox.session(python=PYTHON, venv_backend="virtualenv")
+def searchers_torch(session: nox.Session) -> None:
+    """HEBOSearch and AxSearch (tunecore.search.hebo, .ax) and their compat
+    scripts, on torch's CPU build (the `tests` session has no torch: their
+    tests skip there). pip makes this environment, as in `frameworks`:
+    torch's CPU build first, then tunecore with Ax and the lock, then HEBO
+    without the pins the lock overrides."""
+    session.install("-c", LOCK, CPU_TORCH)
+    session.install("-c", LOCK, "-e", ".[dev,ax]")
+    session.install("-c", LOCK, "--no-deps", *HEBO_WITHOUT_ITS_PINS)
+    session.run(
+        "pytest", "-v", *TORCH_SEARCHER_TESTS, "-k", "hebo or ax", *session.posargs
+    )  # fmt: skip
+
+
 @nox.session(python=PYTHON, reuse_venv=False)
 def latest(session: nox.Session) -> None:
     """The suite against today's newest release of every dependency and extra,

@@ -76,9 +76,9 @@ def crash_anywhere(make: Make, *, samples: int, examples: int) -> PropertyTest:
         root = tmp_path_factory.mktemp("resume")
         grid = simulated(make(), root, seed=seed, concurrency=concurrency, samples=samples)
         assert not grid.errors
-        assert len(grid) == samples
+        assert 0 < len(grid) <= samples  # a searcher may finish early (ZOOpt's budget)
         asks = assert_a_rebuilt_searcher_repeats_every_logged_suggestion(root / "sim", cut)
-        assert asks == samples
+        assert asks >= len(grid)
 
     return test
 

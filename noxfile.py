@@ -123,12 +123,28 @@ def package(session: nox.Session) -> None:
         )  # fmt: skip
         hints = session.run("python", str(ROOT / "scripts" / "install_hints.py"), silent=True)
         assert isinstance(hints, str)
-        pip = (user_python, "-m", "pip")
-        # `tunecore[lightning]` pulls torch: its CPU build first, as in `frameworks`.
-        session.run(*pip, "install", "--quiet", CPU_TORCH, external=True)
-        session.run(*pip, "install", "--quiet", *hints.split(), external=True)
-        session.run(*pip, "check", external=True)
+        together = [hint for hint in hints.split() if hint not in APART_HINTS]
+        _install_hints(session, user_python, together)
+    for index, hint in enumerate(APART_HINTS):  # each in an environment of its own
+        apart_env = dist / f"apart-env-{index}"
+        session.run("uv", "venv", "--seed", "--python", PYTHON, str(apart_env), external=True)
+        apart_python = str(apart_env / "bin" / "python")
+        _install_hints(session, apart_python, [f"{hint} @ {wheel.as_uri()}"])
     shutil.rmtree(dist)
+
+
+APART_HINTS = ("tunecore[hebo]",)
+"""Hints pip cannot install beside the others: HEBO declares numpy < 1.25,
+bayesian-optimization 3 (tunecore[bayesopt]) numpy >= 1.25."""
+
+
+def _install_hints(session: nox.Session, python: str, hints: list[str]) -> None:
+    """`pip install` the hints as written, then `pip check`."""
+    pip = (python, "-m", "pip")
+    # `tunecore[lightning]` (and hebo, ax) pull torch: its CPU build first, as in `frameworks`.
+    session.run(*pip, "install", "--quiet", CPU_TORCH, external=True)
+    session.run(*pip, "install", "--quiet", *hints, external=True)
+    session.run(*pip, "check", external=True)
 
 
 @nox.session(python=PYTHON)

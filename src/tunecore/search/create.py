@@ -32,5 +32,5 @@ def create_searcher(search_alg: str, **kwargs: Any) -> Any:
         SEARCHERS,
         search_alg,
         kwargs,
-        "the names Ray Tune 2.60's create_searcher knows",
+        "Ray Tune's vizier is not built in tunecore",
     )

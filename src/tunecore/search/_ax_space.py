@@ -38,7 +38,6 @@ from tunecore.core.search.domains import (
     copy_json,
 )
 from tunecore.core.search.variants import Parameter, ParamSpace, format_path
-from tunecore.core.search.view import Path
 from tunecore.model import InvalidFieldError, JsonValue
 from tunecore.search._dimension import Dimension as OneParameter
 from tunecore.search._dimension import (
@@ -46,6 +45,7 @@ from tunecore.search._dimension import (
     as_integer,
     float_decoder,
     index_of,
+    integer_decoder,
     integer_range,
     single,
 )
@@ -73,23 +73,6 @@ def parameter_configs(entries: list[dict[str, Any]]) -> list[Any]:
         else:
             made.append(ChoiceParameterConfig(**arguments))
     return made
-
-
-def config_values(found: list[Dimension], parameters: Mapping[str, Any]) -> dict[Path, JsonValue]:
-    """The config's value of each parameter, from Ax's parameterization."""
-    return {
-        d.parameter.path: d.decode(parameters[label(d.parameter.path)] if d.entry else None)
-        for d in found
-    }
-
-
-def parameterization(found: list[Dimension], values: Mapping[Path, JsonValue]) -> dict[str, Any]:
-    """A point's values (checked against the space) as Ax's parameterization."""
-    return {
-        label(d.parameter.path): d.encode(values[d.parameter.path])
-        for d in found
-        if d.entry is not None
-    }
 
 
 def _dimension(parameter: Parameter) -> Dimension:
@@ -136,7 +119,7 @@ def _dimension(parameter: Parameter) -> Dimension:
         return Dimension(
             parameter,
             entry,
-            lambda v: min(max(round(int(v) * step / q) * q, first), last),
+            integer_decoder(step, q, first, last),
             lambda value: as_integer(value) // step,
         )
     raise InvalidFieldError(
@@ -207,9 +190,7 @@ def _value_type(value: object) -> str:
 
 __all__ = [
     "Dimension",
-    "config_values",
     "dimensions",
     "native_entries",
     "parameter_configs",
-    "parameterization",
 ]

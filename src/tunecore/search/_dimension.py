@@ -12,14 +12,16 @@ Those mappings live here once.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from tunecore.core.search.domains import LogRandInt, QLogRandInt, QRandInt, RandInt, copy_json
 from tunecore.core.search.variants import Parameter
+from tunecore.core.search.view import Path
 from tunecore.model import InvalidFieldError, JsonValue
 from tunecore.model.numbers import is_number
+from tunecore.search.spaces import label
 
 E = TypeVar("E")
 
@@ -34,6 +36,32 @@ class Dimension(Generic[E]):
     entry: E | None
     decode: Callable[[Any], JsonValue]
     encode: Callable[[JsonValue], Any]
+
+
+def config_values(found: list[Dimension[Any]], named: Mapping[str, Any]) -> dict[Path, JsonValue]:
+    """The config's value of each parameter, from the optimizer's values
+    named by label (a suggestion: an `ng.p.Dict` value, a HEBO row, an Ax
+    parameterization)."""
+    return {
+        d.parameter.path: d.decode(named[label(d.parameter.path)] if d.entry else None)
+        for d in found
+    }
+
+
+def by_label(found: list[Dimension[Any]], values: Mapping[Path, JsonValue]) -> dict[str, Any]:
+    """A point's values (checked against the space) as the optimizer's,
+    named by label: what `config_values` reads back."""
+    return {
+        label(d.parameter.path): d.encode(values[d.parameter.path])
+        for d in found
+        if d.entry is not None
+    }
+
+
+def integer_decoder(step: int, q: int, first: int, last: int) -> Callable[[Any], JsonValue]:
+    """An optimizer's integer (counting multiples of `step`) as the
+    domain's value: a multiple of q from `first` to `last`."""
+    return lambda v: min(max(round(round(float(v)) * step / q) * q, first), last)
 
 
 def single(parameter: Parameter, value: JsonValue) -> Dimension[Any]:
@@ -86,8 +114,11 @@ __all__ = [
     "Dimension",
     "as_float",
     "as_integer",
+    "by_label",
+    "config_values",
     "float_decoder",
     "index_of",
+    "integer_decoder",
     "integer_range",
     "single",
 ]

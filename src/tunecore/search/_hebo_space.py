@@ -21,7 +21,6 @@ in its domain. A domain with a single value is a constant, not searched.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from tunecore.core.search.domains import (
@@ -37,14 +36,14 @@ from tunecore.core.search.domains import (
     copy_json,
 )
 from tunecore.core.search.variants import Parameter, ParamSpace, format_path
-from tunecore.core.search.view import Path
-from tunecore.model import InvalidFieldError, JsonValue
+from tunecore.model import InvalidFieldError
 from tunecore.search._dimension import Dimension as OneParameter
 from tunecore.search._dimension import (
     as_float,
     as_integer,
     float_decoder,
     index_of,
+    integer_decoder,
     integer_range,
     single,
 )
@@ -64,22 +63,6 @@ def design_space(found: list[Dimension]) -> Any:
     from hebo.design_space.design_space import DesignSpace  # noqa: PLC0415 - optional
 
     return DesignSpace().parse([d.entry for d in found if d.entry is not None])
-
-
-def config_values(found: list[Dimension], row: Mapping[str, Any]) -> dict[Path, JsonValue]:
-    """The config's value of each parameter, from a row HEBO suggested."""
-    return {
-        d.parameter.path: d.decode(row[label(d.parameter.path)] if d.entry else None) for d in found
-    }
-
-
-def hebo_row(found: list[Dimension], values: Mapping[Path, JsonValue]) -> dict[str, Any]:
-    """A point's values (checked against the space) as HEBO's row, to observe."""
-    return {
-        label(d.parameter.path): d.encode(values[d.parameter.path])
-        for d in found
-        if d.entry is not None
-    }
 
 
 def _dimension(parameter: Parameter) -> Dimension:
@@ -117,7 +100,7 @@ def _dimension(parameter: Parameter) -> Dimension:
         return Dimension(
             parameter,
             entry,
-            lambda v: min(max(round(round(float(v)) * step / q) * q, first), last),
+            integer_decoder(step, q, first, last),
             lambda value: as_integer(value) // step,
         )
     raise InvalidFieldError(
@@ -128,4 +111,4 @@ def _dimension(parameter: Parameter) -> Dimension:
     )
 
 
-__all__ = ["Dimension", "config_values", "design_space", "dimensions", "hebo_row"]
+__all__ = ["Dimension", "design_space", "dimensions"]

@@ -26,7 +26,7 @@ constant, not searched (nevergrad refuses an empty interval). A
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from tunecore.core.search.domains import (
@@ -44,7 +44,6 @@ from tunecore.core.search.domains import (
     copy_json,
 )
 from tunecore.core.search.variants import Parameter, ParamSpace, format_path
-from tunecore.core.search.view import Path
 from tunecore.model import InvalidFieldError, JsonValue
 from tunecore.search._dimension import Dimension as OneParameter
 from tunecore.search._dimension import (
@@ -52,6 +51,7 @@ from tunecore.search._dimension import (
     as_integer,
     float_decoder,
     index_of,
+    integer_decoder,
     integer_range,
     single,
 )
@@ -72,24 +72,6 @@ def parametrization(found: list[Dimension]) -> Any:
     import nevergrad as ng  # noqa: PLC0415 - optional package, loaded by the searcher
 
     return ng.p.Dict(**{label(d.parameter.path): d.entry() for d in found if d.entry is not None})
-
-
-def config_values(found: list[Dimension], value: Mapping[str, Any]) -> dict[Path, JsonValue]:
-    """The config's value of each parameter, from a candidate's value."""
-    return {
-        d.parameter.path: d.decode(value[label(d.parameter.path)] if d.entry else None)
-        for d in found
-    }
-
-
-def candidate_value(found: list[Dimension], values: Mapping[Path, JsonValue]) -> dict[str, Any]:
-    """A point's values (checked against the space) as nevergrad's value of
-    the `ng.p.Dict`, for `optimizer.suggest`."""
-    return {
-        label(d.parameter.path): d.encode(values[d.parameter.path])
-        for d in found
-        if d.entry is not None
-    }
 
 
 def _dimension(parameter: Parameter) -> Dimension:
@@ -119,7 +101,7 @@ def _dimension(parameter: Parameter) -> Dimension:
         return Dimension(
             parameter,
             make,
-            lambda v: min(max(round(int(v) * step / q) * q, first), last),
+            integer_decoder(step, q, first, last),
             lambda value: as_integer(value) // step,
         )
     if isinstance(domain, RandN | QRandN):
@@ -168,4 +150,4 @@ def _choice(parameter: Parameter, categories: list[JsonValue]) -> Dimension:
     )
 
 
-__all__ = ["Dimension", "candidate_value", "config_values", "dimensions", "parametrization"]
+__all__ = ["Dimension", "dimensions", "parametrization"]

@@ -13,6 +13,7 @@ its space must hold (`_searches`) and when its optimizer has begun
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, ClassVar, Self
 
 from tunecore.core.results import DEFAULT_METRIC
@@ -56,6 +57,7 @@ class SpaceSearcher(Searcher):
         self._seed = seed
         self._seed_given = seed_given
         self._space: ParamSpace | None = None
+        self._warned_no_spec = False
 
     # -- what a subclass says ------------------------------------------------------
 
@@ -122,6 +124,18 @@ class SpaceSearcher(Searcher):
         """Ray's default metric for a searcher given a mode but no metric."""
         if self._metric is None and self._mode:
             self._metric = DEFAULT_METRIC
+
+    def _no_spec(self, what: str, instead: str) -> None:
+        """`to_spec`'s None for a searcher holding `what` (code, not data),
+        with one warning saying how a restore gets it (`instead`: how to
+        build one the log can rebuild)."""
+        if not self._warned_no_spec:
+            self._warned_no_spec = True
+            warnings.warn(
+                f"{self._name} with {what} cannot be rebuilt from the experiment's log: pass it "
+                f"again to Tuner.restore(..., search_alg=...), or {instead}",
+                stacklevel=3,
+            )
 
     @classmethod
     def _rebuilt(cls, space: ParamSpace | None, **arguments: Any) -> Self:

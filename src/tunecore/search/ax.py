@@ -33,7 +33,6 @@ arguments; with `ax_client=` it is None (with one warning) and
 from __future__ import annotations
 
 import re
-import warnings
 from collections.abc import Mapping
 from typing import Any, Self
 
@@ -43,14 +42,7 @@ import numpy as np
 from tunecore.core.search.variants import ParamSpace
 from tunecore.model import InvalidFieldError, JsonDict, JsonValue
 from tunecore.model.numbers import is_int
-from tunecore.search._ax_space import (
-    Dimension,
-    config_values,
-    dimensions,
-    native_entries,
-    parameter_configs,
-    parameterization,
-)
+from tunecore.search._ax_space import Dimension, dimensions, native_entries, parameter_configs
 from tunecore.search._contract import (
     check_points,
     decode_spec,
@@ -58,6 +50,7 @@ from tunecore.search._contract import (
     metric_value,
     require_package,
 )
+from tunecore.search._dimension import by_label, config_values
 from tunecore.search._global_random import GlobalRandom
 from tunecore.search._space_searcher import SpaceSearcher
 from tunecore.search.spaces import (
@@ -130,7 +123,6 @@ class AxSearch(SpaceSearcher):
         self._random: GlobalRandom | None = None
         self._queue: list[tuple[JsonDict, dict[str, Any]]] = []  # (config, parameters)
         self._live: dict[str, int] = {}  # trial id -> Ax's trial index
-        self._warned = False
         if ax_client is not None:
             if not isinstance(ax_client, Client):
                 raise InvalidFieldError(
@@ -211,7 +203,7 @@ class AxSearch(SpaceSearcher):
         """`points_to_evaluate` as (config, Ax parameterization) pairs."""
         if self._space is not None:
             return [
-                (config_from(self._space, values), parameterization(self._dimensions, values))
+                (config_from(self._space, values), by_label(self._dimensions, values))
                 for values in self._initial_points
             ]
         return [(self._config(point), dict(point)) for point in self._given_points]
@@ -268,7 +260,7 @@ class AxSearch(SpaceSearcher):
         client = self._started()
         if self._space is not None:
             values = point_values("AxSearch", "parameters", self._space, parameters)
-            attached = parameterization(self._dimensions, values)
+            attached = by_label(self._dimensions, values)
         else:
             attached = {key: parameters[key] for key in parameters if key not in self._fixed}
         assert self._random is not None
@@ -298,14 +290,7 @@ class AxSearch(SpaceSearcher):
         """None with an `ax_client` (see the module docstring): a restore
         then needs the searcher passed again, which it warns of once."""
         if self._given_client is not None:
-            if not self._warned:
-                self._warned = True
-                warnings.warn(
-                    "AxSearch with ax_client= cannot be rebuilt from the experiment's log: "
-                    "pass it again to Tuner.restore(..., search_alg=...), or build it from a "
-                    "space, metric and mode",
-                    stacklevel=2,
-                )
+            self._no_spec("ax_client=", "build it from a space, metric and mode")
             return None
         spec = _AxSpec(
             space=self._space,

@@ -28,7 +28,6 @@ needs the searcher passed again (`search_alg=`).
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping
 from typing import Any, Self
 
@@ -46,8 +45,9 @@ from tunecore.search._contract import (
     metric_value,
     require_package,
 )
+from tunecore.search._dimension import by_label, config_values
 from tunecore.search._global_random import GlobalRandom
-from tunecore.search._hebo_space import Dimension, config_values, design_space, dimensions, hebo_row
+from tunecore.search._hebo_space import Dimension, design_space, dimensions
 from tunecore.search._space_searcher import SpaceSearcher
 from tunecore.search.spaces import (
     config_from,
@@ -115,7 +115,6 @@ class HEBOSearch(SpaceSearcher):
         self._cache: list[dict[str, Any]] = []  # rows of HEBO's batch not handed out yet
         self._live: dict[str, dict[str, Any]] = {}  # trial id -> its row
         self._batch_filled = False
-        self._warned = False
         if isinstance(space, DesignSpace):
             self._native = space
             self._default_metric()
@@ -168,7 +167,7 @@ class HEBOSearch(SpaceSearcher):
         """`points_to_evaluate` as (config, HEBO row) pairs."""
         if self._space is not None:
             return [
-                (config_from(self._space, values), hebo_row(self._dimensions, values))
+                (config_from(self._space, values), by_label(self._dimensions, values))
                 for values in self._initial_points
             ]
         return [
@@ -237,7 +236,7 @@ class HEBOSearch(SpaceSearcher):
             return
         if self._space is not None:
             values = point_values("HEBOSearch", "parameters", self._space, parameters)
-            row = hebo_row(self._dimensions, values)
+            row = by_label(self._dimensions, values)
         else:
             row = {k: v for k, v in parameters.items() if k in self._native.para_names}
         assert self._random is not None
@@ -258,14 +257,7 @@ class HEBOSearch(SpaceSearcher):
         kwargs = json_kwargs(self._kwargs)
         if self._native is not None or kwargs is None:
             what = "a HEBO DesignSpace" if self._native is not None else "kwargs that are not JSON"
-            if not self._warned:
-                self._warned = True
-                warnings.warn(
-                    f"HEBOSearch with {what} cannot be rebuilt from the experiment's log: pass "
-                    "it again to Tuner.restore(..., search_alg=...), or build it from tunecore's "
-                    "domains and JSON kwargs",
-                    stacklevel=2,
-                )
+            self._no_spec(what, "build it from tunecore's domains and JSON kwargs")
             return None
         spec = _HEBOSpec(
             space=self._space,

@@ -21,7 +21,6 @@ order give the same run, in any process. Where the user gives no
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Self
 
@@ -113,7 +112,6 @@ class HyperOptSearch(SpaceSearcher):
         self._dimensions: list[Dimension] = []
         self._initial_points: list[dict[Path, JsonValue]] = []
         self._native: dict[str, Any] | None = None  # a space of hp.* expressions, as given
-        self._warned = False
         self._domain: Domain | None = None
         self._trials: Trials | None = None
         self._queued: list[dict[str, Any]] = []  # trial docs of points_to_evaluate, in order
@@ -241,14 +239,9 @@ class HyperOptSearch(SpaceSearcher):
         """None for a space of hp.* expressions (code, not JSON): a restore
         then needs the searcher passed again, which it warns of once."""
         if self._native is not None:
-            if not self._warned:
-                self._warned = True
-                warnings.warn(
-                    "HyperOptSearch with a space of hyperopt expressions cannot be rebuilt from "
-                    "the experiment's log: pass it again to Tuner.restore(..., search_alg=...), "
-                    "or write the space with tunecore's domains",
-                    stacklevel=2,
-                )
+            self._no_spec(
+                "a space of hyperopt expressions", "write the space with tunecore's domains"
+            )
             return None
         spec = _HyperOptSpec(
             space=self._space,

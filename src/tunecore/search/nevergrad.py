@@ -35,7 +35,6 @@ import contextlib
 import importlib.metadata
 import inspect
 import sys
-import warnings
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Self
 
@@ -53,13 +52,8 @@ from tunecore.search._contract import (
     metric_value,
     require_package,
 )
-from tunecore.search._nevergrad_space import (
-    Dimension,
-    candidate_value,
-    config_values,
-    dimensions,
-    parametrization,
-)
+from tunecore.search._dimension import by_label, config_values
+from tunecore.search._nevergrad_space import Dimension, dimensions, parametrization
 from tunecore.search._space_searcher import SpaceSearcher
 from tunecore.search.spaces import (
     config_from,
@@ -125,7 +119,6 @@ class NevergradSearch(SpaceSearcher):
         self._initial_points: list[dict[Path, JsonValue]] = []
         self._optimizer: Optimizer | None = None  # built at the first use
         self._live: dict[str, Parameter] = {}  # trial id -> its candidate
-        self._warned = False
         if isinstance(optimizer, str):
             optimizer = _registered(ng, optimizer)
         if isinstance(optimizer, ng.optimization.Optimizer):
@@ -213,7 +206,7 @@ class NevergradSearch(SpaceSearcher):
                 space.random_state = random_state
                 optimizer = self._factory(space, **self._optimizer_kwargs)
             points: list[Any] = (
-                [candidate_value(self._dimensions, p) for p in self._initial_points]
+                [by_label(self._dimensions, p) for p in self._initial_points]
                 if self._space is not None
                 else self._given_points
             )
@@ -275,9 +268,7 @@ class NevergradSearch(SpaceSearcher):
         if error or pruned:
             return
         values = point_values("NevergradSearch", "parameters", self._space, parameters)
-        child = optimizer.parametrization.spawn_child(
-            new_value=candidate_value(self._dimensions, values)
-        )
+        child = optimizer.parametrization.spawn_child(new_value=by_label(self._dimensions, values))
         ng = _nevergrad()
         try:
             self._tell(child, value)
@@ -311,15 +302,11 @@ class NevergradSearch(SpaceSearcher):
                 if self._factory_name is None
                 else "optimizer_kwargs that are not JSON"
             )
-            if not self._warned:
-                self._warned = True
-                warnings.warn(
-                    f"NevergradSearch with {what} cannot be rebuilt from the experiment's log: "
-                    "pass it again to Tuner.restore(..., search_alg=...), or build it from an "
-                    "optimizer name in ng.optimizers.registry, JSON kwargs and tunecore's "
-                    "domains",
-                    stacklevel=2,
-                )
+            self._no_spec(
+                what,
+                "build it from an optimizer name in ng.optimizers.registry, JSON kwargs and "
+                "tunecore's domains",
+            )
             return None
         assert self._factory_name is not None
         spec = _NevergradSpec(

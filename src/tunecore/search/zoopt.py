@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-import warnings
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Self
 
@@ -132,7 +131,6 @@ class ZOOptSearch(SpaceSearcher):
         self._random: GlobalRandom | None = None  # numpy's global state for ZOOpt
         self._initial_left = 0  # initial samples ZOOpt has yet to hand out
         self._live: dict[str, Solution] = {}  # trial id -> its solution
-        self._warned = False
         if dim_dict:
             if not isinstance(dim_dict, Mapping):
                 raise InvalidFieldError("ZOOptSearch.dim_dict", dim_dict, "a dict")
@@ -235,14 +233,7 @@ class ZOOptSearch(SpaceSearcher):
         kwargs = json_kwargs(self._kwargs)
         if self._native is not None or kwargs is None:
             what = "a dim_dict of ZOOpt's tuples" if self._native else "kwargs that are not JSON"
-            if not self._warned:
-                self._warned = True
-                warnings.warn(
-                    f"ZOOptSearch with {what} cannot be rebuilt from the experiment's log: pass "
-                    "it again to Tuner.restore(..., search_alg=...), or write the space with "
-                    "tunecore's domains",
-                    stacklevel=2,
-                )
+            self._no_spec(what, "write the space with tunecore's domains")
             return None
         spec = _ZOOptSpec(
             algo=self._algo,

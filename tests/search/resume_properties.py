@@ -108,7 +108,9 @@ def _fit(make: Make, root: Path, samples: int, callbacks: list[Any]) -> tunecore
         _trainable,
         param_space=dict(SPACE),
         tune_config=TuneConfig(
-            search_alg=ConcurrencyLimiter(make(), max_concurrent=2),
+            # One at a time: with more, which trial ends first is the wall
+            # clock's (crash_anywhere covers concurrency, in virtual time).
+            search_alg=ConcurrencyLimiter(make(), max_concurrent=1),
             metric="loss",
             mode="min",
             num_samples=samples,
@@ -125,6 +127,7 @@ def _fit(make: Make, root: Path, samples: int, callbacks: list[Any]) -> tunecore
 
 
 def _asked(experiment: Path) -> list[JsonDict | None]:
+    """Every answer the searcher gave, in log order (None: nothing then)."""
     return [event.config for event in read_log(experiment).events if isinstance(event, Asked)]
 
 
@@ -134,10 +137,10 @@ def restore_continues(make: Make, *, samples: int, crash_after: int) -> Property
     def test(tmp_path: Path) -> None:
         whole = _fit(make, tmp_path / "whole", samples, [])
         expected = _asked(tmp_path / "whole" / "exp")
-        assert len(expected) == samples
+        assert sum(config is not None for config in expected) == samples
         with pytest.raises(Crash):
             _fit(make, tmp_path / "cut", samples, [CrashAfterTrials(crash_after)])
-        assert 0 < len(_asked(tmp_path / "cut" / "exp")) < samples
+        assert 0 < len(_asked(tmp_path / "cut" / "exp")) < len(expected)
         with warnings.catch_warnings():
             warnings.simplefilter("error", SearchResumeWarning)
             resumed = Tuner.restore(str(tmp_path / "cut" / "exp"), _trainable).fit()

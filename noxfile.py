@@ -193,7 +193,7 @@ TORCH_SEARCHER_TESTS = (
 )
 HEBO_WITHOUT_ITS_PINS = (
     "HEBO>=0.3.5",
-    "pymoo==0.6.0",
+    "pymoo>=0.6,<0.6.1",
     "autograd",
     "alive-progress",
     "about-time",

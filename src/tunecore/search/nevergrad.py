@@ -32,6 +32,7 @@ optimizers.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import importlib.metadata
 import inspect
 import sys
@@ -387,3 +388,10 @@ def _bayes_opt_from_2_on() -> bool:
 
 
 __all__ = ["NevergradSearch"]
+
+
+# Imported now, if installed: a script that imports nevergrad itself after
+# this module (as Ray's example does, `import nevergrad as ng`) finds it
+# imported past its break on bayesian-optimization 2 and later.
+with _without_incompatible_bayes_opt(), contextlib.suppress(ImportError):
+    importlib.import_module("nevergrad")

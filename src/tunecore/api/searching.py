@@ -256,7 +256,7 @@ def _fresh_object(
 # The only modules a log may make a restore import: tunecore's searchers.
 SEARCHER_MODULES = frozenset(
     f"tunecore.search.{name}"
-    for name in ("optuna", "bayesopt", "hyperopt", "bohb", "nevergrad", "zoopt")
+    for name in ("optuna", "bayesopt", "hyperopt", "bohb", "nevergrad", "zoopt", "hebo", "ax")
 )
 
 

@@ -1,8 +1,9 @@
 """Searchers, and the search-space functions, under the names Ray Tune users know.
 
 `Searcher` is Ray Tune's imperative base class (`tunecore.search.searcher`);
-the integrations live in `tunecore.search.optuna`, `.bayesopt`, `.hyperopt`
-and `.bohb`, each behind its optional extra.
+the integrations live in `tunecore.search.optuna`, `.bayesopt`, `.hyperopt`,
+`.bohb`, `.nevergrad`, `.zoopt`, `.hebo` and `.ax`, each behind its
+optional extra.
 """
 
 from tunecore.core.search import (

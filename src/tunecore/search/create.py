@@ -19,5 +19,5 @@ def create_searcher(search_alg: str, **kwargs: Any) -> Any:
         SEARCHERS,
         search_alg,
         kwargs,
-        "Ray Tune's ax and hebo are not built in tunecore",
+        "Ray Tune's vizier is not built in tunecore",
     )

@@ -21,5 +21,8 @@ SEARCHERS = Registry(
         Entry("bohb", "tunecore.search.bohb:TuneBOHB", ("bohb",), in_cli=False),
         Entry("nevergrad", "tunecore.search.nevergrad:NevergradSearch", ("nevergrad",)),
         Entry("zoopt", "tunecore.search.zoopt:ZOOptSearch", ("zoopt",)),
+        # HEBO and Ax need torch, which the command line's environment may lack.
+        Entry("hebo", "tunecore.search.hebo:HEBOSearch", ("hebo",), in_cli=False),
+        Entry("ax", "tunecore.search.ax:AxSearch", ("ax",), in_cli=False),
     ),
 )

@@ -7,6 +7,7 @@ every result-key name it uses lives; the others are conventions of Ray's
 examples (`mean_loss`, `episode_reward_mean`) that tunecore only names.
 """
 
+from tunecore._not_provided import not_provided_getattr
 from tunecore.core.results import (
     DATE,
     DEFAULT_METRIC,
@@ -35,11 +36,13 @@ from tunecore.shell.trial_files import (
 
 MEAN_ACCURACY = "mean_accuracy"
 MEAN_LOSS = "mean_loss"
+NEG_MEAN_LOSS = "neg_mean_loss"
 EPISODE_REWARD_MEAN = "episode_reward_mean"
 EPISODES_THIS_ITER = "episodes_this_iter"
 EPISODES_TOTAL = "episodes_total"
 TIMESTEPS_THIS_ITER = "timesteps_this_iter"
 TIMESTEPS_TOTAL = "timesteps_total"
+TIMESTEPS_SINCE_RESTORE = "timesteps_since_restore"
 CONFIG_PREFIX = "config"
 
 DEFAULT_RESULTS_DIR = DEFAULT_ROOT
@@ -52,6 +55,8 @@ EXPR_ERROR_FILE = ERROR_FILE
 
 DEFAULT_EXPERIMENT_INFO_KEYS = ("trainable_name", EXPERIMENT_TAG, TRIAL_ID)
 DEFAULT_RESULT_KEYS = (TRAINING_ITERATION, TIME_TOTAL_S, MEAN_ACCURACY, MEAN_LOSS)
+DEBUG_METRICS = (TRIAL_ID, "experiment_id", DATE, TIMESTAMP, PID, HOSTNAME, NODE_IP, CONFIG_PREFIX)
+"""Ray's keys of a result that need no finished iteration to mean something."""
 AUTO_RESULT_KEYS = (
     TRAINING_ITERATION,
     TIME_TOTAL_S,
@@ -64,7 +69,7 @@ AUTO_RESULT_KEYS = (
     TIMESTAMP,
     DATE,
     TIME_SINCE_RESTORE,
-    "timesteps_since_restore",
+    TIMESTEPS_SINCE_RESTORE,
     ITERATIONS_SINCE_RESTORE,
     CONFIG_PREFIX,
 )
@@ -73,6 +78,7 @@ __all__ = [
     "AUTO_RESULT_KEYS",
     "CONFIG_PREFIX",
     "DATE",
+    "DEBUG_METRICS",
     "DEFAULT_EXPERIMENT_INFO_KEYS",
     "DEFAULT_METRIC",
     "DEFAULT_RESULTS_DIR",
@@ -90,11 +96,13 @@ __all__ = [
     "ITERATIONS_SINCE_RESTORE",
     "MEAN_ACCURACY",
     "MEAN_LOSS",
+    "NEG_MEAN_LOSS",
     "NODE_IP",
     "PID",
     "RESULT_DUPLICATE",
     "SHOULD_CHECKPOINT",
     "TIMESTAMP",
+    "TIMESTEPS_SINCE_RESTORE",
     "TIMESTEPS_THIS_ITER",
     "TIMESTEPS_TOTAL",
     "TIME_SINCE_RESTORE",
@@ -103,3 +111,5 @@ __all__ = [
     "TRAINING_ITERATION",
     "TRIAL_ID",
 ]
+
+__getattr__ = not_provided_getattr(__name__)

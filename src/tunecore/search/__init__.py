@@ -5,6 +5,7 @@ the integrations live in `tunecore.search.optuna`, `.bayesopt`, `.hyperopt`
 and `.bohb`, each behind its optional extra.
 """
 
+from tunecore._not_provided import not_provided_getattr
 from tunecore.core.search import (
     BasicVariantGenerator,
     ConcurrencyLimiter,
@@ -47,3 +48,5 @@ __all__ = [
     "sample_from",
     "uniform",
 ]
+
+__getattr__ = not_provided_getattr(__name__)

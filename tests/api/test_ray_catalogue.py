@@ -1,0 +1,279 @@
+"""Names from Ray Tune's API reference and examples that docs/ray-catalogue.md
+lists as provided, each doing what Ray's does; and the names it lists as
+deliberately left out, each failing with an error that says what to use."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+import sys
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+import tunecore as tune
+from tunecore import RunConfig, Tuner
+from tunecore.logger import LegacyLoggerCallback, Logger, NoopLogger
+from tunecore.model import JsonValue
+from tunecore.utils import date_str, diagnose_serialization, wait_for_gpu
+from tunecore.utils.log import Verbosity, has_verbosity, set_verbosity
+
+
+def run_config(tmp_path: Path, **fields: object) -> RunConfig:
+    return RunConfig(storage_path=str(tmp_path), executor="in_process", **fields)  # type: ignore[arg-type]
+
+
+# -- ray.tune.utils.log ------------------------------------------------------------------------
+
+
+def test_verbosity_is_accepted_where_a_verbosity_number_is() -> None:
+    assert RunConfig(verbose=Verbosity.V0_MINIMAL).verbose == 0
+    assert RunConfig(verbose=Verbosity.V2_TRIAL_NORM).verbose == 2
+    assert int(Verbosity.V3_TRIAL_DETAILS) == 3
+
+
+def test_has_verbosity_compares_with_the_level_set() -> None:
+    try:
+        set_verbosity(Verbosity.V1_EXPERIMENT)
+        assert has_verbosity(Verbosity.V1_EXPERIMENT)
+        assert not has_verbosity(2)
+        with pytest.raises(ValueError, match="level=7"):
+            set_verbosity(7)
+    finally:
+        set_verbosity(Verbosity.V3_TRIAL_DETAILS)
+
+
+# -- ray.tune.utils.wait_for_gpu ---------------------------------------------------------------
+
+
+@dataclass
+class GPU:
+    id: int
+    uuid: str
+    memoryUtil: float
+
+
+def gputil_reading(readings: list[float]) -> ModuleType:
+    """A GPUtil module whose one GPU reports `readings` in turn (the last
+    one from then on): the memory of a GPU another trial is releasing."""
+    module = ModuleType("GPUtil")
+    remaining = list(readings)
+
+    def get_gpus() -> list[GPU]:
+        reading = remaining.pop(0) if len(remaining) > 1 else remaining[0]
+        return [GPU(id=0, uuid="GPU-1234", memoryUtil=reading)]
+
+    module.getGPUs = get_gpus  # type: ignore[attr-defined]
+    return module
+
+
+def test_wait_for_gpu_without_gputil_says_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "GPUtil", None)  # an import of it fails
+    with pytest.raises(RuntimeError, match="pip install gputil"):
+        wait_for_gpu(gpu_id=0)
+
+
+def test_wait_for_gpu_returns_once_the_memory_is_freed(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The first reading checks the id; then two busy readings, then a free one.
+    monkeypatch.setitem(sys.modules, "GPUtil", gputil_reading([0.9, 0.9, 0.5, 0.0]))
+    assert wait_for_gpu(gpu_id="0", retry=4, delay_s=0) is True
+
+
+def test_wait_for_gpu_takes_a_uuid(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "GPUtil", gputil_reading([0.0]))
+    assert wait_for_gpu(gpu_id="GPU-1234", delay_s=0) is True
+
+
+def test_wait_for_gpu_gives_up_after_its_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "GPUtil", gputil_reading([0.9]))
+    with pytest.raises(RuntimeError, match=r"not freed to 0\.01 in 3 checks"):
+        wait_for_gpu(gpu_id=0, retry=3, delay_s=0)
+
+
+def test_wait_for_gpu_refuses_an_unknown_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "GPUtil", gputil_reading([0.0]))
+    with pytest.raises(ValueError, match="gpu_id=3 is not one of the GPUs found"):
+        wait_for_gpu(gpu_id=3)
+    with pytest.raises(ValueError, match=r"gpu_id=1\.5 \(float\)"):
+        wait_for_gpu(gpu_id=1.5)  # type: ignore[arg-type]
+
+
+# -- ray.tune.utils.diagnose_serialization / date_str ------------------------------------------
+
+SCRIPT = """
+import threading
+from tunecore import report
+
+LOCK = threading.Lock()
+RATE = 0.1
+
+
+def uses_a_lock(config):
+    with LOCK:
+        report({"x": RATE})
+
+
+def plain(config):
+    report({"x": RATE})
+"""
+
+
+def script_functions() -> dict[str, object]:
+    """The functions of SCRIPT as a script's own (`python script.py`): a
+    module Ray cannot import on a worker, so they are sent by value, with
+    the globals they use."""
+    namespace: dict[str, object] = {"__name__": "a_users_script"}
+    exec(SCRIPT, namespace)
+    return namespace
+
+
+def test_diagnose_serialization_names_the_global_that_does_not_serialize() -> None:
+    functions = script_functions()
+    assert diagnose_serialization(functions["plain"]) is True  # type: ignore[arg-type]
+    assert diagnose_serialization(functions["uses_a_lock"]) == {"LOCK"}  # type: ignore[arg-type]
+
+
+def test_diagnose_serialization_finds_a_closed_over_variable() -> None:
+    lock = threading.Lock()
+
+    def closure(config: dict[str, object]) -> None:
+        with lock:
+            pass
+
+    assert diagnose_serialization(closure) == {"lock"}
+
+
+def test_date_str_is_rays_directory_date() -> None:
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d_\d\d-\d\d-\d\d", date_str())
+
+
+# -- ray.tune.logger's per-trial Logger --------------------------------------------------------
+
+
+class LinesLogger(Logger):
+    """Writes each result's score to lines.txt in the trial's directory."""
+
+    def _init(self) -> None:
+        assert self.logdir is not None
+        self.file = open(Path(self.logdir) / "lines.txt", "w")  # noqa: SIM115 - closed in close()
+        self.file.write(f"config {json.dumps(self.config, sort_keys=True)}\n")
+
+    def on_result(self, result: Mapping[str, JsonValue]) -> None:
+        self.file.write(f"score {result['score']}\n")
+
+    def close(self) -> None:
+        self.file.write("closed\n")
+        self.file.close()
+
+
+def scores(config: dict[str, object]) -> None:
+    for step in range(3):
+        tune.report({"score": step * float(config["x"])})  # type: ignore[arg-type]
+
+
+def test_legacy_logger_callback_runs_a_logger_per_trial(tmp_path: Path) -> None:
+    results = Tuner(
+        scores,
+        param_space={"x": tune.grid_search([1, 2])},
+        run_config=run_config(
+            tmp_path, callbacks=[LegacyLoggerCallback([LinesLogger, NoopLogger])]
+        ),
+    ).fit()
+    for result in results:
+        lines = (Path(result.path) / "lines.txt").read_text().splitlines()
+        x = result.config["x"]
+        assert isinstance(x, int)
+        assert lines == [
+            f'config {{"x": {x}}}',
+            "score 0.0",
+            f"score {1.0 * x}",
+            f"score {2.0 * x}",
+            "closed",
+        ]
+
+
+def test_legacy_logger_callback_takes_only_logger_classes() -> None:
+    with pytest.raises(TypeError, match=r"subclass of tunecore\.logger\.Logger"):
+        LegacyLoggerCallback([print])  # type: ignore[list-item]
+
+
+# -- ray.air.session ---------------------------------------------------------------------------
+
+
+def with_session(config: dict[str, object]) -> None:
+    from tunecore import session  # noqa: PLC0415 - as a Ray 2.x script writes it
+
+    session.report(
+        {
+            "name": session.get_trial_name(),
+            "id": session.get_trial_id(),
+            "dir": session.get_trial_dir(),
+            "world": session.get_world_size(),
+            "resumed": session.get_checkpoint() is not None,
+        }
+    )
+
+
+def test_session_forwards_to_the_trial(tmp_path: Path) -> None:
+    (result,) = Tuner(with_session, run_config=run_config(tmp_path, name="sessions")).fit()
+    assert result.metrics["id"] == result.metrics["trial_id"]
+    assert result.metrics["dir"] == str(result.path)
+    assert Path(result.path).name.startswith(str(result.metrics["name"]))
+    assert result.metrics["world"] == 1
+    assert result.metrics["resumed"] is False
+
+
+# -- Trainable.get_config, result constants ----------------------------------------------------
+
+
+class Config(tune.Trainable):
+    def step(self) -> dict[str, object]:
+        return {"lr": self.get_config()["lr"]}
+
+
+def test_trainable_get_config_is_its_config() -> None:
+    trainable = Config({"lr": 0.5})
+    assert trainable.get_config() == {"lr": 0.5}
+    assert trainable.train()["lr"] == 0.5
+
+
+def test_result_constants_have_rays_values() -> None:
+    assert tune.result.NEG_MEAN_LOSS == "neg_mean_loss"
+    assert tune.result.TIMESTEPS_SINCE_RESTORE == "timesteps_since_restore"
+    assert "experiment_id" in tune.result.DEBUG_METRICS
+    assert tune.result.TIMESTEPS_SINCE_RESTORE in tune.result.AUTO_RESULT_KEYS
+
+
+# -- names deliberately left out ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("statement", "says"),
+    [
+        ("from tunecore.torch import TorchTrainer", "tunecore.with_resources"),
+        ("from tunecore import TorchTrainer", "Tune the training loop itself"),
+        ("from tunecore import get_dataset_shard", "tunecore.with_parameters"),
+        ("import tunecore.rllib.algorithms.ppo", "RLlib"),
+        ("from tunecore.logger import CSVLogger", "CSVLoggerCallback"),
+        ("from tunecore.logger import UnifiedLogger", "LegacyLoggerCallback"),
+        ("from tunecore.result import EXPR_PARAM_PICKLE_FILE", "params.json"),
+        ("from tunecore.search import SearchGenerator", "TuneConfig(search_alg"),
+        ("from tunecore.sklearn import TuneSearchCV", "tune-sklearn"),
+    ],
+)
+def test_a_name_left_out_says_what_to_use_instead(statement: str, says: str) -> None:
+    with pytest.raises(ImportError, match=re.escape(says)):
+        exec(statement, {})
+
+
+def test_other_missing_names_fail_as_usual() -> None:
+    with pytest.raises(ImportError, match="cannot import name 'no_such_name'"):
+        exec("from tunecore import no_such_name", {})
+    with pytest.raises(ModuleNotFoundError, match=r"No module named 'tunecore\.no_such_module'"):
+        importlib.import_module("tunecore.no_such_module")
+    assert not hasattr(tune, "no_such_name")

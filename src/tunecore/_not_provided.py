@@ -96,6 +96,53 @@ NOT_PROVIDED: dict[str, str] = {
         )
         for module in ("xgboost", "lightgbm")
     },
+    **{
+        f"tunecore.{name}": f"ray.train.{name} belongs to Ray Train's trainers. {_TRAINERS}"
+        for name in (
+            "ControllerError",
+            "NCCLHangError",
+            "PreemptionError",
+            "PreemptionInfo",
+            "get_preemption_info",
+            "ReportedCheckpoint",
+            "ReportedCheckpointStatus",
+            "get_all_reported_checkpoints",
+            "CheckpointUploadMode",
+            "CheckpointConsistencyMode",
+            "UserCallback",
+            "ValidationConfig",
+            "ValidationFn",
+            "ValidationTaskConfig",
+            "WorkerGroupError",
+            "TrainingFailedError",
+            "LoggingConfig",
+            "TRAIN_DATASET_KEY",
+            "DatasetConfig",
+        )
+    },
+    **{
+        f"tunecore.{name}": (
+            f"ray.air.{name} is part of Ray's resource and data layer (ray.air.execution, "
+            "ray.data), not of the tuning API; tunecore schedules trials on Ray itself. Give a "
+            "trial its resources with tunecore.with_resources or a tunecore.PlacementGroupFactory."
+        )
+        for name in ("AcquiredResources", "ResourceRequest", "DataBatchType", "execution")
+    },
+    "tunecore.examples": (
+        "ray.tune.examples' helper modules (mnist_pytorch, mnist_ptl_mini, pbt_dcgan_mnist, "
+        "pbt_transformers) train PyTorch, Lightning and Transformers models on datasets they "
+        "download; tunecore ships only tunecore.examples.pbt_function (the toy PBT trainable). "
+        "Copy the model and data loaders the example defines into your script."
+    ),
+    "tunecore.integrations.trackio": (
+        "ray.air.integrations.trackio (TrackioLoggerCallback, setup_trackio) is not provided; "
+        "log to Trackio from a tunecore.logger.LoggerCallback of your own, or call trackio "
+        "inside the trainable with the trial's name from tunecore.get_context()."
+    ),
+    "tunecore.integration.ray_train": (
+        "ray.tune.integration.ray_train reports Ray Train runs to Tune; tunecore does not "
+        "include Ray Train. " + _TRAINERS
+    ),
     "tunecore.rllib": (
         "RLlib is Ray's reinforcement-learning library, not part of tunecore. Tune an RL "
         "training loop as a function trainable that reports each iteration with "

@@ -277,3 +277,103 @@ def test_other_missing_names_fail_as_usual() -> None:
     with pytest.raises(ModuleNotFoundError, match=r"No module named 'tunecore\.no_such_module'"):
         importlib.import_module("tunecore.no_such_module")
     assert not hasattr(tune, "no_such_name")
+
+
+# -- Searcher.add_evaluated_trials -------------------------------------------------------------
+
+
+class Recorder(tune.search.Searcher):
+    def __init__(self) -> None:
+        super().__init__(metric="score", mode="max")
+        self.points: list[tuple[dict[str, object], object, bool, bool]] = []
+
+    def add_evaluated_point(
+        self,
+        parameters: dict[str, object],
+        value: float,
+        error: bool = False,
+        pruned: bool = False,
+        intermediate_values: list[float] | None = None,
+    ) -> None:
+        self.points.append((parameters, value, error, pruned))
+
+
+def score_or_fail(config: dict[str, object]) -> None:
+    if config["x"] == 3:
+        raise ValueError("x=3 fails")
+    tune.report({"score": float(config["x"]) * 10})  # type: ignore[arg-type]
+
+
+def test_add_evaluated_trials_tells_each_trial_that_reported_the_metric(tmp_path: Path) -> None:
+    results = Tuner(
+        score_or_fail,
+        param_space={"x": tune.grid_search([1, 2, 3])},
+        run_config=run_config(tmp_path),
+    ).fit()
+    searcher = Recorder()
+    searcher.add_evaluated_trials(results, metric="score")
+    assert sorted((p["x"], v, e, pruned) for p, v, e, pruned in searcher.points) == [
+        (1, 10.0, False, False),
+        (2, 20.0, False, False),
+    ]
+    one = Recorder()
+    one.add_evaluated_trials(results.trials[0], metric="score")
+    assert [value for _, value, _, _ in one.points] == [10.0]
+    with pytest.warns(UserWarning, match="metric='scor'"):
+        Recorder().add_evaluated_trials(list(results.trials), metric="scor")
+    with pytest.raises(TypeError, match="got int"):
+        Recorder().add_evaluated_trials(3, metric="score")
+
+
+# -- module paths scripts import from ----------------------------------------------------------
+
+
+def test_rays_module_paths_reach_the_same_objects() -> None:
+    from tunecore.config import RunConfig as AirRunConfig  # noqa: PLC0415
+    from tunecore.experimental.output import AirVerbosity  # noqa: PLC0415
+    from tunecore.result import Result  # noqa: PLC0415 - ray.air.result.Result
+    from tunecore.search.bohb import BOHB, TuneBOHB  # noqa: PLC0415
+    from tunecore.stopper.maximum_iteration import MaximumIterationStopper  # noqa: PLC0415
+    from tunecore.stopper.stopper import Stopper  # noqa: PLC0415
+
+    assert AirRunConfig is tune.RunConfig
+    assert Result is tune.Result
+    assert BOHB is TuneBOHB
+    assert MaximumIterationStopper is tune.stopper.MaximumIterationStopper
+    assert Stopper is tune.Stopper
+    assert RunConfig(verbose=AirVerbosity.VERBOSE).verbose == 2
+
+
+def test_search_message_templates_take_rays_placeholders() -> None:
+    message = tune.search.UNDEFINED_SEARCH_SPACE.format(cls="MySearch", space="space")
+    assert "MySearch" in message
+    assert "`space`" in message
+    assert "metric` (None)" in tune.search.UNDEFINED_METRIC_MODE.format(
+        cls="MySearch", metric=None, mode=None
+    )
+    assert "`points`" in tune.search.UNRESOLVED_SEARCH_SPACE.format(cls="S", par="points")
+
+
+# -- tunecore.examples.pbt_function ------------------------------------------------------------
+
+
+def test_pbt_function_reports_and_checkpoints_as_rays(tmp_path: Path) -> None:
+    from tunecore.examples.pbt_function import optimal_lr, pbt_function  # noqa: PLC0415
+
+    (result,) = Tuner(
+        pbt_function,
+        param_space={"lr": 0.005, "checkpoint_interval": 3},
+        run_config=run_config(tmp_path, stop={"training_iteration": 5}),
+    ).fit()
+    metrics = result.metrics
+    assert metrics["training_iteration"] == 5
+    assert metrics["cur_lr"] == 0.005
+    assert 0.001 <= float(metrics["optimal_lr"]) <= 0.01  # type: ignore[arg-type]
+    assert result.checkpoint is not None
+    with result.checkpoint.as_directory() as directory:
+        saved = json.loads((Path(directory) / "checkpoint.json").read_text())
+    assert saved["step"] == 3  # every third step, counted from 1
+    assert optimal_lr(0.0) == 0.001
+    assert optimal_lr(100.0) == 0.01
+    assert optimal_lr(150.0) == pytest.approx(0.005)
+    assert optimal_lr(250.0) == 0.001

@@ -24,10 +24,18 @@ from tunecore.core.search import (
     uniform,
 )
 from tunecore.search.create import create_searcher
+from tunecore.search.messages import (
+    UNDEFINED_METRIC_MODE,
+    UNDEFINED_SEARCH_SPACE,
+    UNRESOLVED_SEARCH_SPACE,
+)
 from tunecore.search.object_values import choice, grid_search
 from tunecore.search.searcher import Searcher
 
 __all__ = [
+    "UNDEFINED_METRIC_MODE",
+    "UNDEFINED_SEARCH_SPACE",
+    "UNRESOLVED_SEARCH_SPACE",
     "BasicVariantGenerator",
     "ConcurrencyLimiter",
     "Repeater",

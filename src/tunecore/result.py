@@ -112,14 +112,4 @@ __all__ = [
     "TRIAL_ID",
 ]
 
-_missing = not_provided_getattr(__name__)
-
-
-def __getattr__(name: str) -> object:
-    """`Result` too, for `from ray.air.result import Result` rewritten to
-    this module; imported on use, as the rest of this module is light."""
-    if name == "Result":
-        from tunecore.api.results import Result  # noqa: PLC0415 - on use only
-
-        return Result
-    return _missing(name)
+__getattr__ = not_provided_getattr(__name__)

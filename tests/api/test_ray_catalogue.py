@@ -262,6 +262,7 @@ def test_result_constants_have_rays_values() -> None:
         ("from tunecore.logger import CSVLogger", "CSVLoggerCallback"),
         ("from tunecore.logger import UnifiedLogger", "LegacyLoggerCallback"),
         ("from tunecore.result import EXPR_PARAM_PICKLE_FILE", "params.json"),
+        ("from tunecore.result import Result", "from tunecore import Result"),
         ("from tunecore.search import SearchGenerator", "TuneConfig(search_alg"),
         ("from tunecore.sklearn import TuneSearchCV", "tune-sklearn"),
     ],
@@ -331,13 +332,11 @@ def test_add_evaluated_trials_tells_each_trial_that_reported_the_metric(tmp_path
 def test_rays_module_paths_reach_the_same_objects() -> None:
     from tunecore.config import RunConfig as AirRunConfig  # noqa: PLC0415
     from tunecore.experimental.output import AirVerbosity  # noqa: PLC0415
-    from tunecore.result import Result  # noqa: PLC0415 - ray.air.result.Result
     from tunecore.search.bohb import BOHB, TuneBOHB  # noqa: PLC0415
     from tunecore.stopper.maximum_iteration import MaximumIterationStopper  # noqa: PLC0415
     from tunecore.stopper.stopper import Stopper  # noqa: PLC0415
 
     assert AirRunConfig is tune.RunConfig
-    assert Result is tune.Result
     assert BOHB is TuneBOHB
     assert MaximumIterationStopper is tune.stopper.MaximumIterationStopper
     assert Stopper is tune.Stopper

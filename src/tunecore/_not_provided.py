@@ -35,13 +35,12 @@ _TRAIN_WORKERS = (
     "tunecore.with_parameters(trainable, data=...), and tunecore.get_context() names the trial."
 )
 _FILE_LOGGERS = (
-    "is one of Ray's deprecated per-trial file loggers; tunecore writes result.json, "
-    "progress.csv and TensorBoard files once per trial through its callbacks: pass "
-    "tunecore.logger.JsonLoggerCallback(), CSVLoggerCallback() or TBXLoggerCallback() in "
-    "RunConfig(callbacks=[...]) (they are on by default), and subclass tunecore.logger.Logger "
-    "with tunecore.logger.LegacyLoggerCallback for a per-trial logger of your own."
+    "is one of Ray Tune's per-trial Logger classes, which Ray removed (Ray Tune 2.60 has none); "
+    "tunecore writes result.json, progress.csv and TensorBoard files through its callbacks "
+    "(on by default: tunecore.logger.JsonLoggerCallback, CSVLoggerCallback, TBXLoggerCallback), "
+    "and a logger of your own is a tunecore.logger.LoggerCallback subclass overriding "
+    "log_trial_start / log_trial_result / log_trial_end, passed in RunConfig(callbacks=[...])."
 )
-
 NOT_PROVIDED: dict[str, str] = {
     **{
         f"tunecore.{module}": f"ray.train.{module} is part of Ray Train. {_TRAINERS}"
@@ -86,9 +85,19 @@ NOT_PROVIDED: dict[str, str] = {
     },
     **{
         f"tunecore.logger.{name}": f"ray.tune.logger.{name} {_FILE_LOGGERS}"
-        for name in ("JsonLogger", "CSVLogger", "TBXLogger", "UnifiedLogger", "DEFAULT_LOGGERS")
+        for name in (
+            "Logger",
+            "LegacyLoggerCallback",
+            "NoopLogger",
+            "JsonLogger",
+            "CSVLogger",
+            "TBXLogger",
+            "UnifiedLogger",
+            "DEFAULT_LOGGERS",
+        )
     },
     "tunecore.logger.unified": f"ray.tune.logger.unified.UnifiedLogger {_FILE_LOGGERS}",
+    "tunecore.logger.noop": f"ray.tune.logger.noop.NoopLogger {_FILE_LOGGERS}",
     **{
         f"tunecore.{module}": (
             f"ray.train.{module}'s trainer is part of Ray Train. {_TRAINERS} Its report callbacks "

@@ -36,13 +36,11 @@ from tunecore.shell.trial_files import (
 
 MEAN_ACCURACY = "mean_accuracy"
 MEAN_LOSS = "mean_loss"
-NEG_MEAN_LOSS = "neg_mean_loss"
 EPISODE_REWARD_MEAN = "episode_reward_mean"
 EPISODES_THIS_ITER = "episodes_this_iter"
 EPISODES_TOTAL = "episodes_total"
 TIMESTEPS_THIS_ITER = "timesteps_this_iter"
 TIMESTEPS_TOTAL = "timesteps_total"
-TIMESTEPS_SINCE_RESTORE = "timesteps_since_restore"
 CONFIG_PREFIX = "config"
 
 DEFAULT_RESULTS_DIR = DEFAULT_ROOT
@@ -69,7 +67,7 @@ AUTO_RESULT_KEYS = (
     TIMESTAMP,
     DATE,
     TIME_SINCE_RESTORE,
-    TIMESTEPS_SINCE_RESTORE,
+    "timesteps_since_restore",
     ITERATIONS_SINCE_RESTORE,
     CONFIG_PREFIX,
 )
@@ -96,13 +94,11 @@ __all__ = [
     "ITERATIONS_SINCE_RESTORE",
     "MEAN_ACCURACY",
     "MEAN_LOSS",
-    "NEG_MEAN_LOSS",
     "NODE_IP",
     "PID",
     "RESULT_DUPLICATE",
     "SHOULD_CHECKPOINT",
     "TIMESTAMP",
-    "TIMESTEPS_SINCE_RESTORE",
     "TIMESTEPS_THIS_ITER",
     "TIMESTEPS_TOTAL",
     "TIME_SINCE_RESTORE",

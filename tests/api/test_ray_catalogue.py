@@ -9,7 +9,6 @@ import json
 import re
 import sys
 import threading
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -18,8 +17,6 @@ import pytest
 
 import tunecore as tune
 from tunecore import RunConfig, Tuner
-from tunecore.logger import LegacyLoggerCallback, Logger, NoopLogger
-from tunecore.model import JsonValue
 from tunecore.utils import date_str, diagnose_serialization, wait_for_gpu
 from tunecore.utils.log import Verbosity, has_verbosity, set_verbosity
 
@@ -152,56 +149,6 @@ def test_date_str_is_rays_directory_date() -> None:
     assert re.fullmatch(r"\d{4}-\d\d-\d\d_\d\d-\d\d-\d\d", date_str())
 
 
-# -- ray.tune.logger's per-trial Logger --------------------------------------------------------
-
-
-class LinesLogger(Logger):
-    """Writes each result's score to lines.txt in the trial's directory."""
-
-    def _init(self) -> None:
-        assert self.logdir is not None
-        self.file = open(Path(self.logdir) / "lines.txt", "w")  # noqa: SIM115 - closed in close()
-        self.file.write(f"config {json.dumps(self.config, sort_keys=True)}\n")
-
-    def on_result(self, result: Mapping[str, JsonValue]) -> None:
-        self.file.write(f"score {result['score']}\n")
-
-    def close(self) -> None:
-        self.file.write("closed\n")
-        self.file.close()
-
-
-def scores(config: dict[str, object]) -> None:
-    for step in range(3):
-        tune.report({"score": step * float(config["x"])})  # type: ignore[arg-type]
-
-
-def test_legacy_logger_callback_runs_a_logger_per_trial(tmp_path: Path) -> None:
-    results = Tuner(
-        scores,
-        param_space={"x": tune.grid_search([1, 2])},
-        run_config=run_config(
-            tmp_path, callbacks=[LegacyLoggerCallback([LinesLogger, NoopLogger])]
-        ),
-    ).fit()
-    for result in results:
-        lines = (Path(result.path) / "lines.txt").read_text().splitlines()
-        x = result.config["x"]
-        assert isinstance(x, int)
-        assert lines == [
-            f'config {{"x": {x}}}',
-            "score 0.0",
-            f"score {1.0 * x}",
-            f"score {2.0 * x}",
-            "closed",
-        ]
-
-
-def test_legacy_logger_callback_takes_only_logger_classes() -> None:
-    with pytest.raises(TypeError, match=r"subclass of tunecore\.logger\.Logger"):
-        LegacyLoggerCallback([print])  # type: ignore[list-item]
-
-
 # -- ray.air.session ---------------------------------------------------------------------------
 
 
@@ -243,10 +190,8 @@ def test_trainable_get_config_is_its_config() -> None:
 
 
 def test_result_constants_have_rays_values() -> None:
-    assert tune.result.NEG_MEAN_LOSS == "neg_mean_loss"
-    assert tune.result.TIMESTEPS_SINCE_RESTORE == "timesteps_since_restore"
     assert "experiment_id" in tune.result.DEBUG_METRICS
-    assert tune.result.TIMESTEPS_SINCE_RESTORE in tune.result.AUTO_RESULT_KEYS
+    assert tune.result.CONFIG_PREFIX in tune.result.DEBUG_METRICS
 
 
 # -- names deliberately left out ---------------------------------------------------------------
@@ -260,7 +205,8 @@ def test_result_constants_have_rays_values() -> None:
         ("from tunecore import get_dataset_shard", "tunecore.with_parameters"),
         ("import tunecore.rllib.algorithms.ppo", "RLlib"),
         ("from tunecore.logger import CSVLogger", "CSVLoggerCallback"),
-        ("from tunecore.logger import UnifiedLogger", "LegacyLoggerCallback"),
+        ("from tunecore.logger import Logger", "LoggerCallback subclass"),
+        ("from tunecore.logger import UnifiedLogger", "Ray Tune 2.60 has none"),
         ("from tunecore.result import EXPR_PARAM_PICKLE_FILE", "params.json"),
         ("from tunecore.result import Result", "from tunecore import Result"),
         ("from tunecore.search import SearchGenerator", "TuneConfig(search_alg"),

@@ -268,8 +268,10 @@ def test_add_evaluated_trials_tells_each_trial_that_reported_the_metric(tmp_path
     assert [value for _, value, _, _ in one.points] == [10.0]
     with pytest.warns(UserWarning, match="metric='scor'"):
         Recorder().add_evaluated_trials(list(results.trials), metric="scor")
-    with pytest.raises(TypeError, match="got int"):
+    with pytest.raises(NotImplementedError, match="got int"):
         Recorder().add_evaluated_trials(3, metric="score")
+    with pytest.raises(NotImplementedError, match="does not implement add_evaluated_point"):
+        tune.search.Searcher().add_evaluated_trials(results, metric="score")
 
 
 # -- module paths scripts import from ----------------------------------------------------------

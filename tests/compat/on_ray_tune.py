@@ -33,6 +33,8 @@ _BACK = [
         re.compile(r"^from tunecore import ScalingConfig$", re.M),
         "from ray.train import ScalingConfig",
     ),
+    (re.compile(r"^from tunecore import session$", re.M), "from ray.air import session"),
+    (re.compile(r"^from tunecore\.config import", re.M), "from ray.air.config import"),
     (re.compile(r"^from tunecore import", re.M), "from ray.tune import"),
 ]
 

@@ -111,7 +111,14 @@ class Searcher:
         `add_evaluated_point` with its config and last value of `metric`
         (`error` for a trial in ERROR, `pruned` for one stopped before it
         said `done`); a trial that never reported it is skipped. Warns when
-        no trial finished with `metric`, which is most often a misspelling."""
+        no trial finished with `metric`, which is most often a misspelling.
+        A searcher that cannot take points raises NotImplementedError, as
+        `add_evaluated_point` does."""
+        if type(self).add_evaluated_point is Searcher.add_evaluated_point:
+            raise NotImplementedError(
+                f"{type(self).__name__} cannot take evaluated trials: it does not implement "
+                "add_evaluated_point"
+            )
         trials = _trials_of(trials_or_analysis)
         finished_with_metric = False
         for trial in trials:
@@ -235,7 +242,7 @@ def _trials_of(given: object) -> list[Any]:
         return [given]
     trials = getattr(given, "trials", None)
     if trials is None:
-        raise TypeError(
+        raise NotImplementedError(
             f"add_evaluated_trials got {type(given).__name__}: give a ResultGrid, an "
             "ExperimentAnalysis, a Trial or a list of Trials"
         )

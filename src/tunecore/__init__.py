@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from tunecore.api.run import run_experiments as run_experiments
     from tunecore.api.simulate import simulate as simulate
     from tunecore.api.tuner import Tuner as Tuner
+    from tunecore.context import TrainContext as TrainContext
     from tunecore.core.search.domains import lograndint as lograndint
     from tunecore.core.search.domains import loguniform as loguniform
     from tunecore.core.search.domains import qlograndint as qlograndint
@@ -137,6 +138,7 @@ _HOMES: dict[str, str] = {
     "report": "tunecore.shell.trainable",
     "PlacementGroupFactory": "tunecore.shell.trainable.resources",
     "ScalingConfig": "tunecore.shell.trainable.resources",
+    "TrainContext": "tunecore.context",
     "TuneContext": "tunecore.shell.trainable.worker",
     "with_parameters": "tunecore.shell.trainable.wrappers",
     "with_resources": "tunecore.shell.trainable.wrappers",
@@ -161,6 +163,7 @@ __all__ = [
     "ScalingConfig",
     "Stopper",
     "SyncConfig",
+    "TrainContext",
     "Trainable",
     "Trial",
     "TuneConfig",

@@ -152,6 +152,17 @@ NOT_PROVIDED: dict[str, str] = {
         "ray.tune.integration.ray_train reports Ray Train runs to Tune; tunecore does not "
         "include Ray Train. " + _TRAINERS
     ),
+    **{
+        f"tunecore.{module}": (
+            f"ray.air.{module} / ray.train.{module} hold Ray's internal constants and data "
+            "types, not part of the tuning API; tunecore's result keys are in tunecore.result."
+        )
+        for module in ("constants", "data_batch_type")
+    },
+    "tunecore.error.SessionMisuseError": (
+        "ray.train.error.SessionMisuseError is Ray Train's; calling tunecore.report, "
+        "get_checkpoint or get_context outside a trial raises RuntimeError saying so."
+    ),
     "tunecore.rllib": (
         "RLlib is Ray's reinforcement-learning library, not part of tunecore. Tune an RL "
         "training loop as a function trainable that reports each iteration with "

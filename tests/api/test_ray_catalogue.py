@@ -324,3 +324,13 @@ def test_pbt_function_reports_and_checkpoints_as_rays(tmp_path: Path) -> None:
     assert optimal_lr(100.0) == 0.01
     assert optimal_lr(150.0) == pytest.approx(0.005)
     assert optimal_lr(250.0) == 0.001
+
+
+def test_train_context_and_export_format_under_rays_names() -> None:
+    from tunecore.experiment.trial import ExportFormat  # noqa: PLC0415
+
+    assert tune.TrainContext is tune.TuneContext
+    assert RunConfig(export_formats=[ExportFormat.MODEL, ExportFormat.ONNX]).export_formats == [
+        "model",
+        "onnx",
+    ]

@@ -8,6 +8,7 @@ import importlib
 import json
 import re
 import sys
+import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -334,3 +335,74 @@ def test_train_context_and_export_format_under_rays_names() -> None:
         "model",
         "onnx",
     ]
+
+
+# -- stateful callbacks ------------------------------------------------------------------------
+
+
+class CountResults(tune.Callback):
+    """Counts results across runs of one experiment (Ray's stateful callback)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def on_trial_result(
+        self, iteration: int, trials: object, trial: object, result: object
+    ) -> None:
+        self.count += 1
+
+    def get_state(self) -> dict[str, object]:
+        return {"count": self.count}
+
+    def set_state(self, state: dict[str, object]) -> None:
+        self.count = int(state["count"])  # type: ignore[call-overload]
+
+
+def three_results_then_fail_once(config: dict[str, object]) -> None:
+    checkpoint = tune.get_checkpoint()
+    for step in range(3):
+        tune.report({"step": step})
+    if checkpoint is None and config["fail"]:
+        with tempfile.TemporaryDirectory() as directory:
+            tune.report({"step": 3}, checkpoint=tune.Checkpoint.from_directory(directory))
+        raise RuntimeError("fails the first time")
+
+
+def test_a_restored_callback_gets_back_its_state(tmp_path: Path) -> None:
+    first = CountResults()
+    results = Tuner(
+        three_results_then_fail_once,
+        param_space={"fail": True},
+        run_config=run_config(tmp_path, name="stateful", callbacks=[first]),
+    ).fit()
+    assert first.count == 4
+    again = CountResults()
+    Tuner.restore(
+        str(results.experiment_path),
+        three_results_then_fail_once,
+        resume_errored=True,
+        callbacks=[again],
+    ).fit()
+    assert again.count == 4 + 3  # counted on from the first run's 4
+
+
+def test_a_fresh_run_starts_its_callbacks_afresh_and_a_state_must_be_json(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    class Unsaveable(CountResults):
+        def get_state(self) -> dict[str, object]:
+            return {"lock": threading.Lock()}
+
+    Tuner(
+        three_results_then_fail_once,
+        param_space={"fail": False},
+        run_config=run_config(tmp_path, name="one", callbacks=[Unsaveable()]),
+    ).fit()
+    assert "not JSON" in caplog.text
+    fresh = CountResults()
+    Tuner(
+        three_results_then_fail_once,
+        param_space={"fail": False},
+        run_config=run_config(tmp_path, name="two", callbacks=[fresh]),
+    ).fit()
+    assert fresh.count == 3

@@ -2,9 +2,9 @@
 reference import, so those scripts run after only their imports are
 rewritten."""
 
+from tunecore.utils.diagnose import diagnose_serialization
 from tunecore.utils.dicts import deep_update, flatten_dict, merge_dicts, unflatten_dict
 from tunecore.utils.gpu import wait_for_gpu
-from tunecore.utils.diagnose import diagnose_serialization
 from tunecore.utils.util import date_str
 from tunecore.utils.validate import validate_save_restore
 

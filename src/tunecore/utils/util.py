@@ -9,9 +9,9 @@ import datetime
 from collections.abc import Sequence
 from typing import Any
 
+from tunecore.utils.diagnose import diagnose_serialization
 from tunecore.utils.dicts import deep_update, flatten_dict, merge_dicts, unflatten_dict
 from tunecore.utils.gpu import wait_for_gpu
-from tunecore.utils.diagnose import diagnose_serialization
 from tunecore.utils.validate import validate_save_restore
 
 __all__ = [

@@ -38,6 +38,7 @@ from typing import Any
 import msgspec
 
 from tunecore._version import __version__
+from tunecore.api.callback_states import restore_states, save_states
 from tunecore.api.config import (
     CheckpointConfig,
     FailureConfig,
@@ -397,7 +398,7 @@ class Tuner:
         shipper = None if mirror is None else mirror.shipper(journal.log_size, sync.sync_period)
         executor = self._parts.executor or self._executor()
         clock = self._parts.clock
-        callbacks = CallbackList([*self._result_writers(storage), *run.callbacks])
+        callbacks = self._callbacks(storage)
         views = TrialViews(tune.trial_name_creator)
         dirname = dirname_of(tune.trial_dirname_creator)
         # The logged config's metric and mode: a restored Tuner is not given them.
@@ -472,6 +473,7 @@ class Tuner:
             if self._search_runtime is not None:
                 self._search_runtime.finish(final)
         finally:
+            save_states(run.callbacks, storage.experiment_dir)
             if shipper is not None:
                 shipped = shipper.close(timeout=sync.sync_timeout)
         if shipper is not None and shipper.lost is not None:
@@ -726,6 +728,12 @@ class Tuner:
             export_formats=tuple(ExportFormat(f) for f in run.export_formats),
             restore_path=self._parts.restore_path,
         )
+
+    def _callbacks(self, storage: ExperimentStorage) -> CallbackList:
+        """The result writers and the user's callbacks; a resumed run first
+        hands the user's the states its last run saved (`callback_states`)."""
+        restore_states(self._run.callbacks if self._resume else [], storage.experiment_dir)
+        return CallbackList([*self._result_writers(storage), *self._run.callbacks])
 
     def _result_writers(self, storage: ExperimentStorage) -> list[Callback]:
         """The loggers that write each trial's result.json and progress.csv

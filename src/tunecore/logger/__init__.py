@@ -10,15 +10,18 @@ or subclass `LoggerCallback` for your own.
 The trackers' loggers are under Ray's module names too, each behind its
 extra: `tunecore.logger.aim` (`AimLoggerCallback`), and `.mlflow`, `.wandb`
 and `.comet`, the callbacks of `tunecore.integrations`.
+
+Ray's per-trial `Logger` classes (`Logger`, `JsonLogger`, `CSVLogger`,
+`TBXLogger`, `UnifiedLogger`, `LegacyLoggerCallback`), which Ray Tune 2.60
+no longer has, are not provided: importing one is an ImportError
+naming the callback to use.
 """
 
-from tunecore.api.pretty import pretty_print
-from tunecore.shell.callbacks import (
-    CSVLoggerCallback,
-    JsonLoggerCallback,
-    LoggerCallback,
-)
-from tunecore.shell.callbacks import TensorBoardCallback as TBXLoggerCallback
+from tunecore._not_provided import not_provided_getattr
+from tunecore.logger.csv import CSVLoggerCallback
+from tunecore.logger.json import JsonLoggerCallback
+from tunecore.logger.logger import LoggerCallback, pretty_print
+from tunecore.logger.tensorboardx import TBXLoggerCallback
 
 __all__ = [
     "CSVLoggerCallback",
@@ -27,3 +30,5 @@ __all__ = [
     "TBXLoggerCallback",
     "pretty_print",
 ]
+
+__getattr__ = not_provided_getattr(__name__)

@@ -44,6 +44,7 @@ class ExportFormat(enum.StrEnum):
 
     CHECKPOINT = "checkpoint"
     MODEL = "model"
+    ONNX = "onnx"
     H5 = "h5"
 
 

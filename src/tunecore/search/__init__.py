@@ -6,6 +6,7 @@ the integrations live in `tunecore.search.optuna`, `.bayesopt`, `.hyperopt`,
 optional extra.
 """
 
+from tunecore._not_provided import not_provided_getattr
 from tunecore.core.search import (
     BasicVariantGenerator,
     ConcurrencyLimiter,
@@ -24,10 +25,18 @@ from tunecore.core.search import (
     uniform,
 )
 from tunecore.search.create import create_searcher
+from tunecore.search.messages import (
+    UNDEFINED_METRIC_MODE,
+    UNDEFINED_SEARCH_SPACE,
+    UNRESOLVED_SEARCH_SPACE,
+)
 from tunecore.search.object_values import choice, grid_search
 from tunecore.search.searcher import Searcher
 
 __all__ = [
+    "UNDEFINED_METRIC_MODE",
+    "UNDEFINED_SEARCH_SPACE",
+    "UNRESOLVED_SEARCH_SPACE",
     "BasicVariantGenerator",
     "ConcurrencyLimiter",
     "Repeater",
@@ -48,3 +57,5 @@ __all__ = [
     "sample_from",
     "uniform",
 ]
+
+__getattr__ = not_provided_getattr(__name__)

@@ -408,3 +408,7 @@ def _quiet() -> Iterator[None]:
         warnings.simplefilter("ignore", DeprecationWarning)
         warnings.simplefilter("ignore", FutureWarning)
         yield
+
+
+BOHB = TuneBOHB
+"""Ray's other name for `TuneBOHB` (`ray.tune.search.bohb.BOHB`)."""

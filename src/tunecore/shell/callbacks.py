@@ -88,6 +88,15 @@ class Callback:
     def on_experiment_end(self, trials: Sequence[Trial]) -> None:
         """The experiment is over; release what the callback holds."""
 
+    def get_state(self) -> dict[str, object] | None:
+        """What a restore should hand back to this callback (a dict of JSON
+        values), or None (the default) for nothing: see
+        `tunecore.api.callback_states`."""
+        return None
+
+    def set_state(self, state: dict[str, object]) -> None:
+        """Take back what `get_state` returned when the experiment last ran."""
+
 
 class CallbackList(Callback):
     """Calls every callback in order; a callback that raises is reported

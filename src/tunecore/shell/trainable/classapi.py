@@ -134,6 +134,10 @@ class Trainable:
 
     # -- what tunecore maintains --------------------------------------------------------------
 
+    def get_config(self) -> Config:
+        """The config this instance was built (or last reset) with."""
+        return self.config
+
     @property
     def trial_id(self) -> str:
         return self._context.trial_id

@@ -33,7 +33,8 @@ from tunecore.shell.mirror.stored_state import (
     stored_log,
     stored_objects,
 )
-from tunecore.shell.storage.store import Store, within
+from tunecore.shell.storage.resolve import within
+from tunecore.shell.storage.store import Store
 
 
 @pytest.fixture(params=["file", "s3"])

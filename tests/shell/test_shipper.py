@@ -53,7 +53,9 @@ from tunecore.shell.mirror.stored_state import (
     fetch_state,
     stored_log,
 )
-from tunecore.shell.storage.store import LocalStore, Readable, Store, within
+from tunecore.shell.storage.local_store import LocalStore
+from tunecore.shell.storage.resolve import within
+from tunecore.shell.storage.store import Readable, Store
 
 
 @pytest.fixture(params=["file", "s3"])

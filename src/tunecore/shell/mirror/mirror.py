@@ -36,8 +36,9 @@ from tunecore.shell.mirror.stored_state import (
     stored_snapshot_name,
 )
 from tunecore.shell.storage.layout import experiment_dirname
+from tunecore.shell.storage.resolve import staging_root, within
 from tunecore.shell.storage.shared_storage import TOKEN_FILE
-from tunecore.shell.storage.store import StorageSpec, Store, staging_root, within
+from tunecore.shell.storage.store import StorageSpec, Store
 
 logger = logging.getLogger(__name__)
 

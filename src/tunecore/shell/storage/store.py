@@ -31,7 +31,6 @@ import msgspec
 from tunecore.shell.storage import own_files
 from tunecore.shell.storage.own_files import NotRegularFileError
 
-
 # In-flight writes (`write_bytes` where a PUT is not atomic) live next to
 # their target under this suffix; listings never show them, so a crash
 # mid-write leaves nothing a reader mistakes for data.

@@ -720,7 +720,7 @@ def test_requests_posted_to_the_store_reach_the_local_inbox(
     assert posted.startswith(store.uri("inbox"))
     store.write_bytes("inbox/notes.txt", b"not a request")
     store.write_bytes("inbox/huge.json", b" " * (MAX_REQUEST_BYTES + 1))
-    shipper(store, staging).tick()
+    shipper(store, staging).requests.fetch()
     assert store.list("inbox") == [posted.rpartition("/")[2]]  # until its log is stored
     [request] = Inbox(staging.dir).take(at=1.0)
     assert isinstance(request, StopRequested)
@@ -737,13 +737,12 @@ def test_a_stored_request_that_is_a_directory_is_skipped_removed_and_the_rest_ta
     posted = post_to_store(store, StopTrialRequest(trial_id="t1"))
     ship = shipper(store, staging)
     with caplog.at_level(logging.WARNING):
-        ship.tick()
+        ship.requests.fetch()  # raises if the fetch fails
     assert "skipped a request that is a directory" in caplog.text
     assert caplog.text.count("00000000000000000000-1-000000.json") == 1
     assert store.list("inbox") == [posted.rpartition("/")[2]]
     [request] = Inbox(staging.dir).take(at=1.0)
     assert isinstance(request, StopRequested)
-    assert "fetching requests failed" not in caplog.text
 
 
 def test_a_huge_stored_request_is_never_read_whole(target: StorageTarget, staging: Staging) -> None:
@@ -754,7 +753,7 @@ def test_a_huge_stored_request_is_never_read_whole(target: StorageTarget, stagin
     ship = shipper(store, staging)
     tracemalloc.start()
     try:
-        ship.tick()
+        ship.requests.fetch()
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -769,13 +768,13 @@ def test_a_flood_of_stored_requests_is_taken_a_bounded_number_per_round(
     for index in range(250):
         post_to_store(store, StopTrialRequest(trial_id=f"t{index}"))
     ship = shipper(store, staging)
-    ship.tick()
+    ship.requests.fetch()
     assert len(Inbox(staging.dir).take(at=1.0)) == MAX_REQUESTS_PER_ROUND
-    ship.tick()
-    ship.tick()
+    ship.requests.fetch()
+    ship.requests.fetch()
     taken = Inbox(staging.dir).take(at=2.0)
     assert len(taken) == 250 - MAX_REQUESTS_PER_ROUND
-    ship.tick()
+    ship.requests.fetch()
     assert Inbox(staging.dir).take(at=3.0) == []  # none copied twice
 
 
@@ -787,7 +786,7 @@ def test_a_stored_request_is_deleted_only_once_the_log_recording_it_is_stored(
     store = within(file_store.store, "exp")
     name = post_to_store(store, StopTrialRequest(trial_id="t1")).rpartition("/")[2]
     ship = shipper(store, staging)
-    ship.tick()
+    ship.requests.fetch()
     [event] = Inbox(staging.dir).take(at=1.0)
     assert request_of(event) == name
     staging.writer.append(event)
@@ -828,8 +827,10 @@ def test_a_driver_whose_lease_another_took_stops_before_writing_anything_more(
     writes = len(store.writes)
     staging.append(3)
 
-    ship.tick(force=True)
-    ship.tick(force=True)
+    assert ship.renewer is not None
+    for _ in range(2):  # what each of the thread's rounds does first
+        assert not ship.renewer.renew_now()
+        ship.tick(force=True)
 
     assert store.writes[writes:] == []  # nothing more from A
     [error] = lost

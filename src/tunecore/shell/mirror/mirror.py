@@ -205,7 +205,7 @@ class Mirror:
         shipper = StateShipper(
             self.store, self.staging_dir, log_size, lag_s=lag_s, lease=self.lease
         )
-        shipper.fetched_already(self._fetched)
+        shipper.requests.fetched_already(self._fetched)
         return shipper
 
     # -- the driver's lease: one driver per stored experiment, across machines ---------

@@ -43,7 +43,7 @@ from tunecore.shell.inbox import (
     request_of,
 )
 from tunecore.shell.journal import EMPTY_DIGEST, SnapshotFile, SnapshotStore
-from tunecore.shell.mirror.lease import Lease, LeaseKeeper, LeaseLostError, read_lease
+from tunecore.shell.mirror.lease import Lease, LeaseKeeper, LeaseLostError, Renewer, read_lease
 from tunecore.shell.mirror.shipper import StateShipper
 from tunecore.shell.mirror.shipping_rules import COMPACT_COUNT, GROW_WAIT_S, STALE_S
 from tunecore.shell.mirror.stored_state import (
@@ -875,3 +875,69 @@ def test_the_lease_is_renewed_on_its_own_schedule_while_a_round_is_stuck(
     finally:
         release.set()
         ship.close(timeout=5)
+
+
+def test_a_tick_only_ships_and_a_round_renews_the_lease_and_fetches_requests_first(
+    file_store: StorageTarget, staging: Staging
+) -> None:
+    """Each job on its own: `tick` neither renews the lease nor copies a
+    request; the thread's `round` renews the lease, fetches the requests,
+    then ticks."""
+    store = Recorder(within(file_store.store, "exp"))
+    keeper = LeaseKeeper(store)
+    keeper.take()
+    post_to_store(store.inner, StopTrialRequest(trial_id="t1"))
+    ship = StateShipper(store, staging.dir, staging.size, lag_s=60.0, lease=keeper)
+    staging.append(1)
+    writes = len(store.writes)
+
+    assert ship.tick()
+
+    shipped = [rel for rel, _ in store.writes[writes:]]
+    assert "driver.lease" not in shipped
+    assert any(rel.startswith("events/seg_") for rel in shipped), shipped
+    assert Inbox(staging.dir).take(at=1.0) == []
+    writes = len(store.writes)
+
+    assert ship.round()
+
+    assert [rel for rel, _ in store.writes[writes:]] == ["driver.lease"]  # nothing new to ship
+    [request] = Inbox(staging.dir).take(at=1.0)
+    assert isinstance(request, StopRequested)
+
+
+def test_the_renewer_renews_on_demand_and_tells_a_loss(
+    file_store: StorageTarget, staging: Staging
+) -> None:
+    """`Renewer.renew_now`, alone (no thread, no shipper): it writes the
+    lease at once while this driver holds it; once another driver took the
+    experiment over it writes nothing, says False and tells `on_lost`."""
+    store = Recorder(within(file_store.store, "exp"))
+    a = LeaseKeeper(store)
+    a.take()
+    lost: list[LeaseLostError] = []
+    renewer = Renewer(a, 3600.0, lost.append)
+    writes = len(store.writes)
+
+    assert renewer.renew_now()
+
+    assert [rel for rel, _ in store.writes[writes:]] == ["driver.lease"]
+    assert lost == []
+    held = msgspec.json.decode(store.read_bytes("driver.lease"), type=Lease)
+    store.inner.write_bytes(
+        "driver.lease",
+        msgspec.json.encode(msgspec.structs.replace(held, renewed=held.renewed - 62)),
+    )
+    b = LeaseKeeper(within(file_store.store, "exp"))
+    b.take()
+    writes = len(store.writes)
+
+    assert not renewer.renew_now()
+
+    assert store.writes[writes:] == []
+    [error] = lost
+    assert "took this experiment over" in str(error)
+    stored = read_lease(store.inner)
+    assert stored is not None
+    assert stored.token == b.token
+    renewer.close()  # never started: nothing to join

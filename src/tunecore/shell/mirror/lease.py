@@ -214,6 +214,17 @@ class LeaseKeeper:
         self.store.write_bytes(LEASE_FILE, msgspec.json.encode(lease))
 
 
+def still_held(step: Callable[[], None], on_lost: Callable[[LeaseLostError], None]) -> bool:
+    """Run `step` (a renewal or a check of the lease): False, once `on_lost`
+    was told, if another driver took the experiment over."""
+    try:
+        step()
+    except LeaseLostError as error:
+        on_lost(error)
+        return False
+    return True
+
+
 class Renewer:
     """Renews a lease every `period_s` in a thread of its own once started,
     whatever the shipper does meanwhile (a slow tick must not let the lease
@@ -242,12 +253,7 @@ class Renewer:
         round writes anything: a driver that lost it, frozen past its
         lapse, stops there). False, once `on_lost` was told, if another
         driver took the experiment over; a storage failure raises `OSError`."""
-        try:
-            self._keeper.renew()
-        except LeaseLostError as error:
-            self._on_lost(error)
-            return False
-        return True
+        return still_held(self._keeper.renew, self._on_lost)
 
     def _run(self) -> None:
         while not self._stop.wait(self._period_s):

@@ -85,7 +85,7 @@ import msgspec
 
 from tunecore.shell.eventlog import LOG_FILE
 from tunecore.shell.journal import SNAPSHOT_DIR, SnapshotStore
-from tunecore.shell.mirror.lease import LeaseKeeper, LeaseLostError, Renewer
+from tunecore.shell.mirror.lease import LeaseKeeper, LeaseLostError, Renewer, still_held
 from tunecore.shell.mirror.request_fetcher import RequestFetcher
 from tunecore.shell.mirror.shipping_rules import (
     COMPACT_COUNT,
@@ -477,14 +477,7 @@ class StateShipper:
     def _check_lease(self) -> bool:
         """Whether this driver still holds the lease, read from storage
         now (`LeaseKeeper.check`); if not, it stops (`_lose`)."""
-        if self._lease is None:
-            return True
-        try:
-            self._lease.check()
-        except LeaseLostError as error:
-            self._lose(error)
-            return False
-        return True
+        return self._lease is None or still_held(self._lease.check, self._lose)
 
     def _run_actions(self) -> None:
         """Run the actions whose log is stored, once a lease check after

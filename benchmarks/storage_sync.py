@@ -494,7 +494,7 @@ class Observer:
         from tunecore.model.events import ResultReported  # noqa: PLC0415
         from tunecore.shell.eventlog import read_log  # noqa: PLC0415
         from tunecore.shell.mirror.stored_state import stored_log  # noqa: PLC0415
-        from tunecore.shell.storage.store import LocalStore  # noqa: PLC0415
+        from tunecore.shell.storage.local_store import LocalStore  # noqa: PLC0415
 
         events_dir = os.path.join(self._log_dir, "store", "events")
         os.makedirs(events_dir, exist_ok=True)

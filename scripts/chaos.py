@@ -138,17 +138,11 @@ from tunecore.shell.eventlog import LogError, read_log
 from tunecore.shell.lock import LOCK_FILE, ExperimentLockedError
 from tunecore.shell.mirror.stored_state import fetch_state, stored_log
 from tunecore.shell.replay import replay
+from tunecore.shell.storage.arrow_store import ArrowStore
 from tunecore.shell.storage.layout import ExperimentStorage, safe_name
-from tunecore.shell.storage.store import (
-    ArrowStore,
-    LocalStore,
-    Store,
-    checkpoint_root,
-    join_uri,
-    resolve_storage,
-    staging_root,
-    within,
-)
+from tunecore.shell.storage.local_store import LocalStore
+from tunecore.shell.storage.resolve import resolve_storage, staging_root, within
+from tunecore.shell.storage.store import Store, checkpoint_root, join_uri
 from tunecore.shell.trainable.checkpoint_files import META_FILE, read_meta
 from tunecore.shell.trial_files import PROGRESS_FILE, RESULT_FILE
 

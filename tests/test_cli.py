@@ -45,7 +45,7 @@ from tunecore.shell.mirror.remote import open_stored
 from tunecore.shell.mirror.shipper import StateShipper
 from tunecore.shell.processes import process_start
 from tunecore.shell.replay import replay
-from tunecore.shell.storage.store import resolve_storage, staging_root, within
+from tunecore.shell.storage.resolve import resolve_storage, staging_root, within
 
 WAIT_S = 20.0
 """The most any handshake below waits; they normally take well under a second."""

@@ -26,7 +26,7 @@ from tunecore.core.results import (
     TRAINING_ITERATION,
     TRIAL_ID,
 )
-from tunecore.shell.storage.store import DEFAULT_ROOT
+from tunecore.shell.storage.resolve import DEFAULT_ROOT
 from tunecore.shell.trial_files import (
     ERROR_FILE,
     PARAMS_FILE,

@@ -36,7 +36,8 @@ from tunecore.shell.inbox import AddTrialRequest, post_to_store
 from tunecore.shell.lock import ExperimentLockedError
 from tunecore.shell.mirror.lease import LeaseLostError
 from tunecore.shell.mirror.stored_state import stored_log
-from tunecore.shell.storage.store import Store, within
+from tunecore.shell.storage.resolve import within
+from tunecore.shell.storage.store import Store
 from tunecore.shell.trainable.checkpoint_files import META_FILE
 from tunecore.shell.trial_view import Trial
 

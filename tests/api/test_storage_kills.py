@@ -46,7 +46,7 @@ from tunecore import RunConfig, SyncConfig, TuneConfig, Tuner
 from tunecore.model import JsonValue
 from tunecore.shell.mirror.stored_state import fetch_state, stored_log
 from tunecore.shell.replay import replay
-from tunecore.shell.storage.store import within
+from tunecore.shell.storage.resolve import within
 
 pytestmark = pytest.mark.slow  # drivers killed and resumed, a minute on S3
 

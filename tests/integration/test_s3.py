@@ -51,7 +51,8 @@ from tunecore.shell.callbacks import Callback
 from tunecore.shell.eventlog import LogError, read_log
 from tunecore.shell.mirror.stored_state import fetch_state
 from tunecore.shell.replay import replay
-from tunecore.shell.storage.store import Store, within
+from tunecore.shell.storage.resolve import within
+from tunecore.shell.storage.store import Store
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 DRIVER_STEPS = 12

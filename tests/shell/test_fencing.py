@@ -33,7 +33,8 @@ from tunecore.shell.mirror.stored_state import (
     stored_log,
     stored_objects,
 )
-from tunecore.shell.storage.store import Store, within
+from tunecore.shell.storage.resolve import within
+from tunecore.shell.storage.store import Store
 
 
 @pytest.fixture(params=["file", "s3"])
@@ -156,8 +157,8 @@ def test_a_stale_drivers_writes_after_the_take_over_never_reach_the_readers(
     staging.append(5)  # more than B will: A's object would be the longer one
     staging.snapshot()
     store.freeze(frozen_at, takeover, after=after)
-    ship.tick(force=True)  # thawed mid-round: the round goes on
-    ship.tick(force=True)
+    ship.round(force=True)  # thawed mid-round: the round goes on
+    ship.round(force=True)
     [b] = taken
     assert ship.lost is not None
     late = [rel for rel, _ in store.writes[marks[0] :]]  # what A wrote after the take-over
@@ -187,7 +188,7 @@ def test_a_stale_driver_deletes_no_request_its_lost_log_records(
     it from the stored inbox (B takes it instead)."""
     store, staging, ship = driver_a
     name = post_to_store(store.inner, StopTrialRequest(trial_id="t1")).rpartition("/")[2]
-    ship.tick()
+    ship.requests.fetch()
     [event] = Inbox(staging.dir).take(at=1.0)
     staging.writer.append(event)
     ship.after_shipped(lambda: delete_taken(store, [request_of(event)]))
@@ -198,7 +199,7 @@ def test_a_stale_driver_deletes_no_request_its_lost_log_records(
         taken.append(Resumed(store.inner, tmp_path / "b" / "exp"))
 
     store.freeze("events/seg_", takeover)
-    ship.tick(force=True)
+    ship.round(force=True)
     assert f"inbox/{name}" not in store.deletes
     assert store.inner.list("inbox") == [name]
     [b] = taken

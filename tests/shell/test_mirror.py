@@ -25,7 +25,7 @@ from tunecore.shell.lock import ExperimentLockedError
 from tunecore.shell.mirror.mirror import Mirror
 from tunecore.shell.mirror.shipper import StateShipper
 from tunecore.shell.mirror.stored_state import segment_name
-from tunecore.shell.storage.store import resolve_storage
+from tunecore.shell.storage.resolve import resolve_storage
 
 
 def real_log(events: int) -> bytes:

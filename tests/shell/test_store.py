@@ -14,14 +14,10 @@ import pytest
 from pyarrow.fs import LocalFileSystem
 
 from tests.storage_fixtures import StorageTarget
-from tunecore.shell.storage.store import (
-    ArrowStore,
-    LocalStore,
-    StorageSpec,
-    Store,
-    resolve_storage,
-    within,
-)
+from tunecore.shell.storage.arrow_store import ArrowStore
+from tunecore.shell.storage.local_store import LocalStore
+from tunecore.shell.storage.resolve import resolve_storage, within
+from tunecore.shell.storage.store import StorageSpec, Store
 
 MARKER = ".tunecore_checkpoint.json"
 

@@ -40,7 +40,7 @@ from tunecore.api.tuner import RunParts, Tuner, with_parts
 from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.shell.stoppers import StopSetting
 from tunecore.shell.storage.layout import experiment_dirname
-from tunecore.shell.storage.store import resolve_storage
+from tunecore.shell.storage.resolve import resolve_storage
 from tunecore.shell.trainable.placement_group import PlacementGroupFactory
 from tunecore.shell.trial_view import Trial
 

@@ -115,13 +115,8 @@ from tunecore.shell.resume import drop_unrecorded_checkpoints, repair_result_fil
 from tunecore.shell.searchers import SearcherRuntime
 from tunecore.shell.stoppers import StopSetting, plan_stop
 from tunecore.shell.storage.layout import ExperimentStorage, experiment_dirname
-from tunecore.shell.storage.store import (
-    StorageSpec,
-    Store,
-    join_uri,
-    resolve_storage,
-    split_experiment,
-)
+from tunecore.shell.storage.resolve import resolve_storage, split_experiment
+from tunecore.shell.storage.store import StorageSpec, Store, join_uri
 from tunecore.shell.trainable import make_worker_trainable, resolve_trainable, trainable_name
 from tunecore.shell.trainable.classapi import Trainable as ClassTrainable
 from tunecore.shell.trainable.resources import plan_resources

@@ -25,7 +25,7 @@ from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.core.schedulers.registry import SCHEDULERS
 from tunecore.model import InvalidFieldError, Mode
 from tunecore.search.registry import SEARCHERS
-from tunecore.shell.storage.store import DEFAULT_ROOT
+from tunecore.shell.storage.resolve import DEFAULT_ROOT
 
 
 def _search_alg(name: str, num_samples: int) -> object | None:

@@ -32,7 +32,8 @@ from tunecore.shell.mirror.lease import LEASE_MIN_S, lapsed, read_lease
 from tunecore.shell.mirror.remote import as_location, is_stored
 from tunecore.shell.processes import is_running
 from tunecore.shell.storage.own_files import read_bytes
-from tunecore.shell.storage.store import Store, resolve_storage
+from tunecore.shell.storage.resolve import resolve_storage
+from tunecore.shell.storage.store import Store
 
 MAX_RECORD_BYTES = 4096
 

@@ -214,10 +214,22 @@ class LeaseKeeper:
         self.store.write_bytes(LEASE_FILE, msgspec.json.encode(lease))
 
 
+def still_held(step: Callable[[], None], on_lost: Callable[[LeaseLostError], None]) -> bool:
+    """Run `step` (a renewal or a check of the lease): False, once `on_lost`
+    was told, if another driver took the experiment over."""
+    try:
+        step()
+    except LeaseLostError as error:
+        on_lost(error)
+        return False
+    return True
+
+
 class Renewer:
-    """Renews a lease every `period_s` in a thread of its own, whatever the
-    shipper does meanwhile (a slow tick must not let the lease lapse);
-    `on_lost` is called once if another driver took the experiment over."""
+    """Renews a lease every `period_s` in a thread of its own once started,
+    whatever the shipper does meanwhile (a slow tick must not let the lease
+    lapse), and at once on `renew_now`; `on_lost` is called if another
+    driver took the experiment over."""
 
     def __init__(
         self, keeper: LeaseKeeper, period_s: float, on_lost: Callable[[LeaseLostError], None]
@@ -233,15 +245,21 @@ class Renewer:
 
     def close(self) -> None:
         self._stop.set()
-        self._thread.join()
+        if self._thread.ident is not None:  # started
+            self._thread.join()
+
+    def renew_now(self) -> bool:
+        """Renew the lease once, out of schedule (the shipper's, before a
+        round writes anything: a driver that lost it, frozen past its
+        lapse, stops there). False, once `on_lost` was told, if another
+        driver took the experiment over; a storage failure raises `OSError`."""
+        return still_held(self._keeper.renew, self._on_lost)
 
     def _run(self) -> None:
         while not self._stop.wait(self._period_s):
             try:
-                self._keeper.renew()
-            except LeaseLostError as error:
-                self._on_lost(error)
-                return
+                if not self.renew_now():
+                    return
             except OSError as error:  # storage down: the next period tries again
                 logger.warning(
                     "Storage %s: renewing the lease failed (%s)", self._keeper.store.uri(), error

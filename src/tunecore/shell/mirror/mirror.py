@@ -36,8 +36,9 @@ from tunecore.shell.mirror.stored_state import (
     stored_snapshot_name,
 )
 from tunecore.shell.storage.layout import experiment_dirname
+from tunecore.shell.storage.resolve import staging_root, within
 from tunecore.shell.storage.shared_storage import TOKEN_FILE
-from tunecore.shell.storage.store import StorageSpec, Store, staging_root, within
+from tunecore.shell.storage.store import StorageSpec, Store
 
 logger = logging.getLogger(__name__)
 
@@ -204,7 +205,7 @@ class Mirror:
         shipper = StateShipper(
             self.store, self.staging_dir, log_size, lag_s=lag_s, lease=self.lease
         )
-        shipper.fetched_already(self._fetched)
+        shipper.requests.fetched_already(self._fetched)
         return shipper
 
     # -- the driver's lease: one driver per stored experiment, across machines ---------

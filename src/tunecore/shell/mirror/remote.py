@@ -30,15 +30,10 @@ from tunecore.shell.mirror.stored_state import (
     fetch_log,
     fetch_state,
 )
+from tunecore.shell.storage.arrow_store import ArrowStore
 from tunecore.shell.storage.own_files import NotRegularFileError
-from tunecore.shell.storage.store import (
-    ArrowStore,
-    Store,
-    join_uri,
-    resolve_storage,
-    uri_scheme,
-    within,
-)
+from tunecore.shell.storage.resolve import resolve_storage, uri_scheme, within
+from tunecore.shell.storage.store import Store, join_uri
 from tunecore.shell.trainable.checkpoint import Checkpoint
 
 

@@ -85,7 +85,8 @@ import msgspec
 
 from tunecore.shell.eventlog import LOG_FILE
 from tunecore.shell.journal import SNAPSHOT_DIR, SnapshotStore
-from tunecore.shell.mirror.lease import LeaseKeeper, LeaseLostError, Renewer
+from tunecore.shell.mirror.lease import LeaseKeeper, LeaseLostError, Renewer, still_held
+from tunecore.shell.mirror.request_fetcher import RequestFetcher
 from tunecore.shell.mirror.shipping_rules import (
     COMPACT_COUNT,
     Signature,
@@ -98,7 +99,6 @@ from tunecore.shell.mirror.stored_state import (
     SEGMENT_DIR,
     Segment,
     fence_name,
-    fetch_requests,
     is_plain_name,
     is_trial_dir,
     stored_objects,
@@ -162,11 +162,13 @@ class StateShipper:
 
     `log_size()` is the local log's length at its last whole record (called
     from the shipper thread); `clock` is what the trial-file throttle
-    measures time with. `tick()` is one round of shipping, which the thread
-    runs every `lag_s` seconds (tests call it directly). With a `lease`
-    (`shell.mirror.lease`), each round first renews it, and a thread of its own
-    renews it every `lag_s` whatever a round costs; once another driver
-    holds it, nothing more is shipped (`lost`) and `on_lost` is told."""
+    measures time with. `tick()` is one round of shipping alone (tests call
+    it directly); `round()`, which the thread runs every `lag_s` seconds,
+    first renews the lease (`renewer`, with a `lease`: `shell.mirror.lease`)
+    and fetches the requests posted to the storage (`requests`), then ticks.
+    The renewer's thread also renews the lease every `lag_s` whatever a
+    round costs; once another driver holds it, nothing more is shipped
+    (`lost`) and `on_lost` is told."""
 
     def __init__(
         self,
@@ -190,7 +192,11 @@ class StateShipper:
         self.lost: LeaseLostError | None = None
         """Set once another driver took the experiment over: nothing more
         is written to the storage."""
-        self._renewer: Renewer | None = None
+        self.renewer = None if lease is None else Renewer(lease, lag_s, self._lose)
+        """Renews the lease: in its own thread once started, and at the
+        start of every `round()`."""
+        self.requests = RequestFetcher(store, self.local_dir)
+        """Fetches the requests posted to the storage, once a `round()`."""
         self._lag_s = lag_s
         self._clock = clock
         self._tick_lock = threading.Lock()
@@ -209,7 +215,6 @@ class StateShipper:
         self._snapshots: dict[str, Tracked] = {}
         self._stored_snapshots: set[str] = set()
         self._files: dict[str, Tracked] = {}
-        self._requests: set[str] = set()  # copied to the staging inbox, still stored
         self._pool: ThreadPoolExecutor | None = None
 
     @property
@@ -223,9 +228,8 @@ class StateShipper:
             raise RuntimeError("StateShipper.start: already started (or closed)")
         self._thread = threading.Thread(target=self._run, name="tunecore-shipper", daemon=True)
         self._thread.start()
-        if self._lease is not None:
-            self._renewer = Renewer(self._lease, self._lag_s, self._lose)
-            self._renewer.start()
+        if self.renewer is not None:
+            self.renewer.start()
 
     def after_shipped(self, action: Callable[[], None]) -> None:
         """Run `action` in the shipper thread once the log bytes written so
@@ -236,7 +240,7 @@ class StateShipper:
         with self._actions_lock:
             self._actions.append((mark, action))
         if self._closed:
-            self.tick(force=True)
+            self.round(force=True)
             self._release_pool()
 
     def close(self, timeout: float = 60.0) -> bool:
@@ -248,8 +252,8 @@ class StateShipper:
             return False
         self._closed = True
         self._deadline = time.monotonic() + timeout
-        if self._renewer is not None:
-            self._renewer.close()
+        if self.renewer is not None:
+            self.renewer.close()
         if self._thread is None:
             self._flush()
         else:
@@ -278,33 +282,34 @@ class StateShipper:
             )
         return not (self._failing or left)
 
+    def round(self, *, force: bool = False) -> bool:
+        """What the thread runs every `lag_s` seconds: the lease renewed
+        before anything is written (beside the renewer thread's own
+        schedule: a driver that lost it, frozen past its lapse, stops
+        here), the stored requests fetched, then a `tick`. Never raises."""
+        with self._tick_lock:
+            if self.renewer is not None:
+                self._step("renewing the driver's lease", self.renewer.renew_now)
+            self._step("fetching requests", self.requests.fetch)
+            return self._ship(force)
+
     def tick(self, *, force: bool = False) -> bool:
         """One round of shipping (`force`: every trial file whatever the
         throttle); True if everything seen is now in storage. Never raises:
         a step that fails is retried next tick."""
         with self._tick_lock:
-            if self._lease is not None:
-                self._step("renewing the driver's lease", self._renew)
-            if self.lost is not None:
-                return True  # nothing more is ever shipped
-            self._step("reading the stored log", self._start_up)
-            self._step("fetching requests", self._fetch_requests)
-            self._step("deleting log objects", self._delete_doomed)
-            self._step("shipping the event log", self._ship_log)
-            self._step("running actions waiting for the log", self._run_actions)
-            self._step("shipping snapshots", self._ship_snapshots)
-            self._step("shipping trial files", lambda: self._ship_trial_files(force))
-            return not self._left()
+            return self._ship(force)
 
-    def _renew(self) -> None:
-        """Renew the lease before anything is written (the tick's, beside
-        the renewer thread's own schedule): a driver that lost it, frozen
-        past its lapse, stops here."""
-        assert self._lease is not None
-        try:
-            self._lease.renew()
-        except LeaseLostError as error:
-            self._lose(error)
+    def _ship(self, force: bool) -> bool:
+        if self.lost is not None:
+            return True  # nothing more is ever shipped
+        self._step("reading the stored log", self._start_up)
+        self._step("deleting log objects", self._delete_doomed)
+        self._step("shipping the event log", self._ship_log)
+        self._step("running actions waiting for the log", self._run_actions)
+        self._step("shipping snapshots", self._ship_snapshots)
+        self._step("shipping trial files", lambda: self._ship_trial_files(force))
+        return not self._left()
 
     def _lose(self, error: LeaseLostError) -> None:
         """Another driver took the experiment over: ship nothing more, and
@@ -324,9 +329,9 @@ class StateShipper:
                 self._pool = None
 
     def _run(self) -> None:
-        self.tick()  # at once: the log's header, and requests posted while no driver ran
+        self.round()  # at once: the log's header, and requests posted while no driver ran
         while not self._stop.wait(self._lag_s):
-            self.tick()
+            self.round()
         self._flush()
 
     def _flush(self) -> None:
@@ -334,7 +339,7 @@ class StateShipper:
         the deadline. Two ticks in a row without a failure are enough even
         if files still change: they shipped what there was."""
         pause, clean = 0.1, 0
-        while not self.tick(force=True):
+        while not self.round(force=True):
             clean = 0 if self._failing else clean + 1
             if clean == 2 or time.monotonic() + pause >= self._deadline:
                 return
@@ -342,7 +347,7 @@ class StateShipper:
                 time.sleep(pause)
                 pause = min(2 * pause, 2.0)
 
-    def _step(self, what: str, step: Callable[[], None]) -> None:
+    def _step(self, what: str, step: Callable[[], object]) -> None:
         """Run one step; a storage failure is warned about once per kind
         until it works again, anything else logged with its traceback."""
         if self.lost is not None:  # lost meanwhile (the renewer's thread)
@@ -415,16 +420,6 @@ class StateShipper:
             self._put(fence_name(self._lease.generation, self._shipped), b"")
         self._started = True
 
-    def _fetch_requests(self) -> None:
-        """Copy new stored requests into the staging inbox; each is deleted
-        from storage by the loop once the log that records it is stored."""
-        self._requests.update(fetch_requests(self.store, self.local_dir, skip=self._requests))
-
-    def fetched_already(self, names: list[str]) -> None:
-        """Requests copied to the staging inbox before this shipper started
-        (a resume's first read): never copied again."""
-        self._requests.update(names)
-
     def _delete_doomed(self) -> None:
         # The last first: a reader (or a crash) in the middle never meets a
         # gap with objects after it, which reads as damage (`fetch_log`).
@@ -482,14 +477,7 @@ class StateShipper:
     def _check_lease(self) -> bool:
         """Whether this driver still holds the lease, read from storage
         now (`LeaseKeeper.check`); if not, it stops (`_lose`)."""
-        if self._lease is None:
-            return True
-        try:
-            self._lease.check()
-        except LeaseLostError as error:
-            self._lose(error)
-            return False
-        return True
+        return self._lease is None or still_held(self._lease.check, self._lose)
 
     def _run_actions(self) -> None:
         """Run the actions whose log is stored, once a lease check after

@@ -308,8 +308,8 @@ class ExperimentStorage:
     """The directory of one experiment and the files in it.
 
     `root` is taken as given (`~` is expanded; the API decides the default,
-    `tunecore.shell.storage.store.DEFAULT_ROOT`); `name` is made safe like every other name, so the
-    experiment directory is always directly inside `root`.
+    `tunecore.shell.storage.resolve.DEFAULT_ROOT`); `name` is made safe like
+    every other name, so the experiment directory is always directly inside `root`.
     """
 
     def __init__(self, root: str | Path, name: str, *, background: bool = False) -> None:

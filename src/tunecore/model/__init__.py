@@ -24,6 +24,7 @@ from tunecore.model.commands import (
     DeleteCheckpoint,
     ExperimentDone,
     PauseTrial,
+    RecordExploit,
     ResetTrial,
     ResolveResources,
     SaveCheckpoint,
@@ -61,6 +62,7 @@ from tunecore.model.objective import Mode
 from tunecore.model.outcome import Applied, Rejection
 from tunecore.model.resources import Resources
 from tunecore.model.trial import (
+    Exploited,
     ExportFormat,
     Location,
     MetricStats,
@@ -90,6 +92,7 @@ __all__ = [
     "ExperimentInterrupted",
     "ExperimentResumed",
     "ExperimentStopRequested",
+    "Exploited",
     "ExportFormat",
     "InvalidFieldError",
     "JsonDict",
@@ -99,6 +102,7 @@ __all__ = [
     "Mode",
     "PauseRequested",
     "PauseTrial",
+    "RecordExploit",
     "Rejection",
     "ResetTrial",
     "ResolveResources",

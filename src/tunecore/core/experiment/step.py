@@ -25,7 +25,7 @@ working copy (`_Step`) they all change; split, the handlers would reach into
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import get_args, overload
+from typing import cast, get_args, overload
 
 import immutables
 import msgspec
@@ -43,11 +43,13 @@ from tunecore.core.experiment.state import (
 from tunecore.core.results import flatten, is_end_marker
 from tunecore.core.schedulers.base import (
     STOP,
+    ExploitsWaiting,
     Horizon,
     TrialScheduler,
     Verdict,
     declared_horizon,
     policy_metric,
+    waiting_exploits,
 )
 from tunecore.core.schedulers.fifo import FIFOScheduler
 from tunecore.core.search.base import (
@@ -601,6 +603,7 @@ class _Step:
                 self._stop_experiment(reason, error=None)
         if self.scheduler is not self.state.scheduler:  # only a changed one drops trials
             self._stop_what_the_scheduler_drops()
+        self._exploit_waiting_trials()
         if not self.changed:
             return
         self._pull_from_searcher()
@@ -622,6 +625,17 @@ class _Step:
                 continue
             self._apply(trial, outcome)
             self._on_stopped(trial, outcome.state)
+
+    def _exploit_waiting_trials(self) -> None:
+        """Carry out the exploits of waiting trials the scheduler can make
+        now (see `ExploitsWaiting`), before anything starts."""
+        for trial_id, taken in waiting_exploits(self.scheduler, self.trials):
+            if taken is not None:
+                trial = self.trials[trial_id]
+                self._apply(trial, lifecycle.exploit_waiting(trial, taken))
+            scheduler = cast(ExploitsWaiting, self.scheduler)
+            self.scheduler = cast(TrialScheduler, scheduler.on_waiting_exploit(trial_id, taken))
+            self.changed = True
 
     def _searcher_exhausted(self) -> bool:
         limit = self.config.max_trials

@@ -19,7 +19,15 @@ from typing import NamedTuple, Protocol, Self, TypeVar
 
 import msgspec
 
-from tunecore.model import CheckpointRef, Decision, InvalidFieldError, JsonDict, Mode, TrialState
+from tunecore.model import (
+    CheckpointRef,
+    Decision,
+    InvalidFieldError,
+    JsonDict,
+    Mode,
+    RecordExploit,
+    TrialState,
+)
 from tunecore.model.errors import coerce_enum, require_name
 
 _S = TypeVar("_S", bound=msgspec.Struct)
@@ -27,12 +35,15 @@ _S = TypeVar("_S", bound=msgspec.Struct)
 
 class Exploit(msgspec.Struct, frozen=True, kw_only=True):
     """PBT's verdict for a lagging trial: continue from `restore_from` (the
-    donor's checkpoint) with `config` (the donor's, perturbed)."""
+    donor's checkpoint) with `config` (the donor's, perturbed). `record`,
+    when PBT logs its configs (`log_config`), is the policy line the shell
+    writes."""
 
     donor_id: str
     config: JsonDict
     experiment_tag: str
     restore_from: CheckpointRef
+    record: RecordExploit | None = None
 
 
 class Verdict(msgspec.Struct, frozen=True, kw_only=True):
@@ -89,6 +100,35 @@ class FirstComeFirstServed:
     ) -> str | None:
         """New trials before paused ones, each in the order added."""
         return first_fitting(pending, paused, fits)
+
+
+class ExploitsWaiting(Protocol):
+    """A scheduler that also exploits trials that wait (synchronous PBT at
+    its barrier; an exploit waiting for the user's `custom_explore_fn`).
+    After every event the experiment asks `waiting_exploits(trials)` for
+    the exploits it can carry out now, each on a PAUSED or PENDING trial
+    with no save in flight (`lifecycle.exploit_waiting`), or None for one
+    the scheduler gives up (its donor has no checkpoint); then tells the
+    scheduler with `on_waiting_exploit` that each was done. The scheduler
+    must not start such a trial (`choose_trial_to_run`) before then."""
+
+    def waiting_exploits(
+        self, trials: Mapping[str, TrialState]
+    ) -> tuple[tuple[str, Exploit | None], ...]: ...
+
+    def on_waiting_exploit(self, trial_id: str, exploit: Exploit | None) -> Self: ...
+
+
+def waiting_exploits(
+    scheduler: object, trials: Mapping[str, TrialState]
+) -> tuple[tuple[str, Exploit | None], ...]:
+    """What an `ExploitsWaiting` scheduler can exploit now; () for others.
+    Looked up on the class: it runs after every event."""
+    method = getattr(type(scheduler), "waiting_exploits", None)
+    if method is None:
+        return ()
+    found: tuple[tuple[str, Exploit | None], ...] = method(scheduler, trials)
+    return found
 
 
 Horizon = tuple[str, float]

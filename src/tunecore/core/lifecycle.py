@@ -318,6 +318,8 @@ def _exploited(trial: TrialState, taken: Exploit) -> TrialState:
     spec = msgspec.structs.replace(
         trial.spec, config=taken.config, experiment_tag=taken.experiment_tag
     )
+    if not taken.restarts_from_donor:
+        return msgspec.structs.replace(trial, spec=spec)
     since = Exploited(checkpoint=taken.restore_from, saves_ahead=len(trial.saving_to))
     return msgspec.structs.replace(trial, spec=spec, exploited=since)
 

@@ -259,6 +259,18 @@ class PopulationBasedTraining(
     behaviour). None means not said: `with_objective`, which only a new
     experiment calls, makes it True; a log written before the field existed
     decodes with None, which behaves as False, so it replays as it ran.
+
+    Ray's `custom_explore_fn` (its place: the function is asked through the
+    shell, see the module docstring), `log_config` (None like `take_turns`:
+    a new experiment makes it True, Ray's default, and an older log
+    replays without writing policy files), `require_attrs` (accepted, see
+    Deviations) and `synch`, whose state is `next_sync` (the barrier; None
+    before the first) and `plans` (exploits of waiting trials, by trial id);
+    `custom_answers` counts the function's answers.
+
+    `restarts_from_donor`: whether an exploited trial restarts from the
+    donor's checkpoint until it saves one of its own (`Exploit`); None like
+    `take_turns`, so a log from before replays as it ran.
     """
 
     time_attr: str = "time_total_s"
@@ -284,12 +296,13 @@ class PopulationBasedTraining(
         custom_explore_fn: Callable[[JsonDict], JsonDict] | MutationFunction | None = None
     else:
         custom_explore_fn: MutationFunction | None = None
-    log_config: bool = True
+    log_config: bool | None = None
     require_attrs: bool = True
     synch: bool = False
     next_sync: float | None = None
     plans: dict[str, PlannedExploit] = {}
     custom_answers: int = 0
+    restarts_from_donor: bool | None = None
 
     def __post_init__(self) -> None:
         owner = type(self).__name__  # PB2's errors name PB2
@@ -302,7 +315,7 @@ class PopulationBasedTraining(
                 )
             msgspec.structs.force_setattr(self, "custom_explore_fn", _function_place(custom))
         for name in ("log_config", "require_attrs", "synch"):
-            if not isinstance(getattr(self, name), bool):
+            if not isinstance(getattr(self, name), bool | None):
                 raise InvalidFieldError(f"{owner}.{name}", getattr(self, name), "True or False")
         interval = self.perturbation_interval
         require_finite_non_negative(f"{owner}.perturbation_interval", interval)
@@ -339,10 +352,15 @@ class PopulationBasedTraining(
     def with_objective(self, metric: str | None, mode: Mode | None) -> Self:
         """Fill in the experiment's metric and mode where none was given;
         PBT cannot rank trials without both. A new experiment is the only
-        caller, so `take_turns` is settled here too (see the class)."""
+        caller, so `take_turns`, `log_config` and `restarts_from_donor` are
+        settled here too (see the class)."""
         adopted = adopt_objective(self, (self.metric, self.mode), metric, mode)
         if adopted.take_turns is None:
-            return evolve(adopted, take_turns=True)
+            adopted = evolve(adopted, take_turns=True)
+        if adopted.log_config is None:
+            adopted = evolve(adopted, log_config=True)
+        if adopted.restarts_from_donor is None:
+            adopted = evolve(adopted, restarts_from_donor=True)
         return adopted
 
     def on_trial_add(self, trial: TrialState) -> Self:
@@ -378,9 +396,7 @@ class PopulationBasedTraining(
         if self.synch:
             member = msgspec.structs.replace(member, last_score=score, last_train_time=now)
             return self._synchronous(trial_id, member, now, trials)
-        member = msgspec.structs.replace(
-            member, last_score=score, last_perturbation_time=now, last_train_time=now
-        )
+        member = msgspec.structs.replace(member, last_score=score, last_perturbation_time=now)
         members = {**self.members, trial_id: member}
         policy = self._scored(trial_id, member)
         scored = [
@@ -481,6 +497,7 @@ class PopulationBasedTraining(
             experiment_tag=plan.experiment_tag,
             restore_from=checkpoint,
             record=record,
+            restarts_from_donor=self.restarts_from_donor is not False,
         )
 
     # -- synchronous PBT ----------------------------------------------------

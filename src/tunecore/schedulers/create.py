@@ -17,6 +17,7 @@ SCHEDULERS = {
     "hb_bohb": "tunecore.core.schedulers.hb_bohb:HyperBandForBOHB",
     "pbt": "tunecore.core.schedulers.pbt:PopulationBasedTraining",
     "pb2": "tunecore.core.schedulers.pb2:PB2",
+    "pbt_replay": "tunecore.core.schedulers.pbt_replay:PopulationBasedTrainingReplay",
 }
 """Ray Tune's names for its schedulers, each by import path."""
 
@@ -30,5 +31,5 @@ def create_scheduler(scheduler: str, **kwargs: Any) -> Any:
         SCHEDULERS,
         scheduler,
         kwargs,
-        "Ray Tune's pbt_replay and resource_changing are not built in tunecore",
+        "Ray Tune's resource_changing is not built in tunecore",
     )

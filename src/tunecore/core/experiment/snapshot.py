@@ -29,6 +29,7 @@ from tunecore.core.schedulers.hyperband import HyperBandScheduler
 from tunecore.core.schedulers.median import MedianStoppingRule
 from tunecore.core.schedulers.pb2 import PB2
 from tunecore.core.schedulers.pbt import PopulationBasedTraining
+from tunecore.core.schedulers.pbt_replay import PopulationBasedTrainingReplay
 from tunecore.core.search.domains import SamplingDomain
 from tunecore.core.search.external import ExternalSearcher
 from tunecore.core.search.generator import BasicVariantGenerator
@@ -48,6 +49,7 @@ BuiltinScheduler: TypeAlias = (
     | MedianStoppingRule
     | PopulationBasedTraining[SamplingDomain]
     | PB2
+    | PopulationBasedTrainingReplay
 )
 _Inner: TypeAlias = BasicVariantGenerator | ExternalSearcher
 _Searchable: TypeAlias = _Inner | Repeater[_Inner]

@@ -92,7 +92,7 @@ import copy
 import inspect
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import (
     TYPE_CHECKING,
     Generic,
@@ -955,9 +955,17 @@ def perturbed_tag(
     """Ray's `{original_tag}@perturbed[{key=value,...}]`, mutated leaves by
     path order, floats to 4 decimals, other values reduced to
     `[a-zA-Z0-9_-]` so the tag can name a directory."""
-    paths = sorted(tuple(path.split("/")) for path in flatten_mutations(mutations))
+    return tag_with_values(original_tag, config, flatten_mutations(mutations))
+
+
+def tag_with_values(
+    original_tag: str, config: Mapping[str, JsonValue], paths: Iterable[str]
+) -> str:
+    """`perturbed_tag` naming the values at `paths` ('/'-joined)."""
+    keys_by_path = sorted(tuple(path.split("/")) for path in paths)
     pairs = (
-        f"{_clean_value(keys[-1])}={_clean_value(lookup(config, list(keys))[1])}" for keys in paths
+        f"{_clean_value(keys[-1])}={_clean_value(lookup(config, list(keys))[1])}"
+        for keys in keys_by_path
     )
     return f"{original_tag}{PERTURBED}[{','.join(pairs)}]"
 

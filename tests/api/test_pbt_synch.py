@@ -166,7 +166,7 @@ def test_custom_explore_fn_answers_are_in_the_log_and_replay_needs_no_function(
 def test_log_config_writes_rays_policy_files_and_the_replay_follows_one(
     tmp_path: Path, uninterrupted: tuple[Path, PopulationBasedTraining]
 ) -> None:
-    directory, scheduler = uninterrupted
+    directory = uninterrupted[0]
     policies = sorted(directory.glob("pbt_policy_*.txt"))
     assert policies, "no trial was exploited"
     # The trial exploited last: its file is its donor's, plus that exploit.

@@ -15,9 +15,9 @@ from tunecore.core.schedulers.hyperband import HyperBandScheduler
 from tunecore.core.schedulers.median import MedianStoppingRule
 from tunecore.core.schedulers.pb2 import PB2
 from tunecore.core.schedulers.pbt import PopulationBasedTraining
-from tunecore.core.schedulers.pbt_replay import PopulationBasedTrainingReplay
 from tunecore.schedulers.async_hyperband import AsyncHyperBandScheduler
 from tunecore.schedulers.create import create_scheduler
+from tunecore.schedulers.pbt_replay import PopulationBasedTrainingReplay
 
 __all__ = [
     "PB2",

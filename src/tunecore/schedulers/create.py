@@ -17,7 +17,7 @@ SCHEDULERS = {
     "hb_bohb": "tunecore.core.schedulers.hb_bohb:HyperBandForBOHB",
     "pbt": "tunecore.core.schedulers.pbt:PopulationBasedTraining",
     "pb2": "tunecore.core.schedulers.pb2:PB2",
-    "pbt_replay": "tunecore.core.schedulers.pbt_replay:PopulationBasedTrainingReplay",
+    "pbt_replay": "tunecore.schedulers.pbt_replay:PopulationBasedTrainingReplay",
 }
 """Ray Tune's names for its schedulers, each by import path."""
 

@@ -1,5 +1,5 @@
-"""Population Based Training (Jaderberg et al. 2017), asynchronous, as Ray
-Tune implements it.
+"""Population Based Training (Jaderberg et al. 2017), asynchronous or
+synchronous, as Ray Tune implements it.
 
 Theory of operation: every trial trains on its own; each time one has run
 `perturbation_interval` (in `time_attr` units, and is past
@@ -13,6 +13,30 @@ trial's hyperparameters, perturbed by `explore` (`Verdict.exploit`). The
 exploited trial also takes over the donor's last perturbation time, since
 restoring the donor's checkpoint rewinds or advances its clock to the
 donor's.
+
+Synchronous PBT (`synch=True`, Ray's Appendix A.1 mode): a trial at its
+interval pauses with a persistent checkpoint until every live trial has
+reached the barrier (`next_sync`); the result that completes it (or the
+end of the last trial behind it) ranks the population, counts the upper
+quantile's checkpoints and plans an exploit for each lower trial
+(`plans`), then moves the barrier on by an interval. The planned exploits
+are carried out on the waiting trials (`ExploitsWaiting`) once the
+donor's barrier checkpoint is saved; `choose_trial_to_run` starts only
+trials behind the barrier, the least trained first, and neither a planned
+trial nor its donor before the exploit is done.
+
+`custom_explore_fn` is user code, which the core cannot run: an exploit
+waits (the trial pauses) while PBT asks the shell for the function's
+answer on the explored config (`wanted`, a `ValuesDrawn` event the log
+keeps), then takes the answer as the trial's config. So replay and
+resume need no function: the log holds every config it returned. A
+restore (which is not given the scheduler) goes on without it: the
+configs PBT explores after the restore are used as they are, with a
+warning, as for mutation functions.
+
+`log_config` (Ray's default, True) asks the shell to write Ray's
+`pbt_global.txt` and `pbt_policy_<trial_id>.txt` (`RecordExploit`);
+`PopulationBasedTrainingReplay` (`pbt_replay`) replays such a file.
 
 Invariants:
 
@@ -78,7 +102,19 @@ Deviations from Ray (python/ray/tune/schedulers/pbt.py, async mode):
   raises.
 - The perturbed tag lists mutated leaves (`momentum=0.9000`), not Ray's
   top-level keys with a whole nested dict as value.
-- No `custom_explore_fn`, `log_config` or synchronous mode.
+- An exploited trial restarts from the donor's checkpoint until it saves
+  a persistent one of its own (`TrialState.exploited`): a driver killed
+  meanwhile resumes it from there. Ray keeps no such record.
+- `custom_explore_fn` runs in the driver between two events, and the
+  exploited trial pauses until its answer is in (Ray calls it inline).
+- Synchronous mode: a trial waiting at the barrier saves a persistent
+  checkpoint (any of them may be a donor; Ray pauses with one too), and
+  the exploits wait for the donors' saves instead of resolving futures.
+  A lower trial whose donor ends up without a checkpoint keeps its config
+  (the explore step has drawn its numbers anyway). When several trials
+  are explored at one barrier, only the first uses the values mutation
+  functions drew for it; the others perturb those values.
+- `require_attrs` is accepted and changes nothing (see above).
 
 Why one module of over 400 lines: the population's bookkeeping, the exploit
 decision and the explore step (mutations, resampling, the perturbed tag) are

@@ -19,8 +19,9 @@ once that save is in, the trial takes the new config and restores it.
 Invariants: at most one trial (a second is an error, as in Ray);
 `next_change` indexes the first change not made; `changing` is True from
 the pause for a change until the change is made, and the trial is not
-started meanwhile. The file is read once, when the user builds the
-scheduler; a decoded one holds what was read.
+started meanwhile. The core reads no file: Ray's constructor
+(`tunecore.schedulers.PopulationBasedTrainingReplay(policy_file)`) reads
+it and builds this struct from what it read, which a log then holds.
 
 Deviations from Ray: the config the schedule starts with is the param
 space (`tunecore.api.mutation_space` puts it there: a hook cannot change a
@@ -31,7 +32,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Self
 
 import msgspec
@@ -94,18 +94,18 @@ def policy_changes(text: str, source: str = "") -> tuple[JsonDict, tuple[PolicyC
 
 
 class PopulationBasedTrainingReplay(
-    msgspec.Struct, FirstComeFirstServed, frozen=True, kw_only=False, tag=True
+    msgspec.Struct, FirstComeFirstServed, frozen=True, kw_only=True, tag=True
 ):
     """Trains one trial along a PBT schedule; see the module docstring.
 
-    `PopulationBasedTrainingReplay(policy_file)`, as Ray's: the file is read
-    here (`config`, `changes` and `experiment_tag` come from it). The rest
-    is state: the trial, the next change, whether one is under way, the
-    step last seen and the changes made.
+    Configuration: the file it was read from, the first `config`, the
+    `changes` and the `experiment_tag` of the replayed trial. The rest is
+    state: the trial, the next change, whether one is under way, the step
+    last seen and the changes made.
     """
 
-    policy_file: str = ""
-    config: JsonDict | None = None
+    policy_file: str
+    config: JsonDict
     changes: tuple[PolicyChange, ...] = ()
     experiment_tag: str = ""
     trial_id: str | None = None
@@ -113,20 +113,6 @@ class PopulationBasedTrainingReplay(
     changing: bool = False
     current_step: int = 0
     num_perturbations: int = 0
-
-    def __post_init__(self) -> None:
-        if self.config is not None:
-            return  # decoded, or built from what was read
-        path = Path(self.policy_file).expanduser()
-        if not self.policy_file or not path.is_file():
-            raise InvalidFieldError(
-                f"{_OWNER}.policy_file", self.policy_file, "the path of a PBT policy file"
-            )
-        first, changes = policy_changes(path.read_text(encoding="utf-8"), str(path))
-        msgspec.structs.force_setattr(self, "policy_file", path.as_posix())
-        msgspec.structs.force_setattr(self, "config", first)
-        msgspec.structs.force_setattr(self, "changes", changes)
-        msgspec.structs.force_setattr(self, "experiment_tag", f"replay_{path.name}")
 
     def with_objective(self, metric: str | None, mode: Mode | None) -> Self:
         """The replay ranks nothing: it needs no metric."""

@@ -153,7 +153,8 @@ def test_custom_explore_fn_answers_are_in_the_log_and_replay_needs_no_function(
     assert not grid.errors
     explored = [result.config["explored"] for result in grid]
     assert any(explored), "no exploit: nothing to check"
-    assert all(result.config["lr"] <= 0.8 for result in grid if result.config["explored"])
+    clipped = [result.config["lr"] for result in grid if result.config["explored"]]
+    assert all(isinstance(lr, float) and lr <= 0.8 for lr in clipped)
     scheduler = replay(tmp_path / "exp").state.scheduler
     assert isinstance(scheduler, PopulationBasedTraining)
     assert scheduler.explore_function is None  # decoded: the place, not the function
@@ -189,6 +190,7 @@ def test_log_config_writes_rays_policy_files_and_the_replay_follows_one(
     (result,) = grid
     assert result.error is None
     # It trained along the schedule: each change from its step on.
+    assert result.metrics_dataframe is not None
     rows = result.metrics_dataframe.to_dict("records")
     schedule = [(0, replay_scheduler.config["lr"])] + [
         (change.step, change.config["lr"]) for change in replay_scheduler.changes

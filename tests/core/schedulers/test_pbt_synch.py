@@ -7,6 +7,8 @@ to a scheduler that makes the same decisions."""
 
 from __future__ import annotations
 
+import json
+
 import msgspec
 import pytest
 from hypothesis import given, settings
@@ -15,10 +17,16 @@ from hypothesis import strategies as st
 from tunecore.core.checkpoints import current_checkpoint, newest_persistent
 from tunecore.core.experiment import new_experiment, step
 from tunecore.core.schedulers.pbt import CUSTOM_EXPLORE_PATH, PopulationBasedTraining
+from tunecore.core.schedulers.pbt_replay import (
+    PolicyChange,
+    PopulationBasedTrainingReplay,
+    policy_changes,
+)
 from tunecore.model import (
     CheckpointStorage,
     Decision,
     InvalidFieldError,
+    JsonDict,
     Mode,
     RecordExploit,
     Rejection,
@@ -204,8 +212,10 @@ def test_a_snapshot_anywhere_resumes_to_the_same_decisions(scores: list[int], cu
 # --- custom_explore_fn -----------------------------------------------------
 
 
-def halve_n(config: dict[str, object]) -> dict[str, object]:
-    config["n"] = int(config["n"]) // 2  # type: ignore[call-overload]
+def halve_n(config: JsonDict) -> JsonDict:
+    n = config["n"]
+    assert isinstance(n, int)
+    config["n"] = n // 2
     config["explored"] = True
     return config
 
@@ -268,3 +278,46 @@ def test_a_decoded_scheduler_keeps_the_functions_place_not_the_function() -> Non
     assert decoded.custom_explore_fn is not None
     assert decoded.explore_function is None
     assert decoded == scheduler
+
+
+# --- PopulationBasedTrainingReplay's reading of a policy file ---------------
+
+
+def test_a_policy_file_is_read_back_along_its_chain_of_tags_as_ray_reads_it() -> None:
+    """From the last line back while each line is the exploit of the
+    previous line's donor; the first config is the oldest line's donor's."""
+    lines = [
+        ["2", "3", 2, 2, {"lr": 9.0}, {"lr": 8.0}],  # another chain: overwritten
+        ["1", "0", 4, 4, {"lr": 1.0}, {"lr": 1.5}],
+        ["2", "1", 8, 7, {"lr": 1.5}, {"lr": 1.2}],
+    ]
+    text = "\n".join(json.dumps(line) for line in lines)
+    first, changes = policy_changes(text)
+    assert first == {"lr": 1.0}
+    assert changes == (PolicyChange(4, {"lr": 1.5}), PolicyChange(7, {"lr": 1.2}))
+
+
+def test_a_line_that_is_not_a_policy_line_is_named() -> None:
+    with pytest.raises(InvalidFieldError, match="line 2"):
+        policy_changes('["1", "0", 1, 1, {}, {}]\nnot json', "pbt_policy_x.txt")
+
+
+def test_a_replay_changes_the_config_at_each_step_from_its_own_checkpoint() -> None:
+    replay = PopulationBasedTrainingReplay(
+        policy_file="p.txt",
+        config={"lr": 1.0},
+        changes=(PolicyChange(2, {"lr": 2.0}),),
+        experiment_tag="replay_p.txt",
+    )
+    driver = PolicyDriver(replay, cpus=1)
+    trial_id = driver.add({"lr": 1.0})
+    assert driver.result(trial_id) is Decision.CONTINUE
+    assert driver.result(trial_id) is Decision.CONTINUE  # paused, changed, started again
+    trial = driver.trial(trial_id)
+    assert trial.spec.config == {"lr": 2.0}
+    assert trial.spec.experiment_tag == "replay_p.txt@perturbed[lr=2.0000]"
+    assert trial.exploited is not None
+    assert trial.exploited.checkpoint.training_iteration == 2  # its own, saved at the step
+    assert driver.scheduler.debug_string() == "PopulationBasedTraining replay: Step 2, perturb 1"
+    with pytest.raises(InvalidFieldError, match="one trial"):
+        driver.add({"lr": 1.0})

@@ -50,7 +50,7 @@ pbt = PopulationBasedTraining(
 results = tune.Tuner(
     train_fn,
     run_config=tune.RunConfig(name="pbt_test", stop={"training_iteration": 10}, verbose=0),
-    tune_config=tune.TuneConfig(scheduler=pbt, metric="score", mode="max", num_samples=4),
+    tune_config=tune.TuneConfig(scheduler=pbt, metric="score", mode="max"),
     param_space={"lr": tune.grid_search([0.1, 0.2, 0.3, 0.4])},
 ).fit()
 assert not results.errors

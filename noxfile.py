@@ -36,6 +36,7 @@ LOCK_INPUTS = (
     "pyproject.toml",
     "--all-extras",
     "--constraint=requirements/lock-constraints.txt",
+    "--override=requirements/lock-overrides.txt",
     "--universal",
     f"--python-version={PYTHON}",
 )
@@ -81,9 +82,16 @@ def slow(session: nox.Session) -> None:
 
 @nox.session(venv_backend="none")
 def typecheck(session: nox.Session) -> None:
-    """mypy --strict over the library, its tests, benchmarks and examples."""
+    """mypy --strict over the library, its tests, benchmarks and examples;
+    then pyright over the public API's typing tests, so its types hold
+    under both checkers users run."""
     run = shared_env(session)
     run("mypy")
+    run("pyright", *PUBLIC_TYPING_TESTS)
+
+
+PUBLIC_TYPING_TESTS = ("tests/typing", "tests/test_public_types.py")
+"""The files whose `assert_type`s pin the public API's types."""
 
 
 @nox.session(venv_backend="none")
@@ -122,12 +130,28 @@ def package(session: nox.Session) -> None:
         )  # fmt: skip
         hints = session.run("python", str(ROOT / "scripts" / "install_hints.py"), silent=True)
         assert isinstance(hints, str)
-        pip = (user_python, "-m", "pip")
-        # `tunecore[lightning]` pulls torch: its CPU build first, as in `frameworks`.
-        session.run(*pip, "install", "--quiet", CPU_TORCH, external=True)
-        session.run(*pip, "install", "--quiet", *hints.split(), external=True)
-        session.run(*pip, "check", external=True)
+        together = [hint for hint in hints.split() if hint not in APART_HINTS]
+        _install_hints(session, user_python, together)
+    for index, hint in enumerate(APART_HINTS):  # each in an environment of its own
+        apart_env = dist / f"apart-env-{index}"
+        session.run("uv", "venv", "--seed", "--python", PYTHON, str(apart_env), external=True)
+        apart_python = str(apart_env / "bin" / "python")
+        _install_hints(session, apart_python, [f"{hint} @ {wheel.as_uri()}"])
     shutil.rmtree(dist)
+
+
+APART_HINTS = ("tunecore[hebo]",)
+"""Hints pip cannot install beside the others: HEBO declares numpy < 1.25,
+bayesian-optimization 3 (tunecore[bayesopt]) numpy >= 1.25."""
+
+
+def _install_hints(session: nox.Session, python: str, hints: list[str]) -> None:
+    """`pip install` the hints as written, then `pip check`."""
+    pip = (python, "-m", "pip")
+    # `tunecore[lightning]` (and hebo, ax) pull torch: its CPU build first, as in `frameworks`.
+    session.run(*pip, "install", "--quiet", CPU_TORCH, external=True)
+    session.run(*pip, "install", "--quiet", *hints, external=True)
+    session.run(*pip, "check", external=True)
 
 
 @nox.session(python=PYTHON)
@@ -166,6 +190,44 @@ def frameworks(session: nox.Session) -> None:
     session.run(
         "pytest", "-v", *FRAMEWORK_TESTS, "-k", "keras or lightning or extras",
         *session.posargs, env={"KERAS_BACKEND": "torch"},
+    )  # fmt: skip
+
+
+TORCH_SEARCHER_TESTS = (
+    "tests/search/test_hebo.py",
+    "tests/search/test_ax.py",
+    "tests/compat/test_compat.py",
+)
+HEBO_WITHOUT_ITS_PINS = (
+    "HEBO>=0.3.5",
+    "pymoo>=0.6,<0.6.1",
+    "autograd",
+    "alive-progress",
+    "about-time",
+    "graphemeu",
+    "Deprecated",
+    "dill",
+    "disjoint-set",
+    "networkx",
+)
+"""HEBO and what it imports, installed without their declared pins: HEBO
+declares numpy < 1.25 and pymoo 0.6.0 declares cma 3.2.2, both of which
+the lock overrides (requirements/lock-overrides.txt says why); pip has no
+overrides, so it would refuse the lock's numpy and cma instead."""
+
+
+@nox.session(python=PYTHON, venv_backend="virtualenv")
+def searchers_torch(session: nox.Session) -> None:
+    """HEBOSearch and AxSearch (tunecore.search.hebo, .ax) and their compat
+    scripts, on torch's CPU build (the `tests` session has no torch: their
+    tests skip there). pip makes this environment, as in `frameworks`:
+    torch's CPU build first, then tunecore with Ax and the lock, then HEBO
+    without the pins the lock overrides."""
+    session.install("-c", LOCK, CPU_TORCH)
+    session.install("-c", LOCK, "-e", ".[dev,ax]")
+    session.install("-c", LOCK, "--no-deps", *HEBO_WITHOUT_ITS_PINS)
+    session.run(
+        "pytest", "-v", *TORCH_SEARCHER_TESTS, "-k", "hebo or ax", *session.posargs
     )  # fmt: skip
 
 

@@ -165,8 +165,9 @@ def rebuild_times(experiment: Path) -> tuple[float, float]:
     """(the whole rebuild of the searcher object on restore, a walk of the
     same log that calls nothing), in CPU seconds."""
     from tunecore.api.searching import restored_runtime  # noqa: PLC0415
+    from tunecore.core.experiment.snapshot import BUILTIN  # noqa: PLC0415
     from tunecore.shell.eventlog import read_log  # noqa: PLC0415
-    from tunecore.shell.replay import BUILTIN, rebuild, walk  # noqa: PLC0415
+    from tunecore.shell.replay import rebuild, walk  # noqa: PLC0415
 
     contents = read_log(experiment)
     state = rebuild(contents, experiment).state

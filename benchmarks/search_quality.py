@@ -10,8 +10,9 @@ Objectives (`benchmarks.objectives`, all with known optima):
 - Branin, 50 trials, and Hartmann-6, 100 trials, one iteration each: random
   search (tunecore's `BasicVariantGenerator`) against TPE (`OptunaSearch`),
   `BayesOptSearch` and `HyperOptSearch`, each with its defaults,
-  `NevergradSearch` with OnePlusOne (Ray's example's optimizer) and
-  `ZOOptSearch` with a budget of the trial count (Ray's class needs one);
+  `NevergradSearch` with OnePlusOne (Ray's example's optimizer),
+  `ZOOptSearch` with a budget of the trial count (Ray's class needs one),
+  and on torch `HEBOSearch` and `AxSearch`, each with its defaults;
 - the learning curve with slow starters, 81 iterations, 143 trials (one full
   band of HyperBand with `max_t=81, reduction_factor=3`): `HyperBandScheduler`
   with random search against BOHB (`HyperBandForBOHB` with `TuneBOHB`).
@@ -52,6 +53,10 @@ REDUCTION_FACTOR = 3
 BAYESOPT_SEEDS = 0
 """BayesOptSearch's seeds at most (0: all): a GP fit and an acquisition
 search per suggestion make it the slow one."""
+TORCH_SEEDS = 0
+"""HEBOSearch's and AxSearch's seeds at most (0: all): a GP fit on torch
+and an acquisition search per suggestion (per batch, for HEBO) make them
+the slowest by far."""
 CURVE_TRIALS = 143
 """One band of HyperBand at max_t=81, eta=3: brackets of 81, 34, 15, 8, 5."""
 
@@ -153,6 +158,18 @@ ZOOPT = Method(
     lambda trials: _build("tunecore.search.zoopt", "ZOOptSearch", budget=trials),
     _no_scheduler,
 )
+HEBO = Method(
+    "hebo",
+    "HEBOSearch",
+    lambda _: _build("tunecore.search.hebo", "HEBOSearch"),
+    _no_scheduler,
+)
+AX = Method(
+    "ax",
+    "AxSearch",
+    lambda _: _build("tunecore.search.ax", "AxSearch"),
+    _no_scheduler,
+)
 HYPERBAND = Method(
     "hyperband",
     "HyperBand + random (HyperBandScheduler)",
@@ -167,8 +184,8 @@ BOHB = Method(
 )
 
 METHODS: dict[str, tuple[Method, ...]] = {
-    "branin": (RANDOM, TPE, BAYESOPT, HYPEROPT, NEVERGRAD, ZOOPT),
-    "hartmann6": (RANDOM, TPE, BAYESOPT, HYPEROPT, NEVERGRAD, ZOOPT),
+    "branin": (RANDOM, TPE, BAYESOPT, HYPEROPT, NEVERGRAD, ZOOPT, HEBO, AX),
+    "hartmann6": (RANDOM, TPE, BAYESOPT, HYPEROPT, NEVERGRAD, ZOOPT, HEBO, AX),
     "curve": (HYPERBAND, BOHB),
 }
 
@@ -297,6 +314,11 @@ PACKAGES = (
     "hpbandster",
     "nevergrad",
     "zoopt",
+    "HEBO",
+    "pymoo",
+    "ax-platform",
+    "botorch",
+    "torch",
 )
 
 
@@ -327,6 +349,13 @@ def main(argv: Sequence[str]) -> int:
         help=f"at most this many seeds for BayesOptSearch, whose suggestions are slow "
         f"(default {BAYESOPT_SEEDS}; 0: as many as --seeds)",
     )
+    parser.add_argument(
+        "--torch-seeds",
+        type=int,
+        default=TORCH_SEEDS,
+        help=f"at most this many seeds for HEBOSearch and AxSearch, the slowest "
+        f"(default {TORCH_SEEDS}; 0: as many as --seeds)",
+    )
     args = parser.parse_args(list(argv))
     if args.seeds < 1:
         parser.error(f"--seeds={args.seeds} must be at least 1")
@@ -350,6 +379,8 @@ def main(argv: Sequence[str]) -> int:
                 seeds = args.seeds
                 if method is BAYESOPT:
                     seeds = min(seeds, args.bayesopt_seeds or seeds)
+                if method in (HEBO, AX):
+                    seeds = min(seeds, args.torch_seeds or seeds)
                 rows.extend(_rows(task, method, seeds, concurrencies))
             except Unavailable as missing:
                 skipped.append(f"{method.label} skipped: {missing}")

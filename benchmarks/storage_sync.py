@@ -227,7 +227,7 @@ def instrument_tunecore() -> None:
     """Keep the StateShipper's own statistics when it closes (the end of
     `fit()`), and time that final flush. Absent (no shipper yet), say so."""
     try:
-        from tunecore.shell import shipper  # noqa: PLC0415
+        from tunecore.shell.mirror import shipper  # noqa: PLC0415
     except ImportError as error:
         TIMINGS["note"] = f"no StateShipper: {error}"
         return
@@ -493,8 +493,8 @@ class Observer:
             return
         from tunecore.model.events import ResultReported  # noqa: PLC0415
         from tunecore.shell.eventlog import read_log  # noqa: PLC0415
-        from tunecore.shell.store import LocalStore  # noqa: PLC0415
-        from tunecore.shell.stored_state import stored_log  # noqa: PLC0415
+        from tunecore.shell.mirror.stored_state import stored_log  # noqa: PLC0415
+        from tunecore.shell.storage.local_store import LocalStore  # noqa: PLC0415
 
         events_dir = os.path.join(self._log_dir, "store", "events")
         os.makedirs(events_dir, exist_ok=True)

@@ -3,8 +3,8 @@ and check that nothing was lost, repeated or decided differently.
 
     python scripts/chaos.py drive DIR_ROOT NAME [--resume] [--seed S] [--storage URI]
     python scripts/chaos.py run DIR_ROOT --kills N --seed S
-        [--phases normal,resume,checkpoint] [--second-drivers]
-        [--storage URI|s3-local [--same-staging]]
+        [--phases normal,resume,checkpoint[,compaction,takeover]] [--second-drivers]
+        [--storage URI|s3-local [--same-staging] [--sync-period S]]
 
 `drive` runs one deterministic experiment on a local Ray (or, with
 `--resume`, continues it with `Tuner.restore`). `run` is the chaos loop: it
@@ -27,7 +27,19 @@ many kills (seeded order, the first kill never a resume's):
   sixteen 64 KiB files and state.json, copied one by one, the metadata
   last);
   whether the kill came mid-copy, after the copy but before the save was
-  logged, or after, is read from the directory and the log.
+  logged, or after, is read from the directory and the log;
+- compaction (with `--storage`): a compaction of the stored log, between
+  its merged object and the deletion of the objects it covers (the
+  seeded-chosen one of those deletions);
+- takeover (with `--storage`): a resume taking the killed driver's lease
+  over, just after its lease is stored (before it reads the storage), or
+  just after it marked where it takes the log over (before it ships
+  anything; `shell.mirror.stored_state`).
+
+The last two are SIGKILLs the driver sends its own process group at that
+exact call of its store (`aim_kill`), so they land where they aim every
+time; give `--sync-period 0.1` so that a run ships often enough to
+compact (a compaction merges 16 shipments).
 
 `--second-drivers` starts, at the first event of every normal round's
 driver and of the last one, a second `drive --resume` on the same
@@ -94,6 +106,7 @@ import json
 import math
 import os
 import random
+import re
 import select
 import shutil
 import signal
@@ -106,9 +119,10 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 import tunecore
-from tunecore import ResultGrid, RunConfig, TuneConfig, Tuner
+from tunecore import ResultGrid, RunConfig, SyncConfig, TuneConfig, Tuner
 from tunecore.core.experiment import ExperimentState, step
 from tunecore.core.experiment.snapshot import decode_state
 from tunecore.model import (
@@ -122,17 +136,13 @@ from tunecore.model import (
 from tunecore.schedulers import ASHAScheduler
 from tunecore.shell.eventlog import LogError, read_log
 from tunecore.shell.lock import LOCK_FILE, ExperimentLockedError
+from tunecore.shell.mirror.stored_state import fetch_state, stored_log
 from tunecore.shell.replay import replay
-from tunecore.shell.storage import ExperimentStorage, safe_name
-from tunecore.shell.store import (
-    Store,
-    checkpoint_root,
-    join_uri,
-    resolve_storage,
-    staging_root,
-    within,
-)
-from tunecore.shell.stored_state import fetch_state, stored_log
+from tunecore.shell.storage.arrow_store import ArrowStore
+from tunecore.shell.storage.layout import ExperimentStorage, safe_name
+from tunecore.shell.storage.local_store import LocalStore
+from tunecore.shell.storage.resolve import resolve_storage, staging_root, within
+from tunecore.shell.storage.store import Store, checkpoint_root, join_uri
 from tunecore.shell.trainable.checkpoint_files import META_FILE, read_meta
 from tunecore.shell.trial_files import PROGRESS_FILE, RESULT_FILE
 
@@ -246,10 +256,11 @@ def train(config: dict[str, JsonValue]) -> None:
             )
 
 
-def make_tuner(root: Path | str, name: str, seed: int) -> Tuner:
+def make_tuner(root: Path | str, name: str, seed: int, sync_period: float | None = None) -> Tuner:
     """The experiment: 6 trials (a grid times one seeded random value) under
     ASHA, every event synced (`fsync_interval_ms=0`), the newest 2
-    checkpoints kept (so retention deletes checkpoints while kills land)."""
+    checkpoints kept (so retention deletes checkpoints while kills land);
+    shipped every `sync_period` seconds if given (storage only)."""
     return Tuner(
         train,
         param_space={"x": tunecore.grid_search(list(GRID)), "y": tunecore.uniform(-0.05, 0.05)},
@@ -265,6 +276,9 @@ def make_tuner(root: Path | str, name: str, seed: int) -> Tuner:
             fsync_interval_ms=0,
             verbose=0,
             checkpoint_config=tunecore.CheckpointConfig(num_to_keep=2),
+            sync_config=SyncConfig()
+            if sync_period is None
+            else SyncConfig(sync_period=sync_period),
         ),
     )
 
@@ -272,6 +286,55 @@ def make_tuner(root: Path | str, name: str, seed: int) -> Tuner:
 REFUSED = 2
 """`drive`'s exit code when another driver holds the experiment (the CLI's
 for `ExperimentLockedError`)."""
+
+
+def aim_kill(aim: str) -> None:
+    """Make this driver SIGKILL its process group (itself, and the Ray it
+    started) at the moment `aim` names, by wrapping its stores' writes and
+    deletions: `compaction:N` before the Nth deletion of objects a
+    compaction merged, `lease` just after a lease is stored (a take-over,
+    in a resume), `fence` just after its fence is stored. It prints
+    `killed: <aim>` first."""
+    phase, _, nth = aim.partition(":")
+    merged: list[tuple[int, int]] = []
+    deletes = 0
+
+    def die() -> None:
+        print(f"killed: {aim}", flush=True)
+        os.killpg(os.getpgrp(), signal.SIGKILL)
+
+    def after_write(rel: str) -> None:
+        if (match := _SEGMENT.search(rel)) is not None:
+            merged[:] = [(int(match.group(1)), int(match.group(2)))]
+        if (phase == "lease" and rel.endswith("driver.lease")) or (
+            phase == "fence" and "events/fence_" in rel
+        ):
+            die()
+
+    def before_delete(rel: str) -> None:
+        nonlocal deletes
+        match = _SEGMENT.search(rel)
+        if phase != "compaction" or match is None or not merged:
+            return
+        start, end = int(match.group(1)), int(match.group(2))
+        if merged[0][0] <= start and end <= merged[0][1] and (start, end) != merged[0]:
+            deletes += 1
+            if deletes == int(nth):
+                die()
+
+    for cls in (LocalStore, ArrowStore):
+        write, delete = cls.write_bytes, cls.delete_file
+
+        def write_bytes(self: Any, rel: str, data: bytes, write: Any = write) -> None:
+            write(self, rel, data)
+            after_write(rel)
+
+        def delete_file(self: Any, rel: str, delete: Any = delete) -> None:
+            before_delete(rel)
+            delete(self, rel)
+
+        cls.write_bytes = write_bytes  # type: ignore[method-assign]
+        cls.delete_file = delete_file  # type: ignore[method-assign]
 
 
 def drive(
@@ -283,6 +346,8 @@ def drive(
     notify_fd: int | None = None,
     second: bool = False,
     storage: str | None = None,
+    aim: str | None = None,
+    sync_period: float | None = None,
 ) -> int:
     """Run (or continue) the experiment `root/name` on a Ray of its own
     (with `storage`, a URI, the experiment `storage/name`: a resume is
@@ -299,7 +364,10 @@ def drive(
     A `second` driver is one started while another runs the experiment:
     it starts no Ray before `fit()` (it is meant to be refused there; were
     it not, tunecore would start one). A refusal (`ExperimentLockedError`)
-    prints the message and exits `REFUSED`."""
+    prints the message and exits `REFUSED`. `aim`: see `aim_kill`;
+    `sync_period`: the shipping period (`SyncConfig`) of a new experiment."""
+    if aim:
+        aim_kill(aim)
 
     def notify(marker: str) -> None:
         if notify_fd is not None:
@@ -323,7 +391,7 @@ def drive(
                     restart_errored=False,
                 )
             else:
-                tuner = make_tuner(storage or root, name, seed)
+                tuner = make_tuner(storage or root, name, seed, sync_period)
             notify("fit")
             results = tuner.fit()
         except ExperimentLockedError as error:
@@ -366,6 +434,8 @@ class Place:
     root: Path
     uri: str | None = None
     same_staging: bool = False
+    sync_period: float | None = None
+    """Seconds between shipments of a new experiment (`--sync-period`)."""
 
     def describe(self) -> str:
         if self.uri is None:
@@ -502,6 +572,16 @@ SCRIPT = Path(__file__).resolve()
 PHASES = ("normal", "resume", "checkpoint")
 """What a kill can aim at: any moment of a run, the first milliseconds of a
 resume, a checkpoint being saved."""
+STORAGE_PHASES = ("compaction", "takeover")
+"""What a kill can aim at when the experiment is in storage: a compaction
+of the stored log, a lease take-over."""
+RESUMING = frozenset({"resume", "takeover"})
+"""Phases only a resume has: never the first kill's."""
+TAKEOVER_AIMS = {
+    "lease": "take-over, just after the new lease was stored",
+    "fence": "take-over, just after its fence was stored",
+}
+_SEGMENT = re.compile(r"events/seg_(\d{16})_(\d{16})")
 RESUME_ANCHORS = {
     "restore": "Tuner.restore began reading the log",
     "fit": "fit() began (lock, log, snapshots)",
@@ -718,6 +798,7 @@ def start_drive(
     phase: str = "normal",
     notify: bool = False,
     slot: str | None = None,
+    aim: str | None = None,
 ) -> tuple[subprocess.Popen[bytes], DriveRecord]:
     """Start `drive` as the leader of a new session (so its process group,
     and every process it starts, can be found and killed); with `notify`,
@@ -736,6 +817,10 @@ def start_drive(
         command.append("--second")
     if place.uri is not None:
         command += ["--storage", place.uri]
+    if place.sync_period is not None:
+        command += ["--sync-period", str(place.sync_period)]
+    if aim is not None:
+        command += ["--aim", aim]
     read_end, write_end = os.pipe() if notify else (None, None)
     if write_end is not None:
         command += ["--notify-fd", str(write_end)]
@@ -992,6 +1077,43 @@ def kill_drive(
     return record
 
 
+def kill_aimed(
+    place: Place,
+    name: str,
+    phase: str,
+    *,
+    resume: bool,
+    seed: int,
+    number: int,
+    rng: random.Random,
+) -> DriveRecord:
+    """A round aimed at a compaction or a take-over (`STORAGE_PHASES`): the
+    driver kills its own process group there (`aim_kill`). It landed if
+    the driver says so and died of the SIGKILL; a driver that ended first
+    (no compaction was left to do) did not."""
+    if phase == "compaction":
+        nth = rng.randrange(1, 16)
+        aim, where = f"compaction:{nth}", f"compaction, before its deletion {nth} of 16"
+    else:
+        aim = rng.choice(sorted(TAKEOVER_AIMS))
+        where = TAKEOVER_AIMS[aim]
+    process, record = start_drive(
+        place, name, resume=resume, seed=seed, number=number, phase=phase, aim=aim
+    )
+    record.aim = aim
+    try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=RUN_TIMEOUT_S)
+    finally:
+        end_drive(process, record)
+    if record.returncode == -signal.SIGKILL and f"killed: {aim}" in record.log.read_text(
+        errors="replace"
+    ):
+        record.killed = record.ended
+        record.landed_in = where
+    return record
+
+
 def kill_resume(
     place: Place, name: str, *, seed: int, number: int, rng: random.Random
 ) -> DriveRecord:
@@ -1171,7 +1293,8 @@ def gcs_address(log: Path) -> str | None:
 
 def plan_phases(phases: Sequence[str], kills: int, rng: random.Random) -> list[str]:
     """What each kill aims at: every phase once in each run of len(phases)
-    kills, in a seeded order. The first kill hits a start, not a resume.
+    kills, in a seeded order. The first kill hits a start, not a resume
+    (`RESUMING`).
     (One phase draws nothing: the seeds of earlier runs keep their delays.)"""
     plan: list[str] = []
     while len(plan) < kills:
@@ -1179,8 +1302,8 @@ def plan_phases(phases: Sequence[str], kills: int, rng: random.Random) -> list[s
         rng.shuffle(block)
         plan += block
     plan = plan[:kills]
-    if plan and plan[0] == "resume":
-        other = next((i for i, p in enumerate(plan) if p != "resume"), None)
+    if plan and plan[0] in RESUMING:
+        other = next((i for i, p in enumerate(plan) if p not in RESUMING), None)
         if other is None:
             plan[0] = "normal"
         else:
@@ -1200,19 +1323,23 @@ def run_chaos(
     checkpoint_window: float = CHECKPOINT_WINDOW_S,
     storage: str | None = None,
     same_staging: bool = False,
+    sync_period: float | None = None,
 ) -> ChaosReport:
     """The chaos loop and the checks; see the module docstring. The
     baseline runs at the same time as the chaos, in its own Ray: the 2
     trials a Ray runs at once mostly sleep, so they share the 2 CPUs.
     `storage`: a URI to keep both experiments in (`S3_LOCAL`: a local S3
-    server this process runs), `same_staging` as in `Place`."""
+    server this process runs), `same_staging` and `sync_period` as in
+    `Place`. The `STORAGE_PHASES` need a `storage`."""
+    if storage is None and (aimed := [p for p in phases if p in STORAGE_PHASES]):
+        raise ValueError(f"phases={aimed!r} need the experiment in storage (storage=URI)")
     began = time.monotonic()
     rng = random.Random(seed)
     root.mkdir(parents=True, exist_ok=True)
     with contextlib.ExitStack() as stack:
         if storage == S3_LOCAL:
             storage = stack.enter_context(local_s3())
-        place = Place(root, storage, same_staging)
+        place = Place(root, storage, same_staging, sync_period)
         drives, baseline, second = chaos_rounds(
             place,
             kills=kills,
@@ -1262,6 +1389,10 @@ def chaos_rounds(
             resume = number > 1
             if phase == "resume":
                 record = kill_resume(place, CHAOS_NAME, seed=seed, number=number, rng=rng)
+            elif phase in STORAGE_PHASES:
+                record = kill_aimed(
+                    place, CHAOS_NAME, phase, resume=resume, seed=seed, number=number, rng=rng
+                )
             elif phase == "checkpoint":
                 record = kill_checkpoint(
                     place,
@@ -1780,12 +1911,13 @@ def run_checks(
 
 
 def phase_list(text: str) -> list[str]:
-    """`--phases`: a comma-separated subset of `PHASES`."""
+    """`--phases`: a comma-separated subset of `PHASES` and `STORAGE_PHASES`."""
     phases = [p.strip() for p in text.split(",") if p.strip()]
-    unknown = [p for p in phases if p not in PHASES]
+    known = PHASES + STORAGE_PHASES
+    unknown = [p for p in phases if p not in known]
     if unknown or not phases:
         raise argparse.ArgumentTypeError(
-            f"--phases={text!r}: expected a comma-separated list of {', '.join(PHASES)}"
+            f"--phases={text!r}: expected a comma-separated list of {', '.join(known)}"
         )
     return phases
 
@@ -1801,6 +1933,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     one.add_argument("--notify-fd", type=int, help="a pipe told 'restore' and 'fit'")
     one.add_argument("--second", action="store_true", help="expect another driver: no Ray first")
     one.add_argument("--storage", metavar="URI", help="keep the experiment in URI/NAME")
+    one.add_argument("--aim", help="kill this driver there: compaction:N, lease or fence")
+    one.add_argument("--sync-period", type=float, help="seconds between shipments (storage)")
     loop = commands.add_parser("run", help="the chaos loop, the baseline and the checks")
     loop.add_argument("root", type=Path, metavar="DIR_ROOT")
     loop.add_argument("--kills", type=int, required=True)
@@ -1831,6 +1965,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "each driver works in a fresh staging directory and resumes from the URI alone",
     )
     loop.add_argument(
+        "--sync-period",
+        type=float,
+        help="with --storage: seconds between shipments (0.1 lets compaction kills land)",
+    )
+    loop.add_argument(
         "--same-staging",
         action="store_true",
         help="with --storage: one staging directory for every driver (the same machine)",
@@ -1845,6 +1984,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             notify_fd=args.notify_fd,
             second=args.second,
             storage=args.storage,
+            aim=args.aim,
+            sync_period=args.sync_period,
         )
     report = run_chaos(
         args.root.resolve(),
@@ -1857,6 +1998,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         checkpoint_window=args.checkpoint_window,
         storage=args.storage,
         same_staging=args.same_staging,
+        sync_period=args.sync_period,
     )
     text = report.render()
     (args.root / "report.txt").write_text(text + "\n")

@@ -25,7 +25,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tunecore.shell.store import ArrowStore, LocalStore, Store
+from tunecore.shell.storage.arrow_store import ArrowStore
+from tunecore.shell.storage.local_store import LocalStore
+from tunecore.shell.storage.store import Store
 
 if TYPE_CHECKING:
     from pyarrow.fs import FileSystem

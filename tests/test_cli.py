@@ -41,11 +41,11 @@ from tunecore.schedulers import PB2
 from tunecore.shell.eventlog import read_log
 from tunecore.shell.inbox import AddTrialRequest, Inbox, StopTrialRequest
 from tunecore.shell.journal import SnapshotStore
+from tunecore.shell.mirror.remote import open_stored
+from tunecore.shell.mirror.shipper import StateShipper
 from tunecore.shell.processes import process_start
-from tunecore.shell.remote import local_copy
 from tunecore.shell.replay import replay
-from tunecore.shell.shipper import StateShipper
-from tunecore.shell.store import resolve_storage, staging_root, within
+from tunecore.shell.storage.resolve import resolve_storage, staging_root, within
 
 WAIT_S = 20.0
 """The most any handshake below waits; they normally take well under a second."""
@@ -750,7 +750,7 @@ def test_stop_through_the_uri_reaches_a_running_trial(
         driver.join(WAIT_S)
     assert codes == [0]
     assert os.listdir(staged) == ["driver.lock"]  # the storage holds it all
-    trial = replay(local_copy(uri)).state.trials[handshake.trial_id]
+    trial = replay(open_stored(uri).local).state.trials[handshake.trial_id]
     assert trial.status is TrialStatus.TERMINATED
     assert trial.last_result["step"] == 1  # it would have gone on to 5
     assert file_store.store.list("exp/inbox") == []

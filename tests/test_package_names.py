@@ -82,7 +82,7 @@ DRIVER_ONLY = (
     "pydantic",
     "tunecore.core.lifecycle",
     "tunecore.core.experiment",
-    "tunecore.shell.storage",
+    "tunecore.shell.storage.layout",
     "tunecore.shell.eventlog",
     "tunecore.shell.loop",
     "tunecore.shell.executors.base",

@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from tunecore._lazy import lazy_attributes
+from tunecore._not_provided import install_finder, not_provided_getattr
 from tunecore._version import __version__ as __version__
 
 if TYPE_CHECKING:
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from tunecore import result as result
     from tunecore import schedulers as schedulers
     from tunecore import search as search
+    from tunecore import session as session
     from tunecore import stopper as stopper
     from tunecore.api.analysis import ExperimentAnalysis as ExperimentAnalysis
     from tunecore.api.config import CheckpointConfig as CheckpointConfig
@@ -47,6 +49,7 @@ if TYPE_CHECKING:
     from tunecore.api.run import run_experiments as run_experiments
     from tunecore.api.simulate import simulate as simulate
     from tunecore.api.tuner import Tuner as Tuner
+    from tunecore.context import TrainContext as TrainContext
     from tunecore.core.search.domains import lograndint as lograndint
     from tunecore.core.search.domains import loguniform as loguniform
     from tunecore.core.search.domains import qlograndint as qlograndint
@@ -73,7 +76,9 @@ if TYPE_CHECKING:
     from tunecore.shell.trainable import get_context as get_context
     from tunecore.shell.trainable import register_trainable as register_trainable
     from tunecore.shell.trainable import report as report
-    from tunecore.shell.trainable.resources import PlacementGroupFactory as PlacementGroupFactory
+    from tunecore.shell.trainable.placement_group import (
+        PlacementGroupFactory as PlacementGroupFactory,
+    )
     from tunecore.shell.trainable.resources import ScalingConfig as ScalingConfig
     from tunecore.shell.trainable.worker import TuneContext as TuneContext
     from tunecore.shell.trainable.wrappers import with_parameters as with_parameters
@@ -87,6 +92,7 @@ _HOMES: dict[str, str] = {
     "result": "tunecore.result",
     "schedulers": "tunecore.schedulers",
     "search": "tunecore.search",
+    "session": "tunecore.session",
     "stopper": "tunecore.stopper",
     "ExperimentAnalysis": "tunecore.api.analysis",
     "CheckpointConfig": "tunecore.api.config",
@@ -132,8 +138,9 @@ _HOMES: dict[str, str] = {
     "get_context": "tunecore.shell.trainable",
     "register_trainable": "tunecore.shell.trainable",
     "report": "tunecore.shell.trainable",
-    "PlacementGroupFactory": "tunecore.shell.trainable.resources",
+    "PlacementGroupFactory": "tunecore.shell.trainable.placement_group",
     "ScalingConfig": "tunecore.shell.trainable.resources",
+    "TrainContext": "tunecore.context",
     "TuneContext": "tunecore.shell.trainable.worker",
     "with_parameters": "tunecore.shell.trainable.wrappers",
     "with_resources": "tunecore.shell.trainable.wrappers",
@@ -158,6 +165,7 @@ __all__ = [
     "ScalingConfig",
     "Stopper",
     "SyncConfig",
+    "TrainContext",
     "Trainable",
     "Trial",
     "TuneConfig",
@@ -193,6 +201,7 @@ __all__ = [
     "sample_from",
     "schedulers",
     "search",
+    "session",
     "simulate",
     "stopper",
     "uniform",
@@ -202,4 +211,8 @@ __all__ = [
 
 
 if not TYPE_CHECKING:  # hidden from type checkers, which would accept any name through it
-    __getattr__, __dir__ = lazy_attributes(__name__, _HOMES, __all__)
+    __getattr__, __dir__ = lazy_attributes(
+        __name__, _HOMES, __all__, missing=not_provided_getattr(__name__)
+    )
+
+install_finder()  # a Ray module tunecore leaves out fails saying what to use instead

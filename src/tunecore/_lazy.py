@@ -17,16 +17,22 @@ from collections.abc import Callable, Iterable, Mapping
 
 
 def lazy_attributes(
-    package: str, homes: Mapping[str, str], public: Iterable[str]
+    package: str,
+    homes: Mapping[str, str],
+    public: Iterable[str],
+    missing: Callable[[str], object] | None = None,
 ) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
     """The `__getattr__` and `__dir__` of `package`: `homes` maps each name
     to the module holding it (the name itself when the module is the
     package's submodule of that name); a name is kept in the package once
-    imported."""
+    imported. A name not in `homes` goes to `missing` when given (which
+    raises the error that name deserves)."""
 
     def __getattr__(name: str) -> object:
         home = homes.get(name)
         if home is None:
+            if missing is not None:
+                return missing(name)
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         module = importlib.import_module(home)
         value = module if home == f"{package}.{name}" else getattr(module, name)

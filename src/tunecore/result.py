@@ -7,6 +7,7 @@ every result-key name it uses lives; the others are conventions of Ray's
 examples (`mean_loss`, `episode_reward_mean`) that tunecore only names.
 """
 
+from tunecore._not_provided import not_provided_getattr
 from tunecore.core.results import (
     DATE,
     DEFAULT_METRIC,
@@ -25,7 +26,7 @@ from tunecore.core.results import (
     TRAINING_ITERATION,
     TRIAL_ID,
 )
-from tunecore.shell.store import DEFAULT_ROOT
+from tunecore.shell.storage.resolve import DEFAULT_ROOT
 from tunecore.shell.trial_files import (
     ERROR_FILE,
     PARAMS_FILE,
@@ -52,6 +53,8 @@ EXPR_ERROR_FILE = ERROR_FILE
 
 DEFAULT_EXPERIMENT_INFO_KEYS = ("trainable_name", EXPERIMENT_TAG, TRIAL_ID)
 DEFAULT_RESULT_KEYS = (TRAINING_ITERATION, TIME_TOTAL_S, MEAN_ACCURACY, MEAN_LOSS)
+DEBUG_METRICS = (TRIAL_ID, "experiment_id", DATE, TIMESTAMP, PID, HOSTNAME, NODE_IP, CONFIG_PREFIX)
+"""Ray's keys of a result that need no finished iteration to mean something."""
 AUTO_RESULT_KEYS = (
     TRAINING_ITERATION,
     TIME_TOTAL_S,
@@ -73,6 +76,7 @@ __all__ = [
     "AUTO_RESULT_KEYS",
     "CONFIG_PREFIX",
     "DATE",
+    "DEBUG_METRICS",
     "DEFAULT_EXPERIMENT_INFO_KEYS",
     "DEFAULT_METRIC",
     "DEFAULT_RESULTS_DIR",
@@ -103,3 +107,5 @@ __all__ = [
     "TRAINING_ITERATION",
     "TRIAL_ID",
 ]
+
+__getattr__ = not_provided_getattr(__name__)

@@ -92,7 +92,7 @@ def test_the_log_on_disk_holds_the_newer_checkpoint_before_an_older_one_is_delet
     checkpoint that replaced it."""
     from tunecore.model import CheckpointSaved  # noqa: PLC0415
     from tunecore.shell.eventlog import read_log  # noqa: PLC0415
-    from tunecore.shell.storage import ExperimentStorage  # noqa: PLC0415
+    from tunecore.shell.storage.layout import ExperimentStorage  # noqa: PLC0415
 
     real_delete = ExperimentStorage.delete_checkpoint
     seen: list[tuple[str, list[str]]] = []

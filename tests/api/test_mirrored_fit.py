@@ -33,10 +33,11 @@ from tunecore.schedulers import PopulationBasedTraining
 from tunecore.shell.callbacks import Callback
 from tunecore.shell.eventlog import read_log
 from tunecore.shell.inbox import AddTrialRequest, post_to_store
-from tunecore.shell.lease import LeaseLostError
 from tunecore.shell.lock import ExperimentLockedError
-from tunecore.shell.store import Store, within
-from tunecore.shell.stored_state import stored_log
+from tunecore.shell.mirror.lease import LeaseLostError
+from tunecore.shell.mirror.stored_state import stored_log
+from tunecore.shell.storage.resolve import within
+from tunecore.shell.storage.store import Store
 from tunecore.shell.trainable.checkpoint_files import META_FILE
 from tunecore.shell.trial_view import Trial
 

@@ -22,8 +22,8 @@ from tunecore.model import TrialStatus
 from tunecore.shell.eventlog import LogError, read_log
 from tunecore.shell.inbox import AddTrialRequest, Inbox
 from tunecore.shell.journal import SnapshotStore
-from tunecore.shell.own_files import NotRegularFileError, read_bytes
-from tunecore.shell.storage import ExperimentStorage, read_result_rows
+from tunecore.shell.storage.layout import ExperimentStorage, read_result_rows
+from tunecore.shell.storage.own_files import NotRegularFileError, read_bytes
 
 
 def failing(config: dict[str, object]) -> None:

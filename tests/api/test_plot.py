@@ -26,7 +26,7 @@ from tunecore.api.plot import (
 )
 from tunecore.api.whatif import what_if
 from tunecore.cli import main
-from tunecore.core.schedulers.asha import ASHAScheduler
+from tunecore.core.schedulers.asha import ASHAPromotionScheduler, ASHAScheduler
 from tunecore.core.schedulers.hyperband import HyperBandScheduler, band_plan
 from tunecore.core.schedulers.pbt import PopulationBasedTraining
 from tunecore.model import JsonDict, Mode, Resources
@@ -41,9 +41,10 @@ def curve(config: JsonDict, iteration: int) -> tuple[JsonDict, float]:
     return {"loss": (x - 0.3) ** 2 + 1.0 / iteration}, 1.0 + x
 
 
-def simulate_into(
-    storage_path: str, name: str, scheduler: ASHAScheduler | HyperBandScheduler
-) -> None:
+Runged = ASHAScheduler | ASHAPromotionScheduler | HyperBandScheduler
+
+
+def simulate_into(storage_path: str, name: str, scheduler: Runged) -> None:
     """20 trials of `curve` under `scheduler`, kept at `storage_path` (a
     directory or a storage URI) as the experiment `name`."""
     tunecore.simulate(
@@ -57,7 +58,7 @@ def simulate_into(
     )
 
 
-def run(root: Path, name: str, scheduler: ASHAScheduler | HyperBandScheduler) -> Path:
+def run(root: Path, name: str, scheduler: Runged) -> Path:
     simulate_into(str(root), name, scheduler)
     return root / name
 
@@ -102,7 +103,7 @@ def test_hyperband_draws_each_brackets_rungs_from_its_plan(tmp_path: Path) -> No
 
 
 def test_pauses_are_marked_under_the_promotion_variant(tmp_path: Path) -> None:
-    scheduler = ASHAScheduler(max_t=9, grace_period=1, reduction_factor=3, variant="promotion")
+    scheduler = ASHAPromotionScheduler(max_t=9, grace_period=1, reduction_factor=3)
     drawing = collect(run(tmp_path, "promotion", scheduler))
     assert any(c.paused_at for c in drawing.curves.values())
 

@@ -36,9 +36,8 @@ def learning(config: JsonDict, iteration: int) -> tuple[JsonDict, float]:
     return {"loss": floor + 2.0 * math.exp(-iteration * lr * 3) / (1 + width / 64)}, 1.0
 
 
-@pytest.fixture(scope="module")
-def experiment(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("page")
+def simulate_asha(root: Path, name: str) -> Path:
+    """24 trials of `learning` under ASHA, simulated into `root / name`."""
     tunecore.simulate(
         learning,
         param_space={
@@ -52,10 +51,15 @@ def experiment(tmp_path_factory: pytest.TempPathFactory) -> Path:
             scheduler=ASHAScheduler(max_t=27, grace_period=1, reduction_factor=3),
             seed=5,
         ),
-        run_config=RunConfig(name="page", storage_path=str(root), verbose=0),
+        run_config=RunConfig(name=name, storage_path=str(root), verbose=0),
         cluster=Resources(cpu=4),
     )
-    return root / "page"
+    return root / name
+
+
+@pytest.fixture(scope="module")
+def experiment(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return simulate_asha(tmp_path_factory.mktemp("page"), "page")
 
 
 DRIVE = """

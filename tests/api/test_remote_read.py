@@ -30,8 +30,8 @@ from tunecore import (
 )
 from tunecore.model import JsonValue
 from tunecore.shell.eventlog import LOG_FILE, LogError
-from tunecore.shell.shipper import StateShipper
-from tunecore.shell.store import within
+from tunecore.shell.mirror.shipper import StateShipper
+from tunecore.shell.storage.resolve import within
 
 TARGETS = ["file_store", "s3_store"]
 STEPS = 3

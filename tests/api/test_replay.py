@@ -25,6 +25,7 @@ from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.model import Command, ExperimentEvent, JsonDict, Rejection, Resources
 from tunecore.schedulers import (
     PB2,
+    ASHAPromotionScheduler,
     ASHAScheduler,
     FIFOScheduler,
     HyperBandScheduler,
@@ -70,7 +71,7 @@ def scheduler_for(name: str, seed: int) -> TrialScheduler:
     if name == "asha":
         return ASHAScheduler(max_t=12, grace_period=2, reduction_factor=3)
     if name == "asha_promotion":
-        return ASHAScheduler(max_t=12, grace_period=2, reduction_factor=3, variant="promotion")
+        return ASHAPromotionScheduler(max_t=12, grace_period=2, reduction_factor=3)
     if name == "hyperband":
         return HyperBandScheduler(max_t=12, reduction_factor=3)
     if name == "median":

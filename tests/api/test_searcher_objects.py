@@ -23,11 +23,12 @@ from tests.crashes import Crash, CrashAfterTrials
 from tunecore import RunConfig, TuneConfig, TuneError, Tuner
 from tunecore.api.searching import SearcherNotGivenError, restored_runtime
 from tunecore.core.experiment import ExperimentState
+from tunecore.core.experiment.snapshot import BUILTIN
 from tunecore.core.search.external import ExternalSearcher
 from tunecore.model import Asked, ExperimentEvent, JsonDict, SearcherFailed
 from tunecore.search import ConcurrencyLimiter, Repeater, Searcher
 from tunecore.shell.eventlog import read_log
-from tunecore.shell.replay import BUILTIN, replay, walk
+from tunecore.shell.replay import replay, walk
 from tunecore.shell.searchers import SearchResumeWarning, external_of
 
 

@@ -64,7 +64,7 @@ def reports_context(config: dict[str, object]) -> None:
         (lambda: CheckpointConfig(num_to_keep=0), "num_to_keep", "0"),
         (lambda: RunConfig(verbose=7), "verbose", "7"),
         (lambda: RunConfig(name="a/b"), "name", "'a/b'"),
-        (lambda: RunConfig(export_formats=["onnx"]), "export_formats", "'onnx'"),
+        (lambda: RunConfig(export_formats=["tflite"]), "export_formats", "'tflite'"),
     ],
 )
 def test_bad_settings_name_the_field_and_the_value(build: object, field: str, value: str) -> None:

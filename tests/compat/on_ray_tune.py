@@ -28,11 +28,13 @@ SCRIPTS = Path(__file__).parent / "scripts"
 _BACK = [
     (re.compile(r"^import tunecore as tune$", re.M), "from ray import tune"),
     (re.compile(r"^from tunecore\.integrations\.", re.M), "from ray.air.integrations."),
+    (re.compile(r"^from tunecore\.config import", re.M), "from ray.air.config import"),
     (re.compile(r"^from tunecore\.([\w.]+) import", re.M), r"from ray.tune.\1 import"),
     (
         re.compile(r"^from tunecore import ScalingConfig$", re.M),
         "from ray.train import ScalingConfig",
     ),
+    (re.compile(r"^from tunecore import session$", re.M), "from ray.air import session"),
     (re.compile(r"^from tunecore import", re.M), "from ray.tune import"),
 ]
 

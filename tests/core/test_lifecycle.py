@@ -24,6 +24,7 @@ from tunecore.core import (
     should_recover,
 )
 from tunecore.core.checkpoints import current_checkpoint
+from tunecore.core.lifecycle import JudgedResult, LifecycleEvent, judge_alone
 from tunecore.core.schedulers.base import Exploit, Verdict
 from tunecore.model import (
     Applied,
@@ -36,6 +37,7 @@ from tunecore.model import (
     ContinueTrial,
     Decision,
     DeleteCheckpoint,
+    ExperimentInterrupted,
     ExperimentResumed,
     Exploited,
     JsonDict,
@@ -85,7 +87,7 @@ def make_spec(**fields: Any) -> TrialSpec:
     return TrialSpec(**fields)
 
 
-def step(trial: TrialState, event: TrialEvent) -> tuple[TrialState, tuple[Command, ...]]:
+def step(trial: TrialState, event: LifecycleEvent) -> tuple[TrialState, tuple[Command, ...]]:
     """Apply an event that must be accepted."""
     outcome = apply(trial, event)
     assert isinstance(outcome, Applied), outcome
@@ -886,16 +888,21 @@ def test_events_outside_the_table_are_rejected(status: TrialStatus, event: Trial
         assert "final" in rejection.reason
 
 
-def test_terminated_and_error_accept_nothing_but_the_exit_save_and_a_resume() -> None:
-    """The save taken on the way out either lands or fails; a resume keeps
-    TERMINATED and takes ERROR back to PENDING only when asked to."""
+def test_terminated_and_error_accept_nothing_but_the_exit_save_an_interrupt_and_a_resume() -> None:
+    """The save taken on the way out either lands or fails; an interrupt
+    keeps both; a resume keeps TERMINATED and takes ERROR back to PENDING
+    only when asked to."""
     assert [e for (s, e) in TRANSITIONS if s is TERMINATED] == [
         CheckpointSaved,
         TrialFailed,
+        ExperimentInterrupted,
         ExperimentResumed,
     ]
     assert {r.targets for (s, _), r in TRANSITIONS.items() if s is TERMINATED} == {(TERMINATED,)}
-    assert [e for (s, e) in TRANSITIONS if s is ERROR] == [ExperimentResumed]
+    assert [e for (s, e) in TRANSITIONS if s is ERROR] == [
+        ExperimentInterrupted,
+        ExperimentResumed,
+    ]
     errored = IN_STATUS[ERROR]()
     for flags, status in [
         ({}, ERROR),
@@ -998,3 +1005,69 @@ def test_a_trial_exports_its_formats_only_when_it_ended_well(
     trial = replace(new_trial(make_spec(export_formats=("model", "h5"))), status=status)
     assert [f.value for f in lifecycle.exports(trial)] == list(exported)
     assert lifecycle.exports(replace(trial, spec=make_spec())) == ()
+
+
+# --- judged results and interrupts -------------------------------------------
+
+
+def test_a_judged_result_carries_out_the_joined_verdict() -> None:
+    """The experiment's row: a PAUSE from the policies pauses, saving to
+    memory first, where the trial's own rules alone would go on."""
+    trial = running()
+    report = result(11.0, training_iteration=1, loss=0.5)
+    judged = JudgedResult.of(report, dict(report.result), Verdict(decision=Decision.PAUSE))
+    state, commands = step(trial, judged)
+    assert state.status is PAUSED
+    assert state.last_result == annotated(training_iteration=1, loss=0.5)
+    assert commands == (
+        SaveCheckpoint(trial_id=TID, storage=MEMORY),
+        PauseTrial(trial_id=TID),
+    )
+    alone, _ = step(trial, report)
+    assert alone.status is RUNNING
+
+
+def test_a_judged_failure_counts_a_failure() -> None:
+    trial = running(make_spec(max_failures=0))
+    report = result(AT, training_iteration=1)
+    judged = JudgedResult.of(report, dict(report.result), failure="no metric")
+    state, commands = step(trial, judged)
+    assert state.status is ERROR
+    assert state.num_failures == 1
+    assert commands == (StopTrial(trial_id=TID, error=entry(1, "no metric")),)
+
+
+def test_judge_alone_reads_the_stopping_criterion() -> None:
+    trial = running(make_spec(stopping_criterion={"training_iteration": 2}))
+    assert judge_alone(trial, result(11.0, training_iteration=1)).verdict.decision is (
+        Decision.CONTINUE
+    )
+    assert judge_alone(trial, result(11.0, training_iteration=2)).verdict.decision is (
+        Decision.STOP
+    )
+    unreadable = judge_alone(trial, result(11.0, loss=1.0))
+    assert unreadable.failure is not None
+    assert "training_iteration" in unreadable.failure
+
+
+@pytest.mark.parametrize("status", list(TrialStatus))
+def test_an_interrupt_leaves_every_trial_as_a_crash_would(status: TrialStatus) -> None:
+    """Unfinished trials (and a finished one with a save in flight) are
+    reset as after a crash; a finished one without a save is kept as it is."""
+    trial = IN_STATUS[status]()
+    state, commands = step(trial, ExperimentInterrupted(at=20.0))
+    assert commands == ()
+    if trial.is_finished and not trial.saving_to:
+        assert state is trial
+    else:
+        assert state == reset_after_crash(trial)
+
+
+def test_a_terminated_trial_saving_on_its_way_out_drops_the_save_on_an_interrupt() -> None:
+    at_end = make_spec(checkpoint_policy=CheckpointPolicy(at_end=True))
+    state, _ = step(running_with_result(at_end), StopRequested(trial_id=TID, at=12.0))
+    assert state.status is TERMINATED
+    assert state.saving_to
+    state, _ = step(state, ExperimentInterrupted(at=20.0))
+    assert state.status is TERMINATED
+    assert state.saving_to == ()

@@ -3,6 +3,7 @@ on their path, so the tests ship this module by value."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import ray
@@ -67,3 +68,26 @@ class Measure(tune.Trainable):
 
     def step(self) -> dict[str, Any]:
         return {"size": self.size, "done": True}
+
+
+def grow(config: dict[str, Any]) -> None:
+    """Checkpoint every step (a resized trial restarts from its checkpoint)
+    and report the CPUs `get_trial_resources()` shows and Ray gave."""
+    import tempfile  # noqa: PLC0415 - shipped by value: kept with the function
+    from pathlib import Path  # noqa: PLC0415
+
+    start = 0
+    if (checkpoint := tune.get_checkpoint()) is not None:
+        start = int(Path(checkpoint.path, "step").read_text())
+    for step in range(start, config["steps"]):
+        saved = tempfile.mkdtemp()
+        Path(saved, "step").write_text(str(step + 1))
+        shown = tune.get_context().get_trial_resources().head_cpus
+        metrics = {"shown": shown, "given": _assigned().get("CPU", 0.0), "pid": os.getpid()}
+        tune.report(metrics, checkpoint=tune.Checkpoint.from_directory(saved))
+
+
+def two_cpus(tune_controller: Any, trial: Any, result: dict[str, Any], scheduler: Any) -> Any:
+    """A user allocation function: the whole cluster for the trial."""
+    total = tune_controller._resource_updater.get_num_cpus()
+    return tune.PlacementGroupFactory([{"CPU": total}])

@@ -133,6 +133,46 @@ def test_a_driver_killed_with_its_experiment_in_s3_resumes_from_the_uri_alone(
         assert check.passed, text
 
 
+def test_kills_during_a_compaction_and_a_lease_take_over_in_s3(
+    tmp_path: Path, s3_store: StorageTarget
+) -> None:
+    """Issue 37: one kill between a compaction's merged object and the
+    deletions it covers, one in the resume taking the killed driver's
+    lease over; each driver resumed from the URI alone on a fresh machine.
+    Shipping every 0.1 s, so that the first driver compacts."""
+    report = chaos.run_chaos(
+        tmp_path,
+        kills=2,
+        seed=STORAGE_SEED,
+        timeout=180.0,
+        phases=["compaction", "takeover"],
+        storage=s3_store.uri,
+        sync_period=0.1,
+    )
+    text = report.render()
+    print(text)
+
+    assert [d.phase for d in report.drives] == ["compaction", "takeover", "final"], text
+    assert [d.kill_landed for d in report.drives] == [True, True, False], text
+    assert report.drives[0].landed_in is not None
+    assert report.drives[0].landed_in.startswith("compaction, before its deletion"), text
+    assert report.drives[1].landed_in is not None
+    assert report.drives[1].landed_in.startswith("take-over"), text
+    assert report.drives[-1].returncode == 0, text
+    for check in report.checks:
+        assert check.passed, text
+
+
+def test_storage_phases_need_storage_and_a_take_over_is_never_the_first_kill(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(ValueError, match="compaction"):
+        chaos.run_chaos(tmp_path, kills=1, seed=1, phases=["compaction"])
+    for seed in range(50):
+        plan = chaos.plan_phases(["takeover", "compaction"], 4, random.Random(seed))
+        assert plan[0] == "compaction", plan
+
+
 def test_the_kills_aim_at_every_phase_in_turn_and_one_phase_keeps_the_old_delays() -> None:
     for seed in range(50):
         plan = chaos.plan_phases(list(chaos.PHASES), 7, random.Random(seed))

@@ -24,7 +24,7 @@ from tunecore.model import (
     TrialRestored,
 )
 from tunecore.shell.executors.ray import RayExecutor
-from tunecore.shell.store import within
+from tunecore.shell.storage.resolve import within
 from tunecore.shell.trainable import make_worker_trainable
 from tunecore.shell.trainable.worker import TrialContext, WorkerTrainable
 

@@ -49,9 +49,10 @@ from tunecore.model import (
 from tunecore.schedulers import PopulationBasedTraining
 from tunecore.shell.callbacks import Callback
 from tunecore.shell.eventlog import LogError, read_log
+from tunecore.shell.mirror.stored_state import fetch_state
 from tunecore.shell.replay import replay
-from tunecore.shell.store import Store, within
-from tunecore.shell.stored_state import fetch_state
+from tunecore.shell.storage.resolve import within
+from tunecore.shell.storage.store import Store
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 DRIVER_STEPS = 12
@@ -287,7 +288,12 @@ def resumed(
     target = make_s3_target(s3_endpoint)
     tmp = tmp_path_factory.mktemp("killed")
     store = within(target.store, "exp")
-    env = {**os.environ, "PYTHONPATH": str(REPOSITORY), "TUNECORE_STAGING": str(tmp / "first")}
+    env = {
+        **os.environ,
+        # This checkout's tunecore, whatever the environment has installed.
+        "PYTHONPATH": os.pathsep.join([str(REPOSITORY / "src"), str(REPOSITORY)]),
+        "TUNECORE_STAGING": str(tmp / "first"),
+    }
     address = ray.get_runtime_context().gcs_address
     driver = subprocess.Popen(
         [sys.executable, __file__, target.uri, "exp", address],

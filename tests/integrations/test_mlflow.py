@@ -251,3 +251,9 @@ def test_without_mlflow_the_import_names_the_extra(monkeypatch: pytest.MonkeyPat
         monkeypatch.delattr(tunecore.integrations, name)
     with pytest.raises(ImportError, match=r"pip install 'tunecore\[mlflow\]'"):
         import tunecore.integrations.mlflow  # noqa: PLC0415
+
+
+def test_ray_tune_logger_mlflow_is_the_same_callback() -> None:
+    from tunecore.logger.mlflow import MLflowLoggerCallback as FromLogger  # noqa: PLC0415
+
+    assert FromLogger is MLflowLoggerCallback

@@ -9,6 +9,9 @@ are checked on disk."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -195,3 +198,55 @@ def test_without_wandb_the_import_names_the_extra(monkeypatch: pytest.MonkeyPatc
     monkeypatch.delattr(tunecore.integrations, "wandb")
     with pytest.raises(ImportError, match=r"pip install 'tunecore\[wandb\]'"):
         import tunecore.integrations.wandb  # noqa: PLC0415
+
+
+def test_a_driver_killed_twice_and_resumed_logs_each_result_once(tmp_path: Path) -> None:
+    """What each trial's offline directories recorded, read from their
+    `.wandb` files: W&B loses what a SIGKILLed process had buffered, and
+    the resumed run gets it again, once."""
+    from tests.integrations import tracker_driver  # noqa: PLC0415
+    from tests.integrations.mlflow_driver import ITERATIONS  # noqa: PLC0415
+    from tunecore.integrations._wandb_offline import history, offline_dirs  # noqa: PLC0415
+
+    root = Path(__file__).resolve().parents[2]
+
+    def drive(phase: str) -> int:
+        # Each driver its own W&B service, which dies with it: not the one
+        # an earlier test of this process started (WANDB_SERVICE names it).
+        env = {k: v for k, v in os.environ.items() if k != "WANDB_SERVICE"}
+        env["PYTHONPATH"] = f"{root / 'src'}{os.pathsep}{root}"
+        driver = [sys.executable, "-m", "tests.integrations.tracker_driver", "wandb"]
+        return subprocess.run(
+            [*driver, str(tmp_path), str(tmp_path), phase],
+            env=env,
+            cwd=tmp_path,
+            timeout=300,
+            check=False,
+        ).returncode
+
+    assert drive("first") == -9
+    assert drive("second") == -9
+    assert drive("last") == 0
+
+    trial_dirs = [path.parent for path in (tmp_path / "exp").glob("*/params.json")]
+    assert len(trial_dirs) == len(tracker_driver.XS)
+    every_step = list(range(1, ITERATIONS + 1))
+    parts: list[int] = []
+    for trial_dir in trial_dirs:
+        params = json.loads((trial_dir / "params.json").read_text())
+        dirs = offline_dirs(trial_dir / "wandb", "*")  # oldest first
+        # Each process made a directory, all of them parts of one W&B run.
+        parts.append(len(dirs))
+        assert len({path.name.rsplit("-", 1)[1] for path in dirs}) == 1
+        rows = [row for path in dirs for row in history(path)]
+        assert [row["training_iteration"] for row in rows] == every_step, trial_dir.name
+        assert [row["loss"] for row in rows] == pytest.approx(
+            [params["x"] + 1.0 / step for step in every_step]
+        )
+    assert max(parts) == 3, parts  # a trial all three drivers ran
+
+
+def test_ray_tune_logger_wandb_is_the_same_callback() -> None:
+    from tunecore.logger.wandb import WandbLoggerCallback as FromLogger  # noqa: PLC0415
+
+    assert FromLogger is WandbLoggerCallback

@@ -29,13 +29,14 @@ import tunecore
 from tunecore import RunConfig, TuneConfig
 from tunecore.api.searching import restored_runtime
 from tunecore.core.experiment import ExperimentState
+from tunecore.core.experiment.snapshot import BUILTIN
 from tunecore.core.search.variants import parse_space
 from tunecore.model import Asked, ExperimentEvent, InvalidFieldError, JsonDict
 from tunecore.schedulers import HyperBandForBOHB
 from tunecore.search import ConcurrencyLimiter, Searcher
 from tunecore.search.bohb import TuneBOHB
 from tunecore.shell.eventlog import read_log
-from tunecore.shell.replay import BUILTIN, walk
+from tunecore.shell.replay import walk
 from tunecore.shell.searchers import SearchResumeWarning
 
 SPACE: dict[str, Any] = {

@@ -16,6 +16,7 @@ import pytest
 import tunecore
 from tests.search.flat_space import EVERY_DOMAIN, SPACE, loss, run, simulated_loss, value_at
 from tests.search.logged_runs import assert_a_rebuilt_searcher_repeats_every_logged_suggestion
+from tests.search.resume_properties import crash_anywhere, restore_continues, same_log_bytes
 from tunecore import RunConfig, TuneConfig
 from tunecore.core.search import parse_space
 from tunecore.model import Asked, InvalidFieldError
@@ -418,3 +419,18 @@ def test_a_warm_start_tells_it_every_finished_trial_of_an_earlier_experiment(
     cold = fit(NevergradSearch("OnePlusOne"), "cold", 3, 2)
     warmed = NevergradSearch("OnePlusOne").warm_start(from_experiment=tmp_path / "earlier")
     assert fit(warmed, "warm", 3, 2) != cold
+
+
+# -- exact resume, as property tests ------------------------------------------------
+
+test_after_a_crash_anywhere_the_rebuilt_search_suggests_what_the_run_did = crash_anywhere(
+    lambda: NevergradSearch("TwoPointsDE", optimizer_kwargs={"num_workers": 4}),
+    samples=12,
+    examples=8,
+)
+test_the_same_seed_gives_the_same_log_bytes_with_four_concurrent = same_log_bytes(
+    lambda: NevergradSearch("NGOpt"), samples=10
+)
+test_a_restored_run_continues_with_exactly_the_uninterrupted_runs_suggestions = restore_continues(
+    lambda: NevergradSearch("OnePlusOne"), samples=10, crash_after=4
+)

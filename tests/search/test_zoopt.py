@@ -16,6 +16,7 @@ pytest.importorskip("zoopt")
 import tunecore
 from tests.search.flat_space import SPACE, loss, run, simulated_loss, value_at
 from tests.search.logged_runs import assert_a_rebuilt_searcher_repeats_every_logged_suggestion
+from tests.search.resume_properties import crash_anywhere, restore_continues, same_log_bytes
 from tunecore import RunConfig, TuneConfig
 from tunecore.core.search import parse_space
 from tunecore.model import InvalidFieldError
@@ -222,3 +223,16 @@ def test_in_an_experiment_a_rebuilt_searcher_repeats_every_logged_suggestion(
     assert len(grid) == 16
     assert not grid.errors
     assert_a_rebuilt_searcher_repeats_every_logged_suggestion(tmp_path / "sim")
+
+
+# -- exact resume, as property tests ------------------------------------------------
+
+test_after_a_crash_anywhere_the_rebuilt_search_suggests_what_the_run_did = crash_anywhere(
+    lambda: ZOOptSearch(budget=12, parallel_num=4), samples=12, examples=8
+)
+test_the_same_seed_gives_the_same_log_bytes_with_four_concurrent = same_log_bytes(
+    lambda: ZOOptSearch(budget=10, parallel_num=4), samples=10
+)
+test_a_restored_run_continues_with_exactly_the_uninterrupted_runs_suggestions = restore_continues(
+    lambda: ZOOptSearch(budget=10), samples=10, crash_after=4
+)

@@ -34,7 +34,7 @@ from tunecore.shell.callbacks import (
     ResultFiles,
     TensorBoardCallback,
 )
-from tunecore.shell.storage import ExperimentStorage
+from tunecore.shell.storage.layout import ExperimentStorage
 from tunecore.shell.trial_view import Trial
 
 

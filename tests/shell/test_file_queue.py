@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
-from tunecore.shell.file_queue import FileQueue, Job
+from tunecore.shell.storage.file_queue import FileQueue, Job
 
 
 def test_jobs_run_in_order_off_the_caller_and_drain_waits_for_them() -> None:
@@ -41,7 +41,7 @@ def test_a_failing_job_is_logged_once_per_kind_and_the_next_jobs_run(
     def fail() -> None:
         raise OSError("disk full")
 
-    with caplog.at_level(logging.ERROR, logger="tunecore.shell.file_queue"):
+    with caplog.at_level(logging.ERROR, logger="tunecore.shell.storage.file_queue"):
         for n in range(3):
             queue.submit("result.json", fail)
             queue.submit("result.json", functools.partial(ran.append, n))
@@ -119,7 +119,7 @@ def test_a_failing_settle_is_logged_and_drain_still_returns(
         raise OSError("disk full")
 
     queue = FileQueue(background=True, settle=fail)
-    with caplog.at_level(logging.ERROR, logger="tunecore.shell.file_queue"):
+    with caplog.at_level(logging.ERROR, logger="tunecore.shell.storage.file_queue"):
         queue.submit("a", lambda: None)
         queue.drain()
         queue.close()
@@ -191,7 +191,7 @@ def test_jobs_submitted_together_fail_each_on_its_own(
         ("progress.csv", functools.partial(ran.append, "csv")),
     ]
     queue = FileQueue(background=True)
-    with caplog.at_level(logging.ERROR, logger="tunecore.shell.file_queue"):
+    with caplog.at_level(logging.ERROR, logger="tunecore.shell.storage.file_queue"):
         queue.submit_all(jobs)
         queue.close()
     assert ran == ["csv"]

@@ -22,10 +22,10 @@ from tests.storage_fixtures import StorageTarget
 from tunecore.model import Tick
 from tunecore.shell.eventlog import CorruptLogError, EventLogWriter, LogError
 from tunecore.shell.lock import ExperimentLockedError
-from tunecore.shell.mirror import Mirror
-from tunecore.shell.shipper import StateShipper
-from tunecore.shell.store import resolve_storage
-from tunecore.shell.stored_state import segment_name
+from tunecore.shell.mirror.mirror import Mirror
+from tunecore.shell.mirror.shipper import StateShipper
+from tunecore.shell.mirror.stored_state import segment_name
+from tunecore.shell.storage.resolve import resolve_storage
 
 
 def real_log(events: int) -> bytes:

@@ -23,7 +23,9 @@ from tests.storage_fixtures import StorageTarget
 from tunecore.model import CheckpointSaved, JsonDict, Resources, TrialFailed
 from tunecore.shell.executors.host import TrialHost
 from tunecore.shell.executors.inprocess import InProcessExecutor
-from tunecore.shell.store import LocalStore, Store, within
+from tunecore.shell.storage.local_store import LocalStore
+from tunecore.shell.storage.resolve import within
+from tunecore.shell.storage.store import Store
 from tunecore.shell.trainable import Checkpoint, get_checkpoint, make_worker_trainable, report
 from tunecore.shell.trainable.worker import TrialContext
 

@@ -13,8 +13,8 @@ import pytest
 import tunecore
 from tunecore import RunConfig, Tuner
 from tunecore.model import JsonValue
-from tunecore.shell import shared_storage
-from tunecore.shell.shared_storage import TOKEN_FILE, StorageNotSharedError
+from tunecore.shell.storage import shared_storage
+from tunecore.shell.storage.shared_storage import TOKEN_FILE, StorageNotSharedError
 
 
 def test_the_token_a_run_claims_is_the_one_its_workers_find(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""The state shipper (`shell/shipper.py`): a mirrored experiment's staging
+"""The state shipper (`shell/mirror/shipper.py`): a mirrored experiment's staging
 directory reaches its store in increments, in an order that keeps every
 stored state readable, through storage failures; `fetch_state` brings it
 back. Against a `file://` store and an S3 server (moto, on 127.0.0.1)."""
@@ -43,16 +43,19 @@ from tunecore.shell.inbox import (
     request_of,
 )
 from tunecore.shell.journal import EMPTY_DIGEST, SnapshotFile, SnapshotStore
-from tunecore.shell.lease import Lease, LeaseKeeper, LeaseLostError, read_lease
-from tunecore.shell.shipper import COMPACT_COUNT, GROW_WAIT_S, STALE_S, StateShipper
-from tunecore.shell.store import LocalStore, Readable, Store, within
-from tunecore.shell.stored_state import (
+from tunecore.shell.mirror.lease import Lease, LeaseKeeper, LeaseLostError, Renewer, read_lease
+from tunecore.shell.mirror.shipper import StateShipper
+from tunecore.shell.mirror.shipping_rules import COMPACT_COUNT, GROW_WAIT_S, STALE_S
+from tunecore.shell.mirror.stored_state import (
     MAX_REQUESTS_PER_ROUND,
     delete_taken,
     fetch_requests,
     fetch_state,
     stored_log,
 )
+from tunecore.shell.storage.local_store import LocalStore
+from tunecore.shell.storage.resolve import within
+from tunecore.shell.storage.store import Readable, Store
 
 
 @pytest.fixture(params=["file", "s3"])
@@ -537,7 +540,7 @@ def test_a_store_that_fails_for_a_while_loses_nothing(
         clock.now += 1
         if round_ == 1:
             store.fail(10)  # a longer outage
-        with caplog.at_level(logging.WARNING, logger="tunecore.shell.shipper"):
+        with caplog.at_level(logging.WARNING, logger="tunecore.shell.mirror.shipper"):
             ship.tick()
     staging.file("trial_3/result.json", "more\n", "a")
     assert not ship.tick()  # a growing result file waits for the throttle...
@@ -717,7 +720,7 @@ def test_requests_posted_to_the_store_reach_the_local_inbox(
     assert posted.startswith(store.uri("inbox"))
     store.write_bytes("inbox/notes.txt", b"not a request")
     store.write_bytes("inbox/huge.json", b" " * (MAX_REQUEST_BYTES + 1))
-    shipper(store, staging).tick()
+    shipper(store, staging).requests.fetch()
     assert store.list("inbox") == [posted.rpartition("/")[2]]  # until its log is stored
     [request] = Inbox(staging.dir).take(at=1.0)
     assert isinstance(request, StopRequested)
@@ -734,13 +737,12 @@ def test_a_stored_request_that_is_a_directory_is_skipped_removed_and_the_rest_ta
     posted = post_to_store(store, StopTrialRequest(trial_id="t1"))
     ship = shipper(store, staging)
     with caplog.at_level(logging.WARNING):
-        ship.tick()
+        ship.requests.fetch()  # raises if the fetch fails
     assert "skipped a request that is a directory" in caplog.text
     assert caplog.text.count("00000000000000000000-1-000000.json") == 1
     assert store.list("inbox") == [posted.rpartition("/")[2]]
     [request] = Inbox(staging.dir).take(at=1.0)
     assert isinstance(request, StopRequested)
-    assert "fetching requests failed" not in caplog.text
 
 
 def test_a_huge_stored_request_is_never_read_whole(target: StorageTarget, staging: Staging) -> None:
@@ -751,7 +753,7 @@ def test_a_huge_stored_request_is_never_read_whole(target: StorageTarget, stagin
     ship = shipper(store, staging)
     tracemalloc.start()
     try:
-        ship.tick()
+        ship.requests.fetch()
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -766,13 +768,13 @@ def test_a_flood_of_stored_requests_is_taken_a_bounded_number_per_round(
     for index in range(250):
         post_to_store(store, StopTrialRequest(trial_id=f"t{index}"))
     ship = shipper(store, staging)
-    ship.tick()
+    ship.requests.fetch()
     assert len(Inbox(staging.dir).take(at=1.0)) == MAX_REQUESTS_PER_ROUND
-    ship.tick()
-    ship.tick()
+    ship.requests.fetch()
+    ship.requests.fetch()
     taken = Inbox(staging.dir).take(at=2.0)
     assert len(taken) == 250 - MAX_REQUESTS_PER_ROUND
-    ship.tick()
+    ship.requests.fetch()
     assert Inbox(staging.dir).take(at=3.0) == []  # none copied twice
 
 
@@ -784,7 +786,7 @@ def test_a_stored_request_is_deleted_only_once_the_log_recording_it_is_stored(
     store = within(file_store.store, "exp")
     name = post_to_store(store, StopTrialRequest(trial_id="t1")).rpartition("/")[2]
     ship = shipper(store, staging)
-    ship.tick()
+    ship.requests.fetch()
     [event] = Inbox(staging.dir).take(at=1.0)
     assert request_of(event) == name
     staging.writer.append(event)
@@ -825,8 +827,10 @@ def test_a_driver_whose_lease_another_took_stops_before_writing_anything_more(
     writes = len(store.writes)
     staging.append(3)
 
-    ship.tick(force=True)
-    ship.tick(force=True)
+    assert ship.renewer is not None
+    for _ in range(2):  # what each of the thread's rounds does first
+        assert not ship.renewer.renew_now()
+        ship.tick(force=True)
 
     assert store.writes[writes:] == []  # nothing more from A
     [error] = lost
@@ -871,3 +875,69 @@ def test_the_lease_is_renewed_on_its_own_schedule_while_a_round_is_stuck(
     finally:
         release.set()
         ship.close(timeout=5)
+
+
+def test_a_tick_only_ships_and_a_round_renews_the_lease_and_fetches_requests_first(
+    file_store: StorageTarget, staging: Staging
+) -> None:
+    """Each job on its own: `tick` neither renews the lease nor copies a
+    request; the thread's `round` renews the lease, fetches the requests,
+    then ticks."""
+    store = Recorder(within(file_store.store, "exp"))
+    keeper = LeaseKeeper(store)
+    keeper.take()
+    post_to_store(store.inner, StopTrialRequest(trial_id="t1"))
+    ship = StateShipper(store, staging.dir, staging.size, lag_s=60.0, lease=keeper)
+    staging.append(1)
+    writes = len(store.writes)
+
+    assert ship.tick()
+
+    shipped = [rel for rel, _ in store.writes[writes:]]
+    assert "driver.lease" not in shipped
+    assert any(rel.startswith("events/seg_") for rel in shipped), shipped
+    assert Inbox(staging.dir).take(at=1.0) == []
+    writes = len(store.writes)
+
+    assert ship.round()
+
+    assert [rel for rel, _ in store.writes[writes:]] == ["driver.lease"]  # nothing new to ship
+    [request] = Inbox(staging.dir).take(at=1.0)
+    assert isinstance(request, StopRequested)
+
+
+def test_the_renewer_renews_on_demand_and_tells_a_loss(
+    file_store: StorageTarget, staging: Staging
+) -> None:
+    """`Renewer.renew_now`, alone (no thread, no shipper): it writes the
+    lease at once while this driver holds it; once another driver took the
+    experiment over it writes nothing, says False and tells `on_lost`."""
+    store = Recorder(within(file_store.store, "exp"))
+    a = LeaseKeeper(store)
+    a.take()
+    lost: list[LeaseLostError] = []
+    renewer = Renewer(a, 3600.0, lost.append)
+    writes = len(store.writes)
+
+    assert renewer.renew_now()
+
+    assert [rel for rel, _ in store.writes[writes:]] == ["driver.lease"]
+    assert lost == []
+    held = msgspec.json.decode(store.read_bytes("driver.lease"), type=Lease)
+    store.inner.write_bytes(
+        "driver.lease",
+        msgspec.json.encode(msgspec.structs.replace(held, renewed=held.renewed - 62)),
+    )
+    b = LeaseKeeper(within(file_store.store, "exp"))
+    b.take()
+    writes = len(store.writes)
+
+    assert not renewer.renew_now()
+
+    assert store.writes[writes:] == []
+    [error] = lost
+    assert "took this experiment over" in str(error)
+    stored = read_lease(store.inner)
+    assert stored is not None
+    assert stored.token == b.token
+    renewer.close()  # never started: nothing to join

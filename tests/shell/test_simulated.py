@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from tunecore.core.experiment import ExperimentConfig, ExperimentState, new_experiment, step
 from tunecore.core.experiment.snapshot import encode_state
-from tunecore.core.schedulers.asha import ASHAScheduler, Variant
+from tunecore.core.schedulers.asha import ASHAPromotionScheduler, ASHAScheduler, Variant
 from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.core.schedulers.pbt import PopulationBasedTraining
 from tunecore.core.search import BasicVariantGenerator, grid_search, uniform
@@ -54,8 +54,8 @@ from tunecore.shell.executors.base import Executor
 from tunecore.shell.executors.simulated import SimulatedExecutor, SimulatedTrainable
 from tunecore.shell.journal import Journal, SnapshotStore
 from tunecore.shell.loop import ExperimentLoop
-from tunecore.shell.shared_storage import TOKEN_FILE
-from tunecore.shell.storage import ExperimentStorage
+from tunecore.shell.storage.layout import ExperimentStorage
+from tunecore.shell.storage.shared_storage import TOKEN_FILE
 from tunecore.shell.trainable.worker import TrialContext
 
 # -- running an experiment ---------------------------------------------------------
@@ -395,7 +395,7 @@ def asha_run(root: Path, seed: int) -> Run:
         assert isinstance(lr, float)
         return {"loss": (lr - 0.3) ** 2 + 1 / iteration}, 0.5 + lr
 
-    scheduler = ASHAScheduler(max_t=9, grace_period=1, reduction_factor=3, variant="promotion")
+    scheduler = ASHAPromotionScheduler(max_t=9, grace_period=1, reduction_factor=3)
     return run(
         root,
         trainable,
@@ -518,7 +518,8 @@ def asha_population(
         a, b, seconds = population[k]
         return {"loss": a + b / iteration}, seconds
 
-    scheduler = ASHAScheduler(max_t=MAX_T, grace_period=1, reduction_factor=RF, variant=variant)
+    kind = ASHAScheduler if variant == "stopping" else ASHAPromotionScheduler
+    scheduler = kind(max_t=MAX_T, grace_period=1, reduction_factor=RF)
     result = run(
         root,
         trainable,

@@ -18,9 +18,10 @@ from hypothesis import strategies as st
 from tunecore.core.naming import error_entry
 from tunecore.core.results import flatten
 from tunecore.model import CheckpointRef, CheckpointStorage, JsonValue, TrialSpec
-from tunecore.shell import own_files, tfevents
-from tunecore.shell import storage as storage_module
-from tunecore.shell.storage import (
+from tunecore.shell import tfevents
+from tunecore.shell.storage import layout as storage_module
+from tunecore.shell.storage import own_files
+from tunecore.shell.storage.layout import (
     MAX_NAME_LENGTH,
     ExperimentStorage,
     safe_name,
@@ -412,7 +413,10 @@ def test_a_rounds_results_of_several_trials_land_in_order_and_fail_one_at_a_time
     events = {t: dirs[t] / "events.out.tfevents.test" for t in dirs}
     order = ["a", "a", "b", "a", "b", "b", "a"]
     counts = dict.fromkeys(dirs, 0)
-    with caplog.at_level("ERROR", logger="tunecore.shell.file_queue"), storage.writes_held():
+    with (
+        caplog.at_level("ERROR", logger="tunecore.shell.storage.file_queue"),
+        storage.writes_held(),
+    ):
         for trial in order:
             counts[trial] += 1
             n = counts[trial]

@@ -1,4 +1,4 @@
-"""The `Store` contract (`shell/store.py`), one suite over every kind of
+"""The `Store` contract (`shell/storage/store.py`), one suite over every kind of
 store: a local directory, pyarrow's local filesystem, and S3 (a moto server
 on 127.0.0.1); and how `resolve_storage` reads `storage_path` and
 `storage_filesystem`."""
@@ -14,7 +14,10 @@ import pytest
 from pyarrow.fs import LocalFileSystem
 
 from tests.storage_fixtures import StorageTarget
-from tunecore.shell.store import ArrowStore, LocalStore, StorageSpec, Store, resolve_storage, within
+from tunecore.shell.storage.arrow_store import ArrowStore
+from tunecore.shell.storage.local_store import LocalStore
+from tunecore.shell.storage.resolve import resolve_storage, within
+from tunecore.shell.storage.store import StorageSpec, Store
 
 MARKER = ".tunecore_checkpoint.json"
 

@@ -5,8 +5,12 @@ A real log is shipped in pieces (`StateShipper`), then each example
 mutates the stored objects the way storage or a person can: drop one,
 duplicate one's bytes under another range, reorder (swap two objects'
 bytes), add one overlapping others, truncate one, flip a bit, zero a run
-of bytes, or grow one. The stored log is then read the way every reader
-reads it (`fetch_log`, then `read_log`). Every outcome must be
+of bytes, or grow one; or the way a stale driver does (`stale`): another
+driver took the log over at an object's start (its fence, its objects
+after it), and the stale one's object lands after, from anywhere, with
+its own bytes past the fence. The stored log is then read the way every
+reader reads it (`fetch_log`, then `read_log`). A `stale` mutation must
+read as the whole log; every other outcome must be
 
 - the whole log, or a shorter one that a killed shipper leaves (the last
   objects missing: a prefix at a record boundary, no torn tail),
@@ -36,16 +40,16 @@ from hypothesis import strategies as st
 
 from tests.shell.test_shipper import Staging
 from tunecore.shell.eventlog import CorruptLogError, LogError, read_log
-from tunecore.shell.shipper import StateShipper
-from tunecore.shell.store import LocalStore
-from tunecore.shell.stored_state import SEGMENT_DIR, fetch_log, segment_name
+from tunecore.shell.mirror.shipper import StateShipper
+from tunecore.shell.mirror.stored_state import SEGMENT_DIR, fence_name, fetch_log, segment_name
+from tunecore.shell.storage.local_store import LocalStore
 
 EXAMPLES = int(os.environ.get("TUNECORE_FUZZ_EXAMPLES", "0"))
 OUTCOMES: collections.Counter[str] = collections.Counter()
 TRIED: collections.Counter[str] = collections.Counter()
 Args = tuple[int, int, int, int, int]
 """A mutation's index, other index, position, length and bit."""
-KINDS = ("drop", "duplicate", "reorder", "overlap", "truncate", "flip", "zero", "grow")
+KINDS = ("drop", "duplicate", "reorder", "overlap", "truncate", "flip", "zero", "grow", "stale")
 MOVES = frozenset({"duplicate", "reorder", "overlap"})
 
 
@@ -92,7 +96,10 @@ def mutations(draw: st.DrawFn, keys: list[tuple[int, int]], size: int) -> tuple[
     return kind, (index, other, start, length, bit)
 
 
-def mutate(original: Original, kind: str, args: Args) -> dict[tuple[int, int], bytes]:
+def mutate(original: Original, kind: str, args: Args) -> dict[str, bytes]:
+    """The stored objects after the mutation, by name."""
+    if kind == "stale":
+        return taken_over(original, args)
     objects = dict(original.objects)
     keys = sorted(objects)
     index, other, at, length, bit = args
@@ -121,13 +128,30 @@ def mutate(original: Original, kind: str, args: Args) -> dict[tuple[int, int], b
         )
     else:  # grow
         objects[key] = data + bytes(length)
-    return objects
+    return {segment_name(start, end): data for (start, end), data in objects.items()}
+
+
+def taken_over(original: Original, args: Args) -> dict[str, bytes]:
+    """Driver 2 took the log over at the start of object `index` and
+    shipped the rest; driver 1's object then lands at `at`, its bytes the
+    log's up to the fence (it wrote the same log until then) and its own
+    after it."""
+    index, _other, at, length, bit = args
+    fence = sorted(original.objects)[index][0]
+    stored = {fence_name(2, fence): b""}
+    for (start, end), data in original.objects.items():
+        stored[segment_name(start, end, 0 if start < fence else 2)] = data
+    start = at % len(original.log)
+    own = bytes([0xA5 ^ 1 << bit]) * length
+    stale = original.log[start:fence] + own
+    stored[segment_name(start, start + len(stale), 1)] = stale
+    return stored
 
 
 def outcome(original: Original, kind: str, args: Args, directory: Path) -> str:
     store = LocalStore(str(directory / "storage"))
-    for (start, end), data in mutate(original, kind, args).items():
-        store.write_bytes(segment_name(start, end), data)
+    for name, data in mutate(original, kind, args).items():
+        store.write_bytes(name, data)
     target = directory / "fetched" / "events.log"
     target.parent.mkdir(parents=True)
     try:
@@ -140,6 +164,7 @@ def outcome(original: Original, kind: str, args: Args, directory: Path) -> str:
     fetched = target.read_bytes()
     assert size == len(fetched)
     assert contents.torn is None, "a stored log was read with a torn tail"
+    assert kind != "stale" or fetched == original.log, "a stale driver's object was read"
     if fetched == original.log:
         return "the whole log"
     if original.log.startswith(fetched):
@@ -176,7 +201,7 @@ def test_dropping_a_middle_object_is_a_gap_at_its_offset(original: Original) -> 
     for index in range(len(keys) - 1):
         with tempfile.TemporaryDirectory() as scratch:
             store = LocalStore(str(Path(scratch) / "storage"))
-            for key, data in mutate(original, "drop", (index, 0, 0, 1, 0)).items():
-                store.write_bytes(segment_name(*key), data)
+            for name, data in mutate(original, "drop", (index, 0, 0, 1, 0)).items():
+                store.write_bytes(name, data)
             with pytest.raises(CorruptLogError, match=rf"offset {keys[index][0]} .*gap"):
                 fetch_log(store, Path(scratch) / "events.log")

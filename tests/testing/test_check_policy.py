@@ -10,7 +10,7 @@ import msgspec
 import pytest
 from examples.custom_scheduler import PatienceScheduler
 
-from tunecore.core.schedulers.asha import ASHAScheduler
+from tunecore.core.schedulers.asha import ASHAPromotionScheduler, ASHAScheduler
 from tunecore.core.schedulers.base import (
     CONTINUE,
     PAUSE,
@@ -19,20 +19,22 @@ from tunecore.core.schedulers.base import (
     Verdict,
     first_fitting,
 )
+from tunecore.core.schedulers.distribute import DistributeResources, DistributeResourcesToTopJob
 from tunecore.core.schedulers.fifo import FIFOScheduler
 from tunecore.core.schedulers.hb_bohb import HyperBandForBOHB
 from tunecore.core.schedulers.hyperband import HyperBandScheduler
 from tunecore.core.schedulers.median import MedianStoppingRule
 from tunecore.core.schedulers.pb2 import PB2
 from tunecore.core.schedulers.pbt import PopulationBasedTraining
+from tunecore.core.schedulers.resource_changing import ResourceChangingScheduler
 from tunecore.model import JsonDict, Mode, TrialState
 from tunecore.testing.check import PolicyViolation, check_policy
 
 BUILT_IN: dict[str, Callable[[], TrialScheduler]] = {
     "fifo": FIFOScheduler,
     "asha": lambda: ASHAScheduler(metric="loss", mode=Mode.MIN, max_t=9, reduction_factor=3),
-    "asha_promotion": lambda: ASHAScheduler(
-        metric="loss", mode=Mode.MIN, max_t=9, reduction_factor=3, variant="promotion"
+    "asha_promotion": lambda: ASHAPromotionScheduler(
+        metric="loss", mode=Mode.MIN, max_t=9, reduction_factor=3
     ),
     "asha_brackets": lambda: ASHAScheduler(
         metric="loss", mode=Mode.MIN, max_t=27, reduction_factor=3, brackets=3
@@ -72,6 +74,21 @@ BUILT_IN: dict[str, Callable[[], TrialScheduler]] = {
         seed=3,
     ),
     "patience_example": lambda: PatienceScheduler(metric="loss", mode=Mode.MIN, patience=2),
+    "resource_changing": ResourceChangingScheduler,
+    "resource_changing_top_job_asha": lambda: ResourceChangingScheduler(
+        ASHAScheduler(metric="loss", mode=Mode.MIN, max_t=9, reduction_factor=3),
+        DistributeResourcesToTopJob(increase_by={"CPU": 0.5}, increase_by_times=3),
+    ),
+    "resource_changing_bundles_pbt": lambda: ResourceChangingScheduler(
+        PopulationBasedTraining(
+            metric="loss",
+            mode=Mode.MIN,
+            perturbation_interval=2,
+            hyperparam_mutations={"n": [0, 1, 2, 3]},
+            seed=3,
+        ),
+        DistributeResources(add_bundles=True, reserve_resources={"CPU": 1.0}),
+    ),
 }
 
 

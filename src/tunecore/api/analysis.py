@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Literal
 
 from tunecore.api.history import as_dataframe, pandas_module
 from tunecore.api.results import ResultGrid, Scope, best_checkpoint
+from tunecore.core.experiment.snapshot import BUILTIN, SnapshotKind
 from tunecore.core.results import TRAINING_ITERATION, flatten
 from tunecore.model import JsonDict
-from tunecore.shell.replay import BUILTIN, SnapshotKind
 from tunecore.shell.trainable import Checkpoint
 from tunecore.shell.trial_view import Trial
 

@@ -18,9 +18,11 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from tunecore.core.results import TRAINING_ITERATION
 from tunecore.model import parse_export_formats
 from tunecore.shell.stoppers import plan_stop
-from tunecore.shell.store import KNOWN_SCHEMES, LocalStore, resolve_storage, uri_scheme
+from tunecore.shell.storage.local_store import LocalStore
+from tunecore.shell.storage.resolve import KNOWN_SCHEMES, resolve_storage, uri_scheme
 from tunecore.shell.trainable.output_files import confined_name
-from tunecore.shell.trainable.resources import PlacementGroupFactory, as_resources
+from tunecore.shell.trainable.placement_group import PlacementGroupFactory
+from tunecore.shell.trainable.resources import as_resources
 from tunecore.shell.trial_view import Trial
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)

@@ -20,7 +20,7 @@ from tunecore.api.restored import Trainable
 from tunecore.core.naming import display_name
 from tunecore.shell.stoppers import StopSetting
 from tunecore.shell.trainable import trainable_name
-from tunecore.shell.trainable.resources import PlacementGroupFactory
+from tunecore.shell.trainable.placement_group import PlacementGroupFactory
 from tunecore.shell.trial_view import Trial
 
 PUBLIC_KEYS = frozenset({"stop", "num_samples", "time_budget_s"})

@@ -26,7 +26,7 @@ def values_of(rows: Sequence[JsonDict], metric: str) -> list[float]:
     """Every number reported for `metric` ('/'-joined for nested keys), in
     order; results without it, or with another kind of value, are passed
     over. A `null` counts as NaN: it is how result.json keeps a NaN or
-    infinite value (always valid JSON, see `shell.storage`), and a trial
+    infinite value (always valid JSON, see `shell.storage.layout`), and a trial
     whose window holds one must be passed over as its in-memory scores
     are (Ray's `filter_nan_and_inf`), not ranked on its other values."""
     values = []

@@ -7,7 +7,7 @@ the middle of is left out, quietly. Trial directories are found the way
 the run named them (`ExperimentStorage.trial_dirname`); a directory a
 user's `trial_dirname_creator` named is found by the trial id its
 result.json lines carry. An experiment in storage (a URI) is read from a
-local copy of its state (`shell.remote`).
+local copy of its state (`shell.mirror.remote`).
 """
 
 from __future__ import annotations
@@ -19,11 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tunecore.core.experiment import ExperimentState
+from tunecore.core.experiment.snapshot import BUILTIN, SnapshotKind
 from tunecore.model import TrialState
 from tunecore.shell.eventlog import read_log
-from tunecore.shell.remote import StoredExperiment, is_stored, open_stored
-from tunecore.shell.replay import BUILTIN, SnapshotKind, rebuild
-from tunecore.shell.storage import ExperimentStorage, experiment_dirname
+from tunecore.shell.mirror.remote import StoredExperiment, is_stored, open_stored
+from tunecore.shell.replay import rebuild
+from tunecore.shell.storage.layout import ExperimentStorage, experiment_dirname
 from tunecore.shell.trial_files import RESULT_FILE
 
 

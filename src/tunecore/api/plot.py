@@ -15,6 +15,10 @@ a PNG, or an interactive HTML page (`tunecore.api.plot_page`).
 Whatever is written never follows a symbolic link in its place (the
 experiment directory may be writable by others): it is written beside
 and renamed over it (`own_files.write_atomic`).
+
+Why one module of over 400 lines: collecting the drawing from the log and
+drawing it are read together (every mark drawn is a fact collected above
+it); the interactive page's own pieces already live in `plot_page`.
 """
 
 from __future__ import annotations
@@ -30,10 +34,12 @@ from typing import TYPE_CHECKING, Any
 from tunecore.api import plot_page
 from tunecore.api.spelling import setting
 from tunecore.api.whatif import WhatIf
+from tunecore.core.checkpoints import holder_of
 from tunecore.core.experiment import ExperimentState
+from tunecore.core.experiment.snapshot import BUILTIN
 from tunecore.core.naming import trial_name
 from tunecore.core.results import DONE, TRAINING_ITERATION, flatten, is_end_marker
-from tunecore.core.schedulers.asha import ASHAScheduler
+from tunecore.core.schedulers.asha_brackets import ASHABrackets
 from tunecore.core.schedulers.base import signed
 from tunecore.core.schedulers.hyperband import HyperBandScheduler, band_plan
 from tunecore.model import (
@@ -46,8 +52,8 @@ from tunecore.model import (
 )
 from tunecore.model.numbers import is_finite_number
 from tunecore.shell.eventlog import read_log
-from tunecore.shell.own_files import write_atomic
-from tunecore.shell.replay import BUILTIN, walk
+from tunecore.shell.replay import walk
+from tunecore.shell.storage.own_files import write_atomic
 from tunecore.shell.trainable.errors import failure_reason
 
 if TYPE_CHECKING:
@@ -141,7 +147,8 @@ def collect(path: str | Path, metric: str | None = None, mode: Mode | None = Non
                 curve.xs.append(float(x))
                 curve.ys.append(float(y))
         if curve.xs and before.trials[trial_id].spec != after.trials[trial_id].spec:
-            donor = _donor(before, after.trials[trial_id])  # only for a changed spec: O(trials)
+            taker = after.trials[trial_id]  # only for a changed spec: O(trials)
+            donor = holder_of(before.trials.values(), taker.restoring_from, trial_id)
             if donor is not None:
                 exploits.append((curve.xs[-1], trial_id, donor))
                 curve.exploited_at.append(len(curve.xs))
@@ -158,7 +165,7 @@ def collect(path: str | Path, metric: str | None = None, mode: Mode | None = Non
             )
             curve.stopped = not ended_itself and not at_max_t
             judge = before.scheduler  # the bar as it stood when the result came
-            if curve.stopped and curve.xs and isinstance(judge, ASHAScheduler):
+            if curve.stopped and curve.xs and isinstance(judge, ASHABrackets):
                 curve.cutoff = _cutoff_at(judge, curve.xs[-1], after.config.mode)
 
     walk(contents, BUILTIN, visit)
@@ -221,7 +228,7 @@ def _shown(value: JsonValue) -> str:
     return str(value)
 
 
-_RUNGED = (ASHAScheduler, HyperBandScheduler)
+_RUNGED = (ASHABrackets, HyperBandScheduler)
 
 
 Rungs = dict[str, list[tuple[float, int]]]
@@ -234,7 +241,7 @@ def _rungs(state: ExperimentState, curves: dict[str, TrialCurve]) -> Rungs:
     members, whose curves say how far each got against its bracket's
     plan."""
     scheduler = state.scheduler
-    if isinstance(scheduler, ASHAScheduler):
+    if isinstance(scheduler, ASHABrackets):
         return {
             f"bracket {index}": sorted((float(rung.milestone), rung.recorded) for rung in rungs)
             for index, rungs in enumerate(scheduler.rungs)
@@ -251,21 +258,7 @@ def _rungs(state: ExperimentState, curves: dict[str, TrialCurve]) -> Rungs:
     return {}
 
 
-def _donor(before: ExperimentState, trial: TrialState) -> str | None:
-    """The trial whose checkpoint `trial` now restores from (PBT's donor)."""
-    restoring = trial.restoring_from
-    if restoring is None:
-        return None
-    for other in before.trials.values():
-        held = (*other.checkpoints.persistent, other.checkpoints.memory)
-        if other.trial_id != trial.trial_id and any(
-            ref is not None and ref.path == restoring.path for ref in held
-        ):
-            return other.trial_id
-    return None
-
-
-def _cutoff_at(scheduler: ASHAScheduler, x: float, mode: Mode | None) -> float | None:
+def _cutoff_at(scheduler: ASHABrackets, x: float, mode: Mode | None) -> float | None:
     """The cutoff of the rung at milestone `x` (the highest one reached at or
     below it), as a metric value: ASHA keeps scores signed, greater better."""
     best: tuple[float, float] | None = None

@@ -6,6 +6,11 @@ A `Result` holds what the event log knows (last result, config, status,
 checkpoints, metric analysis); its whole history (`metrics_dataframe`, the
 `last-5-avg` and `last-10-avg` scopes, `get_dataframe(filter_metric=...)`)
 is read from the trial's result.json when first asked for.
+
+Why one module of over 400 lines: `Result` and `ResultGrid` are Ray's two
+classes, read together, and the private helpers below build both from the
+same trial state (checkpoints, errors, scores); split, the scoring that
+`get_best_result` and `best_checkpoints` share would sit apart from both.
 """
 
 from __future__ import annotations
@@ -26,12 +31,12 @@ from tunecore.api.history import as_dataframe, last_n_average, pandas_module
 from tunecore.api.loader import load_experiment
 from tunecore.core.checkpoints import newest_persistent, score_key
 from tunecore.core.experiment import ExperimentState, trials_in_order
+from tunecore.core.experiment.snapshot import BUILTIN, SnapshotKind
 from tunecore.core.results import flatten
 from tunecore.model import CheckpointRef, JsonDict, JsonValue, MetricStats, TrialState, TrialStatus
 from tunecore.model.numbers import is_number
-from tunecore.shell.remote import StoredExperiment
-from tunecore.shell.replay import BUILTIN, SnapshotKind
-from tunecore.shell.storage import read_result_rows
+from tunecore.shell.mirror.remote import StoredExperiment
+from tunecore.shell.storage.layout import read_result_rows
 from tunecore.shell.trainable import Checkpoint
 from tunecore.shell.trial_view import Trial
 

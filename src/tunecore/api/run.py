@@ -39,9 +39,9 @@ from tunecore.api.restored import Trainable
 from tunecore.api.tuner import RunParts, Tuner, with_parts
 from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.shell.stoppers import StopSetting
-from tunecore.shell.storage import experiment_dirname
-from tunecore.shell.store import resolve_storage
-from tunecore.shell.trainable.resources import PlacementGroupFactory
+from tunecore.shell.storage.layout import experiment_dirname
+from tunecore.shell.storage.resolve import resolve_storage
+from tunecore.shell.trainable.placement_group import PlacementGroupFactory
 from tunecore.shell.trial_view import Trial
 
 

@@ -30,15 +30,16 @@ from typing import Any, cast
 import msgspec
 
 from tunecore.core.experiment import ExperimentState, trials_in_order
+from tunecore.core.experiment.snapshot import BUILTIN, SnapshotKind
 from tunecore.core.search import ConcurrencyLimiter, Repeater
-from tunecore.core.search.base import Searcher as SearchPolicy
+from tunecore.core.search.base import SearchPolicy
 from tunecore.core.search.external import ExternalSearcher, Tell, TellKind
 from tunecore.core.search.variants import as_param_space, parse_space, without_functions
 from tunecore.model import Asked, ExperimentEvent, Mode, TrialStatus
 from tunecore.search.searcher import Searcher, class_path
 from tunecore.shell.eventlog import LogContents, read_log
-from tunecore.shell.remote import is_stored, open_stored
-from tunecore.shell.replay import BUILTIN, SnapshotKind, walk
+from tunecore.shell.mirror.remote import is_stored, open_stored
+from tunecore.shell.replay import walk
 from tunecore.shell.searchers import SearcherObject, SearcherRuntime, external_of
 
 _WRAPPERS = (ConcurrencyLimiter, Repeater)
@@ -255,7 +256,7 @@ def _fresh_object(
 # The only modules a log may make a restore import: tunecore's searchers.
 SEARCHER_MODULES = frozenset(
     f"tunecore.search.{name}"
-    for name in ("optuna", "bayesopt", "hyperopt", "bohb", "nevergrad", "zoopt")
+    for name in ("optuna", "bayesopt", "hyperopt", "bohb", "nevergrad", "zoopt", "hebo", "ax")
 )
 
 

@@ -38,6 +38,7 @@ from typing import Any
 import msgspec
 
 from tunecore._version import __version__
+from tunecore.api.callback_states import restore_states, save_states
 from tunecore.api.config import (
     CheckpointConfig,
     FailureConfig,
@@ -57,10 +58,10 @@ from tunecore.api.results import ResultGrid
 from tunecore.api.searching import prepare_search, restored_runtime, searcher_object
 from tunecore.api.spelling import setting
 from tunecore.core.experiment import ExperimentConfig, ExperimentState, new_experiment
-from tunecore.core.experiment.snapshot import decode_state, encode_state
+from tunecore.core.experiment.snapshot import BUILTIN, SnapshotKind, decode_state, encode_state
 from tunecore.core.naming import display_name
 from tunecore.core.schedulers.base import TrialScheduler
-from tunecore.core.search import BasicVariantGenerator, ConcurrencyLimiter, Searcher
+from tunecore.core.search import BasicVariantGenerator, ConcurrencyLimiter, SearchPolicy
 from tunecore.core.search.generator import UNBOUNDED
 from tunecore.model import (
     CheckpointPolicy,
@@ -71,6 +72,7 @@ from tunecore.model import (
     TrialStatus,
 )
 from tunecore.model.storable import check_storable, encoding_error
+from tunecore.shell.allocations import allocator_for
 from tunecore.shell.callbacks import (
     Callback,
     CallbackList,
@@ -100,26 +102,21 @@ from tunecore.shell.inbox import Inbox
 from tunecore.shell.journal import Journal, SnapshotStore
 from tunecore.shell.lock import driver_lock
 from tunecore.shell.loop import ExperimentLoop
-from tunecore.shell.mirror import Mirror
+from tunecore.shell.mirror.mirror import Mirror
+from tunecore.shell.mirror.remote import StoredExperiment, as_location, experiment_header, is_stored
 from tunecore.shell.progress import (
     ProgressReporter,
     already_finished,
     final_summary,
     unfinished_trials,
 )
-from tunecore.shell.remote import StoredExperiment, as_location, experiment_header, is_stored
-from tunecore.shell.replay import BUILTIN, SnapshotKind, rebuild, results_by_trial
+from tunecore.shell.replay import rebuild, results_by_trial
 from tunecore.shell.resume import drop_unrecorded_checkpoints, repair_result_files
 from tunecore.shell.searchers import SearcherRuntime
 from tunecore.shell.stoppers import StopSetting, plan_stop
-from tunecore.shell.storage import ExperimentStorage, experiment_dirname
-from tunecore.shell.store import (
-    StorageSpec,
-    Store,
-    join_uri,
-    resolve_storage,
-    split_experiment,
-)
+from tunecore.shell.storage.layout import ExperimentStorage, experiment_dirname
+from tunecore.shell.storage.resolve import resolve_storage, split_experiment
+from tunecore.shell.storage.store import StorageSpec, Store, join_uri
 from tunecore.shell.trainable import make_worker_trainable, resolve_trainable, trainable_name
 from tunecore.shell.trainable.classapi import Trainable as ClassTrainable
 from tunecore.shell.trainable.resources import plan_resources
@@ -200,6 +197,7 @@ class Tuner:
         self._restored_from: Path | None = None
         self._search_runtime: SearcherRuntime | None = None
         self._search_alg_again: object = None  # a restore's search_alg=
+        self._allocation_again: Callable[..., object] | None = None  # ...its allocation function
         self._parts = RunParts()
 
     @classmethod
@@ -221,6 +219,7 @@ class Tuner:
         storage_filesystem: object = None,
         search_alg: object = None,
         verbose: int | None = None,
+        resources_allocation_function: Callable[..., object] | None = None,
     ) -> Tuner:
         """A Tuner that continues the experiment in `path` (after a crash, a
         Ctrl-C, or to retry its errors) when `fit()` is called.
@@ -240,7 +239,10 @@ class Tuner:
         whose class cannot rebuild it from the log (one of your own without
         `to_spec`): built as it was, it is fed the log's tells and asks
         again (`tunecore.api.searching`); tunecore's own searchers are
-        rebuilt without it. `param_space` hands back, as in Ray, what the
+        rebuilt without it. `resources_allocation_function` hands back the
+        function a `ResourceChangingScheduler` resized trials with (the log
+        holds its answers, not its code; required when it had one).
+        `param_space` hands back, as in Ray, what the
         log cannot hold: the functions of its `sample_from`s, which draw
         the values not drawn yet, and its objects (`ray.put` refs, models:
         the log holds placeholders for them), required at the same keys
@@ -317,6 +319,7 @@ class Tuner:
         tuner._restored_from = experiment_dir
         tuner._snapshot_kind = snapshot_kind
         tuner._search_alg_again = search_alg
+        tuner._allocation_again = resources_allocation_function
         tuner._resume = ExperimentResumed(
             at=0.0,
             resume_unfinished=resume_unfinished,
@@ -330,7 +333,7 @@ class Tuner:
         It holds the experiment directory's driver lock while it runs: a
         second driver there raises `ExperimentLockedError`. With a URI
         `storage_path` that directory is the local staging directory, and
-        the experiment is shipped to the storage as it runs (`shell.mirror`).
+        the experiment is shipped to the storage as it runs (`shell.mirror.mirror`).
         While it runs, what existed before it is kept out of the garbage
         collector's full collections (`shell.heap`)."""
         if self._unrunnable is not None:
@@ -390,7 +393,7 @@ class Tuner:
         shipper = None if mirror is None else mirror.shipper(journal.log_size, sync.sync_period)
         executor = self._parts.executor or self._executor()
         clock = self._parts.clock
-        callbacks = CallbackList([*self._result_writers(storage), *run.callbacks])
+        callbacks = self._callbacks(storage)
         views = TrialViews(tune.trial_name_creator)
         dirname = dirname_of(tune.trial_dirname_creator)
         # The logged config's metric and mode: a restored Tuner is not given them.
@@ -435,6 +438,7 @@ class Tuner:
             stopper=self._stop.user,
             resources_of=self._resources.of_config,
             functions=UserFunctions.of(self._space, self._tune.search_alg, self._tune.scheduler),
+            allocator=allocator_for(state.scheduler, self._allocation_again, tune.scheduler),
             searchers=self._search_runtime,
             store=None if mirror is None else mirror.store,
             after_shipped=None if shipper is None else shipper.after_shipped,
@@ -464,6 +468,7 @@ class Tuner:
             if self._search_runtime is not None:
                 self._search_runtime.finish(final)
         finally:
+            save_states(run.callbacks, storage.experiment_dir)
             if shipper is not None:
                 shipped = shipper.close(timeout=sync.sync_timeout)
         if shipper is not None and shipper.lost is not None:
@@ -719,6 +724,12 @@ class Tuner:
             restore_path=self._parts.restore_path,
         )
 
+    def _callbacks(self, storage: ExperimentStorage) -> CallbackList:
+        """The result writers and the user's callbacks; a resumed run first
+        hands the user's the states its last run saved (`callback_states`)."""
+        restore_states(self._run.callbacks if self._resume else [], storage.experiment_dir)
+        return CallbackList([*self._result_writers(storage), *self._run.callbacks])
+
     def _result_writers(self, storage: ExperimentStorage) -> list[Callback]:
         """The loggers that write each trial's result.json and progress.csv
         (tunecore reads them back: always on) and, as in Ray Tune, its
@@ -750,14 +761,14 @@ class Tuner:
         scheduler: TrialScheduler | None = self._tune.scheduler
         return scheduler
 
-    def _searcher(self) -> Searcher:
+    def _searcher(self) -> SearchPolicy:
         """The search: the user's `search_alg`, or a `BasicVariantGenerator`
         over the param space. Without `TuneConfig(seed=)` the generator gets
         a fresh seed, printed so the run can be repeated (it is in the log
         header with the generator)."""
         tune = self._tune
         samples = UNBOUNDED if tune.num_samples == -1 else tune.num_samples
-        searcher: Searcher
+        searcher: SearchPolicy
         chosen = tune.search_alg
         limit = tune.max_concurrent_trials
         if searcher_object(chosen) is not None:
@@ -785,7 +796,7 @@ class Tuner:
         else:
             searcher = chosen
         if limit is not None:
-            searcher = ConcurrencyLimiter[Searcher](searcher, max_concurrent=limit)
+            searcher = ConcurrencyLimiter[SearchPolicy](searcher, max_concurrent=limit)
         return searcher
 
     def _announced_seed(self) -> int:

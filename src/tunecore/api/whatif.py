@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import math
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,22 +48,22 @@ from tunecore.api.config import RunConfig, TuneConfig
 from tunecore.api.simulate import simulate
 from tunecore.api.spelling import setting
 from tunecore.core.experiment import ExperimentState, trial_id_of, trials_in_order
-from tunecore.core.experiment.step import AUTOFILLED
+from tunecore.core.experiment.snapshot import BUILTIN
 from tunecore.core.results import (
+    AUTOFILLED,
     DONE,
-    EXPERIMENT_TAG,
-    SHOULD_CHECKPOINT,
-    TRIAL_ID,
     flatten,
     is_end_marker,
     iteration_of,
 )
 from tunecore.core.schedulers.base import TrialScheduler, signed
 from tunecore.core.schedulers.pbt import PopulationBasedTraining
+from tunecore.core.schedulers.registry import SCHEDULERS
 from tunecore.core.search.domains import grid_search
 from tunecore.core.stopping import check_stop
 from tunecore.model import (
     ExperimentEvent,
+    InvalidFieldError,
     JsonDict,
     Mode,
     Resources,
@@ -72,7 +72,7 @@ from tunecore.model import (
 )
 from tunecore.model.numbers import is_int, is_number
 from tunecore.shell.eventlog import read_log
-from tunecore.shell.replay import BUILTIN, walk
+from tunecore.shell.replay import walk
 
 RUNNING = TrialStatus.RUNNING
 TRIAL_KEY = "recorded_trial"
@@ -234,11 +234,36 @@ def _started(before: ExperimentState, after: ExperimentState) -> list[str]:
     return [t for t in candidates if after.trials[t].status is RUNNING]
 
 
-_NOT_METRICS = AUTOFILLED | {TRIAL_ID, EXPERIMENT_TAG, SHOULD_CHECKPOINT}
-
-
 def _metrics(row: Mapping[str, object]) -> JsonDict:
-    return {k: v for k, v in row.items() if k not in _NOT_METRICS}  # type: ignore[misc]
+    return {k: v for k, v in row.items() if k not in AUTOFILLED}  # type: ignore[misc]
+
+
+WHAT_IF_OPTIONS: dict[str, tuple[Callable[[str], object], str]] = {
+    "max_t": (float, "the most --time-attr a trial gets"),
+    "grace_period": (float, "the --time-attr a trial gets before it can be stopped"),
+    "reduction_factor": (float, "1/this of the trials go on at each rung"),
+    "brackets": (int, "the number of brackets"),
+    "min_samples_required": (int, "the trials that must report before any is stopped"),
+    "time_attr": (str, "the result key progress is measured in"),
+}
+"""Each option's type and what it means (its help, with the schedulers it
+applies to: the registry's `what_if` ones that have it `settable`)."""
+
+
+def what_if_scheduler(name: str, options: Mapping[str, object]) -> TrialScheduler:
+    """The scheduler `name` (one the registry offers to what-ifs) built
+    with `options`: an unknown name, or an option it does not take, is an
+    `InvalidFieldError` naming it and what is accepted."""
+    offered = SCHEDULERS.choices(what_if=True)
+    if name not in offered:
+        raise InvalidFieldError("scheduler", name, f"one of {', '.join(offered)}")
+    entry = SCHEDULERS.entry(name)
+    for option in options:
+        if option not in entry.settable:
+            accepted = ", ".join(entry.settable) or "no options"
+            raise InvalidFieldError(option, options[option], f"{name} takes {accepted}")
+    scheduler: TrialScheduler = entry.resolve()(**options)
+    return scheduler
 
 
 def what_if(

@@ -18,7 +18,7 @@ live run's renderer (`tunecore.shell.progress`); `stop` and `add` post to
 the experiment's inbox (`tunecore.shell.inbox`), which the running loop reads
 within about a second and logs like any other event. `status` and `replay`
 also take an experiment's URI (`s3://bucket/runs/exp?endpoint_override=...`):
-they read a local copy of what is stored there (`tunecore.shell.remote`).
+they read a local copy of what is stored there (`tunecore.shell.mirror.remote`).
 
 This module holds `main`. The commands are in `run` (run, resume), `log`
 (replay, status, simulate, plot), `requests` (stop, add) and `demo` (demo,

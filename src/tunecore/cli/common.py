@@ -10,9 +10,9 @@ from pathlib import Path
 
 from tunecore.cli.errors import EXIT_CORRUPT, EXIT_MISMATCH, CliError
 from tunecore.shell.eventlog import LOG_FILE, CorruptLogError, LogError, log_path
-from tunecore.shell.remote import is_stored, open_stored
+from tunecore.shell.mirror.remote import is_stored, open_stored
+from tunecore.shell.mirror.stored_state import StoredLogCorruptError
 from tunecore.shell.replay import ReplayMismatchError
-from tunecore.shell.stored_state import StoredLogCorruptError
 
 
 def log_error(error: LogError) -> CliError:

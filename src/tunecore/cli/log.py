@@ -11,14 +11,14 @@ from pathlib import Path
 from tunecore.api.plot import collect as collect_curves
 from tunecore.api.plot import render as render_curves
 from tunecore.api.plot import render_what_if
-from tunecore.api.whatif import what_if
+from tunecore.api.whatif import WHAT_IF_OPTIONS, what_if, what_if_scheduler
 from tunecore.cli.common import is_uri, readable
 from tunecore.cli.errors import EXIT_OK, CliError
 from tunecore.cli.paths import experiment_to_write, file_to_write
 from tunecore.core.experiment import ExperimentState
 from tunecore.core.schedulers.base import TrialScheduler
+from tunecore.core.schedulers.registry import SCHEDULERS
 from tunecore.model import InvalidFieldError, Mode
-from tunecore.schedulers import ASHAScheduler, FIFOScheduler, HyperBandScheduler, MedianStoppingRule
 from tunecore.shell.driver_state import Driver, driver_of
 from tunecore.shell.eventlog import CorruptLogError, read_header
 from tunecore.shell.interrupts import INTERRUPTED
@@ -159,28 +159,8 @@ def _draw(flag: str, out: Path, draw: Callable[[Path], Path]) -> Path:
         raise CliError(str(error)) from error
 
 
-# What `--scheduler` builds, with the options it takes, and each option's type.
-WHAT_IF_SCHEDULERS: dict[str, tuple[Callable[..., TrialScheduler], tuple[str, ...]]] = {
-    "fifo": (FIFOScheduler, ()),
-    "asha": (ASHAScheduler, ("max_t", "grace_period", "reduction_factor", "brackets", "time_attr")),
-    "hyperband": (HyperBandScheduler, ("max_t", "reduction_factor", "time_attr")),
-    "median": (MedianStoppingRule, ("grace_period", "min_samples_required", "time_attr")),
-}
-
-
-WHAT_IF_OPTIONS: dict[str, tuple[Callable[[str], object], str]] = {
-    "max_t": (float, "the most --time-attr a trial gets"),
-    "grace_period": (float, "the --time-attr a trial gets before it can be stopped"),
-    "reduction_factor": (float, "1/this of the trials go on at each rung"),
-    "brackets": (int, "the number of brackets"),
-    "min_samples_required": (int, "the trials that must report before any is stopped"),
-    "time_attr": (str, "the result key progress is measured in"),
-}
-"""Each option's type and what it means (its help, with the schedulers it applies to)."""
-
-
 def what_if_help(option: str, meaning: str) -> str:
-    takers = [name for name, (_, takes) in WHAT_IF_SCHEDULERS.items() if option in takes]
+    takers = SCHEDULERS.taking(option, what_if=True)
     return f"{'/'.join(takers)}: {meaning} (default: the scheduler's)"
 
 
@@ -191,19 +171,16 @@ def option_flag(option: str) -> str:
 def _what_if_scheduler(args: argparse.Namespace) -> TrialScheduler:
     """The scheduler `--scheduler` names, with the options given for it; an
     option it does not take is an error naming the flag."""
-    build, takes = WHAT_IF_SCHEDULERS[args.scheduler]
     given = {
         name: getattr(args, name) for name in WHAT_IF_OPTIONS if getattr(args, name) is not None
     }
-    for name in given:
-        if name not in takes:
-            raise CliError(
-                f"{option_flag(name)}: --scheduler {args.scheduler} takes no such option"
-            )
     try:
-        return build(**given)
+        return what_if_scheduler(args.scheduler, given)
     except InvalidFieldError as error:
-        raise CliError(f"{option_flag(error.field.split('.')[-1])}: {error}") from error
+        flag = option_flag(error.field.split(".")[-1])
+        if error.field in given:
+            raise CliError(f"{flag}: --scheduler {args.scheduler} takes no such option") from error
+        raise CliError(f"{flag}: {error}") from error
 
 
 def plot_command(args: argparse.Namespace) -> int:

@@ -8,10 +8,10 @@ import difflib
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
+from tunecore.api.whatif import WHAT_IF_OPTIONS
+from tunecore.cli.dashboard import dashboard_command
 from tunecore.cli.demo import demo_command, transitions_command
 from tunecore.cli.log import (
-    WHAT_IF_OPTIONS,
-    WHAT_IF_SCHEDULERS,
     option_flag,
     plot_command,
     replay_command,
@@ -20,8 +20,10 @@ from tunecore.cli.log import (
     what_if_help,
 )
 from tunecore.cli.requests import add_command, stop_command
-from tunecore.cli.run import SCHEDULERS, SEARCHERS, resume_command, run_command
+from tunecore.cli.run import resume_command, run_command
 from tunecore.cli.space import PARAM_SPACE_HELP
+from tunecore.core.schedulers.registry import SCHEDULERS
+from tunecore.search.registry import SEARCHERS
 
 
 class Parser(argparse.ArgumentParser):
@@ -134,7 +136,7 @@ def _add_run(parser: Parser) -> None:
     )
     run.add_argument(
         "--search",
-        choices=list(SEARCHERS),
+        choices=SEARCHERS.choices(),
         default="random",
         help="how configs are chosen (default random: grid and random sampling); optuna "
         "(TPE), hyperopt, bayesopt, nevergrad (OnePlusOne) and zoopt (a budget of "
@@ -149,7 +151,7 @@ def _add_run(parser: Parser) -> None:
     )
     run.add_argument(
         "--scheduler",
-        choices=list(SCHEDULERS),
+        choices=SCHEDULERS.choices(),
         default="fifo",
         help="trial scheduler (default fifo); asha, hyperband, median, pbt and pb2 "
         "need --metric and --mode",
@@ -347,7 +349,7 @@ def build_parser(exit_codes: str) -> Parser:
     )
     simulate.add_argument(
         "--scheduler",
-        choices=sorted(WHAT_IF_SCHEDULERS),
+        choices=sorted(SCHEDULERS.choices(what_if=True)),
         required=True,
         help="the scheduler the trials run under in the what-if",
     )
@@ -385,6 +387,26 @@ def build_parser(exit_codes: str) -> Parser:
     )
     plot.set_defaults(handler=plot_command)
 
+    dashboard = parser.subcommand(
+        "dashboard",
+        help="serve a live page of an experiment: trials, curves and why each decision was made",
+        description="Serve a read-only web page of the experiment in DIR (or at a URI), "
+        "following its event log as it grows: an overview, a sortable trials table, "
+        "learning curves, each trial's transitions with the reason its scheduler gave, "
+        "parameter plots and what-if runs. Needs no Ray and imports none of your code.",
+    )
+    dashboard.add_argument("dir", metavar="DIR", help=_DIR_HELP)
+    dashboard.add_argument(
+        "--port", type=_port, default=8265, help="the port to serve on (default: 8265; 0: any free)"
+    )
+    dashboard.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="the address to serve on (default: 127.0.0.1, this machine only; "
+        "0.0.0.0 serves every network this machine is on)",
+    )
+    dashboard.set_defaults(handler=dashboard_command)
+
     transitions = parser.subcommand(
         "transitions", help="print the trial lifecycle's transition table"
     )
@@ -395,3 +417,14 @@ def build_parser(exit_codes: str) -> Parser:
     )
     transitions.set_defaults(handler=transitions_command)
     return parser
+
+
+def _port(given: str) -> int:
+    """A port number, 0 to 65535."""
+    try:
+        port = int(given)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{given!r} is not a port number (0 to 65535)") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{given!r} is not a port number (0 to 65535)")
+    return port

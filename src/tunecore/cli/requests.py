@@ -21,8 +21,8 @@ from tunecore.model import JsonDict, TrialState, TrialStatus
 from tunecore.model.storable import UnstorableValueError, check_storable
 from tunecore.shell.eventlog import LogError
 from tunecore.shell.inbox import AddTrialRequest, Inbox, Request, StopTrialRequest, post_to_store
+from tunecore.shell.mirror.remote import open_stored
 from tunecore.shell.progress import spec_name
-from tunecore.shell.remote import open_stored
 from tunecore.shell.replay import replay
 
 _SYNC_PERIOD = f"a sync period ({SyncConfig.model_fields['sync_period'].default:g} s by default)"

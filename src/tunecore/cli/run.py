@@ -5,10 +5,8 @@ its end, with the outcome as an exit code (Ctrl-C included)."""
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,35 +22,10 @@ from tunecore.cli.interrupts import stopping_cleanly
 from tunecore.cli.paths import directory_to_make, experiment_to_write
 from tunecore.cli.space import load_param_space, range_bounds, sampled_domains
 from tunecore.core.schedulers.base import TrialScheduler
+from tunecore.core.schedulers.registry import SCHEDULERS
 from tunecore.model import InvalidFieldError, Mode
-from tunecore.schedulers import (
-    PB2,
-    ASHAScheduler,
-    HyperBandScheduler,
-    MedianStoppingRule,
-    PopulationBasedTraining,
-)
-from tunecore.shell.store import DEFAULT_ROOT
-
-SCHEDULERS: dict[str, Callable[..., TrialScheduler] | None] = {
-    "fifo": None,  # the core's default
-    "asha": ASHAScheduler,
-    "hyperband": HyperBandScheduler,
-    "median": MedianStoppingRule,
-    "pbt": PopulationBasedTraining,
-    "pb2": PB2,
-}
-
-
-SEARCHERS: dict[str, str | None] = {
-    "random": None,  # the core's BasicVariantGenerator
-    "optuna": "tunecore.search.optuna:OptunaSearch",
-    "hyperopt": "tunecore.search.hyperopt:HyperOptSearch",
-    "bayesopt": "tunecore.search.bayesopt:BayesOptSearch",
-    "nevergrad": "tunecore.search.nevergrad:NevergradSearch",
-    "zoopt": "tunecore.search.zoopt:ZOOptSearch",
-}
-"""`--search`: each searcher by import path, imported only when chosen."""
+from tunecore.search.registry import SEARCHERS
+from tunecore.shell.storage.resolve import DEFAULT_ROOT
 
 
 def _search_alg(name: str, num_samples: int) -> object | None:
@@ -61,17 +34,16 @@ def _search_alg(name: str, num_samples: int) -> object | None:
     example's optimizer, OnePlusOne, and ZOOpt with a budget of
     `--num-samples` trials (Ray's class has no default for either). A
     missing package is an error naming the extra to install."""
-    target = SEARCHERS[name]
-    if target is None:
-        return None
+    entry = SEARCHERS.entry(name)
+    if entry.default:
+        return None  # the core's own
     defaults: dict[str, dict[str, object]] = {
         "nevergrad": {"optimizer": "OnePlusOne"},
         "zoopt": {"budget": num_samples},
     }
     arguments = defaults.get(name, {})
-    module, _, attribute = target.partition(":")
     try:
-        searcher: object = getattr(importlib.import_module(module), attribute)(**arguments)
+        searcher: object = entry.resolve()(**arguments)
     except (ImportError, InvalidFieldError) as error:
         raise CliError(f"--search {name}: {error}") from None
     return searcher
@@ -82,21 +54,23 @@ def _scheduler(args: argparse.Namespace, space: dict[str, object]) -> TrialSched
     others keep the scheduler's defaults), checked against the objective."""
     name: str = args.scheduler
     options: dict[str, Any] = {}
-    for option, dest, applies_to in (
-        ("--time-attr", "time_attr", ("asha", "hyperband", "median", "pbt", "pb2")),
-        ("--max-t", "max_t", ("asha", "hyperband")),
-        ("--perturbation-interval", "perturbation_interval", ("pbt", "pb2")),
+    for option, dest in (
+        ("--time-attr", "time_attr"),
+        ("--max-t", "max_t"),
+        ("--perturbation-interval", "perturbation_interval"),
     ):
         value = getattr(args, dest)
         if value is None:
             continue
+        applies_to = SCHEDULERS.taking(dest)
         if name not in applies_to:
             raise CliError(f"{option} applies to --scheduler {' or '.join(applies_to)} only")
         options[dest] = value
-    make = SCHEDULERS[name]
-    if make is None:
-        return None
-    if args.seed is not None and name in ("asha", "pbt", "pb2"):
+    entry = SCHEDULERS.entry(name)
+    if entry.default:
+        return None  # the core's own
+    make = entry.resolve()
+    if args.seed is not None and name in SCHEDULERS.taking("seed"):
         options["seed"] = args.seed
     if name == "pbt":
         options["hyperparam_mutations"] = sampled_domains(space)
@@ -113,7 +87,7 @@ def _scheduler(args: argparse.Namespace, space: dict[str, object]) -> TrialSched
                 '{"uniform": [...]}; the parameter space has none'
             )
     try:
-        scheduler = make(**options)
+        scheduler: TrialScheduler = make(**options)
         scheduler.with_objective(args.metric, _mode(args.mode))  # needs --metric/--mode?
     except InvalidFieldError as error:
         objective = error.field.rpartition(".")[2]

@@ -11,7 +11,7 @@ k of (best k of S, plus the old newest, plus c) is the best k of S with c.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from tunecore.core.results import DONE, SHOULD_CHECKPOINT, TRAINING_ITERATION, flatten
 from tunecore.model import (
@@ -111,3 +111,15 @@ def record_checkpoint(
         kept = tuple(c for i, c in enumerate(candidates) if i in keep_indexes)
         dropped = tuple(c for i, c in enumerate(candidates) if i not in keep_indexes)
     return CheckpointHistory(persistent=kept, memory=history.memory), dropped
+
+
+def holder_of(trials: Iterable[TrialState], ref: CheckpointRef | None, besides: str) -> str | None:
+    """The trial other than `besides` that holds the checkpoint `ref` (in
+    storage or in memory): the donor whose state a PBT exploit restores."""
+    if ref is None:
+        return None
+    for other in trials:
+        held = (*other.checkpoints.persistent, other.checkpoints.memory)
+        if other.trial_id != besides and any(h is not None and h.path == ref.path for h in held):
+            return other.trial_id
+    return None

@@ -9,10 +9,12 @@ Rules this module lives by:
   docs/architecture.md from the same table. `apply` runs the row's handler
   and checks that the status it leads to is one its row lists
   (`OffTableError` otherwise: a bug here, never the caller's).
-- The table keys on a trial's own events and on the two experiment-wide
+- The table keys on a trial's own events, on the three experiment-wide
   events that change trials: `ClusterResourcesChanged` (a PENDING trial
-  that asks for more than the whole cluster fails) and `ExperimentResumed`
-  (every status has its row).
+  that asks for more than the whole cluster fails), `ExperimentInterrupted`
+  and `ExperimentResumed` (every status has a row for each), and on a
+  `JudgedResult`: a result with the experiment's answer to it, which is how
+  the experiment's step hands every result to the table.
 - `apply` never mutates its arguments and never raises on a bad event: an
   event the table does not list for the trial's status, or one that breaks a
   rule the table cannot express (a checkpoint nobody asked for), comes back
@@ -27,11 +29,14 @@ Rules this module lives by:
 - A trial's worker answers in order, so saves complete in the order they
   were requested (`saving_to` is a FIFO the shell must honour).
 
-The finer-grained functions (`start`, `record_result`, `decide`, `fail`, ...)
-are public because the experiment step composes them with a scheduler's
-decision; a result goes through `conclude` on both paths (`apply` on a
-`ResultReported` with the trial's own rules only, the step with the
-policies' verdict joined in).
+Every path runs through `apply`, the hottest one included: a running
+trial's result comes in as a `ResultReported` (the trial's own rules
+judge it: `judge_alone`), or as the `JudgedResult` the experiment's step
+builds with its policies' joined verdict, or the failure the result is.
+Both rows end in `conclude` (or `fail`, or `end_training` for the end
+marker), and `own_verdict` is the one place the trial's stopping
+criterion is read. The finer-grained functions stay public for the
+scheduler tests and the demo that drive a trial by hand.
 
 Why one module of over 400 lines: the table, the handlers its rows name
 and the functions they compose are one unit that is read together (a
@@ -61,7 +66,6 @@ from tunecore.core.results import (
     flatten,
     is_end_marker,
 )
-from tunecore.core.schedulers.base import CONTINUE, STOP, Exploit, Verdict
 from tunecore.core.stopping import StopCriterionError, check_stop
 from tunecore.model import (
     Applied,
@@ -73,6 +77,7 @@ from tunecore.model import (
     ContinueTrial,
     Decision,
     DeleteCheckpoint,
+    ExperimentInterrupted,
     ExperimentResumed,
     Exploited,
     ExportFormat,
@@ -99,13 +104,46 @@ from tunecore.model import (
     TrialState,
     TrialStatus,
 )
+from tunecore.model.decision import CONTINUE, STOP, Exploit, Verdict
 from tunecore.model.numbers import is_int
 
 Outcome = Applied | Rejection
 
-LifecycleEvent: TypeAlias = TrialEvent | ClusterResourcesChanged | ExperimentResumed
-"""What the table keys on: a trial's own events, and the two experiment-wide
-events that change trials (what the cluster holds, a resume)."""
+
+class JudgedResult(msgspec.Struct, frozen=True, gc=False):
+    """A RUNNING trial's result (the `ResultReported`'s fields) with the
+    answer to it: the verdict the trial's own rules and the experiment's
+    policies joined into, or the `failure` the result is (a metric missing
+    or not a number, a stopping criterion it cannot be checked against).
+    `flat` is the result flattened, as the judges read it. Built by the
+    experiment's step (or by `judge_alone`) on every result, so it is flat
+    and cheap; never logged: the log keeps the `ResultReported`."""
+
+    trial_id: str
+    at: float
+    result: JsonDict
+    flat: JsonDict
+    verdict: Verdict = CONTINUE
+    failure: str | None = None
+
+    @classmethod
+    def of(
+        cls,
+        report: ResultReported,
+        flat: JsonDict,
+        verdict: Verdict = CONTINUE,
+        failure: str | None = None,
+    ) -> JudgedResult:
+        """`report` judged: `verdict`, or the `failure` it is."""
+        return cls(report.trial_id, report.at, report.result, flat, verdict, failure)
+
+
+LifecycleEvent: TypeAlias = (
+    TrialEvent | ClusterResourcesChanged | ExperimentInterrupted | ExperimentResumed | JudgedResult
+)
+"""What the table keys on: a trial's own events, the three experiment-wide
+events that change trials (what the cluster holds, an interrupt, a
+resume), and a judged result."""
 
 PENDING = TrialStatus.PENDING
 RUNNING = TrialStatus.RUNNING
@@ -402,13 +440,26 @@ def fail(trial: TrialState, error: str, at: float, *, recoverable: bool = True) 
     return Applied(failed, (StopTrial(trial_id=trial.trial_id, error=entry),))
 
 
-def own_decision(trial: TrialState, result: JsonDict) -> Decision | StopCriterionError:
-    """What the trial's own rules say about a result: STOP on `done` or a
-    reached criterion, else CONTINUE."""
-    verdict = check_stop(trial.spec.stopping_criterion, flatten(result))
+def own_verdict(trial: TrialState, flat: JsonDict) -> Verdict | StopCriterionError:
+    """What the trial's own rules say about a result (`flat`, flattened):
+    `STOP` on `done` or a reached criterion, else `CONTINUE` (these very
+    constants, so a caller may test them with `is`), or the error of a
+    criterion the result cannot be checked against. The one place the
+    stopping criterion is read."""
+    stopped = check_stop(trial.spec.stopping_criterion, flat)
+    if stopped is False:
+        return CONTINUE
+    return STOP if stopped is True else stopped
+
+
+def judge_alone(trial: TrialState, event: ResultReported) -> JudgedResult:
+    """A result judged by the trial's own rules only (no scheduler, no
+    stopper): what the table's `ResultReported` row carries out."""
+    flat = flatten(event.result)
+    verdict = own_verdict(trial, flat)
     if isinstance(verdict, StopCriterionError):
-        return verdict
-    return Decision.STOP if verdict else Decision.CONTINUE
+        return JudgedResult.of(event, flat, failure=verdict.message)
+    return JudgedResult.of(event, flat, verdict)
 
 
 def _on_start_requested(trial: TrialState, event: StartRequested) -> Outcome:
@@ -424,10 +475,13 @@ def _on_trial_started(trial: TrialState, event: TrialStarted) -> Outcome:
 def _on_result(trial: TrialState, event: ResultReported) -> Outcome:
     if is_end_marker(event.result):
         return end_training(trial, event.result, event.at)
-    decision = own_decision(trial, event.result)
-    if isinstance(decision, StopCriterionError):
-        return fail(trial, decision.message, event.at)
-    return conclude(trial, event.result, event.at, STOP if decision is Decision.STOP else CONTINUE)
+    return _on_judged(trial, judge_alone(trial, event))
+
+
+def _on_judged(trial: TrialState, judged: JudgedResult) -> Outcome:
+    if judged.failure is not None:
+        return fail(trial, judged.failure, judged.at)
+    return conclude(trial, judged.result, judged.at, judged.verdict, flat=judged.flat)
 
 
 def _on_checkpoint_saved(trial: TrialState, event: CheckpointSaved) -> Outcome:
@@ -503,6 +557,12 @@ def _on_cluster_known(trial: TrialState, event: ClusterResourcesChanged) -> Outc
     return fail(trial, message, event.at, recoverable=False)
 
 
+def _on_interrupted(trial: TrialState, _event: ExperimentInterrupted) -> Outcome:
+    if trial.is_finished and not trial.saving_to:
+        return Applied(trial)
+    return Applied(reset_after_crash(trial))
+
+
 def _on_resumed(trial: TrialState, event: ExperimentResumed) -> Outcome:
     status = trial.status
     if status is ERROR:
@@ -512,7 +572,10 @@ def _on_resumed(trial: TrialState, event: ExperimentResumed) -> Outcome:
             return Applied(retry_errored(trial))
     # Saves in flight died with the old driver, a finished trial's too (the
     # save taken as it stopped): left in place, they would hold back the end.
+    # So did the chain a waiting trial was in (`ChainTrials`).
     reset = reset_after_crash(trial)
+    if reset.chained_behind is not None:
+        reset = msgspec.structs.replace(reset, chained_behind=None)
     if status is not ERROR and status is not TERMINATED and not event.resume_unfinished:
         return Applied(msgspec.structs.replace(reset, status=TERMINATED))
     return Applied(reset)
@@ -569,6 +632,13 @@ TRANSITIONS: Mapping[tuple[TrialStatus, type[LifecycleEvent]], Rule] = dict(
         ),
         _row(
             PENDING,
+            ExperimentInterrupted,
+            (PENDING,),
+            "stays: a resume runs it",
+            _on_interrupted,
+        ),
+        _row(
+            PENDING,
             ExperimentResumed,
             (PENDING, TERMINATED),
             "wait again; end if not resume_unfinished",
@@ -584,6 +654,14 @@ TRANSITIONS: Mapping[tuple[TrialStatus, type[LifecycleEvent]], Rule] = dict(
             "record; stop on `done` or a criterion; checkpoint when due; "
             "an unevaluable criterion is a failure; the end marker stops",
             _on_result,
+        ),
+        _row(
+            RUNNING,
+            JudgedResult,
+            (RUNNING, PAUSED, TERMINATED, PENDING, ERROR),
+            "record; carry out the joined verdict (go on, pause, stop, save first, "
+            "exploit); a failing result is a failure",
+            _on_judged,
         ),
         _row(
             RUNNING,
@@ -619,6 +697,13 @@ TRANSITIONS: Mapping[tuple[TrialStatus, type[LifecycleEvent]], Rule] = dict(
             (TERMINATED,),
             "stop; checkpoint first when at_end",
             _on_stop_requested,
+        ),
+        _row(
+            RUNNING,
+            ExperimentInterrupted,
+            (PENDING,),
+            "its worker goes with the driver: wait again, without what was in flight",
+            _on_interrupted,
         ),
         _row(
             RUNNING,
@@ -660,6 +745,13 @@ TRANSITIONS: Mapping[tuple[TrialStatus, type[LifecycleEvent]], Rule] = dict(
         ),
         _row(
             PAUSED,
+            ExperimentInterrupted,
+            (PAUSED,),
+            "stays, without the memory checkpoint and what was in flight",
+            _on_interrupted,
+        ),
+        _row(
+            PAUSED,
             ExperimentResumed,
             (PAUSED, TERMINATED),
             "the memory checkpoint is gone: resume from the newest persistent one; "
@@ -682,11 +774,19 @@ TRANSITIONS: Mapping[tuple[TrialStatus, type[LifecycleEvent]], Rule] = dict(
         ),
         _row(
             TERMINATED,
+            ExperimentInterrupted,
+            (TERMINATED,),
+            "stays; a save in flight is dropped",
+            _on_interrupted,
+        ),
+        _row(
+            TERMINATED,
             ExperimentResumed,
             (TERMINATED,),
             "stays; a save in flight is dropped",
             _on_resumed,
         ),
+        _row(ERROR, ExperimentInterrupted, (ERROR,), "stays", _on_interrupted),
         _row(
             ERROR,
             ExperimentResumed,
@@ -741,13 +841,17 @@ class OffTableError(AssertionError):
 
 def apply(trial: TrialState, event: LifecycleEvent) -> Outcome:
     """The trial after `event`, with the commands for the shell; or a
-    `Rejection` (and the trial unchanged) when the event is illegal."""
-    rejection = check(trial, event)
-    if rejection is not None:
+    `Rejection` (and the trial unchanged) when the event is illegal. It
+    runs on every result, so the legal case is looked up first and `check`
+    only words a rejection."""
+    rule = TRANSITIONS.get((trial.status, type(event)))
+    trial_id = trial.spec.trial_id
+    if rule is None or getattr(event, "trial_id", trial_id) != trial_id:  # a wide event: any
+        rejection = check(trial, event)
+        assert rejection is not None  # check words what the lookup found
         return rejection
-    rule = TRANSITIONS[(trial.status, type(event))]
     outcome = rule.handle(trial, event)
-    if isinstance(outcome, Applied) and outcome.state.status not in rule.targets:
+    if type(outcome) is Applied and outcome.state.status not in rule.targets:
         raise OffTableError(
             f"{type(event).__name__} took a {trial.status} trial to "
             f"{outcome.state.status}, which its row does not list"

@@ -35,6 +35,29 @@ NODE_IP = "node_ip"
 
 DATE_FORMAT = "%Y-%m-%d_%H-%M-%S"
 
+AUTOFILLED = frozenset(
+    {
+        DONE,
+        TRAINING_ITERATION,
+        TIME_THIS_ITER_S,
+        TIME_TOTAL_S,
+        TIME_SINCE_RESTORE,
+        ITERATIONS_SINCE_RESTORE,
+        TIMESTAMP,
+        DATE,
+        PID,
+        HOSTNAME,
+        NODE_IP,
+        TRIAL_ID,
+        EXPERIMENT_TAG,
+        SHOULD_CHECKPOINT,
+    }
+)
+"""The keys the trainable wrapper (and the core, on recording) fill in on
+their own: a result holding nothing else (such as the final `done` of a
+function that returned) is exempt from strict metric checking, as in Ray
+Tune."""
+
 _FLAT_TYPES = frozenset({float, int, str, bool, type(None), list})
 """Types a value of a flat result has (none is a dict, or a subclass of one)."""
 
@@ -107,7 +130,9 @@ def analyse(
     the seed's sum can (two metrics near 1e308 gave `inf`).
     """
     step_value = flat_result.get(TRAINING_ITERATION)
-    step = float(step_value) if is_number(step_value) and step_value else 1.0
+    kind = type(step_value)
+    numeric = kind is int or kind is float or is_number(step_value)  # exact types first: hot
+    step = float(step_value) if numeric and step_value else 1.0  # type: ignore[arg-type]
     keep, add = (step - 1.0) / step, 1.0 / step
     updated = dict(analysis)
     previous_of = analysis.get

@@ -2,6 +2,6 @@
 from there (`from ray.tune.execution.placement_groups import
 PlacementGroupFactory`, as Ray's docs do)."""
 
-from tunecore.shell.trainable.resources import PlacementGroupFactory
+from tunecore.shell.trainable.placement_group import PlacementGroupFactory
 
 __all__ = ["PlacementGroupFactory"]

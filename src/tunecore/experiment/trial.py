@@ -1,6 +1,9 @@
 """`ray.tune.experiment.trial`, the module Ray's guides import `Trial`
-from (`from ray.tune.experiment.trial import Trial`)."""
+from (`from ray.tune.experiment.trial import Trial`), and `ExportFormat`,
+the names `RunConfig(export_formats=[...])` takes (`ExportFormat.MODEL` is
+the string "model")."""
 
+from tunecore.model.trial import ExportFormat
 from tunecore.shell.trial_view import Trial
 
-__all__ = ["Trial"]
+__all__ = ["ExportFormat", "Trial"]

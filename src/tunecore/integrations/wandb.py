@@ -29,13 +29,16 @@ for it to finish the runs.
 
 A run is resumed, not made anew, when its trial starts again
 (`resume="allow"` with the trial id as run id, as `setup_wandb` also
-does), so a trial keeps one run across restarts and a resumed driver. The
-results a resumed run already holds, up to the `training_iteration` of its
-W&B summary, are skipped, so each is logged once. That summary is W&B's
-own record of the run, kept by its server: in offline mode (`WANDB_MODE=
-offline`) a resumed run starts afresh in a new local directory, and what a
-SIGKILLed process had not yet written out is lost with it, so there
-nothing tells which results W&B already holds.
+does), so a trial keeps one run across restarts and a resumed driver,
+and each result is in it once (`integrations._resumed`): a run opened
+for a trial that ran before gets the results of the trial's result.json
+past the highest `training_iteration` W&B holds of it, and the results
+the trial reports again up to there are skipped. Online, what W&B holds
+is the resumed run's summary; offline, where W&B writes each process's
+part of a run to a directory of its own (`wandb sync` uploads them in
+order), it is what the run's earlier offline directories recorded
+(`integrations._wandb_offline`): W&B loses what a SIGKILLed process had
+buffered, and the run gets it again from result.json.
 
 Where tunecore differs from Ray Tune 2.60: in offline or disabled mode no
 API key is needed (Ray asks for one even then); Ray's `save_checkpoints`
@@ -51,9 +54,12 @@ import os
 import queue
 import threading
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
+from tunecore.integrations._resumed import ResumedRuns
+from tunecore.integrations._wandb_offline import history, offline_dirs
 from tunecore.model import CheckpointRef, InvalidFieldError, JsonValue
 from tunecore.result import TRAINING_ITERATION
 from tunecore.shell.callbacks import LoggerCallback
@@ -150,7 +156,7 @@ class WandbLoggerCallback(LoggerCallback):
                 f"{WANDB_PROJECT_ENV_VAR} environment variable"
             )
         self.group = self.group or os.environ.get(WANDB_GROUP_ENV_VAR)
-        self._worker = _RunsThread()
+        self._worker = _RunsThread(self._split)
 
     def log_trial_start(self, trial: Trial) -> None:
         directory = trial.local_path
@@ -167,7 +173,7 @@ class WandbLoggerCallback(LoggerCallback):
             "dir": directory,
             **self.kwargs,
         }
-        self._runs().put(("start", trial.trial_id, init))
+        self._runs().put(("start", trial.trial_id, (init, trial.directory)))
 
     def log_trial_result(
         self, iteration: int, trial: Trial, result: Mapping[str, JsonValue]
@@ -215,10 +221,13 @@ class _RunsThread:
     """The thread that owns the W&B runs: it takes the callback's items in
     order, so a trial's start, results and end reach W&B as they happened."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self, split: Callable[[Mapping[str, JsonValue]], tuple[dict[str, Any], dict[str, Any]]]
+    ) -> None:
+        self._split = split
         self._items: queue.SimpleQueue[tuple[str, str, Any] | None] = queue.SimpleQueue()
         self._runs: dict[str, Any] = {}
-        self._logged_upto: dict[str, float] = {}
+        self._resumed = ResumedRuns()
         self._thread = threading.Thread(target=self._serve, name="wandb-runs", daemon=True)
         self._thread.start()
 
@@ -242,22 +251,20 @@ class _RunsThread:
         for trial_id in list(self._runs):
             self._end(trial_id, False)
 
-    def _start(self, trial_id: str, init: dict[str, Any]) -> None:
+    def _start(self, trial_id: str, content: tuple[dict[str, Any], Path | None]) -> None:
+        init, trial_dir = content
         if trial_id in self._runs:
             return  # a restart within this driver: the run goes on
         run = wandb.init(**init)
         self._runs[trial_id] = run
-        logged = dict(run.summary).get(TRAINING_ITERATION) if run.resumed else None
-        if isinstance(logged, int | float):
-            self._logged_upto[trial_id] = logged
+        for row in self._resumed.opened(trial_id, trial_dir, _held_upto(run)):
+            self._log(trial_id, *self._split(row))
 
     def _result(self, trial_id: str, content: tuple[dict[str, Any], dict[str, Any]]) -> None:
-        log, config = content
-        upto = self._logged_upto.get(trial_id)
-        if upto is not None:
-            if log.get(TRAINING_ITERATION, 0) <= upto:
-                return  # the resumed run holds it already
-            del self._logged_upto[trial_id]
+        if self._resumed.is_new(trial_id, content[0]):
+            self._log(trial_id, *content)
+
+    def _log(self, trial_id: str, log: dict[str, Any], config: dict[str, Any]) -> None:
         run = self._runs[trial_id]
         if config:
             run.config.update(config, allow_val_change=True)
@@ -271,9 +278,27 @@ class _RunsThread:
 
     def _end(self, trial_id: str, failed: bool) -> None:
         run = self._runs.pop(trial_id, None)
-        self._logged_upto.pop(trial_id, None)
+        self._resumed.forget(trial_id)
         if run is not None:
             run.finish(exit_code=1 if failed else 0)
+
+
+def _held_upto(run: Any) -> int:
+    """The highest `training_iteration` W&B holds of `run` from before
+    this process opened it (0: none). Online, its summary says (a run
+    resumed from W&B's server); offline, its earlier offline directories
+    do (`_wandb_offline`)."""
+    if run.offline:
+        current = Path(run.dir).parent
+        held = [
+            row.get(TRAINING_ITERATION)
+            for earlier in offline_dirs(current.parent, run.id)
+            if earlier != current
+            for row in history(earlier)
+        ]
+    else:
+        held = [dict(run.summary).get(TRAINING_ITERATION)] if run.resumed else []
+    return max((int(i) for i in held if isinstance(i, int | float)), default=0)
 
 
 def setup_wandb(
@@ -286,7 +311,8 @@ def setup_wandb(
     """Open a W&B run inside a training function and return it (`run.log`,
     or `wandb.log`). As Ray's: its id is the trial id, its name the
     trial's, its group the experiment's name, its config `config`, and
-    `kwargs` go to `wandb.init` over these; a trial that runs again
+    `kwargs` go to `wandb.init` over these (`trial_id` and `trial_name`
+    as the run's id and name); a trial that runs again
     resumes the same run. A trial is one worker of rank 0, so
     `rank_zero_only` changes nothing."""
     try:
@@ -298,6 +324,11 @@ def setup_wandb(
         }
     except RuntimeError:  # called outside a trial
         defaults = {}
+    # Ray's names for the run's id and name (a class trainable passes its own).
+    for ray_name, wandb_name in (("trial_id", "id"), ("trial_name", "name")):
+        given = kwargs.pop(ray_name, None)
+        if given:
+            defaults[wandb_name] = given
     _set_api_key(api_key_file, api_key, kwargs.get("mode"))
     settings = dict(config or {})
     settings.pop("wandb", None)

@@ -31,7 +31,7 @@ from tunecore.model.commands import (
     StartTrial,
     StopTrial,
 )
-from tunecore.model.decision import Decision
+from tunecore.model.decision import Decision, Exploit, Horizon, Verdict
 from tunecore.model.errors import InvalidFieldError
 from tunecore.model.events import (
     Asked,
@@ -92,8 +92,10 @@ __all__ = [
     "ExperimentInterrupted",
     "ExperimentResumed",
     "ExperimentStopRequested",
+    "Exploit",
     "Exploited",
     "ExportFormat",
+    "Horizon",
     "InvalidFieldError",
     "JsonDict",
     "JsonValue",
@@ -126,5 +128,6 @@ __all__ = [
     "TrialState",
     "TrialStatus",
     "ValuesDrawn",
+    "Verdict",
     "parse_export_formats",
 ]

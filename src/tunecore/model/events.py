@@ -54,10 +54,14 @@ class TrialStarted(_TrialEventBase, frozen=True, kw_only=True, tag=True):
 class ResultReported(_TrialEventBase, frozen=True, kw_only=True, tag=True, omit_defaults=True):
     """The trainable reported one result. `stopped_by` names the user's own
     stopper (code, run by the shell before this event is logged) that ends
-    the trial on this result, so replay needs no user code."""
+    the trial on this result, so replay needs no user code. `allocation`
+    is, likewise, what the user's `resources_allocation_function` answered
+    on it: the trial's resources after this result (its current ones when
+    the function said None), asked only when the scheduler wanted it."""
 
     result: JsonDict
     stopped_by: str | None = None
+    allocation: Resources | None = None
 
 
 class CheckpointSaved(_TrialEventBase, frozen=True, kw_only=True, tag=True):

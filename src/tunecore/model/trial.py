@@ -29,6 +29,11 @@ class TrialStatus(enum.StrEnum):
     TERMINATED = "TERMINATED"
     ERROR = "ERROR"
 
+    # The lifecycle looks up (status, event type) on every event: str's
+    # own hash (each member's value is its name) is the hash Enum's would
+    # compute, without a Python call.
+    __hash__ = str.__hash__
+
     @property
     def is_finished(self) -> bool:
         return self in (TrialStatus.TERMINATED, TrialStatus.ERROR)
@@ -39,6 +44,7 @@ class ExportFormat(enum.StrEnum):
 
     CHECKPOINT = "checkpoint"
     MODEL = "model"
+    ONNX = "onnx"
     H5 = "h5"
 
 

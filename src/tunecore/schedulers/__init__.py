@@ -3,11 +3,13 @@
 Each is a pure policy (a frozen struct whose hooks return a new one); see
 `tunecore.core.schedulers` for the protocol they share. The submodules
 (`tunecore.schedulers.hb_bohb`, `.async_hyperband`, `.hyperband`,
-`.median_stopping_rule`, `.pbt`, `.pb2`, `.trial_scheduler`) hold the same names
+`.median_stopping_rule`, `.pbt`, `.pb2`, `.resource_changing_scheduler`,
+`.trial_scheduler`) hold the same names
 where Ray Tune's scripts import them from (`ray.tune.schedulers.hb_bohb`).
 """
 
 from tunecore.core.schedulers.asha import ASHAScheduler
+from tunecore.core.schedulers.asha_promotion import ASHAPromotionScheduler
 from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.core.schedulers.fifo import FIFOScheduler
 from tunecore.core.schedulers.hb_bohb import HyperBandForBOHB
@@ -15,12 +17,14 @@ from tunecore.core.schedulers.hyperband import HyperBandScheduler
 from tunecore.core.schedulers.median import MedianStoppingRule
 from tunecore.core.schedulers.pb2 import PB2
 from tunecore.core.schedulers.pbt import PopulationBasedTraining
+from tunecore.core.schedulers.resource_changing import ResourceChangingScheduler
 from tunecore.schedulers.async_hyperband import AsyncHyperBandScheduler
 from tunecore.schedulers.create import create_scheduler
 from tunecore.schedulers.pbt_replay import PopulationBasedTrainingReplay
 
 __all__ = [
     "PB2",
+    "ASHAPromotionScheduler",
     "ASHAScheduler",
     "AsyncHyperBandScheduler",
     "FIFOScheduler",
@@ -29,6 +33,7 @@ __all__ = [
     "MedianStoppingRule",
     "PopulationBasedTraining",
     "PopulationBasedTrainingReplay",
+    "ResourceChangingScheduler",
     "TrialScheduler",
     "create_scheduler",
 ]

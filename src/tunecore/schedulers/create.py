@@ -6,20 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from tunecore._by_name import create_by_name
-
-SCHEDULERS = {
-    "fifo": "tunecore.core.schedulers.fifo:FIFOScheduler",
-    "async_hyperband": "tunecore.schedulers.async_hyperband:AsyncHyperBandScheduler",
-    "asynchyperband": "tunecore.schedulers.async_hyperband:AsyncHyperBandScheduler",
-    "median_stopping_rule": "tunecore.core.schedulers.median:MedianStoppingRule",
-    "medianstopping": "tunecore.core.schedulers.median:MedianStoppingRule",
-    "hyperband": "tunecore.core.schedulers.hyperband:HyperBandScheduler",
-    "hb_bohb": "tunecore.core.schedulers.hb_bohb:HyperBandForBOHB",
-    "pbt": "tunecore.core.schedulers.pbt:PopulationBasedTraining",
-    "pb2": "tunecore.core.schedulers.pb2:PB2",
-    "pbt_replay": "tunecore.schedulers.pbt_replay:PopulationBasedTrainingReplay",
-}
-"""Ray Tune's names for its schedulers, each by import path."""
+from tunecore.core.schedulers.registry import SCHEDULERS
 
 
 def create_scheduler(scheduler: str, **kwargs: Any) -> Any:
@@ -31,5 +18,5 @@ def create_scheduler(scheduler: str, **kwargs: Any) -> Any:
         SCHEDULERS,
         scheduler,
         kwargs,
-        "Ray Tune's resource_changing is not built in tunecore",
+        "Ray Tune's vizier-free names all build here",
     )

@@ -1,10 +1,12 @@
 """Searchers, and the search-space functions, under the names Ray Tune users know.
 
 `Searcher` is Ray Tune's imperative base class (`tunecore.search.searcher`);
-the integrations live in `tunecore.search.optuna`, `.bayesopt`, `.hyperopt`
-and `.bohb`, each behind its optional extra.
+the integrations live in `tunecore.search.optuna`, `.bayesopt`, `.hyperopt`,
+`.bohb`, `.nevergrad`, `.zoopt`, `.hebo` and `.ax`, each behind its
+optional extra.
 """
 
+from tunecore._not_provided import not_provided_getattr
 from tunecore.core.search import (
     BasicVariantGenerator,
     ConcurrencyLimiter,
@@ -23,10 +25,18 @@ from tunecore.core.search import (
     uniform,
 )
 from tunecore.search.create import create_searcher
+from tunecore.search.messages import (
+    UNDEFINED_METRIC_MODE,
+    UNDEFINED_SEARCH_SPACE,
+    UNRESOLVED_SEARCH_SPACE,
+)
 from tunecore.search.object_values import choice, grid_search
 from tunecore.search.searcher import Searcher
 
 __all__ = [
+    "UNDEFINED_METRIC_MODE",
+    "UNDEFINED_SEARCH_SPACE",
+    "UNRESOLVED_SEARCH_SPACE",
     "BasicVariantGenerator",
     "ConcurrencyLimiter",
     "Repeater",
@@ -47,3 +57,5 @@ __all__ = [
     "sample_from",
     "uniform",
 ]
+
+__getattr__ = not_provided_getattr(__name__)

@@ -25,8 +25,7 @@ point for it (Ray's convention: a choice by its value), and
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any
 
 from tunecore.core.search.domains import (
@@ -46,18 +45,13 @@ from tunecore.core.search.domains import (
 from tunecore.core.search.variants import Parameter, format_path
 from tunecore.model import InvalidFieldError, JsonValue
 from tunecore.model.numbers import is_int, is_number
+from tunecore.search._dimension import Dimension as OneParameter
+from tunecore.search._dimension import index_of
 from tunecore.search.spaces import label
 
-
-@dataclass(frozen=True)
-class Dimension:
-    """One parameter as hyperopt sees it: the hp expression, and how a
-    hyperopt value maps to the config's value and back."""
-
-    parameter: Parameter
-    expression: object
-    decode: Callable[[float], JsonValue]
-    encode: Callable[[JsonValue], float | int]
+Dimension = OneParameter[object]
+"""One parameter: its entry is its hp expression (never None: a single
+value is a choice of one)."""
 
 
 def holds_expressions(space: object) -> bool:
@@ -120,7 +114,7 @@ def dimension(parameter: Parameter) -> Dimension:
             parameter,
             hp.choice(name, list(range(len(categories)))),
             lambda index: copy_json(categories[int(index)]),
-            lambda value: _index_of(categories, value),
+            lambda value: index_of(categories, value),
         )
     if isinstance(domain, Uniform | QUniform | LogUniform | QLogUniform):
         low, high = domain.low, domain.high
@@ -183,13 +177,6 @@ def _single(parameter: Parameter, value: JsonValue) -> Dimension:
     from hyperopt import hp  # noqa: PLC0415 - optional package
 
     return Dimension(parameter, hp.choice(label(parameter.path), [0]), lambda _: value, lambda _: 0)
-
-
-def _index_of(categories: list[JsonValue], value: JsonValue) -> int:
-    for index, category in enumerate(categories):
-        if type(category) is type(value) and category == value:
-            return index
-    raise InvalidFieldError("value", value, f"one of {categories!r}")
 
 
 __all__ = ["Dimension", "dimension", "holds_expressions", "native_vals"]

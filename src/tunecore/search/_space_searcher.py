@@ -1,24 +1,27 @@
-"""What BayesOptSearch and HyperOptSearch share as searchers over a flat space.
+"""What the single-objective searchers over a flat space share.
 
-Both are the same kind of searcher to Ray Tune: one objective, a space of
+BayesOpt, HyperOpt, Nevergrad, ZOOpt, HEBO and Ax are the same kind of
+searcher to Ray Tune: one objective, a space of
 their own or else the Tuner's param space (with the Tuner's metric and
 mode), `points_to_evaluate` served first, and a random state that the
 experiment's seed fills in where the user gave none, up to the moment the
-optimizer begins. That life cycle is written here once, so the two cannot
-drift apart; a subclass says how it models a space (`_take_space`), what
+optimizer begins. That life cycle is written here once, so they cannot
+drift apart; a subclass says how it models a parameter (`_dimensions_of`), what
 its space must hold (`_searches`) and when its optimizer has begun
 (`_begun`). The checks and messages they share are `_contract`'s.
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, ClassVar, Self
 
 from tunecore.core.results import DEFAULT_METRIC
 from tunecore.core.search.variants import ParamSpace
 from tunecore.core.search.view import Path
-from tunecore.model import JsonValue
+from tunecore.model import InvalidFieldError, JsonValue
 from tunecore.search._contract import check_one_metric, require_ready, tuner_objective
+from tunecore.search._dimension import Dimension
 from tunecore.search.searcher import Searcher
 from tunecore.search.spaces import point_values, searched_space
 
@@ -38,6 +41,12 @@ class SpaceSearcher(Searcher):
     _given_points: list[Any]
     """`points_to_evaluate` as given (a subclass checks them in its order)."""
 
+    _dimensions: list[Dimension[Any]]
+    """How its optimizer models each searched parameter, in the space's order."""
+
+    _initial_points: list[Any]
+    """`points_to_evaluate`, checked against the space it took."""
+
     def __init__(
         self, metric: str | None, mode: str | None, *, seed: int | None, seed_given: bool
     ) -> None:
@@ -48,11 +57,12 @@ class SpaceSearcher(Searcher):
         self._seed = seed
         self._seed_given = seed_given
         self._space: ParamSpace | None = None
+        self._warned_no_spec = False
 
     # -- what a subclass says ------------------------------------------------------
 
-    def _take_space(self, space: ParamSpace) -> None:
-        """Search `space` (and read `_given_points` in it)."""
+    def _dimensions_of(self, space: ParamSpace) -> list[Dimension[Any]]:
+        """How its optimizer models each of `space`'s searched parameters."""
         raise NotImplementedError
 
     def _begun(self) -> bool:
@@ -64,6 +74,21 @@ class SpaceSearcher(Searcher):
         return self._space is not None
 
     # -- Ray's contract, once ------------------------------------------------------
+
+    def _take_space(self, space: ParamSpace) -> None:
+        """Search `space` (and read `_given_points` in it): a space with
+        nothing to search is refused."""
+        found = self._dimensions_of(space)
+        if all(d.entry is None for d in found):
+            raise InvalidFieldError(
+                "param_space",
+                space.skeleton,
+                "at least one search domain with more than one value (tune.uniform, ...)",
+            )
+        self._dimensions = found
+        self._space = space
+        self._initial_points = self._points_in(space)
+        self._default_metric()
 
     def set_search_properties(
         self, metric: str | None, mode: str | None, config: dict[str, Any], **spec: Any
@@ -99,6 +124,18 @@ class SpaceSearcher(Searcher):
         """Ray's default metric for a searcher given a mode but no metric."""
         if self._metric is None and self._mode:
             self._metric = DEFAULT_METRIC
+
+    def _no_spec(self, what: str, instead: str) -> None:
+        """`to_spec`'s None for a searcher holding `what` (code, not data),
+        with one warning saying how a restore gets it (`instead`: how to
+        build one the log can rebuild)."""
+        if not self._warned_no_spec:
+            self._warned_no_spec = True
+            warnings.warn(
+                f"{self._name} with {what} cannot be rebuilt from the experiment's log: pass it "
+                f"again to Tuner.restore(..., search_alg=...), or {instead}",
+                stacklevel=3,
+            )
 
     @classmethod
     def _rebuilt(cls, space: ParamSpace | None, **arguments: Any) -> Self:

@@ -19,27 +19,18 @@ value is a constant, not searched.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any
 
 from tunecore.core.search.domains import Choice, QRandInt, QUniform, RandInt, Uniform, copy_json
 from tunecore.core.search.variants import Parameter, ParamSpace, format_path
 from tunecore.core.search.view import Path
 from tunecore.model import InvalidFieldError, JsonValue
-from tunecore.model.numbers import is_number
+from tunecore.search._dimension import Dimension as OneParameter
+from tunecore.search._dimension import as_float, as_integer, index_of, integer_range, single
 
-
-@dataclass(frozen=True)
-class Dimension:
-    """One parameter as ZOOpt sees it: its `Dimension2` entry (None: a
-    single value, not searched), and how its value maps to the config's
-    value and back."""
-
-    parameter: Parameter
-    entry: tuple[Any, ...] | None
-    decode: Callable[[Any], JsonValue]
-    encode: Callable[[JsonValue], Any]
+Dimension = OneParameter[tuple[Any, ...]]
+"""One parameter: its entry is its `Dimension2` tuple."""
 
 
 def dimensions(space: ParamSpace) -> list[Dimension]:
@@ -66,36 +57,34 @@ def _dimension(parameter: Parameter) -> Dimension:
     if isinstance(domain, Choice):
         categories = domain.categories
         if len(categories) == 1:
-            return _single(parameter, categories[0])
+            return single(parameter, categories[0])
         return Dimension(
             parameter,
             (ValueType.GRID, list(range(len(categories)))),
             lambda index: copy_json(categories[int(index)]),
-            lambda value: _index_of(categories, value),
+            lambda value: index_of(categories, value),
         )
     if isinstance(domain, Uniform | QUniform):
         low, high = domain.low, domain.high
         if low == high:
-            return _single(parameter, low)
+            return single(parameter, low)
         q = domain.q if isinstance(domain, QUniform) else None
         return Dimension(
             parameter,
             (ValueType.CONTINUOUS, [low, high], q or 1e-12),
             lambda v: min(max(round(float(v) / q) * q if q else float(v), low), high),
-            _float,
+            as_float,
         )
     if isinstance(domain, RandInt | QRandInt):
-        if isinstance(domain, QRandInt):  # multiples of q in [low, high]
-            step, first, last = domain.q, -(-domain.low // domain.q), domain.high // domain.q
-        else:  # [low, high)
-            step, first, last = 1, domain.low, domain.high - 1
+        step, lowest, highest = integer_range(domain)
+        first, last = lowest // step, highest // step  # counted in multiples of step
         if first == last:
-            return _single(parameter, first * step)
+            return single(parameter, lowest)
         return Dimension(
             parameter,
             (ValueType.DISCRETE, [first, last], True),
             lambda k: int(k) * step,
-            lambda value: _integer(value) // step,
+            lambda value: as_integer(value) // step,
         )
     raise InvalidFieldError(
         format_path(parameter.path),
@@ -103,28 +92,6 @@ def _dimension(parameter: Parameter) -> Dimension:
         "a domain ZOOptSearch can model (tune.uniform, quniform, randint, qrandint, choice: "
         "ZOOpt has no log or normal dimension, as in Ray Tune)",
     )
-
-
-def _single(parameter: Parameter, value: JsonValue) -> Dimension:
-    """A domain with one value: a constant of the config."""
-    return Dimension(parameter, None, lambda _: copy_json(value), lambda _: None)
-
-
-def _float(value: JsonValue) -> float:
-    assert is_number(value)  # `point_values` checked it against the domain
-    return float(value)
-
-
-def _integer(value: JsonValue) -> int:
-    assert is_number(value)  # `point_values` checked it against the domain
-    return int(value)
-
-
-def _index_of(categories: list[JsonValue], value: JsonValue) -> int:
-    for index, category in enumerate(categories):
-        if type(category) is type(value) and category == value:
-            return index
-    raise InvalidFieldError("value", value, f"one of {categories!r}")
 
 
 __all__ = ["Dimension", "config_values", "dimensions", "solution_x"]

@@ -42,6 +42,10 @@ Deviations from Ray (python/ray/tune/search/bohb/bohb_search.py):
   scheduler's note in the result instead.
 - A missing package raises ImportError naming the extra (Ray asserts);
   unknown `bohb_config` keys are an error (hpbandster ignores them).
+
+Why one module of over 400 lines: `TuneBOHB` is one class, Ray's, whose
+determinism bracket, spec and budget bookkeeping all work on the same
+model state; the space conversion already lives in `_bohb_space`.
 """
 
 from __future__ import annotations
@@ -404,3 +408,7 @@ def _quiet() -> Iterator[None]:
         warnings.simplefilter("ignore", DeprecationWarning)
         warnings.simplefilter("ignore", FutureWarning)
         yield
+
+
+BOHB = TuneBOHB
+"""Ray's other name for `TuneBOHB` (`ray.tune.search.bohb.BOHB`)."""

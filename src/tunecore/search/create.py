@@ -6,18 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from tunecore._by_name import create_by_name
-
-SEARCHERS = {
-    "variant_generator": "tunecore.core.search:BasicVariantGenerator",
-    "random": "tunecore.core.search:BasicVariantGenerator",
-    "optuna": "tunecore.search.optuna:OptunaSearch",
-    "hyperopt": "tunecore.search.hyperopt:HyperOptSearch",
-    "bayesopt": "tunecore.search.bayesopt:BayesOptSearch",
-    "bohb": "tunecore.search.bohb:TuneBOHB",
-    "nevergrad": "tunecore.search.nevergrad:NevergradSearch",
-    "zoopt": "tunecore.search.zoopt:ZOOptSearch",
-}
-"""Each name by import path: a searcher's package is imported only when chosen."""
+from tunecore.search.registry import SEARCHERS
 
 
 def create_searcher(search_alg: str, **kwargs: Any) -> Any:
@@ -30,5 +19,5 @@ def create_searcher(search_alg: str, **kwargs: Any) -> Any:
         SEARCHERS,
         search_alg,
         kwargs,
-        "Ray Tune's ax and hebo are not built in tunecore",
+        "Ray Tune's vizier is not built in tunecore",
     )

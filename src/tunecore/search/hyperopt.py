@@ -21,7 +21,6 @@ order give the same run, in any process. Where the user gives no
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Self
 
@@ -113,7 +112,6 @@ class HyperOptSearch(SpaceSearcher):
         self._dimensions: list[Dimension] = []
         self._initial_points: list[dict[Path, JsonValue]] = []
         self._native: dict[str, Any] | None = None  # a space of hp.* expressions, as given
-        self._warned = False
         self._domain: Domain | None = None
         self._trials: Trials | None = None
         self._queued: list[dict[str, Any]] = []  # trial docs of points_to_evaluate, in order
@@ -136,15 +134,8 @@ class HyperOptSearch(SpaceSearcher):
     def _begun(self) -> bool:
         return self._trials is not None
 
-    def _take_space(self, space: ParamSpace) -> None:
-        if not space.sampled:
-            raise InvalidFieldError(
-                "param_space", space.skeleton, "at least one search domain (tune.uniform, ...)"
-            )
-        self._dimensions = [dimension(parameter) for parameter in space.sampled]
-        self._space = space
-        self._initial_points = self._points_in(space)
-        self._default_metric()
+    def _dimensions_of(self, space: ParamSpace) -> list[Dimension]:
+        return [dimension(parameter) for parameter in space.sampled]
 
     def _take_native(self, space: dict[str, Any]) -> None:
         """Ray's other form: a space of hyperopt's own expressions. Points
@@ -174,7 +165,7 @@ class HyperOptSearch(SpaceSearcher):
     def _expressions(self) -> dict[str, Any]:
         if self._native is not None:
             return self._native
-        return {label(d.parameter.path): d.expression for d in self._dimensions}
+        return {label(d.parameter.path): d.entry for d in self._dimensions}
 
     def _vals(self, values: Mapping[Path, JsonValue]) -> dict[str, Any]:
         """A point's values as hyperopt records them, by label."""
@@ -248,14 +239,9 @@ class HyperOptSearch(SpaceSearcher):
         """None for a space of hp.* expressions (code, not JSON): a restore
         then needs the searcher passed again, which it warns of once."""
         if self._native is not None:
-            if not self._warned:
-                self._warned = True
-                warnings.warn(
-                    "HyperOptSearch with a space of hyperopt expressions cannot be rebuilt from "
-                    "the experiment's log: pass it again to Tuner.restore(..., search_alg=...), "
-                    "or write the space with tunecore's domains",
-                    stacklevel=2,
-                )
+            self._no_spec(
+                "a space of hyperopt expressions", "write the space with tunecore's domains"
+            )
             return None
         spec = _HyperOptSpec(
             space=self._space,

@@ -27,15 +27,20 @@ bayesian-optimization 2 and later (tunecore[bayesopt]) no longer have, and
 its import guard catches only a missing package: tunecore imports nevergrad
 with bayes_opt hidden then, which leaves out only nevergrad's own BO
 optimizers.
+
+Why one module of over 400 lines: `NevergradSearch` is one class, Ray's,
+and the guard around nevergrad's import of bayes_opt belongs with the only
+code that imports nevergrad; the space conversion already lives in
+`_nevergrad_space`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib
 import importlib.metadata
 import inspect
 import sys
-import warnings
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Self
 
@@ -53,13 +58,8 @@ from tunecore.search._contract import (
     metric_value,
     require_package,
 )
-from tunecore.search._nevergrad_space import (
-    Dimension,
-    candidate_value,
-    config_values,
-    dimensions,
-    parametrization,
-)
+from tunecore.search._dimension import by_label, config_values
+from tunecore.search._nevergrad_space import Dimension, dimensions, parametrization
 from tunecore.search._space_searcher import SpaceSearcher
 from tunecore.search.spaces import (
     config_from,
@@ -125,7 +125,6 @@ class NevergradSearch(SpaceSearcher):
         self._initial_points: list[dict[Path, JsonValue]] = []
         self._optimizer: Optimizer | None = None  # built at the first use
         self._live: dict[str, Parameter] = {}  # trial id -> its candidate
-        self._warned = False
         if isinstance(optimizer, str):
             optimizer = _registered(ng, optimizer)
         if isinstance(optimizer, ng.optimization.Optimizer):
@@ -190,18 +189,8 @@ class NevergradSearch(SpaceSearcher):
     def _begun(self) -> bool:
         return self._optimizer is not None
 
-    def _take_space(self, space: ParamSpace) -> None:
-        found = dimensions(space)
-        if all(d.make is None for d in found):
-            raise InvalidFieldError(
-                "param_space",
-                space.skeleton,
-                "at least one search domain with more than one value (tune.uniform, ...)",
-            )
-        self._dimensions = found
-        self._space = space
-        self._initial_points = self._points_in(space)
-        self._default_metric()
+    def _dimensions_of(self, space: ParamSpace) -> list[Dimension]:
+        return dimensions(space)
 
     def _started(self) -> Optimizer:
         """The optimizer (built at the first use, once the seed is known),
@@ -223,7 +212,7 @@ class NevergradSearch(SpaceSearcher):
                 space.random_state = random_state
                 optimizer = self._factory(space, **self._optimizer_kwargs)
             points: list[Any] = (
-                [candidate_value(self._dimensions, p) for p in self._initial_points]
+                [by_label(self._dimensions, p) for p in self._initial_points]
                 if self._space is not None
                 else self._given_points
             )
@@ -285,9 +274,7 @@ class NevergradSearch(SpaceSearcher):
         if error or pruned:
             return
         values = point_values("NevergradSearch", "parameters", self._space, parameters)
-        child = optimizer.parametrization.spawn_child(
-            new_value=candidate_value(self._dimensions, values)
-        )
+        child = optimizer.parametrization.spawn_child(new_value=by_label(self._dimensions, values))
         ng = _nevergrad()
         try:
             self._tell(child, value)
@@ -321,15 +308,11 @@ class NevergradSearch(SpaceSearcher):
                 if self._factory_name is None
                 else "optimizer_kwargs that are not JSON"
             )
-            if not self._warned:
-                self._warned = True
-                warnings.warn(
-                    f"NevergradSearch with {what} cannot be rebuilt from the experiment's log: "
-                    "pass it again to Tuner.restore(..., search_alg=...), or build it from an "
-                    "optimizer name in ng.optimizers.registry, JSON kwargs and tunecore's "
-                    "domains",
-                    stacklevel=2,
-                )
+            self._no_spec(
+                what,
+                "build it from an optimizer name in ng.optimizers.registry, JSON kwargs and "
+                "tunecore's domains",
+            )
             return None
         assert self._factory_name is not None
         spec = _NevergradSpec(
@@ -410,3 +393,10 @@ def _bayes_opt_from_2_on() -> bool:
 
 
 __all__ = ["NevergradSearch"]
+
+
+# Imported now, if installed: a script that imports nevergrad itself after
+# this module (as Ray's example does, `import nevergrad as ng`) finds it
+# imported past its break on bayesian-optimization 2 and later.
+with _without_incompatible_bayes_opt(), contextlib.suppress(ImportError):
+    importlib.import_module("nevergrad")

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from collections.abc import Sequence
 from typing import Any, ClassVar, Self
 
@@ -102,6 +103,43 @@ class Searcher:
         """A point evaluated outside this search (a warm start, a trial
         added with `tunecore add`); not every searcher can take one."""
         raise NotImplementedError(f"{type(self).__name__}.add_evaluated_point")
+
+    def add_evaluated_trials(self, trials_or_analysis: object, metric: str) -> None:
+        """Tell this searcher the trials of an earlier run, as Ray's does:
+        `trials_or_analysis` is a `ResultGrid`, an `ExperimentAnalysis`, a
+        `Trial` or a list of them. Each trial that reported `metric` goes to
+        `add_evaluated_point` with its config and last value of `metric`
+        (`error` for a trial in ERROR, `pruned` for one stopped before it
+        said `done`); a trial that never reported it is skipped. Warns when
+        no trial finished with `metric`, which is most often a misspelling.
+        A searcher that cannot take points raises NotImplementedError, as
+        `add_evaluated_point` does."""
+        if type(self).add_evaluated_point is Searcher.add_evaluated_point:
+            raise NotImplementedError(
+                f"{type(self).__name__} cannot take evaluated trials: it does not implement "
+                "add_evaluated_point"
+            )
+        trials = _trials_of(trials_or_analysis)
+        finished_with_metric = False
+        for trial in trials:
+            last = dict(trial.last_result or {})
+            terminated = trial.status == "TERMINATED"
+            finished_with_metric |= terminated and metric in last and bool(last.get("done"))
+            if metric not in last:
+                continue
+            self.add_evaluated_point(
+                dict(trial.config),
+                last[metric],
+                error=trial.status == "ERROR",
+                pruned=terminated and not last.get("done", False),
+                intermediate_values=None,
+            )
+        if not finished_with_metric:
+            warnings.warn(
+                f"add_evaluated_trials: no finished trial reported metric={metric!r}; "
+                "check the metric's name",
+                stacklevel=2,
+            )
 
     def set_max_concurrency(self, max_concurrent: int) -> bool:
         """Whether it bounds its own concurrency (Ray's hook for
@@ -192,6 +230,23 @@ class Searcher:
         """Whether it overrides `on_trial_result` (only then are
         intermediate results kept for it)."""
         return type(self).on_trial_result is not Searcher.on_trial_result
+
+
+def _trials_of(given: object) -> list[Any]:
+    """The trials in what `add_evaluated_trials` was given: a results object
+    (anything with `trials`), one trial (anything with `config`,
+    `last_result` and `status`) or a list or tuple of trials."""
+    if isinstance(given, list | tuple):
+        return list(given)
+    if all(hasattr(given, name) for name in ("config", "last_result", "status")):
+        return [given]
+    trials = getattr(given, "trials", None)
+    if trials is None:
+        raise NotImplementedError(
+            f"add_evaluated_trials got {type(given).__name__}: give a ResultGrid, an "
+            "ExperimentAnalysis, a Trial or a list of Trials"
+        )
+    return list(trials)
 
 
 def class_path(searcher: Searcher) -> str:

@@ -32,8 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Self
 
 import msgspec
@@ -51,6 +50,7 @@ from tunecore.search._contract import (
     metric_value,
     require_package,
 )
+from tunecore.search._global_random import GlobalRandom
 from tunecore.search._space_searcher import SpaceSearcher
 from tunecore.search._zoopt_space import Dimension, config_values, dimensions, solution_x
 from tunecore.search.searcher import Searcher
@@ -128,10 +128,9 @@ class ZOOptSearch(SpaceSearcher):
         self._initial_points: list[dict[Path, JsonValue]] = []
         self._native: dict[str, Any] | None = None  # a dim_dict of ZOOpt's tuples, as given
         self._optimizer: SRacosTune | None = None  # built at the first use
-        self._random_state: Any = None  # numpy's global state, as ZOOpt left it
+        self._random: GlobalRandom | None = None  # numpy's global state for ZOOpt
         self._initial_left = 0  # initial samples ZOOpt has yet to hand out
         self._live: dict[str, Solution] = {}  # trial id -> its solution
-        self._warned = False
         if dim_dict:
             if not isinstance(dim_dict, Mapping):
                 raise InvalidFieldError("ZOOptSearch.dim_dict", dim_dict, "a dict")
@@ -149,18 +148,8 @@ class ZOOptSearch(SpaceSearcher):
     def _begun(self) -> bool:
         return self._optimizer is not None
 
-    def _take_space(self, space: ParamSpace) -> None:
-        found = dimensions(space)
-        if all(d.entry is None for d in found):
-            raise InvalidFieldError(
-                "param_space",
-                space.skeleton,
-                "at least one search domain with more than one value (tune.uniform, ...)",
-            )
-        self._dimensions = found
-        self._space = space
-        self._initial_points = self._points_in(space)
-        self._default_metric()
+    def _dimensions_of(self, space: ParamSpace) -> list[Dimension]:
+        return dimensions(space)
 
     def _started(self) -> SRacosTune:
         """The optimizer (built at the first use, once the seed is known),
@@ -173,7 +162,7 @@ class ZOOptSearch(SpaceSearcher):
 
             if self._seed is None:  # used on its own and unseeded, as Ray allows
                 self._seed = int(np.random.default_rng().integers(_SEED_BOUND))
-            self._random_state = np.random.RandomState(self._seed).get_state()
+            self._random = GlobalRandom(self._seed)
             if self._native is not None:
                 names = list(self._native)
                 entries = list(self._native.values())
@@ -192,16 +181,10 @@ class ZOOptSearch(SpaceSearcher):
             self._initial_left = parameter.get_train_size()
         return self._optimizer
 
-    @contextlib.contextmanager
-    def _zoopt_random(self) -> Iterator[None]:
+    def _zoopt_random(self) -> contextlib.AbstractContextManager[None]:
         """numpy's global random state is ZOOpt's own while it runs."""
-        outside = np.random.get_state()
-        np.random.set_state(self._random_state)
-        try:
-            yield
-        finally:
-            self._random_state = np.random.get_state()
-            np.random.set_state(outside)
+        assert self._random is not None
+        return self._random.lent()
 
     # -- Ray's Searcher API ------------------------------------------------------------
 
@@ -250,14 +233,7 @@ class ZOOptSearch(SpaceSearcher):
         kwargs = json_kwargs(self._kwargs)
         if self._native is not None or kwargs is None:
             what = "a dim_dict of ZOOpt's tuples" if self._native else "kwargs that are not JSON"
-            if not self._warned:
-                self._warned = True
-                warnings.warn(
-                    f"ZOOptSearch with {what} cannot be rebuilt from the experiment's log: pass "
-                    "it again to Tuner.restore(..., search_alg=...), or write the space with "
-                    "tunecore's domains",
-                    stacklevel=2,
-                )
+            self._no_spec(what, "write the space with tunecore's domains")
             return None
         spec = _ZOOptSpec(
             algo=self._algo,

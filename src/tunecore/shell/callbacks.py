@@ -23,7 +23,7 @@ from pathlib import Path
 
 from tunecore.model import CheckpointRef, JsonValue
 from tunecore.shell import tfevents
-from tunecore.shell.storage import ExperimentStorage
+from tunecore.shell.storage.layout import ExperimentStorage
 from tunecore.shell.trial_view import Trial
 
 logger = logging.getLogger(__name__)
@@ -87,6 +87,15 @@ class Callback:
 
     def on_experiment_end(self, trials: Sequence[Trial]) -> None:
         """The experiment is over; release what the callback holds."""
+
+    def get_state(self) -> dict[str, object] | None:
+        """What a restore should hand back to this callback (a dict of JSON
+        values), or None (the default) for nothing: see
+        `tunecore.api.callback_states`."""
+        return None
+
+    def set_state(self, state: dict[str, object]) -> None:
+        """Take back what `get_state` returned when the experiment last ran."""
 
 
 class CallbackList(Callback):

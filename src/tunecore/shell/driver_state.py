@@ -11,7 +11,7 @@ tell the two apart; what the driver leaves besides it can:
   host, by the process that started then (`shell.processes`: a later
   process given the same pid is not it). Of a driver on another host,
   nothing can be told from here.
-- in storage (a URI), `driver.lease` (`shell.lease`) names the driver
+- in storage (a URI), `driver.lease` (`shell.mirror.lease`) names the driver
   and when it last renewed the lease: a driver renews it every shipping
   period, so a lease older than ten periods (a minute at least) belongs to
   a driver that is gone; on this host, the process is checked too. The
@@ -27,12 +27,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tunecore.shell.lease import LEASE_MIN_S, lapsed, read_lease
 from tunecore.shell.lock import LOCK_FILE
-from tunecore.shell.own_files import read_bytes
+from tunecore.shell.mirror.lease import LEASE_MIN_S, lapsed, read_lease
+from tunecore.shell.mirror.remote import as_location, is_stored
 from tunecore.shell.processes import is_running
-from tunecore.shell.remote import as_location, is_stored
-from tunecore.shell.store import Store, resolve_storage
+from tunecore.shell.storage.own_files import read_bytes
+from tunecore.shell.storage.resolve import resolve_storage
+from tunecore.shell.storage.store import Store
 
 MAX_RECORD_BYTES = 4096
 

@@ -72,7 +72,7 @@ import msgspec
 from tunecore.model import ExperimentEvent
 from tunecore.model.codec import from_msgpack, to_msgpack
 from tunecore.model.storable import MAX_RECORD_BYTES
-from tunecore.shell.own_files import NotRegularFileError, open_fd, write_all
+from tunecore.shell.storage.own_files import NotRegularFileError, open_fd, write_all
 
 logger = logging.getLogger(__name__)
 
@@ -111,7 +111,7 @@ class RunSettings(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     storage_uri: str = ""
     """The storage the experiment is kept in when it is not the directory
     of this log (a URI `storage_path`, credentials removed; see
-    `shell.mirror`): a restore from this directory goes on shipping there."""
+    `shell.mirror.mirror`): a restore from this directory goes on shipping there."""
     sync_period_s: Annotated[float, msgspec.Meta(gt=0)] = 5.0
     sync_timeout_s: Annotated[float, msgspec.Meta(gt=0)] = 60.0
     sync_artifacts: bool = False
@@ -305,6 +305,63 @@ def read_header(experiment_dir: str | Path) -> LogHeader:
     raise LogError(f"{path} has no header record: the experiment never started writing it")
 
 
+class LogFollower:
+    """Reads a log that may still be written, a piece at a time: the
+    header once, then, on each `read_new`, the whole records appended
+    since (for `tunecore dashboard`, which follows a running experiment).
+    A record cut short or failing its checksum at the end is the writer
+    mid-record: it is read on a later call once whole. The same bytes
+    still damaged once the log has grown `RESYNC_WINDOW` past them are
+    damage (`CorruptLogError`). Memory is bounded by `chunk` (and the
+    record limit), whatever the log's size."""
+
+    def __init__(self, experiment_dir: str | Path, chunk: int = 8 << 20) -> None:
+        self.path = log_path(experiment_dir)
+        self.header = read_header(experiment_dir)
+        self.offset = HEADER_OFFSET
+        self.records = 0
+        self._chunk = max(chunk, MAX_RECORD_BYTES + _FRAME.size)
+        self._skip_header = True
+
+    def read_new(self, most: int | None = None) -> list[ExperimentEvent]:
+        """The events appended since the last call (at most `most`)."""
+        events: list[ExperimentEvent] = []
+        with _open(self.path) as file:
+            size = os.fstat(file.fileno()).st_size
+            while self.offset < size and (most is None or len(events) < most):
+                file.seek(self.offset)
+                data = file.read(min(self._chunk, size - self.offset))
+                used = self._take(data, events, most, size)
+                if used == 0:
+                    break
+                self.offset += used
+        return events
+
+    def _take(self, data: bytes, events: list[ExperimentEvent], most: int | None, size: int) -> int:
+        """Decode the whole records at the start of `data` into `events`;
+        how many bytes they took."""
+        used = 0
+        for _, start, payload, problem in _frames(data, 0):
+            if problem is not None:
+                if size - (self.offset + start) > RESYNC_WINDOW + MAX_RECORD_BYTES:
+                    raise CorruptLogError(self.path, self.offset + start, self.records, problem)
+                break
+            used = start + _FRAME.size + len(payload)
+            self.records += 1
+            if self._skip_header:
+                self._skip_header = False
+                continue
+            try:
+                events.append(from_msgpack(payload, ExperimentEvent))  # type: ignore[arg-type]
+            except msgspec.DecodeError as error:
+                where = self.offset + start
+                why = f"undecodable: {error}"
+                raise CorruptLogError(self.path, where, self.records - 1, why) from error
+            if most is not None and len(events) >= most:
+                break
+        return used
+
+
 def _open(path: Path) -> BinaryIO:
     """The log opened to read, if it is a regular file: never through a
     symbolic link (`own_files`); a reader reads at most its size."""
@@ -465,7 +522,14 @@ class Readable(Protocol):
 
 
 def copy_whole_frames(
-    source: Readable, out: BinaryIO, *, where: Path, start: int, size: int, record: int
+    source: Readable,
+    out: BinaryIO,
+    *,
+    where: Path,
+    start: int,
+    size: int,
+    record: int,
+    whole: bool = True,
 ) -> int:
     """Copy `size` bytes of a log, from its byte `start`, from `source` to
     `out`, one frame at a time (memory bounded by the record limit),
@@ -474,7 +538,8 @@ def copy_whole_frames(
     checksum mismatch, too few or too many bytes) is damage, never a
     crash's torn tail: `CorruptLogError` at the log's offset, naming
     `where`. `record` is the number of the first record; returns the
-    number after the last."""
+    number after the last. `whole=False`: the piece may go on past `size`
+    (bytes that are not this log's, left unread)."""
     offset, end = start, start + size
     if start == 0:
         preamble = source.read(_PREAMBLE.size)
@@ -502,7 +567,7 @@ def copy_whole_frames(
         out.write(payload)
         offset += _FRAME.size + length
         record += 1
-    if source.read(1):
+    if whole and source.read(1):
         raise CorruptLogError(where, end, record, f"the piece holds more than its {size} bytes")
     return record
 

@@ -24,7 +24,7 @@ staging directory's inbox.
   a real directory: a symbolic link in its place (which would make the
   driver read and delete the requests of whatever directory it points to)
   is ignored with one warning. Of its entries `take` reads only regular
-  files (`tunecore.shell.own_files`: no symbolic link, no FIFO), at most
+  files (`tunecore.shell.storage.own_files`: no symbolic link, no FIFO), at most
   `MAX_REQUEST_BYTES`, and decodes only JSON nested at most `MAX_DEPTH`
   deep (msgspec recurses, so deeper would raise RecursionError), holding
   only values the event log can store (`tunecore.model.storable`: a 1e23
@@ -51,10 +51,10 @@ import msgspec
 from tunecore.model import ExperimentEvent, JsonDict, StopRequested, TrialRequested
 from tunecore.model.codec import from_json, to_json
 from tunecore.model.storable import UnstorableValueError, check_storable
-from tunecore.shell.own_files import read_bytes
+from tunecore.shell.storage.own_files import read_bytes
 
 if TYPE_CHECKING:
-    from tunecore.shell.store import Store
+    from tunecore.shell.storage.store import Store
 
 logger = logging.getLogger(__name__)
 

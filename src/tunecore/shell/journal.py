@@ -46,7 +46,7 @@ from tunecore.model import Command, ExperimentEvent
 from tunecore.model.codec import from_msgpack, to_msgpack
 from tunecore.model.storable import encoding_error
 from tunecore.shell.eventlog import EventLogWriter, LogContents
-from tunecore.shell.own_files import read_bytes
+from tunecore.shell.storage.own_files import read_bytes
 
 logger = logging.getLogger(__name__)
 
@@ -94,6 +94,15 @@ class SnapshotFile(msgspec.Struct, frozen=True, kw_only=True):
         if seal(contents.prefix_hash(self.log_bytes), self.state) != self.seal:
             return "its seal does not match the log and its state (edited, or another log's)"
         return None
+
+
+def snapshot_log_bytes(data: bytes) -> int:
+    """How many log bytes the snapshot `data` (a snapshot file's bytes)
+    covers; 0 if it does not decode (the loader names that damage)."""
+    try:
+        return from_msgpack(data[_CRC.size :], SnapshotFile).log_bytes
+    except (ValueError, msgspec.DecodeError):
+        return 0
 
 
 class SnapshotStore:
@@ -224,13 +233,7 @@ class Journal:
         self._budget = budget
         self._min_interval = min_interval_s
         self._next_snapshot = time.monotonic() + min_interval_s
-        self._snapshot_seconds = 0.0
         self._snapshotted = records
-
-    @property
-    def snapshot_seconds(self) -> float:
-        """Wall time spent writing snapshots so far."""
-        return self._snapshot_seconds
 
     def log_size(self) -> int:
         """The log's length in bytes, always at a record's end: the writer
@@ -280,7 +283,6 @@ class Journal:
         )
         ended = time.monotonic()
         cost = ended - started
-        self._snapshot_seconds += cost
         self._snapshotted = self.records
         self._next_snapshot = ended + max(self._min_interval, cost / self._budget)
 

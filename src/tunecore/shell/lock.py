@@ -36,8 +36,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from tunecore.shell.eventlog import LogError
-from tunecore.shell.own_files import NotRegularFileError, kind_of, open_fd
 from tunecore.shell.processes import process_start
+from tunecore.shell.storage.own_files import NotRegularFileError, kind_of, open_fd
 
 LOCK_FILE = "driver.lock"
 

@@ -43,7 +43,7 @@ from tunecore.core.experiment import ExperimentState, Stepped, step, trials_in_o
 from tunecore.core.experiment.step import run_ahead_until
 from tunecore.core.naming import error_entry
 from tunecore.core.results import SHOULD_CHECKPOINT, is_end_marker, iteration_of
-from tunecore.core.schedulers.base import Horizon
+from tunecore.core.schedulers.resource_changing import allocation_wanted
 from tunecore.model import (
     ChainTrials,
     CheckpointRef,
@@ -57,6 +57,7 @@ from tunecore.model import (
     ExperimentEvent,
     ExperimentInterrupted,
     ExperimentStopRequested,
+    Horizon,
     JsonDict,
     PauseTrial,
     RecordExploit,
@@ -76,7 +77,7 @@ from tunecore.model import (
     TrialStatus,
 )
 from tunecore.model.storable import UnstorableValueError
-from tunecore.shell import shared_storage
+from tunecore.shell.allocations import ResourceAllocator
 from tunecore.shell.callbacks import CallbackList
 from tunecore.shell.executors.base import ChainedStart, Executor
 from tunecore.shell.exploit_copies import ExploitCopies
@@ -84,12 +85,13 @@ from tunecore.shell.functions import UserFunctions
 from tunecore.shell.inbox import Inbox, request_of
 from tunecore.shell.interrupts import INTERRUPTED, InterruptGuard
 from tunecore.shell.journal import Journal
+from tunecore.shell.mirror.stored_state import delete_taken
 from tunecore.shell.pbt_policy import record_exploit
 from tunecore.shell.searchers import SearcherRuntime
 from tunecore.shell.stoppers import UserStoppers
-from tunecore.shell.storage import ExperimentStorage
-from tunecore.shell.store import Store, checkpoint_root
-from tunecore.shell.stored_state import delete_taken
+from tunecore.shell.storage import shared_storage
+from tunecore.shell.storage.layout import ExperimentStorage
+from tunecore.shell.storage.store import Store, checkpoint_root
 from tunecore.shell.trainable.errors import failure_reason
 from tunecore.shell.trainable.function import SCRATCH_DIR
 from tunecore.shell.trainable.worker import TrialContext
@@ -127,6 +129,7 @@ class ExperimentLoop:
         inbox: Inbox | None = None,
         stopper: UserStoppers | None = None,
         functions: UserFunctions | None = None,
+        allocator: ResourceAllocator | None = None,
         searchers: SearcherRuntime | None = None,
         store: Store | None = None,
         after_shipped: Callable[[Callable[[], None]], None] | None = None,
@@ -150,6 +153,7 @@ class ExperimentLoop:
         self._inbox = inbox
         self._stopper = stopper
         self._functions = functions
+        self._allocator = allocator
         self._searchers = searchers
         self._inbox_read = -math.inf
         self._dirs: dict[str, Path] = {}
@@ -302,6 +306,8 @@ class ExperimentLoop:
             preview = None
             if isinstance(event, ResultReported):
                 event, preview = self._told_result(event)
+                if self._allocator is not None:
+                    event, preview = self._allocated(event, preview, self._allocator)
             try:
                 commands = self._logged_step(event, preview)
             except UnstorableValueError as error:
@@ -389,6 +395,20 @@ class ExperimentLoop:
             event = msgspec.structs.replace(event, result={**event.result, SHOULD_CHECKPOINT: True})
             return event, step(self.state, event)
         return event, outcome
+
+    def _allocated(
+        self, event: ResultReported, preview: Stepped | Rejection, allocator: ResourceAllocator
+    ) -> tuple[ResultReported, Stepped | Rejection]:
+        """The result with the user's allocation function's answer on it,
+        stepped again, when the scheduler wanted one for it (see
+        `tunecore.shell.allocations`); else as it came."""
+        if isinstance(preview, Rejection):
+            return event, preview
+        if allocation_wanted(preview[0].scheduler) != event.trial_id:
+            return event, preview
+        answer = allocator.allocate(self.state, preview[0], event.trial_id, self._view)
+        event = msgspec.structs.replace(event, allocation=answer)
+        return event, step(self.state, event)
 
     def _judged(self, event: ResultReported, stopper: UserStoppers) -> ResultReported:
         """The result with the user's stoppers' verdict in it (see
@@ -667,6 +687,7 @@ class ExperimentLoop:
             experiment_dir=str(self._storage.experiment_dir),
             stopping_criterion=dict(trial.spec.stopping_criterion),
             until=self._until(trial.trial_id),
+            resources=trial.spec.resources,
             stdout_file=stdout,
             stderr_file=stderr,
             chdir=self._chdir,

@@ -52,7 +52,7 @@ from tunecore.core.results import TIME_TOTAL_S, TRAINING_ITERATION, flatten
 from tunecore.model import JsonValue, Mode, Resources, TrialState, TrialStatus
 from tunecore.model.numbers import is_number
 from tunecore.shell.interrupts import INTERRUPTED
-from tunecore.shell.storage import to_json_value
+from tunecore.shell.storage.layout import to_json_value
 from tunecore.shell.trainable.errors import failure_reason
 
 MAX_CONFIG_CHARS = 300

@@ -24,15 +24,13 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
 from tunecore.core.experiment import ExperimentState, step
 from tunecore.core.experiment.snapshot import (
-    BuiltinScheduler,
-    BuiltinSearcher,
-    ExperimentSnapshot,
+    BUILTIN,
+    SnapshotKind,
     decode_state,
     encode_state,
 )
@@ -58,8 +56,6 @@ from tunecore.shell.journal import EMPTY_DIGEST, SnapshotStore, chain_digest
 from tunecore.shell.resume import logged_rows
 
 logger = logging.getLogger(__name__)
-SnapshotKind = type[ExperimentSnapshot[Any, Any]]
-BUILTIN: SnapshotKind = ExperimentSnapshot[BuiltinScheduler, BuiltinSearcher]
 
 
 class ReplayMismatchError(LogError):
@@ -194,16 +190,20 @@ _OWN_TYPES = (
 
 
 def _initial_state(contents: LogContents, kind: SnapshotKind) -> ExperimentState:
-    """The state in the log's header. One that does not decode makes the
+    return header_state(contents.header, contents.path, kind)
+
+
+def header_state(header: LogHeader, path: Path, kind: SnapshotKind = BUILTIN) -> ExperimentState:
+    """The state in a log's header. One that does not decode makes the
     header corrupt (or, if a field has the wrong type, the experiment may
     have run with policy types of the user's own, which `kind` names)."""
     try:
-        return decode_state(contents.header.initial_state, kind)
+        return decode_state(header.initial_state, kind)
     except msgspec.DecodeError as error:
         why = f"its initial state does not decode: {error}"
         if isinstance(error, msgspec.ValidationError):
             why += f". {_OWN_TYPES}"
-        raise CorruptLogError(contents.path, HEADER_OFFSET, 0, why) from error
+        raise CorruptLogError(path, HEADER_OFFSET, 0, why) from error
 
 
 def _advance(replayed: Replayed, event: ExperimentEvent, keep_commands: bool) -> None:

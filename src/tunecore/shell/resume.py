@@ -4,7 +4,7 @@ experiment resumes: its result files, and its checkpoint directories
 
 The loop logs every result; its result.json and progress.csv lines, and
 a trial's params.json, are written on the storage's background thread
-(`shell.file_queue`) or shipped to a remote storage later than the log. So
+(`shell.storage.file_queue`) or shipped to a remote storage later than the log. So
 after a crash a trial's files may lack rows the log holds, hold one row
 more (a result written before the driver died logging it), or half a line.
 A trial that will run again restarts from its newest persistent checkpoint
@@ -44,8 +44,8 @@ from tunecore.core.experiment import ExperimentState, trials_in_order
 from tunecore.core.results import DONE, TRAINING_ITERATION
 from tunecore.model import JsonDict, JsonValue, TrialState
 from tunecore.shell.exploit_copies import EXPLOIT_PREFIX
-from tunecore.shell.storage import ExperimentStorage, to_json_value
-from tunecore.shell.store import Store
+from tunecore.shell.storage.layout import ExperimentStorage, to_json_value
+from tunecore.shell.storage.store import Store
 
 Row = dict[str, JsonValue]
 

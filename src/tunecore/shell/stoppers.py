@@ -16,30 +16,17 @@ from __future__ import annotations
 
 import abc
 import copy
+import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-from tunecore.core.stoppers import (
-    AnyOf,
-    BuiltinStopper,
-    ExperimentPlateauStopper,
-    MaximumIterationStopper,
-    NoopStopper,
-    TimeoutStopper,
-    TrialPlateauStopper,
-    combine,
-)
+from tunecore.core.stoppers import BuiltinStopper, combine
+from tunecore.core.stoppers.registry import COMBINED, STOPPERS
 from tunecore.model import JsonDict
 
-BUILTIN_TYPES = (
-    MaximumIterationStopper,
-    TrialPlateauStopper,
-    ExperimentPlateauStopper,
-    TimeoutStopper,
-    NoopStopper,
-    AnyOf,
-)
+BUILTIN_TYPES = (*(entry.resolve() for entry in STOPPERS.entries), COMBINED)
+"""The built-in stoppers' types (the registry's)."""
 
 
 class Stopper(abc.ABC):  # noqa: B024 - Ray's base class: override what you need
@@ -113,7 +100,7 @@ def _as_code(stopper: Stopper | BuiltinStopper) -> Stopper:
             f"{type(stopper).__name__} is a pure policy run by the experiment "
             "(tunecore.core.stoppers); it is not called directly"
         )
-    return stopper
+    return typing.cast(Stopper, stopper)  # every built-in type was refused above
 
 
 StopSetting: TypeAlias = (

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from tunecore.core.naming import display_name, trial_name
 from tunecore.model import JsonDict, TrialState
+from tunecore.shell.trainable.placement_group import PlacementGroupFactory
 
 DirOf = Callable[[TrialState], Path]
 
@@ -83,6 +84,12 @@ class Trial:
     @property
     def last_result(self) -> JsonDict:
         return self.state.last_result
+
+    @property
+    def placement_group_factory(self) -> PlacementGroupFactory:
+        """What the trial asks for now, as Ray's `PlacementGroupFactory`
+        (a `ResourceChangingScheduler` changes it)."""
+        return PlacementGroupFactory.of(self.state.spec.resources)
 
     @property
     def num_failures(self) -> int:

@@ -20,7 +20,6 @@ randomness or touches a file; the same calls give the same decisions.
 
 from __future__ import annotations
 
-import typing
 from collections.abc import Mapping, Sequence
 
 from tunecore.core.experiment import (
@@ -33,7 +32,6 @@ from tunecore.core.experiment import (
     trials_in_order,
 )
 from tunecore.core.experiment.snapshot import (
-    BuiltinScheduler,
     BuiltinSearcher,
     ExperimentSnapshot,
     decode_state,
@@ -41,6 +39,7 @@ from tunecore.core.experiment.snapshot import (
 )
 from tunecore.core.results import DONE, RESULT_DUPLICATE, TRAINING_ITERATION
 from tunecore.core.schedulers.base import TrialScheduler
+from tunecore.core.schedulers.registry import SCHEDULERS
 from tunecore.model import (
     CheckpointRef,
     CheckpointSaved,
@@ -67,9 +66,7 @@ from tunecore.model import (
     TrialStatus,
 )
 
-_BUILTIN_SCHEDULERS = frozenset(
-    getattr(member, "__origin__", member) for member in typing.get_args(BuiltinScheduler)
-)
+_BUILTIN_SCHEDULERS = frozenset(entry.resolve() for entry in SCHEDULERS.entries)
 
 
 class RejectedCallError(ValueError):

@@ -1,10 +1,35 @@
-"""`ray.tune.utils.util`'s documented helper for searchers of one's own:
-`validate_warmstart` (Ray's "Tune Trainable Debugging Utilities")."""
+"""`ray.tune.utils.util`: `validate_warmstart`, the documented check for
+searchers of one's own (Ray's "Tune Trainable Debugging Utilities"), and
+the helpers Ray's `ray.tune.utils` re-exports from here, under this path
+too, since scripts import them from either."""
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Sequence
 from typing import Any
+
+from tunecore.utils.diagnose import diagnose_serialization
+from tunecore.utils.dicts import deep_update, flatten_dict, merge_dicts, unflatten_dict
+from tunecore.utils.gpu import wait_for_gpu
+from tunecore.utils.validate import validate_save_restore
+
+__all__ = [
+    "date_str",
+    "deep_update",
+    "diagnose_serialization",
+    "flatten_dict",
+    "merge_dicts",
+    "unflatten_dict",
+    "validate_save_restore",
+    "validate_warmstart",
+    "wait_for_gpu",
+]
+
+
+def date_str() -> str:
+    """Now, local time, as Ray names dated directories: `2024-05-01_13-45-07`."""
+    return datetime.datetime.today().strftime("%Y-%m-%d_%H-%M-%S")
 
 
 def validate_warmstart(

@@ -11,7 +11,7 @@ from tunecore.core.schedulers.asha import ASHAScheduler
 from tunecore.core.schedulers.base import PAUSE, STOP, Exploit, TrialScheduler, Verdict
 from tunecore.core.schedulers.median import MedianStoppingRule
 from tunecore.core.search import ConcurrencyLimiter, Repeater
-from tunecore.core.search.base import Searcher
+from tunecore.core.search.base import SearchPolicy
 from tunecore.model import (
     CheckpointPolicy,
     CheckpointRef,
@@ -51,7 +51,7 @@ class Run:
         self,
         config: ExperimentConfig,
         scheduler: TrialScheduler | None = None,
-        searcher: Searcher | None = None,
+        searcher: SearchPolicy | None = None,
     ) -> None:
         self.state: ExperimentState = new_experiment(config, scheduler, searcher)
         self.clock = 100.0
@@ -307,8 +307,8 @@ def test_strict_metric_checking_covers_a_metric_given_only_to_the_scheduler(
 
 
 def test_strict_metric_checking_covers_a_limited_searchers_metric() -> None:
-    limited = ConcurrencyLimiter[Searcher](
-        Repeater[Searcher](searcher(1), repeat=1, metric="acc"), max_concurrent=1
+    limited = ConcurrencyLimiter[SearchPolicy](
+        Repeater[SearchPolicy](searcher(1), repeat=1, metric="acc"), max_concurrent=1
     )
     run = Run(config(), searcher=limited)
     run.cluster(cpu=1)

@@ -8,7 +8,7 @@ top-k), never read back from the implementation.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import msgspec
 import pytest
@@ -17,7 +17,13 @@ from hypothesis import strategies as st
 
 from tunecore.core import new_trial
 from tunecore.core.persistent import ShardedMap, SortedChunks
-from tunecore.core.schedulers.asha import ASHAScheduler, interpolated_percentile, rung_milestones
+from tunecore.core.schedulers.asha import (
+    ASHAPromotionScheduler,
+    ASHAScheduler,
+    ASHAStoredBeforeSplit,
+    interpolated_percentile,
+    rung_milestones,
+)
 from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.core.schedulers.fifo import FIFOScheduler
 from tunecore.model import Decision, InvalidFieldError, JsonDict, Mode, TrialSpec, TrialState
@@ -33,21 +39,32 @@ def make_trial(trial_id: str) -> TrialState:
 TRIALS = {name: make_trial(name) for name in "ABCDEFGHIJKLMNOPQRSTUVWXYZ"}
 
 
+Asha = ASHAScheduler | ASHAPromotionScheduler
+"""Either variant: the helpers below drive both."""
+
+
 def asha(**overrides: object) -> ASHAScheduler:
     settings_: dict[str, object] = {"time_attr": "t", "metric": "acc", "mode": "max"}
     settings_.update(overrides)
     return ASHAScheduler(**settings_)  # type: ignore[arg-type]
 
 
-def added(scheduler: ASHAScheduler, names: Iterable[str]) -> ASHAScheduler:
+def promoting(**overrides: object) -> ASHAPromotionScheduler:
+    settings_: dict[str, object] = {"time_attr": "t", "metric": "acc", "mode": "max"}
+    settings_.update(overrides)
+    return ASHAPromotionScheduler(**settings_)  # type: ignore[arg-type]
+
+
+VARIANTS: dict[str, Callable[..., Asha]] = {"stopping": asha, "promotion": promoting}
+
+
+def added(scheduler: Asha, names: Iterable[str]) -> Asha:
     for name in names:
         scheduler = scheduler.on_trial_add(TRIALS[name])
     return scheduler
 
 
-def report(
-    scheduler: ASHAScheduler, name: str, t: float, value: float
-) -> tuple[ASHAScheduler, Decision]:
+def report(scheduler: Asha, name: str, t: float, value: float) -> tuple[Asha, Decision]:
     """Trial `name` reports time `t` and `value` for the scheduler's metric."""
     assert scheduler.metric is not None
     result: JsonDict = {"t": t, scheduler.metric: value}
@@ -56,8 +73,8 @@ def report(
 
 
 def feed(
-    scheduler: ASHAScheduler, events: Iterable[tuple[str, float, float]]
-) -> tuple[ASHAScheduler, list[Decision]]:
+    scheduler: Asha, events: Iterable[tuple[str, float, float]]
+) -> tuple[Asha, list[Decision]]:
     decisions = []
     for name, t, value in events:
         scheduler, decision = report(scheduler, name, t, value)
@@ -65,9 +82,7 @@ def feed(
     return scheduler, decisions
 
 
-def choose(
-    scheduler: ASHAScheduler, pending: str, paused: str, fitting: str | None = None
-) -> str | None:
+def choose(scheduler: Asha, pending: str, paused: str, fitting: str | None = None) -> str | None:
     """`pending`/`paused` are trial names in the order added; only the
     names in `fitting` fit (all of them when None)."""
     return scheduler.choose_trial_to_run(
@@ -419,7 +434,7 @@ def test_a_trial_in_bracket_one_is_judged_from_4_on() -> None:
 def test_promotion_worked_sequence_with_rf_3() -> None:
     # max_t=9, grace 1, rf 3: log(9)/log(3) = 2 -> int(3.0) = 3 rungs: 1, 3, 9.
     # k = floor(|rung| / 3). Trials report every iteration.
-    scheduler = added(asha(variant="promotion", max_t=9, reduction_factor=3), "ABCDEFG")
+    scheduler = added(promoting(max_t=9, reduction_factor=3), "ABCDEFG")
     assert [r.milestone for r in scheduler.rungs[0]] == [1, 3, 9]
 
     # A, B reach rung 1 and pause; k = floor(2/3) = 0: nothing to promote.
@@ -478,7 +493,7 @@ def test_promotion_worked_sequence_with_rf_3() -> None:
 
 
 def test_a_resumed_trial_that_lost_its_place_is_stopped() -> None:
-    scheduler = added(asha(variant="promotion", max_t=9, reduction_factor=3), "ABCD")
+    scheduler = added(promoting(max_t=9, reduction_factor=3), "ABCD")
     scheduler, _ = feed(scheduler, [("A", 1, 5), ("B", 1, 3), ("C", 1, 4)])
     assert choose(scheduler, "D", "ABC") == "A"
     # Before A reports again, D arrives with 10: rung 1 = D10 A5 C4 B3, k = 1,
@@ -490,7 +505,7 @@ def test_a_resumed_trial_that_lost_its_place_is_stopped() -> None:
 
 
 def test_a_trial_is_promoted_once_per_rung() -> None:
-    scheduler = added(asha(variant="promotion", max_t=9, reduction_factor=3), "ABC")
+    scheduler = added(promoting(max_t=9, reduction_factor=3), "ABC")
     scheduler, _ = feed(scheduler, [("A", 1, 5), ("B", 1, 3), ("C", 1, 4)])
     assert choose(scheduler, "", "ABC") == "A"
     scheduler, _ = report(scheduler, "A", 2, 6)
@@ -500,7 +515,7 @@ def test_a_trial_is_promoted_once_per_rung() -> None:
 
 
 def test_a_promotable_trial_that_does_not_fit_is_skipped_for_the_next_one() -> None:
-    scheduler = added(asha(variant="promotion", max_t=9, reduction_factor=3), "ABCDEFG")
+    scheduler = added(promoting(max_t=9, reduction_factor=3), "ABCDEFG")
     events = [("A", 1, 6), ("B", 1, 5), ("C", 1, 4), ("D", 1, 3), ("E", 1, 2), ("F", 1, 1)]
     scheduler, _ = feed(scheduler, events)
     # k = 2: A and B. A does not fit: B; neither fits: the new trial G.
@@ -509,20 +524,19 @@ def test_a_promotable_trial_that_does_not_fit_is_skipped_for_the_next_one() -> N
 
 
 def test_ties_in_a_rung_go_to_the_trial_that_reached_it_first() -> None:
-    scheduler = added(asha(variant="promotion", max_t=9, reduction_factor=3), "ABC")
+    scheduler = added(promoting(max_t=9, reduction_factor=3), "ABC")
     scheduler, _ = feed(scheduler, [("A", 1, 5), ("B", 1, 5), ("C", 1, 5)])
     assert choose(scheduler, "", "ABC") == "A"
 
 
 def test_mode_min_promotes_the_lowest() -> None:
-    scheduler = asha(variant="promotion", max_t=9, reduction_factor=3, metric="loss", mode="min")
-    scheduler = added(scheduler, "ABC")
-    scheduler, _ = feed(scheduler, [("A", 1, 0.5), ("B", 1, 0.1), ("C", 1, 0.9)])
+    fresh = promoting(max_t=9, reduction_factor=3, metric="loss", mode="min")
+    scheduler, _ = feed(added(fresh, "ABC"), [("A", 1, 0.5), ("B", 1, 0.1), ("C", 1, 0.9)])
     assert choose(scheduler, "", "ABC") == "B"
 
 
 def test_waiting_trials_are_not_given_up_while_anything_can_still_change() -> None:
-    scheduler = added(asha(variant="promotion", max_t=9, reduction_factor=3), "ABCD")
+    scheduler = added(promoting(max_t=9, reduction_factor=3), "ABCD")
     scheduler, _ = feed(scheduler, [("A", 1, 5), ("B", 1, 3)])
     # C and D are still live and not waiting (running, or pending elsewhere).
     assert choose(scheduler, "", "AB") is None
@@ -534,7 +548,7 @@ def test_waiting_trials_are_not_given_up_while_anything_can_still_change() -> No
 
 
 def test_a_paused_trial_the_scheduler_did_not_pause_runs_after_new_ones() -> None:
-    scheduler = added(asha(variant="promotion", max_t=9, reduction_factor=3), "AB")
+    scheduler = added(promoting(max_t=9, reduction_factor=3), "AB")
     # A was paused by the user before reaching a milestone.
     assert choose(scheduler, "B", "A") == "B"
     assert choose(scheduler, "", "A") == "A"
@@ -560,7 +574,7 @@ def test_every_promotion_is_of_a_trial_in_the_top_k_of_its_rung(
     keeps its own rungs (score and arrival of every PAUSE at a milestone)
     and checks every promotion against `floor(|rung| / rf)` at that moment;
     the run must end with every trial finished."""
-    scheduler = asha(variant="promotion", max_t=max_t, reduction_factor=reduction_factor)
+    scheduler = promoting(max_t=max_t, reduction_factor=reduction_factor)
     milestones = [r.milestone for r in scheduler.rungs[0]]
     names = [f"trial_{n:02d}" for n in range(trials)]
     for name in names:
@@ -645,8 +659,8 @@ SCRIPT = [
 
 
 def play(
-    scheduler: ASHAScheduler, script: Iterable[tuple[str, float, float]]
-) -> tuple[ASHAScheduler, list[Decision | None]]:
+    scheduler: Asha, script: Iterable[tuple[str, float, float]]
+) -> tuple[Asha, list[Decision | None]]:
     """Feed `script`, skipping results of trials the scheduler stopped (and
     telling it they completed), as an experiment would."""
     decisions: list[Decision | None] = []
@@ -663,8 +677,8 @@ def play(
 
 @pytest.mark.parametrize("variant", ["stopping", "promotion"])
 def test_the_same_results_give_the_same_decisions(variant: str) -> None:
-    first, decisions = play(added(asha(variant=variant, brackets=2), "ABCDEFG"), SCRIPT)
-    second, again = play(added(asha(variant=variant, brackets=2), "ABCDEFG"), SCRIPT)
+    first, decisions = play(added(VARIANTS[variant](brackets=2), "ABCDEFG"), SCRIPT)
+    second, again = play(added(VARIANTS[variant](brackets=2), "ABCDEFG"), SCRIPT)
     assert decisions == again
     assert first == second
     assert to_msgpack(first) == to_msgpack(second)
@@ -673,8 +687,8 @@ def test_the_same_results_give_the_same_decisions(variant: str) -> None:
 @pytest.mark.parametrize("variant", ["stopping", "promotion"])
 @pytest.mark.parametrize("cut", [0, 5, 10, len(SCRIPT)])
 def test_a_decoded_scheduler_continues_with_identical_decisions(variant: str, cut: int) -> None:
-    live, _ = play(added(asha(variant=variant, brackets=2, seed=3), "ABCDEFG"), SCRIPT[:cut])
-    decoded = from_msgpack(to_msgpack(live), ASHAScheduler)
+    live, _ = play(added(VARIANTS[variant](brackets=2, seed=3), "ABCDEFG"), SCRIPT[:cut])
+    decoded = from_msgpack(to_msgpack(live), type(live))
     assert decoded == live
     assert to_msgpack(decoded) == to_msgpack(live)
     rest = [*SCRIPT[cut:], ("H", 1, 1.0), ("H", 4, 2.0)]
@@ -689,8 +703,10 @@ def test_a_decoded_scheduler_continues_with_identical_decisions(variant: str, cu
 
 
 def test_it_decodes_inside_a_tagged_union() -> None:
-    scheduler, _ = feed(added(asha(variant="promotion"), "AB"), [("A", 1, 1.0)])
-    decoded = from_msgpack(to_msgpack(scheduler), ASHAScheduler | FIFOScheduler)
+    scheduler, _ = feed(added(promoting(), "AB"), [("A", 1, 1.0)])
+    decoded = from_msgpack(
+        to_msgpack(scheduler), ASHAScheduler | ASHAPromotionScheduler | FIFOScheduler
+    )
     assert decoded == scheduler
 
 
@@ -741,3 +757,33 @@ def test_a_result_for_a_trial_it_does_not_hold_is_ignored() -> None:
     after, verdict = scheduler.on_trial_result(stranger, {"loss": 1.0, "training_iteration": 1}, {})
     assert verdict.decision is Decision.CONTINUE
     assert after is scheduler
+
+
+# -- the two variants' stored forms ------------------------------------------------
+
+
+def test_the_promotion_variant_is_its_own_struct() -> None:
+    with pytest.raises(InvalidFieldError, match="ASHAPromotionScheduler") as raised:
+        ASHAScheduler(variant="promotion")
+    assert (raised.value.field, raised.value.value) == ("ASHAScheduler.variant", "promotion")
+
+
+@pytest.mark.parametrize("variant", ["stopping", "promotion"])
+def test_a_scheduler_stored_before_the_split_is_upgraded_to_its_variant(variant: str) -> None:
+    """What an older tunecore stored (one struct, a `variant` field, the
+    promotion counts) reads back as the variant's own struct, with the same
+    state, deciding as it did."""
+    live, _ = play(added(VARIANTS[variant](brackets=2, seed=3), "ABCDEFG"), SCRIPT[:10])
+    stored = msgspec.structs.asdict(live) | {"variant": variant, "type": "ASHAScheduler"}
+    stored.setdefault("waiting", 0)
+    stored.setdefault("records", 0)
+    old = from_msgpack(to_msgpack(stored), ASHAStoredBeforeSplit | FIFOScheduler)
+    assert isinstance(old, ASHAStoredBeforeSplit)
+    upgraded = old.upgraded()
+    assert type(upgraded) is type(live)
+    assert to_msgpack(upgraded) == to_msgpack(live)
+    rest = [*SCRIPT[10:], ("H", 1, 1.0)]
+    assert (
+        play(upgraded.on_trial_add(TRIALS["H"]), rest)[1]
+        == play(live.on_trial_add(TRIALS["H"]), rest)[1]
+    )

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from tests.core.experiment.policies import ListSearcher
 from tunecore.core import new_trial
 from tunecore.core.experiment import ExperimentConfig, ExperimentState, new_experiment, step
-from tunecore.core.schedulers.asha import ASHAScheduler
+from tunecore.core.schedulers.asha import ASHAPromotionScheduler, ASHAScheduler
 from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.core.schedulers.hyperband import (
     Bracket,
@@ -618,7 +618,7 @@ def test_an_experiment_with_hyperband_ends_without_a_dead_end() -> None:
 
 
 def test_an_experiment_with_asha_promotion_ends_without_a_dead_end() -> None:
-    scheduler = ASHAScheduler(variant="promotion", max_t=9, reduction_factor=3)
+    scheduler = ASHAPromotionScheduler(max_t=9, reduction_factor=3)
     state = run_experiment(scheduler, trials=9, cpus=2, score=lambda n, it: float(n))
     reached = iterations(state)
     # Scores never change, so trial n scores n. A trial left at rung 1 is

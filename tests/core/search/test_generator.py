@@ -12,7 +12,7 @@ from tunecore.core.search import (
     UNBOUNDED,
     BasicVariantGenerator,
     ParamSpace,
-    Searcher,
+    SearchPolicy,
     grid_search,
     loguniform,
     sample_from,
@@ -29,7 +29,7 @@ SPACE: dict[str, object] = {
 
 
 def test_it_is_a_searcher() -> None:
-    searcher: Searcher = BasicVariantGenerator(SPACE)
+    searcher: SearchPolicy = BasicVariantGenerator(SPACE)
     assert not searcher.is_finished
 
 

@@ -13,7 +13,7 @@ from tunecore.core.search import (
     BasicVariantGenerator,
     ConcurrencyLimiter,
     Repeater,
-    Searcher,
+    SearchPolicy,
     grid_search,
     uniform,
 )
@@ -23,7 +23,7 @@ from tunecore.model.codec import from_msgpack, to_msgpack
 
 def test_it_is_a_searcher() -> None:
     limiter = ConcurrencyLimiter(Recorder(), max_concurrent=1)
-    searcher: Searcher = limiter
+    searcher: SearchPolicy = limiter
     assert not searcher.is_finished
 
 

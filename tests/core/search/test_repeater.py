@@ -13,7 +13,7 @@ from tunecore.core.search import (
     TRIAL_INDEX,
     BasicVariantGenerator,
     Repeater,
-    Searcher,
+    SearchPolicy,
     Suggestion,
     grid_search,
     uniform,
@@ -35,7 +35,7 @@ def hand_out(
 
 def test_it_is_a_searcher() -> None:
     repeater = Repeater(Recorder(), repeat=2, metric="loss")
-    searcher: Searcher = repeater
+    searcher: SearchPolicy = repeater
     assert not searcher.is_finished
 
 

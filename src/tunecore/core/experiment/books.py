@@ -107,6 +107,17 @@ class Books:
             "used": self.used,
         }
 
+    def settled(self) -> dict[str, object]:
+        """Every state field these books keep, for a step's new state: the
+        counts, and the cluster, the stop and the end."""
+        return {
+            **self.counts(),
+            "total": self.total,
+            "stopping": self.stopping,
+            "done": self.done,
+            "error": self.error,
+        }
+
     @property
     def created(self) -> int:
         """How many trials exist (each has its place in `index`)."""

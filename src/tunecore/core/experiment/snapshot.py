@@ -8,29 +8,24 @@ experiment-level fields, and `from_snapshot` derives the rest, so a decoded
 state is consistent by construction.
 
 The snapshot is generic in its policy types because decoding needs concrete
-classes: `BuiltinScheduler` and `BuiltinSearcher` cover everything tunecore
-ships; a user's own policy is decoded by naming its type,
-`decode_state(data, ExperimentSnapshot[MyScheduler, MySearcher])`.
+classes: `BUILTIN` decodes everything tunecore ships, its schedulers being
+those of the registry (`tunecore.core.schedulers.registry`); a user's own
+policy is decoded by naming its type,
+`decode_state(data, ExperimentSnapshot[MyScheduler, MySearcher])`, or by
+adding it to a registry (`snapshot_kind(SCHEDULERS.including(...))`).
 """
 
 from __future__ import annotations
 
-from typing import Generic, TypeAlias, TypeVar
+from typing import Any, Generic, TypeAlias, TypeVar, cast
 
 import immutables
 import msgspec
 
 from tunecore.core.experiment.books import Books
 from tunecore.core.experiment.state import ExperimentConfig, ExperimentState, trials_in_order
-from tunecore.core.schedulers.asha import ASHAScheduler
-from tunecore.core.schedulers.fifo import FIFOScheduler
-from tunecore.core.schedulers.hb_bohb import HyperBandForBOHB
-from tunecore.core.schedulers.hyperband import HyperBandScheduler
-from tunecore.core.schedulers.median import MedianStoppingRule
-from tunecore.core.schedulers.pb2 import PB2
-from tunecore.core.schedulers.pbt import PopulationBasedTraining
-from tunecore.core.schedulers.pbt_replay import PopulationBasedTrainingReplay
-from tunecore.core.search.domains import SamplingDomain
+from tunecore.core.registry import Registry, StoredBefore
+from tunecore.core.schedulers.registry import SCHEDULERS
 from tunecore.core.search.external import ExternalSearcher
 from tunecore.core.search.generator import BasicVariantGenerator
 from tunecore.core.search.limiter import ConcurrencyLimiter
@@ -41,16 +36,6 @@ from tunecore.model.codec import from_msgpack, to_msgpack
 
 SNAPSHOT_FORMAT = 1
 
-BuiltinScheduler: TypeAlias = (
-    FIFOScheduler
-    | ASHAScheduler
-    | HyperBandScheduler
-    | HyperBandForBOHB
-    | MedianStoppingRule
-    | PopulationBasedTraining[SamplingDomain]
-    | PB2
-    | PopulationBasedTrainingReplay
-)
 _Inner: TypeAlias = BasicVariantGenerator | ExternalSearcher
 _Searchable: TypeAlias = _Inner | Repeater[_Inner]
 BuiltinSearcher: TypeAlias = _Searchable | ConcurrencyLimiter[_Searchable]
@@ -86,22 +71,17 @@ class ExperimentSnapshot(
     error: str | None
 
 
+FACTS: tuple[str, ...] = tuple(
+    name for name in ExperimentSnapshot.__struct_fields__ if name not in ("format", "trials")
+)
+"""The experiment-level fields a snapshot keeps as they are: its own
+declaration is their one list. Everything else in `ExperimentState` is the
+trials or counted from them."""
+
+
 def to_snapshot(state: ExperimentState) -> ExperimentSnapshot[object, object]:
-    ordered = trials_in_order(state)
-    return ExperimentSnapshot(
-        format=SNAPSHOT_FORMAT,
-        config=state.config,
-        scheduler=state.scheduler,
-        searcher=state.searcher,
-        stopper=state.stopper,
-        trials=ordered,
-        total=state.total,
-        started_at=state.started_at,
-        now=state.now,
-        stopping=state.stopping,
-        done=state.done,
-        error=state.error,
-    )
+    facts: dict[str, Any] = {name: getattr(state, name) for name in FACTS}
+    return ExperimentSnapshot(format=SNAPSHOT_FORMAT, trials=trials_in_order(state), **facts)
 
 
 def from_snapshot(snapshot: ExperimentSnapshot[S, R]) -> ExperimentState:
@@ -109,20 +89,9 @@ def from_snapshot(snapshot: ExperimentSnapshot[S, R]) -> ExperimentState:
     trials: immutables.Map[str, TrialState] = immutables.Map()
     for trial in snapshot.trials:
         trials = trials.set(trial.trial_id, trial)
-    settled = ExperimentState(
-        config=snapshot.config,
-        scheduler=snapshot.scheduler,  # type: ignore[arg-type]
-        searcher=snapshot.searcher,  # type: ignore[arg-type]
-        stopper=snapshot.stopper,
-        trials=trials,
-        saves=sum(len(trial.saving_to) for trial in snapshot.trials),
-        total=snapshot.total,
-        started_at=snapshot.started_at,
-        now=snapshot.now,
-        stopping=snapshot.stopping,
-        done=snapshot.done,
-        error=snapshot.error,
-    )
+    facts: dict[str, Any] = {name: getattr(snapshot, name) for name in FACTS}
+    saves = sum(len(trial.saving_to) for trial in snapshot.trials)
+    settled = ExperimentState(trials=trials, saves=saves, **facts)
     return msgspec.structs.replace(settled, **Books.of(settled, snapshot.trials).counts())
 
 
@@ -130,19 +99,53 @@ def encode_state(state: ExperimentState) -> bytes:
     return to_msgpack(to_snapshot(state))
 
 
-def decode_state(
-    data: bytes,
-    kind: type[ExperimentSnapshot[S, R]] = ExperimentSnapshot[  # type: ignore[assignment]
-        BuiltinScheduler, BuiltinSearcher
-    ],
-) -> ExperimentState:
+SnapshotKind: TypeAlias = type[ExperimentSnapshot[Any, Any]]
+
+
+def snapshot_kind(schedulers: Registry = SCHEDULERS) -> SnapshotKind:
+    """The snapshot type that decodes the schedulers of `schedulers` and the
+    built-in searchers. (The union is built at run time from the table, so
+    it is subscripted as a value; its static type is the protocol's.)"""
+    generic: Any = ExperimentSnapshot
+    return cast(SnapshotKind, generic[schedulers.union(), BuiltinSearcher])
+
+
+BUILTIN: SnapshotKind = snapshot_kind()
+"""Decodes every policy tunecore ships."""
+
+BUILTIN_BEFORE: SnapshotKind = snapshot_kind(SCHEDULERS.as_before())
+"""Decodes what older tunecores stored of the policies it ships, where that
+differs (`Entry.stored_before`): tried only when `BUILTIN` refuses a
+snapshot."""
+
+
+def decode_state(data: bytes, kind: SnapshotKind = BUILTIN) -> ExperimentState:
     """Decode a snapshot; a snapshot written by a newer tunecore is refused.
     Raises only `msgspec.DecodeError` (`msgspec.ValidationError` naming the
-    field for a value of the wrong type)."""
-    snapshot = from_msgpack(data, kind)
+    field for a value of the wrong type). A built-in policy stored in an
+    older form (`BUILTIN_BEFORE`) is upgraded to the form it has today."""
+    try:
+        snapshot = from_msgpack(data, kind)
+    except msgspec.ValidationError:
+        if kind is not BUILTIN:
+            raise
+        snapshot = _stored_before(data)
     if snapshot.format > SNAPSHOT_FORMAT:
         raise NewerSnapshotError(
             f"this experiment snapshot has format {snapshot.format}, newer than the "
             f"{SNAPSHOT_FORMAT} this tunecore reads; upgrade tunecore to load it"
         )
     return from_snapshot(snapshot)
+
+
+def _stored_before(data: bytes) -> ExperimentSnapshot[Any, Any]:
+    """The snapshot as an older tunecore stored it, its scheduler upgraded;
+    the error `BUILTIN` gave when it is not that either."""
+    try:
+        snapshot = from_msgpack(data, BUILTIN_BEFORE)
+    except msgspec.ValidationError:
+        return from_msgpack(data, BUILTIN)  # raises the error of today's form
+    scheduler = snapshot.scheduler
+    if isinstance(scheduler, StoredBefore):
+        return msgspec.structs.replace(snapshot, scheduler=scheduler.upgraded())
+    return snapshot

@@ -21,7 +21,7 @@ import msgspec
 
 from tunecore.core.resources import nothing
 from tunecore.core.schedulers.base import TrialScheduler
-from tunecore.core.search.base import Searcher
+from tunecore.core.search.base import SearchPolicy
 from tunecore.core.stoppers import BuiltinStopper
 from tunecore.model import (
     CheckpointPolicy,
@@ -45,6 +45,11 @@ from tunecore.model.numbers import is_number
 
 class ExperimentConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """What every trial of the experiment shares, and its global limits.
+
+    A field added here takes a default (omitted when default). Past 15
+    fields msgspec writes a wider map header, so a snapshot of an older
+    tunecore re-encodes to other bytes; replay therefore compares such a
+    snapshot after reading it (`shell.replay`), and old logs still verify.
 
     `max_pending_trials` bounds how many trials wait for resources at once
     (the searcher is asked for more only below it). `time_budget_s` and
@@ -71,9 +76,7 @@ class ExperimentConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=
     or searcher's type). None: `new_experiment` fills it in from `metric`
     and the policies' `metric` attributes; `{}` checks nothing (Ray's
     `TUNE_DISABLE_STRICT_METRIC_CHECKING=1`). A log from before this field
-    has None and checks `metric` alone, as it did. (The struct stays at 15
-    fields: msgspec writes a bigger map header past 15, which would change
-    the bytes of every snapshot logged before.)"""
+    has None and checks `metric` alone, as it did."""
     resources_from_config: bool = False
     """Each trial's resources depend on its config (user code decides): a
     new trial waits until the shell answers its `ResolveResources`.
@@ -122,7 +125,7 @@ class ExperimentState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
 
     config: ExperimentConfig
     scheduler: TrialScheduler
-    searcher: Searcher | None
+    searcher: SearchPolicy | None
     stopper: BuiltinStopper | None = None
     trials: immutables.Map[str, TrialState] = immutables.Map()
     index: immutables.Map[str, int] = immutables.Map()

@@ -6,12 +6,16 @@ Rules this module lives by:
   and the same commands, and neither argument is mutated. Inside, one event
   is handled by a `_Step`, a private working copy that is discarded or turned
   into the new state at the end; nothing outside it is touched.
-- Trial status changes go through `tunecore.core.lifecycle` only, and every
-  one of them through `_Step.put`, which keeps the queues, the resource
-  accounting and the counters of `ExperimentState` true.
+- Every change of a trial's status is the lifecycle table's
+  (`lifecycle.apply`), and walks one way through `_Step._transition`: the
+  table decides, `_Step.put` keeps the queues, the resource accounting and
+  the counters of `ExperimentState` true, and the policies hear what the
+  transition means for them (`_TELLERS`, keyed by the transition). A
+  result is judged first (`_Step._judge`) and reaches the table as a
+  `lifecycle.JudgedResult`.
 - An illegal event returns a `Rejection` and the old state stays current.
 - Order of work for an event: apply it to its trial (with the scheduler and
-  the searcher told), then ask the searcher for new trials while fewer than
+  the searcher asked or told), then ask the searcher for new trials while fewer than
   `max_pending_trials` wait, then start waiting trials the scheduler picks
   while they fit, then check for the end and for dead ends. The last three
   only run when something schedulable changed, so a result that lets its
@@ -40,35 +44,32 @@ from tunecore.core.experiment.state import (
     ids_in_order,
     trial_id_of,
 )
-from tunecore.core.results import flatten, is_end_marker
+from tunecore.core.lifecycle import JudgedResult, LifecycleEvent
+from tunecore.core.policies import policy_metric
+from tunecore.core.results import AUTOFILLED, flatten, is_end_marker
 from tunecore.core.schedulers.base import (
-    STOP,
     ExploitsWaiting,
-    Horizon,
     TrialScheduler,
-    Verdict,
     declared_horizon,
-    policy_metric,
     waiting_exploits,
 )
 from tunecore.core.schedulers.fifo import FIFOScheduler
+from tunecore.core.schedulers.resource_changing import sees_cluster, take_allocation
 from tunecore.core.search.base import (
-    Searcher,
+    SearchPolicy,
     answer_to,
     ask_wanted_by,
     paused_in,
     take_values,
 )
 from tunecore.core.stoppers import BuiltinStopper
-from tunecore.core.stopping import StopCriterionError, check_stop
+from tunecore.core.stopping import StopCriterionError
 from tunecore.model import (
-    Applied,
     Asked,
     ChainRan,
     ChainTrials,
     ClusterResourcesChanged,
     Command,
-    Decision,
     ExperimentDone,
     ExperimentEvent,
     ExperimentInterrupted,
@@ -93,6 +94,7 @@ from tunecore.model import (
     TrialStatus,
     ValuesDrawn,
 )
+from tunecore.model.decision import CONTINUE, STOP, Horizon
 from tunecore.model.numbers import is_number
 
 Stepped = tuple[ExperimentState, tuple[Command, ...]]
@@ -100,29 +102,8 @@ Stepped = tuple[ExperimentState, tuple[Command, ...]]
 PENDING = TrialStatus.PENDING
 RUNNING = TrialStatus.RUNNING
 PAUSED = TrialStatus.PAUSED
-
-# Keys the trainable wrapper fills in on its own; a result holding nothing
-# else (such as the final `done` of a function that returned) is exempt from
-# strict metric checking, as in Ray Tune.
-AUTOFILLED = frozenset(
-    {
-        "done",
-        "training_iteration",
-        "time_this_iter_s",
-        "time_total_s",
-        "time_since_restore",
-        "iterations_since_restore",
-        "timestamp",
-        "date",
-        "pid",
-        "hostname",
-        "node_ip",
-        "trial_id",
-        "experiment_tag",
-        "should_checkpoint",
-    }
-)
-
+TERMINATED = TrialStatus.TERMINATED
+ERROR = TrialStatus.ERROR
 
 API_METRIC_OWNER = "TuneConfig(metric=...)"
 """What asks for the experiment's metric, as the Python API names it."""
@@ -131,7 +112,7 @@ API_METRIC_OWNER = "TuneConfig(metric=...)"
 def new_experiment(
     config: ExperimentConfig,
     scheduler: TrialScheduler | None = None,
-    searcher: Searcher | None = None,
+    searcher: SearchPolicy | None = None,
     stopper: BuiltinStopper | None = None,
     *,
     metric_owner: str = API_METRIC_OWNER,
@@ -173,7 +154,7 @@ def step(state: ExperimentState, event: ExperimentEvent) -> Stepped | Rejection:
     if state.done and not isinstance(event, ExperimentResumed):
         return Rejection(event=type(event).__name__, reason="the experiment is over")
     work = _Step(state, event.at)
-    rejection = work.handle(event)
+    rejection = _HANDLERS[type(event)](work, event)
     if rejection is not None:
         return rejection
     work.settle()
@@ -245,18 +226,22 @@ class _Step:
 
     # -- events -----------------------------------------------------------
 
-    def handle(self, event: ExperimentEvent) -> Rejection | None:
-        """Dispatch on the event's type (`_HANDLERS`)."""
-        return _HANDLERS[type(event)](self, event)
-
     def _on_result_reported(self, event: ResultReported) -> Rejection | None:
+        """A result: checked against the table first (only a running trial
+        reports), judged (`_judge`), then carried out by the table. The end
+        marker is no result to judge: the table's own row ends the trial."""
         trial = self.trials.get(event.trial_id)
         if trial is None:
             return _reject(event, f"there is no trial {event.trial_id!r}")
-        return self._on_result(trial, event)
+        if (trial.status, ResultReported) not in lifecycle.TRANSITIONS:
+            return lifecycle.check(trial, event)  # words the table's refusal
+        if is_end_marker(event.result):
+            return self._transition(trial, event)
+        return self._transition(trial, self._judge(trial, event))
 
     def _on_cluster_changed(self, event: ClusterResourcesChanged) -> Rejection | None:
         self.books.total = event.total
+        self.scheduler = sees_cluster(self.scheduler, event.total)
         self.changed = True
         self._fail_unschedulable(tuple(self.books.pending.ids()))
         return None
@@ -292,7 +277,15 @@ class _Step:
         return None
 
     def _on_interrupted(self, event: ExperimentInterrupted) -> Rejection | None:
-        self._interrupt(event.reason)
+        """End the experiment at once without finishing any trial: the
+        table leaves each as a crash would (`lifecycle.reset_after_crash`),
+        so a resume runs them on. The policies are not told: for them the
+        experiment merely paused."""
+        self.books.stopping = event.reason
+        self.changed = True
+        for trial_id in ids_in_order(self.config, self.books.created):
+            self._transition(self.trials[trial_id], event)
+        self._end()
         return None
 
     def _on_resumed(self, event: ExperimentResumed) -> Rejection | None:
@@ -304,12 +297,7 @@ class _Step:
         trial = self.trials.get(event.trial_id)
         if trial is None:
             return _reject(event, f"there is no trial {event.trial_id!r}")
-        outcome = lifecycle.apply(trial, event)
-        if isinstance(outcome, Rejection):
-            return outcome
-        self._apply(trial, outcome)
-        self._tell_policies(trial, outcome.state, event)
-        return None
+        return self._transition(trial, event)
 
     def _take_values(self, event: ValuesDrawn) -> Rejection | None:
         """A policy's function values (see `ValuesWanted`) arrived."""
@@ -335,93 +323,106 @@ class _Step:
         self.changed = True
         return None
 
-    def _tell_policies(
-        self,
-        before: TrialState,
-        after: TrialState,
-        event: TrialChangeEvent,
-    ) -> None:
-        """The scheduler and the searcher hear about trials that end."""
-        if isinstance(event, StopRequested):
-            self._on_stopped(before, after)
-        elif isinstance(event, TrialFailed) and after.status is TrialStatus.ERROR:
-            self._on_errored(after)
-        elif isinstance(event, ResourcesUpdateRequested):
-            self.changed = True  # what waits may start now
-            if after.status is PENDING:
-                self._fail_unschedulable((after.trial_id,))
-
-    def _on_stopped(self, before: TrialState, after: TrialState) -> None:
-        trial_id = after.trial_id
-        if before.status is RUNNING:
-            last = flatten(after.last_result)
-            self.scheduler = self.scheduler.on_trial_complete(after, last)
-            if self.searcher is not None:
-                self.searcher = self.searcher.on_trial_complete(trial_id, last, error=False)
-        else:
-            self.scheduler = self.scheduler.on_trial_remove(after)
-            if self.searcher is not None:
-                self.searcher = self.searcher.on_trial_complete(trial_id, None, error=False)
-
-    def _on_errored(self, trial: TrialState) -> None:
-        self.scheduler = self.scheduler.on_trial_error(trial)
-        if self.searcher is not None:
-            self.searcher = self.searcher.on_trial_complete(trial.trial_id, None, error=True)
-        if self.config.fail_fast and self.books.stopping is None:
-            message = f"fail_fast: trial {trial.trial_id} failed: {trial.error_message}"
-            self._stop_experiment(message, error=message)
-
-    def _on_result(self, trial: TrialState, event: ResultReported) -> Rejection | None:
-        if trial.status is not RUNNING:  # only a running trial reports
-            return lifecycle.check(trial, event)
-        result = event.result
-        if is_end_marker(result):
-            self._on_training_ended(trial, event)
-            return None
-        flat = flatten(result)
+    def _judge(self, trial: TrialState, event: ResultReported) -> JudgedResult:
+        """The answer to a running trial's result, asked in Ray's order:
+        strict metric checking, the built-in stopper (it sees every accepted
+        result), the trial's own criterion (`lifecycle.own_verdict`), and
+        only when none of them ends the trial, the scheduler and the
+        searcher."""
+        flat = flatten(event.result)
         problem = self._result_problem(trial, flat)
         if problem is not None:
-            self._fail(trial, problem)
-            return None
-        by_stopper = self._stopper_stops(trial.trial_id, flat) or event.stopped_by is not None
-        stopped = check_stop(trial.spec.stopping_criterion, flat)
-        if isinstance(stopped, StopCriterionError):
-            self._fail(trial, stopped.message)
-            return None
-        verdict: Verdict
-        if stopped or by_stopper:
-            verdict = STOP
-        else:
-            self.scheduler, verdict = self.scheduler.on_trial_result(trial, flat, self.trials)
-            if self.searcher is not None:
-                self.searcher = self.searcher.on_trial_result(trial.trial_id, flat)
-        terminate = verdict.decision is Decision.STOP
-        if terminate:
-            self.scheduler = self.scheduler.on_trial_complete(trial, flat)
-            if self.searcher is not None:
-                self.searcher = self.searcher.on_trial_complete(trial.trial_id, flat, error=False)
-        self._apply(trial, lifecycle.conclude(trial, result, event.at, verdict, flat=flat))
-        return None
+            return JudgedResult.of(event, flat, failure=problem)
+        trial_id = event.trial_id
+        by_stopper = event.stopped_by is not None
+        if self.stopper is not None:  # it sees every accepted result, as Ray's `Stopper`
+            self.stopper, stop = self.stopper.on_result(trial_id, flat)
+            by_stopper = stop or by_stopper
+        own = lifecycle.own_verdict(trial, flat)
+        if own is not CONTINUE:
+            if isinstance(own, StopCriterionError):
+                return JudgedResult.of(event, flat, failure=own.message)
+            return JudgedResult.of(event, flat, STOP)
+        if by_stopper:
+            return JudgedResult.of(event, flat, STOP)
+        scheduler = self.scheduler
+        if event.allocation is not None:  # a resources_allocation_function's logged answer
+            scheduler = take_allocation(scheduler, trial_id, event.allocation)
+        self.scheduler, verdict = scheduler.on_trial_result(trial, flat, self.trials)
+        if self.searcher is not None:
+            self.searcher = self.searcher.on_trial_result(trial_id, flat)
+        return JudgedResult(trial_id, event.at, event.result, flat, verdict)  # hot: no `of`
 
-    def _on_training_ended(self, trial: TrialState, event: ResultReported) -> None:
-        """The trainable ended on its own: its last result is its final one.
-        As in Ray, the scheduler and the searcher hear that the trial is
-        complete, and nothing counts the end marker as a result."""
-        last = flatten(trial.last_result)
-        self.scheduler = self.scheduler.on_trial_complete(trial, last)
+    def _tell_completed(self, judged: JudgedResult, before: TrialState, _after: TrialState) -> None:
+        """Stopped on its result: the policies hear it complete with it."""
+        self.scheduler = self.scheduler.on_trial_complete(before, judged.flat)
         if self.searcher is not None:
             self.searcher = self.searcher.on_trial_complete(
-                trial.trial_id, last or None, error=False
+                before.trial_id, judged.flat, error=False
             )
-        self._apply(trial, lifecycle.end_training(trial, event.result, event.at))
 
-    def _stopper_stops(self, trial_id: str, flat: JsonDict) -> bool:
-        """The built-in stopper sees every accepted result first, as Ray's
-        `Stopper` does, and may end the trial before the scheduler is asked."""
-        if self.stopper is None:
-            return False
-        self.stopper, stop = self.stopper.on_result(trial_id, flat)
-        return stop
+    def _tell_training_ended(
+        self, _event: ResultReported, before: TrialState, _after: TrialState
+    ) -> None:
+        """The trainable ended on its own (the end marker, the only result
+        the step hands the table unjudged): as in Ray, the policies hear
+        the trial complete with its last result, and nothing counts the
+        marker as a result."""
+        last = flatten(before.last_result)
+        self.scheduler = self.scheduler.on_trial_complete(before, last)
+        if self.searcher is not None:
+            self.searcher = self.searcher.on_trial_complete(
+                before.trial_id, last or None, error=False
+            )
+
+    def _tell_stopped_running(
+        self, _event: LifecycleEvent, _before: TrialState, after: TrialState
+    ) -> None:
+        last = flatten(after.last_result)
+        self.scheduler = self.scheduler.on_trial_complete(after, last)
+        if self.searcher is not None:
+            self.searcher = self.searcher.on_trial_complete(after.trial_id, last, error=False)
+
+    def _tell_stopped_waiting(
+        self, _event: LifecycleEvent, _before: TrialState, after: TrialState
+    ) -> None:
+        self.scheduler = self.scheduler.on_trial_remove(after)
+        if self.searcher is not None:
+            self.searcher = self.searcher.on_trial_complete(after.trial_id, None, error=False)
+
+    def _tell_errored(self, _event: LifecycleEvent, _before: TrialState, after: TrialState) -> None:
+        """Failed for good; under `fail_fast` the experiment stops."""
+        self.scheduler = self.scheduler.on_trial_error(after)
+        if self.searcher is not None:
+            self.searcher = self.searcher.on_trial_complete(after.trial_id, None, error=True)
+        if self.config.fail_fast and self.books.stopping is None:
+            message = f"fail_fast: trial {after.trial_id} failed: {after.error_message}"
+            self._stop_experiment(message, error=message)
+
+    def _tell_paused(self, judged: JudgedResult, _before: TrialState, after: TrialState) -> None:
+        """A scheduler that paused the trial to resume it on other resources
+        (`Verdict.resources`, `ResourceChangingScheduler`): it asks for them
+        now, as a paused trial's `ResourcesUpdateRequested` would."""
+        wanted = judged.verdict.resources
+        if wanted is not None:
+            update = ResourcesUpdateRequested(trial_id=after.trial_id, at=self.at, resources=wanted)
+            self._transition(after, update)
+
+    def _tell_resized(self, _event: LifecycleEvent, _before: TrialState, after: TrialState) -> None:
+        """What waits may start now, or never (more than the cluster has)."""
+        self.changed = True
+        if after.status is PENDING:
+            self._fail_unschedulable((after.trial_id,))
+
+    def _tell_retried(self, _event: LifecycleEvent, _before: TrialState, after: TrialState) -> None:
+        """An errored trial runs again after a resume."""
+        self.scheduler = self.scheduler.on_trial_add(after)
+
+    def _tell_ended_by_resume(
+        self, _event: LifecycleEvent, _before: TrialState, after: TrialState
+    ) -> None:
+        """An unfinished trial ended by a resume without `resume_unfinished`."""
+        self.scheduler = self.scheduler.on_trial_remove(after)
 
     def _result_problem(self, trial: TrialState, flat: JsonDict) -> str | None:
         """Strict metric checking, as Ray Tune does it: a result that
@@ -433,8 +434,9 @@ class _Step:
         if checked is None:  # a log from before checked_metrics
             checked = {} if config.metric is None else {config.metric: API_METRIC_OWNER}
         for metric, owner in checked.items():
-            if metric in flat and is_number(flat[metric]):
-                continue
+            kind = type(flat.get(metric))
+            if kind is float or kind is int or (metric in flat and is_number(flat[metric])):
+                continue  # the exact types first: this runs on every result
             if all(key in AUTOFILLED for key in flat):
                 return None
             if metric in flat:
@@ -463,40 +465,35 @@ class _Step:
         self.changed = True
         self.resumed = True
         for trial_id in ids_in_order(self.config, books.created):
-            before = self.trials[trial_id]
-            outcome = lifecycle.apply(before, event)
-            assert isinstance(outcome, Applied)  # every status lists ExperimentResumed
-            after = outcome.state
-            if after.chained_behind is not None:  # its chain died with the workers
-                after = msgspec.structs.replace(after, chained_behind=None)
-            self.put(before, after)
-            if after.awaiting_resources:  # the old driver never answered
+            rejection = self._transition(self.trials[trial_id], event)
+            assert rejection is None  # every status lists ExperimentResumed
+            if self.trials[trial_id].awaiting_resources:  # the old driver never answered
                 self.commands.append(ResolveResources(trial_id=trial_id))
-            if before.is_finished:
-                if not after.is_finished:  # an errored trial runs again
-                    self.scheduler = self.scheduler.on_trial_add(after)
-            elif after.is_finished:  # resume_unfinished=False
-                self.scheduler = self.scheduler.on_trial_remove(after)
 
     # -- transitions ------------------------------------------------------
 
-    def _apply(self, before: TrialState, outcome: Applied) -> None:
-        self.put(before, outcome.state)
+    def _transition(self, trial: TrialState, event: LifecycleEvent) -> Rejection | None:
+        """The one way a trial changes: the table (`lifecycle.apply`)
+        decides, `put` keeps the books, the commands go out, and the
+        policies hear what the transition means for them."""
+        outcome = lifecycle.apply(trial, event)
+        if isinstance(outcome, Rejection):
+            return outcome
+        after = outcome.state
+        self.put(trial, after)
         self.commands.extend(outcome.commands)
-
-    def _fail(self, trial: TrialState, error: str, *, recoverable: bool = True) -> None:
-        failed = lifecycle.fail(trial, error, self.at, recoverable=recoverable)
-        self._apply(trial, failed)
-        if failed.state.status is TrialStatus.ERROR:
-            self._on_errored(failed.state)
+        teller = _TELLERS.get((trial.status, type(event), after.status))
+        if teller is not None:
+            teller(self, event, trial, after)
+        return None
 
     def put(self, before: TrialState, after: TrialState) -> None:
         """Store `after` and keep queues, resources and counters in step.
         A chain holds only waiting trials: one that leaves PENDING (started,
         stopped) leaves its chain."""
-        if after.chained_behind is not None and after.status is not TrialStatus.PENDING:
+        if after.chained_behind is not None and after.status is not PENDING:
             after = msgspec.structs.replace(after, chained_behind=None)
-        trial_id = after.trial_id
+        trial_id = after.spec.trial_id  # not the property: this runs on every event
         self.trials = self.trials.set(trial_id, after)
         saves = len(after.saving_to) - len(before.saving_to)
         if saves:
@@ -551,11 +548,7 @@ class _Step:
             trial = self.trials[trial_id]
             if trial.status is not PENDING or trial.awaiting_resources:
                 continue
-            outcome = lifecycle.apply(trial, known)
-            assert isinstance(outcome, Applied)  # PENDING lists it
-            if outcome.state is not trial:
-                self._apply(trial, outcome)
-                self._on_errored(outcome.state)
+            self._transition(trial, known)
 
     def _stop_experiment(self, reason: str, *, error: str | None) -> None:
         """Stop every unfinished trial; the experiment ends when the last
@@ -568,25 +561,8 @@ class _Step:
         # which differ between processes, and replay must give equal commands.
         for trial_id in ids_in_order(self.config, self.books.created):
             current = self.trials[trial_id]
-            if current.is_finished:
-                continue
-            outcome = lifecycle.apply(current, StopRequested(trial_id=trial_id, at=self.at))
-            if isinstance(outcome, Applied):
-                self._apply(current, outcome)
-                self._on_stopped(current, outcome.state)
-
-    def _interrupt(self, reason: str) -> None:
-        """End the experiment at once without finishing any trial: they
-        stand as a crash would leave them after `reset_after_crash`, so a
-        resume runs them on. The policies are not told: for them the
-        experiment merely paused."""
-        self.books.stopping = reason
-        self.changed = True
-        for trial_id in ids_in_order(self.config, self.books.created):
-            current = self.trials[trial_id]
-            if not current.is_finished or current.saving_to:
-                self.put(current, lifecycle.reset_after_crash(current))
-        self._end()
+            if not current.is_finished:
+                self._transition(current, StopRequested(trial_id=trial_id, at=self.at))
 
     # -- after the event ----------------------------------------------------
 
@@ -594,13 +570,8 @@ class _Step:
         """Enforce the time budget and the stopper's `stop_all`, pull new
         trials, start what fits, and end the experiment when nothing is left."""
         budget = self.config.time_budget_s
-        started = self._started_at()
-        if budget is not None and self.at - started >= budget and self.books.stopping is None:
-            self._stop_experiment(f"the time budget of {budget:g} s is used up", error=None)
-        if self.stopper is not None:
-            reason = self.stopper.stop_all(self.at - started)
-            if reason is not None and self.books.stopping is None:
-                self._stop_experiment(reason, error=None)
+        if budget is not None or self.stopper is not None:
+            self._enforce_budgets(budget, self._started_at())
         if self.scheduler is not self.state.scheduler:  # only a changed one drops trials
             self._stop_what_the_scheduler_drops()
         self._exploit_waiting_trials()
@@ -613,18 +584,25 @@ class _Step:
         self._chain(fresh)
         self._check_end()
 
+    def _enforce_budgets(self, budget: float | None, started: float) -> None:
+        """Stop the experiment when its time budget is used up or the
+        built-in stopper's `stop_all` says so."""
+        if budget is not None and self.at - started >= budget and self.books.stopping is None:
+            self._stop_experiment(f"the time budget of {budget:g} s is used up", error=None)
+        if self.stopper is not None:
+            reason = self.stopper.stop_all(self.at - started)
+            if reason is not None and self.books.stopping is None:
+                self._stop_experiment(reason, error=None)
+
     def _stop_what_the_scheduler_drops(self) -> None:
         """Stop the trials the scheduler dropped besides the reporting one
         (see `TrialScheduler.trials_to_stop`), where they stand: a paused
         trial is not resumed for one more result first."""
         for trial_id in self.scheduler.trials_to_stop():
             trial = self.trials[trial_id]
-            outcome = lifecycle.apply(trial, StopRequested(trial_id=trial_id, at=self.at))
-            if isinstance(outcome, Rejection):  # finished already: the scheduler forgets it
+            rejection = self._transition(trial, StopRequested(trial_id=trial_id, at=self.at))
+            if rejection is not None:  # finished already: the scheduler forgets it
                 self.scheduler = self.scheduler.on_trial_remove(trial)
-                continue
-            self._apply(trial, outcome)
-            self._on_stopped(trial, outcome.state)
 
     def _exploit_waiting_trials(self) -> None:
         """Carry out the exploits of waiting trials the scheduler can make
@@ -632,7 +610,9 @@ class _Step:
         for trial_id, taken in waiting_exploits(self.scheduler, self.trials):
             if taken is not None:
                 trial = self.trials[trial_id]
-                self._apply(trial, lifecycle.exploit_waiting(trial, taken))
+                done = lifecycle.exploit_waiting(trial, taken)
+                self.put(trial, done.state)
+                self.commands.extend(done.commands)
             scheduler = cast(ExploitsWaiting, self.scheduler)
             self.scheduler = cast(TrialScheduler, scheduler.on_waiting_exploit(trial_id, taken))
             self.changed = True
@@ -674,10 +654,9 @@ class _Step:
             trial = None if chosen is None else self.trials.get(chosen)
             if trial is None:
                 break  # nothing to start, or an id the experiment does not know
-            outcome = lifecycle.apply(trial, StartRequested(trial_id=trial.trial_id, at=self.at))
-            if isinstance(outcome, Rejection):
+            start = StartRequested(trial_id=trial.trial_id, at=self.at)
+            if self._transition(trial, start) is not None:
                 break  # the scheduler chose a trial that cannot start yet
-            self._apply(trial, outcome)
             if trial.chained_behind is None:  # nothing goes behind a chained one
                 started.append(trial.trial_id)
             any_started = True
@@ -773,36 +752,21 @@ class _Step:
 
     def finish(self) -> Stepped:
         """The new state. A result that only let its trial continue changes
-        the trial and the policies, so only those fields are replaced."""
-        state = self.state
-        books = self._books
-        if books is None and state.started_at is not None:
-            new_state = msgspec.structs.replace(
-                state,
-                trials=self.trials,
-                scheduler=self.scheduler,
-                searcher=self.searcher,
-                stopper=self.stopper,
-                saves=self.saves,
-                now=self.at,
-            )
-            return new_state, tuple(self.commands)
-        books = self.books
+        the trial and the policies, so only those fields are replaced; the
+        books, built when anything else changed, add every field they keep
+        (`Books.settled`)."""
         new_state = msgspec.structs.replace(
-            state,
-            **books.counts(),
+            self.state,
             trials=self.trials,
-            saves=self.saves,
-            total=books.total,
             scheduler=self.scheduler,
             searcher=self.searcher,
             stopper=self.stopper,
-            started_at=self._started_at(),
+            saves=self.saves,
             now=self.at,
-            stopping=books.stopping,
-            done=books.done,
-            error=books.error,
         )
+        if self._books is not None or self.state.started_at is None:
+            settled = self.books.settled()
+            new_state = msgspec.structs.replace(new_state, **settled, started_at=self._started_at())
         return new_state, tuple(self.commands)
 
     def _started_at(self) -> float:
@@ -849,6 +813,32 @@ _HANDLERS: dict[type[ExperimentEvent], _Handler] = {
 which its lifecycle table decides."""
 
 
+_Teller = Callable[[_Step, LifecycleEvent, TrialState, TrialState], None]
+
+_TELLERS: dict[tuple[TrialStatus, type[LifecycleEvent], TrialStatus], _Teller] = {
+    (RUNNING, JudgedResult, TERMINATED): handles(JudgedResult, _Step._tell_completed),
+    (RUNNING, JudgedResult, ERROR): _Step._tell_errored,
+    (RUNNING, JudgedResult, PAUSED): handles(JudgedResult, _Step._tell_paused),
+    (RUNNING, ResultReported, TERMINATED): handles(ResultReported, _Step._tell_training_ended),
+    (RUNNING, StopRequested, TERMINATED): _Step._tell_stopped_running,
+    (PENDING, StopRequested, TERMINATED): _Step._tell_stopped_waiting,
+    (PAUSED, StopRequested, TERMINATED): _Step._tell_stopped_waiting,
+    (RUNNING, TrialFailed, ERROR): _Step._tell_errored,
+    (PAUSED, TrialFailed, ERROR): _Step._tell_errored,
+    (PENDING, ClusterResourcesChanged, ERROR): _Step._tell_errored,
+    (PENDING, ResourcesUpdateRequested, PENDING): _Step._tell_resized,
+    (PAUSED, ResourcesUpdateRequested, PAUSED): _Step._tell_resized,
+    (ERROR, ExperimentResumed, PENDING): _Step._tell_retried,
+    (PENDING, ExperimentResumed, TERMINATED): _Step._tell_ended_by_resume,
+    (RUNNING, ExperimentResumed, TERMINATED): _Step._tell_ended_by_resume,
+    (PAUSED, ExperimentResumed, TERMINATED): _Step._tell_ended_by_resume,
+}
+"""What each transition of a trial means for the scheduler and the
+searcher, keyed by (status before, what the table applied, status after);
+a transition not listed means nothing to them (a result that lets its trial
+go on was heard while it was judged; an interrupt is not told)."""
+
+
 def _reject(event: ExperimentEvent, reason: str) -> Rejection:
     return Rejection(event=type(event).__name__, reason=reason)
 
@@ -856,7 +846,7 @@ def _reject(event: ExperimentEvent, reason: str) -> Rejection:
 def run_ahead_until(state: ExperimentState, trial_id: str) -> Horizon | None:
     """Up to where a running trial's worker may train on without the
     driver's answers: until a result whose flattened `key` reaches
-    `threshold`, every decision `_Step._on_result` makes on the trial's
+    `threshold`, every decision `_Step._judge` makes on the trial's
     results is CONTINUE but for the trial's own stopping criterion
     (`check_stop`), which the worker checks itself. That needs a scheduler
     whose class says so itself (`schedulers.base.DecidesAt`: FIFO forever, ASHA's

@@ -1,6 +1,7 @@
-"""ASHA's promotion variant (`variant="promotion"`, the paper's Algorithm 2):
-its ranking, its pause and promotion rules, its `get_job` and its summary.
-`tunecore.core.schedulers.asha` holds the scheduler that applies them.
+"""ASHA's promotion variant, the paper's Algorithm 2: `ASHAPromotionScheduler`,
+with its ranking, its pause and promotion rules, its `get_job` and its
+summary. What it shares with the stopping variant (`ASHAScheduler`, where
+ASHA's theory of operation is told) is in `asha_brackets` and `asha_rungs`.
 
 A trial reaching a milestone records its score and PAUSEs.
 `choose_trial_to_run` is the paper's `get_job`: from the highest rung down,
@@ -36,14 +37,25 @@ once.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Self
 
 import msgspec
 
 from tunecore.core.persistent import ShardedMap
+from tunecore.core.rng import Rng
+from tunecore.core.schedulers.asha_brackets import ASHABrackets, Measured
 from tunecore.core.schedulers.asha_rungs import Move, Rung, Standing, highest_reached
-from tunecore.core.schedulers.base import Fits
-from tunecore.model import TrialState
+from tunecore.core.schedulers.base import (
+    CONTINUE,
+    PAUSE,
+    STOP,
+    Fits,
+    Horizon,
+    Verdict,
+    evolve,
+)
+from tunecore.model import JsonDict, Mode, TrialState
 
 
 def rank_key(score: float, order: int) -> tuple[float, int]:
@@ -201,3 +213,123 @@ def describe(rungs: tuple[Rung, ...], reduction_factor: float) -> str:
         f"top {r.promotions(reduction_factor)}, {len(r.waiting)} waiting"
         for r in reversed(rungs)
     )
+
+
+class ASHAPromotionScheduler(ASHABrackets, frozen=True, kw_only=True, tag=True):
+    """ASHA's promotion variant; see the module docstring for its rules and
+    `ASHABrackets` for the fields it shares. `waiting` counts the trials
+    paused at a rung and not promoted yet, `records` the scores recorded
+    (each record's order, for ties)."""
+
+    time_attr: str = "training_iteration"
+    metric: str | None = None
+    mode: Mode | None = None
+    max_t: int | float = 100
+    grace_period: int | float = 1
+    reduction_factor: int | float = 4
+    brackets: int = 1
+    stop_last_trials: bool = True
+    seed: int = 0
+    rungs: tuple[tuple[Rung, ...], ...] = ()
+    standings: ShardedMap[str, Standing] = ShardedMap()
+    waiting: int = 0
+    records: int = 0
+    num_stopped: int = 0
+    rng: Rng | None = None
+
+    def __post_init__(self) -> None:
+        self.check_brackets()
+
+    def decides_next_at(self, trial_id: str) -> Horizon | None:
+        """None: whether a trial pauses depends on more than its own time."""
+        return None
+
+    def on_trial_result(
+        self, trial: TrialState, result: JsonDict, trials: Mapping[str, TrialState]
+    ) -> tuple[Self, Verdict]:
+        """The fast path, else: a trial resumed from a rung is promoted if
+        it still is in that rung's top k, else stopped; then a trial past
+        `max_t` stops and one reaching a higher milestone records there and
+        pauses."""
+        trial_id = trial.spec.trial_id
+        measured = self.measured(trial_id, result, at_milestone=True)
+        if measured is None:
+            return self, CONTINUE
+        scheduler, standing = self, measured.standing
+        if standing.waiting >= 0:
+            promoted = is_promoted(self.rungs[standing.bracket], standing, self.reduction_factor)
+            scheduler = self._unwait(trial_id, standing)
+            if not promoted:
+                return scheduler.forget(trial_id).stopped(), STOP
+            standing = scheduler.standings.get(trial_id) or standing
+        if measured.now >= self.max_t and self.stop_last_trials:
+            return scheduler.forget(trial_id).stopped(), STOP
+        paused = scheduler._record(trial_id, measured._replace(standing=standing), pause=True)
+        return (scheduler, CONTINUE) if paused is None else (paused, PAUSE)
+
+    def on_trial_complete(self, trial: TrialState, result: JsonDict) -> Self:
+        """Record the last result, then forget the trial. The variant
+        forgets a trial the moment it stops it, so this only records trials
+        that ended on their own: a trial resumed just to be stopped must not
+        land in a rung it was never promoted to."""
+        trial_id = trial.trial_id
+        measured = self.measured(trial_id, result)
+        scheduler = self
+        if measured is not None:
+            scheduler = self._unwait(trial_id, measured.standing)
+            standing = scheduler.standings.get(trial_id) or measured.standing
+            final = scheduler._record(trial_id, measured._replace(standing=standing), pause=False)
+            scheduler = scheduler if final is None else final
+        return scheduler.forget(trial_id)
+
+    def choose_trial_to_run(
+        self, pending: Sequence[TrialState], paused: Sequence[TrialState], fits: Fits
+    ) -> str | None:
+        """The paper's `get_job` (`choose`)."""
+        return choose(
+            self.rungs,
+            self.standings,
+            self.waiting,
+            reduction_factor=self.reduction_factor,
+            pending=pending,
+            paused=paused,
+            fits=fits,
+        )
+
+    def debug_string(self) -> str:
+        """Ray's summary, each bracket's milestones with their recorded and
+        promotable counts."""
+        return self.summary("promotion", describe)
+
+    def forget(self, trial_id: str) -> Self:
+        """The trial no longer waits at its rung, nor is live."""
+        standing = self.standings.get(trial_id)
+        if standing is None:
+            return self
+        scheduler = self._unwait(trial_id, standing)
+        return evolve(scheduler, standings=scheduler.standings.discard(trial_id))
+
+    def _record(self, trial_id: str, measured: Measured, *, pause: bool) -> Self | None:
+        """The trial's score recorded at the highest rung it reached above
+        its level, waiting there if `pause` (`record`); None when it reached
+        none."""
+        move = record(
+            self.rungs[measured.standing.bracket],
+            measured.standing,
+            measured.now,
+            self.score(measured.value),
+            order=self.records,
+            pause_id=trial_id if pause else None,
+        )
+        if move is None:
+            return None
+        scheduler = self.moved(trial_id, move)
+        waiting = scheduler.waiting + 1 if pause else scheduler.waiting
+        return evolve(scheduler, waiting=waiting, records=scheduler.records + 1)
+
+    def _unwait(self, trial_id: str, standing: Standing) -> Self:
+        """The trial no longer waits at its rung (promoted, stopped or gone)."""
+        if standing.waiting < 0:
+            return self
+        scheduler = self.moved(trial_id, unwait(self.rungs[standing.bracket], trial_id, standing))
+        return evolve(scheduler, waiting=scheduler.waiting - 1)

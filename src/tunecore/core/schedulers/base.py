@@ -1,4 +1,10 @@
-"""The protocol every trial scheduler follows, and the verdicts it returns.
+"""The protocol every trial scheduler follows.
+
+The verdicts a scheduler returns (`Verdict`, `Exploit`, `CONTINUE`,
+`PAUSE`, `STOP`) and its run-ahead `Horizon` are defined in
+`tunecore.model.decision`, below the lifecycle and the shell that read
+them too; they are re-exported here so a scheduler module takes its whole
+vocabulary from one place.
 
 A scheduler is a frozen msgspec struct holding both its configuration and
 its progress (rungs, brackets, recorded results, its `Rng`). Every hook
@@ -19,53 +25,38 @@ from typing import NamedTuple, Protocol, Self, TypeVar
 
 import msgspec
 
-from tunecore.model import (
-    CheckpointRef,
-    Decision,
-    InvalidFieldError,
-    JsonDict,
-    Mode,
-    RecordExploit,
-    TrialState,
-)
+from tunecore.core.policies import policy_metric
+from tunecore.model import InvalidFieldError, JsonDict, Mode, TrialState
+from tunecore.model.decision import CONTINUE, PAUSE, STOP, Exploit, Horizon, Verdict
 from tunecore.model.errors import coerce_enum, require_name
+
+__all__ = [
+    "CONTINUE",
+    "PAUSE",
+    "STOP",
+    "DecidesAt",
+    "Exploit",
+    "ExploitsWaiting",
+    "FirstComeFirstServed",
+    "Fits",
+    "Horizon",
+    "Objective",
+    "TrialScheduler",
+    "Verdict",
+    "adopt_objective",
+    "check_objective_fields",
+    "declared_horizon",
+    "evolve",
+    "first_fitting",
+    "known_objective",
+    "policy_metric",
+    "require_objective",
+    "resolve_objective",
+    "signed",
+]
 
 _S = TypeVar("_S", bound=msgspec.Struct)
 
-
-class Exploit(msgspec.Struct, frozen=True, kw_only=True):
-    """PBT's verdict for a lagging trial: continue from `restore_from` (the
-    donor's checkpoint) with `config` (the donor's, perturbed). `record`,
-    when PBT logs its configs (`log_config`), is the policy line the shell
-    writes. `restarts_from_donor`: the trial restarts from `restore_from`
-    until it saves a checkpoint of its own (`TrialState.exploited`); False
-    only for policies logged before, which replay as they ran."""
-
-    donor_id: str
-    config: JsonDict
-    experiment_tag: str
-    restore_from: CheckpointRef
-    record: RecordExploit | None = None
-    restarts_from_donor: bool = True
-
-
-class Verdict(msgspec.Struct, frozen=True, kw_only=True):
-    """A scheduler's answer to one result.
-
-    `checkpoint` asks for a persistent save before continuing or pausing
-    (PBT keeps its top trials checkpointed so they can be cloned);
-    `exploit`, with CONTINUE or PAUSE, replaces the trial's config and state
-    with a donor's (a paused one resumes from the donor's state).
-    """
-
-    decision: Decision
-    checkpoint: bool = False
-    exploit: Exploit | None = None
-
-
-CONTINUE = Verdict(decision=Decision.CONTINUE)
-PAUSE = Verdict(decision=Decision.PAUSE)
-STOP = Verdict(decision=Decision.STOP)
 
 Fits = Callable[[TrialState], bool]
 """Whether a trial's resources fit what the cluster has free right now."""
@@ -132,11 +123,6 @@ def waiting_exploits(
         return ()
     found: tuple[tuple[str, Exploit | None], ...] = method(scheduler, trials)
     return found
-
-
-Horizon = tuple[str, float]
-"""`(key, threshold)`: a scheduler decides nothing but CONTINUE on a trial's
-results until one whose flattened `key` reaches (>=) `threshold`."""
 
 
 class DecidesAt(Protocol):
@@ -249,13 +235,6 @@ class TrialScheduler(Protocol):
         ...
 
     def debug_string(self) -> str: ...
-
-
-def policy_metric(policy: object) -> str | None:
-    """The metric a scheduler or searcher reads, from its optional `metric`
-    attribute (see `TrialScheduler`); None when it reads none."""
-    metric = getattr(policy, "metric", None)
-    return metric if isinstance(metric, str) else None
 
 
 class Objective(NamedTuple):

@@ -4,7 +4,7 @@ Everything here is pure data and pure functions: a searcher is a frozen
 struct whose progress (cursor, live trials, `Rng`) is part of its value.
 """
 
-from tunecore.core.search.base import AskWanted, Searcher, Suggestion, WantsAsk
+from tunecore.core.search.base import AskWanted, SearchPolicy, Suggestion, WantsAsk
 from tunecore.core.search.domains import (
     Choice,
     Domain,
@@ -87,7 +87,7 @@ __all__ = [
     "Repeater",
     "SampleFrom",
     "SamplingDomain",
-    "Searcher",
+    "SearchPolicy",
     "Suggestion",
     "Tell",
     "TellKind",

@@ -32,10 +32,13 @@ class Suggestion(msgspec.Struct, frozen=True, kw_only=True):
     experiment_tag: str = ""
 
 
-class Searcher(Protocol):
+class SearchPolicy(Protocol):
     """Suggests configs and learns from results. Like a scheduler, a
     searcher that reads a metric names it in a `metric` attribute, and
-    every result is checked for it (see `TrialScheduler`)."""
+    every result is checked for it (see `TrialScheduler`).
+
+    The core's protocol, named apart from `tunecore.search.Searcher`, Ray's
+    class users subclass, which the core drives through `ExternalSearcher`."""
 
     def with_objective(self, metric: str | None, mode: Mode | None) -> Self:
         """Take the experiment's metric and mode where this searcher has none."""
@@ -192,7 +195,7 @@ class PassesRequestsThrough:
     frozen msgspec struct with a `searcher` field; it adds no field."""
 
     __slots__ = ()
-    searcher: Searcher
+    searcher: SearchPolicy
 
     def wanted(self) -> ValuesWanted | None:
         """What the wrapped searcher waits for (see `ValuesWanted`)."""
@@ -213,7 +216,7 @@ class PassesRequestsThrough:
         searcher = answer_to(self.searcher, answer)
         return None if searcher is None else self._around(searcher)
 
-    def _around(self, searcher: Searcher) -> Self:
+    def _around(self, searcher: SearchPolicy) -> Self:
         """This wrapper around `searcher` instead (the mixin is only ever
         part of a struct, which its type cannot say to mypy)."""
         return cast(Self, msgspec.structs.replace(cast(msgspec.Struct, self), searcher=searcher))

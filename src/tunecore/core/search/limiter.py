@@ -17,7 +17,7 @@ Invariants
   release it when fewer trials were ever started, so the tail of a finished
   search is not stuck forever.)
 
-The wrapped searcher is any `Searcher`; the struct is generic in its type.
+The wrapped searcher is any `SearchPolicy`; the struct is generic in its type.
 msgspec encodes any struct inside, but decodes only a parametrised type:
 `from_msgpack(data, ConcurrencyLimiter[BasicVariantGenerator])`. A bare
 `ConcurrencyLimiter` cannot be decoded, since a protocol names no concrete
@@ -32,12 +32,12 @@ from typing import Generic, Self, TypeVar, cast
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from tunecore.core.schedulers.base import policy_metric
-from tunecore.core.search.base import PassesRequestsThrough, Searcher, Suggestion, paused_in
+from tunecore.core.policies import policy_metric
+from tunecore.core.search.base import PassesRequestsThrough, SearchPolicy, Suggestion, paused_in
 from tunecore.model import InvalidFieldError, JsonDict, Mode
 from tunecore.model.errors import require_bool, require_int
 
-S = TypeVar("S", bound=Searcher)
+S = TypeVar("S", bound=SearchPolicy)
 
 
 class HeldCompletion(msgspec.Struct, frozen=True, array_like=True):

@@ -35,13 +35,13 @@ from typing import Generic, Self, TypeVar
 
 import msgspec
 
-from tunecore.core.search.base import PassesRequestsThrough, Searcher, Suggestion
+from tunecore.core.search.base import PassesRequestsThrough, SearchPolicy, Suggestion
 from tunecore.core.search.domains import copy_json
 from tunecore.model import InvalidFieldError, JsonDict, Mode
 from tunecore.model.errors import require_bool, require_int, require_name
 from tunecore.model.numbers import is_number
 
-S = TypeVar("S", bound=Searcher)
+S = TypeVar("S", bound=SearchPolicy)
 
 TRIAL_INDEX = "__trial_index__"
 

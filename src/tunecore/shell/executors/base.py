@@ -21,12 +21,12 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, Protocol, TypeVar
 
-from tunecore.core.schedulers.base import Horizon
 from tunecore.model import (
     CheckpointRef,
     CheckpointSaved,
     CheckpointStorage,
     ExperimentEvent,
+    Horizon,
     JsonDict,
     Location,
     Resources,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 
-from tunecore.core.schedulers.base import Horizon
+from tunecore.model import Horizon
 from tunecore.shell.executors.base import ChainedStart
 from tunecore.shell.executors.host import Batch, Chained
 

@@ -12,7 +12,7 @@ place (PBT), falling back to a fresh one when the trainable cannot.
 
 Where a trial's files go depends on its context. Without a store the
 driver's experiment directory is shared with every worker (checked with
-the run's token, `shell.shared_storage`): the trainable writes there
+the run's token, `shell.storage.shared_storage`): the trainable writes there
 directly. With a store (a URI `storage_path`) the trainable works in
 node-local scratch and the host persists its checkpoints, exports and
 `log_to_file` output through the store (`shell.trainable.persist`); the
@@ -30,13 +30,12 @@ from collections.abc import Callable
 from typing import TextIO, cast
 
 from tunecore.core.results import ends_batch, flatten, is_end_marker
-from tunecore.core.schedulers.base import Horizon
 from tunecore.core.stopping import check_stop
-from tunecore.model import JsonDict
+from tunecore.model import Horizon, JsonDict
 from tunecore.model.numbers import is_number
-from tunecore.shell import shared_storage
 from tunecore.shell.executors.taken import STDERR, STDOUT, WORKING_DIR, Hold, TakenInTurn
 from tunecore.shell.executors.tee import Tee
+from tunecore.shell.storage import shared_storage
 from tunecore.shell.trainable.classapi import ClassTrainable
 from tunecore.shell.trainable.output_files import open_in_trial_dir
 from tunecore.shell.trainable.persist import MirroredTrial

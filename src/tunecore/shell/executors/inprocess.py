@@ -27,8 +27,7 @@ import time
 import traceback
 from collections.abc import Callable, Sequence
 
-from tunecore.core.schedulers.base import Horizon
-from tunecore.model import CheckpointRef, JsonDict, Resources
+from tunecore.model import CheckpointRef, Horizon, JsonDict, Resources
 from tunecore.shell.executors.base import (
     ChainedStart,
     Operation,

@@ -10,8 +10,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from tunecore.core.schedulers.base import Horizon
-from tunecore.model import CheckpointRef, CheckpointStorage, ExperimentEvent, JsonDict
+from tunecore.model import CheckpointRef, CheckpointStorage, ExperimentEvent, Horizon, JsonDict
 from tunecore.shell.executors.base import (
     Operation,
     OrderedOperations,

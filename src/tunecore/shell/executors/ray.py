@@ -65,11 +65,11 @@ from ray.util.placement_group import PlacementGroup, placement_group, remove_pla
 from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
 from tunecore.core.resources import packs
-from tunecore.core.schedulers.base import Horizon
 from tunecore.model import (
     ChainRan,
     CheckpointRef,
     ExperimentEvent,
+    Horizon,
     JsonDict,
     Resources,
     ResultReported,

@@ -75,11 +75,11 @@ from tunecore.core.results import (
     TIME_TOTAL_S,
     TIMESTAMP,
 )
-from tunecore.core.schedulers.base import Horizon
 from tunecore.model import (
     CheckpointRef,
     CheckpointStorage,
     ExperimentEvent,
+    Horizon,
     JsonDict,
     Resources,
     TrialFailed,

@@ -26,7 +26,8 @@ from typing import Any
 
 import msgspec
 
-from tunecore.shell.store import Store, resolve_storage, uri_scheme
+from tunecore.shell.storage.resolve import resolve_storage, uri_scheme
+from tunecore.shell.storage.store import Store
 
 METADATA_FILE = ".metadata.json"
 """Where a checkpoint's metadata is kept in its directory (Ray's name)."""

@@ -53,6 +53,7 @@ from tunecore.shell.trainable.checkpoint_files import (
 )
 from tunecore.shell.trainable.config_objects import ConfigObjects
 from tunecore.shell.trainable.exports import export_checkpoint
+from tunecore.shell.trainable.placement_group import PlacementGroupFactory
 from tunecore.shell.trainable.results import ResultClock, json_result, plain_json_dict
 from tunecore.shell.trainable.worker import TrialContext
 
@@ -133,6 +134,10 @@ class Trainable:
 
     # -- what tunecore maintains --------------------------------------------------------------
 
+    def get_config(self) -> Config:
+        """The config this instance was built (or last reset) with."""
+        return self.config
+
     @property
     def trial_id(self) -> str:
         return self._context.trial_id
@@ -149,6 +154,12 @@ class Trainable:
     def logdir(self) -> str:
         """Ray's name for `trial_dir`."""
         return self._context.trial_dir
+
+    @property
+    def trial_resources(self) -> PlacementGroupFactory:
+        """The trial's resources on this run (a `ResourceChangingScheduler`
+        may restart it with others), as Ray's `PlacementGroupFactory`."""
+        return self._context.get_trial_resources()
 
     @property
     def iteration(self) -> int:

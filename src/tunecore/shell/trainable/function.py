@@ -41,6 +41,11 @@ checkpoints, `checkpoint_dir()` blocks, `restore_from_bytes`) live in
 `reset()`, and by the loop once a run ends (a killed Ray actor never
 stops its trainable); a checkpoint directory the user made is never
 deleted.
+
+Why one module of over 400 lines: `FunctionTrainable` is one state machine
+over its function's thread (start, release, save, restore, stop), and how
+a run ends can only be read from the whole of it; reading the function's
+form (`function_form`) sits in front because only this class needs it.
 """
 
 from __future__ import annotations
@@ -57,8 +62,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from tunecore.core.results import DONE, RESULT_DUPLICATE, SHOULD_CHECKPOINT, TRAINING_ITERATION
-from tunecore.core.schedulers.base import Horizon
-from tunecore.model import JsonDict
+from tunecore.model import Horizon, JsonDict
 from tunecore.shell.trainable import runners
 from tunecore.shell.trainable.checkpoint import Checkpoint
 from tunecore.shell.trainable.checkpoint_files import (

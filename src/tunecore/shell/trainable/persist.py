@@ -55,7 +55,7 @@ from pathlib import PurePath
 
 import msgspec
 
-from tunecore.shell.store import Store, check_rel, checkpoint_root
+from tunecore.shell.storage.store import Store, check_rel, checkpoint_root
 from tunecore.shell.trainable.checkpoint_files import META_FILE
 from tunecore.shell.trainable.function import SCRATCH_DIR
 from tunecore.shell.trainable.worker import TrialContext

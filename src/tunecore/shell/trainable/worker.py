@@ -39,8 +39,9 @@ from typing import Protocol
 
 import msgspec
 
-from tunecore.model import JsonDict
-from tunecore.shell.store import Store
+from tunecore.model import JsonDict, Resources
+from tunecore.shell.storage.store import Store
+from tunecore.shell.trainable.placement_group import PlacementGroupFactory
 
 
 class TrialContext(msgspec.Struct, frozen=True, kw_only=True):
@@ -68,7 +69,7 @@ class TrialContext(msgspec.Struct, frozen=True, kw_only=True):
     stderr_file: str | None = None
     chdir: bool = False
     storage_token: str = ""
-    """The driver run's token in `experiment_dir` (`shell.shared_storage`):
+    """The driver run's token in `experiment_dir` (`shell.storage.shared_storage`):
     the host checks it before it takes the trial; empty: no check. With a
     `store` nothing is checked (no shared path is needed) and the token
     names the run's scratch directory on each node."""
@@ -88,6 +89,9 @@ class TrialContext(msgspec.Struct, frozen=True, kw_only=True):
     until: tuple[str, float] | None = None
     """How far the first batch may run ahead (the core's `run_ahead_until`,
     see `Executor.train`); None: the first result waits for its answer."""
+    resources: Resources = Resources()
+    """What the trial holds on this run: a `ResourceChangingScheduler`
+    restarts it with other resources (`get_trial_resources()`)."""
 
     # Ray Tune's `TuneContext` methods, for code written against `ray.tune.get_context()`.
 
@@ -99,6 +103,10 @@ class TrialContext(msgspec.Struct, frozen=True, kw_only=True):
 
     def get_trial_dir(self) -> str:
         return self.trial_dir
+
+    def get_trial_resources(self) -> PlacementGroupFactory:
+        """The trial's resources on this run, as Ray's `PlacementGroupFactory`."""
+        return PlacementGroupFactory.of(self.resources)
 
     def get_experiment_name(self) -> str:
         return os.path.basename(self.experiment_dir)

@@ -1,0 +1,33 @@
+"""`tunecore dashboard DIR|URI`: serve the experiment's live page until
+interrupted."""
+
+from __future__ import annotations
+
+import argparse
+
+from tunecore.api.dashboard import Dashboard, Follower
+from tunecore.cli.common import experiment_dir, is_uri, log_error
+from tunecore.cli.errors import EXIT_OK, CliError
+from tunecore.shell.eventlog import LogError
+
+
+def dashboard_command(args: argparse.Namespace) -> int:
+    location = args.dir if is_uri(args.dir) else str(experiment_dir(args.dir))
+    try:
+        follower = Follower(location)
+    except LogError as error:
+        raise log_error(error) from error
+    except (OSError, ValueError, ImportError) as error:
+        raise CliError(str(error)) from error
+    try:
+        dashboard = Dashboard(follower, host=args.host, port=args.port)
+    except OSError as error:
+        raise CliError(
+            f"--port {args.port}: cannot serve on {args.host}: {error.strerror}"
+        ) from error
+    print(f"Serving {args.dir} at {dashboard.url} (Ctrl-C to stop)", flush=True)
+    try:
+        dashboard.serve_forever()
+    except KeyboardInterrupt:
+        print("Stopped.")
+    return EXIT_OK

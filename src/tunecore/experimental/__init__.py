@@ -1,0 +1,1 @@
+"""`ray.tune.experimental`: the verbosity names of Ray's console output."""

@@ -1,0 +1,167 @@
+"""`LocalStore`: a `Store` on a local (or mounted) directory, with `os` and
+`shutil`: what a plain `storage_path` and a `file://` URI give."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import logging
+import os
+import shutil
+import stat
+from pathlib import Path
+
+from tunecore.shell.storage import own_files
+from tunecore.shell.storage.own_files import NotRegularFileError
+from tunecore.shell.storage.store import (
+    Readable,
+    check_rel,
+    is_temp,
+    join_path,
+    local_files,
+    naming,
+    temp_name,
+)
+
+logger = logging.getLogger(__name__)
+
+
+def _joined(root: str, rel: str) -> str:
+    return os.path.join(root, *rel.split("/"))
+
+
+class LocalStore:
+    """A store on a local (or mounted) directory, with `os` and `shutil`."""
+
+    __slots__ = ("root",)
+
+    def __init__(self, root: str) -> None:
+        self.root = os.path.abspath(os.path.expanduser(root))
+
+    def __repr__(self) -> str:
+        return f"LocalStore({self.root!r})"
+
+    def _path(self, rel: str, *, root_ok: bool = True) -> str:
+        """The local path of `rel`, once no entry on the way from the root
+        to it is a symbolic link: storage is never read, written or deleted
+        through a link (one in place of a trial directory would lead a
+        resume into someone else's files). `NotRegularFileError` names it."""
+        check_rel(rel, root_ok=root_ok)
+        if not rel:
+            return self.root
+        path = self.root
+        for part in rel.split("/"):
+            path = os.path.join(path, part)
+            try:
+                mode = os.lstat(path).st_mode
+            except (FileNotFoundError, NotADirectoryError):
+                break
+            if stat.S_ISLNK(mode):
+                raise NotRegularFileError(
+                    errno.ELOOP, "a symbolic link: storage is never used through a link", path
+                )
+        return _joined(self.root, rel)
+
+    def uri(self, rel: str = "") -> str:
+        check_rel(rel)
+        return _joined(self.root, rel) if rel else self.root
+
+    def read_bytes(self, rel: str, limit: int | None = None) -> bytes:
+        path = self._path(rel, root_ok=False)
+        with naming(self, rel):
+            if not os.path.lexists(path) or stat.S_ISDIR(os.lstat(path).st_mode):
+                raise FileNotFoundError("no object")
+            return own_files.read_bytes(Path(path), limit)
+
+    def open_input(self, rel: str) -> contextlib.AbstractContextManager[Readable]:
+        path = self._path(rel, root_ok=False)
+        with naming(self, rel):
+            if not os.path.lexists(path) or stat.S_ISDIR(os.lstat(path).st_mode):
+                raise FileNotFoundError("no object")
+            return os.fdopen(own_files.open_fd(Path(path)), "rb")
+
+    def write_bytes(self, rel: str, data: bytes) -> None:
+        path = self._path(rel, root_ok=False)
+        with naming(self, rel):
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            temp = temp_name(path)
+            try:
+                with open(temp, "wb") as file:
+                    file.write(data)
+                os.replace(temp, path)
+            finally:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(temp)
+
+    def list(self, rel: str = "") -> list[str]:
+        path = self._path(rel)
+        with naming(self, rel):
+            try:
+                entries = list(os.scandir(path))
+            except (FileNotFoundError, NotADirectoryError):
+                return []
+        names = []
+        for entry in entries:
+            if is_temp(entry.name):
+                continue
+            try:
+                mode = entry.stat(follow_symlinks=False).st_mode
+            except FileNotFoundError:  # deleted meanwhile
+                continue
+            if stat.S_ISDIR(mode) or stat.S_ISREG(mode):
+                names.append(entry.name)
+            else:
+                logger.warning("%s: skipped, %s in storage", entry.path, own_files.kind_of(mode))
+        return sorted(names)
+
+    def exists(self, rel: str) -> bool:
+        try:
+            return os.path.lexists(self._path(rel))
+        except NotRegularFileError:
+            return True  # something is there: a link, which nothing uses
+
+    def upload_dir(self, local: str, rel: str, *, marker: str | None = None) -> int:
+        self._path(rel)
+        written = 0
+        for name in local_files(local, marker):
+            with naming(self, join_path(rel, name)):
+                target = self._path(join_path(rel, name), root_ok=False)
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                shutil.copyfile(os.path.join(local, *name.split("/")), target)
+                written += os.path.getsize(target)
+        return written
+
+    def download_dir(self, rel: str, local: str) -> int:
+        source = self._path(rel)
+        read = 0
+        with naming(self, rel):
+            files = local_files(source, None, links=False) if os.path.isdir(source) else []
+            if not files:
+                raise FileNotFoundError("nothing stored under it")
+            for name in files:
+                target = os.path.join(local, *name.split("/"))
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                shutil.copyfile(os.path.join(source, *name.split("/")), target)
+                read += os.path.getsize(target)
+        return read
+
+    def copy_dir(self, src: str, dst: str, *, marker: str | None = None) -> None:
+        source = self._path(src)
+        self._path(dst)
+        with naming(self, src):
+            if not (os.path.isdir(source) and local_files(source, None, links=False)):
+                raise FileNotFoundError("nothing stored under it")
+        self.upload_dir(source, dst, marker=marker)
+
+    def delete_dir(self, rel: str) -> None:
+        path = self._path(rel, root_ok=False)
+        with naming(self, rel), contextlib.suppress(FileNotFoundError):
+            shutil.rmtree(path)
+
+    def delete_file(self, rel: str) -> None:
+        path = self._path(rel, root_ok=False)
+        with naming(self, rel), contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+
+    def local_path(self, rel: str) -> str:
+        return self._path(rel)

@@ -1,0 +1,211 @@
+"""Which storage `RunConfig(storage_path=..., storage_filesystem=...)`
+names: `resolve_storage` turns them into a `StorageSpec` (what the event log
+records) and a `Store` (what does the I/O; never persisted: it may hold
+credentials), plus the URI rules readers share (`uri_scheme`,
+`split_experiment`, `staging_root`, `within`).
+
+pyarrow is optional (`pip install 'tunecore[storage]'`): a plain path or a
+`file://` URI needs only the standard library, and pyarrow is imported the
+first time a URI or a filesystem object asks for it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import urllib.parse
+
+from tunecore.shell.storage.arrow_store import ArrowStore
+from tunecore.shell.storage.local_store import LocalStore
+from tunecore.shell.storage.store import StorageSpec, Store, check_rel, join_path
+
+DEFAULT_ROOT = "~/tunecore_results"
+"""Where the API puts experiments unless told otherwise (`ExperimentStorage`
+itself takes its root as given)."""
+
+INSTALL_HINT = "pip install 'tunecore[storage]'"
+
+KNOWN_SCHEMES = ("file", "s3", "gs", "gcs", "hdfs", "viewfs", "abfs", "abfss")
+"""Schemes `pyarrow.fs.FileSystem.from_uri` knows. pyarrow decides; this only
+explains the error for any other."""
+# `scheme:/...` starts a URI; `C:\\x`, `runs` or `a:b` stay local paths.
+_URI_START = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]+):/")
+
+
+def within(store: Store, rel: str) -> Store:
+    """The same storage rooted at `rel` (an experiment inside the storage
+    root): every path of the result is relative to `rel`."""
+    check_rel(rel, root_ok=False)
+    if isinstance(store, LocalStore):
+        return LocalStore(store.local_path(rel))
+    if isinstance(store, ArrowStore):
+        return ArrowStore(store.fs, join_path(store.base, rel), store.uri(rel))
+    raise TypeError(f"within: {store!r} is neither a LocalStore nor an ArrowStore")
+
+
+def resolve_storage(
+    storage_path: object, storage_filesystem: object = None
+) -> tuple[StorageSpec, Store]:
+    """The storage `RunConfig(storage_path=..., storage_filesystem=...)` names.
+
+    - a filesystem object (a `pyarrow.fs.FileSystem`, e.g. an
+      `S3FileSystem(endpoint_override=...)`): used as given, `storage_path`
+      being the directory inside it (a `scheme://` prefix is dropped, as Ray
+      does: `s3://bucket/x` and `bucket/x` are the same);
+    - `None`, a plain path or an `os.PathLike`: a local directory, today's
+      behaviour (`~/tunecore_results` for None; not mirrored);
+    - `file:///abs/dir`: a local directory too, but mirrored (the driver
+      stages locally and ships, as for any URI: the cheap way to exercise
+      remote storage, and the way to name a mount every node shares);
+    - any other `scheme://...`: `pyarrow.fs.FileSystem.from_uri`. A scheme
+      pyarrow does not know raises `ValueError` naming it: a URI never
+      becomes a local directory called `s3:`.
+
+    Bad input raises `TypeError` or `ValueError` naming the field and the
+    value; a URI without pyarrow installed raises `ImportError` naming the
+    extra to install.
+    """
+    if storage_filesystem is not None:
+        return _with_filesystem(storage_path, storage_filesystem)
+    if storage_path is None:
+        root = os.path.abspath(os.path.expanduser(DEFAULT_ROOT))
+        return StorageSpec(uri=root, mirrored=False), LocalStore(root)
+    raw = _path_text(storage_path)
+    scheme = uri_scheme(raw)
+    if scheme is None:
+        root = os.path.abspath(os.path.expanduser(raw))
+        return StorageSpec(uri=root, mirrored=False), LocalStore(root)
+    if scheme.lower() == "file":
+        root = _file_uri_path(raw)
+        return StorageSpec(uri=f"file://{root}", mirrored=True), LocalStore(root)
+    try:
+        import pyarrow.fs  # noqa: PLC0415 - optional, and slow to import
+    except ImportError as exc:
+        raise ImportError(f"storage_path {raw!r} needs pyarrow: {INSTALL_HINT}") from exc
+    try:
+        fs, base = pyarrow.fs.FileSystem.from_uri(_with_defaults(raw, scheme))
+    except ValueError as exc:  # pyarrow.lib.ArrowInvalid
+        if "Unrecognized filesystem type" in str(exc):
+            raise ValueError(
+                f"storage_path {raw!r}: unknown scheme {scheme!r} "
+                f"(pyarrow.fs knows {', '.join(KNOWN_SCHEMES)})"
+            ) from None
+        raise ValueError(f"storage_path {raw!r}: {exc}") from exc
+    except OSError as exc:
+        raise OSError(f"storage_path {raw!r}: {exc}") from exc
+    uri = _without_credentials(raw)
+    return StorageSpec(uri=uri, mirrored=True), ArrowStore(fs, base, uri)
+
+
+def _with_defaults(uri: str, scheme: str) -> str:
+    """`uri` with tunecore's defaults for what the URI leaves unsaid. S3:
+    `allow_delayed_open`, which writes a small object in one PUT instead of
+    a three-request multipart upload (most of what tunecore stores is
+    small); a URI that names it keeps its own value."""
+    if scheme.lower() != "s3":
+        return uri
+    parts = urllib.parse.urlsplit(uri)
+    if "allow_delayed_open" in urllib.parse.parse_qs(parts.query):
+        return uri
+    query = "&".join(filter(None, (parts.query, "allow_delayed_open=true")))
+    return urllib.parse.urlunsplit(parts._replace(query=query))
+
+
+def _with_filesystem(storage_path: object, storage_filesystem: object) -> tuple[StorageSpec, Store]:
+    try:
+        from pyarrow.fs import FileSystem  # noqa: PLC0415 - optional
+    except ImportError:
+        raise TypeError(
+            "storage_filesystem must be a pyarrow.fs.FileSystem (and pyarrow is not "
+            f"installed: {INSTALL_HINT}), got a {type(storage_filesystem).__qualname__}: "
+            f"{storage_filesystem!r}"
+        ) from None
+    if not isinstance(storage_filesystem, FileSystem):
+        raise TypeError(
+            "storage_filesystem must be a pyarrow.fs.FileSystem, got a "
+            f"{type(storage_filesystem).__qualname__}: {storage_filesystem!r}"
+        )
+    if storage_path is None:
+        raise ValueError("storage_filesystem needs a storage_path: the directory inside it")
+    raw = _path_text(storage_path)
+    match = _URI_START.match(raw)
+    if match is None:
+        uri = f"{storage_filesystem.type_name}://{raw}"
+        return StorageSpec(uri=uri, mirrored=True), ArrowStore(storage_filesystem, raw, uri)
+    uri = _without_credentials(raw)
+    parts = urllib.parse.urlsplit(uri)  # the filesystem knows how to reach it: no query
+    base = parts.netloc + parts.path
+    return StorageSpec(uri=uri, mirrored=True), ArrowStore(storage_filesystem, base, uri)
+
+
+def split_experiment(location: str) -> tuple[str, str]:
+    """A URI (or path) naming one experiment directory, split into the
+    storage root and the experiment's name, the way `RunConfig` spells them
+    (`storage_path`, `name`): `s3://b/runs/exp?endpoint_override=h:p` is
+    `("s3://b/runs?endpoint_override=h:p", "exp")`. A URI's query (how to
+    reach the storage) stays with the root."""
+    parts = urllib.parse.urlsplit(location) if uri_scheme(location) else None
+    path = parts.path if parts is not None else os.path.abspath(os.path.expanduser(location))
+    parent, _, name = path.rstrip("/").rpartition("/")
+    if not name or (parts is not None and not parent and not parts.netloc):
+        raise ValueError(f"{location!r} names no experiment directory (expected .../<name>)")
+    if parts is None:
+        return parent or "/", name
+    return urllib.parse.urlunsplit(parts._replace(path=parent)), name
+
+
+def staging_root(spec: StorageSpec) -> str:
+    """Where the driver keeps its local copy of experiments stored at
+    `spec` (mirrored storage): `$TUNECORE_STAGING`, else a directory of
+    `~/tunecore_results/.staging` named by a hash of the URI, so two
+    storages never share one and a driver that runs again on this machine
+    finds what it had not shipped yet."""
+    digest = hashlib.blake2b(spec.uri.encode(), digest_size=6).hexdigest()
+    base = os.environ.get("TUNECORE_STAGING") or os.path.join(DEFAULT_ROOT, ".staging")
+    return os.path.join(os.path.abspath(os.path.expanduser(base)), digest)
+
+
+def uri_scheme(storage_path: object) -> str | None:
+    """The scheme of a `storage_path` that is a URI (`s3` for `s3://b/x`,
+    as written), None for a plain path; `TypeError` as `resolve_storage`,
+    and `ValueError` for a scheme without `://` after it (`s3:/b/x`)."""
+    raw = _path_text(storage_path)
+    match = _URI_START.match(raw)
+    if match is None:
+        return None
+    scheme = match.group(1)
+    if not raw.startswith(f"{scheme}://"):
+        raise ValueError(f"storage_path {raw!r}: a URI needs '://' after its scheme {scheme!r}")
+    return scheme
+
+
+def _path_text(storage_path: object) -> str:
+    if isinstance(storage_path, str | os.PathLike):
+        text = os.fspath(storage_path)
+        if isinstance(text, str) and text:
+            return text
+    raise TypeError(
+        "storage_path must be a non-empty str, os.PathLike or URI, got a "
+        f"{type(storage_path).__qualname__}: {storage_path!r}"
+    )
+
+
+def _file_uri_path(raw: str) -> str:
+    parts = urllib.parse.urlsplit(raw)
+    if parts.netloc not in ("", "localhost"):
+        raise ValueError(
+            f"storage_path {raw!r}: a file:// URI names a local absolute directory "
+            f"(file:///dir), not one on the host {parts.netloc!r}"
+        )
+    path = urllib.parse.unquote(parts.path)
+    if not path.startswith("/") or parts.query or parts.fragment:
+        raise ValueError(f"storage_path {raw!r}: expected file:///absolute/dir")
+    return os.path.normpath(path)
+
+
+def _without_credentials(uri: str) -> str:
+    """`uri` without a `user:secret@` part: the URI goes into the event log."""
+    parts = urllib.parse.urlsplit(uri)
+    host = parts.netloc.rpartition("@")[2]
+    return urllib.parse.urlunsplit(parts._replace(netloc=host)).rstrip("/")

@@ -118,20 +118,13 @@ def test_a_pb2_experiment_killed_before_the_model_chose_resumes_to_the_same_choi
     assert decisions(after) == decisions(uninterrupted)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason=(
-        "a trial paused right after an exploit (taking turns) waits with the donor's state "
-        "in a MEMORY checkpoint; when the driver dies then, lifecycle.reset_after_crash "
-        "drops it and the resumed trial restarts from its OWN newest persistent checkpoint "
-        "with the donor's config, so its scores, and PBT's and PB2's later decisions, "
-        "differ from the uninterrupted run (PopulationBasedTraining alike)"
-    ),
-)
 def test_a_pb2_experiment_killed_while_an_exploited_trial_waits_resumes_exactly(
     tmp_path: Path, uninterrupted: PB2
 ) -> None:
+    """A trial paused right after an exploit (taking turns) waits with the
+    donor's state in a MEMORY checkpoint, which dies with the driver; the
+    donor's checkpoint it came from (`TrialState.exploited`) is where the
+    resumed trial starts, not its own older one."""
     before, after = crash_and_resume(tmp_path, results=75)
     assert before.round_time > 0  # the model had chosen
     assert decisions(after) == decisions(uninterrupted)

@@ -5,6 +5,8 @@ bohb_example.py): with the imports rewritten, the same names are there."""
 from __future__ import annotations
 
 import importlib
+import json
+from pathlib import Path
 
 import pytest
 
@@ -17,6 +19,7 @@ RAY_PATHS = [
     ("hyperband", "HyperBandScheduler"),
     ("median_stopping_rule", "MedianStoppingRule"),
     ("pbt", "PopulationBasedTraining"),
+    ("pbt", "PopulationBasedTrainingReplay"),
     ("pb2", "PB2"),
     ("trial_scheduler", "TrialScheduler"),
     ("trial_scheduler", "FIFOScheduler"),
@@ -41,3 +44,18 @@ def test_create_scheduler_builds_pb2_by_rays_name_with_its_own_arguments() -> No
     assert isinstance(scheduler, tunecore.schedulers.PB2)
     assert scheduler.hyperparam_bounds == {"lr": (1e-4, 1e-2)}
     assert scheduler.perturbation_interval == 4
+
+
+def test_create_scheduler_builds_a_pbt_replay_from_a_policy_file(tmp_path: Path) -> None:
+    line = ["1", "0", 3, 4, {"lr": 0.1}, {"lr": 0.2}]
+    policy = tmp_path / "pbt_policy_x_00001.txt"
+    policy.write_text(json.dumps(line) + "\n")
+    scheduler = tunecore.schedulers.create_scheduler("pbt_replay", policy_file=str(policy))
+    assert type(scheduler).__name__ == "PopulationBasedTrainingReplay"
+    assert scheduler.config == {"lr": 0.1}
+    assert [(change.step, change.config) for change in scheduler.changes] == [(4, {"lr": 0.2})]
+
+
+def test_a_pbt_replay_of_a_missing_file_names_it(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"nowhere\.txt"):
+        tunecore.schedulers.PopulationBasedTrainingReplay(str(tmp_path / "nowhere.txt"))

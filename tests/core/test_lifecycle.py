@@ -23,6 +23,7 @@ from tunecore.core import (
     reset_after_crash,
     should_recover,
 )
+from tunecore.core.checkpoints import current_checkpoint
 from tunecore.core.lifecycle import JudgedResult, LifecycleEvent, judge_alone
 from tunecore.core.schedulers.base import Exploit, Verdict
 from tunecore.model import (
@@ -38,6 +39,7 @@ from tunecore.model import (
     DeleteCheckpoint,
     ExperimentInterrupted,
     ExperimentResumed,
+    Exploited,
     JsonDict,
     Location,
     MetricStats,
@@ -514,6 +516,81 @@ def test_a_paused_exploit_restores_the_donor_then_saves_it_to_memory() -> None:
     resumed, commands = step(ready, start(20.0))
     assert commands == (StartTrial(trial_id=TID, restore_from=memory),)
     assert resumed.spec.config == {"lr": 0.2}
+
+
+def test_an_exploited_trial_restarts_from_the_donors_checkpoint_until_it_saves_its_own() -> None:
+    """The memory checkpoint holding the donor's state dies with the
+    driver: a resume restarts from the donor's checkpoint, not from the
+    trial's own older one; the trial's own next persistent save ends that
+    (its due save, requested before the exploit, does not)."""
+    donor = persistent("/donor/checkpoint_000004", training_iteration=4)
+    own = persistent("/own/checkpoint_000001", training_iteration=1)
+    exploit = Exploit(donor_id="d", config={"lr": 0.2}, experiment_tag="1@p", restore_from=donor)
+    trial = replace(
+        running(make_spec(checkpoint_policy=KEEPS_DUE)),
+        checkpoints=CheckpointHistory(persistent=(own,)),
+    )
+    applied = lifecycle.conclude(
+        trial,
+        {"training_iteration": 2, "should_checkpoint": True},
+        11.0,
+        Verdict(decision=Decision.PAUSE, exploit=exploit),
+    )
+    state = applied.state
+    assert state.exploited == Exploited(checkpoint=donor, saves_ahead=1)
+    due = persistent("/own/checkpoint_000002", training_iteration=2)
+    state, _ = step(state, saved(due))  # the trial's own state from before: not the end
+    assert state.exploited == Exploited(checkpoint=donor)
+    state, _ = step(state, TrialRestored(trial_id=TID, at=12.0))
+    state, _ = step(state, saved(in_memory("obj-3", training_iteration=4)))
+    assert state.exploited == Exploited(checkpoint=donor)  # memory dies with the driver
+    crashed = lifecycle.reset_after_crash(state)
+    assert current_checkpoint(crashed) == donor
+    resumed, commands = step(crashed, start(20.0))
+    assert commands == (StartTrial(trial_id=TID, restore_from=donor),)
+    # Its own persistent save ends it.
+    resumed, _ = step(resumed, TrialRestored(trial_id=TID, at=21.0))
+    pausing = lifecycle.decide(resumed, Decision.PAUSE, checkpoint=True).state
+    later = persistent("/own/checkpoint_000005", training_iteration=5)
+    ended, _ = step(pausing, saved(later))
+    assert ended.exploited is None
+    assert current_checkpoint(lifecycle.reset_after_crash(ended)) == later
+
+
+def test_an_exploit_of_a_waiting_trial_restores_the_donor_at_its_next_start() -> None:
+    donor = persistent("/donor/checkpoint_000004", training_iteration=4)
+    memory = in_memory("obj-1", training_iteration=2)
+    trial = replace(
+        running(),
+        status=PAUSED,
+        checkpoints=CheckpointHistory(memory=memory, memory_is_newest=True),
+    )
+    exploit = Exploit(donor_id="d", config={"lr": 0.2}, experiment_tag="1@p", restore_from=donor)
+    applied = lifecycle.exploit_waiting(trial, exploit)
+    assert applied.commands == (DeleteCheckpoint(trial_id=TID, checkpoint=memory),)
+    state = applied.state
+    assert (state.spec.config, state.spec.experiment_tag) == ({"lr": 0.2}, "1@p")
+    assert state.checkpoints == CheckpointHistory()
+    _, commands = step(state, start(20.0))
+    assert commands == (StartTrial(trial_id=TID, restore_from=donor),)
+
+
+def test_a_policy_logged_before_keeps_no_exploit_to_restart_from() -> None:
+    donor = persistent("/donor/checkpoint_000004", training_iteration=4)
+    exploit = Exploit(
+        donor_id="d",
+        config={"lr": 0.2},
+        experiment_tag="1@p",
+        restore_from=donor,
+        restarts_from_donor=False,
+    )
+    applied = lifecycle.conclude(
+        running(),
+        {"training_iteration": 1},
+        11.0,
+        Verdict(decision=Decision.CONTINUE, exploit=exploit),
+    )
+    assert applied.state.exploited is None
 
 
 KEEPS_DUE = CheckpointPolicy(persist_due=True)

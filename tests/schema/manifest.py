@@ -28,6 +28,10 @@ MANIFEST = Path(__file__).parent / "structs.json"
 NEVER_STORED = {
     "ExperimentState": "the step's working state: a snapshot stores an "
     "ExperimentSnapshot and every derived field is recomputed from its trials",
+    "Applied": "the lifecycle table's answer to one event (a state and the commands "
+    "for the shell), carried out at once: the log keeps the event",
+    "JudgedResult": "a result with the answer to it, built by the step on every result "
+    "and handed to the table: the log keeps the ResultReported",
 }
 """Structs that exist only in memory, with the reason: the rules do not
 bind them (a new one must be added here by name, with its reason)."""

@@ -56,6 +56,15 @@ BUILT_IN: dict[str, Callable[[], TrialScheduler]] = {
         quantile_fraction=0.5,
         seed=3,
     ),
+    "pbt_synch": lambda: PopulationBasedTraining(
+        metric="loss",
+        mode=Mode.MIN,
+        perturbation_interval=2,
+        hyperparam_mutations={"n": [0, 1, 2, 3]},
+        quantile_fraction=0.5,
+        seed=3,
+        synch=True,
+    ),
     "pb2": lambda: PB2(
         metric="loss",
         mode=Mode.MIN,

@@ -51,10 +51,14 @@ def newest_persistent(history: CheckpointHistory) -> CheckpointRef | None:
 def current_checkpoint(trial: TrialState) -> CheckpointRef | None:
     """The checkpoint a (re)start restores from: the newest one; only the
     newest PERSISTENT one for a trial in ERROR (memory checkpoints do not
-    outlive their worker); the spec's restore path when there is none."""
+    outlive their worker), where the donor's checkpoint of PBT's exploit
+    since the trial's last persistent save (`TrialState.exploited`) is
+    newer than any of its own; the spec's restore path when there is none."""
     history = trial.checkpoints
     if trial.status is not TrialStatus.ERROR and history.memory_is_newest:
         checkpoint = history.memory
+    elif trial.exploited is not None:
+        checkpoint = trial.exploited.checkpoint
     else:
         checkpoint = newest_persistent(history)
     if checkpoint is None and trial.spec.restore_path is not None:

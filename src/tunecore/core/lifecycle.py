@@ -70,7 +70,6 @@ from tunecore.core.stopping import StopCriterionError, check_stop
 from tunecore.model import (
     Applied,
     CheckpointHistory,
-    CheckpointRef,
     CheckpointSaved,
     CheckpointStorage,
     ClusterResourcesChanged,
@@ -80,12 +79,14 @@ from tunecore.model import (
     DeleteCheckpoint,
     ExperimentInterrupted,
     ExperimentResumed,
+    Exploited,
     ExportFormat,
     JsonDict,
     JsonValue,
     Location,
     PauseRequested,
     PauseTrial,
+    RecordExploit,
     Rejection,
     ResetTrial,
     ResourcesUpdateRequested,
@@ -103,7 +104,7 @@ from tunecore.model import (
     TrialState,
     TrialStatus,
 )
-from tunecore.model.decision import CONTINUE, STOP, Verdict
+from tunecore.model.decision import CONTINUE, STOP, Exploit, Verdict
 from tunecore.model.numbers import is_int
 
 Outcome = Applied | Rejection
@@ -168,6 +169,7 @@ def reset_after_crash(trial: TrialState) -> TrialState:
         saving_to=(),
         restoring_from=None,
         checkpoints=CheckpointHistory(persistent=trial.checkpoints.persistent),
+        exploited=_saves_dropped(trial.exploited),
     )
 
 
@@ -316,20 +318,69 @@ def _pause(trial: TrialState, commands: list[Command]) -> Applied:
     return Applied(msgspec.structs.replace(trial, status=PAUSED), tuple(commands))
 
 
-def exploit(
-    trial: TrialState, config: JsonDict, experiment_tag: str, restore_from: CheckpointRef
-) -> Applied:
-    """PBT's exploit on a RUNNING trial: it takes `config` and continues from
-    another trial's checkpoint, keeping its own id, history and failures."""
-    spec = msgspec.structs.replace(trial.spec, config=config, experiment_tag=experiment_tag)
-    reset = msgspec.structs.replace(trial, spec=spec, restoring_from=restore_from)
+def exploit(trial: TrialState, taken: Exploit) -> Applied:
+    """PBT's exploit on a RUNNING trial: it takes the exploit's config and
+    continues from another trial's checkpoint, keeping its own id, history
+    and failures; until it saves one of its own persistently, that
+    checkpoint is where it restarts from (`TrialState.exploited`)."""
+    reset = _exploited(trial, taken)
+    reset = msgspec.structs.replace(reset, restoring_from=taken.restore_from)
     command = ResetTrial(
         trial_id=trial.trial_id,
-        config=config,
-        experiment_tag=experiment_tag,
-        restore_from=restore_from,
+        config=taken.config,
+        experiment_tag=taken.experiment_tag,
+        restore_from=taken.restore_from,
     )
-    return Applied(reset, (command,))
+    return Applied(reset, (command, *_records(taken)))
+
+
+def exploit_waiting(trial: TrialState, taken: Exploit) -> Applied:
+    """PBT's exploit on a PAUSED or PENDING trial with no save in flight
+    (synchronous PBT exploits a population waiting at its barrier): it takes
+    the exploit's config, and its next start restores the donor's
+    checkpoint. Its memory checkpoint, older now, is dropped."""
+    assert trial.status in (PAUSED, PENDING), trial
+    assert not trial.saving_to, trial
+    exploited = _exploited(trial, taken)
+    commands: list[Command] = []
+    memory = trial.checkpoints.memory
+    if memory is not None:
+        commands.append(DeleteCheckpoint(trial_id=trial.trial_id, checkpoint=memory))
+        history = CheckpointHistory(persistent=trial.checkpoints.persistent)
+        exploited = msgspec.structs.replace(exploited, checkpoints=history)
+    commands += _records(taken)
+    return Applied(exploited, tuple(commands))
+
+
+def _exploited(trial: TrialState, taken: Exploit) -> TrialState:
+    spec = msgspec.structs.replace(
+        trial.spec, config=taken.config, experiment_tag=taken.experiment_tag
+    )
+    if not taken.restarts_from_donor:
+        return msgspec.structs.replace(trial, spec=spec)
+    since = Exploited(checkpoint=taken.restore_from, saves_ahead=len(trial.saving_to))
+    return msgspec.structs.replace(trial, spec=spec, exploited=since)
+
+
+def _records(taken: Exploit) -> tuple[RecordExploit, ...]:
+    return () if taken.record is None else (taken.record,)
+
+
+def _save_landed(exploited: Exploited | None, storage: CheckpointStorage) -> Exploited | None:
+    """`exploited` once a save landed (or was dropped): one of the saves
+    ahead of it, or a persistent save of the trial's own that ends it."""
+    if exploited is None:
+        return None
+    if exploited.saves_ahead:
+        return msgspec.structs.replace(exploited, saves_ahead=exploited.saves_ahead - 1)
+    return None if storage is CheckpointStorage.PERSISTENT else exploited
+
+
+def _saves_dropped(exploited: Exploited | None) -> Exploited | None:
+    """`exploited` once every save in flight was dropped (the worker died)."""
+    if exploited is None or not exploited.saves_ahead:
+        return exploited
+    return msgspec.structs.replace(exploited, saves_ahead=0)
 
 
 def conclude(
@@ -356,7 +407,7 @@ def conclude(
         commands: list[Command] = []
         if _persists_due(recorded):
             recorded = _with_save(recorded, CheckpointStorage.PERSISTENT, commands)
-        reset = exploit(recorded, taken.config, taken.experiment_tag, taken.restore_from)
+        reset = exploit(recorded, taken)
         commands += reset.commands
         if verdict.decision is Decision.PAUSE:
             label = taken.restore_from.metrics or None
@@ -383,6 +434,7 @@ def fail(trial: TrialState, error: str, at: float, *, recoverable: bool = True) 
         saving_to=(),
         restoring_from=None,
         checkpoints=CheckpointHistory(persistent=trial.checkpoints.persistent),
+        exploited=_saves_dropped(trial.exploited),
     )
     entry = error_entry(failures, at, error)
     return Applied(failed, (StopTrial(trial_id=trial.trial_id, error=entry),))
@@ -443,7 +495,12 @@ def _on_checkpoint_saved(trial: TrialState, event: CheckpointSaved) -> Outcome:
     history, dropped = record_checkpoint(
         trial.checkpoints, event.checkpoint, trial.spec.checkpoint_policy
     )
-    saved = msgspec.structs.replace(trial, checkpoints=history, saving_to=trial.saving_to[1:])
+    saved = msgspec.structs.replace(
+        trial,
+        checkpoints=history,
+        saving_to=trial.saving_to[1:],
+        exploited=_save_landed(trial.exploited, storage),
+    )
     deletions = tuple(DeleteCheckpoint(trial_id=trial.trial_id, checkpoint=c) for c in dropped)
     return Applied(saved, deletions)
 
@@ -467,7 +524,10 @@ def _on_failed(trial: TrialState, event: TrialFailed) -> Outcome:
     if trial.status is TERMINATED:
         # The trial's own work is done; only the save that failed is dropped
         # (saves answer in order), so the experiment can still end.
-        return Applied(msgspec.structs.replace(trial, saving_to=trial.saving_to[1:]))
+        exploited = _save_landed(trial.exploited, CheckpointStorage.MEMORY)  # nothing saved
+        return Applied(
+            msgspec.structs.replace(trial, saving_to=trial.saving_to[1:], exploited=exploited)
+        )
     return fail(trial, event.error, event.at)
 
 

@@ -131,7 +131,7 @@ class Registry:
         stored = [
             entry.policy if entry.stored_as is None else entry.stored_as
             for entry in self.entries
-            if isinstance(entry.policy, type) and not entry.wraps
+            if (isinstance(entry.policy, type) or entry.stored_as is not None) and not entry.wraps
         ]
         if not stored:
             raise ValueError(f"{self.family} registry: no entry is a class, so none is stored")

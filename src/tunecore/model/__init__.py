@@ -24,6 +24,7 @@ from tunecore.model.commands import (
     DeleteCheckpoint,
     ExperimentDone,
     PauseTrial,
+    RecordExploit,
     ResetTrial,
     ResolveResources,
     SaveCheckpoint,
@@ -61,6 +62,7 @@ from tunecore.model.objective import Mode
 from tunecore.model.outcome import Applied, Rejection
 from tunecore.model.resources import Resources
 from tunecore.model.trial import (
+    Exploited,
     ExportFormat,
     Location,
     MetricStats,
@@ -91,6 +93,7 @@ __all__ = [
     "ExperimentResumed",
     "ExperimentStopRequested",
     "Exploit",
+    "Exploited",
     "ExportFormat",
     "Horizon",
     "InvalidFieldError",
@@ -101,6 +104,7 @@ __all__ = [
     "Mode",
     "PauseRequested",
     "PauseTrial",
+    "RecordExploit",
     "Rejection",
     "ResetTrial",
     "ResolveResources",

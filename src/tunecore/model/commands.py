@@ -86,6 +86,24 @@ class ResetTrial(msgspec.Struct, frozen=True, kw_only=True, tag=True):
     restore_from: CheckpointRef | None = None
 
 
+class RecordExploit(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+    """Write PBT's policy line for an exploit (`log_config=True`), as Ray
+    does: append it to the experiment's `pbt_global.txt`, and to the trial's
+    `pbt_policy_<trial_id>.txt` after copying the donor's file over it (a
+    trial's file is the schedule that led to its state). The line is
+    `[trial_tag, donor_tag, trial_iteration, donor_iteration, donor_config,
+    config]`, the tags being the trials' original ones."""
+
+    trial_id: str
+    donor_id: str
+    trial_tag: str
+    donor_tag: str
+    trial_iteration: int
+    donor_iteration: int
+    donor_config: JsonDict
+    config: JsonDict
+
+
 class ResolveResources(msgspec.Struct, frozen=True, kw_only=True, tag=True):
     """Work out what the new trial asks for from its config (a callable
     given to `with_resources`, a class's `default_resource_request`) and
@@ -111,6 +129,7 @@ Command: TypeAlias = (
     | StopTrial
     | DeleteCheckpoint
     | ResetTrial
+    | RecordExploit
     | ResolveResources
     | ExperimentDone
 )

@@ -14,6 +14,7 @@ import enum
 import msgspec
 
 from tunecore.model.checkpoint import CheckpointRef
+from tunecore.model.commands import RecordExploit
 from tunecore.model.json import JsonDict
 from tunecore.model.resources import Resources
 
@@ -29,12 +30,18 @@ class Decision(enum.StrEnum):
 
 class Exploit(msgspec.Struct, frozen=True, kw_only=True):
     """PBT's verdict for a lagging trial: continue from `restore_from` (the
-    donor's checkpoint) with `config` (the donor's, perturbed)."""
+    donor's checkpoint) with `config` (the donor's, perturbed). `record`,
+    when PBT logs its configs (`log_config`), is the policy line the shell
+    writes. `restarts_from_donor`: the trial restarts from `restore_from`
+    until it saves a checkpoint of its own (`TrialState.exploited`); False
+    only for policies logged before, which replay as they ran."""
 
     donor_id: str
     config: JsonDict
     experiment_tag: str
     restore_from: CheckpointRef
+    record: RecordExploit | None = None
+    restarts_from_donor: bool = True
 
 
 class Verdict(msgspec.Struct, frozen=True, kw_only=True):

@@ -132,6 +132,18 @@ class TrialSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
         )
 
 
+class Exploited(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """The donor's checkpoint PBT's exploit gave a trial: the trial's state
+    until it saves one of its own persistently, so a restart after the
+    driver died (or a waiting trial's next start) restores it rather than
+    the trial's own older one. `saves_ahead` counts the saves in flight when
+    the exploit happened: they hold the trial's state from before, so their
+    landing does not end this."""
+
+    checkpoint: CheckpointRef
+    saves_ahead: int = 0
+
+
 class TrialState(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, gc=False):
     """Where one trial stands. Only `tunecore.core` computes new ones.
 
@@ -162,6 +174,8 @@ class TrialState(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, 
     """A waiting trial chained behind the running trial of this id
     (`ChainTrials`): it starts nowhere else while that one runs, and
     before any other waiting trial once it has ended."""
+    exploited: Exploited | None = None
+    """PBT's exploit since the trial's last persistent save (`Exploited`)."""
 
     @property
     def trial_id(self) -> str:

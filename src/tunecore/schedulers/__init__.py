@@ -20,6 +20,7 @@ from tunecore.core.schedulers.pbt import PopulationBasedTraining
 from tunecore.core.schedulers.resource_changing import ResourceChangingScheduler
 from tunecore.schedulers.async_hyperband import AsyncHyperBandScheduler
 from tunecore.schedulers.create import create_scheduler
+from tunecore.schedulers.pbt_replay import PopulationBasedTrainingReplay
 
 __all__ = [
     "PB2",
@@ -31,6 +32,7 @@ __all__ = [
     "HyperBandScheduler",
     "MedianStoppingRule",
     "PopulationBasedTraining",
+    "PopulationBasedTrainingReplay",
     "ResourceChangingScheduler",
     "TrialScheduler",
     "create_scheduler",

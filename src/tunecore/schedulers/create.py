@@ -18,5 +18,5 @@ def create_scheduler(scheduler: str, **kwargs: Any) -> Any:
         SCHEDULERS,
         scheduler,
         kwargs,
-        "Ray Tune's pbt_replay is not built in tunecore",
+        "Ray Tune's vizier-free names all build here",
     )

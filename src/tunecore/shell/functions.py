@@ -10,7 +10,9 @@ resume rebuild the same configs without the functions; only going on
 (`Tuner.restore`) needs them again, to draw the values not drawn yet: the
 param space's from its `param_space=` (an error naming the path says so
 when missing). PBT's are not given back to a restore: it then perturbs the
-values those functions drew instead of resampling them (with a warning).
+values those functions drew instead of resampling them, and takes the
+configs it explored as they are where `custom_explore_fn` would have
+changed them (with a warning).
 
 Results of the functions are made plain JSON the way users write them:
 numpy scalars and arrays (anything with `tolist()`) become Python numbers
@@ -19,10 +21,12 @@ and lists.
 
 from __future__ import annotations
 
+import copy
 import logging
 from collections.abc import Callable, Mapping
 
 from tunecore.core.experiment import ExperimentState
+from tunecore.core.schedulers.pbt import CUSTOM_EXPLORE_PATH
 from tunecore.core.search.base import ValuesWanted, wants_values
 from tunecore.core.search.domains import SampleFrom, plain_json
 from tunecore.core.search.generator import BasicVariantGenerator
@@ -33,11 +37,12 @@ from tunecore.core.search.variants import (
     with_functions,
 )
 from tunecore.core.search.view import Path
-from tunecore.model import ExperimentEvent, JsonValue, ValuesDrawn
+from tunecore.model import ExperimentEvent, JsonDict, JsonValue, ValuesDrawn
 
 logger = logging.getLogger(__name__)
 
 MutationFunctions = Mapping[Path, Callable[[], object]]
+ExploreFunction = Callable[[JsonDict], object]
 
 
 class UserFunctions:
@@ -48,9 +53,11 @@ class UserFunctions:
         self,
         space: Mapping[Path, SampleFrom] | None = None,
         mutations: MutationFunctions | None = None,
+        explore: ExploreFunction | None = None,
     ) -> None:
         self._space = dict(space or {})
         self._mutations = dict(mutations or {})
+        self._explore = explore
         self._warned = False
         self._asked: tuple[object, object] = (None, None)  # the policies last asked
 
@@ -75,7 +82,12 @@ class UserFunctions:
                 assert isinstance(parameter.domain, SampleFrom)
                 space[parameter.path] = parameter.domain
         mutations = getattr(scheduler, "functions", None)
-        return cls(space, mutations if isinstance(mutations, Mapping) else None)
+        explore = getattr(scheduler, "explore_function", None)
+        return cls(
+            space,
+            mutations if isinstance(mutations, Mapping) else None,
+            explore if callable(explore) else None,
+        )
 
     def answer(self, state: ExperimentState, at: float) -> list[ExperimentEvent]:
         """A `ValuesDrawn` for each policy of `state` that waits for values.
@@ -107,7 +119,11 @@ class UserFunctions:
     def _mutation_values(self, wanted: ValuesWanted) -> list[JsonValue] | None:
         """The mutation functions' values; None when they are not here (a
         restored experiment: `Tuner.restore` is not given the scheduler),
-        and PBT then perturbs those values instead of resampling them."""
+        and PBT then perturbs those values instead of resampling them.
+        `custom_explore_fn` answers with the config it returns (the one PBT
+        explored, after a restore)."""
+        if wanted.paths == (CUSTOM_EXPLORE_PATH,):
+            return [self._explored(wanted.config)]
         if any(path not in self._mutations for path in wanted.paths):
             if not self._warned:
                 self._warned = True
@@ -122,6 +138,22 @@ class UserFunctions:
             where = f"PopulationBasedTraining.hyperparam_mutations{shown}"
             values.append(plain_json(where, _to_plain(self._mutations[path]())))
         return values
+
+    def _explored(self, config: JsonDict) -> JsonValue:
+        """`custom_explore_fn(config)`, as plain JSON; `config` itself when
+        the function is not here (a restore), with a warning."""
+        where = "PopulationBasedTraining.custom_explore_fn"
+        if self._explore is None:
+            logger.warning(
+                "%s is not available after a restore: the configs PBT explores are "
+                "used as they are",
+                where,
+            )
+            return config
+        answer = _to_plain(self._explore(copy.deepcopy(config)))
+        if not isinstance(answer, dict):
+            raise TypeError(f"{where} returned {answer!r}; it must return the config dict")
+        return plain_json(where, answer)
 
 
 def _wanted(policy: object) -> ValuesWanted | None:

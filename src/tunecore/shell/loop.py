@@ -60,6 +60,7 @@ from tunecore.model import (
     Horizon,
     JsonDict,
     PauseTrial,
+    RecordExploit,
     Rejection,
     ResetTrial,
     ResolveResources,
@@ -85,6 +86,7 @@ from tunecore.shell.inbox import Inbox, request_of
 from tunecore.shell.interrupts import INTERRUPTED, InterruptGuard
 from tunecore.shell.journal import Journal
 from tunecore.shell.mirror.stored_state import delete_taken
+from tunecore.shell.pbt_policy import record_exploit
 from tunecore.shell.searchers import SearcherRuntime
 from tunecore.shell.stoppers import UserStoppers
 from tunecore.shell.storage import shared_storage
@@ -473,6 +475,14 @@ class ExperimentLoop:
         directory is made here: making it is how the executor takes a
         trial a worker may still run ahead (`chains`)."""
         chained = trial.trial_id in self._ever_chained
+        exploited = trial.exploited
+        if not chained and exploited is not None and command.restore_from == exploited.checkpoint:
+            # PBT exploited the trial while it waited: its worker restores
+            # the donor's checkpoint, copied first as `_reset` does.
+            restore = self._exploit_copy(command.restore_from, trial)
+            if restore is None:
+                return
+            command = msgspec.structs.replace(command, restore_from=restore)
         context = self._context(trial, self._path(trial) if chained else None)
         if chained:
             self._submit(command, trial, context)
@@ -600,21 +610,36 @@ class ExperimentLoop:
         the copy fails (the donor's directory was deleted behind tunecore's
         back), the exploit cannot happen: the trial fails through the core,
         as if its worker had, with the path in the error."""
-        restore = self._located(command.restore_from)
-        if restore is not None and restore.storage is CheckpointStorage.PERSISTENT:
-            try:
-                restore = self._exploit_copies.take(restore, trial.trial_id, self._dir(trial))
-            except OSError as error:
-                reason = (
-                    f"PBT's exploit could not copy the checkpoint {restore.path} "
-                    f"to restore from: {error}"
-                )
-                self._answers.append(
-                    TrialFailed(trial_id=trial.trial_id, at=self._clock(), error=reason)
-                )
-                return
+        restore = self._exploit_copy(command.restore_from, trial)
+        if restore is None and command.restore_from is not None:
+            return
         self._storage.write_params(self._dir(trial), command.config)
         self._executor.reset(trial.trial_id, command.config, self._context(trial), restore)
+
+    def _exploit_copy(
+        self, checkpoint: CheckpointRef | None, trial: TrialState
+    ) -> CheckpointRef | None:
+        """The donor's checkpoint to restore, located, and copied into the
+        trial's directory when persistent (see `_reset`); None when the
+        copy failed, the trial then failing through the core."""
+        restore = self._located(checkpoint)
+        if restore is None or restore.storage is not CheckpointStorage.PERSISTENT:
+            return restore
+        try:
+            return self._exploit_copies.take(restore, trial.trial_id, self._dir(trial))
+        except OSError as error:
+            reason = (
+                f"PBT's exploit could not copy the checkpoint {restore.path} "
+                f"to restore from: {error}"
+            )
+            self._answers.append(
+                TrialFailed(trial_id=trial.trial_id, at=self._clock(), error=reason)
+            )
+            return None
+
+    def _record_exploit(self, command: RecordExploit, _trial: TrialState) -> None:
+        """PBT's policy line (`log_config=True`), in Ray's files."""
+        record_exploit(self._storage.experiment_dir, command)
 
     # -- helpers ----------------------------------------------------------------
 
@@ -698,6 +723,7 @@ _COMMANDS: dict[type[Command], _Doer] = {
     StopTrial: handles(StopTrial, ExperimentLoop._stop_trial),
     DeleteCheckpoint: handles(DeleteCheckpoint, ExperimentLoop._delete_checkpoint),
     ResetTrial: handles(ResetTrial, ExperimentLoop._reset),
+    RecordExploit: handles(RecordExploit, ExperimentLoop._record_exploit),
 }
 """What the loop does for each command the core gives about a trial."""
 

@@ -76,8 +76,10 @@ def test_defaults_are_rays() -> None:
     assert scheduler.time_attr == "time_total_s"
     assert scheduler.perturbation_interval == 60.0
     assert scheduler.quantile_fraction == 0.25
-    assert (scheduler.log_config, scheduler.require_attrs, scheduler.synch) == (True, True, False)
+    assert (scheduler.log_config, scheduler.require_attrs, scheduler.synch) == (None, True, False)
     assert scheduler.custom_explore_fn is None
+    # A new experiment logs configs, Ray's default (an older log replays without).
+    assert scheduler.with_objective("score", Mode.MAX).log_config is True
 
 
 def test_nested_bounds_are_stored_by_path_and_tag_as_mutations() -> None:

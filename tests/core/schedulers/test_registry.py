@@ -31,11 +31,14 @@ WITH_TOY = SCHEDULERS.including(TOY_ENTRY)
 def test_the_snapshot_decodes_exactly_the_registered_schedulers() -> None:
     scheduler_type, _ = typing.get_args(BUILTIN)
     members = {getattr(m, "__origin__", m) for m in typing.get_args(scheduler_type)}
-    assert members == {entry.resolve() for entry in SCHEDULERS.entries}
+    stored = {entry.stored_as or entry.resolve() for entry in SCHEDULERS.entries}
+    assert members == {getattr(m, "__origin__", m) for m in stored}
 
 
 def test_create_scheduler_knows_every_ray_name_of_the_registry() -> None:
     for alias, entry in SCHEDULERS.ray_names().items():
+        if alias == "pbt_replay":  # Ray's constructor reads a policy file: tested with one
+            continue
         built = create_scheduler(
             alias.upper(),
             metric="loss",
@@ -112,7 +115,10 @@ def test_a_registered_scheduler_resumes_after_a_crash(tmp_path: Path) -> None:
         return Tuner(
             counting,
             param_space={"x": tunecore.grid_search([0.1, 0.2, 0.3])},
-            tune_config=TuneConfig(metric="loss", mode="min", scheduler=BestAtBudget()),
+            # One trial at a time: which reaches the budget first decides the rest.
+            tune_config=TuneConfig(
+                metric="loss", mode="min", scheduler=BestAtBudget(), max_concurrent_trials=1
+            ),
             run_config=RunConfig(
                 name="exp",
                 storage_path=str(tmp_path),

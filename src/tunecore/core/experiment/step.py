@@ -29,7 +29,7 @@ working copy (`_Step`) they all change; split, the handlers would reach into
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import get_args, overload
+from typing import cast, get_args, overload
 
 import immutables
 import msgspec
@@ -47,7 +47,12 @@ from tunecore.core.experiment.state import (
 from tunecore.core.lifecycle import JudgedResult, LifecycleEvent
 from tunecore.core.policies import policy_metric
 from tunecore.core.results import AUTOFILLED, flatten, is_end_marker
-from tunecore.core.schedulers.base import TrialScheduler, declared_horizon
+from tunecore.core.schedulers.base import (
+    ExploitsWaiting,
+    TrialScheduler,
+    declared_horizon,
+    waiting_exploits,
+)
 from tunecore.core.schedulers.fifo import FIFOScheduler
 from tunecore.core.schedulers.resource_changing import sees_cluster, take_allocation
 from tunecore.core.search.base import (
@@ -569,6 +574,7 @@ class _Step:
             self._enforce_budgets(budget, self._started_at())
         if self.scheduler is not self.state.scheduler:  # only a changed one drops trials
             self._stop_what_the_scheduler_drops()
+        self._exploit_waiting_trials()
         if not self.changed:
             return
         self._pull_from_searcher()
@@ -597,6 +603,19 @@ class _Step:
             rejection = self._transition(trial, StopRequested(trial_id=trial_id, at=self.at))
             if rejection is not None:  # finished already: the scheduler forgets it
                 self.scheduler = self.scheduler.on_trial_remove(trial)
+
+    def _exploit_waiting_trials(self) -> None:
+        """Carry out the exploits of waiting trials the scheduler can make
+        now (see `ExploitsWaiting`), before anything starts."""
+        for trial_id, taken in waiting_exploits(self.scheduler, self.trials):
+            if taken is not None:
+                trial = self.trials[trial_id]
+                done = lifecycle.exploit_waiting(trial, taken)
+                self.put(trial, done.state)
+                self.commands.extend(done.commands)
+            scheduler = cast(ExploitsWaiting, self.scheduler)
+            self.scheduler = cast(TrialScheduler, scheduler.on_waiting_exploit(trial_id, taken))
+            self.changed = True
 
     def _searcher_exhausted(self) -> bool:
         limit = self.config.max_trials

@@ -36,6 +36,7 @@ __all__ = [
     "STOP",
     "DecidesAt",
     "Exploit",
+    "ExploitsWaiting",
     "FirstComeFirstServed",
     "Fits",
     "Horizon",
@@ -93,6 +94,35 @@ class FirstComeFirstServed:
     ) -> str | None:
         """New trials before paused ones, each in the order added."""
         return first_fitting(pending, paused, fits)
+
+
+class ExploitsWaiting(Protocol):
+    """A scheduler that also exploits trials that wait (synchronous PBT at
+    its barrier; an exploit waiting for the user's `custom_explore_fn`).
+    After every event the experiment asks `waiting_exploits(trials)` for
+    the exploits it can carry out now, each on a PAUSED or PENDING trial
+    with no save in flight (`lifecycle.exploit_waiting`), or None for one
+    the scheduler gives up (its donor has no checkpoint); then tells the
+    scheduler with `on_waiting_exploit` that each was done. The scheduler
+    must not start such a trial (`choose_trial_to_run`) before then."""
+
+    def waiting_exploits(
+        self, trials: Mapping[str, TrialState]
+    ) -> tuple[tuple[str, Exploit | None], ...]: ...
+
+    def on_waiting_exploit(self, trial_id: str, exploit: Exploit | None) -> Self: ...
+
+
+def waiting_exploits(
+    scheduler: object, trials: Mapping[str, TrialState]
+) -> tuple[tuple[str, Exploit | None], ...]:
+    """What an `ExploitsWaiting` scheduler can exploit now; () for others.
+    Looked up on the class: it runs after every event."""
+    method = getattr(type(scheduler), "waiting_exploits", None)
+    if method is None:
+        return ()
+    found: tuple[tuple[str, Exploit | None], ...] = method(scheduler, trials)
+    return found
 
 
 class DecidesAt(Protocol):

@@ -31,11 +31,11 @@ Invariants:
   msgpack round trip.
 
 Deviations from Ray: those of PBT (see its module) and of the model (see
-`pb2_model`); `synch=True` and `custom_explore_fn` are refused (a function
-is code, which replay could not rerun); `log_config` and `require_attrs`
-are accepted and change nothing: every exploit is in the event log, and a
-result without the metric fails its trial as with every policy. A donor
-with no reward change yet passes its config on unchanged, as in Ray.
+`pb2_model`); `synch=True` and `custom_explore_fn` are refused;
+`log_config` writes Ray's policy files as PBT's does, and `require_attrs`
+is accepted and changes nothing: a result without the metric fails its
+trial as with every policy. A donor with no reward change yet passes its
+config on unchanged, as in Ray.
 """
 
 from __future__ import annotations
@@ -97,8 +97,6 @@ class PB2(PopulationBasedTraining, frozen=True, kw_only=True, tag=True, omit_def
         hyperparam_bounds: Mapping[str, object] = {}
     else:
         hyperparam_bounds: dict[str, tuple[float, float]] = {}
-    log_config: bool = True
-    require_attrs: bool = True
     synch: bool = False
     custom_explore_fn: None = None
     observations: tuple[Observation, ...] = ()

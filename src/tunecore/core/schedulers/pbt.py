@@ -1,5 +1,5 @@
-"""Population Based Training (Jaderberg et al. 2017), asynchronous, as Ray
-Tune implements it.
+"""Population Based Training (Jaderberg et al. 2017), asynchronous or
+synchronous, as Ray Tune implements it.
 
 Theory of operation: every trial trains on its own; each time one has run
 `perturbation_interval` (in `time_attr` units, and is past
@@ -13,6 +13,30 @@ trial's hyperparameters, perturbed by `explore` (`Verdict.exploit`). The
 exploited trial also takes over the donor's last perturbation time, since
 restoring the donor's checkpoint rewinds or advances its clock to the
 donor's.
+
+Synchronous PBT (`synch=True`, Ray's Appendix A.1 mode): a trial at its
+interval pauses with a persistent checkpoint until every live trial has
+reached the barrier (`next_sync`); the result that completes it (or the
+end of the last trial behind it) ranks the population, counts the upper
+quantile's checkpoints and plans an exploit for each lower trial
+(`plans`), then moves the barrier on by an interval. The planned exploits
+are carried out on the waiting trials (`ExploitsWaiting`) once the
+donor's barrier checkpoint is saved; `choose_trial_to_run` starts only
+trials behind the barrier, the least trained first, and neither a planned
+trial nor its donor before the exploit is done.
+
+`custom_explore_fn` is user code, which the core cannot run: an exploit
+waits (the trial pauses) while PBT asks the shell for the function's
+answer on the explored config (`wanted`, a `ValuesDrawn` event the log
+keeps), then takes the answer as the trial's config. So replay and
+resume need no function: the log holds every config it returned. A
+restore (which is not given the scheduler) goes on without it: the
+configs PBT explores after the restore are used as they are, with a
+warning, as for mutation functions.
+
+`log_config` (Ray's default, True) asks the shell to write Ray's
+`pbt_global.txt` and `pbt_policy_<trial_id>.txt` (`RecordExploit`);
+`PopulationBasedTrainingReplay` (`pbt_replay`) replays such a file.
 
 Invariants:
 
@@ -78,7 +102,19 @@ Deviations from Ray (python/ray/tune/schedulers/pbt.py, async mode):
   raises.
 - The perturbed tag lists mutated leaves (`momentum=0.9000`), not Ray's
   top-level keys with a whole nested dict as value.
-- No `custom_explore_fn`, `log_config` or synchronous mode.
+- An exploited trial restarts from the donor's checkpoint until it saves
+  a persistent one of its own (`TrialState.exploited`): a driver killed
+  meanwhile resumes it from there. Ray keeps no such record.
+- `custom_explore_fn` runs in the driver between two events, and the
+  exploited trial pauses until its answer is in (Ray calls it inline).
+- Synchronous mode: a trial waiting at the barrier saves a persistent
+  checkpoint (any of them may be a donor; Ray pauses with one too), and
+  the exploits wait for the donors' saves instead of resolving futures.
+  A lower trial whose donor ends up without a checkpoint keeps its config
+  (the explore step has drawn its numbers anyway). When several trials
+  are explored at one barrier, only the first uses the values mutation
+  functions drew for it; the others perturb those values.
+- `require_attrs` is accepted and changes nothing (see above).
 
 Why one module of over 400 lines: the population's bookkeeping, the exploit
 decision and the explore step (mutations, resampling, the perturbed tag) are
@@ -92,7 +128,7 @@ import copy
 import inspect
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import (
     TYPE_CHECKING,
     Generic,
@@ -126,11 +162,13 @@ from tunecore.core.schedulers.base import (
 from tunecore.core.search.base import ValuesWanted
 from tunecore.core.search.view import Path
 from tunecore.model import (
+    CheckpointRef,
     Decision,
     InvalidFieldError,
     JsonDict,
     JsonValue,
     Mode,
+    RecordExploit,
     TrialState,
     TrialStatus,
 )
@@ -143,6 +181,11 @@ from tunecore.model.numbers import is_finite_number, is_int, is_number
 _OWNER = "PopulationBasedTraining"
 _WAITING = (TrialStatus.PENDING, TrialStatus.PAUSED)
 _MUTATIONS = f"{_OWNER}.hyperparam_mutations"
+_ITERATION = "training_iteration"
+
+CUSTOM_EXPLORE_PATH: Path = ("", "custom_explore_fn")
+"""Where `wanted()` asks for `custom_explore_fn`'s answer: no mutation has
+this path (a mutation key is never empty)."""
 
 
 @runtime_checkable
@@ -214,6 +257,29 @@ class PopulationMember(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=
     last_perturbation_time: float = 0.0
     last_score: float | None = None
     finished: bool = False
+    last_train_time: float = 0.0
+    """Synchronous PBT: the time of the trial's last result at a
+    perturbation interval (Ray's `last_train_time`)."""
+
+
+class PlannedExploit(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """An exploit decided for a trial that waits (`ExploitsWaiting`): at
+    synchronous PBT's barrier, or until `custom_explore_fn` answered.
+
+    `restore_from` None means the donor's newest persistent checkpoint once
+    its saves are in (the one it saved at the barrier; the donor does not
+    start before this is done). `previous` is the trial's member before the
+    exploit, kept for when the exploit is given up. The iterations are the
+    policy line's (`log_config`), None when taken at the time it is done."""
+
+    donor_id: str
+    config: JsonDict
+    experiment_tag: str
+    previous: PopulationMember
+    restore_from: CheckpointRef | None = None
+    awaiting_custom: bool = False
+    trial_iteration: int | None = None
+    donor_iteration: int | None = None
 
 
 class PopulationBasedTraining(
@@ -229,6 +295,18 @@ class PopulationBasedTraining(
     behaviour). None means not said: `with_objective`, which only a new
     experiment calls, makes it True; a log written before the field existed
     decodes with None, which behaves as False, so it replays as it ran.
+
+    Ray's `custom_explore_fn` (its place: the function is asked through the
+    shell, see the module docstring), `log_config` (None like `take_turns`:
+    a new experiment makes it True, Ray's default, and an older log
+    replays without writing policy files), `require_attrs` (accepted, see
+    Deviations) and `synch`, whose state is `next_sync` (the barrier; None
+    before the first) and `plans` (exploits of waiting trials, by trial id);
+    `custom_answers` counts the function's answers.
+
+    `restarts_from_donor`: whether an exploited trial restarts from the
+    donor's checkpoint until it saves one of its own (`Exploit`); None like
+    `take_turns`, so a log from before replays as it ran.
     """
 
     time_attr: str = "time_total_s"
@@ -250,18 +328,44 @@ class PopulationBasedTraining(
     num_perturbations: int = 0
     drawn: dict[str, JsonValue] | UnsetType = UNSET
     take_turns: bool | None = None
+    if TYPE_CHECKING:
+        custom_explore_fn: Callable[[JsonDict], JsonDict] | MutationFunction | None = None
+    else:
+        custom_explore_fn: MutationFunction | None = None
+    log_config: bool | None = None
+    require_attrs: bool = True
+    synch: bool = False
+    next_sync: float | None = None
+    plans: dict[str, PlannedExploit] = {}
+    custom_answers: int = 0
+    restarts_from_donor: bool | None = None
 
     def __post_init__(self) -> None:
         owner = type(self).__name__  # PB2's errors name PB2
         check_objective_fields(self, self.time_attr, self.metric, self.mode)
+        custom: object = self.custom_explore_fn
+        if custom is not None and not isinstance(custom, MutationFunction):
+            if not callable(custom):
+                raise InvalidFieldError(
+                    f"{owner}.custom_explore_fn", custom, "a function taking and returning a config"
+                )
+            msgspec.structs.force_setattr(self, "custom_explore_fn", _function_place(custom))
+        for name in ("log_config", "require_attrs", "synch"):
+            if not isinstance(getattr(self, name), bool | None):
+                raise InvalidFieldError(f"{owner}.{name}", getattr(self, name), "True or False")
         interval = self.perturbation_interval
         require_finite_non_negative(f"{owner}.perturbation_interval", interval)
         if interval == 0:
             raise InvalidFieldError(f"{owner}.perturbation_interval", interval, "a number > 0")
         require_finite_non_negative(f"{owner}.burn_in_period", self.burn_in_period)
-        msgspec.structs.force_setattr(
-            self, "hyperparam_mutations", flatten_mutations(self.hyperparam_mutations)
-        )
+        flat = flatten_mutations(self.hyperparam_mutations)
+        if not flat and self.custom_explore_fn is None:
+            raise InvalidFieldError(
+                _MUTATIONS,
+                self.hyperparam_mutations,
+                "at least one hyperparameter to mutate (or a custom_explore_fn)",
+            )
+        msgspec.structs.force_setattr(self, "hyperparam_mutations", flat)
         _require_fraction(f"{owner}.quantile_fraction", self.quantile_fraction, 0.5)
         _require_fraction(f"{owner}.resample_probability", self.resample_probability, 1.0)
         factors: object = self.perturbation_factors
@@ -284,10 +388,15 @@ class PopulationBasedTraining(
     def with_objective(self, metric: str | None, mode: Mode | None) -> Self:
         """Fill in the experiment's metric and mode where none was given;
         PBT cannot rank trials without both. A new experiment is the only
-        caller, so `take_turns` is settled here too (see the class)."""
+        caller, so `take_turns`, `log_config` and `restarts_from_donor` are
+        settled here too (see the class)."""
         adopted = adopt_objective(self, (self.metric, self.mode), metric, mode)
         if adopted.take_turns is None:
-            return evolve(adopted, take_turns=True)
+            adopted = evolve(adopted, take_turns=True)
+        if adopted.log_config is None:
+            adopted = evolve(adopted, log_config=True)
+        if adopted.restarts_from_donor is None:
+            adopted = evolve(adopted, restarts_from_donor=True)
         return adopted
 
     def on_trial_add(self, trial: TrialState) -> Self:
@@ -302,7 +411,9 @@ class PopulationBasedTraining(
     ) -> tuple[Self, Verdict]:
         """Perturb the trial when its interval is up: checkpoint it in the
         upper quantile, exploit a donor in the lower one; pause it then if
-        it takes turns with waiting trials."""
+        it takes turns with waiting trials. Synchronous PBT pauses it
+        instead until the whole population reached the interval
+        (`_synchronize`)."""
         metric, mode = require_objective(type(self).__name__, self.metric, self.mode)
         time = result.get(self.time_attr)
         value = result.get(metric)
@@ -317,11 +428,11 @@ class PopulationBasedTraining(
             return self, CONTINUE
         if now - member.last_perturbation_time < self.perturbation_interval:
             return self, CONTINUE
-        member = msgspec.structs.replace(
-            member,
-            last_score=signed(float(value), mode),
-            last_perturbation_time=now,
-        )
+        score = signed(float(value), mode)
+        if self.synch:
+            member = msgspec.structs.replace(member, last_score=score, last_train_time=now)
+            return self._synchronous(trial_id, member, now, trials)
+        member = msgspec.structs.replace(member, last_score=score, last_perturbation_time=now)
         members = {**self.members, trial_id: member}
         policy = self._scored(trial_id, member)
         scored = [
@@ -344,12 +455,9 @@ class PopulationBasedTraining(
         checkpoint = None if donor is None else newest_persistent(donor.checkpoints)
         if checkpoint is None:
             return evolve(policy, members=members, rng=rng), Verdict(decision=decision)
-        donor_member = members[donor_id]
-        policy, rng, config = policy._explored(trial_id, donor_id, donor_member.config, rng)
-        tag = perturbed_tag(member.original_tag, config, self.hyperparam_mutations)
-        members[trial_id] = msgspec.structs.replace(
-            member, config=config, last_perturbation_time=donor_member.last_perturbation_time
-        )
+        policy, rng, plan = policy._plan(trial_id, donor_id, members, rng, trials)
+        plan = msgspec.structs.replace(plan, restore_from=checkpoint)
+        members[trial_id] = _exploiting(member, members[donor_id], plan.config)
         pbt = msgspec.structs.replace(
             policy,
             members=members,
@@ -357,10 +465,210 @@ class PopulationBasedTraining(
             num_perturbations=self.num_perturbations + 1,
             drawn=UNSET,  # used: the functions are asked again
         )
-        exploit = Exploit(
-            donor_id=donor_id, config=config, experiment_tag=tag, restore_from=checkpoint
-        )
+        if self.custom_explore_fn is not None:
+            # The user's function answers through the shell; the trial
+            # waits for it (`waiting_exploits`).
+            pbt = evolve(pbt, plans={**self.plans, trial_id: plan})
+            return pbt, Verdict(decision=Decision.PAUSE)
+        exploit = pbt._exploit_of(trial_id, plan, checkpoint, trials)
         return pbt, Verdict(decision=decision, exploit=exploit)
+
+    def _plan(
+        self,
+        trial_id: str,
+        donor_id: str,
+        members: Mapping[str, PopulationMember],
+        rng: Rng,
+        trials: Mapping[str, TrialState] | None,
+    ) -> tuple[Self, Rng, PlannedExploit]:
+        """The explore step for `trial_id` taking `donor_id`'s place, as a
+        plan (its checkpoint to be filled in), the generator after it, and
+        the policy after it."""
+        member, donor = members[trial_id], members[donor_id]
+        policy, rng, config = self._explored(trial_id, donor_id, donor.config, rng)
+        plan = PlannedExploit(
+            donor_id=donor_id,
+            config=config,
+            experiment_tag=perturbed_tag(member.original_tag, config, self.hyperparam_mutations),
+            previous=member,
+            awaiting_custom=self.custom_explore_fn is not None,
+            trial_iteration=_iteration_of(trials, trial_id),
+            donor_iteration=_iteration_of(trials, donor_id),
+        )
+        return policy, rng, plan
+
+    def _exploit_of(
+        self,
+        trial_id: str,
+        plan: PlannedExploit,
+        checkpoint: CheckpointRef,
+        trials: Mapping[str, TrialState],
+    ) -> Exploit:
+        """The exploit `plan` makes, with its policy line when logged."""
+        record = None
+        if self.log_config:
+            trial_iteration = plan.trial_iteration
+            donor_iteration = plan.donor_iteration
+            record = RecordExploit(
+                trial_id=trial_id,
+                donor_id=plan.donor_id,
+                trial_tag=plan.previous.original_tag,
+                donor_tag=self.members[plan.donor_id].original_tag,
+                trial_iteration=(
+                    trial_iteration
+                    if trial_iteration is not None
+                    else (_iteration_of(trials, trial_id) or 0)
+                ),
+                donor_iteration=(
+                    donor_iteration
+                    if donor_iteration is not None
+                    else (_iteration_of(trials, plan.donor_id) or 0)
+                ),
+                donor_config=self.members[plan.donor_id].config,
+                config=plan.config,
+            )
+        return Exploit(
+            donor_id=plan.donor_id,
+            config=plan.config,
+            experiment_tag=plan.experiment_tag,
+            restore_from=checkpoint,
+            record=record,
+            restarts_from_donor=self.restarts_from_donor is not False,
+        )
+
+    # -- synchronous PBT ----------------------------------------------------
+
+    def _synchronous(
+        self,
+        trial_id: str,
+        member: PopulationMember,
+        now: float,
+        trials: Mapping[str, TrialState],
+    ) -> tuple[Self, Verdict]:
+        """Ray's `synch=True`: a trial at its interval pauses, saving a
+        persistent checkpoint (any may be a donor); the last one of the
+        population to get there perturbs everyone (`_synchronize`) and
+        pauses too; `choose_trial_to_run` then starts them again."""
+        members = {**self.members, trial_id: member}
+        policy = evolve(self._scored(trial_id, member), members=members)
+        barrier = policy._barrier()
+        behind = any(
+            m.last_train_time < barrier
+            for member_id, m in members.items()
+            if member_id != trial_id and _is_live(member_id, m, trial_id, trials)
+        )
+        if behind:
+            return policy, Verdict(decision=Decision.PAUSE, checkpoint=True)
+        policy, upper = policy._synchronize(now, trial_id, trials)
+        return policy, Verdict(decision=Decision.PAUSE, checkpoint=trial_id in upper)
+
+    def _barrier(self) -> float:
+        """The time every live trial must reach before the next perturbation
+        (Ray's `_next_perturbation_sync`)."""
+        if self.next_sync is not None:
+            return self.next_sync
+        return max(self.perturbation_interval, self.burn_in_period)
+
+    def _synchronize(
+        self, now: float, reporting_id: str | None, trials: Mapping[str, TrialState] | None
+    ) -> tuple[Self, tuple[str, ...]]:
+        """Perturb the whole population at once, as Ray does: rank the live
+        trials, move every one's perturbation time to `now`, count the upper
+        quantile's checkpoints (saved as they paused) and plan an exploit of
+        a random upper trial for each lower one, in Ray's order (upper,
+        others, lower); then move the barrier on. Returns the policy and the
+        upper quantile. `trials` is None when a trial's end completed the
+        barrier (the hooks that say so see no other trial)."""
+
+        def live(member_id: str, member: PopulationMember) -> bool:
+            if trials is None or reporting_id is None:
+                return not member.finished
+            return _is_live(member_id, member, reporting_id, trials)
+
+        members = dict(self.members)
+        scored = [
+            (member_id, m.last_score)
+            for member_id, m in members.items()
+            if m.last_score is not None and live(member_id, m)
+        ]
+        lower, upper = quantiles(scored, self.quantile_fraction)
+        for member_id, m in members.items():
+            if live(member_id, m):
+                members[member_id] = msgspec.structs.replace(m, last_perturbation_time=now)
+        policy = evolve(self, members=members, num_checkpoints=self.num_checkpoints + len(upper))
+        rng = self.rng
+        plans = dict(self.plans)
+        for member_id in lower:
+            rng, index = integer_below(rng if rng is not None else self._rng(), len(upper))
+            donor_id = upper[index]
+            policy, rng, plan = policy._plan(member_id, donor_id, members, rng, trials)
+            plans[member_id] = plan
+            members[member_id] = _exploiting(members[member_id], members[donor_id], plan.config)
+            policy = evolve(
+                policy,
+                members=dict(members),
+                num_perturbations=policy.num_perturbations + 1,
+                drawn=UNSET,
+            )
+        latest = max((m.last_train_time for m in members.values()), default=0.0)
+        barrier = max(self._barrier() + self.perturbation_interval, latest)
+        return evolve(policy, rng=rng, plans=plans, next_sync=barrier), upper
+
+    def _after_finish(self) -> Self:
+        """Synchronous PBT: a trial's end may leave every live trial at the
+        barrier, with nobody left to report: perturb them now."""
+        if not self.synch:
+            return self
+        barrier = self._barrier()
+        live = [m for m in self.members.values() if not m.finished]
+        if not live or any(m.last_train_time < barrier for m in live):
+            return self
+        now = max(m.last_train_time for m in live)
+        return self._synchronize(now, None, None)[0]
+
+    # -- exploits of waiting trials (`ExploitsWaiting`) -----------------------
+
+    def waiting_exploits(
+        self, trials: Mapping[str, TrialState]
+    ) -> tuple[tuple[str, Exploit | None], ...]:
+        """The planned exploits whose trial waits with no save in flight and
+        whose donor's checkpoint is known (None: given up, the trial ended
+        or the donor has no checkpoint); those still waiting for the user's
+        `custom_explore_fn` are not ready."""
+        if not self.plans:
+            return ()
+        ready: list[tuple[str, Exploit | None]] = []
+        for trial_id, plan in self.plans.items():
+            if plan.awaiting_custom:
+                continue
+            trial = trials.get(trial_id)
+            if trial is None or trial.is_finished:
+                ready.append((trial_id, None))
+                continue
+            if trial.status not in _WAITING or trial.saving_to:
+                continue
+            checkpoint = plan.restore_from
+            if checkpoint is None:
+                donor = trials.get(plan.donor_id)
+                if donor is not None and donor.saving_to:
+                    continue
+                checkpoint = None if donor is None else newest_persistent(donor.checkpoints)
+            if checkpoint is None:
+                ready.append((trial_id, None))
+                continue
+            ready.append((trial_id, self._exploit_of(trial_id, plan, checkpoint, trials)))
+        return tuple(ready)
+
+    def on_waiting_exploit(self, trial_id: str, exploit: Exploit | None) -> Self:
+        """The exploit is done (or given up: the trial keeps its member)."""
+        plan = self.plans.get(trial_id)
+        if plan is None:
+            return self
+        plans = {other: p for other, p in self.plans.items() if other != trial_id}
+        member = self.members.get(trial_id)
+        if exploit is not None or member is None or member.finished:
+            return evolve(self, plans=plans)
+        return evolve(self, plans=plans, members={**self.members, trial_id: plan.previous})
 
     def _scored(self, trial_id: str, member: PopulationMember) -> Self:
         """This policy once `member` (the trial's, as just scored at its
@@ -392,19 +700,53 @@ class PopulationBasedTraining(
     ) -> str | None:
         """Taking turns: the waiting trial with the least training (its last
         perturbation time, 0 before the first), the earliest added on a tie,
-        among those that fit and have no save in flight. Otherwise FIFO."""
+        among those that fit and have no save in flight. Otherwise FIFO.
+        Synchronous PBT, as Ray: only trials behind the barrier, the least
+        trained (`last_train_time`) first. Never a trial with a planned
+        exploit, nor the donor of one whose checkpoint is not chosen yet."""
+        if self.plans:
+            held = {*self.plans, *(p.donor_id for p in self.plans.values() if not p.restore_from)}
+            free = fits
+
+            def fits(trial: TrialState) -> bool:
+                return trial.trial_id not in held and free(trial)
+
+        if self.synch:
+            barrier = self._barrier()
+            return self._least_trained(
+                pending, paused, fits, lambda m: m.last_train_time, below=barrier
+            )
         if not self.take_turns:
             return first_fitting(pending, paused, fits)
+        return self._least_trained(pending, paused, fits, lambda m: m.last_perturbation_time)
+
+    def _least_trained(
+        self,
+        pending: Sequence[TrialState],
+        paused: Sequence[TrialState],
+        fits: Fits,
+        trained: Callable[[PopulationMember], float],
+        below: float = math.inf,
+    ) -> str | None:
+        """The waiting trial that fits, has no save in flight and the least
+        `trained` (0 for a trial PBT does not know), under `below`; the
+        earliest added on a tie."""
         order = {trial_id: index for index, trial_id in enumerate(self.members)}
-        candidates = [trial for trial in (*pending, *paused) if not trial.saving_to and fits(trial)]
+
+        def training(trial_id: str) -> float:
+            member = self.members.get(trial_id)
+            return 0.0 if member is None else trained(member)
+
+        candidates = [
+            trial
+            for trial in (*pending, *paused)
+            if not trial.saving_to and fits(trial) and training(trial.trial_id) < below
+        ]
         if not candidates:
             return None
         least = min(
             candidates,
-            key=lambda trial: (
-                self._trained(trial.trial_id),
-                order.get(trial.trial_id, len(order)),
-            ),
+            key=lambda trial: (training(trial.trial_id), order.get(trial.trial_id, len(order))),
         )
         return least.trial_id
 
@@ -419,6 +761,14 @@ class PopulationBasedTraining(
         return self._finish(trial)
 
     @property
+    def explore_function(self) -> Callable[[JsonDict], object] | None:
+        """`custom_explore_fn`, for the shell; None once decoded."""
+        place = self.custom_explore_fn
+        if not isinstance(place, MutationFunction):
+            return None
+        return cast(Callable[[JsonDict], object] | None, place.func)
+
+    @property
     def functions(self) -> dict[Path, Callable[[], object]]:
         """The mutation functions by path, for the shell; empty once
         decoded (functions are not data)."""
@@ -429,8 +779,14 @@ class PopulationBasedTraining(
         }
 
     def wanted(self) -> ValuesWanted | None:
-        """The mutation functions whose value is not ready (see the module
-        docstring); keyed by `num_perturbations`, which an exploit moves on."""
+        """`custom_explore_fn`'s answer for the first plan waiting for it
+        (keyed by `-1 - custom_answers`); else the mutation functions whose
+        value is not ready (see the module docstring), keyed by
+        `num_perturbations`, which an exploit moves on."""
+        for plan in self.plans.values():
+            if plan.awaiting_custom:
+                key = -1 - self.custom_answers
+                return ValuesWanted(key=key, paths=(CUSTOM_EXPLORE_PATH,), config=plan.config)
         ready = {} if isinstance(self.drawn, UnsetType) else self.drawn
         missing = tuple(
             tuple(path.split("/"))
@@ -446,10 +802,34 @@ class PopulationBasedTraining(
         wanted = self.wanted()
         if wanted is None or wanted.key != key or len(values) != len(wanted.paths):
             raise InvalidFieldError(f"{_OWNER}.drawn", list(values), f"the values {wanted!r} asks")
+        if wanted.paths == (CUSTOM_EXPLORE_PATH,):
+            return self._explored_by_user(values[0])
         ready = {} if isinstance(self.drawn, UnsetType) else self.drawn
         paths = ("/".join(str(part) for part in path) for path in wanted.paths)
         given = dict(zip(paths, values, strict=True))
         return evolve(self, drawn={**ready, **given})
+
+    def _explored_by_user(self, config: JsonValue) -> Self:
+        """The first plan waiting for `custom_explore_fn` takes its answer
+        as its config (and its perturbed tag from it)."""
+        if not isinstance(config, dict):
+            raise InvalidFieldError(
+                f"{_OWNER}.custom_explore_fn", config, "a function returning the config dict"
+            )
+        trial_id, plan = next((i, p) for i, p in self.plans.items() if p.awaiting_custom)
+        tag = perturbed_tag(plan.previous.original_tag, config, self.hyperparam_mutations)
+        answered = msgspec.structs.replace(
+            plan, config=config, experiment_tag=tag, awaiting_custom=False
+        )
+        members = dict(self.members)
+        if trial_id in members:
+            members[trial_id] = msgspec.structs.replace(members[trial_id], config=config)
+        return evolve(
+            self,
+            plans={**self.plans, trial_id: answered},
+            members=members,
+            custom_answers=self.custom_answers + 1,
+        )
 
     def debug_string(self) -> str:
         return (
@@ -470,10 +850,6 @@ class PopulationBasedTraining(
             other.status in _WAITING for other_id, other in trials.items() if other_id != trial_id
         )
 
-    def _trained(self, trial_id: str) -> float:
-        member = self.members.get(trial_id)
-        return 0.0 if member is None else member.last_perturbation_time
-
     def _rng(self) -> Rng:
         return self.rng if self.rng is not None else seeded(self.seed)
 
@@ -483,7 +859,7 @@ class PopulationBasedTraining(
         if member is None:
             member = _new_member(trial)
         finished = msgspec.structs.replace(member, finished=True)
-        return evolve(self, members={**self.members, trial.trial_id: finished})
+        return evolve(self, members={**self.members, trial.trial_id: finished})._after_finish()
 
 
 def quantiles(
@@ -507,14 +883,13 @@ def quantiles(
 def flatten_mutations(mutations: Mapping[str, MutationSpec]) -> FlatMutations:
     """Mutation specs by '/'-joined path, validated: categories become
     non-empty lists, domains must be msgspec structs with `sample`, nested
-    dicts are flattened. Idempotent on its own output."""
+    dicts are flattened. Idempotent on its own output. Empty when `mutations`
+    is (PBT then needs a `custom_explore_fn`)."""
     given: object = mutations
     if not isinstance(given, Mapping):
         raise InvalidFieldError(_MUTATIONS, given, "a dict of mutation specs")
     flat: FlatMutations = {}
     _flatten_into(flat, "", given)
-    if not flat:
-        raise InvalidFieldError(_MUTATIONS, mutations, "at least one hyperparameter to mutate")
     return flat
 
 
@@ -616,9 +991,17 @@ def perturbed_tag(
     """Ray's `{original_tag}@perturbed[{key=value,...}]`, mutated leaves by
     path order, floats to 4 decimals, other values reduced to
     `[a-zA-Z0-9_-]` so the tag can name a directory."""
-    paths = sorted(tuple(path.split("/")) for path in flatten_mutations(mutations))
+    return tag_with_values(original_tag, config, flatten_mutations(mutations))
+
+
+def tag_with_values(
+    original_tag: str, config: Mapping[str, JsonValue], paths: Iterable[str]
+) -> str:
+    """`perturbed_tag` naming the values at `paths` ('/'-joined)."""
+    keys_by_path = sorted(tuple(path.split("/")) for path in paths)
     pairs = (
-        f"{_clean_value(keys[-1])}={_clean_value(lookup(config, list(keys))[1])}" for keys in paths
+        f"{_clean_value(keys[-1])}={_clean_value(lookup(config, list(keys))[1])}"
+        for keys in keys_by_path
     )
     return f"{original_tag}{PERTURBED}[{','.join(pairs)}]"
 
@@ -653,6 +1036,29 @@ def assign(config: JsonDict, keys: Sequence[str], value: JsonValue) -> None:
             node[key] = child
         node = child
     node[keys[-1]] = value
+
+
+def _exploiting(
+    member: PopulationMember, donor: PopulationMember, config: JsonDict
+) -> PopulationMember:
+    """The exploiting trial's member: the new config, and the donor's
+    times, since restoring the donor's checkpoint moves its clock there."""
+    return msgspec.structs.replace(
+        member,
+        config=config,
+        last_perturbation_time=donor.last_perturbation_time,
+        last_train_time=donor.last_train_time,
+    )
+
+
+def _iteration_of(trials: Mapping[str, TrialState] | None, trial_id: str) -> int | None:
+    """The training iteration of the trial's last recorded result, as
+    Ray's policy line has it; None when the trials are not known."""
+    if trials is None:
+        return None
+    trial = trials.get(trial_id)
+    iteration = None if trial is None else trial.last_result.get(_ITERATION, 0)
+    return int(iteration) if is_int(iteration) else 0
 
 
 def _new_member(trial: TrialState) -> PopulationMember:

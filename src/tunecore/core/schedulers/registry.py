@@ -12,6 +12,7 @@ from tunecore.core.schedulers.hyperband import HyperBandScheduler
 from tunecore.core.schedulers.median import MedianStoppingRule
 from tunecore.core.schedulers.pb2 import PB2
 from tunecore.core.schedulers.pbt import PopulationBasedTraining
+from tunecore.core.schedulers.pbt_replay import PopulationBasedTrainingReplay
 from tunecore.core.schedulers.resource_changing import ResourceChangingScheduler
 from tunecore.core.search.domains import SamplingDomain
 
@@ -54,6 +55,15 @@ SCHEDULERS = Registry(
             settable=_POPULATION,
         ),
         Entry("pb2", PB2, ("pb2",), settable=_POPULATION),
+        # Ray's constructor reads the policy file (the core reads no file):
+        # `create_scheduler` builds through it, a snapshot stores the struct.
+        Entry(
+            "pbt_replay",
+            "tunecore.schedulers.pbt_replay:PopulationBasedTrainingReplay",
+            ("pbt_replay",),
+            stored_as=PopulationBasedTrainingReplay,
+            in_cli=False,
+        ),
         Entry(
             "resource_changing",
             ResourceChangingScheduler,

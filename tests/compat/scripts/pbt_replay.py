@@ -1,0 +1,101 @@
+# mypy: ignore-errors
+"""Replaying a PBT run's schedule with `PopulationBasedTrainingReplay`.
+
+Follows Ray Tune's PBT guide and the `PopulationBasedTrainingReplay` API
+page: a PBT run (`log_config=True`, the default) writes
+`pbt_policy_<trial_id>.txt` into the experiment directory, and a second run
+with `PopulationBasedTrainingReplay(policy_file)` trains one trial along
+that schedule of configs, at a smoke-test size.
+"""
+
+import json
+import os
+import tempfile
+
+import ray
+
+import tunecore as tune
+from tunecore.schedulers import PopulationBasedTraining, PopulationBasedTrainingReplay
+
+
+def train_fn(config):
+    """Gains `lr` per step: the trials with a small lr clone the others."""
+    step, score = 0, 0.0
+    checkpoint = tune.get_checkpoint()
+    if checkpoint:
+        with checkpoint.as_directory() as checkpoint_dir:
+            with open(os.path.join(checkpoint_dir, "state.json")) as f:
+                state = json.load(f)
+        step, score = state["step"], state["score"]
+    while True:
+        step += 1
+        score += config["lr"]
+        with tempfile.TemporaryDirectory() as tmpdir:
+            with open(os.path.join(tmpdir, "state.json"), "w") as f:
+                json.dump({"step": step, "score": score}, f)
+            tune.report(
+                {"score": score, "cur_lr": config["lr"]},
+                checkpoint=tune.Checkpoint.from_directory(tmpdir),
+            )
+
+
+ray.init(num_cpus=2)
+
+pbt = PopulationBasedTraining(
+    time_attr="training_iteration",
+    perturbation_interval=2,
+    quantile_fraction=0.5,
+    hyperparam_mutations={"lr": [0.1, 0.2, 0.3, 0.4, 0.5]},
+)
+results = tune.Tuner(
+    train_fn,
+    run_config=tune.RunConfig(name="pbt_test", stop={"training_iteration": 10}, verbose=0),
+    tune_config=tune.TuneConfig(scheduler=pbt, metric="score", mode="max"),
+    param_space={"lr": tune.grid_search([0.1, 0.2, 0.3, 0.4])},
+).fit()
+assert not results.errors
+
+# The schedule of the trial exploited most often.
+policy_files = [
+    os.path.join(results.experiment_path, name)
+    for name in os.listdir(results.experiment_path)
+    if name.startswith("pbt_policy_")
+]
+assert policy_files, "PBT exploited no trial"
+policy_file = max(policy_files, key=lambda path: len(open(path).readlines()))
+with open(policy_file) as f:
+    lines = [json.loads(line) for line in f]
+# The schedule is the chain of exploits that led to the trial's state, read
+# from the last line back while each line is the exploit of the previous
+# line's donor (Ray's replay reads the file so).
+schedule = [lines[-1]]
+for line in reversed(lines[:-1]):
+    if line[0] != schedule[0][1]:
+        break
+    schedule.insert(0, line)
+print(f"Replaying {policy_file}: {len(schedule)} changes")
+
+replay = PopulationBasedTrainingReplay(policy_file)
+tuner = tune.Tuner(
+    train_fn,
+    run_config=tune.RunConfig(stop={"training_iteration": 10}, verbose=0),
+    tune_config=tune.TuneConfig(scheduler=replay),
+)
+replayed = tuner.fit()
+
+assert len(replayed) == 1
+result = replayed[0]
+assert result.error is None
+# It started with the config the schedule starts from and took each new
+# config in turn, ending with the last one.
+history = result.metrics_dataframe
+lrs_in_order = [
+    lr for i, lr in enumerate(history["cur_lr"]) if i == 0 or lr != history["cur_lr"][i - 1]
+]
+expected = [schedule[0][4]["lr"]]
+for line in schedule:
+    if line[5]["lr"] != expected[-1]:
+        expected.append(line[5]["lr"])
+assert lrs_in_order[0] == expected[0]
+assert set(lrs_in_order) <= set(expected), (lrs_in_order, expected)
+assert result.config == schedule[-1][5]

@@ -144,9 +144,21 @@ def test_every_page_of_a_finished_asha_experiment(browser: Any, asha_dashboard: 
     assert page.locator("#decision-rungs line.cutoff").count() >= 1
     screenshot(page, "dashboard-decisions")
 
-    # Parameters: a line per trial with the metric, a dot per trial.
+    # Parameters: each one's importance (|Spearman's rho| with the best
+    # value), a line per trial with the metric, a dot per trial.
     open_tab(page, "params")
     page.wait_for_selector("polyline.parallel-line")
+    bars = page.locator("rect.importance-bar")
+    shown_importance = {
+        bars.nth(i).get_attribute("data-param"): float(
+            bars.nth(i).get_attribute("data-value") or ""
+        )
+        for i in range(bars.count())
+    }
+    scored = [row for row in table["rows"] if row[5] is not None]
+    for index, name in enumerate(table["params"]):
+        rho = pearson(ranks([row[7][index] for row in scored]), ranks([row[5] for row in scored]))
+        assert shown_importance[name] == pytest.approx(abs(rho), abs=1e-9)
     assert page.locator("polyline.parallel-line").count() == 24
     assert page.locator("circle.scatter-dot").count() == 24
     screenshot(page, "dashboard-parameters")
@@ -161,6 +173,28 @@ def test_every_page_of_a_finished_asha_experiment(browser: Any, asha_dashboard: 
     assert rows.first.locator("td").nth(1).inner_text() == "24"
     screenshot(page, "dashboard-whatif")
     page.close()
+
+
+def ranks(values: list[float]) -> list[float]:
+    """Each value's rank from 0, ties sharing their mean rank."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    out = [0.0] * len(values)
+    start = 0
+    while start < len(order):
+        end = start
+        while end + 1 < len(order) and values[order[end + 1]] == values[order[start]]:
+            end += 1
+        for k in range(start, end + 1):
+            out[order[k]] = (start + end) / 2
+        start = end + 1
+    return out
+
+
+def pearson(xs: list[float], ys: list[float]) -> float:
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
+    sxx, syy = sum((x - mx) ** 2 for x in xs), sum((y - my) ** 2 for y in ys)
+    return sxy / math.sqrt(sxx * syy)
 
 
 def timeline(dashboard: Dashboard, trial_id: str) -> list[dict[str, Any]]:

@@ -430,12 +430,84 @@ async function loadParams() {
   const data = await getJson('/api/trials');
   state.trials = data;
   const rows = data.rows.filter(r => r[5] !== null);
+  drawImportance(data, rows);
   drawParallel(data, rows);
   const select = document.getElementById('scatter-param');
   const current = select.value;
   select.replaceChildren(...data.params.map(p => el('option', {value: p}, p)));
   select.value = current || data.params[0] || '';
   drawScatter(data, rows, data.params.indexOf(select.value));
+}
+
+// How much of the best value's spread each hyperparameter explains: for a
+// numeric one |Spearman's rho| (rank correlation, so any monotone effect
+// counts, on a log scale or not), for a categorical one the correlation
+// ratio eta^2 (the share of the variance between its values' groups).
+// Both lie in [0, 1]; a constant parameter explains nothing.
+function importance(values, scores) {
+  const pairs = values.map((v, i) => [v, scores[i]]).filter(p => p[0] !== null && p[1] !== null);
+  if (pairs.length < 3) return null;
+  if (pairs.every(p => typeof p[0] === 'number')) {
+    const rx = ranks(pairs.map(p => p[0])), ry = ranks(pairs.map(p => p[1]));
+    return Math.abs(pearson(rx, ry));
+  }
+  const mean = pairs.reduce((sum, p) => sum + p[1], 0) / pairs.length;
+  const total = pairs.reduce((sum, p) => sum + (p[1] - mean) ** 2, 0);
+  if (total === 0) return 0;
+  const groups = new Map();
+  for (const [v, y] of pairs) {
+    const key = String(v);
+    const group = groups.get(key) || [0, 0];
+    groups.set(key, [group[0] + y, group[1] + 1]);
+  }
+  let between = 0;
+  for (const [sum, count] of groups.values()) between += count * (sum / count - mean) ** 2;
+  return between / total;
+}
+
+function ranks(values) {
+  const order = values.map((v, i) => [v, i]).sort((a, b) => a[0] - b[0]);
+  const out = new Array(values.length);
+  for (let i = 0; i < order.length;) {
+    let j = i;
+    while (j + 1 < order.length && order[j + 1][0] === order[i][0]) j++;
+    for (let k = i; k <= j; k++) out[order[k][1]] = (i + j) / 2;  // ties share their mean rank
+    i = j + 1;
+  }
+  return out;
+}
+
+function pearson(xs, ys) {
+  const n = xs.length;
+  const mx = xs.reduce((a, b) => a + b, 0) / n, my = ys.reduce((a, b) => a + b, 0) / n;
+  let sxy = 0, sxx = 0, syy = 0;
+  for (let i = 0; i < n; i++) {
+    sxy += (xs[i] - mx) * (ys[i] - my);
+    sxx += (xs[i] - mx) ** 2;
+    syy += (ys[i] - my) ** 2;
+  }
+  return sxx === 0 || syy === 0 ? 0 : sxy / Math.sqrt(sxx * syy);
+}
+
+function drawImportance(data, rows) {
+  const box = document.getElementById('importance');
+  const scores = rows.map(r => r[5]);
+  const found = data.params.map((p, i) => [p, importance(rows.map(r => r[7][i]), scores)])
+    .filter(p => p[1] !== null).sort((a, b) => b[1] - a[1]);
+  if (found.length === 0) { box.replaceChildren(el('p', {}, 'needs three trials with the metric')); return; }
+  const width = 760, bar = 22, left = 180;
+  const chart = svg('svg', {width, height: 10 + bar * found.length});
+  found.forEach(([name, value], i) => {
+    const y = 5 + i * bar;
+    chart.append(svg('text', {x: left - 6, y: y + 15, 'text-anchor': 'end'}, name));
+    const rect = svg('rect', {x: left, y, width: Math.max(1, value * (width - left - 60)), height: bar - 6,
+      fill: PALETTE[0], class: 'importance-bar'});
+    rect.dataset.param = name;
+    rect.dataset.value = String(value);
+    chart.append(rect);
+    chart.append(svg('text', {x: left + value * (width - left - 60) + 6, y: y + 15}, value.toFixed(2)));
+  });
+  box.replaceChildren(chart);
 }
 
 function axisOf(values) {

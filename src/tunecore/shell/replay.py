@@ -8,9 +8,10 @@ and the same command stream. With `verify` it checks each snapshot it passes
 `ReplayMismatchError` naming the first record where they differ.
 `rebuild` is the fast path a resume takes: the newest snapshot that is
 sealed to this log and decodes (`tunecore.shell.journal`), then only the
-events after it. A snapshot whose seal does not match the log is ignored
-with a warning, by replay too; one without a seal (an older tunecore's) is
-still compared with the replayed state by `verify`.
+events after it; `latest` reads a log and takes that path. A snapshot
+whose seal does not match the log is ignored with a warning, by replay
+too; one without a seal (an older tunecore's) is still compared with the
+replayed state by `verify`.
 
 States decode with the built-in schedulers and searchers; an experiment run
 with a policy type of the user's own passes `kind`,
@@ -110,6 +111,19 @@ def replay(
         if replayed.records in checkpoints:
             _verify(replayed, snapshots, contents, kind)
     return replayed
+
+
+def latest(
+    experiment_dir: str | Path, *, quiet: bool = False, kind: SnapshotKind = BUILTIN
+) -> Replayed:
+    """The state after the last event of `experiment_dir`'s log, read as
+    `replay` reads it, but stepped from the newest usable snapshot on
+    (`rebuild`): what a reader that only wants the state now (`tunecore
+    status`) needs, at a cost that does not grow with the events the
+    snapshot already covers. `~` is expanded."""
+    experiment_dir = Path(experiment_dir).expanduser()
+    covered = SnapshotStore(experiment_dir).covered()
+    return rebuild(read_log(experiment_dir, quiet=quiet, covered=covered), experiment_dir, kind)
 
 
 def rebuild(

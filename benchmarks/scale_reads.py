@@ -207,6 +207,7 @@ def read(what: str, sweep: str, directory: Path) -> dict[str, Any]:
     import tunecore  # noqa: PLC0415 - imported before the clock
     from tunecore.cli import main as cli  # noqa: PLC0415
 
+    _ = tunecore.ResultGrid, tunecore.Tuner  # the package imports a name at its first use
     out: dict[str, Any] = {}
     if what == RESTORE:
         return restore(sweep, directory)

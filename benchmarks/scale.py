@@ -36,7 +36,8 @@ times and RSS are not comparable) and ranks the allocation sites alive when
 Run with `python -m benchmarks.scale [--quick] [--tracemalloc]` or
 `python -m benchmarks scale [...]` (Linux: `/proc/self/statm`). Then, unless
 `--skip-reads`, the reads of finished experiments of 1,000 to 100,000
-trials (`benchmarks.scale_reads`; `--reads-only` runs them alone).
+trials (`benchmarks.scale_reads`, which takes the flags this module does
+not know; `--reads-only` runs them alone).
 """
 
 from __future__ import annotations
@@ -468,7 +469,9 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--child", nargs=2, metavar=("SWEEP", "TRIALS"), help=argparse.SUPPRESS)
     parser.add_argument("--max-t", type=int, default=100, help=argparse.SUPPRESS)
     parser.add_argument("--warm-up", type=int, default=5_000, help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
+    args, reads_argv = parser.parse_known_args(argv)
+    if reads_argv and args.skip_reads:
+        parser.error(f"unrecognized arguments: {' '.join(reads_argv)}")
     if args.child is not None:
         sweep, trials = args.child
         child(sweep, int(trials), args.max_t, args.warm_up, args.tracemalloc)
@@ -481,7 +484,8 @@ def main(argv: Sequence[str]) -> int:
         from benchmarks import scale_reads  # noqa: PLC0415 - it imports this module
 
         print()
-        ok = scale_reads.main(["--quick"] if args.quick else []) == 0 and ok
+        reads_argv += ["--quick"] if args.quick else []
+        ok = scale_reads.main(reads_argv) == 0 and ok
     return 0 if ok else 1
 
 

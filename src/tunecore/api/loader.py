@@ -21,6 +21,7 @@ from pathlib import Path
 from tunecore.core.experiment import ExperimentState
 from tunecore.core.experiment.snapshot import BUILTIN, SnapshotKind
 from tunecore.model import TrialState
+from tunecore.shell.collector import collector_paused
 from tunecore.shell.eventlog import read_log
 from tunecore.shell.remote import StoredExperiment, is_stored, open_stored
 from tunecore.shell.replay import rebuild
@@ -47,12 +48,15 @@ def load_experiment(
     """Read the experiment in `path` (`~` expanded), or at a URI (or a path
     in `storage_filesystem`). `kind` decodes a scheduler or searcher type
     of the user's own, as for `replay`."""
-    stored = open_stored(path, storage_filesystem) if is_stored(path, storage_filesystem) else None
-    directory = stored.local if stored is not None else Path(path).expanduser().resolve()
-    contents = read_log(directory, quiet=True)
-    state = rebuild(contents, directory, kind).state
-    dirs = _trial_dirs(directory, state.trials.values())
-    return LoadedExperiment(directory, state, dirs, stored)
+    with collector_paused():
+        stored = (
+            open_stored(path, storage_filesystem) if is_stored(path, storage_filesystem) else None
+        )
+        directory = stored.local if stored is not None else Path(path).expanduser().resolve()
+        contents = read_log(directory, quiet=True)
+        state = rebuild(contents, directory, kind).state
+        dirs = _trial_dirs(directory, state.trials.values())
+        return LoadedExperiment(directory, state, dirs, stored)
 
 
 def _trial_dirs(directory: Path, trials: Iterable[TrialState]) -> dict[str, Path]:

@@ -2,7 +2,8 @@
 does each read stay fast, and its cost per trial flat, as the experiment grows?
 
     python -m benchmarks scale_reads [--quick] [--sizes 1000,10000,100000]
-        [--restore-sizes 1000,10000] [--searcher-trials 200,1000] [--cache DIR]
+        [--restore-sizes 1000,10000,100000] [--finished-sizes 1000,10000]
+        [--searcher-trials 200,1000] [--cache DIR]
 
 The experiments (built once, kept under `--cache` between runs, keyed by
 tunecore's version):
@@ -309,6 +310,9 @@ class Sizes:
     trials: tuple[int, ...]
     restore_trials: tuple[int, ...]
     searcher_trials: tuple[int, ...]
+    finished_trials: tuple[int, ...] = ()
+    """The sizes of the finished in-process experiments restored (building
+    one runs every trial in-process: 100,000 take some 10 minutes)."""
 
 
 def cache_root(cache: str | None) -> Path:
@@ -371,8 +375,8 @@ def run(sizes: Sizes, cache: str | None) -> tuple[str, bool]:
                 continue
             for what in READS:
                 results[what, sweep, trials] = measure(what, sweep, trials, directory)
-    for sweep in (KILLED, FINISHED):
-        for trials in sizes.restore_trials:
+    for sweep, restored in ((KILLED, sizes.restore_trials), (FINISHED, sizes.finished_trials)):
+        for trials in restored:
             directory, built = ensure_built(sweep, trials, root)
             builds[sweep, trials] = built
             if not isinstance(built, str):
@@ -628,6 +632,7 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--quick", action="store_true", help="100 and 1,000 trials, a smoke run")
     parser.add_argument("--sizes", type=_sizes, default=(1_000, 10_000, 100_000))
     parser.add_argument("--restore-sizes", type=_sizes, default=None)
+    parser.add_argument("--finished-sizes", type=_sizes, default=None)
     parser.add_argument("--searcher-trials", type=_sizes, default=(200, 1_000))
     parser.add_argument("--cache", default=None, help="where built experiments are kept")
     parser.add_argument("--build", nargs=3, metavar=("SWEEP", "N", "DIR"), help=argparse.SUPPRESS)
@@ -646,7 +651,8 @@ def main(argv: Sequence[str]) -> int:
     trials = (100, 1_000) if args.quick else args.sizes
     restore_trials = args.restore_sizes if args.restore_sizes is not None else trials
     searcher_trials = (50, 200) if args.quick else args.searcher_trials
-    table, ok = run(Sizes(trials, restore_trials, searcher_trials), args.cache)
+    finished = args.finished_sizes if args.finished_sizes is not None else restore_trials
+    table, ok = run(Sizes(trials, restore_trials, searcher_trials, finished), args.cache)
     print(table)
     return 0 if ok else 1
 

@@ -154,3 +154,21 @@ def test_a_read_that_raises_turns_the_collector_back_on(tmp_path: Path) -> None:
     with pytest.raises(LogError):
         latest(tmp_path)
     assert gc.isenabled()
+
+
+def test_from_path_finds_trial_directories_without_a_stat_per_trial(
+    experiment: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One listing of the experiment directory, not a `stat` per trial
+    (0.35 s of `from_path` at 100,000 trials)."""
+    calls = [0]
+    real = Path.is_dir
+
+    def counted(self: Path, *args: Any, **kwargs: Any) -> bool:
+        calls[0] += 1
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "is_dir", counted)
+    grid = tunecore.ResultGrid.from_path(experiment)
+    assert calls[0] < TRIALS
+    assert all(Path(result.path).is_dir() for result in grid)

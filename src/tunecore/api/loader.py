@@ -67,10 +67,19 @@ def _trial_dirs(directory: Path, trials: Iterable[TrialState]) -> dict[str, Path
         dirs = {t.trial_id: directory / storage.trial_dirname(t.spec) for t in trials}
     else:
         dirs = {t.trial_id: directory / t.trial_id for t in trials}
-    missing = {trial_id for trial_id, path in dirs.items() if not path.is_dir()}
+    present = _subdirectories(directory)
+    missing = {trial_id for trial_id, path in dirs.items() if path.name not in present}
     if missing:
         dirs.update(_named_by_results(directory, missing))
     return dirs
+
+
+def _subdirectories(directory: Path) -> set[str]:
+    """The names of `directory`'s subdirectories (symlinks followed, as
+    `Path.is_dir` does), from one listing rather than a `stat` per trial:
+    a trial's directory name is one path component (`safe_name`)."""
+    with os.scandir(directory) as entries:
+        return {entry.name for entry in entries if entry.is_dir()}
 
 
 def _named_by_results(directory: Path, trial_ids: set[str]) -> dict[str, Path]:

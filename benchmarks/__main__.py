@@ -32,6 +32,7 @@ from benchmarks import (
     host_turnover,
     ray_floor,
     scale,
+    scale_reads,
     search_overhead,
     search_quality,
     simulate_asha,
@@ -48,6 +49,7 @@ COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "search_overhead": search_overhead.main,
     "vs_optuna": vs_optuna.main,
     "scale": scale.main,
+    "scale_reads": scale_reads.main,
     "ray_floor": ray_floor.main,
     "host_turnover": host_turnover.main,
 }

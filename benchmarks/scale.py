@@ -34,7 +34,10 @@ times and RSS are not comparable) and ranks the allocation sites alive when
 `fit()` returns by their growth per trial, largest size against smallest.
 
 Run with `python -m benchmarks.scale [--quick] [--tracemalloc]` or
-`python -m benchmarks scale [...]` (Linux: `/proc/self/statm`).
+`python -m benchmarks scale [...]` (Linux: `/proc/self/statm`). Then, unless
+`--skip-reads`, the reads of finished experiments of 1,000 to 100,000
+trials (`benchmarks.scale_reads`, which takes the flags this module does
+not know; `--reads-only` runs them alone).
 """
 
 from __future__ import annotations
@@ -457,16 +460,32 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument(
         "--tracemalloc", action="store_true", help="trace the Python heap (slow runs)"
     )
+    parser.add_argument(
+        "--skip-reads", action="store_true", help="leave out the reads (benchmarks.scale_reads)"
+    )
+    parser.add_argument(
+        "--reads-only", action="store_true", help="only the reads (benchmarks.scale_reads)"
+    )
     parser.add_argument("--child", nargs=2, metavar=("SWEEP", "TRIALS"), help=argparse.SUPPRESS)
     parser.add_argument("--max-t", type=int, default=100, help=argparse.SUPPRESS)
     parser.add_argument("--warm-up", type=int, default=5_000, help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
+    args, reads_argv = parser.parse_known_args(argv)
+    if reads_argv and args.skip_reads:
+        parser.error(f"unrecognized arguments: {' '.join(reads_argv)}")
     if args.child is not None:
         sweep, trials = args.child
         child(sweep, int(trials), args.max_t, args.warm_up, args.tracemalloc)
         return 0
-    table, ok = run(args.quick, args.tracemalloc)
-    print(table)
+    ok = True
+    if not args.reads_only:
+        table, ok = run(args.quick, args.tracemalloc)
+        print(table, flush=True)
+    if not args.skip_reads:
+        from benchmarks import scale_reads  # noqa: PLC0415 - it imports this module
+
+        print()
+        reads_argv += ["--quick"] if args.quick else []
+        ok = scale_reads.main(reads_argv) == 0 and ok
     return 0 if ok else 1
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from tunecore.core.experiment import ExperimentState
 from tunecore.core.experiment.snapshot import BUILTIN, SnapshotKind
 from tunecore.model import TrialState
+from tunecore.shell.collector import collector_paused
 from tunecore.shell.eventlog import read_log
 from tunecore.shell.mirror.remote import StoredExperiment, is_stored, open_stored
 from tunecore.shell.replay import rebuild
@@ -47,12 +48,15 @@ def load_experiment(
     """Read the experiment in `path` (`~` expanded), or at a URI (or a path
     in `storage_filesystem`). `kind` decodes a scheduler or searcher type
     of the user's own, as for `replay`."""
-    stored = open_stored(path, storage_filesystem) if is_stored(path, storage_filesystem) else None
-    directory = stored.local if stored is not None else Path(path).expanduser().resolve()
-    contents = read_log(directory, quiet=True)
-    state = rebuild(contents, directory, kind).state
-    dirs = _trial_dirs(directory, state.trials.values())
-    return LoadedExperiment(directory, state, dirs, stored)
+    with collector_paused():
+        stored = (
+            open_stored(path, storage_filesystem) if is_stored(path, storage_filesystem) else None
+        )
+        directory = stored.local if stored is not None else Path(path).expanduser().resolve()
+        contents = read_log(directory, quiet=True)
+        state = rebuild(contents, directory, kind).state
+        dirs = _trial_dirs(directory, state.trials.values())
+        return LoadedExperiment(directory, state, dirs, stored)
 
 
 def _trial_dirs(directory: Path, trials: Iterable[TrialState]) -> dict[str, Path]:
@@ -63,10 +67,19 @@ def _trial_dirs(directory: Path, trials: Iterable[TrialState]) -> dict[str, Path
         dirs = {t.trial_id: directory / storage.trial_dirname(t.spec) for t in trials}
     else:
         dirs = {t.trial_id: directory / t.trial_id for t in trials}
-    missing = {trial_id for trial_id, path in dirs.items() if not path.is_dir()}
+    present = _subdirectories(directory)
+    missing = {trial_id for trial_id, path in dirs.items() if path.name not in present}
     if missing:
         dirs.update(_named_by_results(directory, missing))
     return dirs
+
+
+def _subdirectories(directory: Path) -> set[str]:
+    """The names of `directory`'s subdirectories (symlinks followed, as
+    `Path.is_dir` does), from one listing rather than a `stat` per trial:
+    a trial's directory name is one path component (`safe_name`)."""
+    with os.scandir(directory) as entries:
+        return {entry.name for entry in entries if entry.is_dir()}
 
 
 def _named_by_results(directory: Path, trial_ids: set[str]) -> dict[str, Path]:

@@ -35,6 +35,7 @@ from tunecore.core.experiment.snapshot import BUILTIN, SnapshotKind
 from tunecore.core.results import flatten
 from tunecore.model import CheckpointRef, JsonDict, JsonValue, MetricStats, TrialState, TrialStatus
 from tunecore.model.numbers import is_number
+from tunecore.shell.collector import collector_paused
 from tunecore.shell.mirror.remote import StoredExperiment
 from tunecore.shell.storage.layout import read_result_rows
 from tunecore.shell.trainable import Checkpoint
@@ -195,8 +196,9 @@ class ResultGrid(Sequence[Result]):
         is fetched into a temporary local copy, its checkpoints stay there.
         `snapshot_kind` names a scheduler or searcher type of your own, as
         for `tunecore.replay`."""
-        loaded = load_experiment(path, snapshot_kind, storage_filesystem)
-        return cls.from_state(loaded.state, loaded.dirs, loaded.path, stored=loaded.stored)
+        with collector_paused():
+            loaded = load_experiment(path, snapshot_kind, storage_filesystem)
+            return cls.from_state(loaded.state, loaded.dirs, loaded.path, stored=loaded.stored)
 
     def __len__(self) -> int:
         return len(self._results)

@@ -23,7 +23,7 @@ from tunecore.shell.driver_state import Driver, driver_of
 from tunecore.shell.eventlog import CorruptLogError, read_header
 from tunecore.shell.interrupts import INTERRUPTED
 from tunecore.shell.progress import ProgressReporter, interrupted, unfinished_trials
-from tunecore.shell.replay import Replayed, replay
+from tunecore.shell.replay import Replayed, latest, replay
 
 
 def _show(state: ExperimentState, shown: str) -> None:
@@ -75,7 +75,7 @@ def _replayed(directory: Path, truncate: bool) -> Replayed:
 
 def status_command(args: argparse.Namespace) -> int:
     with readable(args.dir) as (directory, shown):
-        replayed = replay(directory, verify=False, keep_commands=False, quiet=True)
+        replayed = latest(directory, quiet=True)
         settings = read_header(directory).settings
         driver = (
             None if replayed.state.done else driver_of(args.dir, directory, settings.sync_period_s)

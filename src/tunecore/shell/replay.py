@@ -8,9 +8,10 @@ and the same command stream. With `verify` it checks each snapshot it passes
 `ReplayMismatchError` naming the first record where they differ.
 `rebuild` is the fast path a resume takes: the newest snapshot that is
 sealed to this log and decodes (`tunecore.shell.journal`), then only the
-events after it. A snapshot whose seal does not match the log is ignored
-with a warning, by replay too; one without a seal (an older tunecore's) is
-still compared with the replayed state by `verify`.
+events after it; `latest` reads a log and takes that path. A snapshot
+whose seal does not match the log is ignored with a warning, by replay
+too; one without a seal (an older tunecore's) is still compared with the
+replayed state by `verify`.
 
 States decode with the built-in schedulers and searchers; an experiment run
 with a policy type of the user's own passes `kind`,
@@ -43,6 +44,7 @@ from tunecore.model import (
     Rejection,
     ResultReported,
 )
+from tunecore.shell.collector import collector_paused
 from tunecore.shell.eventlog import (
     HEADER_OFFSET,
     CorruptLogError,
@@ -90,7 +92,26 @@ def replay(
 ) -> Replayed:
     """Every event from the first; see the module docstring. `~` in
     `experiment_dir` is expanded."""
-    experiment_dir = Path(experiment_dir).expanduser()
+    with collector_paused():
+        return _replay(
+            Path(experiment_dir).expanduser(),
+            verify=verify,
+            keep_commands=keep_commands,
+            truncate=truncate,
+            quiet=quiet,
+            kind=kind,
+        )
+
+
+def _replay(
+    experiment_dir: Path,
+    *,
+    verify: bool,
+    keep_commands: bool,
+    truncate: bool,
+    quiet: bool,
+    kind: SnapshotKind,
+) -> Replayed:
     snapshots = SnapshotStore(experiment_dir)
     contents = read_log(experiment_dir, truncate=truncate, quiet=quiet, covered=snapshots.covered())
     set_aside = [] if contents.quarantined is None else [contents.quarantined]
@@ -112,12 +133,31 @@ def replay(
     return replayed
 
 
+def latest(
+    experiment_dir: str | Path, *, quiet: bool = False, kind: SnapshotKind = BUILTIN
+) -> Replayed:
+    """The state after the last event of `experiment_dir`'s log, read as
+    `replay` reads it, but stepped from the newest usable snapshot on
+    (`rebuild`): what a reader that only wants the state now (`tunecore
+    status`) needs, at a cost that does not grow with the events the
+    snapshot already covers. `~` is expanded."""
+    experiment_dir = Path(experiment_dir).expanduser()
+    with collector_paused():
+        covered = SnapshotStore(experiment_dir).covered()
+        return rebuild(read_log(experiment_dir, quiet=quiet, covered=covered), experiment_dir, kind)
+
+
 def rebuild(
     contents: LogContents, experiment_dir: str | Path, kind: SnapshotKind = BUILTIN
 ) -> Replayed:
     """The state after every event of `contents`, from the newest usable
     snapshot on (commands are not kept); a snapshot whose state does not
     decode is skipped with a warning."""
+    with collector_paused():  # decoding a snapshot of 100,000 trials
+        return _rebuild(contents, experiment_dir, kind)
+
+
+def _rebuild(contents: LogContents, experiment_dir: str | Path, kind: SnapshotKind) -> Replayed:
     state, records, digest = None, 0, EMPTY_DIGEST
     store = SnapshotStore(experiment_dir)
     for snapshot in store.usable(contents):

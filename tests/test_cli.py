@@ -108,6 +108,19 @@ def interrupts(config: dict[str, object]) -> None:
 
 INTERRUPTED_ONCE: list[bool] = []
 
+ONE_TRIAL_INTERRUPTED = threading.Event()
+
+
+def interrupts_one_trial(config: dict[str, object]) -> None:
+    """Presses Ctrl-C after its first result in the first trial only (the
+    test clears ONE_TRIAL_INTERRUPTED): another trial's thread raising one
+    after the run has ended would reach pytest itself."""
+    tunecore.report({"step": 1})
+    if not ONE_TRIAL_INTERRUPTED.is_set():
+        ONE_TRIAL_INTERRUPTED.set()
+        signal.raise_signal(signal.SIGINT)
+    tunecore.report({"step": 2})
+
 
 def interrupts_once(config: dict[str, object]) -> None:
     """Presses Ctrl-C after its first result the first time it runs only."""
@@ -525,7 +538,8 @@ def test_status_cannot_tell_whether_a_driver_on_another_host_runs(
 def test_status_of_an_interrupted_experiment_says_it_stopped_unfinished(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert run(tmp_path, "interrupts", "--num-samples", "2") == 130
+    ONE_TRIAL_INTERRUPTED.clear()
+    assert run(tmp_path, "interrupts_one_trial", "--num-samples", "2") == 130
     capsys.readouterr()
     line = status_line(tmp_path / "exp", capsys)
     assert line.endswith(

@@ -46,7 +46,7 @@ def tuner(tmp_path: Path, *callbacks: Callback) -> Tuner:
         scoring,
         param_space={"rate": tunecore.grid_search([0.5, 3.0])},
         tune_config=TuneConfig(metric="score", mode="max", scheduler=exploiting([0.5, 3.0])),
-        run_config=run_config(tmp_path, *callbacks, stop={"training_iteration": 10}),
+        run_config=run_config(tmp_path, *callbacks, stop={"training_iteration": 20}),
     )
 
 

@@ -86,7 +86,14 @@ for entry in sys.path:
 for name in ("tests", "benchmarks", "examples", "scripts"):
     spec = importlib.util.find_spec(name)
     places = [] if spec is None else [spec.origin or "", *(spec.submodule_search_locations or [])]
-    if any(place and Path(place).resolve().is_relative_to(repo) for place in places):
+    # (The environment may live inside the clone, `.venv`: what is installed
+    # there, such as a dependency's stray top-level `tests`, is not the clone's.)
+    if any(
+        place
+        and Path(place).resolve().is_relative_to(repo)
+        and not Path(place).resolve().is_relative_to(Path(sys.prefix).resolve())
+        for place in places
+    ):
         raise SystemExit(f"the clone's {name} is importable from {places}")
 namespace = {"__name__": "__main__"}
 for number, block in enumerate(json.load(sys.stdin), start=1):

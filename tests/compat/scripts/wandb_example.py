@@ -115,9 +115,7 @@ def tune_trainable():
             "sd": tune.uniform(0.2, 0.8),
         },
     )
-    results = tuner.fit()
-
-    return results.get_best_result().config
+    return tuner.fit()
 
 
 def offline_runs(results):
@@ -139,5 +137,7 @@ results = tune_with_setup()
 assert not results.errors
 assert len(results) == 5
 
-best_config = tune_trainable()
-assert best_config["mean"] == 1
+results = tune_trainable()
+assert not results.errors
+best = results.get_best_result()  # losses are noisy (sd up to 0.8): the lowest, not mean=1
+assert best.metrics["loss"] == min(result.metrics["loss"] for result in results)

@@ -154,16 +154,28 @@ def _install_hints(session: nox.Session, python: str, hints: list[str]) -> None:
     session.run(*pip, "check", external=True)
 
 
+def _lock_without(session: nox.Session, package: str) -> str:
+    """The lock less one package's pin, as a constraints file in the
+    session's environment. Not in `session.create_tmp()`: that points
+    TMPDIR inside the virtualenv, where Ray's workers refuse to start
+    ("temp_dir must not be child directory of virtualenv root") and
+    `ray.init` then waits for them forever."""
+    path = Path(session.virtualenv.location) / f"lock-without-{package}.txt"
+    locked = Path(LOCK).read_text(encoding="utf-8").splitlines(keepends=True)
+    path.write_text(
+        "".join(line for line in locked if not line.startswith(f"{package}==")), encoding="utf-8"
+    )
+    return str(path)
+
+
 @nox.session(python=PYTHON)
 @nox.parametrize("optuna", ["5.0.0"])
 def optuna(session: nox.Session, optuna: str) -> None:
     """OptunaSearch on the other Optuna releases it supports (`tests` runs
     the lock's own): exact resume by re-asking for every sampler Optuna
     ships, and no private Optuna API used."""
-    others = Path(session.create_tmp()) / "lock-without-optuna.txt"
-    lines = Path(LOCK).read_text(encoding="utf-8").splitlines()
-    others.write_text("\n".join(x for x in lines if not x.startswith("optuna==")), encoding="utf-8")
-    session.install("-c", str(others), "-e", ".[dev]", f"optuna=={optuna}")
+    others = _lock_without(session, "optuna")
+    session.install("-c", others, "-e", ".[dev]", f"optuna=={optuna}")
     tests = ("tests/search/test_optuna.py", "tests/test_public_apis.py")
     session.run("pytest", "-q", *tests, *session.posargs)
 
@@ -227,12 +239,7 @@ def searchers_torch(session: nox.Session) -> None:
     # botorch (Ax's) asks for pymoo, and the lock's pymoo 0.6.0 pins cma 3.2.2,
     # which the lock overrides (requirements/lock-overrides.txt) and pip
     # cannot: Ax gets whatever pymoo fits, then HEBO's pymoo goes in unchecked.
-    without_pymoo = Path(session.create_tmp()) / "lock-without-pymoo.txt"
-    locked = Path(LOCK).read_text(encoding="utf-8").splitlines(keepends=True)
-    without_pymoo.write_text(
-        "".join(line for line in locked if not line.startswith("pymoo==")), encoding="utf-8"
-    )
-    session.install("-c", str(without_pymoo), "-e", ".[dev,ax]")
+    session.install("-c", _lock_without(session, "pymoo"), "-e", ".[dev,ax]")
     session.install("-c", LOCK, "--no-deps", *HEBO_WITHOUT_ITS_PINS)
     session.run(
         "pytest", "-v", *TORCH_SEARCHER_TESTS, "-k", "hebo or ax", *session.posargs

@@ -4,8 +4,12 @@ delivers it."""
 
 from __future__ import annotations
 
+import os
 import signal
+import sys
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
 import cloudpickle
 import pytest
@@ -25,6 +29,13 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
 @pytest.fixture(scope="session")
 def ray_cluster() -> Iterator[None]:
     import ray  # noqa: PLC0415 - only the integration tests need Ray
+
+    temp = Path(os.environ.get("RAY_TMPDIR") or tempfile.gettempdir()).resolve()
+    if temp.is_relative_to(Path(sys.prefix).resolve()):
+        pytest.fail(
+            f"the temporary directory {temp} lies inside the virtualenv {sys.prefix}: "
+            "Ray's workers refuse to start there and ray.init would wait for them forever"
+        )
 
     # Ray workers do not have the tests on their path: ship the test
     # trainables by value, as a user's script in __main__ would be.

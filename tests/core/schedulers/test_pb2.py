@@ -21,8 +21,18 @@ from tunecore.core.rng import seeded
 from tunecore.core.schedulers import pb2_model
 from tunecore.core.schedulers.base import TrialScheduler, Verdict
 from tunecore.core.schedulers.pb2 import PB2, Observation, RewardChange, reward_changes
-from tunecore.model import InvalidFieldError, JsonDict, Mode, TrialState
+from tunecore.core.schedulers.pbt import CUSTOM_EXPLORE_PATH
+from tunecore.model import (
+    Decision,
+    InvalidFieldError,
+    JsonDict,
+    Mode,
+    TrialState,
+    TrialStatus,
+    ValuesDrawn,
+)
 from tunecore.model.codec import from_msgpack, to_msgpack
+from tunecore.testing import PolicyDriver
 
 from .test_pbt import make_trial, persistent
 
@@ -121,8 +131,6 @@ def test_pbts_checks_name_pb2(field: str, value: object) -> None:
 @pytest.mark.parametrize(
     ("setting", "named"),
     [
-        ({"synch": True}, "synch"),
-        ({"custom_explore_fn": lambda config: config}, "custom_explore_fn"),
         ({"hyperparam_mutations": {"lr": [0.1, 0.2]}}, "hyperparam_mutations"),
         ({"resample_probability": 0.5}, "resample_probability"),
         ({"perturbation_factors": (2.0,)}, "perturbation_factors"),
@@ -138,6 +146,61 @@ def test_what_pb2_does_not_take_is_a_type_error_naming_it(
 def test_rays_other_flags_are_accepted() -> None:
     scheduler = pb2(synch=False, log_config=False, require_attrs=False)
     assert (scheduler.log_config, scheduler.require_attrs) == (False, False)
+
+
+def synch_pb2_population(**overrides: object) -> tuple[PolicyDriver, list[str]]:
+    scheduler = pb2(time_attr="training_iteration", perturbation_interval=2, synch=True)
+    driver = PolicyDriver(msgspec.structs.replace(scheduler, **overrides), cpus=4)
+    return driver, [driver.add({"lr": lr}) for lr in (0.1, 0.2, 0.3, 0.4)]
+
+
+def test_synch_waits_at_the_barrier_then_the_model_chooses_within_bounds() -> None:
+    """Ray's PB2(synch=True): PBT's barrier, PB2's explore step."""
+    driver, ids = synch_pb2_population()
+    scores = dict(zip(ids, (1.0, 2.0, 3.0, 9.0), strict=True))
+    for trial_id in ids:
+        driver.result(trial_id, score=scores[trial_id])
+    for trial_id in ids[:3]:
+        assert driver.result(trial_id, score=scores[trial_id]) is Decision.PAUSE
+    assert driver.started() == []  # nobody ahead of the barrier runs again
+    driver.result(ids[3], score=scores[ids[3]])  # the slowest arrives: everyone moves
+    scheduler = driver.scheduler
+    assert isinstance(scheduler, PB2)
+    assert scheduler.next_sync == 4.0
+    assert len(scheduler.observations) == 4  # each trial noted at the barrier
+    worst, best = driver.trial(ids[0]), driver.trial(ids[3])
+    assert worst.exploited is not None
+    assert worst.exploited.checkpoint.path.startswith(best.trial_id)  # the best's barrier save
+    lr = worst.spec.config["lr"]
+    assert isinstance(lr, float)
+    assert 0.0 <= lr <= 1.0
+    assert sorted(driver.trial_ids(TrialStatus.RUNNING)) == sorted(ids)
+
+
+def add_note(config: JsonDict) -> JsonDict:
+    config["note"] = f"lr was {config['lr']:.3f}"
+    return config
+
+
+def test_custom_explore_fn_gets_the_models_choice_and_its_answer_is_taken() -> None:
+    """Ray's PB2 calls `custom_explore_fn` on the config its model chose;
+    the core asks for it through the shell, as for PBT."""
+    driver, ids = synch_pb2_population(custom_explore_fn=add_note)
+    for _ in range(2):
+        for trial_id, score in zip(ids, (1.0, 2.0, 3.0, 9.0), strict=True):
+            driver.result(trial_id, score=score)
+    scheduler = driver.scheduler
+    assert isinstance(scheduler, PB2)
+    wanted = scheduler.wanted()
+    assert wanted is not None
+    assert wanted.paths == (CUSTOM_EXPLORE_PATH,)
+    chosen = wanted.config["lr"]
+    assert isinstance(chosen, float)
+    assert 0.0 <= chosen <= 1.0
+    assert scheduler.explore_function is add_note
+    answer = add_note(dict(wanted.config))
+    driver._feed(ValuesDrawn(at=99.0, owner="scheduler", key=wanted.key, values=[answer]))
+    assert driver.trial(ids[0]).spec.config == answer
 
 
 # --- the data ----------------------------------------------------------------

@@ -31,8 +31,10 @@ Invariants:
   msgpack round trip.
 
 Deviations from Ray: those of PBT (see its module) and of the model (see
-`pb2_model`); `synch=True` and `custom_explore_fn` are refused;
-`log_config` writes Ray's policy files as PBT's does, and `require_attrs`
+`pb2_model`). `synch=True` and `custom_explore_fn` work as PBT's (the
+barrier, and the user's function asked through the shell with the config
+the model chose); `log_config` writes Ray's policy files as PBT's does, and
+`require_attrs`
 is accepted and changes nothing: a result without the metric fails its
 trial as with every policy. A donor with no reward change yet passes its
 config on unchanged, as in Ray.
@@ -87,30 +89,22 @@ class PB2(PopulationBasedTraining, frozen=True, kw_only=True, tag=True, omit_def
     Configuration as Ray's `PB2`: `time_attr`, `metric`, `mode`,
     `perturbation_interval`, `hyperparam_bounds` (`{"lr": [1e-4, 1e-1]}`,
     nested dicts allowed), `quantile_fraction`, `log_config`,
-    `require_attrs`, `synch` (False only), `custom_explore_fn` (None only),
-    and tunecore's `seed`, `burn_in_period` and `take_turns` (PBT's). State:
-    PBT's, `observations`, and the values `taken` this round, which started
-    at `round_time`.
+    `require_attrs`, `synch`, `custom_explore_fn` (called with the config
+    the model chose, as Ray's PB2 calls it), and tunecore's `seed`,
+    `burn_in_period` and `take_turns` (PBT's). State: PBT's,
+    `observations`, and the values `taken` this round, which started at
+    `round_time`.
     """
 
     if TYPE_CHECKING:
         hyperparam_bounds: Mapping[str, object] = {}
     else:
         hyperparam_bounds: dict[str, tuple[float, float]] = {}
-    synch: bool = False
-    custom_explore_fn: None = None
     observations: tuple[Observation, ...] = ()
     taken: tuple[tuple[float, ...], ...] = ()
     round_time: float = 0.0
 
     def __post_init__(self) -> None:
-        if self.synch:
-            raise TypeError("PB2: synch=True (synchronous PBT) is not supported; use synch=False")
-        if self.custom_explore_fn is not None:
-            raise TypeError(
-                "PB2: custom_explore_fn is not supported: a function is code, and a resumed "
-                "experiment replays every exploit from its log without it"
-            )
         for name, default in _PBT_ONLY.items():
             if getattr(self, name) != default:
                 raise TypeError(f"PB2 takes no {name} (PopulationBasedTraining's)")

@@ -32,8 +32,10 @@ def run_ahead_until(state: ExperimentState, trial_id: str) -> Horizon | None:
     checkpoint due at a frequency. None: every result waits for its answer.
     The Ray executor's run-ahead rests on this; stoppers of the user's own
     (shell) rule it out too, which the shell checks."""
+    if state.stopper is not None:
+        return None
     trial = state.trials.get(trial_id)
-    if trial is None or state.stopper is not None or trial.spec.checkpoint_policy.frequency:
+    if trial is None or trial.spec.checkpoint_policy.frequency:
         return None
     return declared_horizon(state.scheduler, trial_id)
 
@@ -41,12 +43,15 @@ def run_ahead_until(state: ExperimentState, trial_id: str) -> Horizon | None:
 def with_horizons(state: ExperimentState, commands: Sequence[Command]) -> tuple[Command, ...]:
     """`commands` with the run-ahead horizon of `state` on each that hands
     a worker training (a chain's, one per chained trial)."""
-    return tuple(_with_horizon(state, command) for command in commands)
+    if len(commands) == 1:  # most steps: a result, and its trial goes on
+        return (_with_horizon(state, commands[0]),)
+    return tuple([_with_horizon(state, command) for command in commands])
 
 
 def _with_horizon(state: ExperimentState, command: Command) -> Command:
-    if isinstance(command, ContinueTrial):  # the common case: a result goes on
-        trial_id = command.trial_id
+    kind = type(command)
+    if kind is ContinueTrial:
+        trial_id = command.trial_id  # type: ignore[union-attr]
         return ContinueTrial(trial_id=trial_id, until=run_ahead_until(state, trial_id))
     if isinstance(command, StartTrial | ResetTrial):
         return msgspec.structs.replace(command, until=run_ahead_until(state, command.trial_id))

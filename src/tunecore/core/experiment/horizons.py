@@ -40,19 +40,26 @@ def run_ahead_until(state: ExperimentState, trial_id: str) -> Horizon | None:
     return declared_horizon(state.scheduler, trial_id)
 
 
+def _continued(state: ExperimentState, command: ContinueTrial) -> ContinueTrial:
+    """The common case, inlined: a result, and its trial goes on."""
+    trial_id = command.trial_id
+    return ContinueTrial(trial_id=trial_id, until=run_ahead_until(state, trial_id))
+
+
 def with_horizons(state: ExperimentState, commands: Sequence[Command]) -> tuple[Command, ...]:
     """`commands` with the run-ahead horizon of `state` on each that hands
     a worker training (a chain's, one per chained trial)."""
     if len(commands) == 1:  # most steps: a result, and its trial goes on
-        return (_with_horizon(state, commands[0]),)
+        only = commands[0]
+        if type(only) is ContinueTrial:
+            return (_continued(state, only),)
+        return (_with_horizon(state, only),)
     return tuple([_with_horizon(state, command) for command in commands])
 
 
 def _with_horizon(state: ExperimentState, command: Command) -> Command:
-    kind = type(command)
-    if kind is ContinueTrial:
-        trial_id = command.trial_id  # type: ignore[union-attr]
-        return ContinueTrial(trial_id=trial_id, until=run_ahead_until(state, trial_id))
+    if isinstance(command, ContinueTrial):
+        return _continued(state, command)
     if isinstance(command, StartTrial | ResetTrial):
         return msgspec.structs.replace(command, until=run_ahead_until(state, command.trial_id))
     if isinstance(command, ChainTrials):

@@ -28,13 +28,16 @@ from tunecore.model import AskSearcher, Command, DrawValues
 
 
 def after_step(before: ExperimentState, after: ExperimentState) -> list[Command]:
-    """The requests the step from `before` to `after` began."""
+    """The requests the step from `before` to `after` began. An ask can
+    begin only where the searcher or the stop changed: most results leave
+    both as they were, and cost two identity tests."""
     requests: list[Command] = []
-    if after.searcher is not before.searcher:
+    searcher_changed = after.searcher is not before.searcher
+    if searcher_changed:
         _draw("searcher", after.searcher, requests)
     if after.scheduler is not before.scheduler:
         _draw("scheduler", after.scheduler, requests)
-    if after.stopping is None:
+    if after.stopping is None and (searcher_changed or before.stopping is not None):
         wanted = ask_wanted_by(after.searcher)
         if wanted is not None:
             asked = None if before.stopping is not None else ask_wanted_by(before.searcher)

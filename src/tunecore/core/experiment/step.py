@@ -768,7 +768,7 @@ class _Step:
         if self._books is not None or self.state.started_at is None:
             settled = self.books.settled()
             new_state = msgspec.structs.replace(new_state, **settled, started_at=self._started_at())
-        commands = with_horizons(new_state, self.commands) if self.commands else ()
+        commands = with_horizons(new_state, self.commands)
         requests = after_step(self.state, new_state)
         return new_state, (*commands, *requests) if requests else commands
 

@@ -465,18 +465,20 @@ class ExperimentLoop:
     # -- commands -------------------------------------------------------------
 
     def _carry_out(self, command: Command) -> None:
-        """Dispatch on the command's type (`_COMMANDS`); each acts on the
-        trial the command names, as it stands now. The rest concern the
-        whole experiment: its end, and what its policies wait for."""
-        if isinstance(command, ExperimentDone):
-            if command.error:
-                logger.error("The experiment ended early: %s", command.error)
-        elif isinstance(command, DrawValues):
-            self._draw_values(command)
-        elif isinstance(command, AskSearcher):
-            self._ask_searcher(command)
+        """Dispatch on the command's type: a trial's command acts on the
+        trial it names, as it stands now (`_COMMANDS`); the others concern
+        the whole experiment, its end and what its policies wait for
+        (`_EXPERIMENT_COMMANDS`)."""
+        for_trial = _COMMANDS.get(type(command))
+        if for_trial is None:
+            _EXPERIMENT_COMMANDS[type(command)](self, command)
         else:
-            _COMMANDS[type(command)](self, command, self.state.trials[command.trial_id])
+            trial_id: str = command.trial_id  # type: ignore[union-attr]  # every trial command has one
+            for_trial(self, command, self.state.trials[trial_id])
+
+    def _done(self, command: ExperimentDone) -> None:
+        if command.error:
+            logger.error("The experiment ended early: %s", command.error)
 
     def _draw_values(self, command: DrawValues) -> None:
         """The user's functions' values a policy waits for
@@ -757,6 +759,13 @@ _COMMANDS: dict[type[Command], _Doer] = {
     RecordExploit: handles(RecordExploit, ExperimentLoop._record_exploit),
 }
 """What the loop does for each command the core gives about a trial."""
+
+_EXPERIMENT_COMMANDS: dict[type[Command], Callable[[ExperimentLoop, Command], None]] = {
+    DrawValues: handles(DrawValues, ExperimentLoop._draw_values),
+    AskSearcher: handles(AskSearcher, ExperimentLoop._ask_searcher),
+    ExperimentDone: handles(ExperimentDone, ExperimentLoop._done),
+}
+"""What the loop does for each command about the whole experiment."""
 
 
 class _CreationOrder(Sequence[Trial]):

@@ -41,7 +41,7 @@ def run_ahead_until(state: ExperimentState, trial_id: str) -> Horizon | None:
 
 
 def _continued(state: ExperimentState, command: ContinueTrial) -> ContinueTrial:
-    """The common case, inlined: a result, and its trial goes on."""
+    """The common case: a result, and its trial goes on."""
     trial_id = command.trial_id
     return ContinueTrial(trial_id=trial_id, until=run_ahead_until(state, trial_id))
 

@@ -60,7 +60,7 @@ def experiments() -> dict[str, dict[str, Any]]:
         "fifo_sample_from": {
             "param_space": {
                 "x": tunecore.uniform(0.0, 1.0),
-                "y": tunecore.sample_from(lambda spec: spec.config.x * 2 + seeded.random()),
+                "y": tunecore.sample_from(lambda spec: float(spec.config.x) * 2 + seeded.random()),
             },
             "tune_config": TuneConfig(metric="loss", mode="min", num_samples=12, seed=1),
             "max_iterations": 6,
@@ -88,7 +88,7 @@ def experiments() -> dict[str, dict[str, Any]]:
                 scheduler=PopulationBasedTraining(
                     perturbation_interval=2,
                     hyperparam_mutations={"rate": lambda: seeded.uniform(0.5, 4.0)},
-                    custom_explore_fn=lambda config: {**config, "x": config["x"] * 0.9},
+                    custom_explore_fn=lambda config: {**config, "x": float(config["x"]) * 0.9},
                 ),
             ),
             "max_iterations": 12,

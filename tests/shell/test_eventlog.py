@@ -209,10 +209,16 @@ def test_the_digest_is_an_older_tunecores_without_requests_and_horizons() -> Non
 
     import msgspec  # noqa: PLC0415
 
-    from tunecore.model import AskSearcher, ChainTrials, ContinueTrial, DrawValues  # noqa: PLC0415
+    from tunecore.model import (  # noqa: PLC0415
+        AskSearcher,
+        ChainTrials,
+        Command,
+        ContinueTrial,
+        DrawValues,
+    )
 
     forever = ("training_iteration", float("inf"))
-    now = [
+    now: list[Command] = [
         ChainTrials(trial_id="a", then=("b",), until=(forever,)),
         ContinueTrial(trial_id="a", until=forever),
         DrawValues(owner="searcher", key=0, paths=(("x",),)),
@@ -224,7 +230,7 @@ def test_the_digest_is_an_older_tunecores_without_requests_and_horizons() -> Non
     ]
     payload = EMPTY_DIGEST + (1).to_bytes(8, "little") + msgspec.msgpack.encode(then)
     assert chain_digest(EMPTY_DIGEST, 1, now) == hashlib.blake2b(payload, digest_size=16).digest()
-    requests_only = [DrawValues(owner="scheduler", key=1, paths=())]
+    requests_only: list[Command] = [DrawValues(owner="scheduler", key=1, paths=())]
     assert chain_digest(EMPTY_DIGEST, 1, requests_only) == EMPTY_DIGEST
 
 

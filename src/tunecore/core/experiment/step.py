@@ -770,7 +770,11 @@ class _Step:
             new_state = msgspec.structs.replace(new_state, **settled, started_at=self._started_at())
         commands = with_horizons(new_state, self.commands)
         requests = after_step(self.state, new_state)
-        return new_state, (*commands, *requests) if requests else commands
+        if not requests:
+            return new_state, commands
+        if commands and isinstance(commands[-1], ExperimentDone):  # the end stays last
+            return new_state, (*commands[:-1], *requests, commands[-1])
+        return new_state, (*commands, *requests)
 
     def _started_at(self) -> float:
         """When the experiment started, for the time budget; a resume moves

@@ -54,6 +54,11 @@ class Walker(Searcher):
             self.best = self.suggested[trial_id]
 
 
+def shrink_x(config: dict[str, Any]) -> dict[str, Any]:
+    """PBT's `custom_explore_fn`: the explored config with a smaller x."""
+    return {**config, "x": config["x"] * 0.9}
+
+
 def experiments() -> dict[str, dict[str, Any]]:
     seeded = random.Random(3)
     return {
@@ -88,7 +93,7 @@ def experiments() -> dict[str, dict[str, Any]]:
                 scheduler=PopulationBasedTraining(
                     perturbation_interval=2,
                     hyperparam_mutations={"rate": lambda: seeded.uniform(0.5, 4.0)},
-                    custom_explore_fn=lambda config: {**config, "x": float(config["x"]) * 0.9},
+                    custom_explore_fn=shrink_x,
                 ),
             ),
             "max_iterations": 12,

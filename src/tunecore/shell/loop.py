@@ -11,8 +11,11 @@ same rejections; a round's records reach the file in one write, see
 `feed`) and the state is snapshotted now and then; see
 `tunecore.shell.journal`. This module decides nothing a
 pure function could: it only translates commands into calls (start an actor,
-make a checkpoint directory, append to error.txt) and completions into
-events. A rejected event (a result that raced with a stop, say) is logged
+make a checkpoint directory, append to error.txt, call the user's
+`sample_from`, ask a searcher object) and completions into events. It never
+reads the core's policies: what they wait for, and how far a worker may run
+ahead, come as commands (a taken-over state's waits, once, from
+`requests.outstanding`). A rejected event (a result that raced with a stop, say) is logged
 and skipped; a callback that raises is reported and skipped. On Ctrl-C the
 core is told the experiment was interrupted (`ExperimentInterrupted`: it
 ends at once, no trial is finished by it, so a resume runs them on), and

@@ -5,8 +5,9 @@ code (a `sample_from` in the param space, PBT's mutation functions, a
 searcher object's `suggest`), it holds the place and says what it waits
 for (`ValuesWanted`, `AskWanted`). `step` turns a wait into a command at
 the end of the step that began it (`after_step`), after the step's other
-commands (before `ExperimentDone`, which stays last); the shell answers with an event (`ValuesDrawn`, `Asked`), which
-it feeds before the answers to the step's other commands. A shell taking
+commands (before `ExperimentDone`, which stays last); the shell answers
+with an event (`ValuesDrawn`, `Asked`), which it feeds before the answers
+to the step's other commands. A shell taking
 over a state (a fresh run, a resume) starts from `outstanding`, the
 waits no command has asked yet in this process.
 

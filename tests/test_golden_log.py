@@ -16,6 +16,7 @@ import pytest
 import tunecore
 from tunecore.model import ResultReported
 from tunecore.shell.eventlog import read_log
+from tunecore.shell.journal import digested
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -30,7 +31,9 @@ def test_an_old_log_replays_to_what_it_replayed_to_when_written(
     replayed = tunecore.replay(directory)
     assert replayed.snapshots_verified >= 1  # old snapshots decode and agree
     assert replayed.records == expected["records"]
-    assert len(replayed.commands) == expected["commands"]
+    # The commands the core decided then; its requests (`DrawValues`,
+    # `AskSearcher`) became commands later, and the digest leaves them out.
+    assert len(digested([command for _, command in replayed.commands])) == expected["commands"]
     trials = replayed.state.trials.values()
     assert sorted(t.status.value for t in trials) == expected["statuses"]
     iterations = sorted(int(str(t.last_result["training_iteration"])) for t in trials)

@@ -202,6 +202,38 @@ def test_the_command_digest_is_a_chain() -> None:
     assert chain_digest(EMPTY_DIGEST, 1, [ContinueTrial(trial_id="b")]) != one
 
 
+def test_the_digest_is_an_older_tunecores_without_requests_and_horizons() -> None:
+    """Snapshots keep the digest of the commands as they were before the
+    requests and horizons became commands: an old log's still verify."""
+    import hashlib  # noqa: PLC0415
+
+    import msgspec  # noqa: PLC0415
+
+    from tunecore.model import (  # noqa: PLC0415
+        AskSearcher,
+        ChainTrials,
+        Command,
+        ContinueTrial,
+        DrawValues,
+    )
+
+    forever = ("training_iteration", float("inf"))
+    now: list[Command] = [
+        ChainTrials(trial_id="a", then=("b",), until=(forever,)),
+        ContinueTrial(trial_id="a", until=forever),
+        DrawValues(owner="searcher", key=0, paths=(("x",),)),
+        AskSearcher(key=0, trial_id="a", told=0),
+    ]
+    then = [
+        {"type": "ChainTrials", "trial_id": "a", "then": ["b"]},
+        {"type": "ContinueTrial", "trial_id": "a"},
+    ]
+    payload = EMPTY_DIGEST + (1).to_bytes(8, "little") + msgspec.msgpack.encode(then)
+    assert chain_digest(EMPTY_DIGEST, 1, now) == hashlib.blake2b(payload, digest_size=16).digest()
+    requests_only: list[Command] = [DrawValues(owner="scheduler", key=1, paths=())]
+    assert chain_digest(EMPTY_DIGEST, 1, requests_only) == EMPTY_DIGEST
+
+
 def test_replay_notices_a_snapshot_the_log_does_not_lead_to(tmp_path: Path) -> None:
     write(tmp_path)
     contents = read_log(tmp_path)

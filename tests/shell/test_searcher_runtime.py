@@ -1,5 +1,5 @@
 """`SearcherRuntime`: what the searcher object in the shell is told, and
-when it is asked."""
+what it answers to the core's `AskSearcher` commands."""
 
 from __future__ import annotations
 
@@ -13,7 +13,9 @@ from tunecore.core.schedulers.fifo import FIFOScheduler
 from tunecore.core.search.external import ExternalSearcher, Tell, TellKind
 from tunecore.model import (
     Asked,
+    AskSearcher,
     ClusterResourcesChanged,
+    Command,
     ExperimentEvent,
     Rejection,
     Resources,
@@ -54,44 +56,55 @@ class Recorder:
         self.calls.append(("added", parameters, value, error))
 
 
-def advance(state: ExperimentState, event: ExperimentEvent) -> ExperimentState:
-    outcome = step(state, event)
-    assert not isinstance(outcome, Rejection), outcome
-    return outcome[0]
+class Driven:
+    """The core stepped by hand, its `AskSearcher` commands carried out by
+    `runtime` as the loop does: each answer is stepped next."""
+
+    def __init__(self, runtime: SearcherRuntime, state: ExperimentState) -> None:
+        self.runtime = runtime
+        self.state = state
+        self.asks: list[AskSearcher] = []
+
+    def advance(self, event: ExperimentEvent) -> None:
+        outcome = step(self.state, event)
+        assert not isinstance(outcome, Rejection), outcome
+        self.state, commands = outcome
+        self._answer(commands)
+
+    def _answer(self, commands: tuple[Command, ...]) -> None:
+        for command in commands:
+            if isinstance(command, AskSearcher):
+                self.asks.append(command)
+                answer = self.runtime.ask(self.state, command, 2.0)
+                assert answer is not None
+                self.advance(answer)
 
 
-def started(runtime: SearcherRuntime) -> ExperimentState:
+def started(runtime: SearcherRuntime) -> Driven:
     config = ExperimentConfig(trainable_name="t", trial_id_prefix="p", max_pending_trials=1)
     state = new_experiment(config, FIFOScheduler(), ExternalSearcher(name="tests:Recorder"))
-    state = advance(state, ClusterResourcesChanged(at=1.0, total=Resources(cpu=1)))
-    return answer_all(runtime, state)
-
-
-def answer_all(runtime: SearcherRuntime, state: ExperimentState) -> ExperimentState:
-    while answers := runtime.answer(state, 2.0):
-        for event in answers:
-            state = advance(state, event)
-    return state
+    driven = Driven(runtime, state)
+    driven.advance(ClusterResourcesChanged(at=1.0, total=Resources(cpu=1)))
+    return driven
 
 
 def test_it_answers_each_ask_once_and_the_trial_gets_the_config() -> None:
     recorder = Recorder()
     runtime = SearcherRuntime(recorder)
-    state = started(runtime)
+    driven = started(runtime)
     # One trial runs (1 CPU), one waits (max_pending_trials=1): two asks.
     assert recorder.calls == [("suggest", "p_00000"), ("suggest", "p_00001")]
-    assert state.trials["p_00001"].spec.config == {"x": 2}
-    assert runtime.answer(state, 3.0) == []  # nothing owed: nothing asked
+    assert driven.state.trials["p_00001"].spec.config == {"x": 2}
+    assert runtime.ask(driven.state, driven.asks[-1], 3.0) is None  # asked: not again
+    assert len(recorder.calls) == 2
 
 
 def test_a_trial_from_outside_is_told_as_a_point_evaluated_elsewhere() -> None:
     recorder = Recorder()
-    runtime = SearcherRuntime(recorder)
-    state = started(runtime)
-    state = advance(state, TrialRequested(at=3.0, config={"x": 7}))
-    state = advance(state, StopRequested(at=4.0, trial_id="p_00002"))
-    state = advance(state, StopRequested(at=5.0, trial_id="p_00000"))
-    state = answer_all(runtime, state)
+    driven = started(SearcherRuntime(recorder))
+    driven.advance(TrialRequested(at=3.0, config={"x": 7}))
+    driven.advance(StopRequested(at=4.0, trial_id="p_00002"))
+    driven.advance(StopRequested(at=5.0, trial_id="p_00000"))
     assert recorder.calls[2:] == [
         ("added", {"x": 7}, None, True),
         ("complete", "p_00000", False),
@@ -102,9 +115,10 @@ def test_a_trial_from_outside_is_told_as_a_point_evaluated_elsewhere() -> None:
 def test_finish_tells_what_is_still_untold() -> None:
     recorder = Recorder()
     runtime = SearcherRuntime(recorder)
-    state = started(runtime)
-    state = advance(state, StopRequested(at=4.0, trial_id="p_00000"))
-    runtime.finish(state)
+    driven = started(runtime)
+    outcome = step(driven.state, StopRequested(at=4.0, trial_id="p_00000"))
+    assert not isinstance(outcome, Rejection)
+    runtime.finish(outcome[0])  # the experiment ended before the next ask
     assert recorder.calls[2:] == [("complete", "p_00000", False)]
 
 
@@ -124,8 +138,12 @@ def test_a_divergent_rebuild_is_named_even_after_the_points_warning() -> None:
     warm = Tell("elsewhere", TellKind.ADDED, {"score": 1.0}, {"x": 3})
     config = ExperimentConfig(trainable_name="t", trial_id_prefix="p")
     searcher = ExternalSearcher(name="tests:TakesNoPoints", prelude=(warm,))
-    state = new_experiment(config, FIFOScheduler(), searcher)
-    before = advance(state, ClusterResourcesChanged(at=1.0, total=Resources(cpu=1)))
+    outcome = step(
+        new_experiment(config, FIFOScheduler(), searcher),
+        ClusterResourcesChanged(at=1.0, total=Resources(cpu=1)),
+    )
+    assert not isinstance(outcome, Rejection)
+    before = outcome[0]
     logged = Asked(at=2.0, key=0, trial_id="p_00000", config={"x": 99})
     runtime = SearcherRuntime(TakesNoPoints())
     with pytest.warns(SearchResumeWarning, match="x=1 where the log has x=99"):

@@ -18,10 +18,12 @@ from tunecore.model.checkpoint import (
     CheckpointStorage,
 )
 from tunecore.model.commands import (
+    AskSearcher,
     ChainTrials,
     Command,
     ContinueTrial,
     DeleteCheckpoint,
+    DrawValues,
     ExperimentDone,
     PauseTrial,
     RecordExploit,
@@ -74,6 +76,7 @@ from tunecore.model.trial import (
 
 __all__ = [
     "Applied",
+    "AskSearcher",
     "Asked",
     "ChainRan",
     "ChainTrials",
@@ -87,6 +90,7 @@ __all__ = [
     "ContinueTrial",
     "Decision",
     "DeleteCheckpoint",
+    "DrawValues",
     "ExperimentDone",
     "ExperimentEvent",
     "ExperimentInterrupted",

@@ -1,18 +1,33 @@
 """Commands: what the shell must do next, in the imperative.
 
 The core only ever returns these; the shell carries them out and reports
-back with events. Tagged like events so a command stream can be logged and
-compared byte for byte.
+back with events. They are the only channel from the core to the shell:
+what a policy waits for from the user's code (`DrawValues`, `AskSearcher`,
+`ResolveResources`) and how far a worker may train on (`until`) come as
+commands too, never by the shell reading the core's state after an event.
+Tagged like events so a command stream can be logged and compared byte
+for byte (`shell.journal` digests it).
+
+`until` is the run-ahead horizon (`core.experiment.horizons`): up to where
+the trial's worker may go on producing results without waiting for the
+driver's answers; None, none. It is filled in by `step` on every command
+that hands a worker training, from the state the step ends in.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
+from typing import Literal, TypeAlias
 
 import msgspec
 
 from tunecore.model.checkpoint import CheckpointRef, CheckpointStorage
 from tunecore.model.json import JsonDict
+
+Horizon: TypeAlias = tuple[str, float]
+"""`(key, threshold)`: a scheduler decides nothing but CONTINUE on a trial's
+results until one whose flattened `key` reaches (>=) `threshold`. (Here,
+with the commands that carry it; `model.decision` gives it to the
+schedulers.)"""
 
 
 class StartTrial(msgspec.Struct, frozen=True, kw_only=True, tag=True):
@@ -20,6 +35,7 @@ class StartTrial(msgspec.Struct, frozen=True, kw_only=True, tag=True):
 
     trial_id: str
     restore_from: CheckpointRef | None = None
+    until: Horizon | None = None
 
 
 class ChainTrials(msgspec.Struct, frozen=True, kw_only=True, tag=True):
@@ -29,16 +45,19 @@ class ChainTrials(msgspec.Struct, frozen=True, kw_only=True, tag=True):
     experiment's `chain_starts`). The core keeps them from starting
     anywhere else while `trial_id` runs, and starts them first once it has
     ended: a chained trial's start then finds its results ready. A shell
-    that does not chain ignores this; the trials start as usual."""
+    that does not chain ignores this; the trials start as usual. `until`
+    holds each chained trial's run-ahead horizon, in the order of `then`."""
 
     trial_id: str
     then: tuple[str, ...]
+    until: tuple[Horizon | None, ...] = ()
 
 
 class ContinueTrial(msgspec.Struct, frozen=True, kw_only=True, tag=True, gc=False):
     """Let a RUNNING trial produce its next result."""
 
     trial_id: str
+    until: Horizon | None = None
 
 
 class SaveCheckpoint(msgspec.Struct, frozen=True, kw_only=True, tag=True, omit_defaults=True):
@@ -84,6 +103,7 @@ class ResetTrial(msgspec.Struct, frozen=True, kw_only=True, tag=True):
     config: JsonDict
     experiment_tag: str
     restore_from: CheckpointRef | None = None
+    until: Horizon | None = None
 
 
 class RecordExploit(msgspec.Struct, frozen=True, kw_only=True, tag=True):
@@ -112,6 +132,31 @@ class ResolveResources(msgspec.Struct, frozen=True, kw_only=True, tag=True):
     trial_id: str
 
 
+class DrawValues(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+    """Call the user's functions a policy holds the places of (`owner`'s
+    `ValuesWanted`: the param space's `sample_from`s for the searcher, PBT's
+    mutation functions or `custom_explore_fn` for the scheduler) at `paths`,
+    with `config` where they take one, and report their values with
+    `ValuesDrawn` under `key`. A shell that has not the functions (a restore
+    not given PBT's) answers nothing, and the policy does without."""
+
+    owner: Literal["searcher", "scheduler"]
+    key: int
+    paths: tuple[tuple[str | int, ...], ...]
+    config: JsonDict = {}
+
+
+class AskSearcher(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+    """Tell the searcher object in the shell the entries its core
+    counterpart (`ExternalSearcher`) holds untold, the first `told` of them,
+    then ask it for trial `trial_id`'s config, and report the answer with
+    `Asked` under `key` (or `SearcherFailed`)."""
+
+    key: int
+    trial_id: str
+    told: int
+
+
 class ExperimentDone(msgspec.Struct, frozen=True, kw_only=True, tag=True):
     """The experiment is over: every trial finished and nothing more will be
     suggested, or it was stopped. `error` says why when it ended badly (a
@@ -131,5 +176,7 @@ Command: TypeAlias = (
     | ResetTrial
     | RecordExploit
     | ResolveResources
+    | DrawValues
+    | AskSearcher
     | ExperimentDone
 )

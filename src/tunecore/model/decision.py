@@ -14,9 +14,11 @@ import enum
 import msgspec
 
 from tunecore.model.checkpoint import CheckpointRef
-from tunecore.model.commands import RecordExploit
+from tunecore.model.commands import Horizon, RecordExploit
 from tunecore.model.json import JsonDict
 from tunecore.model.resources import Resources
+
+__all__ = ["CONTINUE", "PAUSE", "STOP", "Decision", "Exploit", "Horizon", "Verdict"]
 
 
 class Decision(enum.StrEnum):
@@ -64,7 +66,3 @@ class Verdict(msgspec.Struct, frozen=True, kw_only=True):
 CONTINUE = Verdict(decision=Decision.CONTINUE)
 PAUSE = Verdict(decision=Decision.PAUSE)
 STOP = Verdict(decision=Decision.STOP)
-
-Horizon = tuple[str, float]
-"""`(key, threshold)`: a scheduler decides nothing but CONTINUE on a trial's
-results until one whose flattened `key` reaches (>=) `threshold`."""

@@ -3,9 +3,10 @@
 A `sample_from` in the param space and a function in PBT's
 `hyperparam_mutations` are Python code; the searcher and the scheduler in
 the core are data (they are logged and replayed). They keep the functions'
-places and say what they wait for (`ValuesWanted`); after every event the
-loop asks `UserFunctions.answer`, which calls the functions here and hands
-back a `ValuesDrawn` event. The loop logs it like any event, so replay and
+places and say what they wait for (`ValuesWanted`), which the core sends
+as a `DrawValues` command; the loop has `UserFunctions.draw` call the
+functions here and hand back a `ValuesDrawn` event. The loop logs it like
+any event, so replay and
 resume rebuild the same configs without the functions; only going on
 (`Tuner.restore`) needs them again, to draw the values not drawn yet: the
 param space's from its `param_space=` (an error naming the path says so
@@ -25,9 +26,7 @@ import copy
 import logging
 from collections.abc import Callable, Mapping
 
-from tunecore.core.experiment import ExperimentState
 from tunecore.core.schedulers.pbt import CUSTOM_EXPLORE_PATH
-from tunecore.core.search.base import ValuesWanted, wants_values
 from tunecore.core.search.domains import SampleFrom, plain_json
 from tunecore.core.search.generator import BasicVariantGenerator
 from tunecore.core.search.variants import (
@@ -37,7 +36,7 @@ from tunecore.core.search.variants import (
     with_functions,
 )
 from tunecore.core.search.view import Path
-from tunecore.model import ExperimentEvent, JsonDict, JsonValue, ValuesDrawn
+from tunecore.model import DrawValues, JsonDict, JsonValue, ValuesDrawn
 
 logger = logging.getLogger(__name__)
 
@@ -59,7 +58,6 @@ class UserFunctions:
         self._mutations = dict(mutations or {})
         self._explore = explore
         self._warned = False
-        self._asked: tuple[object, object] = (None, None)  # the policies last asked
 
     @classmethod
     def of(
@@ -89,34 +87,23 @@ class UserFunctions:
             explore if callable(explore) else None,
         )
 
-    def answer(self, state: ExperimentState, at: float) -> list[ExperimentEvent]:
-        """A `ValuesDrawn` for each policy of `state` that waits for values.
-        Policies are immutable, so one asked before (the same object: most
-        results leave the searcher as it is) is not asked again; this runs
-        after every event."""
-        events: list[ExperimentEvent] = []
-        searcher: object = state.searcher
-        if searcher is not self._asked[0]:
-            self._asked = (searcher, self._asked[1])
-            wanted = _wanted(searcher)
-            if wanted is not None:
-                values = self._space_values(wanted)
-                events.append(ValuesDrawn(at=at, owner="searcher", key=wanted.key, values=values))
-        scheduler: object = state.scheduler
-        if scheduler is not self._asked[1]:
-            self._asked = (self._asked[0], scheduler)
-            wanted = _wanted(scheduler)
-            drawn = None if wanted is None else self._mutation_values(wanted)
-            if wanted is not None and drawn is not None:
-                events.append(ValuesDrawn(at=at, owner="scheduler", key=wanted.key, values=drawn))
-        return events
+    def draw(self, command: DrawValues, at: float) -> ValuesDrawn | None:
+        """The values `command` asks for, as the event that reports them;
+        None when the functions are not here (see `_mutation_values`)."""
+        if command.owner == "searcher":
+            values: list[JsonValue] | None = self._space_values(command)
+        else:
+            values = self._mutation_values(command)
+        if values is None:
+            return None
+        return ValuesDrawn(at=at, owner=command.owner, key=command.key, values=values)
 
-    def _space_values(self, wanted: ValuesWanted) -> list[JsonValue]:
+    def _space_values(self, wanted: DrawValues) -> list[JsonValue]:
         parameters = with_functions(self._space, wanted.paths)
         plain = [_plain(parameter) for parameter in parameters]
         return call_functions(wanted.config, plain)
 
-    def _mutation_values(self, wanted: ValuesWanted) -> list[JsonValue] | None:
+    def _mutation_values(self, wanted: DrawValues) -> list[JsonValue] | None:
         """The mutation functions' values; None when they are not here (a
         restored experiment: `Tuner.restore` is not given the scheduler),
         and PBT then perturbs those values instead of resampling them.
@@ -154,11 +141,6 @@ class UserFunctions:
         if not isinstance(answer, dict):
             raise TypeError(f"{where} returned {answer!r}; it must return the config dict")
         return plain_json(where, answer)
-
-
-def _wanted(policy: object) -> ValuesWanted | None:
-    """What `policy` waits for, if it is one that can wait (`WantsValues`)."""
-    return policy.wanted() if wants_values(policy) else None
 
 
 def _plain(parameter: Parameter) -> Parameter:

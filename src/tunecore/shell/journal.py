@@ -42,7 +42,16 @@ import msgspec
 
 from tunecore.core.experiment import ExperimentState
 from tunecore.core.experiment.snapshot import encode_state
-from tunecore.model import Command, ExperimentEvent
+from tunecore.model import (
+    AskSearcher,
+    ChainTrials,
+    Command,
+    ContinueTrial,
+    DrawValues,
+    ExperimentEvent,
+    ResetTrial,
+    StartTrial,
+)
 from tunecore.model.codec import from_msgpack, to_msgpack
 from tunecore.model.storable import encoding_error
 from tunecore.shell.eventlog import EventLogWriter, LogContents
@@ -60,11 +69,34 @@ EMPTY_DIGEST = bytes(16)
 
 def chain_digest(previous: bytes, record: int, commands: Sequence[Command]) -> bytes:
     """The command digest after `record` produced `commands`: a hash chain,
-    so two runs agree on it only if every command so far was the same."""
+    so two runs agree on it only if every command so far was the same (as
+    `digested` shows them)."""
+    commands = digested(commands)
     if not commands:
         return previous
-    payload = previous + record.to_bytes(8, "little") + to_msgpack(tuple(commands))
+    payload = previous + record.to_bytes(8, "little") + to_msgpack(commands)
     return hashlib.blake2b(payload, digest_size=16).digest()
+
+
+def digested(commands: Sequence[Command]) -> tuple[Command, ...]:
+    """The commands as the digest covers them: what the core decided about
+    the trials and the experiment, as it was before the core's requests
+    (`DrawValues`, `AskSearcher`) and run-ahead horizons (`until`) became
+    commands. So the snapshots of older logs still verify; and the digest
+    loses nothing: a request's answer is an event of the log, and a horizon
+    follows from the state, which replay compares on its own. (`until`
+    set to UNSET is left out of the encoding.)"""
+    return tuple(
+        msgspec.structs.replace(command, until=msgspec.UNSET)
+        if isinstance(command, _RUN_AHEAD)
+        else command
+        for command in commands
+        if not isinstance(command, _REQUESTS)
+    )
+
+
+_REQUESTS = (DrawValues, AskSearcher)
+_RUN_AHEAD = (StartTrial, ContinueTrial, ResetTrial, ChainTrials)
 
 
 def seal(prefix_hash: hashlib.blake2b, state: bytes) -> bytes:

@@ -11,8 +11,11 @@ same rejections; a round's records reach the file in one write, see
 `feed`) and the state is snapshotted now and then; see
 `tunecore.shell.journal`. This module decides nothing a
 pure function could: it only translates commands into calls (start an actor,
-make a checkpoint directory, append to error.txt) and completions into
-events. A rejected event (a result that raced with a stop, say) is logged
+make a checkpoint directory, append to error.txt, call the user's
+`sample_from`, ask a searcher object) and completions into events. It never
+reads the core's policies: what they wait for, and how far a worker may run
+ahead, come as commands (a taken-over state's waits, once, from
+`requests.outstanding`). A rejected event (a result that raced with a stop, say) is logged
 and skipped; a callback that raises is reported and skipped. On Ctrl-C the
 core is told the experiment was interrupted (`ExperimentInterrupted`: it
 ends at once, no trial is finished by it, so a resume runs them on), and
@@ -40,11 +43,12 @@ import msgspec
 from tunecore.core import lifecycle
 from tunecore.core.dispatch import handles
 from tunecore.core.experiment import ExperimentState, Stepped, step, trials_in_order
-from tunecore.core.experiment.step import run_ahead_until
+from tunecore.core.experiment.requests import outstanding
 from tunecore.core.naming import error_entry
 from tunecore.core.results import SHOULD_CHECKPOINT, is_end_marker, iteration_of
 from tunecore.core.schedulers.resource_changing import allocation_wanted
 from tunecore.model import (
+    AskSearcher,
     ChainTrials,
     CheckpointRef,
     CheckpointSaved,
@@ -53,6 +57,7 @@ from tunecore.model import (
     Command,
     ContinueTrial,
     DeleteCheckpoint,
+    DrawValues,
     ExperimentDone,
     ExperimentEvent,
     ExperimentInterrupted,
@@ -164,6 +169,8 @@ class ExperimentLoop:
         self._interrupts = InterruptGuard()
         self._resources_of = resources_of
         self._answers: list[ExperimentEvent] = []  # fed right after their command
+        self._drawn: list[ExperimentEvent] = []  # the policies' answers: fed first
+        self._requests_owed = True  # the state's requests, carried out at the first feed
         self._store = store
         self._after_shipped = after_shipped
         self._halted: str | None = None
@@ -178,7 +185,7 @@ class ExperimentLoop:
         # function runs before the core starts it, so a callback's
         # `on_trial_start` would come after it.
         self._run_chains = run_chains
-        self._chains: dict[str, tuple[str, ...]] = {}
+        self._chains: dict[str, ChainTrials] = {}
         self._ever_chained: set[str] = set()
 
     # -- running ------------------------------------------------------------
@@ -264,19 +271,6 @@ class ExperimentLoop:
         if self._store is not None and names:
             (self._after_shipped or _at_once)(functools.partial(delete_taken, self._store, names))
 
-    def _draw_values(self, queue: deque[ExperimentEvent]) -> None:
-        """Put first what the searcher and the scheduler wait for from the
-        user's functions (`tunecore.shell.functions`) and what a searcher
-        object suggests (`tunecore.shell.searchers`): it is logged as events
-        before anything else happens."""
-        answers: list[ExperimentEvent] = []
-        if self._functions is not None:
-            answers += self._functions.answer(self.state, self._clock())
-        if self._searchers is not None:
-            answers += self._searchers.answer(self.state, self._clock())
-        if answers:
-            queue.extendleft(reversed(answers))
-
     def feed(self, events: Sequence[ExperimentEvent]) -> None:
         """Apply `events` one by one (logged first), carrying out what each
         one's commands say. `run` feeds what the executors report; a resume
@@ -295,7 +289,11 @@ class ExperimentLoop:
 
     def _feed(self, events: Sequence[ExperimentEvent]) -> None:
         queue = deque(events)
-        self._draw_values(queue)
+        if self._requests_owed:  # a fresh or resumed state may wait on the shell already
+            self._requests_owed = False
+            for request in outstanding(self.state):
+                self._carry_out(request)
+            self._queue_answers(queue)
         while queue:
             event = queue.popleft()
             if isinstance(event, CheckpointSaved):
@@ -319,10 +317,18 @@ class ExperimentLoop:
             self._observe(event)
             for command in commands:
                 self._carry_out(command)
-            if self._answers:
-                queue.extendleft(reversed(self._answers))
-                self._answers.clear()
-            self._draw_values(queue)
+            self._queue_answers(queue)
+
+    def _queue_answers(self, queue: deque[ExperimentEvent]) -> None:
+        """Put the answers to the commands just carried out first in the
+        queue, the policies' (`DrawValues`, `AskSearcher`) before the
+        trials': every log so far has them in that order (the core gives
+        the requests last, so the user's functions run in the order they
+        always did)."""
+        if self._drawn or self._answers:
+            queue.extendleft(reversed([*self._drawn, *self._answers]))
+            self._drawn.clear()
+            self._answers.clear()
 
     def _flush_log(self, journal: Journal) -> None:
         """Write the held records, with Ctrl-C held back: an interrupt
@@ -462,13 +468,35 @@ class ExperimentLoop:
     # -- commands -------------------------------------------------------------
 
     def _carry_out(self, command: Command) -> None:
-        """Dispatch on the command's type (`_COMMANDS`); each acts on the
-        trial the command names, as it stands now."""
-        if isinstance(command, ExperimentDone):
-            if command.error:
-                logger.error("The experiment ended early: %s", command.error)
+        """Dispatch on the command's type: a trial's command acts on the
+        trial it names, as it stands now (`_COMMANDS`); the others concern
+        the whole experiment, its end and what its policies wait for
+        (`_EXPERIMENT_COMMANDS`)."""
+        for_trial = _COMMANDS.get(type(command))
+        if for_trial is None:
+            _EXPERIMENT_COMMANDS[type(command)](self, command)
+        else:
+            trial_id: str = command.trial_id  # type: ignore[union-attr]  # every trial command has one
+            for_trial(self, command, self.state.trials[trial_id])
+
+    def _done(self, command: ExperimentDone) -> None:
+        if command.error:
+            logger.error("The experiment ended early: %s", command.error)
+
+    def _draw_values(self, command: DrawValues) -> None:
+        """The user's functions' values a policy waits for
+        (`tunecore.shell.functions`), if this run has the functions."""
+        drawn = None if self._functions is None else self._functions.draw(command, self._clock())
+        if drawn is not None:
+            self._drawn.append(drawn)
+
+    def _ask_searcher(self, command: AskSearcher) -> None:
+        """A searcher object's suggestion (`tunecore.shell.searchers`)."""
+        if self._searchers is None:
             return
-        _COMMANDS[type(command)](self, command, self.state.trials[command.trial_id])
+        answer = self._searchers.ask(self.state, command, self._clock())
+        if answer is not None:
+            self._drawn.append(answer)
 
     def _start(self, command: StartTrial, trial: TrialState) -> None:
         """A trial that was chained is handed to the executor before its
@@ -483,7 +511,7 @@ class ExperimentLoop:
             if restore is None:
                 return
             command = msgspec.structs.replace(command, restore_from=restore)
-        context = self._context(trial, self._path(trial) if chained else None)
+        context = self._context(trial, command.until, self._path(trial) if chained else None)
         if chained:
             self._submit(command, trial, context)
             self._dir(trial)
@@ -507,19 +535,23 @@ class ExperimentLoop:
         """Remembered for the trial's `StartTrial`, which comes next;
         ignored unless this run chains (`run_chains`)."""
         if self._run_chains:
-            self._chains[command.trial_id] = command.then
+            self._chains[command.trial_id] = command
             self._ever_chained.update(command.then)
 
     def _chained_behind(self, trial_id: str) -> list[ChainedStart]:
         """The trials chained behind `trial_id`, as its worker runs them."""
-        chain = [self.state.trials[chained] for chained in self._chains.pop(trial_id, ())]
-        return [
-            ChainedStart(trial.trial_id, trial.spec.config, self._context(trial, self._path(trial)))
-            for trial in chain
-        ]
+        chain = self._chains.pop(trial_id, None)
+        if chain is None:
+            return []
+        started: list[ChainedStart] = []
+        for chained, until in zip(chain.then, chain.until, strict=True):
+            trial = self.state.trials[chained]
+            context = self._context(trial, until, self._path(trial))
+            started.append(ChainedStart(chained, trial.spec.config, context))
+        return started
 
-    def _continue(self, _command: ContinueTrial, trial: TrialState) -> None:
-        self._executor.train(trial.trial_id, self._until(trial.trial_id))
+    def _continue(self, command: ContinueTrial, trial: TrialState) -> None:
+        self._executor.train(trial.trial_id, self._until(command.until))
 
     def _pause(self, _command: PauseTrial, trial: TrialState) -> None:
         self._hosted.discard(trial.trial_id)
@@ -614,7 +646,8 @@ class ExperimentLoop:
         if restore is None and command.restore_from is not None:
             return
         self._storage.write_params(self._dir(trial), command.config)
-        self._executor.reset(trial.trial_id, command.config, self._context(trial), restore)
+        context = self._context(trial, command.until)
+        self._executor.reset(trial.trial_id, command.config, context, restore)
 
     def _exploit_copy(
         self, checkpoint: CheckpointRef | None, trial: TrialState
@@ -670,15 +703,18 @@ class ExperimentLoop:
         """Where a trial of this experiment writes (created on first use)."""
         return self._dir(self.state.trials[trial_id])
 
-    def _until(self, trial_id: str) -> Horizon | None:
-        """How far the trial's worker may train ahead of the answers (the
-        core's `run_ahead_until`); never with stoppers of the user's own,
-        which judge each result here."""
-        return None if self._stopper is not None else run_ahead_until(self.state, trial_id)
+    def _until(self, horizon: Horizon | None) -> Horizon | None:
+        """How far a worker may train ahead of the answers: the command's
+        horizon, but never with stoppers of the user's own, which judge
+        each result here (the core does not know them)."""
+        return None if self._stopper is not None else horizon
 
-    def _context(self, trial: TrialState, directory: Path | None = None) -> TrialContext:
+    def _context(
+        self, trial: TrialState, until: Horizon | None, directory: Path | None = None
+    ) -> TrialContext:
         """What the trial's worker needs, in `directory` (made by the
-        worker) or the trial's directory, made here."""
+        worker) or the trial's directory, made here; `until` is the
+        command's run-ahead horizon."""
         stdout, stderr = self._output_files or (None, None)
         return TrialContext(
             trial_id=trial.trial_id,
@@ -686,7 +722,7 @@ class ExperimentLoop:
             trial_dir=str(self._dir(trial) if directory is None else directory),
             experiment_dir=str(self._storage.experiment_dir),
             stopping_criterion=dict(trial.spec.stopping_criterion),
-            until=self._until(trial.trial_id),
+            until=self._until(until),
             resources=trial.spec.resources,
             stdout_file=stdout,
             stderr_file=stderr,
@@ -726,6 +762,13 @@ _COMMANDS: dict[type[Command], _Doer] = {
     RecordExploit: handles(RecordExploit, ExperimentLoop._record_exploit),
 }
 """What the loop does for each command the core gives about a trial."""
+
+_EXPERIMENT_COMMANDS: dict[type[Command], Callable[[ExperimentLoop, Command], None]] = {
+    DrawValues: handles(DrawValues, ExperimentLoop._draw_values),
+    AskSearcher: handles(AskSearcher, ExperimentLoop._ask_searcher),
+    ExperimentDone: handles(ExperimentDone, ExperimentLoop._done),
+}
+"""What the loop does for each command about the whole experiment."""
 
 
 class _CreationOrder(Sequence[Trial]):

@@ -3,8 +3,9 @@
 A Ray Tune style searcher (`tunecore.search.Searcher`: Optuna, BayesOpt,
 HyperOpt, BOHB or the user's own) keeps hidden state, so it lives here in
 the shell. The core decides when to ask it and what to tell it
-(`tunecore.core.search.external`); `SearcherRuntime.answer` does both after
-every event, as `UserFunctions.answer` draws a `sample_from`'s values: it
+(`tunecore.core.search.external`) and says so with an `AskSearcher`
+command; `SearcherRuntime.ask` carries it out, as `UserFunctions.draw`
+carries out a `DrawValues`: it
 tells the object the untold entries in order (results, completions,
 points evaluated elsewhere), calls `suggest`, checks the config against
 the param space and hands back an `Asked` event for the loop to log first.
@@ -35,11 +36,17 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from tunecore.core.experiment import ExperimentState
-from tunecore.core.search.base import AskWanted, ask_wanted_by
 from tunecore.core.search.domains import SampleFrom, plain_json
 from tunecore.core.search.external import ExternalSearcher, Tell, TellKind
 from tunecore.core.search.variants import MISSING, format_path, value_at
-from tunecore.model import Asked, ExperimentEvent, InvalidFieldError, JsonDict, SearcherFailed
+from tunecore.model import (
+    Asked,
+    AskSearcher,
+    ExperimentEvent,
+    InvalidFieldError,
+    JsonDict,
+    SearcherFailed,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -98,24 +105,26 @@ class SearcherRuntime:
     def searcher(self) -> SearcherObject:
         return self._object
 
-    def answer(self, state: ExperimentState, at: float) -> list[ExperimentEvent]:
-        """The answer to the ask the state's searcher waits for, if any:
-        one `Asked` (or `SearcherFailed`) event."""
-        wanted = ask_wanted_by(state.searcher)
-        if wanted is None or wanted.key < self._asks or state.stopping is not None:
-            return []
+    def ask(
+        self, state: ExperimentState, command: AskSearcher, at: float
+    ) -> ExperimentEvent | None:
+        """The answer to `command`, asked of the object with the entries
+        `state`'s searcher holds untold: an `Asked` (or `SearcherFailed`)
+        event. None for an ask made already: a rebuilt runtime repeated it
+        from the log (`replay_ask`)."""
+        if command.key < self._asks:
+            return None
         external = external_of(state.searcher)
         assert external is not None  # only an ExternalSearcher wants an ask
         try:
-            event = self._ask(state, external, wanted, at)
+            return self._ask(state, external, command, at)
         except Exception as error:  # the user's or a package's code: any error
             logger.exception("The searcher %s failed", external.name)
             self.failure = f"{type(error).__name__}: {error}"
-            return [SearcherFailed(at=at, error=self.failure)]
-        return [event]
+            return SearcherFailed(at=at, error=self.failure)
 
     def _ask(
-        self, state: ExperimentState, external: ExternalSearcher, wanted: AskWanted, at: float
+        self, state: ExperimentState, external: ExternalSearcher, wanted: AskSearcher, at: float
     ) -> Asked:
         self._tell_pending(state, external, wanted.told)
         self._asks = wanted.key + 1

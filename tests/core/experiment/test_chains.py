@@ -9,7 +9,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.core.experiment.test_step import T0, T1, T2, T3, Run, config, searcher, starts
+from tests.core.experiment.test_step import (
+    FOREVER,
+    T0,
+    T1,
+    T2,
+    T3,
+    Run,
+    config,
+    searcher,
+    starts,
+)
 from tunecore.core.experiment import ExperimentState, new_experiment
 from tunecore.core.experiment.chains import chain_for
 from tunecore.core.schedulers.asha import ASHAScheduler
@@ -50,10 +60,10 @@ def test_trials_left_waiting_are_chained_each_just_before_its_trials_start() -> 
     run = Run(config(chain_starts=2), searcher=searcher(8))
     commands = run.cluster(cpu=2)
     assert commands[:4] == (
-        ChainTrials(trial_id=T0, then=(T2, T3)),
-        StartTrial(trial_id=T0),
-        ChainTrials(trial_id=T1, then=(T4, T5)),
-        StartTrial(trial_id=T1),
+        ChainTrials(trial_id=T0, then=(T2, T3), until=(FOREVER, FOREVER)),
+        StartTrial(trial_id=T0, until=FOREVER),
+        ChainTrials(trial_id=T1, then=(T4, T5), until=(FOREVER, FOREVER)),
+        StartTrial(trial_id=T1, until=FOREVER),
     )
     assert run.state.trials[T2].chained_behind == T0
 
@@ -75,7 +85,7 @@ def test_chained_trials_start_first_once_their_trial_ended() -> None:
     assert starts(returns(run, T4)) == [T3]  # T0's, before T1's T5: the first waiting
     assert starts(returns(run, T2)) == [T5]
     commands = returns(run, T3)
-    assert chains(commands) == [ChainTrials(trial_id=T6, then=(T7,))]
+    assert chains(commands) == [ChainTrials(trial_id=T6, then=(T7,), until=(FOREVER,))]
 
 
 def test_a_place_that_frees_takes_an_unchained_trial_then_a_chained_one() -> None:
@@ -84,7 +94,7 @@ def test_a_place_that_frees_takes_an_unchained_trial_then_a_chained_one() -> Non
     assert starts(returns(run, T0)) == [T2]
     commands = returns(run, T2)  # T3 is T1's, T1 runs: T4 comes first
     assert starts(commands) == [T4]
-    assert chains(commands) == [ChainTrials(trial_id=T4, then=(T5,))]
+    assert chains(commands) == [ChainTrials(trial_id=T4, then=(T5,), until=(FOREVER,))]
     # T4 ends while T1 runs: its own chained trial T5 comes before T3 (T1's).
     assert starts(returns(run, T4)) == [T5]
 

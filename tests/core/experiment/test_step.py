@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import msgspec
 import pytest
 
@@ -99,6 +101,8 @@ def starts(commands: tuple[Command, ...]) -> list[str]:
 
 
 T0, T1, T2, T3 = "trial_00000", "trial_00001", "trial_00002", "trial_00003"
+FOREVER = ("training_iteration", math.inf)
+"""FIFO's run-ahead horizon: a worker may train on until the trial ends."""
 
 
 # -- starting trials ---------------------------------------------------------
@@ -116,7 +120,7 @@ def test_a_finished_trial_frees_its_slot_for_the_next() -> None:
     run = Run(config(stopping_criterion={"training_iteration": 1}), searcher=searcher(3))
     run.cluster(cpu=2)
     commands = run.result(T0, training_iteration=1)
-    assert commands == (StopTrial(trial_id=T0), StartTrial(trial_id=T2))
+    assert commands == (StopTrial(trial_id=T0), StartTrial(trial_id=T2, until=FOREVER))
     assert run.status(T0) is TrialStatus.TERMINATED
 
 
@@ -325,7 +329,8 @@ def test_strict_metric_checking_can_be_turned_off() -> None:
         searcher=searcher(1),
     )
     run.cluster(cpu=1)
-    assert run.result(T0, training_iteration=1, accuracy=0.5) == (ContinueTrial(trial_id=T0),)
+    continues = (ContinueTrial(trial_id=T0, until=FOREVER),)
+    assert run.result(T0, training_iteration=1, accuracy=0.5) == continues
 
 
 def test_strict_metric_checking_spares_a_bare_done_result() -> None:
@@ -362,7 +367,7 @@ def test_a_failure_within_max_failures_restarts_from_the_newest_persistent_check
     assert isinstance(commands[0], StopTrial)
     assert commands[0].error is not None
     assert commands[0].error.startswith("Failure # 1 (occurred at ")
-    assert commands[1] == StartTrial(trial_id=T0, restore_from=saved)
+    assert commands[1] == StartTrial(trial_id=T0, restore_from=saved, until=FOREVER)
     assert run.state.trials[T0].num_failures == 1
 
 

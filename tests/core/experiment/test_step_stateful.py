@@ -18,10 +18,12 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from tests.core.experiment.policies import ListSearcher, ScriptedScheduler
 from tunecore.core import resources
 from tunecore.core.experiment import ExperimentConfig, ExperimentState, new_experiment, step
+from tunecore.core.experiment.horizons import run_ahead_until
 from tunecore.core.experiment.snapshot import ExperimentSnapshot, decode_state, encode_state
 from tunecore.core.schedulers.base import CONTINUE, PAUSE, STOP, Verdict
 from tunecore.core.schedulers.fifo import FIFOScheduler
 from tunecore.model import (
+    AskSearcher,
     ChainTrials,
     CheckpointPolicy,
     CheckpointRef,
@@ -30,6 +32,7 @@ from tunecore.model import (
     Command,
     ContinueTrial,
     DeleteCheckpoint,
+    DrawValues,
     ExperimentDone,
     ExperimentEvent,
     ExperimentInterrupted,
@@ -333,16 +336,20 @@ class ExperimentMachine(RuleBasedStateMachine):
 def check_commands(
     before: ExperimentState, after: ExperimentState, commands: tuple[Command, ...]
 ) -> None:
-    """Every command is legal for the status its trial ends the step in."""
+    """Every command is legal for the status its trial ends the step in, and
+    one that hands a worker training carries the horizon of that state."""
     for position, command in enumerate(commands):
         if isinstance(command, ExperimentDone):
             assert position == len(commands) - 1
             assert after.done
             continue
+        if isinstance(command, DrawValues | AskSearcher):
+            continue  # requests: `test_requests`
         trial = after.trials[command.trial_id]
         status = trial.status
         if isinstance(command, StartTrial | ContinueTrial | ResetTrial):
             assert status is TrialStatus.RUNNING, (command, trial)
+            assert command.until == run_ahead_until(after, command.trial_id)
         elif isinstance(command, PauseTrial):
             assert status in (TrialStatus.PAUSED, TrialStatus.TERMINATED), (command, trial)
         elif isinstance(command, StopTrial):
@@ -365,7 +372,9 @@ def check_chain(after: ExperimentState, chain: ChainTrials, following: Command) 
     """A chain comes right before its trial's start, behind a fresh trial
     of the same resources, and holds fresh waiting trials of the same
     resources, none chained elsewhere."""
-    assert following == StartTrial(trial_id=chain.trial_id)
+    assert isinstance(following, StartTrial)
+    assert following.trial_id == chain.trial_id
+    assert chain.until == tuple(run_ahead_until(after, chained) for chained in chain.then)
     head = after.trials[chain.trial_id]
     assert 0 < len(chain.then) <= after.config.chain_starts
     assert head.chained_behind is None

@@ -38,6 +38,8 @@ from tunecore.core import lifecycle, resources
 from tunecore.core.dispatch import handles
 from tunecore.core.experiment import chains
 from tunecore.core.experiment.books import Books, Queue
+from tunecore.core.experiment.horizons import with_horizons
+from tunecore.core.experiment.requests import after_step
 from tunecore.core.experiment.state import (
     ExperimentConfig,
     ExperimentState,
@@ -50,7 +52,6 @@ from tunecore.core.results import AUTOFILLED, flatten, is_end_marker
 from tunecore.core.schedulers.base import (
     ExploitsWaiting,
     TrialScheduler,
-    declared_horizon,
     waiting_exploits,
 )
 from tunecore.core.schedulers.fifo import FIFOScheduler
@@ -94,7 +95,7 @@ from tunecore.model import (
     TrialStatus,
     ValuesDrawn,
 )
-from tunecore.model.decision import CONTINUE, STOP, Horizon
+from tunecore.model.decision import CONTINUE, STOP
 from tunecore.model.numbers import is_number
 
 Stepped = tuple[ExperimentState, tuple[Command, ...]]
@@ -767,7 +768,13 @@ class _Step:
         if self._books is not None or self.state.started_at is None:
             settled = self.books.settled()
             new_state = msgspec.structs.replace(new_state, **settled, started_at=self._started_at())
-        return new_state, tuple(self.commands)
+        commands = with_horizons(new_state, self.commands)
+        requests = after_step(self.state, new_state)
+        if not requests:
+            return new_state, commands
+        if commands and isinstance(commands[-1], ExperimentDone):  # the end stays last
+            return new_state, (*commands[:-1], *requests, commands[-1])
+        return new_state, (*commands, *requests)
 
     def _started_at(self) -> float:
         """When the experiment started, for the time budget; a resume moves
@@ -841,22 +848,3 @@ go on was heard while it was judged; an interrupt is not told)."""
 
 def _reject(event: ExperimentEvent, reason: str) -> Rejection:
     return Rejection(event=type(event).__name__, reason=reason)
-
-
-def run_ahead_until(state: ExperimentState, trial_id: str) -> Horizon | None:
-    """Up to where a running trial's worker may train on without the
-    driver's answers: until a result whose flattened `key` reaches
-    `threshold`, every decision `_Step._judge` makes on the trial's
-    results is CONTINUE but for the trial's own stopping criterion
-    (`check_stop`), which the worker checks itself. That needs a scheduler
-    whose class says so itself (`schedulers.base.DecidesAt`: FIFO forever, ASHA's
-    stopping variant until the next milestone; a subclass may decide more),
-    no built-in stopper (it watches results across trials) and no
-    checkpoint due at a frequency. None: every result waits for its answer.
-    The Ray executor's run-ahead rests on this; stoppers of the user's own
-    (shell) rule it out too, which the loop checks."""
-    trial = state.trials.get(trial_id)
-    scheduler = state.scheduler
-    if trial is None or state.stopper is not None or trial.spec.checkpoint_policy.frequency:
-        return None
-    return declared_horizon(scheduler, trial_id)

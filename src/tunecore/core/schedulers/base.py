@@ -131,7 +131,7 @@ class DecidesAt(Protocol):
     whatever the other trials do, so the trial's worker may train on
     without waiting for the driver's answers (the Ray executor's run-ahead).
     Only a class that defines `decides_next_at` itself is believed: a
-    subclass may decide on other results (`core.experiment.step.run_ahead_until`
+    subclass may decide on other results (`core.experiment.horizons.run_ahead_until`
     looks the method up on the class)."""
 
     def decides_next_at(self, trial_id: str) -> Horizon | None:
@@ -144,12 +144,21 @@ def declared_horizon(scheduler: object, trial_id: str) -> Horizon | None:
     (`DecidesAt`), None when it declares none. The method is looked up on
     the class directly: a subclass that does not define it may decide on
     more results than its parent said, and an isinstance check against the
-    runtime protocol cost more than the rest of a result."""
-    decides_next_at = type(scheduler).__dict__.get("decides_next_at")
+    runtime protocol cost more than the rest of a result. (`step` asks on
+    every result, so the lookup is kept per class.)"""
+    kind = type(scheduler)
+    try:
+        decides_next_at = _DECLARED[kind]
+    except KeyError:
+        decides_next_at = _DECLARED[kind] = kind.__dict__.get("decides_next_at")
     if decides_next_at is None:
         return None
     horizon: Horizon | None = decides_next_at(scheduler, trial_id)
     return horizon
+
+
+_DECLARED: dict[type, Callable[..., Horizon | None] | None] = {}
+"""Each scheduler class's own `decides_next_at`, or None (`declared_horizon`)."""
 
 
 class TrialScheduler(Protocol):

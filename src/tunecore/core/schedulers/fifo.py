@@ -28,7 +28,7 @@ class FIFOScheduler(msgspec.Struct, FirstComeFirstServed, frozen=True, tag=True)
 
     def decides_next_at(self, trial_id: str) -> Horizon | None:
         """Never anything but CONTINUE."""
-        return (TRAINING_ITERATION, math.inf)
+        return _FOREVER
 
     def on_trial_add(self, trial: TrialState) -> Self:
         return self
@@ -49,3 +49,7 @@ class FIFOScheduler(msgspec.Struct, FirstComeFirstServed, frozen=True, tag=True)
 
     def debug_string(self) -> str:
         return "Using FIFO scheduling algorithm."
+
+
+_FOREVER: Horizon = (TRAINING_ITERATION, math.inf)
+"""FIFO's horizon for every trial, made once: `step` asks on every result."""

@@ -125,8 +125,8 @@ class HearsPauses(Protocol):
 def wants_values(policy: object) -> TypeIs[WantsValues]:
     """`isinstance(policy, WantsValues)`, answered once per policy type:
     Python 3.11 works out a runtime protocol's members again at every
-    `isinstance`, 8 us each, and the shell asks after every trial's start
-    (`shell.functions`). The protocols here are methods only, which a type
+    `isinstance`, 8 us each, and `step` asks whenever a policy changed
+    (`core.experiment.requests`). The protocols here are methods only, which a type
     has or lacks for all its instances."""
     return _type_implements(type(policy), WantsValues)
 

@@ -202,7 +202,8 @@ class BasicVariantGenerator(msgspec.Struct, frozen=True, tag=True, dict=True):
 
     def wanted(self) -> ValuesWanted | None:
         """The function values the next variant needs, if it has functions
-        and they were not given yet. (Asked after every event: a space
+        and they were not given yet. (Asked whenever the generator
+        changed, `core.experiment.requests`: a space
         without functions, where a point can add none, answers first.)"""
         if not self.space.derived or self.drawn is not UNSET or self.is_finished:
             return None

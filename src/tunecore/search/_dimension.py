@@ -18,18 +18,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from tunecore.core.search.domains import (
-    Choice,
-    LogRandInt,
-    LogUniform,
-    QLogRandInt,
-    QLogUniform,
-    QRandInt,
-    QUniform,
-    RandInt,
-    Uniform,
-    copy_json,
-)
+from tunecore.core.search import domains
+from tunecore.core.search.domains import copy_json
 from tunecore.core.search.variants import Parameter, format_path
 from tunecore.core.search.view import Path
 from tunecore.model import InvalidFieldError, JsonValue
@@ -38,8 +28,9 @@ from tunecore.search.spaces import label
 
 E = TypeVar("E")
 
-RealDomain = Uniform | QUniform | LogUniform | QLogUniform
-IntegerDomain = RandInt | LogRandInt | QRandInt | QLogRandInt
+RealDomain = domains.Uniform | domains.QUniform | domains.LogUniform | domains.QLogUniform
+IntegerDomain = domains.RandInt | domains.LogRandInt | domains.QRandInt | domains.QLogRandInt
+LogDomain = domains.LogUniform | domains.QLogUniform | domains.LogRandInt | domains.QLogRandInt
 
 
 @dataclass(frozen=True)
@@ -89,7 +80,7 @@ def dimension(parameter: Parameter, entries: Entries[E]) -> Dimension[E]:
     domain is an error naming the parameter's path."""
     name = label(parameter.path)
     domain = parameter.domain
-    if isinstance(domain, Choice):
+    if isinstance(domain, domains.Choice):
         categories = domain.categories
         if len(categories) == 1:
             return single(parameter, categories[0])
@@ -105,7 +96,7 @@ def dimension(parameter: Parameter, entries: Entries[E]) -> Dimension[E]:
         low, high = domain.low, domain.high
         if low == high:
             return single(parameter, low)
-        q = domain.q if isinstance(domain, QUniform | QLogUniform) else None
+        q = domain.q if isinstance(domain, domains.QUniform | domains.QLogUniform) else None
         entry = entries.real(name, low, high, domain)
         return Dimension(parameter, entry, _float_decoder(low, high, q), as_float)
     if modelled and isinstance(domain, IntegerDomain):
@@ -124,7 +115,7 @@ def dimension(parameter: Parameter, entries: Entries[E]) -> Dimension[E]:
 
 def log_base(domain: object) -> float | None:
     """The base of a log-scaled domain; None for any other."""
-    if isinstance(domain, LogUniform | QLogUniform | LogRandInt | QLogRandInt):
+    if isinstance(domain, LogDomain):
         return domain.base
     return None
 
@@ -163,7 +154,7 @@ def single(parameter: Parameter, value: JsonValue) -> Dimension[Any]:
 def _integer_range(domain: IntegerDomain) -> tuple[int, int, int]:
     """`(q, first, last)`: the domain's values are the multiples of q from
     `first` to `last`, both included (randint's high is exclusive)."""
-    if isinstance(domain, RandInt | LogRandInt):
+    if isinstance(domain, domains.RandInt | domains.LogRandInt):
         return 1, domain.low, domain.high - 1
     q = domain.q
     return q, -(-domain.low // q) * q, domain.high // q * q

@@ -26,7 +26,6 @@ from __future__ import annotations
 import io
 import itertools
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,7 +39,6 @@ from tunecore.core.experiment.snapshot import BUILTIN
 from tunecore.core.naming import trial_name
 from tunecore.core.results import DONE, TRAINING_ITERATION, flatten, is_end_marker
 from tunecore.core.schedulers.asha_brackets import ASHABrackets
-from tunecore.core.schedulers.base import signed
 from tunecore.core.schedulers.hyperband import HyperBandScheduler, band_plan
 from tunecore.model import (
     ExperimentEvent,
@@ -166,7 +164,8 @@ def collect(path: str | Path, metric: str | None = None, mode: Mode | None = Non
             curve.stopped = not ended_itself and not at_max_t
             judge = before.scheduler  # the bar as it stood when the result came
             if curve.stopped and curve.xs and isinstance(judge, ASHABrackets):
-                curve.cutoff = _cutoff_at(judge, curve.xs[-1], after.config.mode)
+                reached = judge.cutoffs_reached(curve.xs[-1], after.config.mode)
+                curve.cutoff = next((cut for _, cut in reached if cut is not None), None)
 
     walk(contents, BUILTIN, visit)
     if not last or "metric" not in names:
@@ -256,21 +255,6 @@ def _rungs(state: ExperimentState, curves: dict[str, TrialCurve]) -> Rungs:
             ]
         return drawn
     return {}
-
-
-def _cutoff_at(scheduler: ASHABrackets, x: float, mode: Mode | None) -> float | None:
-    """The cutoff of the rung at milestone `x` (the highest one reached at or
-    below it), as a metric value: ASHA keeps scores signed, greater better."""
-    best: tuple[float, float] | None = None
-    for bracket in scheduler.rungs:
-        for rung in bracket:
-            if rung.milestone <= x and rung.recorded and (best is None or rung.milestone > best[0]):
-                cut = rung.cutoff(scheduler.reduction_factor)
-                if cut is not None and not math.isnan(cut):
-                    best = (float(rung.milestone), cut)
-    if best is None:
-        return None
-    return signed(best[1], scheduler.mode or mode or Mode.MIN)  # signed is its own inverse
 
 
 def _pyplot() -> Any:

@@ -5,8 +5,10 @@ its end, with the outcome as an exit code (Ctrl-C included)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -110,7 +112,7 @@ def run_command(args: argparse.Namespace) -> int:
         cpus, gpus = args.cpus_per_trial, args.gpus_per_trial
         resources = {"cpu": 1.0 if cpus is None else cpus, "gpu": gpus or 0.0}
     _import_from_cwd()
-    try:
+    with _flag_errors():
         tuner = Tuner(
             args.trainable,
             param_space=space,
@@ -134,10 +136,6 @@ def run_command(args: argparse.Namespace) -> int:
                 executor=args.executor,
             ),
         )
-    except pydantic.ValidationError as error:
-        raise _flag_error(error) from None
-    except (ValueError, TypeError) as error:
-        raise CliError(str(error)) from None
     return _fit(tuner, args.command, args.trainable, args.address)
 
 
@@ -151,6 +149,18 @@ def _check_storage(storage_path: str | None, name: str | None) -> None:
     root = directory_to_make("--storage-path", given)
     if name is not None and (root / name).exists() and not (root / name).is_dir():
         raise CliError(f"--name {name}: {root / name} is a file, not a directory")
+
+
+@contextlib.contextmanager
+def _flag_errors() -> Iterator[None]:
+    """A bad flag's error as the CLI reports it: pydantic's in the flags'
+    names (`_flag_error`), any other ValueError or TypeError as it says."""
+    try:
+        yield
+    except pydantic.ValidationError as error:
+        raise _flag_error(error) from None
+    except (ValueError, TypeError) as error:
+        raise CliError(str(error)) from None
 
 
 def _flag_error(error: pydantic.ValidationError) -> CliError:
@@ -179,7 +189,7 @@ def resume_command(args: argparse.Namespace) -> int:
         experiment_to_write(directory)
     if args.trainable is not None:
         _import_from_cwd()
-    try:
+    with _flag_errors():
         tuner = Tuner.restore(
             directory,
             args.trainable,
@@ -189,10 +199,6 @@ def resume_command(args: argparse.Namespace) -> int:
             address=args.address,
             verbose=args.verbose,
         )
-    except pydantic.ValidationError as error:
-        raise _flag_error(error) from None
-    except (ValueError, TypeError) as error:
-        raise CliError(str(error)) from None
     return _fit(tuner, args.command, args.trainable, args.address)
 
 

@@ -25,31 +25,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from tunecore.core.search.domains import (
-    Choice,
-    LogRandInt,
-    LogUniform,
-    QLogRandInt,
-    QLogUniform,
-    QRandInt,
-    QUniform,
-    RandInt,
-    Uniform,
-    copy_json,
-)
-from tunecore.core.search.variants import Parameter, ParamSpace, format_path
+from tunecore.core.search.variants import ParamSpace
 from tunecore.model import InvalidFieldError, JsonValue
 from tunecore.search._dimension import Dimension as OneParameter
-from tunecore.search._dimension import (
-    as_float,
-    as_integer,
-    float_decoder,
-    index_of,
-    integer_decoder,
-    integer_range,
-    single,
-)
-from tunecore.search.spaces import label
+from tunecore.search._dimension import Entries, dimension, log_base
 
 Dimension = OneParameter[dict[str, Any]]
 """One parameter: its entry is the arguments of its Ax parameter config."""
@@ -57,7 +36,7 @@ Dimension = OneParameter[dict[str, Any]]
 
 def dimensions(space: ParamSpace) -> list[Dimension]:
     """The Ax parameter of every searched parameter (the table)."""
-    return [_dimension(parameter) for parameter in space.sampled]
+    return [dimension(parameter, _ENTRIES) for parameter in space.sampled]
 
 
 def parameter_configs(entries: list[dict[str, Any]]) -> list[Any]:
@@ -75,61 +54,6 @@ def parameter_configs(entries: list[dict[str, Any]]) -> list[Any]:
     return made
 
 
-def _dimension(parameter: Parameter) -> Dimension:
-    name = label(parameter.path)
-    domain = parameter.domain
-    if isinstance(domain, Choice):
-        categories = domain.categories
-        if len(categories) == 1:
-            return single(parameter, categories[0])
-        return Dimension(
-            parameter,
-            {
-                "kind": "choice",
-                "name": name,
-                "values": [str(i) for i in range(len(categories))],
-                "parameter_type": "str",
-                "is_ordered": False,
-            },
-            lambda index: copy_json(categories[int(index)]),
-            lambda value: str(index_of(categories, value)),
-        )
-    if isinstance(domain, Uniform | QUniform | LogUniform | QLogUniform):
-        low, high = domain.low, domain.high
-        if low == high:
-            return single(parameter, low)
-        q = domain.q if isinstance(domain, QUniform | QLogUniform) else None
-        log = isinstance(domain, LogUniform | QLogUniform)
-        return Dimension(
-            parameter,
-            _range(name, [low, high], "float", log=log),
-            float_decoder(low, high, q),
-            as_float,
-        )
-    if isinstance(domain, RandInt | LogRandInt | QRandInt | QLogRandInt):
-        q, first, last = integer_range(domain)
-        if first == last:
-            return single(parameter, first)
-        if isinstance(domain, LogRandInt | QLogRandInt):
-            entry = _range(name, [first, last], "int", log=True)
-            step = 1  # on the log scale: rounded to q in the config
-        else:
-            entry = _range(name, [first // q, last // q], "int", log=False)
-            step = q  # Ax's integer counts multiples of q
-        return Dimension(
-            parameter,
-            entry,
-            integer_decoder(step, q, first, last),
-            lambda value: as_integer(value) // step,
-        )
-    raise InvalidFieldError(
-        format_path(parameter.path),
-        domain,
-        "a domain AxSearch can model (tune.uniform, loguniform, randint, lograndint, choice "
-        "and their quantized forms: Ax has no normal parameter, as in Ray Tune)",
-    )
-
-
 def _range(name: str, bounds: list[Any], kind: str, *, log: bool) -> dict[str, Any]:
     return {
         "kind": "range",
@@ -138,6 +62,27 @@ def _range(name: str, bounds: list[Any], kind: str, *, log: bool) -> dict[str, A
         "parameter_type": kind,
         "scaling": "log" if log else "linear",
     }
+
+
+_ENTRIES = Entries[dict[str, Any]](
+    choice=lambda name, indices: {
+        "kind": "choice",
+        "name": name,
+        "values": indices,
+        "parameter_type": "str",
+        "is_ordered": False,
+    },
+    real=lambda name, low, high, domain: _range(
+        name, [low, high], "float", log=log_base(domain) is not None
+    ),
+    # Ax's integer counts multiples of q; on the log scale q rounds in the config
+    integer=lambda name, first, last, domain: _range(
+        name, [first, last], "int", log=log_base(domain) is not None
+    ),
+    refusal="a domain AxSearch can model (tune.uniform, loguniform, randint, lograndint, "
+    "choice and their quantized forms: Ax has no normal parameter, as in Ray Tune)",
+    index=str,
+)
 
 
 def native_entries(space: list[Any]) -> tuple[list[dict[str, Any]], dict[str, JsonValue]]:

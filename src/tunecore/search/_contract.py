@@ -1,11 +1,12 @@
 """The parts of Ray's searcher contract every integration checks the same way.
 
-BayesOpt and HyperOpt are the same kind of searcher to Ray Tune: one
-objective, a space of their own or the Tuner's, `points_to_evaluate` served
-first, a metric that each finished trial's result must hold. What they
-refuse, and the words they refuse it with, live here once, with the owner's
-name in each message (`BayesOptSearch.metric`, ...), so the two cannot drift
-apart. `encode_spec` and `decode_spec` are how every integration writes
+The flat-space searchers (BayesOpt, HyperOpt, Nevergrad, ZOOpt, HEBO, Ax)
+are the same kind of searcher to Ray Tune: one objective, a space of their
+own or the Tuner's, `points_to_evaluate` served first, a metric that each
+finished trial's result must hold, integer arguments (a seed, a batch
+size). What they refuse, and the words they refuse it with, live here once,
+with the owner's name in each message (`BayesOptSearch.metric`, ...), so
+they cannot drift apart. `encode_spec` and `decode_spec` are how every integration writes
 and reads its `to_spec`: a spec is a frozen msgspec struct as plain JSON, and one
 that does not decode is an error naming the searcher and the field.
 """
@@ -20,6 +21,7 @@ import msgspec
 
 from tunecore.core.search.domains import plain_json
 from tunecore.model import InvalidFieldError, JsonDict
+from tunecore.model.numbers import is_int
 
 S = TypeVar("S", bound=msgspec.Struct)
 
@@ -38,6 +40,20 @@ def check_one_metric(owner: str, metric: object) -> None:
         kind = owner.removesuffix("Search")
         raise InvalidFieldError(
             f"{owner}.metric", metric, f"one metric name: {kind} has one objective"
+        )
+
+
+def check_integer(
+    owner: str, field: str, value: object, *, minimum: int | None = None, optional: bool = False
+) -> None:
+    """An integer argument, at least `minimum` if given, or None if
+    `optional` (a seed the experiment's replaces)."""
+    if optional and value is None:
+        return
+    if not (is_int(value) and (minimum is None or value >= minimum)):
+        accepted = "an integer" if minimum is None else f"an integer >= {minimum}"
+        raise InvalidFieldError(
+            f"{owner}.{field}", value, f"{accepted}, or None" if optional else accepted
         )
 
 
@@ -122,6 +138,7 @@ def decode_spec(owner: str, spec: object, spec_type: type[S]) -> S:
 
 
 __all__ = [
+    "check_integer",
     "check_one_metric",
     "check_points",
     "decode_spec",

@@ -21,41 +21,28 @@ in its domain. A domain with a single value is a constant, not searched.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from tunecore.core.search.domains import (
-    Choice,
-    LogRandInt,
-    LogUniform,
-    QLogRandInt,
-    QLogUniform,
-    QRandInt,
-    QUniform,
-    RandInt,
-    Uniform,
-    copy_json,
-)
-from tunecore.core.search.variants import Parameter, ParamSpace, format_path
-from tunecore.model import InvalidFieldError
+from tunecore.core.search.variants import ParamSpace
 from tunecore.search._dimension import Dimension as OneParameter
 from tunecore.search._dimension import (
-    as_float,
-    as_integer,
-    float_decoder,
-    index_of,
-    integer_decoder,
-    integer_range,
-    single,
+    Entries,
+    IntegerDomain,
+    RealDomain,
+    dimension,
+    log_base,
 )
-from tunecore.search.spaces import label
 
 Dimension = OneParameter[dict[str, Any]]
 """One parameter: its entry is its HEBO parameter record (`DesignSpace.parse`'s)."""
 
+Bounded = RealDomain | IntegerDomain
+
 
 def dimensions(space: ParamSpace) -> list[Dimension]:
     """The HEBO parameter of every searched parameter (the table)."""
-    return [_dimension(parameter) for parameter in space.sampled]
+    return [dimension(parameter, _ENTRIES) for parameter in space.sampled]
 
 
 def design_space(found: list[Dimension]) -> Any:
@@ -65,50 +52,28 @@ def design_space(found: list[Dimension]) -> Any:
     return DesignSpace().parse([d.entry for d in found if d.entry is not None])
 
 
-def _dimension(parameter: Parameter) -> Dimension:
-    name = label(parameter.path)
-    domain = parameter.domain
-    if isinstance(domain, Choice):
-        categories = domain.categories
-        if len(categories) == 1:
-            return single(parameter, categories[0])
-        return Dimension(
-            parameter,
-            {"name": name, "type": "cat", "categories": [str(i) for i in range(len(categories))]},
-            lambda index: copy_json(categories[int(index)]),
-            lambda value: str(index_of(categories, value)),
-        )
-    if isinstance(domain, Uniform | QUniform | LogUniform | QLogUniform):
-        low, high = domain.low, domain.high
-        if low == high:
-            return single(parameter, low)
-        q = domain.q if isinstance(domain, QUniform | QLogUniform) else None
-        entry: dict[str, Any] = {"name": name, "type": "num", "lb": low, "ub": high}
-        if isinstance(domain, LogUniform | QLogUniform):
-            entry.update(type="pow", base=domain.base)
-        return Dimension(parameter, entry, float_decoder(low, high, q), as_float)
-    if isinstance(domain, RandInt | LogRandInt | QRandInt | QLogRandInt):
-        q, first, last = integer_range(domain)
-        if first == last:
-            return single(parameter, first)
-        if isinstance(domain, LogRandInt | QLogRandInt):
-            entry = {"name": name, "type": "pow_int", "lb": first, "ub": last, "base": domain.base}
-            step = 1  # on the log scale: rounded to q in the config
-        else:
-            entry = {"name": name, "type": "int", "lb": first // q, "ub": last // q}
-            step = q  # HEBO's integer counts multiples of q
-        return Dimension(
-            parameter,
-            entry,
-            integer_decoder(step, q, first, last),
-            lambda value: as_integer(value) // step,
-        )
-    raise InvalidFieldError(
-        format_path(parameter.path),
-        domain,
-        "a domain HEBOSearch can model (tune.uniform, loguniform, randint, lograndint, choice "
-        "and their quantized forms: HEBO has no normal parameter, as in Ray Tune)",
-    )
+def _bounded(linear: str, logarithmic: str) -> Callable[[str, float, float, Bounded], Any]:
+    """A numeric parameter's record: of type `linear`, or `logarithmic`
+    with the domain's base. HEBO's integer counts multiples of q; on the log
+    scale q rounds in the config."""
+
+    def entry(name: str, low: float, high: float, domain: Bounded) -> dict[str, Any]:
+        base = log_base(domain)
+        if base is None:
+            return {"name": name, "type": linear, "lb": low, "ub": high}
+        return {"name": name, "type": logarithmic, "lb": low, "ub": high, "base": base}
+
+    return entry
+
+
+_ENTRIES = Entries[dict[str, Any]](
+    choice=lambda name, indices: {"name": name, "type": "cat", "categories": indices},
+    real=_bounded("num", "pow"),
+    integer=_bounded("int", "pow_int"),
+    refusal="a domain HEBOSearch can model (tune.uniform, loguniform, randint, lograndint, "
+    "choice and their quantized forms: HEBO has no normal parameter, as in Ray Tune)",
+    index=str,
+)
 
 
 __all__ = ["Dimension", "design_space", "dimensions"]

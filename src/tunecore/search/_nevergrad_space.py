@@ -29,30 +29,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tunecore.core.search.domains import (
-    Choice,
-    LogRandInt,
-    LogUniform,
-    QLogRandInt,
-    QLogUniform,
-    QRandInt,
-    QRandN,
-    QUniform,
-    RandInt,
-    RandN,
-    Uniform,
-    copy_json,
-)
-from tunecore.core.search.variants import Parameter, ParamSpace, format_path
-from tunecore.model import InvalidFieldError, JsonValue
+from tunecore.core.search.domains import QRandN, RandN
+from tunecore.core.search.variants import Parameter, ParamSpace
 from tunecore.search._dimension import Dimension as OneParameter
 from tunecore.search._dimension import (
+    Entries,
+    IntegerDomain,
+    RealDomain,
     as_float,
-    as_integer,
-    float_decoder,
-    index_of,
-    integer_decoder,
-    integer_range,
+    dimension,
+    log_base,
     single,
 )
 from tunecore.search.spaces import label
@@ -76,47 +62,17 @@ def parametrization(found: list[Dimension]) -> Any:
 
 def _dimension(parameter: Parameter) -> Dimension:
     domain = parameter.domain
-    if isinstance(domain, Choice):
-        return _choice(parameter, domain.categories)
-    if isinstance(domain, Uniform | QUniform | LogUniform | QLogUniform):
-        low, high = domain.low, domain.high
-        if low == high:
-            return single(parameter, low)
-        lattice = domain.q if isinstance(domain, QUniform | QLogUniform) else None
-        if isinstance(domain, LogUniform | QLogUniform):
-            make = _maker("Log", lower=low, upper=high)
-        else:
-            make = _maker("Scalar", lower=low, upper=high)
-        return Dimension(parameter, make, float_decoder(low, high, lattice), as_float)
-    if isinstance(domain, RandInt | LogRandInt | QRandInt | QLogRandInt):
-        q, first, last = integer_range(domain)
-        if first == last:
-            return single(parameter, first)
-        if isinstance(domain, LogRandInt | QLogRandInt):
-            make = _maker("Log", lower=first, upper=last, integer=True)
-            step = 1  # on the log scale: rounded to q in the config
-        else:
-            make = _maker("Scalar", lower=first // q, upper=last // q, integer=True)
-            step = q  # the nevergrad integer counts multiples of q
-        return Dimension(
-            parameter,
-            make,
-            integer_decoder(step, q, first, last),
-            lambda value: as_integer(value) // step,
-        )
-    if isinstance(domain, RandN | QRandN):
-        if domain.sd == 0:
-            return single(parameter, domain.mean)
-        mean, sd = domain.mean, domain.sd
-        normal_q = domain.q if isinstance(domain, QRandN) else None
-        return Dimension(
-            parameter,
-            lambda: _scalar_around(mean, sd),
-            lambda v: float(round(float(v) / normal_q) * normal_q) if normal_q else float(v),
-            as_float,
-        )
-    raise InvalidFieldError(
-        format_path(parameter.path), domain, "a search domain NevergradSearch can model"
+    if not isinstance(domain, RandN | QRandN):
+        return dimension(parameter, _ENTRIES)
+    if domain.sd == 0:
+        return single(parameter, domain.mean)
+    mean, sd = domain.mean, domain.sd
+    normal_q = domain.q if isinstance(domain, QRandN) else None
+    return Dimension(
+        parameter,
+        lambda: _scalar_around(mean, sd),
+        lambda v: float(round(float(v) / normal_q) * normal_q) if normal_q else float(v),
+        as_float,
     )
 
 
@@ -138,16 +94,23 @@ def _scalar_around(mean: float, sd: float) -> Any:
     return ng.p.Scalar(init=mean).set_mutation(sigma=sd)
 
 
-def _choice(parameter: Parameter, categories: list[JsonValue]) -> Dimension:
-    if len(categories) == 1:
-        return single(parameter, categories[0])
-    indices = list(range(len(categories)))
-    return Dimension(
-        parameter,
-        _maker("Choice", choices=indices),
-        lambda index: copy_json(categories[int(index)]),
-        lambda value: index_of(categories, value),
-    )
+def _bounded(
+    _name: str, low: float, high: float, domain: RealDomain | IntegerDomain
+) -> Callable[[], Any]:
+    """`ng.p.Scalar` or, on a log scale, `ng.p.Log` within the bounds,
+    integer-cast for an integer domain (whose nevergrad integer counts
+    multiples of q; on the log scale q rounds in the config)."""
+    kind = "Scalar" if log_base(domain) is None else "Log"
+    integer = isinstance(domain, IntegerDomain)
+    return _maker(kind, lower=low, upper=high, integer=integer)
+
+
+_ENTRIES = Entries[Callable[[], Any]](
+    choice=lambda _name, indices: _maker("Choice", choices=indices),
+    real=_bounded,
+    integer=_bounded,
+    refusal="a search domain NevergradSearch can model",
+)
 
 
 __all__ = ["Dimension", "dimensions", "parametrization"]

@@ -14,16 +14,22 @@ its space must hold (`_searches`) and when its optimizer has begun
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from typing import Any, ClassVar, Self
+
+import numpy as np
 
 from tunecore.core.results import DEFAULT_METRIC
 from tunecore.core.search.variants import ParamSpace
 from tunecore.core.search.view import Path
-from tunecore.model import InvalidFieldError, JsonValue
+from tunecore.model import InvalidFieldError, JsonDict, JsonValue
 from tunecore.search._contract import check_one_metric, require_ready, tuner_objective
 from tunecore.search._dimension import Dimension
 from tunecore.search.searcher import Searcher
-from tunecore.search.spaces import point_values, searched_space
+from tunecore.search.spaces import label, point_values, searched_space
+
+SEED_BOUND = 2**31 - 1
+"""Seeds drawn for an optimizer are below it (numpy's legacy seeds are 32-bit)."""
 
 
 class SpaceSearcher(Searcher):
@@ -90,6 +96,16 @@ class SpaceSearcher(Searcher):
         self._initial_points = self._points_in(space)
         self._default_metric()
 
+    def _take_own_space(self, space: object, accepted: str) -> None:
+        """The constructor's `space` when it is not the optimizer's own kind
+        (the caller's to take): a dict of tunecore's domains is taken, an
+        empty one or None leaves the space to the Tuner, anything else is an
+        error saying what is `accepted`."""
+        if isinstance(space, Mapping) and space:
+            self._take_space(searched_space(self._name, space))
+        elif space:
+            raise InvalidFieldError(f"{self._name}.space", space, accepted)
+
     def set_search_properties(
         self, metric: str | None, mode: str | None, config: dict[str, Any], **spec: Any
     ) -> bool:
@@ -109,6 +125,13 @@ class SpaceSearcher(Searcher):
         if not self._seed_given and not self._begun():
             self._seed = seed
 
+    def _seed_now(self) -> int:
+        """The seed its optimizer begins with: one drawn now if it has none
+        (used on its own and unseeded, as Ray allows)."""
+        if self._seed is None:
+            self._seed = int(np.random.default_rng().integers(SEED_BOUND))
+        return self._seed
+
     def _require_ready(self) -> None:
         """Before a suggestion: a space and the objective (Ray's errors)."""
         require_ready(self._name, self._has_space(), self._metric, self._mode, self._searches)
@@ -118,6 +141,12 @@ class SpaceSearcher(Searcher):
         return [
             point_values(self._name, f"points_to_evaluate[{i}]", space, point)
             for i, point in enumerate(self._given_points)
+        ]
+
+    def _labelled_points(self) -> list[JsonDict]:
+        """`points_to_evaluate` as a spec records them: by label."""
+        return [
+            {label(path): value for path, value in point.items()} for point in self._initial_points
         ]
 
     def _default_metric(self) -> None:
@@ -147,4 +176,4 @@ class SpaceSearcher(Searcher):
         return searcher
 
 
-__all__ = ["SpaceSearcher"]
+__all__ = ["SEED_BOUND", "SpaceSearcher"]

@@ -22,12 +22,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from tunecore.core.search.domains import Choice, QRandInt, QUniform, RandInt, Uniform, copy_json
-from tunecore.core.search.variants import Parameter, ParamSpace, format_path
+from tunecore.core.search.domains import QUniform
+from tunecore.core.search.variants import ParamSpace
 from tunecore.core.search.view import Path
-from tunecore.model import InvalidFieldError, JsonValue
+from tunecore.model import JsonValue
 from tunecore.search._dimension import Dimension as OneParameter
-from tunecore.search._dimension import as_float, as_integer, index_of, integer_range, single
+from tunecore.search._dimension import Entries, RealDomain, dimension
 
 Dimension = OneParameter[tuple[Any, ...]]
 """One parameter: its entry is its `Dimension2` tuple."""
@@ -35,7 +35,7 @@ Dimension = OneParameter[tuple[Any, ...]]
 
 def dimensions(space: ParamSpace) -> list[Dimension]:
     """The ZOOpt dimension of every searched parameter (the table)."""
-    return [_dimension(parameter) for parameter in space.sampled]
+    return [dimension(parameter, _ENTRIES) for parameter in space.sampled]
 
 
 def config_values(found: list[Dimension], x: list[Any]) -> dict[Path, JsonValue]:
@@ -50,48 +50,34 @@ def solution_x(found: list[Dimension], values: Mapping[Path, JsonValue]) -> tupl
     return tuple(d.encode(values[d.parameter.path]) for d in found if d.entry is not None)
 
 
-def _dimension(parameter: Parameter) -> Dimension:
+def _grid(_name: str, indices: list[Any]) -> tuple[Any, ...]:
     from zoopt import ValueType  # noqa: PLC0415 - optional package
 
-    domain = parameter.domain
-    if isinstance(domain, Choice):
-        categories = domain.categories
-        if len(categories) == 1:
-            return single(parameter, categories[0])
-        return Dimension(
-            parameter,
-            (ValueType.GRID, list(range(len(categories)))),
-            lambda index: copy_json(categories[int(index)]),
-            lambda value: index_of(categories, value),
-        )
-    if isinstance(domain, Uniform | QUniform):
-        low, high = domain.low, domain.high
-        if low == high:
-            return single(parameter, low)
-        q = domain.q if isinstance(domain, QUniform) else None
-        return Dimension(
-            parameter,
-            (ValueType.CONTINUOUS, [low, high], q or 1e-12),
-            lambda v: min(max(round(float(v) / q) * q if q else float(v), low), high),
-            as_float,
-        )
-    if isinstance(domain, RandInt | QRandInt):
-        step, lowest, highest = integer_range(domain)
-        first, last = lowest // step, highest // step  # counted in multiples of step
-        if first == last:
-            return single(parameter, lowest)
-        return Dimension(
-            parameter,
-            (ValueType.DISCRETE, [first, last], True),
-            lambda k: int(k) * step,
-            lambda value: as_integer(value) // step,
-        )
-    raise InvalidFieldError(
-        format_path(parameter.path),
-        domain,
-        "a domain ZOOptSearch can model (tune.uniform, quniform, randint, qrandint, choice: "
-        "ZOOpt has no log or normal dimension, as in Ray Tune)",
-    )
+    return (ValueType.GRID, indices)
+
+
+def _continuous(_name: str, low: float, high: float, domain: RealDomain) -> tuple[Any, ...]:
+    from zoopt import ValueType  # noqa: PLC0415 - optional package
+
+    q = domain.q if isinstance(domain, QUniform) else None
+    return (ValueType.CONTINUOUS, [low, high], q or 1e-12)
+
+
+def _discrete(_name: str, first: int, last: int, _domain: object) -> tuple[Any, ...]:
+    """Counted in multiples of q, so every value is in its domain."""
+    from zoopt import ValueType  # noqa: PLC0415 - optional package
+
+    return (ValueType.DISCRETE, [first, last], True)
+
+
+_ENTRIES = Entries[tuple[Any, ...]](
+    choice=_grid,
+    real=_continuous,
+    integer=_discrete,
+    refusal="a domain ZOOptSearch can model (tune.uniform, quniform, randint, qrandint, "
+    "choice: ZOOpt has no log or normal dimension, as in Ray Tune)",
+    log_scale=False,
+)
 
 
 __all__ = ["Dimension", "config_values", "dimensions", "solution_x"]

@@ -37,13 +37,12 @@ from collections.abc import Mapping
 from typing import Any, Self
 
 import msgspec
-import numpy as np
 
 from tunecore.core.search.variants import ParamSpace
 from tunecore.model import InvalidFieldError, JsonDict, JsonValue
-from tunecore.model.numbers import is_int
 from tunecore.search._ax_space import Dimension, dimensions, native_entries, parameter_configs
 from tunecore.search._contract import (
+    check_integer,
     check_points,
     decode_spec,
     encode_spec,
@@ -56,13 +55,10 @@ from tunecore.search._space_searcher import SpaceSearcher
 from tunecore.search.spaces import (
     config_from,
     finite,
-    label,
     point_values,
-    searched_space,
     unflattened,
 )
 
-_SEED_BOUND = 2**31 - 1
 _METRIC_NAME = re.compile(r"(?<![\w.])[A-Za-z_][\w.]*")
 
 
@@ -103,8 +99,7 @@ class AxSearch(SpaceSearcher):
 
         seed = ax_kwargs.pop("random_seed", None)
         super().__init__(metric, mode, seed=seed, seed_given=seed is not None)
-        if seed is not None and not is_int(seed):
-            raise InvalidFieldError("AxSearch.random_seed", seed, "an integer, or None")
+        check_integer("AxSearch", "random_seed", seed, optional=True)
         for key, value in ax_kwargs.items():
             raise InvalidFieldError(
                 f"AxSearch.{key}",
@@ -133,12 +128,8 @@ class AxSearch(SpaceSearcher):
             self._native = [dict(item) for item in space]
             self._native_entries, self._fixed = native_entries(space)
             self._default_metric()
-        elif isinstance(space, Mapping) and space:
-            self._take_space(searched_space("AxSearch", space))
-        elif space:
-            raise InvalidFieldError(
-                "AxSearch.space", space, "a dict of search domains or a list of Ax parameters"
-            )
+        else:
+            self._take_own_space(space, "a dict of search domains or a list of Ax parameters")
 
     def _take_client(self, space: object) -> None:
         """Ray's `ax_client=`: an Ax experiment the user set up, with none of
@@ -173,9 +164,7 @@ class AxSearch(SpaceSearcher):
         if self._client is None:
             from ax.api.client import Client  # noqa: PLC0415 - optional package
 
-            if self._seed is None:  # used on its own and unseeded, as Ray allows
-                self._seed = int(np.random.default_rng().integers(_SEED_BOUND))
-            self._random = GlobalRandom(self._seed, torch=True)
+            self._random = GlobalRandom(self._seed_now(), torch=True)
             with self._random.lent():
                 if self._given_client is not None:
                     self._client = self._given_client
@@ -297,10 +286,7 @@ class AxSearch(SpaceSearcher):
             native_space=self._native,
             metric=self._metric,
             mode=self._mode,
-            points_to_evaluate=[
-                {label(path): value for path, value in point.items()}
-                for point in self._initial_points
-            ]
+            points_to_evaluate=self._labelled_points()
             if self._space is not None
             else self._given_points,
             parameter_constraints=self._parameter_constraints,

@@ -34,9 +34,10 @@ from tunecore.core.search.domains import Uniform
 from tunecore.core.search.variants import ParamSpace, format_path
 from tunecore.core.search.view import Path
 from tunecore.model import InvalidFieldError, JsonDict, JsonValue
-from tunecore.model.numbers import is_int, is_number
+from tunecore.model.numbers import is_number
 from tunecore.search._bayesopt_utility import Utility, acquisition_function, checked_utility
 from tunecore.search._contract import (
+    check_integer,
     check_points,
     decode_spec,
     encode_spec,
@@ -125,10 +126,10 @@ class BayesOptSearch(SpaceSearcher):
         super().__init__(
             metric, mode, seed=random_state, seed_given=not isinstance(random_state, _UnsetSeed)
         )
-        _check_int("random_state", random_state, None)
-        _check_int("random_search_steps", random_search_steps, 0)
-        _check_int("verbose", verbose, 0)
-        _check_int("patience", patience, 1)
+        check_integer("BayesOptSearch", "random_state", random_state)
+        check_integer("BayesOptSearch", "random_search_steps", random_search_steps, minimum=0)
+        check_integer("BayesOptSearch", "verbose", verbose, minimum=0)
+        check_integer("BayesOptSearch", "patience", patience, minimum=1)
         if not isinstance(skip_duplicate, bool):
             raise InvalidFieldError("BayesOptSearch.skip_duplicate", skip_duplicate, "a bool")
         self._utility = checked_utility(utility_kwargs)
@@ -372,10 +373,3 @@ def _params(values: Mapping[Path, JsonValue]) -> Params:
         assert is_number(value)  # point_values checked it against a Uniform
         params[label(path)] = float(value)
     return params
-
-
-def _check_int(name: str, value: object, minimum: int | None) -> None:
-    if not is_int(value):
-        raise InvalidFieldError(f"BayesOptSearch.{name}", value, "an integer")
-    if minimum is not None and value < minimum:
-        raise InvalidFieldError(f"BayesOptSearch.{name}", value, f"an integer >= {minimum}")

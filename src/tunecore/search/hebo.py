@@ -36,8 +36,8 @@ import numpy as np
 
 from tunecore.core.search.variants import ParamSpace
 from tunecore.model import InvalidFieldError, JsonDict
-from tunecore.model.numbers import is_int
 from tunecore.search._contract import (
+    check_integer,
     check_points,
     decode_spec,
     encode_spec,
@@ -52,13 +52,9 @@ from tunecore.search._space_searcher import SpaceSearcher
 from tunecore.search.spaces import (
     config_from,
     finite,
-    label,
     point_values,
-    searched_space,
     unflattened,
 )
-
-_SEED_BOUND = 2**31 - 1
 
 
 class _HEBOSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -99,11 +95,8 @@ class HEBOSearch(SpaceSearcher):
         super().__init__(
             metric, mode, seed=random_state_seed, seed_given=random_state_seed is not None
         )
-        if random_state_seed is not None and not is_int(random_state_seed):
-            raise InvalidFieldError(
-                "HEBOSearch.random_state_seed", random_state_seed, "an integer, or None"
-            )
-        _check_concurrency(max_concurrent)
+        check_integer("HEBOSearch", "random_state_seed", random_state_seed, optional=True)
+        check_integer("HEBOSearch", "max_concurrent", max_concurrent, minimum=1)
         self._given_points = check_points("HEBOSearch", points_to_evaluate)
         self._rewards = _checked_rewards(evaluated_rewards, len(self._given_points))
         self._max_concurrent = max_concurrent
@@ -118,12 +111,8 @@ class HEBOSearch(SpaceSearcher):
         if isinstance(space, DesignSpace):
             self._native = space
             self._default_metric()
-        elif isinstance(space, Mapping) and space:
-            self._take_space(searched_space("HEBOSearch", space))
-        elif space:
-            raise InvalidFieldError(
-                "HEBOSearch.space", space, "a dict of search domains or a HEBO DesignSpace"
-            )
+        else:
+            self._take_own_space(space, "a dict of search domains or a HEBO DesignSpace")
 
     # -- set-up ------------------------------------------------------------------
 
@@ -138,7 +127,7 @@ class HEBOSearch(SpaceSearcher):
 
     def set_max_concurrency(self, max_concurrent: int) -> bool:
         """Ray's: a `ConcurrencyLimiter`'s bound is HEBO's batch size."""
-        _check_concurrency(max_concurrent)
+        check_integer("HEBOSearch", "max_concurrent", max_concurrent, minimum=1)
         self._max_concurrent = max_concurrent
         return True
 
@@ -148,9 +137,7 @@ class HEBOSearch(SpaceSearcher):
         if self._optimizer is None:
             from hebo.optimizers.hebo import HEBO  # noqa: PLC0415 - optional package
 
-            if self._seed is None:  # used on its own and unseeded, as Ray allows
-                self._seed = int(np.random.default_rng().integers(_SEED_BOUND))
-            self._random = GlobalRandom(self._seed, torch=True)
+            self._random = GlobalRandom(self._seed_now(), torch=True)
             space = self._native if self._native is not None else design_space(self._dimensions)
             kwargs = {"scramble_seed": self._seed, **self._kwargs}
             points = self._points()
@@ -263,10 +250,7 @@ class HEBOSearch(SpaceSearcher):
             space=self._space,
             metric=self._metric,
             mode=self._mode,
-            points_to_evaluate=[
-                {label(path): value for path, value in point.items()}
-                for point in self._initial_points
-            ],
+            points_to_evaluate=self._labelled_points(),
             evaluated_rewards=self._rewards,
             seed=self._seed,
             max_concurrent=self._max_concurrent,
@@ -289,11 +273,6 @@ class HEBOSearch(SpaceSearcher):
         if decoded.seed is not None:
             searcher.use_seed(decoded.seed)
         return searcher
-
-
-def _check_concurrency(max_concurrent: object) -> None:
-    if not (is_int(max_concurrent) and max_concurrent >= 1):
-        raise InvalidFieldError("HEBOSearch.max_concurrent", max_concurrent, "an integer >= 1")
 
 
 def _checked_rewards(rewards: object, points: int) -> list[float] | None:

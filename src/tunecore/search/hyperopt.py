@@ -30,8 +30,8 @@ import numpy as np
 from tunecore.core.search.variants import ParamSpace
 from tunecore.core.search.view import Path
 from tunecore.model import InvalidFieldError, JsonDict, JsonValue
-from tunecore.model.numbers import is_int
 from tunecore.search._contract import (
+    check_integer,
     check_points,
     decode_spec,
     encode_spec,
@@ -44,7 +44,7 @@ from tunecore.search._hyperopt_space import (
     holds_expressions,
     native_vals,
 )
-from tunecore.search._space_searcher import SpaceSearcher
+from tunecore.search._space_searcher import SEED_BOUND, SpaceSearcher
 from tunecore.search.spaces import (
     config_from,
     finite,
@@ -56,8 +56,6 @@ from tunecore.search.spaces import (
 
 if TYPE_CHECKING:
     from hyperopt import Domain, Trials
-
-_SEED_BOUND = 2**31 - 1
 
 
 class _HyperOptSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -94,16 +92,10 @@ class HyperOptSearch(SpaceSearcher):
         super().__init__(
             metric, mode, seed=random_state_seed, seed_given=random_state_seed is not None
         )
-        if n_initial_points is not None and not (
-            is_int(n_initial_points) and n_initial_points >= 0
-        ):
-            raise InvalidFieldError(
-                "HyperOptSearch.n_initial_points", n_initial_points, "an integer >= 0, or None"
-            )
-        if random_state_seed is not None and not is_int(random_state_seed):
-            raise InvalidFieldError(
-                "HyperOptSearch.random_state_seed", random_state_seed, "an integer, or None"
-            )
+        check_integer(
+            "HyperOptSearch", "n_initial_points", n_initial_points, minimum=0, optional=True
+        )
+        check_integer("HyperOptSearch", "random_state_seed", random_state_seed, optional=True)
         if gamma is not None and not (finite(gamma) is not None and 0 < gamma <= 1):
             raise InvalidFieldError("HyperOptSearch.gamma", gamma, "a number in (0, 1], or None")
         self._n_initial_points = n_initial_points
@@ -154,8 +146,7 @@ class HyperOptSearch(SpaceSearcher):
         if self._trials is None:
             import hyperopt  # noqa: PLC0415 - optional package
 
-            if self._seed is None:  # used on its own and unseeded, as Ray allows
-                self._seed = int(np.random.default_rng().integers(_SEED_BOUND))
+            self._seed_now()
             self._domain = hyperopt.Domain(lambda config: config, self._expressions())
             self._trials = hyperopt.Trials()
             points = self._native_points or [self._vals(p) for p in self._initial_points]
@@ -247,10 +238,7 @@ class HyperOptSearch(SpaceSearcher):
             space=self._space,
             metric=self._metric,
             mode=self._mode,
-            points_to_evaluate=[
-                {label(path): value for path, value in point.items()}
-                for point in self._initial_points
-            ],
+            points_to_evaluate=self._labelled_points(),
             n_initial_points=self._n_initial_points,
             random_state_seed=self._seed,
             gamma=self._gamma,
@@ -278,7 +266,7 @@ class HyperOptSearch(SpaceSearcher):
 
         assert self._domain is not None
         assert self._seed is not None
-        seed = int(np.random.default_rng([self._seed, self._calls]).integers(_SEED_BOUND))
+        seed = int(np.random.default_rng([self._seed, self._calls]).integers(SEED_BOUND))
         self._calls += 1
         options: dict[str, Any] = {"verbose": False}
         if self._n_initial_points is not None:

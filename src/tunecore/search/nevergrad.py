@@ -64,17 +64,13 @@ from tunecore.search._space_searcher import SpaceSearcher
 from tunecore.search.spaces import (
     config_from,
     finite,
-    label,
     point_values,
-    searched_space,
     unflattened,
 )
 
 if TYPE_CHECKING:
     from nevergrad.optimization import Optimizer
     from nevergrad.p import Parameter
-
-_SEED_BOUND = 2**31 - 1
 
 
 class _NevergradSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -148,11 +144,8 @@ class NevergradSearch(SpaceSearcher):
         if isinstance(space, ng.p.Parameter):
             self._native = space
             self._default_metric()
-        elif isinstance(space, Mapping) and space:
-            self._take_space(searched_space("NevergradSearch", space))
-        elif space:
-            raise InvalidFieldError(
-                "NevergradSearch.space",
+        else:
+            self._take_own_space(
                 space,
                 "a dict of search domains or a nevergrad parametrization (a list of names "
                 "goes with an optimizer instance)",
@@ -196,9 +189,7 @@ class NevergradSearch(SpaceSearcher):
         """The optimizer (built at the first use, once the seed is known),
         holding `points_to_evaluate` to serve first."""
         if self._optimizer is None:
-            if self._seed is None:  # used on its own and unseeded, as Ray allows
-                self._seed = int(np.random.default_rng().integers(_SEED_BOUND))
-            random_state = np.random.RandomState(self._seed)
+            random_state = np.random.RandomState(self._seed_now())
             if self._instance is not None:
                 optimizer = self._instance
                 if optimizer.num_ask == 0:
@@ -321,10 +312,7 @@ class NevergradSearch(SpaceSearcher):
             space=self._space,
             metric=self._metric,
             mode=self._mode,
-            points_to_evaluate=[
-                {label(path): value for path, value in point.items()}
-                for point in self._initial_points
-            ],
+            points_to_evaluate=self._labelled_points(),
             seed=self._seed,
         )
         return encode_spec(spec)

@@ -68,9 +68,7 @@ from tunecore.core.search.domains import DOMAIN_TYPES
 from tunecore.core.search.variants import ParamSpace, parse_space
 from tunecore.model import InvalidFieldError, JsonDict
 from tunecore.model.numbers import is_int, is_number
-from tunecore.search._contract import (
-    encode_spec,
-)
+from tunecore.search._contract import check_integer, encode_spec
 from tunecore.search._optuna_args import as_values, check_modes, checked_points, checked_rewards
 from tunecore.search.searcher import Searcher
 
@@ -141,8 +139,7 @@ class OptunaSearch(Searcher):
             raise InvalidFieldError(
                 "OptunaSearch.sampler", sampler, "an instance of optuna.samplers.BaseSampler"
             )
-        if seed is not None and not is_int(seed):
-            raise InvalidFieldError("OptunaSearch.seed", seed, "an integer")
+        check_integer("OptunaSearch", "seed", seed, optional=True)
         if sampler is not None and seed is not None:
             warnings.warn(
                 "OptunaSearch: you passed a sampler and a seed; the seed is ignored "

@@ -36,13 +36,13 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Self
 
 import msgspec
-import numpy as np
 
 from tunecore.core.search.variants import ParamSpace
 from tunecore.core.search.view import Path
 from tunecore.model import InvalidFieldError, JsonDict, JsonValue
 from tunecore.model.numbers import is_int
 from tunecore.search._contract import (
+    check_integer,
     check_points,
     decode_spec,
     encode_spec,
@@ -57,7 +57,6 @@ from tunecore.search.searcher import Searcher
 from tunecore.search.spaces import (
     config_from,
     finite,
-    label,
     searched_space,
     unflattened,
 )
@@ -66,7 +65,6 @@ if TYPE_CHECKING:
     from zoopt import Solution
     from zoopt.algos.opt_algorithms.racos.sracos import SRacosTune
 
-_SEED_BOUND = 2**31 - 1
 _ALGORITHMS = ("asracos", "sracos")
 _OURS = ("budget", "init_samples", "seed")
 """`zoopt.Parameter` arguments the searcher sets itself (`seed` is its own)."""
@@ -114,10 +112,8 @@ class ZOOptSearch(SpaceSearcher):
             raise InvalidFieldError(
                 "ZOOptSearch.budget", budget, "a number of trials > 0 (TuneConfig's num_samples)"
             )
-        if not (is_int(parallel_num) and parallel_num > 0):
-            raise InvalidFieldError("ZOOptSearch.parallel_num", parallel_num, "an integer > 0")
-        if seed is not None and not is_int(seed):
-            raise InvalidFieldError("ZOOptSearch.seed", seed, "an integer, or None")
+        check_integer("ZOOptSearch", "parallel_num", parallel_num, minimum=1)
+        check_integer("ZOOptSearch", "seed", seed, optional=True)
         _check_kwargs(kwargs)
         self._algo = algo.lower()
         self._budget: int = budget
@@ -160,9 +156,7 @@ class ZOOptSearch(SpaceSearcher):
                 SRacosTune,
             )
 
-            if self._seed is None:  # used on its own and unseeded, as Ray allows
-                self._seed = int(np.random.default_rng().integers(_SEED_BOUND))
-            self._random = GlobalRandom(self._seed)
+            self._random = GlobalRandom(self._seed_now())
             if self._native is not None:
                 names = list(self._native)
                 entries = list(self._native.values())
@@ -241,10 +235,7 @@ class ZOOptSearch(SpaceSearcher):
             space=self._space,
             metric=self._metric,
             mode=self._mode,
-            points_to_evaluate=[
-                {label(path): value for path, value in point.items()}
-                for point in self._initial_points
-            ],
+            points_to_evaluate=self._labelled_points(),
             parallel_num=self._parallel_num,
             kwargs=kwargs,
             seed=self._seed,

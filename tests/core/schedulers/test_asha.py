@@ -300,6 +300,20 @@ def test_a_rung_of_only_nan_stops_nobody() -> None:
     assert report(scheduler, "B", 1, -1e9)[1] is CONTINUE
 
 
+def test_cutoffs_reached_are_the_recorded_rungs_at_or_below_a_time_highest_first() -> None:
+    scheduler = added(asha(metric="loss", mode="min"), "ABC")
+    # Rung 1 records A 4.0, B 2.0, C 1.0: signed [-4, -2, -1], its 75th
+    # percentile -2 + 0.5 * 1 = -1.5, i.e. a loss of 1.5 as the metric's value;
+    # rung 4 records only C's NaN (no cutoff); rungs 16 and 64 record nothing.
+    events = [("A", 1, 4.0), ("B", 1, 2.0), ("C", 1, 1.0), ("C", 4, math.nan)]
+    scheduler, _ = feed(scheduler, events)
+    reached = scheduler.cutoffs_reached(20)
+    assert [(rung.milestone, cut) for rung, cut in reached] == [(4, None), (1, 1.5)]
+    # Below 4 only rung 1 was reached; below 1 none.
+    assert [rung.milestone for rung, _ in scheduler.cutoffs_reached(3.9)] == [1]
+    assert scheduler.cutoffs_reached(0.5) == []
+
+
 def test_max_t_stops_without_recording() -> None:
     scheduler = added(asha(), "A")
     scheduler, decisions = feed(scheduler, [("A", 1, 1), ("A", 99, 1)])

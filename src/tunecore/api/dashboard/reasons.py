@@ -13,7 +13,6 @@ is what the core computed.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 from tunecore.core.checkpoints import holder_of
@@ -191,21 +190,13 @@ def _asha_stop(
         return "stopped by ASHA", {}
     if time >= scheduler.max_t:
         return f"ASHA: reached max_t ({scheduler.time_attr} = {scheduler.max_t:g})", {}
-    reached = [
-        rung
-        for rungs in scheduler.rungs
-        for rung in rungs
-        if rung.milestone <= time and rung.recorded
-    ]
+    reached = scheduler.cutoffs_reached(time, mode)
     if not reached:
         return "stopped by ASHA", {}
-    rung = max(reached, key=lambda r: r.milestone)
-    cutoff = rung.cutoff(scheduler.reduction_factor)
-    if cutoff is None or math.isnan(cutoff):
+    rung, shown = reached[0]
+    if shown is None:
         return f"ASHA: stopped at its rung {scheduler.time_attr} = {rung.milestone:g}", {}
-    sign = -1.0 if (scheduler.mode or mode) is Mode.MIN else 1.0
-    shown = cutoff * sign
-    worse = "above" if sign < 0 else "below"
+    worse = "above" if (scheduler.mode or mode or Mode.MIN) is Mode.MIN else "below"
     why = (
         f"ASHA rung {scheduler.time_attr} = {rung.milestone:g}: {scheduler.metric} "
         f"{value:.6g} is {worse} the rung's cutoff {shown:.6g} (the best "

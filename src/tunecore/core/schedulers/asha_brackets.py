@@ -199,6 +199,32 @@ class ASHABrackets(msgspec.Struct, frozen=True, kw_only=True):
             return self
         return evolve(self, standings=self.standings.discard(trial_id))
 
+    def cutoffs_reached(
+        self, time: float, mode: Mode | None = None
+    ) -> list[tuple[Rung, float | None]]:
+        """The rungs that recorded a result at a milestone at or below
+        `time`, the highest first (a tie in bracket order), each with its
+        cutoff as a value of the metric (None when only NaN was recorded):
+        the first is the rung that judged a trial stopped at `time`, as the
+        dashboard and the plot tell it. `mode`: the experiment's, for a
+        scheduler not given its own."""
+        reached = sorted(
+            (
+                rung
+                for rungs in self.rungs
+                for rung in rungs
+                if rung.milestone <= time and rung.recorded
+            ),
+            key=lambda rung: rung.milestone,
+            reverse=True,  # stable: a tie keeps the brackets' order
+        )
+        as_metric = self.mode or mode or Mode.MIN
+        cutoffs = [(rung, rung.cutoff(self.reduction_factor)) for rung in reached]
+        return [
+            (rung, None if cut is None or math.isnan(cut) else signed(cut, as_metric))
+            for rung, cut in cutoffs  # signed is its own inverse
+        ]
+
     def summary(self, name: str, describe: Describe) -> str:
         """Ray's summary: the stop count, then each bracket's rungs as the
         variant describes them."""

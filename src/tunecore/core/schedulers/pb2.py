@@ -56,6 +56,7 @@ from tunecore.core.schedulers.pbt import (
     PopulationBasedTraining,
     PopulationMember,
     assign,
+    flatten_nested,
     lookup,
 )
 from tunecore.model import InvalidFieldError, JsonDict, JsonValue
@@ -225,38 +226,20 @@ def flatten_bounds(bounds: Mapping[str, object]) -> dict[str, tuple[float, float
     given: object = bounds
     if not isinstance(given, Mapping) or not given:
         raise InvalidFieldError(_BOUNDS, given, "a non-empty dict of [low, high] bounds")
-    flat: dict[str, tuple[float, float]] = {}
-    _flatten_into(flat, "", given)
-    return flat
+    return flatten_nested(given, _BOUNDS, "bounds", "bound", _checked_bound)
 
 
-def _flatten_into(
-    flat: dict[str, tuple[float, float]], prefix: str, bounds: Mapping[object, object]
-) -> None:
-    for key, value in bounds.items():
-        if not isinstance(key, str) or not key:
-            raise InvalidFieldError(f"{_BOUNDS} key", key, "a non-empty string")
-        path = f"{prefix}/{key}" if prefix else key
-        field = f"{_BOUNDS}[{path!r}]"
-        if isinstance(value, Mapping):
-            if not value:
-                raise InvalidFieldError(field, value, "a non-empty dict of nested bounds")
-            _flatten_into(flat, path, value)
-            continue
-        if path in flat:
-            raise InvalidFieldError(
-                field, value, "one bound per path (given nested and '/'-joined)"
-            )
-        if (
-            not isinstance(value, list | tuple)
-            or len(value) != 2
-            or not all(is_finite_number(side) for side in value)
-        ):
-            raise InvalidFieldError(field, value, "[low, high]: a list of two finite numbers")
-        low, high = float(value[0]), float(value[1])
-        if low > high:
-            raise InvalidFieldError(field, value, "[low, high] with low <= high")
-        flat[path] = (low, high)
+def _checked_bound(field: str, value: object) -> tuple[float, float]:
+    if (
+        not isinstance(value, list | tuple)
+        or len(value) != 2
+        or not all(is_finite_number(side) for side in value)
+    ):
+        raise InvalidFieldError(field, value, "[low, high]: a list of two finite numbers")
+    low, high = float(value[0]), float(value[1])
+    if low > high:
+        raise InvalidFieldError(field, value, "[low, high] with low <= high")
+    return low, high
 
 
 def _kept(observations: tuple[Observation, ...]) -> tuple[Observation, ...]:

@@ -246,6 +246,8 @@ def _takes_no_argument(func: Callable[..., object]) -> bool:
 FlatMutations: TypeAlias = dict[str, list[JsonValue] | Samplable | MutationFunction]
 """Mutation specs by '/'-joined config path, categories as lists."""
 
+_V = TypeVar("_V")
+
 
 class PopulationMember(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """What PBT remembers of one trial: the tag it was created with (perturbed
@@ -888,44 +890,63 @@ def flatten_mutations(mutations: Mapping[str, MutationSpec]) -> FlatMutations:
     given: object = mutations
     if not isinstance(given, Mapping):
         raise InvalidFieldError(_MUTATIONS, given, "a dict of mutation specs")
-    flat: FlatMutations = {}
-    _flatten_into(flat, "", given)
-    return flat
+    return flatten_nested(given, _MUTATIONS, "mutations", "spec", _checked_spec)
 
 
-def _flatten_into(flat: FlatMutations, prefix: str, mutations: Mapping[object, object]) -> None:
+def _checked_spec(field: str, spec: object) -> list[JsonValue] | Samplable | MutationFunction:
     """Checks each value at run time: callers may be untyped, and decoded
     data may hold a domain msgspec could not build (a plain dict)."""
-    for key, spec in mutations.items():
-        if not isinstance(key, str) or not key:
-            raise InvalidFieldError(f"{_MUTATIONS} key", key, "a non-empty string")
-        path = f"{prefix}/{key}" if prefix else key
-        field = f"{_MUTATIONS}[{path!r}]"
-        if isinstance(spec, Mapping):
-            if not spec:
-                raise InvalidFieldError(field, spec, "a non-empty dict of nested mutations")
-            _flatten_into(flat, path, spec)
-            continue
-        if path in flat:
-            raise InvalidFieldError(field, spec, "one spec per path (given nested and '/'-joined)")
-        if isinstance(spec, list | tuple):
-            if not spec:
-                raise InvalidFieldError(field, spec, "a non-empty list of categories")
-            flat[path] = list(spec)
-        elif isinstance(spec, MutationFunction) or (
-            isinstance(spec, Samplable) and isinstance(spec, msgspec.Struct)
-        ):
-            flat[path] = spec
-        elif callable(spec) and _takes_no_argument(spec):
-            flat[path] = _function_place(spec)
-        else:
-            raise InvalidFieldError(
-                field,
-                spec,
-                "a list of categories, a search domain (a msgspec struct with "
-                "sample(rng)), a function of no argument, or a dict of those. "
-                "When decoding, name the domain types: PopulationBasedTraining[Domain]",
-            )
+    if isinstance(spec, list | tuple):
+        if not spec:
+            raise InvalidFieldError(field, spec, "a non-empty list of categories")
+        return list(spec)
+    if isinstance(spec, MutationFunction) or (
+        isinstance(spec, Samplable) and isinstance(spec, msgspec.Struct)
+    ):
+        return spec
+    if callable(spec) and _takes_no_argument(spec):
+        return _function_place(spec)
+    raise InvalidFieldError(
+        field,
+        spec,
+        "a list of categories, a search domain (a msgspec struct with "
+        "sample(rng)), a function of no argument, or a dict of those. "
+        "When decoding, name the domain types: PopulationBasedTraining[Domain]",
+    )
+
+
+def flatten_nested(
+    given: Mapping[object, object],
+    owner: str,
+    nested: str,
+    one: str,
+    leaf: Callable[[str, object], _V],
+) -> dict[str, _V]:
+    """A user's nested dict (`owner`: the argument, as errors name it) by
+    '/'-joined path, each leaf as `leaf` checks it (given the field naming
+    it): a key must be a non-empty string, a nested dict of `nested` must
+    not be empty, and a path holds one `one`, given nested or joined."""
+    flat: dict[str, _V] = {}
+
+    def walk(prefix: str, mapping: Mapping[object, object]) -> None:
+        for key, value in mapping.items():
+            if not isinstance(key, str) or not key:
+                raise InvalidFieldError(f"{owner} key", key, "a non-empty string")
+            path = f"{prefix}/{key}" if prefix else key
+            field = f"{owner}[{path!r}]"
+            if isinstance(value, Mapping):
+                if not value:
+                    raise InvalidFieldError(field, value, f"a non-empty dict of nested {nested}")
+                walk(path, value)
+            elif path in flat:
+                raise InvalidFieldError(
+                    field, value, f"one {one} per path (given nested and '/'-joined)"
+                )
+            else:
+                flat[path] = leaf(field, value)
+
+    walk("", given)
+    return flat
 
 
 def explore(

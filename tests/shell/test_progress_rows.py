@@ -99,3 +99,25 @@ def test_the_table_with_kept_rows_is_the_table_of_the_state() -> None:
         kept = render_table(run.state, metric="loss", mode=Mode.MAX, max_rows=5, rows=rows)
         fresh = render_table(run.state, metric="loss", mode=Mode.MAX, max_rows=5)
         assert drawn(kept) == drawn(fresh)
+
+
+def test_many_trials_ended_at_once_are_kept_in_the_order_of_their_tags() -> None:
+    """More trials than are inserted one by one end between two redraws
+    (or a whole state is read): the rows are sorted at once, the same."""
+    out = io.StringIO()
+    reporter = ProgressReporter(
+        metric="loss", mode=Mode.MIN, console=Console(file=out, width=200), max_rows=7
+    )
+    run = Run(metric="loss", mode=Mode.MIN)
+    run.cluster(cpu=1000)
+    for number in range(10):
+        run.add(tag=TAGS[number], x=number)
+    for number in range(9):  # one runs on: the experiment is not over
+        run.stop(tid(number))
+    assert shown(reporter, run.state, out) == expected(run.state)
+    for number in range(10, 210):
+        run.add(tag=TAGS[(number * 7) % len(TAGS)] + str(number % 13), x=number)
+        run.result(tid(number), training_iteration=1, loss=float(number % 17))
+        if number % 3:
+            run.stop(tid(number))
+    assert shown(reporter, run.state, out) == expected(run.state)

@@ -32,6 +32,10 @@ from tunecore.model.numbers import is_number
 _DIGITS = re.compile(r"([0-9]+)")
 _FINISHED = (TrialStatus.ERROR, TrialStatus.TERMINATED)
 
+_INSERTED_ONE_BY_ONE = 64
+"""Up to this many trials ended since the last update are each inserted in
+place; more are appended and sorted at once."""
+
 NaturalKey = tuple[tuple[int, str], ...]
 
 
@@ -151,21 +155,34 @@ class TrialRows:
             for trial_id, number in self._unfinished.items()
             if trials[trial_id].status.is_finished
         ]
-        for trial_id, number in ended:
+        for trial_id, _ in ended:
             del self._unfinished[trial_id]
-            self._finish(trials[trial_id], number)
         if ended:  # a dict keeps the slots of deleted keys: walking it would cost them
             self._unfinished = dict(self._unfinished)
+        self._finish([(trials[trial_id], number) for trial_id, number in ended])
         if sum(map(len, self._finished.values())) != state.finished:
             self._state = None  # a finished trial left its status: read the whole state
             self.update(state)
 
-    def _finish(self, trial: TrialState, number: int) -> None:
-        key = (natural_key(trial.spec.experiment_tag), number, trial.trial_id)
-        bisect.insort(self._finished[trial.status], key)
-        rank = self._rank(trial, number)
-        if rank is not None and (self._best_finished is None or rank < self._best_finished):
-            self._best_finished = rank
+    def _finish(self, ended: list[tuple[TrialState, int]]) -> None:
+        """Keep the trials that `ended`: each put in its place, or, many at
+        once (a whole state read), appended and sorted (timsort merges the
+        sorted rows kept and the new run instead of moving the rows once
+        per trial)."""
+        many = len(ended) > _INSERTED_ONE_BY_ONE
+        for trial, number in ended:
+            key = (natural_key(trial.spec.experiment_tag), number, trial.trial_id)
+            rows = self._finished[trial.status]
+            if many:
+                rows.append(key)
+            else:
+                bisect.insort(rows, key)
+            rank = self._rank(trial, number)
+            if rank is not None and (self._best_finished is None or rank < self._best_finished):
+                self._best_finished = rank
+        if many:
+            for rows in self._finished.values():
+                rows.sort()
 
     def _rank(self, trial: TrialState, number: int) -> Ranked | None:
         if self._metric is None or self._mode is None:

@@ -66,7 +66,7 @@ SIMULATED_SWEEPS = (FIFO, ASHA)
 MAX_T = 100
 CHILD_TIMEOUT_S = 3 * 3600.0
 BUILD_FILE = "build.json"
-REDRAWS = 5
+REDRAWS = 50
 
 FROM_PATH = "from_path"
 STATUS = "status"

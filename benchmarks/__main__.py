@@ -36,6 +36,7 @@ from benchmarks import (
     search_overhead,
     search_quality,
     simulate_asha,
+    snapshot_share,
     step_throughput,
     storage_sync,
     vs_optuna,
@@ -50,6 +51,7 @@ COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "vs_optuna": vs_optuna.main,
     "scale": scale.main,
     "scale_reads": scale_reads.main,
+    "snapshot_share": snapshot_share.main,
     "ray_floor": ray_floor.main,
     "host_turnover": host_turnover.main,
 }

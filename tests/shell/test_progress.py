@@ -43,11 +43,11 @@ from tunecore.shell.progress import (
     best_trial,
     fair_limits,
     final_summary,
-    natural_key,
     render_table,
     spec_name,
     status_lines,
 )
+from tunecore.shell.progress_rows import natural_key
 
 CPU = "[1 CPUs, 0 GPUs]"
 

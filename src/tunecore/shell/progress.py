@@ -31,8 +31,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
-import re
 import socket
 import sys
 import time
@@ -52,6 +50,7 @@ from tunecore.core.results import TIME_TOTAL_S, TRAINING_ITERATION, flatten
 from tunecore.model import JsonValue, Mode, Resources, TrialState, TrialStatus
 from tunecore.model.numbers import is_number
 from tunecore.shell.interrupts import INTERRUPTED
+from tunecore.shell.progress_rows import TrialRows, by_status, metric_value, ranked
 from tunecore.shell.storage.layout import to_json_value
 from tunecore.shell.trainable.errors import failure_reason
 
@@ -66,9 +65,6 @@ MAX_CONFIG_COLUMNS = 5
 MAX_PARAM_CHARS = 20
 """A parameter value longer than this is cut in the status (Ray's
 `max_column_length`)."""
-
-_DIGITS = re.compile(r"([0-9]+)")
-
 
 # -- selecting and ordering rows ---------------------------------------------
 
@@ -106,28 +102,6 @@ def spec_name(trial: TrialState) -> str:
     return trial_name(trial.spec)
 
 
-def natural_key(tag: str) -> tuple[tuple[int, str], ...]:
-    """Sort key reading digit runs as numbers ("10_x" after "9_x"),
-    case-insensitive elsewhere. `re.split` with a group alternates text and
-    digits, so parts are tagged by position and never compare str with int."""
-    parts = _DIGITS.split(tag)
-    return tuple(
-        (int(part), "") if position % 2 else (-1, part.lower())
-        for position, part in enumerate(parts)
-    )
-
-
-def _by_status(trials: Iterable[TrialState]) -> dict[TrialStatus, list[TrialState]]:
-    groups: dict[TrialStatus, list[TrialState]] = {}
-    for trial in trials:
-        groups.setdefault(trial.status, []).append(trial)
-    # sorted() is stable, so creation order breaks ties between equal tags.
-    return {
-        status: sorted(groups[status], key=lambda t: natural_key(t.spec.experiment_tag))
-        for status in sorted(groups, key=lambda s: s.value)
-    }
-
-
 def fair_limits(counts: dict[TrialStatus, int], max_rows: int) -> dict[TrialStatus, int]:
     """Rows per status: one each in turn (in `counts`' order) while the
     budget lasts and a status still has trials without a row (the seed's
@@ -163,9 +137,11 @@ class _Shown:
         return [*self.head, *self.tail]
 
 
-def _select(trials: Iterable[TrialState], max_rows: int) -> dict[TrialStatus, _Shown]:
-    """The rows of each status, for `trials` in creation order."""
-    groups = _by_status(trials)
+def _select(
+    groups: Mapping[TrialStatus, Sequence[TrialState]], max_rows: int
+) -> dict[TrialStatus, _Shown]:
+    """The rows of each status, from its trials in shown order (`by_status`,
+    or `TrialRows.groups`)."""
     limits = fair_limits({s: len(t) for s, t in groups.items()}, max_rows)
     return {status: _Shown(trials, limits[status]) for status, trials in groups.items()}
 
@@ -199,41 +175,28 @@ def best_trial(state: ExperimentState, metric: str | None, mode: Mode | None) ->
     the earliest created wins a tie), or None without metric and mode."""
     if metric is None or mode is None:
         return None
-    best: TrialState | None = None
-    best_value = 0.0
-    for trial in trials_in_order(state):
-        value = _metric_value(trial, metric)
-        if value is None:
-            continue
-        better = value > best_value if mode is Mode.MAX else value < best_value
-        if best is None or better:
-            best, best_value = trial, value
-    return best
+    ranks = (ranked(trial, n, metric, mode) for n, trial in enumerate(trials_in_order(state)))
+    best = min((rank for rank in ranks if rank is not None), default=None)
+    return None if best is None else state.trials[best[2]]
 
 
-def _metric_value(trial: TrialState, metric: str) -> float | None:
-    stats = trial.metric_analysis.get(metric)
-    if stats is not None and math.isfinite(stats.last):
-        return stats.last
-    value = _flat_value(trial, metric)
-    if is_number(value) and math.isfinite(float(value)):
-        return float(value)
-    return None
-
-
-def _counts(state: ExperimentState) -> str:
-    counts: dict[str, int] = {}
+def _counts(state: ExperimentState) -> dict[TrialStatus, int]:
+    counts: dict[TrialStatus, int] = {}
     for trial in state.trials.values():
-        counts[trial.status.value] = counts.get(trial.status.value, 0) + 1
-    return ", ".join(f"{counts[name]} {name}" for name in sorted(counts))
+        counts[trial.status] = counts.get(trial.status, 0) + 1
+    return counts
 
 
-def _number_of_trials(state: ExperimentState) -> str:
+def _counts_text(counts: Mapping[TrialStatus, int]) -> str:
+    return ", ".join(f"{counts[status]} {status.value}" for status in sorted(counts))
+
+
+def _number_of_trials(state: ExperimentState, rows: TrialRows) -> str:
     """`n/max_trials` when the experiment has a limit, else `n`: an unknown
     total is not printed as if it were known."""
     limit = state.config.max_trials
     total = f"/{limit}" if limit is not None else ""
-    counts = f" ({_counts(state)})" if state.trials else ""
+    counts = f" ({_counts_text(rows.counts())})" if state.trials else ""
     return f"Number of trials: {len(state.trials)}{total}{counts}"
 
 
@@ -252,14 +215,14 @@ def resources_line(
 
 
 def _best_line(
-    state: ExperimentState, metric: str | None, mode: Mode | None, name_of: NameOf
+    rows: TrialRows, metric: str | None, mode: Mode | None, name_of: NameOf
 ) -> str | None:
     if metric is None or mode is None:
         return None
-    best = best_trial(state, metric, mode)
+    best = rows.best()
     if best is None:
         return f"Current best trial: none has reported {metric} yet"
-    value = _metric_value(best, metric)
+    value = metric_value(best, metric)
     return (
         f"Current best trial: {name_of(best)} with {metric}={_number(value)} "
         f"and parameters={_json_text(best.spec.config, MAX_CONFIG_CHARS)}"
@@ -273,15 +236,18 @@ def header_lines(
     mode: Mode | None,
     experiment_dir: str | None = None,
     name_of: NameOf = spec_name,
+    rows: TrialRows | None = None,
 ) -> list[str]:
-    """Counts, resources, the scheduler, the best result and the log dir."""
+    """Counts, resources, the scheduler, the best result and the log dir
+    (`rows`: `state`'s, kept by the caller, else read from it)."""
+    rows = rows if rows is not None else TrialRows.of(state, metric, mode)
     lines = [
         "== Status ==",
-        _number_of_trials(state),
+        _number_of_trials(state, rows),
         resources_line(state.used, state.total),
         state.scheduler.debug_string(),
     ]
-    best = _best_line(state, metric, mode, name_of)
+    best = _best_line(rows, metric, mode, name_of)
     if best is not None:
         lines.append(best)
     if state.stopping is not None:
@@ -332,16 +298,17 @@ def status_lines(
     experiment_dir: str | None = None,
     name_of: NameOf = spec_name,
     columns: Columns | None = None,
+    rows: TrialRows | None = None,
 ) -> list[str]:
     """The status as text lines: the header, then per status (in name order)
-    its trials, at most `max_rows` in all (module docstring)."""
+    its trials, at most `max_rows` in all (module docstring). `rows`:
+    `state`'s, kept by the caller, else read from it."""
+    rows = rows if rows is not None else TrialRows.of(state, metric, mode)
     lines = header_lines(
-        state, metric=metric, mode=mode, experiment_dir=experiment_dir, name_of=name_of
+        state, metric=metric, mode=mode, experiment_dir=experiment_dir, name_of=name_of, rows=rows
     )
-    trials = trials_in_order(state)
-    return lines + trial_lines(
-        trials, metric=metric, max_rows=max_rows, name_of=name_of, columns=columns
-    )
+    selected = _select(rows.groups(), max_rows)
+    return lines + _selected_lines(selected, metric=metric, name_of=name_of, columns=columns)
 
 
 def trial_lines(
@@ -355,7 +322,17 @@ def trial_lines(
     """The trials (in creation order) as text lines, per status (in name
     order), with a column per searched parameter, at most `max_rows` in all
     (module docstring)."""
-    selected = _select(trials, max_rows)
+    selected = _select(by_status(trials), max_rows)
+    return _selected_lines(selected, metric=metric, name_of=name_of, columns=columns)
+
+
+def _selected_lines(
+    selected: Mapping[TrialStatus, _Shown],
+    *,
+    metric: str | None,
+    name_of: NameOf,
+    columns: Columns | None,
+) -> list[str]:
     chosen = columns or Columns()
     keys = chosen.parameter_keys(t for rows in selected.values() for t in rows.trials)
     headers = chosen.parameters or {}
@@ -471,6 +448,7 @@ def render_table(
     name_of: NameOf = spec_name,
     width: int | None = None,
     columns: Columns | None = None,
+    rows: TrialRows | None = None,
 ) -> Table:
     """The status as a table: the header lines as its title, one row per
     shown trial (the same rows as `status_lines`) and a row per gap.
@@ -483,8 +461,10 @@ def render_table(
     whole.
 
     The parameter columns are Ray's: one per searched parameter, sorted
-    (`parameter_keys`), or the `columns` chosen."""
-    selected = _select(trials_in_order(state), max_rows)
+    (`parameter_keys`), or the `columns` chosen. `rows`: `state`'s, kept
+    by the caller, else read from it."""
+    rows = rows if rows is not None else TrialRows.of(state, metric, mode)
+    selected = _select(rows.groups(), max_rows)
     shown = [t for rows in selected.values() for t in rows.trials]
     chosen = columns or Columns()
     params = chosen.parameter_keys(shown)
@@ -531,16 +511,16 @@ def render_table(
         name.cells[-1] = f"... {hidden} not shown"
         status_column.cells[-1] = status.value
 
-    for status, rows in selected.items():
-        for trial in rows.head:
+    for status, shown_rows in selected.items():
+        for trial in shown_rows.head:
             add(trial)
-        if rows.hidden:
-            gap(rows.hidden, status)
-        for trial in rows.tail:
+        if shown_rows.hidden:
+            gap(shown_rows.hidden, status)
+        for trial in shown_rows.tail:
             add(trial)
     kept = _fit(table_columns, width)
     header = header_lines(
-        state, metric=metric, mode=mode, experiment_dir=experiment_dir, name_of=name_of
+        state, metric=metric, mode=mode, experiment_dir=experiment_dir, name_of=name_of, rows=rows
     )
     left_out = [column.header for column in table_columns if column not in kept]
     table = Table(
@@ -594,7 +574,7 @@ def interrupted(state: ExperimentState) -> bool:
 
 def final_counts(state: ExperimentState) -> str:
     """`8 trials (6 PENDING, 2 TERMINATED)`."""
-    return f"{len(state.trials)} trials ({_counts(state) or 'none'})"
+    return f"{len(state.trials)} trials ({_counts_text(_counts(state)) or 'none'})"
 
 
 def already_finished(
@@ -607,7 +587,7 @@ def already_finished(
     found = (
         ""
         if best is None or metric is None
-        else f", best trial {name_of(best)} with {metric}={_number(_metric_value(best, metric))}"
+        else f", best trial {name_of(best)} with {metric}={_number(metric_value(best, metric))}"
     )
     return (
         f"The experiment in {experiment_dir} had already finished: {final_counts(state)}{found}. "
@@ -650,7 +630,7 @@ def final_summary(
         if best is None:
             lines.append(f"Best trial: none (no trial reported {metric})")
         else:
-            value = _metric_value(best, metric)
+            value = metric_value(best, metric)
             lines.append(f"Best trial: {name_of(best)} with {metric}={_number(value)}")
             lines.append(f"Best config: {_json_text(best.spec.config)}")
     errored = [t for t in trials_in_order(state) if t.status is TrialStatus.ERROR]
@@ -716,6 +696,7 @@ class ProgressReporter:
         self.clock = clock
         self.name_of = name_of
         self.local_hostname = local_hostname if local_hostname is not None else socket.gethostname()
+        self._rows = TrialRows(metric, mode)
         self._live: Live | None = None
         self._last: float | None = None
         self.shown = 0  # times the status was printed or redrawn
@@ -741,6 +722,7 @@ class ProgressReporter:
             return
         self._last = moment
         self.shown += 1
+        self._rows.update(state)
         if self.live:
             table = LiveStatus(lambda width: self._table(state, width))
             if self._live is None:
@@ -800,6 +782,7 @@ class ProgressReporter:
             experiment_dir=self.experiment_dir,
             name_of=self.name_of,
             columns=self.columns,
+            rows=self._rows_of(state),
         )
 
     def _table(self, state: ExperimentState, width: int) -> Table:
@@ -813,7 +796,13 @@ class ProgressReporter:
             name_of=self.name_of,
             width=width,
             columns=self.columns,
+            rows=self._rows_of(state),
         )
+
+    def _rows_of(self, state: ExperimentState) -> TrialRows | None:
+        """The kept rows if they are `state`'s (a live table draws the state
+        it was given, even once the rows have moved on)."""
+        return self._rows if self._rows.state is state else None
 
     def _print_plain(self, text: str) -> None:
         # A Text object: user strings (configs, errors) may hold "[...]",

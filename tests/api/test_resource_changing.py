@@ -162,7 +162,9 @@ class Booster(tune.Trainable):
 
     def step(self) -> dict[str, Any]:
         self.steps += 1
-        return {"loss": 1.0 / self.steps, "cpus": self.trial_resources.head_cpus}
+        resources = self.trial_resources
+        assert resources is not None  # None only outside a trial, as in Ray
+        return {"loss": 1.0 / self.steps, "cpus": resources.head_cpus}
 
     def save_checkpoint(self, checkpoint_dir: str) -> dict[str, Any]:
         return {"steps": self.steps}

@@ -15,6 +15,13 @@ class TuneError(RuntimeError):
     `Tuner.restore` can continue it."""
 
 
+class NoBestResultError(ValueError, RuntimeError):
+    """No trial reported a number for the metric `get_best_result` ranks
+    by. A ValueError, as tunecore's other refusals of that call are, and a
+    RuntimeError, which is what Ray Tune raises there: a script written for
+    Ray that catches it (`except RuntimeError`) goes on as it does on Ray."""
+
+
 class TrialError(TuneError):
     """A failed trial's error, as `Result.error` and `ResultGrid.errors` give
     it: its message is the text error.txt holds (the traceback, for an

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from tunecore.api.errors import TuneError, trial_error
+from tunecore.api.errors import NoBestResultError, TuneError, trial_error
 from tunecore.api.history import as_dataframe, last_n_average, pandas_module
 from tunecore.api.loader import load_experiment
 from tunecore.core.checkpoints import newest_persistent, score_key
@@ -278,7 +278,7 @@ class ResultGrid(Sequence[Result]):
                 "(tunecore.simulate writes them with write_results=True)"
             )
         if best is None:
-            raise ValueError(
+            raise NoBestResultError(
                 f"no trial reported a number for metric {metric or self._metric!r}"
                 + (" (NaN and infinite values are passed over)" if filter_nan_and_inf else "")
             )

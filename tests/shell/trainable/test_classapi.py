@@ -255,6 +255,18 @@ def test_a_trainable_built_directly_gets_a_temporary_trial_dir() -> None:
         os.rmdir(trainable.trial_dir)
 
 
+def test_a_trainable_built_directly_has_no_trial_resources(context: TrialContext) -> None:
+    """Ray's `Trainable().trial_resources` is None outside a trial (its
+    docstring example reads it so); inside one it is the trial's request."""
+    trainable = Accumulator({"step": 1.0})
+    try:
+        assert trainable.trial_resources is None
+    finally:
+        os.rmdir(trainable.trial_dir)
+    in_trial = Accumulator({"step": 1.0}, context=context)
+    assert in_trial.trial_resources == context.get_trial_resources()
+
+
 def test_a_class_trainable_is_a_worker_trainable(context: TrialContext) -> None:
     trainable: WorkerTrainable = ClassTrainable(Accumulator, {"step": 1.0}, context)
     assert trainable.train()["total"] == 1.0

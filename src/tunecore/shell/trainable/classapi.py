@@ -75,6 +75,9 @@ class Trainable:
     def __init__(
         self, config: Mapping[str, object] | None = None, *, context: TrialContext | None = None
     ) -> None:
+        # Built by hand, the instance belongs to no trial: it has a
+        # directory to write in, but no resources were given to it.
+        self._in_trial = context is not None
         if context is None:
             directory = tempfile.mkdtemp(prefix="tunecore_trainable_")
             context = TrialContext(
@@ -156,10 +159,11 @@ class Trainable:
         return self._context.trial_dir
 
     @property
-    def trial_resources(self) -> PlacementGroupFactory:
+    def trial_resources(self) -> PlacementGroupFactory | None:
         """The trial's resources on this run (a `ResourceChangingScheduler`
-        may restart it with others), as Ray's `PlacementGroupFactory`."""
-        return self._context.get_trial_resources()
+        may restart it with others), as Ray's `PlacementGroupFactory`; None
+        for an instance built by hand, outside any trial, as in Ray."""
+        return self._context.get_trial_resources() if self._in_trial else None
 
     @property
     def iteration(self) -> int:
@@ -216,6 +220,7 @@ class Trainable:
         On False the instance is in between and must be discarded."""
         self.config = _own_config(config)
         self._context = context
+        self._in_trial = True
         self._iteration = 0
         return bool(self.reset_config(copy.deepcopy(config)))
 

@@ -1,4 +1,5 @@
 # mypy: ignore-errors
+# timeout: 180
 """Ray Tune's front-page quickstart, and its older second half written for
 the removed `tune.report(**kwargs)`.
 

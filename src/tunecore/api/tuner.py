@@ -591,7 +591,7 @@ class Tuner:
         existing log rebuilds, with the journal appending to it."""
         snapshots = SnapshotStore(experiment_dir)
         if self._resume is not None:
-            contents = read_log(experiment_dir, covered=snapshots.covered())
+            contents = read_log(experiment_dir, covered=snapshots.covered(), lazy=True)
             snapshots.set_aside_beyond(contents)
             rebuilt = rebuild(contents, experiment_dir, self._snapshot_kind)
             require_objects(rebuilt.state, self._objects)  # given again, before a trial runs

@@ -144,7 +144,8 @@ def latest(
     experiment_dir = Path(experiment_dir).expanduser()
     with collector_paused():
         covered = SnapshotStore(experiment_dir).covered()
-        return rebuild(read_log(experiment_dir, quiet=quiet, covered=covered), experiment_dir, kind)
+        contents = read_log(experiment_dir, quiet=quiet, covered=covered, lazy=True)
+        return rebuild(contents, experiment_dir, kind)
 
 
 def rebuild(

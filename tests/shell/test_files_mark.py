@@ -14,6 +14,7 @@ from tunecore import Tuner
 from tunecore.core.experiment import ExperimentState, step
 from tunecore.core.experiment.snapshot import decode_state
 from tunecore.model import ExperimentResumed, Rejection, TrialState, TrialStatus
+from tunecore.shell import files_mark
 from tunecore.shell.eventlog import read_log
 from tunecore.shell.files_mark import files_place, repair_plan
 from tunecore.shell.journal import Journal, SnapshotStore
@@ -23,7 +24,7 @@ from tunecore.shell.storage.layout import ExperimentStorage
 from tunecore.shell.trial_files import RESULT_FILE
 
 pytestmark = pytest.mark.skipif(
-    not files_place(Path()), reason="no boot id here: no mark is made or trusted"
+    not files_place(), reason="no boot id here: no mark is made or trusted"
 )
 
 
@@ -89,8 +90,7 @@ def repaired(directory: Path, *, marked: bool) -> tuple[dict[str, str], int | No
         rebuilt.snapshot_state,
         contents.events[rebuilt.snapshot.records :],
         now,
-        experiment_dir=directory,
-        path_of=path_of,
+        path_of,
     )
     if plan is None:
         repair_result_files(storage, now, None, results_by_trial(contents))
@@ -127,7 +127,8 @@ def test_a_restore_from_a_mark_goes_on_as_from_the_whole_log(
 ) -> None:
     directory = killed(tmp_path, monkeypatch)
     whole = tmp_path / "whole" / "exp"
-    shutil.copytree(directory, whole)  # another directory: its mark is not trusted
+    shutil.copytree(directory, whole)
+    shutil.rmtree(whole / "snapshots")  # no mark: every trial, from the whole log
     by_mark = Tuner.restore(directory, counting).fit()
     by_log = Tuner.restore(whole, counting).fit()
     assert all(r.status is TrialStatus.TERMINATED for r in by_mark)
@@ -141,9 +142,11 @@ def test_a_restore_from_a_mark_goes_on_as_from_the_whole_log(
         )
 
 
-def test_a_mark_is_trusted_only_in_its_own_directory(tmp_path: Path) -> None:
-    (tmp_path / "a").mkdir()
-    (tmp_path / "b").mkdir()
-    assert files_place(tmp_path / "a") != files_place(tmp_path / "b")
-    assert files_place(tmp_path / "a") == files_place(tmp_path / "a")
-    assert files_place(tmp_path / "missing") == ""
+def test_a_mark_of_another_boot_is_not_trusted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A machine that crashed may have lost file writes its OS never synced."""
+    directory = killed(tmp_path, monkeypatch)
+    monkeypatch.setattr(files_mark, "files_place", lambda: "another boot")
+    _, repaired_trials = repaired(directory, marked=True)
+    assert repaired_trials is None

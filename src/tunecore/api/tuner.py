@@ -576,15 +576,18 @@ class Tuner:
                     rebuilt.snapshot_state or rebuilt.state,
                     contents.events[snapshot.records :],
                     state,
-                    experiment_dir=storage.experiment_dir,
-                    path_of=path_of,
+                    path_of,
                 )
         if plan is None:
             repair_result_files(storage, state, dirname, self._logged_results(storage))
         else:
             repair_result_files(storage, state, dirname, plan.logged, only=plan.trials)
         drop_unrecorded_checkpoints(
-            storage, state, dirname, None if mirror is None else mirror.store
+            storage,
+            state,
+            dirname,
+            None if mirror is None else mirror.store,
+            only=None if plan is None else plan.checkpoints,
         )
         loop.files_repaired()
 

@@ -12,18 +12,22 @@ finished then (a resume keeps their rows up to their checkpoint). A
 resume repairs only those (`repair_plan`), with each one's logged results
 rebuilt from its result.json as the mark found it (its length then, in
 `FilesMark.sizes`) and the results logged after the snapshot: not from
-every event of the log.
+every event of the log. Likewise only their directories, and those of the
+trials that had exploit copies (`FilesMark.copies`), are looked through
+for checkpoints a killed driver left (retention deletes at once).
 
 A mark is trusted only where the files it vouches for can still be as the
-driver left them: the same boot of the same operating system (a process
-killed keeps its writes in the OS's cache; a machine that crashed may have
-lost writes never synced) and the same directory (not a copy, which may
-have been taken while the driver ran). `files_place` names both; a mark
-of another place, a snapshot without one (the last one of a run, taken
-before its writes were drained; an older tunecore's; an experiment kept in
-storage, whose files are shipped later than its log), or results logged
-after the mark by an earlier resume (whose repair rewrote files after the
-mark) leave the resume to the whole log, as before.
+driver left them: in the same boot of the same operating system (a
+process killed keeps its writes in the OS's cache; a machine that crashed
+may have lost writes never synced). An experiment moved or copied after
+its driver died keeps its mark (a copy taken while a driver runs is no
+experiment to resume: its files and its log were read at different
+times). `files_place` names the boot. A mark of another boot, a snapshot
+without one (the last one of a run, taken before its writes were
+drained; an older tunecore's; an experiment kept in storage, whose files
+are shipped later than its log), or an earlier resume logged after the
+mark (whose repair rewrote files after it) leave the resume to the whole
+log, as before.
 """
 
 from __future__ import annotations
@@ -57,31 +61,33 @@ class FilesMark(msgspec.Struct, frozen=True, kw_only=True):
     done when it was written (see the module docstring)."""
 
     place: str
-    """`files_place` of the experiment directory when the mark was made."""
+    """`files_place` when the mark was made."""
     sizes: dict[str, int] = {}
     """The length of result.json then, in bytes, of each trial that was not
     finished and had reported."""
+    copies: tuple[str, ...] = ()
+    """The trials that had exploit copies (`shell.exploit_copies`) then."""
 
 
-def files_place(experiment_dir: Path) -> str:
-    """The boot of this operating system and the identity of
-    `experiment_dir` (device and inode); empty where the boot has no id
-    (then no mark is made or trusted)."""
+def files_place() -> str:
+    """The boot of this operating system; empty where it has no id (then
+    no mark is made or trusted)."""
     try:
-        boot = _BOOT_ID.read_text().strip()
-        found = os.stat(experiment_dir)
+        return _BOOT_ID.read_text().strip()
     except OSError:
         return ""
-    return f"{boot}:{found.st_dev}:{found.st_ino}" if boot else ""
 
 
 def make_mark(
-    experiment_dir: Path, state: ExperimentState, path_of: Callable[[TrialState], Path]
+    state: ExperimentState,
+    path_of: Callable[[TrialState], Path],
+    copies: Sequence[str],
 ) -> FilesMark | None:
     """The mark for a snapshot of `state`, once the file writes of its
     events are done (the caller drained them); `path_of` is a trial's
-    directory. None where no mark can be trusted."""
-    place = files_place(experiment_dir)
+    directory, `copies` the trials with exploit copies. None where no
+    mark can be trusted."""
+    place = files_place()
     if not place:
         return None
     sizes = {}
@@ -92,16 +98,20 @@ def make_mark(
             sizes[trial.trial_id] = os.stat(path_of(trial) / RESULT_FILE).st_size
         except FileNotFoundError:
             sizes[trial.trial_id] = 0
-    return FilesMark(place=place, sizes=sizes)
+    return FilesMark(place=place, sizes=sizes, copies=tuple(copies))
 
 
 @dataclass(frozen=True)
 class RepairPlan:
     """The trials whose files a resume repairs, and the results the log
-    holds of those that can be behind it (`resume.repair_result_files`)."""
+    holds of those that can be behind it (`resume.repair_result_files`);
+    the trials whose directories may hold checkpoints a killed driver left
+    (`resume.drop_unrecorded_checkpoints`): retention deletes at once, so
+    only those changed since the mark, and those with exploit copies."""
 
     trials: frozenset[str]
     logged: dict[str, list[JsonDict]]
+    checkpoints: frozenset[str]
 
 
 def repair_plan(
@@ -109,15 +119,13 @@ def repair_plan(
     marked: ExperimentState,
     after: Sequence[ExperimentEvent],
     now: ExperimentState,
-    *,
-    experiment_dir: Path,
     path_of: Callable[[TrialState], Path],
 ) -> RepairPlan | None:
     """What a resume repairs, given the `mark` of the snapshot of state
     `marked`, the events logged `after` it (not the resume's own) and the
     state `now` (the resume's event applied); None when the mark cannot be
     trusted (the module docstring), and the whole log decides."""
-    if mark is None or mark.place != files_place(experiment_dir):
+    if mark is None or mark.place != files_place():
         return None
     if any(isinstance(event, ExperimentResumed) for event in after):
         return None
@@ -150,7 +158,7 @@ def repair_plan(
         rows += reported.get(trial_id, [])
         if rows:
             logged[trial_id] = rows
-    return RepairPlan(trials, logged)
+    return RepairPlan(trials, logged, trials | frozenset(mark.copies))
 
 
 def _rows_in(trial_dir: Path, size: int) -> list[JsonDict] | None:

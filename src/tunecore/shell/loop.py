@@ -240,7 +240,7 @@ class ExperimentLoop:
         """Once every trial file write queued so far is done, the mark
         saying so for a snapshot of the state now."""
         self._storage.drain()
-        return make_mark(self._storage.experiment_dir, self.state, self._path)
+        return make_mark(self.state, self._path, self._exploit_copies.holders())
 
     def halt(self, reason: str) -> None:
         """End the run at the next round as an interruption (from any

@@ -98,6 +98,7 @@ def drop_unrecorded_checkpoints(
     state: ExperimentState,
     dirname_of: Callable[[TrialState], str] | None = None,
     store: Store | None = None,
+    only: Collection[str] | None = None,
 ) -> list[str]:
     """Delete the checkpoint directories retention dropped but a killed
     driver did not live to delete, and the copies PBT's exploits restored
@@ -118,9 +119,12 @@ def drop_unrecorded_checkpoints(
     leave an unrecorded save of an iteration below its newest named one:
     nothing names it, so it goes too. Only real directories are touched,
     by name, never through a symlink. Call it before the resumed loop
-    runs: then no save is in flight."""
+    runs: then no save is in flight. `only` names the trials to look at
+    (`files_mark.RepairPlan.checkpoints`), if not all."""
     dropped = []
     for trial in state.trials.values():
+        if only is not None and trial.trial_id not in only:
+            continue
         name = storage.trial_dirname(trial.spec, None if dirname_of is None else dirname_of(trial))
         named = [Path(ref.path).name for ref in trial.checkpoints.persistent]
         newest = max(filter(None, map(_save_order, named)), default=None)

@@ -33,6 +33,7 @@ from benchmarks import (
     ray_floor,
     scale,
     scale_reads,
+    scale_regression,
     search_overhead,
     search_quality,
     simulate_asha,
@@ -50,6 +51,7 @@ COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "vs_optuna": vs_optuna.main,
     "scale": scale.main,
     "scale_reads": scale_reads.main,
+    "scale_regression": scale_regression.main,
     "ray_floor": ray_floor.main,
     "host_turnover": host_turnover.main,
 }

@@ -59,7 +59,9 @@ def run(sizes: Sequence[int], cache: str | None) -> tuple[list[str], bool]:
         cells: dict[int, Cell] = {}
         for trials in sizes:
             directory, built = ensure_built(sweep, trials, root)
-            cells[trials] = built if isinstance(built, str) else measure(what, sweep, trials, directory)
+            cells[trials] = (
+                built if isinstance(built, str) else measure(what, sweep, trials, directory)
+            )
         failed = {n: c for n, c in cells.items() if isinstance(c, str)}
         if failed:
             lines.append(f"- {what} on {sweep}: FAILED {failed}")

@@ -33,6 +33,7 @@ from benchmarks import (
     ray_floor,
     scale,
     scale_reads,
+    scale_regression,
     search_overhead,
     search_quality,
     simulate_asha,
@@ -52,6 +53,7 @@ COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "scale": scale.main,
     "scale_reads": scale_reads.main,
     "snapshot_share": snapshot_share.main,
+    "scale_regression": scale_regression.main,
     "ray_floor": ray_floor.main,
     "host_turnover": host_turnover.main,
 }

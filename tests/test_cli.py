@@ -153,7 +153,7 @@ def run(tmp_path: Path, trainable: str, *options: str, name: str = "exp") -> int
 
 
 def events(directory: Path) -> list[ExperimentEvent]:
-    return read_log(directory, quiet=True).events
+    return list(read_log(directory, quiet=True).events)
 
 
 def record_offsets(directory: Path) -> list[int]:

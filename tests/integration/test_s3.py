@@ -309,7 +309,7 @@ def resumed(
         with contextlib.suppress(ProcessLookupError):  # it ended first: said above
             os.killpg(driver.pid, signal.SIGKILL)
         driver.communicate(timeout=60)
-    killed_at = read_log(stored_experiment(store, tmp), quiet=True).events
+    killed_at = list(read_log(stored_experiment(store, tmp), quiet=True).events)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("TUNECORE_STAGING", str(tmp / "elsewhere"))
         uri = target.experiment_uri("exp")

@@ -303,6 +303,33 @@ def test_an_undecodable_record_is_cut_with_the_same_warning(
     assert f"truncating at byte offset {offsets[1]} (record 2)" in caplog.text
 
 
+def test_a_lazy_read_decodes_each_event_only_when_it_is_read(tmp_path: Path) -> None:
+    """What a reader starting from a snapshot gets: the same events, each
+    decoded on first reading; a record whose checksum holds but whose bytes
+    are no event is an error naming it when (and only when) it is read."""
+    write(tmp_path)
+    lazy = read_log(tmp_path, lazy=True)
+    assert len(lazy.events) == len(EVENTS)
+    assert list(lazy.events) == EVENTS
+    assert lazy.events[1:] == EVENTS[1:]
+    assert lazy.events[-1] == EVENTS[-1]
+    with pytest.raises(IndexError):
+        lazy.events[len(EVENTS)]
+    (tmp_path / "junk").mkdir()
+    offsets = write(tmp_path / "junk")
+    path = log_path(tmp_path / "junk")
+    data = path.read_bytes()
+    junk = b"\xc1 not msgpack"
+    frame = _FRAME.pack(len(junk), zlib.crc32(junk)) + junk
+    path.write_bytes(data[: offsets[1]] + frame + data[offsets[1] :])
+    events = read_log(tmp_path / "junk", lazy=True).events
+    assert events[2:] == EVENTS[1:]  # read past it, as a resume from a snapshot does
+    with pytest.raises(CorruptLogError, match=f"record 2 at byte offset {offsets[1]}.*undecodable"):
+        events[1]
+    with pytest.raises(ValueError, match="lazy=True cannot truncate"):
+        read_log(tmp_path, lazy=True, truncate=True)
+
+
 def test_held_records_reach_the_file_in_one_write_at_flush(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -53,7 +53,7 @@ def load_experiment(
             open_stored(path, storage_filesystem) if is_stored(path, storage_filesystem) else None
         )
         directory = stored.local if stored is not None else Path(path).expanduser().resolve()
-        contents = read_log(directory, quiet=True)
+        contents = read_log(directory, quiet=True, lazy=True)
         state = rebuild(contents, directory, kind).state
         dirs = _trial_dirs(directory, state.trials.values())
         return LoadedExperiment(directory, state, dirs, stored)

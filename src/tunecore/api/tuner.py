@@ -69,6 +69,7 @@ from tunecore.model import (
     ExportFormat,
     JsonDict,
     Mode,
+    TrialState,
     TrialStatus,
 )
 from tunecore.model.storable import check_storable, encoding_error
@@ -86,6 +87,7 @@ from tunecore.shell.eventlog import (
     LOG_FORMAT,
     SIMULATED,
     EventLogWriter,
+    LogContents,
     LogError,
     LogHeader,
     RunSettings,
@@ -96,6 +98,7 @@ from tunecore.shell.eventlog import (
 from tunecore.shell.executors.base import Executor
 from tunecore.shell.executors.host import TrainableFactory
 from tunecore.shell.executors.inprocess import InProcessExecutor, this_machine
+from tunecore.shell.files_mark import repair_plan
 from tunecore.shell.functions import UserFunctions
 from tunecore.shell.heap import long_lived_heap_frozen
 from tunecore.shell.inbox import Inbox
@@ -110,7 +113,7 @@ from tunecore.shell.progress import (
     final_summary,
     unfinished_trials,
 )
-from tunecore.shell.replay import rebuild, results_by_trial
+from tunecore.shell.replay import Replayed, rebuild, results_by_trial
 from tunecore.shell.resume import drop_unrecorded_checkpoints, repair_result_files
 from tunecore.shell.searchers import SearcherRuntime
 from tunecore.shell.stoppers import StopSetting, plan_stop
@@ -196,6 +199,8 @@ class Tuner:
         self._results: ResultGrid | None = None
         self._restored_from: Path | None = None
         self._search_runtime: SearcherRuntime | None = None
+        self._opened: tuple[Replayed, LogContents] | None = None
+        """A resume's rebuild and the log it read, until its files are repaired."""
         self._search_alg_again: object = None  # a restore's search_alg=
         self._allocation_again: Callable[..., object] | None = None  # ...its allocation function
         self._parts = RunParts()
@@ -445,6 +450,7 @@ class Tuner:
             sync_artifacts=(sync.sync_artifacts, sync.sync_artifacts_on_checkpoint),
             trial_dirs_at_once=bool(run.callbacks),
             run_chains=not run.callbacks and mirror is None and self._stop.user is None,
+            mark_files=self._resume is None,  # a resume's, once it has repaired them
         )
         total = _total_trials(state.searcher, tune.num_samples)
         callbacks.setup(stop=run.stop, num_samples=tune.num_samples, total_num_samples=total)
@@ -460,10 +466,7 @@ class Tuner:
                 loop.feed([resumed])
                 # Result files lag the log (written off the loop, or stored
                 # later than it): put back what the log has.
-                repair_result_files(storage, loop.state, dirname, self._logged_results(storage))
-                drop_unrecorded_checkpoints(
-                    storage, loop.state, dirname, None if mirror is None else mirror.store
-                )
+                self._repair_files(storage, loop, dirname, journal.records, mirror)
             final = loop.run()
             if self._search_runtime is not None:
                 self._search_runtime.finish(final)
@@ -542,6 +545,52 @@ class Tuner:
         self._results = results
         return results
 
+    def _repair_files(
+        self,
+        storage: ExperimentStorage,
+        loop: ExperimentLoop,
+        dirname: Callable[[TrialState], str] | None,
+        records: int,
+        mirror: Mirror | None,
+    ) -> None:
+        """A resume's repair of the trial files (`shell.resume`), once its
+        event is logged (`records` events in all): the result files of the
+        trials the files mark of its snapshot leaves (`shell.files_mark`),
+        else of every trial with the results of the whole log; then the
+        checkpoints a killed driver left."""
+        state = loop.state
+        opened, self._opened = self._opened, None
+        plan = None
+
+        def path_of(trial: TrialState) -> Path:
+            given = None if dirname is None else dirname(trial)
+            return storage.experiment_dir / storage.trial_dirname(trial.spec, given)
+
+        if opened is not None and mirror is None:
+            rebuilt, contents = opened
+            snapshot = rebuilt.snapshot
+            # Only the resume's own event logged since: the rebuild saw every other.
+            if snapshot is not None and records == len(contents.events) + 1:
+                plan = repair_plan(
+                    snapshot.files,
+                    rebuilt.snapshot_state or rebuilt.state,
+                    contents.events[snapshot.records :],
+                    state,
+                    path_of,
+                )
+        if plan is None:
+            repair_result_files(storage, state, dirname, self._logged_results(storage))
+        else:
+            repair_result_files(storage, state, dirname, plan.logged, only=plan.trials)
+        drop_unrecorded_checkpoints(
+            storage,
+            state,
+            dirname,
+            None if mirror is None else mirror.store,
+            only=None if plan is None else plan.checkpoints,
+        )
+        loop.files_repaired()
+
     def _logged_results(self, storage: ExperimentStorage) -> dict[str, list[JsonDict]]:
         contents = read_log(storage.experiment_dir, quiet=True)
         return results_by_trial(contents, self._snapshot_kind)
@@ -591,9 +640,10 @@ class Tuner:
         existing log rebuilds, with the journal appending to it."""
         snapshots = SnapshotStore(experiment_dir)
         if self._resume is not None:
-            contents = read_log(experiment_dir, covered=snapshots.covered())
+            contents = read_log(experiment_dir, covered=snapshots.covered(), lazy=True)
             snapshots.set_aside_beyond(contents)
             rebuilt = rebuild(contents, experiment_dir, self._snapshot_kind)
+            self._opened = rebuilt, contents
             require_objects(rebuilt.state, self._objects)  # given again, before a trial runs
             self._search_runtime = restored_runtime(
                 contents,

@@ -57,10 +57,10 @@ def to_msgpack(value: object) -> bytes:
 
 
 @overload
-def from_msgpack(data: bytes, kind: type[T]) -> T: ...
+def from_msgpack(data: bytes | memoryview, kind: type[T]) -> T: ...
 @overload
-def from_msgpack(data: bytes, kind: object) -> object: ...
-def from_msgpack(data: bytes, kind: object) -> object:
+def from_msgpack(data: bytes | memoryview, kind: object) -> object: ...
+def from_msgpack(data: bytes | memoryview, kind: object) -> object:
     """Decode and validate against `kind` (a struct, or a union such as
     `TrialEvent`); raises `msgspec.ValidationError` naming the path of the
     bad field, or `msgspec.DecodeError` (see the module docstring)."""

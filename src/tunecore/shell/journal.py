@@ -35,7 +35,7 @@ import re
 import struct
 import time
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import msgspec
@@ -55,6 +55,7 @@ from tunecore.model import (
 from tunecore.model.codec import from_msgpack, to_msgpack
 from tunecore.model.storable import encoding_error
 from tunecore.shell.eventlog import EventLogWriter, LogContents
+from tunecore.shell.files_mark import FilesMark
 from tunecore.shell.storage.own_files import read_bytes
 
 logger = logging.getLogger(__name__)
@@ -116,6 +117,9 @@ class SnapshotFile(msgspec.Struct, frozen=True, kw_only=True):
     seal: bytes = b""
     """`seal()` of the log's first `log_bytes` bytes and `state` (empty: an
     older tunecore's)."""
+    files: FilesMark | None = None
+    """That the trial files of these events were all written then
+    (`shell.files_mark`); None when that is not known."""
 
     def fits(self, contents: LogContents) -> str | None:
         """Why this snapshot does not summarise `contents`, or None."""
@@ -182,7 +186,14 @@ class SnapshotStore:
         return self.directory / f"snapshot_{records:012d}.msgpack"
 
     def write(
-        self, records: int, digest: bytes, state: bytes, *, log_bytes: int = 0, sealed: bytes = b""
+        self,
+        records: int,
+        digest: bytes,
+        state: bytes,
+        *,
+        log_bytes: int = 0,
+        sealed: bytes = b"",
+        files: FilesMark | None = None,
     ) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
         parts = file_parts(
@@ -193,6 +204,7 @@ class SnapshotStore:
                 state=state,
                 log_bytes=log_bytes,
                 seal=sealed,
+                files=files,
             )
         )
         crc = 0
@@ -328,16 +340,23 @@ class Journal:
         self.records += 1
         self.digest = chain_digest(self.digest, self.records, commands)
 
-    def maybe_snapshot(self, state: ExperimentState) -> None:
+    def maybe_snapshot(
+        self, state: ExperimentState, files: Callable[[], FilesMark | None] | None = None
+    ) -> None:
+        """A snapshot if one is due; `files` drains the trial file writes
+        and says so (`shell.files_mark`), called only when one is."""
         if time.monotonic() >= self._next_snapshot:
-            self.snapshot(state)
+            self.snapshot(state, files)
 
-    def snapshot(self, state: ExperimentState) -> None:
+    def snapshot(
+        self, state: ExperimentState, files: Callable[[], FilesMark | None] | None = None
+    ) -> None:
         if self.records == self._snapshotted:
             return
         started = time.monotonic()
         writer = self._writer
         writer.sync()  # a snapshot never runs ahead of the durable log
+        mark = None if files is None else files()  # its cost counts in the budget
         encoded = encode_state(state)
         self._snapshots.write(
             self.records,
@@ -345,6 +364,7 @@ class Journal:
             encoded,
             log_bytes=writer.size,
             sealed=seal(writer.prefix_hash(), encoded),
+            files=mark,
         )
         ended = time.monotonic()
         cost = ended - started

@@ -86,6 +86,7 @@ from tunecore.shell.allocations import ResourceAllocator
 from tunecore.shell.callbacks import CallbackList
 from tunecore.shell.executors.base import ChainedStart, Executor
 from tunecore.shell.exploit_copies import ExploitCopies
+from tunecore.shell.files_mark import FilesMark, make_mark
 from tunecore.shell.functions import UserFunctions
 from tunecore.shell.inbox import Inbox, request_of
 from tunecore.shell.interrupts import INTERRUPTED, InterruptGuard
@@ -141,6 +142,7 @@ class ExperimentLoop:
         sync_artifacts: tuple[bool, bool] = (False, True),
         trial_dirs_at_once: bool = True,
         run_chains: bool = False,
+        mark_files: bool = False,
     ) -> None:
         self.state = state
         self._executor = executor
@@ -180,6 +182,9 @@ class ExperimentLoop:
         # it starts (Ray's logging guide does); without them, the file queue
         # makes it (`ExperimentStorage.trial_dir`).
         self._trial_dirs_at_once = trial_dirs_at_once
+        # Whether snapshots may vouch for the trial files (`shell.files_mark`):
+        # a local experiment's, whose files are in line with its log.
+        self._mark_files = mark_files and store is None
         # Chained starts (`ChainTrials`) are sent to the executor only when
         # nothing of the user's watches a trial start: a chained trial's
         # function runs before the core starts it, so a callback's
@@ -233,6 +238,17 @@ class ExperimentLoop:
             self._drop_unstarted_chains()
         return self.state
 
+    def files_repaired(self) -> None:
+        """A resume has put the trial files back in line with the log
+        (`shell.resume`): snapshots may vouch for them again."""
+        self._mark_files = self._store is None
+
+    def _files_mark(self) -> FilesMark | None:
+        """Once every trial file write queued so far is done, the mark
+        saying so for a snapshot of the state now."""
+        self._storage.drain()
+        return make_mark(self.state, self._path, self._exploit_copies.holders())
+
     def halt(self, reason: str) -> None:
         """End the run at the next round as an interruption (from any
         thread): unfinished trials wait for a resume, as after Ctrl-C."""
@@ -283,7 +299,8 @@ class ExperimentLoop:
             self._feed(events)
             if self._journal is not None:
                 self._flush_log(self._journal)
-                self._journal.maybe_snapshot(self.state)
+                marked = self._files_mark if self._mark_files else None
+                self._journal.maybe_snapshot(self.state, marked)
         if self._on_state is not None:
             self._on_state(self.state)
 

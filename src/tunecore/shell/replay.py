@@ -54,7 +54,7 @@ from tunecore.shell.eventlog import (
     TornTail,
     read_log,
 )
-from tunecore.shell.journal import EMPTY_DIGEST, SnapshotStore, chain_digest
+from tunecore.shell.journal import EMPTY_DIGEST, SnapshotFile, SnapshotStore, chain_digest
 from tunecore.shell.resume import logged_rows
 
 logger = logging.getLogger(__name__)
@@ -79,6 +79,10 @@ class Replayed:
     torn: TornTail | None = None
     set_aside: list[Path] = field(default_factory=list)
     """Where a truncation kept what it cut: the log's bytes, the snapshots."""
+    snapshot: SnapshotFile | None = None
+    """The snapshot a `rebuild` started from, if any; `snapshot_state` is
+    its state (what a resume's `shell.files_mark` compares with)."""
+    snapshot_state: ExperimentState | None = None
 
 
 def replay(
@@ -144,7 +148,8 @@ def latest(
     experiment_dir = Path(experiment_dir).expanduser()
     with collector_paused():
         covered = SnapshotStore(experiment_dir).covered()
-        return rebuild(read_log(experiment_dir, quiet=quiet, covered=covered), experiment_dir, kind)
+        contents = read_log(experiment_dir, quiet=quiet, covered=covered, lazy=True)
+        return rebuild(contents, experiment_dir, kind)
 
 
 def rebuild(
@@ -158,7 +163,7 @@ def rebuild(
 
 
 def _rebuild(contents: LogContents, experiment_dir: str | Path, kind: SnapshotKind) -> Replayed:
-    state, records, digest = None, 0, EMPTY_DIGEST
+    state, records, digest, used = None, 0, EMPTY_DIGEST, None
     store = SnapshotStore(experiment_dir)
     for snapshot in store.usable(contents):
         try:
@@ -170,12 +175,18 @@ def _rebuild(contents: LogContents, experiment_dir: str | Path, kind: SnapshotKi
                 error,
             )
             continue
-        records, digest = snapshot.records, snapshot.digest
+        records, digest, used = snapshot.records, snapshot.digest, snapshot
         break
     if state is None:
         state = _initial_state(contents, kind)
     replayed = Replayed(
-        header=contents.header, state=state, records=records, digest=digest, torn=contents.torn
+        header=contents.header,
+        state=state,
+        records=records,
+        digest=digest,
+        torn=contents.torn,
+        snapshot=used,
+        snapshot_state=None if used is None else state,
     )
     for event in contents.events[records:]:
         _advance(replayed, event, keep_commands=False)

@@ -36,7 +36,7 @@ from __future__ import annotations
 import logging
 import re
 import shutil
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 
 from tunecore.core.checkpoints import current_checkpoint
@@ -60,15 +60,20 @@ def repair_result_files(
     state: ExperimentState,
     dirname_of: Callable[[TrialState], str] | None = None,
     logged: Mapping[str, Sequence[JsonDict]] | None = None,
+    only: Collection[str] | None = None,
 ) -> int:
     """Repair the files of every trial that has a directory (see the module
-    docstring); returns how many trials' files changed. `dirname_of` is the
-    user's `trial_dirname_creator`, if the experiment had one. `logged`
-    (`replay.results_by_trial`) are the results the log holds, for files
-    that may lag it (an experiment fetched from storage): where they keep
-    more rows than the file, the rows come from them."""
+    docstring), or of the trials `only` names (`files_mark.repair_plan`:
+    the others' files are the log's); returns how many trials' files
+    changed. `dirname_of` is the user's `trial_dirname_creator`, if the
+    experiment had one. `logged` (`replay.results_by_trial`) are the
+    results the log holds, for files that may lag it (an experiment
+    fetched from storage): where they keep more rows than the file, the
+    rows come from them."""
     changed = 0
     for trial in trials_in_order(state):
+        if only is not None and trial.trial_id not in only:
+            continue
         name = storage.trial_dirname(trial.spec, None if dirname_of is None else dirname_of(trial))
         directory = storage.experiment_dir / name
         from_log = [] if logged is None else logged_rows(trial, logged.get(trial.trial_id, []))
@@ -93,6 +98,7 @@ def drop_unrecorded_checkpoints(
     state: ExperimentState,
     dirname_of: Callable[[TrialState], str] | None = None,
     store: Store | None = None,
+    only: Collection[str] | None = None,
 ) -> list[str]:
     """Delete the checkpoint directories retention dropped but a killed
     driver did not live to delete, and the copies PBT's exploits restored
@@ -113,9 +119,12 @@ def drop_unrecorded_checkpoints(
     leave an unrecorded save of an iteration below its newest named one:
     nothing names it, so it goes too. Only real directories are touched,
     by name, never through a symlink. Call it before the resumed loop
-    runs: then no save is in flight."""
+    runs: then no save is in flight. `only` names the trials to look at
+    (`files_mark.RepairPlan.checkpoints`), if not all."""
     dropped = []
     for trial in state.trials.values():
+        if only is not None and trial.trial_id not in only:
+            continue
         name = storage.trial_dirname(trial.spec, None if dirname_of is None else dirname_of(trial))
         named = [Path(ref.path).name for ref in trial.checkpoints.persistent]
         newest = max(filter(None, map(_save_order, named)), default=None)

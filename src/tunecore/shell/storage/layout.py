@@ -287,14 +287,19 @@ def read_result_rows(trial_dir: Path) -> list[dict[str, JsonValue]] | None:
     it is not a regular file (`tunecore.shell.storage.own_files`)."""
     path = trial_dir / RESULT_FILE
     try:
-        lines = read_text(path).splitlines()
+        text = read_text(path)
     except (FileNotFoundError, NotADirectoryError):
         return None
     except NotRegularFileError as error:
         logger.warning("Ignoring %s: %s", path, error)
         return None
+    return parse_result_rows(text)
+
+
+def parse_result_rows(text: str) -> list[dict[str, JsonValue]]:
+    """The rows of result.json's `text` (`read_result_rows`)."""
     rows: list[dict[str, JsonValue]] = []
-    for line in lines:
+    for line in text.splitlines():
         try:
             row = json.loads(line)
         except ValueError:
@@ -333,6 +338,10 @@ class ExperimentStorage:
             if table.held:
                 self._rewrite_csv(path, table)
         self._appender.close()
+
+    def drain(self) -> None:
+        """Return once every write queued so far is done (`FileQueue.drain`)."""
+        self._files.drain()
 
     def writes_held(self) -> AbstractContextManager[None]:
         """A block whose queued writes go to the writer together as it ends

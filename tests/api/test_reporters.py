@@ -177,3 +177,39 @@ def test_the_base_class_must_be_implemented() -> None:
         ProgressReporter().should_report([])
     with pytest.raises(NotImplementedError):
         ProgressReporter().report([], True)
+
+
+def test_rays_arguments_are_taken_in_rays_order() -> None:
+    """`CLIReporter(metric_columns, parameter_columns, total_samples,
+    max_progress_rows, max_error_rows, max_column_length,
+    max_report_frequency, infer_limit, print_intermediate_tables, metric,
+    mode, sort_by_metric)`, as Ray's signature has them."""
+    reporter = CLIReporter(["loss"], ["lr"], 10, 5, 2, 12, 1.0, 3, False, "loss", "min", True)
+    assert (reporter.max_progress_rows, reporter.max_report_frequency) == (5, 1.0)
+    assert (reporter.metric, reporter.mode, reporter.print_intermediate_tables) == (
+        "loss",
+        "min",
+        False,
+    )
+    columns = reporter.columns
+    assert (columns.sort_by_metric, columns.max_column_length, columns.max_error_rows) == (
+        True,
+        12,
+        2,
+    )
+    notebook = JupyterNotebookReporter(False, ["loss"], sort_by_metric=True)
+    assert notebook.overwrite is False
+    assert notebook.columns.sort_by_metric is True
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"max_error_rows": -1}, "max_error_rows=-1"),
+        ({"max_column_length": 2}, "max_column_length=2"),
+        ({"mode": "best"}, "mode='best'"),
+    ],
+)
+def test_bad_display_settings_name_the_field(settings: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        CLIReporter(**settings)

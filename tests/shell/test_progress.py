@@ -576,3 +576,58 @@ def test_an_interrupted_experiment_is_not_called_finished_and_says_how_to_resume
         "MODULE:FUNCTION, or Tuner.restore('/runs/exp', trainable).fit()"
     )
     assert "finished:" not in summary
+
+
+# -- CLIReporter's display settings ---------------------------------------------------
+
+
+@pytest.mark.parametrize(("mode", "order"), [(Mode.MIN, [1, 0, 2, 3]), (Mode.MAX, [2, 0, 1, 3])])
+def test_sort_by_metric_puts_the_best_first_and_trials_without_a_number_last(
+    mode: Mode, order: list[int]
+) -> None:
+    """Ray's `sort_by_metric=True`: per status, best first; the NaN of
+    trial 3 is no number, so it comes last."""
+    columns = Columns(sort_by_metric=True)
+    lines = status_lines(scored(), metric="loss", mode=mode, columns=columns)
+    shown = [line.split(":")[0].removeprefix(" - ") for line in lines if line.startswith(" - ")]
+    assert shown == [name(n) for n in order]
+    by_name = status_lines(scored(), metric="loss", mode=mode)
+    first = next(line for line in by_name if line.startswith(" - "))
+    assert first.startswith(f" - {name(0)}:")
+
+
+def test_max_column_length_cuts_parameter_values() -> None:
+    run = Run(metric="loss", mode=Mode.MIN)
+    run.cluster(cpu=1)
+    run.add(path="a-rather-long-parameter-value")
+    lines = status_lines(run.state, metric="loss", mode=Mode.MIN, columns=Columns())
+    assert "path=a-rather-long-par..." in lines[-1]
+    short = status_lines(
+        run.state, metric="loss", mode=Mode.MIN, columns=Columns(max_column_length=8)
+    )
+    assert "path=a-rat..." in short[-1]  # 8 characters in all
+
+
+def test_max_error_rows_limits_the_errored_trials_listed() -> None:
+    run = Run()
+    run.cluster(cpu=3)
+    run.add(3)
+    for number in range(3):
+        run.fail(tid(number), f"ValueError: {number}")
+    summary = final_summary(run.state, None, None, max_error_rows=1).splitlines()
+    assert summary[1:] == [
+        "Errored trials (3):",
+        f" - {name(0)}: 1 failure, ValueError: 0; see error.txt in the trial's directory",
+        " ... 2 more",
+    ]
+
+
+def test_without_intermediate_tables_the_status_shows_only_at_the_end() -> None:
+    out, buffer = console(terminal=False)
+    reporter = ProgressReporter(console=out, metric="loss", mode=Mode.MIN, intermediate=False)
+    reporter.update(scored(), now=10.0)
+    reporter.update(scored(), now=100.0)
+    assert reporter.shown == 0
+    reporter.close(scored())
+    assert reporter.shown == 1
+    assert buffer.getvalue().count("== Status ==") == 1

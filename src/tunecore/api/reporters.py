@@ -22,6 +22,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
+from tunecore.model import Mode
 from tunecore.shell.progress import Columns, trial_lines
 from tunecore.shell.trial_view import Trial
 
@@ -61,32 +62,57 @@ class CLIReporter(ProgressReporter):
     keys mapped to the header to show; the experiment's metric is always
     shown first."""
 
-    def __init__(
+    def __init__(  # noqa: PLR0917 - Ray's signature, positional as Ray's scripts call it
         self,
-        *,
         metric_columns: ColumnsGiven = None,
         parameter_columns: ColumnsGiven = None,
+        total_samples: int | None = None,
         max_progress_rows: int = 20,
+        max_error_rows: int = 20,
+        max_column_length: int = 20,
         max_report_frequency: float = 5.0,
+        infer_limit: int = 3,
+        print_intermediate_tables: bool | None = None,
         metric: str | None = None,
         mode: Literal["min", "max"] | None = None,
+        sort_by_metric: bool = False,
     ) -> None:
-        if max_progress_rows < 1:
-            raise ValueError(f"CLIReporter(max_progress_rows={max_progress_rows!r}) must be >= 1")
+        """Ray's arguments, in Ray's order. `total_samples` and
+        `infer_limit` are taken and change nothing: the status counts the
+        experiment's own trials, and shows the experiment's metric plus the
+        `metric_columns` asked for rather than guessing more.
+        `print_intermediate_tables=False` prints the status only at the
+        end."""
+        counts: tuple[tuple[str, object, int], ...] = (
+            ("max_progress_rows", max_progress_rows, 1),
+            ("max_error_rows", max_error_rows, 0),
+            ("max_column_length", max_column_length, 4),
+        )
+        for field, value, least in counts:
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ValueError(f"CLIReporter({field}={value!r}) must be an integer >= {least}")
         if not max_report_frequency > 0:
             raise ValueError(
                 f"CLIReporter(max_report_frequency={max_report_frequency!r}) must be > 0 seconds"
             )
+        if mode not in (None, "min", "max"):
+            raise ValueError(f"CLIReporter(mode={mode!r}) must be 'min', 'max' or None")
         self.overwrite: bool | None = None
         """Redraw the status in place (True) or print it anew (False); None:
         as the output decides (a terminal redraws). Set by the notebook
         reporter."""
         self._metrics = _as_headers("metric_columns", metric_columns) or {}
         self._parameters = _as_headers("parameter_columns", parameter_columns)
+        self.total_samples = total_samples
         self.max_progress_rows = max_progress_rows
+        self.max_error_rows = max_error_rows
+        self.max_column_length = max_column_length
         self.max_report_frequency = max_report_frequency
+        self.infer_limit = infer_limit
+        self.print_intermediate_tables = print_intermediate_tables
         self.metric = metric
         self.mode = mode
+        self.sort_by_metric = bool(sort_by_metric)
         self._start_time = time.time()
         self._last_report_time = 0.0
 
@@ -128,6 +154,7 @@ class CLIReporter(ProgressReporter):
             *trial_lines(
                 [trial.state for trial in trials],
                 metric=self.metric,
+                mode=None if self.mode is None else Mode(self.mode),
                 max_rows=len(trials) if done else self.max_progress_rows,
                 name_of=lambda state: names[state.trial_id],
                 columns=self.columns,
@@ -153,7 +180,13 @@ class CLIReporter(ProgressReporter):
     @property
     def columns(self) -> Columns:
         """What the status draws, as `tunecore.shell.progress` takes it."""
-        return Columns(metrics=dict(self._metrics), parameters=self._parameters)
+        return Columns(
+            metrics=dict(self._metrics),
+            parameters=self._parameters,
+            sort_by_metric=self.sort_by_metric,
+            max_column_length=self.max_column_length,
+            max_error_rows=self.max_error_rows,
+        )
 
 
 class JupyterNotebookReporter(CLIReporter):
@@ -161,24 +194,35 @@ class JupyterNotebookReporter(CLIReporter):
     the notebook's output with `overwrite` (Ray's default), or printed anew
     each time without it."""
 
-    def __init__(
+    def __init__(  # noqa: PLR0917 - Ray's signature, positional as Ray's scripts call it
         self,
-        *,
         overwrite: bool = True,
         metric_columns: ColumnsGiven = None,
         parameter_columns: ColumnsGiven = None,
+        total_samples: int | None = None,
         max_progress_rows: int = 20,
+        max_error_rows: int = 20,
+        max_column_length: int = 20,
         max_report_frequency: float = 5.0,
+        infer_limit: int = 3,
+        print_intermediate_tables: bool | None = None,
         metric: str | None = None,
         mode: Literal["min", "max"] | None = None,
+        sort_by_metric: bool = False,
     ) -> None:
         super().__init__(
-            metric_columns=metric_columns,
-            parameter_columns=parameter_columns,
-            max_progress_rows=max_progress_rows,
-            max_report_frequency=max_report_frequency,
-            metric=metric,
-            mode=mode,
+            metric_columns,
+            parameter_columns,
+            total_samples,
+            max_progress_rows,
+            max_error_rows,
+            max_column_length,
+            max_report_frequency,
+            infer_limit,
+            print_intermediate_tables,
+            metric,
+            mode,
+            sort_by_metric,
         )
         self.overwrite = overwrite
 

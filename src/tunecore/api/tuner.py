@@ -948,6 +948,7 @@ def _reporter_settings(given: UserReporter | None) -> dict[str, Any]:
         "max_rows": given.max_progress_rows,
         "plain_refresh_s": given.max_report_frequency,
         "overwrite": given.overwrite,
+        "intermediate": given.print_intermediate_tables is not False,
     }
 
 

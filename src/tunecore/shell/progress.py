@@ -83,6 +83,30 @@ class Columns:
 
     metrics: Mapping[str, str] = dataclasses.field(default_factory=dict)
     parameters: Mapping[str, str] | None = None
+    sort_by_metric: bool = False
+    """Each status's trials best first by the experiment's metric (those
+    without it last), instead of by name: Ray's `sort_by_metric`. A redraw
+    then sorts the trials it draws, so it costs their number."""
+    max_column_length: int = MAX_PARAM_CHARS
+    max_error_rows: int | None = None
+    """Errored trials listed in the final summary (None: all)."""
+
+    def ordered(
+        self,
+        groups: Mapping[TrialStatus, Sequence[TrialState]],
+        metric: str | None,
+        mode: Mode | None,
+    ) -> Mapping[TrialStatus, Sequence[TrialState]]:
+        """`groups` in the order the rows are shown (see `sort_by_metric`)."""
+        if not self.sort_by_metric or metric is None or mode is None:
+            return groups
+        sign = -1.0 if mode is Mode.MAX else 1.0
+
+        def rank(trial: TrialState) -> tuple[bool, float]:
+            value = metric_value(trial, metric)
+            return (value is None, 0.0 if value is None else sign * value)
+
+        return {status: sorted(trials, key=rank) for status, trials in groups.items()}
 
     def parameter_keys(self, shown: Iterable[TrialState]) -> list[str]:
         """The parameter columns: the ones chosen, else the searched
@@ -273,7 +297,8 @@ def progress_string(
     for key, header in (parameters or {}).items():
         value = parameter_value(trial, key)
         if value is not None:
-            pieces.append(f"{header}={parameter_cell(value)}")
+            limit = (columns or Columns()).max_column_length
+            pieces.append(f"{header}={parameter_cell(value, limit)}")
     iteration = _flat_value(trial, TRAINING_ITERATION)
     if iteration is not None:
         pieces.append(f"{_number(iteration)} iter")
@@ -307,7 +332,8 @@ def status_lines(
     lines = header_lines(
         state, metric=metric, mode=mode, experiment_dir=experiment_dir, name_of=name_of, rows=rows
     )
-    selected = _select(rows.groups(), max_rows)
+    chosen = columns or Columns()
+    selected = _select(chosen.ordered(rows.groups(), metric, mode), max_rows)
     return lines + _selected_lines(selected, metric=metric, name_of=name_of, columns=columns)
 
 
@@ -315,6 +341,7 @@ def trial_lines(
     trials: Sequence[TrialState],
     *,
     metric: str | None,
+    mode: Mode | None = None,
     max_rows: int = 20,
     name_of: NameOf = spec_name,
     columns: Columns | None = None,
@@ -322,7 +349,8 @@ def trial_lines(
     """The trials (in creation order) as text lines, per status (in name
     order), with a column per searched parameter, at most `max_rows` in all
     (module docstring)."""
-    selected = _select(by_status(trials), max_rows)
+    groups = (columns or Columns()).ordered(by_status(trials), metric, mode)
+    selected = _select(groups, max_rows)
     return _selected_lines(selected, metric=metric, name_of=name_of, columns=columns)
 
 
@@ -391,14 +419,14 @@ def parameter_value(trial: TrialState, key: str) -> JsonValue:
     return node
 
 
-def parameter_cell(value: JsonValue) -> str:
+def parameter_cell(value: JsonValue, limit: int = MAX_PARAM_CHARS) -> str:
     """A parameter as a table cell: numbers to 5 significant digits, and
-    anything longer than `MAX_PARAM_CHARS` cut (Ray cuts at 20 too)."""
+    anything longer than `limit` cut (Ray cuts at 20 too)."""
     if value is None:
         return ""
     text = _json_text(value) if isinstance(value, list | dict) else _number(value)
-    if len(text) > MAX_PARAM_CHARS:
-        return text[: MAX_PARAM_CHARS - 3] + "..."
+    if len(text) > limit:
+        return text[: max(limit - 3, 0)] + "..."
     return text
 
 
@@ -464,9 +492,9 @@ def render_table(
     (`parameter_keys`), or the `columns` chosen. `rows`: `state`'s, kept
     by the caller, else read from it."""
     rows = rows if rows is not None else TrialRows.of(state, metric, mode)
-    selected = _select(rows.groups(), max_rows)
-    shown = [t for rows in selected.values() for t in rows.trials]
     chosen = columns or Columns()
+    selected = _select(chosen.ordered(rows.groups(), metric, mode), max_rows)
+    shown = [t for rows in selected.values() for t in rows.trials]
     params = chosen.parameter_keys(shown)
     headers = chosen.parameters or {}
     name = _Column("Trial name", NEVER_DROPPED)
@@ -499,7 +527,9 @@ def render_table(
         status_column.cells.append(trial.status.value)
         location.cells.append(trial.location.describe(local_hostname))
         for key, column in zip(params, param_columns, strict=True):
-            column.cells.append(parameter_cell(parameter_value(trial, key)))
+            column.cells.append(
+                parameter_cell(parameter_value(trial, key), chosen.max_column_length)
+            )
         iteration.cells.append(_cell(_flat_value(trial, TRAINING_ITERATION)))
         seconds.cells.append(f"{float(total):.1f}" if is_number(total) else "")
         for key, column in zip(metric_keys, metric_columns, strict=True):
@@ -603,13 +633,15 @@ def final_summary(
     error_file_of: Callable[[TrialState], Path] | None = None,
     name_of: NameOf = spec_name,
     experiment_dir: str | None = None,
+    max_error_rows: int | None = None,
 ) -> str:
     """The experiment's outcome: counts, the best trial with its whole
-    config, and each errored trial with its last error line and where the
-    full traceback is (`error_file_of`, when the caller knows the trial
-    directories). An interrupted experiment (`interrupted`) is said to be,
-    with how to resume it (from `experiment_dir`, where it is kept: a
-    directory or a URI)."""
+    config, and each errored trial (the first `max_error_rows`, None: all)
+    with its last error line and where the full traceback is
+    (`error_file_of`, when the caller knows the trial directories). An
+    interrupted experiment (`interrupted`) is said to be, with how to
+    resume it (from `experiment_dir`, where it is kept: a directory or a
+    URI)."""
     counts = final_counts(state)
     unfinished = unfinished_trials(state)
     if interrupted(state):
@@ -636,7 +668,8 @@ def final_summary(
     errored = [t for t in trials_in_order(state) if t.status is TrialStatus.ERROR]
     if errored:
         lines.append(f"Errored trials ({len(errored)}):")
-        for trial in errored:
+        listed = errored if max_error_rows is None else errored[: max(max_error_rows, 0)]
+        for trial in listed:
             where = (
                 str(error_file_of(trial))
                 if error_file_of is not None
@@ -645,6 +678,8 @@ def final_summary(
             reason = _last_line(trial.error_message or "")
             failures = f"{trial.num_failures} failure{'s' if trial.num_failures != 1 else ''}"
             lines.append(f" - {name_of(trial)}: {failures}, {reason}; see {where}")
+        if len(listed) < len(errored):
+            lines.append(f" ... {len(errored) - len(listed)} more")
     return "\n".join(lines)
 
 
@@ -682,8 +717,12 @@ class ProgressReporter:
         name_of: NameOf = spec_name,
         columns: Columns | None = None,
         overwrite: bool | None = None,
+        intermediate: bool = True,
     ) -> None:
         self.metric = metric
+        self.intermediate = intermediate
+        """False: the status is shown only as the experiment ends (Ray's
+        `print_intermediate_tables=False`)."""
         self.overwrite = overwrite
         self.columns = columns
         self.mode = mode
@@ -714,7 +753,7 @@ class ProgressReporter:
     ) -> None:
         """Show `state` if the refresh interval has passed since the last
         time it was shown (or `force`). Fits the loop's `on_state` hook."""
-        if self.verbose <= 0:
+        if self.verbose <= 0 or not (force or self.intermediate):
             return
         moment = self.clock() if now is None else now
         interval = self.refresh_s if self.live else self.plain_refresh_s
@@ -750,6 +789,7 @@ class ProgressReporter:
             error_file_of=error_file_of,
             name_of=self.name_of,
             experiment_dir=self.experiment_dir,
+            max_error_rows=None if self.columns is None else self.columns.max_error_rows,
         )
         self._print_plain(summary)
 

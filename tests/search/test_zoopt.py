@@ -206,6 +206,28 @@ def test_it_suggests_its_budget_where_zoopts_model_finds_no_new_point(
                 found.on_trial_complete(trial_id, {"loss": space_loss(done)})
 
 
+def test_another_zoopt_search_built_in_the_process_changes_nothing() -> None:
+    """ZOOpt keeps its space's float precisions process-wide: a searcher
+    built since, over one dimension, made this one index past them."""
+    three = {name: tunecore.uniform(0.0, 1.0) for name in "abc"}
+
+    def ask_and_tell(found: ZOOptSearch, step: int) -> Any:
+        config = found.suggest(f"t{step}")
+        assert isinstance(config, dict)
+        found.on_trial_complete(f"t{step}", {"loss": float(sum(config.values()))})
+        return config
+
+    alone = searcher(1, three, budget=20)
+    expected = [ask_and_tell(alone, step) for step in range(15)]
+    first = searcher(1, three, budget=20)
+    other = searcher(2, {"n": tunecore.randint(0, 5)}, budget=20)
+    answers = []
+    for step in range(15):
+        answers.append(ask_and_tell(first, step))
+        ask_and_tell(other, step)
+    assert answers == expected
+
+
 def test_a_space_it_has_wholly_tried_finishes_the_search() -> None:
     found = searcher(space={"b": tunecore.choice(["x", "y"])}, budget=10)
     assert [found.suggest(f"t{step}") for step in range(3)][2] == Searcher.FINISHED

@@ -35,6 +35,9 @@ Determinism and resume. ZOOpt draws from numpy's global random state: the
 searcher keeps a state of its own, seeded by the experiment's seed
 (`use_seed`) or by `seed=` given as a kwarg, and swaps it in around each
 call into ZOOpt, so what else uses numpy's global state changes nothing.
+So it does with ZOOpt's process-wide float precisions, which the last
+space built sets (another ZOOptSearch's space would make this one round
+to its precisions, or index past them).
 `to_spec` describes the searcher by its arguments; a `dim_dict` of ZOOpt's
 tuples is code, not data: `to_spec` is None (with one warning) and
 `Tuner.restore` needs the searcher passed again (`search_alg=`).
@@ -44,7 +47,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Self
 
 import msgspec
@@ -144,6 +147,7 @@ class ZOOptSearch(SpaceSearcher):
         self._native: dict[str, Any] | None = None  # a dim_dict of ZOOpt's tuples, as given
         self._optimizer: SRacosTune | None = None  # built at the first use
         self._random: GlobalRandom | None = None  # numpy's global state for ZOOpt
+        self._precisions: list[int | None] = []  # ZOOpt's global precisions for its space
         self._initial_left = 0  # initial samples ZOOpt has yet to hand out
         self._live: dict[str, Solution] = {}  # trial id -> its solution
         if dim_dict:
@@ -189,17 +193,22 @@ class ZOOptSearch(SpaceSearcher):
             parameter = zoopt.Parameter(budget=self._budget, init_samples=samples, **self._kwargs)
             with self._zoopt_random():
                 self._optimizer = SRacosTune(
-                    dimension=zoopt.Dimension2(entries),
+                    dimension=zoopt.Dimension2(entries),  # sets the precisions
                     parameter=parameter,
                     parallel_num=self._parallel_num,
                 )
             self._initial_left = parameter.get_train_size()
         return self._optimizer
 
-    def _zoopt_random(self) -> contextlib.AbstractContextManager[None]:
-        """numpy's global random state is ZOOpt's own while it runs."""
+    @contextlib.contextmanager
+    def _zoopt_random(self) -> Iterator[None]:
+        """numpy's global random state and ZOOpt's global precisions are
+        this searcher's own while ZOOpt runs (ZOOpt keeps its space's
+        precisions process-wide: another ZOOptSearch's space, built since,
+        would make this one index past them, or round to its precisions)."""
         assert self._random is not None
-        return self._random.lent()
+        with self._random.lent(), _zoopt_precisions(self._precisions):
+            yield
 
     # -- Ray's Searcher API ------------------------------------------------------------
 
@@ -300,6 +309,22 @@ class ZOOptSearch(SpaceSearcher):
             seed=decoded.seed,
             **decoded.kwargs,
         )
+
+
+@contextlib.contextmanager
+def _zoopt_precisions(own: list[int | None]) -> Iterator[None]:
+    """ZOOpt's global `float_precisions` are `own` inside (the list
+    `Dimension2` fills in place when it is built), and what they were
+    outside."""
+    from zoopt.utils.zoo_global import gl  # noqa: PLC0415 - optional package
+
+    outside = gl.float_precisions
+    gl.float_precisions = own
+    try:
+        yield
+    finally:
+        own[:] = gl.float_precisions
+        gl.float_precisions = outside
 
 
 def zoopt_solution() -> type[Solution]:

@@ -19,10 +19,25 @@ wait at the completion of the last one. Asked after that completion (as
 one trial at a time asks it), it would wait forever: the searcher makes
 that one call right after it hands out the last initial sample.
 
+ZOOpt also gives up early. Its model draws a new point from a region
+around its best point that may hold none it has not tried (one with a
+choice or an integer at a bound, say: ZOOpt keeps three points with
+`budget` <= 50, so this comes within a few trials); after 100 such draws
+its `suggest` answers "FINISHED", and where every parameter is discrete
+it answers None and counts a trial it never handed out, so it waits for
+ever. Ray hands both on, and a run ends with fewer trials than
+`num_samples` (or hangs). The searcher asks again instead, up to
+`_ATTEMPTS` times (each draws a new region), the last time with ZOOpt's
+own exploration (a point from the whole space: `Parameter.set_probability`
+0), and returns `Searcher.FINISHED` only when that too finds no new point.
+
 Determinism and resume. ZOOpt draws from numpy's global random state: the
 searcher keeps a state of its own, seeded by the experiment's seed
 (`use_seed`) or by `seed=` given as a kwarg, and swaps it in around each
 call into ZOOpt, so what else uses numpy's global state changes nothing.
+So it does with ZOOpt's process-wide float precisions, which the last
+space built sets (another ZOOptSearch's space would make this one round
+to its precisions, or index past them).
 `to_spec` describes the searcher by its arguments; a `dim_dict` of ZOOpt's
 tuples is code, not data: `to_spec` is None (with one warning) and
 `Tuner.restore` needs the searcher passed again (`search_alg=`).
@@ -32,7 +47,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Self
 
 import msgspec
@@ -66,6 +81,9 @@ if TYPE_CHECKING:
     from zoopt.algos.opt_algorithms.racos.sracos import SRacosTune
 
 _ALGORITHMS = ("asracos", "sracos")
+_ATTEMPTS = 10
+"""Times the searcher asks ZOOpt for a new point before it ends the search
+(the module docstring): each draws a new region, the last the whole space."""
 _OURS = ("budget", "init_samples", "seed")
 """`zoopt.Parameter` arguments the searcher sets itself (`seed` is its own)."""
 
@@ -125,6 +143,7 @@ class ZOOptSearch(SpaceSearcher):
         self._native: dict[str, Any] | None = None  # a dim_dict of ZOOpt's tuples, as given
         self._optimizer: SRacosTune | None = None  # built at the first use
         self._random: GlobalRandom | None = None  # numpy's global state for ZOOpt
+        self._precisions: list[int | None] = []  # ZOOpt's global precisions for its space
         self._initial_left = 0  # initial samples ZOOpt has yet to hand out
         self._live: dict[str, Solution] = {}  # trial id -> its solution
         if dim_dict:
@@ -168,17 +187,22 @@ class ZOOptSearch(SpaceSearcher):
             parameter = zoopt.Parameter(budget=self._budget, init_samples=samples, **self._kwargs)
             with self._zoopt_random():
                 self._optimizer = SRacosTune(
-                    dimension=zoopt.Dimension2(entries),
+                    dimension=zoopt.Dimension2(entries),  # sets the precisions
                     parameter=parameter,
                     parallel_num=self._parallel_num,
                 )
             self._initial_left = parameter.get_train_size()
         return self._optimizer
 
-    def _zoopt_random(self) -> contextlib.AbstractContextManager[None]:
-        """numpy's global random state is ZOOpt's own while it runs."""
+    @contextlib.contextmanager
+    def _zoopt_random(self) -> Iterator[None]:
+        """numpy's global random state and ZOOpt's global precisions are
+        this searcher's own while ZOOpt runs (ZOOpt keeps its space's
+        precisions process-wide: another ZOOptSearch's space, built since,
+        would make this one index past them, or round to its precisions)."""
         assert self._random is not None
-        return self._random.lent()
+        with self._random.lent(), _zoopt_precisions(self._precisions):
+            yield
 
     # -- Ray's Searcher API ------------------------------------------------------------
 
@@ -186,21 +210,41 @@ class ZOOptSearch(SpaceSearcher):
         self._require_ready()
         optimizer = self._started()
         with self._zoopt_random():
-            solution = optimizer.suggest()
-            if isinstance(solution, zoopt_solution()) and self._initial_left > 0:
-                self._initial_left -= 1
-                if self._initial_left == 0:
-                    optimizer.suggest()  # ZOOpt starts its wait for the initial samples
-        if solution == "FINISHED":
-            return Searcher.FINISHED
+            solution = self._new_solution(optimizer)
         if solution is None or isinstance(solution, str):
-            return None
+            return solution
         self._live[trial_id] = solution
         x = list(solution.get_x())
         if self._space is not None:
             return config_from(self._space, config_values(self._dimensions, x))
         assert self._native is not None
         return unflattened(dict(zip(self._native, x, strict=True)), "ZOOptSearch suggestion")
+
+    def _new_solution(self, optimizer: SRacosTune) -> Solution | str | None:
+        """ZOOpt's next point, asked again where it gives up early (the
+        module docstring); None while it waits (for its initial samples,
+        or for one of its `parallel_num` trials); `Searcher.FINISHED` once
+        even its exploration finds no new point."""
+        parameter = optimizer.get_parameters()
+        exploitation = parameter.get_probability()
+        for attempt in range(_ATTEMPTS):
+            if attempt == _ATTEMPTS - 1:
+                parameter.set_probability(0.0)  # explore: a point from the whole space
+            try:
+                solution = optimizer.suggest()
+            finally:
+                parameter.set_probability(exploitation)
+            if isinstance(solution, zoopt_solution()):
+                if self._initial_left > 0:
+                    self._initial_left -= 1
+                    if self._initial_left == 0:
+                        optimizer.suggest()  # ZOOpt starts its wait for the initial samples
+                return solution
+            if solution is None and optimizer.live_num == len(self._live):
+                return None
+            if solution is None:  # it counted a trial it did not hand out
+                optimizer.live_num -= 1
+        return Searcher.FINISHED
 
     def on_trial_complete(
         self, trial_id: str, result: dict[str, Any] | None = None, error: bool = False
@@ -256,6 +300,22 @@ class ZOOptSearch(SpaceSearcher):
             seed=decoded.seed,
             **decoded.kwargs,
         )
+
+
+@contextlib.contextmanager
+def _zoopt_precisions(own: list[int | None]) -> Iterator[None]:
+    """ZOOpt's global `float_precisions` are `own` inside (the list
+    `Dimension2` fills in place when it is built), and what they were
+    outside."""
+    from zoopt.utils.zoo_global import gl  # noqa: PLC0415 - optional package
+
+    outside = gl.float_precisions
+    gl.float_precisions = own
+    try:
+        yield
+    finally:
+        own[:] = gl.float_precisions
+        gl.float_precisions = outside
 
 
 def zoopt_solution() -> type[Solution]:

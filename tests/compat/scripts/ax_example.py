@@ -8,6 +8,14 @@ Follows Ray Tune's python/ray/tune/examples/ax_example.py (Ray 2.x), with
 the imports rewritten. Smaller than Ray's run to stay fast: 6 samples
 (Ray: 10 with --smoke-test, else 50; Ax's first 5 are Sobol points), 10
 iterations per trial instead of 100 and no sleeps.
+
+Checked on Ray Tune 2.60 with tests/compat/on_ray_tune.py (ray[tune]
+2.60.0, ax-platform 1.3.1 with botorch 0.18.1, torch 2.13.0 CPU,
+2026-12-06): fails before any trial, in Ray's AxSearch, which drives Ax's
+deprecated AxClient: `ray/tune/search/ax/ax_search.py", line 296, in
+_setup_experiment: objectives = exp.optimization_config.objective.objectives
+AttributeError: 'Objective' object has no attribute 'objectives'`.
+tunecore's AxSearch drives Ax's `Client` (docs/search.md).
 """
 
 import numpy as np

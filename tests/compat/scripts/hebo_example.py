@@ -8,6 +8,15 @@ Follows Ray Tune's python/ray/tune/examples/hebo_example.py (Ray 2.x),
 with the imports rewritten. Smaller than Ray's run to stay fast: 10
 samples (as Ray's --smoke-test), 10 steps per trial instead of 100 and no
 sleeps.
+
+Checked on Ray Tune 2.60 with tests/compat/on_ray_tune.py (ray[tune]
+2.60.0, HEBO 0.3.6 with pymoo 0.6.0.1, torch 2.13.0 CPU, Python 3.11,
+2026-12-06): passes (630 s on a shared two-core machine). `pip install
+HEBO` beside Ray does not: HEBO pins numpy < 1.25, with which the resolver
+takes GPy 1.9.9, whose build fails on Python 3.11
+(`GPy/kern/src/stationary_cython.c:196:12: fatal error: longintrepr.h: No
+such file or directory`); HEBO installed without its pins, as the
+searchers_torch nox session installs it, runs.
 """
 
 import tunecore as tune

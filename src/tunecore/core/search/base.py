@@ -10,7 +10,7 @@ what lets an experiment resume its search exactly.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol, Self, TypeVar, cast, runtime_checkable
 
 import msgspec
@@ -220,6 +220,28 @@ class PassesRequestsThrough:
         """This wrapper around `searcher` instead (the mixin is only ever
         part of a struct, which its type cannot say to mypy)."""
         return cast(Self, msgspec.structs.replace(cast(msgspec.Struct, self), searcher=searcher))
+
+
+_IN_THE_LOG = ("save", "restore", "restore_from_dir")
+"""What a built-in searcher does not need: its state is in the event log."""
+
+
+def method_of_wrapped(wrapper: str, searcher: object, name: str) -> Callable[..., object]:
+    """The method `name` of the searcher object a `wrapper` (Ray's
+    `ConcurrencyLimiter`, `Repeater`) passes Ray's Searcher API on to; a
+    searcher without it (a built-in policy) is an error that says so."""
+    method = getattr(searcher, name, None)
+    if not callable(method):
+        why = (
+            "a built-in searcher's state is in the experiment's event log, and "
+            "Tuner.restore(path) resumes it"
+            if name in _IN_THE_LOG
+            else "only a Searcher object (OptunaSearch, one of your own, ...) has it"
+        )
+        raise AttributeError(
+            f"{wrapper}.{name}: the wrapped {type(searcher).__name__} has no {name}(); {why}"
+        )
+    return cast(Callable[..., object], method)
 
 
 def take_values(policy: P, key: int, values: Sequence[JsonValue]) -> P | None:

@@ -27,13 +27,19 @@ type to build.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Generic, Self, TypeVar, cast
+from typing import Generic, Self, TypeVar
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
 from tunecore.core.policies import policy_metric
-from tunecore.core.search.base import PassesRequestsThrough, SearchPolicy, Suggestion, paused_in
+from tunecore.core.search.base import (
+    PassesRequestsThrough,
+    SearchPolicy,
+    Suggestion,
+    method_of_wrapped,
+    paused_in,
+)
 from tunecore.model import InvalidFieldError, JsonDict, Mode
 from tunecore.model.errors import require_bool, require_int
 
@@ -157,29 +163,56 @@ class ConcurrencyLimiter(msgspec.Struct, PassesRequestsThrough, Generic[S], froz
             )
         return msgspec.structs.replace(self, searcher=searcher, live=(), held=(), paused_ids=UNSET)
 
+    def _wrapped(self, name: str) -> Callable[..., object]:
+        return method_of_wrapped("ConcurrencyLimiter", self.searcher, name)
+
+    # -- Ray's Searcher API, passed on to the wrapped searcher object, as Ray's
+    # limiter passes it (called on the limiter before it is given to a Tuner)
+
+    @property
+    def mode(self) -> object:
+        """The wrapped searcher's mode ('min', 'max', or None)."""
+        mode = getattr(self.searcher, "mode", None)
+        return mode.value if isinstance(mode, Mode) else mode
+
+    def set_search_properties(
+        self, metric: str | None, mode: str | None, config: JsonDict, **spec: object
+    ) -> bool:
+        """Ray's: the wrapped searcher takes the metric, mode and space."""
+        taken = self._wrapped("set_search_properties")(metric, mode, config, **spec)
+        return bool(taken)
+
+    def add_evaluated_point(
+        self,
+        parameters: JsonDict,
+        value: float,
+        error: bool = False,
+        pruned: bool = False,
+        intermediate_values: list[float] | None = None,
+    ) -> None:
+        """Ray's: a point evaluated outside the search, told to the wrapped
+        searcher (which raises NotImplementedError if it cannot take one)."""
+        self._wrapped("add_evaluated_point")(parameters, value, error, pruned, intermediate_values)
+
+    def add_evaluated_trials(self, trials_or_analysis: object, metric: str) -> None:
+        """Ray's: an earlier run's trials, each told to the wrapped searcher
+        as a point (`Searcher.add_evaluated_trials`)."""
+        self._wrapped("add_evaluated_trials")(trials_or_analysis, metric)
+
     def save(self, checkpoint_path: str) -> None:
         """Ray's: the wrapped searcher saves itself, to its file in its own
         format (a searcher of the user's own)."""
-        _of_the_wrapped(self.searcher, "save")(checkpoint_path)
+        self._wrapped("save")(checkpoint_path)
 
     def restore(self, checkpoint_path: str) -> None:
         """Ray's: the wrapped searcher restores itself from what its `save`
         wrote, before the limiter is given to a Tuner."""
-        _of_the_wrapped(self.searcher, "restore")(checkpoint_path)
+        self._wrapped("restore")(checkpoint_path)
 
-
-def _of_the_wrapped(searcher: object, name: str) -> Callable[[str], None]:
-    """The wrapped searcher's `save`/`restore`; a searcher without one (a
-    built-in policy keeps its state in the experiment's log) is an error
-    that says so."""
-    method = getattr(searcher, name, None)
-    if not callable(method):
-        raise AttributeError(
-            f"ConcurrencyLimiter.{name}: the wrapped {type(searcher).__name__} has no "
-            f"{name}(); a built-in searcher's state is in the experiment's event log, "
-            "and Tuner.restore(path) resumes it"
-        )
-    return cast(Callable[[str], None], method)
+    def restore_from_dir(self, checkpoint_dir: str) -> None:
+        """Ray's: the wrapped searcher continues from the one that ran the
+        experiment in `checkpoint_dir` (`Searcher.restore_from_dir`)."""
+        self._wrapped("restore_from_dir")(checkpoint_dir)
 
 
 def _ids(paused: tuple[str, ...]) -> tuple[str, ...] | UnsetType:

@@ -35,7 +35,12 @@ from typing import Generic, Self, TypeVar
 
 import msgspec
 
-from tunecore.core.search.base import PassesRequestsThrough, SearchPolicy, Suggestion
+from tunecore.core.search.base import (
+    PassesRequestsThrough,
+    SearchPolicy,
+    Suggestion,
+    method_of_wrapped,
+)
 from tunecore.core.search.domains import copy_json
 from tunecore.model import InvalidFieldError, JsonDict, Mode
 from tunecore.model.errors import require_bool, require_int, require_name
@@ -124,6 +129,16 @@ class Repeater(msgspec.Struct, PassesRequestsThrough, Generic[S], frozen=True, t
 
     def on_trial_result(self, trial_id: str, result: JsonDict) -> Self:
         return self
+
+    def set_search_properties(
+        self, metric: str | None, mode: str | None, config: JsonDict, **spec: object
+    ) -> bool:
+        """Ray's: the wrapped searcher object takes the metric, mode and
+        space (called on the repeater before it is given to a Tuner)."""
+        taken = method_of_wrapped("Repeater", self.searcher, "set_search_properties")(
+            metric, mode, config, **spec
+        )
+        return bool(taken)
 
     def on_trial_complete(
         self, trial_id: str, result: JsonDict | None = None, *, error: bool = False

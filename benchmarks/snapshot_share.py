@@ -47,9 +47,9 @@ def child(trials: int) -> None:
     snapshot = Journal.snapshot
 
     @functools.wraps(snapshot)
-    def timed(self: Journal, state: Any) -> None:
+    def timed(self: Journal, state: Any, files: Any = None) -> None:
         started = time.monotonic()
-        snapshot(self, state)
+        snapshot(self, state, files)
         spent.append(time.monotonic() - started)
 
     Journal.snapshot = timed  # type: ignore[method-assign]

@@ -67,7 +67,6 @@ from tunecore.model import (
     CheckpointPolicy,
     ExperimentResumed,
     ExportFormat,
-    JsonDict,
     Mode,
     TrialStatus,
 )
@@ -110,7 +109,7 @@ from tunecore.shell.progress import (
     final_summary,
     unfinished_trials,
 )
-from tunecore.shell.replay import rebuild, results_by_trial
+from tunecore.shell.replay import HistoryWalk, LoggedResults, rebuild
 from tunecore.shell.resume import drop_unrecorded_checkpoints, repair_result_files
 from tunecore.shell.searchers import SearcherRuntime
 from tunecore.shell.stoppers import StopSetting, plan_stop
@@ -199,6 +198,7 @@ class Tuner:
         self._search_alg_again: object = None  # a restore's search_alg=
         self._allocation_again: Callable[..., object] | None = None  # ...its allocation function
         self._parts = RunParts()
+        self._logged = LoggedResults()  # a resume's, from its walk of the log
 
     @classmethod
     def restore(
@@ -459,8 +459,9 @@ class Tuner:
                 resumed = msgspec.structs.replace(self._resume, at=clock())
                 loop.feed([resumed])
                 # Result files lag the log (written off the loop, or stored
-                # later than it): put back what the log has.
-                repair_result_files(storage, loop.state, dirname, self._logged_results(storage))
+                # later than it): put back what the log has (walked before
+                # this resume; the repair keeps its rows as the resume says).
+                repair_result_files(storage, loop.state, dirname, self._logged.by_trial)
                 drop_unrecorded_checkpoints(
                     storage, loop.state, dirname, None if mirror is None else mirror.store
                 )
@@ -521,7 +522,7 @@ class Tuner:
         dirname = dirname_of(self._tune.trial_dirname_creator)
         store = None if mirror is None else mirror.store
         try:
-            repair_result_files(storage, state, dirname, self._logged_results(storage))
+            repair_result_files(storage, state, dirname, self._logged.by_trial)
             drop_unrecorded_checkpoints(storage, state, dirname, store)
         finally:
             storage.close()
@@ -541,10 +542,6 @@ class Tuner:
             print(already_finished(state, location, views.name))
         self._results = results
         return results
-
-    def _logged_results(self, storage: ExperimentStorage) -> dict[str, list[JsonDict]]:
-        contents = read_log(storage.experiment_dir, quiet=True)
-        return results_by_trial(contents, self._snapshot_kind)
 
     def get_results(self) -> ResultGrid:
         """The results `fit()` returned; for a Tuner from `Tuner.restore`
@@ -591,20 +588,7 @@ class Tuner:
         existing log rebuilds, with the journal appending to it."""
         snapshots = SnapshotStore(experiment_dir)
         if self._resume is not None:
-            contents = read_log(experiment_dir, covered=snapshots.covered())
-            snapshots.set_aside_beyond(contents)
-            rebuilt = rebuild(contents, experiment_dir, self._snapshot_kind)
-            require_objects(rebuilt.state, self._objects)  # given again, before a trial runs
-            self._search_runtime = restored_runtime(
-                contents,
-                rebuilt.state.searcher,
-                self._search_alg_again,
-                self._snapshot_kind,
-                self._space or None,
-            )
-            writer = EventLogWriter.reopen(contents, self._run.fsync_interval_ms)
-            journal = Journal(writer, snapshots, records=rebuilt.records, digest=rebuilt.digest)
-            return rebuilt.state, journal
+            return self._reopen_log(experiment_dir, snapshots)
         built = new_experiment(
             self._experiment_config(),
             self._scheduler(),
@@ -639,6 +623,29 @@ class Tuner:
                 f"--trainable`), or give this one another {setting('RunConfig', 'name')}."
             ) from None
         return state, Journal(writer, snapshots)
+
+    def _reopen_log(
+        self, experiment_dir: Path, snapshots: SnapshotStore
+    ) -> tuple[ExperimentState, Journal]:
+        """`_open_log` of a resume. The log is read once: the state is
+        rebuilt from its newest snapshot on, and what needs the whole
+        history (the results the files are repaired from, a searcher
+        object's asks) is taken in one walk from its first event
+        (`HistoryWalk`), each reader registering its visitor first."""
+        kind = self._snapshot_kind
+        contents = read_log(experiment_dir, covered=snapshots.covered())
+        snapshots.set_aside_beyond(contents)
+        rebuilt = rebuild(contents, experiment_dir, kind)
+        require_objects(rebuilt.state, self._objects)  # given again, before a trial runs
+        history = HistoryWalk(contents, kind)
+        self._search_runtime = restored_runtime(
+            history, rebuilt.state.searcher, self._search_alg_again, self._space or None
+        )
+        history.register(self._logged)
+        history.run()
+        writer = EventLogWriter.reopen(contents, self._run.fsync_interval_ms)
+        journal = Journal(writer, snapshots, records=rebuilt.records, digest=rebuilt.digest)
+        return rebuilt.state, journal
 
     def _chdir(self) -> bool:
         """`TuneConfig.chdir_to_trial_dir`, or unset, Ray's default there."""

@@ -50,6 +50,7 @@ from tunecore.api.config_objects import require_objects, split_objects
 from tunecore.api.errors import TuneError, trial_error
 from tunecore.api.loader import load_experiment
 from tunecore.api.mutation_space import with_mutated_keys
+from tunecore.api.plan import plan_run
 from tunecore.api.reporters import CLIReporter
 from tunecore.api.reporters import ProgressReporter as UserReporter
 from tunecore.api.reporting import UserReporting, prints_its_own
@@ -111,6 +112,7 @@ from tunecore.shell.progress import (
 )
 from tunecore.shell.replay import HistoryWalk, LoggedResults, rebuild
 from tunecore.shell.resume import drop_unrecorded_checkpoints, repair_result_files
+from tunecore.shell.run_plan import LoopParts, RunPlan
 from tunecore.shell.searchers import SearcherRuntime
 from tunecore.shell.stoppers import StopSetting, plan_stop
 from tunecore.shell.storage.layout import ExperimentStorage, experiment_dirname
@@ -121,18 +123,6 @@ from tunecore.shell.trainable.classapi import Trainable as ClassTrainable
 from tunecore.shell.trainable.resources import plan_resources
 from tunecore.shell.trainable.wrappers import publish_parameters
 from tunecore.shell.trial_view import Trial, TrialViews, dirname_of
-
-CHAIN_STARTS = 8
-"""Waiting trials chained behind a starting trial on a reused Ray actor
-(`core.experiment.chains`): a trial whose function returns quickly costs
-the worker no wait for the driver, and the driver one actor call for up to
-nine trials; a chain a stop leaves unstarted wastes at most this many runs.
-Measured on (a) of the benchmark, 200 one-report trials on 2 CPUs, four
-alternating runs each: 0.28-0.31 s with 4, 0.26-0.29 s with 8, 0.33-0.39 s
-with 16 (one chain then holds every waiting trial, and the other worker
-takes them from it)."""
-
-CHAIN_STARTS_VARIABLE = "TUNECORE_CHAIN_STARTS"
 
 
 @dataclass(frozen=True)
@@ -384,7 +374,8 @@ class Tuner:
     def _fit(self, storage: ExperimentStorage, mirror: Mirror | None = None) -> ResultGrid:
         """`fit()` in the experiment directory, its driver lock held."""
         tune, run = self._tune, self._run
-        state, journal = self._open_log(storage.experiment_dir, mirror)
+        plan = self._plan(mirrored=mirror is not None)
+        state, journal = self._open_log(storage.experiment_dir, plan, mirror)
         if self._resume is not None and _nothing_to_resume(state, self._resume):
             return self._finished_already(state, journal, storage, mirror)
         if (searcher := searcher_object(self._tune.search_alg)) is not None:
@@ -392,10 +383,8 @@ class Tuner:
         sync = run.sync_config
         shipper = None if mirror is None else mirror.shipper(journal.log_size, sync.sync_period)
         executor = self._parts.executor or self._executor()
-        clock = self._parts.clock
         callbacks = self._callbacks(storage)
         views = TrialViews(tune.trial_name_creator)
-        dirname = dirname_of(tune.trial_dirname_creator)
         # The logged config's metric and mode: a restored Tuner is not given them.
         metric, mode = state.config.metric, state.config.mode
         # Where the user asked for it: the URI, not the staging directory.
@@ -422,30 +411,25 @@ class Tuner:
             name_of=views.name,
             **_reporter_settings(run.progress_reporter),
         )
-        loop = ExperimentLoop(
-            state,
+        parts = LoopParts(
             executor,
             storage,
             callbacks,
-            on_state=reporter.update if own is None else own.tick,
-            trial_dirname=dirname,
-            views=views,
-            output_files=_output_files(run.log_to_file),
-            chdir=self._chdir(),
             journal=journal,
-            inbox=Inbox(storage.experiment_dir),
-            clock=clock,
-            stopper=self._stop.user,
+            clock=self._parts.clock,
+            on_state=reporter.update if own is None else own.tick,
+            views=views,
+            trial_dirname=dirname_of(tune.trial_dirname_creator),
             resources_of=self._resources.of_config,
+            inbox=Inbox(storage.experiment_dir),
+            stopper=self._stop.user,
             functions=UserFunctions.of(self._space, self._tune.search_alg, self._tune.scheduler),
             allocator=allocator_for(state.scheduler, self._allocation_again, tune.scheduler),
             searchers=self._search_runtime,
             store=None if mirror is None else mirror.store,
             after_shipped=None if shipper is None else shipper.after_shipped,
-            sync_artifacts=(sync.sync_artifacts, sync.sync_artifacts_on_checkpoint),
-            trial_dirs_at_once=bool(run.callbacks),
-            run_chains=not run.callbacks and mirror is None and self._stop.user is None,
         )
+        loop = ExperimentLoop(state, plan, parts)
         total = _total_trials(state.searcher, tune.num_samples)
         callbacks.setup(stop=run.stop, num_samples=tune.num_samples, total_num_samples=total)
         if own is not None:
@@ -456,15 +440,8 @@ class Tuner:
         shipped = False
         try:
             if self._resume is not None:
-                resumed = msgspec.structs.replace(self._resume, at=clock())
-                loop.feed([resumed])
-                # Result files lag the log (written off the loop, or stored
-                # later than it): put back what the log has (walked before
-                # this resume; the repair keeps its rows as the resume says).
-                repair_result_files(storage, loop.state, dirname, self._logged.by_trial)
-                drop_unrecorded_checkpoints(
-                    storage, loop.state, dirname, None if mirror is None else mirror.store
-                )
+                loop.feed([msgspec.structs.replace(self._resume, at=parts.clock())])
+                self._files_in_line(storage, loop.state, mirror)
             final = loop.run()
             if self._search_runtime is not None:
                 self._search_runtime.finish(final)
@@ -519,11 +496,8 @@ class Tuner:
         leaves is put right, as any resume does (result files behind the
         log, checkpoints retention dropped), and shipped to the storage
         (whose staging copy then goes, as after a run: `_results`)."""
-        dirname = dirname_of(self._tune.trial_dirname_creator)
-        store = None if mirror is None else mirror.store
         try:
-            repair_result_files(storage, state, dirname, self._logged.by_trial)
-            drop_unrecorded_checkpoints(storage, state, dirname, store)
+            self._files_in_line(storage, state, mirror)
         finally:
             storage.close()
             journal.close(state)
@@ -542,6 +516,19 @@ class Tuner:
             print(already_finished(state, location, views.name))
         self._results = results
         return results
+
+    def _files_in_line(
+        self, storage: ExperimentStorage, state: ExperimentState, mirror: Mirror | None
+    ) -> None:
+        """A resume's repair of the trials' files, once its `ExperimentResumed`
+        is applied (`state`): result files lag the log (written off the
+        loop, or stored later than it), so what the log has is put back (the
+        results its walk took before the resume, kept as the resume says:
+        `resume.logged_rows`); checkpoints retention dropped go."""
+        dirname = dirname_of(self._tune.trial_dirname_creator)
+        repair_result_files(storage, state, dirname, self._logged.by_trial)
+        store = None if mirror is None else mirror.store
+        drop_unrecorded_checkpoints(storage, state, dirname, store)
 
     def get_results(self) -> ResultGrid:
         """The results `fit()` returned; for a Tuner from `Tuner.restore`
@@ -582,7 +569,7 @@ class Tuner:
     # -- assembling ---------------------------------------------------------
 
     def _open_log(
-        self, experiment_dir: Path, mirror: Mirror | None = None
+        self, experiment_dir: Path, plan: RunPlan, mirror: Mirror | None = None
     ) -> tuple[ExperimentState, Journal]:
         """The starting state and the journal: a new log, or the state the
         existing log rebuilds, with the journal appending to it."""
@@ -590,9 +577,9 @@ class Tuner:
         if self._resume is not None:
             return self._reopen_log(experiment_dir, snapshots)
         built = new_experiment(
-            self._experiment_config(),
+            self._experiment_config(plan),
             self._scheduler(),
-            self._searcher(),
+            self._searcher(plan),
             self._stop.builtin,
             metric_owner=setting("TuneConfig", "metric"),
         )
@@ -605,7 +592,7 @@ class Tuner:
             tunecore_version=__version__,
             name=experiment_dir.name,
             trainable=self._name,
-            settings=self._settings(),
+            settings=self._settings(plan),
             initial_state=initial,
         )
         if mirror is not None:
@@ -647,24 +634,28 @@ class Tuner:
         journal = Journal(writer, snapshots, records=rebuilt.records, digest=rebuilt.digest)
         return rebuilt.state, journal
 
-    def _chdir(self) -> bool:
-        """`TuneConfig.chdir_to_trial_dir`, or unset, Ray's default there."""
-        given = self._tune.chdir_to_trial_dir
-        if given is not None:
-            return given
-        if (self._parts.executor_kind or self._run.executor) != "ray":
-            return False
-        return os.environ.get("RAY_CHDIR_TO_TRIAL_DIR", "1") != "0"
+    def _plan(self, *, mirrored: bool) -> RunPlan:
+        """The run's decisions (`api.plan`), made once as it starts."""
+        return plan_run(
+            self._tune,
+            self._run,
+            executor_kind=self._parts.executor_kind or self._run.executor,
+            executor_given=self._parts.executor is not None,
+            mirrored=mirrored,
+            own_stopper=self._stop.user is not None,
+            resuming=self._resume is not None,
+            environ=os.environ,
+        )
 
-    def _settings(self) -> RunSettings:
+    def _settings(self, plan: RunPlan) -> RunSettings:
         run, tune = self._run, self._tune
         return RunSettings(
             executor=self._parts.executor_kind or run.executor,
             address=run.address,
             reuse_actors=tune.reuse_actors,
             result_buffer_length=tune.result_buffer_length,
-            output_files=_output_files(run.log_to_file),
-            chdir_to_trial_dir=self._chdir(),
+            output_files=plan.output_files,
+            chdir_to_trial_dir=plan.chdir,
             verbose=run.verbose,
             fsync_interval_ms=run.fsync_interval_ms,
             own_stopper=None if self._stop.user is None else self._stop.user.describe(),
@@ -674,23 +665,7 @@ class Tuner:
             sync_artifacts_on_checkpoint=run.sync_config.sync_artifacts_on_checkpoint,
         )
 
-    def _chain_starts(self) -> int:
-        """How many waiting trials a starting trial's worker may run after
-        it (`ExperimentConfig.chain_starts`): `CHAIN_STARTS` on Ray's
-        reused actors, `TUNECORE_CHAIN_STARTS` if set (0: never)."""
-        if self._run.executor != "ray" or not self._tune.reuse_actors or self._parts.executor:
-            return 0
-        value = os.environ.get(CHAIN_STARTS_VARIABLE)
-        if value is None:
-            return CHAIN_STARTS
-        if not value.strip().isdigit():
-            raise ValueError(
-                f"{CHAIN_STARTS_VARIABLE}={value!r} is invalid: expected a whole number >= 0 "
-                "(0 never chains trials)"
-            )
-        return int(value)
-
-    def _experiment_config(self) -> ExperimentConfig:
+    def _experiment_config(self, plan: RunPlan) -> ExperimentConfig:
         tune, run = self._tune, self._run
         checkpoints: CheckpointConfig = run.checkpoint_config
         failures: FailureConfig = run.failure_config
@@ -712,7 +687,7 @@ class Tuner:
             ),
             resources_per_trial=self._resources.fixed,
             resources_from_config=self._resources.of_config is not None,
-            chain_starts=self._chain_starts(),
+            chain_starts=plan.chain_starts or 0,
             max_failures=failures.max_failures,
             fail_fast=bool(failures.fail_fast),
             max_pending_trials=tune.max_pending_trials or 16,
@@ -724,9 +699,7 @@ class Tuner:
                 else None
             ),
             trial_id_prefix=self._parts.trial_id_prefix or secrets.token_hex(3)[:5],
-            checked_metrics=(
-                {} if os.environ.get("TUNE_DISABLE_STRICT_METRIC_CHECKING", "0") == "1" else None
-            ),
+            checked_metrics=None if plan.strict_metrics else {},
             export_formats=tuple(ExportFormat(f) for f in run.export_formats),
             restore_path=self._parts.restore_path,
         )
@@ -768,12 +741,13 @@ class Tuner:
         scheduler: TrialScheduler | None = self._tune.scheduler
         return scheduler
 
-    def _searcher(self) -> SearchPolicy:
+    def _searcher(self, plan: RunPlan) -> SearchPolicy:
         """The search: the user's `search_alg`, or a `BasicVariantGenerator`
-        over the param space. Without `TuneConfig(seed=)` the generator gets
-        a fresh seed, printed so the run can be repeated (it is in the log
-        header with the generator)."""
+        over the param space. An unseeded one (`RunPlan.draws_seed`) gets a
+        fresh seed, printed so the run can be repeated (it is in the log
+        header with the search)."""
         tune = self._tune
+        seed = self._announced_seed() if plan.draws_seed else tune.seed
         samples = UNBOUNDED if tune.num_samples == -1 else tune.num_samples
         searcher: SearchPolicy
         chosen = tune.search_alg
@@ -782,12 +756,13 @@ class Tuner:
             if limit is not None:  # Ray's order: the searcher hears the limiter's bound
                 chosen = ConcurrencyLimiter(chosen, max_concurrent=limit)
                 limit = None
+            assert seed is not None  # an unseeded searcher object draws one (`draws_seed`)
             prepared = prepare_search(
                 chosen,
                 metric=tune.metric,
                 mode=_mode(tune.mode),
                 param_space=self._space,
-                seed=tune.seed if tune.seed is not None else self._announced_seed(),
+                seed=seed,
             )
             assert prepared is not None  # searcher_object found one
             self._search_runtime = prepared.runtime
@@ -796,9 +771,6 @@ class Tuner:
             isinstance(chosen, BasicVariantGenerator) and chosen.param_space is None
         ):
             generator = chosen if chosen is not None else BasicVariantGenerator()
-            seed: int | None = tune.seed
-            if seed is None and generator.seed is None:
-                seed = self._announced_seed()
             searcher = generator.with_space(self._space, num_samples=samples, seed=seed or 0)
         else:
             searcher = chosen
@@ -1021,18 +993,6 @@ def _total_trials(searcher: object, num_samples: int) -> int | None:
     if isinstance(total, int):
         return total
     return num_samples if num_samples > 0 else None
-
-
-def _output_files(log_to_file: bool | str | tuple[str, str]) -> tuple[str, str] | None:
-    """Ray's `log_to_file`: True for `stdout`/`stderr` files in the trial
-    directory, a name for both streams in one file, or a pair of names."""
-    if log_to_file is True:
-        return ("stdout", "stderr")
-    if isinstance(log_to_file, str):
-        return (log_to_file, log_to_file)
-    if isinstance(log_to_file, tuple):
-        return log_to_file
-    return None
 
 
 def _mode(mode: str | None) -> Mode | None:

@@ -432,8 +432,9 @@ class ExperimentLoop:
 
     def _start(self, command: StartTrial, trial: TrialState) -> None:
         """A trial that was chained is handed to the executor before its
-        directory is made here: making it is how the executor takes a
-        trial a worker may still run ahead (`chains`)."""
+        directory is made here: a worker may still run it ahead, and the
+        directory is made by the start claim that decides who runs it
+        (`executors.claim`), the executor's to make for the driver."""
         chained = trial.trial_id in self._ever_chained
         exploited = trial.exploited
         if not chained and exploited is not None and command.restore_from == exploited.checkpoint:

@@ -8,7 +8,10 @@ and the same command stream. With `verify` it checks each snapshot it passes
 `ReplayMismatchError` naming the first record where they differ.
 `rebuild` is the fast path a resume takes: the newest snapshot that is
 sealed to this log and decodes (`tunecore.shell.journal`), then only the
-events after it; `latest` reads a log and takes that path. A snapshot
+events after it; `latest` reads a log and takes that path. What a
+snapshot does not keep (every result a trial reported, every ask of a
+searcher object) takes one `HistoryWalk` from the first event, shared by
+every reader that registers a visitor on it (`LoggedResults` is one). A snapshot
 whose seal does not match the log is ignored with a warning, by replay
 too; one without a seal (an older tunecore's) is still compared with the
 replayed state by `verify`.

@@ -3,15 +3,18 @@
 This module only assembles: it turns the validated configs into the core's
 `ExperimentConfig`, a searcher and a scheduler, picks the executor, the
 storage, the event log, the callbacks and the progress output, and hands
-them to the shell's loop. Every decision during the run is the core's.
+them to the shell's loop with the run's plan. The decisions a run makes
+once, before it starts, are the plan's (`tunecore.api.plan.plan_run`, a
+pure function); every decision during the run is the core's.
 
 `Tuner.restore(path, trainable)` assembles the same from the experiment's
 event log and the code the user passes (checked against the log, which
-never decides what is imported: `tunecore.api.restored`): the state is
-rebuilt from the log (the newest snapshot, then the events after it), an
-`ExperimentResumed` event is logged and applied, the trials' result files
-are put back in line with the log, and the loop goes on appending to the
-same log.
+never decides what is imported: `tunecore.api.restored`): the log is read
+once, the state rebuilt from it (the newest snapshot, then the events
+after it) and its whole history walked once for what a snapshot does not
+keep (`shell.replay.HistoryWalk`), an `ExperimentResumed` event is logged
+and applied, the trials' result files are put back in line with the log,
+and the loop goes on appending to the same log.
 
 Why one module of over 400 lines: `Tuner`'s surface mirrors Ray Tune's
 (`fit`, `restore`, `can_restore`, `get_results`), and a fit or a restore is
@@ -20,11 +23,9 @@ one assembly, read from top to bottom.
 
 from __future__ import annotations
 
-import datetime
 import functools
 import importlib.util
 import inspect
-import itertools
 import os
 import secrets
 import sys
@@ -48,6 +49,11 @@ from tunecore.api.config import (
 )
 from tunecore.api.config_objects import require_objects, split_objects
 from tunecore.api.errors import TuneError, trial_error
+from tunecore.api.experiment_names import (
+    claim_default_name,
+    set_aside_earlier_run,
+    stored_default_name,
+)
 from tunecore.api.loader import load_experiment
 from tunecore.api.mutation_space import with_mutated_keys
 from tunecore.api.plan import plan_run
@@ -89,7 +95,6 @@ from tunecore.shell.eventlog import (
     LogError,
     LogHeader,
     RunSettings,
-    log_path,
     read_header,
     read_log,
 )
@@ -338,9 +343,9 @@ class Tuner:
         if spec.mirrored:
             return self._fit_mirrored(spec, store)
         root = Path(spec.uri)
-        name = run.name or _claim_default_name(root, _short(self._name))
+        name = run.name or claim_default_name(root, _short(self._name))
         if self._resume is None:
-            _set_aside_earlier_run(root / experiment_dirname(name))
+            set_aside_earlier_run(root / experiment_dirname(name))
         storage = ExperimentStorage(root, name, background=True)
         with driver_lock(storage.experiment_dir):
             return self._fit(storage)
@@ -348,7 +353,7 @@ class Tuner:
     def _fit_mirrored(self, spec: StorageSpec, root: Store) -> ResultGrid:
         """`fit()` with the experiment in storage: staged locally, shipped,
         under the staging directory's lock and the storage's lease."""
-        name = self._run.name or _stored_default_name(root, _short(self._name))
+        name = self._run.name or stored_default_name(root, _short(self._name))
         mirror = Mirror(spec, root, name)
         storage = ExperimentStorage(mirror.staging_root, name, background=True)
         with driver_lock(storage.experiment_dir):
@@ -878,62 +883,6 @@ def _reporter_settings(given: UserReporter | None) -> dict[str, Any]:
         "plain_refresh_s": given.max_report_frequency,
         "overwrite": given.overwrite,
     }
-
-
-def _stored_default_name(root: Store, trainable: str) -> str:
-    """`_claim_default_name` in a storage: the first name free there (a
-    store cannot claim one atomically; two drivers starting in the same
-    second are told apart by their experiment lock's staging directory)."""
-    stem = f"{trainable}_{datetime.datetime.now():%Y-%m-%d_%H-%M-%S}"
-    for number in itertools.count(1):
-        name = stem if number == 1 else f"{stem}_{number}"
-        if not root.exists(experiment_dirname(name)):
-            return name
-    raise AssertionError("unreachable: itertools.count never ends")
-
-
-def _claim_default_name(root: Path, trainable: str) -> str:
-    """Ray's default experiment name, `<trainable>_<date>_<time>`, made
-    unique (see `_claim_name`): two `fit()` calls in the same second, in one
-    process or two, get `..._2`, `..._3` instead of colliding on one log."""
-    return _claim_name(root, f"{trainable}_{datetime.datetime.now():%Y-%m-%d_%H-%M-%S}")
-
-
-def _claim_name(root: Path, stem: str) -> str:
-    """`stem`, or `stem_2`, `stem_3`, ...: the first whose directory in
-    `root` this call could create (atomically, so no two callers get one)."""
-    root.mkdir(parents=True, exist_ok=True)
-    for number in itertools.count(1):
-        name = stem if number == 1 else f"{stem}_{number}"
-        try:
-            (root / experiment_dirname(name)).mkdir()
-        except FileExistsError:
-            continue
-        return name
-    raise AssertionError("unreachable: itertools.count never ends")
-
-
-def _set_aside_earlier_run(experiment_dir: Path) -> None:
-    """Running a script again with the same `RunConfig(name=...)` starts a
-    new experiment there, as in Ray Tune; unlike Ray Tune, the earlier one
-    stays whole and restorable: it moves to a sibling directory named after
-    when its log was last written, and a warning says where. One a live
-    driver runs stays where it is (`ExperimentLockedError`)."""
-    log = log_path(experiment_dir)
-    if not log.exists():
-        return
-    with driver_lock(experiment_dir):
-        written = datetime.datetime.fromtimestamp(log.stat().st_mtime)
-        aside = experiment_dir.parent / _claim_name(
-            experiment_dir.parent, f"{experiment_dir.name}_{written:%Y-%m-%d_%H-%M-%S}"
-        )
-        experiment_dir.rename(aside)  # onto the empty directory just claimed
-    warnings.warn(
-        f"{experiment_dir} held an earlier experiment; it is now in {aside} "
-        f"(continue it with Tuner.restore({str(aside)!r}, ...)). This run starts afresh "
-        "under the name you gave.",
-        stacklevel=3,
-    )
 
 
 def _results(

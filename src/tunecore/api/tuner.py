@@ -193,7 +193,7 @@ class Tuner:
         self._search_alg_again: object = None  # a restore's search_alg=
         self._allocation_again: Callable[..., object] | None = None  # ...its allocation function
         self._parts = RunParts()
-        self._logged = LoggedResults()  # a resume's, from its walk of the log
+        self._logged: LoggedResults | None = None  # a resume's, until its files are repaired
 
     @classmethod
     def restore(
@@ -531,7 +531,9 @@ class Tuner:
         results its walk took before the resume, kept as the resume says:
         `resume.logged_rows`); checkpoints retention dropped go."""
         dirname = dirname_of(self._tune.trial_dirname_creator)
-        repair_result_files(storage, state, dirname, self._logged.by_trial)
+        logged, self._logged = self._logged, None  # not kept while the run goes on
+        assert logged is not None  # walked as the log was reopened
+        repair_result_files(storage, state, dirname, logged.by_trial)
         store = None if mirror is None else mirror.store
         drop_unrecorded_checkpoints(storage, state, dirname, store)
 
@@ -633,6 +635,7 @@ class Tuner:
         self._search_runtime = restored_runtime(
             history, rebuilt.state.searcher, self._search_alg_again, self._space or None
         )
+        self._logged = LoggedResults()
         history.register(self._logged)
         history.run()
         writer = EventLogWriter.reopen(contents, self._run.fsync_interval_ms)

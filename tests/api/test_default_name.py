@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import tunecore
-import tunecore.api.tuner
+import tunecore.api.experiment_names
 from tunecore import RunConfig, Tuner
 
 
@@ -30,7 +30,7 @@ def test_two_fits_in_the_same_second_get_two_experiments(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(
-        tunecore.api.tuner, "datetime", types.SimpleNamespace(datetime=_FrozenClock)
+        tunecore.api.experiment_names, "datetime", types.SimpleNamespace(datetime=_FrozenClock)
     )
     paths = []
     for _ in range(3):

@@ -28,7 +28,7 @@ from tunecore.core.search.external import ExternalSearcher
 from tunecore.model import Asked, ExperimentEvent, JsonDict, SearcherFailed
 from tunecore.search import ConcurrencyLimiter, Repeater, Searcher
 from tunecore.shell.eventlog import read_log
-from tunecore.shell.replay import replay, walk
+from tunecore.shell.replay import HistoryWalk, replay, walk
 from tunecore.shell.searchers import SearchResumeWarning, external_of
 
 
@@ -279,9 +279,9 @@ def test_warm_start_tells_every_finished_trial_of_another_experiment(tmp_path: P
     # The observations are in the second log: a rebuild never reads the first.
     shutil.rmtree(tmp_path / "first")
     contents = read_log(tmp_path / "second")
-    runtime = restored_runtime(
-        contents, replay(tmp_path / "second").state.searcher, None, BUILTIN, None
-    )
+    history = HistoryWalk(contents)
+    runtime = restored_runtime(history, replay(tmp_path / "second").state.searcher, None, None)
+    history.run()
     assert runtime is not None
     assert len(runtime.searcher.added) == 5  # type: ignore[attr-defined]
 
@@ -329,7 +329,9 @@ def test_a_rebuilt_searcher_continues_with_the_uninterrupted_runs_suggestions(
     state_at_cut = _state_after(cut_contents)
     with warnings.catch_warnings():
         warnings.simplefilter("error", SearchResumeWarning)
-        runtime = restored_runtime(cut_contents, state_at_cut.searcher, None, BUILTIN, None)
+        history = HistoryWalk(cut_contents)
+        runtime = restored_runtime(history, state_at_cut.searcher, None, None)
+        history.run()
         assert runtime is not None
         later = [(b, e) for b, e in _states_before_asks(root / "sim")][_asks_in(cut_contents) :]
         for before, event in later:
@@ -521,9 +523,9 @@ def test_restore_from_dir_continues_where_the_other_experiments_searcher_ended(
     with warnings.catch_warnings():
         warnings.simplefilter("error", SearchResumeWarning)
         state_searcher = replay(tmp_path / "second").state.searcher
-        runtime = restored_runtime(
-            read_log(tmp_path / "second"), state_searcher, None, BUILTIN, None
-        )
+        history = HistoryWalk(read_log(tmp_path / "second"))
+        runtime = restored_runtime(history, state_searcher, None, None)
+        history.run()
     assert runtime is not None
 
 
@@ -569,7 +571,7 @@ def test_a_restore_never_imports_code_a_log_names(tmp_path: Path, named: str) ->
     forged = ExternalSearcher(name=named, spec={"metric": "score", "mode": "max", "seed": 4})
     imported = set(sys.modules)
     with pytest.raises(SearcherNotGivenError, match=r"never imports it\): pass the searcher again"):
-        restored_runtime(contents, forged, None, BUILTIN, None)
+        restored_runtime(HistoryWalk(contents), forged, None, None)
     assert set(sys.modules) == imported
 
 

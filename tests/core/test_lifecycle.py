@@ -24,7 +24,7 @@ from tunecore.core import (
     should_recover,
 )
 from tunecore.core.checkpoints import current_checkpoint
-from tunecore.core.lifecycle import JudgedResult, LifecycleEvent, judge_alone
+from tunecore.core.lifecycle import JudgedResult, LifecycleEvent, WaitingExploit, judge_alone
 from tunecore.core.schedulers.base import Exploit, Verdict
 from tunecore.model import (
     Applied,
@@ -573,6 +573,18 @@ def test_an_exploit_of_a_waiting_trial_restores_the_donor_at_its_next_start() ->
     assert state.checkpoints == CheckpointHistory()
     _, commands = step(state, start(20.0))
     assert commands == (StartTrial(trial_id=TID, restore_from=donor),)
+
+
+def test_an_exploit_of_a_waiting_trial_goes_through_the_table() -> None:
+    donor = persistent("/donor/checkpoint_000004", training_iteration=4)
+    exploit = Exploit(donor_id="d", config={"lr": 0.2}, experiment_tag="1@p", restore_from=donor)
+    taken = WaitingExploit(TID, exploit)
+    for status in (PAUSED, PENDING):
+        waiting = replace(running(), status=status)
+        assert lifecycle.apply(waiting, taken) == lifecycle.exploit_waiting(waiting, exploit)
+    saving = replace(running(), status=PAUSED, saving_to=(PERSISTENT,))
+    assert isinstance(lifecycle.apply(saving, taken), Rejection)
+    assert isinstance(lifecycle.apply(running(), taken), Rejection)
 
 
 def test_a_policy_logged_before_keeps_no_exploit_to_restart_from() -> None:

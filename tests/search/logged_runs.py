@@ -17,7 +17,7 @@ from tunecore.core.experiment.snapshot import BUILTIN, decode_state
 from tunecore.model import Asked, ExperimentEvent
 from tunecore.search import Searcher
 from tunecore.shell.eventlog import read_log
-from tunecore.shell.replay import walk
+from tunecore.shell.replay import HistoryWalk, walk
 from tunecore.shell.searchers import SearchResumeWarning
 
 
@@ -48,7 +48,9 @@ def assert_a_rebuilt_searcher_repeats_every_logged_suggestion(
     done = sum(isinstance(event, Asked) for event in prefix.events)
     with warnings.catch_warnings():
         warnings.simplefilter("error", SearchResumeWarning)
-        runtime = restored_runtime(prefix, at_cut.searcher, given, BUILTIN, None)
+        history = HistoryWalk(prefix)
+        runtime = restored_runtime(history, at_cut.searcher, given, None)
+        history.run()
         assert runtime is not None
         for before, event in asks[done:]:
             got = runtime.replay_ask(before, event)

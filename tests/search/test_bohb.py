@@ -36,7 +36,7 @@ from tunecore.schedulers import HyperBandForBOHB
 from tunecore.search import ConcurrencyLimiter, Searcher
 from tunecore.search.bohb import TuneBOHB
 from tunecore.shell.eventlog import read_log
-from tunecore.shell.replay import walk
+from tunecore.shell.replay import HistoryWalk, walk
 from tunecore.shell.searchers import SearchResumeWarning
 
 SPACE: dict[str, Any] = {
@@ -389,7 +389,9 @@ def test_a_rebuilt_searcher_repeats_every_logged_suggestion(tmp_path: Path) -> N
     walk(prefix, BUILTIN, lambda _b, _e, after: final.append(after))
     with warnings.catch_warnings():
         warnings.simplefilter("error", SearchResumeWarning)
-        runtime = restored_runtime(prefix, final[-1].searcher, None, BUILTIN, None)
+        history = HistoryWalk(prefix)
+        runtime = restored_runtime(history, final[-1].searcher, None, None)
+        history.run()
         assert runtime is not None
         for before, event in asks[done:]:
             got = runtime.replay_ask(before, event)

@@ -18,7 +18,7 @@ from tunecore.shell import files_mark
 from tunecore.shell.eventlog import read_log
 from tunecore.shell.files_mark import files_place, repair_plan
 from tunecore.shell.journal import Journal, SnapshotStore
-from tunecore.shell.replay import rebuild, replay, results_by_trial
+from tunecore.shell.replay import HistoryWalk, LoggedResults, rebuild, replay
 from tunecore.shell.resume import repair_result_files
 from tunecore.shell.storage.layout import ExperimentStorage
 from tunecore.shell.trial_files import RESULT_FILE
@@ -93,7 +93,10 @@ def repaired(directory: Path, *, marked: bool) -> tuple[dict[str, str], int | No
         path_of,
     )
     if plan is None:
-        repair_result_files(storage, now, None, results_by_trial(contents))
+        history, logged = HistoryWalk(contents), LoggedResults()
+        history.register(logged)
+        history.run()
+        repair_result_files(storage, now, None, logged.by_trial)
     else:
         repair_result_files(storage, now, None, plan.logged, only=plan.trials)
     storage.close()

@@ -54,6 +54,7 @@ from tunecore.shell.executors.base import Executor
 from tunecore.shell.executors.simulated import SimulatedExecutor, SimulatedTrainable
 from tunecore.shell.journal import Journal, SnapshotStore
 from tunecore.shell.loop import ExperimentLoop
+from tunecore.shell.run_plan import LoopParts, RunPlan
 from tunecore.shell.storage.layout import ExperimentStorage
 from tunecore.shell.storage.shared_storage import TOKEN_FILE
 from tunecore.shell.trainable.worker import TrialContext
@@ -186,15 +187,14 @@ def run(
     initial = new_experiment(config, scheduler, searcher)
     log: list[Record] = []
     executor = RecordingExecutor(trainable, log, cpus, **options)
-    loop = ExperimentLoop(
-        initial,
+    parts = LoopParts(
         executor,
         ExperimentStorage(root, "simulated"),
         CallbackList(),
         journal=RecordingJournal(log_dir(root), initial, log),
         clock=executor.now,
-        poll_seconds=1.0,
     )
+    loop = ExperimentLoop(initial, RunPlan(), parts)
     final = loop.run()
     assert final.done
     assert final.error is None

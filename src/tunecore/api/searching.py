@@ -12,7 +12,8 @@ experiment's trials when asked to (`warm_start`), and puts an
 
 `restored_runtime` does the reverse for `Tuner.restore`: a fresh object
 from the logged spec (or the one the user passes again), fed the log's
-tells and asks in log order, so it continues exactly. Ray's
+tells and asks in log order as the resume's one walk of the log passes
+them (`shell.replay.HistoryWalk`), so it continues exactly. Ray's
 `Searcher.restore_from_dir` (and `save`/`restore`) works the same way
 across experiments: the other experiment's tells and asks become the
 prelude of this one (`_history`), recorded in its log.
@@ -30,16 +31,16 @@ from typing import Any, cast
 import msgspec
 
 from tunecore.core.experiment import ExperimentState, trials_in_order
-from tunecore.core.experiment.snapshot import BUILTIN, SnapshotKind
+from tunecore.core.experiment.snapshot import BUILTIN
 from tunecore.core.search import ConcurrencyLimiter, Repeater
 from tunecore.core.search.base import SearchPolicy
 from tunecore.core.search.external import ExternalSearcher, Tell, TellKind
 from tunecore.core.search.variants import as_param_space, parse_space, without_functions
 from tunecore.model import Asked, ExperimentEvent, Mode, TrialStatus
 from tunecore.search.searcher import Searcher, class_path
-from tunecore.shell.eventlog import LogContents, read_log
+from tunecore.shell.eventlog import read_log
 from tunecore.shell.mirror.remote import is_stored, open_stored
-from tunecore.shell.replay import walk
+from tunecore.shell.replay import HistoryWalk, walk
 from tunecore.shell.searchers import SearcherObject, SearcherRuntime, external_of
 
 _WRAPPERS = (ConcurrencyLimiter, Repeater)
@@ -200,14 +201,14 @@ def _history(source: str | None) -> tuple[Tell, ...]:
 
 
 def restored_runtime(
-    contents: LogContents,
+    history: HistoryWalk,
     state_searcher: object,
     given: object,
-    kind: SnapshotKind,
     param_space: Mapping[str, object] | None,
 ) -> SearcherRuntime | None:
     """The searcher object of a restored experiment, rebuilt by re-running
-    the log's tells and asks; None when its searcher is not an object."""
+    the log's tells and asks as `history` walks it (ready once the walk
+    has run); None when its searcher is not an object."""
     external = external_of(state_searcher)
     if external is None:
         return None
@@ -218,7 +219,7 @@ def restored_runtime(
         if isinstance(event, Asked):
             runtime.replay_ask(before, event)
 
-    walk(contents, kind, visit)
+    history.register(visit)
     return runtime
 
 

@@ -3,15 +3,18 @@
 This module only assembles: it turns the validated configs into the core's
 `ExperimentConfig`, a searcher and a scheduler, picks the executor, the
 storage, the event log, the callbacks and the progress output, and hands
-them to the shell's loop. Every decision during the run is the core's.
+them to the shell's loop with the run's plan. The decisions a run makes
+once, before it starts, are the plan's (`tunecore.api.plan.plan_run`, a
+pure function); every decision during the run is the core's.
 
 `Tuner.restore(path, trainable)` assembles the same from the experiment's
 event log and the code the user passes (checked against the log, which
-never decides what is imported: `tunecore.api.restored`): the state is
-rebuilt from the log (the newest snapshot, then the events after it), an
-`ExperimentResumed` event is logged and applied, the trials' result files
-are put back in line with the log, and the loop goes on appending to the
-same log.
+never decides what is imported: `tunecore.api.restored`): the log is read
+once, the state rebuilt from it (the newest snapshot, then the events
+after it) and its whole history walked once for what a snapshot does not
+keep (`shell.replay.HistoryWalk`), an `ExperimentResumed` event is logged
+and applied, the trials' result files are put back in line with the log,
+and the loop goes on appending to the same log.
 
 Why one module of over 400 lines: `Tuner`'s surface mirrors Ray Tune's
 (`fit`, `restore`, `can_restore`, `get_results`), and a fit or a restore is
@@ -20,11 +23,9 @@ one assembly, read from top to bottom.
 
 from __future__ import annotations
 
-import datetime
 import functools
 import importlib.util
 import inspect
-import itertools
 import os
 import secrets
 import sys
@@ -48,8 +49,14 @@ from tunecore.api.config import (
 )
 from tunecore.api.config_objects import require_objects, split_objects
 from tunecore.api.errors import TuneError, trial_error
+from tunecore.api.experiment_names import (
+    claim_default_name,
+    set_aside_earlier_run,
+    stored_default_name,
+)
 from tunecore.api.loader import load_experiment
 from tunecore.api.mutation_space import with_mutated_keys
+from tunecore.api.plan import plan_run
 from tunecore.api.reporters import CLIReporter
 from tunecore.api.reporters import ProgressReporter as UserReporter
 from tunecore.api.reporting import UserReporting, prints_its_own
@@ -67,7 +74,6 @@ from tunecore.model import (
     CheckpointPolicy,
     ExperimentResumed,
     ExportFormat,
-    JsonDict,
     Mode,
     TrialState,
     TrialStatus,
@@ -91,7 +97,6 @@ from tunecore.shell.eventlog import (
     LogError,
     LogHeader,
     RunSettings,
-    log_path,
     read_header,
     read_log,
 )
@@ -113,8 +118,9 @@ from tunecore.shell.progress import (
     final_summary,
     unfinished_trials,
 )
-from tunecore.shell.replay import Replayed, rebuild, results_by_trial
+from tunecore.shell.replay import HistoryWalk, LoggedResults, Replayed, rebuild
 from tunecore.shell.resume import drop_unrecorded_checkpoints, repair_result_files
+from tunecore.shell.run_plan import LoopParts, RunPlan
 from tunecore.shell.searchers import SearcherRuntime
 from tunecore.shell.stoppers import StopSetting, plan_stop
 from tunecore.shell.storage.layout import ExperimentStorage, experiment_dirname
@@ -125,18 +131,6 @@ from tunecore.shell.trainable.classapi import Trainable as ClassTrainable
 from tunecore.shell.trainable.resources import plan_resources
 from tunecore.shell.trainable.wrappers import publish_parameters
 from tunecore.shell.trial_view import Trial, TrialViews, dirname_of
-
-CHAIN_STARTS = 8
-"""Waiting trials chained behind a starting trial on a reused Ray actor
-(`core.experiment.chains`): a trial whose function returns quickly costs
-the worker no wait for the driver, and the driver one actor call for up to
-nine trials; a chain a stop leaves unstarted wastes at most this many runs.
-Measured on (a) of the benchmark, 200 one-report trials on 2 CPUs, four
-alternating runs each: 0.28-0.31 s with 4, 0.26-0.29 s with 8, 0.33-0.39 s
-with 16 (one chain then holds every waiting trial, and the other worker
-takes them from it)."""
-
-CHAIN_STARTS_VARIABLE = "TUNECORE_CHAIN_STARTS"
 
 
 @dataclass(frozen=True)
@@ -204,6 +198,7 @@ class Tuner:
         self._search_alg_again: object = None  # a restore's search_alg=
         self._allocation_again: Callable[..., object] | None = None  # ...its allocation function
         self._parts = RunParts()
+        self._logged: LoggedResults | None = None  # a resume's, until its files are repaired
 
     @classmethod
     def restore(
@@ -353,9 +348,9 @@ class Tuner:
         if spec.mirrored:
             return self._fit_mirrored(spec, store)
         root = Path(spec.uri)
-        name = run.name or _claim_default_name(root, _short(self._name))
+        name = run.name or claim_default_name(root, _short(self._name))
         if self._resume is None:
-            _set_aside_earlier_run(root / experiment_dirname(name))
+            set_aside_earlier_run(root / experiment_dirname(name))
         storage = ExperimentStorage(root, name, background=True)
         with driver_lock(storage.experiment_dir):
             return self._fit(storage)
@@ -363,7 +358,7 @@ class Tuner:
     def _fit_mirrored(self, spec: StorageSpec, root: Store) -> ResultGrid:
         """`fit()` with the experiment in storage: staged locally, shipped,
         under the staging directory's lock and the storage's lease."""
-        name = self._run.name or _stored_default_name(root, _short(self._name))
+        name = self._run.name or stored_default_name(root, _short(self._name))
         mirror = Mirror(spec, root, name)
         storage = ExperimentStorage(mirror.staging_root, name, background=True)
         with driver_lock(storage.experiment_dir):
@@ -389,7 +384,8 @@ class Tuner:
     def _fit(self, storage: ExperimentStorage, mirror: Mirror | None = None) -> ResultGrid:
         """`fit()` in the experiment directory, its driver lock held."""
         tune, run = self._tune, self._run
-        state, journal = self._open_log(storage.experiment_dir, mirror)
+        plan = self._plan(mirrored=mirror is not None)
+        state, journal = self._open_log(storage.experiment_dir, plan, mirror)
         if self._resume is not None and _nothing_to_resume(state, self._resume):
             return self._finished_already(state, journal, storage, mirror)
         if (searcher := searcher_object(self._tune.search_alg)) is not None:
@@ -397,10 +393,8 @@ class Tuner:
         sync = run.sync_config
         shipper = None if mirror is None else mirror.shipper(journal.log_size, sync.sync_period)
         executor = self._parts.executor or self._executor()
-        clock = self._parts.clock
         callbacks = self._callbacks(storage)
         views = TrialViews(tune.trial_name_creator)
-        dirname = dirname_of(tune.trial_dirname_creator)
         # The logged config's metric and mode: a restored Tuner is not given them.
         metric, mode = state.config.metric, state.config.mode
         # Where the user asked for it: the URI, not the staging directory.
@@ -427,31 +421,25 @@ class Tuner:
             name_of=views.name,
             **_reporter_settings(run.progress_reporter),
         )
-        loop = ExperimentLoop(
-            state,
+        parts = LoopParts(
             executor,
             storage,
             callbacks,
-            on_state=reporter.update if own is None else own.tick,
-            trial_dirname=dirname,
-            views=views,
-            output_files=_output_files(run.log_to_file),
-            chdir=self._chdir(),
             journal=journal,
-            inbox=Inbox(storage.experiment_dir),
-            clock=clock,
-            stopper=self._stop.user,
+            clock=self._parts.clock,
+            on_state=reporter.update if own is None else own.tick,
+            views=views,
+            trial_dirname=dirname_of(tune.trial_dirname_creator),
             resources_of=self._resources.of_config,
+            inbox=Inbox(storage.experiment_dir),
+            stopper=self._stop.user,
             functions=UserFunctions.of(self._space, self._tune.search_alg, self._tune.scheduler),
             allocator=allocator_for(state.scheduler, self._allocation_again, tune.scheduler),
             searchers=self._search_runtime,
             store=None if mirror is None else mirror.store,
             after_shipped=None if shipper is None else shipper.after_shipped,
-            sync_artifacts=(sync.sync_artifacts, sync.sync_artifacts_on_checkpoint),
-            trial_dirs_at_once=bool(run.callbacks),
-            run_chains=not run.callbacks and mirror is None and self._stop.user is None,
-            mark_files=self._resume is None,  # a resume's, once it has repaired them
         )
+        loop = ExperimentLoop(state, plan, parts)
         total = _total_trials(state.searcher, tune.num_samples)
         callbacks.setup(stop=run.stop, num_samples=tune.num_samples, total_num_samples=total)
         if own is not None:
@@ -462,11 +450,9 @@ class Tuner:
         shipped = False
         try:
             if self._resume is not None:
-                resumed = msgspec.structs.replace(self._resume, at=clock())
-                loop.feed([resumed])
-                # Result files lag the log (written off the loop, or stored
-                # later than it): put back what the log has.
-                self._repair_files(storage, loop, dirname, journal.records, mirror)
+                loop.feed([msgspec.structs.replace(self._resume, at=parts.clock())])
+                self._files_in_line(storage, loop.state, mirror, journal.records)
+                loop.files_repaired()
             final = loop.run()
             if self._search_runtime is not None:
                 self._search_runtime.finish(final)
@@ -521,11 +507,8 @@ class Tuner:
         leaves is put right, as any resume does (result files behind the
         log, checkpoints retention dropped), and shipped to the storage
         (whose staging copy then goes, as after a run: `_results`)."""
-        dirname = dirname_of(self._tune.trial_dirname_creator)
-        store = None if mirror is None else mirror.store
         try:
-            repair_result_files(storage, state, dirname, self._logged_results(storage))
-            drop_unrecorded_checkpoints(storage, state, dirname, store)
+            self._files_in_line(storage, state, mirror)
         finally:
             storage.close()
             journal.close(state)
@@ -545,32 +528,36 @@ class Tuner:
         self._results = results
         return results
 
-    def _repair_files(
+    def _files_in_line(
         self,
         storage: ExperimentStorage,
-        loop: ExperimentLoop,
-        dirname: Callable[[TrialState], str] | None,
-        records: int,
+        state: ExperimentState,
         mirror: Mirror | None,
+        records: int | None = None,
     ) -> None:
-        """A resume's repair of the trial files (`shell.resume`), once its
-        event is logged (`records` events in all): the result files of the
-        trials the files mark of its snapshot leaves (`shell.files_mark`),
-        else of every trial with the results of the whole log; then the
-        checkpoints a killed driver left."""
-        state = loop.state
+        """A resume's repair of the trials' files, once its `ExperimentResumed`
+        is applied (`state`; `records` events logged in all then, None for a
+        finished experiment's restore, which logs nothing). Result files lag
+        the log (written off the loop, or stored later than it), so what the
+        log has is put back: for the trials the files mark of the newest
+        snapshot leaves (`shell.files_mark`), from the events after it; else
+        for every trial, from the results the walk took as the log was
+        reopened (kept as the resume says: `resume.logged_rows`).
+        Checkpoints retention dropped go."""
+        dirname = dirname_of(self._tune.trial_dirname_creator)
         opened, self._opened = self._opened, None
+        logged, self._logged = self._logged, None  # not kept while the run goes on
         plan = None
-
-        def path_of(trial: TrialState) -> Path:
-            given = None if dirname is None else dirname(trial)
-            return storage.experiment_dir / storage.trial_dirname(trial.spec, given)
-
-        if opened is not None and mirror is None:
+        if opened is not None and mirror is None and records is not None:
             rebuilt, contents = opened
             snapshot = rebuilt.snapshot
             # Only the resume's own event logged since: the rebuild saw every other.
             if snapshot is not None and records == len(contents.events) + 1:
+
+                def path_of(trial: TrialState) -> Path:
+                    given = None if dirname is None else dirname(trial)
+                    return storage.experiment_dir / storage.trial_dirname(trial.spec, given)
+
                 plan = repair_plan(
                     snapshot.files,
                     rebuilt.snapshot_state or rebuilt.state,
@@ -578,10 +565,11 @@ class Tuner:
                     state,
                     path_of,
                 )
-        if plan is None:
-            repair_result_files(storage, state, dirname, self._logged_results(storage))
-        else:
+        if plan is not None:
             repair_result_files(storage, state, dirname, plan.logged, only=plan.trials)
+        else:
+            walked = logged if logged is not None else self._walked_results(storage)
+            repair_result_files(storage, state, dirname, walked.by_trial)
         drop_unrecorded_checkpoints(
             storage,
             state,
@@ -589,11 +577,17 @@ class Tuner:
             None if mirror is None else mirror.store,
             only=None if plan is None else plan.checkpoints,
         )
-        loop.files_repaired()
 
-    def _logged_results(self, storage: ExperimentStorage) -> dict[str, list[JsonDict]]:
-        contents = read_log(storage.experiment_dir, quiet=True)
-        return results_by_trial(contents, self._snapshot_kind)
+    def _walked_results(self, storage: ExperimentStorage) -> LoggedResults:
+        """Every result of the log, read and walked again: only for a
+        resume whose files mark could not vouch after all (an event besides
+        its own was logged as it started), since the walk as the log was
+        reopened skips them where a mark can (`_reopen_log`)."""
+        history = HistoryWalk(read_log(storage.experiment_dir, quiet=True), self._snapshot_kind)
+        results = LoggedResults()
+        history.register(results)
+        history.run()
+        return results
 
     def get_results(self) -> ResultGrid:
         """The results `fit()` returned; for a Tuner from `Tuner.restore`
@@ -634,31 +628,17 @@ class Tuner:
     # -- assembling ---------------------------------------------------------
 
     def _open_log(
-        self, experiment_dir: Path, mirror: Mirror | None = None
+        self, experiment_dir: Path, plan: RunPlan, mirror: Mirror | None = None
     ) -> tuple[ExperimentState, Journal]:
         """The starting state and the journal: a new log, or the state the
         existing log rebuilds, with the journal appending to it."""
         snapshots = SnapshotStore(experiment_dir)
         if self._resume is not None:
-            contents = read_log(experiment_dir, covered=snapshots.covered(), lazy=True)
-            snapshots.set_aside_beyond(contents)
-            rebuilt = rebuild(contents, experiment_dir, self._snapshot_kind)
-            self._opened = rebuilt, contents
-            require_objects(rebuilt.state, self._objects)  # given again, before a trial runs
-            self._search_runtime = restored_runtime(
-                contents,
-                rebuilt.state.searcher,
-                self._search_alg_again,
-                self._snapshot_kind,
-                self._space or None,
-            )
-            writer = EventLogWriter.reopen(contents, self._run.fsync_interval_ms)
-            journal = Journal(writer, snapshots, records=rebuilt.records, digest=rebuilt.digest)
-            return rebuilt.state, journal
+            return self._reopen_log(experiment_dir, snapshots, mirror)
         built = new_experiment(
-            self._experiment_config(),
+            self._experiment_config(plan),
             self._scheduler(),
-            self._searcher(),
+            self._searcher(plan),
             self._stop.builtin,
             metric_owner=setting("TuneConfig", "metric"),
         )
@@ -671,7 +651,7 @@ class Tuner:
             tunecore_version=__version__,
             name=experiment_dir.name,
             trainable=self._name,
-            settings=self._settings(),
+            settings=self._settings(plan),
             initial_state=initial,
         )
         if mirror is not None:
@@ -690,24 +670,57 @@ class Tuner:
             ) from None
         return state, Journal(writer, snapshots)
 
-    def _chdir(self) -> bool:
-        """`TuneConfig.chdir_to_trial_dir`, or unset, Ray's default there."""
-        given = self._tune.chdir_to_trial_dir
-        if given is not None:
-            return given
-        if (self._parts.executor_kind or self._run.executor) != "ray":
-            return False
-        return os.environ.get("RAY_CHDIR_TO_TRIAL_DIR", "1") != "0"
+    def _reopen_log(
+        self, experiment_dir: Path, snapshots: SnapshotStore, mirror: Mirror | None
+    ) -> tuple[ExperimentState, Journal]:
+        """`_open_log` of a resume. The log is read once (each event decoded
+        as it is first read): the state is rebuilt from its newest snapshot
+        on, and what needs the whole history (a searcher object's asks; the
+        results the files are repaired from, unless the snapshot's files
+        mark leaves only the events after it to read: `_files_in_line`) is
+        taken in one walk from its first event (`HistoryWalk`), each reader
+        registering its visitor first."""
+        kind = self._snapshot_kind
+        contents = read_log(experiment_dir, covered=snapshots.covered(), lazy=True)
+        snapshots.set_aside_beyond(contents)
+        rebuilt = rebuild(contents, experiment_dir, kind)
+        self._opened = rebuilt, contents
+        require_objects(rebuilt.state, self._objects)  # given again, before a trial runs
+        history = HistoryWalk(contents, kind)
+        self._search_runtime = restored_runtime(
+            history, rebuilt.state.searcher, self._search_alg_again, self._space or None
+        )
+        marked = rebuilt.snapshot is not None and rebuilt.snapshot.files is not None
+        if mirror is not None or not marked:
+            self._logged = LoggedResults()
+            history.register(self._logged)
+        history.run()
+        writer = EventLogWriter.reopen(contents, self._run.fsync_interval_ms)
+        journal = Journal(writer, snapshots, records=rebuilt.records, digest=rebuilt.digest)
+        return rebuilt.state, journal
 
-    def _settings(self) -> RunSettings:
+    def _plan(self, *, mirrored: bool) -> RunPlan:
+        """The run's decisions (`api.plan`), made once as it starts."""
+        return plan_run(
+            self._tune,
+            self._run,
+            executor_kind=self._parts.executor_kind or self._run.executor,
+            executor_given=self._parts.executor is not None,
+            mirrored=mirrored,
+            own_stopper=self._stop.user is not None,
+            resuming=self._resume is not None,
+            environ=os.environ,
+        )
+
+    def _settings(self, plan: RunPlan) -> RunSettings:
         run, tune = self._run, self._tune
         return RunSettings(
             executor=self._parts.executor_kind or run.executor,
             address=run.address,
             reuse_actors=tune.reuse_actors,
             result_buffer_length=tune.result_buffer_length,
-            output_files=_output_files(run.log_to_file),
-            chdir_to_trial_dir=self._chdir(),
+            output_files=plan.output_files,
+            chdir_to_trial_dir=plan.chdir,
             verbose=run.verbose,
             fsync_interval_ms=run.fsync_interval_ms,
             own_stopper=None if self._stop.user is None else self._stop.user.describe(),
@@ -717,23 +730,7 @@ class Tuner:
             sync_artifacts_on_checkpoint=run.sync_config.sync_artifacts_on_checkpoint,
         )
 
-    def _chain_starts(self) -> int:
-        """How many waiting trials a starting trial's worker may run after
-        it (`ExperimentConfig.chain_starts`): `CHAIN_STARTS` on Ray's
-        reused actors, `TUNECORE_CHAIN_STARTS` if set (0: never)."""
-        if self._run.executor != "ray" or not self._tune.reuse_actors or self._parts.executor:
-            return 0
-        value = os.environ.get(CHAIN_STARTS_VARIABLE)
-        if value is None:
-            return CHAIN_STARTS
-        if not value.strip().isdigit():
-            raise ValueError(
-                f"{CHAIN_STARTS_VARIABLE}={value!r} is invalid: expected a whole number >= 0 "
-                "(0 never chains trials)"
-            )
-        return int(value)
-
-    def _experiment_config(self) -> ExperimentConfig:
+    def _experiment_config(self, plan: RunPlan) -> ExperimentConfig:
         tune, run = self._tune, self._run
         checkpoints: CheckpointConfig = run.checkpoint_config
         failures: FailureConfig = run.failure_config
@@ -755,7 +752,7 @@ class Tuner:
             ),
             resources_per_trial=self._resources.fixed,
             resources_from_config=self._resources.of_config is not None,
-            chain_starts=self._chain_starts(),
+            chain_starts=plan.chain_starts or 0,
             max_failures=failures.max_failures,
             fail_fast=bool(failures.fail_fast),
             max_pending_trials=tune.max_pending_trials or 16,
@@ -767,9 +764,7 @@ class Tuner:
                 else None
             ),
             trial_id_prefix=self._parts.trial_id_prefix or secrets.token_hex(3)[:5],
-            checked_metrics=(
-                {} if os.environ.get("TUNE_DISABLE_STRICT_METRIC_CHECKING", "0") == "1" else None
-            ),
+            checked_metrics=None if plan.strict_metrics else {},
             export_formats=tuple(ExportFormat(f) for f in run.export_formats),
             restore_path=self._parts.restore_path,
         )
@@ -811,12 +806,13 @@ class Tuner:
         scheduler: TrialScheduler | None = self._tune.scheduler
         return scheduler
 
-    def _searcher(self) -> SearchPolicy:
+    def _searcher(self, plan: RunPlan) -> SearchPolicy:
         """The search: the user's `search_alg`, or a `BasicVariantGenerator`
-        over the param space. Without `TuneConfig(seed=)` the generator gets
-        a fresh seed, printed so the run can be repeated (it is in the log
-        header with the generator)."""
+        over the param space. An unseeded one (`RunPlan.draws_seed`) gets a
+        fresh seed, printed so the run can be repeated (it is in the log
+        header with the search)."""
         tune = self._tune
+        seed = self._announced_seed() if plan.draws_seed else tune.seed
         samples = UNBOUNDED if tune.num_samples == -1 else tune.num_samples
         searcher: SearchPolicy
         chosen = tune.search_alg
@@ -825,12 +821,13 @@ class Tuner:
             if limit is not None:  # Ray's order: the searcher hears the limiter's bound
                 chosen = ConcurrencyLimiter(chosen, max_concurrent=limit)
                 limit = None
+            assert seed is not None  # an unseeded searcher object draws one (`draws_seed`)
             prepared = prepare_search(
                 chosen,
                 metric=tune.metric,
                 mode=_mode(tune.mode),
                 param_space=self._space,
-                seed=tune.seed if tune.seed is not None else self._announced_seed(),
+                seed=seed,
             )
             assert prepared is not None  # searcher_object found one
             self._search_runtime = prepared.runtime
@@ -839,9 +836,6 @@ class Tuner:
             isinstance(chosen, BasicVariantGenerator) and chosen.param_space is None
         ):
             generator = chosen if chosen is not None else BasicVariantGenerator()
-            seed: int | None = tune.seed
-            if seed is None and generator.seed is None:
-                seed = self._announced_seed()
             searcher = generator.with_space(self._space, num_samples=samples, seed=seed or 0)
         else:
             searcher = chosen
@@ -952,62 +946,6 @@ def _reporter_settings(given: UserReporter | None) -> dict[str, Any]:
     }
 
 
-def _stored_default_name(root: Store, trainable: str) -> str:
-    """`_claim_default_name` in a storage: the first name free there (a
-    store cannot claim one atomically; two drivers starting in the same
-    second are told apart by their experiment lock's staging directory)."""
-    stem = f"{trainable}_{datetime.datetime.now():%Y-%m-%d_%H-%M-%S}"
-    for number in itertools.count(1):
-        name = stem if number == 1 else f"{stem}_{number}"
-        if not root.exists(experiment_dirname(name)):
-            return name
-    raise AssertionError("unreachable: itertools.count never ends")
-
-
-def _claim_default_name(root: Path, trainable: str) -> str:
-    """Ray's default experiment name, `<trainable>_<date>_<time>`, made
-    unique (see `_claim_name`): two `fit()` calls in the same second, in one
-    process or two, get `..._2`, `..._3` instead of colliding on one log."""
-    return _claim_name(root, f"{trainable}_{datetime.datetime.now():%Y-%m-%d_%H-%M-%S}")
-
-
-def _claim_name(root: Path, stem: str) -> str:
-    """`stem`, or `stem_2`, `stem_3`, ...: the first whose directory in
-    `root` this call could create (atomically, so no two callers get one)."""
-    root.mkdir(parents=True, exist_ok=True)
-    for number in itertools.count(1):
-        name = stem if number == 1 else f"{stem}_{number}"
-        try:
-            (root / experiment_dirname(name)).mkdir()
-        except FileExistsError:
-            continue
-        return name
-    raise AssertionError("unreachable: itertools.count never ends")
-
-
-def _set_aside_earlier_run(experiment_dir: Path) -> None:
-    """Running a script again with the same `RunConfig(name=...)` starts a
-    new experiment there, as in Ray Tune; unlike Ray Tune, the earlier one
-    stays whole and restorable: it moves to a sibling directory named after
-    when its log was last written, and a warning says where. One a live
-    driver runs stays where it is (`ExperimentLockedError`)."""
-    log = log_path(experiment_dir)
-    if not log.exists():
-        return
-    with driver_lock(experiment_dir):
-        written = datetime.datetime.fromtimestamp(log.stat().st_mtime)
-        aside = experiment_dir.parent / _claim_name(
-            experiment_dir.parent, f"{experiment_dir.name}_{written:%Y-%m-%d_%H-%M-%S}"
-        )
-        experiment_dir.rename(aside)  # onto the empty directory just claimed
-    warnings.warn(
-        f"{experiment_dir} held an earlier experiment; it is now in {aside} "
-        f"(continue it with Tuner.restore({str(aside)!r}, ...)). This run starts afresh "
-        "under the name you gave.",
-        stacklevel=3,
-    )
-
-
 def _results(
     final: ExperimentState,
     dirs: Mapping[str, Path],
@@ -1065,18 +1003,6 @@ def _total_trials(searcher: object, num_samples: int) -> int | None:
     if isinstance(total, int):
         return total
     return num_samples if num_samples > 0 else None
-
-
-def _output_files(log_to_file: bool | str | tuple[str, str]) -> tuple[str, str] | None:
-    """Ray's `log_to_file`: True for `stdout`/`stderr` files in the trial
-    directory, a name for both streams in one file, or a pair of names."""
-    if log_to_file is True:
-        return ("stdout", "stderr")
-    if isinstance(log_to_file, str):
-        return (log_to_file, log_to_file)
-    if isinstance(log_to_file, tuple):
-        return log_to_file
-    return None
 
 
 def _mode(mode: str | None) -> Mode | None:

@@ -12,9 +12,10 @@ Rules this module lives by:
 - The table keys on a trial's own events, on the three experiment-wide
   events that change trials: `ClusterResourcesChanged` (a PENDING trial
   that asks for more than the whole cluster fails), `ExperimentInterrupted`
-  and `ExperimentResumed` (every status has a row for each), and on a
+  and `ExperimentResumed` (every status has a row for each), on a
   `JudgedResult`: a result with the experiment's answer to it, which is how
-  the experiment's step hands every result to the table.
+  the experiment's step hands every result to the table, and on a
+  `WaitingExploit`: PBT's exploit of a trial that waits.
 - `apply` never mutates its arguments and never raises on a bad event: an
   event the table does not list for the trial's status, or one that breaks a
   rule the table cannot express (a checkpoint nobody asked for), comes back
@@ -138,12 +139,27 @@ class JudgedResult(msgspec.Struct, frozen=True, gc=False):
         return cls(report.trial_id, report.at, report.result, flat, verdict, failure)
 
 
+class WaitingExploit(msgspec.Struct, frozen=True, gc=False):
+    """PBT's exploit of a waiting trial (PAUSED or PENDING, no save in
+    flight), as the scheduler made it (`ExploitsWaiting`). Built by the
+    experiment's step after the event that made it possible; never logged:
+    the log keeps that event."""
+
+    trial_id: str
+    exploit: Exploit
+
+
 LifecycleEvent: TypeAlias = (
-    TrialEvent | ClusterResourcesChanged | ExperimentInterrupted | ExperimentResumed | JudgedResult
+    TrialEvent
+    | ClusterResourcesChanged
+    | ExperimentInterrupted
+    | ExperimentResumed
+    | JudgedResult
+    | WaitingExploit
 )
 """What the table keys on: a trial's own events, the three experiment-wide
 events that change trials (what the cluster holds, an interrupt, a
-resume), and a judged result."""
+resume), a judged result and an exploit of a waiting trial."""
 
 PENDING = TrialStatus.PENDING
 RUNNING = TrialStatus.RUNNING
@@ -338,9 +354,8 @@ def exploit_waiting(trial: TrialState, taken: Exploit) -> Applied:
     """PBT's exploit on a PAUSED or PENDING trial with no save in flight
     (synchronous PBT exploits a population waiting at its barrier): it takes
     the exploit's config, and its next start restores the donor's
-    checkpoint. Its memory checkpoint, older now, is dropped."""
-    assert trial.status in (PAUSED, PENDING), trial
-    assert not trial.saving_to, trial
+    checkpoint. Its memory checkpoint, older now, is dropped. The table's
+    `WaitingExploit` rows carry it out (`_on_waiting_exploit`)."""
     exploited = _exploited(trial, taken)
     commands: list[Command] = []
     memory = trial.checkpoints.memory
@@ -482,6 +497,12 @@ def _on_judged(trial: TrialState, judged: JudgedResult) -> Outcome:
     if judged.failure is not None:
         return fail(trial, judged.failure, judged.at)
     return conclude(trial, judged.result, judged.at, judged.verdict, flat=judged.flat)
+
+
+def _on_waiting_exploit(trial: TrialState, event: WaitingExploit) -> Outcome:
+    if trial.saving_to:
+        return _reject(trial, event, "its checkpoint save is still in flight")
+    return exploit_waiting(trial, event.exploit)
 
 
 def _on_checkpoint_saved(trial: TrialState, event: CheckpointSaved) -> Outcome:
@@ -632,6 +653,13 @@ TRANSITIONS: Mapping[tuple[TrialStatus, type[LifecycleEvent]], Rule] = dict(
         ),
         _row(
             PENDING,
+            WaitingExploit,
+            (PENDING,),
+            "take PBT's exploit: the donor's config, its checkpoint at the next start",
+            _on_waiting_exploit,
+        ),
+        _row(
+            PENDING,
             ExperimentInterrupted,
             (PENDING,),
             "stays: a resume runs it",
@@ -736,6 +764,13 @@ TRANSITIONS: Mapping[tuple[TrialStatus, type[LifecycleEvent]], Rule] = dict(
         ),
         _row(PAUSED, TrialFailed, (PENDING, ERROR), "the save taken on pausing failed", _on_failed),
         _row(PAUSED, StopRequested, (TERMINATED,), "stop while paused", _on_stop_requested),
+        _row(
+            PAUSED,
+            WaitingExploit,
+            (PAUSED,),
+            "take PBT's exploit: the donor's config and checkpoint, its memory one dropped",
+            _on_waiting_exploit,
+        ),
         _row(
             PAUSED,
             ResourcesUpdateRequested,

@@ -69,7 +69,6 @@ from tunecore.model import (
     Rejection,
     ResetTrial,
     ResolveResources,
-    Resources,
     ResourcesUpdateRequested,
     ResultReported,
     SaveCheckpoint,
@@ -83,25 +82,22 @@ from tunecore.model import (
 )
 from tunecore.model.storable import UnstorableValueError
 from tunecore.shell.allocations import ResourceAllocator
-from tunecore.shell.callbacks import CallbackList
-from tunecore.shell.executors.base import ChainedStart, Executor
+from tunecore.shell.executors.base import ChainedStart
 from tunecore.shell.exploit_copies import ExploitCopies
 from tunecore.shell.files_mark import FilesMark, make_mark
-from tunecore.shell.functions import UserFunctions
-from tunecore.shell.inbox import Inbox, request_of
+from tunecore.shell.inbox import request_of
 from tunecore.shell.interrupts import INTERRUPTED, InterruptGuard
 from tunecore.shell.journal import Journal
 from tunecore.shell.mirror.stored_state import delete_taken
 from tunecore.shell.pbt_policy import record_exploit
-from tunecore.shell.searchers import SearcherRuntime
+from tunecore.shell.run_plan import LoopParts, RunPlan
 from tunecore.shell.stoppers import UserStoppers
 from tunecore.shell.storage import shared_storage
-from tunecore.shell.storage.layout import ExperimentStorage
-from tunecore.shell.storage.store import Store, checkpoint_root
+from tunecore.shell.storage.store import checkpoint_root
 from tunecore.shell.trainable.errors import failure_reason
 from tunecore.shell.trainable.function import SCRATCH_DIR
 from tunecore.shell.trainable.worker import TrialContext
-from tunecore.shell.trial_view import Trial, TrialViews
+from tunecore.shell.trial_view import Trial
 
 logger = logging.getLogger(__name__)
 
@@ -116,52 +112,28 @@ MAX_ERROR_CHARS = 1 << 20
 class ExperimentLoop:
     """Runs one experiment to its end. See the module docstring."""
 
-    def __init__(
-        self,
-        state: ExperimentState,
-        executor: Executor,
-        storage: ExperimentStorage,
-        callbacks: CallbackList,
-        *,
-        on_state: Callable[[ExperimentState], None] | None = None,
-        trial_dirname: Callable[[TrialState], str] | None = None,
-        views: TrialViews | None = None,
-        output_files: tuple[str, str] | None = None,
-        chdir: bool = False,
-        clock: Callable[[], float] = time.time,
-        poll_seconds: float = 1.0,
-        journal: Journal | None = None,
-        resources_of: Callable[[JsonDict], Resources] | None = None,
-        inbox: Inbox | None = None,
-        stopper: UserStoppers | None = None,
-        functions: UserFunctions | None = None,
-        allocator: ResourceAllocator | None = None,
-        searchers: SearcherRuntime | None = None,
-        store: Store | None = None,
-        after_shipped: Callable[[Callable[[], None]], None] | None = None,
-        sync_artifacts: tuple[bool, bool] = (False, True),
-        trial_dirs_at_once: bool = True,
-        run_chains: bool = False,
-        mark_files: bool = False,
-    ) -> None:
+    def __init__(self, state: ExperimentState, plan: RunPlan, parts: LoopParts) -> None:
+        """Run from `state` as `plan` says (`shell.run_plan`: made once,
+        before the run, by `api.plan.plan_run`), with `parts`."""
         self.state = state
-        self._executor = executor
-        self._storage = storage
+        self._plan = plan
+        self._executor = parts.executor
+        self._storage = storage = parts.storage
         self._storage_token = shared_storage.claim(storage.experiment_dir)
-        self._callbacks = callbacks
-        self._on_state = on_state
-        self._trial_dirname = trial_dirname
-        self._views = views if views is not None else TrialViews()
-        self._output_files = output_files
-        self._chdir = chdir
-        self._clock = clock
-        self._poll = poll_seconds
-        self._journal = journal
-        self._inbox = inbox
-        self._stopper = stopper
-        self._functions = functions
-        self._allocator = allocator
-        self._searchers = searchers
+        self._callbacks = parts.callbacks
+        self._on_state = parts.on_state
+        self._trial_dirname = parts.trial_dirname
+        self._views = parts.views
+        self._clock = parts.clock
+        self._journal = parts.journal
+        self._inbox = parts.inbox
+        self._stopper = parts.stopper
+        self._functions = parts.functions
+        self._allocator = parts.allocator
+        self._searchers = parts.searchers
+        self._resources_of = parts.resources_of
+        self._store = parts.store
+        self._after_shipped = parts.after_shipped
         self._inbox_read = -math.inf
         self._dirs: dict[str, Path] = {}
         self._trials_of: ExperimentState | None = None
@@ -169,28 +141,15 @@ class ExperimentLoop:
         self._iteration = 0
         self._hosted: set[str] = set()  # trials that have a worker now
         self._interrupts = InterruptGuard()
-        self._resources_of = resources_of
         self._answers: list[ExperimentEvent] = []  # fed right after their command
         self._drawn: list[ExperimentEvent] = []  # the policies' answers: fed first
         self._requests_owed = True  # the state's requests, carried out at the first feed
-        self._store = store
-        self._after_shipped = after_shipped
         self._halted: str | None = None
-        self._exploit_copies = ExploitCopies(storage, store, after_shipped)
-        self._sync_artifacts = sync_artifacts
-        # Callbacks of the user's may open files in a trial's directory as
-        # it starts (Ray's logging guide does); without them, the file queue
-        # makes it (`ExperimentStorage.trial_dir`).
-        self._trial_dirs_at_once = trial_dirs_at_once
+        self._exploit_copies = ExploitCopies(storage, parts.store, parts.after_shipped)
         # Whether snapshots may vouch for the trial files (`shell.files_mark`):
         # a local experiment's, whose files are in line with its log.
-        self._mark_files = mark_files and store is None
-        # Chained starts (`ChainTrials`) are sent to the executor only when
-        # nothing of the user's watches a trial start: a chained trial's
-        # function runs before the core starts it, so a callback's
-        # `on_trial_start` would come after it.
-        self._run_chains = run_chains
-        self._chains: dict[str, ChainTrials] = {}
+        self._mark_files = plan.mark_files and parts.store is None
+        self._chains: dict[str, ChainTrials] = {}  # what `ChainTrials` said (`run_chains`)
         self._ever_chained: set[str] = set()
 
     # -- running ------------------------------------------------------------
@@ -210,7 +169,7 @@ class ExperimentLoop:
                     if self._halted is not None:
                         self.feed([ExperimentInterrupted(at=self._clock(), reason=self._halted)])
                         break
-                    events = self._executor.next_events(self._poll)
+                    events = self._executor.next_events(self._plan.poll_seconds)
                     requests = self._requests()
                     events = [*requests, *events]
                     self._callbacks.on_step_begin(self._iteration, self._trials())
@@ -517,8 +476,9 @@ class ExperimentLoop:
 
     def _start(self, command: StartTrial, trial: TrialState) -> None:
         """A trial that was chained is handed to the executor before its
-        directory is made here: making it is how the executor takes a
-        trial a worker may still run ahead (`chains`)."""
+        directory is made here: a worker may still run it ahead, and the
+        directory is made by the start claim that decides who runs it
+        (`executors.claim`), the executor's to make for the driver."""
         chained = trial.trial_id in self._ever_chained
         exploited = trial.exploited
         if not chained and exploited is not None and command.restore_from == exploited.checkpoint:
@@ -551,7 +511,7 @@ class ExperimentLoop:
     def _chain_trials(self, command: ChainTrials, _trial: TrialState) -> None:
         """Remembered for the trial's `StartTrial`, which comes next;
         ignored unless this run chains (`run_chains`)."""
-        if self._run_chains:
+        if self._plan.run_chains:
             self._chains[command.trial_id] = command
             self._ever_chained.update(command.then)
 
@@ -712,7 +672,9 @@ class ExperimentLoop:
         known = self._dirs.get(trial.trial_id)
         if known is None:
             dirname = self._dirname(trial)
-            known = self._storage.trial_dir(trial.spec, dirname, at_once=self._trial_dirs_at_once)
+            known = self._storage.trial_dir(
+                trial.spec, dirname, at_once=self._plan.trial_dirs_at_once
+            )
             self._dirs[trial.trial_id] = known
         return known
 
@@ -732,7 +694,7 @@ class ExperimentLoop:
         """What the trial's worker needs, in `directory` (made by the
         worker) or the trial's directory, made here; `until` is the
         command's run-ahead horizon."""
-        stdout, stderr = self._output_files or (None, None)
+        stdout, stderr = self._plan.output_files or (None, None)
         return TrialContext(
             trial_id=trial.trial_id,
             trial_name=self._views.name(trial),
@@ -743,11 +705,11 @@ class ExperimentLoop:
             resources=trial.spec.resources,
             stdout_file=stdout,
             stderr_file=stderr,
-            chdir=self._chdir,
+            chdir=self._plan.chdir,
             storage_token=self._storage_token,
             store=self._store,
-            sync_artifacts=self._sync_artifacts[0],
-            sync_artifacts_on_checkpoint=self._sync_artifacts[1],
+            sync_artifacts=self._plan.sync_artifacts,
+            sync_artifacts_on_checkpoint=self._plan.sync_artifacts_on_checkpoint,
         )
 
     def _view(self, trial: TrialState) -> Trial:

@@ -8,7 +8,10 @@ and the same command stream. With `verify` it checks each snapshot it passes
 `ReplayMismatchError` naming the first record where they differ.
 `rebuild` is the fast path a resume takes: the newest snapshot that is
 sealed to this log and decodes (`tunecore.shell.journal`), then only the
-events after it; `latest` reads a log and takes that path. A snapshot
+events after it; `latest` reads a log and takes that path. What a
+snapshot does not keep (every result a trial reported, every ask of a
+searcher object) takes one `HistoryWalk` from the first event, shared by
+every reader that registers a visitor on it (`LoggedResults` is one). A snapshot
 whose seal does not match the log is ignored with a warning, by replay
 too; one without a seal (an older tunecore's) is still compared with the
 replayed state by `verify`.
@@ -193,17 +196,19 @@ def _rebuild(contents: LogContents, experiment_dir: str | Path, kind: SnapshotKi
     return replayed
 
 
-def results_by_trial(
-    contents: LogContents, kind: SnapshotKind = BUILTIN
-) -> dict[str, list[JsonDict]]:
-    """Every result each trial reported, in order, as its result files got
-    them live (its `last_result` after each accepted result; a function's
-    end marker is none), replayed from the first event: what a resume puts
-    back when the files lag the log (an experiment in storage, whose
-    result files are shipped less often than its log)."""
-    results: dict[str, list[JsonDict]] = {}
+class LoggedResults:
+    """A `HistoryWalk` visitor: every result each trial reported, in order,
+    as its result files got them live (its `last_result` after each
+    accepted result; a function's end marker is none), collected from the
+    first event into `by_trial`: what a resume puts back when the files lag
+    the log (an experiment in storage, whose result files are shipped less
+    often than its log)."""
 
-    def collect(_: ExperimentState, event: ExperimentEvent, after: ExperimentState) -> None:
+    def __init__(self) -> None:
+        self.by_trial: dict[str, list[JsonDict]] = {}
+
+    def __call__(self, _: ExperimentState, event: ExperimentEvent, after: ExperimentState) -> None:
+        results = self.by_trial
         if isinstance(event, ResultReported) and not is_end_marker(event.result):
             trial = after.trials[event.trial_id]
             results.setdefault(event.trial_id, []).append(trial.last_result)
@@ -213,25 +218,55 @@ def results_by_trial(
             for trial_id, reported in results.items():
                 results[trial_id] = logged_rows(after.trials[trial_id], reported)
 
-    walk(contents, kind, collect)
-    return results
-
 
 Visitor = Callable[[ExperimentState, ExperimentEvent, ExperimentState], None]
+"""What a walk calls for each accepted event: `visit(before, event, after)`."""
 
 
-def walk(contents: LogContents, kind: SnapshotKind, visit: Visitor) -> None:
+def walk(contents: LogContents, kind: SnapshotKind, *visitors: Visitor) -> None:
     """Step every event of `contents` from the header's state on, calling
-    `visit(before, event, after)` for each one the core accepted: for what
-    needs the whole history, which a snapshot does not keep (every result
-    a trial reported; every ask and tell of a searcher object)."""
+    each of `visitors(before, event, after)` in turn for each one the core
+    accepted: for what needs the whole history, which a snapshot does not
+    keep (every result a trial reported; every ask and tell of a searcher
+    object). One pass, however many visitors."""
     state = _initial_state(contents, kind)
     for event in contents.events:
         outcome = step(state, event)
         if isinstance(outcome, Rejection):
             continue
-        visit(state, event, outcome[0])
+        for visit in visitors:
+            visit(state, event, outcome[0])
         state = outcome[0]
+
+
+class HistoryWalk:
+    """One pass over a log's whole history, shared by every reader that
+    needs it (a resume: the result files' repair, `LoggedResults`; a
+    searcher object's rebuild, `api.searching.restored_runtime`). Each
+    reader `register`s its visitor, then `run` steps the log once (not at
+    all without a visitor), calling the visitors in the order they came.
+    A reader's answer is ready once `run` has returned."""
+
+    def __init__(self, contents: LogContents, kind: SnapshotKind = BUILTIN) -> None:
+        self._contents = contents
+        self._kind = kind
+        self._visitors: list[Visitor] = []
+        self._ran = False
+
+    def register(self, visitor: Visitor) -> None:
+        """Have `visitor` called on every accepted event of the walk."""
+        if self._ran:
+            raise RuntimeError("the walk has run: a visitor registered now sees nothing")
+        self._visitors.append(visitor)
+
+    def run(self) -> None:
+        """The one pass (`walk`); a second call is an error: it would feed
+        the visitors every event again."""
+        if self._ran:
+            raise RuntimeError("the walk has run already")
+        self._ran = True
+        if self._visitors:
+            walk(self._contents, self._kind, *self._visitors)
 
 
 _OWN_TYPES = (

@@ -18,7 +18,7 @@ reported anything:
   keeps the rows up to its last logged result: a row written after it was
   never logged.
 
-Wherever the log's results (`replay.results_by_trial`) keep more rows than
+Wherever the log's results (`replay.LoggedResults`) keep more rows than
 the file, the rows come from the log; a missing params.json is written
 from the trial's config.
 
@@ -66,7 +66,7 @@ def repair_result_files(
     docstring), or of the trials `only` names (`files_mark.repair_plan`:
     the others' files are the log's); returns how many trials' files
     changed. `dirname_of` is the user's `trial_dirname_creator`, if the
-    experiment had one. `logged` (`replay.results_by_trial`) are the
+    experiment had one. `logged` (`replay.LoggedResults`) are the
     results the log holds, for files that may lag it (an experiment
     fetched from storage): where they keep more rows than the file, the
     rows come from them."""

@@ -28,10 +28,10 @@ no decision, because it is done only where none could differ:
   trials run, in a slightly different order.
 
 A chained trial taken from its chain while its worker may still run it
-ahead is taken by making its directory: the worker makes a chained
-trial's directory before it runs it, exclusively, and stops its chain
-where the directory exists (`shell.executors.ray`), so a trial never runs
-twice.
+ahead is taken by the shell's start claim (`shell.executors.claim`): the
+worker claims a chained trial before it runs it, the driver before it
+starts it elsewhere, only the first claim succeeds, and a worker whose
+claim fails ends its chain there, so a trial never runs twice.
 
 A worker runs a chained trial only when the one before returned (not on an
 error, a stop or a checkpoint), so a chain may run partly or not at all.

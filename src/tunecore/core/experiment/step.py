@@ -610,10 +610,9 @@ class _Step:
         now (see `ExploitsWaiting`), before anything starts."""
         for trial_id, taken in waiting_exploits(self.scheduler, self.trials):
             if taken is not None:
-                trial = self.trials[trial_id]
-                done = lifecycle.exploit_waiting(trial, taken)
-                self.put(trial, done.state)
-                self.commands.extend(done.commands)
+                exploit = lifecycle.WaitingExploit(trial_id, taken)
+                rejection = self._transition(self.trials[trial_id], exploit)
+                assert rejection is None, rejection  # offered only to waiting trials
             scheduler = cast(ExploitsWaiting, self.scheduler)
             self.scheduler = cast(TrialScheduler, scheduler.on_waiting_exploit(trial_id, taken))
             self.changed = True

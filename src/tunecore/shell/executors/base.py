@@ -215,7 +215,9 @@ def failure_event(trial_id: str, error: str) -> TrialFailed:
 @dataclass(frozen=True)
 class ChainedStart:
     """A trial chained behind a starting one (`Executor.start`'s `then`),
-    with what its worker needs to run it."""
+    with what its worker needs to run it. Its worker runs it only after
+    claiming it (`executors.claim`): its `context.trial_dir` is not made
+    until a claim makes it."""
 
     trial_id: str
     config: JsonDict
@@ -250,7 +252,14 @@ class Executor(Protocol):
         chained trial the core never starts reports nothing. One whose
         function had not returned keeps its worker until that start. An
         executor that chains reports `ChainRan` for this trial once it is
-        done with its chain, before the results of the call that ran it."""
+        done with its chain, before the results of the call that ran it.
+
+        A chained trial is run by whoever claims it first (`claim_start`,
+        `executors.claim`, whose module states the contract): its worker,
+        or, once the core starts it while a worker may still run it ahead,
+        the executor for the driver. The caller hands such a trial here
+        before anything makes its directory (the claim makes it), and an
+        executor that lost the claim waits for the worker's reply."""
         ...
 
     def train(self, trial_id: str, until: Horizon | None = None) -> None:

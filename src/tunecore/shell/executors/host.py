@@ -33,6 +33,7 @@ from tunecore.core.results import ends_batch, flatten, is_end_marker
 from tunecore.core.stopping import check_stop
 from tunecore.model import Horizon, JsonDict
 from tunecore.model.numbers import is_number
+from tunecore.shell.executors.claim import claim_start
 from tunecore.shell.executors.taken import STDERR, STDOUT, WORKING_DIR, Hold, TakenInTurn
 from tunecore.shell.executors.tee import Tee
 from tunecore.shell.storage import shared_storage
@@ -68,19 +69,6 @@ def function_returned(results: list[JsonDict], error: str | None) -> bool:
 def _echoed(file: TextIO, found: TextIO | None) -> TextIO:
     """A trial's stream: its `file`, echoed to the stream `found` in place."""
     return cast(TextIO, Tee(file, found))
-
-
-def claim_trial_dir(path: str) -> bool:
-    """Make a chained trial's directory, only if nothing has: whoever makes
-    it runs the trial. A worker claims a chained trial so before it runs it
-    ahead, and the driver one it starts elsewhere while a worker may still
-    run it (`core.experiment.chains`); one directory, made once, settles
-    who does, so a trial never runs twice."""
-    try:
-        os.mkdir(path)
-    except OSError:  # made already (or no place for it here): not ours
-        return False
-    return True
 
 
 class TrialHost:
@@ -172,12 +160,12 @@ class TrialHost:
         """The results of one batch (`_train_batch`), the error that ended
         it early, if any, and what the chained trial `then` gave: it is
         assigned and trained the same way (`core.experiment.chains`) only
-        when this trial's function returned within the batch and its
-        directory could be made here first (`claim_trial_dir`); otherwise
+        when this trial's function returned within the batch and this
+        worker's start claim of it succeeded (`executors.claim`); otherwise
         it is not run (None), nor the rest of the chain."""
         results, error = self._train_batch(*batch)
         returned = function_returned(results, error)
-        if then is None or not returned or not claim_trial_dir(then[1].trial_dir):
+        if then is None or not returned or not claim_start(then[1]):
             return results, error, None
         return results, error, self.assign_and_train(*then)
 

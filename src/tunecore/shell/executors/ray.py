@@ -35,8 +35,8 @@
 - Trials chained behind a trial (`Executor.start`'s `then`,
   `core.experiment.chains`) go with its training calls; its actor runs
   each as the one before returns, and what they produced waits here
-  (`_ran_ahead`) until the core starts them. Whoever makes a chained
-  trial's directory first, its worker or this driver, runs it.
+  (`_ran_ahead`) until the core starts them. Whoever claims a chained
+  trial first, its worker or this driver, runs it (`executors.claim`).
 - `ray.init()` is called when Ray is not running: a local Ray by default,
   or the cluster at `address`.
 
@@ -85,11 +85,11 @@ from tunecore.shell.executors.base import (
     in_training,
 )
 from tunecore.shell.executors.chain_book import ChainBook
+from tunecore.shell.executors.claim import claim_start
 from tunecore.shell.executors.host import (
     Batch,
     Started,
     TrainableFactory,
-    claim_trial_dir,
     function_returned,
 )
 from tunecore.shell.executors.queued import HostCalls
@@ -282,7 +282,8 @@ class RayExecutor(HostCalls):
     ) -> None:
         """A chained trial that ran ahead reports what it produced (see
         `Executor.start`); one a worker may still run ahead is taken from
-        its chain by making its directory, or waited for."""
+        its chain by the driver's start claim (`executors.claim`), or
+        waited for when the worker's claim came first."""
         self._releasing.discard(trial_id)
         self._failed.discard(trial_id)
         ran = self._ran_ahead.pop(trial_id, None)
@@ -290,8 +291,8 @@ class RayExecutor(HostCalls):
             self._adopt(trial_id, resources, ran)
             return
         holder = self._chains.holder(trial_id)
-        if holder is not None:  # a worker may still run it ahead
-            if not claim_trial_dir(context.trial_dir):  # it has, or will say it has not
+        if holder is not None:  # a worker may still run it ahead: the claim decides
+            if not claim_start(context):  # the worker's: it ran it, or will say it did not
                 self._awaited[trial_id] = (resources, config, context)
                 return
             self._chains.cut(holder, trial_id)

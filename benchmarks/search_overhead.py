@@ -167,12 +167,14 @@ def rebuild_times(experiment: Path) -> tuple[float, float]:
     from tunecore.api.searching import restored_runtime  # noqa: PLC0415
     from tunecore.core.experiment.snapshot import BUILTIN  # noqa: PLC0415
     from tunecore.shell.eventlog import read_log  # noqa: PLC0415
-    from tunecore.shell.replay import rebuild, walk  # noqa: PLC0415
+    from tunecore.shell.replay import HistoryWalk, rebuild, walk  # noqa: PLC0415
 
     contents = read_log(experiment)
     state = rebuild(contents, experiment).state
     started = time.process_time()
-    runtime = restored_runtime(contents, state.searcher, None, BUILTIN, None)
+    history = HistoryWalk(contents, BUILTIN)
+    runtime = restored_runtime(history, state.searcher, None, None)
+    history.run()
     rebuilt_s = time.process_time() - started
     assert runtime is not None
     started = time.process_time()

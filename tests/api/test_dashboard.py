@@ -415,6 +415,16 @@ def test_ten_thousand_trials_first_page_and_sort(browser: Any, tmp_path: Path) -
         dashboard.close()
 
 
+def test_a_follower_that_has_read_nothing_yet_is_not_caught_up(asha: Path) -> None:
+    """Before its first look at the log, the whole file is still to read
+    (the version route reported it read, and a client stopped waiting)."""
+    follower = Follower(asha)
+    read, size = follower.progress()
+    assert read < size == (asha / "events.log").stat().st_size
+    follower.catch_up()
+    assert follower.progress() == (size, size)
+
+
 def test_the_command_serves_until_interrupted(asha: Path) -> None:
     """`tunecore dashboard DIR --port 0` prints where it serves, serves the
     experiment there, and ends cleanly on Ctrl-C."""

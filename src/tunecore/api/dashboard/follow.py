@@ -67,8 +67,15 @@ class Follower:
 
     def progress(self) -> tuple[int, int]:
         """(bytes of the log whose events the view holds, the log's size
-        when last looked at)."""
-        return self._fed, max(self._size, self._fed)
+        when last looked at; before the first look, its size now, so a
+        follower that has read nothing yet never counts as caught up)."""
+        size = self._size
+        if size < 0:
+            try:
+                size = log_path(self.directory).stat().st_size
+            except OSError:
+                size = self._fed
+        return self._fed, max(size, self._fed)
 
     @contextmanager
     def view(self) -> Iterator[ExperimentView]:

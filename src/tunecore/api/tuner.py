@@ -579,10 +579,12 @@ class Tuner:
         )
 
     def _walked_results(self, storage: ExperimentStorage) -> LoggedResults:
-        """Every result of the log, read and walked again: only for a
-        resume whose files mark could not vouch after all (an event besides
-        its own was logged as it started), since the walk as the log was
-        reopened skips them where a mark can (`_reopen_log`)."""
+        """Every result of the log, read and walked again: for a resume
+        whose snapshot has a files mark that cannot vouch after all (made
+        in another boot, a resume logged after it, files that no longer
+        match it, an event besides the resume's own logged as it started),
+        since the walk as the log was reopened leaves the results out
+        wherever the snapshot has a mark (`_reopen_log`)."""
         history = HistoryWalk(read_log(storage.experiment_dir, quiet=True), self._snapshot_kind)
         results = LoggedResults()
         history.register(results)

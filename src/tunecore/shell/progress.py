@@ -50,7 +50,7 @@ from tunecore.core.results import TIME_TOTAL_S, TRAINING_ITERATION, flatten
 from tunecore.model import JsonValue, Mode, Resources, TrialState, TrialStatus
 from tunecore.model.numbers import is_number
 from tunecore.shell.interrupts import INTERRUPTED
-from tunecore.shell.progress_rows import TrialRows, by_status, metric_value, ranked
+from tunecore.shell.progress_rows import Ranked, TrialRows, by_status, metric_value, ranked
 from tunecore.shell.storage.layout import to_json_value
 from tunecore.shell.trainable.errors import failure_reason
 
@@ -100,13 +100,16 @@ class Columns:
         """`groups` in the order the rows are shown (see `sort_by_metric`)."""
         if not self.sort_by_metric or metric is None or mode is None:
             return groups
-        sign = -1.0 if mode is Mode.MAX else 1.0
 
-        def rank(trial: TrialState) -> tuple[bool, float]:
-            value = metric_value(trial, metric)
-            return (value is None, 0.0 if value is None else sign * value)
+        def rank(numbered: tuple[int, TrialState]) -> tuple[bool, Ranked]:
+            number, trial = numbered
+            found = ranked(trial, number, metric, mode)
+            return (False, found) if found is not None else (True, (0.0, number, ""))
 
-        return {status: sorted(trials, key=rank) for status, trials in groups.items()}
+        return {
+            status: [trial for _, trial in sorted(enumerate(trials), key=rank)]
+            for status, trials in groups.items()
+        }
 
     def parameter_keys(self, shown: Iterable[TrialState]) -> list[str]:
         """The parameter columns: the ones chosen, else the searched

@@ -9,6 +9,7 @@ import contextlib
 import functools
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
@@ -86,33 +87,58 @@ def preload_ray_serializers() -> None:
         import pyarrow  # noqa: F401, PLC0415 - what Ray's set-up would import
 
 
-def run_child(module: str, args: Sequence[str], timeout_s: float, tail_lines: int = 15) -> Child:
+def run_child(
+    module: str,
+    args: Sequence[str],
+    timeout_s: float,
+    tail_lines: int = 15,
+    exit_codes: Sequence[int] = (0,),
+) -> Child:
     """Run `python -m module args...` from the repository root, with Ray's
     usage reporting off and tunecore's bytecode compiled, and parse its
-    result line; a child that fails, or prints none, is a `problem` with the
-    end of its output.
+    result line; a child that exits with a code not in `exit_codes` (a
+    negative one is the signal that ended it), or prints no result line, is
+    a `problem` with the end of its output.
 
     The child writes its files under this process's scratch root
     (`benchmarks.scratch`), made here if there is none yet: a child that
     made its own would delete its files as it exits, right before the next
-    child's run."""
+    child's run.
+
+    The child runs in a session of its own, and whatever is left in it when
+    the child has exited is ended (`end_group`): a driver that dies without
+    `ray.shutdown()` (killed, or `os._exit`) leaves Ray's agent processes
+    behind, which would hold memory and CPU through the later runs."""
     compile_tunecore()
     scratch.root()  # the children inherit it through the environment
     repository = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    process = subprocess.Popen(
+        [sys.executable, "-m", module, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=repository,
+        env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0"},
+        start_new_session=True,
+    )
     try:
-        done = subprocess.run(
-            [sys.executable, "-m", module, *args],
-            capture_output=True,
-            text=True,
-            cwd=repository,
-            env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0"},
-            timeout=timeout_s,
-            check=False,
-        )
+        stdout, stderr = process.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
+        end_group(process.pid)
+        process.communicate()
         return Child(None, f"timed out after {timeout_s:.0f} s")
-    lines = [line for line in done.stdout.splitlines() if line.startswith(MARKER)]
-    if done.returncode != 0 or not lines:
-        tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-tail_lines:])
-        return Child(None, f"exit code {done.returncode}:\n{tail}", done.stdout, done.stderr)
-    return Child(json.loads(lines[-1][len(MARKER) :]), None, done.stdout, done.stderr)
+    finally:
+        end_group(process.pid)
+    lines = [line for line in stdout.splitlines() if line.startswith(MARKER)]
+    if process.returncode not in exit_codes or not lines:
+        tail = "\n".join((stderr or stdout).strip().splitlines()[-tail_lines:])
+        return Child(None, f"exit code {process.returncode}:\n{tail}", stdout, stderr)
+    return Child(json.loads(lines[-1][len(MARKER) :]), None, stdout, stderr)
+
+
+def end_group(leader: int) -> None:
+    """SIGKILL what is left of the process group `leader` started (the
+    child ran in a session of its own: the group holds only the processes
+    it started); nothing if none is left."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(leader, signal.SIGKILL)

@@ -1,15 +1,15 @@
-"""tunecore at scale on a local Ray (issue 13): does the driver's cost per
-trial and per result stay flat from hundreds to 10,000 trials, how much
-driver memory does a finished trial keep, and how big is the event log?
+"""tunecore at scale on a local Ray (issues 13 and 41): does the driver's
+cost per trial and per result stay flat from 1,000 to 100,000 trials, how
+much driver memory does a finished trial keep, and how big is the event log?
 
 Two sweeps, each at several sizes:
 
-- FIFO: N trials of a function that reports once (N = 200, 1,000, 10,000):
-  driver seconds per trial, and the ratio of the largest size's to the
-  smallest's (the issue's target: flat within 1.2x);
+- FIFO: N trials of a function that reports once (N = 1,000, 10,000,
+  100,000; `--fifo-sizes`): driver seconds per trial, and the ratio of the
+  largest size's to the smallest's (the issues' target: flat within 1.2x);
 - ASHA: N trials x up to 100 reports under `tunecore.schedulers.ASHAScheduler`
-  (max_t=100, grace_period=1, reduction_factor=4), N = 100 and 1,000:
-  driver seconds per result, and the same ratio.
+  (max_t=100, grace_period=1, reduction_factor=4), N = 1,000 and 10,000
+  (`--asha-sizes`): driver seconds per result, and the same ratio.
 
 Each run is a fresh interpreter (`python -m benchmarks.scale --child ...`)
 that starts a fresh local Ray with `ray.init(num_cpus=2)` (not timed) and
@@ -35,9 +35,12 @@ times and RSS are not comparable) and ranks the allocation sites alive when
 
 Run with `python -m benchmarks.scale [--quick] [--tracemalloc]` or
 `python -m benchmarks scale [...]` (Linux: `/proc/self/statm`). Then, unless
-`--skip-reads`, the reads of finished experiments of 1,000 to 100,000
-trials (`benchmarks.scale_reads`, which takes the flags this module does
-not know; `--reads-only` runs them alone).
+`--skip-ray-tune`, tunecore against Ray Tune at 1,000 and 10,000 trials
+(`benchmarks.scale_vs_ray_tune`: the run, reading it back, restoring it
+after a kill); unless `--skip-reads`, the reads of finished experiments of
+1,000 to 100,000 trials (`benchmarks.scale_reads`, which takes the flags
+this module does not know; `--reads-only` runs them alone); and last, every
+target of issue 41 these measured, each marked met or not.
 """
 
 from __future__ import annotations
@@ -69,7 +72,7 @@ CHILD_TIMEOUT_S = 3600.0
 FIFO = "fifo"
 ASHA = "asha"
 FLAT_TARGET = 1.2  # largest size's cost per unit over the smallest's
-RSS_TARGET_KB = 10.0  # driver RSS per finished trial, beyond the log
+RSS_TARGET_KB = 2.0  # driver RSS per finished trial, beyond the log (issue 41)
 TOP_SITES = 40  # sites each traced child sends
 SHOWN_SITES = 5  # sites the report shows per sweep, by growth per trial
 
@@ -87,8 +90,8 @@ class Sizes:
     def of(cls, quick: bool) -> Sizes:
         if quick:
             return cls(fifo_trials=(20, 100), asha_trials=(10, 40), max_t=20, warm_up=500)
-        sizes = (200, 1_000, 10_000)
-        return cls(fifo_trials=sizes, asha_trials=(100, 1_000), max_t=100, warm_up=5_000)
+        sizes = (1_000, 10_000, 100_000)
+        return cls(fifo_trials=sizes, asha_trials=(1_000, 10_000), max_t=100, warm_up=5_000)
 
 
 # -- the trainables (in __main__ in the child, so Ray ships them by value) --------------------
@@ -307,15 +310,16 @@ def machine_line() -> str:
     )
 
 
-def run(quick: bool = False, trace: bool = False) -> tuple[str, bool]:
-    """Run both sweeps; (the Markdown report, whether every run passed its checks)."""
-    sizes = Sizes.of(quick)
+def run(sizes: Sizes, quick: bool = False, trace: bool = False) -> tuple[str, bool, list[str]]:
+    """Run both sweeps; (the Markdown report, whether every run passed its
+    checks, the target lines)."""
     plan = [(FIFO, n) for n in sizes.fifo_trials] + [(ASHA, n) for n in sizes.asha_trials]
     runs: list[Run] = []
     for sweep, trials in plan:
         print(f"{sweep} {trials:,} trials ...", file=sys.stderr, flush=True)
         runs.append(spawn(sweep, trials, sizes, trace))
-    return report(runs, sizes, quick, trace)
+    table, ok = report(runs, sizes, quick, trace)
+    return table, ok, summary(runs, judge_memory=not (quick or trace))
 
 
 def report(runs: Sequence[Run], sizes: Sizes, quick: bool, trace: bool) -> tuple[str, bool]:
@@ -458,7 +462,30 @@ def main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.scale", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="small sizes, a smoke run")
     parser.add_argument(
+        "--fifo-sizes", type=_sizes, default=None, help="FIFO trials on Ray, e.g. 1000,100000"
+    )
+    parser.add_argument(
+        "--asha-sizes", type=_sizes, default=None, help="ASHA trials on Ray, e.g. 1000,10000"
+    )
+    parser.add_argument(
         "--tracemalloc", action="store_true", help="trace the Python heap (slow runs)"
+    )
+    parser.add_argument(
+        "--skip-ray-tune",
+        action="store_true",
+        help="leave out the runs against Ray Tune (benchmarks.scale_vs_ray_tune)",
+    )
+    parser.add_argument(
+        "--vs-sizes",
+        type=_sizes,
+        default=None,
+        help="FIFO trials against Ray Tune (default 1000,10000)",
+    )
+    parser.add_argument(
+        "--vs-asha-sizes",
+        type=_sizes,
+        default=None,
+        help="ASHA trials against Ray Tune (default 1000)",
     )
     parser.add_argument(
         "--skip-reads", action="store_true", help="leave out the reads (benchmarks.scale_reads)"
@@ -476,17 +503,53 @@ def main(argv: Sequence[str]) -> int:
         sweep, trials = args.child
         child(sweep, int(trials), args.max_t, args.warm_up, args.tracemalloc)
         return 0
-    ok = True
-    if not args.reads_only:
-        table, ok = run(args.quick, args.tracemalloc)
-        print(table, flush=True)
-    if not args.skip_reads:
-        from benchmarks import scale_reads  # noqa: PLC0415 - it imports this module
+    from benchmarks import scale_reads, scale_vs_ray_tune  # noqa: PLC0415 - they import this module
 
+    ok = True
+    targets: list[str] = []
+    if not args.reads_only:
+        default = Sizes.of(args.quick)
+        sizes = Sizes(
+            fifo_trials=args.fifo_sizes or default.fifo_trials,
+            asha_trials=args.asha_sizes or default.asha_trials,
+            max_t=default.max_t,
+            warm_up=default.warm_up,
+        )
+        table, ok, lines = run(sizes, args.quick, args.tracemalloc)
+        print(table, flush=True)
+        targets += ["tunecore on Ray (`benchmarks.scale`):", "", *lines, ""]
+    if not (args.reads_only or args.skip_ray_tune):
+        vs_argv = ["--quick"] if args.quick else []
+        vs_argv += ["--fifo", _listed(args.vs_sizes)] if args.vs_sizes else []
+        vs_argv += ["--asha", _listed(args.vs_asha_sizes)] if args.vs_asha_sizes else []
+        print()
+        ok = scale_vs_ray_tune.main(vs_argv) == 0 and ok
+    if not args.skip_reads:
         print()
         reads_argv += ["--quick"] if args.quick else []
-        ok = scale_reads.main(reads_argv) == 0 and ok
+        measured = scale_reads.measure_from(reads_argv)
+        if measured is not None:
+            table, read_ok, lines = measured
+            print(table, flush=True)
+            ok = read_ok and ok
+            targets += ["Reads, restore, memory, searchers (`benchmarks.scale_reads`):", ""]
+            targets += [*lines, ""]
+    if targets:
+        quick = " (--quick: sizes too small to judge)" if args.quick else ""
+        print(f"\n### Issue 41: the targets{quick}\n")
+        print("\n".join(targets).rstrip())
     return 0 if ok else 1
+
+
+def _sizes(text: str) -> tuple[int, ...]:
+    values = tuple(int(n) for n in text.split(",") if n)
+    if len(values) < 1 or any(n < 2 for n in values):
+        raise argparse.ArgumentTypeError(f"{text!r}: sizes must be at least 2")
+    return values
+
+
+def _listed(sizes: Sequence[int]) -> str:
+    return ",".join(str(n) for n in sizes)
 
 
 if __name__ == "__main__":

@@ -372,7 +372,10 @@ Results = dict[tuple[str, str, int], Cell]
 """(read, sweep, trials) -> the child's measurements, or what went wrong."""
 
 
-def run(sizes: Sizes, cache: str | None) -> tuple[str, bool]:
+def run(sizes: Sizes, cache: str | None) -> tuple[str, bool, list[str]]:
+    """Build what the cache lacks, measure every read; (the Markdown
+    report, whether every run passed and every target measured was met,
+    the target lines)."""
     root = cache_root(cache)
     root.mkdir(parents=True, exist_ok=True)
     results: Results = {}
@@ -455,7 +458,7 @@ def memory_per_trial(builds: Mapping[tuple[str, int], Cell], sweep: str) -> floa
 
 def report(
     sizes: Sizes, builds: Mapping[tuple[str, int], Cell], results: Results, searcher: Sequence[Any]
-) -> tuple[str, bool]:
+) -> tuple[str, bool, list[str]]:
     columns = sizes.trials
     lines = [
         "### Reading experiments of "
@@ -516,7 +519,7 @@ def report(
     ] + [f"- build {s} {n:,}: {c}" for (s, n), c in builds.items() if isinstance(c, str)]
     if problems:
         lines += ["", "Failures:", "", *problems]
-    return "\n".join(lines), not problems and not failed
+    return "\n".join(lines), not problems and not failed, targets
 
 
 def _cells_of_builds(builds: Mapping[tuple[str, int], Cell], sweep: str) -> dict[int, Cell]:
@@ -638,6 +641,17 @@ def _sizes(text: str) -> tuple[int, ...]:
 
 
 def main(argv: Sequence[str]) -> int:
+    measured = measure_from(argv)
+    if measured is None:  # a child's one measurement, printed
+        return 0
+    table, ok, _ = measured
+    print(table)
+    return 0 if ok else 1
+
+
+def measure_from(argv: Sequence[str]) -> tuple[str, bool, list[str]] | None:
+    """Do what the command line asks: a child's one build or read (None),
+    or the whole run (what `run` returns)."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks scale_reads", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="100 and 1,000 trials, a smoke run")
     parser.add_argument("--sizes", type=_sizes, default=(1_000, 10_000, 100_000))
@@ -653,18 +667,16 @@ def main(argv: Sequence[str]) -> int:
     if args.build is not None:
         sweep, trials, directory = args.build
         emit(build(sweep, int(trials), Path(directory)))
-        return 0
+        return None
     if args.read is not None:
         what, sweep, _trials, directory = args.read
         emit(read(what, sweep, Path(directory)))
-        return 0
+        return None
     trials = (100, 1_000) if args.quick else args.sizes
     restore_trials = args.restore_sizes if args.restore_sizes is not None else trials
     searcher_trials = (50, 200) if args.quick else args.searcher_trials
     finished = args.finished_sizes if args.finished_sizes is not None else restore_trials
-    table, ok = run(Sizes(trials, restore_trials, searcher_trials, finished), args.cache)
-    print(table)
-    return 0 if ok else 1
+    return run(Sizes(trials, restore_trials, searcher_trials, finished), args.cache)
 
 
 if __name__ == "__main__":

@@ -66,17 +66,17 @@ def test_the_summary_compares_the_largest_size_with_the_smallest() -> None:
     runs = [
         run(FIFO, 200, 2.0, 200, 40_000.0),
         run(FIFO, 1_000, 9.0, 1_000, 45_000.0),
-        run(FIFO, 10_000, 150.0, 10_000, 139_000.0),
+        run(FIFO, 10_000, 150.0, 10_000, 59_800.0),
         run(ASHA, 100, 2.0, 400, 40_000.0),
-        run(ASHA, 1_000, 16.0, 4_000, 49_000.0),
+        run(ASHA, 1_000, 16.0, 4_000, 41_800.0),
     ]
     assert scale.summary(runs, judge_memory=True) == [
         "- FIFO: driver time per trial at 10,000 trials over 200: 1.50x (target <= 1.2x NOT met)",
-        "- FIFO: driver RSS per finished trial, 200 to 10,000 trials: 10.1 KB, "
-        "target <= 10 KB NOT met; event log 0.39 KB per trial (on disk, not in the driver)",
+        "- FIFO: driver RSS per finished trial, 200 to 10,000 trials: 2.0 KB, "
+        "target <= 2 KB NOT met; event log 0.39 KB per trial (on disk, not in the driver)",
         "- ASHA: driver time per result at 1,000 trials over 100: 0.80x (target <= 1.2x met)",
-        "- ASHA: driver RSS per finished trial, 100 to 1,000 trials: 10.0 KB, "
-        "target <= 10 KB met; event log 1.56 KB per trial (on disk, not in the driver)",
+        "- ASHA: driver RSS per finished trial, 100 to 1,000 trials: 2.0 KB, "
+        "target <= 2 KB met; event log 1.56 KB per trial (on disk, not in the driver)",
     ]
 
 

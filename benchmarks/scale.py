@@ -458,7 +458,7 @@ def _trials(r: Run) -> int:
     return r.trials
 
 
-def main(argv: Sequence[str]) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.scale", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="small sizes, a smoke run")
     parser.add_argument(
@@ -496,6 +496,11 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--child", nargs=2, metavar=("SWEEP", "TRIALS"), help=argparse.SUPPRESS)
     parser.add_argument("--max-t", type=int, default=100, help=argparse.SUPPRESS)
     parser.add_argument("--warm-up", type=int, default=5_000, help=argparse.SUPPRESS)
+    return parser
+
+
+def main(argv: Sequence[str]) -> int:
+    parser = _parser()
     args, reads_argv = parser.parse_known_args(argv)
     if reads_argv and args.skip_reads:
         parser.error(f"unrecognized arguments: {' '.join(reads_argv)}")
@@ -523,7 +528,13 @@ def main(argv: Sequence[str]) -> int:
         vs_argv += ["--fifo", _listed(args.vs_sizes)] if args.vs_sizes else []
         vs_argv += ["--asha", _listed(args.vs_asha_sizes)] if args.vs_asha_sizes else []
         print()
-        ok = scale_vs_ray_tune.main(vs_argv) == 0 and ok
+        compared = scale_vs_ray_tune.measure_from(vs_argv)
+        if compared is not None:
+            table, vs_ok, lines = compared
+            print(table, flush=True)
+            ok = vs_ok and ok
+            targets += ["Against Ray Tune, `reuse_actors=True` (ratios; no target):", ""]
+            targets += [*lines, ""]
     if not args.skip_reads:
         print()
         reads_argv += ["--quick"] if args.quick else []

@@ -444,10 +444,30 @@ def measure(sweep: str, trials: int, max_t: int) -> Size:
     return Size(sweep, trials, cells)
 
 
-def run(sizes: Sizes) -> tuple[str, bool]:
+def run(sizes: Sizes) -> tuple[str, bool, list[str]]:
+    """Every size, both sweeps; (the Markdown report, whether every run
+    passed its checks, the ratios in one line per size)."""
     measured = [measure(FIFO, n, sizes.max_t) for n in sizes.fifo_trials]
     measured += [measure(ASHA, n, sizes.max_t) for n in sizes.asha_trials]
-    return report(measured, sizes)
+    table, ok = report(measured, sizes)
+    return table, ok, ratio_lines(measured)
+
+
+def ratio_lines(measured: Sequence[Size]) -> list[str]:
+    """Ray Tune's time over tunecore's, per size: the run, the results read
+    back, the restore to its first new result (wall time; CPU in brackets)."""
+    lines = []
+    for size in measured:
+        parts = []
+        for op, text in ((FIT, "fit()"), (RESULTS, "results read back"), (RESTORE, "restore")):
+            wall, cpu = ratio(size, op, "wall_s"), ratio(size, op, "cpu_s")
+            shown = "-" if wall is None or cpu is None else f"{wall:.1f}x ({cpu:.1f}x CPU)"
+            parts.append(f"{text} {shown}")
+        lines.append(
+            f"- {size.sweep.upper()} {size.trials:,} trials, Ray Tune / tunecore: "
+            + ", ".join(parts)
+        )
+    return lines
 
 
 ROWS = (
@@ -512,6 +532,7 @@ def report(measured: Sequence[Size], sizes: Sizes) -> tuple[str, bool]:
                 f"| {label} | {size.trials:,} | {text} | {_shown(theirs, key)} "
                 f"| {_shown(ours, key)} | {'-' if value is None else f'{value:.1f}x'} |"
             )
+    lines += ["", *ratio_lines(measured)]
     lines += [
         "",
         "Each cell is one fresh interpreter; the frameworks alternate. Imports and",
@@ -547,6 +568,17 @@ def _sizes(text: str) -> tuple[int, ...]:
 
 
 def main(argv: Sequence[str]) -> int:
+    measured = measure_from(argv)
+    if measured is None:  # a child's one measurement, printed
+        return 0
+    table, ok, _ = measured
+    print(table)
+    return 0 if ok else 1
+
+
+def measure_from(argv: Sequence[str]) -> tuple[str, bool, list[str]] | None:
+    """Do what the command line asks: a child's one operation (None), or
+    the whole comparison (what `run` returns)."""
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks scale_vs_ray_tune", description=__doc__
     )
@@ -559,16 +591,14 @@ def main(argv: Sequence[str]) -> int:
     if args.child is not None:
         op, framework, sweep, trials, directory = args.child
         child(op, framework, Job(sweep, int(trials), args.max_t), Path(directory))
-        return 0
+        return None
     default = Sizes.of(args.quick)
     sizes = Sizes(
         fifo_trials=args.fifo if args.fifo is not None else default.fifo_trials,
         asha_trials=args.asha if args.asha is not None else default.asha_trials,
         max_t=default.max_t,
     )
-    table, ok = run(sizes)
-    print(table)
-    return 0 if ok else 1
+    return run(sizes)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,9 @@
 First the pure core's throughput, then tunecore against Ray Tune on real
 Ray (`benchmarks.vs_ray_tune`; it needs `ray[tune]`, which `nox -s bench`
 installs), the in-process anchor against Optuna (`benchmarks.vs_optuna`),
-tunecore at 200 to 10,000 trials on Ray (`benchmarks.scale`), then what
+the scale suite of issue 41 (`benchmarks.scale`: tunecore at 1,000 to
+100,000 trials on Ray, against Ray Tune at 1,000 and 10,000, and reading
+experiments of up to 100,000 trials back, each target marked), then what
 keeping the experiment in storage costs, on a local
 directory, `file://` and a local S3 server (`benchmarks.storage_sync`; it
 needs pyarrow and moto, in the `bench` extra; its rows also go to
@@ -76,7 +78,9 @@ def _parser() -> argparse.ArgumentParser:
         "--skip-ray-tune", action="store_true", help="leave out the runs of Ray Tune"
     )
     parser.add_argument(
-        "--skip-scale", action="store_true", help="leave out tunecore at 200 to 10,000 trials"
+        "--skip-scale",
+        action="store_true",
+        help="leave out the scale suite (1,000 to 100,000 trials)",
     )
     parser.add_argument(
         "--skip-storage", action="store_true", help="leave out the storage benchmark"
@@ -105,7 +109,9 @@ def main(argv: list[str]) -> int:
     ok = vs_optuna.main(["--trials", "20", "--repeats", "1"] if quick else []) == 0 and ok
     if not args.skip_scale:
         print()
-        ok = scale.main(["--quick"] if quick else []) == 0 and ok
+        scale_argv = ["--quick"] if quick else []
+        scale_argv += ["--skip-ray-tune"] if args.skip_ray_tune else []
+        ok = scale.main(scale_argv) == 0 and ok
     if not args.skip_storage:
         print()
         storage_argv = ["--quick"] if quick else []

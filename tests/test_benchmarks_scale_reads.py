@@ -58,10 +58,12 @@ def test_targets_are_marked_met_not_met_or_not_measured() -> None:
     }
     lines, failed = scale_reads.target_lines(sizes, {}, results, [])
     text = "\n".join(lines)
-    assert "from_path on fifo 100,000 < 5 s: 4.00 s CPU (met)" in text
-    assert "from_path on asha 100,000 < 5 s: 6.00 s CPU (**NOT met**)" in text
-    assert "status on asha 100,000 < 5 s: - (not measured)" in text
-    assert "restore of killed 100,000 to its first new result < 10 s: 3.00 s wall" in text
+    assert "from_path on fifo 100,000 < 5 s CPU: 4.00 s (met)" in text
+    assert "from_path on asha 100,000 < 5 s CPU: 6.00 s (**NOT met**)" in text
+    assert "status on asha 100,000 < 5 s CPU: - (not measured)" in text
+    assert (
+        "restore of killed 100,000 to its first new result < 10 s wall: 3.00 s; 3.00 s CPU" in text
+    )
     assert "redraw (lines) on fifo, largest / smallest <= 1.2x: 1.10x (met)" in text
     assert "redraw (table) on fifo, largest / smallest <= 1.2x: 50.00x (**NOT met**)" in text
     assert failed
@@ -72,3 +74,26 @@ def test_all_targets_met_is_not_a_failure() -> None:
     results: scale_reads.Results = {(FROM_PATH, FIFO, 100_000): cell(1.0)}
     _, failed = scale_reads.target_lines(sizes, {}, results, [])
     assert not failed
+
+
+def test_a_target_set_at_100000_trials_is_judged_from_a_smaller_size_scaled() -> None:
+    sizes = Sizes(trials=(1_000, 10_000), restore_trials=(10_000,), searcher_trials=())
+    results: scale_reads.Results = {
+        (FROM_PATH, FIFO, 10_000): cell(0.4),
+        (FROM_PATH, ASHA, 10_000): cell(0.6),
+        (RESTORE, KILLED, 10_000): cell(0.5),
+    }
+    lines, failed = scale_reads.target_lines(sizes, {}, results, [])
+    text = "\n".join(lines)
+    assert (
+        "from_path on fifo 100,000 < 5 s CPU: 0.40 s at 10,000, 4.0 s scaled to 100,000 (met)"
+        in text
+    )
+    assert (
+        "from_path on asha 100,000 < 5 s CPU: 0.60 s at 10,000, "
+        "6.0 s scaled to 100,000 (**NOT met**)" in text
+    )
+    assert (
+        "< 10 s wall: 0.50 s at 10,000, 5.0 s scaled to 100,000; 0.50 s CPU at 10,000 (met)" in text
+    )
+    assert failed

@@ -17,13 +17,14 @@ each one iteration of a Branin-based function, one trial at a time.
 - tunecore: `tunecore.simulate` (in-process, virtual time) with the
   searcher and `max_concurrent_trials=1`; the same with tunecore's own
   random search (`BasicVariantGenerator`) for the driver's cost without a
-  searcher object. Inside the run, the time in Optuna's `Study.ask` and
-  `Study.tell` is measured around those calls, and so is the time in the
-  searcher object's `suggest`, `on_trial_result` and `on_trial_complete`.
+  searcher object. Inside the run, the time in Optuna's `Study.ask`,
+  `Trial.report` and `Study.tell` is measured around those calls, and so
+  is the time in the searcher object's `suggest`, `on_trial_result` and
+  `on_trial_complete`.
 - **added by tunecore** (the target: at most `ADDED_TARGET_MS` a trial,
   at every size): the run's CPU time less the random-search run's, less
-  the time the run spent in the optimizer's own work: Optuna's ask and
-  tell for `OptunaSearch` (so the adapter's code counts as tunecore's),
+  the time the run spent in the optimizer's own work: Optuna's ask,
+  report and tell for `OptunaSearch` (so the adapter's code counts as tunecore's),
   the object's methods for the others (hyperopt's calls are not told
   apart from the adapter's). Taken in the same run, not from the bare
   loop: at 10,000 trials a TPE ask takes ~50 ms, and run-to-run noise of
@@ -97,7 +98,7 @@ def trainable(config: JsonDict, _iteration: int) -> tuple[JsonDict, float]:
 class Timings:
     """One run's times, in seconds, and what it suggested. `suggest_s` and
     `observe_s`: the optimizer's own ask and tell (bare), or the time in
-    Optuna's `Study.ask` and `Study.tell` inside a tunecore run;
+    Optuna's ask, report and tell inside a tunecore run;
     `object_s`: in the searcher object's methods."""
 
     suggest_s: float = 0.0
@@ -156,18 +157,26 @@ def _timed(method: Callable[..., Any], into: Timings, attribute: str) -> Callabl
 
 @contextmanager
 def _optuna_timed(into: Timings) -> Iterator[None]:
-    """Optuna's `Study.ask` and `Study.tell` timed into `into` while the
-    block runs (the study is the searcher's own, made inside the run)."""
+    """Optuna's own work timed into `into` while the block runs (the study
+    is the searcher's own, made inside the run): `Study.ask` as the
+    suggestion, `Trial.report` (a result's intermediate value, which Ray's
+    `OptunaSearch` reports too) and `Study.tell` as the observation."""
     from optuna.study import Study  # noqa: PLC0415 - optional: needs optuna
+    from optuna.trial import Trial  # noqa: PLC0415
 
-    originals = {"ask": Study.ask, "tell": Study.tell}
-    setattr(Study, "ask", _timed(Study.ask, into, "suggest_s"))  # noqa: B010 - typed as method
-    setattr(Study, "tell", _timed(Study.tell, into, "observe_s"))  # noqa: B010
+    timed = (
+        (Study, "ask", "suggest_s"),
+        (Study, "tell", "observe_s"),
+        (Trial, "report", "observe_s"),
+    )
+    originals = [(owner, name, getattr(owner, name)) for owner, name, _ in timed]
+    for owner, name, attribute in timed:
+        setattr(owner, name, _timed(getattr(owner, name), into, attribute))
     try:
         yield
     finally:
-        for name, method in originals.items():
-            setattr(Study, name, method)
+        for owner, name, method in originals:
+            setattr(owner, name, method)
 
 
 def new_searcher(name: str = "optuna", kind: str = "tpe") -> Any:
@@ -362,7 +371,7 @@ def _table(rows: Sequence[Measured]) -> list[str]:
     if optuna:
         row("bare Optuna: `study.ask` + `study.tell`", lambda m: _bare(m, ms))
         row(
-            "in tunecore: `Study.ask` + `Study.tell`",
+            "in tunecore: Optuna's ask, report and tell",
             lambda m: ms(m.tunecore.suggest_s + m.tunecore.observe_s, m),
         )
     row("in tunecore: the searcher object's methods", lambda m: ms(m.tunecore.object_s, m))

@@ -614,7 +614,7 @@ def target_lines(
     if searcher:
         from benchmarks.search_overhead import targets  # noqa: PLC0415
 
-        for label, measured, met in targets(searcher):
+        for _, label, measured, met in targets(searcher):
             judge(label, measured, met)
     return lines, failed
 

@@ -82,8 +82,6 @@ READ_TARGET_S = 5.0  # from_path and status at the largest size
 RESTORE_TARGET_S = 10.0  # a killed experiment to its first new result
 FLAT_TARGET = 1.2  # cost per trial (or per redraw) at the largest size over the smallest
 MEMORY_TARGET_KB = 2.0  # driver memory per finished trial beyond the log
-SEARCHER_TARGET_MS = 0.5  # what tunecore adds to Optuna per trial
-REBUILD_TARGET = 1.2  # a restore's searcher rebuild over bare Optuna's ask + tell
 
 
 # -- the experiments ------------------------------------------------------------------------
@@ -618,20 +616,11 @@ def target_lines(
             "-" if kb is None else f"{kb:.2f} KB",
             None if kb is None else kb <= MEMORY_TARGET_KB,
         )
-    for m in searcher:
-        added = (m.tunecore.run_s - m.random_run_s - m.bare.suggest_s - m.bare.observe_s) / m.trials
-        judge(
-            f"OptunaSearch: added by tunecore at {m.trials:,} trials <= {SEARCHER_TARGET_MS:g} ms",
-            f"{1000 * added:.2f} ms / trial",
-            1000 * added <= SEARCHER_TARGET_MS,
-        )
-        bare = m.bare.suggest_s + m.bare.observe_s
-        judge(
-            f"OptunaSearch: restore's rebuild at {m.trials:,} trials <= {REBUILD_TARGET:g}x "
-            "bare ask + tell",
-            f"{m.rebuild_s / bare:.2f}x",
-            m.rebuild_s / bare <= REBUILD_TARGET,
-        )
+    if searcher:
+        from benchmarks.search_overhead import targets  # noqa: PLC0415
+
+        for _, label, measured, met in targets(searcher):
+            judge(label, measured, met)
     return lines, failed
 
 

@@ -94,7 +94,41 @@ def test_the_overhead_benchmark_makes_optunas_own_suggestions(
         assert search_overhead.main(["--trials", "15", "--repeats", "1"]) == 0
     out = capsys.readouterr().out
     assert "| same suggestions as bare Optuna | yes |" in out
-    assert "| ms per trial (mean) | 15 trials |" in out
+    assert "| OptunaSearch (TPESampler), ms per trial | 15 trials |" in out
+    assert "- OptunaSearch (TPESampler): added by tunecore at 15 trials <= 0.5 ms: " in out
+
+
+def test_the_overhead_targets_say_met_or_not() -> None:
+    """What tunecore adds is the run less random search less Optuna's
+    own ask and tell inside it; the rebuild is judged at the largest size."""
+    pytest.importorskip("optuna")
+    from benchmarks.search_overhead import Measured, Timings, targets  # noqa: PLC0415
+
+    def row(trials: int, run_s: float, rebuild_s: float) -> Measured:
+        return Measured(
+            trials=trials,
+            searcher="optuna",
+            sampler="tpe",
+            bare=Timings(suggest_s=0.9 * trials / 1000, observe_s=0.1 * trials / 1000),
+            tunecore=Timings(
+                suggest_s=0.9 * trials / 1000, observe_s=0.1 * trials / 1000, run_s=run_s
+            ),
+            random_run_s=0.5 * trials / 1000,
+            rebuild_s=rebuild_s,
+            walk_s=0.0,
+            same_suggestions=True,
+        )
+
+    # 200 trials: 0.3 s run = 1.5 ms/trial, less 0.5 random, less 1.0 Optuna: 0.0 ms.
+    # 1,000 trials: 2.1 s run = 2.1 ms/trial: 0.6 ms added, over the target.
+    found = targets([row(200, 0.3, 0.1), row(1000, 2.1, 1.1)])
+    assert [(key, what.split(": ", 1)[1], met) for key, what, _, met in found] == [
+        ("added", "added by tunecore at 200 trials <= 0.5 ms", True),
+        ("added", "added by tunecore at 1,000 trials <= 0.5 ms", False),
+        ("flat", "added by tunecore at 1,000 trials <= 1.2x at 200, or <= 0.5 ms", False),
+        ("rebuild", "restore's rebuild at 1,000 trials <= 1.2x bare ask + tell", True),
+    ]
+    assert found[1][2] == "0.60 ms / trial"
 
 
 def test_a_row_whose_runs_ended_early_says_how_early() -> None:

@@ -497,6 +497,23 @@ def test_the_last_result_reaches_a_samplers_constraints_func() -> None:
     assert seen == [{"loss": 1.0, "memory_gb": 12, "tags": ["a", "b"]}]
 
 
+def test_a_define_by_run_function_sees_the_results_of_earlier_trials() -> None:
+    seen: list[dict[str, Any]] = []
+
+    def space(trial: Any) -> None:
+        finished = trial.study.get_trials(
+            deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,)
+        )
+        seen.extend(dict(done.user_attrs) for done in finished)
+        trial.suggest_float("x", 0.0, 1.0)
+
+    search = searcher(space=space)
+    search.suggest("t0")
+    search.on_trial_complete("t0", {"loss": 1.0, "memory_gb": 12})
+    search.suggest("t1")
+    assert seen == [{"loss": 1.0, "memory_gb": 12}]
+
+
 def test_points_to_evaluate_come_first_then_the_search() -> None:
     points = [
         {"width": 1.0, "height": 2.0, "activation": "relu", "model": {"layers": 2, "lr": 0.01}},

@@ -373,6 +373,31 @@ def test_a_restored_searcher_searches_the_other_experiments_space_when_given_non
     assert restored.metric == "loss"
 
 
+def test_with_a_space_of_its_own_the_tuners_constants_are_in_every_config(
+    tmp_path: Path,
+) -> None:
+    """Ray's SearchGenerator merges the param space into each suggestion:
+    the ZOOptSearch docstring's `param_space={"iterations": 10}` beside a
+    searcher's own space reaches the trainable."""
+    grid = tunecore.simulate(
+        simulated_loss,
+        param_space={"steps": 100, "nested": {"k": 1}},
+        tune_config=TuneConfig(
+            search_alg=HyperOptSearch(
+                space={"x": tunecore.uniform(0.0, 10.0), "activation": tunecore.choice(["relu"])},
+                metric="loss",
+                mode="min",
+            ),
+            num_samples=2,
+            seed=3,
+        ),
+        run_config=RunConfig(storage_path=str(tmp_path), name="own", verbose=0),
+        max_iterations=1,
+    )
+    assert not grid.errors
+    assert [(r.config["steps"], r.config["nested"]) for r in grid] == [(100, {"k": 1})] * 2
+
+
 def test_a_spec_that_is_not_one_to_spec_wrote_is_refused_naming_the_field() -> None:
     spec = searcher().to_spec()
     assert spec is not None

@@ -4,11 +4,11 @@ and rebuilt on restore.
 `prepare_search` does at `fit()` what Ray's Tuner does with a `Searcher`
 (`set_search_properties` with the Tuner's metric, mode and param space; a
 param space with values to search is refused when the searcher keeps its
-own), gives it the experiment's seed (`use_seed`), tells it an earlier
-experiment's trials when asked to (`warm_start`), and puts an
-`ExternalSearcher` in its place inside any `ConcurrencyLimiter` or
-`Repeater`: the core holds that, the shell the object
-(`tunecore.shell.searchers`).
+own, and its constants go into every config), gives it the experiment's
+seed (`use_seed`), tells it an earlier experiment's trials when asked to
+(`warm_start`), and puts an `ExternalSearcher` in its place inside any
+`ConcurrencyLimiter` or `Repeater`: the core holds that, the shell the
+object (`tunecore.shell.searchers`).
 
 `restored_runtime` does the reverse for `Tuner.restore`: a fresh object
 from the logged spec (or the one the user passes again), fed the log's
@@ -115,7 +115,9 @@ def prepare_search(
         mode=Mode(searcher_mode) if isinstance(searcher_mode, str) else None,
         hears_results=found.hears_results,
         hears_pauses=hears_pauses,
-        space=without_functions(parse_space(searched)) if accepted else None,
+        # A searcher keeping its own space gets the Tuner's constants merged
+        # into each config, as Ray's SearchGenerator merges its param space.
+        space=without_functions(parse_space(searched)) if accepted else given,
         prelude=(
             *(continued.history if continued is not None else ()),
             *_warm_tells(found.warm_start_source),

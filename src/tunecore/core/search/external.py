@@ -79,7 +79,8 @@ class ExternalSearcher(msgspec.Struct, frozen=True, kw_only=True, tag=True, omit
     `name` is the object's class (`module:qualname`); `spec` is the JSON
     its class rebuilds it from (`Searcher.to_spec`), None when only the
     user's object will do; `space` is the Tuner's param space, whose
-    constants every config gets and whose domains a suggestion must fit.
+    constants every config gets and whose domains a suggestion must fit
+    (only constants when the object keeps a space of its own).
     `prelude` is what the object is told (and asked) before its first ask
     of this experiment: a warm start's points, evaluated elsewhere, and a
     restored searcher's history (`Searcher.restore_from_dir`), in order.

@@ -129,6 +129,11 @@ class Trainable:
     def cleanup(self) -> None:
         """Release what `setup` acquired; called once, when the trial stops."""
 
+    def log_result(self, result: JsonDict) -> None:
+        """Called in the trial's process with each result, the automatic
+        fields filled in, as Ray's `Trainable.log_result`: override it to
+        log to a library of one's own (a copy: changing it changes nothing)."""
+
     def export_model(self, export_formats: list[str], export_dir: str) -> dict[str, str]:
         """Write the model in each of `export_formats` it supports (`model`,
         `h5`, ...) into `export_dir`; return format -> path. By default
@@ -280,6 +285,7 @@ class ClassTrainable:
         measured = time.monotonic() - started
         result = self._clock.fill(json_result(f"{self._name}.step()", returned), measured)
         self._trainable._iteration = self._clock.iteration
+        self._trainable.log_result(copy.deepcopy(result))
         return result
 
     def save(self, checkpoint_dir: str) -> str:

@@ -16,5 +16,5 @@ class RayStyle(Searcher):
 def test_a_ray_style_searcher_is_accepted_inside_a_limiter() -> None:
     # The limiter's type parameter is the core's searcher protocol: an object
     # it holds until fit() replaces it is outside what mypy can see.
-    searcher = ConcurrencyLimiter(RayStyle(), max_concurrent=1)  # type: ignore[type-var]
+    searcher = ConcurrencyLimiter(RayStyle(), max_concurrent=1)
     assert TuneConfig(search_alg=searcher).search_alg is searcher

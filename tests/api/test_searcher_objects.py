@@ -132,7 +132,7 @@ def test_each_trial_runs_what_the_searcher_suggested_and_it_hears_every_end(
     tmp_path: Path,
 ) -> None:
     hill = Hill()
-    grid = simulated(ConcurrencyLimiter(hill, max_concurrent=2), tmp_path)  # type: ignore[type-var]
+    grid = simulated(ConcurrencyLimiter(hill, max_concurrent=2), tmp_path)
     logged = asked(tmp_path / "sim")
     assert len(grid) == 8
     assert [r.config for r in grid] == [e.config for e in logged]
@@ -152,7 +152,7 @@ def test_a_log_replays_without_the_searcher(tmp_path: Path) -> None:
 
 def test_the_same_seed_gives_the_same_log_bytes_with_eight_concurrent(tmp_path: Path) -> None:
     for run in ("a", "b"):
-        limited = ConcurrencyLimiter(Hill(), max_concurrent=8)  # type: ignore[type-var]
+        limited = ConcurrencyLimiter(Hill(), max_concurrent=8)
         simulated(limited, tmp_path / run, seed=3)
     first = (tmp_path / "a" / "sim" / "events.log").read_bytes()
     assert first == (tmp_path / "b" / "sim" / "events.log").read_bytes()
@@ -190,7 +190,7 @@ class Scripted(Searcher):
 
 def test_finished_ends_the_search_early(tmp_path: Path) -> None:
     searcher = Scripted(["config", "config", "finished"])
-    grid = simulated(ConcurrencyLimiter(searcher, max_concurrent=1), tmp_path)  # type: ignore[type-var]
+    grid = simulated(ConcurrencyLimiter(searcher, max_concurrent=1), tmp_path)
     assert len(grid) == 2
     assert not grid.errors
     assert searcher.completed == 2
@@ -201,7 +201,7 @@ def test_a_searcher_that_raises_stops_the_experiment_and_keeps_the_log(tmp_path:
     experiment first ends cleanly, its log and results kept."""
     searcher = Scripted(["config", "config", "raise"])
     with pytest.raises(TuneError, match="The searcher failed: RuntimeError: the optimizer broke"):
-        simulated(ConcurrencyLimiter(searcher, max_concurrent=1), tmp_path)  # type: ignore[type-var]
+        simulated(ConcurrencyLimiter(searcher, max_concurrent=1), tmp_path)
     events = read_log(tmp_path / "sim").events
     failures = [e for e in events if isinstance(e, SearcherFailed)]
     assert [f.error for f in failures] == ["RuntimeError: the optimizer broke"]
@@ -245,7 +245,7 @@ def test_a_searcher_that_declines_with_nothing_running_ends_with_an_error(tmp_pa
 
 
 def test_repeater_counts_num_samples_in_trials(tmp_path: Path) -> None:
-    grid = simulated(Repeater(Hill(), repeat=2), tmp_path, samples=4)  # type: ignore[type-var]
+    grid = simulated(Repeater(Hill(), repeat=2), tmp_path, samples=4)
     configs = sorted(x_of(r.config) for r in grid)
     assert len(grid) == 4
     assert configs[0] == configs[1]
@@ -318,7 +318,7 @@ def test_a_rebuilt_searcher_continues_with_the_uninterrupted_runs_suggestions(
     what that run's searcher did."""
     root = tmp_path_factory.mktemp("resume")
     simulated(
-        ConcurrencyLimiter(Hill(), max_concurrent=concurrency),  # type: ignore[type-var]
+        ConcurrencyLimiter(Hill(), max_concurrent=concurrency),
         root,
         samples=16,
         seed=seed,
@@ -371,7 +371,7 @@ def quadratic(config: dict[str, Any]) -> None:
 
 
 def fit_in_process(
-    searcher: object, tmp_path: Path, callbacks: list[Any] | None = None
+    searcher: Searcher, tmp_path: Path, callbacks: list[Any] | None = None
 ) -> tunecore.ResultGrid:
     return Tuner(
         quadratic,
@@ -450,7 +450,7 @@ def test_every_search_ends_whatever_the_searcher_answers(
     """Liveness: configs, declines, FINISHED, exceptions and values outside
     the space in any order, the experiment ends, and its log replays."""
     root = tmp_path_factory.mktemp("live")
-    searcher = ConcurrencyLimiter(ScriptedOverTheSpace(script), max_concurrent=concurrency)  # type: ignore[type-var]
+    searcher = ConcurrencyLimiter(ScriptedOverTheSpace(script), max_concurrent=concurrency)
     try:
         tunecore.simulate(
             parabola,
@@ -508,13 +508,13 @@ def test_restore_from_dir_continues_where_the_other_experiments_searcher_ended(
 ) -> None:
     """Two experiments of 4 trials, the second restored from the first,
     suggest what one experiment of 8 trials does."""
-    one = ConcurrencyLimiter(Hill(seed=5), max_concurrent=1)  # type: ignore[type-var]
+    one = ConcurrencyLimiter(Hill(seed=5), max_concurrent=1)
     simulated(one, tmp_path, name="whole", samples=8)
-    first = ConcurrencyLimiter(Hill(seed=5), max_concurrent=1)  # type: ignore[type-var]
+    first = ConcurrencyLimiter(Hill(seed=5), max_concurrent=1)
     simulated(first, tmp_path, name="first", samples=4)
     second = Hill(seed=5)
     second.restore_from_dir(tmp_path / "first")
-    simulated(ConcurrencyLimiter(second, max_concurrent=1), tmp_path, name="second", samples=4)  # type: ignore[type-var]
+    simulated(ConcurrencyLimiter(second, max_concurrent=1), tmp_path, name="second", samples=4)
     whole = [e.config for e in asked(tmp_path / "whole")]
     assert [e.config for e in asked(tmp_path / "first")] == whole[:4]
     assert [e.config for e in asked(tmp_path / "second")] == whole[4:]

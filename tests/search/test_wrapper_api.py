@@ -73,10 +73,10 @@ class Own(Searcher):
 
 def test_search_properties_metric_mode_and_restore_are_the_wrapped_searchers() -> None:
     own = Own()
-    limited = ConcurrencyLimiter(own, max_concurrent=1)  # type: ignore[type-var]
+    limited = ConcurrencyLimiter(own, max_concurrent=1)
     assert (limited.metric, limited.mode) == ("score", "max")
     assert limited.set_search_properties("loss", "min", {"x": 1})
-    repeated = Repeater(own, repeat=2)  # type: ignore[type-var]
+    repeated = Repeater(own, repeat=2)
     assert repeated.set_search_properties("gain", "max", {"y": 2})
     assert own.calls == [
         ("set_search_properties", ("loss", "min", {"x": 1})),
@@ -98,3 +98,15 @@ def test_a_searcher_that_cannot_take_points_says_so_as_rays_does() -> None:
         match=r"ConcurrencyLimiter\.add_evaluated_point: the wrapped BasicVariantGenerator has no",
     ):
         built_in.add_evaluated_point({"x": 0.5}, 1.0)
+
+
+def test_the_user_facing_wrappers_are_the_cores_structs_at_run_time() -> None:
+    """A type checker sees `tunecore.search`'s wrappers declared with Ray's
+    constructors (tests/typing/searcher_wrappers.py); they run as the core's."""
+    from tunecore.core import search as core_search  # noqa: PLC0415
+
+    assert ConcurrencyLimiter is core_search.ConcurrencyLimiter
+    assert Repeater is core_search.Repeater
+    limited = ConcurrencyLimiter(optuna(), max_concurrent=4)
+    assert isinstance(limited, core_search.ConcurrencyLimiter)
+    assert limited.max_concurrent == 4

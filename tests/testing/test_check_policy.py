@@ -26,6 +26,7 @@ from tunecore.core.schedulers.hyperband import HyperBandScheduler
 from tunecore.core.schedulers.median import MedianStoppingRule
 from tunecore.core.schedulers.pb2 import PB2
 from tunecore.core.schedulers.pbt import PopulationBasedTraining
+from tunecore.core.schedulers.pbt_replay import PolicyChange, PopulationBasedTrainingReplay
 from tunecore.core.schedulers.resource_changing import ResourceChangingScheduler
 from tunecore.model import JsonDict, Mode, TrialState
 from tunecore.testing.check import PolicyViolation, check_policy
@@ -73,6 +74,15 @@ BUILT_IN: dict[str, Callable[[], TrialScheduler]] = {
         quantile_fraction=0.5,
         seed=3,
     ),
+    "pb2_synch": lambda: PB2(
+        metric="loss",
+        mode=Mode.MIN,
+        perturbation_interval=2,
+        hyperparam_bounds={"n": [0, 3]},
+        quantile_fraction=0.5,
+        seed=3,
+        synch=True,
+    ),
     "patience_example": lambda: PatienceScheduler(metric="loss", mode=Mode.MIN, patience=2),
     "resource_changing": ResourceChangingScheduler,
     "resource_changing_top_job_asha": lambda: ResourceChangingScheduler(
@@ -95,6 +105,21 @@ BUILT_IN: dict[str, Callable[[], TrialScheduler]] = {
 @pytest.mark.parametrize("name", sorted(BUILT_IN))
 def test_every_built_in_policy_keeps_the_protocol(name: str) -> None:
     check_policy(BUILT_IN[name], max_examples=40)
+
+
+def test_a_pbt_replay_keeps_the_protocol_with_its_one_trial() -> None:
+    """Ray's replay trains one schedule (a second trial is refused, as in
+    Ray), so Hypothesis adds at most one."""
+    check_policy(
+        lambda: PopulationBasedTrainingReplay(
+            policy_file="pbt_policy_t_00000.txt",
+            config={"n": 1},
+            changes=(PolicyChange(2, {"n": 2}), PolicyChange(4, {"n": 3})),
+            experiment_tag="replay_pbt_policy_t_00000.txt",
+        ),
+        max_examples=40,
+        max_trials=1,
+    )
 
 
 class PausesAndForgets(FIFOScheduler, frozen=True, kw_only=True, tag=True):

@@ -30,6 +30,7 @@ from tunecore.core.search.variants import ParamSpace, format_path
 from tunecore.core.search.view import Path
 from tunecore.model.storable import MAX_DEPTH
 from tunecore.search.object_values import ObjectChoice, is_loggable
+from tunecore.search.sample import param_value
 from tunecore.shell.trainable.config_objects import ConfigObjects, MissingObjectError
 
 
@@ -47,6 +48,7 @@ def split_objects(param_space: Mapping[str, object]) -> tuple[dict[str, object],
     def walk(value: object, path: Path) -> object:
         if len(path) > MAX_DEPTH:
             return value  # too deep for the log: `check_storable` says so, naming it
+        value = param_value(value)
         if isinstance(value, ObjectChoice):
             return Choice([kept(item, path, i) for i, item in enumerate(value.categories)])  # type: ignore[misc]
         if path and _is_grid_literal(value):

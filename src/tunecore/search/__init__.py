@@ -9,8 +9,6 @@ optional extra.
 from tunecore._not_provided import not_provided_getattr
 from tunecore.core.search import (
     BasicVariantGenerator,
-    ConcurrencyLimiter,
-    Repeater,
     Suggestion,
     lograndint,
     loguniform,
@@ -24,6 +22,7 @@ from tunecore.core.search import (
     sample_from,
     uniform,
 )
+from tunecore.search.concurrency_limiter import ConcurrencyLimiter
 from tunecore.search.create import create_searcher
 from tunecore.search.messages import (
     UNDEFINED_METRIC_MODE,
@@ -31,6 +30,7 @@ from tunecore.search.messages import (
     UNRESOLVED_SEARCH_SPACE,
 )
 from tunecore.search.object_values import choice, grid_search
+from tunecore.search.repeater import Repeater
 from tunecore.search.searcher import Searcher
 
 __all__ = [

@@ -6,6 +6,15 @@ page: a PBT run (`log_config=True`, the default) writes
 `pbt_policy_<trial_id>.txt` into the experiment directory, and a second run
 with `PopulationBasedTrainingReplay(policy_file)` trains one trial along
 that schedule of configs, at a smoke-test size.
+
+Checked on Ray Tune 2.60 with tests/compat/on_ray_tune.py (ray[tune]
+2.60.0, 2026-12-06): the PBT run and the replay run, and every assertion
+up to the last passes, but it fails at `assert result.config ==
+schedule[-1][5]` (812 s on a shared two-core machine, load 26). Ray's log
+shows the replay changing the config once ("Population Based Training
+replay is now at step 2. Configuration will be changed to {'lr': 0.5}")
+before the trial ended: not yet explained (the script's schedule was not
+printed where the tool shows it).
 """
 
 import json

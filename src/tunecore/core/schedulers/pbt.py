@@ -160,6 +160,7 @@ from tunecore.core.schedulers.base import (
     signed,
 )
 from tunecore.core.search.base import ValuesWanted
+from tunecore.core.search.domains import DomainBuilder, built
 from tunecore.core.search.view import Path
 from tunecore.model import (
     CheckpointRef,
@@ -203,6 +204,7 @@ if TYPE_CHECKING:
         list[JsonValue]
         | tuple[JsonValue, ...]
         | Samplable
+        | DomainBuilder
         | Callable[[], object]
         | Mapping[str, "MutationSpec"]
     )
@@ -896,6 +898,7 @@ def flatten_mutations(mutations: Mapping[str, MutationSpec]) -> FlatMutations:
 def _checked_spec(field: str, spec: object) -> list[JsonValue] | Samplable | MutationFunction:
     """Checks each value at run time: callers may be untyped, and decoded
     data may hold a domain msgspec could not build (a plain dict)."""
+    spec = built(spec)
     if isinstance(spec, list | tuple):
         if not spec:
             raise InvalidFieldError(field, spec, "a non-empty list of categories")

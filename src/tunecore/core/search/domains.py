@@ -18,6 +18,9 @@ Invariants
 - Everything encodes with msgspec except a `SampleFrom` holding its Python
   callable; `without_function` keeps its place without it, which is what a
   searcher holds (the shell keeps the function and logs its values).
+- A `DomainBuilder` (Ray's hand-built `Float(0, 1).uniform()`, a mutable
+  user object) is never kept: wherever a space is read it is replaced by
+  the domain it stands for (`built`), so only these structs are logged.
 
 Semantics follow Ray Tune's `tune.search.sample`, with these documented
 choices:
@@ -127,7 +130,7 @@ def plain_json(where: str, value: object, *, otherwise: str = "") -> JsonValue:
                 raise InvalidFieldError(f"{where}[{key!r}]", key, "a string key")
             copied[key] = plain_json(f"{where}[{key!r}]", item, otherwise=otherwise)
         return copied
-    if isinstance(value, DOMAIN_TYPES):
+    if isinstance(value, (*DOMAIN_TYPES, DomainBuilder)):
         raise InvalidFieldError(
             where, value, "a plain JSON value: search domains do not nest inside choices or grids"
         )
@@ -606,6 +609,27 @@ SAMPLING_TYPES = (
     QRandN,
 )
 DOMAIN_TYPES = (*SAMPLING_TYPES, GridSearch, SampleFrom)
+
+
+class DomainBuilder:
+    """A user-facing object that stands for a domain: Ray's domain classes
+    built by hand (`Float(0, 1).uniform()`, `tunecore.search.sample`).
+    They are Ray's mutable objects with Ray's methods; a space reader takes
+    `to_domain()` in their place, which validates them as the domain would.
+
+    Not an `abc.ABC`: the user-facing classes count tunecore's domains as
+    their instances (`isinstance(tune.uniform(0, 1), Float)`), and an ABC
+    would ask them whether a domain is a `DomainBuilder` too."""
+
+    def to_domain(self) -> Domain:
+        """The domain this object stands for (an error naming the field
+        when it cannot be one)."""
+        raise NotImplementedError(f"{type(self).__name__}.to_domain")
+
+
+def built(value: object) -> object:
+    """`value`, or the domain it stands for when it is a `DomainBuilder`."""
+    return value.to_domain() if isinstance(value, DomainBuilder) else value
 
 
 # -- Ray's constructor functions -------------------------------------------------------------------

@@ -72,6 +72,7 @@ from tunecore.core.search.domains import (
     GridSearch,
     SampleFrom,
     SamplingDomain,
+    built,
     copy_json,
     plain_json,
 )
@@ -141,6 +142,7 @@ def parse_space(param_space: Mapping[str, object]) -> ParamSpace:
     derived: list[Parameter] = []
 
     def walk(value: object, path: Path) -> JsonValue:
+        value = built(value)
         if path and isinstance(value, Mapping) and _is_grid_literal(value):
             where = f"{format_path(path)}['grid_search']"
             values = plain_json(where, value["grid_search"], otherwise=OBJECTS_ELSEWHERE)

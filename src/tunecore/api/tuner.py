@@ -950,7 +950,7 @@ def _reporter_settings(given: UserReporter | None) -> dict[str, Any]:
 
 def _results(
     final: ExperimentState,
-    dirs: Mapping[str, Path],
+    dirs: Mapping[str, str | os.PathLike[str]],
     experiment_dir: Path,
     mirror: Mirror | None,
     *,
@@ -964,7 +964,7 @@ def _results(
         return ResultGrid.from_state(final, dirs, experiment_dir)
     kept_at = mirror.drop_staging() if shipped else None
     if kept_at is not None:
-        dirs = {t: kept_at / d.relative_to(experiment_dir) for t, d in dirs.items()}
+        dirs = {t: kept_at / Path(d).relative_to(experiment_dir) for t, d in dirs.items()}
         experiment_dir = kept_at
     stored = StoredExperiment.named(mirror.spec.uri, mirror.root, mirror.name, experiment_dir)
     return ResultGrid.from_state(final, dirs, experiment_dir, stored=stored)

@@ -122,6 +122,10 @@ next to it."""
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._=,+\-]")
+_SAFE = re.compile(r"[A-Za-z0-9_=,+\-]+(?:\.[A-Za-z0-9_=,+\-]+)*")
+"""A name the rules below leave as it is, but for its length and the
+reserved names: safe characters, no dot at either end, no two dots in a
+row."""
 _DOTS = re.compile(r"\.{2,}")
 _WINDOWS_RESERVED = frozenset(
     {"CON", "PRN", "AUX", "NUL"}
@@ -140,6 +144,12 @@ def safe_name(raw: str, *, keep: str = "", fallback: str = "trial") -> str:
     """`raw` as a name that is safe as one path component (see the module
     docstring for the rules). `keep` (a trial id) must survive truncation so
     cut names stay unique; `fallback` names what would otherwise be empty."""
+    if (
+        len(raw) <= MAX_NAME_LENGTH
+        and _SAFE.fullmatch(raw)
+        and raw.partition(".")[0].upper() not in _WINDOWS_RESERVED
+    ):
+        return raw  # the usual name (reading 100,000 trials back names each one)
     name = _sanitise(raw)
     kept = _sanitise(keep)
     if not name:

@@ -178,6 +178,9 @@ def _sanitise(raw: str) -> str:
     return _DOTS.sub("_", name)
 
 
+_OWN_JSON = frozenset({str, int, bool, type(None)})
+
+
 def to_json_value(value: object) -> JsonValue:
     """`value` as plain JSON data, so that writing it can never fail and
     never produce invalid JSON.
@@ -196,7 +199,11 @@ def to_json_value(value: object) -> JsonValue:
     if isinstance(value, float):
         return float(value) if math.isfinite(value) else None
     if isinstance(value, Mapping):
-        return {_json_key(k): to_json_value(v) for k, v in value.items()}
+        # A value of these types is its own JSON value: no call for it (a
+        # resume's repair makes a row of each result it puts back).
+        return {
+            _json_key(k): v if type(v) in _OWN_JSON else to_json_value(v) for k, v in value.items()
+        }
     if isinstance(value, list | tuple | set | frozenset):
         return [to_json_value(item) for item in value]
     return repr(value)

@@ -7,6 +7,7 @@ the offending value, so a user can fix the input without reading our code.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import msgspec
@@ -17,6 +18,7 @@ from tunecore.model import (
     ExportFormat,
     InvalidFieldError,
     Location,
+    Mode,
     Resources,
     TrialSpec,
     parse_export_formats,
@@ -162,6 +164,28 @@ def test_checkpoint_policy_accepts_its_boundaries() -> None:
     assert CheckpointPolicy(num_to_keep=None).num_to_keep is None
 
 
+@pytest.mark.parametrize(
+    ("fields", "field", "value"),
+    [
+        ({"frequency": -1}, "CheckpointPolicy.frequency", -1),
+        ({"num_to_keep": 0}, "CheckpointPolicy.num_to_keep", 0),
+        ({"score_attribute": ""}, "CheckpointPolicy.score_attribute", ""),
+    ],
+)
+def test_checkpoint_policy_decoding_rejects_what_construction_does(
+    fields: dict[str, Any], field: str, value: object
+) -> None:
+    """A snapshot decodes a policy per trial along a shortcut for the
+    usual one: it must let nothing through that construction refuses."""
+    payload = msgspec.msgpack.encode(fields)
+    with pytest.raises(msgspec.ValidationError, match=re.escape(f"{field}={value!r}")):
+        msgspec.msgpack.decode(payload, type=CheckpointPolicy)
+
+
+def test_checkpoint_policy_takes_a_mode_by_its_value() -> None:
+    assert build_policy(score_order="min").score_order is Mode.MIN
+
+
 def test_checkpoint_policy_decoding_surfaces_the_error() -> None:
     with pytest.raises(msgspec.ValidationError, match=r"CheckpointPolicy\.num_to_keep=0"):
         msgspec.json.decode(b'{"num_to_keep": 0}', type=CheckpointPolicy)
@@ -186,6 +210,12 @@ def test_trial_spec_max_failures_minus_two_is_rejected() -> None:
     with pytest.raises(InvalidFieldError) as caught:
         build_spec(max_failures=-2)
     assert_names(caught.value, "TrialSpec.max_failures", -2)
+
+
+def test_trial_spec_rejects_a_boolean_max_failures() -> None:
+    with pytest.raises(InvalidFieldError) as caught:
+        build_spec(max_failures=True)
+    assert_names(caught.value, "TrialSpec.max_failures", True)
 
 
 @pytest.mark.parametrize("max_failures", [-1, 0, 3])
@@ -218,6 +248,32 @@ def test_trial_spec_keeps_a_boolean_threshold_through_encoding() -> None:
 def test_trial_spec_accepts_flat_numeric_criteria() -> None:
     spec = build_spec(stopping_criterion={"validation/loss": 0.1, "training_iteration": 10})
     assert spec.stopping_criterion == {"validation/loss": 0.1, "training_iteration": 10}
+
+
+@pytest.mark.parametrize(
+    ("fields", "field", "value"),
+    [
+        ({"trial_id": ""}, "TrialSpec.trial_id", ""),
+        ({"trainable_name": ""}, "TrialSpec.trainable_name", ""),
+        ({"max_failures": -2}, "TrialSpec.max_failures", -2),
+    ],
+)
+def test_trial_spec_decoding_rejects_what_construction_does(
+    fields: dict[str, Any], field: str, value: object
+) -> None:
+    """A snapshot decodes a spec per trial along a shortcut for the usual
+    one: it must let nothing through that construction refuses."""
+    payload = msgspec.msgpack.encode({"trial_id": "t1", "trainable_name": "f", **fields})
+    with pytest.raises(msgspec.ValidationError, match=re.escape(f"{field}={value!r}")):
+        msgspec.msgpack.decode(payload, type=TrialSpec)
+
+
+def test_trial_spec_makes_a_list_of_no_formats_a_tuple() -> None:
+    """(The shortcut for the usual spec takes only the empty tuple.)"""
+    formats: Any = []
+    spec = build_spec(export_formats=formats)
+    assert spec.export_formats == ()
+    assert msgspec.msgpack.encode(spec) == msgspec.msgpack.encode(build_spec())
 
 
 def test_trial_spec_decoding_surfaces_the_error() -> None:

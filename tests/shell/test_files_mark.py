@@ -12,7 +12,7 @@ import pytest
 from tests.api.test_restore import Crash, CrashAfter, counting, experiment, iterations
 from tunecore import Tuner
 from tunecore.core.experiment import ExperimentState, step
-from tunecore.core.experiment.snapshot import decode_state
+from tunecore.core.experiment.snapshot import BUILTIN, decode_state
 from tunecore.model import ExperimentResumed, Rejection, TrialState, TrialStatus
 from tunecore.shell import files_mark
 from tunecore.shell.eventlog import read_log
@@ -74,7 +74,8 @@ def repaired(directory: Path, *, marked: bool) -> tuple[dict[str, str], int | No
     """Every trial file after a resume's repair, with or without the mark;
     how many trials the mark left to repair."""
     contents = read_log(directory, lazy=True)
-    rebuilt = rebuild(contents, directory)
+    tail = LoggedResults()  # the results after the snapshot, as a resume's rebuild takes them
+    rebuilt = rebuild(contents, directory, BUILTIN, tail)
     outcome = step(rebuilt.state, ExperimentResumed(at=1e9))
     assert not isinstance(outcome, Rejection)
     now = outcome[0]
@@ -88,9 +89,11 @@ def repaired(directory: Path, *, marked: bool) -> tuple[dict[str, str], int | No
     plan = repair_plan(
         rebuilt.snapshot.files if marked else None,
         rebuilt.snapshot_state,
-        contents.events[rebuilt.snapshot.records :],
-        now,
-        path_of,
+        after=contents.events[rebuilt.snapshot.records :],
+        stepped=rebuilt.state,
+        reported=tail.by_trial,
+        now=now,
+        path_of=path_of,
     )
     if plan is None:
         history, logged = HistoryWalk(contents), LoggedResults()

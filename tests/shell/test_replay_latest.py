@@ -18,12 +18,12 @@ import tunecore.api.loader as loader_module
 import tunecore.shell.replay as replay_module
 from tunecore import RunConfig, TuneConfig
 from tunecore.cli import main
-from tunecore.core.experiment.snapshot import encode_state
+from tunecore.core.experiment.snapshot import BUILTIN, encode_state
 from tunecore.model import JsonDict, Resources
 from tunecore.schedulers import ASHAScheduler
 from tunecore.shell.eventlog import LogError, read_log
-from tunecore.shell.journal import SnapshotStore
-from tunecore.shell.replay import latest, replay
+from tunecore.shell.journal import Journal, SnapshotStore
+from tunecore.shell.replay import latest, rebuild, replay
 
 TRIALS = 40
 
@@ -36,6 +36,11 @@ def curve(config: JsonDict, iteration: int) -> tuple[JsonDict, float]:
 
 @pytest.fixture
 def experiment(tmp_path: Path) -> Path:
+    return simulated(tmp_path)
+
+
+def simulated(tmp_path: Path) -> Path:
+    """A finished ASHA experiment of `TRIALS` trials, simulated."""
     results = tunecore.simulate(
         curve,
         param_space={"a": tunecore.uniform(0.0, 1.0)},
@@ -172,3 +177,32 @@ def test_from_path_finds_trial_directories_without_a_stat_per_trial(
     grid = tunecore.ResultGrid.from_path(experiment)
     assert calls[0] < TRIALS
     assert all(Path(result.path).is_dir() for result in grid)
+
+
+def test_a_rebuild_shows_its_visitors_each_event_it_steps_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a resume needs of the events after its snapshot (the results
+    its files' repair puts back) it takes as the rebuild steps them, not
+    by stepping them again."""
+
+    def early(self: Journal, state: Any, files: Any = None) -> None:
+        if self.records <= 60:  # the newest snapshot but the run's last: early on
+            self.snapshot(state, files)
+
+    monkeypatch.setattr(Journal, "maybe_snapshot", early)
+    directory = simulated(tmp_path)
+    store = SnapshotStore(directory)
+    store.path(store.available()[-1]).unlink()  # the run's last one: a kill leaves none
+    contents = read_log(directory, lazy=True)
+    newest = store.available()[-1]
+    assert 0 < newest < len(contents.events)
+    calls = counting_steps(monkeypatch)
+    seen: list[tuple[Any, Any, Any]] = []
+    rebuilt = rebuild(contents, directory, BUILTIN, lambda *visit: seen.append(visit))
+    tail = list(contents.events[newest:])
+    assert calls[0] == len(tail)
+    assert rebuilt.rejected == 0
+    assert [event for _, event, _ in seen] == tail
+    assert seen[0][0] is rebuilt.snapshot_state
+    assert seen[-1][2] is rebuilt.state

@@ -32,11 +32,14 @@ from tunecore.shell.trial_files import RESULT_FILE
 @dataclass(frozen=True)
 class LoadedExperiment:
     """The rebuilt state, and where each trial's files are (in `path`, a
-    local copy when the experiment is `stored`)."""
+    local copy when the experiment is `stored`). `dirs` are strings, not
+    `Path`s: a result gives its directory as a string, and making a `Path`
+    of each of 100,000 trials' to turn it back was a fifth of reading
+    them back."""
 
     path: Path
     state: ExperimentState
-    dirs: dict[str, Path]
+    dirs: dict[str, str]
     stored: StoredExperiment | None = None
 
 
@@ -59,16 +62,18 @@ def load_experiment(
         return LoadedExperiment(directory, state, dirs, stored)
 
 
-def _trial_dirs(directory: Path, trials: Iterable[TrialState]) -> dict[str, Path]:
-    dirs: dict[str, Path]
+def _trial_dirs(directory: Path, trials: Iterable[TrialState]) -> dict[str, str]:
+    names: dict[str, str]
     if experiment_dirname(directory.name) == directory.name:
         # (Else ExperimentStorage would make a directory of the safe name.)
         storage = ExperimentStorage(directory.parent, directory.name)
-        dirs = {t.trial_id: directory / storage.trial_dirname(t.spec) for t in trials}
+        names = {t.spec.trial_id: storage.trial_dirname(t.spec) for t in trials}
     else:
-        dirs = {t.trial_id: directory / t.trial_id for t in trials}
+        names = {t.spec.trial_id: t.spec.trial_id for t in trials}
     present = _subdirectories(directory)
-    missing = {trial_id for trial_id, path in dirs.items() if path.name not in present}
+    missing = {trial_id for trial_id, name in names.items() if name not in present}
+    prefix = os.path.join(directory, "")
+    dirs = {trial_id: prefix + name for trial_id, name in names.items()}
     if missing:
         dirs.update(_named_by_results(directory, missing))
     return dirs
@@ -82,10 +87,10 @@ def _subdirectories(directory: Path) -> set[str]:
         return {entry.name for entry in entries if entry.is_dir()}
 
 
-def _named_by_results(directory: Path, trial_ids: set[str]) -> dict[str, Path]:
+def _named_by_results(directory: Path, trial_ids: set[str]) -> dict[str, str]:
     """The directories whose result.json is of one of `trial_ids` (by its
     first line's `trial_id`)."""
-    found: dict[str, Path] = {}
+    found: dict[str, str] = {}
     for child in directory.iterdir():
         try:
             with (child / RESULT_FILE).open(encoding="utf-8") as file:
@@ -94,5 +99,5 @@ def _named_by_results(directory: Path, trial_ids: set[str]) -> dict[str, Path]:
             continue
         trial_id = first.get("trial_id") if isinstance(first, dict) else None
         if trial_id in trial_ids:
-            found[trial_id] = child
+            found[trial_id] = str(child)
     return found

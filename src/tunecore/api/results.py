@@ -161,7 +161,7 @@ class ResultGrid(Sequence[Result]):
     def from_state(
         cls,
         state: ExperimentState,
-        dirs: Mapping[str, Path],
+        dirs: Mapping[str, str | os.PathLike[str]],
         experiment_path: Path,
         *,
         stored: StoredExperiment | None = None,
@@ -179,7 +179,7 @@ class ResultGrid(Sequence[Result]):
         local = (
             {result.trial_id: result.path for result in results}
             if stored is None
-            else {trial_id: str(directory) for trial_id, directory in dirs.items()}
+            else {trial_id: os.fspath(directory) for trial_id, directory in dirs.items()}
         )
 
         def dir_of(trial: TrialState) -> Path:
@@ -403,12 +403,17 @@ def _by_score(trial: TrialState) -> list[CheckpointRef]:
     score its checkpoint config ranks them with, worst first; of equal
     scores, the older first."""
     kept, policy = trial.checkpoints.persistent, trial.spec.checkpoint_policy
+    if len(kept) < 2:  # most trials of a large experiment: nothing to sort
+        return list(kept)
     order = sorted(range(len(kept)), key=lambda i: (score_key(kept[i], policy), i))
     return [kept[i] for i in order]
 
 
 def _result(
-    trial: TrialState, path: Path, experiment_path: Path, stored: StoredExperiment | None
+    trial: TrialState,
+    path: str | os.PathLike[str],
+    experiment_path: Path,
+    stored: StoredExperiment | None,
 ) -> Result:
     """A trial's result; checkpoint paths in the state are relative to the
     experiment directory (absolute in logs from before that). A kept
@@ -426,9 +431,10 @@ def _result(
         )
         for ref in _by_score(trial)
     ]
-    shown = (
-        path if stored is None else stored.location(path.relative_to(experiment_path).as_posix())
-    )
+    shown, files = path, None  # a local one's files are at `path` itself
+    if stored is not None:
+        files = Path(path)
+        shown = stored.location(files.relative_to(experiment_path).as_posix())
     return Result(
         trial_id=trial.trial_id,
         metrics=trial.last_result,
@@ -439,7 +445,7 @@ def _result(
         status=trial.status,
         metric_analysis=trial.metric_analysis,
         best_checkpoints=[(found, ref.metrics) for ref, found in kept if found is not None],
-        files=None if stored is None else path,  # a local one is `path` itself
+        files=files,
     )
 
 

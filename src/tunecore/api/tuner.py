@@ -193,7 +193,7 @@ class Tuner:
         self._results: ResultGrid | None = None
         self._restored_from: Path | None = None
         self._search_runtime: SearcherRuntime | None = None
-        self._opened: tuple[Replayed, LogContents] | None = None
+        self._opened: tuple[Replayed, LogContents, LoggedResults] | None = None
         """A resume's rebuild and the log it read, until its files are repaired."""
         self._search_alg_again: object = None  # a restore's search_alg=
         self._allocation_again: Callable[..., object] | None = None  # ...its allocation function
@@ -549,7 +549,7 @@ class Tuner:
         logged, self._logged = self._logged, None  # not kept while the run goes on
         plan = None
         if opened is not None and mirror is None and records is not None:
-            rebuilt, contents = opened
+            rebuilt, contents, tail = opened
             snapshot = rebuilt.snapshot
             # Only the resume's own event logged since: the rebuild saw every other.
             if snapshot is not None and records == len(contents.events) + 1:
@@ -561,9 +561,11 @@ class Tuner:
                 plan = repair_plan(
                     snapshot.files,
                     rebuilt.snapshot_state or rebuilt.state,
-                    contents.events[snapshot.records :],
-                    state,
-                    path_of,
+                    after=contents.events[snapshot.records :],
+                    stepped=rebuilt.state,
+                    reported=tail.by_trial,
+                    now=state,
+                    path_of=path_of,
                 )
         if plan is not None:
             repair_result_files(storage, state, dirname, plan.logged, only=plan.trials)
@@ -685,8 +687,9 @@ class Tuner:
         kind = self._snapshot_kind
         contents = read_log(experiment_dir, covered=snapshots.covered(), lazy=True)
         snapshots.set_aside_beyond(contents)
-        rebuilt = rebuild(contents, experiment_dir, kind)
-        self._opened = rebuilt, contents
+        tail = LoggedResults()  # the results after the snapshot, for the files' repair
+        rebuilt = rebuild(contents, experiment_dir, kind, tail)
+        self._opened = rebuilt, contents, tail
         require_objects(rebuilt.state, self._objects)  # given again, before a trial runs
         history = HistoryWalk(contents, kind)
         self._search_runtime = restored_runtime(
@@ -950,7 +953,7 @@ def _reporter_settings(given: UserReporter | None) -> dict[str, Any]:
 
 def _results(
     final: ExperimentState,
-    dirs: Mapping[str, Path],
+    dirs: Mapping[str, str | os.PathLike[str]],
     experiment_dir: Path,
     mirror: Mirror | None,
     *,
@@ -964,7 +967,7 @@ def _results(
         return ResultGrid.from_state(final, dirs, experiment_dir)
     kept_at = mirror.drop_staging() if shipped else None
     if kept_at is not None:
-        dirs = {t: kept_at / d.relative_to(experiment_dir) for t, d in dirs.items()}
+        dirs = {t: kept_at / Path(d).relative_to(experiment_dir) for t, d in dirs.items()}
         experiment_dir = kept_at
     stored = StoredExperiment.named(mirror.spec.uri, mirror.root, mirror.name, experiment_dir)
     return ResultGrid.from_state(final, dirs, experiment_dir, stored=stored)

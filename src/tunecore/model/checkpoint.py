@@ -58,12 +58,32 @@ class CheckpointPolicy(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=
     persist_due: bool | None = None
 
     def __post_init__(self) -> None:
+        if self._plain():
+            return
         require_int("CheckpointPolicy.frequency", self.frequency, minimum=0)
         require_bool("CheckpointPolicy.at_end", self.at_end)
         if self.num_to_keep is not None:
             require_int("CheckpointPolicy.num_to_keep", self.num_to_keep, minimum=1)
         require_name("CheckpointPolicy.score_attribute", self.score_attribute)
         coerce_enum(self, "score_order", Mode)
+
+    def _plain(self) -> bool:
+        """The common case, which `__post_init__`'s checks would leave as it
+        is (every trial's spec holds a policy: a snapshot decodes one per
+        trial): no count of checkpoints to keep, every other field of its
+        type and in range. (Typed `object`: a caller may pass anything.)"""
+        frequency: object = self.frequency
+        at_end: object = self.at_end
+        score_attribute: object = self.score_attribute
+        return (
+            type(frequency) is int
+            and frequency >= 0
+            and type(at_end) is bool
+            and self.num_to_keep is None
+            and type(score_attribute) is str
+            and score_attribute != ""
+            and type(self.score_order) is Mode
+        )
 
 
 class CheckpointHistory(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

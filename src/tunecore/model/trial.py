@@ -112,6 +112,8 @@ class TrialSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     custom_name: str | None = None
 
     def __post_init__(self) -> None:
+        if self._plain():
+            return
         require_name("TrialSpec.trial_id", self.trial_id)
         require_name("TrialSpec.trainable_name", self.trainable_name)
         require_int("TrialSpec.max_failures", self.max_failures, minimum=-1)
@@ -131,6 +133,28 @@ class TrialSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
                 raise InvalidFieldError(field, threshold, "a number or a boolean")
         msgspec.structs.force_setattr(
             self, "stopping_criterion", float_valued(self.stopping_criterion)
+        )
+
+    def _plain(self) -> bool:
+        """The common case, which `__post_init__`'s checks would leave as it
+        is: two names, a number of failures >= -1, no export formats and
+        no stopping criterion. (A snapshot decodes one spec per trial: the
+        checks' calls were a quarter of decoding one of 100,000 trials.
+        Typed `object`: a caller may pass anything.)"""
+        trial_id: object = self.trial_id
+        trainable_name: object = self.trainable_name
+        max_failures: object = self.max_failures
+        criteria: object = self.stopping_criterion
+        return (
+            type(trial_id) is str
+            and trial_id != ""
+            and type(trainable_name) is str
+            and trainable_name != ""
+            and type(max_failures) is int
+            and max_failures >= -1
+            and self.export_formats == ()
+            and type(criteria) is dict
+            and not criteria
         )
 
 

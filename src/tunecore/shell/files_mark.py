@@ -33,20 +33,17 @@ log, as before.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import msgspec
 
-from tunecore.core.experiment import ExperimentState, step
-from tunecore.core.results import is_end_marker
+from tunecore.core.experiment import ExperimentState
 from tunecore.model import (
     ExperimentEvent,
     ExperimentResumed,
     JsonDict,
-    Rejection,
-    ResultReported,
     TrialState,
 )
 from tunecore.shell.storage.layout import parse_result_rows
@@ -117,19 +114,24 @@ class RepairPlan:
 def repair_plan(
     mark: FilesMark | None,
     marked: ExperimentState,
+    *,
     after: Sequence[ExperimentEvent],
+    stepped: ExperimentState,
+    reported: Mapping[str, Sequence[JsonDict]],
     now: ExperimentState,
     path_of: Callable[[TrialState], Path],
 ) -> RepairPlan | None:
     """What a resume repairs, given the `mark` of the snapshot of state
-    `marked`, the events logged `after` it (not the resume's own) and the
-    state `now` (the resume's event applied); None when the mark cannot be
-    trusted (the module docstring), and the whole log decides."""
+    `marked`, the events logged `after` it (not the resume's own), the
+    state they lead to (`stepped`) and each trial's results among them as
+    its result files got them live (`reported`: the rebuild collected both
+    as it stepped them, `replay.LoggedResults`), and the state `now` (the
+    resume's event applied); None when the mark cannot be trusted (the
+    module docstring), and the whole log decides."""
     if mark is None or mark.place != files_place():
         return None
     if any(isinstance(event, ExperimentResumed) for event in after):
         return None
-    before, reported = _step(marked, after)
     # The resume's event renews every trial, changing none's rows but for
     # its status (`rows_to_keep`): a trial repaired is one the events after
     # the mark changed, or one unfinished before or after the resume.
@@ -137,7 +139,7 @@ def repair_plan(
         trial_id
         for trial_id, trial in now.trials.items()
         if not trial.is_finished
-        or (old := before.trials.get(trial_id)) is None
+        or (old := stepped.trials.get(trial_id)) is None
         or not old.is_finished
         or marked.trials.get(trial_id) is not old
     )
@@ -155,7 +157,7 @@ def repair_plan(
             if written is None:
                 return None  # not a mark this module made, or files changed by hand
             rows = written
-        rows += reported.get(trial_id, [])
+        rows += reported.get(trial_id, ())
         if rows:
             logged[trial_id] = rows
     return RepairPlan(trials, logged, trials | frozenset(mark.copies))
@@ -174,21 +176,3 @@ def _rows_in(trial_dir: Path, size: int) -> list[JsonDict] | None:
     if len(data) < size:
         return None
     return list(parse_result_rows(data[:size].decode("utf-8", errors="replace")))
-
-
-def _step(
-    state: ExperimentState, events: Sequence[ExperimentEvent]
-) -> tuple[ExperimentState, dict[str, list[JsonDict]]]:
-    """The state after `events`, stepped from `state`, and each trial's
-    results among them as its result files got them live (its
-    `last_result` after the result; a function's end marker is none)."""
-    reported: dict[str, list[JsonDict]] = {}
-    for event in events:
-        outcome = step(state, event)
-        if isinstance(outcome, Rejection):
-            continue
-        state = outcome[0]
-        if isinstance(event, ResultReported) and not is_end_marker(event.result):
-            trial = state.trials[event.trial_id]
-            reported.setdefault(event.trial_id, []).append(trial.last_result)
-    return state, reported

@@ -42,12 +42,15 @@ NaturalKey = tuple[tuple[int, str], ...]
 def natural_key(tag: str) -> NaturalKey:
     """Sort key reading digit runs as numbers ("10_x" after "9_x"),
     case-insensitive elsewhere. `re.split` with a group alternates text and
-    digits, so parts are tagged by position and never compare str with int."""
-    parts = _DIGITS.split(tag)
-    return tuple(
-        (int(part), "") if position % 2 else (-1, part.lower())
-        for position, part in enumerate(parts)
-    )
+    digits, so parts are tagged by position and never compare str with int.
+    (Lowered whole first: no character lowers to or from an ASCII digit.
+    The text and the digit parts are made apart, then interleaved: a
+    status line sorts every one of 100,000 trials by this.)"""
+    parts = _DIGITS.split(tag.lower())
+    key: list[tuple[int, str]] = [(-1, "")] * len(parts)
+    key[0::2] = [(-1, text) for text in parts[0::2]]
+    key[1::2] = [(int(digits), "") for digits in parts[1::2]]
+    return tuple(key)
 
 
 def metric_value(trial: TrialState, metric: str) -> float | None:

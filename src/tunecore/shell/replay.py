@@ -156,16 +156,28 @@ def latest(
 
 
 def rebuild(
-    contents: LogContents, experiment_dir: str | Path, kind: SnapshotKind = BUILTIN
+    contents: LogContents,
+    experiment_dir: str | Path,
+    kind: SnapshotKind = BUILTIN,
+    *visitors: Visitor,
 ) -> Replayed:
     """The state after every event of `contents`, from the newest usable
     snapshot on (commands are not kept); a snapshot whose state does not
-    decode is skipped with a warning."""
+    decode is skipped with a warning. `visitors` are called as `walk`
+    calls them, on each accepted event stepped here (those after the
+    snapshot): for a reader that needs them besides the state (a resume's
+    repair of the files its snapshot's mark leaves, `shell.files_mark`),
+    without stepping them again."""
     with collector_paused():  # decoding a snapshot of 100,000 trials
-        return _rebuild(contents, experiment_dir, kind)
+        return _rebuild(contents, experiment_dir, kind, visitors)
 
 
-def _rebuild(contents: LogContents, experiment_dir: str | Path, kind: SnapshotKind) -> Replayed:
+def _rebuild(
+    contents: LogContents,
+    experiment_dir: str | Path,
+    kind: SnapshotKind,
+    visitors: tuple[Visitor, ...],
+) -> Replayed:
     state, records, digest, used = None, 0, EMPTY_DIGEST, None
     store = SnapshotStore(experiment_dir)
     for snapshot in store.usable(contents):
@@ -192,7 +204,7 @@ def _rebuild(contents: LogContents, experiment_dir: str | Path, kind: SnapshotKi
         snapshot_state=None if used is None else state,
     )
     for event in contents.events[records:]:
-        _advance(replayed, event, keep_commands=False)
+        _advance(replayed, event, keep_commands=False, visitors=visitors)
     return replayed
 
 
@@ -292,13 +304,21 @@ def header_state(header: LogHeader, path: Path, kind: SnapshotKind = BUILTIN) ->
         raise CorruptLogError(path, HEADER_OFFSET, 0, why) from error
 
 
-def _advance(replayed: Replayed, event: ExperimentEvent, keep_commands: bool) -> None:
-    outcome = step(replayed.state, event)
+def _advance(
+    replayed: Replayed,
+    event: ExperimentEvent,
+    keep_commands: bool,
+    visitors: tuple[Visitor, ...] = (),
+) -> None:
+    before = replayed.state
+    outcome = step(before, event)
     replayed.records += 1
     if isinstance(outcome, Rejection):
         replayed.rejected += 1
         return
     replayed.state, commands = outcome
+    for visit in visitors:
+        visit(before, event, replayed.state)
     replayed.digest = chain_digest(replayed.digest, replayed.records, commands)
     if keep_commands:
         replayed.commands.extend((replayed.records, c) for c in commands)

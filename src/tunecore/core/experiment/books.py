@@ -91,8 +91,10 @@ class Books:
         """The books of `trials` (in creation order) counted from scratch,
         on `state`'s settings (a state decoded from a snapshot)."""
         books = cls(state)
-        for number, trial in enumerate(trials):
-            books.index = books.index.set(trial.trial_id, number)
+        books.index = immutables.Map(
+            (trial.spec.trial_id, number) for number, trial in enumerate(trials)
+        )
+        for trial in trials:
             books.enter(trial)
         return books
 

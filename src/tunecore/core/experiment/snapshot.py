@@ -86,9 +86,9 @@ def to_snapshot(state: ExperimentState) -> ExperimentSnapshot[object, object]:
 
 def from_snapshot(snapshot: ExperimentSnapshot[S, R]) -> ExperimentState:
     """The experiment, with every derived field recomputed from the trials."""
-    trials: immutables.Map[str, TrialState] = immutables.Map()
-    for trial in snapshot.trials:
-        trials = trials.set(trial.trial_id, trial)
+    trials: immutables.Map[str, TrialState] = immutables.Map(
+        (trial.spec.trial_id, trial) for trial in snapshot.trials
+    )
     facts: dict[str, Any] = {name: getattr(snapshot, name) for name in FACTS}
     saves = sum(len(trial.saving_to) for trial in snapshot.trials)
     settled = ExperimentState(trials=trials, saves=saves, **facts)

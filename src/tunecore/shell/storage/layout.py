@@ -122,6 +122,10 @@ next to it."""
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._=,+\-]")
+_SAFE = re.compile(r"[A-Za-z0-9_=,+\-]+(?:\.[A-Za-z0-9_=,+\-]+)*")
+"""A name the rules below leave as it is, but for its length and the
+reserved names: safe characters, no dot at either end, no two dots in a
+row."""
 _DOTS = re.compile(r"\.{2,}")
 _WINDOWS_RESERVED = frozenset(
     {"CON", "PRN", "AUX", "NUL"}
@@ -140,6 +144,12 @@ def safe_name(raw: str, *, keep: str = "", fallback: str = "trial") -> str:
     """`raw` as a name that is safe as one path component (see the module
     docstring for the rules). `keep` (a trial id) must survive truncation so
     cut names stay unique; `fallback` names what would otherwise be empty."""
+    if (
+        len(raw) <= MAX_NAME_LENGTH
+        and _SAFE.fullmatch(raw)
+        and raw.partition(".")[0].upper() not in _WINDOWS_RESERVED
+    ):
+        return raw  # the usual name (reading 100,000 trials back names each one)
     name = _sanitise(raw)
     kept = _sanitise(keep)
     if not name:
@@ -168,6 +178,9 @@ def _sanitise(raw: str) -> str:
     return _DOTS.sub("_", name)
 
 
+_OWN_JSON = frozenset({str, int, bool, type(None)})
+
+
 def to_json_value(value: object) -> JsonValue:
     """`value` as plain JSON data, so that writing it can never fail and
     never produce invalid JSON.
@@ -186,7 +199,11 @@ def to_json_value(value: object) -> JsonValue:
     if isinstance(value, float):
         return float(value) if math.isfinite(value) else None
     if isinstance(value, Mapping):
-        return {_json_key(k): to_json_value(v) for k, v in value.items()}
+        # A value of these types is its own JSON value: no call for it (a
+        # resume's repair makes a row of each result it puts back).
+        return {
+            _json_key(k): v if type(v) in _OWN_JSON else to_json_value(v) for k, v in value.items()
+        }
     if isinstance(value, list | tuple | set | frozenset):
         return [to_json_value(item) for item in value]
     return repr(value)

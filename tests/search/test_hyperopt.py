@@ -367,7 +367,7 @@ def test_a_restored_searcher_searches_the_other_experiments_space_when_given_non
     fit(HyperOptSearch(metric="loss", mode="min"), "first", param_space=dict(SPACE))
     restored = HyperOptSearch()
     restored.restore_from_dir(tmp_path / "first")
-    configs = fit(ConcurrencyLimiter(restored, max_concurrent=1), "second")  # type: ignore[type-var]
+    configs = fit(ConcurrencyLimiter(restored, max_concurrent=1), "second")
     assert [sorted(config) for config in configs] == [["activation", "steps", "x"]] * 3
     assert all(0.0 <= config["x"] <= 10.0 and config["steps"] == 100 for config in configs)
     assert restored.metric == "loss"

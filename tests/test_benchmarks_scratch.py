@@ -11,7 +11,6 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from benchmarks import children, scratch
@@ -76,15 +75,18 @@ def test_every_child_a_benchmark_starts_writes_under_the_starters_root(
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     monkeypatch.setattr(tempfile, "tempdir", None)  # TMPDIR is read again
     monkeypatch.setattr(children, "compile_tunecore", lambda: None)
-    seen: list[str] = []
-
-    def child(command: list[str], **options: Any) -> subprocess.CompletedProcess[str]:
-        seen.append(options["env"][scratch.SCRATCH_ENV])
-        return subprocess.CompletedProcess(command, 0, children.MARKER + "{}\n", "")
-
-    monkeypatch.setattr(subprocess, "run", child)
+    # A real child, found through PYTHONPATH, that reports the root it was given.
+    (tmp_path / "scratch_probe.py").write_text(
+        "import json, os\n"
+        f"root = os.environ[{scratch.SCRATCH_ENV!r}]\n"
+        f"print({children.MARKER!r} + json.dumps({{'root': root}}))\n"
+    )
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), *sys.path]))
+    seen = []
     for _ in range(2):
-        assert children.run_child("benchmarks.anything", [], timeout_s=1.0).data == {}
+        data = children.run_child("scratch_probe", [], timeout_s=60.0).data
+        assert data is not None
+        seen.append(data["root"])
     assert seen == [scratch.root(), scratch.root()]
     assert Path(seen[0]).parent == tmp_path
     assert Path(seen[0]).is_dir()

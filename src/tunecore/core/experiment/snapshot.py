@@ -33,8 +33,8 @@ from tunecore.core.search.repeater import Repeater
 from tunecore.core.stoppers import BuiltinStopper
 from tunecore.model import Resources, TrialState
 from tunecore.model.analysis import compact
-from tunecore.model.json import flatten
 from tunecore.model.codec import from_msgpack, to_msgpack
+from tunecore.model.json import flatten
 
 SNAPSHOT_FORMAT = 2
 """The newest format this tunecore reads and writes. Format 2 (0.1.0,
@@ -165,13 +165,14 @@ def _compacted(trials: list[TrialState]) -> list[TrialState]:
     keeps them: the stats the last result does not tell, and the numeric
     metrics of the last result that have none (`model.analysis.compact`,
     the rule the step keeps)."""
-    upgraded = []
-    for trial in trials:
-        if trial.stats_beyond_last or trial.last_result:
-            kept, unanalysed = compact(trial.stats_beyond_last, flatten(trial.last_result))
-            trial = msgspec.structs.replace(trial, stats_beyond_last=kept, unanalysed=unanalysed)
-        upgraded.append(trial)
-    return upgraded
+    return [_compact_trial(trial) for trial in trials]
+
+
+def _compact_trial(trial: TrialState) -> TrialState:
+    if not (trial.stats_beyond_last or trial.last_result):
+        return trial
+    kept, unanalysed = compact(trial.stats_beyond_last, flatten(trial.last_result))
+    return msgspec.structs.replace(trial, stats_beyond_last=kept, unanalysed=unanalysed)
 
 
 def _stored_before(data: bytes) -> ExperimentSnapshot[Any, Any]:

@@ -62,7 +62,7 @@ VALUES = st.one_of(
     st.dictionaries(st.just("x"), st.sampled_from([0.5, 2])),
 )
 RESULTS = st.dictionaries(NAMES, VALUES, max_size=4)
-STEPS = st.lists(
+STEPS: st.SearchStrategy[list[tuple[str, JsonDict]]] = st.lists(
     st.one_of(
         st.tuples(st.just("result"), RESULTS),
         st.tuples(st.just("restore"), RESULTS),

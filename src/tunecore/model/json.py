@@ -1,4 +1,5 @@
-"""The JSON-shaped values users put in configs and results.
+"""The JSON-shaped values users put in configs and results, and their
+flat form (`flatten`: nested keys '/'-joined, the names metrics go by).
 
 mypy sees the recursive union; at run time the alias is `Any` because msgspec
 cannot resolve a recursive alias on Python 3.11. Decoding an untyped field

@@ -55,11 +55,12 @@ states = st.builds(
     TrialState,
     spec=specs,
     last_result=json_dicts,
-    metric_analysis=st.dictionaries(
+    stats_beyond_last=st.dictionaries(
         st.text(max_size=5),
         st.builds(MetricStats, *[st.floats(allow_nan=False, allow_infinity=False)] * 4),
         max_size=3,
     ),
+    unanalysed=st.lists(st.text(max_size=5), max_size=2).map(tuple),
     num_failures=st.integers(0, 10),
     location=locations,
 )

@@ -25,6 +25,7 @@ from tunecore.core import (
 )
 from tunecore.core.checkpoints import current_checkpoint
 from tunecore.core.lifecycle import JudgedResult, LifecycleEvent, WaitingExploit, judge_alone
+from tunecore.core.results import flatten
 from tunecore.core.schedulers.base import Exploit, Verdict
 from tunecore.model import (
     Applied,
@@ -63,6 +64,7 @@ from tunecore.model import (
     TrialState,
     TrialStatus,
 )
+from tunecore.model.analysis import compact
 
 TID = "t1"
 PENDING = TrialStatus.PENDING
@@ -132,6 +134,16 @@ def in_memory(path: str, **metrics: Any) -> CheckpointRef:
 
 def annotated(done: bool = False, **values: Any) -> JsonDict:
     return {**values, "trial_id": TID, "done": done}
+
+
+def with_analysis(
+    trial: TrialState, *, analysis: dict[str, MetricStats], **fields: Any
+) -> TrialState:
+    """`trial` with `fields`, and `analysis` as its whole metric analysis
+    (kept as a trial keeps it: what its last result does not tell)."""
+    expected = replace(trial, **fields)
+    kept, unanalysed = compact(analysis, flatten(expected.last_result))
+    return replace(expected, stats_beyond_last=kept, unanalysed=unanalysed)
 
 
 def entry(number: int, error: str) -> str:
@@ -241,11 +253,11 @@ def test_trial_started_records_the_location() -> None:
 def test_a_result_is_recorded_and_the_trial_continues() -> None:
     trial = running()
     state, commands = step(trial, result(11.0, training_iteration=1, loss=0.5))
-    assert state == replace(
+    assert state == with_analysis(
         trial,
         last_result=annotated(training_iteration=1, loss=0.5),
         last_update_time=11.0,
-        metric_analysis={
+        analysis={
             "training_iteration": MetricStats(max=1, min=1, avg=1, last=1),
             "loss": MetricStats(max=0.5, min=0.5, avg=0.5, last=0.5),
         },
@@ -257,7 +269,7 @@ def test_results_update_the_metric_analysis_with_nested_names() -> None:
     trial = running(make_spec(experiment_tag="0_lr=0.1"))
     state, _ = step(trial, result(11.0, training_iteration=1, val={"loss": 4.0}, ok=True))
     state, _ = step(state, result(12.0, training_iteration=2, val={"loss": 2.0}, ok=False))
-    assert state == replace(
+    assert state == with_analysis(
         trial,
         last_result={
             "training_iteration": 2,
@@ -268,7 +280,7 @@ def test_results_update_the_metric_analysis_with_nested_names() -> None:
             "experiment_tag": "0_lr=0.1",
         },
         last_update_time=12.0,
-        metric_analysis={
+        analysis={
             # (2 + 1*1)/2 = 1.5 and (2 + 1*4)/2 = 3
             "training_iteration": MetricStats(max=2, min=1, avg=1.5, last=2),
             "val/loss": MetricStats(max=4.0, min=2.0, avg=3.0, last=2.0),
@@ -304,11 +316,11 @@ def test_a_due_checkpoint_is_saved_before_continuing() -> None:
     assert first.saving_to == ()
     assert commands == (ContinueTrial(trial_id=TID),)
     second, commands = step(first, result(12.0, training_iteration=2))
-    assert second == replace(
+    assert second == with_analysis(
         first,
         last_result=annotated(training_iteration=2),
         last_update_time=12.0,
-        metric_analysis={"training_iteration": MetricStats(max=2, min=1, avg=1.5, last=2)},
+        analysis={"training_iteration": MetricStats(max=2, min=1, avg=1.5, last=2)},
         saving_to=(PERSISTENT,),
     )
     assert commands == (
@@ -394,12 +406,12 @@ def test_saves_cross_a_pause_in_order() -> None:
 def test_a_reached_criterion_terminates() -> None:
     trial = running(make_spec(stopping_criterion={"accuracy": 0.9}))
     state, commands = step(trial, result(11.0, training_iteration=1, accuracy=0.9))
-    assert state == replace(
+    assert state == with_analysis(
         trial,
         status=TERMINATED,
         last_result=annotated(done=True, training_iteration=1, accuracy=0.9),
         last_update_time=11.0,
-        metric_analysis={
+        analysis={
             "training_iteration": MetricStats(max=1, min=1, avg=1, last=1),
             "accuracy": MetricStats(max=0.9, min=0.9, avg=0.9, last=0.9),
         },

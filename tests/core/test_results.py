@@ -9,15 +9,21 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Iterable
 
-from tunecore.core.results import analyse, annotate, flatten
-from tunecore.model import JsonDict, MetricStats
+from tunecore.core.lifecycle import record_result
+from tunecore.core.results import annotate, flatten
+from tunecore.model import JsonDict, MetricStats, TrialSpec, TrialState
+
+
+def folded(results: Iterable[JsonDict]) -> TrialState:
+    """A trial that recorded `results`, in order."""
+    trial = TrialState(spec=TrialSpec(trial_id="t1", trainable_name="train"))
+    for at, result in enumerate(results):
+        trial = record_result(trial, result, float(at), terminate=False)
+    return trial
 
 
 def fold(results: Iterable[JsonDict]) -> dict[str, MetricStats]:
-    analysis: dict[str, MetricStats] = {}
-    for result in results:
-        analysis = analyse(analysis, flatten(result))
-    return analysis
+    return folded(results).metric_analysis
 
 
 # --- flatten -----------------------------------------------------------------
@@ -148,7 +154,8 @@ def test_nested_metrics_appear_under_joined_names() -> None:
     assert analysis["val/acc/top1"] == MetricStats(max=0.75, min=0.25, avg=0.5, last=0.75)
 
 
-def test_analyse_does_not_modify_the_previous_analysis() -> None:
-    before = {"x": MetricStats(max=1.0, min=1.0, avg=1.0, last=1.0)}
-    analyse(before, {"training_iteration": 2, "x": 3.0})
-    assert before == {"x": MetricStats(max=1.0, min=1.0, avg=1.0, last=1.0)}
+def test_recording_a_result_does_not_modify_the_previous_state() -> None:
+    before = folded([{"training_iteration": 1, "x": 1.0}, {"training_iteration": 2, "x": 1.0}])
+    kept, analysis = dict(before.stats_beyond_last), before.metric_analysis
+    record_result(before, {"training_iteration": 3, "x": 3.0}, 3.0, terminate=False)
+    assert (before.stats_beyond_last, before.metric_analysis) == (kept, analysis)

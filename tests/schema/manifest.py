@@ -1,8 +1,10 @@
 """Every msgspec struct tunecore defines, as stored data sees it: its tag,
 whether it is encoded as an array, and its fields with their types and
-whether they are required. `tests/schema/structs.json` holds the manifest
-as it was; `test_schema_evolution.py` checks the code against it by the
-rules of docs/architecture.md ("Schema evolution").
+whether they are required. A field goes by the name it is stored under
+(its attribute may be named otherwise: `TrialState.stats_beyond_last`).
+`tests/schema/structs.json` holds the manifest as it was;
+`test_schema_evolution.py` checks the code against it by the rules of
+docs/architecture.md ("Schema evolution").
 
 Write it again, after a change the rules allow, with
 
@@ -73,7 +75,8 @@ def current() -> dict[str, dict[str, Any]]:
                 "tag": config.tag,
                 "array_like": config.array_like,
                 "fields": [
-                    f"{field.name}: {type_name(field.type)}" + ("" if field.required else " = ...")
+                    f"{field.encode_name}: {type_name(field.type)}"
+                    + ("" if field.required else " = ...")
                     for field in msgspec.structs.fields(cls)
                 ],
             }

@@ -86,7 +86,10 @@ class Result:
     checkpoint: Checkpoint | None
     error: TuneError | None
     status: TrialStatus
-    metric_analysis: Mapping[str, MetricStats]
+    state: TrialState = field(repr=False, compare=False)
+    """The trial's state the result was read from (its metric analysis is
+    derived from it when asked for: kept per result, it would be most of
+    a finished trial's memory)."""
     best_checkpoints: list[tuple[Checkpoint, JsonDict]] = field(default_factory=list)
     files: Path | None = field(default=None, repr=False)
 
@@ -104,6 +107,11 @@ class Result:
             f"Result.from_path({os.fspath(path)!r}): the experiment in {parent!r} has no trial "
             f"with that directory (its trials: {', '.join(names) or 'none'})"
         )
+
+    @property
+    def metric_analysis(self) -> dict[str, MetricStats]:
+        """Each numeric metric's max/min/avg/last over the trial's results."""
+        return self.state.metric_analysis
 
     @property
     def log_dir(self) -> Path:
@@ -392,7 +400,7 @@ def _score(result: Result, metric: str, mode: str, scope: Scope) -> float | None
         return last_n_average(result.history or [], metric, window)
     if scope == "last":
         return _number(flatten(result.metrics).get(metric))
-    stats = result.metric_analysis.get(metric)
+    stats = result.state.metric_stats(metric)
     if stats is None:
         return None
     return stats.avg if scope == "avg" else (stats.max if mode == "max" else stats.min)
@@ -443,7 +451,7 @@ def _result(
         checkpoint=next((found for ref, found in kept if ref is newest), None),
         error=_error_of(trial),
         status=trial.status,
-        metric_analysis=trial.metric_analysis,
+        state=trial,
         best_checkpoints=[(found, ref.metrics) for ref, found in kept if found is not None],
         files=files,
     )

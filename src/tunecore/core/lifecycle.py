@@ -57,7 +57,6 @@ from tunecore.core.dispatch import handles
 from tunecore.core.naming import error_entry
 from tunecore.core.resources import never_fits
 from tunecore.core.results import (
-    DONE,
     HOSTNAME,
     NODE_IP,
     PID,
@@ -66,6 +65,8 @@ from tunecore.core.results import (
     annotate,
     flatten,
     is_end_marker,
+    marked_done,
+    with_last_result,
 )
 from tunecore.core.stopping import StopCriterionError, check_stop
 from tunecore.model import (
@@ -247,11 +248,14 @@ def record_result(
     location = trial.location
     if "hostname" in result or "node_ip" in result or "pid" in result:
         location = _reported_location(recorded, location)
+    kept = analyse(trial, flatten(result) if flat is None else flat, flatten(recorded))
+    if trial.unanalysed:  # a restore's: every metric of a recorded result is analysed
+        trial = msgspec.structs.replace(trial, unanalysed=())
     return msgspec.structs.replace(
         trial,
         last_result=recorded,
         last_update_time=at,
-        metric_analysis=analyse(trial.metric_analysis, flatten(result) if flat is None else flat),
+        stats_beyond_last=kept,
         location=location,
     )
 
@@ -293,10 +297,7 @@ def end_training(trial: TrialState, marker: Mapping[str, JsonValue], at: float) 
     marker counts as no result: nothing is analysed or checked, and a save
     is due only for `checkpoint_at_end` or a checkpoint the marker flags
     (one the function made after its last report)."""
-    last = trial.last_result
-    ended = msgspec.structs.replace(
-        trial, last_result={**last, DONE: True} if last else last, last_update_time=at
-    )
+    ended = msgspec.structs.replace(marked_done(trial), last_update_time=at)
     commands: list[Command] = []
     if trial.spec.checkpoint_policy.at_end or marker.get(SHOULD_CHECKPOINT) is True:
         ended = _with_save(ended, CheckpointStorage.PERSISTENT, commands)
@@ -530,11 +531,9 @@ def _on_restored(trial: TrialState, event: TrialRestored) -> Outcome:
     if trial.restoring_from is None:
         return _reject(trial, event, "the trial is not restoring a checkpoint")
     metrics = trial.restoring_from.metrics
-    restored = msgspec.structs.replace(
-        trial,
-        restoring_from=None,
-        last_result=metrics if metrics else trial.last_result,
-    )
+    restored = msgspec.structs.replace(trial, restoring_from=None)
+    if metrics:
+        restored = with_last_result(restored, metrics)
     return Applied(restored)
 
 
@@ -559,7 +558,7 @@ def _on_pause_requested(trial: TrialState, _event: PauseRequested) -> Outcome:
 def _on_stop_requested(trial: TrialState, _event: StopRequested) -> Outcome:
     commands: list[Command] = []
     if trial.status is RUNNING and trial.last_result:
-        trial = msgspec.structs.replace(trial, last_result={**trial.last_result, DONE: True})
+        trial = marked_done(trial)
         if trial.spec.checkpoint_policy.at_end:
             trial = _with_save(trial, CheckpointStorage.PERSISTENT, commands)
     commands.append(StopTrial(trial_id=trial.trial_id))

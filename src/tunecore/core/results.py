@@ -4,8 +4,13 @@ result carries, and the running statistics of each numeric metric."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from math import isnan
 
-from tunecore.model import JsonDict, JsonValue, MetricStats
+import msgspec
+
+from tunecore.model import JsonDict, JsonValue, MetricStats, TrialState
+from tunecore.model.analysis import compact, metric_value, once, tells
+from tunecore.model.json import flatten as flatten  # noqa: PLC0414 - read from here too
 from tunecore.model.numbers import is_int, is_number
 
 TRAINING_ITERATION = "training_iteration"
@@ -58,34 +63,6 @@ their own: a result holding nothing else (such as the final `done` of a
 function that returned) is exempt from strict metric checking, as in Ray
 Tune."""
 
-_FLAT_TYPES = frozenset({float, int, str, bool, type(None), list})
-"""Types a value of a flat result has (none is a dict, or a subclass of one)."""
-
-
-def flatten(result: Mapping[str, JsonValue], separator: str = "/") -> JsonDict:
-    """Nested dicts become '/'-joined keys (`{"a": {"b": 1}}` -> `{"a/b": 1}`);
-    lists and scalars are left as they are. Stopping criteria, scores and
-    metric analysis all address metrics by these flat names. A result that
-    is already flat is returned as it is (read it, never mutate it): told
-    by the set of its values' types when they are all plain (a third of
-    the time of an `isinstance` per value; this runs three times per
-    result)."""
-    if _FLAT_TYPES.issuperset(map(type, result.values())):
-        return result if isinstance(result, dict) else dict(result)
-    for value in result.values():
-        if isinstance(value, dict):
-            break
-    else:
-        return result if isinstance(result, dict) else dict(result)
-    flat: JsonDict = {}
-    for key, value in result.items():
-        if isinstance(value, dict):
-            for sub_key, sub_value in flatten(value, separator).items():
-                flat[f"{key}{separator}{sub_key}"] = sub_value
-        else:
-            flat[key] = value
-    return flat
-
 
 def annotate(
     result: Mapping[str, JsonValue], *, trial_id: str, done: bool, experiment_tag: str
@@ -117,9 +94,13 @@ def iteration_of(result: Mapping[str, JsonValue]) -> int:
 
 
 def analyse(
-    analysis: Mapping[str, MetricStats], flat_result: Mapping[str, JsonValue]
+    trial: TrialState, flat_result: Mapping[str, JsonValue], recorded: Mapping[str, JsonValue]
 ) -> dict[str, MetricStats]:
-    """Fold one flattened result into the per-metric max/min/avg/last.
+    """Fold one flattened result into the trial's per-metric
+    max/min/avg/last, and keep of them what `recorded` (the result as it
+    becomes the last one, flattened) does not tell (`model.analysis`: the
+    trial's `stats_beyond_last`; every numeric metric of `recorded` is
+    analysed, so none is unanalysed after this).
 
     `avg` is the running mean over training iterations the way the seed
     computes it: with `step = training_iteration or 1`,
@@ -134,8 +115,10 @@ def analyse(
     numeric = kind is int or kind is float or is_number(step_value)  # exact types first: hot
     step = float(step_value) if numeric and step_value else 1.0  # type: ignore[arg-type]
     keep, add = (step - 1.0) / step, 1.0 / step
-    updated = dict(analysis)
-    previous_of = analysis.get
+    kept, unanalysed = trial.stats_beyond_last, trial.unanalysed
+    last = flatten(trial.last_result) if trial.last_result else trial.last_result
+    updated: dict[str, MetricStats] = {}
+    kept_of, last_of, recorded_of = kept.get, last.get, recorded.get
     for metric, value in flat_result.items():
         kind = type(value)
         if kind is float:
@@ -146,16 +129,70 @@ def analyse(
             number = float(value)  # type: ignore[arg-type]
         else:
             continue
-        previous = previous_of(metric)
+        previous = kept_of(metric)
+        if previous is None and metric not in unanalysed:
+            told = metric_value(last_of(metric))  # the last result tells its stats
+            if told is not None:
+                previous = once(told)
         if previous is None:
-            updated[metric] = MetricStats(number, number, number, number)
-        else:
-            # Same results as max(number, hi) and min(number, lo), NaN included.
-            hi, lo = previous.max, previous.min
-            updated[metric] = MetricStats(
-                hi if hi > number else number,
-                lo if lo < number else number,
-                previous.avg * keep + number * add,
-                number,
-            )
-    return updated
+            if recorded_of(metric) is value and not isnan(number):  # told
+                continue
+            updated[metric] = once(number)
+            continue
+        # Same results as max(number, hi) and min(number, lo), NaN included.
+        hi, lo = previous.max, previous.min
+        stats = MetricStats(
+            hi if hi > number else number,
+            lo if lo < number else number,
+            previous.avg * keep + number * add,
+            number,
+        )
+        if recorded_of(metric) is not value or not tells(value, stats):
+            updated[metric] = stats
+    if kept or last:
+        _carry(updated, kept, unanalysed, last, recorded)
+    return dict(sorted(updated.items())) if len(updated) > 1 else updated
+
+
+def _carry(
+    updated: dict[str, MetricStats],
+    kept: Mapping[str, MetricStats],
+    unanalysed: tuple[str, ...],
+    last: Mapping[str, JsonValue],
+    recorded: Mapping[str, JsonValue],
+) -> None:
+    """Add to `updated` the stats of the metrics the new result did not
+    report as numbers: they stay what they were, and the new last result
+    (`recorded`) cannot tell them. (A metric it reported is in `updated`
+    or a number of `recorded`: the annotations `recorded` adds are none.)"""
+    for metric, stats in kept.items():
+        if metric not in updated and metric_value(recorded.get(metric)) is None:
+            updated[metric] = stats
+    for metric, value in last.items():
+        if metric in updated or metric in kept or metric in unanalysed:
+            continue
+        number = metric_value(value)
+        if number is not None and metric_value(recorded.get(metric)) is None:
+            updated[metric] = once(number)
+
+
+def with_last_result(trial: TrialState, last_result: JsonDict) -> TrialState:
+    """`trial` with `last_result` as its last result and its metric analysis
+    unchanged (kept, as always, compact against the last result: a
+    restore's checkpoint metrics tell other stats than the result before)."""
+    kept, unanalysed = compact(trial.metric_analysis, flatten(last_result))
+    return msgspec.structs.replace(
+        trial, last_result=last_result, stats_beyond_last=kept, unanalysed=unanalysed
+    )
+
+
+def marked_done(trial: TrialState) -> TrialState:
+    """`trial` with its last result (if any) marked `done`. The flag a
+    recorded result carries is a boolean, never analysed: the stats are
+    kept as they are (anything else there, `with_last_result` rebases)."""
+    last = trial.last_result
+    if not last:
+        return trial
+    if type(last.get(DONE, False)) is bool:
+        return msgspec.structs.replace(trial, last_result={**last, DONE: True})
+    return with_last_result(trial, {**last, DONE: True})

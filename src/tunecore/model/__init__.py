@@ -11,6 +11,7 @@ can never be part of a reference cycle, and leaving them out of the cyclic
 garbage collector's tracking is about 5 % of the cost of a result event.
 """
 
+from tunecore.model.analysis import MetricStats
 from tunecore.model.checkpoint import (
     CheckpointHistory,
     CheckpointPolicy,
@@ -67,7 +68,6 @@ from tunecore.model.trial import (
     Exploited,
     ExportFormat,
     Location,
-    MetricStats,
     TrialSpec,
     TrialState,
     TrialStatus,

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 
 import msgspec
 
+from tunecore.model.analysis import MetricStats, stats_of, whole
 from tunecore.model.checkpoint import (
     CheckpointHistory,
     CheckpointPolicy,
@@ -15,7 +16,7 @@ from tunecore.model.checkpoint import (
     CheckpointStorage,
 )
 from tunecore.model.errors import InvalidFieldError, float_valued, require_int, require_name
-from tunecore.model.json import JsonDict
+from tunecore.model.json import JsonDict, flatten
 from tunecore.model.resources import Resources
 
 
@@ -77,15 +78,6 @@ class Location(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
         if self.hostname is None or self.hostname == local_hostname:
             return f"pid={self.pid}"
         return f"{self.hostname}:{self.pid}"
-
-
-class MetricStats(msgspec.Struct, frozen=True, array_like=True, gc=False):
-    """Running statistics of one numeric metric over a trial's results."""
-
-    max: float
-    min: float
-    avg: float
-    last: float
 
 
 class TrialSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -185,7 +177,10 @@ class TrialState(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, 
     start_time: float | None = None
     last_result: JsonDict = {}
     last_update_time: float | None = None
-    metric_analysis: dict[str, MetricStats] = {}
+    stats_beyond_last: dict[str, MetricStats] = msgspec.field(default={}, name="metric_analysis")
+    """The metric statistics `last_result` does not tell (`model.analysis`):
+    the whole analysis is `metric_analysis`. Stored under the name the
+    whole analysis had before snapshot format 2."""
     checkpoints: CheckpointHistory = CheckpointHistory()
     num_failures: int = 0
     error_message: str | None = None
@@ -202,6 +197,9 @@ class TrialState(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, 
     before any other waiting trial once it has ended."""
     exploited: Exploited | None = None
     """PBT's exploit since the trial's last persistent save (`Exploited`)."""
+    unanalysed: tuple[str, ...] = ()
+    """Numeric metrics of `last_result` that have no statistics (a restore
+    made a checkpoint's metrics the last result): not in `metric_analysis`."""
 
     @property
     def trial_id(self) -> str:
@@ -210,3 +208,14 @@ class TrialState(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, 
     @property
     def is_finished(self) -> bool:
         return self.status.is_finished
+
+    @property
+    def metric_analysis(self) -> dict[str, MetricStats]:
+        """Each numeric metric's max/min/avg/last over the trial's results
+        (built on each read: keep it rather than reading it per metric)."""
+        return whole(self.stats_beyond_last, self.unanalysed, flatten(self.last_result))
+
+    def metric_stats(self, metric: str) -> MetricStats | None:
+        """`metric_analysis.get(metric)`, without building the rest."""
+        kept, last = self.stats_beyond_last, self.last_result
+        return stats_of(metric, kept, self.unanalysed, flatten(last) if last else last)

@@ -55,7 +55,7 @@ def natural_key(tag: str) -> NaturalKey:
 
 def metric_value(trial: TrialState, metric: str) -> float | None:
     """The trial's last finite value of `metric`, or None."""
-    stats = trial.metric_analysis.get(metric)
+    stats = trial.metric_stats(metric)
     if stats is not None and math.isfinite(stats.last):
         return stats.last
     value = flatten(trial.last_result).get(metric)

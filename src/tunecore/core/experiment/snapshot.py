@@ -32,9 +32,20 @@ from tunecore.core.search.limiter import ConcurrencyLimiter
 from tunecore.core.search.repeater import Repeater
 from tunecore.core.stoppers import BuiltinStopper
 from tunecore.model import Resources, TrialState
+from tunecore.model.analysis import compact
 from tunecore.model.codec import from_msgpack, to_msgpack
+from tunecore.model.json import flatten
 
-SNAPSHOT_FORMAT = 1
+SNAPSHOT_FORMAT = 2
+"""The newest format this tunecore reads and writes. Format 2 (0.1.0,
+issue 41) keeps a trial's metric analysis compact, only the stats its last
+result does not tell (`model.analysis`), where format 1 kept all of them
+under the same key: a format-1 snapshot is compacted as it decodes
+(`_compacted`). A state whose trials have no result yet reads the same in
+both, and is written as format 1 (`format_of`): a new experiment's log
+header is what older tunecores wrote and read."""
+
+COMPACT_ANALYSIS_FORMAT = 2
 
 _Inner: TypeAlias = BasicVariantGenerator | ExternalSearcher
 _Searchable: TypeAlias = _Inner | Repeater[_Inner]
@@ -81,7 +92,16 @@ trials or counted from them."""
 
 def to_snapshot(state: ExperimentState) -> ExperimentSnapshot[object, object]:
     facts: dict[str, Any] = {name: getattr(state, name) for name in FACTS}
-    return ExperimentSnapshot(format=SNAPSHOT_FORMAT, trials=trials_in_order(state), **facts)
+    trials = trials_in_order(state)
+    return ExperimentSnapshot(format=format_of(trials), trials=trials, **facts)
+
+
+def format_of(trials: list[TrialState]) -> int:
+    """The oldest format that reads `trials` as they are: format 1 until a
+    trial has a result (an analysis to keep compact)."""
+    if any(trial.last_result for trial in trials):
+        return COMPACT_ANALYSIS_FORMAT
+    return 1
 
 
 def from_snapshot(snapshot: ExperimentSnapshot[S, R]) -> ExperimentState:
@@ -135,7 +155,24 @@ def decode_state(data: bytes, kind: SnapshotKind = BUILTIN) -> ExperimentState:
             f"this experiment snapshot has format {snapshot.format}, newer than the "
             f"{SNAPSHOT_FORMAT} this tunecore reads; upgrade tunecore to load it"
         )
+    if snapshot.format < COMPACT_ANALYSIS_FORMAT:
+        snapshot = msgspec.structs.replace(snapshot, trials=_compacted(snapshot.trials))
     return from_snapshot(snapshot)
+
+
+def _compacted(trials: list[TrialState]) -> list[TrialState]:
+    """Format-1 trials, whose stored analysis is the whole one, as format 2
+    keeps them: the stats the last result does not tell, and the numeric
+    metrics of the last result that have none (`model.analysis.compact`,
+    the rule the step keeps)."""
+    return [_compact_trial(trial) for trial in trials]
+
+
+def _compact_trial(trial: TrialState) -> TrialState:
+    if not (trial.stats_beyond_last or trial.last_result):
+        return trial
+    kept, unanalysed = compact(trial.stats_beyond_last, flatten(trial.last_result))
+    return msgspec.structs.replace(trial, stats_beyond_last=kept, unanalysed=unanalysed)
 
 
 def _stored_before(data: bytes) -> ExperimentSnapshot[Any, Any]:

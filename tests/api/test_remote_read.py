@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import msgspec
+import pyarrow.fs
 import pytest
 
 import tunecore
@@ -273,3 +274,24 @@ def test_a_mirrored_fit_and_a_restored_tuner_give_results_in_storage(
             assert results.experiment_path == uri.replace("testing:testing@", "")
         assert checkpoint.path.startswith(str(results.experiment_path).partition("?")[0])
         assert step_of(checkpoint.to_directory()) == STEPS
+
+
+@pytest.mark.parametrize("target_name", TARGETS)
+def test_results_from_a_uri_are_on_the_storages_filesystem(
+    target_name: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    target: StorageTarget = request.getfixturevalue(target_name)
+    grid = ResultGrid.from_path(stored_experiment(target, tmp_path))
+
+    result = grid.get_best_result()
+    if target.filesystem is None:  # file://: a local directory, named by its path
+        assert isinstance(result.filesystem, pyarrow.fs.LocalFileSystem)
+        fs_path = str(result.path)
+    else:  # the filesystem the URI resolved to; the path is a URI (its query last)
+        assert isinstance(result.filesystem, pyarrow.fs.S3FileSystem)
+        parts = urllib.parse.urlsplit(result.path)
+        fs_path = parts.netloc + parts.path
+    assert grid.filesystem.type_name == result.filesystem.type_name
+    with result.filesystem.open_input_file(f"{fs_path}/result.json") as file:
+        rows = [json.loads(line) for line in file.read().decode().splitlines()]
+    assert [row["score"] for row in rows] == [2.0, 4.0, 6.0]

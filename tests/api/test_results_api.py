@@ -6,7 +6,10 @@ filter_mode=)`, the `last-5-avg`/`last-10-avg` scopes, `Tuner.get_results`,
 
 from __future__ import annotations
 
+import json
 import math
+import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -375,3 +378,30 @@ def test_a_trial_that_never_reported_has_no_row_so_no_column_turns_to_nan(
     assert frame["training_iteration"].dtype.kind == "i"
     assert frame["score"].dtype.kind == "i"
     assert list(frame["logdir"]) == [str(results[0].path), str(results[2].path)]
+
+
+def test_rays_filesystem_idiom_reads_a_local_trials_files(
+    experiment: tuple[Tuner, ResultGrid], tmp_path: Path
+) -> None:
+    import pyarrow.fs  # noqa: PLC0415 - the storage extra
+
+    _, results = experiment
+    result = results[0]
+    assert isinstance(results.filesystem, pyarrow.fs.LocalFileSystem)
+    with result.filesystem.open_input_file(os.path.join(result.path, "result.json")) as file:
+        first = json.loads(file.read().decode().splitlines()[0])
+    assert first["trial_id"] == result.trial_id
+    pyarrow.fs.copy_files(result.path, str(tmp_path / "copy"), source_filesystem=result.filesystem)
+    assert (tmp_path / "copy" / "result.json").is_file()
+
+
+def test_the_filesystem_without_pyarrow_names_the_extra(
+    experiment: tuple[Tuner, ResultGrid], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, results = experiment
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    monkeypatch.setitem(sys.modules, "pyarrow.fs", None)
+    with pytest.raises(ImportError, match=r"tunecore\[storage\]"):
+        _ = results[0].filesystem
+    with pytest.raises(ImportError, match=r"tunecore\[storage\]"):
+        _ = results.filesystem

@@ -42,6 +42,7 @@ class FileSystem:
     def open_input_stream(
         self, path: str, compression: str | None = "detect", buffer_size: int | None = None
     ) -> NativeFile: ...
+    def open_input_file(self, path: str) -> NativeFile: ...
     def open_output_stream(
         self,
         path: str,
@@ -66,3 +67,13 @@ class S3FileSystem(FileSystem):
         allow_bucket_creation: bool = False,
         allow_bucket_deletion: bool = False,
     ) -> None: ...
+
+def copy_files(
+    source: str,
+    destination: str,
+    source_filesystem: FileSystem | None = None,
+    destination_filesystem: FileSystem | None = None,
+    *,
+    chunk_size: int = 1048576,
+    use_threads: bool = True,
+) -> None: ...

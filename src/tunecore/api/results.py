@@ -38,11 +38,14 @@ from tunecore.model.numbers import is_number
 from tunecore.shell.collector import collector_paused
 from tunecore.shell.mirror.remote import StoredExperiment
 from tunecore.shell.storage.layout import read_result_rows
+from tunecore.shell.storage.resolve import filesystem_of
+from tunecore.shell.storage.store import Store
 from tunecore.shell.trainable import Checkpoint
 from tunecore.shell.trial_view import Trial
 
 if TYPE_CHECKING:
     import pandas
+    from pyarrow.fs import FileSystem
 
 Scope = Literal["last", "all", "avg", "last-5-avg", "last-10-avg"]
 SCOPES: tuple[Scope, ...] = ("last", "all", "avg", "last-5-avg", "last-10-avg")
@@ -92,6 +95,9 @@ class Result:
     a finished trial's memory)."""
     best_checkpoints: list[tuple[Checkpoint, JsonDict]] = field(default_factory=list)
     files: Path | None = field(default=None, repr=False)
+    storage: Store | None = field(default=None, repr=False, compare=False)
+    """The storage the experiment is in (rooted at it), None for a local
+    experiment: what `filesystem` answers from."""
 
     @classmethod
     def from_path(cls, path: str | os.PathLike[str], storage_filesystem: object = None) -> Result:
@@ -112,6 +118,13 @@ class Result:
     def metric_analysis(self) -> dict[str, MetricStats]:
         """Each numeric metric's max/min/avg/last over the trial's results."""
         return self.state.metric_analysis
+
+    @property
+    def filesystem(self) -> FileSystem:
+        """The `pyarrow.fs.FileSystem` the trial's files are on, as in Ray
+        (a `LocalFileSystem` for a local directory or `file://`). Needs
+        pyarrow (`tunecore[storage]`)."""
+        return filesystem_of(self.storage)
 
     @property
     def log_dir(self) -> Path:
@@ -157,8 +170,10 @@ class ResultGrid(Sequence[Result]):
         experiment_path: str | os.PathLike[str],
         error: str | None = None,
         trials: Sequence[Trial] = (),
+        storage: Store | None = None,
     ) -> None:
         self._results = list(results)
+        self._storage = storage
         self._metric = metric
         self._mode = mode
         self._trials = list(trials)
@@ -200,6 +215,7 @@ class ResultGrid(Sequence[Result]):
             experiment_path=experiment_path if stored is None else stored.location(),
             error=state.error,
             trials=[Trial(t, dir_of=dir_of) for t in trials],
+            storage=None if stored is None else stored.store,
         )
 
     @classmethod
@@ -240,6 +256,13 @@ class ResultGrid(Sequence[Result]):
     def mode(self) -> Literal["min", "max"] | None:
         """The experiment's mode (`TuneConfig.mode`)."""
         return self._mode
+
+    @property
+    def filesystem(self) -> FileSystem:
+        """The `pyarrow.fs.FileSystem` the experiment is on, as in Ray (a
+        `LocalFileSystem` for a local directory or `file://`). Needs
+        pyarrow (`tunecore[storage]`)."""
+        return filesystem_of(self._storage)
 
     @property
     def trials(self) -> list[Trial]:
@@ -454,6 +477,7 @@ def _result(
         state=trial,
         best_checkpoints=[(found, ref.metrics) for ref, found in kept if found is not None],
         files=files,
+        storage=None if stored is None else stored.store,
     )
 
 

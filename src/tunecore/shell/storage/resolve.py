@@ -15,10 +15,14 @@ import hashlib
 import os
 import re
 import urllib.parse
+from typing import TYPE_CHECKING
 
 from tunecore.shell.storage.arrow_store import ArrowStore
 from tunecore.shell.storage.local_store import LocalStore
 from tunecore.shell.storage.store import StorageSpec, Store, check_rel, join_path
+
+if TYPE_CHECKING:
+    from pyarrow.fs import FileSystem
 
 DEFAULT_ROOT = "~/tunecore_results"
 """Where the API puts experiments unless told otherwise (`ExperimentStorage`
@@ -42,6 +46,21 @@ def within(store: Store, rel: str) -> Store:
     if isinstance(store, ArrowStore):
         return ArrowStore(store.fs, join_path(store.base, rel), store.uri(rel))
     raise TypeError(f"within: {store!r} is neither a LocalStore nor an ArrowStore")
+
+
+def filesystem_of(store: Store | None) -> FileSystem:
+    """The `pyarrow.fs.FileSystem` `store` is on (Ray's `Result.filesystem`):
+    the one `resolve_storage` resolved for a URI or was given, and a
+    `LocalFileSystem` for a local directory (a `LocalStore`, or None: an
+    experiment that is not in storage). `ImportError` naming the extra
+    when pyarrow is not installed."""
+    if isinstance(store, ArrowStore):
+        return store.fs
+    try:
+        from pyarrow.fs import LocalFileSystem  # noqa: PLC0415 - optional
+    except ImportError as exc:
+        raise ImportError(f"the storage's filesystem is a pyarrow one: {INSTALL_HINT}") from exc
+    return LocalFileSystem()
 
 
 def resolve_storage(

@@ -42,6 +42,7 @@ import msgspec
 from tunecore.model import JsonDict, Resources
 from tunecore.shell.storage.store import Store
 from tunecore.shell.trainable.placement_group import PlacementGroupFactory
+from tunecore.shell.trainable.trial_storage import TrialStorage
 
 
 class TrialContext(msgspec.Struct, frozen=True, kw_only=True):
@@ -110,6 +111,11 @@ class TrialContext(msgspec.Struct, frozen=True, kw_only=True):
 
     def get_experiment_name(self) -> str:
         return os.path.basename(self.experiment_dir)
+
+    def get_storage(self) -> TrialStorage:
+        """Where the trial's files are kept (Ray's `StorageContext`, read-only:
+        `storage_filesystem`, `trial_fs_path`, ...)."""
+        return TrialStorage.of(self.experiment_dir, self.trial_dir, self.store)
 
     def get_world_rank(self) -> int:
         """A Tune trial is one process: rank 0 of 1 (Ray's answer too)."""

@@ -19,7 +19,13 @@ so the check that the trial reached iteration 10 fails (before that check
 was added, `result.config == schedule[-1][5]` failed: 812 s, load 26).
 The same with a two-line policy file written by hand (changes at 2 and 4,
 stop at 6), with `reuse_actors` True or False: iterations [1, 2, 3], lr
-[0.3, 0.3, 0.2]. Ray's documentation says the replay trains the trial
+[0.3, 0.3, 0.2]. The cause, read in Ray 2.60's tune_controller.py: the
+replay schedules a save, then `pause_trial(trial, should_checkpoint=False)`
+calls `_schedule_trial_stop`, which, the trial still saving, caches a STOP
+decision in `_cached_trial_decisions` and clears the save's future, so
+nothing consumes it; the resumed trial's next checkpointing result keeps
+that STOP (a CONTINUE does not overwrite it) and the save's completion
+executes it. Ray's documentation says the replay trains the trial
 along the whole schedule, which is what tunecore does (a deliberate
 difference: tunecore does not end the trial after its first change).
 """

@@ -17,6 +17,9 @@ TERMINATED, with no error and no `done`, 7 iterations short of the stop
 criterion; the schedule's later change (at iteration 6) is never reached,
 so the check that the trial reached iteration 10 fails (before that check
 was added, `result.config == schedule[-1][5]` failed: 812 s, load 26).
+Run again as it is now (204 s, load 8): the first change came at
+iteration 4 ({'lr': 0.5}) and the trial ended at iteration 5, failing
+`AssertionError: [1, 2, 3, 4, 5]`.
 The same with a two-line policy file written by hand (changes at 2 and 4,
 stop at 6), with `reuse_actors` True or False: iterations [1, 2, 3], lr
 [0.3, 0.3, 0.2]. The cause, read in Ray 2.60's tune_controller.py: the

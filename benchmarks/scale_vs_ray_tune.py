@@ -53,6 +53,7 @@ from benchmarks.children import (
     preload_tunecore,
     run_child,
 )
+from benchmarks.command_line import exit_status, trial_counts
 from benchmarks.scale import ASHA, FIFO, iterations_of, machine_line
 from benchmarks.scratch import run_dir
 
@@ -560,20 +561,8 @@ def report(measured: Sequence[Size], sizes: Sizes) -> tuple[str, bool]:
     return "\n".join(lines), not problems
 
 
-def _sizes(text: str) -> tuple[int, ...]:
-    values = tuple(int(n) for n in text.split(",") if n)
-    if any(n < 2 for n in values):
-        raise argparse.ArgumentTypeError(f"{text!r}: sizes must be at least 2")
-    return values
-
-
 def main(argv: Sequence[str]) -> int:
-    measured = measure_from(argv)
-    if measured is None:  # a child's one measurement, printed
-        return 0
-    table, ok, _ = measured
-    print(table)
-    return 0 if ok else 1
+    return exit_status(measure_from(argv))
 
 
 def measure_from(argv: Sequence[str]) -> tuple[str, bool, list[str]] | None:
@@ -583,8 +572,10 @@ def measure_from(argv: Sequence[str]) -> tuple[str, bool, list[str]] | None:
         prog="python -m benchmarks scale_vs_ray_tune", description=__doc__
     )
     parser.add_argument("--quick", action="store_true", help="small sizes, a smoke run")
-    parser.add_argument("--fifo", type=_sizes, default=None, help="FIFO trials, e.g. 1000,10000")
-    parser.add_argument("--asha", type=_sizes, default=None, help="ASHA trials, e.g. 1000")
+    parser.add_argument(
+        "--fifo", type=trial_counts, default=None, help="FIFO trials, e.g. 1000,10000"
+    )
+    parser.add_argument("--asha", type=trial_counts, default=None, help="ASHA trials, e.g. 1000")
     parser.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
     parser.add_argument("--max-t", type=int, default=100, help=argparse.SUPPRESS)
     args = parser.parse_args(list(argv))

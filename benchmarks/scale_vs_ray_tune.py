@@ -54,7 +54,7 @@ from benchmarks.children import (
     run_child,
 )
 from benchmarks.command_line import exit_status, trial_counts
-from benchmarks.scale import ASHA, FIFO, iterations_of, machine_line
+from benchmarks.scale import ASHA, FIFO, iterations_of, iterations_problem, machine_line
 from benchmarks.scratch import run_dir
 
 RAY_TUNE = "ray_tune"
@@ -406,14 +406,7 @@ def check(op: str, sweep: str, trials: int, max_t: int, data: Mapping[str, Any])
     counts = {int(n): c for n, c in data["iterations"].items()}
     if data["errors"]:
         return f"{data['errors']} trials failed"
-    if sweep == FIFO and counts != {1: trials}:
-        return f"expected one result per trial, got {sorted(counts)} results"
-    if sweep == ASHA:
-        if min(counts) < 1 or max(counts) != max_t:
-            return f"results per trial out of range 1..{max_t}: {sorted(counts)}"
-        if counts.get(max_t) == trials:
-            return "ASHA stopped no trial early"
-    return None
+    return iterations_problem(sweep, trials, max_t, counts)
 
 
 def measure(sweep: str, trials: int, max_t: int) -> Size:

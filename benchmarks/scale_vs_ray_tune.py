@@ -165,33 +165,33 @@ class _Watch:
             os.kill(os.getpid(), signal.SIGKILL)
 
 
+class _WatchHooks:
+    """The two hooks of either framework's callback, each told to a `_Watch`;
+    mixed in before the framework's `Callback` (see `watch_callback`)."""
+
+    def __init__(self) -> None:
+        self.watch = _Watch()
+
+    def on_trial_result(self, *args: Any, **info: Any) -> None:
+        self.watch.result()
+
+    def on_trial_complete(self, *args: Any, **info: Any) -> None:
+        self.watch.complete()
+
+
 def watch_callback(framework: str) -> Any:
     """The framework's callback around `_Watch`."""
     if framework == RAY_TUNE:
         from ray import tune  # noqa: PLC0415 - Ray Tune's side only
 
-        class RayTuneWatch(tune.Callback):
-            def __init__(self) -> None:
-                self.watch = _Watch()
-
-            def on_trial_result(self, *args: Any, **info: Any) -> None:
-                self.watch.result()
-
-            def on_trial_complete(self, *args: Any, **info: Any) -> None:
-                self.watch.complete()
+        class RayTuneWatch(_WatchHooks, tune.Callback):
+            pass
 
         return RayTuneWatch()
     from tunecore.callback import Callback  # noqa: PLC0415
 
-    class TunecoreWatch(Callback):
-        def __init__(self) -> None:
-            self.watch = _Watch()
-
-        def on_trial_result(self, *args: Any, **info: Any) -> None:
-            self.watch.result()
-
-        def on_trial_complete(self, *args: Any, **info: Any) -> None:
-            self.watch.complete()
+    class TunecoreWatch(_WatchHooks, Callback):
+        pass
 
     return TunecoreWatch()
 

@@ -1,5 +1,6 @@
-"""What the size-sweeping benchmarks (`scale_reads`, `scale_vs_ray_tune`)
-share on their command line: the parser of a sizes flag and the exit status."""
+"""What the size-sweeping benchmarks (`scale_reads`, `scale_vs_ray_tune`,
+`scale_regression`) share on their command line: the parser of a sizes
+flag and the exit status."""
 
 from __future__ import annotations
 

@@ -292,6 +292,16 @@ def check(sweep: str, trials: int, max_t: int, data: Mapping[str, Any]) -> str |
         return f"{data['finished']} trials, expected {trials}"
     if data["logs"] != 1 or data["log_bytes"] <= 0:
         return f"expected one non-empty {LOG_FILE}, found {data['logs']}"
+    return iterations_problem(sweep, trials, max_t, counts)
+
+
+def iterations_problem(
+    sweep: str, trials: int, max_t: int, counts: Mapping[int, int]
+) -> str | None:
+    """What is wrong with a sweep's results per trial, if anything
+    (`counts`: how many trials reported each number of results). FIFO
+    reports once per trial; ASHA from 1 to `max_t` times, and stops at
+    least one trial early. Shared with `benchmarks.scale_vs_ray_tune`."""
     if sweep == FIFO and counts != {1: trials}:
         return f"expected one result per trial, got {sorted(counts)} results"
     if sweep == ASHA:

@@ -54,6 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.children import emit, peak_rss_kib, run_child
+from benchmarks.command_line import exit_status, trial_counts
 from benchmarks.scale import current_rss_kb
 from benchmarks.scratch import run_dir
 from tunecore.callback import Callback
@@ -638,20 +639,8 @@ def at_target_size(seconds: float | None, trials: int, target: float) -> tuple[s
     return shown, projected < target
 
 
-def _sizes(text: str) -> tuple[int, ...]:
-    values = tuple(int(n) for n in text.split(",") if n)
-    if any(n < 2 for n in values):
-        raise argparse.ArgumentTypeError(f"{text!r}: sizes must be at least 2")
-    return values
-
-
 def main(argv: Sequence[str]) -> int:
-    measured = measure_from(argv)
-    if measured is None:  # a child's one measurement, printed
-        return 0
-    table, ok, _ = measured
-    print(table)
-    return 0 if ok else 1
+    return exit_status(measure_from(argv))
 
 
 def measure_from(argv: Sequence[str]) -> tuple[str, bool, list[str]] | None:
@@ -659,10 +648,10 @@ def measure_from(argv: Sequence[str]) -> tuple[str, bool, list[str]] | None:
     or the whole run (what `run` returns)."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks scale_reads", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="100 and 1,000 trials, a smoke run")
-    parser.add_argument("--sizes", type=_sizes, default=(1_000, 10_000, 100_000))
-    parser.add_argument("--restore-sizes", type=_sizes, default=None)
-    parser.add_argument("--finished-sizes", type=_sizes, default=None)
-    parser.add_argument("--searcher-trials", type=_sizes, default=(200, 1_000))
+    parser.add_argument("--sizes", type=trial_counts, default=(1_000, 10_000, 100_000))
+    parser.add_argument("--restore-sizes", type=trial_counts, default=None)
+    parser.add_argument("--finished-sizes", type=trial_counts, default=None)
+    parser.add_argument("--searcher-trials", type=trial_counts, default=(200, 1_000))
     parser.add_argument("--cache", default=None, help="where built experiments are kept")
     parser.add_argument("--build", nargs=3, metavar=("SWEEP", "N", "DIR"), help=argparse.SUPPRESS)
     parser.add_argument(

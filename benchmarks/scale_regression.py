@@ -22,6 +22,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from benchmarks.command_line import trial_counts
 from benchmarks.scale_reads import (
     ASHA,
     FIFO,
@@ -33,7 +34,6 @@ from benchmarks.scale_reads import (
     RESTORE_TARGET_S,
     STATUS,
     Cell,
-    _sizes,
     cache_root,
     ensure_built,
     measure,
@@ -86,7 +86,7 @@ def main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks scale_regression", description=__doc__
     )
-    parser.add_argument("--sizes", type=_sizes, default=(1_000, 10_000))
+    parser.add_argument("--sizes", type=trial_counts, default=(1_000, 10_000))
     parser.add_argument("--cache", default=None, help="where built experiments are kept")
     args = parser.parse_args(list(argv))
     lines, ok = run(args.sizes, args.cache)

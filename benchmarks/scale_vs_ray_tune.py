@@ -53,7 +53,8 @@ from benchmarks.children import (
     preload_tunecore,
     run_child,
 )
-from benchmarks.scale import ASHA, FIFO, iterations_of, machine_line
+from benchmarks.command_line import exit_status, trial_counts
+from benchmarks.scale import ASHA, FIFO, iterations_of, iterations_problem, machine_line
 from benchmarks.scratch import run_dir
 
 RAY_TUNE = "ray_tune"
@@ -164,33 +165,33 @@ class _Watch:
             os.kill(os.getpid(), signal.SIGKILL)
 
 
+class _WatchHooks:
+    """The two hooks of either framework's callback, each told to a `_Watch`;
+    mixed in before the framework's `Callback` (see `watch_callback`)."""
+
+    def __init__(self) -> None:
+        self.watch = _Watch()
+
+    def on_trial_result(self, *args: Any, **info: Any) -> None:
+        self.watch.result()
+
+    def on_trial_complete(self, *args: Any, **info: Any) -> None:
+        self.watch.complete()
+
+
 def watch_callback(framework: str) -> Any:
     """The framework's callback around `_Watch`."""
     if framework == RAY_TUNE:
         from ray import tune  # noqa: PLC0415 - Ray Tune's side only
 
-        class RayTuneWatch(tune.Callback):
-            def __init__(self) -> None:
-                self.watch = _Watch()
-
-            def on_trial_result(self, *args: Any, **info: Any) -> None:
-                self.watch.result()
-
-            def on_trial_complete(self, *args: Any, **info: Any) -> None:
-                self.watch.complete()
+        class RayTuneWatch(_WatchHooks, tune.Callback):
+            pass
 
         return RayTuneWatch()
     from tunecore.callback import Callback  # noqa: PLC0415
 
-    class TunecoreWatch(Callback):
-        def __init__(self) -> None:
-            self.watch = _Watch()
-
-        def on_trial_result(self, *args: Any, **info: Any) -> None:
-            self.watch.result()
-
-        def on_trial_complete(self, *args: Any, **info: Any) -> None:
-            self.watch.complete()
+    class TunecoreWatch(_WatchHooks, Callback):
+        pass
 
     return TunecoreWatch()
 
@@ -405,14 +406,7 @@ def check(op: str, sweep: str, trials: int, max_t: int, data: Mapping[str, Any])
     counts = {int(n): c for n, c in data["iterations"].items()}
     if data["errors"]:
         return f"{data['errors']} trials failed"
-    if sweep == FIFO and counts != {1: trials}:
-        return f"expected one result per trial, got {sorted(counts)} results"
-    if sweep == ASHA:
-        if min(counts) < 1 or max(counts) != max_t:
-            return f"results per trial out of range 1..{max_t}: {sorted(counts)}"
-        if counts.get(max_t) == trials:
-            return "ASHA stopped no trial early"
-    return None
+    return iterations_problem(sweep, trials, max_t, counts)
 
 
 def measure(sweep: str, trials: int, max_t: int) -> Size:
@@ -560,20 +554,8 @@ def report(measured: Sequence[Size], sizes: Sizes) -> tuple[str, bool]:
     return "\n".join(lines), not problems
 
 
-def _sizes(text: str) -> tuple[int, ...]:
-    values = tuple(int(n) for n in text.split(",") if n)
-    if any(n < 2 for n in values):
-        raise argparse.ArgumentTypeError(f"{text!r}: sizes must be at least 2")
-    return values
-
-
 def main(argv: Sequence[str]) -> int:
-    measured = measure_from(argv)
-    if measured is None:  # a child's one measurement, printed
-        return 0
-    table, ok, _ = measured
-    print(table)
-    return 0 if ok else 1
+    return exit_status(measure_from(argv))
 
 
 def measure_from(argv: Sequence[str]) -> tuple[str, bool, list[str]] | None:
@@ -583,8 +565,10 @@ def measure_from(argv: Sequence[str]) -> tuple[str, bool, list[str]] | None:
         prog="python -m benchmarks scale_vs_ray_tune", description=__doc__
     )
     parser.add_argument("--quick", action="store_true", help="small sizes, a smoke run")
-    parser.add_argument("--fifo", type=_sizes, default=None, help="FIFO trials, e.g. 1000,10000")
-    parser.add_argument("--asha", type=_sizes, default=None, help="ASHA trials, e.g. 1000")
+    parser.add_argument(
+        "--fifo", type=trial_counts, default=None, help="FIFO trials, e.g. 1000,10000"
+    )
+    parser.add_argument("--asha", type=trial_counts, default=None, help="ASHA trials, e.g. 1000")
     parser.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
     parser.add_argument("--max-t", type=int, default=100, help=argparse.SUPPRESS)
     args = parser.parse_args(list(argv))

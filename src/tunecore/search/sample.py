@@ -34,7 +34,7 @@ import warnings
 from abc import ABCMeta, abstractmethod
 from collections.abc import Callable, Sequence
 from copy import copy
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Self, TypeVar
 
 import numpy as np
 
@@ -273,7 +273,35 @@ def _needs_positive_bounds(lower: float, upper: float) -> None:
         )
 
 
-class Float(Domain):
+def _unquantized(sampler: Sampler) -> tuple[Sampler, Any]:
+    """`sampler` without its quantization, and its q (None: not quantized)."""
+    if isinstance(sampler, Quantized):
+        return sampler.sampler, sampler.q
+    return sampler, None
+
+
+class _Bounded(Domain):
+    """What `Float` and `Integer` share: the range [lower, upper] and its
+    `loguniform()` draws."""
+
+    lower: float
+    upper: float
+
+    def loguniform(self, base: object = _MISSING) -> Self:
+        if base is not _MISSING:
+            _warn_for_base()
+        _needs_positive_bounds(self.lower, self.upper)
+        return _with_sampler(self, LogUniform())
+
+    def is_valid(self, value: Any) -> bool:
+        return bool(self.lower <= value <= self.upper)
+
+    @property
+    def domain_str(self) -> str:
+        return f"({self.lower}, {self.upper})"
+
+
+class Float(_Bounded):
     """Floats between `lower` and `upper` (None: unbounded), drawn by
     `uniform()`, `loguniform()` or `normal(mean, sd)`, each `quantized(q)`."""
 
@@ -299,12 +327,6 @@ class Float(Domain):
             )
         return _with_sampler(self, Uniform())
 
-    def loguniform(self, base: object = _MISSING) -> Float:
-        if base is not _MISSING:
-            _warn_for_base()
-        _needs_positive_bounds(self.lower, self.upper)
-        return _with_sampler(self, LogUniform())
-
     def normal(self, mean: float = 0.0, sd: float = 1.0) -> Float:
         return _with_sampler(self, Normal(mean, sd))
 
@@ -317,17 +339,9 @@ class Float(Domain):
                 )
         return _with_sampler(self, Quantized(self.get_sampler(), q), allow_override=True)
 
-    def is_valid(self, value: Any) -> bool:
-        return bool(self.lower <= value <= self.upper)
-
-    @property
-    def domain_str(self) -> str:
-        return f"({self.lower}, {self.upper})"
-
     def to_domain(self) -> domains.Domain:
         sampler = self.get_sampler()
-        q = sampler.q if isinstance(sampler, Quantized) else None
-        inner = sampler.sampler if isinstance(sampler, Quantized) else sampler
+        inner, q = _unquantized(sampler)
         if isinstance(inner, Normal):
             self._check_unbounded()
             if q is None:
@@ -373,11 +387,14 @@ class Float(Domain):
         raise _no_domain(self, sampler)
 
 
-class Integer(Domain):
+class Integer(_Bounded):
     """Integers from `lower` to `upper` (exclusive), drawn by `uniform()`
     or `loguniform()`, each `quantized(q)` (which includes `upper`)."""
 
     members: ClassVar[tuple[type, ...]] = _INTEGERS
+
+    lower: int
+    upper: int
 
     def __init__(self, lower: int, upper: int) -> None:
         self.lower = lower
@@ -392,23 +409,9 @@ class Integer(Domain):
     def uniform(self) -> Integer:
         return _with_sampler(self, Uniform())
 
-    def loguniform(self, base: object = _MISSING) -> Integer:
-        if base is not _MISSING:
-            _warn_for_base()
-        _needs_positive_bounds(self.lower, self.upper)
-        return _with_sampler(self, LogUniform())
-
-    def is_valid(self, value: Any) -> bool:
-        return bool(self.lower <= value <= self.upper)
-
-    @property
-    def domain_str(self) -> str:
-        return f"({self.lower}, {self.upper})"
-
     def to_domain(self) -> domains.Domain:
         sampler = self.get_sampler()
-        q = sampler.q if isinstance(sampler, Quantized) else None
-        inner = sampler.sampler if isinstance(sampler, Quantized) else sampler
+        inner, q = _unquantized(sampler)
         if isinstance(inner, LogUniform):
             if q is None:
                 return domains.LogRandInt(self.lower, self.upper)

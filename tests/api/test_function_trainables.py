@@ -6,7 +6,6 @@ from __future__ import annotations
 import datetime
 import json
 import math
-import os
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -97,7 +96,10 @@ def test_only_the_latest_reported_checkpoint_is_kept_in_the_trial(tmp_path: Path
                 tunecore.report(
                     {"step": step}, checkpoint=tunecore.Checkpoint.from_directory(directory)
                 )
-            kept.append(sorted(os.listdir(scratch)))
+            # The copies are in this worker's own part of the trial's scratch.
+            kept.append(
+                sorted(str(copy) for worker in scratch.iterdir() for copy in worker.iterdir())
+            )
 
     [result] = fit(reports_many, tmp_path)
     assert result.error is None

@@ -37,8 +37,9 @@ the function: `restore()` ends a running function, and `get_checkpoint()`
 (or the legacy `checkpoint_dir` argument) gives the next run the restored
 directory. Directories tunecore makes for the function (copies of reported
 checkpoints, `checkpoint_dir()` blocks, `restore_from_bytes`) live in
-`<trial_dir>/worker_checkpoints/` and are deleted by `stop()` and
-`reset()`, and by the loop once a run ends (a killed Ray actor never
+`<trial_dir>/worker_checkpoints/<worker>/`, each worker's own (two may
+hold one trial's files for a moment: one leaving it, one taking it over),
+and are deleted by `stop()` and `reset()`, and by the loop once a run ends (a killed Ray actor never
 stops its trainable); a checkpoint directory the user made is never
 deleted.
 
@@ -58,6 +59,7 @@ import math
 import os
 import shutil
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -207,6 +209,10 @@ class FunctionTrainable:
         self._form = function_form(fn)
         self._fn = fn
         self._objects = objects or ConfigObjects()
+        # Each worker's own part of a trial's `worker_checkpoints/`: a trial
+        # PBT pauses on one worker may resume on another while the first is
+        # reset for a new trial, and the first must delete only what it made.
+        self._worker_dir = uuid.uuid4().hex[:12]
         self._begin(config, context)
 
     def _begin(self, config: JsonDict, context: TrialContext) -> None:
@@ -431,4 +437,4 @@ class FunctionTrainable:
         shutil.rmtree(self._scratch_dir(), ignore_errors=True)
 
     def _scratch_dir(self) -> str:
-        return os.path.join(self._context.trial_dir, SCRATCH_DIR)
+        return os.path.join(self._context.trial_dir, SCRATCH_DIR, self._worker_dir)

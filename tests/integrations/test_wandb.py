@@ -243,7 +243,9 @@ def test_a_driver_killed_twice_and_resumed_logs_each_result_once(tmp_path: Path)
         assert [row["loss"] for row in rows] == pytest.approx(
             [params["x"] + 1.0 / step for step in every_step]
         )
-    assert max(parts) == 3, parts  # a trial all three drivers ran
+    # A trial that a killed driver's successor ran on (all three drivers when
+    # the kills fall inside one trial, which depends on timing: [1, 2, 1] in CI).
+    assert max(parts) >= 2, parts
 
 
 def test_ray_tune_logger_wandb_is_the_same_callback() -> None:

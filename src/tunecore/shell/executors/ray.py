@@ -16,9 +16,14 @@
   either the requests held do not pack onto the nodes (`packs`: bundle by
   bundle, per node, not by sums: two trials pinned to a one-CPU node would
   otherwise wait behind an idle actor there forever) or it has waited
-  `PLACEMENT_PATIENCE_S` (Ray, not tunecore, picks the nodes, and may pick
-  otherwise than `packs`), and then the idle actors are ended too. Trials
-  that fit keep reusing actors.
+  longer than the placement patience (Ray, not tunecore, picks the nodes,
+  and may pick otherwise than `packs`; other Ray work holds resources too),
+  and then the idle actors are ended too. The patience follows how long
+  this run's actors took to start (`executors.patience`: twice the slowest
+  recent start, at least 5 s, at most 60 s): Ray cannot tell an actor
+  waiting for an idle one's resources from one slow to start, and a fixed
+  patience on a loaded machine ended the idle actors at every start.
+  Trials that fit keep reusing actors.
 - Operations are actor method calls; `ray.wait` runs over the head
   operation of every trial, so per-trial order holds (see `base`). A
   training asked behind a save is sent only once the save has come back:
@@ -92,6 +97,7 @@ from tunecore.shell.executors.host import (
     TrainableFactory,
     function_returned,
 )
+from tunecore.shell.executors.patience import PlacementPatience
 from tunecore.shell.executors.queued import HostCalls
 from tunecore.shell.trainable.worker import TrialContext
 
@@ -106,10 +112,6 @@ _NAMED = {
 }
 
 _RemoteHost = ray.remote(TrialActor)
-
-# How long a new actor may wait to be placed before idle actors, which may
-# hold what it waits for, are ended (an actor starts in about 0.4 s).
-PLACEMENT_PATIENCE_S = 5.0
 
 RUN_AHEAD_RESULTS = 256
 RUN_AHEAD_S = 0.05
@@ -213,7 +215,7 @@ class RayExecutor(HostCalls):
         # paused trial finishing its save): while one waits, a released
         # actor is ended, not kept idle, or the two could wait forever.
         self._starved: set[str] = set()
-        self._unplaced: dict[str, float] = {}  # new actor's trial -> when created
+        self._placing = PlacementPatience()  # new actors not placed yet
         self._asks: dict[str, Resources] = {}  # what each live actor holds
         # Actors on their way out: the ref of their last call (a release,
         # which uploads a mirrored trial's files) and when to stop waiting.
@@ -299,7 +301,7 @@ class RayExecutor(HostCalls):
         actor = self._actors[trial_id] = self._actor_for(trial_id, resources)
         self._asks[trial_id] = resources
         self._chains.keep(trial_id, then)
-        if restore is None and trial_id not in self._unplaced:
+        if restore is None and trial_id not in self._placing:
             # A reused actor is placed already: its first results can come
             # back with the assignment, in one round trip.
             batch = self._call_batch(context.until)
@@ -402,7 +404,7 @@ class RayExecutor(HostCalls):
             self._total = self.cluster_resources()
         if not packs([*self._asks.values(), resources], self._total):
             self._starved.add(trial_id)
-        self._unplaced[trial_id] = time.monotonic()
+        self._placing.created(trial_id, time.monotonic())
         if not resources.bundles:
             options = _actor_options(resources)
             return _RemoteHost.options(**options, max_concurrency=1).remote(self._factory)
@@ -450,6 +452,7 @@ class RayExecutor(HostCalls):
     def _end(self, actor: Any) -> None:
         """Kill the actor and give back its placement group, if any."""
         ray.kill(actor)
+        self._placing.freed(time.monotonic())
         group = self._groups.pop(actor, None)
         if group is not None:
             remove_placement_group(group)
@@ -500,7 +503,7 @@ class RayExecutor(HostCalls):
         """Forget that `trial_id` holds an actor: the actor and what it asked."""
         self._releasing.discard(trial_id)
         self._starved.discard(trial_id)
-        self._unplaced.pop(trial_id, None)
+        self._placing.forget(trial_id)
         self._credits.pop(trial_id, None)
         self._after_save.pop(trial_id, None)
         self._chains.take(trial_id)
@@ -571,9 +574,10 @@ class RayExecutor(HostCalls):
             return None, _describe(error)
 
     def _lose_patience(self, now: float) -> None:
-        """New actors waiting too long to be placed count as starved, and
-        the idle actors, which may hold what they wait for, are ended."""
-        waited = {t for t, since in self._unplaced.items() if now - since > PLACEMENT_PATIENCE_S}
+        """New actors waiting too long to be placed (`PlacementPatience`)
+        count as starved, and the idle actors, which may hold what they
+        wait for, are ended."""
+        waited = self._placing.overdue(now)
         if waited - self._starved:
             self._starved |= waited
             self._end_idle()
@@ -584,7 +588,7 @@ class RayExecutor(HostCalls):
         assignment proves, and the training held back behind a save."""
         if pending.operation is Operation.ASSIGN:
             self._starved.discard(trial_id)
-            self._unplaced.pop(trial_id, None)
+            self._placing.placed(trial_id, time.monotonic())
         if pending.operation is Operation.TRAIN_MANY:
             assert isinstance(value, bytes)  # TrialActor.train_many_packed's
             results, error, chained = pickle.loads(value)

@@ -86,6 +86,23 @@ class Counter(tunecore.Trainable):
         self.count = count
 
 
+class GatedStart(tunecore.Trainable):
+    """A start as slow as the test wants: `setup` waits for the file
+    `config["gate"]` (a minute at most, so nothing hangs); each step
+    reports the worker's process, which tells a reused actor."""
+
+    def setup(self, config: JsonDict) -> None:
+        gate = Path(str(config["gate"]))
+        deadline = time.monotonic() + 60
+        while not gate.exists():
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the gate {gate} never opened")
+            time.sleep(0.02)
+
+    def step(self) -> JsonDict:
+        return {"pid": os.getpid(), "done": True}
+
+
 class SaveFails(tunecore.Trainable):
     """Trains to the end, but cannot save a checkpoint."""
 

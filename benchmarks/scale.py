@@ -520,8 +520,7 @@ def main(argv: Sequence[str]) -> int:
         return 0
     from benchmarks import scale_reads, scale_vs_ray_tune  # noqa: PLC0415 - they import this module
 
-    ok = True
-    targets: list[str] = []
+    parts: list[tuple[bool, list[str]]] = []
     if not args.reads_only:
         default = Sizes.of(args.quick)
         sizes = Sizes(
@@ -530,36 +529,39 @@ def main(argv: Sequence[str]) -> int:
             max_t=default.max_t,
             warm_up=default.warm_up,
         )
-        table, ok, lines = run(sizes, args.quick, args.tracemalloc)
-        print(table, flush=True)
-        targets += ["tunecore on Ray (`benchmarks.scale`):", "", *lines, ""]
+        on_ray = run(sizes, args.quick, args.tracemalloc)
+        parts.append(_shown("tunecore on Ray (`benchmarks.scale`):", on_ray))
     if not (args.reads_only or args.skip_ray_tune):
         vs_argv = ["--quick"] if args.quick else []
         vs_argv += ["--fifo", _listed(args.vs_sizes)] if args.vs_sizes else []
         vs_argv += ["--asha", _listed(args.vs_asha_sizes)] if args.vs_asha_sizes else []
         print()
         compared = scale_vs_ray_tune.measure_from(vs_argv)
-        if compared is not None:
-            table, vs_ok, lines = compared
-            print(table, flush=True)
-            ok = vs_ok and ok
-            targets += ["Against Ray Tune, `reuse_actors=True` (ratios; no target):", ""]
-            targets += [*lines, ""]
+        heading = "Against Ray Tune, `reuse_actors=True` (ratios; no target):"
+        parts.append(_shown(heading, compared))
     if not args.skip_reads:
         print()
         reads_argv += ["--quick"] if args.quick else []
         measured = scale_reads.measure_from(reads_argv)
-        if measured is not None:
-            table, read_ok, lines = measured
-            print(table, flush=True)
-            ok = read_ok and ok
-            targets += ["Reads, restore, memory, searchers (`benchmarks.scale_reads`):", ""]
-            targets += [*lines, ""]
+        heading = "Reads, restore, memory, searchers (`benchmarks.scale_reads`):"
+        parts.append(_shown(heading, measured))
+    targets = [line for _, lines in parts for line in lines]
     if targets:
         quick = " (--quick: sizes too small to judge)" if args.quick else ""
         print(f"\n### Issue 41: the targets{quick}\n")
         print("\n".join(targets).rstrip())
-    return 0 if ok else 1
+    return 0 if all(ok for ok, _ in parts) else 1
+
+
+def _shown(heading: str, measured: tuple[str, bool, list[str]] | None) -> tuple[bool, list[str]]:
+    """Print a part's table; (whether the part passed, its target lines
+    under `heading`). A part that measured nothing (None) passes, and adds
+    no lines."""
+    if measured is None:
+        return True, []
+    table, ok, lines = measured
+    print(table, flush=True)
+    return ok, [heading, "", *lines, ""]
 
 
 def _sizes(text: str) -> tuple[int, ...]:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks import scale
+import pytest
+from benchmarks import scale, scale_reads, scale_vs_ray_tune
 from benchmarks.scale import ASHA, FIFO, Run
 
 
@@ -112,3 +113,38 @@ def test_the_traced_sites_are_ranked_by_growth_per_trial() -> None:
         "| c.py:3 | 102 | `line /src/c.py:3` |",
         "| a.py:1 | 0 | `line /src/a.py:1` |",
     ]
+
+
+def measured(table: str, ok: bool, line: str) -> Any:
+    """A stand-in for a part's measurement (minutes on Ray): its table,
+    whether it passed, its target lines."""
+    return lambda *args: (table, ok, [line])
+
+
+def test_main_prints_each_part_then_every_target_under_its_part(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(scale, "run", measured("RAY TABLE", True, "- on Ray"))
+    monkeypatch.setattr(scale_vs_ray_tune, "measure_from", measured("VS TABLE", True, "- vs"))
+    monkeypatch.setattr(scale_reads, "measure_from", measured("READS TABLE", False, "- reads"))
+    assert scale.main(["--quick"]) == 1  # the reads failed
+    assert capsys.readouterr().out == (
+        "RAY TABLE\n\nVS TABLE\n\nREADS TABLE\n"
+        "\n### Issue 41: the targets (--quick: sizes too small to judge)\n\n"
+        "tunecore on Ray (`benchmarks.scale`):\n\n- on Ray\n\n"
+        "Against Ray Tune, `reuse_actors=True` (ratios; no target):\n\n- vs\n\n"
+        "Reads, restore, memory, searchers (`benchmarks.scale_reads`):\n\n- reads\n"
+    )
+
+
+def test_main_leaves_out_a_part_that_measured_nothing(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(scale, "run", measured("RAY TABLE", False, "- on Ray"))
+    monkeypatch.setattr(scale_vs_ray_tune, "measure_from", lambda argv: None)
+    monkeypatch.setattr(scale_reads, "measure_from", measured("READS TABLE", True, "- reads"))
+    assert scale.main(["--skip-reads"]) == 1  # the run on Ray failed
+    assert capsys.readouterr().out == (
+        "RAY TABLE\n\n\n### Issue 41: the targets\n\n"
+        "tunecore on Ray (`benchmarks.scale`):\n\n- on Ray\n"
+    )

@@ -139,7 +139,7 @@ def test_a_driver_killed_twice_and_resumed_logs_each_result_once(tmp_path: Path)
             check=False,
         ).returncode
 
-    # Dies after its 7th result: the offline experiments it had open are
+    # Dies amid the first trial: the offline experiments it had open are
     # never archived (their archives stay empty), so Comet holds nothing.
     assert drive("first") == -9
     assert list(by_key(offline)) == []

@@ -279,6 +279,9 @@ def test_experiment_analysis_answers_as_ray_does(experiment: tuple[Tuner, Result
     assert Path(last.path, "step").read_text() == "10"
     assert set(analysis.results) == {r.trial_id for r in results}
     assert sorted(analysis.results_df["loss"]) == sorted(v[-1] for v in LOSSES.values())
+    # Ray's last results carry the config: its results_df has config/ columns.
+    by_trial = analysis.results_df["config/x"].to_dict()
+    assert by_trial == {r.trial_id: r.config["x"] for r in results}
     frames = analysis.trial_dataframes
     assert [len(frames[r.trial_id]) for r in results] == [10, 10, 10, 10]
     assert len(analysis.dataframe(metric="loss", mode="min")) == 4

@@ -545,8 +545,21 @@ def test_restore_refuses_a_file_it_did_not_write(tmp_path: Path) -> None:
     pickled.write_bytes(b"\x80\x04\x95 not json")
     with pytest.raises(ValueError, match="not a searcher file tunecore's save"):
         Hill().restore(pickled)
-    with pytest.raises(RuntimeError, match=r"call Tuner\.fit\(\) first"):
-        Hill().save(tmp_path / "never.json")
+
+
+def test_a_searcher_that_never_ran_saves_and_restores_as_it_is(tmp_path: Path) -> None:
+    """Ray's `save` of an unused searcher writes its untouched state (Ray
+    2.60's suggestion.rst saves one before its run gives it a space): the
+    file restores a searcher that continues from no experiment."""
+    Hill(seed=5).save(tmp_path / "never.json")
+    again = Hill(seed=5)
+    again.restore(tmp_path / "never.json")
+    assert again.restore_source is None
+    fit_in_process(again, tmp_path / "restored")
+    fit_in_process(Hill(seed=5), tmp_path / "fresh")
+    fresh = [e.config for e in asked(tmp_path / "fresh" / "exp")]
+    assert len(fresh) == 8
+    assert [e.config for e in asked(tmp_path / "restored" / "exp")] == fresh
 
 
 @pytest.mark.parametrize(

@@ -147,9 +147,14 @@ class ExperimentAnalysis:
 
     @property
     def results_df(self) -> pandas.DataFrame:
-        """Each trial's last result (flattened), indexed by trial id."""
+        """Each trial's last result (flattened), indexed by trial id, with
+        its config under `config/` as Ray's (whose results carry the config:
+        tunecore's results leave it out, so it is added from the trial)."""
         frame: pandas.DataFrame = pandas_module().DataFrame.from_records(
-            [{**flatten(t.last_result), "trial_id": t.trial_id} for t in self.trials],
+            [
+                {**flatten(t.last_result), **flatten({"config": t.config}), "trial_id": t.trial_id}
+                for t in self.trials
+            ],
             index="trial_id",
         )
         return frame

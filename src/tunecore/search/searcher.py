@@ -190,31 +190,34 @@ class Searcher:
     def save(self, checkpoint_path: str | os.PathLike[str]) -> None:
         """Write where this searcher's history is: a small JSON file naming
         the experiment it last ran in (its log holds every tell and ask),
-        never a pickle. `restore(path)` on a new searcher reads it."""
-        experiment = getattr(self, "_ran_in", None)
-        if experiment is None:
-            raise RuntimeError(
-                f"{type(self).__name__}.save: it has not run in an experiment yet (call "
-                "Tuner.fit() first; tunecore keeps a searcher's state in the experiment's log)"
-            )
-        record = {"format": SAVED_FORMAT, "searcher": class_path(self), "experiment": experiment}
+        never a pickle. `restore(path)` on a new searcher reads it. One that
+        has not run yet has no history: its file says so, as Ray's save of
+        an unused searcher writes its untouched state."""
+        record = {
+            "format": SAVED_FORMAT,
+            "searcher": class_path(self),
+            "experiment": getattr(self, "_ran_in", None),
+        }
         with open(checkpoint_path, "w", encoding="utf-8") as file:
             json.dump(record, file)
 
     def restore(self, checkpoint_path: str | os.PathLike[str]) -> None:
-        """Continue from the searcher `save` described (see `restore_from_dir`)."""
+        """Continue from the searcher `save` described (see
+        `restore_from_dir`); from one that had not run, nothing changes."""
         try:
             with open(checkpoint_path, encoding="utf-8") as file:
                 record = json.load(file)
-            experiment = record["experiment"] if record["format"] == SAVED_FORMAT else None
+            valid = record["format"] == SAVED_FORMAT
+            experiment = record["experiment"]
         except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError):
-            experiment = None
-        if not isinstance(experiment, str):
+            valid, experiment = False, None
+        if not valid or not isinstance(experiment, str | None):
             raise ValueError(
                 f"{type(self).__name__}.restore: {os.fspath(checkpoint_path)!r} is not a "
                 "searcher file tunecore's save() wrote (tunecore never reads pickles)"
             )
-        self.restore_from_dir(experiment)
+        if experiment is not None:
+            self.restore_from_dir(experiment)
 
     @property
     def restore_source(self) -> str | None:

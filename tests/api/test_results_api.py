@@ -254,7 +254,7 @@ def test_a_result_reads_as_the_dataclass_it_was_and_keeps_no_dict_of_its_own(
     )
     assert repr(first).endswith(f", best_checkpoints={first.best_checkpoints!r})")
     with pytest.raises(AttributeError, match="read-only"):
-        first.checkpoint = None  # type: ignore[misc]
+        first.checkpoint = None
     with pytest.raises(TypeError, match="unhashable"):
         hash(first)
     assert first.history is first.history  # read from result.json once

@@ -34,7 +34,7 @@ def test_a_view_is_reused_while_the_state_is_the_same_object() -> None:
 
 
 def test_without_a_creator_the_name_is_rays_default() -> None:
-    view = TrialViews().of(state(last_result={"loss": 0.5}))
+    view = TrialViews().of(state(recorded_result={"loss": 0.5}))
     assert str(view) == repr(view) == "train_0a1b2_00001"
     assert view.trainable_name == "train"
     assert view.custom_trial_name is None

@@ -253,7 +253,7 @@ def record_result(
         trial = msgspec.structs.replace(trial, unanalysed=())
     return msgspec.structs.replace(
         trial,
-        last_result=recorded,
+        recorded_result=recorded,
         last_update_time=at,
         stats_beyond_last=kept,
         location=location,

@@ -367,8 +367,14 @@ class ExperimentLoop:
         if isinstance(outcome, Rejection) or is_end_marker(event.result):
             return event, outcome  # the end of a function is no result of its own
         trial = outcome[0].trials[event.trial_id]
-        if trial.last_result is self.state.trials[event.trial_id].last_result:
-            return event, outcome  # not taken: the trial failed on it (a missing metric)
+        before = self.state.trials[event.trial_id]
+        if (
+            trial.recorded_result is before.recorded_result
+            or trial.num_failures > before.num_failures
+        ):
+            # Not taken: the trial failed on it (a missing metric), and an
+            # errored trial's result is packed anew (`TrialState.recorded_result`).
+            return event, outcome
         shown = dict(trial.last_result)
         self._callbacks.on_trial_result(
             self._iteration + 1, self._trials(), self._view(trial), shown

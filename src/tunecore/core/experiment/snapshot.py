@@ -99,7 +99,7 @@ def to_snapshot(state: ExperimentState) -> ExperimentSnapshot[object, object]:
 def format_of(trials: list[TrialState]) -> int:
     """The oldest format that reads `trials` as they are: format 1 until a
     trial has a result (an analysis to keep compact)."""
-    if any(trial.last_result for trial in trials):
+    if any(trial.has_result for trial in trials):
         return COMPACT_ANALYSIS_FORMAT
     return 1
 

@@ -244,7 +244,7 @@ def test_a_result_reads_as_the_dataclass_it_was_and_keeps_no_dict_of_its_own(
     assert not hasattr(first, "__dict__")  # a grid holds one per trial: slots only
     assert list(loaded) == list(results)  # compared on what it tells, not its state object
     assert first != results[1]
-    assert first.metrics is first.state.last_result
+    assert first.metrics == first.state.last_result
     assert first.config is first.state.spec.config
     assert first.best_checkpoints == first.best_checkpoints
     assert first.best_checkpoints is not first.best_checkpoints  # a list of the caller's own

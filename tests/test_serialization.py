@@ -55,7 +55,7 @@ states = st.builds(
     TrialState,
     spec=specs,
     recorded_result=json_dicts,
-    stats_beyond_last=st.dictionaries(
+    recorded_stats=st.dictionaries(
         st.text(max_size=5),
         st.builds(MetricStats, *[st.floats(allow_nan=False, allow_infinity=False)] * 4),
         max_size=3,

@@ -143,7 +143,7 @@ def with_analysis(
     (kept as a trial keeps it: what its last result does not tell)."""
     expected = replace(trial, **fields)
     kept, unanalysed = compact(analysis, flatten(expected.last_result))
-    return replace(expected, stats_beyond_last=kept, unanalysed=unanalysed)
+    return replace(expected, recorded_stats=kept, unanalysed=unanalysed)
 
 
 def entry(number: int, error: str) -> str:

@@ -11,11 +11,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.strategies import json_dicts, specs
-from tunecore.model import JsonDict, JsonValue, TrialState, TrialStatus
+from tunecore.model import JsonDict, JsonValue, MetricStats, TrialState, TrialStatus
 from tunecore.model.codec import from_msgpack, to_msgpack
 
 FINISHED = st.sampled_from([TrialStatus.TERMINATED, TrialStatus.ERROR])
 ANY_FLOAT = st.floats(allow_nan=True, allow_infinity=True, width=64)
+stats = st.dictionaries(
+    st.sampled_from(["loss", "acc", "time_total_s"]),
+    st.builds(MetricStats, *[ANY_FLOAT] * 4),
+    max_size=3,
+).map(lambda kept: dict(sorted(kept.items())))
 results = st.builds(
     lambda plain, metrics: {**plain, **metrics},
     json_dicts,
@@ -38,28 +43,39 @@ def same(a: JsonValue, b: JsonValue) -> bool:
     return a == b
 
 
-def plain_twin(state: TrialState, result: JsonDict) -> TrialState:
-    """`state` holding `result` as the dict it was (as before packing)."""
+def plain_twin(state: TrialState, result: JsonDict, kept: dict[str, MetricStats]) -> TrialState:
+    """`state` holding `result` and `kept` as the dicts they were (as
+    before packing)."""
     twin = msgspec.structs.replace(state)
     msgspec.structs.force_setattr(twin, "recorded_result", result)
+    msgspec.structs.force_setattr(twin, "recorded_stats", kept)
     return twin
 
 
-@given(spec=specs, result=results, status=FINISHED)
+@given(spec=specs, result=results, kept=stats, status=FINISHED)
 def test_a_finished_trial_reads_and_stores_its_result_as_the_dict_it_was(
-    spec: object, result: JsonDict, status: TrialStatus
+    spec: object, result: JsonDict, kept: dict[str, MetricStats], status: TrialStatus
 ) -> None:
-    running = TrialState(spec=spec, status=TrialStatus.RUNNING, recorded_result=result)  # type: ignore[arg-type]
+    running = TrialState(
+        spec=spec,  # type: ignore[arg-type]
+        status=TrialStatus.RUNNING,
+        recorded_result=result,
+        recorded_stats=kept,
+    )
     finished = msgspec.structs.replace(running, status=status)
-    assert running.recorded_result is result  # a running trial's is the dict itself
+    assert running.recorded_result is result  # a running trial's are the dicts themselves
+    assert running.recorded_stats is kept
     assert isinstance(finished.recorded_result, msgspec.Raw) or not result
+    assert isinstance(finished.recorded_stats, msgspec.Raw) or not kept
     assert same(finished.last_result, result)
+    assert to_msgpack(finished.stats_beyond_last) == to_msgpack(kept)
+    assert list(finished.stats_beyond_last) == list(kept)
     assert finished.has_result == bool(result)
     assert list(finished.metric_analysis) == list(running.metric_analysis)
     for metric, stats in running.metric_analysis.items():
         assert to_msgpack(finished.metric_stats(metric)) == to_msgpack(stats)
     encoded = to_msgpack(finished)
-    assert encoded == to_msgpack(plain_twin(finished, result))  # the same bytes stored
+    assert encoded == to_msgpack(plain_twin(finished, result, kept))  # the same bytes stored
     decoded = from_msgpack(encoded, TrialState)
     assert decoded == finished  # packed again as it decodes
     assert to_msgpack(decoded) == encoded
@@ -68,6 +84,7 @@ def test_a_finished_trial_reads_and_stores_its_result_as_the_dict_it_was(
 @given(spec=specs, status=FINISHED)
 def test_a_trial_that_never_reported_keeps_an_empty_dict(spec: object, status: TrialStatus) -> None:
     finished = TrialState(spec=spec, status=status)  # type: ignore[arg-type]
-    assert finished.recorded_result == {}
+    assert finished.recorded_result == finished.recorded_stats == {}
     assert finished.last_result == {}
+    assert finished.stats_beyond_last == {}
     assert not finished.has_result

@@ -255,7 +255,7 @@ def record_result(
         trial,
         recorded_result=recorded,
         last_update_time=at,
-        stats_beyond_last=kept,
+        recorded_stats=kept,
         location=location,
     )
 

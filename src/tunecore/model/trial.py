@@ -23,8 +23,17 @@ _PACK = msgspec.msgpack.Encoder()
 _UNPACK = msgspec.msgpack.Decoder()
 
 
-def pack(result: JsonDict) -> msgspec.Raw:
-    """A result as its msgpack encoding: what a snapshot stores of it. (A
+_UNPACK_STATS = msgspec.msgpack.Decoder(dict[str, MetricStats])
+
+
+def unpack_stats(packed: msgspec.Raw) -> dict[str, MetricStats]:
+    """The metric stats `pack` encoded (a new dict each time)."""
+    return _UNPACK_STATS.decode(packed)
+
+
+def pack(result: JsonDict | dict[str, MetricStats]) -> msgspec.Raw:
+    """A result (or stats) as its msgpack encoding: what a snapshot stores
+    of it. (A
     copy of the encoder's output, which can keep the larger block it grew
     in: a third more memory, kept as long as the trial.)"""
     return msgspec.Raw(bytes(memoryview(_PACK.encode(result))))
@@ -200,10 +209,13 @@ class TrialState(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, 
     one-report trial's was 0.6 KB of the driver's memory, encoded it is
     half that (issue 41)."""
     last_update_time: float | None = None
-    stats_beyond_last: dict[str, MetricStats] = msgspec.field(default={}, name="metric_analysis")
-    """The metric statistics `last_result` does not tell (`model.analysis`):
-    the whole analysis is `metric_analysis`. Stored under the name the
-    whole analysis had before snapshot format 2."""
+    recorded_stats: dict[str, MetricStats] | msgspec.Raw = msgspec.field(
+        default={}, name="metric_analysis"
+    )
+    """The metric statistics `last_result` does not tell (`model.analysis`),
+    which `stats_beyond_last` reads: packed once the trial has finished,
+    as `recorded_result` is. The whole analysis is `metric_analysis`.
+    Stored under the name the whole analysis had before snapshot format 2."""
     checkpoints: CheckpointHistory = CheckpointHistory()
     num_failures: int = 0
     error_message: str | None = None
@@ -228,11 +240,13 @@ class TrialState(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, 
         """A finished trial keeps its last result packed (`recorded_result`):
         on every state made, decoded or replaced, so a trial's state is the
         same however it was reached (a step, a replay, a snapshot)."""
-        recorded = self.recorded_result
-        if type(recorded) is dict and recorded:
-            status = self.status
-            if status is TrialStatus.TERMINATED or status is TrialStatus.ERROR:
+        status = self.status
+        if status is TrialStatus.TERMINATED or status is TrialStatus.ERROR:
+            recorded, stats = self.recorded_result, self.recorded_stats
+            if type(recorded) is dict and recorded:
                 msgspec.structs.force_setattr(self, "recorded_result", pack(recorded))
+            if type(stats) is dict and stats:
+                msgspec.structs.force_setattr(self, "recorded_stats", pack(stats))
 
     @property
     def trial_id(self) -> str:
@@ -251,6 +265,14 @@ class TrialState(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, 
         if type(recorded) is dict:
             return recorded
         return unpack(recorded)  # type: ignore[arg-type]
+
+    @property
+    def stats_beyond_last(self) -> dict[str, MetricStats]:
+        """The stats `last_result` does not tell (`recorded_stats`)."""
+        stats = self.recorded_stats
+        if type(stats) is dict:
+            return stats
+        return unpack_stats(stats)  # type: ignore[arg-type]
 
     @property
     def has_result(self) -> bool:

@@ -172,7 +172,7 @@ def _compact_trial(trial: TrialState) -> TrialState:
     if not (trial.stats_beyond_last or trial.last_result):
         return trial
     kept, unanalysed = compact(trial.stats_beyond_last, flatten(trial.last_result))
-    return msgspec.structs.replace(trial, stats_beyond_last=kept, unanalysed=unanalysed)
+    return msgspec.structs.replace(trial, recorded_stats=kept, unanalysed=unanalysed)
 
 
 def _stored_before(data: bytes) -> ExperimentSnapshot[Any, Any]:

@@ -105,6 +105,22 @@ class Location(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
         return f"{self.hostname}:{self.pid}"
 
 
+def same_items(config: JsonDict, evaluated: JsonDict) -> bool:
+    """Whether `evaluated` holds the very objects `config` does, under the
+    same keys in the same order: then a spec keeps one dict for both (a
+    flat sampled config is its own evaluated params; the second dict was
+    0.2 KB of the driver's memory per trial). Identity, not equality: an
+    int equal to a float, or 0.0 to -0.0, stays as it was given."""
+    if len(config) != len(evaluated):
+        return False
+    return all(
+        key is other_key or key == other_key
+        for key, other_key in zip(config, evaluated, strict=True)
+    ) and all(
+        value is other for value, other in zip(config.values(), evaluated.values(), strict=True)
+    )
+
+
 class TrialSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """Everything fixed when a trial is created.
 
@@ -129,6 +145,9 @@ class TrialSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     custom_name: str | None = None
 
     def __post_init__(self) -> None:
+        evaluated = self.evaluated_params
+        if evaluated is not self.config and same_items(self.config, evaluated):
+            msgspec.structs.force_setattr(self, "evaluated_params", self.config)
         if self._plain():
             return
         require_name("TrialSpec.trial_id", self.trial_id)

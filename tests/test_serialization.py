@@ -54,8 +54,8 @@ commands: st.SearchStrategy[Command] = st.one_of(
 states = st.builds(
     TrialState,
     spec=specs,
-    last_result=json_dicts,
-    stats_beyond_last=st.dictionaries(
+    recorded_result=json_dicts,
+    recorded_stats=st.dictionaries(
         st.text(max_size=5),
         st.builds(MetricStats, *[st.floats(allow_nan=False, allow_infinity=False)] * 4),
         max_size=3,

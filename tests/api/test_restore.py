@@ -374,7 +374,7 @@ def trial_with(status: TrialStatus, checkpoint_at: int | None, last: int) -> Tri
     import msgspec  # noqa: PLC0415
 
     return msgspec.structs.replace(
-        trial, status=status, checkpoints=history, last_result=rows(last)[0]
+        trial, status=status, checkpoints=history, recorded_result=rows(last)[0]
     )
 
 
@@ -403,14 +403,14 @@ def test_a_finished_trial_drops_a_row_written_but_never_logged() -> None:
 
 def test_a_trial_stopped_before_it_reported_gets_no_row() -> None:
     trial = trial_with(TrialStatus.TERMINATED, checkpoint_at=None, last=1)
-    never_reported = msgspec.structs.replace(trial, last_result={})
+    never_reported = msgspec.structs.replace(trial, recorded_result={})
     assert rows_to_keep(never_reported, []) == []
 
 
 def test_a_stopped_trials_last_row_is_not_written_twice() -> None:
     """A stop marks the last result `done` after its row was written."""
     trial = trial_with(TrialStatus.TERMINATED, checkpoint_at=3, last=5)
-    stopped = msgspec.structs.replace(trial, last_result={**trial.last_result, "done": True})
+    stopped = msgspec.structs.replace(trial, recorded_result={**trial.last_result, "done": True})
     written = [{**row, "done": False} for row in rows(1, 2, 3, 4, 5)]
     assert rows_to_keep(stopped, written) == written
 

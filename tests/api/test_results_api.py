@@ -235,6 +235,31 @@ def test_the_loader_reads_what_fit_returned_without_the_trainable(
     assert best_x(loaded, scope="last-10-avg") == 2
 
 
+def test_a_result_reads_as_the_dataclass_it_was_and_keeps_no_dict_of_its_own(
+    experiment: tuple[Tuner, ResultGrid],
+) -> None:
+    _, results = experiment
+    loaded = ResultGrid.from_path(results.experiment_path)
+    first = results[0]
+    assert not hasattr(first, "__dict__")  # a grid holds one per trial: slots only
+    assert list(loaded) == list(results)  # compared on what it tells, not its state object
+    assert first != results[1]
+    assert first.metrics == first.state.last_result
+    assert first.config is first.state.spec.config
+    assert first.best_checkpoints == first.best_checkpoints
+    assert first.best_checkpoints is not first.best_checkpoints  # a list of the caller's own
+    assert repr(first).startswith(
+        f"Result(trial_id={first.trial_id!r}, metrics={first.metrics!r}, "
+        f"config={first.config!r}, path={first.path!r}, checkpoint="
+    )
+    assert repr(first).endswith(f", best_checkpoints={first.best_checkpoints!r})")
+    with pytest.raises(AttributeError, match="read-only"):
+        first.checkpoint = None
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(first)
+    assert first.history is first.history  # read from result.json once
+
+
 def test_result_from_path_reads_one_trial_from_its_directory(
     experiment: tuple[Tuner, ResultGrid], monkeypatch: pytest.MonkeyPatch
 ) -> None:

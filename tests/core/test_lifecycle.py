@@ -143,7 +143,7 @@ def with_analysis(
     (kept as a trial keeps it: what its last result does not tell)."""
     expected = replace(trial, **fields)
     kept, unanalysed = compact(analysis, flatten(expected.last_result))
-    return replace(expected, stats_beyond_last=kept, unanalysed=unanalysed)
+    return replace(expected, recorded_stats=kept, unanalysed=unanalysed)
 
 
 def entry(number: int, error: str) -> str:
@@ -255,7 +255,7 @@ def test_a_result_is_recorded_and_the_trial_continues() -> None:
     state, commands = step(trial, result(11.0, training_iteration=1, loss=0.5))
     assert state == with_analysis(
         trial,
-        last_result=annotated(training_iteration=1, loss=0.5),
+        recorded_result=annotated(training_iteration=1, loss=0.5),
         last_update_time=11.0,
         analysis={
             "training_iteration": MetricStats(max=1, min=1, avg=1, last=1),
@@ -271,7 +271,7 @@ def test_results_update_the_metric_analysis_with_nested_names() -> None:
     state, _ = step(state, result(12.0, training_iteration=2, val={"loss": 2.0}, ok=False))
     assert state == with_analysis(
         trial,
-        last_result={
+        recorded_result={
             "training_iteration": 2,
             "val": {"loss": 2.0},
             "ok": False,
@@ -318,7 +318,7 @@ def test_a_due_checkpoint_is_saved_before_continuing() -> None:
     second, commands = step(first, result(12.0, training_iteration=2))
     assert second == with_analysis(
         first,
-        last_result=annotated(training_iteration=2),
+        recorded_result=annotated(training_iteration=2),
         last_update_time=12.0,
         analysis={"training_iteration": MetricStats(max=2, min=1, avg=1.5, last=2)},
         saving_to=(PERSISTENT,),
@@ -409,7 +409,7 @@ def test_a_reached_criterion_terminates() -> None:
     assert state == with_analysis(
         trial,
         status=TERMINATED,
-        last_result=annotated(done=True, training_iteration=1, accuracy=0.9),
+        recorded_result=annotated(done=True, training_iteration=1, accuracy=0.9),
         last_update_time=11.0,
         analysis={
             "training_iteration": MetricStats(max=1, min=1, avg=1, last=1),
@@ -681,7 +681,7 @@ def test_resume_restores_the_memory_checkpoint() -> None:
     assert commands == (StartTrial(trial_id=TID, restore_from=memory),)
     restored, commands = step(resumed, TrialRestored(trial_id=TID, at=31.0))
     assert restored == replace(
-        resumed, restoring_from=None, last_result={"training_iteration": 1, "loss": 0.5}
+        resumed, restoring_from=None, recorded_result={"training_iteration": 1, "loss": 0.5}
     )
     assert commands == ()
 
@@ -827,7 +827,7 @@ def test_stop_a_running_trial_marks_its_last_result_done() -> None:
     assert state == replace(
         trial,
         status=TERMINATED,
-        last_result=annotated(done=True, training_iteration=1, loss=0.5),
+        recorded_result=annotated(done=True, training_iteration=1, loss=0.5),
     )
     assert commands == (StopTrial(trial_id=TID),)
 
@@ -838,7 +838,7 @@ def test_stop_a_running_trial_with_at_end_saves_first() -> None:
     assert state == replace(
         trial,
         status=TERMINATED,
-        last_result=annotated(done=True, training_iteration=1, loss=0.5),
+        recorded_result=annotated(done=True, training_iteration=1, loss=0.5),
         saving_to=(PERSISTENT,),
     )
     assert commands == (

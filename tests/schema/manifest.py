@@ -46,11 +46,19 @@ no struct: what they report is stored by `tunecore.report`'s own."""
 _MODULE_PATH = re.compile(r"\b(?:[a-z_][a-z0-9_]*\.)+(?=[A-Z])")
 
 
+_PACKED = " | Raw"
+"""A union with `msgspec.Raw` (`TrialState.recorded_result`): the field
+may hold its value already encoded, which msgspec writes as it is, the
+bytes of the other type's encoding; it decodes as the other type. Stored
+data sees the other type alone."""
+
+
 def type_name(annotation: object) -> str:
     """A field's type without module paths (`tunecore.model.trial.Location`
-    is `Location`): moving a class to another module changes no stored byte."""
+    is `Location`): moving a class to another module changes no stored
+    byte; nor does a value kept packed (`_PACKED`)."""
     text = annotation.__name__ if isinstance(annotation, type) else str(annotation)
-    return _MODULE_PATH.sub("", text.replace("typing.", ""))
+    return _MODULE_PATH.sub("", text.replace("typing.", "")).replace(_PACKED, "")
 
 
 def current() -> dict[str, dict[str, Any]]:

@@ -183,7 +183,7 @@ def forge(directory: Path, change: dict[str, float]) -> int:
     assert snapshot is not None
     state = decode_state(snapshot.state)
     trials = {
-        trial_id: msgspec.structs.replace(trial, last_result={**trial.last_result, **change})
+        trial_id: msgspec.structs.replace(trial, recorded_result={**trial.last_result, **change})
         for trial_id, trial in state.trials.items()
     }
     forged = msgspec.structs.replace(state, trials=state.trials.update(trials))

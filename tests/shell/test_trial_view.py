@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import msgspec
 
-from tunecore.model import TrialSpec, TrialState, TrialStatus
+from tunecore.model import JsonDict, TrialSpec, TrialState, TrialStatus
 from tunecore.shell.trial_view import Trial, TrialViews
 
 
@@ -34,10 +34,35 @@ def test_a_view_is_reused_while_the_state_is_the_same_object() -> None:
 
 
 def test_without_a_creator_the_name_is_rays_default() -> None:
-    view = TrialViews().of(state(last_result={"loss": 0.5}))
+    view = TrialViews().of(state(recorded_result={"loss": 0.5}))
     assert str(view) == repr(view) == "train_0a1b2_00001"
     assert view.trainable_name == "train"
     assert view.custom_trial_name is None
     assert view.last_result == {"loss": 0.5}
     assert view.local_path is None  # no directory known
     assert view.status == Trial.PENDING
+
+
+def test_a_finished_trials_view_is_not_kept_but_equals_the_last() -> None:
+    views = TrialViews()
+    running = views.of(state(status=TrialStatus.RUNNING))
+    ended = state(status=TrialStatus.TERMINATED)
+    assert views.of(ended) == running  # the same trial, by id
+    assert views.of(ended) is not views.of(ended)  # made each time: a finished trial costs none
+    assert views.of(ended).state is ended
+
+
+def test_a_flat_config_is_its_own_evaluated_params_and_nothing_else_is() -> None:
+    x = 0.5
+    config: JsonDict = {"x": x}
+    shared = TrialSpec(trial_id="t", trainable_name="f", config=config, evaluated_params={"x": x})
+    assert shared.evaluated_params is shared.config
+    others: list[JsonDict] = [{"x": 0.5000001}, {"x": 1}, {"y": x}, {"x": x, "y": 1}, {}]
+    for evaluated in others:
+        spec = TrialSpec(
+            trial_id="t", trainable_name="f", config=config, evaluated_params=evaluated
+        )
+        assert spec.evaluated_params is evaluated
+    assert msgspec.msgpack.encode(shared) == msgspec.msgpack.encode(
+        TrialSpec(trial_id="t", trainable_name="f", config=config, evaluated_params={"x": 0.5})
+    )

@@ -15,14 +15,12 @@ same trial state (checkpoints, errors, scores); split, the scoring that
 
 from __future__ import annotations
 
-import functools
 import math
 import os
 import posixpath
 import urllib.parse
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -68,7 +66,10 @@ class PathStr(str):
         return getattr(Path(self), name)
 
 
-@dataclass(frozen=True)
+_UNREAD: Any = object()
+"""`Result._history` before result.json was read (None is a reading)."""
+
+
 class Result:
     """One trial's outcome: its last result, config, directory, newest
     persistent checkpoint and, if it failed, its error. `best_checkpoints`
@@ -80,24 +81,113 @@ class Result:
     Of an experiment in storage, `path` and the checkpoints' paths are
     URIs (local paths for `file://`), and `files` is the local copy of the
     trial directory the history is read from (None for a local experiment:
-    `path` is that directory)."""
+    `path` is that directory).
 
-    trial_id: str
-    metrics: JsonDict
-    config: JsonDict
-    path: PathStr
+    Read-only, and compared and printed as the dataclass it was (its
+    trial id, metrics, config, path, checkpoints, error and status). What
+    the trial's state tells (`trial_id`, `metrics`, `config`, `status`,
+    the metric analysis) is read from `state` rather than kept, `path` is
+    kept as a plain string and the checkpoints as a tuple, empty for
+    most trials: a `ResultGrid` holds one per trial for as long as it
+    lives, and a dict, a list and a `str` subclass each were a third of a
+    finished trial's driver memory (issue 41)."""
+
+    __slots__ = ("_best", "_history", "_path", "checkpoint", "error", "files", "state", "storage")
+    state: TrialState
+    """The trial's state the result was read from."""
     checkpoint: Checkpoint | None
     error: TuneError | None
-    status: TrialStatus
-    state: TrialState = field(repr=False, compare=False)
-    """The trial's state the result was read from (its metric analysis is
-    derived from it when asked for: kept per result, it would be most of
-    a finished trial's memory)."""
-    best_checkpoints: list[tuple[Checkpoint, JsonDict]] = field(default_factory=list)
-    files: Path | None = field(default=None, repr=False)
-    storage: Store | None = field(default=None, repr=False, compare=False)
+    files: Path | None
+    storage: Store | None
     """The storage the experiment is in (rooted at it), None for a local
     experiment: what `filesystem` answers from."""
+    _path: str
+    _best: tuple[tuple[Checkpoint, JsonDict], ...]
+    _history: list[JsonDict] | None
+
+    def __init__(
+        self,
+        state: TrialState,
+        path: str | os.PathLike[str],
+        *,
+        checkpoint: Checkpoint | None = None,
+        error: TuneError | None = None,
+        best_checkpoints: Iterable[tuple[Checkpoint, JsonDict]] = (),
+        files: Path | None = None,
+        storage: Store | None = None,
+    ) -> None:
+        fields = {
+            "state": state,
+            "_path": os.fspath(path),
+            "checkpoint": checkpoint,
+            "error": error,
+            "_best": tuple(best_checkpoints),
+            "files": files,
+            "storage": storage,
+            "_history": _UNREAD,
+        }
+        for name, value in fields.items():
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Result is read-only: cannot set {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"Result is read-only: cannot delete {name!r}")
+
+    @property
+    def trial_id(self) -> str:
+        return self.state.trial_id
+
+    @property
+    def metrics(self) -> JsonDict:
+        """The trial's last result (empty if it never reported)."""
+        return self.state.last_result
+
+    @property
+    def config(self) -> JsonDict:
+        return self.state.spec.config
+
+    @property
+    def status(self) -> TrialStatus:
+        return self.state.status
+
+    @property
+    def path(self) -> PathStr:
+        """The trial's directory (a URI in storage)."""
+        return PathStr(self._path)
+
+    @property
+    def best_checkpoints(self) -> list[tuple[Checkpoint, JsonDict]]:
+        return list(self._best)
+
+    def _compared(self) -> tuple[object, ...]:
+        return (
+            self.trial_id,
+            self.metrics,
+            self.config,
+            self._path,
+            self.checkpoint,
+            self.error,
+            self.status,
+            self._best,
+            self.files,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Result) or type(other) is not type(self):
+            return NotImplemented
+        return self._compared() == other._compared()
+
+    __hash__ = None  # type: ignore[assignment] # its metrics are a dict
+
+    def __repr__(self) -> str:
+        return (
+            f"Result(trial_id={self.trial_id!r}, metrics={self.metrics!r}, "
+            f"config={self.config!r}, path={self.path!r}, checkpoint={self.checkpoint!r}, "
+            f"error={self.error!r}, status={self.status!r}, "
+            f"best_checkpoints={self.best_checkpoints!r})"
+        )
 
     @classmethod
     def from_path(cls, path: str | os.PathLike[str], storage_filesystem: object = None) -> Result:
@@ -131,11 +221,14 @@ class Result:
         """The trial's directory as a `Path` (Ray 2.0-2.6's `log_dir`)."""
         return Path(self.path)
 
-    @functools.cached_property
+    @property
     def history(self) -> list[JsonDict] | None:
         """Every result the trial reported, in order, as result.json holds
-        them; None if the trial directory has no result.json."""
-        return read_result_rows(self.files or Path(self.path))
+        them; None if the trial directory has no result.json. Read once."""
+        if self._history is _UNREAD:
+            object.__setattr__(self, "_history", read_result_rows(self.files or Path(self._path)))
+        history: list[JsonDict] | None = self._history
+        return history
 
     @property
     def metrics_dataframe(self) -> pandas.DataFrame | None:
@@ -150,9 +243,9 @@ class Result:
     def get_best_checkpoint(self, metric: str, mode: Literal["min", "max"]) -> Checkpoint | None:
         """The kept checkpoint whose result has the best `metric` by `mode`
         (checkpoints without a number for it are passed over)."""
-        if not self.best_checkpoints:
+        if not self._best:
             raise RuntimeError(f"trial {self.trial_id} kept no persistent checkpoint")
-        best = best_checkpoint(self.best_checkpoints, metric, _checked_mode(mode))
+        best = best_checkpoint(self._best, metric, _checked_mode(mode))
         if best is None:
             raise ValueError(f"no checkpoint of trial {self.trial_id} has a number for {metric!r}")
         return best
@@ -169,14 +262,16 @@ class ResultGrid(Sequence[Result]):
         mode: Literal["min", "max"] | None,
         experiment_path: str | os.PathLike[str],
         error: str | None = None,
-        trials: Sequence[Trial] = (),
+        trials: Sequence[Trial] | Callable[[], list[Trial]] = (),
         storage: Store | None = None,
     ) -> None:
+        """`trials` may be a function that makes them, called on the first
+        read of `trials` (a fit's grid is seldom asked for them)."""
         self._results = list(results)
         self._storage = storage
         self._metric = metric
         self._mode = mode
-        self._trials = list(trials)
+        self._trials = trials if callable(trials) else list(trials)
         self.experiment_path = PathStr(os.fspath(experiment_path))
         self.experiment_error = error
 
@@ -199,11 +294,17 @@ class ResultGrid(Sequence[Result]):
         results = [_result(t, dirs[t.trial_id], experiment_path, stored) for t in trials]
         # Each trial's directory as a string, made a Path when asked for: a
         # Path per trial would stay alive as long as the grid (0.3 KB each).
-        local = (
-            {result.trial_id: result.path for result in results}
+        # The views are made on the first read of `trials`.
+        local: dict[str, str] = (
+            {}
             if stored is None
             else {trial_id: os.fspath(directory) for trial_id, directory in dirs.items()}
         )
+
+        def views() -> list[Trial]:
+            if stored is None:
+                local.update((result.trial_id, result._path) for result in results)
+            return [Trial(result.state, dir_of=dir_of) for result in results]
 
         def dir_of(trial: TrialState) -> Path:
             return Path(local[trial.trial_id])
@@ -214,7 +315,7 @@ class ResultGrid(Sequence[Result]):
             mode=None if mode is None else mode.value,
             experiment_path=experiment_path if stored is None else stored.location(),
             error=state.error,
-            trials=[Trial(t, dir_of=dir_of) for t in trials],
+            trials=views,
             storage=None if stored is None else stored.store,
         )
 
@@ -269,6 +370,8 @@ class ResultGrid(Sequence[Result]):
         """Each result's trial as Ray's `Trial` names it (`trial_id`,
         `config`, `last_result`, `status`, `path`, ...), in the same order;
         `ExperimentAnalysis.trials` are these."""
+        if callable(self._trials):
+            self._trials = self._trials()
         return list(self._trials)
 
     @property
@@ -467,14 +570,10 @@ def _result(
         files = Path(path)
         shown = stored.location(files.relative_to(experiment_path).as_posix())
     return Result(
-        trial_id=trial.trial_id,
-        metrics=trial.last_result,
-        config=trial.spec.config,
-        path=PathStr(shown),
+        trial,
+        shown,
         checkpoint=next((found for ref, found in kept if ref is newest), None),
         error=_error_of(trial),
-        status=trial.status,
-        state=trial,
         best_checkpoints=[(found, ref.metrics) for ref, found in kept if found is not None],
         files=files,
         storage=None if stored is None else stored.store,

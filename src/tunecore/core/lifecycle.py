@@ -253,9 +253,9 @@ def record_result(
         trial = msgspec.structs.replace(trial, unanalysed=())
     return msgspec.structs.replace(
         trial,
-        last_result=recorded,
+        recorded_result=recorded,
         last_update_time=at,
-        stats_beyond_last=kept,
+        recorded_stats=kept,
         location=location,
     )
 

@@ -182,7 +182,7 @@ def with_last_result(trial: TrialState, last_result: JsonDict) -> TrialState:
     restore's checkpoint metrics tell other stats than the result before)."""
     kept, unanalysed = compact(trial.metric_analysis, flatten(last_result))
     return msgspec.structs.replace(
-        trial, last_result=last_result, stats_beyond_last=kept, unanalysed=unanalysed
+        trial, recorded_result=last_result, recorded_stats=kept, unanalysed=unanalysed
     )
 
 
@@ -194,5 +194,5 @@ def marked_done(trial: TrialState) -> TrialState:
     if not last:
         return trial
     if type(last.get(DONE, False)) is bool:
-        return msgspec.structs.replace(trial, last_result={**last, DONE: True})
+        return msgspec.structs.replace(trial, recorded_result={**last, DONE: True})
     return with_last_result(trial, {**last, DONE: True})

@@ -23,7 +23,9 @@ from tunecore.model import InvalidFieldError, Mode, Resources, TrialSpec, TrialS
 def trial_state(trial_id: str, resources: Resources, loss: float | None) -> TrialState:
     spec = TrialSpec(trial_id=trial_id, trainable_name="train", resources=resources)
     last = {} if loss is None else {"loss": loss}
-    return msgspec.structs.replace(new_trial(spec), status=TrialStatus.RUNNING, last_result=last)
+    return msgspec.structs.replace(
+        new_trial(spec), status=TrialStatus.RUNNING, recorded_result=last
+    )
 
 
 def test_the_example_of_four_trials_on_eight_cpus_gives_each_two() -> None:

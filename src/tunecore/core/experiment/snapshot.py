@@ -99,7 +99,7 @@ def to_snapshot(state: ExperimentState) -> ExperimentSnapshot[object, object]:
 def format_of(trials: list[TrialState]) -> int:
     """The oldest format that reads `trials` as they are: format 1 until a
     trial has a result (an analysis to keep compact)."""
-    if any(trial.last_result for trial in trials):
+    if any(trial.has_result for trial in trials):
         return COMPACT_ANALYSIS_FORMAT
     return 1
 
@@ -172,7 +172,7 @@ def _compact_trial(trial: TrialState) -> TrialState:
     if not (trial.stats_beyond_last or trial.last_result):
         return trial
     kept, unanalysed = compact(trial.stats_beyond_last, flatten(trial.last_result))
-    return msgspec.structs.replace(trial, stats_beyond_last=kept, unanalysed=unanalysed)
+    return msgspec.structs.replace(trial, recorded_stats=kept, unanalysed=unanalysed)
 
 
 def _stored_before(data: bytes) -> ExperimentSnapshot[Any, Any]:

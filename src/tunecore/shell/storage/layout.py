@@ -343,7 +343,7 @@ class ExperimentStorage:
         self._warned: set[tuple[str, str]] = set()
         self._given_names: dict[str, str] = {}
         # The directory each trial got, for calls that only have its spec.
-        self._known_dirs: dict[tuple[str, str], Path] = {}
+        self._known_dirs: dict[tuple[str, str], Path | str] = {}
         self._appender = _Appender()
         self._files = FileQueue(background=background, settle=self._appender.flush)
 
@@ -433,8 +433,8 @@ class ExperimentStorage:
         directory depend on the order trials were seen in."""
         if dirname is None:
             remembered = self._known_dirs.get((spec.trial_id, ""))
-            if remembered is not None:
-                return remembered  # made already: no renaming, no mkdir per result
+            if remembered is not None:  # made already: no renaming, no mkdir per result
+                return Path(remembered) if isinstance(remembered, str) else remembered
         name = self.trial_dirname(spec, dirname)
         if dirname is not None:
             self._given_names[spec.trial_id] = name
@@ -455,6 +455,13 @@ class ExperimentStorage:
             self._files.submit("trial directory", functools.partial(path.mkdir, exist_ok=True))
         self._known_dirs[(spec.trial_id, "")] = path
         return path
+
+    def settle_dir(self, trial_id: str) -> None:
+        """Keep an ended trial's directory as its string, not a `Path` (the
+        loop's `_settle_dir`): it is made, and is asked for seldom now."""
+        known = self._known_dirs.get((trial_id, ""))
+        if isinstance(known, Path):
+            self._known_dirs[(trial_id, "")] = os.fspath(known)
 
     # -- files ------------------------------------------------------------------
 

@@ -26,17 +26,17 @@ each one iteration of a Branin-based function, one trial at a time.
   optimizer's own work (Optuna's ask, report and tell for `OptunaSearch`,
   so the adapter's code counts as tunecore's; the object's methods for
   the others, whose calls are not told apart from the adapter's), less
-  the driver's time in a random-search run at the same pace: one whose
-  trainable keeps the CPU busy, before each trial's result, for as long
-  as the optimizer took on that trial, that time taken out. The pace
-  matters: the driver's per-trial code takes 40-90% more CPU when other
-  work comes between its turns, whatever that work is (a sleep does it
-  too), so against random search run back to back (also shown, "unpaced")
-  a slow searcher's run is charged for the driver's own code running
-  cold (docs/benchmarks.md, "Searcher overhead: where the added time
-  went"). Taken in the same run, not from the bare loop: at 10,000
-  trials a TPE ask takes ~50 ms, and run-to-run noise of 1% there is the
-  whole target.
+  the driver's time in a control run: tunecore's random search whose
+  trainable drives a searcher object of its own in a bare loop (the same
+  optimizer doing the same work between the driver's turns, outside
+  tunecore's searcher path), the object's methods taken out. Why not
+  against random search alone (still shown): the driver's per-trial code
+  takes 40-90% more CPU when other work comes between its turns, whatever
+  that work is (a sleep does it too; docs/benchmarks.md, "Searcher
+  overhead: where the added time went"), so a slow searcher's run was
+  charged for the driver's own code running cold. Taken in the same run,
+  not from the bare loop: at 10,000 trials a TPE ask takes ~50 ms, and
+  run-to-run noise of 1% there is the whole target.
 - rebuild: what `Tuner.restore` does to get the searcher back
   (`tunecore.api.searching.restored_runtime`: a fresh object from the
   logged spec, or the one given again, fed the log's tells and asks in
@@ -109,18 +109,13 @@ class Timings:
     """One run's times, in seconds, and what it suggested. `suggest_s` and
     `observe_s`: the optimizer's own ask and tell (bare), or the time in
     Optuna's ask, report and tell inside a tunecore run;
-    `object_s`: in the searcher object's methods; `paused_s`: a paced
-    random-search run's time in its pauses (`paced_random_search`)."""
+    `object_s`: in the searcher object's methods."""
 
     suggest_s: float = 0.0
     observe_s: float = 0.0
     object_s: float = 0.0
     run_s: float = 0.0
-    paused_s: float = 0.0
     configs: list[JsonDict] = field(default_factory=list)
-    asks: list[float] = field(default_factory=list)
-    """Each optimizer ask's time, in order (Optuna's `Study.ask`; the
-    object's `suggest` for the others): the run's pace."""
 
 
 def sampler(kind: str) -> Any:
@@ -158,19 +153,14 @@ def bare_optuna(trials: int, kind: str = "tpe") -> Timings:
     return timings
 
 
-def _timed(
-    method: Callable[..., Any], into: Timings, attribute: str, calls: list[float] | None = None
-) -> Callable[..., Any]:
+def _timed(method: Callable[..., Any], into: Timings, attribute: str) -> Callable[..., Any]:
     @functools.wraps(method)
     def timed(*args: Any, **kwargs: Any) -> Any:
         started = time.thread_time()
         try:
             return method(*args, **kwargs)
         finally:
-            took = time.thread_time() - started
-            setattr(into, attribute, getattr(into, attribute) + took)
-            if calls is not None:
-                calls.append(took)
+            setattr(into, attribute, getattr(into, attribute) + time.thread_time() - started)
 
     return timed
 
@@ -185,13 +175,13 @@ def _optuna_timed(into: Timings) -> Iterator[None]:
     from optuna.trial import Trial  # noqa: PLC0415
 
     timed = (
-        (Study, "ask", "suggest_s", into.asks),
-        (Study, "tell", "observe_s", None),
-        (Trial, "report", "observe_s", None),
+        (Study, "ask", "suggest_s"),
+        (Study, "tell", "observe_s"),
+        (Trial, "report", "observe_s"),
     )
-    originals = [(owner, name, getattr(owner, name)) for owner, name, *_ in timed]
-    for owner, name, attribute, calls in timed:
-        setattr(owner, name, _timed(getattr(owner, name), into, attribute, calls))
+    originals = [(owner, name, getattr(owner, name)) for owner, name, _ in timed]
+    for owner, name, attribute in timed:
+        setattr(owner, name, _timed(getattr(owner, name), into, attribute))
     try:
         yield
     finally:
@@ -223,18 +213,16 @@ def in_tunecore(
     trials: int,
     root: Path,
     searcher: object | None,
-    object_asks: list[float] | None = None,
     train: Callable[[JsonDict, int], tuple[JsonDict, float]] = trainable,
 ) -> Timings:
-    """One simulated experiment, one trial at a time; `searcher` None is
-    tunecore's random search. Its log stays in `root` / "run". The time of
-    each of the object's `suggest` calls goes to `object_asks`."""
+    """One simulated experiment of `train`, one trial at a time;
+    `searcher` None is tunecore's random search. Its log stays in
+    `root` / "run"."""
     timings = Timings()
     if searcher is not None:
         # Instance attributes: the class (and so the logged spec) stays the searcher's.
         for name in OBJECT_METHODS:
-            calls = object_asks if name == "suggest" else None
-            setattr(searcher, name, _timed(getattr(searcher, name), timings, "object_s", calls))
+            setattr(searcher, name, _timed(getattr(searcher, name), timings, "object_s"))
     with _optuna_timed(timings):
         started = time.process_time()
         results = tunecore.simulate(
@@ -258,45 +246,34 @@ def in_tunecore(
     return timings
 
 
-def pauses(asks: Sequence[float], total_s: float) -> list[float]:
-    """Per trial, the optimizer's time in a run whose asks took `asks`, in
-    order, and whose optimizer calls took `total_s` in all: each ask's
-    share of it (the tells and reports, a few percent, spread with them)."""
-    asked = sum(asks)
-    if asked <= 0:
-        return [total_s / len(asks)] * len(asks) if asks else []
-    return [total_s * took / asked for took in asks]
+def random_search_beside(trials: int, root: Path, searcher: Any) -> Timings:
+    """Tunecore's random search whose trainable, before each trial's
+    result, runs one step of a bare loop over `searcher` (an object of its
+    own, as a script would drive it: `suggest`, a result, complete, told
+    the objective of its own suggestion): the optimizer does the work it
+    does in the searcher run, in the same order, between the same turns of
+    the driver, but none of it goes through tunecore's searcher path.
+    `object_s` is the time in the object's methods; `configs` are its
+    suggestions. Why: the driver's per-trial code takes 40-90% more CPU
+    when other work comes between its turns (its caches cooled: a sleep
+    does it too, docs/benchmarks.md), so the searcher run less this one is
+    what the searcher's path in tunecore adds, its own code running as
+    cold as the driver's."""
+    timings = Timings()
+    searcher.set_search_properties("value", "min", dict(PARAM_SPACE))
+    for name in OBJECT_METHODS:
+        setattr(searcher, name, _timed(getattr(searcher, name), timings, "object_s"))
 
-
-def spin(seconds: float) -> float:
-    """Keep the CPU busy in Python for `seconds` of this thread's CPU time,
-    touching no memory; the CPU time it took."""
-    started = time.thread_time()
-    end = started + seconds
-    while time.thread_time() < end:
-        for _ in range(200):  # ~10 us between clock reads (each a system call)
-            pass
-    return time.thread_time() - started
-
-
-def paced_random_search(trials: int, root: Path, pace: Sequence[float]) -> Timings:
-    """Tunecore's random search at a searcher run's pace: before the n-th
-    trial's result, the trainable keeps the CPU busy for `pace[n]` seconds
-    (the optimizer's time for that trial, `pauses`), so the driver's code
-    runs as far apart as in the searcher run. `paused_s` is the time
-    spun. Why: the driver's per-trial code runs slower when other work
-    comes between its turns (caches and predictors cooled, whatever that
-    work is: docs/benchmarks.md); this run pays that too, so the searcher
-    run less this one is what the searcher's own path in tunecore adds."""
-    spun: list[float] = []
-
-    def paced(config: JsonDict, iteration: int) -> tuple[JsonDict, float]:
-        if len(spun) < len(pace):
-            spun.append(spin(pace[len(spun)]))
+    def beside(config: JsonDict, iteration: int) -> tuple[JsonDict, float]:
+        trial_id = f"bare-{len(timings.configs)}"
+        suggested = searcher.suggest(trial_id)
+        timings.configs.append(dict(suggested))
+        result = {"value": value(suggested), "training_iteration": 1}
+        searcher.on_trial_result(trial_id, result)
+        searcher.on_trial_complete(trial_id, result)
         return trainable(config, iteration)
 
-    timings = in_tunecore(trials, root, None, train=paced)
-    timings.paused_s = sum(spun)
+    timings.run_s = in_tunecore(trials, root, None, train=beside).run_s
     return timings
 
 
@@ -326,8 +303,9 @@ def rebuild_times(experiment: Path, given: object = None) -> tuple[float, float]
 @dataclass(frozen=True)
 class Measured:
     """The median of the repeats, per quantity. `bare` is None for a
-    searcher without a bare loop here (HyperOpt); `paced` is the random
-    search run at the searcher run's pace (`paced_random_search`)."""
+    searcher without a bare loop here (HyperOpt); `beside` is the random
+    search run beside a bare loop over the same searcher
+    (`random_search_beside`)."""
 
     trials: int
     searcher: str
@@ -335,7 +313,7 @@ class Measured:
     bare: Timings | None
     tunecore: Timings
     random_run_s: float
-    paced: Timings
+    beside: Timings
     rebuild_s: float
     walk_s: float
     same_suggestions: bool | None
@@ -356,17 +334,18 @@ class Measured:
     @property
     def added_s(self) -> float:
         """What tunecore adds, in seconds, over the run: the run less the
-        optimizer's own work, less the random search's run at the same
-        pace less its pauses (so the driver's own per-trial code counts
-        alike on both sides: docs/benchmarks.md)."""
-        paced_driver_s = self.paced.run_s - self.paced.paused_s
-        return self.tunecore.run_s - self.optimizer_s - paced_driver_s
+        optimizer's own work, less the driver's time in the random search
+        run beside a bare loop of the same optimizer (its run less the
+        object's methods), so that the driver's own per-trial code counts
+        alike on both sides, as cold (docs/benchmarks.md)."""
+        driver_beside_s = self.beside.run_s - self.beside.object_s
+        return self.tunecore.run_s - self.optimizer_s - driver_beside_s
 
     @property
-    def unpaced_added_s(self) -> float:
-        """The same against the random search run back to back, unpaced,
-        whose driver code runs warm (the measure before issue 41's cause
-        was found; kept to show the difference)."""
+    def alone_added_s(self) -> float:
+        """The same against tunecore's random search alone, whose driver
+        code runs warm, one trial right after the other (the measure before
+        the cause was found; shown for the difference)."""
         return self.tunecore.run_s - self.random_run_s - self.optimizer_s
 
     @property
@@ -383,7 +362,6 @@ def _median(runs: Sequence[Timings]) -> Timings:
         observe_s=median(t.observe_s for t in runs),
         object_s=median(t.object_s for t in runs),
         run_s=median(t.run_s for t in runs),
-        paused_s=median(t.paused_s for t in runs),
     )
 
 
@@ -407,7 +385,7 @@ def measure(trials: int, repeats: int, searcher: str = "optuna", kind: str = "tp
     bare: list[Timings] = []
     inside: list[Timings] = []
     random_runs: list[float] = []
-    paced: list[Timings] = []
+    beside: list[Timings] = []
     rebuilds: list[tuple[float, float]] = []
     # A searcher whose spec cannot rebuild it (Optuna with the user's sampler) is given again.
     given = (lambda: new_searcher(searcher, kind)) if kind == "random" else (lambda: None)
@@ -415,15 +393,13 @@ def measure(trials: int, repeats: int, searcher: str = "optuna", kind: str = "tp
         if searcher == "optuna":
             bare.append(bare_optuna(trials, kind))
         root = Path(run_dir("bench-search-overhead-"))
-        object_asks: list[float] = []
-        run = in_tunecore(trials, root, new_searcher(searcher, kind), object_asks)
-        inside.append(run)
+        inside.append(in_tunecore(trials, root, new_searcher(searcher, kind)))
         rebuilds.append(rebuild_times(root / "run", given()))
-        optimizer_s = run.suggest_s + run.observe_s if searcher == "optuna" else run.object_s
-        pace = pauses(run.asks if searcher == "optuna" else object_asks, optimizer_s)
-        paced.append(paced_random_search(trials, Path(run_dir("bench-search-overhead-")), pace))
+        control = Path(run_dir("bench-search-overhead-"))
+        beside.append(random_search_beside(trials, control, new_searcher(searcher, kind)))
         random_runs.append(in_tunecore(trials, Path(run_dir("bench-search-overhead-")), None).run_s)
-    same = all(t.configs == bare[0].configs for t in (*bare, *inside)) if bare else None
+    runs = (*bare, *inside, *beside)
+    same = all(t.configs == bare[0].configs for t in runs) if bare else None
     return Measured(
         trials=trials,
         searcher=searcher,
@@ -431,7 +407,7 @@ def measure(trials: int, repeats: int, searcher: str = "optuna", kind: str = "tp
         bare=_median(bare) if bare else None,
         tunecore=_median(inside),
         random_run_s=median(random_runs),
-        paced=_median(paced),
+        beside=_median(beside),
         rebuild_s=median(r[0] for r in rebuilds),
         walk_s=median(r[1] for r in rebuilds),
         same_suggestions=same,
@@ -473,11 +449,11 @@ def _table(rows: Sequence[Measured]) -> list[str]:
         )
     row("whole run, with the searcher", lambda m: ms(m.tunecore.run_s, m))
     row("whole run, random search", lambda m: ms(m.random_run_s, m))
-    row("whole run, random search at the searcher's pace", lambda m: ms(m.paced.run_s, m))
-    row("of which its pauses", lambda m: ms(m.paced.paused_s, m))
-    row("added against random search unpaced", lambda m: ms(m.unpaced_added_s, m))
+    row("added against random search alone", lambda m: ms(m.alone_added_s, m))
+    row("whole run, random search beside a bare loop", lambda m: ms(m.beside.run_s, m))
+    row("of which the bare loop's searcher calls", lambda m: ms(m.beside.object_s, m))
     row(
-        f"**added by tunecore** (against it paced; target <= {ADDED_TARGET_MS:g})",
+        f"**added by tunecore** (against the run beside; target <= {ADDED_TARGET_MS:g})",
         lambda m: f"**{ms(m.added_s, m)}**",
     )
     row("rebuild on restore, s per 1,000 trials", lambda m: f"{m.rebuild_s * 1000 / m.trials:.2f}")

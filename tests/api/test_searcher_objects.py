@@ -607,3 +607,28 @@ def test_a_restore_never_imports_a_module_of_tunecores_a_run_logged(tmp_path: Pa
     with pytest.raises(SearcherNotGivenError, match="pass the searcher again"):
         Tuner.restore(str(tmp_path / "exp"), quadratic).fit()
     assert "tunecore.cli.__main__" not in sys.modules
+
+
+def test_a_rebuild_asks_the_object_again_once_the_walk_is_over(tmp_path: Path) -> None:
+    """The rebuild reads the log's tells and asks as the walk steps the
+    core, and makes them of the object back to back after it (as a bare
+    loop does: an optimizer's work ran slower between the core's steps),
+    in log order: the object ends where the run's did."""
+    ran = Hill(seed=3)
+    simulated(ran, tmp_path, samples=6)
+    history = HistoryWalk(read_log(tmp_path / "sim"))
+    runtime = restored_runtime(history, replay(tmp_path / "sim").state.searcher, None, None)
+    assert runtime is not None
+    rebuilt: Hill = runtime.searcher  # type: ignore[assignment]
+    asked_during_walk: list[bool] = []
+
+    def visit(_before: ExperimentState, event: ExperimentEvent, _after: ExperimentState) -> None:
+        if isinstance(event, Asked):
+            asked_during_walk.append(rebuilt.rng is not None)
+
+    history.register(visit)
+    history.run()
+    assert asked_during_walk == [False] * 6
+    assert rebuilt.rng is not None
+    assert ran.rng is not None
+    assert rebuilt.rng.getstate() == ran.rng.getstate()  # asked six times, as the run

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -232,19 +232,27 @@ def restored_runtime(
     param_space: Mapping[str, object] | None,
 ) -> SearcherRuntime | None:
     """The searcher object of a restored experiment, rebuilt by re-running
-    the log's tells and asks as `history` walks it (ready once the walk
-    has run); None when its searcher is not an object."""
+    the log's tells and asks, read as `history` walks it and made of the
+    object, in log order, once the walk is over (`SearcherRuntime.logged_ask`:
+    back to back, as a bare loop makes them); ready once the walk has
+    run. None when its searcher is not an object."""
     external = external_of(state_searcher)
     if external is None:
         return None
     obj = _fresh_object(external, given, param_space)
     runtime = SearcherRuntime(obj)
+    asks: list[Callable[[], object]] = []
 
     def visit(before: ExperimentState, event: ExperimentEvent, _: ExperimentState) -> None:
         if isinstance(event, Asked):
-            runtime.replay_ask(before, event)
+            asks.append(runtime.logged_ask(before, event))
 
-    history.register(visit)
+    def ask_again() -> None:
+        for ask in asks:
+            ask()
+        asks.clear()
+
+    history.register(visit, then=ask_again)
     return runtime
 
 

@@ -256,20 +256,25 @@ class HistoryWalk:
     needs it (a resume: the result files' repair, `LoggedResults`; a
     searcher object's rebuild, `api.searching.restored_runtime`). Each
     reader `register`s its visitor, then `run` steps the log once (not at
-    all without a visitor), calling the visitors in the order they came.
-    A reader's answer is ready once `run` has returned."""
+    all without a visitor), calling the visitors in the order they came,
+    then each reader's `then`, in the same order. A reader's answer is
+    ready once `run` has returned."""
 
     def __init__(self, contents: LogContents, kind: SnapshotKind = BUILTIN) -> None:
         self._contents = contents
         self._kind = kind
         self._visitors: list[Visitor] = []
+        self._then: list[Callable[[], None]] = []
         self._ran = False
 
-    def register(self, visitor: Visitor) -> None:
-        """Have `visitor` called on every accepted event of the walk."""
+    def register(self, visitor: Visitor, then: Callable[[], None] | None = None) -> None:
+        """Have `visitor` called on every accepted event of the walk, and
+        `then` (if given) once the walk is over."""
         if self._ran:
             raise RuntimeError("the walk has run: a visitor registered now sees nothing")
         self._visitors.append(visitor)
+        if then is not None:
+            self._then.append(then)
 
     def run(self) -> None:
         """The one pass (`walk`); a second call is an error: it would feed
@@ -279,6 +284,8 @@ class HistoryWalk:
         self._ran = True
         if self._visitors:
             walk(self._contents, self._kind, *self._visitors)
+        for then in self._then:
+            then()
 
 
 _OWN_TYPES = (

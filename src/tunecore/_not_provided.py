@@ -160,8 +160,9 @@ NOT_PROVIDED: dict[str, str] = {
         for module in ("constants", "data_batch_type")
     },
     "tunecore.error.SessionMisuseError": (
-        "ray.train.error.SessionMisuseError is Ray Train's; calling tunecore.report, "
-        "get_checkpoint or get_context outside a trial raises RuntimeError saying so."
+        "ray.train.error.SessionMisuseError is Ray Train's; tunecore.report and "
+        "get_checkpoint outside any trial warn and return None, as Ray Tune's do; "
+        "get_context outside a trial raises RuntimeError saying so."
     ),
     "tunecore.rllib": (
         "RLlib is Ray's reinforcement-learning library, not part of tunecore. Tune an RL "

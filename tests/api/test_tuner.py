@@ -63,7 +63,8 @@ def reports_context(config: dict[str, object]) -> None:
         (lambda: FailureConfig(max_failures=-2), "max_failures", "-2"),
         (lambda: CheckpointConfig(num_to_keep=0), "num_to_keep", "0"),
         (lambda: RunConfig(verbose=7), "verbose", "7"),
-        (lambda: RunConfig(name="a/b"), "name", "'a/b'"),
+        (lambda: RunConfig(name="a/../b"), "name", "'a/../b'"),
+        (lambda: RunConfig(name="/abs/b"), "name", "'/abs/b'"),
         (lambda: RunConfig(export_formats=["tflite"]), "export_formats", "'tflite'"),
     ],
 )
@@ -73,6 +74,21 @@ def test_bad_settings_name_the_field_and_the_value(build: object, field: str, va
     message = str(caught.value)
     assert field in message
     assert value in message
+
+
+def test_a_nested_name_is_the_experiment_directory_under_the_storage_path(tmp_path: Path) -> None:
+    """Ray 2.60 takes `RunConfig(name="project/128/run-1")` as nested
+    directories under `storage_path`: the experiment is restorable there."""
+    run = RunConfig(
+        name="node2vec/128/run-1", storage_path=str(tmp_path), verbose=0, executor="in_process"
+    )
+    results = Tuner(reports_context, param_space={"x": 1}, run_config=run).fit()
+    experiment_dir = tmp_path / "node2vec" / "128" / "run-1"
+    assert [r.path.parent for r in results] == [experiment_dir]
+    assert Tuner.can_restore(experiment_dir)
+    assert RunConfig(storage_path="s3://bucket/runs", name="a/b").storage_path == (
+        "s3://bucket/runs/a"
+    )
 
 
 def test_a_nested_stopping_criterion_is_refused_with_the_flat_spelling() -> None:

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import enum
 import os
+import posixpath
 from collections.abc import Callable
+from pathlib import PurePosixPath
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -19,7 +21,13 @@ from tunecore.core.results import TRAINING_ITERATION
 from tunecore.model import parse_export_formats
 from tunecore.shell.stoppers import plan_stop
 from tunecore.shell.storage.local_store import LocalStore
-from tunecore.shell.storage.resolve import KNOWN_SCHEMES, resolve_storage, uri_scheme
+from tunecore.shell.storage.resolve import (
+    DEFAULT_ROOT,
+    KNOWN_SCHEMES,
+    resolve_storage,
+    uri_scheme,
+)
+from tunecore.shell.storage.store import join_uri
 from tunecore.shell.trainable.output_files import confined_name
 from tunecore.shell.trainable.placement_group import PlacementGroupFactory
 from tunecore.shell.trainable.resources import as_resources
@@ -173,9 +181,12 @@ class RunConfig(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _local_path_absolute(cls, data: object) -> object:
-        """A local path becomes the absolute directory it names, unless it
-        is a path inside `storage_filesystem` (`bucket/runs`, as Ray users
-        write it), which stays as given."""
+        """A nested `name` first becomes its last part under the storage
+        path (`_name_parents_in_storage_path`). Then a local path becomes
+        the absolute directory it names, unless it is a path inside
+        `storage_filesystem` (`bucket/runs`, as Ray users write it), which
+        stays as given."""
+        data = _name_parents_in_storage_path(data)
         if not isinstance(data, dict) or data.get("storage_filesystem") is not None:
             return data
         storage_path = data.get("storage_path")
@@ -278,6 +289,43 @@ class RunConfig(BaseModel):
         if name is not None and (not name.strip() or "/" in name or name in (".", "..")):
             raise ValueError(f"name={name!r} must be a non-empty directory name without '/'")
         return name
+
+
+def _name_parents_in_storage_path(data: object) -> object:
+    """Ray 2.60 takes `RunConfig(name="project/128/run-1")` as nested
+    directories under `storage_path`. Everything in tunecore names an
+    experiment by one directory, so the name's parents move into the
+    storage path (`storage_path/project/128`, name `run-1`): the experiment
+    lands where Ray puts it and is restored from there. An absolute name, or
+    one with `.` or `..` parts, is refused: it would leave the storage."""
+    if not isinstance(data, dict) or not isinstance(name := data.get("name"), str):
+        return data
+    if "/" not in name:
+        return data
+    path = PurePosixPath(name)
+    if path.is_absolute() or any(part in (".", "..") for part in name.split("/")):
+        raise ValueError(
+            f"name={name!r} must be a directory name, or a relative path of them "
+            "inside the storage path (no leading '/', no '.' or '..' parts)"
+        )
+    if len(path.parts) < 2:
+        return {**data, "name": path.name}
+    parents = "/".join(path.parts[:-1])
+    storage_path = data.get("storage_path")
+    if storage_path is None:
+        storage_path = DEFAULT_ROOT
+    try:
+        is_uri = uri_scheme(storage_path) is not None
+    except (TypeError, ValueError):
+        return data  # the field's validator names the problem
+    assert isinstance(storage_path, str | os.PathLike)  # uri_scheme took it
+    if is_uri:
+        nested = join_uri(os.fspath(storage_path), parents)
+    elif data.get("storage_filesystem") is not None:
+        nested = posixpath.join(os.fspath(storage_path), parents)
+    else:
+        nested = os.path.join(os.fspath(storage_path), *path.parts[:-1])
+    return {**data, "name": path.name, "storage_path": nested}
 
 
 class TuneConfig(BaseModel):

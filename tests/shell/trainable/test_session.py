@@ -27,6 +27,21 @@ from tunecore.shell.trainable import (
     [
         ("report", lambda: report({"x": 1})),
         ("get_checkpoint", get_checkpoint),
+    ],
+)
+def test_report_and_get_checkpoint_in_a_process_running_no_trial_warn_and_return_none(
+    name: str, call: Callable[[], object]
+) -> None:
+    """Ray Tune's `report` and `get_checkpoint` warn and return None outside
+    Tune: a script calling its training function directly (a final model
+    trained with the best config) runs on."""
+    with pytest.warns(UserWarning, match=rf"{name}\(\) is meant to be called inside"):
+        assert call() is None
+
+
+@pytest.mark.parametrize(
+    ("name", "call"),
+    [
         ("get_context", get_context),
         ("checkpoint_dir", lambda: checkpoint_dir(1).__enter__()),
     ],

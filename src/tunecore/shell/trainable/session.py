@@ -12,7 +12,10 @@ The function runs in a thread of its own (see `function.py`). Each run of
 it has one `TrialSession`, bound to that thread through a context variable,
 so `report()` and friends find the trial they belong to, and many trials
 can run in one process (the in-process executor) without sharing one.
-Called anywhere else, they raise a RuntimeError.
+Called anywhere else, they raise a RuntimeError; but `report()` and
+`get_checkpoint()` in a process running no trial at all (the training
+function called directly, to train a final model with the best config)
+warn and return None, as Ray Tune's do.
 
 The handshake, as in the seed's StatusReporter: `report()` puts the result
 on the session's queue and then blocks on a semaphore until the driver asks
@@ -61,6 +64,7 @@ import tempfile
 import threading
 import time
 import traceback
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TypeAlias
@@ -123,6 +127,9 @@ class _StopRequested(BaseException):
 _CURRENT: contextvars.ContextVar[TrialSession | None] = contextvars.ContextVar(
     "tunecore_trial_session", default=None
 )
+# Functions running in this process under a session: a report from outside
+# them while one runs (a thread the function started) is an error, not a no-op.
+_RUNNING: set[TrialSession] = set()
 
 
 class TrialSession:
@@ -161,6 +168,7 @@ class TrialSession:
     def run(self, call: Callable[[], object]) -> None:
         """Run the function bound to this session, then post how it ended."""
         token = _CURRENT.set(self)
+        _RUNNING.add(self)
         self._resumed_at = time.monotonic()
         try:
             self._report_returned(call())
@@ -178,6 +186,7 @@ class TrialSession:
         else:
             self._messages.put(Ended(self._take_pending()))
         finally:
+            _RUNNING.discard(self)
             _CURRENT.reset(token)
 
     def report(self, metrics: Mapping[str, object], checkpoint: Checkpoint | None) -> None:
@@ -320,12 +329,15 @@ def report(metrics: Mapping[str, object], *, checkpoint: Checkpoint | None = Non
     """Report one result, with the checkpoint it belongs to if there is one,
     and wait until tunecore asks for the next (it may never: the trial can
     be paused or stopped here). The metrics must be plain JSON values."""
-    _current("report").report(metrics, checkpoint)
+    session = _current_or_none("report")
+    if session is not None:
+        session.report(metrics, checkpoint)
 
 
 def get_checkpoint() -> Checkpoint | None:
     """The checkpoint this run should resume from, or None to start fresh."""
-    return _current("get_checkpoint").restore_from
+    session = _current_or_none("get_checkpoint")
+    return None if session is None else session.restore_from
 
 
 def get_context() -> TrialContext:
@@ -347,6 +359,22 @@ def checkpoint_dir(step: int) -> Iterator[str]:
     path = session.new_checkpoint_dir(step)
     yield path
     session.mark_checkpoint(path)
+
+
+def _current_or_none(call: str) -> TrialSession | None:
+    """The calling trial's session; None, with a warning, in a process that
+    runs no trial (Ray Tune warns and returns None there too: a script that
+    calls its training function directly, outside Tune, runs on)."""
+    if _CURRENT.get() is None and not _RUNNING:
+        warnings.warn(
+            f"{call}() is meant to be called inside a function run by tunecore "
+            "(Tuner.fit, tune.run); called outside any trial, it does nothing and "
+            "returns None",
+            UserWarning,
+            stacklevel=3,
+        )
+        return None
+    return _current(call)
 
 
 def _current(call: str) -> TrialSession:

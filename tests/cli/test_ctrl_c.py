@@ -5,6 +5,7 @@ traceback of Ray's exit handler (or cut the run's cleanup short)."""
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 import subprocess
@@ -14,6 +15,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO
+
+import pytest
 
 import tunecore
 from tunecore.cli import main
@@ -101,3 +104,23 @@ def test_two_ctrl_c_stop_the_run_once_cleanly_with_130(tmp_path: Path) -> None:
     # replay agrees with every snapshot the run wrote.
     assert isinstance(read_log(tmp_path / "exp", quiet=True).events[-1], ExperimentInterrupted)
     assert main(["replay", str(tmp_path / "exp")]) == 0
+
+
+def test_a_second_ctrl_c_is_acknowledged_when_sys_stderr_has_no_descriptor(
+    monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """pytest's capture and notebooks replace `sys.stderr` by a stream with
+    no file descriptor: the second Ctrl-C's acknowledgement must still not
+    raise in the middle of stopping (it did: `io.UnsupportedOperation`)."""
+    from tunecore.cli.interrupts import stopping_cleanly  # noqa: PLC0415
+
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    with stopping_cleanly("run") as seen:
+        handler = signal.getsignal(signal.SIGINT)
+        assert callable(handler)
+        with pytest.raises(KeyboardInterrupt):
+            handler(signal.SIGINT, None)
+        handler(signal.SIGINT, None)
+        handler(signal.SIGINT, None)
+    assert seen == [True, True, True]
+    assert capfd.readouterr().err.count("tunecore run: already stopping") == 1

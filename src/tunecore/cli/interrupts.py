@@ -34,10 +34,9 @@ def stopping_cleanly(command: str) -> Iterator[list[bool]]:
         if len(seen) == 1:
             raise KeyboardInterrupt
         if len(seen) == 2:  # once: a signal handler must not print (stderr may be mid-write)
-            os.write(
-                sys.stderr.fileno(),
+            _write_to_terminal(
                 f"tunecore {command}: already stopping: ending the workers and closing "
-                "the event log, so that nothing recorded is lost\n".encode(),
+                "the event log, so that nothing recorded is lost\n"
             )
 
     signal.signal(signal.SIGINT, interrupted)
@@ -46,6 +45,19 @@ def stopping_cleanly(command: str) -> Iterator[list[bool]]:
             yield seen
     finally:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def _write_to_terminal(text: str) -> None:
+    """Write to the process's own standard error, below `sys.stderr`: a
+    signal handler must not go through Python's buffered stream, and
+    `sys.stderr` may be a stream with no file descriptor at all (pytest's
+    capture, a notebook's), which must not turn a second Ctrl-C into an
+    error in the middle of stopping."""
+    stream = sys.__stderr__
+    if stream is None:
+        return
+    with contextlib.suppress(OSError, ValueError):
+        os.write(stream.fileno(), text.encode())
 
 
 @contextlib.contextmanager

@@ -60,10 +60,10 @@ DRIVER_STEP_S = 0.3
 """The killed driver's trials: 12 steps of 0.3 s each."""
 DRIVER_LAG_S = 2.0
 """The killed driver's shipping lag (`SyncConfig.sync_period`, 5 s by default; shorter
-to keep the test short). The storage first records a saved checkpoint 2-4
-s in, when the kill comes: mid-run, and before any result.json was shipped
-(a trial's file, growing every 0.3 s, is never unchanged from one tick to
-the next)."""
+to keep the test short). The storage records both trials' first saved
+checkpoints 2-4 s in, when the kill comes: mid-run, and before any
+result.json was shipped (a trial's file, growing every 0.3 s, is never
+unchanged from one tick to the next)."""
 KILL_TIMEOUT_S = 60.0
 
 
@@ -72,7 +72,9 @@ def counting(config: Mapping[str, JsonValue]) -> None:
     temporary directory, as Ray's docs write them) with each, resuming
     from the one it is given. With `die_at`, the worker process dies
     (os._exit) at that step the first time (`marker`, a file on this
-    machine, remembers it did)."""
+    machine, remembers it did). With `gate`, a file on this machine, the
+    last step waits (bounded) until it exists: a driver killed before the
+    test opens the gate was killed mid-run, however slow the machine."""
     start = 0
     restored = tunecore.get_checkpoint()
     if restored is not None:
@@ -85,7 +87,9 @@ def counting(config: Mapping[str, JsonValue]) -> None:
     assert isinstance(pause, int | float)
     for step in range(start + 1, steps + 1):
         time.sleep(pause)
-        marker = config.get("marker")
+        marker, gate = config.get("marker"), config.get("gate")
+        if step == steps and isinstance(gate, str):
+            wait_for_file(Path(gate))
         if step == config.get("die_at") and isinstance(marker, str) and not Path(marker).exists():
             Path(marker).write_text("died")
             os._exit(1)
@@ -95,6 +99,15 @@ def counting(config: Mapping[str, JsonValue]) -> None:
                 {"score": step * rate, "step": step, "started_at": start},
                 checkpoint=tunecore.Checkpoint.from_directory(directory),
             )
+
+
+def wait_for_file(path: Path) -> None:
+    """Poll until `path` exists; raise after `KILL_TIMEOUT_S` (nothing hangs)."""
+    deadline = time.monotonic() + KILL_TIMEOUT_S
+    while not path.exists():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{path} was not created in {KILL_TIMEOUT_S} s")
+        time.sleep(0.05)
 
 
 def make_tuner(storage_path: str, name: str, space: Mapping[str, object], **run: object) -> Tuner:
@@ -112,8 +125,9 @@ def make_tuner(storage_path: str, name: str, space: Mapping[str, object], **run:
     )
 
 
-def drive(uri: str, name: str, address: str) -> None:
-    """The driver that is killed: two trials on the given Ray."""
+def drive(uri: str, name: str, address: str, gate: str) -> None:
+    """The driver that is killed: two trials on the given Ray, their last
+    steps held until `gate` exists."""
     import ray  # noqa: PLC0415
 
     ray.init(address=address, log_to_driver=False)
@@ -121,6 +135,7 @@ def drive(uri: str, name: str, address: str) -> None:
         "steps": DRIVER_STEPS,
         "sleep": DRIVER_STEP_S,
         "x": tunecore.grid_search([1, 2]),
+        "gate": gate,
     }
     make_tuner(uri, name, space, sync_config=SyncConfig(sync_period=DRIVER_LAG_S)).fit()
 
@@ -281,8 +296,10 @@ def resumed(
     s3_endpoint: str, ray_cluster: None, tmp_path_factory: pytest.TempPathFactory
 ) -> Resumed:
     """Run the driver (this file as a script) on the session's Ray, SIGKILL
-    it once the storage records a saved checkpoint, and resume with
-    nothing but the URI, from another staging directory (another machine)."""
+    it once the storage records a saved checkpoint of each trial, and
+    resume with nothing but the URI, from another staging directory
+    (another machine). The trials' last steps wait for a gate file the
+    test creates only after the kill, so the kill is mid-run."""
     import ray  # noqa: PLC0415
 
     target = make_s3_target(s3_endpoint)
@@ -295,8 +312,9 @@ def resumed(
         "TUNECORE_STAGING": str(tmp / "first"),
     }
     address = ray.get_runtime_context().gcs_address
+    gate = tmp / "gate"
     driver = subprocess.Popen(
-        [sys.executable, __file__, target.uri, "exp", address],
+        [sys.executable, __file__, target.uri, "exp", address, str(gate)],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -304,12 +322,13 @@ def resumed(
         start_new_session=True,
     )
     try:
-        wait_for_stored_checkpoint(store, driver)
+        wait_for_stored_checkpoints(store, driver, trials=2)
     finally:
         with contextlib.suppress(ProcessLookupError):  # it ended first: said above
             os.killpg(driver.pid, signal.SIGKILL)
         driver.communicate(timeout=60)
     killed_at = list(read_log(stored_experiment(store, tmp), quiet=True).events)
+    gate.touch()
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("TUNECORE_STAGING", str(tmp / "elsewhere"))
         uri = target.experiment_uri("exp")
@@ -318,16 +337,18 @@ def resumed(
     return Resumed(store, killed_at, grid, stored_experiment(store, tmp))
 
 
-def wait_for_stored_checkpoint(store: Store, driver: subprocess.Popen[str]) -> None:
-    """Poll (bounded) until the stored log records a saved checkpoint."""
+def wait_for_stored_checkpoints(store: Store, driver: subprocess.Popen[str], trials: int) -> None:
+    """Poll (bounded) until the stored log records a saved checkpoint of
+    `trials` trials."""
     deadline = time.monotonic() + KILL_TIMEOUT_S
     while time.monotonic() < deadline:
         if driver.poll() is not None:
             raise RuntimeError(f"the driver ended first: {driver.communicate()[0][-3000:]}")
-        if any(isinstance(e, CheckpointSaved) for e in stored_events(store)):
+        saved = {e.trial_id for e in stored_events(store) if isinstance(e, CheckpointSaved)}
+        if len(saved) >= trials:
             return
         time.sleep(0.2)
-    raise TimeoutError("the stored log recorded no checkpoint in time")
+    raise TimeoutError(f"the stored log recorded no checkpoint of {trials} trials in time")
 
 
 def stored_events(store: Store) -> list[ExperimentEvent]:
@@ -381,4 +402,4 @@ def test_a_killed_driver_resumed_from_the_uri_loses_no_result(resumed: Resumed) 
 
 
 if __name__ == "__main__":
-    drive(*sys.argv[1:4])
+    drive(*sys.argv[1:5])

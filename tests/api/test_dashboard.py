@@ -136,7 +136,8 @@ def test_every_page_of_a_finished_asha_experiment(browser: Any, asha_dashboard: 
     open_tab(page, "decisions")
     page.wait_for_selector("#timeline li")
     page.select_option("#decision-trial", stopped)
-    reason = page.locator('#timeline li[data-kind="stopped"] .why')
+    # the selected trial's timeline, not the one shown before its answer came
+    reason = page.locator(f'#timeline[data-trial="{stopped}"] li[data-kind="stopped"] .why')
     reason.wait_for()
     assert "ASHA rung training_iteration" in reason.inner_text()
     assert "cutoff" in reason.inner_text()
@@ -221,7 +222,8 @@ def test_pbt_lineage_and_exploit_reasons(browser: Any, tmp_path: Path) -> None:
             1 for edge in decisions["lineage"] if edge["donor"]
         )
         page.select_option("#decision-trial", taker)
-        exploit = page.locator('#timeline li[data-kind="exploited"] .why').first
+        timeline = f'#timeline[data-trial="{taker}"]'  # once the taker's answer came
+        exploit = page.locator(f'{timeline} li[data-kind="exploited"] .why').first
         exploit.wait_for()
         assert "exploit: took the checkpoint and config of trial" in exploit.inner_text()
         assert "lr" in exploit.inner_text()

@@ -352,14 +352,16 @@ async function loadDecisions() {
 async function loadTrialTimeline() {
   const box = document.getElementById('decision-trial-view');
   if (!state.selected) { box.replaceChildren(el('p', {}, 'no trial yet')); return; }
-  const trial = await getJson('/api/trial?id=' + encodeURIComponent(state.selected));
+  const id = state.selected;
+  const trial = await getJson('/api/trial?id=' + encodeURIComponent(id));
+  if (id !== state.selected) return;  // chosen again meanwhile: that answer draws
   const items = trial.timeline.map(m => el('li', {dataset: {kind: m.kind}},
     el('span', {}, when(m.at)), el('span', {}, m.iteration === null ? '' : 'iter ' + m.iteration),
     el('span', {class: 'kind kind-' + m.kind}, m.kind), el('span', {class: 'why'}, m.why)));
   box.replaceChildren(
     el('h2', {}, `${trial.name}: ${trial.status.toLowerCase()} after ${trial.iteration} iterations`),
     el('div', {}, Object.entries(trial.config).map(([k, v]) => `${k}=${shown(v)}`).join(', ')),
-    el('ol', {class: 'timeline', id: 'timeline'}, ...items),
+    el('ol', {class: 'timeline', id: 'timeline', dataset: {trial: id}}, ...items),
     trial.error ? el('pre', {class: 'error-box'}, trial.error) : '');
 }
 

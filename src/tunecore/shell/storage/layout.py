@@ -134,6 +134,19 @@ _WINDOWS_RESERVED = frozenset(
 )
 
 
+_EXPERIMENT_ENTRIES = re.compile(
+    r"events|events\.log(\..*)?|snapshots|inbox|driver\.lock|driver\.lease"
+    r"|callback_states\.json|pbt_global\.txt|pbt_policy_.*\.txt",
+    re.IGNORECASE,
+)
+"""The names tunecore gives entries of the experiment directory itself
+(the event log and its quarantined pieces, the stored log's `events/`,
+`snapshots/`, `inbox/`, the lock and the lease, the callbacks' states,
+PBT's policy files; `.tunecore_storage` starts with a dot, which no safe
+name does), in any case: a file system may not tell `Inbox` from `inbox`.
+A trial directory never takes one (`trial_dirname`)."""
+
+
 def experiment_dirname(name: str) -> str:
     """The directory an experiment called `name` has in its storage root:
     every part of tunecore that makes, finds or lists one names it so."""
@@ -401,7 +414,9 @@ class ExperimentStorage:
         finds the directory the loop chose; else
         `{trial name without id}_{trial id}_{experiment tag}`, with the tag
         the trial was created with (PBT's exploits change the tag, not the
-        directory, in this run and after a resume)."""
+        directory, in this run and after a resume). A name tunecore gives
+        an entry of the experiment directory (`_EXPERIMENT_ENTRIES`) gets a
+        leading `_`."""
         if dirname is None:
             given = self._given_names.get(spec.trial_id)
             if given is not None:
@@ -410,7 +425,12 @@ class ExperimentStorage:
             dirname = f"{base}_{spec.trial_id}"
             if tag := original_tag(spec.experiment_tag):
                 dirname = f"{dirname}_{tag}"
-        return safe_name(dirname, keep=spec.trial_id, fallback=spec.trial_id)
+        name = safe_name(dirname, keep=spec.trial_id, fallback=spec.trial_id)
+        if _EXPERIMENT_ENTRIES.fullmatch(name):
+            # A user's "inbox" would have put the trial's files in the inbox,
+            # "snapshots" or "events" among tunecore's own, "events.log" failed.
+            return ("_" + name)[:MAX_NAME_LENGTH]
+        return name
 
     def trial_dir(
         self, spec: TrialSpec, dirname: str | None = None, *, at_once: bool = True

@@ -183,3 +183,39 @@ def test_a_crafted_header_naming_result_json_as_output_is_a_log_error(tmp_path: 
     )
     with pytest.raises(LogError, match=re.escape("RunSettings.output_files='result.json' names")):
         Tuner.restore(str(directory), trainable=steps).fit()
+
+
+def files_under(directory: Path) -> dict[Path, bytes]:
+    return {p.relative_to(directory): p.read_bytes() for p in directory.rglob("*") if p.is_file()}
+
+
+def test_a_resume_never_writes_into_a_trial_directory_linked_elsewhere(tmp_path: Path) -> None:
+    """A trial directory replaced by a link to someone else's: the resume
+    wrote result.json, progress.csv and the trial's TensorBoard file there
+    (then failed), as a `file://` storage refuses it."""
+    config = RunConfig(storage_path=str(tmp_path), name="exp", verbose=0, executor="in_process")
+    assert Tuner(failing, run_config=config).fit().errors
+    [stored] = (tmp_path / "exp").glob("failing_*")
+    theirs = tmp_path / "someone_else"
+    stored.rename(theirs)
+    stored.symlink_to(theirs, target_is_directory=True)
+    before = files_under(theirs)
+
+    with pytest.raises(NotRegularFileError, match=f"symbolic link.*{stored}"):
+        Tuner.restore(str(tmp_path / "exp"), failing, restart_errored=True).fit()
+
+    assert files_under(theirs) == before
+
+
+def test_a_new_trial_never_writes_into_a_link_planted_at_its_directory(tmp_path: Path) -> None:
+    """A `trial_dirname_creator` name can be guessed, and a link planted
+    there before the run."""
+    theirs = tmp_path / "someone_else"
+    theirs.mkdir()
+    (tmp_path / "exp").mkdir()
+    (tmp_path / "exp" / "the_trial").symlink_to(theirs, target_is_directory=True)
+
+    with pytest.raises(NotRegularFileError, match=r"symbolic link.*the_trial"):
+        run(tmp_path, steps)
+
+    assert files_under(theirs) == {}

@@ -72,6 +72,7 @@ params, errors) sits next to the method that writes it.
 from __future__ import annotations
 
 import csv
+import errno
 import functools
 import io
 import json
@@ -357,6 +358,7 @@ class ExperimentStorage:
         self._given_names: dict[str, str] = {}
         # The directory each trial got, for calls that only have its spec.
         self._known_dirs: dict[tuple[str, str], Path | str] = {}
+        self._links: frozenset[str] | None = None  # `own_trial_dir`
         self._appender = _Appender()
         self._files = FileQueue(background=background, settle=self._appender.flush)
 
@@ -468,12 +470,33 @@ class ExperimentStorage:
                 spec.trial_id,
                 name,
             )
-        path = self.path / name
+        path = self.own_trial_dir(name)
         if at_once:
             path.mkdir(exist_ok=True)
         else:
             self._files.submit("trial directory", functools.partial(path.mkdir, exist_ok=True))
         self._known_dirs[(spec.trial_id, "")] = path
+        return path
+
+    def own_trial_dir(self, name: str) -> Path:
+        """The path of the trial directory `name` (a `trial_dirname`), once
+        it is known not to be a symbolic link: a link in its place (to
+        someone else's directory) would have the trial, its files and a
+        resume's repair write there, so it raises `NotRegularFileError`
+        naming it, before anything is written (a `file://` storage refuses
+        it the same way). The links are those the experiment directory held
+        when this storage first made or repaired a trial directory: one
+        listing, no call per trial."""
+        if self._links is None:
+            self._links = _links_in(self.path)
+        path = self.path / name
+        if name in self._links:
+            raise NotRegularFileError(
+                errno.ELOOP,
+                "a symbolic link in place of a trial directory: tunecore never writes "
+                "through a link (move the trial's directory back, or remove the link)",
+                str(path),
+            )
         return path
 
     def settle_dir(self, trial_id: str) -> None:
@@ -853,6 +876,16 @@ class ExperimentStorage:
             if len(relative.parts) < min_depth:
                 return False
         return True
+
+
+def _links_in(directory: Path) -> frozenset[str]:
+    """The names of the symbolic links in `directory` (none if it is
+    missing), told by the listing's entry types: no stat per entry."""
+    try:
+        with os.scandir(directory) as entries:
+            return frozenset(entry.name for entry in entries if entry.is_symlink())
+    except (FileNotFoundError, NotADirectoryError):
+        return frozenset()
 
 
 def _empty_directory(path: Path) -> None:

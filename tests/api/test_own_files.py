@@ -18,6 +18,7 @@ import pytest
 import tunecore
 from tests.api.test_resume_trust import HERE, crafted, steps
 from tunecore import ResultGrid, RunConfig, TuneConfig, Tuner
+from tunecore.cli import main
 from tunecore.model import TrialStatus
 from tunecore.shell.eventlog import LogError, read_log
 from tunecore.shell.inbox import AddTrialRequest, Inbox
@@ -189,7 +190,9 @@ def files_under(directory: Path) -> dict[Path, bytes]:
     return {p.relative_to(directory): p.read_bytes() for p in directory.rglob("*") if p.is_file()}
 
 
-def test_a_resume_never_writes_into_a_trial_directory_linked_elsewhere(tmp_path: Path) -> None:
+def test_a_resume_never_writes_into_a_trial_directory_linked_elsewhere(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A trial directory replaced by a link to someone else's: the resume
     wrote result.json, progress.csv and the trial's TensorBoard file there
     (then failed), as a `file://` storage refuses it."""
@@ -203,8 +206,12 @@ def test_a_resume_never_writes_into_a_trial_directory_linked_elsewhere(tmp_path:
 
     with pytest.raises(NotRegularFileError, match=f"symbolic link.*{stored}"):
         Tuner.restore(str(tmp_path / "exp"), failing, restart_errored=True).fit()
+    resume = ["resume", str(tmp_path / "exp"), "--trainable", f"{__name__}:failing"]
+    assert main([*resume, "--restart-errored"]) == 2  # one line, no traceback
 
     assert files_under(theirs) == before
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"tunecore resume: error: {stored}: a symbolic link")
 
 
 def test_a_new_trial_never_writes_into_a_link_planted_at_its_directory(tmp_path: Path) -> None:

@@ -226,3 +226,19 @@ def test_a_new_trial_never_writes_into_a_link_planted_at_its_directory(tmp_path:
         run(tmp_path, steps)
 
     assert files_under(theirs) == {}
+
+
+def test_a_request_is_never_posted_into_an_inbox_linked_elsewhere(tmp_path: Path) -> None:
+    """The driver reads no request from an inbox that is a link, so a
+    request posted through it (`tunecore stop`, `tunecore add`) went into
+    the directory linked to, and was never taken."""
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (tmp_path / "exp").mkdir()
+    inbox = Inbox(tmp_path / "exp")
+    inbox.directory.symlink_to(victim, target_is_directory=True)
+
+    with pytest.raises(NotRegularFileError, match=f"symbolic link.*{inbox.directory}"):
+        inbox.post(AddTrialRequest(config={"lr": 0.1}))
+
+    assert list(victim.iterdir()) == []

@@ -145,7 +145,14 @@ _EXPERIMENT_ENTRIES = re.compile(
 `snapshots/`, `inbox/`, the lock and the lease, the callbacks' states,
 PBT's policy files; `.tunecore_storage` starts with a dot, which no safe
 name does), in any case: a file system may not tell `Inbox` from `inbox`.
-A trial directory never takes one (`trial_dirname`)."""
+A trial directory never takes one (`trial_dirname`), and none is read as
+one (`is_experiment_entry`)."""
+
+
+def is_experiment_entry(name: str) -> bool:
+    """Whether `name` is one tunecore gives an entry of the experiment
+    directory itself, never a trial directory's (`_EXPERIMENT_ENTRIES`)."""
+    return _EXPERIMENT_ENTRIES.fullmatch(name) is not None
 
 
 def experiment_dirname(name: str) -> str:
@@ -428,7 +435,7 @@ class ExperimentStorage:
             if tag := original_tag(spec.experiment_tag):
                 dirname = f"{dirname}_{tag}"
         name = safe_name(dirname, keep=spec.trial_id, fallback=spec.trial_id)
-        if _EXPERIMENT_ENTRIES.fullmatch(name):
+        if is_experiment_entry(name):
             # A user's "inbox" would have put the trial's files in the inbox,
             # "snapshots" or "events" among tunecore's own, "events.log" failed.
             return ("_" + name)[:MAX_NAME_LENGTH]

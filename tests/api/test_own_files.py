@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -242,3 +243,32 @@ def test_a_request_is_never_posted_into_an_inbox_linked_elsewhere(tmp_path: Path
         inbox.post(AddTrialRequest(config={"lr": 0.1}))
 
     assert list(victim.iterdir()) == []
+
+
+def test_a_fifo_in_place_of_a_result_file_does_not_hang_a_reader(tmp_path: Path) -> None:
+    """Results whose trial directory is not where its default name says
+    (a `trial_dirname_creator`) are looked for in every directory's
+    result.json, which was opened as any file: a FIFO there blocked
+    `ResultGrid.from_path` forever. (If it blocks again, the watchdog opens
+    the FIFO's other end after 20 s, and the test fails instead of
+    hanging.)"""
+    run(tmp_path, steps)
+    planted = tmp_path / "exp" / "planted"
+    planted.mkdir()
+    fifo = planted / "result.json"
+    os.mkfifo(fifo)
+    unblocked = threading.Event()
+
+    def unblock() -> None:
+        unblocked.set()
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+
+    watchdog = threading.Timer(20.0, unblock)
+    watchdog.start()
+    try:
+        [result] = ResultGrid.from_path(str(tmp_path / "exp"))
+    finally:
+        watchdog.cancel()
+
+    assert not unblocked.is_set()
+    assert result.path == str(tmp_path / "exp" / "the_trial")

@@ -41,6 +41,7 @@ from tunecore.schedulers import PB2
 from tunecore.shell.eventlog import read_log
 from tunecore.shell.inbox import AddTrialRequest, Inbox, StopTrialRequest
 from tunecore.shell.journal import SnapshotStore
+from tunecore.shell.lock import driver_lock
 from tunecore.shell.mirror.remote import open_stored
 from tunecore.shell.mirror.shipper import StateShipper
 from tunecore.shell.processes import process_start
@@ -602,6 +603,26 @@ def test_a_corrupt_log_exits_with_4_naming_the_offset_and_truncate_cuts_it(
     assert f"Cut {log} at byte offset {damaged}" in capsys.readouterr().out
     assert log.stat().st_size == damaged
     assert main(["replay", str(finished)]) == 0
+
+
+def test_truncate_never_cuts_the_log_of_a_running_driver(
+    finished: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`replay --truncate` writes the log as a driver does, and cut it
+    under a driver running on (which appends after the cut, on a state
+    the log no longer leads to): it is refused while one holds the lock."""
+    offsets = record_offsets(finished)
+    log = finished / "events.log"
+    data = bytearray(log.read_bytes())
+    data[offsets[len(offsets) // 2] + 10] ^= 0xFF
+    log.write_bytes(bytes(data))
+
+    with driver_lock(finished):
+        assert main(["replay", str(finished), "--truncate"]) == 2
+
+    assert "in use by another driver" in capsys.readouterr().err
+    assert log.read_bytes() == data
+    assert not list(finished.glob("events.log.quarantine-*"))
 
 
 def test_a_replay_that_disagrees_with_a_snapshot_exits_with_3(

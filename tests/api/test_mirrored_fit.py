@@ -607,6 +607,42 @@ def test_a_stored_trial_directory_linked_elsewhere_is_never_used(
     assert 999 not in scores
 
 
+def test_a_storage_on_pyarrows_local_filesystem_never_writes_through_a_link(
+    tmp_path: Path, staging: Path
+) -> None:
+    """`storage_filesystem=pyarrow.fs.LocalFileSystem()` names the same
+    local directory as a `file://` URI, and keeps its promises: a resume
+    wrote its trial's files and checkpoints into the directory a stored
+    trial directory was linked to."""
+    import pyarrow.fs  # noqa: PLC0415 - optional, and slow to import
+
+    root = tmp_path / "storage"
+    config = RunConfig(
+        name="exp",
+        storage_path=str(root),
+        storage_filesystem=pyarrow.fs.LocalFileSystem(),
+        verbose=0,
+        executor="in_process",
+    )
+    assert Tuner(counting, param_space={"steps": 3, "fail_at": 2}, run_config=config).fit().errors
+    [stored] = (root / "exp").glob("counting_*")
+    theirs = tmp_path / "someone_else"
+    stored.rename(theirs)
+    stored.symlink_to(theirs, target_is_directory=True)
+    before = {p.relative_to(theirs): p.read_bytes() for p in theirs.rglob("*") if p.is_file()}
+
+    with pytest.raises(OSError, match=f"symbolic link.*{stored.name}"):
+        Tuner.restore(
+            str(root / "exp"),
+            counting,
+            resume_errored=True,
+            storage_filesystem=pyarrow.fs.LocalFileSystem(),
+        ).fit()
+    assert {
+        p.relative_to(theirs): p.read_bytes() for p in theirs.rglob("*") if p.is_file()
+    } == before
+
+
 def test_a_stored_result_file_linked_elsewhere_is_not_read(
     file_store: StorageTarget, tmp_path: Path
 ) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,6 +19,7 @@ import pytest
 import tunecore
 from tests.api.test_resume_trust import HERE, crafted, steps
 from tunecore import ResultGrid, RunConfig, TuneConfig, Tuner
+from tunecore.cli import main
 from tunecore.model import TrialStatus
 from tunecore.shell.eventlog import LogError, read_log
 from tunecore.shell.inbox import AddTrialRequest, Inbox
@@ -183,3 +185,90 @@ def test_a_crafted_header_naming_result_json_as_output_is_a_log_error(tmp_path: 
     )
     with pytest.raises(LogError, match=re.escape("RunSettings.output_files='result.json' names")):
         Tuner.restore(str(directory), trainable=steps).fit()
+
+
+def files_under(directory: Path) -> dict[Path, bytes]:
+    return {p.relative_to(directory): p.read_bytes() for p in directory.rglob("*") if p.is_file()}
+
+
+def test_a_resume_never_writes_into_a_trial_directory_linked_elsewhere(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A trial directory replaced by a link to someone else's: the resume
+    wrote result.json, progress.csv and the trial's TensorBoard file there
+    (then failed), as a `file://` storage refuses it."""
+    config = RunConfig(storage_path=str(tmp_path), name="exp", verbose=0, executor="in_process")
+    assert Tuner(failing, run_config=config).fit().errors
+    [stored] = (tmp_path / "exp").glob("failing_*")
+    theirs = tmp_path / "someone_else"
+    stored.rename(theirs)
+    stored.symlink_to(theirs, target_is_directory=True)
+    before = files_under(theirs)
+
+    with pytest.raises(NotRegularFileError, match=f"symbolic link.*{stored}"):
+        Tuner.restore(str(tmp_path / "exp"), failing, restart_errored=True).fit()
+    resume = ["resume", str(tmp_path / "exp"), "--trainable", f"{__name__}:failing"]
+    assert main([*resume, "--restart-errored"]) == 2  # one line, no traceback
+
+    assert files_under(theirs) == before
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"tunecore resume: error: {stored}: a symbolic link")
+
+
+def test_a_new_trial_never_writes_into_a_link_planted_at_its_directory(tmp_path: Path) -> None:
+    """A `trial_dirname_creator` name can be guessed, and a link planted
+    there before the run."""
+    theirs = tmp_path / "someone_else"
+    theirs.mkdir()
+    (tmp_path / "exp").mkdir()
+    (tmp_path / "exp" / "the_trial").symlink_to(theirs, target_is_directory=True)
+
+    with pytest.raises(NotRegularFileError, match=r"symbolic link.*the_trial"):
+        run(tmp_path, steps)
+
+    assert files_under(theirs) == {}
+
+
+def test_a_request_is_never_posted_into_an_inbox_linked_elsewhere(tmp_path: Path) -> None:
+    """The driver reads no request from an inbox that is a link, so a
+    request posted through it (`tunecore stop`, `tunecore add`) went into
+    the directory linked to, and was never taken."""
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (tmp_path / "exp").mkdir()
+    inbox = Inbox(tmp_path / "exp")
+    inbox.directory.symlink_to(victim, target_is_directory=True)
+
+    with pytest.raises(NotRegularFileError, match=f"symbolic link.*{inbox.directory}"):
+        inbox.post(AddTrialRequest(config={"lr": 0.1}))
+
+    assert list(victim.iterdir()) == []
+
+
+def test_a_fifo_in_place_of_a_result_file_does_not_hang_a_reader(tmp_path: Path) -> None:
+    """Results whose trial directory is not where its default name says
+    (a `trial_dirname_creator`) are looked for in every directory's
+    result.json, which was opened as any file: a FIFO there blocked
+    `ResultGrid.from_path` forever. (If it blocks again, the watchdog opens
+    the FIFO's other end after 20 s, and the test fails instead of
+    hanging.)"""
+    run(tmp_path, steps)
+    planted = tmp_path / "exp" / "planted"
+    planted.mkdir()
+    fifo = planted / "result.json"
+    os.mkfifo(fifo)
+    unblocked = threading.Event()
+
+    def unblock() -> None:
+        unblocked.set()
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+
+    watchdog = threading.Timer(20.0, unblock)
+    watchdog.start()
+    try:
+        [result] = ResultGrid.from_path(str(tmp_path / "exp"))
+    finally:
+        watchdog.cancel()
+
+    assert not unblocked.is_set()
+    assert result.path == str(tmp_path / "exp" / "the_trial")

@@ -91,6 +91,27 @@ def test_a_staging_log_that_diverges_is_replaced_by_the_stored_state(
     assert (aside / "stale.txt").read_text() == "left by another run"
 
 
+@pytest.mark.parametrize(
+    "planted", ["events.log/x", "driver.lock/x", "driver.lease/x", "pbt_global.txt/x"]
+)
+def test_a_stored_directory_named_as_tunecores_own_file_is_not_fetched(
+    target: StorageTarget, planted: str
+) -> None:
+    """A stored directory `events.log/` (or one named as the lock) was
+    fetched as a trial directory, and the resume failed on it with an
+    `IsADirectoryError` (`tunecore status` exited 2 naming a temporary
+    file). It is no trial directory: left in storage, not fetched."""
+    mirror = mirror_of(target)
+    store_log(mirror, STORED)
+    mirror.store.write_bytes(planted, b"x")
+
+    mirror.sync_down()
+
+    assert local_log(mirror).read_bytes() == STORED
+    assert (mirror.staging_dir / "trial_1" / "params.json").read_bytes() == b'{"x": 1}'
+    assert not (mirror.staging_dir / planted).exists()
+
+
 def test_a_damaged_stored_log_leaves_the_staging_log_whole(
     target: StorageTarget, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -499,7 +499,7 @@ def test_checkpoints_and_the_drivers_own_files_are_never_shipped(
         "driver.lock",
         ".tunecore_storage",
         "inbox/stop.json",
-        "snapshots/snapshot_000000000001.tmp",
+        "snapshots/.snapshot_000000000001.msgpack.0123456789abcdef",  # one mid-rename
     ]:
         staging.file(rel, "x")
     staging.append()

@@ -3,6 +3,7 @@ bytes are the file's msgpack encoding all the same."""
 
 from __future__ import annotations
 
+import logging
 import zlib
 from pathlib import Path
 
@@ -42,3 +43,43 @@ def test_the_stored_file_is_its_checksum_and_its_encoding(tmp_path: Path) -> Non
     loaded = store.load(7)
     assert loaded is not None
     assert loaded.state == state
+
+
+def test_a_link_planted_at_the_temporary_name_is_not_written_through(tmp_path: Path) -> None:
+    """The temporary file a snapshot is written to had a name anyone could
+    predict (`snapshot_<records>.tmp`), opened following links: a link
+    planted there had the driver overwrite the file it points to."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep")
+    store = SnapshotStore(tmp_path / "exp")
+    store.directory.mkdir(parents=True)
+    store.path(7).with_suffix(".tmp").symlink_to(victim)
+
+    store.write(7, bytes(16), b"state", log_bytes=1234)
+
+    assert victim.read_text() == "keep"
+    loaded = store.load(7)
+    assert loaded is not None
+    assert loaded.state == b"state"
+
+
+def test_a_snapshot_directory_linked_elsewhere_is_neither_written_nor_read(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A snapshot only saves time: one that would go through a link to
+    another directory is left out, with a warning naming the link, and the
+    directory linked to is untouched (moving stale snapshots aside, or
+    dropping old ones, would change it too)."""
+    theirs = tmp_path / "theirs"
+    SnapshotStore(theirs).write(3, bytes(16), b"theirs", log_bytes=10)
+    kept = {path.name: path.read_bytes() for path in (theirs / "snapshots").iterdir()}
+    store = SnapshotStore(tmp_path / "exp")
+    (tmp_path / "exp").mkdir()
+    store.directory.symlink_to(theirs / "snapshots", target_is_directory=True)
+
+    with caplog.at_level(logging.WARNING):
+        store.write(7, bytes(16), b"state", log_bytes=1234)
+        assert store.available() == []
+
+    assert {path.name: path.read_bytes() for path in (theirs / "snapshots").iterdir()} == kept
+    assert f"{store.directory}: a symbolic link" in caplog.text

@@ -15,10 +15,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tunecore.api.callback_states import STATES_FILE
 from tunecore.core.naming import error_entry
 from tunecore.core.results import flatten
 from tunecore.model import CheckpointRef, CheckpointStorage, JsonValue, TrialSpec
 from tunecore.shell import tfevents
+from tunecore.shell.eventlog import LOG_FILE
+from tunecore.shell.inbox import INBOX_DIR
+from tunecore.shell.journal import SNAPSHOT_DIR
+from tunecore.shell.lock import LOCK_FILE
+from tunecore.shell.mirror.lease import LEASE_FILE
+from tunecore.shell.mirror.stored_state import SEGMENT_DIR
+from tunecore.shell.pbt_policy import GLOBAL_FILE, policy_file
 from tunecore.shell.storage import layout as storage_module
 from tunecore.shell.storage import own_files
 from tunecore.shell.storage.layout import (
@@ -137,6 +145,35 @@ def test_user_dirnames_are_sanitised_too(storage: ExperimentStorage, dirname: st
     path = storage.trial_dir(spec(), dirname=dirname)
     assert path.parent == storage.path
     assert_safe(path.name)
+
+
+# Every name tunecore gives an entry of the experiment directory itself.
+EXPERIMENT_ENTRIES = [
+    LOG_FILE,
+    f"{LOG_FILE}.quarantine-120-20260101T000000Z",
+    SNAPSHOT_DIR,
+    INBOX_DIR,
+    LOCK_FILE,
+    LEASE_FILE,
+    SEGMENT_DIR,
+    STATES_FILE,
+    GLOBAL_FILE,
+    policy_file(Path(), "trial_00001").name,
+]
+
+
+@pytest.mark.parametrize("entry", [*EXPERIMENT_ENTRIES, "Inbox", "SNAPSHOTS"])
+def test_a_user_dirname_never_takes_a_name_tunecore_keeps_for_itself(
+    storage: ExperimentStorage, entry: str
+) -> None:
+    """`trial_dirname_creator` returning "inbox" put the trial's files in
+    the inbox (a storage then shipped none of them), "snapshots" or
+    "events" mixed them with the snapshots or the stored log, and
+    "events.log" failed the trial. Such a name gets a leading '_', in any
+    case (a file system may not tell "Inbox" from "inbox")."""
+    path = storage.trial_dir(spec(), dirname=entry)
+    assert path.name == f"_{entry}"
+    assert path.parent == storage.path
 
 
 def test_a_hostile_custom_name_is_sanitised(storage: ExperimentStorage) -> None:

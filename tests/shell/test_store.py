@@ -259,6 +259,20 @@ def test_a_file_uri_is_a_mirrored_local_directory(tmp_path: Path) -> None:
     assert (tmp_path / "elsewhere" / "exp" / "a").read_bytes() == b"a"
 
 
+@pytest.mark.parametrize("given", ["{root}", "file://{root}", "local://{root}", "elsewhere"])
+def test_pyarrows_local_filesystem_is_the_local_directory_a_file_uri_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, given: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    root = tmp_path / "elsewhere"
+    spec, store = resolve_storage(given.format(root=root), LocalFileSystem())
+
+    assert spec == StorageSpec(uri=f"file://{root}", mirrored=True)
+    assert isinstance(store, LocalStore)  # never through a link, as file:// storage
+    store.write_bytes("exp/a", b"a")
+    assert (root / "exp" / "a").read_bytes() == b"a"
+
+
 @pytest.mark.parametrize("uri", ["file://server/share/x", "file://relative"])
 def test_a_file_uri_must_name_a_local_absolute_directory(uri: str) -> None:
     with pytest.raises(ValueError, match=r"storage_path .*file:///"):

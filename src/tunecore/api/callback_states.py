@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
 from tunecore.shell.callbacks import Callback
+from tunecore.shell.storage.own_files import NotRegularFileError, read_text, write_atomic
 
 logger = logging.getLogger(__name__)
 
@@ -56,18 +56,21 @@ def save_states(callbacks: Sequence[object], experiment_dir: Path) -> None:
     if not states:
         path.unlink(missing_ok=True)
         return
-    temporary = path.with_suffix(".json.tmp")
-    temporary.write_text(json.dumps(states), encoding="utf-8")
-    os.replace(temporary, path)
+    write_atomic(path, json.dumps(states), shared=True)  # never through a link
 
 
 def restore_states(callbacks: Sequence[object], experiment_dir: Path) -> None:
     """Give each callback the state saved for its class at its position."""
     path = experiment_dir / STATES_FILE
-    if not path.exists():
+    try:
+        text = read_text(path)  # a regular file, never through a link
+    except FileNotFoundError:
+        return
+    except NotRegularFileError as error:
+        logger.warning("%s: %s; callbacks start afresh", path, error.strerror)
         return
     try:
-        saved = json.loads(path.read_text(encoding="utf-8"))
+        saved = json.loads(text)
         by_position = {(s["position"], s["callback"]): s["state"] for s in saved}
     except (ValueError, KeyError, TypeError) as error:
         logger.warning("%s is unreadable (%s): callbacks start afresh", path, error)

@@ -21,11 +21,13 @@ from pathlib import Path
 from tunecore.core.experiment import ExperimentState
 from tunecore.core.experiment.snapshot import BUILTIN, SnapshotKind
 from tunecore.model import TrialState
+from tunecore.model.storable import MAX_RECORD_BYTES
 from tunecore.shell.collector import collector_paused
 from tunecore.shell.eventlog import read_log
 from tunecore.shell.mirror.remote import StoredExperiment, is_stored, open_stored
 from tunecore.shell.replay import rebuild
 from tunecore.shell.storage.layout import ExperimentStorage, experiment_dirname
+from tunecore.shell.storage.own_files import open_fd
 from tunecore.shell.trial_files import RESULT_FILE
 
 
@@ -89,12 +91,14 @@ def _subdirectories(directory: Path) -> set[str]:
 
 def _named_by_results(directory: Path, trial_ids: set[str]) -> dict[str, str]:
     """The directories whose result.json is of one of `trial_ids` (by its
-    first line's `trial_id`)."""
+    first line's `trial_id`). Each is opened as tunecore's own file
+    (`own_files`: a FIFO there blocked the read forever, a link to
+    `/dev/zero` filled the memory), and only its first line is read."""
     found: dict[str, str] = {}
     for child in directory.iterdir():
         try:
-            with (child / RESULT_FILE).open(encoding="utf-8") as file:
-                first = json.loads(file.readline())
+            with os.fdopen(open_fd(child / RESULT_FILE), encoding="utf-8") as file:
+                first = json.loads(file.readline(MAX_RECORD_BYTES))
         except (OSError, ValueError):
             continue
         trial_id = first.get("trial_id") if isinstance(first, dict) else None

@@ -50,6 +50,7 @@ from tunecore.cli.flags import CONFIG_FLAGS
 from tunecore.cli.parser import build_parser, parse_arguments
 from tunecore.cli.undecodable import refuse_undecodable
 from tunecore.shell.eventlog import LogError
+from tunecore.shell.storage.own_files import NotRegularFileError
 
 EXIT_CODES = "Exit codes:" + (__doc__ or "").partition("Exit codes:")[2]
 """The module docstring's table, for `--help` (`python -OO` drops docstrings)."""
@@ -67,6 +68,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return handler(args)
         except LogError as error:
             raise log_error(error) from None
+        except NotRegularFileError as error:  # a link or special file, refused: input
+            raise CliError(f"{error.filename}: {error.strerror}") from None
     except CliError as error:
         print(f"tunecore {args.command}: error: {error}", file=sys.stderr)
         return error.code

@@ -5,6 +5,7 @@ it (`--truncate` aside): `replay` (verified against the snapshots),
 from __future__ import annotations
 
 import argparse
+import contextlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from tunecore.model import InvalidFieldError, Mode
 from tunecore.shell.driver_state import Driver, driver_of
 from tunecore.shell.eventlog import CorruptLogError, read_header
 from tunecore.shell.interrupts import INTERRUPTED
+from tunecore.shell.lock import driver_lock
 from tunecore.shell.progress import ProgressReporter, interrupted, unfinished_trials
 from tunecore.shell.replay import Replayed, latest, replay
 
@@ -42,7 +44,10 @@ def replay_command(args: argparse.Namespace) -> int:
     with readable(args.dir) as (directory, shown):
         if args.truncate:
             experiment_to_write(directory)
-        replayed = _replayed(directory, args.truncate)
+        # Cutting writes the log: never under a running driver, which would
+        # append after the cut on a state the log no longer leads to.
+        with driver_lock(directory) if args.truncate else contextlib.nullcontext():
+            replayed = _replayed(directory, args.truncate)
     _show(replayed.state, shown)
     print(
         f"Replayed {replayed.records} events: {replayed.snapshots_verified} snapshots "

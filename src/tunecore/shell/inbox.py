@@ -36,6 +36,7 @@ staging directory's inbox.
 
 from __future__ import annotations
 
+import errno
 import itertools
 import logging
 import os
@@ -51,7 +52,7 @@ import msgspec
 from tunecore.model import ExperimentEvent, JsonDict, StopRequested, TrialRequested
 from tunecore.model.codec import from_json, to_json
 from tunecore.model.storable import UnstorableValueError, check_storable
-from tunecore.shell.storage.own_files import read_bytes
+from tunecore.shell.storage.own_files import NotRegularFileError, kind_of, read_bytes
 
 if TYPE_CHECKING:
     from tunecore.shell.storage.store import Store
@@ -97,8 +98,20 @@ class Inbox:
         self._warned_not_a_directory = False
 
     def post(self, request: Request) -> Path:
-        """Write `request` atomically; return the file it is in."""
+        """Write `request` atomically; return the file it is in. An inbox
+        that is a symbolic link (or a file) is refused with
+        `NotRegularFileError` naming it: the driver reads nothing from it,
+        so the request would be lost, in a directory outside the
+        experiment."""
         self.directory.mkdir(parents=True, exist_ok=True)
+        mode = os.lstat(self.directory).st_mode
+        if not stat.S_ISDIR(mode):
+            raise NotRegularFileError(
+                errno.ENOTDIR,
+                f"{kind_of(mode)} in place of the inbox: the driver reads no request "
+                "from it (remove it; the next request makes the inbox again)",
+                str(self.directory),
+            )
         name = request_name()
         fd, temporary = tempfile.mkstemp(dir=self.directory, prefix=".", suffix=".tmp")
         try:

@@ -28,10 +28,11 @@ a resume or a truncation leaves behind are moved aside
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
-import os
 import re
+import stat
 import struct
 import time
 import zlib
@@ -56,9 +57,13 @@ from tunecore.model.codec import from_msgpack, to_msgpack
 from tunecore.model.storable import encoding_error
 from tunecore.shell.eventlog import EventLogWriter, LogContents
 from tunecore.shell.files_mark import FilesMark
-from tunecore.shell.storage.own_files import read_bytes
+from tunecore.shell.storage.own_files import kind_of, read_bytes, write_parts_atomic
 
 logger = logging.getLogger(__name__)
+
+_WARNED: set[Path] = set()
+"""Snapshot directories named in a warning already (`SnapshotStore` is
+made anew for each look at them): one warning each per process."""
 
 SNAPSHOT_DIR = "snapshots"
 KEEP_SNAPSHOTS = 2
@@ -176,11 +181,35 @@ class SnapshotStore:
         self.directory = Path(experiment_dir) / SNAPSHOT_DIR
 
     def available(self) -> list[int]:
-        """The event counts snapshots exist for, oldest first."""
-        if not self.directory.is_dir():
+        """The event counts snapshots exist for, oldest first (none in a
+        directory reached through a link: `_own_directory`)."""
+        if not self._own_directory():
             return []
         found = (_NAME.match(p.name) for p in self.directory.iterdir())
         return sorted(int(m.group(1)) for m in found if m)
+
+    def _own_directory(self) -> bool:
+        """Whether the snapshot directory is a real directory of the
+        experiment. A symbolic link in its place (to another experiment's
+        snapshots, or anywhere) is never used: writing there, moving stale
+        snapshots aside or dropping old ones would change files outside
+        the experiment. It is named in a warning, and the experiment goes
+        on without snapshots (they only save time)."""
+        try:
+            mode = self.directory.lstat().st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            return False
+        if stat.S_ISDIR(mode):
+            return True
+        if self.directory in _WARNED:
+            return False
+        _WARNED.add(self.directory)
+        logger.warning(
+            "%s: %s, not the experiment's snapshot directory: no snapshot is read or written there",
+            self.directory,
+            kind_of(mode),
+        )
+        return False
 
     def path(self, records: int) -> Path:
         return self.directory / f"snapshot_{records:012d}.msgpack"
@@ -195,7 +224,10 @@ class SnapshotStore:
         sealed: bytes = b"",
         files: FilesMark | None = None,
     ) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileExistsError):
+            self.directory.mkdir(parents=True)
+        if not self._own_directory():
+            return
         parts = file_parts(
             SnapshotFile(
                 format=SNAPSHOT_FORMAT,
@@ -210,15 +242,7 @@ class SnapshotStore:
         crc = 0
         for part in parts:
             crc = zlib.crc32(part, crc)
-        target = self.path(records)
-        temporary = target.with_suffix(".tmp")
-        with temporary.open("wb") as handle:
-            handle.write(_CRC.pack(crc))
-            for part in parts:
-                handle.write(part)
-            handle.flush()
-            os.fsync(handle.fileno())
-        temporary.replace(target)
+        write_parts_atomic(self.path(records), [_CRC.pack(crc), *parts], shared=True, sync=True)
         for old in self.available()[:-KEEP_SNAPSHOTS]:
             self.path(old).unlink(missing_ok=True)
 

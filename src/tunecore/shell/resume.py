@@ -76,7 +76,7 @@ def repair_result_files(
         if only is not None and trial.trial_id not in only:
             continue
         name = storage.trial_dirname(trial.spec, None if dirname_of is None else dirname_of(trial))
-        directory = storage.experiment_dir / name
+        directory = storage.own_trial_dir(name)
         from_log = [] if logged is None else logged_rows(trial, logged.get(trial.trial_id, []))
         if from_log and not directory.is_dir():
             directory.mkdir(parents=True)

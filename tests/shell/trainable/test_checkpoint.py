@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import os
 import tarfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -168,6 +169,28 @@ def test_malformed_metadata_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"checkpoint metadata .* is malformed"):
         read_meta(str(tmp_path))
     assert read_meta(str(tmp_path / "elsewhere")) is None
+
+
+def test_metadata_that_is_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
+    """A FIFO planted as a checkpoint's metadata blocked the restore that
+    read it forever. (If it blocks again, the watchdog opens the FIFO's
+    other end after 20 s, and the test fails instead of hanging.)"""
+    fifo = tmp_path / META_FILE
+    os.mkfifo(fifo)
+    unblocked = threading.Event()
+
+    def unblock() -> None:
+        unblocked.set()
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+
+    watchdog = threading.Timer(20.0, unblock)
+    watchdog.start()
+    try:
+        with pytest.raises(ValueError, match=r"checkpoint metadata .* a FIFO, not a regular file"):
+            read_meta(str(tmp_path))
+    finally:
+        watchdog.cancel()
+    assert not unblocked.is_set()
 
 
 def test_temporary_dirs_are_marked_and_distinct(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -128,6 +129,37 @@ def test_a_dict_checkpoint_is_json_and_restores_into_a_new_instance(
     result = second.train()
     assert (result["total"], result["training_iteration"]) == (3.0, 3)
     assert result["iterations_since_restore"] == 1
+
+
+def test_a_dict_state_that_is_a_fifo_is_refused_without_blocking(
+    context: TrialContext, tmp_path: Path
+) -> None:
+    """A FIFO planted as a dict checkpoint's state file blocked the restore
+    forever. (If it blocks again, the watchdog opens the FIFO's other end
+    after 20 s, and the test fails instead of hanging.)"""
+    first = ClassTrainable(Accumulator, {"step": 1.0}, context)
+    first.train()
+    saved = tmp_path / "checkpoint_000001"
+    saved.mkdir()
+    first.save(str(saved))
+    fifo = saved / STATE_FILE
+    fifo.unlink()
+    os.mkfifo(fifo)
+    unblocked = threading.Event()
+
+    def unblock() -> None:
+        unblocked.set()
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+
+    watchdog = threading.Timer(20.0, unblock)
+    watchdog.start()
+    second = ClassTrainable(Accumulator, {"step": 1.0}, make_context(tmp_path, "t2"))
+    try:
+        with pytest.raises(ValueError, match=rf"{STATE_FILE}.* a FIFO, not a regular file"):
+            second.restore(str(saved))
+    finally:
+        watchdog.cancel()
+    assert not unblocked.is_set()
 
 
 def test_memory_checkpoints_round_trip(context: TrialContext, tmp_path: Path) -> None:

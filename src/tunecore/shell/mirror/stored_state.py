@@ -50,6 +50,7 @@ from pathlib import Path
 from tunecore.shell.eventlog import LOG_FILE, CorruptLogError, LogError, copy_whole_frames
 from tunecore.shell.inbox import INBOX_DIR, MAX_REQUEST_BYTES, is_request_name
 from tunecore.shell.journal import SNAPSHOT_DIR, SnapshotStore, snapshot_log_bytes
+from tunecore.shell.storage.layout import is_experiment_entry
 from tunecore.shell.storage.own_files import NotRegularFileError
 from tunecore.shell.storage.store import Store
 
@@ -63,7 +64,6 @@ them waits for later rounds instead of stalling one."""
 NOT_TRIAL_FILES = re.compile(r"^(checkpoint_.*|exploit_.*|worker_checkpoints)$")
 """What a trial directory holds that is not a trial file: checkpoints
 (workers store them) and the worker's own scratch."""
-NOT_TRIAL_DIRS = frozenset({SEGMENT_DIR, SNAPSHOT_DIR, INBOX_DIR})
 
 _SEGMENT = re.compile(r"^seg_(\d{16})_(\d{16})(?:_g(\d{8}))?$")
 _FENCE = re.compile(r"^fence_g(\d{8})_(\d{16})$")
@@ -444,4 +444,8 @@ def is_plain_name(name: str) -> bool:
 
 
 def is_trial_dir(name: str) -> bool:
-    return is_plain_name(name) and name not in NOT_TRIAL_DIRS
+    """Whether the stored or staged entry `name` may be a trial directory:
+    never one named as tunecore's own entries (`events/`, `inbox/`, a
+    directory `events.log/` planted in storage, which the fetch made in
+    place of the log)."""
+    return is_plain_name(name) and not is_experiment_entry(name)

@@ -72,6 +72,7 @@ params, errors) sits next to the method that writes it.
 from __future__ import annotations
 
 import csv
+import errno
 import functools
 import io
 import json
@@ -132,6 +133,26 @@ _WINDOWS_RESERVED = frozenset(
     | {f"COM{n}" for n in range(1, 10)}
     | {f"LPT{n}" for n in range(1, 10)}
 )
+
+
+_EXPERIMENT_ENTRIES = re.compile(
+    r"events|events\.log(\..*)?|snapshots|inbox|driver\.lock|driver\.lease"
+    r"|callback_states\.json|pbt_global\.txt|pbt_policy_.*\.txt",
+    re.IGNORECASE,
+)
+"""The names tunecore gives entries of the experiment directory itself
+(the event log and its quarantined pieces, the stored log's `events/`,
+`snapshots/`, `inbox/`, the lock and the lease, the callbacks' states,
+PBT's policy files; `.tunecore_storage` starts with a dot, which no safe
+name does), in any case: a file system may not tell `Inbox` from `inbox`.
+A trial directory never takes one (`trial_dirname`), and none is read as
+one (`is_experiment_entry`)."""
+
+
+def is_experiment_entry(name: str) -> bool:
+    """Whether `name` is one tunecore gives an entry of the experiment
+    directory itself, never a trial directory's (`_EXPERIMENT_ENTRIES`)."""
+    return _EXPERIMENT_ENTRIES.fullmatch(name) is not None
 
 
 def experiment_dirname(name: str) -> str:
@@ -344,6 +365,7 @@ class ExperimentStorage:
         self._given_names: dict[str, str] = {}
         # The directory each trial got, for calls that only have its spec.
         self._known_dirs: dict[tuple[str, str], Path | str] = {}
+        self._links: frozenset[str] | None = None  # `own_trial_dir`
         self._appender = _Appender()
         self._files = FileQueue(background=background, settle=self._appender.flush)
 
@@ -401,7 +423,9 @@ class ExperimentStorage:
         finds the directory the loop chose; else
         `{trial name without id}_{trial id}_{experiment tag}`, with the tag
         the trial was created with (PBT's exploits change the tag, not the
-        directory, in this run and after a resume)."""
+        directory, in this run and after a resume). A name tunecore gives
+        an entry of the experiment directory (`_EXPERIMENT_ENTRIES`) gets a
+        leading `_`."""
         if dirname is None:
             given = self._given_names.get(spec.trial_id)
             if given is not None:
@@ -410,7 +434,12 @@ class ExperimentStorage:
             dirname = f"{base}_{spec.trial_id}"
             if tag := original_tag(spec.experiment_tag):
                 dirname = f"{dirname}_{tag}"
-        return safe_name(dirname, keep=spec.trial_id, fallback=spec.trial_id)
+        name = safe_name(dirname, keep=spec.trial_id, fallback=spec.trial_id)
+        if is_experiment_entry(name):
+            # A user's "inbox" would have put the trial's files in the inbox,
+            # "snapshots" or "events" among tunecore's own, "events.log" failed.
+            return ("_" + name)[:MAX_NAME_LENGTH]
+        return name
 
     def trial_dir(
         self, spec: TrialSpec, dirname: str | None = None, *, at_once: bool = True
@@ -448,12 +477,33 @@ class ExperimentStorage:
                 spec.trial_id,
                 name,
             )
-        path = self.path / name
+        path = self.own_trial_dir(name)
         if at_once:
             path.mkdir(exist_ok=True)
         else:
             self._files.submit("trial directory", functools.partial(path.mkdir, exist_ok=True))
         self._known_dirs[(spec.trial_id, "")] = path
+        return path
+
+    def own_trial_dir(self, name: str) -> Path:
+        """The path of the trial directory `name` (a `trial_dirname`), once
+        it is known not to be a symbolic link: a link in its place (to
+        someone else's directory) would have the trial, its files and a
+        resume's repair write there, so it raises `NotRegularFileError`
+        naming it, before anything is written (a `file://` storage refuses
+        it the same way). The links are those the experiment directory held
+        when this storage first made or repaired a trial directory: one
+        listing, no call per trial."""
+        if self._links is None:
+            self._links = _links_in(self.path)
+        path = self.path / name
+        if name in self._links:
+            raise NotRegularFileError(
+                errno.ELOOP,
+                "a symbolic link in place of a trial directory: tunecore never writes "
+                "through a link (move the trial's directory back, or remove the link)",
+                str(path),
+            )
         return path
 
     def settle_dir(self, trial_id: str) -> None:
@@ -833,6 +883,16 @@ class ExperimentStorage:
             if len(relative.parts) < min_depth:
                 return False
         return True
+
+
+def _links_in(directory: Path) -> frozenset[str]:
+    """The names of the symbolic links in `directory` (none if it is
+    missing), told by the listing's entry types: no stat per entry."""
+    try:
+        with os.scandir(directory) as entries:
+            return frozenset(entry.name for entry in entries if entry.is_symlink())
+    except (FileNotFoundError, NotADirectoryError):
+        return frozenset()
 
 
 def _empty_directory(path: Path) -> None:

@@ -31,6 +31,7 @@ import errno
 import os
 import secrets
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TextIO, cast
 
@@ -163,12 +164,28 @@ def write_atomic(path: Path, data: str | bytes, *, shared: bool = False) -> None
     rename it over `path` (atomic on POSIX and Windows). The file is its
     owner's alone unless `shared` (a picture the user hands on): then it
     has the permissions any new file of theirs gets (0o666 less the umask)."""
+    write_parts_atomic(path, [data.encode() if isinstance(data, str) else data], shared=shared)
+
+
+def write_parts_atomic(
+    path: Path, parts: Iterable[bytes], *, shared: bool = False, sync: bool = False
+) -> None:
+    """`write_atomic` of the concatenation of `parts`, written one after
+    another (a large file never held twice in memory); with `sync`, on disk
+    before it is renamed into place. The temporary name is random and
+    created exclusively, never through a link: a name anyone could guess,
+    opened following links, lets whoever planted a link there have the
+    driver overwrite the file it points to."""
     temporary = path.with_name(f".{path.name}.{secrets.token_hex(8)}")
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     descriptor = os.open(temporary, flags, 0o666 if shared else 0o600)
     try:
         with os.fdopen(descriptor, "wb") as file:
-            file.write(data.encode() if isinstance(data, str) else data)
+            for part in parts:
+                file.write(part)
+            if sync:
+                file.flush()
+                os.fsync(file.fileno())
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)

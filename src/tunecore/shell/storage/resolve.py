@@ -71,7 +71,8 @@ def resolve_storage(
     - a filesystem object (a `pyarrow.fs.FileSystem`, e.g. an
       `S3FileSystem(endpoint_override=...)`): used as given, `storage_path`
       being the directory inside it (a `scheme://` prefix is dropped, as Ray
-      does: `s3://bucket/x` and `bucket/x` are the same);
+      does: `s3://bucket/x` and `bucket/x` are the same); but a
+      `LocalFileSystem` is the local directory, as `file://` names it;
     - `None`, a plain path or an `os.PathLike`: a local directory, today's
       behaviour (`~/tunecore_results` for None; not mirrored);
     - `file:///abs/dir`: a local directory too, but mirrored (the driver
@@ -133,7 +134,7 @@ def _with_defaults(uri: str, scheme: str) -> str:
 
 def _with_filesystem(storage_path: object, storage_filesystem: object) -> tuple[StorageSpec, Store]:
     try:
-        from pyarrow.fs import FileSystem  # noqa: PLC0415 - optional
+        from pyarrow.fs import FileSystem, LocalFileSystem  # noqa: PLC0415 - optional
     except ImportError:
         raise TypeError(
             "storage_filesystem must be a pyarrow.fs.FileSystem (and pyarrow is not "
@@ -148,6 +149,8 @@ def _with_filesystem(storage_path: object, storage_filesystem: object) -> tuple[
     if storage_path is None:
         raise ValueError("storage_filesystem needs a storage_path: the directory inside it")
     raw = _path_text(storage_path)
+    if isinstance(storage_filesystem, LocalFileSystem):
+        return _on_local_filesystem(raw)
     match = _URI_START.match(raw)
     if match is None:
         uri = f"{storage_filesystem.type_name}://{raw}"
@@ -156,6 +159,17 @@ def _with_filesystem(storage_path: object, storage_filesystem: object) -> tuple[
     parts = urllib.parse.urlsplit(uri)  # the filesystem knows how to reach it: no query
     base = parts.netloc + parts.path
     return StorageSpec(uri=uri, mirrored=True), ArrowStore(storage_filesystem, base, uri)
+
+
+def _on_local_filesystem(raw: str) -> tuple[StorageSpec, Store]:
+    """`storage_path` on `pyarrow.fs.LocalFileSystem()`: the local directory
+    a `file://` URI names, and the same `LocalStore`, which never goes
+    through a symbolic link (pyarrow's follows them: a resume wrote into
+    the directory a stored trial directory was linked to)."""
+    parts = urllib.parse.urlsplit(raw) if _URI_START.match(raw) else None
+    path = raw if parts is None else urllib.parse.unquote(parts.netloc + parts.path)
+    root = os.path.abspath(os.path.expanduser(path))
+    return StorageSpec(uri=f"file://{root}", mirrored=True), LocalStore(root)
 
 
 def split_experiment(location: str) -> tuple[str, str]:

@@ -29,9 +29,12 @@ import shutil
 import tarfile
 import time
 import uuid
+from pathlib import Path
 from typing import Literal
 
 import msgspec
+
+from tunecore.shell.storage.own_files import NotRegularFileError, read_bytes
 
 META_FILE = ".tunecore_checkpoint.json"
 NULL_MARKER = ".null_marker"
@@ -61,17 +64,20 @@ class CheckpointMeta(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=Tr
 
 
 _META_DECODER = msgspec.json.Decoder(CheckpointMeta)
+_META_LIMIT = 1 << 20
+"""The largest metadata file read (it holds a few dozen bytes)."""
 
 
 def read_meta(directory: str) -> CheckpointMeta | None:
     """The directory's metadata, or None for a directory tunecore did not
     save (a checkpoint the user made by hand: its iteration is unknown)."""
     path = os.path.join(directory, META_FILE)
-    try:
-        with open(path, "rb") as file:
-            data = file.read()
+    try:  # never a FIFO (it blocked the restore forever) nor /dev/zero
+        data = read_bytes(Path(path), _META_LIMIT)
     except FileNotFoundError:
         return None
+    except NotRegularFileError as exc:
+        raise ValueError(f"the checkpoint metadata {path!r} is refused: {exc.strerror}") from None
     try:
         return _META_DECODER.decode(data)
     except msgspec.DecodeError as exc:

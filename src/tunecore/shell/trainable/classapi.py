@@ -36,12 +36,14 @@ import os
 import tempfile
 import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, TypeAlias
 
 import msgspec
 
 from tunecore.core.checkpoints import checkpoint_dirname
 from tunecore.model import ExportFormat, JsonDict
+from tunecore.shell.storage.own_files import NotRegularFileError, read_bytes
 from tunecore.shell.trainable.checkpoint import Checkpoint
 from tunecore.shell.trainable.checkpoint_files import (
     STATE_FILE,
@@ -370,8 +372,12 @@ class ClassTrainable:
                     f"the checkpoint in {path!r} names a file outside it: {meta.file!r}"
                 )
             return os.path.join(path, meta.file)
-        with open(os.path.join(path, STATE_FILE), encoding="utf-8") as file:
-            state = json.load(file)
+        state_file = os.path.join(path, STATE_FILE)
+        try:  # never a FIFO (it blocked the restore forever) nor /dev/zero
+            state = json.loads(read_bytes(Path(state_file)))
+        except NotRegularFileError as error:
+            why = error.strerror
+            raise ValueError(f"the checkpoint state {state_file!r} is refused: {why}") from None
         return plain_json_dict(f"the state in {path!r}", state)
 
 

@@ -16,7 +16,9 @@ Reported values become plain JSON when they are reported, before anything
 logs them (`json_result`), the way Ray's fallback JSON encoder writes them:
 NumPy scalars and arrays (anything with `tolist()`) become Python numbers
 and lists, other numbers `int` or `float`, tuples lists, NaN stays NaN, and
-anything else its `str()` (its type name if even that fails). Only a value
+anything else its `str()` (its type name if even that fails); the values
+that were no plain JSON go to the driver too, as the objects reported
+(`result_objects`: nothing records them). Only a value
 the event log cannot store fails its trial, at the `report()` that carries
 it (`tunecore.model.storable`: an integer beyond 64 bits, text with a lone
 surrogate, nesting deeper than 100; or a result too large for one record of
@@ -61,6 +63,7 @@ from tunecore.model.storable import (
     encoding_error,
 )
 from tunecore.shell.trainable.checkpoint_files import CheckpointMeta
+from tunecore.shell.trainable.result_objects import with_objects, without
 
 MAX_RESULT_BYTES = MAX_RECORD_BYTES - (64 << 10)
 """The largest result a trial may report (msgpack-encoded): its event, with
@@ -157,7 +160,7 @@ def json_result(where: str, metrics: object) -> JsonDict:
             f"a result of at most {MAX_RESULT_BYTES} bytes as msgpack, not {size} "
             "(a large array belongs in a checkpoint)",
         )
-    return result
+    return with_objects(result, metrics)
 
 
 class _TooDeep(Exception):
@@ -227,7 +230,9 @@ class ResultClock:
         self.time_total_s += seconds
         self._time_since_restore += seconds
         metrics.setdefault(DONE, False)
-        metrics.update(self.fields())
+        fields = self.fields()
+        metrics.update(fields)
+        without(metrics, fields)
         return metrics
 
     def fields(self) -> JsonDict:

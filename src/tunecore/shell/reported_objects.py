@@ -1,0 +1,100 @@
+"""The objects each trial's last result held where JSON could not, kept in
+the driver while it lives, so that user code reads them as Ray Tune gives
+them: `result.metrics["args"].lr` for an `argparse.Namespace` reported as
+`args`, a NumPy array as the array, a tuple as the tuple.
+
+The log, the snapshots and the result files hold the JSON form only
+(`shell.trainable.result_objects`), and so does the core: the loop takes
+the objects off a result as it arrives (`split`) and keeps them here, by
+trial, for the trial's latest result (`ObjectsByTrial`). What user code
+reads of a trial (its `Trial` view, its `Result`) shows them in place of
+their JSON form (`ReportedObjects.merged`). A restored experiment, or one
+read from its directory, has only the JSON form: nothing tunecore stores
+is a pickle.
+
+Only results with such values have an entry: a run whose results are all
+plain JSON keeps nothing here and pays one empty-dict check per result.
+An entry stands for one result of the trial and shows its objects only
+on that result, told by its `training_iteration` and the JSON form of
+each value: whatever the core made of the trial since (a newer result, a
+restored checkpoint's), a value is shown as an object only where the
+recorded value is still that object's JSON form.
+"""
+
+from __future__ import annotations
+
+from tunecore.core.results import TRAINING_ITERATION
+from tunecore.model import JsonDict, JsonValue
+from tunecore.shell.trainable.result_objects import ReportedResult
+
+
+class ReportedObjects:
+    """The objects of one result (see the module docstring)."""
+
+    __slots__ = ("iteration", "values")
+
+    def __init__(self, iteration: JsonValue, values: dict[str, tuple[JsonValue, object]]) -> None:
+        self.iteration = iteration
+        self.values = values
+        """Each key's recorded JSON form and the object reported."""
+
+    def merged(self, recorded: JsonDict) -> JsonDict:
+        """`recorded` (the trial's last result as the core has it) with the
+        objects in place of their JSON form, where it is this entry's
+        result; else `recorded` itself."""
+        if recorded.get(TRAINING_ITERATION) != self.iteration:
+            return recorded
+        shown: dict[str, object] = dict(recorded)
+        for key, (plain, reported) in self.values.items():
+            if key in recorded and _same(recorded[key], plain):
+                shown[key] = reported
+        return shown  # type: ignore[return-value] # JSON or the objects behind it
+
+
+def _same(recorded: JsonValue, plain: JsonValue) -> bool:
+    return recorded is plain or bool(recorded == plain)
+
+
+def split(result: JsonDict) -> tuple[JsonDict, ReportedObjects | None]:
+    """A result as it arrived from a worker: its plain JSON form, which is
+    all that is recorded, and the objects it carried, if any."""
+    if type(result) is not ReportedResult:
+        return result, None
+    plain = dict(result)
+    values = {key: (plain[key], value) for key, value in result.objects.items() if key in plain}
+    if not values:
+        return plain, None
+    return plain, ReportedObjects(plain.get(TRAINING_ITERATION), values)
+
+
+class ObjectsByTrial:
+    """The `ReportedObjects` of each trial's latest result that had any."""
+
+    __slots__ = ("_by_trial",)
+
+    def __init__(self) -> None:
+        self._by_trial: dict[str, ReportedObjects] = {}
+
+    def record(self, trial_id: str, objects: ReportedObjects | None) -> None:
+        """The trial's latest result carried `objects` (None: no objects,
+        so those of an earlier result are dropped)."""
+        if objects is not None:
+            self._by_trial[trial_id] = objects
+        elif self._by_trial:
+            self._by_trial.pop(trial_id, None)
+
+    def of(self, trial_id: str) -> ReportedObjects | None:
+        return self._by_trial.get(trial_id) if self._by_trial else None
+
+    def shown(self, trial_id: str, recorded: JsonDict) -> JsonDict:
+        """`recorded`, the trial's last result, as user code sees it."""
+        objects = self.of(trial_id)
+        return recorded if objects is None else objects.merged(recorded)
+
+    def __len__(self) -> int:
+        return len(self._by_trial)
+
+
+def shown_result(result: JsonDict, objects: ReportedObjects | None) -> JsonDict:
+    """A result just reported, as user code sees it (a stopper, say)."""
+    return result if objects is None else objects.merged(result)

@@ -1,0 +1,56 @@
+"""The driver keeps the objects of each trial's latest result and shows
+them where the recorded result is still that result (`reported_objects`)."""
+
+from __future__ import annotations
+
+import argparse
+
+from tunecore.shell.reported_objects import ObjectsByTrial, split
+from tunecore.shell.trainable.result_objects import ReportedResult
+
+ARGS = argparse.Namespace(lr=0.1)
+
+
+def _arrived(iteration: int) -> ReportedResult:
+    plain = {"training_iteration": iteration, "args": str(ARGS), "pair": [1, 2], "loss": 0.5}
+    return ReportedResult(plain, {"args": ARGS, "pair": (1, 2)})
+
+
+def test_a_plain_result_splits_into_itself_and_no_objects() -> None:
+    plain = {"training_iteration": 1, "loss": 0.5}
+    assert split(plain) == (plain, None)
+    assert split(plain)[0] is plain
+
+
+def test_a_result_with_objects_splits_into_a_plain_dict_and_its_objects() -> None:
+    plain, objects = split(_arrived(1))
+    assert type(plain) is dict
+    assert plain == {"training_iteration": 1, "args": str(ARGS), "pair": [1, 2], "loss": 0.5}
+    assert objects is not None
+    shown = objects.merged(plain)
+    assert shown == {"training_iteration": 1, "args": ARGS, "pair": (1, 2), "loss": 0.5}
+    assert shown["args"] is ARGS
+    assert plain["args"] == str(ARGS)  # the recorded result is not changed
+
+
+def test_objects_show_only_on_their_own_result() -> None:
+    _, objects = split(_arrived(1))
+    assert objects is not None
+    later = {"training_iteration": 2, "args": str(ARGS), "pair": [1, 2]}
+    assert objects.merged(later) is later
+    # Same iteration, but a value recorded otherwise (a restored checkpoint's result).
+    other = {"training_iteration": 1, "args": "Namespace(lr=0.5)", "pair": [1, 2], "done": True}
+    assert objects.merged(other) == {**other, "pair": (1, 2)}
+
+
+def test_each_trial_keeps_the_objects_of_its_latest_result() -> None:
+    kept = ObjectsByTrial()
+    _, first = split(_arrived(1))
+    kept.record("a", first)
+    kept.record("b", None)
+    assert kept.of("a") is first
+    assert kept.of("b") is None
+    assert len(kept) == 1
+    kept.record("a", None)  # a later result without objects
+    assert kept.of("a") is None
+    assert len(kept) == 0

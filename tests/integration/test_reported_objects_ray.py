@@ -110,7 +110,13 @@ def test_on_ray_reported_objects_come_back_as_objects_and_are_recorded_as_json(
     trial_dir = Path(best.path)
     recorded = json.loads((trial_dir / "result.json").read_text().splitlines()[0])
     assert recorded["best_opts"] == "Namespace(lr=0.1)"
+    assert recorded["weights"] == [0, 1, 2]
     assert recorded["pair"] == [1, 2]
+    assert recorded["score"] == 2.5
+    assert recorded["settings"] == "Settings(depth=4)"  # msgspec would write {"depth": 4}
+    progress = (trial_dir / "progress.csv").read_text()
+    assert "Namespace(lr=0.1)" in progress
+    assert "[0, 1, 2]" in progress
     read = ResultGrid.from_path(tmp_path / "objects").get_best_result()
     assert read.metrics["best_opts"] == "Namespace(lr=0.1)"
     assert read.metrics["weights"] == [0, 1, 2]

@@ -239,7 +239,7 @@ class Result:
         in Ray; None when its results have no result.json (a simulated
         run's, without `write_results`). Needs pandas."""
         if self.history is None:
-            return as_dataframe([]) if not self.metrics else None
+            return as_dataframe([]) if not self.state.last_result else None
         return as_dataframe(self.history)
 
     def get_best_checkpoint(self, metric: str, mode: Literal["min", "max"]) -> Checkpoint | None:
@@ -561,7 +561,7 @@ def _score(result: Result, metric: str, mode: str, scope: Scope) -> float | None
     if window is not None:
         return last_n_average(result.history or [], metric, window)
     if scope == "last":
-        return _number(flatten(result.metrics).get(metric))
+        return _number(flatten(result.state.last_result).get(metric))
     stats = result.state.metric_stats(metric)
     if stats is None:
         return None

@@ -23,6 +23,8 @@ recorded value is still that object's JSON form.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from tunecore.core.results import TRAINING_ITERATION
 from tunecore.model import JsonDict, JsonValue
 from tunecore.shell.trainable.result_objects import ReportedResult
@@ -49,6 +51,14 @@ class ReportedObjects:
             if key in recorded and _same(recorded[key], plain):
                 shown[key] = reported
         return shown  # type: ignore[return-value] # JSON or the objects behind it
+
+    def recorded(self, shown: Mapping[str, object]) -> Mapping[str, object]:
+        """`shown` (a result as user code got it from `merged`) with this
+        entry's objects back in their JSON form: what tunecore's own
+        loggers write, so the files hold what they always held."""
+        values = self.values.items()
+        swapped = {key: plain for key, (plain, shown_as) in values if shown.get(key) is shown_as}
+        return {**shown, **swapped} if swapped else shown
 
 
 def _same(recorded: JsonValue, plain: JsonValue) -> bool:

@@ -24,11 +24,11 @@ read only: a callback that never reads it never creates it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from tunecore.core.naming import display_name, trial_name
-from tunecore.model import JsonDict, TrialState
+from tunecore.model import JsonDict, JsonValue, TrialState
 from tunecore.shell.reported_objects import ObjectsByTrial, ReportedObjects
 from tunecore.shell.trainable.placement_group import PlacementGroupFactory
 
@@ -173,6 +173,15 @@ class TrialWithObjects(Trial):
     @property
     def last_result(self) -> JsonDict:
         return self._objects.merged(self.state.last_result)
+
+
+def as_recorded(trial: Trial, result: Mapping[str, JsonValue]) -> Mapping[str, JsonValue]:
+    """`result`, as a callback got it for `trial`, in the JSON form the
+    log records: what tunecore's own loggers write (a result file, an
+    MLflow run), unchanged by objects the trial reported."""
+    if not isinstance(trial, TrialWithObjects):
+        return result
+    return trial._objects.recorded(result)  # type: ignore[return-value] # JSON again
 
 
 def trial_view(

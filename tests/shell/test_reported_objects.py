@@ -16,12 +16,6 @@ def _arrived(iteration: int) -> ReportedResult:
     return ReportedResult(plain, {"args": ARGS, "pair": (1, 2)})
 
 
-def test_a_plain_result_splits_into_itself_and_no_objects() -> None:
-    plain = {"training_iteration": 1, "loss": 0.5}
-    assert split(plain) == (plain, None)
-    assert split(plain)[0] is plain
-
-
 def test_a_result_with_objects_splits_into_a_plain_dict_and_its_objects() -> None:
     plain, objects = split(_arrived(1))
     assert type(plain) is dict
@@ -47,10 +41,10 @@ def test_each_trial_keeps_the_objects_of_its_latest_result() -> None:
     kept = ObjectsByTrial()
     _, first = split(_arrived(1))
     kept.record("a", first)
-    kept.record("b", None)
+    kept.forget("b")
     assert kept.of("a") is first
     assert kept.of("b") is None
     assert len(kept) == 1
-    kept.record("a", None)  # a later result without objects
+    kept.forget("a")  # a later result without objects
     assert kept.of("a") is None
     assert len(kept) == 0

@@ -97,6 +97,7 @@ from tunecore.shell.storage import shared_storage
 from tunecore.shell.storage.store import checkpoint_root
 from tunecore.shell.trainable.errors import failure_reason
 from tunecore.shell.trainable.function import SCRATCH_DIR
+from tunecore.shell.trainable.result_objects import ReportedResult
 from tunecore.shell.trainable.worker import TrialContext
 from tunecore.shell.trial_view import Trial
 
@@ -279,10 +280,9 @@ class ExperimentLoop:
                 portable = self._storage.portable(event.checkpoint)
                 event = msgspec.structs.replace(event, checkpoint=portable)
             objects = None
-            if isinstance(event, ResultReported):
-                result, objects = split(event.result)
-                if objects is not None:  # the log and the core get the JSON form only
-                    event = msgspec.structs.replace(event, result=result)
+            if isinstance(event, ResultReported) and type(event.result) is ReportedResult:
+                result, objects = split(event.result)  # the log and the core get the JSON form
+                event = msgspec.structs.replace(event, result=result)
             if isinstance(event, ResultReported) and self._stopper is not None:
                 event = self._judged(event, self._stopper, objects)
             preview = None
@@ -386,8 +386,12 @@ class ExperimentLoop:
             # Not taken: the trial failed on it (a missing metric), and an
             # errored trial's result is packed anew (`TrialState.recorded_result`).
             return event, outcome
-        self._views.objects.record(event.trial_id, objects)
-        shown = dict(trial.last_result) if objects is None else objects.merged(trial.last_result)
+        if objects is not None:
+            self._views.objects.record(event.trial_id, objects)
+            shown = objects.merged(trial.last_result)
+        else:
+            self._views.objects.forget(event.trial_id)  # an earlier result's, if any
+            shown = dict(trial.last_result)
         self._callbacks.on_trial_result(
             self._iteration + 1, self._trials(), self._view(trial), shown
         )

@@ -65,11 +65,9 @@ def _same(recorded: JsonValue, plain: JsonValue) -> bool:
     return recorded is plain or bool(recorded == plain)
 
 
-def split(result: JsonDict) -> tuple[JsonDict, ReportedObjects | None]:
-    """A result as it arrived from a worker: its plain JSON form, which is
-    all that is recorded, and the objects it carried, if any."""
-    if type(result) is not ReportedResult:
-        return result, None
+def split(result: ReportedResult) -> tuple[JsonDict, ReportedObjects | None]:
+    """A result as it arrived from a worker: its plain JSON form (a plain
+    dict), which is all that is recorded, and the objects it carried."""
     plain = dict(result)
     values = {key: (plain[key], value) for key, value in result.objects.items() if key in plain}
     if not values:
@@ -85,26 +83,17 @@ class ObjectsByTrial:
     def __init__(self) -> None:
         self._by_trial: dict[str, ReportedObjects] = {}
 
-    def record(self, trial_id: str, objects: ReportedObjects | None) -> None:
-        """The trial's latest result carried `objects` (None: no objects,
-        so those of an earlier result are dropped)."""
-        if objects is not None:
-            self._by_trial[trial_id] = objects
-        elif self._by_trial:
+    def record(self, trial_id: str, objects: ReportedObjects) -> None:
+        """The trial's latest result carried `objects`."""
+        self._by_trial[trial_id] = objects
+
+    def forget(self, trial_id: str) -> None:
+        """The trial's latest result carried no objects: an earlier one's go."""
+        if self._by_trial:
             self._by_trial.pop(trial_id, None)
 
     def of(self, trial_id: str) -> ReportedObjects | None:
         return self._by_trial.get(trial_id) if self._by_trial else None
 
-    def shown(self, trial_id: str, recorded: JsonDict) -> JsonDict:
-        """`recorded`, the trial's last result, as user code sees it."""
-        objects = self.of(trial_id)
-        return recorded if objects is None else objects.merged(recorded)
-
     def __len__(self) -> int:
         return len(self._by_trial)
-
-
-def shown_result(result: JsonDict, objects: ReportedObjects | None) -> JsonDict:
-    """A result just reported, as user code sees it (a stopper, say)."""
-    return result if objects is None else objects.merged(result)

@@ -88,6 +88,8 @@ def node_ip() -> str:
 
 
 _SCALARS = (bool, int, float, str, type(None))
+_SCALAR_TYPES = frozenset(_SCALARS)
+_TEXT = frozenset({str})
 
 
 def plain_json_dict(where: str, value: object) -> JsonDict:
@@ -144,11 +146,15 @@ def json_result(where: str, metrics: object) -> JsonDict:
     the log cannot store (`UnstorableValueError`, a ValueError)."""
     if not isinstance(metrics, Mapping):
         raise TypeError(f"{where} must be a dict with string keys, got {type(metrics).__name__}")
-    try:
-        result = {_as_text(key): _fallback_value(value, 2) for key, value in metrics.items()}
-    except _TooDeep:
-        check_storable(where, metrics)  # names the place, when dicts and lists nest
-        raise UnstorableValueError(where, metrics, TOO_DEEP) from None
+    flat_json = _SCALAR_TYPES.issuperset(map(type, metrics.values()))
+    if flat_json and _TEXT.issuperset(map(type, metrics)):
+        result = dict(metrics)  # the common case, JSON as it is: told without a call per value
+    else:
+        try:
+            result = {_as_text(key): _fallback_value(value, 2) for key, value in metrics.items()}
+        except _TooDeep:
+            check_storable(where, metrics)  # names the place, when dicts and lists nest
+            raise UnstorableValueError(where, metrics, TOO_DEEP) from None
     try:
         size = len(to_msgpack(result))  # the log's own encoding: the cheapest check
     except (OverflowError, UnicodeEncodeError) as error:
@@ -160,7 +166,7 @@ def json_result(where: str, metrics: object) -> JsonDict:
             f"a result of at most {MAX_RESULT_BYTES} bytes as msgpack, not {size} "
             "(a large array belongs in a checkpoint)",
         )
-    return with_objects(result, metrics)
+    return result if flat_json else with_objects(result, metrics)
 
 
 class _TooDeep(Exception):

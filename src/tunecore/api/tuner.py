@@ -395,7 +395,7 @@ class Tuner:
         shipper = None if mirror is None else mirror.shipper(journal.log_size, sync.sync_period)
         executor = self._parts.executor or self._executor()
         callbacks = self._callbacks(storage)
-        views = TrialViews(tune.trial_name_creator)
+        views = self._views()
         # The logged config's metric and mode: a restored Tuner is not given them.
         metric, mode = state.config.metric, state.config.mode
         # Where the user asked for it: the URI, not the staging directory.
@@ -478,6 +478,14 @@ class Tuner:
         )
         self._raise_what_stopped(final, location)
         return self._results
+
+    def _views(self) -> TrialViews:
+        """The trials as user code sees them, whose results' objects the
+        searcher object is told too, as Ray's searchers get them."""
+        views = TrialViews(self._tune.trial_name_creator)
+        if self._search_runtime is not None:
+            self._search_runtime.objects = views.objects
+        return views
 
     def _raise_what_stopped(self, final: ExperimentState, location: str) -> None:
         """After the run, with its results kept: the searcher's failure, or

@@ -9,6 +9,7 @@ import math
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -218,7 +219,7 @@ def test_values_that_are_not_json_are_recorded_as_ray_logs_them(tmp_path: Path) 
 
     [result] = fit(reports_objects, tmp_path, metric="loss", mode="min")
     assert result.error is None
-    live = result.metrics
+    live: dict[str, Any] = result.metrics  # the objects reported, beside JSON values
     assert type(live["loss"]) is numpy.float32
     assert live["vector"] is vector  # in process: the very object
     assert live["when"] == when

@@ -10,6 +10,7 @@ import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import cloudpickle
 import pytest
@@ -87,7 +88,7 @@ def test_on_ray_reported_objects_come_back_as_objects_and_are_recorded_as_json(
     ).fit()
     best = grid.get_best_result()
     assert best.config["kind"] == "objects"
-    metrics = best.metrics
+    metrics: dict[str, Any] = best.metrics  # the objects reported, beside JSON values
     assert metrics["best_opts"].__dict__ == {"lr": 0.1}
     assert isinstance(metrics["weights"], numpy.ndarray)
     assert metrics["weights"].tolist() == [0, 1, 2]

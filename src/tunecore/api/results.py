@@ -314,7 +314,7 @@ class ResultGrid(Sequence[Result]):
         objects its trials' last results held (`shell.reported_objects`)."""
         trials = trials_in_order(state)
         mode = state.config.mode
-        kept = objects if objects is not None and len(objects) else None
+        kept = objects or None
         results = [
             _result(
                 t,

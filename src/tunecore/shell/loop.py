@@ -390,7 +390,8 @@ class ExperimentLoop:
             self._views.objects.record(event.trial_id, objects)
             shown = objects.merged(trial.last_result)
         else:
-            self._views.objects.forget(event.trial_id)  # an earlier result's, if any
+            if self._views.objects:  # an earlier result's go
+                self._views.objects.forget(event.trial_id)
             shown = dict(trial.last_result)
         self._callbacks.on_trial_result(
             self._iteration + 1, self._trials(), self._view(trial), shown

@@ -75,25 +75,20 @@ def split(result: ReportedResult) -> tuple[JsonDict, ReportedObjects | None]:
     return plain, ReportedObjects(plain.get(TRAINING_ITERATION), values)
 
 
-class ObjectsByTrial:
-    """The `ReportedObjects` of each trial's latest result that had any."""
+class ObjectsByTrial(dict[str, ReportedObjects]):
+    """The `ReportedObjects` of each trial's latest result that had any, by
+    trial id. A dict, so the hot path (a run without any) tells it is empty
+    without a call."""
 
-    __slots__ = ("_by_trial",)
-
-    def __init__(self) -> None:
-        self._by_trial: dict[str, ReportedObjects] = {}
+    __slots__ = ()
 
     def record(self, trial_id: str, objects: ReportedObjects) -> None:
         """The trial's latest result carried `objects`."""
-        self._by_trial[trial_id] = objects
+        self[trial_id] = objects
 
     def forget(self, trial_id: str) -> None:
         """The trial's latest result carried no objects: an earlier one's go."""
-        if self._by_trial:
-            self._by_trial.pop(trial_id, None)
+        self.pop(trial_id, None)
 
     def of(self, trial_id: str) -> ReportedObjects | None:
-        return self._by_trial.get(trial_id) if self._by_trial else None
-
-    def __len__(self) -> int:
-        return len(self._by_trial)
+        return self.get(trial_id)

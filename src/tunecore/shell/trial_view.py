@@ -224,7 +224,7 @@ class TrialViews:
         0.4 KB per trial for as long as the run lasted (issue 41)."""
         view = self._views.get(state.trial_id)
         if view is None or view.state is not state:
-            objects = self.objects.of(state.trial_id)
+            objects = self.objects.get(state.trial_id) if self.objects else None
             name = self.custom_name(state)
             view = (
                 Trial(state, custom_name=name, dir_of=dir_of)

@@ -9,6 +9,7 @@ import math
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -193,9 +194,13 @@ class Opaque:
         return "<opaque>"
 
 
-def test_values_that_are_not_json_are_converted_as_ray_logs_them(tmp_path: Path) -> None:
+def test_values_that_are_not_json_are_recorded_as_ray_logs_them(tmp_path: Path) -> None:
+    """While the driver lives, `Result.metrics` holds the objects reported,
+    as Ray's does; the log and the result files their JSON form, which a
+    read from the directory gives."""
     numpy = pytest.importorskip("numpy")
     when = datetime.datetime(2024, 5, 17, 12, 30, tzinfo=datetime.UTC)
+    vector = numpy.array([1.0, 2.0])
 
     def reports_objects(config: dict[str, object]) -> None:
         tunecore.report(
@@ -203,7 +208,7 @@ def test_values_that_are_not_json_are_converted_as_ray_logs_them(tmp_path: Path)
                 "loss": numpy.float32(0.5),
                 "count": numpy.int64(3),
                 "flag": numpy.bool_(True),
-                "vector": numpy.array([1.0, 2.0]),
+                "vector": vector,
                 "nan": numpy.float64("nan"),
                 "when": when,
                 "where": Path("/data/set"),
@@ -214,7 +219,12 @@ def test_values_that_are_not_json_are_converted_as_ray_logs_them(tmp_path: Path)
 
     [result] = fit(reports_objects, tmp_path, metric="loss", mode="min")
     assert result.error is None
-    metrics = result.metrics
+    live: dict[str, Any] = result.metrics  # the objects reported, beside JSON values
+    assert type(live["loss"]) is numpy.float32
+    assert live["vector"] is vector  # in process: the very object
+    assert live["when"] == when
+    assert live["nested"]["pair"] == (1, 2)
+    [metrics] = [r.metrics for r in ResultGrid.from_path(Path(result.path).parent)]
     assert metrics["loss"] == 0.5
     assert type(metrics["loss"]) is float
     assert metrics["count"] == 3
@@ -228,7 +238,10 @@ def test_values_that_are_not_json_are_converted_as_ray_logs_them(tmp_path: Path)
     assert metrics["what"] == "<opaque>"
     assert metrics["nested"] == {"matrix": [[1, 0], [0, 1]], "pair": [1, 2]}
     [row] = (Path(result.path) / "result.json").read_text().splitlines()
-    assert json.loads(row)["when"] == str(when)
+    recorded = json.loads(row)
+    assert recorded["when"] == str(when)
+    assert recorded["vector"] == [1.0, 2.0]
+    assert recorded["what"] == "<opaque>"
 
 
 # -- what the trial directory keeps --------------------------------------------

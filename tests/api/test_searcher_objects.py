@@ -5,6 +5,7 @@ replays without them, and a restore rebuilds them exactly."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import random
 import shutil
@@ -632,3 +633,38 @@ def test_a_rebuild_asks_the_object_again_once_the_walk_is_over(tmp_path: Path) -
     assert rebuilt.rng is not None
     assert ran.rng is not None
     assert rebuilt.rng.getstate() == ran.rng.getstate()  # asked six times, as the run
+
+
+class Listener(Hill):
+    """A `Hill` that keeps every result it hears."""
+
+    def __init__(self) -> None:
+        super().__init__(seed=1)
+        self.heard: list[dict[str, Any]] = []
+
+    def on_trial_result(self, trial_id: str, result: dict[str, Any]) -> None:
+        self.heard.append(result)
+
+    def on_trial_complete(
+        self, trial_id: str, result: dict[str, Any] | None = None, error: bool = False
+    ) -> None:
+        self.heard.append(result or {})
+        super().on_trial_complete(trial_id, result, error)
+
+
+def reports_its_options(config: dict[str, Any]) -> None:
+    options = argparse.Namespace(x=config["x"])
+    tunecore.report({"score": -((config["x"] - 3.0) ** 2), "x": config["x"], "opts": options})
+
+
+def test_a_searcher_hears_the_objects_a_trial_reported(tmp_path: Path) -> None:
+    """As Ray's searchers do; its results' JSON form is what the log holds."""
+    listener = Listener()
+    Tuner(
+        reports_its_options,
+        tune_config=TuneConfig(search_alg=listener, metric="score", mode="max", num_samples=3),
+        run_config=RunConfig(storage_path=str(tmp_path), verbose=0, executor="in_process"),
+    ).fit()
+    assert len(listener.heard) == 6  # a result and a completion per trial
+    assert all(isinstance(result["opts"], argparse.Namespace) for result in listener.heard)
+    assert all(result["opts"].x == result["x"] for result in listener.heard)

@@ -19,5 +19,6 @@ def pretty_print(result: Mapping[str, object], exclude: Collection[str] | None =
 
     hidden = set(_NOT_SHOWN) | set(exclude or ())
     shown = {key: value for key, value in result.items() if key not in hidden and value is not None}
-    text: str = yaml.safe_dump(json_result("pretty_print(result)", shown), default_flow_style=False)
+    plain = dict(json_result("pretty_print(result)", shown))  # YAML takes no dict subclass
+    text: str = yaml.safe_dump(plain, default_flow_style=False)
     return text

@@ -35,11 +35,12 @@ from tunecore.model import CheckpointRef, JsonDict, JsonValue, MetricStats, Tria
 from tunecore.model.numbers import is_number
 from tunecore.shell.collector import collector_paused
 from tunecore.shell.mirror.remote import StoredExperiment
+from tunecore.shell.reported_objects import ObjectsByTrial, ReportedObjects
 from tunecore.shell.storage.layout import read_result_rows
 from tunecore.shell.storage.resolve import filesystem_of
 from tunecore.shell.storage.store import Store
 from tunecore.shell.trainable import Checkpoint
-from tunecore.shell.trial_view import Trial
+from tunecore.shell.trial_view import Trial, trial_view
 
 if TYPE_CHECKING:
     import pandas
@@ -141,7 +142,8 @@ class Result:
 
     @property
     def metrics(self) -> JsonDict:
-        """The trial's last result (empty if it never reported)."""
+        """The trial's last result (empty if it never reported), as its
+        JSON form is recorded (`ResultWithObjects` shows the objects)."""
         return self.state.last_result
 
     @property
@@ -237,7 +239,7 @@ class Result:
         in Ray; None when its results have no result.json (a simulated
         run's, without `write_results`). Needs pandas."""
         if self.history is None:
-            return as_dataframe([]) if not self.metrics else None
+            return as_dataframe([]) if not self.state.last_result else None
         return as_dataframe(self.history)
 
     def get_best_checkpoint(self, metric: str, mode: Literal["min", "max"]) -> Checkpoint | None:
@@ -249,6 +251,24 @@ class Result:
         if best is None:
             raise ValueError(f"no checkpoint of trial {self.trial_id} has a number for {metric!r}")
         return best
+
+
+class ResultWithObjects(Result):
+    """The result of a trial of this driver's run whose last result held
+    values JSON cannot: `metrics` shows them as the trainable reported
+    them, as Ray's does (`shell.reported_objects`), a new dict at each
+    read. Only such trials' results carry this one more slot."""
+
+    __slots__ = ("_objects",)
+    _objects: ReportedObjects
+
+    def __init__(self, objects: ReportedObjects, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        object.__setattr__(self, "_objects", objects)
+
+    @property
+    def metrics(self) -> JsonDict:
+        return self._objects.merged(self.state.last_result)
 
 
 class ResultGrid(Sequence[Result]):
@@ -283,15 +303,28 @@ class ResultGrid(Sequence[Result]):
         experiment_path: Path,
         *,
         stored: StoredExperiment | None = None,
+        objects: ObjectsByTrial | None = None,
     ) -> ResultGrid:
         """The results of `state`'s trials, with the experiment's metric and
         mode as defaults; `dirs` gives each trial's directory. With
         `stored`, the experiment is in storage (`experiment_path` being its
         local copy, or the staging directory): the results name its
-        directories there, and their checkpoints are read from there."""
+        directories there, and their checkpoints are read from there.
+        `objects`, of the run that just ended in this driver, are the
+        objects its trials' last results held (`shell.reported_objects`)."""
         trials = trials_in_order(state)
         mode = state.config.mode
-        results = [_result(t, dirs[t.trial_id], experiment_path, stored) for t in trials]
+        kept = objects or None
+        results = [
+            _result(
+                t,
+                dirs[t.trial_id],
+                experiment_path,
+                stored,
+                None if kept is None else kept.of(t.trial_id),
+            )
+            for t in trials
+        ]
         # Each trial's directory as a string, made a Path when asked for: a
         # Path per trial would stay alive as long as the grid (0.3 KB each).
         # The views are made on the first read of `trials`.
@@ -304,7 +337,9 @@ class ResultGrid(Sequence[Result]):
         def views() -> list[Trial]:
             if stored is None:
                 local.update((result.trial_id, result._path) for result in results)
-            return [Trial(result.state, dir_of=dir_of) for result in results]
+            return [
+                trial_view(result.state, _objects_of(result), dir_of=dir_of) for result in results
+            ]
 
         def dir_of(trial: TrialState) -> Path:
             return Path(local[trial.trial_id])
@@ -463,9 +498,10 @@ class ResultGrid(Sequence[Result]):
                 )
         rows = []
         for result in self._results:
-            if not result.metrics:
+            if not result.state.last_result:
                 continue
-            row: dict[str, JsonValue] | None = dict(flatten(result.metrics))
+            # The JSON form, as Ray's frame, read from the result files, has it.
+            row: dict[str, JsonValue] | None = dict(flatten(result.state.last_result))
             if filter_metric is not None and filter_mode is not None:
                 row = best_of(
                     (flatten(r) for r in result.history or []),
@@ -525,7 +561,7 @@ def _score(result: Result, metric: str, mode: str, scope: Scope) -> float | None
     if window is not None:
         return last_n_average(result.history or [], metric, window)
     if scope == "last":
-        return _number(flatten(result.metrics).get(metric))
+        return _number(flatten(result.state.last_result).get(metric))
     stats = result.state.metric_stats(metric)
     if stats is None:
         return None
@@ -543,11 +579,16 @@ def _by_score(trial: TrialState) -> list[CheckpointRef]:
     return [kept[i] for i in order]
 
 
+def _objects_of(result: Result) -> ReportedObjects | None:
+    return result._objects if isinstance(result, ResultWithObjects) else None
+
+
 def _result(
     trial: TrialState,
     path: str | os.PathLike[str],
     experiment_path: Path,
     stored: StoredExperiment | None,
+    objects: ReportedObjects | None = None,
 ) -> Result:
     """A trial's result; checkpoint paths in the state are relative to the
     experiment directory (absolute in logs from before that). A kept
@@ -569,15 +610,16 @@ def _result(
     if stored is not None:
         files = Path(path)
         shown = stored.location(files.relative_to(experiment_path).as_posix())
-    return Result(
-        trial,
-        shown,
-        checkpoint=next((found for ref, found in kept if ref is newest), None),
-        error=_error_of(trial),
-        best_checkpoints=[(found, ref.metrics) for ref, found in kept if found is not None],
-        files=files,
-        storage=None if stored is None else stored.store,
-    )
+    fields: dict[str, Any] = {
+        "checkpoint": next((found for ref, found in kept if ref is newest), None),
+        "error": _error_of(trial),
+        "best_checkpoints": [(found, ref.metrics) for ref, found in kept if found is not None],
+        "files": files,
+        "storage": None if stored is None else stored.store,
+    }
+    if objects is None:
+        return Result(trial, shown, **fields)
+    return ResultWithObjects(objects, trial, shown, **fields)
 
 
 def _existing(trial: TrialState, ref: CheckpointRef, experiment_path: Path) -> Checkpoint | None:

@@ -119,6 +119,7 @@ from tunecore.shell.progress import (
     unfinished_trials,
 )
 from tunecore.shell.replay import HistoryWalk, LoggedResults, Replayed, rebuild
+from tunecore.shell.reported_objects import ObjectsByTrial
 from tunecore.shell.resume import drop_unrecorded_checkpoints, repair_result_files
 from tunecore.shell.run_plan import LoopParts, RunPlan
 from tunecore.shell.searchers import SearcherRuntime
@@ -394,7 +395,7 @@ class Tuner:
         shipper = None if mirror is None else mirror.shipper(journal.log_size, sync.sync_period)
         executor = self._parts.executor or self._executor()
         callbacks = self._callbacks(storage)
-        views = TrialViews(tune.trial_name_creator)
+        views = self._views()
         # The logged config's metric and mode: a restored Tuner is not given them.
         metric, mode = state.config.metric, state.config.mode
         # Where the user asked for it: the URI, not the staging directory.
@@ -472,9 +473,19 @@ class Tuner:
                 )
             )
         dirs = {t: loop.trial_dir(t) for t in final.trials}
-        self._results = _results(final, dirs, storage.experiment_dir, mirror, shipped=shipped)
+        self._results = _results(
+            final, dirs, storage.experiment_dir, mirror, shipped=shipped, objects=views.objects
+        )
         self._raise_what_stopped(final, location)
         return self._results
+
+    def _views(self) -> TrialViews:
+        """The trials as user code sees them, whose results' objects the
+        searcher object is told too, as Ray's searchers get them."""
+        views = TrialViews(self._tune.trial_name_creator)
+        if self._search_runtime is not None:
+            self._search_runtime.objects = views.objects
+        return views
 
     def _raise_what_stopped(self, final: ExperimentState, location: str) -> None:
         """After the run, with its results kept: the searcher's failure, or
@@ -958,19 +969,21 @@ def _results(
     mirror: Mirror | None,
     *,
     shipped: bool,
+    objects: ObjectsByTrial | None = None,
 ) -> ResultGrid:
-    """The results of a run that has ended in `experiment_dir`. Of one in
+    """The results of a run that has ended in `experiment_dir`, showing the
+    `objects` its trials reported where JSON could not hold them. Of one in
     storage that holds all of it (`shipped`) and is a local directory
     (`file://`), the staging copy goes and the results read the stored
     files (`Mirror.drop_staging`)."""
     if mirror is None:
-        return ResultGrid.from_state(final, dirs, experiment_dir)
+        return ResultGrid.from_state(final, dirs, experiment_dir, objects=objects)
     kept_at = mirror.drop_staging() if shipped else None
     if kept_at is not None:
         dirs = {t: kept_at / Path(d).relative_to(experiment_dir) for t, d in dirs.items()}
         experiment_dir = kept_at
     stored = StoredExperiment.named(mirror.spec.uri, mirror.root, mirror.name, experiment_dir)
-    return ResultGrid.from_state(final, dirs, experiment_dir, stored=stored)
+    return ResultGrid.from_state(final, dirs, experiment_dir, stored=stored, objects=objects)
 
 
 def _nothing_to_resume(state: ExperimentState, resume: ExperimentResumed) -> bool:

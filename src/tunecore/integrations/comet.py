@@ -53,7 +53,7 @@ from tunecore.integrations._resumed import ResumedRuns
 from tunecore.model import CheckpointRef, InvalidFieldError, JsonValue
 from tunecore.result import TRAINING_ITERATION
 from tunecore.shell.callbacks import LoggerCallback
-from tunecore.shell.trial_view import Trial
+from tunecore.shell.trial_view import Trial, as_recorded
 from tunecore.utils.dicts import flatten_dict
 
 os.environ.setdefault("COMET_DISABLE_AUTO_LOGGING", "1")  # as Ray: before comet_ml loads
@@ -133,6 +133,7 @@ class CometLoggerCallback(LoggerCallback):
     def log_trial_result(
         self, iteration: int, trial: Trial, result: Mapping[str, JsonValue]
     ) -> None:
+        result = as_recorded(trial, result)  # what the log records, as before
         if trial.trial_id not in self._trial_experiments:
             self.log_trial_start(trial)
         if self._resumed.is_new(trial.trial_id, result):

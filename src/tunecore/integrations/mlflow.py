@@ -47,7 +47,7 @@ from tunecore.model import InvalidFieldError, JsonValue
 from tunecore.result import TIMESTEPS_TOTAL, TRAINING_ITERATION
 from tunecore.shell.callbacks import LoggerCallback
 from tunecore.shell.trainable import get_context
-from tunecore.shell.trial_view import Trial
+from tunecore.shell.trial_view import Trial, as_recorded
 
 logger = logging.getLogger(__name__)
 
@@ -119,6 +119,7 @@ class MLflowLoggerCallback(LoggerCallback):
     def log_trial_result(
         self, iteration: int, trial: Trial, result: Mapping[str, JsonValue]
     ) -> None:
+        result = as_recorded(trial, result)  # what the log records, as before
         run_id = self._run_of(trial)
         step = int(result.get(TIMESTEPS_TOTAL) or result[TRAINING_ITERATION])  # type: ignore[arg-type]
         logged_upto = self._logged_upto.get(trial.trial_id)

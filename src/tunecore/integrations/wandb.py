@@ -64,7 +64,7 @@ from tunecore.model import CheckpointRef, InvalidFieldError, JsonValue
 from tunecore.result import TRAINING_ITERATION
 from tunecore.shell.callbacks import LoggerCallback
 from tunecore.shell.trainable import get_context
-from tunecore.shell.trial_view import Trial
+from tunecore.shell.trial_view import Trial, as_recorded
 from tunecore.utils.dicts import flatten_dict
 
 try:
@@ -178,6 +178,7 @@ class WandbLoggerCallback(LoggerCallback):
     def log_trial_result(
         self, iteration: int, trial: Trial, result: Mapping[str, JsonValue]
     ) -> None:
+        result = as_recorded(trial, result)  # what the log records, as before
         log, config = self._split(result)
         if self.log_config:
             config.update(trial.config)

@@ -44,7 +44,7 @@ from typing import Any
 from tunecore.model import InvalidFieldError, JsonValue
 from tunecore.result import TIME_TOTAL_S, TIMESTEPS_TOTAL, TRAINING_ITERATION
 from tunecore.shell.callbacks import LoggerCallback
-from tunecore.shell.trial_view import Trial
+from tunecore.shell.trial_view import Trial, as_recorded
 from tunecore.utils.dicts import flatten_dict
 
 try:
@@ -99,6 +99,7 @@ class AimLoggerCallback(LoggerCallback):
     def log_trial_result(
         self, iteration: int, trial: Trial, result: Mapping[str, JsonValue]
     ) -> None:
+        result = as_recorded(trial, result)  # what the log records, as before
         if trial.trial_id not in self._trial_to_run:
             self.log_trial_start(trial)
         run = self._trial_to_run[trial.trial_id]

@@ -24,7 +24,7 @@ from pathlib import Path
 from tunecore.model import CheckpointRef, JsonValue
 from tunecore.shell import tfevents
 from tunecore.shell.storage.layout import ExperimentStorage
-from tunecore.shell.trial_view import Trial
+from tunecore.shell.trial_view import Trial, TrialWithObjects, as_recorded
 
 logger = logging.getLogger(__name__)
 
@@ -328,6 +328,8 @@ class ResultFiles(_TrialFilesCallback):
     def log_trial_result(
         self, iteration: int, trial: Trial, result: Mapping[str, JsonValue]
     ) -> None:
+        if isinstance(trial, TrialWithObjects):  # the files hold the JSON form
+            result = as_recorded(trial, result)
         directory = self.dir_of(trial)
         events = None
         if self._tensorboard:

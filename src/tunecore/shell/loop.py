@@ -90,12 +90,14 @@ from tunecore.shell.interrupts import INTERRUPTED, InterruptGuard
 from tunecore.shell.journal import Journal
 from tunecore.shell.mirror.stored_state import delete_taken
 from tunecore.shell.pbt_policy import record_exploit
+from tunecore.shell.reported_objects import ReportedObjects, split
 from tunecore.shell.run_plan import LoopParts, RunPlan
 from tunecore.shell.stoppers import UserStoppers
 from tunecore.shell.storage import shared_storage
 from tunecore.shell.storage.store import checkpoint_root
 from tunecore.shell.trainable.errors import failure_reason
 from tunecore.shell.trainable.function import SCRATCH_DIR
+from tunecore.shell.trainable.result_objects import ReportedResult
 from tunecore.shell.trainable.worker import TrialContext
 from tunecore.shell.trial_view import Trial
 
@@ -277,11 +279,15 @@ class ExperimentLoop:
             if isinstance(event, CheckpointSaved):
                 portable = self._storage.portable(event.checkpoint)
                 event = msgspec.structs.replace(event, checkpoint=portable)
+            objects = None
+            if isinstance(event, ResultReported) and type(event.result) is ReportedResult:
+                result, objects = split(event.result)  # the log and the core get the JSON form
+                event = msgspec.structs.replace(event, result=result)
             if isinstance(event, ResultReported) and self._stopper is not None:
-                event = self._judged(event, self._stopper)
+                event = self._judged(event, self._stopper, objects)
             preview = None
             if isinstance(event, ResultReported):
-                event, preview = self._told_result(event)
+                event, preview = self._told_result(event, objects)
                 if self._allocator is not None:
                     event, preview = self._allocated(event, preview, self._allocator)
             try:
@@ -358,13 +364,16 @@ class ExperimentLoop:
         logger.error("Trial %s fails: %s", trial_id, reason)
         return TrialFailed(trial_id=trial_id, at=event.at, error=reason)
 
-    def _told_result(self, event: ResultReported) -> tuple[ResultReported, Stepped | Rejection]:
+    def _told_result(
+        self, event: ResultReported, objects: ReportedObjects | None
+    ) -> tuple[ResultReported, Stepped | Rejection]:
         """Tell the callbacks about a result before it is logged, as Ray Tune
         does before it decides on checkpoints: `step` is pure, so the result
-        as the core records it can be shown first. A callback that sets
-        `should_checkpoint` in the result it is given makes it the result
-        the trial reported (and the one logged); then the step is taken
-        again. Returns the event to log and its step."""
+        as the core records it can be shown first, with the `objects` it
+        carried (kept as the trial's, `shell.reported_objects`). A callback
+        that sets `should_checkpoint` in the result it is given makes it the
+        result the trial reported (and the one logged); then the step is
+        taken again. Returns the event to log and its step."""
         outcome = step(self.state, event)
         if isinstance(outcome, Rejection) or is_end_marker(event.result):
             return event, outcome  # the end of a function is no result of its own
@@ -377,7 +386,13 @@ class ExperimentLoop:
             # Not taken: the trial failed on it (a missing metric), and an
             # errored trial's result is packed anew (`TrialState.recorded_result`).
             return event, outcome
-        shown = dict(trial.last_result)
+        if objects is not None:
+            self._views.objects.record(event.trial_id, objects)
+            shown = objects.merged(trial.last_result)
+        else:
+            if self._views.objects:  # an earlier result's go
+                self._views.objects.forget(event.trial_id)
+            shown = dict(trial.last_result)
         self._callbacks.on_trial_result(
             self._iteration + 1, self._trials(), self._view(trial), shown
         )
@@ -400,14 +415,17 @@ class ExperimentLoop:
         event = msgspec.structs.replace(event, allocation=answer)
         return event, step(self.state, event)
 
-    def _judged(self, event: ResultReported, stopper: UserStoppers) -> ResultReported:
+    def _judged(
+        self, event: ResultReported, stopper: UserStoppers, objects: ReportedObjects | None
+    ) -> ResultReported:
         """The result with the user's stoppers' verdict in it (see
         `tunecore.shell.stoppers`), when it is one `step` takes: a result
-        of a running trial, not the end marker of a function that returned."""
+        of a running trial, not the end marker of a function that returned.
+        The stoppers see the `objects` it carried."""
         trial = self.state.trials.get(event.trial_id)
         if trial is None or trial.status is not TrialStatus.RUNNING or is_end_marker(event.result):
             return event
-        stopped_by = stopper.judge(event.trial_id, event.result)
+        stopped_by = stopper.judge(event.trial_id, event.result, objects)
         if stopped_by is None:
             return event
         return msgspec.structs.replace(event, stopped_by=stopped_by)

@@ -47,6 +47,7 @@ from tunecore.model import (
     JsonDict,
     SearcherFailed,
 )
+from tunecore.shell.reported_objects import ObjectsByTrial
 
 logger = logging.getLogger(__name__)
 
@@ -100,6 +101,10 @@ class SearcherRuntime:
         self._warned_resume = False  # said once: the rebuild diverged from the log
         self.failure: str | None = None
         """What the object raised, once it failed: `fit()` raises it."""
+        self.objects: ObjectsByTrial | None = None
+        """The objects the run's trials reported (the loop's, set by `fit()`):
+        a result told while it is its trial's latest shows them, as Ray's
+        searchers get the objects reported; a rebuild tells the JSON form."""
 
     @property
     def searcher(self) -> SearcherObject:
@@ -152,7 +157,7 @@ class SearcherRuntime:
     ) -> None:
         """Make `tell` of the object; `point_config` is the config of a
         point evaluated elsewhere (`_point_config`)."""
-        result = None if tell.result is None else dict(tell.result)
+        result = None if tell.result is None else self._shown(tell.trial_id, tell.result)
         if tell.kind is TellKind.ASKED:
             self._object.suggest(tell.trial_id)
         elif tell.kind is TellKind.RESULT:
@@ -165,6 +170,12 @@ class SearcherRuntime:
             self._object.on_trial_complete(tell.trial_id, result, error=tell.kind is TellKind.ERROR)
         else:
             self._add_point(external, point_config, result)
+
+    def _shown(self, trial_id: str, result: JsonDict) -> JsonDict:
+        """A copy of `result` to tell, with the objects it held if known."""
+        objects = None if self.objects is None else self.objects.of(trial_id)
+        shown = result if objects is None else objects.merged(result)
+        return dict(result) if shown is result else shown
 
     def _add_point(
         self, external: ExternalSearcher, config: JsonDict | None, result: JsonDict | None

@@ -24,6 +24,7 @@ from typing import Any, TypeAlias
 from tunecore.core.stoppers import BuiltinStopper, combine
 from tunecore.core.stoppers.registry import COMBINED, STOPPERS
 from tunecore.model import JsonDict
+from tunecore.shell.reported_objects import ReportedObjects
 
 BUILTIN_TYPES = (*(entry.resolve() for entry in STOPPERS.entries), COMBINED)
 """The built-in stoppers' types (the registry's)."""
@@ -121,10 +122,16 @@ class UserStoppers:
 
     stoppers: tuple[Stopper, ...]
 
-    def judge(self, trial_id: str, result: JsonDict) -> str | None:
+    def judge(
+        self, trial_id: str, result: JsonDict, objects: ReportedObjects | None = None
+    ) -> str | None:
         """The name of the stopper that stops the trial on `result`, or None.
-        The stopper gets its own copy of the result, with `trial_id`."""
+        The stopper gets its own copy of the result, with `trial_id`, and
+        the `objects` it carried in place of their JSON form (not copied:
+        not every object can be)."""
         shown = copy.deepcopy(dict(result))
+        if objects is not None:
+            shown = objects.merged(shown)
         shown.setdefault("trial_id", trial_id)
         for stopper in self.stoppers:
             if stopper(trial_id, shown):

@@ -11,6 +11,10 @@ per state (states are immutable, so a view of one never goes stale), built
 by `TrialViews`, which keeps the newest view of each trial: the loop calls
 callbacks per result, and a view is made only when a trial's state changed.
 
+A trial whose last result held values JSON cannot is a `TrialWithObjects`,
+whose `last_result` shows the objects reported (`shell.reported_objects`);
+the others, nearly all, carry nothing more.
+
 The name is the user's `trial_name_creator` output once it has been
 called (once per trial, with a view that has no custom name yet, as Ray
 calls it when the trial is created), else Ray's default
@@ -20,11 +24,12 @@ read only: a callback that never reads it never creates it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from tunecore.core.naming import display_name, trial_name
-from tunecore.model import JsonDict, TrialState
+from tunecore.model import JsonDict, JsonValue, TrialState
+from tunecore.shell.reported_objects import ObjectsByTrial, ReportedObjects
 from tunecore.shell.trainable.placement_group import PlacementGroupFactory
 
 DirOf = Callable[[TrialState], Path]
@@ -148,6 +153,50 @@ class Trial:
         return self.trial_id == other.trial_id
 
 
+class TrialWithObjects(Trial):
+    """A trial whose last result held objects JSON cannot: `last_result`
+    shows them, as the trainable reported them (a new dict at each read)."""
+
+    __slots__ = ("_objects",)
+
+    def __init__(
+        self,
+        state: TrialState,
+        objects: ReportedObjects,
+        *,
+        custom_name: str | None = None,
+        dir_of: DirOf | None = None,
+    ) -> None:
+        super().__init__(state, custom_name=custom_name, dir_of=dir_of)
+        self._objects = objects
+
+    @property
+    def last_result(self) -> JsonDict:
+        return self._objects.merged(self.state.last_result)
+
+
+def as_recorded(trial: Trial, result: Mapping[str, JsonValue]) -> Mapping[str, JsonValue]:
+    """`result`, as a callback got it for `trial`, in the JSON form the
+    log records: what tunecore's own loggers write (a result file, an
+    MLflow run), unchanged by objects the trial reported."""
+    if not isinstance(trial, TrialWithObjects):
+        return result
+    return trial._objects.recorded(result)  # type: ignore[return-value] # JSON again
+
+
+def trial_view(
+    state: TrialState,
+    objects: ReportedObjects | None,
+    *,
+    custom_name: str | None = None,
+    dir_of: DirOf | None = None,
+) -> Trial:
+    """The view of `state`, showing `objects` (its last result's, if any)."""
+    if objects is None:
+        return Trial(state, custom_name=custom_name, dir_of=dir_of)
+    return TrialWithObjects(state, objects, custom_name=custom_name, dir_of=dir_of)
+
+
 NameCreator = Callable[[Trial], str]
 
 
@@ -156,10 +205,13 @@ class TrialViews:
 
     `name_creator` (the user's `trial_name_creator`) is called once per
     trial. One instance serves the loop (views for callbacks) and the
-    progress output (names), so the creator is never asked twice."""
+    progress output (names), so the creator is never asked twice.
+    `objects` are the objects the trials' last results held (the loop
+    records them), which the views show."""
 
     def __init__(self, name_creator: NameCreator | None = None) -> None:
         self._name_creator = name_creator
+        self.objects = ObjectsByTrial()
         self._views: dict[str, Trial] = {}
         self._names: dict[str, str] = {}
 
@@ -172,7 +224,13 @@ class TrialViews:
         0.4 KB per trial for as long as the run lasted (issue 41)."""
         view = self._views.get(state.trial_id)
         if view is None or view.state is not state:
-            view = Trial(state, custom_name=self.custom_name(state), dir_of=dir_of)
+            objects = self.objects.get(state.trial_id) if self.objects else None
+            name = self.custom_name(state)
+            view = (
+                Trial(state, custom_name=name, dir_of=dir_of)
+                if objects is None
+                else TrialWithObjects(state, objects, custom_name=name, dir_of=dir_of)
+            )
             if state.is_finished:
                 self._views.pop(state.trial_id, None)
             else:

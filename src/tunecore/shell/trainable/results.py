@@ -16,7 +16,9 @@ Reported values become plain JSON when they are reported, before anything
 logs them (`json_result`), the way Ray's fallback JSON encoder writes them:
 NumPy scalars and arrays (anything with `tolist()`) become Python numbers
 and lists, other numbers `int` or `float`, tuples lists, NaN stays NaN, and
-anything else its `str()` (its type name if even that fails). Only a value
+anything else its `str()` (its type name if even that fails); the values
+that were no plain JSON go to the driver too, as the objects reported
+(`result_objects`: nothing records them). Only a value
 the event log cannot store fails its trial, at the `report()` that carries
 it (`tunecore.model.storable`: an integer beyond 64 bits, text with a lone
 surrogate, nesting deeper than 100; or a result too large for one record of
@@ -61,6 +63,7 @@ from tunecore.model.storable import (
     encoding_error,
 )
 from tunecore.shell.trainable.checkpoint_files import CheckpointMeta
+from tunecore.shell.trainable.result_objects import with_objects, without
 
 MAX_RESULT_BYTES = MAX_RECORD_BYTES - (64 << 10)
 """The largest result a trial may report (msgpack-encoded): its event, with
@@ -85,6 +88,8 @@ def node_ip() -> str:
 
 
 _SCALARS = (bool, int, float, str, type(None))
+_SCALAR_TYPES = frozenset(_SCALARS)
+_TEXT = frozenset({str})
 
 
 def plain_json_dict(where: str, value: object) -> JsonDict:
@@ -141,11 +146,15 @@ def json_result(where: str, metrics: object) -> JsonDict:
     the log cannot store (`UnstorableValueError`, a ValueError)."""
     if not isinstance(metrics, Mapping):
         raise TypeError(f"{where} must be a dict with string keys, got {type(metrics).__name__}")
-    try:
-        result = {_as_text(key): _fallback_value(value, 2) for key, value in metrics.items()}
-    except _TooDeep:
-        check_storable(where, metrics)  # names the place, when dicts and lists nest
-        raise UnstorableValueError(where, metrics, TOO_DEEP) from None
+    flat_json = _SCALAR_TYPES.issuperset(map(type, metrics.values()))
+    if flat_json and _TEXT.issuperset(map(type, metrics)):
+        result = dict(metrics)  # the common case, JSON as it is: told without a call per value
+    else:
+        try:
+            result = {_as_text(key): _fallback_value(value, 2) for key, value in metrics.items()}
+        except _TooDeep:
+            check_storable(where, metrics)  # names the place, when dicts and lists nest
+            raise UnstorableValueError(where, metrics, TOO_DEEP) from None
     try:
         size = len(to_msgpack(result))  # the log's own encoding: the cheapest check
     except (OverflowError, UnicodeEncodeError) as error:
@@ -157,7 +166,7 @@ def json_result(where: str, metrics: object) -> JsonDict:
             f"a result of at most {MAX_RESULT_BYTES} bytes as msgpack, not {size} "
             "(a large array belongs in a checkpoint)",
         )
-    return result
+    return result if flat_json else with_objects(result, metrics)
 
 
 class _TooDeep(Exception):
@@ -227,7 +236,9 @@ class ResultClock:
         self.time_total_s += seconds
         self._time_since_restore += seconds
         metrics.setdefault(DONE, False)
-        metrics.update(self.fields())
+        fields = self.fields()
+        metrics.update(fields)
+        without(metrics, fields)
         return metrics
 
     def fields(self) -> JsonDict:

@@ -102,7 +102,8 @@ def test_rays_trial_attributes_for_callbacks_read_the_trial_and_its_directory(
     assert view.node_ip == "10.0.0.7"
     assert view.error_file is None
     (trial_dir / "error.txt").write_text("Failure # 1\nValueError: bad\n")
-    assert view.error_file == (trial_dir / "error.txt").as_posix()
+    failed = Trial(view.state, dir_of=lambda _: trial_dir)
+    assert failed.error_file == (trial_dir / "error.txt").as_posix()
 
     fresh = Trial(state(), dir_of=lambda _: trial_dir)
     assert fresh.checkpoint is None

@@ -199,6 +199,14 @@ NOT_PROVIDED: dict[str, str] = {
         "ray.tune.search.search_algorithm is the engine-side interface of Ray's trial runner; "
         "write a tunecore.search.Searcher subclass instead."
     ),
+    **{
+        f"tunecore.trainable.{name}": (
+            f"ray.tune.trainable's {name} wraps a function into Ray's Trainable class for its "
+            "trial runner; tunecore runs a function trainable as it is: pass the function "
+            "itself to tunecore.Tuner (or tunecore.with_parameters / with_resources)."
+        )
+        for name in ("function_trainable", "FunctionTrainable", "wrap_function")
+    },
     "tunecore.impl": (
         "ray.tune.impl holds Ray Tune's internals (TunerInternal), which tunecore replaces; use "
         "tunecore.Tuner."

@@ -13,8 +13,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from tunecore.shell.trainable import register_trainable
-from tunecore.shell.trainable import resolve_trainable as get_trainable_cls
+from tunecore.shell.trainable import register_trainable, resolve_trainable
+from tunecore.shell.trainable.registry import TrainableTarget
 
 EnvCreator = Callable[..., Any]
 InputCreator = Callable[..., Any]
@@ -22,6 +22,12 @@ InputCreator = Callable[..., Any]
 _envs: dict[str, EnvCreator] = {}
 _inputs: dict[str, InputCreator] = {}
 _lock = threading.Lock()
+
+
+def get_trainable_cls(trainable_name: str) -> TrainableTarget:
+    """The trainable registered as `trainable_name` (or imported from an
+    import path `"package.module:function"`), under Ray's argument name."""
+    return resolve_trainable(trainable_name)
 
 
 def _register(call: str, table: dict[str, Callable[..., Any]], name: str, creator: object) -> None:

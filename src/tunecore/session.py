@@ -8,6 +8,7 @@ written with `from ray.air import session` runs with
 from __future__ import annotations
 
 from tunecore.shell.trainable import get_checkpoint, get_context, report
+from tunecore.shell.trainable.placement_group import PlacementGroupFactory
 
 __all__ = [
     "get_checkpoint",
@@ -19,6 +20,7 @@ __all__ = [
     "get_trial_dir",
     "get_trial_id",
     "get_trial_name",
+    "get_trial_resources",
     "get_world_rank",
     "get_world_size",
     "report",
@@ -43,6 +45,12 @@ def get_trial_dir() -> str:
 def get_log_dir() -> str:
     """The running trial's directory (Ray's name in `ray.air.session`)."""
     return get_context().get_trial_dir()
+
+
+def get_trial_resources() -> PlacementGroupFactory:
+    """The running trial's resources, as Ray's `PlacementGroupFactory` (what
+    a `ResourceChangingScheduler` last gave it)."""
+    return get_context().get_trial_resources()
 
 
 def get_experiment_name() -> str:

@@ -162,17 +162,20 @@ def with_session(config: dict[str, object]) -> None:
             "id": session.get_trial_id(),
             "dir": session.get_trial_dir(),
             "world": session.get_world_size(),
+            "cpus": session.get_trial_resources().required_resources["CPU"],
             "resumed": session.get_checkpoint() is not None,
         }
     )
 
 
 def test_session_forwards_to_the_trial(tmp_path: Path) -> None:
-    (result,) = Tuner(with_session, run_config=run_config(tmp_path, name="sessions")).fit()
+    trainable = tune.with_resources(with_session, {"cpu": 2})
+    (result,) = Tuner(trainable, run_config=run_config(tmp_path, name="sessions")).fit()
     assert result.metrics["id"] == result.metrics["trial_id"]
     assert result.metrics["dir"] == str(result.path)
     assert Path(result.path).name.startswith(str(result.metrics["name"]))
     assert result.metrics["world"] == 1
+    assert result.metrics["cpus"] == 2
     assert result.metrics["resumed"] is False
 
 

@@ -90,6 +90,11 @@ RAY_PATHS: dict[str, list[str]] = {
     # python/ray/tune/__init__.py (SyncConfig)
     "ray.tune.syncer": ["SyncConfig"],
     "ray.tune.trainable": ["Trainable", "with_parameters"],
+    # the modules Ray defines them in, which users' scripts import from
+    # (`from ray.tune.trainable.trainable import Trainable`)
+    "ray.tune.trainable.trainable": ["Trainable"],
+    "ray.tune.trainable.util": ["with_parameters", "with_resources"],
+    "ray.tune.analysis.experiment_analysis": ["ExperimentAnalysis"],
     # python/ray/tune/tune.py: `from ray.tune.tune import run_experiments`
     "ray.tune.tune": ["run", "run_experiments"],
     "ray.tune.tune_config": ["ResumeConfig", "TuneConfig"],
@@ -133,7 +138,22 @@ TOP_LEVEL = {
     "run",
     "run_experiments",
     "with_parameters",
+    "with_resources",
     *_SPACE_FUNCTIONS,
+}
+
+# Each searcher's package and the module Ray defines the searcher in, which
+# users' scripts import from (`from ray.tune.search.optuna.optuna_search
+# import OptunaSearch`, found in public repositories).
+SEARCHER_MODULES = {
+    "ax": "AxSearch",
+    "bayesopt": "BayesOptSearch",
+    "bohb": "TuneBOHB",
+    "hebo": "HEBOSearch",
+    "hyperopt": "HyperOptSearch",
+    "nevergrad": "NevergradSearch",
+    "optuna": "OptunaSearch",
+    "zoopt": "ZOOptSearch",
 }
 
 
@@ -146,6 +166,29 @@ def test_a_name_imported_from_rays_module_path_is_there(ray_path: str, name: str
     value = getattr(module, name)
     if name in TOP_LEVEL:
         assert value is getattr(tunecore, name)
+
+
+@pytest.mark.parametrize(("package", "name"), sorted(SEARCHER_MODULES.items()))
+def test_a_searcher_imports_from_the_module_ray_defines_it_in(package: str, name: str) -> None:
+    implementation = importlib.import_module(f"tunecore.search.{package}.{package}_search")
+    searcher_package = importlib.import_module(f"tunecore.search.{package}")
+    assert getattr(implementation, name) is getattr(searcher_package, name)
+    assert implementation.UNDEFINED_SEARCH_SPACE is tunecore.search.UNDEFINED_SEARCH_SPACE
+
+
+def test_rays_function_trainable_wrapper_is_left_out_saying_why() -> None:
+    with pytest.raises(ImportError, match=r"pass the function itself to tunecore\.Tuner"):
+        importlib.import_module("tunecore.trainable.function_trainable")
+    with pytest.raises(ImportError, match="pass the function itself"):
+        exec("from tunecore.trainable import wrap_function", {})
+
+
+def test_register_trainable_and_get_trainable_cls_take_rays_keywords() -> None:
+    from tunecore.registry import get_trainable_cls, register_trainable  # noqa: PLC0415
+    from tunecore.utils.mock_trainable import MyTrainableClass  # noqa: PLC0415
+
+    register_trainable(name="keywords_trainable", trainable=MyTrainableClass, warn=False)
+    assert get_trainable_cls(trainable_name="keywords_trainable") is MyTrainableClass
 
 
 def test_get_trainable_cls_finds_what_was_registered() -> None:

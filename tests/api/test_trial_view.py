@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -102,3 +103,44 @@ def test_name_and_dirname_creators_get_the_same_view(tmp_path: Path) -> None:
     assert sorted({entry[1] for entry in callback.seen}) == ["trainable-x1", "trainable-x2"]
     assert all(Path(t.path or "").name == f"dir-{t.trial_id}" for t in callback.trials)
     assert all(t.custom_trial_name == str(t) for t in callback.trials)
+
+
+def fails_after_a_checkpoint(config: dict[str, object]) -> None:
+    with tempfile.TemporaryDirectory() as directory:
+        Path(directory, "step.txt").write_text("1")
+        tunecore.report({"step": 1}, checkpoint=tunecore.Checkpoint.from_directory(directory))
+    raise ValueError("fails after its first report")
+
+
+class ReadsTheErrorFile(Callback):
+    def __init__(self) -> None:
+        self.read: list[tuple[str, bool, str | None]] = []
+
+    def on_trial_error(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
+        assert trial.error_file is not None, "the error file is there when the callback hears"
+        self.read.append(
+            (
+                Path(trial.error_file).read_text(),
+                trial.has_checkpoint(),
+                trial.experiment_dir_name,
+            )
+        )
+
+
+def test_an_error_callback_reads_the_error_file_and_the_checkpoint(tmp_path: Path) -> None:
+    # As in Ray, the failure is in error.txt before `on_trial_error` runs.
+    callback = ReadsTheErrorFile()
+    Tuner(
+        fails_after_a_checkpoint,
+        run_config=RunConfig(
+            name="errors",
+            storage_path=str(tmp_path),
+            verbose=0,
+            executor="in_process",
+            callbacks=[callback],
+        ),
+    ).fit()
+    ((text, has_checkpoint, experiment),) = callback.read
+    assert "fails after its first report" in text
+    assert has_checkpoint
+    assert experiment == "errors"

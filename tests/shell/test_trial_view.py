@@ -3,9 +3,12 @@ once per trial (the loop builds views for every callback call)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import msgspec
 
 from tunecore.model import JsonDict, TrialSpec, TrialState, TrialStatus
+from tunecore.model.checkpoint import CheckpointHistory, CheckpointRef, CheckpointStorage
 from tunecore.shell.trial_view import Trial, TrialViews
 
 
@@ -66,3 +69,44 @@ def test_a_flat_config_is_its_own_evaluated_params_and_nothing_else_is() -> None
     assert msgspec.msgpack.encode(shared) == msgspec.msgpack.encode(
         TrialSpec(trial_id="t", trainable_name="f", config=config, evaluated_params={"x": 0.5})
     )
+
+
+def test_rays_trial_attributes_for_callbacks_read_the_trial_and_its_directory(
+    tmp_path: Path,
+) -> None:
+    # What Ray's `Trial` gives a callback: the newest kept checkpoint, the
+    # experiment directory's name and path, the error file once the trial
+    # failed, the node's address.
+    experiment = tmp_path / "my_experiment"
+    trial_dir = experiment / "train_0a1b2_00001"
+    (trial_dir / "checkpoint_000002").mkdir(parents=True)
+    kept = CheckpointHistory(
+        persistent=(
+            CheckpointRef(storage=CheckpointStorage.PERSISTENT, path="gone/checkpoint_000001"),
+            CheckpointRef(
+                storage=CheckpointStorage.PERSISTENT,
+                path="train_0a1b2_00001/checkpoint_000002",
+                training_iteration=2,
+            ),
+        )
+    )
+    view = Trial(
+        state(checkpoints=kept, recorded_result={"node_ip": "10.0.0.7"}),
+        dir_of=lambda _: trial_dir,
+    )
+    assert view.checkpoint is not None
+    assert view.checkpoint.path == str(trial_dir / "checkpoint_000002")
+    assert view.has_checkpoint()
+    assert view.experiment_dir_name == "my_experiment"
+    assert view.local_experiment_path == view.remote_experiment_path == str(experiment)
+    assert view.node_ip == "10.0.0.7"
+    assert view.error_file is None
+    (trial_dir / "error.txt").write_text("Failure # 1\nValueError: bad\n")
+    failed = Trial(view.state, dir_of=lambda _: trial_dir)
+    assert failed.error_file == (trial_dir / "error.txt").as_posix()
+
+    fresh = Trial(state(), dir_of=lambda _: trial_dir)
+    assert fresh.checkpoint is None
+    assert not fresh.has_checkpoint()
+    assert fresh.node_ip is None
+    assert Trial(state()).experiment_dir_name is None  # no directory known yet

@@ -36,10 +36,39 @@ from tunecore.shell.trial_view import Trial
 _FROZEN = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
 
 
-class CheckpointConfig(BaseModel):
+class _RayPositional(BaseModel):
+    """A config that also takes its leading fields positionally, in the
+    order Ray's dataclass of the same name declares them
+    (`CheckpointConfig(1, "loss", "min")`, as Ray Tune scripts write it);
+    pydantic alone takes keywords only."""
+
+    _POSITIONAL: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, /, *args: Any, **fields: Any) -> None:
+        name = type(self).__name__
+        if len(args) > len(self._POSITIONAL):
+            raise TypeError(
+                f"{name}() takes at most {len(self._POSITIONAL)} positional arguments "
+                f"({', '.join(self._POSITIONAL)}), {len(args)} were given"
+            )
+        for field, value in zip(self._POSITIONAL, args, strict=False):
+            if field in fields:
+                raise TypeError(f"{name}() got multiple values for argument {field!r}")
+            fields[field] = value
+        super().__init__(**fields)
+
+
+class CheckpointConfig(_RayPositional):
     """When trials checkpoint and which checkpoints they keep."""
 
     model_config = _FROZEN
+    _POSITIONAL = (
+        "num_to_keep",
+        "checkpoint_score_attribute",
+        "checkpoint_score_order",
+        "checkpoint_frequency",
+        "checkpoint_at_end",
+    )
 
     num_to_keep: Annotated[int, Field(ge=1)] | None = None
     checkpoint_score_attribute: str = TRAINING_ITERATION
@@ -53,11 +82,15 @@ class CheckpointConfig(BaseModel):
     a `Trainable` class, no for a function, which reports its own."""
 
 
-class FailureConfig(BaseModel):
+class FailureConfig(_RayPositional):
     """How failures are handled: `max_failures` retries per trial (-1:
     forever), and `fail_fast` ends the whole experiment on the first error."""
 
     model_config = _FROZEN
+    _POSITIONAL = (
+        "max_failures",
+        "fail_fast",
+    )
 
     max_failures: Annotated[int, Field(ge=-1)] = 0
     fail_fast: bool | Literal["raise"] = False
@@ -66,7 +99,7 @@ class FailureConfig(BaseModel):
     with that trial's error instead of returning."""
 
 
-class SyncConfig(BaseModel):
+class SyncConfig(_RayPositional):
     """Ray's `SyncConfig`: how an experiment with a URI `storage_path` is
     kept in the storage (see docs/storage.md).
 
@@ -81,6 +114,12 @@ class SyncConfig(BaseModel):
     output, exports and checkpoints are."""
 
     model_config = _FROZEN
+    _POSITIONAL = (
+        "sync_period",
+        "sync_timeout",
+        "sync_artifacts",
+        "sync_artifacts_on_checkpoint",
+    )
 
     sync_period: Annotated[float, Field(gt=0)] = 5.0
     sync_timeout: Annotated[float, Field(gt=0)] = 60.0
@@ -102,7 +141,7 @@ class ResumeType(enum.Enum):
 _Kind = ResumeType  # the fields' type, under a name the class does not shadow
 
 
-class ResumeConfig(BaseModel):
+class ResumeConfig(_RayPositional):
     """Ray's `ResumeConfig`: how `tunecore.run(..., resume_config=...)`
     goes on with an experiment's finished, unfinished and errored trials.
     Its defaults are `resume=True`'s. `Tuner.restore` takes the same
@@ -110,6 +149,11 @@ class ResumeConfig(BaseModel):
     unfinished ones restarted) is an error naming the field."""
 
     model_config = _FROZEN
+    _POSITIONAL = (
+        "finished",
+        "unfinished",
+        "errored",
+    )
 
     ResumeType: ClassVar[type[_Kind]] = _Kind  # Ray's spelling: ResumeConfig.ResumeType
 
@@ -132,10 +176,23 @@ class ResumeConfig(BaseModel):
         return self
 
 
-class RunConfig(BaseModel):
+class RunConfig(_RayPositional):
     """Where and how the experiment runs."""
 
     model_config = _FROZEN
+    _POSITIONAL = (
+        "name",
+        "storage_path",
+        "storage_filesystem",
+        "failure_config",
+        "checkpoint_config",
+        "sync_config",
+        "verbose",
+        "stop",
+        "callbacks",
+        "progress_reporter",
+        "log_to_file",
+    )
 
     name: str | None = None
     storage_path: str | None = None
@@ -328,10 +385,23 @@ def _name_parents_in_storage_path(data: object) -> object:
     return {**data, "name": path.name, "storage_path": nested}
 
 
-class TuneConfig(BaseModel):
+class TuneConfig(_RayPositional):
     """What to optimise and how to search."""
 
     model_config = _FROZEN
+    _POSITIONAL = (
+        "mode",
+        "metric",
+        "search_alg",
+        "scheduler",
+        "num_samples",
+        "max_concurrent_trials",
+        "time_budget_s",
+        "reuse_actors",
+        "trial_name_creator",
+        "trial_dirname_creator",
+        "chdir_to_trial_dir",
+    )
 
     metric: str | None = None
     mode: Literal["min", "max"] | None = None

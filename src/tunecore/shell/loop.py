@@ -615,6 +615,9 @@ class ExperimentLoop:
             self._executor.export(trial.trial_id, [f.value for f in formats], str(export_dir))
         self._executor.release(trial.trial_id)
         if trial.status is TrialStatus.ERROR:
+            # error.txt is written by the file thread: let it finish, so a
+            # callback reading `trial.error_file` finds the failure, as in Ray
+            self._storage.drain()
             self._callbacks.on_trial_error(self._iteration, self._trials(), self._view(trial))
         elif trial.status is TrialStatus.TERMINATED:
             self._callbacks.on_trial_complete(self._iteration, self._trials(), self._view(trial))

@@ -27,10 +27,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from tunecore.core.checkpoints import newest_persistent
 from tunecore.core.naming import display_name, trial_name
 from tunecore.model import JsonDict, JsonValue, TrialState
 from tunecore.shell.reported_objects import ObjectsByTrial, ReportedObjects
+from tunecore.shell.trainable.checkpoint import Checkpoint
 from tunecore.shell.trainable.placement_group import PlacementGroupFactory
+from tunecore.shell.trial_files import ERROR_FILE
 
 DirOf = Callable[[TrialState], Path]
 
@@ -135,6 +138,53 @@ class Trial:
     def logdir(self) -> str | None:
         """Ray's older name for the trial's directory."""
         return self.local_path
+
+    @property
+    def experiment_dir_name(self) -> str | None:
+        """The name of the experiment's directory, which holds the trial's."""
+        directory = self.directory
+        return None if directory is None else directory.parent.name
+
+    @property
+    def local_experiment_path(self) -> str | None:
+        """The experiment's directory, which holds the trial's."""
+        directory = self.directory
+        return None if directory is None else str(directory.parent)
+
+    @property
+    def remote_experiment_path(self) -> str | None:
+        """The experiment's directory: the same as `local_experiment_path`,
+        as the trial's `path` is its `local_path`."""
+        return self.local_experiment_path
+
+    @property
+    def node_ip(self) -> str | None:
+        """The address of the node the trial last reported from."""
+        node_ip = self.state.last_result.get("node_ip")
+        return node_ip if isinstance(node_ip, str) else None
+
+    @property
+    def error_file(self) -> str | None:
+        """The trial's error.txt, once a failure has been written to it."""
+        directory = self.directory
+        if directory is None or not (directory / ERROR_FILE).is_file():
+            return None
+        return (directory / ERROR_FILE).as_posix()
+
+    @property
+    def checkpoint(self) -> Checkpoint | None:
+        """The newest checkpoint the trial keeps on disk, None before its
+        first one (or where its directory is gone). Kept checkpoints are
+        named relative to the experiment's directory."""
+        ref = newest_persistent(self.state.checkpoints)
+        directory = self.directory
+        if ref is None or directory is None:
+            return None
+        path = directory.parent / ref.path
+        return Checkpoint.from_directory(str(path)) if path.is_dir() else None
+
+    def has_checkpoint(self) -> bool:
+        return self.checkpoint is not None
 
     def is_finished(self) -> bool:
         return self.state.is_finished

@@ -70,6 +70,18 @@ def test_to_directory_copies(tmp_path: Path) -> None:
         anywhere.rmdir()
 
 
+def test_to_directory_takes_rays_path_keyword_and_expands_the_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Ray's `Checkpoint.to_directory(path=None)` expands `~` as the docs'
+    # `checkpoint.to_directory("~/my_model")` expects.
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    checkpoint = Checkpoint.from_directory(filled(tmp_path / "c"))
+    dest = checkpoint.to_directory(path="~/copy")
+    assert dest == str(tmp_path / "home" / "copy")
+    assert listing(Path(dest)) == listing(tmp_path / "c")
+
+
 def test_metadata_is_stored_with_the_checkpoint_as_ray_stores_it(tmp_path: Path) -> None:
     checkpoint = Checkpoint.from_directory(filled(tmp_path / "c"))
     assert checkpoint.get_metadata() == {}

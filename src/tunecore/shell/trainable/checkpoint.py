@@ -81,13 +81,18 @@ class Checkpoint(msgspec.Struct, frozen=True, omit_defaults=True):
         finally:
             shutil.rmtree(target, ignore_errors=True)
 
-    def to_directory(self, dest: str | os.PathLike[str] | None = None) -> str:
-        """Copy (or download) the checkpoint's files into `dest` (created if
-        missing; files already there with the same names are replaced) or,
-        without `dest`, into a new temporary directory; returns the
-        directory written. A temporary directory made here is deleted again
-        when the copy fails: the caller never learns its name."""
-        target = tempfile.mkdtemp(prefix="checkpoint_") if dest is None else os.fspath(dest)
+    def to_directory(self, path: str | os.PathLike[str] | None = None) -> str:
+        """Copy (or download) the checkpoint's files into `path` (`~`
+        expanded, created if missing; files already there with the same
+        names are replaced) or, without `path`, into a new temporary
+        directory; returns the directory written. A temporary directory made
+        here is deleted again when the copy fails: the caller never learns
+        its name."""
+        target = (
+            tempfile.mkdtemp(prefix="checkpoint_")
+            if path is None
+            else os.path.expanduser(os.fspath(path))
+        )
         try:
             local = self.local_dir()
             if local is None:
@@ -95,7 +100,7 @@ class Checkpoint(msgspec.Struct, frozen=True, omit_defaults=True):
             else:
                 shutil.copytree(local, target, dirs_exist_ok=True)
         except BaseException:
-            if dest is None:
+            if path is None:
                 shutil.rmtree(target, ignore_errors=True)
             raise
         return os.path.abspath(target)

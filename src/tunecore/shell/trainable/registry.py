@@ -52,17 +52,23 @@ _lock = threading.Lock()
 _registry: dict[str, TrainableTarget] = {}
 
 
-def register_trainable(name: str, target: TrainableTarget) -> None:
-    """Make `target` resolvable as `name` in this process (replacing what
-    was registered under `name` before, as Ray does)."""
+def register_trainable(
+    name: str,
+    trainable: TrainableTarget,
+    warn: bool = True,  # noqa: ARG001 - Ray's argument, unread in Ray 2.60 too
+) -> None:
+    """Make `trainable` resolvable as `name` in this process (replacing what
+    was registered under `name` before, as Ray does). `warn` is Ray's
+    argument, which Ray 2.60 no longer reads either: accepted so a call
+    passing it runs."""
     require_name("register_trainable(name)", name)
     if ":" in name:
         raise InvalidFieldError(
             "register_trainable(name)", name, "a name without ':' (a ':' marks an import path)"
         )
-    validate_trainable(target)
+    validate_trainable(trainable)
     with _lock:
-        _registry[name] = target
+        _registry[name] = trainable
 
 
 def registered_trainable(name: str) -> TrainableTarget | None:

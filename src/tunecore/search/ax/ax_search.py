@@ -1,0 +1,19 @@
+"""`ray.tune.search.ax.ax_search`, the module Ray's `AxSearch` is defined
+in, for scripts that import it from there: the same class as
+`tunecore.search.ax.AxSearch`, with the names Ray's module re-exports."""
+
+from tunecore.core.results import DEFAULT_METRIC
+from tunecore.search.ax import AxSearch
+from tunecore.search.messages import (
+    UNDEFINED_METRIC_MODE,
+    UNDEFINED_SEARCH_SPACE,
+    UNRESOLVED_SEARCH_SPACE,
+)
+
+__all__ = [
+    "DEFAULT_METRIC",
+    "UNDEFINED_METRIC_MODE",
+    "UNDEFINED_SEARCH_SPACE",
+    "UNRESOLVED_SEARCH_SPACE",
+    "AxSearch",
+]

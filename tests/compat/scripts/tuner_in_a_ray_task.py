@@ -4,7 +4,8 @@ with a Callback holding an actor handle and trials named after a closure.
 
 Follows a user's Ray 2.x GROMACS tuner (a service starting
 `run_tuning.remote(...)` and reading status from an actor), shrunk: a
-closed-form performance instead of `mpirun gmx mdrun`, 4 samples. On Ray
+closed-form performance instead of `mpirun gmx mdrun`, 4 samples, and
+`tune.report`/`get_context()` for its `ray.air.session` calls. On Ray
 Tune 2.60 the task returns the grid (pickled across), the actor hears
 every trial complete, and the trials are named `trial_wrapper_...` (the
 closure's `__name__`); tunecore's grid could not be unpickled (`Result is
@@ -18,7 +19,7 @@ import ray
 from hyperopt import hp
 
 import tunecore as tune
-from tunecore import RunConfig, TuneConfig, Tuner, session
+from tunecore import RunConfig, TuneConfig, Tuner
 from tunecore.search.hyperopt import HyperOptSearch
 
 
@@ -37,7 +38,7 @@ class TuneStatusActor:
 def gromacs_trial(config):
     choice = config["pme_choice"]
     performance = 10.0 * choice["np"] * choice["ntomp"]
-    session.report({"performance": performance, "id": session.get_trial_id()})
+    tune.report({"performance": performance, "id": tune.get_context().get_trial_id()})
 
 
 @ray.remote

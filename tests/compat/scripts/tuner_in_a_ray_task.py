@@ -1,4 +1,6 @@
 # mypy: ignore-errors
+# timeout: 180
+# requires: hyperopt
 """A Tuner run inside a `@ray.remote` task that returns its ResultGrid,
 with a Callback holding an actor handle and trials named after a closure.
 

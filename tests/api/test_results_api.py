@@ -13,6 +13,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import cloudpickle
 import pytest
 
 import tunecore
@@ -433,3 +434,22 @@ def test_the_filesystem_without_pyarrow_names_the_extra(
         _ = results[0].filesystem
     with pytest.raises(ImportError, match=r"tunecore\[storage\]"):
         _ = results.filesystem
+
+
+def test_a_result_grid_crosses_a_process_boundary_as_rays_does(
+    experiment: tuple[Tuner, ResultGrid],
+) -> None:
+    """A Tuner run in a Ray task returns its grid to the caller (a user's
+    script, docs/ray-examples.md #110): Ray pickles it there (cloudpickle)
+    and back; a read-only `Result` refused the unpickler's setattr."""
+    _, results = experiment
+    assert results.get_best_result().metrics_dataframe is not None  # read: not carried over
+    copy = cloudpickle.loads(cloudpickle.dumps(results))
+    assert isinstance(copy, ResultGrid)
+    assert list(copy) == list(results)
+    assert copy.get_best_result().config == results.get_best_result().config
+    history = copy.get_best_result().metrics_dataframe
+    assert history is not None
+    assert history["loss"].tolist() == LOSSES[0]
+    assert copy.get_best_result(scope="last-5-avg").config["x"] == 1
+    assert [t.trial_id for t in copy.trials] == [r.trial_id for r in results]

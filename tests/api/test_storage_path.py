@@ -116,3 +116,12 @@ def test_the_cli_names_its_flag(tmp_path: Path, capsys: pytest.CaptureFixture[st
     code = main(["run", "tests.api.test_storage_path:train", "--storage-path", "foo://bucket/x"])
     assert code == 2
     assert "--storage-path='foo://bucket/x' is invalid" in capsys.readouterr().err
+
+
+def test_run_config_local_dir_is_refused_as_ray_2_60_refuses_it(tmp_path: Path) -> None:
+    """Ray 2.60's `RunConfig(local_dir=...)` raises DeprecationWarning
+    naming `storage_path` (a user's `air.RunConfig(local_dir=...)`,
+    docs/ray-examples.md); tunecore said only "Extra inputs are not
+    permitted". `tune.run(local_dir=...)` still maps onto storage_path."""
+    with pytest.raises(DeprecationWarning, match=r"local_dir=.*storage_path"):
+        RunConfig(local_dir=str(tmp_path))  # type: ignore[call-arg]

@@ -57,6 +57,28 @@ def test_a_wrapped_trainable_is_named_by_what_it_wraps(recorded: str, shown: str
     assert trial_name(spec(trainable_name=recorded), include_trial_id=False) == shown
 
 
+@pytest.mark.parametrize(
+    ("recorded", "shown"),
+    [
+        ("run_tuning.<locals>.trial_wrapper", "trial_wrapper"),
+        ("run_tuning.<locals>.trial_wrapper_2", "trial_wrapper_2"),
+        ("main.<locals>.outer.<locals>.train", "train"),
+        ("with_parameters(run.<locals>.train)_2", "train"),
+        ("pkg.module:factory.<locals>.train", "train"),
+        ("<lambda>", "lambda"),
+        ("tune_agent.<locals>.<lambda>", "lambda"),
+        ("<lambda>_2", "lambda"),
+    ],
+)
+def test_a_function_defined_in_a_function_is_named_by_its_own_name(
+    recorded: str, shown: str
+) -> None:
+    """As Ray names it (`__name__`, and `lambda` for a lambda): a closure
+    defined in `main()` or in a Ray task, or a lambda given to `tune.run`,
+    is recorded by its qualified name (docs/ray-examples.md #110, #111)."""
+    assert trial_name(spec(trainable_name=recorded), include_trial_id=False) == shown
+
+
 def test_every_slash_is_replaced_so_the_name_can_name_a_file() -> None:
     named = spec(trainable_name="pkg/train", config={"env": "ns/Env"}, trial_id="a/b")
     assert trial_name(named) == "pkg_train_ns_Env_a_b"

@@ -242,7 +242,13 @@ class RunConfig(_RayPositional):
         path (`_name_parents_in_storage_path`). Then a local path becomes
         the absolute directory it names, unless it is a path inside
         `storage_filesystem` (`bucket/runs`, as Ray users write it), which
-        stays as given."""
+        stays as given. Ray's removed `local_dir` is refused as Ray 2.60
+        refuses it."""
+        if isinstance(data, dict) and "local_dir" in data:
+            raise DeprecationWarning(
+                f"RunConfig(local_dir={data['local_dir']!r}) is deprecated (Ray 2.60 refuses "
+                "it too): give the directory as RunConfig(storage_path=...)"
+            )
         data = _name_parents_in_storage_path(data)
         if not isinstance(data, dict) or data.get("storage_filesystem") is not None:
             return data

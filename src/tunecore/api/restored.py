@@ -30,6 +30,7 @@ aim every trial's stdout at any file. So:
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -78,6 +79,8 @@ def restored_trainable(
     shown = given if isinstance(given, str) else trainable_name(target)
     if recorded in (shown, trainable_name(target)) or registered_trainable(recorded) is target:
         return target
+    if isinstance(target, functools.partial) and names_the_same(recorded, "partial"):
+        return target  # logged before a partial was named by its function, as Ray names it
     own = getattr(target, "__qualname__", None)
     if own is None or not names_the_same(_qualname(recorded), own):
         raise TrainableMismatchError(

@@ -136,6 +136,15 @@ class Result:
     def __delattr__(self, name: str) -> None:
         raise AttributeError(f"Result is read-only: cannot delete {name!r}")
 
+    def __getstate__(self) -> dict[str, object]:
+        """What a pickle carries (a grid a Tuner in a Ray task returns): the
+        fields, less the history, which the copy reads again if asked."""
+        return {name: getattr(self, name) for name in self.__slots__ if name != "_history"}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        for name, value in (state | {"_history": _UNREAD}).items():
+            object.__setattr__(self, name, value)
+
     @property
     def trial_id(self) -> str:
         return self.state.trial_id

@@ -39,6 +39,9 @@ def original_tag(tag: str) -> str:
 
 _WRAPPERS = ("with_parameters(", "with_resources(")
 
+_LOCALS = "<locals>."
+"""What a qualified name holds between a function and one defined in it."""
+
 
 def numbered(base: str, number: int) -> str:
     """The name a process gives the `number`th object (from 2) it registers
@@ -61,7 +64,9 @@ def display_name(trainable_name: str) -> str:
     function or class given to `with_parameters` or `with_resources` is
     named by what it wraps (`with_parameters(train)` is `train`, and so is
     `with_parameters(train)_2`, the name of a second such wrapper in one
-    process), as Ray names it."""
+    process), as Ray names it. A function defined in another function is
+    recorded by its qualified name (`main.<locals>.train`) and named by its
+    own (`train`), a lambda `lambda`, as Ray names them (`__name__`)."""
     name = trainable_name
     while name.startswith(_WRAPPERS):
         head = name.rpartition(")_")[0] + ")"
@@ -70,7 +75,9 @@ def display_name(trainable_name: str) -> str:
         if not name.endswith(")"):
             break
         name = name[name.index("(") + 1 : -1]
-    return name.rpartition(":")[2] or name
+    name = name.rpartition(":")[2] or name
+    name = name.rpartition(_LOCALS)[2]
+    return "lambda" if names_the_same(name, "<lambda>") else name
 
 
 def date_string(at: float) -> str:

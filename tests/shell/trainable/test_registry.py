@@ -3,6 +3,7 @@ names and import paths, and the errors for references that lead nowhere."""
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 from pathlib import Path
@@ -132,6 +133,15 @@ def test_other_trainables_are_registered_under_their_qualname() -> None:
     assert trainable_name(second) == f"{name}_2"  # type: ignore[arg-type]
     assert resolve_trainable(name) is first
     assert resolve_trainable(f"{name}_2") is second
+
+
+def test_a_partial_is_registered_under_the_name_of_its_function() -> None:
+    """Ray names `partial(train, cfg=...)` by `train` (its experiment, its
+    trials); the qualified name of `partial` itself says nothing."""
+    first, second = functools.partial(local_train), functools.partial(local_train)
+    assert trainable_name(first) == "local_train"
+    assert trainable_name(second) == "local_train_2"
+    assert resolve_trainable("local_train") is first
 
 
 def test_a_registered_trainable_keeps_its_registered_name() -> None:

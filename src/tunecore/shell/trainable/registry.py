@@ -18,7 +18,8 @@ and never imported: a log does not decide what code runs (see
 
 `trainable_name(obj)` picks the import path when importing it gives back
 `obj` itself, and else the name `obj` is registered under; an object not
-registered yet is registered automatically under its qualified name (with
+registered yet is registered automatically under its qualified name (a
+`functools.partial` under its function's, as Ray names it; with
 `_2`, `_3`, ... appended if another object holds that name), so a script
 that passes the same objects in the same order gets the same names on every
 run. The registry is process-local and guarded by a lock, since the
@@ -27,6 +28,7 @@ in-process executor runs trials in threads.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import sys
 import threading
@@ -104,7 +106,8 @@ def trainable_name(target: TrainableTarget) -> str:
     path = _import_path(target)
     if path is not None:
         return path
-    base = getattr(target, "__qualname__", None) or type(target).__name__
+    named = target.func if isinstance(target, functools.partial) else target
+    base = getattr(named, "__qualname__", None) or type(target).__name__
     with _lock:
         for name, registered in _registry.items():
             if registered is target:

@@ -17,6 +17,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from tunecore.api.ray_style_scheduler import refuse_ray_style_scheduler
 from tunecore.core.results import TRAINING_ITERATION
 from tunecore.model import parse_export_formats
 from tunecore.shell.stoppers import plan_stop
@@ -441,6 +442,11 @@ class TuneConfig(_RayPositional):
     Where the run-ahead applies (FIFO, ASHA between milestones: no decision
     can land late), its larger batches are used instead, with or without
     this option."""
+
+    @field_validator("scheduler")
+    @classmethod
+    def _not_ray_style(cls, scheduler: object) -> object:
+        return refuse_ray_style_scheduler(scheduler)
 
     @field_validator("num_samples")
     @classmethod

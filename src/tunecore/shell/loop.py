@@ -373,6 +373,7 @@ class ExperimentLoop:
         if (
             trial.recorded_result is before.recorded_result
             or trial.num_failures > before.num_failures
+            or not trial.has_result
         ):
             # Not taken: the trial failed on it (a missing metric), and an
             # errored trial's result is packed anew (`TrialState.recorded_result`).

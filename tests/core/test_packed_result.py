@@ -108,7 +108,8 @@ def test_finished_trials_share_one_empty_dict_and_hand_out_new_ones(
     read = first.last_result
     read["loss"] = 1.0
     first.stats_beyond_last["loss"] = MetricStats(1.0, 1.0, 1.0, 1.0)
-    assert second.last_result == second.stats_beyond_last == {}
+    assert second.last_result == {}
+    assert second.stats_beyond_last == {}
     assert first.last_result == {}
     assert to_msgpack(first) == to_msgpack(plain_twin(first, {}, {}))
     assert from_msgpack(to_msgpack(first), TrialState) == first

@@ -56,6 +56,7 @@ from tunecore.model.codec import from_msgpack, to_msgpack
 from tunecore.model.storable import encoding_error
 from tunecore.shell.eventlog import EventLogWriter, LogContents
 from tunecore.shell.files_mark import FilesMark
+from tunecore.shell.freed_memory import release_freed_memory
 from tunecore.shell.storage.own_files import read_bytes
 
 logger = logging.getLogger(__name__)
@@ -366,6 +367,8 @@ class Journal:
             sealed=seal(writer.prefix_hash(), encoded),
             files=mark,
         )
+        del encoded  # freed before the heap's free pages go back
+        release_freed_memory()
         ended = time.monotonic()
         cost = ended - started
         self._snapshotted = self.records

@@ -88,3 +88,28 @@ def test_a_trial_that_never_reported_keeps_an_empty_dict(spec: object, status: T
     assert finished.last_result == {}
     assert finished.stats_beyond_last == {}
     assert not finished.has_result
+
+
+@given(spec=specs, other=specs, status=FINISHED)
+def test_finished_trials_share_one_empty_dict_and_hand_out_new_ones(
+    spec: object, other: object, status: TrialStatus
+) -> None:
+    # Without a result, or without stats beyond it (nearly every finished
+    # trial), a trial keeps the one shared empty dict: no dict of its own
+    # per finished trial. A read gives a new dict, so changing it changes
+    # no trial.
+    first = TrialState(spec=spec, status=status)  # type: ignore[arg-type]
+    second = msgspec.structs.replace(
+        TrialState(spec=other, status=TrialStatus.RUNNING),  # type: ignore[arg-type]
+        status=status,
+    )
+    assert first.recorded_result is second.recorded_result
+    assert first.recorded_stats is second.recorded_stats is first.recorded_result
+    read = first.last_result
+    read["loss"] = 1.0
+    first.stats_beyond_last["loss"] = MetricStats(1.0, 1.0, 1.0, 1.0)
+    assert second.last_result == {}
+    assert second.stats_beyond_last == {}
+    assert first.last_result == {}
+    assert to_msgpack(first) == to_msgpack(plain_twin(first, {}, {}))
+    assert from_msgpack(to_msgpack(first), TrialState) == first

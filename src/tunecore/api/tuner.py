@@ -472,7 +472,7 @@ class Tuner:
                     final, metric=metric, mode=mode, name_of=views.name, experiment_dir=location
                 )
             )
-        dirs = {t: loop.trial_dir(t) for t in final.trials}
+        dirs = loop.hand_over_dirs()
         self._results = _results(
             final, dirs, storage.experiment_dir, mirror, shipped=shipped, objects=views.objects
         )

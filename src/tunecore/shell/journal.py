@@ -57,6 +57,7 @@ from tunecore.model.codec import from_msgpack, to_msgpack
 from tunecore.model.storable import encoding_error
 from tunecore.shell.eventlog import EventLogWriter, LogContents
 from tunecore.shell.files_mark import FilesMark
+from tunecore.shell.freed_memory import release_freed_memory
 from tunecore.shell.storage.own_files import kind_of, read_bytes, write_parts_atomic
 
 logger = logging.getLogger(__name__)
@@ -390,6 +391,8 @@ class Journal:
             sealed=seal(writer.prefix_hash(), encoded),
             files=mark,
         )
+        del encoded  # freed before the heap's free pages go back
+        release_freed_memory()
         ended = time.monotonic()
         cost = ended - started
         self._snapshotted = self.records

@@ -363,8 +363,9 @@ class ExperimentStorage:
         self._dir_owners: dict[str, str] = {}
         self._warned: set[tuple[str, str]] = set()
         self._given_names: dict[str, str] = {}
-        # The directory each trial got, for calls that only have its spec.
-        self._known_dirs: dict[tuple[str, str], Path | str] = {}
+        # The directory each trial got (by trial id), for calls that only
+        # have its spec.
+        self._known_dirs: dict[str, Path | str] = {}
         self._links: frozenset[str] | None = None  # `own_trial_dir`
         self._appender = _Appender()
         self._files = FileQueue(background=background, settle=self._appender.flush)
@@ -461,7 +462,7 @@ class ExperimentStorage:
         per name and trial) rather than silently patched, since patching would make the
         directory depend on the order trials were seen in."""
         if dirname is None:
-            remembered = self._known_dirs.get((spec.trial_id, ""))
+            remembered = self._known_dirs.get(spec.trial_id)
             if remembered is not None:  # made already: no renaming, no mkdir per result
                 return Path(remembered) if isinstance(remembered, str) else remembered
         name = self.trial_dirname(spec, dirname)
@@ -482,7 +483,7 @@ class ExperimentStorage:
             path.mkdir(exist_ok=True)
         else:
             self._files.submit("trial directory", functools.partial(path.mkdir, exist_ok=True))
-        self._known_dirs[(spec.trial_id, "")] = path
+        self._known_dirs[spec.trial_id] = path
         return path
 
     def own_trial_dir(self, name: str) -> Path:
@@ -509,9 +510,18 @@ class ExperimentStorage:
     def settle_dir(self, trial_id: str) -> None:
         """Keep an ended trial's directory as its string, not a `Path` (the
         loop's `_settle_dir`): it is made, and is asked for seldom now."""
-        known = self._known_dirs.get((trial_id, ""))
+        known = self._known_dirs.get(trial_id)
         if isinstance(known, Path):
-            self._known_dirs[(trial_id, "")] = os.fspath(known)
+            self._known_dirs[trial_id] = os.fspath(known)
+
+    def forget_dirs(self) -> None:
+        """Drop what was kept of each trial's directory (its name's owner,
+        the directory): the run is over and its results hold the
+        directories. These tables, 0.3 KB a trial, lived on with the run's
+        objects until the collector's next full collection (issue 41)."""
+        self._dir_owners = {}
+        self._warned = set()
+        self._known_dirs = {}
 
     # -- files ------------------------------------------------------------------
 

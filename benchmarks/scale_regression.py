@@ -1,26 +1,45 @@
-"""The regression benchmark of issue 41's read targets, at sizes that take
-minutes, not an hour: do `ResultGrid.from_path`, `tunecore status` and
-`Tuner.restore` of a killed experiment (to its first new result) stay
-flat per trial, and within their 100,000-trial targets once extrapolated?
+"""The regression benchmark of issue 41's read targets, in minutes, not an
+hour: do `ResultGrid.from_path` and `tunecore status` stay flat per trial
+and within their 100,000-trial targets once extrapolated, and does
+`Tuner.restore` of a killed 100,000-trial experiment reach its first new
+result within its target?
 
     python -m benchmarks scale_regression [--sizes 1000,10000] [--cache DIR]
 
 Each read is measured as `benchmarks.scale_reads` measures it (a fresh
 interpreter; the experiments built once, kept under `--cache`). The exit
-code is 1 when a read's CPU time per trial at the largest size is over
-`FLAT_TARGET` times the smallest's, or when the largest size's time, scaled
-linearly to 100,000 trials, is over the target (`READ_TARGET_S` for the
-reads, `RESTORE_TARGET_S` for the restore, wall time): what made the
-targets hold at 100,000 trials (reads that decode only the events after
-the snapshot; a resume that repairs only the trials its snapshot's files
-mark leaves) would show here first when lost.
+code is 1 when a read's CPU time per trial at the largest of `--sizes` is
+over `FLAT_TARGET` times the smallest's, or when that size's time, scaled
+linearly to 100,000 trials (what a flat cost per trial gives), is over
+`READ_TARGET_S`; or when the restore, measured at 100,000 trials, takes
+more than `RESTORE_TARGET_S` of CPU. The target is wall time, and the
+line shows it, but the restore runs in-process and on an idle machine its
+wall time is its CPU time and 0.1 s (4.08 s against 3.99 s): on a shared
+one the wall time measures the load (29.7 s wall for 6.1 s CPU at a load
+average of 25 on 2 cores), so a check on it would fail without a
+regression.
+
+Why the restore is measured at 100,000 trials, not scaled from smaller
+runs: its cost is not linear in the trials. A restore reads the latest
+snapshot and steps the log's tail after it, and snapshots are spaced in
+time (at least 10 s apart, `Journal`), so a run killed within seconds (at
+10,000 trials in-process) has no snapshot and its restore steps the whole
+log, while at 100,000 it steps only the tail of the last interval: 1.97 s
+at 10,000 scaled linearly is 19.7 s, the real restore at 100,000 about 4 s.
+Only a run long enough to have snapshots exercises the path that holds the
+target; building it (50,000 trials in-process) takes about a minute, once.
+What made the targets hold (reads that decode only the events after the
+snapshot; a resume that repairs only the trials its snapshot's files mark
+leaves) would show here first when lost.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from benchmarks.command_line import trial_counts
 from benchmarks.scale_reads import (
@@ -41,52 +60,84 @@ from benchmarks.scale_reads import (
 )
 
 TARGET_TRIALS = 100_000
-CHECKS = (
-    (FROM_PATH, FIFO, "cpu_s", READ_TARGET_S),
-    (FROM_PATH, ASHA, "cpu_s", READ_TARGET_S),
-    (STATUS, FIFO, "cpu_s", READ_TARGET_S),
-    (STATUS, ASHA, "cpu_s", READ_TARGET_S),
-    (RESTORE, KILLED, "wall_s", RESTORE_TARGET_S),
+READ_CHECKS = (
+    (FROM_PATH, FIFO),
+    (FROM_PATH, ASHA),
+    (STATUS, FIFO),
+    (STATUS, ASHA),
 )
+
+
+def read_check(what: str, sweep: str, cells: Mapping[int, Cell]) -> tuple[str, bool]:
+    """A read's line and whether it held: its CPU time per trial flat
+    across the sizes of `cells`, and the largest size's time scaled
+    linearly to `TARGET_TRIALS` under `READ_TARGET_S`."""
+    failed = {n: c for n, c in cells.items() if isinstance(c, str)}
+    if failed:
+        return f"- {what} on {sweep}: FAILED {failed}", False
+    seconds = {n: float(c["cpu_s"]) for n, c in cells.items() if not isinstance(c, str)}
+    ratio = per_trial_ratio(cells, "cpu_s")
+    largest = max(seconds)
+    projected = seconds[largest] * TARGET_TRIALS / largest
+    held = (ratio is None or ratio <= FLAT_TARGET) and projected < READ_TARGET_S
+    line = (
+        f"- {what} on {sweep}, CPU: "
+        + ", ".join(f"{n:,}: {seconds[n]:.2f} s" for n in sorted(seconds))
+        + f"; per trial {'-' if ratio is None else f'{ratio:.2f}x'} (<= {FLAT_TARGET:g}x), "
+        f"{projected:.1f} s scaled linearly to {TARGET_TRIALS:,} (< {READ_TARGET_S:g} s): "
+    )
+    return line + verdict(held), held
+
+
+def restore_check(cell: Cell, load: float) -> tuple[str, bool]:
+    """The restore's line and whether it held: its CPU time, measured at
+    `TARGET_TRIALS` (not scaled), under `RESTORE_TARGET_S`; its wall time
+    shown beside it, with the machine's `load` average (see the module
+    docstring for both)."""
+    label = f"- {RESTORE} of {KILLED} {TARGET_TRIALS:,}, to its first new result"
+    if isinstance(cell, str):
+        return f"{label}: FAILED {cell}", False
+    cpu_s = float(cell["cpu_s"])
+    held = cpu_s < RESTORE_TARGET_S
+    return (
+        f"{label}, measured at {TARGET_TRIALS:,}: {cpu_s:.2f} s CPU "
+        f"(< {RESTORE_TARGET_S:g} s; {float(cell['wall_s']):.2f} s wall at load {load:.1f}): "
+        + verdict(held),
+        held,
+    )
+
+
+def verdict(held: bool) -> str:
+    return "held" if held else "**REGRESSED**"
+
+
+def built_and_measured(what: str, sweep: str, trials: int, root: Path) -> Cell:
+    """`what` measured on the experiment of `sweep` x `trials`, built into
+    the cache first if it has none; or why it could not be."""
+    directory, built = ensure_built(sweep, trials, root)
+    return built if isinstance(built, str) else measure(what, sweep, trials, directory)
 
 
 def run(sizes: Sequence[int], cache: str | None) -> tuple[list[str], bool]:
     """One line per check, and whether every one held."""
     root = cache_root(cache)
     root.mkdir(parents=True, exist_ok=True)
-    lines, ok = [], True
-    for what, sweep, key, target in CHECKS:
-        cells: dict[int, Cell] = {}
-        for trials in sizes:
-            directory, built = ensure_built(sweep, trials, root)
-            cells[trials] = (
-                built if isinstance(built, str) else measure(what, sweep, trials, directory)
-            )
-        failed = {n: c for n, c in cells.items() if isinstance(c, str)}
-        if failed:
-            lines.append(f"- {what} on {sweep}: FAILED {failed}")
-            ok = False
-            continue
-        ratio = per_trial_ratio(cells, key)
-        largest = max(sizes)
-        projected = float(cells[largest][key]) * TARGET_TRIALS / largest  # type: ignore[index]
-        held = (ratio is None or ratio <= FLAT_TARGET) and projected < target
-        ok = ok and held
-        lines.append(
-            f"- {what} on {sweep}: "
-            + ", ".join(f"{n:,}: {cells[n][key]:.2f} s" for n in sizes)  # type: ignore[index]
-            + f"; per trial {'-' if ratio is None else f'{ratio:.2f}x'} (<= {FLAT_TARGET:g}x), "
-            f"{projected:.1f} s at {TARGET_TRIALS:,} (< {target:g} s): "
-            + ("held" if held else "**REGRESSED**")
-        )
-    return lines, ok
+    checks = [
+        read_check(what, sweep, {n: built_and_measured(what, sweep, n, root) for n in sizes})
+        for what, sweep in READ_CHECKS
+    ]
+    restored = built_and_measured(RESTORE, KILLED, TARGET_TRIALS, root)
+    checks.append(restore_check(restored, os.getloadavg()[0]))
+    return [line for line, _ in checks], all(held for _, held in checks)
 
 
 def main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks scale_regression", description=__doc__
     )
-    parser.add_argument("--sizes", type=trial_counts, default=(1_000, 10_000))
+    parser.add_argument(
+        "--sizes", type=trial_counts, default=(1_000, 10_000), help="the reads' trial counts"
+    )
     parser.add_argument("--cache", default=None, help="where built experiments are kept")
     args = parser.parse_args(list(argv))
     lines, ok = run(args.sizes, args.cache)

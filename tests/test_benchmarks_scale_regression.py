@@ -1,0 +1,88 @@
+"""The scale regression's arithmetic: the reads judged flat per trial and
+scaled linearly, the killed restore judged as measured at 100,000 trials,
+never scaled from a smaller size. (The runs need minutes:
+`python -m benchmarks scale_regression`.)"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from benchmarks import scale_regression
+from benchmarks.scale_reads import FIFO, FROM_PATH, KILLED, RESTORE, STATUS
+
+
+def cell(seconds: float) -> dict[str, Any]:
+    return {"cpu_s": seconds, "wall_s": seconds + 0.1, "peak_rss_kb": 100_000.0}
+
+
+def test_a_flat_read_is_scaled_linearly_to_100000_trials() -> None:
+    line, held = scale_regression.read_check(
+        FROM_PATH, FIFO, {1_000: cell(0.02), 10_000: cell(0.22)}
+    )
+    assert held
+    assert line == (
+        "- from_path on fifo, CPU: 1,000: 0.02 s, 10,000: 0.22 s; per trial 1.10x (<= 1.2x), "
+        "2.2 s scaled linearly to 100,000 (< 5 s): held"
+    )
+
+
+def test_a_read_growing_per_trial_or_over_its_target_regressed() -> None:
+    line, held = scale_regression.read_check(STATUS, FIFO, {1_000: cell(0.02), 10_000: cell(0.3)})
+    assert not held
+    assert "per trial 1.50x (<= 1.2x), 3.0 s scaled linearly" in line
+    assert line.endswith("**REGRESSED**")
+    _, held = scale_regression.read_check(STATUS, FIFO, {1_000: cell(0.5), 10_000: cell(5.0)})
+    assert not held  # flat, but 50 s at 100,000
+
+
+def test_a_failed_read_regressed() -> None:
+    line, held = scale_regression.read_check(STATUS, FIFO, {1_000: cell(0.02), 10_000: "killed"})
+    assert not held
+    assert line == "- status on fifo: FAILED {10000: 'killed'}"
+
+
+def test_the_restore_is_judged_on_its_cpu_time_as_measured_at_100000_trials() -> None:
+    """On its CPU time: on a loaded machine the wall time measures the load."""
+    line, held = scale_regression.restore_check({"cpu_s": 6.1, "wall_s": 29.7}, 25.0)
+    assert held
+    assert line == (
+        "- restore of killed 100,000, to its first new result, measured at 100,000: "
+        "6.10 s CPU (< 10 s; 29.70 s wall at load 25.0): held"
+    )
+    line, held = scale_regression.restore_check(cell(10.0), 0.5)
+    assert not held
+    assert line.endswith("**REGRESSED**")
+    line, held = scale_regression.restore_check("timed out", 0.5)
+    assert not held
+    assert line == "- restore of killed 100,000, to its first new result: FAILED timed out"
+
+
+def test_the_restore_is_measured_at_100000_not_scaled_from_the_read_sizes(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The restore at 10,000 trials (no snapshot yet, the whole log stepped)
+    costs what a linear scaling takes for 19.7 s at 100,000; the real
+    restore there (a snapshot and the tail after it) takes 4 s."""
+    restore_wall_s = {1_000: 0.20, 10_000: 1.97, 100_000: 4.08}
+    asked: list[tuple[str, str, int]] = []
+
+    def ensure_built(sweep: str, trials: int, root: Path) -> tuple[Path, dict[str, Any]]:
+        return root / f"{sweep}-{trials}", {}
+
+    def measure(what: str, sweep: str, trials: int, directory: Path) -> dict[str, Any]:
+        asked.append((what, sweep, trials))
+        if what == RESTORE:
+            return {"cpu_s": restore_wall_s[trials], "wall_s": restore_wall_s[trials]}
+        return cell(0.2 * trials / 10_000)
+
+    monkeypatch.setattr(scale_regression, "ensure_built", ensure_built)
+    monkeypatch.setattr(scale_regression, "measure", measure)
+    lines, ok = scale_regression.run((1_000, 10_000), str(tmp_path))
+    assert ok, lines
+    assert [a for a in asked if a[0] == RESTORE] == [(RESTORE, KILLED, 100_000)]
+    assert lines[-1].startswith(
+        "- restore of killed 100,000, to its first new result, measured at 100,000: "
+        "4.08 s CPU (< 10 s; 4.08 s wall at load "
+    )

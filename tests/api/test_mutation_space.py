@@ -17,9 +17,13 @@ def reads_its_config(config: dict[str, object]) -> None:
 
 
 def fit(tmp_path: Path, space: dict[str, object] | None) -> list[JsonDict]:
+    """Each trial's config as PBT filled it. No perturbation can come (one
+    result a trial, the interval at 100): at interval 1, a trial that
+    reported while all three were live and tied could exploit another and
+    explore `lr` away from what the space gave."""
     pbt = PopulationBasedTraining(
         time_attr="training_iteration",
-        perturbation_interval=1,
+        perturbation_interval=100,
         hyperparam_mutations={
             "lr": [1e-3, 1e-4],
             "opt": {"momentum": tune.uniform(0.1, 0.9)},

@@ -275,12 +275,7 @@ class TrialViews:
         view = self._views.get(state.trial_id)
         if view is None or view.state is not state:
             objects = self.objects.get(state.trial_id) if self.objects else None
-            name = self.custom_name(state)
-            view = (
-                Trial(state, custom_name=name, dir_of=dir_of)
-                if objects is None
-                else TrialWithObjects(state, objects, custom_name=name, dir_of=dir_of)
-            )
+            view = trial_view(state, objects, custom_name=self.custom_name(state), dir_of=dir_of)
             if state.is_finished:
                 self._views.pop(state.trial_id, None)
             else:

@@ -32,7 +32,8 @@ from tunecore.model import JsonDict
 
 logger = logging.getLogger(__name__)
 
-_SCALARS = frozenset({bool, int, float, str, type(None)})
+JSON_SCALARS = frozenset({bool, int, float, str, type(None)})
+"""The types of JSON's scalars as a result holds them (not their subclasses)."""
 
 
 class ReportedResult(dict):  # type: ignore[type-arg] # a JsonDict, as results are
@@ -52,9 +53,8 @@ class ReportedResult(dict):  # type: ignore[type-arg] # a JsonDict, as results a
 def with_objects(plain: JsonDict, reported: Mapping[str, object]) -> JsonDict:
     """`plain` (the JSON form of `reported`, key for key) as it leaves the
     worker: a `ReportedResult` when some value of `reported` is no plain
-    JSON, else `plain` itself."""
-    if _SCALARS.issuperset(map(type, reported.values())):
-        return plain
+    JSON, else `plain` itself (`json_result` calls it only when some value
+    is no JSON scalar)."""
     objects = {
         key: value for key, value in reported.items() if str(key) in plain and not _is_json(value)
     }
@@ -75,7 +75,7 @@ def _is_json(value: object) -> bool:
     """Whether `value` is plain JSON as it is: JSON's own types all the way
     down (not their subclasses, not tuples), with string keys."""
     kind = type(value)
-    if kind in _SCALARS:
+    if kind in JSON_SCALARS:
         return True
     if kind is list:
         return all(_is_json(item) for item in value)  # type: ignore[attr-defined]

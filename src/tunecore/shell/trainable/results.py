@@ -63,7 +63,7 @@ from tunecore.model.storable import (
     encoding_error,
 )
 from tunecore.shell.trainable.checkpoint_files import CheckpointMeta
-from tunecore.shell.trainable.result_objects import with_objects, without
+from tunecore.shell.trainable.result_objects import JSON_SCALARS, with_objects, without
 
 MAX_RESULT_BYTES = MAX_RECORD_BYTES - (64 << 10)
 """The largest result a trial may report (msgpack-encoded): its event, with
@@ -87,8 +87,6 @@ def node_ip() -> str:
         return "127.0.0.1"
 
 
-_SCALARS = (bool, int, float, str, type(None))
-_SCALAR_TYPES = frozenset(_SCALARS)
 _TEXT = frozenset({str})
 
 
@@ -116,7 +114,7 @@ def _json_dict(where: str, mapping: Mapping[object, object]) -> JsonDict:
 
 
 def _json_value(where: str, value: object) -> JsonValue:
-    if type(value) in _SCALARS:
+    if type(value) in JSON_SCALARS:
         return value  # type: ignore[return-value]
     if isinstance(value, Mapping):
         return _json_dict(where, value)
@@ -132,7 +130,7 @@ def _json_value(where: str, value: object) -> JsonValue:
     item = getattr(value, "item", None)
     if callable(item):
         plain = item()
-        if type(plain) in _SCALARS:
+        if type(plain) in JSON_SCALARS:
             return plain  # type: ignore[no-any-return]
     raise TypeError(
         f"{where} is of type {type(value).__name__} ({value!r:.60}); report JSON values: "
@@ -146,7 +144,7 @@ def json_result(where: str, metrics: object) -> JsonDict:
     the log cannot store (`UnstorableValueError`, a ValueError)."""
     if not isinstance(metrics, Mapping):
         raise TypeError(f"{where} must be a dict with string keys, got {type(metrics).__name__}")
-    flat_json = _SCALAR_TYPES.issuperset(map(type, metrics.values()))
+    flat_json = JSON_SCALARS.issuperset(map(type, metrics.values()))
     if flat_json and _TEXT.issuperset(map(type, metrics)):
         result = dict(metrics)  # the common case, JSON as it is: told without a call per value
     else:
@@ -174,7 +172,7 @@ class _TooDeep(Exception):
 
 
 def _fallback_value(value: object, depth: int) -> JsonValue:
-    if type(value) in _SCALARS:
+    if type(value) in JSON_SCALARS:
         return value  # type: ignore[return-value]
     if isinstance(value, Mapping):
         if depth > MAX_DEPTH:

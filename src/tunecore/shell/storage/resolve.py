@@ -97,8 +97,7 @@ def resolve_storage(
         root = os.path.abspath(os.path.expanduser(raw))
         return StorageSpec(uri=root, mirrored=False), LocalStore(root)
     if scheme.lower() == "file":
-        root = _file_uri_path(raw)
-        return StorageSpec(uri=f"file://{root}", mirrored=True), LocalStore(root)
+        return _mirrored_local(_file_uri_path(raw))
     try:
         import pyarrow.fs  # noqa: PLC0415 - optional, and slow to import
     except ImportError as exc:
@@ -168,7 +167,12 @@ def _on_local_filesystem(raw: str) -> tuple[StorageSpec, Store]:
     the directory a stored trial directory was linked to)."""
     parts = urllib.parse.urlsplit(raw) if _URI_START.match(raw) else None
     path = raw if parts is None else urllib.parse.unquote(parts.netloc + parts.path)
-    root = os.path.abspath(os.path.expanduser(path))
+    return _mirrored_local(os.path.abspath(os.path.expanduser(path)))
+
+
+def _mirrored_local(root: str) -> tuple[StorageSpec, Store]:
+    """The local directory `root` as a `file://` storage: mirrored (the
+    driver stages its state and ships it), on the `LocalStore`."""
     return StorageSpec(uri=f"file://{root}", mirrored=True), LocalStore(root)
 
 

@@ -704,3 +704,61 @@ def test_a_trial_dir_made_at_once_is_there_inside_a_held_round(tmp_path: Path) -
     with storage.writes_held():
         assert storage.trial_dir(spec()).is_dir()
     storage.close()
+
+
+TRIAL_IDS = st.lists(
+    st.from_regex(r"[0-9a-f]{5}_[0-9]{5,6}", fullmatch=True), min_size=2, max_size=2, unique=True
+)
+
+
+@given(
+    ids=TRIAL_IDS,
+    head=st.sampled_from(["", "events.log.", "EVENTS.LOG.x.", "con.", "aux.", "pbt_policy_"]),
+    body=st.text(st.sampled_from("ab=,.-_/é"), min_size=100, max_size=140),
+    tails=st.lists(
+        st.text(st.sampled_from("ab0"), max_size=6), min_size=2, max_size=2, unique=True
+    ),
+    with_id=st.booleans(),
+)
+def test_names_equal_in_their_first_100_characters_get_two_directories(
+    tmp_path_factory: pytest.TempPathFactory,
+    ids: list[str],
+    head: str,
+    body: str,
+    tails: list[str],
+    with_id: bool,
+) -> None:
+    """A `trial_dirname_creator` returning long names (or a name tunecore
+    keeps for itself, or a device name, made longer by its leading '_')
+    gave two trials one directory once the cut dropped the end that told
+    them apart: `("_" + name)[:100]` cut the trial id off the end. A name
+    tunecore cuts or prefixes keeps the whole trial id, so each trial has
+    its own directory, and the same one in a resumed process."""
+    root = tmp_path_factory.mktemp("exp")
+    storage = ExperimentStorage(root, "exp")
+    names = [
+        head + body + tail + (f"_{trial_id}" if with_id else "")
+        for trial_id, tail in zip(ids, tails, strict=True)
+    ]
+    dirs = [
+        storage.trial_dir(spec(trial_id=trial_id), dirname=name)
+        for trial_id, name in zip(ids, names, strict=True)
+    ]
+    assert dirs[0] != dirs[1]
+    for trial_id, name, made in zip(ids, names, dirs, strict=True):
+        assert_safe(made.name)
+        assert made.name == name or made.name.endswith(trial_id)
+        resumed = ExperimentStorage(root, "exp")
+        assert resumed.trial_dir(spec(trial_id=trial_id), dirname=name) == made
+
+
+def test_a_long_name_tunecore_keeps_for_itself_keeps_the_trial_id(
+    storage: ExperimentStorage,
+) -> None:
+    """The example: 'events.log.' and 90 characters, then the trial id."""
+    body = "events.log." + "x" * 78
+    first = storage.trial_dir(spec(trial_id="abc12_00001"), dirname=body + "abc12_00001")
+    second = storage.trial_dir(spec(trial_id="abc12_00002"), dirname=body + "abc12_00002")
+    assert first != second
+    assert first.name.startswith("_events.log.")
+    assert first.name.endswith("abc12_00001")

@@ -175,15 +175,17 @@ def safe_name(raw: str, *, keep: str = "", fallback: str = "trial") -> str:
     kept = _sanitise(keep)
     if not name:
         name = kept or _sanitise(fallback) or "trial"
-    if len(name) > MAX_NAME_LENGTH:
-        cut = name[:MAX_NAME_LENGTH]
-        if kept and kept not in cut:
-            suffix = "_" + kept[: MAX_NAME_LENGTH // 2]
-            cut = name[: MAX_NAME_LENGTH - len(suffix)] + suffix
-        name = cut.rstrip(".") or "trial"
     if name.split(".")[0].upper() in _WINDOWS_RESERVED:
-        name = ("_" + name)[:MAX_NAME_LENGTH]
-    return name
+        name = "_" + name
+    if len(name) <= MAX_NAME_LENGTH:
+        return name
+    # Cut, the trial id last whenever the cut would lose it: two names equal
+    # in their first 100 characters stay two names (a '_' in front of a
+    # device name once cut the id's last character off).
+    suffix = "_" + kept[: MAX_NAME_LENGTH // 2] if kept else ""
+    if not suffix or kept in name[:MAX_NAME_LENGTH]:
+        return name[:MAX_NAME_LENGTH].rstrip(".")
+    return name[: MAX_NAME_LENGTH - len(suffix)] + suffix
 
 
 def _sanitise(raw: str) -> str:
@@ -439,7 +441,8 @@ class ExperimentStorage:
         if is_experiment_entry(name):
             # A user's "inbox" would have put the trial's files in the inbox,
             # "snapshots" or "events" among tunecore's own, "events.log" failed.
-            return ("_" + name)[:MAX_NAME_LENGTH]
+            # The '_' may make it too long: cut as any name, keeping the id.
+            return safe_name("_" + name, keep=spec.trial_id)
         return name
 
     def trial_dir(

@@ -9,7 +9,6 @@ from __future__ import annotations
 import logging
 import os
 import re
-import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,6 +17,7 @@ import pytest
 
 import tunecore
 from tests.api.test_resume_trust import HERE, crafted, steps
+from tests.fifo_watchdog import fifo_watchdog
 from tunecore import ResultGrid, RunConfig, TuneConfig, Tuner
 from tunecore.cli import main
 from tunecore.model import TrialStatus
@@ -257,18 +257,8 @@ def test_a_fifo_in_place_of_a_result_file_does_not_hang_a_reader(tmp_path: Path)
     planted.mkdir()
     fifo = planted / "result.json"
     os.mkfifo(fifo)
-    unblocked = threading.Event()
-
-    def unblock() -> None:
-        unblocked.set()
-        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
-
-    watchdog = threading.Timer(20.0, unblock)
-    watchdog.start()
-    try:
+    with fifo_watchdog(fifo) as unblocked:
         [result] = ResultGrid.from_path(str(tmp_path / "exp"))
-    finally:
-        watchdog.cancel()
 
     assert not unblocked.is_set()
     assert result.path == str(tmp_path / "exp" / "the_trial")

@@ -7,11 +7,11 @@ from __future__ import annotations
 import io
 import os
 import tarfile
-import threading
 from pathlib import Path
 
 import pytest
 
+from tests.fifo_watchdog import fifo_watchdog
 from tunecore.shell.trainable import Checkpoint
 from tunecore.shell.trainable.checkpoint_files import (
     META_FILE,
@@ -189,19 +189,11 @@ def test_metadata_that_is_a_fifo_is_refused_without_blocking(tmp_path: Path) -> 
     other end after 20 s, and the test fails instead of hanging.)"""
     fifo = tmp_path / META_FILE
     os.mkfifo(fifo)
-    unblocked = threading.Event()
-
-    def unblock() -> None:
-        unblocked.set()
-        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
-
-    watchdog = threading.Timer(20.0, unblock)
-    watchdog.start()
-    try:
-        with pytest.raises(ValueError, match=r"checkpoint metadata .* a FIFO, not a regular file"):
-            read_meta(str(tmp_path))
-    finally:
-        watchdog.cancel()
+    with (
+        fifo_watchdog(fifo) as unblocked,
+        pytest.raises(ValueError, match=r"checkpoint metadata .* a FIFO, not a regular file"),
+    ):
+        read_meta(str(tmp_path))
     assert not unblocked.is_set()
 
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 
+from tests.fifo_watchdog import fifo_watchdog
 from tests.shell.trainable.conftest import make_context
 from tunecore.core.results import TRAINING_ITERATION
 from tunecore.model import JsonDict
@@ -145,20 +145,12 @@ def test_a_dict_state_that_is_a_fifo_is_refused_without_blocking(
     fifo = saved / STATE_FILE
     fifo.unlink()
     os.mkfifo(fifo)
-    unblocked = threading.Event()
-
-    def unblock() -> None:
-        unblocked.set()
-        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
-
-    watchdog = threading.Timer(20.0, unblock)
-    watchdog.start()
     second = ClassTrainable(Accumulator, {"step": 1.0}, make_context(tmp_path, "t2"))
-    try:
-        with pytest.raises(ValueError, match=rf"{STATE_FILE}.* a FIFO, not a regular file"):
-            second.restore(str(saved))
-    finally:
-        watchdog.cancel()
+    with (
+        fifo_watchdog(fifo) as unblocked,
+        pytest.raises(ValueError, match=rf"{STATE_FILE}.* a FIFO, not a regular file"),
+    ):
+        second.restore(str(saved))
     assert not unblocked.is_set()
 
 

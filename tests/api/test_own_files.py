@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from tests.api.test_resume_trust import HERE, crafted, steps
 from tests.fifo_watchdog import fifo_watchdog
 from tunecore import ResultGrid, RunConfig, TuneConfig, Tuner
 from tunecore.cli import main
-from tunecore.model import TrialStatus
+from tunecore.model import TrialSpec, TrialStatus
 from tunecore.shell.eventlog import LogError, read_log
 from tunecore.shell.inbox import AddTrialRequest, Inbox
 from tunecore.shell.journal import SnapshotStore
@@ -262,3 +263,40 @@ def test_a_fifo_in_place_of_a_result_file_does_not_hang_a_reader(tmp_path: Path)
 
     assert not unblocked.is_set()
     assert result.path == str(tmp_path / "exp" / "the_trial")
+
+
+def test_a_trial_directory_swapped_for_a_link_mid_run_is_not_written_through(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The experiment directory is listed for links once per run, so a
+    trial directory removed and replaced by a link to someone else's
+    while the run went on had the driver write through it: error.txt,
+    params.json, a progress.csv rewritten for a new key and the resume's
+    repair all landed in the other directory. Each is now opened from the
+    experiment directory one component at a time, never following a link."""
+    storage = ExperimentStorage(tmp_path, "exp", background=True)  # as the Tuner's
+    trial = TrialSpec(trial_id="t_00000", trainable_name="train", config={"lr": 0.1})
+    trial_dir = storage.trial_dir(trial)
+    storage.write_params(trial_dir, trial.config)
+    storage.append_result(trial_dir, {"loss": 1.0})
+    storage.drain()
+    theirs = tmp_path / "someone_else"
+    theirs.mkdir()
+    (theirs / "precious.txt").write_text("keep me")
+    shutil.rmtree(trial_dir)
+    trial_dir.symlink_to(theirs, target_is_directory=True)
+
+    with caplog.at_level(logging.WARNING):
+        storage.append_result(trial_dir, {"loss": 2.0, "new": 1})
+        storage.append_error(trial_dir, "the trial broke\n")
+        storage.write_params(trial_dir, {"lr": 0.2})
+        storage.flush_progress(trial_dir)
+        storage.drain()
+        with pytest.raises(NotRegularFileError, match=f"symbolic link.*{trial_dir}"):
+            storage.rewrite_results(trial_dir, [{"loss": 1.0}])
+        storage.close()
+
+    assert files_under(theirs) == {Path("precious.txt"): b"keep me"}
+    warned = " ".join(r.getMessage() for r in caplog.records)
+    assert "a symbolic link in place of a directory" in warned
+    assert str(trial_dir) in warned

@@ -10,6 +10,7 @@ import contextlib
 import functools
 import logging
 import os
+import shutil
 import tempfile
 import threading
 import tracemalloc
@@ -44,6 +45,7 @@ from tunecore.shell.inbox import (
 )
 from tunecore.shell.journal import EMPTY_DIGEST, SnapshotFile, SnapshotStore
 from tunecore.shell.mirror.lease import Lease, LeaseKeeper, LeaseLostError, Renewer, read_lease
+from tunecore.shell.mirror import shipper as shipper_module
 from tunecore.shell.mirror.shipper import StateShipper
 from tunecore.shell.mirror.shipping_rules import COMPACT_COUNT, GROW_WAIT_S, STALE_S
 from tunecore.shell.mirror.stored_state import (
@@ -483,6 +485,41 @@ def test_trial_files_follow_the_throttle(target: StorageTarget, staging: Staging
     assert uploads("error.txt") == 1
     ship.tick()
     assert len(store.written("trial_1/")) == 6  # nothing changed, nothing uploaded
+
+
+def test_a_trial_directory_swapped_for_a_link_after_its_listing_is_not_read_through(
+    file_store: StorageTarget,
+    staging: Staging,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The shipper lists a trial directory without following links, then
+    reads the files it found, in its upload threads: a trial directory
+    replaced by a link in between had its files read through the link, so
+    the other directory's files (someone's secrets) were uploaded into the
+    storage under the trial's name. The swap is made deterministic by
+    making it as the listing takes the file's signature."""
+    theirs = tmp_path / "someone_else"
+    theirs.mkdir()
+    (theirs / "params.json").write_text("secret")
+    staging.file("trial_2/params.json", '{"lr": 0.1}')
+    listed = shipper_module._signature
+
+    def swap_once_listed(path: Path) -> tuple[int, int, int] | None:
+        signature = listed(path)
+        if path == staging.dir / "trial_2/params.json":
+            shutil.rmtree(staging.dir / "trial_2")
+            (staging.dir / "trial_2").symlink_to(theirs, target_is_directory=True)
+        return signature
+
+    monkeypatch.setattr(shipper_module, "_signature", swap_once_listed)
+    store = Recorder(file_store.store)
+    with caplog.at_level(logging.WARNING):
+        shipper(store, staging).tick()
+    assert [data for _, data in store.written("trial_2/")] == []
+    assert "trial_2/params.json is not shipped" in caplog.text
+    assert "a symbolic link in place of a directory" in caplog.text
 
 
 def test_checkpoints_and_the_drivers_own_files_are_never_shipped(

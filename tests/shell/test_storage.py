@@ -362,9 +362,9 @@ def test_a_new_key_in_every_result_rewrites_progress_csv_a_logarithmic_number_of
     rewrites: list[Path] = []
     atomic = own_files.write_atomic
 
-    def counting(path: Path, text: str) -> None:
+    def counting(path: Path, text: str, *, beneath: Path) -> None:
         rewrites.append(path)
-        atomic(path, text)
+        atomic(path, text, beneath=beneath)
 
     monkeypatch.setattr(storage_module, "write_atomic", counting)
     trial_dir = storage.trial_dir(spec())
@@ -488,7 +488,7 @@ def test_a_rounds_results_of_several_trials_land_in_order_and_fail_one_at_a_time
 
 
 def test_a_file_that_cannot_be_written_keeps_no_other_from_its_lines(tmp_path: Path) -> None:
-    appender = storage_module._Appender()
+    appender = storage_module._Appender(beneath=tmp_path)
     (tmp_path / "gone").mkdir()
     good, bad = tmp_path / "good.txt", tmp_path / "gone" / "bad.txt"
     appender.append(bad, b"lost\n")

@@ -134,11 +134,16 @@ class ShipStats(msgspec.Struct, kw_only=True):
     """Storage calls that failed (each retried on a later tick)."""
 
 
-def _read_local(path: Path) -> tuple[Signature, bytes] | None:
+def _read_local(path: Path, beneath: Path) -> tuple[Signature, bytes] | None:
     """A regular file's signature and bytes (read up to its size then), or
-    None if it is gone or not a regular file."""
+    None if it is gone. A file that is no regular file, or is reached
+    through a directory that became a link since it was listed (someone
+    else's files, uploaded under the trial's name), raises
+    `NotRegularFileError`: it is never read."""
     try:
-        fd = open_fd(path)
+        fd = open_fd(path, beneath=beneath)
+    except NotRegularFileError:
+        raise
     except OSError:
         return None
     try:
@@ -516,7 +521,10 @@ class StateShipper:
                 tracked.seen, tracked.needs_log = signature, needs
             if tracked.needs_log > self._shipped:
                 continue
-            read = _read_local(path)
+            try:
+                read = _read_local(path, self.local_dir)
+            except NotRegularFileError:  # never shipped, as the listing leaves it out
+                read = None
             if read is None or read[0] != signature:
                 continue  # replaced meanwhile: seen again next tick
             stored = stored_snapshot_name(name, self._generation)
@@ -577,7 +585,7 @@ class StateShipper:
     def _upload(self, rel: str, path: Path) -> Signature | None:
         """Upload one local file (in a pool thread); what was uploaded, or
         None if the file is gone."""
-        read = _read_local(path)
+        read = _read_local(path, self.local_dir)
         if read is None:
             return None
         self.store.write_bytes(rel, read[1])

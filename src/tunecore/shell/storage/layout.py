@@ -100,6 +100,7 @@ from tunecore.shell.storage.own_files import (
     open_text,
     read_bytes,
     read_text,
+    unlink,
     write_all,
     write_atomic,
     write_new,
@@ -320,14 +321,17 @@ def _csv_cell(value: JsonValue) -> str:
     return str(value)
 
 
-def read_result_rows(trial_dir: Path) -> list[dict[str, JsonValue]] | None:
+def read_result_rows(
+    trial_dir: Path, *, beneath: Path | None = None
+) -> list[dict[str, JsonValue]] | None:
     """The results a trial's result.json holds, in the order they were
     reported; a line a crash cut short (not valid JSON, or not an object)
     is left out. None when there is no such file, or (with a warning) when
-    it is not a regular file (`tunecore.shell.storage.own_files`)."""
+    it is not a regular file or, below `beneath`, reached through a link
+    (`tunecore.shell.storage.own_files`)."""
     path = trial_dir / RESULT_FILE
     try:
-        text = read_text(path)
+        text = read_text(path, beneath=beneath)
     except (FileNotFoundError, NotADirectoryError):
         return None
     except NotRegularFileError as error:
@@ -369,7 +373,7 @@ class ExperimentStorage:
         # have its spec.
         self._known_dirs: dict[str, Path | str] = {}
         self._links: frozenset[str] | None = None  # `own_trial_dir`
-        self._appender = _Appender()
+        self._appender = _Appender(beneath=self.path)
         self._files = FileQueue(background=background, settle=self._appender.flush)
 
     def close(self) -> None:
@@ -541,8 +545,8 @@ class ExperimentStorage:
 
         def write() -> None:
             text = _params_text(config)
-            if not write_new(path, text.encode()):
-                write_atomic(path, text)
+            if not write_new(path, text.encode(), beneath=self.path):
+                write_atomic(path, text, beneath=self.path)
 
         self._files.submit(PARAMS_FILE, write)
         return path
@@ -553,7 +557,8 @@ class ExperimentStorage:
         file longer than the config's text is not read: it cannot hold it."""
         expected = _params_text(config).encode()
         try:
-            return read_bytes(trial_dir / PARAMS_FILE, limit=len(expected)) == expected
+            held = read_bytes(trial_dir / PARAMS_FILE, limit=len(expected), beneath=self.path)
+            return held == expected
         except OSError:
             return False
 
@@ -639,7 +644,7 @@ class ExperimentStorage:
             self._appender.refuse(path, error)
             return
         if table is None:  # a file with no header (empty, or damaged): written anew
-            with open_text(path, "w") as file:
+            with open_text(path, "w", beneath=self.path) as file:
                 file.write(_csv_line(list(row)) + _csv_line(list(row.values())))
             self._tables[path] = _ProgressTable(list(row), rows=1)
             return
@@ -672,7 +677,7 @@ class ExperimentStorage:
         if cached is not None:
             return cached
         self._appender.forget(path)
-        with open_text(path) as file:
+        with open_text(path, beneath=self.path) as file:
             first = next(csv.reader(file), None)
         if not first:
             return None
@@ -684,7 +689,7 @@ class ExperimentStorage:
         and their cells in the rows appended since the last whole write."""
         self._appender.forget(path)
         try:
-            with open_text(path) as file:
+            with open_text(path, beneath=self.path) as file:
                 reader = csv.reader(file)
                 next(reader, None)
                 rows = list(reader)
@@ -706,14 +711,14 @@ class ExperimentStorage:
         writer = csv.writer(buffer)
         writer.writerow(header)
         writer.writerows(line + [""] * (len(header) - len(line)) for line in rows)
-        write_atomic(path, buffer.getvalue())
+        write_atomic(path, buffer.getvalue(), beneath=self.path)
         self._tables[path] = _ProgressTable(header, rows=len(rows))
 
     def read_results(self, trial_dir: Path) -> list[dict[str, JsonValue]]:
         """The results result.json holds, in order (see `read_result_rows`);
         none without the file."""
         self._files.drain()
-        return read_result_rows(trial_dir) or []
+        return read_result_rows(trial_dir, beneath=self.path) or []
 
     def progress_in_line(self, trial_dir: Path, rows: Sequence[Mapping[str, JsonValue]]) -> bool:
         """Whether progress.csv holds one row per result in `rows` under a
@@ -721,7 +726,7 @@ class ExperimentStorage:
         new keys held back: module docstring)."""
         self._files.drain()
         try:
-            with open_text(trial_dir / PROGRESS_FILE) as file:
+            with open_text(trial_dir / PROGRESS_FILE, beneath=self.path) as file:
                 reader = csv.reader(file)
                 header = set(next(reader, None) or ())
                 count = sum(1 for _ in reader)
@@ -751,9 +756,9 @@ class ExperimentStorage:
             self._appender.forget(path)
             self._tables.pop(path, None)
             if text:
-                write_atomic(path, text)
+                write_atomic(path, text, beneath=self.path)
             else:
-                path.unlink(missing_ok=True)
+                unlink(path, beneath=self.path)
         if rows:
             self._tables[trial_dir / PROGRESS_FILE] = _ProgressTable(header, rows=len(rows))
 
@@ -770,7 +775,7 @@ class ExperimentStorage:
 
     def _append_error(self, path: Path, entry: str) -> None:
         try:
-            with open_text(path, "a") as file:
+            with open_text(path, "a", beneath=self.path) as file:
                 file.write(entry)
         except NotRegularFileError as error:
             self._appender.refuse(path, error)
@@ -984,7 +989,8 @@ class _Appender:
     held are flushed at once. What a driver killed meanwhile held is what
     the queue held too: a resume rewrites it from the event log."""
 
-    def __init__(self, limit: int = 128, max_held: int = 1 << 20) -> None:
+    def __init__(self, beneath: Path, limit: int = 128, max_held: int = 1 << 20) -> None:
+        self._beneath = beneath
         self._limit = limit
         self._max_held = max_held
         self._open: dict[Path, int] = {}
@@ -1023,7 +1029,7 @@ class _Appender:
                 oldest = next(iter(self._open))
                 os.close(self._open.pop(oldest))
             try:
-                descriptor = open_fd(path, "a")
+                descriptor = open_fd(path, "a", beneath=self._beneath)
             except NotRegularFileError as error:
                 self.refuse(path, error)
                 return

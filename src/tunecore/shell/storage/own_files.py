@@ -20,6 +20,14 @@ followed or blocked on), or written beside its name and renamed over it
 (`write_atomic`: a reader never sees half of it, and a link in its place
 is replaced, not followed).
 
+A file in a directory tunecore made (a trial directory in the experiment
+directory) is opened with `beneath`, the directory it trusts: every
+directory from there to the file is opened without following a link
+(`dir_fd`, one component at a time), so a trial directory removed and
+replaced by a link while the run goes on is refused, not written through.
+Without `beneath` only the last component is kept from being a link: a
+user's checkpoint may well sit in a linked directory.
+
 Anything else raises `NotRegularFileError`, an `OSError` naming the path
 and what it is; each caller decides whether that is an error (the event
 log) or a warning and a skipped file (trial files, inbox requests).
@@ -31,7 +39,8 @@ import errno
 import os
 import secrets
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TextIO, cast
 
@@ -66,20 +75,70 @@ def kind_of(mode_bits: int) -> str:
     return _KINDS.get(stat.S_IFMT(mode_bits), "a special file")
 
 
-def open_fd(path: Path, mode: str = "r") -> int:
+_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+def directory_fd(directory: Path, beneath: Path) -> int:
+    """A descriptor of `directory`, reached from `beneath` (followed as
+    given) without following a symbolic link in any component below it;
+    `NotRegularFileError` names the first component that is not a
+    directory. `directory` must lie below `beneath` (`ValueError`)."""
+    fd = os.open(beneath, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    reached = beneath
+    try:
+        for part in directory.relative_to(beneath).parts:
+            reached = reached / part
+            try:
+                inner = os.open(part, _DIRECTORY, dir_fd=fd)
+            except OSError as error:
+                if error.errno not in (errno.ELOOP, errno.ENOTDIR):
+                    raise
+                mode = os.stat(part, dir_fd=fd, follow_symlinks=False).st_mode
+                refused = NotRegularFileError(
+                    errno.ELOOP, f"{kind_of(mode)} in place of a directory", str(reached)
+                )
+                refused.mode = stat.S_IFMT(mode)
+                raise refused from None
+            os.close(fd)
+            fd = inner
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+@contextmanager
+def _in_directory(path: Path, beneath: Path | None) -> Iterator[tuple[str | Path, int | None]]:
+    """(the name to open, the `dir_fd` to open it in) for `path`: its
+    last component in its directory reached from `beneath`, else the path
+    itself as the OS resolves it."""
+    if beneath is None:
+        yield path, None
+        return
+    parent = directory_fd(path.parent, beneath)
+    try:
+        yield path.name, parent
+    finally:
+        os.close(parent)
+
+
+def open_fd(path: Path, mode: str = "r", *, beneath: Path | None = None) -> int:
     """A descriptor of `path` opened with `mode` ('r', 'a', 'w' which
     truncates, 'r+', 'rw' which reads and writes, creating the file if it
     is missing and never truncating it), once it is known to be a regular
-    file reached without following a symbolic link."""
+    file reached without following a symbolic link (in any directory below
+    `beneath`, if given)."""
     flags = _MODES[mode] | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-    try:
-        fd = os.open(path, flags, 0o644)
-    except OSError as error:
-        # ELOOP: the last component is a symlink; ENXIO: a FIFO nobody reads;
-        # EISDIR: a directory opened to write.
-        if error.errno in (errno.ELOOP, errno.ENXIO, errno.EISDIR):
-            raise _refused(path, os.lstat(path).st_mode) from None
-        raise
+    with _in_directory(path, beneath) as (name, parent):
+        try:
+            fd = os.open(name, flags, 0o644, dir_fd=parent)
+        except OSError as error:
+            # ELOOP: the last component is a symlink; ENXIO: a FIFO nobody
+            # reads; EISDIR: a directory opened to write.
+            if error.errno in (errno.ELOOP, errno.ENXIO, errno.EISDIR):
+                mode_bits = os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode
+                raise _refused(path, mode_bits) from None
+            raise
     try:
         mode_bits = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode_bits):
@@ -93,10 +152,11 @@ def open_fd(path: Path, mode: str = "r") -> int:
     return fd
 
 
-def open_text(path: Path, mode: str = "r") -> TextIO:
+def open_text(path: Path, mode: str = "r", *, beneath: Path | None = None) -> TextIO:
     """`open_fd` as a UTF-8 text file without newline translation (CSV and
     JSON lines are written as they are)."""
-    return cast(TextIO, os.fdopen(open_fd(path, mode), mode, encoding="utf-8", newline=""))
+    fd = open_fd(path, mode, beneath=beneath)
+    return cast(TextIO, os.fdopen(fd, mode, encoding="utf-8", newline=""))
 
 
 def write_all(fd: int, data: bytes | memoryview) -> None:
@@ -107,10 +167,10 @@ def write_all(fd: int, data: bytes | memoryview) -> None:
         view = view[os.write(fd, view) :]
 
 
-def read_bytes(path: Path, limit: int | None = None) -> bytes:
+def read_bytes(path: Path, limit: int | None = None, *, beneath: Path | None = None) -> bytes:
     """The bytes `path` holds now, read through `open_fd`; a file over
     `limit` bytes is refused unread."""
-    fd = open_fd(path)
+    fd = open_fd(path, beneath=beneath)
     try:
         size = os.fstat(fd).st_size
         if limit is not None and size > limit:
@@ -125,10 +185,10 @@ def read_bytes(path: Path, limit: int | None = None) -> bytes:
     return b"".join(chunks)
 
 
-def read_text(path: Path, limit: int | None = None) -> str:
+def read_text(path: Path, limit: int | None = None, *, beneath: Path | None = None) -> str:
     """`read_bytes` decoded as UTF-8 (an undecodable byte is replaced: a
     crash can cut a character in half)."""
-    return read_bytes(path, limit).decode("utf-8", errors="replace")
+    return read_bytes(path, limit, beneath=beneath).decode("utf-8", errors="replace")
 
 
 def _refused(path: Path, mode_bits: int) -> NotRegularFileError:
@@ -139,19 +199,19 @@ def _refused(path: Path, mode_bits: int) -> NotRegularFileError:
     return error
 
 
-def write_new(path: Path, data: bytes) -> bool:
+def write_new(path: Path, data: bytes, *, beneath: Path | None = None) -> bool:
     """Create `path` and write `data` into it with one write, unless
     something is there already (False: nothing written). One directory
     entry made instead of `write_atomic`'s two (the temporary file, the
     rename), which counts where creating one costs most of a trial's file
     time; a crash between the creation and the write can leave the file
     short, which its reader must check (`write_atomic` again)."""
-    try:
-        fd = os.open(
-            path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644
-        )
-    except FileExistsError:
-        return False
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    with _in_directory(path, beneath) as (name, parent):
+        try:
+            fd = os.open(name, flags, 0o644, dir_fd=parent)
+        except FileExistsError:
+            return False
     try:
         write_all(fd, data)
     finally:
@@ -159,16 +219,24 @@ def write_new(path: Path, data: bytes) -> bool:
     return True
 
 
-def write_atomic(path: Path, data: str | bytes, *, shared: bool = False) -> None:
+def write_atomic(
+    path: Path, data: str | bytes, *, shared: bool = False, beneath: Path | None = None
+) -> None:
     """Write `data` (text as UTF-8) to a temporary file beside `path`, then
     rename it over `path` (atomic on POSIX and Windows). The file is its
     owner's alone unless `shared` (a picture the user hands on): then it
     has the permissions any new file of theirs gets (0o666 less the umask)."""
-    write_parts_atomic(path, [data.encode() if isinstance(data, str) else data], shared=shared)
+    parts = [data.encode() if isinstance(data, str) else data]
+    write_parts_atomic(path, parts, shared=shared, beneath=beneath)
 
 
 def write_parts_atomic(
-    path: Path, parts: Iterable[bytes], *, shared: bool = False, sync: bool = False
+    path: Path,
+    parts: Iterable[bytes],
+    *,
+    shared: bool = False,
+    sync: bool = False,
+    beneath: Path | None = None,
 ) -> None:
     """`write_atomic` of the concatenation of `parts`, written one after
     another (a large file never held twice in memory); with `sync`, on disk
@@ -176,17 +244,27 @@ def write_parts_atomic(
     created exclusively, never through a link: a name anyone could guess,
     opened following links, lets whoever planted a link there have the
     driver overwrite the file it points to."""
-    temporary = path.with_name(f".{path.name}.{secrets.token_hex(8)}")
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-    descriptor = os.open(temporary, flags, 0o666 if shared else 0o600)
-    try:
-        with os.fdopen(descriptor, "wb") as file:
-            for part in parts:
-                file.write(part)
-            if sync:
-                file.flush()
-                os.fsync(file.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    with _in_directory(path, beneath) as (name, parent):
+        temporary = os.path.join(os.path.dirname(name), f".{path.name}.{secrets.token_hex(8)}")
+        descriptor = os.open(temporary, flags, 0o666 if shared else 0o600, dir_fd=parent)
+        try:
+            with os.fdopen(descriptor, "wb") as file:
+                for part in parts:
+                    file.write(part)
+                if sync:
+                    file.flush()
+                    os.fsync(file.fileno())
+            os.replace(temporary, name, src_dir_fd=parent, dst_dir_fd=parent)
+        except BaseException:
+            with suppress(FileNotFoundError):
+                os.unlink(temporary, dir_fd=parent)
+            raise
+
+
+def unlink(path: Path, *, beneath: Path) -> None:
+    """Remove the file `path` (if there), reached from `beneath` without
+    following a link (`directory_fd`): never someone else's file through a
+    linked directory."""
+    with _in_directory(path, beneath) as (name, parent), suppress(FileNotFoundError):
+        os.unlink(name, dir_fd=parent)

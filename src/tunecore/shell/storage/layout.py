@@ -890,7 +890,9 @@ class ExperimentStorage:
     def _inside(self, path: Path, *, min_depth: int = 1) -> bool:
         """Whether `path` lies at least `min_depth` levels below the
         experiment directory, both as written (`..` resolved) and with
-        symlinks followed."""
+        symlinks followed, and no directory between them is a link: a
+        trial directory replaced by a link to another trial's resolves
+        inside, yet leads to that trial's checkpoints."""
         lexical = Path(os.path.normpath(path.absolute()))
         resolved = path.resolve()
         for candidate in (lexical, resolved):
@@ -900,7 +902,11 @@ class ExperimentStorage:
                 return False
             if len(relative.parts) < min_depth:
                 return False
-        return True
+        between = lexical.relative_to(self.path).parts[:-1]
+        return not any(
+            (self.path.joinpath(*between[: depth + 1])).is_symlink()
+            for depth in range(len(between))
+        )
 
 
 def _links_in(directory: Path) -> frozenset[str]:

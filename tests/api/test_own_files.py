@@ -300,3 +300,47 @@ def test_a_trial_directory_swapped_for_a_link_mid_run_is_not_written_through(
     warned = " ".join(r.getMessage() for r in caplog.records)
     assert "a symbolic link in place of a directory" in warned
     assert str(trial_dir) in warned
+
+
+def snapshot_tree(directory: Path) -> dict[str, tuple[int, bytes | None]]:
+    """Every entry under `directory` (links not followed): its kind and,
+    for a regular file, its bytes."""
+    entries: dict[str, tuple[int, bytes | None]] = {}
+    for dirpath, dirnames, filenames in os.walk(directory):
+        for name in [*dirnames, *filenames]:
+            path = Path(dirpath) / name
+            mode = path.lstat().st_mode
+            data = path.read_bytes() if path.is_file() and not path.is_symlink() else None
+            entries[str(path.relative_to(directory))] = (mode, data)
+    return entries
+
+
+def test_results_read_through_a_linked_trial_directory_never_hang_nor_write(
+    tmp_path: Path,
+) -> None:
+    """A trial directory that is a link is followed for reading, as Ray's
+    readers follow it (someone may have moved a trial to another disk);
+    every file in it is still opened as tunecore's own (a FIFO or a link
+    there is refused unread) and nothing is written anywhere. A link
+    loop in place of a trial directory is no directory."""
+    run(tmp_path, steps)
+    [first] = ResultGrid.from_path(str(tmp_path / "exp"))
+    trial_dir = tmp_path / "exp" / "the_trial"
+    moved = tmp_path / "other_disk" / "the_trial"
+    moved.parent.mkdir()
+    trial_dir.rename(moved)
+    trial_dir.symlink_to(moved, target_is_directory=True)
+    [followed] = ResultGrid.from_path(str(tmp_path / "exp"))
+    assert followed.metrics_dataframe is not None
+    assert list(followed.metrics_dataframe["loss"]) == list(first.metrics_dataframe["loss"])
+
+    (moved / "result.json").unlink()
+    fifo = moved / "result.json"
+    os.mkfifo(fifo)
+    (tmp_path / "exp" / "loop").symlink_to(tmp_path / "exp" / "loop")
+    before = snapshot_tree(tmp_path)
+    with fifo_watchdog(fifo) as unblocked:
+        [result] = ResultGrid.from_path(str(tmp_path / "exp"))
+        assert result.metrics_dataframe is None  # no regular result.json to read
+    assert not unblocked.is_set()
+    assert snapshot_tree(tmp_path) == before

@@ -8,6 +8,7 @@ timing, no sleep. Against a `file://` store and an S3 server."""
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -21,6 +22,7 @@ from tunecore.model import Tick
 from tunecore.shell.eventlog import LOG_FILE, EventLogWriter, read_log
 from tunecore.shell.inbox import Inbox, StopTrialRequest, post_to_store, request_of
 from tunecore.shell.journal import SnapshotStore
+from tunecore.shell.lock import ExperimentLockedError
 from tunecore.shell.mirror.lease import Lease, LeaseKeeper, LeaseLostError, read_lease
 from tunecore.shell.mirror.shipper import StateShipper
 from tunecore.shell.mirror.shipping_rules import COMPACT_COUNT
@@ -232,6 +234,75 @@ def test_a_stale_renewal_that_lands_on_the_new_lease_stops_the_stale_driver_only
     held = read_lease(store)
     assert held is not None
     assert held.token == b.token
+
+
+class RacingStart(Recorder):
+    """A store on which another driver's whole start runs just before
+    this driver's first write lands (`before=True`) or just after: two
+    drivers starting in the same instant, in the two orders that matter."""
+
+    def __init__(self, inner: Store, rival: Callable[[], None], *, before: bool) -> None:
+        super().__init__(inner)
+        self.rival: Callable[[], None] | None = rival
+        self.before = before
+
+    def write_bytes(self, rel: str, data: bytes) -> None:
+        rival, self.rival = self.rival, None
+        if rival is not None and self.before:
+            rival()
+        super().write_bytes(rel, data)
+        if rival is not None and not self.before:
+            rival()
+
+
+@pytest.mark.parametrize("before", [True, False])
+def test_of_two_drivers_starting_in_the_same_instant_at_most_one_runs(
+    target: StorageTarget, before: bool
+) -> None:
+    """Both read the lease before either wrote one, so both took
+    generation 1 and both started: the loser found out only at its first
+    renewal, and what it shipped meanwhile was of the winner's generation,
+    which no fence tells apart (two drivers' log objects of one
+    generation). Each driver now claims its generation under its own
+    token before it writes its lease, and one that finds another's claim
+    of that generation does not start; a later start takes the next."""
+    store = within(target.store, "exp")
+    started: list[LeaseKeeper] = []
+    refused: list[ExperimentLockedError] = []
+
+    def start(keeper: LeaseKeeper) -> None:
+        try:
+            keeper.take()
+        except ExperimentLockedError as error:
+            refused.append(error)
+        else:
+            started.append(keeper)
+
+    rival = LeaseKeeper(store)
+    first = LeaseKeeper(RacingStart(store, lambda: start(rival), before=before))
+    start(first)
+
+    assert len(started) + len(refused) == 2
+    # Two that start are of two generations: the later one's fence cuts
+    # what the earlier ships, and the earlier stops at its first check.
+    assert len({keeper.generation for keeper in started}) == len(started)
+    running = []
+    for keeper in started:
+        with contextlib.suppress(LeaseLostError):
+            keeper.check()
+            running.append(keeper)
+    assert len(running) <= 1
+    if not running:  # both saw each other's claim: the next start is alone
+        again = LeaseKeeper(store)
+        again.take()
+        running.append(again)
+    [winner] = running
+    assert winner.generation == max(k.generation for k in [*started, winner])
+    winner.check()
+    winner.renew()
+    held = read_lease(store)
+    assert held is not None
+    assert held.token == winner.token
 
 
 def test_the_generation_goes_on_past_every_fence_when_the_lease_was_dropped(

@@ -83,10 +83,19 @@ def _trial_dirs(directory: Path, trials: Iterable[TrialState]) -> dict[str, str]
 
 def _subdirectories(directory: Path) -> set[str]:
     """The names of `directory`'s subdirectories (symlinks followed, as
-    `Path.is_dir` does), from one listing rather than a `stat` per trial:
-    a trial's directory name is one path component (`safe_name`)."""
+    Ray's readers follow them: a trial moved to another disk and linked
+    back is read), from one listing rather than a `stat` per trial: a
+    trial's directory name is one path component (`safe_name`). A link
+    that leads nowhere, or in a loop, is no directory (a loop raised)."""
     with os.scandir(directory) as entries:
-        return {entry.name for entry in entries if entry.is_dir()}
+        return {entry.name for entry in entries if _is_dir(entry)}
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:  # ELOOP: a link in a loop
+        return False
 
 
 def _named_by_results(directory: Path, trial_ids: set[str]) -> dict[str, str]:

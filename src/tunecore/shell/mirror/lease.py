@@ -41,7 +41,7 @@ from typing import Annotated
 import msgspec
 
 from tunecore.shell.lock import ExperimentLockedError
-from tunecore.shell.mirror.stored_state import SEGMENT_DIR, claim_name, stored_objects
+from tunecore.shell.mirror.stored_state import SEGMENT_DIR, claim_name, claimants, stored_objects
 from tunecore.shell.processes import is_running, process_start
 from tunecore.shell.storage.own_files import NotRegularFileError
 from tunecore.shell.storage.store import Store
@@ -122,9 +122,17 @@ class LeaseKeeper:
 
     def take(self) -> None:
         """Claim the experiment, or raise `ExperimentLockedError` naming
-        the driver that holds it. Advisory: two drivers starting in the
-        same instant could both take it; the first renewal of the loser
-        finds the winner's token and stops it (`renew`)."""
+        the driver that holds it.
+
+        Two drivers starting in the same instant both read the lease
+        before either wrote one, and both take the same generation, which
+        no fence tells apart. So each first stores its claim of that
+        generation under its own token, then lists the claims, and only
+        if no other token claimed it stores its lease. Storage lists what
+        was stored before (read-after-write and list-after-write), so of
+        two such drivers the later to store its claim sees the other's:
+        at most one starts (both stay out if each sees the other; the
+        next start takes the next generation)."""
         held = read_lease(self.store)
         if held is not None:
             why = lapsed(held, self.stale_s, time.time())
@@ -145,8 +153,15 @@ class LeaseKeeper:
         # (its driver ended) must not bring an old generation back.
         fenced = stored_objects(self.store.list(SEGMENT_DIR)).fences.newest()
         self.generation = max(held.generation if held is not None else 0, fenced) + 1
+        self.store.write_bytes(claim_name(self.generation, self.token), b"")
+        rivals = claimants(self.store.list(SEGMENT_DIR), self.generation) - {self.token}
+        if rivals:
+            raise ExperimentLockedError(
+                f"{self.store.uri()}: another driver started at the same moment (it claimed "
+                f"generation {self.generation} too); this one does not start. Only one "
+                "driver may run an experiment: start again once it has ended"
+            )
         self._write()
-        self.store.write_bytes(claim_name(self.generation), b"")
 
     def renew(self) -> None:
         """Renew the lease, unless a later driver took the experiment over:

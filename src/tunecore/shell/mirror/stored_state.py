@@ -11,11 +11,14 @@ reader of a stored experiment (a resume, `tunecore status URI`,
   from byte 0, the longest object first at each start (a compaction's
   object outranks the ones it covers); a gap ends it (what a driver killed
   mid-ship leaves is a shorter, valid log).
-- `events/claim_g<lease:08d>`: empty; written by the driver of lease
-  generation `lease` just after it took the lease, before it reads
-  anything else. An older driver that finds it has lost the experiment,
-  even if its own lease write (racing the take-over) is what the lease
-  object holds (`shell.mirror.lease`).
+- `events/claim_g<lease:08d>_<token>`: empty; written by the driver of
+  lease generation `lease` (`token` is its lease's) before it writes the
+  lease and before it reads anything else. An older driver that finds it
+  has lost the experiment, even if its own lease write (racing the
+  take-over) is what the lease object holds; a driver that finds another
+  token's claim of its own generation (two drivers starting in the same
+  instant) does not start (`shell.mirror.lease`). Claims of tunecores
+  before this have no `_<token>` part.
 - `events/fence_g<lease:08d>_<offset:016d>`: empty; written by the driver
   of lease generation `lease` when it starts shipping, before anything
   else, at the end of the stored log it goes on from. It fences off every
@@ -67,7 +70,7 @@ NOT_TRIAL_FILES = re.compile(r"^(checkpoint_.*|exploit_.*|worker_checkpoints)$")
 
 _SEGMENT = re.compile(r"^seg_(\d{16})_(\d{16})(?:_g(\d{8}))?$")
 _FENCE = re.compile(r"^fence_g(\d{8})_(\d{16})$")
-_CLAIM = re.compile(r"^claim_g(\d{8})$")
+_CLAIM = re.compile(r"^claim_g(\d{8})(?:_([0-9a-f]{1,64}))?$")
 _SNAPSHOT = re.compile(r"^(snapshot_\d{12}\.msgpack)(?:\.g(\d{8}))?$")
 _TEMPORARY = re.compile(r"(\.tmp|\.tmp-[0-9a-f]{16}|\.quarantine-.*)$")
 _READ_RETRIES = 5
@@ -84,8 +87,19 @@ def fence_name(lease: int, offset: int) -> str:
     return f"{SEGMENT_DIR}/fence_g{lease:08d}_{offset:016d}"
 
 
-def claim_name(lease: int) -> str:
-    return f"{SEGMENT_DIR}/claim_g{lease:08d}"
+def claim_name(lease: int, token: str) -> str:
+    return f"{SEGMENT_DIR}/claim_g{lease:08d}_{token}"
+
+
+def claimants(names: list[str], lease: int) -> set[str]:
+    """The tokens of the drivers that claimed generation `lease`, from a
+    listing of `events/` (a claim without a token, as tunecores before
+    this wrote, is the token "")."""
+    tokens = set()
+    for name in names:
+        if (match := _CLAIM.match(name)) is not None and int(match.group(1)) == lease:
+            tokens.add(match.group(2) or "")
+    return tokens
 
 
 def stored_snapshot_name(local: str, lease: int) -> str:

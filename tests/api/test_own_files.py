@@ -331,8 +331,10 @@ def test_results_read_through_a_linked_trial_directory_never_hang_nor_write(
     trial_dir.rename(moved)
     trial_dir.symlink_to(moved, target_is_directory=True)
     [followed] = ResultGrid.from_path(str(tmp_path / "exp"))
-    assert followed.metrics_dataframe is not None
-    assert list(followed.metrics_dataframe["loss"]) == list(first.metrics_dataframe["loss"])
+    read, written = followed.metrics_dataframe, first.metrics_dataframe
+    assert read is not None
+    assert written is not None
+    assert list(read["loss"]) == list(written["loss"]) == [1.0, 0.5, 1.0 / 3]
 
     (moved / "result.json").unlink()
     fifo = moved / "result.json"

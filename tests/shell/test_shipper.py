@@ -44,8 +44,8 @@ from tunecore.shell.inbox import (
     request_of,
 )
 from tunecore.shell.journal import EMPTY_DIGEST, SnapshotFile, SnapshotStore
-from tunecore.shell.mirror.lease import Lease, LeaseKeeper, LeaseLostError, Renewer, read_lease
 from tunecore.shell.mirror import shipper as shipper_module
+from tunecore.shell.mirror.lease import Lease, LeaseKeeper, LeaseLostError, Renewer, read_lease
 from tunecore.shell.mirror.shipper import StateShipper
 from tunecore.shell.mirror.shipping_rules import COMPACT_COUNT, GROW_WAIT_S, STALE_S
 from tunecore.shell.mirror.stored_state import (

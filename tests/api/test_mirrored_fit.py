@@ -7,6 +7,7 @@ Ray executor runs the same host code: tests/integration/test_s3.py)."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import tempfile
@@ -737,3 +738,48 @@ def test_a_driver_whose_experiment_another_took_over_stops_naming_it(
             ),
         ).fit()
     assert json.loads(store.read_bytes("driver.lease"))["token"] == "theirs"  # never overwritten
+
+
+def test_a_link_planted_in_a_kept_staging_copy_sets_it_aside(
+    s3_store: StorageTarget, staging: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An S3 run keeps its staging copy (the results read their histories
+    from it), and the next resume on this machine went on in it when its
+    log extended the stored one. A trial directory there replaced by a
+    link to someone else's made the resume fail for good, naming the link
+    (and a link planted while it ran, raced, had it write there). tunecore
+    makes no link there, so such a copy is set aside, as a diverging one
+    is, and the resume goes on from the storage: nothing is written or
+    read there, and the trial's stored files are its own."""
+    grid = Tuner(
+        counting,
+        param_space={"steps": 3, "fail_at": 2},
+        tune_config=TuneConfig(metric="score", mode="max"),
+        run_config=RunConfig(
+            name="exp", storage_path=s3_store.uri, verbose=0, executor="in_process"
+        ),
+    ).fit()
+    assert grid.errors
+    [stage] = os.listdir(staging)
+    [kept] = (staging / stage / "exp").glob("counting_*")
+    theirs = tmp_path / "someone_else"
+    theirs.mkdir()
+    planted = b'{"score": 999, "trial_id": "theirs"}\n'
+    (theirs / "result.json").write_bytes(planted)
+    shutil.rmtree(kept)
+    kept.symlink_to(theirs, target_is_directory=True)
+
+    with caplog.at_level(logging.WARNING):
+        [result] = Tuner.restore(
+            s3_store.experiment_uri("exp"), counting, resume_errored=True
+        ).fit()
+
+    assert result.error is None
+    assert result.metrics["score"] == 3
+    assert {p.name: p.read_bytes() for p in theirs.iterdir()} == {"result.json": planted}
+    stored = s3_store.store.read_bytes(f"exp/{kept.name}/result.json")
+    assert b'"theirs"' not in stored
+    assert f"The staging directory holds {kept} (a symbolic link)" in caplog.text
+    [aside] = (staging / stage).glob("exp.quarantine-*")
+    assert (aside / kept.name).is_symlink()
+    assert not kept.is_symlink()

@@ -13,10 +13,12 @@ at most the shipper's lag.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import logging
 import os
 import shutil
+import stat
 from collections.abc import Callable
 from pathlib import Path
 
@@ -36,6 +38,7 @@ from tunecore.shell.mirror.stored_state import (
     stored_snapshot_name,
 )
 from tunecore.shell.storage.layout import experiment_dirname
+from tunecore.shell.storage.own_files import kind_of
 from tunecore.shell.storage.resolve import staging_root, within
 from tunecore.shell.storage.shared_storage import TOKEN_FILE
 from tunecore.shell.storage.store import StorageSpec, Store
@@ -143,7 +146,8 @@ class Mirror:
     def sync_down(self) -> None:
         """Make the staging directory hold the stored experiment, for a
         resume: kept as it is when its log extends the stored one (this
-        machine ran the driver, and may hold the shipper's last lag), else
+        machine ran the driver, and may hold the shipper's last lag) and it
+        holds no symbolic link or special file (`_planted_entry`), else
         moved aside whole (`<name>.quarantine-<time>` beside it, named in a
         warning: a staging log is never deleted) and replaced by what the
         storage holds. A damaged stored log (`CorruptLogError`, naming the
@@ -152,9 +156,10 @@ class Mirror:
         self.staging_dir.mkdir(parents=True, exist_ok=True)
         local = self.staging_dir / LOG_FILE
         stored = self.staging_dir / f".{LOG_FILE}.stored"
+        planted = _planted_entry(self.staging_dir)
         try:
             size = fetch_log(self.store, stored)
-            if local.is_file() and _starts_with(local, stored, size):
+            if planted is None and local.is_file() and _starts_with(local, stored, size):
                 return
         except CorruptLogError:
             if local.is_file():
@@ -168,7 +173,16 @@ class Mirror:
             stored.unlink(missing_ok=True)
         if not size:
             raise LogError(f"{self.store.uri()} holds no tunecore experiment (no event log stored)")
-        if local.is_file():
+        if planted is not None:
+            aside = self._quarantine_staging()
+            logger.warning(
+                "The staging directory holds %s, which tunecore never makes: the resume "
+                "goes on from %s; the staging directory is kept in %s",
+                planted,
+                self.store.uri(),
+                aside,
+            )
+        elif local.is_file():
             aside = self._quarantine_staging()
             logger.warning(
                 "The staging log %s does not extend the log stored in %s (%d bytes): the "
@@ -240,6 +254,22 @@ def _starts_with(path: Path, prefix: Path, size: int) -> bool:
             if file.read(len(chunk)) != chunk:
                 return False
     return True
+
+
+def _planted_entry(directory: Path) -> str | None:
+    """The first symbolic link or special file in the staging `directory`
+    (links not followed), in words, or None. tunecore makes neither there,
+    so one was planted: a trial directory linked to someone else's would
+    have the resume refuse to go on (or, raced, write there); the copy is
+    set aside instead, as a diverging one is, and the storage's taken."""
+    for dirpath, dirnames, filenames in os.walk(directory):
+        for name in [*dirnames, *filenames]:
+            path = os.path.join(dirpath, name)
+            with contextlib.suppress(FileNotFoundError):
+                mode = os.lstat(path).st_mode
+                if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                    return f"{path} ({kind_of(mode)})"
+    return None
 
 
 def _empty_but_lock(directory: Path) -> None:

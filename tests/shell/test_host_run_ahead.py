@@ -14,6 +14,7 @@ import pytest
 import tunecore
 from tunecore.model import JsonDict
 from tunecore.shell.executors.host import TrialHost
+from tunecore.shell.storage.own_files import NotRegularFileError
 from tunecore.shell.trainable import make_worker_trainable
 from tunecore.shell.trainable.session import TrialSession
 from tunecore.shell.trainable.worker import TrialContext
@@ -150,3 +151,34 @@ def host_context(tmp_path: Path) -> TrialContext:
     return TrialContext(
         trial_id="t0", trial_name="t0", trial_dir=str(tmp_path / "t0"), experiment_dir=str(tmp_path)
     )
+
+
+@pytest.mark.parametrize("linked", ["checkpoint", "trial"])
+def test_a_save_never_writes_through_a_link_planted_in_place_of_its_directory(
+    tmp_path: Path, linked: str
+) -> None:
+    """The driver makes the checkpoint's directory empty, then the worker
+    saves into it: a link planted there in between (or in place of the
+    trial directory) had the save copy the checkpoint into the directory
+    linked to. The save is refused, naming the link, and writes nothing."""
+    host = host_for(tmp_path, {"steps": 10, "checkpoint": True})
+    _, error, _ = host.train_many((256, None, ("training_iteration", CHECKPOINT_AT)))
+    assert error is None
+    trial_dir = tmp_path / "t0"
+    checkpoint_dir = trial_dir / "checkpoint_000005"
+    checkpoint_dir.mkdir(parents=True)
+    if linked == "checkpoint":
+        theirs = tmp_path / "someone_else"
+        theirs.mkdir()
+        checkpoint_dir.rmdir()
+        checkpoint_dir.symlink_to(theirs, target_is_directory=True)
+        planted = checkpoint_dir
+    else:  # the trial directory moved elsewhere and linked back
+        moved = tmp_path / "elsewhere"
+        trial_dir.rename(moved)
+        trial_dir.symlink_to(moved, target_is_directory=True)
+        theirs, planted = moved / "checkpoint_000005", trial_dir
+
+    with pytest.raises(NotRegularFileError, match=f"symbolic link.*{planted}"):
+        host.save(str(checkpoint_dir))
+    assert list(theirs.iterdir()) == []

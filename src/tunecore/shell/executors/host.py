@@ -21,12 +21,14 @@ driver's paths are never opened on the worker.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import socket
 import time
 import traceback
 from collections.abc import Callable
+from pathlib import Path
 from typing import TextIO, cast
 
 from tunecore.core.results import ends_batch, flatten, is_end_marker
@@ -37,6 +39,7 @@ from tunecore.shell.executors.claim import claim_start
 from tunecore.shell.executors.taken import STDERR, STDOUT, WORKING_DIR, Hold, TakenInTurn
 from tunecore.shell.executors.tee import Tee
 from tunecore.shell.storage import shared_storage
+from tunecore.shell.storage.own_files import directory_fd
 from tunecore.shell.trainable.classapi import ClassTrainable
 from tunecore.shell.trainable.output_files import open_in_trial_dir
 from tunecore.shell.trainable.persist import MirroredTrial
@@ -83,6 +86,7 @@ class TrialHost:
         self._mirrored: MirroredTrial | None = None  # the trial's scratch, with a store
         self._criterion: dict[str, float | bool] = {}  # the trial's stopping criterion
         self._checked: tuple[str, str] | None = None  # the shared storage seen, and its run
+        self._experiment_dir = ""
 
     def location(self) -> tuple[str, int]:
         return socket.gethostname(), os.getpid()
@@ -92,6 +96,7 @@ class TrialHost:
         kept trainable when it takes the config, else in a fresh one."""
         self.release()
         self._criterion = context.stopping_criterion
+        self._experiment_dir = context.experiment_dir
         if context.store is not None:
             self._mirrored = MirroredTrial(context, context.store)
             self._mirrored.open()
@@ -236,6 +241,7 @@ class TrialHost:
         upload returns."""
         trainable = self._current()
         if self._mirrored is None:
+            _refuse_links(checkpoint_dir, self._experiment_dir)
             return trainable.save(checkpoint_dir)
         saved = self._mirrored.save(checkpoint_dir, trainable.save)
         self._flush()
@@ -311,3 +317,17 @@ class TrialHost:
         if self._trainable is None:
             raise RuntimeError("no trial is assigned to this worker")
         return self._trainable
+
+
+def _refuse_links(checkpoint_dir: str, experiment_dir: str) -> None:
+    """`NotRegularFileError` naming the first directory from the experiment
+    directory down to `checkpoint_dir` that is a symbolic link: the driver
+    made the checkpoint's directory empty, and a link planted there (or in
+    place of the trial directory) since would have the save copy the
+    checkpoint into the directory linked to. A `checkpoint_dir` outside the
+    experiment directory (a path a user passed) is the user's to choose."""
+    directory, beneath = Path(os.path.abspath(checkpoint_dir)), Path(experiment_dir)
+    if not experiment_dir or not directory.is_relative_to(beneath):
+        return
+    with contextlib.suppress(FileNotFoundError):  # not made yet: the save makes it
+        os.close(directory_fd(directory, beneath))

@@ -444,3 +444,35 @@ def test_an_object_deleted_while_open_is_file_not_found(store: Store) -> None:
     # Or the local file stayed readable through its open descriptor.
     with pytest.raises(FileNotFoundError):
         store.open_input("exp/events/seg").__enter__()
+
+
+def test_a_local_store_never_reads_through_a_directory_linked_after_its_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`LocalStore` looks for links on the way to a path, then opens the
+    path: a trial directory replaced by a link in between (made
+    deterministic here by making the swap as the check returns) had the
+    read follow it to someone else's file. The open itself now follows
+    no link below the storage root."""
+    root = tmp_path / "storage"
+    (root / "exp" / "trial").mkdir(parents=True)
+    (root / "exp" / "trial" / "result.json").write_text("ours")
+    theirs = tmp_path / "someone_else"
+    theirs.mkdir()
+    (theirs / "result.json").write_text("secret")
+    store = LocalStore(str(root))
+    checked = LocalStore._path
+
+    def swapped_once_checked(self: LocalStore, rel: str, *, root_ok: bool = True) -> str:
+        path = checked(self, rel, root_ok=root_ok)
+        trial = root / "exp" / "trial"
+        if not trial.is_symlink():
+            (trial / "result.json").unlink()
+            trial.rmdir()
+            trial.symlink_to(theirs, target_is_directory=True)
+        return path
+
+    monkeypatch.setattr(LocalStore, "_path", swapped_once_checked)
+    with pytest.raises(OSError, match="symbolic link"):
+        store.read_bytes("exp/trial/result.json")
+    assert (theirs / "result.json").read_text() == "secret"

@@ -45,7 +45,10 @@ class LocalStore:
         """The local path of `rel`, once no entry on the way from the root
         to it is a symbolic link: storage is never read, written or deleted
         through a link (one in place of a trial directory would lead a
-        resume into someone else's files). `NotRegularFileError` names it."""
+        resume into someone else's files). `NotRegularFileError` names it.
+        Reads open the path again without following a link below the root
+        (`own_files`, `beneath`): a link planted after this check is
+        refused there too."""
         check_rel(rel, root_ok=root_ok)
         if not rel:
             return self.root
@@ -71,14 +74,14 @@ class LocalStore:
         with naming(self, rel):
             if not os.path.lexists(path) or stat.S_ISDIR(os.lstat(path).st_mode):
                 raise FileNotFoundError("no object")
-            return own_files.read_bytes(Path(path), limit)
+            return own_files.read_bytes(Path(path), limit, beneath=Path(self.root))
 
     def open_input(self, rel: str) -> contextlib.AbstractContextManager[Readable]:
         path = self._path(rel, root_ok=False)
         with naming(self, rel):
             if not os.path.lexists(path) or stat.S_ISDIR(os.lstat(path).st_mode):
                 raise FileNotFoundError("no object")
-            return os.fdopen(own_files.open_fd(Path(path)), "rb")
+            return os.fdopen(own_files.open_fd(Path(path), beneath=Path(self.root)), "rb")
 
     def write_bytes(self, rel: str, data: bytes) -> None:
         path = self._path(rel, root_ok=False)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import pickle
 import sys
+import tempfile
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -27,6 +28,7 @@ from tunecore.shell.storage.local_store import LocalStore
 from tunecore.shell.storage.resolve import within
 from tunecore.shell.storage.store import Store
 from tunecore.shell.trainable import Checkpoint, get_checkpoint, make_worker_trainable, report
+from tunecore.shell.trainable.persist import SCRATCH_ENV, scratch_root
 from tunecore.shell.trainable.worker import TrialContext
 
 MARKER = ".tunecore_checkpoint.json"
@@ -405,3 +407,30 @@ def test_a_null_checkpoint_round_trips_through_the_store(
     host.restore(checkpoint_dir)
     result = host.train()
     assert (result["n"], result["restored"], result["training_iteration"]) == (1, False, 1)
+
+
+@pytest.mark.parametrize("planted", ["link", "shared"])
+def test_the_default_scratch_root_is_this_users_own_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, planted: str
+) -> None:
+    """The default scratch root was `/tmp/tunecore`, shared by every user
+    of the node: whoever made it first (0o777, or a link to somewhere of
+    theirs) could rename a worker's directory in it and plant a link in
+    its place, and the worker's fresh checkpoint directory (deleted, then
+    written) went through it. It is now `<tmp>/tunecore-<uid>`, made
+    0o700, and one that is a link or open to others is refused, naming it."""
+    monkeypatch.delenv(SCRATCH_ENV, raising=False)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    expected = tmp_path / f"tunecore-{os.getuid()}"
+    assert scratch_root() == str(expected)
+    assert expected.stat().st_mode & 0o777 == 0o700
+    expected.rmdir()
+    if planted == "link":
+        elsewhere = tmp_path / "theirs"
+        elsewhere.mkdir(mode=0o700)
+        expected.symlink_to(elsewhere, target_is_directory=True)
+    else:
+        expected.mkdir()
+        expected.chmod(0o777)
+    with pytest.raises(PermissionError, match=f"{expected}.*{SCRATCH_ENV}"):
+        scratch_root()

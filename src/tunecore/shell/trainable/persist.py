@@ -5,7 +5,8 @@ copy) exists only on the driver: a worker on another node must neither read
 nor write it. So the host gives each trial a node-local *scratch* trial
 directory, and persists through the store what has to outlive the node:
 
-- scratch: `$TUNECORE_SCRATCH` (default `<tempfile.gettempdir()>/tunecore`)
+- scratch: `$TUNECORE_SCRATCH` (default `<tempfile.gettempdir()>/tunecore-<uid>`,
+  this user's own: 0o700, never a link)
   `/<run>-<stay>/<experiment name>/<trial dirname>`, `<run>` being the
   first 8 characters of the driver run's token and `<stay>` random for
   each time the trial comes to a worker: a failed trial restarted on
@@ -42,11 +43,13 @@ directory, and persists through the store what has to outlive the node:
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
 import secrets
 import shutil
+import stat
 import tempfile
 import uuid
 from collections.abc import Callable, Iterator
@@ -55,6 +58,7 @@ from pathlib import PurePath
 
 import msgspec
 
+from tunecore.shell.storage.own_files import kind_of
 from tunecore.shell.storage.store import Store, check_rel, checkpoint_root
 from tunecore.shell.trainable.checkpoint_files import META_FILE
 from tunecore.shell.trainable.function import SCRATCH_DIR
@@ -67,10 +71,34 @@ SCRATCH_ENV = "TUNECORE_SCRATCH"
 
 
 def scratch_root() -> str:
-    """This node's root for trial scratch directories."""
+    """This node's root for trial scratch directories: `$TUNECORE_SCRATCH`,
+    else this user's own `<tmp>/tunecore-<uid>` (`_private_dir`)."""
     given = os.environ.get(SCRATCH_ENV)
-    root = given or os.path.join(tempfile.gettempdir(), "tunecore")
-    return os.path.abspath(os.path.expanduser(root))  # the cwd changes (`chdir`)
+    if given:
+        return os.path.abspath(os.path.expanduser(given))  # the cwd changes (`chdir`)
+    user = os.getuid() if hasattr(os, "getuid") else os.getlogin()
+    return _private_dir(os.path.join(os.path.abspath(tempfile.gettempdir()), f"tunecore-{user}"))
+
+
+def _private_dir(path: str) -> str:
+    """`path`, made (0o700) if missing, once it is a directory of this
+    user's that no one else may write in. The temporary directory is
+    shared by every user of the node: one who made a shared `tunecore`
+    there first (or a link) could rename a worker's directory in it and
+    plant a link in its place, and the worker's fresh checkpoint directory
+    (deleted, then written) would go through it. `PermissionError` naming
+    it otherwise."""
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(path, 0o700)
+    info = os.lstat(path)
+    owner = getattr(os, "getuid", lambda: info.st_uid)()
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != owner or info.st_mode & 0o022:
+        raise PermissionError(
+            f"{path}: the scratch root is not this user's own directory ({kind_of(info.st_mode)}"
+            f", owner uid {info.st_uid}, mode {stat.S_IMODE(info.st_mode):o}); remove it, or set "
+            f"{SCRATCH_ENV} to a directory of your own"
+        )
+    return path
 
 
 _OWN_DIRS = re.compile(rf"^(checkpoint_\d+|exploit_\d+|export|{SCRATCH_DIR})$")

@@ -89,6 +89,17 @@ def target(request: pytest.FixtureRequest) -> StorageTarget:
     return given
 
 
+def run_failing(target: StorageTarget) -> None:
+    """A run of one trial that fails at its second step, in `exp`."""
+    grid = Tuner(
+        counting,
+        param_space={"steps": 3, "fail_at": 2},
+        tune_config=TuneConfig(metric="score", mode="max"),
+        run_config=RunConfig(name="exp", storage_path=target.uri, verbose=0, executor="in_process"),
+    ).fit()
+    assert grid.errors
+
+
 def trial_dirs(target: StorageTarget, name: str) -> list[str]:
     return [entry for entry in target.store.list(name) if entry.startswith("counting_")]
 
@@ -133,13 +144,7 @@ def test_a_failed_trial_restores_from_the_checkpoint_in_storage(target: StorageT
 def test_a_fresh_machine_resumes_from_the_uri_alone(
     target: StorageTarget, staging: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    grid = Tuner(
-        counting,
-        param_space={"steps": 3, "fail_at": 2},
-        tune_config=TuneConfig(metric="score", mode="max"),
-        run_config=RunConfig(name="exp", storage_path=target.uri, verbose=0, executor="in_process"),
-    ).fit()
-    assert grid.errors  # no max_failures: the trial ended in ERROR
+    run_failing(target)  # no max_failures: the trial ended in ERROR
     shutil.rmtree(staging)  # nothing local is left: a second machine
     monkeypatch.setenv("TUNECORE_STAGING", str(tmp_path / "elsewhere"))
     uri = target.experiment_uri("exp")
@@ -577,15 +582,7 @@ def test_a_stored_trial_directory_linked_elsewhere_is_never_used(
     """A `file://` storage whose trial directory is a symbolic link to
     someone else's: a resume neither deletes their checkpoints nor writes
     into it, and readers never read through it."""
-    grid = Tuner(
-        counting,
-        param_space={"steps": 3, "fail_at": 2},
-        tune_config=TuneConfig(metric="score", mode="max"),
-        run_config=RunConfig(
-            name="exp", storage_path=file_store.uri, verbose=0, executor="in_process"
-        ),
-    ).fit()
-    assert grid.errors
+    run_failing(file_store)
     [trial] = trial_dirs(file_store, "exp")
     stored = Path(file_store.store.local_path(f"exp/{trial}") or "")
     theirs = tmp_path / "someone_else"
@@ -751,15 +748,7 @@ def test_a_link_planted_in_a_kept_staging_copy_sets_it_aside(
     makes no link there, so such a copy is set aside, as a diverging one
     is, and the resume goes on from the storage: nothing is written or
     read there, and the trial's stored files are its own."""
-    grid = Tuner(
-        counting,
-        param_space={"steps": 3, "fail_at": 2},
-        tune_config=TuneConfig(metric="score", mode="max"),
-        run_config=RunConfig(
-            name="exp", storage_path=s3_store.uri, verbose=0, executor="in_process"
-        ),
-    ).fit()
-    assert grid.errors
+    run_failing(s3_store)
     [stage] = os.listdir(staging)
     [kept] = (staging / stage / "exp").glob("counting_*")
     theirs = tmp_path / "someone_else"

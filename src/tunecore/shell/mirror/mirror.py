@@ -173,23 +173,17 @@ class Mirror:
             stored.unlink(missing_ok=True)
         if not size:
             raise LogError(f"{self.store.uri()} holds no tunecore experiment (no event log stored)")
-        if planted is not None:
-            aside = self._quarantine_staging()
-            logger.warning(
-                "The staging directory holds %s, which tunecore never makes: the resume "
-                "goes on from %s; the staging directory is kept in %s",
-                planted,
-                self.store.uri(),
-                aside,
+        if planted is not None or local.is_file():
+            why = (
+                f"The staging directory holds {planted}, which tunecore never makes"
+                if planted is not None
+                else f"The staging log {local} does not extend the log stored in "
+                f"{self.store.uri()} ({size} bytes)"
             )
-        elif local.is_file():
             aside = self._quarantine_staging()
             logger.warning(
-                "The staging log %s does not extend the log stored in %s (%d bytes): the "
-                "resume goes on from storage; the staging directory is kept in %s",
-                local,
-                self.store.uri(),
-                size,
+                "%s: the resume goes on from storage; the staging directory is kept in %s",
+                why,
                 aside,
             )
         _empty_but_lock(self.staging_dir)

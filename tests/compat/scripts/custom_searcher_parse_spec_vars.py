@@ -14,13 +14,13 @@ which replaced its space, where Ray Tune calls `set_search_properties`
 only when there is a config to offer.
 """
 
-import tunecore
 import tunecore as tune
-import tunecore.search.sample
+from tunecore.search import UNDEFINED_SEARCH_SPACE, Searcher
+from tunecore.search.sample import Categorical
 from tunecore.search.variant_generator import parse_spec_vars
 
 
-class WalkSearcher(tunecore.search.Searcher):
+class WalkSearcher(Searcher):
     def __init__(self, space=None, metric=None, mode=None):
         super().__init__(metric=metric, mode=mode)
         if isinstance(space, dict) and space:
@@ -39,9 +39,7 @@ class WalkSearcher(tunecore.search.Searcher):
     def suggest(self, trial_id):
         if not self._space:
             raise RuntimeError(
-                tunecore.search.UNDEFINED_SEARCH_SPACE.format(
-                    cls=type(self).__name__, space="space"
-                )
+                UNDEFINED_SEARCH_SPACE.format(cls=type(self).__name__, space="space")
             )
         config = {key: values[self._count % len(values)] for key, values in self._space.items()}
         self._count += 1
@@ -50,7 +48,7 @@ class WalkSearcher(tunecore.search.Searcher):
     def convert_search_space(self, spec):
         space = {}
         for key, value in spec.items():
-            if not isinstance(value, tunecore.search.sample.Categorical):
+            if not isinstance(value, Categorical):
                 raise NotImplementedError("only categorical dimensions")
             space[key] = value.categories
         return space

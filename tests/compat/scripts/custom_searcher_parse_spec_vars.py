@@ -45,6 +45,9 @@ class WalkSearcher(Searcher):
         self._count += 1
         return config
 
+    def on_trial_complete(self, trial_id, result=None, error=False):
+        return None
+
     def convert_search_space(self, spec):
         space = {}
         for key, value in spec.items():

@@ -13,13 +13,15 @@ def seven_scores(config: dict[str, object]) -> None:
         tune.report({"score": step, "nested": {"x": 2 * step}, "tag": "text"})
 
 
+def run_seven_scores(tmp_path: Path) -> None:
+    run_config = tune.RunConfig(
+        storage_path=str(tmp_path), name="ma", verbose=0, executor="in_process"
+    )
+    tune.Tuner(seven_scores, run_config=run_config).fit()
+
+
 def test_a_trials_metric_analysis_reads_all_its_results(tmp_path: Path) -> None:
-    tune.Tuner(
-        seven_scores,
-        run_config=tune.RunConfig(
-            storage_path=str(tmp_path), name="ma", verbose=0, executor="in_process"
-        ),
-    ).fit()
+    run_seven_scores(tmp_path)
     (trial,) = tune.ExperimentAnalysis(str(tmp_path / "ma")).trials
     analysis = trial.metric_analysis
     assert analysis["score"] == {
@@ -35,12 +37,7 @@ def test_a_trials_metric_analysis_reads_all_its_results(tmp_path: Path) -> None:
 
 
 def test_without_result_rows_the_windows_are_left_out(tmp_path: Path) -> None:
-    tune.Tuner(
-        seven_scores,
-        run_config=tune.RunConfig(
-            storage_path=str(tmp_path), name="ma", verbose=0, executor="in_process"
-        ),
-    ).fit()
+    run_seven_scores(tmp_path)
     for result_file in tmp_path.glob("ma/*/result.json"):
         result_file.unlink()
     (trial,) = tune.ExperimentAnalysis(str(tmp_path / "ma")).trials

@@ -104,3 +104,22 @@ def test_a_worker_imports_nothing_only_the_driver_needs() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+# The submodules Ray 2.60's `ray.tune` holds as attributes once imported
+# (`dir(ray.tune)`, less Ray's internals and the packages it imports).
+RAY_TUNE_SUBMODULES = [
+    "analysis", "callback", "context", "error", "experiment", "experimental", "logger",
+    "progress_reporter", "registry", "result", "result_grid", "schedulers", "search",
+    "stopper", "syncer", "trainable", "tune", "tune_config", "tuner", "utils",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", RAY_TUNE_SUBMODULES)
+def test_rays_submodules_are_attributes_of_the_package(name: str) -> None:
+    assert isinstance(getattr(tunecore, name), ModuleType)
+
+
+def test_a_dotted_annotation_through_submodules_resolves() -> None:
+    # A user's `-> tune.analysis.experiment_analysis.ExperimentAnalysis`.
+    assert tunecore.analysis.experiment_analysis.ExperimentAnalysis is tunecore.ExperimentAnalysis

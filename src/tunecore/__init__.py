@@ -24,13 +24,27 @@ from tunecore._not_provided import install_finder, not_provided_getattr
 from tunecore._version import __version__ as __version__
 
 if TYPE_CHECKING:
+    from tunecore import analysis as analysis
+    from tunecore import callback as callback
+    from tunecore import context as context
+    from tunecore import error as error
     from tunecore import experiment as experiment
+    from tunecore import experimental as experimental
     from tunecore import logger as logger
+    from tunecore import progress_reporter as progress_reporter
+    from tunecore import registry as registry
     from tunecore import result as result
+    from tunecore import result_grid as result_grid
     from tunecore import schedulers as schedulers
     from tunecore import search as search
     from tunecore import session as session
     from tunecore import stopper as stopper
+    from tunecore import syncer as syncer
+    from tunecore import trainable as trainable
+    from tunecore import tune as tune
+    from tunecore import tune_config as tune_config
+    from tunecore import tuner as tuner
+    from tunecore import utils as utils
     from tunecore.api.analysis import ExperimentAnalysis as ExperimentAnalysis
     from tunecore.api.config import CheckpointConfig as CheckpointConfig
     from tunecore.api.config import FailureConfig as FailureConfig
@@ -87,6 +101,21 @@ if TYPE_CHECKING:
 
 # Each public name and the module it lives in (for a submodule, itself).
 _HOMES: dict[str, str] = {
+    # submodules Ray's `ray.tune` namespace holds once imported (`tune.analysis...`)
+    "analysis": "tunecore.analysis",
+    "callback": "tunecore.callback",
+    "context": "tunecore.context",
+    "error": "tunecore.error",
+    "experimental": "tunecore.experimental",
+    "progress_reporter": "tunecore.progress_reporter",
+    "registry": "tunecore.registry",
+    "result_grid": "tunecore.result_grid",
+    "syncer": "tunecore.syncer",
+    "trainable": "tunecore.trainable",
+    "tune": "tunecore.tune",
+    "tune_config": "tunecore.tune_config",
+    "tuner": "tunecore.tuner",
+    "utils": "tunecore.utils",
     "experiment": "tunecore.experiment",
     "logger": "tunecore.logger",
     "result": "tunecore.result",
@@ -173,17 +202,23 @@ __all__ = [
     "TuneError",
     "Tuner",
     "__version__",
+    "analysis",
+    "callback",
     "checkpoint_dir",
     "choice",
+    "context",
     "create_scheduler",
     "create_searcher",
+    "error",
     "experiment",
+    "experimental",
     "get_checkpoint",
     "get_context",
     "grid_search",
     "logger",
     "lograndint",
     "loguniform",
+    "progress_reporter",
     "qlograndint",
     "qloguniform",
     "qrandint",
@@ -193,9 +228,11 @@ __all__ = [
     "randn",
     "register_env",
     "register_trainable",
+    "registry",
     "replay",
     "report",
     "result",
+    "result_grid",
     "run",
     "run_experiments",
     "sample_from",
@@ -204,7 +241,13 @@ __all__ = [
     "session",
     "simulate",
     "stopper",
+    "syncer",
+    "trainable",
+    "tune",
+    "tune_config",
+    "tuner",
     "uniform",
+    "utils",
     "with_parameters",
     "with_resources",
 ]

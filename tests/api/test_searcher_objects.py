@@ -668,3 +668,33 @@ def test_a_searcher_hears_the_objects_a_trial_reported(tmp_path: Path) -> None:
     assert len(listener.heard) == 6  # a result and a completion per trial
     assert all(isinstance(result["opts"], argparse.Namespace) for result in listener.heard)
     assert all(result["opts"].x == result["x"] for result in listener.heard)
+
+
+class OwnSpace(Searcher):
+    """A user's searcher keeping its own space, whose
+    `set_search_properties` takes whatever it is given (as Ray's built-in
+    ones return False first, users' copies often do not)."""
+
+    def __init__(self, space: dict[str, list[float]]) -> None:
+        super().__init__()
+        self.space = space
+        self.offered: list[dict[str, Any]] = []
+
+    def set_search_properties(
+        self, metric: str | None, mode: str | None, config: dict[str, Any], **spec: Any
+    ) -> bool:
+        self.offered.append(config)
+        self.space = config
+        return True
+
+    def suggest(self, trial_id: str) -> dict[str, Any] | None:
+        return {"x": self.space["x"][0]} if self.space else None
+
+
+def test_a_searcher_is_offered_no_empty_space_but_gets_the_objective(tmp_path: Path) -> None:
+    # Ray's tune.run calls set_search_properties only when it has a config.
+    searcher = OwnSpace({"x": [3.0]})
+    grid = simulated(searcher, tmp_path, samples=2)
+    assert searcher.offered == []
+    assert [result.config for result in grid] == [{"x": 3.0}, {"x": 3.0}]
+    assert (searcher.metric, searcher.mode) == ("score", "max")

@@ -1,5 +1,8 @@
-"""`ray.tune.analysis`'s name, for scripts that import it from there."""
+"""`ray.tune.analysis`'s name, for scripts that import it from there (or
+reach its module as `tune.analysis.experiment_analysis.ExperimentAnalysis`,
+as Ray's package imports it)."""
 
+from tunecore.analysis import experiment_analysis as experiment_analysis
 from tunecore.api.analysis import ExperimentAnalysis
 
-__all__ = ["ExperimentAnalysis"]
+__all__ = ["ExperimentAnalysis", "experiment_analysis"]

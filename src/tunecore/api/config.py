@@ -8,6 +8,7 @@ them into the core's `ExperimentConfig` is `tunecore.api.tuner`'s job.
 
 from __future__ import annotations
 
+import datetime
 import enum
 import os
 import posixpath
@@ -392,6 +393,11 @@ def _name_parents_in_storage_path(data: object) -> object:
     return {**data, "name": path.name, "storage_path": nested}
 
 
+def budget_seconds(budget: float | datetime.timedelta | None) -> float | None:
+    """A time budget in seconds: Ray takes a `datetime.timedelta` too."""
+    return budget.total_seconds() if isinstance(budget, datetime.timedelta) else budget
+
+
 class TuneConfig(_RayPositional):
     """What to optimise and how to search."""
 
@@ -447,6 +453,11 @@ class TuneConfig(_RayPositional):
     @classmethod
     def _not_ray_style(cls, scheduler: object) -> object:
         return refuse_ray_style_scheduler(scheduler)
+
+    @field_validator("time_budget_s", mode="before")
+    @classmethod
+    def _budget_in_seconds(cls, budget: Any) -> Any:
+        return budget_seconds(budget)
 
     @field_validator("num_samples")
     @classmethod

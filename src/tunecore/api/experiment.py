@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tunecore.api.config import CheckpointConfig, SyncConfig
+from tunecore.api.config import CheckpointConfig, SyncConfig, budget_seconds
 from tunecore.api.errors import TuneError
 from tunecore.api.restored import Trainable
 from tunecore.core.naming import display_name
@@ -59,8 +59,6 @@ class Experiment:
                 f"Experiment(config=...) must be a dict, got {type(config).__name__}: "
                 "convert your search space to a dict before passing it in"
             )
-        if isinstance(time_budget_s, datetime.timedelta):
-            time_budget_s = time_budget_s.total_seconds()
         self.name = name
         """The experiment's name (None: tunecore's default, the trainable's
         name and the time)."""
@@ -68,7 +66,7 @@ class Experiment:
         self.arguments: dict[str, Any] = {
             "name": self.name,
             "stop": stop,
-            "time_budget_s": time_budget_s,
+            "time_budget_s": budget_seconds(time_budget_s),
             "config": config,
             "resources_per_trial": resources_per_trial,
             "num_samples": num_samples,

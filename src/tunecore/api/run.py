@@ -18,6 +18,7 @@ experiment's default name is new each time, so nothing is resumed.
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -31,6 +32,7 @@ from tunecore.api.config import (
     RunConfig,
     SyncConfig,
     TuneConfig,
+    budget_seconds,
 )
 from tunecore.api.errors import TuneError
 from tunecore.api.experiment import Experiment, experiment_list
@@ -52,7 +54,7 @@ def run(
     metric: str | None = None,
     mode: Literal["min", "max"] | None = None,
     stop: StopSetting = None,
-    time_budget_s: float | None = None,
+    time_budget_s: float | datetime.timedelta | None = None,
     config: Mapping[str, object] | None = None,
     resources_per_trial: dict[str, Any] | PlacementGroupFactory | None = None,
     num_samples: int = 1,
@@ -154,7 +156,7 @@ def run(
             search_alg=search_alg,
             max_concurrent_trials=max_concurrent_trials,
             seed=seed,
-            time_budget_s=time_budget_s,
+            time_budget_s=budget_seconds(time_budget_s),
             reuse_actors=reuse_actors,
             resources_per_trial=resources_per_trial,
             trial_name_creator=trial_name_creator,

@@ -29,8 +29,10 @@ from pathlib import Path
 
 from tunecore.core.checkpoints import newest_persistent
 from tunecore.core.naming import display_name, trial_name
+from tunecore.core.results import last_n_average
 from tunecore.model import JsonDict, JsonValue, TrialState
 from tunecore.shell.reported_objects import ObjectsByTrial, ReportedObjects
+from tunecore.shell.storage.layout import read_result_rows
 from tunecore.shell.trainable.checkpoint import Checkpoint
 from tunecore.shell.trainable.placement_group import PlacementGroupFactory
 from tunecore.shell.trial_files import ERROR_FILE
@@ -92,6 +94,24 @@ class Trial:
     @property
     def last_result(self) -> JsonDict:
         return self.state.last_result
+
+    @property
+    def metric_analysis(self) -> dict[str, dict[str, float]]:
+        """Ray's statistics of each numeric metric over the trial's results:
+        `max`, `min`, `avg` and `last` (kept by the core), and `last-5-avg`
+        and `last-10-avg`, the means of the last 5 and 10 values, read from
+        the result.json rows in its directory (left out where there are none)."""
+        directory = self.directory
+        rows = read_result_rows(directory) if directory is not None else None
+        analysis: dict[str, dict[str, float]] = {}
+        for metric, stats in self.state.metric_analysis.items():
+            entry = {"max": stats.max, "min": stats.min, "avg": stats.avg, "last": stats.last}
+            for scope, window in (("last-5-avg", 5), ("last-10-avg", 10)):
+                average = last_n_average(rows or [], metric, window)
+                if average is not None:
+                    entry[scope] = average
+            analysis[metric] = entry
+        return analysis
 
     @property
     def placement_group_factory(self) -> PlacementGroupFactory:

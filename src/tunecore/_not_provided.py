@@ -215,11 +215,6 @@ NOT_PROVIDED: dict[str, str] = {
         "ray.tune.execution.tune_controller is Ray Tune's trial runner, which tunecore "
         "replaces; run experiments with tunecore.Tuner or tunecore.run."
     ),
-    "tunecore.result.Result": (
-        "ray.air.result.Result is Ray's result class; tunecore.result holds result keys "
-        "(ray.tune.result's names), so the class is not here: import it as "
-        "`from tunecore import Result`."
-    ),
     "tunecore.result.EXPR_PARAM_PICKLE_FILE": (
         "ray.tune.result.EXPR_PARAM_PICKLE_FILE names Ray's params.pkl; tunecore persists no "
         "pickles: a trial's parameters are in params.json (tunecore.result.EXPR_PARAM_FILE)."

@@ -31,6 +31,7 @@ from tunecore.core.checkpoints import newest_persistent, score_key
 from tunecore.core.experiment import ExperimentState, trials_in_order
 from tunecore.core.experiment.snapshot import BUILTIN, SnapshotKind
 from tunecore.core.results import flatten
+from tunecore.core.search.placeholders import places_in_config
 from tunecore.model import CheckpointRef, JsonDict, JsonValue, MetricStats, TrialState, TrialStatus
 from tunecore.model.numbers import is_number
 from tunecore.shell.collector import collector_paused
@@ -40,6 +41,7 @@ from tunecore.shell.storage.layout import read_result_rows
 from tunecore.shell.storage.resolve import filesystem_of
 from tunecore.shell.storage.store import Store
 from tunecore.shell.trainable import Checkpoint
+from tunecore.shell.trainable.config_objects import ConfigObjects
 from tunecore.shell.trial_view import Trial, trial_view
 
 if TYPE_CHECKING:
@@ -263,21 +265,41 @@ class Result:
 
 
 class ResultWithObjects(Result):
-    """The result of a trial of this driver's run whose last result held
-    values JSON cannot: `metrics` shows them as the trainable reported
-    them, as Ray's does (`shell.reported_objects`), a new dict at each
-    read. Only such trials' results carry this one more slot."""
+    """The result of a trial of this driver's run that held values JSON
+    cannot, shown as Ray shows them: `metrics` the objects its last result
+    held, as the trainable reported them (`shell.reported_objects`), and
+    `config` the objects of the param space its config names (a model, a
+    dataset, a `ray.put` ref: `tunecore.api.config_objects`) where the log
+    holds their placeholders. Each read is a new dict. Only such trials'
+    results carry these two more slots; a grid read back from storage has
+    the placeholders (nothing stored is an object)."""
 
-    __slots__ = ("_objects",)
-    _objects: ReportedObjects
+    __slots__ = ("_config_objects", "_objects")
+    _objects: ReportedObjects | None
+    _config_objects: ConfigObjects | None
 
-    def __init__(self, objects: ReportedObjects, *args: Any, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        objects: ReportedObjects | None,
+        *args: Any,
+        config_objects: ConfigObjects | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
         object.__setattr__(self, "_objects", objects)
+        object.__setattr__(self, "_config_objects", config_objects)
 
     @property
     def metrics(self) -> JsonDict:
+        if self._objects is None:
+            return self.state.last_result
         return self._objects.merged(self.state.last_result)
+
+    @property
+    def config(self) -> JsonDict:
+        if self._config_objects is None:
+            return self.state.spec.config
+        return self._config_objects.resolve(self.state.spec.config)
 
 
 class ResultGrid(Sequence[Result]):
@@ -313,6 +335,7 @@ class ResultGrid(Sequence[Result]):
         *,
         stored: StoredExperiment | None = None,
         objects: ObjectsByTrial | None = None,
+        config_objects: ConfigObjects | None = None,
     ) -> ResultGrid:
         """The results of `state`'s trials, with the experiment's metric and
         mode as defaults; `dirs` gives each trial's directory. With
@@ -320,10 +343,12 @@ class ResultGrid(Sequence[Result]):
         local copy, or the staging directory): the results name its
         directories there, and their checkpoints are read from there.
         `objects`, of the run that just ended in this driver, are the
-        objects its trials' last results held (`shell.reported_objects`)."""
+        objects its trials' last results held (`shell.reported_objects`),
+        and `config_objects` the param space's objects its configs name."""
         trials = trials_in_order(state)
         mode = state.config.mode
         kept = objects or None
+        in_configs = config_objects if config_objects and config_objects.places else None
         results = [
             _result(
                 t,
@@ -331,6 +356,7 @@ class ResultGrid(Sequence[Result]):
                 experiment_path,
                 stored,
                 None if kept is None else kept.of(t.trial_id),
+                config_objects=in_configs,
             )
             for t in trials
         ]
@@ -598,6 +624,8 @@ def _result(
     experiment_path: Path,
     stored: StoredExperiment | None,
     objects: ReportedObjects | None = None,
+    *,
+    config_objects: ConfigObjects | None = None,
 ) -> Result:
     """A trial's result; checkpoint paths in the state are relative to the
     experiment directory (absolute in logs from before that). A kept
@@ -626,9 +654,11 @@ def _result(
         "files": files,
         "storage": None if stored is None else stored.store,
     }
-    if objects is None:
+    if config_objects is not None and next(places_in_config(trial.spec.config), None) is None:
+        config_objects = None  # this trial's config names none of them
+    if objects is None and config_objects is None:
         return Result(trial, shown, **fields)
-    return ResultWithObjects(objects, trial, shown, **fields)
+    return ResultWithObjects(objects, trial, shown, config_objects=config_objects, **fields)
 
 
 def _existing(trial: TrialState, ref: CheckpointRef, experiment_path: Path) -> Checkpoint | None:

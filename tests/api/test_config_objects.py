@@ -4,6 +4,7 @@ holds placeholders, the trials get the objects, a restore takes them again."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -122,6 +123,41 @@ def test_a_choice_of_objects_reaches_each_trial(tmp_path: Path) -> None:
         assert result.config["model"] == f"<Model model[{index}]>"
         assert result.config["start"] == "<Checkpoint start>"
         assert result.metrics["model_id"] == models[index].model_id
+
+
+class SeesConfigs(tunecore.Callback):
+    def __init__(self) -> None:
+        self.models: list[Any] = []
+
+    def on_trial_complete(
+        self, iteration: int, trials: Sequence[tunecore.Trial], trial: tunecore.Trial, **info: Any
+    ) -> None:
+        self.models.append(trial.config["model"])
+
+
+@pytest.mark.usefixtures("ray_cluster")
+def test_callbacks_and_the_analysis_see_the_objects_as_rays_trials_show_them(
+    tmp_path: Path,
+) -> None:
+    models = [Model(1), Model(2)]
+    seen = SeesConfigs()
+    analysis = tunecore.run(
+        reports_its_model,
+        config={"model": tunecore.grid_search(models), "lr": 0.5},
+        callbacks=[seen],
+        metric="model_id",
+        mode="max",
+        storage_path=str(tmp_path),
+        name="views",
+        verbose=0,
+    )
+    assert sorted(m.model_id for m in seen.models) == [1, 2]
+    assert all(any(m is model for model in models) for m in seen.models)
+    best: dict[str, Any] | None = analysis.get_best_config()
+    assert best is not None
+    assert best["model"] is models[1]
+    configs: list[Any] = [t.config for t in analysis.trials]
+    assert {config["model"].model_id for config in configs} == {1, 2}
 
 
 def test_a_model_based_searcher_picks_among_the_placeholders(tmp_path: Path) -> None:

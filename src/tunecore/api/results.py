@@ -31,7 +31,6 @@ from tunecore.core.checkpoints import newest_persistent, score_key
 from tunecore.core.experiment import ExperimentState, trials_in_order
 from tunecore.core.experiment.snapshot import BUILTIN, SnapshotKind
 from tunecore.core.results import flatten
-from tunecore.core.search.placeholders import places_in_config
 from tunecore.model import CheckpointRef, JsonDict, JsonValue, MetricStats, TrialState, TrialStatus
 from tunecore.model.numbers import is_number
 from tunecore.shell.collector import collector_paused
@@ -158,7 +157,10 @@ class Result:
         return self.state.last_result
 
     @property
-    def config(self) -> JsonDict:
+    def config(self) -> dict[str, Any]:
+        """The trial's config; typed `Any` as Ray's is: in the driver that
+        ran the trial it may hold the param space's objects
+        (`ResultWithObjects`)."""
         return self.state.spec.config
 
     @property
@@ -296,7 +298,7 @@ class ResultWithObjects(Result):
         return self._objects.merged(self.state.last_result)
 
     @property
-    def config(self) -> JsonDict:
+    def config(self) -> dict[str, Any]:
         if self._config_objects is None:
             return self.state.spec.config
         return self._config_objects.resolve(self.state.spec.config)
@@ -348,7 +350,6 @@ class ResultGrid(Sequence[Result]):
         trials = trials_in_order(state)
         mode = state.config.mode
         kept = objects or None
-        in_configs = config_objects if config_objects and config_objects.places else None
         results = [
             _result(
                 t,
@@ -356,7 +357,7 @@ class ResultGrid(Sequence[Result]):
                 experiment_path,
                 stored,
                 None if kept is None else kept.of(t.trial_id),
-                config_objects=in_configs,
+                config_objects=config_objects,
             )
             for t in trials
         ]
@@ -373,7 +374,13 @@ class ResultGrid(Sequence[Result]):
             if stored is None:
                 local.update((result.trial_id, result._path) for result in results)
             return [
-                trial_view(result.state, _objects_of(result), dir_of=dir_of) for result in results
+                trial_view(
+                    result.state,
+                    _objects_of(result),
+                    config_objects=config_objects,
+                    dir_of=dir_of,
+                )
+                for result in results
             ]
 
         def dir_of(trial: TrialState) -> Path:
@@ -654,7 +661,7 @@ def _result(
         "files": files,
         "storage": None if stored is None else stored.store,
     }
-    if config_objects is not None and next(places_in_config(trial.spec.config), None) is None:
+    if config_objects is not None and not config_objects.named_in(trial.spec.config):
         config_objects = None  # this trial's config names none of them
     if objects is None and config_objects is None:
         return Result(trial, shown, **fields)

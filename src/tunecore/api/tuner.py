@@ -489,7 +489,7 @@ class Tuner:
     def _views(self) -> TrialViews:
         """The trials as user code sees them, whose results' objects the
         searcher object is told too, as Ray's searchers get them."""
-        views = TrialViews(self._tune.trial_name_creator)
+        views = TrialViews(self._tune.trial_name_creator, self._objects)
         if self._search_runtime is not None:
             self._search_runtime.objects = views.objects
         return views
@@ -541,7 +541,7 @@ class Tuner:
             loaded.state, loaded.dirs, storage.experiment_dir, mirror, shipped=shipped
         )
         if self._run.verbose:
-            views = TrialViews(self._tune.trial_name_creator)
+            views = TrialViews(self._tune.trial_name_creator, self._objects)
             print(already_finished(state, location, views.name))
         self._results = results
         return results

@@ -3,7 +3,8 @@ result carries, and the running statistics of each numeric metric."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Mapping, Sequence
 from math import isnan
 
 import msgspec
@@ -196,3 +197,30 @@ def marked_done(trial: TrialState) -> TrialState:
     if type(last.get(DONE, False)) is bool:
         return msgspec.structs.replace(trial, recorded_result={**last, DONE: True})
     return with_last_result(trial, {**last, DONE: True})
+
+
+def values_of(rows: Sequence[JsonDict], metric: str) -> list[float]:
+    """Every number reported for `metric` ('/'-joined for nested keys), in
+    order; results without it, or with another kind of value, are passed
+    over. A `null` counts as NaN: it is how result.json keeps a NaN or
+    infinite value (always valid JSON, see `shell.storage.layout`), and a trial
+    whose window holds one must be passed over as its in-memory scores
+    are (Ray's `filter_nan_and_inf`), not ranked on its other values."""
+    values = []
+    for row in rows:
+        flat = flatten(row)
+        if metric not in flat:
+            continue
+        value = flat[metric]
+        if is_number(value):
+            values.append(float(value))
+        elif value is None:
+            values.append(math.nan)
+    return values
+
+
+def last_n_average(rows: Sequence[JsonDict], metric: str, n: int) -> float | None:
+    """Ray's `last-N-avg`: the mean of the last `n` numbers reported for
+    `metric` (fewer if the trial reported fewer); None if it reported none."""
+    window = values_of(rows, metric)[-n:]
+    return math.fsum(window) / len(window) if window else None

@@ -33,8 +33,10 @@ from typing import Any
 
 from tunecore.core.checkpoints import newest_persistent
 from tunecore.core.naming import display_name, trial_name
+from tunecore.core.results import last_n_average
 from tunecore.model import JsonDict, JsonValue, TrialState
 from tunecore.shell.reported_objects import ObjectsByTrial, ReportedObjects
+from tunecore.shell.storage.layout import read_result_rows
 from tunecore.shell.trainable.checkpoint import Checkpoint
 from tunecore.shell.trainable.config_objects import ConfigObjects
 from tunecore.shell.trainable.placement_group import PlacementGroupFactory
@@ -105,6 +107,29 @@ class Trial:
         """What the trial asks for now, as Ray's `PlacementGroupFactory`
         (a `ResourceChangingScheduler` changes it)."""
         return PlacementGroupFactory.of(self.state.spec.resources)
+
+    @property
+    def metric_analysis(self) -> dict[str, dict[str, float]]:
+        """Ray's `Trial.metric_analysis`, which scripts read as
+        `best_trial.metric_analysis[metric][mode]`: for each numeric metric
+        ('/'-joined when nested) its `"max"`, `"min"`, `"avg"` and `"last"`
+        over the trial's results, and `"last-5-avg"` / `"last-10-avg"`, the
+        mean of its last 5 and 10 values, read from the trial's result.json
+        (a few milliseconds behind the results while the trial runs; the
+        last value alone where the file has none)."""
+        analysis = {
+            metric: {"max": stats.max, "min": stats.min, "avg": stats.avg, "last": stats.last}
+            for metric, stats in self.state.metric_analysis.items()
+        }
+        if not analysis:
+            return analysis
+        directory = self.directory
+        rows = (None if directory is None else read_result_rows(directory)) or []
+        for metric, stats in analysis.items():
+            for window in (5, 10):
+                average = last_n_average(rows, metric, window)
+                stats[f"last-{window}-avg"] = stats["last"] if average is None else average
+        return analysis
 
     @property
     def num_failures(self) -> int:

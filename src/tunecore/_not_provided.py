@@ -187,6 +187,16 @@ NOT_PROVIDED: dict[str, str] = {
         "which tunecore replaces; write a search algorithm of your own as a "
         "tunecore.search.Searcher subclass (suggest, on_trial_complete)."
     ),
+    **{
+        f"tunecore.search.variant_generator.{name}": (
+            f"ray.tune.search.variant_generator.{name} reads Ray's own domain objects, which "
+            "tunecore's search domains are not; list a space's configs with "
+            "tunecore.search.variant_generator.generate_variants(space), or write a searcher "
+            "of your own as a tunecore.search.Searcher subclass, which gets the resolved "
+            "space in set_search_properties."
+        )
+        for name in ("parse_spec_vars", "format_vars", "assign_value", "RecursiveDependencyError")
+    },
     "tunecore.search.SearchGenerator": (
         "ray.tune.search.SearchGenerator wraps a Searcher for Ray's trial runner; tunecore "
         "takes the Searcher itself in TuneConfig(search_alg=...)."
@@ -214,11 +224,6 @@ NOT_PROVIDED: dict[str, str] = {
     "tunecore.execution.tune_controller": (
         "ray.tune.execution.tune_controller is Ray Tune's trial runner, which tunecore "
         "replaces; run experiments with tunecore.Tuner or tunecore.run."
-    ),
-    "tunecore.result.Result": (
-        "ray.air.result.Result is Ray's result class; tunecore.result holds result keys "
-        "(ray.tune.result's names), so the class is not here: import it as "
-        "`from tunecore import Result`."
     ),
     "tunecore.result.EXPR_PARAM_PICKLE_FILE": (
         "ray.tune.result.EXPR_PARAM_PICKLE_FILE names Ray's params.pkl; tunecore persists no "

@@ -1,12 +1,16 @@
 """The names of result keys and result files, as Ray Tune's `ray.tune.result`
 spells them, so `from tunecore.result import TRAINING_ITERATION` works where
-a script imported them from Ray.
+a script imported them from Ray. Ray's `ray.air.result` (the module of its
+`Result` class) rewrites to this module too, so `Result` is here as well,
+imported on first use: the integrations that read the keys above must not
+load the driver's result classes.
 
 Keys tunecore fills in itself come from `tunecore.core.results`, where
 every result-key name it uses lives; the others are conventions of Ray's
 examples (`mean_loss`, `episode_reward_mean`) that tunecore only names.
 """
 
+from tunecore._lazy import lazy_attributes
 from tunecore._not_provided import not_provided_getattr
 from tunecore.core.results import (
     DATE,
@@ -108,4 +112,9 @@ __all__ = [
     "TRIAL_ID",
 ]
 
-__getattr__ = not_provided_getattr(__name__)
+__getattr__, __dir__ = lazy_attributes(
+    __name__,
+    {"Result": "tunecore.api.results"},
+    [*__all__, "Result"],
+    missing=not_provided_getattr(__name__),
+)

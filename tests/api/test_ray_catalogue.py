@@ -212,7 +212,6 @@ def test_result_constants_have_rays_values() -> None:
         ("from tunecore.logger import Logger", "LoggerCallback subclass"),
         ("from tunecore.logger import UnifiedLogger", "Ray Tune 2.60 has none"),
         ("from tunecore.result import EXPR_PARAM_PICKLE_FILE", "params.json"),
-        ("from tunecore.result import Result", "from tunecore import Result"),
         ("from tunecore.search import SearchGenerator", "TuneConfig(search_alg"),
         ("from tunecore.sklearn import TuneSearchCV", "tune-sklearn"),
     ],
@@ -293,6 +292,19 @@ def test_rays_module_paths_reach_the_same_objects() -> None:
     assert MaximumIterationStopper is tune.stopper.MaximumIterationStopper
     assert Stopper is tune.Stopper
     assert RunConfig(verbose=AirVerbosity.VERBOSE).verbose == 2
+
+
+def test_rays_result_class_is_reached_from_its_modules() -> None:
+    """`from ray.air.result import Result` (users' type hints and helpers)
+    rewrites to `tunecore.result`, which also holds the result keys; and
+    `ray.tune.result_grid` names the class beside `ResultGrid`."""
+    from tunecore.result import TRAINING_ITERATION, Result  # noqa: PLC0415
+    from tunecore.result_grid import Result as GridResult  # noqa: PLC0415
+
+    assert Result is tune.Result
+    assert GridResult is tune.Result
+    assert TRAINING_ITERATION == "training_iteration"
+    assert "Result" in dir(tune.result)
 
 
 def test_search_message_templates_take_rays_placeholders() -> None:

@@ -100,7 +100,7 @@ def test_metrics_dataframe_holds_every_result_of_the_trial(
     for result in results:
         frame = result.metrics_dataframe
         assert frame is not None
-        assert list(frame["loss"]) == LOSSES[result.config["x"]]  # type: ignore[index]
+        assert list(frame["loss"]) == LOSSES[result.config["x"]]
         assert list(frame["training_iteration"]) == list(range(1, 11))
         assert list(frame["nested/loss"]) == list(frame["loss"])
         assert result.log_dir == Path(result.path)
@@ -165,7 +165,7 @@ def test_nan_scores_are_passed_over_unless_asked_for(tmp_path: Path) -> None:
     ).fit()
     assert results.get_best_result().config["score"] == 1.0
     # Unfiltered, Ray's comparison keeps a NaN that comes first.
-    assert math.isnan(results.get_best_result(filter_nan_and_inf=False).config["score"])  # type: ignore[arg-type]
+    assert math.isnan(results.get_best_result(filter_nan_and_inf=False).config["score"])
 
 
 def test_a_window_holding_a_nan_passes_the_trial_over_as_avg_does(tmp_path: Path) -> None:

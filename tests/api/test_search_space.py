@@ -282,7 +282,7 @@ def test_pbt_mutation_functions_are_drawn_in_the_shell_and_logged(tmp_path: Path
     )
     grid = tuner.fit()
     assert [r.error for r in grid] == [None] * 4
-    rates = [float(r.config["rate"]) for r in grid]  # type: ignore[arg-type]
+    rates = [float(r.config["rate"]) for r in grid]
     assert any(100.0 <= rate <= 200.0 for rate in rates)  # an exploit took a function value
     contents = read_log(tmp_path / "pbt")
     drawn = [e for e in contents.events if isinstance(e, ValuesDrawn) and e.owner == "scheduler"]

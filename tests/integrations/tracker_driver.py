@@ -99,7 +99,7 @@ class RunsOpened:
 
 
 def is_split(trial: Trial) -> bool:
-    return trial.config["x"] == SPLIT_X
+    return bool(trial.config["x"] == SPLIT_X)
 
 
 class DieAtTheSplitResult(Callback):

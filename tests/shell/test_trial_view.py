@@ -110,3 +110,52 @@ def test_rays_trial_attributes_for_callbacks_read_the_trial_and_its_directory(
     assert not fresh.has_checkpoint()
     assert fresh.node_ip is None
     assert Trial(state()).experiment_dir_name is None  # no directory known yet
+
+
+# -- Ray's metric_analysis ----------------------------------------------------------------------
+
+LOSSES = [3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0, 5.0, 3.0, 5.0]
+
+
+def reports_losses(config: JsonDict) -> None:
+    import tunecore  # noqa: PLC0415 - the trainable's own import
+
+    for loss in LOSSES:
+        tunecore.report({"loss": loss, "nested": {"acc": -loss}, "phase": "train"})
+
+
+def test_metric_analysis_has_rays_keys_and_values(tmp_path: Path) -> None:
+    import tunecore  # noqa: PLC0415
+
+    seen: list[dict[str, dict[str, float]]] = []
+
+    class Keeps(tunecore.Callback):
+        def on_trial_complete(self, iteration: int, trials: object, trial: Trial) -> None:
+            seen.append(trial.metric_analysis)
+
+    results = tunecore.Tuner(
+        reports_losses,
+        run_config=tunecore.RunConfig(
+            storage_path=str(tmp_path), name="ma", executor="in_process", callbacks=[Keeps()]
+        ),
+    ).fit()
+    (trial,) = results.trials
+    analysis = trial.metric_analysis
+    # Ray's `_TrainingRunMetadata.update_metric`, over the same values.
+    assert analysis["loss"] == {
+        "max": 9.0,
+        "min": 1.0,
+        "avg": sum(LOSSES) / len(LOSSES),
+        "last": 5.0,
+        "last-5-avg": sum(LOSSES[-5:]) / 5,
+        "last-10-avg": sum(LOSSES[-10:]) / 10,
+    }
+    assert analysis["nested/acc"]["max"] == -1.0
+    assert analysis["nested/acc"]["last-5-avg"] == -sum(LOSSES[-5:]) / 5
+    assert "phase" not in analysis  # not a number
+    assert seen[0]["loss"]["max"] == 9.0
+    assert seen[0]["loss"]["min"] == 1.0
+
+
+def test_a_trial_without_results_has_no_analysis() -> None:
+    assert TrialViews().of(state()).metric_analysis == {}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Literal, assert_type
+from typing import Any, Literal, assert_type
 
 import pandas
 
@@ -112,7 +112,7 @@ def result(best: Result) -> None:
     assert_type(best.trial_id, str)
     assert_type(best.metrics, JsonDict)
     assert_type(best.metrics, dict[str, JsonValue])
-    assert_type(best.config, JsonDict)
+    assert_type(best.config, dict[str, Any])  # it may hold the param space's objects
     assert_type(best.checkpoint, Checkpoint | None)
     assert_type(best.error, TuneError | None)
     assert_type(best.status, TrialStatus)

@@ -40,6 +40,7 @@ from tunecore.shell.storage.layout import read_result_rows
 from tunecore.shell.storage.resolve import filesystem_of
 from tunecore.shell.storage.store import Store
 from tunecore.shell.trainable import Checkpoint
+from tunecore.shell.trainable.config_objects import ConfigObjects
 from tunecore.shell.trial_view import Trial, trial_view
 
 if TYPE_CHECKING:
@@ -156,7 +157,10 @@ class Result:
         return self.state.last_result
 
     @property
-    def config(self) -> JsonDict:
+    def config(self) -> dict[str, Any]:
+        """The trial's config; typed `Any` as Ray's is: in the driver that
+        ran the trial it may hold the param space's objects
+        (`ResultWithObjects`)."""
         return self.state.spec.config
 
     @property
@@ -263,21 +267,41 @@ class Result:
 
 
 class ResultWithObjects(Result):
-    """The result of a trial of this driver's run whose last result held
-    values JSON cannot: `metrics` shows them as the trainable reported
-    them, as Ray's does (`shell.reported_objects`), a new dict at each
-    read. Only such trials' results carry this one more slot."""
+    """The result of a trial of this driver's run that held values JSON
+    cannot, shown as Ray shows them: `metrics` the objects its last result
+    held, as the trainable reported them (`shell.reported_objects`), and
+    `config` the objects of the param space its config names (a model, a
+    dataset, a `ray.put` ref: `tunecore.api.config_objects`) where the log
+    holds their placeholders. Each read is a new dict. Only such trials'
+    results carry these two more slots; a grid read back from storage has
+    the placeholders (nothing stored is an object)."""
 
-    __slots__ = ("_objects",)
-    _objects: ReportedObjects
+    __slots__ = ("_config_objects", "_objects")
+    _objects: ReportedObjects | None
+    _config_objects: ConfigObjects | None
 
-    def __init__(self, objects: ReportedObjects, *args: Any, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        objects: ReportedObjects | None,
+        *args: Any,
+        config_objects: ConfigObjects | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
         object.__setattr__(self, "_objects", objects)
+        object.__setattr__(self, "_config_objects", config_objects)
 
     @property
     def metrics(self) -> JsonDict:
+        if self._objects is None:
+            return self.state.last_result
         return self._objects.merged(self.state.last_result)
+
+    @property
+    def config(self) -> dict[str, Any]:
+        if self._config_objects is None:
+            return self.state.spec.config
+        return self._config_objects.resolve(self.state.spec.config)
 
 
 class ResultGrid(Sequence[Result]):
@@ -313,6 +337,7 @@ class ResultGrid(Sequence[Result]):
         *,
         stored: StoredExperiment | None = None,
         objects: ObjectsByTrial | None = None,
+        config_objects: ConfigObjects | None = None,
     ) -> ResultGrid:
         """The results of `state`'s trials, with the experiment's metric and
         mode as defaults; `dirs` gives each trial's directory. With
@@ -320,7 +345,8 @@ class ResultGrid(Sequence[Result]):
         local copy, or the staging directory): the results name its
         directories there, and their checkpoints are read from there.
         `objects`, of the run that just ended in this driver, are the
-        objects its trials' last results held (`shell.reported_objects`)."""
+        objects its trials' last results held (`shell.reported_objects`),
+        and `config_objects` the param space's objects its configs name."""
         trials = trials_in_order(state)
         mode = state.config.mode
         kept = objects or None
@@ -331,6 +357,7 @@ class ResultGrid(Sequence[Result]):
                 experiment_path,
                 stored,
                 None if kept is None else kept.of(t.trial_id),
+                config_objects=config_objects,
             )
             for t in trials
         ]
@@ -347,7 +374,13 @@ class ResultGrid(Sequence[Result]):
             if stored is None:
                 local.update((result.trial_id, result._path) for result in results)
             return [
-                trial_view(result.state, _objects_of(result), dir_of=dir_of) for result in results
+                trial_view(
+                    result.state,
+                    _objects_of(result),
+                    config_objects=config_objects,
+                    dir_of=dir_of,
+                )
+                for result in results
             ]
 
         def dir_of(trial: TrialState) -> Path:
@@ -598,6 +631,8 @@ def _result(
     experiment_path: Path,
     stored: StoredExperiment | None,
     objects: ReportedObjects | None = None,
+    *,
+    config_objects: ConfigObjects | None = None,
 ) -> Result:
     """A trial's result; checkpoint paths in the state are relative to the
     experiment directory (absolute in logs from before that). A kept
@@ -626,9 +661,11 @@ def _result(
         "files": files,
         "storage": None if stored is None else stored.store,
     }
-    if objects is None:
+    if config_objects is not None and not config_objects.named_in(trial.spec.config):
+        config_objects = None  # this trial's config names none of them
+    if objects is None and config_objects is None:
         return Result(trial, shown, **fields)
-    return ResultWithObjects(objects, trial, shown, **fields)
+    return ResultWithObjects(objects, trial, shown, config_objects=config_objects, **fields)
 
 
 def _existing(trial: TrialState, ref: CheckpointRef, experiment_path: Path) -> Checkpoint | None:

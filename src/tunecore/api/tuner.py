@@ -129,6 +129,7 @@ from tunecore.shell.storage.resolve import resolve_storage, split_experiment
 from tunecore.shell.storage.store import StorageSpec, Store, join_uri
 from tunecore.shell.trainable import make_worker_trainable, resolve_trainable, trainable_name
 from tunecore.shell.trainable.classapi import Trainable as ClassTrainable
+from tunecore.shell.trainable.config_objects import ConfigObjects
 from tunecore.shell.trainable.resources import plan_resources
 from tunecore.shell.trainable.wrappers import publish_parameters
 from tunecore.shell.trial_view import Trial, TrialViews, dirname_of
@@ -474,7 +475,13 @@ class Tuner:
             )
         dirs = loop.hand_over_dirs()
         self._results = _results(
-            final, dirs, storage.experiment_dir, mirror, shipped=shipped, objects=views.objects
+            final,
+            dirs,
+            storage.experiment_dir,
+            mirror,
+            shipped=shipped,
+            objects=views.objects,
+            config_objects=self._objects,
         )
         self._raise_what_stopped(final, location)
         return self._results
@@ -482,7 +489,7 @@ class Tuner:
     def _views(self) -> TrialViews:
         """The trials as user code sees them, whose results' objects the
         searcher object is told too, as Ray's searchers get them."""
-        views = TrialViews(self._tune.trial_name_creator)
+        views = TrialViews(self._tune.trial_name_creator, self._objects)
         if self._search_runtime is not None:
             self._search_runtime.objects = views.objects
         return views
@@ -534,7 +541,7 @@ class Tuner:
             loaded.state, loaded.dirs, storage.experiment_dir, mirror, shipped=shipped
         )
         if self._run.verbose:
-            views = TrialViews(self._tune.trial_name_creator)
+            views = TrialViews(self._tune.trial_name_creator, self._objects)
             print(already_finished(state, location, views.name))
         self._results = results
         return results
@@ -970,20 +977,31 @@ def _results(
     *,
     shipped: bool,
     objects: ObjectsByTrial | None = None,
+    config_objects: ConfigObjects | None = None,
 ) -> ResultGrid:
     """The results of a run that has ended in `experiment_dir`, showing the
-    `objects` its trials reported where JSON could not hold them. Of one in
+    `objects` its trials reported where JSON could not hold them, and the
+    param space's `config_objects` where their configs name them. Of one in
     storage that holds all of it (`shipped`) and is a local directory
     (`file://`), the staging copy goes and the results read the stored
     files (`Mirror.drop_staging`)."""
     if mirror is None:
-        return ResultGrid.from_state(final, dirs, experiment_dir, objects=objects)
+        return ResultGrid.from_state(
+            final, dirs, experiment_dir, objects=objects, config_objects=config_objects
+        )
     kept_at = mirror.drop_staging() if shipped else None
     if kept_at is not None:
         dirs = {t: kept_at / Path(d).relative_to(experiment_dir) for t, d in dirs.items()}
         experiment_dir = kept_at
     stored = StoredExperiment.named(mirror.spec.uri, mirror.root, mirror.name, experiment_dir)
-    return ResultGrid.from_state(final, dirs, experiment_dir, stored=stored, objects=objects)
+    return ResultGrid.from_state(
+        final,
+        dirs,
+        experiment_dir,
+        stored=stored,
+        objects=objects,
+        config_objects=config_objects,
+    )
 
 
 def _nothing_to_resume(state: ExperimentState, resume: ExperimentResumed) -> bool:

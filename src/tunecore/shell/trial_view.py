@@ -11,9 +11,12 @@ per state (states are immutable, so a view of one never goes stale), built
 by `TrialViews`, which keeps the newest view of each trial: the loop calls
 callbacks per result, and a view is made only when a trial's state changed.
 
-A trial whose last result held values JSON cannot is a `TrialWithObjects`,
-whose `last_result` shows the objects reported (`shell.reported_objects`);
-the others, nearly all, carry nothing more.
+A trial whose last result held values JSON cannot, or whose config names
+objects of the param space (a model, a dataset: their placeholders are what
+the log holds), is a `TrialWithObjects`, whose `last_result` shows the
+objects reported (`shell.reported_objects`) and whose `config` shows the
+param space's objects, as Ray's `Trial` does; the others, nearly all, carry
+nothing more.
 
 The name is the user's `trial_name_creator` output once it has been
 called (once per trial, with a view that has no custom name yet, as Ray
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from tunecore.core.checkpoints import newest_persistent
 from tunecore.core.naming import display_name, trial_name
@@ -34,6 +38,7 @@ from tunecore.model import JsonDict, JsonValue, TrialState
 from tunecore.shell.reported_objects import ObjectsByTrial, ReportedObjects
 from tunecore.shell.storage.layout import read_result_rows
 from tunecore.shell.trainable.checkpoint import Checkpoint
+from tunecore.shell.trainable.config_objects import ConfigObjects
 from tunecore.shell.trainable.placement_group import PlacementGroupFactory
 from tunecore.shell.trial_files import ERROR_FILE
 
@@ -75,7 +80,9 @@ class Trial:
         return display_name(self.state.spec.trainable_name)
 
     @property
-    def config(self) -> JsonDict:
+    def config(self) -> dict[str, Any]:
+        """Typed `Any` as Ray's is: it may hold the param space's objects
+        (`TrialWithObjects`)."""
         return self.state.spec.config
 
     @property
@@ -96,28 +103,33 @@ class Trial:
         return self.state.last_result
 
     @property
-    def metric_analysis(self) -> dict[str, dict[str, float]]:
-        """Ray's statistics of each numeric metric over the trial's results:
-        `max`, `min`, `avg` and `last` (kept by the core), and `last-5-avg`
-        and `last-10-avg`, the means of the last 5 and 10 values, read from
-        the result.json rows in its directory (left out where there are none)."""
-        directory = self.directory
-        rows = read_result_rows(directory) if directory is not None else None
-        analysis: dict[str, dict[str, float]] = {}
-        for metric, stats in self.state.metric_analysis.items():
-            entry = {"max": stats.max, "min": stats.min, "avg": stats.avg, "last": stats.last}
-            for scope, window in (("last-5-avg", 5), ("last-10-avg", 10)):
-                average = last_n_average(rows or [], metric, window)
-                if average is not None:
-                    entry[scope] = average
-            analysis[metric] = entry
-        return analysis
-
-    @property
     def placement_group_factory(self) -> PlacementGroupFactory:
         """What the trial asks for now, as Ray's `PlacementGroupFactory`
         (a `ResourceChangingScheduler` changes it)."""
         return PlacementGroupFactory.of(self.state.spec.resources)
+
+    @property
+    def metric_analysis(self) -> dict[str, dict[str, float]]:
+        """Ray's `Trial.metric_analysis`, which scripts read as
+        `best_trial.metric_analysis[metric][mode]`: for each numeric metric
+        ('/'-joined when nested) its `"max"`, `"min"`, `"avg"` and `"last"`
+        over the trial's results, and `"last-5-avg"` / `"last-10-avg"`, the
+        mean of its last 5 and 10 values, read from the trial's result.json
+        (a few milliseconds behind the results while the trial runs; the
+        last value alone where the file has none)."""
+        analysis = {
+            metric: {"max": stats.max, "min": stats.min, "avg": stats.avg, "last": stats.last}
+            for metric, stats in self.state.metric_analysis.items()
+        }
+        if not analysis:
+            return analysis
+        directory = self.directory
+        rows = (None if directory is None else read_result_rows(directory)) or []
+        for metric, stats in analysis.items():
+            for window in (5, 10):
+                average = last_n_average(rows, metric, window)
+                stats[f"last-{window}-avg"] = stats["last"] if average is None else average
+        return analysis
 
     @property
     def num_failures(self) -> int:
@@ -224,32 +236,44 @@ class Trial:
 
 
 class TrialWithObjects(Trial):
-    """A trial whose last result held objects JSON cannot: `last_result`
-    shows them, as the trainable reported them (a new dict at each read)."""
+    """A trial whose last result held objects JSON cannot, or whose config
+    names objects of the param space: `last_result` and `config` show them,
+    as the trainable reported them and as the param space gave them (a new
+    dict at each read)."""
 
-    __slots__ = ("_objects",)
+    __slots__ = ("_config_objects", "_objects")
 
     def __init__(
         self,
         state: TrialState,
-        objects: ReportedObjects,
+        objects: ReportedObjects | None,
         *,
+        config_objects: ConfigObjects | None = None,
         custom_name: str | None = None,
         dir_of: DirOf | None = None,
     ) -> None:
         super().__init__(state, custom_name=custom_name, dir_of=dir_of)
         self._objects = objects
+        self._config_objects = config_objects
 
     @property
     def last_result(self) -> JsonDict:
+        if self._objects is None:
+            return self.state.last_result
         return self._objects.merged(self.state.last_result)
+
+    @property
+    def config(self) -> dict[str, Any]:
+        if self._config_objects is None:
+            return self.state.spec.config
+        return self._config_objects.resolve(self.state.spec.config)
 
 
 def as_recorded(trial: Trial, result: Mapping[str, JsonValue]) -> Mapping[str, JsonValue]:
     """`result`, as a callback got it for `trial`, in the JSON form the
     log records: what tunecore's own loggers write (a result file, an
     MLflow run), unchanged by objects the trial reported."""
-    if not isinstance(trial, TrialWithObjects):
+    if not isinstance(trial, TrialWithObjects) or trial._objects is None:
         return result
     return trial._objects.recorded(result)  # type: ignore[return-value] # JSON again
 
@@ -258,13 +282,19 @@ def trial_view(
     state: TrialState,
     objects: ReportedObjects | None,
     *,
+    config_objects: ConfigObjects | None = None,
     custom_name: str | None = None,
     dir_of: DirOf | None = None,
 ) -> Trial:
-    """The view of `state`, showing `objects` (its last result's, if any)."""
-    if objects is None:
+    """The view of `state`, showing `objects` (its last result's, if any)
+    and the param space's `config_objects` its config names."""
+    if config_objects is not None and not config_objects.named_in(state.spec.config):
+        config_objects = None
+    if objects is None and config_objects is None:
         return Trial(state, custom_name=custom_name, dir_of=dir_of)
-    return TrialWithObjects(state, objects, custom_name=custom_name, dir_of=dir_of)
+    return TrialWithObjects(
+        state, objects, config_objects=config_objects, custom_name=custom_name, dir_of=dir_of
+    )
 
 
 NameCreator = Callable[[Trial], str]
@@ -277,10 +307,16 @@ class TrialViews:
     trial. One instance serves the loop (views for callbacks) and the
     progress output (names), so the creator is never asked twice.
     `objects` are the objects the trials' last results held (the loop
-    records them), which the views show."""
+    records them), and `config_objects` the param space's objects, which
+    the views show."""
 
-    def __init__(self, name_creator: NameCreator | None = None) -> None:
+    def __init__(
+        self,
+        name_creator: NameCreator | None = None,
+        config_objects: ConfigObjects | None = None,
+    ) -> None:
         self._name_creator = name_creator
+        self.config_objects = config_objects
         self.objects = ObjectsByTrial()
         self._views: dict[str, Trial] = {}
         self._names: dict[str, str] = {}
@@ -295,7 +331,13 @@ class TrialViews:
         view = self._views.get(state.trial_id)
         if view is None or view.state is not state:
             objects = self.objects.get(state.trial_id) if self.objects else None
-            view = trial_view(state, objects, custom_name=self.custom_name(state), dir_of=dir_of)
+            view = trial_view(
+                state,
+                objects,
+                config_objects=self.config_objects,
+                custom_name=self.custom_name(state),
+                dir_of=dir_of,
+            )
             if state.is_finished:
                 self._views.pop(state.trial_id, None)
             else:

@@ -12,13 +12,17 @@ from typing import Any
 from tunecore.utils.diagnose import diagnose_serialization
 from tunecore.utils.dicts import deep_update, flatten_dict, merge_dicts, unflatten_dict
 from tunecore.utils.gpu import wait_for_gpu
+from tunecore.utils.json_encoder import SafeFallbackEncoder, is_nan, is_nan_or_inf
 from tunecore.utils.validate import validate_save_restore
 
 __all__ = [
+    "SafeFallbackEncoder",
     "date_str",
     "deep_update",
     "diagnose_serialization",
     "flatten_dict",
+    "is_nan",
+    "is_nan_or_inf",
     "merge_dicts",
     "unflatten_dict",
     "validate_save_restore",

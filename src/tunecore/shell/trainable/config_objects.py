@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from tunecore.core.search.placeholders import Place, path_text, place_of
+from tunecore.core.search.placeholders import Place, path_text, place_of, places_in_config
 from tunecore.core.search.view import Path
 from tunecore.model import JsonDict, JsonValue
 
@@ -50,6 +50,10 @@ class ConfigObjects:
         if self._refs is None or session != self._session:
             self._refs = {place: ray.put((value,)) for place, value in self._values.items()}
             self._session = session
+
+    def named_in(self, config: JsonDict) -> bool:
+        """Whether `config` names any object (holds a placeholder)."""
+        return bool(self._places) and next(places_in_config(config), None) is not None
 
     def resolve(self, config: JsonDict) -> dict[str, Any]:
         """A copy of `config` with each placeholder replaced by its object

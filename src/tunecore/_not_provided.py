@@ -195,7 +195,7 @@ NOT_PROVIDED: dict[str, str] = {
             "of your own as a tunecore.search.Searcher subclass, which gets the resolved "
             "space in set_search_properties."
         )
-        for name in ("parse_spec_vars", "format_vars", "assign_value", "RecursiveDependencyError")
+        for name in ("format_vars", "RecursiveDependencyError")
     },
     "tunecore.search.SearchGenerator": (
         "ray.tune.search.SearchGenerator wraps a Searcher for Ray's trial runner; tunecore "

@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from tunecore._not_provided import not_provided_getattr
 from tunecore.core.rng import Rng, seeded
 from tunecore.core.search import domains
 from tunecore.core.search.domains import DomainBuilder
@@ -129,3 +130,5 @@ def assign_value(spec: dict[Any, Any], path: Sequence[Any], value: Any) -> None:
 
 
 __all__ = ["assign_value", "generate_variants", "grid_search", "parse_spec_vars"]
+
+__getattr__ = not_provided_getattr(__name__)

@@ -159,6 +159,12 @@ NOT_PROVIDED: dict[str, str] = {
         )
         for module in ("constants", "data_batch_type")
     },
+    "tunecore.utils.mock.FailureInjectorCallback": (
+        "ray.tune.utils.mock.FailureInjectorCallback kills cluster nodes through Ray's private "
+        "autoscaler commands for Ray's own release tests; inject failures in the trainable "
+        "(raise, or os._exit) or stop a node of your cluster yourself (`ray stop` on it), and "
+        "tunecore retries the trials as FailureConfig(max_failures=...) says."
+    ),
     "tunecore.error.SessionMisuseError": (
         "ray.train.error.SessionMisuseError is Ray Train's; tunecore.report and "
         "get_checkpoint outside any trial warn and return None, as Ray Tune's do; "

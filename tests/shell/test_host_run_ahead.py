@@ -182,3 +182,4 @@ def test_a_save_never_writes_through_a_link_planted_in_place_of_its_directory(
     with pytest.raises(NotRegularFileError, match=f"symbolic link.*{planted}"):
         host.save(str(checkpoint_dir))
     assert list(theirs.iterdir()) == []
+    host.release()

@@ -1,7 +1,9 @@
 """Trial schedulers, under the names Ray Tune users know.
 
 Each is a pure policy (a frozen struct whose hooks return a new one); see
-`tunecore.core.schedulers` for the protocol they share. The submodules
+`tunecore.core.schedulers` for the protocol they share. `TrialScheduler`
+and `FIFOScheduler` are Ray's classes too, to subclass in Ray's style
+(`tunecore.shell.ray_schedulers`); `FIFOScheduler()` is the pure FIFO policy. The submodules
 (`tunecore.schedulers.hb_bohb`, `.async_hyperband`, `.hyperband`,
 `.median_stopping_rule`, `.pbt`, `.pb2`, `.resource_changing_scheduler`,
 `.trial_scheduler`) hold the same names
@@ -10,8 +12,6 @@ where Ray Tune's scripts import them from (`ray.tune.schedulers.hb_bohb`).
 
 from tunecore.core.schedulers.asha import ASHAScheduler
 from tunecore.core.schedulers.asha_promotion import ASHAPromotionScheduler
-from tunecore.core.schedulers.base import TrialScheduler
-from tunecore.core.schedulers.fifo import FIFOScheduler
 from tunecore.core.schedulers.hb_bohb import HyperBandForBOHB
 from tunecore.core.schedulers.hyperband import HyperBandScheduler
 from tunecore.core.schedulers.median import MedianStoppingRule
@@ -21,6 +21,7 @@ from tunecore.core.schedulers.resource_changing import ResourceChangingScheduler
 from tunecore.schedulers.async_hyperband import AsyncHyperBandScheduler
 from tunecore.schedulers.create import create_scheduler
 from tunecore.schedulers.pbt_replay import PopulationBasedTrainingReplay
+from tunecore.shell.ray_schedulers import FIFOScheduler, TrialScheduler
 
 __all__ = [
     "PB2",

@@ -55,6 +55,7 @@ from tunecore.core.schedulers.base import (
     waiting_exploits,
 )
 from tunecore.core.schedulers.fifo import FIFOScheduler
+from tunecore.core.schedulers.imperative import ImperativeScheduler, choice_wanted, take_decision
 from tunecore.core.schedulers.resource_changing import sees_cluster, take_allocation
 from tunecore.core.search.base import (
     SearchPolicy,
@@ -82,6 +83,8 @@ from tunecore.model import (
     Resources,
     ResourcesUpdateRequested,
     ResultReported,
+    SchedulerAnswered,
+    SchedulerFailed,
     SearcherFailed,
     StartRequested,
     StartTrial,
@@ -260,6 +263,27 @@ class _Step:
         self.changed = True
         return None
 
+    def _on_scheduler_answered(self, event: SchedulerAnswered) -> Rejection | None:
+        """A scheduler object's answer (see `ImperativeScheduler`) arrived."""
+        scheduler = self.scheduler
+        answered = (
+            scheduler.answered(event.told, event.chose, event.chosen)
+            if isinstance(scheduler, ImperativeScheduler)
+            else None
+        )
+        if answered is None:
+            return _reject(event, "the scheduler waits for no such answer")
+        self.scheduler = answered
+        self.changed = True
+        return None
+
+    def _on_scheduler_failed(self, event: SchedulerFailed) -> Rejection | None:
+        if self.books.stopping is None:
+            message = f"The scheduler failed: {event.error}"
+            self._stop_experiment(message, error=message)
+        self.changed = True
+        return None
+
     def _on_tick(self, _event: Tick) -> Rejection | None:
         self.changed = True
         return None
@@ -349,6 +373,8 @@ class _Step:
         scheduler = self.scheduler
         if event.allocation is not None:  # a resources_allocation_function's logged answer
             scheduler = take_allocation(scheduler, trial_id, event.allocation)
+        if event.decision is not None:  # a Ray-style scheduler object's logged answer
+            scheduler = cast(TrialScheduler, take_decision(scheduler, trial_id, event.decision))
         self.scheduler, verdict = scheduler.on_trial_result(trial, flat, self.trials)
         if self.searcher is not None:
             self.searcher = self.searcher.on_trial_result(trial_id, flat)
@@ -726,6 +752,8 @@ class _Step:
             return
         if self.books.total is None or self.books.stopping is not None:
             return
+        if choice_wanted(self.scheduler, waiting=True):
+            return  # the scheduler object is asked next (`ImperativeScheduler`)
         if self.books.paused and not self.books.pending:
             self._dead_end(
                 "There are paused trials, but no pending trials and nothing running: "
@@ -807,6 +835,8 @@ _HANDLERS: dict[type[ExperimentEvent], _Handler] = {
     ValuesDrawn: handles(ValuesDrawn, _Step._take_values),
     Asked: handles(Asked, _Step._take_answer),
     SearcherFailed: handles(SearcherFailed, _Step._on_searcher_failed),
+    SchedulerAnswered: handles(SchedulerAnswered, _Step._on_scheduler_answered),
+    SchedulerFailed: handles(SchedulerFailed, _Step._on_scheduler_failed),
     Tick: handles(Tick, _Step._on_tick),
     ChainRan: handles(ChainRan, _Step._on_chain_ran),
     ExperimentStopRequested: handles(ExperimentStopRequested, _Step._on_stop_requested),

@@ -500,16 +500,19 @@ class Tuner:
         return views
 
     def _raise_what_stopped(self, final: ExperimentState, location: str) -> None:
-        """After the run, with its results kept: the searcher's failure, or
-        under `fail_fast="raise"` the first trial's error, as `fit()` raises
-        them."""
-        runtime = self._search_runtime
-        if runtime is not None and runtime.failure is not None:
-            raise TuneError(
-                f"The searcher failed: {runtime.failure}\n(the experiment in "
-                f"{location} stopped there; its results and log are kept: "
-                "tuner.get_results())"
-            )
+        """After the run, with its results kept: the searcher's or the
+        scheduler object's failure, or under `fail_fast="raise"` the first
+        trial's error, as `fit()` raises them."""
+        for role, runtime in (
+            ("searcher", self._search_runtime),
+            ("scheduler", self._scheduler_runtime),
+        ):
+            if runtime is not None and runtime.failure is not None:
+                raise TuneError(
+                    f"The {role} failed: {runtime.failure}\n(the experiment in "
+                    f"{location} stopped there; its results and log are kept: "
+                    "tuner.get_results())"
+                )
         if self._run.failure_config.fail_fast == "raise" and final.error is not None:
             raise trial_error(
                 final.error,

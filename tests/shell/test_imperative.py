@@ -15,6 +15,7 @@ from tunecore.model import (
     AskScheduler,
     ClusterResourcesChanged,
     ExperimentEvent,
+    Mode,
     PauseRequested,
     Resources,
     ResultReported,
@@ -23,8 +24,8 @@ from tunecore.model import (
     StopRequested,
     TrialRequested,
 )
-from tunecore.schedulers import FIFOScheduler, TrialScheduler
 from tunecore.shell.imperative import SchedulerRuntime, chooses, imperative_policy
+from tunecore.shell.ray_schedulers import FIFOScheduler, TrialScheduler
 from tunecore.shell.trial_view import Trial
 
 
@@ -65,7 +66,9 @@ class Recorder(FIFOScheduler):
         return self.answer
 
 
-def judged(runtime: SchedulerRuntime, state: ExperimentState, loss: float) -> tuple[str, list[ExperimentEvent]]:
+def judged(
+    runtime: SchedulerRuntime, state: ExperimentState, loss: float
+) -> tuple[str, list[ExperimentEvent]]:
     trial_id = sorted(state.trials)[0]
     event = ResultReported(at=2.0, trial_id=trial_id, result={"loss": loss})
     preview = step(state, event)
@@ -80,7 +83,8 @@ def test_a_verdict_is_passed_through(answer: str) -> None:
     decision, then = judged(SchedulerRuntime(obj), two_running(), 0.5)
     assert (decision, then) == (answer, [])
     # Ray's arguments: the trial as before its result (no last result yet), the flat result.
-    assert obj.calls[0][2] == {} and obj.calls[0][3] == 0.5
+    assert obj.calls[0][2] == {}
+    assert obj.calls[0][3] == 0.5
 
 
 def test_noop_after_acting_on_the_controller_becomes_events() -> None:
@@ -99,7 +103,8 @@ def test_an_answer_that_is_no_verdict_fails_naming_it(answer: object, named: str
     runtime = SchedulerRuntime(Recorder(answer))
     decision, then = judged(runtime, two_running(), 0.5)
     assert decision == "CONTINUE"
-    assert len(then) == 1 and isinstance(then[0], SchedulerFailed)
+    assert len(then) == 1
+    assert isinstance(then[0], SchedulerFailed)
     assert f"Recorder.on_trial_result returned {named}" in then[0].error
     assert judged(runtime, two_running(), 0.5) == ("CONTINUE", [])  # never called again
 
@@ -112,7 +117,8 @@ def test_notes_are_told_in_order_then_the_pick_is_asked() -> None:
     obj = Picks()
     state = two_running(chooses=True)
     scheduler = state.scheduler
-    assert isinstance(scheduler, ImperativeScheduler) and len(scheduler.untold) == 2
+    assert isinstance(scheduler, ImperativeScheduler)
+    assert len(scheduler.untold) == 2
     answers = SchedulerRuntime(obj).answer(state, AskScheduler(told=2, choose=True), Trial, 3.0)
     ids = sorted(state.trials)
     assert answers == [SchedulerAnswered(at=3.0, told=2, chose=True, chosen=ids[-1])]
@@ -125,8 +131,11 @@ def test_a_pick_that_is_no_trial_fails_naming_it() -> None:
             return "t_00000"
 
     state = two_running(chooses=True)
-    answers = SchedulerRuntime(PicksAName()).answer(state, AskScheduler(told=0, choose=True), Trial, 3.0)
-    assert len(answers) == 1 and isinstance(answers[0], SchedulerFailed)
+    answers = SchedulerRuntime(PicksAName()).answer(
+        state, AskScheduler(told=0, choose=True), Trial, 3.0
+    )
+    assert len(answers) == 1
+    assert isinstance(answers[0], SchedulerFailed)
     assert "choose_trial_to_run returned 't_00000'" in answers[0].error
 
 
@@ -139,14 +148,14 @@ def test_pause_trial_of_another_trial_is_an_event() -> None:
 
     state = two_running()
     first = sorted(state.trials)[0]
-    answers = SchedulerRuntime(PausesOthers()).answer(state, AskScheduler(told=2, choose=False), Trial, 3.0)
+    answers = SchedulerRuntime(PausesOthers()).answer(
+        state, AskScheduler(told=2, choose=False), Trial, 3.0
+    )
     assert answers[0] == SchedulerAnswered(at=3.0, told=2)
     assert PauseRequested(trial_id=first, at=3.0) in answers[1:]
 
 
 def test_the_object_takes_the_experiments_metric_and_keeps_its_own() -> None:
-    from tunecore.model import Mode
-
     assert imperative_policy(Recorder(), "loss", Mode.MIN).metric == "loss"
 
     class Own(Recorder):
@@ -160,4 +169,5 @@ def test_only_a_class_that_overrides_rays_fifo_pick_is_asked_for_one() -> None:
         def choose_trial_to_run(self, tune_controller: Any) -> Any:
             return None
 
-    assert not chooses(Recorder()) and chooses(Picks())
+    assert not chooses(Recorder())
+    assert chooses(Picks())

@@ -80,8 +80,6 @@ from tunecore.model import (
 )
 from tunecore.model.storable import check_storable, encoding_error
 from tunecore.shell.allocations import allocator_for
-from tunecore.shell.imperative import SchedulerRuntime, imperative_policy, restored_scheduler
-from tunecore.shell.ray_schedulers import is_ray_style
 from tunecore.shell.callbacks import (
     Callback,
     CallbackList,
@@ -108,6 +106,7 @@ from tunecore.shell.executors.inprocess import InProcessExecutor, this_machine
 from tunecore.shell.files_mark import repair_plan
 from tunecore.shell.functions import UserFunctions
 from tunecore.shell.heap import long_lived_heap_frozen
+from tunecore.shell.imperative import SchedulerRuntime, imperative_policy, restored_scheduler
 from tunecore.shell.inbox import Inbox
 from tunecore.shell.journal import Journal, SnapshotStore
 from tunecore.shell.lock import driver_lock
@@ -120,6 +119,7 @@ from tunecore.shell.progress import (
     final_summary,
     unfinished_trials,
 )
+from tunecore.shell.ray_schedulers import is_ray_style
 from tunecore.shell.replay import HistoryWalk, LoggedResults, Replayed, rebuild
 from tunecore.shell.reported_objects import ObjectsByTrial
 from tunecore.shell.resume import drop_unrecorded_checkpoints, repair_result_files
@@ -721,9 +721,7 @@ class Tuner:
         self._search_runtime = restored_runtime(
             history, rebuilt.state.searcher, self._search_alg_again, self._space or None
         )
-        self._scheduler_runtime = restored_scheduler(
-            history, rebuilt.state, self._scheduler_again
-        )
+        self._scheduler_runtime = restored_scheduler(history, rebuilt.state, self._scheduler_again)
         marked = rebuilt.snapshot is not None and rebuilt.snapshot.files is not None
         if mirror is not None or not marked:
             self._logged = LoggedResults()

@@ -1,5 +1,5 @@
 """`ray.tune.schedulers.trial_scheduler`'s names, for scripts that import them from there."""
 
-from tunecore.shell.ray_schedulers import FIFOScheduler, TrialScheduler
+from tunecore.schedulers import FIFOScheduler, TrialScheduler
 
 __all__ = ["FIFOScheduler", "TrialScheduler"]

@@ -34,6 +34,7 @@ from __future__ import annotations
 import traceback
 import warnings
 from collections.abc import Callable
+from typing import Literal, cast
 
 from tunecore.core.experiment import ExperimentState
 from tunecore.core.results import flatten
@@ -50,12 +51,13 @@ from tunecore.model import (
     TrialState,
 )
 from tunecore.shell.allocations import ControllerView
-from tunecore.shell.replay import HistoryWalk
 from tunecore.shell.ray_schedulers import FIFOScheduler
+from tunecore.shell.replay import HistoryWalk
 from tunecore.shell.trial_view import Trial
 
 View = Callable[[TrialState], Trial]
 
+Decision = Literal["CONTINUE", "PAUSE", "STOP"]
 VERDICTS = ("CONTINUE", "PAUSE", "STOP")
 
 
@@ -90,7 +92,9 @@ class SchedulerController(ControllerView):
         events: list[ExperimentEvent] = [
             StopRequested(trial_id=t, at=at) for t in dict.fromkeys(self.stops) if t != but
         ]
-        events += [PauseRequested(trial_id=t, at=at) for t in dict.fromkeys(self.pauses) if t != but]
+        events += [
+            PauseRequested(trial_id=t, at=at) for t in dict.fromkeys(self.pauses) if t != but
+        ]
         return events
 
 
@@ -108,7 +112,7 @@ class SchedulerRuntime:
 
     def decide(
         self, before: ExperimentState, after: ExperimentState, trial_id: str, view: View, at: float
-    ) -> tuple[str, list[ExperimentEvent]]:
+    ) -> tuple[Decision, list[ExperimentEvent]]:
         """The object's verdict on `trial_id`'s result (`after` holds it,
         `before` is the experiment before it), and the events to feed after
         the result (the controller's requests, or a `SchedulerFailed`)."""
@@ -125,7 +129,9 @@ class SchedulerRuntime:
             return "CONTINUE", [self._failed(error, at)]
         return decision, controller.requests(at, but=trial_id)
 
-    def answer(self, state: ExperimentState, command: AskScheduler, view: View, at: float) -> list[ExperimentEvent]:
+    def answer(
+        self, state: ExperimentState, command: AskScheduler, view: View, at: float
+    ) -> list[ExperimentEvent]:
         """Tell the notes and pick, as `command` says; the events to feed."""
         if self.failure is not None:
             return []
@@ -143,7 +149,9 @@ class SchedulerRuntime:
         answered = SchedulerAnswered(at=at, told=command.told, chose=command.choose, chosen=chosen)
         return [answered, *controller.requests(at)]
 
-    def replay(self, before: ExperimentState, event: ExperimentEvent, after: ExperimentState) -> None:
+    def replay(
+        self, before: ExperimentState, event: ExperimentEvent, after: ExperimentState
+    ) -> None:
         """Rebuild the object on a resume: call it for `event` as the run
         that logged it did (a walk's visitor, `shell.replay.HistoryWalk`),
         dropping what it asks of the controller (the log holds it). An
@@ -155,7 +163,7 @@ class SchedulerRuntime:
         try:
             if isinstance(event, ResultReported) and event.decision is not None:
                 decision, _ = self.decide(before, after, event.trial_id, view, event.at)
-                if self.failure is None and decision != event.decision:
+                if not self.failed() and decision != event.decision:
                     self._differs(f"{event.decision} for trial {event.trial_id}'s result", decision)
             elif isinstance(event, SchedulerAnswered):
                 scheduler = before.scheduler
@@ -169,13 +177,18 @@ class SchedulerRuntime:
                         self._differs(f"the pick {event.chosen!r}", repr(chosen))
         except Exception as error:  # the user's code
             self._failed(error, event.at)
-        if self.failure is not None:
+        if self.failed():
             warnings.warn(
                 f"{self.name} raised while it was rebuilt from the log; it is not called "
                 f"again, so the resumed experiment stops at once: {self.failure}",
                 SchedulerResumeWarning,
                 stacklevel=2,
             )
+
+    def failed(self) -> bool:
+        """Whether the object raised (or answered no verdict): it is not
+        called again."""
+        return self.failure is not None
 
     def _differs(self, logged: str, now: str) -> None:
         if not self._warned:
@@ -187,7 +200,9 @@ class SchedulerRuntime:
                 stacklevel=2,
             )
 
-    def _tell(self, note: Note, state: ExperimentState, controller: SchedulerController, view: View) -> None:
+    def _tell(
+        self, note: Note, state: ExperimentState, controller: SchedulerController, view: View
+    ) -> None:
         trial = view(state.trials[note.trial_id])
         hook = getattr(self._object, f"on_trial_{note.hook}")
         if note.hook == "complete":
@@ -208,7 +223,7 @@ def _trial_id(trial: object, where: str) -> str:
     return trial_id
 
 
-def _verdict(answer: object, trial_id: str, controller: SchedulerController, name: str) -> str:
+def _verdict(answer: object, trial_id: str, controller: SchedulerController, name: str) -> Decision:
     """The verdict for the reporting trial: a stop or pause the hook asked
     of the controller for it wins (Ray's NOOP, after acting itself)."""
     if trial_id in controller.stops:
@@ -222,7 +237,7 @@ def _verdict(answer: object, trial_id: str, controller: SchedulerController, nam
             f"{name}.on_trial_result returned {answer!r}: it must return "
             "TrialScheduler.CONTINUE, PAUSE, STOP or NOOP"
         )
-    return answer
+    return cast(Decision, answer)
 
 
 def _picked(trial: object, name: str) -> str | None:
@@ -239,7 +254,10 @@ def _picked(trial: object, name: str) -> str | None:
 
 def chooses(scheduler: object) -> bool:
     """Whether `scheduler`'s class picks trials otherwise than Ray's FIFO."""
-    return getattr(type(scheduler), "choose_trial_to_run", None) is not FIFOScheduler.choose_trial_to_run
+    return (
+        getattr(type(scheduler), "choose_trial_to_run", None)
+        is not FIFOScheduler.choose_trial_to_run
+    )
 
 
 def imperative_policy(

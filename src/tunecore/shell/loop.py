@@ -430,13 +430,16 @@ class ExperimentLoop:
         stepped again, when the core wanted one for it (see
         `tunecore.shell.imperative`); else as it came. What else the
         object asked (stops, pauses of other trials) is fed after it."""
-        if isinstance(preview, Rejection) or decision_wanted(preview[0].scheduler) != event.trial_id:
+        if (
+            isinstance(preview, Rejection)
+            or decision_wanted(preview[0].scheduler) != event.trial_id
+        ):
             return event, preview
         decision, then = runtime.decide(
             self.state, preview[0], event.trial_id, self._view, event.at
         )
         self._drawn.extend(then)
-        event = msgspec.structs.replace(event, decision=decision)  # type: ignore[arg-type]
+        event = msgspec.structs.replace(event, decision=decision)
         return event, step(self.state, event)
 
     def _judged(

@@ -11,7 +11,9 @@ first and return a string verdict:
             self.threshold = threshold
 
         def on_trial_result(self, tune_controller, trial, result):
-            return TrialScheduler.STOP if result["acc"] < self.threshold else TrialScheduler.CONTINUE
+            if result["acc"] < self.threshold:
+                return TrialScheduler.STOP
+            return TrialScheduler.CONTINUE
 
 Such a class is an ordinary Python class here, run in the shell by
 `tunecore.shell.imperative` (the core holds its place,
@@ -59,7 +61,7 @@ _CORE_PARAMETERS = {
 
 
 def hook_style(function: object, hook: str) -> str | None:
-    """"ray" when `function`, a `hook` of a class, takes Ray's controller
+    """ "ray" when `function`, a `hook` of a class, takes Ray's controller
     first; "core" when it has the core's parameters; None otherwise."""
     try:
         names = list(inspect.signature(function).parameters)[1:]  # type: ignore[arg-type]
@@ -92,7 +94,8 @@ class _RayStyle(type):
         core_style = options or any(issubclass(base, msgspec.Struct) for base in bases)
         if ours and (core_style or not ray_style_namespace(namespace)):
             replaced = tuple(PureFIFO if base in ours else base for base in bases)
-            return type(PureFIFO)(name, replaced, namespace, **options)
+            struct_meta: Any = type(PureFIFO)  # msgspec's StructMeta
+            return struct_meta(name, replaced, namespace, **options)
         return super().__new__(mcs, name, bases, namespace, **options)
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:

@@ -5,9 +5,10 @@ Follows Ray Tune's `TrialScheduler` API ("Implementing your own
 scheduler"): `on_trial_result` returns `TrialScheduler.PAUSE` to put a
 trial aside (Tune checkpoints it), and `choose_trial_to_run(tune_controller)`
 returns one of `tune_controller.get_trials()` that is PENDING or PAUSED, or
-None. Here trials take turns, each asking for the whole cluster: each trains two epochs, then the paused trial that trained
-least goes next. The trainable checkpoints as Ray's docs show, so a paused
-trial resumes where it was.
+None. Here trials take turns, each asking for the whole cluster: each
+trains two epochs, then the paused trial that trained least goes next.
+The trainable checkpoints as Ray's docs show, so a paused trial resumes
+where it was.
 """
 
 import json

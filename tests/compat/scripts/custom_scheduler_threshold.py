@@ -41,7 +41,7 @@ class ThresholdScheduler(FIFOScheduler):
 
 def train_fn(config):
     accuracy = 0.0
-    for step in range(10):
+    for _step in range(10):
         accuracy += config["lr"]  # a stand-in for one epoch of training
         tune.report({"mean_accuracy": accuracy})
 

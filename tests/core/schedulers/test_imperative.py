@@ -11,8 +11,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tunecore.core import new_trial
+from tunecore.core.experiment import ExperimentConfig, new_experiment
 from tunecore.core.experiment.requests import after_step
 from tunecore.core.schedulers.base import CONTINUE, PAUSE, STOP
+from tunecore.core.schedulers.fifo import FIFOScheduler
 from tunecore.core.schedulers.imperative import (
     ImperativeScheduler,
     Note,
@@ -20,7 +22,6 @@ from tunecore.core.schedulers.imperative import (
     decision_wanted,
     take_decision,
 )
-from tunecore.core.schedulers.fifo import FIFOScheduler
 from tunecore.model import AskScheduler, TrialSpec, TrialState, TrialStatus
 from tunecore.model.codec import from_msgpack, to_msgpack
 
@@ -40,7 +41,9 @@ def test_a_result_without_a_logged_verdict_is_wanted_and_continues() -> None:
     assert decision_wanted(scheduler) == "a"
 
 
-@pytest.mark.parametrize(("logged", "verdict"), [("CONTINUE", CONTINUE), ("PAUSE", PAUSE), ("STOP", STOP)])
+@pytest.mark.parametrize(
+    ("logged", "verdict"), [("CONTINUE", CONTINUE), ("PAUSE", PAUSE), ("STOP", STOP)]
+)
 def test_the_logged_verdict_is_returned_and_dropped(logged: str, verdict: object) -> None:
     held = take_decision(ImperativeScheduler(name="Mine"), "a", logged)
     assert isinstance(held, ImperativeScheduler)
@@ -83,7 +86,8 @@ def test_notes_are_kept_in_order_and_an_answer_drops_exactly_what_it_told(
     assert scheduler.untold == tuple(Note(hook, trial_id) for hook, trial_id in hooks)  # type: ignore[arg-type]
     told = data.draw(st.integers(0, len(hooks)))
     answered = scheduler.answered(told, chose=False, chosen=None)
-    assert answered is not None and answered.untold == scheduler.untold[told:]
+    assert answered is not None
+    assert answered.untold == scheduler.untold[told:]
     assert scheduler.answered(len(hooks) + 1, chose=False, chosen=None) is None
     assert from_msgpack(to_msgpack(scheduler), ImperativeScheduler) == scheduler
 
@@ -98,12 +102,14 @@ def test_without_a_pick_of_its_own_it_starts_pending_then_paused_trials_in_order
 
 def test_a_fresh_pick_goes_first_and_only_a_pick_resumes_a_paused_trial() -> None:
     scheduler = ImperativeScheduler(name="Mine", chooses=True).on_trial_add(trial("a"))
-    assert choice_wanted(scheduler, waiting=True) and not choice_wanted(scheduler, waiting=False)
+    assert choice_wanted(scheduler, waiting=True)
+    assert not choice_wanted(scheduler, waiting=False)
     pending, paused = [trial("a"), trial("b")], [trial("p", TrialStatus.PAUSED)]
     assert scheduler.choose_trial_to_run([], paused, fits) is None  # stale: not resumed
     assert scheduler.choose_trial_to_run(pending, paused, fits) == "a"  # pending start, as in Ray
     picked = scheduler.answered(1, chose=True, chosen="p")
-    assert picked is not None and not choice_wanted(picked, waiting=True)
+    assert picked is not None
+    assert not choice_wanted(picked, waiting=True)
     assert picked.choose_trial_to_run(pending, paused, fits) == "p"
     assert picked.choose_trial_to_run(pending, paused, lambda t: t.trial_id != "p") == "a"
     assert picked.on_trial_add(trial("c")).choose_trial_to_run([], paused, fits) is None
@@ -114,8 +120,6 @@ def test_a_scheduler_that_never_picks_cannot_be_answered_with_a_pick() -> None:
 
 
 def test_the_step_asks_the_shell_for_the_notes_and_the_pick() -> None:
-    from tunecore.core.experiment import ExperimentConfig, new_experiment
-
     before = new_experiment(
         ExperimentConfig(trainable_name="train"), ImperativeScheduler(name="Mine", chooses=True)
     )

@@ -20,7 +20,7 @@ import pytest
 from pydantic import ValidationError
 
 import tunecore as tune
-from tests.integration.ray_style_schedulers import StopBelow, TakeTurns, climb
+from tests.integration.ray_style_schedulers import TURNS_OF_THREE, StopBelow, TakeTurns, climb
 from tunecore import RunConfig, TuneConfig, TuneError, Tuner
 from tunecore.core.schedulers.fifo import FIFOScheduler as PureFIFO
 from tunecore.core.schedulers.imperative import ImperativeScheduler
@@ -91,16 +91,8 @@ def test_trials_take_turns_by_its_pauses_and_picks(tmp_path: Path) -> None:
     scheduler = TakeTurns(every=2)
     results = by_x(fit(tmp_path, scheduler, ONE_AT_A_TIME, x=tune.grid_search([1, 2, 3])))
     assert {x: r.metrics["training_iteration"] for x, r in results.items()} == {1: 4, 2: 4, 3: 4}
-    order = {r.metrics["trial_id"]: x for x, r in results.items()}
-    # One trial at a time: each runs 2 iterations, then the least trained runs.
-    assert [(order[t], i) for t, i in scheduler.turns] == [
-        (1, 2),
-        (2, 2),
-        (3, 2),
-        (1, 4),
-        (2, 4),
-        (3, 4),
-    ]
+    x_of = {r.metrics["trial_id"]: x for x, r in results.items()}
+    assert [(x_of[t], i) for t, i in scheduler.turns] == TURNS_OF_THREE
     log = read_log(tmp_path / "exp")
     picks = [e.chosen for e in log.events if isinstance(e, SchedulerAnswered) and e.chose]
     assert picks  # logged: the replay resumes the same trials in the same order

@@ -69,6 +69,12 @@ class TakeTurns(FIFOScheduler):
         return min(paused, key=lambda trial: self.trained.get(trial.trial_id, 0))
 
 
+TURNS_OF_THREE = [(1, 2), (2, 2), (3, 2), (1, 4), (2, 4), (3, 4)]
+"""`TakeTurns(every=2)`'s turns as (x, iteration), over `climb` with
+`steps=4` and `x` in 1, 2, 3 run one at a time: each trial's first turn
+in the order added, then the least trained goes next."""
+
+
 def climb(config: dict[str, Any]) -> None:
     """Reports `score = x * iteration` for `steps` iterations, each with a
     checkpoint, so a paused trial resumes where it was. With `fail_once`

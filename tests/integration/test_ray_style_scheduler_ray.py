@@ -12,11 +12,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import cloudpickle
 import pytest
 
 import tunecore as tune
 from tests.integration import ray_style_schedulers as rs
+from tests.integration.shipping import shipped_by_value
 from tunecore import RunConfig, TuneConfig, Tuner
 from tunecore.model import TrialStatus
 
@@ -25,9 +25,8 @@ pytestmark = pytest.mark.usefixtures("ray_cluster", "shipped")
 
 @pytest.fixture(scope="module")
 def shipped() -> Iterator[None]:
-    cloudpickle.register_pickle_by_value(rs)
-    yield
-    cloudpickle.unregister_pickle_by_value(rs)
+    with shipped_by_value(rs):
+        yield
 
 
 def fit(path: Path, scheduler: object, cpus: int) -> dict[Any, tune.Result]:
@@ -72,12 +71,5 @@ def test_trials_take_turns_by_its_pauses_and_picks(tmp_path: Path) -> None:
     assert frame is not None
     assert list(frame["training_iteration"]) == [1, 2, 3, 4]
     x_of = {r.metrics["trial_id"]: x for x, r in results.items()}
-    assert [(x_of[t], i) for t, i in scheduler.turns] == [
-        (1, 2),
-        (2, 2),
-        (3, 2),
-        (1, 4),
-        (2, 4),
-        (3, 4),
-    ]
+    assert [(x_of[t], i) for t, i in scheduler.turns] == rs.TURNS_OF_THREE
     assert replayed_iterations(tmp_path / "exp") == [4, 4, 4]

@@ -256,9 +256,11 @@ class _Step:
         self._add_trial(event.config, {}, event.experiment_tag)
         return None
 
-    def _on_searcher_failed(self, event: SearcherFailed) -> Rejection | None:
+    def _on_policy_failed(self, event: SearcherFailed | SchedulerFailed) -> Rejection | None:
+        """A searcher or scheduler object of the user's failed in the shell."""
         if self.books.stopping is None:
-            message = f"The searcher failed: {event.error}"
+            role = "searcher" if isinstance(event, SearcherFailed) else "scheduler"
+            message = f"The {role} failed: {event.error}"
             self._stop_experiment(message, error=message)
         self.changed = True
         return None
@@ -274,13 +276,6 @@ class _Step:
         if answered is None:
             return _reject(event, "the scheduler waits for no such answer")
         self.scheduler = answered
-        self.changed = True
-        return None
-
-    def _on_scheduler_failed(self, event: SchedulerFailed) -> Rejection | None:
-        if self.books.stopping is None:
-            message = f"The scheduler failed: {event.error}"
-            self._stop_experiment(message, error=message)
         self.changed = True
         return None
 
@@ -834,9 +829,9 @@ _HANDLERS: dict[type[ExperimentEvent], _Handler] = {
     TrialRequested: handles(TrialRequested, _Step._on_trial_requested),
     ValuesDrawn: handles(ValuesDrawn, _Step._take_values),
     Asked: handles(Asked, _Step._take_answer),
-    SearcherFailed: handles(SearcherFailed, _Step._on_searcher_failed),
+    SearcherFailed: handles(SearcherFailed, _Step._on_policy_failed),
     SchedulerAnswered: handles(SchedulerAnswered, _Step._on_scheduler_answered),
-    SchedulerFailed: handles(SchedulerFailed, _Step._on_scheduler_failed),
+    SchedulerFailed: handles(SchedulerFailed, _Step._on_policy_failed),
     Tick: handles(Tick, _Step._on_tick),
     ChainRan: handles(ChainRan, _Step._on_chain_ran),
     ExperimentStopRequested: handles(ExperimentStopRequested, _Step._on_stop_requested),

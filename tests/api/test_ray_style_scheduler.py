@@ -162,10 +162,21 @@ def test_a_restore_rebuilds_it_by_calling_its_hooks_over_the_log(tmp_path: Path)
 
 
 def test_a_rebuilt_scheduler_that_answers_otherwise_warns(tmp_path: Path) -> None:
+    # One at a time: x=1 fails after its first result, then x=3 runs on,
+    # logged CONTINUE at its grace where the threshold of 100 says STOP.
     marker = str(tmp_path / "failed")
-    fit(tmp_path, StopBelow(threshold=5), x=tune.grid_search([1, 3]), fail_once=marker)
+    fit(
+        tmp_path,
+        StopBelow(threshold=5),
+        ONE_AT_A_TIME,
+        x=tune.grid_search([1, 3]),
+        fail_once=marker,
+    )
     restored = Tuner.restore(
-        str(tmp_path / "exp"), climb, resume_errored=True, scheduler=StopBelow(threshold=100)
+        str(tmp_path / "exp"),
+        ONE_AT_A_TIME,
+        resume_errored=True,
+        scheduler=StopBelow(threshold=100),
     )
     with pytest.warns(SchedulerResumeWarning, match="logged CONTINUE for trial .*; now STOP"):
         restored.fit()

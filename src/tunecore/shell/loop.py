@@ -292,11 +292,11 @@ class ExperimentLoop:
                 event = self._judged(event, self._stopper, objects)
             preview = None
             if isinstance(event, ResultReported):
+                if self._scheduler_object is not None:
+                    event = self._decided(event, self._scheduler_object)
                 event, preview = self._told_result(event, objects)
                 if self._allocator is not None:
                     event, preview = self._allocated(event, preview, self._allocator)
-                if self._scheduler_object is not None:
-                    event, preview = self._decided(event, preview, self._scheduler_object)
             try:
                 commands = self._logged_step(event, preview)
             except UnstorableValueError as error:
@@ -423,24 +423,23 @@ class ExperimentLoop:
         event = msgspec.structs.replace(event, allocation=answer)
         return event, step(self.state, event)
 
-    def _decided(
-        self, event: ResultReported, preview: Stepped | Rejection, runtime: SchedulerRuntime
-    ) -> tuple[ResultReported, Stepped | Rejection]:
-        """The result with the user's scheduler object's verdict on it,
-        stepped again, when the core wanted one for it (see
-        `tunecore.shell.imperative`); else as it came. What else the
-        object asked (stops, pauses of other trials) is fed after it."""
+    def _decided(self, event: ResultReported, runtime: SchedulerRuntime) -> ResultReported:
+        """The result with the user's scheduler object's verdict on it
+        when the core wants one for it (a step taken to see; see
+        `tunecore.shell.imperative`), else as it came. Asked before the
+        callbacks hear the result, as Ray asks. What else the object asked
+        (stops, pauses of other trials) is fed after the result."""
+        preview = step(self.state, event)
         if (
             isinstance(preview, Rejection)
             or decision_wanted(preview[0].scheduler) != event.trial_id
         ):
-            return event, preview
+            return event
         decision, then = runtime.decide(
             self.state, preview[0], event.trial_id, self._view, event.at
         )
         self._drawn.extend(then)
-        event = msgspec.structs.replace(event, decision=decision)
-        return event, step(self.state, event)
+        return msgspec.structs.replace(event, decision=decision)
 
     def _judged(
         self, event: ResultReported, stopper: UserStoppers, objects: ReportedObjects | None

@@ -25,7 +25,12 @@ from tunecore import RunConfig, TuneConfig, TuneError, Tuner
 from tunecore.core.schedulers.fifo import FIFOScheduler as PureFIFO
 from tunecore.core.schedulers.imperative import ImperativeScheduler
 from tunecore.model import Mode, ResultReported, SchedulerAnswered, TrialStatus
-from tunecore.schedulers import ASHAScheduler, FIFOScheduler, TrialScheduler
+from tunecore.schedulers import (
+    ASHAScheduler,
+    FIFOScheduler,
+    ResourceChangingScheduler,
+    TrialScheduler,
+)
 from tunecore.shell.eventlog import read_log
 from tunecore.shell.imperative import SchedulerResumeWarning
 from tunecore.shell.ray_schedulers import FIFOScheduler as RayFIFO  # the same class at run time
@@ -227,6 +232,12 @@ def test_a_ray_style_subclass_of_a_pure_policy_is_refused_naming_it(
     text = str(raised.value)
     assert f"{type(scheduler).__qualname__}.{hook}(self, tune_controller" in text
     assert "Subclass tunecore.schedulers.FIFOScheduler" in text
+
+
+def test_a_resource_changing_scheduler_around_one_is_refused_naming_it() -> None:
+    wrapped = ResourceChangingScheduler(base_scheduler=StopBelow(1))  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match=r"base_scheduler=StopBelow\(\.\.\.\)"):
+        TuneConfig(scheduler=wrapped)
 
 
 def test_tune_run_refuses_it_too(tmp_path: Path) -> None:

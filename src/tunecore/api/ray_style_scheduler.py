@@ -15,7 +15,8 @@ passed, naming the class, the hook and what to use instead.
 
 from __future__ import annotations
 
-from tunecore.shell.ray_schedulers import RAY_HOOKS, hook_style, is_policy
+from tunecore.core.schedulers.resource_changing import ResourceChangingScheduler
+from tunecore.shell.ray_schedulers import RAY_HOOKS, hook_style, is_policy, is_ray_style
 
 
 def ray_style_hook(scheduler: object) -> str | None:
@@ -30,7 +31,15 @@ def ray_style_hook(scheduler: object) -> str | None:
 
 def refuse_ray_style_scheduler(scheduler: object) -> object:
     """Return `scheduler`, or raise `ValueError` if it is one of the core's
-    policies with a hook written against Ray's imperative API."""
+    policies with a hook written against Ray's imperative API, or a
+    `ResourceChangingScheduler` around a scheduler object in Ray's style
+    (the pure wrapper calls its base in the core, where no object runs)."""
+    if isinstance(scheduler, ResourceChangingScheduler) and is_ray_style(scheduler.base):
+        raise ValueError(
+            f"ResourceChangingScheduler(base_scheduler={type(scheduler.base).__qualname__}(...)): "
+            "a scheduler in Ray's style cannot be its base (it runs in the shell, the "
+            "wrapper in the core); use one of tunecore's schedulers as the base"
+        )
     if not is_policy(scheduler):
         return scheduler
     hook = ray_style_hook(scheduler)

@@ -152,18 +152,26 @@ def test_a_scheduler_that_fails_ends_the_experiment_with_its_error(
 
 
 def test_a_restore_rebuilds_it_by_calling_its_hooks_over_the_log(tmp_path: Path) -> None:
+    # One at a time: x=1 fails after its first result; x=3 runs to its end,
+    # which ends the experiment, so its completion is heard but not logged.
     marker = str(tmp_path / "failed")
     first = StopBelow(threshold=5)
-    results = by_x(fit(tmp_path, first, x=tune.grid_search([1, 3]), fail_once=marker))
-    assert sum(r.error is not None for r in results.values()) == 1
+    results = by_x(
+        fit(tmp_path, first, ONE_AT_A_TIME, x=tune.grid_search([1, 3]), fail_once=marker)
+    )
+    assert [r.error is not None for _, r in sorted(results.items())] == [True, False]
     with pytest.raises(ValueError, match=r"your StopBelow .*scheduler=\.\.\."):
-        Tuner.restore(str(tmp_path / "exp"), climb, resume_errored=True).fit()
+        Tuner.restore(str(tmp_path / "exp"), ONE_AT_A_TIME, resume_errored=True).fit()
     again = StopBelow(threshold=5)
-    restored = Tuner.restore(str(tmp_path / "exp"), climb, resume_errored=True, scheduler=again)
+    restored = Tuner.restore(
+        str(tmp_path / "exp"), ONE_AT_A_TIME, resume_errored=True, scheduler=again
+    )
     final = by_x(restored.fit())
     assert all(r.error is None for r in final.values())
     assert again.heard[: len(first.heard)] == first.heard  # rebuilt as it stood
     assert len(again.heard) > len(first.heard)  # then went on
+    completed = [entry[1] for entry in again.heard if entry[0] == "complete"]
+    assert sorted(completed) == sorted(r.metrics["trial_id"] for r in final.values())  # once each
 
 
 def test_a_rebuilt_scheduler_that_answers_otherwise_warns(tmp_path: Path) -> None:

@@ -105,6 +105,8 @@ class SchedulerRuntime:
         self._object = scheduler
         self.failure: str | None = None
         self._warned = False
+        self._unlogged: tuple[Note, ...] = ()
+        """Notes told in an experiment that was over (see `answer`)."""
 
     @property
     def name(self) -> str:
@@ -132,15 +134,22 @@ class SchedulerRuntime:
     def answer(
         self, state: ExperimentState, command: AskScheduler, view: View, at: float
     ) -> list[ExperimentEvent]:
-        """Tell the notes and pick, as `command` says; the events to feed."""
+        """Tell the notes and pick, as `command` says; the events to feed.
+        In an experiment that is over (`state.done`) nothing more is
+        logged: the notes are told all the same (the object hears the last
+        completions, as in Ray), and remembered, so the ask a resume makes
+        of the same notes does not tell them twice."""
         if self.failure is not None:
             return []
         scheduler = state.scheduler
         assert isinstance(scheduler, ImperativeScheduler)  # it asked
         controller = SchedulerController(state, view)
         chosen = None
+        notes = scheduler.untold[: command.told]
+        heard = len(self._unlogged) if notes[: len(self._unlogged)] == self._unlogged else 0
+        self._unlogged = notes if state.done else ()
         try:
-            for note in scheduler.untold[: command.told]:
+            for note in notes[heard:]:
                 self._tell(note, state, controller, view)
             if command.choose:
                 chosen = _picked(self._object.choose_trial_to_run(controller), self.name)  # type: ignore[attr-defined]

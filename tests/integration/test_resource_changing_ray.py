@@ -9,11 +9,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import cloudpickle
 import pytest
 
 import tunecore as tune
 from tests.integration import resource_trainables as rt
+from tests.integration.shipping import shipped_by_value
 from tunecore import RunConfig, TuneConfig, Tuner
 from tunecore.model import TrialStatus
 from tunecore.schedulers import ResourceChangingScheduler
@@ -24,9 +24,8 @@ pytestmark = pytest.mark.usefixtures("ray_cluster", "shipped")
 
 @pytest.fixture(scope="module")
 def shipped() -> Iterator[None]:
-    cloudpickle.register_pickle_by_value(rt)
-    yield
-    cloudpickle.unregister_pickle_by_value(rt)
+    with shipped_by_value(rt):
+        yield
 
 
 @pytest.mark.parametrize("allocation", [DistributeResources(), rt.two_cpus], ids=["default", "own"])

@@ -7,13 +7,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import cloudpickle
 import pytest
 import ray
 from ray.util.placement_group import placement_group, remove_placement_group
 
 import tunecore as tune
 from tests.integration import resource_trainables as rt
+from tests.integration.shipping import shipped_by_value
 from tunecore import ResultGrid, RunConfig, TuneConfig, Tuner
 from tunecore.model import TrialStatus
 
@@ -24,9 +24,8 @@ MIB = 2**20
 
 @pytest.fixture(scope="module")
 def shipped() -> Iterator[None]:
-    cloudpickle.register_pickle_by_value(rt)
-    yield
-    cloudpickle.unregister_pickle_by_value(rt)
+    with shipped_by_value(rt):
+        yield
 
 
 def fit(

@@ -1,30 +1,22 @@
-"""Refuse a scheduler written against Ray Tune's imperative scheduler API.
+"""Refuse a subclass of a built-in policy written against Ray Tune's
+imperative scheduler API.
 
-Ray's `TrialScheduler` hooks take the run's controller first
-(`on_trial_result(tune_controller, trial, result)`, `trial_runner` in older
-Ray) and return a string verdict; tunecore's schedulers are pure policies
-whose hooks take the trial's state and return a new policy
-(`tunecore.core.schedulers.base.TrialScheduler`). A Ray-style subclass would
-be called with tunecore's arguments in Ray's places and fail mid-run on a
-`KeyError` far from its cause, so it is refused where it is passed, naming
-the class, the hook and what to use instead (the README's differences table
-names the gap).
+A scheduler of the user's in Ray's style (hooks taking `tune_controller`
+first, string verdicts) runs when it subclasses `tunecore.schedulers.
+FIFOScheduler` or `TrialScheduler` (`tunecore.shell.imperative`). tunecore's
+other schedulers (ASHA, HyperBand, PBT, ...) are pure policies, frozen
+msgspec structs whose hooks take the trial's state and return a new policy
+(`tunecore.core.schedulers.base.TrialScheduler`): a Ray-style override of
+one of their hooks, or a `super().on_trial_result(tune_controller, ...)`
+into them, would be called with the core's arguments in Ray's places and
+fail mid-run far from its cause. So such a subclass is refused where it is
+passed, naming the class, the hook and what to use instead.
 """
 
 from __future__ import annotations
 
-import inspect
-
-RAY_HOOKS = (
-    "on_trial_add",
-    "on_trial_result",
-    "on_trial_complete",
-    "on_trial_error",
-    "on_trial_remove",
-    "choose_trial_to_run",
-)
-RAY_CONTROLLER_NAMES = frozenset({"tune_controller", "trial_runner"})
-"""The first parameter of every hook of Ray's scheduler API (2.x, 1.x)."""
+from tunecore.core.schedulers.resource_changing import ResourceChangingScheduler
+from tunecore.shell.ray_schedulers import RAY_HOOKS, hook_style, is_policy, is_ray_style
 
 
 def ray_style_hook(scheduler: object) -> str | None:
@@ -32,28 +24,34 @@ def ray_style_hook(scheduler: object) -> str | None:
     (its first parameter the controller), or None."""
     for hook in RAY_HOOKS:
         method = getattr(type(scheduler), hook, None)
-        if not callable(method):
-            continue
-        try:
-            parameters = list(inspect.signature(method).parameters)
-        except (TypeError, ValueError):  # a builtin without a signature
-            continue
-        if len(parameters) > 1 and parameters[1] in RAY_CONTROLLER_NAMES:
+        if callable(method) and hook_style(method, hook) == "ray":
             return hook
     return None
 
 
 def refuse_ray_style_scheduler(scheduler: object) -> object:
-    """Return `scheduler`, or raise `ValueError` if it is written against
-    Ray's imperative API."""
+    """Return `scheduler`, or raise `ValueError` if it is one of the core's
+    policies with a hook written against Ray's imperative API, or a
+    `ResourceChangingScheduler` around a scheduler object in Ray's style
+    (the pure wrapper calls its base in the core, where no object runs)."""
+    if isinstance(scheduler, ResourceChangingScheduler) and is_ray_style(scheduler.base):
+        raise ValueError(
+            f"ResourceChangingScheduler(base_scheduler={type(scheduler.base).__qualname__}(...)): "
+            "a scheduler in Ray's style cannot be its base (it runs in the shell, the "
+            "wrapper in the core); use one of tunecore's schedulers as the base"
+        )
+    if not is_policy(scheduler):
+        return scheduler
     hook = ray_style_hook(scheduler)
     if hook is None:
         return scheduler
     name = type(scheduler).__qualname__
+    bases = ", ".join(base.__name__ for base in type(scheduler).__bases__)
     raise ValueError(
-        f"{name}.{hook}(self, tune_controller, ...) is Ray Tune's imperative scheduler API, "
-        "which tunecore does not run: its schedulers are pure policies "
-        "(tunecore.core.schedulers.base.TrialScheduler: hooks take the trial's state and "
-        "return a new policy). Stop trials with a Stopper (RunConfig(stop=...)) or a "
-        "built-in scheduler instead"
+        f"{name}.{hook}(self, tune_controller, ...) is Ray Tune's imperative scheduler API "
+        f"on {bases}, a built-in tunecore runs as a pure policy (hooks take the trial's "
+        "state and return a new policy: tunecore.core.schedulers.base.TrialScheduler), "
+        "which it cannot call that way. Subclass tunecore.schedulers.FIFOScheduler or "
+        "TrialScheduler for a scheduler in Ray's style, or stop trials with a Stopper "
+        "(RunConfig(stop=...))"
     )

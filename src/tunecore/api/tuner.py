@@ -34,7 +34,7 @@ import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
@@ -106,6 +106,7 @@ from tunecore.shell.executors.inprocess import InProcessExecutor, this_machine
 from tunecore.shell.files_mark import repair_plan
 from tunecore.shell.functions import UserFunctions
 from tunecore.shell.heap import long_lived_heap_frozen
+from tunecore.shell.imperative import SchedulerRuntime, imperative_policy, restored_scheduler
 from tunecore.shell.inbox import Inbox
 from tunecore.shell.journal import Journal, SnapshotStore
 from tunecore.shell.lock import driver_lock
@@ -118,6 +119,7 @@ from tunecore.shell.progress import (
     final_summary,
     unfinished_trials,
 )
+from tunecore.shell.ray_schedulers import is_ray_style
 from tunecore.shell.replay import HistoryWalk, LoggedResults, Replayed, rebuild
 from tunecore.shell.reported_objects import ObjectsByTrial
 from tunecore.shell.resume import drop_unrecorded_checkpoints, repair_result_files
@@ -198,6 +200,8 @@ class Tuner:
         self._opened: tuple[Replayed, LogContents, LoggedResults] | None = None
         """A resume's rebuild and the log it read, until its files are repaired."""
         self._search_alg_again: object = None  # a restore's search_alg=
+        self._scheduler_again: object = None  # ...its scheduler= (Ray's imperative API)
+        self._scheduler_runtime: SchedulerRuntime | None = None
         self._allocation_again: Callable[..., object] | None = None  # ...its allocation function
         self._parts = RunParts()
         self._logged: LoggedResults | None = None  # a resume's, until its files are repaired
@@ -222,6 +226,7 @@ class Tuner:
         search_alg: object = None,
         verbose: int | None = None,
         resources_allocation_function: Callable[..., object] | None = None,
+        scheduler: object = None,
     ) -> Tuner:
         """A Tuner that continues the experiment in `path` (after a crash, a
         Ctrl-C, or to retry its errors) when `fit()` is called.
@@ -244,6 +249,11 @@ class Tuner:
         rebuilt without it. `resources_allocation_function` hands back the
         function a `ResourceChangingScheduler` resized trials with (the log
         holds its answers, not its code; required when it had one).
+        `scheduler` hands back a scheduler of your own written against
+        Ray's imperative API (a `FIFOScheduler` or `TrialScheduler`
+        subclass; required when the experiment ran one), built as it was:
+        its hooks are called again over the log to rebuild its state
+        (`tunecore.shell.imperative`); a pure policy is in the log itself.
         `param_space` hands back, as in Ray, what the
         log cannot hold: the functions of its `sample_from`s, which draw
         the values not drawn yet, and its objects (`ray.put` refs, models:
@@ -321,6 +331,7 @@ class Tuner:
         tuner._restored_from = experiment_dir
         tuner._snapshot_kind = snapshot_kind
         tuner._search_alg_again = search_alg
+        tuner._scheduler_again = scheduler
         tuner._allocation_again = resources_allocation_function
         tuner._resume = ExperimentResumed(
             at=0.0,
@@ -438,6 +449,7 @@ class Tuner:
             functions=UserFunctions.of(self._space, self._tune.search_alg, self._tune.scheduler),
             allocator=allocator_for(state.scheduler, self._allocation_again, tune.scheduler),
             searchers=self._search_runtime,
+            scheduler_object=self._scheduler_runtime,
             store=None if mirror is None else mirror.store,
             after_shipped=None if shipper is None else shipper.after_shipped,
         )
@@ -495,16 +507,19 @@ class Tuner:
         return views
 
     def _raise_what_stopped(self, final: ExperimentState, location: str) -> None:
-        """After the run, with its results kept: the searcher's failure, or
-        under `fail_fast="raise"` the first trial's error, as `fit()` raises
-        them."""
-        runtime = self._search_runtime
-        if runtime is not None and runtime.failure is not None:
-            raise TuneError(
-                f"The searcher failed: {runtime.failure}\n(the experiment in "
-                f"{location} stopped there; its results and log are kept: "
-                "tuner.get_results())"
-            )
+        """After the run, with its results kept: the searcher's or the
+        scheduler object's failure, or under `fail_fast="raise"` the first
+        trial's error, as `fit()` raises them."""
+        for role, runtime in (
+            ("searcher", self._search_runtime),
+            ("scheduler", self._scheduler_runtime),
+        ):
+            if runtime is not None and runtime.failure is not None:
+                raise TuneError(
+                    f"The {role} failed: {runtime.failure}\n(the experiment in "
+                    f"{location} stopped there; its results and log are kept: "
+                    "tuner.get_results())"
+                )
         if self._run.failure_config.fail_fast == "raise" and final.error is not None:
             raise trial_error(
                 final.error,
@@ -713,6 +728,7 @@ class Tuner:
         self._search_runtime = restored_runtime(
             history, rebuilt.state.searcher, self._search_alg_again, self._space or None
         )
+        self._scheduler_runtime = restored_scheduler(history, rebuilt.state, self._scheduler_again)
         marked = rebuilt.snapshot is not None and rebuilt.snapshot.files is not None
         if mirror is not None or not marked:
             self._logged = LoggedResults()
@@ -826,8 +842,14 @@ class Tuner:
         return [ResultFiles(storage, json=json, csv=csv, tensorboard=tensorboard)]
 
     def _scheduler(self) -> TrialScheduler | None:
-        scheduler: TrialScheduler | None = self._tune.scheduler
-        return scheduler
+        """The scheduler for a new experiment: the user's policy, or the
+        core's place for a scheduler object in Ray's style, whose runtime
+        (`shell.imperative`) the loop then calls."""
+        scheduler: object = self._tune.scheduler
+        if not is_ray_style(scheduler):
+            return cast(TrialScheduler | None, scheduler)
+        self._scheduler_runtime = SchedulerRuntime(scheduler)
+        return imperative_policy(scheduler, self._tune.metric, _mode(self._tune.mode))
 
     def _searcher(self, plan: RunPlan) -> SearchPolicy:
         """The search: the user's `search_alg`, or a `BasicVariantGenerator`

@@ -19,6 +19,7 @@ from tunecore.model.checkpoint import (
     CheckpointStorage,
 )
 from tunecore.model.commands import (
+    AskScheduler,
     AskSearcher,
     ChainTrials,
     Command,
@@ -48,6 +49,8 @@ from tunecore.model.events import (
     PauseRequested,
     ResourcesUpdateRequested,
     ResultReported,
+    SchedulerAnswered,
+    SchedulerFailed,
     SearcherFailed,
     StartRequested,
     StopRequested,
@@ -76,6 +79,7 @@ from tunecore.model.trial import (
 
 __all__ = [
     "Applied",
+    "AskScheduler",
     "AskSearcher",
     "Asked",
     "ChainRan",
@@ -116,6 +120,8 @@ __all__ = [
     "ResourcesUpdateRequested",
     "ResultReported",
     "SaveCheckpoint",
+    "SchedulerAnswered",
+    "SchedulerFailed",
     "SearcherFailed",
     "StartRequested",
     "StartTrial",

@@ -157,6 +157,16 @@ class AskSearcher(msgspec.Struct, frozen=True, kw_only=True, tag=True):
     told: int
 
 
+class AskScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+    """Tell the user's scheduler object in the shell the first `told` notes
+    its core counterpart (`ImperativeScheduler`) holds untold, then, when
+    `choose`, ask its `choose_trial_to_run`; report with `SchedulerAnswered`
+    (or `SchedulerFailed`)."""
+
+    told: int
+    choose: bool
+
+
 class ExperimentDone(msgspec.Struct, frozen=True, kw_only=True, tag=True):
     """The experiment is over: every trial finished and nothing more will be
     suggested, or it was stopped. `error` says why when it ended badly (a
@@ -178,5 +188,6 @@ Command: TypeAlias = (
     | ResolveResources
     | DrawValues
     | AskSearcher
+    | AskScheduler
     | ExperimentDone
 )

@@ -57,11 +57,15 @@ class ResultReported(_TrialEventBase, frozen=True, kw_only=True, tag=True, omit_
     the trial on this result, so replay needs no user code. `allocation`
     is, likewise, what the user's `resources_allocation_function` answered
     on it: the trial's resources after this result (its current ones when
-    the function said None), asked only when the scheduler wanted it."""
+    the function said None), asked only when the scheduler wanted it.
+    `decision` is what a scheduler of the user's written against Ray's
+    imperative API (`ImperativeScheduler`) returned for it, asked only
+    when the core wanted it."""
 
     result: JsonDict
     stopped_by: str | None = None
     allocation: Resources | None = None
+    decision: Literal["CONTINUE", "PAUSE", "STOP"] | None = None
 
 
 class CheckpointSaved(_TrialEventBase, frozen=True, kw_only=True, tag=True):
@@ -162,6 +166,26 @@ class ChainRan(_EventBase, frozen=True, kw_only=True, tag=True):
     ran: tuple[str, ...] = ()
 
 
+class SchedulerAnswered(_EventBase, frozen=True, kw_only=True, tag=True, omit_defaults=True):
+    """A scheduler object of the user's in the shell (Ray's imperative API,
+    held in the core by `ImperativeScheduler`) was told the first `told`
+    notes its core counterpart held untold (`on_trial_add`,
+    `on_trial_complete`, ...) and, when `chose`, asked
+    `choose_trial_to_run`, which named `chosen` (None: no trial). Logged,
+    so replay needs neither the object nor its code."""
+
+    told: int = 0
+    chose: bool = False
+    chosen: str | None = None
+
+
+class SchedulerFailed(_EventBase, frozen=True, kw_only=True, tag=True):
+    """A scheduler object of the user's raised (or answered something that
+    is no verdict): the experiment stops with `error`."""
+
+    error: str
+
+
 class ExperimentStopRequested(_EventBase, frozen=True, kw_only=True, tag=True):
     """Stop every trial for good and end the experiment (a user's stop, a
     stopper's `stop_all`). Stopped trials are TERMINATED: a resume does not
@@ -213,6 +237,8 @@ ExperimentEvent: TypeAlias = (
     | ValuesDrawn
     | Asked
     | SearcherFailed
+    | SchedulerAnswered
+    | SchedulerFailed
     | Tick
     | ChainRan
     | ExperimentStopRequested

@@ -1,17 +1,20 @@
 """Trial schedulers, under the names Ray Tune users know.
 
 Each is a pure policy (a frozen struct whose hooks return a new one); see
-`tunecore.core.schedulers` for the protocol they share. The submodules
+`tunecore.core.schedulers` for the protocol they share. `TrialScheduler`
+and `FIFOScheduler` are Ray's classes too, to subclass in Ray's style
+(`tunecore.shell.ray_schedulers`); `FIFOScheduler()` is the pure FIFO
+policy, and type checkers see that class under the name. The submodules
 (`tunecore.schedulers.hb_bohb`, `.async_hyperband`, `.hyperband`,
 `.median_stopping_rule`, `.pbt`, `.pb2`, `.resource_changing_scheduler`,
 `.trial_scheduler`) hold the same names
 where Ray Tune's scripts import them from (`ray.tune.schedulers.hb_bohb`).
 """
 
+from typing import TYPE_CHECKING
+
 from tunecore.core.schedulers.asha import ASHAScheduler
 from tunecore.core.schedulers.asha_promotion import ASHAPromotionScheduler
-from tunecore.core.schedulers.base import TrialScheduler
-from tunecore.core.schedulers.fifo import FIFOScheduler
 from tunecore.core.schedulers.hb_bohb import HyperBandForBOHB
 from tunecore.core.schedulers.hyperband import HyperBandScheduler
 from tunecore.core.schedulers.median import MedianStoppingRule
@@ -21,6 +24,12 @@ from tunecore.core.schedulers.resource_changing import ResourceChangingScheduler
 from tunecore.schedulers.async_hyperband import AsyncHyperBandScheduler
 from tunecore.schedulers.create import create_scheduler
 from tunecore.schedulers.pbt_replay import PopulationBasedTrainingReplay
+from tunecore.shell.ray_schedulers import TrialScheduler
+
+if TYPE_CHECKING:  # what `FIFOScheduler()` builds
+    from tunecore.core.schedulers.fifo import FIFOScheduler
+else:  # Ray's class too, to subclass in Ray's style
+    from tunecore.shell.ray_schedulers import FIFOScheduler
 
 __all__ = [
     "PB2",

@@ -47,8 +47,10 @@ from tunecore.core.experiment import ExperimentState, Stepped, step, trials_in_o
 from tunecore.core.experiment.requests import outstanding
 from tunecore.core.naming import error_entry
 from tunecore.core.results import SHOULD_CHECKPOINT, is_end_marker, iteration_of
+from tunecore.core.schedulers.imperative import decision_wanted
 from tunecore.core.schedulers.resource_changing import allocation_wanted
 from tunecore.model import (
+    AskScheduler,
     AskSearcher,
     ChainTrials,
     CheckpointRef,
@@ -86,6 +88,7 @@ from tunecore.shell.allocations import ResourceAllocator
 from tunecore.shell.executors.base import ChainedStart
 from tunecore.shell.exploit_copies import ExploitCopies
 from tunecore.shell.files_mark import FilesMark, make_mark
+from tunecore.shell.imperative import SchedulerRuntime
 from tunecore.shell.inbox import request_of
 from tunecore.shell.interrupts import INTERRUPTED, InterruptGuard
 from tunecore.shell.journal import Journal
@@ -133,6 +136,7 @@ class ExperimentLoop:
         self._stopper = parts.stopper
         self._functions = parts.functions
         self._allocator = parts.allocator
+        self._scheduler_object = parts.scheduler_object
         self._searchers = parts.searchers
         self._resources_of = parts.resources_of
         self._store = parts.store
@@ -288,6 +292,8 @@ class ExperimentLoop:
                 event = self._judged(event, self._stopper, objects)
             preview = None
             if isinstance(event, ResultReported):
+                if self._scheduler_object is not None:
+                    event = self._decided(event, self._scheduler_object)
                 event, preview = self._told_result(event, objects)
                 if self._allocator is not None:
                     event, preview = self._allocated(event, preview, self._allocator)
@@ -417,6 +423,24 @@ class ExperimentLoop:
         event = msgspec.structs.replace(event, allocation=answer)
         return event, step(self.state, event)
 
+    def _decided(self, event: ResultReported, runtime: SchedulerRuntime) -> ResultReported:
+        """The result with the user's scheduler object's verdict on it
+        when the core wants one for it (a step taken to see; see
+        `tunecore.shell.imperative`), else as it came. Asked before the
+        callbacks hear the result, as Ray asks. What else the object asked
+        (stops, pauses of other trials) is fed after the result."""
+        preview = step(self.state, event)
+        if (
+            isinstance(preview, Rejection)
+            or decision_wanted(preview[0].scheduler) != event.trial_id
+        ):
+            return event
+        decision, then = runtime.decide(
+            self.state, preview[0], event.trial_id, self._view, event.at
+        )
+        self._drawn.extend(then)
+        return msgspec.structs.replace(event, decision=decision)
+
     def _judged(
         self, event: ResultReported, stopper: UserStoppers, objects: ReportedObjects | None
     ) -> ResultReported:
@@ -501,6 +525,15 @@ class ExperimentLoop:
         answer = self._searchers.ask(self.state, command, self._clock())
         if answer is not None:
             self._drawn.append(answer)
+
+    def _ask_scheduler(self, command: AskScheduler) -> None:
+        """The user's scheduler object's answer (`tunecore.shell.imperative`);
+        none once the experiment is over (nothing more can be logged)."""
+        if self._scheduler_object is None:
+            return
+        answers = self._scheduler_object.answer(self.state, command, self._view, self._clock())
+        if not self.state.done:
+            self._drawn.extend(answers)
 
     def _start(self, command: StartTrial, trial: TrialState) -> None:
         """A trial that was chained is handed to the executor before its
@@ -803,6 +836,7 @@ _COMMANDS: dict[type[Command], _Doer] = {
 _EXPERIMENT_COMMANDS: dict[type[Command], Callable[[ExperimentLoop, Command], None]] = {
     DrawValues: handles(DrawValues, ExperimentLoop._draw_values),
     AskSearcher: handles(AskSearcher, ExperimentLoop._ask_searcher),
+    AskScheduler: handles(AskScheduler, ExperimentLoop._ask_scheduler),
     ExperimentDone: handles(ExperimentDone, ExperimentLoop._done),
 }
 """What the loop does for each command about the whole experiment."""

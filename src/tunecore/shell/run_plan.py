@@ -21,6 +21,7 @@ from tunecore.shell.allocations import ResourceAllocator
 from tunecore.shell.callbacks import CallbackList
 from tunecore.shell.executors.base import Executor
 from tunecore.shell.functions import UserFunctions
+from tunecore.shell.imperative import SchedulerRuntime
 from tunecore.shell.inbox import Inbox
 from tunecore.shell.journal import Journal
 from tunecore.shell.searchers import SearcherRuntime
@@ -103,6 +104,8 @@ class LoopParts:
     """A `ResourceChangingScheduler`'s allocation function."""
     searchers: SearcherRuntime | None = None
     """A searcher object of the user's, which the core asks through here."""
+    scheduler_object: SchedulerRuntime | None = None
+    """A scheduler object of the user's (Ray's imperative API), likewise."""
     store: Store | None = None
     """The storage an experiment is shipped to, if not a local directory."""
     after_shipped: Callable[[Callable[[], None]], None] | None = None

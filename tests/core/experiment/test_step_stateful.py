@@ -23,6 +23,7 @@ from tunecore.core.experiment.snapshot import ExperimentSnapshot, decode_state, 
 from tunecore.core.schedulers.base import CONTINUE, PAUSE, STOP, Verdict
 from tunecore.core.schedulers.fifo import FIFOScheduler
 from tunecore.model import (
+    AskScheduler,
     AskSearcher,
     ChainTrials,
     CheckpointPolicy,
@@ -343,7 +344,7 @@ def check_commands(
             assert position == len(commands) - 1
             assert after.done
             continue
-        if isinstance(command, DrawValues | AskSearcher):
+        if isinstance(command, DrawValues | AskSearcher | AskScheduler):
             continue  # requests: `test_requests`
         trial = after.trials[command.trial_id]
         status = trial.status

@@ -16,7 +16,8 @@ When a policy is asked again. `DrawValues`: whenever the policy changed
 so a changed policy that still waits had no answer it could take (PBT's
 functions are missing after a restore) and is asked again. `AskSearcher`:
 once per ask key, and never while the experiment stops; a resume lifts
-the stop and asks again.
+the stop and asks again. `AskScheduler`: after every step that leaves a
+scheduler object of the user's owed notes or a pick (`ImperativeScheduler`).
 """
 
 from __future__ import annotations
@@ -24,8 +25,9 @@ from __future__ import annotations
 from typing import Literal
 
 from tunecore.core.experiment.state import ExperimentState
+from tunecore.core.schedulers.imperative import ImperativeScheduler, choice_wanted
 from tunecore.core.search.base import AskWanted, ValuesWanted, ask_wanted_by, wants_values
-from tunecore.model import AskSearcher, Command, DrawValues
+from tunecore.model import AskScheduler, AskSearcher, Command, DrawValues
 
 
 def after_step(before: ExperimentState, after: ExperimentState) -> list[Command]:
@@ -44,6 +46,8 @@ def after_step(before: ExperimentState, after: ExperimentState) -> list[Command]
             asked = None if before.stopping is not None else ask_wanted_by(before.searcher)
             if asked is None or asked.key != wanted.key:
                 requests.append(_ask(wanted))
+    if type(after.scheduler) is ImperativeScheduler:
+        _ask_scheduler(after, requests)
     return requests
 
 
@@ -55,7 +59,22 @@ def outstanding(state: ExperimentState) -> list[Command]:
     wanted = ask_wanted_by(state.searcher)
     if wanted is not None and state.stopping is None:
         requests.append(_ask(wanted))
+    _ask_scheduler(state, requests)
     return requests
+
+
+def _ask_scheduler(state: ExperimentState, requests: list[Command]) -> None:
+    """An `AskScheduler` when a scheduler object of the user's is owed
+    notes or, while trials wait and the experiment goes on, a fresh pick
+    (`ImperativeScheduler`). Asked after every step that leaves it so:
+    its answer is the next event fed, which clears both."""
+    scheduler = state.scheduler
+    if not isinstance(scheduler, ImperativeScheduler):
+        return
+    waiting = state.stopping is None and bool(state.pending or state.paused)
+    choose = choice_wanted(scheduler, waiting)
+    if scheduler.untold or choose:
+        requests.append(AskScheduler(told=len(scheduler.untold), choose=choose))
 
 
 def _draw(owner: Literal["searcher", "scheduler"], policy: object, requests: list[Command]) -> None:

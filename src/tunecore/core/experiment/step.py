@@ -55,6 +55,7 @@ from tunecore.core.schedulers.base import (
     waiting_exploits,
 )
 from tunecore.core.schedulers.fifo import FIFOScheduler
+from tunecore.core.schedulers.imperative import ImperativeScheduler, choice_wanted, take_decision
 from tunecore.core.schedulers.resource_changing import sees_cluster, take_allocation
 from tunecore.core.search.base import (
     SearchPolicy,
@@ -82,6 +83,8 @@ from tunecore.model import (
     Resources,
     ResourcesUpdateRequested,
     ResultReported,
+    SchedulerAnswered,
+    SchedulerFailed,
     SearcherFailed,
     StartRequested,
     StartTrial,
@@ -253,10 +256,26 @@ class _Step:
         self._add_trial(event.config, {}, event.experiment_tag)
         return None
 
-    def _on_searcher_failed(self, event: SearcherFailed) -> Rejection | None:
+    def _on_policy_failed(self, event: SearcherFailed | SchedulerFailed) -> Rejection | None:
+        """A searcher or scheduler object of the user's failed in the shell."""
         if self.books.stopping is None:
-            message = f"The searcher failed: {event.error}"
+            role = "searcher" if isinstance(event, SearcherFailed) else "scheduler"
+            message = f"The {role} failed: {event.error}"
             self._stop_experiment(message, error=message)
+        self.changed = True
+        return None
+
+    def _on_scheduler_answered(self, event: SchedulerAnswered) -> Rejection | None:
+        """A scheduler object's answer (see `ImperativeScheduler`) arrived."""
+        scheduler = self.scheduler
+        answered = (
+            scheduler.answered(event.told, event.chose, event.chosen)
+            if isinstance(scheduler, ImperativeScheduler)
+            else None
+        )
+        if answered is None:
+            return _reject(event, "the scheduler waits for no such answer")
+        self.scheduler = answered
         self.changed = True
         return None
 
@@ -349,6 +368,8 @@ class _Step:
         scheduler = self.scheduler
         if event.allocation is not None:  # a resources_allocation_function's logged answer
             scheduler = take_allocation(scheduler, trial_id, event.allocation)
+        if event.decision is not None:  # a Ray-style scheduler object's logged answer
+            scheduler = cast(TrialScheduler, take_decision(scheduler, trial_id, event.decision))
         self.scheduler, verdict = scheduler.on_trial_result(trial, flat, self.trials)
         if self.searcher is not None:
             self.searcher = self.searcher.on_trial_result(trial_id, flat)
@@ -726,6 +747,8 @@ class _Step:
             return
         if self.books.total is None or self.books.stopping is not None:
             return
+        if choice_wanted(self.scheduler, waiting=True):
+            return  # the scheduler object is asked next (`ImperativeScheduler`)
         if self.books.paused and not self.books.pending:
             self._dead_end(
                 "There are paused trials, but no pending trials and nothing running: "
@@ -806,7 +829,9 @@ _HANDLERS: dict[type[ExperimentEvent], _Handler] = {
     TrialRequested: handles(TrialRequested, _Step._on_trial_requested),
     ValuesDrawn: handles(ValuesDrawn, _Step._take_values),
     Asked: handles(Asked, _Step._take_answer),
-    SearcherFailed: handles(SearcherFailed, _Step._on_searcher_failed),
+    SearcherFailed: handles(SearcherFailed, _Step._on_policy_failed),
+    SchedulerAnswered: handles(SchedulerAnswered, _Step._on_scheduler_answered),
+    SchedulerFailed: handles(SchedulerFailed, _Step._on_policy_failed),
     Tick: handles(Tick, _Step._on_tick),
     ChainRan: handles(ChainRan, _Step._on_chain_ran),
     ExperimentStopRequested: handles(ExperimentStopRequested, _Step._on_stop_requested),

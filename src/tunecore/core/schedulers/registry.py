@@ -9,6 +9,7 @@ from tunecore.core.schedulers.asha_promotion import ASHAPromotionScheduler
 from tunecore.core.schedulers.fifo import FIFOScheduler
 from tunecore.core.schedulers.hb_bohb import HyperBandForBOHB
 from tunecore.core.schedulers.hyperband import HyperBandScheduler
+from tunecore.core.schedulers.imperative import ImperativeScheduler
 from tunecore.core.schedulers.median import MedianStoppingRule
 from tunecore.core.schedulers.pb2 import PB2
 from tunecore.core.schedulers.pbt import PopulationBasedTraining
@@ -64,6 +65,8 @@ SCHEDULERS = Registry(
             stored_as=PopulationBasedTrainingReplay,
             in_cli=False,
         ),
+        # A scheduler object of the user's (Ray's imperative API) in the log.
+        Entry("imperative", ImperativeScheduler, in_cli=False),
         Entry(
             "resource_changing",
             ResourceChangingScheduler,

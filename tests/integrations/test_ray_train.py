@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import cloudpickle
-import psutil
+import psutil  # type: ignore[import-untyped]
 import pytest
 
 import tunecore
@@ -62,7 +62,8 @@ def train_driver_fn(config: dict[str, Any]) -> None:
         run_config=ray.train.RunConfig(
             name=f"train-trial_id={tunecore.get_context().get_trial_id()}",
             storage_path=config["train_storage"],
-            callbacks=[TuneReportCallback()],
+            # Ray's annotations are Train V1's (ray.train picks V2 at import).
+            callbacks=[TuneReportCallback()],  # type: ignore[list-item]
         ),
     )
     trainer.fit()
@@ -85,6 +86,12 @@ class WorkerEnded(tunecore.Callback):
             self.ended[trial.trial_id] = False
             return
         self.ended[trial.trial_id] = True
+
+
+def worker_config(result: tunecore.Result) -> dict[str, Any]:
+    config = result.config["train_loop_config"]
+    assert isinstance(config, dict)
+    return config
 
 
 def rows(result: tunecore.Result) -> list[dict[str, Any]]:
@@ -123,15 +130,16 @@ def test_train_runs_report_to_their_trials_and_asha_stops_abort_them(tmp_path: P
             name="train", storage_path=str(tmp_path / "tune"), callbacks=[ended], verbose=0
         ),
     ).fit()
-    by_lr = {result.config["train_loop_config"]["lr"]: result for result in grid}
+    by_lr = {worker_config(result)["lr"]: result for result in grid}
     first, second, failed = (by_lr[config["lr"]] for config in configs)
 
     # ASHA stopped the first at max_t and the second at its first rung:
     # each Train run was aborted there, its worker ended before its last step.
     assert (first.metrics["training_iteration"], second.metrics["training_iteration"]) == (4, 2)
     for stopped in (first, second):
-        assert stopped.status is TrialStatus.TERMINATED and stopped.error is None
-        assert ended.ended[stopped.metrics["trial_id"]] is True
+        assert stopped.status is TrialStatus.TERMINATED
+        assert stopped.error is None
+        assert ended.ended[str(stopped.metrics["trial_id"])] is True
         assert [row["step"] for row in rows(stopped)] == list(range(1, len(rows(stopped)) + 1))
     assert list(marks.iterdir()) == []
 
@@ -160,7 +168,7 @@ def test_a_tuner_refuses_a_trainer_naming_the_documented_pattern() -> None:
         train_fn_per_worker, scaling_config=ray.train.ScalingConfig(num_workers=1)
     )
     with pytest.raises(TypeError, match="is a Ray Train trainer") as refused:
-        tunecore.Tuner(trainer, param_space={"train_loop_config": {"lr": 0.1}})
+        tunecore.Tuner(trainer, param_space={"train_loop_config": {"lr": 0.1}})  # type: ignore[arg-type]
     assert "run_config=ray.train.RunConfig(callbacks=[TuneReportCallback()])" in str(refused.value)
 
 
@@ -169,7 +177,11 @@ def test_a_tunecore_config_given_to_a_trainer_is_rays_error_naming_it() -> None:
     # rewritten to tunecore's: Ray's trainer names the class and what to use.
     with pytest.raises(ValueError, match=r"tunecore\..*Use `ray.train.ScalingConfig` instead"):
         ray.train.torch.TorchTrainer(
-            train_fn_per_worker, scaling_config=tunecore.ScalingConfig(num_workers=1)
+            train_fn_per_worker,
+            scaling_config=tunecore.ScalingConfig(num_workers=1),  # type: ignore[arg-type]
         )
     with pytest.raises(ValueError, match=r"tunecore\..*Use `ray.train.RunConfig` instead"):
-        ray.train.torch.TorchTrainer(train_fn_per_worker, run_config=tunecore.RunConfig())
+        ray.train.torch.TorchTrainer(
+            train_fn_per_worker,
+            run_config=tunecore.RunConfig(),  # type: ignore[arg-type]
+        )

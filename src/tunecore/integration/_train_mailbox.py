@@ -44,11 +44,11 @@ class TrainMailbox:
         self._results: collections.deque[dict[str, Any]] = collections.deque()
         self._changed = asyncio.Condition()
         self._closed = False
-        self._controller: ActorHandle | None = None  # the last one that put a result
-        self._aborted: list[ActorHandle] = []
+        self._controller: ActorHandle[Any] | None = None  # the last one that put a result
+        self._aborted: list[ActorHandle[Any]] = []
         self._aborts: set[asyncio.Task[None]] = set()  # held until done
 
-    async def put(self, metrics: dict[str, Any], controller: ActorHandle) -> bool:
+    async def put(self, metrics: dict[str, Any], controller: ActorHandle[Any]) -> bool:
         async with self._changed:
             await self._changed.wait_for(lambda: self._closed or not self._results)
             if self._closed:
@@ -75,7 +75,7 @@ class TrainMailbox:
             if abort and self._controller is not None:
                 self._abort(self._controller)
 
-    def _abort(self, controller: ActorHandle) -> None:
+    def _abort(self, controller: ActorHandle[Any]) -> None:
         """Ask `controller` to abort its run, once, without waiting for it."""
         if controller in self._aborted:
             return
@@ -85,7 +85,7 @@ class TrainMailbox:
         task.add_done_callback(self._aborts.discard)
 
 
-async def _abort(controller: ActorHandle) -> None:
+async def _abort(controller: ActorHandle[Any]) -> None:
     """Ray Train's graceful abort; the controller exits as it ends, so the
     call's own answer is an actor error, which is what success looks like."""
     try:

@@ -47,7 +47,6 @@ from tunecore.shell.trainable.session import TrialSession, current_session
 
 try:
     import ray
-    from ray.actor import ActorHandle
     from ray.train import Checkpoint as TrainCheckpoint
     from ray.train.v2._internal.execution.context import TrainRunContext
     from ray.train.v2.api.callback import UserCallback
@@ -66,7 +65,7 @@ CHECKPOINT_PATH_KEY = "checkpoint_path"
 _RELAY_KIND = "ray_train"
 
 
-class TuneReportCallback(UserCallback):  # type: ignore[misc]
+class TuneReportCallback(UserCallback):
     """Propagate metrics and checkpoint paths from Ray Train workers to the
     tunecore trial (module doc). Make it inside the trial's function."""
 
@@ -103,7 +102,8 @@ class _TrainRelay:
     Train run puts there to the trial's session."""
 
     def __init__(self, session: TrialSession) -> None:
-        self.mailbox: ActorHandle = Mailbox.remote()
+        # Ray types an actor's handle as the class itself or a handle, by turns.
+        self.mailbox: Any = Mailbox.remote()
         self._session = session
         self._lock = threading.Lock()
         self._closed = False
@@ -118,9 +118,10 @@ class _TrainRelay:
 
     def _forward(self) -> None:
         try:
-            while (result := ray.get(self.mailbox.get.remote())) is not None:
-                if not self._session.forward(result):
-                    return  # the trial is stopping: on_stop closed the mailbox
+            while True:
+                result: dict[str, Any] | None = ray.get(self.mailbox.get.remote())
+                if result is None or not self._session.forward(result):
+                    return  # closed: the function ended, or the trial is stopping
         except BaseException as error:  # a result the trial cannot take ends the run
             self._error = error
             self._close_mailbox(abort=True)

@@ -2,8 +2,9 @@
 trials, as Ray 2.60's docs tune them (a function trainable builds a
 `TorchTrainer` with a `TuneReportCallback` and calls `fit()`), on Ray's
 executor: each Train report is a result of the trial, with the checkpoint's
-path; ASHA's stops abort the Train run (its worker ends before it
-trained on); a failed Train run fails its trial, keeping what it reported.
+path; ASHA's stops abort the Train run (its worker ends, though the
+trial's actor lives on); a failed Train run fails its trial, keeping what
+it reported.
 
 Runs where torch is installed (`./dev nox -s frameworks`); skipped
 elsewhere. Each trial reserves half a CPU for its Train driver and its one
@@ -38,12 +39,14 @@ CHECKPOINT_STEP = 2
 
 def train_fn_per_worker(config: dict[str, Any]) -> None:
     """Ray Train worker code: a loss falling with `lr`'s offset, a
-    checkpoint at `CHECKPOINT_STEP`, a failure at `fail_at`, and a mark in
-    `marks` once all `STEPS` ran."""
+    checkpoint at `CHECKPOINT_STEP`, a failure at `fail_at`; in `marks` its
+    process id, and a mark once all `STEPS` ran."""
+    marks = Path(config["marks"])
+    (marks / f"worker-pid-{config['lr']}").write_text(str(os.getpid()))
     for step in range(1, STEPS + 1):
         if step == config.get("fail_at"):
             raise ValueError(f"the worker failed at step {step}")
-        metrics = {"loss": config["lr"] * 10 + 1 / step, "step": step, "worker_pid": os.getpid()}
+        metrics = {"loss": config["lr"] * 10 + 1 / step, "step": step}
         if step == CHECKPOINT_STEP:
             with tempfile.TemporaryDirectory() as directory:
                 Path(directory, "step.txt").write_text(str(step))
@@ -51,10 +54,29 @@ def train_fn_per_worker(config: dict[str, Any]) -> None:
                 ray.train.report(metrics, checkpoint=checkpoint)
         else:
             ray.train.report(metrics)
-    Path(config["marks"], f"finished-{config['lr']}").touch()
+    (marks / f"finished-{config['lr']}").touch()
+
+
+def earlier_workers_ended(marks: Path) -> None:
+    """Mark which earlier trials' Train workers had ended (or are still
+    alive two minutes on): they ran one at a time in this same process, so
+    only their abort can have ended them."""
+    for pid_file in marks.glob("worker-pid-*"):
+        lr = pid_file.name.removeprefix("worker-pid-")
+        try:
+            psutil.Process(int(pid_file.read_text())).wait(timeout=120)
+        except psutil.NoSuchProcess:
+            pass
+        except psutil.TimeoutExpired:
+            (marks / f"alive-{lr}").touch()
+            continue
+        (marks / f"ended-{lr}").touch()
 
 
 def train_driver_fn(config: dict[str, Any]) -> None:
+    marks = Path(config["train_loop_config"]["marks"])
+    (marks / f"driver-pid-{config['train_loop_config']['lr']}").write_text(str(os.getpid()))
+    earlier_workers_ended(marks)
     trainer = ray.train.torch.TorchTrainer(
         train_fn_per_worker,
         train_loop_config=config["train_loop_config"],
@@ -67,25 +89,6 @@ def train_driver_fn(config: dict[str, Any]) -> None:
         ),
     )
     trainer.fit()
-
-
-class WorkerEnded(tunecore.Callback):
-    """Whether each completed trial's Train worker process had ended, waited
-    for as the driver hears the trial complete (its actor is still kept
-    for the next trial, so only the abort can have ended the run)."""
-
-    def __init__(self) -> None:
-        self.ended: dict[str, bool] = {}
-
-    def on_trial_complete(self, iteration: int, trials: Any, trial: Any, **info: Any) -> None:
-        try:
-            psutil.Process(trial.last_result["worker_pid"]).wait(timeout=120)
-        except psutil.NoSuchProcess:
-            pass
-        except psutil.TimeoutExpired:
-            self.ended[trial.trial_id] = False
-            return
-        self.ended[trial.trial_id] = True
 
 
 def worker_config(result: tunecore.Result) -> dict[str, Any]:
@@ -101,12 +104,12 @@ def rows(result: tunecore.Result) -> list[dict[str, Any]]:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # three Train runs one after another, each starting its worker
 @pytest.mark.usefixtures("ray_cluster")
 def test_train_runs_report_to_their_trials_and_asha_stops_abort_them(tmp_path: Path) -> None:
     cloudpickle.register_pickle_by_value(sys.modules[__name__])  # Ray workers lack tests/
     marks = tmp_path / "marks"
     marks.mkdir()
-    ended = WorkerEnded()
     # One trial at a time, so ASHA's decisions are fixed: the first trains
     # to max_t, the second is worse at the first rung, the third (best so
     # far) fails before its second rung.
@@ -123,25 +126,25 @@ def test_train_runs_report_to_their_trials_and_asha_stops_abort_them(tmp_path: P
             metric="loss",
             mode="min",
             max_concurrent_trials=1,
-            reuse_actors=True,  # the trial's actor lives on: only the abort ends its run
+            reuse_actors=True,
             scheduler=ASHAScheduler(max_t=4, grace_period=2, reduction_factor=2),
         ),
-        run_config=tunecore.RunConfig(
-            name="train", storage_path=str(tmp_path / "tune"), callbacks=[ended], verbose=0
-        ),
+        run_config=tunecore.RunConfig(name="train", storage_path=str(tmp_path / "tune"), verbose=0),
     ).fit()
     by_lr = {worker_config(result)["lr"]: result for result in grid}
     first, second, failed = (by_lr[config["lr"]] for config in configs)
 
-    # ASHA stopped the first at max_t and the second at its first rung:
-    # each Train run was aborted there, its worker ended before its last step.
+    # ASHA stopped the first at max_t and the second at its first rung.
     assert (first.metrics["training_iteration"], second.metrics["training_iteration"]) == (4, 2)
     for stopped in (first, second):
         assert stopped.status is TrialStatus.TERMINATED
         assert stopped.error is None
-        assert ended.ended[str(stopped.metrics["trial_id"])] is True
         assert [row["step"] for row in rows(stopped)] == list(range(1, len(rows(stopped)) + 1))
-    assert list(marks.iterdir()) == []
+    # Each stop aborted its Train run: the worker ended before its last step,
+    # while the trials' one actor lived on (one process ran every driver).
+    assert len({(marks / f"driver-pid-{c['lr']}").read_text() for c in configs}) == 1
+    assert {m.name for m in marks.glob("ended-*")} == {"ended-0.01", "ended-0.5"}
+    assert not [*marks.glob("alive-*"), *marks.glob("finished-*")]
 
     # Rank 0's metrics; the result with the Train checkpoint has its path.
     logged = rows(first)

@@ -184,6 +184,7 @@ FRAMEWORK_TESTS = (
     "tests/integrations/test_keras.py",
     "tests/integrations/test_pytorch_lightning.py",
     "tests/integrations/test_framework_extras.py",
+    "tests/integrations/test_ray_train.py",
     "tests/compat/test_compat.py",
 )
 
@@ -191,8 +192,10 @@ FRAMEWORK_TESTS = (
 @nox.session(python=PYTHON, venv_backend="virtualenv")
 def frameworks(session: nox.Session) -> None:
     """The Keras and Lightning callbacks (tunecore.integration.keras,
-    .pytorch_lightning, tunecore.integrations.keras) and their compat
-    scripts, on torch's CPU build with Keras on its torch backend.
+    .pytorch_lightning, tunecore.integrations.keras), Ray Train's
+    TorchTrainer reporting through tunecore.integration.ray_train, and
+    their compat scripts, on torch's CPU build with Keras on its torch
+    backend (torch brings fsspec, which `ray.train` imports).
 
     pip, not uv, makes this environment: it installs torch's CPU build
     first (`CPU_TORCH`), then tunecore with the lock, which pins Keras and
@@ -200,7 +203,7 @@ def frameworks(session: nox.Session) -> None:
     session.install("-c", LOCK, CPU_TORCH)
     session.install("-c", LOCK, "-e", ".[dev,keras,lightning]")
     session.run(
-        "pytest", "-v", *FRAMEWORK_TESTS, "-k", "keras or lightning or extras",
+        "pytest", "-v", *FRAMEWORK_TESTS, "-k", "keras or lightning or extras or ray_train",
         *session.posargs, env={"KERAS_BACKEND": "torch"},
     )  # fmt: skip
 

@@ -2,8 +2,9 @@
 
 A Ray Tune script whose imports are rewritten (`ray.tune.X`, `ray.train.X`
 and `ray.air.X` -> `tunecore.X`) may name a part of Ray that tunecore has
-no counterpart for: Ray Train's trainers, RLlib, Ray's per-trial file
-loggers. Importing one is an ImportError that says why and names what
+no counterpart for: Ray Train's trainers (which a script imports from Ray
+itself, reporting to its trial through tunecore.integration.ray_train),
+RLlib, Ray's per-trial file loggers. Importing one is an ImportError that says why and names what
 tunecore offers, instead of a bare "No module named" or "cannot import
 name". docs/ray-catalogue.md lists them all with the rest of Ray's names.
 
@@ -23,9 +24,13 @@ from types import ModuleType
 _TRAINERS = (
     "Ray Train's trainers (TorchTrainer, TensorflowTrainer, XGBoostTrainer, LightningTrainer, "
     "TransformersTrainer, DataParallelTrainer) run distributed training on Ray Train, which "
-    "tunecore does not include. Tune the training loop itself: a function trainable "
-    "`def train_fn(config): ... tunecore.report({...})` (or a tunecore.Trainable class), given "
-    "its resources with tunecore.with_resources(train_fn, {'cpu': 4, 'gpu': 1}) or a "
+    "tunecore does not include: import them from Ray itself (`import ray.train.torch`, "
+    "`ray.train.ScalingConfig`, `ray.train.RunConfig`). To tune a Ray Train run, build the "
+    "trainer inside a function trainable with "
+    "`ray.train.RunConfig(callbacks=[tunecore.integration.ray_train.TuneReportCallback()])` "
+    "and call `trainer.fit()`, as Ray 2.60's docs do. Or tune the training loop itself: a "
+    "function trainable `def train_fn(config): ... tunecore.report({...})`, given its "
+    "resources with tunecore.with_resources(train_fn, {'cpu': 4, 'gpu': 1}) or a "
     "tunecore.ScalingConfig; the boosting libraries' callbacks are in tunecore.integration "
     "(xgboost, lightgbm)."
 )
@@ -147,10 +152,6 @@ NOT_PROVIDED: dict[str, str] = {
         "ray.air.integrations.trackio (TrackioLoggerCallback, setup_trackio) is not provided; "
         "log to Trackio from a tunecore.logger.LoggerCallback of your own, or call trackio "
         "inside the trainable with the trial's name from tunecore.get_context()."
-    ),
-    "tunecore.integration.ray_train": (
-        "ray.tune.integration.ray_train reports Ray Train runs to Tune; tunecore does not "
-        "include Ray Train. " + _TRAINERS
     ),
     **{
         f"tunecore.{module}": (

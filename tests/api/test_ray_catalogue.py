@@ -205,7 +205,7 @@ def test_result_constants_have_rays_values() -> None:
     ("statement", "says"),
     [
         ("from tunecore.torch import TorchTrainer", "tunecore.with_resources"),
-        ("from tunecore import TorchTrainer", "Tune the training loop itself"),
+        ("from tunecore import TorchTrainer", "tunecore.integration.ray_train.TuneReportCallback"),
         ("from tunecore import get_dataset_shard", "tunecore.with_parameters"),
         ("import tunecore.rllib.algorithms.ppo", "RLlib"),
         ("from tunecore.logger import CSVLogger", "CSVLoggerCallback"),

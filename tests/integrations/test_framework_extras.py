@@ -30,3 +30,10 @@ def test_the_import_names_the_extra(
         monkeypatch.delitem(sys.modules, loaded, raising=False)
     with pytest.raises(ImportError, match=rf"needs {extra}: pip install 'tunecore\[{extra}\]'"):
         importlib.import_module(module)
+
+
+def test_the_ray_train_callback_without_ray_train_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "ray.train", None)  # as where fsspec is missing
+    monkeypatch.delitem(sys.modules, "tunecore.integration.ray_train", raising=False)
+    with pytest.raises(ImportError, match=r"needs Ray Train: pip install 'ray\[train\]'"):
+        importlib.import_module("tunecore.integration.ray_train")

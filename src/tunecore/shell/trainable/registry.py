@@ -50,6 +50,26 @@ _ACCEPTED = (
     "or a subclass of tunecore's Trainable"
 )
 
+_RAY_TRAINERS = (
+    ("ray.train.v2.api.data_parallel_trainer", "DataParallelTrainer"),  # Train V2's trainers
+    ("ray.train.base_trainer", "BaseTrainer"),  # Train V1's (RAY_TRAIN_V2_ENABLED=0)
+)
+_RAY_TRAIN_TRAINER = (
+    "is a Ray Train trainer; a Tuner does not take one. Ray 2.60 refuses it too (Train V2, "
+    "on by default: \"TuneError: Improper 'run' - not string nor trainable.\"; Ray runs a "
+    "V1 trainer only with RAY_TRAIN_V2_ENABLED=0, through Ray Tune's own session). Build the "
+    "trainer inside a function trainable, as Ray's docs do, with the callback that reports "
+    "its results to the trial:\n"
+    "    from tunecore.integration.ray_train import TuneReportCallback\n"
+    "    def train_driver_fn(config):\n"
+    "        trainer = TorchTrainer(train_fn_per_worker,\n"
+    "            train_loop_config=config['train_loop_config'],\n"
+    "            scaling_config=ray.train.ScalingConfig(num_workers=2),\n"
+    "            run_config=ray.train.RunConfig(callbacks=[TuneReportCallback()]))\n"
+    "        trainer.fit()\n"
+    "    Tuner(train_driver_fn, param_space={'train_loop_config': {...}})"
+)
+
 _lock = threading.Lock()
 _registry: dict[str, TrainableTarget] = {}
 
@@ -124,6 +144,8 @@ def validate_trainable(target: object, *, where: str | None = None) -> Trainable
     """`target` if it is an accepted function or a Trainable subclass, else
     an error saying what it is and what is accepted."""
     label = where or repr(target)
+    if _is_ray_train_trainer(target):
+        raise TypeError(f"{label} {_RAY_TRAIN_TRAINER}")
     if isinstance(target, type):
         if not issubclass(target, Trainable):
             raise TypeError(
@@ -134,6 +156,17 @@ def validate_trainable(target: object, *, where: str | None = None) -> Trainable
         raise TypeError(f"{label} is of type {type(target).__name__}; expected {_ACCEPTED}")
     function_form(target)
     return target
+
+
+def _is_ray_train_trainer(target: object) -> bool:
+    """Whether `target` is a Ray Train trainer or its class (looked up among
+    the modules already imported: one exists only once Ray Train is)."""
+    cls = target if isinstance(target, type) else type(target)
+    for module, name in _RAY_TRAINERS:
+        base = getattr(sys.modules.get(module), name, None)
+        if isinstance(base, type) and issubclass(cls, base):
+            return True
+    return False
 
 
 def make_worker_trainable(

@@ -36,6 +36,12 @@ Invariant: every run of a function posts exactly one end message after its
 last `Reported` (`Ended`, `Raised` or `Unwound`), whatever happens, so the
 driver never waits for a thread that is gone.
 
+Results may also come from outside the function's thread: a `Relay`
+(`relay.py`) attached with `relay()` forwards those of work the function
+waits on (a Ray Train run). Its reports and the function's take turns, one
+handshake at a time; a stop request ends its work (`Relay.on_stop`), and
+the run posts its end message only once the relay has closed.
+
 What a function returns is reported as its last result, as in Ray 2.x: a
 dict as it is, a number as `{"_metric": number}` (Ray skips both when they
 are empty or zero); anything else is an error.
@@ -74,6 +80,7 @@ from tunecore.core.results import DEFAULT_METRIC, ends_batch
 from tunecore.model import JsonDict
 from tunecore.model.errors import require_int
 from tunecore.shell.trainable.checkpoint import Checkpoint
+from tunecore.shell.trainable.relay import Relay
 from tunecore.shell.trainable.results import json_result
 from tunecore.shell.trainable.worker import TrialContext
 
@@ -162,6 +169,12 @@ class TrialSession:
         # The last directory made for the function's checkpoints, by
         # checkpoint_dir() or by copying a reported one (tunecore's to delete).
         self._owned: str | None = None
+        # One report's handshake at a time: a relay reports from its own thread.
+        self._reporting = threading.Lock()
+        # Relays by kind, and whether a stop ended work the function waits on.
+        self._relays: dict[str, Relay] = {}
+        self._relays_lock = threading.Lock()
+        self._stop_ends_outside_work = False
 
     # -- the function's thread ----------------------------------------------------------------
 
@@ -171,7 +184,11 @@ class TrialSession:
         _RUNNING.add(self)
         self._resumed_at = time.monotonic()
         try:
-            self._report_returned(call())
+            try:
+                output = call()
+            finally:
+                self._close_relays()
+            self._report_returned(output)
         except _StopRequested:
             self._messages.put(Unwound())
         except StopIteration:
@@ -179,7 +196,10 @@ class TrialSession:
         except BaseException:
             text = traceback.format_exc()
             if self._stop.is_set():
-                logger.warning("Trial %s raised while stopping:\n%s", self.context.trial_id, text)
+                # A relay that ended the function's outside work on the stop
+                # (an aborted Ray Train run) makes the function raise: expected.
+                log = logger.debug if self._stop_ends_outside_work else logger.warning
+                log("Trial %s raised while stopping:\n%s", self.context.trial_id, text)
                 self._messages.put(Unwound())
             else:
                 self._messages.put(Raised(text))
@@ -191,6 +211,10 @@ class TrialSession:
 
     def report(self, metrics: Mapping[str, object], checkpoint: Checkpoint | None) -> None:
         """Hand one result to the driver and wait until it wants the next."""
+        with self._reporting:
+            self._report(metrics, checkpoint)
+
+    def _report(self, metrics: Mapping[str, object], checkpoint: Checkpoint | None) -> None:
         self._raise_if_stopping()
         measured = time.monotonic() - self._resumed_at
         result = json_result("report(metrics)", metrics)
@@ -213,6 +237,41 @@ class TrialSession:
             self._continue.get()
             self._raise_if_stopping()
         self._resumed_at = time.monotonic()
+
+    def relay(self, kind: str, make: Callable[[], Relay]) -> Relay:
+        """The run's relay of `kind` (see `relay.py`), made by `make` and
+        attached the first time it is asked for: a run keeps one per kind,
+        as Ray Tune keeps one queue per session for Ray Train's reports.
+        Asked for while the trial is stopping, it unwinds the function."""
+        with self._relays_lock:
+            self._raise_if_stopping()
+            relay = self._relays.get(kind)
+            if relay is None:
+                relay = self._relays[kind] = make()
+            return relay
+
+    def forward(self, metrics: Mapping[str, object]) -> bool:
+        """A relay's `report` (from its own thread): hand one result to the
+        driver and wait until it wants the next; False, instead of
+        unwinding, once the trial is stopping (the result is dropped)."""
+        try:
+            self.report(metrics, None)
+        except _StopRequested:
+            return False
+        return True
+
+    def _close_relays(self) -> None:
+        """Close every relay (see `Relay.close`), then raise the first error one raised."""
+        with self._relays_lock:
+            relays = list(self._relays.values())
+        errors: list[BaseException] = []
+        for relay in relays:
+            try:
+                relay.close()
+            except BaseException as error:
+                errors.append(error)
+        if errors:
+            raise errors[0]
 
     def _report_returned(self, output: object) -> None:
         """Report what the function returned (see the module doc)."""
@@ -297,8 +356,14 @@ class TrialSession:
         self._continue.put(None)
 
     def request_stop(self) -> None:
-        """Make the function's current (or next) report raise `_StopRequested`."""
-        self._stop.set()
+        """Make the function's current (or next) report raise `_StopRequested`,
+        and end the outside work its relays report for."""
+        with self._relays_lock:
+            self._stop.set()
+            relays = list(self._relays.values())
+        for relay in relays:
+            if relay.on_stop():
+                self._stop_ends_outside_work = True
         self._continue.put(None)
 
 
@@ -359,6 +424,12 @@ def checkpoint_dir(step: int) -> Iterator[str]:
     path = session.new_checkpoint_dir(step)
     yield path
     session.mark_checkpoint(path)
+
+
+def current_session() -> TrialSession | None:
+    """The session of the trial whose function runs in the calling thread,
+    if any (for integrations that attach a `Relay` to it)."""
+    return _CURRENT.get()
 
 
 def _current_or_none(call: str) -> TrialSession | None:

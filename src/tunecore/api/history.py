@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from tunecore.core.results import flatten, last_n_average, values_of
+from tunecore.core.results import flatten
 from tunecore.model import JsonDict
 
 if TYPE_CHECKING:

@@ -142,10 +142,10 @@ def _is_durable(storage_path: object) -> bool:
 def timed_tune_run(  # noqa: PLR0917 - Ray's signature, called positionally by its scripts
     name: str,
     num_samples: int,
-    results_per_second: int = 1,
-    trial_length_s: int = 1,
+    results_per_second: float = 1,
+    trial_length_s: float = 1,
     max_runtime: int = 300,
-    checkpoint_freq_s: int = -1,
+    checkpoint_freq_s: float = -1,
     checkpoint_size_b: int = 0,
     checkpoint_num_files: int = 1,
     **tune_kwargs: Any,

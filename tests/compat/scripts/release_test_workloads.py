@@ -18,7 +18,7 @@ from tunecore.utils.mock import TrialStatusSnapshot, TrialStatusSnapshotTaker
 from tunecore.utils.release_test_util import ProgressCallback, timed_tune_run
 
 
-def main():
+def main() -> None:
     os.environ["TUNE_DISABLE_AUTO_CALLBACK_LOGGERS"] = "1"  # Tweak
     os.environ["TEST_OUTPUT_JSON"] = os.path.abspath("release_test_output.json")
 

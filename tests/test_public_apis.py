@@ -32,6 +32,11 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("benchmarks/storage_sync.py", "_ExperimentCheckpointManager"): (
         "as ray.train._internal above"
     ),
+    ("tests/api/test_safe_fallback_encoder.py", "ray.air._internal.json"): (
+        "the test's oracle is Ray's own SafeFallbackEncoder, which Ray 2.60 defines there; its "
+        "public path, ray.tune.utils.util, imports ray.tune, which needs fsspec, not installed "
+        "in the test environment. Ray's code checked against, not used by tunecore"
+    ),
 }
 
 

@@ -48,7 +48,6 @@ from tunecore.shell.trainable.session import TrialSession, current_session
 try:
     import ray
     from ray.train import Checkpoint as TrainCheckpoint
-    from ray.train.v2._internal.execution.context import TrainRunContext
     from ray.train.v2.api.callback import UserCallback
 except ImportError as error:  # ray.train imports fsspec, pandas, pyarrow, requests
     raise ImportError(
@@ -83,7 +82,7 @@ class TuneReportCallback(UserCallback):
 
     def after_report(
         self,
-        run_context: TrainRunContext,
+        run_context: object,  # Ray's TrainRunContext, from a private module: unused
         metrics: list[dict[str, Any]],
         checkpoint: TrainCheckpoint | None,
     ) -> None:

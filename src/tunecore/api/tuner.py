@@ -454,6 +454,7 @@ class Tuner:
                 loop.feed([msgspec.structs.replace(self._resume, at=parts.clock())])
                 self._files_in_line(storage, loop.state, mirror, journal.records)
                 loop.files_repaired()
+                loop.tell_restored()
             final = loop.run()
             if self._search_runtime is not None:
                 self._search_runtime.finish(final)

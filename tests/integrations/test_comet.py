@@ -6,8 +6,6 @@ across its archives (`tracker_driver`)."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 import zipfile
 from collections import defaultdict
@@ -126,9 +124,7 @@ def test_each_trial_is_one_offline_experiment_with_its_config_and_results(
 
 
 @pytest.mark.parametrize("hold", ["all", "none"])
-def test_a_driver_killed_twice_and_resumed_logs_each_result_once(
-    tmp_path: Path, hold: str
-) -> None:
+def test_a_driver_killed_twice_and_resumed_logs_each_result_once(tmp_path: Path, hold: str) -> None:
     """The first driver dies once the first trial's end is logged, with
     Comet (`all`: it archived that trial's experiment as the trial ended)
     or without it (`none`: the resumed driver, with Comet, catches the
@@ -137,15 +133,7 @@ def test_a_driver_killed_twice_and_resumed_logs_each_result_once(
     offline = tmp_path / "offline"
 
     def drive(phase: str) -> int:
-        env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"}
-        driver = [sys.executable, "-m", "tests.integrations.tracker_driver", "comet"]
-        return subprocess.run(
-            [*driver, str(tmp_path), str(offline), phase, hold],
-            env=env,
-            cwd=tmp_path,
-            timeout=300,
-            check=False,
-        ).returncode
+        return tracker_driver.drive("comet", tmp_path, str(offline), phase, hold)
 
     assert drive("first") == -9
     assert len(by_key(offline)) == (1 if hold == "all" else 0)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -184,7 +183,6 @@ def test_a_key_file_sets_the_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     key_file = tmp_path / "key"
     key_file.write_text("abc123\n")
     WandbLoggerCallback(project="tests", api_key_file=str(key_file)).setup()
-    import os  # noqa: PLC0415
 
     assert os.environ["WANDB_API_KEY"] == "abc123"
     monkeypatch.delenv("WANDB_API_KEY")
@@ -201,9 +199,7 @@ def test_without_wandb_the_import_names_the_extra(monkeypatch: pytest.MonkeyPatc
 
 
 @pytest.mark.parametrize("hold", [0, 2])
-def test_a_driver_killed_twice_and_resumed_logs_each_result_once(
-    tmp_path: Path, hold: int
-) -> None:
+def test_a_driver_killed_twice_and_resumed_logs_each_result_once(tmp_path: Path, hold: int) -> None:
     """What each trial's offline directories recorded, read from their
     `.wandb` files. The first driver dies once the first trial's end is in
     the log, W&B's thread held before it opened that trial's run (hold 0)
@@ -215,21 +211,8 @@ def test_a_driver_killed_twice_and_resumed_logs_each_result_once(
     from tests.integrations.mlflow_driver import ITERATIONS  # noqa: PLC0415
     from tunecore.integrations._wandb_offline import history, offline_dirs  # noqa: PLC0415
 
-    root = Path(__file__).resolve().parents[2]
-
     def drive(phase: str) -> int:
-        # Each driver its own W&B service, which dies with it: not the one
-        # an earlier test of this process started (WANDB_SERVICE names it).
-        env = {k: v for k, v in os.environ.items() if k != "WANDB_SERVICE"}
-        env["PYTHONPATH"] = f"{root / 'src'}{os.pathsep}{root}"
-        driver = [sys.executable, "-m", "tests.integrations.tracker_driver", "wandb"]
-        return subprocess.run(
-            [*driver, str(tmp_path), str(tmp_path), phase, str(hold)],
-            env=env,
-            cwd=tmp_path,
-            timeout=300,
-            check=False,
-        ).returncode
+        return tracker_driver.drive("wandb", tmp_path, str(tmp_path), phase, str(hold))
 
     def parts_by_x() -> dict[float, list[Path]]:
         """Each trial's offline directories, oldest first: each process

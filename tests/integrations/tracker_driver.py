@@ -35,6 +35,7 @@ W&B was told to open before, in order, are done by then.
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import threading
 from collections.abc import Mapping, Sequence
@@ -53,6 +54,7 @@ SPLIT_X = XS[1]
 SPLIT_AT = 3
 PROJECT = "killed"
 OPEN_TIMEOUT_S = 120.0
+_REPO = Path(__file__).resolve().parents[2]
 
 
 def tracker_callback(tracker: str, store: str) -> Callback:
@@ -179,6 +181,31 @@ class DieAtTheSplitResult(Callback):
             die()
 
 
+def drive(tracker: str, root: Path, store: str, phase: str, hold: str = "all") -> int:
+    """Run PHASE as its own process, in `root`; its exit code (-9: it
+    killed itself). Each driver has its own W&B service, which dies with
+    it: not the one an earlier test of this process started
+    (WANDB_SERVICE names it)."""
+    env = {k: v for k, v in os.environ.items() if k != "WANDB_SERVICE"}
+    env["PYTHONPATH"] = f"{_REPO / 'src'}{os.pathsep}{_REPO}"
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tests.integrations.tracker_driver",
+            tracker,
+            str(root),
+            store,
+            phase,
+            hold,
+        ],
+        env=env,
+        cwd=root,
+        timeout=300,
+        check=False,
+    ).returncode
+
+
 def main(argv: Sequence[str]) -> int:
     tracker, root, store, phase, *rest = argv
     hold = rest[0] if rest else "all"
@@ -204,7 +231,7 @@ def main(argv: Sequence[str]) -> int:
             ),
         )
     else:
-        callbacks: list[object] = tracked
+        callbacks: list[object] = [*tracked]
         if phase == "second":
             callbacks.append(DieAtTheSplitResult(RunsOpened(tracker)))
         tuner = Tuner.restore(str(Path(root, "exp")), trainable=train, callbacks=callbacks)

@@ -226,6 +226,27 @@ def test_an_ended_trial_the_tracker_lacks_is_caught_up_on_resume(tmp_path: Path,
     )
 
 
+def test_restoring_a_finished_experiment_catches_its_trials_up_once(
+    tmp_path: Path, tracking_uri: str
+) -> None:
+    """A finished experiment's restore runs nothing, but a tracker that
+    lacks its trials (here: never given them) gets each result once, and
+    a second restore adds nothing."""
+    fit(tmp_path, three_steps, [])
+
+    def restore() -> list[Any]:
+        callback = MLflowLoggerCallback(tracking_uri=tracking_uri, experiment_name="late")
+        tune.Tuner.restore(str(tmp_path / "exp"), three_steps, callbacks=[callback]).fit()
+        return runs_of(tracking_uri, "late")
+
+    for runs in (restore(), restore()):
+        assert sorted(float(run.data.params["x"]) for run in runs) == [1.0, 2.0]
+        for run in runs:
+            assert run.info.status == "FINISHED"
+            assert steps(tracking_uri, run, "loss") == [1, 2, 3]
+            assert steps(tracking_uri, run, "training_iteration") == [1, 2, 3]
+
+
 def test_setup_mlflow_in_a_trial_continues_its_run_after_a_restart(
     tmp_path: Path, tracking_uri: str
 ) -> None:

@@ -28,6 +28,7 @@ or that has no result, is left alone: nothing twice, no empty run.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -38,6 +39,8 @@ from tunecore.shell.storage.layout import read_result_rows
 from tunecore.shell.trial_view import Trial
 
 Result = Mapping[str, JsonValue]
+
+logger = logging.getLogger(__name__)
 
 
 class ResumedRuns:
@@ -84,10 +87,20 @@ class TrackerCallback(LoggerCallback):
         raise NotImplementedError
 
     def on_experiment_restore(self, trials: Sequence[Trial]) -> None:
+        """Each trial on its own: one the tracker cannot take (its server
+        unreachable, say) is reported and the others still caught up."""
         for trial in trials:
-            if lags(trial, self.held_upto):
-                self.log_trial_start(trial)
-                self.log_trial_end(trial, failed=trial.status == TrialStatus.ERROR)
+            try:
+                if lags(trial, self.held_upto):
+                    self.log_trial_start(trial)
+                    self.log_trial_end(trial, failed=trial.status == TrialStatus.ERROR)
+            except Exception:
+                logger.exception(
+                    "%s could not catch up the run of trial %s, restored as ended; "
+                    "the next resume tries again",
+                    type(self).__name__,
+                    trial.trial_id,
+                )
 
 
 _ENDED = (TrialStatus.TERMINATED, TrialStatus.ERROR)

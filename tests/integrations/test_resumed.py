@@ -16,6 +16,7 @@ from tunecore.integrations._resumed import TrackerCallback
 from tunecore.model import (
     ClusterResourcesChanged,
     ExperimentEvent,
+    JsonValue,
     Rejection,
     Resources,
     ResultReported,
@@ -41,7 +42,9 @@ def trials_with_results(tmp_path: Path, reported: list[int]) -> list[Trial]:
     for trial, count in zip(trials, reported, strict=True):
         directory = tmp_path / trial.trial_id
         directory.mkdir()
-        rows = [{"training_iteration": i, "loss": 1.0 / i} for i in range(1, count + 1)]
+        rows: list[dict[str, JsonValue]] = [
+            {"training_iteration": i, "loss": 1.0 / i} for i in range(1, count + 1)
+        ]
         (directory / "result.json").write_text("".join(json.dumps(r) + "\n" for r in rows))
         for row in rows:
             outcome = step(state, ResultReported(at=3.0, trial_id=trial.trial_id, result=row))
@@ -51,9 +54,9 @@ def trials_with_results(tmp_path: Path, reported: list[int]) -> list[Trial]:
 
 
 def as_status(trial: Trial, status: TrialStatus) -> Trial:
-    return Trial(
-        msgspec.structs.replace(trial.state, status=status), dir_of=lambda t: trial.directory
-    )
+    directory = trial.directory
+    assert directory is not None
+    return Trial(msgspec.structs.replace(trial.state, status=status), dir_of=lambda _: directory)
 
 
 class Tracker(TrackerCallback):

@@ -11,18 +11,11 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from tunecore.core.experiment import ExperimentConfig, new_experiment, step
+from tests.shell.test_callbacks import feed
+from tunecore.core.experiment import ExperimentConfig, new_experiment
 from tunecore.integrations._resumed import TrackerCallback
-from tunecore.model import (
-    ClusterResourcesChanged,
-    ExperimentEvent,
-    JsonValue,
-    Rejection,
-    Resources,
-    ResultReported,
-    TrialRequested,
-    TrialStatus,
-)
+from tunecore.model import JsonValue, Resources, TrialStatus
+from tunecore.model import events as ev
 from tunecore.shell.trial_view import Trial
 
 
@@ -30,14 +23,11 @@ def trials_with_results(tmp_path: Path, reported: list[int]) -> list[Trial]:
     """One trial per entry, which reported that many results (the core's
     record) and has them in its result.json, in `tmp_path/<trial id>`."""
     state = new_experiment(ExperimentConfig(trainable_name="train"))
-    events: list[ExperimentEvent] = [
-        ClusterResourcesChanged(at=1.0, total=Resources(cpu=len(reported))),
-        *(TrialRequested(at=2.0, config={"x": n}) for n in range(len(reported))),
-    ]
-    for event in events:
-        outcome = step(state, event)
-        assert not isinstance(outcome, Rejection), outcome
-        state = outcome[0]
+    state = feed(
+        state,
+        ev.ClusterResourcesChanged(at=1.0, total=Resources(cpu=len(reported))),
+        *(ev.TrialRequested(at=2.0, config={"x": n}) for n in range(len(reported))),
+    )
     trials = sorted(state.trials.values(), key=lambda t: t.trial_id)
     for trial, count in zip(trials, reported, strict=True):
         directory = tmp_path / trial.trial_id
@@ -46,10 +36,10 @@ def trials_with_results(tmp_path: Path, reported: list[int]) -> list[Trial]:
             {"training_iteration": i, "loss": 1.0 / i} for i in range(1, count + 1)
         ]
         (directory / "result.json").write_text("".join(json.dumps(r) + "\n" for r in rows))
-        for row in rows:
-            outcome = step(state, ResultReported(at=3.0, trial_id=trial.trial_id, result=row))
-            assert not isinstance(outcome, Rejection), outcome
-            state = outcome[0]
+        state = feed(
+            state,
+            *(ev.ResultReported(at=3.0, trial_id=trial.trial_id, result=row) for row in rows),
+        )
     return [Trial(state.trials[t.trial_id], dir_of=lambda t: tmp_path / t.trial_id) for t in trials]
 
 

@@ -4,8 +4,6 @@ trial holding every result exactly once (`tracker_driver`)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -114,15 +112,7 @@ def test_a_driver_killed_twice_and_resumed_logs_each_result_once(tmp_path: Path)
     repo = tmp_path / "aim"
 
     def drive(phase: str) -> int:
-        env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"}
-        driver = [sys.executable, "-m", "tests.integrations.tracker_driver", "aim"]
-        return subprocess.run(
-            [*driver, str(tmp_path), str(repo), phase],
-            env=env,
-            cwd=tmp_path,
-            timeout=300,
-            check=False,
-        ).returncode
+        return tracker_driver.drive("aim", tmp_path, str(repo), phase)
 
     assert drive("first") == -9
     assert drive("second") == -9

@@ -6,8 +6,6 @@ across its archives (`tracker_driver`)."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 import zipfile
 from collections import defaultdict
@@ -125,26 +123,23 @@ def test_each_trial_is_one_offline_experiment_with_its_config_and_results(
     assert all(name and name.startswith("three_steps_") for name in names), names
 
 
-def test_a_driver_killed_twice_and_resumed_logs_each_result_once(tmp_path: Path) -> None:
+@pytest.mark.parametrize("hold", ["all", "none"])
+def test_a_driver_killed_twice_and_resumed_logs_each_result_once(tmp_path: Path, hold: str) -> None:
+    """The first driver dies once the first trial's end is logged, with
+    Comet (`all`: it archived that trial's experiment as the trial ended)
+    or without it (`none`: the resumed driver, with Comet, catches the
+    ended trial up as it restores it); the second dies amid the second
+    trial, whose open experiment is never archived."""
     offline = tmp_path / "offline"
 
     def drive(phase: str) -> int:
-        env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"}
-        driver = [sys.executable, "-m", "tests.integrations.tracker_driver", "comet"]
-        return subprocess.run(
-            [*driver, str(tmp_path), str(offline), phase],
-            env=env,
-            cwd=tmp_path,
-            timeout=300,
-            check=False,
-        ).returncode
+        return tracker_driver.drive("comet", tmp_path, str(offline), phase, hold)
 
-    # Dies amid the first trial: the offline experiments it had open are
-    # never archived (their archives stay empty), so Comet holds nothing.
     assert drive("first") == -9
-    assert list(by_key(offline)) == []
-    # Dies as a trial ends, before Comet heard of the end.
+    assert len(by_key(offline)) == (1 if hold == "all" else 0)
     assert drive("second") == -9
+    # The second trial's experiment was open: never archived.
+    assert len(by_key(offline)) == 1
     assert drive("last") == 0
 
     experiments = by_key(offline)
@@ -170,6 +165,9 @@ def test_a_driver_killed_twice_and_resumed_logs_each_result_once(tmp_path: Path)
         # The first archive makes the experiment, the others continue it.
         strategies = [experiment_meta(archive)["resume_strategy"] for archive in archives]
         assert sorted(strategies) == ["create"] + ["get"] * (len(archives) - 1)
+    # Each trial's experiment archived once: the ended trial's was complete
+    # (or caught up) before the last driver, which left it alone.
+    assert sorted(len(archives) for archives in experiments.values()) == [1, 1, 1]
 
 
 def test_bad_arguments_name_the_field() -> None:

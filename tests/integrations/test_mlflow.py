@@ -146,6 +146,25 @@ def test_timesteps_total_is_the_step_when_reported(tmp_path: Path, tracking_uri:
         assert steps(tracking_uri, run, "loss") == [100, 200]
 
 
+def assert_one_finished_run_per_trial_with_each_result_once(
+    uri: str, experiment: str, trials: int
+) -> None:
+    """What a kill test leaves (the drivers' trainable: loss x + 1 / step)."""
+    runs = runs_of(uri, experiment)
+    trial_ids = Counter(run.data.tags["trial_id"] for run in runs)
+    assert len(trial_ids) == trials
+    assert set(trial_ids.values()) == {1}, f"more than one run for a trial: {trial_ids}"
+    every_step = list(range(1, mlflow_driver.ITERATIONS + 1))
+    client = MlflowClient(uri)
+    for run in runs:
+        assert run.info.status == "FINISHED"
+        x = float(run.data.params["x"])
+        for key in ("loss", "training_iteration"):
+            assert steps(uri, run, key) == every_step, (key, run.data.params)
+        losses = {m.step: m.value for m in client.get_metric_history(run.info.run_id, "loss")}
+        assert losses == pytest.approx({step: x + 1.0 / step for step in every_step})
+
+
 def test_a_driver_killed_twice_and_resumed_logs_each_result_once(
     tmp_path: Path, tracking_uri: str
 ) -> None:
@@ -170,19 +189,62 @@ def test_a_driver_killed_twice_and_resumed_logs_each_result_once(
     assert any(run.info.status == "RUNNING" for run in runs_of(tracking_uri, "killed"))
     assert drive("last") == 0
 
-    runs = runs_of(tracking_uri, mlflow_driver.EXPERIMENT)
-    trial_ids = Counter(run.data.tags["trial_id"] for run in runs)
-    assert len(trial_ids) == len(mlflow_driver.XS)
-    assert set(trial_ids.values()) == {1}, f"more than one run for a trial: {trial_ids}"
-    every_step = list(range(1, mlflow_driver.ITERATIONS + 1))
-    client = MlflowClient(tracking_uri)
-    for run in runs:
-        assert run.info.status == "FINISHED"
-        x = float(run.data.params["x"])
-        for key in ("loss", "training_iteration"):
-            assert steps(tracking_uri, run, key) == every_step, (key, run.data.params)
-        losses = {m.step: m.value for m in client.get_metric_history(run.info.run_id, "loss")}
-        assert losses == {step: x + 1.0 / step for step in every_step}
+    assert_one_finished_run_per_trial_with_each_result_once(
+        tracking_uri, mlflow_driver.EXPERIMENT, len(mlflow_driver.XS)
+    )
+
+
+@pytest.mark.parametrize("hold", ["all", "none"])
+def test_an_ended_trial_the_tracker_lacks_is_caught_up_on_resume(tmp_path: Path, hold: str) -> None:
+    """`tracker_driver` with a SQLite store of its own: the first driver
+    dies once the first trial's end is logged, with the callback (`all`: MLflow has the
+    whole trial, and no resume logs it again) or without it (`none`: the
+    resumed driver logs the ended trial's results from its result.json,
+    once, and ends its run); the second dies amid the second trial."""
+    from tests.integrations import tracker_driver  # noqa: PLC0415
+
+    store = f"sqlite:///{tmp_path}/mlflow.db"
+
+    def drive(phase: str) -> int:
+        return tracker_driver.drive("mlflow", tmp_path, store, phase, hold)
+
+    assert drive("first") == -9
+    if hold == "none":
+        assert MlflowClient(store).get_experiment_by_name(tracker_driver.PROJECT) is None
+    else:  # the first trial's run holds it all (the second's may have started)
+        (ended,) = [
+            run
+            for run in runs_of(store, tracker_driver.PROJECT)
+            if float(run.data.params["x"]) == tracker_driver.ENDED_X
+        ]
+        assert steps(store, ended, "loss") == list(range(1, mlflow_driver.ITERATIONS + 1))
+    assert drive("second") == -9
+    assert drive("last") == 0
+
+    assert_one_finished_run_per_trial_with_each_result_once(
+        store, tracker_driver.PROJECT, len(tracker_driver.XS)
+    )
+
+
+def test_restoring_a_finished_experiment_catches_its_trials_up_once(
+    tmp_path: Path, tracking_uri: str
+) -> None:
+    """A finished experiment's restore runs nothing, but a tracker that
+    lacks its trials (here: never given them) gets each result once, and
+    a second restore adds nothing."""
+    fit(tmp_path, three_steps, [])
+
+    def restore() -> list[Any]:
+        callback = MLflowLoggerCallback(tracking_uri=tracking_uri, experiment_name="late")
+        tune.Tuner.restore(str(tmp_path / "exp"), three_steps, callbacks=[callback]).fit()
+        return runs_of(tracking_uri, "late")
+
+    for runs in (restore(), restore()):
+        assert sorted(float(run.data.params["x"]) for run in runs) == [1.0, 2.0]
+        for run in runs:
+            assert run.info.status == "FINISHED"
+            assert steps(tracking_uri, run, "loss") == [1, 2, 3]
+            assert steps(tracking_uri, run, "training_iteration") == [1, 2, 3]
 
 
 def test_setup_mlflow_in_a_trial_continues_its_run_after_a_restart(

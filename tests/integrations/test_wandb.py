@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -184,7 +183,6 @@ def test_a_key_file_sets_the_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     key_file = tmp_path / "key"
     key_file.write_text("abc123\n")
     WandbLoggerCallback(project="tests", api_key_file=str(key_file)).setup()
-    import os  # noqa: PLC0415
 
     assert os.environ["WANDB_API_KEY"] == "abc123"
     monkeypatch.delenv("WANDB_API_KEY")
@@ -200,51 +198,51 @@ def test_without_wandb_the_import_names_the_extra(monkeypatch: pytest.MonkeyPatc
         import tunecore.integrations.wandb  # noqa: PLC0415
 
 
-def test_a_driver_killed_twice_and_resumed_logs_each_result_once(tmp_path: Path) -> None:
+@pytest.mark.parametrize("hold", [0, 2])
+def test_a_driver_killed_twice_and_resumed_logs_each_result_once(tmp_path: Path, hold: int) -> None:
     """What each trial's offline directories recorded, read from their
-    `.wandb` files: W&B loses what a SIGKILLed process had buffered, and
-    the resumed run gets it again, once."""
+    `.wandb` files. The first driver dies once the first trial's end is in
+    the log, W&B's thread held before it opened that trial's run (hold 0)
+    or after it logged 2 of its results (which the SIGKILL may lose): the
+    trial never starts again, and the resumed driver catches its run up
+    as it restores it. The second dies amid the second trial, whose run
+    the last driver catches up as the trial starts again (`tracker_driver`)."""
     from tests.integrations import tracker_driver  # noqa: PLC0415
     from tests.integrations.mlflow_driver import ITERATIONS  # noqa: PLC0415
     from tunecore.integrations._wandb_offline import history, offline_dirs  # noqa: PLC0415
 
-    root = Path(__file__).resolve().parents[2]
-
     def drive(phase: str) -> int:
-        # Each driver its own W&B service, which dies with it: not the one
-        # an earlier test of this process started (WANDB_SERVICE names it).
-        env = {k: v for k, v in os.environ.items() if k != "WANDB_SERVICE"}
-        env["PYTHONPATH"] = f"{root / 'src'}{os.pathsep}{root}"
-        driver = [sys.executable, "-m", "tests.integrations.tracker_driver", "wandb"]
-        return subprocess.run(
-            [*driver, str(tmp_path), str(tmp_path), phase],
-            env=env,
-            cwd=tmp_path,
-            timeout=300,
-            check=False,
-        ).returncode
+        return tracker_driver.drive("wandb", tmp_path, str(tmp_path), phase, str(hold))
+
+    def parts_by_x() -> dict[float, list[Path]]:
+        """Each trial's offline directories, oldest first: each process
+        that opened its run made one, all of them parts of one W&B run."""
+        found = {}
+        for params in (tmp_path / "exp").glob("*/params.json"):
+            dirs = offline_dirs(params.parent / "wandb", "*")
+            assert len({path.name.rsplit("-", 1)[1] for path in dirs}) <= 1, dirs
+            found[json.loads(params.read_text())["x"]] = dirs
+        return found
 
     assert drive("first") == -9
+    assert len(parts_by_x()[tracker_driver.ENDED_X]) == (0 if hold == 0 else 1)
     assert drive("second") == -9
     assert drive("last") == 0
 
-    trial_dirs = [path.parent for path in (tmp_path / "exp").glob("*/params.json")]
-    assert len(trial_dirs) == len(tracker_driver.XS)
+    parts = parts_by_x()
+    assert sorted(parts) == list(tracker_driver.XS)
     every_step = list(range(1, ITERATIONS + 1))
-    parts: dict[float, int] = {}
-    for trial_dir in trial_dirs:
-        params = json.loads((trial_dir / "params.json").read_text())
-        dirs = offline_dirs(trial_dir / "wandb", "*")  # oldest first
-        # Each process made a directory, all of them parts of one W&B run.
-        parts[params["x"]] = len(dirs)
-        assert len({path.name.rsplit("-", 1)[1] for path in dirs}) == 1
+    for x, dirs in parts.items():
         rows = [row for path in dirs for row in history(path)]
-        assert [row["training_iteration"] for row in rows] == every_step, trial_dir.name
-        assert [row["loss"] for row in rows] == pytest.approx(
-            [params["x"] + 1.0 / step for step in every_step]
-        )
-    # Both kills fall inside the split trial: all three drivers ran it.
-    assert parts[tracker_driver.SPLIT_X] == 3, parts
+        assert [row["training_iteration"] for row in rows] == every_step, x
+        assert [row["loss"] for row in rows] == pytest.approx([x + 1.0 / s for s in every_step])
+    # The ended trial's run was caught up once, by the second driver, and
+    # not opened again by the last; the split trial's by the last.
+    assert {x: len(dirs) for x, dirs in parts.items()} == {
+        tracker_driver.ENDED_X: 1 if hold == 0 else 2,
+        tracker_driver.SPLIT_X: 2,
+        tracker_driver.XS[2]: 1,
+    }
 
 
 def test_ray_tune_logger_wandb_is_the_same_callback() -> None:

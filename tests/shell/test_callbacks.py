@@ -200,6 +200,9 @@ def test_callback_list_forwards_every_hook() -> None:
         ) -> None:
             seen.append("checkpoint")
 
+        def on_experiment_restore(self, trials: Sequence[Trial]) -> None:
+            seen.append("restored")
+
         def on_experiment_end(self, trials: Sequence[Trial]) -> None:
             seen.append("end")
 
@@ -217,6 +220,7 @@ def test_callback_list_forwards_every_hook() -> None:
     callbacks.on_checkpoint(
         0, trials, trial, CheckpointRef(storage=CheckpointStorage.PERSISTENT, path="/x")
     )
+    callbacks.on_experiment_restore(trials)
     callbacks.on_experiment_end(trials)
     assert seen == [
         "step_begin",
@@ -228,6 +232,7 @@ def test_callback_list_forwards_every_hook() -> None:
         "complete",
         "error",
         "checkpoint",
+        "restored",
         "end",
     ]
 

@@ -64,7 +64,12 @@ from tunecore.api.restored import Trainable, restored_output_files, restored_tra
 from tunecore.api.results import ResultGrid
 from tunecore.api.searching import prepare_search, restored_runtime, searcher_object
 from tunecore.api.spelling import setting
-from tunecore.core.experiment import ExperimentConfig, ExperimentState, new_experiment
+from tunecore.core.experiment import (
+    ExperimentConfig,
+    ExperimentState,
+    new_experiment,
+    trials_in_order,
+)
 from tunecore.core.experiment.snapshot import BUILTIN, SnapshotKind, decode_state, encode_state
 from tunecore.core.naming import display_name
 from tunecore.core.schedulers.base import TrialScheduler
@@ -467,6 +472,7 @@ class Tuner:
                 loop.feed([msgspec.structs.replace(self._resume, at=parts.clock())])
                 self._files_in_line(storage, loop.state, mirror, journal.records)
                 loop.files_repaired()
+                loop.tell_restored()
             final = loop.run()
             if self._search_runtime is not None:
                 self._search_runtime.finish(final)
@@ -538,10 +544,12 @@ class Tuner:
         and one line saying so. Nothing runs: no Ray, nothing logged, no
         table printed again. Only what a driver killed at the very end
         leaves is put right, as any resume does (result files behind the
-        log, checkpoints retention dropped), and shipped to the storage
+        log, checkpoints retention dropped, the user's callbacks told of
+        the restore: `_tell_restored`), and shipped to the storage
         (whose staging copy then goes, as after a run: `_results`)."""
         try:
             self._files_in_line(storage, state, mirror)
+            self._tell_restored(state, storage)
         finally:
             storage.close()
             journal.close(state)
@@ -560,6 +568,29 @@ class Tuner:
             print(already_finished(state, location, views.name))
         self._results = results
         return results
+
+    def _tell_restored(self, state: ExperimentState, storage: ExperimentStorage) -> None:
+        """A finished experiment's restore runs no loop, but the user's
+        callbacks still hear of it (`setup`, `on_experiment_restore`,
+        `on_experiment_end`): a tracker's runs of trials that ended in a
+        killed driver are caught up here as on any resume."""
+        if not self._run.callbacks:
+            return
+        callbacks = CallbackList(self._run.callbacks)
+        for callback in self._run.callbacks:
+            if isinstance(callback, LoggerCallback):
+                callback.attach(storage)
+        views = TrialViews(self._tune.trial_name_creator)
+        dirname = dirname_of(self._tune.trial_dirname_creator)
+
+        def dir_of(trial: TrialState) -> Path:
+            given = None if dirname is None else dirname(trial)
+            return storage.experiment_dir / storage.trial_dirname(trial.spec, given)
+
+        trials = [views.of(trial, dir_of) for trial in trials_in_order(state)]
+        callbacks.setup(stop=self._run.stop, num_samples=self._tune.num_samples)
+        callbacks.on_experiment_restore(trials)
+        callbacks.on_experiment_end(trials)
 
     def _files_in_line(
         self,

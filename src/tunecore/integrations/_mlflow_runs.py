@@ -127,11 +127,11 @@ def run_tags(trial_id: str, made_by: str, tags: Mapping[str, Any] | None) -> dic
     }
 
 
-def last_logged_step(client: MlflowClient, run_id: str) -> int | None:
-    """The highest step of a whole result in the run (module docstring),
-    None if it holds none."""
-    steps = [metric.step for metric in client.get_metric_history(run_id, TRAINING_ITERATION)]
-    return max(steps) if steps else None
+def held_iteration(client: MlflowClient, run_id: str) -> int:
+    """The highest `training_iteration` of a whole result in the run
+    (module docstring), 0 if it holds none."""
+    history = client.get_metric_history(run_id, TRAINING_ITERATION)
+    return max((int(metric.value) for metric in history), default=0)
 
 
 def log_new_params(client: MlflowClient, run_id: str, config: Mapping[str, Any]) -> None:

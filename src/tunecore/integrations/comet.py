@@ -35,7 +35,11 @@ offline, the archives of that key in the offline directory), logs the
 results from before the trial's checkpoint that Comet lost (an offline
 experiment a SIGKILL stopped is never archived) from the trial's
 result.json, and skips the results it reports again up to there
-(`integrations._resumed`). Comet logs an error for an empty tag list, so
+(`integrations._resumed`). A trial that ended inside a killed driver
+never starts again: as a resumed experiment goes on, each such trial
+whose experiment holds less than its result.json (or has none) gets it
+the same way, and its experiment is ended (`_resumed.TrackerCallback`).
+Comet logs an error for an empty tag list, so
 no tags are added without `tags`.
 """
 
@@ -49,10 +53,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tunecore.integrations._resumed import ResumedRuns
+from tunecore.integrations._resumed import ResumedRuns, TrackerCallback
 from tunecore.model import CheckpointRef, InvalidFieldError, JsonValue
 from tunecore.result import TRAINING_ITERATION
-from tunecore.shell.callbacks import LoggerCallback
 from tunecore.shell.trial_view import Trial, as_recorded
 from tunecore.utils.dicts import flatten_dict
 
@@ -69,7 +72,7 @@ MESSAGES = "messages.json"  # what an offline archive logged, one message a line
 _KEY_NAMESPACE = uuid.UUID("6b9e2d4c-3f1a-4b7e-9c55-2a0f8d1e7c31")
 
 
-class CometLoggerCallback(LoggerCallback):
+class CometLoggerCallback(TrackerCallback):
     """Logs each trial as a Comet experiment (module docstring)."""
 
     # Do not enable these auto log options unless overridden
@@ -168,12 +171,7 @@ class CometLoggerCallback(LoggerCallback):
         """The trial's experiment, continued when Comet holds it (a
         resumed driver) else new, and the trial's recorded results it
         lacks (module docstring): none for a trial that starts now."""
-        key = experiment_key(trial)
-        held_upto = (
-            self._held_online(key)
-            if self.online
-            else _held_offline(key, self.experiment_kwargs.get("offline_directory"))
-        )
+        held_upto = self.held_upto(trial)
         missing = self._resumed.opened(trial.trial_id, trial.directory, held_upto or 0)
         kind: Any
         if held_upto is None:
@@ -182,7 +180,15 @@ class CometLoggerCallback(LoggerCallback):
             kind = (
                 comet_ml.ExistingExperiment if self.online else comet_ml.ExistingOfflineExperiment
             )
-        return kind(experiment_key=key, **self.experiment_kwargs), missing
+        return kind(experiment_key=experiment_key(trial), **self.experiment_kwargs), missing
+
+    def held_upto(self, trial: Trial) -> int | None:
+        """Online, what Comet's server holds of the trial's experiment;
+        offline, its completed archives (module docstring)."""
+        key = experiment_key(trial)
+        if self.online:
+            return self._held_online(key)
+        return _held_offline(key, self.experiment_kwargs.get("offline_directory"))
 
     def _held_online(self, key: str) -> int | None:
         """The highest `training_iteration` Comet's server holds for the

@@ -25,11 +25,15 @@ the same record as a run never interrupted: each trial still has ONE run,
 found again by its `trial_id` tag (see `_mlflow_runs`), and each result is
 in it exactly once: a trial that restarts from its checkpoint reports the
 results after it again, and those the run already holds (up to the
-highest `training_iteration` step it has) are skipped. (A trial's end
-needs nothing of the kind: the loop tells callbacks of a round's events
-before it logs them, so a trial the log holds as ended has had its run
-closed, and one whose end was lost with the driver runs its last step
-again and ends again.)
+highest `training_iteration` it has) are skipped, and the results of the
+trial's result.json it lacks are logged as it is found again
+(`integrations._resumed`). The loop tells callbacks of a round's events
+before it logs them, so a killed driver has given MLflow every result
+the log holds; but a trial that ended while MLflow refused a result (the
+callbacks go on without it), or before this callback was added, never
+starts again: as a resumed experiment goes on, each such trial whose run
+holds less than its result.json (or has none) gets it the same way, and
+its run is ended (`_resumed.TrackerCallback`).
 `setup_mlflow` likewise continues the trial's run when the trial restarts
 (Ray starts a new one); what the training function logs itself is its
 own, and is logged again if the function runs again.
@@ -43,9 +47,9 @@ from types import ModuleType
 from typing import Any
 
 from tunecore.integrations import _mlflow_runs as runs
+from tunecore.integrations._resumed import ResumedRuns, TrackerCallback
 from tunecore.model import InvalidFieldError, JsonValue
 from tunecore.result import TIMESTEPS_TOTAL, TRAINING_ITERATION
-from tunecore.shell.callbacks import LoggerCallback
 from tunecore.shell.trainable import get_context
 from tunecore.shell.trial_view import Trial, as_recorded
 
@@ -55,7 +59,7 @@ CALLBACK = "MLflowLoggerCallback"
 SETUP = "setup_mlflow"
 
 
-class MLflowLoggerCallback(LoggerCallback):
+class MLflowLoggerCallback(TrackerCallback):
     """Logs each trial as an MLflow run from the driver (module docstring)."""
 
     def __init__(
@@ -89,9 +93,7 @@ class MLflowLoggerCallback(LoggerCallback):
         self._client: Any = None
         self._experiment_id = ""
         self._runs: dict[str, str] = {}
-        self._logged_upto: dict[str, int] = {}
-        """Per trial, the highest step its run held when this driver found
-        it: results up to there were logged before, and are skipped."""
+        self._resumed = ResumedRuns()
         self._setup_error: Exception | None = None
 
     def setup(
@@ -121,13 +123,8 @@ class MLflowLoggerCallback(LoggerCallback):
     ) -> None:
         result = as_recorded(trial, result)  # what the log records, as before
         run_id = self._run_of(trial)
-        step = int(result.get(TIMESTEPS_TOTAL) or result[TRAINING_ITERATION])  # type: ignore[arg-type]
-        logged_upto = self._logged_upto.get(trial.trial_id)
-        if logged_upto is not None:
-            if step <= logged_upto:
-                return  # logged before the driver stopped (module docstring)
-            del self._logged_upto[trial.trial_id]
-        runs.log_metrics(self._client, run_id, runs.metrics_of(result), step)
+        if self._resumed.is_new(trial.trial_id, result):  # else logged before (docstring)
+            _log_result(self._client, run_id, result)
 
     def log_trial_end(self, trial: Trial, failed: bool = False) -> None:
         run_id = self._run_of(trial)
@@ -137,18 +134,20 @@ class MLflowLoggerCallback(LoggerCallback):
             runs.log_new_params(self._client, run_id, trial.config)
         self._client.set_terminated(run_id, status=runs.FAILED if failed else runs.FINISHED)
         self._runs.pop(trial.trial_id, None)
-        self._logged_upto.pop(trial.trial_id, None)
+        self._resumed.forget(trial.trial_id)
+
+    def held_upto(self, trial: Trial) -> int | None:
+        found = self._found_run(trial)
+        return None if found is None else runs.held_iteration(self._client, found.info.run_id)
 
     def _run_of(self, trial: Trial) -> str:
         """The trial's run: known, found again by its tags (a resumed
-        driver: it notes how far the run got), or started now."""
-        if self._client is None:
-            reason = self._setup_error or "pass it in RunConfig(callbacks=[...])"
-            raise RuntimeError(f"{CALLBACK} was not set up: {reason}")
+        driver: it gets the recorded results it lacks), or started now."""
         run_id = self._runs.get(trial.trial_id)
         if run_id is not None:
             return run_id
-        found = runs.find_run(self._client, self._experiment_id, trial.trial_id, CALLBACK)
+        found = self._found_run(trial)
+        held_upto = 0
         if found is None:
             tags = runs.run_tags(trial.trial_id, CALLBACK, {**self.tags, "trial_name": str(trial)})
             run_id = str(
@@ -160,11 +159,25 @@ class MLflowLoggerCallback(LoggerCallback):
             run_id = str(found.info.run_id)
             if found.info.status != runs.RUNNING:
                 self._client.update_run(run_id, status=runs.RUNNING)
-            logged_upto = runs.last_logged_step(self._client, run_id)
-            if logged_upto is not None:
-                self._logged_upto[trial.trial_id] = logged_upto
+            held_upto = runs.held_iteration(self._client, run_id)
         self._runs[trial.trial_id] = run_id
+        for row in self._resumed.opened(trial.trial_id, trial.directory, held_upto):
+            _log_result(self._client, run_id, row)
         return run_id
+
+    def _found_run(self, trial: Trial) -> Any:
+        """The trial's run in MLflow, found by its tags, or None."""
+        if self._client is None:
+            reason = self._setup_error or "pass it in RunConfig(callbacks=[...])"
+            raise RuntimeError(f"{CALLBACK} was not set up: {reason}")
+        return runs.find_run(self._client, self._experiment_id, trial.trial_id, CALLBACK)
+
+
+def _log_result(client: Any, run_id: str, result: Mapping[str, JsonValue]) -> None:
+    """One result's metrics, at step `timesteps_total` when it has one,
+    else `training_iteration` (as Ray Tune)."""
+    step = int(result.get(TIMESTEPS_TOTAL) or result[TRAINING_ITERATION])  # type: ignore[arg-type]
+    runs.log_metrics(client, run_id, runs.metrics_of(result), step)
 
 
 def setup_mlflow(  # noqa: PLR0917 - Ray's signature, positional as in Ray

@@ -38,7 +38,13 @@ is the resumed run's summary; offline, where W&B writes each process's
 part of a run to a directory of its own (`wandb sync` uploads them in
 order), it is what the run's earlier offline directories recorded
 (`integrations._wandb_offline`): W&B loses what a SIGKILLed process had
-buffered, and the run gets it again from result.json.
+buffered, and the run gets it again from result.json. A trial that ended
+inside a killed driver never starts again: as a resumed experiment goes
+on, each such trial whose run holds less than its result.json (or that
+has no run: W&B had not opened it yet) has its run opened, caught up the
+same way and finished (`integrations._resumed.TrackerCallback`); online,
+how far a run got is read from W&B's API (`wandb.Api().run`), a call per
+ended trial with results.
 
 Where tunecore differs from Ray Tune 2.60: in offline or disabled mode no
 API key is needed (Ray asks for one even then); Ray's `save_checkpoints`
@@ -58,11 +64,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tunecore.integrations._resumed import ResumedRuns
+from tunecore.integrations._resumed import ResumedRuns, TrackerCallback
 from tunecore.integrations._wandb_offline import history, offline_dirs
 from tunecore.model import CheckpointRef, InvalidFieldError, JsonValue
 from tunecore.result import TRAINING_ITERATION
-from tunecore.shell.callbacks import LoggerCallback
 from tunecore.shell.trainable import get_context
 from tunecore.shell.trial_view import Trial, as_recorded
 from tunecore.utils.dicts import flatten_dict
@@ -80,9 +85,10 @@ WANDB_ENV_VAR = "WANDB_API_KEY"
 WANDB_PROJECT_ENV_VAR = "WANDB_PROJECT_NAME"
 WANDB_GROUP_ENV_VAR = "WANDB_GROUP_NAME"
 _NO_KEY_MODES = ("offline", "disabled", "dryrun")
+_OFFLINE_MODES = ("offline", "dryrun")
 
 
-class WandbLoggerCallback(LoggerCallback):
+class WandbLoggerCallback(TrackerCallback):
     """Logs each trial as a W&B run from the driver (module docstring)."""
 
     AUTO_CONFIG_KEYS = (
@@ -193,6 +199,26 @@ class WandbLoggerCallback(LoggerCallback):
     def log_trial_end(self, trial: Trial, failed: bool = False) -> None:
         self._runs().put(("end", trial.trial_id, failed))
 
+    def held_upto(self, trial: Trial) -> int | None:
+        """Offline, what the run's offline directories recorded; online,
+        the run's summary on W&B's server (module docstring)."""
+        mode = self.kwargs.get("mode") or os.environ.get("WANDB_MODE")
+        if mode in _OFFLINE_MODES:
+            directory = trial.directory
+            dirs = [] if directory is None else offline_dirs(directory / "wandb", trial.trial_id)
+            if not dirs:
+                return None
+            return _highest([row.get(TRAINING_ITERATION) for d in dirs for row in history(d)]) or 0
+        if mode == "disabled":
+            return None  # nothing is kept: a disabled run costs nothing
+        api = wandb.Api()
+        entity = self.kwargs.get("entity") or api.default_entity
+        try:
+            run = api.run(f"{entity}/{self.project}/{trial.trial_id}")
+        except (wandb.errors.CommError, ValueError):  # no such run
+            return None
+        return _highest([dict(run.summary).get(TRAINING_ITERATION)])
+
     def on_experiment_end(self, trials: Sequence[Trial]) -> None:
         if self._worker is not None:
             self._worker.close(self.upload_timeout)
@@ -299,7 +325,12 @@ def _held_upto(run: Any) -> int:
         ]
     else:
         held = [dict(run.summary).get(TRAINING_ITERATION)] if run.resumed else []
-    return max((int(i) for i in held if isinstance(i, int | float)), default=0)
+    return _highest(held) or 0
+
+
+def _highest(iterations: Sequence[object]) -> int | None:
+    """The highest of the `training_iteration`s a run holds, None for none."""
+    return max((int(i) for i in iterations if isinstance(i, int | float)), default=None)
 
 
 def setup_wandb(

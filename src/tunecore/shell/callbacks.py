@@ -85,6 +85,16 @@ class Callback:
     ) -> None:
         """A checkpoint of a trial now exists."""
 
+    def on_experiment_restore(self, trials: Sequence[Trial]) -> None:
+        """Once, as a resumed experiment (`Tuner.restore`, `tunecore
+        resume`) goes on: after `setup`, before any trial starts again,
+        with every trial's files back in line with the log
+        (`shell.resume`); `trials` as the log left them. A trial restored
+        as ended (TERMINATED or ERROR) never starts again, so this is where
+        a callback that keeps results elsewhere (a tracker) gets what the
+        killed driver had not handed over of such a trial. Beyond Ray Tune,
+        whose callbacks hear nothing of a restore."""
+
     def on_experiment_end(self, trials: Sequence[Trial]) -> None:
         """The experiment is over; release what the callback holds."""
 
@@ -187,6 +197,9 @@ class CallbackList(Callback):
         checkpoint: CheckpointRef,
     ) -> None:
         self._each("on_checkpoint", iteration, trials, trial, checkpoint)
+
+    def on_experiment_restore(self, trials: Sequence[Trial]) -> None:
+        self._each("on_experiment_restore", trials)
 
     def on_experiment_end(self, trials: Sequence[Trial]) -> None:
         self._each("on_experiment_end", trials)

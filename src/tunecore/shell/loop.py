@@ -211,6 +211,12 @@ class ExperimentLoop:
         (`shell.resume`): snapshots may vouch for them again."""
         self._mark_files = self._store is None
 
+    def tell_restored(self) -> None:
+        """A resume's files are in line and no trial has started again:
+        the callbacks hear of the trials as restored
+        (`Callback.on_experiment_restore`)."""
+        self._callbacks.on_experiment_restore(self._trials())
+
     def _files_mark(self) -> FilesMark | None:
         """Once every trial file write queued so far is done, the mark
         saying so for a snapshot of the state now."""

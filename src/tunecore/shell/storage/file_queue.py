@@ -77,11 +77,12 @@ class FileQueue:
     """See the module docstring."""
 
     def __init__(
-        self, *, background: bool, settle: Job | None = None, max_behind: int = MAX_BEHIND
+        self, *, background: bool, settle: Job | None = None, max_behind: int | None = None
     ) -> None:
         self._background = background
-        # Items queued and not yet run, at most `max_behind`: see `_put`.
-        self._room = threading.Semaphore(max_behind)
+        # Items queued and not yet run, at most `max_behind` (default
+        # `MAX_BEHIND`): see `_put`.
+        self._room = threading.Semaphore(MAX_BEHIND if max_behind is None else max_behind)
         self._settle = settle
         # SimpleQueue: a put is a fraction of a microsecond (Queue's lock and
         # condition cost more than formatting the result line).

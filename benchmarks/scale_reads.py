@@ -355,6 +355,20 @@ def ensure_built(sweep: str, trials: int, root: Path) -> tuple[Path, dict[str, A
     return directory, child.data
 
 
+def fresh_build(sweep: str, trials: int, directory: Path) -> dict[str, Any] | str:
+    """One build in a child into `directory`, never cached (the memory
+    check measures the code as it is now); its record, or why it failed."""
+    print(f"building {sweep} {trials:,} (fresh) ...", file=sys.stderr, flush=True)
+    child = run_child(
+        "benchmarks.scale_reads", ["--build", sweep, str(trials), str(directory)], CHILD_TIMEOUT_S
+    )
+    if child.data is None:
+        return child.problem or "no result"
+    if child.data.get("finished") != trials:
+        return f"{child.data.get('finished')} trials, expected {trials}"
+    return child.data
+
+
 def measure(what: str, sweep: str, trials: int, directory: Path) -> dict[str, Any] | str:
     print(f"{what} on {sweep} {trials:,} ...", file=sys.stderr, flush=True)
     child = run_child(

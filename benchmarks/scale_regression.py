@@ -31,13 +31,22 @@ target; building it (50,000 trials in-process) takes about a minute, once.
 What made the targets hold (reads that decode only the events after the
 snapshot; a resume that repairs only the trials its snapshot's files mark
 leaves) would show here first when lost.
+
+Driver memory per finished trial (`memory_check`): the RSS growth of
+fresh simulated builds (never the cache's: a build's record is as old as
+the cache) at the smallest and largest of `--sizes`, per extra trial,
+against `MEMORY_TARGET_KB`. `--memory-runs` pairs are built, alternating
+sizes, and the median judged: one pair varies by +-0.3 KB a trial on a
+busy machine.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -48,13 +57,16 @@ from benchmarks.scale_reads import (
     FLAT_TARGET,
     FROM_PATH,
     KILLED,
+    MEMORY_TARGET_KB,
     READ_TARGET_S,
     RESTORE,
     RESTORE_TARGET_S,
+    SIMULATED_SWEEPS,
     STATUS,
     Cell,
     cache_root,
     ensure_built,
+    fresh_build,
     measure,
     per_trial_ratio,
 )
@@ -107,6 +119,46 @@ def restore_check(cell: Cell, load: float) -> tuple[str, bool]:
     )
 
 
+def memory_check(sweep: str, pairs: Sequence[Mapping[int, Cell]]) -> tuple[str, bool]:
+    """The driver memory line and whether it held: per pair of fresh
+    builds, the RSS growth per extra trial, largest size against smallest;
+    their median at most `MEMORY_TARGET_KB`."""
+    label = f"- driver memory per finished trial on {sweep}"
+    failed = [c for pair in pairs for c in pair.values() if isinstance(c, str)]
+    if failed or not pairs:
+        return f"{label}: FAILED {failed}", False
+    per_trial = []
+    for pair in pairs:
+        growth = {n: float(c["rss_growth_kb"]) for n, c in pair.items() if not isinstance(c, str)}
+        small, large = min(growth), max(growth)
+        per_trial.append((growth[large] - growth[small]) / (large - small))
+    median = statistics.median(per_trial)
+    held = median <= MEMORY_TARGET_KB
+    sizes = sorted(pairs[0])
+    return (
+        f"{label}, RSS growth {sizes[0]:,} to {sizes[-1]:,} trials: "
+        + ", ".join(f"{kb:.2f}" for kb in per_trial)
+        + f" KB; median {median:.2f} KB (<= {MEMORY_TARGET_KB:g} KB): "
+        + verdict(held),
+        held,
+    )
+
+
+def memory_pairs(sweep: str, sizes: Sequence[int], runs: int) -> list[dict[int, Cell]]:
+    """`runs` pairs of fresh builds of `sweep` at the smallest and largest
+    of `sizes`, each in a new scratch directory, removed after."""
+    pairs = []
+    for _ in range(runs):
+        with tempfile.TemporaryDirectory(prefix="tunecore-memory-") as scratch:
+            pairs.append(
+                {
+                    n: fresh_build(sweep, n, Path(scratch) / f"{sweep}-{n}")
+                    for n in (min(sizes), max(sizes))
+                }
+            )
+    return pairs
+
+
 def verdict(held: bool) -> str:
     return "held" if held else "**REGRESSED**"
 
@@ -118,7 +170,7 @@ def built_and_measured(what: str, sweep: str, trials: int, root: Path) -> Cell:
     return built if isinstance(built, str) else measure(what, sweep, trials, directory)
 
 
-def run(sizes: Sequence[int], cache: str | None) -> tuple[list[str], bool]:
+def run(sizes: Sequence[int], cache: str | None, memory_runs: int = 3) -> tuple[list[str], bool]:
     """One line per check, and whether every one held."""
     root = cache_root(cache)
     root.mkdir(parents=True, exist_ok=True)
@@ -128,6 +180,11 @@ def run(sizes: Sequence[int], cache: str | None) -> tuple[list[str], bool]:
     ]
     restored = built_and_measured(RESTORE, KILLED, TARGET_TRIALS, root)
     checks.append(restore_check(restored, os.getloadavg()[0]))
+    if memory_runs:
+        checks += [
+            memory_check(sweep, memory_pairs(sweep, sizes, memory_runs))
+            for sweep in SIMULATED_SWEEPS
+        ]
     return [line for line, _ in checks], all(held for _, held in checks)
 
 
@@ -139,8 +196,11 @@ def main(argv: Sequence[str]) -> int:
         "--sizes", type=trial_counts, default=(1_000, 10_000), help="the reads' trial counts"
     )
     parser.add_argument("--cache", default=None, help="where built experiments are kept")
+    parser.add_argument(
+        "--memory-runs", type=int, default=3, help="pairs of fresh builds for the memory check"
+    )
     args = parser.parse_args(list(argv))
-    lines, ok = run(args.sizes, args.cache)
+    lines, ok = run(args.sizes, args.cache, args.memory_runs)
     print("\n".join(lines))
     return 0 if ok else 1
 

@@ -79,10 +79,55 @@ def test_the_restore_is_measured_at_100000_not_scaled_from_the_read_sizes(
 
     monkeypatch.setattr(scale_regression, "ensure_built", ensure_built)
     monkeypatch.setattr(scale_regression, "measure", measure)
-    lines, ok = scale_regression.run((1_000, 10_000), str(tmp_path))
+    lines, ok = scale_regression.run((1_000, 10_000), str(tmp_path), memory_runs=0)
     assert ok, lines
     assert [a for a in asked if a[0] == RESTORE] == [(RESTORE, KILLED, 100_000)]
     assert lines[-1].startswith(
         "- restore of killed 100,000, to its first new result, measured at 100,000: "
         "4.08 s CPU (< 10 s; 4.08 s wall at load "
     )
+
+
+def build(growth_kb: float) -> dict[str, Any]:
+    return {"cpu_s": 1.0, "rss_growth_kb": growth_kb, "peak_rss_kb": 90_000.0, "finished": 1}
+
+
+def test_memory_is_the_median_rss_growth_per_extra_trial_of_fresh_pairs() -> None:
+    """(15,400 - 2,600) KB / 9,000 trials = 1.42 KB; the median of three
+    pairs, so one pair's noise (the 2.50) decides nothing."""
+    pairs = [
+        {1_000: build(2_600.0), 10_000: build(15_400.0)},
+        {1_000: build(2_600.0), 10_000: build(25_100.0)},
+        {1_000: build(3_100.0), 10_000: build(16_600.0)},
+    ]
+    line, held = scale_regression.memory_check(FIFO, pairs)
+    assert held
+    assert line == (
+        "- driver memory per finished trial on fifo, RSS growth 1,000 to 10,000 trials: "
+        "1.42, 2.50, 1.50 KB; median 1.50 KB (<= 2 KB): held"
+    )
+
+
+def test_memory_over_two_kb_a_trial_or_a_failed_build_regressed() -> None:
+    over = [{1_000: build(2_600.0), 10_000: build(2_600.0 + 9_000 * 2.1)}]
+    line, held = scale_regression.memory_check(FIFO, over)
+    assert not held
+    assert "median 2.10 KB (<= 2 KB): **REGRESSED**" in line
+    line, held = scale_regression.memory_check(FIFO, [{1_000: build(1.0), 10_000: "killed"}])
+    assert not held
+    assert line == "- driver memory per finished trial on fifo: FAILED ['killed']"
+
+
+def test_the_memory_check_builds_fresh_pairs_at_the_smallest_and_largest_size(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    built: list[tuple[str, int]] = []
+
+    def fresh_build(sweep: str, trials: int, directory: Path) -> dict[str, Any]:
+        built.append((sweep, trials))
+        return build(float(trials))
+
+    monkeypatch.setattr(scale_regression, "fresh_build", fresh_build)
+    pairs = scale_regression.memory_pairs(FIFO, (1_000, 5_000, 10_000), 2)
+    assert built == [(FIFO, 1_000), (FIFO, 10_000)] * 2
+    assert [sorted(p) for p in pairs] == [[1_000, 10_000]] * 2

@@ -13,7 +13,7 @@ from tunecore.shell.storage.file_queue import FileQueue, Job
 
 
 def test_jobs_run_in_order_off_the_caller_and_drain_waits_for_them() -> None:
-    queue = FileQueue(background=True)
+    queue = FileQueue(background=True, max_behind=50)
     ran: list[tuple[int, str]] = []
     gate = threading.Event()
 
@@ -82,7 +82,7 @@ def test_inline_errors_reach_the_caller() -> None:
 def test_settle_runs_when_the_queue_runs_dry_and_before_drain_returns() -> None:
     settled: list[int] = []
     ran: list[int] = []
-    queue = FileQueue(background=True, settle=lambda: settled.append(len(ran)))
+    queue = FileQueue(background=True, max_behind=11, settle=lambda: settled.append(len(ran)))
     gate = threading.Event()
 
     def wait_for_the_gate() -> None:
@@ -310,3 +310,31 @@ def test_batched_outside_a_round_and_inline_write_at_once() -> None:
     ]
     assert len(made) == 5
     background.close()
+
+
+def test_the_caller_waits_once_the_writer_is_max_behind_items_behind() -> None:
+    """Queued jobs hold what they write: a writer far behind a fast loop
+    held thousands of trials' results at once (issue 41's driver memory).
+    An item counts until it has run; the third waits for the first."""
+    queue = FileQueue(background=True, max_behind=2)
+    started, gate = threading.Event(), threading.Event()
+    ran: list[int] = []
+
+    def job(n: int) -> None:
+        if n == 0:
+            started.set()
+            gate.wait()
+        ran.append(n)
+
+    queue.submit("job", functools.partial(job, 0))
+    started.wait()
+    queue.submit("job", functools.partial(job, 1))
+    third = threading.Thread(target=queue.submit, args=("job", functools.partial(job, 2)))
+    assert not queue._room.acquire(blocking=False)  # both places taken: a third waits
+    third.start()
+    gate.set()
+    third.join()
+    queue.drain()
+    assert ran == [0, 1, 2]
+    assert queue._room.acquire(blocking=False)  # every place given back
+    queue.close()

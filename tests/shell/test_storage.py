@@ -28,8 +28,8 @@ from tunecore.shell.lock import LOCK_FILE
 from tunecore.shell.mirror.lease import LEASE_FILE
 from tunecore.shell.mirror.stored_state import SEGMENT_DIR
 from tunecore.shell.pbt_policy import GLOBAL_FILE, policy_file
+from tunecore.shell.storage import file_queue, own_files
 from tunecore.shell.storage import layout as storage_module
-from tunecore.shell.storage import own_files
 from tunecore.shell.storage.layout import (
     MAX_NAME_LENGTH,
     ExperimentStorage,
@@ -422,6 +422,7 @@ def test_a_background_writer_hands_a_rounds_lines_to_the_os_in_one_write_per_fil
         write_all(fd, data)
 
     monkeypatch.setattr(storage_module, "write_all", counting)
+    monkeypatch.setattr(file_queue, "MAX_BEHIND", 64)  # 33 items wait behind the gate
     storage = ExperimentStorage(tmp_path, "exp", background=True)
     trial_dir = storage.trial_dir(spec())
     gate = threading.Event()

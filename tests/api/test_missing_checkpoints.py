@@ -6,9 +6,12 @@ throughout."""
 
 from __future__ import annotations
 
+import itertools
 import re
 import shutil
+import sys
 import tempfile
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -67,6 +70,29 @@ def counting(config: Mapping[str, JsonValue]) -> None:
             tunecore.report({"loss": 1.0 / step}, checkpoint=checkpoint)
 
 
+class Pace:
+    """Holds the `slow` trial's second report until the `fast` trial's
+    second one was answered, so PBT, at the slow trial's first perturbation,
+    has both trials' scores: the in-process executor's threads may run one
+    trial ahead of the other on a loaded machine."""
+
+    def __init__(self, slow: float, fast: float) -> None:
+        self.slow, self.fast = slow, fast
+        self._fast_answered = threading.Event()
+
+    def before_report(self, rate: float, step: int) -> None:
+        if rate == self.slow and step == 2:
+            assert self._fast_answered.wait(60), "the fast trial never reported twice"
+
+    def after_report(self, rate: float, step: int) -> None:
+        if rate == self.fast and step == 2:
+            self._fast_answered.set()
+
+
+PACE: Pace | None = None
+"""Set by a test that needs the two trials of `scoring` in step."""
+
+
 def scoring(config: Mapping[str, JsonValue]) -> None:
     """Adds its rate to a score kept in its checkpoint, every step."""
     score = 0.0
@@ -76,12 +102,16 @@ def scoring(config: Mapping[str, JsonValue]) -> None:
             score = float(Path(directory, "score").read_text())
     rate = config["rate"]
     assert isinstance(rate, float)
-    while True:
+    for step in itertools.count(1):
         score += rate
+        if PACE is not None:
+            PACE.before_report(rate, step)
         with tempfile.TemporaryDirectory() as directory:
             Path(directory, "score").write_text(str(score))
             checkpoint = tunecore.Checkpoint.from_directory(directory)
             tunecore.report({"score": score}, checkpoint=checkpoint)
+        if PACE is not None:
+            PACE.after_report(rate, step)
 
 
 def run_config(tmp_path: Path, *callbacks: Callback, **settings: object) -> RunConfig:
@@ -143,7 +173,10 @@ def exploiting(rates: list[JsonValue]) -> PopulationBasedTraining:
     )
 
 
-def test_pbt_fails_the_trial_whose_donor_checkpoint_was_deleted(tmp_path: Path) -> None:
+def test_pbt_fails_the_trial_whose_donor_checkpoint_was_deleted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys.modules[__name__], "PACE", Pace(slow=0.5, fast=3.0))
     pbt = exploiting([0.5, 1.0])
     settings = run_config(tmp_path, DeleteCheckpointsOfRate(3.0), stop={"training_iteration": 6})
     tuner = Tuner(

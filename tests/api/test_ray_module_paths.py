@@ -307,3 +307,10 @@ def test_validate_warmstart_checks_points_and_rewards_as_ray_does() -> None:
         validate_warmstart(["a"], [[1], [2]], [0.5])
     with pytest.raises(TypeError, match=r"evaluated_rewards=\(0.5,\) must be a list"):
         validate_warmstart(["a"], [[1]], (0.5,))  # type: ignore[arg-type]
+
+
+def test_checkpoint_imports_from_the_private_module_ray_defines_it_in() -> None:
+    """Ray's fault-tolerance guide: `from ray.train._checkpoint import Checkpoint`."""
+    from tunecore._checkpoint import Checkpoint  # noqa: PLC0415
+
+    assert Checkpoint is tunecore.Checkpoint

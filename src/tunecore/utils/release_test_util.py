@@ -25,6 +25,7 @@ import numpy as np
 from tunecore.api.run import run
 from tunecore.core.search.domains import uniform
 from tunecore.shell.callbacks import Callback
+from tunecore.shell.storage.own_files import write_atomic
 from tunecore.shell.trainable import Checkpoint, Trainable, report
 from tunecore.shell.trial_view import Trial
 
@@ -39,11 +40,7 @@ def _write_json_atomically(result: dict[str, Any], default_path: str) -> None:
     """Write `result` where `TEST_OUTPUT_JSON` says (else `default_path`) so a
     reader never sees half a file."""
     target = Path(os.environ.get(OUTPUT_ENV, default_path))
-    with tempfile.NamedTemporaryFile(
-        "w", dir=target.parent, prefix=f"{target.name}.", suffix=".tmp", delete=False
-    ) as handle:
-        json.dump(result, handle)
-    os.replace(handle.name, target)
+    write_atomic(target, json.dumps(result), shared=True)
 
 
 def _trial_states(trials: Sequence[Trial]) -> dict[str, int]:

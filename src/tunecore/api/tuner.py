@@ -584,8 +584,7 @@ class Tuner:
         dirname = dirname_of(self._tune.trial_dirname_creator)
 
         def dir_of(trial: TrialState) -> Path:
-            given = None if dirname is None else dirname(trial)
-            return storage.experiment_dir / storage.trial_dirname(trial.spec, given)
+            return storage.experiment_dir / storage.trial_dirname_of(trial, dirname)
 
         trials = [views.of(trial, dir_of) for trial in trials_in_order(state)]
         callbacks.setup(stop=self._run.stop, num_samples=self._tune.num_samples)
@@ -619,8 +618,7 @@ class Tuner:
             if snapshot is not None and records == len(contents.events) + 1:
 
                 def path_of(trial: TrialState) -> Path:
-                    given = None if dirname is None else dirname(trial)
-                    return storage.experiment_dir / storage.trial_dirname(trial.spec, given)
+                    return storage.experiment_dir / storage.trial_dirname_of(trial, dirname)
 
                 plan = repair_plan(
                     snapshot.files,

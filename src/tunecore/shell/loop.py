@@ -748,7 +748,7 @@ class ExperimentLoop:
         known = self._dirs.get(trial.trial_id)
         if known is not None:
             return Path(known) if isinstance(known, str) else known
-        return self._storage.path / self._storage.trial_dirname(trial.spec, self._dirname(trial))
+        return self._storage.path / self._storage.trial_dirname_of(trial, self._trial_dirname)
 
     def _dir(self, trial: TrialState) -> Path:
         known = self._dirs.get(trial.trial_id)

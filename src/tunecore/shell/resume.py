@@ -75,7 +75,7 @@ def repair_result_files(
     for trial in trials_in_order(state):
         if only is not None and trial.trial_id not in only:
             continue
-        name = storage.trial_dirname(trial.spec, None if dirname_of is None else dirname_of(trial))
+        name = storage.trial_dirname_of(trial, dirname_of)
         directory = storage.own_trial_dir(name)
         from_log = [] if logged is None else logged_rows(trial, logged.get(trial.trial_id, []))
         if from_log and not directory.is_dir():
@@ -126,7 +126,7 @@ def drop_unrecorded_checkpoints(
     for trial in state.trials.values():
         if only is not None and trial.trial_id not in only:
             continue
-        name = storage.trial_dirname(trial.spec, None if dirname_of is None else dirname_of(trial))
+        name = storage.trial_dirname_of(trial, dirname_of)
         named = [Path(ref.path).name for ref in trial.checkpoints.persistent]
         newest = max(filter(None, map(_save_order, named)), default=None)
         for entry in _checkpoint_dirs(storage.experiment_dir / name, name, store):

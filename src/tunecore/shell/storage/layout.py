@@ -91,7 +91,7 @@ import msgspec
 from tunecore.core.checkpoints import checkpoint_dirname
 from tunecore.core.naming import original_tag, trial_name
 from tunecore.core.results import flatten
-from tunecore.model import CheckpointRef, CheckpointStorage, JsonValue, TrialSpec
+from tunecore.model import CheckpointRef, CheckpointStorage, JsonValue, TrialSpec, TrialState
 from tunecore.shell import tfevents
 from tunecore.shell.storage.file_queue import FileQueue, Job
 from tunecore.shell.storage.own_files import (
@@ -448,6 +448,14 @@ class ExperimentStorage:
             # The '_' may make it too long: cut as any name, keeping the id.
             return safe_name("_" + name, keep=spec.trial_id)
         return name
+
+    def trial_dirname_of(
+        self, trial: TrialState, dirname_of: Callable[[TrialState], str] | None
+    ) -> str:
+        """`trial_dirname` of `trial`, given the dirname `dirname_of` (the
+        user's `trial_dirname_creator`, as `trial_view.dirname_of` wraps it)
+        makes for it, if there is one."""
+        return self.trial_dirname(trial.spec, None if dirname_of is None else dirname_of(trial))
 
     def trial_dir(
         self, spec: TrialSpec, dirname: str | None = None, *, at_once: bool = True

@@ -577,9 +577,7 @@ class Tuner:
         if not self._run.callbacks:
             return
         callbacks = CallbackList(self._run.callbacks)
-        for callback in self._run.callbacks:
-            if isinstance(callback, LoggerCallback):
-                callback.attach(storage)
+        self._attach_loggers(storage)
         views = TrialViews(self._tune.trial_name_creator)
         dirname = dirname_of(self._tune.trial_dirname_creator)
 
@@ -843,6 +841,13 @@ class Tuner:
         restore_states(self._run.callbacks if self._resume else [], storage.experiment_dir)
         return CallbackList([*self._result_writers(storage), *self._run.callbacks])
 
+    def _attach_loggers(self, storage: ExperimentStorage) -> None:
+        """Give the user's `LoggerCallback`s the experiment's storage, where
+        they find each trial's directory."""
+        for callback in self._run.callbacks:
+            if isinstance(callback, LoggerCallback):
+                callback.attach(storage)
+
     def _result_writers(self, storage: ExperimentStorage) -> list[Callback]:
         """The loggers that write each trial's result.json and progress.csv
         (tunecore reads them back: always on) and, as in Ray Tune, its
@@ -853,9 +858,7 @@ class Tuner:
         if not self._parts.write_results:
             return []
         given = self._run.callbacks
-        for callback in given:
-            if isinstance(callback, LoggerCallback):
-                callback.attach(storage)
+        self._attach_loggers(storage)
 
         def missing(kind: type[ResultFiles]) -> bool:
             return not any(isinstance(c, kind) for c in given)

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
-from tunecore.shell.storage.file_queue import FileQueue, Job
+from tunecore.shell.storage.file_queue import FileQueue, FileWriterStoppedError, Job
 
 
 def test_jobs_run_in_order_off_the_caller_and_drain_waits_for_them() -> None:
@@ -337,4 +337,102 @@ def test_the_caller_waits_once_the_writer_is_max_behind_items_behind() -> None:
     queue.drain()
     assert ran == [0, 1, 2]
     assert queue._room.acquire(blocking=False)  # every place given back
+    queue.close()
+
+
+class _WriterKilled(BaseException):
+    """What a job may raise that is no `Exception` (`SystemExit` from a
+    library's `sys.exit()`, a `KeyboardInterrupt`): it ends the thread."""
+
+
+@pytest.mark.timeout(60)  # before the fix, the waiting caller waited forever
+def test_a_writer_ended_by_a_base_exception_wakes_its_waiters_with_a_clear_error(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    queue = FileQueue(background=True, max_behind=2)
+    started, gate = threading.Event(), threading.Event()
+    ran: list[int] = []
+
+    def job(n: int) -> None:
+        if n == 0:
+            started.set()
+            gate.wait()
+            raise _WriterKilled("the writer's end")
+        ran.append(n)
+
+    queue.submit("job", functools.partial(job, 0))
+    started.wait()
+    queue.submit("job", functools.partial(job, 1))
+    assert not queue._room.acquire(blocking=False)  # both places taken
+    raised: list[BaseException] = []
+
+    def submit_third() -> None:
+        try:
+            queue.submit("job", functools.partial(job, 2))
+        except BaseException as error:
+            raised.append(error)
+
+    third = threading.Thread(target=submit_third)
+    third.start()
+    gate.set()
+    third.join()  # returns: the waiter was woken
+    assert len(raised) == 1
+    assert isinstance(raised[0], FileWriterStoppedError)
+    message = str(raised[0])
+    assert "_WriterKilled" in message
+    assert "the writer's end" in message
+    assert "resume" in message
+    assert ran == []  # the queued job was dropped, not run by a dead thread
+    # Every later call raises the same at once instead of waiting.
+    with pytest.raises(FileWriterStoppedError):
+        queue.submit("job", functools.partial(job, 3))
+    with pytest.raises(FileWriterStoppedError):
+        queue.drain()
+    with caplog.at_level(logging.ERROR, logger="tunecore.shell.storage.file_queue"):
+        queue.close()  # returns, and says what was lost
+    assert any("_WriterKilled" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.timeout(60)
+def test_a_drain_waiting_when_the_writer_dies_raises_instead_of_waiting() -> None:
+    queue = FileQueue(background=True, max_behind=4)
+    started, gate = threading.Event(), threading.Event()
+
+    def dying_job() -> None:
+        started.set()
+        gate.wait()
+        raise SystemExit(3)
+
+    queue.submit("job", dying_job)
+    started.wait()
+    raised: list[BaseException] = []
+    waiting = threading.Event()
+
+    def drain() -> None:
+        try:
+            waiting.set()
+            queue.drain()
+        except BaseException as error:
+            raised.append(error)
+
+    drainer = threading.Thread(target=drain)
+    drainer.start()
+    waiting.wait()
+    gate.set()
+    drainer.join()
+    assert len(raised) == 1
+    assert isinstance(raised[0], FileWriterStoppedError)
+    assert "SystemExit" in str(raised[0])
+    queue.close()
+
+
+@pytest.mark.timeout(60)
+def test_a_settle_ending_the_writer_stops_the_drain_that_ran_it() -> None:
+    def settle() -> None:
+        raise KeyboardInterrupt
+
+    queue = FileQueue(background=True, settle=settle)
+    queue.submit("job", lambda: None)
+    with pytest.raises(FileWriterStoppedError, match="KeyboardInterrupt"):
+        queue.drain()
     queue.close()

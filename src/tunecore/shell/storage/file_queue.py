@@ -27,6 +27,14 @@ The rules callers rely on:
   in `drain()`) while `max_behind` items are queued and not yet run, so
   what the jobs hold stays bounded: a job must never wait for something
   its caller does after submitting it;
+- if the writer thread ends on something other than an `Exception` (a
+  job or `settle` raising `SystemExit`, `KeyboardInterrupt` or another
+  `BaseException`), every caller waiting for it (for room in `_put`, in
+  `drain()`) and every later `submit`, `submit_all` or `drain` raises
+  `FileWriterStoppedError` naming what ended it, instead of waiting
+  forever for a thread that is gone. The jobs still queued are dropped
+  (the event log records everything they would have written, and a
+  resume rewrites the files from it); `close()` then logs it and returns;
 - `close()` drains and ends the thread; jobs submitted after it run at
   once, inline (a closed storage still answers, and no thread outlives it);
 - inside `held()` (the loop's round of events), background jobs are kept
@@ -73,6 +81,21 @@ be behind before the caller waits (`FileQueue._put`)."""
 Item = TypeVar("Item")
 
 
+class FileWriterStoppedError(RuntimeError):
+    """The background writer of trial files ended on a `BaseException`:
+    nothing it was still to write will be written by it (see the module
+    docstring)."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(
+            "the background writer of trial files (thread tunecore-file-writer) ended on "
+            f"{type(cause).__name__}: {cause!r}; the trial files it had not written yet "
+            "(result.json, progress.csv, ...) are not written. The event log records "
+            "every result: resume the experiment and the files are rewritten from it"
+        )
+        self.cause = cause
+
+
 class FileQueue:
     """See the module docstring."""
 
@@ -93,6 +116,12 @@ class FileQueue:
         # last ones held (so more items may still join them), and its key.
         self._batch: tuple[Hashable, list[Any]] | None = None
         self._reported: set[tuple[str, type[BaseException]]] = set()
+        # What ended the writer thread, if something other than `close()`
+        # did; set before anyone waiting for it is woken (`_stopped`).
+        self._stopped_by: BaseException | None = None
+        # The events of `drain()` calls waiting for the writer, so that a
+        # writer that dies wakes them.
+        self._draining: list[threading.Event] = []
 
     def submit(self, kind: str, job: Job) -> None:
         """Run `job` (a write of `kind`, e.g. "result.json") now or on the thread."""
@@ -184,17 +213,25 @@ class FileQueue:
             self._put(jobs)
 
     def drain(self) -> None:
-        """Wait until every job submitted so far has run."""
+        """Wait until every job submitted so far has run; raises
+        `FileWriterStoppedError` if the writer ended before they did."""
         self._hand_over()
         if self._thread is not None:
-            done = threading.Event()
+            done, ran = threading.Event(), threading.Event()
 
             def settle_then_signal() -> None:
                 self._settled()
+                ran.set()
                 done.set()
 
-            self._put([("drain", settle_then_signal)])
-            done.wait()
+            self._draining.append(done)
+            try:
+                self._put([("drain", settle_then_signal)])
+                done.wait()
+            finally:
+                self._draining.remove(done)
+            if not ran.is_set():
+                self._raise_if_stopped()
 
     def close(self) -> None:
         """Run what is queued and end the thread; later jobs run inline."""
@@ -204,6 +241,8 @@ class FileQueue:
         if thread is not None:
             self._jobs.put(None)
             thread.join()
+        if self._stopped_by is not None:
+            logger.error("%s", FileWriterStoppedError(self._stopped_by))
 
     def _put(self, item: list[tuple[str, Job]]) -> None:
         """Queue `item` for the thread, first waiting while `max_behind`
@@ -213,18 +252,52 @@ class FileQueue:
         held thousands of trials' at once, and the memory the heap grew to
         for them stayed with the driver, 0.5-1 KB per finished trial at
         10,000 trials (issue 41). The loop waits only once the writer is
-        that far behind, when it has that much work queued."""
+        that far behind, when it has that much work queued.
+
+        A writer that died wakes every waiter (`_stopped`), which then
+        raises instead of queueing for a thread that is gone."""
+        self._raise_if_stopped()
         self._room.acquire()
+        if self._stopped_by is not None:
+            self._room.release()  # the next waiter wakes and raises too
+            raise FileWriterStoppedError(self._stopped_by)
         self._jobs.put(item)
 
+    def _raise_if_stopped(self) -> None:
+        if self._stopped_by is not None:
+            raise FileWriterStoppedError(self._stopped_by)
+
     def _work(self) -> None:
-        while (item := self._jobs.get()) is not None:
-            self._run(item)
-            del item  # nothing of it kept while the thread waits for the next
-            self._room.release()
-            if self._jobs.empty():
-                self._settled()
-        self._settled()
+        try:
+            while (item := self._jobs.get()) is not None:
+                self._run(item)
+                del item  # nothing of it kept while the thread waits for the next
+                self._room.release()
+                if self._jobs.empty():
+                    self._settled()
+            self._settled()
+        except BaseException as error:  # the thread ends here: say so, and why
+            logger.error("%s", FileWriterStoppedError(error), exc_info=error)
+            self._stopped(error)
+
+    def _stopped(self, error: BaseException) -> None:
+        """The writer is ending on `error`: record it, then wake whoever
+        waits for it. Set first, so that a caller woken, or one that
+        queues its drain after the events were set, finds it; the queued
+        items are dropped, since no thread will run them."""
+        self._stopped_by = error
+        while True:
+            try:
+                item = self._jobs.get_nowait()
+            except queue.Empty:
+                break
+            if item is not None:
+                self._room.release()
+        # A caller waiting for room wakes, and passes the room on as it
+        # raises (`_put`).
+        self._room.release()
+        for done in list(self._draining):
+            done.set()
 
     def _run(self, item: list[tuple[str, Job]]) -> None:
         for kind, job in item:

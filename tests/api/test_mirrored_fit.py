@@ -40,6 +40,7 @@ from tunecore.shell.mirror.stored_state import stored_log
 from tunecore.shell.storage.resolve import within
 from tunecore.shell.storage.store import Store
 from tunecore.shell.trainable.checkpoint_files import META_FILE
+from tunecore.shell.trainable.worker import TrialContext
 from tunecore.shell.trial_view import Trial
 
 TARGETS = ["file_store", "s3_store"]
@@ -772,3 +773,23 @@ def test_a_link_planted_in_a_kept_staging_copy_sets_it_aside(
     [aside] = (staging / stage).glob("exp.quarantine-*")
     assert (aside / kept.name).is_symlink()
     assert not kept.is_symlink()
+
+
+def reporting_the_lease(config: Mapping[str, JsonValue]) -> None:
+    context = tunecore.get_context()
+    assert isinstance(context, TrialContext)
+    tunecore.report({"generation": context.lease_generation})
+
+
+def test_each_worker_knows_its_driver_s_lease_generation(file_store: StorageTarget) -> None:
+    """What a worker checks before it stores a checkpoint (a later
+    driver's claim: `persist.MirroredTrial`) needs its driver's generation."""
+    grid = Tuner(
+        reporting_the_lease,
+        run_config=RunConfig(
+            name="exp", storage_path=file_store.uri, verbose=0, executor="in_process"
+        ),
+    ).fit()
+    [claim] = [n for n in file_store.store.list("exp/events") if n.startswith("claim_")]
+    assert claim.startswith("claim_g00000001_")
+    assert grid[0].metrics["generation"] == 1

@@ -24,6 +24,8 @@ from tests.storage_fixtures import StorageTarget
 from tunecore.model import CheckpointSaved, JsonDict, Resources, TrialFailed
 from tunecore.shell.executors.host import TrialHost
 from tunecore.shell.executors.inprocess import InProcessExecutor
+from tunecore.shell.mirror.lease import LEASE_FILE, LeaseKeeper, LeaseLostError
+from tunecore.shell.mirror.stored_state import claim_name
 from tunecore.shell.storage.local_store import LocalStore
 from tunecore.shell.storage.resolve import within
 from tunecore.shell.storage.store import Store
@@ -434,3 +436,58 @@ def test_the_default_scratch_root_is_this_users_own_directory(
         expected.chmod(0o777)
     with pytest.raises(PermissionError, match=f"{expected}.*{SCRATCH_ENV}"):
         scratch_root()
+
+
+def test_a_paused_driver_s_worker_never_replaces_what_the_new_driver_stored(
+    storage: StorageTarget, driver_dir: Path, scratch: Path, hosts: list[TrialHost]
+) -> None:
+    """Driver A is paused (SIGSTOP) past its lease; its workers go on. B
+    takes the experiment over, and B's worker stores `checkpoint_000003`
+    and exports. Then A's worker saves and exports at the same places:
+    before, it deleted B's and stored its own (the trial's count 4 where
+    B's log says 3). Now each of its writes is refused and stores nothing."""
+    store = within(storage.store, "exp")
+    a = LeaseKeeper(store)
+    a.take()
+    stale = make_host(hosts, Counter)
+    stale.assign({}, context(storage, driver_dir, lease_generation=a.generation))
+    for _ in range(4):
+        stale.train()
+    store.delete_file(LEASE_FILE)  # A's lease lapsed: nobody renewed it
+    b = LeaseKeeper(store)
+    b.take()
+    assert b.generation == a.generation + 1
+    new = make_host(hosts, Counter)
+    new.assign({}, context(storage, driver_dir, lease_generation=b.generation))
+    for _ in range(3):
+        new.train()
+    checkpoint_dir = str(driver_dir / "t1" / "checkpoint_000003")
+    export_dir = str(driver_dir / "t1" / "export")
+    new.save(checkpoint_dir)
+    new.export(["model"], export_dir)
+
+    with pytest.raises(LeaseLostError, match=rf"generation {b.generation}\) took"):
+        stale.save(checkpoint_dir)
+    with pytest.raises(LeaseLostError, match="upload the exports"):
+        stale.export(["model"], export_dir)
+    assert store.read_bytes("t1/checkpoint_000003/count.txt") == b"3"
+    assert MARKER in stored(store, "t1/checkpoint_000003")
+    assert store.read_bytes("t1/export/model.txt") == b"model 3"
+    # The new driver's own worker still saves.
+    new.train()
+    assert new.save(str(driver_dir / "t1" / "checkpoint_000004"))
+    assert store.read_bytes("t1/checkpoint_000004/count.txt") == b"4"
+
+
+def test_a_worker_with_no_lease_generation_checks_nothing(
+    storage: StorageTarget, driver_dir: Path, scratch: Path, hosts: list[TrialHost]
+) -> None:
+    """Generation 0 is a context made without a lease (older drivers):
+    its saves are not refused whatever the storage claims."""
+    store = within(storage.store, "exp")
+    store.write_bytes(claim_name(5, "later"), b"")
+    host = make_host(hosts, Counter)
+    host.assign({}, context(storage, driver_dir))
+    host.train()
+    host.save(str(driver_dir / "t1" / "checkpoint_000001"))
+    assert store.read_bytes("t1/checkpoint_000001/count.txt") == b"1"

@@ -456,6 +456,7 @@ class Tuner:
             searchers=self._search_runtime,
             scheduler_object=self._scheduler_runtime,
             store=None if mirror is None else mirror.store,
+            lease_generation=0 if mirror is None else mirror.lease.generation,
             after_shipped=None if shipper is None else shipper.after_shipped,
         )
         loop = ExperimentLoop(state, plan, parts)

@@ -140,6 +140,7 @@ class ExperimentLoop:
         self._searchers = parts.searchers
         self._resources_of = parts.resources_of
         self._store = parts.store
+        self._lease_generation = parts.lease_generation
         self._after_shipped = parts.after_shipped
         self._inbox_read = -math.inf
         self._dirs: dict[str, Path | str] = {}
@@ -805,6 +806,7 @@ class ExperimentLoop:
             chdir=self._plan.chdir,
             storage_token=self._storage_token,
             store=self._store,
+            lease_generation=self._lease_generation,
             sync_artifacts=self._plan.sync_artifacts,
             sync_artifacts_on_checkpoint=self._plan.sync_artifacts_on_checkpoint,
         )

@@ -108,5 +108,8 @@ class LoopParts:
     """A scheduler object of the user's (Ray's imperative API), likewise."""
     store: Store | None = None
     """The storage an experiment is shipped to, if not a local directory."""
+    lease_generation: int = 0
+    """The generation of this driver's lease on `store`, which its workers
+    check before they write there (`TrialContext.lease_generation`)."""
     after_shipped: Callable[[Callable[[], None]], None] | None = None
     """Runs an action once the log that ordered it is in `store`."""

@@ -78,6 +78,24 @@ class LeaseLostError(ExperimentLockedError):
     """Another driver took this driver's experiment over: this one stops."""
 
 
+def check_not_taken_over(store: Store, generation: int, what: str) -> None:
+    """`LeaseLostError` if a driver of a later generation than
+    `generation` claimed the experiment in `store`, before a writer of
+    `generation` (a worker of that driver) would `what`. A driver claims
+    before it reads anything, so once it has, nothing the older
+    generation writes may replace what it stores. Generation 0 (no lease
+    known) checks nothing."""
+    if generation <= 0:
+        return
+    claimed = stored_objects(store.list(SEGMENT_DIR)).fences.newest()
+    if claimed > generation:
+        raise LeaseLostError(
+            f"{store.uri()}: another driver (generation {claimed}) took this experiment over "
+            f"from this worker's driver (generation {generation}); the worker does not "
+            f"{what}, so nothing it writes replaces what the new driver stores"
+        )
+
+
 def read_lease(store: Store) -> Lease | None:
     """The lease in `store`, or None if there is none; what is there but no
     lease (garbage, too large) is None too, with a warning naming it."""

@@ -39,6 +39,13 @@ directory, and persists through the store what has to outlive the node:
   up to a checkpoint survives a lost node, or an actor killed before its
   release), when the trainable fails (before the failure is reported, so
   the restarted trial finds it) and when the trial leaves.
+- before each of these writes (and the deletion a save or an export
+  starts with), the worker checks that no driver of a later lease
+  generation than its own driver's claimed the experiment
+  (`TrialContext.lease_generation`, `lease.check_not_taken_over`): a
+  driver paused past its lease keeps its workers, and the stale worker's
+  save of `checkpoint_000007` deleted and replaced the new driver's. Such
+  a write raises `LeaseLostError` and stores nothing.
 """
 
 from __future__ import annotations
@@ -58,6 +65,7 @@ from pathlib import PurePath
 
 import msgspec
 
+from tunecore.shell.mirror.lease import LeaseLostError, check_not_taken_over
 from tunecore.shell.storage.own_files import kind_of
 from tunecore.shell.storage.store import Store, check_rel, checkpoint_root
 from tunecore.shell.trainable.checkpoint_files import META_FILE
@@ -110,6 +118,7 @@ class MirroredTrial:
 
     def __init__(self, context: TrialContext, store: Store) -> None:
         self._store = store
+        self._generation = context.lease_generation
         self._remote = context.experiment_dir
         stay = "-".join(filter(None, (context.storage_token[:8], secrets.token_hex(4))))
         self._own = os.path.join(scratch_root(), stay)
@@ -173,7 +182,7 @@ class MirroredTrial:
         for a trial that leaves or fails, whose caller reports nothing else."""
         try:
             self.upload_output()
-        except OSError as error:
+        except (OSError, LeaseLostError) as error:
             logger.warning(
                 "Could not upload the trial's output files: %s; they stay in %s",
                 error,
@@ -188,6 +197,7 @@ class MirroredTrial:
         `sync_artifacts`, the trial's other files that changed since they
         were last stored (at a `checkpoint` only if
         `sync_artifacts_on_checkpoint`)."""
+        self._check_lease("upload its output")
         for name, rel in self._log_files():
             path = os.path.join(self.trial_dir, name)
             if os.path.isfile(path):
@@ -227,6 +237,7 @@ class MirroredTrial:
         local = _fresh_dir(self._local(rel))
         try:
             inner = _inner(local, save(local))
+            self._check_lease(f"save the checkpoint {rel}")
             with _storing(self._store, rel, "save the checkpoint"):
                 self._store.delete_dir(rel)
                 self._store.upload_dir(local, rel, marker=META_FILE)
@@ -260,6 +271,7 @@ class MirroredTrial:
         local = _fresh_dir(self._local(rel))
         try:
             written = export(local)
+            self._check_lease(f"upload the exports {rel}")
             with _storing(self._store, rel, "upload the exports"):
                 self._store.delete_dir(rel)
                 if any(os.scandir(local)):
@@ -267,6 +279,12 @@ class MirroredTrial:
         finally:
             shutil.rmtree(local, ignore_errors=True)
         return {name: _driver_path(export_dir, local, path) for name, path in written.items()}
+
+    def _check_lease(self, what: str) -> None:
+        """`LeaseLostError` if a later driver took the experiment over
+        (see the module doc); a failure to list the storage says so."""
+        with _storing(self._store, "", f"check the lease before it would {what}"):
+            check_not_taken_over(self._store, self._generation, what)
 
     def _drop_download(self) -> None:
         download, self._download = self._download, None

@@ -77,6 +77,13 @@ class TrialContext(msgspec.Struct, frozen=True, kw_only=True):
     store: Store | None = None
     """The experiment's storage when mirrored (rooted at the experiment:
     `<trial dirname>/checkpoint_000003` is a checkpoint), else None."""
+    lease_generation: int = 0
+    """With a `store`: the generation of the driver's lease on it
+    (`shell.mirror.lease`). Before the worker deletes or writes anything
+    there (a checkpoint, exports, its output), it checks that no driver of
+    a later generation claimed the experiment: a driver paused past its
+    lease (SIGSTOP, a VM pause) keeps its workers, which must not replace
+    what the new driver's workers store. 0: nothing is checked."""
     sync_artifacts: bool = False
     """With a `store`: upload every file the trial writes in its directory
     (Ray's `SyncConfig(sync_artifacts=True)`), not only its `log_to_file`

@@ -171,9 +171,10 @@ def test_a_user_dirname_never_takes_a_name_tunecore_keeps_for_itself(
     the inbox (a storage then shipped none of them), "snapshots" or
     "events" mixed them with the snapshots or the stored log, and
     "events.log" failed the trial. Such a name gets a leading '_', in any
-    case (a file system may not tell "Inbox" from "inbox")."""
+    case (a file system may not tell "Inbox" from "inbox"), and the trial
+    id: a creator's "_inbox" is another trial's directory."""
     path = storage.trial_dir(spec(), dirname=entry)
-    assert path.name == f"_{entry}"
+    assert path.name == f"_{entry}_{spec().trial_id}"
     assert path.parent == storage.path
 
 
@@ -670,7 +671,7 @@ def test_a_user_dirname_is_remembered_for_callers_that_only_have_the_spec(
 ) -> None:
     trial = spec(trial_id="trial_00004")
     chosen = storage.trial_dir(trial, dirname="my run/4")
-    assert chosen.name == "my_run_4"
+    assert chosen.name == "my_run_4_trial_00004"  # a changed name keeps the id
     assert storage.trial_dir(trial) == chosen
     assert storage.experiment_dir == storage.path
 
@@ -787,3 +788,29 @@ def test_a_long_name_tunecore_keeps_for_itself_keeps_the_trial_id(
     assert first != second
     assert first.name.startswith("_events.log.")
     assert first.name.endswith("abc12_00001")
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [("a/b", "a_b"), ("a:b", "a?b"), ("Café", "Cafe"), ("inbox", "_inbox"), ("CON", "_CON")],
+)
+def test_user_dirnames_that_differ_only_where_tunecore_changed_them_stay_apart(
+    tmp_path: Path, first: str, second: str
+) -> None:
+    """Two trials whose creator names became one name once tunecore made
+    it safe shared a directory: their result.json rows mixed, and one's
+    checkpoint_000001 replaced the other's. A changed name keeps the
+    trial id, and a resumed process finds the same directories."""
+    storage = ExperimentStorage(tmp_path, "exp")
+    one, two = spec(trial_id="trial_00001"), spec(trial_id="trial_00002")
+    dirs = (storage.trial_dir(one, dirname=first), storage.trial_dir(two, dirname=second))
+    assert dirs[0] != dirs[1]
+    for made in dirs:
+        assert_safe(made.name)
+    resumed = ExperimentStorage(tmp_path, "exp")
+    assert resumed.trial_dir(one, dirname=first) == dirs[0]
+    assert resumed.trial_dir(two, dirname=second) == dirs[1]
+
+
+def test_a_safe_user_dirname_is_kept_as_it_is(storage: ExperimentStorage) -> None:
+    assert storage.trial_dir(spec(trial_id="trial_00001"), dirname="run-1").name == "run-1"

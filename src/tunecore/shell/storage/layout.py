@@ -432,7 +432,10 @@ class ExperimentStorage:
         the trial was created with (PBT's exploits change the tag, not the
         directory, in this run and after a resume). A name tunecore gives
         an entry of the experiment directory (`_EXPERIMENT_ENTRIES`) gets a
-        leading `_`."""
+        leading `_`. A name changed on the way (a character replaced, the
+        `_`) ends with the trial id, if it does not hold it already: two
+        names that differ only where tunecore changed them stay two
+        directories."""
         if dirname is None:
             given = self._given_names.get(spec.trial_id)
             if given is not None:
@@ -446,7 +449,13 @@ class ExperimentStorage:
             # A user's "inbox" would have put the trial's files in the inbox,
             # "snapshots" or "events" among tunecore's own, "events.log" failed.
             # The '_' may make it too long: cut as any name, keeping the id.
-            return safe_name("_" + name, keep=spec.trial_id)
+            name = safe_name("_" + name, keep=spec.trial_id)
+        if name != dirname and spec.trial_id not in name:
+            # A name tunecore changed (a character replaced, a '_' added) keeps
+            # the trial id: "a/b" and "a_b", "Café" and "Cafe", "inbox" and
+            # "_inbox" from a creator gave two trials one directory, their
+            # results and checkpoints mixed. Pure, so a resume finds it again.
+            name = safe_name(f"{name}_{spec.trial_id}", keep=spec.trial_id)
         return name
 
     def trial_dirname_of(

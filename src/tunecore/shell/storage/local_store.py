@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import logging
 import os
 import shutil
 import stat
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from tunecore.shell.storage import own_files
 from tunecore.shell.storage.own_files import NotRegularFileError
@@ -86,15 +89,41 @@ class LocalStore:
     def write_bytes(self, rel: str, data: bytes) -> None:
         path = self._path(rel, root_ok=False)
         with naming(self, rel):
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            temp = temp_name(path)
+            self._write(path, lambda file: file.write(data))
+
+    @contextlib.contextmanager
+    def _in_parent(self, path: str, *, create: bool = False) -> Iterator[tuple[str, int]]:
+        """(the last component of `path`, a descriptor of the directory
+        holding it), that directory reached from the root one component at
+        a time without following a link (made on the way with `create`).
+        What writes or deletes works in it: `_path` checked every
+        component, but a directory swapped for a link after that check had
+        the write land, or the deletion happen, where the link points.
+        Such a link is refused with `NotRegularFileError` naming it. The
+        root itself is the user's, followed as given (and made with
+        `create`)."""
+        if create:
+            os.makedirs(self.root, exist_ok=True)
+        parent = own_files.directory_fd(Path(os.path.dirname(path)), Path(self.root), create=create)
+        try:
+            yield os.path.basename(path), parent
+        finally:
+            os.close(parent)
+
+    def _write(self, path: str, write: Callable[[BinaryIO], object]) -> None:
+        """Write the file `path` with `write` into a fresh temporary beside
+        it, renamed over it once whole (`_in_parent`)."""
+        with self._in_parent(path, create=True) as (name, parent):
+            temp = os.path.basename(temp_name(path))
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+            descriptor = os.open(temp, flags, 0o666, dir_fd=parent)
             try:
-                with open(temp, "wb") as file:
-                    file.write(data)
-                os.replace(temp, path)
+                with os.fdopen(descriptor, "wb") as file:
+                    write(file)
+                os.replace(temp, name, src_dir_fd=parent, dst_dir_fd=parent)
             finally:
                 with contextlib.suppress(FileNotFoundError):
-                    os.unlink(temp)
+                    os.unlink(temp, dir_fd=parent)
 
     def list(self, rel: str = "") -> list[str]:
         path = self._path(rel)
@@ -129,9 +158,9 @@ class LocalStore:
         for name in local_files(local, marker):
             with naming(self, join_path(rel, name)):
                 target = self._path(join_path(rel, name), root_ok=False)
-                os.makedirs(os.path.dirname(target), exist_ok=True)
-                shutil.copyfile(os.path.join(local, *name.split("/")), target)
-                written += os.path.getsize(target)
+                with open(os.path.join(local, *name.split("/")), "rb") as source:
+                    self._write(target, functools.partial(shutil.copyfileobj, source))
+                    written += source.tell()
         return written
 
     def download_dir(self, rel: str, local: str) -> int:
@@ -158,13 +187,21 @@ class LocalStore:
 
     def delete_dir(self, rel: str) -> None:
         path = self._path(rel, root_ok=False)
-        with naming(self, rel), contextlib.suppress(FileNotFoundError):
-            shutil.rmtree(path)
+        with (
+            naming(self, rel),
+            contextlib.suppress(FileNotFoundError),
+            self._in_parent(path) as (name, parent),
+        ):
+            shutil.rmtree(name, dir_fd=parent)
 
     def delete_file(self, rel: str) -> None:
         path = self._path(rel, root_ok=False)
-        with naming(self, rel), contextlib.suppress(FileNotFoundError):
-            os.unlink(path)
+        with (
+            naming(self, rel),
+            contextlib.suppress(FileNotFoundError),
+            self._in_parent(path) as (name, parent),
+        ):
+            os.unlink(name, dir_fd=parent)
 
     def local_path(self, rel: str) -> str:
         return self._path(rel)

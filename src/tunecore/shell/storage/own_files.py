@@ -78,16 +78,21 @@ def kind_of(mode_bits: int) -> str:
 _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
-def directory_fd(directory: Path, beneath: Path) -> int:
+def directory_fd(directory: Path, beneath: Path, *, create: bool = False) -> int:
     """A descriptor of `directory`, reached from `beneath` (followed as
     given) without following a symbolic link in any component below it;
     `NotRegularFileError` names the first component that is not a
-    directory. `directory` must lie below `beneath` (`ValueError`)."""
+    directory. `directory` must lie below `beneath` (`ValueError`). With
+    `create`, each missing component is made on the way (in the directory
+    reached so far, so never through a link either)."""
     fd = os.open(beneath, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     reached = beneath
     try:
         for part in directory.relative_to(beneath).parts:
             reached = reached / part
+            if create:
+                with suppress(FileExistsError):
+                    os.mkdir(part, dir_fd=fd)
             try:
                 inner = os.open(part, _DIRECTORY, dir_fd=fd)
             except OSError as error:

@@ -102,6 +102,7 @@ def resolve_storage(
         import pyarrow.fs  # noqa: PLC0415 - optional, and slow to import
     except ImportError as exc:
         raise ImportError(f"storage_path {raw!r} needs pyarrow: {INSTALL_HINT}") from exc
+    _check_location(raw, scheme)
     try:
         fs, base = pyarrow.fs.FileSystem.from_uri(_with_defaults(raw, scheme))
     except ValueError as exc:  # pyarrow.lib.ArrowInvalid
@@ -115,6 +116,30 @@ def resolve_storage(
         raise OSError(f"storage_path {raw!r}: {exc}") from exc
     uri = _without_credentials(raw)
     return StorageSpec(uri=uri, mirrored=True), ArrowStore(fs, base, uri)
+
+
+_BUCKET_SCHEMES = frozenset({"s3", "gs", "gcs"})
+
+
+def _check_location(raw: str, scheme: str) -> None:
+    """`ValueError` naming `raw` for a URI whose place in its storage is
+    no plain directory: an object store's without a bucket (`s3://`
+    failed deep in pyarrow with "Path cannot start with a separator"), or
+    a path with a `.`, `..` or empty component (`s3://b/../x`, `%2e%2e`
+    too: pyarrow decodes it), which object stores keep as a key of that
+    name while other tools resolve it elsewhere."""
+    parts = urllib.parse.urlsplit(raw)
+    if scheme.lower() in _BUCKET_SCHEMES and not parts.netloc.rpartition("@")[2]:
+        raise ValueError(f"storage_path {raw!r}: names no bucket (expected {scheme}://bucket/dir)")
+    components = parts.path.split("/")[1:]
+    if components and components[-1] == "":
+        components.pop()  # a trailing '/'
+    for component in components:
+        if urllib.parse.unquote(component) in ("", ".", ".."):
+            raise ValueError(
+                f"storage_path {raw!r}: its path holds the component {component!r}; "
+                "name the directory plainly (no '.', '..' or '//' in it)"
+            )
 
 
 def _with_defaults(uri: str, scheme: str) -> str:

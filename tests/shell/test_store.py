@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import shutil
 import sys
 from pathlib import Path
 
@@ -476,3 +477,66 @@ def test_a_local_store_never_reads_through_a_directory_linked_after_its_check(
     with pytest.raises(OSError, match="symbolic link"):
         store.read_bytes("exp/trial/result.json")
     assert (theirs / "result.json").read_text() == "secret"
+
+
+def _swap_for_a_link_once_checked(
+    monkeypatch: pytest.MonkeyPatch, trial: Path, theirs: Path
+) -> None:
+    """Replace `trial` by a link to `theirs` as `LocalStore._path` returns
+    from its check of every component: the race made deterministic."""
+    checked = LocalStore._path
+
+    def swapped_once_checked(self: LocalStore, rel: str, *, root_ok: bool = True) -> str:
+        path = checked(self, rel, root_ok=root_ok)
+        if not trial.is_symlink():
+            shutil.rmtree(trial)
+            trial.symlink_to(theirs, target_is_directory=True)
+        return path
+
+    monkeypatch.setattr(LocalStore, "_path", swapped_once_checked)
+
+
+@pytest.mark.parametrize("operation", ["write_bytes", "upload_dir", "delete_dir", "delete_file"])
+def test_a_trial_directory_swapped_for_a_link_after_the_check_is_never_written_through(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, operation: str
+) -> None:
+    """As for reads: the writes and deletions of `LocalStore` looked for
+    links, then used the path. A trial directory replaced by a link in
+    between had the write land in, or the deletion remove from, the
+    directory it points to (someone else's checkpoint deleted, their
+    result.json replaced). Each now works in the directory reached
+    without following a link, and is refused naming the link."""
+    root = tmp_path / "storage"
+    trial = root / "exp" / "trial"
+    (trial / "checkpoint_000001").mkdir(parents=True)
+    theirs = tmp_path / "someone_else"
+    (theirs / "checkpoint_000001").mkdir(parents=True)
+    (theirs / "checkpoint_000001" / "model.bin").write_text("theirs")
+    (theirs / "result.json").write_text("theirs")
+    local = tmp_path / "upload"
+    local.mkdir()
+    (local / "model.bin").write_text("ours")
+    store = LocalStore(str(root))
+    _swap_for_a_link_once_checked(monkeypatch, trial, theirs)
+    act = {
+        "write_bytes": lambda: store.write_bytes("exp/trial/result.json", b"ours"),
+        "upload_dir": lambda: store.upload_dir(str(local), "exp/trial/checkpoint_000001"),
+        "delete_dir": lambda: store.delete_dir("exp/trial/checkpoint_000001"),
+        "delete_file": lambda: store.delete_file("exp/trial/result.json"),
+    }[operation]
+    with pytest.raises(OSError, match="symbolic link"):
+        act()
+    assert (theirs / "result.json").read_text() == "theirs"
+    assert (theirs / "checkpoint_000001" / "model.bin").read_text() == "theirs"
+    assert sorted(p.name for p in theirs.iterdir()) == ["checkpoint_000001", "result.json"]
+
+
+@pytest.mark.parametrize(
+    "uri", ["s3://", "s3:///x", "s3://b/../x", "s3://b/a/./x", "s3://b/a//x", "gs://b/%2e%2e/x"]
+)
+def test_a_uri_with_no_bucket_or_an_odd_path_component_is_refused_naming_it(uri: str) -> None:
+    """`s3://` failed deep in pyarrow ("Path cannot start with a
+    separator") once the driver wrote its lease; `s3://b/../x` made keys
+    holding `..`, which other tools resolve to another place."""
+    with pytest.raises(ValueError, match=r"storage_path .*(no bucket|component)"):
+        resolve_storage(uri)

@@ -366,8 +366,12 @@ def test_records_whose_write_failed_stay_held_for_the_next_flush(
     monkeypatch.setattr(os, "write", full_disk)
     for event in EVENTS:
         writer.hold(event)
-    with pytest.raises(OSError, match="No space"):
+    with pytest.raises(OSError, match="No space") as raised:
         writer.flush()
+    # Named: which file, and that a resume goes on (it was a bare errno 28).
+    assert raised.value.errno == errno.ENOSPC
+    assert str(log_path(tmp_path)) in str(raised.value)
+    assert "resume" in str(raised.value)
     assert log_path(tmp_path).stat().st_size == before
     monkeypatch.setattr(os, "write", real_write)
     writer.close()  # the state took those events: they are written now

@@ -736,7 +736,17 @@ class EventLogWriter:
         if not self._held:
             return
         data = self._held[0] if len(self._held) == 1 else b"".join(self._held)
-        _write_all(self._fd, data, self.size)
+        try:
+            _write_all(self._fd, data, self.size)
+        except OSError as error:
+            # A full disk stopped the run with a bare "[Errno 28] No space left
+            # on device", naming neither the file nor what became of it.
+            raise OSError(
+                error.errno,
+                f"{error.strerror}: could not append to the event log {self.path}. It "
+                "holds whole records only, and every event before these: resume the "
+                "experiment once the storage has room",
+            ) from error
         self._held.clear()
         self._hash.update(data)
         self.size += len(data)

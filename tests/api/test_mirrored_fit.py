@@ -6,6 +6,7 @@ Ray executor runs the same host code: tests/integration/test_s3.py)."""
 
 from __future__ import annotations
 
+import datetime
 import json
 import logging
 import os
@@ -29,15 +30,17 @@ from tunecore import (
     TuneConfig,
     Tuner,
 )
+from tunecore.api import experiment_names
 from tunecore.model import CheckpointSaved, JsonValue, TrialRequested
 from tunecore.schedulers import PopulationBasedTraining
 from tunecore.shell.callbacks import Callback
 from tunecore.shell.eventlog import read_log
 from tunecore.shell.inbox import AddTrialRequest, post_to_store
-from tunecore.shell.lock import ExperimentLockedError
+from tunecore.shell.lock import ExperimentLockedError, driver_lock
 from tunecore.shell.mirror.lease import LeaseLostError
+from tunecore.shell.mirror.mirror import Mirror
 from tunecore.shell.mirror.stored_state import stored_log
-from tunecore.shell.storage.resolve import within
+from tunecore.shell.storage.resolve import resolve_storage, within
 from tunecore.shell.storage.store import Store
 from tunecore.shell.trainable.checkpoint_files import META_FILE
 from tunecore.shell.trainable.worker import TrialContext
@@ -793,3 +796,34 @@ def test_each_worker_knows_its_driver_s_lease_generation(file_store: StorageTarg
     [claim] = [n for n in file_store.store.list("exp/events") if n.startswith("claim_")]
     assert claim.startswith("claim_g00000001_")
     assert grid[0].metrics["generation"] == 1
+
+
+class _FixedClock:
+    """`datetime` as `experiment_names` reads it, stopped at one second."""
+
+    class datetime:
+        @staticmethod
+        def now() -> datetime.datetime:
+            return datetime.datetime(2026, 1, 2, 3, 4, 5)
+
+
+def test_a_default_name_another_driver_holds_goes_on_to_the_next(
+    file_store: StorageTarget, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two drivers started in the same second, with a URI and no name,
+    picked one default name: the second failed with ExperimentLockedError
+    though the user had named nothing. (Locally, `_2` was taken.) Now it
+    runs as `<name>_2`, and the first keeps its experiment."""
+    monkeypatch.setattr(experiment_names, "datetime", _FixedClock)
+    spec, root = resolve_storage(file_store.uri)
+    first = Mirror(spec, root, "counting_2026-01-02_03-04-05")
+    first.staging_dir.mkdir(parents=True, exist_ok=True)
+    with driver_lock(first.staging_dir):  # the first driver, still starting
+        grid = Tuner(
+            counting,
+            param_space={"steps": 1},
+            run_config=RunConfig(storage_path=file_store.uri, verbose=0, executor="in_process"),
+        ).fit()
+    assert not grid.errors
+    assert grid.experiment_path.endswith("/counting_2026-01-02_03-04-05_2")
+    assert not file_store.store.exists("counting_2026-01-02_03-04-05/events")

@@ -1,6 +1,6 @@
 """An experiment's name and directory when `fit()` starts: Ray's default
 name, made unique however many drivers start at once
-(`claim_default_name`, `stored_default_name` for a storage), and an
+(`claim_default_name`, `stored_default_names` for a storage), and an
 earlier experiment of the same name set aside whole, so that it stays
 restorable (`set_aside_earlier_run`)."""
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime
 import itertools
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 from tunecore.shell.eventlog import log_path
@@ -17,16 +18,18 @@ from tunecore.shell.storage.layout import experiment_dirname
 from tunecore.shell.storage.store import Store
 
 
-def stored_default_name(root: Store, trainable: str) -> str:
-    """`claim_default_name` in a storage: the first name free there (a
-    store cannot claim one atomically; two drivers starting in the same
-    second are told apart by their experiment lock's staging directory)."""
+def stored_default_names(root: Store, trainable: str) -> Iterator[str]:
+    """`claim_default_name` in a storage: the names free there, in turn,
+    from the first. A store cannot claim one atomically, so the caller
+    claims each with its lock and lease and takes the next when another
+    driver got there first (two drivers starting in the same second, on
+    this machine or two, picked one name and the second failed with
+    `ExperimentLockedError`, though the user had named nothing)."""
     stem = f"{trainable}_{datetime.datetime.now():%Y-%m-%d_%H-%M-%S}"
     for number in itertools.count(1):
         name = stem if number == 1 else f"{stem}_{number}"
         if not root.exists(experiment_dirname(name)):
-            return name
-    raise AssertionError("unreachable: itertools.count never ends")
+            yield name
 
 
 def claim_default_name(root: Path, trainable: str) -> str:

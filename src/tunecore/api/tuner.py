@@ -23,6 +23,7 @@ one assembly, read from top to bottom.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
 import inspect
@@ -31,7 +32,7 @@ import secrets
 import sys
 import time
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -52,7 +53,7 @@ from tunecore.api.errors import TuneError, trial_error
 from tunecore.api.experiment_names import (
     claim_default_name,
     set_aside_earlier_run,
-    stored_default_name,
+    stored_default_names,
 )
 from tunecore.api.loader import load_experiment
 from tunecore.api.mutation_space import with_mutated_keys
@@ -114,7 +115,7 @@ from tunecore.shell.heap import long_lived_heap_frozen
 from tunecore.shell.imperative import SchedulerRuntime, imperative_policy, restored_scheduler
 from tunecore.shell.inbox import Inbox
 from tunecore.shell.journal import Journal, SnapshotStore
-from tunecore.shell.lock import driver_lock
+from tunecore.shell.lock import ExperimentLockedError, driver_lock
 from tunecore.shell.loop import ExperimentLoop
 from tunecore.shell.mirror.mirror import Mirror
 from tunecore.shell.mirror.remote import StoredExperiment, as_location, experiment_header, is_stored
@@ -376,11 +377,10 @@ class Tuner:
     def _fit_mirrored(self, spec: StorageSpec, root: Store) -> ResultGrid:
         """`fit()` with the experiment in storage: staged locally, shipped,
         under the staging directory's lock and the storage's lease."""
-        name = self._run.name or stored_default_name(root, _short(self._name))
-        mirror = Mirror(spec, root, name)
-        storage = ExperimentStorage(mirror.staging_root, name, background=True)
-        with driver_lock(storage.experiment_dir):
-            mirror.take_lease(self._run.sync_config.sync_period)
+        given = self._run.name
+        names = [given] if given else stored_default_names(root, _short(self._name))
+        with contextlib.ExitStack() as held:
+            mirror, storage = self._claim_stored(spec, root, names, held)
             try:
                 if self._resume is not None:
                     mirror.sync_down()
@@ -398,6 +398,29 @@ class Tuner:
                 return self._fit(storage, mirror)
             finally:
                 mirror.drop_lease()
+
+    def _claim_stored(
+        self, spec: StorageSpec, root: Store, names: Iterable[str], held: contextlib.ExitStack
+    ) -> tuple[Mirror, ExperimentStorage]:
+        """The experiment under the first of `names` whose staging lock
+        and lease this driver gets, both then kept in `held`. A name the
+        user gave is the only one: another driver's `ExperimentLockedError`
+        for it is raised; default names go on to the next."""
+        for name in names:
+            mirror = Mirror(spec, root, name)
+            storage = ExperimentStorage(mirror.staging_root, name, background=True)
+            with contextlib.ExitStack() as attempt:
+                try:
+                    attempt.enter_context(driver_lock(storage.experiment_dir))
+                    mirror.take_lease(self._run.sync_config.sync_period)
+                except ExperimentLockedError:
+                    storage.close()
+                    if self._run.name:
+                        raise
+                    continue
+                held.push(attempt.pop_all())
+                return mirror, storage
+        raise AssertionError("unreachable: a given name raises, default names never end")
 
     def _fit(self, storage: ExperimentStorage, mirror: Mirror | None = None) -> ResultGrid:
         """`fit()` in the experiment directory, its driver lock held."""

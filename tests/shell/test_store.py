@@ -9,6 +9,7 @@ import os
 import pickle
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -518,14 +519,14 @@ def test_a_trial_directory_swapped_for_a_link_after_the_check_is_never_written_t
     (local / "model.bin").write_text("ours")
     store = LocalStore(str(root))
     _swap_for_a_link_once_checked(monkeypatch, trial, theirs)
-    act = {
+    acts: dict[str, Callable[[], object]] = {
         "write_bytes": lambda: store.write_bytes("exp/trial/result.json", b"ours"),
         "upload_dir": lambda: store.upload_dir(str(local), "exp/trial/checkpoint_000001"),
         "delete_dir": lambda: store.delete_dir("exp/trial/checkpoint_000001"),
         "delete_file": lambda: store.delete_file("exp/trial/result.json"),
-    }[operation]
+    }
     with pytest.raises(OSError, match="symbolic link"):
-        act()
+        acts[operation]()
     assert (theirs / "result.json").read_text() == "theirs"
     assert (theirs / "checkpoint_000001" / "model.bin").read_text() == "theirs"
     assert sorted(p.name for p in theirs.iterdir()) == ["checkpoint_000001", "result.json"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pyarrow.fs
 import pydantic
@@ -133,5 +134,6 @@ def test_run_config_local_dir_is_refused_as_ray_2_60_refuses_it(tmp_path: Path) 
         "user-guides/persistent-storage.html#setting-the-local-staging-directory"
     )
     with pytest.raises(DeprecationWarning, match=r"RunConfig\(local_dir\)"):
-        RunConfig(*[None] * 6, 1, None, [], None, False, str(tmp_path))  # type: ignore[arg-type]
+        positional: Any = RunConfig  # Ray's twelve fields in order, the last `local_dir`
+        positional(*[None] * 6, 1, None, [], None, False, str(tmp_path))
     assert RunConfig(local_dir=None, name="x") == RunConfig(name="x")  # type: ignore[call-arg]

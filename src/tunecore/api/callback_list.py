@@ -38,7 +38,9 @@ class CallbackList(callbacks.CallbackList):
         """Each callback's state by its position (`"0"`, `"1"`, ...: JSON's
         keys, where Ray's are the numbers); None when none has a state, so
         nothing is saved, as in Ray."""
-        states = {str(i): callback.get_state() for i, callback in enumerate(self.callbacks)}
+        states: dict[str, object] = {
+            str(i): callback.get_state() for i, callback in enumerate(self.callbacks)
+        }
         return states if any(states.values()) else None
 
     def set_state(self, state: dict[Any, Any]) -> None:
@@ -50,7 +52,9 @@ class CallbackList(callbacks.CallbackList):
             if own:
                 callback.set_state(own)
 
-    def save_to_dir(self, checkpoint_dir: str | os.PathLike[str], session_str: str = "default") -> None:
+    def save_to_dir(
+        self, checkpoint_dir: str | os.PathLike[str], session_str: str = "default"
+    ) -> None:
         """Write the callbacks' states to `checkpoint_dir` (atomically, never
         through a link), if any has one."""
         state = self.get_state()

@@ -45,8 +45,9 @@ from tunecore.shell.trial_view import Trial, trial_view
 
 if TYPE_CHECKING:
     import pandas
-    from tunecore.api.analysis import ExperimentAnalysis
     from pyarrow.fs import FileSystem
+
+    from tunecore.api.analysis import ExperimentAnalysis
 
 Scope = Literal["last", "all", "avg", "last-5-avg", "last-10-avg"]
 SCOPES: tuple[Scope, ...] = ("last", "all", "avg", "last-5-avg", "last-10-avg")
@@ -108,7 +109,7 @@ class Result:
     _best: tuple[tuple[Checkpoint, JsonDict], ...]
     _history: list[JsonDict] | None
 
-    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:  # noqa: ARG004 - __init__'s
         """`Result(metrics=..., checkpoint=..., error=..., path=...)`, Ray's
         public constructor, makes a `DirectResult`; tunecore makes the
         results of trials with `of_trial`, which does not come here."""
@@ -417,7 +418,10 @@ class DirectResult(Result):
     @property
     def history(self) -> list[JsonDict] | None:
         """The rows of the `metrics_dataframe` given, None without one."""
-        return None if self._frame is None else self._frame.to_dict("records")
+        if self._frame is None:
+            return None
+        rows: list[JsonDict] = self._frame.to_dict("records")  # type: ignore[assignment]
+        return rows
 
     @property
     def metrics_dataframe(self) -> pandas.DataFrame | None:
@@ -445,6 +449,11 @@ class DirectResult(Result):
 
 class ResultGrid(Sequence[Result]):
     """The results of every trial, in the order the trials were created."""
+
+    _results: list[Result]
+    _storage: Store | None
+    experiment_path: PathStr
+    experiment_error: str | None
 
     def __init__(
         self,

@@ -105,9 +105,9 @@ def unflattened_lookup(
     reads its columns. A missing key returns `default` if given, else is a
     KeyError; as in Ray, a list index that is not a number (ValueError) or
     past the end (IndexError) is raised whatever the default."""
-    if flat_key in lookup:
-        return lookup[flat_key]  # type: ignore[index]
     base: Any = lookup
+    if flat_key in base:
+        return base[flat_key]
     for key in flat_key.split(delimiter):
         try:
             if isinstance(base, Mapping):

@@ -27,8 +27,8 @@ from typing import Any
 import msgspec
 
 from tunecore.shell.storage.resolve import resolve_storage, uri_scheme
-from tunecore.shell.trainable.checkpoint_removed import Removed
 from tunecore.shell.storage.store import Store
+from tunecore.shell.trainable.checkpoint_removed import Removed
 
 METADATA_FILE = ".metadata.json"
 """Where a checkpoint's metadata is kept in its directory (Ray's name)."""

@@ -133,7 +133,7 @@ def test_run_config_local_dir_is_refused_as_ray_2_60_refuses_it(tmp_path: Path) 
         "`RunConfig(storage_path)` instead.See the docs: https://docs.ray.io/en/latest/train/"
         "user-guides/persistent-storage.html#setting-the-local-staging-directory"
     )
+    positional: Any = RunConfig  # Ray's twelve fields in order, the last `local_dir`
     with pytest.raises(DeprecationWarning, match=r"RunConfig\(local_dir\)"):
-        positional: Any = RunConfig  # Ray's twelve fields in order, the last `local_dir`
         positional(*[None] * 6, 1, None, [], None, False, str(tmp_path))
     assert RunConfig(local_dir=None, name="x") == RunConfig(name="x")  # type: ignore[call-arg]

@@ -176,7 +176,7 @@ assert loaded is None or not callable(loaded["schedule"])
 
 
 def draw(domain, random_state: RandomState = None):
-    return float(domain.sample(random_state=random_state)[0])
+    return float(domain.sample(random_state=random_state))
 
 
 assert draw(Float(0, 1).uniform(), np.random.default_rng(3)) == draw(

@@ -11,6 +11,10 @@ Why one module of over 400 lines: `Result` and `ResultGrid` are Ray's two
 classes, read together, and the private helpers below build both from the
 same trial state (checkpoints, errors, scores); split, the scoring that
 `get_best_result` and `best_checkpoints` share would sit apart from both.
+
+`Result(metrics=..., checkpoint=..., error=..., path=...)`, Ray's public
+dataclass constructor, makes a `DirectResult`, which answers with what it
+was given; tunecore's own results are made by `Result.of_trial`.
 """
 
 from __future__ import annotations

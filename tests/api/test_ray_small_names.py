@@ -526,7 +526,7 @@ def test_a_callback_reads_rays_trial_attributes(tmp_path: Path) -> None:
         ),
     ).fit()
     local_dir, relative_logdir, criterion, frequency = reader.seen[-1]
-    assert local_dir == str(tmp_path / "exp")  # Ray 2.60: the experiment's directory
+    assert local_dir == str(tmp_path / "exp")  # Ray 2.60: local_experiment_path
     assert relative_logdir is None  # Ray 2.60 keeps it, always None
     assert criterion == {"training_iteration": 2}
     assert math.isclose(criterion["training_iteration"], 2)

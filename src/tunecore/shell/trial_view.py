@@ -185,8 +185,11 @@ class Trial:
 
     @property
     def local_dir(self) -> str | None:
-        """Ray 2.60's `Trial.local_dir`: the experiment's directory (its
-        `local_experiment_path`; Ray before 2.7 meant the directory above)."""
+        """Ray 2.60's `Trial.local_dir`: `local_experiment_path`, the
+        experiment's directory on the driver (Ray's is where its driver
+        stages the experiment, under the Ray session's directory even for
+        local storage; tunecore writes a local experiment in place). Ray
+        before 2.7 meant the directory above the experiment's."""
         return self.local_experiment_path
 
     @property

@@ -61,7 +61,7 @@ class TrialDirs(Callback):
         self.local_dirs = set()
 
     def on_trial_result(self, iteration, trials, trial, result, **info):
-        self.local_dirs.add(trial.local_dir)
+        self.local_dirs.add((trial.local_dir, trial.local_experiment_path))
 
 
 class Stops(Callback):
@@ -88,8 +88,10 @@ results = tuner.fit()
 best = results.get_best_result()
 assert best.config == {"x": 2}
 
-# Ray 2.60's trial.local_dir is the experiment's directory.
-assert dirs.local_dirs == {os.path.join(STORAGE, "small_names")}, dirs.local_dirs
+# Ray 2.60's trial.local_dir is the experiment's directory on the driver
+# (where Ray stages it; tunecore writes a local experiment in place).
+[(local_dir, local_experiment_path)] = dirs.local_dirs
+assert local_dir == local_experiment_path, dirs.local_dirs
 assert stops.seen == [({"training_iteration": 3}, 0)] * 3, stops.seen
 
 # The result keys and file names from ray.air.constants.

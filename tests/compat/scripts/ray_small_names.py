@@ -75,7 +75,7 @@ class Stops(Callback):
 dirs, stops = TrialDirs(), Stops()
 tuner = tune.Tuner(
     objective,
-    param_space={"x": tune.grid_search([1, 2, 3])},
+    param_space={"x": tune.grid_search([1, 2, 4])},
     tune_config=tune.TuneConfig(metric="loss", mode="min"),
     run_config=tune.RunConfig(
         name="small_names",
@@ -110,7 +110,7 @@ analysis = ExperimentAnalysis(
 )
 grid = ResultGrid(analysis)
 assert len(grid) == 3
-assert grid.get_best_result().config == {"x": 1}  # the analysis's mode: max
+assert grid.get_best_result().config == {"x": 4}  # the analysis's mode: max
 assert unflattened_lookup("eval/acc", grid.get_best_result().metrics) == 2 / 3
 
 

@@ -46,6 +46,55 @@ _FILE_LOGGERS = (
     "and a logger of your own is a tunecore.logger.LoggerCallback subclass overriding "
     "log_trial_start / log_trial_result / log_trial_end, passed in RunConfig(callbacks=[...])."
 )
+_RAY_INTERNAL_CONSTANTS = (
+    # ray.air.constants
+    "PREPROCESSOR_KEY",
+    "MODEL_KEY",
+    "EVALUATION_DATASET_KEY",
+    "TRAIN_DATASET_KEY",
+    "TENSOR_COLUMN_NAME",
+    "MAX_REPR_LENGTH",
+    "SESSION_MISUSE_LOG_ONCE_KEY",
+    "CHECKPOINT_ID_ATTR",
+    "LAZY_CHECKPOINT_MARKER_FILE",
+    "CHECKPOINT_TUNE_METADATA_FILE",
+    "COPY_DIRECTORY_CHECKPOINTS_INSTEAD_OF_MOVING_ENV",
+    "AIR_ENV_VARS",
+    # ray.train.constants
+    "WORKER_HOSTNAME",
+    "WORKER_NODE_IP",
+    "WORKER_PID",
+    "DETAILED_AUTOFILLED_KEYS",
+    "RESULT_FILE_JSON",
+    "TRAIN_CHECKPOINT_SUBDIR",
+    "TUNE_CHECKPOINT_ID",
+    "ENABLE_V2_MIGRATION_WARNINGS_ENV_VAR",
+    "V2_MIGRATION_GUIDE_LINK_MESSAGE",
+    "V2_MIGRATION_GUIDE_MESSAGE",
+    "ENABLE_DETAILED_AUTOFILLED_METRICS_ENV",
+    "ENABLE_SHARE_CUDA_VISIBLE_DEVICES_ENV",
+    "ENABLE_SHARE_HIP_VISIBLE_DEVICES_ENV",
+    "ENABLE_SHARE_NEURON_CORES_ACCELERATOR_ENV",
+    "ENABLE_SHARE_NPU_RT_VISIBLE_DEVICES_ENV",
+    "TRAIN_PLACEMENT_GROUP_TIMEOUT_S_ENV",
+    "TRAIN_ENABLE_WORKER_SPREAD_ENV",
+    "RAY_TRAIN_COUNT_PREEMPTION_AS_FAILURE",
+    "RAY_TRAIN_ENABLE_STATE_TRACKING",
+    "TUNE_ONLY_STORE_CHECKPOINT_SCORE_ATTRIBUTE",
+    "TORCH_PROCESS_GROUP_SHUTDOWN_TIMEOUT_S",
+    "DEFAULT_TORCH_PROCESS_GROUP_SHUTDOWN_TIMEOUT_S",
+    "JAX_DISTRIBUTED_SHUTDOWN_TIMEOUT_S",
+    "DEFAULT_JAX_DISTRIBUTED_SHUTDOWN_TIMEOUT_S",
+    "TRAIN_ENV_VARS",
+    "CHECKPOINT_METADATA_KEY",
+    "CHECKPOINT_RANK_KEY",
+    # ray.tune.constants
+    "RAY_TUNE_CALLBACKS_ENV_VAR",
+    "TUNE_ENV_VARS",
+)
+"""The public names of Ray 2.60's `ray.air.constants`, `ray.train.constants`
+and `ray.tune.constants` (all three rewrite to `tunecore.constants`) that
+belong to Ray's own machinery."""
 NOT_PROVIDED: dict[str, str] = {
     **{
         f"tunecore.{module}": f"ray.train.{module} is part of Ray Train. {_TRAINERS}"
@@ -153,13 +202,42 @@ NOT_PROVIDED: dict[str, str] = {
         "log to Trackio from a tunecore.logger.LoggerCallback of your own, or call trackio "
         "inside the trainable with the trial's name from tunecore.get_context()."
     ),
+    "tunecore.data_batch_type": (
+        "ray.air.data_batch_type / ray.train.data_batch_type hold Ray Data's batch types, not "
+        "part of the tuning API."
+    ),
     **{
-        f"tunecore.{module}": (
-            f"ray.air.{module} / ray.train.{module} hold Ray's internal constants and data "
-            "types, not part of the tuning API; tunecore's result keys are in tunecore.result."
+        f"tunecore.constants.{name}": (
+            f"{name} is one of Ray's internal constants (Ray Train's data keys, timeouts, "
+            "environment variables, markers of its own files); tunecore.constants has the "
+            "result keys and file names scripts read (TRAINING_ITERATION, TIMESTAMP, "
+            "TIME_THIS_ITER_S, EXPR_RESULT_FILE, EXPR_PROGRESS_FILE, EXPR_PARAM_FILE, "
+            "EXPR_ERROR_FILE), DEFAULT_STORAGE_PATH and RAY_CHDIR_TO_TRIAL_DIR; every result "
+            "key is in tunecore.result."
         )
-        for module in ("constants", "data_batch_type")
+        for name in _RAY_INTERNAL_CONSTANTS
     },
+    **{
+        f"tunecore.constants.{name}": (
+            f"ray.air.constants.{name} names Ray's {file}; tunecore persists no pickles: "
+            f"a trial's {what} is in {replacement} (tunecore.constants.{constant})."
+        )
+        for name, file, what, replacement, constant in (
+            ("EXPR_PARAM_PICKLE_FILE", "params.pkl", "config", "params.json", "EXPR_PARAM_FILE"),
+            ("EXPR_ERROR_PICKLE_FILE", "error.pkl", "error", "error.txt", "EXPR_ERROR_FILE"),
+        )
+    },
+    "tunecore.constants.TIME_TOTAL_S": (
+        "ray.train.constants.TIME_TOTAL_S is Ray Train's worker key '_time_total_s', which a "
+        "Tune result does not carry; a trial's total time is tunecore.result.TIME_TOTAL_S "
+        "('time_total_s'), as ray.tune.result.TIME_TOTAL_S is."
+    ),
+    "tunecore.constants.CHECKPOINT_DIR_NAME": (
+        "ray.train.constants.CHECKPOINT_DIR_NAME is the result key where Ray names the "
+        "directory of the checkpoint a result saved; tunecore's results do not carry it: the "
+        "checkpoints are Result.checkpoint and Result.best_checkpoints (and trial.checkpoint "
+        "in a callback)."
+    ),
     "tunecore.utils.mock.FailureInjectorCallback": (
         "ray.tune.utils.mock.FailureInjectorCallback kills cluster nodes through Ray's private "
         "autoscaler commands for Ray's own release tests; inject failures in the trainable "

@@ -541,6 +541,29 @@ def test_save_writes_where_the_history_is_and_restore_reads_it(tmp_path: Path) -
     assert again.restore_source == str(tmp_path / "exp")
 
 
+def test_save_to_dir_writes_the_file_restore_from_dir_reads_as_rays_do(tmp_path: Path) -> None:
+    """Ray's pair: `save_to_dir(dir, session)` writes
+    `searcher-state-<session>.json` (Ray's a `.pkl`), `restore_from_dir(dir)`
+    reads the newest such file; a directory without one is an experiment's."""
+    hill = Hill(seed=5)
+    fit_in_process(hill, tmp_path)
+    saved = tmp_path / "saved"
+    saved.mkdir()
+    Hill(seed=5).save_to_dir(saved, "2020-01-01")  # an older session's: not used
+    hill.save_to_dir(saved, "2021-06-30")
+    assert sorted(p.name for p in saved.iterdir()) == [
+        "searcher-state-2020-01-01.json",
+        "searcher-state-2021-06-30.json",
+    ]
+    again = Hill(seed=5)
+    again.restore_from_dir(saved)
+    assert again.restore_source == str(tmp_path / "exp")
+    hill.save_to_dir(tmp_path / "exp")  # into the experiment itself, as Ray's Tune does
+    from_experiment = Hill(seed=5)
+    from_experiment.restore_from_dir(tmp_path / "exp")
+    assert from_experiment.restore_source == str(tmp_path / "exp")
+
+
 def test_restore_refuses_a_file_it_did_not_write(tmp_path: Path) -> None:
     pickled = tmp_path / "searcher.pkl"
     pickled.write_bytes(b"\x80\x04\x95 not json")

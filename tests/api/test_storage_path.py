@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pyarrow.fs
 import pydantic
@@ -122,6 +123,17 @@ def test_run_config_local_dir_is_refused_as_ray_2_60_refuses_it(tmp_path: Path) 
     """Ray 2.60's `RunConfig(local_dir=...)` raises DeprecationWarning
     naming `storage_path` (a user's `air.RunConfig(local_dir=...)`,
     docs/ray-examples.md); tunecore said only "Extra inputs are not
-    permitted". `tune.run(local_dir=...)` still maps onto storage_path."""
-    with pytest.raises(DeprecationWarning, match=r"local_dir=.*storage_path"):
+    permitted". The text is Ray's, word for word; `local_dir=None` is the
+    field's default there, given by keyword or as the twelfth positional
+    argument. `tune.run(local_dir=...)` still maps onto storage_path."""
+    with pytest.raises(DeprecationWarning) as refused:
         RunConfig(local_dir=str(tmp_path))  # type: ignore[call-arg]
+    assert str(refused.value) == (
+        "The `RunConfig(local_dir)` argument is deprecated. You should set the "
+        "`RunConfig(storage_path)` instead.See the docs: https://docs.ray.io/en/latest/train/"
+        "user-guides/persistent-storage.html#setting-the-local-staging-directory"
+    )
+    positional: Any = RunConfig  # Ray's twelve fields in order, the last `local_dir`
+    with pytest.raises(DeprecationWarning, match=r"RunConfig\(local_dir\)"):
+        positional(*[None] * 6, 1, None, [], None, False, str(tmp_path))
+    assert RunConfig(local_dir=None, name="x") == RunConfig(name="x")  # type: ignore[call-arg]

@@ -27,6 +27,8 @@ SCRIPTS = Path(__file__).parent / "scripts"
 
 _BACK = [
     (re.compile(r"^import tunecore as tune$", re.M), "from ray import tune"),
+    (re.compile(r"^import tunecore as train$", re.M), "from ray import train"),
+    (re.compile(r"^from tunecore\.constants import", re.M), "from ray.air.constants import"),
     (re.compile(r"^from tunecore\.integrations\.", re.M), "from ray.air.integrations."),
     (re.compile(r"^from tunecore\.config import", re.M), "from ray.air.config import"),
     (re.compile(r"^from tunecore\.([\w.]+) import", re.M), r"from ray.tune.\1 import"),

@@ -217,6 +217,23 @@ def test_a_duplicate_is_skipped_and_too_many_end_the_search() -> None:
     assert again.suggest("a") == again.suggest("b")
 
 
+def test_repeat_float_precision_sets_the_decimals_two_configs_must_share_to_be_one() -> None:
+    """Ray 2.60's keyword: configs are compared as their floats formatted
+    to that many decimals (default 5), and a skipped duplicate is None."""
+    points = [{"x": 0.123451, "nested": {"y": 1.0}}, {"x": 0.123449, "nested": {"y": 1.0}}]
+    default = searcher(points_to_evaluate=[dict(point) for point in points])
+    assert isinstance(default.suggest("t0"), dict)
+    assert default.suggest("t1") is None  # 0.12345 both, to 5 decimals
+    finer = searcher(points_to_evaluate=points, repeat_float_precision=6)
+    assert [finer.suggest(f"t{i}")["x"] for i in range(2)] == [0.123451, 0.123449]  # type: ignore[index]
+    rebuilt = BayesOptSearch.from_spec(finer.to_spec() or {})
+    assert rebuilt._repeat_float_precision == 6
+    with pytest.raises(TypeError, match="repeat_float_precision must be an integer"):
+        BayesOptSearch(repeat_float_precision=True)
+    with pytest.raises(InvalidFieldError, match="repeat_float_precision"):
+        BayesOptSearch(repeat_float_precision=-1)
+
+
 def test_mode_sets_the_sign_bayes_opt_maximises_and_bad_values_are_left_out() -> None:
     for mode, sign in (("min", -1.0), ("max", 1.0)):
         found = BayesOptSearch(metric="loss", mode=mode, random_search_steps=0)

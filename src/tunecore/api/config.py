@@ -194,6 +194,7 @@ class RunConfig(_RayPositional):
         "callbacks",
         "progress_reporter",
         "log_to_file",
+        "local_dir",
     )
 
     name: str | None = None
@@ -247,10 +248,7 @@ class RunConfig(_RayPositional):
         stays as given. Ray's removed `local_dir` is refused as Ray 2.60
         refuses it."""
         if isinstance(data, dict) and "local_dir" in data:
-            raise DeprecationWarning(
-                f"RunConfig(local_dir={data['local_dir']!r}) is deprecated (Ray 2.60 refuses "
-                "it too): give the directory as RunConfig(storage_path=...)"
-            )
+            data = _without_local_dir(data)
         data = _name_parents_in_storage_path(data)
         if not isinstance(data, dict) or data.get("storage_filesystem") is not None:
             return data
@@ -354,6 +352,21 @@ class RunConfig(_RayPositional):
         if name is not None and (not name.strip() or "/" in name or name in (".", "..")):
             raise ValueError(f"name={name!r} must be a non-empty directory name without '/'")
         return name
+
+
+def _without_local_dir(data: dict[str, Any]) -> dict[str, Any]:
+    """Ray's removed `RunConfig(local_dir=...)`, a field Ray 2.60 still
+    declares (last, positionally) and refuses in `__post_init__` with this
+    `DeprecationWarning`, raised, word for word, so a script catching it
+    sees what it sees on Ray; `local_dir=None` is the field's default."""
+    if data["local_dir"] is not None:
+        raise DeprecationWarning(
+            "The `RunConfig(local_dir)` argument is deprecated. "
+            "You should set the `RunConfig(storage_path)` instead."
+            "See the docs: https://docs.ray.io/en/latest/train/user-guides/"
+            "persistent-storage.html#setting-the-local-staging-directory"
+        )
+    return {key: value for key, value in data.items() if key != "local_dir"}
 
 
 def _name_parents_in_storage_path(data: object) -> object:
@@ -474,3 +487,16 @@ class TuneConfig(_RayPositional):
         if resources is not None:
             as_resources(resources, "resources_per_trial")
         return resources
+
+
+def score_attribute(checkpoint_score_attr: str | None) -> dict[str, str | None]:
+    """Ray's deprecated `checkpoint_score_attr`: a `"min-"` prefix is the
+    min order and the rest the metric; anything else, the metric to max."""
+    if checkpoint_score_attr is None:
+        return {}
+    if checkpoint_score_attr.startswith("min-"):
+        return {
+            "checkpoint_score_attribute": checkpoint_score_attr.removeprefix("min-"),
+            "checkpoint_score_order": "min",
+        }
+    return {"checkpoint_score_attribute": checkpoint_score_attr, "checkpoint_score_order": "max"}

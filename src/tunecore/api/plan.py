@@ -31,6 +31,9 @@ with 16 (one chain then holds every waiting trial, and the other worker
 takes them from it)."""
 
 CHAIN_STARTS_VARIABLE = "TUNECORE_CHAIN_STARTS"
+CHDIR_VARIABLE = "RAY_CHDIR_TO_TRIAL_DIR"
+"""Ray's variable: "0" keeps a trial on Ray workers in the driver's working
+directory (`TuneConfig.chdir_to_trial_dir` unset)."""
 
 
 def plan_run(
@@ -105,7 +108,7 @@ def _chdir(tune: TuneConfig, executor_kind: str, environ: Mapping[str, str]) -> 
         return given
     if executor_kind != "ray":
         return False
-    return environ.get("RAY_CHDIR_TO_TRIAL_DIR", "1") != "0"
+    return environ.get(CHDIR_VARIABLE, "1") != "0"
 
 
 def _unseeded(tune: TuneConfig) -> bool:

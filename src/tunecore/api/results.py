@@ -11,6 +11,10 @@ Why one module of over 400 lines: `Result` and `ResultGrid` are Ray's two
 classes, read together, and the private helpers below build both from the
 same trial state (checkpoints, errors, scores); split, the scoring that
 `get_best_result` and `best_checkpoints` share would sit apart from both.
+
+`Result(metrics=..., checkpoint=..., error=..., path=...)`, Ray's public
+dataclass constructor, makes a `DirectResult`, which answers with what it
+was given; tunecore's own results are made by `Result.of_trial`.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import urllib.parse
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Self, TypeVar
 
 from tunecore.api.errors import NoBestResultError, TuneError, trial_error
 from tunecore.api.history import as_dataframe, pandas_module
@@ -46,6 +50,8 @@ from tunecore.shell.trial_view import Trial, trial_view
 if TYPE_CHECKING:
     import pandas
     from pyarrow.fs import FileSystem
+
+    from tunecore.api.analysis import ExperimentAnalysis
 
 Scope = Literal["last", "all", "avg", "last-5-avg", "last-10-avg"]
 SCOPES: tuple[Scope, ...] = ("last", "all", "avg", "last-5-avg", "last-10-avg")
@@ -107,8 +113,44 @@ class Result:
     _best: tuple[tuple[Checkpoint, JsonDict], ...]
     _history: list[JsonDict] | None
 
-    def __init__(
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:  # noqa: ARG004 - __init__'s
+        """`Result(metrics=..., checkpoint=..., error=..., path=...)`, Ray's
+        public constructor, makes a `DirectResult`; tunecore makes the
+        results of trials with `of_trial`, which does not come here."""
+        return object.__new__(DirectResult if cls is Result else cls)
+
+    def __init__(  # noqa: PLR0917 - Ray's dataclass, positional as in Ray
         self,
+        metrics: dict[str, Any] | None,
+        checkpoint: Checkpoint | None,
+        error: BaseException | None,
+        path: str | os.PathLike[str],
+        metrics_dataframe: pandas.DataFrame | None = None,
+        best_checkpoints: list[tuple[Checkpoint, dict[str, Any]]] | None = None,
+        _storage_filesystem: FileSystem | None = None,
+    ) -> None:
+        """Ray's public dataclass constructor (its fields, in its order):
+        the result of a run tunecore did not make, a `DirectResult` (see
+        there). tunecore's own results come from `of_trial`."""
+        fields: dict[str, Any] = {
+            "_metrics": metrics,
+            "checkpoint": checkpoint,
+            "error": error,
+            "_path": os.fspath(path),
+            "_frame": metrics_dataframe,
+            "_given_best": best_checkpoints,
+            "_best": tuple(best_checkpoints or ()),
+            "_filesystem": _storage_filesystem,
+            "files": None,
+            "storage": None,
+            "_history": _UNREAD,
+        }
+        for name, value in fields.items():
+            object.__setattr__(self, name, value)
+
+    @classmethod
+    def of_trial(
+        cls,
         state: TrialState,
         path: str | os.PathLike[str],
         *,
@@ -117,7 +159,9 @@ class Result:
         best_checkpoints: Iterable[tuple[Checkpoint, JsonDict]] = (),
         files: Path | None = None,
         storage: Store | None = None,
-    ) -> None:
+    ) -> Self:
+        """The result of a trial of tunecore's, read from its `state`."""
+        self = object.__new__(cls)
         fields = {
             "state": state,
             "_path": os.fspath(path),
@@ -130,6 +174,7 @@ class Result:
         }
         for name, value in fields.items():
             object.__setattr__(self, name, value)
+        return self
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"Result is read-only: cannot set {name!r}")
@@ -137,10 +182,17 @@ class Result:
     def __delattr__(self, name: str) -> None:
         raise AttributeError(f"Result is read-only: cannot delete {name!r}")
 
-    def __getstate__(self) -> dict[str, object]:
+    def __reduce__(self) -> tuple[object, ...]:
         """What a pickle carries (a grid a Tuner in a Ray task returns): the
-        fields, less the history, which the copy reads again if asked."""
-        return {name: getattr(self, name) for name in self.__slots__ if name != "_history"}
+        class and its fields, less the history, which the copy reads again
+        if asked. Made without `__new__`, which would make a `DirectResult`."""
+        fields = {
+            name: getattr(self, name)
+            for kind in type(self).__mro__
+            for name in getattr(kind, "__slots__", ())
+            if name != "_history" and hasattr(self, name)  # a DirectResult has no `state`
+        }
+        return (_blank, (type(self),), fields)
 
     def __setstate__(self, state: dict[str, object]) -> None:
         for name, value in (state | {"_history": _UNREAD}).items():
@@ -266,6 +318,12 @@ class Result:
         return best
 
 
+def _blank(kind: type[Result]) -> Result:
+    """An instance of `kind` with no fields yet, for unpickling."""
+    blank: Result = object.__new__(kind)
+    return blank
+
+
 class ResultWithObjects(Result):
     """The result of a trial of this driver's run that held values JSON
     cannot, shown as Ray shows them: `metrics` the objects its last result
@@ -280,16 +338,20 @@ class ResultWithObjects(Result):
     _objects: ReportedObjects | None
     _config_objects: ConfigObjects | None
 
-    def __init__(
-        self,
+    @classmethod
+    def with_objects(
+        cls,
         objects: ReportedObjects | None,
-        *args: Any,
+        state: TrialState,
+        path: str | os.PathLike[str],
+        *,
         config_objects: ConfigObjects | None = None,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(*args, **kwargs)
+        **fields: Any,
+    ) -> Self:
+        self = cls.of_trial(state, path, **fields)
         object.__setattr__(self, "_objects", objects)
         object.__setattr__(self, "_config_objects", config_objects)
+        return self
 
     @property
     def metrics(self) -> JsonDict:
@@ -304,22 +366,122 @@ class ResultWithObjects(Result):
         return self._config_objects.resolve(self.state.spec.config)
 
 
+class DirectResult(Result):
+    """A result built with Ray's public constructor, `Result(metrics=...,
+    checkpoint=..., error=..., path=..., metrics_dataframe=...,
+    best_checkpoints=...)` (a script's own result, a test's fixture): it
+    answers with what it was given, as Ray's dataclass does. `metrics`,
+    `metrics_dataframe` and `best_checkpoints` are the objects given (None
+    where not given), `config` is the metrics' `"config"`, `filesystem` the
+    `_storage_filesystem` given or a local one, and `status` is ERROR with
+    an error, else TERMINATED. It has no trial `state`, and, like every
+    tunecore result, it is read-only (Ray's dataclass is not)."""
+
+    __slots__ = ("_filesystem", "_frame", "_given_best", "_metrics")
+    _metrics: dict[str, Any] | None
+    _frame: pandas.DataFrame | None
+    _given_best: list[tuple[Checkpoint, dict[str, Any]]] | None
+    _filesystem: FileSystem | None
+
+    @property
+    def trial_id(self) -> str:
+        """The metrics' `trial_id`, if they name one, else ""."""
+        trial_id = (self._metrics or {}).get("trial_id")
+        return trial_id if isinstance(trial_id, str) else ""
+
+    @property
+    def metrics(self) -> Any:
+        return self._metrics
+
+    @property
+    def config(self) -> Any:
+        """As Ray's: the metrics' `"config"`, None without metrics."""
+        return self._metrics.get("config") if self._metrics else None
+
+    @property
+    def status(self) -> TrialStatus:
+        return TrialStatus.ERROR if self.error is not None else TrialStatus.TERMINATED
+
+    @property
+    def best_checkpoints(self) -> Any:
+        return self._given_best
+
+    @property
+    def metric_analysis(self) -> dict[str, MetricStats]:
+        """Nothing: no trial's statistics stand behind a result built by hand."""
+        return {}
+
+    @property
+    def filesystem(self) -> FileSystem:
+        if self._filesystem is not None:
+            return self._filesystem
+        from pyarrow.fs import LocalFileSystem  # noqa: PLC0415 - optional, as Ray's default
+
+        return LocalFileSystem()
+
+    @property
+    def history(self) -> list[JsonDict] | None:
+        """The rows of the `metrics_dataframe` given, None without one."""
+        if self._frame is None:
+            return None
+        rows: list[JsonDict] = self._frame.to_dict("records")  # type: ignore[assignment]
+        return rows
+
+    @property
+    def metrics_dataframe(self) -> pandas.DataFrame | None:
+        return self._frame
+
+    def _compared(self) -> tuple[object, ...]:
+        """Ray's dataclass fields, compared as its `==` compares them."""
+        return (
+            self._metrics,
+            self.checkpoint,
+            self.error,
+            self._path,
+            self._frame,
+            self._given_best,
+            self._filesystem,
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"Result(metrics={self._metrics!r}, checkpoint={self.checkpoint!r}, "
+            f"error={self.error!r}, path={self.path!r}, "
+            f"best_checkpoints={self._given_best!r})"
+        )
+
+
 class ResultGrid(Sequence[Result]):
     """The results of every trial, in the order the trials were created."""
 
+    _results: list[Result]
+    _storage: Store | None
+    experiment_path: PathStr
+    experiment_error: str | None
+
     def __init__(
         self,
-        results: Sequence[Result],
+        results: Sequence[Result] | ExperimentAnalysis,
         *,
-        metric: str | None,
-        mode: Literal["min", "max"] | None,
-        experiment_path: str | os.PathLike[str],
+        metric: str | None = None,
+        mode: Literal["min", "max"] | None = None,
+        experiment_path: str | os.PathLike[str] = "",
         error: str | None = None,
         trials: Sequence[Trial] | Callable[[], list[Trial]] = (),
         storage: Store | None = None,
     ) -> None:
         """`trials` may be a function that makes them, called on the first
-        read of `trials` (a fit's grid is seldom asked for them)."""
+        read of `trials` (a fit's grid is seldom asked for them).
+
+        `ResultGrid(analysis)`, Ray's constructor, is the grid of an
+        `ExperimentAnalysis`: its results, trials and experiment, with the
+        analysis's default metric and mode as the grid's, as Ray's
+        `get_best_result` takes them from the analysis."""
+        if not isinstance(results, Sequence):
+            analysis, grid = results, results._grid
+            results, metric, mode = grid._results, analysis.default_metric, analysis.default_mode
+            experiment_path, error = grid.experiment_path, grid.experiment_error
+            trials, storage = analysis.trials, grid._storage
         self._results = list(results)
         self._storage = storage
         self._metric = metric
@@ -664,8 +826,10 @@ def _result(
     if config_objects is not None and not config_objects.named_in(trial.spec.config):
         config_objects = None  # this trial's config names none of them
     if objects is None and config_objects is None:
-        return Result(trial, shown, **fields)
-    return ResultWithObjects(objects, trial, shown, config_objects=config_objects, **fields)
+        return Result.of_trial(trial, shown, **fields)
+    return ResultWithObjects.with_objects(
+        objects, trial, shown, config_objects=config_objects, **fields
+    )
 
 
 def _existing(trial: TrialState, ref: CheckpointRef, experiment_path: Path) -> Checkpoint | None:

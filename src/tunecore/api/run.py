@@ -33,6 +33,7 @@ from tunecore.api.config import (
     SyncConfig,
     TuneConfig,
     budget_seconds,
+    score_attribute,
 )
 from tunecore.api.errors import TuneError
 from tunecore.api.experiment import Experiment, experiment_list
@@ -109,7 +110,7 @@ def run(
             "checkpoint_frequency": checkpoint_freq or None,
             "checkpoint_at_end": checkpoint_at_end,
             "num_to_keep": keep_checkpoints_num,
-            **_score_attribute(checkpoint_score_attr),
+            **score_attribute(checkpoint_score_attr),
         }.items()
         if value is not None
     }
@@ -285,16 +286,3 @@ def experiment_location(storage_path: str | None, name: str, storage_filesystem:
     if storage_filesystem is not None:
         return f"{str(storage_path).rstrip('/')}/{directory}"
     return f"{spec.uri.rstrip('/')}/{directory}"
-
-
-def _score_attribute(checkpoint_score_attr: str | None) -> dict[str, str | None]:
-    """Ray's deprecated `checkpoint_score_attr`: a `"min-"` prefix is the
-    min order and the rest the metric; anything else, the metric to max."""
-    if checkpoint_score_attr is None:
-        return {}
-    if checkpoint_score_attr.startswith("min-"):
-        return {
-            "checkpoint_score_attribute": checkpoint_score_attr.removeprefix("min-"),
-            "checkpoint_score_order": "min",
-        }
-    return {"checkpoint_score_attribute": checkpoint_score_attr, "checkpoint_score_order": "max"}

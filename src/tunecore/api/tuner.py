@@ -65,6 +65,7 @@ from tunecore.api.restored import Trainable, restored_output_files, restored_tra
 from tunecore.api.results import ResultGrid
 from tunecore.api.searching import prepare_search, restored_runtime, searcher_object
 from tunecore.api.spelling import setting
+from tunecore.api.tuner_kwargs import apply_tuner_kwargs
 from tunecore.core.experiment import (
     ExperimentConfig,
     ExperimentState,
@@ -171,7 +172,8 @@ class RunParts:
 class Tuner:
     """Tune `trainable` (a function, a `tunecore.Trainable` subclass, a
     registered name or an import path `"module:function"`) over
-    `param_space`."""
+    `param_space`. `_tuner_kwargs` is Ray's private dict of `tune.run`
+    arguments, each set on top of the configs (`tunecore.api.tuner_kwargs`)."""
 
     def __init__(
         self,
@@ -180,7 +182,12 @@ class Tuner:
         param_space: Mapping[str, object] | None = None,
         tune_config: TuneConfig | None = None,
         run_config: RunConfig | None = None,
+        _tuner_kwargs: Mapping[str, Any] | None = None,
     ) -> None:
+        if _tuner_kwargs:
+            tune_config, run_config, param_space = apply_tuner_kwargs(
+                _tuner_kwargs, tune_config or TuneConfig(), run_config or RunConfig(), param_space
+            )
         self._target = resolve_trainable(trainable) if isinstance(trainable, str) else trainable
         self._unrunnable: ValueError | None = None
         try:

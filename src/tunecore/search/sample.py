@@ -34,7 +34,7 @@ import warnings
 from abc import ABCMeta, abstractmethod
 from collections.abc import Callable, Sequence
 from copy import copy
-from typing import Any, ClassVar, Self, TypeVar
+from typing import Any, ClassVar, Self, TypeAlias, TypeVar
 
 import numpy as np
 
@@ -164,6 +164,13 @@ class _Draws:
         return self.source.choice(np.arange(0, count), size=size)
 
 
+RandomState: TypeAlias = np.random.Generator | np.random.RandomState | int | _Draws | None
+"""What `Domain.sample(random_state=...)` takes, under Ray's name
+(`ray.tune.search.sample.RandomState`, which Ray's variant generator and
+copies of it annotate with): a numpy generator, a legacy `RandomState`, a
+seed, the wrapper `sample` makes of those, or None for numpy's global one."""
+
+
 # -- the domains -----------------------------------------------------------------------------------
 
 
@@ -221,7 +228,7 @@ class Domain(DomainBuilder, metaclass=_Kind):
     def get_sampler(self) -> Sampler:
         return self.sampler or self.default_sampler_cls()
 
-    def sample(self, config: Any = None, size: int = 1, random_state: object = None) -> Any:
+    def sample(self, config: Any = None, size: int = 1, random_state: RandomState = None) -> Any:
         """`size` values drawn as Ray draws them: one value as the domain's
         type, several as a sequence."""
         items = self._draw(self.get_sampler(), config, size, _Draws(random_state))
@@ -584,6 +591,7 @@ __all__ = [
     "LogUniform",
     "Normal",
     "Quantized",
+    "RandomState",
     "Sampler",
     "Uniform",
     "choice",

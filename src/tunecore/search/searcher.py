@@ -32,8 +32,10 @@ that order is what the log records and what a resume replays.
 
 from __future__ import annotations
 
+import glob
 import json
 import os
+import uuid
 import warnings
 from collections.abc import Sequence
 from typing import Any, ClassVar, Self
@@ -53,6 +55,8 @@ class Searcher:
     `on_trial_result` to hear intermediate results)."""
 
     FINISHED: ClassVar[str] = "FINISHED"
+    CKPT_FILE_TMPL: ClassVar[str] = "searcher-state-{}.json"
+    """The file `save_to_dir` writes (Ray's is a pickle, `.pkl`)."""
 
     def __init__(self, metric: Metric | None = None, mode: ModeName | None = None) -> None:
         self._metric: Any = metric
@@ -191,8 +195,33 @@ class Searcher:
         this searcher is told and asked everything that one was, in the
         order its log records, so it stands exactly where that one ended (a
         seeded, deterministic searcher of the same class and arguments).
-        The history is copied into the new experiment's log."""
-        self._restore_from: str | None = os.fspath(checkpoint_dir)
+        The history is copied into the new experiment's log. A directory
+        `save_to_dir` wrote into is read as Ray reads it: the newest
+        searcher file there names the experiment."""
+        saved = self._saved_in(checkpoint_dir)
+        if saved:
+            self.restore(max(saved))
+        else:
+            self._restore_from: str | None = os.fspath(checkpoint_dir)
+
+    def save_to_dir(
+        self, checkpoint_dir: str | os.PathLike[str], session_str: str = "default"
+    ) -> None:
+        """Ray's `save_to_dir`: `save` into `checkpoint_dir` as
+        `searcher-state-<session_str>.json` (written beside, then renamed
+        over, as Ray's), which `restore_from_dir(checkpoint_dir)` reads."""
+        name = self.CKPT_FILE_TMPL.format(session_str)
+        temporary = os.path.join(checkpoint_dir, f".{uuid.uuid4()}-tmp-{name}")
+        self.save(temporary)
+        os.replace(temporary, os.path.join(checkpoint_dir, name))
+
+    def _saved_in(self, checkpoint_dir: str | os.PathLike[str]) -> list[str]:
+        """The searcher files `save_to_dir` wrote into a local directory."""
+        directory = os.fspath(checkpoint_dir)
+        if not os.path.isdir(directory):
+            return []  # a storage URI, or an experiment not yet there
+        pattern = self.CKPT_FILE_TMPL.format("*")
+        return glob.glob(os.path.join(glob.escape(directory), pattern))
 
     def save(self, checkpoint_path: str | os.PathLike[str]) -> None:
         """Write where this searcher's history is: a small JSON file naming
@@ -224,7 +253,7 @@ class Searcher:
                 "searcher file tunecore's save() wrote (tunecore never reads pickles)"
             )
         if experiment is not None:
-            self.restore_from_dir(experiment)
+            self._restore_from = experiment  # the experiment itself, never its files again
 
     @property
     def restore_source(self) -> str | None:

@@ -184,6 +184,32 @@ class Trial:
         return None if directory is None else str(directory.parent)
 
     @property
+    def local_dir(self) -> str | None:
+        """Ray 2.60's `Trial.local_dir`: `local_experiment_path`, the
+        experiment's directory on the driver (Ray's is where its driver
+        stages the experiment, under the Ray session's directory even for
+        local storage; tunecore writes a local experiment in place). Ray
+        before 2.7 meant the directory above the experiment's."""
+        return self.local_experiment_path
+
+    @property
+    def relative_logdir(self) -> None:
+        """Ray 2.60 keeps this attribute of older Rays and leaves it None."""
+        return None
+
+    @property
+    def stopping_criterion(self) -> dict[str, float | bool]:
+        """The run's `stop` thresholds as a dict (a copy; empty when `stop`
+        is a stopper or a function), as Ray's trial keeps them; a whole
+        number reads back as a float (10.0, equal to Ray's 10)."""
+        return dict(self.state.spec.stopping_criterion)
+
+    @property
+    def checkpoint_freq(self) -> int:
+        """`CheckpointConfig.checkpoint_frequency` of the trial (0: none)."""
+        return self.state.spec.checkpoint_policy.frequency
+
+    @property
     def remote_experiment_path(self) -> str | None:
         """The experiment's directory: the same as `local_experiment_path`,
         as the trial's `path` is its `local_path`."""

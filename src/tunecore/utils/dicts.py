@@ -5,7 +5,7 @@ Ray has deprecated them; they are here so such a script still runs."""
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 
@@ -87,6 +87,40 @@ def unflatten_dict(dt: dict[str, Any], delimiter: str = "/") -> dict[str, Any]:
                 )
         level[last] = value
     return nested
+
+
+_NO_DEFAULT: Any = object()
+
+
+def unflattened_lookup(
+    flat_key: str,
+    lookup: Mapping[Any, Any] | Sequence[Any],
+    delimiter: str = "/",
+    *,
+    default: Any = _NO_DEFAULT,
+) -> Any:
+    """The value a flattened key names in a nested result or config:
+    `"a/0/b"` is `lookup["a"][0]["b"]` (a key that holds the delimiter
+    itself, `lookup["a/0/b"]`, is found first), as Ray's progress table
+    reads its columns. A missing key returns `default` if given, else is a
+    KeyError; as in Ray, a list index that is not a number (ValueError) or
+    past the end (IndexError) is raised whatever the default."""
+    base: Any = lookup
+    if flat_key in base:
+        return base[flat_key]
+    for key in flat_key.split(delimiter):
+        try:
+            if isinstance(base, Mapping):
+                base = base[key]
+            elif isinstance(base, Sequence):
+                base = base[int(key)]
+            else:
+                raise KeyError(key)
+        except KeyError:
+            if default is not _NO_DEFAULT:
+                return default
+            raise
+    return base
 
 
 def merge_dicts(d1: dict[Any, Any], d2: dict[Any, Any]) -> dict[Any, Any]:

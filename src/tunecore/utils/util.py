@@ -10,7 +10,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from tunecore.utils.diagnose import diagnose_serialization
-from tunecore.utils.dicts import deep_update, flatten_dict, merge_dicts, unflatten_dict
+from tunecore.utils.dicts import (
+    deep_update,
+    flatten_dict,
+    merge_dicts,
+    unflatten_dict,
+    unflattened_lookup,
+)
 from tunecore.utils.gpu import wait_for_gpu
 from tunecore.utils.json_encoder import SafeFallbackEncoder, is_nan, is_nan_or_inf
 from tunecore.utils.validate import validate_save_restore
@@ -25,6 +31,7 @@ __all__ = [
     "is_nan_or_inf",
     "merge_dicts",
     "unflatten_dict",
+    "unflattened_lookup",
     "validate_save_restore",
     "validate_warmstart",
     "wait_for_gpu",

@@ -4,8 +4,9 @@ The searcher behaves as Ray Tune's (`ray.tune.search.bayesopt`): it searches
 continuous ranges (`tune.uniform`, or Ray's native `{"width": (0, 20)}`),
 serves `points_to_evaluate` first, then `random_search_steps` random points
 whose results it buffers until all are in, and from then on fits a GP on
-every suggestion. A config suggested again (to 5 decimals) is skipped
-(`skip_duplicate`), and more than `patience` repeats of one ends the search.
+every suggestion. A config suggested again (to `repeat_float_precision`
+decimals, 5 by default) is skipped (`skip_duplicate`), and more than
+`patience` repeats of one ends the search.
 NaN and infinite results are not registered.
 
 Ray's `utility_kwargs` (bayes_opt 1.x's `UtilityFunction`) become a bayes_opt
@@ -88,10 +89,7 @@ class _BayesOptSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     verbose: int
     patience: int
     skip_duplicate: bool
-
-
-_DUPLICATE_PRECISION = 5
-"""Digits to which two configs must agree to count as the same (Ray's)."""
+    repeat_float_precision: int = 5
 
 
 class BayesOptSearch(SpaceSearcher):
@@ -121,6 +119,7 @@ class BayesOptSearch(SpaceSearcher):
         patience: int = 5,
         skip_duplicate: bool = True,
         analysis: Any = None,
+        repeat_float_precision: int = 5,
     ) -> None:
         require_package("BayesOptSearch", "bayes_opt", "bayesopt")
         super().__init__(
@@ -132,6 +131,7 @@ class BayesOptSearch(SpaceSearcher):
         check_integer("BayesOptSearch", "patience", patience, minimum=1)
         if not isinstance(skip_duplicate, bool):
             raise InvalidFieldError("BayesOptSearch.skip_duplicate", skip_duplicate, "a bool")
+        self._repeat_float_precision = _precision(repeat_float_precision)
         self._utility = checked_utility(utility_kwargs)
         self._random_search_steps = random_search_steps
         self._verbose = verbose
@@ -207,7 +207,8 @@ class BayesOptSearch(SpaceSearcher):
         optimizer = self._built()
         params = self._points.pop(0) if self._points else self._clamped(optimizer.suggest())
         key = json.dumps(
-            {k: f"{v:.{_DUPLICATE_PRECISION}f}" for k, v in params.items()}, sort_keys=True
+            {k: f"{v:.{self._repeat_float_precision}f}" for k, v in params.items()},
+            sort_keys=True,
         )
         already_seen = key in self._config_counter
         self._config_counter[key] = self._config_counter.get(key, 0) + 1
@@ -291,6 +292,7 @@ class BayesOptSearch(SpaceSearcher):
             verbose=self._verbose,
             patience=self._patience,
             skip_duplicate=self._skip_duplicate,
+            repeat_float_precision=self._repeat_float_precision,
         )
         return encode_spec(spec)
 
@@ -308,6 +310,7 @@ class BayesOptSearch(SpaceSearcher):
             verbose=decoded.verbose,
             patience=decoded.patience,
             skip_duplicate=decoded.skip_duplicate,
+            repeat_float_precision=decoded.repeat_float_precision,
         )
         searcher._evaluated = list(decoded.evaluated)
         return searcher
@@ -373,3 +376,21 @@ def _params(values: Mapping[Path, JsonValue]) -> Params:
         assert is_number(value)  # point_values checked it against a Uniform
         params[label(path)] = float(value)
     return params
+
+
+def _precision(repeat_float_precision: object) -> int:
+    """Ray's check of `repeat_float_precision`, the decimals to which two
+    configs must agree to count as the same: an integer (TypeError
+    otherwise, a bool too), not negative (ValueError)."""
+    if isinstance(repeat_float_precision, bool) or not isinstance(repeat_float_precision, int):
+        raise TypeError(
+            f"BayesOptSearch.repeat_float_precision={repeat_float_precision!r}: "
+            "repeat_float_precision must be an integer."
+        )
+    if repeat_float_precision < 0:
+        raise InvalidFieldError(
+            "BayesOptSearch.repeat_float_precision",
+            repeat_float_precision,
+            "a non-negative integer (the decimals to which two configs must agree)",
+        )
+    return repeat_float_precision

@@ -28,6 +28,7 @@ import msgspec
 
 from tunecore.shell.storage.resolve import resolve_storage, uri_scheme
 from tunecore.shell.storage.store import Store
+from tunecore.shell.trainable.checkpoint_removed import Removed
 
 METADATA_FILE = ".metadata.json"
 """Where a checkpoint's metadata is kept in its directory (Ray's name)."""
@@ -41,6 +42,18 @@ class Checkpoint(msgspec.Struct, frozen=True, omit_defaults=True):
     filesystem: Any = None
     """A `pyarrow.fs.FileSystem` holding `path`, or None: a local path, or a
     URI resolved when the checkpoint is read."""
+
+    # Ray's methods of before 2.7: each says what to do instead.
+    from_dict = Removed()
+    to_dict = Removed()
+    from_bytes = Removed()
+    to_bytes = Removed()
+    get_internal_representation = Removed()
+    from_uri = Removed()
+    to_uri = Removed()
+    uri = Removed()
+    get_preprocessor = Removed()
+    set_preprocessor = Removed()
 
     def __hash__(self) -> int:
         # pyarrow filesystems are unhashable; equal checkpoints share a path.

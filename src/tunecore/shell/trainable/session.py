@@ -390,10 +390,27 @@ class StatusReporter:
         return self._session.context.trial_dir
 
 
-def report(metrics: Mapping[str, object], *, checkpoint: Checkpoint | None = None) -> None:
+def report(
+    metrics: Mapping[str, object],
+    *,
+    checkpoint: Checkpoint | None = None,
+    checkpoint_dir_name: str | None = None,
+) -> None:
     """Report one result, with the checkpoint it belongs to if there is one,
     and wait until tunecore asks for the next (it may never: the trial can
-    be paused or stopped here). The metrics must be plain JSON values."""
+    be paused or stopped here). The metrics must be plain JSON values.
+
+    `checkpoint_dir_name` is `ray.train.report`'s, which names the
+    checkpoint's directory only in Ray Train V2's workers: in a Tune trial
+    Ray 2.60 logs that it ignores it, and so does tunecore, whose trials
+    name their checkpoints `checkpoint_<iteration>`."""
+    if checkpoint_dir_name is not None:
+        logger.warning(
+            "report(checkpoint_dir_name=%r) is ignored: a trial's checkpoint directories are "
+            "named checkpoint_<iteration> (Ray 2.60 ignores it in a Tune trial too; only Ray "
+            "Train V2's workers use it).",
+            checkpoint_dir_name,
+        )
     session = _current_or_none("report")
     if session is not None:
         session.report(metrics, checkpoint)

@@ -18,6 +18,7 @@ experiment after the first trial, and its snapshots would not verify.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import tempfile
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import tunecore
-from tunecore import RunConfig, TuneConfig, Tuner
+from tunecore import Callback, RunConfig, TuneConfig, Tuner
 from tunecore.core.experiment import ExperimentState
 from tunecore.core.stoppers import AnyOf
 from tunecore.search import Searcher
@@ -73,23 +74,75 @@ def stopper_summary(state: ExperimentState) -> dict[str, Any]:
     }
 
 
+class Crash(BaseException):
+    """Not an Exception: a callback's errors are contained, this one is not."""
+
+
+class CrashAfter(Callback):
+    """Kills the driver at the end of the loop step of its `results`-th result."""
+
+    def __init__(self, results: int) -> None:
+        self.left = results
+
+    def on_trial_result(
+        self, iteration: int, trials: object, trial: object, result: object
+    ) -> None:
+        self.left -= 1
+
+    def on_step_end(self, iteration: int, trials: object) -> None:
+        if self.left <= 0:
+            raise Crash
+
+
+def experiment(root: str, callbacks: list[Callback]) -> Tuner:
+    """The log's experiment (see the module docstring)."""
+    return Tuner(
+        train,
+        tune_config=TuneConfig(search_alg=Offsets(), num_samples=4, max_concurrent_trials=1),
+        run_config=RunConfig(
+            name="golden",
+            storage_path=root,
+            verbose=0,
+            executor="in_process",
+            callbacks=callbacks,
+            stop=stoppers(),
+        ),
+    )
+
+
+def stoppers() -> list[object]:
+    """Stateful built-in stoppers, none of which stops a trial here."""
+    return [
+        ExperimentPlateauStopper("loss", std=0.0001, top=2, mode="min", patience=1),
+        MaximumIterationStopper(max_iter=9),
+        TrialPlateauStopper("loss", std=1e-9, num_results=4, grace_period=4),
+    ]
+
+
+def crashed(target: Path) -> None:
+    """Writes `tests/golden/crashed_v1_end_stoppers/`: the experiment
+    killed in its second trial, after the first trial's function returned,
+    as that tunecore left it; `expected.json` holds what that tunecore's
+    resume of it gave (`tests/api/test_end_repeats_resume.py`)."""
+    with tempfile.TemporaryDirectory() as root:
+        with contextlib.suppress(Crash):
+            experiment(root, [CrashAfter(results=12)]).fit()
+        directory = Path(root) / "golden"
+        shutil.copytree(directory, target)
+        Tuner.restore(str(directory), train, search_alg=Offsets(), stop=stoppers()).fit()
+        state = tunecore.replay(directory).state
+        trials = state.trials.values()
+        expected = {
+            "statuses": sorted(t.status.value for t in trials),
+            "iterations": sorted(int(str(t.last_result["training_iteration"])) for t in trials),
+            "stopper": stopper_summary(state),
+        }
+        (target / "expected.json").write_text(json.dumps(expected, indent=2) + "\n")
+
+
 def main(target: Path) -> None:
     with tempfile.TemporaryDirectory() as root:
-        Tuner(
-            train,
-            tune_config=TuneConfig(search_alg=Offsets(), num_samples=4, max_concurrent_trials=1),
-            run_config=RunConfig(
-                name="golden",
-                storage_path=root,
-                verbose=0,
-                executor="in_process",
-                stop=[
-                    ExperimentPlateauStopper("loss", std=0.0001, top=2, mode="min", patience=1),
-                    MaximumIterationStopper(max_iter=9),
-                    TrialPlateauStopper("loss", std=1e-9, num_results=4, grace_period=4),
-                ],
-            ),
-        ).fit()
+        experiment(root, []).fit()
         directory = Path(root) / "golden"
         target.mkdir(parents=True)
         shutil.copy(directory / "events.log", target / "events.log")

@@ -13,6 +13,8 @@ class trainable ends on a result that says `done`, with no repeat. Every
 number asserted here is what Ray Tune 2.60 gives (`tests/compat/on_ray_tune.py`).
 """
 
+import os
+
 import tunecore as tune
 from tunecore import Callback, Stopper
 from tunecore.stopper import ExperimentPlateauStopper
@@ -124,6 +126,14 @@ class MyTrainable(tune.Trainable):
     def step(self):
         self.steps += 1
         return {"loss": float(self.steps) + self.x, "done": self.steps >= 3}
+
+    def save_checkpoint(self, checkpoint_dir):
+        with open(os.path.join(checkpoint_dir, "steps"), "w") as f:
+            f.write(str(self.steps))
+
+    def load_checkpoint(self, checkpoint_dir):
+        with open(os.path.join(checkpoint_dir, "steps")) as f:
+            self.steps = int(f.read())
 
 
 results = tune.Tuner(

@@ -26,11 +26,11 @@ from pathlib import Path
 from typing import Any, cast
 
 import tunecore
+from tests.golden.recorded import keep_log, write_expected
 from tunecore import Callback, RunConfig, TuneConfig, Tuner
 from tunecore.core.experiment import ExperimentState
 from tunecore.core.stoppers import AnyOf
 from tunecore.search import Searcher
-from tunecore.shell.journal import digested
 from tunecore.stopper import (
     ExperimentPlateauStopper,
     MaximumIterationStopper,
@@ -143,18 +143,10 @@ def crashed(target: Path) -> None:
 def main(target: Path) -> None:
     with tempfile.TemporaryDirectory() as root:
         experiment(root, []).fit()
-        directory = Path(root) / "golden"
-        target.mkdir(parents=True)
-        shutil.copy(directory / "events.log", target / "events.log")
-        shutil.copytree(directory / "snapshots", target / "snapshots")
-        replayed = tunecore.replay(directory)
-        trials = replayed.state.trials.values()
-        expected = {
-            "records": replayed.records,
-            "commands": len(digested([command for _, command in replayed.commands])),
-            "statuses": sorted(t.status.value for t in trials),
-            "iterations": sorted(int(str(t.last_result["training_iteration"])) for t in trials),
-            "kinds": ["ResultReported", "Asked"],
-            "stopper": stopper_summary(replayed.state),
-        }
-        (target / "expected.json").write_text(json.dumps(expected, indent=2) + "\n")
+        replayed = keep_log(Path(root) / "golden", target)
+        write_expected(
+            replayed,
+            target,
+            kinds=["ResultReported", "Asked"],
+            stopper=stopper_summary(replayed.state),
+        )

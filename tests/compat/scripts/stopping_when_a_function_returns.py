@@ -100,18 +100,13 @@ assert results[0].metrics["training_iteration"] == 1
 
 # A stop dict: the criterion ends a trial on its result; one that is never
 # reached lets the function return.
-results = tune.Tuner(
-    my_trainable,
-    param_space={"x": tune.grid_search([0.0])},
-    run_config=tune.RunConfig(stop={"training_iteration": 2}),
-).fit()
-assert (results[0].metrics["training_iteration"], results[0].metrics["done"]) == (2, True)
-results = tune.Tuner(
-    my_trainable,
-    param_space={"x": tune.grid_search([0.0])},
-    run_config=tune.RunConfig(stop={"training_iteration": 5}),
-).fit()
-assert (results[0].metrics["training_iteration"], results[0].metrics["done"]) == (3, True)
+for limit, last in ((2, 2), (5, 3)):
+    results = tune.Tuner(
+        my_trainable,
+        param_space={"x": tune.grid_search([0.0])},
+        run_config=tune.RunConfig(stop={"training_iteration": limit}),
+    ).fit()
+    assert (results[0].metrics["training_iteration"], results[0].metrics["done"]) == (last, True)
 
 
 # A class trainable that says done: its last result is heard once.

@@ -93,19 +93,24 @@ configs = st.builds(
     end_repeats_result=st.sampled_from([None, False]),  # None: a new experiment's True
 )
 
+
+def plateaus(
+    kind: type[ExperimentPlateauStopper | TrialPlateauStopper],
+    stds: list[float],
+    **counts: st.SearchStrategy[int],
+) -> st.SearchStrategy[ExperimentPlateauStopper | TrialPlateauStopper]:
+    """A plateau stopper on the machine's `loss`, tight or loose."""
+    return st.builds(kind, metric=st.just("loss"), std=st.sampled_from(stds), **counts)
+
+
 single_stoppers = st.one_of(
     st.builds(MaximumIterationStopper, max_iter=st.integers(1, 6)),
-    st.builds(
-        ExperimentPlateauStopper,
-        metric=st.just("loss"),
-        std=st.sampled_from([0.001, 0.5]),
-        top=st.integers(2, 3),
-        patience=st.integers(0, 1),
+    plateaus(
+        ExperimentPlateauStopper, [0.001, 0.5], top=st.integers(2, 3), patience=st.integers(0, 1)
     ),
-    st.builds(
+    plateaus(
         TrialPlateauStopper,
-        metric=st.just("loss"),
-        std=st.sampled_from([0.01, 0.5]),
+        [0.01, 0.5],
         num_results=st.integers(1, 3),
         grace_period=st.integers(0, 3),
     ),

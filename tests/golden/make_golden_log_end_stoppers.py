@@ -30,6 +30,7 @@ from tests.golden.recorded import keep_log, write_expected
 from tunecore import Callback, RunConfig, TuneConfig, Tuner
 from tunecore.core.experiment import ExperimentState
 from tunecore.core.stoppers import AnyOf
+from tunecore.model import Mode
 from tunecore.search import Searcher
 from tunecore.stopper import (
     ExperimentPlateauStopper,
@@ -53,7 +54,7 @@ class Offsets(Searcher):
 
     def suggest(self, trial_id: str) -> dict[str, Any] | None:
         if self.given >= 4:
-            return Searcher.FINISHED  # type: ignore[no-any-return]
+            return cast("dict[str, Any]", Searcher.FINISHED)  # Ray's sentinel, a str
         self.given += 1
         return {"b": self.given}
 
@@ -110,10 +111,10 @@ def experiment(root: str, callbacks: list[Callback]) -> Tuner:
     )
 
 
-def stoppers() -> list[object]:
+def stoppers() -> list[ExperimentPlateauStopper | MaximumIterationStopper | TrialPlateauStopper]:
     """Stateful built-in stoppers, none of which stops a trial here."""
     return [
-        ExperimentPlateauStopper("loss", std=0.0001, top=2, mode="min", patience=1),
+        ExperimentPlateauStopper("loss", std=0.0001, top=2, mode=Mode.MIN, patience=1),
         MaximumIterationStopper(max_iter=9),
         TrialPlateauStopper("loss", std=1e-9, num_results=4, grace_period=4),
     ]

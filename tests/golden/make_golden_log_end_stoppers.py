@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import tunecore
+from tests.api.test_restore import Crash, CrashAfter
 from tests.golden.recorded import keep_log, write_expected
 from tunecore import Callback, RunConfig, TuneConfig, Tuner
 from tunecore.core.experiment import ExperimentState
@@ -73,26 +74,6 @@ def stopper_summary(state: ExperimentState) -> dict[str, Any]:
         "iterations_seen": [iterations.seen.get(t) for t in ids],
         "plateau_seen": [trial_plateau.seen.get(t) for t in ids],
     }
-
-
-class Crash(BaseException):
-    """Not an Exception: a callback's errors are contained, this one is not."""
-
-
-class CrashAfter(Callback):
-    """Kills the driver at the end of the loop step of its `results`-th result."""
-
-    def __init__(self, results: int) -> None:
-        self.left = results
-
-    def on_trial_result(
-        self, iteration: int, trials: object, trial: object, result: object
-    ) -> None:
-        self.left -= 1
-
-    def on_step_end(self, iteration: int, trials: object) -> None:
-        if self.left <= 0:
-            raise Crash
 
 
 def experiment(root: str, callbacks: list[Callback]) -> Tuner:

@@ -2,7 +2,9 @@
 (msgspec schema evolution: new fields get defaults). `tests/golden/log_v1`
 was written once by `tests/golden/make_golden_log.py`, `log_v1_pbt` (PBT's
 exploits, drawn values, resources from the config, a stopper's verdicts)
-by `make_golden_log_pbt.py`; neither is ever rewritten, and each one's
+by `make_golden_log_pbt.py`, `log_v1_end_stoppers` (function trainables
+ending under stateful stoppers, before the stoppers heard such an end) by
+`make_golden_log_end_stoppers.py`; none is ever rewritten, and each one's
 `expected.json` holds what replaying it gave then."""
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import tunecore
+from tests.golden.make_golden_log_end_stoppers import stopper_summary
 from tunecore.model import ResultReported
 from tunecore.shell.eventlog import read_log
 from tunecore.shell.journal import digested
@@ -46,3 +49,5 @@ def test_an_old_log_replays_to_what_it_replayed_to_when_written(
     assert set(wanted) <= kinds
     stopped_by = [e for e in events if isinstance(e, ResultReported) and e.stopped_by]
     assert len(stopped_by) == expected.get("stopped_by", 0)
+    if "stopper" in expected:  # what the stoppers counted is what they counted then
+        assert stopper_summary(replayed.state) == expected["stopper"]

@@ -12,12 +12,11 @@ run once and its output is checked in:
 
 from __future__ import annotations
 
-import json
-import shutil
 import tempfile
 from pathlib import Path
 
 import tunecore
+from tests.golden.recorded import keep_log, write_expected
 from tunecore import RunConfig, TuneConfig, Tuner
 from tunecore.model import JsonValue
 from tunecore.schedulers import PopulationBasedTraining
@@ -81,16 +80,4 @@ def main(target: Path) -> None:
                 stop=StopAtScore(),
             ),
         ).fit()
-        directory = Path(root) / "golden"
-        target.mkdir(parents=True)
-        shutil.copy(directory / "events.log", target / "events.log")
-        shutil.copytree(directory / "snapshots", target / "snapshots")
-        replayed = tunecore.replay(directory)
-        trials = replayed.state.trials.values()
-        expected = {
-            "records": replayed.records,
-            "commands": len(replayed.commands),
-            "statuses": sorted(t.status.value for t in trials),
-            "iterations": sorted(int(str(t.last_result["training_iteration"])) for t in trials),
-        }
-        (target / "expected.json").write_text(json.dumps(expected, indent=2) + "\n")
+        write_expected(keep_log(Path(root) / "golden", target), target)

@@ -199,6 +199,14 @@ def marked_done(trial: TrialState) -> TrialState:
     return with_last_result(trial, {**last, DONE: True})
 
 
+def repeated_at_end(trial: TrialState) -> JsonDict:
+    """The result Ray Tune 2.60's controller takes a function trainable's
+    end for (its `RESULT_DUPLICATE` branch): the trial's last result again,
+    marked `done`; for a trial that never reported, its id marked `done`.
+    The stoppers hear it (`ExperimentConfig.end_repeats_result`)."""
+    return {**trial.last_result, TRIAL_ID: trial.trial_id, DONE: True}
+
+
 def values_of(rows: Sequence[JsonDict], metric: str) -> list[float]:
     """Every number reported for `metric` ('/'-joined for nested keys), in
     order; results without it, or with another kind of value, are passed

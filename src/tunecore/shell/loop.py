@@ -46,7 +46,7 @@ from tunecore.core.dispatch import handles
 from tunecore.core.experiment import ExperimentState, Stepped, step, trials_in_order
 from tunecore.core.experiment.requests import outstanding
 from tunecore.core.naming import error_entry
-from tunecore.core.results import SHOULD_CHECKPOINT, is_end_marker, iteration_of
+from tunecore.core.results import SHOULD_CHECKPOINT, is_end_marker, iteration_of, repeated_at_end
 from tunecore.core.schedulers.imperative import decision_wanted
 from tunecore.core.schedulers.resource_changing import allocation_wanted
 from tunecore.model import (
@@ -453,10 +453,19 @@ class ExperimentLoop:
     ) -> ResultReported:
         """The result with the user's stoppers' verdict in it (see
         `tunecore.shell.stoppers`), when it is one `step` takes: a result
-        of a running trial, not the end marker of a function that returned.
-        The stoppers see the `objects` it carried."""
+        of a running trial. The stoppers see the `objects` it carried.
+        The end marker of a function that returned is no result: as Ray
+        Tune 2.60's controller does, the stoppers hear the trial's last
+        result again, marked `done`, with that result's objects (unless
+        the experiment is from before `ExperimentConfig.end_repeats_result`);
+        the trial stops on it whatever they say, so no verdict is logged."""
         trial = self.state.trials.get(event.trial_id)
-        if trial is None or trial.status is not TrialStatus.RUNNING or is_end_marker(event.result):
+        if trial is None or trial.status is not TrialStatus.RUNNING:
+            return event
+        if is_end_marker(event.result):
+            if self.state.config.end_repeats_result is True:
+                last = self._views.objects.of(event.trial_id)
+                stopper.judge(event.trial_id, repeated_at_end(trial), last)
             return event
         stopped_by = stopper.judge(event.trial_id, event.result, objects)
         if stopped_by is None:

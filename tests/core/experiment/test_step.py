@@ -14,6 +14,7 @@ from tunecore.core.schedulers.base import PAUSE, STOP, Exploit, TrialScheduler, 
 from tunecore.core.schedulers.median import MedianStoppingRule
 from tunecore.core.search import ConcurrencyLimiter, Repeater
 from tunecore.core.search.base import SearchPolicy
+from tunecore.core.stoppers import BuiltinStopper
 from tunecore.model import (
     CheckpointPolicy,
     CheckpointRef,
@@ -54,8 +55,9 @@ class Run:
         config: ExperimentConfig,
         scheduler: TrialScheduler | None = None,
         searcher: SearchPolicy | None = None,
+        stopper: BuiltinStopper | None = None,
     ) -> None:
-        self.state: ExperimentState = new_experiment(config, scheduler, searcher)
+        self.state: ExperimentState = new_experiment(config, scheduler, searcher, stopper)
         self.clock = 100.0
 
     def feed(self, event: ExperimentEvent) -> tuple[Command, ...]:

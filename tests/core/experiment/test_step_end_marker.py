@@ -4,17 +4,28 @@ the marker counts as no result of its own (issue 9, bug 6)."""
 
 from __future__ import annotations
 
+from typing import Self
+
+import msgspec
 import pytest
 
 from tests.core.experiment.policies import ListSearcher, ScriptedScheduler
-from tests.core.experiment.test_step import T0, Run, config, searcher
+from tests.core.experiment.test_step import T0, T1, T2, T3, Run, config, searcher
 from tunecore.core import apply, new_trial
+from tunecore.core.stoppers import (
+    AnyOf,
+    ExperimentPlateauStopper,
+    MaximumIterationStopper,
+    TrialPlateauStopper,
+)
 from tunecore.model import (
     Applied,
     CheckpointPolicy,
     CheckpointStorage,
     ExperimentDone,
     JsonDict,
+    JsonValue,
+    Mode,
     ResultReported,
     SaveCheckpoint,
     StartRequested,
@@ -109,3 +120,110 @@ def test_apply_on_its_own_ends_the_trial_on_the_marker() -> None:
     assert ended.state.status is TrialStatus.TERMINATED
     assert ended.state.metric_analysis == reported.state.metric_analysis
     assert ended.state.last_result["done"] is True
+
+
+# -- the end as Ray 2.60's controller takes it: the last result again --------
+
+
+class DoneHeard(ListSearcher, frozen=True, tag=True):
+    """A `ListSearcher` that also keeps the `done` of each completion's result."""
+
+    done_heard: tuple[JsonValue, ...] = ()
+
+    def on_trial_complete(self, trial_id: str, result: JsonDict | None, *, error: bool) -> Self:
+        told = super().on_trial_complete(trial_id, result, error=error)
+        done = None if result is None else result.get("done")
+        return msgspec.structs.replace(told, done_heard=(*told.done_heard, done))
+
+
+def falling(run: Run, trial_id: str, offset: float, results: int = 8) -> None:
+    """`results` falling losses, then the function returns (the end marker)."""
+    for iteration in range(1, results + 1):
+        run.result(trial_id, loss=1.0 / iteration + offset, training_iteration=iteration)
+    run.feed(ResultReported(trial_id=trial_id, at=run.tick(), result=END))
+
+
+def plateau_run(repeats: bool | None) -> Run:
+    """Row 165 of docs/ray-examples.md: four trials, one at a time, under
+    `ExperimentPlateauStopper(top=2, patience=1)`."""
+    stopper = ExperimentPlateauStopper("loss", std=0.0001, top=2, mode=Mode.MIN, patience=1)
+    run = Run(config(end_repeats_result=repeats), searcher=searcher(4), stopper=stopper)
+    run.cluster(cpu=1)
+    return run
+
+
+def test_a_new_experiments_stoppers_hear_the_last_result_again_when_a_function_returns() -> None:
+    """Ray 2.60: the plateau stopper sees trial 0's best loss twice (std 0)
+    and stops the experiment after it; the waiting trials end unrun."""
+    run = plateau_run(None)
+    assert run.state.config.end_repeats_result is True
+    falling(run, T0, 0.01)
+    stopper = run.state.stopper
+    assert isinstance(stopper, ExperimentPlateauStopper)
+    assert stopper.best == (1 / 8 + 0.01, 1 / 8 + 0.01)
+    assert run.state.done
+    assert run.statuses() == dict.fromkeys((T0, T1, T2, T3), TrialStatus.TERMINATED)
+    assert not any(run.state.trials[t].has_result for t in (T1, T2, T3))
+
+
+def test_an_experiment_from_before_the_field_keeps_its_stoppers_deaf_to_the_end() -> None:
+    """A log from before `end_repeats_result` (or False): all four trials
+    run, as they did when it was written."""
+    run = plateau_run(False)
+    for number, trial_id in enumerate((T0, T1, T2, T3), start=1):
+        falling(run, trial_id, 0.01 * number)
+    stopper = run.state.stopper
+    assert isinstance(stopper, ExperimentPlateauStopper)
+    assert stopper.best == (1 / 8 + 0.01, 1 / 8 + 0.02)
+    assert run.state.done
+    assert {t.last_result["training_iteration"] for t in run.state.trials.values()} == {8}
+
+
+@pytest.mark.parametrize(("repeats", "counted"), [(True, 4), (False, 3)])
+def test_a_per_trial_stopper_counts_the_end_once_more(repeats: bool, counted: int) -> None:
+    stoppers = (MaximumIterationStopper(max_iter=10), TrialPlateauStopper("loss"))
+    run = Run(config(end_repeats_result=repeats), searcher=searcher(1), stopper=AnyOf(stoppers))
+    run.cluster(cpu=1)
+    falling(run, T0, 0.0, results=3)
+    combined = run.state.stopper
+    assert isinstance(combined, AnyOf)
+    iterations, plateau = combined.stoppers
+    assert isinstance(iterations, MaximumIterationStopper)
+    assert isinstance(plateau, TrialPlateauStopper)
+    assert (iterations.seen.get(T0), plateau.seen.get(T0)) == (counted, counted)
+    assert plateau.recent.get(T0) == (1.0, 0.5, 1 / 3, 1 / 3)[:counted]
+
+
+def test_a_trial_that_never_reported_is_heard_as_its_id_marked_done() -> None:
+    """Ray hands its stopper the trial's default result, which has no
+    metric: a counting stopper counts it, the plateau stopper passes it over."""
+    stoppers = (MaximumIterationStopper(max_iter=10), ExperimentPlateauStopper("loss"))
+    run = Run(config(), searcher=searcher(1), stopper=AnyOf(stoppers))
+    run.cluster(cpu=1)
+    end(run)
+    combined = run.state.stopper
+    assert isinstance(combined, AnyOf)
+    iterations, plateau = combined.stoppers
+    assert isinstance(iterations, MaximumIterationStopper)
+    assert iterations.seen.get(T0) == 1
+    assert plateau == stoppers[1]
+    assert run.state.trials[T0].last_result == {}
+
+
+@pytest.mark.parametrize(("repeats", "done"), [(True, True), (False, False)])
+def test_the_policies_hear_the_trial_complete_with_its_last_result_marked_done(
+    repeats: bool, done: bool
+) -> None:
+    """Ray's controller marks the last result `done` before its searcher
+    and scheduler hear the trial complete; nothing else hears the repeat."""
+    found = DoneHeard(configs=({"x": 0},))
+    run = Run(config(end_repeats_result=repeats), ScriptedScheduler(), found)
+    run.cluster(cpu=1)
+    falling(run, T0, 0.0, results=2)
+    heard = run.state.searcher
+    assert isinstance(heard, DoneHeard)
+    assert heard.done_heard == (done,)
+    assert heard.results == (T0, T0)
+    scheduler = run.state.scheduler
+    assert isinstance(scheduler, ScriptedScheduler)
+    assert scheduler.calls == (f"add {T0}", f"result {T0}", f"result {T0}", f"complete {T0}")

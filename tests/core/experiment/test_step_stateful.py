@@ -2,9 +2,11 @@
 
 The machine plays the shell: it answers the saves the core asks for,
 reports results and failures for running trials, restores, and sends the
-requests a user may send. After every step the invariants check the
-bookkeeping against the trials themselves and every command against the
-status of its trial. At the end the same events are replayed from scratch
+requests a user may send, and its trials' functions return (the end
+marker) under the built-in stoppers. After every step the invariants
+check the bookkeeping against the trials themselves and every command
+against the status of its trial, and an end against what the stopper
+heard of it (`check_end_heard`). At the end the same events are replayed from scratch
 (determinism), and the experiment is driven to its end (liveness).
 """
 
@@ -20,8 +22,16 @@ from tunecore.core import resources
 from tunecore.core.experiment import ExperimentConfig, ExperimentState, new_experiment, step
 from tunecore.core.experiment.horizons import run_ahead_until
 from tunecore.core.experiment.snapshot import ExperimentSnapshot, decode_state, encode_state
+from tunecore.core.results import flatten, is_end_marker, repeated_at_end
 from tunecore.core.schedulers.base import CONTINUE, PAUSE, STOP, Verdict
 from tunecore.core.schedulers.fifo import FIFOScheduler
+from tunecore.core.stoppers import (
+    AnyOf,
+    BuiltinStopper,
+    ExperimentPlateauStopper,
+    MaximumIterationStopper,
+    TrialPlateauStopper,
+)
 from tunecore.model import (
     AskScheduler,
     AskSearcher,
@@ -80,6 +90,35 @@ configs = st.builds(
     fail_fast=st.integers(0, 5).map(lambda n: n == 0),
     max_pending_trials=st.integers(1, 4),
     chain_starts=st.integers(0, 3),
+    end_repeats_result=st.sampled_from([None, False]),  # None: a new experiment's True
+)
+
+
+def plateaus(
+    kind: type[ExperimentPlateauStopper | TrialPlateauStopper],
+    stds: list[float],
+    **counts: st.SearchStrategy[int],
+) -> st.SearchStrategy[ExperimentPlateauStopper | TrialPlateauStopper]:
+    """A plateau stopper on the machine's `loss`, tight or loose."""
+    return st.builds(kind, metric=st.just("loss"), std=st.sampled_from(stds), **counts)
+
+
+single_stoppers = st.one_of(
+    st.builds(MaximumIterationStopper, max_iter=st.integers(1, 6)),
+    plateaus(
+        ExperimentPlateauStopper, [0.001, 0.5], top=st.integers(2, 3), patience=st.integers(0, 1)
+    ),
+    plateaus(
+        TrialPlateauStopper,
+        [0.01, 0.5],
+        num_results=st.integers(1, 3),
+        grace_period=st.integers(0, 3),
+    ),
+)
+stoppers = (
+    st.none()
+    | single_stoppers
+    | st.lists(single_stoppers, min_size=2, max_size=3).map(lambda parts: AnyOf(tuple(parts)))
 )
 
 
@@ -104,6 +143,7 @@ class ExperimentMachine(RuleBasedStateMachine):
         scripts=st.lists(verdict_scripts, min_size=6, max_size=6),
         cpus=st.sampled_from([1.0, 2.0, 3.0]),
         saves_fail=st.booleans(),
+        stopper=stoppers,
     )
     def create(  # noqa: PLR0917 - one parameter per drawn strategy
         self,
@@ -113,6 +153,7 @@ class ExperimentMachine(RuleBasedStateMachine):
         scripts: list[list[Verdict]],
         cpus: float,
         saves_fail: bool,
+        stopper: BuiltinStopper | None,
     ) -> None:
         searcher = ListSearcher(configs=tuple({"n": n} for n in range(trials)))
         scheduler = (
@@ -120,7 +161,7 @@ class ExperimentMachine(RuleBasedStateMachine):
             if scripted
             else FIFOScheduler()
         )
-        self.state = new_experiment(config, scheduler, searcher)
+        self.state = new_experiment(config, scheduler, searcher, stopper)
         self.initial = self.state
         self.events = []
         self.commands = []
@@ -141,6 +182,8 @@ class ExperimentMachine(RuleBasedStateMachine):
         self.events.append(event)
         self.commands.append(commands)
         check_commands(before, self.state, commands)
+        if isinstance(event, ResultReported) and is_end_marker(event.result):
+            check_end_heard(before, self.state, event.trial_id)
 
     def now(self) -> float:
         self.clock += 1.0
@@ -172,6 +215,14 @@ class ExperimentMachine(RuleBasedStateMachine):
         iteration = iteration_of(self.state.trials[trial_id]) + 1
         result: JsonDict = {"training_iteration": iteration, "loss": loss, "done": done}
         self.feed(ResultReported(trial_id=trial_id, at=self.now(), result=result))
+
+    @precondition(lambda self: bool(self.ids(TrialStatus.RUNNING)))
+    @rule(data=st.data(), flagged=st.booleans())
+    def function_returns(self, data: st.DataObject, flagged: bool) -> None:
+        """The trainable's function returned: its end marker (flagging a
+        checkpoint it made after its last report, or not)."""
+        trial_id = data.draw(st.sampled_from(self.ids(TrialStatus.RUNNING)))
+        self.feed(ResultReported(trial_id=trial_id, at=self.now(), result=end_marker(flagged)))
 
     @precondition(lambda self: bool(self.saving()))
     @rule(data=st.data())
@@ -324,6 +375,8 @@ class ExperimentMachine(RuleBasedStateMachine):
             elif self.ids(TrialStatus.RUNNING):
                 trial_id = self.ids(TrialStatus.RUNNING)[0]
                 result: JsonDict = {"training_iteration": 99, "loss": 0.0, "done": True}
+                if len(self.events) % 2:  # half the trials end by returning
+                    result = end_marker(flagged=False)
                 self.feed(ResultReported(trial_id=trial_id, at=self.now(), result=result))
             else:
                 self.feed(ClusterResourcesChanged(at=self.now(), total=Resources(cpu=8)))
@@ -332,6 +385,29 @@ class ExperimentMachine(RuleBasedStateMachine):
         assert self.state.done, self.state
         assert all(t.is_finished for t in self.state.trials.values())
         assert self.commands[-1][-1] == ExperimentDone(error=self.state.error)
+
+
+def end_marker(flagged: bool) -> JsonDict:
+    """A function trainable's end (Ray's `__duplicate__`)."""
+    marker: JsonDict = {"done": True, "__duplicate__": True}
+    return {**marker, "should_checkpoint": True} if flagged else marker
+
+
+def check_end_heard(before: ExperimentState, after: ExperimentState, trial_id: str) -> None:
+    """A function's end reaches the stopper as Ray 2.60 passes it, once, as
+    the trial's last result marked `done`, in an experiment that says so;
+    in one from before that (`end_repeats_result` not True) the stopper
+    hears nothing of it, as it never did. Either way the trial ends (only
+    a running trial's end is taken)."""
+    trial = before.trials[trial_id]
+    assert (trial.status, after.trials[trial_id].status) == (
+        TrialStatus.RUNNING,
+        TrialStatus.TERMINATED,
+    )
+    expected = before.stopper
+    if expected is not None and before.config.end_repeats_result is True:
+        expected, _ = expected.on_result(trial_id, flatten(repeated_at_end(trial)))
+    assert after.stopper == expected
 
 
 def check_commands(

@@ -90,6 +90,17 @@ class ExperimentConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=
     restore_path: str | None = None
     """A checkpoint every trial starts from until it has one of its own
     (Ray's `tune.run(restore=...)`): copied into each new trial's spec."""
+    end_repeats_result: bool | None = None
+    """A function trainable's end (its end marker) is taken as Ray Tune
+    2.60's controller takes it: as the trial's last result again, marked
+    `done` (`results.repeated_at_end`), which the stoppers hear (a stateful
+    one counts that value twice) before the trial stops on it, and which
+    the scheduler and the searcher hear the trial complete with. Nothing
+    else judges it: the trial stops whatever the stoppers say, and the
+    callbacks do not see it. None in a log from before this field, which
+    replays as it ran (its stoppers never heard an end, and its policies
+    heard the last result as it was recorded), as with False;
+    `new_experiment` makes None True."""
 
     def __post_init__(self) -> None:
         require_name("ExperimentConfig.trainable_name", self.trainable_name)

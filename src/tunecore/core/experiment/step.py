@@ -48,7 +48,7 @@ from tunecore.core.experiment.state import (
 )
 from tunecore.core.lifecycle import JudgedResult, LifecycleEvent
 from tunecore.core.policies import policy_metric
-from tunecore.core.results import AUTOFILLED, flatten, is_end_marker
+from tunecore.core.results import AUTOFILLED, flatten, is_end_marker, repeated_at_end
 from tunecore.core.schedulers.base import (
     ExploitsWaiting,
     TrialScheduler,
@@ -131,6 +131,8 @@ def new_experiment(
     if policy.persist_due is None:  # a new experiment keeps what is due (see the field)
         policy = msgspec.structs.replace(policy, persist_due=True)
         config = msgspec.structs.replace(config, checkpoint_policy=policy)
+    if config.end_repeats_result is None:  # a new experiment's stoppers hear an end (the field)
+        config = msgspec.structs.replace(config, end_repeats_result=True)
     chosen = scheduler if scheduler is not None else FIFOScheduler()
     scheduler = chosen.with_objective(config.metric, config.mode)
     searcher = None if searcher is None else searcher.with_objective(config.metric, config.mode)
@@ -233,13 +235,18 @@ class _Step:
     def _on_result_reported(self, event: ResultReported) -> Rejection | None:
         """A result: checked against the table first (only a running trial
         reports), judged (`_judge`), then carried out by the table. The end
-        marker is no result to judge: the table's own row ends the trial."""
+        marker is no result to judge: the table's own row ends the trial,
+        after the stopper heard it as the last result again
+        (`ExperimentConfig.end_repeats_result`)."""
         trial = self.trials.get(event.trial_id)
         if trial is None:
             return _reject(event, f"there is no trial {event.trial_id!r}")
         if (trial.status, ResultReported) not in lifecycle.TRANSITIONS:
             return lifecycle.check(trial, event)  # words the table's refusal
         if is_end_marker(event.result):
+            if self.stopper is not None and self.config.end_repeats_result is True:
+                repeated = flatten(repeated_at_end(trial))
+                self.stopper, _ = self.stopper.on_result(trial.trial_id, repeated)
             return self._transition(trial, event)
         return self._transition(trial, self._judge(trial, event))
 
@@ -384,13 +391,16 @@ class _Step:
             )
 
     def _tell_training_ended(
-        self, _event: ResultReported, before: TrialState, _after: TrialState
+        self, _event: ResultReported, before: TrialState, after: TrialState
     ) -> None:
         """The trainable ended on its own (the end marker, the only result
         the step hands the table unjudged): as in Ray, the policies hear
-        the trial complete with its last result, and nothing counts the
+        the trial complete with its last result (marked `done` now, as
+        Ray's controller marks it, unless the log is from before
+        `ExperimentConfig.end_repeats_result`), and no policy counts the
         marker as a result."""
-        last = flatten(before.last_result)
+        ended = after if self.config.end_repeats_result is True else before
+        last = flatten(ended.last_result)
         self.scheduler = self.scheduler.on_trial_complete(before, last)
         if self.searcher is not None:
             self.searcher = self.searcher.on_trial_complete(

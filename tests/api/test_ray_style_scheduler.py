@@ -279,3 +279,42 @@ class PausesEveryOther(FIFOScheduler, frozen=True, tag=True):  # tunecore's styl
 
 def test_a_subclass_in_tunecores_style_is_still_a_pure_policy() -> None:
     assert issubclass(PausesEveryOther, PureFIFO)
+
+
+class TwoConfigs(tune.search.Searcher):
+    """A searcher object of the user's: its suggestion is answered in the
+    same step as the scheduler object's notes."""
+
+    def __init__(self) -> None:
+        super().__init__(metric="score", mode="max")
+        self.suggested = 0
+
+    def suggest(self, trial_id: str) -> dict[str, Any] | None:
+        if self.suggested == 2:
+            return tune.search.Searcher.FINISHED  # type: ignore[no-any-return]
+        self.suggested += 1
+        return {"steps": 3, "x": self.suggested}
+
+
+def test_with_a_searcher_object_each_hook_is_heard_once(tmp_path: Path) -> None:
+    # The searcher's suggestion adds a trial in the step after a completion:
+    # the scheduler's answer telling that completion must be fed first, or
+    # the object hears the completion again.
+    scheduler = StopBelow(threshold=0)
+    Tuner(
+        climb,
+        tune_config=TuneConfig(
+            metric="score",
+            mode="max",
+            scheduler=scheduler,
+            search_alg=TwoConfigs(),
+            num_samples=2,
+            max_concurrent_trials=1,
+        ),
+        run_config=RunConfig(
+            name="exp", storage_path=str(tmp_path), executor="in_process", verbose=0
+        ),
+    ).fit()
+    hooks = [entry[:2] for entry in scheduler.heard if entry[0] != "result"]
+    first, second = dict.fromkeys(trial_id for _, trial_id in hooks)
+    assert hooks == [("add", first), ("complete", first), ("add", second), ("complete", second)]

@@ -544,12 +544,17 @@ class ExperimentLoop:
 
     def _ask_scheduler(self, command: AskScheduler) -> None:
         """The user's scheduler object's answer (`tunecore.shell.imperative`);
-        none once the experiment is over (nothing more can be logged)."""
+        none once the experiment is over (nothing more can be logged).
+        The answer goes before the other policies' answers to the same
+        step: it must be the next event fed (`core.schedulers.imperative`),
+        since a searcher's suggestion fed first adds a trial, whose step
+        asks again while the notes just told are still owed, and the
+        object would hear them twice."""
         if self._scheduler_object is None:
             return
         answers = self._scheduler_object.answer(self.state, command, self._view, self._clock())
         if not self.state.done:
-            self._drawn.extend(answers)
+            self._drawn[0:0] = answers
 
     def _start(self, command: StartTrial, trial: TrialState) -> None:
         """A trial that was chained is handed to the executor before its

@@ -17,6 +17,9 @@ searcher object:
   `on_trial_remove`) are kept as `untold` notes, in the order the core
   made them; the step asks the shell to tell them (`AskScheduler`, made by
   `requests.after_step`) and the logged `SchedulerAnswered` drops them.
+  The answer must be the next event fed, before the answers of other
+  policies to the same step: any step between asks again for the notes
+  still owed, and the object would hear them twice.
 - Starts: as in Ray, where every PENDING trial is started in order and
   `choose_trial_to_run` picks the trial staged first (the only way a
   PAUSED one runs again). The object's latest pick (`chosen`, logged on

@@ -289,9 +289,9 @@ class TwoConfigs(tune.search.Searcher):
         super().__init__(metric="score", mode="max")
         self.suggested = 0
 
-    def suggest(self, trial_id: str) -> dict[str, Any] | None:
+    def suggest(self, trial_id: str) -> dict[str, Any] | str | None:
         if self.suggested == 2:
-            return tune.search.Searcher.FINISHED  # type: ignore[no-any-return]
+            return tune.search.Searcher.FINISHED
         self.suggested += 1
         return {"steps": 3, "x": self.suggested}
 

@@ -2,15 +2,15 @@
 
 A Ray Tune script whose imports are rewritten (`ray.tune.X`, `ray.train.X`
 and `ray.air.X` -> `tunecore.X`) may name a part of Ray that tunecore has
-no counterpart for: Ray Train's trainers (which a script imports from Ray
-itself, reporting to its trial through tunecore.integration.ray_train),
-RLlib, Ray's per-trial file loggers. Importing one is an ImportError that says why and names what
-tunecore offers, instead of a bare "No module named" or "cannot import
+no counterpart for: Ray Train's names outside its trainer modules (which
+tunecore passes through, see tunecore.api.ray_train_modules), RLlib, Ray's
+per-trial file loggers. Importing one is an ImportError that says why and
+names what tunecore offers, instead of a bare "No module named" or "cannot import
 name". docs/ray-catalogue.md lists them all with the rest of Ray's names.
 
 `NOT_PROVIDED` maps the rewritten dotted name (a module, or a module's
 attribute) to that explanation. A module's entry also covers everything
-under it (`tunecore.torch` covers `tunecore.torch.TorchTrainer`).
+under it (`tunecore.rllib` covers `tunecore.rllib.algorithms`).
 """
 
 from __future__ import annotations
@@ -22,12 +22,12 @@ from collections.abc import Callable, Sequence
 from types import ModuleType
 
 _TRAINERS = (
-    "Ray Train's trainers (TorchTrainer, TensorflowTrainer, XGBoostTrainer, LightningTrainer, "
-    "TransformersTrainer, DataParallelTrainer) run distributed training on Ray Train, which "
-    "tunecore does not include: import them from Ray itself (`import ray.train.torch`, "
-    "`ray.train.ScalingConfig`, `ray.train.RunConfig`). To tune a Ray Train run, build the "
-    "trainer inside a function trainable with "
-    "`ray.train.RunConfig(callbacks=[tunecore.integration.ray_train.TuneReportCallback()])` "
+    "Ray Train's trainers are Ray Train's own, which tunecore passes through under the "
+    "rewritten names of their modules: `tunecore.torch.TorchTrainer` is "
+    "`ray.train.torch.TorchTrainer` (likewise tunecore.lightning, .huggingface, .tensorflow, "
+    ".xgboost, .lightgbm, .horovod, .v2, .data_parallel_trainer), taking tunecore's "
+    "ScalingConfig and RunConfig. To tune a Ray Train run, build the trainer inside a function "
+    "trainable with `RunConfig(callbacks=[tunecore.integration.ray_train.TuneReportCallback()])` "
     "and call `trainer.fit()`, as Ray 2.60's docs do. Or tune the training loop itself: a "
     "function trainable `def train_fn(config): ... tunecore.report({...})`, given its "
     "resources with tunecore.with_resources(train_fn, {'cpu': 4, 'gpu': 1}) or a "
@@ -49,19 +49,7 @@ _FILE_LOGGERS = (
 NOT_PROVIDED: dict[str, str] = {
     **{
         f"tunecore.{module}": f"ray.train.{module} is part of Ray Train. {_TRAINERS}"
-        for module in (
-            "torch",
-            "tensorflow",
-            "huggingface",
-            "lightning",
-            "horovod",
-            "data_parallel_trainer",
-            "base_trainer",
-            "trainer",
-            "v2",
-            "backend",
-            "gbdt_trainer",
-        )
+        for module in ("gbdt_trainer",)
     },
     **{
         f"tunecore.{name}": f"ray.train.{name} {_TRAIN_WORKERS}"
@@ -103,13 +91,6 @@ NOT_PROVIDED: dict[str, str] = {
     },
     "tunecore.logger.unified": f"ray.tune.logger.unified.UnifiedLogger {_FILE_LOGGERS}",
     "tunecore.logger.noop": f"ray.tune.logger.noop.NoopLogger {_FILE_LOGGERS}",
-    **{
-        f"tunecore.{module}": (
-            f"ray.train.{module}'s trainer is part of Ray Train. {_TRAINERS} Its report callbacks "
-            f"for Tune are tunecore.integration.{module}.TuneReportCheckpointCallback."
-        )
-        for module in ("xgboost", "lightgbm")
-    },
     **{
         f"tunecore.{name}": f"ray.train.{name} belongs to Ray Train's trainers. {_TRAINERS}"
         for name in (

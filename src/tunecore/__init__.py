@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 
 from tunecore._lazy import lazy_attributes
 from tunecore._not_provided import install_finder, not_provided_getattr
+from tunecore._ray_train_modules import install_finder as install_ray_train_finder
 from tunecore._version import __version__ as __version__
-from tunecore.api.ray_train_modules import install_finder as install_ray_train_finder
 
 if TYPE_CHECKING:
     from tunecore import analysis as analysis

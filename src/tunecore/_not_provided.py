@@ -3,7 +3,7 @@
 A Ray Tune script whose imports are rewritten (`ray.tune.X`, `ray.train.X`
 and `ray.air.X` -> `tunecore.X`) may name a part of Ray that tunecore has
 no counterpart for: Ray Train's names outside its trainer modules (which
-tunecore passes through, see tunecore.api.ray_train_modules), RLlib, Ray's
+tunecore passes through, see tunecore._ray_train_modules), RLlib, Ray's
 per-trial file loggers. Importing one is an ImportError that says why and
 names what tunecore offers, instead of a bare "No module named" or "cannot import
 name". docs/ray-catalogue.md lists them all with the rest of Ray's names.

@@ -1,6 +1,6 @@
 """tunecore's config objects converted for Ray Train's trainers
 (tunecore.api.ray_train_configs), the passed-through trainer modules'
-names (tunecore.api.ray_train_modules) and the worker-side test of
+names (tunecore._ray_train_modules) and the worker-side test of
 tunecore.shell.trainable.train_worker, without Ray Train: Ray Train's
 classes are stood in for by `dict`, which records the keywords a
 conversion gives them. tests/integrations/test_ray_train_passthrough.py
@@ -19,8 +19,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tunecore
+from tunecore._ray_train_modules import PASSED_THROUGH, ray_name, tunecore_name
 from tunecore.api.ray_train_configs import NotConvertibleError, set_fields, to_ray_train
-from tunecore.api.ray_train_modules import PASSED_THROUGH, ray_name, tunecore_name
 from tunecore.shell.trainable.train_worker import ray_train_worker
 
 # Ray Train's classes, each recording the keywords it was made with.

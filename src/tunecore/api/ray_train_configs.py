@@ -4,8 +4,8 @@ After a script's imports are rewritten, `ray.train.ScalingConfig`,
 `RunConfig`, `FailureConfig`, `CheckpointConfig` and `Checkpoint` are
 tunecore's, which Ray Train's trainers refuse ("Invalid `RunConfig`
 type"). The trainers tunecore passes through (`tunecore.torch.TorchTrainer`
-and the rest, see ray_train_modules) are subclasses of Ray's that convert
-every such argument with `to_ray_train` first.
+and the rest, see tunecore._ray_train_modules) are subclasses of Ray's
+that convert every such argument with `to_ray_train` first.
 
 A config converts to Ray Train's class of the same name (the one
 `ray.train` exports: V2's unless `RAY_TRAIN_V2_ENABLED=0`) with exactly the

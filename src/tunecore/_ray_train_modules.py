@@ -122,12 +122,12 @@ class _PassThroughLoader(importlib.abc.Loader):
                 f"here ({error}); tunecore includes no trainers of its own: {install}",
                 name=name,
             ) from error
-        attributes = _Attributes(ray_module, name)
-        module.__getattr__ = attributes  # type: ignore[method-assign]
-        module.__doc__ = ray_module.__doc__
+        namespace = vars(module)
+        namespace["__getattr__"] = _Attributes(ray_module, name)
+        namespace["__dir__"] = lambda: sorted(dir(ray_module))
+        namespace["__doc__"] = ray_module.__doc__
         if hasattr(ray_module, "__all__"):
-            module.__all__ = list(ray_module.__all__)
-        module.__dir__ = lambda: sorted(dir(ray_module))  # type: ignore[method-assign]
+            namespace["__all__"] = list(ray_module.__all__)
 
 
 class _PassThroughFinder(importlib.abc.MetaPathFinder):

@@ -160,6 +160,6 @@ def test_only_a_process_where_ray_train_has_a_context_is_a_worker(
     outside = SimpleNamespace(get_context=_refuse_outside_a_worker)
     monkeypatch.setitem(sys.modules, "ray.train", outside)
     assert ray_train_worker() is None
-    inside = SimpleNamespace(get_context=lambda: "Ray Train's context")
+    inside: Any = SimpleNamespace(get_context=lambda: "Ray Train's context")
     monkeypatch.setitem(sys.modules, "ray.train", inside)
     assert ray_train_worker() is inside

@@ -26,10 +26,12 @@ from tunecore.api.ray_train_configs import NotConvertibleError
 pytest.importorskip("torch", reason="Ray Train's TorchTrainer needs torch (./dev frameworks)")
 import ray.train
 import ray.train.torch
-import tunecore.torch  # after the skip: it is Ray Train's ray.train.torch
+
+# Ray Train's ray.train.torch, as a script's `import tunecore.torch` gets it.
+passed_torch: Any = importlib.import_module("tunecore.torch")
 
 
-class Recorder(ray.train.UserCallback):  # type: ignore[misc]
+class Recorder(ray.train.UserCallback):
     """A Ray Train callback, to see it reach the trainer's RunConfig."""
 
 
@@ -39,7 +41,7 @@ def no_training(config: dict[str, Any]) -> None:
 
 def test_the_trainer_takes_tunecores_configs_as_ray_trains(tmp_path: Path) -> None:
     callback = Recorder()
-    trainer = tunecore.torch.TorchTrainer(
+    trainer = passed_torch.TorchTrainer(
         no_training,
         train_loop_config={"lr": 0.1},
         scaling_config=tunecore.ScalingConfig(num_workers=2, resources_per_worker={"CPU": 0.5}),
@@ -60,7 +62,8 @@ def test_the_trainer_takes_tunecores_configs_as_ray_trains(tmp_path: Path) -> No
     run_config = trainer.run_config
     assert isinstance(run_config, ray.train.RunConfig)
     assert (run_config.name, run_config.storage_path) == ("train-run", str(tmp_path))
-    assert run_config.callbacks == [callback]
+    callbacks: list[object] = list(run_config.callbacks or [])  # typed as Train V1's
+    assert callbacks == [callback]
     assert run_config.failure_config == ray.train.FailureConfig(max_failures=2)
     assert run_config.checkpoint_config == ray.train.CheckpointConfig(
         num_to_keep=1, checkpoint_score_attribute="loss", checkpoint_score_order="min"
@@ -69,42 +72,40 @@ def test_the_trainer_takes_tunecores_configs_as_ray_trains(tmp_path: Path) -> No
 
 def test_a_field_ray_train_does_not_have_is_refused_naming_it() -> None:
     with pytest.raises(NotConvertibleError, match=r"RunConfig\(executor='in_process'\)"):
-        tunecore.torch.TorchTrainer(
-            no_training, run_config=tunecore.RunConfig(executor="in_process")
-        )
+        passed_torch.TorchTrainer(no_training, run_config=tunecore.RunConfig(executor="in_process"))
 
 
 def test_ray_trains_own_refusals_stay_its_own() -> None:
     # Ray Train V2 refuses Tune's RunConfig fields, as it does on Ray.
     with pytest.raises(DeprecationWarning, match="verbose"):
-        tunecore.torch.TorchTrainer(no_training, run_config=tunecore.RunConfig(verbose=0))
+        passed_torch.TorchTrainer(no_training, run_config=tunecore.RunConfig(verbose=0))
 
 
 def test_the_passed_through_module_is_ray_trains() -> None:
-    assert tunecore.torch.prepare_model is ray.train.torch.prepare_model
-    assert tunecore.torch.get_device is ray.train.torch.get_device
-    assert set(tunecore.torch.__all__) == set(ray.train.torch.__all__)
+    assert passed_torch.prepare_model is ray.train.torch.prepare_model
+    assert passed_torch.get_device is ray.train.torch.get_device
+    assert set(passed_torch.__all__) == set(ray.train.torch.__all__)
     # Pickled by reference, as Ray ships a class: the same class comes back.
-    assert cloudpickle.loads(cloudpickle.dumps(tunecore.torch.TorchTrainer)) is (
-        tunecore.torch.TorchTrainer
+    assert cloudpickle.loads(cloudpickle.dumps(passed_torch.TorchTrainer)) is (
+        passed_torch.TorchTrainer
     )
     callback_module = importlib.import_module("tunecore.v2.api.callback")
     assert callback_module.UserCallback is ray.train.UserCallback
     # A submodule reached as an attribute is the passed-through one too.
-    assert tunecore.torch.torch_trainer is sys.modules["tunecore.torch.torch_trainer"]
+    assert passed_torch.torch_trainer is sys.modules["tunecore.torch.torch_trainer"]
     with pytest.raises(AttributeError, match=r"tunecore\.torch"):
-        _ = tunecore.torch.NoSuchTrainer
+        _ = passed_torch.NoSuchTrainer
 
 
 def test_xgboost_is_ray_trains_and_tunes_callbacks_stay_apart() -> None:
     pytest.importorskip("xgboost")
     import ray.train.xgboost  # noqa: PLC0415 - needs xgboost
-    import tunecore.xgboost  # noqa: PLC0415
 
     import tunecore.integration.xgboost  # noqa: PLC0415
 
-    assert tunecore.xgboost.RayTrainReportCallback is ray.train.xgboost.RayTrainReportCallback
-    assert issubclass(tunecore.xgboost.XGBoostTrainer, ray.train.xgboost.XGBoostTrainer)
+    passed_xgboost: Any = importlib.import_module("tunecore.xgboost")
+    assert passed_xgboost.RayTrainReportCallback is ray.train.xgboost.RayTrainReportCallback
+    assert issubclass(passed_xgboost.XGBoostTrainer, ray.train.xgboost.XGBoostTrainer)
     assert tunecore.integration.xgboost.TuneReportCheckpointCallback.__module__.startswith(
         "tunecore.integration"
     )
@@ -134,8 +135,8 @@ def reporting_worker(config: dict[str, Any]) -> None:
 def test_worker_calls_are_ray_trains_with_checkpoints_converted(tmp_path: Path) -> None:
     cloudpickle.register_pickle_by_value(sys.modules[__name__])  # Ray workers lack tests/
 
-    def fit(step: str, resume_from: tunecore.Checkpoint | None) -> ray.train.Result:
-        return tunecore.torch.TorchTrainer(
+    def fit(step: str, resume_from: tunecore.Checkpoint | None) -> Any:  # Train V2's Result
+        return passed_torch.TorchTrainer(
             reporting_worker,
             train_loop_config={"step": step},
             scaling_config=tunecore.ScalingConfig(num_workers=1, resources_per_worker={"CPU": 1}),

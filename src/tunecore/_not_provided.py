@@ -15,11 +15,9 @@ under it (`tunecore.rllib` covers `tunecore.rllib.algorithms`).
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.machinery
-import sys
-from collections.abc import Callable, Sequence
-from types import ModuleType
+from collections.abc import Callable
+
+from tunecore import _finder as finder
 
 _TRAINERS = (
     "Ray Train's trainers are Ray Train's own, which tunecore passes through under the "
@@ -251,25 +249,15 @@ def not_provided_getattr(module: str) -> Callable[[str], object]:
     return __getattr__
 
 
-class _NotProvidedFinder(importlib.abc.MetaPathFinder):
-    """Consulted after the real finders: a `tunecore...` module that does not
-    exist but is one of Ray's modules left out fails with the explanation."""
-
-    def find_spec(
-        self,
-        fullname: str,
-        path: Sequence[str] | None,
-        target: ModuleType | None = None,
-    ) -> importlib.machinery.ModuleSpec | None:
-        if not fullname.startswith("tunecore."):
-            return None
-        reason = explanation(fullname)
-        if reason is None:
-            return None
+def _refuse(fullname: str) -> None:
+    """A `tunecore...` module that does not exist but is one of Ray's
+    modules left out fails with the explanation; any other is left to the
+    next finder (a plain ModuleNotFoundError)."""
+    reason = explanation(fullname)
+    if reason is not None:
         raise NotProvidedError(f"tunecore does not provide {fullname}: {reason}", name=fullname)
 
 
 def install_finder() -> None:
-    """Add the finder once, last, so it only sees modules nothing else found."""
-    if not any(isinstance(finder, _NotProvidedFinder) for finder in sys.meta_path):
-        sys.meta_path.append(_NotProvidedFinder())
+    """Refuse the modules left out, once no file of tunecore answers."""
+    finder.install_finder(_refuse)

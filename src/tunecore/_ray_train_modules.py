@@ -22,9 +22,9 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.machinery
-import sys
-from collections.abc import Sequence
 from types import ModuleType
+
+from tunecore import _finder as finder
 
 PASSED_THROUGH: dict[str, str] = {
     "torch": "torch",
@@ -130,26 +130,19 @@ class _PassThroughLoader(importlib.abc.Loader):
             namespace["__all__"] = list(ray_module.__all__)
 
 
-class _PassThroughFinder(importlib.abc.MetaPathFinder):
-    """Finds the passed-through modules; every other name is left to the
-    finders after it."""
-
-    def find_spec(
-        self,
-        fullname: str,
-        path: Sequence[str] | None,
-        target: ModuleType | None = None,
-    ) -> importlib.machinery.ModuleSpec | None:
-        ray_module_name = ray_name(fullname)
-        if ray_module_name is None:
-            return None
-        spec = importlib.machinery.ModuleSpec(fullname, _PassThroughLoader(ray_module_name))
-        spec.submodule_search_locations = []  # a package: its submodules come here too
-        return spec
+def _pass_through(fullname: str) -> importlib.machinery.ModuleSpec | None:
+    """The spec of a passed-through module (a package: the modules under it
+    are found here too); None for any other name."""
+    ray_module_name = ray_name(fullname)
+    if ray_module_name is None:
+        return None
+    spec = importlib.machinery.ModuleSpec(fullname, _PassThroughLoader(ray_module_name))
+    spec.submodule_search_locations = []
+    return spec
 
 
 def install_finder() -> None:
-    """Add the finder once, ahead of tunecore's finder for what it does not
-    provide (which would refuse these names)."""
-    if not any(isinstance(finder, _PassThroughFinder) for finder in sys.meta_path):
-        sys.meta_path.append(_PassThroughFinder())
+    """Pass the modules through, once no file of tunecore answers (none of
+    these names is one tunecore leaves out, so the order of the two
+    finders does not matter)."""
+    finder.install_finder(_pass_through)

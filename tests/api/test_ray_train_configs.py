@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+import warnings
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -160,6 +161,20 @@ def test_only_a_process_where_ray_train_has_a_context_is_a_worker(
     outside = SimpleNamespace(get_context=_refuse_outside_a_worker)
     monkeypatch.setitem(sys.modules, "ray.train", outside)
     assert ray_train_worker() is None
-    inside: Any = SimpleNamespace(get_context=lambda: "Ray Train's context")
+    inside: Any = SimpleNamespace(get_context=lambda: SimpleNamespace(get_world_size=lambda: 2))
     monkeypatch.setitem(sys.modules, "ray.train", inside)
     assert ray_train_worker() is inside
+
+
+def _v1_world_size_outside_a_worker() -> None:
+    warnings.warn("`get_world_size` is meant to only be called inside a Trainer", stacklevel=1)
+
+
+def test_ray_train_v1_outside_a_worker_is_no_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    # V1's get_context() answers everywhere; its world size is None (warned) outside a worker.
+    context = SimpleNamespace(get_world_size=_v1_world_size_outside_a_worker)
+    v1 = SimpleNamespace(get_context=lambda: context)
+    monkeypatch.setitem(sys.modules, "ray.train", v1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the check keeps V1's warning to itself
+        assert ray_train_worker() is None

@@ -9,17 +9,18 @@ Ray Train's session there, so they go to Ray Train, with
 `tunecore.Checkpoint` converted to Ray Train's `Checkpoint` and back (the
 same directory: a path and, for storage, its filesystem).
 
-The worker is told apart by Ray Train's public API: in Ray Train (V2, Ray
+The worker is told apart by Ray Train's public API: Ray Train V2's (Ray
 2.60's default) `ray.train.get_context()` raises RuntimeError outside a
-Train worker. Ray Train is never imported here: its worker process has it
-loaded already, so a process without `ray.train` loaded is not one. Ray
-Train V1 (`RAY_TRAIN_V2_ENABLED=0`) has no such public test and is not
-recognised: there tunecore's calls behave as outside any trial.
+Train worker; V1's (`RAY_TRAIN_V2_ENABLED=0`) gives a context everywhere,
+whose `get_world_size()` is None, with a warning, outside one. Ray Train
+is never imported here: its worker process has it loaded already, so a
+process without `ray.train` loaded is not one.
 """
 
 from __future__ import annotations
 
 import sys
+import warnings
 from types import ModuleType
 from typing import Any
 
@@ -33,10 +34,13 @@ def ray_train_worker() -> ModuleType | None:
     if train is None:
         return None
     try:
-        train.get_context()
-    except RuntimeError:
+        context = train.get_context()
+    except RuntimeError:  # V2, outside a worker
         return None
-    return train
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # V1's "meant to be called inside a Trainer"
+        world_size = context.get_world_size()
+    return None if world_size is None else train
 
 
 def to_ray_checkpoint(train: ModuleType, checkpoint: object) -> object:

@@ -132,6 +132,8 @@ def reporting_worker(config: dict[str, Any]) -> None:
 @pytest.mark.slow
 @pytest.mark.timeout(900)  # two Train runs, each starting its worker
 @pytest.mark.usefixtures("ray_cluster")
+# Ray Train V2 deprecates resume_from_checkpoint (still honoured), with a warning.
+@pytest.mark.filterwarnings("ignore:`resume_from_checkpoint` is deprecated:DeprecationWarning")
 def test_worker_calls_are_ray_trains_with_checkpoints_converted(tmp_path: Path) -> None:
     cloudpickle.register_pickle_by_value(sys.modules[__name__])  # Ray workers lack tests/
 

@@ -132,26 +132,25 @@ def reporting_worker(config: dict[str, Any]) -> None:
 @pytest.mark.slow
 @pytest.mark.timeout(900)  # two Train runs, each starting its worker
 @pytest.mark.usefixtures("ray_cluster")
-# Ray Train V2 deprecates resume_from_checkpoint (still honoured), with a warning.
-@pytest.mark.filterwarnings("ignore:`resume_from_checkpoint` is deprecated:DeprecationWarning")
 def test_worker_calls_are_ray_trains_with_checkpoints_converted(tmp_path: Path) -> None:
     cloudpickle.register_pickle_by_value(sys.modules[__name__])  # Ray workers lack tests/
 
-    def fit(step: str, resume_from: tunecore.Checkpoint | None) -> Any:  # Train V2's Result
+    def fit(step: str) -> Any:  # Train V2's Result
+        # The same (storage_path, name): Ray Train resumes from the run's latest checkpoint.
         return passed_torch.TorchTrainer(
             reporting_worker,
             train_loop_config={"step": step},
             scaling_config=tunecore.ScalingConfig(num_workers=1, resources_per_worker={"CPU": 1}),
-            run_config=tunecore.RunConfig(name=f"run-{step}", storage_path=str(tmp_path)),
-            resume_from_checkpoint=resume_from,
+            run_config=tunecore.RunConfig(name="run", storage_path=str(tmp_path)),
         ).fit()
 
-    first = fit("1", None)
+    first = fit("1")
     assert first.metrics == {"world": 1, "rank": 0, "seen": None}
     assert first.checkpoint is not None
-    assert first.checkpoint.path.startswith(str(tmp_path / "run-1"))
+    assert first.checkpoint.path.startswith(str(tmp_path / "run"))
     assert Path(first.checkpoint.path, "step.txt").read_text() == "1"
 
-    # tunecore's Checkpoint of that directory resumes a run; its worker reads it back.
-    second = fit("2", tunecore.Checkpoint(first.checkpoint.path))
+    # The worker's tunecore.get_checkpoint() is that checkpoint, as tunecore's.
+    second = fit("2")
     assert second.metrics == {"world": 1, "rank": 0, "seen": "1"}
+    assert Path(second.checkpoint.path, "step.txt").read_text() == "2"

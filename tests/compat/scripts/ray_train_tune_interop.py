@@ -17,8 +17,10 @@ Shrunk for a 2-CPU machine: 1 Train worker (the guide's `choice([2, 4])`),
 leaving none for their workers: a deadlock, on Ray Tune too). The guide's
 "Launch a single Train run" raises RuntimeError outside Tune (Ray 2.60 in
 `TuneReportCallback()`, tunecore already in `get_context()`); the script
-checks that instead of stopping there. The assertions at the end hold on
-Ray Tune 2.60 as on tunecore.
+checks that instead of stopping there. The Train runs get the guide's
+commented-out `storage_path` (a directory of the working directory, where
+Ray Train would take `~/ray_results` of the Ray workers' home). The
+assertions at the end hold on Ray Tune 2.60 as on tunecore.
 """
 
 # flake8: noqa
@@ -37,6 +39,8 @@ import tunecore
 import tunecore.torch
 import tunecore
 from tunecore.integration.ray_train import TuneReportCallback
+
+TRAIN_STORAGE = os.path.abspath("train_results")  # the Ray workers share this machine
 
 
 # [1] Define your Ray Train worker code.
@@ -81,7 +85,7 @@ def train_driver_fn(config: dict):
             # reported results to the Tuner.
             callbacks=[TuneReportCallback()],
             # (If multi-node, configure S3 / NFS as the storage path.)
-            # storage_path="s3://...",
+            storage_path=TRAIN_STORAGE,
         ),
     )
     trainer.fit()
@@ -121,7 +125,7 @@ results = tuner.fit()
 print(results.get_best_result(metric="loss", mode="min"))
 # __quickstart_end__
 assert len(results) == 2 and not results.errors, results.errors
-train_runs = os.path.expanduser("~/ray_results")  # Ray Train's default storage_path
+train_runs = TRAIN_STORAGE
 for result in results:
     # One Train report: rank 0's metrics, the Train checkpoint's path beside them.
     assert result.metrics["training_iteration"] == 1, result.metrics
@@ -203,7 +207,7 @@ def train_fn_driver(config: dict):
             # Train worker failures.
             failure_config=tunecore.FailureConfig(max_failures=3),
             # (If multi-node, configure S3 / NFS as the storage path.)
-            # storage_path="s3://...",
+            storage_path=TRAIN_STORAGE,
         ),
     )
     trainer.fit()

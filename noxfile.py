@@ -185,6 +185,7 @@ FRAMEWORK_TESTS = (
     "tests/integrations/test_pytorch_lightning.py",
     "tests/integrations/test_framework_extras.py",
     "tests/integrations/test_ray_train.py",
+    "tests/integrations/test_ray_train_passthrough.py",
     "tests/compat/test_compat.py",
 )
 
@@ -193,7 +194,9 @@ FRAMEWORK_TESTS = (
 def frameworks(session: nox.Session) -> None:
     """The Keras and Lightning callbacks (tunecore.integration.keras,
     .pytorch_lightning, tunecore.integrations.keras), Ray Train's
-    TorchTrainer reporting through tunecore.integration.ray_train, and
+    TorchTrainer reporting through tunecore.integration.ray_train and
+    passed through as tunecore.torch (configs converted, worker calls
+    delegated), and
     their compat scripts, on torch's CPU build with Keras on its torch
     backend (torch brings fsspec, which `ray.train` imports).
 

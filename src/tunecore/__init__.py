@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from tunecore._lazy import lazy_attributes
 from tunecore._not_provided import install_finder, not_provided_getattr
+from tunecore._ray_train_modules import install_finder as install_ray_train_finder
 from tunecore._version import __version__ as __version__
 
 if TYPE_CHECKING:
@@ -259,3 +260,4 @@ if not TYPE_CHECKING:  # hidden from type checkers, which would accept any name 
     )
 
 install_finder()  # a Ray module tunecore leaves out fails saying what to use instead
+install_ray_train_finder()  # Ray Train's trainer modules pass through (tunecore.torch)

@@ -2,32 +2,30 @@
 
 A Ray Tune script whose imports are rewritten (`ray.tune.X`, `ray.train.X`
 and `ray.air.X` -> `tunecore.X`) may name a part of Ray that tunecore has
-no counterpart for: Ray Train's trainers (which a script imports from Ray
-itself, reporting to its trial through tunecore.integration.ray_train),
-RLlib, Ray's per-trial file loggers. Importing one is an ImportError that says why and names what
-tunecore offers, instead of a bare "No module named" or "cannot import
+no counterpart for: Ray Train's names outside its trainer modules (which
+tunecore passes through, see tunecore._ray_train_modules), RLlib, Ray's
+per-trial file loggers. Importing one is an ImportError that says why and
+names what tunecore offers, instead of a bare "No module named" or "cannot import
 name". docs/ray-catalogue.md lists them all with the rest of Ray's names.
 
 `NOT_PROVIDED` maps the rewritten dotted name (a module, or a module's
 attribute) to that explanation. A module's entry also covers everything
-under it (`tunecore.torch` covers `tunecore.torch.TorchTrainer`).
+under it (`tunecore.rllib` covers `tunecore.rllib.algorithms`).
 """
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.machinery
-import sys
-from collections.abc import Callable, Sequence
-from types import ModuleType
+from collections.abc import Callable
+
+from tunecore import _finder as finder
 
 _TRAINERS = (
-    "Ray Train's trainers (TorchTrainer, TensorflowTrainer, XGBoostTrainer, LightningTrainer, "
-    "TransformersTrainer, DataParallelTrainer) run distributed training on Ray Train, which "
-    "tunecore does not include: import them from Ray itself (`import ray.train.torch`, "
-    "`ray.train.ScalingConfig`, `ray.train.RunConfig`). To tune a Ray Train run, build the "
-    "trainer inside a function trainable with "
-    "`ray.train.RunConfig(callbacks=[tunecore.integration.ray_train.TuneReportCallback()])` "
+    "Ray Train's trainers are Ray Train's own, which tunecore passes through under the "
+    "rewritten names of their modules: `tunecore.torch.TorchTrainer` is "
+    "`ray.train.torch.TorchTrainer` (likewise tunecore.lightning, .huggingface, .tensorflow, "
+    ".xgboost, .lightgbm, .horovod, .v2, .data_parallel_trainer), taking tunecore's "
+    "ScalingConfig and RunConfig. To tune a Ray Train run, build the trainer inside a function "
+    "trainable with `RunConfig(callbacks=[tunecore.integration.ray_train.TuneReportCallback()])` "
     "and call `trainer.fit()`, as Ray 2.60's docs do. Or tune the training loop itself: a "
     "function trainable `def train_fn(config): ... tunecore.report({...})`, given its "
     "resources with tunecore.with_resources(train_fn, {'cpu': 4, 'gpu': 1}) or a "
@@ -98,19 +96,7 @@ belong to Ray's own machinery."""
 NOT_PROVIDED: dict[str, str] = {
     **{
         f"tunecore.{module}": f"ray.train.{module} is part of Ray Train. {_TRAINERS}"
-        for module in (
-            "torch",
-            "tensorflow",
-            "huggingface",
-            "lightning",
-            "horovod",
-            "data_parallel_trainer",
-            "base_trainer",
-            "trainer",
-            "v2",
-            "backend",
-            "gbdt_trainer",
-        )
+        for module in ("gbdt_trainer",)
     },
     **{
         f"tunecore.{name}": f"ray.train.{name} {_TRAIN_WORKERS}"
@@ -152,13 +138,6 @@ NOT_PROVIDED: dict[str, str] = {
     },
     "tunecore.logger.unified": f"ray.tune.logger.unified.UnifiedLogger {_FILE_LOGGERS}",
     "tunecore.logger.noop": f"ray.tune.logger.noop.NoopLogger {_FILE_LOGGERS}",
-    **{
-        f"tunecore.{module}": (
-            f"ray.train.{module}'s trainer is part of Ray Train. {_TRAINERS} Its report callbacks "
-            f"for Tune are tunecore.integration.{module}.TuneReportCheckpointCallback."
-        )
-        for module in ("xgboost", "lightgbm")
-    },
     **{
         f"tunecore.{name}": f"ray.train.{name} belongs to Ray Train's trainers. {_TRAINERS}"
         for name in (
@@ -348,25 +327,15 @@ def not_provided_getattr(module: str) -> Callable[[str], object]:
     return __getattr__
 
 
-class _NotProvidedFinder(importlib.abc.MetaPathFinder):
-    """Consulted after the real finders: a `tunecore...` module that does not
-    exist but is one of Ray's modules left out fails with the explanation."""
-
-    def find_spec(
-        self,
-        fullname: str,
-        path: Sequence[str] | None,
-        target: ModuleType | None = None,
-    ) -> importlib.machinery.ModuleSpec | None:
-        if not fullname.startswith("tunecore."):
-            return None
-        reason = explanation(fullname)
-        if reason is None:
-            return None
+def _refuse(fullname: str) -> None:
+    """A `tunecore...` module that does not exist but is one of Ray's
+    modules left out fails with the explanation; any other is left to the
+    next finder (a plain ModuleNotFoundError)."""
+    reason = explanation(fullname)
+    if reason is not None:
         raise NotProvidedError(f"tunecore does not provide {fullname}: {reason}", name=fullname)
 
 
 def install_finder() -> None:
-    """Add the finder once, last, so it only sees modules nothing else found."""
-    if not any(isinstance(finder, _NotProvidedFinder) for finder in sys.meta_path):
-        sys.meta_path.append(_NotProvidedFinder())
+    """Refuse the modules left out, once no file of tunecore answers."""
+    finder.install_finder(_refuse)

@@ -204,7 +204,6 @@ def test_result_constants_have_rays_values() -> None:
 @pytest.mark.parametrize(
     ("statement", "says"),
     [
-        ("from tunecore.torch import TorchTrainer", "tunecore.with_resources"),
         ("from tunecore import TorchTrainer", "tunecore.integration.ray_train.TuneReportCallback"),
         ("from tunecore import get_dataset_shard", "tunecore.with_parameters"),
         ("import tunecore.rllib.algorithms.ppo", "RLlib"),

@@ -84,6 +84,9 @@ def _scripts() -> Iterator[Any]:
         missing = _missing_packages(script)
         if missing:
             marks.append(pytest.mark.skip(reason=f"needs {', '.join(missing)}"))
+        declared = _declared(script, "timeout")
+        if declared is not None:  # beyond pytest-timeout's default for the suite too
+            marks.append(pytest.mark.timeout(int(declared) + 60))
         if script.stem in XFAIL:
             marks.append(pytest.mark.xfail(strict=True, reason=XFAIL[script.stem]))
         if script.stem in FLAKY:

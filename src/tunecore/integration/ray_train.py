@@ -18,7 +18,10 @@ tunes a Ray Train (V2) run::
         )
         trainer.fit()
 
-The trainer is Ray Train's own (tunecore includes none); the callback
+The trainer is Ray Train's own (tunecore includes none; under rewritten
+imports, `tunecore.torch.TorchTrainer` given `tunecore.ScalingConfig` and
+`tunecore.RunConfig` is the same trainer, see tunecore._ray_train_modules,
+and the workers' `tunecore.report` is Ray Train's); the callback
 runs on its controller, and each `ray.train.report(metrics, checkpoint=...)`
 of the workers becomes one result of the trial: rank 0's metrics, with
 `checkpoint_path` (the Train checkpoint's path in Train's storage) when it

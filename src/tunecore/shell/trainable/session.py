@@ -82,6 +82,11 @@ from tunecore.model.errors import require_int
 from tunecore.shell.trainable.checkpoint import Checkpoint
 from tunecore.shell.trainable.relay import Relay
 from tunecore.shell.trainable.results import json_result
+from tunecore.shell.trainable.train_worker import (
+    from_ray_checkpoint,
+    ray_train_worker,
+    to_ray_checkpoint,
+)
 from tunecore.shell.trainable.worker import TrialContext
 
 logger = logging.getLogger(__name__)
@@ -399,11 +404,18 @@ def report(
     """Report one result, with the checkpoint it belongs to if there is one,
     and wait until tunecore asks for the next (it may never: the trial can
     be paused or stopped here). The metrics must be plain JSON values.
+    In a Ray Train worker it is Ray Train's `report` (see train_worker).
 
     `checkpoint_dir_name` is `ray.train.report`'s, which names the
-    checkpoint's directory only in Ray Train V2's workers: in a Tune trial
-    Ray 2.60 logs that it ignores it, and so does tunecore, whose trials
-    name their checkpoints `checkpoint_<iteration>`."""
+    checkpoint's directory only in Ray Train V2's workers (where it is
+    passed on): in a Tune trial Ray 2.60 logs that it ignores it, and so
+    does tunecore, whose trials name their checkpoints
+    `checkpoint_<iteration>`."""
+    train = None if _CURRENT.get() else ray_train_worker()
+    if train is not None:
+        named = {} if checkpoint_dir_name is None else {"checkpoint_dir_name": checkpoint_dir_name}
+        train.report(metrics, checkpoint=to_ray_checkpoint(train, checkpoint), **named)
+        return
     if checkpoint_dir_name is not None:
         logger.warning(
             "report(checkpoint_dir_name=%r) is ignored: a trial's checkpoint directories are "
@@ -417,13 +429,23 @@ def report(
 
 
 def get_checkpoint() -> Checkpoint | None:
-    """The checkpoint this run should resume from, or None to start fresh."""
+    """The checkpoint this run should resume from, or None to start fresh
+    (in a Ray Train worker, Ray Train's, see train_worker)."""
+    train = None if _CURRENT.get() else ray_train_worker()
+    if train is not None:
+        return from_ray_checkpoint(train.get_checkpoint())
     session = _current_or_none("get_checkpoint")
     return None if session is None else session.restore_from
 
 
 def get_context() -> TrialContext:
-    """The trial this function runs for: its id, name and directories."""
+    """The trial this function runs for: its id, name and directories. In a
+    Ray Train worker it is Ray Train's `TrainContext` (world size and rank;
+    see train_worker)."""
+    train = None if _CURRENT.get() else ray_train_worker()
+    if train is not None:
+        context: TrialContext = train.get_context()  # Ray Train's TrainContext
+        return context
     return _current("get_context").context
 
 

@@ -1,0 +1,156 @@
+"""Ray Train's trainers under a script's rewritten imports: `tunecore.torch`
+is Ray Train's `ray.train.torch` passed through, its `TorchTrainer` takes
+tunecore's `ScalingConfig`/`RunConfig` (converted to Ray Train's with every
+field the user set), and in the Train workers `tunecore.report`,
+`get_context` and `get_checkpoint` are Ray Train's, with tunecore's
+`Checkpoint` converted both ways.
+
+Runs where torch is installed (`./dev nox -s frameworks`); skipped
+elsewhere. tests/api/test_ray_train_configs.py tests the conversion
+without Ray Train."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import cloudpickle
+import pytest
+
+import tunecore
+from tunecore.api.ray_train_configs import NotConvertibleError
+
+pytest.importorskip("torch", reason="Ray Train's TorchTrainer needs torch (./dev frameworks)")
+import ray.train
+import ray.train.torch
+
+# Ray Train's ray.train.torch, as a script's `import tunecore.torch` gets it.
+passed_torch: Any = importlib.import_module("tunecore.torch")
+
+
+class Recorder(ray.train.UserCallback):
+    """A Ray Train callback, to see it reach the trainer's RunConfig."""
+
+
+def no_training(config: dict[str, Any]) -> None:
+    """A train function the tests that do not fit never run."""
+
+
+def test_the_trainer_takes_tunecores_configs_as_ray_trains(tmp_path: Path) -> None:
+    callback = Recorder()
+    trainer = passed_torch.TorchTrainer(
+        no_training,
+        train_loop_config={"lr": 0.1},
+        scaling_config=tunecore.ScalingConfig(num_workers=2, resources_per_worker={"CPU": 0.5}),
+        run_config=tunecore.RunConfig(
+            name="train-run",
+            storage_path=str(tmp_path),
+            callbacks=[callback],
+            failure_config=tunecore.FailureConfig(max_failures=2),
+            checkpoint_config=tunecore.CheckpointConfig(
+                num_to_keep=1, checkpoint_score_attribute="loss", checkpoint_score_order="min"
+            ),
+        ),
+    )
+    assert isinstance(trainer, ray.train.torch.TorchTrainer)
+    assert trainer.scaling_config == ray.train.ScalingConfig(
+        num_workers=2, resources_per_worker={"CPU": 0.5}
+    )
+    run_config = trainer.run_config
+    assert isinstance(run_config, ray.train.RunConfig)
+    assert (run_config.name, run_config.storage_path) == ("train-run", str(tmp_path))
+    callbacks: list[object] = list(run_config.callbacks or [])  # typed as Train V1's
+    assert callbacks == [callback]
+    assert run_config.failure_config == ray.train.FailureConfig(max_failures=2)
+    assert run_config.checkpoint_config == ray.train.CheckpointConfig(
+        num_to_keep=1, checkpoint_score_attribute="loss", checkpoint_score_order="min"
+    )
+
+
+def test_a_field_ray_train_does_not_have_is_refused_naming_it() -> None:
+    with pytest.raises(NotConvertibleError, match=r"RunConfig\(executor='in_process'\)"):
+        passed_torch.TorchTrainer(no_training, run_config=tunecore.RunConfig(executor="in_process"))
+
+
+def test_ray_trains_own_refusals_stay_its_own() -> None:
+    # Ray Train V2 refuses Tune's RunConfig fields, as it does on Ray.
+    with pytest.raises(DeprecationWarning, match="verbose"):
+        passed_torch.TorchTrainer(no_training, run_config=tunecore.RunConfig(verbose=0))
+
+
+def test_the_passed_through_module_is_ray_trains() -> None:
+    assert passed_torch.prepare_model is ray.train.torch.prepare_model
+    assert passed_torch.get_device is ray.train.torch.get_device
+    assert set(passed_torch.__all__) == set(ray.train.torch.__all__)
+    # Pickled by reference, as Ray ships a class: the same class comes back.
+    assert cloudpickle.loads(cloudpickle.dumps(passed_torch.TorchTrainer)) is (
+        passed_torch.TorchTrainer
+    )
+    callback_module = importlib.import_module("tunecore.v2.api.callback")
+    assert callback_module.UserCallback is ray.train.UserCallback
+    # A submodule reached as an attribute is the passed-through one too.
+    assert passed_torch.torch_trainer is sys.modules["tunecore.torch.torch_trainer"]
+    with pytest.raises(AttributeError, match=r"tunecore\.torch"):
+        _ = passed_torch.NoSuchTrainer
+
+
+def test_xgboost_is_ray_trains_and_tunes_callbacks_stay_apart() -> None:
+    pytest.importorskip("xgboost")
+    import ray.train.xgboost  # noqa: PLC0415 - needs xgboost
+
+    import tunecore.integration.xgboost  # noqa: PLC0415
+
+    passed_xgboost: Any = importlib.import_module("tunecore.xgboost")
+    assert passed_xgboost.RayTrainReportCallback is ray.train.xgboost.RayTrainReportCallback
+    assert issubclass(passed_xgboost.XGBoostTrainer, ray.train.xgboost.XGBoostTrainer)
+    assert tunecore.integration.xgboost.TuneReportCheckpointCallback.__module__.startswith(
+        "tunecore.integration"
+    )
+
+
+def reporting_worker(config: dict[str, Any]) -> None:
+    """Ray Train worker code written with rewritten imports: Ray Train's
+    context and checkpoint through tunecore's calls."""
+    context = tunecore.get_context()
+    restored = tunecore.get_checkpoint()
+    seen = None
+    if restored is not None:
+        assert isinstance(restored, tunecore.Checkpoint), restored
+        with restored.as_directory() as directory:
+            seen = Path(directory, "step.txt").read_text()
+    with tempfile.TemporaryDirectory() as directory:
+        Path(directory, "step.txt").write_text(config["step"])
+        tunecore.report(
+            {"world": context.get_world_size(), "rank": context.get_world_rank(), "seen": seen},
+            checkpoint=tunecore.Checkpoint.from_directory(directory),
+        )
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)  # two Train runs, each starting its worker
+@pytest.mark.usefixtures("ray_cluster")
+def test_worker_calls_are_ray_trains_with_checkpoints_converted(tmp_path: Path) -> None:
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # Ray workers lack tests/
+
+    def fit(step: str) -> Any:  # Train V2's Result
+        # The same (storage_path, name): Ray Train resumes from the run's latest checkpoint.
+        return passed_torch.TorchTrainer(
+            reporting_worker,
+            train_loop_config={"step": step},
+            scaling_config=tunecore.ScalingConfig(num_workers=1, resources_per_worker={"CPU": 1}),
+            run_config=tunecore.RunConfig(name="run", storage_path=str(tmp_path)),
+        ).fit()
+
+    first = fit("1")
+    assert first.metrics == {"world": 1, "rank": 0, "seen": None}
+    assert first.checkpoint is not None
+    assert first.checkpoint.path.startswith(str(tmp_path / "run"))
+    assert Path(first.checkpoint.path, "step.txt").read_text() == "1"
+
+    # The worker's tunecore.get_checkpoint() is that checkpoint, as tunecore's.
+    second = fit("2")
+    assert second.metrics == {"world": 1, "rank": 0, "seen": "1"}
+    assert Path(second.checkpoint.path, "step.txt").read_text() == "2"

@@ -23,13 +23,13 @@ from tunecore.shell.eventlog import LOG_FILE, EventLogWriter, read_log
 from tunecore.shell.inbox import Inbox, StopTrialRequest, post_to_store, request_of
 from tunecore.shell.journal import SnapshotStore
 from tunecore.shell.lock import ExperimentLockedError
+from tunecore.shell.mirror.claims import fence_name
 from tunecore.shell.mirror.lease import Lease, LeaseKeeper, LeaseLostError, read_lease
 from tunecore.shell.mirror.shipper import StateShipper
 from tunecore.shell.mirror.shipping_rules import COMPACT_COUNT
 from tunecore.shell.mirror.stored_state import (
     Segment,
     delete_taken,
-    fence_name,
     fetch_state,
     segment_name,
     stored_log,

@@ -24,8 +24,8 @@ from tests.storage_fixtures import StorageTarget
 from tunecore.model import CheckpointSaved, JsonDict, Resources, TrialFailed
 from tunecore.shell.executors.host import TrialHost
 from tunecore.shell.executors.inprocess import InProcessExecutor
-from tunecore.shell.mirror.lease import LEASE_FILE, LeaseKeeper, LeaseLostError
-from tunecore.shell.mirror.stored_state import claim_name
+from tunecore.shell.mirror.claims import TakenOverError, claim_name
+from tunecore.shell.mirror.lease import LEASE_FILE, LeaseKeeper
 from tunecore.shell.storage.local_store import LocalStore
 from tunecore.shell.storage.resolve import within
 from tunecore.shell.storage.store import Store
@@ -466,9 +466,9 @@ def test_a_paused_driver_s_worker_never_replaces_what_the_new_driver_stored(
     new.save(checkpoint_dir)
     new.export(["model"], export_dir)
 
-    with pytest.raises(LeaseLostError, match=rf"generation {b.generation}\) took"):
+    with pytest.raises(TakenOverError, match=rf"generation {b.generation}\) took"):
         stale.save(checkpoint_dir)
-    with pytest.raises(LeaseLostError, match="upload the exports"):
+    with pytest.raises(TakenOverError, match="upload the exports"):
         stale.export(["model"], export_dir)
     assert store.read_bytes("t1/checkpoint_000003/count.txt") == b"3"
     assert MARKER in stored(store, "t1/checkpoint_000003")

@@ -25,8 +25,8 @@ from tunecore.shell.eventlog import LOG_FILE
 from tunecore.shell.inbox import INBOX_DIR
 from tunecore.shell.journal import SNAPSHOT_DIR
 from tunecore.shell.lock import LOCK_FILE
+from tunecore.shell.mirror.claims import SEGMENT_DIR
 from tunecore.shell.mirror.lease import LEASE_FILE
-from tunecore.shell.mirror.stored_state import SEGMENT_DIR
 from tunecore.shell.pbt_policy import GLOBAL_FILE, policy_file
 from tunecore.shell.storage import file_queue, own_files
 from tunecore.shell.storage import layout as storage_module

@@ -40,8 +40,9 @@ from hypothesis import strategies as st
 
 from tests.shell.test_shipper import Staging
 from tunecore.shell.eventlog import CorruptLogError, LogError, read_log
+from tunecore.shell.mirror.claims import SEGMENT_DIR, fence_name
 from tunecore.shell.mirror.shipper import StateShipper
-from tunecore.shell.mirror.stored_state import SEGMENT_DIR, fence_name, fetch_log, segment_name
+from tunecore.shell.mirror.stored_state import fetch_log, segment_name
 from tunecore.shell.storage.local_store import LocalStore
 
 EXAMPLES = int(os.environ.get("TUNECORE_FUZZ_EXAMPLES", "0"))

@@ -41,7 +41,8 @@ from typing import Annotated
 import msgspec
 
 from tunecore.shell.lock import ExperimentLockedError
-from tunecore.shell.mirror.stored_state import SEGMENT_DIR, claim_name, claimants, stored_objects
+from tunecore.shell.mirror.claims import SEGMENT_DIR, claim_name, claimants
+from tunecore.shell.mirror.stored_state import stored_objects
 from tunecore.shell.processes import is_running, process_start
 from tunecore.shell.storage.own_files import NotRegularFileError
 from tunecore.shell.storage.store import Store
@@ -76,24 +77,6 @@ class Lease(msgspec.Struct, frozen=True, kw_only=True):
 
 class LeaseLostError(ExperimentLockedError):
     """Another driver took this driver's experiment over: this one stops."""
-
-
-def check_not_taken_over(store: Store, generation: int, what: str) -> None:
-    """`LeaseLostError` if a driver of a later generation than
-    `generation` claimed the experiment in `store`, before a writer of
-    `generation` (a worker of that driver) would `what`. A driver claims
-    before it reads anything, so once it has, nothing the older
-    generation writes may replace what it stores. Generation 0 (no lease
-    known) checks nothing."""
-    if generation <= 0:
-        return
-    claimed = stored_objects(store.list(SEGMENT_DIR)).fences.newest()
-    if claimed > generation:
-        raise LeaseLostError(
-            f"{store.uri()}: another driver (generation {claimed}) took this experiment over "
-            f"from this worker's driver (generation {generation}); the worker does not "
-            f"{what}, so nothing it writes replaces what the new driver stores"
-        )
 
 
 def read_lease(store: Store) -> Lease | None:

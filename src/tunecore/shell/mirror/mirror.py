@@ -26,10 +26,10 @@ from tunecore.shell.eventlog import LOG_FILE, CorruptLogError, LogError, read_lo
 from tunecore.shell.inbox import INBOX_DIR, request_of
 from tunecore.shell.journal import SNAPSHOT_DIR
 from tunecore.shell.lock import LOCK_FILE
+from tunecore.shell.mirror.claims import SEGMENT_DIR
 from tunecore.shell.mirror.lease import LEASE_FILE, LEASE_MIN_S, LeaseKeeper
 from tunecore.shell.mirror.shipper import StateShipper
 from tunecore.shell.mirror.stored_state import (
-    SEGMENT_DIR,
     fetch_log,
     fetch_requests,
     fetch_state,

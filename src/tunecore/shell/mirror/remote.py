@@ -24,12 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tunecore.shell.eventlog import LogError, LogHeader, log_path, read_header
-from tunecore.shell.mirror.stored_state import (
-    SEGMENT_DIR,
-    StoredLogCorruptError,
-    fetch_log,
-    fetch_state,
-)
+from tunecore.shell.mirror.claims import SEGMENT_DIR
+from tunecore.shell.mirror.stored_state import StoredLogCorruptError, fetch_log, fetch_state
 from tunecore.shell.storage.arrow_store import ArrowStore
 from tunecore.shell.storage.own_files import NotRegularFileError
 from tunecore.shell.storage.resolve import resolve_storage, uri_scheme, within

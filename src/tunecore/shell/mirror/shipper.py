@@ -85,6 +85,7 @@ import msgspec
 
 from tunecore.shell.eventlog import LOG_FILE
 from tunecore.shell.journal import SNAPSHOT_DIR, SnapshotStore
+from tunecore.shell.mirror.claims import SEGMENT_DIR, fence_name
 from tunecore.shell.mirror.lease import LeaseKeeper, LeaseLostError, Renewer, still_held
 from tunecore.shell.mirror.request_fetcher import RequestFetcher
 from tunecore.shell.mirror.shipping_rules import (
@@ -96,9 +97,7 @@ from tunecore.shell.mirror.shipping_rules import (
 )
 from tunecore.shell.mirror.stored_state import (
     NOT_TRIAL_FILES,
-    SEGMENT_DIR,
     Segment,
-    fence_name,
     is_plain_name,
     is_trial_dir,
     stored_objects,

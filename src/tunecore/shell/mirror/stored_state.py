@@ -53,13 +53,17 @@ from pathlib import Path
 from tunecore.shell.eventlog import LOG_FILE, CorruptLogError, LogError, copy_whole_frames
 from tunecore.shell.inbox import INBOX_DIR, MAX_REQUEST_BYTES, is_request_name
 from tunecore.shell.journal import SNAPSHOT_DIR, SnapshotStore, snapshot_log_bytes
+from tunecore.shell.mirror.claims import (
+    SEGMENT_DIR,
+    Fences,
+    fences_of,
+)
 from tunecore.shell.storage.layout import is_experiment_entry
 from tunecore.shell.storage.own_files import NotRegularFileError
 from tunecore.shell.storage.store import Store
 
 logger = logging.getLogger(__name__)
 
-SEGMENT_DIR = "events"
 FETCH_THREADS = 8
 MAX_REQUESTS_PER_ROUND = 100
 """Requests taken from the stored inbox per shipping round: a flood of
@@ -69,8 +73,6 @@ NOT_TRIAL_FILES = re.compile(r"^(checkpoint_.*|exploit_.*|worker_checkpoints)$")
 (workers store them) and the worker's own scratch."""
 
 _SEGMENT = re.compile(r"^seg_(\d{16})_(\d{16})(?:_g(\d{8}))?$")
-_FENCE = re.compile(r"^fence_g(\d{8})_(\d{16})$")
-_CLAIM = re.compile(r"^claim_g(\d{8})(?:_([0-9a-f]{1,64}))?$")
 _SNAPSHOT = re.compile(r"^(snapshot_\d{12}\.msgpack)(?:\.g(\d{8}))?$")
 _TEMPORARY = re.compile(r"(\.tmp|\.tmp-[0-9a-f]{16}|\.quarantine-.*)$")
 _READ_RETRIES = 5
@@ -81,25 +83,6 @@ def segment_name(start: int, end: int, lease: int = 0) -> str:
     driver of lease generation `lease` (0: no lease, as before fencing)."""
     tag = f"_g{lease:08d}" if lease else ""
     return f"{SEGMENT_DIR}/seg_{start:016d}_{end:016d}{tag}"
-
-
-def fence_name(lease: int, offset: int) -> str:
-    return f"{SEGMENT_DIR}/fence_g{lease:08d}_{offset:016d}"
-
-
-def claim_name(lease: int, token: str) -> str:
-    return f"{SEGMENT_DIR}/claim_g{lease:08d}_{token}"
-
-
-def claimants(names: list[str], lease: int) -> set[str]:
-    """The tokens of the drivers that claimed generation `lease`, from a
-    listing of `events/` (a claim without a token, as tunecores before
-    this wrote, is the token "")."""
-    tokens = set()
-    for name in names:
-        if (match := _CLAIM.match(name)) is not None and int(match.group(1)) == lease:
-            tokens.add(match.group(2) or "")
-    return tokens
 
 
 def stored_snapshot_name(local: str, lease: int) -> str:
@@ -138,26 +121,6 @@ class Segment:
 
 
 @dataclass(frozen=True)
-class Fences:
-    """Where each lease generation's driver took the stored log over:
-    generation -> the log offset its driver went on from."""
-
-    offsets: dict[int, int] = field(default_factory=dict)
-    claimed: frozenset[int] = frozenset()
-    """The generations whose driver took the lease (`claim_name`)."""
-
-    def limit(self, lease: int) -> int | None:
-        """Up to which log offset an object of generation `lease` is
-        trusted: the lowest fence of a later generation (None: no limit)."""
-        later = [offset for generation, offset in self.offsets.items() if generation > lease]
-        return min(later) if later else None
-
-    def newest(self) -> int:
-        """The highest generation that claimed or fenced the log (0: none)."""
-        return max(self.claimed | self.offsets.keys(), default=0)
-
-
-@dataclass(frozen=True)
 class StoredObjects:
     """What `events/` holds: the log objects by start (longest first,
     stale ones left out) and the fences."""
@@ -183,15 +146,7 @@ class StoredObjects:
 def stored_objects(names: list[str]) -> StoredObjects:
     """Read a listing of `events/` (see the module docstring): each object
     of a fenced-off generation cut at its fence, or left out as stale."""
-    offsets: dict[int, int] = {}
-    claimed = set()
-    for name in names:
-        if (match := _FENCE.match(name)) is not None:
-            generation, offset = int(match.group(1)), int(match.group(2))
-            offsets[generation] = min(offset, offsets.get(generation, offset))
-        elif (match := _CLAIM.match(name)) is not None:
-            claimed.add(int(match.group(1)))
-    fences = Fences(offsets, frozenset(claimed))
+    fences = fences_of(names)
     found: dict[int, list[Segment]] = {}
     stale: list[Segment] = []
     for name in names:

@@ -45,7 +45,7 @@ directory, and persists through the store what has to outlive the node:
   (`TrialContext.lease_generation`, `lease.check_not_taken_over`): a
   driver paused past its lease keeps its workers, and the stale worker's
   save of `checkpoint_000007` deleted and replaced the new driver's. Such
-  a write raises `LeaseLostError` and stores nothing.
+  a write raises `TakenOverError` and stores nothing.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ from pathlib import PurePath
 
 import msgspec
 
-from tunecore.shell.mirror.lease import LeaseLostError, check_not_taken_over
+from tunecore.shell.mirror.claims import TakenOverError, check_not_taken_over
 from tunecore.shell.storage.own_files import kind_of
 from tunecore.shell.storage.store import Store, check_rel, checkpoint_root
 from tunecore.shell.trainable.checkpoint_files import META_FILE
@@ -182,7 +182,7 @@ class MirroredTrial:
         for a trial that leaves or fails, whose caller reports nothing else."""
         try:
             self.upload_output()
-        except (OSError, LeaseLostError) as error:
+        except (OSError, TakenOverError) as error:
             logger.warning(
                 "Could not upload the trial's output files: %s; they stay in %s",
                 error,
@@ -281,7 +281,7 @@ class MirroredTrial:
         return {name: _driver_path(export_dir, local, path) for name, path in written.items()}
 
     def _check_lease(self, what: str) -> None:
-        """`LeaseLostError` if a later driver took the experiment over
+        """`TakenOverError` if a later driver took the experiment over
         (see the module doc); a failure to list the storage says so."""
         with _storing(self._store, "", f"check the lease before it would {what}"):
             check_not_taken_over(self._store, self._generation, what)

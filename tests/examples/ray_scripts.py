@@ -96,12 +96,13 @@ def run(name: str, home: Path, on_ray_tune: bool = False, timeout: float = 900) 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--on-ray-tune", action="store_true")
+    parser.add_argument("--home", help="the HOME to use (that of the Ray at RAY_ADDRESS)")
     parser.add_argument("names", nargs="*", default=list(SCRIPTS))
     args = parser.parse_args()
     for name in args.names:
-        with tempfile.TemporaryDirectory() as home:
+        with tempfile.TemporaryDirectory(dir=args.home) as scratch:
             try:
-                output = run(name, Path(home), args.on_ray_tune)
+                output = run(name, Path(args.home or scratch), args.on_ray_tune)
             except subprocess.CalledProcessError as failed:
                 print(f"== {name}: FAILED ({failed.returncode})\n{failed.output}")
                 continue

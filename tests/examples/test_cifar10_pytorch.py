@@ -38,6 +38,7 @@ def test_the_smoke_test_data_is_fake_cifar() -> None:
     assert 0 <= label < 10
 
 
+@pytest.mark.slow  # a few epochs of real training
 def test_train_cifar_reports_each_epoch_with_a_checkpoint(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -108,6 +108,7 @@ def test_test_func_scores_the_batches_that_start_within_test_size() -> None:
     assert not model.training
 
 
+@pytest.mark.slow  # a few epochs of real training
 def test_train_mnist_learns_and_checkpoints_through_tunecore(home: Path) -> None:
     torch.manual_seed(0)
     results = tune.Tuner(
@@ -135,6 +136,7 @@ def test_train_mnist_learns_and_checkpoints_through_tunecore(home: Path) -> None
     assert mnist_pytorch.test_func(model, test_loader) > 0.5
 
 
+@pytest.mark.slow  # a few epochs of real training
 def test_train_mnist_without_should_checkpoint_reports_no_checkpoint(home: Path) -> None:
     results = tune.Tuner(
         train_mnist,
@@ -150,6 +152,7 @@ def test_train_mnist_without_should_checkpoint_reports_no_checkpoint(home: Path)
     assert 0 <= float(results[0].metrics["mean_accuracy"]) <= 1  # type: ignore[arg-type]
 
 
+@pytest.mark.slow  # a few epochs of real training
 def test_train_mnist_trainable_saves_and_restores_its_model(home: Path, tmp_path: Path) -> None:
     first = TrainMNIST(config={"lr": 0.05})
     assert first.optimizer.param_groups[0]["lr"] == 0.05

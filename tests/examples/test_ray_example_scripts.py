@@ -9,6 +9,7 @@ Runs where torch and torchvision are installed; skipped elsewhere."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -31,5 +32,8 @@ OUTCOME = {
 
 @pytest.mark.parametrize("name", sorted(OUTCOME))
 def test_rays_script_runs_on_tunecore(name: str, tmp_path: Path) -> None:
-    output = run(name, tmp_path)  # CalledProcessError, with the output, where it fails
+    try:
+        output = run(name, tmp_path)
+    except subprocess.CalledProcessError as failed:
+        pytest.fail(f"{name} exited {failed.returncode}:\n{failed.output[-4000:]}")
     assert OUTCOME[name] in output

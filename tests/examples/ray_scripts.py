@@ -75,6 +75,10 @@ def run(name: str, home: Path, on_ray_tune: bool = False, timeout: float = 900) 
     script.write_text(source if on_ray_tune else rewritten(source), encoding="utf-8")
     write_mnist(home / "data")
     env = {**os.environ, "HOME": str(home)}
+    if env.get("PYTHONPATH"):  # the script runs in `home`: a relative entry would miss
+        env["PYTHONPATH"] = os.pathsep.join(
+            os.path.abspath(entry) for entry in env["PYTHONPATH"].split(os.pathsep)
+        )
     command = [sys.executable, str(script), "--smoke-test"]
     if os.environ.get("RAY_ADDRESS"):  # join that Ray: its workers' HOME must be `home`
         command[1:2] = ["-c", _JOINING, str(script)]

@@ -252,6 +252,18 @@ def searchers_torch(session: nox.Session) -> None:
     )  # fmt: skip
 
 
+@nox.session(python=PYTHON)
+def examples_torch(session: nox.Session) -> None:
+    """tunecore.examples' PyTorch modules (tests/examples) and Ray's own
+    example scripts importing them (mnist_pytorch, pbt_convnet_example...),
+    on a synthetic MNIST. uv, not pip, makes this environment: torchvision's
+    wheels on PyPI need torch's CUDA build (which runs on a CPU) and no CPU
+    build of torchvision is reachable, so torch comes from PyPI here, unlike
+    in `frameworks` (several GB, once per machine in uv's cache)."""
+    session.install("-c", LOCK, "-e", ".[dev,torchvision]")
+    session.run("pytest", "-v", "tests/examples", *session.posargs)
+
+
 @nox.session(python=PYTHON, reuse_venv=False)
 def latest(session: nox.Session) -> None:
     """The suite against today's newest release of every dependency and extra,

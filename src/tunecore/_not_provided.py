@@ -171,10 +171,13 @@ NOT_PROVIDED: dict[str, str] = {
         for name in ("AcquiredResources", "ResourceRequest", "DataBatchType", "execution")
     },
     "tunecore.examples": (
-        "ray.tune.examples' helper modules (mnist_pytorch, mnist_ptl_mini, pbt_dcgan_mnist, "
-        "pbt_transformers) train PyTorch, Lightning and Transformers models on datasets they "
-        "download; tunecore ships only tunecore.examples.pbt_function (the toy PBT trainable). "
-        "Copy the model and data loaders the example defines into your script."
+        "this module of ray.tune.examples is a script to run, or trains a Lightning, "
+        "Transformers, Keras or TensorFlow model on a data set it downloads (mnist_ptl_mini, "
+        "mlflow_ptl, pbt_transformers, pbt_memnn_example, tune_mnist_keras, ...); tunecore "
+        "provides the helper modules scripts import: tunecore.examples.pbt_function, and with "
+        "the torchvision extra (pip install 'tunecore[torchvision]') mnist_pytorch, "
+        "mnist_pytorch_trainable, cifar10_pytorch and pbt_dcgan_mnist.common. Copy the model "
+        "and data loaders the example defines into your script."
     ),
     "tunecore.integrations.trackio": (
         "ray.air.integrations.trackio (TrackioLoggerCallback, setup_trackio) is not provided; "

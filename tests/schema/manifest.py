@@ -38,10 +38,11 @@ NEVER_STORED = {
 """Structs that exist only in memory, with the reason: the rules do not
 bind them (a new one must be added here by name, with its reason)."""
 
-OPTIONAL_PACKAGES = ("tunecore.integration.", "tunecore.integrations.")
-"""Ray's integrations (XGBoost, MLflow, Keras, ...): each module imports its
-package, which only its extra installs, so they are left out. They define
-no struct: what they report is stored by `tunecore.report`'s own."""
+OPTIONAL_PACKAGES = ("tunecore.integration.", "tunecore.integrations.", "tunecore.examples.")
+"""Ray's integrations (XGBoost, MLflow, Keras, ...) and example helper
+modules (PyTorch): each module imports its package, which only its extra
+installs, so they are left out. They define no struct: what they report is
+stored by `tunecore.report`'s own."""
 
 _MODULE_PATH = re.compile(r"\b(?:[a-z_][a-z0-9_]*\.)+(?=[A-Z])")
 

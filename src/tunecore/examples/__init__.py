@@ -1,5 +1,17 @@
-"""`ray.tune.examples`' importable trainables: `pbt_function`, the toy
-problem Ray's PBT and PB2 examples tune (`from
-ray.tune.examples.pbt_function import pbt_function`). Ray's other helper
-modules (MNIST, DCGAN, Transformers models) are not provided: importing
-one says so."""
+"""`ray.tune.examples`' helper modules, which Ray's example scripts,
+tutorials and users' scripts import (`from ray.tune.examples.mnist_pytorch
+import ConvNet, get_data_loaders, train_func, test_func`, rewritten to
+`tunecore.examples...`):
+
+- `pbt_function`: the toy problem Ray's PBT and PB2 examples tune;
+- `mnist_pytorch`, `mnist_pytorch_trainable`, `cifar10_pytorch`:
+  tunecore's own, with Ray's API and behaviour, reporting through tunecore
+  (Ray's call Ray Tune's `tune.report`, which has no trial under
+  tunecore); they need the `torchvision` extra;
+- `pbt_dcgan_mnist.common`, `utils`: Ray's own modules (they report
+  nothing), given as they are.
+
+Ray's other example modules are scripts, or train Lightning, Transformers
+or Keras models on data they download: importing one says so
+(`tunecore._not_provided`).
+"""

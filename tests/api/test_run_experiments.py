@@ -103,6 +103,22 @@ def test_an_experiment_shows_rays_spec() -> None:
     assert experiment.spec["run"] == "count_to_four"
 
 
+def test_an_experiments_path_is_where_its_run_puts_it(tmp_path: Path) -> None:
+    """Ray's `Experiment.path`: scripts hand it to `ExperimentAnalysis` or
+    print it before running."""
+    experiment = Experiment("exp", count_to_four, stop={"step": 1}, storage_path=str(tmp_path))
+    assert experiment.path == str(tmp_path / "exp")
+    analysis = tunecore.run(experiment, verbose=0)
+    assert analysis.experiment_path == experiment.path
+    relative = Experiment("e", count_to_four, storage_path="results")
+    assert relative.path == str(Path("results").absolute() / "e")
+    default = Experiment("e", count_to_four)
+    assert default.path == str(Path("~/tunecore_results/e").expanduser())
+    assert Experiment("e", count_to_four, storage_path="s3://b/x/").path == "s3://b/x/e"
+    assert Experiment("e", count_to_four, storage_path="file:///tmp/s").path == "/tmp/s/e"
+    assert Experiment(None, count_to_four).path is None
+
+
 def saved_step(directory: Path, step: int) -> str:
     directory.mkdir()
     (directory / "step").write_text(str(step))

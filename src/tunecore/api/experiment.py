@@ -10,6 +10,8 @@ hands each one to it), so both spellings run the same experiment.
 from __future__ import annotations
 
 import datetime
+import os
+import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,7 @@ from tunecore.api.errors import TuneError
 from tunecore.api.restored import Trainable
 from tunecore.core.naming import display_name
 from tunecore.shell.stoppers import StopSetting
+from tunecore.shell.storage.resolve import DEFAULT_ROOT, uri_scheme
 from tunecore.shell.trainable import trainable_name
 from tunecore.shell.trainable.placement_group import PlacementGroupFactory
 from tunecore.shell.trial_view import Trial
@@ -123,11 +126,34 @@ class Experiment:
         return self.run if isinstance(self.run, str) else _default_name(self.run)
 
     @property
+    def path(self) -> str | None:
+        """Where the experiment's directory is, as Ray's `Experiment.path`
+        gives it: the storage path (`~/tunecore_results` by default, a
+        local path made absolute, a URI as written) joined with the name;
+        None while the name is None (tunecore names such an experiment when
+        it runs it, after the trainable and the time)."""
+        if self.name is None:
+            return None
+        return experiment_path(self.arguments["storage_path"], self.name)
+
+    @property
     def checkpoint_config(self) -> CheckpointConfig | None:
         return self.arguments["checkpoint_config"]  # type: ignore[no-any-return]
 
     def __repr__(self) -> str:
         return f"Experiment({self.name!r}, {self.run_identifier!r})"
+
+
+def experiment_path(storage_path: object, name: str) -> str:
+    """The directory of experiment `name` under `storage_path`, without
+    touching the storage: a URI other than `file://` stays a URI."""
+    raw = DEFAULT_ROOT if storage_path is None else os.fspath(storage_path)  # type: ignore[call-overload]
+    scheme = uri_scheme(raw)
+    if scheme is None:
+        return os.path.join(os.path.abspath(os.path.expanduser(raw)), name)
+    if scheme.lower() == "file":
+        return os.path.join(urllib.parse.urlparse(raw).path, name)
+    return f"{raw.rstrip('/')}/{name}"
 
 
 def _default_name(run: Trainable) -> str:

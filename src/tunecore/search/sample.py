@@ -34,7 +34,7 @@ import warnings
 from abc import ABCMeta, abstractmethod
 from collections.abc import Callable, Sequence
 from copy import copy
-from typing import Any, ClassVar, Self, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeAlias, TypeVar
 
 import numpy as np
 
@@ -164,11 +164,21 @@ class _Draws:
         return self.source.choice(np.arange(0, count), size=size)
 
 
-RandomState: TypeAlias = np.random.Generator | np.random.RandomState | int | _Draws | None
-"""What `Domain.sample(random_state=...)` takes, under Ray's name
-(`ray.tune.search.sample.RandomState`, which Ray's variant generator and
-copies of it annotate with): a numpy generator, a legacy `RandomState`, a
-seed, the wrapper `sample` makes of those, or None for numpy's global one."""
+if TYPE_CHECKING:
+    RandomState: TypeAlias = np.random.Generator | np.random.RandomState | int | _Draws | None
+    """What `Domain.sample(random_state=...)` takes, under Ray's name
+    (`ray.tune.search.sample.RandomState`, which Ray's variant generator and
+    copies of it annotate with): a numpy generator, a legacy `RandomState`,
+    a seed, the wrapper `sample` makes of those, or None for numpy's global
+    one. Made at run time on first use (`__getattr__`): spelling it out
+    here would load `numpy.random`, which a run drawing its seed from the OS
+    never needs (6 ms of every `fit()`)."""
+
+
+def __getattr__(name: str) -> object:
+    if name == "RandomState":
+        return np.random.Generator | np.random.RandomState | int | _Draws | None
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # -- the domains -----------------------------------------------------------------------------------

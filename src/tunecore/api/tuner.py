@@ -1018,7 +1018,10 @@ def _restore_location(
     directory's parent, as before)."""
     if not is_stored(path, storage_filesystem):
         return Path(path).expanduser().resolve(), None, None
-    root_uri, name = split_experiment(os.fspath(as_location(path)))
+    if storage_filesystem is None:
+        root_uri, name = split_experiment(os.fspath(as_location(path)))
+    else:  # a path inside the filesystem, never looked up on this disk
+        root_uri, name = split_experiment(os.fspath(path), in_filesystem=True)
     spec, root = resolve_storage(root_uri, storage_filesystem)
     mirror = Mirror(spec, root, name)
     mirror.staging_dir.mkdir(parents=True, exist_ok=True)

@@ -201,17 +201,31 @@ def _mirrored_local(root: str) -> tuple[StorageSpec, Store]:
     return StorageSpec(uri=f"file://{root}", mirrored=True), LocalStore(root)
 
 
-def split_experiment(location: str) -> tuple[str, str]:
+def split_experiment(location: str, *, in_filesystem: bool = False) -> tuple[str, str]:
     """A URI (or path) naming one experiment directory, split into the
     storage root and the experiment's name, the way `RunConfig` spells them
     (`storage_path`, `name`): `s3://b/runs/exp?endpoint_override=h:p` is
     `("s3://b/runs?endpoint_override=h:p", "exp")`. A URI's query (how to
-    reach the storage) stays with the root."""
+    reach the storage) stays with the root. A plain path is a local one,
+    made absolute, unless `in_filesystem`: then it is a path inside the
+    `storage_filesystem` given beside it, taken as written (Ray's
+    `Tuner.restore("bucket/runs/exp", storage_filesystem=fs)`; from the
+    working directory it would name another place)."""
     parts = urllib.parse.urlsplit(location) if uri_scheme(location) else None
-    path = parts.path if parts is not None else os.path.abspath(os.path.expanduser(location))
+    if parts is not None:
+        path = parts.path
+    elif in_filesystem:
+        path = location
+    else:
+        path = os.path.abspath(os.path.expanduser(location))
     parent, _, name = path.rstrip("/").rpartition("/")
     if not name or (parts is not None and not parent and not parts.netloc):
         raise ValueError(f"{location!r} names no experiment directory (expected .../<name>)")
+    if parts is None and in_filesystem and not parent:
+        raise ValueError(
+            f"{location!r} names no experiment directory inside the storage_filesystem "
+            "(expected <storage_path>/<name>)"
+        )
     if parts is None:
         return parent or "/", name
     return urllib.parse.urlunsplit(parts._replace(path=parent)), name

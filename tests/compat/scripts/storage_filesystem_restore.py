@@ -49,7 +49,10 @@ def train_fn(config):
 
 tuner = Tuner(
     train_fn,
-    param_space={"x": tune.grid_search([1, 2]), "fail": tune.sample_from(lambda spec: spec.config.x == 2)},
+    param_space={
+        "x": tune.grid_search([1, 2]),
+        "fail": tune.sample_from(lambda spec: spec.config.x == 2),
+    },
     tune_config=tune.TuneConfig(metric="score", mode="max"),
     run_config=RunConfig(
         storage_filesystem=fs,

@@ -13,19 +13,12 @@ from pathlib import Path
 import pytest
 
 import tunecore
-from tunecore.cli import main
+from tests.cli.test_parser import exit_code
 
 
 def quadratic(config: dict[str, object]) -> None:
     for step in range(1, 4):
         tunecore.report({"loss": float(str(config.get("x", 0.0))) / step})
-
-
-def exit_code(argv: list[str]) -> int:
-    try:
-        return main(argv)
-    except SystemExit as exit_:  # argparse's own usage errors
-        return int(str(exit_.code))
 
 
 def run(storage: Path, *options: str) -> int:

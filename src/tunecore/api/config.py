@@ -18,9 +18,12 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from tunecore._by_name import create_by_name
 from tunecore.api.ray_style_scheduler import refuse_ray_style_scheduler
 from tunecore.core.results import TRAINING_ITERATION
+from tunecore.core.schedulers.registry import SCHEDULERS
 from tunecore.model import parse_export_formats
+from tunecore.search.registry import SEARCHERS
 from tunecore.shell.stoppers import plan_stop
 from tunecore.shell.storage.local_store import LocalStore
 from tunecore.shell.storage.resolve import (
@@ -462,6 +465,25 @@ class TuneConfig(_RayPositional):
     can land late), its larger batches are used instead, with or without
     this option."""
 
+    @field_validator("scheduler", mode="before")
+    @classmethod
+    def _scheduler_by_name(cls, scheduler: object) -> object:
+        """A scheduler given by its name (`"asha"`), built as Ray's
+        `tune.run`, which its `Tuner` calls, builds it (`create_scheduler`)."""
+        if isinstance(scheduler, str):
+            return create_by_name("scheduler", SCHEDULERS, scheduler, {}, "as in Ray Tune")
+        return scheduler
+
+    @field_validator("search_alg", mode="before")
+    @classmethod
+    def _searcher_by_name(cls, search_alg: object) -> object:
+        """A searcher given by its name (`"optuna"`), built as Ray's
+        `tune.run` builds it (`create_searcher`); a missing package is an
+        `ImportError` naming the extra."""
+        if isinstance(search_alg, str):
+            return create_by_name("search_alg", SEARCHERS, search_alg, {}, "as in Ray Tune")
+        return search_alg
+
     @field_validator("scheduler")
     @classmethod
     def _not_ray_style(cls, scheduler: object) -> object:
@@ -471,6 +493,13 @@ class TuneConfig(_RayPositional):
     @classmethod
     def _budget_in_seconds(cls, budget: Any) -> Any:
         return budget_seconds(budget)
+
+    @field_validator("metric")
+    @classmethod
+    def _a_key(cls, metric: str | None) -> str | None:
+        if metric is not None and not metric.strip():
+            raise ValueError(f"metric={metric!r} names no result key; name the one to optimise")
+        return metric
 
     @field_validator("num_samples")
     @classmethod
@@ -494,6 +523,11 @@ def score_attribute(checkpoint_score_attr: str | None) -> dict[str, str | None]:
     min order and the rest the metric; anything else, the metric to max."""
     if checkpoint_score_attr is None:
         return {}
+    if not isinstance(checkpoint_score_attr, str):
+        raise TypeError(
+            f"checkpoint_score_attr={checkpoint_score_attr!r} is invalid: expected a result "
+            "key, or 'min-' and the key to keep the lowest"
+        )
     if checkpoint_score_attr.startswith("min-"):
         return {
             "checkpoint_score_attribute": checkpoint_score_attr.removeprefix("min-"),

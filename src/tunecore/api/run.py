@@ -64,7 +64,7 @@ def run(
     local_dir: str | None = None,
     sync_config: SyncConfig | None = None,
     search_alg: object | None = None,
-    scheduler: TrialScheduler | None = None,
+    scheduler: TrialScheduler | str | None = None,
     checkpoint_config: CheckpointConfig | None = None,
     checkpoint_freq: int = 0,
     checkpoint_at_end: bool | None = None,

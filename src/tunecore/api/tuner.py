@@ -169,6 +169,23 @@ class RunParts:
     of its own (`tunecore.run(restore=...)`, Ray's `tune.run(restore=)`)."""
 
 
+def _check_arguments(param_space: object, tune_config: object, run_config: object) -> None:
+    """Each of `Tuner`'s settings of the type it takes, else a `TypeError`
+    naming it and the value (not an `AttributeError` deep inside, or an
+    empty `AssertionError`)."""
+    given = (
+        ("param_space", param_space, Mapping, "a dict of parameters"),
+        ("tune_config", tune_config, TuneConfig, "a tunecore.TuneConfig"),
+        ("run_config", run_config, RunConfig, "a tunecore.RunConfig"),
+    )
+    for field, value, kind, expected in given:
+        if value is not None and not isinstance(value, kind):
+            raise TypeError(
+                f"Tuner({field}={value!r}) is invalid: expected {expected}, "
+                f"not a {type(value).__name__}"
+            )
+
+
 class Tuner:
     """Tune `trainable` (a function, a `tunecore.Trainable` subclass, a
     registered name or an import path `"module:function"`) over
@@ -184,6 +201,7 @@ class Tuner:
         run_config: RunConfig | None = None,
         _tuner_kwargs: Mapping[str, Any] | None = None,
     ) -> None:
+        _check_arguments(param_space, tune_config, run_config)
         if _tuner_kwargs:
             tune_config, run_config, param_space = apply_tuner_kwargs(
                 _tuner_kwargs, tune_config or TuneConfig(), run_config or RunConfig(), param_space

@@ -70,7 +70,7 @@ from tunecore.model import (
     ResultReported,
     TrialStatus,
 )
-from tunecore.model.numbers import is_int, is_number
+from tunecore.model.numbers import is_finite_number, is_int, is_number
 from tunecore.shell.eventlog import read_log
 from tunecore.shell.replay import walk
 
@@ -290,6 +290,13 @@ def what_if(
         )
     mode = Mode(chosen)
     recorded = found.trials
+    reported = (row.get(metric) for trial in recorded for row in trial.results)
+    if any(trial.results for trial in recorded) and not any(map(is_finite_number, reported)):
+        # A misspelt key would compare two columns of dashes and look like success.
+        raise ValueError(
+            f"{path}: {setting('what_if', 'metric', repr(metric))}: no trial reported "
+            f"{metric!r} as a number"
+        )
     per_trial = found.per_trial
     slots = max(1, int(found.cluster.cpu // per_trial.cpu)) if per_trial.cpu > 0 else 1
 

@@ -10,6 +10,7 @@
     tunecore simulate --from DIR --scheduler asha [--reduction-factor 4 ...]
                                         what-if: its trials under another scheduler
     tunecore plot DIR [--out FILE]      its learning curves, pauses, stops and rungs
+    tunecore dashboard DIR [--port N]   a live page of it: trials, curves, decisions
     tunecore transitions [--dot]        the trial lifecycle's transition table (or its graph)
 
 `run` and `resume` go through `Tuner` and `Tuner.restore`; `replay` and

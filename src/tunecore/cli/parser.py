@@ -75,6 +75,15 @@ def _stop_criterion(text: str) -> tuple[str, float | bool]:
         ) from None
 
 
+def _given(text: str) -> str:
+    """A value that must say something (a path, a name, a key): an empty
+    or blank one (`DIR ""`, an unset shell variable) is refused here, in
+    the argument's name, not met later as a traceback or taken as unset."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"{text!r} is empty")
+    return text
+
+
 def _add_verbose(command: argparse.ArgumentParser, default: int | None, default_help: str) -> None:
     command.add_argument(
         "--verbose",
@@ -122,10 +131,13 @@ def _add_run(parser: Parser) -> None:
     run.add_argument(
         "trainable",
         metavar="MODULE:FUNCTION",
+        type=_given,
         help="the training function or Trainable class to tune, e.g. train:objective",
     )
-    run.add_argument("--param-space", metavar="FILE", help="TOML or JSON (format below)")
-    run.add_argument("--metric", help="the result key to optimise")
+    run.add_argument(
+        "--param-space", metavar="FILE", type=_given, help="TOML or JSON (format below)"
+    )
+    run.add_argument("--metric", type=_given, help="the result key to optimise")
     run.add_argument("--mode", choices=("min", "max"), help="minimise or maximise --metric")
     run.add_argument(
         "--num-samples",
@@ -159,6 +171,7 @@ def _add_run(parser: Parser) -> None:
     run.add_argument(
         "--time-attr",
         metavar="KEY",
+        type=_given,
         help="the result key schedulers measure progress in (default: the "
         "scheduler's own, training_iteration or time_total_s)",
     )
@@ -180,11 +193,14 @@ def _add_run(parser: Parser) -> None:
         help="stop a trial once its result KEY reaches VALUE (number or true/false; repeatable)",
     )
     run.add_argument(
-        "--name", help="the experiment's directory name (default: FUNCTION and the date)"
+        "--name",
+        type=_given,
+        help="the experiment's directory name (default: FUNCTION and the date)",
     )
     run.add_argument(
         "--storage-path",
         metavar="PATH",
+        type=_given,
         help="where experiment directories go (default ~/tunecore_results)",
     )
     run.add_argument(
@@ -209,6 +225,7 @@ def _add_run(parser: Parser) -> None:
     run.add_argument(
         "--address",
         metavar="ADDR",
+        type=_given,
         help="the Ray cluster to connect to (default: start a local Ray)",
     )
     run.add_argument("--cpus-per-trial", type=float, metavar="C", help="default 1")
@@ -225,7 +242,7 @@ def _add_resume(parser: Parser) -> None:
         "given by --trainable: finished trials do not run again, unfinished ones restart "
         "from their newest checkpoint.",
     )
-    resume.add_argument("dir", metavar="DIR", help=_DIR_HELP)
+    resume.add_argument("dir", metavar="DIR", type=_given, help=_DIR_HELP)
     resume.add_argument(
         "--resume-errored",
         action="store_true",
@@ -243,6 +260,7 @@ def _add_resume(parser: Parser) -> None:
     resume.add_argument(
         "--trainable",
         metavar="MODULE:FUNCTION",
+        type=_given,
         help="the code to go on with (a training function or a Trainable class), "
         "imported with the current directory first on the path; it must be the one "
         "the log records. Needed: the name in the log is only checked, never "
@@ -251,6 +269,7 @@ def _add_resume(parser: Parser) -> None:
     resume.add_argument(
         "--address",
         metavar="ADDR",
+        type=_given,
         help="the Ray cluster to go on in (default: RAY_ADDRESS, else a local Ray). "
         "The address the log records is never joined without this flag",
     )
@@ -286,7 +305,7 @@ def build_parser(exit_codes: str) -> Parser:
         "(s3://bucket/runs/exp?endpoint_override=..., file:///dir/exp): what is stored "
         "there is read.",
     )
-    replay_.add_argument("dir", metavar="DIR", help=_DIR_HELP)
+    replay_.add_argument("dir", metavar="DIR", type=_given, help=_DIR_HELP)
     replay_.add_argument(
         "--truncate",
         action="store_true",
@@ -303,7 +322,7 @@ def build_parser(exit_codes: str) -> Parser:
         "(s3://bucket/runs/exp?endpoint_override=..., file:///dir/exp): what is stored "
         "there is read (the running driver ships it within seconds).",
     )
-    status.add_argument("dir", metavar="DIR", help=_DIR_HELP)
+    status.add_argument("dir", metavar="DIR", type=_given, help=_DIR_HELP)
     status.set_defaults(handler=status_command)
 
     stop = parser.subcommand(
@@ -312,7 +331,7 @@ def build_parser(exit_codes: str) -> Parser:
         description="Queue a request for the experiment running in DIR to stop a trial for "
         "good. TRIAL_ID is the trial's id or its name in the status table.",
     )
-    stop.add_argument("dir", metavar="DIR", help=_DIR_HELP)
+    stop.add_argument("dir", metavar="DIR", type=_given, help=_DIR_HELP)
     stop.add_argument(
         "trial", metavar="TRIAL_ID", help="the trial's id or its name in the status table"
     )
@@ -324,7 +343,7 @@ def build_parser(exit_codes: str) -> Parser:
         description="Queue a request for the experiment running in DIR to add a trial with "
         "this config, besides the ones its searcher suggests.",
     )
-    add.add_argument("dir", metavar="DIR", help=_DIR_HELP)
+    add.add_argument("dir", metavar="DIR", type=_given, help=_DIR_HELP)
     add.add_argument(
         "--config",
         required=True,
@@ -345,7 +364,12 @@ def build_parser(exit_codes: str) -> Parser:
         "the policy wanted to run past its recorded curve ends there and is named.",
     )
     simulate.add_argument(
-        "--from", dest="source", metavar="DIR", required=True, help="the recorded experiment"
+        "--from",
+        dest="source",
+        metavar="DIR",
+        type=_given,
+        required=True,
+        help="the recorded experiment",
     )
     simulate.add_argument(
         "--scheduler",
@@ -353,10 +377,10 @@ def build_parser(exit_codes: str) -> Parser:
         required=True,
         help="the scheduler the trials run under in the what-if",
     )
-    simulate.add_argument("--metric", help="default: the experiment's")
+    simulate.add_argument("--metric", type=_given, help="default: the experiment's")
     simulate.add_argument("--mode", choices=["min", "max"], help="default: the experiment's")
     simulate.add_argument(
-        "--plot", metavar="FILE", help="draw both runs, trial by trial (.png/.html)"
+        "--plot", metavar="FILE", type=_given, help="draw both runs, trial by trial (.png/.html)"
     )
     for option, (kind, meaning) in WHAT_IF_OPTIONS.items():
         simulate.add_argument(
@@ -373,13 +397,14 @@ def build_parser(exit_codes: str) -> Parser:
         "with their config. A .html file is an interactive page that needs no network. "
         "Needs matplotlib (the plot extra).",
     )
-    plot.add_argument("dir", metavar="DIR", help=_DIR_HELP)
+    plot.add_argument("dir", metavar="DIR", type=_given, help=_DIR_HELP)
     plot.add_argument(
         "--out",
+        type=_given,
         help="a .png or .html file (default: DIR/curves.png; for a URI, "
         "./NAME-curves.png in the current directory)",
     )
-    plot.add_argument("--metric", help="default: the experiment's")
+    plot.add_argument("--metric", type=_given, help="default: the experiment's")
     plot.add_argument(
         "--mode",
         choices=["min", "max"],
@@ -395,12 +420,13 @@ def build_parser(exit_codes: str) -> Parser:
         "learning curves, each trial's transitions with the reason its scheduler gave, "
         "parameter plots and what-if runs. Needs no Ray and imports none of your code.",
     )
-    dashboard.add_argument("dir", metavar="DIR", help=_DIR_HELP)
+    dashboard.add_argument("dir", metavar="DIR", type=_given, help=_DIR_HELP)
     dashboard.add_argument(
         "--port", type=_port, default=8265, help="the port to serve on (default: 8265; 0: any free)"
     )
     dashboard.add_argument(
         "--host",
+        type=_given,
         default="127.0.0.1",
         help="the address to serve on (default: 127.0.0.1, this machine only; "
         "0.0.0.0 serves every network this machine is on)",

@@ -154,13 +154,21 @@ def _config_object(text: str) -> JsonDict:
     try:
         config: object = json.loads(text, parse_constant=no_constant)
     except json.JSONDecodeError as error:
-        raise CliError(f"--config is not valid JSON: {error}") from None
+        raise CliError(f"--config {_shown(text)} is not valid JSON: {error}") from None
     except RecursionError:
         raise CliError("--config is nested too deep to read (keep it within 100 levels)") from None
     if not isinstance(config, dict):
-        raise CliError(f"--config must be a JSON object such as '{{\"lr\": 0.01}}', not {text}")
+        raise CliError(
+            f"--config must be a JSON object such as '{{\"lr\": 0.01}}', not {_shown(text)}"
+        )
     try:
         check_storable("--config", config)
     except UnstorableValueError as error:
         raise CliError(str(error)) from None
     return config
+
+
+def _shown(text: str, most: int = 80) -> str:
+    """The value given to --config as an error quotes it: in quotes, so an
+    empty or blank one shows, and cut short if long."""
+    return repr(text if len(text) <= most else text[:most] + "...")

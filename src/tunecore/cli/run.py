@@ -17,6 +17,7 @@ import pydantic
 from tunecore.api.config import FailureConfig, RunConfig, TuneConfig
 from tunecore.api.results import ResultGrid
 from tunecore.api.tuner import Tuner
+from tunecore.cli.address import check_address
 from tunecore.cli.common import experiment_dir, is_uri
 from tunecore.cli.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, CliError
 from tunecore.cli.flags import flag_of, in_flags
@@ -30,15 +31,23 @@ from tunecore.search.registry import SEARCHERS
 from tunecore.shell.storage.resolve import DEFAULT_ROOT
 
 
-def _search_alg(name: str, num_samples: int) -> object | None:
+def _search_alg(args: argparse.Namespace) -> object | None:
     """The searcher `--search` names, built with its defaults (it takes the
     space, metric, mode and seed from the run); nevergrad with Ray's
     example's optimizer, OnePlusOne, and ZOOpt with a budget of
     `--num-samples` trials (Ray's class has no default for either). A
-    missing package is an error naming the extra to install."""
+    missing package is an error naming the extra to install; a missing
+    --metric or --mode, which every model-based searcher needs, an error
+    naming the flag before anything starts (not the searcher's failure
+    once the experiment runs)."""
+    name: str = args.search
     entry = SEARCHERS.entry(name)
     if entry.default:
         return None  # the core's own
+    for flag, value in (("--metric", args.metric), ("--mode", args.mode)):
+        if value is None:
+            raise CliError(f"--search {name} needs {flag}")
+    num_samples: int = args.num_samples
     defaults: dict[str, dict[str, object]] = {
         "nevergrad": {"optimizer": "OnePlusOne"},
         "zoopt": {"budget": num_samples},
@@ -107,6 +116,7 @@ def run_command(args: argparse.Namespace) -> int:
     space = load_param_space(args.param_space) if args.param_space else {}
     _check_storage(args.storage_path, args.name)
     scheduler = _scheduler(args, space)
+    check_address("--address", args.address)
     resources = None  # what the trainable asks itself (default_resource_request), or 1 CPU
     if args.cpus_per_trial is not None or args.gpus_per_trial is not None:
         cpus, gpus = args.cpus_per_trial, args.gpus_per_trial
@@ -121,7 +131,7 @@ def run_command(args: argparse.Namespace) -> int:
                 mode=args.mode,
                 num_samples=args.num_samples,
                 scheduler=scheduler,
-                search_alg=_search_alg(args.search, args.num_samples),
+                search_alg=_search_alg(args),
                 max_concurrent_trials=args.max_concurrent_trials,
                 seed=args.seed,
                 resources_per_trial=resources,
@@ -187,6 +197,7 @@ def resume_command(args: argparse.Namespace) -> int:
     if not is_uri(args.dir):
         directory = experiment_dir(args.dir)
         experiment_to_write(directory)
+    check_address("--address", args.address)
     if args.trainable is not None:
         _import_from_cwd()
     with _flag_errors():
@@ -210,6 +221,10 @@ def _fit(tuner: Tuner, command: str, trainable: str, address: str | None) -> int
             results = tuner.fit()
         except InvalidFieldError as error:  # the space or the search, found wanting at the start
             raise CliError(str(error)) from None
+        except ConnectionError as error:  # ray.init's: something answers there, not Ray
+            if address is None:
+                raise
+            raise CliError(f"--address {address}: {error}") from None
     print(f"Experiment directory: {results.experiment_path}")
     if interrupted:
         on = "" if address is None else f" --address {address}"

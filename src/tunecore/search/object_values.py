@@ -47,7 +47,7 @@ def choice(categories: Sequence[JsonValue]) -> domains.Choice: ...
 def choice(categories: Sequence[object]) -> domains.Choice | ObjectChoice: ...
 def choice(categories: Sequence[object]) -> domains.Choice | ObjectChoice:
     """One of the categories, uniformly; they may be objects (see the module doc)."""
-    values = list(categories)
+    values: list[object] = domains.listed("choice(categories)", categories)
     if all(is_loggable(value) for value in values):
         return domains.choice(values)  # type: ignore[arg-type]  # checked: JSON
     return ObjectChoice(tuple(values))
@@ -60,7 +60,7 @@ def grid_search(values: Sequence[object]) -> domains.GridSearch | dict[str, list
 def grid_search(values: Sequence[object]) -> domains.GridSearch | dict[str, list[object]]:
     """Every value, crossed with every other grid; they may be objects (see
     the module doc)."""
-    listed = list(values)
+    listed: list[object] = domains.listed("grid_search(values)", values)
     if all(is_loggable(value) for value in listed):
         return domains.grid_search(listed)  # type: ignore[arg-type]  # checked: JSON
     return {"grid_search": listed}

@@ -58,8 +58,8 @@ from __future__ import annotations
 
 import inspect
 import math
-from collections.abc import Callable, Sequence
-from typing import TypeAlias, overload
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeAlias, overload
 
 import msgspec
 
@@ -678,12 +678,21 @@ def qlograndint(lower: int, upper: int, q: int, base: float = 10) -> QLogRandInt
 
 def choice(categories: Sequence[JsonValue]) -> Choice:
     """One of the categories, uniformly."""
-    return Choice(list(categories))
+    return Choice(listed("choice(categories)", categories))
 
 
 def grid_search(values: Sequence[JsonValue]) -> GridSearch:
     """Every value, crossed with every other grid in the space."""
-    return GridSearch(list(values))
+    return GridSearch(listed("grid_search(values)", values))
+
+
+def listed(where: str, values: object) -> list[Any]:
+    """`values` (a list, a tuple, any iterable) as a list; a string or a
+    single value is an error naming `where` (a string would be split into
+    letters, a number is no list)."""
+    if isinstance(values, str | bytes) or not isinstance(values, Iterable):
+        raise InvalidFieldError(where, values, "a list of values")
+    return list(values)
 
 
 def randn(mean: float = 0.0, sd: float = 1.0) -> RandN:

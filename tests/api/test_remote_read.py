@@ -144,13 +144,13 @@ def test_experiment_analysis_and_can_restore_take_a_uri(
     assert not Tuner.can_restore(experiment_uri(target, "nothing_here"))
 
 
-def test_a_path_in_a_storage_filesystem_reads_as_its_uri(
+def test_a_path_in_a_storage_filesystem_reads_and_shows_as_that_path(
     s3_store: StorageTarget, tmp_path: Path
 ) -> None:
     stored_experiment(s3_store, tmp_path)
     bucket = urllib.parse.urlsplit(s3_store.uri).hostname
     grid = ResultGrid.from_path(f"{bucket}/exp", storage_filesystem=s3_store.filesystem)
-    assert grid.experiment_path == f"s3://{bucket}/exp"
+    assert grid.experiment_path == f"{bucket}/exp"  # as Ray names it: `fs` takes it
     assert Tuner.can_restore(f"{bucket}/exp", storage_filesystem=s3_store.filesystem)
     checkpoint = grid.get_best_result().checkpoint
     assert checkpoint is not None

@@ -73,6 +73,17 @@ def test_a_relative_path_inside_the_filesystem_is_restored_from_there(
     assert (result.metrics["step"], result.metrics["started_at"]) == (3, 1)
     assert not (tmp_path / "experiments").exists(), "nothing went to the working directory"
 
+    # The places are paths inside `fs`, as Ray names them, so `fs` reads them.
+    assert restored.experiment_path == "experiments/guide"
+    assert result.path.startswith("experiments/guide/")
+    assert fs.get_file_info(result.path).type == pyarrow.fs.FileType.Directory
+    assert result.checkpoint is not None
+    assert result.checkpoint.path.startswith(result.path + "/checkpoint_")
+    with result.checkpoint.as_directory() as directory:
+        assert json.loads(Path(directory, "state.json").read_text()) == {"step": 3}
+    read_back = tunecore.ResultGrid.from_path("experiments/guide", storage_filesystem=fs)
+    assert [r.path for r in read_back] == [result.path]
+
 
 def test_a_path_inside_a_filesystem_is_split_as_written() -> None:
     assert split_experiment("bucket/runs/exp", in_filesystem=True) == ("bucket/runs", "exp")

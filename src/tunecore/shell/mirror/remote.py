@@ -51,13 +51,19 @@ class StoredExperiment:
 
     def location(self, rel: str = "") -> str:
         """Where `rel` (a '/'-joined path in the experiment) is: a local path
-        when the storage is a local directory (`file://`), else its URI.
-        A path storage refuses to use (a symbolic link) is still named."""
+        when the storage is a local directory (`file://`), the path inside
+        the filesystem when the storage was named by one
+        (`ArrowStore.shown_as_path`), else its URI. A path storage refuses
+        to use (a symbolic link) is still named."""
         try:
             local = self.store.local_path(rel)
         except NotRegularFileError:
             return self.store.uri(rel)
-        return local if local is not None else join_uri(self.uri, rel)
+        if local is not None:
+            return local
+        if isinstance(self.store, ArrowStore) and self.store.shown_as_path:
+            return self.store.path_in_filesystem(rel)
+        return join_uri(self.uri, rel)
 
     def checkpoint(self, rel: str) -> Checkpoint:
         """The stored checkpoint directory `rel`, readable from here."""
@@ -65,7 +71,7 @@ class StoredExperiment:
         if local is not None:
             return Checkpoint(local)
         fs = self.store.fs if isinstance(self.store, ArrowStore) else None
-        return Checkpoint(join_uri(self.uri, rel), filesystem=fs)
+        return Checkpoint(self.location(rel), filesystem=fs)
 
 
 def as_location(location: str | os.PathLike[str]) -> str | os.PathLike[str]:

@@ -75,17 +75,25 @@ class ArrowStore:
     """A store on a `pyarrow.fs.FileSystem`, under the directory `base` of
     that filesystem (`bucket/prefix` on S3, an absolute path on a local
     one). `uri` names it in messages (default `<type name>://<base>`).
+    `shown_as_path`: the storage was named by a path inside a filesystem
+    the user gave (`storage_path="experiments"` beside
+    `storage_filesystem=fs`), whose URI is made up, so the places in it
+    are shown to the user as that path (`path_in_filesystem`), as Ray
+    shows them.
 
     Transfers go one object at a time, in the calling thread (Ray's
     `use_threads=False` for uploads: arrow#32372), which is also what makes
     the marker-last order hold without further synchronisation."""
 
-    __slots__ = ("_uri", "base", "fs")
+    __slots__ = ("_uri", "base", "fs", "shown_as_path")
 
-    def __init__(self, fs: FileSystem, base: str, uri: str | None = None) -> None:
+    def __init__(
+        self, fs: FileSystem, base: str, uri: str | None = None, *, shown_as_path: bool = False
+    ) -> None:
         self.fs = fs
         self.base = base.rstrip("/") or base
         self._uri = (uri or f"{fs.type_name}://{self.base}").rstrip("/")
+        self.shown_as_path = shown_as_path
 
     def __repr__(self) -> str:
         return f"ArrowStore({self._uri!r})"
@@ -106,6 +114,10 @@ class ArrowStore:
 
     def uri(self, rel: str = "") -> str:
         return join_uri(self._uri, check_rel(rel))
+
+    def path_in_filesystem(self, rel: str = "") -> str:
+        """`rel`'s path inside `fs` (what `fs` methods take)."""
+        return self._path(rel)
 
     def _kind(self, path: str) -> str:
         from pyarrow.fs import FileType  # noqa: PLC0415 - pyarrow is optional

@@ -44,7 +44,9 @@ def within(store: Store, rel: str) -> Store:
     if isinstance(store, LocalStore):
         return LocalStore(store.local_path(rel))
     if isinstance(store, ArrowStore):
-        return ArrowStore(store.fs, join_path(store.base, rel), store.uri(rel))
+        return ArrowStore(
+            store.fs, join_path(store.base, rel), store.uri(rel), shown_as_path=store.shown_as_path
+        )
     raise TypeError(f"within: {store!r} is neither a LocalStore nor an ArrowStore")
 
 
@@ -178,7 +180,8 @@ def _with_filesystem(storage_path: object, storage_filesystem: object) -> tuple[
     match = _URI_START.match(raw)
     if match is None:
         uri = f"{storage_filesystem.type_name}://{raw}"
-        return StorageSpec(uri=uri, mirrored=True), ArrowStore(storage_filesystem, raw, uri)
+        store = ArrowStore(storage_filesystem, raw, uri, shown_as_path=True)
+        return StorageSpec(uri=uri, mirrored=True), store
     uri = _without_credentials(raw)
     parts = urllib.parse.urlsplit(uri)  # the filesystem knows how to reach it: no query
     base = parts.netloc + parts.path

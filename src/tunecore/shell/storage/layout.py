@@ -18,9 +18,11 @@ Rules this module lives by:
   with a dot, never holds `..`, never ends in a dot, is never empty and is at
   most `MAX_NAME_LENGTH` characters. When it has to be cut, the trial id is
   kept (appended if the cut removed it), so trial directories stay unique.
-- A trial's directory is a pure function of its spec (and the optional user
-  dirname): the same trial gets the same directory on every call, in every
-  process, so a resumed experiment appends to the files it wrote before.
+- A trial's directory is a pure function of its spec, or the name its
+  event log records (`TrialState.dirname`, a user `trial_dirname_creator`'s
+  name made safe and unique): the same trial gets the same directory on
+  every call, in every process, so a resumed experiment appends to the
+  files it wrote before.
 - Paths that come from state (checkpoint paths to delete) are checked to lie
   inside this experiment's directory before anything is removed.
 - Nothing is pickled. Values JSON cannot hold are written as described in
@@ -560,10 +562,11 @@ class ExperimentStorage:
         the queue first; a worker on this host makes the directory too
         before it enters it (`TrialHost.assign`).
 
-        A user dirname shared by two trials would mix their files; as in
-        Ray, the creator must return unique names. A clash is logged (once
-        per name and trial) rather than silently patched, since patching would make the
-        directory depend on the order trials were seen in."""
+        A `dirname` shared by two trials mixes their files. The loop never
+        gives one (`trial_dirname_of` makes a creator's repeated name
+        unique, and the log keeps the name it made), except to trials of
+        a log from before names were logged that shared a directory then:
+        such a clash is logged, once per name and trial."""
         if dirname is None:
             remembered = self._known_dirs.get(spec.trial_id)
             if remembered is not None:  # made already: no renaming, no mkdir per result

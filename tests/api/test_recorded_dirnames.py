@@ -74,6 +74,7 @@ def test_one_name_for_two_trials_gives_two_directories_and_a_resume_keeps_them(
     again = load_experiment(tmp_path / "exp").state
     assert {t: trial.dirname for t, trial in again.trials.items()} == recorded
     for trial_id, name in recorded.items():
+        assert name is not None
         assert _trial_ids(tmp_path / "exp" / name) == {trial_id}
 
 

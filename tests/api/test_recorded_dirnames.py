@@ -7,9 +7,12 @@ then. Logs from before keep their directories (`_named_by_creator`)."""
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
 import msgspec
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 import tunecore
 from tunecore import RunConfig, TuneConfig, Tuner
@@ -17,7 +20,7 @@ from tunecore.api.loader import load_experiment
 from tunecore.core import lifecycle
 from tunecore.model import TrialSpec, TrialStarted, TrialState, TrialStatus
 from tunecore.model.outcome import Applied
-from tunecore.shell.storage.layout import ExperimentStorage
+from tunecore.shell.storage.layout import ExperimentStorage, is_experiment_entry, safe_name
 from tunecore.shell.trial_files import RESULT_FILE
 
 
@@ -157,3 +160,28 @@ def test_the_name_is_left_out_of_a_record_that_has_none() -> None:
     event = TrialStarted(trial_id="t_00001", at=1.0)
     assert b"dirname" not in msgspec.msgpack.encode(event)
     assert msgspec.msgpack.encode(TrialState(spec=_spec("t"))).count(b"dirname") == 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(max_size=120), min_size=1, max_size=8))
+@example(["same", "same", "same_t_00001"])
+@example(["x", "x_t_00002", "x"])  # the suffixed name taken too: `_2`
+@example(["inbox", "_inbox", "a/b", "a_b", "a_b_t_00002"])
+def test_a_creator_never_gives_two_trials_one_directory(names: list[str]) -> None:
+    """Whatever names a creator returns (repeated, unsafe, one another's
+    suffixed form), each trial gets a directory of its own, safe and
+    inside the experiment, and asking again gives the same one."""
+    with tempfile.TemporaryDirectory() as root:
+        storage = ExperimentStorage(root, "exp")
+        trials = [TrialState(spec=_spec(f"t_{n:05d}")) for n in range(len(names))]
+        given_names = dict(zip((t.trial_id for t in trials), names, strict=True))
+
+        def creator(trial: TrialState) -> str:
+            return given_names[trial.trial_id]
+
+        dirs = [storage.trial_dirname_of(trial, creator) for trial in trials]
+        assert len(set(dirs)) == len(dirs)
+        for name in dirs:
+            assert safe_name(name) == name
+            assert not is_experiment_entry(name)
+        assert [storage.trial_dirname_of(trial, creator) for trial in trials] == dirs

@@ -440,6 +440,20 @@ def test_the_default_scratch_root_is_this_users_own_directory(
         scratch_root()
 
 
+def driver_and_worker(
+    storage: StorageTarget, driver_dir: Path, hosts: list[TrialHost], steps: int
+) -> tuple[LeaseKeeper, TrialHost]:
+    """A driver that took the experiment's lease, and its worker of trial
+    t1 trained `steps` steps."""
+    keeper = LeaseKeeper(within(storage.store, "exp"))
+    keeper.take()
+    worker = make_host(hosts, Counter)
+    worker.assign({}, context(storage, driver_dir, lease_generation=keeper.generation))
+    for _ in range(steps):
+        worker.train()
+    return keeper, worker
+
+
 def test_a_paused_driver_s_worker_never_replaces_what_the_new_driver_stored(
     storage: StorageTarget, driver_dir: Path, scratch: Path, hosts: list[TrialHost]
 ) -> None:
@@ -449,20 +463,10 @@ def test_a_paused_driver_s_worker_never_replaces_what_the_new_driver_stored(
     before, it deleted B's and stored its own (the trial's count 4 where
     B's log says 3). Now each of its writes is refused and stores nothing."""
     store = within(storage.store, "exp")
-    a = LeaseKeeper(store)
-    a.take()
-    stale = make_host(hosts, Counter)
-    stale.assign({}, context(storage, driver_dir, lease_generation=a.generation))
-    for _ in range(4):
-        stale.train()
+    a, stale = driver_and_worker(storage, driver_dir, hosts, steps=4)
     store.delete_file(LEASE_FILE)  # A's lease lapsed: nobody renewed it
-    b = LeaseKeeper(store)
-    b.take()
+    b, new = driver_and_worker(storage, driver_dir, hosts, steps=3)
     assert b.generation == a.generation + 1
-    new = make_host(hosts, Counter)
-    new.assign({}, context(storage, driver_dir, lease_generation=b.generation))
-    for _ in range(3):
-        new.train()
     checkpoint_dir = str(driver_dir / "t1" / "checkpoint_000003")
     export_dir = str(driver_dir / "t1" / "export")
     new.save(checkpoint_dir)
@@ -529,12 +533,7 @@ def test_a_worker_frozen_inside_its_save_replaces_nothing_the_new_driver_stored(
     save now goes through renames B's take-over fenced: it raises
     `TakenOverError`, and B's checkpoint is whole and B's."""
     store = within(storage.store, "exp")
-    a = LeaseKeeper(store)
-    a.take()
-    stale = make_host(hosts, Counter)
-    stale.assign({}, context(storage, driver_dir, lease_generation=a.generation))
-    for _ in range(4):
-        stale.train()
+    a, stale = driver_and_worker(storage, driver_dir, hosts, steps=4)
     checkpoint_dir = str(driver_dir / "t1" / "checkpoint_000003")
 
     at_gate, thaw = threading.Event(), threading.Event()
@@ -568,12 +567,7 @@ def test_a_worker_frozen_inside_its_save_replaces_nothing_the_new_driver_stored(
     thread.start()
     assert at_gate.wait(60), "the stale save never reached its gate"
     store.delete_file(LEASE_FILE)  # A's lease lapsed: nobody renewed it
-    b = LeaseKeeper(store)
-    b.take()
-    new = make_host(hosts, Counter)
-    new.assign({}, context(storage, driver_dir, lease_generation=b.generation))
-    for _ in range(3):
-        new.train()
+    b, new = driver_and_worker(storage, driver_dir, hosts, steps=3)
     new.save(checkpoint_dir)
     thaw.set()
     thread.join(60)

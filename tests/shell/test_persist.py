@@ -26,7 +26,7 @@ from tunecore.model import CheckpointSaved, JsonDict, Resources, TrialFailed
 from tunecore.shell.executors.host import TrialHost
 from tunecore.shell.executors.inprocess import InProcessExecutor
 from tunecore.shell.mirror import upload_fence
-from tunecore.shell.mirror.claims import TakenOverError, claim_name
+from tunecore.shell.mirror.claims import TakenOverError, check_not_taken_over, claim_name
 from tunecore.shell.mirror.lease import LEASE_FILE, LeaseKeeper
 from tunecore.shell.storage.local_store import LocalStore
 from tunecore.shell.storage.resolve import within
@@ -537,7 +537,7 @@ def test_a_worker_frozen_inside_its_save_replaces_nothing_the_new_driver_stored(
     checkpoint_dir = str(driver_dir / "t1" / "checkpoint_000003")
 
     at_gate, thaw = threading.Event(), threading.Event()
-    real_check, real_copy = upload_fence.check_not_taken_over, upload_fence._copy_into
+    real_check, real_copy = check_not_taken_over, upload_fence._copy_into
 
     def freeze() -> None:
         at_gate.set()

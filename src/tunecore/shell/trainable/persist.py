@@ -241,7 +241,7 @@ class MirroredTrial:
         local = _fresh_dir(self._local(rel))
         try:
             inner = _inner(local, save(local))
-            self._replace(local, rel, f"save the checkpoint {rel}", "save the checkpoint")
+            self._replace(local, rel, "save the checkpoint", marker=META_FILE)
         finally:
             shutil.rmtree(local, ignore_errors=True)
         return _joined(checkpoint_dir, inner)
@@ -272,17 +272,18 @@ class MirroredTrial:
         local = _fresh_dir(self._local(rel))
         try:
             written = export(local)
-            self._replace(local, rel, f"upload the exports {rel}", "upload the exports")
+            self._replace(local, rel, "upload the exports")
         finally:
             shutil.rmtree(local, ignore_errors=True)
         return {name: _driver_path(export_dir, local, path) for name, path in written.items()}
 
-    def _replace(self, local: str, rel: str, what: str, doing: str) -> None:
-        """Store `local` at `rel` in place of what is there, unless a later
-        driver took over (`upload_fence.replace_dir`: fenced on a
-        `file://` store, checked just before on others)."""
+    def _replace(self, local: str, rel: str, doing: str, *, marker: str | None = None) -> None:
+        """Store `local` at `rel` in place of what is there (`doing` says
+        what for), unless a later driver took over
+        (`upload_fence.replace_dir`: fenced on a `file://` store, checked
+        just before on others)."""
         with _storing(self._store, rel, doing):
-            replace_dir(self._store, self._generation, local, rel, what, marker=META_FILE)
+            replace_dir(self._store, self._generation, local, rel, f"{doing} {rel}", marker=marker)
 
     def _check_lease(self, what: str) -> None:
         """`TakenOverError` if a later driver took the experiment over

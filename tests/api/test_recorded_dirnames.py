@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 
 import msgspec
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -39,9 +40,12 @@ def _trial_ids(directory: Path) -> set[str]:
     return {json.loads(line)["trial_id"] for line in lines}
 
 
+@pytest.mark.parametrize("executor", ["in_process", pytest.param("ray", marks=pytest.mark.slow)])
 def test_one_name_for_two_trials_gives_two_directories_and_a_resume_keeps_them(
-    tmp_path: Path,
+    tmp_path: Path, executor: str, request: pytest.FixtureRequest
 ) -> None:
+    if executor == "ray":
+        request.getfixturevalue("ray_cluster")
     markers = tmp_path / "markers"
     markers.mkdir()
     space = {"i": tunecore.grid_search([1, 2, 3]), "markers": str(markers)}
@@ -49,9 +53,7 @@ def test_one_name_for_two_trials_gives_two_directories_and_a_resume_keeps_them(
         fails_once,
         param_space=space,
         tune_config=TuneConfig(trial_dirname_creator=lambda trial: "same"),
-        run_config=RunConfig(
-            storage_path=str(tmp_path), name="exp", verbose=0, executor="in_process"
-        ),
+        run_config=RunConfig(storage_path=str(tmp_path), name="exp", verbose=0, executor=executor),
     ).fit()
     assert all(result.error is not None for result in results)
     state = load_experiment(tmp_path / "exp").state

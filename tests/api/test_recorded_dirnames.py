@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import tempfile
 from pathlib import Path
+from typing import Literal
 
 import msgspec
 import pytest
@@ -42,7 +43,7 @@ def _trial_ids(directory: Path) -> set[str]:
 
 @pytest.mark.parametrize("executor", ["in_process", pytest.param("ray", marks=pytest.mark.slow)])
 def test_one_name_for_two_trials_gives_two_directories_and_a_resume_keeps_them(
-    tmp_path: Path, executor: str, request: pytest.FixtureRequest
+    tmp_path: Path, executor: Literal["ray", "in_process"], request: pytest.FixtureRequest
 ) -> None:
     if executor == "ray":
         request.getfixturevalue("ray_cluster")

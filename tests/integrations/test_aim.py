@@ -108,11 +108,17 @@ def test_only_the_metrics_asked_for(tmp_path: Path) -> None:
     run.close()
 
 
-def test_a_driver_killed_twice_and_resumed_logs_each_result_once(tmp_path: Path) -> None:
+@pytest.mark.parametrize("hold", ["all", "none"])
+def test_a_driver_killed_twice_and_resumed_logs_each_result_once(tmp_path: Path, hold: str) -> None:
+    """With the tracker from the start (`all`), or without it in the first
+    driver (`none`): the resumed driver, with Aim, catches up the run of
+    the trial that ended inside the killed driver, which never starts
+    again (`TrackerCallback.on_experiment_restore`). Before, that trial
+    had no run."""
     repo = tmp_path / "aim"
 
     def drive(phase: str) -> int:
-        return tracker_driver.drive("aim", tmp_path, str(repo), phase)
+        return tracker_driver.drive("aim", tmp_path, str(repo), phase, hold)
 
     assert drive("first") == -9
     assert drive("second") == -9

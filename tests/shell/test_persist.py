@@ -12,6 +12,7 @@ import os
 import pickle
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -24,7 +25,8 @@ from tests.storage_fixtures import StorageTarget
 from tunecore.model import CheckpointSaved, JsonDict, Resources, TrialFailed
 from tunecore.shell.executors.host import TrialHost
 from tunecore.shell.executors.inprocess import InProcessExecutor
-from tunecore.shell.mirror.claims import TakenOverError, claim_name
+from tunecore.shell.mirror import upload_fence
+from tunecore.shell.mirror.claims import TakenOverError, check_not_taken_over, claim_name
 from tunecore.shell.mirror.lease import LEASE_FILE, LeaseKeeper
 from tunecore.shell.storage.local_store import LocalStore
 from tunecore.shell.storage.resolve import within
@@ -438,6 +440,20 @@ def test_the_default_scratch_root_is_this_users_own_directory(
         scratch_root()
 
 
+def driver_and_worker(
+    storage: StorageTarget, driver_dir: Path, hosts: list[TrialHost], steps: int
+) -> tuple[LeaseKeeper, TrialHost]:
+    """A driver that took the experiment's lease, and its worker of trial
+    t1 trained `steps` steps."""
+    keeper = LeaseKeeper(within(storage.store, "exp"))
+    keeper.take()
+    worker = make_host(hosts, Counter)
+    worker.assign({}, context(storage, driver_dir, lease_generation=keeper.generation))
+    for _ in range(steps):
+        worker.train()
+    return keeper, worker
+
+
 def test_a_paused_driver_s_worker_never_replaces_what_the_new_driver_stored(
     storage: StorageTarget, driver_dir: Path, scratch: Path, hosts: list[TrialHost]
 ) -> None:
@@ -447,20 +463,10 @@ def test_a_paused_driver_s_worker_never_replaces_what_the_new_driver_stored(
     before, it deleted B's and stored its own (the trial's count 4 where
     B's log says 3). Now each of its writes is refused and stores nothing."""
     store = within(storage.store, "exp")
-    a = LeaseKeeper(store)
-    a.take()
-    stale = make_host(hosts, Counter)
-    stale.assign({}, context(storage, driver_dir, lease_generation=a.generation))
-    for _ in range(4):
-        stale.train()
+    a, stale = driver_and_worker(storage, driver_dir, hosts, steps=4)
     store.delete_file(LEASE_FILE)  # A's lease lapsed: nobody renewed it
-    b = LeaseKeeper(store)
-    b.take()
+    b, new = driver_and_worker(storage, driver_dir, hosts, steps=3)
     assert b.generation == a.generation + 1
-    new = make_host(hosts, Counter)
-    new.assign({}, context(storage, driver_dir, lease_generation=b.generation))
-    for _ in range(3):
-        new.train()
     checkpoint_dir = str(driver_dir / "t1" / "checkpoint_000003")
     export_dir = str(driver_dir / "t1" / "export")
     new.save(checkpoint_dir)
@@ -491,3 +497,91 @@ def test_a_worker_with_no_lease_generation_checks_nothing(
     host.train()
     host.save(str(driver_dir / "t1" / "checkpoint_000001"))
     assert store.read_bytes("t1/checkpoint_000001/count.txt") == b"1"
+
+
+@pytest.mark.parametrize(
+    ("storage", "frozen"),
+    [
+        ("file", "after its check"),
+        ("file", "after its copy"),
+        pytest.param(
+            "s3",
+            "after its check",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="S3 has no rename and no write conditional on another object (the "
+                "claim): a worker frozen after its check still replaces "
+                "(docs/reliability-storage.md, Limits)",
+            ),
+        ),
+    ],
+    indirect=["storage"],
+)
+@pytest.mark.usefixtures("scratch")
+def test_a_worker_frozen_inside_its_save_replaces_nothing_the_new_driver_stored(
+    storage: StorageTarget,
+    driver_dir: Path,
+    hosts: list[TrialHost],
+    monkeypatch: pytest.MonkeyPatch,
+    frozen: str,
+) -> None:
+    """Driver A's worker checks the lease before its save of
+    `checkpoint_000003` and freezes there (a gate: its driver paused past
+    its lease). B takes over and B's worker stores `checkpoint_000003`.
+    A's worker thaws. Before, its save went on: it deleted B's checkpoint
+    and stored its own (count 4 where B's log says 3). On `file://` its
+    save now goes through renames B's take-over fenced: it raises
+    `TakenOverError`, and B's checkpoint is whole and B's."""
+    store = within(storage.store, "exp")
+    a, stale = driver_and_worker(storage, driver_dir, hosts, steps=4)
+    checkpoint_dir = str(driver_dir / "t1" / "checkpoint_000003")
+
+    at_gate, thaw = threading.Event(), threading.Event()
+    real_check, real_copy = check_not_taken_over, upload_fence._copy_into
+
+    def freeze() -> None:
+        at_gate.set()
+        assert thaw.wait(60), "never thawed"
+
+    def check(store: Store, generation: int, what: str) -> None:
+        real_check(store, generation, what)
+        if generation == a.generation and frozen == "after its check" and not at_gate.is_set():
+            freeze()
+
+    def copy(root: int, staged: str, local: str, files: list[str]) -> None:
+        real_copy(root, staged, local, files)
+        if files and Path(local).joinpath("count.txt").read_text() == "4":
+            freeze()
+
+    monkeypatch.setattr(upload_fence, "check_not_taken_over", check)
+    monkeypatch.setattr(upload_fence, "_copy_into", copy)
+    outcome: list[BaseException | str] = []
+
+    def save_stale() -> None:
+        try:
+            outcome.append(stale.save(checkpoint_dir))
+        except BaseException as error:  # the test reads it
+            outcome.append(error)
+
+    thread = threading.Thread(target=save_stale)
+    thread.start()
+    assert at_gate.wait(60), "the stale save never reached its gate"
+    store.delete_file(LEASE_FILE)  # A's lease lapsed: nobody renewed it
+    b, new = driver_and_worker(storage, driver_dir, hosts, steps=3)
+    new.save(checkpoint_dir)
+    thaw.set()
+    thread.join(60)
+
+    (result,) = outcome
+    assert isinstance(result, TakenOverError), result
+    assert f"generation {b.generation}" in str(result)
+    assert store.read_bytes("t1/checkpoint_000003/count.txt") == b"3"
+    assert sorted(stored(store, "t1")) == [
+        f"checkpoint_000003/{MARKER}",
+        "checkpoint_000003/count.txt",
+    ]
+    # B's next take-over (a resume) deletes what A's worker left in its fenced uploads.
+    store.delete_file(LEASE_FILE)
+    LeaseKeeper(store).take()
+    assert not [n for n in store.list() if "upload_g" in n and f"g{a.generation:08d}" in n]
+    assert not [n for n in store.list() if "fenced" in n]

@@ -4,8 +4,9 @@ and each trial's directory, without Ray and without the user's code.
 The log is only read (never cut or appended to), so this works on a
 finished experiment and on one still running: a record the writer is in
 the middle of is left out, quietly. Trial directories are found the way
-the run named them (`ExperimentStorage.trial_dirname`); a directory a
-user's `trial_dirname_creator` named is found by the trial id its
+the run named them (`ExperimentStorage.trial_dirname`, the name the log
+records if it does); a directory a user's `trial_dirname_creator` named,
+in a log from before the name was recorded, is found by the trial id its
 result.json lines carry. An experiment in storage (a URI) is read from a
 local copy of its state (`shell.mirror.remote`).
 """
@@ -69,7 +70,7 @@ def _trial_dirs(directory: Path, trials: Iterable[TrialState]) -> dict[str, str]
     if experiment_dirname(directory.name) == directory.name:
         # (Else ExperimentStorage would make a directory of the safe name.)
         storage = ExperimentStorage(directory.parent, directory.name)
-        names = {t.spec.trial_id: storage.trial_dirname(t.spec) for t in trials}
+        names = {t.spec.trial_id: storage.trial_dirname(t.spec, t.dirname) for t in trials}
     else:
         names = {t.spec.trial_id: t.spec.trial_id for t in trials}
     present = _subdirectories(directory)

@@ -629,6 +629,7 @@ class Tuner:
         self._attach_loggers(storage)
         views = TrialViews(self._tune.trial_name_creator)
         dirname = dirname_of(self._tune.trial_dirname_creator)
+        storage.know_recorded(state.trials.values())
 
         def dir_of(trial: TrialState) -> Path:
             return storage.experiment_dir / storage.trial_dirname_of(trial, dirname)

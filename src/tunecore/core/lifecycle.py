@@ -485,7 +485,11 @@ def _on_start_requested(trial: TrialState, event: StartRequested) -> Outcome:
 
 
 def _on_trial_started(trial: TrialState, event: TrialStarted) -> Outcome:
-    return Applied(msgspec.structs.replace(trial, location=event.location))
+    """Where the worker is; and the directory's name, if it is the first
+    one recorded (a name, once recorded, is the trial's for good)."""
+    if event.dirname is None or trial.dirname is not None:
+        return Applied(msgspec.structs.replace(trial, location=event.location))
+    return Applied(msgspec.structs.replace(trial, location=event.location, dirname=event.dirname))
 
 
 def _on_result(trial: TrialState, event: ResultReported) -> Outcome:

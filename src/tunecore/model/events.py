@@ -45,10 +45,16 @@ class StartRequested(_TrialEventBase, frozen=True, kw_only=True, tag=True):
     """Resources were found: start (or resume) the trial."""
 
 
-class TrialStarted(_TrialEventBase, frozen=True, kw_only=True, tag=True):
-    """The worker for a RUNNING trial is up, at `location`."""
+class TrialStarted(_TrialEventBase, frozen=True, kw_only=True, tag=True, omit_defaults=True):
+    """The worker for a RUNNING trial is up, at `location`. `dirname` is
+    the trial's directory name, recorded by the shell on the trial's first
+    start when a `trial_dirname_creator` named it (`TrialState.dirname`):
+    the creator can give two trials one name, and the rule that makes a
+    name safe can change between versions, so the log keeps the name the
+    trial's files are under. Omitted when None (logs before it had none)."""
 
     location: Location = Location()
+    dirname: str | None = None
 
 
 class ResultReported(_TrialEventBase, frozen=True, kw_only=True, tag=True, omit_defaults=True):

@@ -264,6 +264,12 @@ class TrialState(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, 
     unanalysed: tuple[str, ...] = ()
     """Numeric metrics of `last_result` that have no statistics (a restore
     made a checkpoint's metrics the last result): not in `metric_analysis`."""
+    dirname: str | None = None
+    """The name of the trial's directory, as the run that first started it
+    recorded it (`TrialStarted.dirname`), when a `trial_dirname_creator`
+    named it: a resume, a replay and the readers use it rather than asking
+    the creator again. None for a default name (a pure function of the
+    spec) and in logs written before it was recorded."""
 
     def __post_init__(self) -> None:
         """A finished trial keeps its last result packed (`recorded_result`):

@@ -80,6 +80,7 @@ from tunecore.model import (
     Tick,
     TrialFailed,
     TrialRestored,
+    TrialStarted,
     TrialState,
     TrialStatus,
 )
@@ -129,6 +130,7 @@ class ExperimentLoop:
         self._callbacks = parts.callbacks
         self._on_state = parts.on_state
         self._trial_dirname = parts.trial_dirname
+        storage.know_recorded(state.trials.values())
         self._views = parts.views
         self._clock = parts.clock
         self._journal = parts.journal
@@ -291,6 +293,8 @@ class ExperimentLoop:
             if isinstance(event, CheckpointSaved):
                 portable = self._storage.portable(event.checkpoint)
                 event = msgspec.structs.replace(event, checkpoint=portable)
+            if isinstance(event, TrialStarted):
+                event = self._named(event)
             objects = None
             if isinstance(event, ResultReported) and type(event.result) is ReportedResult:
                 result, objects = split(event.result)  # the log and the core get the JSON form
@@ -755,8 +759,23 @@ class ExperimentLoop:
         return None if checkpoint is None else self._storage.located(checkpoint)
 
     def _dirname(self, trial: TrialState) -> str | None:
-        """The user's `trial_dirname_creator` name for the trial, if any."""
-        return self._trial_dirname(trial) if self._trial_dirname is not None else None
+        """The trial's directory name its log records, or the one the
+        user's `trial_dirname_creator` gives it (`trial_dirname_of`), if
+        either; None for a default name."""
+        if trial.dirname is None and self._trial_dirname is None:
+            return None
+        return self._storage.trial_dirname_of(trial, self._trial_dirname)
+
+    def _named(self, event: TrialStarted) -> TrialStarted:
+        """`event` with the trial's directory name, on the first start of
+        a trial a `trial_dirname_creator` named (`TrialState.dirname`):
+        once logged, a resume uses it, whatever the creator or the naming
+        rules say then."""
+        trial = self.state.trials.get(event.trial_id)
+        if trial is None or trial.dirname is not None or self._trial_dirname is None:
+            return event
+        name = self._storage.trial_dirname_of(trial, self._trial_dirname)
+        return msgspec.structs.replace(event, dirname=name)
 
     def _path(self, trial: TrialState) -> Path:
         """Where the trial's directory is, without making it (`_dir`)."""

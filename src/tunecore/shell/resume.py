@@ -72,6 +72,7 @@ def repair_result_files(
     fetched from storage): where they keep more rows than the file, the
     rows come from them."""
     changed = 0
+    storage.know_recorded(state.trials.values())
     for trial in trials_in_order(state):
         if only is not None and trial.trial_id not in only:
             continue
@@ -123,6 +124,7 @@ def drop_unrecorded_checkpoints(
     runs: then no save is in flight. `only` names the trials to look at
     (`files_mark.RepairPlan.checkpoints`), if not all."""
     dropped = []
+    storage.know_recorded(state.trials.values())
     for trial in state.trials.values():
         if only is not None and trial.trial_id not in only:
             continue

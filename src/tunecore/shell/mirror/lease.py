@@ -43,6 +43,7 @@ import msgspec
 from tunecore.shell.lock import ExperimentLockedError
 from tunecore.shell.mirror.claims import SEGMENT_DIR, claim_name, claimants
 from tunecore.shell.mirror.stored_state import stored_objects
+from tunecore.shell.mirror.upload_fence import open_generation
 from tunecore.shell.processes import is_running, process_start
 from tunecore.shell.storage.own_files import NotRegularFileError
 from tunecore.shell.storage.store import Store
@@ -162,6 +163,7 @@ class LeaseKeeper:
                 f"generation {self.generation} too); this one does not start. Only one "
                 "driver may run an experiment: start again once it has ended"
             )
+        open_generation(self.store, self.generation)
         self._write()
 
     def renew(self) -> None:

@@ -18,9 +18,11 @@ Rules this module lives by:
   with a dot, never holds `..`, never ends in a dot, is never empty and is at
   most `MAX_NAME_LENGTH` characters. When it has to be cut, the trial id is
   kept (appended if the cut removed it), so trial directories stay unique.
-- A trial's directory is a pure function of its spec (and the optional user
-  dirname): the same trial gets the same directory on every call, in every
-  process, so a resumed experiment appends to the files it wrote before.
+- A trial's directory is a pure function of its spec, or the name its
+  event log records (`TrialState.dirname`, a user `trial_dirname_creator`'s
+  name made safe and unique): the same trial gets the same directory on
+  every call, in every process, so a resumed experiment appends to the
+  files it wrote before.
 - Paths that come from state (checkpoint paths to delete) are checked to lie
   inside this experiment's directory before anything is removed.
 - Nothing is pickled. Values JSON cannot hold are written as described in
@@ -187,6 +189,31 @@ def safe_name(raw: str, *, keep: str = "", fallback: str = "trial") -> str:
     if not suffix or kept in name[:MAX_NAME_LENGTH]:
         return name[:MAX_NAME_LENGTH].rstrip(".")
     return name[: MAX_NAME_LENGTH - len(suffix)] + suffix
+
+
+def _name_before_ids(raw: str, trial_id: str) -> str:
+    """The directory name tunecore before 2026-12-07 made of a
+    `trial_dirname_creator`'s `raw`: a name it changed did not end with
+    the trial id (`ExperimentStorage.trial_dirname` now adds it)."""
+    name = safe_name(raw, keep=trial_id, fallback=trial_id)
+    return safe_name("_" + name, keep=trial_id) if is_experiment_entry(name) else name
+
+
+def _holds_results_of(directory: Path, trial_id: str, *, beneath: Path) -> bool:
+    """Whether `directory`'s result.json has a line of the trial `trial_id`
+    (two trials may have shared it). Opened as tunecore's own file below
+    `beneath` (`open_text`: never through a link or a FIFO), read line by
+    line; a file that cannot be read holds nothing of it."""
+    try:
+        with open_text(directory / RESULT_FILE, beneath=beneath) as file:
+            for line in file:
+                with suppress(ValueError):
+                    row = json.loads(line)
+                    if isinstance(row, dict) and row.get("trial_id") == trial_id:
+                        return True
+    except (OSError, ValueError):  # unreadable, or not UTF-8
+        return False
+    return False
 
 
 def _sanitise(raw: str) -> str:
@@ -461,10 +488,64 @@ class ExperimentStorage:
     def trial_dirname_of(
         self, trial: TrialState, dirname_of: Callable[[TrialState], str] | None
     ) -> str:
-        """`trial_dirname` of `trial`, given the dirname `dirname_of` (the
-        user's `trial_dirname_creator`, as `trial_view.dirname_of` wraps it)
-        makes for it, if there is one."""
-        return self.trial_dirname(trial.spec, None if dirname_of is None else dirname_of(trial))
+        """The directory name of `trial`: the one its log recorded
+        (`TrialState.dirname`, made safe again: a log is data), else the
+        one `dirname_of` (the user's `trial_dirname_creator`, as
+        `trial_view.dirname_of` wraps it) gives it (`_named_by_creator`),
+        else its default `trial_dirname`. Call `know_recorded` with the
+        experiment's trials first, so a creator's name another trial's
+        log records is seen as taken."""
+        if trial.dirname is not None:
+            return self.trial_dirname(trial.spec, trial.dirname)
+        if dirname_of is None:
+            return self.trial_dirname(trial.spec)
+        given = self._given_names.get(trial.trial_id)
+        if given is not None:
+            return given
+        name = self._named_by_creator(trial.spec, dirname_of(trial))
+        self._given_names[trial.trial_id] = name
+        self._dir_owners.setdefault(name, trial.trial_id)
+        return name
+
+    def know_recorded(self, trials: Iterable[TrialState]) -> None:
+        """Take the directory names `trials`' log records as theirs, so
+        no other trial is given one (`trial_dirname_of`)."""
+        for trial in trials:
+            if trial.dirname is not None:
+                name = self.trial_dirname(trial.spec, trial.dirname)
+                self._given_names[trial.trial_id] = name
+                self._dir_owners.setdefault(name, trial.trial_id)
+
+    def _named_by_creator(self, spec: TrialSpec, raw: str) -> str:
+        """The directory of a trial whose log records none, which a
+        `trial_dirname_creator` named `raw`. Its `trial_dirname`, if no
+        other trial has that name; else that name ending with the trial
+        id (`_<trial id>`, then `_2`, ... should a creator have given that
+        too): Ray and tunecore before the name was logged gave two trials
+        of one name one directory, their results and checkpoints mixed.
+
+        A trial of a log from before the name was logged keeps the
+        directory its files are in, if that one is not the name above:
+        the name the creator gives it, shared with another trial as
+        before, or the name tunecore before 2026-12-07 made of it (a
+        changed name without the id: `a_b` for `a/b`). A directory is the
+        trial's if its result.json holds a line of the trial's id
+        (`_holds_results_of`); only names that differ are read, so a
+        trial costs no read unless its name was taken or changed."""
+        name = self.trial_dirname(spec, raw)
+        fresh, n = name, 1
+        while self._dir_owners.get(fresh, spec.trial_id) != spec.trial_id:
+            n += 1
+            tail = spec.trial_id if n == 2 else f"{spec.trial_id}_{n - 1}"
+            fresh = safe_name(f"{name}_{tail}", keep=tail)
+        if (self.path / fresh).is_dir():
+            return fresh
+        for earlier in dict.fromkeys((name, _name_before_ids(raw, spec.trial_id))):
+            if earlier != fresh and _holds_results_of(
+                self.path / earlier, spec.trial_id, beneath=self.path
+            ):
+                return earlier
+        return fresh
 
     def trial_dir(
         self, spec: TrialSpec, dirname: str | None = None, *, at_once: bool = True
@@ -481,10 +562,11 @@ class ExperimentStorage:
         the queue first; a worker on this host makes the directory too
         before it enters it (`TrialHost.assign`).
 
-        A user dirname shared by two trials would mix their files; as in
-        Ray, the creator must return unique names. A clash is logged (once
-        per name and trial) rather than silently patched, since patching would make the
-        directory depend on the order trials were seen in."""
+        A `dirname` shared by two trials mixes their files. The loop never
+        gives one (`trial_dirname_of` makes a creator's repeated name
+        unique, and the log keeps the name it made), except to trials of
+        a log from before names were logged that shared a directory then:
+        such a clash is logged, once per name and trial."""
         if dirname is None:
             remembered = self._known_dirs.get(spec.trial_id)
             if remembered is not None:  # made already: no renaming, no mkdir per result

@@ -45,7 +45,10 @@ directory, and persists through the store what has to outlive the node:
   (`TrialContext.lease_generation`, `lease.check_not_taken_over`): a
   driver paused past its lease keeps its workers, and the stale worker's
   save of `checkpoint_000007` deleted and replaced the new driver's. Such
-  a write raises `TakenOverError` and stores nothing.
+  a write raises `TakenOverError` and stores nothing. On a `file://`
+  store a save or an export replaces the directory by renames the new
+  driver's take-over makes fail (`mirror.upload_fence`), so a worker
+  frozen after its check replaces nothing either.
 """
 
 from __future__ import annotations
@@ -66,6 +69,7 @@ from pathlib import PurePath
 import msgspec
 
 from tunecore.shell.mirror.claims import TakenOverError, check_not_taken_over
+from tunecore.shell.mirror.upload_fence import replace_dir
 from tunecore.shell.storage.own_files import kind_of
 from tunecore.shell.storage.store import Store, check_rel, checkpoint_root
 from tunecore.shell.trainable.checkpoint_files import META_FILE
@@ -237,10 +241,7 @@ class MirroredTrial:
         local = _fresh_dir(self._local(rel))
         try:
             inner = _inner(local, save(local))
-            self._check_lease(f"save the checkpoint {rel}")
-            with _storing(self._store, rel, "save the checkpoint"):
-                self._store.delete_dir(rel)
-                self._store.upload_dir(local, rel, marker=META_FILE)
+            self._replace(local, rel, "save the checkpoint", marker=META_FILE)
         finally:
             shutil.rmtree(local, ignore_errors=True)
         return _joined(checkpoint_dir, inner)
@@ -271,14 +272,18 @@ class MirroredTrial:
         local = _fresh_dir(self._local(rel))
         try:
             written = export(local)
-            self._check_lease(f"upload the exports {rel}")
-            with _storing(self._store, rel, "upload the exports"):
-                self._store.delete_dir(rel)
-                if any(os.scandir(local)):
-                    self._store.upload_dir(local, rel)
+            self._replace(local, rel, "upload the exports")
         finally:
             shutil.rmtree(local, ignore_errors=True)
         return {name: _driver_path(export_dir, local, path) for name, path in written.items()}
+
+    def _replace(self, local: str, rel: str, doing: str, *, marker: str | None = None) -> None:
+        """Store `local` at `rel` in place of what is there (`doing` says
+        what for), unless a later driver took over
+        (`upload_fence.replace_dir`: fenced on a `file://` store, checked
+        just before on others)."""
+        with _storing(self._store, rel, doing):
+            replace_dir(self._store, self._generation, local, rel, f"{doing} {rel}", marker=marker)
 
     def _check_lease(self, what: str) -> None:
         """`TakenOverError` if a later driver took the experiment over

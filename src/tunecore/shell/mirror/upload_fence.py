@@ -1,0 +1,215 @@
+"""Fencing a paused driver's workers out of `file://` storage: a worker
+replaces a directory (`checkpoint_000003/`, `export/`) only by renames
+that the next driver's take-over makes fail.
+
+Why. A worker checks that no later driver claimed the experiment before
+it deletes or uploads (`claims.check_not_taken_over`), but a check and a
+write are two requests. A worker frozen between them (its driver
+SIGSTOPped or its VM paused past the lease) once thawed deleted and
+replaced the `checkpoint_000003` a new driver's worker had stored there,
+so the checkpoint the new log names held the stale trial's state.
+
+How, on a `LocalStore` (one kernel resolves every path):
+
+- The driver of lease generation g makes `.tunecore_upload_g<g>/` in the
+  experiment's directory as it takes the lease, and moves every earlier
+  generation's aside (`.tunecore_fenced_g<k>_<random>`), then deletes
+  those (`open_generation`): all after its claim, before it reads
+  anything.
+- A worker of generation g builds the new directory inside its
+  generation's, which it never makes itself, then renames the directory
+  it replaces into its generation's, then renames the new one into place
+  (`replace_dir`). The kernel resolves `.tunecore_upload_g<g>/` as each
+  rename happens: once a later driver moved it aside, both fail, and the
+  worker raises `TakenOverError` having replaced nothing. Whenever the
+  worker froze, its renames were either done before the take-over (the
+  new driver reads after it, and its worker replaces them as any earlier
+  generation's) or fail after it.
+- A worker whose generation's directory was never made (a driver before
+  this) writes as before, after the check.
+
+S3, GCS and other object stores have no rename, and no request that
+makes a write depend on another object (the claim): there the check is
+all (docs/reliability-storage.md, "Limits").
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import logging
+import os
+import re
+import secrets
+import shutil
+import stat
+from pathlib import Path
+
+from tunecore.shell.mirror.claims import TakenOverError, check_not_taken_over
+from tunecore.shell.storage import own_files
+from tunecore.shell.storage.local_store import LocalStore
+from tunecore.shell.storage.store import Store, local_files
+
+logger = logging.getLogger(__name__)
+
+_UPLOAD = re.compile(r"^\.tunecore_upload_g(\d{8})$")
+_FENCED = re.compile(r"^\.tunecore_fenced_g\d{8}_[0-9a-f]+$")
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def upload_dir(generation: int) -> str:
+    """The directory of generation `generation`'s uploads, in the
+    experiment's directory (a dot name: never a trial's)."""
+    return f".tunecore_upload_g{generation:08d}"
+
+
+def open_generation(store: Store, generation: int) -> None:
+    """Make generation `generation`'s upload directory and fence every
+    earlier one (module docstring); nothing on a store that is not a
+    `LocalStore`. Called by the driver that took the lease, after its
+    claim and before it reads anything."""
+    if not isinstance(store, LocalStore) or generation <= 0:
+        return
+    root = store.root
+    os.makedirs(root, exist_ok=True)
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(os.path.join(root, upload_dir(generation)))
+    for entry in os.scandir(root):
+        match = _UPLOAD.match(entry.name)
+        if match is not None and int(match.group(1)) < generation:
+            fenced = f".tunecore_fenced_g{match.group(1)}_{secrets.token_hex(4)}"
+            with contextlib.suppress(FileNotFoundError):
+                os.rename(entry.path, os.path.join(root, fenced))
+    for entry in os.scandir(root):
+        if _FENCED.match(entry.name) and entry.is_dir(follow_symlinks=False):
+            # A stale worker may still write into it: what it leaves goes
+            # with the next take-over.
+            shutil.rmtree(entry.path, ignore_errors=True)
+
+
+def replace_dir(
+    store: Store, generation: int, local: str, rel: str, what: str, *, marker: str | None = None
+) -> None:
+    """Store the directory `local` at `rel`, replacing what is there, as a
+    writer of lease generation `generation` that must not write once a
+    later driver took over (`TakenOverError` naming `what` it would have
+    done). Fenced by renames on a `LocalStore` whose driver made the
+    generation's directory (module docstring); else checked just before
+    (`check_not_taken_over`), the deletion and the upload then two more
+    requests."""
+    check_not_taken_over(store, generation, what)
+    if (
+        isinstance(store, LocalStore)
+        and generation > 0
+        and _fenced_replace(store, generation, local, rel)
+    ):
+        return
+    store.delete_dir(rel)
+    store.upload_dir(local, rel, marker=marker)
+
+
+def _fenced_replace(store: LocalStore, generation: int, local: str, rel: str) -> bool:
+    """`replace_dir` by renames through the generation's directory; False
+    when that directory was never made (nothing done); `TakenOverError`
+    once it was fenced."""
+    gen = upload_dir(generation)
+    staged = f"{gen}/{secrets.token_hex(8)}"
+    root = os.open(store.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        try:
+            mode = os.stat(gen, dir_fd=root, follow_symlinks=False).st_mode
+        except FileNotFoundError:
+            check_not_taken_over(store, generation, "store anything")  # fenced since the check
+            return False  # a driver before fencing: never made
+        if not stat.S_ISDIR(mode):
+            raise own_files.NotRegularFileError(
+                errno.ELOOP, "not a directory: uploads never go through a link", store.uri(gen)
+            )
+        files = local_files(local, None)
+        try:
+            os.mkdir(staged, dir_fd=root)  # in the generation's: never made here
+        except FileNotFoundError:
+            raise _taken_over(store, generation) from None
+        try:
+            _copy_into(root, staged, local, files)
+        except BaseException:
+            shutil.rmtree(staged, dir_fd=root, ignore_errors=True)
+            raise
+        target = store.local_path(rel)  # checked: a store path, no link on the way
+        parent = own_files.directory_fd(
+            Path(os.path.dirname(target)), Path(store.root), create=True
+        )
+        try:
+            name = os.path.basename(target)
+            aside = f"{staged}.replaced"
+            try:
+                os.rename(name, aside, src_dir_fd=parent, dst_dir_fd=root)
+            except FileNotFoundError:
+                if not _exists(gen, root):
+                    raise _taken_over(store, generation) from None
+                # nothing stored there yet
+            try:
+                if files:  # else nothing is stored there, as after a deletion
+                    os.rename(staged, name, src_dir_fd=root, dst_dir_fd=parent)
+            except FileNotFoundError:
+                raise _taken_over(store, generation) from None
+        finally:
+            os.close(parent)
+        for done in (aside, staged):
+            with contextlib.suppress(OSError):
+                shutil.rmtree(done, dir_fd=root)
+        return True
+    finally:
+        os.close(root)
+
+
+def _copy_into(root: int, staged: str, local: str, files: list[str]) -> None:
+    """Copy `files` of `local` into the directory `staged` (just made in
+    the generation's), every file and directory made below it without
+    following a link."""
+    top = os.open(staged, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=root)
+    try:
+        for name in files:
+            *dirs, leaf = name.split("/")
+            parent = os.dup(top)
+            try:
+                for part in dirs:
+                    with contextlib.suppress(FileExistsError):
+                        os.mkdir(part, dir_fd=parent)
+                    inner = os.open(
+                        part,
+                        os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                        dir_fd=parent,
+                    )
+                    os.close(parent)
+                    parent = inner
+                with (
+                    open(os.path.join(local, *name.split("/")), "rb") as source,
+                    os.fdopen(os.open(leaf, _CREATE, 0o666, dir_fd=parent), "wb") as copy,
+                ):
+                    shutil.copyfileobj(source, copy)
+            finally:
+                os.close(parent)
+    finally:
+        os.close(top)
+
+
+def _exists(name: str, root: int) -> bool:
+    try:
+        os.stat(name, dir_fd=root, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def _taken_over(store: Store, generation: int) -> TakenOverError:
+    """The error of a writer whose generation's directory a later driver
+    fenced: which driver, as the claims say."""
+    try:
+        check_not_taken_over(store, generation, "replace what the new driver stored")
+    except TakenOverError as error:
+        return error
+    return TakenOverError(
+        f"{store.uri()}: the uploads of generation {generation} were fenced (another driver "
+        "took this experiment over); nothing was replaced"
+    )

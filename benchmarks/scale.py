@@ -55,7 +55,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from benchmarks.children import (
     emit,
@@ -132,7 +132,11 @@ def iterations_of(metrics: Mapping[str, Any]) -> int:
 
 
 def run_experiment(
-    sweep: str, trials: int, max_t: int, storage: str, executor: str = "ray"
+    sweep: str,
+    trials: int,
+    max_t: int,
+    storage: str,
+    executor: Literal["ray", "in_process"] = "ray",
 ) -> tuple[float, Any]:
     """(seconds from Tuner to the end of fit(), the ResultGrid); `executor`
     as `RunConfig` takes it."""
@@ -202,7 +206,7 @@ def _echo(value: int) -> int:
 
 
 def child(
-    sweep: str, trials: int, max_t: int, warm_up: int, trace: bool, in_process: bool = False
+    sweep: str, trials: int, max_t: int, warm_up: int, trace: bool, *, in_process: bool = False
 ) -> None:
     """Run one experiment and print its measurements as one JSON line; with
     `in_process`, its trials run in the driver's threads, without Ray
@@ -224,8 +228,9 @@ def child(
         tracemalloc.start(1)
     out["rss_before_kb"] = current_rss_kb()
     storage = run_dir(f"bench-scale-{sweep}-{trials}-")
-    executor = "in_process" if in_process else "ray"
-    seconds, grid = run_experiment(sweep, trials, max_t, storage, executor)
+    seconds, grid = run_experiment(
+        sweep, trials, max_t, storage, "in_process" if in_process else "ray"
+    )
     out["rss_after_kb"] = current_rss_kb()
     out["peak_rss_kb"] = peak_rss_kib()
     if trace:
@@ -530,7 +535,8 @@ def main(argv: Sequence[str]) -> int:
         parser.error(f"unrecognized arguments: {' '.join(reads_argv)}")
     if args.child is not None:
         sweep, trials = args.child
-        child(sweep, int(trials), args.max_t, args.warm_up, args.tracemalloc, args.in_process)
+        in_process: bool = args.in_process
+        child(sweep, int(trials), args.max_t, args.warm_up, args.tracemalloc, in_process=in_process)
         return 0
     from benchmarks import scale_reads, scale_vs_ray_tune  # noqa: PLC0415 - they import this module
 

@@ -240,9 +240,7 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument(
         "--memory-runs", type=int, default=3, help="pairs of fresh builds for the memory check"
     )
-    parser.add_argument(
-        "--memory-only", action="store_true", help="only the driver memory checks"
-    )
+    parser.add_argument("--memory-only", action="store_true", help="only the driver memory checks")
     args = parser.parse_args(list(argv))
     lines, ok = run(args.sizes, args.cache, args.memory_runs, args.memory_only)
     print("\n".join(lines))

@@ -24,7 +24,8 @@ from tunecore.model.codec import from_msgpack, to_json, to_msgpack
 from tunecore.model.packed import PackedMap, pack
 
 ANY_FLOAT = st.floats(allow_nan=True, allow_infinity=True, width=64)
-maps = st.dictionaries(st.text(max_size=8), ANY_FLOAT | st.integers(-(2**63), 2**64 - 1)) | json_dicts
+numbers = ANY_FLOAT | st.integers(-(2**63), 2**64 - 1)
+maps = st.dictionaries(st.text(max_size=8), numbers) | json_dicts
 
 
 def same(a: JsonValue, b: JsonValue) -> bool:
@@ -74,7 +75,7 @@ def test_maps_of_the_same_keys_share_one_key_tuple() -> None:
     assert second is not None
     assert first.keys() is second.keys()
     assert first[: packed_module.SHAPE_BYTES] == second[: packed_module.SHAPE_BYTES]
-    assert b"training_iteration" not in first  # the keys are not in its bytes
+    assert first.find(b"training_iteration") == -1  # the keys are not in its bytes
 
 
 def test_an_encoder_without_the_hook_refuses_a_packed_map() -> None:
@@ -131,7 +132,7 @@ def test_with_the_table_full_a_new_shape_is_kept_as_its_msgpack(
             recorded_stats={"loss": MetricStats(1.0, 0.0, 0.5, 0.0)},
         )
         assert isinstance(state.recorded_result, msgspec.Raw)
-        assert same(state.last_result, result)  # type: ignore[arg-type]
+        assert same(state.last_result, result)
         encoded = to_msgpack(state)
         assert from_msgpack(encoded, TrialState) == state
         assert to_msgpack(from_msgpack(encoded, TrialState)) == encoded

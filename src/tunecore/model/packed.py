@@ -21,7 +21,7 @@ sent to another process is rebuilt against that process's table.
 
 from __future__ import annotations
 
-import threading
+import itertools
 from collections.abc import Mapping
 
 import msgspec
@@ -35,9 +35,12 @@ MAX_SHAPES = 1 << (8 * SHAPE_BYTES)
 beyond this (a trainable reporting new keys in every trial), `pack` says
 so and the caller keeps the map as its msgpack."""
 
-_SHAPES: list[tuple[str, ...]] = []
+_SHAPES: dict[int, tuple[str, ...]] = {}
 _SHAPE_INDEX: dict[tuple[str, ...], int] = {}
-_NEW_SHAPE = threading.Lock()
+_NEXT_INDEX = itertools.count()
+"""Without a lock (the pure layers take none): each index is drawn once
+(`next` on a count is atomic), so two threads registering one shape at
+once give it two indices, each naming it, and never one index two shapes."""
 
 _ENCODE = msgspec.msgpack.Encoder()
 _DECODE = msgspec.msgpack.Decoder()
@@ -82,13 +85,14 @@ def pack(mapping: Mapping[str, object]) -> PackedMap | None:
 
 
 def _registered(keys: tuple[str, ...]) -> int | None:
-    with _NEW_SHAPE:
-        index = _SHAPE_INDEX.get(keys)
-        if index is None and len(_SHAPES) < MAX_SHAPES:
-            index = len(_SHAPES)
-            _SHAPES.append(keys)
-            _SHAPE_INDEX[keys] = index
-        return index
+    if len(_SHAPES) >= MAX_SHAPES:
+        return None
+    index = next(_NEXT_INDEX)
+    if index >= MAX_SHAPES:
+        return None
+    _SHAPES[index] = keys
+    _SHAPE_INDEX[keys] = index
+    return index
 
 
 def _repacked(keys: tuple[str, ...], values: bytes) -> PackedMap | dict[str, object]:

@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.core.test_packed_result import same
 from tests.strategies import json_dicts, specs
 from tunecore.model import JsonValue, MetricStats, TrialState, TrialStatus
 from tunecore.model import packed as packed_module
@@ -26,21 +27,6 @@ from tunecore.model.packed import PackedMap, pack
 ANY_FLOAT = st.floats(allow_nan=True, allow_infinity=True, width=64)
 numbers = ANY_FLOAT | st.integers(-(2**63), 2**64 - 1)
 maps = st.dictionaries(st.text(max_size=8), numbers) | json_dicts
-
-
-def same(a: JsonValue, b: JsonValue) -> bool:
-    """Equal, of the same types, in the same key order; NaN equals NaN."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, float) and isinstance(b, float):
-        return (math.isnan(a) and math.isnan(b)) or (
-            a == b and math.copysign(1, a) == math.copysign(1, b)
-        )
-    if isinstance(a, dict) and isinstance(b, dict):
-        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
-    return a == b
 
 
 @given(mapping=maps)

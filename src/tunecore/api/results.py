@@ -214,7 +214,8 @@ class Result:
         return (_blank, (type(self),), fields)
 
     def __setstate__(self, state: dict[str, object]) -> None:
-        for name, value in (state | {"_history": _UNREAD}).items():
+        # A result pickled before `_parent` was kept has its whole path.
+        for name, value in ({"_parent": ""} | state | {"_history": _UNREAD}).items():
             object.__setattr__(self, name, value)
 
     @property

@@ -466,6 +466,6 @@ def test_results_share_their_experiment_directory_and_keep_only_their_own_name(
     assert all(Path(p).is_dir() and Path(p).parent == Path(results.experiment_path) for p in paths)
     assert len({id(r._parent) for r in results}) == 1
     assert all(r._path == Path(p).name for r, p in zip(results, paths, strict=True))
-    copy = cloudpickle.loads(cloudpickle.dumps(list(results)))
+    copy: list[Result] = cloudpickle.loads(cloudpickle.dumps(list(results)))
     assert [r.path for r in copy] == paths
     assert copy == list(results)

@@ -12,6 +12,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import cast
 
 import cloudpickle
 import pytest
@@ -466,6 +467,6 @@ def test_results_share_their_experiment_directory_and_keep_only_their_own_name(
     assert all(Path(p).is_dir() and Path(p).parent == Path(results.experiment_path) for p in paths)
     assert len({id(r._parent) for r in results}) == 1
     assert all(r._path == Path(p).name for r, p in zip(results, paths, strict=True))
-    copy: list[Result] = cloudpickle.loads(cloudpickle.dumps(list(results)))
+    copy = cast(list[Result], cloudpickle.loads(cloudpickle.dumps(list(results))))
     assert [r.path for r in copy] == paths
     assert copy == list(results)

@@ -55,7 +55,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from benchmarks.children import (
     emit,
@@ -131,8 +131,15 @@ def iterations_of(metrics: Mapping[str, Any]) -> int:
     return int(value) if isinstance(value, int | float) else 0
 
 
-def run_experiment(sweep: str, trials: int, max_t: int, storage: str) -> tuple[float, Any]:
-    """(seconds from Tuner to the end of fit(), the ResultGrid)."""
+def run_experiment(
+    sweep: str,
+    trials: int,
+    max_t: int,
+    storage: str,
+    executor: Literal["ray", "in_process"] = "ray",
+) -> tuple[float, Any]:
+    """(seconds from Tuner to the end of fit(), the ResultGrid); `executor`
+    as `RunConfig` takes it."""
     import tunecore  # noqa: PLC0415 - imported before the clock, like Ray Tune
     from tunecore.schedulers import ASHAScheduler  # noqa: PLC0415
 
@@ -156,7 +163,7 @@ def run_experiment(sweep: str, trials: int, max_t: int, storage: str) -> tuple[f
             if asha
             else None,
         ),
-        run_config=tunecore.RunConfig(storage_path=storage, verbose=0),
+        run_config=tunecore.RunConfig(storage_path=storage, verbose=0, executor=executor),
     )
     grid = tuner.fit()
     return time.perf_counter() - start, grid
@@ -198,25 +205,32 @@ def _echo(value: int) -> int:
     return value
 
 
-def child(sweep: str, trials: int, max_t: int, warm_up: int, trace: bool) -> None:
-    """Run one experiment and print its measurements as one JSON line."""
-    import ray  # noqa: PLC0415 - only the child needs Ray
-
-    import tunecore.shell.executors.ray  # noqa: F401, PLC0415 - imported before the clock
-
-    preload_ray_serializers()
-    started = time.perf_counter()
-    ray.init(num_cpus=NUM_CPUS, include_dashboard=False)
+def child(
+    sweep: str, trials: int, max_t: int, warm_up: int, trace: bool, *, in_process: bool = False
+) -> None:
+    """Run one experiment and print its measurements as one JSON line; with
+    `in_process`, its trials run in the driver's threads, without Ray
+    (`RunConfig(executor="in_process")`: what `in_process_memory` checks)."""
     out: dict[str, Any] = {"sweep": sweep, "trials": trials, "max_t": max_t}
-    out["ray_init_s"] = time.perf_counter() - started
-    warm_up_ray(warm_up)
+    if not in_process:
+        import ray  # noqa: PLC0415 - only the child needs Ray
+
+        import tunecore.shell.executors.ray  # noqa: F401, PLC0415 - imported before the clock
+
+        preload_ray_serializers()
+        started = time.perf_counter()
+        ray.init(num_cpus=NUM_CPUS, include_dashboard=False)
+        out["ray_init_s"] = time.perf_counter() - started
+        warm_up_ray(warm_up)
     if trace:
         import tracemalloc  # noqa: PLC0415
 
         tracemalloc.start(1)
     out["rss_before_kb"] = current_rss_kb()
     storage = run_dir(f"bench-scale-{sweep}-{trials}-")
-    seconds, grid = run_experiment(sweep, trials, max_t, storage)
+    seconds, grid = run_experiment(
+        sweep, trials, max_t, storage, "in_process" if in_process else "ray"
+    )
     out["rss_after_kb"] = current_rss_kb()
     out["peak_rss_kb"] = peak_rss_kib()
     if trace:
@@ -235,7 +249,10 @@ def child(sweep: str, trials: int, max_t: int, warm_up: int, trace: bool) -> Non
         errors=grid.num_errors,
     )
     del grid
-    ray.shutdown()
+    if not in_process:
+        import ray  # noqa: PLC0415 - only the child needs Ray
+
+        ray.shutdown()
     emit(out)
 
 
@@ -272,11 +289,12 @@ class Run:
         return self.seconds / (self.trials if unit == "trial" else self.results)
 
 
-def spawn(sweep: str, trials: int, sizes: Sizes, trace: bool) -> Run:
+def spawn(sweep: str, trials: int, sizes: Sizes, trace: bool, in_process: bool = False) -> Run:
     """Run one child and parse its JSON line."""
     command = ["--child", sweep, str(trials)]
     command += ["--max-t", str(sizes.max_t), "--warm-up", str(sizes.warm_up)]
     command += ["--tracemalloc"] if trace else []
+    command += ["--in-process"] if in_process else []
     child = run_child("benchmarks.scale", command, CHILD_TIMEOUT_S)
     if child.data is None:
         return Run(sweep, trials, {}, problem=child.problem)
@@ -506,6 +524,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--child", nargs=2, metavar=("SWEEP", "TRIALS"), help=argparse.SUPPRESS)
     parser.add_argument("--max-t", type=int, default=100, help=argparse.SUPPRESS)
     parser.add_argument("--warm-up", type=int, default=5_000, help=argparse.SUPPRESS)
+    parser.add_argument("--in-process", action="store_true", help=argparse.SUPPRESS)
     return parser
 
 
@@ -516,7 +535,8 @@ def main(argv: Sequence[str]) -> int:
         parser.error(f"unrecognized arguments: {' '.join(reads_argv)}")
     if args.child is not None:
         sweep, trials = args.child
-        child(sweep, int(trials), args.max_t, args.warm_up, args.tracemalloc)
+        in_process: bool = args.in_process
+        child(sweep, int(trials), args.max_t, args.warm_up, args.tracemalloc, in_process=in_process)
         return 0
     from benchmarks import scale_reads, scale_vs_ray_tune  # noqa: PLC0415 - they import this module
 

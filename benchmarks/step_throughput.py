@@ -17,8 +17,6 @@ import time
 from collections.abc import Callable, Sequence
 from functools import partial
 
-import msgspec
-
 from tunecore.core.experiment import ExperimentConfig, ExperimentState, new_experiment, step
 from tunecore.core.schedulers.asha import ASHAScheduler
 from tunecore.core.schedulers.base import TrialScheduler
@@ -33,6 +31,7 @@ from tunecore.model import (
     TrialRequested,
     TrialStatus,
 )
+from tunecore.model.codec import to_msgpack
 
 
 def running_experiment(
@@ -145,4 +144,4 @@ def run(schedulers: dict[str, Callable[[], TrialScheduler]], quick: bool = False
 
 def snapshot_size(state: ExperimentState) -> int:
     """Bytes of the trials of `state` as msgpack (used by the size report)."""
-    return len(msgspec.msgpack.encode(list(state.trials.values())))
+    return len(to_msgpack(list(state.trials.values())))

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from benchmarks import scale_regression
+from benchmarks import scale, scale_regression
 from benchmarks.scale_reads import FIFO, FROM_PATH, KILLED, RESTORE, STATUS
 
 
@@ -131,3 +131,40 @@ def test_the_memory_check_builds_fresh_pairs_at_the_smallest_and_largest_size(
     pairs = scale_regression.memory_pairs(FIFO, (1_000, 5_000, 10_000), 2)
     assert built == [(FIFO, 1_000), (FIFO, 10_000)] * 2
     assert [sorted(p) for p in pairs] == [[1_000, 10_000]] * 2
+
+
+def test_the_suite_asha_check_runs_fresh_in_process_children_at_both_ends(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    spawned: list[tuple[str, int, bool]] = []
+
+    def spawn(
+        sweep: str, trials: int, sizes: scale.Sizes, trace: bool, in_process: bool = False
+    ) -> scale.Run:
+        spawned.append((sweep, trials, in_process))
+        data = {"rss_before_kb": 100_000.0, "rss_after_kb": 100_000.0 + 1.5 * trials}
+        return scale.Run(sweep, trials, data, problem="killed" if len(spawned) == 4 else None)
+
+    monkeypatch.setattr(scale, "spawn", spawn)
+    pairs = scale_regression.suite_asha_pairs((1_000, 4_000), 2)
+    assert spawned == [(scale.ASHA, 1_000, True), (scale.ASHA, 4_000, True)] * 2
+    assert pairs[0] == {1_000: {"rss_growth_kb": 1_500.0}, 4_000: {"rss_growth_kb": 6_000.0}}
+    assert pairs[1][4_000] == "killed"
+    line, held = scale_regression.memory_check(scale_regression.SUITE_ASHA, pairs[:1])
+    assert held
+    assert line == (
+        "- driver memory per finished trial on asha, the scale suite's experiment in-process, "
+        "RSS growth 1,000 to 4,000 trials: 1.50 KB; median 1.50 KB (<= 2 KB): held"
+    )
+
+
+@pytest.mark.slow
+def test_the_suite_asha_experiment_runs_in_process_without_ray() -> None:
+    """The child the check spawns, for real at a small size: every trial
+    ran, under ASHA, and no Ray was started."""
+    sizes = scale.Sizes(fifo_trials=(), asha_trials=(30,), max_t=8, warm_up=0)
+    run = scale.spawn(scale.ASHA, 30, sizes, trace=False, in_process=True)
+    assert run.problem is None, run.problem
+    assert "ray_init_s" not in run.data
+    assert run.data["finished"] == 30
+    assert run.growth_kb > 0

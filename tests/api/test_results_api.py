@@ -12,6 +12,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import cast
 
 import cloudpickle
 import pytest
@@ -453,3 +454,19 @@ def test_a_result_grid_crosses_a_process_boundary_as_rays_does(
     assert history["loss"].tolist() == LOSSES[0]
     assert copy.get_best_result(scope="last-5-avg").config["x"] == 1
     assert [t.trial_id for t in copy.trials] == [r.trial_id for r in results]
+
+
+def test_results_share_their_experiment_directory_and_keep_only_their_own_name(
+    experiment: tuple[Tuner, ResultGrid],
+) -> None:
+    """A grid lives as long as the user keeps it: each result keeps the last
+    part of its trial's directory, the directory above it one string every
+    result shares (issue 41), and `path`, compared, pickled, is the whole."""
+    _, results = experiment
+    paths = [r.path for r in results]
+    assert all(Path(p).is_dir() and Path(p).parent == Path(results.experiment_path) for p in paths)
+    assert len({id(r._parent) for r in results}) == 1
+    assert all(r._path == Path(p).name for r, p in zip(results, paths, strict=True))
+    copy = cast(list[Result], cloudpickle.loads(cloudpickle.dumps(list(results))))
+    assert [r.path for r in copy] == paths
+    assert copy == list(results)

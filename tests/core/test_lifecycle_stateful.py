@@ -48,6 +48,7 @@ from tunecore.model import (
     TrialState,
     TrialStatus,
 )
+from tunecore.model.codec import to_msgpack
 
 _T = TypeVar("_T")
 
@@ -298,12 +299,13 @@ class TrialMachine(RuleBasedStateMachine):
 
 def round_trip(value: _T, kind: type[_T]) -> None:
     """msgpack and JSON both give back an equal value, and re-encoding gives
-    identical bytes. (A finished trial keeps its last result and stats as
-    msgpack, `TrialState.recorded_result`: its state is stored as msgpack
-    only, and JSON is checked on the state with them as dicts.)"""
-    packed = msgspec.msgpack.encode(value)
+    identical bytes, through the encoders tunecore stores with
+    (`model.codec`: a finished trial's packed result is encoded through
+    their hook). (A finished trial's state is stored as msgpack only, and
+    JSON is checked on the state with its result and stats as dicts.)"""
+    packed = to_msgpack(value)
     assert msgspec.msgpack.decode(packed, type=kind) == value
-    assert msgspec.msgpack.encode(msgspec.msgpack.decode(packed, type=kind)) == packed
+    assert to_msgpack(msgspec.msgpack.decode(packed, type=kind)) == packed
     if isinstance(value, TrialState) and value.is_finished:
         value = msgspec.structs.replace(value, status=TrialStatus.RUNNING)
         value = msgspec.structs.replace(

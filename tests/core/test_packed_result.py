@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from tests.strategies import json_dicts, specs
 from tunecore.model import JsonDict, JsonValue, MetricStats, TrialState, TrialStatus
 from tunecore.model.codec import from_msgpack, to_msgpack
+from tunecore.model.packed import PackedMap
 
 FINISHED = st.sampled_from([TrialStatus.TERMINATED, TrialStatus.ERROR])
 ANY_FLOAT = st.floats(allow_nan=True, allow_infinity=True, width=64)
@@ -65,8 +66,9 @@ def test_a_finished_trial_reads_and_stores_its_result_as_the_dict_it_was(
     finished = msgspec.structs.replace(running, status=status)
     assert running.recorded_result is result  # a running trial's are the dicts themselves
     assert running.recorded_stats is kept
-    assert isinstance(finished.recorded_result, msgspec.Raw) or not result
-    assert isinstance(finished.recorded_stats, msgspec.Raw) or not kept
+    packed: tuple[object, object] = (finished.recorded_result, finished.recorded_stats)
+    assert isinstance(packed[0], PackedMap) or not result  # not the annotation's types
+    assert isinstance(packed[1], PackedMap) or not kept
     assert same(finished.last_result, result)
     assert to_msgpack(finished.stats_beyond_last) == to_msgpack(kept)
     assert list(finished.stats_beyond_last) == list(kept)

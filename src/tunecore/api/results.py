@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import os
 import posixpath
+import sys
 import urllib.parse
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -98,9 +99,21 @@ class Result:
     kept as a plain string and the checkpoints as a tuple, empty for
     most trials: a `ResultGrid` holds one per trial for as long as it
     lives, and a dict, a list and a `str` subclass each were a third of a
-    finished trial's driver memory (issue 41)."""
+    finished trial's driver memory (issue 41). Of the path, each result
+    keeps only its last part (`_path`), its directory being one string
+    shared by every result of the experiment (`_parent`, see `path`)."""
 
-    __slots__ = ("_best", "_history", "_path", "checkpoint", "error", "files", "state", "storage")
+    __slots__ = (
+        "_best",
+        "_history",
+        "_parent",
+        "_path",
+        "checkpoint",
+        "error",
+        "files",
+        "state",
+        "storage",
+    )
     state: TrialState
     """The trial's state the result was read from."""
     checkpoint: Checkpoint | None
@@ -110,6 +123,9 @@ class Result:
     """The storage the experiment is in (rooted at it), None for a local
     experiment: what `filesystem` answers from."""
     _path: str
+    _parent: str
+    """`path` is `_parent + _path`: `_parent` the directory, ending with
+    its separator, interned (`sys.intern`), or "" (`_path` is all of it)."""
     _best: tuple[tuple[Checkpoint, JsonDict], ...]
     _history: list[JsonDict] | None
 
@@ -137,6 +153,7 @@ class Result:
             "checkpoint": checkpoint,
             "error": error,
             "_path": os.fspath(path),
+            "_parent": "",
             "_frame": metrics_dataframe,
             "_given_best": best_checkpoints,
             "_best": tuple(best_checkpoints or ()),
@@ -162,9 +179,11 @@ class Result:
     ) -> Self:
         """The result of a trial of tunecore's, read from its `state`."""
         self = object.__new__(cls)
+        parent, separator, name = os.fspath(path).rpartition(os.sep)
         fields = {
             "state": state,
-            "_path": os.fspath(path),
+            "_path": name,
+            "_parent": sys.intern(parent + separator),
             "checkpoint": checkpoint,
             "error": error,
             "_best": tuple(best_checkpoints),
@@ -195,7 +214,8 @@ class Result:
         return (_blank, (type(self),), fields)
 
     def __setstate__(self, state: dict[str, object]) -> None:
-        for name, value in (state | {"_history": _UNREAD}).items():
+        # A result pickled before `_parent` was kept has its whole path.
+        for name, value in ({"_parent": ""} | state | {"_history": _UNREAD}).items():
             object.__setattr__(self, name, value)
 
     @property
@@ -222,7 +242,7 @@ class Result:
     @property
     def path(self) -> PathStr:
         """The trial's directory (a URI in storage)."""
-        return PathStr(self._path)
+        return PathStr(self._parent + self._path)
 
     @property
     def best_checkpoints(self) -> list[tuple[Checkpoint, JsonDict]]:
@@ -233,7 +253,7 @@ class Result:
             self.trial_id,
             self.metrics,
             self.config,
-            self._path,
+            self._parent + self._path,
             self.checkpoint,
             self.error,
             self.status,
@@ -293,7 +313,7 @@ class Result:
         """Every result the trial reported, in order, as result.json holds
         them; None if the trial directory has no result.json. Read once."""
         if self._history is _UNREAD:
-            object.__setattr__(self, "_history", read_result_rows(self.files or Path(self._path)))
+            object.__setattr__(self, "_history", read_result_rows(self.files or Path(self.path)))
         history: list[JsonDict] | None = self._history
         return history
 
@@ -534,7 +554,7 @@ class ResultGrid(Sequence[Result]):
 
         def views() -> list[Trial]:
             if stored is None:
-                local.update((result.trial_id, result._path) for result in results)
+                local.update((result.trial_id, result.path) for result in results)
             return [
                 trial_view(
                     result.state,

@@ -17,6 +17,8 @@ from typing import TypeVar, overload
 
 import msgspec
 
+from tunecore.model.packed import encoded
+
 T = TypeVar("T")
 
 
@@ -38,8 +40,10 @@ def _refuse_extension(code: int, data: memoryview) -> object:
     )
 
 
-_ENCODER = msgspec.msgpack.Encoder()
-_JSON_ENCODER = msgspec.json.Encoder()
+_ENCODER = msgspec.msgpack.Encoder(enc_hook=encoded)
+_JSON_ENCODER = msgspec.json.Encoder(enc_hook=encoded)
+"""Both encode a finished trial's packed result as the map it packed
+(`model.packed`)."""
 
 
 @functools.cache

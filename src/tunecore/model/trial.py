@@ -17,6 +17,8 @@ from tunecore.model.checkpoint import (
 )
 from tunecore.model.errors import InvalidFieldError, float_valued, require_int, require_name
 from tunecore.model.json import JsonDict, flatten
+from tunecore.model.packed import PackedMap
+from tunecore.model.packed import pack as pack_shared
 from tunecore.model.resources import Resources
 
 _PACK = msgspec.msgpack.Encoder()
@@ -24,6 +26,7 @@ _UNPACK = msgspec.msgpack.Decoder()
 
 
 _UNPACK_STATS = msgspec.msgpack.Decoder(dict[str, MetricStats])
+_UNPACK_STATS_VALUES = msgspec.msgpack.Decoder(list[MetricStats])
 
 _NONE_KEPT: dict[str, object] = {}
 """The one empty dict every finished trial without a result, or without
@@ -32,21 +35,34 @@ bytes of the driver's memory per finished trial (issue 41). Never handed
 out: `last_result` and `stats_beyond_last` give a new empty dict for it."""
 
 
-def unpack_stats(packed: msgspec.Raw) -> dict[str, MetricStats]:
-    """The metric stats `pack` encoded (a new dict each time)."""
+Packed = PackedMap | msgspec.Raw
+"""A finished trial's result or stats as `pack` keeps them."""
+
+
+def unpack_stats(packed: Packed) -> dict[str, MetricStats]:
+    """The metric stats `pack` packed (a new dict each time)."""
+    if type(packed) is PackedMap:
+        values = _UNPACK_STATS_VALUES.decode(packed.values_packed())
+        return dict(zip(packed.keys(), values, strict=True))
     return _UNPACK_STATS.decode(packed)
 
 
-def pack(result: JsonDict | dict[str, MetricStats]) -> msgspec.Raw:
-    """A result (or stats) as its msgpack encoding: what a snapshot stores
-    of it. (A
-    copy of the encoder's output, which can keep the larger block it grew
-    in: a third more memory, kept as long as the trial.)"""
+def pack(result: JsonDict | dict[str, MetricStats]) -> Packed:
+    """A result (or stats) packed (`model.packed`): encoded, it is the map's
+    msgpack, which a snapshot stores. When this process has no room for
+    another shape of keys, the map's msgpack itself (a `Raw`: a copy of
+    the encoder's output, which can keep the larger block it grew in: a
+    third more memory, kept as long as the trial)."""
+    packed = pack_shared(result)
+    if packed is not None:
+        return packed
     return msgspec.Raw(bytes(memoryview(_PACK.encode(result))))
 
 
-def unpack(packed: msgspec.Raw) -> JsonDict:
-    """The result `pack` encoded (a new dict each time)."""
+def unpack(packed: Packed) -> JsonDict:
+    """The result `pack` packed (a new dict each time)."""
+    if type(packed) is PackedMap:
+        return packed.unpacked()  # type: ignore[return-value]
     result: JsonDict = _UNPACK.decode(packed)
     return result
 
@@ -231,12 +247,13 @@ class TrialState(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, 
     start_time: float | None = None
     recorded_result: JsonDict | msgspec.Raw = msgspec.field(default={}, name="last_result")
     """The last result, which `last_result` reads: a dict while the trial
-    runs, its msgpack encoding once it has finished (`__post_init__`). A
-    snapshot stores either as the same map, byte for byte. A finished
-    trial's result is kept as long as the experiment and seldom read: as
-    a dict, with its keys' table and a Python object per value, a
-    one-report trial's was 0.6 KB of the driver's memory, encoded it is
-    half that (issue 41)."""
+    runs, packed once it has finished (`__post_init__`, `pack`: a
+    `PackedMap` in memory, which the typed annotation does not show, as
+    msgspec decodes only the other two). A snapshot stores each as the
+    same map, byte for byte. A finished trial's result is kept as long as
+    the experiment and seldom read: as a dict, with its keys' table and a
+    Python object per value, a one-report trial's was 0.6 KB of the
+    driver's memory, its msgpack half that, packed a quarter (issue 41)."""
     last_update_time: float | None = None
     recorded_stats: dict[str, MetricStats] | msgspec.Raw = msgspec.field(
         default={}, name="metric_analysis"

@@ -714,10 +714,11 @@ class OwnSpace(Searcher):
         return {"x": self.space["x"][0]} if self.space else None
 
 
-def test_a_searcher_is_offered_no_empty_space_but_gets_the_objective(tmp_path: Path) -> None:
-    # Ray's tune.run calls set_search_properties only when it has a config.
+def test_a_searcher_is_offered_no_empty_space_nor_the_objective(tmp_path: Path) -> None:
+    # Ray's tune.run calls set_search_properties only when it has a config:
+    # the searcher hears neither the space nor the run's metric and mode.
     searcher = OwnSpace({"x": [3.0]})
     grid = simulated(searcher, tmp_path, samples=2)
     assert searcher.offered == []
     assert [result.config for result in grid] == [{"x": 3.0}, {"x": 3.0}]
-    assert (searcher.metric, searcher.mode) == ("score", "max")
+    assert (searcher.metric, searcher.mode) == (None, None)

@@ -386,9 +386,7 @@ class StoredExploitCopies(Callback):
         self.store = store
         self.seen: dict[tuple[str, str], bool] = {}
 
-    def on_trial_result(
-        self, iteration: int, trials: object, trial: Trial, result: object
-    ) -> None:
+    def on_trial_result(self, iteration: int, trials: object, trial: Trial, result: object) -> None:
         for name, entry in exploit_copies_in(self.store):
             marker = f"pbt/{name}/{entry}/{META_FILE}"
             self.seen.setdefault((name, entry), self.store.exists(marker))

@@ -157,7 +157,7 @@ def test_a_resume_setting_ray_deprecated_raises_its_deprecation_warning(
 ) -> None:
     """Ray Tune 2.60 raises `DeprecationWarning` (an exception, not a
     warning issued) for these, before any trial runs."""
-    base = resume.split("+")[0]
+    base = resume.split("+", maxsplit=1)[0]
     message = f"'{base}' is deprecated. Please pass in one of \\(True, False, 'AUTO'\\)"
     with pytest.raises(DeprecationWarning, match=message):
         run_in(tmp_path, resume=resume)

@@ -36,10 +36,12 @@ from tunecore.shell.searchers import SearchResumeWarning, external_of
 class Hill(Searcher):
     """Climbs from the best x it was told, with a seeded RNG: what it
     suggests depends on every tell and on their order, and it rebuilds
-    from its spec."""
+    from its spec. It names the runs' metric and mode itself: these runs
+    have no param space, and Ray's tune.run offers a searcher the run's
+    metric and mode only with one (`set_search_properties`)."""
 
     def __init__(
-        self, metric: str | None = None, mode: str | None = None, seed: int | None = None
+        self, metric: str | None = "score", mode: str | None = "max", seed: int | None = None
     ) -> None:
         super().__init__(metric=metric, mode=mode)
         self.seed = seed

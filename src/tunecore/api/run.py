@@ -270,7 +270,8 @@ def resume_setting(resume: object) -> ResumeConfig | None:
     base, *suffixes = resume.split("+")
     if base in _DEPRECATED_RESUME:
         raise DeprecationWarning(
-            f"resume={resume!r}: '{base}' is deprecated. Please pass in one of (True, False, 'AUTO')."
+            f"resume={resume!r}: '{base}' is deprecated. "
+            "Please pass in one of (True, False, 'AUTO')."
         )
     if base != "AUTO":
         raise ValueError(f"resume={resume!r}: {base!r} is not one of True, False, 'AUTO'")

@@ -266,7 +266,7 @@ class ExperimentLoop:
         self._inbox_read = now
         return self._inbox.take(self._clock())
 
-    def _delete_taken(self, requests: list[ExperimentEvent]) -> None:
+    def _delete_taken(self, requests: Sequence[ExperimentEvent]) -> None:
         """Delete the stored inbox requests just logged, once the log that
         records them is in the store too: a driver that dies before loses
         no request, and a resume never takes one twice (the log names it)."""
@@ -419,9 +419,7 @@ class ExperimentLoop:
             if self._views.objects:  # an earlier result's go
                 self._views.objects.forget(event.trial_id)
             shown = dict(trial.last_result)
-        self._callbacks.on_trial_result(
-            self._steps, self._trials(), self._view(trial), shown
-        )
+        self._callbacks.on_trial_result(self._steps, self._trials(), self._view(trial), shown)
         if shown.get(SHOULD_CHECKPOINT) is True and event.result.get(SHOULD_CHECKPOINT) is not True:
             event = msgspec.structs.replace(event, result={**event.result, SHOULD_CHECKPOINT: True})
             return event, step(self.state, event)
@@ -498,9 +496,7 @@ class ExperimentLoop:
             trial = self.state.trials[event.trial_id]
             self._callbacks.on_trial_save(self._steps, self._trials(), self._view(trial))
             located = self._storage.located(event.checkpoint)
-            self._callbacks.on_checkpoint(
-                self._steps, self._trials(), self._view(trial), located
-            )
+            self._callbacks.on_checkpoint(self._steps, self._trials(), self._view(trial), located)
         elif isinstance(event, TrialRestored):
             # No `on_trial_restore`: Ray Tune 2.60's controller never calls
             # it (not on a retry, a resumed pause or an exploit either).

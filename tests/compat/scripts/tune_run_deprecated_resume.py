@@ -33,27 +33,33 @@ def train(config):
 
 flag = os.path.abspath("fail_flag")
 open(flag, "w").close()
-kwargs = dict(
-    config={"fail": tune.grid_search([False, True]), "flag": flag},
-    name="resume_exp",
-    storage_path=os.path.abspath("results"),
-    verbose=0,
-)
+kwargs = {
+    "config": {"fail": tune.grid_search([False, True]), "flag": flag},
+    "name": "resume_exp",
+    "storage_path": os.path.abspath("results"),
+    "verbose": 0,
+}
 first = tune.run(train, raise_on_failed_trial=False, **kwargs)
 assert sorted(t.status for t in first.trials) == ["ERROR", "TERMINATED"]
 os.remove(flag)
 
-for resume in ["ERRORED_ONLY", "LOCAL", "REMOTE+ERRORED", "PROMPT"]:
+
+def error_of(action):
     try:
-        tune.run(train, resume=resume, **kwargs)
-    except DeprecationWarning as error:
-        deprecated = resume.split("+")[0]
-        message = f"'{deprecated}' is deprecated. Please pass in one of (True, False, 'AUTO')."
-        assert message in str(error), error
-    else:
-        raise AssertionError(f"resume={resume!r} was taken")
+        action()
+    except Exception as error:
+        return error
+    raise AssertionError("no error")
+
+
+for resume in ["ERRORED_ONLY", "LOCAL", "REMOTE+ERRORED", "PROMPT"]:
+    error = error_of(lambda resume=resume: tune.run(train, resume=resume, **kwargs))
+    assert isinstance(error, DeprecationWarning), repr(error)
+    deprecated = resume.split("+", maxsplit=1)[0]
+    message = f"'{deprecated}' is deprecated. Please pass in one of (True, False, 'AUTO')."
+    assert message in str(error), error
 
 again = tune.run(train, resume="AUTO+ERRORED_ONLY", **kwargs)
-failed = [t for t in again.trials if t.config["fail"]][0]
+failed = next(t for t in again.trials if t.config["fail"])
 assert failed.status == "TERMINATED", failed.status
 assert failed.last_result["start"] == 2, failed.last_result

@@ -45,14 +45,6 @@ def config_space():
     return space
 
 
-def error_of(action):
-    try:
-        action()
-    except Exception as error:
-        return error
-    raise AssertionError("no error")
-
-
 def run_with(search_alg):
     return tune.run(
         MyTrainableClass,
@@ -66,24 +58,25 @@ def run_with(search_alg):
     )
 
 
-error = error_of(lambda: run_with(TuneBOHB(space=config_space(), seed=4)))
-assert isinstance(error, RuntimeError), repr(error)
-assert "TuneBOHB" in str(error) and "(None)" in str(error), error
-
-error = error_of(
-    lambda: tune.Tuner(
+def fit_with(search_alg):
+    return tune.Tuner(
         MyTrainableClass,
         tune_config=tune.TuneConfig(
-            search_alg=TuneBOHB(space=config_space(), seed=4),
-            metric="episode_reward_mean",
-            mode="max",
-            num_samples=2,
+            search_alg=search_alg, metric="episode_reward_mean", mode="max", num_samples=2
         ),
         run_config=tune.RunConfig(stop={"training_iteration": 2}, verbose=0),
     ).fit()
-)
-assert isinstance(error, RuntimeError), repr(error)
-assert "TuneBOHB" in str(error) and "(None)" in str(error), error
+
+
+messages = []
+for entry in (run_with, fit_with):
+    try:
+        entry(TuneBOHB(space=config_space(), seed=4))
+    except RuntimeError as error:
+        messages.append(str(error))
+print(messages)
+assert len(messages) == 2, messages
+assert all("TuneBOHB" in m and "`metric` (None) or `mode` (None)" in m for m in messages)
 
 searcher = TuneBOHB(space=config_space(), metric="episode_reward_mean", mode="max", seed=4)
 analysis = run_with(searcher)

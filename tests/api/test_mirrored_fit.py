@@ -376,14 +376,17 @@ def climbing_under_pbt(storage_path: str, *callbacks: Callback) -> tunecore.Resu
 
 
 class StoredExploitCopies(Callback):
-    """The exploit copies in the store as each restore is done, and whether
-    each holds its checkpoint's marker (a whole copy) then."""
+    """The exploit copies in the store at each result, and whether each
+    holds its checkpoint's marker (a whole copy) when first seen. Every copy
+    is seen: the exploited trial reports from it before its next exploit,
+    and a copy is deleted only at that trial's next restore (no hook marks a
+    restore: Ray Tune never calls `on_trial_restore`)."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
         self.seen: dict[tuple[str, str], bool] = {}
 
-    def on_trial_restore(self, iteration: int, trials: object, trial: Trial) -> None:
+    def on_trial_result(self, iteration: int, trials: object, trial: Trial, result: object) -> None:
         for name, entry in exploit_copies_in(self.store):
             marker = f"pbt/{name}/{entry}/{META_FILE}"
             self.seen.setdefault((name, entry), self.store.exists(marker))

@@ -139,7 +139,7 @@ def test_errored_trials_are_resumed_only_when_asked(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("resume", "message"),
     [
-        ("LOCAL", "resume='LOCAL': 'LOCAL' is not one of True, False, 'AUTO'"),
+        ("auto", "resume='auto': 'auto' is not one of True, False, 'AUTO'"),
         ("AUTO+NEVER", "resume='AUTO\\+NEVER': unknown suffix 'NEVER'"),
         (1.5, "resume=1.5: give True, False or 'AUTO'"),
     ],
@@ -149,6 +149,19 @@ def test_a_resume_setting_ray_does_not_know_is_refused(
 ) -> None:
     with pytest.raises(ValueError, match=message):
         run_in(tmp_path, resume=resume)
+
+
+@pytest.mark.parametrize("resume", ["ERRORED_ONLY", "LOCAL", "REMOTE+ERRORED", "PROMPT"])
+def test_a_resume_setting_ray_deprecated_raises_its_deprecation_warning(
+    tmp_path: Path, resume: str
+) -> None:
+    """Ray Tune 2.60 raises `DeprecationWarning` (an exception, not a
+    warning issued) for these, before any trial runs."""
+    base = resume.split("+", maxsplit=1)[0]
+    message = f"'{base}' is deprecated. Please pass in one of \\(True, False, 'AUTO'\\)"
+    with pytest.raises(DeprecationWarning, match=message):
+        run_in(tmp_path, resume=resume)
+    assert not list(tmp_path.rglob("result.json"))
 
 
 def test_resume_config_refuses_what_a_restore_cannot_do() -> None:

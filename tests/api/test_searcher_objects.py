@@ -36,10 +36,12 @@ from tunecore.shell.searchers import SearchResumeWarning, external_of
 class Hill(Searcher):
     """Climbs from the best x it was told, with a seeded RNG: what it
     suggests depends on every tell and on their order, and it rebuilds
-    from its spec."""
+    from its spec. It names the runs' metric and mode itself: these runs
+    have no param space, and Ray's tune.run offers a searcher the run's
+    metric and mode only with one (`set_search_properties`)."""
 
     def __init__(
-        self, metric: str | None = None, mode: str | None = None, seed: int | None = None
+        self, metric: str | None = "score", mode: str | None = "max", seed: int | None = None
     ) -> None:
         super().__init__(metric=metric, mode=mode)
         self.seed = seed
@@ -714,10 +716,11 @@ class OwnSpace(Searcher):
         return {"x": self.space["x"][0]} if self.space else None
 
 
-def test_a_searcher_is_offered_no_empty_space_but_gets_the_objective(tmp_path: Path) -> None:
-    # Ray's tune.run calls set_search_properties only when it has a config.
+def test_a_searcher_is_offered_no_empty_space_nor_the_objective(tmp_path: Path) -> None:
+    # Ray's tune.run calls set_search_properties only when it has a config:
+    # the searcher hears neither the space nor the run's metric and mode.
     searcher = OwnSpace({"x": [3.0]})
     grid = simulated(searcher, tmp_path, samples=2)
     assert searcher.offered == []
     assert [result.config for result in grid] == [{"x": 3.0}, {"x": 3.0}]
-    assert (searcher.metric, searcher.mode) == ("score", "max")
+    assert (searcher.metric, searcher.mode) == (None, None)

@@ -229,19 +229,23 @@ def test_pbt_exploits_copy_the_donor_within_the_bucket(
             if name.startswith("exploit_")
         ]
 
-    class SeenAtRestore(Callback):
-        """Each exploit copy in the bucket as a restore is done, and
-        whether it held its checkpoint's marker (a whole copy) then."""
+    class SeenAtResults(Callback):
+        """Each exploit copy in the bucket at each result, and whether it
+        held its checkpoint's marker (a whole copy) when first seen: the
+        exploited trial reports from its copy before the copy is deleted
+        (at its next restore, which no hook marks, as in Ray Tune)."""
 
         def __init__(self) -> None:
             self.copies: dict[str, bool] = {}
 
-        def on_trial_restore(self, iteration: int, trials: object, trial: object) -> None:
+        def on_trial_result(
+            self, iteration: int, trials: object, trial: object, result: object
+        ) -> None:
             for exploit in exploits():
                 whole = store.exists(f"{exploit}/.tunecore_checkpoint.json")
                 self.copies.setdefault(exploit, whole)
 
-    seen = SeenAtRestore()
+    seen = SeenAtResults()
     grid = Tuner(
         counting,
         # 0.2 s a step: the two trials run side by side, so one exploits the other

@@ -314,7 +314,7 @@ def test_a_bad_argument_is_refused_naming_it(kwargs: dict[str, Any], field: str)
 def test_asking_without_a_space_or_a_mode_says_what_is_missing() -> None:
     with pytest.raises(RuntimeError, match="no search space"):
         TuneBOHB(metric="loss", mode="min").suggest("a")
-    with pytest.raises(RuntimeError, match="needs a mode"):
+    with pytest.raises(RuntimeError, match=r"`metric` \(loss\) or `mode` \(None\) is not set"):
         TuneBOHB(SPACE, metric="loss").suggest("a")
 
 

@@ -251,10 +251,16 @@ _RESUME_SUFFIXES = {
 }
 
 
+_DEPRECATED_RESUME = ("LOCAL", "REMOTE", "PROMPT", "ERRORED_ONLY")
+"""The first parts of `resume=` that Ray Tune 2.60 refuses by raising a
+`DeprecationWarning` (not a `ValueError`), which scripts may catch."""
+
+
 def resume_setting(resume: object) -> ResumeConfig | None:
     """Ray's legacy `resume=` as a `ResumeConfig` (None: start anew): True
     or "AUTO", with at most one suffix (the last one given wins, as in
-    Ray); anything else is a `ValueError` naming the value."""
+    Ray). A deprecated first part raises `DeprecationWarning` with Ray's
+    message, as Ray does; anything else is a `ValueError` naming the value."""
     if resume is None or resume is False:
         return None
     if resume is True:
@@ -262,11 +268,13 @@ def resume_setting(resume: object) -> ResumeConfig | None:
     if not isinstance(resume, str):
         raise ValueError(f"resume={resume!r}: give True, False or 'AUTO' (with '+ERRORED', ...)")
     base, *suffixes = resume.split("+")
-    if base != "AUTO":
-        raise ValueError(
-            f"resume={resume!r}: {base!r} is not one of True, False, 'AUTO' (Ray Tune's "
-            "'LOCAL', 'REMOTE', 'PROMPT' and 'ERRORED_ONLY' are deprecated there too)"
+    if base in _DEPRECATED_RESUME:
+        raise DeprecationWarning(
+            f"resume={resume!r}: '{base}' is deprecated. "
+            "Please pass in one of (True, False, 'AUTO')."
         )
+    if base != "AUTO":
+        raise ValueError(f"resume={resume!r}: {base!r} is not one of True, False, 'AUTO'")
     how = ResumeConfig()
     for suffix in suffixes:
         if suffix not in _RESUME_SUFFIXES:

@@ -90,14 +90,11 @@ def prepare_search(
         metric = metric if metric is not None else continued.searcher.metric
         mode = mode if mode is not None else continued.searcher.mode
     mode_name = None if mode is None else mode.value
-    if searched:
-        accepted = found.set_search_properties(metric, mode_name, dict(searched))
-    else:
-        # Ray's tune.run calls set_search_properties only with a space to
-        # offer: a user's searcher keeping its own space may replace it with
-        # whatever it is given. The objective still reaches one that has none.
-        accepted = False
-        found.take_objective(metric, mode_name)
+    # Ray's tune.run calls set_search_properties only with a space to offer:
+    # a user's searcher keeping its own space may replace it with whatever it
+    # is given. Without one the searcher hears no metric and mode either, as
+    # in Ray: one built with neither fails at its first suggestion.
+    accepted = bool(searched) and found.set_search_properties(metric, mode_name, dict(searched))
     given = without_functions(parse_space(param_space))
     if not accepted and (given.grid or given.sampled or given.derived):
         raise ValueError(

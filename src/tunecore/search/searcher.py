@@ -82,13 +82,6 @@ class Searcher:
         param space with values to search)."""
         return False
 
-    def take_objective(self, metric: Metric | None, mode: ModeName | None) -> None:
-        """The experiment's metric and mode, where the searcher was given
-        none, when there is no param space to offer it with them (Ray's
-        `set_search_properties` is called only with a space)."""
-        self._metric = self._metric or metric
-        self._mode = self._mode or mode
-
     def suggest(self, trial_id: str) -> dict[str, Any] | str | None:
         """The config for trial `trial_id`; None for nothing right now (it is
         asked again after its next tell); `Searcher.FINISHED` for never."""

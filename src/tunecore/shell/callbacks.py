@@ -44,16 +44,25 @@ class Callback:
         search will make in all (None when that is not known in advance)."""
 
     def on_step_begin(self, iteration: int, trials: Sequence[Trial]) -> None:
-        """Before the loop handles its next event."""
+        """A loop step starts: `iteration` is the number of steps done (0
+        first). Every trial hook of a running experiment comes within a
+        step, with that step's number; each step ends with `on_step_end`.
+        A step is a round of events (Ray Tune's handles at most one), so
+        how many there are differs from Ray's and depends on timing."""
 
     def on_step_end(self, iteration: int, trials: Sequence[Trial]) -> None:
-        """After the loop handled an event and carried out its commands."""
+        """The step's events are handled and their commands carried out:
+        `iteration` counts this step too (`on_step_begin`'s plus one)."""
 
     def on_trial_start(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
         """A trial's worker was started (also on a restart after a failure)."""
 
     def on_trial_restore(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
-        """A trial finished restoring from a checkpoint."""
+        """Never called during a run, as in Ray Tune 2.60, whose controller
+        calls it nowhere: a trial restarted after a failure, a resumed
+        pause and a PBT exploit restore from a checkpoint without it (a
+        retry is `on_trial_recover`, then `on_trial_start`). Kept so that
+        a callback defining it, or calling it, runs as on Ray."""
 
     def on_trial_save(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
         """A trial finished saving a checkpoint."""

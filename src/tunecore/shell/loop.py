@@ -150,7 +150,7 @@ class ExperimentLoop:
         once it has ended (`_settle_dir`)."""
         self._trials_of: ExperimentState | None = None
         self._trials_cache: Sequence[Trial] = ()
-        self._iteration = 0
+        self._steps = 0  # loop steps done: the callbacks' `iteration`, as Ray's
         self._hosted: set[str] = set()  # trials that have a worker now
         self._interrupts = InterruptGuard()
         self._answers: list[ExperimentEvent] = []  # fed right after their command
@@ -174,21 +174,16 @@ class ExperimentLoop:
     def _run(self) -> ExperimentState:
         try:
             try:
-                # The first feed starts trials and prints: a Ctrl-C may land in it too.
+                # The first step starts trials and prints: a Ctrl-C may land in it too.
                 total = self._executor.cluster_resources()
-                self.feed([ClusterResourcesChanged(at=self._clock(), total=total)])
+                self._step([ClusterResourcesChanged(at=self._clock(), total=total)])
                 while not self.state.done:
                     if self._halted is not None:
                         self.feed([ExperimentInterrupted(at=self._clock(), reason=self._halted)])
                         break
                     events = self._executor.next_events(self._plan.poll_seconds)
                     requests = self._requests()
-                    events = [*requests, *events]
-                    self._callbacks.on_step_begin(self._iteration, self._trials())
-                    self.feed(events or [Tick(at=self._clock())])
-                    self._delete_taken(requests)
-                    self._ask_stop_all()
-                    self._callbacks.on_step_end(self._iteration, self._trials())
+                    self._step([*requests, *events] or [Tick(at=self._clock())], requests)
             except KeyboardInterrupt:
                 logger.warning(
                     "Interrupted: ending the workers; unfinished trials resume "
@@ -208,6 +203,23 @@ class ExperimentLoop:
             self._storage.close()
             self._drop_unstarted_chains()
         return self.state
+
+    def _step(
+        self, events: Sequence[ExperimentEvent], requests: Sequence[ExperimentEvent] = ()
+    ) -> None:
+        """One step of the loop, as Ray's `TuneController.step` is one:
+        `on_step_begin(n)` with the steps done so far, the round's events
+        fed (every trial hook in between hears `n`), the stoppers'
+        `stop_all` asked, `on_step_end(n + 1)`. A step is one round of what
+        the executor reported in `poll_seconds` (several events, or a Tick),
+        where Ray's handles at most one event and waits 0.1 s for it: the
+        counts differ, and on either depend on timing."""
+        self._callbacks.on_step_begin(self._steps, self._trials())
+        self.feed(events)
+        self._delete_taken(requests)
+        self._ask_stop_all()
+        self._steps += 1
+        self._callbacks.on_step_end(self._steps, self._trials())
 
     def files_repaired(self) -> None:
         """A resume has put the trial files back in line with the log
@@ -256,7 +268,7 @@ class ExperimentLoop:
         self._inbox_read = now
         return self._inbox.take(self._clock())
 
-    def _delete_taken(self, requests: list[ExperimentEvent]) -> None:
+    def _delete_taken(self, requests: Sequence[ExperimentEvent]) -> None:
         """Delete the stored inbox requests just logged, once the log that
         records them is in the store too: a driver that dies before loses
         no request, and a resume never takes one twice (the log names it)."""
@@ -315,7 +327,6 @@ class ExperimentLoop:
                 continue
             if commands is None:
                 continue
-            self._iteration += 1
             self._observe(event)
             for command in commands:
                 self._carry_out(command)
@@ -412,9 +423,7 @@ class ExperimentLoop:
             if self._views.objects:  # an earlier result's go
                 self._views.objects.forget(event.trial_id)
             shown = dict(trial.last_result)
-        self._callbacks.on_trial_result(
-            self._iteration + 1, self._trials(), self._view(trial), shown
-        )
+        self._callbacks.on_trial_result(self._steps, self._trials(), self._view(trial), shown)
         if shown.get(SHOULD_CHECKPOINT) is True and event.result.get(SHOULD_CHECKPOINT) is not True:
             event = msgspec.structs.replace(event, result={**event.result, SHOULD_CHECKPOINT: True})
             return event, step(self.state, event)
@@ -489,19 +498,17 @@ class ExperimentLoop:
         """Tell the callbacks what an accepted event did."""
         if isinstance(event, CheckpointSaved):
             trial = self.state.trials[event.trial_id]
-            self._callbacks.on_trial_save(self._iteration, self._trials(), self._view(trial))
+            self._callbacks.on_trial_save(self._steps, self._trials(), self._view(trial))
             located = self._storage.located(event.checkpoint)
-            self._callbacks.on_checkpoint(
-                self._iteration, self._trials(), self._view(trial), located
-            )
+            self._callbacks.on_checkpoint(self._steps, self._trials(), self._view(trial), located)
         elif isinstance(event, TrialRestored):
+            # No `on_trial_restore`: Ray Tune 2.60's controller never calls
+            # it (not on a retry, a resumed pause or an exploit either).
             self._exploit_copies.restored(event.trial_id)
-            trial = self.state.trials[event.trial_id]
-            self._callbacks.on_trial_restore(self._iteration, self._trials(), self._view(trial))
         elif isinstance(event, TrialFailed):
             trial = self.state.trials[event.trial_id]
             if trial.status in (TrialStatus.PENDING, TrialStatus.RUNNING):  # retried
-                self._callbacks.on_trial_recover(self._iteration, self._trials(), self._view(trial))
+                self._callbacks.on_trial_recover(self._steps, self._trials(), self._view(trial))
             elif trial.status is TrialStatus.TERMINATED:  # its last save failed
                 logger.warning(
                     "Trial %s finished, but the checkpoint taken as it ended failed: %s",
@@ -579,7 +586,7 @@ class ExperimentLoop:
             self._submit(command, trial, context)
             self._dir(trial)
         self._storage.write_params(Path(context.trial_dir), trial.spec.config)
-        self._callbacks.on_trial_start(self._iteration, self._trials(), self._view(trial))
+        self._callbacks.on_trial_start(self._steps, self._trials(), self._view(trial))
         self._hosted.add(trial.trial_id)
         if not chained:
             self._submit(command, trial, context)
@@ -678,9 +685,9 @@ class ExperimentLoop:
             # error.txt is written by the file thread: let it finish, so a
             # callback reading `trial.error_file` finds the failure, as in Ray
             self._storage.drain()
-            self._callbacks.on_trial_error(self._iteration, self._trials(), self._view(trial))
+            self._callbacks.on_trial_error(self._steps, self._trials(), self._view(trial))
         elif trial.status is TrialStatus.TERMINATED:
-            self._callbacks.on_trial_complete(self._iteration, self._trials(), self._view(trial))
+            self._callbacks.on_trial_complete(self._steps, self._trials(), self._view(trial))
         if trial.is_finished:
             self._settle_dir(trial.trial_id)
 

@@ -62,6 +62,7 @@ from tunecore.core.search.domains import copy_json, plain_json
 from tunecore.core.search.variants import ParamSpace, as_param_space
 from tunecore.model import InvalidFieldError, JsonDict
 from tunecore.search._bohb_space import Axis, axes_of_configspace, axis_of, value_at
+from tunecore.search.messages import UNDEFINED_METRIC_MODE
 from tunecore.search.searcher import Searcher
 from tunecore.search.spaces import (
     config_from,
@@ -334,7 +335,11 @@ class TuneBOHB(Searcher):
                 f"{_NAME} has no search space: pass space= or a param_space to the Tuner"
             )
         if self._mode is None:
-            raise RuntimeError(f"{_NAME} needs a mode ('min' or 'max'): here or in TuneConfig")
+            # Ray's error, also when only the run was given them: a TuneBOHB
+            # built with its own space is offered neither (`set_search_properties`).
+            raise RuntimeError(
+                UNDEFINED_METRIC_MODE.format(cls=_NAME, metric=self._metric, mode=self._mode)
+            )
         if self._metric is None:
             self._metric = DEFAULT_METRIC
         return self._axes

@@ -31,7 +31,8 @@ class Steps(tunecore.Trainable):
         pass
 
 
-def saved(trial_path: str | Path) -> list[str]:
+def saved(trial_path: str | Path | None) -> list[str]:
+    assert trial_path is not None
     return sorted(path.name for path in Path(trial_path).glob("checkpoint_*"))
 
 

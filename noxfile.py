@@ -256,10 +256,14 @@ def searchers_torch(session: nox.Session) -> None:
 def examples_torch(session: nox.Session) -> None:
     """tunecore.examples' PyTorch modules (tests/examples) and Ray's own
     example scripts importing them (mnist_pytorch, pbt_convnet_example...),
-    on a synthetic MNIST. uv, not pip, makes this environment: torchvision's
-    wheels on PyPI need torch's CUDA build (which runs on a CPU) and no CPU
-    build of torchvision is reachable, so torch comes from PyPI here, unlike
-    in `frameworks` (several GB, once per machine in uv's cache)."""
+    on a synthetic MNIST. uv, not pip, makes this environment: torch comes
+    from PyPI here, its CUDA build (which runs on a CPU), unlike in
+    `frameworks`. No CPU build of torchvision is reachable (only PyPI's),
+    and PyPI's torchvision 0.28.0 does not import on `CPU_TORCH`: its `_C.so`
+    needs torch's libc10_cuda.so and libtorch_cuda.so, so the ops fail to
+    load and `import torchvision` raises "operator torchvision::nms does not
+    exist" (torchvision/_meta_registrations.py). The CUDA build is 4.6 GB of
+    wheels, which uv fetched from PyPI into an empty cache in 56 s here."""
     session.install("-c", LOCK, "-e", ".[dev,torchvision]")
     session.run("pytest", "-v", "tests/examples", *session.posargs)
 

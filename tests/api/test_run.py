@@ -12,7 +12,7 @@ import pydantic
 import pytest
 
 import tunecore
-from tunecore import CheckpointConfig, TuneError
+from tunecore import TuneError
 from tunecore.model import JsonValue
 
 pytestmark = pytest.mark.usefixtures("ray_cluster")  # tune.run runs on Ray
@@ -38,16 +38,6 @@ def test_a_failed_trial_raises_unless_told_not_to(tmp_path: Path) -> None:
     )
     assert sorted(str(t.status) for t in analysis.trials) == ["ERROR", "TERMINATED"]
     assert (tmp_path / "b").is_dir()
-
-
-def test_checkpoint_settings_are_given_once(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="checkpoint_config and checkpoint_frequency"):
-        tunecore.run(
-            fails_for_odd_x,
-            checkpoint_config=CheckpointConfig(),
-            checkpoint_freq=2,
-            storage_path=str(tmp_path),
-        )
 
 
 class Crash(BaseException):

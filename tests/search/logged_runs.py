@@ -1,20 +1,25 @@
 """What the searcher tests check against an experiment's log: a searcher
 rebuilt from the log (as `Tuner.restore` rebuilds it, from the logged spec
 or from the object the user passes again) repeats every suggestion the run
-logged after the cut."""
+logged after the cut; and the simulated experiments they log."""
 
 from __future__ import annotations
 
 import dataclasses
 import warnings
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
+import tunecore
+from tests.search.flat_space import SPACE, simulated_loss
+from tunecore import RunConfig, TuneConfig
 from tunecore.api.searching import restored_runtime
 from tunecore.core.experiment import ExperimentState
 from tunecore.core.experiment.snapshot import BUILTIN, decode_state
-from tunecore.model import Asked, ExperimentEvent
+from tunecore.model import Asked, ExperimentEvent, JsonDict
 from tunecore.search import Searcher
 from tunecore.shell.eventlog import read_log
 from tunecore.shell.replay import HistoryWalk, walk
@@ -57,3 +62,30 @@ def assert_a_rebuilt_searcher_repeats_every_logged_suggestion(
             logged = Searcher.FINISHED if event.finished else event.config
             assert msgspec.json.encode(got) == msgspec.json.encode(logged)
     return len(asks)
+
+
+def simulated_asks(
+    search_alg: object,
+    experiment: Path,
+    *,
+    samples: int,
+    seed: int,
+    iterations: int = 1,
+    space: Mapping[str, Any] = SPACE,
+    trainable: Callable[[JsonDict, int], tuple[JsonDict, float]] = simulated_loss,
+) -> list[JsonDict | None]:
+    """Simulate `samples` trials of `trainable` over `space` (minimising
+    "loss") with `search_alg` into the directory `experiment`; every trial
+    must end without error. The configs its log asked, in order."""
+    grid = tunecore.simulate(
+        trainable,
+        param_space=dict(space),
+        tune_config=TuneConfig(
+            search_alg=search_alg, metric="loss", mode="min", num_samples=samples, seed=seed
+        ),
+        run_config=RunConfig(storage_path=str(experiment.parent), name=experiment.name, verbose=0),
+        max_iterations=iterations,
+    )
+    assert len(grid) == samples
+    assert not grid.errors
+    return [event.config for event in read_log(experiment).events if isinstance(event, Asked)]

@@ -22,8 +22,10 @@ import pytest
 pytest.importorskip("bayes_opt")
 
 import tunecore
-from tests.search.logged_runs import assert_a_rebuilt_searcher_repeats_every_logged_suggestion
-from tunecore import RunConfig, TuneConfig
+from tests.search.logged_runs import (
+    assert_a_rebuilt_searcher_repeats_every_logged_suggestion,
+    simulated_asks,
+)
 from tunecore.model import InvalidFieldError, JsonDict
 from tunecore.search import ConcurrencyLimiter, Searcher
 from tunecore.search.bayesopt import BayesOptSearch
@@ -358,24 +360,10 @@ def simulated_loss(config: JsonDict, iteration: int) -> tuple[JsonDict, float]:
 def test_in_an_experiment_a_rebuilt_searcher_repeats_every_logged_suggestion(
     tmp_path: Path,
 ) -> None:
-    grid = tunecore.simulate(
-        simulated_loss,
-        param_space=dict(SPACE),
-        tune_config=TuneConfig(
-            search_alg=ConcurrencyLimiter(
-                BayesOptSearch(random_search_steps=2),
-                max_concurrent=2,
-            ),
-            metric="loss",
-            mode="min",
-            num_samples=5,
-            seed=4,
-        ),
-        run_config=RunConfig(storage_path=str(tmp_path), name="sim", verbose=0),
-        max_iterations=1,
+    searcher = ConcurrencyLimiter(BayesOptSearch(random_search_steps=2), max_concurrent=2)
+    simulated_asks(
+        searcher, tmp_path / "sim", samples=5, seed=4, space=SPACE, trainable=simulated_loss
     )
-    assert len(grid) == 5
-    assert not grid.errors
     assert_a_rebuilt_searcher_repeats_every_logged_suggestion(tmp_path / "sim")
 
 
@@ -383,16 +371,14 @@ def test_a_warm_start_registers_every_finished_trial_of_an_earlier_experiment(
     tmp_path: Path,
 ) -> None:
     def fit(search_alg: object, name: str, samples: int) -> None:
-        grid = tunecore.simulate(
-            simulated_loss,
-            param_space=dict(SPACE),
-            tune_config=TuneConfig(
-                search_alg=search_alg, metric="loss", mode="min", num_samples=samples, seed=3
-            ),
-            run_config=RunConfig(storage_path=str(tmp_path), name=name, verbose=0),
-            max_iterations=1,
+        simulated_asks(
+            search_alg,
+            tmp_path / name,
+            samples=samples,
+            seed=3,
+            space=SPACE,
+            trainable=simulated_loss,
         )
-        assert not grid.errors
 
     fit(None, "earlier", 4)  # random search
     earlier = tunecore.ExperimentAnalysis(str(tmp_path / "earlier"))

@@ -17,13 +17,15 @@ pytest.importorskip("hyperopt")
 
 import tunecore
 from tests.search.flat_space import EVERY_DOMAIN, SPACE, loss, run, simulated_loss, value_at
-from tests.search.logged_runs import assert_a_rebuilt_searcher_repeats_every_logged_suggestion
+from tests.search.logged_runs import (
+    assert_a_rebuilt_searcher_repeats_every_logged_suggestion,
+    simulated_asks,
+)
 from tunecore import RunConfig, TuneConfig
 from tunecore.core.search import parse_space
-from tunecore.model import Asked, InvalidFieldError
+from tunecore.model import InvalidFieldError
 from tunecore.search import ConcurrencyLimiter
 from tunecore.search.hyperopt import HyperOptSearch
-from tunecore.shell.eventlog import read_log
 
 
 def searcher(seed: int = 3, space: dict[str, Any] | None = None, **kwargs: Any) -> HyperOptSearch:
@@ -302,21 +304,8 @@ def test_a_result_without_the_metric_names_it() -> None:
 def test_in_an_experiment_a_rebuilt_searcher_repeats_every_logged_suggestion(
     tmp_path: Path,
 ) -> None:
-    grid = tunecore.simulate(
-        simulated_loss,
-        param_space=dict(SPACE),
-        tune_config=TuneConfig(
-            search_alg=ConcurrencyLimiter(HyperOptSearch(n_initial_points=4), max_concurrent=4),
-            metric="loss",
-            mode="min",
-            num_samples=16,
-            seed=4,
-        ),
-        run_config=RunConfig(storage_path=str(tmp_path), name="sim", verbose=0),
-        max_iterations=2,
-    )
-    assert len(grid) == 16
-    assert not grid.errors
+    searcher = ConcurrencyLimiter(HyperOptSearch(n_initial_points=4), max_concurrent=4)
+    simulated_asks(searcher, tmp_path / "sim", samples=16, seed=4, iterations=2)
     assert_a_rebuilt_searcher_repeats_every_logged_suggestion(tmp_path / "sim")
 
 
@@ -324,19 +313,7 @@ def test_a_warm_start_tells_it_every_finished_trial_of_an_earlier_experiment(
     tmp_path: Path,
 ) -> None:
     def fit(search_alg: object, name: str, samples: int, seed: int) -> list[Any]:
-        grid = tunecore.simulate(
-            simulated_loss,
-            param_space=dict(SPACE),
-            tune_config=TuneConfig(
-                search_alg=search_alg, metric="loss", mode="min", num_samples=samples, seed=seed
-            ),
-            run_config=RunConfig(storage_path=str(tmp_path), name=name, verbose=0),
-            max_iterations=1,
-        )
-        assert not grid.errors
-        return [
-            event.config for event in read_log(tmp_path / name).events if isinstance(event, Asked)
-        ]
+        return simulated_asks(search_alg, tmp_path / name, samples=samples, seed=seed)
 
     fit(None, "earlier", 12, 1)  # random search
     cold = fit(HyperOptSearch(n_initial_points=10), "cold", 3, 2)

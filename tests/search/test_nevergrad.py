@@ -14,15 +14,16 @@ import msgspec
 import pytest
 
 import tunecore
-from tests.search.flat_space import EVERY_DOMAIN, SPACE, loss, run, simulated_loss, value_at
-from tests.search.logged_runs import assert_a_rebuilt_searcher_repeats_every_logged_suggestion
+from tests.search.flat_space import EVERY_DOMAIN, SPACE, loss, run, value_at
+from tests.search.logged_runs import (
+    assert_a_rebuilt_searcher_repeats_every_logged_suggestion,
+    simulated_asks,
+)
 from tests.search.resume_properties import crash_anywhere, restore_continues, same_log_bytes
-from tunecore import RunConfig, TuneConfig
 from tunecore.core.search import parse_space
-from tunecore.model import Asked, InvalidFieldError
+from tunecore.model import InvalidFieldError
 from tunecore.search import ConcurrencyLimiter, create_searcher
 from tunecore.search.nevergrad import NevergradSearch
-from tunecore.shell.eventlog import read_log
 
 try:  # nevergrad imported as tunecore imports it (beside bayesian-optimization 3)
     NevergradSearch("OnePlusOne")
@@ -376,24 +377,10 @@ def test_create_searcher_knows_it() -> None:
 def test_in_an_experiment_a_rebuilt_searcher_repeats_every_logged_suggestion(
     tmp_path: Path,
 ) -> None:
-    grid = tunecore.simulate(
-        simulated_loss,
-        param_space=dict(SPACE),
-        tune_config=TuneConfig(
-            search_alg=ConcurrencyLimiter(
-                NevergradSearch("TwoPointsDE", optimizer_kwargs={"num_workers": 4}),
-                max_concurrent=4,
-            ),
-            metric="loss",
-            mode="min",
-            num_samples=16,
-            seed=4,
-        ),
-        run_config=RunConfig(storage_path=str(tmp_path), name="sim", verbose=0),
-        max_iterations=2,
+    searcher = ConcurrencyLimiter(
+        NevergradSearch("TwoPointsDE", optimizer_kwargs={"num_workers": 4}), max_concurrent=4
     )
-    assert len(grid) == 16
-    assert not grid.errors
+    simulated_asks(searcher, tmp_path / "sim", samples=16, seed=4, iterations=2)
     assert_a_rebuilt_searcher_repeats_every_logged_suggestion(tmp_path / "sim")
 
 
@@ -401,19 +388,7 @@ def test_a_warm_start_tells_it_every_finished_trial_of_an_earlier_experiment(
     tmp_path: Path,
 ) -> None:
     def fit(search_alg: object, name: str, samples: int, seed: int) -> list[Any]:
-        grid = tunecore.simulate(
-            simulated_loss,
-            param_space=dict(SPACE),
-            tune_config=TuneConfig(
-                search_alg=search_alg, metric="loss", mode="min", num_samples=samples, seed=seed
-            ),
-            run_config=RunConfig(storage_path=str(tmp_path), name=name, verbose=0),
-            max_iterations=1,
-        )
-        assert not grid.errors
-        return [
-            event.config for event in read_log(tmp_path / name).events if isinstance(event, Asked)
-        ]
+        return simulated_asks(search_alg, tmp_path / name, samples=samples, seed=seed)
 
     fit(None, "earlier", 12, 1)  # random search
     cold = fit(NevergradSearch("OnePlusOne"), "cold", 3, 2)

@@ -14,8 +14,11 @@ import pytest
 pytest.importorskip("zoopt")
 
 import tunecore
-from tests.search.flat_space import SPACE, loss, run, simulated_loss, value_at
-from tests.search.logged_runs import assert_a_rebuilt_searcher_repeats_every_logged_suggestion
+from tests.search.flat_space import SPACE, loss, run, value_at
+from tests.search.logged_runs import (
+    assert_a_rebuilt_searcher_repeats_every_logged_suggestion,
+    simulated_asks,
+)
 from tests.search.resume_properties import crash_anywhere, restore_continues, same_log_bytes
 from tunecore import RunConfig, TuneConfig
 from tunecore.core.search import parse_space
@@ -295,21 +298,8 @@ def test_create_searcher_knows_it() -> None:
 def test_in_an_experiment_a_rebuilt_searcher_repeats_every_logged_suggestion(
     tmp_path: Path,
 ) -> None:
-    grid = tunecore.simulate(
-        simulated_loss,
-        param_space=dict(SPACE),
-        tune_config=TuneConfig(
-            search_alg=ConcurrencyLimiter(ZOOptSearch(budget=16, parallel_num=4), 4),
-            metric="loss",
-            mode="min",
-            num_samples=16,
-            seed=4,
-        ),
-        run_config=RunConfig(storage_path=str(tmp_path), name="sim", verbose=0),
-        max_iterations=2,
-    )
-    assert len(grid) == 16
-    assert not grid.errors
+    searcher = ConcurrencyLimiter(ZOOptSearch(budget=16, parallel_num=4), 4)
+    simulated_asks(searcher, tmp_path / "sim", samples=16, seed=4, iterations=2)
     assert_a_rebuilt_searcher_repeats_every_logged_suggestion(tmp_path / "sim")
 
 

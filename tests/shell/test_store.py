@@ -18,6 +18,7 @@ from pyarrow.fs import LocalFileSystem
 from tests.storage_fixtures import StorageTarget
 from tunecore.shell.storage.arrow_store import ArrowStore
 from tunecore.shell.storage.local_store import LocalStore
+from tunecore.shell.storage.own_files import is_temp, temp_name
 from tunecore.shell.storage.resolve import resolve_storage, within
 from tunecore.shell.storage.store import StorageSpec, Store
 
@@ -71,6 +72,25 @@ def test_write_replaces_the_whole_object_and_leaves_no_temporary_name(store: Sto
 
     assert store.read_bytes("exp/result.json") == b"short"
     assert store.list("exp") == ["result.json"]
+
+
+def test_a_write_cut_short_leaves_a_temporary_no_listing_shows(
+    store: Store, tmp_path: Path
+) -> None:
+    """The temporary a crashed writer leaves (`own_files.temp_name`, the one
+    name every store and `write_atomic` use) is hidden from listings, and
+    a directory holding one uploads without it."""
+    store.write_bytes("exp/result.json", b"{}")
+    left = temp_name("exp/result.json")
+    assert is_temp(left.rpartition("/")[2])
+    store.write_bytes(left, b"half")
+    assert store.list("exp") == ["result.json"]
+    local = tmp_path / "trial"
+    local.mkdir()
+    (local / "params.json").write_bytes(b"{}")
+    (local / temp_name("params.json")).write_bytes(b"half")
+    store.upload_dir(str(local), "up")
+    assert store.list("up") == ["params.json"]
 
 
 def test_reading_a_missing_object_or_a_directory_is_file_not_found_naming_the_uri(

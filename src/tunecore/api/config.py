@@ -516,21 +516,3 @@ class TuneConfig(_RayPositional):
         if resources is not None:
             as_resources(resources, "resources_per_trial")
         return resources
-
-
-def score_attribute(checkpoint_score_attr: str | None) -> dict[str, str | None]:
-    """Ray's deprecated `checkpoint_score_attr`: a `"min-"` prefix is the
-    min order and the rest the metric; anything else, the metric to max."""
-    if checkpoint_score_attr is None:
-        return {}
-    if not isinstance(checkpoint_score_attr, str):
-        raise TypeError(
-            f"checkpoint_score_attr={checkpoint_score_attr!r} is invalid: expected a result "
-            "key, or 'min-' and the key to keep the lowest"
-        )
-    if checkpoint_score_attr.startswith("min-"):
-        return {
-            "checkpoint_score_attribute": checkpoint_score_attr.removeprefix("min-"),
-            "checkpoint_score_order": "min",
-        }
-    return {"checkpoint_score_attribute": checkpoint_score_attr, "checkpoint_score_order": "max"}

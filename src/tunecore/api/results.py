@@ -40,6 +40,7 @@ from tunecore.model import CheckpointRef, JsonDict, JsonValue, MetricStats, Tria
 from tunecore.model.numbers import is_number
 from tunecore.shell.collector import collector_paused
 from tunecore.shell.mirror.remote import StoredExperiment
+from tunecore.shell.objects_shown import config_shown, last_result_shown, objects_shown
 from tunecore.shell.reported_objects import ObjectsByTrial, ReportedObjects
 from tunecore.shell.storage.layout import read_result_rows
 from tunecore.shell.storage.resolve import filesystem_of
@@ -375,15 +376,11 @@ class ResultWithObjects(Result):
 
     @property
     def metrics(self) -> JsonDict:
-        if self._objects is None:
-            return self.state.last_result
-        return self._objects.merged(self.state.last_result)
+        return last_result_shown(self.state, self._objects)
 
     @property
     def config(self) -> dict[str, Any]:
-        if self._config_objects is None:
-            return self.state.spec.config
-        return self._config_objects.resolve(self.state.spec.config)
+        return config_shown(self.state, self._config_objects)
 
 
 class DirectResult(Result):
@@ -843,12 +840,11 @@ def _result(
         "files": files,
         "storage": None if stored is None else stored.store,
     }
-    if config_objects is not None and not config_objects.named_in(trial.spec.config):
-        config_objects = None  # this trial's config names none of them
-    if objects is None and config_objects is None:
+    carried = objects_shown(trial, objects, config_objects)
+    if carried is None:
         return Result.of_trial(trial, shown, **fields)
     return ResultWithObjects.with_objects(
-        objects, trial, shown, config_objects=config_objects, **fields
+        carried.objects, trial, shown, config_objects=carried.config_objects, **fields
     )
 
 

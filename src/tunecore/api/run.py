@@ -33,10 +33,10 @@ from tunecore.api.config import (
     SyncConfig,
     TuneConfig,
     budget_seconds,
-    score_attribute,
 )
 from tunecore.api.errors import TuneError
 from tunecore.api.experiment import Experiment, experiment_list
+from tunecore.api.legacy_checkpoints import with_legacy_checkpoints
 from tunecore.api.reporters import ProgressReporter
 from tunecore.api.restored import Trainable
 from tunecore.api.tuner import RunParts, Tuner, with_parts
@@ -89,10 +89,12 @@ def run(
     seed: int | None = None,
 ) -> ExperimentAnalysis:
     """Run an experiment and return its `ExperimentAnalysis` (see the
-    module docstring). `checkpoint_config` and the deprecated
-    `checkpoint_freq`/`checkpoint_at_end`/`keep_checkpoints_num`/
-    `checkpoint_score_attr` (with Ray's `"min-"` prefix) are one or the
-    other, as in Ray Tune.
+    module docstring). The deprecated `checkpoint_freq`/`checkpoint_at_end`/
+    `keep_checkpoints_num`/`checkpoint_score_attr` (with Ray's `"min-"`
+    prefix) override the fields of `checkpoint_config` they set, as in Ray
+    Tune (`legacy_checkpoints`). As Ray's `tune.run` (unlike its `Tuner`),
+    no `checkpoint_at_end` anywhere means no checkpoint at the end, for a
+    `Trainable` class too.
 
     `run_or_experiment` may be an `Experiment`: its settings are used,
     and this call's arguments of the same names are ignored, as in Ray.
@@ -104,21 +106,18 @@ def run(
         given = dict(locals())
         experiment = given.pop("run_or_experiment")
         return run(experiment.run, **{**given, **experiment.arguments})
-    legacy_checkpoints = {
-        key: value
-        for key, value in {
-            "checkpoint_frequency": checkpoint_freq or None,
+    checkpoints = with_legacy_checkpoints(
+        checkpoint_config or CheckpointConfig(),
+        {
+            "checkpoint_freq": checkpoint_freq,
             "checkpoint_at_end": checkpoint_at_end,
-            "num_to_keep": keep_checkpoints_num,
-            **score_attribute(checkpoint_score_attr),
-        }.items()
-        if value is not None
-    }
-    if checkpoint_config is not None and legacy_checkpoints:
-        raise ValueError(
-            f"run() got checkpoint_config and {', '.join(sorted(legacy_checkpoints))}: "
-            "give the checkpoint settings once, in checkpoint_config"
-        )
+            "keep_checkpoints_num": keep_checkpoints_num,
+            "checkpoint_score_attr": checkpoint_score_attr,
+        },
+    )
+    if checkpoints.checkpoint_at_end is None:
+        # Ray's tune.run leaves None as it is, and a trial reads it as no.
+        checkpoints = checkpoints.model_copy(update={"checkpoint_at_end": False})
     if local_dir is not None and storage_path is not None:
         raise ValueError(
             f"run() got local_dir={local_dir!r} and storage_path={storage_path!r}: "
@@ -170,8 +169,7 @@ def run(
             storage_filesystem=storage_filesystem,
             sync_config=sync_config or SyncConfig(),
             stop=stop,
-            checkpoint_config=checkpoint_config
-            or CheckpointConfig.model_validate(legacy_checkpoints),
+            checkpoint_config=checkpoints,
             failure_config=FailureConfig(max_failures=max_failures, fail_fast=fail_fast),
             callbacks=list(callbacks or []),
             verbose=verbose,

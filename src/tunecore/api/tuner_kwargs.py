@@ -8,8 +8,9 @@ these on top, so each one overrides its config's setting. Here each is put
 into the config field `tune.run` would have set from it (`fail_fast` ->
 `RunConfig.failure_config.fail_fast`, `checkpoint_freq` ->
 `CheckpointConfig.checkpoint_frequency`, `config` -> the param space), with
-Ray's rules for the deprecated checkpoint arguments (a value that is 0,
-False or None leaves the config as it is). `local_dir` is refused as
+Ray's rules for the deprecated checkpoint arguments, shared with
+`tunecore.run` (`legacy_checkpoints`: a value that is 0, False or None
+leaves the config as it is). `local_dir` is refused as
 Ray 2.60's `tune.run` refuses it; a name `tune.run` does not take is a
 `TypeError`, as Ray's call would raise, and the few that drive a run
 rather than configure it (`resume`, `restore`, ...) are refused naming what
@@ -23,7 +24,8 @@ from typing import Any, NamedTuple, TypeVar
 
 from pydantic import BaseModel
 
-from tunecore.api.config import RunConfig, TuneConfig, score_attribute
+from tunecore.api.config import RunConfig, TuneConfig
+from tunecore.api.legacy_checkpoints import LEGACY_CHECKPOINT_ARGUMENTS, with_legacy_checkpoints
 
 _RUN_CONFIG = frozenset(
     {
@@ -57,9 +59,6 @@ _TUNE_CONFIG = frozenset(
         "resources_per_trial",
     }
 )
-_LEGACY_CHECKPOINT = frozenset(
-    {"checkpoint_freq", "checkpoint_at_end", "keep_checkpoints_num", "checkpoint_score_attr"}
-)
 Model = TypeVar("Model", bound=BaseModel)
 
 _NOT_HERE = {
@@ -92,7 +91,7 @@ def apply_tuner_kwargs(
         - _RUN_CONFIG
         - _FAILURE_CONFIG
         - _TUNE_CONFIG
-        - _LEGACY_CHECKPOINT
+        - LEGACY_CHECKPOINT_ARGUMENTS
         - set(_NOT_HERE)
         - {"config", "local_dir"}
     )
@@ -115,29 +114,15 @@ def apply_tuner_kwargs(
     failure = {key: kwargs[key] for key in _FAILURE_CONFIG & set(kwargs)}
     if failure:
         run_fields["failure_config"] = _updated(run_config.failure_config, failure)
-    checkpoints = _legacy_checkpoint_fields(kwargs)
-    if checkpoints:
-        base = run_fields.get("checkpoint_config", run_config.checkpoint_config)
-        run_fields["checkpoint_config"] = _updated(base, checkpoints)
+    base = run_fields.get("checkpoint_config", run_config.checkpoint_config)
+    checkpoints = with_legacy_checkpoints(base, kwargs)
+    if checkpoints is not base:
+        run_fields["checkpoint_config"] = checkpoints
     return Configured(
         tune_config=_updated(tune_config, {key: kwargs[key] for key in _TUNE_CONFIG & set(kwargs)}),
         run_config=_updated(run_config, run_fields),
         param_space=kwargs.get("config", param_space),
     )
-
-
-def _legacy_checkpoint_fields(kwargs: Mapping[str, Any]) -> dict[str, Any]:
-    """Ray's `tune.run` rules: each deprecated argument counts only when
-    set (a frequency above 0, `checkpoint_at_end` true, the others not None)."""
-    fields: dict[str, Any] = {}
-    if (kwargs.get("checkpoint_freq") or 0) > 0:
-        fields["checkpoint_frequency"] = kwargs["checkpoint_freq"]
-    if kwargs.get("checkpoint_at_end"):
-        fields["checkpoint_at_end"] = kwargs["checkpoint_at_end"]
-    if kwargs.get("keep_checkpoints_num") is not None:
-        fields["num_to_keep"] = kwargs["keep_checkpoints_num"]
-    fields.update(score_attribute(kwargs.get("checkpoint_score_attr")))
-    return fields
 
 
 def _updated(model: Model, fields: Mapping[str, Any]) -> Model:

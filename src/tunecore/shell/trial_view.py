@@ -35,6 +35,7 @@ from tunecore.core.checkpoints import newest_persistent
 from tunecore.core.naming import display_name, trial_name
 from tunecore.core.results import last_n_average
 from tunecore.model import JsonDict, JsonValue, TrialState
+from tunecore.shell.objects_shown import config_shown, last_result_shown, objects_shown
 from tunecore.shell.reported_objects import ObjectsByTrial, ReportedObjects
 from tunecore.shell.storage.layout import read_result_rows
 from tunecore.shell.trainable.checkpoint import Checkpoint
@@ -284,15 +285,11 @@ class TrialWithObjects(Trial):
 
     @property
     def last_result(self) -> JsonDict:
-        if self._objects is None:
-            return self.state.last_result
-        return self._objects.merged(self.state.last_result)
+        return last_result_shown(self.state, self._objects)
 
     @property
     def config(self) -> dict[str, Any]:
-        if self._config_objects is None:
-            return self.state.spec.config
-        return self._config_objects.resolve(self.state.spec.config)
+        return config_shown(self.state, self._config_objects)
 
 
 def as_recorded(trial: Trial, result: Mapping[str, JsonValue]) -> Mapping[str, JsonValue]:
@@ -314,12 +311,15 @@ def trial_view(
 ) -> Trial:
     """The view of `state`, showing `objects` (its last result's, if any)
     and the param space's `config_objects` its config names."""
-    if config_objects is not None and not config_objects.named_in(state.spec.config):
-        config_objects = None
-    if objects is None and config_objects is None:
+    shown = objects_shown(state, objects, config_objects)
+    if shown is None:
         return Trial(state, custom_name=custom_name, dir_of=dir_of)
     return TrialWithObjects(
-        state, objects, config_objects=config_objects, custom_name=custom_name, dir_of=dir_of
+        state,
+        shown.objects,
+        config_objects=shown.config_objects,
+        custom_name=custom_name,
+        dir_of=dir_of,
     )
 
 

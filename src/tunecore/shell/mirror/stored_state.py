@@ -41,14 +41,16 @@ reader of a stored experiment (a resume, `tunecore status URI`,
 from __future__ import annotations
 
 import errno
+import functools
 import logging
 import os
 import re
 import tempfile
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from tunecore.shell.eventlog import LOG_FILE, CorruptLogError, LogError, copy_whole_frames
 from tunecore.shell.inbox import INBOX_DIR, MAX_REQUEST_BYTES, is_request_name
@@ -59,7 +61,7 @@ from tunecore.shell.mirror.claims import (
     fences_of,
 )
 from tunecore.shell.storage.layout import is_experiment_entry
-from tunecore.shell.storage.own_files import NotRegularFileError
+from tunecore.shell.storage.own_files import NotRegularFileError, write_atomic, write_through
 from tunecore.shell.storage.store import Store
 
 logger = logging.getLogger(__name__)
@@ -233,31 +235,34 @@ def _fetch_log(store: Store, target: Path) -> tuple[int, Fences]:
             )
         if not chained:
             return 0, listing.fences
-        descriptor, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
         try:
-            with os.fdopen(descriptor, "wb") as out:
-                record = 0
-                for segment in chained:
-                    with store.open_input(segment.name) as source:
-                        record = copy_whole_frames(
-                            source,
-                            out,
-                            where=Path(segment.name),
-                            start=segment.start,
-                            size=segment.size,
-                            record=record,
-                            whole=not segment.cut,
-                        )
-            os.replace(temporary, target)
-        except CorruptLogError as error:
-            why = f"{error.why}, in the object {segment.name}"
-            raise StoredLogCorruptError(store.uri(), error.offset, error.record, why) from None
+            write_through(target, functools.partial(_copy_chain, store, chained))
         except FileNotFoundError:
             continue  # compacted meanwhile: list again
-        finally:
-            Path(temporary).unlink(missing_ok=True)
         return end, listing.fences
     raise OSError(f"{store.uri(SEGMENT_DIR)}: the log objects kept changing while being read")
+
+
+def _copy_chain(store: Store, chained: Sequence[Segment], out: BinaryIO) -> None:
+    """Copy the objects `chained` into `out` a whole record at a time
+    (`copy_whole_frames`); damage is `StoredLogCorruptError` naming the
+    object."""
+    record = 0
+    for segment in chained:
+        with store.open_input(segment.name) as source:
+            try:
+                record = copy_whole_frames(
+                    source,
+                    out,
+                    where=Path(segment.name),
+                    start=segment.start,
+                    size=segment.size,
+                    record=record,
+                    whole=not segment.cut,
+                )
+            except CorruptLogError as error:
+                why = f"{error.why}, in the object {segment.name}"
+                raise StoredLogCorruptError(store.uri(), error.offset, error.record, why) from None
 
 
 def stored_log(store: Store) -> bytes:
@@ -390,14 +395,7 @@ def _fetch_tree(store: Store, rel: str, local_dir: Path) -> None:
 def write_file(path: Path, data: bytes) -> None:
     """Replace `path` with `data` atomically (a symbolic link there is
     replaced, never followed)."""
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(descriptor, "wb") as file:
-            file.write(data)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    write_atomic(path, data)
 
 
 def is_plain_name(name: str) -> bool:

@@ -11,18 +11,16 @@ import os
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from tunecore.shell.storage.own_files import NotRegularFileError
+from tunecore.shell.storage.own_files import NotRegularFileError, is_temp, temp_name
 from tunecore.shell.storage.store import (
     Readable,
     Store,
     check_rel,
-    is_temp,
     join_path,
     join_uri,
     local_files,
     marker_last,
     naming,
-    temp_name,
 )
 
 if TYPE_CHECKING:

@@ -10,20 +10,18 @@ import logging
 import os
 import shutil
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
 from tunecore.shell.storage import own_files
-from tunecore.shell.storage.own_files import NotRegularFileError
+from tunecore.shell.storage.own_files import NotRegularFileError, is_temp
 from tunecore.shell.storage.store import (
     Readable,
     check_rel,
-    is_temp,
     join_path,
     local_files,
     naming,
-    temp_name,
 )
 
 logger = logging.getLogger(__name__)
@@ -91,39 +89,16 @@ class LocalStore:
         with naming(self, rel):
             self._write(path, lambda file: file.write(data))
 
-    @contextlib.contextmanager
-    def _in_parent(self, path: str, *, create: bool = False) -> Iterator[tuple[str, int]]:
-        """(the last component of `path`, a descriptor of the directory
-        holding it), that directory reached from the root one component at
-        a time without following a link (made on the way with `create`).
-        What writes or deletes works in it: `_path` checked every
-        component, but a directory swapped for a link after that check had
-        the write land, or the deletion happen, where the link points.
-        Such a link is refused with `NotRegularFileError` naming it. The
-        root itself is the user's, followed as given (and made with
-        `create`)."""
-        if create:
-            os.makedirs(self.root, exist_ok=True)
-        parent = own_files.directory_fd(Path(os.path.dirname(path)), Path(self.root), create=create)
-        try:
-            yield os.path.basename(path), parent
-        finally:
-            os.close(parent)
-
     def _write(self, path: str, write: Callable[[BinaryIO], object]) -> None:
-        """Write the file `path` with `write` into a fresh temporary beside
-        it, renamed over it once whole (`_in_parent`)."""
-        with self._in_parent(path, create=True) as (name, parent):
-            temp = os.path.basename(temp_name(path))
-            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-            descriptor = os.open(temp, flags, 0o666, dir_fd=parent)
-            try:
-                with os.fdopen(descriptor, "wb") as file:
-                    write(file)
-                os.replace(temp, name, src_dir_fd=parent, dst_dir_fd=parent)
-            finally:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(temp, dir_fd=parent)
+        """Write the file `path` with `write`, into a temporary beside it
+        renamed over it once whole, in its directory reached from the root
+        without following a link (made on the way): `_path` checked every
+        component, but a directory swapped for a link after that check had
+        the write land where the link points. Such a link is refused with
+        `NotRegularFileError` naming it."""
+        own_files.write_through(
+            Path(path), write, shared=True, beneath=Path(self.root), create=True
+        )
 
     def list(self, rel: str = "") -> list[str]:
         path = self._path(rel)
@@ -190,7 +165,7 @@ class LocalStore:
         with (
             naming(self, rel),
             contextlib.suppress(FileNotFoundError),
-            self._in_parent(path) as (name, parent),
+            own_files.in_directory(Path(path), Path(self.root)) as (name, parent),
         ):
             shutil.rmtree(name, dir_fd=parent)
 
@@ -199,7 +174,7 @@ class LocalStore:
         with (
             naming(self, rel),
             contextlib.suppress(FileNotFoundError),
-            self._in_parent(path) as (name, parent),
+            own_files.in_directory(Path(path), Path(self.root)) as (name, parent),
         ):
             os.unlink(name, dir_fd=parent)
 

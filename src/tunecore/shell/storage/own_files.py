@@ -37,12 +37,13 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import secrets
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import TextIO, cast
+from typing import BinaryIO, TextIO, cast
 
 _KINDS = {
     stat.S_IFDIR: "a directory",
@@ -113,14 +114,23 @@ def directory_fd(directory: Path, beneath: Path, *, create: bool = False) -> int
 
 
 @contextmanager
-def _in_directory(path: Path, beneath: Path | None) -> Iterator[tuple[str | Path, int | None]]:
+def in_directory(
+    path: Path, beneath: Path | None, *, create: bool = False
+) -> Iterator[tuple[str | Path, int | None]]:
     """(the name to open, the `dir_fd` to open it in) for `path`: its
-    last component in its directory reached from `beneath`, else the path
-    itself as the OS resolves it."""
+    last component in its directory reached from `beneath`
+    (`directory_fd`), else the path itself as the OS resolves it. With
+    `create`, the directories missing on the way are made: `beneath`
+    itself as given (it is trusted), those below it one at a time in the
+    directory reached, never through a link."""
     if beneath is None:
+        if create:
+            path.parent.mkdir(parents=True, exist_ok=True)
         yield path, None
         return
-    parent = directory_fd(path.parent, beneath)
+    if create:
+        beneath.mkdir(parents=True, exist_ok=True)
+    parent = directory_fd(path.parent, beneath, create=create)
     try:
         yield path.name, parent
     finally:
@@ -134,7 +144,7 @@ def open_fd(path: Path, mode: str = "r", *, beneath: Path | None = None) -> int:
     file reached without following a symbolic link (in any directory below
     `beneath`, if given)."""
     flags = _MODES[mode] | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-    with _in_directory(path, beneath) as (name, parent):
+    with in_directory(path, beneath) as (name, parent):
         try:
             fd = os.open(name, flags, 0o644, dir_fd=parent)
         except OSError as error:
@@ -212,7 +222,7 @@ def write_new(path: Path, data: bytes, *, beneath: Path | None = None) -> bool:
     time; a crash between the creation and the write can leave the file
     short, which its reader must check (`write_atomic` again)."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-    with _in_directory(path, beneath) as (name, parent):
+    with in_directory(path, beneath) as (name, parent):
         try:
             fd = os.open(name, flags, 0o644, dir_fd=parent)
         except FileExistsError:
@@ -245,18 +255,39 @@ def write_parts_atomic(
 ) -> None:
     """`write_atomic` of the concatenation of `parts`, written one after
     another (a large file never held twice in memory); with `sync`, on disk
-    before it is renamed into place. The temporary name is random and
-    created exclusively, never through a link: a name anyone could guess,
-    opened following links, lets whoever planted a link there have the
-    driver overwrite the file it points to."""
+    before it is renamed into place."""
+
+    def write(file: BinaryIO) -> None:
+        for part in parts:
+            file.write(part)
+
+    write_through(path, write, shared=shared, sync=sync, beneath=beneath)
+
+
+def write_through(
+    path: Path,
+    write: Callable[[BinaryIO], object],
+    *,
+    shared: bool = False,
+    sync: bool = False,
+    beneath: Path | None = None,
+    create: bool = False,
+) -> None:
+    """Have `write` fill a new temporary file beside `path`, then rename it
+    over `path` (atomic on POSIX and Windows): a reader never sees half of
+    it, and a link in its place is replaced, not followed. The permissions
+    are `write_atomic`'s (`shared`), `sync` puts it on disk before the
+    rename, and `beneath` and `create` are `in_directory`'s. The temporary
+    name (`temp_name`) is random and created exclusively, never through a
+    link: a name anyone could guess, opened following links, lets whoever
+    planted a link there have the driver overwrite the file it points to."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-    with _in_directory(path, beneath) as (name, parent):
-        temporary = os.path.join(os.path.dirname(name), f".{path.name}.{secrets.token_hex(8)}")
+    with in_directory(path, beneath, create=create) as (name, parent):
+        temporary = temp_name(os.fspath(name))
         descriptor = os.open(temporary, flags, 0o666 if shared else 0o600, dir_fd=parent)
         try:
             with os.fdopen(descriptor, "wb") as file:
-                for part in parts:
-                    file.write(part)
+                write(file)
                 if sync:
                     file.flush()
                     os.fsync(file.fileno())
@@ -267,9 +298,26 @@ def write_parts_atomic(
             raise
 
 
+_TEMP_SUFFIX = re.compile(r"\.tmp-[0-9a-f]{16}$")
+
+
+def temp_name(path: str) -> str:
+    """Where a file being written to `path` (a local path, or a store's
+    "/"-separated one) stays until it is whole: beside it, hidden (a leading
+    dot, which globs and listings of visible names skip) and ending in a
+    random `.tmp-<16 hex>` (`is_temp`, which storage listings skip)."""
+    head, _, tail = path.rpartition("/")
+    return f"{head}{'/' if head else ''}.{tail}.tmp-{secrets.token_hex(8)}"
+
+
+def is_temp(name: str) -> bool:
+    """Whether `name` is a `temp_name`: a write in flight, or one a crash cut."""
+    return _TEMP_SUFFIX.search(name) is not None
+
+
 def unlink(path: Path, *, beneath: Path) -> None:
     """Remove the file `path` (if there), reached from `beneath` without
     following a link (`directory_fd`): never someone else's file through a
     linked directory."""
-    with _in_directory(path, beneath) as (name, parent), suppress(FileNotFoundError):
+    with in_directory(path, beneath) as (name, parent), suppress(FileNotFoundError):
         os.unlink(name, dir_fd=parent)

@@ -19,22 +19,15 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import re
 import stat
 import urllib.parse
-import uuid
 from collections.abc import Iterator
 from typing import Protocol
 
 import msgspec
 
 from tunecore.shell.storage import own_files
-from tunecore.shell.storage.own_files import NotRegularFileError
-
-# In-flight writes (`write_bytes` where a PUT is not atomic) live next to
-# their target under this suffix; listings never show them, so a crash
-# mid-write leaves nothing a reader mistakes for data.
-_TEMP_SUFFIX = re.compile(r"\.tmp-[0-9a-f]{16}$")
+from tunecore.shell.storage.own_files import NotRegularFileError, is_temp
 
 
 class Readable(Protocol):
@@ -206,14 +199,6 @@ def marker_last(paths: list[str], marker: str | None) -> list[str]:
         paths.remove(marker)
         paths.append(marker)
     return paths
-
-
-def temp_name(path: str) -> str:
-    return f"{path}.tmp-{uuid.uuid4().hex[:16]}"
-
-
-def is_temp(name: str) -> bool:
-    return _TEMP_SUFFIX.search(name) is not None
 
 
 @contextlib.contextmanager

@@ -170,12 +170,6 @@ def collect(path: str | Path, metric: str | None = None, mode: Mode | None = Non
     walk(contents, BUILTIN, visit)
     if not last or "metric" not in names:
         raise ValueError(f"{path}: no metric to plot (pass one: {setting('collect', 'metric')})")
-    if metric is not None and curves and not any(curve.xs for curve in curves.values()):
-        # A misspelt key would draw empty axes and look like success.
-        raise ValueError(
-            f"{path}: {setting('collect', 'metric', repr(metric))}: no trial reported "
-            f"{metric!r} as a number"
-        )
     state = last[0]
     _name_trials(curves, state)
     chosen_mode = mode or (Mode(names["mode"]) if "mode" in names else None)

@@ -208,6 +208,12 @@ def plot_command(args: argparse.Namespace) -> int:
             drawing = collect_curves(directory, metric=args.metric, mode=mode)
         except ValueError as error:
             raise CliError(str(error)) from error
+    if args.metric and out.suffix.lower() != ".html" and not any(
+        curve.xs for curve in drawing.curves.values()
+    ):
+        # Empty axes in a PNG would look like success (a misspelt key); the
+        # page says "no <metric> reported yet" on itself.
+        raise CliError(f"{shown}: --metric {args.metric!r}: no trial reported it as a number")
     written = _draw("--out", out, lambda target: render_curves(drawing, target))
     print(f"{shown}: {len(drawing.curves)} trials drawn to {written}")
     return EXIT_OK

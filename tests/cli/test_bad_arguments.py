@@ -106,9 +106,7 @@ def test_a_metric_no_trial_reported_is_an_error_not_an_empty_picture(
     finished: Path, capsys: pytest.CaptureFixture[str], argv: list[str]
 ) -> None:
     assert exit_code([arg.format(dir=finished) for arg in argv]) == 2
-    assert f"{finished}: --metric 'los': no trial reported" in (
-        capsys.readouterr().err
-    )
+    assert f"{finished}: --metric 'los': no trial reported" in (capsys.readouterr().err)
     assert not (finished / "curves.png").exists()
 
 

@@ -208,8 +208,10 @@ def plot_command(args: argparse.Namespace) -> int:
             drawing = collect_curves(directory, metric=args.metric, mode=mode)
         except ValueError as error:
             raise CliError(str(error)) from error
-    if args.metric and out.suffix.lower() != ".html" and not any(
-        curve.xs for curve in drawing.curves.values()
+    if (
+        args.metric
+        and out.suffix.lower() != ".html"
+        and not any(curve.xs for curve in drawing.curves.values())
     ):
         # Empty axes in a PNG would look like success (a misspelt key); the
         # page says "no <metric> reported yet" on itself.

@@ -58,7 +58,8 @@ class ScalingConfig:
     def __post_init__(self) -> None:
         workers: object = self.num_workers  # the caller may be untyped
         counts = list(workers) if isinstance(workers, tuple) and len(workers) == 2 else [workers]
-        if not all(is_int(n) and n >= 0 for n in counts) or counts != sorted(counts):
+        valid = [n for n in counts if is_int(n) and n >= 0]
+        if len(valid) != len(counts) or valid != sorted(valid):
             raise InvalidFieldError(
                 "ScalingConfig.num_workers",
                 self.num_workers,

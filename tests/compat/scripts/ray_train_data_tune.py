@@ -23,7 +23,9 @@ same columns made with `ray.data.from_items`; 1 Train worker, one trial at
 a time; the data is materialized in the Train driver (the guide's
 `__materialized__` block) before the Train worker takes the second CPU, so
 no Ray Data task waits for a CPU during training; 2 epochs of batches of
-8. The assertions hold on Ray Tune 2.60 as on tunecore.
+8. The guide's `__options__` line setting a read-only property (an
+AttributeError on Ray 2.60) sets the same limit through `copy`. The
+assertions hold on Ray Tune 2.60 as on tunecore.
 """
 
 # flake8: noqa
@@ -132,7 +134,9 @@ def train_driver_fn(config: dict):
     else:
         # __options__
         options = DataConfig.default_ingest_options()
-        options.resource_limits.object_store_memory = 10e9
+        # The guide's `options.resource_limits.object_store_memory = 10e9` is an
+        # AttributeError on Ray 2.60 (a read-only property): the same limit, set.
+        options.resource_limits = options.resource_limits.copy(object_store_memory=10e9)
         # __custom_split__
         dataset_config = tunecore.DataConfig(datasets_to_split=["train"], execution_options=options)
 

@@ -53,7 +53,10 @@ TRAIN_STORAGE = os.path.abspath("train_results")  # the Ray workers share this m
 def read_iris():
     # Stands in for ray.data.read_parquet("s3://anonymous@ray-example-data/iris.parquet").
     return ray.data.from_items(
-        [{"sepal.length": 4.3 + 0.1 * i, "sepal.width": 3.0, "variety": "Setosa"} for i in range(30)]
+        [
+            {"sepal.length": 4.3 + 0.1 * i, "sepal.width": 3.0, "variety": "Setosa"}
+            for i in range(30)
+        ]
     )
 
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from tunecore._lazy import lazy_attributes
 from tunecore._not_provided import install_finder, not_provided_getattr
 from tunecore._ray_train_modules import install_finder as install_ray_train_finder
+from tunecore._ray_train_names import passing_through
 from tunecore._version import __version__ as __version__
 
 if TYPE_CHECKING:
@@ -256,8 +257,10 @@ __all__ = [
 
 if not TYPE_CHECKING:  # hidden from type checkers, which would accept any name through it
     __getattr__, __dir__ = lazy_attributes(
-        __name__, _HOMES, __all__, missing=not_provided_getattr(__name__)
+        __name__, _HOMES, __all__, missing=passing_through(not_provided_getattr(__name__))
     )
 
-install_finder()  # a Ray module tunecore leaves out fails saying what to use instead
-install_ray_train_finder()  # Ray Train's trainer modules pass through (tunecore.torch)
+# First Ray Train's modules, passed through (tunecore.torch, tunecore.examples.pytorch)...
+install_ray_train_finder()
+# ...then a Ray module tunecore leaves out fails saying what to use instead.
+install_finder()

@@ -33,9 +33,12 @@ _TRAINERS = (
     "(xgboost, lightgbm)."
 )
 _TRAIN_WORKERS = (
-    "is a Ray Train worker-group call (one process of several training one model); tunecore runs "
-    "one process per trial: the trial's config is `config`, its data comes in through "
-    "tunecore.with_parameters(trainable, data=...), and tunecore.get_context() names the trial."
+    "is an old Ray Train worker-group call, which Ray 2.60 no longer has: in a Ray Train worker, "
+    "tunecore.get_context() is Ray Train's TrainContext (get_world_rank(), get_world_size(), "
+    "get_local_rank(), get_local_world_size(), get_node_rank()) and "
+    "tunecore.get_dataset_shard(name) is Ray Train's. A tunecore trial is one process: its "
+    "config is `config`, its data comes in through tunecore.with_parameters(trainable, "
+    "data=...), and tunecore.get_context() names the trial."
 )
 _FILE_LOGGERS = (
     "is one of Ray Tune's per-trial Logger classes, which Ray removed (Ray Tune 2.60 has none); "
@@ -101,9 +104,6 @@ NOT_PROVIDED: dict[str, str] = {
     **{
         f"tunecore.{name}": f"ray.train.{name} {_TRAIN_WORKERS}"
         for name in (
-            "get_dataset_shard",
-            "DataConfig",
-            "BackendConfig",
             "TrainingIterator",
             "get_world_rank",
             "get_world_size",
@@ -138,37 +138,18 @@ NOT_PROVIDED: dict[str, str] = {
     },
     "tunecore.logger.unified": f"ray.tune.logger.unified.UnifiedLogger {_FILE_LOGGERS}",
     "tunecore.logger.noop": f"ray.tune.logger.noop.NoopLogger {_FILE_LOGGERS}",
-    **{
-        f"tunecore.{name}": f"ray.train.{name} belongs to Ray Train's trainers. {_TRAINERS}"
-        for name in (
-            "ControllerError",
-            "NCCLHangError",
-            "PreemptionError",
-            "PreemptionInfo",
-            "get_preemption_info",
-            "ReportedCheckpoint",
-            "ReportedCheckpointStatus",
-            "get_all_reported_checkpoints",
-            "CheckpointUploadMode",
-            "CheckpointConsistencyMode",
-            "UserCallback",
-            "ValidationConfig",
-            "ValidationFn",
-            "ValidationTaskConfig",
-            "WorkerGroupError",
-            "TrainingFailedError",
-            "LoggingConfig",
-            "TRAIN_DATASET_KEY",
-            "DatasetConfig",
-        )
-    },
+    "tunecore.DatasetConfig": (
+        "ray.train.DatasetConfig was Ray Train's per-dataset ingest config, which Ray replaced "
+        "with ray.train.DataConfig: tunecore.DataConfig is Ray Train's, given to a trainer's "
+        "dataset_config."
+    ),
     **{
         f"tunecore.{name}": (
             f"ray.air.{name} is part of Ray's resource and data layer (ray.air.execution, "
             "ray.data), not of the tuning API; tunecore schedules trials on Ray itself. Give a "
             "trial its resources with tunecore.with_resources or a tunecore.PlacementGroupFactory."
         )
-        for name in ("AcquiredResources", "ResourceRequest", "DataBatchType", "execution")
+        for name in ("AcquiredResources", "ResourceRequest", "execution")
     },
     "tunecore.examples": (
         "this module of ray.tune.examples is a script to run, or trains a Lightning, "
@@ -176,8 +157,10 @@ NOT_PROVIDED: dict[str, str] = {
         "mlflow_ptl, pbt_transformers, pbt_memnn_example, tune_mnist_keras, ...); tunecore "
         "provides the helper modules scripts import: tunecore.examples.pbt_function, and with "
         "the torchvision extra (pip install 'tunecore[torchvision]') mnist_pytorch, "
-        "mnist_pytorch_trainable, cifar10_pytorch and pbt_dcgan_mnist.common. Copy the model "
-        "and data loaders the example defines into your script."
+        "mnist_pytorch_trainable, cifar10_pytorch and pbt_dcgan_mnist.common, and Ray Train's "
+        "example packages (ray.train.examples.pytorch, .tf, .horovod, .pytorch_geometric) "
+        "pass through as tunecore.examples.pytorch & co. Copy the model and data loaders the "
+        "example defines into your script."
     ),
     "tunecore.integrations.trackio": (
         "ray.air.integrations.trackio (TrackioLoggerCallback, setup_trackio) is not provided; "

@@ -3,14 +3,20 @@
 A script's rewritten imports turn `ray.train.torch` into `tunecore.torch`
 (and `ray.train.lightning`, `.huggingface.transformers`, `.tensorflow`,
 `.xgboost`, `.lightgbm`, `.horovod`, `.v2...`, `.data_parallel_trainer`,
-`.base_trainer`, `.trainer`, `.backend`, `.collective`). tunecore has no
-trainers of its own, so each of those names (and every module under it) is
-Ray Train's module passed through: its attributes are Ray's, except that a
+`.base_trainer`, `.trainer`, `.backend`, `.collective`), and
+`ray.train.examples.pytorch` into `tunecore.examples.pytorch` (likewise
+`.tf`, `.horovod`, `.pytorch_geometric`: Ray Train's example packages,
+whose training functions report through `ray.train` in Ray Train's workers).
+tunecore has no trainers of its own, so each of those names (and every
+module under it) is Ray Train's module passed through: its attributes are Ray's, except that a
 trainer class is a subclass converting tunecore's config objects
 (ray_train_configs), and a submodule is the passed-through one. None of
 these names is a tunecore module otherwise: `tunecore.xgboost` is Ray
 Train's `ray.train.xgboost` (its trainer and `RayTrainReportCallback`),
-while Ray Tune's callbacks stay at `tunecore.integration.xgboost`.
+while Ray Tune's callbacks stay at `tunecore.integration.xgboost`, and
+`tunecore.examples` is tunecore's package of Ray Tune's example modules
+(`tunecore.examples.mnist_pytorch`), none of whose names is one of Ray
+Train's example packages.
 
 A passed-through module imports Ray's when it is imported itself, never
 with `import tunecore`; where Ray Train or the framework is missing that
@@ -40,18 +46,31 @@ PASSED_THROUGH: dict[str, str] = {
     "trainer": "",
     "backend": "",
     "collective": "",
+    "examples.pytorch": "torch torchvision",
+    "examples.tf": "tensorflow",
+    "examples.horovod": "horovod torchvision",
+    "examples.pytorch_geometric": "torch_geometric",
 }
 """Ray Train's modules `tunecore.<name>` passes through (`ray.train.<name>`),
-with the framework package each needs besides Ray Train."""
+with the framework packages each needs besides Ray Train."""
+
+
+def _passed_through_prefix(name: str) -> str | None:
+    """The key of `PASSED_THROUGH` that the `tunecore...` module `name` is
+    or lies under, if any."""
+    for prefix in PASSED_THROUGH:
+        module = f"tunecore.{prefix}"
+        if name == module or name.startswith(module + "."):
+            return prefix
+    return None
 
 
 def ray_name(name: str) -> str | None:
     """The Ray Train module a `tunecore...` module name passes through to,
     if it is one of them."""
-    parts = name.split(".")
-    if len(parts) < 2 or parts[0] != "tunecore" or parts[1] not in PASSED_THROUGH:
+    if _passed_through_prefix(name) is None:
         return None
-    return ".".join(["ray", "train", *parts[1:]])
+    return "ray.train." + name.removeprefix("tunecore.")
 
 
 def tunecore_name(name: str) -> str:
@@ -115,7 +134,9 @@ class _PassThroughLoader(importlib.abc.Loader):
         try:
             ray_module = importlib.import_module(self._ray_module_name)
         except ImportError as error:
-            framework = PASSED_THROUGH[name.split(".")[1]]
+            prefix = _passed_through_prefix(name)
+            assert prefix is not None  # the finder made this loader for a passed-through name
+            framework = PASSED_THROUGH[prefix]
             install = f"pip install 'ray[train]' {framework}".strip()
             raise ImportError(
                 f"{name} is Ray Train's {self._ray_module_name}, which cannot be imported "
@@ -142,7 +163,7 @@ def _pass_through(fullname: str) -> importlib.machinery.ModuleSpec | None:
 
 
 def install_finder() -> None:
-    """Pass the modules through, once no file of tunecore answers (none of
-    these names is one tunecore leaves out, so the order of the two
-    finders does not matter)."""
+    """Pass the modules through, once no file of tunecore answers. Installed
+    before the finder of the modules tunecore leaves out (`_not_provided`),
+    which refuses every other module under `tunecore.examples`."""
     finder.install_finder(_pass_through)

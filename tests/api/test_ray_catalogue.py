@@ -205,7 +205,8 @@ def test_result_constants_have_rays_values() -> None:
     ("statement", "says"),
     [
         ("from tunecore import TorchTrainer", "tunecore.integration.ray_train.TuneReportCallback"),
-        ("from tunecore import get_dataset_shard", "tunecore.with_parameters"),
+        ("from tunecore import get_world_rank", "tunecore.get_context() is Ray Train's"),
+        ("from tunecore import AcquiredResources", "tunecore.with_resources"),
         ("import tunecore.rllib.algorithms.ppo", "RLlib"),
         ("from tunecore.logger import CSVLogger", "CSVLoggerCallback"),
         ("from tunecore.logger import Logger", "LoggerCallback subclass"),

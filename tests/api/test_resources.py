@@ -20,6 +20,7 @@ import tunecore as tune
 from tunecore import ResultGrid, RunConfig, TuneConfig, Tuner
 from tunecore.cli import main
 from tunecore.model import Resources, ResourcesUpdateRequested, TrialStatus
+from tunecore.model.errors import TrainOnlyFieldError
 from tunecore.shell.eventlog import read_log
 
 PAYLOAD = "large-object-" + "x" * 2000
@@ -314,7 +315,8 @@ def test_a_trial_asking_with_a_scaling_config_runs_with_its_reservation(tmp_path
     [
         ({"use_gpu": False, "resources_per_worker": {"GPU": 1}}, "use_gpu is False"),
         ({"num_workers": -1}, "ScalingConfig.num_workers"),
-        ({"accelerator_type": "A100"}, "ScalingConfig.accelerator_type"),
+        ({"num_workers": (4, 2)}, r"ScalingConfig.num_workers=\(4, 2\)"),
+        ({"num_workers": (1, 2, 3)}, "ScalingConfig.num_workers"),
     ],
 )
 def test_a_scaling_config_that_cannot_be_reserved_says_why(
@@ -322,6 +324,27 @@ def test_a_scaling_config_that_cannot_be_reserved_says_why(
 ) -> None:
     with pytest.raises(ValueError, match=message):
         tune.ScalingConfig(**arguments)
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"accelerator_type": "A100"},
+        {"num_workers": (1, 4)},
+        {"use_tpu": True},
+        {"label_selector": {"zone": "a"}},
+        {"topology": "2x2"},
+        {"elastic_resize_monitor_interval_s": 5.0},
+    ],
+)
+def test_a_scaling_config_with_a_ray_train_field_reserves_nothing_for_a_trial(
+    arguments: dict[str, Any],
+) -> None:
+    scaling = tune.ScalingConfig(**arguments)  # taken: a Ray Train trainer reads it
+    [(name, value)] = arguments.items()
+    with pytest.raises(TrainOnlyFieldError) as raised:
+        tune.with_resources(train, scaling)
+    assert f"ScalingConfig({name}={value!r})" in str(raised.value)
 
 
 def test_ray_tunes_experiment_module_names_the_trial() -> None:

@@ -12,6 +12,7 @@ without Ray Train."""
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -29,6 +30,8 @@ import ray.train.torch
 
 # Ray Train's ray.train.torch, as a script's `import tunecore.torch` gets it.
 passed_torch: Any = importlib.import_module("tunecore.torch")
+# tunecore, whose Ray Train names (`rewritten.DataConfig`) type checkers do not see.
+rewritten: Any = tunecore
 
 
 class Recorder(ray.train.UserCallback):
@@ -154,3 +157,109 @@ def test_worker_calls_are_ray_trains_with_checkpoints_converted(tmp_path: Path) 
     second = fit("2")
     assert second.metrics == {"world": 1, "rank": 0, "seen": "1"}
     assert Path(second.checkpoint.path, "step.txt").read_text() == "2"
+
+
+# -- Ray Train's top-level names and V2's config fields ----------------------------------------
+
+
+def test_every_name_of_ray_train_is_tunecores_or_ray_trains() -> None:
+    """Each of Ray 2.60's `ray.train.__all__` (and `ray.air.__all__`), as a
+    rewritten `from ray.train import X` gets it: tunecore's own where
+    tunecore has the name, else Ray's object itself; only `ray.air`'s
+    resource-layer classes are refused."""
+    import ray.air  # noqa: PLC0415 - loaded with ray.train
+
+    own = set(tunecore.__all__)
+    for module in (ray.train, ray.air):
+        for name in module.__all__:
+            if name in {"AcquiredResources", "ResourceRequest"}:
+                with pytest.raises(ImportError, match=r"tunecore\.with_resources"):
+                    exec(f"from tunecore import {name}", {})
+                continue
+            imported: dict[str, Any] = {}
+            exec(f"from tunecore import {name}", imported)
+            if name in own:
+                assert imported[name] is not getattr(module, name), name
+            else:
+                assert imported[name] is getattr(module, name), name
+
+
+def test_ray_trains_example_is_ray_trains_module() -> None:
+    import ray.train.examples.pytorch.torch_linear_example as ray_example  # noqa: PLC0415
+
+    example: Any = importlib.import_module("tunecore.examples.pytorch.torch_linear_example")
+    assert example.train_func is ray_example.train_func
+    assert example.LinearDataset is ray_example.LinearDataset
+
+
+class ReportsToAFile(ray.train.UserCallback):
+    """Writes each report's rank-0 metrics where the test reads them (the
+    callback runs in Ray Train's controller, another process)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def after_report(self, run_context: Any, metrics: Any, checkpoint: Any) -> None:
+        with self.path.open("a") as out:
+            out.write(f"{metrics[0]['rows']} {metrics[0]['step']}\n")
+
+
+def reading_its_shard(config: dict[str, Any]) -> None:
+    """A Ray Train worker reading its dataset shard through the rewritten
+    names, in a worker whose environment Ray Train V2's
+    `worker_runtime_env` set."""
+    shard = rewritten.get_dataset_shard("train")
+    rows = sum(len(batch["x"]) for batch in shard.iter_batches(batch_size=4))
+    tunecore.report(
+        {"rows": rows, "step": os.environ["STEP"]},
+        checkpoint_upload_mode=rewritten.CheckpointUploadMode.SYNC,
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)  # a Train run with Ray Data
+@pytest.mark.usefixtures("ray_cluster")
+def test_ray_trains_names_and_v2_fields_reach_a_train_run(tmp_path: Path) -> None:
+    import ray.data  # noqa: PLC0415 - Ray Data, with Ray Train
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # Ray workers lack tests/
+    reports = tmp_path / "reports.txt"
+    trainer = passed_torch.TorchTrainer(
+        reading_its_shard,
+        datasets={"train": ray.data.from_items([{"x": x} for x in range(10)])},
+        dataset_config=rewritten.DataConfig(datasets_to_split=["train"]),
+        scaling_config=tunecore.ScalingConfig(num_workers=1, resources_per_worker={"CPU": 1}),
+        run_config=tunecore.RunConfig(
+            name="data-run",
+            storage_path=str(tmp_path),
+            callbacks=[ReportsToAFile(reports)],
+            worker_runtime_env={"env_vars": {"STEP": "7"}},
+            logging_config=rewritten.LoggingConfig(log_level="WARNING"),
+            failure_config=tunecore.FailureConfig(max_failures=1, max_preemption_failures=2),
+        ),
+    )
+    assert trainer.run_config.failure_config.max_preemption_failures == 2
+    result = trainer.fit()
+    assert result.error is None
+    # Ray Train V2's Result holds the metrics of a checkpoint; the callback saw the report.
+    assert reports.read_text() == "10 7\n"
+
+
+def failing_worker(config: dict[str, Any]) -> None:
+    raise ValueError("the worker fails")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+@pytest.mark.usefixtures("ray_cluster")
+def test_a_failed_train_run_raises_ray_trains_error_under_its_rewritten_name(
+    tmp_path: Path,
+) -> None:
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    trainer = passed_torch.TorchTrainer(
+        failing_worker,
+        scaling_config=tunecore.ScalingConfig(num_workers=1, resources_per_worker={"CPU": 1}),
+        run_config=tunecore.RunConfig(name="failing", storage_path=str(tmp_path)),
+    )
+    with pytest.raises(rewritten.TrainingFailedError, match="the worker fails"):
+        trainer.fit()

@@ -23,6 +23,7 @@ from tunecore.api.ray_style_scheduler import refuse_ray_style_scheduler
 from tunecore.core.results import TRAINING_ITERATION
 from tunecore.core.schedulers.registry import SCHEDULERS
 from tunecore.model import parse_export_formats
+from tunecore.model.errors import TrainOnlyFieldError
 from tunecore.search.registry import SEARCHERS
 from tunecore.shell.stoppers import plan_stop
 from tunecore.shell.storage.local_store import LocalStore
@@ -102,6 +103,19 @@ class FailureConfig(_RayPositional):
     """True: the first trial in ERROR stops the others and ends the
     experiment. "raise" (Ray's): the same, then `fit()` raises `TuneError`
     with that trial's error instead of returning."""
+    controller_failure_limit: Annotated[int, Field(ge=-1)] = -1
+    max_preemption_failures: Annotated[int, Field(ge=-1)] = -1
+    relax_collectives_on_preemption: bool = False
+    preemption_grace_s: Annotated[float, Field(ge=0)] = 0.0
+
+    TRAIN_ONLY: ClassVar[tuple[str, ...]] = (
+        "controller_failure_limit",
+        "max_preemption_failures",
+        "relax_collectives_on_preemption",
+        "preemption_grace_s",
+    )
+    """Ray Train V2's fields (with its defaults above): for a config given
+    to a Ray Train trainer; a Tuner refuses them (`refuse_train_only`)."""
 
 
 class SyncConfig(_RayPositional):
@@ -240,6 +254,16 @@ class RunConfig(_RayPositional):
     export_formats: list[str] = []
     """Formats to export each trial's model in when it ends normally
     (`checkpoint`, `model`, `h5`), into `<trial dir>/export/`."""
+    worker_runtime_env: Any = None
+    """Ray Train V2's runtime environment of its workers (a dict or a
+    `ray.runtime_env.RuntimeEnv`), for a config given to a Ray Train
+    trainer; a Tuner refuses it (`refuse_train_only`)."""
+    logging_config: Any = None
+    """Ray Train V2's `ray.train.LoggingConfig` (`tunecore.LoggingConfig`),
+    for a config given to a Ray Train trainer; a Tuner refuses it."""
+
+    TRAIN_ONLY: ClassVar[tuple[str, ...]] = ("worker_runtime_env", "logging_config")
+    """The fields only Ray Train's trainers read."""
 
     @model_validator(mode="before")
     @classmethod
@@ -355,6 +379,18 @@ class RunConfig(_RayPositional):
         if name is not None and (not name.strip() or "/" in name or name in (".", "..")):
             raise ValueError(f"name={name!r} must be a non-empty directory name without '/'")
         return name
+
+
+def refuse_train_only(run: RunConfig) -> None:
+    """Refuse a run config given to a Tuner that sets a field only Ray
+    Train's trainers read (`TRAIN_ONLY`: Ray Train V2's, which tunecore's
+    configs take because a script's rewritten `ray.train.RunConfig(...)`
+    makes one of them), naming the fields and their values."""
+    for config in (run, run.failure_config):
+        given = {name: getattr(config, name) for name in config.TRAIN_ONLY}
+        fields = {name: value for name, value in given.items() if name in config.model_fields_set}
+        if fields:
+            raise TrainOnlyFieldError(type(config).__name__, fields)
 
 
 def _without_local_dir(data: dict[str, Any]) -> dict[str, Any]:

@@ -14,13 +14,20 @@ own defaults and its own checks (V2 refusing `RunConfig(verbose=...)` as
 it does on Ray). tunecore's defaults never leak in: its
 `CheckpointConfig.checkpoint_score_attribute` default is not Ray Train's.
 A field only tunecore has cannot be converted: `NotConvertibleError`
-names it.
+names it. Ray Train V2's own fields (`RunConfig.worker_runtime_env`,
+`logging_config`, `FailureConfig.max_preemption_failures`, ...,
+`ScalingConfig.label_selector`, `use_tpu`, elastic `num_workers=(2, 4)`,
+...) are fields of tunecore's configs too, which only the conversion reads
+(tunecore's Tuner refuses them); under Ray Train V1
+(`RAY_TRAIN_V2_ENABLED=0`), which lacks them, one is a
+`NotConvertibleError` as well.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
@@ -86,9 +93,26 @@ def to_ray_train(value: object, train: ModuleType) -> object:
             f"{name}({given}) cannot be handed to Ray Train, whose ray.train.{name} has no "
             f"such field ({what}); leave it out of the config given to the trainer"
         )
+    ray_class = getattr(train, name)
+    lacking = _not_taken(ray_class, fields)
+    if lacking:
+        given = ", ".join(f"{field}={fields[field]!r}" for field in lacking)
+        raise NotConvertibleError(
+            f"{name}({given}) is Ray Train V2's, and this process runs Ray Train V1 "
+            f"(RAY_TRAIN_V2_ENABLED=0), whose ray.train.{name} has no such field; unset "
+            "RAY_TRAIN_V2_ENABLED, or leave it out"
+        )
     converted = {field: to_ray_train(given, train) for field, given in fields.items()}
-    made: object = getattr(train, name)(**converted)
+    made: object = ray_class(**converted)
     return made
+
+
+def _not_taken(ray_class: Callable[..., object], fields: dict[str, Any]) -> list[str]:
+    """The fields Ray's config class has no keyword argument for."""
+    parameters = inspect.signature(ray_class).parameters.values()
+    if any(parameter.kind is inspect.Parameter.VAR_KEYWORD for parameter in parameters):
+        return []
+    return sorted(fields.keys() - {parameter.name for parameter in parameters})
 
 
 def accepting_tunecore_configs(trainer: type, module: str, name: str) -> type:

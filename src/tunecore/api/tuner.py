@@ -47,6 +47,7 @@ from tunecore.api.config import (
     RunConfig,
     SyncConfig,
     TuneConfig,
+    refuse_train_only,
 )
 from tunecore.api.config_objects import require_objects, split_objects
 from tunecore.api.errors import TuneError, trial_error
@@ -221,6 +222,7 @@ class Tuner:
         self._space = with_mutated_keys(space, self._tune.scheduler)
         check_storable("param_space", self._space)  # refused now, not when it is logged
         self._run = run_config or RunConfig()
+        refuse_train_only(self._run)
         self._stop = plan_stop(self._run.stop)
         self._resume: ExperimentResumed | None = None
         self._snapshot_kind: SnapshotKind = BUILTIN

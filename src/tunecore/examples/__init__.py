@@ -11,7 +11,11 @@ import ConvNet, get_data_loaders, train_func, test_func`, rewritten to
 - `pbt_dcgan_mnist.common`, `utils`: Ray's own modules (they report
   nothing), given as they are.
 
-Ray's other example modules are scripts, or train Lightning, Transformers
+Ray Train's example packages (`ray.train.examples.pytorch`, `.tf`,
+`.horovod`, `.pytorch_geometric`, rewritten to
+`tunecore.examples.pytorch` & co.) are Ray Train's, passed through
+(`tunecore._ray_train_modules`): their training functions run in Ray
+Train's workers. Ray Tune's other example modules are scripts, or train Lightning, Transformers
 or Keras models on data they download: importing one says so
 (`tunecore._not_provided`).
 """

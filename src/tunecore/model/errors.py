@@ -28,6 +28,23 @@ class InvalidFieldError(ValueError):
         super().__init__(f"{field}={value!r} is invalid: expected {expected}")
 
 
+class TrainOnlyFieldError(ValueError):
+    """A config given to tunecore's Tuner sets a field only Ray Train's
+    trainers read (a Ray Train V2 field tunecore's config takes so that a
+    script's rewritten `ray.train.RunConfig(...)` reaches the trainer)."""
+
+    def __init__(self, config: str, fields: dict[str, object]) -> None:
+        self.config = config
+        self.fields = fields
+        given = ", ".join(f"{name}={value!r}" for name, value in fields.items())
+        super().__init__(
+            f"{config}({given}) is Ray Train's: only a Ray Train trainer uses "
+            f"{'this field' if len(fields) == 1 else 'these fields'} (a config given to "
+            "tunecore.torch.TorchTrainer and the other trainers of Ray Train's modules); a "
+            f"tunecore trial has no use for it: leave it out of the {config} given here"
+        )
+
+
 def require_finite_non_negative(field: str, value: object) -> None:
     """Reject booleans, non-numbers, NaN, infinities and negative numbers."""
     if not (is_number(value) and 0 <= value < math.inf):

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TypeAlias, TypeGuard
 
 from tunecore.model import JsonDict, Resources
-from tunecore.model.errors import InvalidFieldError
+from tunecore.model.errors import InvalidFieldError, TrainOnlyFieldError
 from tunecore.model.numbers import is_int
 from tunecore.shell.trainable.classapi import Trainable
 from tunecore.shell.trainable.placement_group import PlacementGroupFactory, parse_bundle
@@ -34,24 +34,36 @@ class ScalingConfig:
     GPU with `use_gpu`), reserved as one placement group whose first bundle
     is empty: the trial itself runs in it and takes nothing
     (`as_placement_group_factory`). tunecore starts no workers for it; the
-    trial's own code may use the reserved bundles."""
+    trial's own code may use the reserved bundles.
+
+    It is also what a script's rewritten `ray.train.ScalingConfig(...)`
+    makes for Ray Train's trainers (converted, tunecore.api.ray_train_configs),
+    so it takes Ray Train V2's fields too: elastic `num_workers=(min, max)`,
+    `label_selector`, `use_tpu`, `topology`,
+    `elastic_resize_monitor_interval_s`, and `accelerator_type`. Those only
+    Ray Train reads; reserving a trial's resources with one set is a
+    `TrainOnlyFieldError`."""
 
     trainer_resources: dict[str, float] | None = None
-    num_workers: int = 1
+    num_workers: int | tuple[int, int] = 1
     use_gpu: bool = False
     resources_per_worker: dict[str, float] | None = None
     placement_strategy: str = "PACK"
     accelerator_type: str | None = None
+    label_selector: dict[str, str] | list[dict[str, str]] | None = None
+    use_tpu: bool = False
+    topology: str | None = None
+    elastic_resize_monitor_interval_s: float = 60.0
 
     def __post_init__(self) -> None:
         workers: object = self.num_workers  # the caller may be untyped
-        if not is_int(workers) or self.num_workers < 0:
-            raise InvalidFieldError("ScalingConfig.num_workers", self.num_workers, "an int >= 0")
-        if self.accelerator_type is not None:
+        counts = list(workers) if isinstance(workers, tuple) and len(workers) == 2 else [workers]
+        valid = [n for n in counts if is_int(n) and n >= 0]
+        if len(valid) != len(counts) or valid != sorted(valid):
             raise InvalidFieldError(
-                "ScalingConfig.accelerator_type",
-                self.accelerator_type,
-                "None: accelerator types are Ray-internal resources tunecore does not reserve",
+                "ScalingConfig.num_workers",
+                self.num_workers,
+                "an int >= 0, or Ray Train's elastic (min_workers, max_workers), 0 <= min <= max",
             )
         gpus = self.num_gpus_per_worker  # with use_gpu, at least 1 unless given
         if not self.use_gpu and gpus > 0:
@@ -59,6 +71,26 @@ class ScalingConfig:
                 "ScalingConfig: use_gpu is False but resources_per_worker asks for GPU "
                 f"({gpus}); set use_gpu=True or remove GPU from resources_per_worker"
             )
+
+    def train_only_fields(self) -> dict[str, object]:
+        """The fields set here that only Ray Train reads (class doc)."""
+        fields: dict[str, object] = {}
+        if isinstance(self.num_workers, tuple):
+            fields["num_workers"] = self.num_workers
+        for name, default in _TRAIN_ONLY_DEFAULTS.items():
+            if getattr(self, name) != default:
+                fields[name] = getattr(self, name)
+        return fields
+
+    @property
+    def _workers(self) -> int:
+        """The number of workers to reserve for, for a trial: refused when
+        a field only Ray Train reads is set."""
+        train_only = self.train_only_fields()
+        if train_only:
+            raise TrainOnlyFieldError("ScalingConfig", train_only)
+        assert isinstance(self.num_workers, int)  # a tuple is Train-only
+        return self.num_workers
 
     @property
     def _worker_bundle(self) -> dict[str, float]:
@@ -79,7 +111,7 @@ class ScalingConfig:
     @property
     def total_resources(self) -> dict[str, float]:
         """Everything the request reserves, by resource name."""
-        return _added(self._trainer_bundle, self._worker_bundle, self.num_workers)
+        return _added(self._trainer_bundle, self._worker_bundle, self._workers)
 
     @property
     def num_cpus_per_worker(self) -> float:
@@ -97,10 +129,22 @@ class ScalingConfig:
     def as_placement_group_factory(self) -> PlacementGroupFactory:
         """An empty bundle for the trial, the coordinator and the first
         worker together, then one bundle per further worker (Ray's layout)."""
+        workers = self._workers
         worker = self._worker_bundle
         bundles = [{}, _added(self._trainer_bundle, worker, 1)]
-        bundles += [worker] * max(self.num_workers - 1, 0)
+        bundles += [worker] * max(workers - 1, 0)
         return PlacementGroupFactory(bundles, strategy=self.placement_strategy)
+
+
+_TRAIN_ONLY_DEFAULTS: dict[str, object] = {
+    "accelerator_type": None,
+    "label_selector": None,
+    "use_tpu": False,
+    "topology": None,
+    "elastic_resize_monitor_interval_s": 60.0,
+}
+"""ScalingConfig's fields only Ray Train reads (besides an elastic
+`num_workers`), with the default that leaves each unset."""
 
 
 def _asked(bundle: Mapping[str, float]) -> dict[str, float]:

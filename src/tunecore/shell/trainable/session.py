@@ -400,6 +400,7 @@ def report(
     *,
     checkpoint: Checkpoint | None = None,
     checkpoint_dir_name: str | None = None,
+    **ray_train_options: object,
 ) -> None:
     """Report one result, with the checkpoint it belongs to if there is one,
     and wait until tunecore asks for the next (it may never: the trial can
@@ -410,12 +411,26 @@ def report(
     checkpoint's directory only in Ray Train V2's workers (where it is
     passed on): in a Tune trial Ray 2.60 logs that it ignores it, and so
     does tunecore, whose trials name their checkpoints
-    `checkpoint_<iteration>`."""
+    `checkpoint_<iteration>`. `ray_train_options` are the rest of Ray Train
+    V2's `report` arguments (`checkpoint_upload_mode`, `validation`, ...),
+    passed on in a Ray Train worker; a trial takes none (a TypeError, as
+    `ray.tune.report` raises)."""
     train = None if _CURRENT.get() else ray_train_worker()
     if train is not None:
         named = {} if checkpoint_dir_name is None else {"checkpoint_dir_name": checkpoint_dir_name}
-        train.report(metrics, checkpoint=to_ray_checkpoint(train, checkpoint), **named)
+        train.report(
+            metrics,
+            checkpoint=to_ray_checkpoint(train, checkpoint),
+            **named,
+            **ray_train_options,
+        )
         return
+    if ray_train_options:
+        raise TypeError(
+            f"report() got {', '.join(sorted(ray_train_options))}: Ray Train's report "
+            "arguments, which only a Ray Train worker (a trainer's training function) takes; "
+            "a trial's report takes metrics, checkpoint and checkpoint_dir_name"
+        )
     if checkpoint_dir_name is not None:
         logger.warning(
             "report(checkpoint_dir_name=%r) is ignored: a trial's checkpoint directories are "

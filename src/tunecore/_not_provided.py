@@ -262,7 +262,7 @@ NOT_PROVIDED: dict[str, str] = {
             "of your own as a tunecore.search.Searcher subclass, which gets the resolved "
             "space in set_search_properties."
         )
-        for name in ("format_vars", "RecursiveDependencyError")
+        for name in ("RecursiveDependencyError", "_count_variants", "_get_value")
     },
     "tunecore.search.SearchGenerator": (
         "ray.tune.search.SearchGenerator wraps a Searcher for Ray's trial runner; tunecore "
@@ -286,8 +286,40 @@ NOT_PROVIDED: dict[str, str] = {
     },
     "tunecore.impl": (
         "ray.tune.impl holds Ray Tune's internals (TunerInternal), which tunecore replaces; use "
-        "tunecore.Tuner."
+        "tunecore.Tuner (its run configuration classes are in tunecore.impl.config, as "
+        "RunConfig, CheckpointConfig and FailureConfig are in ray.tune.impl.config)."
     ),
+    **{
+        f"tunecore.schedulers.pbt.{name}": (
+            f"ray.tune.schedulers.pbt.{name} is private to Ray's PopulationBasedTraining, which "
+            "keeps each trial's state in a mutable _PBTTrialState and checkpoints it through its "
+            "trial runner; tunecore's PopulationBasedTraining is a pure scheduler of immutable "
+            "state with no such object. Shape its decisions through its arguments "
+            "(hyperparam_mutations, custom_explore_fn, quantile_fraction, resample_probability, "
+            "perturbation_factors, synch), or write a scheduler of your own as a "
+            "tunecore.schedulers.TrialScheduler subclass (on_trial_result returning CONTINUE, "
+            "PAUSE or STOP)."
+        )
+        for name in ("_PBTTrialState", "_FutureTrainingResult", "_fill_config", "_explore")
+    },
+    **{
+        f"tunecore.experiment.trial.{name}": (
+            f"ray.tune.experiment.trial.{name} is private to Ray's trial runner; a "
+            "tunecore.experiment.Trial gives its node as trial.node_ip (and the process as "
+            "trial.last_result['pid']), its identity as trial.trial_id, str(trial) and "
+            "trial.path."
+        )
+        for name in ("_Location", "_TrialInfo")
+    },
+    **{
+        f"tunecore.result.{name}": (
+            f"ray.tune.result.{name} is a key under which Ray's trial runner hides its own "
+            "objects in a Trainable's config; tunecore puts nothing in the config: a trainable "
+            "reads its trial's name, id and directory from tunecore.get_context() (or "
+            "self.trial_name, self.trial_id, self.logdir in a Trainable)."
+        )
+        for name in ("TRIAL_INFO", "STDOUT_FILE", "STDERR_FILE")
+    },
     "tunecore.execution.tune_controller": (
         "ray.tune.execution.tune_controller is Ray Tune's trial runner, which tunecore "
         "replaces; run experiments with tunecore.Tuner or tunecore.run."

@@ -213,6 +213,14 @@ def test_result_constants_have_rays_values() -> None:
         ("from tunecore.result import EXPR_PARAM_PICKLE_FILE", "params.json"),
         ("from tunecore.search import SearchGenerator", "TuneConfig(search_alg"),
         ("from tunecore.sklearn import TuneSearchCV", "tune-sklearn"),
+        ("from tunecore.schedulers.pbt import _PBTTrialState", "custom_explore_fn"),
+        ("from tunecore.schedulers.pbt import _fill_config", "TrialScheduler subclass"),
+        ("from tunecore.experiment.trial import _Location", "trial.node_ip"),
+        ("from tunecore.result import TRIAL_INFO", "tunecore.get_context()"),
+        ("from tunecore.constants import EXPR_PARAM_PICKLE_FILE", "params.json"),
+        ("from tunecore.search.variant_generator import _get_value", "generate_variants"),
+        ("from tunecore.impl.tuner_internal import TunerInternal", "tunecore.Tuner"),
+        ("from tunecore.impl import placeholder", "tunecore.impl.config"),
     ],
 )
 def test_a_name_left_out_says_what_to_use_instead(statement: str, says: str) -> None:
@@ -286,7 +294,18 @@ def test_rays_module_paths_reach_the_same_objects() -> None:
     from tunecore.stopper.maximum_iteration import MaximumIterationStopper  # noqa: PLC0415
     from tunecore.stopper.stopper import Stopper  # noqa: PLC0415
 
+    from tunecore.impl.config import (  # noqa: PLC0415
+        CheckpointConfig as ImplCheckpointConfig,
+    )
+    from tunecore.impl.config import FailureConfig as ImplFailureConfig  # noqa: PLC0415
+    from tunecore.impl.config import RunConfig as ImplRunConfig  # noqa: PLC0415
+    from tunecore.search.searcher import ConcurrencyLimiter  # noqa: PLC0415
+
     assert AirRunConfig is tune.RunConfig
+    assert ImplRunConfig is tune.RunConfig
+    assert ImplCheckpointConfig is tune.CheckpointConfig
+    assert ImplFailureConfig is tune.FailureConfig
+    assert ConcurrencyLimiter is tune.search.ConcurrencyLimiter
     assert BOHB is TuneBOHB
     assert MaximumIterationStopper is tune.stopper.MaximumIterationStopper
     assert Stopper is tune.Stopper

@@ -284,6 +284,29 @@ NOT_PROVIDED: dict[str, str] = {
         )
         for name in ("function_trainable", "FunctionTrainable", "wrap_function")
     },
+    **{
+        f"tunecore.experimental.output.{name}": (
+            f"ray.tune.experimental.output.{name} is part of the engine of Ray's console "
+            "output; tunecore prints its own. To change what a run prints, pass a "
+            "tunecore.ProgressReporter subclass (or CLIReporter(metric_columns=..., "
+            "parameter_columns=...)) as RunConfig(progress_reporter=...), or print from a "
+            "tunecore.Callback's on_trial_result; RunConfig(verbose=...) sets how much."
+        )
+        for name in ("TuneReporterBase", "TuneTerminalReporter", "ProgressReporter", "_get_time_str")
+    },
+    "tunecore.utils.file_transfer": (
+        "ray.tune.utils.file_transfer copies directories between Ray nodes through Ray tasks; "
+        "it needs none of Ray Tune's engine, so import it from Ray itself beside tunecore "
+        "(`from ray.tune.utils.file_transfer import sync_dir_between_nodes`). tunecore moves "
+        "a trial's files through its storage: RunConfig(storage_path=...) on a shared or "
+        "cloud file system."
+    ),
+    "tunecore.search.repeater._TrialGroup": (
+        "ray.tune.search.repeater._TrialGroup is private to Ray's Repeater; tunecore's "
+        "Repeater keeps its groups in immutable core state. Repeated trials carry their index "
+        "in the config under tunecore.search.repeater.TRIAL_INDEX, and the Repeater reports "
+        "each group's mean to the searcher it wraps."
+    ),
     "tunecore.impl": (
         "ray.tune.impl holds Ray Tune's internals (TunerInternal), which tunecore replaces; use "
         "tunecore.Tuner (its run configuration classes are in tunecore.impl.config, as "

@@ -3,5 +3,11 @@ that import them from there."""
 
 from tunecore.core.schedulers.distribute import DistributeResources, DistributeResourcesToTopJob
 from tunecore.core.schedulers.resource_changing import ResourceChangingScheduler
+from tunecore.shell.trainable.placement_group import PlacementGroupFactory
 
-__all__ = ["DistributeResources", "DistributeResourcesToTopJob", "ResourceChangingScheduler"]
+__all__ = [
+    "DistributeResources",
+    "DistributeResourcesToTopJob",
+    "PlacementGroupFactory",
+    "ResourceChangingScheduler",
+]

@@ -292,7 +292,12 @@ NOT_PROVIDED: dict[str, str] = {
             "parameter_columns=...)) as RunConfig(progress_reporter=...), or print from a "
             "tunecore.Callback's on_trial_result; RunConfig(verbose=...) sets how much."
         )
-        for name in ("TuneReporterBase", "TuneTerminalReporter", "ProgressReporter", "_get_time_str")
+        for name in (
+            "TuneReporterBase",
+            "TuneTerminalReporter",
+            "ProgressReporter",
+            "_get_time_str",
+        )
     },
     "tunecore.utils.file_transfer": (
         "ray.tune.utils.file_transfer copies directories between Ray nodes through Ray tasks; "

@@ -293,10 +293,6 @@ def test_add_evaluated_trials_tells_each_trial_that_reported_the_metric(tmp_path
 def test_rays_module_paths_reach_the_same_objects() -> None:
     from tunecore.config import RunConfig as AirRunConfig  # noqa: PLC0415
     from tunecore.experimental.output import AirVerbosity  # noqa: PLC0415
-    from tunecore.search.bohb import BOHB, TuneBOHB  # noqa: PLC0415
-    from tunecore.stopper.maximum_iteration import MaximumIterationStopper  # noqa: PLC0415
-    from tunecore.stopper.stopper import Stopper  # noqa: PLC0415
-
     from tunecore.impl.config import (  # noqa: PLC0415
         CheckpointConfig as ImplCheckpointConfig,
     )
@@ -305,7 +301,10 @@ def test_rays_module_paths_reach_the_same_objects() -> None:
     from tunecore.schedulers.resource_changing_scheduler import (  # noqa: PLC0415
         PlacementGroupFactory,
     )
+    from tunecore.search.bohb import BOHB, TuneBOHB  # noqa: PLC0415
     from tunecore.search.searcher import ConcurrencyLimiter  # noqa: PLC0415
+    from tunecore.stopper.maximum_iteration import MaximumIterationStopper  # noqa: PLC0415
+    from tunecore.stopper.stopper import Stopper  # noqa: PLC0415
 
     assert AirRunConfig is tune.RunConfig
     assert ImplRunConfig is tune.RunConfig

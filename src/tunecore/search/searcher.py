@@ -45,7 +45,10 @@ from tunecore._not_provided import not_provided_getattr
 from tunecore.model import InvalidFieldError, JsonDict
 
 if TYPE_CHECKING:
-    from tunecore.search.concurrency_limiter import ConcurrencyLimiter
+    # Re-exported (Ray's module defines it; see `__getattr__` below).
+    from tunecore.search.concurrency_limiter import (
+        ConcurrencyLimiter as ConcurrencyLimiter,  # noqa: PLC0414
+    )
 
 SAVED_FORMAT = "tunecore-searcher-1"
 """What `Searcher.save` writes: a pointer to the experiment, not a state."""

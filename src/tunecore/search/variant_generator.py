@@ -139,11 +139,7 @@ def assign_value(spec: dict[Any, Any], path: Sequence[Any], value: Any) -> None:
 
 def format_vars(resolved_vars: Mapping[Any, Any]) -> str:
     """Ray's `key=value,...` tag of `{path: value}` (see the module doc)."""
-    shown = {
-        path: value
-        for path, value in resolved_vars.items()
-        if path not in _NOT_IN_TAG
-    }
+    shown = {path: value for path, value in resolved_vars.items() if path not in _NOT_IN_TAG}
     return ",".join(
         f"{clean_tag_value(path[-1])}={clean_tag_value(value)}"
         for path, value in sorted(shown.items())

@@ -312,6 +312,34 @@ NOT_PROVIDED: dict[str, str] = {
         "in the config under tunecore.search.repeater.TRIAL_INDEX, and the Repeater reports "
         "each group's mean to the searcher it wraps."
     ),
+    **{
+        f"tunecore.integration.{name}": (
+            f"ray.tune.integration.{name} moved to ray.air.integrations.{name} in Ray 2.0 "
+            f"(Ray 2.60 has no ray.tune.integration.{name}): import it from "
+            f"tunecore.integrations.{name}."
+        )
+        for name in ("wandb", "mlflow", "comet")
+    },
+    "tunecore.checkpoint": (
+        "ray.air.checkpoint was removed from Ray (Ray 2.60 has none): the checkpoint class is "
+        "tunecore.Checkpoint (Checkpoint.from_directory(path), checkpoint.as_directory()), as "
+        "Ray's is ray.tune.Checkpoint."
+    ),
+    "tunecore.utils.placement_groups": (
+        "ray.tune.utils.placement_groups moved to ray.tune.execution.placement_groups (Ray 2.60 "
+        "has no ray.tune.utils.placement_groups): import PlacementGroupFactory from tunecore "
+        "(or tunecore.execution.placement_groups)."
+    ),
+    "tunecore.schedulers.resource_changing_scheduler.evenly_distribute_cpus_gpus": (
+        "ray.tune.schedulers.resource_changing_scheduler.evenly_distribute_cpus_gpus was "
+        "replaced by the class DistributeResources (Ray 2.60 has no such function): pass "
+        "resources_allocation_function=DistributeResources() (its default) to "
+        "ResourceChangingScheduler."
+    ),
+    "tunecore.analysis.Analysis": (
+        "ray.tune.analysis.Analysis was renamed ExperimentAnalysis (Ray 2.60 has no Analysis): "
+        "use tunecore.ExperimentAnalysis(path)."
+    ),
     "tunecore.impl": (
         "ray.tune.impl holds Ray Tune's internals (TunerInternal), which tunecore replaces; use "
         "tunecore.Tuner (its run configuration classes are in tunecore.impl.config, as "

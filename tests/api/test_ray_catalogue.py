@@ -224,6 +224,15 @@ def test_result_constants_have_rays_values() -> None:
         ("from tunecore.experimental.output import TuneReporterBase", "ProgressReporter"),
         ("from tunecore.utils.file_transfer import sync_dir_between_nodes", "from Ray itself"),
         ("from tunecore.search.repeater import _TrialGroup", "TRIAL_INDEX"),
+        ("from tunecore.integration.wandb import WandbLoggerCallback", "tunecore.integrations"),
+        ("from tunecore.checkpoint import Checkpoint", "tunecore.Checkpoint"),
+        ("from tunecore.utils.placement_groups import PlacementGroupFactory", "from tunecore"),
+        (
+            "from tunecore.schedulers.resource_changing_scheduler import "
+            "evenly_distribute_cpus_gpus",
+            "DistributeResources()",
+        ),
+        ("from tunecore.analysis import Analysis", "ExperimentAnalysis(path)"),
     ],
 )
 def test_a_name_left_out_says_what_to_use_instead(statement: str, says: str) -> None:

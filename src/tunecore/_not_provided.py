@@ -245,7 +245,7 @@ NOT_PROVIDED: dict[str, str] = {
             "of your own as a tunecore.search.Searcher subclass, which gets the resolved "
             "space in set_search_properties."
         )
-        for name in ("format_vars", "RecursiveDependencyError")
+        for name in ("RecursiveDependencyError", "_count_variants", "_get_value")
     },
     "tunecore.search.SearchGenerator": (
         "ray.tune.search.SearchGenerator wraps a Searcher for Ray's trial runner; tunecore "
@@ -267,10 +267,98 @@ NOT_PROVIDED: dict[str, str] = {
         )
         for name in ("function_trainable", "FunctionTrainable", "wrap_function")
     },
+    **{
+        f"tunecore.experimental.output.{name}": (
+            f"ray.tune.experimental.output.{name} is part of the engine of Ray's console "
+            "output; tunecore prints its own. To change what a run prints, pass a "
+            "tunecore.ProgressReporter subclass (or CLIReporter(metric_columns=..., "
+            "parameter_columns=...)) as RunConfig(progress_reporter=...), or print from a "
+            "tunecore.Callback's on_trial_result; RunConfig(verbose=...) sets how much."
+        )
+        for name in (
+            "TuneReporterBase",
+            "TuneTerminalReporter",
+            "ProgressReporter",
+            "_get_time_str",
+        )
+    },
+    "tunecore.utils.file_transfer": (
+        "ray.tune.utils.file_transfer copies directories between Ray nodes through Ray tasks; "
+        "it needs none of Ray Tune's engine, so import it from Ray itself beside tunecore "
+        "(`from ray.tune.utils.file_transfer import sync_dir_between_nodes`). tunecore moves "
+        "a trial's files through its storage: RunConfig(storage_path=...) on a shared or "
+        "cloud file system."
+    ),
+    "tunecore.search.repeater._TrialGroup": (
+        "ray.tune.search.repeater._TrialGroup is private to Ray's Repeater; tunecore's "
+        "Repeater keeps its groups in immutable core state. Repeated trials carry their index "
+        "in the config under tunecore.search.repeater.TRIAL_INDEX, and the Repeater reports "
+        "each group's mean to the searcher it wraps."
+    ),
+    **{
+        f"tunecore.integration.{name}": (
+            f"ray.tune.integration.{name} moved to ray.air.integrations.{name} in Ray 2.0 "
+            f"(Ray 2.60 has no ray.tune.integration.{name}): import it from "
+            f"tunecore.integrations.{name}."
+        )
+        for name in ("wandb", "mlflow", "comet")
+    },
+    "tunecore.checkpoint": (
+        "ray.air.checkpoint was removed from Ray (Ray 2.60 has none): the checkpoint class is "
+        "tunecore.Checkpoint (Checkpoint.from_directory(path), checkpoint.as_directory()), as "
+        "Ray's is ray.tune.Checkpoint."
+    ),
+    "tunecore.utils.placement_groups": (
+        "ray.tune.utils.placement_groups moved to ray.tune.execution.placement_groups (Ray 2.60 "
+        "has no ray.tune.utils.placement_groups): import PlacementGroupFactory from tunecore "
+        "(or tunecore.execution.placement_groups)."
+    ),
+    "tunecore.schedulers.resource_changing_scheduler.evenly_distribute_cpus_gpus": (
+        "ray.tune.schedulers.resource_changing_scheduler.evenly_distribute_cpus_gpus was "
+        "replaced by the class DistributeResources (Ray 2.60 has no such function): pass "
+        "resources_allocation_function=DistributeResources() (its default) to "
+        "ResourceChangingScheduler."
+    ),
+    "tunecore.analysis.Analysis": (
+        "ray.tune.analysis.Analysis was renamed ExperimentAnalysis (Ray 2.60 has no Analysis): "
+        "use tunecore.ExperimentAnalysis(path)."
+    ),
     "tunecore.impl": (
         "ray.tune.impl holds Ray Tune's internals (TunerInternal), which tunecore replaces; use "
-        "tunecore.Tuner."
+        "tunecore.Tuner (its run configuration classes are in tunecore.impl.config, as "
+        "RunConfig, CheckpointConfig and FailureConfig are in ray.tune.impl.config)."
     ),
+    **{
+        f"tunecore.schedulers.pbt.{name}": (
+            f"ray.tune.schedulers.pbt.{name} is private to Ray's PopulationBasedTraining, which "
+            "keeps each trial's state in a mutable _PBTTrialState and checkpoints it through its "
+            "trial runner; tunecore's PopulationBasedTraining is a pure scheduler of immutable "
+            "state with no such object. Shape its decisions through its arguments "
+            "(hyperparam_mutations, custom_explore_fn, quantile_fraction, resample_probability, "
+            "perturbation_factors, synch), or write a scheduler of your own as a "
+            "tunecore.schedulers.TrialScheduler subclass (on_trial_result returning CONTINUE, "
+            "PAUSE or STOP)."
+        )
+        for name in ("_PBTTrialState", "_FutureTrainingResult", "_fill_config", "_explore")
+    },
+    **{
+        f"tunecore.experiment.trial.{name}": (
+            f"ray.tune.experiment.trial.{name} is private to Ray's trial runner; a "
+            "tunecore.experiment.Trial gives its node as trial.node_ip (and the process as "
+            "trial.last_result['pid']), its identity as trial.trial_id, str(trial) and "
+            "trial.path."
+        )
+        for name in ("_Location", "_TrialInfo")
+    },
+    **{
+        f"tunecore.result.{name}": (
+            f"ray.tune.result.{name} is a key under which Ray's trial runner hides its own "
+            "objects in a Trainable's config; tunecore puts nothing in the config: a trainable "
+            "reads its trial's name, id and directory from tunecore.get_context() (or "
+            "self.trial_name, self.trial_id, self.logdir in a Trainable)."
+        )
+        for name in ("TRIAL_INFO", "STDOUT_FILE", "STDERR_FILE")
+    },
     "tunecore.execution.tune_controller": (
         "ray.tune.execution.tune_controller is Ray Tune's trial runner, which tunecore "
         "replaces; run experiments with tunecore.Tuner or tunecore.run."

@@ -214,6 +214,26 @@ def test_result_constants_have_rays_values() -> None:
         ("from tunecore.result import EXPR_PARAM_PICKLE_FILE", "params.json"),
         ("from tunecore.search import SearchGenerator", "TuneConfig(search_alg"),
         ("from tunecore.sklearn import TuneSearchCV", "tune-sklearn"),
+        ("from tunecore.schedulers.pbt import _PBTTrialState", "custom_explore_fn"),
+        ("from tunecore.schedulers.pbt import _fill_config", "TrialScheduler subclass"),
+        ("from tunecore.experiment.trial import _Location", "trial.node_ip"),
+        ("from tunecore.result import TRIAL_INFO", "tunecore.get_context()"),
+        ("from tunecore.constants import EXPR_PARAM_PICKLE_FILE", "params.json"),
+        ("from tunecore.search.variant_generator import _get_value", "generate_variants"),
+        ("from tunecore.impl.tuner_internal import TunerInternal", "tunecore.Tuner"),
+        ("from tunecore.impl import placeholder", "tunecore.impl.config"),
+        ("from tunecore.experimental.output import TuneReporterBase", "ProgressReporter"),
+        ("from tunecore.utils.file_transfer import sync_dir_between_nodes", "from Ray itself"),
+        ("from tunecore.search.repeater import _TrialGroup", "TRIAL_INDEX"),
+        ("from tunecore.integration.wandb import WandbLoggerCallback", "tunecore.integrations"),
+        ("from tunecore.checkpoint import Checkpoint", "tunecore.Checkpoint"),
+        ("from tunecore.utils.placement_groups import PlacementGroupFactory", "from tunecore"),
+        (
+            "from tunecore.schedulers.resource_changing_scheduler import "
+            "evenly_distribute_cpus_gpus",
+            "DistributeResources()",
+        ),
+        ("from tunecore.analysis import Analysis", "ExperimentAnalysis(path)"),
     ],
 )
 def test_a_name_left_out_says_what_to_use_instead(statement: str, says: str) -> None:
@@ -283,15 +303,56 @@ def test_add_evaluated_trials_tells_each_trial_that_reported_the_metric(tmp_path
 def test_rays_module_paths_reach_the_same_objects() -> None:
     from tunecore.config import RunConfig as AirRunConfig  # noqa: PLC0415
     from tunecore.experimental.output import AirVerbosity  # noqa: PLC0415
+    from tunecore.impl.config import (  # noqa: PLC0415
+        CheckpointConfig as ImplCheckpointConfig,
+    )
+    from tunecore.impl.config import FailureConfig as ImplFailureConfig  # noqa: PLC0415
+    from tunecore.impl.config import RunConfig as ImplRunConfig  # noqa: PLC0415
+    from tunecore.schedulers.resource_changing_scheduler import (  # noqa: PLC0415
+        PlacementGroupFactory,
+    )
     from tunecore.search.bohb import BOHB, TuneBOHB  # noqa: PLC0415
+    from tunecore.search.searcher import ConcurrencyLimiter  # noqa: PLC0415
     from tunecore.stopper.maximum_iteration import MaximumIterationStopper  # noqa: PLC0415
     from tunecore.stopper.stopper import Stopper  # noqa: PLC0415
 
     assert AirRunConfig is tune.RunConfig
+    assert ImplRunConfig is tune.RunConfig
+    assert ImplCheckpointConfig is tune.CheckpointConfig
+    assert ImplFailureConfig is tune.FailureConfig
+    assert ConcurrencyLimiter is tune.search.ConcurrencyLimiter
+    assert PlacementGroupFactory is tune.PlacementGroupFactory
     assert BOHB is TuneBOHB
     assert MaximumIterationStopper is tune.stopper.MaximumIterationStopper
     assert Stopper is tune.Stopper
     assert RunConfig(verbose=AirVerbosity.VERBOSE).verbose == 2
+
+
+# -- ray.tune.experimental.output.get_air_verbosity --------------------------------------------
+
+
+def test_get_air_verbosity_caps_the_level_at_2(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tunecore.experimental.output import AirVerbosity, get_air_verbosity  # noqa: PLC0415
+
+    monkeypatch.delenv("RAY_AIR_NEW_OUTPUT", raising=False)
+    assert get_air_verbosity(0) is AirVerbosity.SILENT
+    assert get_air_verbosity(Verbosity.V1_EXPERIMENT) is AirVerbosity.DEFAULT
+    assert get_air_verbosity(Verbosity.V3_TRIAL_DETAILS) is AirVerbosity.VERBOSE
+    assert get_air_verbosity(7) is AirVerbosity.VERBOSE
+    assert get_air_verbosity(AirVerbosity.VERBOSE) is AirVerbosity.VERBOSE
+    with pytest.raises(ValueError, match="-1"):
+        get_air_verbosity(-1)
+
+
+def test_get_air_verbosity_is_none_when_rays_older_output_is_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tunecore.experimental.output import get_air_verbosity  # noqa: PLC0415
+
+    monkeypatch.setenv("RAY_AIR_NEW_OUTPUT", "0")
+    assert get_air_verbosity(2) is None
+    monkeypatch.setenv("RAY_AIR_NEW_OUTPUT", "1")
+    assert get_air_verbosity(2) == 2
 
 
 def test_rays_result_class_is_reached_from_its_modules() -> None:

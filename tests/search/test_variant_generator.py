@@ -1,6 +1,7 @@
 """`ray.tune.search.variant_generator`'s helpers, which users' searchers
-import: the split Ray 2.60's `parse_spec_vars` makes, and
-`generate_variants` walking a grid in Ray's order."""
+import: the split Ray 2.60's `parse_spec_vars` makes,
+`generate_variants` walking a grid in Ray's order, and `format_vars`
+spelling a variant as Ray's trial tag."""
 
 from __future__ import annotations
 
@@ -10,7 +11,12 @@ import pytest
 import tunecore as tune
 from tunecore.model import InvalidFieldError
 from tunecore.search.sample import Categorical, Float, Function
-from tunecore.search.variant_generator import assign_value, generate_variants, parse_spec_vars
+from tunecore.search.variant_generator import (
+    assign_value,
+    format_vars,
+    generate_variants,
+    parse_spec_vars,
+)
 
 
 def test_parse_spec_vars_splits_constants_domains_and_grids_by_path() -> None:
@@ -96,3 +102,23 @@ def test_assign_value_sets_a_nested_path_in_place() -> None:
     spec = {"opt": {"layers": [1, 2]}}
     assign_value(spec, ("opt", "layers", 1), 9)
     assert spec == {"opt": {"layers": [1, 9]}}
+
+
+def test_format_vars_spells_rays_tag_by_last_key_in_path_order() -> None:
+    # Expected strings are Ray Tune 2.60's format_vars on the same input.
+    resolved = {("opt", "name"): "adam w/ decay", ("lr",): 0.001, ("b",): 3, ("c",): "__"}
+    assert format_vars(resolved) == "b=3,c=,lr=0.0010,name=adam_w_decay"
+    assert format_vars({("a", "lr"): 1e-5, ("b", "lr"): 2.5}) == "lr=0.0000,lr=2.5000"
+    assert format_vars({("layers", 0): 64, ("layers", 1): [1, 2]}) == "0=64,1=1_2"
+    assert format_vars({}) == ""
+
+
+def test_format_vars_leaves_out_the_keys_rays_runner_tagged_itself() -> None:
+    resolved = {"run": "PPO", "env": "CartPole", "resources_per_trial": 1, ("x",): True}
+    assert format_vars(resolved) == "x=True"
+
+
+def test_format_vars_names_each_variant_generate_variants_yields() -> None:
+    space = {"lr": tune.grid_search([0.1, 0.25]), "m": {"n": tune.grid_search(["a b", "c"])}}
+    tags = [format_vars(resolved) for resolved, _ in generate_variants(space)]
+    assert tags == ["lr=0.1000,n=a_b", "lr=0.2500,n=a_b", "lr=0.1000,n=c", "lr=0.2500,n=c"]

@@ -16,7 +16,14 @@ from collections.abc import Callable
 from pathlib import PurePosixPath
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from tunecore._by_name import create_by_name
 from tunecore.api.ray_style_scheduler import refuse_ray_style_scheduler
@@ -313,6 +320,23 @@ class RunConfig(_RayPositional):
                 f"(known: {', '.join(KNOWN_SCHEMES)})"
             )
         return os.fspath(storage_path)
+
+    @field_validator("checkpoint_config", "failure_config", "sync_config", mode="before")
+    @classmethod
+    def _unset_config_is_the_default(cls, value: object, info: ValidationInfo) -> object:
+        """Ray's rule: a config given as None or False (any value that is
+        false, as scripts pass `checkpoint_config=None` or `=False` from
+        their own settings) is the default one."""
+        if not value:
+            return cls.model_fields[info.field_name or ""].get_default(call_default_factory=True)
+        return value
+
+    @field_validator("verbose", mode="before")
+    @classmethod
+    def _unset_verbose_is_the_default(cls, value: object) -> object:
+        """`verbose=None` is the default level, as in Ray (whose
+        `get_air_verbosity` returns None for scripts to pass on)."""
+        return 1 if value is None else value
 
     @model_validator(mode="after")
     def _filesystem_with_a_path(self) -> RunConfig:

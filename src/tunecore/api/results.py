@@ -710,7 +710,9 @@ class ResultGrid(Sequence[Result]):
         reported at all has no row either, as in Ray (whose frame has a row
         per trial with results): a row of nothing but its config would
         give it a NaN `trial_id` and turn every integer column into floats.
-        Needs pandas."""
+        `logdir` holds the trial's id, as Ray 2.60's does (its frame is keyed
+        by trial id under that name, and scripts build directory names from
+        it); the trial's directory is `Result.path`. Needs pandas."""
         if filter_mode is not None:
             _checked_mode(filter_mode)
             if filter_metric is None:
@@ -733,7 +735,7 @@ class ResultGrid(Sequence[Result]):
                 continue
             row = dict(row)
             row.update({f"config/{k}": v for k, v in flatten(result.config).items()})
-            row["logdir"] = str(result.path)
+            row["logdir"] = result.trial_id
             rows.append(row)
         frame: pandas.DataFrame = pandas_module().DataFrame(rows)
         return frame

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from tunecore._not_provided import not_provided_getattr
 from tunecore.core.search import TRIAL_INDEX, repeater
 
 if TYPE_CHECKING:
@@ -28,3 +29,5 @@ else:
     Repeater = repeater.Repeater
 
 __all__ = ["TRIAL_INDEX", "Repeater"]
+
+__getattr__ = not_provided_getattr(__name__)

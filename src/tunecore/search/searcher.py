@@ -38,9 +38,17 @@ import os
 import uuid
 import warnings
 from collections.abc import Sequence
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
+from tunecore._lazy import lazy_attributes
+from tunecore._not_provided import not_provided_getattr
 from tunecore.model import InvalidFieldError, JsonDict
+
+if TYPE_CHECKING:
+    # Re-exported (Ray's module defines it; see `__getattr__` below).
+    from tunecore.search.concurrency_limiter import (
+        ConcurrencyLimiter as ConcurrencyLimiter,  # noqa: PLC0414
+    )
 
 SAVED_FORMAT = "tunecore-searcher-1"
 """What `Searcher.save` writes: a pointer to the experiment, not a state."""
@@ -308,3 +316,13 @@ def _check_objective(owner: str, metric: object, mode: object) -> None:
     for index, each in enumerate(mode):
         if each not in ("min", "max", "obs"):
             raise InvalidFieldError(f"{owner}.mode[{index}]", each, "'min', 'max' or 'obs'")
+
+
+# Ray defines ConcurrencyLimiter in this module, and scripts import it from
+# here; it is imported on first use, as the limiter's module needs this one.
+__getattr__, __dir__ = lazy_attributes(
+    __name__,
+    {"ConcurrencyLimiter": "tunecore.search.concurrency_limiter"},
+    public=["ConcurrencyLimiter"],
+    missing=not_provided_getattr(__name__),
+)

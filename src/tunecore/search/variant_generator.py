@@ -25,6 +25,13 @@ The rules, as Ray 2.60's:
   It draws with tunecore's seeded generator: the same `random_state` gives
   the same variants, though not Ray's numbers. The spec's constants must be
   JSON (an error names the first that is not), as in a param space.
+- `format_vars(resolved_vars)` spells `{path: value}` (the first item
+  `generate_variants` yields) as Ray's tag of a trial: `name=value` for each
+  path in sorted order, the name the path's last key, joined by `,`, with
+  the keys `run`, `env` and `resources_per_trial` left out, floats to 4
+  decimals and everything else reduced to `[a-zA-Z0-9_-]`. Trial names of
+  tunecore's own runs tell same-named keys apart (`a_lr`, `b_lr`); this is
+  Ray's spelling, which users' trial-name creators rebuild.
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ import numpy as np
 
 from tunecore._not_provided import not_provided_getattr
 from tunecore.core.rng import Rng, seeded
+from tunecore.core.schedulers.pbt import clean_tag_value
 from tunecore.core.search import domains
 from tunecore.core.search.domains import DomainBuilder
 from tunecore.core.search.variants import parse_space, resolve
@@ -129,6 +137,20 @@ def assign_value(spec: dict[Any, Any], path: Sequence[Any], value: Any) -> None:
     spec[last] = value
 
 
-__all__ = ["assign_value", "generate_variants", "grid_search", "parse_spec_vars"]
+def format_vars(resolved_vars: Mapping[Any, Any]) -> str:
+    """Ray's `key=value,...` tag of `{path: value}` (see the module doc)."""
+    shown = {path: value for path, value in resolved_vars.items() if path not in _NOT_IN_TAG}
+    return ",".join(
+        f"{clean_tag_value(path[-1])}={clean_tag_value(value)}"
+        for path, value in sorted(shown.items())
+    )
+
+
+_NOT_IN_TAG = ("run", "env", "resources_per_trial")
+"""Keys Ray's trial runner had already put in the tag (Ray's format_vars
+drops them)."""
+
+
+__all__ = ["assign_value", "format_vars", "generate_variants", "grid_search", "parse_spec_vars"]
 
 __getattr__ = not_provided_getattr(__name__)

@@ -1024,7 +1024,7 @@ def tag_with_values(
     """`perturbed_tag` naming the values at `paths` ('/'-joined)."""
     keys_by_path = sorted(tuple(path.split("/")) for path in paths)
     pairs = (
-        f"{_clean_value(keys[-1])}={_clean_value(lookup(config, list(keys))[1])}"
+        f"{clean_tag_value(keys[-1])}={clean_tag_value(lookup(config, list(keys))[1])}"
         for keys in keys_by_path
     )
     return f"{original_tag}{PERTURBED}[{','.join(pairs)}]"
@@ -1033,7 +1033,10 @@ def tag_with_values(
 _UNSAFE = re.compile(r"[^a-zA-Z0-9_-]+")
 
 
-def _clean_value(value: object) -> str:
+def clean_tag_value(value: object) -> str:
+    """Ray's spelling of a value in a tag: a float to 4 decimals, anything
+    else with each run of characters outside `[a-zA-Z0-9_-]` made one `_`
+    and the `_` at either end dropped."""
     if isinstance(value, float):
         return f"{value:.4f}"
     return _UNSAFE.sub("_", str(value)).strip("_")

@@ -323,6 +323,20 @@ NOT_PROVIDED: dict[str, str] = {
         "ray.tune.analysis.Analysis was renamed ExperimentAnalysis (Ray 2.60 has no Analysis): "
         "use tunecore.ExperimentAnalysis(path)."
     ),
+    **{
+        f"tunecore.syncer.{name}": (
+            f"ray.tune.syncer.{name} was removed from Ray with its syncing by command "
+            f"(Ray 2.60 has no ray.tune.syncer.{name}): trials write to "
+            "RunConfig(storage_path=...) directly; for storage of your own, pass a "
+            "pyarrow.fs.FileSystem as RunConfig(storage_filesystem=...)."
+        )
+        for name in ("Syncer", "SyncerCallback", "_DefaultSyncer", "_BackgroundSyncer")
+    },
+    "tunecore.callbacks": (
+        "ray.air.callbacks moved to ray.air.integrations in Ray 2.0 (Ray 2.60 has no "
+        "ray.air.callbacks): import the callback from tunecore.integrations (for instance "
+        "tunecore.integrations.comet.CometLoggerCallback)."
+    ),
     "tunecore.impl": (
         "ray.tune.impl holds Ray Tune's internals (TunerInternal), which tunecore replaces; use "
         "tunecore.Tuner (its run configuration classes are in tunecore.impl.config, as "

@@ -234,6 +234,9 @@ def test_result_constants_have_rays_values() -> None:
             "DistributeResources()",
         ),
         ("from tunecore.analysis import Analysis", "ExperimentAnalysis(path)"),
+        ("from tunecore.syncer import Syncer", "RunConfig(storage_filesystem=...)"),
+        ("from tunecore.syncer import _DefaultSyncer", "has no ray.tune.syncer._DefaultSyncer"),
+        ("from tunecore.callbacks.comet import CometLoggerCallback", "tunecore.integrations"),
     ],
 )
 def test_a_name_left_out_says_what_to_use_instead(statement: str, says: str) -> None:

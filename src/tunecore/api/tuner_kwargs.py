@@ -126,7 +126,10 @@ def apply_tuner_kwargs(
 
 
 def _updated(model: Model, fields: Mapping[str, Any]) -> Model:
-    """`model` with `fields` set, validated as a new one would be."""
+    """`model` with `fields` set, validated as a new one would be. Only the
+    fields the user set are passed on, so the new one tells the same ones
+    apart (`model_fields_set`: a Tuner refuses Ray Train's fields given)."""
     if not fields:
         return model
-    return type(model)(**{**dict(model), **fields})
+    given = {name: getattr(model, name) for name in model.model_fields_set}
+    return type(model)(**{**given, **fields})

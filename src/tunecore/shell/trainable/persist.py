@@ -241,7 +241,7 @@ class MirroredTrial:
         local = _fresh_dir(self._local(rel))
         try:
             inner = _inner(local, save(local))
-            self._replace(local, rel, "save the checkpoint", marker=META_FILE)
+            self._swap_in(local, rel, "save the checkpoint", marker=META_FILE)
         finally:
             shutil.rmtree(local, ignore_errors=True)
         return _joined(checkpoint_dir, inner)
@@ -272,12 +272,12 @@ class MirroredTrial:
         local = _fresh_dir(self._local(rel))
         try:
             written = export(local)
-            self._replace(local, rel, "upload the exports")
+            self._swap_in(local, rel, "upload the exports")
         finally:
             shutil.rmtree(local, ignore_errors=True)
         return {name: _driver_path(export_dir, local, path) for name, path in written.items()}
 
-    def _replace(self, local: str, rel: str, doing: str, *, marker: str | None = None) -> None:
+    def _swap_in(self, local: str, rel: str, doing: str, *, marker: str | None = None) -> None:
         """Store `local` at `rel` in place of what is there (`doing` says
         what for), unless a later driver took over
         (`upload_fence.replace_dir`: fenced on a `file://` store, checked

@@ -124,6 +124,32 @@ class Callback:
         """Take back what `get_state` returned when the experiment last ran."""
 
 
+RAY_HOOKS = (
+    "setup",
+    "on_step_begin",
+    "on_step_end",
+    "on_trial_start",
+    "on_trial_restore",
+    "on_trial_save",
+    "on_trial_result",
+    "on_trial_complete",
+    "on_trial_recover",
+    "on_trial_error",
+    "on_checkpoint",
+    "on_experiment_end",
+)
+"""The hooks Ray Tune 2.60's `CallbackList` calls on every callback, without
+checking its class: an object that has them all runs there as a callback."""
+
+
+def missing_hooks(candidate: object) -> list[str]:
+    """What keeps `candidate` from being a callback: none for a `Callback`,
+    else the `RAY_HOOKS` it lacks (Ray takes a duck-typed callback too)."""
+    if isinstance(candidate, Callback):
+        return []
+    return [hook for hook in RAY_HOOKS if not callable(getattr(candidate, hook, None))]
+
+
 class CallbackList(Callback):
     """Calls every callback in order; a callback that raises is reported
     (once per callback, hook and exception type) and skipped, never fatal."""

@@ -63,7 +63,7 @@ def test_a_ray_style_callback_gets_every_trial_as_a_list(tmp_path: Path) -> None
             storage_path=str(tmp_path), name="lists", executor="in_process", callbacks=[callback]
         ),
     ).fit()
-    created = [result.metrics["trial_id"] for result in grid]
+    created = [str(result.metrics["trial_id"]) for result in grid]
     assert sorted(created) == created
     assert callback.seen[-1] == ("end", created)
     hooks = {hook for hook, _ in callback.seen}

@@ -16,6 +16,7 @@ from tunecore import RunConfig, TuneConfig, Tuner
 from tunecore.model import InvalidFieldError
 from tunecore.schedulers import AsyncHyperBandScheduler, FIFOScheduler
 from tunecore.search import BasicVariantGenerator
+from tunecore.shell.callbacks import RAY_HOOKS
 
 
 def train(config: dict[str, object]) -> None:
@@ -58,6 +59,16 @@ def train(config: dict[str, object]) -> None:
         ),
         (lambda: TuneConfig(num_samples=-3), pydantic.ValidationError, "input_value=-3"),
         (lambda: RunConfig(stop=5), pydantic.ValidationError, "stop=5 is invalid"),
+        (
+            lambda: RunConfig(callbacks=[3]),
+            pydantic.ValidationError,
+            "callbacks[0]=3 is not a callback: expected a tunecore.Callback",
+        ),
+        (
+            lambda: RunConfig(callbacks=[tunecore.Callback(), "x"]),
+            pydantic.ValidationError,
+            "callbacks[1]='x' is not a callback",
+        ),
         (lambda: tunecore.uniform(1, 0), InvalidFieldError, "Uniform.high=0 is invalid"),
     ],
 )
@@ -78,3 +89,32 @@ def test_a_scheduler_named_as_ray_names_it_is_built(name: str, kind: type) -> No
 
 def test_a_searcher_named_as_ray_names_it_is_built() -> None:
     assert isinstance(TuneConfig(search_alg="variant_generator").search_alg, BasicVariantGenerator)
+
+
+class DuckCallback:
+    """Ray's CallbackList calls these hooks on every callback without
+    checking its class, so Ray runs such an object as a callback."""
+
+    def __getattr__(self, hook: str) -> Callable[..., None]:
+        if hook not in RAY_HOOKS:
+            raise AttributeError(hook)
+        return lambda *args, **kwargs: None
+
+
+class HalfCallback:
+    def on_trial_result(self, *args: object, **kwargs: object) -> None: ...
+
+
+def test_run_config_takes_a_duck_typed_callback_with_rays_hooks_as_ray_does() -> None:
+    duck = DuckCallback()
+    assert RunConfig(callbacks=[duck]).callbacks == [duck]
+    with pytest.raises(
+        pydantic.ValidationError, match=r"callbacks\[0\]=.* \(it has no setup, on_step_begin"
+    ):
+        RunConfig(callbacks=[HalfCallback()])
+
+
+def test_run_config_takes_ray_trains_callbacks_as_ray_trains_run_config_does() -> None:
+    train = pytest.importorskip("ray.train", exc_type=ImportError)  # needs ray[train]
+    callback = train.UserCallback()
+    assert RunConfig(callbacks=[callback]).callbacks == [callback]

@@ -39,7 +39,7 @@ RAY_TRAIN: Any = SimpleNamespace(
 
 
 def test_a_run_config_keeps_every_field_set_and_converts_the_nested_ones(tmp_path: Path) -> None:
-    callback = object()
+    callback = tunecore.Callback()
     config = tunecore.RunConfig(
         name="train-trial_id=1",
         storage_path=str(tmp_path),

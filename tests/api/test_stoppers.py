@@ -217,7 +217,7 @@ def test_simulated_trials_stop_where_their_loss_plateaus(tmp_path: Path) -> None
 
 
 def test_a_simulated_experiment_stops_when_its_best_results_plateau(tmp_path: Path) -> None:
-    stop = ExperimentPlateauStopper("loss", top=3, mode="min")  # type: ignore[arg-type]
+    stop = ExperimentPlateauStopper("loss", top=3, mode="min")
     grid = simulated(tmp_path, stop, max_concurrent_trials=1)
     # Trial x=1 alone: its three lowest losses are 1, 1, 1 at iteration 11;
     # the experiment stops there, and the searcher suggests no more trials.
@@ -328,9 +328,9 @@ BUILT_IN_STOPPERS = st.sampled_from(
         MaximumIterationStopper(4),
         MaximumIterationStopper(9),
         TrialPlateauStopper("loss", std=0.05, num_results=2, grace_period=2),
-        TrialPlateauStopper("loss", std=0.3, metric_threshold=1.0, mode="max"),  # type: ignore[arg-type]
+        TrialPlateauStopper("loss", std=0.3, metric_threshold=1.0, mode="max"),
         ExperimentPlateauStopper("loss", std=0.2, top=3),
-        ExperimentPlateauStopper("loss", std=0.5, top=2, mode="max", patience=2),  # type: ignore[arg-type]
+        ExperimentPlateauStopper("loss", std=0.5, top=2, mode="max", patience=2),
         TimeoutStopper(6.0),
         NoopStopper(),
     ]

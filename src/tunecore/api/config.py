@@ -12,6 +12,7 @@ import datetime
 import enum
 import os
 import posixpath
+import sys
 from collections.abc import Callable
 from pathlib import PurePosixPath
 from typing import Annotated, Any, ClassVar, Literal
@@ -32,6 +33,7 @@ from tunecore.core.schedulers.registry import SCHEDULERS
 from tunecore.model import parse_export_formats
 from tunecore.model.errors import TrainOnlyFieldError
 from tunecore.search.registry import SEARCHERS
+from tunecore.shell.callbacks import missing_hooks
 from tunecore.shell.stoppers import plan_stop
 from tunecore.shell.storage.local_store import LocalStore
 from tunecore.shell.storage.resolve import (
@@ -45,6 +47,14 @@ from tunecore.shell.trainable.output_files import confined_name
 from tunecore.shell.trainable.placement_group import PlacementGroupFactory
 from tunecore.shell.trainable.resources import as_resources
 from tunecore.shell.trial_view import Trial
+
+
+def _ray_train_callback(item: object) -> bool:
+    """Whether `item` is a Ray Train callback; made only with Ray Train
+    imported, so none is when its module is not loaded."""
+    module = sys.modules.get("ray.train.v2.api.callback")
+    return module is not None and isinstance(item, module.RayTrainCallback)
+
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
 
@@ -379,6 +389,23 @@ class RunConfig(_RayPositional):
                     )
         plan_stop(stop)
         return stop
+
+    @field_validator("callbacks")
+    @classmethod
+    def _only_callbacks(cls, callbacks: list[Any]) -> list[Any]:
+        """An item that is no callback would fail each hook, and the loop
+        keeps a callback's failures from ending the run: refuse it here. A
+        Ray Train callback (`ray.train.UserCallback`) is one too: this
+        RunConfig is also the one a Ray Train trainer is given."""
+        for index, item in enumerate(callbacks):
+            missing = missing_hooks(item)
+            if missing and not _ray_train_callback(item):
+                raise ValueError(
+                    f"callbacks[{index}]={item!r} is not a callback: expected a "
+                    "tunecore.Callback (a logger, or a subclass of yours) or an object with "
+                    f"Ray's Callback hooks (it has no {', '.join(missing)})"
+                )
+        return callbacks
 
     @field_validator("progress_reporter")
     @classmethod

@@ -64,7 +64,7 @@ from tunecore.model.events import (
     ValuesDrawn,
 )
 from tunecore.model.json import JsonDict, JsonValue
-from tunecore.model.objective import Mode
+from tunecore.model.objective import Mode, ModeArg
 from tunecore.model.outcome import Applied, Rejection
 from tunecore.model.resources import Resources
 from tunecore.model.trial import (
@@ -110,6 +110,7 @@ __all__ = [
     "Location",
     "MetricStats",
     "Mode",
+    "ModeArg",
     "PauseRequested",
     "PauseTrial",
     "RecordExploit",

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from tunecore.model import CheckpointRef, JsonValue
 from tunecore.shell import tfevents
@@ -30,7 +31,13 @@ logger = logging.getLogger(__name__)
 
 
 class Callback:
-    """Base class: every hook does nothing, override the ones you need."""
+    """Base class: every hook does nothing, override the ones you need.
+
+    The hooks take what Ray Tune's do (`trials: List[Trial]`, `result:
+    Dict`), so an override written with Ray's documented signature, `**info`
+    and all, type-checks: an override may widen a parameter (`Sequence`,
+    `Mapping`), never narrow it. `trials` is a real list, built the first
+    time a hook reads it in a step; `result` a fresh dict of JSON values."""
 
     def setup(
         self,
@@ -43,58 +50,58 @@ class Callback:
         stopping condition as given, `num_samples`, and how many trials the
         search will make in all (None when that is not known in advance)."""
 
-    def on_step_begin(self, iteration: int, trials: Sequence[Trial]) -> None:
+    def on_step_begin(self, iteration: int, trials: list[Trial]) -> None:
         """A loop step starts: `iteration` is the number of steps done (0
         first). Every trial hook of a running experiment comes within a
         step, with that step's number; each step ends with `on_step_end`.
         A step is a round of events (Ray Tune's handles at most one), so
         how many there are differs from Ray's and depends on timing."""
 
-    def on_step_end(self, iteration: int, trials: Sequence[Trial]) -> None:
+    def on_step_end(self, iteration: int, trials: list[Trial]) -> None:
         """The step's events are handled and their commands carried out:
         `iteration` counts this step too (`on_step_begin`'s plus one)."""
 
-    def on_trial_start(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
+    def on_trial_start(self, iteration: int, trials: list[Trial], trial: Trial) -> None:
         """A trial's worker was started (also on a restart after a failure)."""
 
-    def on_trial_restore(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
+    def on_trial_restore(self, iteration: int, trials: list[Trial], trial: Trial) -> None:
         """Never called during a run, as in Ray Tune 2.60, whose controller
         calls it nowhere: a trial restarted after a failure, a resumed
         pause and a PBT exploit restore from a checkpoint without it (a
         retry is `on_trial_recover`, then `on_trial_start`). Kept so that
         a callback defining it, or calling it, runs as on Ray."""
 
-    def on_trial_save(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
+    def on_trial_save(self, iteration: int, trials: list[Trial], trial: Trial) -> None:
         """A trial finished saving a checkpoint."""
 
     def on_trial_result(
         self,
         iteration: int,
-        trials: Sequence[Trial],
+        trials: list[Trial],
         trial: Trial,
-        result: Mapping[str, JsonValue],
+        result: dict[str, Any],
     ) -> None:
         """A trial reported a result."""
 
-    def on_trial_complete(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
+    def on_trial_complete(self, iteration: int, trials: list[Trial], trial: Trial) -> None:
         """A trial ended without error (TERMINATED)."""
 
-    def on_trial_error(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
+    def on_trial_error(self, iteration: int, trials: list[Trial], trial: Trial) -> None:
         """A trial failed for good: it is in ERROR (no retry left)."""
 
-    def on_trial_recover(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
+    def on_trial_recover(self, iteration: int, trials: list[Trial], trial: Trial) -> None:
         """A trial failed and will be retried (it waits to start again)."""
 
     def on_checkpoint(
         self,
         iteration: int,
-        trials: Sequence[Trial],
+        trials: list[Trial],
         trial: Trial,
         checkpoint: CheckpointRef,
     ) -> None:
         """A checkpoint of a trial now exists."""
 
-    def on_experiment_restore(self, trials: Sequence[Trial]) -> None:
+    def on_experiment_restore(self, trials: list[Trial]) -> None:
         """Once, as a resumed experiment (`Tuner.restore`, `tunecore
         resume`) goes on: after `setup`, before any trial starts again,
         with every trial's files back in line with the log
@@ -104,7 +111,7 @@ class Callback:
         killed driver had not handed over of such a trial. Beyond Ray Tune,
         whose callbacks hear nothing of a restore."""
 
-    def on_experiment_end(self, trials: Sequence[Trial]) -> None:
+    def on_experiment_end(self, trials: list[Trial]) -> None:
         """The experiment is over; release what the callback holds."""
 
     def get_state(self) -> dict[str, object] | None:
@@ -115,6 +122,32 @@ class Callback:
 
     def set_state(self, state: dict[str, object]) -> None:
         """Take back what `get_state` returned when the experiment last ran."""
+
+
+RAY_HOOKS = (
+    "setup",
+    "on_step_begin",
+    "on_step_end",
+    "on_trial_start",
+    "on_trial_restore",
+    "on_trial_save",
+    "on_trial_result",
+    "on_trial_complete",
+    "on_trial_recover",
+    "on_trial_error",
+    "on_checkpoint",
+    "on_experiment_end",
+)
+"""The hooks Ray Tune 2.60's `CallbackList` calls on every callback, without
+checking its class: an object that has them all runs there as a callback."""
+
+
+def missing_hooks(candidate: object) -> list[str]:
+    """What keeps `candidate` from being a callback: none for a `Callback`,
+    else the `RAY_HOOKS` it lacks (Ray takes a duck-typed callback too)."""
+    if isinstance(candidate, Callback):
+        return []
+    return [hook for hook in RAY_HOOKS if not callable(getattr(candidate, hook, None))]
 
 
 class CallbackList(Callback):
@@ -165,52 +198,52 @@ class CallbackList(Callback):
             **info,
         )
 
-    def on_step_begin(self, iteration: int, trials: Sequence[Trial]) -> None:
+    def on_step_begin(self, iteration: int, trials: list[Trial]) -> None:
         self._each("on_step_begin", iteration, trials)
 
-    def on_step_end(self, iteration: int, trials: Sequence[Trial]) -> None:
+    def on_step_end(self, iteration: int, trials: list[Trial]) -> None:
         self._each("on_step_end", iteration, trials)
 
-    def on_trial_start(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
+    def on_trial_start(self, iteration: int, trials: list[Trial], trial: Trial) -> None:
         self._each("on_trial_start", iteration, trials, trial)
 
-    def on_trial_restore(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
+    def on_trial_restore(self, iteration: int, trials: list[Trial], trial: Trial) -> None:
         self._each("on_trial_restore", iteration, trials, trial)
 
-    def on_trial_save(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
+    def on_trial_save(self, iteration: int, trials: list[Trial], trial: Trial) -> None:
         self._each("on_trial_save", iteration, trials, trial)
 
     def on_trial_result(
         self,
         iteration: int,
-        trials: Sequence[Trial],
+        trials: list[Trial],
         trial: Trial,
-        result: Mapping[str, JsonValue],
+        result: dict[str, Any],
     ) -> None:
         self._each("on_trial_result", iteration, trials, trial, result)
 
-    def on_trial_complete(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
+    def on_trial_complete(self, iteration: int, trials: list[Trial], trial: Trial) -> None:
         self._each("on_trial_complete", iteration, trials, trial)
 
-    def on_trial_error(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
+    def on_trial_error(self, iteration: int, trials: list[Trial], trial: Trial) -> None:
         self._each("on_trial_error", iteration, trials, trial)
 
-    def on_trial_recover(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
+    def on_trial_recover(self, iteration: int, trials: list[Trial], trial: Trial) -> None:
         self._each("on_trial_recover", iteration, trials, trial)
 
     def on_checkpoint(
         self,
         iteration: int,
-        trials: Sequence[Trial],
+        trials: list[Trial],
         trial: Trial,
         checkpoint: CheckpointRef,
     ) -> None:
         self._each("on_checkpoint", iteration, trials, trial, checkpoint)
 
-    def on_experiment_restore(self, trials: Sequence[Trial]) -> None:
+    def on_experiment_restore(self, trials: list[Trial]) -> None:
         self._each("on_experiment_restore", trials)
 
-    def on_experiment_end(self, trials: Sequence[Trial]) -> None:
+    def on_experiment_end(self, trials: list[Trial]) -> None:
         self._each("on_experiment_end", trials)
 
 
@@ -236,36 +269,34 @@ class LoggerCallback(Callback):
     def log_trial_save(self, trial: Trial) -> None:
         """The trial saved a checkpoint."""
 
-    def log_trial_result(
-        self, iteration: int, trial: Trial, result: Mapping[str, JsonValue]
-    ) -> None:
+    def log_trial_result(self, iteration: int, trial: Trial, result: dict[str, Any]) -> None:
         """The trial reported `result`."""
 
     def log_trial_end(self, trial: Trial, failed: bool = False) -> None:
         """The trial ended; `failed` when it ended in ERROR."""
 
-    def on_trial_start(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
+    def on_trial_start(self, iteration: int, trials: list[Trial], trial: Trial) -> None:
         self.log_trial_start(trial)
 
-    def on_trial_restore(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
+    def on_trial_restore(self, iteration: int, trials: list[Trial], trial: Trial) -> None:
         self.log_trial_restore(trial)
 
-    def on_trial_save(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
+    def on_trial_save(self, iteration: int, trials: list[Trial], trial: Trial) -> None:
         self.log_trial_save(trial)
 
     def on_trial_result(
         self,
         iteration: int,
-        trials: Sequence[Trial],
+        trials: list[Trial],
         trial: Trial,
-        result: Mapping[str, JsonValue],
+        result: dict[str, Any],
     ) -> None:
         self.log_trial_result(iteration, trial, result)
 
-    def on_trial_complete(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
+    def on_trial_complete(self, iteration: int, trials: list[Trial], trial: Trial) -> None:
         self.log_trial_end(trial, failed=False)
 
-    def on_trial_error(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
+    def on_trial_error(self, iteration: int, trials: list[Trial], trial: Trial) -> None:
         self.log_trial_end(trial, failed=True)
 
 
@@ -308,11 +339,11 @@ class _TrialFilesCallback(LoggerCallback):
             self._dirs[trial.trial_id] = known
         return known
 
-    def on_trial_complete(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
+    def on_trial_complete(self, iteration: int, trials: list[Trial], trial: Trial) -> None:
         super().on_trial_complete(iteration, trials, trial)
         self._dirs.pop(trial.trial_id, None)
 
-    def on_trial_error(self, iteration: int, trials: Sequence[Trial], trial: Trial) -> None:
+    def on_trial_error(self, iteration: int, trials: list[Trial], trial: Trial) -> None:
         super().on_trial_error(iteration, trials, trial)
         self._dirs.pop(trial.trial_id, None)
 
@@ -372,7 +403,7 @@ class ResultFiles(_TrialFilesCallback):
         if path is not None:
             self.storage.close_file(path)
 
-    def on_experiment_end(self, trials: Sequence[Trial]) -> None:
+    def on_experiment_end(self, trials: list[Trial]) -> None:
         for path in self._event_files.values():
             self.storage.close_file(path)
         self._event_files.clear()

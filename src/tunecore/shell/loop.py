@@ -37,7 +37,6 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import overload
 
 import msgspec
 
@@ -149,7 +148,7 @@ class ExperimentLoop:
         """Each trial's directory: a `Path` while it may run, its string
         once it has ended (`_settle_dir`)."""
         self._trials_of: ExperimentState | None = None
-        self._trials_cache: Sequence[Trial] = ()
+        self._trials_cache: list[Trial] = []
         self._steps = 0  # loop steps done: the callbacks' `iteration`, as Ray's
         self._hosted: set[str] = set()  # trials that have a worker now
         self._interrupts = InterruptGuard()
@@ -812,7 +811,7 @@ class ExperimentLoop:
             known = self._dirs.get(trial_id)
             dirs[trial_id] = known if isinstance(known, str) else os.fspath(self._dir(trial))
         self._dirs = {}
-        self._trials_cache = ()
+        self._trials_cache = []
         self._storage.forget_dirs()
         return dirs
 
@@ -855,7 +854,7 @@ class ExperimentLoop:
         """The trial as callbacks see it (made once per state)."""
         return self._views.of(trial, self._dir)
 
-    def _trials(self) -> Sequence[Trial]:
+    def _trials(self) -> list[Trial]:
         """Every trial in creation order, for the callbacks: sorted only if a
         callback reads it, and once per state."""
         if self._trials_of is not self.state:
@@ -890,29 +889,58 @@ _EXPERIMENT_COMMANDS: dict[type[Command], Callable[[ExperimentLoop, Command], No
 """What the loop does for each command about the whole experiment."""
 
 
-class _CreationOrder(Sequence[Trial]):
-    """The trials of a state in creation order, as views, sorted on first
-    read."""
+class _CreationOrder(list[Trial]):
+    """The trials of a state in creation order, as views: a real list, as
+    the `List[Trial]` Ray's callbacks are given, filled on first read so a
+    step whose hooks never read it costs no sort (`len` needs no fill).
+
+    Every method of `list` that reads or changes the items fills it first
+    (`_FILLED_FIRST`, and `__radd__` for `[...] + trials`); C code reading
+    another list's storage directly (`json.dumps`, which no `Trial` can go
+    through, or `items[i:j] = trials`) sees it empty until one of them ran."""
 
     def __init__(self, state: ExperimentState, view: Callable[[TrialState], Trial]) -> None:
-        self._state = state
+        super().__init__()
+        self._state: ExperimentState | None = state
         self._view = view
-        self._sorted: list[Trial] | None = None
 
-    def _items(self) -> list[Trial]:
-        if self._sorted is None:
-            self._sorted = [self._view(trial) for trial in trials_in_order(self._state)]
-        return self._sorted
+    def _fill(self) -> None:
+        state, self._state = self._state, None
+        if state is not None:
+            super().extend(self._view(trial) for trial in trials_in_order(state))
 
     def __len__(self) -> int:
-        return len(self._state.trials)
+        if self._state is not None:
+            return len(self._state.trials)
+        return super().__len__()
 
-    @overload
-    def __getitem__(self, index: int) -> Trial: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[Trial]: ...
-    def __getitem__(self, index: int | slice) -> Trial | Sequence[Trial]:
-        return self._items()[index]
+    def __radd__(self, other: object) -> list[Trial]:
+        if not isinstance(other, list):
+            return NotImplemented
+        self._fill()
+        return [*other, *self]
+
+
+def _filled_first(name: str) -> Callable[..., object]:
+    method = getattr(list, name)
+
+    @functools.wraps(method)
+    def filled(self: _CreationOrder, /, *args: object, **kwargs: object) -> object:
+        self._fill()
+        return method(self, *args, **kwargs)
+
+    return filled
+
+
+_FILLED_FIRST = (
+    "__add__", "__contains__", "__delitem__", "__eq__", "__ge__", "__getitem__", "__gt__",
+    "__iadd__", "__imul__", "__iter__", "__le__", "__lt__", "__mul__", "__ne__",
+    "__reduce_ex__", "__repr__", "__reversed__", "__rmul__", "__setitem__", "__sizeof__",
+    "append", "clear", "copy", "count", "extend", "index", "insert", "pop", "remove",
+    "reverse", "sort",
+)  # fmt: skip
+for _name in _FILLED_FIRST:
+    setattr(_CreationOrder, _name, _filled_first(_name))
 
 
 def _at_once(action: Callable[[], None]) -> None:

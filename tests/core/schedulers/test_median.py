@@ -303,7 +303,7 @@ def test_defaults_are_rays() -> None:
     assert (scheduler.time_attr, scheduler.grace_period) == ("time_total_s", 60.0)
     assert (scheduler.min_samples_required, scheduler.min_time_slice) == (3, 0)
     assert scheduler.hard_stop is True
-    assert MedianStoppingRule(mode="min").mode is Mode.MIN  # type: ignore[arg-type]
+    assert MedianStoppingRule(mode="min").mode is Mode.MIN
 
 
 def test_choose_trial_to_run_is_fifo_pending_first() -> None:

@@ -93,7 +93,7 @@ from tunecore.core.schedulers.base import (
     Verdict,
     first_fitting,
 )
-from tunecore.model import InvalidFieldError, JsonDict, Mode, TrialState
+from tunecore.model import InvalidFieldError, JsonDict, ModeArg, TrialState
 
 __all__ = [
     "VARIANTS",
@@ -120,7 +120,7 @@ class ASHAScheduler(ASHABrackets, frozen=True, kw_only=True, tag=True):
 
     time_attr: str = "training_iteration"
     metric: str | None = None
-    mode: Mode | None = None
+    mode: ModeArg | None = None
     max_t: int | float = 100
     grace_period: int | float = 1
     reduction_factor: int | float = 4

@@ -53,7 +53,7 @@ from tunecore.core.schedulers.base import (
     require_objective,
     signed,
 )
-from tunecore.model import InvalidFieldError, JsonDict, Mode, TrialState
+from tunecore.model import InvalidFieldError, JsonDict, Mode, ModeArg, TrialState
 from tunecore.model.errors import require_bool, require_int
 from tunecore.model.numbers import is_number
 
@@ -87,7 +87,7 @@ class ASHABrackets(msgspec.Struct, frozen=True, kw_only=True):
     if TYPE_CHECKING:  # the variants' own fields (see the module docstring)
         time_attr: str
         metric: str | None
-        mode: Mode | None
+        mode: ModeArg | None
         max_t: int | float
         grace_period: int | float
         reduction_factor: int | float
@@ -218,7 +218,7 @@ class ASHABrackets(msgspec.Struct, frozen=True, kw_only=True):
             key=lambda rung: rung.milestone,
             reverse=True,  # stable: a tie keeps the brackets' order
         )
-        as_metric = self.mode or mode or Mode.MIN
+        as_metric = Mode(self.mode or mode or Mode.MIN)
         cutoffs = [(rung, rung.cutoff(self.reduction_factor)) for rung in reached]
         return [
             (rung, None if cut is None or math.isnan(cut) else signed(cut, as_metric))

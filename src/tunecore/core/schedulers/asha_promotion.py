@@ -55,7 +55,7 @@ from tunecore.core.schedulers.base import (
     Verdict,
     evolve,
 )
-from tunecore.model import JsonDict, Mode, TrialState
+from tunecore.model import JsonDict, ModeArg, TrialState
 
 
 def rank_key(score: float, order: int) -> tuple[float, int]:
@@ -223,7 +223,7 @@ class ASHAPromotionScheduler(ASHABrackets, frozen=True, kw_only=True, tag=True):
 
     time_attr: str = "training_iteration"
     metric: str | None = None
-    mode: Mode | None = None
+    mode: ModeArg | None = None
     max_t: int | float = 100
     grace_period: int | float = 1
     reduction_factor: int | float = 4

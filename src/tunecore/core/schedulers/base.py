@@ -26,7 +26,7 @@ from typing import NamedTuple, Protocol, Self, TypeVar
 import msgspec
 
 from tunecore.core.policies import policy_metric
-from tunecore.model import InvalidFieldError, JsonDict, Mode, TrialState
+from tunecore.model import InvalidFieldError, JsonDict, Mode, ModeArg, TrialState
 from tunecore.model.decision import CONTINUE, PAUSE, STOP, Exploit, Horizon, Verdict
 from tunecore.model.errors import coerce_enum, require_name
 
@@ -253,15 +253,15 @@ class Objective(NamedTuple):
     mode: Mode
 
 
-def known_objective(metric: str | None, mode: Mode | None) -> Objective:
+def known_objective(metric: str | None, mode: ModeArg | None) -> Objective:
     """The objective of a policy that holds trials: `require_objective`
     checked it when the first was added, so a missing one here is a bug."""
     if metric is None or mode is None:
         raise AssertionError("a policy holds trials without a metric and mode")
-    return Objective(metric, mode)
+    return Objective(metric, Mode(mode))
 
 
-def require_objective(owner: str, metric: str | None, mode: Mode | None) -> Objective:
+def require_objective(owner: str, metric: str | None, mode: ModeArg | None) -> Objective:
     """The metric and mode a scheduler or searcher cannot work without."""
     if metric is None:
         raise InvalidFieldError(
@@ -274,8 +274,8 @@ def require_objective(owner: str, metric: str | None, mode: Mode | None) -> Obje
 
 def resolve_objective(
     owner: str,
-    own: tuple[str | None, Mode | None],
-    experiment: tuple[str | None, Mode | None],
+    own: tuple[str | None, ModeArg | None],
+    experiment: tuple[str | None, ModeArg | None],
 ) -> tuple[str, Mode]:
     """A policy's metric and mode: its own where set, else the experiment's;
     a clear error if either is still missing."""
@@ -289,7 +289,7 @@ def resolve_objective(
 
 
 def check_objective_fields(
-    policy: msgspec.Struct, time_attr: str, metric: str | None, mode: Mode | None
+    policy: msgspec.Struct, time_attr: str, metric: str | None, mode: ModeArg | None
 ) -> None:
     """The checks a policy with a `time_attr`, `metric` and `mode` (its
     own values, passed in) starts its `__post_init__` with: the time
@@ -305,7 +305,7 @@ def check_objective_fields(
 
 
 def adopt_objective(
-    policy: _S, own: tuple[str | None, Mode | None], metric: str | None, mode: Mode | None
+    policy: _S, own: tuple[str | None, ModeArg | None], metric: str | None, mode: Mode | None
 ) -> _S:
     """A policy's `with_objective`: `policy` with its `own` metric and mode
     where set, else the experiment's `metric` and `mode` (a clear error if

@@ -30,7 +30,7 @@ from typing import NamedTuple, Self
 import msgspec
 
 from tunecore.core.results import TRAINING_ITERATION
-from tunecore.model import InvalidFieldError, JsonDict, Mode, Resources, TrialState
+from tunecore.model import InvalidFieldError, JsonDict, Mode, ModeArg, Resources, TrialState
 from tunecore.model.errors import coerce_enum, require_int, require_name
 from tunecore.model.numbers import is_number
 
@@ -367,7 +367,7 @@ class DistributeResourcesToTopJob(DistributeResources, frozen=True, tag=True):
     Trials are ranked by their last result before this one."""
 
     metric: str | None = None
-    mode: Mode | None = None
+    mode: ModeArg | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()

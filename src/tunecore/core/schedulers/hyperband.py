@@ -133,7 +133,7 @@ from tunecore.core.schedulers.base import (
     require_objective,
     signed,
 )
-from tunecore.model import InvalidFieldError, JsonDict, Mode, TrialState
+from tunecore.model import InvalidFieldError, JsonDict, Mode, ModeArg, TrialState
 from tunecore.model.errors import require_bool
 from tunecore.model.numbers import is_finite_number, is_number
 
@@ -286,7 +286,7 @@ class HyperBandScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
 
     time_attr: str = "training_iteration"
     metric: str | None = None
-    mode: Mode | None = None
+    mode: ModeArg | None = None
     max_t: int | float = 81
     reduction_factor: int | float = 3
     stop_last_trials: bool = True

@@ -73,7 +73,7 @@ from tunecore.core.schedulers.base import (
     require_objective,
     signed,
 )
-from tunecore.model import JsonDict, Mode, TrialState, TrialStatus
+from tunecore.model import JsonDict, Mode, ModeArg, TrialState, TrialStatus
 from tunecore.model.errors import (
     require_bool,
     require_finite_non_negative,
@@ -107,7 +107,7 @@ class MedianStoppingRule(msgspec.Struct, FirstComeFirstServed, frozen=True, kw_o
 
     time_attr: str = "time_total_s"
     metric: str | None = None
-    mode: Mode | None = None
+    mode: ModeArg | None = None
     grace_period: float = 60.0
     min_samples_required: int = 3
     min_time_slice: float = 0

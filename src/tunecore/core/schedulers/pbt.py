@@ -169,6 +169,7 @@ from tunecore.model import (
     JsonDict,
     JsonValue,
     Mode,
+    ModeArg,
     RecordExploit,
     TrialState,
     TrialStatus,
@@ -315,7 +316,7 @@ class PopulationBasedTraining(
 
     time_attr: str = "time_total_s"
     metric: str | None = None
-    mode: Mode | None = None
+    mode: ModeArg | None = None
     perturbation_interval: float = 60.0
     burn_in_period: float = 0.0
     if TYPE_CHECKING:

@@ -42,7 +42,7 @@ from tunecore.core.search.base import (
     method_of_wrapped,
 )
 from tunecore.core.search.domains import copy_json
-from tunecore.model import InvalidFieldError, JsonDict, Mode
+from tunecore.model import InvalidFieldError, JsonDict, Mode, ModeArg
 from tunecore.model.errors import require_bool, require_int, require_name
 from tunecore.model.numbers import is_number
 
@@ -68,7 +68,7 @@ class Repeater(msgspec.Struct, PassesRequestsThrough, Generic[S], frozen=True, t
     repeat: int = 1
     set_index: bool = True
     metric: str | None = None
-    mode: Mode | None = None
+    mode: ModeArg | None = None
     groups: tuple[TrialGroup, ...] = ()
 
     def __post_init__(self) -> None:
@@ -93,7 +93,7 @@ class Repeater(msgspec.Struct, PassesRequestsThrough, Generic[S], frozen=True, t
         """Needs a metric to average; raises `InvalidFieldError` if neither
         this repeater nor the experiment names one."""
         metric = self.metric if self.metric is not None else metric
-        mode = self.mode if self.mode is not None else mode
+        mode = Mode(self.mode) if self.mode is not None else mode
         if metric is None:
             raise InvalidFieldError(
                 "Repeater.metric", None, "a metric name to average (set it here or in TuneConfig)"

@@ -20,7 +20,7 @@ import msgspec
 
 from tunecore.core.persistent import ShardedMap
 from tunecore.core.stoppers.base import number
-from tunecore.model import InvalidFieldError, JsonDict, Mode
+from tunecore.model import InvalidFieldError, JsonDict, Mode, ModeArg
 from tunecore.model.errors import (
     coerce_enum,
     floats_as_decoded,
@@ -53,7 +53,7 @@ class TrialPlateauStopper(msgspec.Struct, frozen=True, tag=True):
     num_results: int = 4
     grace_period: int = 4
     metric_threshold: float | None = None
-    mode: Mode | None = None
+    mode: ModeArg | None = None
     seen: ShardedMap[str, int] = ShardedMap()
     recent: ShardedMap[str, tuple[float | None, ...]] = ShardedMap()
 
@@ -119,7 +119,7 @@ class ExperimentPlateauStopper(msgspec.Struct, frozen=True, tag=True):
     metric: str
     std: float = 0.001
     top: int = 10
-    mode: Mode = Mode.MIN
+    mode: ModeArg = Mode.MIN
     patience: int = 0
     best: tuple[float, ...] = ()
     streak: int = 0

@@ -27,7 +27,7 @@ class PlacementGroupFactory:
     trial starts only when every bundle can be reserved."""
 
     def __init__(self, bundles: list[dict[str, float]], strategy: str = "PACK") -> None:
-        if not isinstance(bundles, list | tuple) or not bundles:  # type: ignore[redundant-expr]
+        if not isinstance(bundles, list | tuple) or not bundles:  # type: ignore[redundant-expr, unused-ignore]
             raise ValueError(
                 f"PlacementGroupFactory(bundles={bundles!r}) needs a non-empty list of dicts"
             )

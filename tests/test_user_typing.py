@@ -1,0 +1,27 @@
+"""`tests/typing/user_overrides.py` as a user type-checks it: plain
+`mypy --strict` with tunecore on the path, none of this repository's mypy
+settings (`mypy.ini` enables more error codes, which a user's run would
+not, so an ignore tunecore needs only under those settings shows there as
+unused)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from mypy import api
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.slow
+def test_a_users_file_passes_plain_mypy_strict(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MYPYPATH", os.pathsep.join([str(ROOT / "src"), str(ROOT / "typings")]))
+    user = ROOT / "tests" / "typing" / "user_overrides.py"
+    report, errors, status = api.run(
+        ["--strict", "--config-file", "", "--cache-dir", str(tmp_path), str(user)]
+    )
+    assert status == 0, report + errors

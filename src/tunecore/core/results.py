@@ -75,6 +75,18 @@ def annotate(
     return {**result, TRIAL_ID: trial_id, DONE: done}
 
 
+def as_heard(result: Mapping[str, JsonValue]) -> JsonDict:
+    """A recorded result as Ray Tune 2.60's result callbacks hear it, and so
+    as its result files (result.json, progress.csv, TensorBoard: written by
+    callbacks) keep it: without `experiment_tag`, which Ray's
+    `Trial.update_last_result` adds only after the callbacks heard the
+    result. `trial.last_result`, `Result.metrics` and a checkpoint's metrics
+    keep the tag, as in Ray."""
+    if EXPERIMENT_TAG not in result:
+        return dict(result)
+    return {key: value for key, value in result.items() if key != EXPERIMENT_TAG}
+
+
 def is_end_marker(result: Mapping[str, JsonValue]) -> bool:
     """Whether `result` is the end of a function trainable (`RESULT_DUPLICATE`)."""
     return result.get(RESULT_DUPLICATE) is True

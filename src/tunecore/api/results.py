@@ -840,7 +840,10 @@ def _result(
     fields: dict[str, Any] = {
         "checkpoint": next((found for ref, found in kept if ref is newest), None),
         "error": _error_of(trial),
-        "best_checkpoints": [(found, ref.metrics) for ref, found in kept if found is not None],
+        # Ray's are the results its callbacks heard: no `experiment_tag`.
+        "best_checkpoints": [
+            (found, as_heard(ref.metrics)) for ref, found in kept if found is not None
+        ],
         "files": files,
         "storage": None if stored is None else stored.store,
     }

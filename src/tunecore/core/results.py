@@ -80,8 +80,10 @@ def as_heard(result: Mapping[str, JsonValue]) -> JsonDict:
     as its result files (result.json, progress.csv, TensorBoard: written by
     callbacks) keep it: without `experiment_tag`, which Ray's
     `Trial.update_last_result` adds only after the callbacks heard the
-    result. `trial.last_result`, `Result.metrics` and a checkpoint's metrics
-    keep the tag, as in Ray."""
+    result (and so do the metrics of `Result.best_checkpoints`, which Ray
+    registers from that result). `trial.last_result` and `Result.metrics`
+    have the tag, in the driver that ran the experiment and read back from
+    its path alike (Ray keeps `last_result` in its experiment state)."""
     if EXPERIMENT_TAG not in result:
         return dict(result)
     return {key: value for key, value in result.items() if key != EXPERIMENT_TAG}

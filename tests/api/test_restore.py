@@ -415,6 +415,19 @@ def test_a_stopped_trials_last_row_is_not_written_twice() -> None:
     assert rows_to_keep(stopped, written) == written
 
 
+def test_a_finished_trials_rows_lack_the_tag_its_last_result_has() -> None:
+    """The files hold results as Ray's callbacks hear them, without
+    `experiment_tag`; a file written before (with the tag) holds the same
+    result, and is kept as it is."""
+    trial = trial_with(TrialStatus.TERMINATED, checkpoint_at=3, last=5)
+    tagged = msgspec.structs.replace(
+        trial, recorded_result={**trial.last_result, "experiment_tag": "0_x=1"}
+    )
+    assert rows_to_keep(tagged, rows(1, 2, 3, 4)) == rows(1, 2, 3, 4, 5)
+    written_before = [*rows(1, 2, 3, 4), {**rows(5)[0], "experiment_tag": "0_x=1"}]
+    assert rows_to_keep(tagged, written_before) == written_before
+
+
 def test_the_log_names_the_experiment_and_the_code_by_reference(tmp_path: Path) -> None:
     experiment(tmp_path, []).fit()
     header = read_log(tmp_path / "exp").header

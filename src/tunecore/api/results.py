@@ -35,7 +35,7 @@ from tunecore.api.loader import load_experiment
 from tunecore.core.checkpoints import newest_persistent, score_key
 from tunecore.core.experiment import ExperimentState, trials_in_order
 from tunecore.core.experiment.snapshot import BUILTIN, SnapshotKind
-from tunecore.core.results import flatten, last_n_average
+from tunecore.core.results import as_heard, flatten, last_n_average
 from tunecore.model import CheckpointRef, JsonDict, JsonValue, MetricStats, TrialState, TrialStatus
 from tunecore.model.numbers import is_number
 from tunecore.shell.collector import collector_paused
@@ -723,8 +723,9 @@ class ResultGrid(Sequence[Result]):
         for result in self._results:
             if not result.state.last_result:
                 continue
-            # The JSON form, as Ray's frame, read from the result files, has it.
-            row: dict[str, JsonValue] | None = dict(flatten(result.state.last_result))
+            # The JSON form, as Ray's frame, read from the result files, has it
+            # (so without `experiment_tag`, which Ray's files lack: `as_heard`).
+            row: dict[str, JsonValue] | None = flatten(as_heard(result.state.last_result))
             if filter_metric is not None and filter_mode is not None:
                 row = best_of(
                     (flatten(r) for r in result.history or []),
@@ -838,7 +839,10 @@ def _result(
     fields: dict[str, Any] = {
         "checkpoint": next((found for ref, found in kept if ref is newest), None),
         "error": _error_of(trial),
-        "best_checkpoints": [(found, ref.metrics) for ref, found in kept if found is not None],
+        # Ray's are the results its callbacks heard: no `experiment_tag`.
+        "best_checkpoints": [
+            (found, as_heard(ref.metrics)) for ref, found in kept if found is not None
+        ],
         "files": files,
         "storage": None if stored is None else stored.store,
     }

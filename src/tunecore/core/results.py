@@ -75,6 +75,20 @@ def annotate(
     return {**result, TRIAL_ID: trial_id, DONE: done}
 
 
+def as_heard(result: Mapping[str, JsonValue]) -> JsonDict:
+    """A recorded result as Ray Tune 2.60's result callbacks hear it, and so
+    as its result files (result.json, progress.csv, TensorBoard: written by
+    callbacks) keep it: without `experiment_tag`, which Ray's
+    `Trial.update_last_result` adds only after the callbacks heard the
+    result (and so do the metrics of `Result.best_checkpoints`, which Ray
+    registers from that result). `trial.last_result` and `Result.metrics`
+    have the tag, in the driver that ran the experiment and read back from
+    its path alike (Ray keeps `last_result` in its experiment state)."""
+    if EXPERIMENT_TAG not in result:
+        return dict(result)
+    return {key: value for key, value in result.items() if key != EXPERIMENT_TAG}
+
+
 def is_end_marker(result: Mapping[str, JsonValue]) -> bool:
     """Whether `result` is the end of a function trainable (`RESULT_DUPLICATE`)."""
     return result.get(RESULT_DUPLICATE) is True

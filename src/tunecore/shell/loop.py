@@ -45,7 +45,13 @@ from tunecore.core.dispatch import handles
 from tunecore.core.experiment import ExperimentState, Stepped, step, trials_in_order
 from tunecore.core.experiment.requests import outstanding
 from tunecore.core.naming import error_entry
-from tunecore.core.results import SHOULD_CHECKPOINT, is_end_marker, iteration_of, repeated_at_end
+from tunecore.core.results import (
+    SHOULD_CHECKPOINT,
+    as_heard,
+    is_end_marker,
+    iteration_of,
+    repeated_at_end,
+)
 from tunecore.core.schedulers.imperative import decision_wanted
 from tunecore.core.schedulers.resource_changing import allocation_wanted
 from tunecore.model import (
@@ -401,7 +407,10 @@ class ExperimentLoop:
         carried (kept as the trial's, `shell.reported_objects`). A callback
         that sets `should_checkpoint` in the result it is given makes it the
         result the trial reported (and the one logged); then the step is
-        taken again. Returns the event to log and its step."""
+        taken again. The result shown lacks `experiment_tag`, which the
+        trial's `last_result` has: Ray adds it only after its callbacks
+        (its result files' loggers among them) heard the result
+        (`core.results.as_heard`). Returns the event to log and its step."""
         outcome = step(self.state, event)
         if isinstance(outcome, Rejection) or is_end_marker(event.result):
             return event, outcome  # the end of a function is no result of its own
@@ -415,13 +424,14 @@ class ExperimentLoop:
             # Not taken: the trial failed on it (a missing metric), and an
             # errored trial's result is packed anew (`TrialState.recorded_result`).
             return event, outcome
+        heard = as_heard(trial.last_result)  # a copy: the callbacks may change it
         if objects is not None:
             self._views.objects.record(event.trial_id, objects)
-            shown = objects.merged(trial.last_result)
+            shown = objects.merged(heard)
         else:
             if self._views.objects:  # an earlier result's go
                 self._views.objects.forget(event.trial_id)
-            shown = dict(trial.last_result)
+            shown = heard
         self._callbacks.on_trial_result(self._steps, self._trials(), self._view(trial), shown)
         if shown.get(SHOULD_CHECKPOINT) is True and event.result.get(SHOULD_CHECKPOINT) is not True:
             event = msgspec.structs.replace(event, result={**event.result, SHOULD_CHECKPOINT: True})

@@ -38,7 +38,7 @@ from tunecore.core.experiment.snapshot import (
     decode_state,
     encode_state,
 )
-from tunecore.core.results import is_end_marker
+from tunecore.core.results import as_heard, is_end_marker
 from tunecore.model import (
     Command,
     ExperimentEvent,
@@ -211,7 +211,8 @@ def _rebuild(
 class LoggedResults:
     """A `HistoryWalk` visitor: every result each trial reported, in order,
     as its result files got them live (its `last_result` after each
-    accepted result; a function's end marker is none), collected from the
+    accepted result, as the callbacks heard it, `as_heard`; a function's
+    end marker is none), collected from the
     first event into `by_trial`: what a resume puts back when the files lag
     the log (an experiment in storage, whose result files are shipped less
     often than its log)."""
@@ -223,7 +224,7 @@ class LoggedResults:
         results = self.by_trial
         if isinstance(event, ResultReported) and not is_end_marker(event.result):
             trial = after.trials[event.trial_id]
-            results.setdefault(event.trial_id, []).append(trial.last_result)
+            results.setdefault(event.trial_id, []).append(as_heard(trial.last_result))
         elif isinstance(event, ExperimentResumed):
             # That resume dropped from the files the results its trials
             # were to report again (`resume.rows_to_keep`): so do these.

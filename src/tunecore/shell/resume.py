@@ -42,7 +42,7 @@ from pathlib import Path
 
 from tunecore.core.checkpoints import current_checkpoint
 from tunecore.core.experiment import ExperimentState, trials_in_order
-from tunecore.core.results import DONE, TRAINING_ITERATION
+from tunecore.core.results import DONE, EXPERIMENT_TAG, TRAINING_ITERATION, as_heard
 from tunecore.model import JsonDict, JsonValue, TrialState
 from tunecore.shell.exploit_copies import EXPLOIT_PREFIX
 from tunecore.shell.storage.layout import ExperimentStorage, to_json_value
@@ -195,7 +195,7 @@ def rows_to_keep(trial: TrialState, rows: list[Row]) -> list[Row]:
     final = trial.last_result
     if not final:
         return rows
-    row = _as_row(final)
+    row = _as_row(as_heard(final))
     if rows and _same_result(rows[-1], row):
         return rows
     if len(rows) >= 2 and _same_result(rows[-2], row):
@@ -205,12 +205,17 @@ def rows_to_keep(trial: TrialState, rows: list[Row]) -> list[Row]:
 
 def _same_result(written: Row, final: Row) -> bool:
     """Whether `written` is the row of `final`. A stop marks the last result
-    `done` after its row was written, so `done` may differ."""
-    return _without_done(written) == _without_done(final)
+    `done` after its row was written, so `done` may differ; and files
+    written before tunecore kept `experiment_tag` out of them (as Ray
+    does, `as_heard`) hold it."""
+    return _compared(written) == _compared(final)
 
 
-def _without_done(row: Row) -> Row:
-    return {key: value for key, value in row.items() if key != DONE}
+def _compared(row: Row) -> Row:
+    return {key: value for key, value in row.items() if key not in _NOT_COMPARED}
+
+
+_NOT_COMPARED = frozenset({DONE, EXPERIMENT_TAG})
 
 
 def _as_row(result: Row) -> Row:

@@ -27,7 +27,10 @@ class NameRecorder(tune.Callback):
         self.names = []
 
     def on_trial_complete(self, iteration, trials, trial, **info):
-        self.names.append(str(trial))
+        # The name less its trainable's: a function named `objective` that
+        # another script in this process registered first is `objective_2`.
+        assert str(trial).startswith(f"{trial.trainable_name}_"), str(trial)
+        self.names.append(str(trial).removeprefix(f"{trial.trainable_name}_"))
 
 
 recorder = NameRecorder()
@@ -61,10 +64,10 @@ results = tuner.fit()
 
 assert not results.errors, results.errors
 assert sorted(recorder.names) == [
-    "objective_lr=0.0010,name=conv_net",
-    "objective_lr=0.0010,name=mlp",
-    "objective_lr=0.2500,name=conv_net",
-    "objective_lr=0.2500,name=mlp",
+    "lr=0.0010,name=conv_net",
+    "lr=0.0010,name=mlp",
+    "lr=0.2500,name=conv_net",
+    "lr=0.2500,name=mlp",
 ], recorder.names
 best = results.get_best_result()
 assert best.config == {"lr": 0.25, "model": {"name": "conv net"}}, best.config

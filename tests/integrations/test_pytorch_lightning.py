@@ -25,6 +25,7 @@ import lightning.pytorch as pl
 import torch
 
 from tunecore.integration.pytorch_lightning import (
+    TuneCallback,
     TuneReportCallback,
     TuneReportCheckpointCallback,
 )
@@ -154,6 +155,61 @@ def test_a_missing_metric_is_left_out_and_nothing_is_reported_without_any(tmp_pa
     logged = rows(result)
     assert [row["training_iteration"] for row in logged] == [1, 2, 3]
     assert "auc" not in logged[0]
+
+
+class EpochReporter(TuneCallback):
+    """A callback of a user's own, as users write them on Ray: `_handle`
+    reports what it likes at the hooks `on` names."""
+
+    def _handle(self, trainer: Any, pl_module: Any) -> None:
+        assert isinstance(pl_module, Regression)
+        tune.report({"epoch": trainer.current_epoch, "lr": pl_module.hparams.lr})
+
+
+def test_a_subclass_of_tune_callback_handles_the_hooks_on_names(tmp_path: Path) -> None:
+    result = fit(training(EpochReporter(on="train_epoch_end")), tmp_path, metric="epoch")[0]
+    assert result.error is None
+    assert [(row["epoch"], row["lr"]) for row in rows(result)] == [(0, 0.05), (1, 0.05), (2, 0.05)]
+
+
+class RenamingReporter(TuneReportCallback):
+    """Overrides `_handle` of Ray's callback, reading its `_metrics`, as a
+    user's subclass does (it reports every validation, the sanity check's
+    too, each name with a prefix)."""
+
+    def _handle(self, trainer: Any, pl_module: Any) -> None:
+        assert self._metrics == ["val_loss"]
+        value = trainer.callback_metrics["val_loss"].item()
+        tune.report({"mine_val_loss": value, "sanity": trainer.sanity_checking})
+
+
+def test_an_override_of_handle_replaces_the_callbacks_reporting(tmp_path: Path) -> None:
+    with pytest.warns(DeprecationWarning, match="TuneReportCheckpointCallback"):
+        callback = RenamingReporter("val_loss")
+    result = fit(training(callback), tmp_path, metric="mine_val_loss")[0]
+    assert result.error is None
+    logged = rows(result)
+    assert [row["sanity"] for row in logged] == [True, False, False, False]
+    assert "val_loss" not in logged[-1]
+    assert result.checkpoint is None
+
+
+def test_an_override_of_get_report_dict_changes_what_is_reported(tmp_path: Path) -> None:
+    class Doubled(TuneReportCheckpointCallback):
+        def _get_report_dict(self, trainer: Any, pl_module: Any) -> dict[str, Any] | None:
+            reported = super()._get_report_dict(trainer, pl_module)
+            return None if reported is None else {k: 2 * v for k, v in reported.items()}
+
+    result = fit(training(Doubled({"loss": "val_loss"})), tmp_path)[0]
+    assert result.error is None
+    reported = rows(result)[-1]["loss"]
+    assert val_loss(loaded(result.checkpoint)) == pytest.approx(reported / 2, rel=1e-5)
+
+
+def test_tune_callback_without_handle_fails_the_trial_naming_it(tmp_path: Path) -> None:
+    result = fit(training(TuneCallback(on="train_epoch_end")), tmp_path)[0]
+    assert isinstance(result.error, Exception)
+    assert "TuneCallback must define _handle(trainer, pl_module)" in str(result.error)
 
 
 def test_the_checkpoints_are_the_trials_own(tmp_path: Path) -> None:

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from tunecore.model import InvalidFieldError
@@ -63,6 +64,21 @@ def require_file_name(field: str, value: object) -> None:
         raise InvalidFieldError(field, value, "a file name, like 'model.ckpt'")
 
 
+@contextmanager
+def saved_checkpoint(
+    save: Callable[[str], object], filename: str, metadata: Mapping[str, Any] | None = None
+) -> Iterator[Checkpoint]:
+    """A checkpoint of the directory `save` wrote `filename` into (with
+    `metadata` stored in it, as Ray's framework checkpoints store theirs),
+    valid until the block ends: report it inside the block."""
+    with tempfile.TemporaryDirectory(prefix="checkpoint_") as directory:
+        save(os.path.join(directory, filename))
+        checkpoint = Checkpoint.from_directory(directory)
+        if metadata:
+            checkpoint.update_metadata(metadata)
+        yield checkpoint
+
+
 def report_saved(
     result: Mapping[str, Any],
     save: Callable[[str], object],
@@ -70,11 +86,6 @@ def report_saved(
     metadata: Mapping[str, Any] | None = None,
 ) -> None:
     """Report `result` with a checkpoint: the directory `save` wrote
-    `filename` into (and `metadata` stored with it, as Ray's framework
-    checkpoints store theirs)."""
-    with tempfile.TemporaryDirectory(prefix="checkpoint_") as directory:
-        save(os.path.join(directory, filename))
-        checkpoint = Checkpoint.from_directory(directory)
-        if metadata:
-            checkpoint.update_metadata(metadata)
+    `filename` into (and `metadata`; `saved_checkpoint`)."""
+    with saved_checkpoint(save, filename, metadata) as checkpoint:
         report(result, checkpoint=checkpoint)

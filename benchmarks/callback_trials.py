@@ -28,7 +28,7 @@ from benchmarks.children import emit, run_child
 from benchmarks.scratch import run_dir
 
 NO_CALLBACK = "none"
-IGNORES_TRIALS = "takes trials, ignores it"
+IGNORES_TRIALS = "ignores trials"
 READS_TRIALS = "reads len(trials)"
 CASES = (NO_CALLBACK, IGNORES_TRIALS, READS_TRIALS)
 CHILD_TIMEOUT_S = 3600.0

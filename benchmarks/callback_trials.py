@@ -37,9 +37,7 @@ CHILD_TIMEOUT_S = 3600.0
 def build(case: str, trials: int) -> dict[str, Any]:
     """One simulated ASHA run with the callbacks of `case`: its driver CPU."""
     import tunecore  # noqa: PLC0415 - imported before the clock, from the tree asked for
-    from benchmarks.simulate_asha import MAX_T, curve  # noqa: PLC0415
-    from tunecore.model import Resources  # noqa: PLC0415
-    from tunecore.schedulers import ASHAScheduler  # noqa: PLC0415
+    from benchmarks.simulate_asha import simulated  # noqa: PLC0415
 
     lengths: list[int] = []
 
@@ -53,25 +51,7 @@ def build(case: str, trials: int) -> dict[str, Any]:
 
     callbacks = {READS_TRIALS: [CountsTrials()], IGNORES_TRIALS: [CountsResults()]}.get(case, [])
     started = time.process_time()
-    grid = tunecore.simulate(
-        curve,
-        param_space={"a": tunecore.uniform(0.0, 1.0), "b": tunecore.uniform(0.0, 5.0)},
-        tune_config=tunecore.TuneConfig(
-            metric="loss",
-            mode="min",
-            num_samples=trials,
-            seed=0,
-            scheduler=ASHAScheduler(max_t=MAX_T, grace_period=1, reduction_factor=4),
-        ),
-        run_config=tunecore.RunConfig(
-            name="callbacks",
-            storage_path=run_dir("bench-callbacks-"),
-            verbose=0,
-            callbacks=callbacks,
-        ),
-        cluster=Resources(cpu=16),
-        max_iterations=MAX_T,
-    )
+    grid = simulated(trials, run_dir("bench-callbacks-"), name="callbacks", callbacks=callbacks)
     return {
         "cpu_s": time.process_time() - started,
         "finished": len(grid),

@@ -20,6 +20,18 @@ def reports_twice(config: JsonDict) -> None:
         tunecore.report({"loss": float(step)})
 
 
+def three_trials_reporting_twice(tmp_path: Path, callback: tunecore.Callback) -> list[str]:
+    """Run them with `callback`; their ids in the order of the results."""
+    grid = tunecore.Tuner(
+        reports_twice,
+        param_space={"x": tunecore.grid_search([1, 2, 3])},
+        run_config=tunecore.RunConfig(
+            storage_path=str(tmp_path), executor="in_process", callbacks=[callback]
+        ),
+    ).fit()
+    return [str(result.metrics["trial_id"]) for result in grid]
+
+
 class ListsTrials(tunecore.Callback):
     def __init__(self) -> None:
         self.seen: list[tuple[str, list[str]]] = []
@@ -57,14 +69,7 @@ class ListsTrials(tunecore.Callback):
 
 def test_a_ray_style_callback_gets_every_trial_as_a_list(tmp_path: Path) -> None:
     callback = ListsTrials()
-    grid = tunecore.Tuner(
-        reports_twice,
-        param_space={"x": tunecore.grid_search([1, 2, 3])},
-        run_config=tunecore.RunConfig(
-            storage_path=str(tmp_path), name="lists", executor="in_process", callbacks=[callback]
-        ),
-    ).fit()
-    created = [str(result.metrics["trial_id"]) for result in grid]
+    created = three_trials_reporting_twice(tmp_path, callback)
     assert sorted(created) == created
     assert callback.seen[-1] == ("end", created)
     hooks = {hook for hook, _ in callback.seen}
@@ -97,14 +102,7 @@ def test_trials_is_one_list_across_calls_kept_current_and_sorting_a_copy_leaves_
     tmp_path: Path,
 ) -> None:
     callback = KeepsTheList()
-    grid = tunecore.Tuner(
-        reports_twice,
-        param_space={"x": tunecore.grid_search([1, 2, 3])},
-        run_config=tunecore.RunConfig(
-            storage_path=str(tmp_path), name="kept", executor="in_process", callbacks=[callback]
-        ),
-    ).fit()
-    created = sorted(str(result.metrics["trial_id"]) for result in grid)
+    created = sorted(three_trials_reporting_twice(tmp_path, callback))
     assert callback.same_list == [True] * 6
     assert callback.kept is not None
     assert [trial.trial_id for trial in callback.kept] == created  # grew with the run

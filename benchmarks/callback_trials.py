@@ -49,9 +49,14 @@ def build(case: str, trials: int) -> dict[str, Any]:
         def on_trial_result(self, iteration: int, trials: Any, trial: Any, result: Any) -> None:
             lengths.append(0)
 
-    callbacks = {READS_TRIALS: [CountsTrials()], IGNORES_TRIALS: [CountsResults()]}.get(case, [])
+    callbacks: dict[str, list[tunecore.Callback]] = {
+        READS_TRIALS: [CountsTrials()],
+        IGNORES_TRIALS: [CountsResults()],
+    }
     started = time.process_time()
-    grid = simulated(trials, run_dir("bench-callbacks-"), name="callbacks", callbacks=callbacks)
+    grid = simulated(
+        trials, run_dir("bench-callbacks-"), name="callbacks", callbacks=callbacks.get(case, [])
+    )
     return {
         "cpu_s": time.process_time() - started,
         "finished": len(grid),

@@ -836,7 +836,7 @@ class ExperimentLoop:
             known = self._dirs.get(trial_id)
             dirs[trial_id] = known if isinstance(known, str) else os.fspath(self._dir(trial))
         self._dirs = {}
-        self._trials_list = []
+        self._trials_list, self._trials_of = [], None
         self._storage.forget_dirs()
         return dirs
 

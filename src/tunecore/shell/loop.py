@@ -42,7 +42,7 @@ import msgspec
 
 from tunecore.core import lifecycle
 from tunecore.core.dispatch import handles
-from tunecore.core.experiment import ExperimentState, Stepped, step, trials_in_order
+from tunecore.core.experiment import ExperimentState, Stepped, step, trial_id_of
 from tunecore.core.experiment.requests import outstanding
 from tunecore.core.naming import error_entry
 from tunecore.core.results import (
@@ -156,6 +156,7 @@ class ExperimentLoop:
         once it has ended (`_settle_dir`)."""
         self._trials_of: ExperimentState | None = None
         self._trials_list: list[Trial] = []
+        self._trial_ids: list[str] = []  # in creation order, as `_trials_list` shows them
         self._steps = 0  # loop steps done: the callbacks' `iteration`, as Ray's
         self._hosted: set[str] = set()  # trials that have a worker now
         self._interrupts = InterruptGuard()
@@ -836,7 +837,7 @@ class ExperimentLoop:
             known = self._dirs.get(trial_id)
             dirs[trial_id] = known if isinstance(known, str) else os.fspath(self._dir(trial))
         self._dirs = {}
-        self._trials_list, self._trials_of = [], None
+        self._trials_list, self._trials_of, self._trial_ids = [], None, []
         self._storage.forget_dirs()
         return dirs
 
@@ -882,13 +883,23 @@ class ExperimentLoop:
     def _trials(self, hook: Callable[..., None]) -> list[Trial]:
         """Every trial in creation order, for the callbacks' `hook` (a
         `Callback` method): one list across calls, as Ray's controller
-        passes its own `_trials` to each, filled anew (in place) once per
-        state, and only when a callback may read it (`reads_trials`): a
-        view of every trial is O(trials), too much for each result of a
-        run whose callbacks never look."""
+        passes its own `_trials` to each, brought up to date in place once
+        per state (a new view only where the trial's state changed), and
+        only when a callback may read it (`reads_trials`): even that is
+        O(trials), too much for each result of a run whose callbacks never
+        look."""
         if self._trials_of is not self.state and reads_trials(self._callbacks, hook.__name__):
             self._trials_of = self.state
-            self._trials_list[:] = [self._view(trial) for trial in trials_in_order(self.state)]
+            ids, trials = self._trial_ids, self.state.trials
+            ids += (trial_id_of(self.state.config, n) for n in range(len(ids), self.state.created))
+            listed = self._trials_list
+            del listed[len(ids) :]
+            for position, trial_id in enumerate(ids):
+                trial = trials[trial_id]
+                if position == len(listed):
+                    listed.append(self._view(trial))
+                elif getattr(listed[position], "state", None) is not trial:
+                    listed[position] = self._view(trial)  # changed (or the user's item)
         return self._trials_list
 
 

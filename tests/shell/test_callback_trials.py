@@ -170,3 +170,24 @@ def test_a_hook_that_never_reads_trials_is_not_given_a_built_list() -> None:
         assert reads_trials(Reads(), hook), hook
     assert reads_trials(Reads(), "on_experiment_end")
     assert not reads_trials(Reads(), "on_trial_result")  # Callback's own
+
+
+class MessesWithTheList(tunecore.Callback):
+    """Changes the list it is given, which Ray's controller would take as its
+    own order: tunecore's next state shows the trials as they are again."""
+
+    def on_trial_result(
+        self, iteration: int, trials: list[Trial], trial: Trial, result: dict[str, Any]
+    ) -> None:
+        trials.reverse()
+        trials.append(trials[0])
+        trials.insert(0, "not a trial")  # type: ignore[arg-type]
+
+    def on_experiment_end(self, trials: list[Trial]) -> None:
+        self.at_end = [trial.trial_id for trial in trials]
+
+
+def test_a_list_changed_by_a_callback_is_put_right_at_the_next_state(tmp_path: Path) -> None:
+    callback = MessesWithTheList()
+    created = sorted(three_trials_reporting_twice(tmp_path, callback))
+    assert callback.at_end == created

@@ -186,6 +186,7 @@ FRAMEWORK_TESTS = (
     "tests/integrations/test_framework_extras.py",
     "tests/integrations/test_ray_train.py",
     "tests/integrations/test_ray_train_passthrough.py",
+    "tests/api/test_scaling_config_vs_ray_train.py",
     "tests/compat/test_compat.py",
 )
 

@@ -31,6 +31,7 @@ import sys
 from collections.abc import Callable
 
 from benchmarks import (
+    callback_trials,
     host_turnover,
     ray_floor,
     scale,
@@ -60,6 +61,7 @@ COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "scale_regression": scale_regression.main,
     "ray_floor": ray_floor.main,
     "host_turnover": host_turnover.main,
+    "callback_trials": callback_trials.main,
 }
 """Benchmarks run only when named: `python -m benchmarks NAME [ARGS]`."""
 

@@ -12,11 +12,12 @@ within 2% of the wall time, plus one at the end).
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import tunecore
 from benchmarks.scratch import run_dir
-from tunecore import RunConfig, TuneConfig
+from tunecore import Callback, ResultGrid, RunConfig, TuneConfig
 from tunecore.core.experiment.snapshot import encode_state
 from tunecore.model import JsonDict, Resources
 from tunecore.schedulers import ASHAScheduler
@@ -33,10 +34,15 @@ def curve(config: JsonDict, iteration: int) -> tuple[JsonDict, float]:
     return {"loss": a + b / iteration}, 1.0 + a
 
 
-def run(trials: int = 10_000, grace_period: int = 1) -> str:
-    root = run_dir("bench-simulate-")
-    started = time.perf_counter()
-    results = tunecore.simulate(
+def simulated(
+    trials: int,
+    root: str,
+    grace_period: int = 1,
+    name: str = "sim",
+    callbacks: Sequence[Callback] = (),
+) -> ResultGrid:
+    """The simulated ASHA run of `trials` trials into `root`."""
+    return tunecore.simulate(
         curve,
         param_space={"a": tunecore.uniform(0.0, 1.0), "b": tunecore.uniform(0.0, 5.0)},
         tune_config=TuneConfig(
@@ -46,10 +52,16 @@ def run(trials: int = 10_000, grace_period: int = 1) -> str:
             seed=0,
             scheduler=ASHAScheduler(max_t=MAX_T, grace_period=grace_period, reduction_factor=4),
         ),
-        run_config=RunConfig(name="sim", storage_path=root, verbose=0),
+        run_config=RunConfig(name=name, storage_path=root, verbose=0, callbacks=list(callbacks)),
         cluster=Resources(cpu=16),
         max_iterations=MAX_T,
     )
+
+
+def run(trials: int = 10_000, grace_period: int = 1) -> str:
+    root = run_dir("bench-simulate-")
+    started = time.perf_counter()
+    results = simulated(trials, root, grace_period)
     wall = time.perf_counter() - started
     directory = Path(results.experiment_path)
     log_mb = (directory / "events.log").stat().st_size / 1e6

@@ -95,7 +95,7 @@ if TYPE_CHECKING:
     from tunecore.shell.trainable.placement_group import (
         PlacementGroupFactory as PlacementGroupFactory,
     )
-    from tunecore.shell.trainable.resources import ScalingConfig as ScalingConfig
+    from tunecore.shell.trainable.scaling_config import ScalingConfig as ScalingConfig
     from tunecore.shell.trainable.worker import TuneContext as TuneContext
     from tunecore.shell.trainable.wrappers import with_parameters as with_parameters
     from tunecore.shell.trainable.wrappers import with_resources as with_resources
@@ -170,7 +170,7 @@ _HOMES: dict[str, str] = {
     "register_trainable": "tunecore.shell.trainable",
     "report": "tunecore.shell.trainable",
     "PlacementGroupFactory": "tunecore.shell.trainable.placement_group",
-    "ScalingConfig": "tunecore.shell.trainable.resources",
+    "ScalingConfig": "tunecore.shell.trainable.scaling_config",
     "TrainContext": "tunecore.context",
     "TuneContext": "tunecore.shell.trainable.worker",
     "with_parameters": "tunecore.shell.trainable.wrappers",

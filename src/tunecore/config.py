@@ -2,6 +2,6 @@
 from there (`from ray.air.config import RunConfig`)."""
 
 from tunecore.api.config import CheckpointConfig, FailureConfig, RunConfig, SyncConfig
-from tunecore.shell.trainable.resources import ScalingConfig
+from tunecore.shell.trainable.scaling_config import ScalingConfig
 
 __all__ = ["CheckpointConfig", "FailureConfig", "RunConfig", "ScalingConfig", "SyncConfig"]

@@ -138,7 +138,6 @@ def test_ray_train_v2s_own_fields_reach_ray_trains_configs() -> None:
     )
     scaling = tunecore.ScalingConfig(
         num_workers=(2, 4),
-        label_selector=[{"zone": "a"}] * 4,
         use_tpu=True,
         topology="2x2",
         accelerator_type="TPU-V6E",
@@ -148,12 +147,17 @@ def test_ray_train_v2s_own_fields_reach_ray_trains_configs() -> None:
         "ScalingConfig",
         {
             "num_workers": (2, 4),
-            "label_selector": [{"zone": "a"}] * 4,
             "use_tpu": True,
             "topology": "2x2",
             "accelerator_type": "TPU-V6E",
             "elastic_resize_monitor_interval_s": 5.0,
         },
+    )
+    # A label selector Ray Train takes only without TPUs (they have their own label).
+    placed = tunecore.ScalingConfig(num_workers=(2, 4), label_selector=[{"zone": "a"}] * 4)
+    assert to_ray_train(placed, RAY_TRAIN) == (
+        "ScalingConfig",
+        {"num_workers": (2, 4), "label_selector": [{"zone": "a"}] * 4},
     )
 
 

@@ -137,6 +137,9 @@ class Recorder:
     def local_path(self, rel: str) -> str | None:
         return self.inner.local_path(rel)
 
+    def shown(self, rel: str = "") -> str:
+        return self.inner.shown(rel)
+
     def written(self, prefix: str) -> builtins.list[tuple[str, bytes]]:
         return [(rel, data) for rel, data in self.writes if rel.startswith(prefix)]
 

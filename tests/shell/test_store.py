@@ -561,3 +561,26 @@ def test_a_uri_with_no_bucket_or_an_odd_path_component_is_refused_naming_it(uri:
     holding `..`, which other tools resolve to another place."""
     with pytest.raises(ValueError, match=r"storage_path .*(no bucket|component)"):
         resolve_storage(uri)
+
+
+def test_every_store_shows_a_place_as_ray_does(tmp_path: Path) -> None:
+    """`Store.shown`: a local directory's path, the path inside a user's
+    filesystem when the storage was named by one, else the URI; a path
+    behind a symbolic link is still shown, never refused."""
+    local = LocalStore(str(tmp_path / "local"))
+    assert local.shown("exp/trial_1") == str(tmp_path / "local" / "exp" / "trial_1")
+    (tmp_path / "local").mkdir()
+    (tmp_path / "local" / "link").symlink_to(tmp_path, target_is_directory=True)
+    assert local.shown("link/x") == local.uri("link/x")
+    with pytest.raises(OSError, match="link"):
+        local.local_path("link/x")
+    base = str(tmp_path / "arrow")
+    named_by_uri = ArrowStore(LocalFileSystem(), base, "s3://bucket/arrow")
+    assert named_by_uri.shown("exp/t") == "s3://bucket/arrow/exp/t" == named_by_uri.uri("exp/t")
+    named_by_path = ArrowStore(LocalFileSystem(), base, "local://x", shown_as_path=True)
+    assert named_by_path.shown("exp/t") == f"{base}/exp/t"
+    assert named_by_path.shown() == base
+    for store in (local, named_by_uri, named_by_path, within(named_by_path, "exp")):
+        with pytest.raises(ValueError, match=r"\.\."):
+            store.shown("../escape")
+    assert within(named_by_path, "exp").shown("t") == f"{base}/exp/t"

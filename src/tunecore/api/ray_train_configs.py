@@ -36,7 +36,7 @@ from pydantic import BaseModel
 
 from tunecore.api.config import CheckpointConfig, FailureConfig, RunConfig, SyncConfig
 from tunecore.shell.trainable.checkpoint import Checkpoint
-from tunecore.shell.trainable.resources import ScalingConfig
+from tunecore.shell.trainable.scaling_config import ScalingConfig
 
 _RAY_NAMES: dict[type, str] = {
     ScalingConfig: "ScalingConfig",

@@ -20,14 +20,53 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from tunecore.model import CheckpointRef, JsonValue
 from tunecore.shell import tfevents
+from tunecore.shell.argument_use import may_read_argument
 from tunecore.shell.storage.layout import ExperimentStorage
 from tunecore.shell.trial_view import Trial, TrialWithObjects, as_recorded
 
 logger = logging.getLogger(__name__)
+
+_Hook = TypeVar("_Hook", bound=Callable[..., None])
+
+_IGNORING_TRIALS: set[object] = set()
+"""The hooks marked `ignores_trials`."""
+
+
+def ignores_trials(hook: _Hook) -> _Hook:
+    """Mark a hook of tunecore's own that never reads its `trials`: the
+    loop builds `trials` (every trial's view, O(trials)) only for a hook
+    some callback's class defines unmarked (`reads_trials`), so a step whose
+    callbacks are all tunecore's loggers costs no list at all. Mark only a
+    hook that ignores `trials` and calls nothing overridable with it."""
+    _IGNORING_TRIALS.add(hook)
+    return hook
+
+
+def reads_trials(callback: object, hook: str) -> bool:
+    """Whether `callback`'s `hook` may read its `trials`: not when the
+    callback lacks the hook, or its hook is marked `ignores_trials`, or is
+    a function whose body never reads that argument (`argument_use`, which
+    says "may" whenever unsure); for a `CallbackList`, whether one of its
+    callbacks' may."""
+    if isinstance(callback, CallbackList):
+        return any(reads_trials(each, hook) for each in callback.callbacks)
+    method = getattr(callback, hook, None)
+    if method is None:
+        return False  # not called at all (`CallbackList` reports the error)
+    function = getattr(method, "__func__", method)
+    if function in _IGNORING_TRIALS:
+        return False
+    bound = 1 if function is not method else 0  # `self`, for a method
+    return may_read_argument(function, bound + _TRIALS_AT.get(hook, 1))
+
+
+_TRIALS_AT = {"on_experiment_restore": 0, "on_experiment_end": 0}
+"""Where `trials` comes among a hook's arguments: second (after
+`iteration`) but in these."""
 
 
 class Callback:
@@ -36,8 +75,10 @@ class Callback:
     The hooks take what Ray Tune's do (`trials: List[Trial]`, `result:
     Dict`), so an override written with Ray's documented signature, `**info`
     and all, type-checks: an override may widen a parameter (`Sequence`,
-    `Mapping`), never narrow it. `trials` is a real list, built the first
-    time a hook reads it in a step; `result` a fresh dict of JSON values."""
+    `Mapping`), never narrow it. `trials` is every trial in creation order:
+    one list, kept across the calls as Ray's controller hands its own
+    `_trials` to each, brought up to date before each hook that may read it
+    (`reads_trials`); `result` is a fresh dict of JSON values."""
 
     def setup(
         self,
@@ -50,6 +91,7 @@ class Callback:
         stopping condition as given, `num_samples`, and how many trials the
         search will make in all (None when that is not known in advance)."""
 
+    @ignores_trials
     def on_step_begin(self, iteration: int, trials: list[Trial]) -> None:
         """A loop step starts: `iteration` is the number of steps done (0
         first). Every trial hook of a running experiment comes within a
@@ -57,13 +99,16 @@ class Callback:
         A step is a round of events (Ray Tune's handles at most one), so
         how many there are differs from Ray's and depends on timing."""
 
+    @ignores_trials
     def on_step_end(self, iteration: int, trials: list[Trial]) -> None:
         """The step's events are handled and their commands carried out:
         `iteration` counts this step too (`on_step_begin`'s plus one)."""
 
+    @ignores_trials
     def on_trial_start(self, iteration: int, trials: list[Trial], trial: Trial) -> None:
         """A trial's worker was started (also on a restart after a failure)."""
 
+    @ignores_trials
     def on_trial_restore(self, iteration: int, trials: list[Trial], trial: Trial) -> None:
         """Never called during a run, as in Ray Tune 2.60, whose controller
         calls it nowhere: a trial restarted after a failure, a resumed
@@ -71,9 +116,11 @@ class Callback:
         retry is `on_trial_recover`, then `on_trial_start`). Kept so that
         a callback defining it, or calling it, runs as on Ray."""
 
+    @ignores_trials
     def on_trial_save(self, iteration: int, trials: list[Trial], trial: Trial) -> None:
         """A trial finished saving a checkpoint."""
 
+    @ignores_trials
     def on_trial_result(
         self,
         iteration: int,
@@ -83,15 +130,19 @@ class Callback:
     ) -> None:
         """A trial reported a result."""
 
+    @ignores_trials
     def on_trial_complete(self, iteration: int, trials: list[Trial], trial: Trial) -> None:
         """A trial ended without error (TERMINATED)."""
 
+    @ignores_trials
     def on_trial_error(self, iteration: int, trials: list[Trial], trial: Trial) -> None:
         """A trial failed for good: it is in ERROR (no retry left)."""
 
+    @ignores_trials
     def on_trial_recover(self, iteration: int, trials: list[Trial], trial: Trial) -> None:
         """A trial failed and will be retried (it waits to start again)."""
 
+    @ignores_trials
     def on_checkpoint(
         self,
         iteration: int,
@@ -101,6 +152,7 @@ class Callback:
     ) -> None:
         """A checkpoint of a trial now exists."""
 
+    @ignores_trials
     def on_experiment_restore(self, trials: list[Trial]) -> None:
         """Once, as a resumed experiment (`Tuner.restore`, `tunecore
         resume`) goes on: after `setup`, before any trial starts again,
@@ -111,6 +163,7 @@ class Callback:
         killed driver had not handed over of such a trial. Beyond Ray Tune,
         whose callbacks hear nothing of a restore."""
 
+    @ignores_trials
     def on_experiment_end(self, trials: list[Trial]) -> None:
         """The experiment is over; release what the callback holds."""
 
@@ -275,15 +328,19 @@ class LoggerCallback(Callback):
     def log_trial_end(self, trial: Trial, failed: bool = False) -> None:
         """The trial ended; `failed` when it ended in ERROR."""
 
+    @ignores_trials
     def on_trial_start(self, iteration: int, trials: list[Trial], trial: Trial) -> None:
         self.log_trial_start(trial)
 
+    @ignores_trials
     def on_trial_restore(self, iteration: int, trials: list[Trial], trial: Trial) -> None:
         self.log_trial_restore(trial)
 
+    @ignores_trials
     def on_trial_save(self, iteration: int, trials: list[Trial], trial: Trial) -> None:
         self.log_trial_save(trial)
 
+    @ignores_trials
     def on_trial_result(
         self,
         iteration: int,
@@ -293,9 +350,11 @@ class LoggerCallback(Callback):
     ) -> None:
         self.log_trial_result(iteration, trial, result)
 
+    @ignores_trials
     def on_trial_complete(self, iteration: int, trials: list[Trial], trial: Trial) -> None:
         self.log_trial_end(trial, failed=False)
 
+    @ignores_trials
     def on_trial_error(self, iteration: int, trials: list[Trial], trial: Trial) -> None:
         self.log_trial_end(trial, failed=True)
 
@@ -339,10 +398,12 @@ class _TrialFilesCallback(LoggerCallback):
             self._dirs[trial.trial_id] = known
         return known
 
+    @ignores_trials
     def on_trial_complete(self, iteration: int, trials: list[Trial], trial: Trial) -> None:
         super().on_trial_complete(iteration, trials, trial)
         self._dirs.pop(trial.trial_id, None)
 
+    @ignores_trials
     def on_trial_error(self, iteration: int, trials: list[Trial], trial: Trial) -> None:
         super().on_trial_error(iteration, trials, trial)
         self._dirs.pop(trial.trial_id, None)

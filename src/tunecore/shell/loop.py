@@ -42,7 +42,7 @@ import msgspec
 
 from tunecore.core import lifecycle
 from tunecore.core.dispatch import handles
-from tunecore.core.experiment import ExperimentState, Stepped, step, trials_in_order
+from tunecore.core.experiment import ExperimentState, Stepped, step, trial_id_of
 from tunecore.core.experiment.requests import outstanding
 from tunecore.core.naming import error_entry
 from tunecore.core.results import (
@@ -91,6 +91,7 @@ from tunecore.model import (
 )
 from tunecore.model.storable import UnstorableValueError
 from tunecore.shell.allocations import ResourceAllocator
+from tunecore.shell.callbacks import Callback, reads_trials
 from tunecore.shell.executors.base import ChainedStart
 from tunecore.shell.exploit_copies import ExploitCopies
 from tunecore.shell.files_mark import FilesMark, make_mark
@@ -154,7 +155,8 @@ class ExperimentLoop:
         """Each trial's directory: a `Path` while it may run, its string
         once it has ended (`_settle_dir`)."""
         self._trials_of: ExperimentState | None = None
-        self._trials_cache: list[Trial] = []
+        self._trials_list: list[Trial] = []
+        self._trial_ids: list[str] = []  # in creation order, as `_trials_list` shows them
         self._steps = 0  # loop steps done: the callbacks' `iteration`, as Ray's
         self._hosted: set[str] = set()  # trials that have a worker now
         self._interrupts = InterruptGuard()
@@ -204,7 +206,7 @@ class ExperimentLoop:
             self._executor.shutdown()
             self._sweep_worker_dirs()
             self._exploit_copies.drop_all()
-            self._callbacks.on_experiment_end(self._trials())
+            self._callbacks.on_experiment_end(self._trials(Callback.on_experiment_end))
             self._storage.close()
             self._drop_unstarted_chains()
         return self.state
@@ -219,12 +221,12 @@ class ExperimentLoop:
         the executor reported in `poll_seconds` (several events, or a Tick),
         where Ray's handles at most one event and waits 0.1 s for it: the
         counts differ, and on either depend on timing."""
-        self._callbacks.on_step_begin(self._steps, self._trials())
+        self._callbacks.on_step_begin(self._steps, self._trials(Callback.on_step_begin))
         self.feed(events)
         self._delete_taken(requests)
         self._ask_stop_all()
         self._steps += 1
-        self._callbacks.on_step_end(self._steps, self._trials())
+        self._callbacks.on_step_end(self._steps, self._trials(Callback.on_step_end))
 
     def files_repaired(self) -> None:
         """A resume has put the trial files back in line with the log
@@ -235,7 +237,7 @@ class ExperimentLoop:
         """A resume's files are in line and no trial has started again:
         the callbacks hear of the trials as restored
         (`Callback.on_experiment_restore`)."""
-        self._callbacks.on_experiment_restore(self._trials())
+        self._callbacks.on_experiment_restore(self._trials(Callback.on_experiment_restore))
 
     def _files_mark(self) -> FilesMark | None:
         """Once every trial file write queued so far is done, the mark
@@ -432,7 +434,9 @@ class ExperimentLoop:
             if self._views.objects:  # an earlier result's go
                 self._views.objects.forget(event.trial_id)
             shown = heard
-        self._callbacks.on_trial_result(self._steps, self._trials(), self._view(trial), shown)
+        self._callbacks.on_trial_result(
+            self._steps, self._trials(Callback.on_trial_result), self._view(trial), shown
+        )
         if shown.get(SHOULD_CHECKPOINT) is True and event.result.get(SHOULD_CHECKPOINT) is not True:
             event = msgspec.structs.replace(event, result={**event.result, SHOULD_CHECKPOINT: True})
             return event, step(self.state, event)
@@ -507,9 +511,13 @@ class ExperimentLoop:
         """Tell the callbacks what an accepted event did."""
         if isinstance(event, CheckpointSaved):
             trial = self.state.trials[event.trial_id]
-            self._callbacks.on_trial_save(self._steps, self._trials(), self._view(trial))
+            self._callbacks.on_trial_save(
+                self._steps, self._trials(Callback.on_trial_save), self._view(trial)
+            )
             located = self._storage.located(event.checkpoint)
-            self._callbacks.on_checkpoint(self._steps, self._trials(), self._view(trial), located)
+            self._callbacks.on_checkpoint(
+                self._steps, self._trials(Callback.on_checkpoint), self._view(trial), located
+            )
         elif isinstance(event, TrialRestored):
             # No `on_trial_restore`: Ray Tune 2.60's controller never calls
             # it (not on a retry, a resumed pause or an exploit either).
@@ -517,7 +525,9 @@ class ExperimentLoop:
         elif isinstance(event, TrialFailed):
             trial = self.state.trials[event.trial_id]
             if trial.status in (TrialStatus.PENDING, TrialStatus.RUNNING):  # retried
-                self._callbacks.on_trial_recover(self._steps, self._trials(), self._view(trial))
+                self._callbacks.on_trial_recover(
+                    self._steps, self._trials(Callback.on_trial_recover), self._view(trial)
+                )
             elif trial.status is TrialStatus.TERMINATED:  # its last save failed
                 logger.warning(
                     "Trial %s finished, but the checkpoint taken as it ended failed: %s",
@@ -595,7 +605,9 @@ class ExperimentLoop:
             self._submit(command, trial, context)
             self._dir(trial)
         self._storage.write_params(Path(context.trial_dir), trial.spec.config)
-        self._callbacks.on_trial_start(self._steps, self._trials(), self._view(trial))
+        self._callbacks.on_trial_start(
+            self._steps, self._trials(Callback.on_trial_start), self._view(trial)
+        )
         self._hosted.add(trial.trial_id)
         if not chained:
             self._submit(command, trial, context)
@@ -694,9 +706,13 @@ class ExperimentLoop:
             # error.txt is written by the file thread: let it finish, so a
             # callback reading `trial.error_file` finds the failure, as in Ray
             self._storage.drain()
-            self._callbacks.on_trial_error(self._steps, self._trials(), self._view(trial))
+            self._callbacks.on_trial_error(
+                self._steps, self._trials(Callback.on_trial_error), self._view(trial)
+            )
         elif trial.status is TrialStatus.TERMINATED:
-            self._callbacks.on_trial_complete(self._steps, self._trials(), self._view(trial))
+            self._callbacks.on_trial_complete(
+                self._steps, self._trials(Callback.on_trial_complete), self._view(trial)
+            )
         if trial.is_finished:
             self._settle_dir(trial.trial_id)
 
@@ -821,7 +837,7 @@ class ExperimentLoop:
             known = self._dirs.get(trial_id)
             dirs[trial_id] = known if isinstance(known, str) else os.fspath(self._dir(trial))
         self._dirs = {}
-        self._trials_cache = []
+        self._trials_list, self._trials_of, self._trial_ids = [], None, []
         self._storage.forget_dirs()
         return dirs
 
@@ -864,13 +880,27 @@ class ExperimentLoop:
         """The trial as callbacks see it (made once per state)."""
         return self._views.of(trial, self._dir)
 
-    def _trials(self) -> list[Trial]:
-        """Every trial in creation order, for the callbacks: sorted only if a
-        callback reads it, and once per state."""
-        if self._trials_of is not self.state:
+    def _trials(self, hook: Callable[..., None]) -> list[Trial]:
+        """Every trial in creation order, for the callbacks' `hook` (a
+        `Callback` method): one list across calls, as Ray's controller
+        passes its own `_trials` to each, brought up to date in place once
+        per state (a new view only where the trial's state changed), and
+        only when a callback may read it (`reads_trials`): even that is
+        O(trials), too much for each result of a run whose callbacks never
+        look."""
+        if self._trials_of is not self.state and reads_trials(self._callbacks, hook.__name__):
             self._trials_of = self.state
-            self._trials_cache = _CreationOrder(self.state, self._view)
-        return self._trials_cache
+            ids, trials = self._trial_ids, self.state.trials
+            ids += (trial_id_of(self.state.config, n) for n in range(len(ids), self.state.created))
+            listed = self._trials_list
+            del listed[len(ids) :]
+            for position, trial_id in enumerate(ids):
+                trial = trials[trial_id]
+                if position == len(listed):
+                    listed.append(self._view(trial))
+                elif getattr(listed[position], "state", None) is not trial:
+                    listed[position] = self._view(trial)  # changed (or the user's item)
+        return self._trials_list
 
 
 _Doer = Callable[[ExperimentLoop, Command, TrialState], None]
@@ -897,60 +927,6 @@ _EXPERIMENT_COMMANDS: dict[type[Command], Callable[[ExperimentLoop, Command], No
     ExperimentDone: handles(ExperimentDone, ExperimentLoop._done),
 }
 """What the loop does for each command about the whole experiment."""
-
-
-class _CreationOrder(list[Trial]):
-    """The trials of a state in creation order, as views: a real list, as
-    the `List[Trial]` Ray's callbacks are given, filled on first read so a
-    step whose hooks never read it costs no sort (`len` needs no fill).
-
-    Every method of `list` that reads or changes the items fills it first
-    (`_FILLED_FIRST`, and `__radd__` for `[...] + trials`); C code reading
-    another list's storage directly (`json.dumps`, which no `Trial` can go
-    through, or `items[i:j] = trials`) sees it empty until one of them ran."""
-
-    def __init__(self, state: ExperimentState, view: Callable[[TrialState], Trial]) -> None:
-        super().__init__()
-        self._state: ExperimentState | None = state
-        self._view = view
-
-    def _fill(self) -> None:
-        state, self._state = self._state, None
-        if state is not None:
-            super().extend(self._view(trial) for trial in trials_in_order(state))
-
-    def __len__(self) -> int:
-        if self._state is not None:
-            return len(self._state.trials)
-        return super().__len__()
-
-    def __radd__(self, other: object) -> list[Trial]:
-        if not isinstance(other, list):
-            return NotImplemented
-        self._fill()
-        return [*other, *self]
-
-
-def _filled_first(name: str) -> Callable[..., object]:
-    method = getattr(list, name)
-
-    @functools.wraps(method)
-    def filled(self: _CreationOrder, /, *args: object, **kwargs: object) -> object:
-        self._fill()
-        return method(self, *args, **kwargs)
-
-    return filled
-
-
-_FILLED_FIRST = (
-    "__add__", "__contains__", "__delitem__", "__eq__", "__ge__", "__getitem__", "__gt__",
-    "__iadd__", "__imul__", "__iter__", "__le__", "__lt__", "__mul__", "__ne__",
-    "__reduce_ex__", "__repr__", "__reversed__", "__rmul__", "__setitem__", "__sizeof__",
-    "append", "clear", "copy", "count", "extend", "index", "insert", "pop", "remove",
-    "reverse", "sort",
-)  # fmt: skip
-for _name in _FILLED_FIRST:
-    setattr(_CreationOrder, _name, _filled_first(_name))
 
 
 def _at_once(action: Callable[[], None]) -> None:

@@ -27,7 +27,6 @@ from tunecore.shell.eventlog import LogError, LogHeader, log_path, read_header
 from tunecore.shell.mirror.claims import SEGMENT_DIR
 from tunecore.shell.mirror.stored_state import StoredLogCorruptError, fetch_log, fetch_state
 from tunecore.shell.storage.arrow_store import ArrowStore
-from tunecore.shell.storage.own_files import NotRegularFileError
 from tunecore.shell.storage.resolve import resolve_storage, uri_scheme, within
 from tunecore.shell.storage.store import Store, join_uri
 from tunecore.shell.trainable.checkpoint import Checkpoint
@@ -50,20 +49,9 @@ class StoredExperiment:
         return cls(join_uri(root_uri, name), within(root, name), local)
 
     def location(self, rel: str = "") -> str:
-        """Where `rel` (a '/'-joined path in the experiment) is: a local path
-        when the storage is a local directory (`file://`), the path inside
-        the filesystem when the storage was named by one
-        (`ArrowStore.shown_as_path`), else its URI. A path storage refuses
-        to use (a symbolic link) is still named."""
-        try:
-            local = self.store.local_path(rel)
-        except NotRegularFileError:
-            return self.store.uri(rel)
-        if local is not None:
-            return local
-        if isinstance(self.store, ArrowStore) and self.store.shown_as_path:
-            return self.store.path_in_filesystem(rel)
-        return join_uri(self.uri, rel)
+        """Where `rel` (a '/'-joined path in the experiment) is, as the
+        user is shown it (`Store.shown`)."""
+        return self.store.shown(rel)
 
     def checkpoint(self, rel: str) -> Checkpoint:
         """The stored checkpoint directory `rel`, readable from here."""

@@ -76,7 +76,7 @@ class ArrowStore:
     `shown_as_path`: the storage was named by a path inside a filesystem
     the user gave (`storage_path="experiments"` beside
     `storage_filesystem=fs`), whose URI is made up, so the places in it
-    are shown to the user as that path (`path_in_filesystem`), as Ray
+    are shown to the user as that path (`shown`), as Ray
     shows them.
 
     Transfers go one object at a time, in the calling thread (Ray's
@@ -113,9 +113,8 @@ class ArrowStore:
     def uri(self, rel: str = "") -> str:
         return join_uri(self._uri, check_rel(rel))
 
-    def path_in_filesystem(self, rel: str = "") -> str:
-        """`rel`'s path inside `fs` (what `fs` methods take)."""
-        return self._path(rel)
+    def shown(self, rel: str = "") -> str:
+        return self._path(rel) if self.shown_as_path else self.uri(rel)
 
     def _kind(self, path: str) -> str:
         from pyarrow.fs import FileType  # noqa: PLC0415 - pyarrow is optional

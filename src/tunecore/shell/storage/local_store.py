@@ -180,3 +180,9 @@ class LocalStore:
 
     def local_path(self, rel: str) -> str:
         return self._path(rel)
+
+    def shown(self, rel: str = "") -> str:
+        try:
+            return self._path(rel)
+        except NotRegularFileError:
+            return self.uri(rel)

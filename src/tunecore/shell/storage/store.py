@@ -74,6 +74,16 @@ class Store(Protocol):
         """The full address of `rel`, for messages and logs (no credentials)."""
         ...
 
+    def shown(self, rel: str = "") -> str:
+        """Where `rel` is, as the user is shown it and as Ray shows it (a
+        result's `path`, a checkpoint's, `ResultGrid.experiment_path`):
+        the local path for a local directory; the path inside the
+        filesystem for a storage named by one beside the user's
+        `storage_filesystem` (whose URI tunecore made up); else `uri(rel)`.
+        Does no I/O and never fails for a valid `rel`: a path the store
+        refuses to use (a symbolic link on the way) is still shown."""
+        ...
+
     def read_bytes(self, rel: str, limit: int | None = None) -> bytes:
         """The whole object at `rel`. `FileNotFoundError` if there is no
         object there (a directory is not an object). An object over `limit`

@@ -12,7 +12,6 @@ RUNNING when this result stops it, and the `result` argument is the new
 one. By `on_trial_complete` the trial holds its last result, marked done.
 """
 
-import os
 import tempfile
 
 import tunecore as tune

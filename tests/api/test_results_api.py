@@ -480,7 +480,7 @@ def test_a_mode_without_a_metric_means_the_anonymous_metric(tmp_path: Path) -> N
     passes over: ASHA stops the worse trials on it, and `get_best_result`
     ranks by it when the mode was `TuneConfig`'s."""
     results = tunecore.simulate(
-        lambda config, iteration: ({"_metric": config["x"] * iteration}, 1.0),
+        lambda config, iteration: ({"_metric": float(str(config["x"])) * iteration}, 1.0),
         param_space={"x": tunecore.grid_search([4, 3, 2, 1])},
         tune_config=TuneConfig(
             mode="max",

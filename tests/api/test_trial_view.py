@@ -41,7 +41,7 @@ class SeesTrials(Callback):
     ) -> None:
         # As on Ray: the trial holds the result before this one (none
         # before its first), and is updated only after its callbacks.
-        previous = result["training_iteration"] - 1
+        previous = int(str(result["training_iteration"])) - 1
         assert trial.last_result.get("training_iteration") == (previous or None)
         assert trial.path is not None
         assert trial.local_path == trial.path == trial.logdir

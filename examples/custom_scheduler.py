@@ -20,7 +20,8 @@ from typing import Self
 import msgspec
 
 from tunecore.core.schedulers.base import CONTINUE, STOP, FirstComeFirstServed, Verdict, signed
-from tunecore.model import JsonDict, Mode, TrialState
+from tunecore.model import JsonDict, Mode, ModeArg, TrialState
+from tunecore.model.errors import coerce_enum
 
 
 class PatienceScheduler(msgspec.Struct, FirstComeFirstServed, frozen=True, kw_only=True, tag=True):
@@ -28,12 +29,18 @@ class PatienceScheduler(msgspec.Struct, FirstComeFirstServed, frozen=True, kw_on
     stops nothing but the trial that reports."""
 
     metric: str | None = None
-    mode: Mode | None = None
+    mode: ModeArg | None = None
+    """`Mode.MIN` or `"min"`, as Ray Tune's scripts write it; stored as a
+    `Mode` (`__post_init__`), which `signed` compares by identity."""
     patience: int = 3
     # State: the best signed score seen at each iteration, and each trial's
     # count of results in a row that did not beat it.
     best_at: dict[int, float] = {}
     stale: dict[str, int] = {}
+
+    def __post_init__(self) -> None:
+        if self.mode is not None:
+            coerce_enum(self, "mode", Mode)
 
     def with_objective(self, metric: str | None, mode: Mode | None) -> Self:
         return msgspec.structs.replace(self, metric=self.metric or metric, mode=self.mode or mode)
@@ -47,7 +54,7 @@ class PatienceScheduler(msgspec.Struct, FirstComeFirstServed, frozen=True, kw_on
         value, iteration = result.get(self.metric or ""), result.get("training_iteration")
         if not isinstance(value, int | float) or not isinstance(iteration, int):
             return self, CONTINUE
-        score = signed(float(value), self.mode or Mode.MAX)
+        score = signed(float(value), Mode(self.mode or Mode.MAX))
         best = self.best_at.get(iteration, -math.inf)
         stale = 0 if score > best else self.stale.get(trial.trial_id, 0) + 1
         updated = msgspec.structs.replace(
@@ -78,7 +85,7 @@ def main() -> None:
     from tunecore.testing import PolicyDriver  # noqa: PLC0415
     from tunecore.testing.check import check_policy  # noqa: PLC0415
 
-    driver = PolicyDriver(PatienceScheduler(metric="loss", mode=Mode.MIN, patience=2), cpus=2)
+    driver = PolicyDriver(PatienceScheduler(metric="loss", mode="min", patience=2), cpus=2)
     good, bad = driver.add({"lr": 0.1}), driver.add({"lr": 0.9})
     # Each result gets its verdict back; `bad` never beats `good` at the
     # same iteration, so it is stopped after its second stale result.
@@ -86,7 +93,7 @@ def main() -> None:
     print(driver.result(good, loss=0.5), driver.result(bad, loss=1.9))
     print(driver.status(bad), driver.result(good, loss=0.3), driver.status(good))
 
-    check_policy(lambda: PatienceScheduler(metric="loss", mode=Mode.MIN, patience=2))
+    check_policy(lambda: PatienceScheduler(metric="loss", mode="min", patience=2))
     print("check_policy: every rule held")
 
 

@@ -1,4 +1,6 @@
-"""`tests/typing/user_overrides.py` as a user type-checks it: plain
+"""`tests/typing/user_overrides.py`, and `examples/custom_scheduler.py`
+(a scheduler of one's own, given `mode="min"`), as a user type-checks
+them: plain
 `mypy --strict` with tunecore on the path, none of this repository's mypy
 settings (`mypy.ini` enables more error codes, which a user's run would
 not, so an ignore tunecore needs only under those settings shows there as
@@ -21,7 +23,8 @@ def test_a_users_file_passes_plain_mypy_strict(
 ) -> None:
     monkeypatch.setenv("MYPYPATH", os.pathsep.join([str(ROOT / "src"), str(ROOT / "typings")]))
     user = ROOT / "tests" / "typing" / "user_overrides.py"
+    example = ROOT / "examples" / "custom_scheduler.py"
     report, errors, status = api.run(
-        ["--strict", "--config-file", "", "--cache-dir", str(tmp_path), str(user)]
+        ["--strict", "--config-file", "", "--cache-dir", str(tmp_path), str(user), str(example)]
     )
     assert status == 0, report + errors

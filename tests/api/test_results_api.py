@@ -28,6 +28,7 @@ from tunecore import (
     Tuner,
 )
 from tunecore.model import TrialStatus
+from tunecore.schedulers import ASHAScheduler
 from tunecore.shell.callbacks import Callback
 
 # Per trial `x`, the losses it reports, in order. x=0 is best on its last
@@ -471,3 +472,36 @@ def test_results_share_their_experiment_directory_and_keep_only_their_own_name(
     copy = cast(list[Result], cloudpickle.loads(cloudpickle.dumps(list(results))))
     assert [r.path for r in copy] == paths
     assert copy == list(results)
+
+
+def test_a_mode_without_a_metric_means_the_anonymous_metric(tmp_path: Path) -> None:
+    """As on Ray 2.60: a scheduler or `TuneConfig` given only a mode takes
+    `_metric` (a function's returned number), which strict metric checking
+    passes over: ASHA stops the worse trials on it, and `get_best_result`
+    ranks by it when the mode was `TuneConfig`'s."""
+    results = tunecore.simulate(
+        lambda config, iteration: ({"_metric": float(str(config["x"])) * iteration}, 1.0),
+        param_space={"x": tunecore.grid_search([4, 3, 2, 1])},
+        tune_config=TuneConfig(
+            mode="max",
+            max_concurrent_trials=1,
+            scheduler=ASHAScheduler(max_t=4, grace_period=1, reduction_factor=2),
+        ),
+        run_config=RunConfig(storage_path=str(tmp_path), verbose=0),
+    )
+    assert {r.config["x"]: r.metrics["training_iteration"] for r in results} == {
+        4: 4,
+        3: 1,
+        2: 1,
+        1: 1,
+    }
+    assert results.get_best_result().config == {"x": 4}
+    ignored = tunecore.simulate(
+        lambda config, iteration: ({"score": float(iteration)}, 1.0),
+        param_space={"x": tunecore.grid_search([1, 2])},
+        tune_config=TuneConfig(scheduler=ASHAScheduler(mode="min", max_t=4, grace_period=1)),
+        run_config=RunConfig(storage_path=str(tmp_path / "ignored"), verbose=0),
+        max_iterations=4,  # the trainable's own end: ASHA ends nothing here
+    )
+    assert [r.metrics["training_iteration"] for r in ignored] == [4, 4]
+    assert not ignored.errors

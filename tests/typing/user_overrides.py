@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, assert_type
 
 from tunecore import Callback, RunConfig, TuneConfig
+from tunecore.api.plot import Drawing, collect
 from tunecore.experiment import Trial
 from tunecore.logger import LoggerCallback
 from tunecore.model import Mode
@@ -40,6 +41,10 @@ def schedulers_given_mode_as_a_string() -> TuneConfig:
     PopulationBasedTraining(metric="loss", mode="max", hyperparam_mutations={"lr": [0.1, 0.2]})
     ASHAScheduler(metric="loss", mode=Mode.MIN)
     return TuneConfig(scheduler=asha)
+
+
+def curves_ranked_by_a_string_mode(path: str) -> Drawing:
+    return collect(path, metric="loss", mode="min")
 
 
 def stoppers_given_mode_as_a_string() -> RunConfig:

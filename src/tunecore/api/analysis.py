@@ -13,7 +13,7 @@ import os
 from typing import TYPE_CHECKING, Literal
 
 from tunecore.api.history import as_dataframe, pandas_module
-from tunecore.api.results import ResultGrid, Scope, best_checkpoint
+from tunecore.api.results import ResultGrid, Scope, anonymous_default, best_checkpoint
 from tunecore.core.experiment.snapshot import BUILTIN, SnapshotKind
 from tunecore.core.results import TRAINING_ITERATION, flatten
 from tunecore.model import JsonDict
@@ -46,8 +46,8 @@ class ExperimentAnalysis:
                 grid, snapshot_kind=snapshot_kind, storage_filesystem=storage_filesystem
             )
         self._grid = grid
-        self.default_metric = default_metric or grid.metric
         self.default_mode = default_mode or grid.mode
+        self.default_metric = anonymous_default(default_metric or grid.metric, self.default_mode)
         self.trials = grid.trials
         self._by_id = {t.trial_id: t for t in self.trials}
         self._results = {r.trial_id: r for r in grid}

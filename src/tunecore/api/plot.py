@@ -42,8 +42,10 @@ from tunecore.core.schedulers.asha_brackets import ASHABrackets
 from tunecore.core.schedulers.hyperband import HyperBandScheduler, band_plan
 from tunecore.model import (
     ExperimentEvent,
+    InvalidFieldError,
     JsonValue,
     Mode,
+    ModeArg,
     ResultReported,
     TrialState,
     TrialStatus,
@@ -113,10 +115,12 @@ class Drawing:
         return all(x.is_integer() for curve in self.curves.values() for x in curve.xs)
 
 
-def collect(path: str | Path, metric: str | None = None, mode: Mode | None = None) -> Drawing:
+def collect(path: str | Path, metric: str | None = None, mode: ModeArg | None = None) -> Drawing:
     """Walk the log at `path` into curves (the experiment's metric unless
     `metric` names another, ranked by the experiment's mode unless `mode`
-    is given)."""
+    is given: `Mode.MIN` or `"min"`, as Ray's scripts write it)."""
+    if mode is not None and mode not in tuple(Mode):
+        raise InvalidFieldError("collect.mode", mode, "'min' or 'max'")
     contents = read_log(Path(path))
     curves: dict[str, TrialCurve] = {}
     exploits: list[tuple[float, str, str]] = []
@@ -172,7 +176,7 @@ def collect(path: str | Path, metric: str | None = None, mode: Mode | None = Non
         raise ValueError(f"{path}: no metric to plot (pass one: {setting('collect', 'metric')})")
     state = last[0]
     _name_trials(curves, state)
-    chosen_mode = mode or (Mode(names["mode"]) if "mode" in names else None)
+    chosen_mode = Mode(mode) if mode else (Mode(names["mode"]) if "mode" in names else None)
     return Drawing(
         names["metric"], names["x"], curves, _rungs(state, curves), exploits, chosen_mode
     )

@@ -35,7 +35,7 @@ from tunecore.api.loader import load_experiment
 from tunecore.core.checkpoints import newest_persistent, score_key
 from tunecore.core.experiment import ExperimentState, trials_in_order
 from tunecore.core.experiment.snapshot import BUILTIN, SnapshotKind
-from tunecore.core.results import as_heard, flatten, last_n_average
+from tunecore.core.results import DEFAULT_METRIC, as_heard, flatten, last_n_average
 from tunecore.model import CheckpointRef, JsonDict, JsonValue, MetricStats, TrialState, TrialStatus
 from tunecore.model.numbers import is_number
 from tunecore.shell.collector import collector_paused
@@ -493,7 +493,9 @@ class ResultGrid(Sequence[Result]):
         `ResultGrid(analysis)`, Ray's constructor, is the grid of an
         `ExperimentAnalysis`: its results, trials and experiment, with the
         analysis's default metric and mode as the grid's, as Ray's
-        `get_best_result` takes them from the analysis."""
+        `get_best_result` takes them from the analysis. A mode without a
+        metric ranks by Ray's anonymous metric `_metric` (what a function's
+        returned number is reported as), as Ray's analysis does."""
         if not isinstance(results, Sequence):
             analysis, grid = results, results._grid
             results, metric, mode = grid._results, analysis.default_metric, analysis.default_mode
@@ -501,7 +503,7 @@ class ResultGrid(Sequence[Result]):
             trials, storage = analysis.trials, grid._storage
         self._results = list(results)
         self._storage = storage
-        self._metric = metric
+        self._metric = anonymous_default(metric, mode)
         self._mode = mode
         self._trials = trials if callable(trials) else list(trials)
         self.experiment_path = PathStr(os.fspath(experiment_path))
@@ -901,3 +903,10 @@ def _error_of(trial: TrialState) -> TuneError | None:
     if trial.status is not TrialStatus.ERROR:
         return None
     return trial_error(trial.error_message or "the trial failed; no error text was recorded")
+
+
+def anonymous_default(metric: str | None, mode: str | None) -> str | None:
+    """The metric results are ranked by by default: `metric`, or Ray's
+    anonymous `_metric` when only a mode was given (Ray's
+    `ExperimentAnalysis` takes it so, as its schedulers do)."""
+    return DEFAULT_METRIC if metric is None and mode is not None else metric

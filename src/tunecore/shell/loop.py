@@ -412,7 +412,13 @@ class ExperimentLoop:
         taken again. The result shown lacks `experiment_tag`, which the
         trial's `last_result` has: Ray adds it only after its callbacks
         (its result files' loggers among them) heard the result
-        (`core.results.as_heard`). Returns the event to log and its step."""
+        (`core.results.as_heard`). So the trial they get is the trial as it
+        was before this result, as Ray's is: its `last_result` and
+        `metric_analysis` the previous result's (`{}` before its first),
+        its status RUNNING even when this result ends it; and `trials`
+        holds it so too (the state is the one before the step). Its objects
+        are recorded as the trial's only after the callbacks. Returns the
+        event to log and its step."""
         outcome = step(self.state, event)
         if isinstance(outcome, Rejection) or is_end_marker(event.result):
             return event, outcome  # the end of a function is no result of its own
@@ -427,16 +433,14 @@ class ExperimentLoop:
             # errored trial's result is packed anew (`TrialState.recorded_result`).
             return event, outcome
         heard = as_heard(trial.last_result)  # a copy: the callbacks may change it
+        shown = heard if objects is None else objects.merged(heard)
+        self._callbacks.on_trial_result(
+            self._steps, self._trials(Callback.on_trial_result), self._view(before), shown
+        )
         if objects is not None:
             self._views.objects.record(event.trial_id, objects)
-            shown = objects.merged(heard)
-        else:
-            if self._views.objects:  # an earlier result's go
-                self._views.objects.forget(event.trial_id)
-            shown = heard
-        self._callbacks.on_trial_result(
-            self._steps, self._trials(Callback.on_trial_result), self._view(trial), shown
-        )
+        elif self._views.objects:  # an earlier result's go
+            self._views.objects.forget(event.trial_id)
         if shown.get(SHOULD_CHECKPOINT) is True and event.result.get(SHOULD_CHECKPOINT) is not True:
             event = msgspec.structs.replace(event, result={**event.result, SHOULD_CHECKPOINT: True})
             return event, step(self.state, event)

@@ -312,6 +312,21 @@ def test_strict_metric_checking_covers_a_metric_given_only_to_the_scheduler(
     assert f"without the metric 'acc' that {owner} expects" in stop.error
 
 
+def test_a_scheduler_given_only_a_mode_acts_on_the_anonymous_metric() -> None:
+    """As on Ray 2.60: the scheduler takes `_metric` (what a function's
+    returned number is reported as), strict checking passes it over, and a
+    result without it goes on, where one with it is judged."""
+    run = Run(config(), scheduler=ASHAScheduler(mode=Mode.MAX, max_t=4), searcher=searcher(2))
+    assert run.state.scheduler.metric == "_metric"  # type: ignore[attr-defined]
+    assert run.state.config.checked_metrics == {}
+    run.cluster(cpu=1)
+    run.result(T0, training_iteration=4, loss=0.5)
+    assert run.status(T0) is TrialStatus.RUNNING  # no _metric: ASHA does nothing
+    commands = run.result(T0, training_iteration=4, _metric=0.5)
+    assert run.status(T0) is TrialStatus.TERMINATED  # at max_t, with _metric: stopped
+    assert any(isinstance(c, StopTrial) for c in commands)
+
+
 def test_strict_metric_checking_covers_a_limited_searchers_metric() -> None:
     limited = ConcurrencyLimiter[SearchPolicy](
         Repeater[SearchPolicy](searcher(1), repeat=1, metric="acc"), max_concurrent=1

@@ -178,9 +178,17 @@ def test_with_objective_fills_only_what_is_missing() -> None:
     assert (kept.metric, kept.mode) == ("acc", Mode.MAX)
 
 
+def test_a_mode_alone_takes_rays_anonymous_metric() -> None:
+    """As Ray's `set_search_properties`: `_metric`, which a function's
+    returned number is reported as."""
+    for scheduler in (ASHAScheduler(mode=Mode.MAX), ASHAScheduler()):
+        adopted = scheduler.with_objective(None, Mode.MAX)
+        assert (adopted.metric, adopted.mode) == ("_metric", Mode.MAX)
+
+
 def test_a_missing_objective_is_a_clear_error() -> None:
     with pytest.raises(InvalidFieldError, match=r"ASHAScheduler\.metric"):
-        ASHAScheduler().with_objective(None, Mode.MAX)
+        ASHAScheduler().with_objective(None, None)
     with pytest.raises(InvalidFieldError, match=r"ASHAScheduler\.mode"):
         ASHAScheduler(metric="acc").with_objective(None, None)
     with pytest.raises(InvalidFieldError, match=r"ASHAScheduler\.metric"):

@@ -48,7 +48,13 @@ from tunecore.core.experiment.state import (
 )
 from tunecore.core.lifecycle import JudgedResult, LifecycleEvent
 from tunecore.core.policies import policy_metric
-from tunecore.core.results import AUTOFILLED, flatten, is_end_marker, repeated_at_end
+from tunecore.core.results import (
+    AUTOFILLED,
+    DEFAULT_METRIC,
+    flatten,
+    is_end_marker,
+    repeated_at_end,
+)
 from tunecore.core.schedulers.base import (
     ExploitsWaiting,
     TrialScheduler,
@@ -123,7 +129,9 @@ def new_experiment(
 ) -> ExperimentState:
     """A fresh experiment; the scheduler and the searcher take the
     experiment's metric and mode where they have none (and raise a clear
-    error if they need one and neither has it). `stopper` is the built-in
+    error if they need one and neither has it; a mode alone gives them
+    Ray's anonymous metric `_metric`, which strict metric checking passes
+    over, as Ray's does). `stopper` is the built-in
     stopper, if any (`tunecore.core.stoppers`). `metric_owner` is how a
     result without the metric names the setting that asks for it (the
     command line names its flag)."""
@@ -143,7 +151,7 @@ def new_experiment(
             (policy_metric(scheduler), type(scheduler).__name__),
             (policy_metric(searcher), type(searcher).__name__),
         ):
-            if metric is not None:
+            if metric is not None and metric != DEFAULT_METRIC:  # Ray's check skips it
                 checked.setdefault(metric, owner)
         config = msgspec.structs.replace(config, checked_metrics=checked)
     return ExperimentState(

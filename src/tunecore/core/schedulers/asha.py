@@ -63,8 +63,6 @@ because Ray's behaviour there is an accident of its implementation:
   `on_trial_complete` forgets it even when its last result lacks the metric.
 - A result for a trial the scheduler does not hold (never told about, or
   ended) is ignored: CONTINUE, as the protocol asks (Ray raises `KeyError`).
-- If `metric` is None but `mode` is set, Ray falls back to its anonymous
-  metric `_metric`; here both are required (`require_objective`).
 """
 
 from __future__ import annotations

@@ -26,6 +26,7 @@ from typing import NamedTuple, Protocol, Self, TypeVar
 import msgspec
 
 from tunecore.core.policies import policy_metric
+from tunecore.core.results import DEFAULT_METRIC
 from tunecore.model import InvalidFieldError, JsonDict, Mode, ModeArg, TrialState
 from tunecore.model.decision import CONTINUE, PAUSE, STOP, Exploit, Horizon, Verdict
 from tunecore.model.errors import coerce_enum, require_name
@@ -278,14 +279,18 @@ def resolve_objective(
     experiment: tuple[str | None, ModeArg | None],
 ) -> tuple[str, Mode]:
     """A policy's metric and mode: its own where set, else the experiment's;
-    a clear error if either is still missing."""
+    a clear error if either is still missing. A mode with no metric
+    anywhere takes Ray's anonymous metric `_metric` (`DEFAULT_METRIC`, where
+    a function trainable's returned number is reported), as Ray's
+    schedulers do: a policy then acts only on results that carry it, and
+    strict metric checking passes it over (`core.experiment.step`)."""
     own_metric, own_mode = own
     metric, mode = experiment
-    return require_objective(
-        owner,
-        own_metric if own_metric is not None else metric,
-        own_mode if own_mode is not None else mode,
-    )
+    resolved_mode = own_mode if own_mode is not None else mode
+    resolved_metric = own_metric if own_metric is not None else metric
+    if resolved_metric is None and resolved_mode is not None:
+        resolved_metric = DEFAULT_METRIC
+    return require_objective(owner, resolved_metric, resolved_mode)
 
 
 def check_objective_fields(

@@ -12,7 +12,7 @@ import pytest
 
 from tunecore.utils import release_test_util
 from tunecore.utils.mock import TrialStatusSnapshot, TrialStatusSnapshotTaker
-from tunecore.utils.release_test_util import ProgressCallback, _checkpoints_at
+from tunecore.utils.release_test_util import ProgressCallback, _checkpoints_at, _verdict
 
 
 def test_a_snapshot_is_kept_only_when_the_statuses_change() -> None:
@@ -92,3 +92,16 @@ def test_progress_is_written_at_most_once_an_interval(
 def test_ray_s_node_killing_callback_says_what_to_use() -> None:
     with pytest.raises(ImportError, match="FailureConfig"):
         from tunecore.utils.mock import FailureInjectorCallback  # noqa: F401, PLC0415
+
+
+def test_the_verdict_is_ray_s_text_word_for_word() -> None:
+    """Ray's release pipeline reads these lines (docs/ray-examples.md, row 350)."""
+    assert _verdict("result throughput", 36.724, 240) == (
+        "The result throughput test took 36.72 seconds, which is below the budget of "
+        "240.00 seconds. Test successful. \n\n"
+        "--- PASSED: RESULT THROUGHPUT ::: 36.72 <= 240.00 ---"
+    )
+    assert _verdict("koch", 240.5, 240) == (
+        "The koch test took 240.50 seconds, but should not have exceeded 240.00 seconds. "
+        "Test failed. \n\n--- FAILED: KOCH ::: 240.50 > 240.00 ---"
+    )

@@ -40,7 +40,7 @@ import shutil
 from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 
-from tunecore.core.checkpoints import current_checkpoint
+from tunecore.core.checkpoints import current_checkpoint, dirname_generation
 from tunecore.core.experiment import ExperimentState, trials_in_order
 from tunecore.core.results import DONE, EXPERIMENT_TAG, TRAINING_ITERATION, as_heard
 from tunecore.model import JsonDict, JsonValue, TrialState
@@ -52,7 +52,8 @@ Row = dict[str, JsonValue]
 
 logger = logging.getLogger(__name__)
 # `checkpoint_NNNNNN`, or `checkpoint_NNNNNN_n`: the same iteration saved
-# again after a restore to an earlier one (`ExperimentStorage.checkpoint_path`).
+# again after a restore to an earlier one (`ExperimentStorage.checkpoint_path`);
+# either with `_g<generation>` on an object store (`core.checkpoints.generation_dirname`).
 _CHECKPOINT_DIR = re.compile(r"^checkpoint_(\d{6,})(?:_([1-9]\d*))?$")
 
 
@@ -155,15 +156,19 @@ def drop_unrecorded_checkpoints(
     return dropped
 
 
-def _save_order(name: str) -> tuple[int, int] | None:
+def _save_order(name: str) -> tuple[int, int, int] | None:
     """Where a checkpoint directory's name puts it among a trial's saves:
     its iteration, then how many times that iteration was saved before it
-    (`checkpoint_000006_1` comes after `checkpoint_000006`); None for a
-    name tunecore does not give."""
-    match = _CHECKPOINT_DIR.match(name)
+    (`checkpoint_000006_1` comes after `checkpoint_000006`), then the lease
+    generation whose worker stored it (`checkpoint_000006_g2` comes after
+    `checkpoint_000006`, which a stale worker of generation 1 may have
+    stored after the take-over: no log names it); None for a name
+    tunecore does not give."""
+    base, generation = dirname_generation(name)
+    match = _CHECKPOINT_DIR.match(base)
     if match is None:
         return None
-    return int(match.group(1)), int(match.group(2) or 0)
+    return int(match.group(1)), int(match.group(2) or 0), generation
 
 
 def _checkpoint_dirs(directory: Path, name: str, store: Store | None) -> list[str]:

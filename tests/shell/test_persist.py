@@ -571,7 +571,8 @@ def test_a_worker_frozen_inside_its_save_replaces_nothing_the_new_driver_stored(
     store.delete_file(LEASE_FILE)  # A's lease lapsed: nobody renewed it
     b, new = driver_and_worker(storage, driver_dir, hosts, steps=3)
     saved = Path(new.save(checkpoint_dir)).name
-    assert saved == ("checkpoint_000003" if isinstance(store, LocalStore) else "checkpoint_000003_g2")
+    own_name = "checkpoint_000003" if isinstance(store, LocalStore) else "checkpoint_000003_g2"
+    assert saved == own_name
     thaw.set()
     thread.join(60)
 

@@ -43,8 +43,8 @@ claimed: fenced by naming instead.
   share a name, so a stale worker's deletion and upload, whenever they
   land, touch only its own generation's directory, which no later
   driver's log names: its driver never recorded it (a later log is a
-  prefix of the stale driver's, and the stale driver named the
-  directory past every checkpoint it recorded). Readers (restore,
+  prefix of the stale driver's, and a driver never names a checkpoint
+  its log records). Readers (restore,
   `ResultGrid.from_path`, `Result.checkpoint`, retention) take the
   path the log names, so they never see it.
 - The worker checks for a later claim before it writes and again once

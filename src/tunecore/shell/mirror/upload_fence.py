@@ -150,7 +150,7 @@ def store_checkpoint(
     if isinstance(store, LocalStore):
         replace_dir(store, generation, local, rel, what, marker=marker)
         return rel
-    stored = named_for(store, generation, rel)
+    stored = _named_for(store, generation, rel)
     check_not_taken_over(store, generation, what)
     store.delete_dir(stored)  # a failed save's, of this generation: never another's
     store.upload_dir(local, stored, marker=marker)
@@ -163,7 +163,7 @@ def store_checkpoint(
     return stored
 
 
-def named_for(store: Store, generation: int, rel: str) -> str:
+def _named_for(store: Store, generation: int, rel: str) -> str:
     """Where a writer of `generation` stores the checkpoint directory
     `rel`: the same place on a `LocalStore` or for the first generation,
     else its generation's name for it."""

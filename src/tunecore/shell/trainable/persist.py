@@ -257,7 +257,7 @@ class MirroredTrial:
                 )
         finally:
             shutil.rmtree(local, ignore_errors=True)
-        if stored != rel:  # the generation's own name (`upload_fence.named_for`)
+        if stored != rel:  # the generation's own name (`upload_fence.store_checkpoint`)
             parent = os.path.dirname(os.path.normpath(checkpoint_dir))
             checkpoint_dir = os.path.join(parent, stored.rpartition("/")[2])
         return _joined(checkpoint_dir, inner)

@@ -50,9 +50,9 @@ claimed: fenced by naming instead.
 - The worker checks for a later claim before it writes and again once
   its upload is whole. A later claim then deletes what it uploaded (its
   own name) and raises `TakenOverError`; a worker frozen through that
-  too leaves a directory no log names, which the resume after the next
-  take-over deletes (`resume.drop_unrecorded_checkpoints`: a directory
-  no log names, before the trial's newest named one, generation last).
+  too leaves a directory no log names, which the next take-over's
+  resume deletes (`resume.drop_unrecorded_checkpoints`: every directory
+  no log names of a generation before the resuming driver's).
 - A driver's `held` names (`ExperimentStorage.checkpoint_path`) are the
   names without the suffix: a recorded `checkpoint_000003_g2` is never
   written over by the same iteration saved again.
@@ -147,7 +147,7 @@ def store_checkpoint(
     own name for it (module docstring). `TakenOverError` naming `what`
     once a later driver claimed, with nothing of it left stored that the
     check after the upload saw."""
-    if isinstance(store, LocalStore):
+    if not names_by_generation(store):
         replace_dir(store, generation, local, rel, what, marker=marker)
         return rel
     stored = _named_for(store, generation, rel)
@@ -163,11 +163,18 @@ def store_checkpoint(
     return stored
 
 
+def names_by_generation(store: Store) -> bool:
+    """Whether the workers of a driver of `store` store their checkpoints
+    under their lease generation's names (module docstring): on every
+    store but a `LocalStore`."""
+    return not isinstance(store, LocalStore)
+
+
 def _named_for(store: Store, generation: int, rel: str) -> str:
     """Where a writer of `generation` stores the checkpoint directory
     `rel`: the same place on a `LocalStore` or for the first generation,
     else its generation's name for it."""
-    if isinstance(store, LocalStore) or generation <= 1:
+    if not names_by_generation(store) or generation <= 1:
         return rel
     head, _, name = rel.rpartition("/")
     return "/".join(filter(None, (head, generation_dirname(name, generation))))

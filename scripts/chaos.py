@@ -123,6 +123,7 @@ from typing import Any
 
 import tunecore
 from tunecore import ResultGrid, RunConfig, SyncConfig, TuneConfig, Tuner
+from tunecore.core.checkpoints import dirname_generation
 from tunecore.core.experiment import ExperimentState, step
 from tunecore.core.experiment.snapshot import decode_state
 from tunecore.model import (
@@ -1704,9 +1705,17 @@ def checkpoint_problems(directory: Path) -> list[str]:
         problems.append(f"{META_FILE} is missing")
     elif meta.training_iteration != iteration:
         problems.append(f"{META_FILE} says iteration {meta.training_iteration}")
-    if iteration is not None and directory.name != f"{CHECKPOINT_PREFIX}{iteration:06d}":
+    name = dirname_generation(directory.name)[0]  # `_g2`: a take-over's, on an object store
+    if iteration is not None and name != f"{CHECKPOINT_PREFIX}{iteration:06d}":
         problems.append(f"it holds iteration {iteration}")
     return problems
+
+
+def save_order(name: str) -> tuple[str, int]:
+    """A checkpoint directory's name as it sorts among a trial's saves:
+    the driver's name, then the lease generation whose worker stored it
+    (`checkpoint_000004` before `checkpoint_000004_g2`)."""
+    return dirname_generation(name)
 
 
 def check_checkpoints(experiment_dir: Path) -> Check:
@@ -1743,8 +1752,12 @@ def check_checkpoints(experiment_dir: Path) -> Check:
     for path in left:
         problems = checkpoint_problems(path)
         what = "whole" if not problems else f"not whole: {problems[:2]}"
-        newest = max((p for p in named if p.parent == path.parent), default=None)
-        if newest is not None and path.name < newest.name:
+        newest = max(
+            (p for p in named if p.parent == path.parent),
+            key=lambda p: save_order(p.name),
+            default=None,
+        )
+        if newest is not None and save_order(path.name) < save_order(newest.name):
             details.append(f"left on disk, older than a named one: {short(path)} ({what})  <--")
             passed = False
         else:
@@ -1791,8 +1804,12 @@ def check_stored_checkpoints(experiment_dir: Path, store: Store) -> Check:
             passed = passed and not problems
             details.append(line + (f"  <-- {problems}" if problems else ", whole (in storage)"))
     for path in sorted(stored_checkpoint_dirs(store) - named):
-        newest = max((p for p in named if p.parent == path.parent), default=None)
-        if newest is not None and path.name < newest.name:
+        newest = max(
+            (p for p in named if p.parent == path.parent),
+            key=lambda p: save_order(p.name),
+            default=None,
+        )
+        if newest is not None and save_order(path.name) < save_order(newest.name):
             details.append(f"left in storage, older than a named one: {short(path)}  <--")
             passed = False
         else:

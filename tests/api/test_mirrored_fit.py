@@ -830,3 +830,62 @@ def test_a_default_name_another_driver_holds_goes_on_to_the_next(
     assert not grid.errors
     assert grid.experiment_path.endswith("/counting_2026-01-02_03-04-05_2")
     assert not file_store.store.exists("counting_2026-01-02_03-04-05/events")
+
+
+def stale_checkpoint(store: Store, trial: str, name: str) -> None:
+    """A checkpoint of step 99 in `trial`'s directory, as a worker of the
+    first driver, paused past its lease, stores it once it thaws."""
+    store.write_bytes(f"{trial}/{name}/state.json", json.dumps({"step": 99}).encode())
+    store.write_bytes(f"{trial}/{name}/{META_FILE}", b"{}")
+
+
+def dirname(uri: str) -> str:
+    """The last component of `uri`'s path (its query left out)."""
+    return Path(uri.partition("?")[0]).name
+
+
+def test_a_resume_on_an_object_store_names_its_generation_s_checkpoints(
+    s3_store: StorageTarget, staging: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On S3 a stale worker's upload cannot be refused, so each lease
+    generation after the first stores its checkpoints under names of its
+    own (`checkpoint_000002_g2`), which its log records. Generation 1's
+    `checkpoint_000002` and `checkpoint_000003` (step 99), which no log
+    names, go with the resume's claim; landing again after it (a paused
+    worker thawing late) they replace nothing the resume stored, and
+    every reader (the results, `best_checkpoints`, `ResultGrid.from_path`,
+    the checkpoint's download) reads only what the log names. The next
+    resume deletes them again."""
+    run_failing(s3_store)  # generation 1: checkpoint_000001, then the trial failed
+    [trial] = trial_dirs(s3_store, "exp")
+    store = within(s3_store.store, "exp")
+    stale = ("checkpoint_000002", "checkpoint_000003")
+    for name in stale:
+        stale_checkpoint(store, trial, name)
+    monkeypatch.setenv("TUNECORE_STAGING", str(tmp_path / "elsewhere"))
+    uri = s3_store.experiment_uri("exp")
+    resumed = ["checkpoint_000002_g2", "checkpoint_000003_g2"]
+
+    [result] = Tuner.restore(uri, counting, resume_errored=True).fit()
+
+    left = sorted(n for n in store.list(trial) if n.startswith("checkpoint_"))
+    assert left == ["checkpoint_000001", *resumed]
+    for name in stale:  # a stale worker thaws after the claim
+        stale_checkpoint(store, trial, name)
+    assert result.error is None
+    assert result.checkpoint is not None
+    assert dirname(result.checkpoint.path) == "checkpoint_000003_g2"
+    for read in (result, tunecore.ResultGrid.from_path(uri)[0]):
+        named = {dirname(c.path): c for c, _ in read.best_checkpoints}
+        assert sorted(named) == ["checkpoint_000001", *resumed]
+        for name, checkpoint in named.items():
+            with checkpoint.as_directory() as directory:
+                step = json.loads(Path(directory, "state.json").read_text())["step"]
+            assert step == int(name[len("checkpoint_") :][:6])
+        copy = read.best_checkpoints[-1][0].to_directory(str(tmp_path / f"copy_{id(read)}"))
+        assert json.loads(Path(copy, "state.json").read_text()) == {"step": 3}
+
+    Tuner.restore(uri, counting, resume_errored=True).fit()
+
+    left = sorted(n for n in store.list(trial) if n.startswith("checkpoint_"))
+    assert left == ["checkpoint_000001", *resumed]

@@ -12,9 +12,16 @@ from typing import Any
 
 import msgspec
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tunecore.core import current_checkpoint, should_checkpoint
-from tunecore.core.checkpoints import record_checkpoint
+from tunecore.core.checkpoints import (
+    checkpoint_dirname,
+    dirname_generation,
+    generation_dirname,
+    record_checkpoint,
+)
 from tunecore.model import (
     CheckpointHistory,
     CheckpointPolicy,
@@ -320,3 +327,21 @@ def test_record_checkpoint_leaves_its_inputs_alone() -> None:
     snapshot = msgspec.structs.replace(history)
     record_checkpoint(history, P2, CheckpointPolicy(num_to_keep=1))
     assert history == snapshot
+
+
+@given(
+    iteration=st.integers(min_value=0, max_value=10**9),
+    again=st.integers(min_value=0, max_value=50),
+    generation=st.integers(min_value=1, max_value=10**8),
+)
+def test_a_generation_s_checkpoint_name_gives_back_the_driver_s_name_and_the_generation(
+    iteration: int, again: int, generation: int
+) -> None:
+    """Every name the driver gives (`checkpoint_N`, `checkpoint_N_n`)
+    stored by a generation's worker reads back as that name and that
+    generation; the driver's name itself has none (0), and two
+    generations never share a name."""
+    name = checkpoint_dirname(iteration) + (f"_{again}" if again else "")
+    assert dirname_generation(name) == (name, 0)
+    assert dirname_generation(generation_dirname(name, generation)) == (name, generation)
+    assert generation_dirname(name, generation) != generation_dirname(name, generation + 1)

@@ -39,6 +39,7 @@ from tunecore import (
     TuneConfig,
     Tuner,
 )
+from tunecore.core.checkpoints import dirname_generation
 from tunecore.model import (
     CheckpointSaved,
     ExperimentEvent,
@@ -390,10 +391,14 @@ def test_a_killed_driver_resumes_from_the_uri_alone_repeating_nothing(resumed: R
         steps = column(stored_rows(store, f"{trial}/result.json"), "step")
         assert steps == sorted(set(steps)), f"a result repeated: {steps}"
         assert steps[-1] == DRIVER_STEPS
-        assert checkpoints(store, trial) == [
+        names = checkpoints(store, trial)
+        assert sorted(dirname_generation(name)[0] for name in names) == [
             f"checkpoint_{DRIVER_STEPS - 1:06d}",
             f"checkpoint_{DRIVER_STEPS:06d}",
         ]
+        # The resume (lease generation 2) stored its checkpoints under its
+        # generation's names: a paused first driver's worker replaces none.
+        assert f"checkpoint_{DRIVER_STEPS:06d}_g2" in names
 
 
 def test_a_killed_driver_resumed_from_the_uri_loses_no_result(resumed: Resumed) -> None:

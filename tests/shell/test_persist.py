@@ -469,20 +469,20 @@ def test_a_paused_driver_s_worker_never_replaces_what_the_new_driver_stored(
     assert b.generation == a.generation + 1
     checkpoint_dir = str(driver_dir / "t1" / "checkpoint_000003")
     export_dir = str(driver_dir / "t1" / "export")
-    new.save(checkpoint_dir)
+    saved = Path(new.save(checkpoint_dir)).name  # the name B's log records
     new.export(["model"], export_dir)
 
     with pytest.raises(TakenOverError, match=rf"generation {b.generation}\) took"):
         stale.save(checkpoint_dir)
     with pytest.raises(TakenOverError, match="upload the exports"):
         stale.export(["model"], export_dir)
-    assert store.read_bytes("t1/checkpoint_000003/count.txt") == b"3"
-    assert MARKER in stored(store, "t1/checkpoint_000003")
+    assert store.read_bytes(f"t1/{saved}/count.txt") == b"3"
+    assert MARKER in stored(store, f"t1/{saved}")
     assert store.read_bytes("t1/export/model.txt") == b"model 3"
     # The new driver's own worker still saves.
     new.train()
-    assert new.save(str(driver_dir / "t1" / "checkpoint_000004"))
-    assert store.read_bytes("t1/checkpoint_000004/count.txt") == b"4"
+    saved = Path(new.save(str(driver_dir / "t1" / "checkpoint_000004"))).name
+    assert store.read_bytes(f"t1/{saved}/count.txt") == b"4"
 
 
 def test_a_worker_with_no_lease_generation_checks_nothing(
@@ -504,16 +504,8 @@ def test_a_worker_with_no_lease_generation_checks_nothing(
     [
         ("file", "after its check"),
         ("file", "after its copy"),
-        pytest.param(
-            "s3",
-            "after its check",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="S3 has no rename and no write conditional on another object (the "
-                "claim): a worker frozen after its check still replaces "
-                "(docs/reliability-storage.md, Limits)",
-            ),
-        ),
+        ("s3", "after its check"),
+        ("s3", "after its upload"),
     ],
     indirect=["storage"],
 )
@@ -530,14 +522,18 @@ def test_a_worker_frozen_inside_its_save_replaces_nothing_the_new_driver_stored(
     its lease). B takes over and B's worker stores `checkpoint_000003`.
     A's worker thaws. Before, its save went on: it deleted B's checkpoint
     and stored its own (count 4 where B's log says 3). On `file://` its
-    save now goes through renames B's take-over fenced: it raises
-    `TakenOverError`, and B's checkpoint is whole and B's."""
+    save now goes through renames B's take-over fenced; on S3 B's worker
+    stores under generation 2's own name (`checkpoint_000003_g2`, the
+    path its log records) and A's upload lands beside it, under A's. A
+    raises `TakenOverError` either way, and B's checkpoint is whole and
+    B's."""
     store = within(storage.store, "exp")
     a, stale = driver_and_worker(storage, driver_dir, hosts, steps=4)
     checkpoint_dir = str(driver_dir / "t1" / "checkpoint_000003")
 
     at_gate, thaw = threading.Event(), threading.Event()
     real_check, real_copy = check_not_taken_over, upload_fence._copy_into
+    real_upload = type(store).upload_dir
 
     def freeze() -> None:
         at_gate.set()
@@ -553,8 +549,14 @@ def test_a_worker_frozen_inside_its_save_replaces_nothing_the_new_driver_stored(
         if files and Path(local).joinpath("count.txt").read_text() == "4":
             freeze()
 
+    def upload(self: Store, local: str, rel: str, *, marker: str | None = None) -> None:
+        real_upload(self, local, rel, marker=marker)
+        if frozen == "after its upload" and Path(local, "count.txt").read_text() == "4":
+            freeze()
+
     monkeypatch.setattr(upload_fence, "check_not_taken_over", check)
     monkeypatch.setattr(upload_fence, "_copy_into", copy)
+    monkeypatch.setattr(type(store), "upload_dir", upload)
     outcome: list[BaseException | str] = []
 
     def save_stale() -> None:
@@ -568,18 +570,17 @@ def test_a_worker_frozen_inside_its_save_replaces_nothing_the_new_driver_stored(
     assert at_gate.wait(60), "the stale save never reached its gate"
     store.delete_file(LEASE_FILE)  # A's lease lapsed: nobody renewed it
     b, new = driver_and_worker(storage, driver_dir, hosts, steps=3)
-    new.save(checkpoint_dir)
+    saved = Path(new.save(checkpoint_dir)).name
+    own_name = "checkpoint_000003" if isinstance(store, LocalStore) else "checkpoint_000003_g2"
+    assert saved == own_name
     thaw.set()
     thread.join(60)
 
     (result,) = outcome
     assert isinstance(result, TakenOverError), result
     assert f"generation {b.generation}" in str(result)
-    assert store.read_bytes("t1/checkpoint_000003/count.txt") == b"3"
-    assert sorted(stored(store, "t1")) == [
-        f"checkpoint_000003/{MARKER}",
-        "checkpoint_000003/count.txt",
-    ]
+    assert store.read_bytes(f"t1/{saved}/count.txt") == b"3"
+    assert sorted(stored(store, "t1")) == [f"{saved}/{MARKER}", f"{saved}/count.txt"]
     # B's next take-over (a resume) deletes what A's worker left in its fenced uploads.
     store.delete_file(LEASE_FILE)
     LeaseKeeper(store).take()

@@ -565,6 +565,22 @@ def test_a_recorded_checkpoint_is_never_written_over(storage: ExperimentStorage)
     assert storage.checkpoint_path(trial_dir, 7, held).name == "checkpoint_000007"
 
 
+def test_a_checkpoint_a_later_generation_stored_under_its_own_name_is_held(
+    storage: ExperimentStorage,
+) -> None:
+    """On an object store a worker of lease generation 2 stores the
+    driver's `checkpoint_000006` as `checkpoint_000006_g2` (the name its
+    log records). That iteration saved again must not be named
+    `checkpoint_000006`: the worker would store it over the recorded one."""
+    trial_dir = storage.trial_dir(spec())
+    held = [
+        persistent(trial_dir / "checkpoint_000006_g2"),
+        persistent(trial_dir / "checkpoint_000006_1_g12"),
+    ]
+    assert storage.checkpoint_path(trial_dir, 6, held).name == "checkpoint_000006_2"
+    assert storage.checkpoint_path(trial_dir, 6, held[1:]).name == "checkpoint_000006"
+
+
 def persistent(path: Path) -> CheckpointRef:
     return CheckpointRef(storage=CheckpointStorage.PERSISTENT, path=str(path))
 

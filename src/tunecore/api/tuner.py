@@ -121,6 +121,7 @@ from tunecore.shell.lock import ExperimentLockedError, driver_lock
 from tunecore.shell.loop import ExperimentLoop
 from tunecore.shell.mirror.mirror import Mirror
 from tunecore.shell.mirror.remote import StoredExperiment, as_location, experiment_header, is_stored
+from tunecore.shell.mirror.upload_fence import names_by_generation
 from tunecore.shell.progress import (
     ProgressReporter,
     already_finished,
@@ -690,6 +691,11 @@ class Tuner:
             dirname,
             None if mirror is None else mirror.store,
             only=None if plan is None else plan.checkpoints,
+            generation=(
+                mirror.lease.generation
+                if mirror is not None and names_by_generation(mirror.store)
+                else 0
+            ),
         )
 
     def _walked_results(self, storage: ExperimentStorage) -> LoggedResults:

@@ -11,6 +11,7 @@ k of (best k of S, plus the old newest, plus c) is the best k of S with c.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping
 
 from tunecore.core.results import DONE, SHOULD_CHECKPOINT, TRAINING_ITERATION, flatten
@@ -31,6 +32,28 @@ def checkpoint_dirname(iteration: int) -> str:
     """The directory name of a checkpoint taken at `iteration`, as Ray's
     earlier trial runner named them: `checkpoint_000003`."""
     return f"checkpoint_{iteration:06d}"
+
+
+_GENERATION_SUFFIX = re.compile(r"_g([1-9]\d*)$")
+
+
+def generation_dirname(name: str, generation: int) -> str:
+    """The name under which a worker of lease generation `generation`
+    stores the checkpoint directory the driver named `name`, where
+    storage is fenced by naming (`shell.mirror.upload_fence`):
+    `checkpoint_000003_g2`. Two generations never share such a name, so
+    a stale generation's upload replaces nothing a later one stored."""
+    return f"{name}_g{generation}"
+
+
+def dirname_generation(name: str) -> tuple[str, int]:
+    """`name` without its `generation_dirname` suffix, and the generation
+    it names (0 for a name without one: stored by the first generation,
+    or by storage fenced otherwise)."""
+    match = _GENERATION_SUFFIX.search(name)
+    if match is None:
+        return name, 0
+    return name[: match.start()], int(match.group(1))
 
 
 def should_checkpoint(policy: CheckpointPolicy, last_result: Mapping[str, JsonValue]) -> bool:

@@ -40,19 +40,20 @@ import shutil
 from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 
-from tunecore.core.checkpoints import current_checkpoint
+from tunecore.core.checkpoints import current_checkpoint, dirname_generation
 from tunecore.core.experiment import ExperimentState, trials_in_order
 from tunecore.core.results import DONE, EXPERIMENT_TAG, TRAINING_ITERATION, as_heard
-from tunecore.model import JsonDict, JsonValue, TrialState
+from tunecore.model import CheckpointRef, JsonDict, JsonValue, TrialState
 from tunecore.shell.exploit_copies import EXPLOIT_PREFIX
 from tunecore.shell.storage.layout import ExperimentStorage, to_json_value
-from tunecore.shell.storage.store import Store
+from tunecore.shell.storage.store import Store, checkpoint_root
 
 Row = dict[str, JsonValue]
 
 logger = logging.getLogger(__name__)
 # `checkpoint_NNNNNN`, or `checkpoint_NNNNNN_n`: the same iteration saved
-# again after a restore to an earlier one (`ExperimentStorage.checkpoint_path`).
+# again after a restore to an earlier one (`ExperimentStorage.checkpoint_path`);
+# either with `_g<generation>` on an object store (`core.checkpoints.generation_dirname`).
 _CHECKPOINT_DIR = re.compile(r"^checkpoint_(\d{6,})(?:_([1-9]\d*))?$")
 
 
@@ -100,7 +101,9 @@ def drop_unrecorded_checkpoints(
     state: ExperimentState,
     dirname_of: Callable[[TrialState], str] | None = None,
     store: Store | None = None,
+    *,
     only: Collection[str] | None = None,
+    generation: int = 0,
 ) -> list[str]:
     """Delete the checkpoint directories retention dropped but a killed
     driver did not live to delete, and the copies PBT's exploits restored
@@ -121,7 +124,17 @@ def drop_unrecorded_checkpoints(
     leave an unrecorded save of an iteration below its newest named one:
     nothing names it, so it goes too. Only real directories are touched,
     by name, never through a symlink. Call it before the resumed loop
-    runs: then no save is in flight. `only` names the trials to look at
+    runs: then no save is in flight.
+
+    `generation` is the resuming driver's lease generation when its
+    workers store checkpoints under their generation's names (an object
+    store: `mirror.upload_fence.names_by_generation`), else 0. Then every
+    directory no state names of an earlier generation goes too, later
+    ones included: its trial saves under its own generation's names from
+    now on (never over it), and no log will name it (only this driver's
+    log grows; an earlier one's writes are fenced). Those are the killed
+    driver's saves it never logged, and what its stale workers stored.
+    `only` names the trials to look at
     (`files_mark.RepairPlan.checkpoints`), if not all."""
     dropped = []
     storage.know_recorded(state.trials.values())
@@ -129,16 +142,17 @@ def drop_unrecorded_checkpoints(
         if only is not None and trial.trial_id not in only:
             continue
         name = storage.trial_dirname_of(trial, dirname_of)
-        named = [Path(ref.path).name for ref in trial.checkpoints.persistent]
+        named = [_directory_name(storage, ref) for ref in trial.checkpoints.persistent]
         newest = max(filter(None, map(_save_order, named)), default=None)
         for entry in _checkpoint_dirs(storage.experiment_dir / name, name, store):
-            dropped_by_retention = (
-                newest is not None
-                and entry not in named
-                and (order := _save_order(entry)) is not None
-                and order < newest
-            )
-            if not dropped_by_retention and not entry.startswith(EXPLOIT_PREFIX):
+            order = None if entry in named else _save_order(entry)
+            dropped_by_retention = order is not None and newest is not None and order < newest
+            earlier_generation = order is not None and generation > 1 and order[2] < generation
+            if (
+                not dropped_by_retention
+                and not earlier_generation
+                and not entry.startswith(EXPLOIT_PREFIX)
+            ):
                 continue
             if store is None:
                 shutil.rmtree(storage.experiment_dir / name / entry)
@@ -155,15 +169,29 @@ def drop_unrecorded_checkpoints(
     return dropped
 
 
-def _save_order(name: str) -> tuple[int, int] | None:
+def _directory_name(storage: ExperimentStorage, checkpoint: CheckpointRef) -> str:
+    """The name of the directory a recorded checkpoint is in
+    (`checkpoint_000003` for `<trial>/checkpoint_000003/model.pt`): a
+    trainable may name a file inside it."""
+    try:
+        return checkpoint_root(storage.portable(checkpoint).path)[0].split("/")[1]
+    except ValueError:  # outside the experiment (a log is data): as it reads
+        return Path(checkpoint.path).name
+
+
+def _save_order(name: str) -> tuple[int, int, int] | None:
     """Where a checkpoint directory's name puts it among a trial's saves:
     its iteration, then how many times that iteration was saved before it
-    (`checkpoint_000006_1` comes after `checkpoint_000006`); None for a
-    name tunecore does not give."""
-    match = _CHECKPOINT_DIR.match(name)
+    (`checkpoint_000006_1` comes after `checkpoint_000006`), then the lease
+    generation whose worker stored it (`checkpoint_000006_g2` comes after
+    `checkpoint_000006`, which a stale worker of generation 1 may have
+    stored after the take-over: no log names it); None for a name
+    tunecore does not give."""
+    base, generation = dirname_generation(name)
+    match = _CHECKPOINT_DIR.match(base)
     if match is None:
         return None
-    return int(match.group(1)), int(match.group(2) or 0)
+    return int(match.group(1)), int(match.group(2) or 0), generation
 
 
 def _checkpoint_dirs(directory: Path, name: str, store: Store | None) -> list[str]:

@@ -23,7 +23,9 @@ froze. What is written is fenced instead (`shell.mirror.stored_state`): each
 take-over is a new generation, which is in the name of every log object
 and snapshot a driver ships; the new driver claims its generation before
 it reads anything, and marks where it took the log over; readers trust an
-older generation's objects only below that mark.
+older generation's objects only below that mark. Its workers' checkpoints
+are fenced by renames on `file://` and by their generation's names on
+object stores (`shell.mirror.upload_fence`).
 """
 
 from __future__ import annotations

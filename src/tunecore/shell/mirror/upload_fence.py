@@ -1,6 +1,7 @@
-"""Fencing a paused driver's workers out of `file://` storage: a worker
+"""Fencing a paused driver's workers out of storage: on `file://` a worker
 replaces a directory (`checkpoint_000003/`, `export/`) only by renames
-that the next driver's take-over makes fail.
+that the next driver's take-over makes fail; on an object store each
+lease generation stores its checkpoints under names of its own.
 
 Why. A worker checks that no later driver claimed the experiment before
 it deletes or uploads (`claims.check_not_taken_over`), but a check and a
@@ -28,9 +29,37 @@ How, on a `LocalStore` (one kernel resolves every path):
 - A worker whose generation's directory was never made (a driver before
   this) writes as before, after the check.
 
-S3, GCS and other object stores have no rename, and no request that
-makes a write depend on another object (the claim): there the check is
-all (docs/reliability-storage.md, "Limits").
+How, on S3, GCS and other object stores (`store_checkpoint`), which have
+no rename and no request that makes a write depend on another object
+(the claim), so no write there can be refused once a later driver
+claimed: fenced by naming instead.
+
+- A worker of generation g >= 2 stores the checkpoint directory its
+  driver named `checkpoint_000003` as `checkpoint_000003_g<g>`
+  (`core.checkpoints.generation_dirname`), and returns that path, which
+  its driver records (`CheckpointSaved`): the log names which
+  generation's directory is the trial's checkpoint. Generation 1 (the
+  experiment's first driver) keeps Ray's plain name. No two generations
+  share a name, so a stale worker's deletion and upload, whenever they
+  land, touch only its own generation's directory, which no later
+  driver's log names: its driver never recorded it (a later log is a
+  prefix of the stale driver's, and a driver never names a checkpoint
+  its log records). Readers (restore,
+  `ResultGrid.from_path`, `Result.checkpoint`, retention) take the
+  path the log names, so they never see it.
+- The worker checks for a later claim before it writes and again once
+  its upload is whole. A later claim then deletes what it uploaded (its
+  own name) and raises `TakenOverError`; a worker frozen through that
+  too leaves a directory no log names, which the next take-over's
+  resume deletes (`resume.drop_unrecorded_checkpoints`: every directory
+  no log names of a generation before the resuming driver's).
+- A driver's `held` names (`ExperimentStorage.checkpoint_path`) are the
+  names without the suffix: a recorded `checkpoint_000003_g2` is never
+  written over by the same iteration saved again.
+
+Exports (`export/`) and output files keep their names (users look for
+them there, and no log names them): on object stores they are checked,
+not fenced (docs/reliability-storage.md, "Limits").
 """
 
 from __future__ import annotations
@@ -45,6 +74,7 @@ import shutil
 import stat
 from pathlib import Path
 
+from tunecore.core.checkpoints import generation_dirname
 from tunecore.shell.mirror.claims import TakenOverError, check_not_taken_over
 from tunecore.shell.storage import own_files
 from tunecore.shell.storage.local_store import LocalStore
@@ -106,6 +136,48 @@ def replace_dir(
         return
     store.delete_dir(rel)
     store.upload_dir(local, rel, marker=marker)
+
+
+def store_checkpoint(
+    store: Store, generation: int, local: str, rel: str, what: str, *, marker: str
+) -> str:
+    """Store the checkpoint directory `local` that the driver named `rel`
+    as a writer of lease generation `generation`, and return where it was
+    stored: `rel` on a `LocalStore` (`replace_dir`), else the generation's
+    own name for it (module docstring). `TakenOverError` naming `what`
+    once a later driver claimed, with nothing of it left stored that the
+    check after the upload saw."""
+    if not names_by_generation(store):
+        replace_dir(store, generation, local, rel, what, marker=marker)
+        return rel
+    stored = _named_for(store, generation, rel)
+    check_not_taken_over(store, generation, what)
+    store.delete_dir(stored)  # a failed save's, of this generation: never another's
+    store.upload_dir(local, stored, marker=marker)
+    try:
+        check_not_taken_over(store, generation, f"keep what it stored at {stored}")
+    except TakenOverError:
+        with contextlib.suppress(OSError):  # else the next take-over's resume deletes it
+            store.delete_dir(stored)
+        raise
+    return stored
+
+
+def names_by_generation(store: Store) -> bool:
+    """Whether the workers of a driver of `store` store their checkpoints
+    under their lease generation's names (module docstring): on every
+    store but a `LocalStore`."""
+    return not isinstance(store, LocalStore)
+
+
+def _named_for(store: Store, generation: int, rel: str) -> str:
+    """Where a writer of `generation` stores the checkpoint directory
+    `rel`: the same place on a `LocalStore` or for the first generation,
+    else its generation's name for it."""
+    if not names_by_generation(store) or generation <= 1:
+        return rel
+    head, _, name = rel.rpartition("/")
+    return "/".join(filter(None, (head, generation_dirname(name, generation))))
 
 
 def _fenced_replace(store: LocalStore, generation: int, local: str, rel: str) -> bool:

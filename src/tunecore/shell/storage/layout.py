@@ -90,7 +90,7 @@ from pathlib import Path
 
 import msgspec
 
-from tunecore.core.checkpoints import checkpoint_dirname
+from tunecore.core.checkpoints import checkpoint_dirname, dirname_generation
 from tunecore.core.naming import original_tag, trial_name
 from tunecore.core.results import flatten
 from tunecore.model import CheckpointRef, CheckpointStorage, JsonValue, TrialSpec, TrialState
@@ -893,7 +893,10 @@ class ExperimentStorage:
         the donor trains on). A trial that was restored to an earlier
         iteration (exploited, or back from a failure) saves that iteration
         again into `checkpoint_{iteration:06d}_{n}`, the first `n` from 1
-        that no recorded checkpoint holds."""
+        that no recorded checkpoint holds. On an object store a worker of
+        a later lease generation g stores the name given as `<name>_g<g>`
+        (`mirror.upload_fence`): a recorded name holds its name without
+        that suffix too."""
         given: object = iteration  # callers outside mypy's view may pass anything
         if isinstance(given, bool) or not isinstance(given, int) or given < 0:
             raise ValueError(f"checkpoint iteration must be an int >= 0, got {iteration!r}")
@@ -940,7 +943,7 @@ class ExperimentStorage:
             with suppress(ValueError):  # outside this experiment: holds no name here
                 dirname, name = checkpoint_root(self.portable(checkpoint).path)[0].split("/")
                 if dirname == trial_dirname:
-                    held.add(name)
+                    held.add(dirname_generation(name)[0])
         return held
 
     def relative(self, path: Path) -> str:

@@ -48,7 +48,11 @@ directory, and persists through the store what has to outlive the node:
   a write raises `TakenOverError` and stores nothing. On a `file://`
   store a save or an export replaces the directory by renames the new
   driver's take-over makes fail (`mirror.upload_fence`), so a worker
-  frozen after its check replaces nothing either.
+  frozen after its check replaces nothing either. On an object store a
+  worker of a take-over's generation g saves the driver's
+  `checkpoint_000003` as `checkpoint_000003_g<g>` and returns that path,
+  which the log records: no two generations share a stored checkpoint
+  (`upload_fence.store_checkpoint`).
 """
 
 from __future__ import annotations
@@ -69,7 +73,7 @@ from pathlib import PurePath
 import msgspec
 
 from tunecore.shell.mirror.claims import TakenOverError, check_not_taken_over
-from tunecore.shell.mirror.upload_fence import replace_dir
+from tunecore.shell.mirror.upload_fence import replace_dir, store_checkpoint
 from tunecore.shell.storage.own_files import kind_of
 from tunecore.shell.storage.store import Store, check_rel, checkpoint_root
 from tunecore.shell.trainable.checkpoint_files import META_FILE
@@ -236,14 +240,26 @@ class MirroredTrial:
     def save(self, checkpoint_dir: str, save: Callable[[str], str]) -> str:
         """`save` into scratch, then upload to the store at the place of
         `checkpoint_dir`; returns the path the driver records
-        (`checkpoint_dir`, plus the sub-path `save` returned if any)."""
+        (`checkpoint_dir`, or on an object store its lease generation's
+        name for it, plus the sub-path `save` returned if any)."""
         rel = self.rel(checkpoint_dir)
         local = _fresh_dir(self._local(rel))
         try:
             inner = _inner(local, save(local))
-            self._swap_in(local, rel, "save the checkpoint", marker=META_FILE)
+            with _storing(self._store, rel, "save the checkpoint"):
+                stored = store_checkpoint(
+                    self._store,
+                    self._generation,
+                    local,
+                    rel,
+                    f"save the checkpoint {rel}",
+                    marker=META_FILE,
+                )
         finally:
             shutil.rmtree(local, ignore_errors=True)
+        if stored != rel:  # the generation's own name (`upload_fence.store_checkpoint`)
+            parent = os.path.dirname(os.path.normpath(checkpoint_dir))
+            checkpoint_dir = os.path.join(parent, stored.rpartition("/")[2])
         return _joined(checkpoint_dir, inner)
 
     def restore(self, path: str, restore: Callable[[str], None]) -> None:
@@ -277,13 +293,13 @@ class MirroredTrial:
             shutil.rmtree(local, ignore_errors=True)
         return {name: _driver_path(export_dir, local, path) for name, path in written.items()}
 
-    def _swap_in(self, local: str, rel: str, doing: str, *, marker: str | None = None) -> None:
+    def _swap_in(self, local: str, rel: str, doing: str) -> None:
         """Store `local` at `rel` in place of what is there (`doing` says
         what for), unless a later driver took over
         (`upload_fence.replace_dir`: fenced on a `file://` store, checked
         just before on others)."""
         with _storing(self._store, rel, doing):
-            replace_dir(self._store, self._generation, local, rel, f"{doing} {rel}", marker=marker)
+            replace_dir(self._store, self._generation, local, rel, f"{doing} {rel}")
 
     def _check_lease(self, what: str) -> None:
         """`TakenOverError` if a later driver took the experiment over

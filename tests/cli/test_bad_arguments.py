@@ -152,3 +152,29 @@ def test_config_text_that_is_not_json_is_quoted(
 ) -> None:
     assert exit_code(["add", str(finished), "--config", "lr=0.1"]) == 2
     assert "--config 'lr=0.1' is not valid JSON" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "named"),
+    [
+        (["status", "foo://x/y"], "foo://x/y"),
+        (["replay", "foo://x/y"], "foo://x/y"),
+        (["plot", "foo://x/y"], "foo://x/y"),
+        (["dashboard", "foo://x/y"], "foo://x/y"),
+        (["resume", "foo://x/y"], "foo://x/y"),
+        (["stop", "foo://x/y", "t"], "foo://x/y"),
+        (["add", "foo://x/y", "--config", "{}"], "foo://x/y"),
+        (["simulate", "--from", "foo://x/y", "--scheduler", "asha"], "--from foo://x/y"),
+        (["status", "s3:/x"], "s3:/x"),
+    ],
+)
+def test_an_experiment_uri_storage_cannot_reach_is_named_as_typed(
+    capsys: pytest.CaptureFixture[str], argv: list[str], named: str
+) -> None:
+    """The storage layer names a URI as the setting `storage_path`; given
+    as DIR (or `--from`), the message names it as the user typed it."""
+    assert exit_code(argv) == 2
+    error = capsys.readouterr().err
+    assert error.startswith(f"tunecore {argv[0]}: error: {named}: "), error
+    assert "storage_path" not in error
+    assert "Traceback" not in error

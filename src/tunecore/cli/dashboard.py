@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from tunecore.api.dashboard import Dashboard, Follower
-from tunecore.cli.common import experiment_dir, is_uri, log_error
+from tunecore.cli.common import as_given, experiment_dir, is_uri, log_error
 from tunecore.cli.errors import EXIT_OK, CliError
 from tunecore.shell.eventlog import LogError
 
@@ -18,7 +18,7 @@ def dashboard_command(args: argparse.Namespace) -> int:
     except LogError as error:
         raise log_error(error) from error
     except (OSError, ValueError, ImportError) as error:
-        raise CliError(str(error)) from error
+        raise CliError(as_given(error, args.dir, "")) from error
     try:
         dashboard = Dashboard(follower, host=args.host, port=args.port)
     except OSError as error:

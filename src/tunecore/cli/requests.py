@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from tunecore.api.config import SyncConfig
-from tunecore.cli.common import experiment_dir, is_uri
+from tunecore.cli.common import as_given, experiment_dir, is_uri
 from tunecore.cli.errors import EXIT_OK, CliError
 from tunecore.cli.paths import experiment_to_write
 from tunecore.core.experiment import ExperimentState, trials_in_order
@@ -61,7 +61,7 @@ def _inbox_of(given: str) -> _Inbox:
     except LogError as error:  # nothing yet: a new run's log is shipped after it starts
         raise CliError(f"{error}; {_NEW_RUN_LAG}") from None
     except (OSError, ValueError, ImportError) as error:
-        raise CliError(str(error)) from None
+        raise CliError(as_given(error, given, "")) from None
     return _Inbox(stored.local, stored.uri, lambda r: post_to_store(stored.store, r), True)
 
 

@@ -18,7 +18,7 @@ from tunecore.api.config import FailureConfig, RunConfig, TuneConfig
 from tunecore.api.results import ResultGrid
 from tunecore.api.tuner import Tuner
 from tunecore.cli.address import check_address
-from tunecore.cli.common import experiment_dir, is_uri
+from tunecore.cli.common import as_given, experiment_dir, is_uri
 from tunecore.cli.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, CliError
 from tunecore.cli.flags import flag_of, in_flags
 from tunecore.cli.interrupts import stopping_cleanly
@@ -162,15 +162,16 @@ def _check_storage(storage_path: str | None, name: str | None) -> None:
 
 
 @contextlib.contextmanager
-def _flag_errors() -> Iterator[None]:
+def _flag_errors(given_dir: str = "") -> Iterator[None]:
     """A bad flag's error as the CLI reports it: pydantic's in the flags'
-    names (`_flag_error`), any other ValueError or TypeError as it says."""
+    names (`_flag_error`), any other ValueError or TypeError as it says,
+    the storage of `given_dir` (a resume's DIR) named as typed."""
     try:
         yield
     except pydantic.ValidationError as error:
         raise _flag_error(error) from None
     except (ValueError, TypeError) as error:
-        raise CliError(str(error)) from None
+        raise CliError(as_given(error, given_dir, "") if given_dir else str(error)) from None
 
 
 def _flag_error(error: pydantic.ValidationError) -> CliError:
@@ -200,7 +201,7 @@ def resume_command(args: argparse.Namespace) -> int:
     check_address("--address", args.address)
     if args.trainable is not None:
         _import_from_cwd()
-    with _flag_errors():
+    with _flag_errors(args.dir):
         tuner = Tuner.restore(
             directory,
             args.trainable,

@@ -60,16 +60,20 @@ def _search_alg(args: argparse.Namespace) -> object | None:
     return searcher
 
 
+_SCHEDULER_OPTIONS = {
+    "time_attr": "--time-attr",
+    "max_t": "--max-t",
+    "perturbation_interval": "--perturbation-interval",
+}
+"""The scheduler's settings `tunecore run` takes a flag for, with the flag."""
+
+
 def _scheduler(args: argparse.Namespace, space: dict[str, object]) -> TrialScheduler | None:
     """The scheduler `--scheduler` names with the options given for it (the
     others keep the scheduler's defaults), checked against the objective."""
     name: str = args.scheduler
     options: dict[str, Any] = {}
-    for option, dest in (
-        ("--time-attr", "time_attr"),
-        ("--max-t", "max_t"),
-        ("--perturbation-interval", "perturbation_interval"),
-    ):
+    for dest, option in _SCHEDULER_OPTIONS.items():
         value = getattr(args, dest)
         if value is None:
             continue
@@ -104,6 +108,11 @@ def _scheduler(args: argparse.Namespace, space: dict[str, object]) -> TrialSched
         objective = error.field.rpartition(".")[2]
         if error.value is None and objective in ("metric", "mode"):  # the user gave none
             raise CliError(f"--scheduler {name} needs {flag_of(objective)}") from None
+        if objective in options and objective in _SCHEDULER_OPTIONS:  # a flag's value
+            raise CliError(
+                f"{_SCHEDULER_OPTIONS[objective]}={options[objective]!r} is invalid for "
+                f"--scheduler {name}: expected {error.expected}"
+            ) from None
         raise CliError(f"--scheduler {name}: {error}") from None
     return scheduler
 

@@ -16,6 +16,7 @@ from tunecore.cli import main
 from tunecore.model import ResultReported
 from tunecore.shell.eventlog import read_log
 from tunecore.shell.journal import SnapshotStore
+from tunecore.shell.lock import driver_lock
 
 SPACE = {
     "lr": {"loguniform": [1e-4, 1e-1]},
@@ -127,3 +128,26 @@ def test_an_experiment_without_a_space_takes_no_keys(
     assert main(["add", str(directory), "--config", '{"lr": 0.1}']) == 2
     assert "expected no keys: the space is empty" in capsys.readouterr().err
     assert main(["add", str(directory), "--config", "{}"]) == 0
+
+
+def test_a_request_to_an_experiment_no_driver_runs_says_a_resume_takes_it(
+    running: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The driver is gone (killed, or the log cut as here): the request
+    waits in the inbox for a resume, and the message says so rather than
+    promising a running experiment takes it within a second."""
+    assert main(["add", str(running), "--config", "{}"]) == 0
+    out = capsys.readouterr().out
+    assert "No driver runs the experiment now" in out
+    assert f"tunecore resume {running} --trainable MODULE:FUNCTION" in out
+    assert "The running experiment" not in out
+
+
+def test_a_request_to_an_experiment_whose_driver_runs_says_it_takes_it_soon(
+    running: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with driver_lock(running):  # this process is the experiment's live driver
+        assert main(["add", str(running), "--config", "{}"]) == 0
+    out = capsys.readouterr().out
+    assert "The running experiment takes it within about a second" in out
+    assert "No driver" not in out

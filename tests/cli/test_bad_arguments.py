@@ -152,3 +152,68 @@ def test_config_text_that_is_not_json_is_quoted(
 ) -> None:
     assert exit_code(["add", str(finished), "--config", "lr=0.1"]) == 2
     assert "--config 'lr=0.1' is not valid JSON" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "named"),
+    [
+        (["status", "foo://x/y"], "foo://x/y"),
+        (["replay", "foo://x/y"], "foo://x/y"),
+        (["plot", "foo://x/y"], "foo://x/y"),
+        (["dashboard", "foo://x/y"], "foo://x/y"),
+        (["resume", "foo://x/y"], "foo://x/y"),
+        (["stop", "foo://x/y", "t"], "foo://x/y"),
+        (["add", "foo://x/y", "--config", "{}"], "foo://x/y"),
+        (["simulate", "--from", "foo://x/y", "--scheduler", "asha"], "--from foo://x/y"),
+        (["status", "s3:/x"], "s3:/x"),
+    ],
+)
+def test_an_experiment_uri_storage_cannot_reach_is_named_as_typed(
+    capsys: pytest.CaptureFixture[str], argv: list[str], named: str
+) -> None:
+    """The storage layer names a URI as the setting `storage_path`; given
+    as DIR (or `--from`), the message names it as the user typed it."""
+    assert exit_code(argv) == 2
+    error = capsys.readouterr().err
+    assert error.startswith(f"tunecore {argv[0]}: error: {named}: "), error
+    assert "storage_path" not in error
+    assert "Traceback" not in error
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        (
+            ["--scheduler", "asha", "--max-t", "0"],
+            "tunecore run: error: --max-t=0.0 is invalid for --scheduler asha: "
+            "expected a finite number > 0",
+        ),
+        (
+            ["--scheduler", "pbt", "--perturbation-interval", "-1"],
+            "tunecore run: error: --perturbation-interval=-1.0 is invalid for --scheduler pbt: ",
+        ),
+    ],
+)
+def test_a_schedulers_bad_option_is_named_by_its_flag(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], options: list[str], expected: str
+) -> None:
+    space = tmp_path / "space.json"
+    space.write_text(json.dumps({"x": {"uniform": [0, 1]}}))
+    objective = ["--metric", "loss", "--mode", "min"]
+    assert run(tmp_path, "--param-space", str(space), *objective, *options) == 2
+    error = capsys.readouterr().err
+    assert error.startswith(expected), error
+    assert "ASHAScheduler" not in error
+    assert not (tmp_path / "exp").exists()
+
+
+@pytest.mark.parametrize("host", ["1.2.3.4.5", "203.0.113.7"])
+def test_a_dashboard_host_that_is_not_this_machines_is_named_by_its_flag(
+    finished: Path, capsys: pytest.CaptureFixture[str], host: str
+) -> None:
+    """A name that resolves to nothing, or an address of no interface here
+    (TEST-NET-3, documentation only), is the host's fault, not the port's."""
+    assert exit_code(["dashboard", str(finished), "--host", host, "--port", "0"]) == 2
+    error = capsys.readouterr().err
+    expected = f"tunecore dashboard: error: --host {host}: cannot serve on it: "
+    assert error.startswith(expected), error

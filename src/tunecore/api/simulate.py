@@ -51,7 +51,7 @@ def simulate(
     on the virtual clock. A trial whose config `fresh_on_resume` holds for
     begins again from its first iteration when a pause ends, as a function
     trainable without a checkpoint does. Progress output is off unless
-    `run_config` says otherwise."""
+    `run_config` sets `verbose`."""
     executor = SimulatedExecutor(
         trainable,
         resources=cluster if cluster is not None else Resources(cpu=8),
@@ -76,6 +76,18 @@ def simulate(
         _unused_trainable,
         param_space=param_space,
         tune_config=tune_config or TuneConfig(),
-        run_config=run_config or RunConfig(verbose=0),
+        run_config=_quiet_unless_asked(run_config),
     )
     return tuner.fit()
+
+
+def _quiet_unless_asked(run_config: RunConfig | None) -> RunConfig:
+    """`run_config` with progress output off unless it sets `verbose`:
+    naming the experiment or its storage asks for no status table, and a
+    simulation is mostly run from tests and what-ifs, whose output it would
+    fill."""
+    if run_config is None:
+        return RunConfig(verbose=0)
+    if "verbose" in run_config.model_fields_set:
+        return run_config
+    return run_config.model_copy(update={"verbose": 0})

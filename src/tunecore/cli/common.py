@@ -5,6 +5,7 @@ an unusable event log as a message and an exit code."""
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -52,7 +53,7 @@ def readable(given: str, flag: str = "") -> Iterator[tuple[Path, str]]:
     """The local directory of the experiment `given` (a directory, or a URI
     whose stored state is fetched into a local copy) and how to name it.
     An unusable log of a URI is reported naming the URI, not the copy."""
-    if not is_uri(given):
+    if not is_uri(given, flag):
         directory = experiment_dir(given, flag)
         yield directory, str(directory)
         return
@@ -61,7 +62,7 @@ def readable(given: str, flag: str = "") -> Iterator[tuple[Path, str]]:
     except CorruptLogError as error:  # no advice to cut: a stored log is only read
         raise CliError(str(error), EXIT_CORRUPT) from None
     except (LogError, OSError, ValueError, ImportError) as error:
-        raise CliError(str(error)) from None
+        raise CliError(as_given(error, given, flag)) from None
     try:
         yield stored.local, stored.uri
     except CorruptLogError as error:  # no advice to cut: a stored log is only read
@@ -75,8 +76,21 @@ def readable(given: str, flag: str = "") -> Iterator[tuple[Path, str]]:
         raise CliError(str(error).replace(str(stored.local), stored.uri), code) from None
 
 
-def is_uri(given: str) -> bool:
+def is_uri(given: str, flag: str = "") -> bool:
     try:
         return is_stored(given)
     except ValueError as error:  # `s3:/x`: a scheme without `://`
-        raise CliError(str(error)) from None
+        raise CliError(as_given(error, given, flag)) from None
+
+
+def as_given(error: Exception, given: str, flag: str) -> str:
+    """The storage layer's message about the URI `given` (or the storage
+    above it, as a resume opens it), which names it as the Python setting
+    `storage_path`, naming it as typed instead: the argument itself, or
+    the flag it was given to."""
+    named = f"{flag} {given}" if flag else given
+
+    def as_typed(match: re.Match[str]) -> str:
+        return named if given.startswith(match.group(1)) else match.group(0)
+
+    return re.sub(r"storage_path '([^']*)'", as_typed, str(error))

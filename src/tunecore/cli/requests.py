@@ -12,14 +12,15 @@ from pathlib import Path
 from typing import NoReturn
 
 from tunecore.api.config import SyncConfig
-from tunecore.cli.common import experiment_dir, is_uri
+from tunecore.cli.common import as_given, experiment_dir, is_uri
 from tunecore.cli.errors import EXIT_OK, CliError
 from tunecore.cli.paths import experiment_to_write
 from tunecore.core.experiment import ExperimentState, trials_in_order
 from tunecore.core.search.fitting import misfit, searched_space
 from tunecore.model import JsonDict, TrialState, TrialStatus
 from tunecore.model.storable import UnstorableValueError, check_storable
-from tunecore.shell.eventlog import LogError
+from tunecore.shell.driver_state import driver_of
+from tunecore.shell.eventlog import LogError, read_header
 from tunecore.shell.inbox import AddTrialRequest, Inbox, Request, StopTrialRequest, post_to_store
 from tunecore.shell.mirror.remote import open_stored
 from tunecore.shell.progress import spec_name
@@ -61,7 +62,7 @@ def _inbox_of(given: str) -> _Inbox:
     except LogError as error:  # nothing yet: a new run's log is shipped after it starts
         raise CliError(f"{error}; {_NEW_RUN_LAG}") from None
     except (OSError, ValueError, ImportError) as error:
-        raise CliError(str(error)) from None
+        raise CliError(as_given(error, given, "")) from None
     return _Inbox(stored.local, stored.uri, lambda r: post_to_store(stored.store, r), True)
 
 
@@ -101,12 +102,28 @@ def _post(inbox: _Inbox, request: Request, what: str) -> int:
         raise CliError(
             f"{inbox.shown}: cannot post the request to {error.filename} ({error.strerror})"
         ) from None
-    soon = "within a few seconds" if inbox.stored else "within about a second"
-    print(
-        f"Queued {what} ({where}). The running experiment takes it {soon}; "
-        f"tunecore status {inbox.shown} shows the effect."
-    )
+    print(f"Queued {what} ({where}). {_who_takes_it(inbox)}")
     return EXIT_OK
+
+
+def _who_takes_it(inbox: _Inbox) -> str:
+    """When the request is read: soon by the running driver, or by the
+    next resume when the driver is gone (the inbox outlives it)."""
+    settings = read_header(inbox.local).settings
+    driver = driver_of(inbox.shown, inbox.local, settings.sync_period_s)
+    if driver is None or driver.running is False:
+        return (
+            "No driver runs the experiment now: a resume takes the request "
+            f"(tunecore resume {inbox.shown} --trainable MODULE:FUNCTION)."
+        )
+    soon = "within a few seconds" if inbox.stored else "within about a second"
+    if driver.running is None:
+        return (
+            f"Its {driver.describe()} is on another host: if it still runs it takes the "
+            f"request {soon}, else a resume does."
+        )
+    watch = f"tunecore status {inbox.shown} shows the effect"
+    return f"The running experiment takes it {soon}; {watch}."
 
 
 def stop_command(args: argparse.Namespace) -> int:

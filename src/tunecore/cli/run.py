@@ -18,7 +18,7 @@ from tunecore.api.config import FailureConfig, RunConfig, TuneConfig
 from tunecore.api.results import ResultGrid
 from tunecore.api.tuner import Tuner
 from tunecore.cli.address import check_address
-from tunecore.cli.common import experiment_dir, is_uri
+from tunecore.cli.common import as_given, experiment_dir, is_uri
 from tunecore.cli.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, CliError
 from tunecore.cli.flags import flag_of, in_flags
 from tunecore.cli.interrupts import stopping_cleanly
@@ -60,16 +60,20 @@ def _search_alg(args: argparse.Namespace) -> object | None:
     return searcher
 
 
+_SCHEDULER_OPTIONS = {
+    "time_attr": "--time-attr",
+    "max_t": "--max-t",
+    "perturbation_interval": "--perturbation-interval",
+}
+"""The scheduler's settings `tunecore run` takes a flag for, with the flag."""
+
+
 def _scheduler(args: argparse.Namespace, space: dict[str, object]) -> TrialScheduler | None:
     """The scheduler `--scheduler` names with the options given for it (the
     others keep the scheduler's defaults), checked against the objective."""
     name: str = args.scheduler
     options: dict[str, Any] = {}
-    for option, dest in (
-        ("--time-attr", "time_attr"),
-        ("--max-t", "max_t"),
-        ("--perturbation-interval", "perturbation_interval"),
-    ):
+    for dest, option in _SCHEDULER_OPTIONS.items():
         value = getattr(args, dest)
         if value is None:
             continue
@@ -104,6 +108,11 @@ def _scheduler(args: argparse.Namespace, space: dict[str, object]) -> TrialSched
         objective = error.field.rpartition(".")[2]
         if error.value is None and objective in ("metric", "mode"):  # the user gave none
             raise CliError(f"--scheduler {name} needs {flag_of(objective)}") from None
+        if objective in options and objective in _SCHEDULER_OPTIONS:  # a flag's value
+            raise CliError(
+                f"{_SCHEDULER_OPTIONS[objective]}={options[objective]!r} is invalid for "
+                f"--scheduler {name}: expected {error.expected}"
+            ) from None
         raise CliError(f"--scheduler {name}: {error}") from None
     return scheduler
 
@@ -162,15 +171,16 @@ def _check_storage(storage_path: str | None, name: str | None) -> None:
 
 
 @contextlib.contextmanager
-def _flag_errors() -> Iterator[None]:
+def _flag_errors(given_dir: str = "") -> Iterator[None]:
     """A bad flag's error as the CLI reports it: pydantic's in the flags'
-    names (`_flag_error`), any other ValueError or TypeError as it says."""
+    names (`_flag_error`), any other ValueError or TypeError as it says,
+    the storage of `given_dir` (a resume's DIR) named as typed."""
     try:
         yield
     except pydantic.ValidationError as error:
         raise _flag_error(error) from None
     except (ValueError, TypeError) as error:
-        raise CliError(str(error)) from None
+        raise CliError(as_given(error, given_dir, "") if given_dir else str(error)) from None
 
 
 def _flag_error(error: pydantic.ValidationError) -> CliError:
@@ -200,7 +210,7 @@ def resume_command(args: argparse.Namespace) -> int:
     check_address("--address", args.address)
     if args.trainable is not None:
         _import_from_cwd()
-    with _flag_errors():
+    with _flag_errors(args.dir):
         tuner = Tuner.restore(
             directory,
             args.trainable,

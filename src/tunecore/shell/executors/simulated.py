@@ -61,7 +61,7 @@ import itertools
 import math
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from tunecore.core.results import (
@@ -98,8 +98,10 @@ from tunecore.shell.trainable.checkpoint_files import CheckpointMeta
 from tunecore.shell.trainable.results import ResultClock, plain_json_dict
 from tunecore.shell.trainable.worker import TrialContext
 
-SimulatedTrainable = Callable[[JsonDict, int], tuple[JsonDict, float]]
-"""`(config, iteration) -> (metrics, seconds)`, iteration counted from 1."""
+SimulatedTrainable = Callable[[JsonDict, int], tuple[Mapping[str, object], float]]
+"""`(config, iteration) -> (metrics, seconds)`, iteration counted from 1.
+The metrics are any mapping `tune.report` would take (a `dict[str, float]`
+type-checks; NumPy scalars pass), copied into plain JSON as they arrive."""
 
 HOST = "simulated"
 """The hostname of every simulated worker (results and `TrialStarted`)."""

@@ -228,6 +228,26 @@ NOT_PROVIDED: dict[str, str] = {
         "ray.tune.automl (GeneticSearch) was removed from Ray; use a search algorithm from "
         "tunecore.search (BasicVariantGenerator, OptunaSearch, HyperOptSearch, ...)."
     ),
+    **{
+        f"tunecore.search.{module}": (
+            f"ray.tune.search.{module} ({searcher}) is gone from Ray Tune (2.60 has no such "
+            "module either); use a searcher tunecore.search has (OptunaSearch, HyperOptSearch, "
+            "BayesOptSearch, AxSearch, HEBOSearch, NevergradSearch, ZOOptSearch, TuneBOHB), or "
+            f"drive {library} from a tunecore.search.Searcher subclass of your own "
+            "(suggest, on_trial_complete)."
+        )
+        for module, searcher, library in (
+            ("dragonfly", "DragonflySearch", "Dragonfly's ask/tell optimizer"),
+            ("flaml", "BlendSearch, CFO", "FLAML"),
+            ("sigopt", "SigOptSearch", "the SigOpt service"),
+            ("skopt", "SkOptSearch", "scikit-optimize's Optimizer (ask/tell)"),
+        )
+    },
+    "tunecore.integration.mxnet": (
+        "ray.tune.integration.mxnet (TuneReportCallback, TuneCheckpointCallback) is gone from "
+        "Ray Tune with MXNet itself (2.60 has no such module either); report from the training "
+        "loop with tunecore.report({...}), passing a tunecore.Checkpoint to save one."
+    ),
     "tunecore.suggest": (
         "ray.tune.suggest was renamed ray.tune.search in Ray 2.0: import the searchers from "
         "tunecore.search (tunecore.search.optuna.OptunaSearch, ...)."

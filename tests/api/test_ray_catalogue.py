@@ -237,6 +237,11 @@ def test_result_constants_have_rays_values() -> None:
         ("from tunecore.syncer import Syncer", "RunConfig(storage_filesystem=...)"),
         ("from tunecore.syncer import _DefaultSyncer", "has no ray.tune.syncer._DefaultSyncer"),
         ("from tunecore.callbacks.comet import CometLoggerCallback", "tunecore.integrations"),
+        ("from tunecore.search.flaml import BlendSearch, CFO", "tunecore.search.Searcher subclass"),
+        ("from tunecore.search.skopt import SkOptSearch", "scikit-optimize's Optimizer"),
+        ("from tunecore.search.dragonfly import DragonflySearch", "2.60 has no such module"),
+        ("from tunecore.search.sigopt import SigOptSearch", "OptunaSearch"),
+        ("from tunecore.integration.mxnet import TuneReportCallback", "tunecore.report"),
     ],
 )
 def test_a_name_left_out_says_what_to_use_instead(statement: str, says: str) -> None:

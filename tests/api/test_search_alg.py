@@ -1,11 +1,16 @@
-"""A searcher written with Ray Tune's imperative API runs in the shell."""
+"""A searcher written with Ray Tune's imperative API runs in the shell; one
+built on Ray Tune's own base class, which only Ray Tune runs, is refused
+where it is passed."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from tunecore import TuneConfig
-from tunecore.search import ConcurrencyLimiter, Searcher
+from tunecore.search import BasicVariantGenerator, ConcurrencyLimiter, Repeater, Searcher
 
 
 class RayStyle(Searcher):
@@ -18,3 +23,40 @@ def test_a_ray_style_searcher_is_accepted_inside_a_limiter() -> None:
     # it holds until fit() replaces it is outside what mypy can see.
     searcher = ConcurrencyLimiter(RayStyle(), max_concurrent=1)
     assert TuneConfig(search_alg=searcher).search_alg is searcher
+
+
+def test_tunecores_own_search_algorithms_are_accepted_in_any_wrapper() -> None:
+    nested = Repeater(ConcurrencyLimiter(RayStyle(), max_concurrent=2), repeat=2)
+    assert TuneConfig(search_alg=nested).search_alg is nested
+    generator = ConcurrencyLimiter(BasicVariantGenerator(), max_concurrent=1)
+    assert TuneConfig(search_alg=generator).search_alg is generator
+
+
+# Ray Tune's base class as the refusal reads it (its module and name): ray.tune
+# does not import in the project's environment (no `ray[tune]`). The same
+# refusal of FLAML's BlendSearch, on the real class, is docs/ray-examples.md
+# row 311.
+RaysSearcher = type("Searcher", (), {"__module__": "ray.tune.search.searcher"})
+
+
+class BuiltOnRaysSearcher(RaysSearcher):  # type: ignore[misc, valid-type]
+    def suggest(self, trial_id: str) -> Any:
+        return {"x": 1}
+
+
+@pytest.mark.parametrize("wrap", [lambda s: s, lambda s: ConcurrencyLimiter(s, max_concurrent=4)])
+def test_a_searcher_built_on_ray_tunes_own_class_is_refused_naming_it(
+    wrap: Callable[[object], object],
+) -> None:
+    with pytest.raises(ValueError, match=r"TuneConfig\.search_alg=") as raised:
+        TuneConfig(search_alg=wrap(BuiltOnRaysSearcher()))
+    message = str(raised.value)
+    assert "BuiltOnRaysSearcher is built on Ray Tune's own ray.tune.search.searcher.Searcher" in (
+        message
+    )
+    assert "tunecore.search.Searcher" in message
+
+
+def test_any_other_object_is_refused_naming_the_field() -> None:
+    with pytest.raises(ValueError, match=r"TuneConfig\.search_alg=<object object at .*expected"):
+        TuneConfig(search_alg=object())

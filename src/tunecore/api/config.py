@@ -27,6 +27,7 @@ from pydantic import (
 )
 
 from tunecore._by_name import create_by_name
+from tunecore.api.foreign_searcher import refuse_foreign_searcher
 from tunecore.api.ray_style_scheduler import refuse_ray_style_scheduler
 from tunecore.core.results import TRAINING_ITERATION
 from tunecore.core.schedulers.registry import SCHEDULERS
@@ -575,6 +576,11 @@ class TuneConfig(_RayPositional):
     @classmethod
     def _not_ray_style(cls, scheduler: object) -> object:
         return refuse_ray_style_scheduler(scheduler)
+
+    @field_validator("search_alg")
+    @classmethod
+    def _searcher_tunecore_drives(cls, search_alg: object) -> object:
+        return refuse_foreign_searcher(search_alg)
 
     @field_validator("time_budget_s", mode="before")
     @classmethod

@@ -1,0 +1,64 @@
+"""Refuse a search algorithm tunecore cannot drive, where it is passed.
+
+`TuneConfig(search_alg=...)` takes a `tunecore.search.Searcher` (the
+searchers tunecore ships, or a subclass of the user's), which the shell
+drives through the core's `ExternalSearcher`, or one of the core's search
+policies (`BasicVariantGenerator`), either of them inside a
+`ConcurrencyLimiter` or `Repeater`. Anything else used to reach the core,
+which called a policy method on it mid-setup and failed with an
+AttributeError far from its cause: most often a searcher built on Ray
+Tune's own base class, such as FLAML's `BlendSearch` and `CFO` (the classes
+Ray's FLAML notebooks use since Ray dropped `ray.tune.search.flaml`), which
+subclass `ray.tune.search.Searcher`. Such an object is refused here,
+naming the field, the object and, for Ray's base class, why.
+"""
+
+from __future__ import annotations
+
+from tunecore.core.search import ConcurrencyLimiter, Repeater
+from tunecore.model import InvalidFieldError
+from tunecore.search.searcher import Searcher
+
+_ACCEPTED = (
+    "a tunecore.search.Searcher (OptunaSearch, HyperOptSearch, BayesOptSearch, ... or a "
+    "subclass of your own with suggest and on_trial_complete) or BasicVariantGenerator, "
+    "alone or in a ConcurrencyLimiter or Repeater"
+)
+
+
+def _wrapped(search_alg: object) -> object:
+    """The object inside any `ConcurrencyLimiter` and `Repeater` layers."""
+    while isinstance(search_alg, ConcurrencyLimiter | Repeater):
+        search_alg = search_alg.searcher
+    return search_alg
+
+
+def _is_policy(candidate: object) -> bool:
+    """Whether `candidate` has the core's `SearchPolicy` methods."""
+    return all(callable(getattr(candidate, name, None)) for name in ("with_objective", "suggest"))
+
+
+def _ray_base(cls: type) -> str | None:
+    """The dotted name of the first class in `cls`'s bases from Ray Tune's
+    own modules, if any."""
+    for base in cls.__mro__:
+        if base.__module__.startswith("ray.tune."):
+            return f"{base.__module__}.{base.__qualname__}"
+    return None
+
+
+def refuse_foreign_searcher(search_alg: object) -> object:
+    """Return `search_alg`, or raise `InvalidFieldError` if what it holds is
+    neither a `tunecore.search.Searcher` nor one of the core's policies."""
+    inner = _wrapped(search_alg)
+    if inner is None or isinstance(inner, Searcher) or _is_policy(inner):
+        return search_alg
+    cls = type(inner)
+    ray_base = _ray_base(cls)
+    expected = _ACCEPTED
+    if ray_base is not None:
+        expected += (
+            f"; {cls.__module__}.{cls.__qualname__} is built on Ray Tune's own {ray_base}, "
+            "which only Ray Tune runs"
+        )
+    raise InvalidFieldError("TuneConfig.search_alg", inner, expected)

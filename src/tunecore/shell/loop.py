@@ -434,8 +434,13 @@ class ExperimentLoop:
             return event, outcome
         heard = as_heard(trial.last_result)  # a copy: the callbacks may change it
         shown = heard if objects is None else objects.merged(heard)
+        hearing = (
+            self._view(before)
+            if objects is None
+            else self._views.hearing(before, objects, self._dir)
+        )
         self._callbacks.on_trial_result(
-            self._steps, self._trials(Callback.on_trial_result), self._view(before), shown
+            self._steps, self._trials(Callback.on_trial_result), hearing, shown
         )
         if objects is not None:
             self._views.objects.record(event.trial_id, objects)

@@ -370,6 +370,24 @@ class TrialViews:
                 self._views[state.trial_id] = view
         return view
 
+    def hearing(
+        self, before: TrialState, objects: ReportedObjects, dir_of: DirOf | None = None
+    ) -> Trial:
+        """The view the callbacks get of a trial as they hear a result that
+        carried `objects`: the trial as it was `before` the result (as Ray
+        shows it in `on_trial_result`), carrying the result's objects, so
+        that `as_recorded` turns the result they are given back into the
+        JSON the log records (the result files, the trackers). Not kept:
+        the trial's next view is of its state after the result."""
+        shown = objects_shown(before, objects, self.config_objects)
+        return TrialWithObjects(
+            before,
+            objects,
+            config_objects=shown.config_objects if shown is not None else None,
+            custom_name=self.custom_name(before),
+            dir_of=dir_of,
+        )
+
     def custom_name(self, state: TrialState) -> str | None:
         """The name creator's name for the trial (asked once), or None."""
         if self._name_creator is None:

@@ -5,6 +5,7 @@ on 127.0.0.1); and how `resolve_storage` reads `storage_path` and
 
 from __future__ import annotations
 
+import datetime
 import os
 import pickle
 import shutil
@@ -392,17 +393,32 @@ def test_an_s3_uri_writes_small_objects_in_one_put_unless_it_says_otherwise(
     that do not choose, and never records the option in the URI."""
     spec, store = resolve_storage(s3_store.uri)
     assert isinstance(store, ArrowStore)
-    assert s3_option(store, "allow_delayed_open") is True
+    assert fs_option(store, "allow_delayed_open") is True
     assert "allow_delayed_open" not in spec.uri
     store.write_bytes("x/y", b"data")  # and it writes
     assert s3_store.store.read_bytes("x/y") == b"data"
     _, chosen = resolve_storage(f"{s3_store.uri}&allow_delayed_open=false")
     assert isinstance(chosen, ArrowStore)
-    assert s3_option(chosen, "allow_delayed_open") is False
+    assert fs_option(chosen, "allow_delayed_open") is False
 
 
-def s3_option(store: ArrowStore, name: str) -> object:
-    """An option the store's S3FileSystem was built with (what pickling it keeps)."""
+def test_a_gcs_uri_bounds_the_clients_retries_unless_it_says_otherwise() -> None:
+    """Left to its default, pyarrow's GCS client retries for about 15
+    minutes, so `tunecore status gs://...` without network or credentials
+    seemed to hang; tunecore bounds it for URIs that do not choose."""
+    pytest.importorskip("pyarrow._gcsfs")
+    for scheme in ("gs", "gcs"):
+        spec, store = resolve_storage(f"{scheme}://bucket/exp")
+        assert isinstance(store, ArrowStore)
+        assert fs_option(store, "retry_time_limit") == datetime.timedelta(seconds=30)
+        assert "retry_limit_seconds" not in spec.uri
+    _, chosen = resolve_storage("gs://bucket/exp?retry_limit_seconds=5")
+    assert isinstance(chosen, ArrowStore)
+    assert fs_option(chosen, "retry_time_limit") == datetime.timedelta(seconds=5)
+
+
+def fs_option(store: ArrowStore, name: str) -> object:
+    """An option the store's S3 or GCS filesystem was built with (what pickling it keeps)."""
     reduced = store.fs.__reduce__()
     assert isinstance(reduced, tuple)
     options = reduced[1][0]

@@ -144,17 +144,31 @@ def _check_location(raw: str, scheme: str) -> None:
             )
 
 
+_URI_DEFAULTS: dict[str, tuple[str, str]] = {
+    "s3": ("allow_delayed_open", "true"),
+    "gs": ("retry_limit_seconds", "30"),
+    "gcs": ("retry_limit_seconds", "30"),
+}
+"""tunecore's default for one option each scheme's URI may leave unsaid.
+S3: `allow_delayed_open`, which writes a small object in one PUT instead
+of a three-request multipart upload (most of what tunecore stores is
+small). GCS: a bound on the client's retries, which otherwise go on for
+about 15 minutes, so a read with no network or no credentials (`tunecore
+status gs://...`) fails naming the cause instead of seeming to hang; a
+failed upload is retried by the shipper at its next round anyway."""
+
+
 def _with_defaults(uri: str, scheme: str) -> str:
-    """`uri` with tunecore's defaults for what the URI leaves unsaid. S3:
-    `allow_delayed_open`, which writes a small object in one PUT instead of
-    a three-request multipart upload (most of what tunecore stores is
-    small); a URI that names it keeps its own value."""
-    if scheme.lower() != "s3":
+    """`uri` with tunecore's default for what the URI leaves unsaid
+    (`_URI_DEFAULTS`); a URI that names the option keeps its own value."""
+    default = _URI_DEFAULTS.get(scheme.lower())
+    if default is None:
         return uri
+    name, value = default
     parts = urllib.parse.urlsplit(uri)
-    if "allow_delayed_open" in urllib.parse.parse_qs(parts.query):
+    if name in urllib.parse.parse_qs(parts.query):
         return uri
-    query = "&".join(filter(None, (parts.query, "allow_delayed_open=true")))
+    query = "&".join(filter(None, (parts.query, f"{name}={value}")))
     return urllib.parse.urlunsplit(parts._replace(query=query))
 
 

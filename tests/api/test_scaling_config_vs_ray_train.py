@@ -8,8 +8,9 @@ coordinator's CPU tunecore keeps, and Ray Train V2's
 is in Ray 2.60), whose own fields and properties tunecore has too. V2 has
 no coordinator (`trainer_resources` refused, nothing counted for it): its
 totals are tunecore's less the coordinator's CPU (docs/differences.md).
-V2 needs `ray.train`'s dependencies (fsspec): its tests run in the
-frameworks session (noxfile) and are skipped without them."""
+Both need Ray's own dependencies (fsspec: V1's placement group factory
+imports `ray.tune`, V2 `ray.train`): the tests run in the frameworks
+session (noxfile) and are skipped without them."""
 
 from __future__ import annotations
 
@@ -98,6 +99,7 @@ PER_WORKER_VALUES = (
 
 
 def test_every_property_has_ray_v1s_value() -> None:
+    needs_rays_dependencies()
     compared = 0
     for arguments in grid():
         if sets_any(arguments, V2_FIELDS) or isinstance(arguments["num_workers"], tuple):
@@ -123,9 +125,14 @@ def test_every_property_has_ray_v1s_value() -> None:
     assert compared > 100
 
 
+def needs_rays_dependencies() -> None:
+    """A skip where Ray's `ray.tune` and `ray.train` cannot be imported."""
+    pytest.importorskip("fsspec", reason="ray.tune and ray.train import fsspec (frameworks)")
+
+
 def ray_v2() -> type:
     """Ray Train V2's class, or a skip where `ray.train` cannot be imported."""
-    pytest.importorskip("fsspec", reason="ray.train imports fsspec (the frameworks session)")
+    needs_rays_dependencies()
     from ray.train.v2.api.config import ScalingConfig as RayV2  # noqa: PLC0415
 
     return RayV2

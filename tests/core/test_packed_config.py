@@ -157,4 +157,17 @@ def test_round_trips_refuses_what_msgpack_changes() -> None:
     assert not round_trips({"a": Level.LOW})
     assert not round_trips({1: "int key"})
     assert not round_trips({"a": 2**64})
+    assert not round_trips({"a": "\ud800"})
     assert round_trips({"a": 2**64 - 1, "b": -(2**63), "c": math.nan})
+
+
+@given(config=json_dicts)
+def test_a_restarted_trial_has_its_config_dict_again(config: dict[str, object]) -> None:
+    spec = TrialSpec(trial_id="t0", trainable_name="f", config=config)  # type: ignore[arg-type]
+    errored = finished(spec, TrialStatus.ERROR)
+    restarted = msgspec.structs.replace(errored, status=TrialStatus.PENDING)
+    kept = msgspec.structs.asdict(restarted.spec)
+    assert type(kept["config"]) is dict
+    assert type(kept["evaluated_params"]) is dict
+    assert restarted.spec == spec  # the state a snapshot decodes
+    assert same(restarted.spec.config, config)  # type: ignore[arg-type]

@@ -22,7 +22,7 @@ sent to another process is rebuilt against that process's table.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import msgspec
@@ -95,34 +95,39 @@ def pack_exact(mapping: Mapping[str, object]) -> PackedMap | None:
     (`round_trips`); else None, as when the table is full. For a map the
     caller was given (a config), where `pack` is for one msgpack decoded
     (a result)."""
-    if not round_trips(mapping):
-        return None
-    try:
-        return pack(mapping)
-    except UnicodeEncodeError:  # a lone surrogate: the caller keeps the map
-        return None
+    return pack(mapping) if round_trips(mapping) else None
 
 
 def round_trips(value: object) -> bool:
     """Whether `value` decodes from its msgpack as itself, of the same
     types: built of JSON's types exactly (dicts of string keys, lists,
-    strings, integers msgpack holds, floats, booleans, None). A tuple
-    would come back a list, a subclass (an enum, a numpy float) its base
-    or its value, an unencodable object not at all."""
+    UTF-8 strings, integers msgpack holds, floats, booleans, None). A
+    tuple would come back a list, a subclass (an enum, a numpy float) its
+    base or its value; an unencodable object, a lone surrogate or an int
+    beyond 64 bits would not encode."""
     kind = type(value)
     if kind is dict:
         return all(
-            type(key) is str and round_trips(item)
+            type(key) is str and _utf8(key) and round_trips(item)
             for key, item in value.items()  # type: ignore[attr-defined]
         )
     if kind is list:
         return all(map(round_trips, value))  # type: ignore[call-overload]
+    if kind is str:
+        return _utf8(value)  # type: ignore[arg-type]
     if kind is int:
         return MIN_INT <= value <= MAX_INT  # type: ignore[operator]
-    return kind in _EXACT_SCALARS
+    return kind is float or kind is bool or value is None
 
 
-_EXACT_SCALARS = frozenset({str, float, bool, type(None)})
+def _utf8(text: str) -> bool:
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _registered(keys: tuple[str, ...]) -> int | None:
@@ -182,15 +187,12 @@ class ReadUnpacked:
     def __set__(self, instance: object, value: object) -> None:
         self._slot.__set__(instance, value)
 
-    def held(self, instance: object) -> object:
-        """What the slot holds: the `PackedMap` itself once packed."""
-        return self._slot.__get__(instance, type(instance))
 
-
-def unpacked_on_read(cls: type, *names: str) -> tuple[ReadUnpacked, ...]:
-    """Install `ReadUnpacked` over the fields `names` of the struct `cls`;
-    returned in that order (their `held` reads the slots)."""
-    installed = tuple(ReadUnpacked(cls.__dict__[name]) for name in names)
-    for name, field in zip(names, installed, strict=True):
-        setattr(cls, name, field)
-    return installed
+def unpacked_on_read(cls: type, *names: str) -> tuple[Callable[[object], object], ...]:
+    """Install `ReadUnpacked` over the fields `names` of the struct `cls`.
+    Returns, in that order, what reads each slot itself (the `PackedMap`
+    once packed; a C call, cheap enough for every event's state)."""
+    slots = [cls.__dict__[name] for name in names]
+    for name, slot in zip(names, slots, strict=True):
+        setattr(cls, name, ReadUnpacked(slot))
+    return tuple(slot.__get__ for slot in slots)

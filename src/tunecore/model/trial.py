@@ -171,7 +171,7 @@ class TrialSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, g
     custom_name: str | None = None
 
     def __post_init__(self) -> None:
-        config, evaluated = _CONFIG.held(self), _EVALUATED.held(self)
+        config, evaluated = _held_config(self), _held_evaluated(self)
         if (
             evaluated is not config
             and type(config) is dict
@@ -225,7 +225,7 @@ class TrialSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, g
         )
 
 
-_CONFIG, _EVALUATED = unpacked_on_read(TrialSpec, "config", "evaluated_params")
+_held_config, _held_evaluated = unpacked_on_read(TrialSpec, "config", "evaluated_params")
 """A finished trial's spec keeps its config and evaluated params packed
 (`packed_spec`); `spec.config` and `spec.evaluated_params` read them as
 the dicts they were, a new one on each read."""
@@ -239,7 +239,7 @@ def packed_spec(spec: TrialSpec) -> TrialSpec:
     packed spec as the same bytes. The two dicts, with their key tables,
     were 0.37 KB of the driver's memory per finished trial (issue 41);
     packed, with their keys shared per shape, under 0.1 KB."""
-    config, evaluated = _CONFIG.held(spec), _EVALUATED.held(spec)
+    config, evaluated = _held_config(spec), _held_evaluated(spec)
     if type(config) is not dict or type(evaluated) is not dict:
         return spec
     packed_config = _packed_dict(config)  # type: ignore[arg-type]
@@ -254,6 +254,22 @@ def packed_spec(spec: TrialSpec) -> TrialSpec:
     if packed_evaluated is not None:
         msgspec.structs.force_setattr(packed, "evaluated_params", packed_evaluated)
     return packed
+
+
+def unpacked_spec(spec: TrialSpec) -> TrialSpec:
+    """`spec` as a trial that is not finished keeps it: its config and
+    evaluated params dicts (a copy when `packed_spec` packed them: an
+    ERROR trial restarted), so its state is the one a snapshot decodes."""
+    config, evaluated = _held_config(spec), _held_evaluated(spec)
+    if type(config) is not PackedMap and type(evaluated) is not PackedMap:
+        return spec
+    plain = spec.__copy__()
+    unpacked = spec.config
+    msgspec.structs.force_setattr(plain, "config", unpacked)
+    msgspec.structs.force_setattr(
+        plain, "evaluated_params", unpacked if evaluated is config else spec.evaluated_params
+    )
+    return plain
 
 
 def _packed_dict(mapping: JsonDict) -> PackedMap | None:
@@ -332,14 +348,19 @@ class TrialState(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, 
 
     def __post_init__(self) -> None:
         """A finished trial keeps its last result packed (`recorded_result`),
-        and its spec's config and evaluated params (`packed_spec`): on
-        every state made, decoded or replaced, so a trial's state is the
-        same however it was reached (a step, a replay, a snapshot)."""
-        status = self.status
-        if status is TrialStatus.TERMINATED or status is TrialStatus.ERROR:
-            spec = packed_spec(self.spec)
-            if spec is not self.spec:
-                msgspec.structs.force_setattr(self, "spec", spec)
+        and its spec's config and evaluated params (`packed_spec`); any
+        other has them as dicts (`unpacked_spec`: an ERROR trial
+        restarted). On every state made, decoded or replaced, so a trial's
+        state is the same however it was reached (a step, a replay, a
+        snapshot)."""
+        status, spec = self.status, self.spec
+        if not (status is TrialStatus.TERMINATED or status is TrialStatus.ERROR):
+            if type(_held_config(spec)) is PackedMap or type(_held_evaluated(spec)) is PackedMap:
+                msgspec.structs.force_setattr(self, "spec", unpacked_spec(spec))
+        else:
+            finished = packed_spec(spec)
+            if finished is not spec:
+                msgspec.structs.force_setattr(self, "spec", finished)
             recorded, stats = self.recorded_result, self.recorded_stats
             if type(recorded) is dict:
                 packed = pack(recorded) if recorded else _NONE_KEPT

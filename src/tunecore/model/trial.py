@@ -155,6 +155,10 @@ class TrialSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, g
     code. `stopping_criterion` maps '/'-joined metric names to thresholds
     (numbers or booleans, which compare as 0 and 1); a trial stops once any
     metric reaches (>=) its threshold.
+
+    A finished trial's state keeps its spec's `config` and
+    `evaluated_params` packed (`packed_spec`): read, each is then a new
+    dict, equal to the one given; keep it rather than reading it per key.
     """
 
     trial_id: str

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 import math
+from typing import Any
 
 import msgspec
 import numpy as np
@@ -139,10 +140,11 @@ def test_a_running_trial_keeps_its_config_dict(config: dict[str, object]) -> Non
 
 def test_a_config_of_objects_msgpack_cannot_encode_works_as_before() -> None:
     opaque = Opaque()
-    config = {"model": opaque, "lr": 0.1}
-    state = finished(TrialSpec(trial_id="t0", trainable_name="f", config=config))  # type: ignore[dict-item]
-    assert state.spec.config is config
-    assert state.spec.config["model"] is opaque
+    config: dict[str, Any] = {"model": opaque, "lr": 0.1}
+    state = finished(TrialSpec(trial_id="t0", trainable_name="f", config=config))
+    read: dict[str, Any] = state.spec.config
+    assert read is config
+    assert read["model"] is opaque
 
 
 def test_a_packed_spec_shows_its_config_as_the_map() -> None:

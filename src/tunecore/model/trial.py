@@ -3,6 +3,7 @@ stands now (`TrialState`)."""
 
 from __future__ import annotations
 
+import copy
 import enum
 from collections.abc import Iterable
 
@@ -246,13 +247,11 @@ def packed_spec(spec: TrialSpec) -> TrialSpec:
     config, evaluated = _held_config(spec), _held_evaluated(spec)
     if type(config) is not dict or type(evaluated) is not dict:
         return spec
-    packed_config = _packed_dict(config)  # type: ignore[arg-type]
-    packed_evaluated = (
-        packed_config if evaluated is config else _packed_dict(evaluated)  # type: ignore[arg-type]
-    )
+    packed_config = _packed_dict(config)
+    packed_evaluated = packed_config if evaluated is config else _packed_dict(evaluated)
     if packed_config is None and packed_evaluated is None:
         return spec
-    packed = spec.__copy__()
+    packed = copy.copy(spec)
     if packed_config is not None:
         msgspec.structs.force_setattr(packed, "config", packed_config)
     if packed_evaluated is not None:
@@ -267,7 +266,7 @@ def unpacked_spec(spec: TrialSpec) -> TrialSpec:
     config, evaluated = _held_config(spec), _held_evaluated(spec)
     if type(config) is not PackedMap and type(evaluated) is not PackedMap:
         return spec
-    plain = spec.__copy__()
+    plain = copy.copy(spec)
     unpacked = spec.config
     msgspec.structs.force_setattr(plain, "config", unpacked)
     msgspec.structs.force_setattr(

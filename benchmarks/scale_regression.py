@@ -179,9 +179,10 @@ SUITE_ASHA = "asha, the scale suite's experiment in-process"
 SUITE_ASHA_TARGET_KB = 1.8
 """The suite's experiment in-process at 1,000 and 4,000 trials keeps some
 0.2 KB a finished trial less than the same experiment on Ray at 100,000
-(mem46: 1.91 KB against 2.11; mem47: 1.70 against 1.9, docs/
-benchmarks.md): held here, the on-Ray target of 2 KB holds at 100,000.
-A finished trial's config left unpacked (0.2 KB) fails it."""
+(main before mem47: 1.95 KB in-process, 2.11 on Ray; docs/benchmarks.md,
+"Driver memory under ASHA on Ray after mem47"): held here, the on-Ray
+target of 2 KB holds at 100,000. A finished trial's config left unpacked
+(0.25 KB) fails it."""
 
 
 def suite_asha_pairs(sizes: Sequence[int], runs: int) -> list[dict[int, Cell]]:

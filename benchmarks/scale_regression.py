@@ -47,8 +47,9 @@ their directories its longer names), run in-process at
 simulated builds' experiments are smaller per trial (two floats, the
 simulator's results), so they missed what this one keeps; on Ray the
 driver keeps per finished trial what it keeps in-process (docs/
-benchmarks.md, "Driver memory on Ray (bench41)"), so this checks the
-on-Ray target in a minute and without Ray.
+benchmarks.md, "Driver memory on Ray (bench41)") and some 0.2 KB more at
+100,000 trials, so this checks the on-Ray target in a minute and without
+Ray against `SUITE_ASHA_TARGET_KB`, that much below it.
 """
 
 from __future__ import annotations
@@ -131,10 +132,12 @@ def restore_check(cell: Cell, load: float) -> tuple[str, bool]:
     )
 
 
-def memory_check(sweep: str, pairs: Sequence[Mapping[int, Cell]]) -> tuple[str, bool]:
+def memory_check(
+    sweep: str, pairs: Sequence[Mapping[int, Cell]], target_kb: float = MEMORY_TARGET_KB
+) -> tuple[str, bool]:
     """The driver memory line and whether it held: per pair of fresh
     builds, the RSS growth per extra trial, largest size against smallest;
-    their median at most `MEMORY_TARGET_KB`."""
+    their median at most `target_kb`."""
     label = f"- driver memory per finished trial on {sweep}"
     failed = [c for pair in pairs for c in pair.values() if isinstance(c, str)]
     if failed or not pairs:
@@ -145,12 +148,12 @@ def memory_check(sweep: str, pairs: Sequence[Mapping[int, Cell]]) -> tuple[str, 
         small, large = min(growth), max(growth)
         per_trial.append((growth[large] - growth[small]) / (large - small))
     median = statistics.median(per_trial)
-    held = median <= MEMORY_TARGET_KB
+    held = median <= target_kb
     sizes = sorted(pairs[0])
     return (
         f"{label}, RSS growth {sizes[0]:,} to {sizes[-1]:,} trials: "
         + ", ".join(f"{kb:.2f}" for kb in per_trial)
-        + f" KB; median {median:.2f} KB (<= {MEMORY_TARGET_KB:g} KB): "
+        + f" KB; median {median:.2f} KB (<= {target_kb:g} KB): "
         + verdict(held),
         held,
     )
@@ -173,6 +176,13 @@ def memory_pairs(sweep: str, sizes: Sequence[int], runs: int) -> list[dict[int, 
 
 SUITE_ASHA_SIZES = (1_000, 4_000)
 SUITE_ASHA = "asha, the scale suite's experiment in-process"
+SUITE_ASHA_TARGET_KB = 1.8
+"""The suite's experiment in-process at 1,000 and 4,000 trials keeps some
+0.2 KB a finished trial less than the same experiment on Ray at 100,000
+(main before mem47: 1.95 KB in-process, 2.11 on Ray; docs/benchmarks.md,
+"Driver memory under ASHA on Ray after mem47"): held here, the on-Ray
+target of 2 KB holds at 100,000. A finished trial's config left unpacked
+(0.25 KB) fails it."""
 
 
 def suite_asha_pairs(sizes: Sequence[int], runs: int) -> list[dict[int, Cell]]:
@@ -213,7 +223,8 @@ def run(
             memory_check(sweep, memory_pairs(sweep, sizes, memory_runs))
             for sweep in SIMULATED_SWEEPS
         ]
-        checks.append(memory_check(SUITE_ASHA, suite_asha_pairs(SUITE_ASHA_SIZES, memory_runs)))
+        pairs = suite_asha_pairs(SUITE_ASHA_SIZES, memory_runs)
+        checks.append(memory_check(SUITE_ASHA, pairs, SUITE_ASHA_TARGET_KB))
     return [line for line, _ in checks], all(held for _, held in checks)
 
 

@@ -150,12 +150,20 @@ def test_the_suite_asha_check_runs_fresh_in_process_children_at_both_ends(
     assert spawned == [(scale.ASHA, 1_000, True), (scale.ASHA, 4_000, True)] * 2
     assert pairs[0] == {1_000: {"rss_growth_kb": 1_500.0}, 4_000: {"rss_growth_kb": 6_000.0}}
     assert pairs[1][4_000] == "killed"
-    line, held = scale_regression.memory_check(scale_regression.SUITE_ASHA, pairs[:1])
+    line, held = scale_regression.memory_check(
+        scale_regression.SUITE_ASHA, pairs[:1], scale_regression.SUITE_ASHA_TARGET_KB
+    )
     assert held
     assert line == (
         "- driver memory per finished trial on asha, the scale suite's experiment in-process, "
-        "RSS growth 1,000 to 4,000 trials: 1.50 KB; median 1.50 KB (<= 2 KB): held"
+        "RSS growth 1,000 to 4,000 trials: 1.50 KB; median 1.50 KB (<= 1.8 KB): held"
     )
+    over = [{1_000: {"rss_growth_kb": 1_500.0}, 4_000: {"rss_growth_kb": 1_500.0 + 3_000 * 1.9}}]
+    line, held = scale_regression.memory_check(
+        scale_regression.SUITE_ASHA, over, scale_regression.SUITE_ASHA_TARGET_KB
+    )
+    assert not held  # 1.9 KB a trial in-process: over 2 KB on Ray at 100,000
+    assert line.endswith("median 1.90 KB (<= 1.8 KB): **REGRESSED**")
 
 
 @pytest.mark.slow

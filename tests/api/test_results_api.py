@@ -249,7 +249,8 @@ def test_a_result_reads_as_the_dataclass_it_was_and_keeps_no_dict_of_its_own(
     assert list(loaded) == list(results)  # compared on what it tells, not its state object
     assert first != results[1]
     assert first.metrics == first.state.last_result
-    assert first.config is first.state.spec.config
+    assert first.config == first.state.spec.config == {"x": 0}
+    assert first.config is not first.config  # kept packed: a dict of the caller's own
     assert first.best_checkpoints == first.best_checkpoints
     assert first.best_checkpoints is not first.best_checkpoints  # a list of the caller's own
     assert repr(first).startswith(

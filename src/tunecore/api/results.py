@@ -233,7 +233,8 @@ class Result:
     def config(self) -> dict[str, Any]:
         """The trial's config; typed `Any` as Ray's is: in the driver that
         ran the trial it may hold the param space's objects
-        (`ResultWithObjects`)."""
+        (`ResultWithObjects`). Of a finished trial (kept packed,
+        `model.trial.packed_spec`), a new dict on every read."""
         return self.state.spec.config
 
     @property

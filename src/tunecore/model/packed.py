@@ -22,9 +22,12 @@ sent to another process is rebuilt against that process's table.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import msgspec
+
+from tunecore.model.storable import MAX_INT, MIN_INT
 
 SHAPE_BYTES = 2
 """The packed map's first bytes: its shape's index in `_SHAPES`."""
@@ -66,7 +69,10 @@ class PackedMap(bytes):
     def unpacked(self) -> dict[str, object]:
         """The map, its values decoded untyped (a new dict each time)."""
         values: list[object] = _DECODE.decode(memoryview(self)[SHAPE_BYTES:])
-        return dict(zip(_SHAPES[self[0] << 8 | self[1]], values, strict=True))
+        return dict(zip(self.keys(), values, strict=True))
+
+    def __repr__(self) -> str:
+        return f"PackedMap({self.unpacked()!r})"
 
     def __reduce__(self) -> tuple[object, ...]:
         return (_repacked, (self.keys(), bytes(self.values_packed())))
@@ -82,6 +88,46 @@ def pack(mapping: Mapping[str, object]) -> PackedMap | None:
         if index is None:
             return None
     return PackedMap(index.to_bytes(SHAPE_BYTES, "big") + _ENCODE.encode(tuple(mapping.values())))
+
+
+def pack_exact(mapping: Mapping[str, object]) -> PackedMap | None:
+    """`mapping` packed when it unpacks as itself, values of the same types
+    (`round_trips`); else None, as when the table is full. For a map the
+    caller was given (a config), where `pack` is for one msgpack decoded
+    (a result)."""
+    return pack(mapping) if round_trips(mapping) else None
+
+
+def round_trips(value: object) -> bool:
+    """Whether `value` decodes from its msgpack as itself, of the same
+    types: built of JSON's types exactly (dicts of string keys, lists,
+    UTF-8 strings, integers msgpack holds, floats, booleans, None). A
+    tuple would come back a list, a subclass (an enum, a numpy float) its
+    base or its value; an unencodable object, a lone surrogate or an int
+    beyond 64 bits would not encode."""
+    kind = type(value)
+    if kind is dict:
+        return all(
+            type(key) is str and _utf8(key) and round_trips(item)
+            for key, item in value.items()  # type: ignore[attr-defined]
+        )
+    if kind is list:
+        return all(map(round_trips, value))  # type: ignore[call-overload]
+    if kind is str:
+        return _utf8(value)  # type: ignore[arg-type]
+    if kind is int:
+        return MIN_INT <= value <= MAX_INT  # type: ignore[operator]
+    return kind is float or kind is bool or value is None
+
+
+def _utf8(text: str) -> bool:
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _registered(keys: tuple[str, ...]) -> int | None:
@@ -114,3 +160,39 @@ def encoded(value: object) -> object:
     if isinstance(value, PackedMap):
         return value.unpacked()
     raise TypeError(f"Encoding objects of type {type(value).__name__} is unsupported")
+
+
+class ReadUnpacked:
+    """A struct's field read through its slot: a `PackedMap` held there
+    reads as the map it packed (a new dict each time), anything else as it
+    is. Installed over a field (`unpacked_on_read`), it lets a struct keep
+    a value it holds long packed while every caller reads the field by its
+    name as before; the constructor, `msgspec.structs` and the encoders
+    use the slot itself (the `PackedMap`, which `encoded` writes as its
+    map)."""
+
+    __slots__ = ("_slot",)
+
+    def __init__(self, slot: Any) -> None:
+        self._slot = slot
+
+    def __get__(self, instance: object, owner: type | None = None) -> Any:
+        if instance is None:
+            return self
+        value = self._slot.__get__(instance, owner)
+        if type(value) is PackedMap:
+            return value.unpacked()
+        return value
+
+    def __set__(self, instance: object, value: object) -> None:
+        self._slot.__set__(instance, value)
+
+
+def unpacked_on_read(cls: type, *names: str) -> tuple[Callable[[object], object], ...]:
+    """Install `ReadUnpacked` over the fields `names` of the struct `cls`.
+    Returns, in that order, what reads each slot itself (the `PackedMap`
+    once packed; a C call, cheap enough for every event's state)."""
+    slots = [cls.__dict__[name] for name in names]
+    for name, slot in zip(names, slots, strict=True):
+        setattr(cls, name, ReadUnpacked(slot))
+    return tuple(slot.__get__ for slot in slots)

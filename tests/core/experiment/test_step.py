@@ -11,7 +11,11 @@ from tests.core.experiment.policies import ListSearcher, ScriptedScheduler
 from tunecore.core.experiment import ExperimentConfig, ExperimentState, new_experiment, step
 from tunecore.core.schedulers.asha import ASHAScheduler
 from tunecore.core.schedulers.base import PAUSE, STOP, Exploit, TrialScheduler, Verdict
+from tunecore.core.schedulers.hb_bohb import HyperBandForBOHB
+from tunecore.core.schedulers.hyperband import HyperBandScheduler
 from tunecore.core.schedulers.median import MedianStoppingRule
+from tunecore.core.schedulers.pbt import PopulationBasedTraining
+from tunecore.core.schedulers.resource_changing import ResourceChangingScheduler
 from tunecore.core.search import ConcurrencyLimiter, Repeater
 from tunecore.core.search.base import SearchPolicy
 from tunecore.core.stoppers import BuiltinStopper
@@ -325,6 +329,51 @@ def test_a_scheduler_given_only_a_mode_acts_on_the_anonymous_metric() -> None:
     commands = run.result(T0, training_iteration=4, _metric=0.5)
     assert run.status(T0) is TrialStatus.TERMINATED  # at max_t, with _metric: stopped
     assert any(isinstance(c, StopTrial) for c in commands)
+
+
+@pytest.mark.parametrize(
+    ("scheduler", "owner"),
+    [
+        (HyperBandScheduler(mode=Mode.MAX, max_t=8), "HyperBandScheduler"),
+        (HyperBandForBOHB(mode=Mode.MAX, max_t=8), "HyperBandForBOHB"),
+        (
+            PopulationBasedTraining(mode=Mode.MAX, hyperparam_mutations={"lr": [0.1, 0.2]}),
+            "PopulationBasedTraining",
+        ),
+        (
+            ResourceChangingScheduler(base_scheduler=HyperBandScheduler(mode=Mode.MAX)),
+            "ResourceChangingScheduler",
+        ),
+    ],
+)
+def test_a_scheduler_that_needs_the_anonymous_metric_fails_a_result_without_it(
+    scheduler: TrialScheduler, owner: str
+) -> None:
+    """Ray 2.60's HyperBand (halving: `KeyError`) and PBT (`require_attrs`:
+    `RuntimeError`) fail on a result without `_metric`: here the trial
+    fails, naming it, before the scheduler could act on it."""
+    run = Run(config(), scheduler=scheduler, searcher=searcher(1))
+    assert run.state.config.checked_metrics == {"_metric": owner}
+    run.cluster(cpu=1)
+    run.result(T0, training_iteration=1, _metric=0.5)
+    assert run.status(T0) is TrialStatus.RUNNING
+    commands = run.result(T0, training_iteration=2, loss=0.5)
+    assert run.status(T0) is TrialStatus.ERROR
+    stop = commands[0]
+    assert isinstance(stop, StopTrial)
+    assert stop.error is not None
+    assert f"without the metric '_metric' that {owner} expects" in stop.error
+
+
+def test_pbt_without_require_attrs_passes_over_a_result_without_the_anonymous_metric() -> None:
+    pbt = PopulationBasedTraining(
+        mode=Mode.MAX, hyperparam_mutations={"lr": [0.1, 0.2]}, require_attrs=False
+    )
+    run = Run(config(), scheduler=pbt, searcher=searcher(1))
+    assert run.state.config.checked_metrics == {}
+    run.cluster(cpu=1)
+    run.result(T0, training_iteration=1, loss=0.5)
+    assert run.status(T0) is TrialStatus.RUNNING
 
 
 def test_strict_metric_checking_covers_a_limited_searchers_metric() -> None:

@@ -47,7 +47,7 @@ from tunecore.core.experiment.state import (
     trial_id_of,
 )
 from tunecore.core.lifecycle import JudgedResult, LifecycleEvent
-from tunecore.core.policies import policy_metric
+from tunecore.core.policies import checked_metric
 from tunecore.core.results import (
     AUTOFILLED,
     DEFAULT_METRIC,
@@ -131,7 +131,8 @@ def new_experiment(
     experiment's metric and mode where they have none (and raise a clear
     error if they need one and neither has it; a mode alone gives them
     Ray's anonymous metric `_metric`, which strict metric checking passes
-    over, as Ray's does). `stopper` is the built-in
+    over, as Ray's does, except for a policy that needs it in every result:
+    `policies.checked_metric`). `stopper` is the built-in
     stopper, if any (`tunecore.core.stoppers`). `metric_owner` is how a
     result without the metric names the setting that asks for it (the
     command line names its flag)."""
@@ -147,11 +148,11 @@ def new_experiment(
     if config.checked_metrics is None:
         checked: dict[str, str] = {}
         for metric, owner in (
-            (config.metric, metric_owner),
-            (policy_metric(scheduler), type(scheduler).__name__),
-            (policy_metric(searcher), type(searcher).__name__),
+            (None if config.metric == DEFAULT_METRIC else config.metric, metric_owner),
+            (checked_metric(scheduler), type(scheduler).__name__),
+            (checked_metric(searcher), type(searcher).__name__),
         ):
-            if metric is not None and metric != DEFAULT_METRIC:  # Ray's check skips it
+            if metric is not None:  # Ray's anonymous one only where a policy needs it
                 checked.setdefault(metric, owner)
         config = msgspec.structs.replace(config, checked_metrics=checked)
     return ExperimentState(

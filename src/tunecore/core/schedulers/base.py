@@ -169,7 +169,11 @@ class TrialScheduler(Protocol):
     A scheduler (or searcher) that reads a metric names it in a `metric`
     attribute (a str, or None before `with_objective`): the experiment then
     checks that every result reports it (`policy_metric`), so a misspelled
-    metric fails the trial instead of silently disabling the policy.
+    metric fails the trial instead of silently disabling the policy. Ray's
+    anonymous `_metric` (a mode given without a metric) is not checked,
+    as in Ray, and the policy must then pass over results without it,
+    unless an optional `metric_required` attribute is true: results are
+    then checked for it too (`core.policies.checked_metric`).
 
     What the experiment (`core.experiment.step`) promises every scheduler,
     so a scheduler needs no bookkeeping of statuses of its own

@@ -114,7 +114,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from operator import itemgetter
-from typing import Self, TypeVar
+from typing import ClassVar, Self, TypeVar
 
 import msgspec
 
@@ -282,7 +282,14 @@ class HyperBandScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
     are used (skipped ones included), `members` the tracked trials, `doomed`
     the trials a halving stopped while paused, `added` how many trials were
     added, `num_stopped` how many trials halvings stopped.
+
+    `metric_required`: a halving ranks every live trial by its metric, so
+    a result without it fails the trial even when the metric is Ray's
+    anonymous `_metric` (`core.policies.checked_metric`; Ray's halving
+    raises `KeyError` and the run fails).
     """
+
+    metric_required: ClassVar[bool] = True
 
     time_attr: str = "training_iteration"
     metric: str | None = None

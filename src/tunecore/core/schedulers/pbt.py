@@ -93,7 +93,9 @@ Deviations from Ray (python/ray/tune/schedulers/pbt.py, async mode):
 - `quantile_fraction == 0` disables checkpointing too (Ray's `trials[-0:]`
   puts every trial in the upper quantile and checkpoints all of them).
 - A missing or non-numeric (or NaN) time or metric gives CONTINUE, as Ray
-  with `require_attrs=False`; Ray's default raises.
+  with `require_attrs=False`; Ray's default raises. A named metric missing
+  fails the trial anyway (strict metric checking), and so does Ray's
+  anonymous `_metric` under `require_attrs` (`metric_required`).
 - Ray fills mutated keys missing from a new trial's config on
   `on_trial_add`; our hooks cannot change a config, so the Tuner adds them
   to the param space instead (`tunecore.api.mutation_space`), and a value
@@ -114,7 +116,7 @@ Deviations from Ray (python/ray/tune/schedulers/pbt.py, async mode):
   (the explore step has drawn its numbers anyway). When several trials
   are explored at one barrier, only the first uses the values mutation
   functions drew for it; the others perturb those values.
-- `require_attrs` is accepted and changes nothing (see above).
+- `require_attrs` changes only whether `_metric` is checked (see above).
 
 Why one module of over 400 lines: the population's bookkeeping, the exploit
 decision and the explore step (mutations, resampling, the perturbed tag) are
@@ -389,6 +391,14 @@ class PopulationBasedTraining(
             # Floats, as decoding reads them: a state encodes to the same
             # bytes before and after a resume.
             msgspec.structs.force_setattr(self, name, float(getattr(self, name)))
+
+    @property
+    def metric_required(self) -> bool:
+        """`require_attrs`: a result without the metric fails the trial even
+        when the metric is Ray's anonymous `_metric`, which strict metric
+        checking otherwise passes over (`core.policies.checked_metric`;
+        Ray's PBT raises `RuntimeError` and the run fails)."""
+        return self.require_attrs
 
     def with_objective(self, metric: str | None, mode: Mode | None) -> Self:
         """Fill in the experiment's metric and mode where none was given;

@@ -130,6 +130,12 @@ class ResourceChangingScheduler(msgspec.Struct, Generic[B], frozen=True, tag=Tru
         return policy_metric(self.base) or own
 
     @property
+    def metric_required(self) -> bool:
+        """The base scheduler's (`core.policies.checked_metric`): it sees
+        every result."""
+        return getattr(self.base, "metric_required", False) is True
+
+    @property
     def allocation_function(self) -> AllocationFunction | None:
         """The place of the user's function, if resizing is the user's."""
         allocation: object = self.resources_allocation_function

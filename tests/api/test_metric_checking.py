@@ -9,7 +9,7 @@ import pytest
 import tunecore
 from tunecore import RunConfig, TuneConfig, Tuner
 from tunecore.model import Mode, TrialStatus
-from tunecore.schedulers import ASHAScheduler
+from tunecore.schedulers import ASHAScheduler, HyperBandScheduler, PopulationBasedTraining
 
 
 def reports_loss(config: dict[str, object]) -> None:
@@ -46,3 +46,30 @@ def test_the_ray_switch_turns_the_check_off(
     (result,) = fit(tmp_path)
     assert result.status is TrialStatus.TERMINATED
     assert result.metrics["training_iteration"] == 4
+
+
+@pytest.mark.parametrize(
+    ("scheduler", "owner"),
+    [
+        (HyperBandScheduler(mode="max", max_t=4), "HyperBandScheduler"),
+        (
+            PopulationBasedTraining(mode="max", hyperparam_mutations={"lr": [0.1, 0.2]}),
+            "PopulationBasedTraining",
+        ),
+    ],
+)
+def test_a_scheduler_needing_the_anonymous_metric_fails_trials_without_it(
+    tmp_path: Path, scheduler: object, owner: str
+) -> None:
+    """A mode and no metric: Ray's anonymous `_metric`, which Ray's HyperBand
+    and PBT fail the run without; here each trial fails, naming it."""
+    tuner = Tuner(
+        reports_loss,
+        param_space={"lr": tunecore.grid_search([0.1, 0.2])},
+        tune_config=TuneConfig(scheduler=scheduler),
+        run_config=RunConfig(storage_path=str(tmp_path), verbose=0, executor="in_process"),
+    )
+    results = tuner.fit()
+    assert len(results.errors) == 2
+    for result in results:
+        assert f"without the metric '_metric' that {owner} expects" in str(result.error)

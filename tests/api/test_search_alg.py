@@ -5,11 +5,13 @@ where it is passed."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tunecore import TuneConfig
+import tunecore
+from tunecore import RunConfig, TuneConfig, Tuner
 from tunecore.search import BasicVariantGenerator, ConcurrencyLimiter, Repeater, Searcher
 
 
@@ -60,3 +62,25 @@ def test_a_searcher_built_on_ray_tunes_own_class_is_refused_naming_it(
 def test_any_other_object_is_refused_naming_the_field() -> None:
     with pytest.raises(ValueError, match=r"TuneConfig\.search_alg=<object object at .*expected"):
         TuneConfig(search_alg=object())
+
+
+def reports_once(config: dict[str, Any]) -> None:
+    tunecore.report({"score": 1.0})
+
+
+def test_restore_refuses_a_searcher_built_on_ray_tunes_own_class(tmp_path: Path) -> None:
+    """`Tuner.restore(search_alg=...)` refuses what `TuneConfig` refuses (it
+    used to drop it unseen), naming where it was passed."""
+    tuner = Tuner(
+        reports_once,
+        run_config=RunConfig(
+            name="exp", storage_path=str(tmp_path), verbose=0, executor="in_process"
+        ),
+    )
+    tuner.fit()
+    searcher = ConcurrencyLimiter(BuiltOnRaysSearcher(), max_concurrent=1)
+    with pytest.raises(ValueError, match=r"Tuner\.restore\.search_alg=") as raised:
+        Tuner.restore(str(tmp_path / "exp"), reports_once, search_alg=searcher)
+    assert "built on Ray Tune's own ray.tune.search.searcher.Searcher" in str(raised.value)
+    # A searcher tunecore drives is taken as before.
+    assert Tuner.restore(str(tmp_path / "exp"), reports_once, search_alg=RayStyle()) is not None

@@ -1,7 +1,8 @@
 """Refuse a search algorithm tunecore cannot drive, where it is passed.
 
-`TuneConfig(search_alg=...)` takes a `tunecore.search.Searcher` (the
-searchers tunecore ships, or a subclass of the user's), which the shell
+`TuneConfig(search_alg=...)` (and `Tuner.restore(..., search_alg=...)`)
+takes a `tunecore.search.Searcher` (the searchers tunecore ships, or a
+subclass of the user's), which the shell
 drives through the core's `ExternalSearcher`, or one of the core's search
 policies (`BasicVariantGenerator`), either of them inside a
 `ConcurrencyLimiter` or `Repeater`. Anything else used to reach the core,
@@ -47,9 +48,12 @@ def _ray_base(cls: type) -> str | None:
     return None
 
 
-def refuse_foreign_searcher(search_alg: object) -> object:
-    """Return `search_alg`, or raise `InvalidFieldError` if what it holds is
-    neither a `tunecore.search.Searcher` nor one of the core's policies."""
+def refuse_foreign_searcher(search_alg: object, field: str = "TuneConfig.search_alg") -> object:
+    """Return `search_alg`, or raise `InvalidFieldError` naming `field` (where
+    it was passed) if what it holds is neither a `tunecore.search.Searcher`
+    nor one of the core's policies. Every entry point that takes a search
+    algorithm calls it: `TuneConfig` (so `tune.run` and `run_experiments`
+    too) and `Tuner.restore`."""
     inner = _wrapped(search_alg)
     if inner is None or isinstance(inner, Searcher) or _is_policy(inner):
         return search_alg
@@ -61,4 +65,4 @@ def refuse_foreign_searcher(search_alg: object) -> object:
             f"; {cls.__module__}.{cls.__qualname__} is built on Ray Tune's own {ray_base}, "
             "which only Ray Tune runs"
         )
-    raise InvalidFieldError("TuneConfig.search_alg", inner, expected)
+    raise InvalidFieldError(field, inner, expected)

@@ -141,7 +141,8 @@ def run(
                 # Thresholds are the log's; a stopper of your own is code.
                 stop=None if stop is None or isinstance(stop, Mapping) else stop,
                 storage_filesystem=storage_filesystem,
-                search_alg=search_alg,
+                # A searcher's name builds one the log's spec rebuilds anyway.
+                search_alg=None if isinstance(search_alg, str) else search_alg,
             )
             return _analysed(tuner, raise_on_failed_trial)
     tuner = with_parts(

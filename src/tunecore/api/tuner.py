@@ -56,6 +56,7 @@ from tunecore.api.experiment_names import (
     set_aside_earlier_run,
     stored_default_names,
 )
+from tunecore.api.foreign_searcher import refuse_foreign_searcher
 from tunecore.api.loader import load_experiment
 from tunecore.api.mutation_space import with_mutated_keys
 from tunecore.api.plan import plan_run
@@ -280,7 +281,9 @@ class Tuner:
         whose class cannot rebuild it from the log (one of your own without
         `to_spec`): built as it was, it is fed the log's tells and asks
         again (`tunecore.api.searching`); tunecore's own searchers are
-        rebuilt without it. `resources_allocation_function` hands back the
+        rebuilt without it. One tunecore cannot drive (built on Ray Tune's
+        own `Searcher`) is refused as `TuneConfig` refuses it.
+        `resources_allocation_function` hands back the
         function a `ResourceChangingScheduler` resized trials with (the log
         holds its answers, not its code; required when it had one).
         `scheduler` hands back a scheduler of your own written against
@@ -313,6 +316,7 @@ class Tuner:
         cluster this process is connected to, else `RAY_ADDRESS`, else a
         new local Ray), and a warning names the recorded address.
         """
+        refuse_foreign_searcher(search_alg, "Tuner.restore.search_alg")
         experiment_dir, storage_path, filesystem = _restore_location(path, storage_filesystem)
         header = read_header(experiment_dir)
         settings = header.settings

@@ -42,7 +42,7 @@ import msgspec
 
 from tunecore.core import lifecycle
 from tunecore.core.dispatch import handles
-from tunecore.core.experiment import ExperimentState, Stepped, step, trial_id_of
+from tunecore.core.experiment import ExperimentState, Stepped, step, trial_id_of, trial_number
 from tunecore.core.experiment.requests import outstanding
 from tunecore.core.naming import error_entry
 from tunecore.core.results import (
@@ -159,6 +159,7 @@ class ExperimentLoop:
         self._trial_ids: list[str] = []  # in creation order, as `_trials_list` shows them
         self._steps = 0  # loop steps done: the callbacks' `iteration`, as Ray's
         self._hosted: set[str] = set()  # trials that have a worker now
+        self._stepped_from = state  # the state before the step whose commands run now
         self._interrupts = InterruptGuard()
         self._answers: list[ExperimentEvent] = []  # fed right after their command
         self._drawn: list[ExperimentEvent] = []  # the policies' answers: fed first
@@ -327,6 +328,7 @@ class ExperimentLoop:
                 event, preview = self._told_result(event, objects)
                 if self._allocator is not None:
                     event, preview = self._allocated(event, preview, self._allocator)
+            self._stepped_from = self.state
             try:
                 commands = self._logged_step(event, preview)
             except UnstorableValueError as error:
@@ -614,9 +616,7 @@ class ExperimentLoop:
             self._submit(command, trial, context)
             self._dir(trial)
         self._storage.write_params(Path(context.trial_dir), trial.spec.config)
-        self._callbacks.on_trial_start(
-            self._steps, self._trials(Callback.on_trial_start), self._view(trial)
-        )
+        self._tell_as_ray_shows(Callback.on_trial_start, trial, TrialStatus.PENDING)
         self._hosted.add(trial.trial_id)
         if not chained:
             self._submit(command, trial, context)
@@ -719,9 +719,9 @@ class ExperimentLoop:
                 self._steps, self._trials(Callback.on_trial_error), self._view(trial)
             )
         elif trial.status is TrialStatus.TERMINATED:
-            self._callbacks.on_trial_complete(
-                self._steps, self._trials(Callback.on_trial_complete), self._view(trial)
-            )
+            before = self._stepped_from.trials.get(trial.trial_id)
+            was = TrialStatus.RUNNING if before is None or before.is_finished else before.status
+            self._tell_as_ray_shows(Callback.on_trial_complete, trial, was)
         if trial.is_finished:
             self._settle_dir(trial.trial_id)
 
@@ -888,6 +888,27 @@ class ExperimentLoop:
     def _view(self, trial: TrialState) -> Trial:
         """The trial as callbacks see it (made once per state)."""
         return self._views.of(trial, self._dir)
+
+    def _tell_as_ray_shows(
+        self, hook: Callable[..., None], trial: TrialState, status: TrialStatus
+    ) -> None:
+        """Call the callbacks' `hook` (`on_trial_start`, `on_trial_complete`)
+        with the trial in the `status` Ray Tune's controller shows there,
+        in `trials` too: it calls them before it sets the new status (a
+        starting trial is PENDING, a completing one RUNNING, or PENDING or
+        PAUSED if it was stopped waiting), where the core's state has it
+        already. Afterwards `trials` holds the trial as it is."""
+        shown = self._views.showing(trial, status, self._dir)
+        trials = self._trials(hook)
+        number = trial_number(self.state.config, trial.trial_id)
+        listed = number < len(trials) and getattr(trials[number], "state", None) is trial
+        if listed:
+            trials[number] = shown
+        try:
+            getattr(self._callbacks, hook.__name__)(self._steps, trials, shown)
+        finally:
+            if listed:
+                trials[number] = self._view(trial)
 
     def _trials(self, hook: Callable[..., None]) -> list[Trial]:
         """Every trial in creation order, for the callbacks' `hook` (a

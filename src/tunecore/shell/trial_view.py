@@ -31,10 +31,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from tunecore.core.checkpoints import newest_persistent
 from tunecore.core.naming import display_name, trial_name
 from tunecore.core.results import last_n_average
-from tunecore.model import JsonDict, JsonValue, TrialState
+from tunecore.model import JsonDict, JsonValue, TrialState, TrialStatus
 from tunecore.shell.objects_shown import config_shown, last_result_shown, objects_shown
 from tunecore.shell.reported_objects import ObjectsByTrial, ReportedObjects
 from tunecore.shell.storage.layout import read_result_rows
@@ -385,6 +387,20 @@ class TrialViews:
             objects,
             config_objects=shown.config_objects if shown is not None else None,
             custom_name=self.custom_name(before),
+            dir_of=dir_of,
+        )
+
+    def showing(self, state: TrialState, status: TrialStatus, dir_of: DirOf | None = None) -> Trial:
+        """A view of `state` with `status` instead of its own: the status
+        Ray Tune shows a callback hook that it calls before it sets the new
+        one (`shell.loop`). Not kept, as `hearing`'s."""
+        shown = msgspec.structs.replace(state, status=status)
+        objects = self.objects.get(state.trial_id) if self.objects else None
+        return trial_view(
+            shown,
+            objects,
+            config_objects=self.config_objects,
+            custom_name=self.custom_name(state),
             dir_of=dir_of,
         )
 

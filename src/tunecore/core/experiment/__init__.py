@@ -4,6 +4,7 @@ from tunecore.core.experiment.state import (
     ExperimentConfig,
     ExperimentState,
     trial_id_of,
+    trial_number,
     trials_in_order,
 )
 from tunecore.core.experiment.step import Stepped, new_experiment, step
@@ -15,5 +16,6 @@ __all__ = [
     "new_experiment",
     "step",
     "trial_id_of",
+    "trial_number",
     "trials_in_order",
 ]

@@ -172,6 +172,12 @@ def trial_id_of(config: ExperimentConfig, number: int) -> str:
     return f"{config.trial_id_prefix}_{number:05d}"
 
 
+def trial_number(config: ExperimentConfig, trial_id: str) -> int:
+    """The number of the experiment's trial `trial_id` (`trial_id_of`'s
+    inverse)."""
+    return int(trial_id[len(config.trial_id_prefix) + 1 :])
+
+
 def ids_in_order(config: ExperimentConfig, created: int) -> list[str]:
     """The ids of the first `created` trials, in the order they were created."""
     return [trial_id_of(config, number) for number in range(created)]

@@ -284,7 +284,43 @@ def test_a_result_built_directly_compares_and_pickles_as_its_fields() -> None:
     assert result == Result({"loss": 1.0}, None, None, "/results/trial")
     assert result != Result({"loss": 2.0}, None, None, "/results/trial")
     assert pickle.loads(pickle.dumps(result)) == result
-    assert repr(result).startswith("Result(metrics={'loss': 1.0}")
+    assert repr(result).startswith("Result(\n  metrics={'loss': 1.0}")
+
+
+def test_a_result_built_directly_prints_as_rays_does() -> None:
+    """Ray 2.60's `Result.__repr__` (ray/air/result.py): the error's type
+    first, the metrics without the keys Ray fills in, one field a line."""
+    metrics = {"loss": 1.0, "training_iteration": 3, "config": {"a": 1}, "pid": 7, "done": True}
+    assert repr(Result(metrics, None, ValueError("bad"), "/results/trial")) == (
+        "Result(\n  error='ValueError',\n  metrics={'loss': 1.0},\n"
+        "  path='/results/trial',\n  filesystem='local',\n  checkpoint=None\n)"
+    )
+    assert repr(Result(None, None, None, "/results/trial")).startswith("Result(\n  metrics=None,")
+
+
+def test_a_trials_result_prints_its_reported_metrics_as_ray_does(tmp_path: Path) -> None:
+    """`print(results[0])` (Ray's doc_code/tune.py): the metrics the trial
+    reported, without those filled in, its path, filesystem and checkpoint."""
+
+    def train_model(config: dict[str, Any]) -> dict[str, Any]:
+        if config["fail"]:
+            raise ValueError("failed")
+        return {"score": "model_0", "other_data": 3}
+
+    grid = tune.Tuner(
+        train_model,
+        param_space={"fail": tune.grid_search([False, True])},
+        run_config=run_config(tmp_path),
+    ).fit()
+    passed, failed = grid
+    assert repr(passed) == (
+        "Result(\n  metrics={'score': 'model_0', 'other_data': 3},\n"
+        f"  path={passed.path!r},\n  filesystem='local',\n  checkpoint=None\n)"
+    )
+    assert repr(failed) == (
+        f"Result(\n  error={type(failed.error).__name__!r},\n  metrics={{}},\n"
+        f"  path={failed.path!r},\n  filesystem='local',\n  checkpoint=None\n)"
+    )
 
 
 class Settings:

@@ -239,7 +239,7 @@ def test_the_loader_reads_what_fit_returned_without_the_trainable(
     assert best_x(loaded, scope="last-10-avg") == 2
 
 
-def test_a_result_reads_as_the_dataclass_it_was_and_keeps_no_dict_of_its_own(
+def test_a_result_compares_as_the_dataclass_it_was_and_keeps_no_dict_of_its_own(
     experiment: tuple[Tuner, ResultGrid],
 ) -> None:
     _, results = experiment
@@ -253,11 +253,8 @@ def test_a_result_reads_as_the_dataclass_it_was_and_keeps_no_dict_of_its_own(
     assert first.config is not first.config  # kept packed: a dict of the caller's own
     assert first.best_checkpoints == first.best_checkpoints
     assert first.best_checkpoints is not first.best_checkpoints  # a list of the caller's own
-    assert repr(first).startswith(
-        f"Result(trial_id={first.trial_id!r}, metrics={first.metrics!r}, "
-        f"config={first.config!r}, path={first.path!r}, checkpoint="
-    )
-    assert repr(first).endswith(f", best_checkpoints={first.best_checkpoints!r})")
+    assert repr(first).startswith("Result(\n  metrics=")  # printed as Ray prints it
+    assert f"\n  path={first.path!r},\n  filesystem='local',\n  checkpoint=" in repr(first)
     with pytest.raises(AttributeError, match="read-only"):
         first.checkpoint = None
     with pytest.raises(TypeError, match="unhashable"):

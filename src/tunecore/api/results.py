@@ -35,7 +35,7 @@ from tunecore.api.loader import load_experiment
 from tunecore.core.checkpoints import newest_persistent, score_key
 from tunecore.core.experiment import ExperimentState, trials_in_order
 from tunecore.core.experiment.snapshot import BUILTIN, SnapshotKind
-from tunecore.core.results import DEFAULT_METRIC, as_heard, flatten, last_n_average
+from tunecore.core.results import AUTOFILLED, DEFAULT_METRIC, as_heard, flatten, last_n_average
 from tunecore.model import CheckpointRef, JsonDict, JsonValue, MetricStats, TrialState, TrialStatus
 from tunecore.model.numbers import is_number
 from tunecore.shell.collector import collector_paused
@@ -76,6 +76,17 @@ class PathStr(str):
         return getattr(Path(self), name)
 
 
+_NOT_PRINTED = AUTOFILLED | {
+    "config",
+    "checkpoint_dir_name",
+    "episodes_total",
+    "timesteps_total",
+    "timesteps_since_restore",
+    "_report_on",
+}
+"""The keys Ray's `Result.__repr__` leaves out of the metrics it prints:
+the ones Ray Tune fills in, and those its progress output hides."""
+
 _UNREAD: Any = object()
 """`Result._history` before result.json was read (None is a reading)."""
 
@@ -93,8 +104,8 @@ class Result:
     trial directory the history is read from (None for a local experiment:
     `path` is that directory).
 
-    Read-only, and compared and printed as the dataclass it was (its
-    trial id, metrics, config, path, checkpoints, error and status). What
+    Read-only, compared as the dataclass it was (its trial id, metrics,
+    config, path, checkpoints, error and status), printed as Ray prints it. What
     the trial's state tells (`trial_id`, `metrics`, `config`, `status`,
     the metric analysis) is read from `state` rather than kept, `path` is
     kept as a plain string and the checkpoints as a tuple, empty for
@@ -271,12 +282,29 @@ class Result:
     __hash__ = None  # type: ignore[assignment] # its metrics are a dict
 
     def __repr__(self) -> str:
-        return (
-            f"Result(trial_id={self.trial_id!r}, metrics={self.metrics!r}, "
-            f"config={self.config!r}, path={self.path!r}, checkpoint={self.checkpoint!r}, "
-            f"error={self.error!r}, status={self.status!r}, "
-            f"best_checkpoints={self.best_checkpoints!r})"
+        """As Ray prints a result (`print(results[0])` in its docs): its
+        error's type if it failed, the metrics it reported without the keys
+        Ray fills in, its path, its filesystem's name and its checkpoint,
+        one to a line."""
+        shown: dict[str, object] = {"error": type(self.error).__name__} if self.error else {}
+        metrics = self.metrics
+        shown["metrics"] = (
+            {key: value for key, value in metrics.items() if key not in _NOT_PRINTED}
+            if metrics
+            else metrics
         )
+        shown |= {
+            "path": self.path,
+            "filesystem": self._filesystem_name(),
+            "checkpoint": self.checkpoint,
+        }
+        fields = ",\n".join(f"  {name}={value!r}" for name, value in shown.items())
+        return f"Result(\n{fields}\n)"
+
+    def _filesystem_name(self) -> str:
+        """`filesystem.type_name` ("local" for a local experiment, with no
+        need of pyarrow)."""
+        return "local" if self.storage is None else self.filesystem.type_name
 
     @classmethod
     def from_path(cls, path: str | os.PathLike[str], storage_filesystem: object = None) -> Result:
@@ -461,12 +489,8 @@ class DirectResult(Result):
             self._filesystem,
         )
 
-    def __repr__(self) -> str:
-        return (
-            f"Result(metrics={self._metrics!r}, checkpoint={self.checkpoint!r}, "
-            f"error={self.error!r}, path={self.path!r}, "
-            f"best_checkpoints={self._given_best!r})"
-        )
+    def _filesystem_name(self) -> str:
+        return "local" if self._filesystem is None else self._filesystem.type_name
 
 
 class ResultGrid(Sequence[Result]):

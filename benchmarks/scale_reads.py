@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import importlib.metadata
 import io
 import json
@@ -327,9 +328,25 @@ class Sizes:
 
 def cache_root(cache: str | None) -> Path:
     """Where built experiments are kept between runs: one directory per
-    tunecore version (a new log format must not meet an old log)."""
+    version of tunecore's code (`code_digest`). Keyed by the package's
+    version alone, which no commit changes, a run after a change to the
+    driver read builds made by older code, and reported their memory (the
+    build's RSS growth) as the new code's."""
     base = Path(cache) if cache else Path(tempfile.gettempdir()) / "tunecore-scale-reads"
-    return base / importlib.metadata.version("tunecore")
+    return base / f"{importlib.metadata.version('tunecore')}-{code_digest()}"
+
+
+def code_digest() -> str:
+    """A digest of tunecore's source files, names and contents: a build
+    records what this code writes and keeps in memory."""
+    import tunecore  # noqa: PLC0415 - the package measured
+
+    package = Path(tunecore.__file__).parent
+    digest = hashlib.sha256()
+    for source in sorted(package.rglob("*.py")):
+        digest.update(source.relative_to(package).as_posix().encode())
+        digest.update(source.read_bytes())
+    return digest.hexdigest()[:12]
 
 
 def ensure_built(sweep: str, trials: int, root: Path) -> tuple[Path, dict[str, Any] | str]:

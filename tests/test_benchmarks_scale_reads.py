@@ -4,8 +4,10 @@ targets it marks. (The runs need minutes and 100,000-trial experiments:
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import pytest
 from benchmarks import scale_reads
 from benchmarks.scale_reads import (
     ASHA,
@@ -97,3 +99,26 @@ def test_a_target_set_at_100000_trials_is_judged_from_a_smaller_size_scaled() ->
         "< 10 s wall: 0.50 s at 10,000, 5.0 s scaled to 100,000; 0.50 s CPU at 10,000 (met)" in text
     )
     assert failed
+
+
+def test_the_cache_of_builds_changes_with_tunecore_s_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Builds made by other code are never read: their memory is that
+    code's. The cache directory is named by a digest of the package's
+    source, which changes with any file's bytes or name."""
+    import tunecore  # noqa: PLC0415 - the package whose location is patched
+
+    package = tmp_path / "tunecore"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "loop.py").write_text("x = 1\n")
+    monkeypatch.setattr(tunecore, "__file__", str(package / "__init__.py"))
+    first = scale_reads.cache_root(str(tmp_path / "cache"))
+    assert scale_reads.cache_root(str(tmp_path / "cache")) == first
+    (package / "loop.py").write_text("x = 2\n")
+    edited = scale_reads.cache_root(str(tmp_path / "cache"))
+    (package / "loop.py").rename(package / "step.py")
+    renamed = scale_reads.cache_root(str(tmp_path / "cache"))
+    assert len({first, edited, renamed}) == 3
+    assert first.parent == tmp_path / "cache"

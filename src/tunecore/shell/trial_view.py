@@ -381,11 +381,10 @@ class TrialViews:
         that `as_recorded` turns the result they are given back into the
         JSON the log records (the result files, the trackers). Not kept:
         the trial's next view is of its state after the result."""
-        shown = objects_shown(before, objects, self.config_objects)
-        return TrialWithObjects(
+        return trial_view(
             before,
             objects,
-            config_objects=shown.config_objects if shown is not None else None,
+            config_objects=self.config_objects,
             custom_name=self.custom_name(before),
             dir_of=dir_of,
         )

@@ -122,3 +122,17 @@ def test_the_cache_of_builds_changes_with_tunecore_s_code(
     renamed = scale_reads.cache_root(str(tmp_path / "cache"))
     assert len({first, edited, renamed}) == 3
     assert first.parent == tmp_path / "cache"
+
+
+def test_builds_of_other_code_are_deleted_and_this_codes_kept(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    root = cache / "1.0-new"
+    kept = root / "fifo-1000"
+    older = cache / "1.0-old" / "fifo-1000"
+    for directory in (kept, older):
+        directory.mkdir(parents=True)
+        (directory / "events.log").write_bytes(b"x" * 100)
+    scale_reads.drop_older_builds(root)
+    assert (kept / "events.log").is_file()
+    assert not older.parent.exists()
+    scale_reads.drop_older_builds(tmp_path / "nowhere" / "1.0-new")  # no cache yet: nothing to do

@@ -13,6 +13,7 @@ already is.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import tempfile
@@ -40,6 +41,28 @@ LOCK_INPUTS = (
     "--universal",
     f"--python-version={PYTHON}",
 )
+
+
+DROP_ENVS = "DEV_DROP_ENVS"
+"""Set (to 1, by .ci/run), the sessions with an environment of their own
+delete it when they end, pass or fail: `frameworks`, `searchers_torch` and
+`examples_torch` hold some 4 GB each, and CI's disk ran out with all of
+them beside the shared one. A developer keeps them, for the next run."""
+
+
+def drops_its_env(run: Callable[..., None]) -> Callable[..., None]:
+    """Wraps a session made in its own environment so that, under
+    `DROP_ENVS`, the environment is deleted when the session ends."""
+
+    @functools.wraps(run)
+    def session_then_drop(session: nox.Session, **parameters: str) -> None:
+        try:
+            run(session, **parameters)
+        finally:
+            if os.environ.get(DROP_ENVS) == "1":
+                shutil.rmtree(session.virtualenv.location, ignore_errors=True)
+
+    return session_then_drop
 
 
 def shared_env(session: nox.Session) -> Callable[..., None]:
@@ -104,6 +127,7 @@ def lint(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON, reuse_venv=False)
+@drops_its_env
 def package(session: nox.Session) -> None:
     """tunecore as a user installs it: a wheel built with `python -m build`,
     installed (not editable) into a fresh environment, runs the README's
@@ -112,6 +136,14 @@ def package(session: nox.Session) -> None:
     works as written from that install."""
     session.install("-c", LOCK, "build")
     dist = Path(tempfile.mkdtemp(prefix="tunecore-dist-"))
+    try:
+        _install_as_a_user(session, dist)
+    finally:
+        shutil.rmtree(dist, ignore_errors=True)  # the wheel and three environments
+
+
+def _install_as_a_user(session: nox.Session, dist: Path) -> None:
+    """`package`'s steps, in `dist`."""
     session.run("python", "-m", "build", "--wheel", "--outdir", str(dist), silent=True)
     (wheel,) = dist.glob("tunecore-*.whl")
     user_env = dist / "user-env"
@@ -137,7 +169,6 @@ def package(session: nox.Session) -> None:
         session.run("uv", "venv", "--seed", "--python", PYTHON, str(apart_env), external=True)
         apart_python = str(apart_env / "bin" / "python")
         _install_hints(session, apart_python, [f"{hint} @ {wheel.as_uri()}"])
-    shutil.rmtree(dist)
 
 
 APART_HINTS = ("tunecore[hebo]",)
@@ -170,6 +201,7 @@ def _lock_without(session: nox.Session, package: str) -> str:
 
 @nox.session(python=PYTHON)
 @nox.parametrize("optuna", ["5.0.0"])
+@drops_its_env
 def optuna(session: nox.Session, optuna: str) -> None:
     """OptunaSearch on the other Optuna releases it supports (`tests` runs
     the lock's own): exact resume by re-asking for every sampler Optuna
@@ -192,6 +224,7 @@ FRAMEWORK_TESTS = (
 
 
 @nox.session(python=PYTHON, venv_backend="virtualenv")
+@drops_its_env
 def frameworks(session: nox.Session) -> None:
     """The Keras and Lightning callbacks (tunecore.integration.keras,
     .pytorch_lightning, tunecore.integrations.keras), Ray Train's
@@ -236,6 +269,7 @@ overrides, so it would refuse the lock's numpy and cma instead."""
 
 
 @nox.session(python=PYTHON, venv_backend="virtualenv")
+@drops_its_env
 def searchers_torch(session: nox.Session) -> None:
     """HEBOSearch and AxSearch (tunecore.search.hebo, .ax) and their compat
     scripts, on torch's CPU build (the `tests` session has no torch: their
@@ -254,6 +288,7 @@ def searchers_torch(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON)
+@drops_its_env
 def examples_torch(session: nox.Session) -> None:
     """tunecore.examples' PyTorch modules (tests/examples) and Ray's own
     example scripts importing them (mnist_pytorch, pbt_convnet_example...),

@@ -11,6 +11,11 @@ after `fit()` could see them, so `RayProcessesCpu` samples them on a thread
 while the run goes on and keeps each one's last reading: a process that
 exits between samples is counted up to its last sample (an undercount of at
 most `interval_s` of CPU each).
+
+Only the sampling process's descendants count: a local `ray.init` starts
+Ray's daemons as its children and they fork the workers, while another
+Ray on a shared machine (another session's benchmark or test suite) is
+no part of this run.
 """
 
 from __future__ import annotations
@@ -54,6 +59,26 @@ def process_title(pid: str) -> str | None:
         return None
 
 
+def parent_pid(pid: str) -> str | None:
+    """A process's parent, None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            text = stat.read()
+    except OSError:
+        return None
+    return text[text.rindex(")") + 2 :].split()[1]
+
+
+def descends_from(pid: str, ancestor: str) -> bool:
+    """Whether `ancestor` is `pid`'s parent, its parent's parent, ..."""
+    while pid not in (ancestor, "0", "1"):
+        parent = parent_pid(pid)
+        if parent is None:
+            return False
+        pid = parent
+    return pid == ancestor
+
+
 def process_cpu_s(pid: str) -> float | None:
     """A process's CPU seconds so far (user + system), None when it is gone."""
     try:
@@ -82,7 +107,8 @@ class RayProcessesCpu:
     process's title decides its kind, read again while the process is young
     (its first `RECHECKS` samples): the raylet forks a worker, which is a
     `raylet` until it execs Python and a `ray::` title a moment later.
-    What ran before `start` is looked at once. The sampler shares the
+    What ran before `start` is looked at once; a process not descended from
+    the sampler's own is never counted. The sampler shares the
     driver's process, so it is kept to a fraction of a millisecond per
     sample."""
 
@@ -93,6 +119,7 @@ class RayProcessesCpu:
     _last: dict[str, float] = field(default_factory=dict)
     _done: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
+    _own_pid: str = field(default_factory=lambda: str(os.getpid()))
 
     def start(self) -> None:
         self._sample(first=True)
@@ -124,7 +151,10 @@ class RayProcessesCpu:
                 # One look at what runs already; a new process, RECHECKS.
                 self._looks[pid] = RECHECKS if first else self._looks.get(pid, 0) + 1
                 title = process_title(pid)
-                self._kinds[pid] = None if title is None else _kind(title)
+                if title is not None and descends_from(pid, self._own_pid):
+                    self._kinds[pid] = _kind(title)
+                else:
+                    self._kinds[pid] = None
             if self._kinds[pid] is None:
                 continue
             seconds = process_cpu_s(pid)

@@ -40,8 +40,8 @@ def test_a_busy_loop_keeps_at_least_one_cores_share_busy() -> None:
 def test_a_ray_worker_that_exits_before_the_end_is_still_counted() -> None:
     """A process titled like a Ray worker spins for 0.4 s of CPU and exits;
     the sampler saw it while it ran. One spinning for 1 s under another title is
-    not Ray's and is left out. (Any other Ray on the machine counts too, but
-    an idle one uses far less than the margin.)"""
+    not Ray's and is left out. (The test session's own Ray counts too, but
+    idle it uses far less than the margin.)"""
     sampler = RayProcessesCpu(interval_s=0.02)
     sampler.start()
     for title, seconds in (("ray::FakeWorker", 0.4), ("not-ray", 1.0)):
@@ -78,3 +78,25 @@ def test_a_worker_forked_by_the_raylet_is_a_worker_once_it_has_its_title(tmp_pat
     used = sampler.stop()
     assert 0.3 <= used["workers"] <= 0.9
     assert used["daemons"] < 0.15
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash's exec -a to set a title")
+def test_a_ray_worker_another_process_started_is_not_counted(tmp_path: Path) -> None:
+    """Another Ray on a shared machine is no part of this run: a process
+    titled like a Ray worker spinning while the sampler runs, orphaned by
+    the shell that started it (so not the sampler's descendant), is left
+    out."""
+    done = tmp_path / "done"
+    spin = SPIN.format(seconds=0.4) + f"open({str(done)!r}, 'w').close()\n"
+    sampler = RayProcessesCpu(interval_s=0.02)
+    sampler.start()
+    subprocess.run(
+        ["bash", "-c", 'exec -a ray::OtherWorker "$0" -c "$1" &', sys.executable, spin],
+        check=True,
+    )  # the shell exits at once; its child, reparented, spins on
+    deadline = time.monotonic() + 60
+    while not done.exists():  # polls the orphan's own signal that it is done
+        assert time.monotonic() < deadline, "the orphaned spinner never finished"
+        time.sleep(0.01)
+    used = sampler.stop()
+    assert used["workers"] < 0.15

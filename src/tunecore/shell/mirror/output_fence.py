@@ -179,17 +179,17 @@ def put_back_outputs(store: Store, generation: int, trial_dirs: set[str]) -> lis
     and nothing outside a trial's outputs is written. Returns the names
     put back."""
     earlier = [g for g in kept_generations(store) if g < generation]
-    done: list[str] = []
+    done: dict[str, None] = {}  # in the order put back
     for index, kept in enumerate(earlier):
         for rel, is_dir in _outputs(store, kept_dir(kept), trial_dirs):
             if rel in done:
                 continue
             put_back(store, [kept], rel, is_dir=is_dir)
-            done.append(rel)
+            done[rel] = None
             for lower in earlier[index + 1 :]:
                 drop = store.delete_dir if is_dir else store.delete_file
                 drop(f"{kept_dir(lower)}/{rel}")
-    return done
+    return list(done)
 
 
 def _outputs(store: Store, root: str, trial_dirs: set[str]) -> list[tuple[str, bool]]:

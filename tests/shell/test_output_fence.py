@@ -19,17 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.shell.test_persist import (  # noqa: F401 - fixtures
-    SEEN,
-    Counter,
-    context,
-    driver_dir,
-    hosts,
-    make_host,
-    scratch,
-    storage,
-    stored,
-)
+from tests.shell.test_persist import SEEN, Counter, context, make_host, stored
 from tests.storage_fixtures import StorageTarget
 from tunecore.shell.executors.host import TrialHost
 from tunecore.shell.mirror import output_fence
@@ -96,7 +86,10 @@ OUTPUTS: dict[str, tuple[str, Callable[[TrialHost, Path, int], object]]] = {
         "t1/notes.txt",
         lambda host, exp, n: host.save(str(exp / "t1" / f"checkpoint_{n:06d}")),
     ),
-    "export": ("t1/export/model.txt", lambda host, exp, n: host.export(["model"], str(exp / "t1" / "export"))),
+    "export": (
+        "t1/export/model.txt",
+        lambda host, exp, n: host.export(["model"], str(exp / "t1" / "export")),
+    ),
 }
 CONTENT = {
     "log_to_file": lambda n: "".join(f"step {i}\n" for i in range(1, n + 1)).encode(),
@@ -110,6 +103,7 @@ def stale_and_new(
     driver_dir: Path,
     hosts: list[TrialHost],
     monkeypatch: pytest.MonkeyPatch,
+    *,
     kind: str,
     after_write: Gate | None = None,
 ) -> tuple[Store, threading.Thread, Gate, list[object]]:
@@ -177,7 +171,7 @@ def test_a_worker_frozen_before_storing_its_output_leaves_the_new_driver_s(
 ) -> None:
     """(`file://` exports: tests/shell/test_persist.py.) Before, A's
     output (count 4) stayed where B's (count 3) had been stored."""
-    store, thread, gate, outcome = stale_and_new(storage, driver_dir, hosts, monkeypatch, kind)
+    store, thread, gate, outcome = stale_and_new(storage, driver_dir, hosts, monkeypatch, kind=kind)
     name = OUTPUTS[kind][0]
     assert store.read_bytes(name) == CONTENT[kind](3)
     gate.thawed.set()
@@ -207,7 +201,7 @@ def test_a_stale_output_without_a_check_after_it_lasts_until_the_next_resume(
     check, when it comes, finds C's claim and puts B's back again."""
     again = Gate()
     store, thread, gate, outcome = stale_and_new(
-        s3_store, driver_dir, hosts, monkeypatch, "log_to_file", after_write=again
+        s3_store, driver_dir, hosts, monkeypatch, kind="log_to_file", after_write=again
     )
     gate.thawed.set()
     assert again.at_gate.wait(60), "the stale write never landed"

@@ -201,7 +201,7 @@ def test_copy_file_copies_one_object_over_what_is_there(store: Store) -> None:
     assert store.read_bytes("exp/t1/out.txt") == b"kept"
     assert store.read_bytes("exp/t2/sub/out.txt") == b"kept"
     assert store.list("exp/t1") == ["out.txt"]  # no temporary left
-    with pytest.raises(FileNotFoundError, match="missing.txt"):
+    with pytest.raises(FileNotFoundError, match=r"missing\.txt"):
         store.copy_file("exp/.kept/t1/missing.txt", "exp/t1/out.txt")
     with pytest.raises(FileNotFoundError):
         store.copy_file("exp/.kept/t1", "exp/t1/out.txt")  # a directory is no object

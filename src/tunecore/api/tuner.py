@@ -121,8 +121,8 @@ from tunecore.shell.journal import Journal, SnapshotStore
 from tunecore.shell.lock import ExperimentLockedError, driver_lock
 from tunecore.shell.loop import ExperimentLoop
 from tunecore.shell.mirror.mirror import Mirror
-from tunecore.shell.mirror.remote import StoredExperiment, as_location, experiment_header, is_stored
 from tunecore.shell.mirror.output_fence import put_back_outputs
+from tunecore.shell.mirror.remote import StoredExperiment, as_location, experiment_header, is_stored
 from tunecore.shell.mirror.upload_fence import names_by_generation
 from tunecore.shell.progress import (
     ProgressReporter,

@@ -103,7 +103,8 @@ class FencedOutputs:
         if kind is not None or not self._checked or not self._written:
             return
         try:
-            check_not_taken_over(self._store, self._generation, f"keep what it stored: {self._what}")
+            again = f"keep what it stored: {self._what}"
+            check_not_taken_over(self._store, self._generation, again)
         except TakenOverError:
             self._put_back()
             raise

@@ -163,7 +163,12 @@ class LocalStore:
     def copy_file(self, src: str, dst: str) -> None:
         target = self._path(dst, root_ok=False)
         with self.open_input(src) as source, naming(self, dst):
-            self._write(target, functools.partial(shutil.copyfileobj, source))
+
+            def copy(file: BinaryIO) -> None:
+                while chunk := source.read(1 << 20):
+                    file.write(chunk)
+
+            self._write(target, copy)
 
     def delete_dir(self, rel: str) -> None:
         path = self._path(rel, root_ok=False)

@@ -321,8 +321,9 @@ def _artifacts(trial_dir: str) -> Iterator[str]:
         inner = os.path.relpath(dirpath, trial_dir)
         if inner == ".":
             dirnames[:] = [d for d in dirnames if not _own_entry(d)]
-            filenames = [name for name in filenames if not _own_entry(name)]
         for name in filenames:
+            if inner == "." and _own_entry(name):
+                continue
             path = name if inner == "." else f"{inner}/{name}".replace(os.sep, "/")
             if os.path.isfile(os.path.join(dirpath, name)):
                 yield path

@@ -58,8 +58,9 @@ claimed: fenced by naming instead.
   written over by the same iteration saved again.
 
 Exports (`export/`) and output files keep their names (users look for
-them there, and no log names them): on object stores they are checked,
-not fenced (docs/reliability-storage.md, "Limits").
+them there, and no log names them): on `file://` they go through
+`replace_dir` and `replace_file`, on object stores through the copies
+`output_fence` keeps.
 """
 
 from __future__ import annotations

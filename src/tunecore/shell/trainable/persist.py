@@ -52,7 +52,13 @@ directory, and persists through the store what has to outlive the node:
   worker of a take-over's generation g saves the driver's
   `checkpoint_000003` as `checkpoint_000003_g<g>` and returns that path,
   which the log records: no two generations share a stored checkpoint
-  (`upload_fence.store_checkpoint`).
+  (`upload_fence.store_checkpoint`). Outputs (`log_to_file`, artifacts,
+  exports) keep Ray's names: on `file://` each file is renamed into
+  place the same fenced way; on an object store a take-over's worker
+  keeps a copy of each under its generation's name first, and a worker
+  that finds a later claim after its writes puts that generation's copy
+  back (`mirror.output_fence`). Artifacts never take the name of a file
+  tunecore keeps in the trial directory (`result.json`, `checkpoint_*`).
 """
 
 from __future__ import annotations

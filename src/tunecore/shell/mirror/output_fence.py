@@ -27,7 +27,7 @@ Ray's name shows it again.
   copy, so a stale worker can overwrite the name but never the copy.
   Generation 1 keeps no copy: no writer is older than it.
 - Every worker checks for a later claim before it writes and again after
-  (`FencedOutputs`). A later claim at the second check means its writes
+  (`fenced_outputs`). A later claim at the second check means its writes
   may have landed over a later generation's: it puts back, at each name
   it wrote, the copy of the highest generation above its own that holds
   one, and raises `TakenOverError`. No such copy: no later generation
@@ -46,9 +46,10 @@ until the next resume puts the copy back. The copy itself is whole.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
-from types import TracebackType
+from collections.abc import Iterator
 
 from tunecore.shell.mirror.claims import TakenOverError, check_not_taken_over
 from tunecore.shell.mirror.upload_fence import names_by_generation, replace_dir, replace_file
@@ -75,39 +76,36 @@ def kept_generations(store: Store) -> list[int]:
     return sorted((int(match.group(1)) for match in found if match is not None), reverse=True)
 
 
-class FencedOutputs:
+@contextlib.contextmanager
+def fenced_outputs(store: Store, generation: int, what: str) -> Iterator[FencedOutputs]:
     """The outputs one worker of lease generation `generation` stores at
-    once (module docstring), used as a context manager: the first check on
-    entry, the second on a clean exit. `TakenOverError` naming `what`
-    from either; the second puts back what a later generation kept first.
+    once (module docstring): the first check before, the second once the
+    block ended without an error. `TakenOverError` naming `what` from
+    either; the second puts back what a later generation kept first.
     `OSError` from the storage, as from any `Store` call."""
+    check_not_taken_over(store, generation, what)
+    outputs = FencedOutputs(store, generation, what)
+    yield outputs
+    if not outputs.written or not names_by_generation(store):
+        return  # on a `LocalStore` the renames fenced each write
+    try:
+        check_not_taken_over(store, generation, f"keep what it stored: {what}")
+    except TakenOverError:
+        outputs.put_back()
+        raise
+
+
+class FencedOutputs:
+    """Stores a worker's outputs inside `fenced_outputs`."""
 
     def __init__(self, store: Store, generation: int, what: str) -> None:
         self._store = store
         self._generation = generation
         self._what = what
         self._kept = names_by_generation(store) and generation >= 2
-        self._checked = names_by_generation(store) and generation >= 1
-        self._written: list[tuple[str, bool]] = []  # (store path, a directory)
-
-    def __enter__(self) -> FencedOutputs:
-        check_not_taken_over(self._store, self._generation, self._what)
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        if kind is not None or not self._checked or not self._written:
-            return
-        try:
-            again = f"keep what it stored: {self._what}"
-            check_not_taken_over(self._store, self._generation, again)
-        except TakenOverError:
-            self._put_back()
-            raise
+        self.written: list[tuple[str, bool]] = []
+        """(store path, a directory) of each output written at Ray's name
+        on an object store."""
 
     def file(self, rel: str, data: bytes) -> None:
         """Store `data` at the file `rel`."""
@@ -116,7 +114,7 @@ class FencedOutputs:
             return
         if self._kept:
             self._store.write_bytes(f"{kept_dir(self._generation)}/{rel}", data)
-        self._written.append((rel, False))
+        self.written.append((rel, False))
         self._store.write_bytes(rel, data)
 
     def directory(self, local: str, rel: str) -> None:
@@ -125,7 +123,7 @@ class FencedOutputs:
         if not names_by_generation(self._store):
             replace_dir(self._store, self._generation, local, rel, self._what)
             return
-        self._written.append((rel, True))
+        self.written.append((rel, True))
         if not self._kept:
             self._store.delete_dir(rel)
             self._store.upload_dir(local, rel)
@@ -137,12 +135,12 @@ class FencedOutputs:
         if local_files(local, None):
             self._store.copy_dir(kept, rel)
 
-    def _put_back(self) -> None:
+    def put_back(self) -> None:
         """At each name written, the highest later generation's copy; a
         failure is named in a warning (the next resume puts it back)."""
-        later = [g for g in kept_generations(self._store) if g > self._generation]
-        for rel, is_dir in self._written:
+        for rel, is_dir in self.written:
             try:
+                later = [g for g in kept_generations(self._store) if g > self._generation]
                 put_back(self._store, later, rel, is_dir=is_dir)
             except OSError as error:
                 logger.warning(
@@ -153,9 +151,9 @@ class FencedOutputs:
                 )
 
 
-def put_back(store: Store, generations: list[int], rel: str, *, is_dir: bool) -> int | None:
+def put_back(store: Store, generations: list[int], rel: str, *, is_dir: bool) -> None:
     """Store at `rel` the copy of the first of `generations` (highest
-    first) that kept one; which generation's, None if none did."""
+    first) that kept one; nothing if none did."""
     for generation in generations:
         source = f"{kept_dir(generation)}/{rel}"
         if is_dir:
@@ -163,13 +161,12 @@ def put_back(store: Store, generations: list[int], rel: str, *, is_dir: bool) ->
                 continue
             store.delete_dir(rel)
             store.copy_dir(source, rel)
-            return generation
+            return
         try:
             store.copy_file(source, rel)
         except FileNotFoundError:
             continue
-        return generation
-    return None
+        return
 
 
 def put_back_outputs(store: Store, generation: int, trial_dirs: set[str]) -> list[str]:

@@ -73,6 +73,7 @@ import re
 import secrets
 import shutil
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 from tunecore.core.checkpoints import generation_dirname
@@ -202,12 +203,11 @@ def _fenced_replace(store: LocalStore, generation: int, local: str, rel: str) ->
     """`replace_dir` by renames through the generation's directory; False
     when that directory was never made (nothing done); `TakenOverError`
     once it was fenced."""
-    gen = upload_dir(generation)
-    staged = f"{gen}/{secrets.token_hex(8)}"
-    root = os.open(store.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        if not _generation_dir(store, generation, root):
+    with _generation_root(store, generation) as root:
+        if root is None:
             return False
+        gen = upload_dir(generation)
+        staged = f"{gen}/{secrets.token_hex(8)}"
         files = local_files(local, None)
         try:
             os.mkdir(staged, dir_fd=root)  # in the generation's: never made here
@@ -242,20 +242,16 @@ def _fenced_replace(store: LocalStore, generation: int, local: str, rel: str) ->
             with contextlib.suppress(OSError):
                 shutil.rmtree(done, dir_fd=root)
         return True
-    finally:
-        os.close(root)
 
 
 def _fenced_write(store: LocalStore, generation: int, rel: str, data: bytes) -> bool:
     """`replace_file` by a rename out of the generation's directory; False
     when that directory was never made (nothing done); `TakenOverError`
     once it was fenced."""
-    gen = upload_dir(generation)
-    staged = f"{gen}/{secrets.token_hex(8)}"
-    root = os.open(store.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        if not _generation_dir(store, generation, root):
+    with _generation_root(store, generation) as root:
+        if root is None:
             return False
+        staged = f"{upload_dir(generation)}/{secrets.token_hex(8)}"
         try:
             fd = os.open(staged, _CREATE, 0o666, dir_fd=root)  # in the generation's: never made
         except FileNotFoundError:
@@ -278,6 +274,16 @@ def _fenced_write(store: LocalStore, generation: int, rel: str, data: bytes) -> 
                 os.unlink(staged, dir_fd=root)
             raise
         return True
+
+
+@contextlib.contextmanager
+def _generation_root(store: LocalStore, generation: int) -> Iterator[int | None]:
+    """A descriptor of the store's root, while it is open, if the
+    generation's upload directory is there (`_generation_dir`); else
+    None."""
+    root = os.open(store.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        yield root if _generation_dir(store, generation, root) else None
     finally:
         os.close(root)
 

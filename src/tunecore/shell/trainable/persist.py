@@ -78,7 +78,7 @@ from pathlib import PurePath
 import msgspec
 
 from tunecore.shell.mirror.claims import TakenOverError
-from tunecore.shell.mirror.output_fence import EXPORT_DIR, FencedOutputs
+from tunecore.shell.mirror.output_fence import EXPORT_DIR, FencedOutputs, fenced_outputs
 from tunecore.shell.mirror.upload_fence import store_checkpoint
 from tunecore.shell.storage.own_files import kind_of
 from tunecore.shell.storage.store import Store, check_rel, checkpoint_root
@@ -217,7 +217,7 @@ class MirroredTrial:
         `sync_artifacts_on_checkpoint`), fenced (`output_fence`)."""
         with (
             _storing(self._store, self._trial_rel, "upload the trial's output"),
-            FencedOutputs(self._store, self._generation, "upload its output") as outputs,
+            fenced_outputs(self._store, self._generation, "upload its output") as outputs,
         ):
             for name, rel in self._log_files():
                 path = os.path.join(self.trial_dir, name)
@@ -304,7 +304,7 @@ class MirroredTrial:
             written = export(local)
             with (
                 _storing(self._store, rel, doing),
-                FencedOutputs(self._store, self._generation, doing) as outputs,
+                fenced_outputs(self._store, self._generation, doing) as outputs,
             ):
                 outputs.directory(local, rel)
         finally:

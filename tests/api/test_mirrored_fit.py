@@ -889,3 +889,49 @@ def test_a_resume_on_an_object_store_names_its_generation_s_checkpoints(
 
     left = sorted(n for n in store.list(trial) if n.startswith("checkpoint_"))
     assert left == ["checkpoint_000001", *resumed]
+
+
+def noting(config: Mapping[str, JsonValue]) -> None:
+    """`counting`, having written `notes.txt` (an artifact) saying which
+    step it started after."""
+    checkpoint = tunecore.get_checkpoint()
+    start = 0
+    if checkpoint is not None:
+        with checkpoint.as_directory() as directory:
+            start = json.loads(Path(directory, "state.json").read_text())["step"]
+    Path(tunecore.get_context().get_trial_dir(), "notes.txt").write_text(f"after {start}")
+    counting(config)
+
+
+def test_a_resume_on_an_object_store_puts_back_an_output_a_stale_worker_replaced(
+    s3_store: StorageTarget, staging: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker of the first driver, paused past its lease, stores its
+    `notes.txt` (`sync_artifacts`) once it thaws, over the one the
+    resume's worker stored, with no check after it. The resume's worker
+    had kept its own under `.tunecore_kept_g2/`, which the next resume
+    puts back at Ray's name."""
+    Tuner(
+        noting,
+        param_space={"steps": 3, "fail_at": 2},
+        run_config=RunConfig(
+            name="exp",
+            storage_path=s3_store.uri,
+            verbose=0,
+            executor="in_process",
+            sync_config=SyncConfig(sync_artifacts=True),
+        ),
+    ).fit()
+    [trial] = [name for name in s3_store.store.list("exp") if name.startswith("noting_")]
+    store = within(s3_store.store, "exp")
+    assert store.read_bytes(f"{trial}/notes.txt") == b"after 0"
+    monkeypatch.setenv("TUNECORE_STAGING", str(tmp_path / "elsewhere"))
+    uri = s3_store.experiment_uri("exp")
+    Tuner.restore(uri, noting, resume_errored=True).fit()
+    assert store.read_bytes(f"{trial}/notes.txt") == b"after 1"
+    assert store.read_bytes(f".tunecore_kept_g00000002/{trial}/notes.txt") == b"after 1"
+
+    store.write_bytes(f"{trial}/notes.txt", b"after 0")  # the stale worker thaws
+    Tuner.restore(uri, noting, resume_errored=True).fit()
+
+    assert store.read_bytes(f"{trial}/notes.txt") == b"after 1"

@@ -255,6 +255,24 @@ def test_a_staging_copy_the_storage_lacks_anything_of_is_kept_with_a_warning(
         assert (mirror.staging_dir / rel).is_file()
 
 
+def test_a_fetched_file_a_worker_replaced_since_keeps_no_staging_copy(
+    file_store: StorageTarget,
+) -> None:
+    """A resume's staging copy holds the workers' outputs as it fetched
+    them, and the shipper no longer ships them back (`fetched_files`): a
+    worker's newer `out.txt` in storage is not something storage lacks,
+    nor is the record of what was fetched."""
+    mirror = mirror_of(file_store)
+    staged(mirror)
+    mirror.store.write_bytes("trial_1/out.txt", b"run 1\n")
+    mirror.clear_staging()
+    mirror.sync_down()  # a resume on a fresh staging directory
+    mirror.store.write_bytes("trial_1/out.txt", b"run 1\nrun 2\n")  # the resumed worker's
+    assert mirror.not_stored() == []
+    (mirror.staging_dir / "trial_1" / "result.json").write_bytes(b"changed")
+    assert mirror.not_stored() == ["trial_1/result.json"]
+
+
 def test_a_staging_copy_of_remote_storage_is_kept(s3_store: StorageTarget) -> None:
     """The results read their histories from it: nothing else is local."""
     mirror = mirror_of(s3_store)

@@ -14,7 +14,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 import msgspec
@@ -76,33 +76,6 @@ def counting(config: JsonDict) -> None:
         directory.mkdir()
         (directory / "n.txt").write_text(str(n))
         report({"n": n}, checkpoint=Checkpoint.from_directory(str(directory)))
-
-
-@pytest.fixture(params=["file", "s3"])
-def storage(request: pytest.FixtureRequest) -> StorageTarget:
-    target: StorageTarget = request.getfixturevalue(f"{request.param}_store")
-    return target
-
-
-@pytest.fixture
-def driver_dir(tmp_path: Path) -> Path:
-    """The driver's experiment directory: never created on this 'node'."""
-    return tmp_path / "driver" / "exp"
-
-
-@pytest.fixture
-def scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "scratch"
-    monkeypatch.setenv("TUNECORE_SCRATCH", str(root))
-    return root
-
-
-@pytest.fixture
-def hosts() -> Iterator[list[TrialHost]]:
-    made: list[TrialHost] = []
-    yield made
-    for host in made:
-        host.release()
 
 
 def make_host(hosts: list[TrialHost], target: object) -> TrialHost:

@@ -45,6 +45,7 @@ from tunecore.shell.inbox import (
 )
 from tunecore.shell.journal import EMPTY_DIGEST, SnapshotFile, SnapshotStore
 from tunecore.shell.mirror import shipper as shipper_module
+from tunecore.shell.mirror.fetched_files import RECORD_FILE, file_signature
 from tunecore.shell.mirror.lease import Lease, LeaseKeeper, LeaseLostError, Renewer, read_lease
 from tunecore.shell.mirror.shipper import StateShipper
 from tunecore.shell.mirror.shipping_rules import COMPACT_COUNT, GROW_WAIT_S, STALE_S
@@ -123,6 +124,9 @@ class Recorder:
 
     def copy_dir(self, src: str, dst: str, *, marker: str | None = None) -> None:
         self.inner.copy_dir(src, dst, marker=marker)
+
+    def copy_file(self, src: str, dst: str) -> None:
+        self.inner.copy_file(src, dst)
 
     def delete_dir(self, rel: str) -> None:
         self.inner.delete_dir(rel)
@@ -507,7 +511,7 @@ def test_a_trial_directory_swapped_for_a_link_after_its_listing_is_not_read_thro
     theirs.mkdir()
     (theirs / "params.json").write_text("secret")
     staging.file("trial_2/params.json", '{"lr": 0.1}')
-    listed = shipper_module._signature
+    listed = file_signature
 
     def swap_once_listed(path: Path) -> tuple[int, int, int] | None:
         signature = listed(path)
@@ -516,7 +520,7 @@ def test_a_trial_directory_swapped_for_a_link_after_its_listing_is_not_read_thro
             (staging.dir / "trial_2").symlink_to(theirs, target_is_directory=True)
         return signature
 
-    monkeypatch.setattr(shipper_module, "_signature", swap_once_listed)
+    monkeypatch.setattr(shipper_module, "file_signature", swap_once_listed)
     store = Recorder(file_store.store)
     with caplog.at_level(logging.WARNING):
         shipper(store, staging).tick()
@@ -697,6 +701,41 @@ def test_a_new_shipper_goes_on_from_what_storage_holds(
     third.close()
     assert stored_log(target.store) == other.log()
     other.writer.close()
+
+
+def test_a_fetched_file_goes_back_only_once_the_driver_changed_it(
+    target: StorageTarget, staging: Staging, tmp_path: Path
+) -> None:
+    """A resume fetches every trial file, the workers' outputs among them,
+    and its shipper uploaded each once: the fetched `out.txt` replaced the
+    one the resumed trial's worker had stored meanwhile, and stayed. Now a
+    file as it was fetched is never uploaded; one the driver changed is."""
+    staging.append(2)
+    staging.file("trial_1/result.json", "row 1\n")
+    staging.file("trial_1/out.txt", "run 1\n")
+    shipper(target.store, staging).close()
+    resumed = Path(tempfile.mkdtemp(dir=tmp_path))
+    fetch_state(target.store, resumed)
+    target.store.write_bytes("trial_1/out.txt", b"run 1\nrun 2\n")  # the resumed worker's
+    with (resumed / "trial_1" / "result.json").open("a") as rows:
+        rows.write("row 2\n")  # the resumed driver's
+
+    store = Recorder(target.store)
+    StateShipper(store, resumed, staging.size, lag_s=0.01, clock=Clock()).close()
+
+    assert store.written("trial_1/out.txt") == []
+    assert target.store.read_bytes("trial_1/out.txt") == b"run 1\nrun 2\n"
+    assert target.store.read_bytes("trial_1/result.json") == b"row 1\nrow 2\n"
+
+
+def test_a_record_of_fetched_files_that_does_not_decode_ships_everything(
+    file_store: StorageTarget, staging: Staging, caplog: pytest.LogCaptureFixture
+) -> None:
+    staging.file("trial_1/out.txt", "run 1\n")
+    (staging.dir / RECORD_FILE).write_text("{not json")
+    shipper(file_store.store, staging).close()
+    assert file_store.store.read_bytes("trial_1/out.txt") == b"run 1\n"
+    assert f"{RECORD_FILE}: not a record" in caplog.text
 
 
 # -- a real experiment, there and back ------------------------------------------

@@ -191,6 +191,25 @@ def test_copy_dir_copies_the_tree_inside_the_store(store: Store, tmp_path: Path)
         store.copy_dir("exp/t1/checkpoint_000404", "exp/t2/exploit_000002")
 
 
+def test_copy_file_copies_one_object_over_what_is_there(store: Store) -> None:
+    store.write_bytes("exp/.kept/t1/out.txt", b"kept")
+    store.write_bytes("exp/t1/out.txt", b"stale")
+
+    store.copy_file("exp/.kept/t1/out.txt", "exp/t1/out.txt")
+    store.copy_file("exp/.kept/t1/out.txt", "exp/t2/sub/out.txt")  # parents made
+
+    assert store.read_bytes("exp/t1/out.txt") == b"kept"
+    assert store.read_bytes("exp/t2/sub/out.txt") == b"kept"
+    assert store.list("exp/t1") == ["out.txt"]  # no temporary left
+    with pytest.raises(FileNotFoundError, match=r"missing\.txt"):
+        store.copy_file("exp/.kept/t1/missing.txt", "exp/t1/out.txt")
+    with pytest.raises(FileNotFoundError):
+        store.copy_file("exp/.kept/t1", "exp/t1/out.txt")  # a directory is no object
+    with pytest.raises(ValueError, match="store path"):
+        store.copy_file("exp/.kept/t1/out.txt", "exp/../out.txt")
+    assert store.read_bytes("exp/t1/out.txt") == b"kept"
+
+
 def test_delete_dir_removes_only_that_tree_and_is_idempotent(store: Store, tmp_path: Path) -> None:
     source = str(make_tree(tmp_path / "src", {"x.bin": b"x", "sub/y.bin": b"y"}))
     store.upload_dir(source, "exp/t/checkpoint_1")

@@ -121,6 +121,7 @@ from tunecore.shell.journal import Journal, SnapshotStore
 from tunecore.shell.lock import ExperimentLockedError, driver_lock
 from tunecore.shell.loop import ExperimentLoop
 from tunecore.shell.mirror.mirror import Mirror
+from tunecore.shell.mirror.output_fence import put_back_outputs
 from tunecore.shell.mirror.remote import StoredExperiment, as_location, experiment_header, is_stored
 from tunecore.shell.mirror.upload_fence import names_by_generation
 from tunecore.shell.progress import (
@@ -661,7 +662,9 @@ class Tuner:
         snapshot leaves (`shell.files_mark`), from the events after it; else
         for every trial, from the results the walk took as the log was
         reopened (kept as the resume says: `resume.logged_rows`).
-        Checkpoints retention dropped go."""
+        Checkpoints retention dropped go. On an object store, the trials'
+        outputs a paused earlier driver's worker may have overwritten are
+        put back from the copies later generations kept (`output_fence`)."""
         dirname = dirname_of(self._tune.trial_dirname_creator)
         opened, self._opened = self._opened, None
         logged, self._logged = self._logged, None  # not kept while the run goes on
@@ -701,6 +704,9 @@ class Tuner:
                 else 0
             ),
         )
+        if mirror is not None and names_by_generation(mirror.store):
+            trial_dirs = {storage.trial_dirname_of(t, dirname) for t in state.trials.values()}
+            put_back_outputs(mirror.store, mirror.lease.generation, trial_dirs)
 
     def _walked_results(self, storage: ExperimentStorage) -> LoggedResults:
         """Every result of the log, read and walked again: for a resume

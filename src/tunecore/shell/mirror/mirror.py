@@ -27,6 +27,7 @@ from tunecore.shell.inbox import INBOX_DIR, request_of
 from tunecore.shell.journal import SNAPSHOT_DIR
 from tunecore.shell.lock import LOCK_FILE
 from tunecore.shell.mirror.claims import SEGMENT_DIR
+from tunecore.shell.mirror.fetched_files import RECORD_FILE, fetched_signatures, file_signature
 from tunecore.shell.mirror.lease import LEASE_FILE, LEASE_MIN_S, LeaseKeeper
 from tunecore.shell.mirror.shipper import StateShipper
 from tunecore.shell.mirror.stored_state import (
@@ -116,16 +117,21 @@ class Mirror:
         """What the staging directory holds that the storage does not, the
         same bytes: the event log (stored as its segments), the snapshots
         (stored under this driver's lease generation), and every other file
-        but the driver's own (its lock, its run's token, and the inbox:
-        requests nobody reads once the experiment has ended)."""
+        but the driver's own (its lock, its run's token, the record of
+        what it fetched, and the inbox: requests nobody reads once the
+        experiment has ended) and those fetched from storage and unchanged
+        since (`fetched_files`: a worker may have stored a newer one)."""
         missing = []
         log = self.staging_dir / LOG_FILE
         if not log.is_file() or stored_log(self.store) != log.read_bytes():
             missing.append(LOG_FILE)
-        drivers = (LOG_FILE, LOCK_FILE, TOKEN_FILE)
+        drivers = (LOG_FILE, LOCK_FILE, TOKEN_FILE, RECORD_FILE)
+        fetched = fetched_signatures(self.staging_dir)
         for path in sorted(self.staging_dir.rglob("*")):
             rel = path.relative_to(self.staging_dir).as_posix()
             if path.is_dir() or rel in drivers or rel.startswith(f"{INBOX_DIR}/"):
+                continue
+            if rel in fetched and fetched[rel] == file_signature(path):
                 continue
             at = rel
             if rel.startswith(f"{SNAPSHOT_DIR}/"):  # stored under this driver's generation

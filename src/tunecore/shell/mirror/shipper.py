@@ -55,7 +55,10 @@ retrying failures until its timeout.
 A shipper starting on a store that already holds a log (a resume) keeps the
 longest stored chain that is a prefix of the local log, deletes every other
 segment object, and ships on from there. It re-uploads snapshots and trial
-files once, since it cannot know which stored copies are current.
+files once, since it cannot know which stored copies are current, but for
+the trial files fetched from storage and unchanged since
+(`fetched_files`): among them are the workers' outputs, which the workers
+store themselves, and the fetched copy would replace what they stored since.
 
 With a lease, the shipper fences off earlier drivers (`shell.mirror.stored_state`):
 before it writes anything else it stores its fence at the end of the chain
@@ -86,11 +89,11 @@ import msgspec
 from tunecore.shell.eventlog import LOG_FILE
 from tunecore.shell.journal import SNAPSHOT_DIR, SnapshotStore
 from tunecore.shell.mirror.claims import SEGMENT_DIR, fence_name
+from tunecore.shell.mirror.fetched_files import Signature, fetched_signatures, file_signature
 from tunecore.shell.mirror.lease import LeaseKeeper, LeaseLostError, Renewer, still_held
 from tunecore.shell.mirror.request_fetcher import RequestFetcher
 from tunecore.shell.mirror.shipping_rules import (
     COMPACT_COUNT,
-    Signature,
     Tracked,
     next_merge,
     upload_due,
@@ -153,14 +156,6 @@ def _read_local(path: Path, beneath: Path) -> tuple[Signature, bytes] | None:
     return (len(data), info.st_mtime_ns, info.st_ino), data
 
 
-def _signature(path: Path) -> Signature | None:
-    try:
-        info = path.lstat()
-    except FileNotFoundError:
-        return None
-    return info.st_size, info.st_mtime_ns, info.st_ino
-
-
 class StateShipper:
     """Ships a staging directory's state to `store`; see the module docstring.
 
@@ -219,6 +214,7 @@ class StateShipper:
         self._snapshots: dict[str, Tracked] = {}
         self._stored_snapshots: set[str] = set()
         self._files: dict[str, Tracked] = {}
+        self._fetched = fetched_signatures(self.local_dir)
         self._pool: ThreadPoolExecutor | None = None
 
     @property
@@ -513,7 +509,7 @@ class StateShipper:
             del self._snapshots[name]
         for name, path in paths.items():
             tracked = self._snapshots.setdefault(name, Tracked())
-            signature = _signature(path)
+            signature = file_signature(path)
             if signature is None or signature == tracked.uploaded:
                 continue
             if signature != tracked.seen:  # new, or replaced: wait for today's log
@@ -543,7 +539,9 @@ class StateShipper:
         present, due = set(), []
         for rel, path, signature in self._trial_files():
             present.add(rel)
-            tracked = self._files.setdefault(rel, Tracked(since=now))
+            tracked = self._files.get(rel)
+            if tracked is None:
+                tracked = self._files[rel] = self._first_seen(rel, now)
             if signature != tracked.uploaded and (
                 force or upload_due(rel, tracked, signature, now)
             ):
@@ -580,6 +578,15 @@ class StateShipper:
         self.stats.seconds += time.perf_counter() - started
         if failure is not None:
             raise failure
+
+    def _first_seen(self, rel: str, now: float) -> Tracked:
+        """What is known of the trial file `rel` when first seen: uploaded
+        already if it was fetched from storage as it is (`fetched_files`:
+        never uploaded back over what workers stored since)."""
+        fetched = self._fetched.get(rel)
+        if fetched is None:
+            return Tracked(since=now)
+        return Tracked(uploaded=fetched, uploaded_size=fetched[0], since=now)
 
     def _upload(self, rel: str, path: Path) -> Signature | None:
         """Upload one local file (in a pool thread); what was uploaded, or
@@ -634,6 +641,6 @@ def _walk(directory: Path, rel: str) -> Iterator[tuple[str, Path, Signature]]:
             if NOT_TRIAL_FILES.match(entry.name) is None:
                 yield from _walk(Path(entry.path), child)
         elif entry.is_file(follow_symlinks=False):
-            signature = _signature(Path(entry.path))
-            if signature is not None:
-                yield child, Path(entry.path), signature
+            found = file_signature(Path(entry.path))
+            if found is not None:
+                yield child, Path(entry.path), found

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from tunecore.shell.mirror.fetched_files import Signature
 from tunecore.shell.mirror.stored_state import Segment
 
 COMPACT_COUNT = 16
@@ -31,9 +32,6 @@ STALE_S = 600.0
 EAGER_FILES = frozenset({"params.json", "error.txt"})
 """Trial files uploaded on every change: small, rarely written, and what a
 reader looks at first (a trial's config, why it failed)."""
-
-Signature = tuple[int, int, int]
-"""A local file's (size, mtime_ns, inode): it changed if this did."""
 
 
 @dataclass

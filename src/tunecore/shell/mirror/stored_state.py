@@ -60,6 +60,7 @@ from tunecore.shell.mirror.claims import (
     Fences,
     fences_of,
 )
+from tunecore.shell.mirror.fetched_files import record_fetched
 from tunecore.shell.storage.layout import is_experiment_entry
 from tunecore.shell.storage.own_files import NotRegularFileError, write_atomic, write_through
 from tunecore.shell.storage.store import Store
@@ -277,7 +278,8 @@ def fetch_state(store: Store, local_dir: Path) -> None:
     """Copy an experiment's stored state into `local_dir` (created if
     needed): the stored log as `events.log`, the snapshots (local ones
     storage lacks are removed, so they match the log), and every trial
-    file, checkpoints excepted. Other local files are left alone.
+    file, checkpoints excepted (recorded as fetched: `fetched_files`).
+    Other local files are left alone.
     `FileNotFoundError` naming the URI if storage holds no event log.
 
     Snapshots are read before the log: storage's log only grows, and a
@@ -312,9 +314,11 @@ def fetch_state(store: Store, local_dir: Path) -> None:
         write_file(local.directory / name, data)
     try:
         trials = [name for name in store.list() if is_trial_dir(name)]
+        files: list[str] = []
         with ThreadPoolExecutor(FETCH_THREADS, thread_name_prefix="tunecore-fetch") as pool:
             for job in [pool.submit(_fetch_tree, store, name, local_dir) for name in trials]:
-                job.result()
+                files.extend(job.result())
+        record_fetched(local_dir, files)  # never shipped back as they are
         os.replace(fetched, local_dir / LOG_FILE)
     finally:
         fetched.unlink(missing_ok=True)
@@ -377,19 +381,23 @@ def delete_taken(store: Store, names: Iterable[str]) -> None:
         store.delete_file(f"{INBOX_DIR}/{name}")
 
 
-def _fetch_tree(store: Store, rel: str, local_dir: Path) -> None:
-    """Fetch every trial file under the stored directory `rel`."""
+def _fetch_tree(store: Store, rel: str, local_dir: Path) -> list[str]:
+    """Fetch every trial file under the stored directory `rel`; their
+    paths."""
+    fetched: list[str] = []
     for name in store.list(rel):
         if is_plain_name(name) and NOT_TRIAL_FILES.match(name) is None:
             child = f"{rel}/{name}"
             try:
                 data = store.read_bytes(child)
             except FileNotFoundError:  # a directory (or gone)
-                _fetch_tree(store, child, local_dir)
+                fetched.extend(_fetch_tree(store, child, local_dir))
                 continue
             target = local_dir.joinpath(*child.split("/"))
             target.parent.mkdir(parents=True, exist_ok=True)
             write_file(target, data)
+            fetched.append(child)
+    return fetched
 
 
 def write_file(path: Path, data: bytes) -> None:

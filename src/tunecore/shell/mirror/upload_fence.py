@@ -58,8 +58,9 @@ claimed: fenced by naming instead.
   written over by the same iteration saved again.
 
 Exports (`export/`) and output files keep their names (users look for
-them there, and no log names them): on object stores they are checked,
-not fenced (docs/reliability-storage.md, "Limits").
+them there, and no log names them): on `file://` they go through
+`replace_dir` and `replace_file`, on object stores through the copies
+`output_fence` keeps.
 """
 
 from __future__ import annotations
@@ -72,6 +73,7 @@ import re
 import secrets
 import shutil
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 from tunecore.core.checkpoints import generation_dirname
@@ -138,6 +140,23 @@ def replace_dir(
     store.upload_dir(local, rel, marker=marker)
 
 
+def replace_file(store: Store, generation: int, rel: str, data: bytes) -> None:
+    """Store `data` at `rel` (a file), replacing what is there, as a writer
+    of lease generation `generation` that checked no later driver took
+    over (`check_not_taken_over`). On a `LocalStore` whose driver made the
+    generation's directory the file is written there whole and renamed
+    into place, a rename the next take-over makes fail (`TakenOverError`,
+    module docstring); else by `write_bytes`, which nothing fences
+    (`output_fence` keeps what it would replace on an object store)."""
+    if (
+        isinstance(store, LocalStore)
+        and generation > 0
+        and _fenced_write(store, generation, rel, data)
+    ):
+        return
+    store.write_bytes(rel, data)
+
+
 def store_checkpoint(
     store: Store, generation: int, local: str, rel: str, what: str, *, marker: str
 ) -> str:
@@ -184,19 +203,11 @@ def _fenced_replace(store: LocalStore, generation: int, local: str, rel: str) ->
     """`replace_dir` by renames through the generation's directory; False
     when that directory was never made (nothing done); `TakenOverError`
     once it was fenced."""
-    gen = upload_dir(generation)
-    staged = f"{gen}/{secrets.token_hex(8)}"
-    root = os.open(store.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        try:
-            mode = os.stat(gen, dir_fd=root, follow_symlinks=False).st_mode
-        except FileNotFoundError:
-            check_not_taken_over(store, generation, "store anything")  # fenced since the check
-            return False  # a driver before fencing: never made
-        if not stat.S_ISDIR(mode):
-            raise own_files.NotRegularFileError(
-                errno.ELOOP, "not a directory: uploads never go through a link", store.uri(gen)
-            )
+    with _generation_root(store, generation) as root:
+        if root is None:
+            return False
+        gen = upload_dir(generation)
+        staged = f"{gen}/{secrets.token_hex(8)}"
         files = local_files(local, None)
         try:
             os.mkdir(staged, dir_fd=root)  # in the generation's: never made here
@@ -231,8 +242,68 @@ def _fenced_replace(store: LocalStore, generation: int, local: str, rel: str) ->
             with contextlib.suppress(OSError):
                 shutil.rmtree(done, dir_fd=root)
         return True
+
+
+def _fenced_write(store: LocalStore, generation: int, rel: str, data: bytes) -> bool:
+    """`replace_file` by a rename out of the generation's directory; False
+    when that directory was never made (nothing done); `TakenOverError`
+    once it was fenced."""
+    with _generation_root(store, generation) as root:
+        if root is None:
+            return False
+        staged = f"{upload_dir(generation)}/{secrets.token_hex(8)}"
+        try:
+            fd = os.open(staged, _CREATE, 0o666, dir_fd=root)  # in the generation's: never made
+        except FileNotFoundError:
+            raise _taken_over(store, generation) from None
+        try:
+            with os.fdopen(fd, "wb") as file:
+                file.write(data)
+            target = store.local_path(rel)  # checked: a store path, no link on the way
+            parent = own_files.directory_fd(
+                Path(os.path.dirname(target)), Path(store.root), create=True
+            )
+            try:
+                os.rename(staged, os.path.basename(target), src_dir_fd=root, dst_dir_fd=parent)
+            except FileNotFoundError:
+                raise _taken_over(store, generation) from None
+            finally:
+                os.close(parent)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(staged, dir_fd=root)
+            raise
+        return True
+
+
+@contextlib.contextmanager
+def _generation_root(store: LocalStore, generation: int) -> Iterator[int | None]:
+    """A descriptor of the store's root, while it is open, if the
+    generation's upload directory is there (`_generation_dir`); else
+    None."""
+    root = os.open(store.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        yield root if _generation_dir(store, generation, root) else None
     finally:
         os.close(root)
+
+
+def _generation_dir(store: LocalStore, generation: int, root: int) -> bool:
+    """Whether generation `generation`'s upload directory is there (a
+    driver before fencing never made it); `TakenOverError` if it is gone
+    because a later driver fenced it since the caller's check, and
+    `NotRegularFileError` if something else than a directory is there."""
+    gen = upload_dir(generation)
+    try:
+        mode = os.stat(gen, dir_fd=root, follow_symlinks=False).st_mode
+    except FileNotFoundError:
+        check_not_taken_over(store, generation, "store anything")  # fenced since the check
+        return False
+    if not stat.S_ISDIR(mode):
+        raise own_files.NotRegularFileError(
+            errno.ELOOP, "not a directory: uploads never go through a link", store.uri(gen)
+        )
+    return True
 
 
 def _copy_into(root: int, staged: str, local: str, files: list[str]) -> None:

@@ -259,6 +259,24 @@ class ArrowStore:
                 self._make_parent(target, made)
                 self.fs.copy_file(join_path(source, name), target)
 
+    def copy_file(self, src: str, dst: str) -> None:
+        source, target = self._path(src, root_ok=False), self._path(dst, root_ok=False)
+        with naming(self, src):
+            if self._kind(source) != "file":
+                raise FileNotFoundError("no object")
+        with naming(self, dst):
+            if self._atomic_put():
+                self.fs.copy_file(source, target)
+                return
+            self._make_parent(target, set())
+            temp = temp_name(target)
+            try:
+                self.fs.copy_file(source, temp)
+                self.fs.move(temp, target)
+            finally:
+                with contextlib.suppress(FileNotFoundError):
+                    self.fs.delete_file(temp)
+
     def delete_dir(self, rel: str) -> None:
         path = self._path(rel, root_ok=False)
         with naming(self, rel), contextlib.suppress(FileNotFoundError):

@@ -160,6 +160,16 @@ class LocalStore:
                 raise FileNotFoundError("nothing stored under it")
         self.upload_dir(source, dst, marker=marker)
 
+    def copy_file(self, src: str, dst: str) -> None:
+        target = self._path(dst, root_ok=False)
+        with self.open_input(src) as source, naming(self, dst):
+
+            def copy(file: BinaryIO) -> None:
+                while chunk := source.read(1 << 20):
+                    file.write(chunk)
+
+            self._write(target, copy)
+
     def delete_dir(self, rel: str) -> None:
         path = self._path(rel, root_ok=False)
         with (

@@ -143,6 +143,13 @@ class Store(Protocol):
         `FileNotFoundError` if nothing is under `src`."""
         ...
 
+    def copy_file(self, src: str, dst: str) -> None:
+        """Create or replace the object at `dst` with a copy of the object
+        at `src`, atomically as in `write_bytes` (a server-side copy on
+        object stores). `FileNotFoundError` if there is no object at
+        `src`."""
+        ...
+
     def delete_dir(self, rel: str) -> None:
         """Delete `rel` and everything under it. Idempotent: a missing `rel`
         is no error. The root (`""`) is refused with `ValueError`."""

@@ -22,10 +22,10 @@ import os
 from pathlib import PurePath
 from typing import TextIO
 
-from tunecore.shell.trial_files import ERROR_FILE, PARAMS_FILE, PROGRESS_FILE, RESULT_FILE
+from tunecore.shell.trial_files import TRIAL_FILES
 
 _RULE = "a path relative to the trial directory that stays inside it, e.g. 'stdout.txt'"
-_OWN = frozenset({RESULT_FILE, PROGRESS_FILE, ERROR_FILE, PARAMS_FILE})
+_OWN = TRIAL_FILES
 _OWN_PREFIX = "checkpoint_"
 
 

@@ -52,7 +52,13 @@ directory, and persists through the store what has to outlive the node:
   worker of a take-over's generation g saves the driver's
   `checkpoint_000003` as `checkpoint_000003_g<g>` and returns that path,
   which the log records: no two generations share a stored checkpoint
-  (`upload_fence.store_checkpoint`).
+  (`upload_fence.store_checkpoint`). Outputs (`log_to_file`, artifacts,
+  exports) keep Ray's names: on `file://` each file is renamed into
+  place the same fenced way; on an object store a take-over's worker
+  keeps a copy of each under its generation's name first, and a worker
+  that finds a later claim after its writes puts that generation's copy
+  back (`mirror.output_fence`). Artifacts never take the name of a file
+  tunecore keeps in the trial directory (`result.json`, `checkpoint_*`).
 """
 
 from __future__ import annotations
@@ -60,7 +66,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import re
 import secrets
 import shutil
 import stat
@@ -72,13 +77,15 @@ from pathlib import PurePath
 
 import msgspec
 
-from tunecore.shell.mirror.claims import TakenOverError, check_not_taken_over
-from tunecore.shell.mirror.upload_fence import replace_dir, store_checkpoint
+from tunecore.shell.mirror.claims import TakenOverError
+from tunecore.shell.mirror.output_fence import EXPORT_DIR, FencedOutputs, fenced_outputs
+from tunecore.shell.mirror.upload_fence import store_checkpoint
 from tunecore.shell.storage.own_files import kind_of
 from tunecore.shell.storage.store import Store, check_rel, checkpoint_root
 from tunecore.shell.trainable.checkpoint_files import META_FILE
 from tunecore.shell.trainable.function import SCRATCH_DIR
 from tunecore.shell.trainable.worker import TrialContext
+from tunecore.shell.trial_files import is_tunecore_entry
 
 logger = logging.getLogger(__name__)
 
@@ -117,7 +124,10 @@ def _private_dir(path: str) -> str:
     return path
 
 
-_OWN_DIRS = re.compile(rf"^(checkpoint_\d+|exploit_\d+|export|{SCRATCH_DIR})$")
+def _own_entry(name: str) -> bool:
+    """Whether a top-level entry of the scratch trial directory is
+    persisted some other way than as an artifact, or never by a worker."""
+    return name in (EXPORT_DIR, SCRATCH_DIR) or is_tunecore_entry(name)
 
 
 class MirroredTrial:
@@ -204,17 +214,20 @@ class MirroredTrial:
         store has no append; the streams must be flushed first) and, with
         `sync_artifacts`, the trial's other files that changed since they
         were last stored (at a `checkpoint` only if
-        `sync_artifacts_on_checkpoint`)."""
-        self._check_lease("upload its output")
-        for name, rel in self._log_files():
-            path = os.path.join(self.trial_dir, name)
-            if os.path.isfile(path):
-                with open(path, "rb") as file:
-                    self._store.write_bytes(rel, file.read())
-        if self._artifacts and (self._artifacts_on_checkpoint or not checkpoint):
-            self._upload_artifacts()
+        `sync_artifacts_on_checkpoint`), fenced (`output_fence`)."""
+        with (
+            _storing(self._store, self._trial_rel, "upload the trial's output"),
+            fenced_outputs(self._store, self._generation, "upload its output") as outputs,
+        ):
+            for name, rel in self._log_files():
+                path = os.path.join(self.trial_dir, name)
+                if os.path.isfile(path):
+                    with open(path, "rb") as file:
+                        outputs.file(rel, file.read())
+            if self._artifacts and (self._artifacts_on_checkpoint or not checkpoint):
+                self._upload_artifacts(outputs)
 
-    def _upload_artifacts(self) -> None:
+    def _upload_artifacts(self, outputs: FencedOutputs) -> None:
         logs = {path for path, _ in self._log_files()}
         for path in _artifacts(self.trial_dir):
             if path in logs:
@@ -225,7 +238,7 @@ class MirroredTrial:
             if self._uploaded.get(path) == signature:
                 continue
             with open(local, "rb") as file:
-                self._store.write_bytes(f"{self._trial_rel}/{path}", file.read())
+                outputs.file(f"{self._trial_rel}/{path}", file.read())
             self._uploaded[path] = signature
 
     def _log_files(self) -> Iterator[tuple[str, str]]:
@@ -286,26 +299,17 @@ class MirroredTrial:
         `export_dir`; returns each format's path as the driver names it."""
         rel = self.rel(export_dir)
         local = _fresh_dir(self._local(rel))
+        doing = f"upload the exports {rel}"
         try:
             written = export(local)
-            self._swap_in(local, rel, "upload the exports")
+            with (
+                _storing(self._store, rel, doing),
+                fenced_outputs(self._store, self._generation, doing) as outputs,
+            ):
+                outputs.directory(local, rel)
         finally:
             shutil.rmtree(local, ignore_errors=True)
         return {name: _driver_path(export_dir, local, path) for name, path in written.items()}
-
-    def _swap_in(self, local: str, rel: str, doing: str) -> None:
-        """Store `local` at `rel` in place of what is there (`doing` says
-        what for), unless a later driver took over
-        (`upload_fence.replace_dir`: fenced on a `file://` store, checked
-        just before on others)."""
-        with _storing(self._store, rel, doing):
-            replace_dir(self._store, self._generation, local, rel, f"{doing} {rel}")
-
-    def _check_lease(self, what: str) -> None:
-        """`TakenOverError` if a later driver took the experiment over
-        (see the module doc); a failure to list the storage says so."""
-        with _storing(self._store, "", f"check the lease before it would {what}"):
-            check_not_taken_over(self._store, self._generation, what)
 
     def _drop_download(self) -> None:
         download, self._download = self._download, None
@@ -315,13 +319,17 @@ class MirroredTrial:
 
 def _artifacts(trial_dir: str) -> Iterator[str]:
     """The files the trainable wrote in its trial directory, as '/'-joined
-    paths, leaving out what tunecore persists its own way: checkpoints,
-    exports and their scratch."""
+    paths, leaving out what tunecore persists its own way (checkpoints,
+    exports and their scratch) and what the driver keeps there
+    (`result.json`, ...: a trainable's file of that name would replace
+    the driver's in storage)."""
     for dirpath, dirnames, filenames in os.walk(trial_dir):
         inner = os.path.relpath(dirpath, trial_dir)
         if inner == ".":
-            dirnames[:] = [d for d in dirnames if not _OWN_DIRS.match(d)]
+            dirnames[:] = [d for d in dirnames if not _own_entry(d)]
         for name in filenames:
+            if inner == "." and _own_entry(name):
+                continue
             path = name if inner == "." else f"{inner}/{name}".replace(os.sep, "/")
             if os.path.isfile(os.path.join(dirpath, name)):
                 yield path

@@ -110,7 +110,7 @@ from tunecore.shell.trainable.errors import failure_reason
 from tunecore.shell.trainable.function import SCRATCH_DIR
 from tunecore.shell.trainable.result_objects import ReportedResult
 from tunecore.shell.trainable.worker import TrialContext
-from tunecore.shell.trial_view import Trial
+from tunecore.shell.trial_view import Trial, shown_as
 
 logger = logging.getLogger(__name__)
 
@@ -898,17 +898,13 @@ class ExperimentLoop:
         starting trial is PENDING, a completing one RUNNING, or PENDING or
         PAUSED if it was stopped waiting), where the core's state has it
         already. Afterwards `trials` holds the trial as it is."""
-        shown = self._views.showing(trial, status, self._dir)
+        view = self._view(trial)
         trials = self._trials(hook)
         number = trial_number(self.state.config, trial.trial_id)
-        listed = number < len(trials) and getattr(trials[number], "state", None) is trial
-        if listed:
-            trials[number] = shown
-        try:
-            getattr(self._callbacks, hook.__name__)(self._steps, trials, shown)
-        finally:
-            if listed:
-                trials[number] = self._view(trial)
+        if number < len(trials) and getattr(trials[number], "state", None) is trial:
+            trials[number] = view
+        with shown_as(view, status):
+            getattr(self._callbacks, hook.__name__)(self._steps, trials, view)
 
     def _trials(self, hook: Callable[..., None]) -> list[Trial]:
         """Every trial in creation order, for the callbacks' `hook` (a

@@ -19,7 +19,14 @@ from typing import TYPE_CHECKING
 
 from tunecore.shell.storage.arrow_store import ArrowStore
 from tunecore.shell.storage.local_store import LocalStore
-from tunecore.shell.storage.store import StorageSpec, Store, check_rel, join_path
+from tunecore.shell.storage.store import (
+    INSTALL_HINT,
+    StorageSpec,
+    Store,
+    check_rel,
+    join_path,
+    local_filesystem,
+)
 
 if TYPE_CHECKING:
     from pyarrow.fs import FileSystem
@@ -27,8 +34,6 @@ if TYPE_CHECKING:
 DEFAULT_ROOT = "~/tunecore_results"
 """Where the API puts experiments unless told otherwise (`ExperimentStorage`
 itself takes its root as given)."""
-
-INSTALL_HINT = "pip install 'tunecore[storage]'"
 
 KNOWN_SCHEMES = ("file", "s3", "gs", "gcs", "hdfs", "viewfs", "abfs", "abfss")
 """Schemes `pyarrow.fs.FileSystem.from_uri` knows. pyarrow decides; this only
@@ -56,13 +61,7 @@ def filesystem_of(store: Store | None) -> FileSystem:
     `LocalFileSystem` for a local directory (a `LocalStore`, or None: an
     experiment that is not in storage). `ImportError` naming the extra
     when pyarrow is not installed."""
-    if isinstance(store, ArrowStore):
-        return store.fs
-    try:
-        from pyarrow.fs import LocalFileSystem  # noqa: PLC0415 - optional
-    except ImportError as exc:
-        raise ImportError(f"the storage's filesystem is a pyarrow one: {INSTALL_HINT}") from exc
-    return LocalFileSystem()
+    return local_filesystem() if store is None else store.filesystem()
 
 
 def resolve_storage(

@@ -147,6 +147,9 @@ class Recorder:
     def fs_path(self, rel: str = "") -> str:
         return self.inner.fs_path(rel)
 
+    def under(self, rel: str) -> Store:
+        return self.inner.under(rel)
+
     def filesystem(self) -> FileSystem:
         return self.inner.filesystem()
 

@@ -385,8 +385,13 @@ def test_within_roots_the_store_at_a_directory(store: Store) -> None:
     inner.write_bytes("t/params.json", b"{}")
     assert store.read_bytes("exp_1/t/params.json") == b"{}"
     assert inner.uri("t") == store.uri("exp_1/t")
+    for place in ("shown", "fs_path"):
+        assert getattr(inner, place)("t") == getattr(store, place)("exp_1/t"), place
+    assert type(inner) is type(store)  # each store roots itself: no caller asks which it is
     with pytest.raises(ValueError, match=r"'\.\./x'"):
         within(store, "../x")
+    with pytest.raises(ValueError, match="''"):
+        store.under("")
 
 
 def test_an_s3_uri_writes_small_objects_in_one_put_unless_it_says_otherwise(

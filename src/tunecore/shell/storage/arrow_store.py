@@ -116,6 +116,10 @@ class ArrowStore:
     def shown(self, rel: str = "") -> str:
         return self.fs_path(rel) if self.shown_as_path else self.uri(rel)
 
+    def under(self, rel: str) -> ArrowStore:
+        base = self._path(rel, root_ok=False)
+        return ArrowStore(self.fs, base, self.uri(rel), shown_as_path=self.shown_as_path)
+
     def fs_path(self, rel: str = "") -> str:
         return self._path(rel)
 

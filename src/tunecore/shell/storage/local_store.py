@@ -185,6 +185,9 @@ class LocalStore:
     def local_path(self, rel: str) -> str:
         return self._path(rel)
 
+    def under(self, rel: str) -> LocalStore:
+        return LocalStore(self._path(rel, root_ok=False))
+
     def fs_path(self, rel: str = "") -> str:
         return PurePath(self.uri(rel)).as_posix()
 

@@ -23,8 +23,6 @@ from tunecore.shell.storage.store import (
     INSTALL_HINT,
     StorageSpec,
     Store,
-    check_rel,
-    join_path,
     local_filesystem,
 )
 
@@ -43,16 +41,8 @@ _URI_START = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]+):/")
 
 
 def within(store: Store, rel: str) -> Store:
-    """The same storage rooted at `rel` (an experiment inside the storage
-    root): every path of the result is relative to `rel`."""
-    check_rel(rel, root_ok=False)
-    if isinstance(store, LocalStore):
-        return LocalStore(store.local_path(rel))
-    if isinstance(store, ArrowStore):
-        return ArrowStore(
-            store.fs, join_path(store.base, rel), store.uri(rel), shown_as_path=store.shown_as_path
-        )
-    raise TypeError(f"within: {store!r} is neither a LocalStore nor an ArrowStore")
+    """The same storage rooted at `rel` (`Store.under`)."""
+    return store.under(rel)
 
 
 def filesystem_of(store: Store | None) -> FileSystem:

@@ -89,6 +89,14 @@ class Store(Protocol):
         refuses to use (a symbolic link on the way) is still shown."""
         ...
 
+    def under(self, rel: str) -> Store:
+        """The same storage rooted at the directory `rel` (an experiment
+        inside the storage root): every path of the result is relative to
+        `rel`, and its `uri`, `shown` and `fs_path` name the same places.
+        The root `""` is refused with `ValueError`; a local store refuses a
+        `rel` reached through a symbolic link (`NotRegularFileError`)."""
+        ...
+
     def fs_path(self, rel: str = "") -> str:
         """`rel`'s path inside `filesystem()`, as Ray's `StorageContext`
         names it (`storage_fs_path`, `trial_fs_path`): the absolute local

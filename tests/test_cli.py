@@ -10,6 +10,7 @@ import json
 import logging
 import os
 import re
+import shlex
 import shutil
 import signal
 import socket
@@ -451,6 +452,25 @@ def test_resume_after_ctrl_c_runs_the_interrupted_trials_to_their_end(
     for trial in resumed.trials.values():
         assert trial.status is TrialStatus.TERMINATED
         assert trial.last_result["step"] == 3
+
+
+def test_the_command_printed_after_ctrl_c_resumes_the_run_as_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The hint an interrupted run prints is a command a shell runs as it
+    is: the directory quoted (a space in it), `--trainable` what the run
+    was given. Run as printed, it takes the trials to their end."""
+    INTERRUPTED_ONCE.clear()
+    storage = tmp_path / "my runs"
+    assert run(storage, "interrupts_once", "--num-samples", "2") == 130
+    out = capsys.readouterr().out
+    [hint] = [line for line in out.splitlines() if line.startswith("Interrupted. Continue it")]
+    argv = shlex.split(hint.removeprefix("Interrupted. Continue it with: "))
+    trainable = "tests.test_cli:interrupts_once"
+    assert argv == ["tunecore", "resume", str(storage / "exp"), "--trainable", trainable]
+    assert main(argv[1:]) == 0
+    resumed = replay(storage / "exp").state
+    assert [t.status for t in resumed.trials.values()] == [TrialStatus.TERMINATED] * 2
 
 
 # -- replay and status ------------------------------------------------------------------
@@ -991,15 +1011,18 @@ def test_resume_runs_an_interrupted_experiment_from_its_uri_alone(
     common = ["--executor", "in_process", "--name", "exp", "--verbose", "0"]
     trainable = "tests.test_cli:interrupts_once"
     assert main(["run", trainable, "--storage-path", target.uri, *common]) == 130
-    hint = re.search(r"tunecore resume (\S+) --trainable", capsys.readouterr().out)
+    hint = re.search(r"Continue it with: (.*)$", capsys.readouterr().out, re.MULTILINE)
     assert hint is not None
     # What the hint names: the stored directory (a local path for file://,
-    # as Ray's results name it), or the URI without its credentials.
+    # as Ray's results name it), or the URI without its credentials (one
+    # argument for a shell: its query's `&` quoted).
     shown = target.store.local_path("exp") or target.experiment_uri("exp")
-    assert hint.group(1) == shown.replace("testing:testing@", "")
+    words = shlex.split(hint.group(1))
+    assert words == ["tunecore", "resume", shown.replace("testing:testing@", ""), "--trainable",
+                     trainable]  # fmt: skip
     monkeypatch.setenv("TUNECORE_STAGING", str(tmp_path / "another_machine"))
     uri = target.experiment_uri("exp")  # with the credentials, as the user holds them
-    location = hint.group(1) if target_name == "file_store" else uri
+    location = words[2] if target_name == "file_store" else uri
     assert main(["resume", location, "--trainable", trainable]) == 0
     assert main(["status", location]) == 0
     out = capsys.readouterr().out

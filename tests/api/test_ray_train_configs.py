@@ -151,6 +151,8 @@ def test_ray_train_v2s_own_fields_reach_ray_trains_configs() -> None:
             "topology": "2x2",
             "accelerator_type": "TPU-V6E",
             "elastic_resize_monitor_interval_s": 5.0,
+            # What Ray Train V2 fills in for a v6e 2x2 slice: its one host.
+            "resources_per_worker": {"CPU": 1, "TPU": 4},
         },
     )
     # A label selector Ray Train takes only without TPUs (they have their own label).

@@ -78,7 +78,8 @@ def test_restore_without_a_trainable_imports_nothing_the_log_names(attack: Path)
     message = str(raised.value)
     assert ATTACK in message
     assert "trainable=" in message
-    assert "--trainable" in message
+    assert "--trainable MODULE:FUNCTION" in message  # the log's path is never offered to run
+    assert f"--trainable {ATTACK}" not in message
     assert not (attack.parent / "MARKER").exists()
 
 

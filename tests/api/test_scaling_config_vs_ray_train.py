@@ -167,6 +167,92 @@ def test_every_property_has_ray_v2s_value_less_the_coordinator() -> None:
     assert compared > 100
 
 
+TPU_WORKERS: list[Any] = [0, 1, 2, 4, 6, 16, (1, 4), (4, 8), (0, 16)]
+TPU_PER_WORKER: list[Any] = [None, {"TPU": 4}, {"TPU": 8, "CPU": 2}, {"TPU": 1}, {"TPU": 3},
+                             {"TPU": 0.5}, {"TPU": -4}, {"CPU": 2}]  # fmt: skip
+TOPOLOGIES: list[Any] = [None, "", "2x2", "2X4", "1x1", " 4x4", "8x8", "2x2x2", "4x4x4", "4xfour"]
+TPU_TYPES: list[Any] = [None, "TPU-V4", "tpu-v6e", "v5litepod", "TPU-V7X", "TPU-V9", "A100"]
+
+
+def tpu_grid() -> Iterator[dict[str, Any]]:
+    for workers, per_worker, topology, accelerator in itertools.product(
+        TPU_WORKERS, TPU_PER_WORKER, TOPOLOGIES, TPU_TYPES
+    ):
+        yield {
+            "num_workers": workers,
+            "use_tpu": True,
+            "resources_per_worker": per_worker,
+            "topology": topology,
+            "accelerator_type": accelerator,
+        }
+
+
+@pytest.mark.parametrize("resource_per_chip", [None, "2", "two"])
+def test_a_tpu_slice_sizes_the_workers_as_ray_train_v2s_does(
+    resource_per_chip: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`topology` with `accelerator_type` name a TPU slice: Ray Train V2
+    accepts the same worker counts and sizes on it, and fills in the same
+    `resources_per_worker` (read by every property), under each
+    `RAY_TPU_RESOURCE_PER_CHIP`."""
+    RayV2 = ray_v2()
+    if resource_per_chip is not None:
+        monkeypatch.setenv("RAY_TPU_RESOURCE_PER_CHIP", resource_per_chip)
+    compared = fitted = 0
+    for arguments in tpu_grid():
+        ray = made(RayV2, arguments)
+        ours = made(ScalingConfig, arguments)
+        assert isinstance(ray, Exception) == isinstance(ours, Exception), (arguments, ray, ours)
+        if isinstance(ray, Exception):
+            continue
+        assert ours.resources_per_worker == ray.resources_per_worker, arguments
+        for name in (*PER_WORKER_VALUES, "num_tpus_per_worker"):
+            assert getattr(ours, name) == getattr(ray, name), (name, arguments)
+        assert ours.total_resources == plus(ours._trainer_resources_not_none, ray.total_resources)
+        compared += 1
+        fitted += arguments["resources_per_worker"] is None and ray.max_workers > 1
+    assert compared > 100
+    assert fitted > 10 if resource_per_chip != "two" else fitted == 0
+
+
+def test_a_tpu_slices_default_worker_is_one_host() -> None:
+    """The values Ray Train V2 documents: a v6e 4x4 slice is four hosts of
+    four chips (one CPU each unless given), a v6e 2x4 one host of eight."""
+    multi_host = ScalingConfig(num_workers=4, use_tpu=True, topology="4x4", accelerator_type="v6e")
+    assert multi_host.resources_per_worker == {"CPU": 1, "TPU": 4}
+    assert multi_host.num_tpus_per_worker == 4
+    one_host = ScalingConfig(use_tpu=True, topology="2x4", accelerator_type="TPU-V6E")
+    assert one_host.resources_per_worker == {"CPU": 1, "TPU": 8}
+    given = ScalingConfig(
+        num_workers=8, use_tpu=True, topology="4x4", accelerator_type="v6e",
+        resources_per_worker={"TPU": 2},
+    )  # fmt: skip
+    assert given.resources_per_worker == {"TPU": 2}
+
+
+@pytest.mark.parametrize(
+    ("arguments", "named"),
+    [
+        ({"num_workers": 3, "topology": "4x4", "accelerator_type": "v6e"}, "num_workers=3"),
+        ({"num_workers": (2, 4), "topology": "4x4", "accelerator_type": "v6e"}, r"\(2, 4\)"),
+        ({"num_workers": 4, "topology": "4x4", "accelerator_type": "A100"}, "'A100'"),
+        ({"num_workers": 4, "topology": "4xfour", "accelerator_type": "v4"}, "'4xfour'"),
+        (
+            {"num_workers": 4, "topology": "4x4", "accelerator_type": "v4",
+             "resources_per_worker": {"TPU": 3}},
+            "TPU=3",
+        ),
+    ],
+)  # fmt: skip
+def test_a_tpu_config_that_fits_no_slice_is_refused_by_both_naming_the_value(
+    arguments: dict[str, Any], named: str
+) -> None:
+    with pytest.raises(ValueError, match=r"must be a multiple|Could not parse TPU topology"):
+        ray_v2()(use_tpu=True, **arguments)
+    with pytest.raises(ValueError, match=named):
+        ScalingConfig(use_tpu=True, **arguments)
+
+
 @pytest.mark.parametrize(
     "arguments",
     [

@@ -59,6 +59,33 @@ def test_a_storage_path_that_cannot_hold_experiments_is_refused(
     assert why.format(file=a_file) in error
 
 
+UNREACHABLE_S3 = "s3://k:k@bucket/x?endpoint_override=127.0.0.1:1&scheme=http&region=us-east-1"
+"""A bucket behind a port nothing listens on: the connection is refused at once."""
+
+
+@pytest.mark.parametrize(
+    ("storage", "why"),
+    [
+        ("foo://bar/x", "unknown scheme 'foo'"),
+        ("s3:/x", "a URI needs '://' after its scheme 's3'"),
+        ("s3://", "names no bucket"),
+        ("s3://bucket/../x", "its path holds the component '..'"),
+        ("file://relative/x", "a file:// URI names a local absolute directory"),
+        (UNREACHABLE_S3, "cannot be reached ("),
+    ],
+)
+def test_a_storage_uri_that_names_no_reachable_storage_is_refused_naming_the_flag_once(
+    capsys: pytest.CaptureFixture[str], storage: str, why: str
+) -> None:
+    """Such URIs once failed with a traceback once the run had started, or
+    named the flag and then the Python setting: `--storage-path='foo://x'
+    is invalid: storage_path 'foo://x': ...`."""
+    error = refused(capsys, run_argv("--storage-path", storage))
+    assert error.startswith(f"tunecore run: error: --storage-path {storage}: {why}"), error
+    assert error.count("--storage-path") == 1, error
+    assert "storage_path" not in error
+
+
 def test_a_name_that_is_a_file_in_the_storage_path_is_refused(
     capsys: pytest.CaptureFixture[str], a_file: Path
 ) -> None:

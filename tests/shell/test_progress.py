@@ -576,6 +576,13 @@ def test_an_interrupted_experiment_is_not_called_finished_and_says_how_to_resume
     assert lines[1] == (
         "Its state is saved. Resume it with: tunecore resume /runs/exp --trainable "
         "MODULE:FUNCTION, or Tuner.restore('/runs/exp', trainable).fit()"
+    )  # "train" is no import path: the command line could not import it
+    recorded = msgspec.structs.replace(run.state.config, trainable_name="my_project.train:fit")
+    in_a_module = msgspec.structs.replace(run.state, config=recorded)
+    summary = final_summary(in_a_module, "loss", Mode.MIN, experiment_dir="/my runs/exp")
+    assert summary.splitlines()[1] == (
+        "Its state is saved. Resume it with: tunecore resume '/my runs/exp' --trainable "
+        "my_project.train:fit, or Tuner.restore('/my runs/exp', trainable).fit()"
     )
     assert "finished:" not in summary
 

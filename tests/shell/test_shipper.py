@@ -16,6 +16,7 @@ import threading
 import tracemalloc
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 import pytest
@@ -59,6 +60,9 @@ from tunecore.shell.mirror.stored_state import (
 from tunecore.shell.storage.local_store import LocalStore
 from tunecore.shell.storage.resolve import within
 from tunecore.shell.storage.store import Readable, Store
+
+if TYPE_CHECKING:
+    from pyarrow.fs import FileSystem
 
 
 @pytest.fixture(params=["file", "s3"])
@@ -143,6 +147,15 @@ class Recorder:
 
     def shown(self, rel: str = "") -> str:
         return self.inner.shown(rel)
+
+    def fs_path(self, rel: str = "") -> str:
+        return self.inner.fs_path(rel)
+
+    def under(self, rel: str) -> Store:
+        return self.inner.under(rel)
+
+    def filesystem(self) -> FileSystem:
+        return self.inner.filesystem()
 
     def written(self, prefix: str) -> builtins.list[tuple[str, bytes]]:
         return [(rel, data) for rel, data in self.writes if rel.startswith(prefix)]

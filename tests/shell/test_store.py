@@ -1,27 +1,31 @@
 """The `Store` contract (`shell/storage/store.py`), one suite over every kind of
 store: a local directory, pyarrow's local filesystem, and S3 (a moto server
-on 127.0.0.1); and how `resolve_storage` reads `storage_path` and
-`storage_filesystem`."""
+on 127.0.0.1); how `resolve_storage` reads `storage_path` and
+`storage_filesystem`; and what the store's callers read from the contract
+alone (a trial's `get_storage()`, a stored checkpoint), for every kind."""
 
 from __future__ import annotations
 
 import datetime
 import os
 import pickle
+import posixpath
 import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from pyarrow.fs import LocalFileSystem
+from pyarrow.fs import FileType, LocalFileSystem
 
 from tests.storage_fixtures import StorageTarget
+from tunecore.shell.mirror.remote import StoredExperiment
 from tunecore.shell.storage.arrow_store import ArrowStore
 from tunecore.shell.storage.local_store import LocalStore
 from tunecore.shell.storage.own_files import is_temp, temp_name
 from tunecore.shell.storage.resolve import resolve_storage, within
 from tunecore.shell.storage.store import StorageSpec, Store
+from tunecore.shell.trainable.trial_storage import TrialStorage
 
 MARKER = ".tunecore_checkpoint.json"
 
@@ -400,8 +404,13 @@ def test_within_roots_the_store_at_a_directory(store: Store) -> None:
     inner.write_bytes("t/params.json", b"{}")
     assert store.read_bytes("exp_1/t/params.json") == b"{}"
     assert inner.uri("t") == store.uri("exp_1/t")
+    for place in ("shown", "fs_path"):
+        assert getattr(inner, place)("t") == getattr(store, place)("exp_1/t"), place
+    assert type(inner) is type(store)  # each store roots itself: no caller asks which it is
     with pytest.raises(ValueError, match=r"'\.\./x'"):
         within(store, "../x")
+    with pytest.raises(ValueError, match="''"):
+        store.under("")
 
 
 def test_an_s3_uri_writes_small_objects_in_one_put_unless_it_says_otherwise(
@@ -609,6 +618,7 @@ def test_every_store_shows_a_place_as_ray_does(tmp_path: Path) -> None:
     assert local.shown("link/x") == local.uri("link/x")
     with pytest.raises(OSError, match="link"):
         local.local_path("link/x")
+    assert local.fs_path("link/x") == (tmp_path / "local" / "link" / "x").as_posix()
     base = str(tmp_path / "arrow")
     named_by_uri = ArrowStore(LocalFileSystem(), base, "s3://bucket/arrow")
     assert named_by_uri.shown("exp/t") == "s3://bucket/arrow/exp/t" == named_by_uri.uri("exp/t")
@@ -619,3 +629,58 @@ def test_every_store_shows_a_place_as_ray_does(tmp_path: Path) -> None:
         with pytest.raises(ValueError, match=r"\.\."):
             store.shown("../escape")
     assert within(named_by_path, "exp").shown("t") == f"{base}/exp/t"
+
+
+def test_every_store_reaches_a_place_through_its_filesystem_at_its_fs_path(store: Store) -> None:
+    """`Store.filesystem` and `Store.fs_path`: what Ray's `StorageContext`
+    names (`storage_filesystem`, `*_fs_path`) reaches the object the store
+    wrote, whatever the store."""
+    store.write_bytes("exp/t/result.json", b"{}")
+    with store.filesystem().open_input_stream(store.fs_path("exp/t/result.json")) as stream:
+        assert stream.read() == b"{}"
+    assert store.fs_path("exp/t") == posixpath.join(store.fs_path(), "exp", "t")
+    assert within(store, "exp").fs_path("t") == store.fs_path("exp/t")
+    with pytest.raises(ValueError, match=r"\.\."):
+        store.fs_path("../escape")
+
+
+def test_a_local_stores_filesystem_without_pyarrow_names_the_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    monkeypatch.setitem(sys.modules, "pyarrow.fs", None)
+    local = LocalStore(str(tmp_path))
+    assert local.fs_path("t") == f"{tmp_path.as_posix()}/t"
+    with pytest.raises(ImportError, match=r"tunecore\[storage\]"):
+        local.filesystem()
+
+
+# ---------------------------------------------------------------- callers
+
+
+def test_a_trials_get_storage_names_where_its_files_are_in_every_store(
+    store: Store, tmp_path: Path
+) -> None:
+    """`TrialStorage.of` reads the experiment's place from the store alone:
+    its paths, in its filesystem, lead to the trial's stored files."""
+    experiment = within(store, "exp")
+    experiment.write_bytes("t_1/result.json", b"{}")
+    scratch = tmp_path / "scratch" / "exp"  # the node's copy: the same names
+    storage = TrialStorage.of(str(scratch), str(scratch / "t_1"), experiment)
+    assert storage.storage_fs_path == store.fs_path()
+    assert (storage.experiment_dir_name, storage.trial_dir_name) == ("exp", "t_1")
+    result = posixpath.join(storage.trial_fs_path, "result.json")
+    assert storage.storage_filesystem.get_file_info(result).type == FileType.File
+
+
+def test_a_stored_checkpoint_is_read_back_from_every_store(store: Store, tmp_path: Path) -> None:
+    """`StoredExperiment.checkpoint` reads the checkpoint's place and
+    filesystem from the store alone: a local directory is used in place,
+    any other store's checkpoint downloads whole."""
+    store.upload_dir(str(make_tree(tmp_path / "made", TREE)), "exp/t/checkpoint_3", marker=MARKER)
+    experiment = StoredExperiment(store.uri("exp"), within(store, "exp"), tmp_path / "state")
+    checkpoint = experiment.checkpoint("t/checkpoint_3")
+    assert checkpoint.local_dir() == store.local_path("exp/t/checkpoint_3")
+    got = Path(checkpoint.to_directory(tmp_path / "got"))
+    read = {str(p.relative_to(got)): p.read_bytes() for p in got.rglob("*") if p.is_file()}
+    assert read == TREE

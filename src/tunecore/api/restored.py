@@ -37,6 +37,7 @@ from pathlib import Path
 
 from tunecore.core.naming import names_the_same
 from tunecore.shell.eventlog import LogError, RunSettings, log_path
+from tunecore.shell.resume_hint import resume_command_line
 from tunecore.shell.trainable import (
     TrainableTarget,
     registered_trainable,
@@ -72,7 +73,7 @@ def restored_trainable(
                 "this process has not registered, and a log never decides what code is "
                 f"imported: pass it, Tuner.restore({str(experiment_dir)!r}, trainable=...) "
                 "(the function or class itself, or its 'module:function'), or "
-                f"`tunecore resume {experiment_dir} --trainable MODULE:FUNCTION`"
+                f"`{resume_command_line(str(experiment_dir))}`"
             )
         return found
     target = resolve_trainable(given) if isinstance(given, str) else validate_trainable(given)

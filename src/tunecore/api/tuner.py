@@ -134,6 +134,7 @@ from tunecore.shell.ray_schedulers import is_ray_style
 from tunecore.shell.replay import HistoryWalk, LoggedResults, Replayed, rebuild
 from tunecore.shell.reported_objects import ObjectsByTrial
 from tunecore.shell.resume import drop_unrecorded_checkpoints, repair_result_files
+from tunecore.shell.resume_hint import resume_command_line
 from tunecore.shell.run_plan import LoopParts, RunPlan
 from tunecore.shell.searchers import SearcherRuntime
 from tunecore.shell.stoppers import StopSetting, plan_stop
@@ -797,8 +798,9 @@ class Tuner:
         except FileExistsError:
             raise LogError(
                 f"{experiment_dir} already holds an experiment. Continue it with "
-                f"Tuner.restore({str(experiment_dir)!r}, trainable) (or `tunecore resume "
-                f"--trainable`), or give this one another {setting('RunConfig', 'name')}."
+                f"Tuner.restore({str(experiment_dir)!r}, trainable) (or "
+                f"`{resume_command_line(str(experiment_dir), self._name)}`), or give this one "
+                f"another {setting('RunConfig', 'name')}."
             ) from None
         return state, Journal(writer, snapshots)
 

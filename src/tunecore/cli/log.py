@@ -26,6 +26,7 @@ from tunecore.shell.interrupts import INTERRUPTED
 from tunecore.shell.lock import driver_lock
 from tunecore.shell.progress import ProgressReporter, interrupted, unfinished_trials
 from tunecore.shell.replay import Replayed, latest, replay
+from tunecore.shell.resume_hint import resume_command_line
 
 
 def _show(state: ExperimentState, shown: str) -> None:
@@ -119,7 +120,9 @@ def _progress(state: ExperimentState, driver: Driver | None, shown: str) -> str:
 
 
 def _resume(shown: str) -> str:
-    return f"Resume it with: tunecore resume {shown} --trainable MODULE:FUNCTION"
+    """How to resume: the code to go on with is the user's to name, never
+    the log's (a foreign log's import path is not offered to be run)."""
+    return f"Resume it with: {resume_command_line(shown)}"
 
 
 def simulate_command(args: argparse.Namespace) -> int:

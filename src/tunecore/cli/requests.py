@@ -25,6 +25,7 @@ from tunecore.shell.inbox import AddTrialRequest, Inbox, Request, StopTrialReque
 from tunecore.shell.mirror.remote import open_stored
 from tunecore.shell.progress import spec_name
 from tunecore.shell.replay import replay
+from tunecore.shell.resume_hint import resume_command_line
 
 _SYNC_PERIOD = f"a sync period ({SyncConfig.model_fields['sync_period'].default:g} s by default)"
 _STORED_LAG = f"the stored state is up to {_SYNC_PERIOD} behind the driver"
@@ -73,8 +74,7 @@ def _open_experiment(directory: Path) -> ExperimentState:
     if state.done:
         raise CliError(
             f"the experiment in {directory} has ended, so nothing reads requests any more "
-            f"(if it was stopped early: tunecore resume {directory} --trainable "
-            "MODULE:FUNCTION, then send it again)"
+            f"(if it was stopped early: {resume_command_line(str(directory))}, then send it again)"
         )
     return state
 
@@ -114,7 +114,7 @@ def _who_takes_it(inbox: _Inbox) -> str:
     if driver is None or driver.running is False:
         return (
             "No driver runs the experiment now: a resume takes the request "
-            f"(tunecore resume {inbox.shown} --trainable MODULE:FUNCTION)."
+            f"({resume_command_line(inbox.shown)})."
         )
     soon = "within a few seconds" if inbox.stored else "within about a second"
     if driver.running is None:

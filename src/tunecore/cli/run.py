@@ -28,7 +28,8 @@ from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.core.schedulers.registry import SCHEDULERS
 from tunecore.model import InvalidFieldError, Mode
 from tunecore.search.registry import SEARCHERS
-from tunecore.shell.storage.resolve import DEFAULT_ROOT
+from tunecore.shell.resume_hint import resume_command_line
+from tunecore.shell.storage.resolve import DEFAULT_ROOT, resolve_storage
 
 
 def _search_alg(args: argparse.Namespace) -> object | None:
@@ -159,13 +160,26 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def _check_storage(storage_path: str | None, name: str | None) -> None:
-    """`--storage-path` (a local one: a directory or `file://`; another
-    store's errors are its own) can hold experiments, and `--name` is not a
-    file in it."""
-    if storage_path is not None and is_uri(storage_path) and not storage_path.startswith("file:"):
-        return
+    """`--storage-path` names a storage that answers (a URI is resolved and
+    its root looked at now, so one that names none or cannot be reached is
+    refused naming the flag, not met as a traceback once the run starts), a
+    local one (a directory or `file://`) can hold experiments, and `--name`
+    is not a file in it."""
+    flag = "--storage-path"
+    if storage_path is not None and is_uri(storage_path, flag):
+        try:
+            store = resolve_storage(storage_path)[1]
+        except (ValueError, OSError, ImportError) as error:
+            raise CliError(as_given(error, storage_path, flag)) from None
+        try:
+            store.exists("")
+        except OSError as error:
+            cause = str(error).removeprefix(f"{store.uri()}: ")
+            raise CliError(f"{flag} {storage_path}: cannot be reached ({cause})") from None
+        if not storage_path.startswith("file:"):
+            return
     given = storage_path or DEFAULT_ROOT
-    root = directory_to_make("--storage-path", given)
+    root = directory_to_make(flag, given)
     if name is not None and (root / name).exists() and not (root / name).is_dir():
         raise CliError(f"--name {name}: {root / name} is a file, not a directory")
 
@@ -223,7 +237,7 @@ def resume_command(args: argparse.Namespace) -> int:
     return _fit(tuner, args.command, args.trainable, args.address)
 
 
-def _fit(tuner: Tuner, command: str, trainable: str, address: str | None) -> int:
+def _fit(tuner: Tuner, command: str, trainable: str | None, address: str | None) -> int:
     """Run the experiment of `trainable` (MODULE:FUNCTION), on the Ray
     cluster at `address` if one was given; its outcome as an exit code."""
     with stopping_cleanly(command) as interrupted:
@@ -237,11 +251,8 @@ def _fit(tuner: Tuner, command: str, trainable: str, address: str | None) -> int
             raise CliError(f"--address {address}: {error}") from None
     print(f"Experiment directory: {results.experiment_path}")
     if interrupted:
-        on = "" if address is None else f" --address {address}"
-        print(
-            "Interrupted. Continue it with: "
-            f"tunecore resume {results.experiment_path} --trainable {trainable}{on}"
-        )
+        command = resume_command_line(str(results.experiment_path), trainable, address)
+        print(f"Interrupted. Continue it with: {command}")
         return EXIT_INTERRUPTED
     return EXIT_FAILED if _failed(results) else EXIT_OK
 

@@ -51,6 +51,7 @@ from tunecore.model import JsonValue, Mode, Resources, TrialState, TrialStatus
 from tunecore.model.numbers import is_number
 from tunecore.shell.interrupts import INTERRUPTED
 from tunecore.shell.progress_rows import Ranked, TrialRows, by_status, metric_value, ranked
+from tunecore.shell.resume_hint import resume_command_line
 from tunecore.shell.storage.layout import to_json_value
 from tunecore.shell.trainable.errors import failure_reason
 
@@ -649,10 +650,11 @@ def final_summary(
     unfinished = unfinished_trials(state)
     if interrupted(state):
         where = experiment_dir or "DIR"
+        command = resume_command_line(where, state.config.trainable_name)
         lines = [
             f"Experiment interrupted: {counts}; {unfinished} not finished.",
-            f"Its state is saved. Resume it with: tunecore resume {where} "
-            f"--trainable MODULE:FUNCTION, or Tuner.restore({where!r}, trainable).fit()",
+            f"Its state is saved. Resume it with: {command}, or "
+            f"Tuner.restore({where!r}, trainable).fit()",
         ]
     else:
         lines = [f"Experiment finished: {counts}"]

@@ -26,7 +26,6 @@ from pathlib import Path
 from tunecore.shell.eventlog import LogError, LogHeader, log_path, read_header
 from tunecore.shell.mirror.claims import SEGMENT_DIR
 from tunecore.shell.mirror.stored_state import StoredLogCorruptError, fetch_log, fetch_state
-from tunecore.shell.storage.arrow_store import ArrowStore
 from tunecore.shell.storage.resolve import resolve_storage, uri_scheme, within
 from tunecore.shell.storage.store import Store, join_uri
 from tunecore.shell.trainable.checkpoint import Checkpoint
@@ -58,8 +57,7 @@ class StoredExperiment:
         local = self.store.local_path(rel)
         if local is not None:
             return Checkpoint(local)
-        fs = self.store.fs if isinstance(self.store, ArrowStore) else None
-        return Checkpoint(self.location(rel), filesystem=fs)
+        return Checkpoint(self.location(rel), filesystem=self.store.filesystem())
 
 
 def as_location(location: str | os.PathLike[str]) -> str | os.PathLike[str]:

@@ -114,7 +114,17 @@ class ArrowStore:
         return join_uri(self._uri, check_rel(rel))
 
     def shown(self, rel: str = "") -> str:
-        return self._path(rel) if self.shown_as_path else self.uri(rel)
+        return self.fs_path(rel) if self.shown_as_path else self.uri(rel)
+
+    def under(self, rel: str) -> ArrowStore:
+        base = self._path(rel, root_ok=False)
+        return ArrowStore(self.fs, base, self.uri(rel), shown_as_path=self.shown_as_path)
+
+    def fs_path(self, rel: str = "") -> str:
+        return self._path(rel)
+
+    def filesystem(self) -> FileSystem:
+        return self.fs
 
     def _kind(self, path: str) -> str:
         from pyarrow.fs import FileType  # noqa: PLC0415 - pyarrow is optional

@@ -11,8 +11,8 @@ import os
 import shutil
 import stat
 from collections.abc import Callable
-from pathlib import Path
-from typing import BinaryIO
+from pathlib import Path, PurePath
+from typing import TYPE_CHECKING, BinaryIO
 
 from tunecore.shell.storage import own_files
 from tunecore.shell.storage.own_files import NotRegularFileError, is_temp
@@ -21,8 +21,12 @@ from tunecore.shell.storage.store import (
     check_rel,
     join_path,
     local_files,
+    local_filesystem,
     naming,
 )
+
+if TYPE_CHECKING:
+    from pyarrow.fs import FileSystem
 
 logger = logging.getLogger(__name__)
 
@@ -190,6 +194,15 @@ class LocalStore:
 
     def local_path(self, rel: str) -> str:
         return self._path(rel)
+
+    def under(self, rel: str) -> LocalStore:
+        return LocalStore(self._path(rel, root_ok=False))
+
+    def fs_path(self, rel: str = "") -> str:
+        return PurePath(self.uri(rel)).as_posix()
+
+    def filesystem(self) -> FileSystem:
+        return local_filesystem()
 
     def shown(self, rel: str = "") -> str:
         try:

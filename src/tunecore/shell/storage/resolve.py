@@ -19,7 +19,12 @@ from typing import TYPE_CHECKING
 
 from tunecore.shell.storage.arrow_store import ArrowStore
 from tunecore.shell.storage.local_store import LocalStore
-from tunecore.shell.storage.store import StorageSpec, Store, check_rel, join_path
+from tunecore.shell.storage.store import (
+    INSTALL_HINT,
+    StorageSpec,
+    Store,
+    local_filesystem,
+)
 
 if TYPE_CHECKING:
     from pyarrow.fs import FileSystem
@@ -27,8 +32,6 @@ if TYPE_CHECKING:
 DEFAULT_ROOT = "~/tunecore_results"
 """Where the API puts experiments unless told otherwise (`ExperimentStorage`
 itself takes its root as given)."""
-
-INSTALL_HINT = "pip install 'tunecore[storage]'"
 
 KNOWN_SCHEMES = ("file", "s3", "gs", "gcs", "hdfs", "viewfs", "abfs", "abfss")
 """Schemes `pyarrow.fs.FileSystem.from_uri` knows. pyarrow decides; this only
@@ -38,16 +41,8 @@ _URI_START = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]+):/")
 
 
 def within(store: Store, rel: str) -> Store:
-    """The same storage rooted at `rel` (an experiment inside the storage
-    root): every path of the result is relative to `rel`."""
-    check_rel(rel, root_ok=False)
-    if isinstance(store, LocalStore):
-        return LocalStore(store.local_path(rel))
-    if isinstance(store, ArrowStore):
-        return ArrowStore(
-            store.fs, join_path(store.base, rel), store.uri(rel), shown_as_path=store.shown_as_path
-        )
-    raise TypeError(f"within: {store!r} is neither a LocalStore nor an ArrowStore")
+    """The same storage rooted at `rel` (`Store.under`)."""
+    return store.under(rel)
 
 
 def filesystem_of(store: Store | None) -> FileSystem:
@@ -56,13 +51,7 @@ def filesystem_of(store: Store | None) -> FileSystem:
     `LocalFileSystem` for a local directory (a `LocalStore`, or None: an
     experiment that is not in storage). `ImportError` naming the extra
     when pyarrow is not installed."""
-    if isinstance(store, ArrowStore):
-        return store.fs
-    try:
-        from pyarrow.fs import LocalFileSystem  # noqa: PLC0415 - optional
-    except ImportError as exc:
-        raise ImportError(f"the storage's filesystem is a pyarrow one: {INSTALL_HINT}") from exc
-    return LocalFileSystem()
+    return local_filesystem() if store is None else store.filesystem()
 
 
 def resolve_storage(

@@ -22,12 +22,17 @@ import os
 import stat
 import urllib.parse
 from collections.abc import Iterator
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import msgspec
 
 from tunecore.shell.storage import own_files
 from tunecore.shell.storage.own_files import NotRegularFileError, is_temp
+
+if TYPE_CHECKING:
+    from pyarrow.fs import FileSystem
+
+INSTALL_HINT = "pip install 'tunecore[storage]'"
 
 
 class Readable(Protocol):
@@ -82,6 +87,31 @@ class Store(Protocol):
         `storage_filesystem` (whose URI tunecore made up); else `uri(rel)`.
         Does no I/O and never fails for a valid `rel`: a path the store
         refuses to use (a symbolic link on the way) is still shown."""
+        ...
+
+    def under(self, rel: str) -> Store:
+        """The same storage rooted at the directory `rel` (an experiment
+        inside the storage root): every path of the result is relative to
+        `rel`, and its `uri`, `shown` and `fs_path` name the same places.
+        The root `""` is refused with `ValueError`; a local store refuses a
+        `rel` reached through a symbolic link (`NotRegularFileError`)."""
+        ...
+
+    def fs_path(self, rel: str = "") -> str:
+        """`rel`'s path inside `filesystem()`, as Ray's `StorageContext`
+        names it (`storage_fs_path`, `trial_fs_path`): the absolute local
+        path, '/'-joined, for a local directory; the path the filesystem
+        was given for any other (`bucket/prefix/rel` on S3). Does no I/O
+        and never fails for a valid `rel`."""
+        ...
+
+    def filesystem(self) -> FileSystem:
+        """The `pyarrow.fs.FileSystem` the store is on, with which
+        `fs_path(rel)` reaches `rel` (Ray's `storage_filesystem`,
+        `Result.filesystem`, a stored `Checkpoint`'s): the one resolved
+        for a URI or given by the user, a `LocalFileSystem` for a local
+        directory. `ImportError` naming the extra to install when pyarrow
+        is not installed."""
         ...
 
     def read_bytes(self, rel: str, limit: int | None = None) -> bytes:
@@ -165,6 +195,16 @@ class Store(Protocol):
         directory (callers may then read and write there in place, with no
         copy); None for every other store."""
         ...
+
+
+def local_filesystem() -> FileSystem:
+    """pyarrow's `LocalFileSystem`, the filesystem of a local directory;
+    `ImportError` naming the extra when pyarrow is not installed."""
+    try:
+        from pyarrow.fs import LocalFileSystem  # noqa: PLC0415 - optional
+    except ImportError as exc:
+        raise ImportError(f"the storage's filesystem is a pyarrow one: {INSTALL_HINT}") from exc
+    return LocalFileSystem()
 
 
 def check_rel(rel: str, *, root_ok: bool = True) -> str:

@@ -2,7 +2,7 @@
 for a trial's resources and as Ray Train's trainers take it.
 
 Its properties and methods are Ray's, with Ray's values
-(tests/api/test_scaling_config_vs_ray.py compares them over a grid of
+(tests/api/test_scaling_config_vs_ray_train.py compares them over a grid of
 configs): those of `ray.air.config.ScalingConfig` (`total_resources`,
 `num_cpus_per_worker`, `as_placement_group_factory`,
 `from_placement_group_factory`, ...), which count a coordinator's CPU as
@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from tunecore.model.errors import InvalidFieldError, TrainOnlyFieldError
 from tunecore.model.numbers import is_int
 from tunecore.shell.trainable.placement_group import PlacementGroupFactory
+from tunecore.shell.trainable.tpu_slice import TpuSlice
 
 ACCELERATOR_PREFIX = "accelerator_type:"
 """Ray's resource a worker asks 0.001 of for `accelerator_type=X`
@@ -42,7 +43,14 @@ class ScalingConfig:
     `elastic_resize_monitor_interval_s`, and `accelerator_type`. Those only
     Ray Train reads; reserving a trial's resources with one set is a
     `TrainOnlyFieldError`. The properties read them all, as Ray's do:
-    `total_resources` counts `max_workers` workers, as V2's does."""
+    `total_resources` counts `max_workers` workers, as V2's does.
+
+    With `use_tpu`, `topology` and `accelerator_type` name a TPU slice, and
+    the config is fitted to it as V2's is when made (`TpuSlice`): unless
+    given, `resources_per_worker` becomes one CPU and one host's TPUs, and
+    `num_workers` (each of an elastic pair) must be a multiple of the
+    workers one slice holds. How many slices to reserve and their labels
+    Ray Train works out when it starts the workers."""
 
     trainer_resources: dict[str, float] | None = None
     num_workers: int | tuple[int, int] = 1
@@ -78,6 +86,8 @@ class ScalingConfig:
                 f"one selector for all workers, or a list of max_workers={self.max_workers}",
             )
         self._check_accelerators()
+        if self.use_tpu and self.topology and self.accelerator_type:
+            self._fit_tpu_slice(TpuSlice.of(self.topology, self.accelerator_type))
 
     def _check_accelerators(self) -> None:
         """Ray's checks of `use_gpu` and `use_tpu` against what each worker
@@ -111,6 +121,19 @@ class ScalingConfig:
                     "ScalingConfig: label_selector cannot be set with use_tpu=True and more "
                     "than one worker: Ray Train reserves a TPU slice by its own label"
                 )
+
+    def _fit_tpu_slice(self, tpu_slice: TpuSlice) -> None:
+        """Ray Train V2's fitting of the workers to `tpu_slice` (class doc):
+        the default `resources_per_worker` set, worker counts checked."""
+        if self.resources_per_worker is None:
+            object.__setattr__(self, "resources_per_worker", tpu_slice.default_worker)
+        per_slice = tpu_slice.workers(self.num_tpus_per_worker)
+        if per_slice > 0 and (self.min_workers % per_slice or self.max_workers % per_slice):
+            raise ValueError(
+                f"ScalingConfig: num_workers={self.num_workers!r} must be a multiple of "
+                f"{per_slice} (both bounds, if elastic): a slice of topology={self.topology!r} "
+                f"holds {per_slice} workers of {self.num_tpus_per_worker} TPU"
+            )
 
     def train_only_fields(self) -> dict[str, object]:
         """The fields set here that only Ray Train reads (class doc)."""

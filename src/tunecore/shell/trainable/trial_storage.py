@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import TYPE_CHECKING
 
-from tunecore.shell.storage.arrow_store import ArrowStore
 from tunecore.shell.storage.resolve import filesystem_of
 from tunecore.shell.storage.store import Store
 
@@ -45,11 +44,7 @@ class TrialStorage:
         is set, whose names are the stored ones)."""
         inner = os.path.relpath(trial_dir, experiment_dir)
         trial_dir_name = "/".join(PurePath(inner).parts)
-        if isinstance(store, ArrowStore):
-            experiment = store.base
-        else:
-            local = None if store is None else store.local_path("")
-            experiment = PurePath(local or experiment_dir).as_posix()
+        experiment = PurePath(experiment_dir).as_posix() if store is None else store.fs_path()
         root, name = posixpath.split(experiment)
         return cls(root, name, trial_dir_name, store)
 

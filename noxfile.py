@@ -104,6 +104,20 @@ def slow(session: nox.Session) -> None:
 
 
 @nox.session(venv_backend="none")
+def memory(session: nox.Session) -> None:
+    """Issue 41's driver-memory targets as a regression check
+    (`benchmarks.scale_regression --memory-only`: simulated FIFO and ASHA
+    runs of 1,000 and 10,000 trials, and the scale suite's ASHA experiment
+    in-process, each judged per finished trial; some 2 minutes of CPU).
+    `./dev test --all` runs it, so CI does: a change that made the trials'
+    views 1.5 KB a trial dearer once landed unnoticed, with the check only
+    in `./dev bench`. The targets that need Ray and 100,000-trial builds
+    stay in `./dev bench scale_regression`."""
+    run = shared_env(session)
+    run("python", "-m", "benchmarks", "scale_regression", "--memory-only")
+
+
+@nox.session(venv_backend="none")
 def typecheck(session: nox.Session) -> None:
     """mypy --strict over the library, its tests, benchmarks and examples;
     then pyright over the public API's typing tests, so its types hold

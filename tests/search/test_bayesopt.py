@@ -7,6 +7,7 @@ A suggestion fits a GP (about 0.1-0.3 s), so runs stay a few steps long.
 from __future__ import annotations
 
 import dataclasses
+import importlib.metadata
 import json
 import math
 import os
@@ -313,6 +314,21 @@ def test_without_bayes_opt_the_error_names_the_extra(monkeypatch: pytest.MonkeyP
     monkeypatch.setitem(sys.modules, "bayes_opt", None)
     with pytest.raises(ImportError, match=r"pip install 'tunecore\[bayesopt\]'"):
         BayesOptSearch()
+
+
+def test_bayes_opt_1_which_ray_tune_needs_is_refused_when_built_naming_the_version(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # bayes_opt 1.x has no acquisition module; seen with bayesian-optimization
+    # 1.4.0 in a Ray Tune 2.60 environment (docs/ray-examples.md row 425).
+    monkeypatch.setitem(sys.modules, "bayes_opt.acquisition", None)
+    monkeypatch.setattr(
+        importlib.metadata, "version", lambda name: {"bayesian-optimization": "1.4.0"}[name]
+    )
+    with pytest.raises(
+        ImportError, match=r"found 1\.4\.0: 1\.x.*pip install 'tunecore\[bayesopt\]'"
+    ):
+        BayesOptSearch(utility_kwargs={"kind": "ucb", "kappa": 2.5, "xi": 0.0})
 
 
 @pytest.mark.parametrize(

@@ -6,10 +6,18 @@ bayes_opt 2.x and 3.x replaced 1.x's `UtilityFunction`, which Ray's
 become `ExpectedImprovement(xi=xi)` and `ProbabilityOfImprovement(xi=xi)`,
 and 1.x's `kappa_decay`/`kappa_decay_delay` become UCB's
 `exploration_decay`/`exploration_decay_delay`.
+
+bayes_opt 1.x itself has no acquisition objects, and it is the version a Ray
+Tune 2.60 environment holds (Ray's BayesOptSearch calls `UtilityFunction`):
+`require_acquisition_api` refuses it when the searcher is built, naming the
+version found, where it would otherwise fail the experiment at the first
+suggestion.
 """
 
 from __future__ import annotations
 
+import importlib
+import importlib.metadata
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -73,6 +81,23 @@ def checked_utility(given: dict[str, Any] | None) -> Utility:
     return msgspec.convert(utility, Utility)
 
 
+def require_acquisition_api() -> None:
+    """An ImportError naming the installed bayesian-optimization and the
+    extra to install, when its bayes_opt has no `acquisition` module (1.x)."""
+    try:
+        importlib.import_module("bayes_opt.acquisition")
+    except ImportError as error:
+        try:
+            found = importlib.metadata.version("bayesian-optimization")
+        except importlib.metadata.PackageNotFoundError:
+            found = "a version without it"
+        raise ImportError(
+            "BayesOptSearch needs bayesian-optimization 3 (its bayes_opt.acquisition); found "
+            f"{found}: 1.x, the version Ray Tune 2.60's BayesOptSearch drives, has no "
+            "acquisition objects. pip install 'tunecore[bayesopt]'"
+        ) from error
+
+
 def acquisition_function(utility: Utility) -> AcquisitionFunction:
     """The bayes_opt 3.x acquisition function for 1.x's utility arguments."""
     from bayes_opt import acquisition  # noqa: PLC0415 - optional package
@@ -89,4 +114,4 @@ def acquisition_function(utility: Utility) -> AcquisitionFunction:
     return acquisition.ProbabilityOfImprovement(xi=utility.xi)
 
 
-__all__ = ["Utility", "acquisition_function", "checked_utility"]
+__all__ = ["Utility", "acquisition_function", "checked_utility", "require_acquisition_api"]

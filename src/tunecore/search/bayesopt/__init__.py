@@ -10,7 +10,8 @@ decimals, 5 by default) is skipped (`skip_duplicate`), and more than
 NaN and infinite results are not registered.
 
 Ray's `utility_kwargs` (bayes_opt 1.x's `UtilityFunction`) become a bayes_opt
-3.x acquisition object (`_bayesopt_utility`).
+3.x acquisition object (`_bayesopt_utility`); bayes_opt 1.x itself, which a
+Ray Tune 2.60 environment holds, is refused when the searcher is built.
 
 Determinism and resume. bayes_opt draws every random number (the random
 points, the GP's restarts, the acquisition search) from one RandomState
@@ -36,7 +37,12 @@ from tunecore.core.search.variants import ParamSpace, format_path
 from tunecore.core.search.view import Path
 from tunecore.model import InvalidFieldError, JsonDict, JsonValue
 from tunecore.model.numbers import is_number
-from tunecore.search._bayesopt_utility import Utility, acquisition_function, checked_utility
+from tunecore.search._bayesopt_utility import (
+    Utility,
+    acquisition_function,
+    checked_utility,
+    require_acquisition_api,
+)
 from tunecore.search._contract import (
     check_integer,
     check_points,
@@ -122,6 +128,7 @@ class BayesOptSearch(SpaceSearcher):
         repeat_float_precision: int = 5,
     ) -> None:
         require_package("BayesOptSearch", "bayes_opt", "bayesopt")
+        require_acquisition_api()
         super().__init__(
             metric, mode, seed=random_state, seed_given=not isinstance(random_state, _UnsetSeed)
         )

@@ -78,6 +78,7 @@ from tunecore.model import (
     ChainTrials,
     ClusterResourcesChanged,
     Command,
+    ContinueTrial,
     ExperimentDone,
     ExperimentEvent,
     ExperimentInterrupted,
@@ -593,7 +594,9 @@ class _Step:
 
     def _stop_experiment(self, reason: str, *, error: str | None) -> None:
         """Stop every unfinished trial; the experiment ends when the last
-        saves are in."""
+        saves are in. A trial this step's event let continue (its result
+        came in after the time budget ran out, say) is not continued: it
+        stops where it is."""
         self.books.stopping = reason
         if error is not None and self.books.error is None:
             self.books.error = error
@@ -604,6 +607,11 @@ class _Step:
             current = self.trials[trial_id]
             if not current.is_finished:
                 self._transition(current, StopRequested(trial_id=trial_id, at=self.at))
+        self.commands = [
+            c
+            for c in self.commands
+            if not (isinstance(c, ContinueTrial) and self.trials[c.trial_id].is_finished)
+        ]
 
     # -- after the event ----------------------------------------------------
 

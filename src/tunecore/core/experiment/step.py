@@ -47,7 +47,7 @@ from tunecore.core.experiment.state import (
     trial_id_of,
 )
 from tunecore.core.lifecycle import JudgedResult, LifecycleEvent
-from tunecore.core.policies import checked_metric
+from tunecore.core.policies import checked_metric, result_problem
 from tunecore.core.results import (
     AUTOFILLED,
     DEFAULT_METRIC,
@@ -382,6 +382,9 @@ class _Step:
             return JudgedResult.of(event, flat, STOP)
         if by_stopper:
             return JudgedResult.of(event, flat, STOP)
+        problem = result_problem(self.scheduler, flat)
+        if problem is not None:  # the scheduler's own check, where Ray's raises
+            return JudgedResult.of(event, flat, failure=problem)
         scheduler = self.scheduler
         if event.allocation is not None:  # a resources_allocation_function's logged answer
             scheduler = take_allocation(scheduler, trial_id, event.allocation)

@@ -12,9 +12,16 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+
 import tunecore
 from tunecore import Callback, RunConfig, TuneConfig, Tuner
-from tunecore.model import ExperimentStopRequested, ResultReported, Tick, TrialStatus
+from tunecore.model import (
+    ExperimentEvent,
+    ExperimentStopRequested,
+    ResultReported,
+    Tick,
+    TrialStatus,
+)
 from tunecore.shell.eventlog import read_log
 from tunecore.shell.trial_view import Trial
 
@@ -48,7 +55,9 @@ class Gate(Callback):
         self.gate.set()
 
 
-def run(tmp_path: Path, steps: int | None, budget: float | None) -> tuple[Gate, list[object]]:
+def run(
+    tmp_path: Path, steps: int | None, budget: float | None
+) -> tuple[Gate, list[ExperimentEvent]]:
     gate = threading.Event()
 
     def waits(config: dict[str, object]) -> None:

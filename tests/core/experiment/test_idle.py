@@ -120,7 +120,7 @@ class LoggedTicksMachine(ExperimentMachine):
         budget=st.none() | st.floats(5.0, 60.0),
         timeout=st.none() | st.floats(5.0, 60.0),
     )
-    def create(  # type: ignore[override] # noqa: PLR0917 - one parameter per drawn strategy
+    def create(  # noqa: PLR0917 - one parameter per drawn strategy
         self,
         config: ExperimentConfig,
         trials: int,

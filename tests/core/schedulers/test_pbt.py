@@ -810,11 +810,12 @@ def test_require_attrs_holds_results_to_time_attr_then_metric() -> None:
     """Ray's order and words; a new experiment's PBT (`with_objective`) checks."""
     policy = pbt().with_objective(None, None)
     assert policy.result_problem({"t": 1, "score": 0.5}) is None
-    for result, missing in [
+    cases: list[tuple[JsonDict, str]] = [
         ({"score": 0.5}, "time_attr t"),
         ({}, "time_attr t"),
         ({"t": 1}, "metric score"),
-    ]:
+    ]
+    for result, missing in cases:
         problem = policy.result_problem(result)
         assert problem is not None
         assert problem.startswith(f"Cannot find {missing} in trial result {result}. ")

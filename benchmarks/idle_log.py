@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import tunecore
@@ -24,7 +25,7 @@ from tunecore.model import ResultReported, Tick
 from tunecore.shell.eventlog import read_log
 
 
-def _trainable(idle_s: float):  # type: ignore[no-untyped-def]
+def _trainable(idle_s: float) -> Callable[[dict[str, object]], None]:
     def train(config: dict[str, object]) -> None:
         del config
         tunecore.report({"score": 0.0})

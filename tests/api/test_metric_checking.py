@@ -73,3 +73,61 @@ def test_a_scheduler_needing_the_anonymous_metric_fails_trials_without_it(
     assert len(results.errors) == 2
     for result in results:
         assert f"without the metric '_metric' that {owner} expects" in str(result.error)
+
+
+def reports_without(config: dict[str, object]) -> None:
+    """Reports `loss` and `epoch`, less the key `config["drop"]` names."""
+    for step in range(1, 4):
+        result: dict[str, object] = {"loss": 1.0 / step, "epoch": step}
+        result.pop(str(config["drop"]), None)
+        tunecore.report(result)
+
+
+def pbt_fit(tmp_path: Path, drop: str, require_attrs: bool = True) -> tunecore.ResultGrid:
+    scheduler = PopulationBasedTraining(
+        time_attr="epoch",
+        perturbation_interval=100,
+        hyperparam_mutations={"lr": [0.1, 0.2]},
+        require_attrs=require_attrs,
+    )
+    tuner = Tuner(
+        reports_without,
+        param_space={"lr": 0.1, "drop": tunecore.grid_search(["", drop])},
+        tune_config=TuneConfig(metric="loss", mode="min", scheduler=scheduler),
+        run_config=RunConfig(storage_path=str(tmp_path), verbose=0, executor="in_process"),
+    )
+    return tuner.fit()
+
+
+def test_pbt_fails_a_trial_whose_result_lacks_its_time_attr(tmp_path: Path) -> None:
+    """Ray's PBT raises `RuntimeError` (and Ray's run fails) on it: the
+    trial fails with that message, the other runs on."""
+    full, dropped = pbt_fit(tmp_path, "epoch")
+    assert full.status is TrialStatus.TERMINATED
+    assert full.metrics["training_iteration"] == 3
+    assert dropped.status is TrialStatus.ERROR
+    message = str(dropped.error)
+    assert "Cannot find time_attr epoch in trial result {'loss': 1.0, " in message
+    assert message.endswith(
+        "Make sure that this attribute is returned in the results of your Trainable.If this "
+        "error is expected, you can change this to a warning message by setting "
+        "PBT(require_attrs=False)"
+    )
+
+
+def test_pbt_fails_a_result_without_its_metric_with_strict_checking_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TUNE_DISABLE_STRICT_METRIC_CHECKING", "1")
+    _, dropped = pbt_fit(tmp_path, "loss")
+    assert "Cannot find metric loss in trial result {'epoch': 1, " in str(dropped.error)
+
+
+def test_pbt_without_require_attrs_lets_such_results_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TUNE_DISABLE_STRICT_METRIC_CHECKING", "1")
+    for drop in ("epoch", "loss"):
+        results = pbt_fit(tmp_path / drop, drop, require_attrs=False)
+        assert not results.errors
+        assert [r.metrics["training_iteration"] for r in results] == [3, 3]

@@ -7,6 +7,7 @@ neither imports the other for it.
 from __future__ import annotations
 
 from tunecore.core.results import DEFAULT_METRIC
+from tunecore.model import JsonDict
 
 
 def policy_metric(policy: object) -> str | None:
@@ -29,3 +30,13 @@ def checked_metric(policy: object) -> str | None:
     if metric == DEFAULT_METRIC and getattr(policy, "metric_required", False) is not True:
         return None
     return metric
+
+
+def result_problem(policy: object, result: JsonDict) -> str | None:
+    """Why `result` (flattened) fails its trial before the scheduler
+    `policy` is asked about it: what its optional `result_problem` method
+    says (PBT's `require_attrs`: a result without `time_attr` or the
+    metric, on which Ray's PBT raises), or None."""
+    check = getattr(policy, "result_problem", None)
+    problem = None if check is None else check(result)
+    return problem if isinstance(problem, str) else None

@@ -1,7 +1,8 @@
 """The imperative shell's loop: events in, `step`, commands out.
 
     while the experiment is not done:
-        events = executor.next_events()   (or a Tick when nothing happened)
+        events = executor.next_events()   (or a Tick when nothing happened
+                                           and the core says it matters)
         for each event: state, commands = step(state, event)
                         carry out the commands (executor, storage, callbacks)
 
@@ -43,6 +44,7 @@ import msgspec
 from tunecore.core import lifecycle
 from tunecore.core.dispatch import handles
 from tunecore.core.experiment import ExperimentState, Stepped, step, trial_id_of, trial_number
+from tunecore.core.experiment.idle import tick_to_log
 from tunecore.core.experiment.requests import outstanding
 from tunecore.core.naming import error_entry
 from tunecore.core.results import (
@@ -82,7 +84,6 @@ from tunecore.model import (
     SaveCheckpoint,
     StartTrial,
     StopTrial,
-    Tick,
     TrialFailed,
     TrialRestored,
     TrialStarted,
@@ -191,7 +192,7 @@ class ExperimentLoop:
                         break
                     events = self._executor.next_events(self._plan.poll_seconds)
                     requests = self._requests()
-                    self._step([*requests, *events] or [Tick(at=self._clock())], requests)
+                    self._step([*requests, *events] or self._idle(), requests)
             except KeyboardInterrupt:
                 logger.warning(
                     "Interrupted: ending the workers; unfinished trials resume "
@@ -212,6 +213,13 @@ class ExperimentLoop:
             self._drop_unstarted_chains()
         return self.state
 
+    def _idle(self) -> list[ExperimentEvent]:
+        """A round that brought no event: a `Tick`, when the core says one
+        can change a decision (`core.experiment.idle`), else nothing; the
+        round is still a step for the callbacks and the progress reporter."""
+        tick = tick_to_log(self.state, self._clock())
+        return [] if tick is None else [tick]
+
     def _step(
         self, events: Sequence[ExperimentEvent], requests: Sequence[ExperimentEvent] = ()
     ) -> None:
@@ -219,9 +227,9 @@ class ExperimentLoop:
         `on_step_begin(n)` with the steps done so far, the round's events
         fed (every trial hook in between hears `n`), the stoppers'
         `stop_all` asked, `on_step_end(n + 1)`. A step is one round of what
-        the executor reported in `poll_seconds` (several events, or a Tick),
-        where Ray's handles at most one event and waits 0.1 s for it: the
-        counts differ, and on either depend on timing."""
+        the executor reported in `poll_seconds` (several events, a Tick, or
+        none when idle), where Ray's handles at most one event and waits
+        0.1 s for it: the counts differ, and on either depend on timing."""
         self._callbacks.on_step_begin(self._steps, self._trials(Callback.on_step_begin))
         self.feed(events)
         self._delete_taken(requests)

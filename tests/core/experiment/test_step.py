@@ -502,6 +502,16 @@ def test_the_time_budget_stops_the_experiment_on_a_tick() -> None:
     assert run.state.stopping == "the time budget of 10 s is used up"
 
 
+def test_a_result_after_the_time_budget_stops_its_trial_without_continuing_it() -> None:
+    """The result is taken (the trial ends on it) but the trial is not
+    told to train on before its stop: no worker trains past the budget."""
+    run = Run(config(time_budget_s=10.0), searcher=searcher(2))
+    run.feed(ClusterResourcesChanged(at=0.0, total=Resources(cpu=2)))
+    commands = run.feed(ResultReported(trial_id=T0, at=12.0, result={"i": 1}))
+    assert commands == (StopTrial(trial_id=T0), StopTrial(trial_id=T1), ExperimentDone())
+    assert run.state.trials[T0].last_result["i"] == 1
+
+
 def test_an_experiment_stop_request_ends_it_cleanly() -> None:
     run = Run(config(), searcher=searcher(2))
     run.cluster(cpu=1)

@@ -804,3 +804,28 @@ def test_exploiters_are_lower_and_donors_upper(
             assert verdict.exploit.restore_from == persistent(f"/c/{verdict.exploit.donor_id}")
         assert verdict.checkpoint == (trial_id in upper)
         assert (verdict.exploit is not None) == (trial_id in lower)
+
+
+def test_require_attrs_holds_results_to_time_attr_then_metric() -> None:
+    """Ray's order and words; a new experiment's PBT (`with_objective`) checks."""
+    policy = pbt().with_objective(None, None)
+    assert policy.result_problem({"t": 1, "score": 0.5}) is None
+    cases: list[tuple[JsonDict, str]] = [
+        ({"score": 0.5}, "time_attr t"),
+        ({}, "time_attr t"),
+        ({"t": 1}, "metric score"),
+    ]
+    for result, missing in cases:
+        problem = policy.result_problem(result)
+        assert problem is not None
+        assert problem.startswith(f"Cannot find {missing} in trial result {result}. ")
+        assert problem.endswith("by setting PBT(require_attrs=False)")
+    assert pbt(require_attrs=False).with_objective(None, None).result_problem({}) is None
+
+
+def test_a_pbt_logged_before_the_check_lets_such_results_pass() -> None:
+    """`checks_attrs` None: a log from before replays as it ran."""
+    assert pbt().checks_attrs is None
+    assert pbt().result_problem({}) is None
+    decoded = from_msgpack(to_msgpack(pbt()), PopulationBasedTraining)
+    assert decoded.result_problem({}) is None

@@ -21,6 +21,7 @@ from tunecore.core.schedulers.distribute import (
     DistributeResourcesToTopJob,
 )
 from tunecore.core.schedulers.fifo import FIFOScheduler
+from tunecore.core.schedulers.pbt import PopulationBasedTraining
 from tunecore.core.schedulers.resource_changing import (
     ResourceChangingScheduler,
     allocation_wanted,
@@ -257,3 +258,17 @@ def test_a_resize_is_replayed_from_the_log_without_the_function() -> None:
     place = AllocationFunction(name="print")  # as decoded: a name, no function
     replayed = driver.replay_on(ResourceChangingScheduler(resources_allocation_function=place))
     assert replayed == driver.state
+
+
+def test_results_are_held_to_what_the_base_scheduler_requires() -> None:
+    """PBT's `require_attrs` under a resizing scheduler, as in Ray, whose
+    `ResourceChangingScheduler` asks its base about every result."""
+    base = PopulationBasedTraining(
+        time_attr="t", metric="loss", mode="min", hyperparam_mutations={"lr": [0.1, 0.2]}
+    )
+    scheduler = ResourceChangingScheduler(base).with_objective(None, None)
+    problem = scheduler.result_problem({"loss": 1.0})
+    assert problem is not None
+    assert problem.startswith("Cannot find time_attr t in trial result {'loss': 1.0}.")
+    assert scheduler.result_problem({"loss": 1.0, "t": 2}) is None
+    assert ResourceChangingScheduler().result_problem({}) is None

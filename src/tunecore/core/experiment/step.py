@@ -47,7 +47,7 @@ from tunecore.core.experiment.state import (
     trial_id_of,
 )
 from tunecore.core.lifecycle import JudgedResult, LifecycleEvent
-from tunecore.core.policies import checked_metric
+from tunecore.core.policies import checked_metric, result_problem
 from tunecore.core.results import (
     AUTOFILLED,
     DEFAULT_METRIC,
@@ -78,6 +78,7 @@ from tunecore.model import (
     ChainTrials,
     ClusterResourcesChanged,
     Command,
+    ContinueTrial,
     ExperimentDone,
     ExperimentEvent,
     ExperimentInterrupted,
@@ -381,6 +382,9 @@ class _Step:
             return JudgedResult.of(event, flat, STOP)
         if by_stopper:
             return JudgedResult.of(event, flat, STOP)
+        problem = result_problem(self.scheduler, flat)
+        if problem is not None:  # the scheduler's own check, where Ray's raises
+            return JudgedResult.of(event, flat, failure=problem)
         scheduler = self.scheduler
         if event.allocation is not None:  # a resources_allocation_function's logged answer
             scheduler = take_allocation(scheduler, trial_id, event.allocation)
@@ -593,7 +597,9 @@ class _Step:
 
     def _stop_experiment(self, reason: str, *, error: str | None) -> None:
         """Stop every unfinished trial; the experiment ends when the last
-        saves are in."""
+        saves are in. A trial this step's event let continue (its result
+        came in after the time budget ran out, say) is not continued: it
+        stops where it is."""
         self.books.stopping = reason
         if error is not None and self.books.error is None:
             self.books.error = error
@@ -604,6 +610,11 @@ class _Step:
             current = self.trials[trial_id]
             if not current.is_finished:
                 self._transition(current, StopRequested(trial_id=trial_id, at=self.at))
+        self.commands = [
+            c
+            for c in self.commands
+            if not (isinstance(c, ContinueTrial) and self.trials[c.trial_id].is_finished)
+        ]
 
     # -- after the event ----------------------------------------------------
 

@@ -173,7 +173,10 @@ class TrialScheduler(Protocol):
     anonymous `_metric` (a mode given without a metric) is not checked,
     as in Ray, and the policy must then pass over results without it,
     unless an optional `metric_required` attribute is true: results are
-    then checked for it too (`core.policies.checked_metric`).
+    then checked for it too (`core.policies.checked_metric`). An optional
+    `result_problem(result)` method is asked before each `on_trial_result`
+    (once the stoppers let the trial go on): text it returns fails the
+    trial with it, and the scheduler is not asked (`core.policies.result_problem`).
 
     What the experiment (`core.experiment.step`) promises every scheduler,
     so a scheduler needs no bookkeeping of statuses of its own

@@ -93,9 +93,12 @@ Deviations from Ray (python/ray/tune/schedulers/pbt.py, async mode):
 - `quantile_fraction == 0` disables checkpointing too (Ray's `trials[-0:]`
   puts every trial in the upper quantile and checkpoints all of them).
 - A missing or non-numeric (or NaN) time or metric gives CONTINUE, as Ray
-  with `require_attrs=False`; Ray's default raises. A named metric missing
-  fails the trial anyway (strict metric checking), and so does Ray's
-  anonymous `_metric` under `require_attrs` (`metric_required`).
+  with `require_attrs=False`. Under `require_attrs` (Ray's default) a
+  result without `time_attr` or the metric fails its trial with the
+  message of Ray's `RuntimeError` (`result_problem`), where Ray's whole
+  run fails; strict metric checking, asked first as in Ray, fails it
+  for a named metric anyway, and for Ray's anonymous `_metric` too
+  (`metric_required`).
 - Ray fills mutated keys missing from a new trial's config on
   `on_trial_add`; our hooks cannot change a config, so the Tuner adds them
   to the param space instead (`tunecore.api.mutation_space`), and a value
@@ -116,7 +119,7 @@ Deviations from Ray (python/ray/tune/schedulers/pbt.py, async mode):
   (the explore step has drawn its numbers anyway). When several trials
   are explored at one barrier, only the first uses the values mutation
   functions drew for it; the others perturb those values.
-- `require_attrs` changes only whether `_metric` is checked (see above).
+- `require_attrs` fails the trial, not the run (see above).
 
 Why one module of over 400 lines: the population's bookkeeping, the exploit
 decision and the explore step (mutations, resampling, the perturbed tag) are
@@ -314,6 +317,11 @@ class PopulationBasedTraining(
     `restarts_from_donor`: whether an exploited trial restarts from the
     donor's checkpoint until it saves one of its own (`Exploit`); None like
     `take_turns`, so a log from before replays as it ran.
+
+    `checks_attrs`: whether `require_attrs` holds every result PBT is
+    asked about to `time_attr` and the metric (`result_problem`); None like
+    `take_turns`, so a log from before, when a result without them was let
+    pass, replays as it ran.
     """
 
     time_attr: str = "time_total_s"
@@ -346,6 +354,7 @@ class PopulationBasedTraining(
     plans: dict[str, PlannedExploit] = {}
     custom_answers: int = 0
     restarts_from_donor: bool | None = None
+    checks_attrs: bool | None = None
 
     def __post_init__(self) -> None:
         owner = type(self).__name__  # PB2's errors name PB2
@@ -412,7 +421,26 @@ class PopulationBasedTraining(
             adopted = evolve(adopted, log_config=True)
         if adopted.restarts_from_donor is None:
             adopted = evolve(adopted, restarts_from_donor=True)
+        if adopted.checks_attrs is None:
+            adopted = evolve(adopted, checks_attrs=True)
         return adopted
+
+    def result_problem(self, result: JsonDict) -> str | None:
+        """Under `require_attrs`, Ray's PBT's `RuntimeError` for a result
+        it is asked about without `time_attr` (first) or the metric, which
+        the trial fails with (`core.policies.result_problem`); None when
+        the result has both, or nothing is required."""
+        if not (self.require_attrs and self.checks_attrs):
+            return None
+        for kind, name in (("time_attr", self.time_attr), ("metric", self.metric)):
+            if name is not None and name not in result:
+                return (
+                    f"Cannot find {kind} {name} in trial result {result}. Make sure that this "
+                    "attribute is returned in the results of your Trainable.If this error is "
+                    "expected, you can change this to a warning message by setting "
+                    "PBT(require_attrs=False)"
+                )
+        return None
 
     def on_trial_add(self, trial: TrialState) -> Self:
         """Remember the trial's tag and config; fail now, as Ray does, when

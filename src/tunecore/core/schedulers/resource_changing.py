@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Generic, Self, TypeVar
 
 import msgspec
 
+from tunecore.core.policies import result_problem
 from tunecore.core.schedulers.base import (
     Fits,
     TrialScheduler,
@@ -134,6 +135,11 @@ class ResourceChangingScheduler(msgspec.Struct, Generic[B], frozen=True, tag=Tru
         """The base scheduler's (`core.policies.checked_metric`): it sees
         every result."""
         return getattr(self.base, "metric_required", False) is True
+
+    def result_problem(self, result: JsonDict) -> str | None:
+        """The base scheduler's (`core.policies.result_problem`): it is
+        asked about every result."""
+        return result_problem(self.base, result)
 
     @property
     def allocation_function(self) -> AllocationFunction | None:

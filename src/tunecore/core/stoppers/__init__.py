@@ -2,7 +2,13 @@
 `tunecore.core.stoppers.base` for the protocol they share."""
 
 from tunecore.core.stoppers.base import StopPolicy
-from tunecore.core.stoppers.combined import AnyOf, BuiltinStopper, SingleStopper, combine
+from tunecore.core.stoppers.combined import (
+    AnyOf,
+    BuiltinStopper,
+    SingleStopper,
+    combine,
+    times_out,
+)
 from tunecore.core.stoppers.iteration import MaximumIterationStopper
 from tunecore.core.stoppers.noop import NoopStopper
 from tunecore.core.stoppers.plateau import ExperimentPlateauStopper, TrialPlateauStopper
@@ -19,4 +25,5 @@ __all__ = [
     "TimeoutStopper",
     "TrialPlateauStopper",
     "combine",
+    "times_out",
 ]

@@ -59,3 +59,11 @@ def combine(stoppers: tuple[BuiltinStopper, ...]) -> BuiltinStopper | None:
     if not flat:
         return None
     return flat[0] if len(flat) == 1 else AnyOf(tuple(flat))
+
+
+def times_out(stopper: BuiltinStopper | None) -> bool:
+    """Whether `stopper.stop_all` reads the time the experiment has run
+    (a `TimeoutStopper`, alone or combined): the others answer alike at
+    any time, so time passing alone never changes what they say."""
+    parts = stopper.stoppers if isinstance(stopper, AnyOf) else (stopper,)
+    return any(isinstance(part, TimeoutStopper) for part in parts)

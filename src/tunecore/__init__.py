@@ -118,6 +118,7 @@ _HOMES: dict[str, str] = {
     "tune_config": "tunecore.tune_config",
     "tuner": "tunecore.tuner",
     "utils": "tunecore.utils",
+    "execution": "tunecore.execution",  # `ray.tune.execution.placement_groups...`
     "experiment": "tunecore.experiment",
     "logger": "tunecore.logger",
     "result": "tunecore.result",

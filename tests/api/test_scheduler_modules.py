@@ -5,12 +5,15 @@ bohb_example.py): with the imports rewritten, the same names are there."""
 from __future__ import annotations
 
 import importlib
+import inspect
 import json
 from pathlib import Path
 
 import pytest
 
+import tunecore as tune
 import tunecore.schedulers
+from tunecore import schedulers
 
 RAY_PATHS = [
     ("async_hyperband", "ASHAScheduler"),
@@ -66,11 +69,6 @@ def test_scheduler_import_is_rays_table() -> None:
     its names, each to the class `tunecore.schedulers` exports under that
     name, PB2 through a function, as libraries built on Ray Tune read it
     (siatune's `build_scheduler` registers the values that are classes)."""
-    import inspect
-
-    import tunecore as tune
-    from tunecore import schedulers
-
     table = tune.schedulers.SCHEDULER_IMPORT
     assert table is schedulers.SCHEDULER_IMPORT
     assert table == {
@@ -88,4 +86,5 @@ def test_scheduler_import_is_rays_table() -> None:
     }
     pb2_importer = table["pb2"]
     assert not inspect.isclass(pb2_importer)
-    assert callable(pb2_importer) and pb2_importer() is schedulers.PB2
+    assert callable(pb2_importer)
+    assert pb2_importer() is schedulers.PB2

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tunecore.search import create_searcher
+import tunecore as tune
+from tunecore.search import SEARCH_ALG_IMPORT, BasicVariantGenerator, create_searcher
+from tunecore.search.hyperopt import HyperOptSearch
 from tunecore.search.registry import SEARCHERS
 
 
@@ -38,10 +40,6 @@ def test_search_alg_import_is_rays_table_of_importers() -> None:
     names, each function giving the class (under Ray's name) that
     `tunecore.search` and `create_searcher` give, without its optimizer
     package (Ax's and HEBO's are not installed here)."""
-    import tunecore as tune
-    from tunecore.search import SEARCH_ALG_IMPORT, BasicVariantGenerator
-    from tunecore.search.hyperopt import HyperOptSearch
-
     assert tune.search.SEARCH_ALG_IMPORT is SEARCH_ALG_IMPORT
     classes = {name: importer() for name, importer in SEARCH_ALG_IMPORT.items()}
     assert {name: cls.__name__ for name, cls in classes.items()} == RAYS_SEARCHERS

@@ -32,7 +32,6 @@ else:  # Ray's class too, to subclass in Ray's style
     from tunecore.shell.ray_schedulers import FIFOScheduler
 
 
-
 def _pb2_importer() -> type[PB2]:
     """PB2, through a function as in Ray's table (Ray imports it lazily)."""
     return PB2

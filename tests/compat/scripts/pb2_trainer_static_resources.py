@@ -65,7 +65,8 @@ class PPOTrainer(tune.Trainable):
     def step(self):
         learner = self.cfg["learner_kwargs"]
         self.model["progress"] += 100 + 1000 * learner["learning_rate"] * learner["gamma"]
-        return {"rew_mean": self.model["progress"], "cpus": self.trial_resources.required_resources["CPU"]}
+        cpus = self.trial_resources.required_resources["CPU"]
+        return {"rew_mean": self.model["progress"], "cpus": cpus}
 
 
 hyperparam_bounds = {"learner_kwargs": {"learning_rate": [1e-3, 1e-1], "gamma": [0.9, 0.99]}}

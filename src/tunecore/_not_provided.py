@@ -339,10 +339,14 @@ NOT_PROVIDED: dict[str, str] = {
         "resources_allocation_function=DistributeResources() (its default) to "
         "ResourceChangingScheduler."
     ),
-    "tunecore.analysis.Analysis": (
-        "ray.tune.analysis.Analysis was renamed ExperimentAnalysis (Ray 2.60 has no Analysis): "
-        "use tunecore.ExperimentAnalysis(path)."
-    ),
+    **{
+        f"tunecore.{where}Analysis": (
+            f"ray.tune.{where}Analysis was renamed ExperimentAnalysis (Ray 2.60 has no Analysis): "
+            "use tunecore.ExperimentAnalysis(path) (its trial_dataframes is the old "
+            "fetch_trial_dataframes())."
+        )
+        for where in ("", "analysis.")
+    },
     **{
         f"tunecore.syncer.{name}": (
             f"ray.tune.syncer.{name} was removed from Ray with its syncing by command "

@@ -397,10 +397,21 @@ NOT_PROVIDED: dict[str, str] = {
         )
         for name in ("TRIAL_INFO", "STDOUT_FILE", "STDERR_FILE")
     },
-    "tunecore.execution.tune_controller": (
-        "ray.tune.execution.tune_controller is Ray Tune's trial runner, which tunecore "
-        "replaces; run experiments with tunecore.Tuner or tunecore.run."
-    ),
+    **{
+        f"tunecore.execution.{module}": (
+            f"ray.tune.execution.{module} is part of Ray Tune's trial runner, which tunecore "
+            "replaces; run experiments with tunecore.Tuner or tunecore.run."
+        )
+        for module in (
+            "tune_controller",
+            "trial_runner",  # Ray < 2.6 (users' PBT subclasses import it)
+            "ray_trial_executor",
+            "experiment_state",
+            "class_cache",
+            "cluster_info",
+            "insufficient_resources_manager",
+        )
+    },
     "tunecore.result.EXPR_PARAM_PICKLE_FILE": (
         "ray.tune.result.EXPR_PARAM_PICKLE_FILE names Ray's params.pkl; tunecore persists no "
         "pickles: a trial's parameters are in params.json (tunecore.result.EXPR_PARAM_FILE)."

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from tunecore import callback as callback
     from tunecore import context as context
     from tunecore import error as error
+    from tunecore import execution as execution
     from tunecore import experiment as experiment
     from tunecore import experimental as experimental
     from tunecore import logger as logger
@@ -213,6 +214,7 @@ __all__ = [
     "create_scheduler",
     "create_searcher",
     "error",
+    "execution",
     "experiment",
     "experimental",
     "get_checkpoint",

@@ -151,7 +151,7 @@ def test_a_stopper_built_on_ray_tunes_own_class_runs_as_ones_own(tmp_path: Path)
     beside a built-in one, its `stop_all` asked too."""
     ray_stopper = pytest.importorskip("ray.tune.stopper")  # ray[tune], as tunecore depends on
 
-    class FromAPackage(ray_stopper.Stopper):  # type: ignore[misc]
+    class FromAPackage(ray_stopper.Stopper):  # type: ignore[misc,name-defined]
         def __init__(self, accuracy: float) -> None:
             self.accuracy = accuracy
             self.reached = False

@@ -149,7 +149,8 @@ def test_a_stopper_built_on_ray_tunes_own_class_runs_as_ones_own(tmp_path: Path)
     `ray.tune.Stopper`, and its imports are not the user's to rewrite: such
     a stopper runs as the user's own, alone or in a `CombinedStopper`
     beside a built-in one, its `stop_all` asked too."""
-    ray_stopper = pytest.importorskip("ray.tune.stopper")  # ray[tune], as tunecore depends on
+    pytest.importorskip("fsspec")  # ray.tune needs it; ray[tune], which tunecore depends on, has it
+    ray_stopper = pytest.importorskip("ray.tune.stopper")
 
     class FromAPackage(ray_stopper.Stopper):  # type: ignore[misc,name-defined]
         def __init__(self, accuracy: float) -> None:

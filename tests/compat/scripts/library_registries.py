@@ -1,5 +1,6 @@
 # mypy: ignore-errors
 # timeout: 240
+# requires: fsspec
 """A library built on Ray Tune builds its searcher, scheduler and stopper
 from config dicts, registering Ray's classes by name.
 

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from tunecore import callback as callback
     from tunecore import context as context
     from tunecore import error as error
+    from tunecore import execution as execution
     from tunecore import experiment as experiment
     from tunecore import experimental as experimental
     from tunecore import logger as logger
@@ -118,6 +119,7 @@ _HOMES: dict[str, str] = {
     "tune_config": "tunecore.tune_config",
     "tuner": "tunecore.tuner",
     "utils": "tunecore.utils",
+    "execution": "tunecore.execution",  # `ray.tune.execution.placement_groups...`
     "experiment": "tunecore.experiment",
     "logger": "tunecore.logger",
     "result": "tunecore.result",
@@ -212,6 +214,7 @@ __all__ = [
     "create_scheduler",
     "create_searcher",
     "error",
+    "execution",
     "experiment",
     "experimental",
     "get_checkpoint",

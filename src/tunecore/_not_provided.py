@@ -339,10 +339,14 @@ NOT_PROVIDED: dict[str, str] = {
         "resources_allocation_function=DistributeResources() (its default) to "
         "ResourceChangingScheduler."
     ),
-    "tunecore.analysis.Analysis": (
-        "ray.tune.analysis.Analysis was renamed ExperimentAnalysis (Ray 2.60 has no Analysis): "
-        "use tunecore.ExperimentAnalysis(path)."
-    ),
+    **{
+        f"tunecore.{where}Analysis": (
+            f"ray.tune.{where}Analysis was renamed ExperimentAnalysis (Ray 2.60 has no Analysis): "
+            "use tunecore.ExperimentAnalysis(path) (its trial_dataframes is the old "
+            "fetch_trial_dataframes())."
+        )
+        for where in ("", "analysis.")
+    },
     **{
         f"tunecore.syncer.{name}": (
             f"ray.tune.syncer.{name} was removed from Ray with its syncing by command "
@@ -393,10 +397,21 @@ NOT_PROVIDED: dict[str, str] = {
         )
         for name in ("TRIAL_INFO", "STDOUT_FILE", "STDERR_FILE")
     },
-    "tunecore.execution.tune_controller": (
-        "ray.tune.execution.tune_controller is Ray Tune's trial runner, which tunecore "
-        "replaces; run experiments with tunecore.Tuner or tunecore.run."
-    ),
+    **{
+        f"tunecore.execution.{module}": (
+            f"ray.tune.execution.{module} is part of Ray Tune's trial runner, which tunecore "
+            "replaces; run experiments with tunecore.Tuner or tunecore.run."
+        )
+        for module in (
+            "tune_controller",
+            "trial_runner",  # Ray < 2.6 (users' PBT subclasses import it)
+            "ray_trial_executor",
+            "experiment_state",
+            "class_cache",
+            "cluster_info",
+            "insufficient_resources_manager",
+        )
+    },
     "tunecore.result.EXPR_PARAM_PICKLE_FILE": (
         "ray.tune.result.EXPR_PARAM_PICKLE_FILE names Ray's params.pkl; tunecore persists no "
         "pickles: a trial's parameters are in params.json (tunecore.result.EXPR_PARAM_FILE)."

@@ -234,6 +234,8 @@ def test_result_constants_have_rays_values() -> None:
             "DistributeResources()",
         ),
         ("from tunecore.analysis import Analysis", "ExperimentAnalysis(path)"),
+        ("from tunecore import Analysis", "fetch_trial_dataframes"),
+        ("from tunecore.execution import trial_runner", "Ray Tune's trial runner"),
         ("from tunecore.syncer import Syncer", "RunConfig(storage_filesystem=...)"),
         ("from tunecore.syncer import _DefaultSyncer", "has no ray.tune.syncer._DefaultSyncer"),
         ("from tunecore.callbacks.comet import CometLoggerCallback", "tunecore.integrations"),

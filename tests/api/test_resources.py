@@ -79,6 +79,25 @@ def test_default_resource_request_is_honoured(tmp_path: Path) -> None:
     assert "the trial requested 64 CPUs" in str(results[0].error or "")
 
 
+class StaticRequest(tune.Trainable):
+    """A user's Trainable declaring its request as a static method (Ray
+    only ever calls `default_resource_request(config)`), through a dotted
+    `tune.execution.placement_groups` path as the user's code spells it."""
+
+    @staticmethod
+    def default_resource_request(_config: dict[str, Any]) -> object:
+        return tune.execution.placement_groups.PlacementGroupFactory([{"CPU": 64}])
+
+    def step(self) -> dict[str, Any]:
+        return {"score": 1, "done": True}
+
+
+def test_a_static_default_resource_request_is_honoured(tmp_path: Path) -> None:
+    results = fit(StaticRequest, tmp_path)
+    assert results[0].status is TrialStatus.ERROR
+    assert "the trial requested 64 CPUs" in str(results[0].error or "")
+
+
 def test_default_resource_request_depends_on_the_config(tmp_path: Path) -> None:
     results = by_config(fit(SixtyFourCpus, tmp_path, {"cpus": tune.grid_search([1, 64])}), "cpus")
     assert results[1].status is TrialStatus.TERMINATED

@@ -1,6 +1,6 @@
 """`RunConfig` fields a script leaves unset by passing None or False, as
 Ray 2.60's RunConfig takes them: `checkpoint_config`, `failure_config` and
-`sync_config` are then the defaults, `verbose` the default level (what
+`sync_config` are then the defaults, `callbacks` none, `verbose` the default level (what
 `get_air_verbosity` returns with Ray's older output on is None, which
 scripts pass straight in)."""
 
@@ -27,6 +27,12 @@ def test_unset_configs_are_the_defaults(unset: object) -> None:
     assert config.failure_config == FailureConfig()
     assert config.sync_config == SyncConfig()
     assert config.verbose == RunConfig().verbose
+
+
+def test_callbacks_none_is_no_callbacks() -> None:
+    """Ray's `RunConfig(callbacks=None)` default, as a library built on Ray
+    Tune passes its optional list on (siatune's `Tuner`)."""
+    assert RunConfig(callbacks=None).callbacks == []  # type: ignore[arg-type]
 
 
 def test_a_config_given_is_kept_and_a_bad_one_still_named() -> None:

@@ -5,12 +5,15 @@ bohb_example.py): with the imports rewritten, the same names are there."""
 from __future__ import annotations
 
 import importlib
+import inspect
 import json
 from pathlib import Path
 
 import pytest
 
+import tunecore as tune
 import tunecore.schedulers
+from tunecore import schedulers
 
 RAY_PATHS = [
     ("async_hyperband", "ASHAScheduler"),
@@ -59,3 +62,29 @@ def test_create_scheduler_builds_a_pbt_replay_from_a_policy_file(tmp_path: Path)
 def test_a_pbt_replay_of_a_missing_file_names_it(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"nowhere\.txt"):
         tunecore.schedulers.PopulationBasedTrainingReplay(str(tmp_path / "nowhere.txt"))
+
+
+def test_scheduler_import_is_rays_table() -> None:
+    """Ray Tune 2.60's `SCHEDULER_IMPORT` (ray/tune/schedulers/__init__.py):
+    its names, each to the class `tunecore.schedulers` exports under that
+    name, PB2 through a function, as libraries built on Ray Tune read it
+    (siatune's `build_scheduler` registers the values that are classes)."""
+    table = tune.schedulers.SCHEDULER_IMPORT
+    assert table is schedulers.SCHEDULER_IMPORT
+    assert table == {
+        "fifo": schedulers.FIFOScheduler,
+        "async_hyperband": schedulers.AsyncHyperBandScheduler,
+        "asynchyperband": schedulers.AsyncHyperBandScheduler,
+        "median_stopping_rule": schedulers.MedianStoppingRule,
+        "medianstopping": schedulers.MedianStoppingRule,
+        "hyperband": schedulers.HyperBandScheduler,
+        "hb_bohb": schedulers.HyperBandForBOHB,
+        "pbt": schedulers.PopulationBasedTraining,
+        "pbt_replay": schedulers.PopulationBasedTrainingReplay,
+        "pb2": table["pb2"],
+        "resource_changing": schedulers.ResourceChangingScheduler,
+    }
+    pb2_importer = table["pb2"]
+    assert not inspect.isclass(pb2_importer)
+    assert callable(pb2_importer)
+    assert pb2_importer() is schedulers.PB2

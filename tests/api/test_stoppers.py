@@ -144,6 +144,34 @@ def test_a_built_in_and_an_own_stopper_combine(tmp_path: Path) -> None:
     assert iterations(grid) == [3, 0]
 
 
+def test_a_stopper_built_on_ray_tunes_own_class_runs_as_ones_own(tmp_path: Path) -> None:
+    """A package built on Ray Tune (rt-stoppers-contrib) subclasses Ray's
+    `ray.tune.Stopper`, and its imports are not the user's to rewrite: such
+    a stopper runs as the user's own, alone or in a `CombinedStopper`
+    beside a built-in one, its `stop_all` asked too."""
+    pytest.importorskip("fsspec")  # ray.tune needs it; ray[tune], which tunecore depends on, has it
+    ray_stopper = pytest.importorskip("ray.tune.stopper")
+
+    class FromAPackage(ray_stopper.Stopper):  # type: ignore[misc,name-defined]
+        def __init__(self, accuracy: float) -> None:
+            self.accuracy = accuracy
+            self.reached = False
+
+        def __call__(self, trial_id: str, result: dict[str, object]) -> bool:
+            self.reached = self.reached or float(str(result["mean_accuracy"])) >= self.accuracy
+            return self.reached
+
+        def stop_all(self) -> bool:
+            return self.reached
+
+    alone = _fit(climbs_forever, tmp_path / "alone", FromAPackage(0.3), max_concurrent_trials=1)
+    assert iterations(alone) == [3, 0]
+    stop = CombinedStopper(MaximumIterationStopper(2), FromAPackage(0.3))
+    combined = _fit(climbs_forever, tmp_path / "combined", stop)
+    assert not combined.errors
+    assert iterations(combined) == [2, 2]
+
+
 def test_a_timeout_stops_the_experiment(tmp_path: Path) -> None:
     grid = _fit(climbs_forever, tmp_path, TimeoutStopper(datetime.timedelta(seconds=0.2)))
     assert not grid.errors

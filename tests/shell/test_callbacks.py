@@ -324,6 +324,68 @@ def test_the_default_result_files_are_what_the_three_loggers_write(tmp_path: Pat
         assert len(scalars) == 2
 
 
+def test_a_logger_subclass_that_skips_super_init_runs_every_hook(tmp_path: Path) -> None:
+    """Ray Tune users turn the default TensorBoard files off with a
+    `TBXLoggerCallback` whose `__init__` does nothing (not calling
+    `super().__init__()`) and whose `log_trial_*` do nothing: every hook
+    still runs, the experiment's storage attaches, and nothing is written."""
+
+    class TBXDummyCallback(TensorBoardCallback):
+        def __init__(self) -> None:
+            pass
+
+        def log_trial_start(self, *args: object, **kwargs: object) -> None:
+            pass
+
+        def log_trial_result(self, *args: object, **kwargs: object) -> None:
+            pass
+
+        def log_trial_end(self, *args: object, **kwargs: object) -> None:
+            pass
+
+    storage = ExperimentStorage(tmp_path, "exp")
+    trials = running_trials(2)
+    dummy = TBXDummyCallback()
+    dummy.attach(storage)
+    assert dummy.storage is storage
+    for hook in (dummy.on_trial_start, dummy.on_trial_save, dummy.on_trial_restore):
+        hook(1, trials, trials[0])
+    dummy.on_trial_result(1, trials, trials[0], {"training_iteration": 1, "loss": 0.5})
+    dummy.on_trial_complete(2, trials, trials[0])
+    dummy.on_trial_error(2, trials, trials[1])
+    dummy.on_experiment_end(trials)
+    assert not list(tmp_path.rglob("events.out.tfevents.*"))
+    assert not list(tmp_path.rglob("result.json"))
+
+
+def test_a_file_logger_made_without_init_writes_nothing_it_was_not_asked_for(
+    tmp_path: Path,
+) -> None:
+    """A `JsonLoggerCallback` subclass whose `__init__` skips the base's
+    writes nothing (it was given no file to write), where it failed with
+    AttributeError at the first result."""
+
+    class Quiet(JsonLoggerCallback):
+        def __init__(self) -> None:
+            self.seen = 0
+
+        def on_trial_start(self, iteration: int, trials: list[Trial], trial: Trial) -> None:
+            self.seen += 1
+            super().on_trial_start(iteration, trials, trial)
+
+    storage = ExperimentStorage(tmp_path, "exp")
+    trials = running_trials(1)
+    quiet = Quiet()
+    quiet.attach(storage)
+    quiet.on_trial_start(0, trials, trials[0])
+    quiet.on_trial_result(1, trials, trials[0], {"training_iteration": 1})
+    quiet.on_trial_complete(2, trials, trials[0])
+    quiet.on_experiment_end(trials)
+    storage.close()
+    assert quiet.seen == 1
+    assert not list(tmp_path.rglob("result.json"))
+
+
 # -- TensorBoard -----------------------------------------------------------------------
 
 

@@ -342,6 +342,13 @@ class RunConfig(_RayPositional):
             return cls.model_fields[info.field_name or ""].get_default(call_default_factory=True)
         return value
 
+    @field_validator("callbacks", mode="before")
+    @classmethod
+    def _unset_callbacks_are_none(cls, value: object) -> object:
+        """`callbacks=None` is no callbacks, Ray's default (libraries built
+        on Ray Tune pass their optional list on as it is)."""
+        return [] if value is None else value
+
     @field_validator("verbose", mode="before")
     @classmethod
     def _unset_verbose_is_the_default(cls, value: object) -> object:

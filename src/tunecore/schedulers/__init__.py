@@ -31,8 +31,33 @@ if TYPE_CHECKING:  # what `FIFOScheduler()` builds
 else:  # Ray's class too, to subclass in Ray's style
     from tunecore.shell.ray_schedulers import FIFOScheduler
 
+
+def _pb2_importer() -> type[PB2]:
+    """PB2, through a function as in Ray's table (Ray imports it lazily)."""
+    return PB2
+
+
+SCHEDULER_IMPORT: dict[str, object] = {
+    "fifo": FIFOScheduler,
+    "async_hyperband": AsyncHyperBandScheduler,
+    "asynchyperband": AsyncHyperBandScheduler,
+    "median_stopping_rule": MedianStoppingRule,
+    "medianstopping": MedianStoppingRule,
+    "hyperband": HyperBandScheduler,
+    "hb_bohb": HyperBandForBOHB,
+    "pbt": PopulationBasedTraining,
+    "pbt_replay": PopulationBasedTrainingReplay,
+    "pb2": _pb2_importer,
+    "resource_changing": ResourceChangingScheduler,
+}
+"""Ray Tune's table behind `create_scheduler`, as Ray 2.60 writes it: each
+name to the scheduler class, but PB2's to a function returning it.
+Libraries built on Ray Tune register the schedulers through it (siatune's
+`build_scheduler` keeps the values that are classes)."""
+
 __all__ = [
     "PB2",
+    "SCHEDULER_IMPORT",
     "ASHAPromotionScheduler",
     "ASHAScheduler",
     "AsyncHyperBandScheduler",

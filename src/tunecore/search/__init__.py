@@ -30,10 +30,19 @@ from tunecore.search.messages import (
     UNRESOLVED_SEARCH_SPACE,
 )
 from tunecore.search.object_values import choice, grid_search
+from tunecore.search.registry import SEARCHERS
 from tunecore.search.repeater import Repeater
 from tunecore.search.searcher import Searcher
 
+SEARCH_ALG_IMPORT = {name: entry.resolve for name, entry in SEARCHERS.ray_names().items()}
+"""Ray Tune's table behind `create_searcher`: each of Ray's names to a
+function that imports its searcher class and returns it. Libraries built on
+Ray Tune register every searcher through it (siatune's `build_searcher`:
+`for func in SEARCH_ALG_IMPORT.values(): register(func())`); a searcher's
+optimizer package is needed only to build one, as on Ray."""
+
 __all__ = [
+    "SEARCH_ALG_IMPORT",
     "UNDEFINED_METRIC_MODE",
     "UNDEFINED_SEARCH_SPACE",
     "UNRESOLVED_SEARCH_SPACE",

@@ -20,7 +20,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from tunecore.model import CheckpointRef, JsonValue
 from tunecore.shell import tfevents
@@ -364,14 +364,27 @@ class _TrialFilesCallback(LoggerCallback):
 
     Made without a storage (`JsonLoggerCallback()`, as Ray Tune scripts
     write it), a logger is attached to the experiment's storage when
-    `fit()` starts (`attach`)."""
+    `fit()` starts (`attach`).
+
+    Its state has class-level defaults and its dicts are made on first use:
+    Ray Tune users subclass a logger with an `__init__` that skips
+    `super().__init__()` (a do-nothing `TBXLoggerCallback` that turns the
+    default TensorBoard files off), and the hooks such a subclass leaves as
+    they are still run, as on Ray."""
+
+    _storage: ExperimentStorage | None = None
+    _dir_of: TrialDirOf | None = None
 
     def __init__(
         self, storage: ExperimentStorage | None = None, dir_of: TrialDirOf | None = None
     ) -> None:
         self._storage = storage
         self._dir_of = dir_of
-        self._dirs: dict[str, Path] = {}
+
+    @property
+    def _dirs(self) -> dict[str, Path]:
+        """Each running trial's directory, by trial id."""
+        return cast("dict[str, Path]", self.__dict__.setdefault("_trial_dirs", {}))
 
     def attach(self, storage: ExperimentStorage) -> None:
         """Write into `storage`, unless the logger was made with one."""
@@ -424,6 +437,10 @@ class ResultFiles(_TrialFilesCallback):
     (params.json is the loop's: it belongs to the trial's storage, and
     changes when PBT resets a config.)"""
 
+    _json = False  # a subclass that skips `__init__` writes nothing
+    _csv = False
+    _tensorboard = False
+
     def __init__(
         self,
         storage: ExperimentStorage | None = None,
@@ -437,7 +454,11 @@ class ResultFiles(_TrialFilesCallback):
         self._json = json
         self._csv = csv
         self._tensorboard = tensorboard
-        self._event_files: dict[str, Path] = {}
+
+    @property
+    def _event_files(self) -> dict[str, Path]:
+        """Each running trial's open TensorBoard file, by trial id."""
+        return cast("dict[str, Path]", self.__dict__.setdefault("_trial_event_files", {}))
 
     def log_trial_result(
         self, iteration: int, trial: Trial, result: Mapping[str, JsonValue]

@@ -159,8 +159,23 @@ class StopPlan:
     user: UserStoppers | None
 
 
+def adopt_ray_stopper(stop: object) -> None:
+    """Take `stop` as a `Stopper` when it is an instance of Ray Tune's own
+    `ray.tune.Stopper` class. A package built on Ray Tune (rt-stoppers-
+    contrib's `NoImprovementTrialStopper`, ...) subclasses Ray's class, and
+    its imports are not the user's to rewrite; Ray's stopper protocol is
+    this one (`__call__(trial_id, result)`, `stop_all()`, both asked in the
+    driver), so its instances run as the user's own stoppers. Ray's class is
+    found by name in the instance's MRO: tunecore never imports `ray.tune`."""
+    for base in type(stop).__mro__:
+        if base.__name__ == "Stopper" and base.__module__.startswith("ray.tune.stopper"):
+            Stopper.register(base)
+            return
+
+
 def plan_stop(stop: object) -> StopPlan:
     """Split `stop` (see `StopSetting`); anything else is an error naming it."""
+    adopt_ray_stopper(stop)
     if stop is None:
         return StopPlan({}, None, None)
     if isinstance(stop, Mapping):
@@ -181,6 +196,7 @@ def plan_stop(stop: object) -> StopPlan:
 
 
 def _split(stop: object, builtin: list[BuiltinStopper], user: list[Stopper]) -> None:
+    adopt_ray_stopper(stop)
     if type(stop) in BUILTIN_TYPES:
         builtin.append(stop)  # type: ignore[arg-type]
     elif isinstance(stop, BUILTIN_TYPES):

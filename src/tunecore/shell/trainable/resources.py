@@ -78,7 +78,9 @@ def requested_by(target: object) -> tuple[str, object] | None:
         return "with_resources", attached
     if inspect.isclass(target) and issubclass(target, Trainable):
         request = target.default_resource_request
-        own = request.__func__  # type: ignore[attr-defined]
+        # A class method (Ray's form) or a static method (users write one:
+        # Ray only ever calls it with the config).
+        own = getattr(request, "__func__", request)
         if own is not Trainable.default_resource_request.__func__:  # type: ignore[attr-defined]
             return f"{target.__qualname__}.default_resource_request", request
     return None

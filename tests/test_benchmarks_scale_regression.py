@@ -92,12 +92,12 @@ def test_a_callback_costing_more_than_its_target_times_no_callback_regressed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The medians of the rounds compared: the 30 s round of `len(trials)`
-    (a loaded machine) decides nothing; 1.5 times no callback does."""
+    (a loaded machine) decides nothing; 1.6 times no callback does."""
     seconds = {
         callback_trials.NO_CALLBACK: [10.0, 10.0, 11.0],
         callback_trials.IGNORES_TRIALS: [10.5, 10.0, 10.0],
         callback_trials.READS_TRIALS: [11.0, 30.0, 11.5],
-        callback_trials.READS_ENTRIES: [15.0, 15.0, 15.0],
+        callback_trials.READS_ENTRIES: [16.0, 16.0, 16.0],
     }
     asked: list[tuple[str, int, str | None]] = []
 
@@ -110,8 +110,8 @@ def test_a_callback_costing_more_than_its_target_times_no_callback_regressed(
     assert not held
     assert line == (
         "- callbacks' trials at 10,000 simulated ASHA trials, driver CPU against no callback: "
-        "ignores trials 1.00x, reads len(trials) 1.15x, reads every entry in turn 1.50x "
-        "(<= 1.2x): **REGRESSED**"
+        "ignores trials 1.00x, reads len(trials) 1.15x, reads every entry in turn 1.60x "
+        "(<= 1.5x): **REGRESSED**"
     )
     assert {a[1:] for a in asked} == {(10_000, None)}
     assert len(asked) == 12

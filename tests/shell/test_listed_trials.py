@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
 
@@ -82,12 +82,7 @@ class ListedMachine(ExperimentMachine):
         check_current(self.listed, self.views, self.state)
 
 
-ListedMachine.TestCase.settings = settings(
-    max_examples=60,
-    stateful_step_count=40,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-)
+ListedMachine.TestCase.settings = settings(ExperimentMachine.TestCase.settings, max_examples=60)
 test_the_list_is_every_current_trial_in_creation_order = ListedMachine.TestCase
 
 

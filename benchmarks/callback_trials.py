@@ -1,9 +1,12 @@
 """What the callbacks' `trials` list costs the driver: the simulated ASHA
 run of `benchmarks.simulate_asha` (10,000 trials x 100 iterations) with
-no callback of the user's, and with one whose `on_trial_result` reads
-`len(trials)` (Ray's `List[Trial]`, so the loop builds it for each state
-a result comes in), and with one whose `on_trial_result` takes `trials`
-and never reads it.
+no callback of the user's, with one whose `on_trial_result` takes
+`trials` (Ray's `List[Trial]`) and never reads it, one that reads
+`len(trials)`, and one that reads an entry's status and last result, the
+next entry at each result (so every entry in turn, each as the list shows
+it then). The list is brought up to date by the trials changed since its
+last update (`shell.listed_trials`), so the three should cost what no
+callback does, per result, at any number of trials.
 
     python -m benchmarks callback_trials [--trials 10000] [--runs 3] [--against SRC]
 
@@ -30,7 +33,8 @@ from benchmarks.scratch import run_dir
 NO_CALLBACK = "none"
 IGNORES_TRIALS = "ignores trials"
 READS_TRIALS = "reads len(trials)"
-CASES = (NO_CALLBACK, IGNORES_TRIALS, READS_TRIALS)
+READS_ENTRIES = "reads every entry in turn"
+CASES = (NO_CALLBACK, IGNORES_TRIALS, READS_TRIALS, READS_ENTRIES)
 CHILD_TIMEOUT_S = 3600.0
 
 
@@ -49,9 +53,15 @@ def build(case: str, trials: int) -> dict[str, Any]:
         def on_trial_result(self, iteration: int, trials: Any, trial: Any, result: Any) -> None:
             lengths.append(0)
 
+    class ReadsEntries(tunecore.Callback):
+        def on_trial_result(self, iteration: int, trials: Any, trial: Any, result: Any) -> None:
+            entry = trials[len(lengths) % len(trials)]
+            lengths.append(len(entry.status) + len(entry.last_result))
+
     callbacks: dict[str, list[tunecore.Callback]] = {
         READS_TRIALS: [CountsTrials()],
         IGNORES_TRIALS: [CountsResults()],
+        READS_ENTRIES: [ReadsEntries()],
     }
     started = time.process_time()
     grid = simulated(
@@ -82,10 +92,15 @@ def measured(case: str, trials: int, source: str | None) -> dict[str, Any] | str
     return child.data if child.data is not None else child.problem or "no result"
 
 
-def table(trials: int, runs: int, against: str | None, cases: Sequence[str] = CASES) -> str:
-    trees: list[tuple[str, str | None]] = [("this tree", None)]
-    if against is not None:
-        trees.insert(0, (f"--against {against}", against))
+THIS_TREE = "this tree"
+
+
+def collected(
+    trials: int, runs: int, trees: Sequence[tuple[str, str | None]], cases: Sequence[str]
+) -> tuple[dict[tuple[str, str], list[float]], list[str]]:
+    """Each (tree, case)'s driver CPU seconds over `runs` rounds, the
+    trees (name, `src` or None for this one) alternating within each
+    case; and what failed."""
     seconds: dict[tuple[str, str], list[float]] = {}
     problems: list[str] = []
     for _ in range(runs):
@@ -97,6 +112,29 @@ def table(trials: int, runs: int, against: str | None, cases: Sequence[str] = CA
                     problems.append(f"{name}, {case}: {cell}")
                 else:
                     seconds.setdefault((name, case), []).append(float(cell["cpu_s"]))
+    return seconds, problems
+
+
+def against_no_callback(trials: int, runs: int) -> dict[str, float] | str:
+    """What `scale_regression` checks: each callback case's median driver
+    CPU over the median of the run without one, on this tree; or what
+    failed."""
+    seconds, problems = collected(trials, runs, [(THIS_TREE, None)], CASES)
+    if problems:
+        return "; ".join(problems)
+    alone = statistics.median(seconds[(THIS_TREE, NO_CALLBACK)])
+    return {
+        case: statistics.median(seconds[(THIS_TREE, case)]) / alone
+        for case in CASES
+        if case != NO_CALLBACK
+    }
+
+
+def table(trials: int, runs: int, against: str | None, cases: Sequence[str] = CASES) -> str:
+    trees: list[tuple[str, str | None]] = [(THIS_TREE, None)]
+    if against is not None:
+        trees.insert(0, (f"--against {against}", against))
+    seconds, problems = collected(trials, runs, trees, cases)
     lines = [
         f"### The callbacks' `trials` at {trials:,} simulated ASHA trials "
         f"(driver CPU s, median of {runs}; each run: min-max)",

@@ -50,6 +50,12 @@ driver keeps per finished trial what it keeps in-process (docs/
 benchmarks.md, "Driver memory on Ray (bench41)") and some 0.2 KB more at
 100,000 trials, so this checks the on-Ray target in a minute and without
 Ray against `SUITE_ASHA_TARGET_KB`, that much below it.
+
+The callbacks' `trials` (`callback_check`, `--callback-runs` rounds, 0 for
+none): the driver CPU of a simulated ASHA run at 10,000 trials with a
+callback that reads `trials` against the run without a callback
+(`benchmarks.callback_trials`), at most `CALLBACK_TARGET` times: what the
+list costs per result must not grow with the number of trials.
 """
 
 from __future__ import annotations
@@ -62,7 +68,7 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from benchmarks import scale
+from benchmarks import callback_trials, scale
 from benchmarks.command_line import trial_counts
 from benchmarks.scale_reads import (
     ASHA,
@@ -202,6 +208,36 @@ def suite_asha_pairs(sizes: Sequence[int], runs: int) -> list[dict[int, Cell]]:
     return pairs
 
 
+CALLBACK_TRIALS = 10_000
+CALLBACK_TARGET = 1.5
+"""Each callback of `benchmarks.callback_trials` (one taking `trials` and
+never reading it, one reading `len(trials)`, one reading every entry in
+turn) costs the driver at most this times the run without a callback, at
+10,000 simulated ASHA trials: the list is brought up to date by the trials
+each step changed. Rebuilt from every trial at each state, `len(trials)`
+cost 7.8 times (main before callbacks52: 67.3 s against 8.6 s). Not
+tighter: one run's driver CPU varies by a quarter at a load average of 20
+(callbacks52, one run each: 12.9 s without a callback, 16.1 s with one
+ignoring `trials`, 9.6 s with one reading `len(trials)`)."""
+
+
+def callback_check(runs: int) -> tuple[str, bool]:
+    """The callbacks' `trials` line and whether it held: `runs` rounds of
+    fresh children, the medians compared (`callback_trials.against_no_callback`)."""
+    label = f"- callbacks' trials at {CALLBACK_TRIALS:,} simulated ASHA trials"
+    ratios = callback_trials.against_no_callback(CALLBACK_TRIALS, runs)
+    if isinstance(ratios, str):
+        return f"{label}: FAILED {ratios}", False
+    held = all(ratio <= CALLBACK_TARGET for ratio in ratios.values())
+    return (
+        f"{label}, driver CPU against no callback: "
+        + ", ".join(f"{case} {ratio:.2f}x" for case, ratio in ratios.items())
+        + f" (<= {CALLBACK_TARGET:g}x): "
+        + verdict(held),
+        held,
+    )
+
+
 def verdict(held: bool) -> str:
     return "held" if held else "**REGRESSED**"
 
@@ -214,10 +250,16 @@ def built_and_measured(what: str, sweep: str, trials: int, root: Path) -> Cell:
 
 
 def run(
-    sizes: Sequence[int], cache: str | None, memory_runs: int = 3, memory_only: bool = False
+    sizes: Sequence[int],
+    cache: str | None,
+    memory_runs: int = 3,
+    memory_only: bool = False,
+    callback_runs: int = 3,
 ) -> tuple[list[str], bool]:
     """One line per check, and whether every one held."""
     checks = [] if memory_only else read_and_restore_checks(sizes, cache)
+    if callback_runs and not memory_only:
+        checks.append(callback_check(callback_runs))
     if memory_runs:
         checks += [
             memory_check(sweep, memory_pairs(sweep, sizes, memory_runs))
@@ -252,8 +294,11 @@ def main(argv: Sequence[str]) -> int:
         "--memory-runs", type=int, default=3, help="pairs of fresh builds for the memory check"
     )
     parser.add_argument("--memory-only", action="store_true", help="only the driver memory checks")
+    parser.add_argument(
+        "--callback-runs", type=int, default=3, help="rounds of the callbacks' trials check"
+    )
     args = parser.parse_args(list(argv))
-    lines, ok = run(args.sizes, args.cache, args.memory_runs, args.memory_only)
+    lines, ok = run(args.sizes, args.cache, args.memory_runs, args.memory_only, args.callback_runs)
     print("\n".join(lines))
     return 0 if ok else 1
 

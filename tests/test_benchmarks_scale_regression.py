@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from benchmarks import scale, scale_regression
+from benchmarks import callback_trials, scale, scale_regression
 from benchmarks.scale_reads import FIFO, FROM_PATH, KILLED, RESTORE, STATUS
 
 
@@ -79,13 +79,50 @@ def test_the_restore_is_measured_at_100000_not_scaled_from_the_read_sizes(
 
     monkeypatch.setattr(scale_regression, "ensure_built", ensure_built)
     monkeypatch.setattr(scale_regression, "measure", measure)
-    lines, ok = scale_regression.run((1_000, 10_000), str(tmp_path), memory_runs=0)
+    lines, ok = scale_regression.run((1_000, 10_000), str(tmp_path), memory_runs=0, callback_runs=0)
     assert ok, lines
     assert [a for a in asked if a[0] == RESTORE] == [(RESTORE, KILLED, 100_000)]
     assert lines[-1].startswith(
         "- restore of killed 100,000, to its first new result, measured at 100,000: "
         "4.08 s CPU (< 10 s; 4.08 s wall at load "
     )
+
+
+def test_a_callback_costing_more_than_its_target_times_no_callback_regressed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The medians of the rounds compared: the 30 s round of `len(trials)`
+    (a loaded machine) decides nothing; 1.6 times no callback does."""
+    seconds = {
+        callback_trials.NO_CALLBACK: [10.0, 10.0, 11.0],
+        callback_trials.IGNORES_TRIALS: [10.5, 10.0, 10.0],
+        callback_trials.READS_TRIALS: [11.0, 30.0, 11.5],
+        callback_trials.READS_ENTRIES: [16.0, 16.0, 16.0],
+    }
+    asked: list[tuple[str, int, str | None]] = []
+
+    def measured(case: str, trials: int, source: str | None) -> dict[str, Any] | str:
+        asked.append((case, trials, source))
+        return {"cpu_s": seconds[case][sum(a[0] == case for a in asked) - 1]}
+
+    monkeypatch.setattr(callback_trials, "measured", measured)
+    line, held = scale_regression.callback_check(3)
+    assert not held
+    assert line == (
+        "- callbacks' trials at 10,000 simulated ASHA trials, driver CPU against no callback: "
+        "ignores trials 1.00x, reads len(trials) 1.15x, reads every entry in turn 1.60x "
+        "(<= 1.5x): **REGRESSED**"
+    )
+    assert {a[1:] for a in asked} == {(10_000, None)}
+    assert len(asked) == 12
+    seconds[callback_trials.READS_ENTRIES] = [11.0] * 3
+    asked.clear()
+    assert scale_regression.callback_check(3)[1]
+    monkeypatch.setattr(callback_trials, "measured", lambda *args: "killed")
+    line, held = scale_regression.callback_check(1)
+    assert not held
+    assert line.startswith("- callbacks' trials at 10,000 simulated ASHA trials: FAILED ")
+    assert line.endswith(": killed")
 
 
 def build(growth_kb: float) -> dict[str, Any]:

@@ -43,7 +43,13 @@ import msgspec
 
 from tunecore.core import lifecycle
 from tunecore.core.dispatch import handles
-from tunecore.core.experiment import ExperimentState, Stepped, step, trial_id_of, trial_number
+from tunecore.core.experiment import (
+    ExperimentState,
+    SteppedWithChanges,
+    step,
+    step_with_changes,
+    trial_number,
+)
 from tunecore.core.experiment.idle import tick_to_log
 from tunecore.core.experiment.requests import outstanding
 from tunecore.core.naming import error_entry
@@ -100,6 +106,7 @@ from tunecore.shell.imperative import SchedulerRuntime
 from tunecore.shell.inbox import request_of
 from tunecore.shell.interrupts import INTERRUPTED, InterruptGuard
 from tunecore.shell.journal import Journal
+from tunecore.shell.listed_trials import ListedTrials
 from tunecore.shell.mirror.stored_state import delete_taken
 from tunecore.shell.pbt_policy import record_exploit
 from tunecore.shell.reported_objects import ReportedObjects, split
@@ -155,9 +162,7 @@ class ExperimentLoop:
         self._dirs: dict[str, Path | str] = {}
         """Each trial's directory: a `Path` while it may run, its string
         once it has ended (`_settle_dir`)."""
-        self._trials_of: ExperimentState | None = None
-        self._trials_list: list[Trial] = []
-        self._trial_ids: list[str] = []  # in creation order, as `_trials_list` shows them
+        self._listed = ListedTrials(self._view)  # the callbacks' `trials`
         self._steps = 0  # loop steps done: the callbacks' `iteration`, as Ray's
         self._hosted: set[str] = set()  # trials that have a worker now
         self._stepped_from = state  # the state before the step whose commands run now
@@ -368,7 +373,7 @@ class ExperimentLoop:
             journal.flush()
 
     def _logged_step(
-        self, event: ExperimentEvent, outcome: Stepped | Rejection | None = None
+        self, event: ExperimentEvent, outcome: SteppedWithChanges | Rejection | None = None
     ) -> tuple[Command, ...] | None:
         """Log `event`, step the core (unless `outcome` is that step, taken
         already) and record what it applied, with Ctrl-C held back meanwhile
@@ -380,13 +385,14 @@ class ExperimentLoop:
             if journal is not None:
                 journal.record(event)
             if outcome is None:
-                outcome = step(self.state, event)
+                outcome = step_with_changes(self.state, event)
             if isinstance(outcome, Rejection):
                 logger.debug("Skipped: %s", outcome)
                 if journal is not None:
                     journal.applied(())
                 return None
-            self.state, commands = outcome
+            self.state, commands, changed = outcome
+            self._listed.changed(changed)
             if journal is not None:
                 journal.applied(commands)
         return commands
@@ -412,7 +418,7 @@ class ExperimentLoop:
 
     def _told_result(
         self, event: ResultReported, objects: ReportedObjects | None
-    ) -> tuple[ResultReported, Stepped | Rejection]:
+    ) -> tuple[ResultReported, SteppedWithChanges | Rejection]:
         """Tell the callbacks about a result before it is logged, as Ray Tune
         does before it decides on checkpoints: `step` is pure, so the result
         as the core records it can be shown first, with the `objects` it
@@ -429,7 +435,7 @@ class ExperimentLoop:
         holds it so too (the state is the one before the step). Its objects
         are recorded as the trial's only after the callbacks. Returns the
         event to log and its step."""
-        outcome = step(self.state, event)
+        outcome = step_with_changes(self.state, event)
         if isinstance(outcome, Rejection) or is_end_marker(event.result):
             return event, outcome  # the end of a function is no result of its own
         trial = outcome[0].trials[event.trial_id]
@@ -458,12 +464,15 @@ class ExperimentLoop:
             self._views.objects.forget(event.trial_id)
         if shown.get(SHOULD_CHECKPOINT) is True and event.result.get(SHOULD_CHECKPOINT) is not True:
             event = msgspec.structs.replace(event, result={**event.result, SHOULD_CHECKPOINT: True})
-            return event, step(self.state, event)
+            return event, step_with_changes(self.state, event)
         return event, outcome
 
     def _allocated(
-        self, event: ResultReported, preview: Stepped | Rejection, allocator: ResourceAllocator
-    ) -> tuple[ResultReported, Stepped | Rejection]:
+        self,
+        event: ResultReported,
+        preview: SteppedWithChanges | Rejection,
+        allocator: ResourceAllocator,
+    ) -> tuple[ResultReported, SteppedWithChanges | Rejection]:
         """The result with the user's allocation function's answer on it,
         stepped again, when the scheduler wanted one for it (see
         `tunecore.shell.allocations`); else as it came."""
@@ -473,7 +482,7 @@ class ExperimentLoop:
             return event, preview
         answer = allocator.allocate(self.state, preview[0], event.trial_id, self._view)
         event = msgspec.structs.replace(event, allocation=answer)
-        return event, step(self.state, event)
+        return event, step_with_changes(self.state, event)
 
     def _decided(self, event: ResultReported, runtime: SchedulerRuntime) -> ResultReported:
         """The result with the user's scheduler object's verdict on it
@@ -854,7 +863,7 @@ class ExperimentLoop:
             known = self._dirs.get(trial_id)
             dirs[trial_id] = known if isinstance(known, str) else os.fspath(self._dir(trial))
         self._dirs = {}
-        self._trials_list, self._trials_of, self._trial_ids = [], None, []
+        self._listed = ListedTrials(self._view)
         self._storage.forget_dirs()
         return dirs
 
@@ -907,34 +916,23 @@ class ExperimentLoop:
         PAUSED if it was stopped waiting), where the core's state has it
         already. Afterwards `trials` holds the trial as it is."""
         view = self._view(trial)
-        trials = self._trials(hook)
+        self._trials(hook)
         number = trial_number(self.state.config, trial.trial_id)
-        if number < len(trials) and getattr(trials[number], "state", None) is trial:
-            trials[number] = view
+        trials = self._listed.place(number, trial, view)
         with shown_as(view, status):
             getattr(self._callbacks, hook.__name__)(self._steps, trials, view)
 
     def _trials(self, hook: Callable[..., None]) -> list[Trial]:
         """Every trial in creation order, for the callbacks' `hook` (a
         `Callback` method): one list across calls, as Ray's controller
-        passes its own `_trials` to each, brought up to date in place once
-        per state (a new view only where the trial's state changed), and
-        only when a callback may read it (`reads_trials`): even that is
-        O(trials), too much for each result of a run whose callbacks never
-        look."""
-        if self._trials_of is not self.state and reads_trials(self._callbacks, hook.__name__):
-            self._trials_of = self.state
-            ids, trials = self._trial_ids, self.state.trials
-            ids += (trial_id_of(self.state.config, n) for n in range(len(ids), self.state.created))
-            listed = self._trials_list
-            del listed[len(ids) :]
-            for position, trial_id in enumerate(ids):
-                trial = trials[trial_id]
-                if position == len(listed):
-                    listed.append(self._view(trial))
-                elif getattr(listed[position], "state", None) is not trial:
-                    listed[position] = self._view(trial)  # changed (or the user's item)
-        return self._trials_list
+        passes its own `_trials` to each, brought up to date in place by
+        the trials changed since (`shell.listed_trials`), when a callback's
+        hook may read it (`reads_trials`): tunecore's own loggers never
+        do, and a run that holds no list holds no view of a finished trial."""
+        listed = self._listed
+        if listed.behind(self.state) and reads_trials(self._callbacks, hook.__name__):
+            listed.current(self.state)
+        return listed.trials
 
 
 _Doer = Callable[[ExperimentLoop, Command, TrialState], None]

@@ -19,7 +19,13 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from tests.core.experiment.policies import ListSearcher, ScriptedScheduler
 from tunecore.core import resources
-from tunecore.core.experiment import ExperimentConfig, ExperimentState, new_experiment, step
+from tunecore.core.experiment import (
+    ExperimentConfig,
+    ExperimentState,
+    new_experiment,
+    step,
+    step_with_changes,
+)
 from tunecore.core.experiment.horizons import run_ahead_until
 from tunecore.core.experiment.snapshot import ExperimentSnapshot, decode_state, encode_state
 from tunecore.core.results import flatten, is_end_marker, repeated_at_end
@@ -173,12 +179,14 @@ class ExperimentMachine(RuleBasedStateMachine):
     # -- feeding ------------------------------------------------------------
 
     def feed(self, event: ExperimentEvent) -> None:
-        outcome = step(self.state, event)
+        outcome = step_with_changes(self.state, event)
         if isinstance(outcome, Rejection):
             assert step(self.state, event) == outcome
+            self.changed: frozenset[str] = frozenset()
             return
         before = self.state
-        self.state, commands = outcome
+        self.state, commands, self.changed = outcome
+        check_changes_named(before, self.state, self.changed)
         self.events.append(event)
         self.commands.append(commands)
         check_commands(before, self.state, commands)
@@ -461,6 +469,16 @@ def check_chain(after: ExperimentState, chain: ChainTrials, following: Command) 
         assert trial.chained_behind == chain.trial_id
         assert trial.spec.resources == head.spec.resources
         assert (trial.num_failures, head.num_failures) == (0, 0)
+
+
+def check_changes_named(
+    before: ExperimentState, after: ExperimentState, changed: frozenset[str]
+) -> None:
+    """`step_with_changes` names every trial whose state the step created
+    or replaced, and only trials of the experiment."""
+    replaced = {t for t, trial in after.trials.items() if before.trials.get(t) is not trial}
+    assert replaced <= changed, replaced - changed
+    assert changed <= set(after.trials), changed - set(after.trials)
 
 
 ExperimentMachine.TestCase.settings = settings(

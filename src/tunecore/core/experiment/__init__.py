@@ -7,14 +7,22 @@ from tunecore.core.experiment.state import (
     trial_number,
     trials_in_order,
 )
-from tunecore.core.experiment.step import Stepped, new_experiment, step
+from tunecore.core.experiment.step import (
+    Stepped,
+    SteppedWithChanges,
+    new_experiment,
+    step,
+    step_with_changes,
+)
 
 __all__ = [
     "ExperimentConfig",
     "ExperimentState",
     "Stepped",
+    "SteppedWithChanges",
     "new_experiment",
     "step",
+    "step_with_changes",
     "trial_id_of",
     "trial_number",
     "trials_in_order",

@@ -109,6 +109,9 @@ from tunecore.model.decision import CONTINUE, STOP
 from tunecore.model.numbers import is_number
 
 Stepped = tuple[ExperimentState, tuple[Command, ...]]
+SteppedWithChanges = tuple[ExperimentState, tuple[Command, ...], frozenset[str]]
+"""A step as `step_with_changes` gives it: the new state, the commands, and
+the ids of the trials the step created or changed."""
 
 PENDING = TrialStatus.PENDING
 RUNNING = TrialStatus.RUNNING
@@ -167,6 +170,27 @@ def new_experiment(
 def step(state: ExperimentState, event: ExperimentEvent) -> Stepped | Rejection:
     """The experiment after `event` and the commands for the shell, or a
     `Rejection` when the event is illegal (the state is then unchanged)."""
+    work = _worked(state, event)
+    return work if isinstance(work, Rejection) else work.finish()
+
+
+def step_with_changes(
+    state: ExperimentState, event: ExperimentEvent
+) -> SteppedWithChanges | Rejection:
+    """`step`, and the ids of the trials whose state the step created or
+    replaced (every trial whose `TrialState` in the new state is not the
+    old one is among them): what the shell keeps per trial (the callbacks'
+    `trials` list) follows the steps by these, in O(trials changed), where
+    finding them by comparing the states would cost O(trials) a step."""
+    work = _worked(state, event)
+    if isinstance(work, Rejection):
+        return work
+    new_state, commands = work.finish()
+    return new_state, commands, frozenset(work.touched)
+
+
+def _worked(state: ExperimentState, event: ExperimentEvent) -> _Step | Rejection:
+    """The working copy with `event` handled and the experiment settled."""
     if state.done and not isinstance(event, ExperimentResumed):
         return Rejection(event=type(event).__name__, reason="the experiment is over")
     work = _Step(state, event.at)
@@ -174,7 +198,7 @@ def step(state: ExperimentState, event: ExperimentEvent) -> Stepped | Rejection:
     if rejection is not None:
         return rejection
     work.settle()
-    return work.finish()
+    return work
 
 
 class _TrialsView(Sequence[TrialState]):
@@ -217,6 +241,7 @@ class _Step:
         "searcher",
         "state",
         "stopper",
+        "touched",
         "trials",
     )
 
@@ -229,6 +254,7 @@ class _Step:
         self.scheduler = state.scheduler
         self.searcher = state.searcher
         self.stopper = state.stopper
+        self.touched: set[str] = set()  # the trials `put` or added: `step_with_changes`
         self.commands: list[Command] = []
         self.changed = False
         self.resumed = False
@@ -540,6 +566,7 @@ class _Step:
             after = msgspec.structs.replace(after, chained_behind=None)
         trial_id = after.spec.trial_id  # not the property: this runs on every event
         self.trials = self.trials.set(trial_id, after)
+        self.touched.add(trial_id)
         saves = len(after.saving_to) - len(before.saving_to)
         if saves:
             # A save in flight holds back a resume and the experiment's end.
@@ -576,6 +603,7 @@ class _Step:
             self.commands.append(ResolveResources(trial_id=spec.trial_id))
         self.books.index = self.books.index.set(spec.trial_id, number)
         self.trials = self.trials.set(spec.trial_id, trial)
+        self.touched.add(spec.trial_id)
         self.books.pending.insert(spec.trial_id, self.books.index)
         self.scheduler = self.scheduler.on_trial_add(trial)
         self.changed = True

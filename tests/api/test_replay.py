@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 import tunecore
 from tunecore import CheckpointConfig, FailureConfig, RunConfig, TuneConfig, Tuner
-from tunecore.core.experiment import ExperimentState, step
+from tunecore.core.experiment import ExperimentState, SteppedWithChanges, step_with_changes
 from tunecore.core.experiment.snapshot import encode_state
 from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.model import Command, ExperimentEvent, JsonDict, Rejection, Resources
@@ -48,22 +48,23 @@ class Live:
 
 @contextlib.contextmanager
 def recording() -> Iterator[Live]:
-    """Record what the live loop's `step` returns (see `Live`)."""
+    """Record what the live loop's steps return (`step_with_changes`, see
+    `Live`)."""
     live = Live()
     count = 0
 
     def recording_step(
         state: ExperimentState, event: ExperimentEvent
-    ) -> tuple[ExperimentState, tuple[Command, ...]] | Rejection:
+    ) -> SteppedWithChanges | Rejection:
         nonlocal count
         count += 1
-        outcome = step(state, event)
+        outcome = step_with_changes(state, event)
         if not isinstance(outcome, Rejection):
             live.state = outcome[0]
             live.commands.extend((count, command) for command in outcome[1])
         return outcome
 
-    with mock.patch.object(loop_module, "step", recording_step):
+    with mock.patch.object(loop_module, "step_with_changes", recording_step):
         yield live
 
 

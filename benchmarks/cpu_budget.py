@@ -59,14 +59,21 @@ def process_title(pid: str) -> str | None:
         return None
 
 
-def parent_pid(pid: str) -> str | None:
-    """A process's parent, None when it is gone."""
+def _stat_fields(pid: str) -> list[str] | None:
+    """The fields of `/proc/<pid>/stat` after the command name (which may
+    hold spaces and parentheses), None when the process is gone."""
     try:
         with open(f"/proc/{pid}/stat") as stat:
             text = stat.read()
     except OSError:
         return None
-    return text[text.rindex(")") + 2 :].split()[1]
+    return text[text.rindex(")") + 2 :].split()
+
+
+def parent_pid(pid: str) -> str | None:
+    """A process's parent, None when it is gone."""
+    fields = _stat_fields(pid)
+    return None if fields is None else fields[1]
 
 
 def descends_from(pid: str, ancestor: str) -> bool:
@@ -81,13 +88,8 @@ def descends_from(pid: str, ancestor: str) -> bool:
 
 def process_cpu_s(pid: str) -> float | None:
     """A process's CPU seconds so far (user + system), None when it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            text = stat.read()
-    except OSError:
-        return None
-    fields = text[text.rindex(")") + 2 :].split()
-    return (int(fields[11]) + int(fields[12])) * _TICK_S
+    fields = _stat_fields(pid)
+    return None if fields is None else (int(fields[11]) + int(fields[12])) * _TICK_S
 
 
 def _kind(name: str) -> str | None:

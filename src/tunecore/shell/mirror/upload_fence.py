@@ -197,10 +197,10 @@ def _fenced_replace(store: Store, generation: int, local: str, rel: str) -> bool
     """`replace_dir` by renames through the generation's directory; False
     when there is none (nothing done); `TakenOverError` once it was
     fenced."""
-    with _generation_root(store, generation) as root:
-        if root is None:
+    with _staging(store, generation) as staging:
+        if staging is None:
             return False
-        staged = _staged_name(generation)
+        root, staged = staging
         files = local_files(local, None)
         _in_generation(store, generation, lambda: os.mkdir(staged, dir_fd=root))
         try:
@@ -218,13 +218,12 @@ def _fenced_replace(store: Store, generation: int, local: str, rel: str) -> bool
 
 
 def _fenced_write(store: Store, generation: int, rel: str, data: bytes) -> bool:
-    """`replace_file` by a rename out of the generation's directory; False
-    when there is none (nothing done); `TakenOverError` once it was
-    fenced."""
-    with _generation_root(store, generation) as root:
-        if root is None:
+    """`replace_file` as `_fenced_replace` replaces a directory, by one
+    rename: a file is renamed over another."""
+    with _staging(store, generation) as staging:
+        if staging is None:
             return False
-        staged = _staged_name(generation)
+        root, staged = staging
         fd = _in_generation(store, generation, lambda: os.open(staged, _CREATE, 0o666, dir_fd=root))
         try:
             with os.fdopen(fd, "wb") as file:
@@ -235,12 +234,6 @@ def _fenced_write(store: Store, generation: int, rel: str, data: bytes) -> bool:
                 os.unlink(staged, dir_fd=root)
             raise
         return True
-
-
-def _staged_name(generation: int) -> str:
-    """A fresh name in the generation's upload directory, relative to the
-    store's root."""
-    return f"{upload_dir(generation)}/{secrets.token_hex(8)}"
 
 
 def _in_generation(store: Store, generation: int, make: Callable[[], _T]) -> _T:
@@ -284,17 +277,21 @@ def _into_place(
 
 
 @contextlib.contextmanager
-def _generation_root(store: Store, generation: int) -> Iterator[int | None]:
-    """A descriptor of the store's root, while it is open, if the store
-    has a local path and the generation's upload directory is there
-    (`_generation_dir`); else None."""
+def _staging(store: Store, generation: int) -> Iterator[tuple[int, str] | None]:
+    """A descriptor of the store's root, while it is open, and a fresh
+    name below it in the generation's upload directory, if the store has a
+    local path and that directory is there (`_generation_dir`); else
+    None."""
     top = store.local_path("")
     if top is None or generation <= 0:
         yield None
         return
     root = os.open(top, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        yield root if _generation_dir(store, generation, root) else None
+        if not _generation_dir(store, generation, root):
+            yield None
+            return
+        yield root, f"{upload_dir(generation)}/{secrets.token_hex(8)}"
     finally:
         os.close(root)
 

@@ -27,7 +27,7 @@ def check_current(listed: ListedTrials, views: TrialViews, state: ExperimentStat
     assert [view.state for view in trials] == trials_in_order(state)
     assert all(a.state is b for a, b in zip(trials, trials_in_order(state), strict=True))
     assert all(view is views.of(view.state) for view in trials if not view.is_finished())
-    assert not listed.behind(state)
+    assert not trials.changed_by_user
 
 
 class ListedMachine(ExperimentMachine):
@@ -74,8 +74,7 @@ class ListedMachine(ExperimentMachine):
         number = data.draw(st.integers(0, self.state.created - 1))
         trial = trials_in_order(self.state)[number]
         view = self.views.of(trial)
-        self.listed.current(self.state)  # as the loop does before the hook
-        trials = self.listed.place(number, trial, view)
+        trials = self.listed.current(self.state, view)  # as the loop does for the hook
         with shown_as(view, TrialStatus.PENDING):
             assert trials[number] is view
             assert trials[number].status == "PENDING"

@@ -36,7 +36,6 @@ from tunecore.model.errors import TrainOnlyFieldError
 from tunecore.search.registry import SEARCHERS
 from tunecore.shell.callbacks import missing_hooks
 from tunecore.shell.stoppers import plan_stop
-from tunecore.shell.storage.local_store import LocalStore
 from tunecore.shell.storage.resolve import (
     DEFAULT_ROOT,
     KNOWN_SCHEMES,
@@ -304,8 +303,9 @@ class RunConfig(_RayPositional):
         except (TypeError, ValueError):
             return data  # the field's validator names the problem
         _, store = resolve_storage(storage_path)
-        assert isinstance(store, LocalStore)  # what a plain path resolves to
-        return {**data, "storage_path": store.root}
+        root = store.local_path("")
+        assert root is not None  # a plain path resolves to a local directory
+        return {**data, "storage_path": root}
 
     @field_validator("storage_path", mode="before")
     @classmethod

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 
 from tunecore.core.experiment import ExperimentState
 from tunecore.core.search import BasicVariantGenerator
+from tunecore.core.search.base import unwrapped
 from tunecore.core.search.domains import DOMAIN_TYPES, Choice
 from tunecore.core.search.placeholders import (
     Place,
@@ -80,13 +81,9 @@ def require_objects(state: ExperimentState, objects: ConfigObjects) -> None:
     """Raise `MissingObjectError` naming the first place of the logged
     experiment that holds an object `objects` lacks."""
     needed: set[Place] = set()
-    searcher: object = state.searcher
-    while searcher is not None:
-        if isinstance(searcher, BasicVariantGenerator) and isinstance(
-            searcher.param_space, ParamSpace
-        ):
-            needed.update(places_in_space(searcher.param_space))
-        searcher = getattr(searcher, "searcher", None)
+    searcher = unwrapped(state.searcher)
+    if isinstance(searcher, BasicVariantGenerator) and isinstance(searcher.param_space, ParamSpace):
+        needed.update(places_in_space(searcher.param_space))
     for trial in state.trials.values():
         needed.update(places_in_config(trial.spec.config))
     missing = sorted(needed - objects.places, key=repr)

@@ -16,7 +16,7 @@ naming the field, the object and, for Ray's base class, why.
 
 from __future__ import annotations
 
-from tunecore.core.search import ConcurrencyLimiter, Repeater
+from tunecore.core.search.base import unwrapped
 from tunecore.model import InvalidFieldError
 from tunecore.search.searcher import Searcher
 
@@ -25,13 +25,6 @@ _ACCEPTED = (
     "subclass of your own with suggest and on_trial_complete) or BasicVariantGenerator, "
     "alone or in a ConcurrencyLimiter or Repeater"
 )
-
-
-def _wrapped(search_alg: object) -> object:
-    """The object inside any `ConcurrencyLimiter` and `Repeater` layers."""
-    while isinstance(search_alg, ConcurrencyLimiter | Repeater):
-        search_alg = search_alg.searcher
-    return search_alg
 
 
 def _is_policy(candidate: object) -> bool:
@@ -54,7 +47,7 @@ def refuse_foreign_searcher(search_alg: object, field: str = "TuneConfig.search_
     nor one of the core's policies. Every entry point that takes a search
     algorithm calls it: `TuneConfig` (so `tune.run` and `run_experiments`
     too) and `Tuner.restore`."""
-    inner = _wrapped(search_alg)
+    inner = unwrapped(search_alg)
     if inner is None or isinstance(inner, Searcher) or _is_policy(inner):
         return search_alg
     cls = type(inner)

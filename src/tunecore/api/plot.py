@@ -39,7 +39,7 @@ from tunecore.core.experiment.snapshot import BUILTIN
 from tunecore.core.naming import trial_name
 from tunecore.core.results import DONE, TRAINING_ITERATION, flatten, is_end_marker
 from tunecore.core.schedulers.asha_brackets import ASHABrackets
-from tunecore.core.schedulers.hyperband import HyperBandScheduler, band_plan
+from tunecore.core.schedulers.hyperband import HyperBandScheduler
 from tunecore.model import (
     ExperimentEvent,
     InvalidFieldError,
@@ -250,7 +250,7 @@ def _rungs(state: ExperimentState, curves: dict[str, TrialCurve]) -> Rungs:
             for index, rungs in enumerate(scheduler.rungs)
         }
     if isinstance(scheduler, HyperBandScheduler):
-        plans = {plan.s: plan for plan in band_plan(scheduler.max_t, scheduler.reduction_factor)}
+        plans = scheduler.plans()
         drawn: Rungs = {}
         for number, bracket in sorted(scheduler.brackets.items()):
             reached = [max(curves[t].xs, default=0.0) for t in bracket.members if t in curves]

@@ -35,7 +35,7 @@ import msgspec
 from tunecore.core.experiment import ExperimentState, trials_in_order
 from tunecore.core.experiment.snapshot import BUILTIN
 from tunecore.core.search import ConcurrencyLimiter, Repeater
-from tunecore.core.search.base import SearchPolicy
+from tunecore.core.search.base import SearchPolicy, unwrapped
 from tunecore.core.search.external import ExternalSearcher, Tell, TellKind
 from tunecore.core.search.variants import as_param_space, parse_space, without_functions
 from tunecore.model import Asked, ExperimentEvent, Mode, TrialStatus
@@ -62,9 +62,7 @@ class PreparedSearch:
 
 def searcher_object(chosen: object) -> Searcher | None:
     """The Ray-style searcher object inside `chosen`'s wrappers, if any."""
-    inner = chosen
-    while isinstance(inner, _WRAPPERS):
-        inner = inner.searcher
+    inner = unwrapped(chosen)
     return inner if isinstance(inner, Searcher) else None
 
 

@@ -27,6 +27,7 @@ import logging
 from collections.abc import Callable, Mapping
 
 from tunecore.core.schedulers.pbt import CUSTOM_EXPLORE_PATH
+from tunecore.core.search.base import unwrapped
 from tunecore.core.search.domains import SampleFrom, plain_json
 from tunecore.core.search.generator import BasicVariantGenerator
 from tunecore.core.search.variants import (
@@ -70,11 +71,9 @@ class UserFunctions:
         the user built with one, possibly wrapped) and in a scheduler's
         `hyperparam_mutations`."""
         space: dict[Path, SampleFrom] = {}
-        inner = searcher
-        while inner is not None:
-            if isinstance(inner, BasicVariantGenerator):
-                space.update(inner.functions)
-            inner = getattr(inner, "searcher", None)
+        inner = unwrapped(searcher)
+        if isinstance(inner, BasicVariantGenerator):
+            space.update(inner.functions)
         if param_space:
             for parameter in parse_space(param_space).derived:
                 assert isinstance(parameter.domain, SampleFrom)

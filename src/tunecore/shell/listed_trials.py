@@ -85,20 +85,24 @@ class ListedTrials:
         if self._filled:
             self._stale |= trial_ids
 
-    def behind(self, state: ExperimentState) -> bool:
-        """Whether `current(state)` would change the list (O(1))."""
-        trials = self.trials
-        return (
-            not self._filled
-            or bool(self._stale)
-            or trials.changed_by_user
-            or len(trials) != state.created
-        )
-
-    def current(self, state: ExperimentState) -> TrialList:
+    def current(self, state: ExperimentState, shown: Trial | None = None) -> TrialList:
         """The list brought up to date with `state`: every trial's view in
         creation order, `state` being the state after the steps whose
-        changes `changed` was told of."""
+        changes `changed` was told of. `shown`, the view a hook is given
+        of a trial of `state`, stands in that trial's place: a finished
+        trial's view is made anew at each read, and the hook must find in
+        `trials` the one it is given (`trial_view.shown_as` shows it in the
+        status Ray shows)."""
+        trials = self._updated(state)
+        if shown is not None:
+            number = trial_number(state.config, shown.state.trial_id)
+            if trials[number].state is shown.state:
+                list.__setitem__(trials, number, shown)
+        return trials
+
+    def _updated(self, state: ExperimentState) -> TrialList:
+        """`current` but for `shown`: O(trials changed since the last
+        update), O(trials) after a callback changed the list."""
         trials = self.trials
         if not self._filled or trials.changed_by_user:
             list.__setitem__(trials, slice(None), [self._view(t) for t in trials_in_order(state)])
@@ -115,16 +119,4 @@ class ListedTrials:
         if listed < state.created:
             new = range(listed, state.created)
             list.extend(trials, [self._view(states[trial_id_of(config, n)]) for n in new])
-        return trials
-
-    def place(self, number: int, trial: TrialState, view: Trial) -> TrialList:
-        """The list with `view`, `trial`'s own, in the place of the
-        experiment's trial `number`, when the list holds `trial`'s view, as
-        it does brought up to date (a list no hook reads, or one a callback
-        changed, is left as it is): a finished trial's view is made anew at
-        each read, and the hook must find in `trials` the one it is given
-        (`trial_view.shown_as` shows it in the status Ray shows)."""
-        trials = self.trials
-        if not trials.changed_by_user and number < len(trials) and trials[number].state is trial:
-            list.__setitem__(trials, number, view)
         return trials

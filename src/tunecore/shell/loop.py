@@ -48,7 +48,6 @@ from tunecore.core.experiment import (
     SteppedWithChanges,
     step,
     step_with_changes,
-    trial_number,
 )
 from tunecore.core.experiment.idle import tick_to_log
 from tunecore.core.experiment.requests import outstanding
@@ -916,23 +915,21 @@ class ExperimentLoop:
         PAUSED if it was stopped waiting), where the core's state has it
         already. Afterwards `trials` holds the trial as it is."""
         view = self._view(trial)
-        self._trials(hook)
-        number = trial_number(self.state.config, trial.trial_id)
-        trials = self._listed.place(number, trial, view)
+        trials = self._trials(hook, shown=view)
         with shown_as(view, status):
             getattr(self._callbacks, hook.__name__)(self._steps, trials, view)
 
-    def _trials(self, hook: Callable[..., None]) -> list[Trial]:
+    def _trials(self, hook: Callable[..., None], shown: Trial | None = None) -> list[Trial]:
         """Every trial in creation order, for the callbacks' `hook` (a
-        `Callback` method): one list across calls, as Ray's controller
+        `Callback` method), with `shown`, the view it is given of a trial,
+        in that trial's place: one list across calls, as Ray's controller
         passes its own `_trials` to each, brought up to date in place by
         the trials changed since (`shell.listed_trials`), when a callback's
         hook may read it (`reads_trials`): tunecore's own loggers never
         do, and a run that holds no list holds no view of a finished trial."""
-        listed = self._listed
-        if listed.behind(self.state) and reads_trials(self._callbacks, hook.__name__):
-            listed.current(self.state)
-        return listed.trials
+        if reads_trials(self._callbacks, hook.__name__):
+            return self._listed.current(self.state, shown)
+        return self._listed.trials
 
 
 _Doer = Callable[[ExperimentLoop, Command, TrialState], None]

@@ -36,6 +36,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from tunecore.core.experiment import ExperimentState
+from tunecore.core.search.base import unwrapped
 from tunecore.core.search.domains import SampleFrom, plain_json
 from tunecore.core.search.external import ExternalSearcher, Tell, TellKind
 from tunecore.core.search.variants import MISSING, format_path, value_at
@@ -85,10 +86,8 @@ class SearcherObject(Protocol):
 
 def external_of(searcher: object) -> ExternalSearcher | None:
     """The `ExternalSearcher` in a (possibly wrapped) searcher, or None."""
-    inner = searcher
-    while inner is not None and not isinstance(inner, ExternalSearcher):
-        inner = getattr(inner, "searcher", None)
-    return inner
+    inner = unwrapped(searcher)
+    return inner if isinstance(inner, ExternalSearcher) else None
 
 
 class SearcherRuntime:

@@ -12,18 +12,17 @@ must replay to the same commands, and the experiment must still end.
 from __future__ import annotations
 
 import msgspec
-from hypothesis import HealthCheck, settings
+from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, invariant, rule
 
 from tests.core.experiment.test_step import Run, config, searcher
 from tests.core.experiment.test_step_stateful import (
     ExperimentMachine,
-    configs,
-    stoppers,
-    verdict_scripts,
+    Setup,
+    setups,
 )
-from tunecore.core.experiment import ExperimentConfig, ExperimentState, step
+from tunecore.core.experiment import ExperimentState, step
 from tunecore.core.experiment.idle import HEARTBEAT_S, tick_to_log
 from tunecore.core.stoppers import (
     AnyOf,
@@ -43,7 +42,6 @@ from tunecore.model import (
     ResultReported,
     Tick,
 )
-from tunecore.model.decision import Verdict
 
 T0 = "trial_00000"
 
@@ -110,37 +108,21 @@ class LoggedTicksMachine(ExperimentMachine):
     shadow_commands: tuple[Command, ...]
 
     @initialize(
-        config=configs,
-        trials=st.integers(1, 6),
-        scripted=st.booleans(),
-        scripts=st.lists(verdict_scripts, min_size=6, max_size=6),
-        cpus=st.sampled_from([1.0, 2.0, 3.0]),
-        saves_fail=st.booleans(),
-        stopper=stoppers,
+        setup=setups,
         budget=st.none() | st.floats(5.0, 60.0),
         timeout=st.none() | st.floats(5.0, 60.0),
     )
-    def create(  # noqa: PLR0917 - one parameter per drawn strategy
-        self,
-        config: ExperimentConfig,
-        trials: int,
-        scripted: bool,
-        scripts: list[list[Verdict]],
-        cpus: float,
-        saves_fail: bool,
-        stopper: BuiltinStopper | None,
-        budget: float | None,
-        timeout: float | None,
-    ) -> None:
+    def create(self, setup: Setup, budget: float | None, timeout: float | None) -> None:
         """The parent's experiment, now and then with a time budget or a
         `TimeoutStopper` (alone or beside the drawn stopper)."""
-        config = msgspec.structs.replace(config, time_budget_s=budget)
+        config = msgspec.structs.replace(setup.config, time_budget_s=budget)
+        stopper = setup.stopper
         if timeout is not None:
             limit = TimeoutStopper(timeout=timeout)
             parts = () if stopper is None else _parts(stopper)
             stopper = AnyOf((*parts, limit)) if parts else limit
         self.shadow = None  # the parent's first `feed` starts it
-        super().create(config, trials, scripted, scripts, cpus, saves_fail, stopper)
+        super().create(msgspec.structs.replace(setup, config=config, stopper=stopper))
 
     def feed(self, event: ExperimentEvent) -> None:
         """`event` to both experiments: the same decisions."""
@@ -201,9 +183,6 @@ def _stepped(
 
 
 LoggedTicksMachine.TestCase.settings = settings(
-    max_examples=80,
-    stateful_step_count=40,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+    ExperimentMachine.TestCase.settings, max_examples=80
 )
 test_logged_ticks = LoggedTicksMachine.TestCase

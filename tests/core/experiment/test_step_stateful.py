@@ -133,6 +133,31 @@ def iteration_of(trial: TrialState) -> int:
     return value if isinstance(value, int) else 0
 
 
+class Setup(msgspec.Struct, frozen=True):
+    """What `ExperimentMachine.create` draws (`setups`): a machine that
+    draws more draws this too."""
+
+    config: ExperimentConfig
+    trials: int
+    scripted: bool
+    scripts: list[list[Verdict]]
+    cpus: float
+    saves_fail: bool
+    stopper: BuiltinStopper | None
+
+
+setups = st.builds(
+    Setup,
+    config=configs,
+    trials=st.integers(1, 6),
+    scripted=st.booleans(),
+    scripts=st.lists(verdict_scripts, min_size=6, max_size=6),
+    cpus=st.sampled_from([1.0, 2.0, 3.0]),
+    saves_fail=st.booleans(),
+    stopper=stoppers,
+)
+
+
 class ExperimentMachine(RuleBasedStateMachine):
     state: ExperimentState
     initial: ExperimentState
@@ -142,39 +167,22 @@ class ExperimentMachine(RuleBasedStateMachine):
     paths: int
     saves_fail: bool
 
-    @initialize(
-        config=configs,
-        trials=st.integers(1, 6),
-        scripted=st.booleans(),
-        scripts=st.lists(verdict_scripts, min_size=6, max_size=6),
-        cpus=st.sampled_from([1.0, 2.0, 3.0]),
-        saves_fail=st.booleans(),
-        stopper=stoppers,
-    )
-    def create(  # noqa: PLR0917 - one parameter per drawn strategy
-        self,
-        config: ExperimentConfig,
-        trials: int,
-        scripted: bool,
-        scripts: list[list[Verdict]],
-        cpus: float,
-        saves_fail: bool,
-        stopper: BuiltinStopper | None,
-    ) -> None:
-        searcher = ListSearcher(configs=tuple({"n": n} for n in range(trials)))
+    @initialize(setup=setups)
+    def create(self, setup: Setup) -> None:
+        searcher = ListSearcher(configs=tuple({"n": n} for n in range(setup.trials)))
         scheduler = (
-            ScriptedScheduler(verdicts={f"trial_{n:05d}": s for n, s in enumerate(scripts)})
-            if scripted
+            ScriptedScheduler(verdicts={f"trial_{n:05d}": s for n, s in enumerate(setup.scripts)})
+            if setup.scripted
             else FIFOScheduler()
         )
-        self.state = new_experiment(config, scheduler, searcher, stopper)
+        self.state = new_experiment(setup.config, scheduler, searcher, setup.stopper)
         self.initial = self.state
         self.events = []
         self.commands = []
         self.clock = 0.0
         self.paths = 0
-        self.saves_fail = saves_fail
-        self.feed(ClusterResourcesChanged(at=0.0, total=Resources(cpu=cpus)))
+        self.saves_fail = setup.saves_fail
+        self.feed(ClusterResourcesChanged(at=0.0, total=Resources(cpu=setup.cpus)))
 
     # -- feeding ------------------------------------------------------------
 

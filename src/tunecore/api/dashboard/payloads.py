@@ -16,7 +16,7 @@ from tunecore.api.dashboard.curves import Curve
 from tunecore.api.dashboard.view import ExperimentView, TrialView
 from tunecore.core.results import TRAINING_ITERATION
 from tunecore.core.schedulers.asha_brackets import ASHABrackets
-from tunecore.core.schedulers.hyperband import HyperBandScheduler, band_plan
+from tunecore.core.schedulers.hyperband import HyperBandScheduler
 from tunecore.model import JsonValue, Mode, Resources
 from tunecore.model.numbers import is_number
 
@@ -230,7 +230,7 @@ def _rungs(view: ExperimentView) -> list[dict[str, Any]]:
 
 
 def _hyperband_milestones(scheduler: HyperBandScheduler, s: int) -> list[float]:
-    plans = {plan.s: plan for plan in band_plan(scheduler.max_t, scheduler.reduction_factor)}
+    plans = scheduler.plans()
     return [float(m) for m in plans[s].milestones] if s in plans else []
 
 

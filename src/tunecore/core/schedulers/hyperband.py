@@ -479,7 +479,7 @@ class HyperBandScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
         """Ray's retry loop: the band's next slot, or a new band when this
         one has all its slots; slots whose first milestone is 0 stay empty."""
         eta, per_band = self.reduction_factor, brackets_per_band(self.max_t, self.reduction_factor)
-        plans = self._plans()
+        plans = self.plans()
         while True:
             if slots == per_band:
                 band, slots = band + 1, 0
@@ -498,9 +498,10 @@ class HyperBandScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
             )
             return bracket, band, slots
 
-    def _plans(self) -> dict[int, BracketPlan]:
+    def plans(self) -> dict[int, BracketPlan]:
         """The band's bracket plans by `s` (none for a bracket whose first
-        milestone is 0)."""
+        milestone is 0): what each bracket does, and where the plots and
+        the dashboard draw its milestones."""
         return {plan.s: plan for plan in band_plan(self.max_t, self.reduction_factor)}
 
     def _bracket_for_slot(self, slot: int, per_band: int) -> int:
@@ -539,7 +540,7 @@ class HyperBandScheduler(msgspec.Struct, frozen=True, kw_only=True, tag=True):
                     live.append((trial_id, member))
             live.sort(key=lambda pair: _sort_key(pair[1]))
             halvings_left = bracket.halvings_left - 1
-            plan, halving = self._plans()[bracket.s], bracket.s - halvings_left
+            plan, halving = self.plans()[bracket.s], bracket.s - halvings_left
             size, milestone = plan.sizes[halving], plan.milestones[halving]
             kept = live[-size:]
             dropped = live[:-size]

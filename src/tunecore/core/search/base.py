@@ -222,6 +222,16 @@ class PassesRequestsThrough:
         return cast(Self, msgspec.structs.replace(cast(msgspec.Struct, self), searcher=searcher))
 
 
+def unwrapped(searcher: object) -> object:
+    """The searcher inside every wrapper around `searcher`
+    (`PassesRequestsThrough`: `ConcurrencyLimiter`, `Repeater`), whose
+    space, suggestions and objects are the search's; `searcher` itself
+    when it is no wrapper."""
+    while isinstance(searcher, PassesRequestsThrough):
+        searcher = searcher.searcher
+    return searcher
+
+
 _IN_THE_LOG = ("save", "restore", "restore_from_dir")
 """What a built-in searcher does not need: its state is in the event log."""
 

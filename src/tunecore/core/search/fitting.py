@@ -28,7 +28,7 @@ from collections.abc import Mapping
 
 import msgspec
 
-from tunecore.core.search.base import PassesRequestsThrough
+from tunecore.core.search.base import unwrapped
 from tunecore.core.search.domains import (
     Choice,
     Domain,
@@ -66,8 +66,7 @@ def searched_space(searcher: object) -> ParamSpace | None:
     """The parameter space the experiment's searcher holds (under any
     wrapper: a concurrency limit, a repeater), or None where it holds
     none the core can read (a searcher with a space of its own)."""
-    while isinstance(searcher, PassesRequestsThrough):
-        searcher = searcher.searcher
+    searcher = unwrapped(searcher)
     if not isinstance(searcher, BasicVariantGenerator | ExternalSearcher):
         return None
     space = searcher.param_space if isinstance(searcher, BasicVariantGenerator) else searcher.space

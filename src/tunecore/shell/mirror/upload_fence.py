@@ -10,7 +10,8 @@ SIGSTOPped or its VM paused past the lease) once thawed deleted and
 replaced the `checkpoint_000003` a new driver's worker had stored there,
 so the checkpoint the new log names held the stale trial's state.
 
-How, on a `LocalStore` (one kernel resolves every path):
+How, on a store with a local path (`Store.local_path`: a `LocalStore`,
+one kernel resolves every path):
 
 - The driver of lease generation g makes `.tunecore_upload_g<g>/` in the
   experiment's directory as it takes the lease, and moves every earlier
@@ -73,19 +74,20 @@ import re
 import secrets
 import shutil
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 from tunecore.core.checkpoints import generation_dirname
 from tunecore.shell.mirror.claims import TakenOverError, check_not_taken_over
 from tunecore.shell.storage import own_files
-from tunecore.shell.storage.local_store import LocalStore
 from tunecore.shell.storage.store import Store, local_files
 
 logger = logging.getLogger(__name__)
 
 _UPLOAD = re.compile(r"^\.tunecore_upload_g(\d{8})$")
 _FENCED = re.compile(r"^\.tunecore_fenced_g\d{8}_[0-9a-f]+$")
+_T = TypeVar("_T")
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -97,12 +99,12 @@ def upload_dir(generation: int) -> str:
 
 def open_generation(store: Store, generation: int) -> None:
     """Make generation `generation`'s upload directory and fence every
-    earlier one (module docstring); nothing on a store that is not a
-    `LocalStore`. Called by the driver that took the lease, after its
-    claim and before it reads anything."""
-    if not isinstance(store, LocalStore) or generation <= 0:
+    earlier one (module docstring); nothing on a store with no local path
+    (`Store.local_path`). Called by the driver that took the lease, after
+    its claim and before it reads anything."""
+    root = store.local_path("")
+    if root is None or generation <= 0:
         return
-    root = store.root
     os.makedirs(root, exist_ok=True)
     with contextlib.suppress(FileExistsError):
         os.mkdir(os.path.join(root, upload_dir(generation)))
@@ -125,36 +127,27 @@ def replace_dir(
     """Store the directory `local` at `rel`, replacing what is there, as a
     writer of lease generation `generation` that must not write once a
     later driver took over (`TakenOverError` naming `what` it would have
-    done). Fenced by renames on a `LocalStore` whose driver made the
-    generation's directory (module docstring); else checked just before
-    (`check_not_taken_over`), the deletion and the upload then two more
-    requests."""
+    done). Fenced by renames on a store with a local path whose driver
+    made the generation's directory (module docstring); else checked just
+    before (`check_not_taken_over`), the deletion and the upload then two
+    more requests."""
     check_not_taken_over(store, generation, what)
-    if (
-        isinstance(store, LocalStore)
-        and generation > 0
-        and _fenced_replace(store, generation, local, rel)
-    ):
-        return
-    store.delete_dir(rel)
-    store.upload_dir(local, rel, marker=marker)
+    if not _fenced_replace(store, generation, local, rel):
+        store.delete_dir(rel)
+        store.upload_dir(local, rel, marker=marker)
 
 
 def replace_file(store: Store, generation: int, rel: str, data: bytes) -> None:
     """Store `data` at `rel` (a file), replacing what is there, as a writer
     of lease generation `generation` that checked no later driver took
-    over (`check_not_taken_over`). On a `LocalStore` whose driver made the
-    generation's directory the file is written there whole and renamed
-    into place, a rename the next take-over makes fail (`TakenOverError`,
-    module docstring); else by `write_bytes`, which nothing fences
-    (`output_fence` keeps what it would replace on an object store)."""
-    if (
-        isinstance(store, LocalStore)
-        and generation > 0
-        and _fenced_write(store, generation, rel, data)
-    ):
-        return
-    store.write_bytes(rel, data)
+    over (`check_not_taken_over`). On a store with a local path whose
+    driver made the generation's directory the file is written there whole
+    and renamed into place, a rename the next take-over makes fail
+    (`TakenOverError`, module docstring); else by `write_bytes`, which
+    nothing fences (`output_fence` keeps what it would replace on an object
+    store)."""
+    if not _fenced_write(store, generation, rel, data):
+        store.write_bytes(rel, data)
 
 
 def store_checkpoint(
@@ -162,10 +155,10 @@ def store_checkpoint(
 ) -> str:
     """Store the checkpoint directory `local` that the driver named `rel`
     as a writer of lease generation `generation`, and return where it was
-    stored: `rel` on a `LocalStore` (`replace_dir`), else the generation's
-    own name for it (module docstring). `TakenOverError` naming `what`
-    once a later driver claimed, with nothing of it left stored that the
-    check after the upload saw."""
+    stored: `rel` on a store with a local path (`replace_dir`), else the
+    generation's own name for it (module docstring). `TakenOverError`
+    naming `what` once a later driver claimed, with nothing of it left
+    stored that the check after the upload saw."""
     if not names_by_generation(store):
         replace_dir(store, generation, local, rel, what, marker=marker)
         return rel
@@ -185,90 +178,57 @@ def store_checkpoint(
 def names_by_generation(store: Store) -> bool:
     """Whether the workers of a driver of `store` store their checkpoints
     under their lease generation's names (module docstring): on every
-    store but a `LocalStore`."""
-    return not isinstance(store, LocalStore)
+    store with no local path, whose writes no rename can fence
+    (`Store.local_path`)."""
+    return store.local_path("") is None
 
 
 def _named_for(store: Store, generation: int, rel: str) -> str:
     """Where a writer of `generation` stores the checkpoint directory
-    `rel`: the same place on a `LocalStore` or for the first generation,
-    else its generation's name for it."""
+    `rel`: the same place on a store with a local path or for the first
+    generation, else its generation's name for it."""
     if not names_by_generation(store) or generation <= 1:
         return rel
     head, _, name = rel.rpartition("/")
     return "/".join(filter(None, (head, generation_dirname(name, generation))))
 
 
-def _fenced_replace(store: LocalStore, generation: int, local: str, rel: str) -> bool:
+def _fenced_replace(store: Store, generation: int, local: str, rel: str) -> bool:
     """`replace_dir` by renames through the generation's directory; False
-    when that directory was never made (nothing done); `TakenOverError`
-    once it was fenced."""
-    with _generation_root(store, generation) as root:
-        if root is None:
+    when there is none (nothing done); `TakenOverError` once it was
+    fenced."""
+    with _staging(store, generation) as staging:
+        if staging is None:
             return False
-        gen = upload_dir(generation)
-        staged = f"{gen}/{secrets.token_hex(8)}"
+        root, staged = staging
         files = local_files(local, None)
-        try:
-            os.mkdir(staged, dir_fd=root)  # in the generation's: never made here
-        except FileNotFoundError:
-            raise _taken_over(store, generation) from None
+        _in_generation(store, generation, lambda: os.mkdir(staged, dir_fd=root))
         try:
             _copy_into(root, staged, local, files)
         except BaseException:
             shutil.rmtree(staged, dir_fd=root, ignore_errors=True)
             raise
-        target = store.local_path(rel)  # checked: a store path, no link on the way
-        parent = own_files.directory_fd(
-            Path(os.path.dirname(target)), Path(store.root), create=True
-        )
-        try:
-            name = os.path.basename(target)
-            aside = f"{staged}.replaced"
-            try:
-                os.rename(name, aside, src_dir_fd=parent, dst_dir_fd=root)
-            except FileNotFoundError:
-                if not _exists(gen, root):
-                    raise _taken_over(store, generation) from None
-                # nothing stored there yet
-            try:
-                if files:  # else nothing is stored there, as after a deletion
-                    os.rename(staged, name, src_dir_fd=root, dst_dir_fd=parent)
-            except FileNotFoundError:
-                raise _taken_over(store, generation) from None
-        finally:
-            os.close(parent)
+        aside = f"{staged}.replaced"
+        # With no files nothing is stored there, as after a deletion.
+        _into_place(store, generation, root, rel, staged if files else None, aside=aside)
         for done in (aside, staged):
             with contextlib.suppress(OSError):
                 shutil.rmtree(done, dir_fd=root)
         return True
 
 
-def _fenced_write(store: LocalStore, generation: int, rel: str, data: bytes) -> bool:
-    """`replace_file` by a rename out of the generation's directory; False
-    when that directory was never made (nothing done); `TakenOverError`
-    once it was fenced."""
-    with _generation_root(store, generation) as root:
-        if root is None:
+def _fenced_write(store: Store, generation: int, rel: str, data: bytes) -> bool:
+    """`replace_file` as `_fenced_replace` replaces a directory, by one
+    rename: a file is renamed over another."""
+    with _staging(store, generation) as staging:
+        if staging is None:
             return False
-        staged = f"{upload_dir(generation)}/{secrets.token_hex(8)}"
-        try:
-            fd = os.open(staged, _CREATE, 0o666, dir_fd=root)  # in the generation's: never made
-        except FileNotFoundError:
-            raise _taken_over(store, generation) from None
+        root, staged = staging
+        fd = _in_generation(store, generation, lambda: os.open(staged, _CREATE, 0o666, dir_fd=root))
         try:
             with os.fdopen(fd, "wb") as file:
                 file.write(data)
-            target = store.local_path(rel)  # checked: a store path, no link on the way
-            parent = own_files.directory_fd(
-                Path(os.path.dirname(target)), Path(store.root), create=True
-            )
-            try:
-                os.rename(staged, os.path.basename(target), src_dir_fd=root, dst_dir_fd=parent)
-            except FileNotFoundError:
-                raise _taken_over(store, generation) from None
-            finally:
-                os.close(parent)
+            _into_place(store, generation, root, rel, staged, aside=None)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(staged, dir_fd=root)
@@ -276,19 +236,67 @@ def _fenced_write(store: LocalStore, generation: int, rel: str, data: bytes) -> 
         return True
 
 
-@contextlib.contextmanager
-def _generation_root(store: LocalStore, generation: int) -> Iterator[int | None]:
-    """A descriptor of the store's root, while it is open, if the
-    generation's upload directory is there (`_generation_dir`); else
-    None."""
-    root = os.open(store.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+def _in_generation(store: Store, generation: int, make: Callable[[], _T]) -> _T:
+    """`make()`, which makes an entry in the generation's directory (never
+    made by a worker): `TakenOverError` when that directory is gone."""
     try:
-        yield root if _generation_dir(store, generation, root) else None
+        return make()
+    except FileNotFoundError:
+        raise _taken_over(store, generation) from None
+
+
+def _into_place(
+    store: Store, generation: int, root: int, rel: str, staged: str | None, *, aside: str | None
+) -> None:
+    """Rename `staged` (in the generation's directory, below the store's
+    root open as `root`) to `rel`; with `aside`, first rename what is at
+    `rel` there (a directory is never renamed over another). Both renames
+    go through the generation's directory: `TakenOverError` once it was
+    fenced."""
+    target = store.local_path(rel)  # checked: a store path, no link on the way
+    top = store.local_path("")
+    # Both local: the caller found the generation's directory there.
+    assert target is not None
+    assert top is not None
+    parent = own_files.directory_fd(Path(os.path.dirname(target)), Path(top), create=True)
+    name = os.path.basename(target)
+    try:
+        if aside is not None:
+            try:
+                os.rename(name, aside, src_dir_fd=parent, dst_dir_fd=root)
+            except FileNotFoundError:
+                if not _exists(upload_dir(generation), root):
+                    raise _taken_over(store, generation) from None
+                # nothing stored there yet
+        if staged is not None:
+            os.rename(staged, name, src_dir_fd=root, dst_dir_fd=parent)
+    except FileNotFoundError:
+        raise _taken_over(store, generation) from None
+    finally:
+        os.close(parent)
+
+
+@contextlib.contextmanager
+def _staging(store: Store, generation: int) -> Iterator[tuple[int, str] | None]:
+    """A descriptor of the store's root, while it is open, and a fresh
+    name below it in the generation's upload directory, if the store has a
+    local path and that directory is there (`_generation_dir`); else
+    None."""
+    top = store.local_path("")
+    if top is None or generation <= 0:
+        yield None
+        return
+    root = os.open(top, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        if not _generation_dir(store, generation, root):
+            yield None
+            return
+        yield root, f"{upload_dir(generation)}/{secrets.token_hex(8)}"
     finally:
         os.close(root)
 
 
-def _generation_dir(store: LocalStore, generation: int, root: int) -> bool:
+def _generation_dir(store: Store, generation: int, root: int) -> bool:
     """Whether generation `generation`'s upload directory is there (a
     driver before fencing never made it); `TakenOverError` if it is gone
     because a later driver fenced it since the caller's check, and

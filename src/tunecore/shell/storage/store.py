@@ -193,7 +193,13 @@ class Store(Protocol):
     def local_path(self, rel: str) -> str | None:
         """The local filesystem path of `rel` when this store is a local
         directory (callers may then read and write there in place, with no
-        copy); None for every other store."""
+        copy); None for every other store.
+
+        A store with a local path (`local_path("")` is not None) is one
+        kernel's directory: a rename there is atomic and resolves its paths
+        as it happens, which is how a stale driver's workers are fenced out
+        of it (`mirror.upload_fence`); a store without one has no rename,
+        and its checkpoints are named by lease generation instead."""
         ...
 
 

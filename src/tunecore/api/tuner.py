@@ -427,7 +427,6 @@ class Tuner:
                             "run starts afresh under the name you gave.",
                             stacklevel=4,
                         )
-                        mirror.renew_lease()  # it moved aside with the earlier run
                     mirror.clear_staging()
                 return self._fit(storage, mirror)
             finally:

@@ -95,13 +95,15 @@ def upload_dir(generation: int) -> str:
     return f".tunecore_upload_g{generation:08d}"
 
 
-def open_generation(store: Store, generation: int) -> None:
+def open_generation(store: Store, generation: int) -> str | None:
     """Make generation `generation`'s upload directory and fence every
     earlier one (module docstring); nothing on a store that is not a
     `LocalStore`. Called by the driver that took the lease, after its
-    claim and before it reads anything."""
+    claim and before it reads anything. Returns the directory made (its
+    path in `store`), None if none: the driver keeps it for as long as it
+    runs, since its workers' writes without it are not fenced."""
     if not isinstance(store, LocalStore) or generation <= 0:
-        return
+        return None
     root = store.root
     os.makedirs(root, exist_ok=True)
     with contextlib.suppress(FileExistsError):
@@ -117,6 +119,7 @@ def open_generation(store: Store, generation: int) -> None:
             # A stale worker may still write into it: what it leaves goes
             # with the next take-over.
             shutil.rmtree(entry.path, ignore_errors=True)
+    return upload_dir(generation)
 
 
 def replace_dir(

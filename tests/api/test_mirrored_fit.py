@@ -40,7 +40,7 @@ from tunecore.shell.lock import ExperimentLockedError, driver_lock
 from tunecore.shell.mirror.lease import LeaseLostError
 from tunecore.shell.mirror.mirror import Mirror
 from tunecore.shell.mirror.stored_state import stored_log
-from tunecore.shell.storage.resolve import resolve_storage, within
+from tunecore.shell.storage.resolve import resolve_storage, staging_root, within
 from tunecore.shell.storage.store import Store
 from tunecore.shell.trainable.checkpoint_files import META_FILE
 from tunecore.shell.trainable.worker import TrialContext
@@ -935,3 +935,30 @@ def test_a_resume_on_an_object_store_puts_back_an_output_a_stale_worker_replaced
     Tuner.restore(uri, noting, resume_errored=True).fit()
 
     assert store.read_bytes(f"{trial}/notes.txt") == b"after 1"
+
+
+def test_a_new_run_keeps_a_staging_log_the_storage_never_got(
+    target: StorageTarget, staging: Path
+) -> None:
+    """A run whose storage was unreachable (or full) the whole time, or
+    whose driver was killed before its first shipment, is only in the
+    staging directory. Running the script again under the same name then
+    emptied the staging directory for the new run: the one copy of the
+    earlier log was deleted. It is set aside beside it instead; a staging
+    log the storage holds is not (a re-run sets nothing aside)."""
+    spec, _ = resolve_storage(target.uri, target.filesystem)
+    root = Path(staging_root(spec))
+    Tuner(
+        counting,
+        param_space={"steps": 2},
+        run_config=RunConfig(name="exp", storage_path=str(root), verbose=0, executor="in_process"),
+    ).fit()
+    log = (root / "exp" / "events.log").read_bytes()
+
+    assert not run(target, "exp").errors
+    [kept] = [entry for entry in root.iterdir() if entry.name.startswith("exp.quarantine-")]
+    assert (kept / "events.log").read_bytes() == log
+
+    with pytest.warns(UserWarning, match="held an earlier experiment"):
+        assert not run(target, "exp").errors
+    assert [entry for entry in root.iterdir() if entry.name.startswith("exp.quarantine-")] == [kept]

@@ -153,8 +153,36 @@ class Mirror:
 
     def clear_staging(self) -> None:
         """Empty the staging directory for a new run (its driver lock, held
-        by the caller, stays)."""
+        by the caller, stays). A staging log the stored log does not begin
+        with (a run whose storage was unreachable, or whose driver was
+        killed before it shipped, is there only) is moved aside first, as
+        `sync_down` does, named in a warning: a staging log is never
+        deleted. Called before the earlier stored run is set aside."""
+        local = self.staging_dir / LOG_FILE
+        if local.is_file() and not self._stored_log_begins_with(local):
+            aside = self._quarantine_staging()
+            logger.warning(
+                "The staging log %s holds records %s does not: the new run starts "
+                "afresh; the earlier run's staging copy is kept in %s",
+                local,
+                self.store.uri(),
+                aside,
+            )
         _empty_but_lock(self.staging_dir)
+
+    def _stored_log_begins_with(self, local: Path) -> bool:
+        """Whether the stored log holds all of the log at `local` (a damaged
+        stored log holds nothing)."""
+        stored = self.staging_dir / f".{LOG_FILE}.stored"
+        held = os.path.getsize(local)
+        try:
+            if fetch_log(self.store, stored) < held:
+                return False
+            return not held or _starts_with(stored, local, held)
+        except CorruptLogError:
+            return False
+        finally:
+            stored.unlink(missing_ok=True)
 
     def sync_down(self) -> None:
         """Make the staging directory hold the stored experiment, for a

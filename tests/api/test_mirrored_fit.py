@@ -612,20 +612,29 @@ def test_a_stored_trial_directory_linked_elsewhere_is_never_used(
     assert 999 not in scores
 
 
+@pytest.mark.parametrize("subtree", [False, True])
 def test_a_storage_on_pyarrows_local_filesystem_never_writes_through_a_link(
-    tmp_path: Path, staging: Path
+    tmp_path: Path, staging: Path, subtree: bool
 ) -> None:
     """`storage_filesystem=pyarrow.fs.LocalFileSystem()` names the same
     local directory as a `file://` URI, and keeps its promises: a resume
     wrote its trial's files and checkpoints into the directory a stored
-    trial directory was linked to."""
+    trial directory was linked to. So does a `SubTreeFileSystem` over it
+    (the directory `storage_path` names inside its base directory): the
+    resume deleted the linked directory's checkpoint and stored its own
+    there."""
     import pyarrow.fs  # noqa: PLC0415 - optional, and slow to import
 
     root = tmp_path / "storage"
+    filesystem: pyarrow.fs.FileSystem = pyarrow.fs.LocalFileSystem()
+    path = str(root)
+    if subtree:
+        filesystem = pyarrow.fs.SubTreeFileSystem(str(tmp_path), filesystem)  # type: ignore[attr-defined]
+        path = "storage"
     config = RunConfig(
         name="exp",
-        storage_path=str(root),
-        storage_filesystem=pyarrow.fs.LocalFileSystem(),
+        storage_path=path,
+        storage_filesystem=filesystem,
         verbose=0,
         executor="in_process",
     )
@@ -638,10 +647,7 @@ def test_a_storage_on_pyarrows_local_filesystem_never_writes_through_a_link(
 
     with pytest.raises(OSError, match=f"symbolic link.*{stored.name}"):
         Tuner.restore(
-            str(root / "exp"),
-            counting,
-            resume_errored=True,
-            storage_filesystem=pyarrow.fs.LocalFileSystem(),
+            f"{path}/exp", counting, resume_errored=True, storage_filesystem=filesystem
         ).fit()
     assert {
         p.relative_to(theirs): p.read_bytes() for p in theirs.rglob("*") if p.is_file()

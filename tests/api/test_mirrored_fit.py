@@ -40,7 +40,7 @@ from tunecore.shell.lock import ExperimentLockedError, driver_lock
 from tunecore.shell.mirror.lease import LeaseLostError
 from tunecore.shell.mirror.mirror import Mirror
 from tunecore.shell.mirror.stored_state import stored_log
-from tunecore.shell.storage.resolve import resolve_storage, within
+from tunecore.shell.storage.resolve import resolve_storage, staging_root, within
 from tunecore.shell.storage.store import Store
 from tunecore.shell.trainable.checkpoint_files import META_FILE
 from tunecore.shell.trainable.worker import TrialContext
@@ -612,20 +612,29 @@ def test_a_stored_trial_directory_linked_elsewhere_is_never_used(
     assert 999 not in scores
 
 
+@pytest.mark.parametrize("subtree", [False, True])
 def test_a_storage_on_pyarrows_local_filesystem_never_writes_through_a_link(
-    tmp_path: Path, staging: Path
+    tmp_path: Path, staging: Path, subtree: bool
 ) -> None:
     """`storage_filesystem=pyarrow.fs.LocalFileSystem()` names the same
     local directory as a `file://` URI, and keeps its promises: a resume
     wrote its trial's files and checkpoints into the directory a stored
-    trial directory was linked to."""
+    trial directory was linked to. So does a `SubTreeFileSystem` over it
+    (the directory `storage_path` names inside its base directory): the
+    resume deleted the linked directory's checkpoint and stored its own
+    there."""
     import pyarrow.fs  # noqa: PLC0415 - optional, and slow to import
 
     root = tmp_path / "storage"
+    filesystem: pyarrow.fs.FileSystem = pyarrow.fs.LocalFileSystem()
+    path = str(root)
+    if subtree:
+        filesystem = pyarrow.fs.SubTreeFileSystem(str(tmp_path), filesystem)  # type: ignore[attr-defined]
+        path = "storage"
     config = RunConfig(
         name="exp",
-        storage_path=str(root),
-        storage_filesystem=pyarrow.fs.LocalFileSystem(),
+        storage_path=path,
+        storage_filesystem=filesystem,
         verbose=0,
         executor="in_process",
     )
@@ -638,10 +647,7 @@ def test_a_storage_on_pyarrows_local_filesystem_never_writes_through_a_link(
 
     with pytest.raises(OSError, match=f"symbolic link.*{stored.name}"):
         Tuner.restore(
-            str(root / "exp"),
-            counting,
-            resume_errored=True,
-            storage_filesystem=pyarrow.fs.LocalFileSystem(),
+            f"{path}/exp", counting, resume_errored=True, storage_filesystem=filesystem
         ).fit()
     assert {
         p.relative_to(theirs): p.read_bytes() for p in theirs.rglob("*") if p.is_file()
@@ -935,3 +941,30 @@ def test_a_resume_on_an_object_store_puts_back_an_output_a_stale_worker_replaced
     Tuner.restore(uri, noting, resume_errored=True).fit()
 
     assert store.read_bytes(f"{trial}/notes.txt") == b"after 1"
+
+
+def test_a_new_run_keeps_a_staging_log_the_storage_never_got(
+    target: StorageTarget, staging: Path
+) -> None:
+    """A run whose storage was unreachable (or full) the whole time, or
+    whose driver was killed before its first shipment, is only in the
+    staging directory. Running the script again under the same name then
+    emptied the staging directory for the new run: the one copy of the
+    earlier log was deleted. It is set aside beside it instead; a staging
+    log the storage holds is not (a re-run sets nothing aside)."""
+    spec, _ = resolve_storage(target.uri, target.filesystem)
+    root = Path(staging_root(spec))
+    Tuner(
+        counting,
+        param_space={"steps": 2},
+        run_config=RunConfig(name="exp", storage_path=str(root), verbose=0, executor="in_process"),
+    ).fit()
+    log = (root / "exp" / "events.log").read_bytes()
+
+    assert not run(target, "exp").errors
+    [kept] = [entry for entry in root.iterdir() if entry.name.startswith("exp.quarantine-")]
+    assert (kept / "events.log").read_bytes() == log
+
+    with pytest.warns(UserWarning, match="held an earlier experiment"):
+        assert not run(target, "exp").errors
+    assert [entry for entry in root.iterdir() if entry.name.startswith("exp.quarantine-")] == [kept]

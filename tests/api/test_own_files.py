@@ -10,6 +10,7 @@ import logging
 import os
 import re
 import shutil
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -346,3 +347,71 @@ def test_results_read_through_a_linked_trial_directory_never_hang_nor_write(
         assert result.metrics_dataframe is None  # no regular result.json to read
     assert not unblocked.is_set()
     assert snapshot_tree(tmp_path) == before
+
+
+def planting(names: list[str], outside: Path) -> Callable[[dict[str, object]], None]:
+    """A trainable that plants links to `outside` in its own trial
+    directory at `names` (its own path for "."), then reports three
+    results with a checkpoint each."""
+
+    def trainable(config: dict[str, object]) -> None:
+        trial_dir = Path(tunecore.get_context().get_trial_dir())
+        for name in names:
+            link = trial_dir / name
+            if name == ".":
+                link = trial_dir
+                link.rename(trial_dir.with_name("moved_away"))
+            link.symlink_to(outside, target_is_directory=True)
+        for step in range(1, 4):
+            with tempfile.TemporaryDirectory() as directory:
+                Path(directory, "state").write_text(str(step))
+                tunecore.report(
+                    {"loss": float(step)}, checkpoint=tunecore.Checkpoint.from_directory(directory)
+                )
+
+    return trainable
+
+
+@pytest.mark.parametrize(
+    ("planted", "finishes"),
+    [
+        (["checkpoint_000002"], True),
+        (["checkpoint_000001", "checkpoint_000003"], True),
+        (["."], False),
+    ],
+)
+def test_a_link_a_trial_plants_where_its_checkpoint_goes_takes_no_run_down(
+    tmp_path: Path, planted: list[str], finishes: bool
+) -> None:
+    """A trainable that put a link to a directory outside the experiment
+    where its next checkpoint goes (`checkpoint_000002`), or in place of
+    its whole trial directory, made the driver raise out of `fit()`
+    ("trial_dir ... is not inside the experiment directory"): one trial
+    took the run down. The link at a checkpoint's name is tunecore's to
+    replace (by the checkpoint's directory; its target is untouched); a
+    trial directory that is a link fails that trial only."""
+    outside = tmp_path / "precious"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("keep")
+    grid = Tuner(
+        planting(planted, outside),
+        tune_config=TuneConfig(metric="loss", mode="min"),
+        run_config=RunConfig(
+            storage_path=str(tmp_path / "results"),
+            name="exp",
+            verbose=0,
+            executor="in_process",
+            checkpoint_config=tunecore.CheckpointConfig(num_to_keep=1),
+        ),
+    ).fit()
+    assert files_under(outside) == {Path("keep.txt"): b"keep"}
+    [result] = grid
+    if finishes:
+        assert not grid.errors
+        assert result.metrics["loss"] == 3.0
+        assert result.checkpoint is not None
+        with result.checkpoint.as_directory() as directory:
+            assert Path(directory, "state").read_text() == "3"
+    else:
+        [error] = grid.errors
+        assert "symbolic link" in str(error)

@@ -165,6 +165,19 @@ def test_a_missing_or_foreign_log_gets_a_clear_error(tmp_path: Path) -> None:
         read_log(tmp_path)
 
 
+@pytest.mark.parametrize("kept", [0, 5])
+def test_a_log_cut_before_its_first_record_says_so(tmp_path: Path, kept: int) -> None:
+    """An empty log (a driver killed between creating it and writing it)
+    was "not a tunecore event log", as a stranger's file is."""
+    write(tmp_path)
+    whole = log_path(tmp_path).read_bytes()
+    log_path(tmp_path).write_bytes(whole[:kept])
+    with pytest.raises(LogError, match=f"holds {kept} bytes, less than the start of any event log"):
+        read_log(tmp_path)
+    with pytest.raises(LogError, match="cut before its first record"):
+        read_header(tmp_path)
+
+
 def test_a_log_is_never_overwritten(tmp_path: Path) -> None:
     write(tmp_path)
     with pytest.raises(FileExistsError):

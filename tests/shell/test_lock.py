@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tunecore.api.experiment_names import set_aside_earlier_run
+from tunecore.shell import lock as lock_module
 from tunecore.shell.lock import LOCK_FILE, ExperimentLockedError, LockFileError, driver_lock
 
 HOLD = """
@@ -147,3 +149,32 @@ def test_a_lock_file_that_is_not_a_regular_file_is_refused_naming_what_it_is(
     with pytest.raises(LockFileError) as refused, driver_lock(tmp_path):
         pytest.fail("locked something that is not a regular file")
     assert f"{tmp_path / LOCK_FILE} is {kind}, not a regular file" in str(refused.value)
+
+
+def test_a_lock_on_a_directory_set_aside_meanwhile_is_not_taken(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A `Tuner.restore` (or a second `fit()`) opened `exp/driver.lock`
+    just before another `fit()` under the same name set the earlier run
+    aside: that one moves `exp` away under the lock, releases it, and runs
+    in a new `exp`. The first then locked the file it had opened, now in
+    the directory set aside, and ran in the new `exp` too: two drivers on
+    one log. A lock is held only on the file at the path once locked."""
+    experiment = tmp_path / "exp"
+    experiment.mkdir()
+    (experiment / "events.log").write_bytes(b"an earlier run")
+    opened = lock_module._open_lock_file
+    with contextlib.ExitStack() as other_fit:
+
+        def set_aside_after_the_open(path: Path) -> int:
+            fd = opened(path)
+            monkeypatch.setattr(lock_module, "_open_lock_file", opened)
+            with pytest.warns(UserWarning, match="held an earlier experiment"):
+                set_aside_earlier_run(experiment)
+            experiment.mkdir()
+            other_fit.enter_context(driver_lock(experiment))
+            return fd
+
+        monkeypatch.setattr(lock_module, "_open_lock_file", set_aside_after_the_open)
+        with pytest.raises(ExperimentLockedError, match=str(os.getpid())), driver_lock(experiment):
+            pass

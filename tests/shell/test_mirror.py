@@ -22,9 +22,13 @@ from tests.storage_fixtures import StorageTarget
 from tunecore.model import Tick
 from tunecore.shell.eventlog import CorruptLogError, EventLogWriter, LogError
 from tunecore.shell.lock import ExperimentLockedError
+from tunecore.shell.mirror.claims import TakenOverError, check_not_taken_over
+from tunecore.shell.mirror.lease import read_lease
 from tunecore.shell.mirror.mirror import Mirror
 from tunecore.shell.mirror.shipper import StateShipper
 from tunecore.shell.mirror.stored_state import segment_name
+from tunecore.shell.mirror.upload_fence import upload_dir
+from tunecore.shell.storage.local_store import LocalStore
 from tunecore.shell.storage.resolve import resolve_storage
 
 
@@ -157,6 +161,37 @@ def test_an_earlier_run_is_set_aside_in_the_storage(target: StorageTarget) -> No
     assert name.startswith("exp_")
     assert not mirror.holds_experiment()
     assert target.store.read_bytes(f"{name}/{segment_name(0, len(STORED))}") == STORED
+
+
+def test_setting_an_earlier_run_aside_keeps_the_new_drivers_claim_and_lease(
+    target: StorageTarget,
+) -> None:
+    """A run under a name the storage holds moves the earlier run aside
+    with the lease already held: copied, then deleted there. The deletion
+    took this driver's lease, claim (and, on `file://`, its upload
+    directory) with it, and until the driver renewed, the experiment
+    looked free: a second driver then started on it (generation 1, as on
+    fresh storage) and a worker of the earlier run, found by no later
+    claim, stored its checkpoint into the new run."""
+    earlier = mirror_of(target)
+    earlier.take_lease(lag_s=5)
+    store_log(earlier, STORED)
+    earlier.drop_lease()  # it ended; its workers may still be finishing
+
+    driver = mirror_of(target)
+    driver.take_lease(lag_s=5)
+    assert driver.set_aside_earlier_run() is not None
+    # Another machine starts in that instant, before this driver renews.
+    with pytest.raises(ExperimentLockedError):
+        mirror_of(target).take_lease(lag_s=5)
+    driver.renew_lease()  # the driver still holds the experiment
+    held = read_lease(driver.store)
+    assert held is not None
+    assert held.token == driver.lease.token
+    with pytest.raises(TakenOverError):
+        check_not_taken_over(driver.store, earlier.lease.generation, "store a checkpoint")
+    if isinstance(driver.store, LocalStore):
+        assert os.path.isdir(os.path.join(driver.store.root, upload_dir(driver.lease.generation)))
 
 
 # -- the driver's lease -------------------------------------------------------------------

@@ -33,6 +33,7 @@ from tunecore.shell.storage import layout as storage_module
 from tunecore.shell.storage.layout import (
     MAX_NAME_LENGTH,
     ExperimentStorage,
+    NotInExperimentError,
     safe_name,
     to_json_value,
 )
@@ -581,6 +582,26 @@ def test_a_checkpoint_a_later_generation_stored_under_its_own_name_is_held(
     assert storage.checkpoint_path(trial_dir, 6, held[1:]).name == "checkpoint_000006"
 
 
+def test_a_link_planted_at_a_checkpoints_name_is_replaced_not_followed(
+    storage: ExperimentStorage, tmp_path: Path
+) -> None:
+    """A trainable can put anything in its own trial directory, a link to
+    a directory outside at its next checkpoint's name too: the name is the
+    storage's to make, so the link is replaced by the checkpoint's empty
+    directory (it made the driver raise before, ending the run)."""
+    outside = tmp_path / "precious"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("keep")
+    trial_dir = storage.trial_dir(spec())
+    (trial_dir / "checkpoint_000002").symlink_to(outside, target_is_directory=True)
+    path = storage.checkpoint_dir(trial_dir, 2)
+    assert path == trial_dir / "checkpoint_000002"
+    assert path.is_dir()
+    assert not path.is_symlink()
+    assert list(path.iterdir()) == []
+    assert [p.name for p in outside.iterdir()] == ["keep.txt"]
+
+
 def persistent(path: Path) -> CheckpointRef:
     return CheckpointRef(storage=CheckpointStorage.PERSISTENT, path=str(path))
 
@@ -659,7 +680,7 @@ def test_a_checkpoint_is_never_deleted_or_made_through_a_trial_directory_linked_
     mine.symlink_to(theirs, target_is_directory=True)
 
     assert storage.delete_checkpoint(mine / "checkpoint_000001") is False
-    with pytest.raises(ValueError, match="not inside the experiment directory"):
+    with pytest.raises(NotInExperimentError, match="is a symbolic link"):
         storage.checkpoint_dir(mine, 1)
     assert (kept / "model.bin").read_text() == "theirs"
     assert "Refusing to delete checkpoint" in caplog.text

@@ -420,6 +420,7 @@ class Tuner:
                     mirror.sync_down()
                     mirror.take_requests()
                 else:
+                    mirror.clear_staging()  # against the stored log, before it moves
                     if (aside := mirror.set_aside_earlier_run()) is not None:
                         warnings.warn(
                             f"{mirror.store.uri()} held an earlier experiment; it is now in "
@@ -427,8 +428,6 @@ class Tuner:
                             "run starts afresh under the name you gave.",
                             stacklevel=4,
                         )
-                        mirror.renew_lease()  # it moved aside with the earlier run
-                    mirror.clear_staging()
                 return self._fit(storage, mirror)
             finally:
                 mirror.drop_lease()

@@ -635,6 +635,16 @@ def copy_whole_frames(
 
 
 def _check_preamble(path: Path, data: bytes) -> None:
+    """`LogError` unless `data` begins with a log's preamble. A log cut
+    inside it (empty: a driver killed between creating the file and its
+    first write, or a log truncated since) is named as such: it holds no
+    record, and no snapshot is read without one."""
+    if len(data) < _PREAMBLE.size and _PREAMBLE.pack(MAGIC, LOG_FORMAT).startswith(data):
+        raise LogError(
+            f"{path} holds {len(data)} bytes, less than the start of any event log: "
+            "cut before its first record (a driver killed as it created it, or the "
+            "file truncated since); no record is left to resume from"
+        )
     if len(data) < _PREAMBLE.size or not data.startswith(MAGIC):
         raise LogError(f"{path} is not a tunecore event log (its first bytes are not {MAGIC!r})")
     _, format_ = _PREAMBLE.unpack_from(data, 0)

@@ -14,7 +14,11 @@ its process started (`shell.processes`) as JSON, makes the refusal say who
 holds the lock, and `tunecore status` say whether that driver still runs
 (`shell.driver_state`); no driver decides anything from it. The
 file is never deleted: a driver could otherwise lock the deleted file while
-another locks its replacement, and both would run.
+another locks its replacement, and both would run. For the same reason an
+experiment directory is moved only by a holder of its lock (a `fit()`
+setting an earlier run aside), and a lock counts only on the file at the
+path once locked: a driver that opened the file just before it moved
+opens the one now at the path (`_locked`).
 
 The lock file is opened as every file tunecore keeps is (`own_files`):
 without following a symlink, without waiting on a FIFO, and used only if
@@ -40,6 +44,9 @@ from tunecore.shell.processes import process_start
 from tunecore.shell.storage.own_files import NotRegularFileError, kind_of, open_fd
 
 LOCK_FILE = "driver.lock"
+_MOVED_TRIES = 3
+"""How often a lock file moved away between its opening and its locking
+is opened again at its path before the driver gives up."""
 
 
 class ExperimentLockedError(LogError):
@@ -57,16 +64,8 @@ def driver_lock(experiment_dir: Path) -> Iterator[None]:
     """Hold the experiment's driver lock for the `with` block, or raise
     `ExperimentLockedError` at once if another process holds it. Released
     when the block ends, by an exception or Ctrl-C too."""
-    fd = _open_lock_file(experiment_dir / LOCK_FILE)
+    fd = _locked(experiment_dir)
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise ExperimentLockedError(
-                f"{experiment_dir} is in use by another driver ({_holder(fd)}). "
-                "Only one driver may run an experiment: wait for it to end, or end "
-                "it first (Ctrl-C where it runs)."
-            ) from None
         _write_holder(fd)
         try:
             yield
@@ -74,6 +73,46 @@ def driver_lock(experiment_dir: Path) -> Iterator[None]:
             os.ftruncate(fd, 0)  # who held it is no longer true
     finally:
         os.close(fd)  # closing the only descriptor releases the flock
+
+
+def _locked(experiment_dir: Path) -> int:
+    """A descriptor holding the flock of the lock file that is at
+    `experiment_dir/driver.lock` once locked, or `ExperimentLockedError`.
+    The file opened can be moved before it is locked: a `fit()` under the
+    same name sets the earlier run aside by renaming its directory under
+    the lock, then releases it and runs in a new one. Locked then, it is
+    the set-aside run's lock, and this driver would run beside that one;
+    so the file at the path is opened again, a few times at most."""
+    path = experiment_dir / LOCK_FILE
+    for _ in range(_MOVED_TRIES):
+        fd = _open_lock_file(path)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _holder(fd)
+            os.close(fd)
+            raise ExperimentLockedError(
+                f"{experiment_dir} is in use by another driver ({holder}). "
+                "Only one driver may run an experiment: wait for it to end, or end "
+                "it first (Ctrl-C where it runs)."
+            ) from None
+        if _is_at(fd, path):
+            return fd
+        os.close(fd)
+    raise ExperimentLockedError(
+        f"{experiment_dir} was moved or replaced each of the {_MOVED_TRIES} times this "
+        "driver locked it: another driver is setting it aside; try again once it runs"
+    )
+
+
+def _is_at(fd: int, path: Path) -> bool:
+    """Whether the open file `fd` is the one at `path` (links not followed)."""
+    try:
+        there = os.stat(path, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    held = os.fstat(fd)
+    return (held.st_dev, held.st_ino) == (there.st_dev, there.st_ino)
 
 
 def _open_lock_file(path: Path) -> int:

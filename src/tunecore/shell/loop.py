@@ -112,6 +112,7 @@ from tunecore.shell.reported_objects import ReportedObjects, split
 from tunecore.shell.run_plan import LoopParts, RunPlan
 from tunecore.shell.stoppers import UserStoppers
 from tunecore.shell.storage import shared_storage
+from tunecore.shell.storage.layout import NotInExperimentError
 from tunecore.shell.storage.store import checkpoint_root
 from tunecore.shell.trainable.errors import failure_reason
 from tunecore.shell.trainable.function import SCRATCH_DIR
@@ -711,10 +712,18 @@ class ExperimentLoop:
             self._executor.save_to_memory(trial.trial_id, iteration, result)
             return
         recorded = trial.checkpoints.persistent  # never written over
-        if self._store is not None:  # the worker writes it to the store: nothing here
-            directory = self._storage.checkpoint_path(self._dir(trial), iteration, recorded)
-        else:
-            directory = self._storage.checkpoint_dir(self._dir(trial), iteration, recorded)
+        try:
+            if self._store is not None:  # the worker writes it to the store: nothing here
+                directory = self._storage.checkpoint_path(self._dir(trial), iteration, recorded)
+            else:
+                directory = self._storage.checkpoint_dir(self._dir(trial), iteration, recorded)
+        except NotInExperimentError as error:  # the trial's directory, not the run's
+            reason = f"its checkpoint of iteration {iteration} could not be saved: {error}"
+            logger.error("Trial %s fails: %s", trial.trial_id, reason)
+            self._answers.append(
+                TrialFailed(trial_id=trial.trial_id, at=self._clock(), error=reason)
+            )
+            return
         self._executor.save(trial.trial_id, str(directory), iteration, result)
 
     def _stop(self, trial: TrialState, error: str | None) -> None:

@@ -120,6 +120,12 @@ class LeaseKeeper:
         self.stale_s = stale_s
         self.token = secrets.token_hex(8)
         self.generation = 0
+        self.held: frozenset[str] = frozenset()
+        """What this driver's hold on the experiment is made of in the
+        store, once `take` returned: the lease, its claim and (on
+        `file://`) its workers' upload directory. Deleting any of them
+        gives the experiment up while the driver still runs: a
+        driver that clears the experiment's directory keeps these."""
         self._process_start = process_start(os.getpid())
         self._lock = threading.Lock()
         self.lost: LeaseLostError | None = None
@@ -165,7 +171,10 @@ class LeaseKeeper:
                 f"generation {self.generation} too); this one does not start. Only one "
                 "driver may run an experiment: start again once it has ended"
             )
-        open_generation(self.store, self.generation)
+        uploads = open_generation(self.store, self.generation)
+        self.held = frozenset(
+            filter(None, (LEASE_FILE, claim_name(self.generation, self.token), uploads))
+        )
         self._write()
 
     def renew(self) -> None:

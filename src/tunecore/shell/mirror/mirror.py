@@ -28,7 +28,7 @@ from tunecore.shell.journal import SNAPSHOT_DIR
 from tunecore.shell.lock import LOCK_FILE
 from tunecore.shell.mirror.claims import SEGMENT_DIR
 from tunecore.shell.mirror.fetched_files import RECORD_FILE, fetched_signatures, file_signature
-from tunecore.shell.mirror.lease import LEASE_FILE, LEASE_MIN_S, LeaseKeeper
+from tunecore.shell.mirror.lease import LEASE_MIN_S, LeaseKeeper
 from tunecore.shell.mirror.shipper import StateShipper
 from tunecore.shell.mirror.stored_state import (
     fetch_log,
@@ -75,7 +75,12 @@ class Mirror:
         """As with a local directory (`Tuner.fit`), running again under the
         same name starts afresh and keeps the earlier experiment whole: it
         is copied within the storage (server side on object stores) to
-        `<name>_<date>_<time>` and deleted here; the new name, or None."""
+        `<name>_<date>_<time>` and deleted here; the new name, or None.
+        Called with the lease held: the copy runs nowhere (this driver's
+        lease, claim and upload directory are deleted from it), and the
+        deletion here keeps them (`LeaseKeeper.held`), or another driver
+        would find the experiment free and a worker of the earlier run no
+        later claim."""
         if not self.holds_experiment():
             return None
         stem = f"{self.name}_{datetime.datetime.now():%Y-%m-%d_%H-%M-%S}"
@@ -85,8 +90,10 @@ class Mirror:
             if not self.root.exists(candidate := stem if number == 1 else f"{stem}_{number}")
         )
         self.root.copy_dir(self.name, aside)
-        self.root.delete_file(f"{aside}/{LEASE_FILE}")  # the copy runs nowhere
-        self.root.delete_dir(self.name)
+        copy = within(self.root, aside)
+        for rel in self.lease.held:
+            _delete_entry(copy, rel)
+        _delete_all_but(self.store, self.lease.held)
         return self.root.uri(aside)
 
     def drop_staging(self) -> Path | None:
@@ -146,8 +153,36 @@ class Mirror:
 
     def clear_staging(self) -> None:
         """Empty the staging directory for a new run (its driver lock, held
-        by the caller, stays)."""
+        by the caller, stays). A staging log the stored log does not begin
+        with (a run whose storage was unreachable, or whose driver was
+        killed before it shipped, is there only) is moved aside first, as
+        `sync_down` does, named in a warning: a staging log is never
+        deleted. Called before the earlier stored run is set aside."""
+        local = self.staging_dir / LOG_FILE
+        if local.is_file() and not self._stored_log_begins_with(local):
+            aside = self._quarantine_staging()
+            logger.warning(
+                "The staging log %s holds records %s does not: the new run starts "
+                "afresh; the earlier run's staging copy is kept in %s",
+                local,
+                self.store.uri(),
+                aside,
+            )
         _empty_but_lock(self.staging_dir)
+
+    def _stored_log_begins_with(self, local: Path) -> bool:
+        """Whether the stored log holds all of the log at `local` (a damaged
+        stored log holds nothing)."""
+        stored = self.staging_dir / f".{LOG_FILE}.stored"
+        held = os.path.getsize(local)
+        try:
+            if fetch_log(self.store, stored) < held:
+                return False
+            return not held or _starts_with(stored, local, held)
+        except CorruptLogError:
+            return False
+        finally:
+            stored.unlink(missing_ok=True)
 
     def sync_down(self) -> None:
         """Make the staging directory hold the stored experiment, for a
@@ -270,6 +305,35 @@ def _planted_entry(directory: Path) -> str | None:
                 if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
                     return f"{path} ({kind_of(mode)})"
     return None
+
+
+def _delete_all_but(store: Store, kept: frozenset[str]) -> None:
+    """Delete everything in `store` but the paths `kept` (and the
+    directories holding them)."""
+    for name in store.list():
+        if name in kept:
+            continue
+        if any(rel.startswith(f"{name}/") for rel in kept):
+            _delete_all_but(within(store, name), _below(name, kept))
+        else:
+            _delete_entry(store, name)
+
+
+def _below(name: str, kept: frozenset[str]) -> frozenset[str]:
+    return frozenset(rel.removeprefix(f"{name}/") for rel in kept if rel.startswith(f"{name}/"))
+
+
+def _delete_entry(store: Store, rel: str) -> None:
+    """Delete the object or directory `rel` (an empty directory, which
+    lists as nothing, only a `LocalStore` has: deleting it as a file
+    fails)."""
+    if store.list(rel):
+        store.delete_dir(rel)
+        return
+    try:
+        store.delete_file(rel)
+    except OSError:
+        store.delete_dir(rel)
 
 
 def _empty_but_lock(directory: Path) -> None:

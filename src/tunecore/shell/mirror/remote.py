@@ -53,9 +53,12 @@ class StoredExperiment:
         return self.store.shown(rel)
 
     def checkpoint(self, rel: str) -> Checkpoint:
-        """The stored checkpoint directory `rel`, readable from here."""
+        """The stored checkpoint directory `rel`, readable from here: a
+        local one where the user is shown a local path, else read through
+        the storage's filesystem (a path inside the `SubTreeFileSystem`
+        the user gave, as Ray names it, is read through it)."""
         local = self.store.local_path(rel)
-        if local is not None:
+        if local is not None and local == self.location(rel):
             return Checkpoint(local)
         return Checkpoint(self.location(rel), filesystem=self.store.filesystem())
 

@@ -97,14 +97,16 @@ def upload_dir(generation: int) -> str:
     return f".tunecore_upload_g{generation:08d}"
 
 
-def open_generation(store: Store, generation: int) -> None:
+def open_generation(store: Store, generation: int) -> str | None:
     """Make generation `generation`'s upload directory and fence every
     earlier one (module docstring); nothing on a store with no local path
     (`Store.local_path`). Called by the driver that took the lease, after
-    its claim and before it reads anything."""
+    its claim and before it reads anything. Returns the directory made (its
+    path in `store`), None if none: the driver keeps it for as long as it
+    runs, since its workers' writes without it are not fenced."""
     root = store.local_path("")
     if root is None or generation <= 0:
-        return
+        return None
     os.makedirs(root, exist_ok=True)
     with contextlib.suppress(FileExistsError):
         os.mkdir(os.path.join(root, upload_dir(generation)))
@@ -119,6 +121,7 @@ def open_generation(store: Store, generation: int) -> None:
             # A stale worker may still write into it: what it leaves goes
             # with the next take-over.
             shutil.rmtree(entry.path, ignore_errors=True)
+    return upload_dir(generation)
 
 
 def replace_dir(

@@ -380,6 +380,13 @@ def parse_result_rows(text: str) -> list[dict[str, JsonValue]]:
     return rows
 
 
+class NotInExperimentError(ValueError):
+    """A trial's directory tunecore would write a checkpoint into is not
+    one of this experiment's own (outside it, or a symbolic link: a
+    trainable can replace its own directory). Nothing is written there;
+    the loop fails that trial and the run goes on."""
+
+
 class ExperimentStorage:
     """The directory of one experiment and the files in it.
 
@@ -885,7 +892,8 @@ class ExperimentStorage:
         self, trial_dir: Path, iteration: int, recorded: Iterable[CheckpointRef] = ()
     ) -> Path:
         """Where the checkpoint of `iteration` goes: `checkpoint_{iteration:06d}`
-        in `trial_dir`, which must be a trial directory of this experiment.
+        in `trial_dir`, which must be a trial directory of this experiment
+        (`NotInExperimentError`); whatever is at that name is replaced.
 
         `recorded` are the trial's recorded persistent checkpoints, and a
         recorded checkpoint is never written over, since another trial may
@@ -906,13 +914,20 @@ class ExperimentStorage:
         while name in held:
             again += 1
             name = f"{base}_{again}"
-        path = Path(trial_dir) / name
-        if not self._inside(path, min_depth=2):
-            raise ValueError(
-                f"trial_dir {str(trial_dir)!r} is not inside the experiment directory "
+        trial = Path(trial_dir)
+        if trial.is_symlink():
+            raise NotInExperimentError(
+                f"trial_dir {str(trial)!r} is a symbolic link (to {os.readlink(trial)!r}), "
+                "not a directory of its own: no checkpoint is written through it"
+            )
+        if not self._inside(trial, min_depth=1):
+            raise NotInExperimentError(
+                f"trial_dir {str(trial)!r} is not inside the experiment directory "
                 f"{str(self.path)!r}"
             )
-        return path
+        # The name itself is this storage's to make: a link the trial planted
+        # there is replaced (`checkpoint_dir`), never followed.
+        return trial / name
 
     def checkpoint_dir(
         self, trial_dir: Path, iteration: int, recorded: Iterable[CheckpointRef] = ()

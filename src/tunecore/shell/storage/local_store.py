@@ -209,3 +209,33 @@ class LocalStore:
             return self._path(rel)
         except NotRegularFileError:
             return self.uri(rel)
+
+
+class SubtreeStore(LocalStore):
+    """A local directory the user named by a path inside a
+    `pyarrow.fs.SubTreeFileSystem` over the local filesystem: kept by
+    `LocalStore` (pyarrow's filesystems follow symbolic links), while the
+    places in it are shown, and read by `filesystem()`, as paths inside
+    the user's filesystem, as Ray shows them (`fs_path`, `shown`)."""
+
+    __slots__ = ("fs", "fs_base")
+
+    def __init__(self, root: str, fs: FileSystem, fs_base: str) -> None:
+        super().__init__(root)
+        self.fs = fs
+        self.fs_base = fs_base.rstrip("/") or fs_base
+
+    def __repr__(self) -> str:
+        return f"SubtreeStore({self.root!r}, {self.fs_base!r})"
+
+    def under(self, rel: str) -> SubtreeStore:
+        return SubtreeStore(self._path(rel, root_ok=False), self.fs, self.fs_path(rel))
+
+    def fs_path(self, rel: str = "") -> str:
+        return join_path(self.fs_base, check_rel(rel))
+
+    def filesystem(self) -> FileSystem:
+        return self.fs
+
+    def shown(self, rel: str = "") -> str:
+        return self.fs_path(rel)

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import hashlib
 import os
+import posixpath
 import re
 import urllib.parse
 from typing import TYPE_CHECKING
 
 from tunecore.shell.storage.arrow_store import ArrowStore
-from tunecore.shell.storage.local_store import LocalStore
+from tunecore.shell.storage.local_store import LocalStore, SubtreeStore
 from tunecore.shell.storage.store import (
     INSTALL_HINT,
     StorageSpec,
@@ -181,6 +182,10 @@ def _with_filesystem(storage_path: object, storage_filesystem: object) -> tuple[
     if isinstance(storage_filesystem, LocalFileSystem):
         return _on_local_filesystem(raw)
     match = _URI_START.match(raw)
+    if match is None and (local := _local_path_in(storage_filesystem, raw)) is not None:
+        root = os.path.abspath(local)
+        subtree = SubtreeStore(root, storage_filesystem, raw)
+        return StorageSpec(uri=f"file://{root}", mirrored=True), subtree
     if match is None:
         uri = f"{storage_filesystem.type_name}://{raw}"
         store = ArrowStore(storage_filesystem, raw, uri, shown_as_path=True)
@@ -189,6 +194,21 @@ def _with_filesystem(storage_path: object, storage_filesystem: object) -> tuple[
     parts = urllib.parse.urlsplit(uri)  # the filesystem knows how to reach it: no query
     base = parts.netloc + parts.path
     return StorageSpec(uri=uri, mirrored=True), ArrowStore(storage_filesystem, base, uri)
+
+
+def _local_path_in(filesystem: FileSystem, path: str) -> str | None:
+    """The local path `path` names in `filesystem` when that is a
+    `SubTreeFileSystem` over the local one (through any number of
+    subtrees), else None. Such a storage is a local directory, and a
+    `LocalStore` keeps it (`SubtreeStore`: pyarrow's filesystems follow
+    symbolic links)."""
+    # pyarrow ships SubTreeFileSystem; its type stubs do not list it
+    from pyarrow.fs import LocalFileSystem, SubTreeFileSystem  # type: ignore[attr-defined]  # noqa: PLC0415
+
+    while isinstance(filesystem, SubTreeFileSystem):
+        path = posixpath.join(filesystem.base_path, path.lstrip("/"))
+        filesystem = filesystem.base_fs
+    return path if isinstance(filesystem, LocalFileSystem) else None
 
 
 def _on_local_filesystem(raw: str) -> tuple[StorageSpec, Store]:

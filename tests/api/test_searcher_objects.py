@@ -245,7 +245,8 @@ def test_a_searcher_that_declines_with_nothing_running_is_asked_again(tmp_path: 
     three answers of None, then the run goes on as if they were not."""
     searcher = Scripted(["none", "none", "none"])
     grid = simulated(searcher, tmp_path, samples=3)
-    assert not grid.errors and grid.experiment_error is None
+    assert not grid.errors
+    assert grid.experiment_error is None
     assert sorted(x_of(r.config) for r in grid) == [4.0, 5.0, 6.0]
     answers = asked(tmp_path / "sim")
     assert [a.config is None for a in answers] == [True, True, True, False, False, False]
@@ -266,7 +267,8 @@ def test_a_searcher_that_always_declines_is_given_up_with_an_error(tmp_path: Pat
     events = read_log(tmp_path / "sim").events
     assert len(events) < 60  # each ask and the Tick it was due at, no idle Ticks
     replayed = replay(tmp_path / "sim")
-    assert replayed.state.done and replayed.state.error == grid.experiment_error
+    assert replayed.state.done
+    assert replayed.state.error == grid.experiment_error
 
 
 def test_a_searcher_that_declines_then_finishes_ends_the_run_as_finished(tmp_path: Path) -> None:

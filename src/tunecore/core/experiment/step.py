@@ -63,7 +63,6 @@ from tunecore.core.schedulers.base import (
 from tunecore.core.schedulers.fifo import FIFOScheduler
 from tunecore.core.schedulers.imperative import ImperativeScheduler, choice_wanted, take_decision
 from tunecore.core.schedulers.resource_changing import sees_cluster, take_allocation
-from tunecore.core.search.declines import gave_up_message
 from tunecore.core.search.base import (
     SearchPolicy,
     answer_to,
@@ -73,6 +72,7 @@ from tunecore.core.search.base import (
     paused_in,
     take_values,
 )
+from tunecore.core.search.declines import gave_up_message
 from tunecore.core.stoppers import BuiltinStopper
 from tunecore.core.stopping import StopCriterionError
 from tunecore.model import (
@@ -715,10 +715,7 @@ class _Step:
         """Whether every trial created has finished and nothing is in
         flight: only the searcher can bring more."""
         books = self.books
-        return (
-            not (books.done or books.running or self.saves)
-            and books.finished == books.created
-        )
+        return not (books.done or books.running or self.saves) and books.finished == books.created
 
     def _ask_declined_again(self) -> None:
         """Ask a searcher that declined again once its time has come, when

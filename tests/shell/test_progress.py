@@ -673,8 +673,8 @@ def test_the_header_says_when_it_waits_for_a_searcher_that_declined() -> None:
         state = outcome[0]
     lines = status_lines(state, metric=None, mode=None)
     assert lines[4] == (
-        "Waiting for the searcher: it suggested no trial at its last 2 asks; "
-        "asking again, 25 times in a row at most"
+        "Waiting for the searcher: it suggested no trial when asked 2 times in a row; "
+        "asking again, up to 25 times in a row"
     )
     assert not any(
         line.startswith("Waiting") for line in status_lines(scored(), metric=None, mode=None)

@@ -299,9 +299,10 @@ def _searcher_wait_line(state: ExperimentState) -> str | None:
     declined = declining_by(state.searcher)
     if declined is None or declined.again_at is None:
         return None
+    asked = "once" if declined.times == 1 else f"{declined.times} times in a row"
     return (
-        f"Waiting for the searcher: it suggested no trial at its last {declined.times} "
-        f"asks; asking again, {GIVE_UP_AFTER} times in a row at most"
+        f"Waiting for the searcher: it suggested no trial when asked {asked}; "
+        f"asking again, up to {GIVE_UP_AFTER} times in a row"
     )
 
 

@@ -240,11 +240,45 @@ def test_a_suggestion_outside_the_param_space_names_the_parameter(tmp_path: Path
         )
 
 
-def test_a_searcher_that_declines_with_nothing_running_ends_with_an_error(tmp_path: Path) -> None:
-    grid = simulated(Scripted(["none"]), tmp_path)
+def test_a_searcher_that_declines_with_nothing_running_is_asked_again(tmp_path: Path) -> None:
+    """As Ray's TuneController does (`_update_trial_queue(blocking=True)`):
+    three answers of None, then the run goes on as if they were not."""
+    searcher = Scripted(["none", "none", "none"])
+    grid = simulated(searcher, tmp_path, samples=3)
+    assert not grid.errors
+    assert grid.experiment_error is None
+    assert sorted(x_of(r.config) for r in grid) == [4.0, 5.0, 6.0]
+    answers = asked(tmp_path / "sim")
+    assert [a.config is None for a in answers] == [True, True, True, False, False, False]
+    assert [a.at - answers[0].at for a in answers[:3]] == [0.0, 1.0, 2.0]  # Ray's 1 s apart
+    assert replay(tmp_path / "sim").state.done
+
+
+def test_a_searcher_that_always_declines_is_given_up_with_an_error(tmp_path: Path) -> None:
+    """Where Ray would ask forever, silently: asked 25 times over about ten
+    minutes (`core.search.declines`), then the dead end's error."""
+    searcher = Scripted(["none"] * 100)
+    grid = simulated(searcher, tmp_path)
     assert len(grid) == 0
     assert grid.experiment_error is not None
     assert "suggested no trial" in grid.experiment_error
+    assert "(asked 25 times in a row over 612 s)" in grid.experiment_error
+    assert searcher.asks == 25
+    events = read_log(tmp_path / "sim").events
+    assert len(events) < 60  # each ask and the Tick it was due at, no idle Ticks
+    replayed = replay(tmp_path / "sim")
+    assert replayed.state.done
+    assert replayed.state.error == grid.experiment_error
+
+
+def test_a_searcher_that_declines_then_finishes_ends_the_run_as_finished(tmp_path: Path) -> None:
+    """BayesOptSearch's `patience` (Ray issue #48121): skipped duplicates
+    are None, then FINISHED; the experiment ends without an error."""
+    searcher = Scripted(["config", "none", "none", "finished"])
+    grid = simulated(searcher, tmp_path)
+    assert len(grid) == 1
+    assert grid.experiment_error is None
+    assert searcher.asks == 4
 
 
 def test_repeater_counts_num_samples_in_trials(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from tunecore.core.experiment.snapshot import decode_state, encode_state
 from tunecore.core.experiment.state import ExperimentConfig
 from tunecore.core.schedulers.fifo import FIFOScheduler
 from tunecore.core.search import ConcurrencyLimiter, Repeater
-from tunecore.core.search.base import ask_wanted_by
+from tunecore.core.search.base import ask_wanted_by, declining_by
 from tunecore.core.search.domains import uniform
 from tunecore.core.search.external import ExternalSearcher, Tell, TellKind
 from tunecore.core.search.variants import parse_space
@@ -128,6 +128,38 @@ def test_a_declining_searcher_is_asked_again_only_after_a_tell() -> None:
     assert asking.ask_wanted() is not None
 
 
+def test_declines_in_a_row_are_counted_until_a_tell_or_a_config() -> None:
+    searcher = external(asks_again=True)
+    for n, at in enumerate((5.0, 6.0, 8.0), start=1):
+        asking, _ = searcher.suggest("a")
+        taken = asking.with_answer(Asked(at=at, key=n - 1, trial_id="a"))
+        assert taken is not None
+        declined = taken.declining()
+        assert declined is not None
+        assert (declined.times, declined.since, declined.last) == (n, 5.0, at)
+        assert declined.again_at == at + 1.0
+        assert taken.suggest("a") == (taken, None)  # not asked before `ask_again`
+        searcher = taken.ask_again()
+        assert searcher.declining() is None
+    assert searcher.declines == 3  # asked again: the count goes on
+    assert searcher.on_trial_complete("elsewhere", {"m": 1}).declines == 0
+    asking, _ = searcher.suggest("a")
+    given = asking.with_answer(Asked(at=9.0, key=3, trial_id="a", config={"x": 1}))
+    assert given is not None
+    assert given.declines == 0
+
+
+def test_a_searcher_from_an_older_log_is_not_asked_again() -> None:
+    asking, _ = external().suggest("a")
+    declined = asking.with_answer(Asked(at=5.0, key=0, trial_id="a"))
+    assert declined is not None
+    seen = declined.declining()
+    assert seen is not None
+    assert seen.again_at is None
+    assert declined.ask_again() is declined
+    assert declined.ask_again(anew=True) is declined
+
+
 def test_finished_is_for_good() -> None:
     searcher, _ = external().suggest("a")
     finished = searcher.with_answer(Asked(at=0.0, key=0, trial_id="a", finished=True))
@@ -150,6 +182,11 @@ def test_wrappers_pass_asks_and_answers_through() -> None:
         _, suggestion = taken.suggest("a")
         assert suggestion is not None
         assert suggestion.config["x"] == 1
+        declined = asking.with_answer(Asked(at=3.0, key=0, trial_id="a"))
+        assert declined is not None
+        assert declining_by(declined) is not None
+        assert declined.ask_again() is declined  # an older log's searcher
+        assert declined.ask_again(anew=True) is declined
 
 
 def _started(searcher: object) -> object:

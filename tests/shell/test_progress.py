@@ -25,7 +25,9 @@ from tunecore.core.experiment import (
     trials_in_order,
 )
 from tunecore.core.search import BasicVariantGenerator
+from tunecore.core.search.external import ExternalSearcher
 from tunecore.model import (
+    Asked,
     ClusterResourcesChanged,
     ExperimentEvent,
     ExperimentInterrupted,
@@ -35,6 +37,7 @@ from tunecore.model import (
     Resources,
     ResultReported,
     StopRequested,
+    Tick,
     TrialFailed,
     TrialRequested,
     TrialStatus,
@@ -650,4 +653,29 @@ def test_natural_key_reads_digit_runs_as_numbers_and_text_without_case(tag: str)
     assert natural_key(tag) == tuple(
         (int(part), "") if position % 2 else (-1, part.lower())
         for position, part in enumerate(parts)
+    )
+
+
+def test_the_header_says_when_it_waits_for_a_searcher_that_declined() -> None:
+    """Ray's loop prints nothing while it blocks asking; tunecore says why
+    nothing runs (`core.search.declines`)."""
+    searcher = ExternalSearcher(name="tests:Scripted", asks_again=True)
+    state = new_experiment(ExperimentConfig(trainable_name="train"), None, searcher)
+    events: list[ExperimentEvent] = [
+        ClusterResourcesChanged(at=1.0, total=Resources(cpu=1)),
+        Asked(at=1.0, key=0, trial_id="trial_00000"),
+        Tick(at=2.0),
+        Asked(at=2.0, key=1, trial_id="trial_00000"),
+    ]
+    for event in events:
+        outcome = step(state, event)
+        assert not isinstance(outcome, Rejection), outcome
+        state = outcome[0]
+    lines = status_lines(state, metric=None, mode=None)
+    assert lines[4] == (
+        "Waiting for the searcher: it suggested no trial when asked 2 times in a row; "
+        "asking again, up to 25 times in a row"
+    )
+    assert not any(
+        line.startswith("Waiting") for line in status_lines(scored(), metric=None, mode=None)
     )

@@ -124,6 +124,7 @@ def prepare_search(
             *(continued.history if continued is not None else ()),
             *_warm_tells(found.warm_start_source),
         ),
+        asks_again=True,  # as Ray does, when nothing runs (`core.search.declines`)
     )
     counts_paused = not (own_concurrency and hears_pauses)
     return PreparedSearch(_replaced(chosen, external, counts_paused), SearcherRuntime(found))

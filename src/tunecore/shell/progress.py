@@ -47,6 +47,8 @@ from rich.text import Text
 from tunecore.core.experiment import ExperimentState, trials_in_order
 from tunecore.core.naming import trial_name
 from tunecore.core.results import TIME_TOTAL_S, TRAINING_ITERATION, flatten
+from tunecore.core.search.base import declining_by
+from tunecore.core.search.declines import GIVE_UP_AFTER
 from tunecore.model import JsonValue, Mode, Resources, TrialState, TrialStatus
 from tunecore.model.numbers import is_number
 from tunecore.shell.interrupts import INTERRUPTED
@@ -280,9 +282,28 @@ def header_lines(
         lines.append(best)
     if state.stopping is not None:
         lines.append(f"Stopping: {state.stopping}")
+    waiting = _searcher_wait_line(state)
+    if waiting is not None:
+        lines.append(waiting)
     if experiment_dir is not None:
         lines.append(f"Result logdir: {experiment_dir}")
     return lines
+
+
+def _searcher_wait_line(state: ExperimentState) -> str | None:
+    """With nothing running, the searcher that suggested no trial and is
+    asked again (`core.search.declines`), said: Ray's loop, blocked
+    asking, prints nothing."""
+    if state.running or state.pending or state.paused or state.stopping is not None:
+        return None
+    declined = declining_by(state.searcher)
+    if declined is None or declined.again_at is None:
+        return None
+    asked = "once" if declined.times == 1 else f"{declined.times} times in a row"
+    return (
+        f"Waiting for the searcher: it suggested no trial when asked {asked}; "
+        f"asking again, up to {GIVE_UP_AFTER} times in a row"
+    )
 
 
 def progress_string(

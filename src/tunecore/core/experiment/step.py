@@ -67,9 +67,12 @@ from tunecore.core.search.base import (
     SearchPolicy,
     answer_to,
     ask_wanted_by,
+    asked_again,
+    declining_by,
     paused_in,
     take_values,
 )
+from tunecore.core.search.declines import gave_up_message
 from tunecore.core.stoppers import BuiltinStopper
 from tunecore.core.stopping import StopCriterionError
 from tunecore.model import (
@@ -535,6 +538,8 @@ class _Step:
         books.error = None
         self.changed = True
         self.resumed = True
+        if self.searcher is not None:  # a resume asks a searcher that gave up again
+            self.searcher = asked_again(self.searcher, anew=True)
         for trial_id in ids_in_order(self.config, books.created):
             rejection = self._transition(self.trials[trial_id], event)
             assert rejection is None  # every status lists ExperimentResumed
@@ -657,6 +662,7 @@ class _Step:
         self._exploit_waiting_trials()
         if not self.changed:
             return
+        self._ask_declined_again()
         self._pull_from_searcher()
         fresh: list[str] = []
         while self._start_what_fits(fresh):
@@ -704,6 +710,22 @@ class _Step:
             or self.searcher.is_finished
             or (limit is not None and self.books.created >= limit)
         )
+
+    def _all_settled(self) -> bool:
+        """Whether every trial created has finished and nothing is in
+        flight: only the searcher can bring more."""
+        books = self.books
+        return not (books.done or books.running or self.saves) and books.finished == books.created
+
+    def _ask_declined_again(self) -> None:
+        """Ask a searcher that declined again once its time has come, when
+        nothing else can tell it anything (`core.search.declines`); a Tick
+        of the loop brings the time."""
+        if self.searcher is None or self._searcher_exhausted() or not self._all_settled():
+            return
+        declined = declining_by(self.searcher)
+        if declined is not None and declined.again_at is not None and self.at >= declined.again_at:
+            self.searcher = asked_again(self.searcher)
 
     def _pull_from_searcher(self) -> None:
         while (
@@ -798,10 +820,10 @@ class _Step:
                 and self.books.stopping is None
                 and ask_wanted_by(self.searcher) is None
             ):
-                self._dead_end(
-                    "The searcher suggested no trial while none is running or waiting, "
-                    "so the experiment cannot go on."
-                )
+                declined = declining_by(self.searcher)
+                if declined is None or declined.again_at is None:
+                    self._dead_end(gave_up_message(declined))
+                # else: a Tick asks it again (`_ask_declined_again`)
             return
         if self.books.total is None or self.books.stopping is not None:
             return

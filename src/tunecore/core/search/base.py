@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Protocol, Self, TypeVar, cast, runtime_checkab
 
 import msgspec
 
+from tunecore.core.search.declines import Declined
 from tunecore.core.search.view import Path
 from tunecore.model import Asked, InvalidFieldError, JsonDict, JsonValue, Mode
 
@@ -110,6 +111,19 @@ class WantsAsk(Protocol):
         answers no ask of this searcher."""
         ...
 
+    def declining(self) -> Declined | None:
+        """Its declines in a row (answers of None with nothing told since),
+        with when it may be asked again; None when its last answer was not
+        None or it was told something since. The step asks it again then,
+        with nothing running, and ends the experiment as a dead end when
+        it may not be (`core.search.declines`)."""
+        ...
+
+    def ask_again(self, *, anew: bool = False) -> Self:
+        """The searcher asked at its next `suggest` though told nothing new
+        since it declined; `anew` (on a resume) also forgets its declines."""
+        ...
+
 
 @runtime_checkable
 class HearsPauses(Protocol):
@@ -178,6 +192,17 @@ def ask_wanted_by(inner: object) -> AskWanted | None:
     return inner.ask_wanted() if wants_ask(inner) else None
 
 
+def declining_by(inner: object) -> Declined | None:
+    """The declines of a searcher (wrapped or not; see `WantsAsk`)."""
+    return inner.declining() if wants_ask(inner) else None
+
+
+def asked_again(inner: P, *, anew: bool = False) -> P:
+    """A searcher (wrapped or not) asked again at its next `suggest` (see
+    `WantsAsk.ask_again`); one that does not ask the shell is unchanged."""
+    return cast(P, inner.ask_again(anew=anew)) if wants_ask(inner) else inner
+
+
 def answer_to(inner: P, answer: Asked) -> P | None:
     """A searcher (wrapped or not) after the shell's answer, or None when it
     waits for no such answer (the event carrying it is then rejected)."""
@@ -215,6 +240,14 @@ class PassesRequestsThrough:
     def with_answer(self, answer: Asked) -> Self | None:
         searcher = answer_to(self.searcher, answer)
         return None if searcher is None else self._around(searcher)
+
+    def declining(self) -> Declined | None:
+        """The wrapped searcher's declines (see `WantsAsk`)."""
+        return declining_by(self.searcher)
+
+    def ask_again(self, *, anew: bool = False) -> Self:
+        searcher = asked_again(self.searcher, anew=anew)
+        return self if searcher is self.searcher else self._around(searcher)
 
     def _around(self, searcher: SearchPolicy) -> Self:
         """This wrapper around `searcher` instead (the mixin is only ever

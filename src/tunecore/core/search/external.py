@@ -23,7 +23,14 @@ Invariants
   ask, or are told when the experiment ends.
 - After an answer of None (nothing now) `declined` is set and nothing is
   asked until the next tell, so a searcher that declines is not asked in a
-  loop; after `Searcher.FINISHED`, `finished` is set for good.
+  loop, or until the step asks it again (`ask_again`: nothing runs, and
+  `core.search.declines` says when). `declines` counts such answers in a
+  row (since the last tell or config), the first at `declined_since`, the
+  last at `declined_at` (the `Asked` events' times: replay reads the
+  same). After `Searcher.FINISHED`, `finished` is set for good.
+- `asks_again` is False in logs written before a declining searcher was
+  asked again: `ask_again` then changes nothing, so they replay as they
+  ran (the experiment ended at once as a dead end).
 - `suggested` counts configs handed out (Ray's `num_samples` bounds the
   trials the experiment creates: `ExperimentConfig.max_trials`).
 - `live` holds the trials it suggested that have not completed: the
@@ -35,12 +42,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from enum import Enum
-from typing import Self
+from typing import Self, TypeVar
 
 import msgspec
 
 from tunecore.core.results import flatten
 from tunecore.core.search.base import AskWanted, Suggestion
+from tunecore.core.search.declines import Declined, next_ask_at
 from tunecore.core.search.variants import ParamSpace, format_vars
 from tunecore.core.search.view import Path
 from tunecore.model import Asked, JsonDict, JsonValue, Mode
@@ -101,6 +109,10 @@ class ExternalSearcher(msgspec.Struct, frozen=True, kw_only=True, tag=True, omit
     asking: str | None = None
     answer: JsonDict | None = None
     declined: bool = False
+    asks_again: bool = False
+    declines: int = 0
+    declined_since: float | None = None
+    declined_at: float | None = None
     finished: bool = False
     live: tuple[str, ...] = ()
     untold: tuple[Tell, ...] = ()
@@ -172,10 +184,37 @@ class ExternalSearcher(msgspec.Struct, frozen=True, kw_only=True, tag=True, omit
             self, asks=self.asks + 1, untold=self.untold[answer.told :], prelude=()
         )
         if answer.finished:
-            return msgspec.structs.replace(base, asking=None, finished=True)
+            return msgspec.structs.replace(_without_declines(base), asking=None, finished=True)
         if answer.config is None:
-            return msgspec.structs.replace(base, asking=None, declined=True)
-        return msgspec.structs.replace(base, answer=answer.config)
+            return msgspec.structs.replace(
+                base,
+                asking=None,
+                declined=True,
+                declines=base.declines + 1,
+                declined_since=answer.at if base.declines == 0 else base.declined_since,
+                declined_at=answer.at,
+            )
+        return msgspec.structs.replace(_without_declines(base), answer=answer.config)
+
+    def declining(self) -> Declined | None:
+        """Its declines in a row, if its last answer was None and it was
+        told nothing since (see `core.search.declines`)."""
+        if not self.declined or self.finished:
+            return None
+        times = max(self.declines, 1)
+        last = self.declined_at if self.declined_at is not None else 0.0
+        since = self.declined_since if self.declined_since is not None else last
+        again_at = next_ask_at(times, last) if self.asks_again else None
+        return Declined(times=times, since=since, last=last, again_at=again_at)
+
+    def ask_again(self, *, anew: bool = False) -> Self:
+        """Asked at its next `suggest` though told nothing new since it
+        declined; `anew` (a resume) also forgets the declines so far."""
+        if not self.asks_again:
+            return self
+        if anew:
+            return _without_declines(self)
+        return msgspec.structs.replace(self, declined=False) if self.declined else self
 
     def on_trial_result(self, trial_id: str, result: JsonDict) -> Self:
         if not self.hears_results or trial_id not in self.live:
@@ -202,7 +241,19 @@ class ExternalSearcher(msgspec.Struct, frozen=True, kw_only=True, tag=True, omit
         return self._tell(Tell(trial_id, TellKind.UNPAUSE))
 
     def _tell(self, tell: Tell) -> Self:
-        return msgspec.structs.replace(self, untold=(*self.untold, tell), declined=False)
+        return _without_declines(msgspec.structs.replace(self, untold=(*self.untold, tell)))
+
+
+_E = TypeVar("_E", bound=ExternalSearcher)
+
+
+def _without_declines(searcher: _E) -> _E:
+    """`searcher` with no decline counted: it is asked at its next `suggest`."""
+    if not searcher.declined and not searcher.declines:
+        return searcher
+    return msgspec.structs.replace(
+        searcher, declined=False, declines=0, declined_since=None, declined_at=None
+    )
 
 
 def _constants(space: ParamSpace | None) -> JsonDict:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import msgspec
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from msgspec import UNSET
 
@@ -57,6 +57,7 @@ class CheckpointSavedBefore(msgspec.Struct, frozen=True, kw_only=True, tag="Chec
     checkpoint: CheckpointRefBefore
 
 
+@settings(deadline=None)  # a loaded machine is slow, not wrong
 @given(
     iteration=st.integers(min_value=0, max_value=10**6),
     score=st.floats(allow_nan=False, allow_infinity=False),
@@ -124,6 +125,7 @@ def top(*checkpoints: CheckpointRef) -> TrialState:
     return with_history(make_trial("top", config={"batch": 32, "lr": 0.1}), *checkpoints)
 
 
+@settings(deadline=None)
 @given(
     population=st.integers(min_value=2, max_value=8),
     scores=st.lists(st.floats(min_value=-1e6, max_value=1e6), min_size=16, max_size=16),

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from msgspec import UNSET
 
 from tests.core.schedulers.test_pbt import add_all, feed, make_trial, pbt, persistent
-from tunecore.core.checkpoints import donor_checkpoint
+from tunecore.core.checkpoints import donor_checkpoint, newest_with_state
+from tunecore.core.schedulers.base import Verdict
 from tunecore.core.schedulers.pb2 import PB2
 from tunecore.core.schedulers.pbt import PopulationBasedTraining
 from tunecore.model import (
@@ -25,6 +26,7 @@ from tunecore.model import (
     CheckpointStorage,
     Decision,
     InvalidFieldError,
+    JsonDict,
     TrialState,
     TrialStatus,
 )
@@ -48,7 +50,7 @@ class CheckpointRefBefore(msgspec.Struct, frozen=True, kw_only=True):
     storage: CheckpointStorage
     path: str
     training_iteration: int = 0
-    metrics: dict[str, object] = {}
+    metrics: JsonDict = {}
 
 
 class CheckpointSavedBefore(msgspec.Struct, frozen=True, kw_only=True, tag="CheckpointSaved"):
@@ -66,7 +68,7 @@ class CheckpointSavedBefore(msgspec.Struct, frozen=True, kw_only=True, tag="Chec
 def test_a_checkpoint_with_state_encodes_as_before_the_field(
     iteration: int, score: float, storage: CheckpointStorage
 ) -> None:
-    metrics = {"score": score}
+    metrics: JsonDict = {"score": score}
     before = CheckpointSavedBefore(
         at=1.0,
         trial_id="t0",
@@ -112,6 +114,9 @@ def test_the_donor_checkpoint_is_the_newest_unless_it_is_empty() -> None:
     # as Ray's save of it, that is no checkpoint, whatever came before.
     emptied = CheckpointHistory(persistent=(persistent("/c/1"), empty("/c/2")))
     assert donor_checkpoint(emptied) is None
+    # What users see as the trial's checkpoint is the newest with state.
+    assert newest_with_state(emptied) == persistent("/c/1")
+    assert newest_with_state(only_empty) is None
 
 
 # --- asynchronous PBT and PB2 ----------------------------------------------
@@ -140,7 +145,9 @@ def test_an_empty_donor_is_skipped_exactly_as_a_donor_without_a_checkpoint(
     same upper trials."""
     ids = [f"t{i}" for i in range(population)]
 
-    def run(checkpoints: tuple[CheckpointRef, ...]) -> tuple[PopulationBasedTraining, list[object]]:
+    def run(
+        checkpoints: tuple[CheckpointRef, ...],
+    ) -> tuple[PopulationBasedTraining, list[Verdict]]:
         trials = {
             trial_id: with_history(make_trial(trial_id, config={"batch": 32}), *checkpoints)
             for trial_id in ids
@@ -155,7 +162,7 @@ def test_an_empty_donor_is_skipped_exactly_as_a_donor_without_a_checkpoint(
     missing, missing_verdicts = run(())
     assert skipped == missing
     assert skipped_verdicts == missing_verdicts
-    assert all(v.exploit is None for v in skipped_verdicts)  # type: ignore[attr-defined]
+    assert all(v.exploit is None for v in skipped_verdicts)
     assert skipped.num_perturbations == 0
     assert {m.config["batch"] for m in skipped.members.values()} == {32}
 

@@ -8,10 +8,12 @@ reports to Tune without `checkpoint=`. Written as Ray's PBT guide writes
 its function trainable (pbt_guide.ipynb), minus the checkpoint. Ray Tune
 2.60's PBT then has nothing to clone: each exploit is skipped ("[pbt]: no
 checkpoint for trial ... Skip exploit for Trial ..."), so every trial
-keeps the config it started with and no policy line is written.
+keeps the config it started with, no policy line is written, and no
+checkpoint is the trial's (`Result.checkpoint` is None).
 """
 
 import os
+import time
 
 import tunecore as tune
 from tunecore.schedulers import PopulationBasedTraining
@@ -20,6 +22,7 @@ from tunecore.schedulers import PopulationBasedTraining
 def train_fn(config):
     accuracy = 0.0
     for _ in range(8):
+        time.sleep(0.5)  # an epoch of training
         accuracy += config["lr"] * config["layer_size"]
         tune.report({"mean_accuracy": accuracy})
 

@@ -92,7 +92,7 @@ def test_a_report_with_a_checkpoint_waits_for_its_save(tmp_path: Path) -> None:
     assert [r["step"] for r in results] == list(range(1, CHECKPOINT_AT + 1))
     assert results[-1]["should_checkpoint"] is True
     assert list(range(1, CHECKPOINT_AT + 1)) == STEPS  # the function waits in that report
-    saved = host.save(str(tmp_path / "saved"))
+    saved = host.save(str(tmp_path / "saved")).path
     assert Path(saved, "state").read_text() == str(CHECKPOINT_AT)
     results, _, _ = host.train_many((256, None, ("training_iteration", 40)))
     assert results[0]["step"] == CHECKPOINT_AT + 1

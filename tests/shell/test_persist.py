@@ -171,7 +171,7 @@ def test_a_save_lands_in_the_store_and_a_restore_elsewhere_continues_from_it(
     for _ in range(3):
         first.train()
     checkpoint_dir = str(driver_dir / "t1" / "checkpoint_000003")
-    assert first.save(checkpoint_dir) == checkpoint_dir
+    assert first.save(checkpoint_dir).path == checkpoint_dir
     assert not driver_dir.parent.exists()
     assert MARKER in stored(storage.store, "exp/t1/checkpoint_000003")
     assert not list(scratch.rglob("checkpoint_000003"))
@@ -249,7 +249,7 @@ def test_a_checkpoint_saved_as_a_file_in_its_directory_restores_from_that_file(
     hosts.append(host)
     host.assign({}, context(storage, driver_dir))
     checkpoint_dir = driver_dir / "t1" / "checkpoint_000001"
-    saved = host.save(str(checkpoint_dir))
+    saved = host.save(str(checkpoint_dir)).path
     assert saved == str(checkpoint_dir / "model" / "weights.bin")
     host.restore(saved)
     assert trainable.restored_from == "weights"
@@ -442,7 +442,7 @@ def test_a_paused_driver_s_worker_never_replaces_what_the_new_driver_stored(
     assert b.generation == a.generation + 1
     checkpoint_dir = str(driver_dir / "t1" / "checkpoint_000003")
     export_dir = str(driver_dir / "t1" / "export")
-    saved = Path(new.save(checkpoint_dir)).name  # the name B's log records
+    saved = Path(new.save(checkpoint_dir).path).name  # the name B's log records
     new.export(["model"], export_dir)
 
     with pytest.raises(TakenOverError, match=rf"generation {b.generation}\) took"):
@@ -454,7 +454,7 @@ def test_a_paused_driver_s_worker_never_replaces_what_the_new_driver_stored(
     assert store.read_bytes("t1/export/model.txt") == b"model 3"
     # The new driver's own worker still saves.
     new.train()
-    saved = Path(new.save(str(driver_dir / "t1" / "checkpoint_000004"))).name
+    saved = Path(new.save(str(driver_dir / "t1" / "checkpoint_000004")).path).name
     assert store.read_bytes(f"t1/{saved}/count.txt") == b"4"
 
 
@@ -534,7 +534,7 @@ def test_a_worker_frozen_inside_its_save_replaces_nothing_the_new_driver_stored(
 
     def save_stale() -> None:
         try:
-            outcome.append(stale.save(checkpoint_dir))
+            outcome.append(stale.save(checkpoint_dir).path)
         except BaseException as error:  # the test reads it
             outcome.append(error)
 
@@ -543,7 +543,7 @@ def test_a_worker_frozen_inside_its_save_replaces_nothing_the_new_driver_stored(
     assert at_gate.wait(60), "the stale save never reached its gate"
     store.delete_file(LEASE_FILE)  # A's lease lapsed: nobody renewed it
     b, new = driver_and_worker(storage, driver_dir, hosts, steps=3)
-    saved = Path(new.save(checkpoint_dir)).name
+    saved = Path(new.save(checkpoint_dir).path).name
     own_name = "checkpoint_000003" if isinstance(store, LocalStore) else "checkpoint_000003_g2"
     assert saved == own_name
     thaw.set()

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal, Self, TypeVar
 from tunecore.api.errors import NoBestResultError, TuneError, trial_error
 from tunecore.api.history import as_dataframe, pandas_module
 from tunecore.api.loader import load_experiment
-from tunecore.core.checkpoints import newest_persistent, score_key
+from tunecore.core.checkpoints import newest_with_state, score_key
 from tunecore.core.experiment import ExperimentState, trials_in_order
 from tunecore.core.experiment.snapshot import BUILTIN, SnapshotKind
 from tunecore.core.results import AUTOFILLED, DEFAULT_METRIC, as_heard, flatten, last_n_average
@@ -848,8 +848,9 @@ def _result(
     checkpoint whose directory is gone (deleted by hand, a lost disk) is
     left out with a warning: the results stay readable. In storage, the log
     is trusted instead (it names a checkpoint only once it is stored
-    whole): looking would cost a request per checkpoint."""
-    newest = newest_persistent(trial.checkpoints)  # one of the kept ones
+    whole): looking would cost a request per checkpoint. An empty one (a
+    null checkpoint) is no checkpoint, as on Ray."""
+    newest = newest_with_state(trial.checkpoints)  # one of the kept ones
     kept = [
         (
             ref,
@@ -858,6 +859,7 @@ def _result(
             else _stored_checkpoint(trial, ref, stored),
         )
         for ref in _by_score(trial)
+        if ref.holds_state
     ]
     shown, files = path, None  # a local one's files are at `path` itself
     if stored is not None:

@@ -71,6 +71,23 @@ def newest_persistent(history: CheckpointHistory) -> CheckpointRef | None:
     return history.persistent[-1] if history.persistent else None
 
 
+def newest_with_state(history: CheckpointHistory) -> CheckpointRef | None:
+    """The newest persistent checkpoint that holds state: the one users
+    see as a trial's checkpoint. Ray registers no empty save as a
+    checkpoint (`CheckpointRef.empty`), so a function trainable that never
+    reported one has none (`Result.checkpoint` None)."""
+    return next((ref for ref in reversed(history.persistent) if ref.holds_state), None)
+
+
+def donor_checkpoint(history: CheckpointHistory) -> CheckpointRef | None:
+    """The checkpoint PBT clones of a donor: its newest persistent one,
+    None when there is none or it holds no state (`CheckpointRef.empty`:
+    a function trainable that reported no checkpoint; Ray's save of one
+    resolves to no checkpoint and its PBT skips the exploit)."""
+    newest = newest_persistent(history)
+    return newest if newest is not None and newest.holds_state else None
+
+
 def current_checkpoint(trial: TrialState) -> CheckpointRef | None:
     """The checkpoint a (re)start restores from: the newest one; only the
     newest PERSISTENT one for a trial in ERROR (memory checkpoints do not

@@ -6,6 +6,7 @@ from __future__ import annotations
 import enum
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from tunecore.model.errors import coerce_enum, require_bool, require_int, require_name
 from tunecore.model.json import JsonDict
@@ -23,15 +24,36 @@ class CheckpointStorage(enum.StrEnum):
 class CheckpointRef(msgspec.Struct, frozen=True, kw_only=True):
     """A checkpoint that exists: its storage, its location (a directory for
     PERSISTENT, an object-store key for MEMORY), the training iteration it was
-    taken at and the metrics of the result it belongs to (used for scoring)."""
+    taken at and the metrics of the result it belongs to (used for scoring).
+
+    `empty`: True when the save found no state to keep: a function
+    trainable that had reported no checkpoint (since it last started
+    fresh) saves tunecore's *null checkpoint*, which restores as a fresh
+    start. PBT does not clone such a donor (Ray's save resolves to no
+    checkpoint there and it skips the exploit). Only persistent saves say
+    so (PBT clones only those); a memory one leaves it unset. Unset unless
+    True (False is stored as unset), and an unset field is never encoded:
+    every checkpoint with state, and every log and snapshot written
+    before the field existed, encodes to the bytes it had, and an old
+    log's null checkpoints replay as the donors they were then."""
 
     storage: CheckpointStorage
     path: str
     training_iteration: int = 0
     metrics: JsonDict = {}
+    empty: bool | UnsetType = UNSET
 
     def __post_init__(self) -> None:
         coerce_enum(self, "storage", CheckpointStorage)
+        if self.empty is not UNSET:
+            require_bool("CheckpointRef.empty", self.empty)
+            if not self.empty:
+                msgspec.structs.force_setattr(self, "empty", UNSET)
+
+    @property
+    def holds_state(self) -> bool:
+        """Whether restoring it brings a trainable's state back (see `empty`)."""
+        return self.empty is not True
 
 
 class CheckpointPolicy(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

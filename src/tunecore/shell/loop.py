@@ -542,10 +542,11 @@ class ExperimentLoop:
             self._callbacks.on_trial_save(
                 self._steps, self._trials(Callback.on_trial_save), self._view(trial)
             )
-            located = self._storage.located(event.checkpoint)
-            self._callbacks.on_checkpoint(
-                self._steps, self._trials(Callback.on_checkpoint), self._view(trial), located
-            )
+            if event.checkpoint.holds_state:  # Ray's controller skips an empty save
+                located = self._storage.located(event.checkpoint)
+                self._callbacks.on_checkpoint(
+                    self._steps, self._trials(Callback.on_checkpoint), self._view(trial), located
+                )
         elif isinstance(event, TrialRestored):
             # No `on_trial_restore`: Ray Tune 2.60's controller never calls
             # it (not on a retry, a resumed pause or an exploit either).

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from tunecore.core.checkpoints import newest_persistent
+from tunecore.core.checkpoints import newest_with_state
 from tunecore.core.naming import display_name, trial_name
 from tunecore.core.results import last_n_average
 from tunecore.model import JsonDict, JsonValue, TrialState, TrialStatus
@@ -239,9 +239,10 @@ class Trial:
     @property
     def checkpoint(self) -> Checkpoint | None:
         """The newest checkpoint the trial keeps on disk, None before its
-        first one (or where its directory is gone). Kept checkpoints are
-        named relative to the experiment's directory."""
-        ref = newest_persistent(self.state.checkpoints)
+        first one (or where its directory is gone; an empty one, a null
+        checkpoint, is none, as on Ray). Kept checkpoints are named
+        relative to the experiment's directory."""
+        ref = newest_with_state(self.state.checkpoints)
         directory = self.directory
         if ref is None or directory is None:
             return None

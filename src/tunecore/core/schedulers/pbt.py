@@ -12,7 +12,10 @@ chosen uniformly at random (its newest persistent checkpoint) and that
 trial's hyperparameters, perturbed by `explore` (`Verdict.exploit`). The
 exploited trial also takes over the donor's last perturbation time, since
 restoring the donor's checkpoint rewinds or advances its clock to the
-donor's.
+donor's. A donor without a checkpoint, or whose newest one holds no state
+(`CheckpointRef.empty`: a function trainable that never reported one),
+is not cloned: the trial goes on unchanged, as Ray skips the exploit
+("[pbt]: no checkpoint for trial ... Skip exploit").
 
 Synchronous PBT (`synch=True`, Ray's Appendix A.1 mode): a trial at its
 interval pauses with a persistent checkpoint until every live trial has
@@ -52,7 +55,7 @@ Invariants:
   when `n <= 1` or `k == 0`.
 - An exploit is only ever returned for a lower-quantile trial, names an
   upper-quantile donor, and restores from a PERSISTENT checkpoint the donor
-  holds; its config is the donor's config (as PBT last knew it) with every
+  holds, never an empty one; its config is the donor's config (as PBT last knew it) with every
   mutated value either resampled from its space, scaled by one of
   `perturbation_factors` (ints stay ints), or moved to a neighbouring
   category.
@@ -80,7 +83,12 @@ Deviations from Ray (python/ray/tune/schedulers/pbt.py, async mode):
   checkpoint it requested at the donor's own last perturbation, and skips
   the exploit when the donor was not in the upper quantile then; here any
   persistent checkpoint of a current top trial is good enough, which also
-  survives a driver restart.
+  survives a driver restart. A function trainable's save is the last
+  checkpoint it reported; Ray's is the one reported with its last result,
+  so Ray skips the exploit of a donor that reported one earlier but not
+  with the result at its perturbation (Ray's guide asks for a checkpoint
+  at every perturbation for that reason), where this clones the earlier
+  one. A donor that never reported one is skipped by both.
 - Taking turns (`take_turns`, as Ray): at a perturbation, a trial pauses
   when another one waits (PENDING or PAUSED), and the waiting trial with
   the least training (its last perturbation time; creation order breaks
@@ -115,8 +123,9 @@ Deviations from Ray (python/ray/tune/schedulers/pbt.py, async mode):
 - Synchronous mode: a trial waiting at the barrier saves a persistent
   checkpoint (any of them may be a donor; Ray pauses with one too), and
   the exploits wait for the donors' saves instead of resolving futures.
-  A lower trial whose donor ends up without a checkpoint keeps its config
-  (the explore step has drawn its numbers anyway). When several trials
+  A lower trial whose donor ends up without a checkpoint (or an empty
+  one) keeps its config (the explore step has drawn its numbers anyway,
+  and `num_perturbations` counted it, where Ray counts only exploits made). When several trials
   are explored at one barrier, only the first uses the values mutation
   functions drew for it; the others perturb those values.
 - `require_attrs` fails the trial, not the run (see above).
@@ -148,7 +157,7 @@ from typing import (
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from tunecore.core.checkpoints import newest_persistent
+from tunecore.core.checkpoints import donor_checkpoint
 from tunecore.core.naming import PERTURBED
 from tunecore.core.rng import Rng, integer_below, random_float, seeded
 from tunecore.core.schedulers.base import (
@@ -495,7 +504,7 @@ class PopulationBasedTraining(
         rng, index = integer_below(self._rng(), len(upper))
         donor_id = upper[index]
         donor = trials.get(donor_id)
-        checkpoint = None if donor is None else newest_persistent(donor.checkpoints)
+        checkpoint = None if donor is None else donor_checkpoint(donor.checkpoints)
         if checkpoint is None:
             return evolve(policy, members=members, rng=rng), Verdict(decision=decision)
         policy, rng, plan = policy._plan(trial_id, donor_id, members, rng, trials)
@@ -695,7 +704,7 @@ class PopulationBasedTraining(
                 donor = trials.get(plan.donor_id)
                 if donor is not None and donor.saving_to:
                     continue
-                checkpoint = None if donor is None else newest_persistent(donor.checkpoints)
+                checkpoint = None if donor is None else donor_checkpoint(donor.checkpoints)
             if checkpoint is None:
                 ready.append((trial_id, None))
                 continue

@@ -36,6 +36,7 @@ from tunecore.model import (
     TrialRestored,
     TrialStarted,
 )
+from tunecore.shell.trainable.checkpoint_files import SavedCheckpoint
 from tunecore.shell.trainable.errors import user_frames_first
 from tunecore.shell.trainable.worker import TrialContext
 
@@ -197,12 +198,13 @@ def completion_event(
     if operation is Operation.RESTORE:
         return TrialRestored(trial_id=trial_id, at=at)
     if operation is Operation.SAVE:
-        assert isinstance(value, str)
+        assert isinstance(value, SavedCheckpoint)
         checkpoint = CheckpointRef(
             storage=CheckpointStorage.PERSISTENT,
-            path=value,
+            path=value.path,
             training_iteration=pending.iteration,
             metrics=pending.metrics,
+            empty=value.empty,
         )
         return CheckpointSaved(trial_id=trial_id, at=at, checkpoint=checkpoint)
     if operation is Operation.SAVE_TO_MEMORY:

@@ -40,6 +40,7 @@ from tunecore.shell.executors.taken import STDERR, STDOUT, WORKING_DIR, Hold, Ta
 from tunecore.shell.executors.tee import Tee
 from tunecore.shell.storage import shared_storage
 from tunecore.shell.storage.own_files import directory_fd
+from tunecore.shell.trainable.checkpoint_files import SavedCheckpoint, is_null
 from tunecore.shell.trainable.classapi import ClassTrainable
 from tunecore.shell.trainable.output_files import open_in_trial_dir
 from tunecore.shell.trainable.persist import MirroredTrial
@@ -234,19 +235,27 @@ class TrialHost:
         value = flat.get(key)
         return not is_number(value) or cast(float, value) >= threshold
 
-    def save(self, checkpoint_dir: str) -> str:
-        """Save into `checkpoint_dir` and return the path to restore from.
-        With a store, `checkpoint_dir` is the driver's name for it: the
-        checkpoint goes to scratch, then to the store, and only a complete
-        upload returns."""
+    def save(self, checkpoint_dir: str) -> SavedCheckpoint:
+        """Save into `checkpoint_dir` and return the path to restore from,
+        and whether the trainable saved a null checkpoint (read where it
+        wrote it). With a store, `checkpoint_dir` is the driver's name for
+        it: the checkpoint goes to scratch, then to the store, and only a
+        complete upload returns."""
         trainable = self._current()
+        nulls: list[bool] = []
+
+        def save(directory: str) -> str:
+            path = trainable.save(directory)
+            nulls.append(is_null(path))
+            return path
+
         if self._mirrored is None:
             _refuse_links(checkpoint_dir, self._experiment_dir)
-            return trainable.save(checkpoint_dir)
-        saved = self._mirrored.save(checkpoint_dir, trainable.save)
+            return SavedCheckpoint(save(checkpoint_dir), empty=nulls[0])
+        saved = self._mirrored.save(checkpoint_dir, save)
         self._flush()
         self._mirrored.upload_output(checkpoint=True)  # the output so far, should the node be lost
-        return saved
+        return SavedCheckpoint(saved, empty=nulls[0])
 
     def save_to_bytes(self) -> bytes:
         return self._current().save_to_bytes()

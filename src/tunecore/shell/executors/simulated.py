@@ -94,7 +94,7 @@ from tunecore.shell.executors.base import (
     completion_event,
 )
 from tunecore.shell.executors.queued import QueuedWorkers
-from tunecore.shell.trainable.checkpoint_files import CheckpointMeta
+from tunecore.shell.trainable.checkpoint_files import CheckpointMeta, SavedCheckpoint
 from tunecore.shell.trainable.results import ResultClock, plain_json_dict
 from tunecore.shell.trainable.worker import TrialContext
 
@@ -273,25 +273,23 @@ class SimulatedExecutor(QueuedWorkers):
         result[DATE] = time.strftime(DATE_FORMAT, time.gmtime(at))
 
     def save(self, trial_id: str, checkpoint_dir: str, iteration: int, metrics: JsonDict) -> None:
-        """A persistent checkpoint at `checkpoint_dir`, recorded, not written."""
-        self._checkpoints[checkpoint_dir] = self._workers[trial_id].clock.meta()
+        """A persistent checkpoint at `checkpoint_dir`, recorded, not written
+        (a null one for a trial `fresh_on_resume` holds for, as a function
+        trainable with no checkpoint of its own saves)."""
+        fresh = self._saves_nothing(trial_id)
+        self._checkpoints[checkpoint_dir] = self._kept_meta(trial_id, fresh)
         self._issue(
             trial_id,
             Operation.SAVE,
             self._save_seconds,
-            checkpoint_dir,
+            SavedCheckpoint(checkpoint_dir, empty=fresh),
             iteration=iteration,
             metrics=metrics,
         )
 
     def save_to_memory(self, trial_id: str, iteration: int, metrics: JsonDict) -> None:
         key = f"memory://{trial_id}/{next(self._memory_keys)}"
-        worker = self._workers[trial_id]
-        fresh = self._fresh_on_resume is not None and self._fresh_on_resume(worker.config)
-        # A function trainable with no checkpoint of its own saves nothing:
-        # resumed, it begins again from its first iteration (the seed's
-        # FunctionRunner.save sets iteration=0 for an empty checkpoint).
-        self._checkpoints[key] = EMPTY_META if fresh else worker.clock.meta()
+        self._checkpoints[key] = self._kept_meta(trial_id, self._saves_nothing(trial_id))
         self._issue(
             trial_id,
             Operation.SAVE_TO_MEMORY,
@@ -300,6 +298,17 @@ class SimulatedExecutor(QueuedWorkers):
             metrics=metrics,
             memory_key=key,
         )
+
+    def _saves_nothing(self, trial_id: str) -> bool:
+        """Whether the trial has no checkpoint of its own (`fresh_on_resume`)."""
+        config = self._workers[trial_id].config
+        return self._fresh_on_resume is not None and self._fresh_on_resume(config)
+
+    def _kept_meta(self, trial_id: str, fresh: bool) -> CheckpointMeta:
+        """The counts a save keeps: a null checkpoint's restart from its
+        first iteration (the seed's FunctionRunner.save sets iteration=0
+        for an empty checkpoint), else the worker's own."""
+        return EMPTY_META if fresh else self._workers[trial_id].clock.meta()
 
     def reset(
         self, trial_id: str, config: JsonDict, context: TrialContext, restore: CheckpointRef | None

@@ -30,7 +30,7 @@ import tarfile
 import time
 import uuid
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import msgspec
 
@@ -91,6 +91,15 @@ def write_meta(directory: str, meta: CheckpointMeta) -> None:
 
 def is_null(directory: str) -> bool:
     return os.path.exists(os.path.join(directory, NULL_MARKER))
+
+
+class SavedCheckpoint(NamedTuple):
+    """What a worker's persistent save gives the driver: the path to
+    restore from, and whether it is a null checkpoint (`empty`: nothing
+    of the trainable's own, see `CheckpointRef.empty`)."""
+
+    path: str
+    empty: bool = False
 
 
 def is_temporary(directory: str) -> bool:

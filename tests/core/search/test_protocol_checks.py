@@ -35,6 +35,12 @@ class Ask:
     def with_answer(self, answer: Asked) -> Ask:
         return self
 
+    def declining(self) -> None:
+        return None
+
+    def ask_again(self, *, anew: bool = False) -> Ask:
+        return self
+
 
 class Pauses:
     def on_trial_pause(self, trial_id: str) -> Pauses:

@@ -10,13 +10,18 @@ Follows RLlib's `rllib/examples/ray_tune/custom_experiment.py` (Ray 2.60,
 docs/ray-examples.md row 500): `tune.with_resources(my_experiment,
 resources=base_config.algo_class.default_resource_request(base_config))`,
 a function trainable building the algorithm from the config dict each
-trial gets, and `tune.Tuner(..., param_space=config)` with the config
+trial gets (each iteration saved as Ray's `Checkpoint`, as `algo.save()`
+returns it, and reported), and `tune.Tuner(..., param_space=config)` with the config
 object itself (RLlib's `AlgorithmConfig` subclasses Ray's `_Config`,
 whose `to_dict()` Ray's Tuner takes). RLlib needs gymnasium and torch, so
 the algorithm is a closed form here; the library's classes are built on
 Ray Tune's own, in imports that are not the user's to rewrite.
 """
 
+import os
+import tempfile
+
+from ray.train import Checkpoint as RayCheckpoint  # the library's (RLlib's algo.save())
 from ray.tune.execution.placement_groups import PlacementGroupFactory as RayPGF  # the library's
 from ray.tune.search import sample as ray_sample  # the library's
 from ray.tune.tune import _Config  # the library's base (RLlib's AlgorithmConfig)
@@ -50,12 +55,17 @@ def my_experiment(config):
     assert isinstance(config["lr"], float), config["lr"]  # sampled, not Ray's domain object
     resources = tune.get_context().get_trial_resources()
     for i in range(train_iterations):
+        # The library saves the algorithm as Ray's own Checkpoint.
+        saved = tempfile.mkdtemp()
+        with open(os.path.join(saved, "algorithm_state.txt"), "w") as f:
+            f.write(f"iteration {i + 1}")
         tune.report(
             {
                 "episode_return_mean": 100 * (1 - config["lr"]) * (i + 1) / config["num_layers"],
                 "lr": config["lr"],
                 "bundles": resources.bundles,
-            }
+            },
+            checkpoint=RayCheckpoint.from_directory(saved),
         )
 
 
@@ -78,6 +88,9 @@ if __name__ == "__main__":
         assert result.config["num_layers"] in (2, 4)
         assert result.metrics["training_iteration"] == 3
         assert result.metrics["bundles"] == [{"CPU": 1.0}, {"CPU": 0.5}], result.metrics
+        with result.checkpoint.as_directory() as saved:
+            with open(os.path.join(saved, "algorithm_state.txt")) as f:
+                assert f.read() == "iteration 3"
 
     # The config object itself as the param space, a grid set through it.
     grid_config = AlgorithmConfig().training(lr=tune.grid_search([0.01, 0.02]), num_layers=2)

@@ -53,6 +53,7 @@ def test_tuner_takes_a_ray_config_object_as_its_dict(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.usefixtures("ray_cluster")  # tune.run runs on Ray
 def test_run_takes_a_ray_config_object_as_its_config(tmp_path: Path) -> None:
     config = _algorithm_config(_ray_config_class())()
     analysis = tune.run(train, config=config, storage_path=str(tmp_path), verbose=0)

@@ -318,3 +318,19 @@ def test_with_a_searcher_object_each_hook_is_heard_once(tmp_path: Path) -> None:
     hooks = [entry[:2] for entry in scheduler.heard if entry[0] != "result"]
     first, second = dict.fromkeys(trial_id for _, trial_id in hooks)
     assert hooks == [("add", first), ("complete", first), ("add", second), ("complete", second)]
+
+
+def test_an_object_that_is_no_scheduler_is_refused_where_it_is_passed() -> None:
+    """Before, it failed in fit() with an AttributeError (`with_objective`)."""
+    with pytest.raises(ValueError, match=r"TuneConfig.scheduler=5 is invalid: expected one of"):
+        TuneConfig(scheduler=5)
+
+
+def test_ray_tune_s_own_scheduler_is_refused_naming_tunecore_s() -> None:
+    """A library built on Ray Tune builds Ray's scheduler objects, in code
+    no import rewriting reaches: the error names Ray's class and tunecore's."""
+    pytest.importorskip("fsspec")  # ray.tune needs it; ray[tune], which tunecore depends on, has it
+    ray_schedulers = pytest.importorskip("ray.tune.schedulers")
+    with pytest.raises(ValueError, match="is Ray Tune's own scheduler class") as error:
+        TuneConfig(scheduler=ray_schedulers.MedianStoppingRule(metric="score", mode="max"))
+    assert "tunecore.schedulers.MedianStoppingRule(...)" in str(error.value)

@@ -177,6 +177,46 @@ def test_a_bad_placement_group_factory_says_what_is_wrong(
         tune.PlacementGroupFactory(bundles, strategy=strategy)
 
 
+def _ray_placement_groups() -> Any:
+    pytest.importorskip("fsspec")  # ray.tune needs it; ray[tune], which tunecore depends on, has it
+    return pytest.importorskip("ray.tune.execution.placement_groups")
+
+
+def test_ray_s_own_placement_group_factory_is_taken_by_with_resources(tmp_path: Path) -> None:
+    """A library built on Ray Tune hands over Ray's own class (RLlib's
+    `Algorithm.default_resource_request(config)`, which its Tune examples
+    pass to `with_resources`): it asks for its bundles, not called as a
+    function of the config (Ray's factory is callable: it makes the group)."""
+    ray_groups = _ray_placement_groups()
+    group = ray_groups.PlacementGroupFactory([{"CPU": 1}, {"CPU": 700}], strategy="SPREAD")
+    error = str(fit(tune.with_resources(train, group), tmp_path)[0].error or "")
+    assert "the trial requested 701 CPUs" in error
+    assert "in 2 bundles (SPREAD)" in error
+
+
+def test_ray_s_placement_group_factory_keeps_its_empty_head_bundle() -> None:
+    """Ray's `bundles` leaves an empty head bundle out (`head_bundle_is_empty`
+    says it was there): the trial's own worker then takes nothing, as in Ray."""
+    ray_groups = _ray_placement_groups()
+    group = ray_groups.PlacementGroupFactory([{}, {"CPU": 2}, {"CPU": 2}])
+    config = TuneConfig(resources_per_trial=group)
+    assert config.resources_per_trial == tune.PlacementGroupFactory([{}, {"CPU": 2}, {"CPU": 2}])
+    assert not isinstance(config.resources_per_trial, ray_groups.PlacementGroupFactory)
+
+
+def test_a_default_resource_request_may_answer_with_ray_s_factory(tmp_path: Path) -> None:
+    ray_groups = _ray_placement_groups()
+
+    class AsksRay(SixtyFourCpus):
+        @classmethod
+        def default_resource_request(cls, config: dict[str, Any]) -> object:
+            return ray_groups.PlacementGroupFactory([{"CPU": config["cpus"]}, {"CPU": 1}])
+
+    results = by_config(fit(AsksRay, tmp_path, {"cpus": tune.grid_search([1, 600])}), "cpus")
+    assert results[1].metrics["score"] == 1
+    assert "the trial requested 601 CPUs" in str(results[600].error or "")
+
+
 def test_a_bad_resources_per_trial_names_the_field_and_value() -> None:
     with pytest.raises(ValueError, match="resources_per_trial\\['gpu'\\]=-1"):
         TuneConfig(resources_per_trial={"gpu": -1})

@@ -44,7 +44,7 @@ from tunecore.shell.storage.resolve import (
 )
 from tunecore.shell.storage.store import join_uri
 from tunecore.shell.trainable.output_files import confined_name
-from tunecore.shell.trainable.placement_group import PlacementGroupFactory
+from tunecore.shell.trainable.placement_group import PlacementGroupFactory, from_ray
 from tunecore.shell.trainable.resources import as_resources
 from tunecore.shell.trial_view import Trial
 
@@ -607,6 +607,12 @@ class TuneConfig(_RayPositional):
         if num_samples == 0:
             raise ValueError("num_samples=0 would run nothing; use a positive number or -1")
         return num_samples
+
+    @field_validator("resources_per_trial", mode="before")
+    @classmethod
+    def _ray_request(cls, resources: object) -> object:
+        """Ray's own `PlacementGroupFactory` (a library's) as tunecore's."""
+        return from_ray(resources)
 
     @field_validator("resources_per_trial")
     @classmethod

@@ -29,9 +29,30 @@ def ray_style_hook(scheduler: object) -> str | None:
     return None
 
 
+def _not_a_scheduler(scheduler: object) -> str:
+    """Why `scheduler` (neither a policy nor a Ray-style subclass) cannot
+    run. Ray Tune's own scheduler objects (a library built on Ray Tune
+    builds them, in code no import rewriting reaches) are named as such:
+    they drive Ray's controller, which tunecore replaces."""
+    expected = (
+        f"TuneConfig.scheduler={scheduler!r} is invalid: expected one of tunecore.schedulers' "
+        "schedulers, or an object of a subclass of tunecore.schedulers.TrialScheduler or "
+        "FIFOScheduler"
+    )
+    for base in type(scheduler).__mro__:
+        if base.__module__.startswith("ray.tune.schedulers"):
+            return (
+                f"{expected}; {type(scheduler).__qualname__} is Ray Tune's own scheduler class "
+                f"({base.__module__}.{base.__qualname__}), which only Ray Tune runs: build "
+                f"tunecore.schedulers.{type(scheduler).__name__}(...) with the same arguments"
+            )
+    return expected
+
+
 def refuse_ray_style_scheduler(scheduler: object) -> object:
-    """Return `scheduler`, or raise `ValueError` if it is one of the core's
-    policies with a hook written against Ray's imperative API, or a
+    """Return `scheduler`, or raise `ValueError` if it is no scheduler
+    tunecore runs (Ray Tune's own scheduler objects among them), one of the
+    core's policies with a hook written against Ray's imperative API, or a
     `ResourceChangingScheduler` around a scheduler object in Ray's style
     (the pure wrapper calls its base in the core, where no object runs)."""
     if isinstance(scheduler, ResourceChangingScheduler) and is_ray_style(scheduler.base):
@@ -40,8 +61,10 @@ def refuse_ray_style_scheduler(scheduler: object) -> object:
             "a scheduler in Ray's style cannot be its base (it runs in the shell, the "
             "wrapper in the core); use one of tunecore's schedulers as the base"
         )
-    if not is_policy(scheduler):
+    if scheduler is None or is_ray_style(scheduler):
         return scheduler
+    if not is_policy(scheduler):
+        raise ValueError(_not_a_scheduler(scheduler))
     hook = ray_style_hook(scheduler)
     if hook is None:
         return scheduler

@@ -60,6 +60,7 @@ from tunecore.api.foreign_searcher import refuse_foreign_searcher
 from tunecore.api.loader import load_experiment
 from tunecore.api.mutation_space import with_mutated_keys
 from tunecore.api.plan import plan_run
+from tunecore.api.ray_config import as_param_space
 from tunecore.api.reporters import CLIReporter
 from tunecore.api.reporters import ProgressReporter as UserReporter
 from tunecore.api.reporting import UserReporting, prints_its_own
@@ -206,6 +207,7 @@ class Tuner:
         run_config: RunConfig | None = None,
         _tuner_kwargs: Mapping[str, Any] | None = None,
     ) -> None:
+        param_space = as_param_space(param_space)  # type: ignore[assignment]
         _check_arguments(param_space, tune_config, run_config)
         if _tuner_kwargs:
             tune_config, run_config, param_space = apply_tuner_kwargs(

@@ -363,6 +363,31 @@ def test_a_reported_checkpoint_flags_its_result_and_save_copies_it(
     assert user_dir.is_dir()
 
 
+def test_ray_s_own_checkpoint_is_taken_as_the_same_directory(
+    make_function: MakeFunction, tmp_path: Path
+) -> None:
+    """A library built on Ray hands over Ray's own `Checkpoint` (RLlib's
+    `algo.save().checkpoint`), in code no import rewriting reaches: it is
+    saved as tunecore's of the same directory. Before, it was refused as
+    "takes a Checkpoint, got Checkpoint"."""
+    pytest.importorskip(
+        "fsspec"
+    )  # ray.train needs it; ray[tune], which tunecore depends on, has it
+    ray_train = pytest.importorskip("ray.train")
+    user_dir = tmp_path / "library_checkpoint"
+    make_checkpoint(user_dir, "from the library")
+
+    def fn(config: JsonDict) -> None:
+        report({"step": 1}, checkpoint=ray_train.Checkpoint.from_directory(str(user_dir)))
+
+    trainable = make_function(fn)
+    assert trainable.train()["should_checkpoint"] is True
+    saved = tmp_path / "checkpoint_000001"
+    saved.mkdir()
+    trainable.save(str(saved))
+    assert (saved / "state.txt").read_text() == "from the library"
+
+
 def test_a_checkpoint_reported_from_a_temporary_directory_is_saved_after_it_is_gone(
     make_function: MakeFunction, tmp_path: Path
 ) -> None:

@@ -96,6 +96,24 @@ def test_an_import_path_to_something_else_is_refused() -> None:
         resolve_trainable("tests.shell.trainable.targets:Holder")
 
 
+def test_a_ray_tune_trainable_is_refused_saying_how_to_run_it() -> None:
+    """RLlib's Tune examples pass an algorithm class (`config.algo_class`,
+    built on Ray Tune's own `Trainable`): the error says so, and how to run
+    it in a function trainable; any other class gets the plain message."""
+    pytest.importorskip("fsspec")  # ray.tune needs it; ray[tune], which tunecore depends on, has it
+    ray_trainable = pytest.importorskip("ray.tune.trainable")
+
+    class Algorithm(ray_trainable.Trainable):  # type: ignore[misc,name-defined]
+        pass
+
+    with pytest.raises(TypeError, match=r"subclasses Ray Tune.s own ray\.tune\.Trainable") as error:
+        register_trainable("algo", Algorithm)
+    assert "custom_experiment.py" in str(error.value)
+    with pytest.raises(TypeError) as plain:
+        register_trainable("bad", dict)
+    assert "Ray Tune's own" not in str(plain.value)
+
+
 def test_registering_something_that_is_not_a_trainable_is_refused() -> None:
     def two_required(config: JsonDict, data: int) -> None: ...
 

@@ -107,7 +107,10 @@ def test_report_refuses_a_checkpoint_that_is_not_a_checkpoint(
     def fn(config: JsonDict) -> None:
         report({"x": 1}, checkpoint=str(tmp_path))  # type: ignore[arg-type]
 
-    with pytest.raises(TrainableError, match=r"takes a Checkpoint \(Checkpoint.from_directory"):
+    with pytest.raises(
+        TrainableError,
+        match=r"takes a Checkpoint \(Checkpoint.from_directory\(path\)\), got a builtins.str",
+    ):
         make_function(fn).train()
 
 

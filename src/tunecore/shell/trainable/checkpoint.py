@@ -153,3 +153,15 @@ class Checkpoint(msgspec.Struct, frozen=True, omit_defaults=True):
     def _store(self) -> Store:
         """The checkpoint's directory as a store rooted at it."""
         return resolve_storage(self.path, self.filesystem)[1]
+
+
+def is_ray_checkpoint(value: object) -> bool:
+    """Whether `value` is Ray's own `Checkpoint` (`ray.train.Checkpoint`,
+    `ray.tune.Checkpoint`), which a library built on Ray hands over in
+    code no import rewriting reaches (RLlib's `algo.save()` returns a
+    `TrainingResult` holding one). Found by name in the object's MRO:
+    tunecore never imports `ray.train`."""
+    return any(
+        base.__name__ == "Checkpoint" and f"{base.__module__}.".startswith("ray.train.")
+        for base in type(value).__mro__
+    )

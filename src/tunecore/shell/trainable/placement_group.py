@@ -113,6 +113,27 @@ class PlacementGroupFactory:
         return f"PlacementGroupFactory({self._bundles!r}, strategy={self._strategy!r})"
 
 
+def from_ray(request: object) -> object:
+    """`request` as tunecore's `PlacementGroupFactory` when it is Ray's own
+    (`ray.tune.PlacementGroupFactory`, or the `ray.air` `ResourceRequest`
+    it subclasses); anything else unchanged. A library built on Ray Tune
+    hands over Ray's class, in code the user's rewritten imports never
+    reach: RLlib's `Algorithm.default_resource_request(config)` is what its
+    Tune examples pass to `with_resources`. Ray's class is found by name in
+    the object's MRO (tunecore never imports `ray.tune`) and read through
+    its public properties; Ray drops an empty head bundle from `bundles`
+    and says so in `head_bundle_is_empty`, so that bundle is put back."""
+    if not any(
+        base.__name__ == "ResourceRequest" and base.__module__.startswith("ray.air.execution")
+        for base in type(request).__mro__
+    ):
+        return request
+    bundles: list[dict[str, float]] = list(request.bundles)  # type: ignore[attr-defined]
+    if request.head_bundle_is_empty:  # type: ignore[attr-defined]
+        bundles.insert(0, {})
+    return PlacementGroupFactory(bundles, strategy=request.strategy)  # type: ignore[attr-defined]
+
+
 def _bundle_of(part: Resources) -> dict[str, float]:
     """One bundle in Ray's resource names, without zero amounts."""
     amounts = {"CPU": part.cpu, "GPU": part.gpu, "memory": part.memory}

@@ -150,12 +150,30 @@ def validate_trainable(target: object, *, where: str | None = None) -> Trainable
         if not issubclass(target, Trainable):
             raise TypeError(
                 f"{label} is a class but not a subclass of Trainable; expected {_ACCEPTED}"
+                + (_RAY_TUNE_TRAINABLE if _is_ray_tune_trainable(target) else "")
             )
         return target
     if not callable(target):
         raise TypeError(f"{label} is of type {type(target).__name__}; expected {_ACCEPTED}")
     function_form(target)
     return target
+
+
+_RAY_TUNE_TRAINABLE = (
+    ". It subclasses Ray Tune's own ray.tune.Trainable (as RLlib's algorithms do), which "
+    "only Ray Tune runs. Run it inside a function trainable instead, as RLlib's "
+    "rllib/examples/ray_tune/custom_experiment.py does: build it from the config, and "
+    "tune.report(algo.train()) once an iteration"
+)
+
+
+def _is_ray_tune_trainable(cls: type) -> bool:
+    """Whether `cls` is built on Ray Tune's own `Trainable` (found by name:
+    tunecore never imports `ray.tune`)."""
+    return any(
+        base.__name__ == "Trainable" and base.__module__.startswith("ray.tune.")
+        for base in cls.__mro__
+    )
 
 
 def _is_ray_train_trainer(target: object) -> bool:

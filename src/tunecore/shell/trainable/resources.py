@@ -22,7 +22,11 @@ from typing import TypeAlias, TypeGuard
 from tunecore.model import JsonDict, Resources
 from tunecore.model.errors import InvalidFieldError
 from tunecore.shell.trainable.classapi import Trainable
-from tunecore.shell.trainable.placement_group import PlacementGroupFactory, parse_bundle
+from tunecore.shell.trainable.placement_group import (
+    PlacementGroupFactory,
+    from_ray,
+    parse_bundle,
+)
 from tunecore.shell.trainable.scaling_config import ScalingConfig
 
 FixedRequest: TypeAlias = "Mapping[str, object] | PlacementGroupFactory | ScalingConfig"
@@ -40,7 +44,9 @@ ResourcesOf: TypeAlias = Callable[[JsonDict], Resources]
 
 def as_resources(request: object, field: str) -> Resources:
     """The core's `Resources` for a dict, a `PlacementGroupFactory` or a
-    `ScalingConfig`; a clear error naming `field` for anything else."""
+    `ScalingConfig` (Ray's own `PlacementGroupFactory` too); a clear error
+    naming `field` for anything else."""
+    request = from_ray(request)
     if isinstance(request, ScalingConfig):
         request = request.as_placement_group_factory()
     if isinstance(request, PlacementGroupFactory):

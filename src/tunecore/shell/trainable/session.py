@@ -79,7 +79,7 @@ from tunecore.core.checkpoints import checkpoint_dirname
 from tunecore.core.results import DEFAULT_METRIC, ends_batch
 from tunecore.model import JsonDict
 from tunecore.model.errors import require_int
-from tunecore.shell.trainable.checkpoint import Checkpoint
+from tunecore.shell.trainable.checkpoint import Checkpoint, is_ray_checkpoint
 from tunecore.shell.trainable.relay import Relay
 from tunecore.shell.trainable.results import json_result
 from tunecore.shell.trainable.train_worker import (
@@ -223,10 +223,12 @@ class TrialSession:
         self._raise_if_stopping()
         measured = time.monotonic() - self._resumed_at
         result = json_result("report(metrics)", metrics)
+        if is_ray_checkpoint(checkpoint):  # a library's, Ray's class: the same directory
+            checkpoint = from_ray_checkpoint(checkpoint)
         if checkpoint is not None and not isinstance(checkpoint, Checkpoint):
             raise TypeError(
                 f"report(checkpoint=...) takes a Checkpoint (Checkpoint.from_directory(path)), "
-                f"got {type(checkpoint).__name__}"
+                f"got a {type(checkpoint).__module__}.{type(checkpoint).__qualname__}"
             )
         private = False
         if checkpoint is None:

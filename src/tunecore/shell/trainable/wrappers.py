@@ -31,6 +31,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tunecore.shell.trainable.classapi import Trainable
+from tunecore.shell.trainable.placement_group import from_ray
 from tunecore.shell.trainable.resources import WITH_RESOURCES, as_resources, is_fixed_request
 
 _PARAMETERS = "_tunecore_parameters"
@@ -150,8 +151,10 @@ def with_parameters(trainable: Any, **objects: Any) -> Any:
 def with_resources(trainable: Any, resources: Any) -> Any:
     """`trainable` asking for `resources` in each trial: a dict, a
     `PlacementGroupFactory`, a `ScalingConfig`, or a function of the trial's
-    config returning one of them."""
+    config returning one of them (Ray's own `PlacementGroupFactory`, which
+    a library built on Ray Tune hands over, is taken as tunecore's)."""
     _check_trainable("with_resources()", trainable)
+    resources = from_ray(resources)
     if is_fixed_request(resources):
         as_resources(resources, "with_resources(resources)")  # bad input fails here
     elif not callable(resources):

@@ -1,0 +1,31 @@
+"""A param space given as a config object of a library built on Ray Tune,
+or holding Ray Tune's own domains (`tunecore.search.ray_domains`).
+
+Ray's `Tuner(param_space=)` and `tune.run(config=)` take, besides a dict,
+any instance of Ray's private `ray.tune.tune._Config` (one method,
+`to_dict()`), and use the dict it returns. RLlib's `AlgorithmConfig` is
+one: its Tune examples pass `PPOConfig()...` as the space, `tune.grid_search`
+values set through its builder methods. The class is found by name in the
+object's MRO (tunecore never imports `ray.tune`); any other object stays
+as it is, for the Tuner's own check to refuse, as Ray refuses it.
+"""
+
+from __future__ import annotations
+
+from tunecore.search.ray_domains import adopt_ray_domains
+
+
+def is_ray_config(value: object) -> bool:
+    """Whether `value` is an instance of Ray Tune's `_Config`."""
+    return any(
+        base.__name__ == "_Config" and base.__module__ == "ray.tune.tune"
+        for base in type(value).__mro__
+    )
+
+
+def as_param_space(param_space: object) -> object:
+    """`param_space.to_dict()` for Ray's `_Config`, else `param_space`; in
+    either, Ray Tune's own domains as tunecore's (`adopt_ray_domains`)."""
+    if is_ray_config(param_space):
+        param_space = param_space.to_dict()  # type: ignore[attr-defined]
+    return adopt_ray_domains(param_space)

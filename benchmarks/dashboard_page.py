@@ -2,14 +2,15 @@
 takes to read the log, how soon the trials page shows every row, how long
 sorting all of them takes, and how fast each JSON route answers.
 
-    python -m benchmarks dashboard_page [--quick] [--sizes 1000,10000]
+    python -m benchmarks dashboard_page [--quick] [--sizes 1000,10000] [--sweeps fifo,asha]
 
-Each experiment is simulated (`tunecore.simulate`, 8 virtual CPUs):
+Each experiment is simulated (`tunecore.simulate`):
 
-- `fifo`: N trials of two reports each (`loss` = x / iteration), as the
-  dashboard's 10,000-trial test builds it;
-- `asha`: N trials of a learning curve up to 100 iterations under ASHA
-  (`benchmarks.scale_reads`' ASHA sweep: grace 1, reduction factor 4).
+- `fifo`: N trials of two reports each (`loss` = x / iteration, 8
+  virtual CPUs), as the dashboard's 10,000-trial test builds it;
+- `asha`: `benchmarks.scale_reads`' ASHA sweep: N trials of a learning
+  curve (`loss`) up to 100 iterations under ASHA, grace 1, reduction
+  factor 4, 16 virtual CPUs.
 
 Each (sweep, size) runs in a fresh interpreter (`--measure SWEEP N`): it
 builds the experiment (untimed), serves it (`Dashboard` on a free port)
@@ -41,16 +42,17 @@ import json
 import shutil
 import statistics
 import sys
-import tempfile
 import time
 import urllib.request
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks import scale_reads
 from benchmarks.children import emit, peak_rss_kib, run_child
 from benchmarks.command_line import exit_status, trial_counts
-from benchmarks.scale_reads import MAX_T, curve, per_trial_ratio, verdict
+from benchmarks.scale_reads import per_trial_ratio, verdict
+from benchmarks.scratch import run_dir
 
 FIFO = "fifo"
 ASHA = "asha"
@@ -79,6 +81,11 @@ ROUTES = (
 )
 MEASURES = (LOG_READ, LOG_READ_CPU, FIRST_PAGE, SORT, *(f"GET {r} (ms)" for r in ROUTES))
 
+TARGETS = {
+    FIRST_PAGE: "the page open to all {trials:,} rows shown, {sweep}, < {target:g} s",
+    SORT: "sorting all {trials:,} rows by a metric, {sweep}, < {target:g} s",
+}
+
 Cell = dict[str, Any] | str
 Results = dict[tuple[str, int], Cell]
 """(sweep, trials) -> the child's measurements, or what went wrong."""
@@ -96,7 +103,6 @@ def build(sweep: str, trials: int, storage: Path) -> Path:
     """Simulate the sweep's experiment under `storage`; its directory."""
     import tunecore  # noqa: PLC0415 - the child imports what it measures
     from tunecore.model import Resources  # noqa: PLC0415
-    from tunecore.schedulers import ASHAScheduler  # noqa: PLC0415
 
     run_config = tunecore.RunConfig(name=sweep, storage_path=str(storage), verbose=0)
     if sweep == FIFO:
@@ -109,20 +115,7 @@ def build(sweep: str, trials: int, storage: Path) -> Path:
             max_iterations=2,
         )
     elif sweep == ASHA:
-        tunecore.simulate(
-            curve,
-            param_space={"a": tunecore.uniform(0.0, 1.0), "b": tunecore.uniform(0.0, 5.0)},
-            tune_config=tunecore.TuneConfig(
-                metric=METRIC,
-                mode="min",
-                num_samples=trials,
-                seed=0,
-                scheduler=ASHAScheduler(max_t=MAX_T, grace_period=1, reduction_factor=4),
-            ),
-            run_config=run_config,
-            cluster=Resources(cpu=8),
-            max_iterations=MAX_T,
-        )
+        scale_reads.build(ASHA, trials, storage / sweep)
     else:
         raise ValueError(f"sweep {sweep!r}: not one of {', '.join(SWEEPS)}")
     return storage / sweep
@@ -132,30 +125,29 @@ def measure(sweep: str, trials: int) -> dict[str, Any]:
     """Build, serve and measure one experiment (see the module's docstring)."""
     from tunecore.api.dashboard import Dashboard, Follower  # noqa: PLC0415
 
-    with tempfile.TemporaryDirectory(prefix="bench-dashboard-") as scratch:
-        directory = build(sweep, trials, Path(scratch))
-        out: dict[str, Any] = {"log_bytes": (directory / "events.log").stat().st_size}
-        dashboard = Dashboard(Follower(directory, interval=0.2), port=0)
+    directory = build(sweep, trials, Path(run_dir("bench-dashboard-")))
+    out: dict[str, Any] = {"log_bytes": (directory / "events.log").stat().st_size}
+    dashboard = Dashboard(Follower(directory, interval=0.2), port=0)
+    try:
         cpu, wall = time.process_time(), time.perf_counter()
         dashboard.start()
         if not dashboard.follower.caught_up(WAIT_MS / 1000):
             raise RuntimeError(f"the log was not read in {WAIT_MS / 1000:.0f} s")
         out[LOG_READ] = time.perf_counter() - wall
         out[LOG_READ_CPU] = time.process_time() - cpu
-        try:
-            table = _get(dashboard.url, "/api/trials")[0]
-            if len(table["rows"]) != trials:
-                raise RuntimeError(f"/api/trials has {len(table['rows'])} rows, not {trials}")
-            out.update(route_times(dashboard.url, table))
-            missing = browser_missing()
-            if missing is None:
-                out.update(page_times(dashboard.url, table))
-            else:
-                out["browser"] = missing
-        finally:
-            dashboard.close()
-        out["peak_rss_kb"] = peak_rss_kib()
-        return out
+        table = _get(dashboard.url, "/api/trials")[0]
+        if len(table["rows"]) != trials:
+            raise RuntimeError(f"/api/trials has {len(table['rows'])} rows, not {trials}")
+        out.update(route_times(dashboard.url, table))
+        missing = browser_missing()
+        if missing is None:
+            out.update(page_times(dashboard.url, table))
+        else:
+            out["browser"] = missing
+    finally:
+        dashboard.close()
+    out["peak_rss_kb"] = peak_rss_kib()
+    return out
 
 
 def _get(url: str, route: str) -> tuple[Any, int, float]:
@@ -255,7 +247,7 @@ def page_times(url: str, table: Mapping[str, Any]) -> dict[str, Any]:
 # -- the parent -----------------------------------------------------------------------------
 
 
-def run(sizes: Sequence[int]) -> tuple[str, bool, list[str]]:
+def run(sizes: Sequence[int], sweeps: Sequence[str] = SWEEPS) -> tuple[str, bool, list[str]]:
     """Measure every sweep at every size, each in a child; (the Markdown
     report, whether every run passed and every measured target was met,
     the target lines)."""
@@ -263,7 +255,7 @@ def run(sizes: Sequence[int]) -> tuple[str, bool, list[str]]:
     if missing is not None:
         print(f"dashboard_page: {missing}: the page is not opened", file=sys.stderr)
     results: Results = {}
-    for sweep in SWEEPS:
+    for sweep in sweeps:
         for trials in sizes:
             print(f"dashboard on {sweep} {trials:,} ...", file=sys.stderr, flush=True)
             child = run_child(
@@ -309,8 +301,9 @@ def report(
         + " | per trial, largest / smallest |",
         "|---|---|" + "---:|" * (len(sizes) + 1),
     ]
+    sweeps = [sweep for sweep in SWEEPS if any(s == sweep for s, _ in results)]
     for measure in MEASURES:
-        for sweep in SWEEPS:
+        for sweep in sweeps:
             cells = {n: results[sweep, n] for n in sizes if (sweep, n) in results}
             lines.append(
                 f"| {measure} | {sweep} | "
@@ -335,14 +328,16 @@ def target_lines(results: Results) -> tuple[list[str], bool]:
     whether any measured target was not met."""
     lines: list[str] = []
     failed = False
+    sweeps = [sweep for sweep in SWEEPS if any(s == sweep for s, _ in results)]
     for measure, target in ((FIRST_PAGE, FIRST_PAGE_TARGET_S), (SORT, SORT_TARGET_S)):
-        for sweep in SWEEPS:
+        for sweep in sweeps:
             cell = results.get((sweep, TARGET_TRIALS))
             seconds = float(cell[measure]) if isinstance(cell, dict) and measure in cell else None
             ok = None if seconds is None else seconds < target
             failed = failed or ok is False
             value = "-" if seconds is None else f"{seconds:.2f} s"
-            lines.append(f"- {measure} on {sweep} < {target:g} s: {value} ({verdict(ok)})")
+            label = TARGETS[measure].format(trials=TARGET_TRIALS, sweep=sweep, target=target)
+            lines.append(f"- {label}: {value} ({verdict(ok)})")
     return lines, failed
 
 
@@ -358,13 +353,25 @@ def measure_from(argv: Sequence[str]) -> tuple[str, bool, list[str]] | None:
     )
     parser.add_argument("--quick", action="store_true", help="100 and 1,000 trials, a smoke run")
     parser.add_argument("--sizes", type=trial_counts, default=(1_000, TARGET_TRIALS))
+    parser.add_argument(
+        "--sweeps", type=sweep_names, default=SWEEPS, help=f"of {', '.join(SWEEPS)}"
+    )
     parser.add_argument("--measure", nargs=2, metavar=("SWEEP", "N"), help=argparse.SUPPRESS)
     args = parser.parse_args(list(argv))
     if args.measure is not None:
         sweep, trials = args.measure
         emit(measure(sweep, int(trials)))
         return None
-    return run((100, 1_000) if args.quick else args.sizes)
+    return run((100, 1_000) if args.quick else args.sizes, args.sweeps)
+
+
+def sweep_names(text: str) -> tuple[str, ...]:
+    """An argparse type: comma-separated sweeps, each one of `SWEEPS`."""
+    names = tuple(name for name in text.split(",") if name)
+    unknown = [name for name in names if name not in SWEEPS]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"{text!r}: sweeps are {', '.join(SWEEPS)}")
+    return names
 
 
 if __name__ == "__main__":

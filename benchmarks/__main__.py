@@ -12,7 +12,10 @@ experiments of up to 100,000 trials back, each target marked), then what
 keeping the experiment in storage costs, on a local
 directory, `file://` and a local S3 server (`benchmarks.storage_sync`; it
 needs pyarrow and moto, in the `bench` extra; its rows also go to
-storage_sync.json). The exit code is 1 when a comparison run failed its
+storage_sync.json), and the dashboard at 1,000 and 10,000 trials
+(`benchmarks.dashboard_page`: the log's read, the trials page's first
+showing and sort in headless Chromium, the JSON routes; a minute or two).
+The exit code is 1 when a comparison run failed its
 checks.
 
 The search benchmarks (issue 12) run on their own, named first:
@@ -32,6 +35,7 @@ from collections.abc import Callable
 
 from benchmarks import (
     callback_trials,
+    dashboard_page,
     host_turnover,
     ray_floor,
     scale,
@@ -62,6 +66,7 @@ COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "ray_floor": ray_floor.main,
     "host_turnover": host_turnover.main,
     "callback_trials": callback_trials.main,
+    "dashboard_page": dashboard_page.main,
 }
 """Benchmarks run only when named: `python -m benchmarks NAME [ARGS]`."""
 
@@ -120,6 +125,8 @@ def main(argv: list[str]) -> int:
         if args.skip_ray_tune:
             storage_argv += ["--frameworks", storage_sync.TUNECORE]
         ok = storage_sync.main(storage_argv) == 0 and ok
+    print()
+    ok = dashboard_page.main(["--quick"] if quick else []) == 0 and ok
     return 0 if ok else 1
 
 

@@ -161,6 +161,13 @@ def test_a_trainable_that_raises_fails_with_its_traceback(tmp_path: Path) -> Non
     assert results.num_errors == 1
 
 
+def test_reports_from_a_thread_the_function_started_are_the_trials(tmp_path: Path) -> None:
+    results = fit(trainables.reports_from_a_thread, tmp_path, space={"steps": 3})
+    (result,) = results
+    assert result.status is TrialStatus.TERMINATED
+    assert [r["loss"] for r in lines(result.path / "result.json")] == [0.0, 1.0, 2.0]
+
+
 def test_a_trial_that_can_never_fit_gets_the_clear_error(tmp_path: Path) -> None:
     results = fit(trainables.count_to, tmp_path, space={"steps": 1}, resources_per_trial={"cpu": 4})
     (result,) = results

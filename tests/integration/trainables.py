@@ -174,3 +174,16 @@ def sleepy_curve_checkpointed(config: dict[str, float]) -> None:
                 {"loss": (x - 0.3) ** 2 + 1.0 / step},
                 checkpoint=tunecore.Checkpoint.from_directory(directory),
             )
+
+
+def reports_from_a_thread(config: dict[str, int]) -> None:
+    """Reports `steps` results from a thread it starts, as Ray Tune's
+    process-wide session allows."""
+
+    def steps() -> None:
+        for step in range(config["steps"]):
+            tunecore.report({"loss": float(step)})
+
+    helper = threading.Thread(target=steps)
+    helper.start()
+    helper.join()

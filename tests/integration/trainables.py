@@ -187,3 +187,25 @@ def reports_from_a_thread(config: dict[str, int]) -> None:
     helper = threading.Thread(target=steps)
     helper.start()
     helper.join()
+
+
+class _TrialsOwnBaseException(BaseException):
+    """A BaseException subclass of the user's, beside SystemExit and KeyboardInterrupt."""
+
+
+def ends_badly(config: dict[str, str]) -> None:
+    """Reports once, then ends as `how` says: `ok` returns; `segfault`
+    crashes its process; the others raise that BaseException."""
+    tunecore.report({"loss": 1.0})
+    how = config["how"]
+    if how == "segfault":
+        import ctypes  # noqa: PLC0415 - only this branch crashes
+
+        ctypes.string_at(0)
+    raising: dict[str, BaseException] = {
+        "SystemExit": SystemExit(3),
+        "KeyboardInterrupt": KeyboardInterrupt(),
+        "_TrialsOwnBaseException": _TrialsOwnBaseException("own"),
+    }
+    if how in raising:
+        raise raising[how]

@@ -526,7 +526,9 @@ def _of_this_thread() -> TrialSession | None:
     while several trials run in the process (the in-process executor),
     belongs to none, and never reports into another trial."""
     session = _CURRENT.get()
-    running = [*_RUNNING]  # one copy: other threads add and discard
-    if session is not None or len(running) != 1:
+    if session is not None:
         return session
-    return None if threading.current_thread() in running[0].threads_before else running[0]
+    running = [*_RUNNING]  # one copy: other threads add and discard
+    if len(running) != 1 or threading.current_thread() in running[0].threads_before:
+        return None
+    return running[0]

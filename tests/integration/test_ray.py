@@ -161,6 +161,34 @@ def test_a_trainable_that_raises_fails_with_its_traceback(tmp_path: Path) -> Non
     assert results.num_errors == 1
 
 
+def test_reports_from_a_thread_the_function_started_are_the_trials(tmp_path: Path) -> None:
+    results = fit(trainables.reports_from_a_thread, tmp_path, space={"steps": 3})
+    (result,) = results
+    assert result.status is TrialStatus.TERMINATED
+    assert [r["loss"] for r in lines(result.path / "result.json")] == [0.0, 1.0, 2.0]
+
+
+@pytest.mark.slow
+def test_a_trial_that_exits_interrupts_itself_or_crashes_fails_alone(tmp_path: Path) -> None:
+    """SystemExit, KeyboardInterrupt or a BaseException of the user's in a
+    trial, or a segfault of its process, fail that trial, naming what
+    happened; the others finish and the log replays."""
+    kinds = ["SystemExit", "KeyboardInterrupt", "_TrialsOwnBaseException", "segfault", "ok"]
+    results = fit(trainables.ends_badly, tmp_path, space={"how": tunecore.grid_search(kinds)})
+    by_kind = {r.config["how"]: r for r in results}
+    assert by_kind["ok"].status is TrialStatus.TERMINATED
+    for kind in kinds[:-1]:
+        assert by_kind[kind].status is TrialStatus.ERROR, kind
+    for kind, named in [
+        ("SystemExit", "SystemExit: 3"),
+        ("KeyboardInterrupt", "\nKeyboardInterrupt\n"),
+        ("_TrialsOwnBaseException", "_TrialsOwnBaseException: own"),
+        ("segfault", "The actor is dead because its worker process has died"),
+    ]:
+        assert named in (by_kind[kind].path / "error.txt").read_text(), kind
+    assert len(tunecore.replay(tmp_path / "it").state.trials) == len(kinds)
+
+
 def test_a_trial_that_can_never_fit_gets_the_clear_error(tmp_path: Path) -> None:
     results = fit(trainables.count_to, tmp_path, space={"steps": 1}, resources_per_trial={"cpu": 4})
     (result,) = results

@@ -174,3 +174,38 @@ def sleepy_curve_checkpointed(config: dict[str, float]) -> None:
                 {"loss": (x - 0.3) ** 2 + 1.0 / step},
                 checkpoint=tunecore.Checkpoint.from_directory(directory),
             )
+
+
+def reports_from_a_thread(config: dict[str, int]) -> None:
+    """Reports `steps` results from a thread it starts, as Ray Tune's
+    process-wide session allows."""
+
+    def steps() -> None:
+        for step in range(config["steps"]):
+            tunecore.report({"loss": float(step)})
+
+    helper = threading.Thread(target=steps)
+    helper.start()
+    helper.join()
+
+
+class _TrialsOwnBaseException(BaseException):
+    """A BaseException subclass of the user's, beside SystemExit and KeyboardInterrupt."""
+
+
+def ends_badly(config: dict[str, str]) -> None:
+    """Reports once, then ends as `how` says: `ok` returns; `segfault`
+    crashes its process; the others raise that BaseException."""
+    tunecore.report({"loss": 1.0})
+    how = config["how"]
+    if how == "segfault":
+        import ctypes  # noqa: PLC0415 - only this branch crashes
+
+        ctypes.string_at(0)
+    raising: dict[str, BaseException] = {
+        "SystemExit": SystemExit(3),
+        "KeyboardInterrupt": KeyboardInterrupt(),
+        "_TrialsOwnBaseException": _TrialsOwnBaseException("own"),
+    }
+    if how in raising:
+        raise raising[how]

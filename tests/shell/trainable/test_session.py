@@ -51,20 +51,67 @@ def test_session_calls_outside_a_trial_are_refused(name: str, call: Callable[[],
         call()
     assert str(refused.value) == (
         f"{name}() must be called inside a function run by tunecore, from the thread "
-        "tunecore runs it in; it was called outside any trial"
+        "tunecore runs it in or one it started; it was called outside any trial"
     )
 
 
-def test_a_thread_the_function_starts_is_outside_the_trial(make_function: MakeFunction) -> None:
+def test_a_thread_the_function_starts_reports_for_its_trial(make_function: MakeFunction) -> None:
+    """Ray Tune's session is the process's: a report from a thread the
+    function started is the trial's result, in order with the function's."""
+
+    def fn(config: JsonDict) -> None:
+        helper = threading.Thread(target=lambda: report({"from": "thread"}))
+        helper.start()
+        helper.join()
+        report({"from": "function"})
+
+    trainable = make_function(fn)
+    assert [trainable.train()["from"], trainable.train()["from"]] == ["thread", "function"]
+
+
+def test_a_thread_a_finished_trial_left_behind_never_reports_into_the_next(
+    make_function: MakeFunction,
+) -> None:
+    errors: list[str] = []
+    go = threading.Event()
+    left: list[threading.Thread] = []
+
+    def first(config: JsonDict) -> None:
+        def late() -> None:
+            go.wait()
+            _record(errors, lambda: report({"late": 1}))
+
+        left.append(threading.Thread(target=late))
+        left[0].start()
+
+    def second(config: JsonDict) -> None:
+        go.set()
+        left[0].join()
+        report({"errors": len(errors)})
+
+    make_function(first).train()
+    assert make_function(second, trial_id="t2").train()["errors"] == 1
+    assert "must be called inside a function run by tunecore" in errors[0]
+
+
+def test_a_thread_is_no_trials_while_several_run_in_the_process(
+    make_function: MakeFunction,
+) -> None:
+    """The in-process executor runs trials side by side: whose a new thread
+    is cannot be told, so it reports for none."""
     errors: list[str] = []
 
     def fn(config: JsonDict) -> None:
+        report({})
         helper = threading.Thread(target=lambda: _record(errors, lambda: report({"x": 1})))
         helper.start()
         helper.join()
         report({"errors": len(errors)})
 
-    assert make_function(fn).train()["errors"] == 1
+    first, second = make_function(fn, trial_id="a"), make_function(fn, trial_id="b")
+    first.train()
+    second.train()  # both now run, parked in their first report
+    assert first.train()["errors"] == 1
     assert "must be called inside a function run by tunecore" in errors[0]
 
 

@@ -12,7 +12,9 @@ The function runs in a thread of its own (see `function.py`). Each run of
 it has one `TrialSession`, bound to that thread through a context variable,
 so `report()` and friends find the trial they belong to, and many trials
 can run in one process (the in-process executor) without sharing one.
-Called anywhere else, they raise a RuntimeError; but `report()` and
+A thread the function starts reports for its trial too, as in Ray Tune,
+whose session is the process's (`_of_this_thread`). Called anywhere else,
+they raise a RuntimeError; but `report()` and
 `get_checkpoint()` in a process running no trial at all (the training
 function called directly, to train a final model with the best config)
 warn and return None, as Ray Tune's do.
@@ -139,8 +141,8 @@ class _StopRequested(BaseException):
 _CURRENT: contextvars.ContextVar[TrialSession | None] = contextvars.ContextVar(
     "tunecore_trial_session", default=None
 )
-# Functions running in this process under a session: a report from outside
-# them while one runs (a thread the function started) is an error, not a no-op.
+# Functions running in this process under a session: a report from a thread
+# none of them started is an error while one runs, not a no-op.
 _RUNNING: set[TrialSession] = set()
 
 
@@ -180,12 +182,15 @@ class TrialSession:
         self._relays: dict[str, Relay] = {}
         self._relays_lock = threading.Lock()
         self._stop_ends_outside_work = False
+        self.threads_before: frozenset[threading.Thread] = frozenset()
 
     # -- the function's thread ----------------------------------------------------------------
 
     def run(self, call: Callable[[], object]) -> None:
         """Run the function bound to this session, then post how it ended."""
         token = _CURRENT.set(self)
+        # Threads alive before the run cannot be the function's (`_of_this_thread`).
+        self.threads_before = frozenset(threading.enumerate())
         _RUNNING.add(self)
         self._resumed_at = time.monotonic()
         try:
@@ -417,7 +422,7 @@ def report(
     V2's `report` arguments (`checkpoint_upload_mode`, `validation`, ...),
     passed on in a Ray Train worker; a trial takes none (a TypeError, as
     `ray.tune.report` raises)."""
-    train = None if _CURRENT.get() else ray_train_worker()
+    train = None if _of_this_thread() else ray_train_worker()
     if train is not None:
         named = {} if checkpoint_dir_name is None else {"checkpoint_dir_name": checkpoint_dir_name}
         train.report(
@@ -448,7 +453,7 @@ def report(
 def get_checkpoint() -> Checkpoint | None:
     """The checkpoint this run should resume from, or None to start fresh
     (in a Ray Train worker, Ray Train's, see train_worker)."""
-    train = None if _CURRENT.get() else ray_train_worker()
+    train = None if _of_this_thread() else ray_train_worker()
     if train is not None:
         return from_ray_checkpoint(train.get_checkpoint())
     session = _current_or_none("get_checkpoint")
@@ -459,7 +464,7 @@ def get_context() -> TrialContext:
     """The trial this function runs for: its id, name and directories. In a
     Ray Train worker it is Ray Train's `TrainContext` (world size and rank;
     see train_worker)."""
-    train = None if _CURRENT.get() else ray_train_worker()
+    train = None if _of_this_thread() else ray_train_worker()
     if train is not None:
         context: TrialContext = train.get_context()  # Ray Train's TrainContext
         return context
@@ -492,7 +497,7 @@ def _current_or_none(call: str) -> TrialSession | None:
     """The calling trial's session; None, with a warning, in a process that
     runs no trial (Ray Tune warns and returns None there too: a script that
     calls its training function directly, outside Tune, runs on)."""
-    if _CURRENT.get() is None and not _RUNNING:
+    if _of_this_thread() is None and not _RUNNING:
         warnings.warn(
             f"{call}() is meant to be called inside a function run by tunecore "
             "(Tuner.fit, tune.run); called outside any trial, it does nothing and "
@@ -505,10 +510,27 @@ def _current_or_none(call: str) -> TrialSession | None:
 
 
 def _current(call: str) -> TrialSession:
-    session = _CURRENT.get()
+    session = _of_this_thread()
     if session is None:
         raise RuntimeError(
             f"{call}() must be called inside a function run by tunecore, from the thread "
-            "tunecore runs it in; it was called outside any trial"
+            "tunecore runs it in or one it started; it was called outside any trial"
         )
     return session
+
+
+def _of_this_thread() -> TrialSession | None:
+    """The session of the function running in the calling thread or, for a
+    thread such a function started, of that function: Ray Tune's session is
+    the process's, so a report from a thread of the trial's counts there.
+    A thread is taken as the function's when it began after the one run in
+    this process did: a thread a finished trial left behind, or a thread
+    while several trials run in the process (the in-process executor),
+    belongs to none, and never reports into another trial."""
+    session = _CURRENT.get()
+    if session is not None:
+        return session
+    running = [*_RUNNING]  # one copy: other threads add and discard
+    if len(running) != 1 or threading.current_thread() in running[0].threads_before:
+        return None
+    return running[0]

@@ -42,6 +42,15 @@ ALLOWED: dict[tuple[str, str], str] = {
         "there; its public path, ray.tune.utils, imports ray.tune (fsspec, not installed in "
         "the test environment). Ray's code checked against, not used by tunecore"
     ),
+    ("tests/api/test_ray_config_space.py", "_Config"): (
+        "Ray's Tuner takes any instance of ray.tune.tune._Config as a param space (RLlib's "
+        "AlgorithmConfig subclasses it); the test plays the library, subclassing it as RLlib "
+        "does. tunecore itself recognises the class by name and imports nothing of it"
+    ),
+    ("tests/compat/scripts/library_ray_objects.py", "ray.tune.tune._Config"): (
+        "as tests/api/test_ray_config_space.py: the script plays RLlib, whose config class "
+        "subclasses Ray's _Config"
+    ),
 }
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from tunecore.model.storable import MAX_DEPTH
 from tunecore.search import sample
 
 _RAY_MODULE = "ray.tune.search.sample"
@@ -74,16 +75,20 @@ def from_ray_domain(value: object) -> object:
     return _with_ray_sampler(domain, ray_domain.get_sampler())
 
 
-def adopt_ray_domains(space: object) -> object:
+def adopt_ray_domains(space: object, depth: int = 0) -> object:
     """`space` with each of Ray Tune's domains in it (in dicts, lists and
-    tuples, at any depth) replaced by tunecore's; the containers keep their
-    types, and a space without one is returned as it is."""
+    tuples, down to the depth the event log stores) replaced by tunecore's;
+    the containers keep their types, and a space without one is returned
+    as it is. Deeper than `MAX_DEPTH` it is left as it is, for the log's
+    check to refuse, naming the key (not a `RecursionError` here)."""
+    if depth > MAX_DEPTH:
+        return space
     if isinstance(space, Mapping):
-        adopted = {key: adopt_ray_domains(value) for key, value in space.items()}
+        adopted = {key: adopt_ray_domains(value, depth + 1) for key, value in space.items()}
         changed = any(adopted[key] is not value for key, value in space.items())
         return adopted if changed else space
     if isinstance(space, list | tuple):
-        items = [adopt_ray_domains(item) for item in space]
+        items = [adopt_ray_domains(item, depth + 1) for item in space]
         if all(new is old for new, old in zip(items, space, strict=True)):
             return space
         return type(space)(items) if isinstance(space, tuple) else items

@@ -31,14 +31,10 @@ X_AXES = (TRAINING_ITERATION, TIME_TOTAL)
 def overview(view: ExperimentView, location: str, problem: str | None) -> dict[str, Any]:
     """Settings, progress, the best trial and how it improved, and errors."""
     state = view.state
-    counts: dict[str, int] = {}
-    for trial in view.trials.values():
-        counts[trial.status] = counts.get(trial.status, 0) + 1
     best = view.best[-1] if view.best else None
     errors = [
         {"trial": t.trial_id, "name": _text(t.name), "error": _text(t.error or "")}
-        for t in sorted(view.trials.values(), key=lambda t: t.order)
-        if t.error
+        for t in sorted((view.trials[t] for t in view.errored), key=lambda t: t.order)
     ]
     return {
         "name": _text(state.config.trainable_name),
@@ -49,7 +45,7 @@ def overview(view: ExperimentView, location: str, problem: str | None) -> dict[s
         "scheduler_settings": _text(state.scheduler.debug_string()),
         "searcher": _text(type(state.searcher).__name__) if state.searcher else None,
         "settings": _settings(view),
-        "counts": counts,
+        "counts": view.status_counts(),
         "trials": len(view.trials),
         "events": view.events,
         "started_at": view.started_at,

@@ -24,24 +24,31 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-_lock = threading.Lock()
-_paused = 0
-_was_enabled = False
+
+class _Pauses:
+    """How many requests hold the collector off, and whether it was on."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.held = 0
+        self.was_enabled = False
+
+
+_PAUSES = _Pauses()
 
 
 @contextmanager
 def collector_paused() -> Iterator[None]:
     """No automatic garbage collection while the block runs."""
-    global _paused, _was_enabled
-    with _lock:
-        if _paused == 0:
-            _was_enabled = gc.isenabled()
+    with _PAUSES.lock:
+        if _PAUSES.held == 0:
+            _PAUSES.was_enabled = gc.isenabled()
             gc.disable()
-        _paused += 1
+        _PAUSES.held += 1
     try:
         yield
     finally:
-        with _lock:
-            _paused -= 1
-            if _paused == 0 and _was_enabled:
+        with _PAUSES.lock:
+            _PAUSES.held -= 1
+            if _PAUSES.held == 0 and _PAUSES.was_enabled:
                 gc.enable()

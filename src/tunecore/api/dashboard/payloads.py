@@ -23,6 +23,8 @@ from tunecore.model.numbers import is_number
 MAX_TEXT = 20_000
 MAX_CURVES = 200
 """The most trials one curves request draws."""
+MAX_POINTS = 5000
+"""The most trials one rung shows (the first that reached it)."""
 
 TIME_TOTAL = "time_total_s"
 X_AXES = (TRAINING_ITERATION, TIME_TOTAL)
@@ -214,12 +216,14 @@ def _rungs(view: ExperimentView) -> list[dict[str, Any]]:
             at = _value_at(t, time_attr, metric, milestone)
             if at is not None:
                 points.append([t.trial_id, _number(at[0]), at[1]])
+                if len(points) == MAX_POINTS:
+                    break
         out.append(
             {
                 "bracket": bracket_name,
                 "milestone": milestone,
                 "cutoff": _number(cutoff),
-                "points": points[:5000],
+                "points": points,
             }
         )
     return out

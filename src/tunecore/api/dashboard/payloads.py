@@ -23,7 +23,7 @@ from tunecore.model.numbers import is_number
 MAX_TEXT = 20_000
 MAX_CURVES = 200
 """The most trials one curves request draws."""
-MAX_POINTS = 5000
+MAX_RUNG_POINTS = 5000
 """The most trials one rung shows (the first that reached it)."""
 
 TIME_TOTAL = "time_total_s"
@@ -216,7 +216,7 @@ def _rungs(view: ExperimentView) -> list[dict[str, Any]]:
             at = _value_at(t, time_attr, metric, milestone)
             if at is not None:
                 points.append([t.trial_id, _number(at[0]), at[1]])
-                if len(points) == MAX_POINTS:
+                if len(points) == MAX_RUNG_POINTS:
                     break
         out.append(
             {

@@ -23,6 +23,8 @@ from tunecore.model.numbers import is_number
 MAX_TEXT = 20_000
 MAX_CURVES = 200
 """The most trials one curves request draws."""
+MAX_RUNG_POINTS = 5000
+"""The most trials one rung shows (the first that reached it)."""
 
 TIME_TOTAL = "time_total_s"
 X_AXES = (TRAINING_ITERATION, TIME_TOTAL)
@@ -31,14 +33,10 @@ X_AXES = (TRAINING_ITERATION, TIME_TOTAL)
 def overview(view: ExperimentView, location: str, problem: str | None) -> dict[str, Any]:
     """Settings, progress, the best trial and how it improved, and errors."""
     state = view.state
-    counts: dict[str, int] = {}
-    for trial in view.trials.values():
-        counts[trial.status] = counts.get(trial.status, 0) + 1
     best = view.best[-1] if view.best else None
     errors = [
         {"trial": t.trial_id, "name": _text(t.name), "error": _text(t.error or "")}
-        for t in sorted(view.trials.values(), key=lambda t: t.order)
-        if t.error
+        for t in sorted((view.trials[t] for t in view.errored), key=lambda t: t.order)
     ]
     return {
         "name": _text(state.config.trainable_name),
@@ -49,7 +47,7 @@ def overview(view: ExperimentView, location: str, problem: str | None) -> dict[s
         "scheduler_settings": _text(state.scheduler.debug_string()),
         "searcher": _text(type(state.searcher).__name__) if state.searcher else None,
         "settings": _settings(view),
-        "counts": counts,
+        "counts": view.status_counts(),
         "trials": len(view.trials),
         "events": view.events,
         "started_at": view.started_at,
@@ -218,12 +216,14 @@ def _rungs(view: ExperimentView) -> list[dict[str, Any]]:
             at = _value_at(t, time_attr, metric, milestone)
             if at is not None:
                 points.append([t.trial_id, _number(at[0]), at[1]])
+                if len(points) == MAX_RUNG_POINTS:
+                    break
         out.append(
             {
                 "bracket": bracket_name,
                 "milestone": milestone,
                 "cutoff": _number(cutoff),
-                "points": points[:5000],
+                "points": points,
             }
         )
     return out

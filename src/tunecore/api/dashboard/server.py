@@ -34,6 +34,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from tunecore.api.dashboard import payloads
 from tunecore.api.dashboard.follow import Follower
+from tunecore.api.dashboard.gcpause import collector_paused
 from tunecore.api.whatif import what_if, what_if_scheduler
 from tunecore.core.results import TRAINING_ITERATION
 from tunecore.model import InvalidFieldError
@@ -164,6 +165,10 @@ def _one(query: dict[str, list[str]], name: str) -> str:
     return values[0] if values else ""
 
 
+def _encoded(data: Any) -> bytes:
+    return json.dumps(data, allow_nan=False, separators=(",", ":")).encode()
+
+
 def _handler(dashboard: Dashboard) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         server_version = "tunecore-dashboard"
@@ -179,15 +184,17 @@ def _handler(dashboard: Dashboard) -> type[BaseHTTPRequestHandler]:
                 name, kind = PAGES[url.path]
                 self._send(HTTPStatus.OK, _ASSETS.joinpath(name).read_bytes(), kind)
                 return
-            try:
-                answer = dashboard.answer(url.path, parse_qs(url.query))
-            except InvalidFieldError as error:
-                self._json(HTTPStatus.BAD_REQUEST, {"error": str(error)})
-                return
-            if answer is None:
-                self._json(HTTPStatus.NOT_FOUND, {"error": f"no such page: {url.path}"})
-                return
-            self._json(HTTPStatus.OK, answer)
+            with collector_paused():
+                try:
+                    answer = dashboard.answer(url.path, parse_qs(url.query))
+                except InvalidFieldError as error:
+                    self._json(HTTPStatus.BAD_REQUEST, {"error": str(error)})
+                    return
+                if answer is None:
+                    self._json(HTTPStatus.NOT_FOUND, {"error": f"no such page: {url.path}"})
+                    return
+                body = _encoded(answer)
+            self._send(HTTPStatus.OK, body, "application/json")
 
         def do_POST(self) -> None:
             if not self._host_allowed():
@@ -217,8 +224,7 @@ def _handler(dashboard: Dashboard) -> type[BaseHTTPRequestHandler]:
             return False
 
         def _json(self, status: HTTPStatus, data: Any) -> None:
-            body = json.dumps(data, allow_nan=False, separators=(",", ":")).encode()
-            self._send(status, body, "application/json")
+            self._send(status, _encoded(data), "application/json")
 
         def _send(self, status: HTTPStatus, body: bytes, kind: str) -> None:
             self.send_response(status)

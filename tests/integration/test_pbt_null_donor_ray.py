@@ -143,12 +143,14 @@ def test_a_donor_that_reported_checkpoints_is_cloned(tmp_path: Path) -> None:
     results, experiment = fit(tmp_path, checkpoints=True)
 
     assert [r.error for r in results] == [None, None]
-    # The exploited trial took the donor's whole config (its role too);
-    # its tag keeps its own start.
-    low = next(r for r in results if "role=low" in str(r.metrics["experiment_tag"]))
+    # The first trial (grid order: "low") was exploited and took the donor's
+    # whole config, its role too. Found by its id, not its tag: once both
+    # trials are "top", either may be exploited again later, from the other
+    # (a CI run saw the tag change then), so only what the first exploit
+    # makes certain is asserted.
+    low = next(r for r in results if str(r.metrics["trial_id"]).endswith("_00000"))
     assert "@perturbed" in str(low.metrics["experiment_tag"])
     assert low.config["role"] == "top"
-    assert low.config["rate"] in (2.0, 20.0)  # top's 10.0 moved to a neighbour
     saved = [e for e in read_log(experiment).events if isinstance(e, CheckpointSaved)]
     assert saved
     assert all(e.checkpoint.holds_state for e in saved)

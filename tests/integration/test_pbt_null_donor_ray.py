@@ -4,7 +4,10 @@ one (a function trainable that never reported a checkpoint), as Ray Tune
 the lower trial goes on with its own config, counting on. A function that
 does report checkpoints is exploited as before (docs/ray-examples.md, row
 421: the user's Lightning + PB2 run exploited from a null checkpoint and
-crashed on the donor's config).
+crashed on the donor's config). That a donor whose checkpoint holds state
+is still cloned is tests/core/schedulers/test_pbt_empty_donor.py's (a
+second test here, on Ray with the same gates, was not certain to see an
+exploit: it failed in one run in three, so it is gone).
 
 Which trial meets which donor is made certain with gate files: `top` waits
 for `low`'s first result to be in before reporting its own (so PBT ranks
@@ -137,23 +140,3 @@ def test_a_donor_that_never_reported_a_checkpoint_is_not_cloned(tmp_path: Path) 
     assert isinstance(scheduler, PopulationBasedTraining)
     assert scheduler.num_perturbations == 0
     assert scheduler.num_checkpoints >= 1
-
-
-def test_a_donor_that_reported_checkpoints_is_cloned(tmp_path: Path) -> None:
-    results, experiment = fit(tmp_path, checkpoints=True)
-
-    assert [r.error for r in results] == [None, None]
-    # The first trial (grid order: "low") was exploited and took the donor's
-    # whole config, its role too. Found by its id, not its tag: once both
-    # trials are "top", either may be exploited again later, from the other
-    # (a CI run saw the tag change then), so only what the first exploit
-    # makes certain is asserted.
-    low = next(r for r in results if str(r.metrics["trial_id"]).endswith("_00000"))
-    assert "@perturbed" in str(low.metrics["experiment_tag"])
-    assert low.config["role"] == "top"
-    saved = [e for e in read_log(experiment).events if isinstance(e, CheckpointSaved)]
-    assert saved
-    assert all(e.checkpoint.holds_state for e in saved)
-    scheduler = replay(experiment).state.scheduler
-    assert isinstance(scheduler, PopulationBasedTraining)
-    assert scheduler.num_perturbations >= 1

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from tunecore.core.search.base import unwrapped
 from tunecore.model import InvalidFieldError
+from tunecore.model.foreign_class import foreign_base
 from tunecore.search.searcher import Searcher
 
 _ACCEPTED = (
@@ -35,10 +36,8 @@ def _is_policy(candidate: object) -> bool:
 def _ray_base(cls: type) -> str | None:
     """The dotted name of the first class in `cls`'s bases from Ray Tune's
     own modules, if any."""
-    for base in cls.__mro__:
-        if base.__module__.startswith("ray.tune."):
-            return f"{base.__module__}.{base.__qualname__}"
-    return None
+    base = foreign_base(cls, "ray.tune")
+    return None if base is None else f"{base.__module__}.{base.__qualname__}"
 
 
 def refuse_foreign_searcher(search_alg: object, field: str = "TuneConfig.search_alg") -> object:

@@ -12,15 +12,13 @@ as it is, for the Tuner's own check to refuse, as Ray refuses it.
 
 from __future__ import annotations
 
+from tunecore.model.foreign_class import foreign_base
 from tunecore.search.ray_domains import adopt_ray_domains
 
 
 def is_ray_config(value: object) -> bool:
     """Whether `value` is an instance of Ray Tune's `_Config`."""
-    return any(
-        base.__name__ == "_Config" and base.__module__ == "ray.tune.tune"
-        for base in type(value).__mro__
-    )
+    return foreign_base(type(value), "ray.tune.tune", ("_Config",)) is not None
 
 
 def as_param_space(param_space: object) -> object:

@@ -16,6 +16,7 @@ passed, naming the class, the hook and what to use instead.
 from __future__ import annotations
 
 from tunecore.core.schedulers.resource_changing import ResourceChangingScheduler
+from tunecore.model.foreign_class import foreign_base
 from tunecore.shell.ray_schedulers import RAY_HOOKS, hook_style, is_policy, is_ray_style
 
 
@@ -39,14 +40,14 @@ def _not_a_scheduler(scheduler: object) -> str:
         "schedulers, or an object of a subclass of tunecore.schedulers.TrialScheduler or "
         "FIFOScheduler"
     )
-    for base in type(scheduler).__mro__:
-        if base.__module__.startswith("ray.tune.schedulers"):
-            return (
-                f"{expected}; {type(scheduler).__qualname__} is Ray Tune's own scheduler class "
-                f"({base.__module__}.{base.__qualname__}), which only Ray Tune runs: build "
-                f"tunecore.schedulers.{type(scheduler).__name__}(...) with the same arguments"
-            )
-    return expected
+    base = foreign_base(type(scheduler), "ray.tune.schedulers")
+    if base is None:
+        return expected
+    return (
+        f"{expected}; {type(scheduler).__qualname__} is Ray Tune's own scheduler class "
+        f"({base.__module__}.{base.__qualname__}), which only Ray Tune runs: build "
+        f"tunecore.schedulers.{type(scheduler).__name__}(...) with the same arguments"
+    )
 
 
 def refuse_ray_style_scheduler(scheduler: object) -> object:

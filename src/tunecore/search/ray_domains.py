@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from tunecore.model.foreign_class import foreign_base
 from tunecore.model.storable import MAX_DEPTH
 from tunecore.search import sample
 
@@ -29,10 +30,8 @@ _KINDS = ("Float", "Integer", "Categorical", "Function")
 def _ray_kind(value: object, kinds: tuple[str, ...]) -> str | None:
     """The name of the first of Ray's `kinds` classes `value` is an
     instance of, if any."""
-    for base in type(value).__mro__:
-        if base.__module__ == _RAY_MODULE and base.__name__ in kinds:
-            return base.__name__
-    return None
+    base = foreign_base(type(value), _RAY_MODULE, kinds)
+    return None if base is None else base.__name__
 
 
 def _with_ray_sampler(domain: Any, ray_sampler: object) -> Any:

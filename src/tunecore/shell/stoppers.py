@@ -24,6 +24,7 @@ from typing import Any, TypeAlias
 from tunecore.core.stoppers import BuiltinStopper, combine
 from tunecore.core.stoppers.registry import COMBINED, STOPPERS
 from tunecore.model import JsonDict
+from tunecore.model.foreign_class import foreign_base
 from tunecore.shell.reported_objects import ReportedObjects
 
 BUILTIN_TYPES = (*(entry.resolve() for entry in STOPPERS.entries), COMBINED)
@@ -167,10 +168,9 @@ def adopt_ray_stopper(stop: object) -> None:
     this one (`__call__(trial_id, result)`, `stop_all()`, both asked in the
     driver), so its instances run as the user's own stoppers. Ray's class is
     found by name in the instance's MRO: tunecore never imports `ray.tune`."""
-    for base in type(stop).__mro__:
-        if base.__name__ == "Stopper" and base.__module__.startswith("ray.tune.stopper"):
-            Stopper.register(base)
-            return
+    base = foreign_base(type(stop), "ray.tune.stopper", ("Stopper",))
+    if base is not None:
+        Stopper.register(base)
 
 
 def plan_stop(stop: object) -> StopPlan:

@@ -26,6 +26,7 @@ from typing import Any
 
 import msgspec
 
+from tunecore.model.foreign_class import foreign_base
 from tunecore.shell.storage.resolve import resolve_storage, uri_scheme
 from tunecore.shell.storage.store import Store
 from tunecore.shell.trainable.checkpoint_removed import Removed
@@ -161,7 +162,4 @@ def is_ray_checkpoint(value: object) -> bool:
     code no import rewriting reaches (RLlib's `algo.save()` returns a
     `TrainingResult` holding one). Found by name in the object's MRO:
     tunecore never imports `ray.train`."""
-    return any(
-        base.__name__ == "Checkpoint" and f"{base.__module__}.".startswith("ray.train.")
-        for base in type(value).__mro__
-    )
+    return foreign_base(type(value), "ray.train", ("Checkpoint",)) is not None

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 
 from tunecore.model import Resources
 from tunecore.model.errors import InvalidFieldError
+from tunecore.model.foreign_class import foreign_base
 from tunecore.model.numbers import is_number
 from tunecore.model.resources import STRATEGIES
 
@@ -123,10 +124,7 @@ def from_ray(request: object) -> object:
     the object's MRO (tunecore never imports `ray.tune`) and read through
     its public properties; Ray drops an empty head bundle from `bundles`
     and says so in `head_bundle_is_empty`, so that bundle is put back."""
-    if not any(
-        base.__name__ == "ResourceRequest" and base.__module__.startswith("ray.air.execution")
-        for base in type(request).__mro__
-    ):
+    if foreign_base(type(request), "ray.air.execution", ("ResourceRequest",)) is None:
         return request
     bundles: list[dict[str, float]] = list(request.bundles)  # type: ignore[attr-defined]
     if request.head_bundle_is_empty:  # type: ignore[attr-defined]

@@ -38,6 +38,7 @@ from typing import TypeAlias
 from tunecore.core.naming import numbered
 from tunecore.model import JsonDict
 from tunecore.model.errors import InvalidFieldError, require_name
+from tunecore.model.foreign_class import foreign_base
 from tunecore.shell.trainable.classapi import ClassTrainable, Trainable
 from tunecore.shell.trainable.config_objects import ConfigObjects
 from tunecore.shell.trainable.function import FunctionTrainable, function_form
@@ -170,10 +171,7 @@ _RAY_TUNE_TRAINABLE = (
 def _is_ray_tune_trainable(cls: type) -> bool:
     """Whether `cls` is built on Ray Tune's own `Trainable` (found by name:
     tunecore never imports `ray.tune`)."""
-    return any(
-        base.__name__ == "Trainable" and base.__module__.startswith("ray.tune.")
-        for base in cls.__mro__
-    )
+    return foreign_base(cls, "ray.tune", ("Trainable",)) is not None
 
 
 def _is_ray_train_trainer(target: object) -> bool:

@@ -357,11 +357,10 @@ def planting(names: list[str], outside: Path) -> Callable[[dict[str, object]], N
     def trainable(config: dict[str, object]) -> None:
         trial_dir = Path(tunecore.get_context().get_trial_dir())
         for name in names:
-            link = trial_dir / name
             if name == ".":
-                link = trial_dir
-                link.rename(trial_dir.with_name("moved_away"))
-            link.symlink_to(outside, target_is_directory=True)
+                plant_in_place_of(trial_dir, outside)
+            else:
+                (trial_dir / name).symlink_to(outside, target_is_directory=True)
         for step in range(1, 4):
             with tempfile.TemporaryDirectory() as directory:
                 Path(directory, "state").write_text(str(step))
@@ -370,6 +369,22 @@ def planting(names: list[str], outside: Path) -> Callable[[dict[str, object]], N
                 )
 
     return trainable
+
+
+def plant_in_place_of(trial_dir: Path, outside: Path) -> None:
+    """Moves the trial directory away and puts a link to `outside` at its
+    path. The driver's writer may make the directory again between the
+    move and the link (CI saw `FileExistsError` there once), so a
+    directory found back at the path is moved away too, until the link
+    is in place."""
+    for attempt in range(100):
+        trial_dir.rename(trial_dir.with_name(f"moved_away_{attempt}"))
+        try:
+            trial_dir.symlink_to(outside, target_is_directory=True)
+        except FileExistsError:
+            continue
+        return
+    raise AssertionError(f"{trial_dir} came back 100 times")
 
 
 @pytest.mark.parametrize(

@@ -819,6 +819,18 @@ def _score(result: Result, metric: str, mode: str, scope: Scope) -> float | None
     return stats.avg if scope == "avg" else (stats.max if mode == "max" else stats.min)
 
 
+# A kept checkpoint and what reading it found (None: its directory is gone).
+_Found = tuple[CheckpointRef, Checkpoint | None]
+
+
+def _best_of(ranked: list[_Found], num_to_keep: int | None) -> list[_Found]:
+    """The best `num_to_keep` of the kept checkpoints, ranked worst first, as
+    Ray's `best_checkpoints` lists them: the newest, kept besides them as the
+    restore point (`record_checkpoint`), is among them only if it ranks
+    there."""
+    return ranked if num_to_keep is None else ranked[max(0, len(ranked) - num_to_keep) :]
+
+
 def _by_score(trial: TrialState) -> list[CheckpointRef]:
     """The trial's kept persistent checkpoints as Ray lists them: by the
     score its checkpoint config ranks them with, worst first; of equal
@@ -870,7 +882,9 @@ def _result(
         "error": _error_of(trial),
         # Ray's are the results its callbacks heard: no `experiment_tag`.
         "best_checkpoints": [
-            (found, as_heard(ref.metrics)) for ref, found in kept if found is not None
+            (found, as_heard(ref.metrics))
+            for ref, found in _best_of(kept, trial.spec.checkpoint_policy.num_to_keep)
+            if found is not None
         ],
         "files": files,
         "storage": None if stored is None else stored.store,

@@ -84,3 +84,49 @@ def test_restore_refuses_a_searcher_built_on_ray_tunes_own_class(tmp_path: Path)
     assert "built on Ray Tune's own ray.tune.search.searcher.Searcher" in str(raised.value)
     # A searcher tunecore drives is taken as before.
     assert Tuner.restore(str(tmp_path / "exp"), reports_once, search_alg=RayStyle()) is not None
+
+
+def report_x(config: dict[str, Any]) -> None:
+    tunecore.report({"score": config["x"]})
+
+
+@pytest.mark.parametrize(
+    "wrapped",
+    [
+        lambda: ConcurrencyLimiter(BasicVariantGenerator(), max_concurrent=1),
+        lambda: Repeater(BasicVariantGenerator(), repeat=2),
+        lambda: Repeater(ConcurrencyLimiter(BasicVariantGenerator(), max_concurrent=1), repeat=2),
+    ],
+)
+def test_a_wrapped_generator_without_a_space_is_refused_saying_what_to_use(
+    wrapped: Callable[[], object], tmp_path: Path
+) -> None:
+    """Ray Tune issues #15156 and #19879 in Ray 2.x paths: Ray refuses both
+    wrappers around a `BasicVariantGenerator()` (its limiter with "only
+    works with `Searcher` objects"); the Tuner gives the param space only to
+    a generator that is the search_alg itself (docs/ray-examples.md #610)."""
+    tuner = Tuner(
+        report_x,
+        param_space={"x": tunecore.uniform(0, 1)},
+        tune_config=TuneConfig(search_alg=wrapped(), num_samples=2, metric="score", mode="max"),
+        run_config=RunConfig(storage_path=str(tmp_path), verbose=0, executor="in_process"),
+    )
+    with pytest.raises(ValueError, match=r"TuneConfig\.search_alg=") as raised:
+        tuner.fit()
+    message = str(raised.value)
+    assert "Searcher inside" in message
+    assert "BasicVariantGenerator(max_concurrent=N)" in message
+    assert "TuneConfig(max_concurrent_trials=N)" in message
+
+
+def test_a_wrapped_generator_given_its_own_space_still_runs(tmp_path: Path) -> None:
+    space = {"x": tunecore.grid_search([1, 2, 3])}
+    results = Tuner(
+        report_x,
+        param_space=space,
+        tune_config=TuneConfig(
+            search_alg=ConcurrencyLimiter(BasicVariantGenerator(space), max_concurrent=1)
+        ),
+        run_config=RunConfig(storage_path=str(tmp_path), verbose=0, executor="in_process"),
+    ).fit()
+    assert sorted(r.metrics["score"] for r in results) == [1, 2, 3]

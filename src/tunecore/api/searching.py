@@ -34,11 +34,11 @@ import msgspec
 
 from tunecore.core.experiment import ExperimentState, trials_in_order
 from tunecore.core.experiment.snapshot import BUILTIN
-from tunecore.core.search import ConcurrencyLimiter, Repeater
+from tunecore.core.search import BasicVariantGenerator, ConcurrencyLimiter, Repeater
 from tunecore.core.search.base import SearchPolicy, unwrapped
 from tunecore.core.search.external import ExternalSearcher, Tell, TellKind
 from tunecore.core.search.variants import as_param_space, parse_space, without_functions
-from tunecore.model import Asked, ExperimentEvent, Mode, TrialStatus
+from tunecore.model import Asked, ExperimentEvent, InvalidFieldError, Mode, TrialStatus
 from tunecore.search.searcher import Searcher, class_path
 from tunecore.shell.eventlog import read_log
 from tunecore.shell.mirror.remote import is_stored, open_stored
@@ -64,6 +64,27 @@ def searcher_object(chosen: object) -> Searcher | None:
     """The Ray-style searcher object inside `chosen`'s wrappers, if any."""
     inner = unwrapped(chosen)
     return inner if isinstance(inner, Searcher) else None
+
+
+def refuse_wrapped_generator_without_space(chosen: object) -> None:
+    """Refuse a `BasicVariantGenerator()` inside a `ConcurrencyLimiter` or
+    `Repeater`: the Tuner gives its `param_space` only to a generator that
+    is the `search_alg` itself. Ray Tune refuses it too: its limiter says it
+    "only works with `Searcher` objects" (a `RuntimeError` when built), its
+    repeater fails on the generator's missing `mode`. A generator given its
+    own space (`BasicVariantGenerator(space)`, tunecore's) may be wrapped."""
+    if not isinstance(chosen, _WRAPPERS):
+        return
+    inner = unwrapped(chosen)
+    if isinstance(inner, BasicVariantGenerator) and inner.param_space is None:
+        wrapper = type(chosen).__name__
+        raise InvalidFieldError(
+            "TuneConfig.search_alg",
+            f"{wrapper}(BasicVariantGenerator(...))",
+            f"a Searcher inside {wrapper} (as in Ray Tune, which refuses this too); to limit "
+            "random or grid search, pass BasicVariantGenerator(max_concurrent=N) or "
+            "TuneConfig(max_concurrent_trials=N), and to repeat it, TuneConfig(num_samples=N)",
+        )
 
 
 def prepare_search(

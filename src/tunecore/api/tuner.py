@@ -66,7 +66,12 @@ from tunecore.api.reporters import ProgressReporter as UserReporter
 from tunecore.api.reporting import UserReporting, prints_its_own
 from tunecore.api.restored import Trainable, restored_output_files, restored_trainable
 from tunecore.api.results import ResultGrid
-from tunecore.api.searching import prepare_search, restored_runtime, searcher_object
+from tunecore.api.searching import (
+    prepare_search,
+    refuse_wrapped_generator_without_space,
+    restored_runtime,
+    searcher_object,
+)
 from tunecore.api.spelling import setting
 from tunecore.api.tuner_kwargs import apply_tuner_kwargs
 from tunecore.core.experiment import (
@@ -986,6 +991,7 @@ class Tuner:
             generator = chosen if chosen is not None else BasicVariantGenerator()
             searcher = generator.with_space(self._space, num_samples=samples, seed=seed or 0)
         else:
+            refuse_wrapped_generator_without_space(chosen)
             searcher = chosen
         if limit is not None:
             searcher = ConcurrencyLimiter[SearchPolicy](searcher, max_concurrent=limit)

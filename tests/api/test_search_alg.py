@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -129,4 +129,4 @@ def test_a_wrapped_generator_given_its_own_space_still_runs(tmp_path: Path) -> N
         ),
         run_config=RunConfig(storage_path=str(tmp_path), verbose=0, executor="in_process"),
     ).fit()
-    assert sorted(r.metrics["score"] for r in results) == [1, 2, 3]
+    assert sorted(cast(int, r.metrics["score"]) for r in results) == [1, 2, 3]

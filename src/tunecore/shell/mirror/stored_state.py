@@ -64,7 +64,7 @@ from tunecore.shell.mirror.claims import (
 from tunecore.shell.mirror.fetched_files import record_fetched
 from tunecore.shell.storage.layout import is_experiment_entry
 from tunecore.shell.storage.own_files import NotRegularFileError, write_atomic, write_through
-from tunecore.shell.storage.store import Store
+from tunecore.shell.storage.store import Store, delete_entry
 
 logger = logging.getLogger(__name__)
 
@@ -367,7 +367,7 @@ def fetch_requests(
             continue
         except NotRegularFileError as error:
             logger.warning("%s: skipped (%s); removed", store.uri(rel), error.strerror)
-            store.delete_file(rel)
+            delete_entry(store, rel)  # a directory of another name too
             continue
         local.mkdir(parents=True, exist_ok=True)
         write_file(local / name, data)

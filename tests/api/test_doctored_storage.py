@@ -13,8 +13,9 @@ import pytest
 
 from tests.api.test_mirrored_fit import counting, run_failing, trial_dirs
 from tests.storage_fixtures import StorageTarget
-from tunecore import ResultGrid, Tuner
+from tunecore import ResultGrid, RunConfig, Tuner
 from tunecore.shell.mirror.claims import TakenOverError, check_not_taken_over
+from tunecore.shell.mirror.nesting import NestedExperimentError
 from tunecore.shell.storage.resolve import within
 
 TARGETS = ["file_store", "s3_store"]
@@ -74,3 +75,59 @@ def test_a_claim_in_other_digits_is_no_claim(target: StorageTarget) -> None:
     events.write_bytes(f"events/{forged}", b"")
     check_not_taken_over(events, 1, "save")
     assert trial_dirs(target, "exp")
+
+
+def stored_names(target: StorageTarget) -> list[str]:
+    found: list[str] = []
+
+    def walk(rel: str) -> None:
+        for name in target.store.list(rel):
+            path = f"{rel}/{name}" if rel else name
+            found.append(path)
+            walk(path)
+
+    walk("")
+    return sorted(found)
+
+
+@pytest.mark.parametrize("inside", ["inbox", "events", "snapshots"])
+def test_an_experiment_inside_another_is_refused_before_it_writes(
+    target: StorageTarget, inside: str
+) -> None:
+    """A run whose place was inside a stored experiment (`storage_path`
+    pointing into it, or a name below it) put its lease, claims and
+    upload directory among the first one's entries: the first one's resume
+    then failed on them (`inbox/.tunecore_upload_g00000001`: EISDIR out of
+    fit()) or retried shipping its snapshots for good, and its inbox
+    and retention deleted the second one's files."""
+    run_failing(target)
+    before = stored_names(target)
+    base, mark, query = target.uri.partition("?")
+    with pytest.raises(NestedExperimentError, match=r"inside the experiment .*exp"):
+        Tuner(
+            counting,
+            param_space={"steps": 2},
+            run_config=RunConfig(
+                name=inside, storage_path=f"{base}/exp{mark}{query}", executor="in_process"
+            ),
+        ).fit()
+    assert stored_names(target) == before
+    restored = Tuner.restore(target.experiment_uri("exp"), counting, resume_errored=True).fit()
+    assert [result.metrics["score"] for result in restored] == [3]
+
+
+def test_a_local_experiment_inside_another_is_refused(tmp_path: Path) -> None:
+    def fit(storage_path: Path, name: str) -> None:
+        Tuner(
+            counting,
+            param_space={"steps": 2},
+            run_config=RunConfig(
+                name=name, storage_path=str(storage_path), verbose=0, executor="in_process"
+            ),
+        ).fit()
+
+    fit(tmp_path, "outer")
+    [trial] = [entry.name for entry in (tmp_path / "outer").glob("counting_*")]
+    with pytest.raises(NestedExperimentError, match="inside the experiment"):
+        fit(tmp_path / "outer", trial)
+    fit(tmp_path, "beside")  # a sibling is no nesting

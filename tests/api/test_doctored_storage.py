@@ -1,19 +1,23 @@
-"""Stored experiments someone changed (storage54's attacks): what a
-resume, the readers and a stale worker make of names and objects tunecore
-never wrote. Each test runs on `file://` and on a local S3 server."""
+"""Attacks on an experiment's storage (storage54): stored experiments
+someone changed (names and objects tunecore never wrote), experiments
+placed inside others, a storage that goes away. Most run on `file://` and
+on a local S3 server."""
 
 from __future__ import annotations
 
 import json
 import shutil
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 
+import tunecore
 from tests.api.test_mirrored_fit import counting, run_failing, trial_dirs
-from tests.storage_fixtures import StorageTarget
-from tunecore import ResultGrid, RunConfig, Tuner
+from tests.storage_fixtures import StorageTarget, make_s3_target
+from tunecore import ResultGrid, RunConfig, SyncConfig, Tuner
+from tunecore.model import JsonValue
 from tunecore.shell.mirror.claims import TakenOverError, check_not_taken_over
 from tunecore.shell.mirror.nesting import NestedExperimentError
 from tunecore.shell.storage.resolve import within
@@ -131,3 +135,33 @@ def test_a_local_experiment_inside_another_is_refused(tmp_path: Path) -> None:
     with pytest.raises(NestedExperimentError, match="inside the experiment"):
         fit(tmp_path / "outer", trial)
     fit(tmp_path, "beside")  # a sibling is no nesting
+
+
+def test_a_storage_gone_as_the_run_ends_costs_it_no_results(staging: Path) -> None:
+    """The S3 server stopped during the last step: shipping gave up after
+    `sync_timeout` with a warning naming the staging copy, then the lease's
+    release raised `OSError` out of `fit()`, and the run's results were
+    lost to the caller (an error raised in the run was hidden the same way)."""
+    from moto.server import ThreadedMotoServer  # noqa: PLC0415
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    target = make_s3_target(f"{host}:{port}")
+
+    def stops_the_storage(config: Mapping[str, JsonValue]) -> None:
+        tunecore.report({"score": 1})
+        server.stop()
+        tunecore.report({"score": 2})
+
+    grid = Tuner(
+        stops_the_storage,
+        run_config=RunConfig(
+            name="exp",
+            storage_path=target.uri,
+            sync_config=SyncConfig(sync_timeout=1),
+            verbose=0,
+            executor="in_process",
+        ),
+    ).fit()
+    assert [result.metrics["score"] for result in grid] == [2]

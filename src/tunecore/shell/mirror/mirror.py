@@ -273,8 +273,21 @@ class Mirror:
         self.lease.renew()
 
     def drop_lease(self) -> None:
-        """Give the experiment up (only a lease this driver still holds)."""
-        self.lease.drop()
+        """Give the experiment up (only a lease this driver still holds).
+        Never raises: it runs as `fit()` ends, however it ends, and a
+        storage down then cost the run its results (or hid the error that
+        ended it) for a lease that lapses by itself; a failure is a
+        warning instead."""
+        try:
+            self.lease.drop()
+        except OSError as error:
+            logger.warning(
+                "Storage %s: could not give the lease up (%s); it lapses %.0f s after its "
+                "last renewal, and until then another driver cannot take the experiment over",
+                self.store.uri(),
+                error,
+                self.lease.stale_s,
+            )
 
 
 def _starts_with(path: Path, prefix: Path, size: int) -> bool:

@@ -66,7 +66,12 @@ def enclosing_experiment(store: Store, name: str) -> str | None:
     def parent(path: str) -> str:
         return path.rpartition("/")[0]
 
-    return next(filter(is_experiment, _ancestors(store.fs_path(name), parent)), None)
+    try:
+        return next(filter(is_experiment, _ancestors(store.fs_path(name), parent)), None)
+    except OSError as error:
+        raise OSError(
+            error.errno, f"{store.uri(name)}: looking for an experiment above it: {error}"
+        ) from error
 
 
 def _ancestors(path: str, parent: Callable[[str], str]) -> Iterator[str]:

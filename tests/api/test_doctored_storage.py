@@ -137,6 +137,7 @@ def test_a_local_experiment_inside_another_is_refused(tmp_path: Path) -> None:
     fit(tmp_path, "beside")  # a sibling is no nesting
 
 
+@pytest.mark.slow  # the client's retries of a refused connection: 30-110 s here
 def test_a_storage_gone_as_the_run_ends_costs_it_no_results(staging: Path) -> None:
     """The S3 server stopped during the last step: shipping gave up after
     `sync_timeout` with a warning naming the staging copy, then the lease's

@@ -837,6 +837,21 @@ def test_a_stored_request_that_is_a_directory_is_skipped_removed_and_the_rest_ta
     assert isinstance(request, StopRequested)
 
 
+def test_a_stored_directory_of_another_name_in_the_inbox_takes_nothing_down(
+    target: StorageTarget, staging: Staging
+) -> None:
+    """A directory named as no request (`inbox/junk/x`: an experiment
+    someone started inside this one's `inbox`) was removed as a file: on
+    `file://` that raised `OSError` (EISDIR) out of every resume."""
+    store = within(target.store, "exp")
+    store.write_bytes("inbox/junk/x", b"{}")
+    posted = post_to_store(store, StopTrialRequest(trial_id="t1"))
+    shipper(store, staging).requests.fetch()
+    assert store.list("inbox") == [posted.rpartition("/")[2]]
+    [request] = Inbox(staging.dir).take(at=1.0)
+    assert isinstance(request, StopRequested)
+
+
 def test_a_huge_stored_request_is_never_read_whole(target: StorageTarget, staging: Staging) -> None:
     import tracemalloc  # noqa: PLC0415
 

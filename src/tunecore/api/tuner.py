@@ -127,6 +127,7 @@ from tunecore.shell.journal import Journal, SnapshotStore
 from tunecore.shell.lock import ExperimentLockedError, driver_lock
 from tunecore.shell.loop import ExperimentLoop
 from tunecore.shell.mirror.mirror import Mirror
+from tunecore.shell.mirror.nesting import check_not_nested
 from tunecore.shell.mirror.output_fence import put_back_outputs
 from tunecore.shell.mirror.remote import StoredExperiment, as_location, experiment_header, is_stored
 from tunecore.shell.mirror.upload_fence import names_by_generation
@@ -409,6 +410,7 @@ class Tuner:
             return self._fit_mirrored(spec, store)
         root = Path(spec.uri)
         name = run.name or claim_default_name(root, _short(self._name))
+        check_not_nested(store, experiment_dirname(name), self._place_setting())
         if self._resume is None:
             set_aside_earlier_run(root / experiment_dirname(name))
         storage = ExperimentStorage(root, name, background=True)
@@ -439,6 +441,10 @@ class Tuner:
             finally:
                 mirror.drop_lease()
 
+    def _place_setting(self) -> str:
+        """What set the experiment's place, as an error names it."""
+        return "Tuner.restore's path" if self._resume else "RunConfig's storage_path and name"
+
     def _claim_stored(
         self, spec: StorageSpec, root: Store, names: Iterable[str], held: contextlib.ExitStack
     ) -> tuple[Mirror, ExperimentStorage]:
@@ -448,6 +454,7 @@ class Tuner:
         for it is raised; default names go on to the next."""
         for name in names:
             mirror = Mirror(spec, root, name)
+            check_not_nested(root, mirror.name, self._place_setting())
             storage = ExperimentStorage(mirror.staging_root, name, background=True)
             with contextlib.ExitStack() as attempt:
                 try:

@@ -34,7 +34,7 @@ def checkpoint_dirname(iteration: int) -> str:
     return f"checkpoint_{iteration:06d}"
 
 
-_GENERATION_SUFFIX = re.compile(r"_g([1-9]\d*)$")
+_GENERATION_SUFFIX = re.compile(r"_g([1-9][0-9]*)$")
 
 
 def generation_dirname(name: str, generation: int) -> str:

@@ -69,7 +69,7 @@ made anew for each look at them): one warning each per process."""
 SNAPSHOT_DIR = "snapshots"
 KEEP_SNAPSHOTS = 2
 SNAPSHOT_FORMAT = 1
-_NAME = re.compile(r"^snapshot_(\d{12})\.msgpack$")
+_NAME = re.compile(r"^snapshot_([0-9]{12})\.msgpack$")
 _CRC = struct.Struct("<I")
 EMPTY_DIGEST = bytes(16)
 

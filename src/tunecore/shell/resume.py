@@ -54,7 +54,7 @@ logger = logging.getLogger(__name__)
 # `checkpoint_NNNNNN`, or `checkpoint_NNNNNN_n`: the same iteration saved
 # again after a restore to an earlier one (`ExperimentStorage.checkpoint_path`);
 # either with `_g<generation>` on an object store (`core.checkpoints.generation_dirname`).
-_CHECKPOINT_DIR = re.compile(r"^checkpoint_(\d{6,})(?:_([1-9]\d*))?$")
+_CHECKPOINT_DIR = re.compile(r"^checkpoint_([0-9]{6,})(?:_([1-9][0-9]*))?$")
 
 
 def repair_result_files(

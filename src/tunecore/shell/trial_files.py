@@ -14,7 +14,7 @@ ERROR_FILE = "error.txt"
 TRIAL_FILES = frozenset({PARAMS_FILE, RESULT_FILE, PROGRESS_FILE, ERROR_FILE})
 """The files the driver keeps in a trial's directory."""
 
-_SAVED_DIR = re.compile(r"(checkpoint|exploit)_\d+(_[1-9]\d*)?(_g[1-9]\d*)?")
+_SAVED_DIR = re.compile(r"(checkpoint|exploit)_[0-9]+(_[1-9][0-9]*)?(_g[1-9][0-9]*)?")
 """The directories a trial's checkpoints are saved and copied to
 (`checkpoint_000003`, `checkpoint_000003_1_g2`, `exploit_000002`)."""
 

@@ -19,8 +19,18 @@ from tunecore.shell.storage.store import Store
 
 SEGMENT_DIR = "events"
 
-_FENCE = re.compile(r"^fence_g(\d{8})_(\d{16})$")
-_CLAIM = re.compile(r"^claim_g(\d{8})(?:_([0-9a-f]{1,64}))?$")
+GENERATION_DIGITS = "[0-9]{8,}"
+"""A lease generation in a stored name (`claim_g00000003_...`): written
+`{:08d}`, so eight ASCII digits or more. Every parser of such names uses
+this. A generation past 99,999,999 (one a doctored lease or claim names
+takes the next driver there) has more than eight, and a reader that
+expected exactly eight left that driver's claim, fence and log objects
+out: what it recorded was lost to the next resume, and its workers never
+saw a later claim. ASCII only: `\\d` also takes other scripts' digits,
+which `int` reads (eight Arabic-Indic digits made a second name for
+generation 9)."""
+_FENCE = re.compile(rf"^fence_g({GENERATION_DIGITS})_([0-9]{{16}})$")
+_CLAIM = re.compile(rf"^claim_g({GENERATION_DIGITS})(?:_([0-9a-f]{{1,64}}))?$")
 
 
 class TakenOverError(RuntimeError):

@@ -68,7 +68,7 @@ class Lease(msgspec.Struct, frozen=True, kw_only=True):
     token: str
     renewed: float
     """When the holder last renewed it (its clock, seconds since the epoch)."""
-    generation: int = 0
+    generation: Annotated[int, msgspec.Meta(ge=0)] = 0
     """How many drivers held the experiment before this one (+1 per take-over)."""
     process_start: str | None = None
     """When the holder's process started (`shell.processes`), so that a later

@@ -42,7 +42,7 @@ from tunecore.shell.storage.layout import experiment_dirname
 from tunecore.shell.storage.own_files import kind_of
 from tunecore.shell.storage.resolve import staging_root, within
 from tunecore.shell.storage.shared_storage import TOKEN_FILE
-from tunecore.shell.storage.store import StorageSpec, Store
+from tunecore.shell.storage.store import StorageSpec, Store, delete_entry
 
 logger = logging.getLogger(__name__)
 
@@ -92,7 +92,7 @@ class Mirror:
         self.root.copy_dir(self.name, aside)
         copy = within(self.root, aside)
         for rel in self.lease.held:
-            _delete_entry(copy, rel)
+            delete_entry(copy, rel)
         _delete_all_but(self.store, self.lease.held)
         return self.root.uri(aside)
 
@@ -273,8 +273,21 @@ class Mirror:
         self.lease.renew()
 
     def drop_lease(self) -> None:
-        """Give the experiment up (only a lease this driver still holds)."""
-        self.lease.drop()
+        """Give the experiment up (only a lease this driver still holds).
+        Never raises: it runs as `fit()` ends, however it ends, and a
+        storage down then cost the run its results (or hid the error that
+        ended it) for a lease that lapses by itself; a failure is a
+        warning instead."""
+        try:
+            self.lease.drop()
+        except OSError as error:
+            logger.warning(
+                "Storage %s: could not give the lease up (%s); it lapses %.0f s after its "
+                "last renewal, and until then another driver cannot take the experiment over",
+                self.store.uri(),
+                error,
+                self.lease.stale_s,
+            )
 
 
 def _starts_with(path: Path, prefix: Path, size: int) -> bool:
@@ -316,24 +329,11 @@ def _delete_all_but(store: Store, kept: frozenset[str]) -> None:
         if any(rel.startswith(f"{name}/") for rel in kept):
             _delete_all_but(within(store, name), _below(name, kept))
         else:
-            _delete_entry(store, name)
+            delete_entry(store, name)
 
 
 def _below(name: str, kept: frozenset[str]) -> frozenset[str]:
     return frozenset(rel.removeprefix(f"{name}/") for rel in kept if rel.startswith(f"{name}/"))
-
-
-def _delete_entry(store: Store, rel: str) -> None:
-    """Delete the object or directory `rel` (an empty directory, which
-    lists as nothing, only a `LocalStore` has: deleting it as a file
-    fails)."""
-    if store.list(rel):
-        store.delete_dir(rel)
-        return
-    try:
-        store.delete_file(rel)
-    except OSError:
-        store.delete_dir(rel)
 
 
 def _empty_but_lock(directory: Path) -> None:

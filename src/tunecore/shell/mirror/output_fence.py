@@ -51,14 +51,14 @@ import logging
 import re
 from collections.abc import Iterator
 
-from tunecore.shell.mirror.claims import TakenOverError, check_not_taken_over
+from tunecore.shell.mirror.claims import GENERATION_DIGITS, TakenOverError, check_not_taken_over
 from tunecore.shell.mirror.upload_fence import names_by_generation, replace_dir, replace_file
 from tunecore.shell.storage.store import Store, check_rel, local_files
 from tunecore.shell.trial_files import is_tunecore_entry
 
 logger = logging.getLogger(__name__)
 
-_KEPT = re.compile(r"^\.tunecore_kept_g(\d{8})$")
+_KEPT = re.compile(rf"^\.tunecore_kept_g({GENERATION_DIGITS})$")
 EXPORT_DIR = "export"
 """A trial's exports: one output, replaced as a whole."""
 

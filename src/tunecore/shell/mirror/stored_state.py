@@ -56,6 +56,7 @@ from tunecore.shell.eventlog import LOG_FILE, CorruptLogError, LogError, copy_wh
 from tunecore.shell.inbox import INBOX_DIR, MAX_REQUEST_BYTES, is_request_name
 from tunecore.shell.journal import SNAPSHOT_DIR, SnapshotStore, snapshot_log_bytes
 from tunecore.shell.mirror.claims import (
+    GENERATION_DIGITS,
     SEGMENT_DIR,
     Fences,
     fences_of,
@@ -63,7 +64,7 @@ from tunecore.shell.mirror.claims import (
 from tunecore.shell.mirror.fetched_files import record_fetched
 from tunecore.shell.storage.layout import is_experiment_entry
 from tunecore.shell.storage.own_files import NotRegularFileError, write_atomic, write_through
-from tunecore.shell.storage.store import Store
+from tunecore.shell.storage.store import Store, delete_entry
 
 logger = logging.getLogger(__name__)
 
@@ -75,8 +76,8 @@ NOT_TRIAL_FILES = re.compile(r"^(checkpoint_.*|exploit_.*|worker_checkpoints)$")
 """What a trial directory holds that is not a trial file: checkpoints
 (workers store them) and the worker's own scratch."""
 
-_SEGMENT = re.compile(r"^seg_(\d{16})_(\d{16})(?:_g(\d{8}))?$")
-_SNAPSHOT = re.compile(r"^(snapshot_\d{12}\.msgpack)(?:\.g(\d{8}))?$")
+_SEGMENT = re.compile(rf"^seg_([0-9]{{16}})_([0-9]{{16}})(?:_g({GENERATION_DIGITS}))?$")
+_SNAPSHOT = re.compile(rf"^(snapshot_[0-9]{{12}}\.msgpack)(?:\.g({GENERATION_DIGITS}))?$")
 _TEMPORARY = re.compile(r"(\.tmp|\.tmp-[0-9a-f]{16}|\.quarantine-.*)$")
 _READ_RETRIES = 5
 
@@ -366,7 +367,7 @@ def fetch_requests(
             continue
         except NotRegularFileError as error:
             logger.warning("%s: skipped (%s); removed", store.uri(rel), error.strerror)
-            store.delete_file(rel)
+            delete_entry(store, rel)  # a directory of another name too
             continue
         local.mkdir(parents=True, exist_ok=True)
         write_file(local / name, data)

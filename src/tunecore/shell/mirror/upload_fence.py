@@ -79,14 +79,14 @@ from pathlib import Path
 from typing import TypeVar
 
 from tunecore.core.checkpoints import generation_dirname
-from tunecore.shell.mirror.claims import TakenOverError, check_not_taken_over
+from tunecore.shell.mirror.claims import GENERATION_DIGITS, TakenOverError, check_not_taken_over
 from tunecore.shell.storage import own_files
 from tunecore.shell.storage.store import Store, local_files
 
 logger = logging.getLogger(__name__)
 
-_UPLOAD = re.compile(r"^\.tunecore_upload_g(\d{8})$")
-_FENCED = re.compile(r"^\.tunecore_fenced_g\d{8}_[0-9a-f]+$")
+_UPLOAD = re.compile(rf"^\.tunecore_upload_g({GENERATION_DIGITS})$")
+_FENCED = re.compile(rf"^\.tunecore_fenced_g{GENERATION_DIGITS}_[0-9a-f]+$")
 _T = TypeVar("_T")
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 

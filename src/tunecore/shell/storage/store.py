@@ -213,6 +213,19 @@ def local_filesystem() -> FileSystem:
     return LocalFileSystem()
 
 
+def delete_entry(store: Store, rel: str) -> None:
+    """Delete the object or directory `rel`, whichever it is (an empty
+    directory, which lists as nothing, only a `LocalStore` has: deleting
+    it as a file fails)."""
+    if store.list(rel):
+        store.delete_dir(rel)
+        return
+    try:
+        store.delete_file(rel)
+    except OSError:
+        store.delete_dir(rel)
+
+
 def check_rel(rel: str, *, root_ok: bool = True) -> str:
     """`rel` if it is a valid relative store path (see `Store`), else
     `ValueError` naming it. The root `""` only where `root_ok`."""

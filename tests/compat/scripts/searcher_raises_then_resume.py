@@ -107,7 +107,7 @@ assert raised is not None and "the optimizer broke" in str(raised), raised
 os.remove(broken)  # the user fixes the optimizer and resumes
 analysis = run(ThreeConfigs(), resume="AUTO")
 by_x = {trial.config["x"]: trial for trial in analysis.trials}
-print({x: (t.status, t.last_result.get("epoch"), t.last_result.get("start")) for x, t in by_x.items()})
+print({x: (t.status, t.last_result["epoch"], t.last_result["start"]) for x, t in by_x.items()})
 assert sorted(by_x) == [1, 2, 3], by_x
 assert all(trial.status == "TERMINATED" for trial in by_x.values())
 # The long trial ran again, from a checkpoint it had saved before the searcher broke.

@@ -52,7 +52,7 @@ def test_an_event_without_the_flag_has_the_bytes_of_an_old_log(
         from_json(to_json(written), ExperimentEvent),
     ):
         assert read == kind(at=at, error=error)
-        assert read.resumable is UNSET  # type: ignore[union-attr]
+        assert read.resumable is UNSET
 
 
 @pytest.mark.parametrize("kind", [SearcherFailed, SchedulerFailed])

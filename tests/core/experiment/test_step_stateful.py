@@ -13,10 +13,10 @@ heard of it (`check_end_heard`). At the end the same events are replayed from sc
 from __future__ import annotations
 
 import msgspec
-from msgspec import UNSET
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+from msgspec import UNSET
 
 from tests.core.experiment.policies import ListSearcher, ScriptedScheduler
 from tunecore.core import resources

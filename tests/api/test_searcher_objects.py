@@ -234,7 +234,7 @@ def test_a_restore_runs_the_trial_a_raising_searcher_cut_short(tmp_path: Path) -
         tuner(["config", "raise"]).fit()
     path = tmp_path / "exp"
     assert [e.resumable for e in read_log(path).events if isinstance(e, SearcherFailed)] == [True]
-    trials = list(replay(path).state.trials.values())  # type: ignore[attr-defined]
+    trials = list(replay(path).state.trials.values())
     assert [t.is_finished for t in trials] == [False]
     restored = Tuner.restore(str(path), quadratic, search_alg=Scripted(["config"] * 3)).fit()
     assert sorted(r.config["x"] for r in restored) == [1.0, 2.0, 3.0]

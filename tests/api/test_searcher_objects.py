@@ -214,6 +214,33 @@ def test_a_searcher_that_raises_stops_the_experiment_and_keeps_the_log(tmp_path:
     assert replay(tmp_path / "sim").state.done
 
 
+def test_a_restore_runs_the_trial_a_raising_searcher_cut_short(tmp_path: Path) -> None:
+    """As in Ray Tune: the trial running when the searcher raised (it never
+    reported) is not ended by the failure; the restore, given the fixed
+    searcher, runs it and asks for the rest."""
+
+    def tuner(script: list[str]) -> Tuner:
+        return Tuner(
+            quadratic,
+            tune_config=TuneConfig(
+                search_alg=Scripted(script), metric="score", mode="max", num_samples=3
+            ),
+            run_config=RunConfig(
+                storage_path=str(tmp_path), name="exp", verbose=0, executor="in_process"
+            ),
+        )
+
+    with pytest.raises(TuneError, match=r"Tuner\.restore runs the trials it cut short again"):
+        tuner(["config", "raise"]).fit()
+    path = tmp_path / "exp"
+    assert [e.resumable for e in read_log(path).events if isinstance(e, SearcherFailed)] == [True]
+    trials = list(replay(path).state.trials.values())
+    assert [t.is_finished for t in trials] == [False]
+    restored = Tuner.restore(str(path), quadratic, search_alg=Scripted(["config"] * 3)).fit()
+    assert sorted(r.config["x"] for r in restored) == [1.0, 2.0, 3.0]
+    assert all(r.error is None and "score" in r.metrics for r in restored)
+
+
 class ScriptedOverTheSpace(Scripted):
     """Takes the Tuner's param space (and then ignores it)."""
 

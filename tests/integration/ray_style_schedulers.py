@@ -69,6 +69,20 @@ class TakeTurns(FIFOScheduler):
         return min(paused, key=lambda trial: self.trained.get(trial.trial_id, 0))
 
 
+class BreaksAt(FIFOScheduler):
+    """Raises on the first result at `iteration` (None: never): a scheduler
+    with a bug, and the same one fixed."""
+
+    def __init__(self, iteration: int | None) -> None:
+        super().__init__()
+        self.iteration = iteration
+
+    def on_trial_result(self, tune_controller: Any, trial: Any, result: dict[str, Any]) -> str:
+        if result["training_iteration"] == self.iteration:
+            raise RuntimeError(f"broke at iteration {self.iteration}")
+        return TrialScheduler.CONTINUE
+
+
 TURNS_OF_THREE = [(1, 2), (2, 2), (3, 2), (1, 4), (2, 4), (3, 4)]
 """`TakeTurns(every=2)`'s turns as (x, iteration), over `climb` with
 `steps=4` and `x` in 1, 2, 3 run one at a time: each trial's first turn
@@ -77,7 +91,8 @@ in the order added, then the least trained goes next."""
 
 def climb(config: dict[str, Any]) -> None:
     """Reports `score = x * iteration` for `steps` iterations, each with a
-    checkpoint, so a paused trial resumes where it was. With `fail_once`
+    checkpoint, so a paused trial resumes where it was (`start` says from
+    which step it last started). With `fail_once`
     (a path), the first run that finds no file there creates it and fails
     after its first result."""
     start = 0
@@ -90,7 +105,8 @@ def climb(config: dict[str, Any]) -> None:
         with open(os.path.join(saved, "step"), "w") as f:
             json.dump(step + 1, f)
         tune.report(
-            {"score": config["x"] * (step + 1)}, checkpoint=tune.Checkpoint.from_directory(saved)
+            {"score": config["x"] * (step + 1), "start": start},
+            checkpoint=tune.Checkpoint.from_directory(saved),
         )
         marker = config.get("fail_once")
         if marker and not os.path.exists(marker):

@@ -18,6 +18,7 @@ import tunecore as tune
 from tests.integration import ray_style_schedulers as rs
 from tests.integration.shipping import shipped_by_value
 from tunecore import RunConfig, TuneConfig, Tuner
+from tunecore.error import TuneError
 from tunecore.model import TrialStatus
 
 pytestmark = pytest.mark.usefixtures("ray_cluster", "shipped")
@@ -73,3 +74,29 @@ def test_trials_take_turns_by_its_pauses_and_picks(tmp_path: Path) -> None:
     x_of = {r.metrics["trial_id"]: x for x, r in results.items()}
     assert [(x_of[t], i) for t, i in scheduler.turns] == rs.TURNS_OF_THREE
     assert replayed_iterations(tmp_path / "exp") == [4, 4, 4]
+
+
+def test_a_scheduler_that_raises_leaves_the_trials_it_cut_short_to_a_restore(
+    tmp_path: Path,
+) -> None:
+    """As on Ray Tune: `fit()` raises its error, and `Tuner.restore` runs
+    the trials it interrupted again, the one it cut short from its
+    checkpoint, the ones that never ran from the start."""
+    with pytest.raises(TuneError, match="broke at iteration 3"):
+        fit(tmp_path, rs.BreaksAt(iteration=3), cpus=2)  # one trial at a time
+    grid = tune.ResultGrid.from_path(tmp_path / "exp")
+    assert {r.config["x"]: r.metrics.get("training_iteration") for r in grid} == {
+        1: 3,
+        2: None,
+        3: None,
+    }
+    trainable = tune.with_resources(rs.climb, {"cpu": 2})
+    fixed = rs.BreaksAt(iteration=None)
+    restored = Tuner.restore(str(tmp_path / "exp"), trainable, scheduler=fixed).fit()
+    results = {r.config["x"]: r for r in restored}
+    assert {x: r.metrics["training_iteration"] for x, r in results.items()} == {1: 4, 2: 4, 3: 4}
+    assert all(r.error is None for r in results.values())
+    # From the checkpoint of the result before the one it raised on, whose
+    # save the failure cut short, as Ray Tune's restore picks it.
+    assert results[1].metrics["start"] == 2
+    assert (results[2].metrics["start"], results[3].metrics["start"]) == (0, 0)

@@ -595,7 +595,7 @@ class Tuner:
                 raise TuneError(
                     f"The {role} failed: {runtime.failure}\n(the experiment in "
                     f"{location} stopped there; its results and log are kept: "
-                    "tuner.get_results())"
+                    "tuner.get_results(); Tuner.restore runs the trials it cut short again)"
                 )
         if self._run.failure_config.fail_fast == "raise" and final.error is not None:
             raise trial_error(

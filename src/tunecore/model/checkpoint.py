@@ -8,7 +8,13 @@ import enum
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from tunecore.model.errors import coerce_enum, require_bool, require_int, require_name
+from tunecore.model.errors import (
+    coerce_enum,
+    require_bool,
+    require_int,
+    require_name,
+    unset_unless_true,
+)
 from tunecore.model.json import JsonDict
 from tunecore.model.objective import Mode
 
@@ -45,10 +51,7 @@ class CheckpointRef(msgspec.Struct, frozen=True, kw_only=True):
 
     def __post_init__(self) -> None:
         coerce_enum(self, "storage", CheckpointStorage)
-        if self.empty is not UNSET:
-            require_bool("CheckpointRef.empty", self.empty)
-            if not self.empty:
-                msgspec.structs.force_setattr(self, "empty", UNSET)
+        unset_unless_true(self, "empty")
 
     @property
     def holds_state(self) -> bool:

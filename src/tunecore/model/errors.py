@@ -70,6 +70,19 @@ def require_bool(field: str, value: object) -> None:
         raise InvalidFieldError(field, value, "a boolean")
 
 
+def unset_unless_true(owner: msgspec.Struct, attribute: str) -> None:
+    """Check a flag that is `msgspec.UNSET` unless True, and store False as
+    UNSET: an unset field is never encoded, so a struct without the flag
+    encodes to the bytes it had before the field existed, and old data,
+    which lacks it, reads back as it was written."""
+    value = getattr(owner, attribute)
+    if value is msgspec.UNSET:
+        return
+    require_bool(f"{type(owner).__name__}.{attribute}", value)
+    if not value:
+        msgspec.structs.force_setattr(owner, attribute, msgspec.UNSET)
+
+
 def coerce_enum(owner: msgspec.Struct, attribute: str, kind: type[_Enum]) -> None:
     """Store `owner.attribute` as a member of `kind`, accepting its plain value.
 

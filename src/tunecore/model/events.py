@@ -11,9 +11,10 @@ from __future__ import annotations
 from typing import Literal, TypeAlias
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from tunecore.model.checkpoint import CheckpointRef
-from tunecore.model.errors import InvalidFieldError, floats_as_decoded
+from tunecore.model.errors import InvalidFieldError, floats_as_decoded, unset_unless_true
 from tunecore.model.json import JsonDict, JsonValue
 from tunecore.model.resources import Resources
 from tunecore.model.trial import Location
@@ -152,10 +153,23 @@ class Asked(_EventBase, frozen=True, kw_only=True, tag=True, omit_defaults=True)
 
 class SearcherFailed(_EventBase, frozen=True, kw_only=True, tag=True):
     """The searcher object in the shell raised (or suggested a config
-    outside the param space): the experiment stops with `error`, keeping
-    everything recorded so far."""
+    outside the param space): the experiment ends with `error`, keeping
+    everything recorded so far.
+
+    `resumable`: True (the shell always sets it) leaves the unfinished
+    trials as an `ExperimentInterrupted` does (running ones wait again,
+    to restart from their newest persistent checkpoint), so a restore runs
+    them again, as Ray Tune does. Logs written before the field lack it:
+    there the failure stopped them for good (TERMINATED), and their replay
+    does so again. Unset unless True, so such a log's bytes are as
+    written."""
 
     error: str
+    resumable: bool | UnsetType = UNSET
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        unset_unless_true(self, "resumable")
 
 
 class Tick(_EventBase, frozen=True, kw_only=True, tag=True):
@@ -187,9 +201,15 @@ class SchedulerAnswered(_EventBase, frozen=True, kw_only=True, tag=True, omit_de
 
 class SchedulerFailed(_EventBase, frozen=True, kw_only=True, tag=True):
     """A scheduler object of the user's raised (or answered something that
-    is no verdict): the experiment stops with `error`."""
+    is no verdict): the experiment ends with `error`; `resumable` as for
+    `SearcherFailed`."""
 
     error: str
+    resumable: bool | UnsetType = UNSET
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        unset_unless_true(self, "resumable")
 
 
 class ExperimentStopRequested(_EventBase, frozen=True, kw_only=True, tag=True):

@@ -25,8 +25,8 @@ result before this one as `last_result`.
 
 An object that raises, or answers something that is no verdict, ends the
 experiment through a `SchedulerFailed` (Ray raises out of the run): the
-results recorded stay, trials stop as for any experiment stop, and the
-object is not called again.
+results recorded stay, the trials it cut short are left for a restore to
+run again (as Ray leaves them), and the object is not called again.
 """
 
 from __future__ import annotations
@@ -222,7 +222,7 @@ class SchedulerRuntime:
     def _failed(self, error: Exception, at: float) -> SchedulerFailed:
         text = "".join(traceback.format_exception(error)).rstrip()
         self.failure = text
-        return SchedulerFailed(at=at, error=f"{self.name}: {text}")
+        return SchedulerFailed(at=at, error=f"{self.name}: {text}", resumable=True)
 
 
 def _trial_id(trial: object, where: str) -> str:

@@ -205,8 +205,11 @@ class ExperimentLoop:
                 )
                 self.feed([ExperimentInterrupted(at=self._clock(), reason=INTERRUPTED)])
             else:
-                if self._halted is None:
-                    self._executor.drain(timeout=60.0)  # exports and releases still running
+                # Exports and releases still running; not after an end that
+                # left trials to a resume (a policy object failed, as at
+                # Ctrl-C): their workers are ended as they stand.
+                if self._halted is None and self.state.finished == self.state.created:
+                    self._executor.drain(timeout=60.0)
         finally:
             if self._journal is not None:
                 self._journal.close(self.state)

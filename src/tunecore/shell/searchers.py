@@ -10,8 +10,9 @@ tells the object the untold entries in order (results, completions,
 points evaluated elsewhere), calls `suggest`, checks the config against
 the param space and hands back an `Asked` event for the loop to log first.
 If the object raises, or suggests a value outside the space, the answer is
-a `SearcherFailed` event instead: the experiment stops with the error and
-nothing half-done is logged.
+a `SearcherFailed` event instead: the experiment ends with the error,
+nothing half-done is logged, and the trials it cut short are left for a
+restore to run again, as in Ray Tune.
 
 Exact resume. The log holds every ask with the number of tells before it,
 and the state holds what was told, so `rebuild` walks a log and repeats the
@@ -125,7 +126,7 @@ class SearcherRuntime:
         except Exception as error:  # the user's or a package's code: any error
             logger.exception("The searcher %s failed", external.name)
             self.failure = f"{type(error).__name__}: {error}"
-            return SearcherFailed(at=at, error=self.failure)
+            return SearcherFailed(at=at, error=self.failure, resumable=True)
 
     def _ask(
         self, state: ExperimentState, external: ExternalSearcher, wanted: AskSearcher, at: float

@@ -41,6 +41,8 @@ from tunecore.model import (
     ResourcesUpdateRequested,
     ResultReported,
     SaveCheckpoint,
+    SchedulerFailed,
+    SearcherFailed,
     StartTrial,
     StopRequested,
     StopTrial,
@@ -541,6 +543,44 @@ def test_an_interrupt_ends_the_experiment_but_finishes_no_trial() -> None:
     run.cluster(cpu=2)
     assert run.status(T0) is TrialStatus.RUNNING
     assert run.state.trials[T0].last_result["i"] == 1
+
+
+@pytest.mark.parametrize("kind", [SearcherFailed, SchedulerFailed])
+def test_a_policy_failure_ends_the_experiment_and_a_resume_runs_its_trials_again(
+    kind: type[SearcherFailed | SchedulerFailed],
+) -> None:
+    """As in Ray Tune: the running trial restarts from its checkpoint, the
+    one that never ran starts; both under their ids."""
+    run = Run(config(), searcher=searcher(2))
+    run.cluster(cpu=1)
+    saved = CheckpointRef(storage=CheckpointStorage.PERSISTENT, path="/c1", training_iteration=1)
+    run.feed(ResultReported(trial_id=T0, at=run.tick(), result={"should_checkpoint": True}))
+    run.feed(CheckpointSaved(trial_id=T0, at=run.tick(), checkpoint=saved))
+    run.result(T0, i=2)
+    commands = run.feed(kind(at=run.tick(), error="ValueError: no", resumable=True))
+    role = "searcher" if kind is SearcherFailed else "scheduler"
+    assert commands == (ExperimentDone(error=f"The {role} failed: ValueError: no"),)
+    assert run.statuses() == {T0: TrialStatus.PENDING, T1: TrialStatus.PENDING}
+    run.feed(ExperimentResumed(at=run.tick()))
+    assert run.cluster(cpu=1) == (StartTrial(trial_id=T0, restore_from=saved, until=FOREVER),)
+    run.result(T0, i=3, done=True)
+    assert run.status(T1) is TrialStatus.RUNNING
+
+
+@pytest.mark.parametrize("kind", [SearcherFailed, SchedulerFailed])
+def test_a_policy_failure_logged_before_it_left_trials_to_a_resume_stops_them(
+    kind: type[SearcherFailed | SchedulerFailed],
+) -> None:
+    """A log from before `resumable` replays as it ran: its trials were
+    stopped for good, and a resume runs none of them."""
+    run = Run(config(), searcher=searcher(2))
+    run.cluster(cpu=1)
+    run.result(T0, i=1)
+    run.feed(kind(at=run.tick(), error="ValueError: no"))
+    assert run.statuses() == {T0: TrialStatus.TERMINATED, T1: TrialStatus.TERMINATED}
+    assert run.state.done
+    assert run.feed(ExperimentResumed(at=run.tick())) == (ExperimentDone(),)  # nothing to run
+    assert run.statuses() == {T0: TrialStatus.TERMINATED, T1: TrialStatus.TERMINATED}
 
 
 def test_an_experiment_without_a_searcher_waits_for_requests() -> None:

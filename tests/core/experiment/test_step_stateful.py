@@ -16,6 +16,7 @@ import msgspec
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+from msgspec import UNSET
 
 from tests.core.experiment.policies import ListSearcher, ScriptedScheduler
 from tunecore.core import resources
@@ -63,6 +64,8 @@ from tunecore.model import (
     Resources,
     ResultReported,
     SaveCheckpoint,
+    SchedulerFailed,
+    SearcherFailed,
     StartTrial,
     StopRequested,
     StopTrial,
@@ -264,6 +267,34 @@ class ExperimentMachine(RuleBasedStateMachine):
             self.feed(ExperimentResumed(at=self.now()))
             self.feed(ClusterResourcesChanged(at=self.now(), total=total))
 
+    @rule(
+        kind=st.sampled_from([SearcherFailed, SchedulerFailed]),
+        resumable=st.sampled_from([True, UNSET]),
+        now=st.integers(0, 4).map(lambda n: n == 0),
+    )
+    def policy_fails(
+        self, kind: type[SearcherFailed | SchedulerFailed], resumable: bool, now: bool
+    ) -> None:
+        """The user's searcher or scheduler object raises, at any point; a
+        new driver resumes. Logged since `resumable` (True), its failure
+        leaves every unfinished trial as an interrupt does, so the resume
+        runs it again; in a log from before (unset) it stops them for good,
+        as an experiment stop does."""
+        if not now or self.state.done:
+            return
+        before, total = self.state, self.state.total
+        assert total is not None
+        event = kind(at=self.now(), error="ValueError: broke", resumable=resumable)
+        self.feed(event)
+        failed = self.state
+        check_policy_failure(before, failed, event)
+        if not failed.done:
+            return  # a log from before: stopped trials wait for their saves
+        self.feed(ExperimentResumed(at=self.now()))
+        self.feed(ClusterResourcesChanged(at=self.now(), total=total))
+        for trial_id, trial in failed.trials.items():
+            assert self.state.trials[trial_id].is_finished == trial.is_finished, trial_id
+
     @precondition(lambda self: bool(self.ids(TrialStatus.RUNNING)))
     @rule(data=st.data())
     def worker_dies(self, data: st.DataObject) -> None:
@@ -459,6 +490,39 @@ def check_commands(
         started = any(isinstance(c, StartTrial) for c in commands)
         if started:
             assert resources.fits(after.used, after.total), (after.used, after.total)
+
+
+def check_policy_failure(
+    before: ExperimentState, after: ExperimentState, event: SearcherFailed | SchedulerFailed
+) -> None:
+    """A policy object's failure, logged now (`resumable`), ends the
+    experiment at once with its error and finishes no trial: running ones
+    wait again, keeping their persistent checkpoints, nothing is saving,
+    and the policies hear nothing. In a log from before, it is the stop it
+    was: the same trials and commands as an experiment stop, with the
+    error. An experiment stopping already only goes on stopping."""
+    role = "searcher" if isinstance(event, SearcherFailed) else "scheduler"
+    message = f"The {role} failed: {event.error}"
+    if before.stopping is not None:
+        assert after.trials == before.trials
+        return
+    assert after.error == (before.error or message)
+    if event.resumable is not True:
+        stopped = step(before, ExperimentStopRequested(at=event.at, reason=message))
+        assert not isinstance(stopped, Rejection)
+        assert dict(after.trials) == dict(stopped[0].trials)
+        assert not any(t.status is TrialStatus.PENDING for t in after.trials.values())
+        return
+    assert (after.done, after.saves, after.running) == (True, 0, 0)
+    assert (after.scheduler, after.searcher) == (before.scheduler, before.searcher)
+    for trial_id, was in before.trials.items():
+        trial = after.trials[trial_id]
+        if was.is_finished:
+            assert trial.is_finished, trial_id
+            continue
+        expected = TrialStatus.PENDING if was.status is TrialStatus.RUNNING else was.status
+        assert trial.status is expected, (trial_id, was.status, trial.status)
+        assert trial.checkpoints.persistent == was.checkpoints.persistent
 
 
 def check_chain(after: ExperimentState, chain: ChainTrials, following: Command) -> None:

@@ -303,11 +303,17 @@ class _Step:
         return None
 
     def _on_policy_failed(self, event: SearcherFailed | SchedulerFailed) -> Rejection | None:
-        """A searcher or scheduler object of the user's failed in the shell."""
+        """A searcher or scheduler object of the user's failed in the shell:
+        the experiment ends with its error. As in Ray Tune, the trials it
+        cuts short are left to a restore (`_interrupt`); a log from before
+        `SearcherFailed.resumable` stopped them for good, and replays so."""
         if self.books.stopping is None:
             role = "searcher" if isinstance(event, SearcherFailed) else "scheduler"
             message = f"The {role} failed: {event.error}"
-            self._stop_experiment(message, error=message)
+            if event.resumable is True:
+                self._interrupt(ExperimentInterrupted(at=self.at, reason=message), error=message)
+            else:
+                self._stop_experiment(message, error=message)
         self.changed = True
         return None
 
@@ -343,15 +349,7 @@ class _Step:
         return None
 
     def _on_interrupted(self, event: ExperimentInterrupted) -> Rejection | None:
-        """End the experiment at once without finishing any trial: the
-        table leaves each as a crash would (`lifecycle.reset_after_crash`),
-        so a resume runs them on. The policies are not told: for them the
-        experiment merely paused."""
-        self.books.stopping = event.reason
-        self.changed = True
-        for trial_id in ids_in_order(self.config, self.books.created):
-            self._transition(self.trials[trial_id], event)
-        self._end()
+        self._interrupt(event, error=None)
         return None
 
     def _on_resumed(self, event: ExperimentResumed) -> Rejection | None:
@@ -648,6 +646,19 @@ class _Step:
             for c in self.commands
             if not (isinstance(c, ContinueTrial) and self.trials[c.trial_id].is_finished)
         ]
+
+    def _interrupt(self, event: ExperimentInterrupted, *, error: str | None) -> None:
+        """End the experiment at once without finishing any trial: the
+        table leaves each as a crash would (`lifecycle.reset_after_crash`),
+        so a resume runs them on. The policies are not told: for them the
+        experiment merely paused."""
+        self.books.stopping = event.reason
+        if error is not None and self.books.error is None:
+            self.books.error = error
+        self.changed = True
+        for trial_id in ids_in_order(self.config, self.books.created):
+            self._transition(self.trials[trial_id], event)
+        self._end()
 
     # -- after the event ----------------------------------------------------
 

@@ -706,9 +706,11 @@ class ExperimentLoop:
         self, trial: TrialState, storage: CheckpointStorage, label: JsonDict | None = None
     ) -> None:
         """Ask the worker for a checkpoint, labelled with `label` or else the
-        trial's last result (its iteration names the directory)."""
+        trial's last result (its iteration names the directory: a
+        `training_iteration` the trainable reported itself below 0 names
+        it as 0, the storage numbering a name already taken)."""
         result = trial.last_result if label is None else label
-        iteration = iteration_of(result)
+        iteration = max(iteration_of(result), 0)
         if storage is CheckpointStorage.MEMORY:
             self._executor.save_to_memory(trial.trial_id, iteration, result)
             return

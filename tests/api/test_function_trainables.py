@@ -31,6 +31,7 @@ def fit(
     *,
     callbacks: Sequence[Callback] = (),
     checkpoint_config: CheckpointConfig | None = None,
+    stop: dict[str, float] | None = None,
     **tune: object,
 ) -> ResultGrid:
     run = RunConfig(
@@ -40,6 +41,7 @@ def fit(
         executor="in_process",
         callbacks=list(callbacks),
         checkpoint_config=checkpoint_config or CheckpointConfig(),
+        stop=stop,
     )
     config = TuneConfig(**tune)  # type: ignore[arg-type]
     return Tuner(trainable, param_space=space or {}, tune_config=config, run_config=run).fit()  # type: ignore[arg-type]
@@ -270,17 +272,7 @@ def counts_in_tens(config: dict[str, Any]) -> None:
 def test_a_reported_training_iteration_is_what_stop_and_asha_decide_on(tmp_path: Path) -> None:
     from tunecore.schedulers import ASHAScheduler  # noqa: PLC0415
 
-    stopped = Tuner(
-        counts_in_tens,
-        param_space={"a": 1.0},
-        run_config=RunConfig(
-            name="stop",
-            storage_path=str(tmp_path),
-            verbose=0,
-            executor="in_process",
-            stop={"training_iteration": 30},
-        ),
-    ).fit()[0]
+    stopped = fit(counts_in_tens, tmp_path / "stop", {"a": 1.0}, stop={"training_iteration": 30})[0]
     frame = stopped.metrics_dataframe
     assert frame is not None
     assert list(frame["training_iteration"]) == [10, 20, 30]
@@ -291,7 +283,7 @@ def test_a_reported_training_iteration_is_what_stop_and_asha_decide_on(tmp_path:
     asha = ASHAScheduler(grace_period=10, max_t=40)
     results = fit(
         counts_in_tens,
-        tmp_path,
+        tmp_path / "asha",
         {"a": tunecore.grid_search([1.0, 2.0])},
         metric="loss",
         mode="min",

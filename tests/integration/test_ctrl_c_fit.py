@@ -29,7 +29,7 @@ from tunecore.shell.eventlog import read_log
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
-WAIT_S = 180.0
+WAIT_S = 300.0
 """The most any step of the driver may take, Ray's start included."""
 
 

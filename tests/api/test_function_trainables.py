@@ -31,6 +31,7 @@ def fit(
     *,
     callbacks: Sequence[Callback] = (),
     checkpoint_config: CheckpointConfig | None = None,
+    stop: dict[str, float] | None = None,
     **tune: object,
 ) -> ResultGrid:
     run = RunConfig(
@@ -40,6 +41,7 @@ def fit(
         executor="in_process",
         callbacks=list(callbacks),
         checkpoint_config=checkpoint_config or CheckpointConfig(),
+        stop=stop,
     )
     config = TuneConfig(**tune)  # type: ignore[arg-type]
     return Tuner(trainable, param_space=space or {}, tune_config=config, run_config=run).fit()  # type: ignore[arg-type]
@@ -257,3 +259,57 @@ def test_no_worker_checkpoints_are_left_in_trial_directories(tmp_path: Path) -> 
     assert [r.error for r in results] == [None, None]
     for result in results:
         assert not (Path(result.path) / "worker_checkpoints").exists()
+
+
+# -- a training_iteration the function reports itself (Ray's result.setdefault) --
+
+
+def counts_in_tens(config: dict[str, Any]) -> None:
+    for step in range(1, 9):
+        tunecore.report({"training_iteration": 10 * step, "loss": config["a"] / step})
+
+
+def test_a_reported_training_iteration_is_what_stop_and_asha_decide_on(tmp_path: Path) -> None:
+    from tunecore.schedulers import ASHAScheduler  # noqa: PLC0415
+
+    stopped = fit(counts_in_tens, tmp_path / "stop", {"a": 1.0}, stop={"training_iteration": 30})[0]
+    frame = stopped.metrics_dataframe
+    assert frame is not None
+    assert list(frame["training_iteration"]) == [10, 20, 30]
+    assert stopped.metrics["iterations_since_restore"] == 3
+    rows = (Path(stopped.path) / "result.json").read_text().splitlines()
+    assert [json.loads(row)["training_iteration"] for row in rows] == [10, 20, 30]
+
+    asha = ASHAScheduler(grace_period=10, max_t=40)
+    results = fit(
+        counts_in_tens,
+        tmp_path / "asha",
+        {"a": tunecore.grid_search([1.0, 2.0])},
+        metric="loss",
+        mode="min",
+        scheduler=asha,
+    )
+    lasts = [result.metrics["training_iteration"] for result in results]
+    assert 40 in lasts, lasts  # max_t on the function's counter, reached at its fourth result
+    assert set(lasts) <= {10, 20, 30, 40}, lasts  # stopped at a rung or max_t, never past
+
+
+def test_a_checkpoint_at_a_negative_reported_iteration_is_saved(tmp_path: Path) -> None:
+    def counts_down(config: dict[str, Any]) -> None:
+        for step in range(2):
+            with tempfile.TemporaryDirectory() as directory:
+                Path(directory, "state").write_text(str(step))
+                tunecore.report(
+                    {"training_iteration": -1, "step": step},
+                    checkpoint=tunecore.Checkpoint.from_directory(directory),
+                )
+
+    (result,) = fit(counts_down, tmp_path)
+    assert result.error is None
+    assert result.metrics["training_iteration"] == -1
+    assert result.checkpoint is not None
+    assert Path(result.checkpoint.path, "state").read_text() == "1"
+    assert sorted(p.name for p in Path(result.path).glob("checkpoint_*")) == [
+        "checkpoint_000000",
+        "checkpoint_000000_1",
+    ]

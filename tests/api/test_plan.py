@@ -84,6 +84,23 @@ def test_strict_metric_checking_is_turned_off_by_rays_variable() -> None:
     assert not plan(environ={"TUNE_DISABLE_STRICT_METRIC_CHECKING": "1"}).strict_metrics
 
 
+@pytest.mark.parametrize(
+    ("value", "stops"), [(None, True), ("0", True), ("1", False), (" 2 ", False), ("-1", False)]
+)
+def test_the_first_ctrl_c_raises_when_rays_variable_disables_the_handler(
+    value: str | None, stops: bool
+) -> None:
+    """Ray reads `int(os.getenv("TUNE_DISABLE_SIGINT_HANDLER", "0"))`."""
+    environ = {} if value is None else {"TUNE_DISABLE_SIGINT_HANDLER": value}
+    assert plan(environ=environ).stop_on_sigint is stops
+
+
+@pytest.mark.parametrize("value", ["yes", "", "1.0"])
+def test_a_sigint_variable_that_is_no_whole_number_is_named(value: str) -> None:
+    with pytest.raises(ValueError, match=f"TUNE_DISABLE_SIGINT_HANDLER={value!r} is invalid"):
+        plan(environ={"TUNE_DISABLE_SIGINT_HANDLER": value})
+
+
 def test_only_an_unseeded_search_draws_a_seed() -> None:
     assert plan().draws_seed
     assert not plan(TuneConfig(seed=3)).draws_seed

@@ -99,6 +99,28 @@ def test_a_report_with_a_checkpoint_waits_for_its_save(tmp_path: Path) -> None:
     host.release()
 
 
+def test_a_report_with_its_own_training_iteration_waits_at_the_horizon(
+    tmp_path: Path,
+) -> None:
+    """A function counting in tens reaches the horizon at its second
+    report, where the count of results (which the run-ahead is granted
+    by) stands at 2: it waits there, not a step beyond."""
+    STEPS.clear()
+
+    def counts_in_tens(config: JsonDict) -> None:
+        for step in range(1, 50):
+            STEPS.append(step)
+            tunecore.report({"training_iteration": 10 * step})
+
+    host = TrialHost(lambda cfg, ctx: make_worker_trainable(counts_in_tens, cfg, ctx))
+    host.assign({}, host_context(tmp_path))
+    results, error, _ = host.train_many((256, None, ("training_iteration", 20)))
+    assert error is None
+    assert [r["training_iteration"] for r in results] == [10, 20]
+    assert STEPS == [1, 2]
+    host.release()
+
+
 def test_with_a_stopping_criterion_every_report_waits(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -6,7 +6,8 @@ whether trials are chained on a reused Ray actor and how many (`chain_starts`,
 `TUNECORE_CHAIN_STARTS`), whether the chains reach the executor, when a
 trial's directory is made, whether a trial runs in its directory
 (`RAY_CHDIR_TO_TRIAL_DIR`), where its output goes, whether a missing
-metric fails a trial (`TUNE_DISABLE_STRICT_METRIC_CHECKING`), and whether
+metric fails a trial (`TUNE_DISABLE_STRICT_METRIC_CHECKING`), whether the
+first Ctrl-C ends the run or raises (`TUNE_DISABLE_SIGINT_HANDLER`), and whether
 the search is unseeded and so gets a fresh seed. `api.tuner` assembles the
 run around the `RunPlan` it returns; the loop carries it out.
 """
@@ -31,6 +32,7 @@ with 16 (one chain then holds every waiting trial, and the other worker
 takes them from it)."""
 
 CHAIN_STARTS_VARIABLE = "TUNECORE_CHAIN_STARTS"
+SIGINT_HANDLER_VARIABLE = "TUNE_DISABLE_SIGINT_HANDLER"
 CHDIR_VARIABLE = "RAY_CHDIR_TO_TRIAL_DIR"
 """Ray's variable: "0" keeps a trial on Ray workers in the driver's working
 directory (`TuneConfig.chdir_to_trial_dir` unset)."""
@@ -65,6 +67,7 @@ def plan_run(
         sync_artifacts=sync.sync_artifacts,
         sync_artifacts_on_checkpoint=sync.sync_artifacts_on_checkpoint,
         strict_metrics=environ.get("TUNE_DISABLE_STRICT_METRIC_CHECKING", "0") != "1",
+        stop_on_sigint=not _sigint_handler_disabled(environ),
         draws_seed=not resuming and _unseeded(tune),
         mark_files=not resuming and not mirrored,
     )
@@ -99,6 +102,20 @@ def _chain_starts(
             "(0 never chains trials)"
         )
     return int(value)
+
+
+def _sigint_handler_disabled(environ: Mapping[str, str]) -> bool:
+    """`TUNE_DISABLE_SIGINT_HANDLER` read as Ray reads it, a whole number
+    (0 when unset; any other leaves Ctrl-C to raise at once)."""
+    value = environ.get(SIGINT_HANDLER_VARIABLE, "0")
+    try:
+        return int(value) != 0
+    except ValueError:
+        raise ValueError(
+            f"{SIGINT_HANDLER_VARIABLE}={value!r} is invalid: expected a whole number "
+            "(1: Ctrl-C raises KeyboardInterrupt from fit() at once; 0: the first one ends "
+            "the run)"
+        ) from None
 
 
 def _chdir(tune: TuneConfig, executor_kind: str, environ: Mapping[str, str]) -> bool:

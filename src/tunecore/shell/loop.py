@@ -20,7 +20,8 @@ ahead, come as commands (a taken-over state's waits, once, from
 and skipped; a callback that raises is reported and skipped. On Ctrl-C the
 core is told the experiment was interrupted (`ExperimentInterrupted`: it
 ends at once, no trial is finished by it, so a resume runs them on), and
-every worker is ended on the way out.
+every worker is ended on the way out; a second Ctrl-C (or the first with
+`TUNE_DISABLE_SIGINT_HANDLER=1`) raises `KeyboardInterrupt`, the log whole.
 
 Why one module of over 400 lines: the loop carries out every command the
 core gives (`_COMMANDS`), each with the I/O it needs; a command's handler is
@@ -34,6 +35,7 @@ import logging
 import math
 import os
 import shutil
+import sys
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -181,7 +183,14 @@ class ExperimentLoop:
     # -- running ------------------------------------------------------------
 
     def run(self) -> ExperimentState:
-        """Drive the experiment until `ExperimentDone`; return the final state."""
+        """Drive the experiment until `ExperimentDone`; return the final state.
+
+        Ctrl-C, as Ray Tune's SIGINT handler has it: the first one ends the
+        experiment (`ExperimentInterrupted`) and this returns; any later one
+        raises `KeyboardInterrupt` from wherever the loop is, and so does the
+        first with `RunPlan.stop_on_sigint` False (it is logged first). None
+        lands inside the writing of the log (`InterruptGuard.critical`, the
+        final snapshot included), so the log is whole and a resume goes on."""
         with self._interrupts.installed():
             return self._run()
 
@@ -201,9 +210,12 @@ class ExperimentLoop:
             except KeyboardInterrupt:
                 logger.warning(
                     "Interrupted: ending the workers; unfinished trials resume "
-                    "with Tuner.restore (or `tunecore resume`)"
+                    "with Tuner.restore (or `tunecore resume`)%s",
+                    "" if self._plan.stop_on_sigint else " (TUNE_DISABLE_SIGINT_HANDLER is set)",
                 )
                 self.feed([ExperimentInterrupted(at=self._clock(), reason=INTERRUPTED)])
+                if not self._plan.stop_on_sigint:
+                    raise
             else:
                 # Exports and releases still running; not after an end that
                 # left trials to a resume (a policy object failed, as at
@@ -211,12 +223,18 @@ class ExperimentLoop:
                 if self._halted is None and self.state.finished == self.state.created:
                     self._executor.drain(timeout=60.0)
         finally:
+            # A KeyboardInterrupt may pass through here (see `run`): the log
+            # closes whole all the same, and the callbacks hear no end, as
+            # Ray's skip their `on_experiment_end` then.
+            raising = isinstance(sys.exception(), KeyboardInterrupt)
             if self._journal is not None:
-                self._journal.close(self.state)
+                with self._interrupts.critical():
+                    self._journal.close(self.state)
             self._executor.shutdown()
             self._sweep_worker_dirs()
             self._exploit_copies.drop_all()
-            self._callbacks.on_experiment_end(self._trials(Callback.on_experiment_end))
+            if not raising:
+                self._callbacks.on_experiment_end(self._trials(Callback.on_experiment_end))
             self._storage.close()
             self._drop_unstarted_chains()
         return self.state
@@ -709,9 +727,11 @@ class ExperimentLoop:
         self, trial: TrialState, storage: CheckpointStorage, label: JsonDict | None = None
     ) -> None:
         """Ask the worker for a checkpoint, labelled with `label` or else the
-        trial's last result (its iteration names the directory)."""
+        trial's last result (its iteration names the directory: a
+        `training_iteration` the trainable reported itself below 0 names
+        it as 0, the storage numbering a name already taken)."""
         result = trial.last_result if label is None else label
-        iteration = iteration_of(result)
+        iteration = max(iteration_of(result), 0)
         if storage is CheckpointStorage.MEMORY:
             self._executor.save_to_memory(trial.trial_id, iteration, result)
             return

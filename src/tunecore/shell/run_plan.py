@@ -62,6 +62,11 @@ class RunPlan:
     strict_metrics: bool = True
     """Whether a result missing the metric fails its trial (unless
     `TUNE_DISABLE_STRICT_METRIC_CHECKING=1`)."""
+    stop_on_sigint: bool = True
+    """Whether the first Ctrl-C ends the run and `fit()` returns, as Ray's
+    SIGINT handler has it; any later one raises `KeyboardInterrupt` from
+    `fit()`. False (`TUNE_DISABLE_SIGINT_HANDLER=1`, Ray's switch for its
+    handler): the first one raises. Either way the log is left whole."""
     draws_seed: bool = False
     """Whether the search is unseeded and gets a fresh seed, announced so
     the run can be repeated (a new experiment's only)."""

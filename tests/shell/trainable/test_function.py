@@ -158,17 +158,21 @@ def test_results_carry_the_automatic_fields(make_function: MakeFunction) -> None
     assert results[-1]["time_since_restore"] == pytest.approx(totals[-1])
 
 
-def test_a_user_time_this_iter_s_is_kept_and_training_iteration_is_tunecores(
+def test_a_user_time_this_iter_s_and_training_iteration_are_kept(
     make_function: MakeFunction,
 ) -> None:
+    """Ray's `result.setdefault`: the function's own `training_iteration`
+    stays; a result without one gets the count, which went on beneath."""
+
     def fn(config: JsonDict) -> None:
         report({"time_this_iter_s": 2.5, "training_iteration": 99})
         report({"time_this_iter_s": 1.0})
 
     trainable = make_function(fn)
     first, second = trainable.train(), trainable.train()
-    assert (first["time_this_iter_s"], first["training_iteration"]) == (2.5, 1)
+    assert (first["time_this_iter_s"], first["training_iteration"]) == (2.5, 99)
     assert (second["time_total_s"], second["training_iteration"]) == (3.5, 2)
+    assert second["iterations_since_restore"] == 2
 
 
 def test_the_function_gets_its_own_copy_of_the_config(make_function: MakeFunction) -> None:

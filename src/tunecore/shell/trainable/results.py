@@ -5,9 +5,12 @@ Both APIs fill the same fields, with Ray's rules:
 
 - kept when the user set them: `time_this_iter_s` (else measured: the time
   the function ran since it was resumed after its previous report, or the
-  duration of `step()`) and `done` (else False);
-- always set by tunecore (a user value is replaced): `training_iteration`
-  (1, 2, ... continuing from a restored checkpoint's iteration),
+  duration of `step()`), `done` (else False) and `training_iteration` (else
+  the count of results: 1, 2, ... continuing from a restored checkpoint's
+  count; Ray's `result.setdefault`, so a function's own counter is what
+  stop criteria, schedulers and the result files see, the count going on
+  beneath it);
+- always set by tunecore (a user value is replaced):
   `time_total_s` (the sum of `time_this_iter_s`, also continued),
   `iterations_since_restore`, `time_since_restore`, `timestamp` (whole
   seconds since the epoch), `pid` and `hostname`.
@@ -235,12 +238,14 @@ class ResultClock:
         self._time_since_restore += seconds
         metrics.setdefault(DONE, False)
         fields = self.fields()
+        if TRAINING_ITERATION in metrics:  # the user's own, kept as Ray keeps it
+            del fields[TRAINING_ITERATION]
         metrics.update(fields)
         without(metrics, fields)
         return metrics
 
     def fields(self) -> JsonDict:
-        """The fields as they stand."""
+        """The fields as they stand, `training_iteration` the count."""
         now = time.time()
         return {
             TRAINING_ITERATION: self.iteration,

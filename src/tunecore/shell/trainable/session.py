@@ -29,9 +29,11 @@ reports hand their results over without waiting (the executor's run-ahead,
 where no answer can be anything but "go on"); a report carrying a
 checkpoint, or a flag that ends a batch (`done`, `should_checkpoint`),
 waits all the same, so a save still sees the state of the report it
-answers. Each `Reported` says whether its report waits (`parked`). A stop releases the
-semaphore with the stop flag set; `report()` then raises `_StopRequested`,
-a BaseException (so a user's `except Exception:` cannot swallow it), which
+answers; so does one carrying its own `training_iteration`, which the
+run-ahead's horizon (counted in results) cannot foresee. Each `Reported`
+says whether its report waits (`parked`). A stop releases the semaphore
+with the stop flag set; `report()` then raises `_StopRequested`, a
+BaseException (so a user's `except Exception:` cannot swallow it), which
 unwinds the function, running its `finally` blocks, and is not an error.
 
 Invariant: every run of a function posts exactly one end message after its
@@ -78,7 +80,7 @@ from dataclasses import dataclass
 from typing import TypeAlias
 
 from tunecore.core.checkpoints import checkpoint_dirname
-from tunecore.core.results import DEFAULT_METRIC, ends_batch
+from tunecore.core.results import DEFAULT_METRIC, TRAINING_ITERATION, ends_batch
 from tunecore.model import JsonDict
 from tunecore.model.errors import require_int
 from tunecore.shell.trainable.checkpoint import Checkpoint, is_ray_checkpoint
@@ -241,7 +243,12 @@ class TrialSession:
         elif not self._in_scratch(checkpoint.path):
             checkpoint, private = self._copied(checkpoint), True
         self._pending = None
-        go_on = self._ahead > 0 and checkpoint is None and not ends_batch(result)
+        go_on = (
+            self._ahead > 0
+            and checkpoint is None
+            and not ends_batch(result)
+            and TRAINING_ITERATION not in result
+        )
         self._messages.put(Reported(result, checkpoint, measured, private, parked=not go_on))
         if go_on:
             self._ahead -= 1

@@ -79,7 +79,8 @@ def test_a_grid_over_whole_configs_gives_each_dict_as_a_trial_config() -> None:
     # discuss.ray.io "Why does tune.run(config=tune.grid_search(...)) work?":
     # ready-made configs, one trial each; Ray tags them `config=...`.
     ready: list[JsonValue] = [{"a": 1}, {"a": 2, "b": [5, 6]}]
-    for space in ({"grid_search": ready}, {"grid_search": tuple(ready)}):
+    spaces: list[dict[str, object]] = [{"grid_search": ready}, {"grid_search": tuple(ready)}]
+    for space in spaces:
         suggestions = configs(space, num_samples=2)
         assert [s.config for s in suggestions] == ready * 2
         assert [s.evaluated_params for s in suggestions] == [{"config": c} for c in ready] * 2

@@ -64,6 +64,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import msgspec
 
@@ -190,7 +191,7 @@ def parse_space(param_space: Mapping[str, object]) -> ParamSpace:
     return ParamSpace(skeleton, tuple(grid), tuple(sampled), tuple(derived))
 
 
-def _is_grid_literal(value: Mapping[object, object]) -> bool:
+def _is_grid_literal(value: Mapping[Any, object]) -> bool:
     return len(value) == 1 and isinstance(value.get("grid_search"), list | tuple)
 
 

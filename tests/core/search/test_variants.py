@@ -75,6 +75,31 @@ def test_num_samples_repeats_the_whole_grid_in_rounds() -> None:
     assert len({s.config["x"] for s in suggestions}) == 12
 
 
+def test_a_grid_over_whole_configs_gives_each_dict_as_a_trial_config() -> None:
+    # discuss.ray.io "Why does tune.run(config=tune.grid_search(...)) work?":
+    # ready-made configs, one trial each; Ray tags them `config=...`.
+    ready: list[JsonValue] = [{"a": 1}, {"a": 2, "b": [5, 6]}]
+    spaces: list[dict[str, object]] = [{"grid_search": ready}, {"grid_search": tuple(ready)}]
+    for space in spaces:
+        suggestions = configs(space, num_samples=2)
+        assert [s.config for s in suggestions] == ready * 2
+        assert [s.evaluated_params for s in suggestions] == [{"config": c} for c in ready] * 2
+        assert [s.experiment_tag for s in suggestions][:2] == [
+            "0_config={'a':_1}",
+            "1_config={'a':_2,_'b':_[5,_6]}",
+        ]
+    assert parse_space({"grid_search": ready}).grid_size == 2
+
+
+def test_a_grid_over_whole_configs_takes_only_dicts_of_plain_values() -> None:
+    with pytest.raises(InvalidFieldError, match=r"param_space\['grid_search'\]\[1\]"):
+        parse_space({"grid_search": [{"a": 1}, 2]})
+    with pytest.raises(InvalidFieldError, match=r"param_space\['grid_search'\]"):
+        parse_space({"grid_search": []})
+    with pytest.raises(InvalidFieldError, match=r"param_space\['grid_search'\]"):
+        parse_space({"grid_search": [{"lr": uniform(0, 1)}]})
+
+
 def test_a_space_of_constants_gives_num_samples_copies_tagged_by_index_only() -> None:
     suggestions = configs({"lr": 0.1, "layers": [1, 2]}, num_samples=3)
     assert [s.config for s in suggestions] == [{"lr": 0.1, "layers": [1, 2]}] * 3

@@ -11,6 +11,9 @@ or nested dicts and lists of those. `parse_space` splits it once into data:
 
 Traversal order is depth-first in dict insertion order and list order. A
 dict written `{"grid_search": [...]}` (Ray's JSON/YAML spelling) is a grid.
+A whole space written so, a grid of dicts (`param_space=grid_search([{...},
+{...}])`, Ray's ready-made configs), is one grid parameter at the empty path
+(`()`): each of its dicts is a trial's whole config, named `config` in tags.
 
 Variant `i` of an experiment (0-based) is grid point `i % grid_size` of
 sample round `i // grid_size`: every round walks the whole grid, as Ray's
@@ -61,6 +64,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import msgspec
 
@@ -87,6 +91,10 @@ from tunecore.core.search.view import (
 from tunecore.model import InvalidFieldError, JsonDict, JsonValue
 
 ROOT = "param_space"
+WHOLE_CONFIG = "config"
+"""The name tags and `evaluated_params` give a grid over whole configs
+(the empty path), as Ray names it (its variant generator sees the space
+under the key `config`)."""
 
 
 class Parameter(msgspec.Struct, frozen=True, array_like=True):
@@ -137,6 +145,8 @@ def parse_space(param_space: Mapping[str, object]) -> ParamSpace:
     precise alias accepts; everything is checked here at run time instead."""
     if not isinstance(param_space, Mapping):
         raise InvalidFieldError(ROOT, param_space, "a dict of parameter names to values")
+    if _is_grid_literal(param_space):
+        return _whole_config_grid(param_space["grid_search"])
     grid: list[Parameter] = []
     sampled: list[Parameter] = []
     derived: list[Parameter] = []
@@ -181,8 +191,25 @@ def parse_space(param_space: Mapping[str, object]) -> ParamSpace:
     return ParamSpace(skeleton, tuple(grid), tuple(sampled), tuple(derived))
 
 
-def _is_grid_literal(value: Mapping[object, object]) -> bool:
+def _is_grid_literal(value: Mapping[Any, object]) -> bool:
     return len(value) == 1 and isinstance(value.get("grid_search"), list | tuple)
+
+
+def _whole_config_grid(configs: object) -> ParamSpace:
+    """A space that is one grid of whole configs: each value a dict of
+    plain values (like every grid's values: a domain inside one is refused,
+    where Ray would sample it)."""
+    where = f"{ROOT}['grid_search']"
+    values = plain_json(where, configs, otherwise=OBJECTS_ELSEWHERE)
+    assert isinstance(values, list)
+    if not values:
+        raise InvalidFieldError(where, values, "a non-empty list")
+    for index, value in enumerate(values):
+        if not isinstance(value, dict):
+            raise InvalidFieldError(
+                f"{where}[{index}]", value, "a dict of parameters (a grid over whole configs)"
+            )
+    return ParamSpace({}, (Parameter((), GridSearch(values)),))
 
 
 def _grid_domain(parameter: Parameter) -> GridSearch:
@@ -295,6 +322,8 @@ def without_functions(space: ParamSpace) -> ParamSpace:
 def as_param_space(space: ParamSpace) -> dict[str, object]:
     """A param space again, as a user writes it: the skeleton with each
     domain (functions left out) in its place."""
+    if space.grid and not space.grid[0].path:  # a grid over whole configs
+        return {"grid_search": copy_json(_grid_domain(space.grid[0]).values)}
     rebuilt = copy_json(space.skeleton)
     assert isinstance(rebuilt, dict)
     for parameter in (*space.grid, *space.sampled):
@@ -326,6 +355,11 @@ def value_at(config: Mapping[str, object], path: Path) -> object:
 
 
 def _assign(config: JsonDict, path: Path, value: JsonValue) -> None:
+    if not path:  # a grid over whole configs: the value is the config
+        assert isinstance(value, dict)
+        config.clear()
+        config.update(value)
+        return
     container: JsonValue = config
     for part in path[:-1]:
         container = container[part]  # type: ignore[index]
@@ -398,7 +432,12 @@ def _cycle_error(waits: Mapping[Path, Path], stuck: Mapping[Path, SampleFrom]) -
 
 def evaluated_params(variant: Variant) -> JsonDict:
     """The resolved values by '/'-joined path (`optimizer/lr`, `layers/0`)."""
-    return {"/".join(str(part) for part in path): value for path, value in variant.resolved}
+    return {_joined(path, "/"): value for path, value in variant.resolved}
+
+
+def _joined(parts: Path, separator: str) -> str:
+    """`parts` joined by `separator`; the empty path is the whole config."""
+    return separator.join(str(part) for part in parts) or WHOLE_CONFIG
 
 
 def experiment_tag(index: int, variant: Variant) -> str:
@@ -417,7 +456,7 @@ def format_vars(resolved: Sequence[tuple[Path, JsonValue]]) -> str:
 def _short_names(paths: Sequence[Path]) -> dict[Path, str]:
     lengths = {path: _minimal_suffix(path) for path in paths}
     while True:
-        names = {path: "_".join(str(part) for part in path[-lengths[path] :]) for path in paths}
+        names = {path: _joined(path[len(path) - lengths[path] :], "_") for path in paths}
         holders: dict[str, list[Path]] = {}
         for path, name in names.items():
             holders.setdefault(name, []).append(path)

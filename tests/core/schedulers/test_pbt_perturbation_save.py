@@ -23,7 +23,6 @@ from hypothesis import strategies as st
 
 from tests.core.schedulers.test_pbt import add_all, feed, make_trial, pbt
 from tunecore.core.checkpoints import donor_checkpoint, perturbation_checkpoint
-from tunecore.core.schedulers.base import Verdict
 from tunecore.core.schedulers.pb2 import PB2
 from tunecore.core.schedulers.pbt import PopulationBasedTraining
 from tunecore.model import (
@@ -42,7 +41,9 @@ from tunecore.model.codec import from_msgpack, to_msgpack
 INTERVAL = 3.0
 
 
-def saved(trial_id: str, iteration: int, *, earlier: bool = False, empty: bool = False) -> CheckpointRef:
+def saved(
+    trial_id: str, iteration: int, *, earlier: bool = False, empty: bool = False
+) -> CheckpointRef:
     return CheckpointRef(
         storage=CheckpointStorage.PERSISTENT,
         path=f"/c/{trial_id}/{iteration}{'e' if earlier else ''}{'0' if empty else ''}",
@@ -101,7 +102,7 @@ class RayPBT:
     perturbed: dict[str, float] = field(default_factory=dict)
     last_checkpoint: dict[str, int | None] = field(default_factory=dict)
 
-    def on_result(self, worker: Worker, time: float, score: float) -> tuple[str, int] | None | bool:
+    def on_result(self, worker: Worker, time: float, score: float) -> tuple[str, int] | bool | None:
         """False: not perturbed; None: perturbed, no exploit; else the
         donor and the iteration of the checkpoint cloned."""
         trial_id = worker.trial_id
@@ -314,7 +315,9 @@ def test_synch_clones_the_reporting_donors_save_and_a_waiting_donors_newest(
     low.result(False)
     low.result(False)
     trials = population_of(top, low)
-    scheduler = add_all(pbt(quantile_fraction=0.5, synch=True, clones_perturbation_save=True), trials)
+    scheduler = add_all(
+        pbt(quantile_fraction=0.5, synch=True, clones_perturbation_save=True), trials
+    )
     order = [("low", 1.0), ("top", 9.0)] if donor_reports_last else [("top", 9.0), ("low", 1.0)]
     for trial_id, score in order:
         result: JsonDict = {"t": 10, "score": score, "training_iteration": 2}
@@ -426,7 +429,8 @@ def test_the_checkpoint_saved_at_a_result() -> None:
     assert perturbation_checkpoint(history, 2) == saved("t", 2)
     assert perturbation_checkpoint(history, 3) is None  # an earlier result's
     assert perturbation_checkpoint(history, 5) is None  # none taken
-    assert perturbation_checkpoint(CheckpointHistory(persistent=(saved("t", 1, empty=True),)), 1) is None
+    null = CheckpointHistory(persistent=(saved("t", 1, empty=True),))
+    assert perturbation_checkpoint(null, 1) is None
 
 
 def test_earlier_is_unset_unless_true_and_checked() -> None:
@@ -435,6 +439,7 @@ def test_earlier_is_unset_unless_true_and_checked() -> None:
     assert b"earlier" not in to_msgpack(plain)
     marked = saved("t", 3, earlier=True)
     assert from_msgpack(to_msgpack(marked), CheckpointRef) == marked
-    assert marked.holds_state and not marked.of_its_result
+    assert marked.holds_state
+    assert not marked.of_its_result
     with pytest.raises(InvalidFieldError, match=r"CheckpointRef\.earlier"):
         CheckpointRef(storage=CheckpointStorage.PERSISTENT, path="/c", earlier="yes")  # type: ignore[arg-type]

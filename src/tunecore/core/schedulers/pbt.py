@@ -8,14 +8,18 @@ population by the score each member had at its own last perturbation
 ("truncation selection"). If it is in the top `quantile_fraction` it saves a
 persistent checkpoint so others can clone it (`Verdict.checkpoint`); if it
 is in the bottom `quantile_fraction` it takes the weights of a top trial
-chosen uniformly at random (its newest persistent checkpoint) and that
-trial's hyperparameters, perturbed by `explore` (`Verdict.exploit`). The
-exploited trial also takes over the donor's last perturbation time, since
-restoring the donor's checkpoint rewinds or advances its clock to the
-donor's. A donor without a checkpoint, or whose newest one holds no state
-(`CheckpointRef.empty`: a function trainable that never reported one),
-is not cloned: the trial goes on unchanged, as Ray skips the exploit
-("[pbt]: no checkpoint for trial ... Skip exploit").
+chosen uniformly at random and that trial's hyperparameters, perturbed by
+`explore` (`Verdict.exploit`). The weights are the checkpoint the donor
+saved at its own last perturbation, as Ray's `last_checkpoint`
+(`clones_perturbation_save`): none when it was no top trial then, and
+none when that save does not hold the state of its result there (a
+function trainable's save is the checkpoint it reported last: Ray's is
+the one reported with that result, `CheckpointRef.earlier`, or none,
+`CheckpointRef.empty`). A donor with none is not cloned: the trial goes
+on unchanged, as Ray skips the exploit ("[pbt]: no checkpoint for trial
+... Skip exploit"). The exploited trial also takes over the donor's last
+perturbation time, since restoring the donor's checkpoint rewinds or
+advances its clock to the donor's.
 
 Synchronous PBT (`synch=True`, Ray's Appendix A.1 mode): a trial at its
 interval pauses with a persistent checkpoint until every live trial has
@@ -79,16 +83,13 @@ as plain `PopulationBasedTraining`.
 
 Deviations from Ray (python/ray/tune/schedulers/pbt.py, async mode):
 
-- The donor's checkpoint is its newest persistent one. Ray clones the
-  checkpoint it requested at the donor's own last perturbation, and skips
-  the exploit when the donor was not in the upper quantile then; here any
-  persistent checkpoint of a current top trial is good enough, which also
-  survives a driver restart. A function trainable's save is the last
-  checkpoint it reported; Ray's is the one reported with its last result,
-  so Ray skips the exploit of a donor that reported one earlier but not
-  with the result at its perturbation (Ray's guide asks for a checkpoint
-  at every perturbation for that reason), where this clones the earlier
-  one. A donor that never reported one is skipped by both.
+- The donor's checkpoint is Ray's (the save at its last perturbation,
+  see above), found in its persistent checkpoints by the iteration of
+  that result, so it survives a driver restart; a donor whose save there
+  is still in flight when another trial exploits it is skipped (Ray waits
+  for the save), and one whose save retention deleted is skipped (Ray's
+  restore would fail). Policies logged before `clones_perturbation_save`
+  clone the donor's newest persistent checkpoint with state, as they ran.
 - Taking turns (`take_turns`, as Ray): at a perturbation, a trial pauses
   when another one waits (PENDING or PAUSED), and the waiting trial with
   the least training (its last perturbation time; creation order breaks
@@ -123,9 +124,14 @@ Deviations from Ray (python/ray/tune/schedulers/pbt.py, async mode):
 - Synchronous mode: a trial waiting at the barrier saves a persistent
   checkpoint (any of them may be a donor; Ray pauses with one too), and
   the exploits wait for the donors' saves instead of resolving futures.
-  A lower trial whose donor ends up without a checkpoint (or an empty
-  one) keeps its config (the explore step has drawn its numbers anyway,
-  and `num_perturbations` counted it, where Ray counts only exploits made). When several trials
+  The donor whose result completed the barrier gives its save of that
+  result (a function's: the checkpoint reported with it, or none, as
+  Ray's save); a donor that waited there gives its newest checkpoint with
+  state (Ray takes a paused trial's `checkpoint`). A lower trial whose
+  donor ends up without one keeps its config (the explore step has drawn
+  its numbers anyway; Ray draws none then), and is no perturbation
+  (`num_perturbations` counts the exploits made, as Ray's; logs from
+  before `clones_perturbation_save` counted it, and replay so). When several trials
   are explored at one barrier, only the first uses the values mutation
   functions drew for it; the others perturb those values.
 - `require_attrs` fails the trial, not the run (see above).

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from tests.core.schedulers.test_pbt import add_all, feed, make_trial, pbt
 from tunecore.core.checkpoints import donor_checkpoint, perturbation_checkpoint
+from tunecore.core.schedulers.base import Verdict
 from tunecore.core.schedulers.pb2 import PB2
 from tunecore.core.schedulers.pbt import PopulationBasedTraining
 from tunecore.model import (
@@ -39,6 +40,7 @@ from tunecore.model import (
 from tunecore.model.codec import from_msgpack, to_msgpack
 
 INTERVAL = 3.0
+CONFIG: JsonDict = {"batch": 32}
 
 
 def saved(
@@ -87,6 +89,32 @@ class Worker:
         return msgspec.structs.replace(
             trial, checkpoints=CheckpointHistory(persistent=self.history)
         )
+
+
+Population = dict[str, Worker]
+
+
+def report(
+    scheduler: PopulationBasedTraining,
+    workers: Population,
+    trials: dict[str, TrialState],
+    trial_id: str,
+    *,
+    score: float,
+    reports: bool,
+) -> tuple[PopulationBasedTraining, Verdict]:
+    """`trial_id`'s next result (one time unit on), a checkpoint with it
+    when `reports`; saved when PBT asks for it, as the shell does."""
+    worker = workers[trial_id]
+    worker.result(reports)
+    trials[trial_id] = worker.state(CONFIG)
+    result: JsonDict = {"t": float(worker.iteration), "score": score}
+    result["training_iteration"] = worker.iteration
+    scheduler, verdict = scheduler.on_trial_result(trials[trial_id], result, trials)
+    if verdict.checkpoint:
+        worker.save()
+        trials[trial_id] = worker.state(CONFIG)
+    return scheduler, verdict
 
 
 @dataclass
@@ -152,29 +180,18 @@ def test_the_donor_checkpoint_is_the_one_saved_at_its_perturbation_as_rays(
     donor Ray's PBT clones, from the save of the donor's result at its
     last perturbation, and PBT skips exactly the exploits Ray skips."""
     workers = {f"t{i}": Worker(f"t{i}", functions[i]) for i in range(population)}
-    config: JsonDict = {"batch": 32}
-    trials = {trial_id: w.state(config) for trial_id, w in workers.items()}
+    trials = {trial_id: w.state(CONFIG) for trial_id, w in workers.items()}
     scheduler = add_all(
         pbt(quantile_fraction=0.3, perturbation_interval=INTERVAL, clones_perturbation_save=True),
         trials,
     )
     ray = RayPBT()
-    time = dict.fromkeys(workers, 0.0)
     for index, score, reports in events:
         worker = workers[f"t{index % population}"]
-        worker.result(reports)
-        time[worker.trial_id] += 1.0
-        trials[worker.trial_id] = worker.state(config)
-        result: JsonDict = {
-            "t": time[worker.trial_id],
-            "score": score,
-            "training_iteration": worker.iteration,
-        }
-        scheduler, verdict = scheduler.on_trial_result(trials[worker.trial_id], result, trials)
-        expected = ray.on_result(worker, time[worker.trial_id], score)
-        if verdict.checkpoint:
-            worker.save()
-            trials[worker.trial_id] = worker.state(config)
+        scheduler, verdict = report(
+            scheduler, workers, trials, worker.trial_id, score=score, reports=reports
+        )
+        expected = ray.on_result(worker, float(worker.iteration), score)
         if expected is False or expected is None:
             assert verdict.exploit is None
             continue
@@ -399,27 +416,18 @@ def test_an_old_policy_clones_the_donors_newest_checkpoint_with_state(
     the donor's newest persistent checkpoint when it holds state, and is
     skipped only when it has none such."""
     workers = {f"t{i}": Worker(f"t{i}", functions[i]) for i in range(3)}
-    config: JsonDict = {"batch": 32}
-    trials = {trial_id: w.state(config) for trial_id, w in workers.items()}
+    trials = {trial_id: w.state(CONFIG) for trial_id, w in workers.items()}
     scheduler = add_all(pbt(quantile_fraction=0.3, perturbation_interval=INTERVAL), trials)
-    time = dict.fromkeys(workers, 0.0)
     for index, score, reports in events:
-        worker = workers[f"t{index}"]
-        worker.result(reports)
-        time[worker.trial_id] += 1.0
-        trials[worker.trial_id] = worker.state(config)
-        result: JsonDict = {"t": time[worker.trial_id], "score": score}
         before = scheduler
-        scheduler, verdict = scheduler.on_trial_result(trials[worker.trial_id], result, trials)
-        if verdict.checkpoint:
-            worker.save()
-            trials[worker.trial_id] = worker.state(config)
+        scheduler, verdict = report(
+            scheduler, workers, trials, f"t{index}", score=score, reports=reports
+        )
         if verdict.exploit is not None:
             donor = trials[verdict.exploit.donor_id]
             assert verdict.exploit.restore_from == donor_checkpoint(donor.checkpoints)
-        assert scheduler.num_perturbations - before.num_perturbations == (
-            verdict.exploit is not None
-        )
+        made = scheduler.num_perturbations - before.num_perturbations
+        assert made == (verdict.exploit is not None)
 
 
 def test_the_checkpoint_saved_at_a_result() -> None:

@@ -8,6 +8,7 @@ restore, holds the state of the last result."""
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -40,7 +41,7 @@ def every_other_step(config: JsonDict) -> None:
             tunecore.report({"step": step})
 
 
-def host_for(tmp_path: Path, trainable: object) -> TrialHost:
+def host_for(tmp_path: Path, trainable: Callable[[JsonDict], None]) -> TrialHost:
     host = TrialHost(lambda cfg, ctx: make_worker_trainable(trainable, cfg, ctx))
     host.assign(
         {},

@@ -286,9 +286,13 @@ class _Gate:
     only once every other trial's step 2 has been judged (its `report()`
     returned, or it was exploited and started again from a checkpoint), and
     no other trial reports past step 2 before the slowest one's step 2 has
-    been judged. PBT then ranks the slowest trial, at its first
-    perturbation, against three live trials that all scored more: it is in
-    the lower quantile and exploits one of them."""
+    been judged; and the others report their step 2 in the order of their
+    rates (each waits for those of every lower rate to be judged), so each
+    but the first, ranked alone, is the top trial at its perturbation and
+    PBT asks it to save (as Ray's, it clones only such a save). PBT then
+    ranks the slowest trial, at its first perturbation, against three live
+    trials that all scored more: it is in the lower quantile and exploits
+    one of the two best, each with its step-2 save."""
 
     def __init__(self, others: int) -> None:
         self._others = others
@@ -297,6 +301,7 @@ class _Gate:
 
     def reset(self) -> None:
         self._judged: set[str] = set()
+        self._rates: dict[str, object] = {}
         self._slowest: str | None = None
         self._slowest_judged = False
 
@@ -317,13 +322,20 @@ class _Gate:
         if rate == 0.5 and not restored:
             with self._changed:
                 self._slowest = trial_id
+        if not restored:
+            with self._changed:
+                self._rates[trial_id] = rate
         if step == 2 and trial_id == self._slowest and not restored:
             self._wait_for(lambda: len(self._judged) >= self._others)
+        elif step == 2 and not restored and isinstance(rate, float | int):
+            lower = {r for r in OTHER_RATES if r < rate}
+            self._wait_for(lambda: lower <= {self._rates.get(t) for t in self._judged})
         elif step > 2 and trial_id != self._slowest:
             self._wait_for(lambda: self._slowest_judged)
 
 
-_GATE = _Gate(others=3)
+OTHER_RATES = (1.0, 2.0, 3.0)
+_GATE = _Gate(others=len(OTHER_RATES))
 
 
 def climbs(config: Mapping[str, JsonValue]) -> None:
@@ -363,7 +375,7 @@ def climbing_under_pbt(storage_path: str, *callbacks: Callback) -> tunecore.Resu
     return Tuner(
         # All four at once on any machine: the gate waits for each of them.
         tunecore.with_resources(climbs, {"cpu": 0.25}),
-        param_space={"rate": tunecore.grid_search([0.5, 1.0, 2.0, 3.0])},
+        param_space={"rate": tunecore.grid_search([0.5, *OTHER_RATES])},
         tune_config=TuneConfig(metric="score", mode="max", scheduler=pbt),
         run_config=RunConfig(
             name="pbt",

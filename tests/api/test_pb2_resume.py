@@ -112,7 +112,7 @@ def test_a_pb2_experiment_killed_before_the_model_chose_resumes_to_the_same_choi
 ) -> None:
     """The observations noted before the crash come back with the state, so
     the model fits the same data and draws the same candidates."""
-    before, after = crash_and_resume(tmp_path, results=47)
+    before, after = crash_and_resume(tmp_path, results=22)
     assert before.observations
     assert before.round_time == 0  # the model chose only after the resume
     assert decisions(after) == decisions(uninterrupted)

@@ -4,15 +4,18 @@ one (a function trainable that never reported a checkpoint), as Ray Tune
 the lower trial goes on with its own config, counting on. A function that
 does report checkpoints is exploited as before (docs/ray-examples.md, row
 421: the user's Lightning + PB2 run exploited from a null checkpoint and
-crashed on the donor's config). That a donor whose checkpoint holds state
-is still cloned is tests/core/schedulers/test_pbt_empty_donor.py's (a
-second test here, on Ray with the same gates, was not certain to see an
-exploit: it failed in one run in three, so it is gone).
+crashed on the donor's config): a donor that reported a checkpoint with
+its result at its perturbation is cloned from that checkpoint, as Ray
+Tune 2.60 clones the save it asked for there.
 
 Which trial meets which donor is made certain with gate files: `top` waits
 for `low`'s first result to be in before reporting its own (so PBT ranks
-both and saves `top`'s checkpoint), and `low` waits for that save before
-its second result, at which PBT picks `top` as its donor."""
+both and saves `top`'s checkpoint of step 1), `low` waits for that save
+before its second result, at which PBT picks `top` as its donor, and `top`
+waits for that result before its second step (so it is still live, ranked
+on its step-1 score, with no later save, when `low` exploits it). Session
+53's test of the clone had no last gate and failed one run in three: `top`
+could finish before `low`'s second result, leaving `low` alone."""
 
 from __future__ import annotations
 
@@ -36,7 +39,7 @@ from tunecore.shell.trial_view import Trial
 pytestmark = [pytest.mark.usefixtures("ray_cluster"), pytest.mark.slow]
 
 STEPS = 4
-GATE_S = 60.0  # a gate not opened by then fails the trial: nothing hangs
+GATE_S = 180.0  # a gate not opened by then fails the trial: nothing hangs
 
 
 def wait_for(gate: Path) -> None:
@@ -62,6 +65,8 @@ def paced(config: JsonDict) -> None:
         step += 1
         if role == "top" and step == 1:
             wait_for(gates / "low-result-1")
+        if role == "top" and step == 2:
+            wait_for(gates / "low-result-2")
         if role == "low" and step == 2:
             wait_for(gates / "top-saved")
         metrics = {"score": rate * step, "step": step}
@@ -74,8 +79,9 @@ def paced(config: JsonDict) -> None:
 
 
 class OpenGates(Callback):
-    """In the driver: opens `low-result-1` once `low`'s first result is in,
-    `top-saved` once `top`'s first save is done."""
+    """In the driver: opens `low-result-1` and `low-result-2` once `low`'s
+    first and second results are in, `top-saved` once `top`'s first save
+    is done."""
 
     def __init__(self, gates: Path) -> None:
         self.gates = gates
@@ -83,8 +89,8 @@ class OpenGates(Callback):
     def on_trial_result(
         self, iteration: int, trials: list[Trial], trial: Trial, result: JsonDict
     ) -> None:
-        if trial.config["role"] == "low" and result.get("step") == 1:
-            (self.gates / "low-result-1").touch()
+        if trial.config["role"] == "low" and result.get("step") in (1, 2):
+            (self.gates / f"low-result-{result['step']}").touch()
 
     def on_trial_save(self, iteration: int, trials: list[Trial], trial: Trial) -> None:
         if trial.config["role"] == "top":
@@ -140,3 +146,26 @@ def test_a_donor_that_never_reported_a_checkpoint_is_not_cloned(tmp_path: Path) 
     assert isinstance(scheduler, PopulationBasedTraining)
     assert scheduler.num_perturbations == 0
     assert scheduler.num_checkpoints >= 1
+
+
+def test_a_donor_with_a_checkpoint_at_its_perturbation_is_cloned(tmp_path: Path) -> None:
+    results, experiment = fit(tmp_path, checkpoints=True)
+
+    assert [r.error for r in results] == [None, None]
+    # The first trial (grid order: "low") was exploited at its step 2 and
+    # took the donor's whole config, its role too, and the donor's state of
+    # step 1 (the checkpoint `top` reported with its result at its
+    # perturbation): it went on from step 2 again. Found by its id, not its
+    # tag: once both are "top", either may be exploited again later.
+    low = next(r for r in results if str(r.metrics["trial_id"]).endswith("_00000"))
+    assert "@perturbed" in str(low.metrics["experiment_tag"])
+    assert low.config["role"] == "top"
+    progress = low.metrics_dataframe
+    assert progress is not None
+    assert list(progress["step"])[:3] == [1, 2, 2]
+    saved = [e for e in read_log(experiment).events if isinstance(e, CheckpointSaved)]
+    assert all(e.checkpoint.of_its_result for e in saved)  # each step reported one
+    scheduler = replay(experiment).state.scheduler
+    assert isinstance(scheduler, PopulationBasedTraining)
+    assert scheduler.clones_perturbation_save
+    assert scheduler.num_perturbations >= 1

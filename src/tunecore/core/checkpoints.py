@@ -88,6 +88,19 @@ def donor_checkpoint(history: CheckpointHistory) -> CheckpointRef | None:
     return newest if newest is not None and newest.holds_state else None
 
 
+def perturbation_checkpoint(history: CheckpointHistory, iteration: int) -> CheckpointRef | None:
+    """The checkpoint Ray's PBT clones of a donor it asked to save at its
+    perturbation, on the result of `iteration`: the newest persistent save
+    taken at that result, when it holds that result's state
+    (`CheckpointRef.of_its_result`: a class trainable's save always does;
+    a function trainable's only when it reported a checkpoint with that
+    result, as Ray's save of a function resolves to the checkpoint of its
+    last result). None otherwise: Ray skips the exploit."""
+    at = (ref for ref in reversed(history.persistent) if ref.training_iteration == iteration)
+    saved = next(at, None)
+    return saved if saved is not None and saved.of_its_result else None
+
+
 def current_checkpoint(trial: TrialState) -> CheckpointRef | None:
     """The checkpoint a (re)start restores from: the newest one; only the
     newest PERSISTENT one for a trial in ERROR (memory checkpoints do not

@@ -41,22 +41,38 @@ class CheckpointRef(msgspec.Struct, frozen=True, kw_only=True):
     True (False is stored as unset), and an unset field is never encoded:
     every checkpoint with state, and every log and snapshot written
     before the field existed, encodes to the bytes it had, and an old
-    log's null checkpoints replay as the donors they were then."""
+    log's null checkpoints replay as the donors they were then.
+
+    `earlier`: True when the save holds a checkpoint the trainable reported
+    with an earlier result than the one it was saved at (a function
+    trainable saved between two of its checkpoints: its save is the last
+    one it reported). Ray's save of such a function resolves to the
+    checkpoint reported with its last result, none, so its PBT does not
+    clone it (`core.checkpoints.perturbation_checkpoint`). Unset unless
+    True, as `empty`, for the same reason."""
 
     storage: CheckpointStorage
     path: str
     training_iteration: int = 0
     metrics: JsonDict = {}
     empty: bool | UnsetType = UNSET
+    earlier: bool | UnsetType = UNSET
 
     def __post_init__(self) -> None:
         coerce_enum(self, "storage", CheckpointStorage)
         unset_unless_true(self, "empty")
+        unset_unless_true(self, "earlier")
 
     @property
     def holds_state(self) -> bool:
         """Whether restoring it brings a trainable's state back (see `empty`)."""
         return self.empty is not True
+
+    @property
+    def of_its_result(self) -> bool:
+        """Whether it holds the state of the result it was saved at: state,
+        reported with that result (see `empty` and `earlier`)."""
+        return self.holds_state and self.earlier is not True
 
 
 class CheckpointPolicy(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

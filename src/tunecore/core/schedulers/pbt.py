@@ -8,14 +8,18 @@ population by the score each member had at its own last perturbation
 ("truncation selection"). If it is in the top `quantile_fraction` it saves a
 persistent checkpoint so others can clone it (`Verdict.checkpoint`); if it
 is in the bottom `quantile_fraction` it takes the weights of a top trial
-chosen uniformly at random (its newest persistent checkpoint) and that
-trial's hyperparameters, perturbed by `explore` (`Verdict.exploit`). The
-exploited trial also takes over the donor's last perturbation time, since
-restoring the donor's checkpoint rewinds or advances its clock to the
-donor's. A donor without a checkpoint, or whose newest one holds no state
-(`CheckpointRef.empty`: a function trainable that never reported one),
-is not cloned: the trial goes on unchanged, as Ray skips the exploit
-("[pbt]: no checkpoint for trial ... Skip exploit").
+chosen uniformly at random and that trial's hyperparameters, perturbed by
+`explore` (`Verdict.exploit`). The weights are the checkpoint the donor
+saved at its own last perturbation, as Ray's `last_checkpoint`
+(`clones_perturbation_save`): none when it was no top trial then, and
+none when that save does not hold the state of its result there (a
+function trainable's save is the checkpoint it reported last: Ray's is
+the one reported with that result, `CheckpointRef.earlier`, or none,
+`CheckpointRef.empty`). A donor with none is not cloned: the trial goes
+on unchanged, as Ray skips the exploit ("[pbt]: no checkpoint for trial
+... Skip exploit"). The exploited trial also takes over the donor's last
+perturbation time, since restoring the donor's checkpoint rewinds or
+advances its clock to the donor's.
 
 Synchronous PBT (`synch=True`, Ray's Appendix A.1 mode): a trial at its
 interval pauses with a persistent checkpoint until every live trial has
@@ -79,16 +83,13 @@ as plain `PopulationBasedTraining`.
 
 Deviations from Ray (python/ray/tune/schedulers/pbt.py, async mode):
 
-- The donor's checkpoint is its newest persistent one. Ray clones the
-  checkpoint it requested at the donor's own last perturbation, and skips
-  the exploit when the donor was not in the upper quantile then; here any
-  persistent checkpoint of a current top trial is good enough, which also
-  survives a driver restart. A function trainable's save is the last
-  checkpoint it reported; Ray's is the one reported with its last result,
-  so Ray skips the exploit of a donor that reported one earlier but not
-  with the result at its perturbation (Ray's guide asks for a checkpoint
-  at every perturbation for that reason), where this clones the earlier
-  one. A donor that never reported one is skipped by both.
+- The donor's checkpoint is Ray's (the save at its last perturbation,
+  see above), found in its persistent checkpoints by the iteration of
+  that result, so it survives a driver restart; a donor whose save there
+  is still in flight when another trial exploits it is skipped (Ray waits
+  for the save), and one whose save retention deleted is skipped (Ray's
+  restore would fail). Policies logged before `clones_perturbation_save`
+  clone the donor's newest persistent checkpoint with state, as they ran.
 - Taking turns (`take_turns`, as Ray): at a perturbation, a trial pauses
   when another one waits (PENDING or PAUSED), and the waiting trial with
   the least training (its last perturbation time; creation order breaks
@@ -123,9 +124,14 @@ Deviations from Ray (python/ray/tune/schedulers/pbt.py, async mode):
 - Synchronous mode: a trial waiting at the barrier saves a persistent
   checkpoint (any of them may be a donor; Ray pauses with one too), and
   the exploits wait for the donors' saves instead of resolving futures.
-  A lower trial whose donor ends up without a checkpoint (or an empty
-  one) keeps its config (the explore step has drawn its numbers anyway,
-  and `num_perturbations` counted it, where Ray counts only exploits made). When several trials
+  The donor whose result completed the barrier gives its save of that
+  result (a function's: the checkpoint reported with it, or none, as
+  Ray's save); a donor that waited there gives its newest checkpoint with
+  state (Ray takes a paused trial's `checkpoint`). A lower trial whose
+  donor ends up without one keeps its config (the explore step has drawn
+  its numbers anyway; Ray draws none then), and is no perturbation
+  (`num_perturbations` counts the exploits made, as Ray's; logs from
+  before `clones_perturbation_save` counted it, and replay so). When several trials
   are explored at one barrier, only the first uses the values mutation
   functions drew for it; the others perturb those values.
 - `require_attrs` fails the trial, not the run (see above).
@@ -157,8 +163,9 @@ from typing import (
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from tunecore.core.checkpoints import donor_checkpoint
+from tunecore.core.checkpoints import donor_checkpoint, perturbation_checkpoint
 from tunecore.core.naming import PERTURBED
+from tunecore.core.results import iteration_of
 from tunecore.core.rng import Rng, integer_below, random_float, seeded
 from tunecore.core.schedulers.base import (
     CONTINUE,
@@ -279,6 +286,11 @@ class PopulationMember(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=
     last_train_time: float = 0.0
     """Synchronous PBT: the time of the trial's last result at a
     perturbation interval (Ray's `last_train_time`)."""
+    saved_at: int | None = None
+    """Under `clones_perturbation_save`: the iteration of the result at the
+    member's last perturbation when it was in the upper quantile then; the
+    save PBT asked for on that result is what it donates (Ray's
+    `last_checkpoint`). None: it donates nothing (it was not a top trial)."""
 
 
 class PlannedExploit(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -299,6 +311,12 @@ class PlannedExploit(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=Tr
     awaiting_custom: bool = False
     trial_iteration: int | None = None
     donor_iteration: int | None = None
+    donor_saved_at: int | None = None
+    """With `restore_from` None under `clones_perturbation_save`: the
+    iteration of the donor's save to clone (`perturbation_checkpoint`), for
+    the donor whose result completed synchronous PBT's barrier (Ray saves
+    it then); None: the donor's newest checkpoint with state (a donor that
+    waited at the barrier: Ray takes a paused trial's checkpoint)."""
 
 
 class PopulationBasedTraining(
@@ -331,6 +349,15 @@ class PopulationBasedTraining(
     asked about to `time_attr` and the metric (`result_problem`); None like
     `take_turns`, so a log from before, when a result without them was let
     pass, replays as it ran.
+
+    `clones_perturbation_save`: whether a donor's checkpoint is the one
+    PBT asked it to save at its own last perturbation, as Ray's
+    (`PopulationMember.saved_at`, `PlannedExploit.donor_saved_at`), and an
+    exploit given up is no perturbation (`exploits_given_up`); None like
+    `take_turns`: a log from before, when the donor's newest persistent
+    checkpoint was cloned and synchronous PBT counted every plan, replays
+    as it ran. `exploits_given_up` counts the planned exploits given up, so
+    the key of the values PBT asks for moves on as it did.
     """
 
     time_attr: str = "time_total_s"
@@ -364,6 +391,8 @@ class PopulationBasedTraining(
     custom_answers: int = 0
     restarts_from_donor: bool | None = None
     checks_attrs: bool | None = None
+    clones_perturbation_save: bool | None = None
+    exploits_given_up: int = 0
 
     def __post_init__(self) -> None:
         owner = type(self).__name__  # PB2's errors name PB2
@@ -432,6 +461,8 @@ class PopulationBasedTraining(
             adopted = evolve(adopted, restarts_from_donor=True)
         if adopted.checks_attrs is None:
             adopted = evolve(adopted, checks_attrs=True)
+        if adopted.clones_perturbation_save is None:
+            adopted = evolve(adopted, clones_perturbation_save=True)
         return adopted
 
     def result_problem(self, result: JsonDict) -> str | None:
@@ -483,7 +514,7 @@ class PopulationBasedTraining(
         score = signed(float(value), mode)
         if self.synch:
             member = msgspec.structs.replace(member, last_score=score, last_train_time=now)
-            return self._synchronous(trial_id, member, now, trials)
+            return self._synchronous(trial_id, member, now, iteration_of(result), trials)
         member = msgspec.structs.replace(member, last_score=score, last_perturbation_time=now)
         members = {**self.members, trial_id: member}
         policy = self._scored(trial_id, member)
@@ -493,6 +524,9 @@ class PopulationBasedTraining(
             if m.last_score is not None and _is_live(member_id, m, trial_id, trials)
         ]
         lower, upper = quantiles(scored, self.quantile_fraction)
+        if self.clones_perturbation_save:
+            saved_at = iteration_of(result) if trial_id in upper else None
+            members[trial_id] = msgspec.structs.replace(member, saved_at=saved_at)
         decision = Decision.PAUSE if self._others_wait(trial_id, trials) else Decision.CONTINUE
         if trial_id in upper:
             pbt = msgspec.structs.replace(
@@ -503,13 +537,12 @@ class PopulationBasedTraining(
             return evolve(policy, members=members), Verdict(decision=decision)
         rng, index = integer_below(self._rng(), len(upper))
         donor_id = upper[index]
-        donor = trials.get(donor_id)
-        checkpoint = None if donor is None else donor_checkpoint(donor.checkpoints)
+        checkpoint = self._donated(trials.get(donor_id), members[donor_id].saved_at)
         if checkpoint is None:
             return evolve(policy, members=members, rng=rng), Verdict(decision=decision)
         policy, rng, plan = policy._plan(trial_id, donor_id, members, rng, trials)
         plan = msgspec.structs.replace(plan, restore_from=checkpoint)
-        members[trial_id] = _exploiting(member, members[donor_id], plan.config)
+        members[trial_id] = _exploiting(members[trial_id], members[donor_id], plan.config)
         pbt = msgspec.structs.replace(
             policy,
             members=members,
@@ -590,11 +623,25 @@ class PopulationBasedTraining(
 
     # -- synchronous PBT ----------------------------------------------------
 
+    def _donated(self, donor: TrialState | None, saved_at: int | None) -> CheckpointRef | None:
+        """The checkpoint a donor gives (None: the exploit is skipped). As
+        Ray's (`clones_perturbation_save`): the save PBT asked for at its
+        last perturbation (`saved_at`, None when it was no top trial then);
+        before: its newest persistent checkpoint, if it holds state."""
+        if donor is None:
+            return None
+        if not self.clones_perturbation_save:
+            return donor_checkpoint(donor.checkpoints)
+        if saved_at is None:
+            return None
+        return perturbation_checkpoint(donor.checkpoints, saved_at)
+
     def _synchronous(
         self,
         trial_id: str,
         member: PopulationMember,
         now: float,
+        iteration: int,
         trials: Mapping[str, TrialState],
     ) -> tuple[Self, Verdict]:
         """Ray's `synch=True`: a trial at its interval pauses, saving a
@@ -611,7 +658,7 @@ class PopulationBasedTraining(
         )
         if behind:
             return policy, Verdict(decision=Decision.PAUSE, checkpoint=True)
-        policy, upper = policy._synchronize(now, trial_id, trials)
+        policy, upper = policy._synchronize(now, trial_id, trials, iteration)
         return policy, Verdict(decision=Decision.PAUSE, checkpoint=trial_id in upper)
 
     def _barrier(self) -> float:
@@ -622,7 +669,11 @@ class PopulationBasedTraining(
         return max(self.perturbation_interval, self.burn_in_period)
 
     def _synchronize(
-        self, now: float, reporting_id: str | None, trials: Mapping[str, TrialState] | None
+        self,
+        now: float,
+        reporting_id: str | None,
+        trials: Mapping[str, TrialState] | None,
+        reporting_iteration: int | None = None,
     ) -> tuple[Self, tuple[str, ...]]:
         """Perturb the whole population at once, as Ray does: rank the live
         trials, move every one's perturbation time to `now`, count the upper
@@ -630,7 +681,9 @@ class PopulationBasedTraining(
         a random upper trial for each lower one, in Ray's order (upper,
         others, lower); then move the barrier on. Returns the policy and the
         upper quantile. `trials` is None when a trial's end completed the
-        barrier (the hooks that say so see no other trial)."""
+        barrier (the hooks that say so see no other trial). A plan whose
+        donor is the reporting trial clones its save on the result of
+        `reporting_iteration` (`PlannedExploit.donor_saved_at`)."""
 
         def live(member_id: str, member: PopulationMember) -> bool:
             if trials is None or reporting_id is None:
@@ -654,6 +707,8 @@ class PopulationBasedTraining(
             rng, index = integer_below(rng if rng is not None else self._rng(), len(upper))
             donor_id = upper[index]
             policy, rng, plan = policy._plan(member_id, donor_id, members, rng, trials)
+            if self.clones_perturbation_save and donor_id == reporting_id:
+                plan = msgspec.structs.replace(plan, donor_saved_at=reporting_iteration)
             plans[member_id] = plan
             members[member_id] = _exploiting(members[member_id], members[donor_id], plan.config)
             policy = evolve(
@@ -704,7 +759,10 @@ class PopulationBasedTraining(
                 donor = trials.get(plan.donor_id)
                 if donor is not None and donor.saving_to:
                     continue
-                checkpoint = None if donor is None else donor_checkpoint(donor.checkpoints)
+                if plan.donor_saved_at is not None:
+                    checkpoint = self._donated(donor, plan.donor_saved_at)
+                else:  # a donor that waited at the barrier: its newest with state
+                    checkpoint = None if donor is None else donor_checkpoint(donor.checkpoints)
             if checkpoint is None:
                 ready.append((trial_id, None))
                 continue
@@ -717,10 +775,19 @@ class PopulationBasedTraining(
         if plan is None:
             return self
         plans = {other: p for other, p in self.plans.items() if other != trial_id}
+        policy = self
+        if exploit is None and self.synch and self.clones_perturbation_save:
+            # Ray counts the exploits made (`_exploit`), not those planned
+            # at the barrier.
+            policy = evolve(
+                self,
+                num_perturbations=self.num_perturbations - 1,
+                exploits_given_up=self.exploits_given_up + 1,
+            )
         member = self.members.get(trial_id)
         if exploit is not None or member is None or member.finished:
-            return evolve(self, plans=plans)
-        return evolve(self, plans=plans, members={**self.members, trial_id: plan.previous})
+            return evolve(policy, plans=plans)
+        return evolve(policy, plans=plans, members={**self.members, trial_id: plan.previous})
 
     def _scored(self, trial_id: str, member: PopulationMember) -> Self:
         """This policy once `member` (the trial's, as just scored at its
@@ -847,7 +914,8 @@ class PopulationBasedTraining(
         )
         if not missing:
             return None
-        return ValuesWanted(key=self.num_perturbations, paths=missing)
+        # Every exploit planned moves the key on, whether made or given up.
+        return ValuesWanted(key=self.num_perturbations + self.exploits_given_up, paths=missing)
 
     def with_values(self, key: int, values: Sequence[JsonValue]) -> Self:
         """Hold the values `wanted()` asked for."""

@@ -205,6 +205,7 @@ def completion_event(
             training_iteration=pending.iteration,
             metrics=pending.metrics,
             empty=value.empty,
+            earlier=value.earlier,
         )
         return CheckpointSaved(trial_id=trial_id, at=at, checkpoint=checkpoint)
     if operation is Operation.SAVE_TO_MEMORY:

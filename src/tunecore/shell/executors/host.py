@@ -40,7 +40,7 @@ from tunecore.shell.executors.taken import STDERR, STDOUT, WORKING_DIR, Hold, Ta
 from tunecore.shell.executors.tee import Tee
 from tunecore.shell.storage import shared_storage
 from tunecore.shell.storage.own_files import directory_fd
-from tunecore.shell.trainable.checkpoint_files import SavedCheckpoint, is_null
+from tunecore.shell.trainable.checkpoint_files import SavedCheckpoint, is_earlier, is_null
 from tunecore.shell.trainable.classapi import ClassTrainable
 from tunecore.shell.trainable.output_files import open_in_trial_dir
 from tunecore.shell.trainable.persist import MirroredTrial
@@ -237,25 +237,28 @@ class TrialHost:
 
     def save(self, checkpoint_dir: str) -> SavedCheckpoint:
         """Save into `checkpoint_dir` and return the path to restore from,
-        and whether the trainable saved a null checkpoint (read where it
-        wrote it). With a store, `checkpoint_dir` is the driver's name for
+        and whether the trainable saved a null checkpoint or an earlier
+        result's (read where it wrote it). With a store, `checkpoint_dir` is the driver's name for
         it: the checkpoint goes to scratch, then to the store, and only a
         complete upload returns."""
         trainable = self._current()
-        nulls: list[bool] = []
+        marks: list[tuple[bool, bool]] = []
 
         def save(directory: str) -> str:
             path = trainable.save(directory)
-            nulls.append(is_null(path))
+            marks.append((is_null(path), is_earlier(path)))
             return path
 
         if self._mirrored is None:
             _refuse_links(checkpoint_dir, self._experiment_dir)
-            return SavedCheckpoint(save(checkpoint_dir), empty=nulls[0])
-        saved = self._mirrored.save(checkpoint_dir, save)
-        self._flush()
-        self._mirrored.upload_output(checkpoint=True)  # the output so far, should the node be lost
-        return SavedCheckpoint(saved, empty=nulls[0])
+            path = save(checkpoint_dir)
+        else:
+            path = self._mirrored.save(checkpoint_dir, save)
+            self._flush()
+            # the output so far, should the node be lost
+            self._mirrored.upload_output(checkpoint=True)
+        empty, earlier = marks[0]
+        return SavedCheckpoint(path, empty=empty, earlier=earlier)
 
     def save_to_bytes(self) -> bytes:
         return self._current().save_to_bytes()

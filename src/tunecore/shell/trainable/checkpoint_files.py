@@ -61,6 +61,9 @@ class CheckpointMeta(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=Tr
     time_total_s: float = 0.0
     saved_as: Literal["directory", "file", "dict"] = "directory"
     file: str = ""
+    earlier: bool = False
+    """A function trainable's save of a checkpoint it reported before its
+    last result (`CheckpointRef.earlier`)."""
 
 
 _META_DECODER = msgspec.json.Decoder(CheckpointMeta)
@@ -93,13 +96,22 @@ def is_null(directory: str) -> bool:
     return os.path.exists(os.path.join(directory, NULL_MARKER))
 
 
+def is_earlier(directory: str) -> bool:
+    """Whether the save in `directory` holds a checkpoint reported before
+    the trainable's last result (`CheckpointMeta.earlier`)."""
+    meta = read_meta(directory)
+    return meta is not None and meta.earlier
+
+
 class SavedCheckpoint(NamedTuple):
     """What a worker's persistent save gives the driver: the path to
-    restore from, and whether it is a null checkpoint (`empty`: nothing
-    of the trainable's own, see `CheckpointRef.empty`)."""
+    restore from, whether it is a null checkpoint (`empty`: nothing of the
+    trainable's own, see `CheckpointRef.empty`), and whether it holds a
+    checkpoint reported before the last result (`CheckpointRef.earlier`)."""
 
     path: str
     empty: bool = False
+    earlier: bool = False
 
 
 def is_temporary(directory: str) -> bool:

@@ -63,6 +63,8 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import msgspec
+
 from tunecore.core.results import DONE, RESULT_DUPLICATE, SHOULD_CHECKPOINT, TRAINING_ITERATION
 from tunecore.model import Horizon, JsonDict
 from tunecore.shell.trainable import runners
@@ -223,6 +225,9 @@ class FunctionTrainable:
         self._run: _Run | None = None
         self._restore_from: Checkpoint | None = None
         self._latest: _Latest | None = None
+        # A result came without a checkpoint since `_latest` was reported:
+        # a save then holds an earlier result's (`CheckpointMeta.earlier`).
+        self._behind = False
         self._stopped = False
         self._ahead = 0  # reports the next resume lets the function pass
 
@@ -311,6 +316,7 @@ class FunctionTrainable:
         starting fresh."""
         self._end_run()
         self._clock.restored(read_meta(path))
+        self._behind = False
         if is_null(path):
             self._restore_from = self._latest = None
         else:
@@ -395,6 +401,7 @@ class FunctionTrainable:
     def _on_reported(self, message: Reported) -> JsonDict:
         result = self._clock.fill(message.metrics, message.measured_s)
         self._keep_checkpoint(result, message.checkpoint, private=message.private)
+        self._behind = message.checkpoint is None
         return result
 
     def _end_marker(self, message: Ended) -> JsonDict:
@@ -416,6 +423,8 @@ class FunctionTrainable:
         latest = self._latest
         if latest is None:
             return None, CheckpointMeta()
+        if self._behind:
+            return latest.checkpoint.path, msgspec.structs.replace(latest.meta, earlier=True)
         return latest.checkpoint.path, latest.meta
 
     def _end_run(self) -> None:

@@ -65,6 +65,7 @@ from collections.abc import Mapping, Sequence
 import msgspec
 
 from tunecore.core.rng import Rng
+from tunecore.core.search.built import built
 from tunecore.core.search.domains import (
     DOMAIN_TYPES,
     OBJECTS_ELSEWHERE,
@@ -72,7 +73,6 @@ from tunecore.core.search.domains import (
     GridSearch,
     SampleFrom,
     SamplingDomain,
-    built,
     copy_json,
     plain_json,
 )

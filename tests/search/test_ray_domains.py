@@ -14,6 +14,12 @@ import tunecore as tune
 from tunecore import RunConfig, TuneConfig, Tuner
 from tunecore.core.search.built import adopt_ray_domains, from_ray_domain
 from tunecore.core.search.domains import SampleFrom
+from tunecore.schedulers import PopulationBasedTraining
+from tunecore.search.bayesopt import BayesOptSearch
+from tunecore.search.bohb import TuneBOHB
+from tunecore.search.hyperopt import HyperOptSearch
+from tunecore.search.optuna import OptunaSearch
+from tunecore.search.zoopt import ZOOptSearch
 
 
 def _ray_sample() -> Any:
@@ -135,8 +141,6 @@ def _nested_mutations(functions: Any) -> dict[str, Any]:
 def test_pbt_mutations_of_ray_s_domains_are_tunecore_s() -> None:
     """Before, PBT refused them: "expected a list of categories, a search
     domain (a msgspec struct ...)"."""
-    from tunecore.schedulers import PopulationBasedTraining
-
     ray_pbt = PopulationBasedTraining(
         metric="m", mode="max", hyperparam_mutations=_nested_mutations(_ray_sample())
     )
@@ -149,23 +153,13 @@ def test_pbt_mutations_of_ray_s_domains_are_tunecore_s() -> None:
 def _searcher(name: str, space: dict[str, Any]) -> Any:
     """Each searcher of its own `space`, seeded, by its module's name."""
     if name == "optuna":
-        from tunecore.search.optuna import OptunaSearch
-
         return OptunaSearch(space=space, metric="m", mode="max", seed=3)
     if name == "hyperopt":
-        from tunecore.search.hyperopt import HyperOptSearch
-
         return HyperOptSearch(space=space, metric="m", mode="max", random_state_seed=3)
     if name == "bohb":
-        from tunecore.search.bohb import TuneBOHB
-
         return TuneBOHB(space=space, metric="m", mode="max", seed=3)
     if name == "zoopt":
-        from tunecore.search.zoopt import ZOOptSearch
-
-        return ZOOptSearch(dim_dict=space, budget=4, metric="m", mode="max")
-    from tunecore.search.bayesopt import BayesOptSearch
-
+        return ZOOptSearch(dim_dict=space, budget=4, metric="m", mode="max", seed=3)
     return BayesOptSearch(space=space, metric="m", mode="max", random_state=3)
 
 
@@ -186,7 +180,7 @@ def test_a_searcher_s_own_space_of_ray_s_domains_searches_as_tunecore_s(name: st
     """Before, each refused Ray's domain in its `space=`, as an object a
     logged space cannot hold (or, OptunaSearch, as no distribution of
     Optuna's)."""
-    pytest.importorskip(name if name != "bohb" else "ConfigSpace")
+    pytest.importorskip({"bohb": "ConfigSpace", "bayesopt": "bayes_opt"}.get(name, name))
     ray_searcher = _searcher(name, _searched(_ray_sample(), name))
     own_searcher = _searcher(name, _searched(tune, name))
     ray_config, own_config = ray_searcher.suggest("t1"), own_searcher.suggest("t1")

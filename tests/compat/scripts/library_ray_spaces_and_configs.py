@@ -36,7 +36,12 @@ def preset_space():
 
 
 def preset_mutations():
-    return {"lr": ray_tune.uniform(1e-4, 1e-1), "act": ray_tune.choice(["relu", "tanh"])}
+    # Categories as a list: Ray's PBT perturbs any domain by multiplying it.
+    return {
+        "lr": ray_tune.uniform(1e-4, 1e-1),
+        "width": ray_tune.randint(4, 17),
+        "act": ["relu", "tanh"],
+    }
 
 
 def preset_checkpointing():
@@ -81,7 +86,12 @@ def train_fn(config):
             with open(os.path.join(saved, "step.txt"), "w") as f:
                 f.write(str(step + 1))
             tune.report(
-                {"score": config["lr"] * (step + 1), "lr": config["lr"], "act": config["act"]},
+                {
+                    "score": config["lr"] * (step + 1),
+                    "lr": config["lr"],
+                    "width": config["width"],
+                    "act": config["act"],
+                },
                 checkpoint=tune.Checkpoint.from_directory(saved),
             )
 
@@ -129,6 +139,7 @@ if __name__ == "__main__":
     for result in results:
         assert 1e-4 <= result.metrics["lr"] <= 1e-1, result.metrics
         assert result.metrics["act"] in ("relu", "tanh"), result.metrics
+        assert isinstance(result.metrics["width"], int), result.metrics
         assert result.metrics["training_iteration"] == 4, result.metrics
 
     # The library's whole RunConfig and TuneConfig.

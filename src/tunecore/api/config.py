@@ -28,6 +28,7 @@ from pydantic import (
 
 from tunecore._by_name import create_by_name
 from tunecore.api.foreign_searcher import refuse_foreign_searcher
+from tunecore.api.ray_dataclass_configs import from_ray_config
 from tunecore.api.ray_style_scheduler import refuse_ray_style_scheduler
 from tunecore.core.results import TRAINING_ITERATION
 from tunecore.core.schedulers.registry import SCHEDULERS
@@ -337,10 +338,13 @@ class RunConfig(_RayPositional):
     def _unset_config_is_the_default(cls, value: object, info: ValidationInfo) -> object:
         """Ray's rule: a config given as None or False (any value that is
         false, as scripts pass `checkpoint_config=None` or `=False` from
-        their own settings) is the default one."""
+        their own settings) is the default one. Ray's own config of the
+        field is read as tunecore's (`from_ray_config`)."""
+        field = cls.model_fields[info.field_name or ""]
         if not value:
-            return cls.model_fields[info.field_name or ""].get_default(call_default_factory=True)
-        return value
+            return field.get_default(call_default_factory=True)
+        assert isinstance(field.annotation, type)  # one of the config classes above
+        return from_ray_config(value, field.annotation)
 
     @field_validator("callbacks", mode="before")
     @classmethod

@@ -37,6 +37,7 @@ from tunecore.api.config import (
 from tunecore.api.errors import TuneError
 from tunecore.api.experiment import Experiment, experiment_list
 from tunecore.api.legacy_checkpoints import with_legacy_checkpoints
+from tunecore.api.ray_dataclass_configs import from_ray_config
 from tunecore.api.reporters import ProgressReporter
 from tunecore.api.restored import Trainable
 from tunecore.api.tuner import RunParts, Tuner, with_parts
@@ -107,7 +108,7 @@ def run(
         experiment = given.pop("run_or_experiment")
         return run(experiment.run, **{**given, **experiment.arguments})
     checkpoints = with_legacy_checkpoints(
-        checkpoint_config or CheckpointConfig(),
+        from_ray_config(checkpoint_config, CheckpointConfig) or CheckpointConfig(),  # type: ignore[arg-type]
         {
             "checkpoint_freq": checkpoint_freq,
             "checkpoint_at_end": checkpoint_at_end,

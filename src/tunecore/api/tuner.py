@@ -61,6 +61,7 @@ from tunecore.api.loader import load_experiment
 from tunecore.api.mutation_space import with_mutated_keys
 from tunecore.api.plan import plan_run
 from tunecore.api.ray_config import as_param_space
+from tunecore.api.ray_dataclass_configs import from_ray_config
 from tunecore.api.reporters import CLIReporter
 from tunecore.api.reporters import ProgressReporter as UserReporter
 from tunecore.api.reporting import UserReporting, prints_its_own
@@ -214,6 +215,8 @@ class Tuner:
         _tuner_kwargs: Mapping[str, Any] | None = None,
     ) -> None:
         param_space = as_param_space(param_space)  # type: ignore[assignment]
+        tune_config = from_ray_config(tune_config, TuneConfig)  # type: ignore[assignment]
+        run_config = from_ray_config(run_config, RunConfig)  # type: ignore[assignment]
         _check_arguments(param_space, tune_config, run_config)
         if _tuner_kwargs:
             tune_config, run_config, param_space = apply_tuner_kwargs(

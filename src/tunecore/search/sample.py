@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeAlias, TypeVar
 import numpy as np
 
 from tunecore.core.search import domains
+from tunecore.core.search.built import built
 from tunecore.core.search.domains import (
     DomainBuilder,
     lograndint,
@@ -361,17 +362,10 @@ class Float(_Bounded):
         inner, q = _unquantized(sampler)
         if isinstance(inner, Normal):
             self._check_unbounded()
-            if q is None:
-                return domains.RandN(inner.mean, inner.sd)
-            return domains.QRandN(inner.mean, inner.sd, q)
-        if isinstance(inner, LogUniform):
-            if q is None:
-                return domains.LogUniform(self.lower, self.upper)
-            return domains.QLogUniform(self.lower, self.upper, q)
-        if isinstance(inner, Uniform):
-            if q is None:
-                return domains.Uniform(self.lower, self.upper)
-            return domains.QUniform(self.lower, self.upper, q)
+            return domains.normal_domain(inner.mean, inner.sd, q)
+        if isinstance(inner, Uniform | LogUniform):
+            log = isinstance(inner, LogUniform)
+            return domains.bounded_domain(self.lower, self.upper, integer=False, log=log, q=q)
         raise _no_domain(self, sampler)
 
     def _check_unbounded(self) -> None:
@@ -429,14 +423,9 @@ class Integer(_Bounded):
     def to_domain(self) -> domains.Domain:
         sampler = self.get_sampler()
         inner, q = _unquantized(sampler)
-        if isinstance(inner, LogUniform):
-            if q is None:
-                return domains.LogRandInt(self.lower, self.upper)
-            return domains.QLogRandInt(self.lower, self.upper, q)
-        if isinstance(inner, Uniform):
-            if q is None:
-                return domains.RandInt(self.lower, self.upper)
-            return domains.QRandInt(self.lower, self.upper, q)
+        if isinstance(inner, Uniform | LogUniform):
+            log = isinstance(inner, LogUniform)
+            return domains.bounded_domain(self.lower, self.upper, integer=True, log=log, q=q)
         raise _no_domain(self, sampler)
 
     def _draw(self, sampler: Sampler, config: Any, size: int, draws: _Draws) -> Any:
@@ -587,7 +576,7 @@ def param_value(value: object) -> object:
         if value.is_grid():
             return object_values.grid_search(value.categories)
         return object_values.choice(value.categories)
-    return domains.built(value)
+    return built(value)
 
 
 __all__ = [

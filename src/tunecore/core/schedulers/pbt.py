@@ -181,7 +181,8 @@ from tunecore.core.schedulers.base import (
     signed,
 )
 from tunecore.core.search.base import ValuesWanted
-from tunecore.core.search.domains import DomainBuilder, built
+from tunecore.core.search.built import built
+from tunecore.core.search.domains import DomainBuilder
 from tunecore.core.search.view import Path
 from tunecore.model import (
     CheckpointRef,

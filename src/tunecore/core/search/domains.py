@@ -610,6 +610,14 @@ SAMPLING_TYPES = (
 )
 DOMAIN_TYPES = (*SAMPLING_TYPES, GridSearch, SampleFrom)
 
+_BOUNDED: dict[tuple[bool, bool], tuple[Callable[..., Domain], Callable[..., Domain]]] = {
+    (False, False): (Uniform, QUniform),
+    (False, True): (LogUniform, QLogUniform),
+    (True, False): (RandInt, QRandInt),
+    (True, True): (LogRandInt, QLogRandInt),
+}
+"""(integer, log) -> the domain classes without and with a quantization."""
+
 
 class DomainBuilder:
     """A user-facing object that stands for a domain: Ray's domain classes
@@ -627,9 +635,19 @@ class DomainBuilder:
         raise NotImplementedError(f"{type(self).__name__}.to_domain")
 
 
-def built(value: object) -> object:
-    """`value`, or the domain it stands for when it is a `DomainBuilder`."""
-    return value.to_domain() if isinstance(value, DomainBuilder) else value
+def bounded_domain(low: float, high: float, *, integer: bool, log: bool, q: float | None) -> Domain:
+    """The domain of Ray's `Float` (`integer` False) or `Integer` between
+    `low` and `high`, drawn uniformly or (`log`) log-uniformly, and
+    quantized by `q` unless it is None: how a domain built by hand, with
+    tunecore's classes or Ray's, reads as a domain of `tune.*`."""
+    plain, quantized = _BOUNDED[integer, log]
+    return plain(low, high) if q is None else quantized(low, high, q)
+
+
+def normal_domain(mean: float, sd: float, q: float | None) -> Domain:
+    """The domain of Ray's `Float().normal(mean, sd)`, quantized by `q`
+    unless it is None."""
+    return RandN(mean, sd) if q is None else QRandN(mean, sd, q)
 
 
 # -- Ray's constructor functions -------------------------------------------------------------------

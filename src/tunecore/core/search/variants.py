@@ -69,6 +69,7 @@ from typing import Any
 import msgspec
 
 from tunecore.core.rng import Rng
+from tunecore.core.search.built import built
 from tunecore.core.search.domains import (
     DOMAIN_TYPES,
     OBJECTS_ELSEWHERE,
@@ -76,7 +77,6 @@ from tunecore.core.search.domains import (
     GridSearch,
     SampleFrom,
     SamplingDomain,
-    built,
     copy_json,
     plain_json,
 )

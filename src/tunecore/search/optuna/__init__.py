@@ -69,7 +69,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Self
 
 from tunecore.core.results import DEFAULT_METRIC, TRAINING_ITERATION
-from tunecore.core.search.domains import DOMAIN_TYPES, DomainBuilder
+from tunecore.core.search.built import is_domain
 from tunecore.core.search.variants import ParamSpace, parse_space
 from tunecore.model import InvalidFieldError, JsonDict
 from tunecore.model.numbers import is_int, is_number
@@ -481,12 +481,10 @@ class OptunaSearch(Searcher):
 
 def _has_domains(space: Mapping[str, Any]) -> bool:
     for value in space.values():
-        if isinstance(value, (*DOMAIN_TYPES, DomainBuilder)):
+        if is_domain(value):
             return True
         if isinstance(value, Mapping) and (set(value) == {"grid_search"} or _has_domains(value)):
             return True
-        if isinstance(value, list | tuple) and any(
-            isinstance(v, (*DOMAIN_TYPES, DomainBuilder)) for v in value
-        ):
+        if isinstance(value, list | tuple) and any(is_domain(v) for v in value):
             return True
     return False

@@ -93,7 +93,11 @@ def test_every_function_that_installs_checks_its_environment_after() -> None:
         installs = [call.lineno for call in _installs(function)]
         if function.name in UNLOCKED_SESSIONS or not installs:
             continue
-        checks = [n.lineno for n in ast.walk(function) if _calls(n, "check_locked")]
+        checks = [
+            n.lineno
+            for n in ast.walk(function)
+            if isinstance(n, ast.Call) and _calls(n, "check_locked")
+        ]
         if not checks or max(checks) < max(installs):
             unchecked.append(function.name)
     assert unchecked == []
@@ -105,7 +109,9 @@ def test_no_environment_is_seeded_or_built_with_the_days_newest() -> None:
     found = []
     for function in _functions():
         for node in ast.walk(function):
-            words = _strings(node) if isinstance(node, ast.Call) else []
+            if not isinstance(node, ast.Call):
+                continue
+            words = _strings(node)
             seeded = "--seed" in words
             isolated_build = "build" in words and "-m" in words and "--no-isolation" not in words
             if seeded or isolated_build:

@@ -151,7 +151,7 @@ def _private_imports(tree: ast.Module) -> Iterator[tuple[int, str]]:
                     yield node.lineno, f"{module}.{alias.name}"
 
 
-def _attribute_read(node: ast.AST) -> str | None:
+def _attribute_read(node: ast.expr) -> str | None:
     """The attribute `node` reads or writes: `obj.name`, or a constant name
     given to getattr, hasattr, setattr or delattr."""
     if isinstance(node, ast.Attribute):
@@ -170,6 +170,8 @@ def _attribute_read(node: ast.AST) -> str | None:
 
 def _foreign_attributes(tree: ast.Module, defined: frozenset[str]) -> Iterator[tuple[int, str]]:
     for node in ast.walk(tree):
+        if not isinstance(node, ast.expr):
+            continue
         name = _attribute_read(node)
         if name is not None and _is_private(name) and name not in defined:
             yield node.lineno, name
@@ -191,11 +193,12 @@ def _private_names_in_strings(tree: ast.Module) -> Iterator[tuple[int, str]]:
             and node.func.id == "foreign_base"
             and len(node.args) == 3  # the class, the package, the names
             and isinstance(node.args[1], ast.Constant)
+            and isinstance(package := node.args[1].value, str)
             and isinstance(node.args[2], ast.Tuple)
         ):
             for name in node.args[2].elts:
-                if isinstance(name, ast.Constant) and _is_private(str(name.value)):
-                    yield node.lineno, f"{node.args[1].value}.{name.value}"
+                if isinstance(name, ast.Constant) and _is_private(value := str(name.value)):
+                    yield node.lineno, f"{package}.{value}"
 
 
 def _has_private_part(path: str) -> bool:

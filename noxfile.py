@@ -1,10 +1,13 @@
 """Developer sessions. `./dev` bootstraps nox and uv itself; see README.md.
 
 Every environment is made from `requirements/dev.lock`, the versions the
-suite last passed with, so a green run today is green next month. The
-`latest` session is the one that tries today's newest releases instead,
-run on purpose to see upstream drift as a named failure. `./dev lock`
-refreshes the lock from pyproject.toml.
+suite last passed with, so a green run today is green next month: each
+install, and each build it makes of a source package, is held to a lock
+(`locked`), and each session then checks that its environment holds
+nothing else (`check_locked`); tests/test_installs_are_locked.py holds
+every install here to that. The `latest` session is the one that tries
+today's newest releases instead, run on purpose to see upstream drift as a
+named failure. `./dev lock` refreshes the locks from pyproject.toml.
 
 typecheck, lint and tests share one environment (`.venv`): it is made
 once and then only kept in step with the lock, which costs nothing when it
@@ -15,18 +18,28 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import shutil
 import tempfile
-from collections.abc import Callable
+import tomllib
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 import nox
+from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
 
 nox.options.sessions = ["lint", "typecheck", "tests", "package", "optuna"]
 nox.options.default_venv_backend = "uv"
 PYTHON = "3.11"
 ROOT = Path(__file__).parent
 LOCK = "requirements/dev.lock"
+USER_LOCK = "requirements/user.lock"
+"""What `package`'s user gets from `pip install 'tunecore[...]'`: every
+extra but `dev`, `bench` and `APART_HINTS`', resolved as pip resolves them
+(without the overrides of requirements/lock-overrides.txt, which pip does
+not have), pinned by `./dev lock` as dev.lock is."""
+INSTALLERS = "requirements/lock-installers.in"
 SHARED_ENV = ROOT / ".venv"
 CPU_TORCH = "torch==2.13.0"
 """The torch the framework extras run on (held in the lock by
@@ -35,12 +48,69 @@ the machine's pip configuration finds (`find-links`), where uv would take
 the multi-GB CUDA build from PyPI, so the sessions that need it use pip."""
 LOCK_INPUTS = (
     "pyproject.toml",
+    INSTALLERS,
     "--all-extras",
     "--constraint=requirements/lock-constraints.txt",
     "--override=requirements/lock-overrides.txt",
     "--universal",
     f"--python-version={PYTHON}",
 )
+SEEDED_AS_LOCKED = ["--no-periodic-update"]
+"""virtualenv's option for the environments it makes (`frameworks`,
+`searchers_torch`): seeded with the pip and setuptools its locked release
+embeds (the lock's), not with newer ones it would otherwise fetch in the
+background and use weeks later."""
+
+
+def locked(constraints: str = LOCK) -> tuple[str, ...]:
+    """The arguments that hold a `pip install` or `uv pip install` to
+    `constraints`: what it installs (`-c`) and what it builds a source
+    package with (`--build-constraint`: `-c` alone leaves the setuptools
+    that builds tunecore, hpbandster or netifaces to the day's newest)."""
+    return ("-c", constraints, "--build-constraint", constraints)
+
+
+def pip_locked(constraints: str) -> dict[str, str]:
+    """`locked` for a pip command run as a user writes it: the same
+    constraints, given in the environment pip reads its options from."""
+    return {"PIP_CONSTRAINT": constraints, "PIP_BUILD_CONSTRAINT": constraints}
+
+
+def unlocked(frozen: str, lock_text: str, exempt: Collection[str] = ()) -> list[str]:
+    """The lines of `frozen` (`pip freeze`'s output) that `lock_text` does
+    not pin: a package it lacks or at another version, or one installed
+    from elsewhere than an index (tunecore itself, from its wheel or this
+    clone, and the packages named in `exempt`, aside). `2.13.0+cpu` is the
+    lock's `2.13.0`, as for pip."""
+    pins: dict[str, set[str]] = {}
+    for name, version in re.findall(r"^([A-Za-z0-9._-]+)==([^\s;]+)", lock_text, re.MULTILINE):
+        pins.setdefault(canonicalize_name(name), set()).add(version)
+    aside = {"tunecore", *map(canonicalize_name, exempt)}
+    found = []
+    for line in map(str.strip, frozen.splitlines()):
+        name = canonicalize_name(re.split(r"[=@ \[]", line, maxsplit=1)[0])
+        if not line or line == f"-e {ROOT.as_uri()}" or name in aside:
+            continue
+        version = line.partition("==")[2].strip()
+        if not any(SpecifierSet(f"=={pin}").contains(version) for pin in pins.get(name, ())):
+            found.append(line)
+    return found
+
+
+def check_locked(
+    session: nox.Session, python: str, constraints: str = LOCK, exempt: Collection[str] = ()
+) -> None:
+    """Fails the session unless every package in `python`'s environment is
+    at the version `constraints` pins: an install that escaped the lock
+    (a dependency the lock lacks, a newer seeded pip) is named here, rather
+    than passing on that day's release until the day it breaks."""
+    frozen = session.run(
+        "uv", "pip", "freeze", "--quiet", "--python", python, silent=True, external=True
+    )  # fmt: skip
+    assert isinstance(frozen, str)
+    strays = unlocked(frozen, Path(constraints).read_text(encoding="utf-8"), exempt)
+    if strays:
+        session.error(f"installed but not as {constraints} pins them: {', '.join(strays)}")
 
 
 DROP_ENVS = "DEV_DROP_ENVS"
@@ -72,10 +142,10 @@ def shared_env(session: nox.Session) -> Callable[..., None]:
     if not python.exists():
         session.run("uv", "venv", "--python", PYTHON, str(SHARED_ENV), external=True)
     session.run(
-        "uv", "pip", "install", "--quiet", "--python", str(python),
-        "-c", LOCK, "-e", ".[dev]",
+        "uv", "pip", "install", "--quiet", "--python", str(python), *locked(), "-e", ".[dev]",
         external=True,
     )  # fmt: skip
+    check_locked(session, str(python))
     path = f"{SHARED_ENV / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"
     env = {"PATH": path, "VIRTUAL_ENV": str(SHARED_ENV)}
 
@@ -125,10 +195,21 @@ def typecheck(session: nox.Session) -> None:
     run = shared_env(session)
     run("mypy")
     run("pyright", *PUBLIC_TYPING_TESTS)
+    run("python", *STUBTEST)
 
 
 PUBLIC_TYPING_TESTS = ("tests/typing", "tests/test_public_types.py")
 """The files whose `assert_type`s pin the public API's types."""
+STUBTEST = (
+    "-m", "mypy.stubtest", "--mypy-config-file", "mypy.ini", "--ignore-missing-stub",
+    "--allowlist", "typings/stubtest-allowlist.txt",
+    "bayes_opt", "cloudpickle", "hpbandster", "hyperopt", "pyarrow", "sklearn", "yaml", "zoopt",
+)  # fmt: skip
+"""typings/' stubs against the installed releases (the lock's, or the
+newest in `latest`): a stub that says what a release no longer does lets
+mypy pass a call that fails. nevergrad's stub is left out: nevergrad 1.0.3
+imports only beside bayesian-optimization 3 through tunecore.search.nevergrad's
+shim, which stubtest's plain import does not take."""
 
 
 @nox.session(venv_backend="none")
@@ -148,7 +229,8 @@ def package(session: nox.Session) -> None:
     first example and `get_dataframe()` from a directory outside the clone,
     and every install hint in errors and docs (`pip install 'tunecore[plot]'`)
     works as written from that install."""
-    session.install("-c", LOCK, "build")
+    session.install(*locked(), "build", "setuptools", "wheel")
+    check_locked(session, _python(session))
     dist = Path(tempfile.mkdtemp(prefix="tunecore-dist-"))
     try:
         _install_as_a_user(session, dist)
@@ -158,14 +240,17 @@ def package(session: nox.Session) -> None:
 
 def _install_as_a_user(session: nox.Session, dist: Path) -> None:
     """`package`'s steps, in `dist`."""
-    session.run("python", "-m", "build", "--wheel", "--outdir", str(dist), silent=True)
-    (wheel,) = dist.glob("tunecore-*.whl")
-    user_env = dist / "user-env"
-    session.run("uv", "venv", "--seed", "--python", PYTHON, str(user_env), external=True)
-    user_python = str(user_env / "bin" / "python")
+    # Built with the lock's setuptools, not in an isolated environment of the day's.
     session.run(
-        "uv", "pip", "install", "--python", user_python, "-c", LOCK, str(wheel), external=True
+        "python", "-m", "build", "--no-isolation", "--wheel", "--outdir", str(dist), silent=True
     )  # fmt: skip
+    (wheel,) = dist.glob("tunecore-*.whl")
+    user_python = _user_env(session, dist / "user-env", USER_LOCK)
+    session.run(
+        "uv", "pip", "install", "--python", user_python, *locked(USER_LOCK), str(wheel),
+        external=True,
+    )  # fmt: skip
+    check_locked(session, user_python, USER_LOCK)
     elsewhere = dist / "elsewhere"
     elsewhere.mkdir()
     shutil.copy(ROOT / "scripts" / "first_run.py", elsewhere)
@@ -177,26 +262,42 @@ def _install_as_a_user(session: nox.Session, dist: Path) -> None:
         hints = session.run("python", str(ROOT / "scripts" / "install_hints.py"), silent=True)
         assert isinstance(hints, str)
         together = [hint for hint in hints.split() if hint not in APART_HINTS]
-        _install_hints(session, user_python, together)
-    for index, hint in enumerate(APART_HINTS):  # each in an environment of its own
-        apart_env = dist / f"apart-env-{index}"
-        session.run("uv", "venv", "--seed", "--python", PYTHON, str(apart_env), external=True)
-        apart_python = str(apart_env / "bin" / "python")
-        _install_hints(session, apart_python, [f"{hint} @ {wheel.as_uri()}"])
+        _install_hints(session, user_python, together, USER_LOCK)
+    for index, (hint, lock) in enumerate(APART_HINTS.items()):  # each in an environment of its own
+        apart_python = _user_env(session, dist / f"apart-env-{index}", lock)
+        _install_hints(session, apart_python, [f"{hint} @ {wheel.as_uri()}"], lock)
 
 
-APART_HINTS = ("tunecore[hebo]",)
-"""Hints pip cannot install beside the others: HEBO declares numpy < 1.25,
-bayesian-optimization 3 (tunecore[bayesopt]) numpy >= 1.25."""
+APART_HINTS = {"tunecore[hebo]": "requirements/user-hebo.lock"}
+"""Hints pip cannot install beside the others, each with the lock of its
+own environment: HEBO declares numpy < 1.25, bayesian-optimization 3
+(tunecore[bayesopt]) numpy >= 1.25."""
 
 
-def _install_hints(session: nox.Session, python: str, hints: list[str]) -> None:
-    """`pip install` the hints as written, then `pip check`."""
+def _python(session: nox.Session) -> str:
+    """The interpreter of the session's own environment."""
+    return str(Path(session.virtualenv.location) / "bin" / "python")
+
+
+def _user_env(session: nox.Session, where: Path, lock: str) -> str:
+    """A fresh environment at `where` with the pip of `lock` (not `uv venv
+    --seed`'s, the day's newest), as a user's; returns its python."""
+    session.run("uv", "venv", "--python", PYTHON, str(where), external=True)
+    python = str(where / "bin" / "python")
+    session.run("uv", "pip", "install", "--python", python, *locked(lock), "pip", external=True)
+    check_locked(session, python, lock)
+    return python
+
+
+def _install_hints(session: nox.Session, python: str, hints: list[str], lock: str) -> None:
+    """`pip install` the hints as written, held to `lock` through pip's
+    environment (`pip_locked`), then `pip check`."""
     pip = (python, "-m", "pip")
     # `tunecore[lightning]` (and hebo, ax) pull torch: its CPU build first, as in `frameworks`.
-    session.run(*pip, "install", "--quiet", CPU_TORCH, external=True)
-    session.run(*pip, "install", "--quiet", *hints, external=True)
+    session.run(*pip, "install", "--quiet", *locked(lock), CPU_TORCH, external=True)
+    session.run(*pip, "install", "--quiet", *hints, env=pip_locked(lock), external=True)
     session.run(*pip, "check", external=True)
+    check_locked(session, python, lock)
 
 
 def _lock_without(session: nox.Session, package: str) -> str:
@@ -221,7 +322,8 @@ def optuna(session: nox.Session, optuna: str) -> None:
     the lock's own): exact resume by re-asking for every sampler Optuna
     ships, and no private Optuna API used."""
     others = _lock_without(session, "optuna")
-    session.install("-c", others, "-e", ".[dev]", f"optuna=={optuna}")
+    session.install(*locked(others), "-e", ".[dev]", f"optuna=={optuna}")
+    check_locked(session, _python(session), others, exempt={"optuna"})
     tests = ("tests/search/test_optuna.py", "tests/test_public_apis.py")
     session.run("pytest", "-q", *tests, *session.posargs)
 
@@ -237,7 +339,7 @@ FRAMEWORK_TESTS = (
 )
 
 
-@nox.session(python=PYTHON, venv_backend="virtualenv")
+@nox.session(python=PYTHON, venv_backend="virtualenv", venv_params=SEEDED_AS_LOCKED)
 @drops_its_env
 def frameworks(session: nox.Session) -> None:
     """The Keras and Lightning callbacks (tunecore.integration.keras,
@@ -251,8 +353,9 @@ def frameworks(session: nox.Session) -> None:
     pip, not uv, makes this environment: it installs torch's CPU build
     first (`CPU_TORCH`), then tunecore with the lock, which pins Keras and
     Lightning too."""
-    session.install("-c", LOCK, CPU_TORCH)
-    session.install("-c", LOCK, "-e", ".[dev,keras,lightning]")
+    session.install(*locked(), CPU_TORCH)
+    session.install(*locked(), "-e", ".[dev,keras,lightning]")
+    check_locked(session, _python(session))
     session.run(
         "pytest", "-v", *FRAMEWORK_TESTS, "-k", "keras or lightning or extras or ray_train",
         *session.posargs, env={"KERAS_BACKEND": "torch"},
@@ -282,7 +385,7 @@ the lock overrides (requirements/lock-overrides.txt says why); pip has no
 overrides, so it would refuse the lock's numpy and cma instead."""
 
 
-@nox.session(python=PYTHON, venv_backend="virtualenv")
+@nox.session(python=PYTHON, venv_backend="virtualenv", venv_params=SEEDED_AS_LOCKED)
 @drops_its_env
 def searchers_torch(session: nox.Session) -> None:
     """HEBOSearch and AxSearch (tunecore.search.hebo, .ax) and their compat
@@ -290,12 +393,13 @@ def searchers_torch(session: nox.Session) -> None:
     tests skip there). pip makes this environment, as in `frameworks`:
     torch's CPU build first, then tunecore with Ax and the lock, then HEBO
     without the pins the lock overrides."""
-    session.install("-c", LOCK, CPU_TORCH)
+    session.install(*locked(), CPU_TORCH)
     # botorch (Ax's) asks for pymoo, and the lock's pymoo 0.6.0 pins cma 3.2.2,
     # which the lock overrides (requirements/lock-overrides.txt) and pip
     # cannot: Ax gets whatever pymoo fits, then HEBO's pymoo goes in unchecked.
-    session.install("-c", _lock_without(session, "pymoo"), "-e", ".[dev,ax]")
-    session.install("-c", LOCK, "--no-deps", *HEBO_WITHOUT_ITS_PINS)
+    session.install(*locked(_lock_without(session, "pymoo")), "-e", ".[dev,ax]")
+    session.install(*locked(), "--no-deps", *HEBO_WITHOUT_ITS_PINS)
+    check_locked(session, _python(session))
     session.run(
         "pytest", "-v", *TORCH_SEARCHER_TESTS, "-k", "hebo or ax", *session.posargs
     )  # fmt: skip
@@ -314,7 +418,8 @@ def examples_torch(session: nox.Session) -> None:
     load and `import torchvision` raises "operator torchvision::nms does not
     exist" (torchvision/_meta_registrations.py). The CUDA build is 4.6 GB of
     wheels, which uv fetched from PyPI into an empty cache in 56 s here."""
-    session.install("-c", LOCK, "-e", ".[dev,torchvision]")
+    session.install(*locked(), "-e", ".[dev,torchvision]")
+    check_locked(session, _python(session))
     session.run("pytest", "-v", "tests/examples", *session.posargs)
 
 
@@ -324,25 +429,36 @@ def latest(session: nox.Session) -> None:
     ignoring the lock (not in CI: run it on purpose, then `./dev lock --upgrade`
     once it passes)."""
     session.install("--upgrade", "--refresh", "-e", ".[dev]")
+    session.run("python", *STUBTEST)
     session.run("pytest", "-q", *session.posargs)
 
 
 @nox.session(venv_backend="none")
 def lock(session: nox.Session) -> None:
-    """Refreshes requirements/dev.lock from pyproject.toml, keeping the locked
-    versions that still fit; `./dev lock --upgrade` takes the newest."""
-    session.run(
-        "uv", "pip", "compile", *LOCK_INPUTS, "--quiet",
-        "--custom-compile-command", "./dev lock", "-o", LOCK, *session.posargs,
-        external=True,
-    )  # fmt: skip
+    """Refreshes requirements/dev.lock and the user locks (`USER_LOCK`,
+    `APART_HINTS`') from pyproject.toml, keeping the locked versions that
+    still fit; `./dev lock --upgrade` takes the newest."""
+    compile_into = ("uv", "pip", "compile", "--quiet", "--custom-compile-command", "./dev lock")
+    session.run(*compile_into, *LOCK_INPUTS, "-o", LOCK, *session.posargs, external=True)
+    apart = {hint.partition("[")[2].rstrip("]"): lock for hint, lock in APART_HINTS.items()}
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    extras = pyproject["project"]["optional-dependencies"]
+    user_extras = [extra for extra in extras if extra not in {"dev", "bench", *apart}]
+    for output, chosen in ((USER_LOCK, user_extras), *((lock, [x]) for x, lock in apart.items())):
+        session.run(
+            *compile_into, "pyproject.toml", INSTALLERS, *(f"--extra={x}" for x in chosen),
+            "--constraint=requirements/lock-constraints.txt", "--universal",
+            f"--python-version={PYTHON}", "-o", output, *session.posargs,
+            external=True,
+        )  # fmt: skip
 
 
 @nox.session(python=PYTHON)
 def bench(session: nox.Session) -> None:
     """Benchmarks; ratios are measured side by side in one run, against the
     Ray Tune the lock pins to tunecore's own Ray."""
-    session.install("-c", LOCK, "-e", ".[bench]")
+    session.install(*locked(), "-e", ".[bench]")
+    check_locked(session, _python(session))
     session.run("python", "-m", "benchmarks", *session.posargs)
 
 
@@ -350,7 +466,8 @@ def bench(session: nox.Session) -> None:
 def examples(session: nox.Session) -> None:
     """Every example end to end (on a local Ray, scikit-learn for
     asha_sklearn, Hypothesis for custom_scheduler)."""
-    session.install("-c", LOCK, "-e", ".[examples,testing]")
+    session.install(*locked(), "-e", ".[examples,testing]")
+    check_locked(session, _python(session))
     for example in ("quickstart.py", "asha_sklearn.py", "pbt.py", "custom_scheduler.py"):
         session.run("python", f"examples/{example}", *session.posargs)
 
@@ -358,5 +475,6 @@ def examples(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def demo(session: nox.Session) -> None:
     """The main job: a real tuning run on a local Ray (examples/quickstart.py)."""
-    session.install("-c", LOCK, "-e", ".")
+    session.install(*locked(), "-e", ".")
+    check_locked(session, _python(session))
     session.run("python", "examples/quickstart.py", *session.posargs)

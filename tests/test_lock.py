@@ -48,3 +48,7 @@ def test_the_bootstrap_tools_are_pinned() -> None:
     tools = [line for line in lines if line.strip() and not line.startswith("#")]
     assert {Requirement(line).name for line in tools} == {"nox", "uv"}
     assert all("==" in line for line in tools), tools
+    # nox's own dependencies come from the lock (./dev installs the tools with
+    # `-c requirements/dev.lock`), so nox's pin must be the lock's.
+    (nox,) = (Requirement(line) for line in tools if Requirement(line).name == "nox")
+    assert str(nox.specifier) == f"=={locked_versions()['nox']}"

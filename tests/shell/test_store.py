@@ -434,7 +434,10 @@ def test_a_gcs_uri_bounds_the_clients_retries_unless_it_says_otherwise() -> None
     """Left to its default, pyarrow's GCS client retries for about 15
     minutes, so `tunecore status gs://...` without network or credentials
     seemed to hang; tunecore bounds it for URIs that do not choose."""
-    pytest.importorskip("pyarrow._gcsfs")
+    try:
+        from pyarrow.fs import GcsFileSystem  # noqa: F401, PLC0415 - pyarrow's build may lack it
+    except ImportError:
+        pytest.skip("this pyarrow is built without GCS (pyarrow.fs.GcsFileSystem)")
     for scheme in ("gs", "gcs"):
         spec, store = resolve_storage(f"{scheme}://bucket/exp")
         assert isinstance(store, ArrowStore)

@@ -8,7 +8,9 @@ def suggest(
     domain: Domain,
     trials: Trials,
     seed: int,
+    prior_weight: float = ...,
     n_startup_jobs: int = ...,
+    n_EI_candidates: int = ...,
     gamma: float = ...,
     verbose: bool = ...,
 ) -> list[dict[str, Any]]: ...

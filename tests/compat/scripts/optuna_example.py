@@ -1,4 +1,5 @@
 # mypy: ignore-errors
+# timeout: 180
 """Optuna through OptunaSearch: a converted space with a scheduler, initial
 points, a define-by-run space and two objectives.
 

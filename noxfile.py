@@ -66,14 +66,18 @@ def locked(constraints: str = LOCK) -> tuple[str, ...]:
     """The arguments that hold a `pip install` or `uv pip install` to
     `constraints`: what it installs (`-c`) and what it builds a source
     package with (`--build-constraint`: `-c` alone leaves the setuptools
-    that builds tunecore, hpbandster or netifaces to the day's newest)."""
-    return ("-c", constraints, "--build-constraint", constraints)
+    that builds tunecore, hpbandster or netifaces to the day's newest).
+    The path is made absolute: `package` installs the hints from a
+    directory of its own."""
+    path = str(ROOT / constraints)
+    return ("-c", path, "--build-constraint", path)
 
 
 def pip_locked(constraints: str) -> dict[str, str]:
     """`locked` for a pip command run as a user writes it: the same
     constraints, given in the environment pip reads its options from."""
-    return {"PIP_CONSTRAINT": constraints, "PIP_BUILD_CONSTRAINT": constraints}
+    path = str(ROOT / constraints)
+    return {"PIP_CONSTRAINT": path, "PIP_BUILD_CONSTRAINT": path}
 
 
 def unlocked(frozen: str, lock_text: str, exempt: Collection[str] = ()) -> list[str]:
@@ -108,7 +112,7 @@ def check_locked(
         "uv", "pip", "freeze", "--quiet", "--python", python, silent=True, external=True
     )  # fmt: skip
     assert isinstance(frozen, str)
-    strays = unlocked(frozen, Path(constraints).read_text(encoding="utf-8"), exempt)
+    strays = unlocked(frozen, (ROOT / constraints).read_text(encoding="utf-8"), exempt)
     if strays:
         session.error(f"installed but not as {constraints} pins them: {', '.join(strays)}")
 

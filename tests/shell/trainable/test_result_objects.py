@@ -53,13 +53,15 @@ def test_a_numpy_scalar_or_a_nested_object_counts_as_an_object() -> None:
     assert result.objects["nested"] == {"t": (3,)}
 
 
-def test_the_fields_tunecore_sets_replace_the_users_objects() -> None:
+def test_the_fields_the_user_sets_keep_their_objects_and_the_filled_in_ones_have_none() -> None:
     reported = {"training_iteration": numpy.int64(7), "time_this_iter_s": numpy.float64(0.5)}
     result = ResultClock().fill(json_result("r", reported), 1.0)
     assert isinstance(result, ReportedResult)
-    assert result["training_iteration"] == 1
-    # time_this_iter_s is the user's when given, as in Ray: its object stays.
-    assert list(result.objects) == ["time_this_iter_s"]
+    # training_iteration and time_this_iter_s are the user's when given, as
+    # in Ray (`setdefault`): their objects stay; what tunecore fills in is plain.
+    assert result["training_iteration"] == 7
+    assert list(result.objects) == ["training_iteration", "time_this_iter_s"]
+    assert "time_total_s" in result and "time_total_s" not in result.objects
 
 
 def test_the_objects_cross_a_pickle() -> None:

@@ -73,11 +73,13 @@ _META_LIMIT = 1 << 20
 
 def read_meta(directory: str) -> CheckpointMeta | None:
     """The directory's metadata, or None for a directory tunecore did not
-    save (a checkpoint the user made by hand: its iteration is unknown)."""
+    save (a checkpoint the user made by hand: its iteration is unknown) and
+    for the path of a file (a class trainable's save may return the file
+    it wrote inside its checkpoint directory)."""
     path = os.path.join(directory, META_FILE)
     try:  # never a FIFO (it blocked the restore forever) nor /dev/zero
         data = read_bytes(Path(path), _META_LIMIT)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return None
     except NotRegularFileError as exc:
         raise ValueError(f"the checkpoint metadata {path!r} is refused: {exc.strerror}") from None

@@ -61,7 +61,8 @@ def test_the_fields_the_user_sets_keep_their_objects_and_the_filled_in_ones_have
     # in Ray (`setdefault`): their objects stay; what tunecore fills in is plain.
     assert result["training_iteration"] == 7
     assert list(result.objects) == ["training_iteration", "time_this_iter_s"]
-    assert "time_total_s" in result and "time_total_s" not in result.objects
+    assert "time_total_s" in result
+    assert "time_total_s" not in result.objects
 
 
 def test_the_objects_cross_a_pickle() -> None:

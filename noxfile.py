@@ -403,7 +403,9 @@ def searchers_torch(session: nox.Session) -> None:
     # cannot: Ax gets whatever pymoo fits, then HEBO's pymoo goes in unchecked.
     session.install(*locked(_lock_without(session, "pymoo")), "-e", ".[dev,ax]")
     session.install(*locked(), "--no-deps", *HEBO_WITHOUT_ITS_PINS)
-    check_locked(session, _python(session))
+    # moocore: what the pymoo Ax got first asked for (the lock has no
+    # moocore: its pymoo 0.6.0, which replaces that one, does not need it).
+    check_locked(session, _python(session), exempt=("moocore",))
     session.run(
         "pytest", "-v", *TORCH_SEARCHER_TESTS, "-k", "hebo or ax", *session.posargs
     )  # fmt: skip

@@ -29,6 +29,7 @@ import cloudpickle
 import pytest
 
 import tunecore
+from tests.integration import gated_pbt
 from tests.storage_fixtures import StorageTarget, make_s3_target
 from tunecore import (
     CheckpointConfig,
@@ -47,7 +48,6 @@ from tunecore.model import (
     ResultReported,
     TrialStatus,
 )
-from tunecore.schedulers import PopulationBasedTraining
 from tunecore.shell.callbacks import Callback
 from tunecore.shell.eventlog import LogError, read_log
 from tunecore.shell.mirror.stored_state import fetch_state
@@ -81,8 +81,6 @@ def counting(config: Mapping[str, JsonValue]) -> None:
     if restored is not None:
         with restored.as_directory() as directory:
             start = json.loads(Path(directory, "state.json").read_text())["step"]
-    rate = config.get("rate", 1)
-    assert isinstance(rate, int | float)
     steps, pause = config["steps"], config.get("sleep", 0.0)
     assert isinstance(steps, int)
     assert isinstance(pause, int | float)
@@ -97,7 +95,7 @@ def counting(config: Mapping[str, JsonValue]) -> None:
         with tempfile.TemporaryDirectory() as directory:
             Path(directory, "state.json").write_text(json.dumps({"step": step}))
             tunecore.report(
-                {"score": step * rate, "step": step, "started_at": start},
+                {"score": step, "step": step, "started_at": start},
                 checkpoint=tunecore.Checkpoint.from_directory(directory),
             )
 
@@ -211,21 +209,17 @@ def test_a_run_on_s3_keeps_its_checkpoints_in_the_bucket_and_recovers_from_them(
 
 
 def test_pbt_exploits_copy_the_donor_within_the_bucket(
-    s3_store: StorageTarget, staging: Path
+    s3_store: StorageTarget, staging: Path, tmp_path: Path
 ) -> None:
-    pbt = PopulationBasedTraining(
-        time_attr="training_iteration",
-        perturbation_interval=2,
-        hyperparam_mutations={"rate": [1, 10]},
-        quantile_fraction=0.5,
-        seed=1,
-    )
+    """`gated_pbt`'s two trials, in the bucket: `low` exploits `top` at its
+    second result (gates, not sleeps, make the two meet)."""
     store = within(s3_store.store, "exp")
 
     def exploits() -> list[str]:
         return [
             f"{trial}/{name}"
-            for trial in trial_dirs(s3_store.store, "exp")
+            for trial in s3_store.store.list("exp")
+            if trial.startswith("paced_")
             for name in store.list(trial)
             if name.startswith("exploit_")
         ]
@@ -247,19 +241,19 @@ def test_pbt_exploits_copy_the_donor_within_the_bucket(
                 self.copies.setdefault(exploit, whole)
 
     seen = SeenAtResults()
-    grid = Tuner(
-        counting,
-        # 0.2 s a step: the two trials run side by side, so one exploits the other
-        param_space={"steps": 6, "sleep": 0.2, "rate": tunecore.grid_search([1, 10])},
-        tune_config=TuneConfig(metric="score", mode="max", scheduler=pbt, reuse_actors=False),
-        run_config=RunConfig(name="exp", storage_path=s3_store.uri, verbose=0, callbacks=[seen]),
-    ).fit()
+    grid = gated_pbt.fit(
+        s3_store.uri, tmp_path / "gates", checkpoints=True, name="exp", callbacks=[seen]
+    )
     assert [r.error for r in grid] == [None, None]
-    assert {r.metrics["step"] for r in grid} == {6}
-    assert seen.copies, "no exploit: the trials did not overlap"
+    assert seen.copies, "no exploit copy seen in the bucket"
     assert all(seen.copies.values()), seen.copies
-    # the exploiting trial went on from the donor's step, read from the bucket
-    assert {r.metrics["started_at"] for r in grid} - {0}
+    # the exploited trial went on from the donor's step 1, read from the bucket
+    low = gated_pbt.first_trial(grid)
+    progress = low.metrics_dataframe
+    assert progress is not None
+    assert list(progress["step"])[:3] == [1, 2, 2]
+    # rate 1, then the donor's 10 explored to a neighbour in the list: 2 or 20
+    assert list(progress["score"])[:3] in ([1.0, 2.0, 4.0], [1.0, 2.0, 40.0])
     assert not list(staging.rglob("exploit_*"))
     assert exploits() == []  # deleted as the run ended
 

@@ -292,6 +292,8 @@ class ExperimentMachine(RuleBasedStateMachine):
             return  # a log from before: stopped trials wait for their saves
         self.feed(ExperimentResumed(at=self.now()))
         self.feed(ClusterResourcesChanged(at=self.now(), total=total))
+        if self.state.stopping is not None:
+            return  # a time budget or stopper spent before the failure ends the resumed run
         for trial_id, trial in failed.trials.items():
             assert self.state.trials[trial_id].is_finished == trial.is_finished, trial_id
 

@@ -94,6 +94,11 @@ class Worker:
 Population = dict[str, Worker]
 
 
+def creation(trial_id: str) -> int:
+    """The trial's place in creation order (`t0`, `t1`, ...)."""
+    return int(trial_id[1:])
+
+
 def report(
     scheduler: PopulationBasedTraining,
     workers: Population,
@@ -138,7 +143,9 @@ class RayPBT:
             return False
         self.score[trial_id] = score
         self.perturbed[trial_id] = time
-        ranked = sorted(self.score, key=lambda t: self.score[t])  # stable: ties by arrival
+        # Ray ranks the members its `_trial_state` holds, in the order the
+        # trials were added (their creation), by score; the sort is stable
+        ranked = sorted(sorted(self.score, key=creation), key=lambda t: self.score[t])
         k = min(math.ceil(len(ranked) * 0.3), len(ranked) // 2) if len(ranked) > 1 else 0
         lower, upper = ranked[:k], ranked[len(ranked) - k :] if k else []
         if trial_id in upper:
@@ -158,7 +165,8 @@ class RayPBT:
 events_strategy = st.lists(
     st.tuples(
         st.integers(min_value=0, max_value=2),  # which trial reports
-        st.floats(min_value=0.0, max_value=1e3, allow_nan=False),  # its score
+        # its score; often a tie, which Ray breaks by the trials' creation order
+        st.sampled_from([0.0, 1.0]) | st.floats(min_value=0.0, max_value=1e3, allow_nan=False),
         st.booleans(),  # whether a function reports a checkpoint with it
     ),
     min_size=1,

@@ -1,4 +1,5 @@
 # mypy: ignore-errors
+# timeout: 180
 """`timesteps_this_iter` and `episodes_this_iter` summed into
 `timesteps_total` and `episodes_total`, and a stop on `timesteps_total`.
 

@@ -1,4 +1,5 @@
 # mypy: ignore-errors
+# timeout: 180
 """Trial resources that depend on the config, and placement-group bundles.
 
 Follows Ray Tune's "A Guide To Parallelism and Resources for Ray Tune"

@@ -1,4 +1,5 @@
 # mypy: ignore-errors
+# timeout: 180
 """`Tuner.restore(..., restart_errored=True)`: an errored trial starts over.
 
 Follows Ray Tune's "How to Enable Fault Tolerance in Ray Tune" guide

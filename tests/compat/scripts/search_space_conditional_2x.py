@@ -1,4 +1,5 @@
 # mypy: ignore-errors
+# timeout: 180
 """Conditional and nested search spaces with `sample_from` and `grid_search`.
 
 Follows Ray Tune's "Working with Tune Search Spaces" guide

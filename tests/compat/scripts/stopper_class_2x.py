@@ -51,7 +51,9 @@ assert stopper.should_stop
 trials = analysis.trials
 assert len(trials) == 4
 assert all(t.status in ("TERMINATED", "PENDING") for t in trials), [t.status for t in trials]
-ran = [t for t in trials if t.last_result]
+# A trial stopped before its first result has no metrics (on Ray only the
+# keys Ray fills in: docs/differences.md).
+ran = [t for t in trials if "mean_accuracy" in t.last_result]
 assert ran and any(t.last_result["mean_accuracy"] >= 0.8 for t in ran)
 
 

@@ -1,4 +1,5 @@
 # mypy: ignore-errors
+# timeout: 180
 """Function checkpointing through the `ray.train` namespace (Ray 2.7-2.40 docs).
 
 Follows doc/source/tune/doc_code/trial_checkpoint.py as Ray 2.7-2.40 wrote

@@ -65,7 +65,7 @@ for result in results:
     # Not moved into the trial directory.
     assert os.path.realpath(m["cwd"]) != os.path.realpath(m["trial_dir"]), m["cwd"]
     assert m["trial_name"].endswith(f"_x{result.config['x']}"), m["trial_name"]
-    assert m["trial_name"] == f"train_func_{m['trial_id']}_x{result.config['x']}"
+    assert m["trial_id"] in m["trial_name"], m["trial_name"]
     assert m["experiment_name"] == "ctx_exp"
     assert m["cpus"] == 1
     assert os.path.basename(result.path) == f"dir_{m['trial_id']}", result.path

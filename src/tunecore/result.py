@@ -16,6 +16,8 @@ from tunecore.core.results import (
     DATE,
     DEFAULT_METRIC,
     DONE,
+    EPISODES_THIS_ITER,
+    EPISODES_TOTAL,
     EXPERIMENT_TAG,
     HOSTNAME,
     ITERATIONS_SINCE_RESTORE,
@@ -27,6 +29,9 @@ from tunecore.core.results import (
     TIME_THIS_ITER_S,
     TIME_TOTAL_S,
     TIMESTAMP,
+    TIMESTEPS_SINCE_RESTORE,
+    TIMESTEPS_THIS_ITER,
+    TIMESTEPS_TOTAL,
     TRAINING_ITERATION,
     TRIAL_ID,
 )
@@ -41,10 +46,6 @@ from tunecore.shell.trial_files import (
 MEAN_ACCURACY = "mean_accuracy"
 MEAN_LOSS = "mean_loss"
 EPISODE_REWARD_MEAN = "episode_reward_mean"
-EPISODES_THIS_ITER = "episodes_this_iter"
-EPISODES_TOTAL = "episodes_total"
-TIMESTEPS_THIS_ITER = "timesteps_this_iter"
-TIMESTEPS_TOTAL = "timesteps_total"
 CONFIG_PREFIX = "config"
 
 DEFAULT_RESULTS_DIR = DEFAULT_ROOT
@@ -71,7 +72,7 @@ AUTO_RESULT_KEYS = (
     TIMESTAMP,
     DATE,
     TIME_SINCE_RESTORE,
-    "timesteps_since_restore",
+    TIMESTEPS_SINCE_RESTORE,
     ITERATIONS_SINCE_RESTORE,
     CONFIG_PREFIX,
 )

@@ -41,3 +41,37 @@ def test_a_failure_on_ray_reads_users_frames_first_without_colour_codes(tmp_path
     assert TUNECORE_DIR not in users
     assert "tunecore/shell/executors/host.py" in own  # where the worker ran it
     assert "\x1b" not in (result.path / "error.txt").read_text()
+
+
+class CleansUp(tunecore.Trainable):
+    """Writes its `cleanup` into the trial's directory; `step` fails at 2
+    when the config says so."""
+
+    def setup(self, config: dict[str, object]) -> None:
+        self.steps = 0
+
+    def step(self) -> dict[str, object]:
+        self.steps += 1
+        if self.config["fail"] and self.steps == 2:
+            raise RuntimeError("step 2 fails")
+        return {"steps": self.steps, "done": self.steps >= 3}
+
+    def cleanup(self) -> None:
+        Path(self.logdir, "cleaned_up").write_text(str(self.steps))
+
+
+def test_a_class_trainable_that_failed_is_cleaned_up_as_ray_stops_it(tmp_path: Path) -> None:
+    """Ray calls the actor's `stop` (so `cleanup`) after a failed `step`
+    too; tunecore's Ray executor used to kill the actor without it."""
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    results = Tuner(
+        CleansUp,
+        param_space={"fail": tunecore.grid_search([False, True])},
+        tune_config=TuneConfig(reuse_actors=False),
+        run_config=RunConfig(name="cleanup", storage_path=str(tmp_path), verbose=0),
+    ).fit()
+    cleaned = {
+        result.config["fail"]: (result.status, (result.path / "cleaned_up").read_text())
+        for result in results
+    }
+    assert cleaned == {False: (TrialStatus.TERMINATED, "3"), True: (TrialStatus.ERROR, "2")}

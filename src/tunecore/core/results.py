@@ -38,6 +38,13 @@ DATE = "date"
 PID = "pid"
 HOSTNAME = "hostname"
 NODE_IP = "node_ip"
+TIMESTEPS_THIS_ITER = "timesteps_this_iter"
+EPISODES_THIS_ITER = "episodes_this_iter"
+"""Counts a result may report (RLlib's, and Ray's docs' convention): the
+wrapper sums them into the two totals below, as Ray's `Trainable.train` does."""
+TIMESTEPS_TOTAL = "timesteps_total"
+EPISODES_TOTAL = "episodes_total"
+TIMESTEPS_SINCE_RESTORE = "timesteps_since_restore"
 
 DATE_FORMAT = "%Y-%m-%d_%H-%M-%S"
 

@@ -106,3 +106,41 @@ def test_the_clock_counts_and_continues_after_a_restore() -> None:
 def test_a_bad_time_this_iter_s_is_refused(seconds: object) -> None:
     with pytest.raises(TypeError, match=r"time_this_iter_s=.* must be a finite number"):
         ResultClock().fill({"time_this_iter_s": seconds}, 1.0)  # type: ignore[dict-item]
+
+
+def test_reported_increments_are_summed_into_totals_as_ray_sums_them() -> None:
+    clock = ResultClock()
+    plain = clock.fill({"x": 1}, 0.1)
+    # Nothing reported: no totals, no timesteps_since_restore (as on Ray).
+    assert not {"timesteps_total", "episodes_total", "timesteps_since_restore"} & set(plain)
+
+    first = clock.fill({"timesteps_this_iter": 100, "episodes_this_iter": 2}, 0.1)
+    second = clock.fill({"timesteps_this_iter": 50}, 0.1)
+    assert (first["timesteps_total"], first["episodes_total"]) == (100, 2)
+    assert (second["timesteps_total"], second["episodes_total"]) == (150, 2)
+    assert second["timesteps_since_restore"] == 150
+    # A total the user reports is kept; the count goes on beneath it.
+    own = clock.fill({"timesteps_this_iter": 10, "timesteps_total": 7}, 0.1)
+    assert own["timesteps_total"] == 7
+    assert clock.fill({}, 0.1)["timesteps_total"] == 160
+
+    meta = clock.meta()
+    assert (meta.timesteps_total, meta.episodes_total) == (160, 2)
+    restored = ResultClock()
+    restored.restored(meta)
+    after = restored.fill({"timesteps_this_iter": 5}, 0.1)
+    assert (after["timesteps_total"], after["episodes_total"]) == (165, 2)
+    assert after["timesteps_since_restore"] == 5
+
+
+def test_a_checkpoint_without_totals_restores_none() -> None:
+    clock = ResultClock()
+    clock.fill({"timesteps_this_iter": 3}, 0.1)
+    clock.restored(CheckpointMeta(training_iteration=4, time_total_s=1.0))
+    assert "timesteps_total" not in clock.fill({}, 0.1)
+
+
+@pytest.mark.parametrize("count", ["1", True, float("inf")])
+def test_a_bad_increment_is_refused(count: object) -> None:
+    with pytest.raises(TypeError, match=r"timesteps_this_iter=.* must be a finite number"):
+        ResultClock().fill({"timesteps_this_iter": count}, 1.0)  # type: ignore[dict-item]

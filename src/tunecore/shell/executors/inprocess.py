@@ -153,7 +153,8 @@ class InProcessExecutor(HostCalls):
         round trip the run-ahead saves is cheap here)."""
         self._issue(trial_id, Operation.TRAIN, lambda h: h.train())
 
-    def _free(self, trial_id: str, *, reusable: bool) -> None:
+    def _free(self, trial_id: str, *, reusable: bool, stuck: bool = False) -> None:
+        # A stuck thread cannot be ended: its release runs if its call returns.
         self._releasing.discard(trial_id)
         worker = self._workers.pop(trial_id, None)
         if worker is None:

@@ -39,8 +39,11 @@ class QueuedWorkers(abc.ABC):
         """Whether the trial has a worker here."""
 
     @abc.abstractmethod
-    def _free(self, trial_id: str, *, reusable: bool) -> None:
-        """Take the trial's worker back (kept for the next trial when `reusable`)."""
+    def _free(self, trial_id: str, *, reusable: bool, stuck: bool = False) -> None:
+        """Take the trial's worker back (kept for the next trial when
+        `reusable`). One not kept still ends its trial first (the host's
+        `release`: a class trainable's `cleanup`, which Ray's stop calls
+        after a failure too), unless it is `stuck` in the user's code."""
 
     def release(self, trial_id: str) -> None:
         """Give the worker back once its queued operations are done."""
@@ -183,7 +186,7 @@ class HostCalls(QueuedWorkers):
         """Give up a released trial's worker stuck in the user's code
         (`how` says what was done to it; see `StopGrace`)."""
         dropped = self._ops.drop(trial_id)
-        self._free(trial_id, reusable=False)
+        self._free(trial_id, reusable=False, stuck=True)
         return self._grace.given_up(trial_id, dropped, how)
 
     @abc.abstractmethod

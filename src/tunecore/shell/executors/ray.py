@@ -509,18 +509,18 @@ class RayExecutor(HostCalls):
         self._chains.take(trial_id)
         return self._actors.pop(trial_id, None), self._asks.pop(trial_id, None)
 
-    def _free(self, trial_id: str, *, reusable: bool) -> None:
+    def _free(self, trial_id: str, *, reusable: bool, stuck: bool = False) -> None:
         """Take the trial's actor back. The trials chained behind it were
         not run (or died with its actor): one the core started meanwhile
         (`_awaited`) starts as any other, and the core hears that none ran."""
         chain = self._chains.chained_behind(trial_id)
-        self._give_back(trial_id, reusable=reusable)
+        self._give_back(trial_id, reusable=reusable, stuck=stuck)
         for chained_id in chain:
             self._start_awaited(chained_id)
         if chain:
             self._ready_events.append(ChainRan(trial_id=trial_id, at=time.time()))
 
-    def _give_back(self, trial_id: str, *, reusable: bool) -> None:
+    def _give_back(self, trial_id: str, *, reusable: bool, stuck: bool) -> None:
         actor, asked = self._detach(trial_id)
         if actor is None or asked is None:
             return
@@ -529,7 +529,10 @@ class RayExecutor(HostCalls):
         if reusable and self._reuse and not self._starved:
             self._unreleased.add(actor)
             self._idle.setdefault(_key(asked), []).append(actor)
-        elif reusable:  # a trial that ended well: let its release finish first
+        elif not stuck:
+            # A trial that ended, or failed in the user's code: its release
+            # (the trainable's cleanup, as Ray's stop after a failure) runs
+            # first; a dead actor's call fails at once.
             deadline = time.monotonic() + RELEASE_PATIENCE_S
             self._ending.append((actor.call.remote("release"), actor, deadline))
         else:

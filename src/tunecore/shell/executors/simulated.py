@@ -326,7 +326,7 @@ class SimulatedExecutor(QueuedWorkers):
     def _holds(self, trial_id: str) -> bool:
         return trial_id in self._workers
 
-    def _free(self, trial_id: str, *, reusable: bool = True) -> None:
+    def _free(self, trial_id: str, *, reusable: bool = True, stuck: bool = False) -> None:
         """The worker's pid is free for the next trial (a simulated worker
         is always reusable: a failure leaves nothing behind)."""
         self._releasing.discard(trial_id)

@@ -59,6 +59,9 @@ class CheckpointMeta(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=Tr
 
     training_iteration: int = 0
     time_total_s: float = 0.0
+    timesteps_total: int | float | None = None
+    """The sum of `timesteps_this_iter` so far (None: never reported)."""
+    episodes_total: int | float | None = None
     saved_as: Literal["directory", "file", "dict"] = "directory"
     file: str = ""
     earlier: bool = False

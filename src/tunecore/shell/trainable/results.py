@@ -13,7 +13,12 @@ Both APIs fill the same fields, with Ray's rules:
 - always set by tunecore (a user value is replaced):
   `time_total_s` (the sum of `time_this_iter_s`, also continued),
   `iterations_since_restore`, `time_since_restore`, `timestamp` (whole
-  seconds since the epoch), `pid` and `hostname`.
+  seconds since the epoch), `pid` and `hostname`;
+- counted only from results that report their increments, Ray's (and
+  RLlib's) convention: `timesteps_total` and `episodes_total`, the sums of
+  `timesteps_this_iter` and `episodes_this_iter` (continued from a restored
+  checkpoint, and kept when the user set them), and
+  `timesteps_since_restore` (always set, once non-zero).
 
 Reported values become plain JSON when they are reported, before anything
 logs them (`json_result`), the way Ray's fallback JSON encoder writes them:
@@ -44,6 +49,8 @@ from tunecore.core.results import (
     DATE,
     DATE_FORMAT,
     DONE,
+    EPISODES_THIS_ITER,
+    EPISODES_TOTAL,
     HOSTNAME,
     ITERATIONS_SINCE_RESTORE,
     NODE_IP,
@@ -52,6 +59,9 @@ from tunecore.core.results import (
     TIME_THIS_ITER_S,
     TIME_TOTAL_S,
     TIMESTAMP,
+    TIMESTEPS_SINCE_RESTORE,
+    TIMESTEPS_THIS_ITER,
+    TIMESTEPS_TOTAL,
     TRAINING_ITERATION,
 )
 from tunecore.model import JsonDict, JsonValue
@@ -224,6 +234,10 @@ class ResultClock:
         self.time_total_s = 0.0
         self._since_restore = 0
         self._time_since_restore = 0.0
+        self.timesteps_total: int | float | None = None
+        """None until a result reports `timesteps_this_iter`."""
+        self.episodes_total: int | float | None = None
+        self._timesteps_since_restore: int | float = 0
 
     def fill(self, metrics: JsonDict, measured_s: float) -> JsonDict:
         """Count one result and complete `metrics` (in place; returned)."""
@@ -237,6 +251,18 @@ class ResultClock:
         self.time_total_s += seconds
         self._time_since_restore += seconds
         metrics.setdefault(DONE, False)
+        timesteps = _increment(metrics, TIMESTEPS_THIS_ITER)
+        if timesteps is not None:
+            self.timesteps_total = (self.timesteps_total or 0) + timesteps
+            self._timesteps_since_restore += timesteps
+        episodes = _increment(metrics, EPISODES_THIS_ITER)
+        if episodes is not None:
+            self.episodes_total = (self.episodes_total or 0) + episodes
+        # The user's own totals are kept, as Ray keeps them.
+        if self.timesteps_total is not None:
+            metrics.setdefault(TIMESTEPS_TOTAL, self.timesteps_total)
+        if self.episodes_total is not None:
+            metrics.setdefault(EPISODES_TOTAL, self.episodes_total)
         fields = self.fields()
         if TRAINING_ITERATION in metrics:  # the user's own, kept as Ray keeps it
             del fields[TRAINING_ITERATION]
@@ -247,7 +273,7 @@ class ResultClock:
     def fields(self) -> JsonDict:
         """The fields as they stand, `training_iteration` the count."""
         now = time.time()
-        return {
+        fields: JsonDict = {
             TRAINING_ITERATION: self.iteration,
             TIME_TOTAL_S: self.time_total_s,
             ITERATIONS_SINCE_RESTORE: self._since_restore,
@@ -258,10 +284,18 @@ class ResultClock:
             HOSTNAME: _HOSTNAME,
             NODE_IP: node_ip(),
         }
+        if self._timesteps_since_restore:
+            fields[TIMESTEPS_SINCE_RESTORE] = self._timesteps_since_restore
+        return fields
 
     def meta(self) -> CheckpointMeta:
         """What a checkpoint of the current state records about it."""
-        return CheckpointMeta(training_iteration=self.iteration, time_total_s=self.time_total_s)
+        return CheckpointMeta(
+            training_iteration=self.iteration,
+            time_total_s=self.time_total_s,
+            timesteps_total=self.timesteps_total,
+            episodes_total=self.episodes_total,
+        )
 
     def restored(self, meta: CheckpointMeta | None) -> None:
         """Continue from a checkpoint's counts; with no metadata (a directory
@@ -269,5 +303,19 @@ class ResultClock:
         if meta is not None:
             self.iteration = meta.training_iteration
             self.time_total_s = meta.time_total_s
+            self.timesteps_total = meta.timesteps_total
+            self.episodes_total = meta.episodes_total
         self._since_restore = 0
         self._time_since_restore = 0.0
+        self._timesteps_since_restore = 0
+
+
+def _increment(metrics: JsonDict, key: str) -> int | float | None:
+    """The count a result reports under `key` (None when it reports none),
+    which must be a finite number: Ray adds it up, failing on anything else."""
+    value = metrics.get(key)
+    if value is None:
+        return None
+    if not is_finite_number(value):
+        raise TypeError(f"the result's {key}={value!r} must be a finite number")
+    return value

@@ -76,23 +76,26 @@ def test_a_grid_or_a_function_is_refused_naming_its_path(domain: Any) -> None:
         HyperOptSearch(metric="loss", mode="min").set_search_properties(None, None, space)
 
 
-def test_a_space_of_hyperopt_expressions_is_searched_as_given_but_has_no_spec() -> None:
+def _native() -> dict[str, Any]:
     """Ray's conditional space (python/ray/tune/examples/hyperopt_example.py)."""
     from hyperopt import hp  # noqa: PLC0415
 
-    def native() -> dict[str, Any]:
-        return {
-            "activation": hp.choice(
-                "activation",
-                [{"activation": "relu", "mult": hp.uniform("mult", 1, 2)}, {"activation": "tanh"}],
-            ),
-            "width": hp.uniform("width", 0, 20),
-            "steps": 100,
-        }
+    return {
+        "activation": hp.choice(
+            "activation",
+            [{"activation": "relu", "mult": hp.uniform("mult", 1, 2)}, {"activation": "tanh"}],
+        ),
+        "width": hp.uniform("width", 0, 20),
+        "steps": 100,
+    }
 
-    def objective(config: dict[str, Any]) -> float:
-        return float(config["width"] * config["activation"].get("mult", 1.0))
 
+def _native_objective(config: dict[str, Any]) -> float:
+    return float(config["width"] * config["activation"].get("mult", 1.0))
+
+
+def test_a_space_of_hyperopt_expressions_is_searched_as_given_and_has_a_spec() -> None:
+    native, objective = _native, _native_objective
     answers = []
     for _ in range(2):
         found = HyperOptSearch(
@@ -111,8 +114,9 @@ def test_a_space_of_hyperopt_expressions_is_searched_as_given_but_has_no_spec() 
             found.on_trial_complete(f"t{step}", {"loss": objective(config)})
             configs.append(config)
         answers.append(configs)
-        with pytest.warns(UserWarning, match=r"search_alg="):
-            assert found.to_spec() is None
+        spec = found.to_spec()
+        assert spec is not None
+        assert msgspec.json.decode(msgspec.json.encode(spec)) == spec  # plain JSON
         with pytest.raises(NotImplementedError):
             found.add_evaluated_point({"width": 1.0}, 1.0)
     assert answers[0] == answers[1]
@@ -127,6 +131,58 @@ def test_a_space_of_hyperopt_expressions_is_searched_as_given_but_has_no_spec() 
         assert mult is None or 1 <= mult <= 2
     with pytest.raises(InvalidFieldError, match=r"points_to_evaluate\[0\]\['activation'\]"):
         HyperOptSearch(native(), points_to_evaluate=[{"width": 1.0, "activation": 2}])
+
+
+def test_a_searcher_rebuilt_from_the_spec_of_hyperopt_expressions_suggests_the_same() -> None:
+    """Ray pickles the searcher for `Tuner.restore`; tunecore records the
+    graph of `hp.*` expressions as JSON (ray-project/ray#30223's restore)."""
+    from hyperopt import hp  # noqa: PLC0415
+
+    shared = hp.uniform("shared", 0, 1)  # one expression used twice stays one
+    space = {**_native(), "again": {"x": shared, "y": shared}, "q": hp.quniform("q", 1, 9, 2)}
+    first = HyperOptSearch(
+        space,
+        metric="loss",
+        mode="min",
+        n_initial_points=2,
+        random_state_seed=3,
+        points_to_evaluate=[{"width": 2.0, "activation": 1, "shared": 0.5, "q": 3.0}],
+    )
+    spec = first.to_spec()
+    assert spec is not None
+    rebuilt = HyperOptSearch.from_spec(spec)
+    assert rebuilt.to_spec() == spec
+    for step in range(6):
+        config = first.suggest(f"t{step}")
+        assert config == rebuilt.suggest(f"t{step}")
+        assert isinstance(config, dict)
+        assert config["again"]["x"] == config["again"]["y"]
+        for found in (first, rebuilt):
+            found.on_trial_complete(f"t{step}", {"loss": _native_objective(config)})
+    assert first.suggest("last") == rebuilt.suggest("last")
+
+
+def test_a_space_of_hyperopt_expressions_holding_code_has_no_spec() -> None:
+    from hyperopt import hp  # noqa: PLC0415
+    from hyperopt.pyll import scope  # noqa: PLC0415
+
+    def _doubled_for_tunecore_test(x: float) -> float:
+        return 2 * x
+
+    if not hasattr(scope, "_doubled_for_tunecore_test"):  # a second run in one process
+        scope.define(_doubled_for_tunecore_test)
+
+    class Layer:
+        pass
+
+    for space in (
+        {"w": scope._doubled_for_tunecore_test(hp.uniform("w", 0, 1))},  # the user's function
+        {"layer": hp.choice("layer", [Layer, None])},  # an object among the options
+        {"w": hp.uniform("w", 0, float("inf"))},  # no JSON number
+    ):
+        found = HyperOptSearch(space, metric="loss", mode="min")
+        with pytest.warns(UserWarning, match=r"search_alg="):
+            assert found.to_spec() is None
 
 
 def test_a_point_for_a_space_of_hyperopt_expressions_names_a_choice_by_value() -> None:

@@ -4,4 +4,30 @@ from typing import Any
 class Apply:
     name: str
     pos_args: list[Any]
+    named_args: list[Any]
+    o_len: int | None
+    pure: bool
+    define_params: Any
     obj: Any
+    def __init__(
+        self,
+        name: str,
+        pos_args: list[Any],
+        named_args: list[Any],
+        o_len: int | None = None,
+        pure: bool = False,
+        define_params: Any = None,
+    ) -> None: ...
+
+class Literal(Apply):
+    def __init__(self, obj: Any = None) -> None: ...
+
+class SymbolTable:
+    _impls: dict[str, Any]
+    def define(self, f: Any, o_len: Any = None, pure: bool = False) -> Any: ...
+    def __getattr__(self, name: str) -> Any: ...
+
+scope: SymbolTable
+
+def as_apply(obj: Any) -> Apply: ...
+def dfs(aa: Apply, seq: Any = None, seqset: Any = None) -> list[Apply]: ...

@@ -8,9 +8,13 @@ The searcher behaves as Ray Tune's (`ray.tune.search.hyperopt`): it drives
 (the table in `_hyperopt_space`); a `grid_search` or `sample_from` is
 refused with an error naming its path (Ray refuses a grid too). Ray's other
 form, a space of hyperopt's own `hp.*` expressions (conditional ones too),
-is searched as given, but it is code, not JSON: the searcher cannot
-describe it (`to_spec` is None), so `Tuner.restore` needs it passed again,
-and it takes no points evaluated elsewhere.
+is searched as given. Such a space made of hyperopt's own functions over
+plain values is recorded as a graph of JSON nodes (`_hyperopt_graph`), so
+`Tuner.restore` rebuilds the searcher from the log as Ray unpickles its
+own; one holding code (a function of your own registered with
+`scope.define`, an object among a choice's options) cannot be described
+(`to_spec` is None) and `Tuner.restore` needs the searcher passed again. A
+native space takes no points evaluated elsewhere.
 
 Determinism and resume. TPE draws from the seed it is called with; the
 seed of the n-th call is drawn from a numpy Generator seeded by
@@ -38,6 +42,7 @@ from tunecore.search._contract import (
     metric_value,
     require_package,
 )
+from tunecore.search._hyperopt_graph import graph_nodes, graph_space
 from tunecore.search._hyperopt_space import (
     Dimension,
     dimension,
@@ -60,7 +65,9 @@ if TYPE_CHECKING:
 
 class _HyperOptSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """What `to_spec` records: the constructor's arguments as the searcher
-    holds them after set-up (a point by label; the seed `use_seed` gave)."""
+    holds them after set-up (a point by label; the seed `use_seed` gave).
+    A space of `hp.*` expressions is `native`, its graph's JSON nodes, and
+    its points are recorded as given (by hyperopt label)."""
 
     space: ParamSpace | None
     metric: str | None
@@ -69,6 +76,7 @@ class _HyperOptSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     n_initial_points: int | None
     random_state_seed: int | None
     gamma: float | None
+    native: list[JsonDict] | None = None
 
 
 class HyperOptSearch(SpaceSearcher):
@@ -227,28 +235,53 @@ class HyperOptSearch(SpaceSearcher):
     # -- tunecore's additions ------------------------------------------------------------
 
     def to_spec(self) -> JsonDict | None:
-        """None for a space of hp.* expressions (code, not JSON): a restore
-        then needs the searcher passed again, which it warns of once."""
+        """None for a space of hp.* expressions holding code (not JSON): a
+        restore then needs the searcher passed again, which it warns of once."""
+        native: list[JsonDict] | None = None
+        points = self._labelled_points()
         if self._native is not None:
-            self._no_spec(
-                "a space of hyperopt expressions", "write the space with tunecore's domains"
-            )
-            return None
+            described = self._native_description(self._native)
+            if described is None:
+                return None
+            native, points = described
         spec = _HyperOptSpec(
             space=self._space,
             metric=self._metric,
             mode=self._mode,
-            points_to_evaluate=self._labelled_points(),
+            points_to_evaluate=points,
             n_initial_points=self._n_initial_points,
             random_state_seed=self._seed,
             gamma=self._gamma,
+            native=native,
         )
         return encode_spec(spec)
+
+    def _native_description(
+        self, space: dict[str, Any]
+    ) -> tuple[list[JsonDict], list[JsonDict]] | None:
+        """A space of `hp.*` expressions as its graph's JSON nodes, with the
+        points as given; None (warned of once) when either is not plain data."""
+        nodes = graph_nodes(space)
+        points: list[JsonDict] | None = None
+        if nodes is not None:
+            try:
+                points = msgspec.json.decode(
+                    msgspec.json.encode(self._given_points), type=list[JsonDict]
+                )
+            except (TypeError, msgspec.ValidationError):
+                points = None
+        if nodes is None or points is None or points != self._given_points:
+            self._no_spec(
+                "a space of hyperopt expressions holding code or objects",
+                "write the space with plain values or tunecore's domains",
+            )
+            return None
+        return nodes, points
 
     @classmethod
     def from_spec(cls, spec: JsonDict) -> Self:
         decoded = decode_spec("HyperOptSearch", spec, _HyperOptSpec)
-        return cls._rebuilt(
+        searcher = cls._rebuilt(
             decoded.space,
             metric=decoded.metric,
             mode=decoded.mode,
@@ -257,6 +290,9 @@ class HyperOptSearch(SpaceSearcher):
             random_state_seed=decoded.random_state_seed,
             gamma=decoded.gamma,
         )
+        if decoded.native is not None:  # as the constructor takes it
+            searcher._take_native(graph_space(decoded.native))
+        return searcher
 
     # -- trials ------------------------------------------------------------------------
 

@@ -6,7 +6,6 @@ A `Crash` raised from a callback stands for the driver dying mid-run."""
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 import msgspec
@@ -18,26 +17,15 @@ from tunecore.schedulers import PB2
 from tunecore.shell.callbacks import Callback
 from tunecore.shell.replay import replay
 
+from .climbing import climb
 from .test_restore import Crash, CrashAfter
 
 ITERATIONS = 20
 
 
 def climbing(config: dict[str, float]) -> None:
-    """Gains more per step the closer `lr` is to 0.3; the step and the
-    score live in its checkpoint, so a restore continues exactly."""
-    step, score = 0, 0.0
-    checkpoint = tunecore.get_checkpoint()
-    if checkpoint is not None:
-        with checkpoint.as_directory() as directory:
-            step_text, score_text = Path(directory, "state").read_text().split()
-            step, score = int(step_text), float(score_text)
-    for step in range(step + 1, ITERATIONS + 1):  # noqa: B020 - continues from the checkpoint
-        score += 1.0 - abs(config["lr"] - 0.3)
-        with tempfile.TemporaryDirectory() as directory:
-            Path(directory, "state").write_text(f"{step} {score!r}")
-            saved = tunecore.Checkpoint.from_directory(directory)
-            tunecore.report({"score": score}, checkpoint=saved)
+    """`climb` for `ITERATIONS` steps."""
+    climb(config, ITERATIONS)
 
 
 def experiment(root: Path, *callbacks: Callback) -> Tuner:

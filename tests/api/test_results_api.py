@@ -12,7 +12,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import cloudpickle
 import pytest
@@ -159,6 +159,47 @@ def test_get_dataframe_filtered_gives_each_trial_its_best_result(
     assert list(highest["nested/loss"]) == [max(v) for v in LOSSES.values()]
     with pytest.raises(ValueError, match="filter_metric"):
         results.get_dataframe(filter_mode="min")
+
+
+def checkpoints_at(config: dict[str, str]) -> None:
+    """Reports score = step for steps 1-3, with a checkpoint (holding its
+    step) at the steps `config["at"]` names ("13": at 1 and 3)."""
+    for step in range(1, 4):
+        checkpoint = None
+        if str(step) in config["at"]:
+            directory = tempfile.mkdtemp()
+            Path(directory, "step").write_text(str(step))
+            checkpoint = tunecore.Checkpoint.from_directory(directory)
+        tunecore.report({"score": step}, checkpoint=checkpoint)
+
+
+def test_every_dataframe_has_ray_s_checkpoint_dir_name_column(tmp_path: Path) -> None:
+    """As in Ray 2.60 (whose every result carries the key): the name of the
+    checkpoint directory reported with the row's result, None without
+    one, in the last results' frame, the filtered one, and one read from
+    the directory alone."""
+    results = Tuner(
+        checkpoints_at,
+        param_space={"at": tunecore.grid_search(["13", "2"])},
+        run_config=RunConfig(
+            storage_path=str(tmp_path), name="exp", verbose=0, executor="in_process"
+        ),
+    ).fit()
+    path = {str(r.config["at"]): Path(r.path) for r in results}
+
+    def steps(frame: object) -> dict[str, int | None]:
+        """The step held by each row's checkpoint, None for a row without one."""
+        rows = cast(Any, frame).set_index("config/at")
+        return {
+            at: int((path[at] / name / "step").read_text()) if isinstance(name, str) else None
+            for at, name in rows["checkpoint_dir_name"].items()
+        }
+
+    assert steps(results.get_dataframe()) == {"13": 3, "2": None}
+    best = results.get_dataframe(filter_metric="score", filter_mode="min")
+    assert steps(best) == {"13": 1, "2": None}
+    read = ExperimentAnalysis(str(tmp_path / "exp")).dataframe()
+    assert steps(read) == {"13": 3, "2": None}
 
 
 def test_nan_scores_are_passed_over_unless_asked_for(tmp_path: Path) -> None:

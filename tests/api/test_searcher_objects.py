@@ -26,7 +26,7 @@ from tunecore.api.searching import SearcherNotGivenError, restored_runtime
 from tunecore.core.experiment import ExperimentState
 from tunecore.core.experiment.snapshot import BUILTIN
 from tunecore.core.search.external import ExternalSearcher
-from tunecore.model import Asked, ExperimentEvent, JsonDict, SearcherFailed
+from tunecore.model import Asked, ExperimentEvent, JsonDict, ResultReported, SearcherFailed
 from tunecore.search import ConcurrencyLimiter, Repeater, Searcher
 from tunecore.shell.eventlog import read_log
 from tunecore.shell.replay import HistoryWalk, replay, walk
@@ -49,6 +49,7 @@ class Hill(Searcher):
         self.best: float | None = None
         self.told: list[str] = []
         self.added: list[dict[str, Any]] = []
+        self.suggested: dict[str, float] = {}
 
     def set_search_properties(
         self, metric: str | None, mode: str | None, config: dict[str, Any], **spec: Any
@@ -65,7 +66,8 @@ class Hill(Searcher):
         if self.rng is None:
             self.rng = random.Random(self.seed)
         start = 0.0 if self.best is None else self.best
-        return {"x": round(start + self.rng.uniform(-1.0, 1.0), 9)}
+        self.suggested[trial_id] = round(start + self.rng.uniform(-1.0, 1.0), 9)
+        return {"x": self.suggested[trial_id]}
 
     def on_trial_complete(
         self, trial_id: str, result: dict[str, Any] | None = None, error: bool = False
@@ -75,8 +77,8 @@ class Hill(Searcher):
             return
         score = result[self.metric]
         better = self.best is None or (score > self._score(self.best))
-        if better:
-            self.best = result["x"]
+        if better:  # a Repeater tells the group's mean score alone, under its first trial
+            self.best = self.suggested[trial_id]
 
     def _score(self, x: float) -> float:
         return -((x - 3.0) ** 2)
@@ -239,6 +241,66 @@ def test_a_restore_runs_the_trial_a_raising_searcher_cut_short(tmp_path: Path) -
     restored = Tuner.restore(str(path), quadratic, search_alg=Scripted(["config"] * 3)).fit()
     assert sorted(r.config["x"] for r in restored) == [1.0, 2.0, 3.0]
     assert all(r.error is None and "score" in r.metrics for r in restored)
+
+
+class BreaksOnAResult(Scripted):
+    """Suggests as `Scripted` does; its `on_trial_result` raises on the
+    result of trial x = 1.0 at `iteration`."""
+
+    def __init__(self, iteration: int) -> None:
+        super().__init__([])
+        self.iteration = iteration
+        self.results: list[tuple[float, int]] = []
+
+    def on_trial_result(self, trial_id: str, result: dict[str, Any]) -> None:
+        self.results.append((result["x"], result["training_iteration"]))
+        if (result["x"], result["training_iteration"]) == (1.0, self.iteration):
+            raise RuntimeError(f"cannot take iteration {self.iteration}")
+
+
+def test_a_searcher_whose_on_trial_result_raises_ends_the_run_at_that_result(
+    tmp_path: Path,
+) -> None:
+    """As in Ray Tune, the error leaves fit() from the result it was told,
+    not at the next ask; the trial it cut short is left to a restore, and
+    nothing recorded is lost: the result it raised on is logged, and the
+    failure right after it."""
+    searcher = BreaksOnAResult(iteration=1)
+    with pytest.raises(TuneError, match="The searcher failed: RuntimeError: cannot take"):
+        simulated(ConcurrencyLimiter(searcher, max_concurrent=1), tmp_path, samples=3)
+    assert searcher.results == [(1.0, 1)]  # told at once, and nothing after it raised
+    events = read_log(tmp_path / "sim").events
+    failed_at = next(i for i, e in enumerate(events) if isinstance(e, SearcherFailed))
+    told = events[failed_at - 1]
+    assert isinstance(told, ResultReported)
+    assert told.result["training_iteration"] == 1
+    assert not any(isinstance(e, ResultReported) for e in events[failed_at:])
+    state = replay(tmp_path / "sim").state
+    assert state.done
+    trials = list(state.trials.values())
+    assert [(t.is_finished, t.last_result["training_iteration"]) for t in trials] == [(False, 1)]
+    grid = tunecore.ResultGrid.from_path(tmp_path / "sim")
+    assert [r.metrics["training_iteration"] for r in grid] == [1]
+
+
+def test_a_restore_runs_on_the_trial_a_raising_on_trial_result_cut_short(tmp_path: Path) -> None:
+    def tuner(searcher: object) -> Tuner:
+        return Tuner(
+            quadratic,
+            tune_config=TuneConfig(search_alg=searcher, metric="score", mode="max", num_samples=2),
+            run_config=RunConfig(
+                storage_path=str(tmp_path), name="exp", verbose=0, executor="in_process"
+            ),
+        )
+
+    with pytest.raises(TuneError, match=r"cannot take iteration 1"):
+        tuner(ConcurrencyLimiter(BreaksOnAResult(iteration=1), max_concurrent=1)).fit()
+    fixed = BreaksOnAResult(iteration=0)
+    restored = Tuner.restore(str(tmp_path / "exp"), quadratic, search_alg=fixed).fit()
+    assert sorted(r.config["x"] for r in restored) == [1.0, 2.0]
+    assert all(r.error is None for r in restored)
+    # The rebuilt object heard the logged result, then the runs.
+    assert fixed.results == [(1.0, 1), (1.0, 1), (2.0, 1)]
 
 
 class ScriptedOverTheSpace(Scripted):

@@ -739,7 +739,9 @@ class ResultGrid(Sequence[Result]):
         give it a NaN `trial_id` and turn every integer column into floats.
         `logdir` holds the trial's id, as Ray 2.60's does (its frame is keyed
         by trial id under that name, and scripts build directory names from
-        it); the trial's directory is `Result.path`. Needs pandas."""
+        it); the trial's directory is `Result.path`. `checkpoint_dir_name`
+        is always a column, as in Ray: the checkpoint reported with the
+        row's result, None without one (`_checkpoint_dir_name`). Needs pandas."""
         if filter_mode is not None:
             _checked_mode(filter_mode)
             if filter_metric is None:
@@ -762,11 +764,31 @@ class ResultGrid(Sequence[Result]):
             if row is None:
                 continue
             row = dict(row)
+            row.setdefault(CHECKPOINT_DIR_NAME, _checkpoint_dir_name(result.state, row))
             row.update({f"config/{k}": v for k, v in flatten(result.config).items()})
             row["logdir"] = result.trial_id
             rows.append(row)
         frame: pandas.DataFrame = pandas_module().DataFrame(rows)
         return frame
+
+
+CHECKPOINT_DIR_NAME = "checkpoint_dir_name"
+"""The key Ray Tune 2.60 puts in every result: the name of the checkpoint
+directory reported with it, None where there is none."""
+
+
+def _checkpoint_dir_name(trial: TrialState, row: Mapping[str, JsonValue]) -> str | None:
+    """Ray's `checkpoint_dir_name` of the result `row`, read from what the
+    trial holds (tunecore's results do not carry it): the name of the
+    persistent checkpoint the trial reported with that result, found by
+    its training iteration among those it keeps (the newest always, so a
+    last result's is always found); None where it reported none, or where
+    the checkpoint was deleted since (Ray's row still names it)."""
+    iteration = row.get("training_iteration")
+    for ref in trial.checkpoints.persistent:
+        if ref.training_iteration == iteration and ref.of_its_result:
+            return posixpath.basename(ref.path.rstrip("/"))
+    return None
 
 
 def best_checkpoint(

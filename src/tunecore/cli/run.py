@@ -16,6 +16,7 @@ import pydantic
 
 from tunecore.api.config import FailureConfig, RunConfig, TuneConfig
 from tunecore.api.results import ResultGrid
+from tunecore.api.searching import SearcherNotGivenError
 from tunecore.api.tuner import Tuner
 from tunecore.cli.address import check_address
 from tunecore.cli.common import as_given, experiment_dir, is_uri
@@ -28,6 +29,7 @@ from tunecore.core.schedulers.base import TrialScheduler
 from tunecore.core.schedulers.registry import SCHEDULERS
 from tunecore.model import InvalidFieldError, Mode
 from tunecore.search.registry import SEARCHERS
+from tunecore.shell.imperative import SchedulerNotGivenError
 from tunecore.shell.resume_hint import resume_command_line
 from tunecore.shell.storage.resolve import DEFAULT_ROOT, resolve_storage
 
@@ -245,6 +247,11 @@ def _fit(tuner: Tuner, command: str, trainable: str | None, address: str | None)
             results = tuner.fit()
         except InvalidFieldError as error:  # the space or the search, found wanting at the start
             raise CliError(str(error)) from None
+        except (SearcherNotGivenError, SchedulerNotGivenError) as error:  # a resume's, at its start
+            raise CliError(
+                f"{error} (from Python: a command line cannot pass an object; resume it "
+                "there with Tuner.restore)"
+            ) from None
         except ConnectionError as error:  # ray.init's: something answers there, not Ray
             if address is None:
                 raise

@@ -286,6 +286,11 @@ def imperative_policy(
     )
 
 
+class SchedulerNotGivenError(ValueError):
+    """A restore of an experiment run under a scheduler object of the
+    user's was not given the object again (the log holds no code)."""
+
+
 def runtime_for(
     state_scheduler: object, built: object, again: object | None
 ) -> SchedulerRuntime | None:
@@ -298,7 +303,7 @@ def runtime_for(
         return None
     given = again if again is not None else built
     if given is None:
-        raise ValueError(
+        raise SchedulerNotGivenError(
             f"the experiment's scheduler is your {state_scheduler.name} (Ray's imperative "
             "API): it is code, which the log does not hold; pass it again as "
             "Tuner.restore(path, trainable, scheduler=...)"

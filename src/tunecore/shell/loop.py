@@ -371,6 +371,7 @@ class ExperimentLoop:
             if commands is None:
                 continue
             self._observe(event)
+            self._tell_searcher()
             for command in commands:
                 self._carry_out(command)
             self._queue_answers(queue)
@@ -613,6 +614,17 @@ class ExperimentLoop:
         drawn = None if self._functions is None else self._functions.draw(command, self._clock())
         if drawn is not None:
             self._drawn.append(drawn)
+
+    def _tell_searcher(self) -> None:
+        """Tell the searcher object what the step just taken recorded for
+        it (a result, an end), as Ray tells its searcher each result as it
+        arrives: an object that raises ends the experiment at that event
+        (`SearcherRuntime.tell_new`), not at its next ask."""
+        if self._searchers is None:
+            return
+        failed = self._searchers.tell_new(self.state, self._clock())
+        if failed is not None:
+            self._drawn.append(failed)
 
     def _ask_searcher(self, command: AskSearcher) -> None:
         """A searcher object's suggestion (`tunecore.shell.searchers`)."""

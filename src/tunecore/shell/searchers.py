@@ -9,10 +9,18 @@ carries out a `DrawValues`: it
 tells the object the untold entries in order (results, completions,
 points evaluated elsewhere), calls `suggest`, checks the config against
 the param space and hands back an `Asked` event for the loop to log first.
-If the object raises, or suggests a value outside the space, the answer is
-a `SearcherFailed` event instead: the experiment ends with the error,
-nothing half-done is logged, and the trials it cut short are left for a
-restore to run again, as in Ray Tune.
+The tells need not wait for the ask: after each step the loop has
+`SearcherRuntime.tell_new` tell the object what that step recorded (a
+result, a trial's end), as Ray Tune's controller calls `on_trial_result`
+as each result comes in; the ask then tells only what is left, so the
+object hears the same calls in the same order either way, and a rebuild
+(which tells them all at the next logged ask) gives it the same state.
+If the object raises (in a tell or in `suggest`), or suggests a value
+outside the space, the answer is a `SearcherFailed` event: the experiment
+ends with the error then and there, as Ray's `fit()` raises out of the
+result that made `on_trial_result` raise; nothing recorded is lost
+(the result it raised on is logged before it is told), and the trials it
+cut short are left for a restore to run again, as in Ray Tune.
 
 Exact resume. The log holds every ask with the number of tells before it,
 and the state holds what was told, so `rebuild` walks a log and repeats the
@@ -99,6 +107,10 @@ class SearcherRuntime:
         self._asks = 0  # asks made of the object: the key the next must carry
         self._warned_points = False  # said once: it takes no points from elsewhere
         self._warned_resume = False  # said once: the rebuild diverged from the log
+        self._told_ahead = 0
+        """How many of the entries pending (prelude, then untold) at ask
+        number `_ahead_of` the object heard before that ask (`tell_new`)."""
+        self._ahead_of: int | None = None
         self.failure: str | None = None
         """What the object raised, once it failed: `fit()` raises it."""
         self.objects: ObjectsByTrial | None = None
@@ -117,21 +129,47 @@ class SearcherRuntime:
         `state`'s searcher holds untold: an `Asked` (or `SearcherFailed`)
         event. None for an ask made already: a rebuilt runtime repeated it
         from the log (`replay_ask`)."""
-        if command.key < self._asks:
+        if command.key < self._asks or self.failure is not None:
             return None
         external = external_of(state.searcher)
         assert external is not None  # only an ExternalSearcher wants an ask
         try:
             return self._ask(state, external, command, at)
         except Exception as error:  # the user's or a package's code: any error
-            logger.exception("The searcher %s failed", external.name)
-            self.failure = f"{type(error).__name__}: {error}"
-            return SearcherFailed(at=at, error=self.failure, resumable=True)
+            return self._failed(external, error, at)
+
+    def tell_new(self, state: ExperimentState, at: float) -> SearcherFailed | None:
+        """Tell the object now what `state`'s searcher holds untold and the
+        object has not heard yet (the step just taken recorded it), as Ray
+        tells a searcher each result as it comes. A `SearcherFailed` if the
+        object raised: the loop feeds it next, so the experiment ends at
+        that result, as Ray's does. Nothing once the experiment is over
+        (`finish` tells the rest) or the object failed."""
+        if self.failure is not None or state.done:
+            return None
+        external = external_of(state.searcher)
+        if external is None:
+            return None
+        try:
+            self._tell_pending(state, external, len(external.untold))
+        except Exception as error:  # the user's or a package's code: any error
+            return self._failed(external, error, at)
+        return None
+
+    def _failed(self, external: ExternalSearcher, error: Exception, at: float) -> SearcherFailed:
+        """The failure to feed for `error`, raised by the object (called
+        where it is caught, so the log shows its traceback)."""
+        logger.exception("The searcher %s failed", external.name)
+        self.failure = f"{type(error).__name__}: {error}"
+        return SearcherFailed(at=at, error=self.failure, resumable=True)
 
     def _ask(
         self, state: ExperimentState, external: ExternalSearcher, wanted: AskSearcher, at: float
     ) -> Asked:
         self._tell_pending(state, external, wanted.told)
+        # The `Asked` drops the first `told` untold entries (and the prelude).
+        self._told_ahead = max(0, self._told_ahead - len(external.prelude) - wanted.told)
+        self._ahead_of = wanted.key + 1
         self._asks = wanted.key + 1
         raw = self._object.suggest(wanted.trial_id)
         if isinstance(raw, str) and raw == FINISHED:
@@ -145,9 +183,14 @@ class SearcherRuntime:
 
     def _tell_pending(self, state: ExperimentState, external: ExternalSearcher, told: int) -> None:
         """Tell the object the prelude (before its first ask) and the first
-        `told` untold entries."""
-        for tell in (*external.prelude, *external.untold[:told]):
-            self._tell(state, external, tell)
+        `told` untold entries, but for those it heard already (`tell_new`).
+        A tell that raises counts as heard: the object is not told it again."""
+        pending = (*external.prelude, *external.untold[:told])
+        start = self._told_ahead if self._ahead_of == external.asks else 0
+        self._ahead_of = external.asks
+        for index in range(start, len(pending)):
+            self._told_ahead = index + 1
+            self._tell(state, external, pending[index])
 
     def _tell(self, state: ExperimentState, external: ExternalSearcher, tell: Tell) -> None:
         self._tell_with(external, tell, _point_config(state, tell))
@@ -207,9 +250,10 @@ class SearcherRuntime:
 
     def finish(self, state: ExperimentState) -> None:
         """Tell the object what is still untold, once the experiment ended
-        (a user's searcher sees every trial complete, as in Ray)."""
+        (a user's searcher sees every trial complete, as in Ray). Not
+        after it failed: as in Ray, it is not called again."""
         external = external_of(state.searcher)
-        if external is None:
+        if external is None or self.failure is not None:
             return
         try:
             self._tell_pending(state, external, len(external.untold))

@@ -185,12 +185,15 @@ class SearcherRuntime:
         """Tell the object the prelude (before its first ask) and the first
         `told` untold entries, but for those it heard already (`tell_new`).
         A tell that raises counts as heard: the object is not told it again."""
-        pending = (*external.prelude, *external.untold[:told])
+        prelude, untold = external.prelude, external.untold
         start = self._told_ahead if self._ahead_of == external.asks else 0
         self._ahead_of = external.asks
-        for index in range(start, len(pending)):
+        # Indexed, not a joined copy: called after every step, so a copy of
+        # all entries untold since the last ask would cost O(untold) a step.
+        for index in range(start, len(prelude) + told):
             self._told_ahead = index + 1
-            self._tell(state, external, pending[index])
+            tell = prelude[index] if index < len(prelude) else untold[index - len(prelude)]
+            self._tell(state, external, tell)
 
     def _tell(self, state: ExperimentState, external: ExternalSearcher, tell: Tell) -> None:
         self._tell_with(external, tell, _point_config(state, tell))

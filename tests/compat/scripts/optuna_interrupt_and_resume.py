@@ -1,4 +1,5 @@
 # mypy: ignore-errors
+# timeout: 300
 """An OptunaSearch experiment stopped with Ctrl-C and resumed with
 Tuner.restore: the searcher goes on where it stopped.
 
@@ -62,13 +63,13 @@ def finished_configs():
 
 first_run = subprocess.Popen([sys.executable, __file__, "--first-run"])
 # Press Ctrl-C once three trials have finished.
-deadline = time.monotonic() + 60
+deadline = time.monotonic() + 240
 while len(finished_configs()) < 3:
     assert first_run.poll() is None, "the first run ended before it was interrupted"
     assert time.monotonic() < deadline, "the first run finished no trial"
     time.sleep(0.02)
 first_run.send_signal(signal.SIGINT)
-first_run.wait(timeout=60)
+first_run.wait(timeout=240)
 before = finished_configs()
 assert 3 <= len(before) < NUM_SAMPLES, before
 

@@ -11,9 +11,11 @@ experiment; `search_alg` is the searcher the experiment resumes with). The
 searcher breaks at its third suggestion, which comes when the short trial
 ends while the long one is half way: the exception leaves the run, and the
 resume runs the long trial on from its last checkpoint and asks the fixed
-searcher again. `TUNE_GLOBAL_CHECKPOINT_S=0` makes Ray Tune write its
-experiment state at every step, so what it resumes from is what the run
-did last.
+searcher again. The long trial trains on only once the searcher has broken
+(a file says so): a loaded machine can be slow to hand the short trial's
+end to the searcher, and the long trial must not finish first.
+`TUNE_GLOBAL_CHECKPOINT_S=0` makes Ray Tune write its experiment state at
+every step, so what it resumes from is what the run did last.
 """
 
 import json
@@ -30,6 +32,7 @@ os.environ["TUNE_GLOBAL_CHECKPOINT_S"] = "0"
 EPOCHS = {1: 2, 2: 20, 3: 2}
 broken = os.path.abspath("optimizer_broken")
 long_trial_half_way = os.path.abspath("long_trial_half_way")
+optimizer_raised = os.path.abspath("optimizer_raised")
 
 
 class ThreeConfigs(Searcher):
@@ -43,6 +46,7 @@ class ThreeConfigs(Searcher):
         if self.asked == 3:
             return Searcher.FINISHED
         if self.asked == 2 and os.path.exists(broken):
+            open(optimizer_raised, "w").close()
             raise RuntimeError("the optimizer broke")
         self.asked += 1
         return {"x": self.asked}
@@ -70,6 +74,9 @@ def trainable(config):
         if config["x"] == 1 and epoch == 2:
             while not os.path.exists(long_trial_half_way):
                 time.sleep(0.05)  # the short trial ends once the long one has a checkpoint
+        if config["x"] == 2 and epoch == 3:
+            while not os.path.exists(optimizer_raised):
+                time.sleep(0.05)  # the long trial is still training when the optimizer breaks
         time.sleep(0.1)  # Do some training...
         with tempfile.TemporaryDirectory() as tmpdir:
             with open(os.path.join(tmpdir, "checkpoint.json"), "w") as f:

@@ -1,4 +1,5 @@
 # mypy: ignore-errors
+# timeout: 480
 """A second Ctrl-C, or the first with `TUNE_DISABLE_SIGINT_HANDLER=1`,
 raises `KeyboardInterrupt` from `fit()`; `Tuner.restore` goes on after it.
 

@@ -162,6 +162,53 @@ def test_a_searcher_rebuilt_from_the_spec_of_hyperopt_expressions_suggests_the_s
     assert first.suggest("last") == rebuilt.suggest("last")
 
 
+def test_every_hp_builder_and_expression_arithmetic_has_a_spec_that_rebuilds_it() -> None:
+    """Each of hyperopt's `hp.*` builders, and arithmetic on expressions,
+    makes only functions `HYPEROPT_FUNCTIONS` names: the space is data."""
+    from hyperopt import hp as stubbed  # noqa: PLC0415
+
+    hp: Any = stubbed  # its stub holds only what tunecore calls; this calls every builder
+
+    x = hp.uniform("x", 1, 2)
+    space = {
+        "quniform": hp.quniform("quniform", 0, 10, 1),
+        "loguniform": hp.loguniform("loguniform", -3, 0),
+        "qloguniform": hp.qloguniform("qloguniform", 0, 3, 1),
+        "normal": hp.normal("normal", 0, 1),
+        "qnormal": hp.qnormal("qnormal", 0, 1, 1),
+        "lognormal": hp.lognormal("lognormal", 0, 1),
+        "qlognormal": hp.qlognormal("qlognormal", 0, 1, 1),
+        "randint": hp.randint("randint", 5),
+        "randint_from": hp.randint("randint_from", 2, 5),
+        "uniformint": hp.uniformint("uniformint", 1, 5),
+        "choice": hp.choice("choice", ["a", {"inner": hp.uniform("inner", 0, 1)}, [1, 2]]),
+        "pchoice": hp.pchoice("pchoice", [(0.5, "p"), (0.5, "q")]),
+        "arithmetic": [x + 1, 1 - x, x * 2, 2 / x, x // 1, x**2, -x],
+    }
+    first = HyperOptSearch(space, metric="loss", mode="min", random_state_seed=5)
+    spec = first.to_spec()
+    assert spec is not None
+    rebuilt = HyperOptSearch.from_spec(spec)
+    for step in range(3):
+        config = first.suggest(f"t{step}")
+        assert config == rebuilt.suggest(f"t{step}")
+        assert isinstance(config, dict)
+        value = config["arithmetic"][0] - 1
+        assert config["arithmetic"] == pytest.approx(
+            [
+                value + 1,
+                1 - value,
+                value * 2,
+                2 / value,
+                value // 1,
+                value**2,
+                -value,
+            ]
+        )
+        for found in (first, rebuilt):
+            found.on_trial_complete(f"t{step}", {"loss": float(step)})
+
+
 def test_a_space_of_hyperopt_expressions_holding_code_has_no_spec() -> None:
     from hyperopt import hp  # noqa: PLC0415
     from hyperopt.pyll import scope  # noqa: PLC0415

@@ -21,9 +21,20 @@ from typing import Any
 
 from tunecore.model import JsonDict, JsonValue
 
-# The modules whose functions a graph may name: hyperopt's own and Python's
-# builtins (`dict`, `float`, `int`), importable wherever hyperopt is.
-_SAFE_MODULES = ("hyperopt", "builtins")
+# The pyll functions hyperopt's own `hp.*` builders and the arithmetic of
+# its expressions (`hp.uniform("a", 0, 1) * 2 + 1`, `x[0]`) make a graph of.
+# A name cannot be defined twice in pyll's scope (`scope.define` refuses
+# an existing one), so a node of one of these names is hyperopt's function;
+# any other (a function of the user's own) makes the space code. Read from
+# this list, not from pyll's registry of functions, which is private.
+HYPEROPT_FUNCTIONS = frozenset(
+    {
+        *("hyperopt_param", "switch", "categorical", "randint", "dict", "pos_args", "int"),
+        *("float", "uniform", "quniform", "loguniform", "qloguniform", "normal", "qnormal"),
+        *("lognormal", "qlognormal"),
+        *("add", "sub", "mul", "truediv", "floordiv", "pow", "neg", "getitem", "len"),
+    }
+)
 
 
 def _plain(value: object) -> bool:
@@ -31,14 +42,6 @@ def _plain(value: object) -> bool:
     if value is None or isinstance(value, (bool, int, str)):
         return True
     return isinstance(value, float) and math.isfinite(value)
-
-
-def _safe_function(name: str) -> bool:
-    from hyperopt import pyll  # noqa: PLC0415 - optional package
-
-    implementation = pyll.scope._impls.get(name)  # pyll's registry of functions
-    module = getattr(implementation, "__module__", None) or ""
-    return implementation is not None and module.split(".")[0] in _SAFE_MODULES
 
 
 def graph_nodes(space: dict[str, Any]) -> list[JsonDict] | None:
@@ -56,7 +59,7 @@ def graph_nodes(space: dict[str, Any]) -> list[JsonDict] | None:
                 return None
             nodes.append({"literal": node.obj})
             continue
-        if node.define_params is not None or not _safe_function(node.name):
+        if node.define_params is not None or node.name not in HYPEROPT_FUNCTIONS:
             return None
         named: list[JsonValue] = [[key, index[id(arg)]] for key, arg in node.named_args]
         nodes.append(
@@ -81,7 +84,7 @@ def graph_space(nodes: list[JsonDict]) -> dict[str, Any]:
             built.append(pyll.Literal(node["literal"]))
             continue
         name = node["apply"]
-        if not isinstance(name, str) or not _safe_function(name):
+        if not isinstance(name, str) or name not in HYPEROPT_FUNCTIONS:
             raise ValueError(f"a hyperopt space in a log names {name!r}, not hyperopt's own")
         pos = node["pos"]
         named = node["named"]

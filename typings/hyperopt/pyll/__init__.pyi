@@ -8,7 +8,6 @@ class Apply:
     o_len: int | None
     pure: bool
     define_params: Any
-    obj: Any
     def __init__(
         self,
         name: str,
@@ -21,13 +20,10 @@ class Apply:
 
 class Literal(Apply):
     def __init__(self, obj: Any = None) -> None: ...
+    @property
+    def obj(self) -> Any: ...
 
-class SymbolTable:
-    _impls: dict[str, Any]
-    def define(self, f: Any, o_len: Any = None, pure: bool = False) -> Any: ...
-    def __getattr__(self, name: str) -> Any: ...
-
-scope: SymbolTable
+scope: Any  # pyll's table of functions (`scope.define` registers one)
 
 def as_apply(obj: Any) -> Apply: ...
 def dfs(aa: Apply, seq: Any = None, seqset: Any = None) -> list[Apply]: ...

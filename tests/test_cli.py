@@ -772,6 +772,7 @@ def test_a_gap_in_the_stored_log_exits_with_4_at_its_offset_and_deletes_nothing(
     assert store.list("events") == before
 
 
+@pytest.mark.slow  # some 15 s: the `slow` session
 def test_stop_through_the_uri_reaches_a_running_trial(
     handshake: Handshake, file_store: StorageTarget, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -93,6 +93,7 @@ def interrupted_twice(tmp_path: Path, press: Callable[[int], None]) -> tuple[int
     return code, out.text(), err.text()
 
 
+@pytest.mark.slow  # some 11 s: the `slow` session
 def test_two_ctrl_c_stop_the_run_once_cleanly_with_130(tmp_path: Path) -> None:
     code, out, err = interrupted_twice(tmp_path, lambda pid: os.kill(pid, signal.SIGINT))
     assert code == 130, err

@@ -16,6 +16,7 @@ from tunecore.schedulers import PopulationBasedTraining
 pytestmark = pytest.mark.usefixtures("ray_cluster")
 
 
+@pytest.mark.slow  # some 16 s: the `slow` session
 def test_temporary_checkpoints_survive_pbt_on_ray(tmp_path: Path) -> None:
     pbt = PopulationBasedTraining(
         time_attr="training_iteration",

@@ -169,6 +169,7 @@ class StopTheFirstTrialAtItsResult(Callback):
             self.inbox.post(StopTrialRequest(trial_id=trial.trial_id))
 
 
+@pytest.mark.slow  # some 10 s: the `slow` session
 def test_a_stuck_trial_stopped_mid_experiment_gives_its_resources_to_the_next(
     tmp_path: Path,
 ) -> None:

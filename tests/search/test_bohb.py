@@ -168,6 +168,7 @@ def test_numpys_global_generator_is_left_as_it_was() -> None:
     assert list(np.random.rand(3)) == list(expected)
 
 
+@pytest.mark.slow  # a process of its own per run: the `slow` session
 def test_the_run_is_the_same_in_another_process() -> None:
     """No hash order or unseeded generator in it: PYTHONHASHSEED does not matter."""
     script = (

@@ -270,6 +270,7 @@ def test_a_seed_the_user_gives_wins_over_the_experiments() -> None:
     assert run(searcher(seed=6, random_state_seed=11), 6) == given
 
 
+@pytest.mark.slow  # a process of its own per run: the `slow` session
 def test_the_run_is_the_same_in_another_process() -> None:
     """No hash order or global RNG in it: PYTHONHASHSEED does not matter."""
     script = (

@@ -203,6 +203,7 @@ def test_the_same_seed_gives_the_same_run_and_another_seed_another() -> None:
     assert run(searcher(seed=6), 12) != first
 
 
+@pytest.mark.slow  # a process of its own per run: the `slow` session
 def test_the_run_is_the_same_in_another_process() -> None:
     """No hash order or global RNG in it: PYTHONHASHSEED does not matter."""
     script = (
